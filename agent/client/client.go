@@ -1,0 +1,191 @@
+// Package client is the agent API client, and the only way the Terraform
+// provider talks to an agent. Requests are retried with backoff on
+// connection errors and 5xx responses (go-retryablehttp); 4xx responses are
+// returned at once as an [*APIError].
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// ErrNotFound is returned (wrapped in an [*APIError]) when the named object
+// does not exist on the agent. Test with errors.Is.
+var ErrNotFound = errors.New("not found")
+
+// APIError is a non-2xx answer of the agent. Problems holds the validation
+// problems with their attribute paths, when the agent reported any.
+type APIError struct {
+	Method, URL string
+	Status      int
+	Title       string
+	Detail      string
+	Problems    []spec.FieldError
+}
+
+// Error summarises the answer, one problem per line.
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %d %s", e.Method, e.URL, e.Status, e.Title)
+	if e.Detail != "" {
+		b.WriteString(": " + e.Detail)
+	}
+	for _, p := range e.Problems {
+		b.WriteString("\n  " + p.Error())
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrNotFound) true for a 404.
+func (e *APIError) Unwrap() error {
+	if e.Status == http.StatusNotFound {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Client talks to one agent. It is safe for concurrent use.
+type Client struct {
+	base  *url.URL
+	token string
+	http  *retryablehttp.Client
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient sets the underlying *http.Client, e.g. for a custom CA,
+// overriding a cleanhttp pooled client.
+func WithHTTPClient(h *http.Client) Option {
+	return func(c *Client) { c.http.HTTPClient = h }
+}
+
+// RetryMax sets how often a request is retried after a connection error or
+// a 5xx answer, overriding the default of 4 (about 15 seconds in all).
+func RetryMax(n int) Option {
+	return func(c *Client) { c.http.RetryMax = n }
+}
+
+// New returns a client for the agent at endpoint ("http://127.0.0.1:8470")
+// that sends token as a bearer token; an empty token sends none.
+func New(endpoint, token string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("agent endpoint %q is not an http:// or https:// URL", endpoint)
+	}
+	rc := retryablehttp.NewClient()
+	rc.Logger = nil
+	rc.RetryMax = 4
+	rc.RetryWaitMin = 500 * time.Millisecond
+	rc.RetryWaitMax = 4 * time.Second
+	c := &Client{base: u, token: token, http: rc}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// PutConnection creates or replaces a connection and returns it as stored.
+func (c *Client) PutConnection(ctx context.Context, conn *spec.Connection) (*spec.Connection, error) {
+	var out spec.Connection
+	return &out, c.do(ctx, http.MethodPut, "/v1/connections/"+url.PathEscape(conn.Name), conn, &out)
+}
+
+// GetConnection returns the named connection; errors.Is(err, ErrNotFound)
+// when it does not exist.
+func (c *Client) GetConnection(ctx context.Context, name string) (*spec.Connection, error) {
+	var out spec.Connection
+	return &out, c.do(ctx, http.MethodGet, "/v1/connections/"+url.PathEscape(name), nil, &out)
+}
+
+// DeleteConnection deletes the named connection. Deleting one that does not
+// exist is not an error.
+func (c *Client) DeleteConnection(ctx context.Context, name string) error {
+	return ignoreNotFound(c.do(ctx, http.MethodDelete, "/v1/connections/"+url.PathEscape(name), nil, nil))
+}
+
+// PutPipeline creates or replaces a pipeline. An unchanged spec restarts
+// nothing; a changed table restarts only that table.
+func (c *Client) PutPipeline(ctx context.Context, p *spec.Pipeline) (*spec.PipelineResponse, error) {
+	var out spec.PipelineResponse
+	return &out, c.do(ctx, http.MethodPut, "/v1/pipelines/"+url.PathEscape(p.Name), p, &out)
+}
+
+// GetPipeline returns the named pipeline's spec and status;
+// errors.Is(err, ErrNotFound) when it does not exist.
+func (c *Client) GetPipeline(ctx context.Context, name string) (*spec.PipelineResponse, error) {
+	var out spec.PipelineResponse
+	return &out, c.do(ctx, http.MethodGet, "/v1/pipelines/"+url.PathEscape(name), nil, &out)
+}
+
+// DeletePipeline stops the named pipeline and forgets it; its tables, logs
+// and offsets stay. Deleting one that does not exist is not an error.
+func (c *Client) DeletePipeline(ctx context.Context, name string) error {
+	return ignoreNotFound(c.do(ctx, http.MethodDelete, "/v1/pipelines/"+url.PathEscape(name), nil, nil))
+}
+
+func ignoreNotFound(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode request for %s %s: %w", method, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	u := c.base.String() + path
+	req, err := retryablehttp.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return fmt.Errorf("build request %s %s: %w", method, u, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: is the agent running and the endpoint right? %w", method, u, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return fmt.Errorf("read answer of %s %s: %w", method, u, err)
+	}
+	if resp.StatusCode >= 300 {
+		apiErr := &APIError{Method: method, URL: u, Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
+		var p spec.Problem
+		if json.Unmarshal(data, &p) == nil && p.Title != "" {
+			apiErr.Title, apiErr.Detail, apiErr.Problems = p.Title, p.Detail, p.Errors
+		}
+		return apiErr
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode answer of %s %s: %w", method, u, err)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+// Package schema holds Tributary's table type system: the column types a
+// destination table can have, the Spark DDL parser that reads them from
+// `json_options.schema`, and their Spark JSON form stored in the table's
+// Delta log. A table's schema is data, not Go structs: decoders are handed a
+// [Struct] and produce rows for it.
+package schema
+
+// Kind names a Spark SQL data type.
+type Kind uint8
+
+// The kinds of the Spark SQL types the DDL parser accepts. Aliases (BYTE,
+// SHORT, INTEGER, LONG, REAL, DEC, NUMERIC, CHAR(n), VARCHAR(n)) map onto
+// these.
+const (
+	Boolean Kind = iota + 1
+	Byte
+	Short
+	Int
+	Long
+	Float
+	Double
+	Decimal
+	String
+	Binary
+	Date
+	Timestamp
+	TimestampNTZ
+	Array
+	Map
+	Struct
+)
+
+// Type is one Spark SQL data type. Only the fields that belong to its Kind are
+// set: Precision and Scale for Decimal, Length for a CHAR(n)/VARCHAR(n) string
+// (0 for STRING), Elem for Array, Key and Value for Map, Fields for Struct.
+// Types are immutable once built and safe to share between goroutines.
+type Type struct {
+	Kind      Kind
+	Precision int
+	Scale     int
+	Length    int
+	Elem      *Type
+	Key       *Type
+	Value     *Type
+	Fields    []Field
+}
+
+// Field is one named column or struct member.
+type Field struct {
+	Name     string
+	Type     *Type
+	Nullable bool
+	Comment  string
+}

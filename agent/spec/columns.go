@@ -1,0 +1,181 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+)
+
+// Reserved column names.
+const (
+	// KeyColumn holds the record key when it is not parsed into fields.
+	KeyColumn = "key"
+	// ValueColumn holds the record value when it is not parsed into fields.
+	ValueColumn = "value"
+	// CorruptRecordColumn holds the raw bytes of a key or value that could
+	// not be decoded (PERMISSIVE mode); null for records that decoded.
+	CorruptRecordColumn = "_corrupt_record"
+)
+
+// MetadataType is the struct type of the source metadata column (L-16).
+var MetadataType = &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
+	{Name: "topic", Type: &schema.Type{Kind: schema.String}, Nullable: false},
+	{Name: "partition", Type: &schema.Type{Kind: schema.Int}, Nullable: false},
+	{Name: "offset", Type: &schema.Type{Kind: schema.Long}, Nullable: false},
+	{Name: "timestamp", Type: &schema.Type{Kind: schema.Timestamp}, Nullable: true},
+	{Name: "timestampType", Type: &schema.Type{Kind: schema.Int}, Nullable: false},
+	{Name: "headers", Type: &schema.Type{Kind: schema.Array, Elem: &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
+		{Name: "key", Type: &schema.Type{Kind: schema.String}, Nullable: false},
+		{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
+	}}}, Nullable: true},
+}}
+
+// Part is the part of a table's columns that one side of a record produces.
+type Part struct {
+	// Format is the transformer format, "" for none (BINARY).
+	Format string
+	// Fields are the parsed JSON fields when Format is JSON with a schema;
+	// nil otherwise, in which case the part is the single column Column.
+	Fields []schema.Field
+	// Column is KeyColumn or ValueColumn when Fields is nil.
+	Column string
+	// attr is the json_options attribute that declared Fields.
+	attr string
+}
+
+// Layout is the column set of a destination table, in order: the key part,
+// the value part, the source metadata column if configured, and
+// _corrupt_record when any part can fail to decode.
+type Layout struct {
+	Key, Value     Part
+	MetadataColumn string
+	CorruptRecord  bool
+}
+
+// Columns returns the table's columns in layout order.
+func (l *Layout) Columns() []schema.Field {
+	var cols []schema.Field
+	for _, p := range []*Part{&l.Key, &l.Value} {
+		if p.Fields != nil {
+			cols = append(cols, p.Fields...)
+			continue
+		}
+		kind := schema.Binary
+		if p.Format == FormatString {
+			kind = schema.String
+		}
+		cols = append(cols, schema.Field{Name: p.Column, Type: &schema.Type{Kind: kind}, Nullable: true})
+	}
+	if l.MetadataColumn != "" {
+		cols = append(cols, schema.Field{Name: l.MetadataColumn, Type: MetadataType, Nullable: false})
+	}
+	if l.CorruptRecord {
+		cols = append(cols, schema.Field{Name: CorruptRecordColumn, Type: &schema.Type{Kind: schema.Binary}, Nullable: true})
+	}
+	return cols
+}
+
+// Layout returns t's column layout, or the problems that prevent one (an
+// unparsable DDL, colliding column names). Call it on a table that passed
+// Validate; the errors' paths are relative to the table.
+func (t *Table) Layout() (*Layout, Errors) {
+	col := newCollector()
+	l := t.columns(col)
+	return l, *col.errs
+}
+
+// columns builds the layout, reporting problems under the table collector tc.
+func (t *Table) columns(tc collector) *Layout {
+	kc := tc.at("connector_options").at("kafka_options")
+	ko := &t.ConnectorOptions.KafkaOptions
+	l := &Layout{MetadataColumn: t.TableConfiguration.SourceMetadataColumn}
+	ok := true
+	l.Key, ok = part(kc.at("key_transformer"), ko.KeyTransformer, KeyColumn)
+	var vok bool
+	l.Value, vok = part(kc.at("value_transformer"), ko.ValueTransformer, ValueColumn)
+	l.CorruptRecord = l.Key.Format == FormatJSON || l.Value.Format == FormatJSON
+	if !ok || !vok {
+		return l
+	}
+
+	// Column names are compared case-insensitively, as Spark and Delta do.
+	owner := map[string]string{}
+	claim := func(c collector, attr, name, what string) {
+		k := strings.ToLower(name)
+		if prev, dup := owner[k]; dup {
+			c.add(attr, "column %q %s collides with the column of the same name %s; rename one of them", name, what, prev)
+			return
+		}
+		owner[k] = what
+	}
+	for _, side := range []struct {
+		p    *Part
+		c    collector
+		what string
+	}{
+		{&l.Key, kc.at("key_transformer").at("json_options"), "from the key schema"},
+		{&l.Value, kc.at("value_transformer").at("json_options"), "from the value schema"},
+	} {
+		if side.p.Fields == nil {
+			claim(side.c, "", side.p.Column, "("+side.p.Column+")")
+			continue
+		}
+		for _, f := range side.p.Fields {
+			if strings.EqualFold(f.Name, CorruptRecordColumn) {
+				side.c.add(side.p.attr, "column %q is reserved for records that fail to decode; rename the field", f.Name)
+				continue
+			}
+			claim(side.c, side.p.attr, f.Name, side.what)
+		}
+	}
+	if m := l.MetadataColumn; m != "" {
+		mc := tc.at("table_configuration")
+		switch {
+		case strings.EqualFold(m, KeyColumn) || strings.EqualFold(m, ValueColumn):
+			mc.add("source_metadata_column", "the source metadata column must not be named %q", m)
+		case strings.EqualFold(m, CorruptRecordColumn):
+			mc.add("source_metadata_column", "%q is reserved for records that fail to decode", m)
+		case !ValidIdentifier(m):
+			mc.add("source_metadata_column", "%q is not a valid column name: use a letter or '_' followed by letters, digits or '_'", m)
+		default:
+			claim(mc, "source_metadata_column", m, "(the source metadata column)")
+		}
+	}
+	return l
+}
+
+// part builds one side's Part; ok is false when its schema did not parse.
+func part(col collector, tr *Transformer, column string) (Part, bool) {
+	if tr == nil {
+		return Part{Column: column}, true
+	}
+	p := Part{Format: tr.Format, Column: column}
+	if tr.Format != FormatJSON || tr.JSONOptions == nil {
+		return p, true
+	}
+	jo := tr.JSONOptions
+	ddl, attr := jo.Schema, "schema"
+	if jo.SchemaFilePath != "" {
+		ddl, attr = jo.SchemaFileContent, "schema_file_path"
+	}
+	if ddl == "" && jo.SchemaFilePath == "" {
+		return p, false // Validate reports the missing schema
+	}
+	jc := col.at("json_options")
+	fields, err := schema.ParseDDL(ddl)
+	if err != nil {
+		where := "the schema"
+		if attr == "schema_file_path" {
+			where = fmt.Sprintf("the schema in %s", jo.SchemaFilePath)
+		}
+		jc.add(attr, "%s is not valid Spark DDL: %v", where, err)
+		return p, false
+	}
+	if len(fields) == 0 {
+		jc.add(attr, "the schema declares no columns")
+		return p, false
+	}
+	p.Fields, p.attr = fields, attr
+	return p, true
+}

@@ -1,0 +1,160 @@
+package spec
+
+import "time"
+
+// Defaults applied by [Pipeline.Normalize]; the provider shows the same values
+// as attribute defaults.
+const (
+	DefaultStartingOffset   = StartingOffsetLatest
+	DefaultFlushInterval    = "5s"
+	DefaultTargetFileSizeMB = 128
+	DefaultMaxRowsPerFile   = 1_000_000
+)
+
+// Starting offsets: where a partition with no committed offset in the table's
+// log starts reading (L-03).
+const (
+	StartingOffsetLatest   = "latest"
+	StartingOffsetEarliest = "earliest"
+)
+
+// StartingOffsets lists the accepted starting_offset values.
+var StartingOffsets = []string{StartingOffsetLatest, StartingOffsetEarliest}
+
+// Transformer formats (L-04..L-06, L-10, L-12).
+const (
+	FormatString   = "STRING"
+	FormatJSON     = "JSON"
+	FormatAvro     = "AVRO"
+	FormatProtobuf = "PROTOBUF"
+)
+
+// Formats lists the accepted transformer formats.
+var Formats = []string{FormatString, FormatJSON, FormatAvro, FormatProtobuf}
+
+// Pipeline is one ingestion pipeline: a set of destination tables fed from
+// one connection, written under <warehouse>/<catalog>/<schema>/<table>/.
+type Pipeline struct {
+	// Name identifies the pipeline on the agent; see [ValidName].
+	Name string `json:"name"`
+	// Connection is the Name of the [Connection] the pipeline reads from.
+	Connection string `json:"connection"`
+	// DestinationCatalog and DestinationSchema are the first two segments of
+	// every destination table name.
+	DestinationCatalog string `json:"destination_catalog"`
+	DestinationSchema  string `json:"destination_schema"`
+	// Continuous keeps the pipeline reading new records; false makes a
+	// triggered run that reads up to the end offsets seen at start, commits
+	// and stops in state COMPLETED. Nil means true.
+	Continuous *bool `json:"continuous,omitempty"`
+	// FlushInterval is the longest time a record waits in a buffer before it
+	// is written and committed, as a Go duration ("5s"); the flush fires even
+	// when no new records arrive.
+	FlushInterval string `json:"flush_interval,omitempty"`
+	// TargetFileSizeMB closes a Parquet file once its data reaches this many
+	// mebibytes.
+	TargetFileSizeMB int64 `json:"target_file_size_mb,omitempty"`
+	// MaxRowsPerFile closes a Parquet file once it holds this many rows.
+	MaxRowsPerFile int64 `json:"max_rows_per_file,omitempty"`
+	// Tables lists the destination tables, at least one.
+	Tables []Table `json:"table"`
+}
+
+// Table is one destination table and the Kafka source that feeds it, shaped
+// like a Lakeflow Connect table object.
+type Table struct {
+	// DestinationTable is the last segment of the table name.
+	DestinationTable   string             `json:"destination_table"`
+	ConnectorOptions   ConnectorOptions   `json:"connector_options"`
+	TableConfiguration TableConfiguration `json:"table_configuration"`
+}
+
+// ConnectorOptions holds the source options of a table.
+type ConnectorOptions struct {
+	KafkaOptions KafkaOptions `json:"kafka_options"`
+}
+
+// KafkaOptions says which topics feed a table and how keys and values are
+// decoded.
+type KafkaOptions struct {
+	// Topics lists topic names (L-01); exclusive with TopicPattern.
+	Topics []string `json:"topics,omitempty"`
+	// TopicPattern is a regular expression matched against whole topic
+	// names (L-02); topics created later that match are picked up.
+	TopicPattern string `json:"topic_pattern,omitempty"`
+	// StartingOffset is "latest" (default) or "earliest" (L-03).
+	StartingOffset string `json:"starting_offset,omitempty"`
+	// KeyTransformer and ValueTransformer decode the record key and value
+	// (L-04); nil keeps the column as BINARY.
+	KeyTransformer   *Transformer `json:"key_transformer,omitempty"`
+	ValueTransformer *Transformer `json:"value_transformer,omitempty"`
+}
+
+// Transformer decodes a record key or value.
+type Transformer struct {
+	// Format is one of [Formats].
+	Format string `json:"format"`
+	// JSONOptions applies to format JSON.
+	JSONOptions *JSONOptions `json:"json_options,omitempty"`
+}
+
+// JSONOptions configures the JSON transformer.
+type JSONOptions struct {
+	// Schema is an inline Spark DDL schema ("id BIGINT, name STRING");
+	// exclusive with SchemaFilePath.
+	Schema string `json:"schema,omitempty"`
+	// SchemaFilePath names a .ddl file. The provider reads it, relative to
+	// the Terraform module, and sends its text as SchemaFileContent; the
+	// agent never reads the path itself.
+	SchemaFilePath    string `json:"schema_file_path,omitempty"`
+	SchemaFileContent string `json:"schema_file_content,omitempty"`
+}
+
+// TableConfiguration holds options of the destination table itself.
+type TableConfiguration struct {
+	// SourceMetadataColumn names a struct column holding each record's topic,
+	// partition, offset, timestamp, timestampType and headers (L-16).
+	SourceMetadataColumn string `json:"source_metadata_column,omitempty"`
+}
+
+// IsContinuous reports whether the pipeline keeps reading (the default).
+func (p *Pipeline) IsContinuous() bool { return p.Continuous == nil || *p.Continuous }
+
+// FlushEvery returns FlushInterval parsed, or the default when unset or
+// invalid (Validate reports an invalid one).
+func (p *Pipeline) FlushEvery() time.Duration {
+	d, err := time.ParseDuration(p.FlushInterval)
+	if err != nil || d <= 0 {
+		d, _ = time.ParseDuration(DefaultFlushInterval)
+	}
+	return d
+}
+
+// Normalize fills every unset optional attribute with its default, so the
+// agent stores and returns the same values Terraform plans.
+func (p *Pipeline) Normalize() {
+	if p.Continuous == nil {
+		t := true
+		p.Continuous = &t
+	}
+	if p.FlushInterval == "" {
+		p.FlushInterval = DefaultFlushInterval
+	}
+	if p.TargetFileSizeMB == 0 {
+		p.TargetFileSizeMB = DefaultTargetFileSizeMB
+	}
+	if p.MaxRowsPerFile == 0 {
+		p.MaxRowsPerFile = DefaultMaxRowsPerFile
+	}
+	for i := range p.Tables {
+		ko := &p.Tables[i].ConnectorOptions.KafkaOptions
+		if ko.StartingOffset == "" {
+			ko.StartingOffset = DefaultStartingOffset
+		}
+	}
+}
+
+// QualifiedName returns "<catalog>.<schema>.<table>" for table t of p.
+func (p *Pipeline) QualifiedName(t *Table) string {
+	return p.DestinationCatalog + "." + p.DestinationSchema + "." + t.DestinationTable
+}

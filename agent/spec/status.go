@@ -1,0 +1,72 @@
+package spec
+
+// Pipeline and table states reported by the agent.
+const (
+	// StateStarting: the pipeline was accepted and its tables are opening.
+	StateStarting = "STARTING"
+	// StateRunning: every table is reading and committing.
+	StateRunning = "RUNNING"
+	// StateCompleted: a triggered (non-continuous) run reached its end
+	// offsets and committed them.
+	StateCompleted = "COMPLETED"
+	// StateFailed: a table stopped on an error it cannot retry; LastError
+	// says which and why.
+	StateFailed = "FAILED"
+	// StateStopped: the pipeline was deleted or the agent is shutting down.
+	StateStopped = "STOPPED"
+)
+
+// PipelineStatus is what the agent reports about a running pipeline.
+type PipelineStatus struct {
+	// State is the pipeline's overall state: FAILED if any table failed,
+	// RUNNING once every table runs, COMPLETED once every table completed.
+	State string `json:"state"`
+	// Tables holds one entry per table, in the pipeline's order.
+	Tables []TableStatus `json:"tables"`
+}
+
+// TableStatus reports one destination table.
+type TableStatus struct {
+	DestinationTable string `json:"destination_table"`
+	// Location is the table's folder under the agent's warehouse.
+	Location string `json:"location"`
+	State    string `json:"state"`
+	// Version is the table's latest committed Delta log version, -1 before
+	// the first commit.
+	Version int64 `json:"version"`
+	// Rows, Files and CorruptRecords count what this agent committed since
+	// the table was first written (read back from the log on restart).
+	Rows           int64 `json:"rows"`
+	Files          int64 `json:"files"`
+	CorruptRecords int64 `json:"corrupt_records"`
+	// Partitions lists committed offsets and lag per topic-partition.
+	Partitions []PartitionStatus `json:"partitions"`
+	// LastError is the most recent error, retried or fatal; empty if none.
+	LastError string `json:"last_error,omitempty"`
+}
+
+// PartitionStatus is the progress of one topic-partition.
+type PartitionStatus struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	// NextOffset is the next offset to read, as committed in the log.
+	NextOffset int64 `json:"next_offset"`
+	// Lag is the high watermark minus NextOffset, as last seen.
+	Lag int64 `json:"lag"`
+}
+
+// PipelineResponse is the body of GET and PUT /v1/pipelines/{name}.
+type PipelineResponse struct {
+	Spec   Pipeline       `json:"spec"`
+	Status PipelineStatus `json:"status"`
+}
+
+// Problem is an application/problem+json error body (RFC 9457) with the
+// list of validation problems, if any.
+type Problem struct {
+	Type   string       `json:"type,omitempty"`
+	Title  string       `json:"title"`
+	Status int          `json:"status"`
+	Detail string       `json:"detail,omitempty"`
+	Errors []FieldError `json:"errors,omitempty"`
+}

@@ -1,0 +1,172 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+var (
+	nameRE       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+	identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,254}$`)
+	topicRE      = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
+)
+
+// ValidName reports whether s can name a connection or pipeline: 1 to 128
+// letters, digits, '_', '.' or '-', starting with a letter or digit.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// ValidIdentifier reports whether s is a valid unquoted identifier for a
+// catalog, schema, table or column name: a letter or '_' followed by up to
+// 254 letters, digits or '_'.
+func ValidIdentifier(s string) bool { return identifierRE.MatchString(s) }
+
+// ValidTopic reports whether s is a legal Kafka topic name: 1 to 249 of
+// [A-Za-z0-9._-], and neither "." nor "..".
+func ValidTopic(s string) bool { return topicRE.MatchString(s) && s != "." && s != ".." }
+
+// CompileTopicPattern compiles a topic_pattern so that it must match a whole
+// topic name, as Java's Pattern.matches does. The syntax is Go's RE2, which
+// accepts the Java syntax used for topic patterns except look-around and
+// back-references.
+func CompileTopicPattern(pattern string) (*regexp.Regexp, error) {
+	return regexp.Compile(`^(?:` + pattern + `)$`)
+}
+
+func validateName(col collector, attr, v string) {
+	if !ValidName(v) {
+		col.add(attr, "%q is not a valid name: use 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit", v)
+	}
+}
+
+func validateIdentifier(col collector, attr, v string) {
+	if !ValidIdentifier(v) {
+		col.add(attr, "%q is not a valid identifier: use a letter or '_' followed by letters, digits or '_' (at most 255)", v)
+	}
+}
+
+// Validate returns every problem with p, including those of its tables.
+func (p *Pipeline) Validate() Errors {
+	col := newCollector()
+	validateName(col, "name", p.Name)
+	if p.Connection == "" {
+		col.add("connection", "a connection name is required")
+	} else {
+		validateName(col, "connection", p.Connection)
+	}
+	validateIdentifier(col, "destination_catalog", p.DestinationCatalog)
+	validateIdentifier(col, "destination_schema", p.DestinationSchema)
+	if p.FlushInterval != "" {
+		d, err := time.ParseDuration(p.FlushInterval)
+		switch {
+		case err != nil:
+			col.add("flush_interval", "%q is not a duration; write it like \"5s\", \"500ms\" or \"1m\"", p.FlushInterval)
+		case d < 100*time.Millisecond:
+			col.add("flush_interval", "%s is shorter than the minimum of 100ms", d)
+		}
+	}
+	if p.TargetFileSizeMB < 0 {
+		col.add("target_file_size_mb", "%d is less than the minimum of 1", p.TargetFileSizeMB)
+	}
+	if p.MaxRowsPerFile < 0 {
+		col.add("max_rows_per_file", "%d is less than the minimum of 1", p.MaxRowsPerFile)
+	}
+	if len(p.Tables) == 0 {
+		col.add("table", "at least one table is required")
+	}
+	seen := map[string]int{}
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		tc := col.index("table", i)
+		t.validate(tc)
+		name := strings.ToLower(t.DestinationTable)
+		if j, dup := seen[name]; dup && name != "" {
+			tc.addInvolving("destination_table", []string{fmt.Sprintf("table[%d].destination_table", j)},
+				"table %q is already declared by table[%d]; each destination table belongs to one table block", t.DestinationTable, j)
+		} else {
+			seen[name] = i
+		}
+	}
+	return *col.errs
+}
+
+// Validate returns every problem with t alone; paths are relative to the
+// table object. Pipeline.Validate reports them under `table[i]`.
+func (t *Table) Validate() Errors {
+	col := newCollector()
+	t.validate(col)
+	return *col.errs
+}
+
+func (t *Table) validate(col collector) {
+	validateIdentifier(col, "destination_table", t.DestinationTable)
+	t.ConnectorOptions.KafkaOptions.validate(col.at("connector_options").at("kafka_options"))
+	t.columns(col)
+}
+
+func (ko *KafkaOptions) validate(col collector) {
+	patternPath := col.path("topic_pattern")
+	switch {
+	case len(ko.Topics) > 0 && ko.TopicPattern != "":
+		col.addInvolving("topics", []string{patternPath},
+			"topics and topic_pattern are mutually exclusive; set only one of them")
+	case len(ko.Topics) == 0 && ko.TopicPattern == "":
+		col.addInvolving("topics", []string{patternPath},
+			"one of topics or topic_pattern is required")
+	}
+	seen := map[string]bool{}
+	for i, topic := range ko.Topics {
+		if !ValidTopic(topic) {
+			col.index("topics", i).add("", "%q is not a valid Kafka topic name: use 1 to 249 of A-Z a-z 0-9 . _ -", topic)
+		}
+		if seen[topic] {
+			col.index("topics", i).add("", "topic %q is listed twice", topic)
+		}
+		seen[topic] = true
+	}
+	if ko.TopicPattern != "" {
+		if _, err := CompileTopicPattern(ko.TopicPattern); err != nil {
+			col.add("topic_pattern", "%q does not compile: %v", ko.TopicPattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+	}
+	if ko.StartingOffset != "" && !slices.Contains(StartingOffsets, ko.StartingOffset) {
+		col.add("starting_offset", "%q is not one of %s", ko.StartingOffset, strings.Join(StartingOffsets, ", "))
+	}
+	ko.KeyTransformer.validate(col.at("key_transformer"))
+	ko.ValueTransformer.validate(col.at("value_transformer"))
+}
+
+func (tr *Transformer) validate(col collector) {
+	if tr == nil {
+		return
+	}
+	switch tr.Format {
+	case FormatString:
+		if tr.JSONOptions != nil {
+			col.add("json_options", "json_options applies only to format JSON")
+		}
+	case FormatJSON:
+		if tr.JSONOptions == nil {
+			col.add("format", "JSON without json_options (a VARIANT column) is not yet supported; set json_options.schema or json_options.schema_file_path")
+			return
+		}
+		tr.JSONOptions.validate(col.at("json_options"))
+	case FormatAvro, FormatProtobuf:
+		col.add("format", "format %s is not yet supported; use STRING or JSON, or leave the transformer unset for BINARY", tr.Format)
+	default:
+		col.add("format", "%q is not one of %s", tr.Format, strings.Join(Formats, ", "))
+	}
+}
+
+func (jo *JSONOptions) validate(col collector) {
+	switch {
+	case jo.Schema != "" && jo.SchemaFilePath != "":
+		col.addInvolving("schema", []string{col.path("schema_file_path")},
+			"schema and schema_file_path are mutually exclusive; set only one of them")
+	case jo.Schema == "" && jo.SchemaFilePath == "":
+		col.addInvolving("schema", []string{col.path("schema_file_path")},
+			"one of schema or schema_file_path is required")
+	}
+}

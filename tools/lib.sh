@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# Shared helpers for tools/*.sh. Source it; it does not change shell options.
+
+TRIBUTARY_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Everything fetched or built lives here, outside the work tree, so fresh
+# clones (CI) on the same machine reuse it.
+TRIBUTARY_CACHE="${TRIBUTARY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tributary}"
+TRIBUTARY_TOOLS="$TRIBUTARY_REPO/.tools"
+
+log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# cache_build KEY FUNC
+#   Ensures $TRIBUTARY_CACHE/KEY exists. If missing, runs FUNC DIR under an
+#   exclusive lock, where DIR is a fresh temp dir beside the final one; on
+#   success DIR is renamed to KEY (atomic), so KEY exists only when complete.
+#   FUNC's output goes to $TRIBUTARY_CACHE/.logs/KEY.log.
+cache_build() {
+  local key="$1" fn="$2" final="$TRIBUTARY_CACHE/$1"
+  [[ -d "$final" ]] && return 0
+  mkdir -p "$TRIBUTARY_CACHE/.logs"
+  local logf="$TRIBUTARY_CACHE/.logs/$key.log"
+  (
+    exec 9>"$TRIBUTARY_CACHE/.$key.lock"
+    flock 9
+    [[ -d "$final" ]] && exit 0          # built by someone else meanwhile
+    local tmp start rc=0
+    tmp="$(mktemp -d "$TRIBUTARY_CACHE/.$key.tmp.XXXXXX")"
+    start=$SECONDS
+    log "building $key (log: $logf)"
+    "$fn" "$tmp" >"$logf" 2>&1 || rc=$?
+    if (( rc != 0 )); then
+      chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"
+      log "FAILED building $key (exit $rc); last lines of $logf:"
+      tail -n 30 "$logf" >&2
+      exit "$rc"
+    fi
+    mv -T "$tmp" "$final"
+    log "built $key in $((SECONDS - start))s"
+  )
+}
