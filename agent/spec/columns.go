@@ -126,6 +126,10 @@ func (t *Table) columns(tc collector) *Layout {
 				side.c.add(side.p.attr, "column %q is reserved for records that fail to decode; rename the field", f.Name)
 				continue
 			}
+			if bad := deltaUnsafeName(f); bad != "" {
+				side.c.add(side.p.attr, "column name %q has a character Delta tables do not allow in names (space or any of ,;{}()=, tab, newline); rename it", bad)
+				continue
+			}
 			claim(side.c, side.p.attr, f.Name, side.what)
 		}
 	}
@@ -143,6 +147,36 @@ func (t *Table) columns(tc collector) *Layout {
 		}
 	}
 	return l
+}
+
+// deltaUnsafeName returns the first name in f, or nested in its type, that
+// Delta (without column mapping) refuses, or "".
+func deltaUnsafeName(f schema.Field) string {
+	if strings.ContainsAny(f.Name, " ,;{}()\n\t=") {
+		return f.Name
+	}
+	t := f.Type
+	for t != nil {
+		switch t.Kind {
+		case schema.Struct:
+			for _, sf := range t.Fields {
+				if bad := deltaUnsafeName(sf); bad != "" {
+					return bad
+				}
+			}
+			return ""
+		case schema.Array:
+			t = t.Elem
+		case schema.Map:
+			if bad := deltaUnsafeName(schema.Field{Type: t.Key}); bad != "" {
+				return bad
+			}
+			t = t.Value
+		default:
+			return ""
+		}
+	}
+	return ""
 }
 
 // part builds one side's Part; ok is false when its schema did not parse.

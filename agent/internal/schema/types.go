@@ -32,17 +32,22 @@ const (
 
 // Type is one Spark SQL data type. Only the fields that belong to its Kind are
 // set: Precision and Scale for Decimal, Length for a CHAR(n)/VARCHAR(n) string
-// (0 for STRING), Elem for Array, Key and Value for Map, Fields for Struct.
+// (0 for STRING) and Fixed for CHAR(n), Elem for Array, Key and Value for Map,
+// Fields for Struct. Array elements and map values are always nullable and
+// map keys never are, as for every type Spark DDL can declare.
 // Types are immutable once built and safe to share between goroutines.
 type Type struct {
 	Kind      Kind
 	Precision int
 	Scale     int
 	Length    int
-	Elem      *Type
-	Key       *Type
-	Value     *Type
-	Fields    []Field
+	// Fixed marks a CHAR(Length) string, whose values Spark pads with spaces
+	// to Length; it is false for VARCHAR(Length) and STRING.
+	Fixed  bool
+	Elem   *Type
+	Key    *Type
+	Value  *Type
+	Fields []Field
 }
 
 // Field is one named column or struct member.

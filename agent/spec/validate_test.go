@@ -1,0 +1,121 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+// validPipeline returns a pipeline that passes Validate; cases mutate it.
+func validPipeline() *Pipeline {
+	return &Pipeline{
+		Name: "p1", Connection: "c1", DestinationCatalog: "main", DestinationSchema: "raw",
+		Tables: []Table{{
+			DestinationTable: "events",
+			ConnectorOptions: ConnectorOptions{KafkaOptions: KafkaOptions{
+				Topics: []string{"events"},
+				ValueTransformer: &Transformer{Format: FormatJSON, JSONOptions: &JSONOptions{
+					Schema: "id BIGINT, name STRING"}},
+			}},
+			TableConfiguration: TableConfiguration{SourceMetadataColumn: "_kafka"},
+		}},
+	}
+}
+
+func TestPipelineValidate(t *testing.T) {
+	ko := func(p *Pipeline) *KafkaOptions { return &p.Tables[0].ConnectorOptions.KafkaOptions }
+	const kp = "table[0].connector_options.kafka_options."
+	tests := []struct {
+		name   string
+		mutate func(p *Pipeline)
+		path   string // "" means valid
+		detail string
+	}{
+		{"valid", func(p *Pipeline) {}, "", ""},
+		{"topics and pattern", func(p *Pipeline) { ko(p).TopicPattern = "ev.*" }, kp + "topics", "mutually exclusive"},
+		{"neither topics nor pattern", func(p *Pipeline) { ko(p).Topics = nil }, kp + "topics", "one of topics or topic_pattern is required"},
+		{"bad topic", func(p *Pipeline) { ko(p).Topics = []string{"ok", "bad topic"} }, kp + "topics[1]", "not a valid Kafka topic name"},
+		{"bad pattern", func(p *Pipeline) { ko(p).Topics = nil; ko(p).TopicPattern = "ev(" }, kp + "topic_pattern", "does not compile"},
+		{"starting offset", func(p *Pipeline) { ko(p).StartingOffset = "newest" }, kp + "starting_offset", "not one of latest, earliest"},
+		{"format", func(p *Pipeline) { ko(p).KeyTransformer = &Transformer{Format: "XML"} }, kp + "key_transformer.format", "not one of"},
+		{"avro", func(p *Pipeline) { ko(p).KeyTransformer = &Transformer{Format: FormatAvro} }, kp + "key_transformer.format", "not yet supported"},
+		{"variant", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions = nil }, kp + "value_transformer.format", "not yet supported"},
+		{"schema and file", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.SchemaFilePath = "x.ddl" }, kp + "value_transformer.json_options.schema", "mutually exclusive"},
+		{"no schema", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "" }, kp + "value_transformer.json_options.schema", "one of schema or schema_file_path is required"},
+		{"bad ddl", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "id BIGINTT" }, kp + "value_transformer.json_options.schema", "line 1, column 4"},
+		{"bad ddl in file", func(p *Pipeline) {
+			jo := ko(p).ValueTransformer.JSONOptions
+			jo.Schema, jo.SchemaFilePath, jo.SchemaFileContent = "", "s.ddl", "id INT,\nname"
+		}, kp + "value_transformer.json_options.schema_file_path", "line 2"},
+		{"metadata named key", func(p *Pipeline) { p.Tables[0].TableConfiguration.SourceMetadataColumn = "key" }, "table[0].table_configuration.source_metadata_column", "must not be named"},
+		{"metadata collides", func(p *Pipeline) { p.Tables[0].TableConfiguration.SourceMetadataColumn = "name" }, "table[0].table_configuration.source_metadata_column", "collides"},
+		{"key and value collide", func(p *Pipeline) {
+			ko(p).KeyTransformer = &Transformer{Format: FormatJSON, JSONOptions: &JSONOptions{Schema: "ID INT"}}
+		}, kp + "value_transformer.json_options.schema", "collides"},
+		{"value field named key", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "key STRING" }, kp + "value_transformer.json_options.schema", "collides"},
+		{"reserved corrupt", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "_corrupt_record STRING" }, kp + "value_transformer.json_options.schema", "reserved"},
+		{"delta-unsafe name", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "`a b` STRING" }, kp + "value_transformer.json_options.schema", "Delta"},
+		{"catalog", func(p *Pipeline) { p.DestinationCatalog = "1main" }, "destination_catalog", "not a valid identifier"},
+		{"schema", func(p *Pipeline) { p.DestinationSchema = "a.b" }, "destination_schema", "not a valid identifier"},
+		{"table", func(p *Pipeline) { p.Tables[0].DestinationTable = "my table" }, "table[0].destination_table", "not a valid identifier"},
+		{"duplicate table", func(p *Pipeline) { p.Tables = append(p.Tables, p.Tables[0]); p.Tables[1].DestinationTable = "EVENTS" }, "table[1].destination_table", "already declared"},
+		{"no tables", func(p *Pipeline) { p.Tables = nil }, "table", "at least one"},
+		{"flush interval", func(p *Pipeline) { p.FlushInterval = "5" }, "flush_interval", "not a duration"},
+		{"flush interval small", func(p *Pipeline) { p.FlushInterval = "1ms" }, "flush_interval", "minimum"},
+		{"name", func(p *Pipeline) { p.Name = "" }, "name", "not a valid name"},
+		{"connection", func(p *Pipeline) { p.Connection = "" }, "connection", "required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := validPipeline()
+			tt.mutate(p)
+			errs := p.Validate()
+			if tt.path == "" {
+				if len(errs) > 0 {
+					t.Fatalf("want valid, got %v", errs)
+				}
+				return
+			}
+			for _, e := range errs {
+				if e.Path == tt.path && strings.Contains(e.Detail, tt.detail) {
+					return
+				}
+			}
+			t.Fatalf("want a problem at %s containing %q, got %v", tt.path, tt.detail, errs)
+		})
+	}
+}
+
+func TestConnectionValidate(t *testing.T) {
+	tests := []struct {
+		conn Connection
+		path string
+	}{
+		{Connection{Name: "c", BootstrapServers: []string{"localhost:9092", "[::1]:9093"}}, ""},
+		{Connection{Name: "c"}, "bootstrap_servers"},
+		{Connection{Name: "c", BootstrapServers: []string{"localhost"}}, "bootstrap_servers[0]"},
+		{Connection{Name: "c", BootstrapServers: []string{"a:1", "a:99999"}}, "bootstrap_servers[1]"},
+		{Connection{Name: "-c", BootstrapServers: []string{"a:1"}}, "name"},
+	}
+	for _, tt := range tests {
+		errs := tt.conn.Validate()
+		if tt.path == "" && len(errs) > 0 || tt.path != "" && (len(errs) == 0 || errs[0].Path != tt.path) {
+			t.Errorf("%+v: got %v, want a problem at %q", tt.conn, errs, tt.path)
+		}
+	}
+}
+
+func TestLayoutColumns(t *testing.T) {
+	p := validPipeline()
+	p.Tables[0].ConnectorOptions.KafkaOptions.KeyTransformer = &Transformer{Format: FormatString}
+	l, errs := p.Tables[0].Layout()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var names []string
+	for _, c := range l.Columns() {
+		names = append(names, c.Name)
+	}
+	if got, want := strings.Join(names, ","), "key,id,name,_kafka,_corrupt_record"; got != want {
+		t.Fatalf("columns %s, want %s", got, want)
+	}
+}
