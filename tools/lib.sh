@@ -26,6 +26,7 @@ cache_build() {
     [[ -d "$final" ]] && exit 0          # built by someone else meanwhile
     local tmp start rc=0
     tmp="$(mktemp -d "$TRIBUTARY_CACHE/.$key.tmp.XXXXXX")"
+    chmod 755 "$tmp"
     start=$SECONDS
     log "building $key (log: $logf)"
     "$fn" "$tmp" >"$logf" 2>&1 || rc=$?

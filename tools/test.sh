@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The full test suite (`make test`, and so CI): vet, unit tests, then with a
+# local Kafka broker the provider acceptance tests under Terraform and under
+# OpenTofu, the end-to-end tests, and a docs staleness check. Kafka is always
+# stopped at the end, and the first failing step's exit code is kept.
+# Expects `make tools` to have run (the Makefile's test target does that).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT="$PWD"
+
+export PATH="$ROOT/.tools/bin:$PATH"
+export CHECKPOINT_DISABLE=1   # no version-check calls from terraform/tofu
+# A TF_CLI_CONFIG_FILE naming a missing file only makes terraform warn.
+if [[ -n "${TF_CLI_CONFIG_FILE:-}" && ! -f "$TF_CLI_CONFIG_FILE" ]]; then
+  unset TF_CLI_CONFIG_FILE
+fi
+export KAFKA_PORT="${KAFKA_PORT:-19092}"
+export KAFKA_BOOTSTRAP="127.0.0.1:$KAFKA_PORT"
+export TRIBUTARY_PY="$ROOT/.tools/py/bin/python"
+
+step() { printf '\n=== %s\n' "$*"; }
+has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }
+
+kafka_started=
+cleanup() {
+  local rc=$?
+  if [[ -n "$kafka_started" ]]; then
+    step "kafka down"
+    tools/kafka.sh down || true
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+step "go vet"
+go vet ./...
+
+step "unit tests"
+go test -race -count=1 -short ./...
+
+step "kafka up"
+kafka_started=1
+tools/kafka.sh up
+
+if has_pkgs ./provider/...; then
+  step "acceptance tests (terraform $(terraform version | head -n1))"
+  TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/.tools/bin/terraform" \
+    go test -count=1 -timeout 30m ./provider/...
+
+  step "acceptance tests (opentofu $(tofu version | head -n1))"
+  TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/.tools/bin/tofu" \
+    TF_ACC_PROVIDER_NAMESPACE=hashicorp TF_ACC_PROVIDER_HOST=registry.opentofu.org \
+    go test -count=1 -timeout 30m ./provider/...
+else
+  step "acceptance tests: skipped, no packages under ./provider yet"
+fi
+
+# End-to-end tests: packages built with the e2e tag in these directories.
+e2e=()
+for d in ${E2E_DIRS:-./e2e ./agent/e2e}; do
+  [[ -d "$d" ]] && e2e+=("$d/...")
+done
+if (( ${#e2e[@]} )) && has_pkgs -tags e2e "${e2e[@]}"; then
+  step "end-to-end tests (${e2e[*]})"
+  go test -count=1 -timeout 30m -tags e2e "${e2e[@]}"
+else
+  step "end-to-end tests: skipped, no e2e packages yet"
+fi
+
+if [[ -f main.go ]]; then
+  step "docs up to date"
+  make --no-print-directory docs
+  if [[ -n "$(git status --porcelain -- docs/)" ]]; then
+    git status --short -- docs/
+    git --no-pager diff -- docs/
+    echo "docs/ is stale: run 'make docs' and commit the result" >&2
+    exit 1
+  fi
+else
+  step "docs check: skipped, no provider main.go at the root yet"
+fi
+
+step "all tests passed"
