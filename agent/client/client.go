@@ -87,6 +87,9 @@ func New(endpoint, token string, opts ...Option) (*Client, error) {
 	}
 	rc := retryablehttp.NewClient()
 	rc.Logger = nil
+	// Hand the last answer back after the retries, so a 5xx's problem body
+	// reaches the user instead of a bare "giving up after N attempts".
+	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
 	rc.RetryMax = 4
 	rc.RetryWaitMin = 500 * time.Millisecond
 	rc.RetryWaitMax = 4 * time.Second

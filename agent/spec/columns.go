@@ -53,12 +53,18 @@ type Layout struct {
 	CorruptRecord  bool
 }
 
-// Columns returns the table's columns in layout order.
+// Columns returns the table's columns in layout order: the schema of its
+// Parquet files and of its Delta log.
 func (l *Layout) Columns() []schema.Field {
 	var cols []schema.Field
 	for _, p := range []*Part{&l.Key, &l.Value} {
 		if p.Fields != nil {
-			cols = append(cols, p.Fields...)
+			// Parsed columns are nullable, as Spark's from_json makes them: a
+			// record whose NOT NULL field is missing keeps its row, with the
+			// field null and the raw bytes in _corrupt_record.
+			for _, f := range p.Fields {
+				cols = append(cols, schema.Nullable(f))
+			}
 			continue
 		}
 		kind := schema.Binary

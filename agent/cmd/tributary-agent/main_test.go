@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// agentBin is the binary under test, built once by TestMain with
+// CGO_ENABLED=0, as it ships.
+var agentBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "tributary-agent-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	agentBin = filepath.Join(dir, "tributary-agent")
+	build := exec.Command("go", "build", "-o", agentBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building tributary-agent with CGO_ENABLED=0: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// process is a running agent binary.
+type process struct {
+	cmd    *exec.Cmd
+	lines  chan string // stdout, line by line
+	stderr *bytes.Buffer
+	exited chan error
+}
+
+// start runs the binary with args and an environment without
+// TRIBUTARY_TOKEN plus env.
+func start(t *testing.T, args []string, env ...string) *process {
+	t.Helper()
+	cmd := exec.Command(agentBin, args...)
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, tokenEnv+"=")
+	}), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, lines: make(chan string, 100), stderr: new(bytes.Buffer), exited: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		p.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+// waitFor returns the first submatch of re in a stdout line, failing after
+// 20 seconds or when the process exits first.
+func (p *process) waitFor(t *testing.T, re *regexp.Regexp) string {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("agent exited before printing %v; stderr:\n%s", re, p.stderr)
+			}
+			if m := re.FindStringSubmatch(line); m != nil {
+				return m[1]
+			}
+		case <-timeout:
+			t.Fatalf("agent printed no line matching %v in 20s; stderr:\n%s", re, p.stderr)
+		}
+	}
+}
+
+// stop sends sig and asserts a clean exit within 20 seconds.
+func (p *process) stop(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range p.lines { // drain, so the reader reaches Wait
+		}
+	}()
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("agent exited with %v after %v; stderr:\n%s", err, sig, p.stderr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("agent still running 20s after %v", sig)
+	}
+}
+
+var listeningRE = regexp.MustCompile(`^tributary-agent listening on (http://\S+)$`)
+
+func get(t *testing.T, url, token string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("  file-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		env   []string
+		token string // what the API accepts; "" for none needed
+	}{
+		{name: "token file", args: []string{"--token-file", tokenFile}, token: "file-token"},
+		{name: "token from env", env: []string{tokenEnv + "=env-token"}, token: "env-token"},
+		{name: "insecure", args: []string{"--insecure-no-auth"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, tt.args...)
+			p := start(t, args, tt.env...)
+			url := p.waitFor(t, listeningRE)
+			if got := get(t, url+"/healthz", ""); got != http.StatusOK {
+				t.Fatalf("/healthz: %d", got)
+			}
+			if got := get(t, url+"/v1/pipelines", tt.token); got != http.StatusOK {
+				t.Fatalf("/v1/pipelines with the token: %d", got)
+			}
+			if tt.token != "" {
+				if got := get(t, url+"/v1/pipelines", ""); got != http.StatusUnauthorized {
+					t.Fatalf("/v1/pipelines without the token: %d, want 401", got)
+				}
+			}
+			p.stop(t, syscall.SIGTERM)
+		})
+	}
+}
+
+func TestServeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string
+	}{
+		{name: "no token", args: []string{"--data-dir", dir}, wantCode: 1, want: []string{"no API token", "--token-file", tokenEnv, "--insecure-no-auth"}},
+		{name: "empty token file", args: []string{"--data-dir", dir, "--token-file", empty}, wantCode: 1, want: []string{"is empty"}},
+		{name: "no data dir", args: []string{"--insecure-no-auth"}, wantCode: 2, want: []string{"--data-dir"}},
+		{name: "unknown flag", args: []string{"--nope"}, wantCode: 2, want: []string{"-nope"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, agentBin, append([]string{"serve"}, tt.args...)...)
+			cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, tokenEnv+"=") })
+			out, err := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != tt.wantCode {
+				t.Fatalf("exit code %d (%v), want %d; output:\n%s", code, err, tt.wantCode, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+func TestDev(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	p := start(t, []string{"dev", "--listen", "127.0.0.1:0", "--kafka-port", "0", "--data-dir", dir,
+		"--token-file-out", tokenFile, "--rate", "50"})
+	bootstrap := p.waitFor(t, regexp.MustCompile(`^Kafka bootstrap servers: (\S+)`))
+	url := p.waitFor(t, listeningRE)
+	export := p.waitFor(t, regexp.MustCompile(`^(export TRIBUTARY_ENDPOINT=.*)$`))
+	token, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(export, "TRIBUTARY_TOKEN="+strings.TrimSpace(string(token))) || !strings.Contains(export, url) {
+		t.Errorf("export line %q does not carry the endpoint %s and the token", export, url)
+	}
+	if got := get(t, url+"/v1/pipelines", strings.TrimSpace(string(token))); got != http.StatusOK {
+		t.Fatalf("/v1/pipelines with the written token: %d", got)
+	}
+
+	// The sample producer writes JSON events, and now and then a malformed one.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...), kgo.ConsumeTopics(devTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	var good, bad int
+	for good == 0 || bad == 0 {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("after 20s: %d good and %d malformed events, want some of each", good, bad)
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			var ev sampleEvent
+			if json.Unmarshal(r.Value, &ev) == nil && ev.User != "" && string(r.Key) == ev.User {
+				good++
+			} else {
+				bad++
+			}
+		})
+	}
+	p.stop(t, syscall.SIGINT)
+}
+
+func TestVersion(t *testing.T) {
+	out, err := exec.Command(agentBin, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "tributary-agent ") {
+		t.Fatalf("version: %q, %v", out, err)
+	}
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/pipeline"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
+)
+
+// Defaults shared by serve and dev.
+const (
+	defaultListen          = "127.0.0.1:8470"
+	defaultShutdownTimeout = 30 * time.Second
+	// tokenEnv holds the API token when --token-file is not given; the
+	// provider reads the same variable.
+	tokenEnv = "TRIBUTARY_TOKEN"
+)
+
+// agentOptions configures one agent process.
+type agentOptions struct {
+	listen          string
+	dataDir         string
+	warehouse       string // "" means <dataDir>/warehouse
+	token           string
+	insecureNoAuth  bool
+	shutdownTimeout time.Duration
+	log             *slog.Logger
+	// onListen is called once the API accepts connections, with its URL.
+	onListen func(url string)
+}
+
+// commonFlags registers the flags serve and dev share.
+func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
+	fs.StringVar(&o.listen, "listen", defaultListen, "`address` the API listens on; port 0 picks a free port")
+	fs.StringVar(&o.warehouse, "warehouse", "", "`folder` tables are written under (default <data-dir>/warehouse)")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout,
+		"how long a shutdown waits for requests and the final flush and commit of every table")
+	fs.TextVar(logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
+}
+
+func serveCommand(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		o         agentOptions
+		tokenFile string
+		logLevel  slog.Level
+	)
+	commonFlags(fs, &o, &logLevel)
+	fs.StringVar(&o.dataDir, "data-dir", "", "`folder` for the agent's state (connections, pipelines); required")
+	fs.StringVar(&tokenFile, "token-file", "", "`file` holding the API token (default: the "+tokenEnv+" environment variable)")
+	fs.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "accept API requests without a token; only on a trusted machine")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: tributary-agent serve --data-dir DIR [flags]")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if o.dataDir == "" {
+		fmt.Fprintln(stderr, "serve needs --data-dir, the folder the agent keeps its state in")
+		fs.Usage()
+		return errUsage
+	}
+	token, err := loadToken(tokenFile, os.Getenv(tokenEnv))
+	if err != nil {
+		return err
+	}
+	if token == "" && !o.insecureNoAuth {
+		return fmt.Errorf("no API token: pass --token-file FILE (a file holding a random secret, e.g. made with `openssl rand -hex 32 > FILE`) " +
+			"or set " + tokenEnv + "; or pass --insecure-no-auth to accept requests without a token, on a trusted machine only")
+	}
+	o.token = token
+	o.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
+	o.onListen = func(url string) { fmt.Fprintf(stdout, "tributary-agent listening on %s\n", url) }
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runAgent(ctx, o)
+}
+
+// loadToken returns the token in file (surrounding whitespace trimmed), or
+// env when file is "".
+func loadToken(file, env string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(env), nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("reading the token file: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", fmt.Errorf("token file %s is empty; write a random secret into it, e.g. with `openssl rand -hex 32`", file)
+	}
+	return token, nil
+}
+
+// runAgent runs the agent until ctx is done, then shuts down gracefully:
+// stop accepting requests, let running ones finish, and close the engine,
+// which flushes and commits every table, all within o.shutdownTimeout.
+func runAgent(ctx context.Context, o agentOptions) error {
+	if o.warehouse == "" {
+		o.warehouse = filepath.Join(o.dataDir, "warehouse")
+	}
+	if o.insecureNoAuth && o.token == "" {
+		o.log.Warn("the API accepts requests without a token (--insecure-no-auth)", "listen", o.listen)
+	}
+	st, err := store.Open(o.dataDir)
+	if err != nil {
+		return fmt.Errorf("opening the state in %s: %w", o.dataDir, err)
+	}
+	engine := pipeline.NewManager(pipeline.Config{Warehouse: o.warehouse, Logger: o.log})
+	srv, err := server.New(server.Config{
+		Store: st, Engine: engine, Token: o.token, InsecureNoAuth: o.insecureNoAuth, Logger: o.log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s (is another agent running? pick another --listen address): %w", o.listen, err)
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(o.log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	url := "http://" + ln.Addr().String()
+	o.log.Info("agent started", "url", url, "data_dir", o.dataDir, "warehouse", o.warehouse, "version", version)
+	if o.onListen != nil {
+		o.onListen(url)
+	}
+	// Resume after listening, so health checks answer while pipelines
+	// start; API changes wait for it (the server serialises them).
+	resumed := make(chan struct{})
+	go func() {
+		defer close(resumed)
+		if err := srv.Resume(ctx); err != nil {
+			o.log.Error("some pipelines did not resume; fix them with a PUT", "err", err)
+		}
+	}()
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serving the API: %w", err)
+	case <-ctx.Done():
+	}
+	o.log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	var errs []error
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		errs = append(errs, fmt.Errorf("stopping the API: %w", err))
+	}
+	// Closing the engine while Resume still applies would race it.
+	select {
+	case <-resumed:
+	case <-shutdownCtx.Done():
+	}
+	if err := engine.Close(shutdownCtx); err != nil {
+		errs = append(errs, fmt.Errorf("stopping the pipelines: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	o.log.Info("stopped")
+	return nil
+}

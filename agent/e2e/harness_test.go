@@ -1,0 +1,273 @@
+//go:build e2e
+
+// Package e2e runs Tributary end to end: the real agent binary, the real
+// Terraform CLI with the provider binary, a real Kafka broker (tools/kafka.sh,
+// at KAFKA_BOOTSTRAP), records produced by Confluent's Python client and
+// tables read back by delta-rs, DuckDB and pyarrow (the venv at
+// TRIBUTARY_PY). `make test` sets everything up; run alone with
+//
+//	make tools kafka-up
+//	KAFKA_BOOTSTRAP=127.0.0.1:19092 TRIBUTARY_PY=$PWD/.tools/py/bin/python \
+//	  go test -tags e2e -count=1 -v ./agent/e2e/
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// env is what every test needs, set up once by TestMain.
+var env struct {
+	bootstrap string
+	python    string
+	terraform string
+	agentBin  string
+	pluginDir string // holds terraform-provider-tributary for dev_overrides
+	root      string
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	env.bootstrap = os.Getenv("KAFKA_BOOTSTRAP")
+	env.python = os.Getenv("TRIBUTARY_PY")
+	if env.bootstrap == "" || env.python == "" {
+		fmt.Fprintln(os.Stderr, "e2e: set KAFKA_BOOTSTRAP and TRIBUTARY_PY (make test does); skipping")
+		return 0
+	}
+	wd, _ := os.Getwd()
+	env.root = filepath.Clean(filepath.Join(wd, "..", ".."))
+	env.terraform = os.Getenv("TRIBUTARY_TERRAFORM")
+	if env.terraform == "" {
+		env.terraform = filepath.Join(env.root, ".tools", "bin", "terraform")
+	}
+	dir, err := os.MkdirTemp("", "tributary-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	env.agentBin = filepath.Join(dir, "tributary-agent")
+	env.pluginDir = filepath.Join(dir, "plugins")
+	for _, b := range []struct{ out, pkg string }{
+		{env.agentBin, "./agent/cmd/tributary-agent"},
+		{filepath.Join(env.pluginDir, "terraform-provider-tributary"), "."},
+	} {
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = env.root, os.Stderr, os.Stderr
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n", b.pkg, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// uniqueName returns prefix plus a random suffix, for topics and tables
+// that must not collide with earlier runs on the same broker.
+func uniqueName(prefix string) string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return prefix + "_" + hex.EncodeToString(b)
+}
+
+// agent is a running tributary-agent serve process.
+type agent struct {
+	t        *testing.T
+	dataDir  string
+	token    string
+	endpoint string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+}
+
+// startAgent starts an agent on dataDir (kept across restarts) on a free
+// port and waits until it is listening.
+func startAgent(t *testing.T, dataDir string) *agent {
+	t.Helper()
+	a := &agent{t: t, dataDir: dataDir, token: "e2e-" + uniqueName("token")}
+	tokenFile := filepath.Join(dataDir, "token")
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(tokenFile); err == nil {
+		a.token = strings.TrimSpace(string(b))
+	} else if err := os.WriteFile(tokenFile, []byte(a.token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.start()
+	t.Cleanup(a.stop)
+	return a
+}
+
+var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
+
+func (a *agent) start() {
+	t := a.t
+	t.Helper()
+	a.cmd = exec.Command(env.agentBin, "serve", "--listen", "127.0.0.1:0",
+		"--data-dir", a.dataDir, "--warehouse", filepath.Join(a.dataDir, "warehouse"),
+		"--token-file", filepath.Join(a.dataDir, "token"))
+	logFile, err := os.OpenFile(filepath.Join(a.dataDir, "agent.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := a.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.cmd.Stderr = logFile
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a.exited = make(chan struct{})
+	go func() { a.cmd.Wait(); logFile.Close(); close(a.exited) }()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case a.endpoint = <-found:
+	case <-a.exited:
+		t.Fatalf("agent exited at start; log:\n%s", a.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("agent did not start listening within 30s; log:\n%s", a.log())
+	}
+}
+
+// kill stops the agent with SIGKILL: no flush, no commit, no cleanup.
+func (a *agent) kill() {
+	a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.exited
+}
+
+// stop stops the agent gracefully, with SIGKILL after 30s.
+func (a *agent) stop() {
+	select {
+	case <-a.exited:
+		return
+	default:
+	}
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.exited:
+	case <-time.After(30 * time.Second):
+		a.kill()
+	}
+}
+
+func (a *agent) log() string {
+	b, _ := os.ReadFile(filepath.Join(a.dataDir, "agent.log"))
+	if len(b) > 8000 {
+		b = b[len(b)-8000:]
+	}
+	return string(b)
+}
+
+func (a *agent) client() *client.Client {
+	c, err := client.New(a.endpoint, a.token)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return c
+}
+
+// waitRows polls the pipeline until table idx has committed want rows, or
+// fails the test after timeout.
+func (a *agent) waitRows(pipeline string, idx int, want int64, timeout time.Duration) spec.TableStatus {
+	a.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last spec.TableStatus
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		p, err := a.client().GetPipeline(ctx, pipeline)
+		cancel()
+		if err == nil && len(p.Status.Tables) > idx {
+			last = p.Status.Tables[idx]
+			if last.Rows >= want {
+				if last.Rows > want {
+					a.t.Fatalf("table has %d rows, want %d", last.Rows, want)
+				}
+				return last
+			}
+			if p.Status.State == spec.StateFailed {
+				a.t.Fatalf("pipeline failed: %+v", p.Status)
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	a.t.Fatalf("table has %d rows after %s, want %d; status %+v\nagent log:\n%s", last.Rows, timeout, want, last, a.log())
+	return last
+}
+
+// python runs a script from testdata with the venv's interpreter.
+func python(t *testing.T, script string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", script)}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", script, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// terraform runs the Terraform CLI in dir with the provider binary from
+// this build installed through dev_overrides, so no registry is asked.
+func terraform(t *testing.T, dir string, a *agent, args ...string) string {
+	t.Helper()
+	rc := filepath.Join(dir, ".terraformrc")
+	cfg := fmt.Sprintf(`provider_installation {
+  dev_overrides {
+    "tributary-io/tributary" = %q
+  }
+  direct {}
+}
+`, env.pluginDir)
+	if err := os.WriteFile(rc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(env.terraform, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+		"TRIBUTARY_ENDPOINT="+a.endpoint, "TRIBUTARY_TOKEN="+a.token)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("terraform %s: %v\n%s\nagent log:\n%s", strings.Join(args, " "), err, out, a.log())
+	}
+	return string(out)
+}
+
+// healthy reports whether the agent answers /healthz.
+func (a *agent) healthy() bool {
+	resp, err := http.Get(a.endpoint + "/healthz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}

@@ -1,0 +1,96 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestJSONPipelineThroughTerraform applies a pipeline with a JSON schema and
+// a metadata column with the real Terraform CLI, produces 10,000 records
+// (10 of them malformed) with Confluent's Python client, and reads the table
+// back with delta-rs, DuckDB and pyarrow: exactly 10,000 rows, the 10 bad
+// ones in _corrupt_record, every value as produced.
+func TestJSONPipelineThroughTerraform(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	topic := uniqueName("e2e-json")
+	tableName := uniqueName("events")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "events.ddl"), []byte(
+		"id BIGINT NOT NULL COMMENT 'event id',\nname STRING,\namount DOUBLE,\nts TIMESTAMP,\ntags ARRAY<STRING>\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	main := fmt.Sprintf(`
+terraform {
+  required_providers {
+    tributary = { source = "tributary-io/tributary" }
+  }
+}
+
+provider "tributary" {}
+
+resource "tributary_connection" "local" {
+  name              = "e2e-local"
+  bootstrap_servers = [%q]
+}
+
+resource "tributary_pipeline" "events" {
+  name                = "e2e-json"
+  connection          = tributary_connection.local.name
+  destination_catalog = "main"
+  destination_schema  = "e2e"
+  flush_interval      = "1s"
+
+  table {
+    destination_table = %q
+    connector_options = {
+      kafka_options = {
+        topics          = [%q]
+        starting_offset = "earliest"
+        key_transformer = { format = "STRING" }
+        value_transformer = {
+          format       = "JSON"
+          json_options = { schema_file_path = "events.ddl" }
+        }
+      }
+    }
+    table_configuration = { source_metadata_column = "_kafka" }
+  }
+}
+`, env.bootstrap, tableName, topic)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The topic exists before the pipeline starts reading it.
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0")
+	terraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
+
+	var bad []string
+	for i := 0; i < 10; i++ {
+		bad = append(bad, fmt.Sprint(137+i*997))
+	}
+	malformed := strings.Join(bad, ",")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "10000",
+		"--malformed", malformed, "--header")
+	st := a.waitRows("e2e-json", 0, 10000, 2*time.Minute)
+	if st.CorruptRecords != 10 {
+		t.Errorf("status reports %d corrupt records, want 10", st.CorruptRecords)
+	}
+
+	out := python(t, "check_table.py", st.Location, "--count", "10000", "--malformed", malformed,
+		"--values", "--metadata", "_kafka", "--exactly-once", "--no-orphans")
+	t.Log(out)
+
+	plan := terraform(t, dir, a, "plan", "-detailed-exitcode", "-input=false", "-no-color")
+	t.Log(plan)
+	terraform(t, dir, a, "destroy", "-auto-approve", "-input=false", "-no-color")
+	if _, err := os.Stat(filepath.Join(st.Location, "_delta_log")); err != nil {
+		t.Errorf("destroy must keep the table: %v", err)
+	}
+}

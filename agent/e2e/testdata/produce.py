@@ -1,0 +1,87 @@
+"""Produce JSON records to a topic with Confluent's Python client.
+
+Record i (0-based) has key str(i) and a JSON value
+{"id": i, "name": "user-i", "amount": i*1.25, "ts": <ISO time>, "tags": [...]},
+except every record whose index is in --malformed, which gets an invalid JSON
+value. Records are spread over the partitions by key hash. Usage:
+
+    produce.py --bootstrap HOST:PORT --topic T --count N [--partitions P]
+               [--malformed i,j,...] [--rate R] [--header]
+"""
+import argparse
+import datetime
+import json
+import sys
+import time
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+BASE = datetime.datetime(2024, 5, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
+
+
+def value(i):
+    ts = BASE + datetime.timedelta(milliseconds=i * 37)
+    return json.dumps({
+        "id": i,
+        "name": f"user-{i}",
+        "amount": i * 1.25,
+        "ts": ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z",
+        "tags": ["t%d" % (i % 3), "all"],
+    }, separators=(",", ":")).encode()
+
+
+def malformed(i):
+    return b'{"id": %d, "name": "broken' % i
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bootstrap", required=True)
+    ap.add_argument("--topic", required=True)
+    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--malformed", default="")
+    ap.add_argument("--rate", type=float, default=0, help="records per second, 0 = as fast as possible")
+    ap.add_argument("--header", action="store_true", help="add a header 'source: produce.py'")
+    args = ap.parse_args()
+    bad = {int(x) for x in args.malformed.split(",") if x}
+
+    admin = AdminClient({"bootstrap.servers": args.bootstrap})
+    fs = admin.create_topics([NewTopic(args.topic, num_partitions=args.partitions, replication_factor=1)])
+    for f in fs.values():
+        try:
+            f.result()
+        except Exception as e:  # already exists is fine
+            if "TOPIC_ALREADY_EXISTS" not in str(e):
+                raise
+
+    p = Producer({"bootstrap.servers": args.bootstrap, "linger.ms": 20, "enable.idempotence": True,
+                  "compression.type": "lz4"})
+    failed = []
+    start = time.monotonic()
+    headers = [("source", b"produce.py")] if args.header else None
+    for i in range(args.count):
+        v = malformed(i) if i in bad else value(i)
+        while True:
+            try:
+                p.produce(args.topic, key=str(i).encode(), value=v, headers=headers,
+                          on_delivery=lambda err, msg: err and failed.append(err))
+                break
+            except BufferError:
+                p.poll(0.05)
+        if args.rate:
+            ahead = (i + 1) / args.rate - (time.monotonic() - start)
+            if ahead > 0:
+                time.sleep(ahead)
+        if i % 1000 == 0:
+            p.poll(0)
+    p.flush(60)
+    if failed:
+        print(f"{len(failed)} records failed: {failed[:3]}", file=sys.stderr)
+        sys.exit(1)
+    print(f"produced {args.count} records to {args.topic}")
+
+
+if __name__ == "__main__":
+    main()

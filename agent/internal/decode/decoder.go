@@ -1,0 +1,290 @@
+// Package decode turns Kafka records into the Parquet rows of a destination
+// table: the key and the value each become a BINARY column, a STRING column
+// or, parsed as JSON, the fields of a schema (Spark's from_json in PERMISSIVE
+// mode); an optional struct column carries the record's metadata, and
+// `_corrupt_record` the raw bytes of a key or value that did not decode.
+package decode
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// Record is one Kafka record, independent of the Kafka client.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Timestamp is the record's time; the zero Time (or a time before the
+	// epoch, as Kafka's -1 "no timestamp" decodes) means none.
+	Timestamp time.Time
+	// TimestampType is 0 for CreateTime, 1 for LogAppendTime.
+	TimestampType int8
+	// Key and Value are the record's bytes; nil is null (a tombstone value).
+	Key, Value []byte
+	Headers    []Header
+}
+
+// Header is one record header.
+type Header struct {
+	Key   string
+	Value []byte // nil is null
+}
+
+// Stats counts what one Decode call saw.
+type Stats struct {
+	// Corrupt is the number of rows whose _corrupt_record is set: a key or
+	// value that is not valid JSON, is not a JSON object, or holds a value
+	// that does not fit its field.
+	Corrupt int
+}
+
+// Decoder decodes records into rows of one table layout. It reuses its
+// buffers from one Decode call to the next and is not safe for concurrent
+// use; use one per table loop.
+type Decoder struct {
+	b          *rows.Builder
+	key, value part
+	// meta and corrupt are the field indexes of the metadata and
+	// _corrupt_record columns, -1 when absent.
+	meta, corrupt int
+	json          jsonDecoder
+}
+
+// part is how one side of a record (key or value) becomes columns.
+type part struct {
+	mode  partMode
+	field int    // the first column of the part
+	json  *jtype // the parsed fields, mode partJSON
+}
+
+// partMode says what a part produces.
+type partMode uint8
+
+const (
+	partBinary partMode = iota // the bytes, in a BINARY column
+	partString                 // the bytes as UTF-8, in a STRING column
+	partJSON                   // the fields of a JSON object
+)
+
+// New returns a Decoder for the columns of layout, in layout.Columns()
+// order. Columns parsed from JSON are nullable there whatever their declared
+// nullability (Spark's from_json makes them nullable too); a NOT NULL field
+// that ends up null makes the record corrupt instead. New reports the
+// formats it cannot decode yet (AVRO, PROTOBUF, JSON without a schema) and
+// schemas Parquet cannot represent.
+func New(layout *spec.Layout) (*Decoder, error) {
+	d := &Decoder{meta: -1, corrupt: -1}
+	next := 0
+	for _, side := range []struct {
+		p    *part
+		spec *spec.Part
+		name string
+	}{{&d.key, &layout.Key, "key"}, {&d.value, &layout.Value, "value"}} {
+		p, sp := side.p, side.spec
+		p.field = next
+		next++
+		switch {
+		case sp.Format == spec.FormatJSON && sp.Fields != nil:
+			p.mode = partJSON
+			p.json = compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false)
+			next += len(sp.Fields) - 1
+		case sp.Format == "":
+			p.mode = partBinary
+		case sp.Format == spec.FormatString:
+			p.mode = partString
+		default:
+			return nil, fmt.Errorf("%s format %q without a schema is not supported yet", side.name, sp.Format)
+		}
+	}
+	if layout.MetadataColumn != "" {
+		d.meta = next
+		next++
+	}
+	if layout.CorruptRecord {
+		d.corrupt = next
+	}
+	b, err := rows.NewBuilder(layout.Columns())
+	if err != nil {
+		return nil, fmt.Errorf("building the table schema: %w", err)
+	}
+	d.b, d.json.b = b, b
+	return d, nil
+}
+
+// Schema returns the Parquet schema of the rows Decode produces.
+func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
+
+// Decode appends one row per record to dst and returns it, with the
+// number of corrupt records. A record never fails to decode: bytes that do
+// not parse go to _corrupt_record (when both key and value are corrupt, the
+// value's bytes), with the affected fields null.
+//
+// The rows alias the decoder's arena and the records' Key, Value and header
+// bytes: they are valid until the next Decode call, and only while the
+// records' bytes are unchanged. Write them (or copy them) before then.
+//
+// The error is not about the input: it reports a bug (rows that do not
+// match the schema) and comes with the rows decoded before it.
+func (d *Decoder) Decode(recs []Record, dst []parquet.Row) ([]parquet.Row, Stats, error) {
+	var st Stats
+	d.b.Reset()
+	for i := range recs {
+		r := &recs[i]
+		d.b.BeginRow()
+		keyBad := d.part(&d.key, r.Key)
+		valueBad := d.part(&d.value, r.Value)
+		if d.meta >= 0 {
+			d.metadata(r)
+		}
+		if d.corrupt >= 0 {
+			d.b.Field(d.corrupt)
+			switch {
+			case valueBad:
+				d.b.Bytes(r.Value)
+			case keyBad:
+				d.b.Bytes(r.Key)
+			default:
+				d.b.Null()
+			}
+		}
+		row, err := d.b.EndRow()
+		if err != nil {
+			return dst, st, fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
+		}
+		if keyBad || valueBad {
+			st.Corrupt++
+		}
+		dst = append(dst, row)
+	}
+	return dst, st, nil
+}
+
+// part writes one side of a record and reports whether it is corrupt.
+func (d *Decoder) part(p *part, data []byte) bool {
+	switch p.mode {
+	case partJSON:
+		return data != nil && d.json.decode(p.json, p.field, data)
+	case partString:
+		d.b.Field(p.field)
+		if data == nil {
+			d.b.Null()
+		} else {
+			d.b.Bytes(d.validUTF8(data))
+		}
+	default:
+		d.b.Field(p.field)
+		if data == nil {
+			d.b.Null()
+		} else {
+			d.b.Bytes(data)
+		}
+	}
+	return false
+}
+
+// validUTF8 returns s, or a copy with each maximal ill-formed subsequence
+// replaced by U+FFFD, as Java's decoder does when Spark turns the bytes into
+// a String.
+func (d *Decoder) validUTF8(s []byte) []byte {
+	if utf8.Valid(s) {
+		return s
+	}
+	out := d.b.Alloc(3 * len(s))[:0]
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		if r == utf8.RuneError && n == 1 {
+			n = illFormedLen(s)
+		}
+		out = utf8.AppendRune(out, r)
+		s = s[n:]
+	}
+	return out
+}
+
+// illFormedLen returns the length of the maximal subpart of an ill-formed
+// UTF-8 sequence at the start of s: a valid lead byte and the continuation
+// bytes that could still have completed it.
+func illFormedLen(s []byte) int {
+	var need int
+	lo, hi := byte(0x80), byte(0xBF) // the range of the second byte
+	switch c := s[0]; {
+	case c >= 0xC2 && c <= 0xDF:
+		need = 1
+	case c >= 0xE0 && c <= 0xEF:
+		need = 2
+		if c == 0xE0 {
+			lo = 0xA0
+		} else if c == 0xED {
+			hi = 0x9F
+		}
+	case c >= 0xF0 && c <= 0xF4:
+		need = 3
+		if c == 0xF0 {
+			lo = 0x90
+		} else if c == 0xF4 {
+			hi = 0x8F
+		}
+	}
+	n := 1
+	for n <= need && n < len(s) && s[n] >= lo && s[n] <= hi {
+		n++
+		lo, hi = 0x80, 0xBF
+	}
+	return n
+}
+
+// metadata writes the source metadata struct of r.
+func (d *Decoder) metadata(r *Record) {
+	b := d.b
+	b.Field(d.meta)
+	b.BeginStruct()
+	b.Field(0)
+	b.Bytes(bytesOf(r.Topic))
+	b.Field(1)
+	b.Int32(r.Partition)
+	b.Field(2)
+	b.Int64(r.Offset)
+	b.Field(3)
+	if r.Timestamp.IsZero() || r.Timestamp.UnixMilli() < 0 {
+		b.Null()
+	} else {
+		b.Int64(r.Timestamp.UnixMicro())
+	}
+	b.Field(4)
+	b.Int32(int32(r.TimestampType))
+	b.Field(5)
+	// No headers is null, as in Spark's Kafka source.
+	if len(r.Headers) == 0 {
+		b.Null()
+	} else {
+		b.BeginList()
+		for i := range r.Headers {
+			h := &r.Headers[i]
+			b.BeginStruct()
+			b.Field(0)
+			b.Bytes(d.validUTF8(bytesOf(h.Key)))
+			b.Field(1)
+			if h.Value == nil {
+				b.Null()
+			} else {
+				b.Bytes(h.Value)
+			}
+			b.EndStruct()
+		}
+		b.EndList()
+	}
+	b.EndStruct()
+}
+
+// bytesOf views s as bytes without copying; the Builder never writes to
+// them.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -1,0 +1,226 @@
+package decode
+
+import (
+	"math"
+	"math/bits"
+	"strconv"
+	"unsafe"
+)
+
+// str views b as a string without copying, for parsers that do not keep
+// their input.
+func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// parseInt parses an integer literal (-?[0-9]+, as the JSON scanner
+// validated it) that must lie in [lo, hi].
+func parseInt(s []byte, lo, hi int64) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	d := s
+	if neg {
+		d = s[1:]
+	}
+	var v int64
+	if len(d) == 0 || len(d) > 18 {
+		// Long or empty: let strconv find the overflow.
+		x, err := strconv.ParseInt(str(s), 10, 64)
+		return x, err == nil && x >= lo && x <= hi
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, v >= lo && v <= hi
+}
+
+// parseFloat parses a JSON number. A magnitude beyond the type's range is
+// ±Inf, as Jackson returns it to Spark.
+func parseFloat(s []byte, bitSize int) (float64, bool) {
+	f, err := strconv.ParseFloat(str(s), bitSize)
+	if err != nil && !math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+// specialFloat parses the strings Spark accepts for FLOAT and DOUBLE values
+// that JSON numbers cannot express.
+func specialFloat(s []byte) (float64, bool) {
+	switch string(s) {
+	case "NaN", "+NaN", "-NaN":
+		return math.NaN(), true
+	case "Infinity", "+Infinity", "INF", "+INF":
+		return math.Inf(1), true
+	case "-Infinity", "-INF":
+		return math.Inf(-1), true
+	}
+	return 0, false
+}
+
+// uint128 is an unsigned 128-bit integer, enough for 38 decimal digits.
+type uint128 struct{ hi, lo uint64 }
+
+// mulAdd returns u*10 + d.
+func (u uint128) mulAdd(d uint64) uint128 {
+	hi, lo := bits.Mul64(u.lo, 10)
+	lo, c := bits.Add64(lo, d, 0)
+	return uint128{u.hi*10 + hi + c, lo}
+}
+
+// less reports whether u < v.
+func (u uint128) less(v uint128) bool {
+	return u.hi < v.hi || (u.hi == v.hi && u.lo < v.lo)
+}
+
+// pow10 holds 10^0 .. 10^38.
+var pow10 = func() (p [39]uint128) {
+	p[0] = uint128{0, 1}
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1].mulAdd(0)
+	}
+	return p
+}()
+
+// maxExponent bounds a parsed exponent; any larger one over- or underflows
+// every DECIMAL anyway, and the bound keeps the arithmetic from wrapping.
+const maxExponent = 100_000
+
+// parseDecimal parses decimal text as Java's BigDecimal does
+// ([+-]?digits[.digits][(e|E)[+-]?digits], at least one mantissa digit) and
+// returns its value scaled to scale and rounded HALF_UP: the magnitude of
+// the unscaled value and its sign. ok is false when the text is not a number
+// or the value needs more than precision digits.
+func parseDecimal(s []byte, precision, scale int) (u uint128, neg, ok bool) {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	intStart := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	intPart := s[intStart:i]
+	var fracPart []byte
+	if i < len(s) && s[i] == '.' {
+		i++
+		fs := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		fracPart = s[fs:i]
+	}
+	if len(intPart)+len(fracPart) == 0 {
+		return u, false, false
+	}
+	exp := 0
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			eneg = s[i] == '-'
+			i++
+		}
+		es := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			if exp < maxExponent {
+				exp = exp*10 + int(s[i]-'0')
+			}
+			i++
+		}
+		if i == es {
+			return u, false, false
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	if i != len(s) {
+		return u, false, false
+	}
+	// The value is digits(intPart ++ fracPart) * 10^(exp - len(fracPart));
+	// walk its significant digits (leading zeros dropped).
+	ds := digitSeq{intPart, fracPart}
+	first := ds.firstNonZero()
+	n := ds.len() - first
+	if n == 0 {
+		return u, neg, true // zero
+	}
+	shift := exp - len(fracPart) + scale
+	keep := n + shift // digits of the unscaled value before rounding
+	if keep > precision {
+		return u, neg, false
+	}
+	for k := 0; k < min(keep, n); k++ {
+		u = u.mulAdd(uint64(ds.at(first + k)))
+	}
+	for k := n; k < keep; k++ {
+		u = u.mulAdd(0)
+	}
+	if keep < n && keep >= 0 && ds.at(first+keep) >= 5 {
+		// HALF_UP: the first dropped digit decides, away from zero.
+		u.lo, u.hi = addCarry(u.lo, u.hi)
+	}
+	if !u.less(pow10[precision]) {
+		return u, neg, false
+	}
+	return u, neg, true
+}
+
+// addCarry returns (hi, lo) + 1 as (lo, hi).
+func addCarry(lo, hi uint64) (uint64, uint64) {
+	lo, c := bits.Add64(lo, 1, 0)
+	return lo, hi + c
+}
+
+// digitSeq is a digit string split in two parts, around a decimal point.
+type digitSeq struct{ a, b []byte }
+
+func (d digitSeq) len() int { return len(d.a) + len(d.b) }
+
+func (d digitSeq) at(i int) byte {
+	if i < len(d.a) {
+		return d.a[i] - '0'
+	}
+	return d.b[i-len(d.a)] - '0'
+}
+
+func (d digitSeq) firstNonZero() int {
+	i := 0
+	for i < d.len() && d.at(i) == 0 {
+		i++
+	}
+	return i
+}
+
+// int64Of returns the signed value of a magnitude that fits in 63 bits.
+func int64Of(u uint128, neg bool) int64 {
+	v := int64(u.lo)
+	if neg {
+		return -v
+	}
+	return v
+}
+
+// putDecimal writes the two's-complement big-endian form of the signed
+// magnitude u into dst, which must hold it.
+func putDecimal(dst []byte, u uint128, neg bool) {
+	if neg {
+		// Two's complement: invert and add one.
+		u.hi, u.lo = ^u.hi, ^u.lo
+		u.lo, u.hi = addCarry(u.lo, u.hi)
+	}
+	for i := len(dst) - 1; i >= 0; i-- {
+		dst[i] = byte(u.lo)
+		u.lo = u.lo>>8 | u.hi<<56
+		if neg {
+			u.hi = uint64(int64(u.hi) >> 8)
+		} else {
+			u.hi >>= 8
+		}
+	}
+}

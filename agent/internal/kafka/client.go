@@ -1,0 +1,201 @@
+// Package kafka wires the agent to a Kafka cluster with segmentio/kafka-go:
+// dialing (auth and TLS slot in here), topic and partition discovery, offset
+// look-ups, per-partition fetching and committing offsets to a consumer group
+// for lag tools. The table's own log, not Kafka, is the source of truth for
+// offsets.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// TopicPartition names one partition of one topic.
+type TopicPartition struct {
+	Topic     string
+	Partition int
+}
+
+// String returns "topic/partition".
+func (tp TopicPartition) String() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
+
+// Client reaches one cluster described by a [spec.Connection]. It is safe
+// for concurrent use.
+type Client struct {
+	brokers []string
+	dialer  *kafkago.Dialer
+	admin   *kafkago.Client
+}
+
+// NewClient returns a client for conn. It does not connect until used.
+func NewClient(conn *spec.Connection) *Client {
+	dialer := &kafkago.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: "tributary-agent"}
+	transport := &kafkago.Transport{Dial: dialer.DialFunc, ClientID: "tributary-agent", MetadataTTL: 5 * time.Second}
+	return &Client{
+		brokers: slices.Clone(conn.BootstrapServers),
+		dialer:  dialer,
+		admin:   &kafkago.Client{Addr: kafkago.TCP(conn.BootstrapServers...), Timeout: 15 * time.Second, Transport: transport},
+	}
+}
+
+// Partitions returns every partition of the topics the options select:
+// the listed topics, or every non-internal topic matching the pattern. A
+// listed topic that does not exist is an error naming it; a pattern that
+// matches nothing yet returns no partitions.
+func (c *Client) Partitions(ctx context.Context, ko *spec.KafkaOptions) ([]TopicPartition, error) {
+	var pattern *regexp.Regexp
+	req := &kafkago.MetadataRequest{Topics: ko.Topics}
+	if ko.TopicPattern != "" {
+		var err error
+		if pattern, err = spec.CompileTopicPattern(ko.TopicPattern); err != nil {
+			return nil, fmt.Errorf("compile topic_pattern: %w", err)
+		}
+		req.Topics = nil // all topics
+	}
+	md, err := c.admin.Metadata(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("read metadata from %s: %w", strings.Join(c.brokers, ","), err)
+	}
+	var tps []TopicPartition
+	for _, t := range md.Topics {
+		if pattern != nil && (t.Internal || !pattern.MatchString(t.Name)) {
+			continue
+		}
+		if t.Error != nil {
+			if errors.Is(t.Error, kafkago.UnknownTopicOrPartition) {
+				return nil, fmt.Errorf("topic %q does not exist (create it, or enable auto-creation on the brokers)", t.Name)
+			}
+			return nil, fmt.Errorf("read metadata of topic %q: %w", t.Name, t.Error)
+		}
+		for _, p := range t.Partitions {
+			tps = append(tps, TopicPartition{Topic: t.Name, Partition: p.ID})
+		}
+	}
+	slices.SortFunc(tps, func(a, b TopicPartition) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return a.Partition - b.Partition
+	})
+	return tps, nil
+}
+
+// Offset positions for [Client.Offsets].
+const (
+	// Earliest asks for the first offset still in the log.
+	Earliest = kafkago.FirstOffset
+	// Latest asks for the high watermark: the offset the next record gets.
+	Latest = kafkago.LastOffset
+)
+
+// Offsets returns the Earliest or Latest offset of each partition.
+func (c *Client) Offsets(ctx context.Context, tps []TopicPartition, which int64) (map[TopicPartition]int64, error) {
+	req := &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{}}
+	for _, tp := range tps {
+		req.Topics[tp.Topic] = append(req.Topics[tp.Topic], kafkago.OffsetRequest{Partition: tp.Partition, Timestamp: which})
+	}
+	res, err := c.admin.ListOffsets(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("list offsets: %w", err)
+	}
+	out := make(map[TopicPartition]int64, len(tps))
+	for topic, parts := range res.Topics {
+		for _, p := range parts {
+			if p.Error != nil {
+				return nil, fmt.Errorf("list offsets of %s/%d: %w", topic, p.Partition, p.Error)
+			}
+			tp := TopicPartition{Topic: topic, Partition: p.Partition}
+			if which == Earliest {
+				out[tp] = p.FirstOffset
+			} else {
+				out[tp] = p.LastOffset
+			}
+		}
+	}
+	for _, tp := range tps {
+		if _, ok := out[tp]; !ok {
+			return nil, fmt.Errorf("list offsets: no answer for %s", tp)
+		}
+	}
+	return out, nil
+}
+
+// TimestampTypes returns each topic's message.timestamp.type as the Kafka
+// attribute value: 0 for CreateTime, 1 for LogAppendTime. kafka-go does not
+// expose a record's timestamp type, and a topic's records all share it.
+func (c *Client) TimestampTypes(ctx context.Context, topics []string) (map[string]int8, error) {
+	req := &kafkago.DescribeConfigsRequest{}
+	for _, t := range topics {
+		req.Resources = append(req.Resources, kafkago.DescribeConfigRequestResource{
+			ResourceType: kafkago.ResourceTypeTopic, ResourceName: t, ConfigNames: []string{"message.timestamp.type"},
+		})
+	}
+	res, err := c.admin.DescribeConfigs(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("describe topic configs: %w", err)
+	}
+	out := make(map[string]int8, len(topics))
+	for _, r := range res.Resources {
+		if r.Error != nil {
+			return nil, fmt.Errorf("describe config of topic %q: %w", r.ResourceName, r.Error)
+		}
+		for _, e := range r.ConfigEntries {
+			if e.ConfigName == "message.timestamp.type" && e.ConfigValue == "LogAppendTime" {
+				out[r.ResourceName] = 1
+			}
+		}
+		if _, ok := out[r.ResourceName]; !ok {
+			out[r.ResourceName] = 0
+		}
+	}
+	return out, nil
+}
+
+// CommitGroupOffsets records next offsets under the consumer group, as a
+// standalone (non-member) commit, so that lag tools see the table's
+// progress. The table's log stays the source of truth.
+func (c *Client) CommitGroupOffsets(ctx context.Context, group string, offsets map[TopicPartition]int64) error {
+	req := &kafkago.OffsetCommitRequest{GroupID: group, GenerationID: -1, Topics: map[string][]kafkago.OffsetCommit{}}
+	for tp, off := range offsets {
+		req.Topics[tp.Topic] = append(req.Topics[tp.Topic], kafkago.OffsetCommit{Partition: tp.Partition, Offset: off})
+	}
+	res, err := c.admin.OffsetCommit(ctx, req)
+	if err != nil {
+		return fmt.Errorf("commit offsets of group %q: %w", group, err)
+	}
+	for topic, parts := range res.Topics {
+		for _, p := range parts {
+			if p.Error != nil {
+				return fmt.Errorf("commit offset of group %q for %s/%d: %w", group, topic, p.Partition, p.Error)
+			}
+		}
+	}
+	return nil
+}
+
+// dialLeader connects to the leader of tp.
+func (c *Client) dialLeader(ctx context.Context, tp TopicPartition) (*kafkago.Conn, error) {
+	var lastErr error
+	for _, b := range c.brokers {
+		conn, err := c.dialer.DialLeader(ctx, "tcp", b, tp.Topic, tp.Partition)
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+		var ne net.Error
+		if !errors.As(err, &ne) && !errors.Is(err, net.ErrClosed) {
+			break
+		}
+	}
+	return nil, fmt.Errorf("connect to the leader of %s: %w", tp, lastErr)
+}

@@ -1,0 +1,187 @@
+// Package pipeline runs pipelines: a Manager reconciles the desired pipelines
+// into one running loop per destination table, each of which fetches records,
+// decodes them, buffers rows, writes Parquet files and commits them with their
+// offsets to the table's log.
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// Config configures a Manager.
+type Config struct {
+	// Warehouse is the folder tables are written under:
+	// <Warehouse>/<catalog>/<schema>/<table>/.
+	Warehouse string
+	// Logger receives the manager's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Manager runs every applied pipeline. It is safe for concurrent use.
+type Manager struct {
+	cfg Config
+	log *slog.Logger
+
+	mu        sync.Mutex
+	pipelines map[string]*running
+}
+
+// running is one applied pipeline and its table loops, in spec order.
+type running struct {
+	spec   spec.Pipeline
+	conn   spec.Connection
+	client *kafka.Client
+	tables []*tableRunner
+}
+
+// NewManager returns a Manager with no pipelines.
+func NewManager(cfg Config) *Manager {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}}
+}
+
+// Apply starts pipeline p, reading through conn, or updates it in place: an
+// unchanged table keeps running, a changed one is restarted after a final
+// flush and commit, a removed one is stopped. p must be normalized and valid.
+func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.pipelines[p.Name]
+	next := &running{spec: *p, conn: *conn}
+	if old != nil && reflect.DeepEqual(old.conn, *conn) {
+		next.client = old.client
+	} else {
+		next.client = kafka.NewClient(conn)
+	}
+	keep := map[*tableRunner]bool{}
+	for i := range p.Tables {
+		cfg := m.tableConfig(p, &p.Tables[i], conn)
+		var r *tableRunner
+		if old != nil {
+			for _, o := range old.tables {
+				if reflect.DeepEqual(o.cfg, cfg) {
+					r = o
+				}
+			}
+		}
+		if r == nil {
+			// A table changed: stop its old loop (final flush and commit)
+			// before the new one opens the same folder.
+			if old != nil {
+				for _, o := range old.tables {
+					if o.cfg.Dir == cfg.Dir {
+						o.stop()
+					}
+				}
+			}
+			r = startTable(cfg, next.client, m.log)
+		}
+		keep[r] = true
+		next.tables = append(next.tables, r)
+	}
+	if old != nil {
+		for _, o := range old.tables {
+			if !keep[o] {
+				o.stop()
+			}
+		}
+	}
+	m.pipelines[p.Name] = next
+	return nil
+}
+
+func (m *Manager) tableConfig(p *spec.Pipeline, t *spec.Table, conn *spec.Connection) tableConfig {
+	return tableConfig{
+		Pipeline:   p.Name,
+		Qualified:  strings.ToLower(p.QualifiedName(t)),
+		Dir:        tableDir(m.cfg.Warehouse, p, t),
+		Table:      *t,
+		Conn:       *conn,
+		FlushEvery: p.FlushEvery(),
+		MaxRows:    cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
+		MaxBytes:   cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
+		Continuous: p.IsContinuous(),
+	}
+}
+
+// Remove stops the named pipeline after a final flush and commit, and
+// forgets it. Its tables stay.
+func (m *Manager) Remove(ctx context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.pipelines[name]; r != nil {
+		stopAll(r.tables)
+		delete(m.pipelines, name)
+	}
+	return nil
+}
+
+// Status reports the named pipeline; ok is false when it is not running.
+func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
+	m.mu.Lock()
+	r := m.pipelines[name]
+	m.mu.Unlock()
+	if r == nil {
+		return spec.PipelineStatus{}, false
+	}
+	status.Tables = make([]spec.TableStatus, len(r.tables))
+	counts := map[string]int{}
+	for i, t := range r.tables {
+		status.Tables[i] = t.snapshot()
+		counts[status.Tables[i].State]++
+	}
+	n := len(r.tables)
+	switch {
+	case counts[spec.StateFailed] > 0:
+		status.State = spec.StateFailed
+	case counts[spec.StateCompleted] == n:
+		status.State = spec.StateCompleted
+	case counts[spec.StateRunning]+counts[spec.StateCompleted] == n:
+		status.State = spec.StateRunning
+	case counts[spec.StateStopped] == n:
+		status.State = spec.StateStopped
+	default:
+		status.State = spec.StateStarting
+	}
+	return status, true
+}
+
+// Close stops every pipeline, flushing and committing what they buffered.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var all []*tableRunner
+	for _, r := range m.pipelines {
+		all = append(all, r.tables...)
+	}
+	stopAll(all)
+	clear(m.pipelines)
+	return nil
+}
+
+// stopAll stops table loops in parallel and waits for all of them.
+func stopAll(ts []*tableRunner) {
+	var wg sync.WaitGroup
+	for _, t := range ts {
+		wg.Go(t.stop)
+	}
+	wg.Wait()
+}
+
+func sortPartitions(ps []spec.PartitionStatus) {
+	slices.SortFunc(ps, func(a, b spec.PartitionStatus) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), a.Partition-b.Partition)
+	})
+}

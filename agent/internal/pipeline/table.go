@@ -1,0 +1,464 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// counterCorrupt is the commit counter that sums corrupt records.
+const counterCorrupt = "numCorruptRecords"
+
+// discoverEvery is how often a running table looks for new partitions and,
+// with topic_pattern, new matching topics.
+const discoverEvery = 10 * time.Second
+
+// tableConfig is everything a table loop depends on; a loop restarts when
+// any of it changes.
+type tableConfig struct {
+	Pipeline   string
+	Qualified  string // <catalog>.<schema>.<table>
+	Dir        string
+	Table      spec.Table
+	Conn       spec.Connection
+	FlushEvery time.Duration
+	MaxRows    int64
+	MaxBytes   int64
+	Continuous bool
+}
+
+// fatalError marks an error that retrying cannot fix (a bad schema, lost
+// data); the table goes to FAILED.
+type fatalError struct{ err error }
+
+func (e fatalError) Error() string { return e.err.Error() }
+func (e fatalError) Unwrap() error { return e.err }
+
+// tableRunner runs one destination table's loop in its own goroutine and
+// restarts it from the log after retryable errors.
+type tableRunner struct {
+	cfg    tableConfig
+	client *kafka.Client
+	log    *slog.Logger
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu     sync.Mutex
+	status spec.TableStatus
+}
+
+func startTable(cfg tableConfig, client *kafka.Client, log *slog.Logger) *tableRunner {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &tableRunner{
+		cfg: cfg, client: client, cancel: cancel, done: make(chan struct{}),
+		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
+		status: spec.TableStatus{
+			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
+			State: spec.StateStarting, Version: -1,
+		},
+	}
+	go r.run(ctx)
+	return r
+}
+
+// stop ends the loop after a final flush and commit, and waits for it.
+func (r *tableRunner) stop() {
+	r.cancel()
+	<-r.done
+}
+
+// snapshot returns a copy of the table's status.
+func (r *tableRunner) snapshot() spec.TableStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.status
+	s.Partitions = append([]spec.PartitionStatus(nil), s.Partitions...)
+	return s
+}
+
+func (r *tableRunner) setState(state string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status.State = state
+	if err != nil {
+		r.status.LastError = err.Error()
+	}
+}
+
+func (r *tableRunner) run(ctx context.Context) {
+	defer close(r.done)
+	backoff := time.Second
+	for {
+		err := r.runOnce(ctx)
+		switch {
+		case err == nil: // triggered run completed, or stopped
+			if ctx.Err() != nil {
+				r.setState(spec.StateStopped, nil)
+			}
+			return
+		case ctx.Err() != nil:
+			r.setState(spec.StateStopped, nil)
+			return
+		}
+		var fatal fatalError
+		var dataLoss *kafka.DataLossError
+		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.Is(err, table.ErrSchemaChange) {
+			r.log.Error("table failed", "err", err)
+			r.setState(spec.StateFailed, err)
+			return
+		}
+		r.log.Warn("table loop restarts from its log", "err", err, "in", backoff)
+		r.setState(spec.StateStarting, err)
+		select {
+		case <-ctx.Done():
+			r.setState(spec.StateStopped, nil)
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// loop is the state of one run of a table: from opening the log to an
+// error or the end.
+type loop struct {
+	r      *tableRunner
+	tbl    *table.Table
+	dec    *decode.Decoder
+	schema *parquet.Schema
+	// columns is the table schema every commit carries.
+	columns []schema.Field
+
+	file      *table.FileWriter
+	rows      []parquet.Row
+	corrupt   int64
+	pending   map[kafka.TopicPartition]int64 // next offsets of buffered rows
+	committed map[kafka.TopicPartition]int64
+	highWater map[kafka.TopicPartition]int64
+	end       map[kafka.TopicPartition]int64 // triggered runs only
+	firstRow  time.Time
+}
+
+func (r *tableRunner) appID(tp kafka.TopicPartition) string {
+	return fmt.Sprintf("%s/%s/%d", r.cfg.Qualified, tp.Topic, tp.Partition)
+}
+
+func (r *tableRunner) runOnce(ctx context.Context) error {
+	cfg := &r.cfg
+	layout, errs := cfg.Table.Layout()
+	if len(errs) > 0 {
+		return fatalError{fmt.Errorf("table layout: %w", errs)}
+	}
+	dec, err := decode.New(layout)
+	if err != nil {
+		return fatalError{fmt.Errorf("build decoder: %w", err)}
+	}
+	tbl, err := table.Open(cfg.Dir, table.Options{})
+	if err != nil {
+		return fmt.Errorf("open table %s: %w", cfg.Dir, err)
+	}
+	if _, err := tbl.CollectGarbage(); err != nil {
+		r.log.Warn("garbage collection failed", "err", err)
+	}
+	snap := tbl.Snapshot()
+	if snap.Schema != nil {
+		if err := table.CheckSchemaChange(snap.Schema, layout.Columns()); err != nil {
+			return fatalError{err}
+		}
+	}
+	l := &loop{
+		r: r, tbl: tbl, dec: dec, schema: dec.Schema(), columns: layout.Columns(),
+		pending:   map[kafka.TopicPartition]int64{},
+		committed: map[kafka.TopicPartition]int64{},
+		highWater: map[kafka.TopicPartition]int64{},
+	}
+	r.mu.Lock()
+	r.status.Version, r.status.Rows, r.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
+	r.status.CorruptRecords = snap.Counters[counterCorrupt]
+	r.mu.Unlock()
+	return l.run(ctx, snap)
+}
+
+func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
+	r := l.r
+	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
+	fctx, cancelFetch := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancelFetch(); wg.Wait() }()
+	batches := make(chan kafka.Batch, 8)
+	fetchErrs := make(chan error, 1)
+	fetching := map[kafka.TopicPartition]context.CancelFunc{}
+
+	// start begins fetching the new partitions among tps, each from its
+	// committed offset, else from starting (earliest for partitions found
+	// after the first discovery).
+	start := func(tps []kafka.TopicPartition, starting string) error {
+		var fresh []kafka.TopicPartition
+		for _, tp := range tps {
+			if _, ok := fetching[tp]; !ok {
+				fresh = append(fresh, tp)
+			}
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		which := kafka.Latest
+		if starting == spec.StartingOffsetEarliest {
+			which = kafka.Earliest
+		}
+		defaults, err := r.client.Offsets(ctx, fresh, which)
+		if err != nil {
+			return err
+		}
+		var topics []string
+		for _, tp := range fresh {
+			topics = append(topics, tp.Topic)
+		}
+		tsTypes, err := r.client.TimestampTypes(ctx, topics)
+		if err != nil {
+			return err
+		}
+		if !r.cfg.Continuous && l.end == nil {
+			if l.end, err = r.client.Offsets(ctx, fresh, kafka.Latest); err != nil {
+				return err
+			}
+		}
+		for _, tp := range fresh {
+			next, ok := snap.Txns[r.appID(tp)]
+			if !ok {
+				next = defaults[tp]
+			}
+			l.committed[tp] = next
+			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
+				fetching[tp] = func() {}
+				continue // nothing to read in this triggered run
+			}
+			pctx, cancel := context.WithCancel(fctx)
+			fetching[tp] = cancel
+			f := &kafka.Fetcher{Client: r.client, TP: tp, TimestampType: tsTypes[tp.Topic],
+				OnRetry: func(err error) { r.log.Warn("fetch retries", "err", err) }}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := f.Run(pctx, next, batches); err != nil && pctx.Err() == nil {
+					select {
+					case fetchErrs <- err:
+					default:
+					}
+				}
+			}()
+		}
+		l.publishOffsets()
+		return nil
+	}
+
+	tps, err := r.client.Partitions(ctx, ko)
+	if err != nil {
+		return err
+	}
+	if err := start(tps, ko.StartingOffset); err != nil {
+		return err
+	}
+	r.setState(spec.StateRunning, nil)
+
+	flushTimer := time.NewTimer(time.Hour)
+	flushTimer.Stop()
+	discover := time.NewTicker(discoverEvery)
+	defer discover.Stop()
+	for {
+		if !r.cfg.Continuous && l.reachedEnd() {
+			if err := l.flush(ctx); err != nil {
+				return err
+			}
+			r.setState(spec.StateCompleted, nil)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			// Final flush on a context of its own: the loop's is done.
+			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return l.flush(fctx)
+		case err := <-fetchErrs:
+			return err
+		case b := <-batches:
+			wasEmpty := l.empty()
+			if err := l.add(b); err != nil {
+				return err
+			}
+			if l.full() {
+				flushTimer.Stop()
+				if err := l.flush(ctx); err != nil {
+					return err
+				}
+			} else if wasEmpty && !l.empty() {
+				// The interval counts from the first buffered record, and
+				// the flush fires even if no record follows it.
+				flushTimer.Reset(r.cfg.FlushEvery)
+			}
+		case <-flushTimer.C:
+			if err := l.flush(ctx); err != nil {
+				return err
+			}
+		case <-discover.C:
+			tps, err := r.client.Partitions(ctx, ko)
+			if err != nil {
+				r.log.Warn("partition discovery failed", "err", err)
+				continue
+			}
+			if err := start(tps, spec.StartingOffsetEarliest); err != nil {
+				r.log.Warn("starting new partitions failed", "err", err)
+			}
+		}
+	}
+}
+
+// add decodes a fetched batch into the open file.
+func (l *loop) add(b kafka.Batch) error {
+	l.highWater[b.TP] = b.HighWatermark
+	recs := b.Records
+	next := b.Next
+	if end, ok := l.end[b.TP]; ok && next > end {
+		// A triggered run stops at the end offsets seen at its start.
+		i := 0
+		for i < len(recs) && recs[i].Offset < end {
+			i++
+		}
+		recs, next = recs[:i], end
+	}
+	if next <= l.nextOffset(b.TP) {
+		return nil
+	}
+	if len(recs) > 0 {
+		if l.file == nil {
+			f, err := l.tbl.NewFile(l.schema)
+			if err != nil {
+				return fmt.Errorf("start a data file: %w", err)
+			}
+			l.file, l.firstRow = f, time.Now()
+		}
+		var stats decode.Stats
+		var err error
+		l.rows, stats, err = l.dec.Decode(recs, l.rows[:0])
+		if err != nil {
+			return fatalError{err}
+		}
+		if err := l.file.WriteRows(l.rows); err != nil {
+			return fmt.Errorf("write rows of %s: %w", b.TP, err)
+		}
+		l.corrupt += int64(stats.Corrupt)
+	}
+	l.pending[b.TP] = next
+	return nil
+}
+
+// nextOffset is the offset after everything buffered or committed for tp.
+func (l *loop) nextOffset(tp kafka.TopicPartition) int64 {
+	if n, ok := l.pending[tp]; ok {
+		return n
+	}
+	return l.committed[tp]
+}
+
+// empty reports whether nothing is buffered: no rows, no offsets.
+func (l *loop) empty() bool { return l.file == nil && len(l.pending) == 0 }
+
+// full reports whether the open file reached a size or row limit.
+func (l *loop) full() bool {
+	return l.file != nil && (l.file.Rows() >= l.r.cfg.MaxRows || l.file.Size() >= l.r.cfg.MaxBytes)
+}
+
+// reachedEnd reports whether a triggered run has everything up to its end
+// offsets committed or buffered.
+func (l *loop) reachedEnd() bool {
+	for tp, end := range l.end {
+		if l.nextOffset(tp) < end {
+			return false
+		}
+	}
+	return true
+}
+
+// flush closes the open file and commits it with the buffered offsets.
+func (l *loop) flush(ctx context.Context) error {
+	if l.empty() {
+		return nil
+	}
+	c := table.Commit{Txns: map[string]int64{}, Schema: l.columns}
+	var rows int64
+	if l.file != nil {
+		add, err := l.file.Close()
+		l.file = nil
+		if err != nil {
+			return fmt.Errorf("finish data file: %w", err)
+		}
+		rows = add.NumRecords
+		c.Files = append(c.Files, add)
+	}
+	for tp, next := range l.pending {
+		c.Txns[l.r.appID(tp)] = next
+	}
+	c.Counters = map[string]int64{counterCorrupt: l.corrupt}
+	version, err := l.tbl.Commit(c)
+	if err != nil {
+		return fmt.Errorf("commit to the log: %w", err)
+	}
+	offsets := make(map[kafka.TopicPartition]int64, len(l.pending))
+	for tp, next := range l.pending {
+		l.committed[tp] = next
+		offsets[tp] = next
+	}
+	clear(l.pending)
+	r := l.r
+	r.mu.Lock()
+	r.status.Version = version
+	r.status.Rows += rows
+	r.status.Files += int64(len(c.Files))
+	r.status.CorruptRecords += l.corrupt
+	r.mu.Unlock()
+	l.corrupt = 0
+	l.publishOffsets()
+	go func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.client.CommitGroupOffsets(cctx, r.groupID(), offsets); err != nil {
+			r.log.Debug("consumer group offsets not committed", "err", err)
+		}
+	}()
+	return nil
+}
+
+// publishOffsets copies committed offsets and lag into the status.
+func (l *loop) publishOffsets() {
+	ps := make([]spec.PartitionStatus, 0, len(l.committed))
+	for tp, next := range l.committed {
+		lag := max(l.highWater[tp]-next, 0)
+		ps = append(ps, spec.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, NextOffset: next, Lag: lag})
+	}
+	sortPartitions(ps)
+	l.r.mu.Lock()
+	l.r.status.Partitions = ps
+	l.r.mu.Unlock()
+}
+
+// groupID is the consumer group the table's offsets are mirrored to.
+func (r *tableRunner) groupID() string {
+	return "tributary." + r.cfg.Pipeline + "." + r.cfg.Qualified
+}
+
+// tableDir is where a table lives under the warehouse.
+func tableDir(warehouse string, p *spec.Pipeline, t *spec.Table) string {
+	return filepath.Join(warehouse, p.DestinationCatalog, p.DestinationSchema, t.DestinationTable)
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// publicConnection returns c as the API shows it. Secrets are write-only:
+// the store keeps them (mode 0600) for the engine, and every answer that
+// carries a connection goes through here, which is where they are cleared
+// once Connection has any. Today it has none, so c is returned as is.
+func publicConnection(c *spec.Connection) *spec.Connection { return c }
+
+func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	c, err := s.store.Connections.Get(name)
+	if err != nil {
+		return notFoundOr(err, "connection", name)
+	}
+	return writeJSON(w, http.StatusOK, publicConnection(&c))
+}
+
+func (s *Server) listConnections(w http.ResponseWriter, _ *http.Request) error {
+	conns, err := s.store.Connections.List()
+	if err != nil {
+		return err
+	}
+	out := make([]*spec.Connection, len(conns))
+	for i := range conns {
+		out[i] = publicConnection(&conns[i])
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// putConnection creates or replaces a connection. A changed connection
+// re-applies every pipeline that uses it; an unchanged one re-applies only
+// those the engine does not run (their last start failed).
+func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
+	var c spec.Connection
+	if err := decodeBody(w, r, "connection", &c); err != nil {
+		return err
+	}
+	if err := pathName(r, &c.Name); err != nil {
+		return err
+	}
+	if errs := c.Validate(); len(errs) > 0 {
+		return invalid("the connection is not valid", errs)
+	}
+
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	old, err := s.store.Connections.Get(c.Name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	changed := err != nil || !sameJSON(&old, &c)
+	if changed {
+		if err := s.store.Connections.Put(&c); err != nil {
+			return err
+		}
+	}
+	users, err := s.pipelinesUsing(c.Name)
+	if err != nil {
+		return err
+	}
+	// The engine's work must not stop half-way because the client gave up.
+	ctx := context.WithoutCancel(r.Context())
+	var errs []error
+	for i := range users {
+		if _, known := s.engine.Status(users[i].Name); known && !changed {
+			continue
+		}
+		if err := s.applyStored(ctx, &users[i]); err != nil {
+			errs = append(errs, fmt.Errorf("pipeline %q: %w", users[i].Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("connection %q was saved, but re-applying the pipelines that use it failed (each is retried on the next PUT or agent restart): %w",
+			c.Name, errors.Join(errs...))
+	}
+	return writeJSON(w, http.StatusOK, publicConnection(&c))
+}
+
+// deleteConnection deletes a connection no pipeline uses.
+func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	if _, err := s.store.Connections.Get(name); err != nil {
+		return notFoundOr(err, "connection", name)
+	}
+	users, err := s.pipelinesUsing(name)
+	if err != nil {
+		return err
+	}
+	if len(users) > 0 {
+		return problemf(http.StatusConflict, "connection %q is used by pipeline(s) %s; delete them or point them at another connection first",
+			name, quotedNames(users))
+	}
+	if err := s.store.Connections.Delete(name); err != nil {
+		return notFoundOr(err, "connection", name)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

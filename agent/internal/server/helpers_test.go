@@ -1,0 +1,225 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+const testToken = "s3cret-token"
+
+// fakeEngine records what the server asks of it and reports every applied
+// pipeline as RUNNING.
+type fakeEngine struct {
+	mu       sync.Mutex
+	running  map[string]*spec.Pipeline
+	conns    map[string]spec.Connection // last connection each pipeline was applied with
+	applies  map[string]int
+	removes  map[string]int
+	applyErr error // returned by every Apply while set
+}
+
+var _ server.Engine = (*fakeEngine)(nil)
+
+func newFakeEngine() *fakeEngine {
+	return &fakeEngine{
+		running: map[string]*spec.Pipeline{},
+		conns:   map[string]spec.Connection{},
+		applies: map[string]int{},
+		removes: map[string]int{},
+	}
+}
+
+func (e *fakeEngine) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connection) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.applies[p.Name]++
+	if e.applyErr != nil {
+		return e.applyErr
+	}
+	cp := *p
+	e.running[p.Name] = &cp
+	e.conns[p.Name] = *conn
+	return nil
+}
+
+func (e *fakeEngine) Remove(_ context.Context, name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.removes[name]++
+	delete(e.running, name)
+	return nil
+}
+
+func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.running[name]
+	if !ok {
+		return spec.PipelineStatus{}, false
+	}
+	st := spec.PipelineStatus{State: spec.StateRunning}
+	for i, t := range p.Tables {
+		st.Tables = append(st.Tables, spec.TableStatus{
+			DestinationTable: t.DestinationTable,
+			State:            spec.StateRunning,
+			Version:          int64(i + 3),
+			Rows:             100,
+			Files:            2,
+			CorruptRecords:   1,
+			Partitions:       []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 50, Lag: 7}},
+		})
+	}
+	return st, true
+}
+
+func (e *fakeEngine) Close(context.Context) error { return nil }
+
+func (e *fakeEngine) count(m map[string]int, name string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return m[name]
+}
+
+// forget drops a pipeline as if its start had failed or the engine restarted.
+func (e *fakeEngine) forget(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.running, name)
+}
+
+func (e *fakeEngine) setApplyErr(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.applyErr = err
+}
+
+// agent is a server under test with a client that holds the right token.
+type agent struct {
+	srv    *server.Server
+	url    string
+	client *client.Client
+	engine *fakeEngine
+	dir    string
+}
+
+// newAgent starts a server on a store in dir (a new temp dir when "").
+func newAgent(t *testing.T, dir string) *agent {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := newFakeEngine()
+	srv, err := server.New(server.Config{
+		Store: st, Engine: eng, Token: testToken,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &agent{srv: srv, url: hs.URL, client: newClient(t, hs.URL, testToken), engine: eng, dir: dir}
+}
+
+func newClient(t *testing.T, url, token string) *client.Client {
+	t.Helper()
+	c, err := client.New(url, token, client.RetryMax(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func connection(name string) *spec.Connection {
+	return &spec.Connection{Name: name, BootstrapServers: []string{"127.0.0.1:19092"}}
+}
+
+func pipeline(name, conn, table string) *spec.Pipeline {
+	return &spec.Pipeline{
+		Name: name, Connection: conn, DestinationCatalog: "main", DestinationSchema: "raw",
+		Tables: []spec.Table{{
+			DestinationTable: table,
+			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{"events"}}},
+		}},
+	}
+}
+
+// mustPut creates connection "local" and the pipelines through the client.
+func (a *agent) mustPut(t *testing.T, pipes ...*spec.Pipeline) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := a.client.PutConnection(ctx, connection("local")); err != nil {
+		t.Fatalf("PutConnection: %v", err)
+	}
+	for _, p := range pipes {
+		if _, err := a.client.PutPipeline(ctx, p); err != nil {
+			t.Fatalf("PutPipeline %s: %v", p.Name, err)
+		}
+	}
+}
+
+// apiError asserts err is an *client.APIError with status and returns it.
+func apiError(t *testing.T, err error, status int) *client.APIError {
+	t.Helper()
+	var ae *client.APIError
+	if !errors.As(err, &ae) {
+		t.Fatalf("err = %v, want an *client.APIError with status %d", err, status)
+	}
+	if ae.Status != status {
+		t.Fatalf("status = %d, want %d; error: %v", ae.Status, status, ae)
+	}
+	return ae
+}
+
+// raw sends a request with an optional bearer token and returns the status,
+// content type and body.
+func raw(t *testing.T, method, url, token, body string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(data)
+}
+
+// problem decodes a problem+json body, failing when it is not one.
+func problem(t *testing.T, header http.Header, body string) spec.Problem {
+	t.Helper()
+	if ct := header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type = %q, want application/problem+json; body %s", ct, body)
+	}
+	var p spec.Problem
+	if err := json.Unmarshal([]byte(body), &p); err != nil || p.Title == "" || p.Status == 0 {
+		t.Fatalf("body is not a problem (%v): %s", err, body)
+	}
+	return p
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// pipelineStates lists every state tributary_pipeline_up has a series for.
+var pipelineStates = []string{spec.StateStarting, spec.StateRunning, spec.StateCompleted, spec.StateFailed, spec.StateStopped}
+
+// metricFamily is one metric in the Prometheus text exposition format.
+type metricFamily struct {
+	name, typ, help string
+	samples         []metricSample
+}
+
+// metricSample is one series: label names and values alternate in labels.
+type metricSample struct {
+	labels []string
+	value  int64
+}
+
+func (f *metricFamily) add(value int64, labels ...string) {
+	f.samples = append(f.samples, metricSample{labels: labels, value: value})
+}
+
+// metrics answers GET /metrics in the Prometheus text format (version
+// 0.0.4). Like every route but /healthz it needs the token: configure the
+// scraper with it (Prometheus: authorization.credentials_file). Series carry
+// pipeline and table (<catalog>.<schema>.<table>) labels, and topic and
+// partition for partition lag.
+func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
+	pipes, err := s.store.Pipelines.List()
+	if err != nil {
+		return err
+	}
+	var (
+		up      = metricFamily{name: "tributary_pipeline_up", typ: "gauge", help: "1 for the state the pipeline is in, 0 for the other states."}
+		rows    = metricFamily{name: "tributary_table_rows_total", typ: "counter", help: "Rows committed to the table."}
+		files   = metricFamily{name: "tributary_table_files_total", typ: "counter", help: "Parquet files committed to the table."}
+		corrupt = metricFamily{name: "tributary_table_corrupt_records_total", typ: "counter", help: "Records committed with a _corrupt_record because they could not be decoded."}
+		version = metricFamily{name: "tributary_table_version", typ: "gauge", help: "Latest committed Delta log version of the table; -1 before the first commit."}
+		lag     = metricFamily{name: "tributary_partition_lag", typ: "gauge", help: "High watermark minus the next offset to read, as last seen."}
+	)
+	for i := range pipes {
+		p := &pipes[i]
+		st := s.status(p)
+		for _, state := range pipelineStates {
+			var v int64
+			if state == st.State {
+				v = 1
+			}
+			up.add(v, "pipeline", p.Name, "state", state)
+		}
+		for j := range st.Tables {
+			ts := &st.Tables[j]
+			table := p.DestinationCatalog + "." + p.DestinationSchema + "." + ts.DestinationTable
+			rows.add(ts.Rows, "pipeline", p.Name, "table", table)
+			files.add(ts.Files, "pipeline", p.Name, "table", table)
+			corrupt.add(ts.CorruptRecords, "pipeline", p.Name, "table", table)
+			version.add(ts.Version, "pipeline", p.Name, "table", table)
+			for _, ps := range ts.Partitions {
+				lag.add(ps.Lag, "pipeline", p.Name, "table", table, "topic", ps.Topic, "partition", strconv.Itoa(ps.Partition))
+			}
+		}
+	}
+	var b bytes.Buffer
+	for _, f := range []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag} {
+		f.writeTo(&b)
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	_, _ = w.Write(b.Bytes()) // the scraper went away; nothing to do
+	return nil
+}
+
+// writeTo writes f's HELP and TYPE lines and every sample.
+func (f *metricFamily) writeTo(b *bytes.Buffer) {
+	b.WriteString("# HELP " + f.name + " " + helpEscaper.Replace(f.help) + "\n")
+	b.WriteString("# TYPE " + f.name + " " + f.typ + "\n")
+	for _, smp := range f.samples {
+		b.WriteString(f.name)
+		for i := 0; i+1 < len(smp.labels); i += 2 {
+			if i == 0 {
+				b.WriteByte('{')
+			} else {
+				b.WriteByte(',')
+			}
+			b.WriteString(smp.labels[i] + `="` + labelEscaper.Replace(smp.labels[i+1]) + `"`)
+		}
+		if len(smp.labels) > 0 {
+			b.WriteByte('}')
+		}
+		b.WriteString(" " + strconv.FormatInt(smp.value, 10) + "\n")
+	}
+}
+
+// The text format escapes backslash and newline in HELP, and also the double
+// quote in label values.
+var (
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+)

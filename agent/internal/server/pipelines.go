@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+func (s *Server) getPipeline(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	p, err := s.store.Pipelines.Get(name)
+	if err != nil {
+		return notFoundOr(err, "pipeline", name)
+	}
+	return writeJSON(w, http.StatusOK, spec.PipelineResponse{Spec: p, Status: s.status(&p)})
+}
+
+func (s *Server) listPipelines(w http.ResponseWriter, _ *http.Request) error {
+	pipes, err := s.store.Pipelines.List()
+	if err != nil {
+		return err
+	}
+	out := make([]spec.PipelineResponse, len(pipes))
+	for i := range pipes {
+		out[i] = spec.PipelineResponse{Spec: pipes[i], Status: s.status(&pipes[i])}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// putPipeline creates or replaces a pipeline: decode, normalize, validate,
+// check its connection and table claims, store, then apply. An unchanged
+// spec is applied again only when the engine does not run it.
+func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
+	var p spec.Pipeline
+	if err := decodeBody(w, r, "pipeline", &p); err != nil {
+		return err
+	}
+	if err := pathName(r, &p.Name); err != nil {
+		return err
+	}
+	p.Normalize()
+	if errs := p.Validate(); len(errs) > 0 {
+		return invalid("the pipeline is not valid", errs)
+	}
+
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	if _, err := s.store.Connections.Get(p.Connection); err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return invalid("the pipeline's connection does not exist", spec.Errors{{
+			Path:   "connection",
+			Detail: fmt.Sprintf("connection %q does not exist on the agent; create it first", p.Connection),
+		}})
+	}
+	others, err := s.store.Pipelines.List()
+	if err != nil {
+		return err
+	}
+	if errs := claimConflicts(&p, others); len(errs) > 0 {
+		pe := problemf(http.StatusConflict, "a destination table belongs to exactly one pipeline")
+		pe.Errors = errs
+		return pe
+	}
+
+	old, err := s.store.Pipelines.Get(p.Name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	existed := err == nil
+	changed := !existed || !sameJSON(&old, &p)
+	_, known := s.engine.Status(p.Name)
+	if changed {
+		if err := s.store.Pipelines.Put(&p); err != nil {
+			return err
+		}
+	}
+	if changed || !known {
+		// The engine's work must not stop half-way because the client
+		// gave up.
+		if err := s.applyStored(context.WithoutCancel(r.Context()), &p); err != nil {
+			return s.applyFailed(&p, &old, existed, changed, err)
+		}
+	}
+	return writeJSON(w, http.StatusOK, spec.PipelineResponse{Spec: p, Status: s.status(&p)})
+}
+
+// applyFailed answers a failed Apply of pipeline p. A refusal (spec.Errors)
+// puts back the previous spec, old when it existed, and answers 422: the
+// engine runs what it ran before. Any other failure keeps p stored, to be
+// retried, and answers 500.
+func (s *Server) applyFailed(p, old *spec.Pipeline, existed, changed bool, err error) error {
+	var refused spec.Errors
+	if !errors.As(err, &refused) {
+		return fmt.Errorf("pipeline %q was saved but did not start (it is retried on the next PUT or agent restart): %w", p.Name, err)
+	}
+	if changed {
+		var rollbackErr error
+		if existed {
+			rollbackErr = s.store.Pipelines.Put(old)
+		} else {
+			rollbackErr = s.store.Pipelines.Delete(p.Name)
+			s.setFailed(p.Name, nil)
+		}
+		if rollbackErr != nil {
+			return fmt.Errorf("the agent refused pipeline %q (%w) and could not restore the previous spec: %w", p.Name, refused, rollbackErr)
+		}
+	}
+	return invalid("the agent refused the pipeline", refused)
+}
+
+// deletePipeline stops a pipeline and forgets it; its tables stay.
+func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	if _, err := s.store.Pipelines.Get(name); err != nil {
+		return notFoundOr(err, "pipeline", name)
+	}
+	if err := s.engine.Remove(context.WithoutCancel(r.Context()), name); err != nil {
+		return fmt.Errorf("stopping pipeline %q: %w", name, err)
+	}
+	if err := s.store.Pipelines.Delete(name); err != nil {
+		return notFoundOr(err, "pipeline", name)
+	}
+	s.setFailed(name, nil)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// claimConflicts returns a problem for every table of p whose
+// <catalog>.<schema>.<table> (compared case-insensitively) another pipeline
+// of others already writes.
+func claimConflicts(p *spec.Pipeline, others []spec.Pipeline) spec.Errors {
+	owner := map[string]string{}
+	for i := range others {
+		o := &others[i]
+		if o.Name == p.Name {
+			continue
+		}
+		for j := range o.Tables {
+			owner[strings.ToLower(o.QualifiedName(&o.Tables[j]))] = o.Name
+		}
+	}
+	var errs spec.Errors
+	for i := range p.Tables {
+		qn := p.QualifiedName(&p.Tables[i])
+		if other, ok := owner[strings.ToLower(qn)]; ok {
+			errs = append(errs, spec.FieldError{
+				Path: fmt.Sprintf("table[%d].destination_table", i),
+				Detail: fmt.Sprintf("table %s is already written by pipeline %q; choose another destination table, or delete pipeline %q first",
+					qn, other, other),
+			})
+		}
+	}
+	return errs
+}

@@ -1,0 +1,269 @@
+// Package server is the agent's HTTP API: JSON over HTTP with a bearer
+// token, the wire format of [spec] and [spec.Problem] errors. It keeps the
+// desired state in a [store.Store] and hands pipelines to an [Engine] to run.
+//
+// Routes (every one but /healthz needs the token):
+//
+//	PUT/GET/DELETE /v1/connections/{name}   one connection
+//	GET            /v1/connections          every connection, by name
+//	PUT/GET/DELETE /v1/pipelines/{name}     one pipeline, with its status
+//	GET            /v1/pipelines            every pipeline, by name
+//	GET            /healthz                 liveness, no token
+//	GET            /metrics                 Prometheus text format
+//
+// Every error, unknown routes and wrong methods included, is an
+// application/problem+json [spec.Problem].
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// Engine runs pipelines; *pipeline.Manager is the real one. Implementations
+// must be safe for concurrent use: the server calls Apply and Remove one at a
+// time, but Status concurrently with them and with itself.
+type Engine interface {
+	// Apply starts pipeline p reading through conn, or updates it in place
+	// when it runs already. An error wrapping [spec.Errors] means the engine
+	// refuses this spec as it stands (an incompatible schema change, say)
+	// and keeps running what it had: the server answers 422 with those
+	// problems and keeps the previously stored spec. Any other error means
+	// the pipeline could not start now; it stays stored and is retried on the
+	// next PUT or restart.
+	Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection) error
+	// Remove stops the named pipeline after a final flush and commit, and
+	// forgets it. Removing a pipeline the engine does not run is not an
+	// error.
+	Remove(ctx context.Context, name string) error
+	// Status reports the named pipeline; ok is false when the engine does
+	// not run it (never applied, or its Apply failed).
+	Status(name string) (status spec.PipelineStatus, ok bool)
+	// Close stops every pipeline, flushing and committing what they
+	// buffered. The server never calls it; whoever built the engine does,
+	// after the HTTP server stopped.
+	Close(ctx context.Context) error
+}
+
+// Config configures a Server.
+type Config struct {
+	// Store holds the desired state; required.
+	Store *store.Store
+	// Engine runs the pipelines; required.
+	Engine Engine
+	// Token is the bearer token every request but /healthz must carry.
+	Token string
+	// InsecureNoAuth accepts requests without a token; required when Token
+	// is empty, so that no caller turns authentication off by mistake.
+	InsecureNoAuth bool
+	// Logger receives one line per request and the server's errors; nil
+	// means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the agent API, an http.Handler. It is safe for concurrent use.
+// Changes (PUT, DELETE, Resume) run one at a time, so checks that span
+// objects (a table claimed twice, a connection still in use) cannot race;
+// reads run concurrently with them.
+type Server struct {
+	store     *store.Store
+	engine    Engine
+	tokenHash *[sha256.Size]byte // nil in insecure mode
+	log       *slog.Logger
+	handler   http.Handler
+
+	// changeMu serialises every change to the store and the engine.
+	changeMu sync.Mutex
+
+	failedMu sync.Mutex
+	// failed holds, per pipeline, the error of its last Apply when that
+	// failed, so GET can say why the engine does not run it.
+	failed map[string]string
+}
+
+// New returns a Server on cfg. It does not start any pipeline; call
+// [Server.Resume] for that.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Engine == nil {
+		return nil, errors.New("server: Store and Engine are required")
+	}
+	s := &Server{
+		store:  cfg.Store,
+		engine: cfg.Engine,
+		log:    cfg.Logger,
+		failed: map[string]string{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	switch {
+	case cfg.Token != "":
+		h := sha256.Sum256([]byte(cfg.Token))
+		s.tokenHash = &h
+	case !cfg.InsecureNoAuth:
+		return nil, errors.New("server: a token is required unless InsecureNoAuth is set")
+	}
+	s.handler = s.logRequests(s.routes())
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Resume applies every stored pipeline to the engine, so a restarted agent
+// runs what it ran before. A pipeline that fails to start does not stop the
+// others: its error is logged, shown by GET as state FAILED, and returned
+// joined with the others'.
+func (s *Server) Resume(ctx context.Context) error {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	pipes, err := s.store.Pipelines.List()
+	if err != nil {
+		return fmt.Errorf("resuming pipelines: %w", err)
+	}
+	var errs []error
+	for i := range pipes {
+		p := &pipes[i]
+		if err := s.applyStored(ctx, p); err != nil {
+			errs = append(errs, fmt.Errorf("resuming pipeline %q: %w", p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// applyStored applies stored pipeline p with its stored connection and
+// records the outcome for GET.
+func (s *Server) applyStored(ctx context.Context, p *spec.Pipeline) error {
+	conn, err := s.store.Connections.Get(p.Connection)
+	if err != nil {
+		err = fmt.Errorf("its connection %q: %w", p.Connection, err)
+	} else {
+		err = s.engine.Apply(ctx, p, &conn)
+	}
+	s.setFailed(p.Name, err)
+	if err != nil {
+		s.log.Error("pipeline did not start", "pipeline", p.Name, "err", err)
+	}
+	return err
+}
+
+// setFailed records err as the last Apply error of the named pipeline, or
+// clears it when err is nil.
+func (s *Server) setFailed(name string, err error) {
+	s.failedMu.Lock()
+	defer s.failedMu.Unlock()
+	if err == nil {
+		delete(s.failed, name)
+		return
+	}
+	s.failed[name] = err.Error()
+}
+
+// status returns what GET reports for stored pipeline p: the engine's status,
+// or one made up from the last Apply error (FAILED) or none (STARTING) when
+// the engine does not run it.
+func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
+	if st, ok := s.engine.Status(p.Name); ok {
+		return st
+	}
+	s.failedMu.Lock()
+	lastErr, failed := s.failed[p.Name]
+	s.failedMu.Unlock()
+	st := spec.PipelineStatus{State: spec.StateStarting, Tables: make([]spec.TableStatus, len(p.Tables))}
+	if failed {
+		st.State = spec.StateFailed
+	}
+	for i := range p.Tables {
+		st.Tables[i] = spec.TableStatus{
+			DestinationTable: p.Tables[i].DestinationTable,
+			State:            st.State,
+			Version:          -1,
+			LastError:        lastErr,
+		}
+	}
+	return st
+}
+
+// handlerFunc is an API handler; a returned error becomes a problem answer.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route is one path and the handler of each method it accepts.
+type route struct {
+	path    string
+	methods map[string]handlerFunc
+	// open routes need no token.
+	open bool
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range []route{
+		{path: "/healthz", methods: map[string]handlerFunc{http.MethodGet: s.healthz}, open: true},
+		{path: "/metrics", methods: map[string]handlerFunc{http.MethodGet: s.metrics}},
+		{path: "/v1/connections", methods: map[string]handlerFunc{http.MethodGet: s.listConnections}},
+		{path: "/v1/connections/{name}", methods: map[string]handlerFunc{
+			http.MethodGet: s.getConnection, http.MethodPut: s.putConnection, http.MethodDelete: s.deleteConnection,
+		}},
+		{path: "/v1/pipelines", methods: map[string]handlerFunc{http.MethodGet: s.listPipelines}},
+		{path: "/v1/pipelines/{name}", methods: map[string]handlerFunc{
+			http.MethodGet: s.getPipeline, http.MethodPut: s.putPipeline, http.MethodDelete: s.deletePipeline,
+		}},
+	} {
+		allowed := make([]string, 0, len(rt.methods)+1)
+		for method, h := range rt.methods {
+			mux.Handle(method+" "+rt.path, s.wrap(h, rt.open))
+			allowed = append(allowed, method)
+			if method == http.MethodGet {
+				allowed = append(allowed, http.MethodHead)
+			}
+		}
+		slices.Sort(allowed)
+		// The same path without a method matches every method the
+		// patterns above leave out; ServeMux's own 405 is plain text.
+		mux.Handle(rt.path, s.wrap(methodNotAllowed(allowed), rt.open))
+	}
+	mux.Handle("/", s.wrap(notFound, false))
+	return mux
+}
+
+// wrap turns h into an http.Handler that checks the token unless open and
+// writes h's error as a problem.
+func (s *Server) wrap(h handlerFunc, open bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !open && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="tributary-agent"`)
+			s.writeError(w, r, problemf(http.StatusUnauthorized,
+				"send the agent's token as \"Authorization: Bearer <token>\" (the provider's token attribute or TRIBUTARY_TOKEN)"))
+			return
+		}
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func notFound(_ http.ResponseWriter, r *http.Request) error {
+	return problemf(http.StatusNotFound, "no route for %s %s; the API lives under /v1/connections and /v1/pipelines", r.Method, r.URL.Path)
+}
+
+func methodNotAllowed(allowed []string) handlerFunc {
+	list := strings.Join(allowed, ", ")
+	return func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Allow", list)
+		return problemf(http.StatusMethodNotAllowed, "%s does not accept %s; use one of %s", r.URL.Path, r.Method, list)
+	}
+}

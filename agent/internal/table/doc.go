@@ -1,0 +1,31 @@
+// Package table writes a destination table: Parquet data files plus a
+// transaction log that follows the Delta Lake protocol, so that the table
+// opens as a Delta table in Spark, delta-rs and DuckDB and its files stay
+// readable by any plain Parquet reader.
+//
+// A table is a folder:
+//
+//	<table>/part-00000-<uuid>-c000.snappy.parquet   committed or orphaned data files
+//	<table>/_tmp/...                                 files being written (ignored by readers)
+//	<table>/_delta_log/00000000000000000000.json     one log entry per version
+//
+// Ingestion is exactly once because of the order of operations (see the
+// "Data flow and the commit protocol" section of the architecture):
+//
+//  1. [Table.NewFile] streams rows into a file under _tmp/; [FileWriter.Close]
+//     fsyncs it and moves it into the table folder under a name nothing
+//     overwrites. Until a log entry adds it, the file is invisible to Delta
+//     readers and is garbage to [Table.CollectGarbage].
+//  2. [Table.Commit] writes one log entry that adds the files, carries any
+//     schema change and records, for every topic-partition, the next offset to
+//     read (a Delta "txn" action). The entry is created put-if-absent, so of
+//     two writers of the same version exactly one wins.
+//  3. On start, [Open] replays the log and [Snapshot.Txns] says where every
+//     partition resumes.
+//
+// A crash before step 2 completes leaves only unreferenced files; a crash
+// after it leaves a durable entry whose offsets the next start resumes from.
+//
+// A Table is safe for concurrent use by several goroutines; a [FileWriter] is
+// not, and belongs to the goroutine that created it.
+package table

@@ -1,0 +1,202 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// AddFile describes a data file ready to be committed.
+type AddFile struct {
+	// Path is the file name relative to the table folder.
+	Path string
+	// Size is the file size in bytes.
+	Size int64
+	// ModificationTime is the file's modification time.
+	ModificationTime time.Time
+	// NumRecords is the number of rows in the file.
+	NumRecords int64
+}
+
+// FileWriter streams rows into one new data file. Rows are buffered in memory
+// for at most [Options.RowGroupRows] rows, then flushed to disk as a row
+// group. A FileWriter is not safe for concurrent use.
+type FileWriter struct {
+	t    *Table
+	name string // final name, relative to the table folder
+	tmp  string // temporary name, relative to the table folder
+	f    *os.File
+	w    *parquet.Writer
+	// leaves describes ps's columns, to check rows before parquet-go sees them.
+	leaves []leafColumn
+	rows   int64
+	// err is sticky: after a failed write the file is unusable and only
+	// Abort is allowed.
+	err    error
+	linked bool // the file exists under its final name
+	done   bool
+}
+
+// NewFile starts a data file with Parquet schema ps under _tmp/. The caller
+// must end it with [FileWriter.Close] or [FileWriter.Abort].
+func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
+	if ps == nil {
+		return nil, errors.New("new data file: nil parquet schema")
+	}
+	if err := os.MkdirAll(filepath.Join(t.dir, tmpDir), 0o755); err != nil {
+		return nil, fmt.Errorf("new data file: %w", err)
+	}
+	codec := t.opts.Compression
+	ext := ".parquet"
+	if codec.CompressionCodec() != format.Uncompressed {
+		ext = "." + strings.ToLower(codec.CompressionCodec().String()) + ext
+	}
+	fw := &FileWriter{t: t, name: "part-00000-" + newUUID() + "-c000" + ext, leaves: leafColumns(ps)}
+	fw.tmp = filepath.Join(tmpDir, fw.name+tmpSuffix)
+	cfg, err := parquet.NewWriterConfig(
+		ps,
+		parquet.Compression(codec),
+		parquet.MaxRowsPerRowGroup(t.opts.RowGroupRows),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("new data file: %w", err)
+	}
+	t.mu.Lock()
+	t.pending[fw.tmp] = struct{}{}
+	t.mu.Unlock()
+	fw.f, err = os.OpenFile(filepath.Join(t.dir, fw.tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		t.unpend(fw.tmp)
+		return nil, fmt.Errorf("new data file: %w", err)
+	}
+	fw.w = parquet.NewWriter(fw.f, cfg)
+	return fw, nil
+}
+
+// Name returns the name the file will have in the table folder.
+func (fw *FileWriter) Name() string { return fw.name }
+
+// WriteRows appends rows, laid out as ps.Deconstruct lays them out for the
+// schema passed to [Table.NewFile]. A batch with a malformed row is refused
+// whole and the file stays usable; after any other error only
+// [FileWriter.Abort] is left.
+func (fw *FileWriter) WriteRows(rows []parquet.Row) error {
+	if err := fw.usable(); err != nil {
+		return err
+	}
+	for i, row := range rows {
+		if err := checkRow(row, fw.leaves); err != nil {
+			// Nothing of this batch was written: the file stays usable.
+			return fmt.Errorf("writing rows to %s: row %d does not match the schema: %w", fw.name, i, err)
+		}
+	}
+	n, err := fw.w.WriteRows(rows)
+	fw.rows += int64(n)
+	if err != nil {
+		fw.err = fmt.Errorf("writing rows to %s: %w", fw.name, err)
+		return fw.err
+	}
+	return nil
+}
+
+// Rows returns the number of rows written so far.
+func (fw *FileWriter) Rows() int64 { return fw.rows }
+
+// Size returns an estimate of the file size in bytes so far, counting the
+// buffered row group uncompressed; good enough to close at a target size.
+func (fw *FileWriter) Size() int64 {
+	if fw.done {
+		return 0
+	}
+	return fw.w.Size()
+}
+
+// Close finishes the file, fsyncs it, moves it into the table folder under
+// its final name and fsyncs the folder. The file is not part of the table
+// until a [Table.Commit] adds the returned AddFile. After an error the file is
+// removed.
+func (fw *FileWriter) Close() (AddFile, error) {
+	if err := fw.usable(); err != nil {
+		fw.Abort()
+		return AddFile{}, err
+	}
+	add, err := fw.finish()
+	if err != nil {
+		fw.Abort()
+		return AddFile{}, fmt.Errorf("closing %s: %w", fw.name, err)
+	}
+	fw.done = true
+	return add, nil
+}
+
+func (fw *FileWriter) finish() (AddFile, error) {
+	if err := fw.w.Close(); err != nil {
+		return AddFile{}, err
+	}
+	if err := fw.f.Sync(); err != nil {
+		return AddFile{}, err
+	}
+	fi, err := fw.f.Stat()
+	if err != nil {
+		return AddFile{}, err
+	}
+	if err := fw.f.Close(); err != nil {
+		return AddFile{}, err
+	}
+	t := fw.t
+	t.mu.Lock()
+	t.pending[fw.name] = struct{}{}
+	t.mu.Unlock()
+	// Link, unlike rename, never replaces an existing file.
+	tmp, final := filepath.Join(t.dir, fw.tmp), filepath.Join(t.dir, fw.name)
+	if err := os.Link(tmp, final); err != nil {
+		t.unpend(fw.name)
+		return AddFile{}, err
+	}
+	fw.linked = true
+	if err := os.Remove(tmp); err != nil {
+		return AddFile{}, err
+	}
+	t.unpend(fw.tmp)
+	if err := syncDir(t.dir); err != nil {
+		return AddFile{}, err
+	}
+	return AddFile{Path: fw.name, Size: fi.Size(), ModificationTime: fi.ModTime(), NumRecords: fw.rows}, nil
+}
+
+// Abort discards the file. It may be called at any time, also after Close
+// failed; after a successful Close it does nothing (an uncommitted closed
+// file is left to garbage collection).
+func (fw *FileWriter) Abort() {
+	if fw.done {
+		return
+	}
+	fw.done = true
+	fw.f.Close()
+	t := fw.t
+	os.Remove(filepath.Join(t.dir, fw.tmp))
+	if fw.linked {
+		os.Remove(filepath.Join(t.dir, fw.name))
+	}
+	t.unpend(fw.tmp)
+	t.unpend(fw.name)
+}
+
+func (fw *FileWriter) usable() error {
+	if fw.done {
+		return fmt.Errorf("data file %s is already closed", fw.name)
+	}
+	return fw.err
+}
+
+func (t *Table) unpend(name string) {
+	t.mu.Lock()
+	delete(t.pending, name)
+	t.mu.Unlock()
+}
