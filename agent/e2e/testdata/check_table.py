@@ -95,7 +95,7 @@ def main():
 
     # The plain readers read the files the log references: an uncommitted
     # file left by a crash is not part of the table until garbage collected.
-    files = [os.path.join(args.table, f) for f in dt.files()]
+    files = [u.removeprefix("file://") for u in dt.file_uris()]
     on_disk = glob.glob(os.path.join(args.table, "*.parquet"))
     con = duckdb.connect()
     rel = con.execute("SELECT * FROM read_parquet(?)", [files])

@@ -12,8 +12,11 @@ import (
 // The JSON decoder is a hand-written single-pass scanner: it parses a
 // record's bytes straight into a rows.Builder, matching object keys against
 // the schema and skipping unknown ones, with no intermediate tree and no
-// allocation once its buffers have grown (a benchmark against fastjson,
-// which builds a tree first, picked it).
+// allocation once its buffers have grown. Measured on ~100-byte records,
+// fastjson only parsing and visiting the fields (no conversion, no rows, no
+// UTF-8 validation) cost about as much as this scanner's whole JSON side, and
+// a tree would still need converting and could not give STRING fields the
+// raw text of non-string values.
 
 // maxDepth bounds the nesting of skipped JSON values, so that hostile input
 // cannot exhaust the stack; deeper documents are malformed.
