@@ -41,7 +41,7 @@ resource "tributary_connection" "local" {
 
 resource "tributary_pipeline" "events" {
   name                = "e2e-json"
-  connection          = tributary_connection.local.name
+  connection_name     = tributary_connection.local.name
   destination_catalog = "main"
   destination_schema  = "e2e"
   flush_interval      = "1s"

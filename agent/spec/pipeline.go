@@ -38,7 +38,9 @@ type Pipeline struct {
 	// Name identifies the pipeline on the agent; see [ValidName].
 	Name string `json:"name"`
 	// Connection is the Name of the [Connection] the pipeline reads from.
-	Connection string `json:"connection"`
+	// Its attribute is connection_name because Terraform reserves
+	// `connection` on every resource.
+	Connection string `json:"connection_name"`
 	// DestinationCatalog and DestinationSchema are the first two segments of
 	// every destination table name.
 	DestinationCatalog string `json:"destination_catalog"`

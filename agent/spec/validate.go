@@ -52,9 +52,9 @@ func (p *Pipeline) Validate() Errors {
 	col := newCollector()
 	validateName(col, "name", p.Name)
 	if p.Connection == "" {
-		col.add("connection", "a connection name is required")
+		col.add("connection_name", "a connection name is required")
 	} else {
-		validateName(col, "connection", p.Connection)
+		validateName(col, "connection_name", p.Connection)
 	}
 	validateIdentifier(col, "destination_catalog", p.DestinationCatalog)
 	validateIdentifier(col, "destination_schema", p.DestinationSchema)

@@ -62,7 +62,7 @@ func TestPipelineValidate(t *testing.T) {
 		{"flush interval", func(p *Pipeline) { p.FlushInterval = "5" }, "flush_interval", "not a duration"},
 		{"flush interval small", func(p *Pipeline) { p.FlushInterval = "1ms" }, "flush_interval", "minimum"},
 		{"name", func(p *Pipeline) { p.Name = "" }, "name", "not a valid name"},
-		{"connection", func(p *Pipeline) { p.Connection = "" }, "connection", "required"},
+		{"connection", func(p *Pipeline) { p.Connection = "" }, "connection_name", "required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 // Fetch sizes: a fetch asks for up to fetchMaxBytes and waits at most
 // fetchMaxWait for at least one byte.
 const (
-	fetchMaxBytes = 4 << 20
+	fetchMaxBytes = 1 << 20
 	fetchMaxWait  = 250 * time.Millisecond
 )
 
@@ -99,12 +99,15 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 	if _, err := conn.Seek(offset, kafkago.SeekAbsolute|kafkago.SeekDontCheck); err != nil {
 		return offset, err
 	}
+	// sizeHint is the previous batch's record count: batches are similar in
+	// size, and growing the slice record by record costs a copy per growth.
+	sizeHint := 64
 	for {
 		if err := conn.SetReadDeadline(time.Now().Add(fetchMaxWait + 30*time.Second)); err != nil {
 			return offset, err
 		}
 		kb := conn.ReadBatchWith(kafkago.ReadBatchConfig{MinBytes: 1, MaxBytes: fetchMaxBytes, MaxWait: fetchMaxWait})
-		b := Batch{TP: f.TP, HighWatermark: kb.HighWaterMark()}
+		b := Batch{TP: f.TP, HighWatermark: kb.HighWaterMark(), Records: make([]decode.Record, 0, sizeHint)}
 		var readErr error
 		for {
 			m, err := kb.ReadMessage()
@@ -121,6 +124,7 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 			})
 		}
 		closeErr := kb.Close()
+		sizeHint = max(len(b.Records), 64)
 		if n := len(b.Records); n > 0 {
 			offset = b.Records[n-1].Offset + 1
 		}

@@ -197,7 +197,9 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	fctx, cancelFetch := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancelFetch(); wg.Wait() }()
-	batches := make(chan kafka.Batch, 8)
+	// A small queue: fetchers block rather than grow memory while the loop
+	// writes, and each partition keeps one fetch in flight.
+	batches := make(chan kafka.Batch, 2)
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]context.CancelFunc{}
 

@@ -55,7 +55,7 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		return invalid("the pipeline's connection does not exist", spec.Errors{{
-			Path:   "connection",
+			Path:   "connection_name",
 			Detail: fmt.Sprintf("connection %q does not exist on the agent; create it first", p.Connection),
 		}})
 	}

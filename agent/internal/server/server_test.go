@@ -190,7 +190,7 @@ func TestPipelineValidation(t *testing.T) {
 		{
 			name:     "missing connection",
 			mutate:   func(p *spec.Pipeline) { p.Connection = "nope" },
-			wantPath: "connection",
+			wantPath: "connection_name",
 		},
 		{
 			name:     "bad catalog",
@@ -212,7 +212,7 @@ func TestPipelineValidation(t *testing.T) {
 			if tt.urlName == "" {
 				_, err = a.client.PutPipeline(t.Context(), p)
 			} else {
-				body := `{"name":"p","connection":"local","destination_catalog":"main","destination_schema":"raw","table":[]}`
+				body := `{"name":"p","connection_name":"local","destination_catalog":"main","destination_schema":"raw","table":[]}`
 				status, header, resp := raw(t, http.MethodPut, a.url+"/v1/pipelines/"+tt.urlName, testToken, body)
 				if status != http.StatusUnprocessableEntity {
 					t.Fatalf("status %d, want 422: %s", status, resp)
@@ -234,7 +234,7 @@ func TestPipelineValidation(t *testing.T) {
 func TestNameFromURL(t *testing.T) {
 	a := newAgent(t, "")
 	a.mustPut(t)
-	body := `{"connection":"local","destination_catalog":"main","destination_schema":"raw",
+	body := `{"connection_name":"local","destination_catalog":"main","destination_schema":"raw",
 		"table":[{"destination_table":"t","connector_options":{"kafka_options":{"topics":["events"]}},"table_configuration":{}}]}`
 	status, _, resp := raw(t, http.MethodPut, a.url+"/v1/pipelines/from-url", testToken, body)
 	if status != http.StatusOK || !strings.Contains(resp, `"name":"from-url"`) {
@@ -346,7 +346,7 @@ func TestApplyFailure(t *testing.T) {
 	a.mustPut(t)
 	a.engine.setApplyErr(errors.New("broker unreachable"))
 	// Raw, as the client retries a 5xx and then reports only that it gave up.
-	body := `{"name":"p","connection":"local","destination_catalog":"main","destination_schema":"raw",
+	body := `{"name":"p","connection_name":"local","destination_catalog":"main","destination_schema":"raw",
 		"table":[{"destination_table":"events","connector_options":{"kafka_options":{"topics":["events"]}},"table_configuration":{}}]}`
 	status, header, resp := raw(t, http.MethodPut, a.url+"/v1/pipelines/p", testToken, body)
 	if status != http.StatusInternalServerError || !strings.Contains(problem(t, header, resp).Detail, "broker unreachable") {

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 )
 
@@ -61,7 +60,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.RowGroupRows = DefaultRowGroupRows
 	}
 	if o.Compression == nil {
-		o.Compression = &parquet.Snappy
+		o.Compression = &fastSnappy{}
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -1,0 +1,2 @@
+# A pipeline is imported by its name.
+terraform import tributary_pipeline.orders orders

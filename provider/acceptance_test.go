@@ -1,0 +1,260 @@
+package provider_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+func connectionHCL(name string, servers ...string) string {
+	list := ""
+	for i, s := range servers {
+		if i > 0 {
+			list += ", "
+		}
+		list += hclString(s)
+	}
+	return fmt.Sprintf("resource \"tributary_connection\" \"c\" {\n  name = %s\n  bootstrap_servers = [%s]\n}\n", hclString(name), list)
+}
+
+// checkGone returns a CheckDestroy that fails while get still finds name.
+func checkGone(what string, get func(ctx context.Context, name string) error, name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		err := get(context.Background(), name)
+		switch {
+		case errors.Is(err, client.ErrNotFound):
+			return nil
+		case err != nil:
+			return fmt.Errorf("reading %s %s after destroy: %w", what, name, err)
+		}
+		return fmt.Errorf("%s %s still exists after destroy", what, name)
+	}
+}
+
+func TestAccConnection(t *testing.T) {
+	a := sharedAgent(t)
+	name := uniqueName("conn")
+	ctx := context.Background()
+	getConn := func(ctx context.Context, n string) error { _, err := a.Client.GetConnection(ctx, n); return err }
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkGone("connection", getConn, name),
+		Steps: []resource.TestStep{
+			{
+				Config: a.providerHCL() + connectionHCL(name, kafkaBootstrap()),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("tributary_connection.c", "id", name),
+					resource.TestCheckResourceAttr("tributary_connection.c", "name", name),
+					resource.TestCheckResourceAttr("tributary_connection.c", "bootstrap_servers.#", "1"),
+					resource.TestCheckResourceAttr("tributary_connection.c", "bootstrap_servers.0", kafkaBootstrap()),
+				),
+			},
+			{
+				ResourceName:      "tributary_connection.c",
+				ImportState:       true,
+				ImportStateId:     name,
+				ImportStateVerify: true,
+			},
+			{
+				Config: a.providerHCL() + connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("tributary_connection.c", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.TestCheckResourceAttr("tributary_connection.c", "bootstrap_servers.1", "127.0.0.1:1"),
+			},
+			{
+				// Drift: a change made through the API shows in the plan.
+				PreConfig: func() {
+					if _, err := a.Client.PutConnection(ctx, &spec.Connection{Name: name, BootstrapServers: []string{"127.0.0.1:2"}}); err != nil {
+						t.Fatalf("changing the connection behind Terraform's back: %v", err)
+					}
+				},
+				Config:             a.providerHCL() + connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1"),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// Apply restores the configuration; then deleting it on the
+				// agent makes Terraform plan to create it again.
+				Config: a.providerHCL() + connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1"),
+			},
+			{
+				PreConfig: func() {
+					if err := a.Client.DeleteConnection(ctx, name); err != nil {
+						t.Fatalf("deleting the connection behind Terraform's back: %v", err)
+					}
+				},
+				Config:             a.providerHCL() + connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1"),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}
+
+// pipelineFixture is the configuration of TestAccPipeline: a connection to
+// the test broker and a pipeline with one table reading topic, its value
+// parsed with the schema in schemaFile.
+type pipelineFixture struct {
+	agent                    *testAgent
+	conn, pipeline, topic    string
+	table, schemaFile, flush string
+	startingOffset           string
+}
+
+func (f *pipelineFixture) config() string {
+	return f.agent.providerHCL() + connectionHCL(f.conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name":            hclString(f.pipeline),
+		"connection_name": "tributary_connection.c.name",
+		"flush_interval":  hclString(f.flush),
+	}, tableHCL(f.table, fmt.Sprintf(`
+        topics          = [%s]
+        starting_offset = %s
+        key_transformer = { format = "STRING" }
+        value_transformer = {
+          format       = "JSON"
+          json_options = { schema_file_path = %s }
+        }`, hclString(f.topic), hclString(f.startingOffset), hclString(f.schemaFile)),
+		`table_configuration = { source_metadata_column = "_kafka" }`), `
+  timeouts {
+    create = "2m"
+    update = "2m"
+  }
+`)
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func TestAccPipeline(t *testing.T) {
+	a := sharedAgent(t)
+	ctx := context.Background()
+	f := &pipelineFixture{
+		agent:          a,
+		conn:           uniqueName("conn"),
+		pipeline:       uniqueName("pipe"),
+		topic:          uniqueName("topic"),
+		table:          uniqueName("events"),
+		schemaFile:     filepath.Join(t.TempDir(), "events.ddl"),
+		flush:          "5s",
+		startingOffset: "earliest",
+	}
+	createTopic(t, f.topic, 2)
+	schemaV1 := "id BIGINT, user STRING, amount DOUBLE"
+	schemaV2 := schemaV1 + ", note STRING"
+	writeSchema := func(ddl string) {
+		if err := os.WriteFile(f.schemaFile, []byte(ddl), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSchema(schemaV1)
+	const res = "tributary_pipeline.p"
+	jsonOptions := "table.0.connector_options.kafka_options.value_transformer.json_options."
+	getPipeline := func(ctx context.Context, n string) error { _, err := a.Client.GetPipeline(ctx, n); return err }
+	running := resource.ComposeAggregateTestCheckFunc(
+		resource.TestCheckResourceAttr(res, "state", spec.StateRunning),
+		resource.TestCheckResourceAttr(res, "table_status.#", "1"),
+		resource.TestCheckResourceAttr(res, "table_status.0.destination_table", f.table),
+		resource.TestCheckResourceAttr(res, "table_status.0.state", spec.StateRunning),
+		resource.TestCheckResourceAttr(res, "table_status.0.last_error", ""),
+	)
+
+	updated := *f
+	updated.flush, updated.startingOffset = "2s", "latest"
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkGone("pipeline", getPipeline, f.pipeline),
+		Steps: []resource.TestStep{
+			{
+				Config: f.config(),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					running,
+					resource.TestCheckResourceAttr(res, "id", f.pipeline),
+					resource.TestCheckResourceAttr(res, "continuous", "true"),
+					resource.TestCheckResourceAttr(res, "target_file_size_mb", fmt.Sprint(spec.DefaultTargetFileSizeMB)),
+					resource.TestCheckResourceAttr(res, "max_rows_per_file", fmt.Sprint(spec.DefaultMaxRowsPerFile)),
+					resource.TestCheckResourceAttr(res, jsonOptions+"schema_file_sha256", sha256Hex(schemaV1)),
+				),
+			},
+			{
+				ResourceName:            res,
+				ImportState:             true,
+				ImportStateId:           f.pipeline,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+			{
+				// Update a pipeline option and a table option.
+				Config: updated.config(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					running,
+					resource.TestCheckResourceAttr(res, "flush_interval", "2s"),
+					resource.TestCheckResourceAttr(res, "table.0.connector_options.kafka_options.starting_offset", "latest"),
+				),
+			},
+			{
+				// Editing the schema file, and nothing else, is an update.
+				PreConfig: func() { writeSchema(schemaV2) },
+				Config:    updated.config(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					running,
+					resource.TestCheckResourceAttr(res, jsonOptions+"schema_file_sha256", sha256Hex(schemaV2)),
+				),
+			},
+			{
+				// Drift: a change made through the API shows in the plan.
+				PreConfig: func() {
+					got, err := a.Client.GetPipeline(ctx, f.pipeline)
+					if err != nil {
+						t.Fatalf("reading the pipeline: %v", err)
+					}
+					got.Spec.FlushInterval = "9s"
+					if _, err := a.Client.PutPipeline(ctx, &got.Spec); err != nil {
+						t.Fatalf("changing the pipeline behind Terraform's back: %v", err)
+					}
+				},
+				Config:             updated.config(),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// Apply restores the configuration.
+				Config: updated.config(),
+				Check:  resource.TestCheckResourceAttr(res, "flush_interval", "2s"),
+			},
+			{
+				// A pipeline deleted on the agent is planned for creation.
+				PreConfig: func() {
+					if err := a.Client.DeletePipeline(ctx, f.pipeline); err != nil {
+						t.Fatalf("deleting the pipeline behind Terraform's back: %v", err)
+					}
+				},
+				Config:             updated.config(),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}

@@ -1,0 +1,215 @@
+package provider_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+)
+
+// testAgent is a tributary-agent process shared by the acceptance tests of
+// one test binary run: built and started on first use, stopped by TestMain.
+type testAgent struct {
+	URL    string
+	Token  string
+	Client *client.Client
+	dir    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+var (
+	agentOnce sync.Once
+	agent     *testAgent
+	agentErr  error
+)
+
+// sharedAgent returns the running test agent, starting it on first use. It
+// fails t when the agent cannot be built or started.
+func sharedAgent(t *testing.T) *testAgent {
+	t.Helper()
+	agentOnce.Do(func() { agent, agentErr = startTestAgent() })
+	if agentErr != nil {
+		t.Fatalf("starting the test agent: %v", agentErr)
+	}
+	return agent
+}
+
+// envTestAgent names a prebuilt tributary-agent binary for the acceptance
+// tests to run instead of building ./agent/cmd/tributary-agent.
+const envTestAgent = "TRIBUTARY_TEST_AGENT"
+
+// startTestAgent builds ./agent/cmd/tributary-agent into a temporary folder
+// (or uses $TRIBUTARY_TEST_AGENT) and runs `serve` on a free port with a
+// fresh data folder and token.
+func startTestAgent() (*testAgent, error) {
+	dir, err := os.MkdirTemp("", "tributary-acc-")
+	if err != nil {
+		return nil, err
+	}
+	a := &testAgent{dir: dir, exited: make(chan struct{})}
+	bin := os.Getenv(envTestAgent)
+	if bin == "" {
+		bin = filepath.Join(dir, "tributary-agent")
+		build := exec.Command("go", "build", "-o", bin, "github.com/tributary-io/terraform-provider-tributary/agent/cmd/tributary-agent")
+		if out, err := build.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("building the agent: %w\n%s", err, out)
+		}
+	}
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	a.Token = hex.EncodeToString(secret)
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(a.Token+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "agent.log"))
+	if err != nil {
+		return nil, err
+	}
+	a.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+		"--token-file", tokenFile, "--shutdown-timeout", "10s")
+	a.cmd.Stderr = logFile
+	stdout, err := a.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the agent: %w", err)
+	}
+	go func() { _ = a.cmd.Wait(); logFile.Close(); close(a.exited) }()
+
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "tributary-agent listening on "); ok {
+				urls <- strings.TrimSpace(u)
+			}
+		}
+	}()
+	select {
+	case a.URL = <-urls:
+	case <-a.exited:
+		return nil, fmt.Errorf("the agent exited at start; its log is %s:\n%s", logFile.Name(), readFile(logFile.Name()))
+	case <-time.After(30 * time.Second):
+		a.stop()
+		return nil, fmt.Errorf("the agent did not print its URL within 30s; its log:\n%s", readFile(logFile.Name()))
+	}
+	if err := waitHealthy(a.URL+"/healthz", 30*time.Second); err != nil {
+		a.stop()
+		return nil, fmt.Errorf("%w; agent log:\n%s", err, readFile(logFile.Name()))
+	}
+	a.Client, err = client.New(a.URL, a.Token)
+	return a, err
+}
+
+func readFile(name string) string {
+	b, _ := os.ReadFile(name)
+	return string(b)
+}
+
+// waitHealthy polls url until it answers 200 or timeout passes.
+func waitHealthy(url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get(url) //nolint:gosec // a loopback URL the agent printed
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("status %s", resp.Status)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not healthy after %s: %w", url, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stop ends the agent (SIGTERM, then SIGKILL after 20s) and removes its
+// folder.
+func (a *testAgent) stop() {
+	if a.cmd != nil && a.cmd.Process != nil {
+		_ = a.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-a.exited:
+		case <-time.After(20 * time.Second):
+			_ = a.cmd.Process.Kill()
+			<-a.exited
+		}
+	}
+	os.RemoveAll(a.dir)
+}
+
+// stopTestAgent stops the shared agent if a test started it.
+func stopTestAgent() {
+	if agent != nil {
+		agent.stop()
+	}
+}
+
+// providerHCL is the provider block that points at the agent.
+func (a *testAgent) providerHCL() string {
+	return fmt.Sprintf("provider \"tributary\" {\n  endpoint = %s\n  token = %s\n}\n", hclString(a.URL), hclString(a.Token))
+}
+
+// kafkaBootstrap is the broker the acceptance tests use: $KAFKA_BOOTSTRAP,
+// by default the one `make kafka-up` starts.
+func kafkaBootstrap() string {
+	if b := os.Getenv("KAFKA_BOOTSTRAP"); b != "" {
+		return b
+	}
+	return "127.0.0.1:19092"
+}
+
+// uniqueName returns prefix followed by a random suffix, usable as a topic,
+// connection, pipeline or table name.
+func uniqueName(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + "_" + hex.EncodeToString(b)
+}
+
+// createTopic creates a topic with the given partitions on the test broker.
+func createTopic(t *testing.T, name string, partitions int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var d kafka.Dialer
+	conn, err := d.DialContext(ctx, "tcp", kafkaBootstrap())
+	if err != nil {
+		t.Fatalf("dialing Kafka at %s (run `make kafka-up`, or set KAFKA_BOOTSTRAP): %v", kafkaBootstrap(), err)
+	}
+	defer conn.Close()
+	ctrl, err := conn.Controller()
+	if err != nil {
+		t.Fatalf("finding the Kafka controller: %v", err)
+	}
+	cc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ctrl.Host, strconv.Itoa(ctrl.Port)))
+	if err != nil {
+		t.Fatalf("dialing the Kafka controller: %v", err)
+	}
+	defer cc.Close()
+	if err := cc.CreateTopics(kafka.TopicConfig{Topic: name, NumPartitions: partitions, ReplicationFactor: 1}); err != nil {
+		t.Fatalf("creating topic %s: %v", name, err)
+	}
+}

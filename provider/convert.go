@@ -1,0 +1,177 @@
+package provider
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// specConverter turns Terraform values into spec values. Unknown values
+// become zero values, and their spec attribute paths are recorded in
+// unknown, so that validation problems that depend on them can be dropped
+// until they are known.
+type specConverter struct {
+	ctx     context.Context
+	unknown pathSet
+	diags   diag.Diagnostics
+	// readFiles makes schema_file_path be read into SchemaFileContent; an
+	// unreadable file is reported on its attribute and its path is added to
+	// unreadable, so that no second problem is reported on it.
+	readFiles  bool
+	unreadable pathSet
+}
+
+// skip reports whether a validation problem must not be reported: it reads a
+// value that is unknown, or it is about the content of a schema file that
+// could not be read (which was reported already).
+func (c *specConverter) skip(e spec.FieldError) bool {
+	return c.unknown.anyCovered(e.Paths()) || c.unreadable[e.Path]
+}
+
+func newSpecConverter(ctx context.Context, readFiles bool) *specConverter {
+	return &specConverter{ctx: ctx, unknown: pathSet{}, readFiles: readFiles, unreadable: pathSet{}}
+}
+
+// str returns the value of v at spec path p; "" for null and unknown.
+func (c *specConverter) str(p string, v types.String) string {
+	if v.IsUnknown() {
+		c.unknown[p] = true
+	}
+	return v.ValueString()
+}
+
+// int64 returns the value of v at p; 0 (the spec's "unset") for null and
+// unknown.
+func (c *specConverter) int64(p string, v types.Int64) int64 {
+	if v.IsUnknown() {
+		c.unknown[p] = true
+	}
+	return v.ValueInt64()
+}
+
+// boolPtr returns the value of v at p; nil (the spec's "unset") for null and
+// unknown.
+func (c *specConverter) boolPtr(p string, v types.Bool) *bool {
+	if v.IsUnknown() {
+		c.unknown[p] = true
+	}
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	b := v.ValueBool()
+	return &b
+}
+
+// strList returns the elements of the list of strings v at p; an unknown
+// element is "" and recorded as p[i].
+func (c *specConverter) strList(p string, v types.List) []string {
+	if v.IsUnknown() {
+		c.unknown[p] = true
+		return nil
+	}
+	if v.IsNull() {
+		return nil
+	}
+	out := make([]string, 0, len(v.Elements()))
+	for i, e := range v.Elements() {
+		s, ok := e.(types.String)
+		if !ok {
+			c.diags.AddError("Internal provider error", fmt.Sprintf("%s[%d] is a %T, not a string", p, i, e))
+			continue
+		}
+		out = append(out, c.str(fmt.Sprintf("%s[%d]", p, i), s))
+	}
+	return out
+}
+
+// objectState says whether an object value is null, unknown or known.
+type objectState int
+
+const (
+	objectNull objectState = iota
+	objectUnknown
+	objectKnown
+)
+
+// object decodes the object v at p into target (a pointer to a model struct)
+// when it is known. An unknown object is recorded in unknown; callers use an
+// empty spec value for it, so that rules on its parent do not fire as if it
+// were absent.
+func (c *specConverter) object(p string, v types.Object, target any) objectState {
+	switch {
+	case v.IsNull():
+		return objectNull
+	case v.IsUnknown():
+		c.unknown[p] = true
+		return objectUnknown
+	}
+	c.diags.Append(v.As(c.ctx, target, basetypes.ObjectAsOptions{})...)
+	return objectKnown
+}
+
+// objects returns the elements of the list of objects v at p; nil for an
+// unknown list, which is recorded.
+func (c *specConverter) objects(p string, v types.List) []types.Object {
+	if v.IsUnknown() {
+		c.unknown[p] = true
+		return nil
+	}
+	out := make([]types.Object, 0, len(v.Elements()))
+	for i, e := range v.Elements() {
+		o, ok := e.(types.Object)
+		if !ok {
+			c.diags.AddError("Internal provider error", fmt.Sprintf("%s[%d] is a %T, not an object", p, i, e))
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// readSchemaFile reads a schema_file_path. Relative paths resolve against
+// the provider's working directory, which Terraform sets to the directory it
+// runs in (the root module).
+func readSchemaFile(name string) (string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the schema file: %w. A relative path is resolved against the "+
+			"directory Terraform runs in (the root module); in a child module write \"${path.module}/file.ddl\"", err)
+	}
+	return string(b), nil
+}
+
+// schemaSHA256 is the hex SHA-256 of a schema file's content.
+func schemaSHA256(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:])
+}
+
+// stringOrNull maps the spec's "unset" ("") to null.
+func stringOrNull(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+// objectValue builds an object of type t from a model struct, adding any
+// problem to diags.
+func objectValue(ctx context.Context, diags *diag.Diagnostics, t types.ObjectType, model any) types.Object {
+	v, d := types.ObjectValueFrom(ctx, t.AttrTypes, model)
+	diags.Append(d...)
+	return v
+}
+
+// attrObjectType returns the object type of the attribute name of t.
+func attrObjectType(t types.ObjectType, name string) types.ObjectType {
+	ot, _ := t.AttrTypes[name].(types.ObjectType)
+	return ot
+}

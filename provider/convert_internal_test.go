@@ -1,0 +1,177 @@
+package provider
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// testTable builds a table object value from its parts, failing t on error.
+func testTable(t *testing.T, destination types.String, kafka kafkaOptionsModel, tableConfig types.Object) types.Object {
+	t.Helper()
+	ctx := context.Background()
+	ty := pipelineTypes()
+	var diags diag.Diagnostics
+	obj := objectValue(ctx, &diags, ty.table, tableModel{
+		DestinationTable: destination,
+		ConnectorOptions: objectValue(ctx, &diags, ty.connectorOptions, connectorOptionsModel{
+			KafkaOptions: objectValue(ctx, &diags, ty.kafkaOptions, kafka),
+		}),
+		TableConfiguration: tableConfig,
+	})
+	if diags.HasError() {
+		t.Fatalf("building table: %v", diags)
+	}
+	return obj
+}
+
+func testJSONTransformer(t *testing.T, schema, file types.String) types.Object {
+	t.Helper()
+	ctx := context.Background()
+	ty := pipelineTypes()
+	var diags diag.Diagnostics
+	obj := objectValue(ctx, &diags, ty.transformer, transformerModel{
+		Format: types.StringValue(spec.FormatJSON),
+		JSONOptions: objectValue(ctx, &diags, ty.jsonOptions, jsonOptionsModel{
+			Schema: schema, SchemaFilePath: file, SchemaFileSHA256: types.StringUnknown(),
+		}),
+	})
+	if diags.HasError() {
+		t.Fatalf("building transformer: %v", diags)
+	}
+	return obj
+}
+
+func testPipelineModel(t *testing.T, tables ...attr.Value) pipelineResourceModel {
+	t.Helper()
+	list, diags := types.ListValue(pipelineTypes().table, tables)
+	if diags.HasError() {
+		t.Fatalf("building table list: %v", diags)
+	}
+	return pipelineResourceModel{
+		Name:               types.StringValue("p1"),
+		Connection:         types.StringUnknown(),
+		DestinationCatalog: types.StringValue("main"),
+		DestinationSchema:  types.StringValue("bad-schema"),
+		Continuous:         types.BoolUnknown(),
+		FlushInterval:      types.StringValue("5s"),
+		TargetFileSizeMB:   types.Int64Unknown(),
+		MaxRowsPerFile:     types.Int64Value(10),
+		Table:              list,
+	}
+}
+
+func TestSpecConverterUnknowns(t *testing.T) {
+	t.Parallel()
+	ty := pipelineTypes()
+	topics, _ := types.ListValue(types.StringType, []attr.Value{types.StringValue("ok"), types.StringUnknown()})
+	m := testPipelineModel(t,
+		testTable(t, types.StringValue("events"), kafkaOptionsModel{
+			Topics:           topics,
+			TopicPattern:     types.StringNull(),
+			StartingOffset:   types.StringValue("latest"),
+			KeyTransformer:   types.ObjectUnknown(ty.transformer.AttrTypes),
+			ValueTransformer: testJSONTransformer(t, types.StringUnknown(), types.StringNull()),
+		}, types.ObjectNull(ty.tableConfiguration.AttrTypes)),
+		testTable(t, types.StringUnknown(), kafkaOptionsModel{
+			Topics:           types.ListUnknown(types.StringType),
+			TopicPattern:     types.StringValue("("),
+			StartingOffset:   types.StringValue("latest"),
+			KeyTransformer:   types.ObjectNull(ty.transformer.AttrTypes),
+			ValueTransformer: types.ObjectNull(ty.transformer.AttrTypes),
+		}, types.ObjectUnknown(ty.tableConfiguration.AttrTypes)),
+	)
+
+	c := newSpecConverter(context.Background(), true)
+	p := c.pipeline(&m)
+	if c.diags.HasError() {
+		t.Fatalf("convert: %v", c.diags)
+	}
+	wantUnknown := []string{
+		"connection_name", "continuous", "target_file_size_mb",
+		"table[0].connector_options.kafka_options.topics[1]",
+		"table[0].connector_options.kafka_options.key_transformer",
+		"table[0].connector_options.kafka_options.value_transformer.json_options.schema",
+		"table[1].destination_table",
+		"table[1].connector_options.kafka_options.topics",
+		"table[1].table_configuration",
+	}
+	var gotUnknown []string
+	for p := range c.unknown {
+		gotUnknown = append(gotUnknown, p)
+	}
+	slices.Sort(gotUnknown)
+	slices.Sort(wantUnknown)
+	if !slices.Equal(gotUnknown, wantUnknown) {
+		t.Errorf("unknown paths:\n got %q\nwant %q", gotUnknown, wantUnknown)
+	}
+	// An unknown transformer is an empty one, not an absent one.
+	if p.Tables[0].ConnectorOptions.KafkaOptions.KeyTransformer == nil {
+		t.Error("an unknown key_transformer must convert to an empty transformer, not nil")
+	}
+	if got := p.Tables[0].ConnectorOptions.KafkaOptions.Topics; !slices.Equal(got, []string{"ok", ""}) {
+		t.Errorf("topics = %q, want [ok \"\"]", got)
+	}
+
+	// Only the problems on known values remain.
+	var diags diag.Diagnostics
+	addFieldErrors(&diags, "pipeline", p.Validate(), c.skip)
+	var got []string
+	for _, d := range diags {
+		got = append(got, d.Summary())
+	}
+	want := []string{
+		"Invalid pipeline attribute destination_schema",
+		"Invalid pipeline attribute table[1].connector_options.kafka_options.topic_pattern",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("diagnostics:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestSpecConverterSchemaFile(t *testing.T) {
+	t.Parallel()
+	ty := pipelineTypes()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.ddl")
+	if err := os.WriteFile(good, []byte("id BIGINT, user STRING"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	table := func(file string) types.Object {
+		return testTable(t, types.StringValue("t_"+filepath.Base(file)[:4]), kafkaOptionsModel{
+			Topics:           types.ListNull(types.StringType),
+			TopicPattern:     types.StringValue("events.*"),
+			StartingOffset:   types.StringValue("latest"),
+			KeyTransformer:   types.ObjectNull(ty.transformer.AttrTypes),
+			ValueTransformer: testJSONTransformer(t, types.StringNull(), types.StringValue(file)),
+		}, types.ObjectNull(ty.tableConfiguration.AttrTypes))
+	}
+	m := testPipelineModel(t, table(good), table(filepath.Join(dir, "missing.ddl")))
+	m.DestinationSchema = types.StringValue("demo")
+	m.Connection = types.StringValue("c")
+
+	c := newSpecConverter(context.Background(), true)
+	p := c.pipeline(&m)
+	if got := p.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions.SchemaFileContent; got != "id BIGINT, user STRING" {
+		t.Errorf("SchemaFileContent = %q", got)
+	}
+	if len(c.diags) != 1 || c.diags[0].Summary() !=
+		"Invalid pipeline attribute table[1].connector_options.kafka_options.value_transformer.json_options.schema_file_path" {
+		t.Fatalf("want one diagnostic on the missing file, got %v", c.diags)
+	}
+	// The unreadable file is reported once, not again as an empty schema.
+	var diags diag.Diagnostics
+	addFieldErrors(&diags, "pipeline", p.Validate(), c.skip)
+	if diags.HasError() {
+		t.Errorf("unexpected problems: %v", diags)
+	}
+}

@@ -1,0 +1,247 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// defaultPipelineTimeout bounds create and update, which wait for the agent
+// to report the pipeline RUNNING, COMPLETED or FAILED.
+const defaultPipelineTimeout = defaultTimeoutMinutes * time.Minute
+
+// defaultTimeoutMinutes is defaultPipelineTimeout in minutes, for the docs.
+const defaultTimeoutMinutes = 5
+
+// quoted renders values as a Markdown list of code spans: `a`, `b`.
+func quoted(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = "`" + v + "`"
+	}
+	return strings.Join(q, ", ")
+}
+
+// pipelineResourceSchema is the schema of tributary_pipeline, version 0.
+func pipelineResourceSchema(ctx context.Context) schema.Schema {
+	return schema.Schema{
+		Version: 0,
+		MarkdownDescription: "A pipeline ingests Kafka topics, read through a `tributary_connection`, into " +
+			"append-only destination tables of Parquet files with a Delta-Lake-compatible transaction log, exactly once. " +
+			"Each `table` block declares one destination table `<destination_catalog>.<destination_schema>.<destination_table>` " +
+			"and the topics that feed it. Destroying the pipeline stops it; its tables, logs and offsets stay on disk.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "Same as `name`.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the pipeline on the agent: 1 to 128 letters, digits, `_`, `.` or `-`, " +
+					"starting with a letter or digit. Changing it replaces the pipeline (the tables stay).",
+				Required:      true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"connection_name": schema.StringAttribute{
+				MarkdownDescription: "`name` of the `tributary_connection` to read from; reference it " +
+					"(`tributary_connection.x.name`) so that Terraform creates the connection first.",
+				Required: true,
+			},
+			"destination_catalog": schema.StringAttribute{
+				MarkdownDescription: "First segment of every destination table name, an identifier (a letter or `_` " +
+					"followed by letters, digits or `_`). Tables are written under `<warehouse>/<catalog>/<schema>/<table>/`.",
+				Required: true,
+			},
+			"destination_schema": schema.StringAttribute{
+				MarkdownDescription: "Second segment of every destination table name, an identifier.",
+				Required:            true,
+			},
+			"continuous": schema.BoolAttribute{
+				MarkdownDescription: "`true` (default) keeps reading new records. `false` makes a triggered run: it " +
+					"reads up to the end offsets seen when it starts, commits, and stops in state `COMPLETED`.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+			},
+			"flush_interval": schema.StringAttribute{
+				MarkdownDescription: "Longest time a record waits in a buffer before it is written and committed, as a " +
+					"duration like `\"500ms\"`, `\"5s\"` or `\"1m\"`; at least `100ms`. The flush fires even when no new " +
+					"records arrive. Defaults to `\"" + spec.DefaultFlushInterval + "\"`.",
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(spec.DefaultFlushInterval),
+			},
+			"target_file_size_mb": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("A Parquet file is closed once its data reaches this many mebibytes. "+
+					"Defaults to `%d`.", spec.DefaultTargetFileSizeMB),
+				Optional: true,
+				Computed: true,
+				Default:  int64default.StaticInt64(spec.DefaultTargetFileSizeMB),
+			},
+			"max_rows_per_file": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("A Parquet file is closed once it holds this many rows. Defaults to `%d`.",
+					spec.DefaultMaxRowsPerFile),
+				Optional: true,
+				Computed: true,
+				Default:  int64default.StaticInt64(spec.DefaultMaxRowsPerFile),
+			},
+			"state": schema.StringAttribute{
+				MarkdownDescription: "State of the pipeline as the agent reports it: `" + spec.StateStarting + "`, `" +
+					spec.StateRunning + "`, `" + spec.StateCompleted + "` (a triggered run finished), `" + spec.StateFailed +
+					"` (a table stopped on an error it cannot retry; see `table_status`) or `" + spec.StateStopped + "`.",
+				Computed: true,
+			},
+			"table_status": schema.ListNestedAttribute{
+				MarkdownDescription: "Status of each destination table, in the order of the `table` blocks, as last read from the agent.",
+				Computed:            true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"destination_table": schema.StringAttribute{MarkdownDescription: "The table's `destination_table`.", Computed: true},
+					"state":             schema.StringAttribute{MarkdownDescription: "State of the table, same values as the pipeline's `state`.", Computed: true},
+					"location":          schema.StringAttribute{MarkdownDescription: "The table's folder on the agent.", Computed: true},
+					"version":           schema.Int64Attribute{MarkdownDescription: "Latest committed version of the table's transaction log; `-1` before the first commit.", Computed: true},
+					"rows":              schema.Int64Attribute{MarkdownDescription: "Rows committed.", Computed: true},
+					"files":             schema.Int64Attribute{MarkdownDescription: "Parquet files committed.", Computed: true},
+					"corrupt_records":   schema.Int64Attribute{MarkdownDescription: "Records committed with `_corrupt_record` set because their key or value did not decode.", Computed: true},
+					"last_error":        schema.StringAttribute{MarkdownDescription: "Most recent error of the table, retried or fatal; empty if none.", Computed: true},
+				}},
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{
+				Create:            true,
+				Update:            true,
+				CreateDescription: fmt.Sprintf("How long create waits for the agent to report the pipeline `RUNNING`, `COMPLETED` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
+				UpdateDescription: fmt.Sprintf("Same as `create`, for updates. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
+			}),
+			"table": schema.ListNestedBlock{
+				MarkdownDescription: "One destination table and the Kafka source that feeds it; one or more. " +
+					"A destination table belongs to one `table` block of one pipeline.",
+				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+					"destination_table": schema.StringAttribute{
+						MarkdownDescription: "Last segment of the table name, an identifier (a letter or `_` followed by letters, " +
+							"digits or `_`). Names are compared case-insensitively and must be unique within the pipeline.",
+						Required: true,
+					},
+					"connector_options": schema.SingleNestedAttribute{
+						MarkdownDescription: "Source options of the table.",
+						Required:            true,
+						Attributes: map[string]schema.Attribute{
+							"kafka_options": kafkaOptionsSchema(),
+						},
+					},
+					"table_configuration": schema.SingleNestedAttribute{
+						MarkdownDescription: "Options of the destination table itself.",
+						Optional:            true,
+						Attributes: map[string]schema.Attribute{
+							"source_metadata_column": schema.StringAttribute{
+								MarkdownDescription: "Name of a struct column holding each record's `topic`, `partition`, " +
+									"`offset`, `timestamp`, `timestampType` and `headers` (an array of `key`/`value` structs). " +
+									"Not set: no metadata column. It must not be named `key`, `value` or `_corrupt_record`, " +
+									"nor collide with a column from the key or value schema.",
+								Optional: true,
+							},
+						},
+					},
+				}},
+			},
+		},
+	}
+}
+
+func kafkaOptionsSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Which Kafka topics feed the table and how record keys and values are decoded.",
+		Required:            true,
+		Attributes: map[string]schema.Attribute{
+			"topics": schema.ListAttribute{
+				MarkdownDescription: "Topic names to read. Exactly one of `topics` and `topic_pattern` is required.",
+				Optional:            true,
+				ElementType:         types.StringType,
+			},
+			"topic_pattern": schema.StringAttribute{
+				MarkdownDescription: "Regular expression (RE2 syntax, which covers Java's except look-around and " +
+					"back-references) matched against whole topic names; topics created later that match are picked up. " +
+					"Exactly one of `topics` and `topic_pattern` is required.",
+				Optional: true,
+			},
+			"starting_offset": schema.StringAttribute{
+				MarkdownDescription: "Where a partition starts reading when the table's log holds no offset for it: one of " +
+					quoted(spec.StartingOffsets) + ". Defaults to `\"" + spec.DefaultStartingOffset + "\"`. Once a partition " +
+					"has committed offsets the table resumes from them, so changing this affects only new partitions.",
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(spec.DefaultStartingOffset),
+			},
+			"key_transformer":   transformerSchema("key"),
+			"value_transformer": transformerSchema("value"),
+		},
+	}
+}
+
+func transformerSchema(side string) schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Decodes the record " + side + ". Not set: the " + side + " is kept as a BINARY column named `" +
+			side + "`.",
+		Optional: true,
+		Attributes: map[string]schema.Attribute{
+			"format": schema.StringAttribute{
+				MarkdownDescription: "One of " + quoted(spec.Formats) + ". `" + spec.FormatString + "` makes a STRING column `" +
+					side + "`; `" + spec.FormatJSON + "` parses the " + side + " into the columns of `json_options`. `" +
+					spec.FormatAvro + "` and `" + spec.FormatProtobuf + "` are not yet supported.",
+				Required: true,
+			},
+			"json_options": schema.SingleNestedAttribute{
+				MarkdownDescription: "Options of format `" + spec.FormatJSON + "`, required with it. Exactly one of `schema` " +
+					"and `schema_file_path` is required.",
+				Optional: true,
+				Attributes: map[string]schema.Attribute{
+					"schema": schema.StringAttribute{
+						MarkdownDescription: "Inline Spark DDL schema, e.g. `\"id BIGINT, user STRING, tags ARRAY<STRING>\"`. " +
+							"Each field becomes a top-level column.",
+						Optional: true,
+					},
+					"schema_file_path": schema.StringAttribute{
+						MarkdownDescription: "Path of a file holding the Spark DDL schema. The provider reads it at plan time " +
+							"and sends its content to the agent. A relative path is resolved against the directory Terraform " +
+							"runs in (the root module); in a child module use `\"${path.module}/schema.ddl\"`.",
+						Optional: true,
+					},
+					"schema_file_sha256": schema.StringAttribute{
+						MarkdownDescription: "SHA-256 of the schema file's content, so that an edit of the file shows as an " +
+							"update in the plan.",
+						Computed: true,
+					},
+				},
+			},
+		},
+	}
+}
+
+// pipelineTypes are the object types of the pipeline schema, derived once
+// from the schema itself.
+var pipelineTypes = sync.OnceValue(func() (t struct {
+	table, connectorOptions, kafkaOptions, transformer, jsonOptions, tableConfiguration, tableStatus types.ObjectType
+}) {
+	s := pipelineResourceSchema(context.Background())
+	t.table, _ = s.Blocks["table"].(schema.ListNestedBlock).NestedObject.Type().(types.ObjectType)
+	t.connectorOptions = attrObjectType(t.table, "connector_options")
+	t.kafkaOptions = attrObjectType(t.connectorOptions, "kafka_options")
+	t.transformer = attrObjectType(t.kafkaOptions, "key_transformer")
+	t.jsonOptions = attrObjectType(t.transformer, "json_options")
+	t.tableConfiguration = attrObjectType(t.table, "table_configuration")
+	t.tableStatus, _ = s.Attributes["table_status"].(schema.ListNestedAttribute).NestedObject.Type().(types.ObjectType)
+	return t
+})

@@ -1,0 +1,160 @@
+// Package provider is the Terraform provider for Tributary. It manages the
+// connections and pipelines of one tributary-agent through agent/client, and
+// validates configurations at plan time with the rules of agent/spec.
+package provider
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"os"
+
+	"github.com/hashicorp/go-cleanhttp"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+)
+
+// Provider configuration: environment variables and the default endpoint.
+const (
+	// EnvEndpoint is read when the endpoint attribute is not set.
+	EnvEndpoint = "TRIBUTARY_ENDPOINT"
+	// EnvToken is read when the token attribute is not set.
+	EnvToken = "TRIBUTARY_TOKEN"
+	// DefaultEndpoint is the agent's default listen address.
+	DefaultEndpoint = "http://127.0.0.1:8470"
+)
+
+var _ provider.Provider = (*tributaryProvider)(nil)
+
+// tributaryProvider is the provider implementation.
+type tributaryProvider struct {
+	version string
+}
+
+// tributaryProviderModel is the provider block.
+type tributaryProviderModel struct {
+	Endpoint      types.String `tfsdk:"endpoint"`
+	Token         types.String `tfsdk:"token"`
+	CACertificate types.String `tfsdk:"ca_certificate"`
+}
+
+// New returns a constructor of the provider; version is the provider's
+// release version ("dev" for local builds).
+func New(version string) func() provider.Provider {
+	return func() provider.Provider {
+		return &tributaryProvider{version: version}
+	}
+}
+
+// Metadata implements provider.Provider.
+func (p *tributaryProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "tributary"
+	resp.Version = p.version
+}
+
+// Schema implements provider.Provider.
+func (p *tributaryProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The Tributary provider manages the connections and pipelines of a `tributary-agent`, " +
+			"which ingests Apache Kafka topics into Delta-Lake-compatible tables of Parquet files, exactly once.",
+		Attributes: map[string]schema.Attribute{
+			"endpoint": schema.StringAttribute{
+				MarkdownDescription: "URL of the agent API, `http://` or `https://`. Defaults to the environment variable `" +
+					EnvEndpoint + "`, then to `" + DefaultEndpoint + "`.",
+				Optional: true,
+			},
+			"token": schema.StringAttribute{
+				MarkdownDescription: "Bearer token of the agent API (the content of the agent's token file). " +
+					"Defaults to the environment variable `" + EnvToken + "`; without one, no token is sent.",
+				Optional:  true,
+				Sensitive: true,
+			},
+			"ca_certificate": schema.StringAttribute{
+				MarkdownDescription: "PEM-encoded CA certificate(s) that sign the certificate of an `https://` agent, " +
+					"in addition to the system's trusted CAs. Use `file(\"ca.pem\")` to read it from a file.",
+				Optional: true,
+			},
+		},
+	}
+}
+
+// providerData is handed to resources by Configure. client is nil when the
+// configuration is not known yet (plan with unknown endpoint or token);
+// resources that need the agent then say so.
+type providerData struct {
+	client *client.Client
+}
+
+// Configure implements provider.Provider. Unknown values are not an error:
+// they happen when the endpoint comes from another resource, and only the
+// operations that call the agent need a client.
+func (p *tributaryProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg tributaryProviderModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	data := &providerData{}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+	if cfg.Endpoint.IsUnknown() || cfg.Token.IsUnknown() || cfg.CACertificate.IsUnknown() {
+		return
+	}
+	endpoint := valueOrEnv(cfg.Endpoint, EnvEndpoint, DefaultEndpoint)
+	token := valueOrEnv(cfg.Token, EnvToken, "")
+
+	var opts []client.Option
+	if pem := cfg.CACertificate.ValueString(); pem != "" {
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM([]byte(pem)) {
+			resp.Diagnostics.AddAttributeError(path.Root("ca_certificate"), "Invalid CA certificate",
+				"ca_certificate holds no PEM-encoded certificate; it must contain one or more "+
+					"\"-----BEGIN CERTIFICATE-----\" blocks.")
+			return
+		}
+		h := cleanhttp.DefaultPooledClient()
+		h.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		opts = append(opts, client.WithHTTPClient(h))
+	}
+	c, err := client.New(endpoint, token, opts...)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Invalid agent endpoint", err.Error())
+		return
+	}
+	data.client = c
+}
+
+// valueOrEnv returns v if set, else the environment variable env if set,
+// else def.
+func valueOrEnv(v types.String, env, def string) string {
+	if !v.IsNull() && v.ValueString() != "" {
+		return v.ValueString()
+	}
+	if e := os.Getenv(env); e != "" {
+		return e
+	}
+	return def
+}
+
+// Resources implements provider.Provider.
+func (p *tributaryProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		NewConnectionResource,
+		NewPipelineResource,
+	}
+}
+
+// DataSources implements provider.Provider.
+func (p *tributaryProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return nil
+}

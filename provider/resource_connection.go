@@ -1,0 +1,196 @@
+package provider
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*connectionResource)(nil)
+	_ resource.ResourceWithImportState    = (*connectionResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*connectionResource)(nil)
+)
+
+// connectionResource is tributary_connection.
+type connectionResource struct {
+	agentResource
+}
+
+// connectionResourceModel is the state of tributary_connection. Optional
+// blocks for authentication, TLS and the schema registry are added here (and
+// in a schema version 1 with an upgrader, should an attribute change shape).
+type connectionResourceModel struct {
+	ID               types.String `tfsdk:"id"`
+	Name             types.String `tfsdk:"name"`
+	BootstrapServers types.List   `tfsdk:"bootstrap_servers"`
+}
+
+// NewConnectionResource returns the tributary_connection resource.
+func NewConnectionResource() resource.Resource { return &connectionResource{} }
+
+// Metadata implements resource.Resource.
+func (r *connectionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_connection"
+}
+
+// Schema implements resource.Resource.
+func (r *connectionResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = connectionResourceSchema()
+}
+
+func connectionResourceSchema() schema.Schema {
+	return schema.Schema{
+		Version: 0,
+		MarkdownDescription: "A connection is how the agent reaches one Kafka cluster. Pipelines refer to it by `name`. " +
+			"Without authentication or TLS settings the agent connects with PLAINTEXT.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "Same as `name`.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the connection on the agent: 1 to 128 letters, digits, `_`, `.` or `-`, " +
+					"starting with a letter or digit. Changing it replaces the connection.",
+				Required:      true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"bootstrap_servers": schema.ListAttribute{
+				MarkdownDescription: "`host:port` addresses of the brokers to bootstrap from, like Kafka's " +
+					"`bootstrap.servers`, e.g. `[\"broker1:9092\", \"broker2:9092\"]`. At least one.",
+				Required:    true,
+				ElementType: types.StringType,
+			},
+		},
+	}
+}
+
+// toSpec converts m, recording unknown paths in c.
+func (m *connectionResourceModel) toSpec(c *specConverter) *spec.Connection {
+	return &spec.Connection{
+		Name:             c.str("name", m.Name),
+		BootstrapServers: c.strList("bootstrap_servers", m.BootstrapServers),
+	}
+}
+
+// setFromSpec sets m from a connection as the agent stores it.
+func (m *connectionResourceModel) setFromSpec(conn *spec.Connection, diags *diag.Diagnostics) {
+	m.ID = types.StringValue(conn.Name)
+	m.Name = types.StringValue(conn.Name)
+	servers, d := types.ListValueFrom(context.Background(), types.StringType, conn.BootstrapServers)
+	diags.Append(d...)
+	m.BootstrapServers = servers
+}
+
+// ValidateConfig implements resource.ResourceWithValidateConfig: it runs
+// spec.Connection.Validate on the known values.
+func (r *connectionResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m connectionResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := newSpecConverter(ctx, false)
+	conn := m.toSpec(c)
+	resp.Diagnostics.Append(c.diags...)
+	addFieldErrors(&resp.Diagnostics, "connection", conn.Validate(), c.skip)
+}
+
+// Create implements resource.Resource.
+func (r *connectionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.put(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics)
+}
+
+// Update implements resource.Resource.
+func (r *connectionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.put(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics)
+}
+
+// stateSetter is the part of tfsdk.State that put needs.
+type stateSetter interface {
+	Set(ctx context.Context, val any) diag.Diagnostics
+}
+
+// put sends the planned connection to the agent and stores its answer.
+func (r *connectionResource) put(ctx context.Context, getPlan func(context.Context, any) diag.Diagnostics, state stateSetter, diags *diag.Diagnostics) {
+	api := r.client(diags)
+	if api == nil {
+		return
+	}
+	var m connectionResourceModel
+	diags.Append(getPlan(ctx, &m)...)
+	if diags.HasError() {
+		return
+	}
+	c := newSpecConverter(ctx, false)
+	conn := m.toSpec(c)
+	diags.Append(c.diags...)
+	if diags.HasError() {
+		return
+	}
+	stored, err := api.PutConnection(ctx, conn)
+	if err != nil {
+		addAgentError(diags, "connection", "Cannot store connection "+conn.Name, err)
+		return
+	}
+	m.setFromSpec(stored, diags)
+	diags.Append(state.Set(ctx, &m)...)
+}
+
+// Read implements resource.Resource; a connection deleted on the agent is
+// removed from the state.
+func (r *connectionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	api := r.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var m connectionResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	conn, err := api.GetConnection(ctx, m.Name.ValueString())
+	if errors.Is(err, client.ErrNotFound) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		addAgentError(&resp.Diagnostics, "connection", "Cannot read connection "+m.Name.ValueString(), err)
+		return
+	}
+	m.setFromSpec(conn, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// Delete implements resource.Resource.
+func (r *connectionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	api := r.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var m connectionResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := api.DeleteConnection(ctx, m.Name.ValueString()); err != nil {
+		addAgentError(&resp.Diagnostics, "connection", "Cannot delete connection "+m.Name.ValueString(), err)
+	}
+}
+
+// ImportState implements resource.ResourceWithImportState: the import ID is
+// the connection's name.
+func (r *connectionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resource.ImportStatePassthroughID(ctx, path.Root("name"), req, resp)
+}

@@ -1,0 +1,299 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*pipelineResource)(nil)
+	_ resource.ResourceWithImportState    = (*pipelineResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*pipelineResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*pipelineResource)(nil)
+)
+
+// pollInterval is how often create and update ask the agent for the
+// pipeline's state while they wait.
+const pollInterval = 500 * time.Millisecond
+
+// pipelineResource is tributary_pipeline.
+type pipelineResource struct {
+	agentResource
+}
+
+// NewPipelineResource returns the tributary_pipeline resource.
+func NewPipelineResource() resource.Resource { return &pipelineResource{} }
+
+// Metadata implements resource.Resource.
+func (r *pipelineResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_pipeline"
+}
+
+// Schema implements resource.Resource.
+func (r *pipelineResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = pipelineResourceSchema(ctx)
+}
+
+// ValidateConfig implements resource.ResourceWithValidateConfig: it reads
+// the schema files and runs spec.Pipeline.Validate, dropping the problems
+// that depend on values not known yet. It needs no agent, so every static
+// rule holds in `terraform validate`.
+func (r *pipelineResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m pipelineResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := newSpecConverter(ctx, true)
+	p := c.pipeline(&m)
+	resp.Diagnostics.Append(c.diags...)
+	addFieldErrors(&resp.Diagnostics, "pipeline", p.Validate(), c.skip)
+}
+
+// ModifyPlan implements resource.ResourceWithModifyPlan. It plans each
+// schema_file_sha256 from the file's current content, so that an edited file
+// shows as an update, and plans the status as unknown whenever the pipeline
+// will be updated, since the agent reports a new one after the update.
+func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan pipelineResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := newSpecConverter(ctx, true)
+	p := c.pipeline(&plan)
+	resp.Diagnostics.Append(c.diags...)
+	eachJSONOptions(p, func(jp string, jo *spec.JSONOptions) {
+		if c.unknown.covers(jp) {
+			return // the whole json_options is unknown, and so is its hash
+		}
+		sha := types.StringNull()
+		switch {
+		case c.unknown.covers(jp + ".schema_file_path"):
+			sha = types.StringUnknown()
+		case jo.SchemaFilePath != "":
+			sha = types.StringValue(schemaSHA256(jo.SchemaFileContent))
+		}
+		setAttr(ctx, &resp.Plan, jp+".schema_file_sha256", sha, &resp.Diagnostics)
+	})
+	if resp.Diagnostics.HasError() || req.State.Raw.IsNull() || resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringUnknown())...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("table_status"), types.ListUnknown(pipelineTypes().tableStatus))...)
+}
+
+// attributeSetter is the SetAttribute of tfsdk.Plan and tfsdk.State.
+type attributeSetter interface {
+	SetAttribute(ctx context.Context, p path.Path, val any) diag.Diagnostics
+}
+
+// setAttr sets the attribute at spec path sp.
+func setAttr(ctx context.Context, to attributeSetter, sp string, val any, diags *diag.Diagnostics) {
+	p, err := parseAttrPath(sp)
+	if err != nil {
+		diags.AddError("Internal provider error", err.Error())
+		return
+	}
+	diags.Append(to.SetAttribute(ctx, p, val)...)
+}
+
+// Create implements resource.Resource.
+func (r *pipelineResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan pipelineResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, defaultPipelineTimeout)
+	resp.Diagnostics.Append(d...)
+	r.apply(ctx, &plan, req.Plan, timeout, &resp.State, &resp.Diagnostics)
+}
+
+// Update implements resource.Resource.
+func (r *pipelineResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan pipelineResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Update(ctx, defaultPipelineTimeout)
+	resp.Diagnostics.Append(d...)
+	r.apply(ctx, &plan, req.Plan, timeout, &resp.State, &resp.Diagnostics)
+}
+
+// apply puts the planned pipeline and waits up to timeout for the agent to
+// report it RUNNING, COMPLETED or FAILED. Once the agent accepted the
+// pipeline, the state is saved even when waiting fails, so that Terraform
+// tracks (and taints) it.
+func (r *pipelineResource) apply(ctx context.Context, plan *pipelineResourceModel, planned tfsdk.Plan, timeout time.Duration, state *tfsdk.State, diags *diag.Diagnostics) {
+	api := r.client(diags)
+	if diags.HasError() {
+		return
+	}
+	c := newSpecConverter(ctx, true)
+	p := c.pipeline(plan)
+	diags.Append(c.diags...)
+	eachJSONOptions(p, func(jp string, jo *spec.JSONOptions) {
+		checkSchemaFileUnchanged(ctx, planned, jp, jo, diags)
+	})
+	if diags.HasError() {
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	got, err := api.PutPipeline(ctx, p)
+	if err != nil {
+		addAgentError(diags, "pipeline", "Cannot apply pipeline "+p.Name, err)
+		return
+	}
+	got, waitErr := waitForPipeline(ctx, api, p.Name, got)
+
+	plan.ID = types.StringValue(p.Name)
+	plan.setStatus(ctx, &got.Status, diags)
+	diags.Append(state.Set(ctx, plan)...)
+	eachJSONOptions(p, func(jp string, jo *spec.JSONOptions) {
+		sha := types.StringNull()
+		if jo.SchemaFilePath != "" {
+			sha = types.StringValue(schemaSHA256(jo.SchemaFileContent))
+		}
+		setAttr(ctx, state, jp+".schema_file_sha256", sha, diags)
+	})
+	if waitErr != nil {
+		diags.AddError("Pipeline "+p.Name+" did not start", waitErr.Error())
+	}
+}
+
+// checkSchemaFileUnchanged reports a schema file whose content changed
+// between plan and apply: applying it would store a hash other than the
+// planned one.
+func checkSchemaFileUnchanged(ctx context.Context, planned tfsdk.Plan, jp string, jo *spec.JSONOptions, diags *diag.Diagnostics) {
+	if jo.SchemaFilePath == "" {
+		return
+	}
+	p, err := parseAttrPath(jp + ".schema_file_sha256")
+	if err != nil {
+		diags.AddError("Internal provider error", err.Error())
+		return
+	}
+	var sha types.String
+	diags.Append(planned.GetAttribute(ctx, p, &sha)...)
+	if sha.IsUnknown() || sha.IsNull() || sha.ValueString() == schemaSHA256(jo.SchemaFileContent) {
+		return
+	}
+	diags.AddAttributeError(p, "Schema file changed since plan",
+		fmt.Sprintf("The content of %s changed between plan and apply; run terraform plan again.", jo.SchemaFilePath))
+}
+
+// waitForPipeline polls the agent until the pipeline is RUNNING, COMPLETED
+// or FAILED, or ctx ends. It returns the last response it got, never nil,
+// and an error for FAILED (naming each table's last error) and for a
+// timeout.
+func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *spec.PipelineResponse) (*spec.PipelineResponse, error) {
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		switch cur.Status.State {
+		case spec.StateRunning, spec.StateCompleted:
+			return cur, nil
+		case spec.StateFailed:
+			return cur, fmt.Errorf("the agent reports pipeline %q FAILED:%s", name, tableErrors(&cur.Status))
+		}
+		select {
+		case <-ctx.Done():
+			return cur, fmt.Errorf("pipeline %q is still %s after the timeout; raise the create/update timeout "+
+				"in a timeouts block, or check the agent's log and the Kafka cluster.%s",
+				name, cur.Status.State, tableErrors(&cur.Status))
+		case <-tick.C:
+		}
+		next, err := api.GetPipeline(ctx, name)
+		switch {
+		case ctx.Err() != nil:
+			continue // report the timeout with the last known state
+		case err != nil:
+			return cur, fmt.Errorf("reading the state of pipeline %q: %w", name, err)
+		}
+		cur = next
+	}
+}
+
+// tableErrors lists the last error of every table that has one, one per line.
+func tableErrors(st *spec.PipelineStatus) string {
+	var b strings.Builder
+	for _, t := range st.Tables {
+		if t.LastError != "" {
+			fmt.Fprintf(&b, "\n  table %s (%s): %s", t.DestinationTable, t.State, t.LastError)
+		}
+	}
+	return b.String()
+}
+
+// Read implements resource.Resource: it sets the state from the pipeline
+// the agent stores, so that changes made outside Terraform show in the plan.
+// A pipeline deleted on the agent is removed from the state.
+func (r *pipelineResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	api := r.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var prior pipelineResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	got, err := api.GetPipeline(ctx, prior.Name.ValueString())
+	if errors.Is(err, client.ErrNotFound) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		addAgentError(&resp.Diagnostics, "pipeline", "Cannot read pipeline "+prior.Name.ValueString(), err)
+		return
+	}
+	m := prior
+	m.setFromSpec(ctx, &got.Spec, &prior, &resp.Diagnostics)
+	m.setStatus(ctx, &got.Status, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// Delete implements resource.Resource. The pipeline stops after a final
+// flush and commit; its tables, logs and offsets stay on the agent's disk.
+func (r *pipelineResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	api := r.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var m pipelineResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := api.DeletePipeline(ctx, m.Name.ValueString()); err != nil {
+		addAgentError(&resp.Diagnostics, "pipeline", "Cannot delete pipeline "+m.Name.ValueString(), err)
+	}
+}
+
+// ImportState implements resource.ResourceWithImportState: the import ID is
+// the pipeline's name.
+func (r *pipelineResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resource.ImportStatePassthroughID(ctx, path.Root("name"), req, resp)
+}

@@ -1,0 +1,173 @@
+package provider_test
+
+import (
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+const (
+	kafkaPath = "table[0].connector_options.kafka_options"
+	valueJSON = kafkaPath + ".value_transformer.json_options"
+)
+
+// validationCase is one plan-time validation rule: config must fail with a
+// diagnostic on attribute path (named in its summary) saying detail.
+type validationCase struct {
+	name   string
+	config string
+	path   string
+	detail string
+}
+
+// runValidationCases runs each case as a plan-only step; none needs an agent.
+func runValidationCases(t *testing.T, cases []validationCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      tc.config,
+					PlanOnly:    true,
+					ExpectError: messageRE("attribute "+tc.path, tc.detail),
+				}},
+			})
+		})
+	}
+}
+
+func TestAccPipelineValidation(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.ddl")
+	topics := `topics = ["events"]`
+	withValue := func(transformer string) string { return topics + "\n value_transformer = " + transformer }
+	jsonSchema := func(ddl string) string {
+		return `{ format = "JSON", json_options = { schema = ` + hclString(ddl) + ` } }`
+	}
+	one := func(kafka, extra string) string { return pipelineHCL(nil, tableHCL("events", kafka, extra)) }
+
+	runValidationCases(t, []validationCase{
+		{"topics and topic_pattern", one(topics+"\n topic_pattern = \"ev.*\"", ""),
+			kafkaPath + ".topics", "topics and topic_pattern are mutually exclusive; set only one of them"},
+		{"neither topics nor topic_pattern", one(`starting_offset = "earliest"`, ""),
+			kafkaPath + ".topics", "one of topics or topic_pattern is required"},
+		{"invalid topic", one(`topics = ["ok", "bad topic"]`, ""),
+			kafkaPath + ".topics[1]", `"bad topic" is not a valid Kafka topic name`},
+		{"topic listed twice", one(`topics = ["a", "a"]`, ""),
+			kafkaPath + ".topics[1]", `topic "a" is listed twice`},
+		{"topic_pattern does not compile", one(`topic_pattern = "ev(ents"`, ""),
+			kafkaPath + ".topic_pattern", `"ev(ents" does not compile: missing closing )`},
+		{"starting_offset", one(topics+"\n starting_offset = \"middle\"", ""),
+			kafkaPath + ".starting_offset", `"middle" is not one of latest, earliest`},
+		{"unknown format", one(withValue(`{ format = "XML" }`), ""),
+			kafkaPath + ".value_transformer.format", `"XML" is not one of STRING, JSON, AVRO, PROTOBUF`},
+		{"avro not supported", one(topics+"\n key_transformer = { format = \"AVRO\" }", ""),
+			kafkaPath + ".key_transformer.format", "format AVRO is not yet supported"},
+		{"protobuf not supported", one(withValue(`{ format = "PROTOBUF" }`), ""),
+			kafkaPath + ".value_transformer.format", "format PROTOBUF is not yet supported"},
+		{"json without json_options", one(withValue(`{ format = "JSON" }`), ""),
+			kafkaPath + ".value_transformer.format", "JSON without json_options (a VARIANT column) is not yet supported"},
+		{"json_options with STRING", one(withValue(`{ format = "STRING", json_options = { schema = "id INT" } }`), ""),
+			kafkaPath + ".value_transformer.json_options", "json_options applies only to format JSON"},
+		{"schema and schema_file_path", one(withValue(`{ format = "JSON", json_options = { schema = "id INT", schema_file_path = "x.ddl" } }`), ""),
+			valueJSON + ".schema", "schema and schema_file_path are mutually exclusive"},
+		{"neither schema nor schema_file_path", one(withValue(`{ format = "JSON", json_options = {} }`), ""),
+			valueJSON + ".schema", "one of schema or schema_file_path is required"},
+		{"schema_file_path unreadable", one(withValue(`{ format = "JSON", json_options = { schema_file_path = `+hclString(missing)+` } }`), ""),
+			valueJSON + ".schema_file_path", "cannot read the schema file"},
+		{"ddl does not parse", one(withValue(jsonSchema("id BIGINT,\n  user STRNG")), ""),
+			valueJSON + ".schema", "the schema is not valid Spark DDL: line 2, column 8:"},
+		{"source_metadata_column key", one(topics, `table_configuration = { source_metadata_column = "key" }`),
+			"table[0].table_configuration.source_metadata_column", `the source metadata column must not be named "key"`},
+		{"source_metadata_column value", one(topics, `table_configuration = { source_metadata_column = "VALUE" }`),
+			"table[0].table_configuration.source_metadata_column", `the source metadata column must not be named "VALUE"`},
+		{"metadata column collides with a value field", one(withValue(jsonSchema("id BIGINT, _kafka STRING")), `table_configuration = { source_metadata_column = "_kafka" }`),
+			"table[0].table_configuration.source_metadata_column",
+			`column "_kafka" (the source metadata column) collides with the column of the same name from the value schema`},
+		{"key field collides with a value field", one(withValue(jsonSchema("id BIGINT"))+"\n key_transformer = "+jsonSchema("ID STRING"), ""),
+			valueJSON + ".schema", `column "id" from the value schema collides with the column of the same name from the key schema`},
+		{"reserved _corrupt_record", one(withValue(jsonSchema("_corrupt_record STRING")), ""),
+			valueJSON + ".schema", `column "_corrupt_record" is reserved`},
+		{"invalid catalog", pipelineHCL(map[string]string{"destination_catalog": `"1main"`}, tableHCL("events", topics, "")),
+			"destination_catalog", `"1main" is not a valid identifier`},
+		{"invalid schema", pipelineHCL(map[string]string{"destination_schema": `"de-mo"`}, tableHCL("events", topics, "")),
+			"destination_schema", `"de-mo" is not a valid identifier`},
+		{"invalid table", pipelineHCL(nil, tableHCL("my table", topics, "")),
+			"table[0].destination_table", `"my table" is not a valid identifier`},
+		{"duplicate tables", pipelineHCL(nil, tableHCL("events", topics, ""), tableHCL("Events", `topics = ["other"]`, "")),
+			"table[1].destination_table", `table "Events" is already declared by table[0]`},
+		{"no table", pipelineHCL(nil), "table", "at least one table is required"},
+		{"flush_interval not a duration", pipelineHCL(map[string]string{"flush_interval": `"5 seconds"`}, tableHCL("events", topics, "")),
+			"flush_interval", `"5 seconds" is not a duration`},
+		{"flush_interval too short", pipelineHCL(map[string]string{"flush_interval": `"10ms"`}, tableHCL("events", topics, "")),
+			"flush_interval", "10ms is shorter than the minimum of 100ms"},
+		{"invalid pipeline name", pipelineHCL(map[string]string{"name": `"-p"`}, tableHCL("events", topics, "")),
+			"name", `"-p" is not a valid name`},
+		{"invalid connection name", pipelineHCL(map[string]string{"connection_name": `"-c"`}, tableHCL("events", topics, "")),
+			"connection_name", `"-c" is not a valid name`},
+		{"target_file_size_mb negative", pipelineHCL(map[string]string{"target_file_size_mb": `-1`}, tableHCL("events", topics, "")),
+			"target_file_size_mb", "-1 is less than the minimum of 1"},
+	})
+}
+
+func TestAccConnectionValidation(t *testing.T) {
+	conn := func(name, servers string) string {
+		return `resource "tributary_connection" "c" {
+  name              = ` + hclString(name) + `
+  bootstrap_servers = ` + servers + `
+}
+`
+	}
+	runValidationCases(t, []validationCase{
+		{"no port", conn("c1", `["localhost"]`), "bootstrap_servers[0]", `"localhost" is not a host:port address`},
+		{"bad port", conn("c1", `["a:9092", "b:0"]`), "bootstrap_servers[1]", `"b:0" has port "0"; a port is a number from 1 to 65535`},
+		{"no servers", conn("c1", `[]`), "bootstrap_servers", "at least one bootstrap server is required"},
+		{"invalid name", conn("c 1", `["a:9092"]`), "name", `"c 1" is not a valid name`},
+	})
+}
+
+// TestAccValidationSkipsUnknown plans values that are only known after
+// apply: the rules that read them must not fire at plan time.
+func TestAccValidationSkipsUnknown(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+resource "terraform_data" "later" {
+  input = "x"
+}
+resource "tributary_connection" "c" {
+  name              = "c1"
+  bootstrap_servers = [terraform_data.later.output]
+}
+` + pipelineHCL(map[string]string{
+				"connection_name":    "tributary_connection.c.name",
+				"destination_schema": "terraform_data.later.output",
+			}, tableHCL("events", `
+        topics = [terraform_data.later.output]
+        value_transformer = {
+          format       = "JSON"
+          json_options = { schema = terraform_data.later.output }
+        }`, `table_configuration = { source_metadata_column = terraform_data.later.output }`)),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+}
+
+// TestAccValidationReportsAllProblems checks that every problem of a
+// configuration is reported, each on its own attribute.
+func TestAccValidationReportsAllProblems(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: pipelineHCL(map[string]string{"destination_catalog": `"1x"`},
+				tableHCL("events", `topic_pattern = "("`, "")),
+			PlanOnly: true,
+			ExpectError: regexp.MustCompile(`(?s)attribute destination_catalog.*attribute ` +
+				regexp.QuoteMeta(kafkaPath+".topic_pattern")),
+		}},
+	})
+}

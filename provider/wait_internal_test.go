@@ -1,0 +1,71 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// agentReporting serves GET /v1/pipelines/p answering the given states in
+// turn, then the last one forever.
+func agentReporting(t *testing.T, states ...spec.PipelineStatus) *client.Client {
+	t.Helper()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := min(int(calls.Add(1))-1, len(states)-1)
+		_ = json.NewEncoder(w).Encode(spec.PipelineResponse{Spec: spec.Pipeline{Name: "p"}, Status: states[i]})
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestWaitForPipeline(t *testing.T) {
+	t.Parallel()
+	starting := spec.PipelineStatus{State: spec.StateStarting}
+	failed := spec.PipelineStatus{State: spec.StateFailed, Tables: []spec.TableStatus{
+		{DestinationTable: "a", State: spec.StateRunning},
+		{DestinationTable: "b", State: spec.StateFailed, LastError: "topic x: not authorized"},
+	}}
+	tests := []struct {
+		name    string
+		states  []spec.PipelineStatus
+		timeout time.Duration
+		want    string // "" for success, else a part of the error
+	}{
+		{"running", []spec.PipelineStatus{starting, {State: spec.StateRunning}}, 10 * time.Second, ""},
+		{"completed", []spec.PipelineStatus{{State: spec.StateCompleted}}, 10 * time.Second, ""},
+		{"failed", []spec.PipelineStatus{starting, failed}, 10 * time.Second,
+			"FAILED:\n  table b (FAILED): topic x: not authorized"},
+		{"timeout", []spec.PipelineStatus{starting}, 1200 * time.Millisecond, `pipeline "p" is still STARTING after the timeout`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			api := agentReporting(t, tc.states...)
+			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
+			defer cancel()
+			got, err := waitForPipeline(ctx, api, "p", &spec.PipelineResponse{Status: starting})
+			if got == nil {
+				t.Fatal("waitForPipeline returned no response")
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
