@@ -61,10 +61,9 @@ done
 [[ -n "$location" ]] || { echo "no rows committed within 60s; agent log:" >&2; tail -50 "$work/agent.log" >&2; exit 1; }
 status | .tools/py/bin/python -c '
 import json, sys
-s = json.load(sys.stdin)["status"]
-for t in s["tables"]:
-    print(f"table {t[\"destination_table\"]}: state {t[\"state\"]}, {t[\"rows\"]} rows in {t[\"files\"]} files, "
-          f"{t[\"corrupt_records\"]} corrupt, log version {t[\"version\"]}")'
+for t in json.load(sys.stdin)["status"]["tables"]:
+    print("table {destination_table}: state {state}, {rows} rows in {files} files, "
+          "{corrupt_records} corrupt, log version {version}".format(**t))'
 
 echo "== first rows, read with delta-rs"
 .tools/py/bin/python - "$location" <<'PY'
