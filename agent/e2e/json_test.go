@@ -83,6 +83,17 @@ resource "tributary_pipeline" "events" {
 		t.Errorf("status reports %d corrupt records, want 10", st.CorruptRecords)
 	}
 
+	// The offsets are mirrored to the consumer group after each commit, for
+	// lag tools.
+	group := "tributary.e2e-json.main.e2e." + tableName
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.TrimSpace(python(t, "group_offsets.py", env.bootstrap, group)) != "10000" {
+		if time.Now().After(deadline) {
+			t.Fatalf("consumer group %s does not reach offset sum 10000", group)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
 	out := python(t, "check_table.py", st.Location, "--count", "10000", "--malformed", malformed,
 		"--values", "--metadata", "_kafka", "--exactly-once", "--no-orphans")
 	t.Log(out)
