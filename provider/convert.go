@@ -57,6 +57,16 @@ func (c *specConverter) int64(p string, v types.Int64) int64 {
 	return v.ValueInt64()
 }
 
+// int64Or returns the value of v at p, or def when v is null: the default
+// the plan will show, so that validation sees what will be applied and an
+// explicit 0 stays distinct from "unset".
+func (c *specConverter) int64Or(p string, v types.Int64, def int64) int64 {
+	if v.IsNull() {
+		return def
+	}
+	return c.int64(p, v)
+}
+
 // boolPtr returns the value of v at p; nil (the spec's "unset") for null and
 // unknown.
 func (c *specConverter) boolPtr(p string, v types.Bool) *bool {

@@ -85,8 +85,8 @@ func (c *specConverter) pipeline(m *pipelineResourceModel) *spec.Pipeline {
 		DestinationSchema:  c.str("destination_schema", m.DestinationSchema),
 		Continuous:         c.boolPtr("continuous", m.Continuous),
 		FlushInterval:      c.str("flush_interval", m.FlushInterval),
-		TargetFileSizeMB:   c.int64("target_file_size_mb", m.TargetFileSizeMB),
-		MaxRowsPerFile:     c.int64("max_rows_per_file", m.MaxRowsPerFile),
+		TargetFileSizeMB:   c.int64Or("target_file_size_mb", m.TargetFileSizeMB, spec.DefaultTargetFileSizeMB),
+		MaxRowsPerFile:     c.int64Or("max_rows_per_file", m.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
 	}
 	for i, o := range c.objects("table", m.Table) {
 		p.Tables = append(p.Tables, c.table(fmt.Sprintf("table[%d]", i), o))

@@ -4,11 +4,12 @@
 # ${XDG_CACHE_HOME:-$HOME/.cache}/tributary) and linking it from there:
 #   .tools/bin/terraform     Terraform CLI   (go install, ~2 min cold)
 #   .tools/bin/tofu          OpenTofu CLI    (go build, ~2.5 min cold)
-#   .tools/bin/tfplugindocs  docs generator  (go install)
 #   .tools/py -> venv        pyarrow, duckdb, deltalake, confluent-kafka
 #   Kafka broker jars        (resolved by tools/kafka.sh on first `up`, or
 #                             here with `tools/tools.sh kafka`)
-# Usage: tools/tools.sh [terraform|tofu|tfplugindocs|py|kafka ...]  (default: all but kafka)
+# The docs generator, tfplugindocs, is a tool of the Go module (`go tool
+# tfplugindocs`, version pinned in go.mod).
+# Usage: tools/tools.sh [terraform|tofu|py|kafka ...]  (default: all but kafka)
 # Idempotent; a warm run takes well under a second.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
@@ -16,7 +17,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TERRAFORM_VERSION=1.5.7
 TOFU_VERSION=1.12.6
-TFPLUGINDOCS_VERSION=0.25.0
 
 # Go tool builds must not pick up the project's GOFLAGS / go.work.
 go_env() { env GOFLAGS="${GO_TOOL_FLAGS:-}" GOWORK=off CGO_ENABLED=0 "$@"; }
@@ -42,13 +42,6 @@ build_tofu() { # DIR
   "$1/tofu" version
 }
 
-build_tfplugindocs() { # DIR
-  cd "$1"
-  GOBIN="$1" go_env go install -trimpath \
-    "github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs@v$TFPLUGINDOCS_VERSION"
-  "$1/tfplugindocs" --version || true
-}
-
 link() { # TARGET LINKNAME
   mkdir -p "$(dirname "$2")"
   [[ "$(readlink "$2" 2>/dev/null)" == "$1" ]] || ln -sfn "$1" "$2"
@@ -62,11 +55,6 @@ do_tofu() {
   cache_build "tofu-$TOFU_VERSION" build_tofu
   link "$TRIBUTARY_CACHE/tofu-$TOFU_VERSION/tofu" "$TRIBUTARY_TOOLS/bin/tofu"
 }
-do_tfplugindocs() {
-  cache_build "tfplugindocs-$TFPLUGINDOCS_VERSION" build_tfplugindocs
-  link "$TRIBUTARY_CACHE/tfplugindocs-$TFPLUGINDOCS_VERSION/tfplugindocs" "$TRIBUTARY_TOOLS/bin/tfplugindocs"
-}
-
 # A venv is not relocatable, so it is built in place at its final path and
 # marked complete with a stamp file; the key hashes requirements.txt and the
 # interpreter version, so editing the pins gives a new venv.
@@ -110,13 +98,13 @@ do_kafka() { "$TRIBUTARY_REPO/tools/kafka.sh" jars >/dev/null; }
 
 main() {
   local what=("$@")
-  (( ${#what[@]} )) || what=(terraform tofu tfplugindocs py)
+  (( ${#what[@]} )) || what=(terraform tofu py)
   mkdir -p "$TRIBUTARY_CACHE" "$TRIBUTARY_TOOLS/bin"
   # Run in parallel; the two big Go builds dominate (~2-3 min each cold).
   local pids=() names=() rc=0 i
   for w in "${what[@]}"; do
     case "$w" in
-      terraform|tofu|tfplugindocs|py|kafka) ;;
+      terraform|tofu|py|kafka) ;;
       *) die "unknown tool: $w" ;;
     esac
     "do_$w" & pids+=($!); names+=("$w")

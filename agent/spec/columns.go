@@ -74,7 +74,9 @@ func (l *Layout) Columns() []schema.Field {
 		cols = append(cols, schema.Field{Name: p.Column, Type: &schema.Type{Kind: kind}, Nullable: true})
 	}
 	if l.MetadataColumn != "" {
-		cols = append(cols, schema.Field{Name: l.MetadataColumn, Type: MetadataType, Nullable: false})
+		// Nullable, so that adding the column to an existing table is a
+		// compatible schema change; every row written has it set.
+		cols = append(cols, schema.Field{Name: l.MetadataColumn, Type: MetadataType, Nullable: true})
 	}
 	if l.CorruptRecord {
 		cols = append(cols, schema.Field{Name: CorruptRecordColumn, Type: &schema.Type{Kind: schema.Binary}, Nullable: true})

@@ -11,6 +11,14 @@ const (
 	DefaultMaxRowsPerFile   = 1_000_000
 )
 
+// Upper bounds of the file size settings.
+const (
+	// MaxTargetFileSizeMB is 1 TiB.
+	MaxTargetFileSizeMB = 1 << 20
+	// MaxRowsPerFileLimit is 2^40 rows.
+	MaxRowsPerFileLimit = 1 << 40
+)
+
 // Starting offsets: where a partition with no committed offset in the table's
 // log starts reading (L-03).
 const (

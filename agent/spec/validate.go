@@ -35,6 +35,15 @@ func CompileTopicPattern(pattern string) (*regexp.Regexp, error) {
 	return regexp.Compile(`^(?:` + pattern + `)$`)
 }
 
+func validateRange(col collector, attr string, v, lo, hi int64) {
+	switch {
+	case v < lo:
+		col.add(attr, "%d is less than the minimum of %d", v, lo)
+	case v > hi:
+		col.add(attr, "%d is more than the maximum of %d", v, hi)
+	}
+}
+
 func validateName(col collector, attr, v string) {
 	if !ValidName(v) {
 		col.add(attr, "%q is not a valid name: use 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit", v)
@@ -67,12 +76,11 @@ func (p *Pipeline) Validate() Errors {
 			col.add("flush_interval", "%s is shorter than the minimum of 100ms", d)
 		}
 	}
-	if p.TargetFileSizeMB < 0 {
-		col.add("target_file_size_mb", "%d is less than the minimum of 1", p.TargetFileSizeMB)
-	}
-	if p.MaxRowsPerFile < 0 {
-		col.add("max_rows_per_file", "%d is less than the minimum of 1", p.MaxRowsPerFile)
-	}
+	// Zero means "unset" on the wire and is replaced by the default in
+	// Normalize, which the agent runs before Validate; the provider passes
+	// the default for an unset attribute, so an explicit 0 is refused here.
+	validateRange(col, "target_file_size_mb", p.TargetFileSizeMB, 1, MaxTargetFileSizeMB)
+	validateRange(col, "max_rows_per_file", p.MaxRowsPerFile, 1, MaxRowsPerFileLimit)
 	if len(p.Tables) == 0 {
 		col.add("table", "at least one table is required")
 	}
@@ -89,14 +97,6 @@ func (p *Pipeline) Validate() Errors {
 			seen[name] = i
 		}
 	}
-	return *col.errs
-}
-
-// Validate returns every problem with t alone; paths are relative to the
-// table object. Pipeline.Validate reports them under `table[i]`.
-func (t *Table) Validate() Errors {
-	col := newCollector()
-	t.validate(col)
 	return *col.errs
 }
 

@@ -7,7 +7,7 @@ import (
 
 // validPipeline returns a pipeline that passes Validate; cases mutate it.
 func validPipeline() *Pipeline {
-	return &Pipeline{
+	p := &Pipeline{
 		Name: "p1", Connection: "c1", DestinationCatalog: "main", DestinationSchema: "raw",
 		Tables: []Table{{
 			DestinationTable: "events",
@@ -19,6 +19,8 @@ func validPipeline() *Pipeline {
 			TableConfiguration: TableConfiguration{SourceMetadataColumn: "_kafka"},
 		}},
 	}
+	p.Normalize()
+	return p
 }
 
 func TestPipelineValidate(t *testing.T) {
@@ -61,6 +63,9 @@ func TestPipelineValidate(t *testing.T) {
 		{"no tables", func(p *Pipeline) { p.Tables = nil }, "table", "at least one"},
 		{"flush interval", func(p *Pipeline) { p.FlushInterval = "5" }, "flush_interval", "not a duration"},
 		{"flush interval small", func(p *Pipeline) { p.FlushInterval = "1ms" }, "flush_interval", "minimum"},
+		{"file size zero", func(p *Pipeline) { p.TargetFileSizeMB = 0 }, "target_file_size_mb", "minimum of 1"},
+		{"file size huge", func(p *Pipeline) { p.TargetFileSizeMB = 1 << 50 }, "target_file_size_mb", "maximum"},
+		{"rows per file negative", func(p *Pipeline) { p.MaxRowsPerFile = -1 }, "max_rows_per_file", "minimum of 1"},
 		{"name", func(p *Pipeline) { p.Name = "" }, "name", "not a valid name"},
 		{"connection", func(p *Pipeline) { p.Connection = "" }, "connection_name", "required"},
 	}

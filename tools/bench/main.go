@@ -155,7 +155,7 @@ func bareConsumer(ctx context.Context, bootstrap, topic string, n int64) (result
 				return
 			}
 			for off := int64(0); off < last; {
-				b := conn.ReadBatchWith(kafkago.ReadBatchConfig{MinBytes: 1, MaxBytes: 4 << 20, MaxWait: 250 * time.Millisecond})
+				b := conn.ReadBatchWith(kafkago.ReadBatchConfig{MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 250 * time.Millisecond})
 				for {
 					m, err := b.ReadMessage()
 					if err != nil {

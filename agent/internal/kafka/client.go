@@ -48,6 +48,12 @@ func NewClient(conn *spec.Connection) *Client {
 	}
 }
 
+// Close releases the client's pooled connections and its metadata
+// refresher. Fetchers started from it must have returned.
+func (c *Client) Close() {
+	c.admin.Transport.(*kafkago.Transport).CloseIdleConnections()
+}
+
 // Partitions returns every partition of the topics the options select:
 // the listed topics, or every non-internal topic matching the pattern. A
 // listed topic that does not exist is an error naming it; a pattern that

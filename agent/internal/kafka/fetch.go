@@ -67,6 +67,9 @@ func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error
 	backoff := 100 * time.Millisecond
 	for {
 		next, err := f.session(ctx, offset, out)
+		if next > offset {
+			backoff = 100 * time.Millisecond // the session made progress
+		}
 		offset = next
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -7,6 +7,7 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -55,27 +57,44 @@ func NewManager(cfg Config) *Manager {
 // Apply starts pipeline p, reading through conn, or updates it in place: an
 // unchanged table keeps running, a changed one is restarted after a final
 // flush and commit, a removed one is stopped. p must be normalized and valid.
+//
+// A change that a table's existing schema cannot take (anything but new
+// nullable columns) is refused before anything stops, as [spec.Errors] on
+// the table's path; the pipeline keeps running as it was.
 func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old := m.pipelines[p.Name]
-	next := &running{spec: *p, conn: *conn}
-	if old != nil && reflect.DeepEqual(old.conn, *conn) {
-		next.client = old.client
-	} else {
-		next.client = kafka.NewClient(conn)
-	}
-	keep := map[*tableRunner]bool{}
+	cfgs := make([]tableConfig, len(p.Tables))
+	current := make([]*tableRunner, len(p.Tables))
+	var refused spec.Errors
 	for i := range p.Tables {
-		cfg := m.tableConfig(p, &p.Tables[i], conn)
-		var r *tableRunner
+		cfgs[i] = m.tableConfig(p, &p.Tables[i], conn)
 		if old != nil {
 			for _, o := range old.tables {
-				if reflect.DeepEqual(o.cfg, cfg) {
-					r = o
+				if reflect.DeepEqual(o.cfg, cfgs[i]) {
+					current[i] = o
 				}
 			}
 		}
+		if current[i] == nil {
+			if err := checkSchema(&cfgs[i]); err != nil {
+				refused = append(refused, spec.FieldError{Path: fmt.Sprintf("table[%d]", i), Detail: err.Error()})
+			}
+		}
+	}
+	if len(refused) > 0 {
+		return refused
+	}
+
+	next := &running{spec: *p, conn: *conn, client: kafka.NewClient(conn)}
+	if old != nil && reflect.DeepEqual(old.conn, *conn) {
+		next.client.Close()
+		next.client = old.client
+	}
+	keep := map[*tableRunner]bool{}
+	for i, cfg := range cfgs {
+		r := current[i]
 		if r == nil {
 			// A table changed: stop its old loop (final flush and commit)
 			// before the new one opens the same folder.
@@ -97,8 +116,31 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 				o.stop()
 			}
 		}
+		if old.client != next.client {
+			old.client.Close()
+		}
 	}
 	m.pipelines[p.Name] = next
+	return nil
+}
+
+// checkSchema reports whether the table's existing log, if any, can take
+// the columns cfg's table declares.
+func checkSchema(cfg *tableConfig) error {
+	layout, errs := cfg.Table.Layout()
+	if len(errs) > 0 {
+		return errs
+	}
+	tbl, err := table.Open(cfg.Dir, table.Options{})
+	if err != nil {
+		return fmt.Errorf("open table %s: %w", cfg.Qualified, err)
+	}
+	if prev := tbl.Snapshot().Schema; prev != nil {
+		if err := table.CheckSchemaChange(prev, layout.Columns()); err != nil {
+			return fmt.Errorf("table %s exists with columns the new options cannot keep (%w); "+
+				"write to a new destination_table, or go back to the previous options", cfg.Qualified, err)
+		}
+	}
 	return nil
 }
 
@@ -123,6 +165,7 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	defer m.mu.Unlock()
 	if r := m.pipelines[name]; r != nil {
 		stopAll(r.tables)
+		r.client.Close()
 		delete(m.pipelines, name)
 	}
 	return nil
@@ -167,6 +210,9 @@ func (m *Manager) Close(ctx context.Context) error {
 		all = append(all, r.tables...)
 	}
 	stopAll(all)
+	for _, r := range m.pipelines {
+		r.client.Close()
+	}
 	clear(m.pipelines)
 	return nil
 }

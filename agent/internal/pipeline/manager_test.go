@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,4 +141,74 @@ func TestManagerTriggeredRunCompletes(t *testing.T) {
 	if st, _ := m.Status("p"); st.Tables[0].Rows != 300 {
 		t.Fatalf("rows %d, want 300", st.Tables[0].Rows)
 	}
+}
+
+// A table that starts at "latest" records that offset before reading, so
+// records produced while the agent is down before the first data commit are
+// not skipped by a newer "latest" on restart.
+func TestManagerLatestStartSurvivesRestart(t *testing.T) {
+	addr, producer := newCluster(t, "events")
+	produce(t, producer, 0, 50, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	warehouse := t.TempDir()
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	p := testPipeline("events")
+	p.Tables[0].ConnectorOptions.KafkaOptions.StartingOffset = spec.StartingOffsetLatest
+
+	m := NewManager(Config{Warehouse: warehouse})
+	if err := m.Apply(context.Background(), p, conn); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the starting offsets commit", func() bool {
+		st, _ := m.Status("p")
+		return st.State == spec.StateRunning && st.Tables[0].Version == 0
+	})
+	m.Close(context.Background())
+
+	produce(t, producer, 50, 80, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	m = NewManager(Config{Warehouse: warehouse})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, conn); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the 30 records produced while stopped", func() bool {
+		st, _ := m.Status("p")
+		return st.Tables[0].Rows == 30
+	})
+}
+
+// An update the table's existing columns cannot take is refused before the
+// running table stops; adding a nullable column is accepted.
+func TestManagerRefusesIncompatibleSchema(t *testing.T) {
+	addr, producer := newCluster(t, "events")
+	produce(t, producer, 0, 10, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n"}`, i) })
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	p := testPipeline("events")
+	p.Tables[0].TableConfiguration.SourceMetadataColumn = ""
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, conn); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "10 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 10 })
+
+	bad := testPipeline("events")
+	bad.Tables[0].TableConfiguration.SourceMetadataColumn = ""
+	bad.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions.Schema = "id STRING, name STRING"
+	err := m.Apply(context.Background(), bad, conn)
+	var errs spec.Errors
+	if !errors.As(err, &errs) || errs[0].Path != "table[0]" || !strings.Contains(errs[0].Detail, "id") {
+		t.Fatalf("want a refusal on table[0] naming column id, got %v", err)
+	}
+	if st, _ := m.Status("p"); st.State != spec.StateRunning {
+		t.Fatalf("a refused update must leave the table running, state %s", st.State)
+	}
+
+	// The metadata column and a new field are nullable additions.
+	good := testPipeline("events")
+	good.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions.Schema = "id BIGINT, name STRING, extra DOUBLE"
+	if err := m.Apply(context.Background(), good, conn); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 10, 20, func(i int) string { return fmt.Sprintf(`{"id":%d,"extra":1.5}`, i) })
+	waitFor(t, 10*time.Second, "20 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 20 })
 }

@@ -109,7 +109,10 @@ func (r *tableRunner) run(ctx context.Context) {
 			}
 			return
 		case ctx.Err() != nil:
-			r.setState(spec.StateStopped, nil)
+			// Stopping failed to write or commit what was buffered; nothing
+			// is lost (the next start reads it again), but say so.
+			r.log.Error("final flush failed; the next start reads those records again", "err", err)
+			r.setState(spec.StateStopped, err)
 			return
 		}
 		var fatal fatalError
@@ -148,7 +151,7 @@ type loop struct {
 	committed map[kafka.TopicPartition]int64
 	highWater map[kafka.TopicPartition]int64
 	end       map[kafka.TopicPartition]int64 // triggered runs only
-	firstRow  time.Time
+	group     *groupCommitter
 }
 
 func (r *tableRunner) appID(tp kafka.TopicPartition) string {
@@ -201,7 +204,15 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	// writes, and each partition keeps one fetch in flight.
 	batches := make(chan kafka.Batch, 2)
 	fetchErrs := make(chan error, 1)
-	fetching := map[kafka.TopicPartition]context.CancelFunc{}
+	fetching := map[kafka.TopicPartition]bool{}
+	defer func() {
+		// An error left a file open: drop it, its rows are read again.
+		if l.file != nil {
+			l.file.Abort()
+		}
+	}()
+	l.group = newGroupCommitter(r.client, r.groupID(), r.log)
+	defer l.group.close()
 
 	// start begins fetching the new partitions among tps, each from its
 	// committed offset, else from starting (earliest for partitions found
@@ -209,7 +220,7 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	start := func(tps []kafka.TopicPartition, starting string) error {
 		var fresh []kafka.TopicPartition
 		for _, tp := range tps {
-			if _, ok := fetching[tp]; !ok {
+			if !fetching[tp] {
 				fresh = append(fresh, tp)
 			}
 		}
@@ -237,24 +248,35 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 				return err
 			}
 		}
+		// Record where new partitions start before reading them, so that a
+		// restart before their first data commit resumes there rather than
+		// at a newer "latest".
+		unrecorded := map[string]int64{}
 		for _, tp := range fresh {
 			next, ok := snap.Txns[r.appID(tp)]
 			if !ok {
 				next = defaults[tp]
+				unrecorded[r.appID(tp)] = next
 			}
 			l.committed[tp] = next
+		}
+		if len(unrecorded) > 0 {
+			if err := l.commit(table.Commit{Schema: l.columns, Txns: unrecorded}, 0); err != nil {
+				return fmt.Errorf("record the starting offsets of new partitions: %w", err)
+			}
+		}
+		for _, tp := range fresh {
+			next := l.committed[tp]
+			fetching[tp] = true
 			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
-				fetching[tp] = func() {}
 				continue // nothing to read in this triggered run
 			}
-			pctx, cancel := context.WithCancel(fctx)
-			fetching[tp] = cancel
 			f := &kafka.Fetcher{Client: r.client, TP: tp, TimestampType: tsTypes[tp.Topic],
 				OnRetry: func(err error) { r.log.Warn("fetch retries", "err", err) }}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := f.Run(pctx, next, batches); err != nil && pctx.Err() == nil {
+				if err := f.Run(fctx, next, batches); err != nil && fctx.Err() == nil {
 					select {
 					case fetchErrs <- err:
 					default:
@@ -349,7 +371,7 @@ func (l *loop) add(b kafka.Batch) error {
 			if err != nil {
 				return fmt.Errorf("start a data file: %w", err)
 			}
-			l.file, l.firstRow = f, time.Now()
+			l.file = f
 		}
 		var stats decode.Stats
 		var err error
@@ -413,32 +435,32 @@ func (l *loop) flush(ctx context.Context) error {
 		c.Txns[l.r.appID(tp)] = next
 	}
 	c.Counters = map[string]int64{counterCorrupt: l.corrupt}
+	if err := l.commit(c, rows); err != nil {
+		return err
+	}
+	for tp, next := range l.pending {
+		l.committed[tp] = next
+	}
+	clear(l.pending)
+	l.corrupt = 0
+	l.publishOffsets()
+	l.group.offer(l.committed)
+	return nil
+}
+
+// commit writes one log entry with rows new rows and updates the status.
+func (l *loop) commit(c table.Commit, rows int64) error {
 	version, err := l.tbl.Commit(c)
 	if err != nil {
 		return fmt.Errorf("commit to the log: %w", err)
 	}
-	offsets := make(map[kafka.TopicPartition]int64, len(l.pending))
-	for tp, next := range l.pending {
-		l.committed[tp] = next
-		offsets[tp] = next
-	}
-	clear(l.pending)
 	r := l.r
 	r.mu.Lock()
 	r.status.Version = version
 	r.status.Rows += rows
 	r.status.Files += int64(len(c.Files))
-	r.status.CorruptRecords += l.corrupt
+	r.status.CorruptRecords += c.Counters[counterCorrupt]
 	r.mu.Unlock()
-	l.corrupt = 0
-	l.publishOffsets()
-	go func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := r.client.CommitGroupOffsets(cctx, r.groupID(), offsets); err != nil {
-			r.log.Debug("consumer group offsets not committed", "err", err)
-		}
-	}()
 	return nil
 }
 

@@ -48,7 +48,7 @@ const (
 // next version, re-checking c's schema against the winner's.
 //
 // On any other error the outcome is unknown (the entry may exist): the caller
-// must discard its buffered state, [Table.Refresh] and resume from
+// must discard its buffered state, [Open] the table again and resume from
 // [Table.Snapshot].
 func (t *Table) Commit(c Commit) (int64, error) {
 	if err := t.checkCommit(&c); err != nil {

@@ -25,7 +25,7 @@ func (e *ErrConflict) Error() string {
 	return fmt.Sprintf("commit conflict: version %d, written by another writer, already records %q; drop buffered rows and resume from the log", e.Version, e.AppID)
 }
 
-// ErrCorruptLog is wrapped by every error [Open] and [Table.Refresh] return
+// ErrCorruptLog is wrapped by every error [Open] and [Table.Commit] return
 // for a log entry that cannot be replayed. The message names the file.
 var ErrCorruptLog = errors.New("corrupt transaction log")
 

@@ -111,24 +111,12 @@ func Open(dir string, opts Options) (*Table, error) {
 	return t, nil
 }
 
-// Dir returns the table folder.
-func (t *Table) Dir() string { return t.dir }
-
 // Snapshot returns the state as of the latest version this Table has read
-// or written. Call [Table.Refresh] first to see other writers' commits.
+// or written; a new [Open] sees other writers' commits.
 func (t *Table) Snapshot() Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.st.snapshot()
-}
-
-// Refresh reads the log entries other writers committed since the last
-// version this Table saw.
-func (t *Table) Refresh() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, err := t.catchUp()
-	return err
 }
 
 // catchUp reads versions after t.st.version until one does not exist, and

@@ -79,7 +79,8 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 	return fw, nil
 }
 
-// Name returns the name the file will have in the table folder.
+// Name returns the name the file will have in the table folder; until
+// Close it is written as _tmp/<Name>.tmp.
 func (fw *FileWriter) Name() string { return fw.name }
 
 // WriteRows appends rows, laid out as ps.Deconstruct lays them out for the
