@@ -187,7 +187,7 @@ func TestNew(t *testing.T) {
 	optional group a {
 		optional int32 y (INT(32,true));
 	}
-	required group m {
+	optional group m {
 		required binary topic (STRING);
 		required int32 partition (INT(32,true));
 		required int64 offset (INT(64,true));

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -33,6 +34,10 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 
+	// changeMu serializes Apply, Remove and Close, which may wait for
+	// table loops to flush; mu guards pipelines only, so that Status never
+	// waits for a flush.
+	changeMu  sync.Mutex
 	mu        sync.Mutex
 	pipelines map[string]*running
 }
@@ -62,9 +67,11 @@ func NewManager(cfg Config) *Manager {
 // nullable columns) is refused before anything stops, as [spec.Errors] on
 // the table's path; the pipeline keeps running as it was.
 func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection) error {
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	old := m.pipelines[p.Name]
+	m.mu.Unlock()
 	cfgs := make([]tableConfig, len(p.Tables))
 	current := make([]*tableRunner, len(p.Tables))
 	var refused spec.Errors
@@ -120,7 +127,9 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 			old.client.Close()
 		}
 	}
+	m.mu.Lock()
 	m.pipelines[p.Name] = next
+	m.mu.Unlock()
 	return nil
 }
 
@@ -161,12 +170,15 @@ func (m *Manager) tableConfig(p *spec.Pipeline, t *spec.Table, conn *spec.Connec
 // Remove stops the named pipeline after a final flush and commit, and
 // forgets it. Its tables stay.
 func (m *Manager) Remove(ctx context.Context, name string) error {
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r := m.pipelines[name]; r != nil {
+	r := m.pipelines[name]
+	delete(m.pipelines, name)
+	m.mu.Unlock()
+	if r != nil {
 		stopAll(r.tables)
 		r.client.Close()
-		delete(m.pipelines, name)
 	}
 	return nil
 }
@@ -202,19 +214,34 @@ func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 }
 
 // Close stops every pipeline, flushing and committing what they buffered.
+// When ctx ends first it returns ctx's error and leaves the rest to finish
+// in the background; whatever they had not committed is read again on the
+// next start.
 func (m *Manager) Close(ctx context.Context) error {
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	var all []*tableRunner
-	for _, r := range m.pipelines {
-		all = append(all, r.tables...)
-	}
-	stopAll(all)
-	for _, r := range m.pipelines {
-		r.client.Close()
-	}
+	stopping := maps.Clone(m.pipelines)
 	clear(m.pipelines)
-	return nil
+	m.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var all []*tableRunner
+		for _, r := range stopping {
+			all = append(all, r.tables...)
+		}
+		stopAll(all)
+		for _, r := range stopping {
+			r.client.Close()
+		}
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop pipelines: %w", ctx.Err())
+	}
 }
 
 // stopAll stops table loops in parallel and waits for all of them.
