@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
@@ -44,6 +45,9 @@ var (
 // fails t when the agent cannot be built or started.
 func sharedAgent(t *testing.T) *testAgent {
 	t.Helper()
+	if os.Getenv(resource.EnvTfAcc) == "" {
+		t.Skipf("acceptance test: set %s=1 (make test and make testacc do)", resource.EnvTfAcc)
+	}
 	agentOnce.Do(func() { agent, agentErr = startTestAgent() })
 	if agentErr != nil {
 		t.Fatalf("starting the test agent: %v", agentErr)

@@ -127,6 +127,11 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 			})
 		}
 		closeErr := kb.Close()
+		if errors.Is(readErr, kafkago.RequestTimedOut) {
+			// Some brokers (kfake among them) answer a fetch that waited
+			// out MaxWait with no records this way: an empty fetch.
+			readErr, closeErr = nil, nil
+		}
 		sizeHint = max(len(b.Records), 64)
 		if n := len(b.Records); n > 0 {
 			offset = b.Records[n-1].Offset + 1

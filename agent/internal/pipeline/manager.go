@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
@@ -27,6 +28,9 @@ type Config struct {
 	Warehouse string
 	// Logger receives the manager's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// DiscoverEvery is how often tables look for new partitions and new
+	// topics matching their topic_pattern, overriding DefaultDiscoverEvery.
+	DiscoverEvery time.Duration
 }
 
 // Manager runs every applied pipeline. It is safe for concurrent use.
@@ -155,15 +159,16 @@ func checkSchema(cfg *tableConfig) error {
 
 func (m *Manager) tableConfig(p *spec.Pipeline, t *spec.Table, conn *spec.Connection) tableConfig {
 	return tableConfig{
-		Pipeline:   p.Name,
-		Qualified:  strings.ToLower(p.QualifiedName(t)),
-		Dir:        tableDir(m.cfg.Warehouse, p, t),
-		Table:      *t,
-		Conn:       *conn,
-		FlushEvery: p.FlushEvery(),
-		MaxRows:    cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
-		MaxBytes:   cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
-		Continuous: p.IsContinuous(),
+		Pipeline:      p.Name,
+		Qualified:     strings.ToLower(p.QualifiedName(t)),
+		Dir:           tableDir(m.cfg.Warehouse, p, t),
+		Table:         *t,
+		Conn:          *conn,
+		FlushEvery:    p.FlushEvery(),
+		MaxRows:       cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
+		MaxBytes:      cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
+		Continuous:    p.IsContinuous(),
+		DiscoverEvery: cmp.Or(m.cfg.DiscoverEvery, DefaultDiscoverEvery),
 	}
 }
 

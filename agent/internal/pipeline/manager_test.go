@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -211,4 +212,33 @@ func TestManagerRefusesIncompatibleSchema(t *testing.T) {
 	}
 	produce(t, producer, 10, 20, func(i int) string { return fmt.Sprintf(`{"id":%d,"extra":1.5}`, i) })
 	waitFor(t, 10*time.Second, "20 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 20 })
+}
+
+// A table with topic_pattern picks up a matching topic created while it
+// runs, from that topic's earliest offset (L-02).
+func TestManagerTopicPatternFindsNewTopics(t *testing.T) {
+	addr, producer := newCluster(t, "ev-a")
+	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	p := testPipeline("")
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.Topics, ko.TopicPattern = nil, "ev-.*"
+	m := NewManager(Config{Warehouse: t.TempDir(), DiscoverEvery: 100 * time.Millisecond})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "5 rows from ev-a", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 5 })
+
+	adm := kadm.NewClient(producer)
+	if _, err := adm.CreateTopic(context.Background(), 2, 1, nil, "ev-b"); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i := 0; i < 7; i++ {
+		recs = append(recs, &kgo.Record{Topic: "ev-b", Value: fmt.Appendf(nil, `{"id":%d}`, 100+i)})
+	}
+	if err := producer.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "7 more rows from the new topic ev-b", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 12 })
 }

@@ -21,9 +21,10 @@ import (
 // counterCorrupt is the commit counter that sums corrupt records.
 const counterCorrupt = "numCorruptRecords"
 
-// discoverEvery is how often a running table looks for new partitions and,
-// with topic_pattern, new matching topics.
-const discoverEvery = 10 * time.Second
+// DefaultDiscoverEvery is how often a running table looks for new
+// partitions and, with topic_pattern, new matching topics, unless
+// [Config.DiscoverEvery] says otherwise.
+const DefaultDiscoverEvery = 10 * time.Second
 
 // tableConfig is everything a table loop depends on; a loop restarts when
 // any of it changes.
@@ -37,6 +38,8 @@ type tableConfig struct {
 	MaxRows    int64
 	MaxBytes   int64
 	Continuous bool
+	// DiscoverEvery is the partition discovery interval.
+	DiscoverEvery time.Duration
 }
 
 // fatalError marks an error that retrying cannot fix (a bad schema, lost
@@ -299,7 +302,7 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 
 	flushTimer := time.NewTimer(time.Hour)
 	flushTimer.Stop()
-	discover := time.NewTicker(discoverEvery)
+	discover := time.NewTicker(r.cfg.DiscoverEvery)
 	defer discover.Stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
