@@ -124,3 +124,18 @@ func TestLayoutColumns(t *testing.T) {
 		t.Fatalf("columns %s, want %s", got, want)
 	}
 }
+
+func TestClaimConflicts(t *testing.T) {
+	p := validPipeline()
+	other := validPipeline()
+	other.Name = "p2"
+	other.Tables[0].DestinationTable = "EVENTS"
+	errs := p.ClaimConflicts([]Pipeline{*p, *other})
+	if len(errs) != 1 || errs[0].Path != "table[0].destination_table" || !strings.Contains(errs[0].Detail, `pipeline "p2"`) {
+		t.Fatalf("got %v, want one conflict with p2 on table[0].destination_table", errs)
+	}
+	other.DestinationSchema = "elsewhere"
+	if errs := p.ClaimConflicts([]Pipeline{*other}); len(errs) != 0 {
+		t.Fatalf("tables in another schema do not conflict, got %v", errs)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -63,7 +62,7 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if errs := claimConflicts(&p, others); len(errs) > 0 {
+	if errs := p.ClaimConflicts(others); len(errs) > 0 {
 		pe := problemf(http.StatusConflict, "a destination table belongs to exactly one pipeline")
 		pe.Errors = errs
 		return pe
@@ -132,32 +131,4 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	s.setFailed(name, nil)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// claimConflicts returns a problem for every table of p whose
-// <catalog>.<schema>.<table> (compared case-insensitively) another pipeline
-// of others already writes.
-func claimConflicts(p *spec.Pipeline, others []spec.Pipeline) spec.Errors {
-	owner := map[string]string{}
-	for i := range others {
-		o := &others[i]
-		if o.Name == p.Name {
-			continue
-		}
-		for j := range o.Tables {
-			owner[strings.ToLower(o.QualifiedName(&o.Tables[j]))] = o.Name
-		}
-	}
-	var errs spec.Errors
-	for i := range p.Tables {
-		qn := p.QualifiedName(&p.Tables[i])
-		if other, ok := owner[strings.ToLower(qn)]; ok {
-			errs = append(errs, spec.FieldError{
-				Path: fmt.Sprintf("table[%d].destination_table", i),
-				Detail: fmt.Sprintf("table %s is already written by pipeline %q; choose another destination table, or delete pipeline %q first",
-					qn, other, other),
-			})
-		}
-	}
-	return errs
 }
