@@ -65,14 +65,23 @@ for t in json.load(sys.stdin)["status"]["tables"]:
     print("table {destination_table}: state {state}, {rows} rows in {files} files, "
           "{corrupt_records} corrupt, log version {version}".format(**t))'
 
-echo "== first rows, read with delta-rs"
+echo "== first rows, read with delta-rs (shown by DuckDB)"
 .tools/py/bin/python - "$location" <<'PY'
 import sys
+import duckdb
 from deltalake import DeltaTable
-t = DeltaTable(sys.argv[1]).to_pyarrow_table()
-for row in t.slice(0, 5).to_pylist():
-    print(row)
-print(f"... {t.num_rows} rows, columns: {', '.join(t.column_names)}")
+events = DeltaTable(sys.argv[1]).to_pyarrow_table()
+# Five good records, then two that did not parse: their raw bytes are in
+# _corrupt_record and their parsed columns are null.
+duckdb.sql("""
+  WITH t AS (SELECT _kafka.partition AS part, _kafka.offset AS "offset",
+                    * EXCLUDE (_kafka, _corrupt_record), decode(_corrupt_record) AS _corrupt_record
+             FROM events)
+  (SELECT * FROM t WHERE _corrupt_record IS NULL ORDER BY ts, part, "offset" LIMIT 5)
+  UNION ALL
+  (SELECT * FROM t WHERE _corrupt_record IS NOT NULL ORDER BY part, "offset" LIMIT 2)
+""").show(max_width=160)
+print(f"{events.num_rows} rows; columns: {', '.join(events.column_names)}")
 PY
 echo "== the table is at $location"
 echo "   (Parquet files plus a Delta log in _delta_log/; the agent's data is in $work/agent)"
