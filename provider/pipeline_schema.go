@@ -85,15 +85,15 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 				Default:  stringdefault.StaticString(spec.DefaultFlushInterval),
 			},
 			"target_file_size_mb": schema.Int64Attribute{
-				MarkdownDescription: fmt.Sprintf("A Parquet file is closed once its data reaches this many mebibytes. "+
-					"Defaults to `%d`.", spec.DefaultTargetFileSizeMB),
+				MarkdownDescription: fmt.Sprintf("A Parquet file is closed once its data reaches this many mebibytes, "+
+					"from 1 to %d. Defaults to `%d`.", spec.MaxTargetFileSizeMB, spec.DefaultTargetFileSizeMB),
 				Optional: true,
 				Computed: true,
 				Default:  int64default.StaticInt64(spec.DefaultTargetFileSizeMB),
 			},
 			"max_rows_per_file": schema.Int64Attribute{
-				MarkdownDescription: fmt.Sprintf("A Parquet file is closed once it holds this many rows. Defaults to `%d`.",
-					spec.DefaultMaxRowsPerFile),
+				MarkdownDescription: fmt.Sprintf("A Parquet file is closed once it holds this many rows, from 1 to %d. "+
+					"Defaults to `%d`.", int64(spec.MaxRowsPerFileLimit), spec.DefaultMaxRowsPerFile),
 				Optional: true,
 				Computed: true,
 				Default:  int64default.StaticInt64(spec.DefaultMaxRowsPerFile),
