@@ -1,0 +1,116 @@
+package kafka_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// newClient starts an in-process broker with topics a-1 (2 partitions) and
+// b-1 (1 partition), produces n records to a-1 partition 0, and returns a
+// client for it. The real broker is exercised by the end-to-end tests.
+func newClient(t *testing.T, n int) *kafka.Client {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "a-1"), kfake.SeedTopics(1, "b-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	p, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for i := 0; i < n; i++ {
+		r := &kgo.Record{Topic: "a-1", Partition: 0, Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i),
+			Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("x")}}}
+		if err := p.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func TestPartitions(t *testing.T) {
+	cl := newClient(t, 0)
+	ctx := context.Background()
+	tps, err := cl.Partitions(ctx, &spec.KafkaOptions{TopicPattern: `a-.*`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(tps) != "[a-1/0 a-1/1]" {
+		t.Fatalf("pattern a-.*: got %v", tps)
+	}
+	tps, err = cl.Partitions(ctx, &spec.KafkaOptions{Topics: []string{"b-1", "a-1"}})
+	if err != nil || fmt.Sprint(tps) != "[a-1/0 a-1/1 b-1/0]" {
+		t.Fatalf("listed topics: got %v, %v", tps, err)
+	}
+	// A pattern must match the whole name, as Java's Pattern.matches does.
+	if tps, _ := cl.Partitions(ctx, &spec.KafkaOptions{TopicPattern: `a`}); len(tps) != 0 {
+		t.Fatalf("pattern a matched %v", tps)
+	}
+	if _, err := cl.Partitions(ctx, &spec.KafkaOptions{Topics: []string{"missing"}}); err == nil || !strings.Contains(err.Error(), `"missing" does not exist`) {
+		t.Fatalf("missing topic: got %v", err)
+	}
+}
+
+func TestOffsetsAndFetch(t *testing.T) {
+	cl := newClient(t, 5)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tp := kafka.TopicPartition{Topic: "a-1", Partition: 0}
+	latest, err := cl.Offsets(ctx, []kafka.TopicPartition{tp}, kafka.Latest)
+	if err != nil || latest[tp] != 5 {
+		t.Fatalf("latest offset: %v, %v", latest, err)
+	}
+	types, err := cl.TimestampTypes(ctx, []string{"a-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := make(chan kafka.Batch, 1)
+	f := &kafka.Fetcher{Client: cl, TP: tp, TimestampType: types["a-1"]}
+	fctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- f.Run(fctx, 2, out) }()
+	var got []string
+	for len(got) < 3 {
+		b := <-out
+		for _, r := range b.Records {
+			got = append(got, fmt.Sprintf("%d:%s=%s/%s", r.Offset, r.Key, r.Value, r.Headers[0].Value))
+		}
+		if len(b.Records) > 0 && b.Next != b.Records[len(b.Records)-1].Offset+1 {
+			t.Fatalf("batch Next %d after offset %d", b.Next, b.Records[len(b.Records)-1].Offset)
+		}
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+	if want := "[2:k2=v2/x 3:k3=v3/x 4:k4=v4/x]"; fmt.Sprint(got) != want {
+		t.Fatalf("fetched %v, want %v", got, want)
+	}
+}
+
+func TestFetchOffsetOutOfRangeIsDataLoss(t *testing.T) {
+	cl := newClient(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f := &kafka.Fetcher{Client: cl, TP: kafka.TopicPartition{Topic: "a-1", Partition: 0}}
+	err := f.Run(ctx, 100, make(chan kafka.Batch, 1))
+	var loss *kafka.DataLossError
+	if !errors.As(err, &loss) || loss.Offset != 100 {
+		t.Fatalf("want a DataLossError at offset 100, got %v", err)
+	}
+}
