@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -108,7 +109,9 @@ func (p *tributaryProvider) Configure(ctx context.Context, req provider.Configur
 		return
 	}
 	endpoint := valueOrEnv(cfg.Endpoint, EnvEndpoint, DefaultEndpoint)
-	token := valueOrEnv(cfg.Token, EnvToken, "")
+	// A token read with file() or $(cat ...) ends in a newline, which is
+	// not valid in a header; the agent trims its token file the same way.
+	token := strings.TrimSpace(valueOrEnv(cfg.Token, EnvToken, ""))
 
 	var opts []client.Option
 	if pem := cfg.CACertificate.ValueString(); pem != "" {
@@ -128,7 +131,8 @@ func (p *tributaryProvider) Configure(ctx context.Context, req provider.Configur
 	}
 	c, err := client.New(endpoint, token, opts...)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Invalid agent endpoint", err.Error())
+		resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Invalid agent endpoint",
+			err.Error()+" (set by the endpoint attribute, else by "+EnvEndpoint+")")
 		return
 	}
 	data.client = c

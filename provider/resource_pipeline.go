@@ -28,6 +28,10 @@ var (
 // pipeline's state while they wait.
 const pollInterval = 500 * time.Millisecond
 
+// stuckAfter is how long create and update wait on a pipeline that stays
+// STARTING while reporting an error before they fail with that error.
+const stuckAfter = 30 * time.Second
+
 // pipelineResource is tributary_pipeline.
 type pipelineResource struct {
 	agentResource
@@ -163,7 +167,7 @@ func (r *pipelineResource) apply(ctx context.Context, plan *pipelineResourceMode
 		addAgentError(diags, "pipeline", "Cannot apply pipeline "+p.Name, err)
 		return
 	}
-	got, waitErr := waitForPipeline(ctx, api, p.Name, got)
+	got, waitErr := waitForPipeline(ctx, api, p.Name, got, stuckAfter)
 
 	plan.ID = types.StringValue(p.Name)
 	plan.setStatus(ctx, &got.Status, diags)
@@ -205,15 +209,29 @@ func checkSchemaFileUnchanged(ctx context.Context, planned tfsdk.Plan, jp string
 // or FAILED, or ctx ends. It returns the last response it got, never nil,
 // and an error for FAILED (naming each table's last error) and for a
 // timeout.
-func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *spec.PipelineResponse) (*spec.PipelineResponse, error) {
+//
+// A pipeline that stays STARTING with a table error for stuckAfter (a
+// topic that does not exist, an unreachable broker) fails the wait early
+// with that error, rather than after the whole timeout; the agent keeps
+// retrying it.
+func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *spec.PipelineResponse, stuckAfter time.Duration) (*spec.PipelineResponse, error) {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
+	var stuckSince time.Time
 	for {
 		switch cur.Status.State {
 		case spec.StateRunning, spec.StateCompleted:
 			return cur, nil
 		case spec.StateFailed:
 			return cur, fmt.Errorf("the agent reports pipeline %q FAILED:%s", name, tableErrors(&cur.Status))
+		}
+		switch errs := tableErrors(&cur.Status); {
+		case errs == "":
+			stuckSince = time.Time{}
+		case stuckSince.IsZero():
+			stuckSince = time.Now()
+		case time.Since(stuckSince) >= stuckAfter:
+			return cur, fmt.Errorf("pipeline %q cannot start; the agent keeps retrying, but fix the cause and apply again:%s", name, errs)
 		}
 		select {
 		case <-ctx.Done():

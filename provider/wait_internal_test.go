@@ -38,6 +38,9 @@ func TestWaitForPipeline(t *testing.T) {
 		{DestinationTable: "a", State: spec.StateRunning},
 		{DestinationTable: "b", State: spec.StateFailed, LastError: "topic x: not authorized"},
 	}}
+	stuck := spec.PipelineStatus{State: spec.StateStarting, Tables: []spec.TableStatus{
+		{DestinationTable: "a", State: spec.StateStarting, LastError: `topic "x" does not exist`},
+	}}
 	tests := []struct {
 		name    string
 		states  []spec.PipelineStatus
@@ -49,6 +52,9 @@ func TestWaitForPipeline(t *testing.T) {
 		{"failed", []spec.PipelineStatus{starting, failed}, 10 * time.Second,
 			"FAILED:\n  table b (FAILED): topic x: not authorized"},
 		{"timeout", []spec.PipelineStatus{starting}, 1200 * time.Millisecond, `pipeline "p" is still STARTING after the timeout`},
+		{"stuck on an error", []spec.PipelineStatus{stuck}, 10 * time.Second,
+			"cannot start; the agent keeps retrying, but fix the cause and apply again:\n  table a (STARTING): topic \"x\" does not exist"},
+		{"error that clears", []spec.PipelineStatus{stuck, starting, starting, {State: spec.StateRunning}}, 10 * time.Second, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +62,7 @@ func TestWaitForPipeline(t *testing.T) {
 			api := agentReporting(t, tc.states...)
 			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
 			defer cancel()
-			got, err := waitForPipeline(ctx, api, "p", &spec.PipelineResponse{Status: starting})
+			got, err := waitForPipeline(ctx, api, "p", &spec.PipelineResponse{Status: starting}, 1200*time.Millisecond)
 			if got == nil {
 				t.Fatal("waitForPipeline returned no response")
 			}

@@ -145,7 +145,8 @@ func (t *Table) columns(tc collector) *Layout {
 		mc := tc.at("table_configuration")
 		switch {
 		case strings.EqualFold(m, KeyColumn) || strings.EqualFold(m, ValueColumn):
-			mc.add("source_metadata_column", "the source metadata column must not be named %q", m)
+			mc.add("source_metadata_column", "the source metadata column must not be named %q: key and value are "+
+				"reserved for the raw key and value columns, whatever the transformers", m)
 		case strings.EqualFold(m, CorruptRecordColumn):
 			mc.add("source_metadata_column", "%q is reserved for records that fail to decode", m)
 		case !ValidIdentifier(m):

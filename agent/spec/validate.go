@@ -128,7 +128,8 @@ func (ko *KafkaOptions) validate(col collector) {
 	}
 	if ko.TopicPattern != "" {
 		if _, err := CompileTopicPattern(ko.TopicPattern); err != nil {
-			col.add("topic_pattern", "%q does not compile: %v", ko.TopicPattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			col.add("topic_pattern", "%q does not compile: %v (the syntax is RE2: Java's, without look-around or back-references)",
+				ko.TopicPattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 		}
 	}
 	if ko.StartingOffset != "" && !slices.Contains(StartingOffsets, ko.StartingOffset) {
@@ -156,7 +157,11 @@ func (tr *Transformer) validate(col collector) {
 	case FormatAvro, FormatProtobuf:
 		col.add("format", "format %s is not yet supported; use STRING or JSON, or leave the transformer unset for BINARY", tr.Format)
 	default:
-		col.add("format", "%q is not one of %s", tr.Format, strings.Join(Formats, ", "))
+		hint := ""
+		if slices.Contains(Formats, strings.ToUpper(tr.Format)) {
+			hint = fmt.Sprintf("; formats are upper case: %q", strings.ToUpper(tr.Format))
+		}
+		col.add("format", "%q is not one of %s%s", tr.Format, strings.Join(Formats, ", "), hint)
 	}
 }
 

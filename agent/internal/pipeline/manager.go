@@ -134,7 +134,19 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 	m.mu.Lock()
 	m.pipelines[p.Name] = next
 	m.mu.Unlock()
+	m.log.Info("pipeline applied", "pipeline", p.Name, "tables", len(next.tables), "started", len(next.tables)-countKept(current))
 	return nil
+}
+
+// countKept counts the table loops an Apply kept running.
+func countKept(current []*tableRunner) int {
+	n := 0
+	for _, r := range current {
+		if r != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // checkSchema reports whether the table's existing log, if any, can take
@@ -184,6 +196,7 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	if r != nil {
 		stopAll(r.tables)
 		r.client.Close()
+		m.log.Info("pipeline stopped and removed; its tables stay", "pipeline", name)
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func startTable(cfg tableConfig, client *kafka.Client, log *slog.Logger) *tableR
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
 		status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
-			State: spec.StateStarting, Version: -1,
+			State: spec.StateStarting, Version: -1, Partitions: []spec.PartitionStatus{},
 		},
 	}
 	go r.run(ctx)
@@ -87,7 +87,7 @@ func (r *tableRunner) snapshot() spec.TableStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.status
-	s.Partitions = append([]spec.PartitionStatus(nil), s.Partitions...)
+	s.Partitions = append([]spec.PartitionStatus{}, s.Partitions...)
 	return s
 }
 
@@ -102,6 +102,7 @@ func (r *tableRunner) setState(state string, err error) {
 
 func (r *tableRunner) run(ctx context.Context) {
 	defer close(r.done)
+	defer func() { r.log.Info("table stopped", "state", r.snapshot().State) }()
 	backoff := time.Second
 	for {
 		err := r.runOnce(ctx)
@@ -298,7 +299,11 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	if err := start(tps, ko.StartingOffset); err != nil {
 		return err
 	}
-	r.setState(spec.StateRunning, nil)
+	// Running again: an error from before the restart is history.
+	r.mu.Lock()
+	r.status.State, r.status.LastError = spec.StateRunning, ""
+	r.mu.Unlock()
+	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
 
 	flushTimer := time.NewTimer(time.Hour)
 	flushTimer.Stop()

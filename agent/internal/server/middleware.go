@@ -26,14 +26,15 @@ func (s *Server) authorized(r *http.Request) bool {
 
 // logRequests logs one line per request: method, path, status and duration.
 // Bodies and headers are never logged: they carry secrets and the token.
-// Health checks log at debug level, as probes poll them.
+// Successful reads (health checks, status polls, metrics scrapes) log at
+// debug level, as they are polled; changes and failures log at info.
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		level := slog.LevelInfo
-		if r.URL.Path == "/healthz" && rec.status == http.StatusOK {
+		if r.Method == http.MethodGet && rec.status < 300 {
 			level = slog.LevelDebug
 		}
 		s.log.LogAttrs(r.Context(), level, "request",

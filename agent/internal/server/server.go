@@ -242,8 +242,11 @@ func (s *Server) wrap(h handlerFunc, open bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !open && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="tributary-agent"`)
-			s.writeError(w, r, problemf(http.StatusUnauthorized,
-				"send the agent's token as \"Authorization: Bearer <token>\" (the provider's token attribute or TRIBUTARY_TOKEN)"))
+			msg := "send the agent's token as \"Authorization: Bearer <token>\" (the provider's token attribute or TRIBUTARY_TOKEN)"
+			if r.Header.Get("Authorization") != "" {
+				msg = "the token was rejected: use the content of the agent's --token-file (or its TRIBUTARY_TOKEN)"
+			}
+			s.writeError(w, r, problemf(http.StatusUnauthorized, "%s", msg))
 			return
 		}
 		if err := h(w, r); err != nil {
