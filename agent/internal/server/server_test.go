@@ -23,9 +23,10 @@ func TestAuth(t *testing.T) {
 		path       string
 		header     string
 		wantStatus int
+		wantDetail string
 	}{
-		{name: "no token", path: "/v1/pipelines", wantStatus: http.StatusUnauthorized},
-		{name: "wrong token", path: "/v1/pipelines", header: "Bearer nope", wantStatus: http.StatusUnauthorized},
+		{name: "no token", path: "/v1/pipelines", wantStatus: http.StatusUnauthorized, wantDetail: "send the agent's token"},
+		{name: "wrong token", path: "/v1/pipelines", header: "Bearer nope", wantStatus: http.StatusUnauthorized, wantDetail: "the token was rejected"},
 		{name: "token prefix", path: "/v1/pipelines", header: "Bearer " + testToken[:4], wantStatus: http.StatusUnauthorized},
 		{name: "basic scheme", path: "/v1/pipelines", header: "Basic " + testToken, wantStatus: http.StatusUnauthorized},
 		{name: "right token", path: "/v1/pipelines", header: "Bearer " + testToken, wantStatus: http.StatusOK},
@@ -51,6 +52,9 @@ func TestAuth(t *testing.T) {
 			}
 			if tt.wantStatus == http.StatusUnauthorized {
 				problem(t, resp.Header, string(body))
+				if !strings.Contains(string(body), tt.wantDetail) {
+					t.Errorf("body %s does not say %q", body, tt.wantDetail)
+				}
 				if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
 					t.Errorf("WWW-Authenticate = %q, want a Bearer challenge", resp.Header.Get("WWW-Authenticate"))
 				}
