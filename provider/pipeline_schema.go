@@ -11,9 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -44,17 +42,8 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 			"Each `table` block declares one destination table `<destination_catalog>.<destination_schema>.<destination_table>` " +
 			"and the topics that feed it. Destroying the pipeline stops it; its tables, logs and offsets stay on disk.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "Same as `name`.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"name": schema.StringAttribute{
-				MarkdownDescription: "Name of the pipeline on the agent: 1 to 128 letters, digits, `_`, `.` or `-`, " +
-					"starting with a letter or digit. Changing it replaces the pipeline (the tables stay).",
-				Required:      true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
+			"id":   idAttribute(),
+			"name": nameAttribute("pipeline", " (the tables stay)"),
 			"connection_name": schema.StringAttribute{
 				MarkdownDescription: "`name` of the `tributary_connection` to read from; reference it " +
 					"(`tributary_connection.x.name`) so that Terraform creates the connection first.",

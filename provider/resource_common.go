@@ -6,6 +6,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 )
@@ -40,4 +43,24 @@ func (r *agentResource) client(diags *diag.Diagnostics) *client.Client {
 		return nil
 	}
 	return r.data.client
+}
+
+// idAttribute is every resource's computed id, the same as its name.
+func idAttribute() schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "Same as `name`.",
+		Computed:            true,
+		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+}
+
+// nameAttribute is the name of a kind of object on the agent (spec.ValidName);
+// changing it replaces the object. onReplace adds to the description.
+func nameAttribute(kind, onReplace string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "Name of the " + kind + " on the agent: 1 to 128 letters, digits, `_`, `.` or `-`, " +
+			"starting with a letter or digit. Changing it replaces the " + kind + onReplace + ".",
+		Required:      true,
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+	}
 }

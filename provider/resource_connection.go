@@ -8,8 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
@@ -55,17 +53,8 @@ func connectionResourceSchema() schema.Schema {
 		MarkdownDescription: "A connection is how the agent reaches one Kafka cluster. Pipelines refer to it by `name`. " +
 			"Without authentication or TLS settings the agent connects with PLAINTEXT.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "Same as `name`.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"name": schema.StringAttribute{
-				MarkdownDescription: "Name of the connection on the agent: 1 to 128 letters, digits, `_`, `.` or `-`, " +
-					"starting with a letter or digit. Changing it replaces the connection.",
-				Required:      true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
+			"id":   idAttribute(),
+			"name": nameAttribute("connection", ""),
 			"bootstrap_servers": schema.ListAttribute{
 				MarkdownDescription: "`host:port` addresses of the brokers to bootstrap from, like Kafka's " +
 					"`bootstrap.servers`, e.g. `[\"broker1:9092\", \"broker2:9092\"]`. At least one.",
