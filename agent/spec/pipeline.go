@@ -6,6 +6,7 @@ import "time"
 // as attribute defaults.
 const (
 	DefaultStartingOffset   = StartingOffsetLatest
+	DefaultIsolationLevel   = IsolationReadCommitted
 	DefaultFlushInterval    = "5s"
 	DefaultTargetFileSizeMB = 128
 	DefaultMaxRowsPerFile   = 1_000_000
@@ -28,6 +29,20 @@ const (
 
 // StartingOffsets lists the accepted starting_offset values.
 var StartingOffsets = []string{StartingOffsetLatest, StartingOffsetEarliest}
+
+// Isolation levels: which records of transactional producers a table reads
+// (the Kafka consumer's isolation.level).
+const (
+	// IsolationReadCommitted reads only records of committed transactions
+	// (and of non-transactional producers), up to the last stable offset.
+	IsolationReadCommitted = "read_committed"
+	// IsolationReadUncommitted reads every record up to the high watermark,
+	// including records of open and aborted transactions.
+	IsolationReadUncommitted = "read_uncommitted"
+)
+
+// IsolationLevels lists the accepted isolation_level values.
+var IsolationLevels = []string{IsolationReadCommitted, IsolationReadUncommitted}
 
 // Transformer formats (L-04..L-06, L-10, L-12).
 const (
@@ -94,6 +109,10 @@ type KafkaOptions struct {
 	TopicPattern string `json:"topic_pattern,omitempty"`
 	// StartingOffset is "latest" (default) or "earliest" (L-03).
 	StartingOffset string `json:"starting_offset,omitempty"`
+	// IsolationLevel is "read_committed" (default) or "read_uncommitted":
+	// whether records of aborted and still open transactions are read.
+	// Transaction markers never become rows at either level.
+	IsolationLevel string `json:"isolation_level,omitempty"`
 	// KeyTransformer and ValueTransformer decode the record key and value
 	// (L-04); nil keeps the column as BINARY.
 	KeyTransformer   *Transformer `json:"key_transformer,omitempty"`
@@ -126,6 +145,10 @@ type TableConfiguration struct {
 	// partition, offset, timestamp, timestampType and headers (L-16).
 	SourceMetadataColumn string `json:"source_metadata_column,omitempty"`
 }
+
+// ReadCommitted reports whether the table reads only committed records: an
+// unset IsolationLevel means read_committed.
+func (ko *KafkaOptions) ReadCommitted() bool { return ko.IsolationLevel != IsolationReadUncommitted }
 
 // IsContinuous reports whether the pipeline keeps reading (the default).
 func (p *Pipeline) IsContinuous() bool { return p.Continuous == nil || *p.Continuous }
@@ -160,6 +183,9 @@ func (p *Pipeline) Normalize() {
 		ko := &p.Tables[i].ConnectorOptions.KafkaOptions
 		if ko.StartingOffset == "" {
 			ko.StartingOffset = DefaultStartingOffset
+		}
+		if ko.IsolationLevel == "" {
+			ko.IsolationLevel = DefaultIsolationLevel
 		}
 	}
 }

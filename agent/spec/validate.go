@@ -135,6 +135,9 @@ func (ko *KafkaOptions) validate(col collector) {
 	if ko.StartingOffset != "" && !slices.Contains(StartingOffsets, ko.StartingOffset) {
 		col.add("starting_offset", "%q is not one of %s", ko.StartingOffset, strings.Join(StartingOffsets, ", "))
 	}
+	if ko.IsolationLevel != "" && !slices.Contains(IsolationLevels, ko.IsolationLevel) {
+		col.add("isolation_level", "%q is not one of %s", ko.IsolationLevel, strings.Join(IsolationLevels, ", "))
+	}
 	ko.KeyTransformer.validate(col.at("key_transformer"))
 	ko.ValueTransformer.validate(col.at("value_transformer"))
 }

@@ -38,6 +38,7 @@ func TestPipelineValidate(t *testing.T) {
 		{"bad topic", func(p *Pipeline) { ko(p).Topics = []string{"ok", "bad topic"} }, kp + "topics[1]", "not a valid Kafka topic name"},
 		{"bad pattern", func(p *Pipeline) { ko(p).Topics = nil; ko(p).TopicPattern = "ev(" }, kp + "topic_pattern", "does not compile"},
 		{"starting offset", func(p *Pipeline) { ko(p).StartingOffset = "newest" }, kp + "starting_offset", "not one of latest, earliest"},
+		{"isolation level", func(p *Pipeline) { ko(p).IsolationLevel = "committed" }, kp + "isolation_level", "not one of read_committed, read_uncommitted"},
 		{"format", func(p *Pipeline) { ko(p).KeyTransformer = &Transformer{Format: "XML"} }, kp + "key_transformer.format", "not one of"},
 		{"avro", func(p *Pipeline) { ko(p).KeyTransformer = &Transformer{Format: FormatAvro} }, kp + "key_transformer.format", "not yet supported"},
 		{"variant", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions = nil }, kp + "value_transformer.format", "not yet supported"},
