@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,6 +20,36 @@ import (
 // once, as delta-rs, DuckDB and pyarrow read it.
 func TestCrashExactlyOnce(t *testing.T) {
 	const total = 200_000
+	crashTest(t, []string{"produce.py", "--count", strconv.Itoa(total), "--rate", "20000"},
+		func() (int64, []string) {
+			return total, []string{"--count", strconv.Itoa(total), "--metadata", "_kafka", "--exactly-once", "--no-orphans"}
+		})
+}
+
+// TestCrashExactlyOnceTransactional is TestCrashExactlyOnce with a
+// transactional producer: 60,000 records in transactions of 500, every
+// fourth transaction aborted. Afterwards the table (read_committed, the
+// default) holds exactly the committed records, each once, at the offsets
+// the producer's delivery reports gave, and no transaction marker.
+func TestCrashExactlyOnceTransactional(t *testing.T) {
+	manifest := filepath.Join(t.TempDir(), "manifest.json")
+	crashTest(t, []string{"produce_txn.py", "stream", "--count", "60000", "--txn-size", "500", "--abort-every", "4",
+		"--rate", "10000", "--manifest", manifest},
+		func() (int64, []string) {
+			recs := readManifest(t, manifest)
+			t.Logf("produced %d committed and %d aborted records", countKinds(recs, kindCommitted), countKinds(recs, kindAborted))
+			return countKinds(recs, kindCommitted), []string{"--manifest", manifest, "--kinds", kindCommitted,
+				"--metadata", "_kafka", "--no-orphans"}
+		})
+}
+
+// crashTest runs producer (a testdata script and its arguments; the
+// bootstrap and topic are appended) against a fresh 4-partition topic that a
+// pipeline reads from earliest, kills the agent with SIGKILL at five random
+// moments while it produces, restarting it each time on the same data dir,
+// and then, once the producer has exited, waits for the number of rows
+// expect returns and runs check_table.py with the arguments it returns.
+func crashTest(t *testing.T, producer []string, expect func() (rows int64, checkArgs []string)) {
 	dataDir := t.TempDir()
 	a := startAgent(t, dataDir)
 	topic := uniqueName("e2e-crash")
@@ -36,8 +67,7 @@ func TestCrashExactlyOnce(t *testing.T) {
 			DestinationTable: "crash",
 			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
 				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest,
-				ValueTransformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
-					Schema: "id BIGINT, name STRING, amount DOUBLE, ts TIMESTAMP, tags ARRAY<STRING>"}},
+				ValueTransformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: eventsSchema}},
 			}},
 			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
 		}},
@@ -46,18 +76,19 @@ func TestCrashExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	producer := exec.Command(env.python, filepath.Join("testdata", "produce.py"), "--bootstrap", env.bootstrap,
-		"--topic", topic, "--count", "200000", "--rate", "20000")
+	args := append([]string{filepath.Join("testdata", producer[0])}, producer[1:]...)
+	args = append(args, "--bootstrap", env.bootstrap, "--topic", topic)
+	cmd := exec.Command(env.python, args...)
 	out := &outputBuffer{}
-	producer.Stdout, producer.Stderr = out, out
-	if err := producer.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	produced := make(chan error, 1)
-	go func() { produced <- producer.Wait() }()
+	go func() { produced <- cmd.Wait() }()
 
-	// Production takes about 10s at 20,000 records/s; kill at five random
-	// moments spread over it and the catch-up after it.
+	// Production takes several seconds; kill at five random moments spread
+	// over it and the catch-up after it.
 	for i := 0; i < 5; i++ {
 		time.Sleep(time.Duration(500+rand.IntN(2500)) * time.Millisecond)
 		a.kill()
@@ -67,7 +98,13 @@ func TestCrashExactlyOnce(t *testing.T) {
 	if err := <-produced; err != nil {
 		t.Fatalf("producer: %v\n%s", err, out)
 	}
-	st := a.waitRows("crash", 0, total, 3*time.Minute)
+	rows, checkArgs := expect()
+	st := a.waitAtLeast("crash", 0, rows, 3*time.Minute)
 	t.Logf("table %s: %d rows in %d files, version %d", st.Location, st.Rows, st.Files, st.Version)
-	t.Log(python(t, "check_table.py", st.Location, "--count", "200000", "--metadata", "_kafka", "--exactly-once", "--no-orphans"))
+	if !checkTable(t, st.Location, checkArgs...) {
+		return
+	}
+	if st.Rows != rows {
+		t.Errorf("status reports %d rows, want %d", st.Rows, rows)
+	}
 }

@@ -271,3 +271,77 @@ func (a *agent) healthy() bool {
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
 }
+
+// waitFor polls the pipeline until cond holds and returns what it saw; it
+// fails the test, saying what was awaited, when the pipeline fails or after
+// timeout.
+func (a *agent) waitFor(pipeline, what string, timeout time.Duration, cond func(*spec.PipelineResponse) bool) *spec.PipelineResponse {
+	a.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last *spec.PipelineResponse
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		p, err := a.client().GetPipeline(ctx, pipeline)
+		cancel()
+		if err == nil {
+			last = p
+			if cond(p) {
+				return p
+			}
+			if p.Status.State == spec.StateFailed {
+				a.t.Fatalf("pipeline %s failed while waiting until %s: %+v", pipeline, what, p.Status)
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	var st any = "no answer"
+	if last != nil {
+		st = last.Status
+	}
+	a.t.Fatalf("pipeline %s: not %s after %s; status %+v\nagent log:\n%s", pipeline, what, timeout, st, a.log())
+	return nil
+}
+
+// waitAtLeast polls the pipeline until table idx has committed at least
+// want rows and returns its status. Unlike waitRows it accepts more rows,
+// and after timeout it logs and returns what it saw, so that a checker run
+// next can say which rows are missing or extra.
+func (a *agent) waitAtLeast(pipeline string, idx int, want int64, timeout time.Duration) spec.TableStatus {
+	a.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last spec.TableStatus
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		p, err := a.client().GetPipeline(ctx, pipeline)
+		cancel()
+		if err == nil && len(p.Status.Tables) > idx {
+			last = p.Status.Tables[idx]
+			if last.Rows >= want {
+				return last
+			}
+			if p.Status.State == spec.StateFailed {
+				a.t.Fatalf("pipeline %s failed: %+v", pipeline, p.Status)
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	a.t.Logf("table %s has %d rows after %s, want %d", last.DestinationTable, last.Rows, timeout, want)
+	if last.Location == "" {
+		a.t.Fatalf("pipeline %s never reported table %d; agent log:\n%s", pipeline, idx, a.log())
+	}
+	return last
+}
+
+// checkTable runs testdata/check_table.py on a table folder and reports a
+// failure with t.Errorf, so that one run shows every table that is wrong.
+func checkTable(t *testing.T, location string, args ...string) bool {
+	t.Helper()
+	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", "check_table.py"), location}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("check_table.py %s %s: %v\n%s", filepath.Base(location), strings.Join(args, " "), err, out)
+		return false
+	}
+	t.Logf("check_table.py %s: %s", filepath.Base(location), out)
+	return true
+}

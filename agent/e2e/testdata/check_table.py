@@ -8,8 +8,20 @@ Readers: delta-rs (deltalake.DeltaTable, through the transaction log), DuckDB
 Checks: each reader sees exactly N rows; with --malformed, exactly those
 records (by key) have _corrupt_record set to the bytes produce.py wrote and
 null parsed columns; with --values, every other row equals what produce.py
-wrote; with --exactly-once, every (partition, offset) of the metadata column
-appears once and each partition's offsets are 0..max without a gap.
+wrote; with --exactly-once, every (topic, partition, offset) of the metadata
+column appears once and each partition's offsets are 0..max without a gap.
+
+    check_table.py TABLE_DIR --manifest FILE --kinds k1,k2,...
+                   [--ends FILE] [--timestamps TYPE:MIN_MS:MAX_MS]
+
+With --manifest (written by produce_txn.py), the table must hold exactly the
+manifest's records of the listed kinds, each once, each at the partition and
+offset its delivery report gave (so no row is a transaction marker or a
+record of another kind); --count defaults to their number. With --ends (a
+JSON {topic: {partition: end offset}}, see kafka_admin.py end-offsets),
+every listed partition's offsets are exactly 0..end-1 and no other
+partition has rows. With --timestamps, every row's metadata timestamp is
+within [MIN_MS, MAX_MS] (epoch milliseconds) and its timestampType is TYPE.
 Prints one line per reader and exits non-zero on the first failure.
 """
 import argparse
@@ -33,7 +45,107 @@ def fail(msg):
     sys.exit(1)
 
 
-def check_rows(reader, rows, args, bad):
+def check_manifest(reader, rows, args, want, kind_of):
+    """Fails unless rows are exactly the manifest records in want
+    ({id: (partition, offset)}), each once, explaining every difference."""
+    problems = []
+    seen = collections.Counter()
+    at = collections.Counter()
+    no_id = []
+    unexpected = collections.defaultdict(list)
+    misplaced = []
+    for r in rows:
+        m = r[args.metadata]
+        at[(m["topic"], m["partition"], m["offset"])] += 1
+        i = r.get("id")
+        if i is None:
+            no_id.append((m["partition"], m["offset"]))
+            continue
+        seen[i] += 1
+        if i not in want:
+            unexpected[kind_of.get(i, "unknown")].append(i)
+        elif want[i] != (m["partition"], m["offset"]):
+            misplaced.append((i, want[i], (m["partition"], m["offset"])))
+    for kind, ids in sorted(unexpected.items()):
+        problems.append(f"{len(ids)} rows of {kind!r} records the table must not hold (ids {sorted(ids)[:5]}...)")
+    if no_id:
+        problems.append(f"{len(no_id)} rows without an id: transaction markers or undecodable values, "
+                        f"at (partition, offset) {sorted(no_id)[:5]}...")
+    dup = sorted(i for i, c in seen.items() if c > 1)
+    if dup:
+        problems.append(f"{len(dup)} records appear more than once (ids {dup[:5]}...)")
+    dup_at = sorted(k for k, c in at.items() if c > 1)
+    if dup_at:
+        problems.append(f"{len(dup_at)} (topic, partition, offset) appear more than once: {dup_at[:3]}...")
+    missing = collections.defaultdict(list)
+    for i in want:
+        if i not in seen:
+            missing[kind_of[i]].append(i)
+    for kind, ids in sorted(missing.items()):
+        problems.append(f"{len(ids)} {kind!r} records are missing (ids {sorted(ids)[:5]}...)")
+    if misplaced:
+        problems.append(f"{len(misplaced)} rows at another offset than produced: (id, want, got) {misplaced[:3]}")
+    if problems:
+        fail(f"{reader}: {len(rows)} rows, want {len(want)} (kinds {args.kinds}): " + "; ".join(problems))
+
+
+def check_ends(reader, rows, args, ends):
+    got = collections.defaultdict(list)
+    for r in rows:
+        m = r[args.metadata]
+        got[(m["topic"], m["partition"])].append(m["offset"])
+    problems = []
+    for topic, parts in sorted(ends.items()):
+        for part, end in sorted(parts.items(), key=lambda kv: int(kv[0])):
+            offs = got.pop((topic, int(part)), [])
+            if sorted(offs) != list(range(end)):
+                missing = sorted(set(range(end)) - set(offs))
+                problems.append(f"{topic}/{part}: {len(offs)} rows for offsets 0..{end - 1} "
+                                f"({len(missing)} missing, first {missing[:3]})")
+    for (topic, part), offs in sorted(got.items()):
+        problems.append(f"{topic}/{part}: {len(offs)} rows of a partition not produced to")
+    if problems:
+        fail(f"{reader}: " + "; ".join(problems))
+
+
+def millis(ts):
+    if isinstance(ts, datetime.datetime):
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=datetime.timezone.utc)
+        return (ts - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)) // datetime.timedelta(milliseconds=1)
+    return ts
+
+
+def check_timestamps(reader, rows, args):
+    typ, lo, hi = (int(x) for x in args.timestamps.split(":"))
+    bad_type = collections.Counter()
+    outside = []
+    for r in rows:
+        m = r[args.metadata]
+        if m["timestampType"] != typ:
+            bad_type[m["timestampType"]] += 1
+        ms = millis(m["timestamp"])
+        if ms is None or not lo <= ms <= hi:
+            ts = m["timestamp"]
+            outside.append((m["partition"], m["offset"], ts.isoformat() if ts is not None else None))
+    problems = []
+    if bad_type:
+        problems.append(f"timestampType is {dict(bad_type)} (value: rows), want {typ} on every row")
+    if outside:
+        fmt = lambda ms: datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).isoformat()  # noqa: E731
+        problems.append(f"{len(outside)} of {len(rows)} rows have {args.metadata}.timestamp outside "
+                        f"[{fmt(lo)}, {fmt(hi)}], e.g. (partition, offset, timestamp) {outside[:2]}")
+    if problems:
+        fail(f"{reader}: " + "; ".join(problems))
+
+
+def check_rows(reader, rows, args, bad, want=None, kind_of=None, ends=None):
+    if want is not None:
+        check_manifest(reader, rows, args, want, kind_of)
+    if ends is not None:
+        check_ends(reader, rows, args, ends)
+    if args.timestamps:
+        check_timestamps(reader, rows, args)
     if len(rows) != args.count:
         fail(f"{reader}: {len(rows)} rows, want {args.count}")
     if args.values or bad:
@@ -66,7 +178,7 @@ def check_rows(reader, rows, args, bad):
         by_part = collections.defaultdict(list)
         for r in rows:
             m = r[args.metadata]
-            by_part[m["partition"]].append(m["offset"])
+            by_part[(m["topic"], m["partition"])].append(m["offset"])
         for part, offs in sorted(by_part.items()):
             dup = [o for o, c in collections.Counter(offs).items() if c > 1]
             if dup:
@@ -80,7 +192,11 @@ def check_rows(reader, rows, args, bad):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("table")
-    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--count", type=int)
+    ap.add_argument("--manifest", help="JSON written by produce_txn.py")
+    ap.add_argument("--kinds", default="", help="kinds of manifest records the table holds, comma-separated")
+    ap.add_argument("--ends", help="JSON {topic: {partition: end offset}}: the offsets the table holds")
+    ap.add_argument("--timestamps", help="TYPE:MIN_MS:MAX_MS every row's metadata timestamp must match")
     ap.add_argument("--malformed", default="")
     ap.add_argument("--values", action="store_true")
     ap.add_argument("--metadata", default="_kafka")
@@ -88,10 +204,25 @@ def main():
     ap.add_argument("--no-orphans", action="store_true", help="fail if a data file on disk is not in the log")
     args = ap.parse_args()
     bad = {int(x) for x in args.malformed.split(",") if x}
+    want = kind_of = ends = None
+    if args.manifest:
+        with open(args.manifest) as f:
+            records = json.load(f)["records"]
+        kinds = set(args.kinds.split(","))
+        kind_of = {r["id"]: r["kind"] for r in records}
+        want = {r["id"]: (r["partition"], r["offset"]) for r in records if r["kind"] in kinds}
+        if args.count is None:
+            args.count = len(want)
+    if args.ends:
+        with open(args.ends) as f:
+            ends = json.load(f)
+    if args.count is None:
+        ap.error("--count is required without --manifest")
+    check = lambda reader, rows: check_rows(reader, rows, args, bad, want, kind_of, ends)  # noqa: E731
 
     dt = DeltaTable(args.table)
     delta_rows = dt.to_pyarrow_table().to_pylist()
-    check_rows("delta-rs", delta_rows, args, bad)
+    check("delta-rs", delta_rows)
 
     # The plain readers read the files the log references: an uncommitted
     # file left by a crash is not part of the table until garbage collected.
@@ -101,12 +232,12 @@ def main():
     rel = con.execute("SELECT * FROM read_parquet(?)", [files])
     cols = [d[0] for d in rel.description]
     duck_rows = [dict(zip(cols, t)) for t in rel.fetchall()]
-    check_rows("duckdb", duck_rows, args, bad)
+    check("duckdb", duck_rows)
 
     arrow_rows = []
     for f in files:
         arrow_rows.extend(pq.read_table(f).to_pylist())
-    check_rows("pyarrow", arrow_rows, args, bad)
+    check("pyarrow", arrow_rows)
     if args.no_orphans and len(on_disk) != len(files):
         fail(f"{len(on_disk)} data files on disk but {len(files)} in the log")
     print(f"files: {len(files)} committed, {len(on_disk)} on disk")

@@ -7,6 +7,10 @@ value. Records are spread over the partitions by key hash. Usage:
 
     produce.py --bootstrap HOST:PORT --topic T --count N [--partitions P]
                [--malformed i,j,...] [--rate R] [--header]
+               [--timestamp MS] [--topic-config NAME=VALUE ...]
+
+--timestamp sets every record's producer timestamp (epoch milliseconds);
+--topic-config sets a config of the topic if this creates it.
 """
 import argparse
 import datetime
@@ -44,11 +48,15 @@ def main():
     ap.add_argument("--malformed", default="")
     ap.add_argument("--rate", type=float, default=0, help="records per second, 0 = as fast as possible")
     ap.add_argument("--header", action="store_true", help="add a header 'source: produce.py'")
+    ap.add_argument("--timestamp", type=int, default=0, help="producer timestamp of every record, epoch ms")
+    ap.add_argument("--topic-config", action="append", default=[], help="NAME=VALUE for a created topic")
     args = ap.parse_args()
     bad = {int(x) for x in args.malformed.split(",") if x}
 
     admin = AdminClient({"bootstrap.servers": args.bootstrap})
-    fs = admin.create_topics([NewTopic(args.topic, num_partitions=args.partitions, replication_factor=1)])
+    config = dict(c.split("=", 1) for c in args.topic_config)
+    fs = admin.create_topics([NewTopic(args.topic, num_partitions=args.partitions, replication_factor=1,
+                                       config=config)])
     for f in fs.values():
         try:
             f.result()
@@ -61,12 +69,13 @@ def main():
     failed = []
     start = time.monotonic()
     headers = [("source", b"produce.py")] if args.header else None
+    extra = {"timestamp": args.timestamp} if args.timestamp else {}
     for i in range(args.count):
         v = malformed(i) if i in bad else value(i)
         while True:
             try:
                 p.produce(args.topic, key=str(i).encode(), value=v, headers=headers,
-                          on_delivery=lambda err, msg: err and failed.append(err))
+                          on_delivery=lambda err, msg: err and failed.append(err), **extra)
                 break
             except BufferError:
                 p.poll(0.05)
