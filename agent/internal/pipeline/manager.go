@@ -156,11 +156,12 @@ func checkSchema(cfg *tableConfig) error {
 	if len(errs) > 0 {
 		return errs
 	}
-	tbl, err := table.Open(cfg.Dir, table.Options{})
+	// The table's loop may be running: read the log without its lock.
+	snap, err := table.ReadSnapshot(cfg.Dir)
 	if err != nil {
 		return fmt.Errorf("open table %s: %w", cfg.Qualified, err)
 	}
-	if prev := tbl.Snapshot().Schema; prev != nil {
+	if prev := snap.Schema; prev != nil {
 		if err := table.CheckSchemaChange(prev, layout.Columns()); err != nil {
 			return fmt.Errorf("table %s exists with columns the new options cannot keep (%w); "+
 				"write to a new destination_table, or go back to the previous options", cfg.Qualified, err)

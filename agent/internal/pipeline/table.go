@@ -172,10 +172,11 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	if err != nil {
 		return fatalError{fmt.Errorf("build decoder: %w", err)}
 	}
-	tbl, err := table.Open(cfg.Dir, table.Options{})
+	tbl, err := table.Open(cfg.Dir, table.Options{Owner: fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified)})
 	if err != nil {
 		return fmt.Errorf("open table %s: %w", cfg.Dir, err)
 	}
+	defer tbl.Close()
 	if _, err := tbl.CollectGarbage(); err != nil {
 		r.log.Warn("garbage collection failed", "err", err)
 	}
@@ -428,7 +429,7 @@ func (l *loop) flush(ctx context.Context) error {
 	if l.empty() {
 		return nil
 	}
-	c := table.Commit{Txns: map[string]int64{}, Schema: l.columns}
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Schema: l.columns}
 	var rows int64
 	if l.file != nil {
 		add, err := l.file.Close()
@@ -441,6 +442,7 @@ func (l *loop) flush(ctx context.Context) error {
 	}
 	for tp, next := range l.pending {
 		c.Txns[l.r.appID(tp)] = next
+		c.From[l.r.appID(tp)] = l.committed[tp]
 	}
 	c.Counters = map[string]int64{counterCorrupt: l.corrupt}
 	if err := l.commit(c, rows); err != nil {

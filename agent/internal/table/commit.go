@@ -1,7 +1,6 @@
 package table
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
@@ -26,6 +24,14 @@ type Commit struct {
 	// Txns maps each application id ("<table>/<topic>/<partition>") to the
 	// next offset to read from that partition.
 	Txns map[string]int64
+	// From maps application ids of Txns to the offset the commit's rows of
+	// that partition start from: the value the log must hold for the id
+	// when the entry is written (the previous commit's Txns value). An id
+	// of Txns absent from From must have no txn in the log yet: the
+	// partition's first commit. Otherwise [Table.Commit] fails with
+	// [*ErrConflict]. A Txns value may not be lower than its From value:
+	// offsets never move backwards.
+	From map[string]int64
 	// Counters are added to the commit's operation metrics and summed into
 	// [Snapshot.Counters], e.g. "numCorruptRecords". The names
 	// numOutputRows, numAddedFiles and numOutputBytes are reserved.
@@ -39,24 +45,43 @@ const (
 	MetricOutputBytes = "numOutputBytes"
 )
 
+// noTxn stands for "no txn recorded" in [ErrConflict].
+const noTxn = -1
+
 // Commit writes one log entry and returns its version.
 //
-// The entry is created put-if-absent at the version after the latest one this
-// Table knows. If another writer created that version first, Commit reads the
-// winner's entry: if it recorded a txn for any of c's application ids, Commit
-// deletes c's files and returns [*ErrConflict]; otherwise it retries at the
-// next version, re-checking c's schema against the winner's.
+// Commit first reads the entries other writers committed, then checks the
+// offset preconditions of [Commit.From] against that latest state and that
+// every file to add is still there. It then creates the entry put-if-absent
+// at the next version; if another writer created that version first, it
+// reads the winner's entry and checks again, so the preconditions hold
+// against the version right before the entry written. When they do not
+// hold, Commit deletes c's files and returns [*ErrConflict]: nothing is
+// written twice and offsets never move backwards, whoever else writes.
 //
-// On any other error the outcome is unknown (the entry may exist): the caller
-// must discard its buffered state, [Open] the table again and resume from
-// [Table.Snapshot].
+// On any other error the outcome is unknown (the entry may exist): the
+// caller must discard its buffered state, [Table.Close] the table, [Open]
+// it again and resume from [Table.Snapshot].
 func (t *Table) Commit(c Commit) (int64, error) {
-	if err := t.checkCommit(&c); err != nil {
+	if err := checkCommit(&c); err != nil {
 		return 0, fmt.Errorf("commit: %w", err)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed {
+		return 0, fmt.Errorf("commit: %w", errClosed)
+	}
 	for {
+		if _, err := t.catchUp(); err != nil {
+			return 0, fmt.Errorf("commit: reading the latest log: %w", err)
+		}
+		if err := t.checkFrom(&c); err != nil {
+			t.dropFiles(c.Files)
+			return 0, err
+		}
+		if err := t.checkFiles(c.Files); err != nil {
+			return 0, fmt.Errorf("commit: %w", err)
+		}
 		actions, e, err := t.buildEntry(&c)
 		if err != nil {
 			return 0, fmt.Errorf("commit: %w", err)
@@ -77,15 +102,12 @@ func (t *Table) Commit(c Commit) (int64, error) {
 			}
 			return v, nil
 		}
-		if err := t.checkWinners(&c); err != nil {
-			t.dropFiles(c.Files)
-			return 0, err
-		}
+		// Another writer created version v first: read it and check again.
 	}
 }
 
 // checkCommit validates c before anything is written.
-func (t *Table) checkCommit(c *Commit) error {
+func checkCommit(c *Commit) error {
 	if len(c.Files) == 0 && len(c.Txns) == 0 && c.Schema == nil {
 		return errors.New("nothing to commit: no files, txns or schema")
 	}
@@ -102,17 +124,62 @@ func (t *Table) checkCommit(c *Commit) error {
 			return fmt.Errorf("txn %q: next offset %d is negative", appID, next)
 		}
 	}
+	for appID, from := range c.From {
+		next, ok := c.Txns[appID]
+		switch {
+		case !ok:
+			return fmt.Errorf("from offset for %q, which the commit records no txn for", appID)
+		case from < 0:
+			return fmt.Errorf("txn %q: from offset %d is negative", appID, from)
+		case next < from:
+			return fmt.Errorf("txn %q: next offset %d is before the from offset %d: offsets never move backwards", appID, next, from)
+		}
+	}
 	seen := map[string]bool{}
 	for _, f := range c.Files {
-		if !isDataFileName(f.Path) {
+		if !isDataFile(f.Path) {
 			return fmt.Errorf("file %q is not a data file written by this package", f.Path)
 		}
 		if seen[f.Path] {
 			return fmt.Errorf("file %q is added twice", f.Path)
 		}
 		seen[f.Path] = true
-		if _, err := os.Stat(filepath.Join(t.dir, f.Path)); err != nil {
+	}
+	return nil
+}
+
+// checkFrom returns [*ErrConflict] unless, for every application id c
+// records, the log's latest txn is the offset c starts from. t.mu must be
+// held.
+func (t *Table) checkFrom(c *Commit) error {
+	for _, appID := range slices.Sorted(maps.Keys(c.Txns)) {
+		want, ok := c.From[appID]
+		if !ok {
+			want = noTxn
+		}
+		got, ok := t.st.txns[appID]
+		at := t.st.txnVersions[appID]
+		if !ok {
+			got, at = noTxn, -1
+		}
+		if got != want {
+			return &ErrConflict{Version: at, AppID: appID, Expected: want, Actual: got}
+		}
+	}
+	return nil
+}
+
+// checkFiles reports whether every file is in the table folder with the
+// size it was written with, so that a commit never adds a file that is
+// gone. t.mu must be held: it keeps this Table's garbage collection away.
+func (t *Table) checkFiles(files []AddFile) error {
+	for _, f := range files {
+		fi, err := os.Stat(filepath.Join(t.dir, f.Path))
+		if err != nil {
 			return fmt.Errorf("file %q: %w", f.Path, err)
+		}
+		if fi.Size() != f.Size {
+			return fmt.Errorf("file %q has %d bytes, not the %d it was written with", f.Path, fi.Size(), f.Size)
 		}
 	}
 	return nil
@@ -162,7 +229,7 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 				ID:               newUUID(),
 				Format:           formatSpec{Provider: "parquet", Options: map[string]string{}},
 				PartitionColumns: []string{},
-				Configuration:    map[string]string{},
+				Configuration:    map[string]string{createdByKey: createdByValue},
 				CreatedTime:      &now,
 			}
 		}
@@ -229,7 +296,7 @@ func (t *Table) putEntry(v int64, actions []action) (bool, error) {
 		return false, err
 	}
 	dir := filepath.Join(t.dir, logDir)
-	tmp := filepath.Join(dir, fmt.Sprintf("%s%020d.%s.json%s", logTmpPrefix, v, newUUID(), tmpSuffix))
+	tmp := filepath.Join(dir, logTempName(v))
 	if err := writeFileSync(tmp, data); err != nil {
 		return false, err
 	}
@@ -246,47 +313,12 @@ func (t *Table) putEntry(v int64, actions []action) (bool, error) {
 	return true, nil
 }
 
-// checkWinners reads the entries other writers committed since t.st and
-// returns [*ErrConflict] if one of them recorded a txn for one of c's
-// application ids. t.mu must be held.
-func (t *Table) checkWinners(c *Commit) error {
-	from := t.st.version + 1
-	read, err := t.catchUp()
-	if err != nil {
-		return fmt.Errorf("commit: reading concurrent commits: %w", err)
-	}
-	for i, e := range read {
-		for _, txn := range e.txns {
-			if _, ok := c.Txns[txn.AppID]; ok {
-				return &ErrConflict{Version: from + int64(i), AppID: txn.AppID}
-			}
-		}
-	}
-	return nil
-}
-
 // dropFiles deletes the files of a commit that lost a conflict. Their rows
 // are either in the winner's files or will be read again from the resumed
-// offsets; a file left behind is garbage collected later.
+// offsets; a file left behind is garbage collected later. t.mu must be held.
 func (t *Table) dropFiles(files []AddFile) {
 	for _, f := range files {
 		os.Remove(filepath.Join(t.dir, f.Path))
 		delete(t.pending, f.Path)
 	}
-}
-
-// isDataFileName reports whether name is a file name this package gives data
-// files in the table folder: a plain name (no folder) ending in .parquet.
-func isDataFileName(name string) bool {
-	return name != "" && !strings.ContainsAny(name, `/\`) && !strings.HasPrefix(name, "_") &&
-		!strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".parquet")
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -8,6 +8,7 @@
 //	<table>/part-00000-<uuid>-c000.snappy.parquet   committed or orphaned data files
 //	<table>/_tmp/...                                 files being written (ignored by readers)
 //	<table>/_delta_log/00000000000000000000.json     one log entry per version
+//	<table>/_tributary.lock                          the writer's lock, naming it
 //
 // Ingestion is exactly once because of the order of operations (see the
 // "Data flow and the commit protocol" section of the architecture):
@@ -15,16 +16,24 @@
 //  1. [Table.NewFile] streams rows into a file under _tmp/; [FileWriter.Close]
 //     fsyncs it and moves it into the table folder under a name nothing
 //     overwrites. Until a log entry adds it, the file is invisible to Delta
-//     readers and is garbage to [Table.CollectGarbage].
+//     readers and is garbage to [Table.CollectGarbage], once older than a
+//     grace period.
 //  2. [Table.Commit] writes one log entry that adds the files, carries any
 //     schema change and records, for every topic-partition, the next offset to
-//     read (a Delta "txn" action). The entry is created put-if-absent, so of
-//     two writers of the same version exactly one wins.
+//     read (a Delta "txn" action). The entry is created put-if-absent, and
+//     only if the log still holds, for every topic-partition, the offset the
+//     commit's rows start from ([Commit.From]), so of two writers that read
+//     the same records at most one commits them.
 //  3. On start, [Open] replays the log and [Snapshot.Txns] says where every
 //     partition resumes.
 //
 // A crash before step 2 completes leaves only unreferenced files; a crash
 // after it leaves a durable entry whose offsets the next start resumes from.
+//
+// One writer per table: [Open] locks the folder, so a second writer on the
+// same machine fails at once with an error naming the first. Where the lock
+// does not hold (network file systems), the offset preconditions of step 2
+// still keep a second writer from losing or duplicating rows.
 //
 // A Table is safe for concurrent use by several goroutines; a [FileWriter] is
 // not, and belongs to the goroutine that created it.

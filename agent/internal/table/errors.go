@@ -3,26 +3,90 @@ package table
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
-// ErrConflict is returned by [Table.Commit] when another writer committed,
-// after this writer's snapshot was taken, a txn for one of the topic-partitions
-// this commit records. The rows in the losing commit's files were read from
-// offsets that the winner may have committed too, so the commit cannot be
+// ErrConflict is returned by [Table.Commit] when the log does not hold, for
+// one of the application ids the commit records, the offset the commit
+// starts from ([Commit.From]): another writer committed that partition since
+// this writer's rows were read. The rows in the commit's files may overlap
+// what the other writer committed, or leave a gap, so the commit cannot be
 // retried: [Table.Commit] has already deleted its files, and the caller must
 // drop everything it buffered and resume every partition from
-// [Table.Snapshot], which reflects the winner.
+// [Table.Snapshot], which reflects the latest log.
 type ErrConflict struct {
-	// Version is the log version whose entry recorded AppID first.
+	// Version is the log version whose entry recorded Actual; -1 when the
+	// log holds no txn for AppID.
 	Version int64
-	// AppID is one topic-partition ("<table>/<topic>/<partition>") that both
-	// writers recorded.
+	// AppID is the topic-partition ("<table>/<topic>/<partition>") whose
+	// offset differs.
 	AppID string
+	// Expected is the offset the commit starts from (its [Commit.From]
+	// value); -1 when the commit expected no txn for AppID yet.
+	Expected int64
+	// Actual is the offset the log holds; -1 when it holds no txn for AppID.
+	Actual int64
 }
 
-// Error names the version and the application id the writers raced on.
+// Error names the partition, both offsets and the version that wrote the
+// log's.
 func (e *ErrConflict) Error() string {
-	return fmt.Sprintf("commit conflict: version %d, written by another writer, already records %q; drop buffered rows and resume from the log", e.Version, e.AppID)
+	offset := func(o int64) string {
+		if o < 0 {
+			return "no offset"
+		}
+		return "offset " + strconv.FormatInt(o, 10)
+	}
+	at := ""
+	if e.Version >= 0 {
+		at = fmt.Sprintf(" (written at version %d)", e.Version)
+	}
+	return fmt.Sprintf("commit conflict on %q: the commit's rows start at %s, but the log holds %s%s: another writer committed this partition; drop the buffered rows and resume from the log",
+		e.AppID, offset(e.Expected), offset(e.Actual), at)
+}
+
+// ErrLocked is returned by [Open] when another writer holds the table
+// folder's lock: another table loop in this process, or another process.
+type ErrLocked struct {
+	// Dir is the table folder.
+	Dir string
+	// Holder is who holds the lock, as the holder wrote it: its
+	// [Options.Owner], pid, host and since when; empty when it has not
+	// written it yet.
+	Holder string
+}
+
+// Error names the folder and the holder, and says what to do.
+func (e *ErrLocked) Error() string {
+	holder := e.Holder
+	if holder == "" {
+		holder = "a writer that has not written its name yet"
+	}
+	return fmt.Sprintf("table folder %s is being written by %s; a table has one writer at a time: stop that pipeline or agent, or write to another destination table",
+		e.Dir, holder)
+}
+
+// ErrNotTable is returned by [Open] and [ReadSnapshot] for a folder that
+// holds data but no Delta log: another tool's files, which this package
+// must neither mix rows into nor garbage collect.
+type ErrNotTable struct {
+	// Dir is the folder.
+	Dir string
+	// Found lists what the folder holds, relative to it.
+	Found []string
+}
+
+// Error names the folder and up to three of the names found, and says what
+// to do.
+func (e *ErrNotTable) Error() string {
+	names := e.Found
+	more := ""
+	if len(names) > 3 {
+		names, more = names[:3], fmt.Sprintf(" and %d more", len(e.Found)-3)
+	}
+	return fmt.Sprintf("folder %s holds data that is not a Tributary table (%s%s, but no Delta log); choose another destination table name, or empty the folder",
+		e.Dir, strings.Join(names, ", "), more)
 }
 
 // ErrCorruptLog is wrapped by every error [Open] and [Table.Commit] return

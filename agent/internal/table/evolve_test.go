@@ -64,12 +64,12 @@ func TestSchemaChange(t *testing.T) {
 			if hasAction(t, dir, 1, "metaData") {
 				t.Error("an unchanged schema wrote a metaData action")
 			}
-			mustCommit(t, tb, table.Commit{Schema: tt.next, Txns: map[string]int64{"a": 2}})
+			mustCommit(t, tb, table.Commit{Schema: tt.next, Txns: map[string]int64{"a": 2}, From: map[string]int64{"a": 1}})
 			if !hasAction(t, dir, 2, "metaData") {
 				t.Error("the schema change wrote no metaData action")
 			}
-			if got := openTable(t, dir, table.Options{}).Snapshot().Schema; !schema.Equal(got, tt.next) {
-				t.Errorf("replayed schema = %v, want %v", got, tt.next)
+			if got, err := table.ReadSnapshot(dir); err != nil || !schema.Equal(got.Schema, tt.next) {
+				t.Errorf("replayed schema = %v, %v; want %v", got.Schema, err, tt.next)
 			}
 		})
 	}

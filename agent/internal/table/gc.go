@@ -6,29 +6,45 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
-// CollectGarbage deletes what crashed or losing writers left behind: data
-// files in the table folder that no add or remove action of the log names,
-// files under _tmp/, and temporary log entries, once they are older than
-// [Options.GCGrace]. It first reads the latest log, and never deletes files
-// this Table is still writing or has not yet committed. It returns how many
-// files it deleted.
+// CollectGarbage deletes what crashed or losing writers of this package
+// left behind, and nothing else. Candidates are, only in a table this
+// package created (see below):
 //
-// Why a grace period: when several agents share a table, another agent's
-// file can sit in the folder between its rename (or while it is written
-// under _tmp/) and the commit that adds it, and this process cannot see that
-// agent's pending files. A grace longer than the longest write-to-commit
-// interval keeps them safe. A process that is the table's only writer can
-// use 0 on open: nothing it did not write is in flight, and whatever its
-// previous run left uncommitted will never be committed (the resumed
-// offsets read those rows again).
+//   - data files in the table folder named like the ones this package
+//     writes that no add or remove action of the log names;
+//   - files under _tmp/ named like this package's temporary data files;
+//   - this package's temporary log entries in _delta_log/.
+//
+// A candidate is deleted once it is older than [Options.GCGrace], unless
+// this Table is still writing it or has not yet committed it. Before
+// looking, CollectGarbage reads the latest log. It returns how many files
+// it deleted.
+//
+// A table this package created carries a marker in its metaData
+// configuration, written by its first commit; a folder with no log yet
+// counts too ([Open] refuses a folder that holds anything else). A table
+// another engine created may be appended to, but CollectGarbage deletes
+// nothing in it: Spark names its files like this package does, and they are
+// not ours to delete.
+//
+// Why a grace period: a file of another writer of the table (an engine
+// compacting it, or a second agent where the table lock does not hold)
+// sits in the folder from its rename (or, under _tmp/, from its first
+// rows) until the commit that adds it, and this process cannot see that
+// writer's pending files: only their age tells them apart from garbage.
 func (t *Table) CollectGarbage() (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed {
+		return 0, fmt.Errorf("collecting garbage: %w", errClosed)
+	}
 	if _, err := t.catchUp(); err != nil {
 		return 0, fmt.Errorf("collecting garbage: %w", err)
+	}
+	if !t.st.createdHere() {
+		return 0, nil
 	}
 	cutoff := t.opts.Now().Add(-t.opts.GCGrace)
 	removed := 0
@@ -70,12 +86,10 @@ func (t *Table) CollectGarbage() (int, error) {
 	}
 	sweep(".", func(name string) bool {
 		_, known := t.st.known[name]
-		return isDataFileName(name) && !known
+		return isDataFile(name) && !known
 	})
-	sweep(tmpDir, func(string) bool { return true })
-	sweep(logDir, func(name string) bool {
-		return strings.HasPrefix(name, logTmpPrefix) && strings.HasSuffix(name, tmpSuffix)
-	})
+	sweep(tmpDir, isTempDataFile)
+	sweep(logDir, isLogTemp)
 	if err := errors.Join(errs...); err != nil {
 		return removed, fmt.Errorf("collecting garbage: %w", err)
 	}

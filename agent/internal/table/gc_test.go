@@ -1,6 +1,7 @@
 package table_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,10 +10,21 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 )
 
+// ourName returns the n-th name shaped like the data files this package
+// writes.
+func ourName(n int) string {
+	return fmt.Sprintf("part-00000-%08x-0000-4000-8000-000000000000-c000.snappy.parquet", n)
+}
+
+// logTemp returns a name shaped like this package's temporary log entries.
+func logTemp(v int) string {
+	return fmt.Sprintf(".%020d.00000000-0000-4000-8000-000000000000.json.tmp", v)
+}
+
 func TestCollectGarbage(t *testing.T) {
 	dir := t.TempDir()
 	clk := &clock{now: time.Now()}
-	tb := openTable(t, dir, table.Options{GCGrace: time.Hour, Now: clk.Now})
+	tb := openTable(t, dir, table.Options{Now: clk.Now}) // the default grace: an hour
 	committed := writeFile(t, tb, 0, 2)
 	mustCommit(t, tb, table.Commit{Schema: testFields, Files: []table.AddFile{committed}})
 	uncommitted := writeFile(t, tb, 2, 4) // closed but not yet committed
@@ -20,58 +32,112 @@ func TestCollectGarbage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer inFlight.Abort()
 
-	// What a crashed run (or another agent) left behind.
-	old, recent := clk.now.Add(-2*time.Hour), clk.now.Add(-time.Minute)
-	files := map[string]time.Time{
-		"part-00000-old-c000.snappy.parquet":          old,
-		"part-00000-recent-c000.snappy.parquet":       recent,
-		"_tmp/part-00000-old.parquet.tmp":             old,
-		"_tmp/part-00000-recent.parquet.tmp":          recent,
-		"_delta_log/.00000000000000000001.x.json.tmp": old,
-		"README.md": old, // not a data file: never touched
+	// What a crashed run left behind, and what others put there.
+	old, recent := clk.now.Add(-2*time.Hour), clk.now.Add(-59*time.Minute)
+	ours := map[string]time.Time{
+		ourName(1):                         old,
+		ourName(2):                         recent,
+		"_tmp/" + ourName(3) + ".tmp":      old,
+		"_tmp/" + ourName(4) + ".tmp":      recent,
+		"_delta_log/" + logTemp(1):         old,
+		"_delta_log/" + logTemp(2):         recent,
+		uncommitted.Path:                   old,
+		"_tmp/" + inFlight.Name() + ".tmp": old,
 	}
-	for name, mtime := range files {
+	foreign := map[string]time.Time{
+		"README.md":                   old,
+		"data.parquet":                old,
+		"part-00000-x-c000.parquet":   old,
+		"_tmp/other.tmp":              old,
+		"_delta_log/.other.json.tmp":  old,
+		"_delta_log/_last_checkpoint": old,
+		"year=2024/" + ourName(5):     old,
+		"_delta_log/" + logName(0):    old,
+		committed.Path:                old,
+	}
+	if err := os.Mkdir(filepath.Join(dir, "year=2024"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, mtime := range ours {
 		touch(t, filepath.Join(dir, name), mtime)
 	}
-	for _, name := range []string{committed.Path, uncommitted.Path, "_delta_log/" + logName(0)} {
-		touch(t, filepath.Join(dir, name), old)
+	for name, mtime := range foreign {
+		touch(t, filepath.Join(dir, name), mtime)
 	}
-	inFlightTmp := filepath.Join(dir, "_tmp", inFlight.Name()+".tmp")
-	touch(t, inFlightTmp, old)
 
 	removed, err := tb.CollectGarbage()
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone := []string{"part-00000-old-c000.snappy.parquet", "_tmp/part-00000-old.parquet.tmp", "_delta_log/.00000000000000000001.x.json.tmp"}
+	gone := []string{ourName(1), "_tmp/" + ourName(3) + ".tmp", "_delta_log/" + logTemp(1)}
 	if removed != len(gone) {
 		t.Errorf("removed %d files, want %d", removed, len(gone))
 	}
-	for _, name := range gone {
+	checkGone(t, dir, gone...)
+	// Younger than the grace, or still this Table's: kept.
+	checkKept(t, dir, ourName(2), "_tmp/"+ourName(4)+".tmp", "_delta_log/"+logTemp(2),
+		uncommitted.Path, "_tmp/"+inFlight.Name()+".tmp")
+	for name := range foreign {
+		checkKept(t, dir, name)
+	}
+
+	// The next run, days later, collects everything of ours no commit
+	// added, and still nothing of anyone else's.
+	inFlight.Abort()
+	tb.Close()
+	clk.now = clk.now.Add(100 * time.Hour)
+	if removed, err := openTable(t, dir, table.Options{Now: clk.Now}).CollectGarbage(); err != nil || removed != 4 {
+		t.Errorf("second collection = %d, %v; want 4 files", removed, err)
+	}
+	checkGone(t, dir, ourName(2), "_tmp/"+ourName(4)+".tmp", "_delta_log/"+logTemp(2), uncommitted.Path)
+	for name := range foreign {
+		checkKept(t, dir, name)
+	}
+}
+
+// TestCollectGarbageForeignTable appends to a table another engine created:
+// its files are named like ours, but garbage collection deletes nothing.
+func TestCollectGarbageForeignTable(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeLog(t, dir, 0, `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
+{"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":false,\"metadata\":{}},{\"name\":\"name\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},{\"name\":\"amount\",\"type\":\"double\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{}}}
+{"commitInfo":{"timestamp":1,"operation":"CREATE TABLE","engineInfo":"Apache-Spark/4.0.1 Delta-Lake/4.0.1"}}`)
+	clk := &clock{now: time.Now()}
+	tb := openTable(t, dir, table.Options{Now: clk.Now})
+	mustCommit(t, tb, table.Commit{Files: []table.AddFile{writeFile(t, tb, 0, 2)}, Txns: map[string]int64{"t/a/0": 2}})
+	uncommitted := writeFile(t, tb, 2, 4)
+	old := clk.now.Add(-2 * time.Hour)
+	names := []string{ourName(1), "_tmp/" + ourName(2) + ".tmp", "_delta_log/" + logTemp(1), uncommitted.Path}
+	for _, name := range names {
+		touch(t, filepath.Join(dir, name), old)
+	}
+	tb.Close()
+	clk.now = clk.now.Add(100 * time.Hour)
+	if removed, err := openTable(t, dir, table.Options{Now: clk.Now}).CollectGarbage(); err != nil || removed != 0 {
+		t.Errorf("CollectGarbage = %d, %v; want nothing deleted", removed, err)
+	}
+	checkKept(t, dir, names...)
+}
+
+func checkGone(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, name := range names {
 		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
 			t.Errorf("%s survived: %v", name, err)
 		}
 	}
-	kept := []string{"part-00000-recent-c000.snappy.parquet", "_tmp/part-00000-recent.parquet.tmp", "README.md",
-		committed.Path, uncommitted.Path, "_delta_log/" + logName(0), inFlightTmp[len(dir)+1:]}
-	for _, name := range kept {
+}
+
+func checkKept(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, name := range names {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s was removed: %v", name, err)
 		}
-	}
-
-	// A new process (no pending files) with grace 0 removes everything
-	// unreferenced, but never a committed file.
-	if _, err := openTable(t, dir, table.Options{}).CollectGarbage(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, uncommitted.Path)); !os.IsNotExist(err) {
-		t.Errorf("uncommitted file survived a grace-0 collection: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, committed.Path)); err != nil {
-		t.Errorf("committed file removed: %v", err)
 	}
 }
 

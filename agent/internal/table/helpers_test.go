@@ -43,13 +43,31 @@ type clock struct{ now time.Time }
 
 func (c *clock) Now() time.Time { return c.now }
 
+// openTable opens the table in dir and closes it when the test ends.
 func openTable(t *testing.T, dir string, opts table.Options) *table.Table {
 	t.Helper()
 	tb, err := table.Open(dir, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
+	t.Cleanup(func() { tb.Close() })
 	return tb
+}
+
+// missingFile is named like a data file, and no test creates it.
+const missingFile = "part-00000-00000000-0000-4000-8000-000000000000-c000.snappy.parquet"
+
+// from returns the offsets tb's log holds for the application ids of txns:
+// the From of a commit of txns.
+func from(tb *table.Table, txns map[string]int64) map[string]int64 {
+	held := tb.Snapshot().Txns
+	f := map[string]int64{}
+	for appID := range txns {
+		if v, ok := held[appID]; ok {
+			f[appID] = v
+		}
+	}
+	return f
 }
 
 // writeFile writes rows with ids from..to-1 into a new data file of tb.

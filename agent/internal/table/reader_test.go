@@ -160,12 +160,17 @@ func TestIndependentReaders(t *testing.T) {
 	dir := t.TempDir()
 	tb := openTable(t, dir, table.Options{})
 	mustCommit(t, tb, table.Commit{Schema: fields, Files: []table.AddFile{write(tb, ps, 0, 1)}, Txns: map[string]int64{"tbl/topic/0": 2}})
-	mustCommit(t, tb, table.Commit{Files: []table.AddFile{write(tb, ps, 2), write(tb, ps, 3, 4)}, Txns: map[string]int64{"tbl/topic/0": 5}})
-	mustCommit(t, tb, table.Commit{Schema: fieldsExtra, Files: []table.AddFile{write(tb, psExtra, 5)}, Txns: map[string]int64{"tbl/topic/0": 6}})
-	// An uncommitted file is not part of the table.
+	mustCommit(t, tb, table.Commit{Files: []table.AddFile{write(tb, ps, 2), write(tb, ps, 3, 4)},
+		Txns: map[string]int64{"tbl/topic/0": 5}, From: map[string]int64{"tbl/topic/0": 2}})
+	mustCommit(t, tb, table.Commit{Schema: fieldsExtra, Files: []table.AddFile{write(tb, psExtra, 5)},
+		Txns: map[string]int64{"tbl/topic/0": 6}, From: map[string]int64{"tbl/topic/0": 5}})
+	// An uncommitted file is not part of the table; the next run collects
+	// it once it is older than the grace period.
 	write(tb, ps, 7)
-	if _, err := openTable(t, dir, table.Options{}).CollectGarbage(); err != nil {
-		t.Fatal(err)
+	tb.Close()
+	later := func() time.Time { return time.Now().Add(2 * table.DefaultGCGrace) }
+	if n, err := openTable(t, dir, table.Options{Now: later}).CollectGarbage(); n != 1 || err != nil {
+		t.Fatalf("CollectGarbage = %d, %v; want 1 file", n, err)
 	}
 
 	script := filepath.Join(t.TempDir(), "read.py")

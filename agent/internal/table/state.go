@@ -35,6 +35,9 @@ type state struct {
 	meta     *metadataAction
 	schema   []schema.Field
 	txns     map[string]int64
+	// txnVersions maps each application id to the version that recorded
+	// its latest txn.
+	txnVersions map[string]int64
 	// files maps each active data file to its numRecords (-1 if unknown).
 	files map[string]int64
 	// known holds every path any add or remove ever named: garbage
@@ -46,11 +49,12 @@ type state struct {
 
 func newState() *state {
 	return &state{
-		version:  -1,
-		txns:     map[string]int64{},
-		files:    map[string]int64{},
-		known:    map[string]struct{}{},
-		counters: map[string]int64{},
+		version:     -1,
+		txns:        map[string]int64{},
+		txnVersions: map[string]int64{},
+		files:       map[string]int64{},
+		known:       map[string]struct{}{},
+		counters:    map[string]int64{},
 	}
 }
 
@@ -98,6 +102,7 @@ func (s *state) apply(v int64, e *entry) error {
 	}
 	for _, t := range e.txns {
 		s.txns[t.AppID] = t.Version
+		s.txnVersions[t.AppID] = v
 	}
 	for k, n := range e.counters {
 		s.counters[k] += n
@@ -121,4 +126,11 @@ func (s *state) snapshot() Snapshot {
 		}
 	}
 	return snap
+}
+
+// createdHere reports whether this package created the table: its metaData
+// carries the marker, or there is no log yet (the first commit will write
+// the marker).
+func (s *state) createdHere() bool {
+	return s.meta == nil || s.meta.Configuration[createdByKey] == createdByValue
 }

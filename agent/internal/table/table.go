@@ -13,31 +13,35 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go/compress"
-)
 
-// Folder and file names inside a table folder.
-const (
-	logDir = "_delta_log"
-	// tmpDir holds data files being written. Delta readers only read files
-	// the log adds, and Spark, pyarrow and Hive skip folders starting with
-	// "_", so a half-written file is never read.
-	tmpDir = "_tmp"
-	// logTmpPrefix starts the name of a log entry being written: readers
-	// list only names of the form %020d.json and ignore dot files.
-	logTmpPrefix = "."
-	tmpSuffix    = ".tmp"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
 )
 
 // DefaultRowGroupRows is the number of rows buffered in memory before a row
 // group is flushed to the file being written.
 const DefaultRowGroupRows = 128 * 1024
 
+// DefaultGCGrace is the default of [Options.GCGrace]. It is far above any
+// sensible flush interval (the pipeline's default is 5 seconds), so a file
+// that is still being written or waits for its commit is never old enough;
+// the price is that what a crash leaves behind stays on disk for an hour.
+const DefaultGCGrace = time.Hour
+
 // Options configures a [Table]. The zero value is usable.
 type Options struct {
-	// GCGrace is how old an unreferenced data file or temporary file must be
-	// before [Table.CollectGarbage] deletes it. Defaults to 0: everything
-	// unreferenced is deleted, which is right only while this process is the
-	// table's only writer (see [Table.CollectGarbage]).
+	// Owner describes the writer in the table's lock file, and so in the
+	// [*ErrLocked] a second writer gets, e.g. `pipeline "orders", table
+	// main.sales.orders`. The lock adds the pid, the host and the time.
+	Owner string
+	// GCGrace is how old an unreferenced data file or temporary file must
+	// be before [Table.CollectGarbage] deletes it; 0 means
+	// [DefaultGCGrace]. It must be longer than the longest time between
+	// writing a file's first rows and committing it (the flush interval,
+	// plus a slow commit), for every writer of the table: a file of
+	// another writer (another engine compacting, or a writer on a file
+	// system where the table lock does not hold) is invisible to this one
+	// until its commit, and only its age keeps it safe. There is no way to
+	// ask for no grace at all.
 	GCGrace time.Duration
 	// Compression is the codec of data pages, overriding the default
 	// Snappy (what Spark writes by default).
@@ -56,6 +60,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RowGroupRows < 0 {
 		return o, fmt.Errorf("RowGroupRows %d is negative", o.RowGroupRows)
 	}
+	if o.GCGrace == 0 {
+		o.GCGrace = DefaultGCGrace
+	}
 	if o.RowGroupRows == 0 {
 		o.RowGroupRows = DefaultRowGroupRows
 	}
@@ -68,33 +75,162 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Table is one table folder: its replayed log and the files being written
-// into it. Several Tables, in one process or several, may share a folder;
-// the log's put-if-absent versions serialize their commits.
+// errClosed is returned by the methods that write once [Table.Close] ran.
+var errClosed = errors.New("the table is closed")
+
+// Table is one table folder opened for writing: its replayed log, its lock
+// and the files being written into it.
 type Table struct {
 	dir  string
 	opts Options
+	// lock is the table folder's lock; nil only in tests that open
+	// several writers on one folder on purpose.
+	lock *flock.Lock
 
-	mu sync.Mutex
-	st *state
+	mu     sync.Mutex
+	closed bool
+	st     *state
 	// pending holds the names (relative to dir) of files this Table is
 	// writing or has written but not yet committed; garbage collection
 	// skips them whatever their age.
 	pending map[string]struct{}
 }
 
-// Open opens the table in folder dir, creating the folder if needed, and
-// replays its log. A log entry that cannot be replayed is an error wrapping
-// [ErrCorruptLog] that names the file.
+// Open opens the table in folder dir for writing, creating the folder if
+// needed, and replays its log. The caller must [Table.Close] it.
+//
+// One writer per table: Open takes an exclusive lock on the file
+// _tributary.lock in the folder and writes [Options.Owner] into it; while
+// the Table is open, another Open of the folder, in this process or
+// another, fails at once with an [*ErrLocked] that names the holder.
+//
+// A folder that holds data but no log (another tool's Parquet files, say)
+// is not a table: Open returns an [*ErrNotTable] and changes nothing in it.
+// A log entry that cannot be replayed is an error wrapping [ErrCorruptLog]
+// that names the file.
 func Open(dir string, opts Options) (*Table, error) {
+	return open(dir, opts, true)
+}
+
+// open is Open, taking the folder's lock only when lock is true.
+func open(dir string, opts Options, lock bool) (*Table, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("table options: %w", err)
 	}
+	if err := checkFolder(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, logDir), 0o755); err != nil {
 		return nil, fmt.Errorf("creating table folder: %w", err)
 	}
-	t := &Table{dir: dir, opts: opts, st: newState(), pending: map[string]struct{}{}}
+	t := &Table{dir: dir, opts: opts, pending: map[string]struct{}{}}
+	if lock {
+		l, err := flock.Acquire(filepath.Join(dir, lockFile), opts.Owner)
+		var held *flock.HeldError
+		if errors.As(err, &held) {
+			return nil, &ErrLocked{Dir: dir, Holder: held.Holder}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("locking the table folder: %w", err)
+		}
+		t.lock = l
+	}
+	if t.st, err = replay(dir); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// ReadSnapshot returns the state of the table in folder dir at its latest
+// log version, without locking, creating or changing anything: for checks
+// and status reports while a writer may hold the table. A folder that does
+// not exist or holds no log yet gives an empty Snapshot (Version -1); one
+// that holds data but no log is an [*ErrNotTable].
+func ReadSnapshot(dir string) (Snapshot, error) {
+	if err := checkFolder(dir); err != nil {
+		return Snapshot{}, err
+	}
+	st, err := replay(dir)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return st.snapshot(), nil
+}
+
+// Close releases the table's lock. Afterwards [Table.NewFile],
+// [Table.Commit] and [Table.CollectGarbage] fail and [Table.Snapshot] still
+// works; finish or abort every [FileWriter] first. Close may be called more
+// than once.
+func (t *Table) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	if t.lock == nil {
+		return nil
+	}
+	if err := t.lock.Release(); err != nil {
+		return fmt.Errorf("closing table %s: %w", t.dir, err)
+	}
+	return nil
+}
+
+// checkFolder returns an [*ErrNotTable] when dir holds anything but a log,
+// this package's lock file, and the temporary files of a writer that
+// crashed before its first commit.
+func checkFolder(dir string) error {
+	versions, err := listVersions(filepath.Join(dir, logDir))
+	if err != nil || len(versions) > 0 {
+		return err
+	}
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listing table folder: %w", err)
+	}
+	var found []string
+	for _, de := range des {
+		switch {
+		case de.Name() == lockFile && de.Type().IsRegular():
+		case de.Name() == logDir && de.IsDir():
+			found = append(found, foreignIn(dir, logDir, isLogTemp)...)
+		case de.Name() == tmpDir && de.IsDir():
+			found = append(found, foreignIn(dir, tmpDir, isTempDataFile)...)
+		default:
+			found = append(found, de.Name())
+		}
+	}
+	if len(found) > 0 {
+		return &ErrNotTable{Dir: dir, Found: found}
+	}
+	return nil
+}
+
+// foreignIn lists the names in folder dir/sub, as sub/<name>, that ours
+// does not accept. A folder it cannot list counts as foreign.
+func foreignIn(dir, sub string, ours func(string) bool) []string {
+	des, err := os.ReadDir(filepath.Join(dir, sub))
+	if err != nil {
+		return []string{sub}
+	}
+	var found []string
+	for _, de := range des {
+		if !de.Type().IsRegular() || !ours(de.Name()) {
+			found = append(found, filepath.Join(sub, de.Name()))
+		}
+	}
+	return found
+}
+
+// replay reads every entry of the log in folder dir.
+func replay(dir string) (*state, error) {
+	st := newState()
 	versions, err := listVersions(filepath.Join(dir, logDir))
 	if err != nil {
 		return nil, err
@@ -104,15 +240,15 @@ func Open(dir string, opts Options) (*Table, error) {
 			return nil, fmt.Errorf("%w: %s: log version %d is missing (checkpointed or cleaned-up logs are not supported)",
 				ErrCorruptLog, filepath.Join(dir, logDir), i)
 		}
-		if _, err := t.readVersion(v); err != nil {
+		if _, err := readVersion(dir, st, v); err != nil {
 			return nil, err
 		}
 	}
-	return t, nil
+	return st, nil
 }
 
 // Snapshot returns the state as of the latest version this Table has read
-// or written; a new [Open] sees other writers' commits.
+// or written.
 func (t *Table) Snapshot() Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -124,7 +260,7 @@ func (t *Table) Snapshot() Snapshot {
 func (t *Table) catchUp() ([]*entry, error) {
 	var read []*entry
 	for {
-		e, err := t.readVersion(t.st.version + 1)
+		e, err := readVersion(t.dir, t.st, t.st.version+1)
 		if errors.Is(err, fs.ErrNotExist) {
 			return read, nil
 		}
@@ -135,17 +271,17 @@ func (t *Table) catchUp() ([]*entry, error) {
 	}
 }
 
-// readVersion reads log version v and applies it to t.st. A missing file is
-// returned as an error wrapping fs.ErrNotExist.
-func (t *Table) readVersion(v int64) (*entry, error) {
-	name := logPath(t.dir, v)
+// readVersion reads log version v of the table in dir and applies it to
+// st. A missing file is returned as an error wrapping fs.ErrNotExist.
+func readVersion(dir string, st *state, v int64) (*entry, error) {
+	name := logPath(dir, v)
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, fmt.Errorf("reading log: %w", err)
 	}
 	e, err := parseEntry(data)
 	if err == nil {
-		err = t.st.apply(v, e)
+		err = st.apply(v, e)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
@@ -158,10 +294,14 @@ func logPath(dir string, v int64) string {
 	return filepath.Join(dir, logDir, fmt.Sprintf("%020d.json", v))
 }
 
-// listVersions returns the versions of the log entries in folder logDir, in
-// order. Other files (checkpoints, CRCs, temporary files) are ignored.
+// listVersions returns the versions of the log entries in folder dir, in
+// order; none when the folder does not exist. Other files (checkpoints,
+// CRCs, temporary files) are ignored.
 func listVersions(dir string) ([]int64, error) {
 	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing log: %w", err)
 	}

@@ -3,11 +3,13 @@ package table_test
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -77,17 +79,15 @@ func TestFirstCommit(t *testing.T) {
 func TestCommitsReplay(t *testing.T) {
 	dir := t.TempDir()
 	tb := openTable(t, dir, table.Options{})
-	// Txn versions are the latest per appId, not the largest: a reset that
-	// moves an offset back is recorded as such.
 	steps := []map[string]int64{
 		{"t/a/0": 10, "t/a/1": 5},
 		{"t/a/0": 20},
 		{"t/a/1": 7, "t/b/0": 1},
-		{"t/a/0": 15},
+		{"t/a/0": 25},
 	}
 	var id int64
 	for i, txns := range steps {
-		c := table.Commit{Txns: txns, Counters: map[string]int64{"numCorruptRecords": 2}}
+		c := table.Commit{Txns: txns, From: from(tb, txns), Counters: map[string]int64{"numCorruptRecords": 2}}
 		if i == 0 {
 			c.Schema = testFields
 		}
@@ -100,12 +100,13 @@ func TestCommitsReplay(t *testing.T) {
 		}
 	}
 	s := tb.Snapshot()
-	if want := map[string]int64{"t/a/0": 15, "t/a/1": 7, "t/b/0": 1}; !reflect.DeepEqual(s.Txns, want) {
+	if want := map[string]int64{"t/a/0": 25, "t/a/1": 7, "t/b/0": 1}; !reflect.DeepEqual(s.Txns, want) {
 		t.Errorf("txns = %v, want %v", s.Txns, want)
 	}
 	if s.NumFiles != 6 || s.NumRows != id || s.Counters["numCorruptRecords"] != 8 || s.Counters["numOutputRows"] != id {
 		t.Errorf("snapshot = %+v", s)
 	}
+	tb.Close()
 	if re := openTable(t, dir, table.Options{}).Snapshot(); !reflect.DeepEqual(re, s) {
 		t.Errorf("replayed snapshot =\n%+v, want\n%+v", re, s)
 	}
@@ -122,11 +123,16 @@ func TestCommitRefusesBadInput(t *testing.T) {
 	}{
 		{"empty", table.Commit{}, "nothing to commit"},
 		{"no schema first", table.Commit{Files: []table.AddFile{add}}, "needs a schema"},
-		{"missing file", table.Commit{Schema: testFields, Files: []table.AddFile{{Path: "part-x.parquet"}}}, "part-x.parquet"},
+		{"missing file", table.Commit{Schema: testFields, Files: []table.AddFile{{Path: missingFile}}}, missingFile},
 		{"path outside", table.Commit{Schema: testFields, Files: []table.AddFile{{Path: "../x.parquet"}}}, "not a data file"},
 		{"twice", table.Commit{Schema: testFields, Files: []table.AddFile{add, add}}, "added twice"},
 		{"reserved counter", table.Commit{Schema: testFields, Counters: map[string]int64{"numOutputRows": 1}}, "reserved"},
 		{"negative offset", table.Commit{Schema: testFields, Txns: map[string]int64{"a": -1}}, "negative"},
+		{"negative from", table.Commit{Schema: testFields, Txns: map[string]int64{"a": 1}, From: map[string]int64{"a": -1}}, "negative"},
+		{"from without txn", table.Commit{Schema: testFields, Txns: map[string]int64{"a": 1}, From: map[string]int64{"b": 1}}, `"b"`},
+		{"backwards", table.Commit{Schema: testFields, Txns: map[string]int64{"a": 4}, From: map[string]int64{"a": 5}}, "never move backwards"},
+		{"not our file name", table.Commit{Schema: testFields, Files: []table.AddFile{{Path: "part-00000-x-c000.snappy.parquet"}}}, "not a data file"},
+		{"changed file", table.Commit{Schema: testFields, Files: []table.AddFile{{Path: add.Path, Size: add.Size + 1}}}, "bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,55 +146,137 @@ func TestCommitRefusesBadInput(t *testing.T) {
 	}
 }
 
-func TestConcurrentWriters(t *testing.T) {
-	dir := t.TempDir()
-	a := openTable(t, dir, table.Options{})
-	mustCommit(t, a, table.Commit{Schema: testFields, Txns: map[string]int64{"t/x/0": 0}})
-	b := openTable(t, dir, table.Options{})
+// TestCommitFrom has another writer slip a commit in between a writer's
+// snapshot and its commit, and checks the commit's offset preconditions
+// against what the other writer did.
+func TestCommitFrom(t *testing.T) {
+	type txns = map[string]int64
+	tests := []struct {
+		name string
+		// other is what another writer commits after the writer's
+		// snapshot, on top of version 0, which holds p/0 = 10.
+		other table.Commit
+		// txns and from are the writer's commit.
+		txns, from txns
+		// conflict is the expected error, nil for success.
+		conflict *table.ErrConflict
+	}{
+		{name: "another partition slipped in",
+			other: table.Commit{Txns: txns{"p/1": 5}},
+			txns:  txns{"p/0": 20},
+			from:  txns{"p/0": 10}},
+		{name: "the same partition slipped in",
+			other:    table.Commit{Txns: txns{"p/0": 20}, From: txns{"p/0": 10}},
+			txns:     txns{"p/0": 20},
+			from:     txns{"p/0": 10},
+			conflict: &table.ErrConflict{Version: 1, AppID: "p/0", Expected: 10, Actual: 20}},
+		{name: "the same partition slipped in without moving",
+			other: table.Commit{Txns: txns{"p/0": 10}, From: txns{"p/0": 10}},
+			txns:  txns{"p/0": 20},
+			from:  txns{"p/0": 10}},
+		{name: "a first commit of a partition raced",
+			other:    table.Commit{Txns: txns{"p/1": 0}},
+			txns:     txns{"p/1": 5},
+			conflict: &table.ErrConflict{Version: 1, AppID: "p/1", Expected: -1, Actual: 0}},
+		{name: "a stale start",
+			other:    table.Commit{Txns: txns{"p/2": 1}},
+			txns:     txns{"p/0": 20},
+			from:     txns{"p/0": 5},
+			conflict: &table.ErrConflict{Version: 0, AppID: "p/0", Expected: 5, Actual: 10}},
+		{name: "a start the log never recorded",
+			other:    table.Commit{Txns: txns{"p/2": 1}},
+			txns:     txns{"p/3": 20},
+			from:     txns{"p/3": 10},
+			conflict: &table.ErrConflict{Version: -1, AppID: "p/3", Expected: 10, Actual: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			other, err := table.OpenUnlocked(dir, table.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustCommit(t, other, table.Commit{Schema: testFields, Txns: txns{"p/0": 10}})
+			w, err := table.OpenUnlocked(dir, table.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.other.Files = []table.AddFile{writeFile(t, other, 100, 101)}
+			mustCommit(t, other, tt.other)
 
-	// a wins version 1; b, still at version 0, loses it but records other
-	// partitions, so it retries at version 2.
-	mustCommit(t, a, table.Commit{Files: []table.AddFile{writeFile(t, a, 0, 2)}, Txns: map[string]int64{"t/x/0": 2}})
-	if v := mustCommit(t, b, table.Commit{Files: []table.AddFile{writeFile(t, b, 2, 5)}, Txns: map[string]int64{"t/x/1": 3}}); v != 2 {
-		t.Fatalf("retried commit got version %d, want 2", v)
-	}
-	if s := b.Snapshot(); s.NumRows != 5 || s.Txns["t/x/0"] != 2 || s.Txns["t/x/1"] != 3 {
-		t.Errorf("b after retry = %+v", s)
-	}
-
-	// a, still at version 1, now records t/x/1, which b committed at version
-	// 2: its rows may be duplicates, so it must not retry.
-	lost := writeFile(t, a, 2, 4)
-	_, err := a.Commit(table.Commit{Files: []table.AddFile{lost}, Txns: map[string]int64{"t/x/1": 4}})
-	var conflict *table.ErrConflict
-	if !errors.As(err, &conflict) || conflict.Version != 2 || conflict.AppID != "t/x/1" {
-		t.Fatalf("overlapping commit error = %v, want ErrConflict at version 2 for t/x/1", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, lost.Path)); !os.IsNotExist(err) {
-		t.Errorf("losing commit's file still exists: %v", err)
-	}
-	if s := a.Snapshot(); s.Version != 2 || s.Txns["t/x/1"] != 3 {
-		t.Errorf("a after conflict = %+v, want b's version 2", s)
+			add := writeFile(t, w, 0, 3)
+			v, err := w.Commit(table.Commit{Files: []table.AddFile{add}, Txns: tt.txns, From: tt.from})
+			if tt.conflict == nil {
+				if err != nil || v != 2 {
+					t.Fatalf("Commit = %d, %v; want version 2", v, err)
+				}
+				return
+			}
+			var conflict *table.ErrConflict
+			if !errors.As(err, &conflict) || *conflict != *tt.conflict {
+				t.Fatalf("Commit error = %v, want %+v", err, tt.conflict)
+			}
+			for _, want := range []string{tt.conflict.AppID, "another writer", "resume from the log"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, add.Path)); !os.IsNotExist(err) {
+				t.Errorf("the conflicting commit's file still exists: %v", err)
+			}
+			// The writer now sees the other writer's commit, to resume from.
+			if s := w.Snapshot(); s.Version != 1 || s.NumRows != 1 {
+				t.Errorf("snapshot after the conflict = %+v, want version 1 with 1 row", s)
+			}
+		})
 	}
 }
 
+// TestConcurrentWritersRace races two writers, each with its own Table on
+// one folder (unlocked on purpose), over the same partitions. Each commits
+// rows whose ids are their partition's offsets, from where its last look
+// at the log says the partition is, and on a conflict looks again. The log
+// must end up holding every offset of every partition exactly once, with
+// offsets that never move backwards and no file added twice.
 func TestConcurrentWritersRace(t *testing.T) {
 	dir := t.TempDir()
-	mustCommit(t, openTable(t, dir, table.Options{}), table.Commit{Schema: testFields, Txns: map[string]int64{"init": 0}})
-	const writers, commits = 3, 4
+	parts := []string{"t/x/0", "t/x/1"}
+	init, err := table.OpenUnlocked(dir, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, init, table.Commit{Schema: testFields, Txns: map[string]int64{parts[0]: 0, parts[1]: 0}})
+	const writers, commits = 2, 15
 	var wg sync.WaitGroup
-	errs := make(chan error, writers*commits)
+	errs := make(chan error, writers)
+	var conflicts atomic.Int64
 	for w := range writers {
-		tb := openTable(t, dir, table.Options{})
+		tb, err := table.OpenUnlocked(dir, table.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(uint64(w), 1))
 		wg.Go(func() {
-			for i := range commits {
-				add, err := tryWriteFile(tb, 0, 1)
-				if err != nil {
-					errs <- err
-					return
+			for range commits {
+				view := tb.Snapshot().Txns
+				c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}}
+				for p, appID := range parts {
+					if rng.IntN(3) == 0 && len(c.Txns) > 0 {
+						continue // this commit leaves the partition alone
+					}
+					from, n := view[appID], 1+rng.Int64N(3)
+					add, err := tryWriteFile(tb, int64(p)*1000+from, int64(p)*1000+from+n)
+					if err != nil {
+						errs <- err
+						return
+					}
+					c.Files = append(c.Files, add)
+					c.Txns[appID], c.From[appID] = from+n, from
 				}
-				appID := "t/x/" + string(rune('0'+w))
-				if _, err := tb.Commit(table.Commit{Files: []table.AddFile{add}, Txns: map[string]int64{appID: int64(i + 1)}}); err != nil {
+				var conflict *table.ErrConflict
+				if _, err := tb.Commit(c); errors.As(err, &conflict) {
+					conflicts.Add(1)
+				} else if err != nil {
 					errs <- err
 					return
 				}
@@ -198,17 +286,87 @@ func TestConcurrentWritersRace(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		t.Fatal(err)
 	}
-	s := openTable(t, dir, table.Options{}).Snapshot()
-	if s.Version != writers*commits || s.NumRows != writers*commits || len(s.Txns) != writers+1 {
-		t.Errorf("after %d racing commits: %+v", writers*commits, s)
+
+	// Walk the log: offsets only move forward, each file is added once.
+	last, added := map[string]int64{}, map[string]bool{}
+	snap, err := table.ReadSnapshot(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for appID, v := range s.Txns {
-		if appID != "init" && v != commits {
-			t.Errorf("txn %s = %d, want %d", appID, v, commits)
+	for v := range int(snap.Version) + 1 {
+		for _, line := range readLog(t, dir, v) {
+			var a struct {
+				Txn *struct {
+					AppID   string `json:"appId"`
+					Version int64  `json:"version"`
+				} `json:"txn"`
+				Add *struct{ Path string } `json:"add"`
+			}
+			if err := json.Unmarshal([]byte(line), &a); err != nil {
+				t.Fatal(err)
+			}
+			if a.Txn != nil {
+				if prev, ok := last[a.Txn.AppID]; ok && a.Txn.Version <= prev {
+					t.Errorf("version %d moves %s from %d to %d", v, a.Txn.AppID, prev, a.Txn.Version)
+				}
+				last[a.Txn.AppID] = a.Txn.Version
+			}
+			if a.Add != nil {
+				if added[a.Add.Path] {
+					t.Errorf("version %d adds %s again", v, a.Add.Path)
+				}
+				added[a.Add.Path] = true
+			}
 		}
 	}
+	// Every offset of every partition is in the table exactly once.
+	seen := map[int64]int{}
+	for path := range added {
+		rows, err := parquet.ReadFile[struct {
+			ID int64 `parquet:"id"`
+		}](filepath.Join(dir, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			seen[r.ID]++
+		}
+	}
+	total := 0
+	for p, appID := range parts {
+		for off := range snap.Txns[appID] {
+			if n := seen[int64(p)*1000+off]; n != 1 {
+				t.Errorf("%s offset %d is in the table %d times", appID, off, n)
+			}
+		}
+		total += int(snap.Txns[appID])
+	}
+	if len(seen) != total {
+		t.Errorf("the table holds %d distinct ids, want %d", len(seen), total)
+	}
+	// The conflicting commits deleted their files.
+	if n := countDataFiles(t, dir); n != len(added) {
+		t.Errorf("%d data files on disk, %d in the log", n, len(added))
+	}
+	t.Logf("%d versions, %d conflicts, offsets %v", snap.Version+1, conflicts.Load(), snap.Txns)
+}
+
+// countDataFiles counts the .parquet files in folder dir.
+func countDataFiles(t *testing.T, dir string) int {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, de := range des {
+		if strings.HasSuffix(de.Name(), ".parquet") {
+			n++
+		}
+	}
+	return n
 }
 
 func TestFileWriterRowGroups(t *testing.T) {
@@ -264,7 +422,7 @@ func TestFileWriterAbort(t *testing.T) {
 	for _, sub := range []string{".", "_tmp"} {
 		des, _ := os.ReadDir(filepath.Join(dir, sub))
 		for _, de := range des {
-			if !de.IsDir() {
+			if !de.IsDir() && de.Name() != "_tributary.lock" {
 				t.Errorf("file %s left after Abort", filepath.Join(sub, de.Name()))
 			}
 		}

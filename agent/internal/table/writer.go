@@ -53,12 +53,12 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 		return nil, fmt.Errorf("new data file: %w", err)
 	}
 	codec := t.opts.Compression
-	ext := ".parquet"
+	ext := ""
 	if codec.CompressionCodec() != format.Uncompressed {
-		ext = "." + strings.ToLower(codec.CompressionCodec().String()) + ext
+		ext = strings.ToLower(codec.CompressionCodec().String())
 	}
-	fw := &FileWriter{t: t, name: "part-00000-" + newUUID() + "-c000" + ext, leaves: leafColumns(ps)}
-	fw.tmp = filepath.Join(tmpDir, fw.name+tmpSuffix)
+	fw := &FileWriter{t: t, name: newDataFileName(ext), leaves: leafColumns(ps)}
+	fw.tmp = tempDataName(fw.name)
 	cfg, err := parquet.NewWriterConfig(
 		ps,
 		parquet.Compression(codec),
@@ -68,6 +68,10 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 		return nil, fmt.Errorf("new data file: %w", err)
 	}
 	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, fmt.Errorf("new data file: %w", errClosed)
+	}
 	t.pending[fw.tmp] = struct{}{}
 	t.mu.Unlock()
 	fw.f, err = os.OpenFile(filepath.Join(t.dir, fw.tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
