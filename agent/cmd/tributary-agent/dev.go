@@ -67,6 +67,11 @@ func devCommand(args []string, stdout, stderr io.Writer) error {
 		}
 		o.dataDir = dir
 	}
+	lock, err := lockDataDir(o.dataDir, "tributary-agent dev")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	fmt.Fprintf(stdout, "data dir: %s\n", o.dataDir)
 	token, err := randomToken()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -216,6 +217,47 @@ func TestServeRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDataDirLocked starts a second agent, serve then dev, on the data
+// folder of a running one: both are refused, naming the first.
+func TestDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	first := start(t, []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--insecure-no-auth"})
+	first.waitFor(t, listeningRE)
+	for _, args := range [][]string{
+		{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--insecure-no-auth"},
+		{"dev", "--listen", "127.0.0.1:0", "--kafka-port", "0", "--data-dir", dir},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, agentBin, args...).CombinedOutput()
+			if code := exitCode(err); code != 1 {
+				t.Fatalf("exit code %d (%v), want 1; output:\n%s", code, err, out)
+			}
+			want := []string{"data folder " + dir + " is in use by another agent",
+				fmt.Sprintf("tributary-agent serve (pid %d on host ", first.cmd.Process.Pid), "--data-dir"}
+			for _, w := range want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	first.stop(t, syscall.SIGTERM)
+}
+
+// exitCode is the exit code of a finished command's error.
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }
 
 func TestDev(t *testing.T) {

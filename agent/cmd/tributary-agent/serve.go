@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/pipeline"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
@@ -85,6 +86,11 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 			"or set " + tokenEnv + "; or pass --insecure-no-auth to accept requests without a token, on a trusted machine only")
 	}
 	o.token = token
+	lock, err := lockDataDir(o.dataDir, "tributary-agent serve")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	o.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
 	o.onListen = func(url string) { fmt.Fprintf(stdout, "tributary-agent listening on %s\n", url) }
 
@@ -110,9 +116,36 @@ func loadToken(file, env string) (string, error) {
 	return token, nil
 }
 
+// dataDirLock is the lock file in the data folder; it names the agent
+// holding it.
+const dataDirLock = "agent.lock"
+
+// lockDataDir creates the data folder if needed and locks it for this
+// process, which owner describes. Two agents on one data folder would
+// resume the same pipelines into the same tables and remove each other's
+// unfinished state writes, so a second one is refused with a message naming
+// the first. The kernel releases the lock when the process exits, however
+// it exits.
+func lockDataDir(dir, owner string) (*flock.Lock, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the data folder: %w", err)
+	}
+	lock, err := flock.Acquire(filepath.Join(dir, dataDirLock), owner)
+	var held *flock.HeldError
+	if errors.As(err, &held) {
+		return nil, fmt.Errorf("data folder %s is in use by another agent: %s; stop that agent, or pass another --data-dir",
+			dir, held.HolderOrUnknown())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking the data folder: %w", err)
+	}
+	return lock, nil
+}
+
 // runAgent runs the agent until ctx is done, then shuts down gracefully:
 // stop accepting requests, let running ones finish, and close the engine,
-// which flushes and commits every table, all within o.shutdownTimeout.
+// which flushes and commits every table, all within o.shutdownTimeout. The
+// caller holds the data folder's lock (see lockDataDir).
 func runAgent(ctx context.Context, o agentOptions) error {
 	if o.warehouse == "" {
 		o.warehouse = filepath.Join(o.dataDir, "warehouse")
