@@ -12,6 +12,7 @@ import (
 	"net"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,9 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
+
+// clientID is the client.id the agent sends with every request.
+const clientID = "tributary-agent"
 
 // TopicPartition names one partition of one topic.
 type TopicPartition struct {
@@ -33,14 +37,14 @@ func (tp TopicPartition) String() string { return fmt.Sprintf("%s/%d", tp.Topic,
 // for concurrent use.
 type Client struct {
 	brokers []string
-	dialer  *kafkago.Dialer
+	dialer  *net.Dialer
 	admin   *kafkago.Client
 }
 
 // NewClient returns a client for conn. It does not connect until used.
 func NewClient(conn *spec.Connection) *Client {
-	dialer := &kafkago.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: "tributary-agent"}
-	transport := &kafkago.Transport{Dial: dialer.DialFunc, ClientID: "tributary-agent", MetadataTTL: 5 * time.Second}
+	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	transport := &kafkago.Transport{Dial: dialer.DialContext, ClientID: clientID, MetadataTTL: 5 * time.Second}
 	return &Client{
 		brokers: slices.Clone(conn.BootstrapServers),
 		dialer:  dialer,
@@ -102,13 +106,22 @@ const (
 	Earliest = kafkago.FirstOffset
 	// Latest asks for the high watermark: the offset the next record gets.
 	Latest = kafkago.LastOffset
+	// LastStable asks for the last stable offset: the first offset of the
+	// oldest open transaction, or the high watermark when none is open. It
+	// is where a read_committed consumer's "latest" is.
+	LastStable = -100
 )
 
-// Offsets returns the Earliest or Latest offset of each partition.
+// Offsets returns the Earliest, Latest or LastStable offset of each
+// partition.
 func (c *Client) Offsets(ctx context.Context, tps []TopicPartition, which int64) (map[TopicPartition]int64, error) {
 	req := &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{}}
+	ts := which
+	if which == LastStable {
+		ts, req.IsolationLevel = Latest, kafkago.ReadCommitted
+	}
 	for _, tp := range tps {
-		req.Topics[tp.Topic] = append(req.Topics[tp.Topic], kafkago.OffsetRequest{Partition: tp.Partition, Timestamp: which})
+		req.Topics[tp.Topic] = append(req.Topics[tp.Topic], kafkago.OffsetRequest{Partition: tp.Partition, Timestamp: ts})
 	}
 	res, err := c.admin.ListOffsets(ctx, req)
 	if err != nil {
@@ -136,37 +149,6 @@ func (c *Client) Offsets(ctx context.Context, tps []TopicPartition, which int64)
 	return out, nil
 }
 
-// TimestampTypes returns each topic's message.timestamp.type as the Kafka
-// attribute value: 0 for CreateTime, 1 for LogAppendTime. kafka-go does not
-// expose a record's timestamp type, and a topic's records all share it.
-func (c *Client) TimestampTypes(ctx context.Context, topics []string) (map[string]int8, error) {
-	req := &kafkago.DescribeConfigsRequest{}
-	for _, t := range topics {
-		req.Resources = append(req.Resources, kafkago.DescribeConfigRequestResource{
-			ResourceType: kafkago.ResourceTypeTopic, ResourceName: t, ConfigNames: []string{"message.timestamp.type"},
-		})
-	}
-	res, err := c.admin.DescribeConfigs(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("describe topic configs: %w", err)
-	}
-	out := make(map[string]int8, len(topics))
-	for _, r := range res.Resources {
-		if r.Error != nil {
-			return nil, fmt.Errorf("describe config of topic %q: %w", r.ResourceName, r.Error)
-		}
-		for _, e := range r.ConfigEntries {
-			if e.ConfigName == "message.timestamp.type" && e.ConfigValue == "LogAppendTime" {
-				out[r.ResourceName] = 1
-			}
-		}
-		if _, ok := out[r.ResourceName]; !ok {
-			out[r.ResourceName] = 0
-		}
-	}
-	return out, nil
-}
-
 // CommitGroupOffsets records next offsets under the consumer group, as a
 // standalone (non-member) commit, so that lag tools see the table's
 // progress. The table's log stays the source of truth.
@@ -189,19 +171,34 @@ func (c *Client) CommitGroupOffsets(ctx context.Context, group string, offsets m
 	return nil
 }
 
-// dialLeader connects to the leader of tp.
-func (c *Client) dialLeader(ctx context.Context, tp TopicPartition) (*kafkago.Conn, error) {
-	var lastErr error
-	for _, b := range c.brokers {
-		conn, err := c.dialer.DialLeader(ctx, "tcp", b, tp.Topic, tp.Partition)
-		if err == nil {
+// dialLeader opens a connection to the leader of tp, found in the cluster's
+// metadata. Authentication and TLS slot in here.
+func (c *Client) dialLeader(ctx context.Context, tp TopicPartition) (net.Conn, error) {
+	md, err := c.admin.Metadata(ctx, &kafkago.MetadataRequest{Topics: []string{tp.Topic}})
+	if err != nil {
+		return nil, fmt.Errorf("find the leader of %s: %w", tp, err)
+	}
+	for _, t := range md.Topics {
+		if t.Name != tp.Topic {
+			continue
+		}
+		if t.Error != nil {
+			return nil, fmt.Errorf("find the leader of %s: %w", tp, t.Error)
+		}
+		for _, p := range t.Partitions {
+			if p.ID != tp.Partition {
+				continue
+			}
+			if p.Error != nil {
+				return nil, fmt.Errorf("find the leader of %s: %w", tp, p.Error)
+			}
+			addr := net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port))
+			conn, err := c.dialer.DialContext(ctx, "tcp", addr)
+			if err != nil {
+				return nil, fmt.Errorf("connect to %s, the leader of %s: %w", addr, tp, err)
+			}
 			return conn, nil
 		}
-		lastErr = err
-		var ne net.Error
-		if !errors.As(err, &ne) && !errors.Is(err, net.ErrClosed) {
-			break
-		}
 	}
-	return nil, fmt.Errorf("connect to the leader of %s: %w", tp, lastErr)
+	return nil, fmt.Errorf("find the leader of %s: %w", tp, kafkago.UnknownTopicOrPartition)
 }

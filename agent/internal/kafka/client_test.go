@@ -74,13 +74,8 @@ func TestOffsetsAndFetch(t *testing.T) {
 	if err != nil || latest[tp] != 5 {
 		t.Fatalf("latest offset: %v, %v", latest, err)
 	}
-	types, err := cl.TimestampTypes(ctx, []string{"a-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	out := make(chan kafka.Batch, 1)
-	f := &kafka.Fetcher{Client: cl, TP: tp, TimestampType: types["a-1"]}
+	f := &kafka.Fetcher{Client: cl, TP: tp}
 	fctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- f.Run(fctx, 2, out) }()

@@ -1,10 +1,10 @@
 package kafka
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
@@ -21,13 +21,20 @@ const (
 
 // Batch is what one fetch returned for one partition.
 type Batch struct {
-	TP      TopicPartition
+	TP TopicPartition
+	// Records are the fetched data records in offset order: never control
+	// records (transaction markers), and under read_committed never records
+	// of aborted transactions. Their keys, values and header values point
+	// into one buffer per fetch, which nothing reuses.
 	Records []decode.Record
-	// Next is the offset to read after this batch: one past the last record,
-	// or past records the broker skipped (compaction, transaction markers).
+	// Next is the offset to read after this batch: one past the last record
+	// batch returned, which also moves past records the broker skipped
+	// (compaction, transaction markers, aborted transactions).
 	Next int64
-	// HighWatermark is the partition's high watermark at fetch time.
-	HighWatermark int64
+	// End is the offset up to which the partition could be read at fetch
+	// time: the last stable offset under read_committed, else the high
+	// watermark. End minus the next offset to read is the lag.
+	End int64
 }
 
 // DataLossError reports that a partition no longer holds the offset the
@@ -52,17 +59,21 @@ func (e *DataLossError) Unwrap() error { return e.Err }
 // Fetcher reads one partition from a starting offset and sends batches to
 // its channel until its context ends or an error it cannot retry happens.
 type Fetcher struct {
-	Client        *Client
-	TP            TopicPartition
-	TimestampType int8
+	Client *Client
+	TP     TopicPartition
+	// ReadCommitted reads only records of committed transactions (and of
+	// non-transactional producers), up to the last stable offset, as the
+	// Kafka consumer's isolation.level=read_committed; false reads every
+	// data record up to the high watermark.
+	ReadCommitted bool
 	// OnRetry, if set, is told about errors Run recovers from by reconnecting.
 	OnRetry func(error)
 }
 
 // Run reads from offset and sends every batch, including empty ones that
-// report a new high watermark, to out. It returns ctx.Err() when ctx ends,
-// or a [*DataLossError]; connection and leadership errors are retried with
-// backoff.
+// report a new end offset, to out. It returns ctx.Err() when ctx ends, or a
+// [*DataLossError]; connection, leadership and other broker errors are
+// retried with backoff and reported to OnRetry.
 func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error {
 	backoff := 100 * time.Millisecond
 	for {
@@ -89,8 +100,8 @@ func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error
 	}
 }
 
-// session fetches over one connection until an error; it returns the offset
-// to continue from.
+// session fetches over one connection to the partition's leader until an
+// error; it returns the offset to continue from.
 func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (int64, error) {
 	conn, err := f.Client.dialLeader(ctx, f.TP)
 	if err != nil {
@@ -99,70 +110,78 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	if _, err := conn.Seek(offset, kafkago.SeekAbsolute|kafkago.SeekDontCheck); err != nil {
-		return offset, err
-	}
+	r := bufio.NewReaderSize(conn, 64<<10)
 	// sizeHint is the previous batch's record count: batches are similar in
 	// size, and growing the slice record by record costs a copy per growth.
 	sizeHint := 64
-	for {
-		if err := conn.SetReadDeadline(time.Now().Add(fetchMaxWait + 30*time.Second)); err != nil {
+	for correlationID := int32(1); ; correlationID++ {
+		if err := conn.SetDeadline(time.Now().Add(fetchMaxWait + 30*time.Second)); err != nil {
 			return offset, err
 		}
-		kb := conn.ReadBatchWith(kafkago.ReadBatchConfig{MinBytes: 1, MaxBytes: fetchMaxBytes, MaxWait: fetchMaxWait})
-		b := Batch{TP: f.TP, HighWatermark: kb.HighWaterMark(), Records: make([]decode.Record, 0, sizeHint)}
-		var readErr error
-		for {
-			m, err := kb.ReadMessage()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					readErr = err
-				}
-				break
-			}
-			b.Records = append(b.Records, decode.Record{
-				Topic: f.TP.Topic, Partition: int32(f.TP.Partition), Offset: m.Offset,
-				Timestamp: m.Time, TimestampType: f.TimestampType,
-				Key: m.Key, Value: m.Value, Headers: headers(m.Headers),
-			})
+		if err := writeFetch(conn, correlationID, f.TP, offset, f.ReadCommitted); err != nil {
+			return offset, fmt.Errorf("send fetch request: %w", err)
 		}
-		closeErr := kb.Close()
-		if errors.Is(readErr, kafkago.RequestTimedOut) {
-			// Some brokers (kfake among them) answer a fetch that waited
-			// out MaxWait with no records this way: an empty fetch.
-			readErr, closeErr = nil, nil
+		p, err := readFetch(r, correlationID, f.TP)
+		if err != nil {
+			return offset, err
+		}
+		if p.errorCode != 0 {
+			return offset, kafkago.Error(p.errorCode)
+		}
+		b := Batch{TP: f.TP, End: p.highWatermark, Records: make([]decode.Record, 0, sizeHint)}
+		if f.ReadCommitted {
+			b.End = p.lastStable
+		}
+		if b.Records, b.Next, err = f.records(&p, offset, b.Records); err != nil {
+			return offset, err
 		}
 		sizeHint = max(len(b.Records), 64)
-		if n := len(b.Records); n > 0 {
-			offset = b.Records[n-1].Offset + 1
-		}
-		if o, _ := conn.Offset(); o > offset {
-			offset = o
-		}
-		b.Next = offset
-		if len(b.Records) > 0 || readErr == nil {
-			select {
-			case out <- b:
-			case <-ctx.Done():
-				return offset, ctx.Err()
-			}
-		}
-		if readErr != nil {
-			return offset, readErr
-		}
-		if closeErr != nil {
-			return offset, closeErr
+		offset = b.Next
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return offset, ctx.Err()
 		}
 	}
 }
 
-func headers(hs []kafkago.Header) []decode.Header {
-	if len(hs) == 0 {
-		return nil
+// records appends the data records of the fetched partition at or after
+// offset to dst and returns them with the offset to fetch next.
+func (f *Fetcher) records(p *fetchedPartition, offset int64, dst []decode.Record) ([]decode.Record, int64, error) {
+	var aborts *abortFilter
+	if f.ReadCommitted {
+		aborts = newAbortFilter(p.aborted)
 	}
-	out := make([]decode.Header, len(hs))
-	for i, h := range hs {
-		out[i] = decode.Header{Key: h.Key, Value: h.Value}
+	next := offset
+	for buf := p.records; len(buf) > 0; {
+		rb, rest, err := nextBatch(buf)
+		if errors.Is(err, errTruncatedBatch) {
+			break // the next fetch starts at it
+		}
+		if err != nil {
+			return dst, offset, fmt.Errorf("%s: %w", f.TP, err)
+		}
+		buf = rest
+		if rb.lastOffset() < next {
+			continue // already read; a fetch may start inside a batch
+		}
+		switch {
+		case rb.control():
+			if aborts != nil {
+				marker, err := rb.controlType()
+				if err != nil {
+					return dst, offset, fmt.Errorf("%s: %w", f.TP, err)
+				}
+				aborts.sawControl(&rb, marker)
+			}
+		case aborts != nil && aborts.skipData(&rb):
+			// records of an aborted transaction
+		default:
+			if dst, err = rb.appendRecords(dst, f.TP, next); err != nil {
+				return dst, offset, err
+			}
+		}
+		next = rb.lastOffset() + 1
 	}
-	return out
+	return dst, next, nil
 }

@@ -60,6 +60,9 @@ type tableRunner struct {
 
 	mu     sync.Mutex
 	status spec.TableStatus
+	// failing holds the partitions whose fetches fail and are retried;
+	// while any does, the table reports STARTING with the error.
+	failing map[kafka.TopicPartition]bool
 }
 
 func startTable(cfg tableConfig, client *kafka.Client, log *slog.Logger) *tableRunner {
@@ -153,9 +156,11 @@ type loop struct {
 	corrupt   int64
 	pending   map[kafka.TopicPartition]int64 // next offsets of buffered rows
 	committed map[kafka.TopicPartition]int64
-	highWater map[kafka.TopicPartition]int64
-	end       map[kafka.TopicPartition]int64 // triggered runs only
-	group     *groupCommitter
+	// readEnd is, per partition, the offset up to which the last fetch
+	// could read (see [kafka.Batch.End]); it measures lag.
+	readEnd map[kafka.TopicPartition]int64
+	end     map[kafka.TopicPartition]int64 // triggered runs only
+	group   *groupCommitter
 }
 
 func (r *tableRunner) appID(tp kafka.TopicPartition) string {
@@ -190,9 +195,10 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		r: r, tbl: tbl, dec: dec, schema: dec.Schema(), columns: layout.Columns(),
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
-		highWater: map[kafka.TopicPartition]int64{},
+		readEnd:   map[kafka.TopicPartition]int64{},
 	}
 	r.mu.Lock()
+	r.failing = map[kafka.TopicPartition]bool{}
 	r.status.Version, r.status.Rows, r.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
 	r.status.CorruptRecords = snap.Counters[counterCorrupt]
 	r.mu.Unlock()
@@ -220,8 +226,15 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	defer l.group.close()
 
 	// start begins fetching the new partitions among tps, each from its
-	// committed offset, else from starting (earliest for partitions found
-	// after the first discovery).
+	// committed offset. A partition without one starts at starting while
+	// the table has no log entry yet, and at earliest once it has one: a
+	// partition or topic that appeared while the agent was down, or between
+	// two discoveries, must not skip the records written to it meanwhile.
+	readCommitted := ko.ReadCommitted()
+	latest := kafka.Latest
+	if readCommitted {
+		latest = kafka.LastStable // a read_committed consumer's latest
+	}
 	start := func(tps []kafka.TopicPartition, starting string) error {
 		var fresh []kafka.TopicPartition
 		for _, tp := range tps {
@@ -232,24 +245,16 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 		if len(fresh) == 0 {
 			return nil
 		}
-		which := kafka.Latest
-		if starting == spec.StartingOffsetEarliest {
+		which := latest
+		if starting == spec.StartingOffsetEarliest || l.tbl.Snapshot().Version >= 0 {
 			which = kafka.Earliest
 		}
 		defaults, err := r.client.Offsets(ctx, fresh, which)
 		if err != nil {
 			return err
 		}
-		var topics []string
-		for _, tp := range fresh {
-			topics = append(topics, tp.Topic)
-		}
-		tsTypes, err := r.client.TimestampTypes(ctx, topics)
-		if err != nil {
-			return err
-		}
 		if !r.cfg.Continuous && l.end == nil {
-			if l.end, err = r.client.Offsets(ctx, fresh, kafka.Latest); err != nil {
+			if l.end, err = r.client.Offsets(ctx, fresh, latest); err != nil {
 				return err
 			}
 		}
@@ -276,8 +281,8 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 				continue // nothing to read in this triggered run
 			}
-			f := &kafka.Fetcher{Client: r.client, TP: tp, TimestampType: tsTypes[tp.Topic],
-				OnRetry: func(err error) { r.log.Warn("fetch retries", "err", err) }}
+			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted,
+				OnRetry: func(err error) { r.fetchFailing(tp, err) }}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -302,7 +307,9 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	}
 	// Running again: an error from before the restart is history.
 	r.mu.Lock()
-	r.status.State, r.status.LastError = spec.StateRunning, ""
+	if len(r.failing) == 0 {
+		r.status.State, r.status.LastError = spec.StateRunning, ""
+	}
 	r.mu.Unlock()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
 
@@ -358,9 +365,36 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	}
 }
 
+// fetchFailing records that tp's fetcher retries after err: the table is
+// not reading, so it reports STARTING with the error until tp fetches again
+// (a deleted topic, an unreachable leader, a denied authorization). Called
+// from the fetcher's goroutine.
+func (r *tableRunner) fetchFailing(tp kafka.TopicPartition, err error) {
+	r.log.Warn("fetch retries", "err", err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failing[tp] = true
+	r.status.State, r.status.LastError = spec.StateStarting, err.Error()
+}
+
+// fetchRecovered records that tp fetched again; once no partition fails,
+// the table is RUNNING again and its last error is history.
+func (r *tableRunner) fetchRecovered(tp kafka.TopicPartition) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.failing[tp] {
+		return
+	}
+	delete(r.failing, tp)
+	if len(r.failing) == 0 && r.status.State == spec.StateStarting {
+		r.status.State, r.status.LastError = spec.StateRunning, ""
+	}
+}
+
 // add decodes a fetched batch into the open file.
 func (l *loop) add(b kafka.Batch) error {
-	l.highWater[b.TP] = b.HighWatermark
+	l.r.fetchRecovered(b.TP)
+	l.readEnd[b.TP] = b.End
 	recs := b.Records
 	next := b.Next
 	if end, ok := l.end[b.TP]; ok && next > end {
@@ -478,7 +512,7 @@ func (l *loop) commit(c table.Commit, rows int64) error {
 func (l *loop) publishOffsets() {
 	ps := make([]spec.PartitionStatus, 0, len(l.committed))
 	for tp, next := range l.committed {
-		lag := max(l.highWater[tp]-next, 0)
+		lag := max(l.readEnd[tp]-next, 0)
 		ps = append(ps, spec.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, NextOffset: next, Lag: lag})
 	}
 	sortPartitions(ps)

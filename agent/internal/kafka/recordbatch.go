@@ -1,0 +1,233 @@
+package kafka
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"time"
+
+	"github.com/segmentio/kafka-go/compress"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+)
+
+// This file decodes Kafka record batches (message format v2, the only one
+// Kafka 4 stores). kafka-go's protocol package decodes them too, but drops
+// two header fields the agent needs: the last offset delta (where the next
+// fetch starts when a batch's tail records were compacted away, or when a
+// whole batch is skipped) and the max timestamp (the record time of every
+// record in a LogAppendTime batch). Decoding here also lets keys and values
+// point into one buffer per batch instead of one allocation per record.
+
+// Record batch attribute bits.
+const (
+	attrCompression   = 0x07
+	attrLogAppendTime = 0x08
+	attrTransactional = 0x10
+	attrControl       = 0x20
+)
+
+// batchHeaderSize is the size of a v2 record batch header, from the base
+// offset to the record count inclusive.
+const batchHeaderSize = 61
+
+// Control record types (the second int16 of a control record's key).
+const (
+	controlAbort  = 0
+	controlCommit = 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errTruncatedBatch is returned for a batch cut short by the fetch size; the
+// next fetch reads it whole.
+var errTruncatedBatch = errors.New("truncated record batch")
+
+// recordBatch is one decoded v2 record batch header plus its raw records.
+type recordBatch struct {
+	baseOffset      int64
+	lastOffsetDelta int32
+	attributes      int16
+	baseTimestamp   int64
+	maxTimestamp    int64
+	producerID      int64
+	numRecords      int32
+	// records is the batch's record section, compressed when the
+	// attributes say so.
+	records []byte
+}
+
+func (b *recordBatch) lastOffset() int64   { return b.baseOffset + int64(b.lastOffsetDelta) }
+func (b *recordBatch) control() bool       { return b.attributes&attrControl != 0 }
+func (b *recordBatch) transactional() bool { return b.attributes&attrTransactional != 0 }
+func (b *recordBatch) logAppendTime() bool { return b.attributes&attrLogAppendTime != 0 }
+
+// nextBatch decodes the record batch at the start of buf and returns it and
+// the bytes after it. A batch cut short at the end of buf (the broker fills
+// a fetch up to its size limit) is [errTruncatedBatch].
+func nextBatch(buf []byte) (recordBatch, []byte, error) {
+	var b recordBatch
+	if len(buf) < 17 {
+		return b, nil, errTruncatedBatch
+	}
+	b.baseOffset = int64(binary.BigEndian.Uint64(buf))
+	length := int(int32(binary.BigEndian.Uint32(buf[8:])))
+	if magic := buf[16]; magic != 2 {
+		return b, nil, fmt.Errorf("record batch at offset %d has message format v%d; only v2 (Kafka 0.11 and later) is supported",
+			b.baseOffset, magic)
+	}
+	if length < batchHeaderSize-12 {
+		return b, nil, fmt.Errorf("record batch at offset %d has an impossible length %d", b.baseOffset, length)
+	}
+	if len(buf) < 12+length {
+		return b, nil, errTruncatedBatch
+	}
+	body := buf[12 : 12+length]
+	// body: leader epoch (4), magic (1), crc (4), then what the crc covers.
+	if want, got := binary.BigEndian.Uint32(body[5:]), crc32.Checksum(body[9:], castagnoli); want != got {
+		return b, nil, fmt.Errorf("record batch at offset %d fails its CRC check (corrupt on the broker or in transit)", b.baseOffset)
+	}
+	h := body[9:]
+	b.attributes = int16(binary.BigEndian.Uint16(h))
+	b.lastOffsetDelta = int32(binary.BigEndian.Uint32(h[2:]))
+	b.baseTimestamp = int64(binary.BigEndian.Uint64(h[6:]))
+	b.maxTimestamp = int64(binary.BigEndian.Uint64(h[14:]))
+	b.producerID = int64(binary.BigEndian.Uint64(h[22:]))
+	// producer epoch (2) and base sequence (4) are not needed.
+	b.numRecords = int32(binary.BigEndian.Uint32(h[36:]))
+	b.records = h[40:]
+	return b, buf[12+length:], nil
+}
+
+// uncompressed returns the batch's record section decompressed. The result
+// may alias the fetch buffer; callers must not modify it.
+func (b *recordBatch) uncompressed() ([]byte, error) {
+	codec := compress.Compression(b.attributes & attrCompression)
+	if codec == 0 {
+		return b.records, nil
+	}
+	c := codec.Codec()
+	if c == nil {
+		return nil, fmt.Errorf("record batch at offset %d: unknown compression codec %d", b.baseOffset, codec)
+	}
+	r := c.NewReader(bytes.NewReader(b.records))
+	defer r.Close()
+	out := bytes.NewBuffer(make([]byte, 0, 4*len(b.records)))
+	if _, err := io.Copy(out, r); err != nil {
+		return nil, fmt.Errorf("record batch at offset %d: decompress %s: %w", b.baseOffset, codec, err)
+	}
+	return out.Bytes(), nil
+}
+
+// batchDecoder reads varint-framed records out of an uncompressed record
+// section.
+type batchDecoder struct {
+	buf []byte
+	err error
+}
+
+func (d *batchDecoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.buf)
+	if n <= 0 {
+		d.err = errors.New("bad varint")
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+// bytes reads a varint length and that many bytes; length -1 is nil.
+func (d *batchDecoder) bytes() []byte {
+	n := d.varint()
+	if d.err != nil || n < 0 {
+		return nil
+	}
+	if int64(len(d.buf)) < n {
+		d.err = errors.New("field longer than the batch")
+		return nil
+	}
+	v := d.buf[:n:n]
+	d.buf = d.buf[n:]
+	return v
+}
+
+// appendRecords decodes b's records at or after from and appends them to
+// dst. Keys, values and header values point into the (decompressed) batch.
+func (b *recordBatch) appendRecords(dst []decode.Record, tp TopicPartition, from int64) ([]decode.Record, error) {
+	raw, err := b.uncompressed()
+	if err != nil {
+		return dst, err
+	}
+	tsType := int8(0)
+	if b.logAppendTime() {
+		tsType = 1
+	}
+	d := batchDecoder{buf: raw}
+	for i := int32(0); i < b.numRecords; i++ {
+		d.varint() // record length
+		if d.err == nil && len(d.buf) > 0 {
+			d.buf = d.buf[1:] // record attributes (unused)
+		}
+		tsDelta := d.varint()
+		offset := b.baseOffset + d.varint()
+		key := d.bytes()
+		value := d.bytes()
+		var headers []decode.Header
+		if n := d.varint(); n > 0 && d.err == nil {
+			if n > int64(len(d.buf)) {
+				d.err = errors.New("more headers than bytes")
+				break
+			}
+			headers = make([]decode.Header, n)
+			for j := range headers {
+				headers[j] = decode.Header{Key: string(d.bytes()), Value: d.bytes()}
+			}
+		}
+		if d.err != nil {
+			break
+		}
+		if offset < from {
+			continue // a fetch inside a batch returns the batch whole
+		}
+		ts := b.baseTimestamp + tsDelta
+		if tsType == 1 {
+			ts = b.maxTimestamp
+		}
+		dst = append(dst, decode.Record{
+			Topic: tp.Topic, Partition: int32(tp.Partition), Offset: offset,
+			Timestamp: time.UnixMilli(ts), TimestampType: tsType,
+			Key: key, Value: value, Headers: headers,
+		})
+	}
+	if d.err != nil {
+		return dst, fmt.Errorf("record batch at offset %d of %s: %w", b.baseOffset, tp, d.err)
+	}
+	return dst, nil
+}
+
+// controlType returns the type of a control batch's marker: controlAbort or
+// controlCommit (or another value a future Kafka defines).
+func (b *recordBatch) controlType() (int16, error) {
+	raw, err := b.uncompressed()
+	if err != nil {
+		return 0, err
+	}
+	d := batchDecoder{buf: raw}
+	d.varint() // record length
+	if d.err == nil && len(d.buf) > 0 {
+		d.buf = d.buf[1:]
+	}
+	d.varint() // timestamp delta
+	d.varint() // offset delta
+	key := d.bytes()
+	if d.err != nil || len(key) < 4 {
+		return 0, fmt.Errorf("control batch at offset %d has no valid marker key", b.baseOffset)
+	}
+	return int16(binary.BigEndian.Uint16(key[2:])), nil
+}
