@@ -124,7 +124,8 @@ func (r *tableRunner) run(ctx context.Context) {
 		}
 		var fatal fatalError
 		var dataLoss *kafka.DataLossError
-		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.Is(err, table.ErrSchemaChange) {
+		var notTable *table.ErrNotTable
+		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &notTable) || errors.Is(err, table.ErrSchemaChange) {
 			r.log.Error("table failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
@@ -138,6 +139,24 @@ func (r *tableRunner) run(ctx context.Context) {
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// gcGrace is how old an unreferenced file of the agent must be before
+// garbage collection deletes it: the table default, or ten flush intervals
+// when those are longer, so that no file still on its way to a commit is
+// ever collected.
+func gcGrace(flushEvery time.Duration) time.Duration {
+	return max(table.DefaultGCGrace, 10*flushEvery)
+}
+
+// collectGarbage deletes what crashed runs left in tbl once it is older
+// than the grace period; a failure is logged, never fatal.
+func (r *tableRunner) collectGarbage(tbl *table.Table) {
+	if n, err := tbl.CollectGarbage(); err != nil {
+		r.log.Warn("garbage collection failed", "err", err)
+	} else if n > 0 {
+		r.log.Info("garbage collected", "files", n)
 	}
 }
 
@@ -177,14 +196,15 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	if err != nil {
 		return fatalError{fmt.Errorf("build decoder: %w", err)}
 	}
-	tbl, err := table.Open(cfg.Dir, table.Options{Owner: fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified)})
+	tbl, err := table.Open(cfg.Dir, table.Options{
+		Owner:   fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified),
+		GCGrace: gcGrace(cfg.FlushEvery),
+	})
 	if err != nil {
 		return fmt.Errorf("open table %s: %w", cfg.Dir, err)
 	}
 	defer tbl.Close()
-	if _, err := tbl.CollectGarbage(); err != nil {
-		r.log.Warn("garbage collection failed", "err", err)
-	}
+	r.collectGarbage(tbl)
 	snap := tbl.Snapshot()
 	if snap.Schema != nil {
 		if err := table.CheckSchemaChange(snap.Schema, layout.Columns()); err != nil {
@@ -317,6 +337,10 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	flushTimer.Stop()
 	discover := time.NewTicker(r.cfg.DiscoverEvery)
 	defer discover.Stop()
+	// Files a crash left behind become collectable only after the grace
+	// period, so collection also runs while the table does.
+	gc := time.NewTicker(gcGrace(r.cfg.FlushEvery) / 4)
+	defer gc.Stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
 			if err := l.flush(ctx); err != nil {
@@ -352,6 +376,8 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
+		case <-gc.C:
+			r.collectGarbage(l.tbl)
 		case <-discover.C:
 			tps, err := r.client.Partitions(ctx, ko)
 			if err != nil {
