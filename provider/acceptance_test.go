@@ -107,27 +107,33 @@ func TestAccConnection(t *testing.T) {
 
 // pipelineFixture is the configuration of TestAccPipeline: a connection to
 // the test broker and a pipeline with one table reading topic, its value
-// parsed with the schema in schemaFile.
+// parsed with the schema in schemaFile. An empty isolationLevel leaves
+// isolation_level out of the configuration.
 type pipelineFixture struct {
 	agent                    *testAgent
 	conn, pipeline, topic    string
 	table, schemaFile, flush string
 	startingOffset           string
+	isolationLevel           string
 }
 
 func (f *pipelineFixture) config() string {
+	isolation := ""
+	if f.isolationLevel != "" {
+		isolation = "\n        isolation_level = " + hclString(f.isolationLevel)
+	}
 	return f.agent.providerHCL() + connectionHCL(f.conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
 		"name":            hclString(f.pipeline),
 		"connection_name": "tributary_connection.c.name",
 		"flush_interval":  hclString(f.flush),
 	}, tableHCL(f.table, fmt.Sprintf(`
         topics          = [%s]
-        starting_offset = %s
+        starting_offset = %s%s
         key_transformer = { format = "STRING" }
         value_transformer = {
           format       = "JSON"
           json_options = { schema_file_path = %s }
-        }`, hclString(f.topic), hclString(f.startingOffset), hclString(f.schemaFile)),
+        }`, hclString(f.topic), hclString(f.startingOffset), isolation, hclString(f.schemaFile)),
 		`table_configuration = { source_metadata_column = "_kafka" }`), `
   timeouts {
     create = "2m"
@@ -153,6 +159,7 @@ func TestAccPipeline(t *testing.T) {
 		schemaFile:     filepath.Join(t.TempDir(), "events.ddl"),
 		flush:          "5s",
 		startingOffset: "earliest",
+		isolationLevel: spec.IsolationReadUncommitted,
 	}
 	createTopic(t, f.topic, 2)
 	schemaV1 := "id BIGINT, user STRING, amount DOUBLE"
@@ -175,7 +182,8 @@ func TestAccPipeline(t *testing.T) {
 	)
 
 	updated := *f
-	updated.flush, updated.startingOffset = "2s", "latest"
+	// The update also drops isolation_level, which goes back to its default.
+	updated.flush, updated.startingOffset, updated.isolationLevel = "2s", "latest", ""
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
@@ -190,6 +198,7 @@ func TestAccPipeline(t *testing.T) {
 					resource.TestCheckResourceAttr(res, "target_file_size_mb", fmt.Sprint(spec.DefaultTargetFileSizeMB)),
 					resource.TestCheckResourceAttr(res, "max_rows_per_file", fmt.Sprint(spec.DefaultMaxRowsPerFile)),
 					resource.TestCheckResourceAttr(res, jsonOptions+"schema_file_sha256", sha256Hex(schemaV1)),
+					resource.TestCheckResourceAttr(res, "table.0.connector_options.kafka_options.isolation_level", spec.IsolationReadUncommitted),
 				),
 			},
 			{
@@ -200,7 +209,7 @@ func TestAccPipeline(t *testing.T) {
 				ImportStateVerifyIgnore: []string{"timeouts"},
 			},
 			{
-				// Update a pipeline option and a table option.
+				// Update a pipeline option and two table options.
 				Config: updated.config(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
@@ -209,6 +218,7 @@ func TestAccPipeline(t *testing.T) {
 					running,
 					resource.TestCheckResourceAttr(res, "flush_interval", "2s"),
 					resource.TestCheckResourceAttr(res, "table.0.connector_options.kafka_options.starting_offset", "latest"),
+					resource.TestCheckResourceAttr(res, "table.0.connector_options.kafka_options.isolation_level", spec.DefaultIsolationLevel),
 				),
 			},
 			{

@@ -79,6 +79,7 @@ func TestSpecConverterUnknowns(t *testing.T) {
 			Topics:           topics,
 			TopicPattern:     types.StringNull(),
 			StartingOffset:   types.StringValue("latest"),
+			IsolationLevel:   types.StringValue(spec.IsolationReadUncommitted),
 			KeyTransformer:   types.ObjectUnknown(ty.transformer.AttrTypes),
 			ValueTransformer: testJSONTransformer(t, types.StringUnknown(), types.StringNull()),
 		}, types.ObjectNull(ty.tableConfiguration.AttrTypes)),
@@ -86,6 +87,7 @@ func TestSpecConverterUnknowns(t *testing.T) {
 			Topics:           types.ListUnknown(types.StringType),
 			TopicPattern:     types.StringValue("("),
 			StartingOffset:   types.StringValue("latest"),
+			IsolationLevel:   types.StringUnknown(),
 			KeyTransformer:   types.ObjectNull(ty.transformer.AttrTypes),
 			ValueTransformer: types.ObjectNull(ty.transformer.AttrTypes),
 		}, types.ObjectUnknown(ty.tableConfiguration.AttrTypes)),
@@ -103,6 +105,7 @@ func TestSpecConverterUnknowns(t *testing.T) {
 		"table[0].connector_options.kafka_options.value_transformer.json_options.schema",
 		"table[1].destination_table",
 		"table[1].connector_options.kafka_options.topics",
+		"table[1].connector_options.kafka_options.isolation_level",
 		"table[1].table_configuration",
 	}
 	var gotUnknown []string
@@ -120,6 +123,12 @@ func TestSpecConverterUnknowns(t *testing.T) {
 	}
 	if got := p.Tables[0].ConnectorOptions.KafkaOptions.Topics; !slices.Equal(got, []string{"ok", ""}) {
 		t.Errorf("topics = %q, want [ok \"\"]", got)
+	}
+	if got := p.Tables[0].ConnectorOptions.KafkaOptions.IsolationLevel; got != spec.IsolationReadUncommitted {
+		t.Errorf("isolation_level = %q, want %q", got, spec.IsolationReadUncommitted)
+	}
+	if got := p.Tables[1].ConnectorOptions.KafkaOptions.IsolationLevel; got != "" {
+		t.Errorf("unknown isolation_level = %q, want \"\"", got)
 	}
 
 	// Only the problems on known values remain.
@@ -151,6 +160,7 @@ func TestSpecConverterSchemaFile(t *testing.T) {
 			Topics:           types.ListNull(types.StringType),
 			TopicPattern:     types.StringValue("events.*"),
 			StartingOffset:   types.StringValue("latest"),
+			IsolationLevel:   types.StringValue(spec.DefaultIsolationLevel),
 			KeyTransformer:   types.ObjectNull(ty.transformer.AttrTypes),
 			ValueTransformer: testJSONTransformer(t, types.StringNull(), types.StringValue(file)),
 		}, types.ObjectNull(ty.tableConfiguration.AttrTypes))
@@ -173,5 +183,45 @@ func TestSpecConverterSchemaFile(t *testing.T) {
 	addFieldErrors(&diags, "pipeline", p.Validate(), c.skip)
 	if diags.HasError() {
 		t.Errorf("unexpected problems: %v", diags)
+	}
+}
+
+// TestIsolationLevelRoundTrip converts isolation_level from the agent's
+// spec into the model and back: an unset level reads as the default, a set
+// one is kept.
+func TestIsolationLevelRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct{ stored, want string }{
+		{"", spec.DefaultIsolationLevel},
+		{spec.IsolationReadCommitted, spec.IsolationReadCommitted},
+		{spec.IsolationReadUncommitted, spec.IsolationReadUncommitted},
+	} {
+		stored := &spec.Pipeline{
+			Name: "p1", Connection: "c1", DestinationCatalog: "main", DestinationSchema: "demo",
+			Tables: []spec.Table{{
+				DestinationTable: "events",
+				ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+					Topics: []string{"events"}, IsolationLevel: tc.stored,
+				}},
+			}},
+		}
+		var m pipelineResourceModel
+		var diags diag.Diagnostics
+		m.setFromSpec(ctx, stored, nil, &diags)
+		if diags.HasError() {
+			t.Fatalf("setFromSpec(%q): %v", tc.stored, diags)
+		}
+		c := newSpecConverter(ctx, false)
+		back := c.pipeline(&m)
+		if c.diags.HasError() {
+			t.Fatalf("convert(%q): %v", tc.stored, c.diags)
+		}
+		if got := back.Tables[0].ConnectorOptions.KafkaOptions.IsolationLevel; got != tc.want {
+			t.Errorf("stored %q: isolation_level = %q, want %q", tc.stored, got, tc.want)
+		}
+		if errs := back.Validate(); len(errs) > 0 {
+			t.Errorf("stored %q: converted pipeline does not validate: %v", tc.stored, errs)
+		}
 	}
 }

@@ -46,6 +46,7 @@ type kafkaOptionsModel struct {
 	Topics           types.List   `tfsdk:"topics"`
 	TopicPattern     types.String `tfsdk:"topic_pattern"`
 	StartingOffset   types.String `tfsdk:"starting_offset"`
+	IsolationLevel   types.String `tfsdk:"isolation_level"`
 	KeyTransformer   types.Object `tfsdk:"key_transformer"`
 	ValueTransformer types.Object `tfsdk:"value_transformer"`
 }
@@ -121,6 +122,7 @@ func (c *specConverter) kafkaOptions(p string, o types.Object) spec.KafkaOptions
 	ko.Topics = c.strList(p+".topics", m.Topics)
 	ko.TopicPattern = c.str(p+".topic_pattern", m.TopicPattern)
 	ko.StartingOffset = c.str(p+".starting_offset", m.StartingOffset)
+	ko.IsolationLevel = c.str(p+".isolation_level", m.IsolationLevel)
 	ko.KeyTransformer = c.transformer(p+".key_transformer", m.KeyTransformer)
 	ko.ValueTransformer = c.transformer(p+".value_transformer", m.ValueTransformer)
 	return ko
@@ -229,6 +231,7 @@ func tableToObject(ctx context.Context, t *spec.Table, keepEmptyConfig bool, dia
 		Topics:           topics,
 		TopicPattern:     stringOrNull(ko.TopicPattern),
 		StartingOffset:   types.StringValue(ko.StartingOffset),
+		IsolationLevel:   types.StringValue(ko.IsolationLevel),
 		KeyTransformer:   transformerToObject(ctx, ko.KeyTransformer, diags),
 		ValueTransformer: transformerToObject(ctx, ko.ValueTransformer, diags),
 	})

@@ -174,6 +174,19 @@ func kafkaOptionsSchema() schema.SingleNestedAttribute {
 				Computed: true,
 				Default:  stringdefault.StaticString(spec.DefaultStartingOffset),
 			},
+			"isolation_level": schema.StringAttribute{
+				MarkdownDescription: "Which records of transactional producers the table reads, like the Kafka consumer's " +
+					"`isolation.level`: one of " + quoted(spec.IsolationLevels) + ". Defaults to `\"" + spec.DefaultIsolationLevel +
+					"\"`. `" + spec.IsolationReadCommitted + "` reads only records of committed transactions and of " +
+					"non-transactional producers, and reads each partition only up to its last stable offset, so an open " +
+					"transaction holds back later records until it ends; a triggered run (`continuous = false`) ends at the " +
+					"last stable offset. `" + spec.IsolationReadUncommitted + "` reads every record up to the high watermark, " +
+					"including records of aborted and still open transactions. Transaction markers (control records) never " +
+					"become rows at either level.",
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(spec.DefaultIsolationLevel),
+			},
 			"key_transformer":   transformerSchema("key"),
 			"value_transformer": transformerSchema("value"),
 		},

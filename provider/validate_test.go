@@ -61,6 +61,8 @@ func TestAccPipelineValidation(t *testing.T) {
 			kafkaPath + ".topic_pattern", `"ev(ents" does not compile: missing closing )`},
 		{"starting_offset", one(topics+"\n starting_offset = \"middle\"", ""),
 			kafkaPath + ".starting_offset", `"middle" is not one of latest, earliest`},
+		{"isolation_level", one(topics+"\n isolation_level = \"committed\"", ""),
+			kafkaPath + ".isolation_level", `"committed" is not one of read_committed, read_uncommitted`},
 		{"unknown format", one(withValue(`{ format = "XML" }`), ""),
 			kafkaPath + ".value_transformer.format", `"XML" is not one of STRING, JSON, AVRO, PROTOBUF`},
 		{"avro not supported", one(topics+"\n key_transformer = { format = \"AVRO\" }", ""),

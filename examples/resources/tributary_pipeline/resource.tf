@@ -17,6 +17,7 @@ resource "tributary_pipeline" "orders" {
       kafka_options = {
         topics          = ["orders"]
         starting_offset = "earliest"
+        isolation_level = "read_committed" # the default: no records of aborted transactions
         key_transformer = { format = "STRING" }
         value_transformer = {
           format       = "JSON"
