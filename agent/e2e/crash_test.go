@@ -22,7 +22,7 @@ func TestCrashExactlyOnce(t *testing.T) {
 	const total = 200_000
 	crashTest(t, []string{"produce.py", "--count", strconv.Itoa(total), "--rate", "20000"},
 		func() (int64, []string) {
-			return total, []string{"--count", strconv.Itoa(total), "--metadata", "_kafka", "--exactly-once", "--no-orphans"}
+			return total, []string{"--count", strconv.Itoa(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent"}
 		})
 }
 
@@ -39,7 +39,7 @@ func TestCrashExactlyOnceTransactional(t *testing.T) {
 			recs := readManifest(t, manifest)
 			t.Logf("produced %d committed and %d aborted records", countKinds(recs, kindCommitted), countKinds(recs, kindAborted))
 			return countKinds(recs, kindCommitted), []string{"--manifest", manifest, "--kinds", kindCommitted,
-				"--metadata", "_kafka", "--no-orphans"}
+				"--metadata", "_kafka", "--orphans-by-agent"}
 		})
 }
 

@@ -29,6 +29,7 @@ import collections
 import datetime
 import glob
 import os
+import re
 import sys
 
 import duckdb
@@ -189,6 +190,10 @@ def check_rows(reader, rows, args, bad, want=None, kind_of=None, ends=None):
     print(f"{reader}: {len(rows)} rows ok")
 
 
+# The names the agent gives data files (agent/internal/table/names.go).
+AGENT_FILE = re.compile(r"^part-[0-9]{5}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-c000(\.[a-z0-9_]+)?\.parquet$")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("table")
@@ -202,6 +207,9 @@ def main():
     ap.add_argument("--metadata", default="_kafka")
     ap.add_argument("--exactly-once", action="store_true")
     ap.add_argument("--no-orphans", action="store_true", help="fail if a data file on disk is not in the log")
+    ap.add_argument("--orphans-by-agent", action="store_true",
+                    help="fail if a data file on disk that is not in the log is not named like the agent's files "
+                         "(a crash between a file's rename and its commit leaves one, collected after a grace period)")
     args = ap.parse_args()
     bad = {int(x) for x in args.malformed.split(",") if x}
     want = kind_of = ends = None
@@ -240,6 +248,14 @@ def main():
     check("pyarrow", arrow_rows)
     if args.no_orphans and len(on_disk) != len(files):
         fail(f"{len(on_disk)} data files on disk but {len(files)} in the log")
+    if args.orphans_by_agent:
+        committed = {os.path.realpath(f) for f in files}
+        for f in on_disk:
+            if os.path.realpath(f) not in committed and not AGENT_FILE.match(os.path.basename(f)):
+                fail(f"uncommitted file {f} is not named like the agent's data files")
+        missing = [f for f in files if not os.path.exists(f)]
+        if missing:
+            fail(f"the log references missing files: {missing}")
     print(f"files: {len(files)} committed, {len(on_disk)} on disk")
 
 
