@@ -19,14 +19,20 @@ const (
 )
 
 // MetadataType is the struct type of the source metadata column (L-16).
+// Every field is nullable, although the agent sets topic, partition, offset
+// and timestampType on every row, as Lakeflow does: Delta writers such as
+// Spark enforce NOT NULL nested fields even where the column itself is null
+// (the invariants table feature), so another engine could not append rows
+// without the column. Tables written before this was so are relaxed to it on
+// their next commit.
 var MetadataType = &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
-	{Name: "topic", Type: &schema.Type{Kind: schema.String}, Nullable: false},
-	{Name: "partition", Type: &schema.Type{Kind: schema.Int}, Nullable: false},
-	{Name: "offset", Type: &schema.Type{Kind: schema.Long}, Nullable: false},
+	{Name: "topic", Type: &schema.Type{Kind: schema.String}, Nullable: true},
+	{Name: "partition", Type: &schema.Type{Kind: schema.Int}, Nullable: true},
+	{Name: "offset", Type: &schema.Type{Kind: schema.Long}, Nullable: true},
 	{Name: "timestamp", Type: &schema.Type{Kind: schema.Timestamp}, Nullable: true},
-	{Name: "timestampType", Type: &schema.Type{Kind: schema.Int}, Nullable: false},
+	{Name: "timestampType", Type: &schema.Type{Kind: schema.Int}, Nullable: true},
 	{Name: "headers", Type: &schema.Type{Kind: schema.Array, Elem: &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
-		{Name: "key", Type: &schema.Type{Kind: schema.String}, Nullable: false},
+		{Name: "key", Type: &schema.Type{Kind: schema.String}, Nullable: true},
 		{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
 	}}}, Nullable: true},
 }}

@@ -188,15 +188,15 @@ func TestNew(t *testing.T) {
 		optional int32 y (INT(32,true));
 	}
 	optional group m {
-		required binary topic (STRING);
-		required int32 partition (INT(32,true));
-		required int64 offset (INT(64,true));
+		optional binary topic (STRING);
+		optional int32 partition (INT(32,true));
+		optional int64 offset (INT(64,true));
 		optional int64 timestamp (TIMESTAMP(isAdjustedToUTC=true,unit=MICROS));
-		required int32 timestampType (INT(32,true));
+		optional int32 timestampType (INT(32,true));
 		optional group headers (LIST) {
 			repeated group list {
 				optional group element {
-					required binary key (STRING);
+					optional binary key (STRING);
 					optional binary value;
 				}
 			}

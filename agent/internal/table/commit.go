@@ -212,11 +212,8 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 			return nil, nil, err
 		}
 	}
+	meta, metaFields := st.meta, st.schema
 	if fields != nil {
-		if p := requiredProtocol(st.protocol, fields); p != nil {
-			e.protocol = p
-			actions = append(actions, action{Protocol: p})
-		}
 		js, err := schema.SparkJSON(fields)
 		if err != nil {
 			return nil, nil, fmt.Errorf("encoding schema: %w", err)
@@ -232,10 +229,21 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 				Configuration:    map[string]string{createdByKey: createdByValue},
 				CreatedTime:      &now,
 			}
+			md.Configuration[propAppendOnly] = "true"
 		}
 		md.SchemaString = js
-		e.metaData = &md
-		actions = append(actions, action{MetaData: &md})
+		meta, metaFields = &md, fields
+	}
+	// Every entry leaves a protocol that lists what the metadata implies: a
+	// new schema may need more, and a table an earlier version wrote (NOT
+	// NULL fields without the invariants feature) is repaired.
+	if p := requiredProtocol(st.protocol, metaFields, meta.Configuration); p != nil {
+		e.protocol = p
+		actions = append(actions, action{Protocol: p})
+	}
+	if fields != nil {
+		e.metaData = meta
+		actions = append(actions, action{MetaData: meta})
 	}
 
 	for _, appID := range slices.Sorted(maps.Keys(c.Txns)) {

@@ -9,9 +9,10 @@ import (
 )
 
 // CheckSchemaChange reports whether a table with schema prev may take schema
-// next: every column of prev must still be there with the same type and
-// nullability, and every column only next has, at any depth of nested
-// structs, must be nullable.
+// next: every column of prev must still be there with the same type, and as
+// nullable or more (NOT NULL may become nullable, never the reverse), and
+// every column only next has, at any depth of nested structs, must be
+// nullable.
 // The error wraps [ErrSchemaChange] and names the column and the reason.
 func CheckSchemaChange(prev, next []schema.Field) error {
 	if err := evolveFields("", prev, next); err != nil {
@@ -32,8 +33,8 @@ func evolveFields(prefix string, prev, next []schema.Field) error {
 		if n.Name != o.Name {
 			return fmt.Errorf("column %s is renamed to %s: columns cannot be renamed", name, prefix+n.Name)
 		}
-		if n.Nullable != o.Nullable {
-			return fmt.Errorf("column %s changes nullability: only new nullable columns can be added", name)
+		if o.Nullable && !n.Nullable {
+			return fmt.Errorf("column %s becomes NOT NULL: existing files may hold nulls in it", name)
 		}
 		if err := evolveType(name, o.Type, n.Type); err != nil {
 			return err
@@ -82,6 +83,15 @@ const (
 	featureInvariants   = "invariants"
 )
 
+// Table properties this package reads or writes in the metaData
+// configuration.
+const (
+	// propAppendOnly = "true" forbids commits that remove or change data
+	// (Delta's append-only tables); the agent sets it on the tables it
+	// creates. Other engines must set it to false to delete rows.
+	propAppendOnly = "delta.appendOnly"
+)
+
 // checkWritable refuses tables whose protocol asks writers for features this
 // package does not implement (column mapping, deletion vectors, generated
 // columns, constraints, ...): writing them anyway could corrupt the table for
@@ -105,45 +115,113 @@ func checkWritable(p *protocolAction) error {
 	}
 }
 
-// requiredProtocol returns the protocol a table with schema fields needs,
-// given its current protocol (nil for a new table), or nil when cur already
-// suffices. TIMESTAMP_NTZ columns need the timestampNtz table feature, which
-// exists only with reader version 3 and writer version 7; everything else
-// needs reader 1 and writer 2 (what Spark writes for a plain table).
-func requiredProtocol(cur *protocolAction, fields []schema.Field) *protocolAction {
+// requiredProtocol returns the protocol a table needs whose metaData has
+// schema fields and configuration config, given its current protocol (nil
+// for a new table), or nil when cur already lists everything.
+//
+// What the metadata implies, as Spark's Delta checks it:
+//   - a TIMESTAMP_NTZ column, at any depth: the timestampNtz reader and
+//     writer feature, which exists only with reader version 3 and writer
+//     version 7;
+//   - a NOT NULL column, at any depth: invariants (writer version 2, or the
+//     writer feature);
+//   - delta.appendOnly = true: appendOnly (writer version 2, or the writer
+//     feature).
+//
+// Without TIMESTAMP_NTZ a new table gets reader 1 and writer 2, the legacy
+// versions that imply appendOnly and invariants (what Spark writes for a
+// plain table). With it, reader 3 and writer 7 list every feature above the
+// metadata uses. An existing table is upgraded only as far as it must be:
+// features are added, never removed, and a legacy writer version moved to 7
+// lists the features it implied (appendOnly and invariants for version 2),
+// as the protocol asks of an upgrade.
+func requiredProtocol(cur *protocolAction, fields []schema.Field, config map[string]string) *protocolAction {
 	ntz := schema.HasKind(fields, schema.TimestampNTZ)
+	var writer []string
+	if strings.EqualFold(config[propAppendOnly], "true") {
+		writer = append(writer, featureAppendOnly)
+	}
+	if hasNotNull(fields) {
+		writer = append(writer, featureInvariants)
+	}
 	if cur == nil {
-		if ntz {
-			return ntzProtocol(nil, nil)
+		if !ntz {
+			return &protocolAction{MinReaderVersion: 1, MinWriterVersion: 2}
 		}
-		return &protocolAction{MinReaderVersion: 1, MinWriterVersion: 2}
+		return &protocolAction{
+			MinReaderVersion: 3,
+			MinWriterVersion: 7,
+			ReaderFeatures:   []string{featureTimestampNTZ},
+			WriterFeatures:   append(writer, featureTimestampNTZ),
+		}
 	}
-	if !ntz || (slices.Contains(cur.ReaderFeatures, featureTimestampNTZ) && slices.Contains(cur.WriterFeatures, featureTimestampNTZ)) {
-		return nil
+	if cur.MinWriterVersion < 7 && !ntz {
+		if cur.MinWriterVersion >= 2 || len(writer) == 0 {
+			return nil
+		}
+		return &protocolAction{MinReaderVersion: cur.MinReaderVersion, MinWriterVersion: 2}
 	}
-	writer := cur.WriterFeatures
+
+	p := &protocolAction{
+		MinReaderVersion: cur.MinReaderVersion,
+		MinWriterVersion: 7,
+		ReaderFeatures:   slices.Clone(cur.ReaderFeatures),
+		WriterFeatures:   slices.Clone(cur.WriterFeatures),
+	}
+	changed := false
 	if cur.MinWriterVersion < 7 {
 		// Moving to table features, a table lists the features its old
 		// writer version implied: appendOnly and invariants for version 2.
-		writer = nil
+		changed = true
+		p.WriterFeatures = nil
 		if cur.MinWriterVersion >= 2 {
-			writer = []string{featureAppendOnly, featureInvariants}
+			p.WriterFeatures = []string{featureAppendOnly, featureInvariants}
 		}
 	}
-	return ntzProtocol(cur.ReaderFeatures, writer)
+	add := func(fs *[]string, f string) {
+		if !slices.Contains(*fs, f) {
+			*fs = append(*fs, f)
+			changed = true
+		}
+	}
+	for _, f := range writer {
+		add(&p.WriterFeatures, f)
+	}
+	if ntz {
+		if p.MinReaderVersion < 3 {
+			p.MinReaderVersion = 3
+			changed = true
+		}
+		add(&p.ReaderFeatures, featureTimestampNTZ)
+		add(&p.WriterFeatures, featureTimestampNTZ)
+	}
+	if !changed {
+		return nil
+	}
+	return p
 }
 
-func ntzProtocol(reader, writer []string) *protocolAction {
-	add := func(fs []string) []string {
-		if slices.Contains(fs, featureTimestampNTZ) {
-			return slices.Clone(fs)
+// hasNotNull reports whether any field of fields, or nested in their types
+// (struct fields, also inside arrays and maps), is NOT NULL.
+func hasNotNull(fields []schema.Field) bool {
+	for _, f := range fields {
+		if !f.Nullable || typeHasNotNull(f.Type) {
+			return true
 		}
-		return append(slices.Clone(fs), featureTimestampNTZ)
 	}
-	return &protocolAction{
-		MinReaderVersion: 3,
-		MinWriterVersion: 7,
-		ReaderFeatures:   add(reader),
-		WriterFeatures:   add(writer),
+	return false
+}
+
+func typeHasNotNull(t *schema.Type) bool {
+	switch {
+	case t == nil:
+		return false
+	case t.Kind == schema.Struct:
+		return hasNotNull(t.Fields)
+	case t.Kind == schema.Array:
+		return typeHasNotNull(t.Elem)
+	case t.Kind == schema.Map:
+		return typeHasNotNull(t.Key) || typeHasNotNull(t.Value)
 	}
+	return false
 }

@@ -35,6 +35,7 @@ func TestSchemaChange(t *testing.T) {
 		{"add column in front", with(func(f []schema.Field) []schema.Field {
 			return append([]schema.Field{{Name: "x", Type: str, Nullable: true}}, f...)
 		})},
+		{"relax nullability", with(func(f []schema.Field) []schema.Field { f[0].Nullable = true; return f })},
 	}
 	bad := []struct {
 		name string
@@ -45,7 +46,11 @@ func TestSchemaChange(t *testing.T) {
 		{"drop column", base[:1], "column s is missing"},
 		{"rename by case", with(func(f []schema.Field) []schema.Field { f[0].Name = "ID"; return f }), "column id is renamed to ID"},
 		{"change type", with(func(f []schema.Field) []schema.Field { f[0].Type = str; return f }), "column id changes type"},
-		{"relax nullability", with(func(f []schema.Field) []schema.Field { f[0].Nullable = true; return f }), "column id changes nullability"},
+		{"tighten nullability", with(func(f []schema.Field) []schema.Field { f[1].Nullable = false; return f }), "column s becomes NOT NULL"},
+		{"tighten nested nullability", with(func(f []schema.Field) []schema.Field {
+			f[1].Type = structOf(schema.Field{Name: "a", Type: long})
+			return f
+		}), "column s.a becomes NOT NULL"},
 		{"add NOT NULL nested field", with(func(f []schema.Field) []schema.Field {
 			f[1].Type = structOf(f[1].Type.Fields[0], schema.Field{Name: "b", Type: str})
 			return f
@@ -90,7 +95,7 @@ func TestProtocolTimestampNTZ(t *testing.T) {
 	t.Run("new table", func(t *testing.T) {
 		dir := t.TempDir()
 		mustCommit(t, openTable(t, dir, table.Options{}), table.Commit{Schema: append(slices.Clone(testFields), ntz)})
-		want := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["timestampNtz"],"writerFeatures":["timestampNtz"]}}`
+		want := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["timestampNtz"],"writerFeatures":["appendOnly","invariants","timestampNtz"]}}`
 		if !slices.Contains(readLog(t, dir, 0), want) {
 			t.Errorf("log 0 = %v, want the line %s", readLog(t, dir, 0), want)
 		}
