@@ -17,6 +17,9 @@ fi
 export KAFKA_PORT="${KAFKA_PORT:-19092}"
 export KAFKA_BOOTSTRAP="127.0.0.1:$KAFKA_PORT"
 export TRIBUTARY_PY="$ROOT/.tools/py/bin/python"
+# PySpark, delta-spark (python/) and the Delta jars (jars/) for the Spark
+# reader of the end-to-end tests (agent/e2e/spark_test.go).
+export TRIBUTARY_SPARK="$ROOT/.tools/spark"
 
 step() { printf '\n=== %s\n' "$*"; }
 has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }

@@ -5,11 +5,14 @@
 #   .tools/bin/terraform     Terraform CLI   (go install, ~2 min cold)
 #   .tools/bin/tofu          OpenTofu CLI    (go build, ~2.5 min cold)
 #   .tools/py -> venv        pyarrow, duckdb, deltalake, confluent-kafka
+#   .tools/spark             PySpark and delta-spark (python/, pip --target,
+#                            used on PYTHONPATH with .tools/py) and the Delta
+#                            jars (jars/, Maven: tools/spark/pom.xml)
 #   Kafka broker jars        (resolved by tools/kafka.sh on first `up`, or
 #                             here with `tools/tools.sh kafka`)
 # The docs generator, tfplugindocs, is a tool of the Go module (`go tool
 # tfplugindocs`, version pinned in go.mod).
-# Usage: tools/tools.sh [terraform|tofu|py|kafka ...]  (default: all but kafka)
+# Usage: tools/tools.sh [terraform|tofu|py|spark|kafka ...]  (default: all but kafka)
 # Idempotent; a warm run takes well under a second.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
@@ -94,17 +97,42 @@ do_py() {
   link "$dir" "$TRIBUTARY_TOOLS/py"
 }
 
+# Spark for the end-to-end tests: pyspark (an sdist of pure Python that
+# carries Spark's jars) and delta-spark installed with pip --target, and the
+# Delta jars copied by Maven. Pure Python, so the folder is relocatable and
+# built with cache_build; the key hashes the pins and the pom.
+SPARK_REQ="$TRIBUTARY_REPO/tools/spark/requirements.txt"
+SPARK_POM="$TRIBUTARY_REPO/tools/spark/pom.xml"
+
+build_spark() { # DIR
+  command -v mvn >/dev/null || { echo "mvn not found"; return 1; }
+  command -v java >/dev/null || { echo "java not found (Spark 4 needs Java 17)"; return 1; }
+  local py="${PYTHON:-python3}"
+  mvn -B -q -f "$SPARK_POM" dependency:copy-dependencies -DoutputDirectory="$1/jars"
+  "$py" -m pip install --disable-pip-version-check -q --no-deps --no-compile \
+    --target "$1/python" -r "$SPARK_REQ"
+  PYTHONPATH="$1/python" "$py" -c 'import pyspark, delta, py4j; print("pyspark", pyspark.__version__)'
+  ls "$1/jars"
+  compgen -G "$1/jars/delta-spark_*.jar" >/dev/null
+}
+do_spark() {
+  local key
+  key="spark-$(cat "$SPARK_REQ" "$SPARK_POM" | sha256sum | cut -c1-12)"
+  cache_build "$key" build_spark
+  link "$TRIBUTARY_CACHE/$key" "$TRIBUTARY_TOOLS/spark"
+}
+
 do_kafka() { "$TRIBUTARY_REPO/tools/kafka.sh" jars >/dev/null; }
 
 main() {
   local what=("$@")
-  (( ${#what[@]} )) || what=(terraform tofu py)
+  (( ${#what[@]} )) || what=(terraform tofu py spark)
   mkdir -p "$TRIBUTARY_CACHE" "$TRIBUTARY_TOOLS/bin"
   # Run in parallel; the two big Go builds dominate (~2-3 min each cold).
   local pids=() names=() rc=0 i
   for w in "${what[@]}"; do
     case "$w" in
-      terraform|tofu|py|kafka) ;;
+      terraform|tofu|py|spark|kafka) ;;
       *) die "unknown tool: $w" ;;
     esac
     "do_$w" & pids+=($!); names+=("$w")
