@@ -4,9 +4,12 @@
         grow TOPIC to N partitions
     kafka_admin.py BOOTSTRAP end-offsets TOPIC...
         print {topic: {partition: high watermark}} as JSON
+    kafka_admin.py BOOTSTRAP delete TOPIC
+        delete TOPIC and wait until the broker no longer lists it
 """
 import json
 import sys
+import time
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions
@@ -29,6 +32,16 @@ def main():
                 out[topic][str(p)] = high
         c.close()
         print(json.dumps(out))
+    elif cmd == "delete":
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        for f in admin.delete_topics([args[0]]).values():
+            f.result()
+        for _ in range(300):
+            if args[0] not in admin.list_topics(timeout=30).topics:
+                break
+            time.sleep(0.1)
+        else:
+            sys.exit(f"topic {args[0]} is still listed after deletion")
     else:
         sys.exit(f"unknown command {cmd}")
 
