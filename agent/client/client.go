@@ -1,7 +1,7 @@
 // Package client is the agent API client, and the only way the Terraform
 // provider talks to an agent. Requests are retried with backoff on
-// connection errors and 5xx responses (go-retryablehttp); 4xx responses are
-// returned at once as an [*APIError].
+// connection errors and 5xx responses (go-retryablehttp), except dry runs;
+// 4xx responses are returned at once as an [*APIError].
 package client
 
 import (
@@ -93,6 +93,12 @@ func New(endpoint, token string, opts ...Option) (*Client, error) {
 	rc.RetryMax = 4
 	rc.RetryWaitMin = 500 * time.Millisecond
 	rc.RetryWaitMax = 4 * time.Second
+	rc.CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+		if ctx.Value(tryOnce{}) != nil {
+			return false, nil
+		}
+		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+	}
 	c := &Client{base: u, token: token, http: rc}
 	for _, o := range opts {
 		o(c)
@@ -125,6 +131,21 @@ func (c *Client) PutPipeline(ctx context.Context, p *spec.Pipeline) (*spec.Pipel
 	var out spec.PipelineResponse
 	return &out, c.do(ctx, http.MethodPut, "/v1/pipelines/"+url.PathEscape(p.Name), p, &out)
 }
+
+// DryRunPipeline asks the agent whether PutPipeline would accept p, without
+// changing anything: the agent runs every check of a PUT (validation, the
+// connection, table claims, changes the existing tables cannot take) and
+// answers the pipeline as it would store it, normalized, or the same
+// [*APIError] a PUT would get. It is tried once, without retries, so that a
+// caller learns at once that the agent cannot be reached.
+func (c *Client) DryRunPipeline(ctx context.Context, p *spec.Pipeline) (*spec.Pipeline, error) {
+	var out spec.Pipeline
+	ctx = context.WithValue(ctx, tryOnce{}, true)
+	return &out, c.do(ctx, http.MethodPut, "/v1/pipelines/"+url.PathEscape(p.Name)+"?dry_run=true", p, &out)
+}
+
+// tryOnce is the context key that turns the retries of one request off.
+type tryOnce struct{}
 
 // GetPipeline returns the named pipeline's spec and status;
 // errors.Is(err, ErrNotFound) when it does not exist.

@@ -73,29 +73,10 @@ func NewManager(cfg Config) *Manager {
 func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
-	m.mu.Lock()
-	old := m.pipelines[p.Name]
-	m.mu.Unlock()
-	cfgs := make([]tableConfig, len(p.Tables))
-	current := make([]*tableRunner, len(p.Tables))
-	var refused spec.Errors
-	for i := range p.Tables {
-		cfgs[i] = m.tableConfig(p, &p.Tables[i], conn)
-		if old != nil {
-			for _, o := range old.tables {
-				if reflect.DeepEqual(o.cfg, cfgs[i]) {
-					current[i] = o
-				}
-			}
-		}
-		if current[i] == nil {
-			if err := checkSchema(&cfgs[i]); err != nil {
-				refused = append(refused, spec.FieldError{Path: fmt.Sprintf("table[%d]", i), Detail: err.Error()})
-			}
-		}
-	}
-	if len(refused) > 0 {
-		return refused
+	old := m.applied(p.Name)
+	cfgs, current, err := m.review(p, conn, old)
+	if err != nil {
+		return err
 	}
 
 	next := &running{spec: *p, conn: *conn, client: kafka.NewClient(conn)}
@@ -136,6 +117,51 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 	m.mu.Unlock()
 	m.log.Info("pipeline applied", "pipeline", p.Name, "tables", len(next.tables), "started", len(next.tables)-countKept(current))
 	return nil
+}
+
+// Check reports whether Apply would refuse pipeline p reading through conn,
+// with the same [spec.Errors], without starting, stopping or changing
+// anything: a dry run. p must be normalized and valid.
+func (m *Manager) Check(p *spec.Pipeline, conn *spec.Connection) error {
+	_, _, err := m.review(p, conn, m.applied(p.Name))
+	return err
+}
+
+// applied returns the named pipeline as applied, or nil.
+func (m *Manager) applied(name string) *running {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pipelines[name]
+}
+
+// review returns the table configurations of p, and for each table the loop
+// of old (the pipeline as applied, or nil) that runs it unchanged, or nil
+// when the table is new or changed. Every new or changed table is checked
+// against its existing log; the tables that cannot take their new columns
+// are returned as [spec.Errors] on their paths.
+func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, old *running) ([]tableConfig, []*tableRunner, error) {
+	cfgs := make([]tableConfig, len(p.Tables))
+	current := make([]*tableRunner, len(p.Tables))
+	var refused spec.Errors
+	for i := range p.Tables {
+		cfgs[i] = m.tableConfig(p, &p.Tables[i], conn)
+		if old != nil {
+			for _, o := range old.tables {
+				if reflect.DeepEqual(o.cfg, cfgs[i]) {
+					current[i] = o
+				}
+			}
+		}
+		if current[i] == nil {
+			if err := checkSchema(&cfgs[i]); err != nil {
+				refused = append(refused, spec.FieldError{Path: fmt.Sprintf("table[%d]", i), Detail: err.Error()})
+			}
+		}
+	}
+	if len(refused) > 0 {
+		return nil, nil, refused
+	}
+	return cfgs, current, nil
 }
 
 // countKept counts the table loops an Apply kept running.

@@ -194,10 +194,16 @@ func TestManagerRefusesIncompatibleSchema(t *testing.T) {
 	bad := testPipeline("events")
 	bad.Tables[0].TableConfiguration.SourceMetadataColumn = ""
 	bad.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions.Schema = "id STRING, name STRING"
-	err := m.Apply(context.Background(), bad, conn)
-	var errs spec.Errors
-	if !errors.As(err, &errs) || errs[0].Path != "table[0]" || !strings.Contains(errs[0].Detail, "id") {
-		t.Fatalf("want a refusal on table[0] naming column id, got %v", err)
+	// A dry run (Check) refuses it as Apply does.
+	for _, try := range []func() error{
+		func() error { return m.Check(bad, conn) },
+		func() error { return m.Apply(context.Background(), bad, conn) },
+	} {
+		err := try()
+		var errs spec.Errors
+		if !errors.As(err, &errs) || errs[0].Path != "table[0]" || !strings.Contains(errs[0].Detail, "id") {
+			t.Fatalf("want a refusal on table[0] naming column id, got %v", err)
+		}
 	}
 	if st, _ := m.Status("p"); st.State != spec.StateRunning {
 		t.Fatalf("a refused update must leave the table running, state %s", st.State)
@@ -206,6 +212,12 @@ func TestManagerRefusesIncompatibleSchema(t *testing.T) {
 	// The metadata column and a new field are nullable additions.
 	good := testPipeline("events")
 	good.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions.Schema = "id BIGINT, name STRING, extra DOUBLE"
+	if err := m.Check(good, conn); err != nil {
+		t.Fatalf("Check of a nullable addition: %v", err)
+	}
+	if st, _ := m.Status("p"); st.Tables[0].State != spec.StateRunning || st.Tables[0].Rows != 10 {
+		t.Fatalf("Check changed the running table: %+v", st.Tables[0])
+	}
 	if err := m.Apply(context.Background(), good, conn); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,8 @@ type fakeEngine struct {
 	conns    map[string]spec.Connection // last connection each pipeline was applied with
 	applies  map[string]int
 	removes  map[string]int
-	applyErr error // returned by every Apply while set
+	checks   map[string]int
+	applyErr error // returned by every Apply while set, and by Check if it is a refusal
 }
 
 var _ server.Engine = (*fakeEngine)(nil)
@@ -39,6 +40,7 @@ func newFakeEngine() *fakeEngine {
 		conns:   map[string]spec.Connection{},
 		applies: map[string]int{},
 		removes: map[string]int{},
+		checks:  map[string]int{},
 	}
 }
 
@@ -52,6 +54,17 @@ func (e *fakeEngine) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Conne
 	cp := *p
 	e.running[p.Name] = &cp
 	e.conns[p.Name] = *conn
+	return nil
+}
+
+func (e *fakeEngine) Check(p *spec.Pipeline, _ *spec.Connection) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.checks[p.Name]++
+	var refused spec.Errors
+	if errors.As(e.applyErr, &refused) {
+		return refused
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -32,9 +33,18 @@ func (s *Server) listPipelines(w http.ResponseWriter, _ *http.Request) error {
 }
 
 // putPipeline creates or replaces a pipeline: decode, normalize, validate,
-// check its connection and table claims, store, then apply. An unchanged
+// check its table claims and its connection, store, then apply. An unchanged
 // spec is applied again only when the engine does not run it.
+//
+// With ?dry_run=true it runs the same checks and the engine's (a change an
+// existing table cannot take), answers the same problems, and on success
+// 200 with the pipeline as it would be stored; it stores, starts and stops
+// nothing.
 func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
+	dryRun, err := dryRunParam(r)
+	if err != nil {
+		return err
+	}
 	var p spec.Pipeline
 	if err := decodeBody(w, r, "pipeline", &p); err != nil {
 		return err
@@ -49,15 +59,6 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	if _, err := s.store.Connections.Get(p.Connection); err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		return invalid("the pipeline's connection does not exist", spec.Errors{{
-			Path:   "connection_name",
-			Detail: fmt.Sprintf("connection %q does not exist on the agent; create it first", p.Connection),
-		}})
-	}
 	others, err := s.store.Pipelines.List()
 	if err != nil {
 		return err
@@ -66,6 +67,22 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 		pe := problemf(http.StatusConflict, "a destination table belongs to exactly one pipeline")
 		pe.Errors = errs
 		return pe
+	}
+	conn, err := s.store.Connections.Get(p.Connection)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return invalid("the pipeline's connection does not exist", spec.Errors{{
+			Path:   "connection_name",
+			Detail: fmt.Sprintf("connection %q does not exist on the agent; create it first", p.Connection),
+		}})
+	}
+	if dryRun {
+		if err := s.engine.Check(&p, &conn); err != nil {
+			return refusal(&p, err)
+		}
+		return writeJSON(w, http.StatusOK, &p)
 	}
 
 	old, err := s.store.Pipelines.Get(p.Name)
@@ -95,8 +112,7 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 // engine runs what it ran before. Any other failure keeps p stored, to be
 // retried, and answers 500.
 func (s *Server) applyFailed(p, old *spec.Pipeline, existed, changed bool, err error) error {
-	var refused spec.Errors
-	if !errors.As(err, &refused) {
+	if !errors.As(err, new(spec.Errors)) {
 		return fmt.Errorf("pipeline %q was saved but did not start (it is retried on the next PUT or agent restart): %w", p.Name, err)
 	}
 	if changed {
@@ -108,10 +124,34 @@ func (s *Server) applyFailed(p, old *spec.Pipeline, existed, changed bool, err e
 			s.setFailed(p.Name, nil)
 		}
 		if rollbackErr != nil {
-			return fmt.Errorf("the agent refused pipeline %q (%w) and could not restore the previous spec: %w", p.Name, refused, rollbackErr)
+			return fmt.Errorf("the agent refused pipeline %q (%w) and could not restore the previous spec: %w", p.Name, err, rollbackErr)
 		}
 	}
+	return refusal(p, err)
+}
+
+// refusal answers an error of the engine's Apply or Check of pipeline p: a
+// refusal ([spec.Errors]) is a 422 listing its problems, anything else a
+// 500.
+func refusal(p *spec.Pipeline, err error) error {
+	var refused spec.Errors
+	if !errors.As(err, &refused) {
+		return fmt.Errorf("checking pipeline %q: %w", p.Name, err)
+	}
 	return invalid("the agent refused the pipeline", refused)
+}
+
+// dryRunParam reads the dry_run query parameter of r; absent means false.
+func dryRunParam(r *http.Request) (bool, error) {
+	q := r.URL.Query()
+	if !q.Has("dry_run") {
+		return false, nil
+	}
+	v, err := strconv.ParseBool(q.Get("dry_run"))
+	if err != nil {
+		return false, problemf(http.StatusBadRequest, "dry_run must be true or false, not %q", q.Get("dry_run"))
+	}
+	return v, nil
 }
 
 // deletePipeline stops a pipeline and forgets it; its tables stay.

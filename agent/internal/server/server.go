@@ -7,6 +7,7 @@
 //	PUT/GET/DELETE /v1/connections/{name}   one connection
 //	GET            /v1/connections          every connection, by name
 //	PUT/GET/DELETE /v1/pipelines/{name}     one pipeline, with its status
+//	PUT /v1/pipelines/{name}?dry_run=true   every check of a PUT; changes nothing
 //	GET            /v1/pipelines            every pipeline, by name
 //	GET            /healthz                 liveness, no token
 //	GET            /metrics                 Prometheus text format
@@ -42,6 +43,9 @@ type Engine interface {
 	// the pipeline could not start now; it stays stored and is retried on the
 	// next PUT or restart.
 	Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection) error
+	// Check returns the [spec.Errors] Apply would refuse p with, or nil,
+	// and changes nothing: the engine's part of a dry run.
+	Check(p *spec.Pipeline, conn *spec.Connection) error
 	// Remove stops the named pipeline after a final flush and commit, and
 	// forgets it. Removing a pipeline the engine does not run is not an
 	// error.

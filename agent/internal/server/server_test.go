@@ -399,6 +399,88 @@ func TestApplyRefused(t *testing.T) {
 	}
 }
 
+// A dry run answers what a PUT would, and stores, applies and stops
+// nothing.
+func TestPipelineDryRun(t *testing.T) {
+	a := newAgent(t, "")
+	ctx := t.Context()
+	a.mustPut(t, pipeline("first", "local", "events"))
+	// storedAsIs fails unless the agent stores what mustPut put, applied once.
+	storedAsIs := func(t *testing.T) {
+		t.Helper()
+		got, err := a.client.GetPipeline(ctx, "first")
+		if err != nil || got.Spec.Tables[0].ConnectorOptions.KafkaOptions.StartingOffset != spec.StartingOffsetLatest {
+			t.Fatalf("stored pipeline changed by a dry run: %+v, %v", got, err)
+		}
+		if _, err := a.client.GetPipeline(ctx, "second"); !errors.Is(err, client.ErrNotFound) {
+			t.Fatalf("a dry run stored pipeline second: err = %v", err)
+		}
+		if n := a.engine.count(a.engine.applies, "first") + a.engine.count(a.engine.applies, "second"); n != 1 {
+			t.Fatalf("Apply called %d times, want only mustPut's", n)
+		}
+		if n := a.engine.count(a.engine.removes, "first"); n != 0 {
+			t.Fatalf("a dry run removed a pipeline %d times", n)
+		}
+	}
+
+	// Accepted: the answer is the normalized pipeline.
+	got, err := a.client.DryRunPipeline(ctx, pipeline("second", "local", "other"))
+	if err != nil {
+		t.Fatalf("DryRunPipeline of a good pipeline: %v", err)
+	}
+	if got.Name != "second" || got.FlushInterval != spec.DefaultFlushInterval {
+		t.Fatalf("dry run answered %+v, want the normalized pipeline", got)
+	}
+	if n := a.engine.count(a.engine.checks, "second"); n != 1 {
+		t.Fatalf("engine Check called %d times, want 1", n)
+	}
+	storedAsIs(t)
+
+	changedOffset := func(p *spec.Pipeline) {
+		p.Tables[0].ConnectorOptions.KafkaOptions.StartingOffset = spec.StartingOffsetEarliest
+	}
+	tests := []struct {
+		name       string
+		p          *spec.Pipeline
+		mutate     func(p *spec.Pipeline)
+		engineErr  error
+		wantStatus int
+		wantPath   string
+	}{
+		{"invalid", pipeline("second", "local", "other"), func(p *spec.Pipeline) { p.DestinationCatalog = "1bad" },
+			nil, http.StatusUnprocessableEntity, "destination_catalog"},
+		{"claimed table", pipeline("second", "local", "EVENTS"), func(*spec.Pipeline) {},
+			nil, http.StatusConflict, "table[0].destination_table"},
+		{"missing connection", pipeline("second", "nope", "other"), func(*spec.Pipeline) {},
+			nil, http.StatusUnprocessableEntity, "connection_name"},
+		{"refused by the engine", pipeline("first", "local", "events"), changedOffset,
+			spec.Errors{{Path: "table[0]", Detail: "column id: BIGINT cannot become STRING"}},
+			http.StatusUnprocessableEntity, "table[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a.engine.setApplyErr(tt.engineErr)
+			defer a.engine.setApplyErr(nil)
+			tt.mutate(tt.p)
+			_, err := a.client.DryRunPipeline(ctx, tt.p)
+			ae := apiError(t, err, tt.wantStatus)
+			if len(ae.Problems) != 1 || ae.Problems[0].Path != tt.wantPath {
+				t.Fatalf("problems %v, want one on %q", ae.Problems, tt.wantPath)
+			}
+			if tt.engineErr != nil && ae.Problems[0].Detail != "column id: BIGINT cannot become STRING" {
+				t.Fatalf("problem %v is not the engine's", ae.Problems[0])
+			}
+			storedAsIs(t)
+		})
+	}
+
+	status, header, body := raw(t, http.MethodPut, a.url+"/v1/pipelines/first?dry_run=maybe", testToken, "{}")
+	if status != http.StatusBadRequest || !strings.Contains(problem(t, header, body).Detail, `dry_run must be true or false, not "maybe"`) {
+		t.Fatalf("dry_run=maybe: %d %s", status, body)
+	}
+	storedAsIs(t)
+}
+
 func TestProblemAnswers(t *testing.T) {
 	a := newAgent(t, "")
 	a.mustPut(t)
