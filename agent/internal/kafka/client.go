@@ -12,7 +12,6 @@ import (
 	"net"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -171,34 +170,35 @@ func (c *Client) CommitGroupOffsets(ctx context.Context, group string, offsets m
 	return nil
 }
 
-// dialLeader opens a connection to the leader of tp, found in the cluster's
-// metadata. Authentication and TLS slot in here.
-func (c *Client) dialLeader(ctx context.Context, tp TopicPartition) (net.Conn, error) {
-	md, err := c.admin.Metadata(ctx, &kafkago.MetadataRequest{Topics: []string{tp.Topic}})
+// TopicIDs returns the id of each of topics (see [TopicInfo.ID]).
+func (c *Client) TopicIDs(ctx context.Context, topics []string) (map[string]string, error) {
+	md, err := c.topicMetadata(ctx, topics)
 	if err != nil {
-		return nil, fmt.Errorf("find the leader of %s: %w", tp, err)
+		return nil, err
 	}
-	for _, t := range md.Topics {
-		if t.Name != tp.Topic {
-			continue
-		}
-		if t.Error != nil {
-			return nil, fmt.Errorf("find the leader of %s: %w", tp, t.Error)
-		}
-		for _, p := range t.Partitions {
-			if p.ID != tp.Partition {
-				continue
-			}
-			if p.Error != nil {
-				return nil, fmt.Errorf("find the leader of %s: %w", tp, p.Error)
-			}
-			addr := net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port))
-			conn, err := c.dialer.DialContext(ctx, "tcp", addr)
-			if err != nil {
-				return nil, fmt.Errorf("connect to %s, the leader of %s: %w", addr, tp, err)
-			}
-			return conn, nil
-		}
+	ids := make(map[string]string, len(md))
+	for name, info := range md {
+		ids[name] = info.ID
 	}
-	return nil, fmt.Errorf("find the leader of %s: %w", tp, kafkago.UnknownTopicOrPartition)
+	return ids, nil
+}
+
+// dialLeader opens a connection to the leader of tp, found in the cluster's
+// metadata, and returns it with the topic's id. Authentication and TLS slot
+// in here.
+func (c *Client) dialLeader(ctx context.Context, tp TopicPartition) (net.Conn, string, error) {
+	md, err := c.topicMetadata(ctx, []string{tp.Topic})
+	if err != nil {
+		return nil, "", fmt.Errorf("find the leader of %s: %w", tp, err)
+	}
+	info := md[tp.Topic]
+	addr, ok := info.Leaders[tp.Partition]
+	if !ok {
+		return nil, "", fmt.Errorf("find the leader of %s: %w", tp, kafkago.LeaderNotAvailable)
+	}
+	conn, err := c.dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("connect to %s, the leader of %s: %w", addr, tp, err)
+	}
+	return conn, info.ID, nil
 }

@@ -56,6 +56,22 @@ func (e *DataLossError) Error() string {
 // Unwrap returns the broker's error.
 func (e *DataLossError) Unwrap() error { return e.Err }
 
+// TopicRecreatedError reports that a topic was deleted and created again
+// under the same name: the offsets a table recorded belong to the old topic,
+// so reading on from them would skip the new topic's first records or mix
+// two topics. Ingestion of the table stops.
+type TopicRecreatedError struct {
+	Topic    string
+	Was, Now string // topic ids
+}
+
+// Error says what happened and what to do.
+func (e *TopicRecreatedError) Error() string {
+	return fmt.Sprintf("topic %q was deleted and created again (topic id %s, now %s): the offsets the table recorded "+
+		"belong to the old topic, and records may have been lost; to read the new topic, ingest it into a new "+
+		"destination table", e.Topic, e.Was, e.Now)
+}
+
 // Fetcher reads one partition from a starting offset and sends batches to
 // its channel until its context ends or an error it cannot retry happens.
 type Fetcher struct {
@@ -66,6 +82,10 @@ type Fetcher struct {
 	// Kafka consumer's isolation.level=read_committed; false reads every
 	// data record up to the high watermark.
 	ReadCommitted bool
+	// TopicID, if set, is the id the topic must have: a topic of the same
+	// name with another id was created after the one the table read, and
+	// Run returns a [*TopicRecreatedError].
+	TopicID string
 	// OnRetry, if set, is told about errors Run recovers from by reconnecting.
 	OnRetry func(error)
 }
@@ -88,6 +108,10 @@ func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error
 		if errors.Is(err, kafkago.OffsetOutOfRange) {
 			return &DataLossError{TP: f.TP, Offset: offset, Err: err}
 		}
+		var recreated *TopicRecreatedError
+		if errors.As(err, &recreated) {
+			return err
+		}
 		if f.OnRetry != nil {
 			f.OnRetry(fmt.Errorf("fetch %s at offset %d: %w", f.TP, offset, err))
 		}
@@ -103,9 +127,13 @@ func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error
 // session fetches over one connection to the partition's leader until an
 // error; it returns the offset to continue from.
 func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (int64, error) {
-	conn, err := f.Client.dialLeader(ctx, f.TP)
+	conn, topicID, err := f.Client.dialLeader(ctx, f.TP)
 	if err != nil {
 		return offset, err
+	}
+	if f.TopicID != "" && topicID != f.TopicID {
+		conn.Close()
+		return offset, &TopicRecreatedError{Topic: f.TP.Topic, Was: f.TopicID, Now: topicID}
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })

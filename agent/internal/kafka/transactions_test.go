@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -163,5 +164,51 @@ func TestIssue5Transactions(t *testing.T) {
 	want := append(slices.Clone(committed), "a5-open", "p3")
 	if got, _, _ := fetchAll(t, cl, true); !slices.Equal(got, want) {
 		t.Fatalf("read_committed after the commit: got %v, want %v", got, want)
+	}
+}
+
+// TestIssue5TopicRecreated: a topic deleted and created again under the
+// same name was read on from the old topic's offsets. Topic ids tell the
+// two apart: a fetcher that expects the old id stops with a
+// TopicRecreatedError instead of reading the new topic.
+func TestIssue5TopicRecreated(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cl := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	before, err := cl.TopicIDs(ctx, []string{"t"})
+	if err != nil || len(before["t"]) != 32 {
+		t.Fatalf("topic ids: %v, %v", before, err)
+	}
+	if _, err := cl.TopicIDs(ctx, []string{"missing"}); err == nil {
+		t.Fatal("no error for a missing topic")
+	}
+
+	adm, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(adm.Close)
+	admin := kadm.NewClient(adm)
+	if _, err := admin.DeleteTopic(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := cl.TopicIDs(ctx, []string{"t"})
+	if err != nil || after["t"] == before["t"] {
+		t.Fatalf("topic id after re-creation: %v (was %v), %v", after, before, err)
+	}
+	f := &kafka.Fetcher{Client: cl, TP: kafka.TopicPartition{Topic: "t"}, TopicID: before["t"]}
+	err = f.Run(ctx, 0, make(chan kafka.Batch, 1))
+	var recreated *kafka.TopicRecreatedError
+	if !errors.As(err, &recreated) || recreated.Was != before["t"] || recreated.Now != after["t"] {
+		t.Fatalf("fetching the re-created topic: %v", err)
 	}
 }

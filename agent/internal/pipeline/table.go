@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -125,7 +127,9 @@ func (r *tableRunner) run(ctx context.Context) {
 		var fatal fatalError
 		var dataLoss *kafka.DataLossError
 		var notTable *table.ErrNotTable
-		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &notTable) || errors.Is(err, table.ErrSchemaChange) {
+		var recreated *kafka.TopicRecreatedError
+		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
+			errors.Is(err, table.ErrSchemaChange) {
 			r.log.Error("table failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
@@ -179,7 +183,10 @@ type loop struct {
 	// could read (see [kafka.Batch.End]); it measures lag.
 	readEnd map[kafka.TopicPartition]int64
 	end     map[kafka.TopicPartition]int64 // triggered runs only
-	group   *groupCommitter
+	// topicIDs holds the id of every topic the loop reads, as first seen:
+	// a fetcher that finds another id stops the table.
+	topicIDs map[string]string
+	group    *groupCommitter
 }
 
 func (r *tableRunner) appID(tp kafka.TopicPartition) string {
@@ -216,6 +223,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
 		readEnd:   map[kafka.TopicPartition]int64{},
+		topicIDs:  map[string]string{},
 	}
 	r.mu.Lock()
 	r.failing = map[kafka.TopicPartition]bool{}
@@ -273,6 +281,9 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 		if err != nil {
 			return err
 		}
+		if err := l.learnTopicIDs(ctx, fresh); err != nil {
+			return err
+		}
 		if !r.cfg.Continuous && l.end == nil {
 			if l.end, err = r.client.Offsets(ctx, fresh, latest); err != nil {
 				return err
@@ -301,7 +312,7 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 				continue // nothing to read in this triggered run
 			}
-			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted,
+			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic],
 				OnRetry: func(err error) { r.fetchFailing(tp, err) }}
 			wg.Add(1)
 			go func() {
@@ -454,6 +465,26 @@ func (l *loop) add(b kafka.Batch) error {
 		l.corrupt += int64(stats.Corrupt)
 	}
 	l.pending[b.TP] = next
+	return nil
+}
+
+// learnTopicIDs looks up the ids of the topics of tps the loop does not
+// know yet.
+func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) error {
+	var unknown []string
+	for _, tp := range tps {
+		if _, ok := l.topicIDs[tp.Topic]; !ok && !slices.Contains(unknown, tp.Topic) {
+			unknown = append(unknown, tp.Topic)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	ids, err := l.r.client.TopicIDs(ctx, unknown)
+	if err != nil {
+		return err
+	}
+	maps.Copy(l.topicIDs, ids)
 	return nil
 }
 

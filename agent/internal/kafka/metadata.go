@@ -1,0 +1,243 @@
+package kafka
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
+)
+
+// This file asks a broker for topic metadata with the Metadata API v12
+// (Kafka 2.8+), which carries each topic's id. kafka-go's protocol package
+// stops at v8, before topic ids existed; the request and response are small
+// enough to encode here. A topic id tells a topic apart from an earlier one
+// of the same name that was deleted.
+
+const (
+	apiMetadata     = 3
+	metadataVersion = 12
+)
+
+// TopicInfo is what the agent needs to know about one topic: its id and the
+// leader of each partition.
+type TopicInfo struct {
+	// ID is the topic's id as Kafka prints it (32 hex digits); a topic
+	// deleted and created again under the same name gets a new one.
+	ID string
+	// Leaders maps each partition to its leader's address, host:port.
+	Leaders map[int]string
+}
+
+// topicMetadata returns the metadata of each of topics, asking one of the
+// bootstrap brokers. A topic that does not exist is an error wrapping
+// kafkago.UnknownTopicOrPartition.
+func (c *Client) topicMetadata(ctx context.Context, topics []string) (map[string]TopicInfo, error) {
+	var lastErr error
+	for _, b := range c.brokers {
+		conn, err := c.dialer.DialContext(ctx, "tcp", b)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		out, err := requestMetadata(ctx, conn, topics)
+		conn.Close()
+		if err == nil || !isNetError(err) {
+			return out, err
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("read metadata from any of %v: %w", c.brokers, lastErr)
+}
+
+// isNetError reports whether err is a connection problem worth trying the
+// next broker for.
+func isNetError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// requestMetadata sends one Metadata v12 request over conn and decodes the
+// answer.
+func requestMetadata(ctx context.Context, conn net.Conn, topics []string) (map[string]TopicInfo, error) {
+	deadline := time.Now().Add(15 * time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := conn.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	const correlationID = 1
+	if _, err := conn.Write(encodeMetadataRequest(correlationID, topics)); err != nil {
+		return nil, fmt.Errorf("send metadata request: %w", err)
+	}
+	r := bufio.NewReader(conn)
+	var head [8]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return nil, fmt.Errorf("read metadata response: %w", err)
+	}
+	size := int32(binary.BigEndian.Uint32(head[:]))
+	if size < 4 || size > maxResponseSize {
+		return nil, fmt.Errorf("metadata response of %d bytes is out of bounds (is TLS misconfigured on the client or the broker?)", size)
+	}
+	if got := int32(binary.BigEndian.Uint32(head[4:])); got != correlationID {
+		return nil, fmt.Errorf("metadata response has correlation id %d, want %d", got, correlationID)
+	}
+	body := make([]byte, size-4)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, fmt.Errorf("read metadata response: %w", err)
+	}
+	return parseMetadata(body, topics)
+}
+
+// encodeMetadataRequest returns a whole Metadata v12 request frame for
+// topics: request header v2, then the flexible body.
+func encodeMetadataRequest(correlationID int32, topics []string) []byte {
+	b := make([]byte, 4, 64) // size, filled last
+	b = binary.BigEndian.AppendUint16(b, apiMetadata)
+	b = binary.BigEndian.AppendUint16(b, metadataVersion)
+	b = binary.BigEndian.AppendUint32(b, uint32(correlationID))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(clientID))) // client id: a classic string
+	b = append(b, clientID...)
+	b = append(b, 0) // header tagged fields
+	b = binary.AppendUvarint(b, uint64(len(topics)+1))
+	for _, t := range topics {
+		b = append(b, make([]byte, 16)...) // topic id: zero, ask by name
+		b = binary.AppendUvarint(b, uint64(len(t)+1))
+		b = append(b, t...)
+		b = append(b, 0) // tagged fields
+	}
+	b = append(b, 0, 0, 0) // allow auto-creation, authorized operations, tagged fields
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// parseMetadata decodes a Metadata v12 response body (after the correlation
+// id) and returns the topics asked for.
+func parseMetadata(body []byte, topics []string) (map[string]TopicInfo, error) {
+	d := compactDecoder{wireDecoder{buf: body}}
+	d.tags()  // response header tagged fields
+	d.int32() // throttle time
+	brokers := map[int32]string{}
+	for range d.compactLen() {
+		id := d.int32()
+		host := d.compactString()
+		port := d.int32()
+		d.compactString() // rack
+		d.tags()
+		brokers[id] = net.JoinHostPort(host, strconv.Itoa(int(port)))
+	}
+	d.compactString() // cluster id
+	d.int32()         // controller id
+	out := map[string]TopicInfo{}
+	var topicErr error
+	for range d.compactLen() {
+		code := d.int16()
+		name := d.compactString()
+		id := hex.EncodeToString(d.take(16))
+		d.take(1) // is internal
+		info := TopicInfo{ID: id, Leaders: map[int]string{}}
+		for range d.compactLen() {
+			d.int16() // partition error: a leader election shows as no leader
+			index := d.int32()
+			leader := d.int32()
+			d.int32()     // leader epoch
+			for range 3 { // replicas, in-sync replicas, offline replicas
+				for range d.compactLen() {
+					d.int32()
+				}
+			}
+			d.tags()
+			if addr, ok := brokers[leader]; ok {
+				info.Leaders[int(index)] = addr
+			}
+		}
+		d.int32() // authorized operations
+		d.tags()
+		if code != 0 && topicErr == nil {
+			topicErr = fmt.Errorf("topic %q: %w", name, kafkago.Error(code))
+		}
+		out[name] = info
+	}
+	d.tags()
+	if d.err != nil {
+		return nil, fmt.Errorf("decode metadata response: %w", d.err)
+	}
+	if topicErr != nil {
+		return nil, topicErr
+	}
+	for _, t := range topics {
+		if _, ok := out[t]; !ok {
+			return nil, fmt.Errorf("metadata response has no topic %q", t)
+		}
+	}
+	return out, nil
+}
+
+// compactDecoder adds the flexible (KIP-482) encodings to wireDecoder.
+type compactDecoder struct{ wireDecoder }
+
+func (d *compactDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.buf)
+	if n <= 0 {
+		d.err = errShortResponse
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+// compactLen reads a compact array length; a null array is empty.
+func (d *compactDecoder) compactLen() int {
+	n := d.uvarint()
+	if n == 0 {
+		return 0
+	}
+	if n-1 > uint64(len(d.buf)) { // every element takes at least one byte
+		d.err = errShortResponse
+		return 0
+	}
+	return int(n - 1)
+}
+
+// compactString reads a compact nullable string; null is "".
+func (d *compactDecoder) compactString() string {
+	n := d.uvarint()
+	if n == 0 {
+		return ""
+	}
+	if n-1 > uint64(len(d.buf)) {
+		d.err = errShortResponse
+		return ""
+	}
+	return string(d.take(int(n - 1)))
+}
+
+// tags skips a tagged-fields section.
+func (d *compactDecoder) tags() {
+	n := d.uvarint()
+	if n > uint64(len(d.buf)) { // every field takes at least two bytes
+		d.err = errShortResponse
+		return
+	}
+	for range n {
+		d.uvarint() // tag
+		if n := d.uvarint(); n > uint64(len(d.buf)) {
+			d.err = errShortResponse
+		} else {
+			d.take(int(n))
+		}
+	}
+}
