@@ -201,6 +201,21 @@ func (a *agent) client() *client.Client {
 // fails the test after timeout.
 func (a *agent) waitRows(pipeline string, idx int, want int64, timeout time.Duration) spec.TableStatus {
 	a.t.Helper()
+	last, reached := a.pollRows(pipeline, idx, want, timeout)
+	if !reached {
+		a.t.Fatalf("table has %d rows after %s, want %d; status %+v\nagent log:\n%s", last.Rows, timeout, want, last, a.log())
+	}
+	if last.Rows > want {
+		a.t.Fatalf("table has %d rows, want %d", last.Rows, want)
+	}
+	return last
+}
+
+// pollRows polls the pipeline until table idx has committed at least want
+// rows or timeout passes, and returns the table's last status and whether
+// it got there. It fails the test if the pipeline fails.
+func (a *agent) pollRows(pipeline string, idx int, want int64, timeout time.Duration) (spec.TableStatus, bool) {
+	a.t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last spec.TableStatus
 	for time.Now().Before(deadline) {
@@ -210,19 +225,15 @@ func (a *agent) waitRows(pipeline string, idx int, want int64, timeout time.Dura
 		if err == nil && len(p.Status.Tables) > idx {
 			last = p.Status.Tables[idx]
 			if last.Rows >= want {
-				if last.Rows > want {
-					a.t.Fatalf("table has %d rows, want %d", last.Rows, want)
-				}
-				return last
+				return last, true
 			}
 			if p.Status.State == spec.StateFailed {
-				a.t.Fatalf("pipeline failed: %+v", p.Status)
+				a.t.Fatalf("pipeline %s failed: %+v", pipeline, p.Status)
 			}
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	a.t.Fatalf("table has %d rows after %s, want %d; status %+v\nagent log:\n%s", last.Rows, timeout, want, last, a.log())
-	return last
+	return last, false
 }
 
 // python runs a script from testdata with the venv's interpreter.
@@ -308,24 +319,10 @@ func (a *agent) waitFor(pipeline, what string, timeout time.Duration, cond func(
 // next can say which rows are missing or extra.
 func (a *agent) waitAtLeast(pipeline string, idx int, want int64, timeout time.Duration) spec.TableStatus {
 	a.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last spec.TableStatus
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		p, err := a.client().GetPipeline(ctx, pipeline)
-		cancel()
-		if err == nil && len(p.Status.Tables) > idx {
-			last = p.Status.Tables[idx]
-			if last.Rows >= want {
-				return last
-			}
-			if p.Status.State == spec.StateFailed {
-				a.t.Fatalf("pipeline %s failed: %+v", pipeline, p.Status)
-			}
-		}
-		time.Sleep(250 * time.Millisecond)
+	last, reached := a.pollRows(pipeline, idx, want, timeout)
+	if !reached {
+		a.t.Logf("table %s has %d rows after %s, want %d", last.DestinationTable, last.Rows, timeout, want)
 	}
-	a.t.Logf("table %s has %d rows after %s, want %d", last.DestinationTable, last.Rows, timeout, want)
 	if last.Location == "" {
 		a.t.Fatalf("pipeline %s never reported table %d; agent log:\n%s", pipeline, idx, a.log())
 	}
