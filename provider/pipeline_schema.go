@@ -60,7 +60,9 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 			},
 			"continuous": schema.BoolAttribute{
 				MarkdownDescription: "`true` (default) keeps reading new records. `false` makes a triggered run: it " +
-					"reads up to the end offsets seen when it starts, commits, and stops in state `COMPLETED`.",
+					"reads up to the end offsets seen when it starts (the last stable offset under `isolation_level = \"" +
+					spec.IsolationReadCommitted + "\"`, the high watermark under `\"" + spec.IsolationReadUncommitted +
+					"\"`), commits, and stops in state `" + spec.StateCompleted + "`.",
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(true),
@@ -167,9 +169,13 @@ func kafkaOptionsSchema() schema.SingleNestedAttribute {
 				Optional: true,
 			},
 			"starting_offset": schema.StringAttribute{
-				MarkdownDescription: "Where a partition starts reading when the table's log holds no offset for it: one of " +
-					quoted(spec.StartingOffsets) + ". Defaults to `\"" + spec.DefaultStartingOffset + "\"`. Once a partition " +
-					"has committed offsets the table resumes from them, so changing this affects only new partitions.",
+				MarkdownDescription: "Where the partitions read at the table's first start begin: one of " +
+					quoted(spec.StartingOffsets) + ". Defaults to `\"" + spec.DefaultStartingOffset + "\"`. It applies only " +
+					"then: once the table has a log entry, every partition resumes from the offset recorded in the log, and " +
+					"every partition without a recorded offset (partitions added to a topic later, new topics matching " +
+					"`topic_pattern`, topics added to `topics` later) starts at `" + spec.StartingOffsetEarliest + "`, so " +
+					"that nothing written while the agent was down is skipped. Changing it on a table that has a log entry " +
+					"changes nothing.",
 				Optional: true,
 				Computed: true,
 				Default:  stringdefault.StaticString(spec.DefaultStartingOffset),
