@@ -106,9 +106,10 @@ func TestAccConnection(t *testing.T) {
 }
 
 // pipelineFixture is the configuration of TestAccPipeline: a connection to
-// the test broker and a pipeline with one table reading topic, its value
-// parsed with the schema in schemaFile. An empty isolationLevel leaves
-// isolation_level out of the configuration.
+// the test broker, a pipeline with one table reading topic, its value
+// parsed with the schema in schemaFile, and the pipeline's status data
+// source. An empty isolationLevel leaves isolation_level out of the
+// configuration.
 type pipelineFixture struct {
 	agent                    *testAgent
 	conn, pipeline, topic    string
@@ -118,6 +119,18 @@ type pipelineFixture struct {
 }
 
 func (f *pipelineFixture) config() string {
+	return f.resources() + `
+data "tributary_pipeline_status" "p" {
+  name = tributary_pipeline.p.name
+}
+`
+}
+
+// resources is the fixture's configuration without the data source, for a
+// plan after the pipeline was deleted behind Terraform's back: a plan that
+// does not refresh first (as the test harness runs one) reads the data
+// source for the pipeline still in the state, and fails.
+func (f *pipelineFixture) resources() string {
 	isolation := ""
 	if f.isolationLevel != "" {
 		isolation = "\n        isolation_level = " + hclString(f.isolationLevel)
@@ -140,6 +153,22 @@ func (f *pipelineFixture) config() string {
     update = "2m"
   }
 `)
+}
+
+// statusData is the address of the fixture's status data source.
+const statusData = "data.tributary_pipeline_status.p"
+
+// running checks that the status data source reports the fixture's one
+// table RUNNING without an error.
+func (f *pipelineFixture) running() resource.TestCheckFunc {
+	return resource.ComposeAggregateTestCheckFunc(
+		resource.TestCheckResourceAttr(statusData, "name", f.pipeline),
+		resource.TestCheckResourceAttr(statusData, "state", spec.StateRunning),
+		resource.TestCheckResourceAttr(statusData, "tables.#", "1"),
+		resource.TestCheckResourceAttr(statusData, "tables.0.destination_table", f.table),
+		resource.TestCheckResourceAttr(statusData, "tables.0.state", spec.StateRunning),
+		resource.TestCheckResourceAttr(statusData, "tables.0.last_error", ""),
+	)
 }
 
 func sha256Hex(s string) string {
@@ -173,13 +202,7 @@ func TestAccPipeline(t *testing.T) {
 	const res = "tributary_pipeline.p"
 	jsonOptions := "table.0.connector_options.kafka_options.value_transformer.json_options."
 	getPipeline := func(ctx context.Context, n string) error { _, err := a.Client.GetPipeline(ctx, n); return err }
-	running := resource.ComposeAggregateTestCheckFunc(
-		resource.TestCheckResourceAttr(res, "state", spec.StateRunning),
-		resource.TestCheckResourceAttr(res, "table_status.#", "1"),
-		resource.TestCheckResourceAttr(res, "table_status.0.destination_table", f.table),
-		resource.TestCheckResourceAttr(res, "table_status.0.state", spec.StateRunning),
-		resource.TestCheckResourceAttr(res, "table_status.0.last_error", ""),
-	)
+	running := f.running()
 
 	updated := *f
 	// The update also drops isolation_level, which goes back to its default.
@@ -261,7 +284,7 @@ func TestAccPipeline(t *testing.T) {
 						t.Fatalf("deleting the pipeline behind Terraform's back: %v", err)
 					}
 				},
-				Config:             updated.config(),
+				Config:             updated.resources(),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},

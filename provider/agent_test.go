@@ -22,6 +22,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // testAgent is a tributary-agent process shared by the acceptance tests of
@@ -215,5 +216,41 @@ func createTopic(t *testing.T, name string, partitions int) {
 	defer cc.Close()
 	if err := cc.CreateTopics(kafka.TopicConfig{Topic: name, NumPartitions: partitions, ReplicationFactor: 1}); err != nil {
 		t.Fatalf("creating topic %s: %v", name, err)
+	}
+}
+
+// produce writes values, keyed by their index, to topic on the test broker.
+func produce(t *testing.T, topic string, values ...string) {
+	t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(kafkaBootstrap()), Topic: topic, RequiredAcks: kafka.RequireAll}
+	defer w.Close()
+	msgs := make([]kafka.Message, len(values))
+	for i, v := range values {
+		msgs[i] = kafka.Message{Key: []byte(strconv.Itoa(i)), Value: []byte(v)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatalf("producing to %s: %v", topic, err)
+	}
+}
+
+// waitRows waits until the agent reports rows committed rows in the first
+// table of the named pipeline, and returns that table's status.
+func (a *testAgent) waitRows(t *testing.T, pipeline string, rows int64) spec.TableStatus {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := a.Client.GetPipeline(context.Background(), pipeline)
+		if err != nil {
+			t.Fatalf("reading pipeline %s: %v", pipeline, err)
+		}
+		if ts := got.Status.Tables[0]; ts.Rows >= rows {
+			return ts
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pipeline %s did not commit %d rows within a minute: %+v", pipeline, rows, got.Status)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

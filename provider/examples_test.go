@@ -34,29 +34,33 @@ func withoutTerraformBlock(t *testing.T, hcl string) string {
 }
 
 // TestAccExamples plans every example configuration of the docs, so that
-// they stay valid. The examples' folder is the working directory, as it is
-// for Terraform, so that schema files resolve.
+// they stay valid. Each case is one or more example folders planned as one
+// configuration (a data source example refers to the resource example's
+// pipeline); the first folder is the working directory, as it is for
+// Terraform, so that schema files resolve.
 func TestAccExamples(t *testing.T) {
-	for _, dir := range []string{
-		"examples/resources/tributary_connection",
-		"examples/resources/tributary_pipeline",
-		"examples/quickstart",
+	for _, dirs := range [][]string{
+		{"examples/resources/tributary_connection"},
+		{"examples/resources/tributary_pipeline"},
+		{"examples/resources/tributary_pipeline", "examples/data-sources/tributary_pipeline_status"},
+		{"examples/quickstart"},
 	} {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			abs := filepath.Join("..", dir)
-			files, err := filepath.Glob(filepath.Join(abs, "*.tf"))
-			if err != nil || len(files) == 0 {
-				t.Fatalf("no .tf files in %s: %v", dir, err)
-			}
+		t.Run(filepath.Base(dirs[len(dirs)-1]), func(t *testing.T) {
 			var config strings.Builder
-			for _, f := range files {
-				b, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
+			for _, dir := range dirs {
+				files, err := filepath.Glob(filepath.Join("..", dir, "*.tf"))
+				if err != nil || len(files) == 0 {
+					t.Fatalf("no .tf files in %s: %v", dir, err)
 				}
-				config.WriteString(withoutTerraformBlock(t, "\n"+string(b)))
+				for _, f := range files {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					config.WriteString(withoutTerraformBlock(t, "\n"+string(b)))
+				}
 			}
-			t.Chdir(abs)
+			t.Chdir(filepath.Join("..", dirs[0]))
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6ProviderFactories,
 				Steps: []resource.TestStep{{

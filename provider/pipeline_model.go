@@ -25,8 +25,6 @@ type pipelineResourceModel struct {
 	FlushInterval      types.String   `tfsdk:"flush_interval"`
 	TargetFileSizeMB   types.Int64    `tfsdk:"target_file_size_mb"`
 	MaxRowsPerFile     types.Int64    `tfsdk:"max_rows_per_file"`
-	State              types.String   `tfsdk:"state"`
-	TableStatus        types.List     `tfsdk:"table_status"`
 	Table              types.List     `tfsdk:"table"`
 	Timeouts           timeouts.Value `tfsdk:"timeouts"`
 }
@@ -64,17 +62,6 @@ type jsonOptionsModel struct {
 
 type tableConfigurationModel struct {
 	SourceMetadataColumn types.String `tfsdk:"source_metadata_column"`
-}
-
-type tableStatusModel struct {
-	DestinationTable types.String `tfsdk:"destination_table"`
-	State            types.String `tfsdk:"state"`
-	Location         types.String `tfsdk:"location"`
-	Version          types.Int64  `tfsdk:"version"`
-	Rows             types.Int64  `tfsdk:"rows"`
-	Files            types.Int64  `tfsdk:"files"`
-	CorruptRecords   types.Int64  `tfsdk:"corrupt_records"`
-	LastError        types.String `tfsdk:"last_error"`
 }
 
 // pipeline converts m into a spec pipeline; see specConverter.
@@ -269,26 +256,4 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 		Format:      types.StringValue(tr.Format),
 		JSONOptions: jo,
 	})
-}
-
-// setStatus sets the computed status attributes of m.
-func (m *pipelineResourceModel) setStatus(ctx context.Context, st *spec.PipelineStatus, diags *diag.Diagnostics) {
-	ty := pipelineTypes()
-	m.State = types.StringValue(st.State)
-	rows := make([]types.Object, len(st.Tables))
-	for i, ts := range st.Tables {
-		rows[i] = objectValue(ctx, diags, ty.tableStatus, tableStatusModel{
-			DestinationTable: types.StringValue(ts.DestinationTable),
-			State:            types.StringValue(ts.State),
-			Location:         types.StringValue(ts.Location),
-			Version:          types.Int64Value(ts.Version),
-			Rows:             types.Int64Value(ts.Rows),
-			Files:            types.Int64Value(ts.Files),
-			CorruptRecords:   types.Int64Value(ts.CorruptRecords),
-			LastError:        types.StringValue(ts.LastError),
-		})
-	}
-	list, d := types.ListValueFrom(ctx, ty.tableStatus, rows)
-	diags.Append(d...)
-	m.TableStatus = list
 }

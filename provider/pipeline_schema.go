@@ -34,13 +34,21 @@ func quoted(values []string) string {
 }
 
 // pipelineResourceSchema is the schema of tributary_pipeline, version 0.
+//
+// The computed state and table_status attributes of earlier releases were
+// removed without a new version: for a stored state of the current version
+// the framework drops the attributes the schema no longer has, so no
+// upgrader is needed (see TestUpgradeStateWithStatus).
 func pipelineResourceSchema(ctx context.Context) schema.Schema {
 	return schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A pipeline ingests Kafka topics, read through a `tributary_connection`, into " +
 			"append-only destination tables of Parquet files with a Delta-Lake-compatible transaction log, exactly once. " +
 			"Each `table` block declares one destination table `<destination_catalog>.<destination_schema>.<destination_table>` " +
-			"and the topics that feed it. Destroying the pipeline stops it; its tables, logs and offsets stay on disk.",
+			"and the topics that feed it. Destroying the pipeline stops it; its tables, logs and offsets stay on disk. " +
+			"The resource holds only what does not change while the pipeline runs, so a refresh-only plan stays empty " +
+			"as it ingests; read its state and progress (rows, files, log versions, offsets and lag) with the " +
+			"`tributary_pipeline_status` data source.",
 		Attributes: map[string]schema.Attribute{
 			"id":   idAttribute(),
 			"name": nameAttribute("pipeline", " (the tables stay)"),
@@ -88,26 +96,6 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 				Optional: true,
 				Computed: true,
 				Default:  int64default.StaticInt64(spec.DefaultMaxRowsPerFile),
-			},
-			"state": schema.StringAttribute{
-				MarkdownDescription: "State of the pipeline as the agent reports it: `" + spec.StateStarting + "`, `" +
-					spec.StateRunning + "`, `" + spec.StateCompleted + "` (a triggered run finished), `" + spec.StateFailed +
-					"` (a table stopped on an error it cannot retry; see `table_status`) or `" + spec.StateStopped + "`.",
-				Computed: true,
-			},
-			"table_status": schema.ListNestedAttribute{
-				MarkdownDescription: "Status of each destination table, in the order of the `table` blocks, as last read from the agent.",
-				Computed:            true,
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"destination_table": schema.StringAttribute{MarkdownDescription: "The table's `destination_table`.", Computed: true},
-					"state":             schema.StringAttribute{MarkdownDescription: "State of the table, same values as the pipeline's `state`.", Computed: true},
-					"location":          schema.StringAttribute{MarkdownDescription: "The table's folder on the agent.", Computed: true},
-					"version":           schema.Int64Attribute{MarkdownDescription: "Latest committed version of the table's transaction log; `-1` before the first commit.", Computed: true},
-					"rows":              schema.Int64Attribute{MarkdownDescription: "Rows committed.", Computed: true},
-					"files":             schema.Int64Attribute{MarkdownDescription: "Parquet files committed.", Computed: true},
-					"corrupt_records":   schema.Int64Attribute{MarkdownDescription: "Records committed with `_corrupt_record` set because their key or value did not decode.", Computed: true},
-					"last_error":        schema.StringAttribute{MarkdownDescription: "Most recent error of the table, retried or fatal; empty if none.", Computed: true},
-				}},
 			},
 		},
 		Blocks: map[string]schema.Block{
@@ -241,7 +229,7 @@ func transformerSchema(side string) schema.SingleNestedAttribute {
 // pipelineTypes are the object types of the pipeline schema, derived once
 // from the schema itself.
 var pipelineTypes = sync.OnceValue(func() (t struct {
-	table, connectorOptions, kafkaOptions, transformer, jsonOptions, tableConfiguration, tableStatus types.ObjectType
+	table, connectorOptions, kafkaOptions, transformer, jsonOptions, tableConfiguration types.ObjectType
 }) {
 	s := pipelineResourceSchema(context.Background())
 	t.table, _ = s.Blocks["table"].(schema.ListNestedBlock).NestedObject.Type().(types.ObjectType)
@@ -250,6 +238,5 @@ var pipelineTypes = sync.OnceValue(func() (t struct {
 	t.transformer = attrObjectType(t.kafkaOptions, "key_transformer")
 	t.jsonOptions = attrObjectType(t.transformer, "json_options")
 	t.tableConfiguration = attrObjectType(t.table, "table_configuration")
-	t.tableStatus, _ = s.Attributes["table_status"].(schema.ListNestedAttribute).NestedObject.Type().(types.ObjectType)
 	return t
 })

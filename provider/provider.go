@@ -86,9 +86,9 @@ func (p *tributaryProvider) Schema(_ context.Context, _ provider.SchemaRequest, 
 	}
 }
 
-// providerData is handed to resources by Configure. client is nil when the
-// configuration is not known yet (plan with unknown endpoint or token);
-// resources that need the agent then say so.
+// providerData is handed to resources and data sources by Configure.
+// client is nil when the configuration is not known yet (plan with unknown
+// endpoint or token); those that need the agent then say so.
 type providerData struct {
 	client *client.Client
 }
@@ -160,5 +160,7 @@ func (p *tributaryProvider) Resources(context.Context) []func() resource.Resourc
 
 // DataSources implements provider.Provider.
 func (p *tributaryProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		NewPipelineStatusDataSource,
+	}
 }

@@ -13,36 +13,55 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 )
 
-// agentResource is embedded by every resource: it receives the provider's
-// data in Configure and hands out the agent client.
-type agentResource struct {
+// agentAccess is embedded by every resource and data source: it holds the
+// provider's data, received in Configure, and hands out the agent client.
+type agentAccess struct {
 	data *providerData
 }
 
-// Configure implements resource.ResourceWithConfigure.
-func (r *agentResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return // ValidateResourceConfig runs before the provider is configured
+// configure keeps pd, the ProviderData of a Configure request.
+func (a *agentAccess) configure(pd any, diags *diag.Diagnostics) {
+	if pd == nil {
+		return // validation runs before the provider is configured
 	}
-	data, ok := req.ProviderData.(*providerData)
+	data, ok := pd.(*providerData)
 	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data",
-			fmt.Sprintf("expected *providerData, got %T; this is a bug in the provider", req.ProviderData))
+		diags.AddError("Unexpected provider data",
+			fmt.Sprintf("expected *providerData, got %T; this is a bug in the provider", pd))
 		return
 	}
-	r.data = data
+	a.data = data
+}
+
+// configured returns the agent client, or nil when the provider is not
+// configured yet or its configuration was not known.
+func (a *agentAccess) configured() *client.Client {
+	if a.data == nil {
+		return nil
+	}
+	return a.data.client
 }
 
 // client returns the agent client, or adds an error and returns nil when the
 // provider configuration was not known when the provider was configured.
-func (r *agentResource) client(diags *diag.Diagnostics) *client.Client {
-	if r.data == nil || r.data.client == nil {
+func (a *agentAccess) client(diags *diag.Diagnostics) *client.Client {
+	c := a.configured()
+	if c == nil {
 		diags.AddError("Provider not configured",
 			"The tributary provider's endpoint or token was unknown when it was configured, so it cannot "+
 				"reach the agent yet. Apply the resources they depend on first (terraform apply -target=...).")
-		return nil
 	}
-	return r.data.client
+	return c
+}
+
+// agentResource is embedded by every resource.
+type agentResource struct {
+	agentAccess
+}
+
+// Configure implements resource.ResourceWithConfigure.
+func (r *agentResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.configure(req.ProviderData, &resp.Diagnostics)
 }
 
 // idAttribute is every resource's computed id, the same as its name.

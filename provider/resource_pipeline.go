@@ -68,8 +68,7 @@ func (r *pipelineResource) ValidateConfig(ctx context.Context, req resource.Vali
 
 // ModifyPlan implements resource.ResourceWithModifyPlan. It plans each
 // schema_file_sha256 from the file's current content, so that an edited file
-// shows as an update, and plans the status as unknown whenever the pipeline
-// will be updated, since the agent reports a new one after the update.
+// shows as an update.
 func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
@@ -95,11 +94,6 @@ func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 		setAttr(ctx, &resp.Plan, jp+".schema_file_sha256", sha, &resp.Diagnostics)
 	})
-	if resp.Diagnostics.HasError() || req.State.Raw.IsNull() || resp.Plan.Raw.Equal(req.State.Raw) {
-		return
-	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringUnknown())...)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("table_status"), types.ListUnknown(pipelineTypes().tableStatus))...)
 }
 
 // attributeSetter is the SetAttribute of tfsdk.Plan and tfsdk.State.
@@ -167,10 +161,9 @@ func (r *pipelineResource) apply(ctx context.Context, plan *pipelineResourceMode
 		addAgentError(diags, "pipeline", "Cannot apply pipeline "+p.Name, err)
 		return
 	}
-	got, waitErr := waitForPipeline(ctx, api, p.Name, got, stuckAfter)
+	waitErr := waitForPipeline(ctx, api, p.Name, got, stuckAfter)
 
 	plan.ID = types.StringValue(p.Name)
-	plan.setStatus(ctx, &got.Status, diags)
 	diags.Append(state.Set(ctx, plan)...)
 	eachJSONOptions(p, func(jp string, jo *spec.JSONOptions) {
 		sha := types.StringNull()
@@ -206,24 +199,24 @@ func checkSchemaFileUnchanged(ctx context.Context, planned tfsdk.Plan, jp string
 }
 
 // waitForPipeline polls the agent until the pipeline is RUNNING, COMPLETED
-// or FAILED, or ctx ends. It returns the last response it got, never nil,
-// and an error for FAILED (naming each table's last error) and for a
+// or FAILED, or ctx ends, starting from cur, the answer to its PUT. It
+// returns an error for FAILED (naming each table's last error) and for a
 // timeout.
 //
 // A pipeline that stays STARTING with a table error for stuckAfter (a
 // topic that does not exist, an unreachable broker) fails the wait early
 // with that error, rather than after the whole timeout; the agent keeps
 // retrying it.
-func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *spec.PipelineResponse, stuckAfter time.Duration) (*spec.PipelineResponse, error) {
+func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *spec.PipelineResponse, stuckAfter time.Duration) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var stuckSince time.Time
 	for {
 		switch cur.Status.State {
 		case spec.StateRunning, spec.StateCompleted:
-			return cur, nil
+			return nil
 		case spec.StateFailed:
-			return cur, fmt.Errorf("the agent reports pipeline %q FAILED:%s", name, tableErrors(&cur.Status))
+			return fmt.Errorf("the agent reports pipeline %q FAILED:%s", name, tableErrors(&cur.Status))
 		}
 		switch errs := tableErrors(&cur.Status); {
 		case errs == "":
@@ -231,11 +224,11 @@ func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *
 		case stuckSince.IsZero():
 			stuckSince = time.Now()
 		case time.Since(stuckSince) >= stuckAfter:
-			return cur, fmt.Errorf("pipeline %q cannot start; the agent keeps retrying, but fix the cause and apply again:%s", name, errs)
+			return fmt.Errorf("pipeline %q cannot start; the agent keeps retrying, but fix the cause and apply again:%s", name, errs)
 		}
 		select {
 		case <-ctx.Done():
-			return cur, fmt.Errorf("pipeline %q is still %s after the timeout; raise the create/update timeout "+
+			return fmt.Errorf("pipeline %q is still %s after the timeout; raise the create/update timeout "+
 				"in a timeouts block, or check the agent's log and the Kafka cluster.%s",
 				name, cur.Status.State, tableErrors(&cur.Status))
 		case <-tick.C:
@@ -245,7 +238,7 @@ func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *
 		case ctx.Err() != nil:
 			continue // report the timeout with the last known state
 		case err != nil:
-			return cur, fmt.Errorf("reading the state of pipeline %q: %w", name, err)
+			return fmt.Errorf("reading the state of pipeline %q: %w", name, err)
 		}
 		cur = next
 	}
@@ -286,7 +279,6 @@ func (r *pipelineResource) Read(ctx context.Context, req resource.ReadRequest, r
 	}
 	m := prior
 	m.setFromSpec(ctx, &got.Spec, &prior, &resp.Diagnostics)
-	m.setStatus(ctx, &got.Status, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -52,6 +52,15 @@ resource "tributary_pipeline" "quickstart" {
   }
 }
 
-output "table_status" {
-  value = tributary_pipeline.quickstart.table_status
+# The table's folder. The same data source reports each table's state, rows,
+# files and log version, and per partition the next offset and lag; those
+# move as the pipeline ingests, which is why a data source reads them instead
+# of the resource keeping them (an output of them would change on every
+# refresh).
+data "tributary_pipeline_status" "quickstart" {
+  name = tributary_pipeline.quickstart.name
+}
+
+output "table_locations" {
+  value = { for t in data.tributary_pipeline_status.quickstart.tables : t.destination_table => t.location }
 }

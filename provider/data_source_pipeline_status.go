@@ -1,0 +1,169 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+var _ datasource.DataSourceWithConfigure = (*pipelineStatusDataSource)(nil)
+
+// pipelineStatusDataSource is tributary_pipeline_status: the state and
+// progress of a pipeline, which move as it ingests and so are not attributes
+// of tributary_pipeline.
+type pipelineStatusDataSource struct {
+	agentAccess
+}
+
+// NewPipelineStatusDataSource returns the tributary_pipeline_status data
+// source.
+func NewPipelineStatusDataSource() datasource.DataSource { return &pipelineStatusDataSource{} }
+
+// pipelineStatusDataSourceModel is the state of tributary_pipeline_status.
+// Every attribute but name is computed and known once read, so plain Go
+// values hold them.
+type pipelineStatusDataSourceModel struct {
+	Name   types.String       `tfsdk:"name"`
+	State  types.String       `tfsdk:"state"`
+	Tables []tableStatusModel `tfsdk:"tables"`
+}
+
+type tableStatusModel struct {
+	DestinationTable string                 `tfsdk:"destination_table"`
+	State            string                 `tfsdk:"state"`
+	Location         string                 `tfsdk:"location"`
+	Version          int64                  `tfsdk:"version"`
+	Rows             int64                  `tfsdk:"rows"`
+	Files            int64                  `tfsdk:"files"`
+	CorruptRecords   int64                  `tfsdk:"corrupt_records"`
+	LastError        string                 `tfsdk:"last_error"`
+	Partitions       []partitionStatusModel `tfsdk:"partitions"`
+}
+
+type partitionStatusModel struct {
+	Topic      string `tfsdk:"topic"`
+	Partition  int64  `tfsdk:"partition"`
+	NextOffset int64  `tfsdk:"next_offset"`
+	Lag        int64  `tfsdk:"lag"`
+}
+
+// Metadata implements datasource.DataSource.
+func (d *pipelineStatusDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_pipeline_status"
+}
+
+// Schema implements datasource.DataSource.
+func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	tableStates := "`" + spec.StateStarting + "`, `" + spec.StateRunning + "`, `" + spec.StateCompleted +
+		"` (a triggered run finished), `" + spec.StateFailed + "` (stopped on an error it cannot retry; see `last_error`) or `" +
+		spec.StateStopped + "`"
+	computedString := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{MarkdownDescription: desc, Computed: true}
+	}
+	computedInt := func(desc string) schema.Int64Attribute {
+		return schema.Int64Attribute{MarkdownDescription: desc, Computed: true}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The state and progress of a pipeline as the agent reports them when Terraform reads " +
+			"the data source: per destination table its state, log version, rows, files and corrupt records, and per " +
+			"topic-partition the next offset and the lag. These values move as the pipeline ingests, which is why " +
+			"they are not attributes of `tributary_pipeline`.",
+		Attributes: map[string]schema.Attribute{
+			"name": schema.StringAttribute{
+				MarkdownDescription: "`name` of the pipeline; reference it (`tributary_pipeline.x.name`) so that the " +
+					"status is read after the pipeline is created or updated. Reading a pipeline the agent does not " +
+					"have is an error.",
+				Required: true,
+			},
+			"state": computedString("State of the pipeline, from its tables': `" + spec.StateFailed + "` if one failed, `" +
+				spec.StateCompleted + "` once all completed, `" + spec.StateRunning + "` once all run or completed, `" +
+				spec.StateStopped + "` if all stopped, `" + spec.StateStarting + "` otherwise."),
+			"tables": schema.ListNestedAttribute{
+				MarkdownDescription: "Status of each destination table, in the order of the pipeline's `table` blocks.",
+				Computed:            true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"destination_table": computedString("The table's `destination_table`."),
+					"state":             computedString("State of the table: " + tableStates + "."),
+					"location":          computedString("The table's folder on the agent."),
+					"version":           computedInt("Latest committed version of the table's transaction log; `-1` before the first commit."),
+					"rows":              computedInt("Rows committed."),
+					"files":             computedInt("Parquet files committed."),
+					"corrupt_records":   computedInt("Records committed with `_corrupt_record` set because their key or value did not decode."),
+					"last_error":        computedString("Most recent error of the table, retried or fatal; empty if none."),
+					"partitions": schema.ListNestedAttribute{
+						MarkdownDescription: "Progress of each topic-partition the table reads, by topic and partition.",
+						Computed:            true,
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"topic":       computedString("Topic name."),
+							"partition":   computedInt("Partition number."),
+							"next_offset": computedInt("Next offset to read, as committed in the table's log."),
+							"lag":         computedInt("Records between `next_offset` and the partition's end (high watermark), as last seen."),
+						}},
+					},
+				}},
+			},
+		},
+	}
+}
+
+// Configure implements datasource.DataSourceWithConfigure.
+func (d *pipelineStatusDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.configure(req.ProviderData, &resp.Diagnostics)
+}
+
+// Read implements datasource.DataSource.
+func (d *pipelineStatusDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	api := d.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var m pipelineStatusDataSourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := m.Name.ValueString()
+	got, err := api.GetPipeline(ctx, name)
+	if errors.Is(err, client.ErrNotFound) {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Pipeline not found",
+			fmt.Sprintf("The agent has no pipeline %q.", name))
+		return
+	}
+	if err != nil {
+		addAgentError(&resp.Diagnostics, "pipeline", "Cannot read pipeline "+name, err)
+		return
+	}
+	m.set(&got.Status)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// set sets the computed attributes of m from st.
+func (m *pipelineStatusDataSourceModel) set(st *spec.PipelineStatus) {
+	m.State = types.StringValue(st.State)
+	m.Tables = make([]tableStatusModel, len(st.Tables))
+	for i, ts := range st.Tables {
+		parts := make([]partitionStatusModel, len(ts.Partitions))
+		for j, ps := range ts.Partitions {
+			parts[j] = partitionStatusModel{Topic: ps.Topic, Partition: int64(ps.Partition), NextOffset: ps.NextOffset, Lag: ps.Lag}
+		}
+		m.Tables[i] = tableStatusModel{
+			DestinationTable: ts.DestinationTable,
+			State:            ts.State,
+			Location:         ts.Location,
+			Version:          ts.Version,
+			Rows:             ts.Rows,
+			Files:            ts.Files,
+			CorruptRecords:   ts.CorruptRecords,
+			LastError:        ts.LastError,
+			Partitions:       parts,
+		}
+	}
+}
