@@ -19,7 +19,8 @@ import (
 
 // TestAccPipelineStatus ingests rows and checks that the resource does not
 // move (a refresh-only plan stays empty) while tributary_pipeline_status
-// reports the counters.
+// reports the counters, then that a schema change the table cannot take
+// fails at plan time through the agent's dry run, changing nothing.
 func TestAccPipelineStatus(t *testing.T) {
 	a := sharedAgent(t)
 	f := &pipelineFixture{
@@ -92,7 +93,48 @@ func TestAccPipelineStatus(t *testing.T) {
 					resource.TestCheckResourceAttr(statusData, "tables.0.partitions.0.lag", "0"),
 				),
 			},
+			{
+				// A column type change the table's log cannot take fails the
+				// plan, on the table block, with the agent's reason.
+				PreConfig:   func() { writeSchema("id STRING, user STRING, amount DOUBLE") },
+				Config:      f.config(),
+				PlanOnly:    true,
+				ExpectError: messageRE("attribute table[0]", "column id changes type from BIGINT to STRING"),
+			},
+			{
+				// The dry run changed nothing: the agent keeps the first
+				// schema, and with the file back the plan is empty.
+				PreConfig: func() {
+					got, err := a.Client.GetPipeline(context.Background(), f.pipeline)
+					if err != nil {
+						t.Fatal(err)
+					}
+					jo := got.Spec.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions
+					if jo.SchemaFileContent != schemaV1 || got.Status.State != spec.StateRunning {
+						t.Fatalf("after the dry run the agent has schema %q in state %s, want %q RUNNING",
+							jo.SchemaFileContent, got.Status.State, schemaV1)
+					}
+					writeSchema(schemaV1)
+				},
+				Config:   f.config(),
+				PlanOnly: true,
+			},
 		},
+	})
+}
+
+// TestAccPipelinePlanWithoutAgent checks that a plan whose values are all
+// known still works when the agent cannot be reached: the dry run is
+// skipped with a warning.
+func TestAccPipelinePlanWithoutAgent(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: "provider \"tributary\" {\n  endpoint = \"http://127.0.0.1:1\"\n}\n" +
+				pipelineHCL(nil, tableHCL("events", `topics = ["events"]`, "")),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -68,7 +69,8 @@ func (r *pipelineResource) ValidateConfig(ctx context.Context, req resource.Vali
 
 // ModifyPlan implements resource.ResourceWithModifyPlan. It plans each
 // schema_file_sha256 from the file's current content, so that an edited file
-// shows as an update.
+// shows as an update, and asks the agent for a dry run of a pipeline that
+// will be created or updated (see dryRun).
 func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
@@ -94,6 +96,52 @@ func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 		setAttr(ctx, &resp.Plan, jp+".schema_file_sha256", sha, &resp.Diagnostics)
 	})
+	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	r.dryRun(ctx, p, &resp.Diagnostics)
+}
+
+// dryRunTimeout bounds the agent's dry run of a plan.
+const dryRunTimeout = 30 * time.Second
+
+// dryRun asks the agent whether it would accept pipeline p, whose values are
+// all known, so that a change it refuses (a column type changed in a schema
+// file, a table another pipeline claims) fails the plan, on the attribute
+// the agent names, rather than the apply. It needs the agent: without a
+// configured provider it does nothing, and an agent that cannot be reached
+// leaves a warning, so that a plan still works offline.
+//
+// A connection the agent does not have is not an error here: the same apply
+// may create it (connection_name = tributary_connection.x.name is known at
+// plan time); the apply reports it if not.
+func (r *pipelineResource) dryRun(ctx context.Context, p *spec.Pipeline, diags *diag.Diagnostics) {
+	api := r.configured()
+	if api == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
+	defer cancel()
+	_, err := api.DryRunPipeline(ctx, p)
+	var apiErr *client.APIError
+	switch {
+	case err == nil:
+	case !errors.As(err, &apiErr) || !refusal(apiErr.Status):
+		diags.AddWarning("Pipeline "+p.Name+" not checked by the agent",
+			"The plan could not ask the agent for a dry run, so a change the agent refuses (a column type changed "+
+				"in a schema file, a table another pipeline claims) shows only at apply: "+err.Error())
+	case len(apiErr.Problems) == 1 && apiErr.Problems[0].Path == "connection_name":
+		// The connection does not exist yet; see above.
+	default:
+		addAgentError(diags, "pipeline", "The agent refuses pipeline "+p.Name, err)
+	}
+}
+
+// refusal reports whether an answer of the agent to a PUT refuses the
+// pipeline itself (invalid, a claimed table, a change its tables cannot
+// take), rather than the request (a token, a route, a server error).
+func refusal(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusConflict || status == http.StatusUnprocessableEntity
 }
 
 // attributeSetter is the SetAttribute of tfsdk.Plan and tfsdk.State.
