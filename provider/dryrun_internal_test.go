@@ -40,12 +40,17 @@ func TestDryRunDiagnostics(t *testing.T) {
 		{name: "wrong token", status: http.StatusUnauthorized, body: `{"title":"Unauthorized","status":401,"detail":"the token was rejected"}`,
 			wantWarning: true, wantDetail: "the token was rejected"},
 		{name: "agent down", unreachable: true, wantWarning: true, wantDetail: "is the agent running"},
+		{name: "agent without dry runs", status: http.StatusNotFound,
+			body:        `{"title":"Not Found","status":404,"detail":"no route for POST /v1/pipelines/p/dry-run"}`,
+			wantWarning: true, wantDetail: "The agent predates dry runs, so it cannot check plans: until it is upgraded"},
+		{name: "dry run not allowed", status: http.StatusMethodNotAllowed, body: `{"title":"Method Not Allowed","status":405}`,
+			wantWarning: true, wantDetail: "until it is upgraded"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Method != http.MethodPut || r.URL.Query().Get("dry_run") != "true" {
+				if r.Method != http.MethodPost || r.URL.Path != "/v1/pipelines/p/dry-run" || r.URL.RawQuery != "" {
 					t.Errorf("request %s %s, want a dry run", r.Method, r.URL)
 				}
 				w.WriteHeader(tc.status)

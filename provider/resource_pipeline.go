@@ -109,8 +109,9 @@ const dryRunTimeout = 30 * time.Second
 // all known, so that a change it refuses (a column type changed in a schema
 // file, a table another pipeline claims) fails the plan, on the attribute
 // the agent names, rather than the apply. It needs the agent: without a
-// configured provider it does nothing, and an agent that cannot be reached
-// leaves a warning, so that a plan still works offline.
+// configured provider it does nothing, and an agent that cannot be reached,
+// or predates dry runs (404 or 405), leaves a warning, so that a plan still
+// works offline and against an older agent.
 //
 // A connection the agent does not have is not an error here: the same apply
 // may create it (connection_name = tributary_connection.x.name is known at
@@ -123,13 +124,21 @@ func (r *pipelineResource) dryRun(ctx context.Context, p *spec.Pipeline, diags *
 	ctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
 	defer cancel()
 	_, err := api.DryRunPipeline(ctx, p)
+	if err == nil {
+		return
+	}
+	const unchecked = "a change the agent refuses (a column type changed in a schema file, " +
+		"a table another pipeline claims) shows only at apply"
 	var apiErr *client.APIError
+	answered := errors.As(err, &apiErr)
 	switch {
-	case err == nil:
-	case !errors.As(err, &apiErr) || !refusal(apiErr.Status):
+	case answered && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed):
+		diags.AddWarning("Pipeline "+p.Name+" not checked by the agent: upgrade the agent",
+			"The agent predates dry runs, so it cannot check plans: until it is upgraded, "+unchecked+
+				". The plan goes on without the check. The agent answered: "+err.Error())
+	case !answered || !refusal(apiErr.Status):
 		diags.AddWarning("Pipeline "+p.Name+" not checked by the agent",
-			"The plan could not ask the agent for a dry run, so a change the agent refuses (a column type changed "+
-				"in a schema file, a table another pipeline claims) shows only at apply: "+err.Error())
+			"The plan could not ask the agent for a dry run, so "+unchecked+": "+err.Error())
 	case len(apiErr.Problems) == 1 && apiErr.Problems[0].Path == "connection_name":
 		// The connection does not exist yet; see above.
 	default:

@@ -133,15 +133,16 @@ func (c *Client) PutPipeline(ctx context.Context, p *spec.Pipeline) (*spec.Pipel
 }
 
 // DryRunPipeline asks the agent whether PutPipeline would accept p, without
-// changing anything: the agent runs every check of a PUT (validation, the
-// connection, table claims, changes the existing tables cannot take) and
-// answers the pipeline as it would store it, normalized, or the same
-// [*APIError] a PUT would get. It is tried once, without retries, so that a
-// caller learns at once that the agent cannot be reached.
+// changing anything (POST /v1/pipelines/{name}/dry-run): the agent runs
+// every check of a PUT (validation, the connection, table claims, changes
+// the existing tables cannot take) and answers the pipeline as it would
+// store it, normalized, or the same [*APIError] a PUT would get. An agent
+// that predates dry runs answers 404 or 405. It is tried once, without
+// retries, so that a caller learns at once that the agent cannot be reached.
 func (c *Client) DryRunPipeline(ctx context.Context, p *spec.Pipeline) (*spec.Pipeline, error) {
 	var out spec.Pipeline
 	ctx = context.WithValue(ctx, tryOnce{}, true)
-	return &out, c.do(ctx, http.MethodPut, "/v1/pipelines/"+url.PathEscape(p.Name)+"?dry_run=true", p, &out)
+	return &out, c.do(ctx, http.MethodPost, "/v1/pipelines/"+url.PathEscape(p.Name)+"/dry-run", p, &out)
 }
 
 // tryOnce is the context key that turns the retries of one request off.

@@ -11,14 +11,14 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// A dry run is sent once, as PUT ?dry_run=true, even to an agent that
-// answers 503; the other requests are retried.
+// A dry run is sent once, as POST /v1/pipelines/{name}/dry-run, even to an
+// agent that answers 503; the other requests are retried.
 func TestDryRunIsNotRetried(t *testing.T) {
 	t.Parallel()
 	var calls, dryRuns atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		if r.Method == http.MethodPut && r.URL.Path == "/v1/pipelines/p" && r.URL.Query().Get("dry_run") == "true" {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/pipelines/p/dry-run" && r.URL.RawQuery == "" {
 			dryRuns.Add(1)
 		}
 		w.Header().Set("Content-Type", "application/problem+json")

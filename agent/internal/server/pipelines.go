@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -33,56 +32,18 @@ func (s *Server) listPipelines(w http.ResponseWriter, _ *http.Request) error {
 }
 
 // putPipeline creates or replaces a pipeline: decode, normalize, validate,
-// check its table claims and its connection, store, then apply. An unchanged
-// spec is applied again only when the engine does not run it.
-//
-// With ?dry_run=true it runs the same checks and the engine's (a change an
-// existing table cannot take), answers the same problems, and on success
-// 200 with the pipeline as it would be stored; it stores, starts and stops
-// nothing.
+// check its table claims and its connection (admitPipeline), store, then
+// apply. An unchanged spec is applied again only when the engine does not
+// run it.
 func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
-	dryRun, err := dryRunParam(r)
+	p, err := decodePipeline(w, r)
 	if err != nil {
 		return err
 	}
-	var p spec.Pipeline
-	if err := decodeBody(w, r, "pipeline", &p); err != nil {
-		return err
-	}
-	if err := pathName(r, &p.Name); err != nil {
-		return err
-	}
-	p.Normalize()
-	if errs := p.Validate(); len(errs) > 0 {
-		return invalid("the pipeline is not valid", errs)
-	}
-
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	others, err := s.store.Pipelines.List()
-	if err != nil {
+	if _, err := s.admitPipeline(&p); err != nil {
 		return err
-	}
-	if errs := p.ClaimConflicts(others); len(errs) > 0 {
-		pe := problemf(http.StatusConflict, "a destination table belongs to exactly one pipeline")
-		pe.Errors = errs
-		return pe
-	}
-	conn, err := s.store.Connections.Get(p.Connection)
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		return invalid("the pipeline's connection does not exist", spec.Errors{{
-			Path:   "connection_name",
-			Detail: fmt.Sprintf("connection %q does not exist on the agent; create it first", p.Connection),
-		}})
-	}
-	if dryRun {
-		if err := s.engine.Check(&p, &conn); err != nil {
-			return refusal(&p, err)
-		}
-		return writeJSON(w, http.StatusOK, &p)
 	}
 
 	old, err := s.store.Pipelines.Get(p.Name)
@@ -105,6 +66,72 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	return writeJSON(w, http.StatusOK, spec.PipelineResponse{Spec: p, Status: s.status(&p)})
+}
+
+// dryRunPipeline answers POST /v1/pipelines/{name}/dry-run: the checks of
+// a PUT of the same body (admitPipeline) and the engine's (a change an
+// existing table cannot take), with the same problems, and on success 200
+// with the pipeline as a PUT would store it. It stores, starts and stops
+// nothing. It is a route of its own, not an option of the PUT, so that an
+// agent without it answers 404 instead of applying the pipeline.
+func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
+	p, err := decodePipeline(w, r)
+	if err != nil {
+		return err
+	}
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	conn, err := s.admitPipeline(&p)
+	if err != nil {
+		return err
+	}
+	if err := s.engine.Check(&p, &conn); err != nil {
+		return refusal(&p, err)
+	}
+	return writeJSON(w, http.StatusOK, &p)
+}
+
+// decodePipeline reads the pipeline in the body of r, named by the URL,
+// normalized and validated.
+func decodePipeline(w http.ResponseWriter, r *http.Request) (spec.Pipeline, error) {
+	var p spec.Pipeline
+	if err := decodeBody(w, r, "pipeline", &p); err != nil {
+		return p, err
+	}
+	if err := pathName(r, &p.Name); err != nil {
+		return p, err
+	}
+	p.Normalize()
+	if errs := p.Validate(); len(errs) > 0 {
+		return p, invalid("the pipeline is not valid", errs)
+	}
+	return p, nil
+}
+
+// admitPipeline checks valid pipeline p against the stored objects: no table
+// another pipeline claims (409), and a connection that exists (422), which
+// it returns. The caller holds changeMu.
+func (s *Server) admitPipeline(p *spec.Pipeline) (spec.Connection, error) {
+	others, err := s.store.Pipelines.List()
+	if err != nil {
+		return spec.Connection{}, err
+	}
+	if errs := p.ClaimConflicts(others); len(errs) > 0 {
+		pe := problemf(http.StatusConflict, "a destination table belongs to exactly one pipeline")
+		pe.Errors = errs
+		return spec.Connection{}, pe
+	}
+	conn, err := s.store.Connections.Get(p.Connection)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			return spec.Connection{}, err
+		}
+		return spec.Connection{}, invalid("the pipeline's connection does not exist", spec.Errors{{
+			Path:   "connection_name",
+			Detail: fmt.Sprintf("connection %q does not exist on the agent; create it first", p.Connection),
+		}})
+	}
+	return conn, nil
 }
 
 // applyFailed answers a failed Apply of pipeline p. A refusal (spec.Errors)
@@ -139,19 +166,6 @@ func refusal(p *spec.Pipeline, err error) error {
 		return fmt.Errorf("checking pipeline %q: %w", p.Name, err)
 	}
 	return invalid("the agent refused the pipeline", refused)
-}
-
-// dryRunParam reads the dry_run query parameter of r; absent means false.
-func dryRunParam(r *http.Request) (bool, error) {
-	q := r.URL.Query()
-	if !q.Has("dry_run") {
-		return false, nil
-	}
-	v, err := strconv.ParseBool(q.Get("dry_run"))
-	if err != nil {
-		return false, problemf(http.StatusBadRequest, "dry_run must be true or false, not %q", q.Get("dry_run"))
-	}
-	return v, nil
 }
 
 // deletePipeline stops a pipeline and forgets it; its tables stay.

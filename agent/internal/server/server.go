@@ -4,16 +4,18 @@
 //
 // Routes (every one but /healthz needs the token):
 //
-//	PUT/GET/DELETE /v1/connections/{name}   one connection
-//	GET            /v1/connections          every connection, by name
-//	PUT/GET/DELETE /v1/pipelines/{name}     one pipeline, with its status
-//	PUT /v1/pipelines/{name}?dry_run=true   every check of a PUT; changes nothing
-//	GET            /v1/pipelines            every pipeline, by name
-//	GET            /healthz                 liveness, no token
-//	GET            /metrics                 Prometheus text format
+//	PUT/GET/DELETE /v1/connections/{name}       one connection
+//	GET            /v1/connections              every connection, by name
+//	PUT/GET/DELETE /v1/pipelines/{name}         one pipeline, with its status
+//	POST           /v1/pipelines/{name}/dry-run every check of a PUT; changes nothing
+//	GET            /v1/pipelines                every pipeline, by name
+//	GET            /healthz                     liveness, no token
+//	GET            /metrics                     Prometheus text format
 //
-// Every error, unknown routes and wrong methods included, is an
-// application/problem+json [spec.Problem].
+// No route takes query parameters; a request with any is refused (400), so
+// that no option a later agent may add is silently ignored. Every error,
+// unknown routes and wrong methods included, is an application/problem+json
+// [spec.Problem].
 package server
 
 import (
@@ -222,10 +224,11 @@ func (s *Server) routes() http.Handler {
 		{path: "/v1/pipelines/{name}", methods: map[string]handlerFunc{
 			http.MethodGet: s.getPipeline, http.MethodPut: s.putPipeline, http.MethodDelete: s.deletePipeline,
 		}},
+		{path: "/v1/pipelines/{name}/dry-run", methods: map[string]handlerFunc{http.MethodPost: s.dryRunPipeline}},
 	} {
 		allowed := make([]string, 0, len(rt.methods)+1)
 		for method, h := range rt.methods {
-			mux.Handle(method+" "+rt.path, s.wrap(h, rt.open))
+			mux.Handle(method+" "+rt.path, s.wrap(noQuery(h), rt.open))
 			allowed = append(allowed, method)
 			if method == http.MethodGet {
 				allowed = append(allowed, http.MethodHead)
@@ -261,6 +264,17 @@ func (s *Server) wrap(h handlerFunc, open bool) http.Handler {
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// noQuery refuses, with a 400, a request to h that carries query
+// parameters: no route takes any.
+func noQuery(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if r.URL.RawQuery != "" {
+			return problemf(http.StatusBadRequest, "%s %s takes no query parameters, got %q", r.Method, r.URL.Path, r.URL.RawQuery)
+		}
+		return h(w, r)
+	}
 }
 
 func notFound(_ http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -474,9 +475,21 @@ func TestPipelineDryRun(t *testing.T) {
 		})
 	}
 
-	status, header, body := raw(t, http.MethodPut, a.url+"/v1/pipelines/first?dry_run=maybe", testToken, "{}")
-	if status != http.StatusBadRequest || !strings.Contains(problem(t, header, body).Detail, `dry_run must be true or false, not "maybe"`) {
-		t.Fatalf("dry_run=maybe: %d %s", status, body)
+	// A PUT that asks for a dry run the way an earlier provider did is
+	// refused, not applied.
+	body, err := json.Marshal(pipeline("second", "local", "other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, header, answer := raw(t, http.MethodPut, a.url+"/v1/pipelines/second?dry_run=true", testToken, string(body))
+	if status != http.StatusBadRequest || !strings.Contains(problem(t, header, answer).Detail, `takes no query parameters, got "dry_run=true"`) {
+		t.Fatalf("PUT ?dry_run=true: %d %s", status, answer)
+	}
+	storedAsIs(t)
+
+	status, header, answer = raw(t, http.MethodPut, a.url+"/v1/pipelines/second/dry-run", testToken, string(body))
+	if status != http.StatusMethodNotAllowed || header.Get("Allow") != http.MethodPost {
+		t.Fatalf("PUT on the dry-run route: %d (Allow %q) %s, want 405 allowing POST", status, header.Get("Allow"), answer)
 	}
 	storedAsIs(t)
 }
@@ -493,6 +506,8 @@ func TestProblemAnswers(t *testing.T) {
 		{name: "missing pipeline", method: http.MethodGet, path: "/v1/pipelines/nope", wantStatus: http.StatusNotFound, wantDetail: `"nope"`},
 		{name: "wrong method", method: http.MethodPost, path: "/v1/pipelines/p", wantStatus: http.StatusMethodNotAllowed, wantDetail: "DELETE, GET, HEAD, PUT"},
 		{name: "wrong method on a list", method: http.MethodDelete, path: "/v1/connections", wantStatus: http.StatusMethodNotAllowed},
+		{name: "query parameter", method: http.MethodGet, path: "/v1/pipelines/p?verbose=1", wantStatus: http.StatusBadRequest, wantDetail: "takes no query parameters"},
+		{name: "dry run of nothing", method: http.MethodPost, path: "/v1/pipelines/p/dry-run", wantStatus: http.StatusBadRequest, wantDetail: "empty"},
 		{name: "malformed json", method: http.MethodPut, path: "/v1/connections/c", body: `{"name":`, wantStatus: http.StatusBadRequest},
 		{name: "unknown field", method: http.MethodPut, path: "/v1/connections/c", body: `{"name":"c","bootstrap_servers":["a:1"],"bogus":1}`, wantStatus: http.StatusBadRequest, wantDetail: "bogus"},
 		{name: "wrong type", method: http.MethodPut, path: "/v1/connections/c", body: `{"bootstrap_servers":"a:1"}`, wantStatus: http.StatusBadRequest},
