@@ -81,16 +81,16 @@ func parseFetch(body []byte, tp TopicPartition) (fetchedPartition, error) {
 	}
 	d.int32() // session id
 	var found *fetchedPartition
-	for range d.arrayLen() {
+	for range d.arrayLen(2 + 4) { // a name, an empty partition list
 		topic := d.string()
-		for range d.arrayLen() {
+		for range d.arrayLen(4 + 2 + 3*8 + 4 + 4 + 4) { // up to the records' length
 			var p fetchedPartition
 			index := d.int32()
 			p.errorCode = d.int16()
 			p.highWatermark = d.int64()
 			p.lastStable = d.int64()
 			d.int64() // log start offset
-			if n := d.arrayLen(); n > 0 {
+			if n := d.arrayLen(16); n > 0 {
 				p.aborted = make([]abortedTxn, n)
 				for i := range p.aborted {
 					p.aborted[i] = abortedTxn{ProducerID: d.int64(), FirstOffset: d.int64()}
@@ -155,13 +155,15 @@ func (d *wireDecoder) int64() int64 {
 	return 0
 }
 
-// arrayLen reads an array length; a null array (-1) is empty.
-func (d *wireDecoder) arrayLen() int {
+// arrayLen reads an array length; a null array (-1) is empty. Every
+// element takes at least minSize bytes: a length the rest of the response
+// cannot hold is an error, not an allocation.
+func (d *wireDecoder) arrayLen(minSize int) int {
 	n := d.int32()
 	if n < 0 {
 		return 0
 	}
-	if int(n) > len(d.buf) { // every element takes at least one byte
+	if int64(n)*int64(minSize) > int64(len(d.buf)) {
 		d.err = errShortResponse
 		return 0
 	}

@@ -3,8 +3,8 @@ package kafka
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -29,8 +29,9 @@ const (
 // TopicInfo is what the agent needs to know about one topic: its id and the
 // leader of each partition.
 type TopicInfo struct {
-	// ID is the topic's id as Kafka prints it (32 hex digits); a topic
-	// deleted and created again under the same name gets a new one.
+	// ID is the topic's id as Kafka's tools print it (22 characters of
+	// URL-safe base64); a topic deleted and created again under the same
+	// name gets a new one.
 	ID string
 	// Leaders maps each partition to its leader's address, host:port.
 	Leaders map[int]string
@@ -143,7 +144,7 @@ func parseMetadata(body []byte, topics []string) (map[string]TopicInfo, error) {
 	for range d.compactLen() {
 		code := d.int16()
 		name := d.compactString()
-		id := hex.EncodeToString(d.take(16))
+		id := base64.RawURLEncoding.EncodeToString(d.take(16))
 		d.take(1) // is internal
 		info := TopicInfo{ID: id, Leaders: map[int]string{}}
 		for range d.compactLen() {

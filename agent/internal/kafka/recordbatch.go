@@ -34,11 +34,17 @@ const (
 // offset to the record count inclusive.
 const batchHeaderSize = 61
 
-// Control record types (the second int16 of a control record's key).
+// Control record types (the second int16 of a control record's key), and
+// controlNone for a control batch whose marker the log cleaner removed.
 const (
+	controlNone   = -1
 	controlAbort  = 0
 	controlCommit = 1
 )
+
+// maxBatchBytes bounds the uncompressed size of one record batch: a batch
+// that claims more is refused rather than exhausting memory.
+const maxBatchBytes = 256 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -116,8 +122,12 @@ func (b *recordBatch) uncompressed() ([]byte, error) {
 	r := c.NewReader(bytes.NewReader(b.records))
 	defer r.Close()
 	out := bytes.NewBuffer(make([]byte, 0, 4*len(b.records)))
-	if _, err := io.Copy(out, r); err != nil {
+	n, err := io.Copy(out, io.LimitReader(r, maxBatchBytes+1))
+	if err != nil {
 		return nil, fmt.Errorf("record batch at offset %d: decompress %s: %w", b.baseOffset, codec, err)
+	}
+	if n > maxBatchBytes {
+		return nil, fmt.Errorf("record batch at offset %d decompresses to more than %d MiB", b.baseOffset, maxBatchBytes>>20)
 	}
 	return out.Bytes(), nil
 }
@@ -180,7 +190,7 @@ func (b *recordBatch) appendRecords(dst []decode.Record, tp TopicPartition, from
 		value := d.bytes()
 		var headers []decode.Header
 		if n := d.varint(); n > 0 && d.err == nil {
-			if n > int64(len(d.buf)) {
+			if n > int64(len(d.buf))/2 { // a header takes at least two bytes
 				d.err = errors.New("more headers than bytes")
 				break
 			}
@@ -212,8 +222,14 @@ func (b *recordBatch) appendRecords(dst []decode.Record, tp TopicPartition, from
 }
 
 // controlType returns the type of a control batch's marker: controlAbort or
-// controlCommit (or another value a future Kafka defines).
+// controlCommit (or another value a future Kafka defines), or controlNone
+// for a batch without records: on compacted topics the log cleaner keeps an
+// empty control batch once it removed the marker, as Kafka's consumer
+// expects.
 func (b *recordBatch) controlType() (int16, error) {
+	if b.numRecords <= 0 {
+		return controlNone, nil
+	}
 	raw, err := b.uncompressed()
 	if err != nil {
 		return 0, err

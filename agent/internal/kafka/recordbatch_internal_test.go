@@ -226,3 +226,20 @@ func FuzzMetadataResponse(f *testing.F) {
 		_, _ = parseFetch(body, testTP)
 	})
 }
+
+// TestEmptyControlBatch: on compacted topics the log cleaner keeps a control
+// batch without records once it removed the marker. It must be stepped over
+// like any control batch, not stall the partition.
+func TestEmptyControlBatch(t *testing.T) {
+	var records []byte
+	records = append(records, encodeBatch(t, 0, attrTransactional, 0, 0, 7, []testRecord{{value: []byte("a")}})...)
+	records = append(records, encodeBatch(t, 1, attrTransactional|attrControl, 0, 0, 7, nil)...)
+	records = append(records, encodeBatch(t, 2, 0, 0, 0, -1, []testRecord{{value: []byte("b")}})...)
+	for _, readCommitted := range []bool{true, false} {
+		f := &Fetcher{TP: testTP, ReadCommitted: readCommitted}
+		got, next, err := f.records(&fetchedPartition{records: records}, 0, nil)
+		if err != nil || next != 3 || len(got) != 2 || string(got[1].Value) != "b" {
+			t.Fatalf("read_committed=%v: %d records, next %d, %v", readCommitted, len(got), next, err)
+		}
+	}
+}
