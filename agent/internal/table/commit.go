@@ -61,7 +61,14 @@ const noTxn = -1
 //
 // On any other error the outcome is unknown (the entry may exist): the
 // caller must discard its buffered state, [Table.Close] the table, [Open]
-// it again and resume from [Table.Snapshot].
+// it again and resume from [Table.Snapshot]. An error wrapping
+// [*ErrUnsupportedFeature] means another engine gave the table a feature
+// this package does not implement: no retry will succeed.
+//
+// After an entry whose version is a multiple of the table's
+// delta.checkpointInterval (10 unless the table says otherwise), Commit
+// writes a checkpoint and cleans up the log; what fails there goes to
+// [Options.Logger], not to the caller, since the entry is durable.
 func (t *Table) Commit(c Commit) (int64, error) {
 	if err := checkCommit(&c); err != nil {
 		return 0, fmt.Errorf("commit: %w", err)
@@ -100,6 +107,7 @@ func (t *Table) Commit(c Commit) (int64, error) {
 			for _, f := range c.Files {
 				delete(t.pending, f.Path)
 			}
+			t.maintainLog()
 			return v, nil
 		}
 		// Another writer created version v first: read it and check again.
@@ -144,6 +152,14 @@ func checkCommit(c *Commit) error {
 			return fmt.Errorf("file %q is added twice", f.Path)
 		}
 		seen[f.Path] = true
+		if f.Stats == "" {
+			continue
+		}
+		if n, err := numRecords(f.Stats); err != nil {
+			return fmt.Errorf("file %q: %w", f.Path, err)
+		} else if n != f.NumRecords {
+			return fmt.Errorf("file %q: its stats count %d records, not %d", f.Path, n, f.NumRecords)
+		}
 	}
 	return nil
 }
@@ -193,11 +209,6 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	e := &entry{counters: map[string]int64{}}
 	var actions []action
 
-	if st.protocol != nil {
-		if err := checkWritable(st.protocol); err != nil {
-			return nil, nil, err
-		}
-	}
 	if st.meta != nil && len(st.meta.PartitionColumns) > 0 {
 		return nil, nil, fmt.Errorf("table is partitioned by %v; this writer writes unpartitioned tables only", st.meta.PartitionColumns)
 	}
@@ -259,7 +270,10 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 			Size:             f.Size,
 			ModificationTime: f.ModificationTime.UnixMilli(),
 			DataChange:       true,
-			Stats:            fmt.Sprintf(`{"numRecords":%d}`, f.NumRecords),
+			Stats:            f.Stats,
+		}
+		if add.Stats == "" {
+			add.Stats = fmt.Sprintf(`{"numRecords":%d}`, f.NumRecords)
 		}
 		e.adds = append(e.adds, add)
 		actions = append(actions, action{Add: add})
@@ -275,8 +289,10 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	for k, n := range c.Counters {
 		metrics[k] = metric(n)
 	}
+	e.totals = maps.Clone(st.counters)
 	for k, n := range metrics {
 		e.counters[k] = int64(n)
+		e.totals[k] += int64(n)
 	}
 	info := &commitInfo{
 		Timestamp:           now,
@@ -285,6 +301,7 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 		IsBlindAppend:       true,
 		OperationMetrics:    metrics,
 		EngineInfo:          engineInfo,
+		Totals:              e.totals,
 	}
 	if st.version >= 0 {
 		rv := st.version

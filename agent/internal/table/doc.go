@@ -8,6 +8,9 @@
 //	<table>/part-00000-<uuid>-c000.snappy.parquet   committed or orphaned data files
 //	<table>/_tmp/...                                 files being written (ignored by readers)
 //	<table>/_delta_log/00000000000000000000.json     one log entry per version
+//	<table>/_delta_log/00000000000000000010.checkpoint.parquet
+//	                                                 the table's state at a version
+//	<table>/_delta_log/_last_checkpoint              points to the latest checkpoint
 //	<table>/_tributary.lock                          the writer's lock, naming it
 //
 // Ingestion is exactly once because of the order of operations (see the
@@ -24,8 +27,19 @@
 //     only if the log still holds, for every topic-partition, the offset the
 //     commit's rows start from ([Commit.From]), so of two writers that read
 //     the same records at most one commits them.
-//  3. On start, [Open] replays the log and [Snapshot.Txns] says where every
-//     partition resumes.
+//  3. On start, [Open] replays the log (the newest checkpoint, then the
+//     entries after it) and [Snapshot.Txns] says where every partition
+//     resumes.
+//
+// The log is kept as Delta engines keep it, so that it stays short to read
+// over months: a Parquet checkpoint follows every delta.checkpointInterval
+// commits, entries and checkpoints older than delta.logRetentionDuration
+// are then deleted, and every add action carries the file's statistics for
+// data skipping. Other engines may compact, checkpoint, clean up and vacuum
+// the table between runs: their remove actions and checkpoints are read
+// like the agent's own. A log that asks for a protocol version or a table
+// feature this package does not implement is refused with an
+// [*ErrUnsupportedFeature].
 //
 // A crash before step 2 completes leaves only unreferenced files; a crash
 // after it leaves a durable entry whose offsets the next start resumes from.

@@ -97,3 +97,26 @@ var ErrCorruptLog = errors.New("corrupt transaction log")
 // commit's schema is not the table's schema plus new nullable columns. The
 // message names the column and the reason.
 var ErrSchemaChange = errors.New("unsupported schema change")
+
+// ErrUnsupportedFeature is returned by [Open], [ReadSnapshot] and
+// [Table.Commit] (wrapped) for a table whose log asks for something this
+// package does not implement: a table feature such as deletion vectors or
+// column mapping, a protocol version above reader 3 or writer 7, or a kind of
+// checkpoint it cannot read. Reading such a table could miscount its rows,
+// and writing it could corrupt it for the engines that do implement the
+// feature, so the error is final: retrying cannot help until someone changes
+// the table.
+type ErrUnsupportedFeature struct {
+	// Feature names what the table uses, in the Delta protocol's terms:
+	// "table feature deletionVectors", "reader version 4",
+	// "a multi-part checkpoint", ...
+	Feature string
+	// File is the log file that asks for it.
+	File string
+}
+
+// Error names the feature and the file, and says what to do.
+func (e *ErrUnsupportedFeature) Error() string {
+	return fmt.Sprintf("%s: the table uses %s, which this agent does not support, so it neither reads nor writes the table; write to another destination table, or have the engine that enabled the feature remove it",
+		e.File, e.Feature)
+}

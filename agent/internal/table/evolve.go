@@ -92,29 +92,6 @@ const (
 	propAppendOnly = "delta.appendOnly"
 )
 
-// checkWritable refuses tables whose protocol asks writers for features this
-// package does not implement (column mapping, deletion vectors, generated
-// columns, constraints, ...): writing them anyway could corrupt the table for
-// the engines that do.
-func checkWritable(p *protocolAction) error {
-	if p.MinReaderVersion == 2 || p.MinReaderVersion > 3 {
-		return fmt.Errorf("table needs reader version %d, which this writer does not support", p.MinReaderVersion)
-	}
-	switch {
-	case p.MinWriterVersion <= 2:
-		return nil
-	case p.MinWriterVersion == 7:
-		for _, f := range slices.Concat(p.ReaderFeatures, p.WriterFeatures) {
-			if f != featureTimestampNTZ && f != featureAppendOnly && f != featureInvariants {
-				return fmt.Errorf("table uses feature %q, which this writer does not support", f)
-			}
-		}
-		return nil
-	default:
-		return fmt.Errorf("table needs writer version %d, which this writer does not support", p.MinWriterVersion)
-	}
-}
-
 // requiredProtocol returns the protocol a table needs whose metaData has
 // schema fields and configuration config, given its current protocol (nil
 // for a new table), or nil when cur already lists everything.

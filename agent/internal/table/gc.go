@@ -15,7 +15,8 @@ import (
 //   - data files in the table folder named like the ones this package
 //     writes that no add or remove action of the log names;
 //   - files under _tmp/ named like this package's temporary data files;
-//   - this package's temporary log entries in _delta_log/.
+//   - this package's temporary log files (entries, checkpoints and
+//     _last_checkpoint being written) in _delta_log/.
 //
 // A candidate is deleted once it is older than [Options.GCGrace], unless
 // this Table is still writing it or has not yet committed it. Before

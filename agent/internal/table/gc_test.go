@@ -16,10 +16,17 @@ func ourName(n int) string {
 	return fmt.Sprintf("part-00000-%08x-0000-4000-8000-000000000000-c000.snappy.parquet", n)
 }
 
-// logTemp returns a name shaped like this package's temporary log entries.
+// logTemp, checkpointTemp and lastCheckpointTemp are names shaped like
+// this package's temporary log files.
 func logTemp(v int) string {
 	return fmt.Sprintf(".%020d.00000000-0000-4000-8000-000000000000.json.tmp", v)
 }
+
+func checkpointTemp(v int) string {
+	return fmt.Sprintf(".%020d.00000000-0000-4000-8000-000000000000.checkpoint.parquet.tmp", v)
+}
+
+const lastCheckpointTemp = "._last_checkpoint.00000000-0000-4000-8000-000000000000.tmp"
 
 func TestCollectGarbage(t *testing.T) {
 	dir := t.TempDir()
@@ -42,6 +49,8 @@ func TestCollectGarbage(t *testing.T) {
 		"_tmp/" + ourName(4) + ".tmp":      recent,
 		"_delta_log/" + logTemp(1):         old,
 		"_delta_log/" + logTemp(2):         recent,
+		"_delta_log/" + checkpointTemp(10): old,
+		"_delta_log/" + lastCheckpointTemp: old,
 		uncommitted.Path:                   old,
 		"_tmp/" + inFlight.Name() + ".tmp": old,
 	}
@@ -70,7 +79,8 @@ func TestCollectGarbage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone := []string{ourName(1), "_tmp/" + ourName(3) + ".tmp", "_delta_log/" + logTemp(1)}
+	gone := []string{ourName(1), "_tmp/" + ourName(3) + ".tmp", "_delta_log/" + logTemp(1),
+		"_delta_log/" + checkpointTemp(10), "_delta_log/" + lastCheckpointTemp}
 	if removed != len(gone) {
 		t.Errorf("removed %d files, want %d", removed, len(gone))
 	}
@@ -99,13 +109,7 @@ func TestCollectGarbage(t *testing.T) {
 // TestCollectGarbageForeignTable appends to a table another engine created:
 // its files are named like ours, but garbage collection deletes nothing.
 func TestCollectGarbageForeignTable(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeLog(t, dir, 0, `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
-{"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":false,\"metadata\":{}},{\"name\":\"name\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},{\"name\":\"amount\",\"type\":\"double\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{}}}
-{"commitInfo":{"timestamp":1,"operation":"CREATE TABLE","engineInfo":"Apache-Spark/4.0.1 Delta-Lake/4.0.1"}}`)
+	dir := writeForeignTable(t, `{"minReaderVersion":1,"minWriterVersion":2}`, `{}`)
 	clk := &clock{now: time.Now()}
 	tb := openTable(t, dir, table.Options{Now: clk.Now})
 	mustCommit(t, tb, table.Commit{Files: []table.AddFile{writeFile(t, tb, 0, 2)}, Txns: map[string]int64{"t/a/0": 2}})

@@ -117,3 +117,59 @@ func readLog(t *testing.T, dir string, v int) []string {
 }
 
 func logName(v int) string { return fmt.Sprintf("%020d.json", v) }
+
+// appendCommits commits n versions to tb, each adding a file of two rows,
+// moving the offset of "t/a/0" on by two and counting one corrupt record;
+// the first commit of a new table creates it with testFields.
+func appendCommits(t *testing.T, tb *table.Table, n int) {
+	t.Helper()
+	for range n {
+		snap := tb.Snapshot()
+		next, started := snap.Txns["t/a/0"]
+		c := table.Commit{
+			Files:    []table.AddFile{writeFile(t, tb, next, next+2)},
+			Txns:     map[string]int64{"t/a/0": next + 2},
+			Counters: map[string]int64{"numCorruptRecords": 1},
+		}
+		if started {
+			c.From = map[string]int64{"t/a/0": next}
+		}
+		if snap.Version < 0 {
+			c.Schema = testFields
+		}
+		mustCommit(t, tb, c)
+	}
+}
+
+// writeForeignTable writes version 0 of a table as another engine (Spark)
+// creates it, with schema testFields, the given protocol and configuration
+// (JSON objects), and returns its folder.
+func writeForeignTable(t *testing.T, protocol, configuration string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeLog(t, dir, 0, `{"commitInfo":{"timestamp":1,"operation":"CREATE TABLE","engineInfo":"Apache-Spark/4.0.1 Delta-Lake/4.0.1"}}
+{"protocol":`+protocol+`}
+{"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":false,\"metadata\":{}},{\"name\":\"name\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},{\"name\":\"amount\",\"type\":\"double\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":`+configuration+`}}
+`)
+	return dir
+}
+
+// logFile is the path of a file in dir's log.
+func logFile(dir, name string) string { return filepath.Join(dir, "_delta_log", name) }
+
+// checkpointName is the name of the classic checkpoint of version v.
+func checkpointName(v int) string { return fmt.Sprintf("%020d.checkpoint.parquet", v) }
+
+// removeLog deletes the log entries of versions from to to-1 in dir, as log
+// cleanup would.
+func removeLog(t *testing.T, dir string, from, to int) {
+	t.Helper()
+	for v := from; v < to; v++ {
+		if err := os.Remove(logFile(dir, logName(v))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -12,7 +12,8 @@ import (
 
 // The Delta log actions this package reads or writes. Field names and shapes
 // follow the Delta transaction log protocol; unknown fields are ignored on
-// read, and optional ones are omitted on write.
+// read, and optional ones are omitted on write. The parquet tags give the
+// columns of the same actions in a checkpoint (see checkpointRow).
 type (
 	// action is one line of a log entry. Exactly one field is set on write;
 	// on read, a line with none of them is an action type this package does
@@ -27,47 +28,48 @@ type (
 	}
 
 	protocolAction struct {
-		MinReaderVersion int      `json:"minReaderVersion"`
-		MinWriterVersion int      `json:"minWriterVersion"`
-		ReaderFeatures   []string `json:"readerFeatures,omitempty"`
-		WriterFeatures   []string `json:"writerFeatures,omitempty"`
+		MinReaderVersion int32    `json:"minReaderVersion" parquet:"minReaderVersion"`
+		MinWriterVersion int32    `json:"minWriterVersion" parquet:"minWriterVersion"`
+		ReaderFeatures   []string `json:"readerFeatures,omitempty" parquet:"readerFeatures,optional,list"`
+		WriterFeatures   []string `json:"writerFeatures,omitempty" parquet:"writerFeatures,optional,list"`
 	}
 
 	metadataAction struct {
-		ID               string            `json:"id"`
-		Name             *string           `json:"name,omitempty"`
-		Description      *string           `json:"description,omitempty"`
-		Format           formatSpec        `json:"format"`
-		SchemaString     string            `json:"schemaString"`
-		PartitionColumns []string          `json:"partitionColumns"`
-		Configuration    map[string]string `json:"configuration"`
-		CreatedTime      *int64            `json:"createdTime,omitempty"`
+		ID               string            `json:"id" parquet:"id"`
+		Name             *string           `json:"name,omitempty" parquet:"name,optional"`
+		Description      *string           `json:"description,omitempty" parquet:"description,optional"`
+		Format           formatSpec        `json:"format" parquet:"format"`
+		SchemaString     string            `json:"schemaString" parquet:"schemaString"`
+		PartitionColumns []string          `json:"partitionColumns" parquet:"partitionColumns,list"`
+		Configuration    map[string]string `json:"configuration" parquet:"configuration"`
+		CreatedTime      *int64            `json:"createdTime,omitempty" parquet:"createdTime,optional"`
 	}
 
 	formatSpec struct {
-		Provider string            `json:"provider"`
-		Options  map[string]string `json:"options"`
+		Provider string            `json:"provider" parquet:"provider"`
+		Options  map[string]string `json:"options" parquet:"options"`
 	}
 
 	addAction struct {
-		Path             string            `json:"path"`
-		PartitionValues  map[string]string `json:"partitionValues"`
-		Size             int64             `json:"size"`
-		ModificationTime int64             `json:"modificationTime"`
-		DataChange       bool              `json:"dataChange"`
-		Stats            string            `json:"stats,omitempty"`
+		Path             string            `json:"path" parquet:"path"`
+		PartitionValues  map[string]string `json:"partitionValues" parquet:"partitionValues"`
+		Size             int64             `json:"size" parquet:"size"`
+		ModificationTime int64             `json:"modificationTime" parquet:"modificationTime"`
+		DataChange       bool              `json:"dataChange" parquet:"dataChange"`
+		Stats            string            `json:"stats,omitempty" parquet:"stats,optional"`
+		Tags             map[string]string `json:"tags,omitempty" parquet:"tags,optional"`
 	}
 
 	removeAction struct {
-		Path              string `json:"path"`
-		DeletionTimestamp *int64 `json:"deletionTimestamp,omitempty"`
-		DataChange        bool   `json:"dataChange"`
+		Path              string `json:"path" parquet:"path"`
+		DeletionTimestamp *int64 `json:"deletionTimestamp,omitempty" parquet:"deletionTimestamp,optional"`
+		DataChange        bool   `json:"dataChange" parquet:"dataChange"`
 	}
 
 	txnAction struct {
-		AppID       string `json:"appId"`
-		Version     int64  `json:"version"`
-		LastUpdated *int64 `json:"lastUpdated,omitempty"`
+		AppID       string `json:"appId" parquet:"appId"`
+		Version     int64  `json:"version" parquet:"version"`
+		LastUpdated *int64 `json:"lastUpdated,omitempty" parquet:"lastUpdated,optional"`
 	}
 
 	// commitInfo is free-form in the protocol; these are the fields this
@@ -80,6 +82,11 @@ type (
 		IsBlindAppend       bool              `json:"isBlindAppend"`
 		OperationMetrics    map[string]metric `json:"operationMetrics"`
 		EngineInfo          string            `json:"engineInfo"`
+		// Totals sums every counter over the table's history up to and
+		// including this commit. Checkpoints keep no commitInfo, so a
+		// reader starting from one finds the counters here (see
+		// countersAt).
+		Totals map[string]int64 `json:"tributaryTotals,omitempty"`
 	}
 
 	// fileStats is the part of an add action's stats this package uses.
@@ -135,6 +142,9 @@ type entry struct {
 	// counters are the operation metrics of an entry this package wrote; nil
 	// for other engines' entries.
 	counters map[string]int64
+	// totals are the counters summed over the table's history, as an entry
+	// this package wrote records them; nil when it does not.
+	totals map[string]int64
 }
 
 // parseEntry decodes one log entry: newline-delimited JSON objects, one action
@@ -227,11 +237,20 @@ func (e *entry) setCounters(raw json.RawMessage) error {
 	var ci struct {
 		EngineInfo       json.RawMessage `json:"engineInfo"`
 		OperationMetrics json.RawMessage `json:"operationMetrics"`
+		Totals           json.RawMessage `json:"tributaryTotals"`
 	}
 	if err := json.Unmarshal(raw, &ci); err != nil {
 		return err
 	}
-	if string(ci.EngineInfo) != strconv.Quote(engineInfo) || len(ci.OperationMetrics) == 0 {
+	if string(ci.EngineInfo) != strconv.Quote(engineInfo) {
+		return nil
+	}
+	if len(ci.Totals) > 0 {
+		if err := json.Unmarshal(ci.Totals, &e.totals); err != nil {
+			return fmt.Errorf("tributaryTotals: %w", err)
+		}
+	}
+	if len(ci.OperationMetrics) == 0 {
 		return nil
 	}
 	var m map[string]metric

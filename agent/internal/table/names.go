@@ -41,8 +41,9 @@ var (
 	// dataFileRE matches the names newDataFileName gives: Spark's pattern,
 	// part-<5 digits>-<uuid>-c000[.<codec>].parquet.
 	dataFileRE = regexp.MustCompile(`^part-[0-9]{5}-` + uuidPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
-	// logTmpRE matches the names logTempName gives.
-	logTmpRE = regexp.MustCompile(`^\.[0-9]{20}\.` + uuidPattern + `\.json\.tmp$`)
+	// logTmpRE matches the names logTempName, checkpointTempName and
+	// lastCheckpointTempName give.
+	logTmpRE = regexp.MustCompile(`^\.([0-9]{20}\.` + uuidPattern + `\.(json|checkpoint\.parquet)|_last_checkpoint\.` + uuidPattern + `)\.tmp$`)
 )
 
 // newDataFileName returns a new, unique data file name; ext is the codec's
@@ -77,8 +78,20 @@ func logTempName(v int64) string {
 	return fmt.Sprintf("%s%020d.%s.json%s", logTmpPrefix, v, newUUID(), tmpSuffix)
 }
 
+// checkpointTempName is a new name inside _delta_log for the checkpoint of
+// version v being written.
+func checkpointTempName(v int64) string {
+	return fmt.Sprintf("%s%020d.%s.checkpoint.parquet%s", logTmpPrefix, v, newUUID(), tmpSuffix)
+}
+
+// lastCheckpointTempName is a new name inside _delta_log for a
+// _last_checkpoint being written.
+func lastCheckpointTempName() string {
+	return logTmpPrefix + lastCheckpointFile + "." + newUUID() + tmpSuffix
+}
+
 // isLogTemp reports whether base, a name inside _delta_log, is one
-// logTempName gives.
+// logTempName, checkpointTempName or lastCheckpointTempName gives.
 func isLogTemp(base string) bool { return logTmpRE.MatchString(base) }
 
 // newUUID returns a random (version 4) UUID.

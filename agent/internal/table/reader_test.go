@@ -57,16 +57,7 @@ print("ok")
 // change over three commits, then checks that delta-rs, pyarrow and DuckDB
 // read it. It is skipped when the tool venv is absent.
 func TestIndependentReaders(t *testing.T) {
-	python, err := filepath.Abs(readerPython)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(python); err != nil {
-		t.Skipf("no Python venv with deltalake at %s: %v", python, err)
-	}
-	if out, err := exec.Command(python, "-c", "import deltalake, duckdb, pyarrow").CombinedOutput(); err != nil {
-		t.Skipf("the venv lacks a reader: %v\n%s", err, out)
-	}
+	python := toolPython(t)
 
 	opt := func(k schema.Kind) schema.Field { return schema.Field{Type: &schema.Type{Kind: k}, Nullable: true} }
 	named := func(name string, f schema.Field) schema.Field { f.Name = name; return f }
@@ -181,6 +172,23 @@ func TestIndependentReaders(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Fatalf("readers: %v\n%s", err, out)
 	}
+}
+
+// toolPython returns the interpreter of the tool venv, and skips the test
+// when there is none or it lacks a reader.
+func toolPython(t *testing.T) string {
+	t.Helper()
+	python, err := filepath.Abs(readerPython)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(python); err != nil {
+		t.Skipf("no Python venv with deltalake at %s: %v", python, err)
+	}
+	if out, err := exec.Command(python, "-c", "import deltalake, duckdb, pyarrow").CombinedOutput(); err != nil {
+		t.Skipf("the venv lacks a reader: %v\n%s", err, out)
+	}
+	return python
 }
 
 // buildRow lays out the values of each leaf column (by dotted path) as a row

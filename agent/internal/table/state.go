@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
@@ -36,15 +37,28 @@ type state struct {
 	schema   []schema.Field
 	txns     map[string]int64
 	// txnVersions maps each application id to the version that recorded
-	// its latest txn.
+	// its latest txn (for a txn read from a checkpoint, the checkpoint's).
 	txnVersions map[string]int64
-	// files maps each active data file to its numRecords (-1 if unknown).
-	files map[string]int64
-	// known holds every path any add or remove ever named: garbage
-	// collection keeps these (removed files belong to time travel and
-	// VACUUM, not to this package).
+	// txnUpdated maps each application id to its latest txn's lastUpdated,
+	// when it has one.
+	txnUpdated map[string]int64
+	// files maps each active data file to its add action.
+	files map[string]liveFile
+	// tombstones maps each removed data file to its remove action, until
+	// checkpoints drop it (see [state.expireTombstones]).
+	tombstones map[string]*removeAction
+	// known holds every path any add or remove this state replayed named:
+	// garbage collection keeps these (removed files belong to time travel
+	// and VACUUM, not to this package).
 	known    map[string]struct{}
 	counters map[string]int64
+}
+
+// liveFile is an active data file: its add action and the numRecords of
+// its stats, -1 when unknown.
+type liveFile struct {
+	add     *addAction
+	records int64
 }
 
 func newState() *state {
@@ -52,7 +66,9 @@ func newState() *state {
 		version:     -1,
 		txns:        map[string]int64{},
 		txnVersions: map[string]int64{},
-		files:       map[string]int64{},
+		txnUpdated:  map[string]int64{},
+		files:       map[string]liveFile{},
+		tombstones:  map[string]*removeAction{},
 		known:       map[string]struct{}{},
 		counters:    map[string]int64{},
 	}
@@ -94,21 +110,91 @@ func (s *state) apply(v int64, e *entry) error {
 	}
 	for _, r := range e.removes {
 		delete(s.files, r.Path)
+		s.tombstones[r.Path] = r
 		s.known[r.Path] = struct{}{}
 	}
 	for i, a := range e.adds {
-		s.files[a.Path] = records[i]
+		s.files[a.Path] = liveFile{add: a, records: records[i]}
+		delete(s.tombstones, a.Path)
 		s.known[a.Path] = struct{}{}
 	}
 	for _, t := range e.txns {
 		s.txns[t.AppID] = t.Version
 		s.txnVersions[t.AppID] = v
+		if t.LastUpdated != nil {
+			s.txnUpdated[t.AppID] = *t.LastUpdated
+		} else {
+			delete(s.txnUpdated, t.AppID)
+		}
 	}
-	for k, n := range e.counters {
-		s.counters[k] += n
+	if e.totals != nil {
+		s.counters = maps.Clone(e.totals)
+	} else {
+		for k, n := range e.counters {
+			s.counters[k] += n
+		}
 	}
 	s.version = v
 	return nil
+}
+
+// loadCheckpoint makes s, a new state, the state a checkpoint of version v
+// holds, given as an entry, with counters as countersAt found them.
+func (s *state) loadCheckpoint(v int64, e *entry, counters map[string]int64) error {
+	if e.protocol == nil || e.metaData == nil {
+		return fmt.Errorf("the checkpoint lacks a protocol or a metaData action")
+	}
+	s.version = v - 1
+	if err := s.apply(v, e); err != nil {
+		return err
+	}
+	s.counters = counters
+	return nil
+}
+
+// expireTombstones forgets the remove actions older than cutoff, or
+// without a deletion time (as Delta does), so that checkpoints stop
+// carrying them.
+func (s *state) expireTombstones(cutoff time.Time) {
+	for path, r := range s.tombstones {
+		if r.DeletionTimestamp == nil || *r.DeletionTimestamp < cutoff.UnixMilli() {
+			delete(s.tombstones, path)
+		}
+	}
+}
+
+// checkpointRows returns the rows of a checkpoint of s: protocol, metaData,
+// then txns, adds and removes, each sorted by key. Adds are marked dataChange false, as in Spark's checkpoints: they
+// describe the table, not a change to it.
+func (s *state) checkpointRows() []checkpointRow {
+	proto := *s.protocol
+	// The protocol wants the feature lists present (possibly empty) in a
+	// checkpoint exactly when the versions have them.
+	proto.ReaderFeatures, proto.WriterFeatures = nil, nil
+	if proto.MinReaderVersion >= 3 {
+		proto.ReaderFeatures = append([]string{}, s.protocol.ReaderFeatures...)
+	}
+	if proto.MinWriterVersion >= 7 {
+		proto.WriterFeatures = append([]string{}, s.protocol.WriterFeatures...)
+	}
+	rows := make([]checkpointRow, 0, 2+len(s.txns)+len(s.files)+len(s.tombstones))
+	rows = append(rows, checkpointRow{Protocol: &proto}, checkpointRow{MetaData: s.meta})
+	for _, appID := range slices.Sorted(maps.Keys(s.txns)) {
+		txn := &txnAction{AppID: appID, Version: s.txns[appID]}
+		if u, ok := s.txnUpdated[appID]; ok {
+			txn.LastUpdated = &u
+		}
+		rows = append(rows, checkpointRow{Txn: txn})
+	}
+	for _, path := range slices.Sorted(maps.Keys(s.files)) {
+		add := *s.files[path].add
+		add.DataChange = false
+		rows = append(rows, checkpointRow{Add: &add})
+	}
+	for _, path := range slices.Sorted(maps.Keys(s.tombstones)) {
+		rows = append(rows, checkpointRow{Remove: s.tombstones[path]})
+	}
+	return rows
 }
 
 // snapshot copies s into a Snapshot the caller may keep and modify.
@@ -120,9 +206,9 @@ func (s *state) snapshot() Snapshot {
 		NumFiles: len(s.files),
 		Counters: maps.Clone(s.counters),
 	}
-	for _, n := range s.files {
-		if n > 0 {
-			snap.NumRows += n
+	for _, f := range s.files {
+		if f.records > 0 {
+			snap.NumRows += f.records
 		}
 	}
 	return snap

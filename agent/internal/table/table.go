@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -49,8 +48,13 @@ type Options struct {
 	// RowGroupRows is the number of rows per row group, overriding
 	// [DefaultRowGroupRows]. It bounds the memory a [FileWriter] holds.
 	RowGroupRows int64
-	// Now is the clock for timestamps and GC ages, overriding time.Now.
+	// Now is the clock for timestamps and the ages of garbage and of log
+	// entries, overriding time.Now.
 	Now func() time.Time
+	// Logger receives what goes wrong after a commit is durable (writing a
+	// checkpoint, cleaning up the log), which [Table.Commit] does not
+	// return, overriding slog.Default().
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -71,6 +75,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o, nil
 }
@@ -183,8 +190,8 @@ func (t *Table) Close() error {
 // this package's lock file, and the temporary files of a writer that
 // crashed before its first commit.
 func checkFolder(dir string) error {
-	versions, err := listVersions(filepath.Join(dir, logDir))
-	if err != nil || len(versions) > 0 {
+	files, err := listLog(filepath.Join(dir, logDir), 0)
+	if err != nil || slices.ContainsFunc(files, func(f logFile) bool { return f.kind != kindChecksum }) {
 		return err
 	}
 	des, err := os.ReadDir(dir)
@@ -228,25 +235,6 @@ func foreignIn(dir, sub string, ours func(string) bool) []string {
 	return found
 }
 
-// replay reads every entry of the log in folder dir.
-func replay(dir string) (*state, error) {
-	st := newState()
-	versions, err := listVersions(filepath.Join(dir, logDir))
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range versions {
-		if v != int64(i) {
-			return nil, fmt.Errorf("%w: %s: log version %d is missing (checkpointed or cleaned-up logs are not supported)",
-				ErrCorruptLog, filepath.Join(dir, logDir), i)
-		}
-		if _, err := readVersion(dir, st, v); err != nil {
-			return nil, err
-		}
-	}
-	return st, nil
-}
-
 // Snapshot returns the state as of the latest version this Table has read
 // or written.
 func (t *Table) Snapshot() Snapshot {
@@ -269,54 +257,4 @@ func (t *Table) catchUp() ([]*entry, error) {
 		}
 		read = append(read, e)
 	}
-}
-
-// readVersion reads log version v of the table in dir and applies it to
-// st. A missing file is returned as an error wrapping fs.ErrNotExist.
-func readVersion(dir string, st *state, v int64) (*entry, error) {
-	name := logPath(dir, v)
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("reading log: %w", err)
-	}
-	e, err := parseEntry(data)
-	if err == nil {
-		err = st.apply(v, e)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
-	}
-	return e, nil
-}
-
-// logPath is the file of log version v.
-func logPath(dir string, v int64) string {
-	return filepath.Join(dir, logDir, fmt.Sprintf("%020d.json", v))
-}
-
-// listVersions returns the versions of the log entries in folder dir, in
-// order; none when the folder does not exist. Other files (checkpoints,
-// CRCs, temporary files) are ignored.
-func listVersions(dir string) ([]int64, error) {
-	des, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listing log: %w", err)
-	}
-	var versions []int64
-	for _, de := range des {
-		base, ok := strings.CutSuffix(de.Name(), ".json")
-		if !ok || len(base) != 20 {
-			continue
-		}
-		v, err := strconv.ParseInt(base, 10, 64)
-		if err != nil || v < 0 {
-			continue
-		}
-		versions = append(versions, v)
-	}
-	slices.Sort(versions)
-	return versions, nil
 }

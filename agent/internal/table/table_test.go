@@ -62,7 +62,8 @@ func TestFirstCommit(t *testing.T) {
 	if md["format"].(map[string]any)["provider"] != "parquet" || len(md["partitionColumns"].([]any)) != 0 || md["id"] == "" {
 		t.Errorf("metaData = %v", md)
 	}
-	if a := kinds["add"]; a["path"] != add.Path || a["stats"] != `{"numRecords":3}` || a["dataChange"] != true {
+	const stats = `{"numRecords":3,"minValues":{"amount":0,"id":0,"name":"n"},"maxValues":{"amount":1,"id":2,"name":"nxx"},"nullCount":{"amount":0,"id":0,"name":0}}`
+	if a := kinds["add"]; a["path"] != add.Path || a["stats"] != stats || a["dataChange"] != true {
 		t.Errorf("add = %v", a)
 	}
 	if x := kinds["txn"]; x["appId"] != "tbl/orders/0" || x["version"] != 3.0 {

@@ -22,6 +22,10 @@ type AddFile struct {
 	ModificationTime time.Time
 	// NumRecords is the number of rows in the file.
 	NumRecords int64
+	// Stats are the file's statistics as the add action carries them (a
+	// JSON object: numRecords, minValues, maxValues, nullCount); empty
+	// means numRecords only.
+	Stats string
 }
 
 // FileWriter streams rows into one new data file. Rows are buffered in memory
@@ -144,6 +148,10 @@ func (fw *FileWriter) finish() (AddFile, error) {
 	if err := fw.w.Close(); err != nil {
 		return AddFile{}, err
 	}
+	stats, err := fileStatistics(fw.w.Schema(), fw.w.File().Metadata())
+	if err != nil {
+		return AddFile{}, fmt.Errorf("file statistics: %w", err)
+	}
 	if err := fw.f.Sync(); err != nil {
 		return AddFile{}, err
 	}
@@ -172,7 +180,7 @@ func (fw *FileWriter) finish() (AddFile, error) {
 	if err := syncDir(t.dir); err != nil {
 		return AddFile{}, err
 	}
-	return AddFile{Path: fw.name, Size: fi.Size(), ModificationTime: fi.ModTime(), NumRecords: fw.rows}, nil
+	return AddFile{Path: fw.name, Size: fi.Size(), ModificationTime: fi.ModTime(), NumRecords: fw.rows, Stats: stats}, nil
 }
 
 // Abort discards the file. It may be called at any time, also after Close

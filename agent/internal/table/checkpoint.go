@@ -1,0 +1,288 @@
+package table
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// checkpointRow is one row of a classic checkpoint: one action, in the
+// columns the protocol's "Checkpoint Schema" lists, in Spark's order. Add
+// stats stay a JSON string (stats_parsed is optional and not written).
+type checkpointRow struct {
+	Txn      *txnAction      `parquet:"txn,optional"`
+	Add      *addAction      `parquet:"add,optional"`
+	Remove   *removeAction   `parquet:"remove,optional"`
+	MetaData *metadataAction `parquet:"metaData,optional"`
+	Protocol *protocolAction `parquet:"protocol,optional"`
+}
+
+// checkpointActions are the action columns a checkpoint is read for, in
+// the order they are applied; v2Columns are the columns only V2
+// checkpoints fill.
+var (
+	checkpointActions = []string{"protocol", "metaData", "txn", "add", "remove"}
+	v2Columns         = []string{"checkpointMetadata", "sidecar"}
+)
+
+// lastCheckpointFile, in _delta_log, points to the latest checkpoint.
+const lastCheckpointFile = "_last_checkpoint"
+
+// lastCheckpoint is the content of _last_checkpoint, as the protocol's
+// "Last Checkpoint File Schema" describes it: version and size are
+// required, the rest optional.
+type lastCheckpoint struct {
+	Version       int64 `json:"version"`
+	Size          int64 `json:"size"`
+	SizeInBytes   int64 `json:"sizeInBytes"`
+	NumOfAddFiles int64 `json:"numOfAddFiles"`
+}
+
+// checkpointName is the name of the classic checkpoint of version v.
+func checkpointName(v int64) string { return fmt.Sprintf("%020d.checkpoint.parquet", v) }
+
+// readLastCheckpoint returns the version _last_checkpoint in folder logdir
+// points to, or 0 when the file is missing or invalid: it is only a hint
+// of where to start reading.
+func readLastCheckpoint(logdir string) int64 {
+	data, err := os.ReadFile(filepath.Join(logdir, lastCheckpointFile))
+	if err != nil {
+		return 0
+	}
+	var lc struct {
+		Version *int64 `json:"version"`
+	}
+	if json.Unmarshal(data, &lc) != nil || lc.Version == nil || *lc.Version < 0 {
+		return 0
+	}
+	return *lc.Version
+}
+
+// writeCheckpoint writes the classic checkpoint of t's state, which must be
+// at a version a commit of t just wrote, then points _last_checkpoint to
+// it. The checkpoint is written and fsynced under a temporary name, then
+// hard-linked to its final name, which never replaces a checkpoint another
+// writer made of the same version (it holds the same state); only
+// _last_checkpoint is replaced, atomically, by a rename. t.mu must be held.
+func (t *Table) writeCheckpoint() error {
+	v := t.st.version
+	logdir := filepath.Join(t.dir, logDir)
+	rows := t.st.checkpointRows()
+	tmp := filepath.Join(logdir, checkpointTempName(v))
+	size, err := writeParquetFile(tmp, rows, parquet.Compression(t.opts.Compression))
+	if err != nil {
+		return fmt.Errorf("writing checkpoint %d: %w", v, err)
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, filepath.Join(logdir, checkpointName(v))); errors.Is(err, fs.ErrExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("publishing checkpoint %d: %w", v, err)
+	}
+	if err := syncDir(logdir); err != nil {
+		return err
+	}
+	if readLastCheckpoint(logdir) > v {
+		return nil // another writer checkpointed a later version meanwhile
+	}
+	data, err := json.Marshal(lastCheckpoint{Version: v, Size: int64(len(rows)), SizeInBytes: size, NumOfAddFiles: int64(len(t.st.files))})
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", lastCheckpointFile, err)
+	}
+	tmpLast := filepath.Join(logdir, lastCheckpointTempName())
+	if err := writeFileSync(tmpLast, data); err != nil {
+		return err
+	}
+	if err := os.Rename(tmpLast, filepath.Join(logdir, lastCheckpointFile)); err != nil {
+		os.Remove(tmpLast)
+		return fmt.Errorf("publishing %s: %w", lastCheckpointFile, err)
+	}
+	return syncDir(logdir)
+}
+
+// writeParquetFile creates file name with rows and fsyncs it; it fails if
+// name exists. It returns the file's size.
+func writeParquetFile[T any](name string, rows []T, opts ...parquet.WriterOption) (int64, error) {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("creating %s: %w", name, err)
+	}
+	w := parquet.NewGenericWriter[T](f, opts...)
+	_, err = w.Write(rows)
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	var size int64
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			size = fi.Size()
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return 0, fmt.Errorf("writing %s: %w", name, err)
+	}
+	return size, nil
+}
+
+// readCheckpoint reads the classic checkpoint in file name as one entry
+// holding all its actions. Whatever writer made it (this package, Spark,
+// delta-rs), its columns are read by name and nesting, not position: see
+// [assembler]. A file that cannot be read is an error wrapping
+// [ErrCorruptLog]; one that holds V2 checkpoint actions, an
+// [*ErrUnsupportedFeature].
+func readCheckpoint(name string) (*entry, error) {
+	e, err := readCheckpointFile(name)
+	var unsupported *ErrUnsupportedFeature
+	if err != nil && !errors.As(err, &unsupported) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
+	}
+	return e, err
+}
+
+func readCheckpointFile(name string) (*entry, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return decodeCheckpoint(f, fi.Size(), name)
+}
+
+// decodeCheckpoint decodes the checkpoint of size bytes in r, whose file
+// is name. parquet-go panics on some damaged files: that is an error too.
+func decodeCheckpoint(r io.ReaderAt, size int64, name string) (_ *entry, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the Parquet reader failed: %v", p)
+		}
+	}()
+	if err := checkFooterSize(r, size); err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkChunks(r, size, pf.Metadata()); err != nil {
+		return nil, err
+	}
+	nodes := map[string]*asmNode{}
+	for _, c := range pf.Root().Columns() {
+		if slices.Contains(checkpointActions, c.Name()) || slices.Contains(v2Columns, c.Name()) {
+			if nodes[c.Name()], err = newAsmNode(c, 0, 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	columns := len(pf.Schema().Columns())
+	e := &entry{}
+	a := &assembler{}
+	buf := make([]parquet.Row, 64)
+	for _, rg := range pf.RowGroups() {
+		rows := rg.Rows()
+		for {
+			n, err := rows.ReadRows(buf)
+			for _, row := range buf[:n] {
+				if err := e.addRow(a, row, columns, nodes, name); err != nil {
+					rows.Close()
+					return nil, err
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// addRow adds the action of one checkpoint row to e, by turning it into
+// the JSON line a log entry would hold.
+func (e *entry) addRow(a *assembler, row parquet.Row, columns int, nodes map[string]*asmNode, file string) error {
+	a.reset(row, columns)
+	for _, col := range v2Columns {
+		if n := nodes[col]; n != nil && a.present(n) {
+			return &ErrUnsupportedFeature{Feature: "a V2 checkpoint (" + col + " actions)", File: file}
+		}
+	}
+	for _, col := range checkpointActions {
+		n := nodes[col]
+		if n == nil {
+			continue
+		}
+		v := a.read(n)
+		if a.err != nil {
+			return a.err
+		}
+		if v == nil {
+			continue
+		}
+		line, err := json.Marshal(map[string]any{col: v})
+		if err != nil {
+			return err
+		}
+		if err := e.addLine(line); err != nil {
+			return fmt.Errorf("%s action: %w", col, err)
+		}
+	}
+	return nil
+}
+
+// maintainLog runs after each commit of t, with t's state at the commit's
+// version: when the version is a multiple of the table's
+// delta.checkpointInterval, it writes a checkpoint, then cleans up the log
+// (see [Table.cleanupLog]). Failures are logged, not returned: the commit
+// is durable, readers do without the checkpoint, and the next one will
+// cover this one's state. t.mu must be held.
+func (t *Table) maintainLog() {
+	v := t.st.version
+	cfg, errs := readLogConfig(t.st.meta.Configuration)
+	if v == 0 || v%cfg.checkpointInterval != 0 {
+		return
+	}
+	log := t.opts.Logger.With("table", t.dir, "version", v)
+	for _, err := range errs {
+		log.Warn("ignoring a table property", "err", err)
+	}
+	t.st.expireTombstones(t.opts.Now().Add(-cfg.deletedFileRetention))
+	if err := t.writeCheckpoint(); err != nil {
+		log.Warn("checkpoint failed; the commit is durable, and the next checkpoint will cover it", "err", err)
+		return
+	}
+	if !cfg.cleanup {
+		return
+	}
+	n, err := t.cleanupLog(cfg.logRetention)
+	if err != nil {
+		log.Warn("log cleanup failed", "err", err)
+	}
+	if n > 0 {
+		log.Info("cleaned up the log", "files", n)
+	}
+}

@@ -1,0 +1,292 @@
+package table
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+)
+
+// logKind is the kind of a file of the log in _delta_log.
+type logKind uint8
+
+// The kinds, in the order of logFileRE's groups.
+const (
+	// kindEntry is a log entry, <v>.json.
+	kindEntry logKind = iota + 1
+	// kindCheckpoint is a classic single-file checkpoint,
+	// <v>.checkpoint.parquet: the only kind this package reads and writes.
+	kindCheckpoint
+	// kindMultiPart is one part of a multi-part checkpoint,
+	// <v>.checkpoint.<part>.<parts>.parquet.
+	kindMultiPart
+	// kindUUIDCheckpoint is a V2 checkpoint, <v>.checkpoint.<uuid>.json or
+	// .parquet.
+	kindUUIDCheckpoint
+	// kindChecksum is a version checksum, <v>.crc.
+	kindChecksum
+)
+
+// unreadable names the kinds of checkpoints this package cannot read, as
+// [ErrUnsupportedFeature] reports them.
+var unreadable = map[logKind]string{
+	kindMultiPart:      "a multi-part checkpoint",
+	kindUUIDCheckpoint: "a V2 (UUID-named) checkpoint",
+}
+
+// logFileRE matches the names of the log's files: the first group is the
+// version, and the index of the other group that matched is the kind.
+var logFileRE = regexp.MustCompile(`^([0-9]{20})\.(?:(json)|(checkpoint\.parquet)|(checkpoint\.[0-9]{10}\.[0-9]{10}\.parquet)|(checkpoint\.[^.]+\.(?:json|parquet))|(crc))$`)
+
+// logFile is one file of the log.
+type logFile struct {
+	name    string // base name, in _delta_log
+	version int64
+	kind    logKind
+}
+
+// listLog lists the files of the log in folder logdir (a _delta_log) whose
+// version is at least from, in version order; none when the folder does not
+// exist. Other files (temporary files, _last_checkpoint, log compactions)
+// are left out.
+func listLog(logdir string, from int64) ([]logFile, error) {
+	des, err := os.ReadDir(logdir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing log: %w", err)
+	}
+	var files []logFile
+	for _, de := range des {
+		m := logFileRE.FindStringSubmatch(de.Name())
+		if m == nil {
+			continue
+		}
+		v, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil || v < from {
+			continue
+		}
+		f := logFile{name: de.Name(), version: v}
+		for i, group := range m[2:] {
+			if group != "" {
+				f.kind = logKind(i + 1)
+			}
+		}
+		files = append(files, f)
+	}
+	slices.SortFunc(files, func(a, b logFile) int { return cmp.Compare(a.version, b.version) })
+	return files, nil
+}
+
+// errNoStart is returned by replayFrom when the files it listed hold no
+// checkpoint to start from.
+var errNoStart = errors.New("no checkpoint to start from")
+
+// replay reads the table in folder dir at its latest version, as Delta
+// readers do: from the newest classic checkpoint followed by every entry
+// after it, or from every entry when no checkpoint covers the log.
+// _last_checkpoint says where to start looking; when it is missing,
+// invalid or stale (its checkpoint is gone), the whole log is considered.
+//
+// Multi-part and V2 checkpoints are not read: a log that only they cover
+// (the entries before them deleted) is an [*ErrUnsupportedFeature]. A
+// checkpoint that cannot be read is skipped for an older one, or for the
+// entries alone, when the log still has what that takes.
+func replay(dir string) (*state, error) {
+	from := readLastCheckpoint(filepath.Join(dir, logDir))
+	st, err := replayFrom(dir, from)
+	if errors.Is(err, errNoStart) {
+		st, err = replayFrom(dir, 0)
+	}
+	return st, err
+}
+
+// replayFrom is replay, considering only the files of versions from and
+// later. When from > 0, a checkpoint is needed to start from.
+func replayFrom(dir string, from int64) (*state, error) {
+	logdir := filepath.Join(dir, logDir)
+	files, err := listLog(logdir, from)
+	if err != nil {
+		return nil, err
+	}
+	entries := map[int64]bool{}
+	var checkpoints []int64
+	var others []logFile
+	latest := int64(-1)
+	for _, f := range files {
+		switch f.kind {
+		case kindEntry:
+			entries[f.version] = true
+		case kindCheckpoint:
+			checkpoints = append(checkpoints, f.version)
+		case kindMultiPart, kindUUIDCheckpoint:
+			others = append(others, f)
+		default:
+			continue
+		}
+		latest = max(latest, f.version)
+	}
+	// missing returns the first version in [lo, latest] with no entry, or
+	// -1 when there is none.
+	missing := func(lo int64) int64 {
+		for v := lo; v <= latest; v++ {
+			if !entries[v] {
+				return v
+			}
+		}
+		return -1
+	}
+
+	var skipped error
+	for _, c := range slices.Backward(checkpoints) {
+		if missing(c+1) >= 0 {
+			break // an older checkpoint needs the same entries, and more
+		}
+		st, err := fromCheckpoint(dir, c)
+		if errors.Is(err, ErrCorruptLog) {
+			skipped = err
+			continue
+		}
+		if err == nil {
+			err = readEntries(dir, st, latest)
+		}
+		return st, err
+	}
+	if from > 0 {
+		return nil, errNoStart
+	}
+	if m := missing(0); m >= 0 {
+		if skipped != nil {
+			return nil, skipped
+		}
+		for _, f := range others {
+			if f.version >= m {
+				return nil, &ErrUnsupportedFeature{Feature: unreadable[f.kind], File: filepath.Join(logdir, f.name)}
+			}
+		}
+		return nil, fmt.Errorf("%w: %s: log version %d is missing, and no checkpoint covers it", ErrCorruptLog, logdir, m)
+	}
+	st := newState()
+	return st, readEntries(dir, st, latest)
+}
+
+// fromCheckpoint returns the state the classic checkpoint of version c of
+// the table in dir holds. A checkpoint that cannot be read is an error
+// wrapping [ErrCorruptLog]; one that asks for a feature this package
+// lacks, an [*ErrUnsupportedFeature].
+func fromCheckpoint(dir string, c int64) (*state, error) {
+	name := filepath.Join(dir, logDir, checkpointName(c))
+	e, err := readCheckpoint(name)
+	if err != nil {
+		return nil, err
+	}
+	if e.protocol != nil {
+		if err := checkProtocol(e.protocol, name); err != nil {
+			return nil, err
+		}
+	}
+	st := newState()
+	if err := st.loadCheckpoint(c, e, countersAt(dir, c)); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
+	}
+	return st, nil
+}
+
+// readEntries applies the entries after st's version up to latest. On
+// error, st is left at the last entry it could apply.
+func readEntries(dir string, st *state, latest int64) error {
+	for v := st.version + 1; v <= latest; v++ {
+		if _, err := readVersion(dir, st, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readVersion reads log version v of the table in dir and applies it to
+// st. A missing file is returned as an error wrapping fs.ErrNotExist; an
+// entry that asks for a feature this package lacks, as an
+// [*ErrUnsupportedFeature], before anything of it is applied.
+func readVersion(dir string, st *state, v int64) (*entry, error) {
+	name := logPath(dir, v)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading log: %w", err)
+	}
+	e, err := parseEntry(data)
+	if err == nil && e.protocol != nil {
+		if err := checkProtocol(e.protocol, name); err != nil {
+			return nil, err
+		}
+	}
+	if err == nil {
+		err = st.apply(v, e)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
+	}
+	return e, nil
+}
+
+// logPath is the file of log version v.
+func logPath(dir string, v int64) string {
+	return filepath.Join(dir, logDir, fmt.Sprintf("%020d.json", v))
+}
+
+// countersAt returns the counters of the table in dir as of version v,
+// for a state read from a checkpoint, which keeps no commitInfo: from the
+// entries at and before v, back to the latest one this package wrote with
+// totals (see [commitInfo.Totals]), summing the metrics of older entries of
+// this package on the way. It is a best effort: it stops at the first
+// entry that is gone (cleaned up) or unreadable.
+func countersAt(dir string, v int64) map[string]int64 {
+	sum := map[string]int64{}
+	for ; v >= 0; v-- {
+		data, err := os.ReadFile(logPath(dir, v))
+		if err != nil {
+			break
+		}
+		e, err := commitCounters(data)
+		if err != nil {
+			break
+		}
+		if e.totals != nil {
+			for k, n := range e.totals {
+				sum[k] += n
+			}
+			break
+		}
+		for k, n := range e.counters {
+			sum[k] += n
+		}
+	}
+	return sum
+}
+
+// commitCounters decodes only the commitInfo of log entry data.
+func commitCounters(data []byte) (*entry, error) {
+	e := &entry{}
+	for line := range bytes.Lines(data) {
+		if !bytes.Contains(line, []byte(`"commitInfo"`)) {
+			continue
+		}
+		var l struct {
+			CommitInfo json.RawMessage `json:"commitInfo"`
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			return nil, err
+		}
+		if l.CommitInfo != nil {
+			return e, e.setCounters(l.CommitInfo)
+		}
+	}
+	return e, nil
+}
