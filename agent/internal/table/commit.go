@@ -36,6 +36,12 @@ type Commit struct {
 	// [Snapshot.Counters], e.g. "numCorruptRecords". The names
 	// numOutputRows, numAddedFiles and numOutputBytes are reserved.
 	Counters map[string]int64
+	// Configuration sets keys of the table configuration (the metaData
+	// action's); a commit that changes any writes a metaData action. Other
+	// engines carry the configuration forward, so it suits facts about the
+	// table that must outlive checkpoints, such as the ids of the topics
+	// it reads.
+	Configuration map[string]string
 }
 
 // Operation metrics every commit carries.
@@ -114,10 +120,29 @@ func (t *Table) Commit(c Commit) (int64, error) {
 	}
 }
 
+// configurationChanges reports whether setting conf changes the
+// configuration of meta (nil before the first commit).
+func configurationChanges(meta *metadataAction, conf map[string]string) bool {
+	for k, v := range conf {
+		if meta == nil {
+			return true
+		}
+		if cur, ok := meta.Configuration[k]; !ok || cur != v {
+			return true
+		}
+	}
+	return false
+}
+
 // checkCommit validates c before anything is written.
 func checkCommit(c *Commit) error {
-	if len(c.Files) == 0 && len(c.Txns) == 0 && c.Schema == nil {
-		return errors.New("nothing to commit: no files, txns or schema")
+	if len(c.Files) == 0 && len(c.Txns) == 0 && c.Schema == nil && len(c.Configuration) == 0 {
+		return errors.New("nothing to commit: no files, txns, schema or configuration")
+	}
+	for key := range c.Configuration {
+		if key == "" || key == createdByKey {
+			return fmt.Errorf("configuration key %q cannot be set", key)
+		}
 	}
 	for name := range c.Counters {
 		if name == MetricOutputRows || name == MetricAddedFiles || name == MetricOutputBytes {
@@ -224,14 +249,15 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 		}
 	}
 	meta, metaFields := st.meta, st.schema
-	if fields != nil {
-		js, err := schema.SparkJSON(fields)
-		if err != nil {
-			return nil, nil, fmt.Errorf("encoding schema: %w", err)
-		}
+	newMeta := fields != nil || configurationChanges(st.meta, c.Configuration)
+	if newMeta {
 		var md metadataAction
 		if st.meta != nil {
 			md = *st.meta
+			md.Configuration = maps.Clone(md.Configuration)
+			if md.Configuration == nil {
+				md.Configuration = map[string]string{}
+			}
 		} else {
 			md = metadataAction{
 				ID:               newUUID(),
@@ -242,8 +268,15 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 			}
 			md.Configuration[propAppendOnly] = "true"
 		}
-		md.SchemaString = js
-		meta, metaFields = &md, fields
+		maps.Copy(md.Configuration, c.Configuration)
+		if fields != nil {
+			js, err := schema.SparkJSON(fields)
+			if err != nil {
+				return nil, nil, fmt.Errorf("encoding schema: %w", err)
+			}
+			md.SchemaString, metaFields = js, fields
+		}
+		meta = &md
 	}
 	// Every entry leaves a protocol that lists what the metadata implies: a
 	// new schema may need more, and a table an earlier version wrote (NOT
@@ -252,7 +285,7 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 		e.protocol = p
 		actions = append(actions, action{Protocol: p})
 	}
-	if fields != nil {
+	if newMeta {
 		e.metaData = meta
 		actions = append(actions, action{MetaData: meta})
 	}

@@ -47,9 +47,10 @@ func TestOtherEnginesCheckpoints(t *testing.T) {
 		name     string
 		version  int64
 		interval int
+		config   map[string]string
 	}{
-		{"spark-checkpoint", 5, 3},
-		{"deltars-checkpoint", 4, 10},
+		{"spark-checkpoint", 5, 3, map[string]string{"delta.checkpointInterval": "3"}},
+		{"deltars-checkpoint", 4, 10, map[string]string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestOtherEnginesCheckpoints(t *testing.T) {
 			tb := openTable(t, dir, table.Options{})
 			s := tb.Snapshot()
 			want := table.Snapshot{Version: tt.version, Schema: testFields, Txns: map[string]int64{"t/a/0": 12},
-				NumFiles: 1, NumRows: 12, Counters: map[string]int64{}}
+				NumFiles: 1, NumRows: 12, Counters: map[string]int64{}, Configuration: tt.config}
 			if !reflect.DeepEqual(s, want) {
 				t.Fatalf("snapshot =\n%+v, want\n%+v", s, want)
 			}

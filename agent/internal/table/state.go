@@ -27,6 +27,9 @@ type Snapshot struct {
 	// metrics of its commitInfo: numOutputRows, numAddedFiles,
 	// numOutputBytes and the caller's [Commit.Counters].
 	Counters map[string]int64
+	// Configuration is the table configuration of the metaData action, nil
+	// before the first commit.
+	Configuration map[string]string
 }
 
 // state is the replayed log. It is owned by a Table and guarded by its mutex.
@@ -205,6 +208,9 @@ func (s *state) snapshot() Snapshot {
 		Txns:     maps.Clone(s.txns),
 		NumFiles: len(s.files),
 		Counters: maps.Clone(s.counters),
+	}
+	if s.meta != nil {
+		snap.Configuration = maps.Clone(s.meta.Configuration)
 	}
 	for _, f := range s.files {
 		if f.records > 0 {

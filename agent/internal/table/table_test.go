@@ -39,7 +39,8 @@ func TestFirstCommit(t *testing.T) {
 	s := tb.Snapshot()
 	want := table.Snapshot{
 		Version: 0, Schema: testFields, Txns: map[string]int64{"tbl/orders/0": 3}, NumFiles: 1, NumRows: 3,
-		Counters: map[string]int64{"numCorruptRecords": 1, "numOutputRows": 3, "numAddedFiles": 1, "numOutputBytes": add.Size},
+		Counters:      map[string]int64{"numCorruptRecords": 1, "numOutputRows": 3, "numAddedFiles": 1, "numOutputBytes": add.Size},
+		Configuration: map[string]string{"delta.appendOnly": "true", "tributary.createdBy": "tributary-agent"},
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("snapshot =\n%+v, want\n%+v", s, want)
