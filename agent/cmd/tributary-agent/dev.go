@@ -56,6 +56,9 @@ func devCommand(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkCommonFlags(&o, stderr); err != nil {
+		return err
+	}
 	if rate < 0 {
 		fmt.Fprintln(stderr, "--rate must be 0 or more")
 		return errUsage

@@ -5,19 +5,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
+	"unsafe"
 
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 )
 
-// Fetch sizes: a fetch asks for up to fetchMaxBytes and waits at most
-// fetchMaxWait for at least one byte.
+// Fetch sizes: a fetch waits at most fetchMaxWait for at least one byte and
+// asks for twice what the previous one returned, between fetchMinBytes and
+// fetchMaxBytes: a partition that is behind reads 1 MiB at a time, and an
+// idle one holds little of the memory budget while it waits.
 const (
+	fetchMinBytes = 64 << 10
 	fetchMaxBytes = 1 << 20
 	fetchMaxWait  = 250 * time.Millisecond
 )
+
+// recordSize is the memory a decoded record takes besides the bytes of the
+// response it points into.
+const recordSize = int64(unsafe.Sizeof(decode.Record{}))
 
 // Batch is what one fetch returned for one partition.
 type Batch struct {
@@ -35,6 +44,23 @@ type Batch struct {
 	// time: the last stable offset under read_committed, else the high
 	// watermark. End minus the next offset to read is the lag.
 	End int64
+	// Bytes is the memory the batch holds: the fetch response and the
+	// decompressed copies of compressed record batches, which the records
+	// point into, and the records. With a [Fetcher.Budget], the receiver
+	// releases it once it has written the batch.
+	Bytes int64
+}
+
+// Budget is memory a fetcher shares with the rest of the agent (the
+// agent's is a memory.Budget).
+type Budget interface {
+	// Acquire takes n bytes, waiting while they do not fit, or returns
+	// ctx's error when ctx ends first.
+	Acquire(ctx context.Context, n int64) error
+	// Grow takes n bytes at once, past the limit if need be.
+	Grow(n int64)
+	// Release gives back n bytes.
+	Release(n int64)
 }
 
 // DataLossError reports that a partition no longer holds the offset the
@@ -88,6 +114,16 @@ type Fetcher struct {
 	TopicID string
 	// OnRetry, if set, is told about errors Run recovers from by reconnecting.
 	OnRetry func(error)
+	// Budget, if set, bounds what the fetcher holds: before each fetch it
+	// acquires twice the size it asks for (the response, and about as much
+	// again for the records decoded from it, at 100 bytes a record), waiting
+	// while the budget is full; once the response is decoded it keeps what
+	// the batch really holds ([Batch.Bytes]), growing past the limit when
+	// that is more: a record batch larger than the fetch asked for, which
+	// Kafka returns whole, or a compressed one. The receiver of a batch
+	// releases its Bytes; Run releases those of a batch it could not
+	// deliver.
+	Budget Budget
 }
 
 // Run reads from offset and sends every batch, including empty ones that
@@ -138,56 +174,94 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	r := bufio.NewReaderSize(conn, 64<<10)
+	// Each response is read into a buffer of its own (see readFetch), which
+	// bufio fills directly: its buffer only saves calls for the header.
+	r := bufio.NewReaderSize(conn, 8<<10)
 	// sizeHint is the previous batch's record count: batches are similar in
 	// size, and growing the slice record by record costs a copy per growth.
 	sizeHint := 64
+	maxBytes := int32(fetchMinBytes)
 	for correlationID := int32(1); ; correlationID++ {
-		if err := conn.SetDeadline(time.Now().Add(fetchMaxWait + 30*time.Second)); err != nil {
-			return offset, err
+		reserved := 2 * int64(maxBytes)
+		if f.Budget != nil {
+			if err := f.Budget.Acquire(ctx, reserved); err != nil {
+				return offset, err
+			}
 		}
-		if err := writeFetch(conn, correlationID, f.TP, offset, f.ReadCommitted); err != nil {
-			return offset, fmt.Errorf("send fetch request: %w", err)
-		}
-		p, err := readFetch(r, correlationID, f.TP)
+		b, size, err := f.fetch(conn, r, correlationID, offset, maxBytes, sizeHint)
+		f.settle(reserved, b.Bytes)
 		if err != nil {
 			return offset, err
 		}
-		if p.errorCode != 0 {
-			return offset, kafkago.Error(p.errorCode)
-		}
-		b := Batch{TP: f.TP, End: p.highWatermark, Records: make([]decode.Record, 0, sizeHint)}
-		if f.ReadCommitted {
-			b.End = p.lastStable
-		}
-		if b.Records, b.Next, err = f.records(&p, offset, b.Records); err != nil {
-			return offset, err
-		}
 		sizeHint = max(len(b.Records), 64)
+		maxBytes = int32(min(max(2*size, fetchMinBytes), fetchMaxBytes))
 		offset = b.Next
 		select {
 		case out <- b:
 		case <-ctx.Done():
+			f.settle(b.Bytes, 0)
 			return offset, ctx.Err()
 		}
 	}
 }
 
+// fetch asks the leader on conn for up to maxBytes of the partition from
+// offset and returns the batch, and the size of the response, which the
+// batch holds. After an error the batch is empty and holds nothing.
+func (f *Fetcher) fetch(conn net.Conn, r *bufio.Reader, correlationID int32, offset int64, maxBytes int32, sizeHint int) (Batch, int, error) {
+	if err := conn.SetDeadline(time.Now().Add(fetchMaxWait + 30*time.Second)); err != nil {
+		return Batch{}, 0, err
+	}
+	if err := writeFetch(conn, correlationID, f.TP, offset, f.ReadCommitted, maxBytes); err != nil {
+		return Batch{}, 0, fmt.Errorf("send fetch request: %w", err)
+	}
+	p, err := readFetch(r, correlationID, f.TP)
+	if err != nil {
+		return Batch{}, 0, err
+	}
+	if p.errorCode != 0 {
+		return Batch{}, 0, kafkago.Error(p.errorCode)
+	}
+	b := Batch{TP: f.TP, End: p.highWatermark, Records: make([]decode.Record, 0, sizeHint)}
+	if f.ReadCommitted {
+		b.End = p.lastStable
+	}
+	var inflated int
+	if b.Records, b.Next, inflated, err = f.records(&p, offset, b.Records); err != nil {
+		return Batch{}, 0, err
+	}
+	b.Bytes = int64(p.size+inflated) + int64(cap(b.Records))*recordSize
+	return b, p.size, nil
+}
+
+// settle turns what the fetcher took of its budget for a fetch, reserved,
+// into what it holds now, held.
+func (f *Fetcher) settle(reserved, held int64) {
+	switch {
+	case f.Budget == nil:
+	case held > reserved:
+		f.Budget.Grow(held - reserved)
+	case held < reserved:
+		f.Budget.Release(reserved - held)
+	}
+}
+
 // records appends the data records of the fetched partition at or after
-// offset to dst and returns them with the offset to fetch next.
-func (f *Fetcher) records(p *fetchedPartition, offset int64, dst []decode.Record) ([]decode.Record, int64, error) {
+// offset to dst and returns them with the offset to fetch next, and the
+// size of the buffers compressed batches were decompressed into.
+func (f *Fetcher) records(p *fetchedPartition, offset int64, dst []decode.Record) ([]decode.Record, int64, int, error) {
 	var aborts *abortFilter
 	if f.ReadCommitted {
 		aborts = newAbortFilter(p.aborted)
 	}
-	next := offset
+	next, inflated := offset, 0
 	for buf := p.records; len(buf) > 0; {
 		rb, rest, err := nextBatch(buf)
 		if errors.Is(err, errTruncatedBatch) {
 			break // the next fetch starts at it
 		}
 		if err != nil {
-			return dst, offset, fmt.Errorf("%s: %w", f.TP, err)
+			return dst, offset, 0, fmt.Errorf("%s: %w", f.TP, err)
 		}
 		buf = rest
 		if rb.lastOffset() < next {
@@ -198,18 +272,21 @@ func (f *Fetcher) records(p *fetchedPartition, offset int64, dst []decode.Record
 			if aborts != nil {
 				marker, err := rb.controlType()
 				if err != nil {
-					return dst, offset, fmt.Errorf("%s: %w", f.TP, err)
+					return dst, offset, 0, fmt.Errorf("%s: %w", f.TP, err)
 				}
 				aborts.sawControl(&rb, marker)
 			}
 		case aborts != nil && aborts.skipData(&rb):
 			// records of an aborted transaction
 		default:
-			if dst, err = rb.appendRecords(dst, f.TP, next); err != nil {
-				return dst, offset, err
+			var n int
+			dst, n, err = rb.appendRecords(dst, f.TP, next)
+			if err != nil {
+				return dst, offset, 0, err
 			}
+			inflated += n
 		}
 		next = rb.lastOffset() + 1
 	}
-	return dst, next, nil
+	return dst, next, inflated, nil
 }

@@ -17,8 +17,8 @@ import (
 const fetchVersion = 11
 
 // maxResponseSize bounds the size of one fetch response a broker may send:
-// a fetch asks for fetchMaxBytes, but a single record batch larger than that
-// is still returned whole.
+// a fetch asks for at most fetchMaxBytes, but a single record batch larger
+// than that is still returned whole.
 const maxResponseSize = 256 << 20
 
 // fetchedPartition is one partition of a fetch response.
@@ -30,20 +30,23 @@ type fetchedPartition struct {
 	// records holds whole record batches, possibly followed by a partial
 	// one the size limit cut.
 	records []byte
+	// size is the size of the response records points into.
+	size int
 }
 
-// writeFetch sends a fetch request for one partition, encoded by kafka-go.
-func writeFetch(w io.Writer, correlationID int32, tp TopicPartition, offset int64, readCommitted bool) error {
+// writeFetch sends a fetch request for up to maxBytes of one partition,
+// encoded by kafka-go.
+func writeFetch(w io.Writer, correlationID int32, tp TopicPartition, offset int64, readCommitted bool, maxBytes int32) error {
 	isolation := int8(0)
 	if readCommitted {
 		isolation = 1
 	}
 	req := &fetch.Request{
-		ReplicaID: -1, MaxWaitTime: int32(fetchMaxWait.Milliseconds()), MinBytes: 1, MaxBytes: fetchMaxBytes,
+		ReplicaID: -1, MaxWaitTime: int32(fetchMaxWait.Milliseconds()), MinBytes: 1, MaxBytes: maxBytes,
 		IsolationLevel: isolation, SessionEpoch: -1,
 		Topics: []fetch.RequestTopic{{Topic: tp.Topic, Partitions: []fetch.RequestPartition{{
 			Partition: int32(tp.Partition), CurrentLeaderEpoch: -1, FetchOffset: offset,
-			LogStartOffset: -1, PartitionMaxBytes: fetchMaxBytes,
+			LogStartOffset: -1, PartitionMaxBytes: maxBytes,
 		}}}},
 	}
 	return protocol.WriteRequest(w, fetchVersion, correlationID, clientID, req)
@@ -68,7 +71,9 @@ func readFetch(r *bufio.Reader, correlationID int32, tp TopicPartition) (fetched
 	if _, err := io.ReadFull(r, body); err != nil {
 		return fetchedPartition{}, fmt.Errorf("read fetch response: %w", err)
 	}
-	return parseFetch(body, tp)
+	p, err := parseFetch(body, tp)
+	p.size = len(body)
+	return p, err
 }
 
 // parseFetch decodes a v11 fetch response body and returns the part about

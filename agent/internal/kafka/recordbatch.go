@@ -168,11 +168,16 @@ func (d *batchDecoder) bytes() []byte {
 }
 
 // appendRecords decodes b's records at or after from and appends them to
-// dst. Keys, values and header values point into the (decompressed) batch.
-func (b *recordBatch) appendRecords(dst []decode.Record, tp TopicPartition, from int64) ([]decode.Record, error) {
+// dst. Keys, values and header values point into the (decompressed) batch;
+// inflated is the size of the buffer a compressed batch was decompressed
+// into, 0 for a batch that is not compressed.
+func (b *recordBatch) appendRecords(dst []decode.Record, tp TopicPartition, from int64) (recs []decode.Record, inflated int, err error) {
 	raw, err := b.uncompressed()
 	if err != nil {
-		return dst, err
+		return dst, 0, err
+	}
+	if b.attributes&attrCompression != 0 {
+		inflated = cap(raw)
 	}
 	tsType := int8(0)
 	if b.logAppendTime() {
@@ -216,9 +221,9 @@ func (b *recordBatch) appendRecords(dst []decode.Record, tp TopicPartition, from
 		})
 	}
 	if d.err != nil {
-		return dst, fmt.Errorf("record batch at offset %d of %s: %w", b.baseOffset, tp, d.err)
+		return dst, inflated, fmt.Errorf("record batch at offset %d of %s: %w", b.baseOffset, tp, d.err)
 	}
-	return dst, nil
+	return dst, inflated, nil
 }
 
 // controlType returns the type of a control batch's marker: controlAbort or

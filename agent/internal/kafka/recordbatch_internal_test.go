@@ -97,7 +97,7 @@ func TestRecordBatchDecoding(t *testing.T) {
 			if b.lastOffset() != 103 {
 				t.Fatalf("last offset %d, want 103", b.lastOffset())
 			}
-			got, err := b.appendRecords(nil, testTP, 101)
+			got, _, err := b.appendRecords(nil, testTP, 101)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestRecordBatchDecoding(t *testing.T) {
 			if !got[1].Timestamp.Equal(time.UnixMilli(1_009)) || got[1].TimestampType != 0 || got[1].Partition != 3 {
 				t.Fatalf("CreateTime record: %+v", got[1])
 			}
-			all, _ := b.appendRecords(nil, testTP, 0)
+			all, _, _ := b.appendRecords(nil, testTP, 0)
 			if len(all) != 3 || all[0].Headers[0].Key != "h" || string(all[0].Headers[0].Value) != "x" {
 				t.Fatalf("all records: %+v", all)
 			}
@@ -126,7 +126,7 @@ func TestIssue5LogAppendTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.appendRecords(nil, testTP, 0)
+	got, _, err := b.appendRecords(nil, testTP, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func FuzzRecordBatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, buf []byte) {
 		// The record section alone, as if it passed the CRC check.
 		raw := recordBatch{numRecords: int32(len(buf) % 64), records: buf}
-		if recs, _ := raw.appendRecords(nil, testTP, 0); len(recs) > int(raw.numRecords) {
+		if recs, _, _ := raw.appendRecords(nil, testTP, 0); len(recs) > int(raw.numRecords) {
 			t.Fatalf("%d records from a section of %d", len(recs), raw.numRecords)
 		}
 		_, _ = raw.controlType()
@@ -210,7 +210,7 @@ func FuzzRecordBatch(f *testing.F) {
 				t.Fatal("nextBatch consumed nothing")
 			}
 			buf = rest
-			recs, _ := b.appendRecords(nil, testTP, 0)
+			recs, _, _ := b.appendRecords(nil, testTP, 0)
 			if len(recs) > int(max(b.numRecords, 0)) {
 				t.Fatalf("%d records from a batch of %d", len(recs), b.numRecords)
 			}
@@ -237,7 +237,7 @@ func TestEmptyControlBatch(t *testing.T) {
 	records = append(records, encodeBatch(t, 2, 0, 0, 0, -1, []testRecord{{value: []byte("b")}})...)
 	for _, readCommitted := range []bool{true, false} {
 		f := &Fetcher{TP: testTP, ReadCommitted: readCommitted}
-		got, next, err := f.records(&fetchedPartition{records: records}, 0, nil)
+		got, next, _, err := f.records(&fetchedPartition{records: records}, 0, nil)
 		if err != nil || next != 3 || len(got) != 2 || string(got[1].Value) != "b" {
 			t.Fatalf("read_committed=%v: %d records, next %d, %v", readCommitted, len(got), next, err)
 		}

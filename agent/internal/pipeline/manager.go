@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -31,6 +33,9 @@ type Config struct {
 	// DiscoverEvery is how often tables look for new partitions and new
 	// topics matching their topic_pattern, overriding DefaultDiscoverEvery.
 	DiscoverEvery time.Duration
+	// Memory is the budget that every table's fetched data and open file
+	// draw from; nil means no limit.
+	Memory *memory.Budget
 }
 
 // Manager runs every applied pipeline. It is safe for concurrent use.
@@ -59,6 +64,9 @@ func NewManager(cfg Config) *Manager {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
+	}
+	if cfg.Memory == nil {
+		cfg.Memory = memory.New(math.MaxInt64)
 	}
 	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}}
 }
@@ -97,7 +105,7 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 					}
 				}
 			}
-			r = startTable(cfg, next.client, m.log)
+			r = startTable(cfg, next.client, m.cfg.Memory, m.log)
 		}
 		keep[r] = true
 		next.tables = append(next.tables, r)

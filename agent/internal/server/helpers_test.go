@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -125,6 +126,7 @@ type agent struct {
 	url    string
 	client *client.Client
 	engine *fakeEngine
+	memory *memory.Budget
 	dir    string
 }
 
@@ -139,8 +141,9 @@ func newAgent(t *testing.T, dir string) *agent {
 		t.Fatal(err)
 	}
 	eng := newFakeEngine()
+	budget := memory.New(64 << 20)
 	srv, err := server.New(server.Config{
-		Store: st, Engine: eng, Token: testToken,
+		Store: st, Engine: eng, Token: testToken, Memory: budget,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -148,7 +151,7 @@ func newAgent(t *testing.T, dir string) *agent {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &agent{srv: srv, url: hs.URL, client: newClient(t, hs.URL, testToken), engine: eng, dir: dir}
+	return &agent{srv: srv, url: hs.URL, client: newClient(t, hs.URL, testToken), engine: eng, memory: budget, dir: dir}
 }
 
 func newClient(t *testing.T, url, token string) *client.Client {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -32,7 +33,8 @@ func (f *metricFamily) add(value int64, labels ...string) {
 // 0.0.4). Like every route but /healthz it needs the token: configure the
 // scraper with it (Prometheus: authorization.credentials_file). Series carry
 // pipeline and table (<catalog>.<schema>.<table>) labels, and topic and
-// partition for partition lag.
+// partition for partition lag. With a memory budget, unlabelled series
+// report its use.
 func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	pipes, err := s.store.Pipelines.List()
 	if err != nil {
@@ -68,13 +70,33 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 			}
 		}
 	}
+	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag}
+	if s.memory != nil {
+		families = append(families, memoryMetrics(s.memory.Stats())...)
+	}
 	var b bytes.Buffer
-	for _, f := range []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag} {
+	for _, f := range families {
 		f.writeTo(&b)
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write(b.Bytes()) // the scraper went away; nothing to do
 	return nil
+}
+
+// memoryMetrics are the series of the memory budget's state st.
+func memoryMetrics(st memory.Stats) []*metricFamily {
+	one := func(name, typ, help string, value int64) *metricFamily {
+		f := &metricFamily{name: name, typ: typ, help: help}
+		f.add(value)
+		return f
+	}
+	return []*metricFamily{
+		one("tributary_memory_limit_bytes", "gauge", "Size of the memory budget (--memory-limit).", st.Limit),
+		one("tributary_memory_used_bytes", "gauge", "Bytes of the memory budget in use: fetched data and open files' buffers.", st.Used),
+		one("tributary_memory_files_bytes", "gauge", "Bytes of the memory budget in open files' buffers.", st.Files),
+		one("tributary_memory_pauses_total", "counter", "Fetches that waited for room in the memory budget.", st.Pauses),
+		one("tributary_memory_flushes_total", "counter", "Flushes the memory budget asked of the table with the biggest open file.", st.Flushes),
+	}
 }
 
 // writeTo writes f's HELP and TYPE lines and every sample.

@@ -29,6 +29,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -75,6 +76,9 @@ type Config struct {
 	// Logger receives one line per request and the server's errors; nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// Memory, if set, is the agent's memory budget, whose use /metrics
+	// reports.
+	Memory *memory.Budget
 }
 
 // Server is the agent API, an http.Handler. It is safe for concurrent use.
@@ -86,6 +90,7 @@ type Server struct {
 	engine    Engine
 	tokenHash *[sha256.Size]byte // nil in insecure mode
 	log       *slog.Logger
+	memory    *memory.Budget
 	handler   http.Handler
 
 	// changeMu serialises every change to the store and the engine.
@@ -107,6 +112,7 @@ func New(cfg Config) (*Server, error) {
 		store:  cfg.Store,
 		engine: cfg.Engine,
 		log:    cfg.Logger,
+		memory: cfg.Memory,
 		failed: map[string]string{},
 	}
 	if s.log == nil {

@@ -539,6 +539,9 @@ func TestMetrics(t *testing.T) {
 	a.mustPut(t, pipeline("p", "local", "events"))
 	a.engine.setApplyErr(errors.New("boom"))
 	_, _ = a.client.PutPipeline(t.Context(), pipeline("broken", "local", "other"))
+	if err := a.memory.Acquire(t.Context(), 5<<20); err != nil {
+		t.Fatal(err)
+	}
 
 	status, header, body := raw(t, http.MethodGet, a.url+"/metrics", testToken, "")
 	if status != http.StatusOK || !strings.HasPrefix(header.Get("Content-Type"), "text/plain; version=0.0.4") {
@@ -556,6 +559,12 @@ func TestMetrics(t *testing.T) {
 		`tributary_table_version{pipeline="p",table="main.raw.events"} 3`,
 		`tributary_table_version{pipeline="broken",table="main.raw.other"} -1`,
 		`tributary_partition_lag{pipeline="p",table="main.raw.events",topic="events",partition="0"} 7`,
+		"# TYPE tributary_memory_limit_bytes gauge",
+		"tributary_memory_limit_bytes 67108864",
+		"tributary_memory_used_bytes 5242880",
+		"tributary_memory_files_bytes 0",
+		"tributary_memory_pauses_total 0",
+		"tributary_memory_flushes_total 0",
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("metrics lack the line %q", want)

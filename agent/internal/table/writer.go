@@ -3,6 +3,7 @@ package table
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,20 @@ func (fw *FileWriter) Size() int64 {
 		return 0
 	}
 	return fw.w.Size()
+}
+
+// Buffered returns an estimate of the bytes the file holds in memory: the
+// row group being built, counted uncompressed as by Size, and what is not
+// yet written to disk. Unlike Size, it drops when a row group is written.
+func (fw *FileWriter) Buffered() int64 {
+	if fw.done {
+		return 0
+	}
+	written, err := fw.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return fw.w.Size()
+	}
+	return fw.w.Size() - written
 }
 
 // Close finishes the file, fsyncs it, moves it into the table folder under

@@ -1,0 +1,137 @@
+package kafka_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// budget is a kafka.Budget that never waits and records what it is asked.
+type budget struct {
+	mu       sync.Mutex
+	acquired []int64 // every Acquire, in order
+	grown    int64
+	held     int64
+}
+
+func (b *budget) Acquire(ctx context.Context, n int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.acquired = append(b.acquired, n)
+	b.held += n
+	return nil
+}
+
+func (b *budget) Grow(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.grown += n
+	b.held += n
+}
+
+func (b *budget) Release(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held -= n
+}
+
+func (b *budget) state() (acquired []int64, grown, held int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.acquired), b.grown, b.held
+}
+
+// fetchWithin runs a fetcher with budget b on topic until it read n records,
+// releasing each batch's bytes, then stops it. It returns the largest
+// number of bytes a batch held.
+func fetchWithin(t *testing.T, cl *kafka.Client, topic string, n int, b *budget) int64 {
+	t.Helper()
+	out := make(chan kafka.Batch, 1)
+	f := &kafka.Fetcher{Client: cl, TP: kafka.TopicPartition{Topic: topic}, Budget: b}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx, 0, out) }()
+	var biggest int64
+	for read := 0; read < n; {
+		batch := <-out
+		if batch.Bytes <= 0 {
+			t.Fatalf("a batch of %d records holds %d bytes", len(batch.Records), batch.Bytes)
+		}
+		read += len(batch.Records)
+		biggest = max(biggest, batch.Bytes)
+		b.Release(batch.Bytes)
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+	select {
+	case batch := <-out: // delivered before the cancel
+		b.Release(batch.Bytes)
+	default:
+	}
+	return biggest
+}
+
+// A fetcher with a budget acquires before each fetch, hands what a batch
+// holds to its receiver, grows for a record batch larger than it asked for
+// (and for the buffer a compressed batch is decompressed into), and gives
+// back everything it still holds when it stops.
+func TestFetchWithinBudget(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "plain", "packed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
+	defer cl.Close()
+	// Each topic gets one produce of 300 records of 1 KB: one record batch
+	// of 300 KB, more than the first fetch asks for; compressed, a few KB.
+	const n = 300
+	for topic, codec := range map[string]kgo.CompressionCodec{"plain": kgo.NoCompression(), "packed": kgo.SnappyCompression()} {
+		p, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ProducerLinger(time.Second), kgo.ProducerBatchCompression(codec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := make([]*kgo.Record, n)
+		for i := range recs {
+			recs[i] = &kgo.Record{Topic: topic, Value: bytes.Repeat([]byte{byte(i)}, 1000)}
+		}
+		err = p.ProduceSync(context.Background(), recs...).FirstErr()
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, topic := range []string{"plain", "packed"} {
+		b := &budget{}
+		biggest := fetchWithin(t, cl, topic, n, b)
+		acquired, grown, held := b.state()
+		if held != 0 {
+			t.Fatalf("%s: the fetcher stopped holding %d bytes, want 0", topic, held)
+		}
+		if len(acquired) == 0 || acquired[0] != 128<<10 || slices.Max(acquired) > 2<<20 {
+			t.Fatalf("%s: acquired %v: want 128 KiB first, and never more than 2 MiB", topic, acquired)
+		}
+		// The records' values point into 300 KB, in the response or in
+		// the buffer it was decompressed into.
+		if biggest < n*1000 || grown < n*1000-128<<10 {
+			t.Fatalf("%s: the biggest batch held %d bytes, and the fetcher grew by %d, for %d KB of records fetched with 128 KiB acquired",
+				topic, biggest, grown, n)
+		}
+	}
+}
