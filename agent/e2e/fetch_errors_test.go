@@ -68,3 +68,52 @@ func TestTopicDeletedAndRecreated(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// TestTopicRecreatedWhileDown deletes and re-creates a topic, with more
+// records than the table read, while the agent is stopped. Offsets alone
+// cannot tell: the table records its topics' ids in its configuration, and
+// on restart it fails saying the topic was re-created rather than reading
+// the new topic from the old offsets.
+func TestTopicRecreatedWhileDown(t *testing.T) {
+	dataDir := t.TempDir()
+	a := startAgent(t, dataDir)
+	topic := uniqueName("e2e-recreated")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "200")
+	ctx := context.Background()
+	c := a.client()
+	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "rec", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutPipeline(ctx, &spec.Pipeline{
+		Name: "rec", Connection: "rec", DestinationCatalog: "main", DestinationSchema: "e2e", FlushInterval: "300ms",
+		Tables: []spec.Table{{
+			DestinationTable: "recreated",
+			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest,
+			}},
+		}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a.waitRows("rec", 0, 200, time.Minute)
+	a.stop()
+
+	python(t, "kafka_admin.py", env.bootstrap, "delete", topic)
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "400")
+	a.start()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		p, err := a.client().GetPipeline(ctx, "rec") // a new port after the restart
+		if err == nil && p.Status.State == spec.StateFailed {
+			if msg := p.Status.Tables[0].LastError; !strings.Contains(msg, "deleted and created again") {
+				t.Fatalf("the table failed, but not for the re-created topic: %s", msg)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the table did not fail after its topic was re-created while the agent was down: %+v, %v\nagent log:\n%s",
+				p, err, a.log())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -23,11 +22,6 @@ import (
 
 // counterCorrupt is the commit counter that sums corrupt records.
 const counterCorrupt = "numCorruptRecords"
-
-// decodeChunk is how many records a table decodes and writes at a time: the
-// rows it keeps for reuse stay small, whatever the size of a fetch, since
-// the memory budget does not count them.
-const decodeChunk = 1024
 
 // DefaultDiscoverEvery is how often a running table looks for new
 // partitions and, with topic_pattern, new matching topics, unless
@@ -62,9 +56,6 @@ func (e fatalError) Unwrap() error { return e.err }
 type tableRunner struct {
 	cfg    tableConfig
 	client *kafka.Client
-	// budget is the agent's memory budget, which the table's fetches and
-	// open file draw from.
-	budget *memory.Budget
 	log    *slog.Logger
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -76,10 +67,10 @@ type tableRunner struct {
 	failing map[kafka.TopicPartition]bool
 }
 
-func startTable(cfg tableConfig, client *kafka.Client, budget *memory.Budget, log *slog.Logger) *tableRunner {
+func startTable(cfg tableConfig, client *kafka.Client, log *slog.Logger) *tableRunner {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &tableRunner{
-		cfg: cfg, client: client, budget: budget, cancel: cancel, done: make(chan struct{}),
+		cfg: cfg, client: client, cancel: cancel, done: make(chan struct{}),
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
 		status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
@@ -137,8 +128,9 @@ func (r *tableRunner) run(ctx context.Context) {
 		var dataLoss *kafka.DataLossError
 		var notTable *table.ErrNotTable
 		var recreated *kafka.TopicRecreatedError
+		var unsupported *table.ErrUnsupportedFeature
 		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
-			errors.Is(err, table.ErrSchemaChange) {
+			errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) {
 			r.log.Error("table failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
@@ -183,11 +175,7 @@ type loop struct {
 	// columns is the table schema every commit carries.
 	columns []schema.Field
 
-	file *table.FileWriter
-	// mem holds the open file's buffers in the memory budget, which asks
-	// through it for a flush when the file is the biggest and the budget
-	// is full.
-	mem       *memory.Account
+	file      *table.FileWriter
 	rows      []parquet.Row
 	corrupt   int64
 	pending   map[kafka.TopicPartition]int64 // next offsets of buffered rows
@@ -219,6 +207,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	tbl, err := table.Open(cfg.Dir, table.Options{
 		Owner:   fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified),
 		GCGrace: gcGrace(cfg.FlushEvery),
+		Logger:  r.log,
 	})
 	if err != nil {
 		return fmt.Errorf("open table %s: %w", cfg.Dir, err)
@@ -237,9 +226,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		committed: map[kafka.TopicPartition]int64{},
 		readEnd:   map[kafka.TopicPartition]int64{},
 		topicIDs:  map[string]string{},
-		mem:       r.budget.NewAccount(),
 	}
-	defer l.mem.Close()
 	r.mu.Lock()
 	r.failing = map[kafka.TopicPartition]bool{}
 	r.status.Version, r.status.Rows, r.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
@@ -252,23 +239,11 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	r := l.r
 	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
 	fctx, cancelFetch := context.WithCancel(ctx)
-	// A small queue, and each partition keeps one fetch in flight; what
-	// the fetchers hold is bounded by the memory budget.
-	batches := make(chan kafka.Batch, 2)
 	var wg sync.WaitGroup
-	defer func() {
-		cancelFetch()
-		wg.Wait()
-		// The batches nobody wrote give their memory back.
-		for {
-			select {
-			case b := <-batches:
-				r.budget.Release(b.Bytes)
-			default:
-				return
-			}
-		}
-	}()
+	defer func() { cancelFetch(); wg.Wait() }()
+	// A small queue: fetchers block rather than grow memory while the loop
+	// writes, and each partition keeps one fetch in flight.
+	batches := make(chan kafka.Batch, 2)
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
 	defer func() {
@@ -304,11 +279,14 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 		if starting == spec.StartingOffsetEarliest || l.tbl.Snapshot().Version >= 0 {
 			which = kafka.Earliest
 		}
-		defaults, err := r.client.Offsets(ctx, fresh, which)
+		// Topic ids first: offsets of a topic re-created meanwhile would
+		// belong to the new one.
+		newIDs, err := l.learnTopicIDs(ctx, fresh)
 		if err != nil {
 			return err
 		}
-		if err := l.learnTopicIDs(ctx, fresh); err != nil {
+		defaults, err := r.client.Offsets(ctx, fresh, which)
+		if err != nil {
 			return err
 		}
 		if !r.cfg.Continuous && l.end == nil {
@@ -318,7 +296,8 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 		}
 		// Record where new partitions start before reading them, so that a
 		// restart before their first data commit resumes there rather than
-		// at a newer "latest".
+		// at a newer "latest"; and the ids of new topics, so that a topic
+		// re-created while the agent is down is told apart.
 		unrecorded := map[string]int64{}
 		for _, tp := range fresh {
 			next, ok := snap.Txns[r.appID(tp)]
@@ -328,8 +307,9 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 			}
 			l.committed[tp] = next
 		}
-		if len(unrecorded) > 0 {
-			if err := l.commit(table.Commit{Schema: l.columns, Txns: unrecorded}, 0); err != nil {
+		if len(unrecorded) > 0 || len(newIDs) > 0 {
+			c := table.Commit{Schema: l.columns, Txns: unrecorded, Configuration: newIDs}
+			if err := l.commit(c, 0); err != nil {
 				return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 			}
 		}
@@ -340,7 +320,7 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 				continue // nothing to read in this triggered run
 			}
 			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic],
-				OnRetry: func(err error) { r.fetchFailing(tp, err) }, Budget: r.budget}
+				OnRetry: func(err error) { r.fetchFailing(tp, err) }}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -397,12 +377,7 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 			return err
 		case b := <-batches:
 			wasEmpty := l.empty()
-			err := l.add(b)
-			// What the batch held is in the open file now (or, after an
-			// error, dropped).
-			r.budget.Release(b.Bytes)
-			l.mem.Set(l.buffered())
-			if err != nil {
+			if err := l.add(b); err != nil {
 				return err
 			}
 			if l.full() {
@@ -416,13 +391,6 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 				flushTimer.Reset(r.cfg.FlushEvery)
 			}
 		case <-flushTimer.C:
-			if err := l.flush(ctx); err != nil {
-				return err
-			}
-		case <-l.mem.Flush():
-			// The memory budget is full and this file is the biggest.
-			r.log.Debug("flush asked by the memory budget", "bytes", l.buffered())
-			flushTimer.Stop()
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
@@ -492,26 +460,30 @@ func (l *loop) add(b kafka.Batch) error {
 			}
 			l.file = f
 		}
-		for chunk := range slices.Chunk(recs, decodeChunk) {
-			var stats decode.Stats
-			var err error
-			l.rows, stats, err = l.dec.Decode(chunk, l.rows[:0])
-			if err != nil {
-				return fatalError{err}
-			}
-			if err := l.file.WriteRows(l.rows); err != nil {
-				return fmt.Errorf("write rows of %s: %w", b.TP, err)
-			}
-			l.corrupt += int64(stats.Corrupt)
+		var stats decode.Stats
+		var err error
+		l.rows, stats, err = l.dec.Decode(recs, l.rows[:0])
+		if err != nil {
+			return fatalError{err}
 		}
+		if err := l.file.WriteRows(l.rows); err != nil {
+			return fmt.Errorf("write rows of %s: %w", b.TP, err)
+		}
+		l.corrupt += int64(stats.Corrupt)
 	}
 	l.pending[b.TP] = next
 	return nil
 }
 
+// topicIDKey is the table configuration key that records the id of a
+// topic the table reads.
+func topicIDKey(topic string) string { return "tributary.topicId." + topic }
+
 // learnTopicIDs looks up the ids of the topics of tps the loop does not
-// know yet.
-func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) error {
+// know yet. A topic whose id differs from the one the table recorded was
+// re-created: a [*kafka.TopicRecreatedError]. It returns the configuration
+// keys of the ids the table has not recorded yet.
+func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (map[string]string, error) {
 	var unknown []string
 	for _, tp := range tps {
 		if _, ok := l.topicIDs[tp.Topic]; !ok && !slices.Contains(unknown, tp.Topic) {
@@ -519,14 +491,25 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) er
 		}
 	}
 	if len(unknown) == 0 {
-		return nil
+		return nil, nil
 	}
 	ids, err := l.r.client.TopicIDs(ctx, unknown)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	recorded := l.tbl.Snapshot().Configuration
+	fresh := map[string]string{}
+	for topic, id := range ids {
+		switch was := recorded[topicIDKey(topic)]; was {
+		case id:
+		case "":
+			fresh[topicIDKey(topic)] = id
+		default:
+			return nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
+		}
 	}
 	maps.Copy(l.topicIDs, ids)
-	return nil
+	return fresh, nil
 }
 
 // nextOffset is the offset after everything buffered or committed for tp.
@@ -539,14 +522,6 @@ func (l *loop) nextOffset(tp kafka.TopicPartition) int64 {
 
 // empty reports whether nothing is buffered: no rows, no offsets.
 func (l *loop) empty() bool { return l.file == nil && len(l.pending) == 0 }
-
-// buffered is the memory the open file holds, 0 with none open.
-func (l *loop) buffered() int64 {
-	if l.file == nil {
-		return 0
-	}
-	return l.file.Buffered()
-}
 
 // full reports whether the open file reached a size or row limit.
 func (l *loop) full() bool {
@@ -574,7 +549,6 @@ func (l *loop) flush(ctx context.Context) error {
 	if l.file != nil {
 		add, err := l.file.Close()
 		l.file = nil
-		l.mem.Set(0)
 		if err != nil {
 			return fmt.Errorf("finish data file: %w", err)
 		}
