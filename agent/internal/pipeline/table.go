@@ -15,6 +15,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -22,6 +23,11 @@ import (
 
 // counterCorrupt is the commit counter that sums corrupt records.
 const counterCorrupt = "numCorruptRecords"
+
+// decodeChunk is how many records a table decodes and writes at a time: the
+// rows it keeps for reuse stay small, whatever the size of a fetch, since
+// the memory budget does not count them.
+const decodeChunk = 1024
 
 // DefaultDiscoverEvery is how often a running table looks for new
 // partitions and, with topic_pattern, new matching topics, unless
@@ -56,6 +62,9 @@ func (e fatalError) Unwrap() error { return e.err }
 type tableRunner struct {
 	cfg    tableConfig
 	client *kafka.Client
+	// budget is the agent's memory budget, which the table's fetches and
+	// open file draw from.
+	budget *memory.Budget
 	log    *slog.Logger
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -67,10 +76,10 @@ type tableRunner struct {
 	failing map[kafka.TopicPartition]bool
 }
 
-func startTable(cfg tableConfig, client *kafka.Client, log *slog.Logger) *tableRunner {
+func startTable(cfg tableConfig, client *kafka.Client, budget *memory.Budget, log *slog.Logger) *tableRunner {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &tableRunner{
-		cfg: cfg, client: client, cancel: cancel, done: make(chan struct{}),
+		cfg: cfg, client: client, budget: budget, cancel: cancel, done: make(chan struct{}),
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
 		status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
@@ -175,7 +184,11 @@ type loop struct {
 	// columns is the table schema every commit carries.
 	columns []schema.Field
 
-	file      *table.FileWriter
+	file *table.FileWriter
+	// mem holds the open file's buffers in the memory budget, which asks
+	// through it for a flush when the file is the biggest and the budget
+	// is full.
+	mem       *memory.Account
 	rows      []parquet.Row
 	corrupt   int64
 	pending   map[kafka.TopicPartition]int64 // next offsets of buffered rows
@@ -226,7 +239,9 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		committed: map[kafka.TopicPartition]int64{},
 		readEnd:   map[kafka.TopicPartition]int64{},
 		topicIDs:  map[string]string{},
+		mem:       r.budget.NewAccount(),
 	}
+	defer l.mem.Close()
 	r.mu.Lock()
 	r.failing = map[kafka.TopicPartition]bool{}
 	r.status.Version, r.status.Rows, r.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
@@ -239,11 +254,23 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 	r := l.r
 	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
 	fctx, cancelFetch := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() { cancelFetch(); wg.Wait() }()
-	// A small queue: fetchers block rather than grow memory while the loop
-	// writes, and each partition keeps one fetch in flight.
+	// A small queue, and each partition keeps one fetch in flight; what
+	// the fetchers hold is bounded by the memory budget.
 	batches := make(chan kafka.Batch, 2)
+	var wg sync.WaitGroup
+	defer func() {
+		cancelFetch()
+		wg.Wait()
+		// The batches nobody wrote give their memory back.
+		for {
+			select {
+			case b := <-batches:
+				r.budget.Release(b.Bytes)
+			default:
+				return
+			}
+		}
+	}()
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
 	defer func() {
@@ -320,7 +347,7 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 				continue // nothing to read in this triggered run
 			}
 			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic],
-				OnRetry: func(err error) { r.fetchFailing(tp, err) }}
+				OnRetry: func(err error) { r.fetchFailing(tp, err) }, Budget: r.budget}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -377,7 +404,12 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 			return err
 		case b := <-batches:
 			wasEmpty := l.empty()
-			if err := l.add(b); err != nil {
+			err := l.add(b)
+			// What the batch held is in the open file now (or, after an
+			// error, dropped).
+			r.budget.Release(b.Bytes)
+			l.mem.Set(l.buffered())
+			if err != nil {
 				return err
 			}
 			if l.full() {
@@ -391,6 +423,13 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 				flushTimer.Reset(r.cfg.FlushEvery)
 			}
 		case <-flushTimer.C:
+			if err := l.flush(ctx); err != nil {
+				return err
+			}
+		case <-l.mem.Flush():
+			// The memory budget is full and this file is the biggest.
+			r.log.Debug("flush asked by the memory budget", "bytes", l.buffered())
+			flushTimer.Stop()
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
@@ -460,16 +499,18 @@ func (l *loop) add(b kafka.Batch) error {
 			}
 			l.file = f
 		}
-		var stats decode.Stats
-		var err error
-		l.rows, stats, err = l.dec.Decode(recs, l.rows[:0])
-		if err != nil {
-			return fatalError{err}
+		for chunk := range slices.Chunk(recs, decodeChunk) {
+			var stats decode.Stats
+			var err error
+			l.rows, stats, err = l.dec.Decode(chunk, l.rows[:0])
+			if err != nil {
+				return fatalError{err}
+			}
+			if err := l.file.WriteRows(l.rows); err != nil {
+				return fmt.Errorf("write rows of %s: %w", b.TP, err)
+			}
+			l.corrupt += int64(stats.Corrupt)
 		}
-		if err := l.file.WriteRows(l.rows); err != nil {
-			return fmt.Errorf("write rows of %s: %w", b.TP, err)
-		}
-		l.corrupt += int64(stats.Corrupt)
 	}
 	l.pending[b.TP] = next
 	return nil
@@ -523,6 +564,14 @@ func (l *loop) nextOffset(tp kafka.TopicPartition) int64 {
 // empty reports whether nothing is buffered: no rows, no offsets.
 func (l *loop) empty() bool { return l.file == nil && len(l.pending) == 0 }
 
+// buffered is the memory the open file holds, 0 with none open.
+func (l *loop) buffered() int64 {
+	if l.file == nil {
+		return 0
+	}
+	return l.file.Buffered()
+}
+
 // full reports whether the open file reached a size or row limit.
 func (l *loop) full() bool {
 	return l.file != nil && (l.file.Rows() >= l.r.cfg.MaxRows || l.file.Size() >= l.r.cfg.MaxBytes)
@@ -549,6 +598,7 @@ func (l *loop) flush(ctx context.Context) error {
 	if l.file != nil {
 		add, err := l.file.Close()
 		l.file = nil
+		l.mem.Set(0)
 		if err != nil {
 			return fmt.Errorf("finish data file: %w", err)
 		}
