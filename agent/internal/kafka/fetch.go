@@ -145,7 +145,7 @@ func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error
 			return &DataLossError{TP: f.TP, Offset: offset, Err: err}
 		}
 		var recreated *TopicRecreatedError
-		if errors.As(err, &recreated) {
+		if errors.As(err, &recreated) || errors.Is(err, ErrUnsupportedRecords) {
 			return err
 		}
 		if f.OnRetry != nil {
@@ -257,6 +257,11 @@ func (f *Fetcher) records(p *fetchedPartition, offset int64, dst []decode.Record
 	next, inflated := offset, 0
 	for buf := p.records; len(buf) > 0; {
 		rb, rest, err := nextBatch(buf)
+		if errors.Is(err, errTruncatedBatch) && len(buf) == len(p.records) {
+			// Brokers return the first batch whole, whatever its size
+			// (KIP-74): fetching again would get the same part.
+			return dst, offset, 0, fmt.Errorf("%s: the fetch at offset %d returned only part of a record batch", f.TP, offset)
+		}
 		if errors.Is(err, errTruncatedBatch) {
 			break // the next fetch starts at it
 		}

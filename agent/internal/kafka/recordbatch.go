@@ -48,6 +48,11 @@ const maxBatchBytes = 256 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// ErrUnsupportedRecords is wrapped by the errors of record batches the
+// agent cannot read however often it retries: an old message format, an
+// unknown compression codec. [Fetcher.Run] returns them at once.
+var ErrUnsupportedRecords = errors.New("unsupported records")
+
 // errTruncatedBatch is returned for a batch cut short by the fetch size; the
 // next fetch reads it whole.
 var errTruncatedBatch = errors.New("truncated record batch")
@@ -82,8 +87,8 @@ func nextBatch(buf []byte) (recordBatch, []byte, error) {
 	b.baseOffset = int64(binary.BigEndian.Uint64(buf))
 	length := int(int32(binary.BigEndian.Uint32(buf[8:])))
 	if magic := buf[16]; magic != 2 {
-		return b, nil, fmt.Errorf("record batch at offset %d has message format v%d; only v2 (Kafka 0.11 and later) is supported",
-			b.baseOffset, magic)
+		return b, nil, fmt.Errorf("%w: record batch at offset %d has message format v%d; only v2 (Kafka 0.11 and later) is supported",
+			ErrUnsupportedRecords, b.baseOffset, magic)
 	}
 	if length < batchHeaderSize-12 {
 		return b, nil, fmt.Errorf("record batch at offset %d has an impossible length %d", b.baseOffset, length)
@@ -117,7 +122,7 @@ func (b *recordBatch) uncompressed() ([]byte, error) {
 	}
 	c := codec.Codec()
 	if c == nil {
-		return nil, fmt.Errorf("record batch at offset %d: unknown compression codec %d", b.baseOffset, codec)
+		return nil, fmt.Errorf("%w: record batch at offset %d: unknown compression codec %d", ErrUnsupportedRecords, b.baseOffset, codec)
 	}
 	r := c.NewReader(bytes.NewReader(b.records))
 	defer r.Close()

@@ -151,8 +151,14 @@ func TestRecordBatchErrors(t *testing.T) {
 	}
 	old := bytes.Clone(good)
 	old[16] = 1
-	if _, _, err := nextBatch(old); err == nil || !strings.Contains(err.Error(), "format v1") {
+	if _, _, err := nextBatch(old); !errors.Is(err, ErrUnsupportedRecords) || !strings.Contains(err.Error(), "format v1") {
 		t.Errorf("magic 1: %v", err)
+	}
+	// A response holding only part of its first batch would be fetched
+	// again and again: an error, retried with backoff.
+	f := &Fetcher{TP: testTP}
+	if _, next, _, err := f.records(&fetchedPartition{records: good[:len(good)-1]}, 7, nil); err == nil || next != 7 {
+		t.Errorf("partial first batch: next %d, %v", next, err)
 	}
 }
 

@@ -139,7 +139,7 @@ func (r *tableRunner) run(ctx context.Context) {
 		var recreated *kafka.TopicRecreatedError
 		var unsupported *table.ErrUnsupportedFeature
 		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
-			errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) {
+			errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) {
 			r.log.Error("table failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
