@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,26 +20,7 @@ import (
 // topic id changed) instead of reading the new topic from the middle.
 func TestTopicDeletedAndRecreated(t *testing.T) {
 	a := startAgent(t, t.TempDir())
-	topic := uniqueName("e2e-deleted")
-	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "400")
-
-	ctx := context.Background()
-	c := a.client()
-	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "del", BootstrapServers: []string{env.bootstrap}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.PutPipeline(ctx, &spec.Pipeline{
-		Name: "del", Connection: "del", DestinationCatalog: "main", DestinationSchema: "e2e", FlushInterval: "300ms",
-		Tables: []spec.Table{{
-			DestinationTable: "deleted",
-			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
-				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest,
-			}},
-		}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	a.waitRows("del", 0, 400, time.Minute)
+	topic := ingestTopic(t, a, "del", 400)
 
 	python(t, "kafka_admin.py", env.bootstrap, "delete", topic)
 	a.waitFor("del", "reporting the deleted topic", time.Minute, func(p *spec.PipelineResponse) bool {
@@ -49,23 +31,9 @@ func TestTopicDeletedAndRecreated(t *testing.T) {
 	// More records than the table read: offsets alone would not show that
 	// this is another topic.
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "800")
-	deadline := time.Now().Add(time.Minute)
-	for {
-		p, err := c.GetPipeline(ctx, "del")
-		if err == nil && p.Status.State == spec.StateFailed {
-			if msg := p.Status.Tables[0].LastError; !strings.Contains(msg, "deleted and created again") {
-				t.Fatalf("the table failed, but not for the re-created topic: %s", msg)
-			}
-			if p.Status.Tables[0].Rows != 400 {
-				t.Fatalf("the table holds %d rows, want the 400 read before the deletion", p.Status.Tables[0].Rows)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the table did not fail after the topic was re-created: %+v, %v\nagent log:\n%s",
-				p, err, a.log())
-		}
-		time.Sleep(250 * time.Millisecond)
+	st := a.waitFailed("del", "deleted and created again", time.Minute)
+	if st.Tables[0].Rows != 400 {
+		t.Fatalf("the table holds %d rows, want the 400 read before the deletion", st.Tables[0].Rows)
 	}
 }
 
@@ -75,19 +43,32 @@ func TestTopicDeletedAndRecreated(t *testing.T) {
 // on restart it fails saying the topic was re-created rather than reading
 // the new topic from the old offsets.
 func TestTopicRecreatedWhileDown(t *testing.T) {
-	dataDir := t.TempDir()
-	a := startAgent(t, dataDir)
-	topic := uniqueName("e2e-recreated")
-	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "200")
+	a := startAgent(t, t.TempDir())
+	topic := ingestTopic(t, a, "rec", 200)
+	a.stop()
+
+	python(t, "kafka_admin.py", env.bootstrap, "delete", topic)
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "400")
+	a.start()
+	a.waitFailed("rec", "deleted and created again", time.Minute)
+}
+
+// ingestTopic creates a topic with count records and a pipeline named name
+// that reads it from the earliest offset into one table, and waits until
+// the table holds them all. It returns the topic.
+func ingestTopic(t *testing.T, a *agent, name string, count int64) string {
+	t.Helper()
+	topic := uniqueName("e2e-" + name)
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", strconv.FormatInt(count, 10))
 	ctx := context.Background()
 	c := a.client()
-	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "rec", BootstrapServers: []string{env.bootstrap}}); err != nil {
+	if _, err := c.PutConnection(ctx, &spec.Connection{Name: name, BootstrapServers: []string{env.bootstrap}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.PutPipeline(ctx, &spec.Pipeline{
-		Name: "rec", Connection: "rec", DestinationCatalog: "main", DestinationSchema: "e2e", FlushInterval: "300ms",
+		Name: name, Connection: name, DestinationCatalog: "main", DestinationSchema: "e2e", FlushInterval: "300ms",
 		Tables: []spec.Table{{
-			DestinationTable: "recreated",
+			DestinationTable: name,
 			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
 				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest,
 			}},
@@ -95,25 +76,37 @@ func TestTopicRecreatedWhileDown(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	a.waitRows("rec", 0, 200, time.Minute)
-	a.stop()
+	a.waitRows(name, 0, count, time.Minute)
+	return topic
+}
 
-	python(t, "kafka_admin.py", env.bootstrap, "delete", topic)
-	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "400")
-	a.start()
-	deadline := time.Now().Add(time.Minute)
+// waitFailed polls the pipeline until it is FAILED with a table error that
+// contains cause, and returns its status; it fails the test after timeout or
+// when the pipeline fails for another cause.
+func (a *agent) waitFailed(pipeline, cause string, timeout time.Duration) spec.PipelineStatus {
+	a.t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
-		p, err := a.client().GetPipeline(ctx, "rec") // a new port after the restart
+		// A fresh client each time: a restarted agent listens on a new port.
+		p, err := a.client().GetPipeline(context.Background(), pipeline)
 		if err == nil && p.Status.State == spec.StateFailed {
-			if msg := p.Status.Tables[0].LastError; !strings.Contains(msg, "deleted and created again") {
-				t.Fatalf("the table failed, but not for the re-created topic: %s", msg)
+			if msg := tableErrors(p.Status); !strings.Contains(msg, cause) {
+				a.t.Fatalf("pipeline %s failed, but not because %s: %s", pipeline, cause, msg)
 			}
-			return
+			return p.Status
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the table did not fail after its topic was re-created while the agent was down: %+v, %v\nagent log:\n%s",
-				p, err, a.log())
+			a.t.Fatalf("pipeline %s did not fail because %s: %+v, %v\nagent log:\n%s", pipeline, cause, p, err, a.log())
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// tableErrors joins the last errors of a pipeline's tables.
+func tableErrors(st spec.PipelineStatus) string {
+	var errs []string
+	for _, t := range st.Tables {
+		errs = append(errs, t.LastError)
+	}
+	return strings.Join(errs, "; ")
 }
