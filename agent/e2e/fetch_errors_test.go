@@ -54,7 +54,8 @@ func TestTopicRecreatedWhileDown(t *testing.T) {
 }
 
 // ingestTopic creates a topic with count records and a pipeline named name
-// that reads it from the earliest offset into one table, and waits until
+// that reads it from the earliest offset into one table with the metadata
+// column _kafka, and waits until
 // the table holds them all. It returns the topic.
 func ingestTopic(t *testing.T, a *agent, name string, count int64) string {
 	t.Helper()
@@ -72,6 +73,7 @@ func ingestTopic(t *testing.T, a *agent, name string, count int64) string {
 			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
 				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest,
 			}},
+			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
 		}},
 	}); err != nil {
 		t.Fatal(err)

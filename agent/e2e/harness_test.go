@@ -92,19 +92,27 @@ func uniqueName(prefix string) string {
 
 // agent is a running tributary-agent serve process.
 type agent struct {
-	t        *testing.T
-	dataDir  string
-	token    string
-	endpoint string
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	t         *testing.T
+	dataDir   string
+	warehouse string
+	token     string
+	endpoint  string
+	cmd       *exec.Cmd
+	exited    chan struct{}
 }
 
 // startAgent starts an agent on dataDir (kept across restarts) on a free
 // port and waits until it is listening.
 func startAgent(t *testing.T, dataDir string) *agent {
 	t.Helper()
-	a := &agent{t: t, dataDir: dataDir, token: "e2e-" + uniqueName("token")}
+	return startAgentOn(t, dataDir, filepath.Join(dataDir, "warehouse"))
+}
+
+// startAgentOn starts an agent like startAgent, writing its tables under
+// warehouse, which other agents may share.
+func startAgentOn(t *testing.T, dataDir, warehouse string) *agent {
+	t.Helper()
+	a := &agent{t: t, dataDir: dataDir, warehouse: warehouse, token: "e2e-" + uniqueName("token")}
 	tokenFile := filepath.Join(dataDir, "token")
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -125,7 +133,7 @@ func (a *agent) start() {
 	t := a.t
 	t.Helper()
 	a.cmd = exec.Command(env.agentBin, "serve", "--listen", "127.0.0.1:0",
-		"--data-dir", a.dataDir, "--warehouse", filepath.Join(a.dataDir, "warehouse"),
+		"--data-dir", a.dataDir, "--warehouse", a.warehouse,
 		"--token-file", filepath.Join(a.dataDir, "token"))
 	logFile, err := os.OpenFile(filepath.Join(a.dataDir, "agent.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
