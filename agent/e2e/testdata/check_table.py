@@ -191,7 +191,7 @@ def check_rows(reader, rows, args, bad, want=None, kind_of=None, ends=None):
 
 
 # The names the agent gives data files (agent/internal/table/names.go).
-AGENT_FILE = re.compile(r"^part-[0-9]{5}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-c000(\.[a-z0-9_]+)?\.parquet$")
+AGENT_FILE = re.compile(r"^part-[0-9]{5}-tributary-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-c000(\.[a-z0-9_]+)?\.parquet$")
 
 
 def main():

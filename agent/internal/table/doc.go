@@ -5,7 +5,7 @@
 //
 // A table is a folder:
 //
-//	<table>/part-00000-<uuid>-c000.snappy.parquet   committed or orphaned data files
+//	<table>/part-00000-tributary-<uuid>-c000.snappy.parquet   committed or orphaned data files
 //	<table>/_tmp/...                                 files being written (ignored by readers)
 //	<table>/_delta_log/00000000000000000000.json     one log entry per version
 //	<table>/_delta_log/00000000000000000010.checkpoint.parquet

@@ -13,7 +13,7 @@ import (
 // ourName returns the n-th name shaped like the data files this package
 // writes.
 func ourName(n int) string {
-	return fmt.Sprintf("part-00000-%08x-0000-4000-8000-000000000000-c000.snappy.parquet", n)
+	return fmt.Sprintf("part-00000-tributary-%08x-0000-4000-8000-000000000000-c000.snappy.parquet", n)
 }
 
 // logTemp, checkpointTemp and lastCheckpointTemp are names shaped like
@@ -55,9 +55,11 @@ func TestCollectGarbage(t *testing.T) {
 		"_tmp/" + inFlight.Name() + ".tmp": old,
 	}
 	foreign := map[string]time.Time{
-		"README.md":                   old,
-		"data.parquet":                old,
-		"part-00000-x-c000.parquet":   old,
+		"README.md":                 old,
+		"data.parquet":              old,
+		"part-00000-x-c000.parquet": old,
+		// Spark's and delta-rs's names: a long OPTIMIZE may commit it later.
+		"part-00000-0000000a-0000-4000-8000-000000000000-c000.snappy.parquet": old,
 		"_tmp/other.tmp":              old,
 		"_delta_log/.other.json.tmp":  old,
 		"_delta_log/_last_checkpoint": old,

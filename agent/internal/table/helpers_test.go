@@ -55,7 +55,7 @@ func openTable(t *testing.T, dir string, opts table.Options) *table.Table {
 }
 
 // missingFile is named like a data file, and no test creates it.
-const missingFile = "part-00000-00000000-0000-4000-8000-000000000000-c000.snappy.parquet"
+const missingFile = "part-00000-tributary-00000000-0000-4000-8000-000000000000-c000.snappy.parquet"
 
 // from returns the offsets tb's log holds for the application ids of txns:
 // the From of a commit of txns.

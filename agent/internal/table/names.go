@@ -38,9 +38,13 @@ const (
 const uuidPattern = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
 
 var (
-	// dataFileRE matches the names newDataFileName gives: Spark's pattern,
-	// part-<5 digits>-<uuid>-c000[.<codec>].parquet.
-	dataFileRE = regexp.MustCompile(`^part-[0-9]{5}-` + uuidPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
+	// dataFileRE matches the names newDataFileName gives: Spark's pattern
+	// with the agent's name in it,
+	// part-<5 digits>-tributary-<uuid>-c000[.<codec>].parquet. Other
+	// engines (Spark, delta-rs) name their files part-<5 digits>-<uuid>...,
+	// so a file another engine is about to commit (a long OPTIMIZE) never
+	// looks like an orphan of the agent's.
+	dataFileRE = regexp.MustCompile(`^part-[0-9]{5}-tributary-` + uuidPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
 	// logTmpRE matches the names logTempName, checkpointTempName and
 	// lastCheckpointTempName give.
 	logTmpRE = regexp.MustCompile(`^\.([0-9]{20}\.` + uuidPattern + `\.(json|checkpoint\.parquet)|_last_checkpoint\.` + uuidPattern + `)\.tmp$`)
@@ -52,14 +56,13 @@ func newDataFileName(ext string) string {
 	if ext != "" {
 		ext = "." + ext
 	}
-	return "part-00000-" + newUUID() + "-c000" + ext + ".parquet"
+	return "part-00000-tributary-" + newUUID() + "-c000" + ext + ".parquet"
 }
 
 // isDataFile reports whether name (relative to the table folder) is named
 // like the data files this package writes. It decides which files a commit
-// may add and which files garbage collection may delete. Spark names its
-// files the same way, which is why garbage collection also requires a
-// table this package created.
+// may add and which files garbage collection may delete; garbage collection
+// also requires a table this package created.
 func isDataFile(name string) bool { return dataFileRE.MatchString(name) }
 
 // tempDataName is where data file name is written: _tmp/<name>.tmp.

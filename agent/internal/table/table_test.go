@@ -24,7 +24,7 @@ func TestFirstCommit(t *testing.T) {
 		t.Fatalf("empty table snapshot = %+v", s)
 	}
 	add := writeFile(t, tb, 0, 3)
-	if !strings.HasPrefix(add.Path, "part-00000-") || !strings.HasSuffix(add.Path, "-c000.snappy.parquet") {
+	if !strings.HasPrefix(add.Path, "part-00000-tributary-") || !strings.HasSuffix(add.Path, "-c000.snappy.parquet") {
 		t.Errorf("file name %q", add.Path)
 	}
 	v := mustCommit(t, tb, table.Commit{
