@@ -109,3 +109,24 @@ func TestFetchOffsetOutOfRangeIsDataLoss(t *testing.T) {
 		t.Fatalf("want a DataLossError at offset 100, got %v", err)
 	}
 }
+
+// TestFetchUntil: a fetcher with Until stops by itself once it has sent a
+// batch reaching it, as a triggered run's partitions do at their end.
+func TestFetchUntil(t *testing.T) {
+	cl := newClient(t, 5)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out := make(chan kafka.Batch, 16)
+	f := &kafka.Fetcher{Client: cl, TP: kafka.TopicPartition{Topic: "a-1", Partition: 0}, Until: 3}
+	if err := f.Run(ctx, 0, out); err != nil {
+		t.Fatalf("Run with Until: %v", err)
+	}
+	close(out)
+	var last int64
+	for b := range out {
+		last = b.Next
+	}
+	if last < 3 {
+		t.Fatalf("stopped at %d, before Until", last)
+	}
+}

@@ -112,6 +112,9 @@ type Fetcher struct {
 	// name with another id was created after the one the table read, and
 	// Run returns a [*TopicRecreatedError].
 	TopicID string
+	// Until, if positive, is where Run stops: once it has sent a batch whose
+	// Next is at or past it, Run returns nil (a triggered run's end).
+	Until int64
 	// OnRetry, if set, is told about errors Run recovers from by reconnecting.
 	OnRetry func(error)
 	// Budget, if set, bounds what the fetcher holds: before each fetch it
@@ -127,9 +130,10 @@ type Fetcher struct {
 }
 
 // Run reads from offset and sends every batch, including empty ones that
-// report a new end offset, to out. It returns ctx.Err() when ctx ends, or a
-// [*DataLossError]; connection, leadership and other broker errors are
-// retried with backoff and reported to OnRetry.
+// report a new end offset, to out. It returns nil once it reached Until,
+// ctx.Err() when ctx ends, a [*DataLossError], a [*TopicRecreatedError] or
+// an error wrapping [ErrUnsupportedRecords]; connection, leadership and
+// other broker errors are retried with backoff and reported to OnRetry.
 func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error {
 	backoff := 100 * time.Millisecond
 	for {
@@ -140,6 +144,9 @@ func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error
 		offset = next
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if err == nil { // reached Until
+			return nil
 		}
 		if errors.Is(err, kafkago.OffsetOutOfRange) {
 			return &DataLossError{TP: f.TP, Offset: offset, Err: err}
@@ -201,6 +208,9 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 		case <-ctx.Done():
 			f.settle(b.Bytes, 0)
 			return offset, ctx.Err()
+		}
+		if f.Until > 0 && offset >= f.Until {
+			return offset, nil
 		}
 	}
 }

@@ -247,10 +247,10 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	r.status.Version, r.status.Rows, r.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
 	r.status.CorruptRecords = snap.Counters[counterCorrupt]
 	r.mu.Unlock()
-	return l.run(ctx, snap)
+	return l.run(ctx)
 }
 
-func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
+func (l *loop) run(ctx context.Context) error {
 	r := l.r
 	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
 	fctx, cancelFetch := context.WithCancel(ctx)
@@ -308,17 +308,17 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 		}
 		// Topic ids first: offsets of a topic re-created meanwhile would
 		// belong to the new one.
-		newIDs, err := l.learnTopicIDs(ctx, fresh)
+		ids, newIDs, err := l.learnTopicIDs(ctx, fresh)
 		if err != nil {
 			return err
 		}
 		defaults, err := r.client.Offsets(ctx, fresh, which)
 		if err != nil {
-			return err
+			return lookupError{err}
 		}
 		if !r.cfg.Continuous && l.end == nil {
 			if l.end, err = r.client.Offsets(ctx, fresh, latest); err != nil {
-				return err
+				return lookupError{err}
 			}
 		}
 		// Record where new partitions start before reading them, so that a
@@ -326,8 +326,9 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 		// at a newer "latest"; and the ids of new topics, so that a topic
 		// re-created while the agent is down is told apart.
 		unrecorded := map[string]int64{}
+		recorded := l.tbl.Snapshot().Txns
 		for _, tp := range fresh {
-			next, ok := snap.Txns[r.appID(tp)]
+			next, ok := recorded[r.appID(tp)]
 			if !ok {
 				next = defaults[tp]
 				unrecorded[r.appID(tp)] = next
@@ -340,13 +341,14 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 				return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 			}
 		}
+		maps.Copy(l.topicIDs, ids) // known once recorded
 		for _, tp := range fresh {
 			next := l.committed[tp]
 			fetching[tp] = true
 			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 				continue // nothing to read in this triggered run
 			}
-			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic],
+			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic], Until: l.end[tp],
 				OnRetry: func(err error) { r.fetchFailing(tp, err) }, Budget: r.budget}
 			wg.Add(1)
 			go func() {
@@ -441,8 +443,14 @@ func (l *loop) run(ctx context.Context, snap table.Snapshot) error {
 				r.log.Warn("partition discovery failed", "err", err)
 				continue
 			}
-			if err := start(tps, spec.StartingOffsetEarliest); err != nil {
+			// A look-up that failed is tried again at the next tick; any
+			// other error (a re-created topic, a commit that failed)
+			// restarts the table from its log or fails it.
+			var lookup lookupError
+			if err := start(tps, spec.StartingOffsetEarliest); errors.As(err, &lookup) {
 				r.log.Warn("starting new partitions failed", "err", err)
+			} else if err != nil {
+				return err
 			}
 		}
 	}
@@ -456,6 +464,9 @@ func (r *tableRunner) fetchFailing(tp kafka.TopicPartition, err error) {
 	r.log.Warn("fetch retries", "err", err)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if st := r.status.State; st != spec.StateRunning && st != spec.StateStarting {
+		return // a completed, failed or stopped table stays so
+	}
 	r.failing[tp] = true
 	r.status.State, r.status.LastError = spec.StateStarting, err.Error()
 }
@@ -521,10 +532,10 @@ func (l *loop) add(b kafka.Batch) error {
 func topicIDKey(topic string) string { return "tributary.topicId." + topic }
 
 // learnTopicIDs looks up the ids of the topics of tps the loop does not
-// know yet. A topic whose id differs from the one the table recorded was
-// re-created: a [*kafka.TopicRecreatedError]. It returns the configuration
-// keys of the ids the table has not recorded yet.
-func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (map[string]string, error) {
+// know yet and returns them, with the table configuration keys of those the
+// table has not recorded yet. A topic whose id differs from the one the
+// table recorded was re-created: a [*kafka.TopicRecreatedError].
+func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (ids, unrecorded map[string]string, err error) {
 	var unknown []string
 	for _, tp := range tps {
 		if _, ok := l.topicIDs[tp.Topic]; !ok && !slices.Contains(unknown, tp.Topic) {
@@ -532,26 +543,31 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (m
 		}
 	}
 	if len(unknown) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	ids, err := l.r.client.TopicIDs(ctx, unknown)
-	if err != nil {
-		return nil, err
+	if ids, err = l.r.client.TopicIDs(ctx, unknown); err != nil {
+		return nil, nil, lookupError{err}
 	}
 	recorded := l.tbl.Snapshot().Configuration
-	fresh := map[string]string{}
+	unrecorded = map[string]string{}
 	for topic, id := range ids {
 		switch was := recorded[topicIDKey(topic)]; was {
 		case id:
 		case "":
-			fresh[topicIDKey(topic)] = id
+			unrecorded[topicIDKey(topic)] = id
 		default:
-			return nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
+			return nil, nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
 		}
 	}
-	maps.Copy(l.topicIDs, ids)
-	return fresh, nil
+	return ids, unrecorded, nil
 }
+
+// lookupError marks a failed metadata or offset look-up while starting new
+// partitions: discovery tries again at its next tick.
+type lookupError struct{ err error }
+
+func (e lookupError) Error() string { return e.err.Error() }
+func (e lookupError) Unwrap() error { return e.err }
 
 // nextOffset is the offset after everything buffered or committed for tp.
 func (l *loop) nextOffset(tp kafka.TopicPartition) int64 {
