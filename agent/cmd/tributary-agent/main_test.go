@@ -160,13 +160,13 @@ func TestServe(t *testing.T) {
 		log   string // a line of the log has it
 	}{
 		{name: "token file", args: []string{"--token-file", tokenFile}, token: "file-token",
-			log: "memory_limit=256MiB go_memory_limit=448MiB"},
+			log: "memory_limit=512MiB buffer_budget=256MiB go_memory_limit=448MiB"},
 		{name: "token from env", env: []string{tokenEnv + "=env-token"}, token: "env-token"},
 		{name: "insecure", args: []string{"--insecure-no-auth"}},
 		{name: "memory limit", args: []string{"--insecure-no-auth", "--memory-limit", "1GiB"},
-			log: "memory_limit=1GiB go_memory_limit=1792MiB"},
+			log: "memory_limit=1GiB buffer_budget=512MiB go_memory_limit=896MiB"},
 		{name: "GOMEMLIMIT wins", args: []string{"--insecure-no-auth", "--memory-limit", "64MiB"}, env: []string{"GOMEMLIMIT=100MiB"},
-			log: "memory_limit=64MiB go_memory_limit=100MiB"},
+			log: "memory_limit=64MiB buffer_budget=32MiB go_memory_limit=100MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,7 +209,7 @@ func TestServeRefuses(t *testing.T) {
 		{name: "no data dir", args: []string{"--insecure-no-auth"}, wantCode: 2, want: []string{"--data-dir"}},
 		{name: "unknown flag", args: []string{"--nope"}, wantCode: 2, want: []string{"-nope"}},
 		{name: "memory limit too small", args: []string{"--insecure-no-auth", "--data-dir", dir, "--memory-limit", "1MiB"},
-			wantCode: 2, want: []string{"--memory-limit 1MiB is below the minimum of 16MiB"}},
+			wantCode: 2, want: []string{"--memory-limit 1MiB is below the minimum of 32MiB"}},
 		{name: "memory limit not a size", args: []string{"--insecure-no-auth", "--data-dir", dir, "--memory-limit", "lots"},
 			wantCode: 2, want: []string{"-memory-limit", "MiB"}},
 	}

@@ -31,23 +31,29 @@ const (
 	// tokenEnv holds the API token when --token-file is not given; the
 	// provider reads the same variable.
 	tokenEnv = "TRIBUTARY_TOKEN"
-	// defaultMemoryLimit is the default memory budget, sized for a 512 MiB
-	// container: half of it, the Go runtime's soft limit (see goMemoryLimit)
-	// at 448 MiB, and the rest for what the Go heap does not hold.
-	defaultMemoryLimit = 256 << 20
-	// minMemoryLimit leaves room for a few fetches of 1 MiB and an open
-	// file; below it every fetch would wait for every file to flush.
-	minMemoryLimit = 16 << 20
+	// defaultMemoryLimit is the memory the agent may use in all by
+	// default: a 512 MiB container's. Half of it is the buffer budget (see
+	// bufferBudget), 7/8 the Go runtime's soft limit (see goMemoryLimit),
+	// and the rest is for what the Go heap does not hold.
+	defaultMemoryLimit = 512 << 20
+	// minMemoryLimit leaves a buffer budget of a few fetches of 1 MiB and an
+	// open file; below it every fetch would wait for every file to flush.
+	minMemoryLimit = 32 << 20
 )
 
-// goMemoryLimit is the Go runtime's soft memory limit for a memory budget:
-// 7/4 of it. The budget counts fetched data and open files' buffers as they
-// are used; the heap also holds what they do not count (Parquet buffers grow
-// in steps of 1.5x, decoding scratch, connections, goroutines) and garbage
-// not yet collected. Measured with 50 tables of 8 partitions and the budget
-// full, the live heap reached 1.35 times the budget. Near the soft limit
-// the garbage collector runs more often rather than let the heap double.
-func goMemoryLimit(budget memory.Size) int64 { return int64(budget) / 4 * 7 }
+// bufferBudget is the part of the memory limit every table's fetched data
+// and open files' buffers share: half of it. The budget counts those bytes
+// as they are used; the heap also holds what it does not count (Parquet
+// buffers grow in steps of 1.5x, decoding scratch, connections, goroutines)
+// and garbage not yet collected. Measured with 50 tables of 8 partitions
+// and the budget full, the live heap reached 1.35 times the budget.
+func bufferBudget(limit memory.Size) int64 { return int64(limit) / 2 }
+
+// goMemoryLimit is the Go runtime's soft memory limit for a memory limit:
+// 7/8 of it, leaving the rest for memory the Go heap does not hold. Near the
+// soft limit the garbage collector runs more often rather than let the heap
+// double.
+func goMemoryLimit(limit memory.Size) int64 { return int64(limit) / 8 * 7 }
 
 // agentOptions configures one agent process.
 type agentOptions struct {
@@ -57,8 +63,8 @@ type agentOptions struct {
 	token           string
 	insecureNoAuth  bool
 	shutdownTimeout time.Duration
-	// memoryLimit is the memory budget every table's fetched data and
-	// open files share.
+	// memoryLimit is the memory the agent may use in all, such as its
+	// container's limit.
 	memoryLimit memory.Size
 	log         *slog.Logger
 	// onListen is called once the API accepts connections, with its URL.
@@ -73,8 +79,9 @@ func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
 		"how long a shutdown waits for requests and the final flush and commit of every table")
 	fs.TextVar(logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.TextVar(&o.memoryLimit, "memory-limit", memory.Size(defaultMemoryLimit),
-		"memory `size` (like 256MiB or 1GiB) for fetched data and open files' buffers, across every table; "+
-			"the Go runtime's soft limit is set to 7/4 of it unless GOMEMLIMIT is set; for a container, about half its memory")
+		"memory `size` the agent may use in all, like 512MiB or 2GiB (its container's limit): half of it is the budget "+
+			"every table's fetched data and open files' buffers share, and the Go runtime's soft limit is set to 7/8 of it "+
+			"unless GOMEMLIMIT is set")
 }
 
 // checkCommonFlags refuses values of the shared flags that cannot work.
@@ -193,7 +200,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if err != nil {
 		return fmt.Errorf("opening the state in %s: %w", o.dataDir, err)
 	}
-	budget := memory.New(int64(o.memoryLimit))
+	budget := memory.New(bufferBudget(o.memoryLimit))
 	goLimit := debug.SetMemoryLimit(-1) // GOMEMLIMIT, if set, wins
 	if os.Getenv("GOMEMLIMIT") == "" {
 		goLimit = goMemoryLimit(o.memoryLimit)
@@ -220,7 +227,8 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	go func() { serveErr <- hs.Serve(ln) }()
 	url := "http://" + ln.Addr().String()
 	o.log.Info("agent started", "url", url, "data_dir", o.dataDir, "warehouse", o.warehouse, "version", version,
-		"memory_limit", o.memoryLimit, "go_memory_limit", memory.Size(goLimit))
+		"memory_limit", o.memoryLimit, "buffer_budget", memory.Size(bufferBudget(o.memoryLimit)),
+		"go_memory_limit", memory.Size(goLimit))
 	if o.onListen != nil {
 		o.onListen(url)
 	}
