@@ -16,17 +16,18 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// newCluster starts an in-process Kafka-protocol broker with one topic of
-// four partitions. The real broker is exercised by the end-to-end tests.
-func newCluster(t *testing.T, topic string) (addr string, producer *kgo.Client) {
+// newCluster starts an in-process Kafka-protocol broker with topics of the
+// given number of partitions, and a producer whose default topic is the
+// first. The real broker is exercised by the end-to-end tests.
+func newCluster(t *testing.T, partitions int32, topics ...string) (addr string, producer *kgo.Client) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, topic))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
 	addr = c.ListenAddrs()[0]
-	producer, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic))
+	producer, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topics[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func testPipeline(topic string) *spec.Pipeline {
 }
 
 func TestManagerIngestsAndResumes(t *testing.T) {
-	addr, producer := newCluster(t, "events")
+	addr, producer := newCluster(t, 4, "events")
 	warehouse := t.TempDir()
 	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
 	p := testPipeline("events")
@@ -127,7 +128,7 @@ func TestManagerIngestsAndResumes(t *testing.T) {
 }
 
 func TestManagerTriggeredRunCompletes(t *testing.T) {
-	addr, producer := newCluster(t, "events")
+	addr, producer := newCluster(t, 4, "events")
 	produce(t, producer, 0, 300, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
 	p := testPipeline("events")
 	off := false
@@ -147,7 +148,7 @@ func TestManagerTriggeredRunCompletes(t *testing.T) {
 // records produced while the agent is down before the first data commit are
 // not skipped by a newer "latest" on restart.
 func TestManagerLatestStartSurvivesRestart(t *testing.T) {
-	addr, producer := newCluster(t, "events")
+	addr, producer := newCluster(t, 4, "events")
 	produce(t, producer, 0, 50, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
 	warehouse := t.TempDir()
 	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
@@ -179,7 +180,7 @@ func TestManagerLatestStartSurvivesRestart(t *testing.T) {
 // An update the table's existing columns cannot take is refused before the
 // running table stops; adding a nullable column is accepted.
 func TestManagerRefusesIncompatibleSchema(t *testing.T) {
-	addr, producer := newCluster(t, "events")
+	addr, producer := newCluster(t, 4, "events")
 	produce(t, producer, 0, 10, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n"}`, i) })
 	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
 	p := testPipeline("events")
@@ -228,7 +229,7 @@ func TestManagerRefusesIncompatibleSchema(t *testing.T) {
 // A table with topic_pattern picks up a matching topic created while it
 // runs, from that topic's earliest offset (L-02).
 func TestManagerTopicPatternFindsNewTopics(t *testing.T) {
-	addr, producer := newCluster(t, "ev-a")
+	addr, producer := newCluster(t, 4, "ev-a")
 	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
 	p := testPipeline("")
 	ko := &p.Tables[0].ConnectorOptions.KafkaOptions

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -108,17 +107,7 @@ func TestManagerManyTablesShareASmallBudget(t *testing.T) {
 	for i := range tables {
 		topics = append(topics, fmt.Sprintf("t%02d", i))
 	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, topics...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
-	producer, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer producer.Close()
+	addr, producer := newCluster(t, 4, topics...)
 	for _, topic := range topics {
 		produceTo(t, producer, topic, records, 50)
 	}
@@ -157,17 +146,7 @@ func TestManagerManyTablesShareASmallBudget(t *testing.T) {
 // holding a few small records is never asked and commits them in one file
 // when it stops.
 func TestManagerFlushesTheBiggestFileFirst(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "big", "small"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
-	producer, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer producer.Close()
+	addr, producer := newCluster(t, 1, "big", "small")
 	const bigRecords, smallRecords = 6000, 100
 	produceTo(t, producer, "small", smallRecords, 5)
 	produceTo(t, producer, "big", bigRecords, 1000) // 12 MB
