@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The full test suite (`make test`, and so CI): vet, unit tests, then with a
+# The full test suite (`make test`, and so CI): vet, unit tests, one run of
+# every benchmark (so none rots), then with a
 # local Kafka broker the provider acceptance tests under Terraform and under
 # OpenTofu, the end-to-end tests, and a docs staleness check. Kafka is always
 # stopped at the end, and the first failing step's exit code is kept.
@@ -42,6 +43,11 @@ go vet ./...
 
 step "unit tests"
 go test -race -count=1 -short ./...
+
+step "benchmarks, once each (a smoke test; measure with go test -bench or make bench)"
+bench_log="$(mktemp)"
+go test -run '^$' -bench . -benchtime 1x ./... >"$bench_log" 2>&1 || { cat "$bench_log"; rm -f "$bench_log"; exit 1; }
+rm -f "$bench_log"
 
 step "kafka up"
 kafka_started=1
