@@ -229,8 +229,8 @@ func (f *Fetcher) fetch(conn net.Conn, r *bufio.Reader, correlationID int32, off
 	if err != nil {
 		return Batch{}, 0, err
 	}
-	if p.errorCode != 0 {
-		return Batch{}, 0, kafkago.Error(p.errorCode)
+	if err := p.check(f.TP); err != nil {
+		return Batch{}, 0, err
 	}
 	b := Batch{TP: f.TP, End: p.highWatermark, Records: make([]decode.Record, 0, sizeHint)}
 	if f.ReadCommitted {
@@ -254,6 +254,21 @@ func (f *Fetcher) settle(reserved, held int64) {
 	case held < reserved:
 		f.Budget.Release(reserved - held)
 	}
+}
+
+// check returns the error the broker reported for the partition, if any.
+func (p *fetchedPartition) check(tp TopicPartition) error {
+	if p.errorCode != 0 {
+		return kafkago.Error(p.errorCode)
+	}
+	if p.preferredReplica >= 0 && len(p.records) == 0 {
+		// The leader answers at once, with no records, until the client
+		// fetches from that replica: retried at once, a busy loop.
+		return fmt.Errorf("the leader of %s asks to fetch from replica %d (a replica.selector.class on the brokers); "+
+			"the agent fetches from partition leaders only: have the selector keep clients without a rack id on the leader",
+			tp, p.preferredReplica)
+	}
+	return nil
 }
 
 // records appends the data records of the fetched partition at or after

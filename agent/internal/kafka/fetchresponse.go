@@ -27,6 +27,10 @@ type fetchedPartition struct {
 	highWatermark int64
 	lastStable    int64
 	aborted       []abortedTxn
+	// preferredReplica is the broker id the leader asks the client to
+	// fetch from instead (KIP-392, a replica.selector.class on the
+	// brokers), or -1.
+	preferredReplica int32
 	// records holds whole record batches, possibly followed by a partial
 	// one the size limit cut.
 	records []byte
@@ -101,7 +105,7 @@ func parseFetch(body []byte, tp TopicPartition) (fetchedPartition, error) {
 					p.aborted[i] = abortedTxn{ProducerID: d.int64(), FirstOffset: d.int64()}
 				}
 			}
-			d.int32() // preferred read replica
+			p.preferredReplica = d.int32()
 			p.records = d.bytes()
 			if d.err == nil && topic == tp.Topic && int(index) == tp.Partition {
 				found = &p

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	kafkago "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
 )
 
@@ -247,5 +248,46 @@ func TestEmptyControlBatch(t *testing.T) {
 		if err != nil || next != 3 || len(got) != 2 || string(got[1].Value) != "b" {
 			t.Fatalf("read_committed=%v: %d records, next %d, %v", readCommitted, len(got), next, err)
 		}
+	}
+}
+
+// TestFetchResponsePartition decodes a v11 fetch response and checks what
+// the fetcher makes of the partition: its offsets, its aborted
+// transactions, and a request to fetch from another replica, which would
+// otherwise be answered at once, again and again, with no records.
+func TestFetchResponsePartition(t *testing.T) {
+	body := func(code int16, preferred int32, records []byte) []byte {
+		b := binary.BigEndian.AppendUint32(nil, 0) // throttle
+		b = binary.BigEndian.AppendUint16(b, 0)    // error code
+		b = binary.BigEndian.AppendUint32(b, 0)    // session id
+		b = binary.BigEndian.AppendUint32(b, 1)    // topics
+		b = binary.BigEndian.AppendUint16(b, uint16(len(testTP.Topic)))
+		b = append(b, testTP.Topic...)
+		b = binary.BigEndian.AppendUint32(b, 1) // partitions
+		b = binary.BigEndian.AppendUint32(b, uint32(testTP.Partition))
+		b = binary.BigEndian.AppendUint16(b, uint16(code))
+		b = binary.BigEndian.AppendUint64(b, 10) // high watermark
+		b = binary.BigEndian.AppendUint64(b, 8)  // last stable offset
+		b = binary.BigEndian.AppendUint64(b, 0)  // log start offset
+		b = binary.BigEndian.AppendUint32(b, 1)  // aborted transactions
+		b = binary.BigEndian.AppendUint64(b, 7)
+		b = binary.BigEndian.AppendUint64(b, 3)
+		b = binary.BigEndian.AppendUint32(b, uint32(preferred))
+		b = binary.BigEndian.AppendUint32(b, uint32(len(records)))
+		return append(b, records...)
+	}
+	batch := encodeBatch(t, 0, 0, 0, 0, -1, []testRecord{{value: []byte("v")}})
+	p, err := parseFetch(body(0, -1, batch), testTP)
+	if err != nil || p.highWatermark != 10 || p.lastStable != 8 || len(p.aborted) != 1 || p.aborted[0] != (abortedTxn{7, 3}) ||
+		len(p.records) != len(batch) || p.check(testTP) != nil {
+		t.Fatalf("parsed %+v, %v, check %v", p, err, p.check(testTP))
+	}
+	p, _ = parseFetch(body(0, 2, nil), testTP)
+	if err := p.check(testTP); err == nil || !strings.Contains(err.Error(), "replica 2") {
+		t.Fatalf("preferred read replica: %v", err)
+	}
+	p, _ = parseFetch(body(1, -1, nil), testTP)
+	if err := p.check(testTP); !errors.Is(err, kafkago.OffsetOutOfRange) {
+		t.Fatalf("error code 1: %v", err)
 	}
 }
