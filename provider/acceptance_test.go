@@ -118,6 +118,23 @@ type pipelineFixture struct {
 	isolationLevel           string
 }
 
+// newPipelineFixture returns a fixture with fresh names for the
+// connection, pipeline, topic and table, a schema file in a temporary
+// folder, reading from the earliest offset and flushing every flush.
+func newPipelineFixture(t *testing.T, a *testAgent, flush string) *pipelineFixture {
+	t.Helper()
+	return &pipelineFixture{
+		agent:          a,
+		conn:           uniqueName("conn"),
+		pipeline:       uniqueName("pipe"),
+		topic:          uniqueName("topic"),
+		table:          uniqueName("events"),
+		schemaFile:     filepath.Join(t.TempDir(), "events.ddl"),
+		flush:          flush,
+		startingOffset: "earliest",
+	}
+}
+
 func (f *pipelineFixture) config() string {
 	return f.resources() + `
 data "tributary_pipeline_status" "p" {
@@ -179,17 +196,8 @@ func sha256Hex(s string) string {
 func TestAccPipeline(t *testing.T) {
 	a := sharedAgent(t)
 	ctx := context.Background()
-	f := &pipelineFixture{
-		agent:          a,
-		conn:           uniqueName("conn"),
-		pipeline:       uniqueName("pipe"),
-		topic:          uniqueName("topic"),
-		table:          uniqueName("events"),
-		schemaFile:     filepath.Join(t.TempDir(), "events.ddl"),
-		flush:          "5s",
-		startingOffset: "earliest",
-		isolationLevel: spec.IsolationReadUncommitted,
-	}
+	f := newPipelineFixture(t, a, "5s")
+	f.isolationLevel = spec.IsolationReadUncommitted
 	createTopic(t, f.topic, 2)
 	schemaV1 := "id BIGINT, user STRING, amount DOUBLE"
 	schemaV2 := schemaV1 + ", note STRING"

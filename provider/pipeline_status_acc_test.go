@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -23,16 +22,7 @@ import (
 // fails at plan time through the agent's dry run, changing nothing.
 func TestAccPipelineStatus(t *testing.T) {
 	a := sharedAgent(t)
-	f := &pipelineFixture{
-		agent:          a,
-		conn:           uniqueName("conn"),
-		pipeline:       uniqueName("pipe"),
-		topic:          uniqueName("topic"),
-		table:          uniqueName("events"),
-		schemaFile:     filepath.Join(t.TempDir(), "events.ddl"),
-		flush:          "1s",
-		startingOffset: "earliest",
-	}
+	f := newPipelineFixture(t, a, "1s")
 	createTopic(t, f.topic, 1)
 	const schemaV1 = "id BIGINT, user STRING, amount DOUBLE"
 	writeSchema := func(ddl string) {
