@@ -4,15 +4,22 @@
 //
 //   - a bare kafka-go consumer reading the topic (the ceiling),
 //   - the agent ingesting it into a table with an explicit JSON schema,
-//   - the agent ingesting it into a table with raw BINARY columns,
+//   - the agent ingesting it into a table with raw BINARY columns;
+//
+// produces 200,000 JSON records of about 1 KB with 30 columns (scalars of
+// every kind, arrays, structs, an array of structs and a map) to another
+// 4-partition topic and measures a bare consumer (the ceiling of that topic)
+// and the agent ingesting them with their full schema;
 //
 // and, to show the memory budget at work, produces 800,000 more records of
 // about 1 KB (800 MB) spread over 50 topics of 8 partitions and measures the
 // agent ingesting them into 50 tables of one pipeline (JSON with schema,
 // flush_interval 1m), with its default --memory-limit. Each run reads from
-// the earliest offset until the last offset is committed, as records/s and,
-// for the agent, peak RSS. It prints a table and writes the figures as JSON
-// to .bench/results.json.
+// the earliest offset until the last offset is committed, as records/s,
+// bytes/s of record values and, for the agent, peak RSS. It prints a table
+// and writes the figures as JSON to .bench/results.json, each with where it
+// was measured: the broker (-broker, as tools/kafka.sh reports it), the CPUs
+// of the machine and the Go version of the harness.
 package main
 
 import (
@@ -25,12 +32,14 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,13 +58,17 @@ type result struct {
 	Records       int64   `json:"records"`
 	Seconds       float64 `json:"seconds"`
 	RecordsPerSec float64 `json:"records_per_sec"`
-	PeakRSSMB     float64 `json:"peak_rss_mb,omitempty"`
-	OfCeiling     float64 `json:"ratio_to_ceiling,omitempty"`
+	// BytesPerSec counts the bytes of the record values read.
+	BytesPerSec float64 `json:"bytes_per_sec"`
+	PeakRSSMB   float64 `json:"peak_rss_mb,omitempty"`
+	OfCeiling   float64 `json:"ratio_to_ceiling,omitempty"`
 	// Files is the number of data files the agent committed.
 	Files int64 `json:"files,omitempty"`
 	// Memory is the agent's memory budget: its series at the end of the
 	// run, and the highest use seen while it ran.
 	Memory *budgetUse `json:"memory,omitempty"`
+	// Topics are the topics read.
+	Topics []string `json:"topics"`
 }
 
 // budgetUse is what the agent's /metrics say of its memory budget.
@@ -66,6 +79,34 @@ type budgetUse struct {
 	Flushes    int64   `json:"flushes"`
 }
 
+// environment says where the figures were measured.
+type environment struct {
+	// Broker is the broker as tools/kafka.sh reports it ("kafka 4.4.0").
+	Broker    string `json:"broker"`
+	Bootstrap string `json:"bootstrap"`
+	// CPUs is the number of logical CPUs of the machine, shared by the
+	// broker, the producer, the consumers and the agent.
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+	Platform  string `json:"platform"`
+}
+
+// String describes e in one line.
+func (e environment) String() string {
+	return fmt.Sprintf("broker %s at %s; %d CPUs; harness built with %s %s", e.Broker, e.Bootstrap, e.CPUs, e.GoVersion, e.Platform)
+}
+
+// options are the command-line flags.
+type options struct {
+	bootstrap, broker, agentBin, out string
+	// records, wideJSON and wide are the record counts of the runs on
+	// 100-byte records, on 1 KB records of 30 columns and on 50 tables.
+	records, wideJSON, wide int
+}
+
+// Every topic but those of the wide run has topicPartitions partitions.
+const topicPartitions = 4
+
 // The wide run: many tables of many partitions, with records of about 1 KB
 // (their name is wideNameBytes random hex digits), under one memory budget.
 const (
@@ -74,70 +115,76 @@ const (
 	wideNameBytes  = 900
 )
 
-// jsonValue reads the JSON records the bench produces with their schema.
+// jsonValue reads the JSON records of smallRecords with their schema.
 var jsonValue = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
 	Schema: "id BIGINT, name STRING, amount DOUBLE, ts TIMESTAMP, tags ARRAY<STRING>"}}
 
+// eventValue reads the records of eventRecords with their schema: the
+// columns of event, in order.
+var eventValue = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
+	Schema: "id BIGINT, event_id STRING, account_id BIGINT, session_id STRING, event_type STRING, " +
+		"ts TIMESTAMP, event_date DATE, amount DECIMAL(10,2), price DOUBLE, discount DOUBLE, tax_rate DOUBLE, " +
+		"is_test BOOLEAN, quantity INT, country STRING, city STRING, user_agent STRING, referrer STRING, " +
+		"message STRING, tags ARRAY<STRING>, scores ARRAY<BIGINT>, " +
+		"device STRUCT<os: STRING, os_version: STRING, model: STRING, width: INT, height: INT>, " +
+		"location STRUCT<lat: DOUBLE, lon: DOUBLE, accuracy_m: FLOAT>, " +
+		"cart STRUCT<cart_id: BIGINT, currency: STRING, " +
+		"items: ARRAY<STRUCT<sku: STRING, qty: INT, unit_price: DECIMAL(10,2)>>>, " +
+		"attributes MAP<STRING, STRING>, retries SMALLINT, priority TINYINT, checksum BINARY, " +
+		"received_at TIMESTAMP_NTZ, score FLOAT, version INT"}}
+
+// main runs the benchmarks the flags ask for.
 func main() {
-	bootstrap := flag.String("bootstrap", "127.0.0.1:19092", "Kafka bootstrap address")
-	records := flag.Int("records", 1_000_000, "records to produce")
-	wide := flag.Int("wide-records", 800_000, fmt.Sprintf("records of about 1 KB to produce over %d topics of %d partitions for the wide run; 0 skips it",
+	var o options
+	flag.StringVar(&o.bootstrap, "bootstrap", "127.0.0.1:19092", "Kafka bootstrap address")
+	flag.StringVar(&o.broker, "broker", "unknown", `the broker at -bootstrap, as tools/kafka.sh reports it ("kafka 4.4.0"), for the results`)
+	flag.IntVar(&o.records, "records", 1_000_000, "records of about 100 bytes to produce; 0 skips their runs")
+	flag.IntVar(&o.wideJSON, "wide-json-records", 200_000, "JSON records of about 1 KB with 30 columns to produce; 0 skips their run")
+	flag.IntVar(&o.wide, "wide-records", 800_000, fmt.Sprintf("records of about 1 KB to produce over %d topics of %d partitions for the wide run; 0 skips it",
 		wideTables, widePartitions))
-	agentBin := flag.String("agent", ".tools/bin/tributary-agent", "agent binary")
-	out := flag.String("out", ".bench/results.json", "where to write the JSON results")
+	flag.StringVar(&o.agentBin, "agent", ".tools/bin/tributary-agent", "agent binary")
+	flag.StringVar(&o.out, "out", ".bench/results.json", "where to write the JSON results")
 	flag.Parse()
-	if err := run(*bootstrap, *records, *wide, *agentBin, *out); err != nil {
+	if err := run(o); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(bootstrap string, n, wide int, agentBin, out string) error {
+// run measures every run o asks for, prints the table and writes the
+// results.
+func run(o options) error {
 	ctx := context.Background()
-	topic := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-	log.Printf("producing %d records to %s", n, topic)
-	if err := produce(ctx, bootstrap, []string{topic}, 4, n, 0); err != nil {
-		return err
-	}
-	// The first read of a fresh topic also warms the broker (page cache,
-	// JIT); measure the ceiling on the second, as every agent run is one.
-	if _, err := bareConsumer(ctx, bootstrap, topic, int64(n)); err != nil {
-		return err
-	}
-	ceiling, err := bareConsumer(ctx, bootstrap, topic, int64(n))
-	if err != nil {
-		return err
-	}
-	results := []result{ceiling}
-	for _, c := range []struct {
-		name  string
-		value *spec.Transformer
-	}{
-		{"agent: JSON with schema", jsonValue},
-		{"agent: BINARY", nil},
+	env := environment{Broker: o.broker, Bootstrap: o.bootstrap, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
+		Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	var results []result
+	for _, s := range []suite{
+		{topic: "bench", records: o.records, what: "records of about 100 bytes", record: smallRecords(0),
+			ceiling: "kafka-go consumer (ceiling)", agents: []agentRun{
+				{"agent: JSON with schema", jsonValue},
+				{"agent: BINARY", nil},
+			}},
+		{topic: "bench-json1k", records: o.wideJSON, what: "JSON records of about 1 KB with 30 columns", record: eventRecords(),
+			ceiling: "kafka-go consumer, 1 KB records (ceiling)", agents: []agentRun{
+				{"agent: JSON 1 KB, 30 columns", eventValue},
+			}},
 	} {
-		r, err := ingest(ctx, agentBin, bootstrap, []string{topic}, int64(n), c.name, c.value, "")
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
+		if s.records == 0 {
+			continue
 		}
-		results = append(results, r)
+		rs, err := s.measure(ctx, o.agentBin, o.bootstrap)
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
 	}
-	// The ceiling is the faster of a read before and one after the agents,
-	// so a broker still warming up does not flatter the ratios.
-	if again, err := bareConsumer(ctx, bootstrap, topic, int64(n)); err == nil && again.RecordsPerSec > ceiling.RecordsPerSec {
-		ceiling = again
-		results[0] = again
-	}
-	for i := range results {
-		results[i].OfCeiling = results[i].RecordsPerSec / ceiling.RecordsPerSec
-	}
-	if wide > 0 {
-		r, err := wideRun(ctx, agentBin, bootstrap, wide)
+	if o.wide > 0 {
+		r, err := wideRun(ctx, o.agentBin, o.bootstrap, o.wide)
 		if err != nil {
 			return err
 		}
 		results = append(results, r)
 	}
-	fmt.Printf("\n%-36s %10s %8s %12s %9s %9s %7s\n", "", "records", "seconds", "records/s", "of ceil.", "peak RSS", "files")
+	fmt.Printf("\n%s\n\n%-42s %10s %8s %12s %8s %9s %9s %7s\n", env, "", "records", "seconds", "records/s", "MB/s", "of ceil.", "peak RSS", "files")
 	for _, r := range results {
 		rss, ratio, files := "-", "-", "-"
 		if r.PeakRSSMB > 0 {
@@ -149,17 +196,81 @@ func run(bootstrap string, n, wide int, agentBin, out string) error {
 		if r.Files > 0 {
 			files = strconv.FormatInt(r.Files, 10)
 		}
-		fmt.Printf("%-36s %10d %8.2f %12.0f %9s %9s %7s\n", r.Name, r.Records, r.Seconds, r.RecordsPerSec, ratio, rss, files)
+		fmt.Printf("%-42s %10d %8.2f %12.0f %8.1f %9s %9s %7s\n", r.Name, r.Records, r.Seconds, r.RecordsPerSec, r.BytesPerSec/(1<<20),
+			ratio, rss, files)
 		if m := r.Memory; m != nil && m.Pauses+m.Flushes > 0 {
-			fmt.Printf("%-36s memory budget: peak %.0f MB of %.0f MB, %d fetches paused, %d flushes asked\n",
+			fmt.Printf("%-42s memory budget: peak %.0f MB of %.0f MB, %d fetches paused, %d flushes asked\n",
 				"", m.PeakUsedMB, m.LimitMB, m.Pauses, m.Flushes)
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
 	}
-	b, _ := json.MarshalIndent(map[string]any{"topic": topic, "results": results, "time": time.Now().UTC()}, "", "  ")
-	return os.WriteFile(out, b, 0o644)
+	b, _ := json.MarshalIndent(map[string]any{"environment": env, "results": results, "time": time.Now().UTC()}, "", "  ")
+	if err := os.WriteFile(o.out, b, 0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// suite is a topic of topicPartitions partitions, produced once, and the
+// agent runs that read it, each measured against the ceiling of a bare
+// consumer reading the same topic.
+type suite struct {
+	// topic prefixes the name of the topic, and what describes its
+	// records in the log.
+	topic, what string
+	records     int
+	record      recordFunc
+	// ceiling names the bare consumer's line.
+	ceiling string
+	agents  []agentRun
+}
+
+// agentRun is one agent ingesting a suite's topic: the name of its line
+// and its value transformer (nil for BINARY).
+type agentRun struct {
+	name  string
+	value *spec.Transformer
+}
+
+// measure produces s's records to a new topic and measures the bare
+// consumer, then each agent run, on it. It returns the ceiling first.
+func (s suite) measure(ctx context.Context, agentBin, bootstrap string) ([]result, error) {
+	topic := fmt.Sprintf("%s-%d", s.topic, time.Now().UnixNano())
+	log.Printf("producing %d %s to %s", s.records, s.what, topic)
+	bytes, err := produce(ctx, bootstrap, []string{topic}, topicPartitions, s.records, s.record)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", topic, err)
+	}
+	w := load{topics: []string{topic}, partitions: topicPartitions, records: int64(s.records), bytes: bytes}
+	// The first read of a fresh topic also warms the broker (page cache,
+	// JIT); measure the ceiling on the second, as every agent run is one.
+	if _, err := bareConsumer(ctx, bootstrap, w, s.ceiling); err != nil {
+		return nil, err
+	}
+	ceiling, err := bareConsumer(ctx, bootstrap, w, s.ceiling)
+	if err != nil {
+		return nil, err
+	}
+	results := []result{ceiling}
+	for _, a := range s.agents {
+		r, err := ingest(ctx, agentBin, bootstrap, w, a.name, a.value, "")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.name, err)
+		}
+		results = append(results, r)
+	}
+	// The ceiling is the faster of a read before and one after the agents,
+	// so a broker still warming up does not flatter the ratios.
+	if again, err := bareConsumer(ctx, bootstrap, w, s.ceiling); err == nil && again.RecordsPerSec > ceiling.RecordsPerSec {
+		ceiling = again
+		results[0] = again
+	}
+	for i := range results {
+		results[i].OfCeiling = results[i].RecordsPerSec / ceiling.RecordsPerSec
+	}
+	return results, nil
 }
 
 // wideRun produces n records over wideTables new topics of widePartitions
@@ -172,26 +283,232 @@ func wideRun(ctx context.Context, agentBin, bootstrap string, n int) (result, er
 		topics[i] = fmt.Sprintf("bench-wide-%d-%02d", stamp, i)
 	}
 	log.Printf("producing %d records of about 1 KB to %d topics of %d partitions", n, wideTables, widePartitions)
-	if err := produce(ctx, bootstrap, topics, widePartitions, n, wideNameBytes); err != nil {
+	bytes, err := produce(ctx, bootstrap, topics, widePartitions, n, smallRecords(wideNameBytes))
+	if err != nil {
 		return result{}, err
 	}
 	name := fmt.Sprintf("agent: %d tables × %d partitions", wideTables, widePartitions)
 	// A flush interval of a minute: the memory budget, not the interval,
 	// decides when the tables flush.
-	r, err := ingest(ctx, agentBin, bootstrap, topics, int64(n), name, jsonValue, "1m")
+	w := load{topics: topics, partitions: widePartitions, records: int64(n), bytes: bytes}
+	r, err := ingest(ctx, agentBin, bootstrap, w, name, jsonValue, "1m")
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return r, nil
 }
 
-// produce writes n JSON records, round robin, to new topics of the given
-// number of partitions. The records are about 100 bytes, plus nameBytes when
-// their name is that many random hex digits rather than "user-<n>".
-func produce(ctx context.Context, bootstrap string, topics []string, partitions, n, nameBytes int) error {
+// load is what produce wrote for a run to read: the topics, each of
+// partitions partitions, the number of records and the number of bytes of
+// their values.
+type load struct {
+	topics     []string
+	partitions int
+	records    int64
+	bytes      int64
+}
+
+// measured is the line of a run that read all of w in secs seconds.
+func measured(name string, w load, secs float64) result {
+	return result{Name: name, Records: w.records, Seconds: secs, RecordsPerSec: float64(w.records) / secs,
+		BytesPerSec: float64(w.bytes) / secs, Topics: w.topics}
+}
+
+// recordFunc returns the value of the i-th record produced. The values of
+// successive calls must not share memory.
+type recordFunc func(i int) []byte
+
+// smallRecords makes JSON records of 5 columns (those of jsonValue) of
+// about 100 bytes, plus nameBytes when their name is that many random hex
+// digits rather than "user-<n>".
+func smallRecords(nameBytes int) recordFunc {
+	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, nameBytes/2)
+	return func(i int) []byte {
+		ts := base.Add(time.Duration(i) * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+		name := fmt.Sprintf("user-%d", i%100000)
+		if nameBytes > 0 {
+			for j := range random {
+				random[j] = byte(rnd.Uint32())
+			}
+			name = hex.EncodeToString(random)
+		}
+		return fmt.Appendf(nil, `{"id":%d,"name":"%s","amount":%d.%02d,"ts":"%s","tags":["a","b%d"]}`, i, name, i%1000, i%100, ts, i%7)
+	}
+}
+
+// event is a record of eventRecords: its fields are the 30 columns of
+// eventValue, in order.
+type event struct {
+	ID         int64             `json:"id"`
+	EventID    string            `json:"event_id"`
+	AccountID  int64             `json:"account_id"`
+	SessionID  string            `json:"session_id"`
+	EventType  string            `json:"event_type"`
+	TS         string            `json:"ts"`
+	EventDate  string            `json:"event_date"`
+	Amount     json.Number       `json:"amount"`
+	Price      float64           `json:"price"`
+	Discount   float64           `json:"discount"`
+	TaxRate    float64           `json:"tax_rate"`
+	IsTest     bool              `json:"is_test"`
+	Quantity   int32             `json:"quantity"`
+	Country    string            `json:"country"`
+	City       string            `json:"city"`
+	UserAgent  string            `json:"user_agent"`
+	Referrer   string            `json:"referrer"`
+	Message    string            `json:"message"`
+	Tags       []string          `json:"tags"`
+	Scores     []int64           `json:"scores"`
+	Device     device            `json:"device"`
+	Location   location          `json:"location"`
+	Cart       cart              `json:"cart"`
+	Attributes map[string]string `json:"attributes"`
+	Retries    int16             `json:"retries"`
+	Priority   int8              `json:"priority"`
+	Checksum   []byte            `json:"checksum"` // base64, as BINARY reads it
+	ReceivedAt string            `json:"received_at"`
+	Score      float32           `json:"score"`
+	Version    int32             `json:"version"`
+}
+
+// device is the device column of an event.
+type device struct {
+	OS        string `json:"os"`
+	OSVersion string `json:"os_version"`
+	Model     string `json:"model"`
+	Width     int32  `json:"width"`
+	Height    int32  `json:"height"`
+}
+
+// location is the location column of an event.
+type location struct {
+	Lat       float64 `json:"lat"`
+	Lon       float64 `json:"lon"`
+	AccuracyM float32 `json:"accuracy_m"`
+}
+
+// cart is the cart column of an event: a struct holding an array of
+// structs.
+type cart struct {
+	CartID   int64      `json:"cart_id"`
+	Currency string     `json:"currency"`
+	Items    []cartItem `json:"items"`
+}
+
+// cartItem is an element of a cart's items.
+type cartItem struct {
+	SKU       string      `json:"sku"`
+	Qty       int32       `json:"qty"`
+	UnitPrice json.Number `json:"unit_price"`
+}
+
+// Choices for columns of events; the strings are of varying lengths.
+var (
+	eventTypes = []string{"view", "click", "search", "add_to_cart", "purchase", "refund_requested"}
+	countries  = []string{"NL", "DE", "FR", "US", "GB", "JP", "BR", "IN"}
+	cities     = []string{"Amsterdam", "Berlin", "Paris", "San Francisco", "London", "Tokyo", "São Paulo", "Bengaluru"}
+	userAgents = []string{
+		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36",
+		"Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8 Build/AP1A.240405.002)",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:125.0) Gecko/20100101 Firefox/125.0",
+		"okhttp/4.12.0",
+	}
+	referrers = []string{"https://www.example.com/", "https://search.example.org/results?q=", "https://news.example.net/articles/", ""}
+	devices   = []device{
+		{"Android", "14", "Pixel 8", 1080, 2400},
+		{"iOS", "17.4.1", "iPhone15,3", 1290, 2796},
+		{"Windows", "10.0.19045", "Desktop", 1920, 1080},
+		{"Linux", "6.8", "ThinkPad X1 Carbon", 2560, 1440},
+	}
+	currencies = []string{"EUR", "USD", "GBP", "JPY"}
+	taxRates   = []float64{0, 0.07, 0.09, 0.19, 0.21}
+	words      = strings.Fields("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua")
+	attrKeys   = []string{"campaign", "channel", "experiment", "locale", "app_version", "utm_source"}
+	attrValues = []string{"spring_sale", "email", "B", "en-GB", "5.12.0", "newsletter", "control", "push"}
+)
+
+// eventRecords makes JSON records of about 1 KB with the 30 columns of
+// eventValue, of random content with a fixed seed.
+func eventRecords() recordFunc {
+	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	rnd := rand.New(rand.NewPCG(3, 4))
+	pick := func(s []string) string { return s[rnd.IntN(len(s))] }
+	cents := func(max int) json.Number { return json.Number(fmt.Sprintf("%d.%02d", rnd.IntN(max), rnd.IntN(100))) }
+	return func(i int) []byte {
+		ts := base.Add(time.Duration(i) * time.Millisecond)
+		e := event{
+			ID:        int64(i),
+			EventID:   fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", rnd.Uint32(), rnd.IntN(1<<16), rnd.IntN(1<<16), rnd.IntN(1<<16), rnd.Int64N(1<<48)),
+			AccountID: rnd.Int64N(10_000_000),
+			SessionID: fmt.Sprintf("%016x%016x", rnd.Uint64(), rnd.Uint64()),
+			EventType: pick(eventTypes),
+			TS:        ts.Format("2006-01-02T15:04:05.000Z"),
+			EventDate: ts.Format("2006-01-02"),
+			Amount:    cents(100_000),
+			Price:     math.Round(rnd.Float64()*100_000) / 100,
+			Discount:  math.Round(rnd.Float64()*50) / 100,
+			TaxRate:   taxRates[rnd.IntN(len(taxRates))],
+			IsTest:    rnd.IntN(20) == 0,
+			Quantity:  rnd.Int32N(10) + 1,
+			Country:   pick(countries),
+			City:      pick(cities),
+			UserAgent: pick(userAgents),
+			Referrer:  pick(referrers),
+			Tags:      []string{},
+			Scores:    []int64{},
+			Device:    devices[rnd.IntN(len(devices))],
+			Location: location{Lat: math.Round(rnd.Float64()*180e6-90e6) / 1e6, Lon: math.Round(rnd.Float64()*360e6-180e6) / 1e6,
+				AccuracyM: float32(rnd.IntN(1000)) / 10},
+			Cart:       cart{CartID: rnd.Int64N(1 << 40), Currency: pick(currencies)},
+			Attributes: map[string]string{},
+			Retries:    int16(rnd.IntN(3)),
+			Priority:   int8(rnd.IntN(5)),
+			Checksum:   make([]byte, 16),
+			ReceivedAt: ts.Add(time.Duration(rnd.IntN(5_000_000)) * time.Microsecond).Format("2006-01-02T15:04:05.000000"),
+			Score:      rnd.Float32(),
+			Version:    3,
+		}
+		if e.Referrer != "" {
+			e.Referrer += pick(words) + "-" + strconv.Itoa(rnd.IntN(100_000))
+		}
+		msg := make([]string, rnd.IntN(6))
+		for j := range msg {
+			msg[j] = pick(words)
+		}
+		e.Message = strings.Join(msg, " ")
+		for range rnd.IntN(4) {
+			e.Tags = append(e.Tags, pick(words))
+		}
+		for range rnd.IntN(4) {
+			e.Scores = append(e.Scores, rnd.Int64N(1<<32))
+		}
+		for range rnd.IntN(2) + 1 {
+			e.Cart.Items = append(e.Cart.Items, cartItem{SKU: fmt.Sprintf("SKU-%06d", rnd.IntN(1_000_000)), Qty: rnd.Int32N(5) + 1,
+				UnitPrice: cents(1000)})
+		}
+		for range rnd.IntN(2) + 1 {
+			e.Attributes[pick(attrKeys)] = pick(attrValues)
+		}
+		for j := range e.Checksum {
+			e.Checksum[j] = byte(rnd.Uint32())
+		}
+		v, err := json.Marshal(e)
+		if err != nil {
+			panic(err) // an event always marshals
+		}
+		return v
+	}
+}
+
+// produce writes n records, the values record makes, round robin, to new
+// topics of the given number of partitions, and returns the number of
+// bytes of the values.
+func produce(ctx context.Context, bootstrap string, topics []string, partitions, n int, record recordFunc) (int64, error) {
 	conn, err := kafkago.Dial("tcp", bootstrap)
 	if err != nil {
-		return err
+		return 0, fmt.Errorf("dial %s: %w", bootstrap, err)
 	}
 	defer conn.Close()
 	configs := make([]kafkago.TopicConfig, len(topics))
@@ -199,7 +516,7 @@ func produce(ctx context.Context, bootstrap string, topics []string, partitions,
 		configs[i] = kafkago.TopicConfig{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1}
 	}
 	if err := conn.CreateTopics(configs...); err != nil {
-		return fmt.Errorf("create topics: %w", err)
+		return 0, fmt.Errorf("create topics: %w", err)
 	}
 	// Topics are created asynchronously: wait until every partition has a
 	// leader.
@@ -215,40 +532,32 @@ func produce(ctx context.Context, bootstrap string, topics []string, partitions,
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("topics not ready after 30s: %d of %d partitions have a leader (%v)", led, len(topics)*partitions, err)
+			return 0, fmt.Errorf("topics not ready after 30s: %d of %d partitions have a leader (%v)", led, len(topics)*partitions, err)
 		}
 	}
 	// A transport of its own: the default one caches the metadata of an
-	// earlier call, which does not know the new topics yet.
+	// earlier call, which does not know the new topics yet. Batches of at
+	// most 1 MiB: the broker refuses bigger ones (max.message.bytes).
 	transport := &kafkago.Transport{}
 	defer transport.CloseIdleConnections()
 	w := &kafkago.Writer{Addr: kafkago.TCP(bootstrap), Balancer: &kafkago.RoundRobin{}, Transport: transport,
-		BatchSize: 5000, BatchBytes: 4 << 20, BatchTimeout: 10 * time.Millisecond, RequiredAcks: kafkago.RequireOne}
+		BatchSize: 5000, BatchBytes: 1 << 20, BatchTimeout: 10 * time.Millisecond, RequiredAcks: kafkago.RequireOne}
 	defer w.Close()
-	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	const chunk = 20_000
 	msgs := make([]kafkago.Message, 0, chunk)
-	rnd := rand.New(rand.NewPCG(1, 2))
-	random := make([]byte, nameBytes/2)
+	var bytes int64
 	for i := 0; i < n; i++ {
-		ts := base.Add(time.Duration(i) * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
-		name := fmt.Sprintf("user-%d", i%100000)
-		if nameBytes > 0 {
-			for j := range random {
-				random[j] = byte(rnd.Uint32())
-			}
-			name = hex.EncodeToString(random)
-		}
-		v := fmt.Sprintf(`{"id":%d,"name":"%s","amount":%d.%02d,"ts":"%s","tags":["a","b%d"]}`, i, name, i%1000, i%100, ts, i%7)
-		msgs = append(msgs, kafkago.Message{Topic: topics[i%len(topics)], Value: []byte(v)})
+		v := record(i)
+		bytes += int64(len(v))
+		msgs = append(msgs, kafkago.Message{Topic: topics[i%len(topics)], Value: v})
 		if len(msgs) == chunk || i == n-1 {
 			if err := write(ctx, w, msgs); err != nil {
-				return err
+				return 0, err
 			}
 			msgs = msgs[:0]
 		}
 	}
-	return nil
+	return bytes, nil
 }
 
 // write writes msgs, writing again those that failed (the leaders of new
@@ -279,46 +588,22 @@ func write(ctx context.Context, w *kafkago.Writer, msgs []kafkago.Message) error
 	}
 }
 
-// bareConsumer reads every partition with kafka-go's Conn.ReadBatch, the
-// way the agent fetches, and decodes nothing: the ceiling.
-func bareConsumer(ctx context.Context, bootstrap, topic string, n int64) (result, error) {
+// bareConsumer reads every partition of w with kafka-go's Conn.ReadBatch,
+// the way the agent fetches, and decodes nothing: the ceiling. name names
+// its line.
+func bareConsumer(ctx context.Context, bootstrap string, w load, name string) (result, error) {
 	start := time.Now()
 	var total atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for p := 0; p < 4; p++ {
-		wg.Go(func() {
-			conn, err := kafkago.DialLeader(ctx, "tcp", bootstrap, topic, p)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer conn.Close()
-			last, err := conn.ReadLastOffset()
-			if err != nil {
-				errs <- err
-				return
-			}
-			if _, err := conn.Seek(0, kafkago.SeekAbsolute); err != nil {
-				errs <- err
-				return
-			}
-			for off := int64(0); off < last; {
-				b := conn.ReadBatchWith(kafkago.ReadBatchConfig{MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 250 * time.Millisecond})
-				for {
-					m, err := b.ReadMessage()
-					if err != nil {
-						break
-					}
-					off = m.Offset + 1
-					total.Add(1)
+	errs := make(chan error, len(w.topics)*w.partitions)
+	for _, topic := range w.topics {
+		for p := 0; p < w.partitions; p++ {
+			wg.Go(func() {
+				if err := readPartition(ctx, bootstrap, topic, p, &total); err != nil {
+					errs <- fmt.Errorf("bare consumer, %s/%d: %w", topic, p, err)
 				}
-				if err := b.Close(); err != nil && !errors.Is(err, io.EOF) {
-					errs <- err
-					return
-				}
-			}
-		})
+			})
+		}
 	}
 	wg.Wait()
 	close(errs)
@@ -326,18 +611,52 @@ func bareConsumer(ctx context.Context, bootstrap, topic string, n int64) (result
 		return result{}, err
 	}
 	secs := time.Since(start).Seconds()
-	if total.Load() != n {
-		return result{}, fmt.Errorf("bare consumer read %d records, want %d", total.Load(), n)
+	if total.Load() != w.records {
+		return result{}, fmt.Errorf("bare consumer read %d records, want %d", total.Load(), w.records)
 	}
-	return result{Name: "kafka-go consumer (ceiling)", Records: n, Seconds: secs, RecordsPerSec: float64(n) / secs}, nil
+	return measured(name, w, secs), nil
+}
+
+// readPartition reads one partition from offset 0 to its last offset,
+// adding the records it reads to total.
+func readPartition(ctx context.Context, bootstrap, topic string, partition int, total *atomic.Int64) error {
+	conn, err := kafkago.DialLeader(ctx, "tcp", bootstrap, topic, partition)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	last, err := conn.ReadLastOffset()
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Seek(0, kafkago.SeekAbsolute); err != nil {
+		return err
+	}
+	for off := int64(0); off < last; {
+		b := conn.ReadBatchWith(kafkago.ReadBatchConfig{MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 250 * time.Millisecond})
+		for {
+			m, err := b.ReadMessage()
+			if err != nil {
+				break
+			}
+			off = m.Offset + 1
+			total.Add(1)
+		}
+		if err := b.Close(); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	return nil
 }
 
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
 // ingest runs a fresh agent, applies a triggered pipeline with one table per
-// topic, each reading from earliest, and measures until every record is
-// committed. flush is the pipeline's flush_interval, "" for the default.
-func ingest(ctx context.Context, agentBin, bootstrap string, topics []string, n int64, name string, value *spec.Transformer,
+// topic of w, each reading from earliest, and measures until every record is
+// committed, none of them corrupt (a record that does not fit the schema
+// would measure the wrong work). flush is the pipeline's flush_interval, ""
+// for the default.
+func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string, value *spec.Transformer,
 	flush string) (result, error) {
 	dir, err := os.MkdirTemp("", "tributary-bench")
 	if err != nil {
@@ -385,7 +704,7 @@ func ingest(ctx context.Context, agentBin, bootstrap string, topics []string, n 
 	off := false
 	p := &spec.Pipeline{Name: "bench", Connection: "bench", DestinationCatalog: "bench", DestinationSchema: "bench", Continuous: &off,
 		FlushInterval: flush}
-	for i, topic := range topics {
+	for i, topic := range w.topics {
 		p.Tables = append(p.Tables, spec.Table{DestinationTable: fmt.Sprintf("t%02d", i), ConnectorOptions: spec.ConnectorOptions{
 			KafkaOptions: spec.KafkaOptions{Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: value}}})
 	}
@@ -411,14 +730,16 @@ func ingest(ctx context.Context, agentBin, bootstrap string, topics []string, n 
 		}
 		if resp.Status.State == spec.StateCompleted {
 			secs := time.Since(start).Seconds()
-			r := result{Name: name, Records: n, Seconds: secs, RecordsPerSec: float64(n) / secs, PeakRSSMB: peakRSS(cmd.Process.Pid)}
-			var rows int64
+			r := measured(name, w, secs)
+			r.PeakRSSMB = peakRSS(cmd.Process.Pid)
+			var rows, corrupt int64
 			for _, t := range resp.Status.Tables {
 				rows += t.Rows
+				corrupt += t.CorruptRecords
 				r.Files += t.Files
 			}
-			if rows != n {
-				return result{}, fmt.Errorf("tables have %d rows, want %d", rows, n)
+			if rows != w.records || corrupt != 0 {
+				return result{}, fmt.Errorf("tables have %d rows, %d of them corrupt, want %d, none corrupt", rows, corrupt, w.records)
 			}
 			m, err := memoryMetrics(ctx, ep)
 			if err != nil {
