@@ -19,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/snappy"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -201,7 +202,6 @@ func writeLegacyTable(t *testing.T, dir string, tbl *spec.Table, n int) {
 		t.Fatal(err)
 	}
 	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-	var rs []parquet.Row
 	for i := range n {
 		at := base.Add(time.Duration(i) * time.Hour).UnixMicro()
 		b.BeginRow()
@@ -234,11 +234,9 @@ func writeLegacyTable(t *testing.T, dir string, tbl *spec.Table, n int) {
 		b.EndStruct()
 		b.Field(7)
 		b.Null()
-		r, err := b.EndRow()
-		if err != nil {
+		if err := b.EndRow(); err != nil {
 			t.Fatal(err)
 		}
-		rs = append(rs, r)
 	}
 	// The data file, named and compressed as the agent names and writes them.
 	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
@@ -253,7 +251,7 @@ func writeLegacyTable(t *testing.T, dir string, tbl *spec.Table, n int) {
 		t.Fatal(err)
 	}
 	w := parquet.NewWriter(f, b.Schema(), parquet.Compression(&snappy.Codec{}))
-	if _, err := w.WriteRows(rs); err != nil {
+	if _, err := w.WriteRows(rowstest.Rows(b.Columns())); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

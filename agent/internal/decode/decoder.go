@@ -47,6 +47,17 @@ type Stats struct {
 	Corrupt int
 }
 
+// Batch is what one Decode call built: a row per record, column by column.
+type Batch struct {
+	// Columns holds, per leaf column of [Decoder.Schema] in column index
+	// order, the values of every row, as [rows.Builder.Columns] returns
+	// them: what a Parquet column writer takes.
+	Columns [][]parquet.Value
+	// Rows is the number of rows, one per record.
+	Rows int
+	Stats
+}
+
 // Decoder decodes records into rows of one table layout. It reuses its
 // buffers from one Decode call to the next and is not safe for concurrent
 // use; use one per table loop.
@@ -123,18 +134,18 @@ func New(layout *spec.Layout) (*Decoder, error) {
 // Schema returns the Parquet schema of the rows Decode produces.
 func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 
-// Decode appends one row per record to dst and returns it, with the
-// number of corrupt records. A record never fails to decode: bytes that do
-// not parse go to _corrupt_record (when both key and value are corrupt, the
-// value's bytes), with the affected fields null.
+// Decode decodes recs into a batch of one row per record. A record never
+// fails to decode: bytes that do not parse go to _corrupt_record (when both
+// key and value are corrupt, the value's bytes), with the affected fields
+// null.
 //
-// The rows alias the decoder's arena and the records' Key, Value and header
-// bytes: they are valid until the next Decode call, and only while the
-// records' bytes are unchanged. Write them (or copy them) before then.
+// The batch aliases the decoder's buffers and the records' Key, Value and
+// header bytes: it is valid until the next Decode call, and only while the
+// records' bytes are unchanged. Write it (or copy it) before then.
 //
-// The error is not about the input: it reports a bug (rows that do not
-// match the schema) and comes with the rows decoded before it.
-func (d *Decoder) Decode(recs []Record, dst []parquet.Row) ([]parquet.Row, Stats, error) {
+// The error is not about the input: it reports a bug (a row that does not
+// match the schema).
+func (d *Decoder) Decode(recs []Record) (Batch, error) {
 	var st Stats
 	d.b.Reset()
 	for i := range recs {
@@ -156,16 +167,14 @@ func (d *Decoder) Decode(recs []Record, dst []parquet.Row) ([]parquet.Row, Stats
 				d.b.Null()
 			}
 		}
-		row, err := d.b.EndRow()
-		if err != nil {
-			return dst, st, fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
+		if err := d.b.EndRow(); err != nil {
+			return Batch{}, fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
 		if keyBad || valueBad {
 			st.Corrupt++
 		}
-		dst = append(dst, row)
 	}
-	return dst, st, nil
+	return Batch{Columns: d.b.Columns(), Rows: d.b.Rows(), Stats: st}, nil
 }
 
 // part writes one side of a record and reports whether it is corrupt.

@@ -5,9 +5,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
+
+// decodeRows decodes recs with d and returns the batch as rows.
+func decodeRows(d *Decoder, recs []Record) ([]parquet.Row, Stats, error) {
+	b, err := d.Decode(recs)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	rs := rowstest.Rows(b.Columns)
+	if len(rs) != b.Rows {
+		return nil, Stats{}, fmt.Errorf("the batch's columns hold %d rows, Rows says %d", len(rs), b.Rows)
+	}
+	return rs, b.Stats, nil
+}
 
 // TestJSONDocuments checks the document-level rules: what makes a whole
 // key or value corrupt, and which fields keep their values.
@@ -235,7 +251,7 @@ func TestDecodeBatch(t *testing.T) {
 			}
 			recs = append(recs, Record{Value: []byte(v)})
 		}
-		got, st, err := d.Decode(recs, nil)
+		got, st, err := decodeRows(d, recs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,7 +48,7 @@ func decodeRow(t *testing.T, l *spec.Layout, r Record) (map[string]string, Stats
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	got, st, err := d.Decode([]Record{r}, nil)
+	got, st, err := decodeRows(d, []Record{r})
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}

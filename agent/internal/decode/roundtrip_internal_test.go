@@ -59,7 +59,7 @@ func roundTripRows(t *testing.T) (*Decoder, []parquet.Row) {
 			Headers: []Header{{Key: "h", Value: []byte{0}}},
 		})
 	}
-	got, _, err := d.Decode(recs, nil)
+	got, _, err := decodeRows(d, recs)
 	if err != nil {
 		t.Fatal(err)
 	}

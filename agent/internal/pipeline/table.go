@@ -24,11 +24,6 @@ import (
 // counterCorrupt is the commit counter that sums corrupt records.
 const counterCorrupt = "numCorruptRecords"
 
-// decodeChunk is how many records a table decodes and writes at a time: the
-// rows it keeps for reuse stay small, whatever the size of a fetch, since
-// the memory budget does not count them.
-const decodeChunk = 1024
-
 // DefaultDiscoverEvery is how often a running table looks for new
 // partitions and, with topic_pattern, new matching topics, unless
 // [Config.DiscoverEvery] says otherwise.
@@ -177,10 +172,11 @@ func (r *tableRunner) collectGarbage(tbl *table.Table) {
 // loop is the state of one run of a table: from opening the log to an
 // error or the end.
 type loop struct {
-	r      *tableRunner
-	tbl    *table.Table
-	dec    *decode.Decoder
-	schema *parquet.Schema
+	r   *tableRunner
+	tbl *table.Table
+	// decoders decode the fetched records, several partitions at once.
+	decoders *decoderPool
+	schema   *parquet.Schema
 	// columns is the table schema every commit carries.
 	columns []schema.Field
 
@@ -189,7 +185,6 @@ type loop struct {
 	// through it for a flush when the file is the biggest and the budget
 	// is full.
 	mem       *memory.Account
-	rows      []parquet.Row
 	corrupt   int64
 	pending   map[kafka.TopicPartition]int64 // next offsets of buffered rows
 	committed map[kafka.TopicPartition]int64
@@ -234,7 +229,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		}
 	}
 	l := &loop{
-		r: r, tbl: tbl, dec: dec, schema: dec.Schema(), columns: layout.Columns(),
+		r: r, tbl: tbl, decoders: newDecoderPool(layout, dec), schema: dec.Schema(), columns: layout.Columns(),
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
 		readEnd:   map[kafka.TopicPartition]int64{},
@@ -254,9 +249,11 @@ func (l *loop) run(ctx context.Context) error {
 	r := l.r
 	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
 	fctx, cancelFetch := context.WithCancel(ctx)
-	// A small queue, and each partition keeps one fetch in flight; what
-	// the fetchers hold is bounded by the memory budget.
-	batches := make(chan kafka.Batch, 2)
+	// Each partition keeps one fetch in flight, handed to a goroutine that
+	// decodes it, which hands the decoded chunks to this loop; what the
+	// fetchers hold is bounded by the memory budget, what the decoders hold
+	// by their pool.
+	chunks := make(chan decoded, cap(l.decoders.tokens))
 	var wg sync.WaitGroup
 	defer func() {
 		cancelFetch()
@@ -264,8 +261,10 @@ func (l *loop) run(ctx context.Context) error {
 		// The batches nobody wrote give their memory back.
 		for {
 			select {
-			case b := <-batches:
-				r.budget.Release(b.Bytes)
+			case d := <-chunks:
+				if d.last {
+					r.budget.Release(d.bytes)
+				}
 			default:
 				return
 			}
@@ -350,15 +349,20 @@ func (l *loop) run(ctx context.Context) error {
 			}
 			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic], Until: l.end[tp],
 				OnRetry: func(err error) { r.fetchFailing(tp, err) }, Budget: r.budget}
-			wg.Add(1)
+			fetched := make(chan kafka.Batch)
+			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				if err := f.Run(fctx, next, batches); err != nil && fctx.Err() == nil {
+				if err := f.Run(fctx, next, fetched); err != nil && fctx.Err() == nil {
 					select {
 					case fetchErrs <- err:
 					default:
 					}
 				}
+			}()
+			go func() {
+				defer wg.Done()
+				decodePartition(fctx, tp, fetched, chunks, l.decoders, r.budget, next, l.end[tp])
 			}()
 		}
 		l.publishOffsets()
@@ -404,12 +408,14 @@ func (l *loop) run(ctx context.Context) error {
 			return l.flush(fctx)
 		case err := <-fetchErrs:
 			return err
-		case b := <-batches:
+		case d := <-chunks:
 			wasEmpty := l.empty()
-			err := l.add(b)
-			// What the batch held is in the open file now (or, after an
-			// error, dropped).
-			r.budget.Release(b.Bytes)
+			err := l.add(d)
+			if d.last {
+				// What the batch held is in the open file now (or, after
+				// an error, dropped).
+				r.budget.Release(d.bytes)
+			}
 			l.mem.Set(l.buffered())
 			if err != nil {
 				return err
@@ -485,24 +491,16 @@ func (r *tableRunner) fetchRecovered(tp kafka.TopicPartition) {
 	}
 }
 
-// add decodes a fetched batch into the open file.
-func (l *loop) add(b kafka.Batch) error {
-	l.r.fetchRecovered(b.TP)
-	l.readEnd[b.TP] = b.End
-	recs := b.Records
-	next := b.Next
-	if end, ok := l.end[b.TP]; ok && next > end {
-		// A triggered run stops at the end offsets seen at its start.
-		i := 0
-		for i < len(recs) && recs[i].Offset < end {
-			i++
-		}
-		recs, next = recs[:i], end
+// add writes a decoded chunk to the open file and moves the partition's next
+// offset past it.
+func (l *loop) add(d decoded) error {
+	if d.dec != nil {
+		defer l.decoders.put(d.dec)
 	}
-	if next <= l.nextOffset(b.TP) {
-		return nil
+	if d.err != nil {
+		return fatalError{d.err}
 	}
-	if len(recs) > 0 {
+	if d.batch.Rows > 0 {
 		if l.file == nil {
 			f, err := l.tbl.NewFile(l.schema)
 			if err != nil {
@@ -510,20 +508,18 @@ func (l *loop) add(b kafka.Batch) error {
 			}
 			l.file = f
 		}
-		for chunk := range slices.Chunk(recs, decodeChunk) {
-			var stats decode.Stats
-			var err error
-			l.rows, stats, err = l.dec.Decode(chunk, l.rows[:0])
-			if err != nil {
-				return fatalError{err}
-			}
-			if err := l.file.WriteRows(l.rows); err != nil {
-				return fmt.Errorf("write rows of %s: %w", b.TP, err)
-			}
-			l.corrupt += int64(stats.Corrupt)
+		if err := l.file.WriteColumns(d.batch.Columns, d.batch.Rows); err != nil {
+			return fmt.Errorf("write rows of %s: %w", d.tp, err)
 		}
+		l.corrupt += int64(d.batch.Corrupt)
 	}
-	l.pending[b.TP] = next
+	if d.next > l.nextOffset(d.tp) {
+		l.pending[d.tp] = d.next
+	}
+	if d.last {
+		l.r.fetchRecovered(d.tp)
+		l.readEnd[d.tp] = d.end
+	}
 	return nil
 }
 

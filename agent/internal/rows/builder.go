@@ -9,46 +9,52 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
-// Builder builds the rows of one table schema. A decoder starts a row with
-// [Builder.BeginRow], selects a top-level field with [Builder.Field], writes
-// its value (a primitive, [Builder.Null], or a nested struct, list or map
-// opened with BeginStruct/BeginList/BeginMap and closed with the matching
-// End call), and finishes with [Builder.EndRow], which returns the row in
-// leaf column order:
+// Builder builds a batch of rows of one table schema, column by column. A
+// decoder starts a row with [Builder.BeginRow], selects a top-level field
+// with [Builder.Field], writes its value (a primitive, [Builder.Null], or a
+// nested struct, list or map opened with BeginStruct/BeginList/BeginMap and
+// closed with the matching End call), and finishes with [Builder.EndRow]:
 //
 //	b.Reset()
 //	b.BeginRow()
 //	b.Field(0); b.Int64(42)
 //	b.Field(2); b.BeginList(); b.Bytes(a); b.Null(); b.EndList()
-//	row, err := b.EndRow() // field 1 was not written: it reads as null
+//	err := b.EndRow() // field 1 was not written: it reads as null
+//	cols := b.Columns() // one []parquet.Value per leaf column, every row
 //
 // Fields of a struct may be written in any order; a field written twice keeps
 // the last value; a field not written is null. Inside a list every write is
 // the next element; inside a map writes alternate key, value, key, value.
 //
-// Values are kept per column while a row is open, so nested lists of structs
-// come out column by column as Parquet requires. Rows returned by EndRow
-// alias an arena owned by the Builder that is reused after [Builder.Reset]:
-// a row stays valid until the next Reset. Byte slices passed to
-// [Builder.Bytes] are not copied; they must stay unchanged until the rows
-// are written, and [Builder.Alloc] hands out arena bytes with the same
-// lifetime as the rows. After warm-up a Builder allocates nothing per row.
+// Values go straight to the batch's column buffers, where a Parquet column
+// writer takes them as they are: each value carries its repetition level,
+// definition level and column index, as [parquet.Schema.Deconstruct] sets
+// them. The buffers are reused after [Builder.Reset]. Byte slices passed to
+// [Builder.Bytes] are not copied; they must stay unchanged until the batch
+// is written, and [Builder.Alloc] hands out arena bytes with the batch's
+// lifetime. After warm-up a Builder allocates nothing per row.
 //
 // Misuse (a value of the wrong physical type, a null or a missing value in a
 // NOT NULL field, unbalanced Begin/End) never panics: the Builder records the
-// first error, ignores the rest of the row, and EndRow returns the error
-// without a row.
+// first error, ignores the rest of the row, and EndRow returns the error and
+// drops the row, leaving the batch as it was before BeginRow. Every row in
+// the batch is therefore well formed: values in column order, at least one
+// per column, levels within the column's maximums, non-null values of the
+// column's physical kind.
 //
 // A Builder is not safe for concurrent use; use one per goroutine.
 type Builder struct {
-	plan   *plan
-	cols   [][]parquet.Value // the open row's values, per leaf column
-	values []parquet.Value   // the batch's rows
-	buf    []byte            // the batch's bytes, see Alloc
-	stack  []frame
-	marks  []int    // nested struct frames: column lengths when the struct began
-	set    []uint64 // struct frames: bitsets of written fields
-	err    error
+	plan *plan
+	cols [][]parquet.Value // the batch's values, per leaf column
+	rows int               // the batch's complete rows
+	buf  []byte            // the batch's bytes, see Alloc
+	// open says a row is open: its values follow the column lengths in
+	// marks[:len(cols)].
+	open  bool
+	stack []frame
+	marks []int    // struct frames: column lengths when the struct began
+	set   []uint64 // struct frames: bitsets of written fields
+	err   error
 }
 
 // frame is one open struct, list or map.
@@ -63,8 +69,7 @@ type frame struct {
 	// written so far.
 	count int
 	// marks and set index the struct's slices in Builder.marks and
-	// Builder.set; marks is -1 for the row itself, whose columns were empty
-	// when it began.
+	// Builder.set.
 	marks, set int
 }
 
@@ -81,13 +86,26 @@ func NewBuilder(fields []schema.Field) (*Builder, error) {
 // Schema returns the Parquet schema of the rows, as [Schema] builds it.
 func (b *Builder) Schema() *parquet.Schema { return b.plan.schema }
 
-// Reset starts a new batch: it reclaims the arenas behind every row and byte
-// slice handed out since the previous Reset, and abandons an open row.
+// Reset starts a new batch: it drops the rows built since the previous
+// Reset, reclaims the arena behind the byte slices Alloc handed out, and
+// abandons an open row.
 func (b *Builder) Reset() {
-	b.values = b.values[:0]
-	b.buf = b.buf[:0]
 	b.abandon()
+	for i := range b.cols {
+		b.cols[i] = b.cols[i][:0]
+	}
+	b.rows = 0
+	b.buf = b.buf[:0]
 }
+
+// Columns returns the batch's values, one slice per leaf column in column
+// index order, each holding the values of every complete row in row order.
+// They alias the Builder's buffers: valid until the next Reset, and not to
+// be modified.
+func (b *Builder) Columns() [][]parquet.Value { return b.cols }
+
+// Rows returns the number of complete rows in the batch.
+func (b *Builder) Rows() int { return b.rows }
 
 // Alloc returns n bytes from the batch arena, valid until the next
 // [Builder.Reset]; decoders use it for values they must build (an unescaped
@@ -106,25 +124,28 @@ func (b *Builder) Alloc(n int) []byte {
 // BeginRow starts a row, abandoning a row left open.
 func (b *Builder) BeginRow() {
 	b.abandon()
+	b.open = true
 	b.pushRoot()
 }
 
-// abandon drops the open row, if any.
+// abandon drops the open row, if any: its values and its error.
 func (b *Builder) abandon() {
-	for i := range b.cols {
-		b.cols[i] = b.cols[i][:0]
+	if b.open {
+		for i := range b.cols {
+			b.cols[i] = b.cols[i][:b.marks[i]]
+		}
 	}
+	b.open = false
 	b.stack, b.marks, b.set = b.stack[:0], b.marks[:0], b.set[:0]
 	b.err = nil
 }
 
-// EndRow closes the row and returns it: its values in leaf column order,
-// aliasing the batch arena until the next [Builder.Reset]. It returns the
-// first misuse recorded since BeginRow instead, and no row.
-func (b *Builder) EndRow() (parquet.Row, error) {
+// EndRow closes the row, which joins the batch. It returns the first misuse
+// recorded since BeginRow instead, and the row is dropped.
+func (b *Builder) EndRow() error {
 	switch {
 	case b.err != nil:
-	case len(b.stack) == 0:
+	case !b.open:
 		b.fail(errors.New("EndRow without BeginRow"))
 	case len(b.stack) > 1:
 		b.fail(fmt.Errorf("EndRow with %s still open", b.top().n.name))
@@ -133,14 +154,12 @@ func (b *Builder) EndRow() (parquet.Row, error) {
 	}
 	if err := b.err; err != nil {
 		b.abandon()
-		return nil, err
+		return err
 	}
-	start := len(b.values)
-	for i, c := range b.cols {
-		b.values = append(b.values, c...)
-		b.cols[i] = c[:0]
-	}
-	return b.values[start:len(b.values):len(b.values)], nil
+	b.open = false
+	b.stack, b.marks, b.set = b.stack[:0], b.marks[:0], b.set[:0]
+	b.rows++
+	return nil
 }
 
 // DiscardFields drops whatever was written to the top-level fields [from,
@@ -155,13 +174,13 @@ func (b *Builder) DiscardFields(from, to int) {
 	}
 	root := &b.stack[0]
 	b.stack = b.stack[:1]
-	b.marks = b.marks[:0]
+	b.marks = b.marks[:len(b.cols)]
 	b.set = b.set[:words(len(b.plan.root.children))]
 	root.field = -1
 	for i := from; i < to; i++ {
 		n := b.plan.root.children[i]
 		for c := n.lo; c < n.hi; c++ {
-			b.cols[c] = b.cols[c][:0]
+			b.cols[c] = b.cols[c][:b.marks[c]]
 		}
 		b.set[i/64] &^= 1 << (i % 64)
 	}
@@ -290,7 +309,10 @@ func (b *Builder) BeginStruct() {
 
 // pushRoot opens the row's root struct.
 func (b *Builder) pushRoot() {
-	b.push(frame{n: b.plan.root, field: -1, marks: -1, set: len(b.set)})
+	for _, c := range b.cols {
+		b.marks = append(b.marks, len(c))
+	}
+	b.push(frame{n: b.plan.root, field: -1, set: len(b.set)})
 }
 
 // push opens struct frame f, with no field written yet.
@@ -307,7 +329,7 @@ func words(n int) int { return (n + 63) / 64 }
 // EndStruct closes the open STRUCT; its fields that were not written are
 // null.
 func (b *Builder) EndStruct() {
-	if b.err == nil && len(b.stack) == 1 {
+	if b.err == nil && b.open && len(b.stack) == 1 {
 		b.fail(errors.New("EndStruct would close the row itself; call EndRow"))
 		return
 	}
@@ -330,9 +352,7 @@ func (b *Builder) endStruct() {
 		}
 		b.nulls(c, f.rep, f.def)
 	}
-	if f.marks >= 0 {
-		b.marks = b.marks[:f.marks]
-	}
+	b.marks = b.marks[:f.marks]
 	b.set = b.set[:f.set]
 }
 
@@ -423,11 +443,7 @@ func (b *Builder) next() (n *node, rep, def uint8, ok bool) {
 		if w := &b.set[f.set+i/64]; *w&(1<<(i%64)) != 0 {
 			// Written before: the last value wins.
 			for c := n.lo; c < n.hi; c++ {
-				m := 0
-				if f.marks >= 0 {
-					m = b.marks[f.marks+c-f.n.lo]
-				}
-				b.cols[c] = b.cols[c][:m]
+				b.cols[c] = b.cols[c][:b.marks[f.marks+c-f.n.lo]]
 			}
 		} else {
 			*w |= 1 << (i % 64)

@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
@@ -158,16 +159,18 @@ func TestBuilderMisuse(t *testing.T) {
 			b.Reset()
 			b.BeginRow()
 			tc.build(b)
-			row, err := b.EndRow()
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("EndRow() = %v, %v; want an error containing %q", row, err, tc.want)
+			if err := b.EndRow(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("EndRow() = %v; want an error containing %q", err, tc.want)
 			}
 			b.BeginRow()
 			b.Field(0)
 			b.Int32(7)
-			row, err = b.EndRow()
-			if err != nil || len(row) != 6 {
-				t.Fatalf("next row: %v, %v; want 6 values", row, err)
+			if err := b.EndRow(); err != nil {
+				t.Fatalf("next row: %v", err)
+			}
+			// The failed row left nothing behind.
+			if got := rowstest.Rows(b.Columns()); b.Rows() != 1 || len(got) != 1 || len(got[0]) != 6 {
+				t.Fatalf("batch = %d rows %v; want the next row alone, with 6 values", b.Rows(), got)
 			}
 		})
 	}
@@ -204,16 +207,13 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Reset()
-	var out []parquet.Row
 	add := func(build func()) {
 		t.Helper()
 		b.BeginRow()
 		build()
-		row, err := b.EndRow()
-		if err != nil {
+		if err := b.EndRow(); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, row)
 	}
 	add(func() {
 		b.Field(3)
@@ -265,7 +265,7 @@ func TestRoundTrip(t *testing.T) {
 
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[any](&buf, b.Schema())
-	if _, err := w.WriteRows(out); err != nil {
+	if _, err := w.WriteRows(rowstest.Rows(b.Columns())); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

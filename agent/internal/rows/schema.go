@@ -1,12 +1,12 @@
 // Package rows turns table columns ([schema.Field]) into a Spark-compatible
-// Parquet schema and builds rows for it in parquet-go's [parquet.Row] form:
-// leaf values in column order, each carrying its repetition level,
-// definition level and column index, ready for
-// (*parquet.GenericWriter[any]).WriteRows.
+// Parquet schema and builds batches of rows for it column by column: per
+// leaf column, the [parquet.Value] of every row, each carrying its
+// repetition level, definition level and column index, ready for a Parquet
+// column writer.
 //
 // Decoders (JSON, and later Avro and Protobuf) fill rows through a [Builder],
-// which accepts the fields of a struct in any order and emits them in leaf
-// order.
+// which accepts the fields of a struct in any order and appends each value
+// to its column.
 package rows
 
 import (

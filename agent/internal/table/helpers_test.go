@@ -38,6 +38,20 @@ func testRow(id int64, name string, amount float64) parquet.Row {
 	}
 }
 
+// writeRows writes rows to fw, column by column as the agent writes.
+func writeRows(fw *table.FileWriter, rows []parquet.Row) error {
+	var cols [][]parquet.Value
+	for _, row := range rows {
+		for _, v := range row {
+			for v.Column() >= len(cols) {
+				cols = append(cols, nil)
+			}
+			cols[v.Column()] = append(cols[v.Column()], v)
+		}
+	}
+	return fw.WriteColumns(cols, len(rows))
+}
+
 // clock is a settable fake time source.
 type clock struct{ now time.Time }
 
@@ -90,7 +104,7 @@ func tryWriteFile(tb *table.Table, from, to int64) (table.AddFile, error) {
 	for id := from; id < to; id++ {
 		rows = append(rows, testRow(id, "n"+strings.Repeat("x", int(id%3)), float64(id)/2))
 	}
-	if err := fw.WriteRows(rows); err != nil {
+	if err := writeRows(fw, rows); err != nil {
 		fw.Abort()
 		return table.AddFile{}, err
 	}

@@ -138,7 +138,7 @@ func TestIndependentReaders(t *testing.T) {
 		for _, id := range ids {
 			rows = append(rows, row(s, id))
 		}
-		if err := fw.WriteRows(rows); err != nil {
+		if err := writeRows(fw, rows); err != nil {
 			t.Fatal(err)
 		}
 		add, err := fw.Close()

@@ -7,7 +7,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// leafColumn is what checkRow needs to know about one leaf column.
+// leafColumn is what checkColumns needs to know about one leaf column.
 type leafColumn struct {
 	path           string
 	kind           parquet.Kind
@@ -33,42 +33,71 @@ func leafColumns(ps *parquet.Schema) []leafColumn {
 	return leaves
 }
 
-// checkRow reports whether row is laid out as Schema.Deconstruct lays out rows
-// of the schema of leaves: values grouped by column in column order, at least
-// one per column, levels within the column's maximums, and non-null values of
-// the column's physical kind. parquet-go does not check this itself: it
-// panics on some malformed rows and silently writes a corrupt file for others
-// (a value for a column that does not exist is dropped).
-func checkRow(row parquet.Row, leaves []leafColumn) error {
-	prev := -1
-	for _, v := range row {
-		c := v.Column()
-		switch {
-		case c < 0 || c >= len(leaves):
-			return fmt.Errorf("value for column index %d; the schema has %d columns", c, len(leaves))
-		case c < prev:
-			return fmt.Errorf("value for column %s after column %s: values must be in column order", leaves[c].path, leaves[prev].path)
-		case c > prev+1:
-			return fmt.Errorf("no value for column %s", leaves[prev+1].path)
-		}
-		l := &leaves[c]
-		d, r := v.DefinitionLevel(), v.RepetitionLevel()
-		switch {
-		case d > l.maxDef || r > l.maxRep:
-			return fmt.Errorf("column %s: levels (repetition %d, definition %d) exceed the maximums (%d, %d)", l.path, r, d, l.maxRep, l.maxDef)
-		case c != prev && r != 0:
-			return fmt.Errorf("column %s: the first value of a row has repetition level %d, want 0", l.path, r)
-		case v.IsNull() && d == l.maxDef:
-			return fmt.Errorf("column %s: null value at the maximum definition level (the column is required)", l.path)
-		case !v.IsNull() && d != l.maxDef:
-			return fmt.Errorf("column %s: value at definition level %d, want %d", l.path, d, l.maxDef)
-		case !v.IsNull() && v.Kind() != l.kind:
-			return fmt.Errorf("column %s: %s value, want %s", l.path, v.Kind(), l.kind)
-		}
-		prev = c
+// checkColumns reports whether cols holds rows rows of the schema of leaves
+// laid out column by column as Schema.Deconstruct lays out their values: a
+// slice per column, and in each, every row's values in order, the first of
+// a row at repetition level 0, levels within the column's maximums,
+// non-null values of the column's physical kind at the maximum definition
+// level and nulls below it. parquet-go does not check this itself: it
+// panics on some malformed input and silently writes a corrupt file for
+// other.
+func checkColumns(cols [][]parquet.Value, rows int, leaves []leafColumn) error {
+	if len(cols) != len(leaves) {
+		return fmt.Errorf("%d columns, the schema has %d", len(cols), len(leaves))
 	}
-	if prev != len(leaves)-1 {
-		return fmt.Errorf("no value for column %s", leaves[prev+1].path)
+	for c, values := range cols {
+		if err := checkColumn(values, c, rows, &leaves[c]); err != nil {
+			return fmt.Errorf("column %s: %w", leaves[c].path, err)
+		}
 	}
 	return nil
+}
+
+// checkColumn checks the values of column c, which must hold rows rows.
+func checkColumn(values []parquet.Value, c, rows int, l *leafColumn) error {
+	if len(values) > 0 && values[0].RepetitionLevel() != 0 {
+		return fmt.Errorf("the first value has repetition level %d, want 0", values[0].RepetitionLevel())
+	}
+	starts := 0
+	for i := range values {
+		v := &values[i]
+		d, r := v.DefinitionLevel(), v.RepetitionLevel()
+		if r == 0 {
+			starts++
+		}
+		switch {
+		case v.Column() != c:
+			return fmt.Errorf("value %d has column index %d", i, v.Column())
+		case d > l.maxDef || r > l.maxRep:
+			return fmt.Errorf("value %d: levels (repetition %d, definition %d) exceed the maximums (%d, %d)", i, r, d, l.maxRep, l.maxDef)
+		case v.IsNull() && d == l.maxDef:
+			return fmt.Errorf("value %d: null at the maximum definition level (the column is required)", i)
+		case !v.IsNull() && d != l.maxDef:
+			return fmt.Errorf("value %d at definition level %d, want %d", i, d, l.maxDef)
+		case !v.IsNull() && v.Kind() != l.kind:
+			return fmt.Errorf("value %d: %s value, want %s", i, v.Kind(), l.kind)
+		}
+	}
+	if starts != rows {
+		return fmt.Errorf("values for %d rows, want %d", starts, rows)
+	}
+	return nil
+}
+
+// rowStart returns the index in values, a column's values of whole rows,
+// of the first value of row n; a column that is not repeated has one value
+// per row.
+func rowStart(values []parquet.Value, n, maxRep int) int {
+	if maxRep == 0 {
+		return n
+	}
+	for i := range values {
+		if values[i].RepetitionLevel() == 0 {
+			if n == 0 {
+				return i
+			}
+			n--
+		}
+	}
+	return len(values)
 }

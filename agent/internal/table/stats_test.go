@@ -158,7 +158,7 @@ func TestFileStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fw.WriteRows(statsRows(t)); err != nil {
+	if err := writeRows(fw, statsRows(t)); err != nil {
 		t.Fatal(err)
 	}
 	add, err := fw.Close()

@@ -3,6 +3,7 @@ package table_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -379,7 +380,7 @@ func TestFileWriterRowGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range int64(7) {
-		if err := fw.WriteRows([]parquet.Row{testRow(i*5, "a", 1), testRow(i*5+1, "b", 2), testRow(i*5+2, "c", 3), testRow(i*5+3, "d", 4), testRow(i*5+4, "e", 5)}); err != nil {
+		if err := writeRows(fw, []parquet.Row{testRow(i*5, "a", 1), testRow(i*5+1, "b", 2), testRow(i*5+2, "c", 3), testRow(i*5+3, "d", 4), testRow(i*5+4, "e", 5)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -417,7 +418,7 @@ func TestFileWriterAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fw.WriteRows([]parquet.Row{testRow(1, "a", 1)}); err != nil {
+	if err := writeRows(fw, []parquet.Row{testRow(1, "a", 1)}); err != nil {
 		t.Fatal(err)
 	}
 	fw.Abort()
@@ -429,38 +430,96 @@ func TestFileWriterAbort(t *testing.T) {
 			}
 		}
 	}
-	if err := fw.WriteRows([]parquet.Row{testRow(1, "a", 1)}); err == nil {
+	if err := writeRows(fw, []parquet.Row{testRow(1, "a", 1)}); err == nil {
 		t.Error("WriteRows after Abort succeeded")
 	}
 }
 
-func TestFileWriterBadRows(t *testing.T) {
+// TestFileWriterSplitsBatches writes one batch across three row groups, with
+// a repeated column whose rows hold zero to three values.
+func TestFileWriterSplitsBatches(t *testing.T) {
+	type tagged struct {
+		ID   int64    `parquet:"id"`
+		Tags []string `parquet:"tags"`
+	}
+	ps := parquet.SchemaOf(tagged{})
+	var want []tagged
+	var rows []parquet.Row
+	for i := range int64(7) {
+		r := tagged{ID: i}
+		for j := range i % 4 {
+			r.Tags = append(r.Tags, fmt.Sprintf("t%d.%d", i, j))
+		}
+		want = append(want, r)
+		rows = append(rows, ps.Deconstruct(nil, r))
+	}
+	dir := t.TempDir()
+	tb := openTable(t, dir, table.Options{RowGroupRows: 3})
+	fw, err := tb.NewFile(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeRows(fw, rows); err != nil {
+		t.Fatal(err)
+	}
+	add, err := fw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, add.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := parquet.OpenFile(f, add.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int64
+	for _, rg := range pf.RowGroups() {
+		sizes = append(sizes, rg.NumRows())
+	}
+	if fmt.Sprint(sizes) != "[3 3 1]" {
+		t.Errorf("row groups of %v rows, want [3 3 1]", sizes)
+	}
+	got := make([]tagged, 8)
+	n, _ := parquet.NewGenericReader[tagged](f).Read(got)
+	if fmt.Sprint(got[:n]) != fmt.Sprint(want) {
+		t.Errorf("read back %v, want %v", got[:n], want)
+	}
+}
+
+// TestFileWriterBadColumns checks that a malformed batch is refused whole,
+// naming the column and what is wrong, and leaves the file usable.
+func TestFileWriterBadColumns(t *testing.T) {
 	tb := openTable(t, t.TempDir(), table.Options{})
 	fw, err := tb.NewFile(testParquet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := testRow(1, "a", 1)
+	good := testRow(1, "a", 1) // amount, id, name
+	amount, id, name := good[0], good[1], good[2]
 	tests := []struct {
 		name string
-		row  parquet.Row
+		cols [][]parquet.Value
+		rows int
 		want string
 	}{
-		{"unknown column", parquet.Row{parquet.ValueOf(int64(1)).Level(0, 0, 7)}, "column index 7"},
-		{"missing column", good[:2], "no value for column name"},
-		{"skipped column", parquet.Row{good[0], good[2]}, "no value for column id"},
-		{"order", parquet.Row{good[0], good[1], good[0], good[2]}, "column order"},
-		{"null in required", parquet.Row{good[0], parquet.NullValue().Level(0, 0, 1), good[2]}, "required"},
-		{"kind", parquet.Row{good[0], parquet.ValueOf("x").Level(0, 0, 1), good[2]}, "BYTE_ARRAY value, want INT64"},
-		{"levels", parquet.Row{good[0], good[1], parquet.ValueOf("x").Level(1, 1, 2)}, "exceed"},
+		{"missing column", [][]parquet.Value{{amount}, {id}}, 1, "2 columns, the schema has 3"},
+		{"column index", [][]parquet.Value{{amount}, {amount}, {name}}, 1, "column id: value 0 has column index 0"},
+		{"rows", [][]parquet.Value{{amount, amount}, {id}, {name}}, 1, "column amount: values for 2 rows, want 1"},
+		{"null in required", [][]parquet.Value{{amount}, {parquet.NullValue().Level(0, 0, 1)}, {name}}, 1, "column id: value 0: null at the maximum definition level"},
+		{"kind", [][]parquet.Value{{amount}, {parquet.ValueOf("x").Level(0, 0, 1)}, {name}}, 1, "column id: value 0: BYTE_ARRAY value, want INT64"},
+		{"levels", [][]parquet.Value{{amount}, {id}, {parquet.ValueOf("x").Level(1, 1, 2)}}, 1, "column name: the first value has repetition level 1"},
+		{"definition", [][]parquet.Value{{amount}, {id}, {parquet.ValueOf("x").Level(0, 0, 2)}}, 1, "column name: value 0 at definition level 0, want 1"},
 	}
 	for _, tt := range tests {
-		if err := fw.WriteRows([]parquet.Row{good, tt.row}); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: WriteRows error = %v, want it to mention %q", tt.name, err, tt.want)
+		if err := fw.WriteColumns(tt.cols, tt.rows); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: WriteColumns error = %v, want it to mention %q", tt.name, err, tt.want)
 		}
 	}
 	// The refused batches wrote nothing and the file is still usable.
-	if err := fw.WriteRows([]parquet.Row{good, good}); err != nil {
+	if err := writeRows(fw, []parquet.Row{good, good}); err != nil {
 		t.Fatal(err)
 	}
 	if add, err := fw.Close(); err != nil || add.NumRecords != 2 {

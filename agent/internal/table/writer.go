@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,18 +30,24 @@ type AddFile struct {
 	Stats string
 }
 
-// FileWriter streams rows into one new data file. Rows are buffered in memory
-// for at most [Options.RowGroupRows] rows, then flushed to disk as a row
-// group. A FileWriter is not safe for concurrent use.
+// FileWriter streams rows into one new data file, a batch of rows at a time,
+// column by column: each column's values go straight to parquet-go's writer
+// of that column. Rows are buffered in memory for at most
+// [Options.RowGroupRows] rows, then flushed to disk as a row group. A
+// FileWriter is not safe for concurrent use.
 type FileWriter struct {
 	t    *Table
 	name string // final name, relative to the table folder
 	tmp  string // temporary name, relative to the table folder
 	f    *os.File
 	w    *parquet.Writer
-	// leaves describes ps's columns, to check rows before parquet-go sees them.
+	// leaves describes ps's columns, to check batches before parquet-go
+	// sees them.
 	leaves []leafColumn
 	rows   int64
+	// groupRows is the number of rows in the row group being built.
+	groupRows int64
+	starts    []int // WriteColumns' scratch
 	// err is sticky: after a failed write the file is unusable and only
 	// Abort is allowed.
 	err    error
@@ -64,11 +71,7 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 	}
 	fw := &FileWriter{t: t, name: newDataFileName(ext), leaves: leafColumns(ps)}
 	fw.tmp = tempDataName(fw.name)
-	cfg, err := parquet.NewWriterConfig(
-		ps,
-		parquet.Compression(codec),
-		parquet.MaxRowsPerRowGroup(t.opts.RowGroupRows),
-	)
+	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec))
 	if err != nil {
 		return nil, fmt.Errorf("new data file: %w", err)
 	}
@@ -92,25 +95,56 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 // Close it is written as _tmp/<Name>.tmp.
 func (fw *FileWriter) Name() string { return fw.name }
 
-// WriteRows appends rows, laid out as ps.Deconstruct lays them out for the
-// schema passed to [Table.NewFile]. A batch with a malformed row is refused
-// whole and the file stays usable; after any other error only
-// [FileWriter.Abort] is left.
-func (fw *FileWriter) WriteRows(rows []parquet.Row) error {
+// WriteColumns appends a batch of rows given column by column: cols[c] holds
+// the values of leaf column c of the schema passed to [Table.NewFile] for
+// each of the batch's rows, in row order, with the levels and column index
+// [parquet.Schema.Deconstruct] gives them (what a rows.Builder builds).
+// The batch is checked, a column at a time, before anything is written: a
+// malformed batch is refused whole and the file stays usable. After any
+// other error only [FileWriter.Abort] is left.
+//
+// Each column's values go to its column writer as they are, so a data page
+// holds whole batches: batches of about a thousand rows keep pages near
+// parquet-go's page buffer size.
+func (fw *FileWriter) WriteColumns(cols [][]parquet.Value, rows int) error {
 	if err := fw.usable(); err != nil {
 		return err
 	}
-	for i, row := range rows {
-		if err := checkRow(row, fw.leaves); err != nil {
-			// Nothing of this batch was written: the file stays usable.
-			return fmt.Errorf("writing rows to %s: row %d does not match the schema: %w", fw.name, i, err)
-		}
+	if err := checkColumns(cols, rows, fw.leaves); err != nil {
+		// Nothing of this batch was written: the file stays usable.
+		return fmt.Errorf("writing rows to %s: the batch does not match the schema: %w", fw.name, err)
 	}
-	n, err := fw.w.WriteRows(rows)
-	fw.rows += int64(n)
-	if err != nil {
-		fw.err = fmt.Errorf("writing rows to %s: %w", fw.name, err)
-		return fw.err
+	writers := fw.w.ColumnWriters()
+	// A batch that fills the row group is split: starts holds, per column,
+	// the first value not written yet.
+	fw.starts = slices.Grow(fw.starts[:0], len(cols))[:len(cols)]
+	clear(fw.starts)
+	for done := 0; done < rows; {
+		n := rows - done
+		if room := fw.t.opts.RowGroupRows - fw.groupRows; int64(n) > room {
+			n = int(room)
+		}
+		for c, values := range cols {
+			start, end := fw.starts[c], len(values)
+			if done+n < rows {
+				end = start + rowStart(values[start:], n, fw.leaves[c].maxRep)
+			}
+			if _, err := writers[c].WriteRowValues(values[start:end]); err != nil {
+				fw.err = fmt.Errorf("writing rows to %s: column %s: %w", fw.name, fw.leaves[c].path, err)
+				return fw.err
+			}
+			fw.starts[c] = end
+		}
+		done += n
+		fw.rows += int64(n)
+		fw.groupRows += int64(n)
+		if fw.groupRows == fw.t.opts.RowGroupRows {
+			if err := fw.w.Flush(); err != nil {
+				fw.err = fmt.Errorf("writing a row group to %s: %w", fw.name, err)
+				return fw.err
+			}
+			fw.groupRows = 0
+		}
 	}
 	return nil
 }

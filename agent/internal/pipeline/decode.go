@@ -1,0 +1,141 @@
+package pipeline
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// decodeChunk is how many records a table decodes and writes at a time: the
+// column batches a decoder keeps for reuse stay small, whatever the size of
+// a fetch, and so do the data pages they become.
+const decodeChunk = 1024
+
+// decoded is one chunk of a fetched batch, decoded: what a table loop
+// writes to its open file, in the order the partition's records came.
+type decoded struct {
+	tp kafka.TopicPartition
+	// dec holds the chunk's rows until they are written, when it goes
+	// back to its pool; nil for a fetched batch without records to write.
+	dec   *decode.Decoder
+	batch decode.Batch
+	// err is a decoder's bug; the table fails.
+	err error
+	// next is the offset to read after the chunk: past its last record,
+	// and for a fetched batch's final chunk the batch's next offset. A
+	// flush between two chunks of a batch commits the first with its own.
+	next int64
+	// last marks a fetched batch's final chunk, which carries the batch's
+	// end offset and memory (see [kafka.Batch]).
+	last  bool
+	end   int64
+	bytes int64
+}
+
+// decoderPool hands out a table's decoders: one decodes each chunk, and
+// holds it until the table loop has written it. Its size bounds both the
+// chunks decoding at once (one per core, so that the partitions of one table
+// use every core) and the decoded chunks waiting to be written.
+type decoderPool struct {
+	layout *spec.Layout
+	// tokens holds a decoder, or nil for one not made yet: most tables
+	// read too few partitions at once to need them all.
+	tokens chan *decode.Decoder
+}
+
+// newDecoderPool returns a pool of decoders for layout, starting with
+// first, which decode.New made from it.
+func newDecoderPool(layout *spec.Layout, first *decode.Decoder) *decoderPool {
+	p := &decoderPool{layout: layout, tokens: make(chan *decode.Decoder, runtime.GOMAXPROCS(0)+1)}
+	p.tokens <- first
+	for len(p.tokens) < cap(p.tokens) {
+		p.tokens <- nil
+	}
+	return p
+}
+
+// get takes a decoder, waiting while all are busy; nil when ctx ends first.
+func (p *decoderPool) get(ctx context.Context) (*decode.Decoder, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case d := <-p.tokens:
+		if d != nil {
+			return d, nil
+		}
+		d, err := decode.New(p.layout)
+		if err != nil {
+			p.tokens <- nil
+			return nil, err
+		}
+		return d, nil
+	}
+}
+
+// put gives back a decoder taken with get.
+func (p *decoderPool) put(d *decode.Decoder) { p.tokens <- d }
+
+// decodePartition decodes the batches the fetcher of tp sends on in, a chunk
+// at a time, and sends the chunks on out in order, until ctx ends or, when
+// until is positive, a batch reaches it (a triggered run's end, where the
+// batch is cut). next is the offset the partition is read from. What it
+// cannot deliver goes back: decoders to the pool, batch memory to budget.
+func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kafka.Batch, out chan<- decoded, pool *decoderPool,
+	budget kafka.Budget, next, until int64) {
+	for {
+		var b kafka.Batch
+		select {
+		case <-ctx.Done():
+			return
+		case b = <-in:
+		}
+		recs := b.Records
+		if until > 0 && b.Next > until {
+			i := 0
+			for i < len(recs) && recs[i].Offset < until {
+				i++
+			}
+			recs, b.Next = recs[:i], until
+		}
+		if b.Next <= next {
+			recs = nil // nothing new; the batch still reports its end
+		}
+		for start := 0; ; start += decodeChunk {
+			d := decoded{tp: tp, next: next}
+			if chunk := recs[start:min(start+decodeChunk, len(recs))]; len(chunk) > 0 {
+				d.next = chunk[len(chunk)-1].Offset + 1
+				dec, err := pool.get(ctx)
+				if err != nil && ctx.Err() != nil {
+					budget.Release(b.Bytes)
+					return
+				}
+				d.dec, d.err = dec, err
+				if err == nil {
+					d.batch, d.err = dec.Decode(chunk)
+				}
+			}
+			if start+decodeChunk >= len(recs) {
+				d.last, d.next, d.end, d.bytes = true, max(b.Next, next), b.End, b.Bytes
+			}
+			select {
+			case out <- d:
+			case <-ctx.Done():
+				if d.dec != nil {
+					pool.put(d.dec)
+				}
+				budget.Release(b.Bytes)
+				return
+			}
+			if d.last {
+				break
+			}
+		}
+		next = max(b.Next, next)
+		if until > 0 && next >= until {
+			return
+		}
+	}
+}
