@@ -58,7 +58,7 @@ type clock struct{ now time.Time }
 func (c *clock) Now() time.Time { return c.now }
 
 // openTable opens the table in dir and closes it when the test ends.
-func openTable(t *testing.T, dir string, opts table.Options) *table.Table {
+func openTable(t testing.TB, dir string, opts table.Options) *table.Table {
 	t.Helper()
 	tb, err := table.Open(dir, opts)
 	if err != nil {

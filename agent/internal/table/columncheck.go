@@ -9,6 +9,7 @@ import (
 
 // leafColumn is what checkColumns needs to know about one leaf column.
 type leafColumn struct {
+	index          int
 	path           string
 	kind           parquet.Kind
 	maxDef, maxRep int
@@ -24,6 +25,7 @@ func leafColumns(ps *parquet.Schema) []leafColumn {
 			continue
 		}
 		leaves[leaf.ColumnIndex] = leafColumn{
+			index:  leaf.ColumnIndex,
 			path:   strings.Join(path, "."),
 			kind:   leaf.Node.Type().Kind(),
 			maxDef: leaf.MaxDefinitionLevel,
@@ -46,42 +48,58 @@ func checkColumns(cols [][]parquet.Value, rows int, leaves []leafColumn) error {
 		return fmt.Errorf("%d columns, the schema has %d", len(cols), len(leaves))
 	}
 	for c, values := range cols {
-		if err := checkColumn(values, c, rows, &leaves[c]); err != nil {
+		if err := checkColumn(values, rows, &leaves[c]); err != nil {
 			return fmt.Errorf("column %s: %w", leaves[c].path, err)
 		}
 	}
 	return nil
 }
 
-// checkColumn checks the values of column c, which must hold rows rows.
-func checkColumn(values []parquet.Value, c, rows int, l *leafColumn) error {
-	if len(values) > 0 && values[0].RepetitionLevel() != 0 {
-		return fmt.Errorf("the first value has repetition level %d, want 0", values[0].RepetitionLevel())
-	}
+// checkColumn checks the values of column l, which must hold rows rows. It
+// is one tight pass over the column; the error path describes what is wrong.
+func checkColumn(values []parquet.Value, rows int, l *leafColumn) error {
 	starts := 0
 	for i := range values {
 		v := &values[i]
 		d, r := v.DefinitionLevel(), v.RepetitionLevel()
 		if r == 0 {
 			starts++
+		} else if i == 0 || r > l.maxRep {
+			return badValue(v, i, l)
 		}
-		switch {
-		case v.Column() != c:
-			return fmt.Errorf("value %d has column index %d", i, v.Column())
-		case d > l.maxDef || r > l.maxRep:
-			return fmt.Errorf("value %d: levels (repetition %d, definition %d) exceed the maximums (%d, %d)", i, r, d, l.maxRep, l.maxDef)
-		case v.IsNull() && d == l.maxDef:
-			return fmt.Errorf("value %d: null at the maximum definition level (the column is required)", i)
-		case !v.IsNull() && d != l.maxDef:
-			return fmt.Errorf("value %d at definition level %d, want %d", i, d, l.maxDef)
-		case !v.IsNull() && v.Kind() != l.kind:
-			return fmt.Errorf("value %d: %s value, want %s", i, v.Kind(), l.kind)
+		if v.IsNull() {
+			if d >= l.maxDef || v.Column() != l.index {
+				return badValue(v, i, l)
+			}
+		} else if d != l.maxDef || v.Kind() != l.kind || v.Column() != l.index {
+			return badValue(v, i, l)
 		}
 	}
 	if starts != rows {
 		return fmt.Errorf("values for %d rows, want %d", starts, rows)
 	}
 	return nil
+}
+
+// badValue says what is wrong with value v, the i-th of column l.
+func badValue(v *parquet.Value, i int, l *leafColumn) error {
+	d, r := v.DefinitionLevel(), v.RepetitionLevel()
+	switch {
+	case v.Column() != l.index:
+		return fmt.Errorf("value %d has column index %d", i, v.Column())
+	case i == 0 && r != 0:
+		return fmt.Errorf("the first value has repetition level %d, want 0", r)
+	case d > l.maxDef || r > l.maxRep:
+		return fmt.Errorf("value %d: levels (repetition %d, definition %d) exceed the maximums (%d, %d)", i, r, d, l.maxRep, l.maxDef)
+	case v.IsNull() && d == l.maxDef:
+		return fmt.Errorf("value %d: null at the maximum definition level (the column is required)", i)
+	case !v.IsNull() && d != l.maxDef:
+		return fmt.Errorf("value %d at definition level %d, want %d", i, d, l.maxDef)
+	case !v.IsNull() && v.Kind() != l.kind:
+		return fmt.Errorf("value %d: %s value, want %s", i, v.Kind(), l.kind)
+	default:
+		return fmt.Errorf("value %d: repetition level %d in a row's first value", i, r)
+	}
 }
 
 // rowStart returns the index in values, a column's values of whole rows,
