@@ -35,6 +35,13 @@ type jtype struct {
 	fields   []*jtype
 	index    map[string]int
 	required bool
+	// names holds each field's name where index finds that field (a name
+	// declared twice finds its last field): keys usually come in the
+	// schema's order, so the field after the previous key is tried first,
+	// with one comparison instead of a map look-up.
+	names []string
+	// named[i] says names[i] is usable: the name is not declared again.
+	named []bool
 	// elem of an ARRAY; key and value of a MAP.
 	elem, key, value *jtype
 }
@@ -54,6 +61,10 @@ func compileJSON(t *schema.Type, notNull bool) *jtype {
 			j.fields = append(j.fields, compileJSON(f.Type, !f.Nullable))
 			j.index[f.Name] = i // duplicate names: the last declared wins
 			j.required = j.required || !f.Nullable
+		}
+		for i, f := range t.Fields {
+			j.names = append(j.names, f.Name)
+			j.named = append(j.named, j.index[f.Name] == i)
 		}
 	case schema.Array:
 		j.elem = compileJSON(t.Elem, false)
@@ -125,12 +136,18 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
 	} else {
+		guess := 0 // the field the next key probably names
 		for {
 			key, ok := d.key()
 			if !ok {
 				return false
 			}
-			if i, found := t.index[str(key)]; found {
+			i, found := guess, guess < len(t.names) && t.named[guess] && t.names[guess] == str(key)
+			if !found {
+				i, found = t.index[str(key)]
+			}
+			if found {
+				guess = i + 1
 				d.b.Field(base + i)
 				nonNull, ok := d.value(t.fields[i], 0)
 				if !ok {
