@@ -1,0 +1,121 @@
+package pipeline
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// releases counts the bytes given back to it.
+type releases struct{ n atomic.Int64 }
+
+func (r *releases) Acquire(context.Context, int64) error { return nil }
+func (r *releases) Grow(int64)                           {}
+func (r *releases) Release(n int64)                      { r.n.Add(n) }
+
+// fetched returns a batch of the records at offsets [from, to), whose next
+// offset is next.
+func fetched(tp kafka.TopicPartition, from, to, next int64) kafka.Batch {
+	b := kafka.Batch{TP: tp, Next: next, End: 1000, Bytes: 10*(to-from) + 1}
+	for o := from; o < to; o++ {
+		b.Records = append(b.Records, decode.Record{Topic: tp.Topic, Partition: int32(tp.Partition), Offset: o, Value: []byte("v")})
+	}
+	return b
+}
+
+// TestDecodePartition checks the chunks decodePartition sends: in order, a
+// decodeChunk of records at most, each with the offset to read after it
+// (so that a flush between two chunks of a batch commits the first with
+// its own offset), the batch's end and memory on its last chunk only, and
+// a triggered run's batch cut at its end offset.
+func TestDecodePartition(t *testing.T) {
+	layout := &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
+	first, err := decode.New(layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := newDecoderPool(layout, first)
+	tp := kafka.TopicPartition{Topic: "t", Partition: 3}
+	in, out := make(chan kafka.Batch), make(chan decoded)
+	var budget releases
+	until := int64(2*decodeChunk + 600)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		decodePartition(context.Background(), tp, in, out, pool, &budget, 0, until)
+	}()
+	// A batch of two and a half chunks whose next offset skips 5 (say,
+	// a transaction marker), an empty one, then one that passes until.
+	n := int64(2*decodeChunk + 500)
+	go func() {
+		in <- fetched(tp, 0, n, n+5)
+		in <- fetched(tp, n+5, n+5, n+5)
+		in <- fetched(tp, n+5, n+200, n+200)
+	}()
+	type want struct {
+		rows int
+		next int64
+		last bool
+	}
+	wants := []want{
+		{decodeChunk, decodeChunk, false}, {decodeChunk, 2 * decodeChunk, false}, {500, n + 5, true},
+		{0, n + 5, true},
+		{int(until - n - 5), until, true},
+	}
+	for i, w := range wants {
+		var d decoded
+		select {
+		case d = <-out:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("chunk %d never came", i)
+		}
+		if d.err != nil || d.batch.Rows != w.rows || d.next != w.next || d.last != w.last {
+			t.Errorf("chunk %d: %d rows, next %d, last %v, err %v; want %+v", i, d.batch.Rows, d.next, d.last, d.err, w)
+		}
+		if d.last != (d.bytes > 0) || d.last != (d.end == 1000) {
+			t.Errorf("chunk %d: end %d, bytes %d; want them on the last chunk of a batch only", i, d.end, d.bytes)
+		}
+		if (d.dec != nil) != (w.rows > 0) {
+			t.Errorf("chunk %d: decoder %v for %d rows", i, d.dec, w.rows)
+		}
+		if d.dec != nil {
+			pool.put(d.dec)
+		}
+	}
+	select {
+	case <-done: // reached until
+	case <-time.After(10 * time.Second):
+		t.Fatal("decodePartition did not return at until")
+	}
+}
+
+// TestDecodePartitionCanceled checks that a batch decodePartition could not
+// deliver gives its memory back.
+func TestDecodePartitionCanceled(t *testing.T) {
+	layout := &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
+	first, err := decode.New(layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tp := kafka.TopicPartition{Topic: "t"}
+	in := make(chan kafka.Batch, 1)
+	in <- fetched(tp, 0, 10, 10)
+	var budget releases
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		decodePartition(ctx, tp, in, make(chan decoded), newDecoderPool(layout, first), &budget, 0, 0)
+	}()
+	time.Sleep(50 * time.Millisecond) // the chunk is decoded, and waits to be sent
+	cancel()
+	<-done
+	if budget.n.Load() != 101 {
+		t.Errorf("released %d bytes, want the batch's 101", budget.n.Load())
+	}
+}
