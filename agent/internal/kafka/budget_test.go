@@ -55,7 +55,7 @@ func (b *budget) state() (acquired []int64, grown, held int64) {
 }
 
 // fetchWithin runs a fetcher with budget b on topic until it read n records,
-// releasing each batch's bytes, then stops it. It returns the largest
+// releasing each batch and its bytes, then stops it. It returns the largest
 // number of bytes a batch held.
 func fetchWithin(t *testing.T, cl *kafka.Client, topic string, n int, b *budget) int64 {
 	t.Helper()
@@ -73,6 +73,7 @@ func fetchWithin(t *testing.T, cl *kafka.Client, topic string, n int, b *budget)
 		read += len(batch.Records)
 		biggest = max(biggest, batch.Bytes)
 		b.Release(batch.Bytes)
+		batch.Release()
 	}
 	stop()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -81,6 +82,7 @@ func fetchWithin(t *testing.T, cl *kafka.Client, topic string, n int, b *budget)
 	select {
 	case batch := <-out: // delivered before the cancel
 		b.Release(batch.Bytes)
+		batch.Release()
 	default:
 	}
 	return biggest

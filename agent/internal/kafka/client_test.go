@@ -88,6 +88,7 @@ func TestOffsetsAndFetch(t *testing.T) {
 		if len(b.Records) > 0 && b.Next != b.Records[len(b.Records)-1].Offset+1 {
 			t.Fatalf("batch Next %d after offset %d", b.Next, b.Records[len(b.Records)-1].Offset)
 		}
+		b.Release()
 	}
 	stop()
 	if err := <-done; !errors.Is(err, context.Canceled) {

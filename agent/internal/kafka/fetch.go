@@ -28,13 +28,17 @@ const (
 // response it points into.
 const recordSize = int64(unsafe.Sizeof(decode.Record{}))
 
-// Batch is what one fetch returned for one partition.
+// Batch is what one fetch returned for one partition. Its records live in
+// memory the fetchers of the agent share and reuse: the receiver calls
+// [Batch.Release] once it has written them (or dropped them).
 type Batch struct {
 	TP TopicPartition
 	// Records are the fetched data records in offset order: never control
 	// records (transaction markers), and under read_committed never records
-	// of aborted transactions. Their keys, values and header values point
-	// into one buffer per fetch, which nothing reuses.
+	// of aborted transactions. The slice, and the keys, values and header
+	// values, which point into the fetch response or into the buffers
+	// compressed record batches were decompressed into, are valid until
+	// [Batch.Release].
 	Records []decode.Record
 	// Next is the offset to read after this batch: one past the last record
 	// batch returned, which also moves past records the broker skipped
@@ -44,11 +48,36 @@ type Batch struct {
 	// time: the last stable offset under read_committed, else the high
 	// watermark. End minus the next offset to read is the lag.
 	End int64
-	// Bytes is the memory the batch holds: the fetch response and the
-	// decompressed copies of compressed record batches, which the records
-	// point into, and the records. With a [Fetcher.Budget], the receiver
-	// releases it once it has written the batch.
+	// Bytes is the memory the batch holds until [Batch.Release]: the
+	// buffers the records point into (the fetch response, unless every
+	// record is in a compressed record batch, and the buffers those were
+	// decompressed into), the records and their headers. With a
+	// [Fetcher.Budget], the receiver releases Bytes from it once it has
+	// written the batch.
 	Bytes int64
+	// mem is the pooled memory that Bytes counts; nil in a zero Batch
+	// and once released.
+	mem *held
+}
+
+// Release gives the memory of b's records back to the pools the fetchers
+// of the agent take memory from, for later fetches to reuse. Call it once
+// the records are no longer used: once everything made from them that
+// still points into their keys, values or header values (decoded rows,
+// say) has been written or dropped. From then on Records and the bytes of
+// its records may change under any reader; Release sets b.Records to nil.
+// It does not give Bytes back to a [Fetcher.Budget]: the receiver still
+// does that.
+//
+// Release is safe on a zero Batch, and idempotent: calling it again, also
+// on a copy of b made before the first call (but not concurrently with
+// it), gives nothing back twice.
+func (b *Batch) Release() {
+	if b.mem != nil {
+		b.mem.release()
+		b.mem = nil
+	}
+	b.Records = nil
 }
 
 // Budget is memory a fetcher shares with the rest of the agent (the
@@ -124,14 +153,16 @@ type Fetcher struct {
 	// the batch really holds ([Batch.Bytes]), growing past the limit when
 	// that is more: a record batch larger than the fetch asked for, which
 	// Kafka returns whole, or a compressed one. The receiver of a batch
-	// releases its Bytes; Run releases those of a batch it could not
-	// deliver.
+	// releases its Bytes once it has written the batch, when it also calls
+	// [Batch.Release]; Run does both for a batch it could not deliver.
 	Budget Budget
 }
 
 // Run reads from offset and sends every batch, including empty ones that
-// report a new end offset, to out. It returns nil once it reached Until,
-// ctx.Err() when ctx ends, a [*DataLossError], a [*TopicRecreatedError] or
+// report a new end offset, to out. The receiver calls [Batch.Release] on
+// each batch once it has written it, and releases its Bytes from the
+// Budget; Run does both for a batch it fails to deliver. It returns nil
+// once it reached Until, ctx.Err() when ctx ends, a [*DataLossError], a [*TopicRecreatedError] or
 // an error wrapping [ErrUnsupportedRecords]; connection, leadership and
 // other broker errors are retried with backoff and reported to OnRetry.
 func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error {
@@ -181,8 +212,9 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	// Each response is read into a buffer of its own (see readFetch), which
-	// bufio fills directly: its buffer only saves calls for the header.
+	// Each response is read into a buffer of its own from the pool (see
+	// readFetch), which bufio fills directly: its buffer only saves calls
+	// for the header.
 	r := bufio.NewReaderSize(conn, 8<<10)
 	// sizeHint is the previous batch's record count: batches are similar in
 	// size, and growing the slice record by record costs a copy per growth.
@@ -207,6 +239,7 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 		case out <- b:
 		case <-ctx.Done():
 			f.settle(b.Bytes, 0)
+			b.Release()
 			return offset, ctx.Err()
 		}
 		if f.Until > 0 && offset >= f.Until {
@@ -216,8 +249,8 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 }
 
 // fetch asks the leader on conn for up to maxBytes of the partition from
-// offset and returns the batch, and the size of the response, which the
-// batch holds. After an error the batch is empty and holds nothing.
+// offset and returns the batch, and the size of the response. After an
+// error the batch is empty and holds nothing.
 func (f *Fetcher) fetch(conn net.Conn, r *bufio.Reader, correlationID int32, offset int64, maxBytes int32, sizeHint int) (Batch, int, error) {
 	if err := conn.SetDeadline(time.Now().Add(fetchMaxWait + 30*time.Second)); err != nil {
 		return Batch{}, 0, err
@@ -230,18 +263,35 @@ func (f *Fetcher) fetch(conn net.Conn, r *bufio.Reader, correlationID int32, off
 		return Batch{}, 0, err
 	}
 	if err := p.check(f.TP); err != nil {
+		p.release()
 		return Batch{}, 0, err
 	}
-	b := Batch{TP: f.TP, End: p.highWatermark, Records: make([]decode.Record, 0, sizeHint)}
+	b, err := f.batch(&p, offset, sizeHint)
+	return b, p.size, err
+}
+
+// batch decodes the records of the fetched partition p at or after offset
+// into a batch, laid out in memory from the pools (the records slice
+// starts with room for sizeHint records), which takes p's response buffer
+// when records point into it and else gives it back. After an error the
+// batch is empty and holds nothing.
+func (f *Fetcher) batch(p *fetchedPartition, offset int64, sizeHint int) (Batch, error) {
+	bd := newBuilder(f.TP, sizeHint)
+	next, err := f.records(p, offset, bd)
+	if err == nil && bd.fromResponse && p.resp != nil {
+		bd.mem.buffers = append(bd.mem.buffers, p.resp)
+		p.resp = nil
+	}
+	p.release()
+	if err != nil {
+		bd.mem.release()
+		return Batch{}, err
+	}
+	b := Batch{TP: f.TP, Records: bd.records(), Next: next, End: p.highWatermark, Bytes: bd.mem.size(), mem: bd.mem}
 	if f.ReadCommitted {
 		b.End = p.lastStable
 	}
-	var inflated int
-	if b.Records, b.Next, inflated, err = f.records(&p, offset, b.Records); err != nil {
-		return Batch{}, 0, err
-	}
-	b.Bytes = int64(p.size+inflated) + int64(cap(b.Records))*recordSize
-	return b, p.size, nil
+	return b, nil
 }
 
 // settle turns what the fetcher took of its budget for a fetch, reserved,
@@ -272,26 +322,27 @@ func (p *fetchedPartition) check(tp TopicPartition) error {
 }
 
 // records appends the data records of the fetched partition at or after
-// offset to dst and returns them with the offset to fetch next, and the
-// size of the buffers compressed batches were decompressed into.
-func (f *Fetcher) records(p *fetchedPartition, offset int64, dst []decode.Record) ([]decode.Record, int64, int, error) {
+// offset to bd and returns the offset to fetch next.
+func (f *Fetcher) records(p *fetchedPartition, offset int64, bd *builder) (int64, error) {
+	// Without aborted transactions in the fetched range, every record is
+	// committed.
 	var aborts *abortFilter
-	if f.ReadCommitted {
+	if f.ReadCommitted && len(p.aborted) > 0 {
 		aborts = newAbortFilter(p.aborted)
 	}
-	next, inflated := offset, 0
+	next := offset
 	for buf := p.records; len(buf) > 0; {
 		rb, rest, err := nextBatch(buf)
 		if errors.Is(err, errTruncatedBatch) && len(buf) == len(p.records) {
 			// Brokers return the first batch whole, whatever its size
 			// (KIP-74): fetching again would get the same part.
-			return dst, offset, 0, fmt.Errorf("%s: the fetch at offset %d returned only part of a record batch", f.TP, offset)
+			return offset, fmt.Errorf("%s: the fetch at offset %d returned only part of a record batch", f.TP, offset)
 		}
 		if errors.Is(err, errTruncatedBatch) {
 			break // the next fetch starts at it
 		}
 		if err != nil {
-			return dst, offset, 0, fmt.Errorf("%s: %w", f.TP, err)
+			return offset, fmt.Errorf("%s: %w", f.TP, err)
 		}
 		buf = rest
 		if rb.lastOffset() < next {
@@ -302,21 +353,18 @@ func (f *Fetcher) records(p *fetchedPartition, offset int64, dst []decode.Record
 			if aborts != nil {
 				marker, err := rb.controlType()
 				if err != nil {
-					return dst, offset, 0, fmt.Errorf("%s: %w", f.TP, err)
+					return offset, fmt.Errorf("%s: %w", f.TP, err)
 				}
 				aborts.sawControl(&rb, marker)
 			}
 		case aborts != nil && aborts.skipData(&rb):
 			// records of an aborted transaction
 		default:
-			var n int
-			dst, n, err = rb.appendRecords(dst, f.TP, next)
-			if err != nil {
-				return dst, offset, 0, err
+			if err := bd.appendRecords(&rb, next, len(rest)); err != nil {
+				return offset, err
 			}
-			inflated += n
 		}
 		next = rb.lastOffset() + 1
 	}
-	return dst, next, inflated, nil
+	return next, nil
 }

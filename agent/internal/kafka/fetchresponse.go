@@ -36,6 +36,19 @@ type fetchedPartition struct {
 	records []byte
 	// size is the size of the response records points into.
 	size int
+	// resp is the pooled buffer the response was read into, which records
+	// points into; nil once given back (see release), and for responses
+	// not read by readFetch.
+	resp *[]byte
+}
+
+// release gives the buffer the response was read into back to the pool,
+// if p still has it: nothing may use p's records after.
+func (p *fetchedPartition) release() {
+	if p.resp != nil {
+		bytePool.put(p.resp)
+		p.resp = nil
+	}
 }
 
 // writeFetch sends a fetch request for up to maxBytes of one partition,
@@ -58,7 +71,8 @@ func writeFetch(w io.Writer, correlationID int32, tp TopicPartition, offset int6
 
 // readFetch reads the response to the fetch request with correlationID and
 // returns the part about tp. The response is read into a buffer of its own
-// that the returned records point into.
+// from the pool, which the returned records point into, and which the
+// caller gives back with release; after an error, readFetch has.
 func readFetch(r *bufio.Reader, correlationID int32, tp TopicPartition) (fetchedPartition, error) {
 	var head [8]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
@@ -71,13 +85,20 @@ func readFetch(r *bufio.Reader, correlationID int32, tp TopicPartition) (fetched
 	if got := int32(binary.BigEndian.Uint32(head[4:])); got != correlationID {
 		return fetchedPartition{}, fmt.Errorf("fetch response has correlation id %d, want %d", got, correlationID)
 	}
-	body := make([]byte, size-4)
+	resp := bytePool.get(int(size - 4))
+	*resp = (*resp)[:size-4]
+	body := *resp
 	if _, err := io.ReadFull(r, body); err != nil {
+		bytePool.put(resp)
 		return fetchedPartition{}, fmt.Errorf("read fetch response: %w", err)
 	}
 	p, err := parseFetch(body, tp)
-	p.size = len(body)
-	return p, err
+	if err != nil {
+		bytePool.put(resp)
+		return fetchedPartition{}, err
+	}
+	p.size, p.resp = len(body), resp
+	return p, nil
 }
 
 // parseFetch decodes a v11 fetch response body and returns the part about

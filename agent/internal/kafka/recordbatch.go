@@ -20,7 +20,8 @@ import (
 // fetch starts when a batch's tail records were compacted away, or when a
 // whole batch is skipped) and the max timestamp (the record time of every
 // record in a LogAppendTime batch). Decoding here also lets keys and values
-// point into one buffer per batch instead of one allocation per record.
+// point into the fetch response, or into the pooled buffer a compressed
+// batch is decompressed into, instead of one allocation per record.
 
 // Record batch attribute bits.
 const (
@@ -76,6 +77,11 @@ func (b *recordBatch) control() bool       { return b.attributes&attrControl != 
 func (b *recordBatch) transactional() bool { return b.attributes&attrTransactional != 0 }
 func (b *recordBatch) logAppendTime() bool { return b.attributes&attrLogAppendTime != 0 }
 
+// codec returns the compression of the batch's records.
+func (b *recordBatch) codec() compress.Compression {
+	return compress.Compression(b.attributes & attrCompression)
+}
+
 // nextBatch decodes the record batch at the start of buf and returns it and
 // the bytes after it. A batch cut short at the end of buf (the broker fills
 // a fetch up to its size limit) is [errTruncatedBatch].
@@ -113,28 +119,14 @@ func nextBatch(buf []byte) (recordBatch, []byte, error) {
 	return b, buf[12+length:], nil
 }
 
-// uncompressed returns the batch's record section decompressed. The result
-// may alias the fetch buffer; callers must not modify it.
-func (b *recordBatch) uncompressed() ([]byte, error) {
-	codec := compress.Compression(b.attributes & attrCompression)
-	if codec == 0 {
-		return b.records, nil
-	}
-	c := codec.Codec()
+// decompressor returns a reader of b's record section decompressed from
+// src, which holds it compressed. The caller closes it.
+func (b *recordBatch) decompressor(src io.Reader) (io.ReadCloser, error) {
+	c := b.codec().Codec()
 	if c == nil {
-		return nil, fmt.Errorf("%w: record batch at offset %d: unknown compression codec %d", ErrUnsupportedRecords, b.baseOffset, codec)
+		return nil, fmt.Errorf("%w: record batch at offset %d: unknown compression codec %d", ErrUnsupportedRecords, b.baseOffset, b.codec())
 	}
-	r := c.NewReader(bytes.NewReader(b.records))
-	defer r.Close()
-	out := bytes.NewBuffer(make([]byte, 0, 4*len(b.records)))
-	n, err := io.Copy(out, io.LimitReader(r, maxBatchBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("record batch at offset %d: decompress %s: %w", b.baseOffset, codec, err)
-	}
-	if n > maxBatchBytes {
-		return nil, fmt.Errorf("record batch at offset %d decompresses to more than %d MiB", b.baseOffset, maxBatchBytes>>20)
-	}
-	return out.Bytes(), nil
+	return c.NewReader(src), nil
 }
 
 // batchDecoder reads varint-framed records out of an uncompressed record
@@ -172,22 +164,35 @@ func (d *batchDecoder) bytes() []byte {
 	return v
 }
 
+// minRecordSize is the size of the smallest record: its length, attributes,
+// timestamp delta, offset delta, key length, value length and header count
+// take a byte each at least.
+const minRecordSize = 7
+
 // appendRecords decodes b's records at or after from and appends them to
-// dst. Keys, values and header values point into the (decompressed) batch;
-// inflated is the size of the buffer a compressed batch was decompressed
-// into, 0 for a batch that is not compressed.
-func (b *recordBatch) appendRecords(dst []decode.Record, tp TopicPartition, from int64) (recs []decode.Record, inflated int, err error) {
-	raw, err := b.uncompressed()
-	if err != nil {
-		return dst, 0, err
+// the builder's. Keys, values and header values point into the batch:
+// into the fetch response, or for a compressed batch, into the buffer it
+// was decompressed into. ahead is the size of the fetched batches after b
+// (see [builder.inflate]).
+func (bd *builder) appendRecords(b *recordBatch, from int64, ahead int) error {
+	raw := b.records
+	compressed := b.codec() != compress.None
+	if compressed {
+		var err error
+		if raw, err = bd.inflate(b, ahead); err != nil {
+			return fmt.Errorf("%s: %w", bd.tp, err)
+		}
 	}
-	if b.attributes&attrCompression != 0 {
-		inflated = cap(raw)
-	}
+	bd.reserve(min(int(max(b.numRecords, 0)), len(raw)/minRecordSize))
+	recs := bd.mem.records
+	before := len(*recs)
 	tsType := int8(0)
 	if b.logAppendTime() {
 		tsType = 1
 	}
+	// prev holds the previous record's headers, whose keys the next
+	// record's usually repeat: their strings are shared, not made again.
+	var prev []decode.Header
 	d := batchDecoder{buf: raw}
 	for i := int32(0); i < b.numRecords; i++ {
 		d.varint() // record length
@@ -204,10 +209,11 @@ func (b *recordBatch) appendRecords(dst []decode.Record, tp TopicPartition, from
 				d.err = errors.New("more headers than bytes")
 				break
 			}
-			headers = make([]decode.Header, n)
+			headers = bd.headers(int(n))
 			for j := range headers {
-				headers[j] = decode.Header{Key: string(d.bytes()), Value: d.bytes()}
+				headers[j] = decode.Header{Key: d.headerKey(prev, j), Value: d.bytes()}
 			}
+			prev = headers
 		}
 		if d.err != nil {
 			break
@@ -219,17 +225,36 @@ func (b *recordBatch) appendRecords(dst []decode.Record, tp TopicPartition, from
 		if tsType == 1 {
 			ts = b.maxTimestamp
 		}
-		dst = append(dst, decode.Record{
-			Topic: tp.Topic, Partition: int32(tp.Partition), Offset: offset,
+		*recs = append(*recs, decode.Record{
+			Topic: bd.tp.Topic, Partition: int32(bd.tp.Partition), Offset: offset,
 			Timestamp: time.UnixMilli(ts), TimestampType: tsType,
 			Key: key, Value: value, Headers: headers,
 		})
 	}
-	if d.err != nil {
-		return dst, inflated, fmt.Errorf("record batch at offset %d of %s: %w", b.baseOffset, tp, d.err)
+	if !compressed && len(*recs) > before {
+		bd.fromResponse = true
 	}
-	return dst, inflated, nil
+	if d.err != nil {
+		return fmt.Errorf("record batch at offset %d of %s: %w", b.baseOffset, bd.tp, d.err)
+	}
+	return nil
 }
+
+// headerKey reads a header key: the string of prev's j-th key when the
+// bytes are the same, else a new one.
+func (d *batchDecoder) headerKey(prev []decode.Header, j int) string {
+	key := d.bytes()
+	if j < len(prev) && prev[j].Key == string(key) {
+		return prev[j].Key
+	}
+	return string(key)
+}
+
+// controlPrefix is how much of a compressed control batch's records is
+// decompressed to read its marker: the first record's length, attributes,
+// timestamp delta, offset delta and key length take 26 bytes at most,
+// and its key 4.
+const controlPrefix = 64
 
 // controlType returns the type of a control batch's marker: controlAbort or
 // controlCommit (or another value a future Kafka defines), or controlNone
@@ -240,9 +265,20 @@ func (b *recordBatch) controlType() (int16, error) {
 	if b.numRecords <= 0 {
 		return controlNone, nil
 	}
-	raw, err := b.uncompressed()
-	if err != nil {
-		return 0, err
+	raw := b.records
+	if b.codec() != compress.None {
+		// The marker is the first record's key: a prefix is enough.
+		r, err := b.decompressor(bytes.NewReader(b.records))
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		raw = make([]byte, controlPrefix)
+		n, err := io.ReadFull(r, raw)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("control batch at offset %d: decompress %s: %w", b.baseOffset, b.codec(), err)
+		}
+		raw = raw[:n]
 	}
 	d := batchDecoder{buf: raw}
 	d.varint() // record length

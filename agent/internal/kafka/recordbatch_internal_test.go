@@ -11,6 +11,8 @@ import (
 
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 )
 
 // testRecord is one record of a batch built by encodeBatch.
@@ -82,6 +84,15 @@ func encodeBatch(t testing.TB, base int64, attrs int16, baseTS, maxTS, pid int64
 
 var testTP = TopicPartition{Topic: "t", Partition: 3}
 
+// appendAll decodes the records of b at or after from as a fetch does,
+// into memory from the pools, which t's cleanup gives back.
+func appendAll(t testing.TB, b *recordBatch, from int64) ([]decode.Record, error) {
+	bd := newBuilder(testTP, 0)
+	t.Cleanup(bd.mem.release)
+	err := bd.appendRecords(b, from, 0)
+	return bd.records(), err
+}
+
 func TestRecordBatchDecoding(t *testing.T) {
 	recs := []testRecord{
 		{offsetDelta: 0, tsDelta: 0, key: []byte("k0"), value: []byte("v0"), headers: [][2]string{{"h", "x"}}},
@@ -98,7 +109,7 @@ func TestRecordBatchDecoding(t *testing.T) {
 			if b.lastOffset() != 103 {
 				t.Fatalf("last offset %d, want 103", b.lastOffset())
 			}
-			got, _, err := b.appendRecords(nil, testTP, 101)
+			got, err := appendAll(t, &b, 101)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +120,7 @@ func TestRecordBatchDecoding(t *testing.T) {
 			if !got[1].Timestamp.Equal(time.UnixMilli(1_009)) || got[1].TimestampType != 0 || got[1].Partition != 3 {
 				t.Fatalf("CreateTime record: %+v", got[1])
 			}
-			all, _, _ := b.appendRecords(nil, testTP, 0)
+			all, _ := appendAll(t, &b, 0)
 			if len(all) != 3 || all[0].Headers[0].Key != "h" || string(all[0].Headers[0].Value) != "x" {
 				t.Fatalf("all records: %+v", all)
 			}
@@ -127,7 +138,7 @@ func TestIssue5LogAppendTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := b.appendRecords(nil, testTP, 0)
+	got, err := appendAll(t, &b, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +169,9 @@ func TestRecordBatchErrors(t *testing.T) {
 	// A response holding only part of its first batch would be fetched
 	// again and again: an error, retried with backoff.
 	f := &Fetcher{TP: testTP}
-	if _, next, _, err := f.records(&fetchedPartition{records: good[:len(good)-1]}, 7, nil); err == nil || next != 7 {
+	bd := newBuilder(testTP, 0)
+	defer bd.mem.release()
+	if next, err := f.records(&fetchedPartition{records: good[:len(good)-1]}, 7, bd); err == nil || next != 7 {
 		t.Errorf("partial first batch: next %d, %v", next, err)
 	}
 }
@@ -204,7 +217,7 @@ func FuzzRecordBatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, buf []byte) {
 		// The record section alone, as if it passed the CRC check.
 		raw := recordBatch{numRecords: int32(len(buf) % 64), records: buf}
-		if recs, _, _ := raw.appendRecords(nil, testTP, 0); len(recs) > int(raw.numRecords) {
+		if recs, _ := appendAll(t, &raw, 0); len(recs) > int(raw.numRecords) {
 			t.Fatalf("%d records from a section of %d", len(recs), raw.numRecords)
 		}
 		_, _ = raw.controlType()
@@ -217,7 +230,7 @@ func FuzzRecordBatch(f *testing.F) {
 				t.Fatal("nextBatch consumed nothing")
 			}
 			buf = rest
-			recs, _, _ := b.appendRecords(nil, testTP, 0)
+			recs, _ := appendAll(t, &b, 0)
 			if len(recs) > int(max(b.numRecords, 0)) {
 				t.Fatalf("%d records from a batch of %d", len(recs), b.numRecords)
 			}
@@ -244,11 +257,37 @@ func TestEmptyControlBatch(t *testing.T) {
 	records = append(records, encodeBatch(t, 2, 0, 0, 0, -1, []testRecord{{value: []byte("b")}})...)
 	for _, readCommitted := range []bool{true, false} {
 		f := &Fetcher{TP: testTP, ReadCommitted: readCommitted}
-		got, next, _, err := f.records(&fetchedPartition{records: records}, 0, nil)
-		if err != nil || next != 3 || len(got) != 2 || string(got[1].Value) != "b" {
-			t.Fatalf("read_committed=%v: %d records, next %d, %v", readCommitted, len(got), next, err)
+		b, err := f.batch(&fetchedPartition{records: records}, 0, 0)
+		if err != nil || b.Next != 3 || len(b.Records) != 2 || string(b.Records[1].Value) != "b" {
+			t.Fatalf("read_committed=%v: %d records, next %d, %v", readCommitted, len(b.Records), b.Next, err)
 		}
+		b.Release()
 	}
+}
+
+// fetchResponseBody encodes a v11 fetch response body for partition testTP
+// with error code, preferred read replica and record batches records; its
+// high watermark is 10, its last stable offset 8, and it lists an aborted
+// transaction of producer 7 from offset 3.
+func fetchResponseBody(code int16, preferred int32, records []byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0) // throttle
+	b = binary.BigEndian.AppendUint16(b, 0)    // error code
+	b = binary.BigEndian.AppendUint32(b, 0)    // session id
+	b = binary.BigEndian.AppendUint32(b, 1)    // topics
+	b = binary.BigEndian.AppendUint16(b, uint16(len(testTP.Topic)))
+	b = append(b, testTP.Topic...)
+	b = binary.BigEndian.AppendUint32(b, 1) // partitions
+	b = binary.BigEndian.AppendUint32(b, uint32(testTP.Partition))
+	b = binary.BigEndian.AppendUint16(b, uint16(code))
+	b = binary.BigEndian.AppendUint64(b, 10) // high watermark
+	b = binary.BigEndian.AppendUint64(b, 8)  // last stable offset
+	b = binary.BigEndian.AppendUint64(b, 0)  // log start offset
+	b = binary.BigEndian.AppendUint32(b, 1)  // aborted transactions
+	b = binary.BigEndian.AppendUint64(b, 7)
+	b = binary.BigEndian.AppendUint64(b, 3)
+	b = binary.BigEndian.AppendUint32(b, uint32(preferred))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(records)))
+	return append(b, records...)
 }
 
 // TestFetchResponsePartition decodes a v11 fetch response and checks what
@@ -256,38 +295,37 @@ func TestEmptyControlBatch(t *testing.T) {
 // transactions, and a request to fetch from another replica, which would
 // otherwise be answered at once, again and again, with no records.
 func TestFetchResponsePartition(t *testing.T) {
-	body := func(code int16, preferred int32, records []byte) []byte {
-		b := binary.BigEndian.AppendUint32(nil, 0) // throttle
-		b = binary.BigEndian.AppendUint16(b, 0)    // error code
-		b = binary.BigEndian.AppendUint32(b, 0)    // session id
-		b = binary.BigEndian.AppendUint32(b, 1)    // topics
-		b = binary.BigEndian.AppendUint16(b, uint16(len(testTP.Topic)))
-		b = append(b, testTP.Topic...)
-		b = binary.BigEndian.AppendUint32(b, 1) // partitions
-		b = binary.BigEndian.AppendUint32(b, uint32(testTP.Partition))
-		b = binary.BigEndian.AppendUint16(b, uint16(code))
-		b = binary.BigEndian.AppendUint64(b, 10) // high watermark
-		b = binary.BigEndian.AppendUint64(b, 8)  // last stable offset
-		b = binary.BigEndian.AppendUint64(b, 0)  // log start offset
-		b = binary.BigEndian.AppendUint32(b, 1)  // aborted transactions
-		b = binary.BigEndian.AppendUint64(b, 7)
-		b = binary.BigEndian.AppendUint64(b, 3)
-		b = binary.BigEndian.AppendUint32(b, uint32(preferred))
-		b = binary.BigEndian.AppendUint32(b, uint32(len(records)))
-		return append(b, records...)
-	}
 	batch := encodeBatch(t, 0, 0, 0, 0, -1, []testRecord{{value: []byte("v")}})
-	p, err := parseFetch(body(0, -1, batch), testTP)
+	p, err := parseFetch(fetchResponseBody(0, -1, batch), testTP)
 	if err != nil || p.highWatermark != 10 || p.lastStable != 8 || len(p.aborted) != 1 || p.aborted[0] != (abortedTxn{7, 3}) ||
 		len(p.records) != len(batch) || p.check(testTP) != nil {
 		t.Fatalf("parsed %+v, %v, check %v", p, err, p.check(testTP))
 	}
-	p, _ = parseFetch(body(0, 2, nil), testTP)
+	p, _ = parseFetch(fetchResponseBody(0, 2, nil), testTP)
 	if err := p.check(testTP); err == nil || !strings.Contains(err.Error(), "replica 2") {
 		t.Fatalf("preferred read replica: %v", err)
 	}
-	p, _ = parseFetch(body(1, -1, nil), testTP)
+	p, _ = parseFetch(fetchResponseBody(1, -1, nil), testTP)
 	if err := p.check(testTP); !errors.Is(err, kafkago.OffsetOutOfRange) {
 		t.Fatalf("error code 1: %v", err)
+	}
+}
+
+// TestControlType reads the marker of control batches, compressed or not:
+// of a compressed one only the first bytes are decompressed.
+func TestControlType(t *testing.T) {
+	for _, codec := range []compress.Compression{0, compress.Gzip, compress.Snappy, compress.Lz4, compress.Zstd} {
+		for _, marker := range []int16{controlAbort, controlCommit} {
+			key := binary.BigEndian.AppendUint16([]byte{0, 0}, uint16(marker))
+			buf := encodeBatch(t, 9, attrTransactional|attrControl|int16(codec), 0, 0, 7,
+				[]testRecord{{tsDelta: -1 << 40, key: key, value: bytes.Repeat([]byte{1}, 100)}})
+			b, _, err := nextBatch(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := b.controlType(); err != nil || got != marker {
+				t.Errorf("%s: marker %d, %v; want %d", codec, got, err, marker)
+			}
+		}
 	}
 }

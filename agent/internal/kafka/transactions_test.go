@@ -77,6 +77,7 @@ func fetchAll(t *testing.T, cl *kafka.Client, readCommitted bool) (values []stri
 			for _, r := range b.Records {
 				values = append(values, string(r.Value))
 			}
+			b.Release()
 			if b.Next >= b.End && len(b.Records) == 0 {
 				return values, b.End, b.Next
 			}
