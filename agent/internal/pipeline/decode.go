@@ -29,10 +29,22 @@ type decoded struct {
 	// flush between two chunks of a batch commits the first with its own.
 	next int64
 	// last marks a fetched batch's final chunk, which carries the batch's
-	// end offset and memory (see [kafka.Batch]).
-	last  bool
-	end   int64
-	bytes int64
+	// end offset and the batch itself, whose memory the chunks point into
+	// (see [kafka.Batch]): once the chunk is written, or dropped, free
+	// gives it back.
+	last bool
+	end  int64
+	src  *kafka.Batch
+}
+
+// free gives back, on a fetched batch's last chunk, what the batch holds:
+// its memory in budget and its pooled buffers. The batch's chunks must be
+// written or dropped by then.
+func (d *decoded) free(budget kafka.Budget) {
+	if d.last {
+		budget.Release(d.src.Bytes)
+		d.src.Release()
+	}
 }
 
 // decoderPool hands out a table's decoders: one decodes each chunk, and
@@ -82,7 +94,8 @@ func (p *decoderPool) put(d *decode.Decoder) { p.tokens <- d }
 // at a time, and sends the chunks on out in order, until ctx ends or, when
 // until is positive, a batch reaches it (a triggered run's end, where the
 // batch is cut). next is the offset the partition is read from. What it
-// cannot deliver goes back: decoders to the pool, batch memory to budget.
+// cannot deliver goes back: decoders to the pool, batches' memory to budget
+// and their buffers to their pools.
 func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kafka.Batch, out chan<- decoded, pool *decoderPool,
 	budget kafka.Budget, next, until int64) {
 	for {
@@ -110,6 +123,7 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kaf
 				dec, err := pool.get(ctx)
 				if err != nil && ctx.Err() != nil {
 					budget.Release(b.Bytes)
+					b.Release()
 					return
 				}
 				d.dec, d.err = dec, err
@@ -118,7 +132,7 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kaf
 				}
 			}
 			if start+decodeChunk >= len(recs) {
-				d.last, d.next, d.end, d.bytes = true, max(b.Next, next), b.End, b.Bytes
+				d.last, d.next, d.end, d.src = true, max(b.Next, next), b.End, &b
 			}
 			select {
 			case out <- d:
@@ -127,6 +141,7 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kaf
 					pool.put(d.dec)
 				}
 				budget.Release(b.Bytes)
+				b.Release()
 				return
 			}
 			if d.last {

@@ -77,8 +77,8 @@ func TestDecodePartition(t *testing.T) {
 		if d.err != nil || d.batch.Rows != w.rows || d.next != w.next || d.last != w.last {
 			t.Errorf("chunk %d: %d rows, next %d, last %v, err %v; want %+v", i, d.batch.Rows, d.next, d.last, d.err, w)
 		}
-		if d.last != (d.bytes > 0) || d.last != (d.end == 1000) {
-			t.Errorf("chunk %d: end %d, bytes %d; want them on the last chunk of a batch only", i, d.end, d.bytes)
+		if d.last != (d.src != nil) || d.last != (d.end == 1000) {
+			t.Errorf("chunk %d: end %d, batch %v; want them on the last chunk of a batch only", i, d.end, d.src != nil)
 		}
 		if (d.dec != nil) != (w.rows > 0) {
 			t.Errorf("chunk %d: decoder %v for %d rows", i, d.dec, w.rows)
@@ -86,6 +86,7 @@ func TestDecodePartition(t *testing.T) {
 		if d.dec != nil {
 			pool.put(d.dec)
 		}
+		d.free(&budget)
 	}
 	select {
 	case <-done: // reached until

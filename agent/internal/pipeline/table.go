@@ -262,9 +262,7 @@ func (l *loop) run(ctx context.Context) error {
 		for {
 			select {
 			case d := <-chunks:
-				if d.last {
-					r.budget.Release(d.bytes)
-				}
+				d.free(r.budget)
 			default:
 				return
 			}
@@ -411,11 +409,9 @@ func (l *loop) run(ctx context.Context) error {
 		case d := <-chunks:
 			wasEmpty := l.empty()
 			err := l.add(d)
-			if d.last {
-				// What the batch held is in the open file now (or, after
-				// an error, dropped).
-				r.budget.Release(d.bytes)
-			}
+			// What the batch held is in the open file now (or, after an
+			// error, dropped).
+			d.free(r.budget)
 			l.mem.Set(l.buffered())
 			if err != nil {
 				return err
