@@ -1,10 +1,13 @@
 package decode
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -35,30 +38,59 @@ func benchJSONLayout() *spec.Layout {
 // column batches (the decode stage; the table package measures writing
 // them).
 func BenchmarkDecodeJSON(b *testing.B) {
-	benchDecode(b, benchJSONLayout())
+	benchDecode(b, benchJSONLayout(), benchRecords())
+}
+
+// BenchmarkDecodeJSONEvents decodes JSON values of about 1 KB with 30
+// columns, nested structs, arrays and a map: the records and the schema of
+// make bench's 1 KB row (testdata/events.jsonl and events.ddl).
+func BenchmarkDecodeJSONEvents(b *testing.B) {
+	ddl, err := os.ReadFile("testdata/events.ddl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	fields, err := schema.ParseDDL(string(ddl))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines, err := os.ReadFile("testdata/events.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	values := bytes.Split(bytes.TrimSpace(lines), []byte("\n"))
+	recs := make([]Record, benchBatch)
+	for i := range recs {
+		recs[i] = Record{Topic: "events", Offset: int64(i), Value: values[i%len(values)]}
+	}
+	benchDecode(b, jsonValue(fields...), recs)
 }
 
 // BenchmarkDecodeBinary decodes records into BINARY key and value columns
 // and the source metadata column.
 func BenchmarkDecodeBinary(b *testing.B) {
-	benchDecode(b, &spec.Layout{Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn}, MetadataColumn: "source"})
+	benchDecode(b, &spec.Layout{Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn}, MetadataColumn: "source"},
+		benchRecords())
 }
 
-func benchDecode(b *testing.B, layout *spec.Layout) {
-	recs := benchRecords()
-	var bytes int64
+// benchDecode measures decoding recs, benchBatch records, with layout.
+func benchDecode(b *testing.B, layout *spec.Layout, recs []Record) {
+	var size int64
 	for _, r := range recs {
-		bytes += int64(len(r.Key) + len(r.Value))
+		size += int64(len(r.Key) + len(r.Value))
 	}
 	d, err := New(layout)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(bytes)
+	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := d.Decode(recs); err != nil {
+		batch, err := d.Decode(recs)
+		if err != nil {
 			b.Fatal(err)
+		}
+		if batch.Corrupt > 0 {
+			b.Fatalf("%d of %d records are corrupt", batch.Corrupt, len(recs))
 		}
 	}
 	b.ReportMetric(float64(b.N)*benchBatch/b.Elapsed().Seconds(), "records/s")
