@@ -255,4 +255,3 @@ func checkCorrupt(t *testing.T, cols map[string]string, st Stats, corrupt bool, 
 		t.Errorf("Stats.Corrupt = %d, want %d", st.Corrupt, wantN)
 	}
 }
-
