@@ -13,10 +13,6 @@ type leafColumn struct {
 	path           string
 	kind           parquet.Kind
 	maxDef, maxRep int
-	// bounds says the file's stats use the column's minimum and maximum.
-	bounds bool
-	// columnPath is path before it was joined.
-	columnPath []string
 }
 
 // leafColumns lists the leaf columns of ps by column index.
@@ -29,13 +25,11 @@ func leafColumns(ps *parquet.Schema) []leafColumn {
 			continue
 		}
 		leaves[leaf.ColumnIndex] = leafColumn{
-			index:      leaf.ColumnIndex,
-			path:       strings.Join(path, "."),
-			kind:       leaf.Node.Type().Kind(),
-			maxDef:     leaf.MaxDefinitionLevel,
-			maxRep:     leaf.MaxRepetitionLevel,
-			bounds:     leaf.MaxRepetitionLevel == 0 && boundsUsed(leaf.Node.Type()),
-			columnPath: path,
+			index:  leaf.ColumnIndex,
+			path:   strings.Join(path, "."),
+			kind:   leaf.Node.Type().Kind(),
+			maxDef: leaf.MaxDefinitionLevel,
+			maxRep: leaf.MaxRepetitionLevel,
 		}
 	}
 	return leaves

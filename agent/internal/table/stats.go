@@ -150,28 +150,6 @@ func unscaled(v parquet.Value) *big.Int {
 // statValue converts bound v of a column of type t into its JSON stats
 // form; ok is false when the column takes no such bound or v cannot be
 // written. isMax tells a maximum from a minimum.
-// boundsUsed says whether the stats use the minimum and maximum of a column
-// of type t that is not repeated (see statValue): parquet-go need not
-// compute the bounds of the others' pages.
-func boundsUsed(t parquet.Type) bool {
-	var lt format.LogicalTypeValue
-	if l := t.LogicalType(); l != nil {
-		lt = l.Value
-	}
-	switch lt := lt.(type) {
-	case *format.StringType, *format.DateType, *format.TimestampType, *format.DecimalType:
-		return true
-	case *format.IntType:
-		return lt.IsSigned
-	case nil:
-		switch t.Kind() {
-		case parquet.Int32, parquet.Int64, parquet.Float, parquet.Double:
-			return true
-		}
-	}
-	return false
-}
-
 func statValue(t parquet.Type, v parquet.Value, isMax bool) (_ any, ok bool) {
 	if v.IsNull() {
 		return nil, false

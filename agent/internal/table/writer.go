@@ -71,15 +71,7 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 	}
 	fw := &FileWriter{t: t, name: newDataFileName(ext), leaves: leafColumns(ps)}
 	fw.tmp = tempDataName(fw.name)
-	opts := []parquet.WriterOption{ps, parquet.Compression(codec)}
-	for _, l := range fw.leaves {
-		if !l.bounds {
-			// Page bounds cost a comparison per value (of whole byte
-			// arrays for BINARY) that no statistic uses.
-			opts = append(opts, parquet.SkipPageBounds(l.columnPath...))
-		}
-	}
-	cfg, err := parquet.NewWriterConfig(opts...)
+	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec))
 	if err != nil {
 		return nil, fmt.Errorf("new data file: %w", err)
 	}
