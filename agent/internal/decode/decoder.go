@@ -60,7 +60,7 @@ type Batch struct {
 
 // Decoder decodes records into rows of one table layout. It reuses its
 // buffers from one Decode call to the next and is not safe for concurrent
-// use; use one per table loop.
+// use; use one per goroutine.
 type Decoder struct {
 	b          *rows.Builder
 	key, value part

@@ -19,7 +19,8 @@ const decodeChunk = 1024
 type decoded struct {
 	tp kafka.TopicPartition
 	// dec holds the chunk's rows until they are written, when it goes
-	// back to its pool; nil for a fetched batch without records to write.
+	// back to its pool; nil for a fetched batch without records to write,
+	// and when no decoder could be made (err says why).
 	dec   *decode.Decoder
 	batch decode.Batch
 	// err is a decoder's bug; the table fails.
@@ -95,7 +96,8 @@ func (p *decoderPool) put(d *decode.Decoder) { p.tokens <- d }
 // until is positive, a batch reaches it (a triggered run's end, where the
 // batch is cut). next is the offset the partition is read from. What it
 // cannot deliver goes back: decoders to the pool, batches' memory to budget
-// and their buffers to their pools.
+// and their buffers to their pools. Since the chunks it did deliver point
+// into the batch it gives back, ctx must end only once nothing writes them.
 func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kafka.Batch, out chan<- decoded, pool *decoderPool,
 	budget kafka.Budget, next, until int64) {
 	for {

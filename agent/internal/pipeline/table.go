@@ -249,6 +249,11 @@ func (l *loop) run(ctx context.Context) error {
 	r := l.r
 	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
 	fctx, cancelFetch := context.WithCancel(ctx)
+	// The decoders stop only once this loop has returned: a decoder that
+	// stops gives back the batch it holds, and the chunks of that batch it
+	// sent before must not be written after that (the loop's final flush
+	// may still write them).
+	dctx, cancelDecode := context.WithCancel(context.WithoutCancel(ctx))
 	// Each partition keeps one fetch in flight, handed to a goroutine that
 	// decodes it, which hands the decoded chunks to this loop; what the
 	// fetchers hold is bounded by the memory budget, what the decoders hold
@@ -257,6 +262,7 @@ func (l *loop) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer func() {
 		cancelFetch()
+		cancelDecode()
 		wg.Wait()
 		// The batches nobody wrote give their memory back.
 		for {
@@ -345,7 +351,8 @@ func (l *loop) run(ctx context.Context) error {
 			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 				continue // nothing to read in this triggered run
 			}
-			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic], Until: l.end[tp],
+			until := l.end[tp]
+			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic], Until: until,
 				OnRetry: func(err error) { r.fetchFailing(tp, err) }, Budget: r.budget}
 			fetched := make(chan kafka.Batch)
 			wg.Add(2)
@@ -360,7 +367,7 @@ func (l *loop) run(ctx context.Context) error {
 			}()
 			go func() {
 				defer wg.Done()
-				decodePartition(fctx, tp, fetched, chunks, l.decoders, r.budget, next, l.end[tp])
+				decodePartition(dctx, tp, fetched, chunks, l.decoders, r.budget, next, until)
 			}()
 		}
 		l.publishOffsets()
@@ -409,8 +416,8 @@ func (l *loop) run(ctx context.Context) error {
 		case d := <-chunks:
 			wasEmpty := l.empty()
 			err := l.add(d)
-			// What the batch held is in the open file now (or, after an
-			// error, dropped).
+			// At a batch's last chunk, what the batch held is in the open
+			// file now (or, after an error, dropped).
 			d.free(r.budget)
 			l.mem.Set(l.buffered())
 			if err != nil {

@@ -13,6 +13,8 @@ type leafColumn struct {
 	path           string
 	kind           parquet.Kind
 	maxDef, maxRep int
+	// size is the length of a FIXED_LEN_BYTE_ARRAY value.
+	size int
 }
 
 // leafColumns lists the leaf columns of ps by column index.
@@ -30,6 +32,9 @@ func leafColumns(ps *parquet.Schema) []leafColumn {
 			kind:   leaf.Node.Type().Kind(),
 			maxDef: leaf.MaxDefinitionLevel,
 			maxRep: leaf.MaxRepetitionLevel,
+		}
+		if leaves[leaf.ColumnIndex].kind == parquet.FixedLenByteArray {
+			leaves[leaf.ColumnIndex].size = leaf.Node.Type().Length()
 		}
 	}
 	return leaves
@@ -71,7 +76,7 @@ func checkColumn(values []parquet.Value, rows int, l *leafColumn) error {
 			if d >= l.maxDef || v.Column() != l.index {
 				return badValue(v, i, l)
 			}
-		} else if d != l.maxDef || v.Kind() != l.kind || v.Column() != l.index {
+		} else if d != l.maxDef || v.Kind() != l.kind || v.Column() != l.index || l.size > 0 && len(v.ByteArray()) != l.size {
 			return badValue(v, i, l)
 		}
 	}
@@ -97,6 +102,8 @@ func badValue(v *parquet.Value, i int, l *leafColumn) error {
 		return fmt.Errorf("value %d at definition level %d, want %d", i, d, l.maxDef)
 	case !v.IsNull() && v.Kind() != l.kind:
 		return fmt.Errorf("value %d: %s value, want %s", i, v.Kind(), l.kind)
+	case !v.IsNull() && l.size > 0 && len(v.ByteArray()) != l.size:
+		return fmt.Errorf("value %d: %d bytes, want %d", i, len(v.ByteArray()), l.size)
 	default:
 		return fmt.Errorf("value %d: repetition level %d in a row's first value", i, r)
 	}

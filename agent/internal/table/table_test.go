@@ -518,6 +518,16 @@ func TestFileWriterBadColumns(t *testing.T) {
 			t.Errorf("%s: WriteColumns error = %v, want it to mention %q", tt.name, err, tt.want)
 		}
 	}
+	// A fixed-length value of another length.
+	fixed, err := tb.NewFile(parquet.NewSchema("spark_schema", parquet.Group{"d": parquet.Leaf(parquet.FixedLenByteArrayType(4))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fixed.Abort()
+	short := [][]parquet.Value{{parquet.FixedLenByteArrayValue([]byte("abc")).Level(0, 0, 0)}}
+	if err := fixed.WriteColumns(short, 1); err == nil || !strings.Contains(err.Error(), "column d: value 0: 3 bytes, want 4") {
+		t.Errorf("WriteColumns of a 3-byte FIXED_LEN_BYTE_ARRAY(4) value: %v", err)
+	}
 	// The refused batches wrote nothing and the file is still usable.
 	if err := writeRows(fw, []parquet.Row{good, good}); err != nil {
 		t.Fatal(err)
