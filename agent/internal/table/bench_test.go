@@ -2,6 +2,8 @@ package table_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -90,6 +92,48 @@ func BenchmarkWriteColumns(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)*benchRows/b.Elapsed().Seconds(), "records/s")
 			b.ReportMetric(testing.AllocsPerRun(10, write)/benchRows, "allocs/record")
+		})
+	}
+}
+
+// BenchmarkCompress measures the compress stage alone: each codec the agent
+// offers compressing the data of a batch of benchRows rows as written
+// uncompressed (the file BenchmarkWriteColumns writes for one batch, page
+// headers and footer included). An op is one batch.
+func BenchmarkCompress(b *testing.B) {
+	rb, _ := benchBatch(b)
+	dir := b.TempDir()
+	tb := openTable(b, dir, table.Options{Compression: &parquet.Uncompressed})
+	fw, err := tb.NewFile(rb.Schema())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := fw.WriteColumns(rb.Columns(), rb.Rows()); err != nil {
+		b.Fatal(err)
+	}
+	add, err := fw.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, add.Path))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, codec := range []compress.Codec{&parquet.Snappy, &parquet.Zstd} {
+		b.Run(codec.String(), func(b *testing.B) {
+			var out []byte
+			encode := func() {
+				if out, err = codec.Encode(out[:0], data); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				encode()
+			}
+			b.ReportMetric(float64(b.N)*benchRows/b.Elapsed().Seconds(), "records/s")
+			b.ReportMetric(testing.AllocsPerRun(10, encode)/benchRows, "allocs/record")
 		})
 	}
 }
