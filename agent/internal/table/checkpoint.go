@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/parquet-go/parquet-go"
@@ -48,11 +46,11 @@ type lastCheckpoint struct {
 // checkpointName is the name of the classic checkpoint of version v.
 func checkpointName(v int64) string { return fmt.Sprintf("%020d.checkpoint.parquet", v) }
 
-// readLastCheckpoint returns the version _last_checkpoint in folder logdir
+// readLastCheckpoint returns the version _last_checkpoint of the table in s
 // points to, or 0 when the file is missing or invalid: it is only a hint
 // of where to start reading.
-func readLastCheckpoint(logdir string) int64 {
-	data, err := os.ReadFile(filepath.Join(logdir, lastCheckpointFile))
+func readLastCheckpoint(s store) int64 {
+	data, err := s.read(logDir + "/" + lastCheckpointFile)
 	if err != nil {
 		return 0
 	}
@@ -67,86 +65,52 @@ func readLastCheckpoint(logdir string) int64 {
 
 // writeCheckpoint writes the classic checkpoint of t's state, which must be
 // at a version a commit of t just wrote, then points _last_checkpoint to
-// it. The checkpoint is written and fsynced under a temporary name, then
-// hard-linked to its final name, which never replaces a checkpoint another
-// writer made of the same version (it holds the same state); only
-// _last_checkpoint is replaced, atomically, by a rename. t.mu must be held.
+// it. The checkpoint is created put-if-absent: it never replaces a
+// checkpoint another writer made of the same version (it holds the same
+// state); only _last_checkpoint is replaced, atomically. t.mu must be held.
 func (t *Table) writeCheckpoint() error {
 	v := t.st.version
-	logdir := filepath.Join(t.dir, logDir)
 	rows := t.st.checkpointRows()
-	tmp := filepath.Join(logdir, checkpointTempName(v))
-	size, err := writeParquetFile(tmp, rows, parquet.Compression(t.opts.Compression))
+	w, err := t.s.create(logDir + "/" + checkpointName(v))
 	if err != nil {
 		return fmt.Errorf("writing checkpoint %d: %w", v, err)
 	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, filepath.Join(logdir, checkpointName(v))); errors.Is(err, fs.ErrExist) {
+	pw := parquet.NewGenericWriter[checkpointRow](w, parquet.Compression(t.opts.Compression))
+	if _, err = pw.Write(rows); err == nil {
+		err = pw.Close()
+	}
+	if err != nil {
+		w.abort()
+		return fmt.Errorf("writing checkpoint %d: %w", v, err)
+	}
+	written, err := w.commit()
+	if errors.Is(err, fs.ErrExist) {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("publishing checkpoint %d: %w", v, err)
 	}
-	if err := syncDir(logdir); err != nil {
-		return err
-	}
-	if readLastCheckpoint(logdir) > v {
+	if readLastCheckpoint(t.s) > v {
 		return nil // another writer checkpointed a later version meanwhile
 	}
-	data, err := json.Marshal(lastCheckpoint{Version: v, Size: int64(len(rows)), SizeInBytes: size, NumOfAddFiles: int64(len(t.st.files))})
+	data, err := json.Marshal(lastCheckpoint{Version: v, Size: int64(len(rows)), SizeInBytes: written.size, NumOfAddFiles: int64(len(t.st.files))})
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", lastCheckpointFile, err)
 	}
-	tmpLast := filepath.Join(logdir, lastCheckpointTempName())
-	if err := writeFileSync(tmpLast, data); err != nil {
-		return err
-	}
-	if err := os.Rename(tmpLast, filepath.Join(logdir, lastCheckpointFile)); err != nil {
-		os.Remove(tmpLast)
+	if err := t.s.put(logDir+"/"+lastCheckpointFile, data); err != nil {
 		return fmt.Errorf("publishing %s: %w", lastCheckpointFile, err)
 	}
-	return syncDir(logdir)
+	return nil
 }
 
-// writeParquetFile creates file name with rows and fsyncs it; it fails if
-// name exists. It returns the file's size.
-func writeParquetFile[T any](name string, rows []T, opts ...parquet.WriterOption) (int64, error) {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return 0, fmt.Errorf("creating %s: %w", name, err)
-	}
-	w := parquet.NewGenericWriter[T](f, opts...)
-	_, err = w.Write(rows)
-	if err == nil {
-		err = w.Close()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	var size int64
-	if err == nil {
-		var fi os.FileInfo
-		if fi, err = f.Stat(); err == nil {
-			size = fi.Size()
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return 0, fmt.Errorf("writing %s: %w", name, err)
-	}
-	return size, nil
-}
-
-// readCheckpoint reads the classic checkpoint in file name as one entry
+// readCheckpoint reads the classic checkpoint file of s, called name in
+// messages, as one entry
 // holding all its actions. Whatever writer made it (this package, Spark,
 // delta-rs), its columns are read by name and nesting, not position: see
 // [assembler]. A file that cannot be read is an error wrapping
 // [ErrCorruptLog]; one that holds V2 checkpoint actions, an
 // [*ErrUnsupportedFeature].
-func readCheckpoint(name string) (*entry, error) {
-	e, err := readCheckpointFile(name)
+func readCheckpoint(s store, file, name string) (*entry, error) {
+	e, err := readCheckpointFile(s, file, name)
 	var unsupported *ErrUnsupportedFeature
 	if err != nil && !errors.As(err, &unsupported) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
@@ -154,17 +118,13 @@ func readCheckpoint(name string) (*entry, error) {
 	return e, err
 }
 
-func readCheckpointFile(name string) (*entry, error) {
-	f, err := os.Open(name)
+func readCheckpointFile(s store, file, name string) (*entry, error) {
+	f, err := s.open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	return decodeCheckpoint(f, fi.Size(), name)
+	return decodeCheckpoint(f, f.size(), name)
 }
 
 // decodeCheckpoint decodes the checkpoint of size bytes in r, whose file
@@ -266,7 +226,7 @@ func (t *Table) maintainLog() {
 	if v == 0 || v%cfg.checkpointInterval != 0 {
 		return
 	}
-	log := t.opts.Logger.With("table", t.dir, "version", v)
+	log := t.opts.Logger.With("table", t.s.String(), "version", v)
 	for _, err := range errs {
 		log.Warn("ignoring a table property", "err", err)
 	}

@@ -3,8 +3,6 @@ package table
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -18,16 +16,15 @@ import (
 // file modification times, against [Options.Now]. It returns how many
 // files it deleted. t.mu must be held.
 func (t *Table) cleanupLog(retention time.Duration) (int, error) {
-	logdir := filepath.Join(t.dir, logDir)
-	files, err := listLog(logdir, 0)
+	files, err := listLog(t.s, 0)
 	if err != nil {
 		return 0, err
 	}
 	cutoff := t.opts.Now().Add(-retention).UTC().Truncate(24 * time.Hour)
-	entries := map[int64]string{}
+	entries := map[int64]logFile{}
 	for _, f := range files {
 		if f.kind == kindEntry {
-			entries[f.version] = f.name
+			entries[f.version] = f
 		}
 	}
 	cut := int64(-1)
@@ -39,10 +36,9 @@ func (t *Table) cleanupLog(retention time.Duration) (int, error) {
 		// entry is gone.
 		committed, ok := entries[f.version]
 		if !ok {
-			committed = f.name
+			committed = f
 		}
-		fi, err := os.Stat(filepath.Join(logdir, committed))
-		if err == nil && !fi.ModTime().After(cutoff) {
+		if !committed.modTime.After(cutoff) {
 			cut = f.version
 		}
 	}
@@ -55,7 +51,7 @@ func (t *Table) cleanupLog(retention time.Duration) (int, error) {
 		if f.kind == kindUUIDCheckpoint {
 			continue // V2 checkpoints may be shared with sidecars; not ours to judge
 		}
-		if err := os.Remove(filepath.Join(logdir, f.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := t.s.remove(logDir + "/" + f.name); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -215,12 +213,12 @@ func (t *Table) checkFrom(c *Commit) error {
 // gone. t.mu must be held: it keeps this Table's garbage collection away.
 func (t *Table) checkFiles(files []AddFile) error {
 	for _, f := range files {
-		fi, err := os.Stat(filepath.Join(t.dir, f.Path))
+		fi, err := t.s.stat(f.Path)
 		if err != nil {
 			return fmt.Errorf("file %q: %w", f.Path, err)
 		}
-		if fi.Size() != f.Size {
-			return fmt.Errorf("file %q has %d bytes, not the %d it was written with", f.Path, fi.Size(), f.Size)
+		if fi.size != f.Size {
+			return fmt.Errorf("file %q has %d bytes, not the %d it was written with", f.Path, fi.size, f.Size)
 		}
 	}
 	return nil
@@ -344,29 +342,20 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	return actions, e, nil
 }
 
-// putEntry creates log version v put-if-absent. It returns false, and no
-// error, when v already exists. The entry is written and fsynced under a
-// temporary name, then hard-linked to its final name: link(2) fails when the
-// name exists, and readers never see a partial entry.
+// putEntry creates log version v put-if-absent (a hard link on local disk,
+// a conditional write on an object store): readers never see a partial
+// entry, and of two writers of one version only one wins. It returns
+// false, and no error, when v already exists.
 func (t *Table) putEntry(v int64, actions []action) (bool, error) {
 	data, err := marshalEntry(actions)
 	if err != nil {
 		return false, err
 	}
-	dir := filepath.Join(t.dir, logDir)
-	tmp := filepath.Join(dir, logTempName(v))
-	if err := writeFileSync(tmp, data); err != nil {
-		return false, err
-	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, logPath(t.dir, v)); err != nil {
+	if err := t.s.putIfAbsent(logPath(v), data); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return false, nil
 		}
 		return false, fmt.Errorf("publishing log entry: %w", err)
-	}
-	if err := syncDir(dir); err != nil {
-		return true, err
 	}
 	return true, nil
 }
@@ -376,7 +365,7 @@ func (t *Table) putEntry(v int64, actions []action) (bool, error) {
 // offsets; a file left behind is garbage collected later. t.mu must be held.
 func (t *Table) dropFiles(files []AddFile) {
 	for _, f := range files {
-		os.Remove(filepath.Join(t.dir, f.Path))
+		t.s.remove(f.Path)
 		delete(t.pending, f.Path)
 	}
 }

@@ -3,9 +3,6 @@ package table
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 )
 
 // CollectGarbage deletes what crashed or losing writers of this package
@@ -51,41 +48,33 @@ func (t *Table) CollectGarbage() (int, error) {
 	removed := 0
 	var errs []error
 	sweep := func(folder string, garbage func(name string) bool) {
-		des, err := os.ReadDir(filepath.Join(t.dir, folder))
-		if errors.Is(err, fs.ErrNotExist) {
-			return
-		}
+		entries, err := t.s.list(folder)
 		if err != nil {
 			errs = append(errs, err)
 			return
 		}
-		for _, de := range des {
-			rel := filepath.Join(folder, de.Name())
-			if !de.Type().IsRegular() || !garbage(de.Name()) {
+		for _, e := range entries {
+			rel := e.name
+			if folder != "" {
+				rel = folder + "/" + e.name
+			}
+			if e.dir || e.other || !garbage(e.name) {
 				continue
 			}
 			if _, ok := t.pending[rel]; ok {
 				continue
 			}
-			fi, err := de.Info()
-			if errors.Is(err, fs.ErrNotExist) {
+			if e.modTime.After(cutoff) {
 				continue
 			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if fi.ModTime().After(cutoff) {
-				continue
-			}
-			if err := os.Remove(filepath.Join(t.dir, rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := t.s.remove(rel); err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			removed++
 		}
 	}
-	sweep(".", func(name string) bool {
+	sweep("", func(name string) bool {
 		_, known := t.st.known[name]
 		return isDataFile(name) && !known
 	})

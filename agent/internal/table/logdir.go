@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // logKind is the kind of a file of the log in _delta_log.
@@ -50,23 +49,23 @@ type logFile struct {
 	name    string // base name, in _delta_log
 	version int64
 	kind    logKind
+	modTime time.Time
 }
 
-// listLog lists the files of the log in folder logdir (a _delta_log) whose
-// version is at least from, in version order; none when the folder does not
-// exist. Other files (temporary files, _last_checkpoint, log compactions)
-// are left out.
-func listLog(logdir string, from int64) ([]logFile, error) {
-	des, err := os.ReadDir(logdir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// listLog lists the files of the log of the table in s whose version is at
+// least from, in version order; none when there is no log. Other files
+// (temporary files, _last_checkpoint, log compactions) are left out.
+func listLog(s store, from int64) ([]logFile, error) {
+	entries, err := s.list(logDir)
 	if err != nil {
 		return nil, fmt.Errorf("listing log: %w", err)
 	}
 	var files []logFile
-	for _, de := range des {
-		m := logFileRE.FindStringSubmatch(de.Name())
+	for _, de := range entries {
+		if de.dir {
+			continue
+		}
+		m := logFileRE.FindStringSubmatch(de.name)
 		if m == nil {
 			continue
 		}
@@ -74,7 +73,7 @@ func listLog(logdir string, from int64) ([]logFile, error) {
 		if err != nil || v < from {
 			continue
 		}
-		f := logFile{name: de.Name(), version: v}
+		f := logFile{name: de.name, version: v, modTime: de.modTime}
 		for i, group := range m[2:] {
 			if group != "" {
 				f.kind = logKind(i + 1)
@@ -90,7 +89,7 @@ func listLog(logdir string, from int64) ([]logFile, error) {
 // checkpoint to start from.
 var errNoStart = errors.New("no checkpoint to start from")
 
-// replay reads the table in folder dir at its latest version, as Delta
+// replay reads the table in s at its latest version, as Delta
 // readers do: from the newest classic checkpoint followed by every entry
 // after it, or from every entry when no checkpoint covers the log.
 // _last_checkpoint says where to start looking; when it is missing,
@@ -100,20 +99,19 @@ var errNoStart = errors.New("no checkpoint to start from")
 // (the entries before them deleted) is an [*ErrUnsupportedFeature]. A
 // checkpoint that cannot be read is skipped for an older one, or for the
 // entries alone, when the log still has what that takes.
-func replay(dir string) (*state, error) {
-	from := readLastCheckpoint(filepath.Join(dir, logDir))
-	st, err := replayFrom(dir, from)
+func replay(s store) (*state, error) {
+	from := readLastCheckpoint(s)
+	st, err := replayFrom(s, from)
 	if errors.Is(err, errNoStart) {
-		st, err = replayFrom(dir, 0)
+		st, err = replayFrom(s, 0)
 	}
 	return st, err
 }
 
 // replayFrom is replay, considering only the files of versions from and
 // later. When from > 0, a checkpoint is needed to start from.
-func replayFrom(dir string, from int64) (*state, error) {
-	logdir := filepath.Join(dir, logDir)
-	files, err := listLog(logdir, from)
+func replayFrom(s store, from int64) (*state, error) {
+	files, err := listLog(s, from)
 	if err != nil {
 		return nil, err
 	}
@@ -150,13 +148,13 @@ func replayFrom(dir string, from int64) (*state, error) {
 		if missing(c+1) >= 0 {
 			break // an older checkpoint needs the same entries, and more
 		}
-		st, err := fromCheckpoint(dir, c)
+		st, err := fromCheckpoint(s, c)
 		if errors.Is(err, ErrCorruptLog) {
 			skipped = err
 			continue
 		}
 		if err == nil {
-			err = readEntries(dir, st, latest)
+			err = readEntries(s, st, latest)
 		}
 		return st, err
 	}
@@ -169,22 +167,22 @@ func replayFrom(dir string, from int64) (*state, error) {
 		}
 		for _, f := range others {
 			if f.version >= m {
-				return nil, &ErrUnsupportedFeature{Feature: unreadable[f.kind], File: filepath.Join(logdir, f.name)}
+				return nil, &ErrUnsupportedFeature{Feature: unreadable[f.kind], File: logName(s, f.name)}
 			}
 		}
-		return nil, fmt.Errorf("%w: %s: log version %d is missing, and no checkpoint covers it", ErrCorruptLog, logdir, m)
+		return nil, fmt.Errorf("%w: %s: log version %d is missing, and no checkpoint covers it", ErrCorruptLog, logName(s, ""), m)
 	}
 	st := newState()
-	return st, readEntries(dir, st, latest)
+	return st, readEntries(s, st, latest)
 }
 
 // fromCheckpoint returns the state the classic checkpoint of version c of
-// the table in dir holds. A checkpoint that cannot be read is an error
+// the table in s holds. A checkpoint that cannot be read is an error
 // wrapping [ErrCorruptLog]; one that asks for a feature this package
 // lacks, an [*ErrUnsupportedFeature].
-func fromCheckpoint(dir string, c int64) (*state, error) {
-	name := filepath.Join(dir, logDir, checkpointName(c))
-	e, err := readCheckpoint(name)
+func fromCheckpoint(s store, c int64) (*state, error) {
+	name := logName(s, checkpointName(c))
+	e, err := readCheckpoint(s, logDir+"/"+checkpointName(c), name)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +192,7 @@ func fromCheckpoint(dir string, c int64) (*state, error) {
 		}
 	}
 	st := newState()
-	if err := st.loadCheckpoint(c, e, countersAt(dir, c)); err != nil {
+	if err := st.loadCheckpoint(c, e, countersAt(s, c)); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
 	}
 	return st, nil
@@ -202,22 +200,22 @@ func fromCheckpoint(dir string, c int64) (*state, error) {
 
 // readEntries applies the entries after st's version up to latest. On
 // error, st is left at the last entry it could apply.
-func readEntries(dir string, st *state, latest int64) error {
+func readEntries(s store, st *state, latest int64) error {
 	for v := st.version + 1; v <= latest; v++ {
-		if _, err := readVersion(dir, st, v); err != nil {
+		if _, err := readVersion(s, st, v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readVersion reads log version v of the table in dir and applies it to
+// readVersion reads log version v of the table in s and applies it to
 // st. A missing file is returned as an error wrapping fs.ErrNotExist; an
 // entry that asks for a feature this package lacks, as an
 // [*ErrUnsupportedFeature], before anything of it is applied.
-func readVersion(dir string, st *state, v int64) (*entry, error) {
-	name := logPath(dir, v)
-	data, err := os.ReadFile(name)
+func readVersion(s store, st *state, v int64) (*entry, error) {
+	name := logName(s, entryName(v))
+	data, err := s.read(logPath(v))
 	if err != nil {
 		return nil, fmt.Errorf("reading log: %w", err)
 	}
@@ -236,21 +234,25 @@ func readVersion(dir string, st *state, v int64) (*entry, error) {
 	return e, nil
 }
 
-// logPath is the file of log version v.
-func logPath(dir string, v int64) string {
-	return filepath.Join(dir, logDir, fmt.Sprintf("%020d.json", v))
-}
+// entryName is the base name of the entry of log version v.
+func entryName(v int64) string { return fmt.Sprintf("%020d.json", v) }
 
-// countersAt returns the counters of the table in dir as of version v,
+// logPath is the name of the entry of log version v in its table.
+func logPath(v int64) string { return logDir + "/" + entryName(v) }
+
+// logName is the log file base in the table in s, in full, for messages.
+func logName(s store, base string) string { return filepath.Join(s.String(), logDir, base) }
+
+// countersAt returns the counters of the table in s as of version v,
 // for a state read from a checkpoint, which keeps no commitInfo: from the
 // entries at and before v, back to the latest one this package wrote with
 // totals (see [commitInfo.Totals]), summing the metrics of older entries of
 // this package on the way. It is a best effort: it stops at the first
 // entry that is gone (cleaned up) or unreadable.
-func countersAt(dir string, v int64) map[string]int64 {
+func countersAt(s store, v int64) map[string]int64 {
 	sum := map[string]int64{}
 	for ; v >= 0; v-- {
-		data, err := os.ReadFile(logPath(dir, v))
+		data, err := s.read(logPath(v))
 		if err != nil {
 			break
 		}

@@ -45,8 +45,7 @@ var (
 	// so a file another engine is about to commit (a long OPTIMIZE) never
 	// looks like an orphan of the agent's.
 	dataFileRE = regexp.MustCompile(`^part-[0-9]{5}-tributary-` + uuidPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
-	// logTmpRE matches the names logTempName, checkpointTempName and
-	// lastCheckpointTempName give.
+	// logTmpRE matches the temporary names of log files on local disk.
 	logTmpRE = regexp.MustCompile(`^\.([0-9]{20}\.` + uuidPattern + `\.(json|checkpoint\.parquet)|_last_checkpoint\.` + uuidPattern + `)\.tmp$`)
 )
 
@@ -65,7 +64,8 @@ func newDataFileName(ext string) string {
 // also requires a table this package created.
 func isDataFile(name string) bool { return dataFileRE.MatchString(name) }
 
-// tempDataName is where data file name is written: _tmp/<name>.tmp.
+// tempDataName is where data file name is written on local disk:
+// _tmp/<name>.tmp (see [localStore.tempName]).
 func tempDataName(name string) string { return filepath.Join(tmpDir, name+tmpSuffix) }
 
 // isTempDataFile reports whether base, a name inside _tmp/, is one
@@ -75,26 +75,9 @@ func isTempDataFile(base string) bool {
 	return ok && isDataFile(name)
 }
 
-// logTempName is a new name inside _delta_log for log version v being
-// written.
-func logTempName(v int64) string {
-	return fmt.Sprintf("%s%020d.%s.json%s", logTmpPrefix, v, newUUID(), tmpSuffix)
-}
-
-// checkpointTempName is a new name inside _delta_log for the checkpoint of
-// version v being written.
-func checkpointTempName(v int64) string {
-	return fmt.Sprintf("%s%020d.%s.checkpoint.parquet%s", logTmpPrefix, v, newUUID(), tmpSuffix)
-}
-
-// lastCheckpointTempName is a new name inside _delta_log for a
-// _last_checkpoint being written.
-func lastCheckpointTempName() string {
-	return logTmpPrefix + lastCheckpointFile + "." + newUUID() + tmpSuffix
-}
-
-// isLogTemp reports whether base, a name inside _delta_log, is one
-// logTempName, checkpointTempName or lastCheckpointTempName gives.
+// isLogTemp reports whether base, a name inside _delta_log, is one the
+// local store gives a log entry, checkpoint or _last_checkpoint being
+// written (see [localStore.tempName]).
 func isLogTemp(base string) bool { return logTmpRE.MatchString(base) }
 
 // newUUID returns a random (version 4) UUID.

@@ -5,15 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go/compress"
-
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
 )
 
 // DefaultRowGroupRows is the number of rows buffered in memory before a row
@@ -85,19 +81,19 @@ func (o Options) withDefaults() (Options, error) {
 // errClosed is returned by the methods that write once [Table.Close] ran.
 var errClosed = errors.New("the table is closed")
 
-// Table is one table folder opened for writing: its replayed log, its lock
-// and the files being written into it.
+// Table is one table opened for writing: its replayed log, its lock and
+// the files being written into it.
 type Table struct {
-	dir  string
+	s    store
 	opts Options
-	// lock is the table folder's lock; nil only in tests that open
-	// several writers on one folder on purpose.
-	lock *flock.Lock
+	// unlock releases the table's lock; nil without one (an object store,
+	// or tests that open several writers on one folder on purpose).
+	unlock func() error
 
 	mu     sync.Mutex
 	closed bool
 	st     *state
-	// pending holds the names (relative to dir) of files this Table is
+	// pending holds the names (relative to the table) of files this Table is
 	// writing or has written but not yet committed; garbage collection
 	// skips them whatever their age.
 	pending map[string]struct{}
@@ -125,25 +121,17 @@ func open(dir string, opts Options, lock bool) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table options: %w", err)
 	}
-	if err := checkFolder(dir); err != nil {
+	s := localStore{dir: dir}
+	if err := checkFolder(s); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, logDir), 0o755); err != nil {
-		return nil, fmt.Errorf("creating table folder: %w", err)
-	}
-	t := &Table{dir: dir, opts: opts, pending: map[string]struct{}{}}
+	t := &Table{s: s, opts: opts, pending: map[string]struct{}{}}
 	if lock {
-		l, err := flock.Acquire(filepath.Join(dir, lockFile), opts.Owner)
-		var held *flock.HeldError
-		if errors.As(err, &held) {
-			return nil, &ErrLocked{Dir: dir, Holder: held.Holder}
+		if t.unlock, err = s.lock(opts.Owner); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("locking the table folder: %w", err)
-		}
-		t.lock = l
 	}
-	if t.st, err = replay(dir); err != nil {
+	if t.st, err = replay(s); err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -156,10 +144,11 @@ func open(dir string, opts Options, lock bool) (*Table, error) {
 // not exist or holds no log yet gives an empty Snapshot (Version -1); one
 // that holds data but no log is an [*ErrNotTable].
 func ReadSnapshot(dir string) (Snapshot, error) {
-	if err := checkFolder(dir); err != nil {
+	s := localStore{dir: dir}
+	if err := checkFolder(s); err != nil {
 		return Snapshot{}, err
 	}
-	st, err := replay(dir)
+	st, err := replay(s)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -177,59 +166,56 @@ func (t *Table) Close() error {
 		return nil
 	}
 	t.closed = true
-	if t.lock == nil {
+	if t.unlock == nil {
 		return nil
 	}
-	if err := t.lock.Release(); err != nil {
-		return fmt.Errorf("closing table %s: %w", t.dir, err)
+	if err := t.unlock(); err != nil {
+		return fmt.Errorf("closing table %s: %w", t.s, err)
 	}
 	return nil
 }
 
-// checkFolder returns an [*ErrNotTable] when dir holds anything but a log,
-// this package's lock file, and the temporary files of a writer that
-// crashed before its first commit.
-func checkFolder(dir string) error {
-	files, err := listLog(filepath.Join(dir, logDir), 0)
+// checkFolder returns an [*ErrNotTable] when the table's location holds
+// anything but a log, this package's lock file, and the temporary files of
+// a writer that crashed before its first commit.
+func checkFolder(s store) error {
+	files, err := listLog(s, 0)
 	if err != nil || slices.ContainsFunc(files, func(f logFile) bool { return f.kind != kindChecksum }) {
 		return err
 	}
-	des, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	entries, err := s.list("")
 	if err != nil {
 		return fmt.Errorf("listing table folder: %w", err)
 	}
 	var found []string
-	for _, de := range des {
+	for _, e := range entries {
 		switch {
-		case de.Name() == lockFile && de.Type().IsRegular():
-		case de.Name() == logDir && de.IsDir():
-			found = append(found, foreignIn(dir, logDir, isLogTemp)...)
-		case de.Name() == tmpDir && de.IsDir():
-			found = append(found, foreignIn(dir, tmpDir, isTempDataFile)...)
+		case e.name == lockFile && !e.dir && !e.other:
+		case e.name == logDir && e.dir:
+			found = append(found, foreignIn(s, logDir, isLogTemp)...)
+		case e.name == tmpDir && e.dir:
+			found = append(found, foreignIn(s, tmpDir, isTempDataFile)...)
 		default:
-			found = append(found, de.Name())
+			found = append(found, e.name)
 		}
 	}
 	if len(found) > 0 {
-		return &ErrNotTable{Dir: dir, Found: found}
+		return &ErrNotTable{Dir: s.String(), Found: found}
 	}
 	return nil
 }
 
-// foreignIn lists the names in folder dir/sub, as sub/<name>, that ours
-// does not accept. A folder it cannot list counts as foreign.
-func foreignIn(dir, sub string, ours func(string) bool) []string {
-	des, err := os.ReadDir(filepath.Join(dir, sub))
+// foreignIn lists the names in folder sub, as sub/<name>, that ours does
+// not accept. A folder it cannot list counts as foreign.
+func foreignIn(s store, sub string, ours func(string) bool) []string {
+	entries, err := s.list(sub)
 	if err != nil {
 		return []string{sub}
 	}
 	var found []string
-	for _, de := range des {
-		if !de.Type().IsRegular() || !ours(de.Name()) {
-			found = append(found, filepath.Join(sub, de.Name()))
+	for _, e := range entries {
+		if e.dir || e.other || !ours(e.name) {
+			found = append(found, sub+"/"+e.name)
 		}
 	}
 	return found
@@ -248,7 +234,7 @@ func (t *Table) Snapshot() Snapshot {
 func (t *Table) catchUp() ([]*entry, error) {
 	var read []*entry
 	for {
-		e, err := readVersion(t.dir, t.st, t.st.version+1)
+		e, err := readVersion(t.s, t.st, t.st.version+1)
 		if errors.Is(err, fs.ErrNotExist) {
 			return read, nil
 		}

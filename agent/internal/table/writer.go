@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,9 +36,11 @@ type AddFile struct {
 type FileWriter struct {
 	t    *Table
 	name string // final name, relative to the table folder
-	tmp  string // temporary name, relative to the table folder
-	f    *os.File
-	w    *parquet.Writer
+	tmp  string // its temporary name on local disk (see localStore.tempName)
+	out  storeWriter
+	// written counts the bytes handed to out.
+	written int64
+	w       *parquet.Writer
 	// leaves describes ps's columns, to check batches before parquet-go
 	// sees them.
 	leaves []leafColumn
@@ -50,19 +50,16 @@ type FileWriter struct {
 	starts    []int // WriteColumns' scratch
 	// err is sticky: after a failed write the file is unusable and only
 	// Abort is allowed.
-	err    error
-	linked bool // the file exists under its final name
-	done   bool
+	err  error
+	done bool
 }
 
-// NewFile starts a data file with Parquet schema ps under _tmp/. The caller
-// must end it with [FileWriter.Close] or [FileWriter.Abort].
+// NewFile starts a data file with Parquet schema ps (on local disk, under
+// _tmp/). The caller must end it with [FileWriter.Close] or
+// [FileWriter.Abort].
 func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 	if ps == nil {
 		return nil, errors.New("new data file: nil parquet schema")
-	}
-	if err := os.MkdirAll(filepath.Join(t.dir, tmpDir), 0o755); err != nil {
-		return nil, fmt.Errorf("new data file: %w", err)
 	}
 	codec := t.opts.Compression
 	ext := ""
@@ -81,13 +78,15 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 		return nil, fmt.Errorf("new data file: %w", errClosed)
 	}
 	t.pending[fw.tmp] = struct{}{}
+	t.pending[fw.name] = struct{}{}
 	t.mu.Unlock()
-	fw.f, err = os.OpenFile(filepath.Join(t.dir, fw.tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	fw.out, err = t.s.create(fw.name)
 	if err != nil {
 		t.unpend(fw.tmp)
+		t.unpend(fw.name)
 		return nil, fmt.Errorf("new data file: %w", err)
 	}
-	fw.w = parquet.NewWriter(fw.f, cfg)
+	fw.w = parquet.NewWriter(counter{fw.out, &fw.written}, cfg)
 	return fw, nil
 }
 
@@ -168,17 +167,26 @@ func (fw *FileWriter) Buffered() int64 {
 	if fw.done {
 		return 0
 	}
-	written, err := fw.f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return fw.w.Size()
-	}
-	return fw.w.Size() - written
+	return fw.w.Size() - fw.written
 }
 
-// Close finishes the file, fsyncs it, moves it into the table folder under
-// its final name and fsyncs the folder. The file is not part of the table
-// until a [Table.Commit] adds the returned AddFile. After an error the file is
-// removed.
+// counter is a writer that counts the bytes written through it.
+type counter struct {
+	w io.Writer
+	n *int64
+}
+
+func (c counter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// Close finishes the file and makes it durable under its final name in the
+// table (on local disk: fsyncs it, moves it into the table folder and
+// fsyncs the folder; on an object store: completes the upload). The file is
+// not part of the table until a [Table.Commit] adds the returned AddFile.
+// After an error the file is removed.
 func (fw *FileWriter) Close() (AddFile, error) {
 	if err := fw.usable(); err != nil {
 		fw.Abort()
@@ -201,35 +209,12 @@ func (fw *FileWriter) finish() (AddFile, error) {
 	if err != nil {
 		return AddFile{}, fmt.Errorf("file statistics: %w", err)
 	}
-	if err := fw.f.Sync(); err != nil {
-		return AddFile{}, err
-	}
-	fi, err := fw.f.Stat()
+	fi, err := fw.out.commit()
 	if err != nil {
 		return AddFile{}, err
 	}
-	if err := fw.f.Close(); err != nil {
-		return AddFile{}, err
-	}
-	t := fw.t
-	t.mu.Lock()
-	t.pending[fw.name] = struct{}{}
-	t.mu.Unlock()
-	// Link, unlike rename, never replaces an existing file.
-	tmp, final := filepath.Join(t.dir, fw.tmp), filepath.Join(t.dir, fw.name)
-	if err := os.Link(tmp, final); err != nil {
-		t.unpend(fw.name)
-		return AddFile{}, err
-	}
-	fw.linked = true
-	if err := os.Remove(tmp); err != nil {
-		return AddFile{}, err
-	}
-	t.unpend(fw.tmp)
-	if err := syncDir(t.dir); err != nil {
-		return AddFile{}, err
-	}
-	return AddFile{Path: fw.name, Size: fi.Size(), ModificationTime: fi.ModTime(), NumRecords: fw.rows, Stats: stats}, nil
+	fw.t.unpend(fw.tmp)
+	return AddFile{Path: fw.name, Size: fi.size, ModificationTime: fi.modTime, NumRecords: fw.rows, Stats: stats}, nil
 }
 
 // Abort discards the file. It may be called at any time, also after Close
@@ -240,14 +225,9 @@ func (fw *FileWriter) Abort() {
 		return
 	}
 	fw.done = true
-	fw.f.Close()
-	t := fw.t
-	os.Remove(filepath.Join(t.dir, fw.tmp))
-	if fw.linked {
-		os.Remove(filepath.Join(t.dir, fw.name))
-	}
-	t.unpend(fw.tmp)
-	t.unpend(fw.name)
+	fw.out.abort()
+	fw.t.unpend(fw.tmp)
+	fw.t.unpend(fw.name)
 }
 
 func (fw *FileWriter) usable() error {

@@ -1,0 +1,205 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
+)
+
+// localStore keeps a table in a folder on local disk. Every object is
+// written under a temporary name, fsynced, then hard-linked to its name:
+// link(2) never replaces a file, so readers never see a partial file and a
+// put-if-absent loses cleanly to a second writer; the folder is fsynced so
+// the new name survives a crash. A lock file keeps other writers out (see
+// [Open]).
+type localStore struct {
+	dir string
+}
+
+// path is the file of name.
+func (s localStore) path(name string) string { return filepath.Join(s.dir, filepath.FromSlash(name)) }
+
+func (s localStore) String() string { return s.dir }
+
+// tempName is where name is written before it is linked into place: a data
+// file in the table folder as _tmp/<name>.tmp (readers list the folder),
+// anything else next to itself as .<stem>.<uuid>[.<rest>].tmp, where stem
+// is its name up to the first dot: ".00000000000000000003.<uuid>.json.tmp".
+// Garbage collection and [Open] know these names (see names.go).
+func (s localStore) tempName(name string) string {
+	dir, base := path.Split(name)
+	if dir == "" {
+		return tmpDir + "/" + base + tmpSuffix
+	}
+	stem, rest, ok := strings.Cut(base, ".")
+	if ok {
+		rest = "." + rest
+	}
+	return dir + logTmpPrefix + stem + "." + newUUID() + rest + tmpSuffix
+}
+
+func (s localStore) create(name string) (storeWriter, error) {
+	tmp := s.tempName(name)
+	if err := os.MkdirAll(filepath.Dir(s.path(tmp)), 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", tmp, err)
+	}
+	f, err := os.OpenFile(s.path(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", tmp, err)
+	}
+	return &localWriter{s: s, name: name, tmp: tmp, f: f}, nil
+}
+
+// localWriter is a file being written under its temporary name.
+type localWriter struct {
+	s         localStore
+	name, tmp string
+	f         *os.File
+	done      bool
+}
+
+func (w *localWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
+
+func (w *localWriter) commit() (storeEntry, error) {
+	if w.done {
+		return storeEntry{}, fmt.Errorf("%s is already written", w.name)
+	}
+	w.done = true
+	defer os.Remove(w.s.path(w.tmp))
+	err := w.f.Sync()
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = w.f.Stat()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(w.s.path(w.tmp), w.s.path(w.name))
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(w.s.path(w.name)))
+	}
+	if err != nil {
+		return storeEntry{}, fmt.Errorf("writing %s: %w", w.name, err)
+	}
+	return storeEntry{name: path.Base(w.name), size: fi.Size(), modTime: fi.ModTime()}, nil
+}
+
+func (w *localWriter) abort() {
+	if !w.done {
+		w.done = true
+		w.f.Close()
+		os.Remove(w.s.path(w.tmp))
+	}
+}
+
+func (s localStore) putIfAbsent(name string, data []byte) error {
+	w, err := s.create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.abort()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	_, err = w.commit()
+	return err
+}
+
+func (s localStore) put(name string, data []byte) error {
+	tmp := s.tempName(name)
+	if err := writeFileSync(s.path(tmp), data); err != nil {
+		return err
+	}
+	if err := os.Rename(s.path(tmp), s.path(name)); err != nil {
+		os.Remove(s.path(tmp))
+		return fmt.Errorf("publishing %s: %w", name, err)
+	}
+	return syncDir(filepath.Dir(s.path(name)))
+}
+
+func (s localStore) read(name string) ([]byte, error) { return os.ReadFile(s.path(name)) }
+
+func (s localStore) open(name string) (storeFile, error) {
+	f, err := os.Open(s.path(name))
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return localFile{f, fi.Size()}, nil
+}
+
+// localFile is a file open for reading, with its size.
+type localFile struct {
+	*os.File
+	n int64
+}
+
+func (f localFile) size() int64 { return f.n }
+
+func (s localStore) list(dir string) ([]storeEntry, error) {
+	des, err := os.ReadDir(s.path(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]storeEntry, 0, len(des))
+	for _, de := range des {
+		e := storeEntry{name: de.Name(), dir: de.IsDir(), other: !de.IsDir() && !de.Type().IsRegular()}
+		if !e.dir {
+			fi, err := de.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted since listed
+			}
+			if err != nil {
+				return nil, err
+			}
+			e.size, e.modTime = fi.Size(), fi.ModTime()
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+func (s localStore) stat(name string) (storeEntry, error) {
+	fi, err := os.Stat(s.path(name))
+	if err != nil {
+		return storeEntry{}, err
+	}
+	return storeEntry{name: fi.Name(), size: fi.Size(), modTime: fi.ModTime(), dir: fi.IsDir(), other: !fi.IsDir() && !fi.Mode().IsRegular()}, nil
+}
+
+func (s localStore) remove(name string) error {
+	if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func (s localStore) lock(owner string) (func() error, error) {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating table folder: %w", err)
+	}
+	l, err := flock.Acquire(filepath.Join(s.dir, lockFile), owner)
+	var held *flock.HeldError
+	if errors.As(err, &held) {
+		return nil, &ErrLocked{Dir: s.dir, Holder: held.Holder}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking the table folder: %w", err)
+	}
+	return l.Release, nil
+}
