@@ -120,5 +120,8 @@ func checkEnds(t *testing.T, a *agent, pipeline string, topics ...string) {
 		t.Errorf("table %s: every partition's next offset is at its end, but %d rows of %d produced are in the table",
 			st.DestinationTable, st.Rows, total)
 	}
-	checkTable(t, st.Location, "--count", strconv.FormatInt(total, 10), "--ends", endsFile, "--metadata", "_kafka", "--no-orphans")
+	// A SIGKILL between a file's close and its commit leaves the file
+	// behind until garbage collection's grace period has passed: what is
+	// not in the log must at least be named like the agent's files.
+	checkTable(t, st.Location, "--count", strconv.FormatInt(total, 10), "--ends", endsFile, "--metadata", "_kafka", "--orphans-by-agent")
 }
