@@ -1,9 +1,28 @@
 package table
 
 import (
+	"fmt"
 	"io"
+	"net/url"
 	"time"
 )
+
+// openStore returns the store of the table at location: a local folder (a
+// path, or a file:// URL) or a prefix in an object store (s3://, gs://,
+// azblob:// or abfss:// URL; see [openBlobStore]).
+func openStore(location string) (store, error) {
+	u, err := url.Parse(location)
+	if err != nil || u.Scheme == "" || len(u.Scheme) == 1 { // a path (or a Windows drive letter)
+		return localStore{dir: location}, nil
+	}
+	switch u.Scheme {
+	case "file":
+		return localStore{dir: u.Path}, nil
+	case "s3", "gs", "azblob", "abfss":
+		return openBlobStore(u)
+	}
+	return nil, fmt.Errorf("table location %s: unsupported scheme %q (want a path, or a file, s3, gs, azblob or abfss URL)", redact(u), u.Scheme)
+}
 
 // store is where one table's files live: a folder on local disk
 // ([localStore]) or a prefix in an object store ([blobStore]). Names are

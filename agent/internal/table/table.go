@@ -99,29 +99,41 @@ type Table struct {
 	pending map[string]struct{}
 }
 
-// Open opens the table in folder dir for writing, creating the folder if
-// needed, and replays its log. The caller must [Table.Close] it.
+// Open opens the table at location for writing and replays its log. The
+// location is a local folder (a path or a file:// URL), created if needed,
+// or a prefix in an object store: s3://bucket/prefix, gs://bucket/prefix,
+// azblob://container/prefix or abfss://container@account.dfs.core.windows.net/prefix,
+// with credentials from each cloud's standard chain (environment, shared
+// configuration, instance or workload identity) and driver options as
+// query parameters (for an S3-compatible server: endpoint, region,
+// use_path_style). The caller must [Table.Close] it.
 //
-// One writer per table: Open takes an exclusive lock on the file
-// _tributary.lock in the folder and writes [Options.Owner] into it; while
-// the Table is open, another Open of the folder, in this process or
-// another, fails at once with an [*ErrLocked] that names the holder.
+// One writer per table: in a local folder, Open takes an exclusive lock on
+// the file _tributary.lock and writes [Options.Owner] into it; while the
+// Table is open, another Open of the folder, in this process or another,
+// fails at once with an [*ErrLocked] that names the holder. An object store
+// has no lock: log entries are created with conditional writes, so two
+// writers never both commit one version, and [Commit.From] keeps a writer
+// from committing offsets another one moved.
 //
 // A folder that holds data but no log (another tool's Parquet files, say)
 // is not a table: Open returns an [*ErrNotTable] and changes nothing in it.
 // A log entry that cannot be replayed is an error wrapping [ErrCorruptLog]
 // that names the file.
-func Open(dir string, opts Options) (*Table, error) {
-	return open(dir, opts, true)
+func Open(location string, opts Options) (*Table, error) {
+	return open(location, opts, true)
 }
 
 // open is Open, taking the folder's lock only when lock is true.
-func open(dir string, opts Options, lock bool) (*Table, error) {
+func open(location string, opts Options, lock bool) (*Table, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("table options: %w", err)
 	}
-	s := localStore{dir: dir}
+	s, err := openStore(location)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkFolder(s); err != nil {
 		return nil, err
 	}
@@ -144,7 +156,10 @@ func open(dir string, opts Options, lock bool) (*Table, error) {
 // not exist or holds no log yet gives an empty Snapshot (Version -1); one
 // that holds data but no log is an [*ErrNotTable].
 func ReadSnapshot(dir string) (Snapshot, error) {
-	s := localStore{dir: dir}
+	s, err := openStore(dir)
+	if err != nil {
+		return Snapshot{}, err
+	}
 	if err := checkFolder(s); err != nil {
 		return Snapshot{}, err
 	}
