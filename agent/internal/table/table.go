@@ -134,10 +134,16 @@ func open(location string, opts Options, lock bool) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openIn(s, opts, lock)
+}
+
+// openIn is open on store s, with opts' defaults set.
+func openIn(s store, opts Options, lock bool) (*Table, error) {
 	if err := checkFolder(s); err != nil {
 		return nil, err
 	}
 	t := &Table{s: s, opts: opts, pending: map[string]struct{}{}}
+	var err error
 	if lock {
 		if t.unlock, err = s.lock(opts.Owner); err != nil {
 			return nil, err

@@ -1,0 +1,109 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+)
+
+// TestBlobStoreTable runs a table on an in-memory bucket through blobStore
+// (the end-to-end tests run one on a real S3-compatible server): commits,
+// a checkpoint and a reopen from it, put-if-absent of a log version two
+// writers race for, and garbage collection of an upload left uncommitted.
+func TestBlobStoreTable(t *testing.T) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	s := &blobStore{b: bucket, location: "mem://test"}
+	now := time.Now()
+	opts := Options{Now: func() time.Time { return now }, GCGrace: time.Minute}
+	opts, _ = opts.withDefaults()
+	tb, err := openIn(s, opts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := []schema.Field{{Name: "id", Type: &schema.Type{Kind: schema.Long}}}
+	ps := parquet.NewSchema("spark_schema", parquet.Group{"id": parquet.Int(64)})
+	write := func(tb *Table, id int64) AddFile {
+		t.Helper()
+		fw, err := tb.NewFile(ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fw.WriteColumns([][]parquet.Value{{parquet.Int64Value(id).Level(0, 0, 0)}}, 1); err != nil {
+			t.Fatal(err)
+		}
+		add, err := fw.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return add
+	}
+	for i := range int64(12) {
+		c := Commit{Files: []AddFile{write(tb, i)}, Txns: map[string]int64{"t/x/0": i + 1}}
+		if i == 0 {
+			c.Schema = fields
+		} else {
+			c.From = map[string]int64{"t/x/0": i}
+		}
+		if _, err := tb.Commit(c); err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+	}
+	if _, err := s.stat(logDir + "/" + checkpointName(10)); err != nil {
+		t.Errorf("no checkpoint at version 10: %v", err)
+	}
+	again, err := openIn(s, opts, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap := again.Snapshot(); snap.Version != 11 || snap.NumRows != 12 || snap.Txns["t/x/0"] != 12 {
+		t.Errorf("reopened: version %d, %d rows, offset %d; want 11, 12, 12", snap.Version, snap.NumRows, snap.Txns["t/x/0"])
+	}
+	// Two writers of version 12: the second loses to the first.
+	if err := s.putIfAbsent(logPath(12), []byte(`{"commitInfo":{}}`+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.putIfAbsent(logPath(12), []byte("{}\n")); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("second put-if-absent of version 12: %v, want fs.ErrExist", err)
+	}
+	// A file uploaded but never committed is collected after the grace.
+	orphan := write(tb, 99)
+	delete(tb.pending, orphan.Path) // as if another process had written it
+	now = now.Add(2 * time.Minute)
+	if n, err := tb.CollectGarbage(); err != nil || n != 1 {
+		t.Errorf("CollectGarbage = %d, %v; want the orphan", n, err)
+	}
+	if _, err := s.stat(orphan.Path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("orphan %s still there: %v", orphan.Path, err)
+	}
+	// An aborted upload leaves nothing.
+	fw, err := tb.NewFile(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Abort()
+	if _, err := bucket.Attributes(context.Background(), fw.Name()); err == nil {
+		t.Errorf("aborted file %s exists", fw.Name())
+	}
+	entries, err := s.list("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.dir {
+			names = append(names, e.name+"/")
+		}
+	}
+	if fmt.Sprint(names) != "[_delta_log/]" {
+		t.Errorf("folders %v, want [_delta_log/]", names)
+	}
+}
