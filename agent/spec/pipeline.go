@@ -56,7 +56,8 @@ const (
 var Formats = []string{FormatString, FormatJSON, FormatAvro, FormatProtobuf}
 
 // Pipeline is one ingestion pipeline: a set of destination tables fed from
-// one connection, written under <warehouse>/<catalog>/<schema>/<table>/.
+// one connection, written under <root>/<catalog>/<schema>/<table>/, where
+// root is StorageLocation or, by default, the agent's warehouse.
 type Pipeline struct {
 	// Name identifies the pipeline on the agent; see [ValidName].
 	Name string `json:"name"`
@@ -68,6 +69,13 @@ type Pipeline struct {
 	// every destination table name.
 	DestinationCatalog string `json:"destination_catalog"`
 	DestinationSchema  string `json:"destination_schema"`
+	// StorageLocation puts the pipeline's tables under another root than the
+	// agent's warehouse: an absolute local path or a URL of one of
+	// [LocationForms], without query parameters or credentials. The agent
+	// accepts it only under a root it allows (see [LocationUnder]), and takes
+	// the object store's options from that root and its credentials from its
+	// own environment. Empty means the agent's warehouse.
+	StorageLocation string `json:"storage_location,omitempty"`
 	// Continuous keeps the pipeline reading new records; false makes a
 	// triggered run that reads up to the end offsets seen at start, commits
 	// and stops in state COMPLETED. Nil means true.

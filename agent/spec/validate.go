@@ -67,6 +67,7 @@ func (p *Pipeline) Validate() Errors {
 	}
 	validateIdentifier(col, "destination_catalog", p.DestinationCatalog)
 	validateIdentifier(col, "destination_schema", p.DestinationSchema)
+	validateStorageLocation(col, "storage_location", p.StorageLocation)
 	if p.FlushInterval != "" {
 		d, err := time.ParseDuration(p.FlushInterval)
 		switch {

@@ -23,15 +23,19 @@ func validPipeline() *Pipeline {
 	return p
 }
 
+// pipelineCase is one case of TestPipelineValidate: mutate makes
+// validPipeline fail with a problem at path whose detail contains detail.
+type pipelineCase struct {
+	name   string
+	mutate func(p *Pipeline)
+	path   string // "" means valid
+	detail string
+}
+
 func TestPipelineValidate(t *testing.T) {
 	ko := func(p *Pipeline) *KafkaOptions { return &p.Tables[0].ConnectorOptions.KafkaOptions }
 	const kp = "table[0].connector_options.kafka_options."
-	tests := []struct {
-		name   string
-		mutate func(p *Pipeline)
-		path   string // "" means valid
-		detail string
-	}{
+	tests := []pipelineCase{
 		{"valid", func(p *Pipeline) {}, "", ""},
 		{"topics and pattern", func(p *Pipeline) { ko(p).TopicPattern = "ev.*" }, kp + "topics", "mutually exclusive"},
 		{"neither topics nor pattern", func(p *Pipeline) { ko(p).Topics = nil }, kp + "topics", "one of topics or topic_pattern is required"},
@@ -70,6 +74,7 @@ func TestPipelineValidate(t *testing.T) {
 		{"name", func(p *Pipeline) { p.Name = "" }, "name", "not a valid name"},
 		{"connection", func(p *Pipeline) { p.Connection = "" }, "connection_name", "required"},
 	}
+	tests = append(tests, storageLocationCases()...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := validPipeline()
