@@ -62,6 +62,7 @@ func testPipelineModel(t *testing.T, tables ...attr.Value) pipelineResourceModel
 		Connection:         types.StringUnknown(),
 		DestinationCatalog: types.StringValue("main"),
 		DestinationSchema:  types.StringValue("bad-schema"),
+		StorageLocation:    types.StringUnknown(),
 		Continuous:         types.BoolUnknown(),
 		FlushInterval:      types.StringValue("5s"),
 		TargetFileSizeMB:   types.Int64Unknown(),
@@ -99,7 +100,7 @@ func TestSpecConverterUnknowns(t *testing.T) {
 		t.Fatalf("convert: %v", c.diags)
 	}
 	wantUnknown := []string{
-		"connection_name", "continuous", "target_file_size_mb",
+		"connection_name", "storage_location", "continuous", "target_file_size_mb",
 		"table[0].connector_options.kafka_options.topics[1]",
 		"table[0].connector_options.kafka_options.key_transformer",
 		"table[0].connector_options.kafka_options.value_transformer.json_options.schema",
@@ -186,42 +187,93 @@ func TestSpecConverterSchemaFile(t *testing.T) {
 	}
 }
 
+// storedPipeline is a valid pipeline as the agent stores it, with one table.
+func storedPipeline() *spec.Pipeline {
+	return &spec.Pipeline{
+		Name: "p1", Connection: "c1", DestinationCatalog: "main", DestinationSchema: "demo",
+		Tables: []spec.Table{{
+			DestinationTable: "events",
+			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{"events"}}},
+		}},
+	}
+}
+
+// roundTrip sets a model from the stored pipeline, as Read does with the
+// prior state (nil on import), and converts the model back, checking that
+// the result validates.
+func roundTrip(t *testing.T, stored *spec.Pipeline, prior *pipelineResourceModel) (pipelineResourceModel, *spec.Pipeline) {
+	t.Helper()
+	ctx := context.Background()
+	var m pipelineResourceModel
+	var diags diag.Diagnostics
+	m.setFromSpec(ctx, stored, prior, &diags)
+	if diags.HasError() {
+		t.Fatalf("setFromSpec: %v", diags)
+	}
+	c := newSpecConverter(ctx, false)
+	back := c.pipeline(&m)
+	if c.diags.HasError() {
+		t.Fatalf("convert: %v", c.diags)
+	}
+	if errs := back.Validate(); len(errs) > 0 {
+		t.Errorf("the converted pipeline does not validate: %v", errs)
+	}
+	return m, back
+}
+
 // TestIsolationLevelRoundTrip converts isolation_level from the agent's
 // spec into the model and back: an unset level reads as the default, a set
 // one is kept.
 func TestIsolationLevelRoundTrip(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	for _, tc := range []struct{ stored, want string }{
 		{"", spec.DefaultIsolationLevel},
 		{spec.IsolationReadCommitted, spec.IsolationReadCommitted},
 		{spec.IsolationReadUncommitted, spec.IsolationReadUncommitted},
 	} {
-		stored := &spec.Pipeline{
-			Name: "p1", Connection: "c1", DestinationCatalog: "main", DestinationSchema: "demo",
-			Tables: []spec.Table{{
-				DestinationTable: "events",
-				ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
-					Topics: []string{"events"}, IsolationLevel: tc.stored,
-				}},
-			}},
-		}
-		var m pipelineResourceModel
-		var diags diag.Diagnostics
-		m.setFromSpec(ctx, stored, nil, &diags)
-		if diags.HasError() {
-			t.Fatalf("setFromSpec(%q): %v", tc.stored, diags)
-		}
-		c := newSpecConverter(ctx, false)
-		back := c.pipeline(&m)
-		if c.diags.HasError() {
-			t.Fatalf("convert(%q): %v", tc.stored, c.diags)
-		}
+		stored := storedPipeline()
+		stored.Tables[0].ConnectorOptions.KafkaOptions.IsolationLevel = tc.stored
+		_, back := roundTrip(t, stored, nil)
 		if got := back.Tables[0].ConnectorOptions.KafkaOptions.IsolationLevel; got != tc.want {
 			t.Errorf("stored %q: isolation_level = %q, want %q", tc.stored, got, tc.want)
 		}
-		if errs := back.Validate(); len(errs) > 0 {
-			t.Errorf("stored %q: converted pipeline does not validate: %v", tc.stored, errs)
-		}
+	}
+}
+
+// TestStorageLocationRoundTrip converts storage_location from the agent's
+// spec into the model and back: unset is null (no diff against a
+// configuration without it), a prior "" stays "", and a location is kept.
+func TestStorageLocationRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		stored   string
+		imported bool // no prior state
+		prior    types.String
+		want     types.String
+	}{
+		{"unset", "", false, types.StringNull(), types.StringNull()},
+		{"unset on import", "", true, types.StringNull(), types.StringNull()},
+		{"empty in the configuration", "", false, types.StringValue(""), types.StringValue("")},
+		{"set", "s3://lake/raw", false, types.StringNull(), types.StringValue("s3://lake/raw")},
+		{"set on import", "s3://lake/raw", true, types.StringNull(), types.StringValue("s3://lake/raw")},
+		{"changed behind Terraform's back", "/srv/lake", false, types.StringValue("s3://lake/raw"), types.StringValue("/srv/lake")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			stored := storedPipeline()
+			stored.StorageLocation = tc.stored
+			var prior *pipelineResourceModel
+			if !tc.imported {
+				prior = &pipelineResourceModel{StorageLocation: tc.prior, Table: types.ListNull(pipelineTypes().table)}
+			}
+			m, back := roundTrip(t, stored, prior)
+			if !m.StorageLocation.Equal(tc.want) {
+				t.Errorf("storage_location = %v, want %v", m.StorageLocation, tc.want)
+			}
+			if back.StorageLocation != tc.stored {
+				t.Errorf("converted back: storage_location = %q, want %q", back.StorageLocation, tc.stored)
+			}
+		})
 	}
 }

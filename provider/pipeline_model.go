@@ -21,6 +21,7 @@ type pipelineResourceModel struct {
 	Connection         types.String   `tfsdk:"connection_name"`
 	DestinationCatalog types.String   `tfsdk:"destination_catalog"`
 	DestinationSchema  types.String   `tfsdk:"destination_schema"`
+	StorageLocation    types.String   `tfsdk:"storage_location"`
 	Continuous         types.Bool     `tfsdk:"continuous"`
 	FlushInterval      types.String   `tfsdk:"flush_interval"`
 	TargetFileSizeMB   types.Int64    `tfsdk:"target_file_size_mb"`
@@ -71,6 +72,7 @@ func (c *specConverter) pipeline(m *pipelineResourceModel) *spec.Pipeline {
 		Connection:         c.str("connection_name", m.Connection),
 		DestinationCatalog: c.str("destination_catalog", m.DestinationCatalog),
 		DestinationSchema:  c.str("destination_schema", m.DestinationSchema),
+		StorageLocation:    c.str("storage_location", m.StorageLocation),
 		Continuous:         c.boolPtr("continuous", m.Continuous),
 		FlushInterval:      c.str("flush_interval", m.FlushInterval),
 		TargetFileSizeMB:   c.int64Or("target_file_size_mb", m.TargetFileSizeMB, spec.DefaultTargetFileSizeMB),
@@ -170,8 +172,9 @@ func eachJSONOptions(p *spec.Pipeline, fn func(path string, jo *spec.JSONOptions
 }
 
 // setFromSpec sets the configurable attributes of m from a pipeline as the
-// agent stores it. prior (nil on import) keeps the one shape the spec cannot
-// tell apart: an empty table_configuration block versus none.
+// agent stores it. prior (nil on import) keeps the shapes the spec cannot
+// tell apart: an empty table_configuration block versus none, and
+// storage_location = "" versus none.
 func (m *pipelineResourceModel) setFromSpec(ctx context.Context, p *spec.Pipeline, prior *pipelineResourceModel, diags *diag.Diagnostics) {
 	p.Normalize()
 	m.ID = types.StringValue(p.Name)
@@ -179,6 +182,10 @@ func (m *pipelineResourceModel) setFromSpec(ctx context.Context, p *spec.Pipelin
 	m.Connection = types.StringValue(p.Connection)
 	m.DestinationCatalog = types.StringValue(p.DestinationCatalog)
 	m.DestinationSchema = types.StringValue(p.DestinationSchema)
+	m.StorageLocation = stringOrNull(p.StorageLocation)
+	if p.StorageLocation == "" && prior != nil && prior.StorageLocation.Equal(types.StringValue("")) {
+		m.StorageLocation = prior.StorageLocation // "" means the warehouse, as null does: no diff
+	}
 	m.Continuous = types.BoolValue(p.IsContinuous())
 	m.FlushInterval = types.StringValue(p.FlushInterval)
 	m.TargetFileSizeMB = types.Int64Value(p.TargetFileSizeMB)

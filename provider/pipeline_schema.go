@@ -33,6 +33,15 @@ func quoted(values []string) string {
 	return strings.Join(q, ", ")
 }
 
+// storageLocationForms lists the URL forms of storage_location.
+func storageLocationForms() []string {
+	forms := make([]string, len(spec.LocationForms))
+	for i, f := range spec.LocationForms {
+		forms[i] = f.Form
+	}
+	return forms
+}
+
 // pipelineResourceSchema is the schema of tributary_pipeline, version 0.
 //
 // The computed state and table_status attributes of earlier releases were
@@ -59,12 +68,28 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 			},
 			"destination_catalog": schema.StringAttribute{
 				MarkdownDescription: "First segment of every destination table name, an identifier (a letter or `_` " +
-					"followed by letters, digits or `_`). Tables are written under `<warehouse>/<catalog>/<schema>/<table>/`.",
+					"followed by letters, digits or `_`). Tables are written under `<root>/<catalog>/<schema>/<table>/`, " +
+					"where the root is `storage_location` or, by default, the agent's warehouse.",
 				Required: true,
 			},
 			"destination_schema": schema.StringAttribute{
 				MarkdownDescription: "Second segment of every destination table name, an identifier.",
 				Required:            true,
+			},
+			"storage_location": schema.StringAttribute{
+				MarkdownDescription: "Root the pipeline's tables are written under instead of the agent's warehouse, like " +
+					"the storage location of a Lakeflow pipeline: each table lives at " +
+					"`<storage_location>/<destination_catalog>/<destination_schema>/<destination_table>/`. An absolute path " +
+					"on the agent's machine (`/srv/lake`) or a URL: " + quoted(storageLocationForms()) + ". " +
+					"The agent must allow the root: start it with `tributary-agent serve --warehouse-allow <url>` " +
+					"naming this location or a root above it, with the object store's options as query parameters there " +
+					"(`?region=...`, `?endpoint=...`), not here; otherwise the agent refuses the pipeline (422) and the " +
+					"apply fails (and the plan, when the agent answers its dry run). Credentials come from the agent's " +
+					"environment (each cloud's standard credential chain), never from Terraform. Not set: the agent's " +
+					"warehouse (`--warehouse`). Changing it is an update that restarts the pipeline's tables under the " +
+					"new root; nothing is moved: tables there keep their own logs and offsets, and a new one starts at " +
+					"`starting_offset`.",
+				Optional: true,
 			},
 			"continuous": schema.BoolAttribute{
 				MarkdownDescription: "`true` (default) keeps reading new records. `false` makes a triggered run: it " +

@@ -115,6 +115,13 @@ func TestAccPipelineValidation(t *testing.T) {
 			"connection_name", `"-c" is not a valid name`},
 		{"target_file_size_mb negative", pipelineHCL(map[string]string{"target_file_size_mb": `-1`}, tableHCL("events", topics, "")),
 			"target_file_size_mb", "-1 is less than the minimum of 1"},
+		{"storage_location with query parameters", pipelineHCL(map[string]string{"storage_location": `"s3://lake/raw?endpoint=http://minio:9000"`}, tableHCL("events", topics, "")),
+			"storage_location", `"s3://lake/raw?endpoint=http://minio:9000" has query parameters: options of the object store driver ` +
+				`(endpoint, region) belong to the agent's --warehouse or --warehouse-allow root, not to the pipeline`},
+		{"storage_location with an unknown scheme", pipelineHCL(map[string]string{"storage_location": `"hdfs://namenode/lake"`}, tableHCL("events", topics, "")),
+			"storage_location", `"hdfs://namenode/lake" has scheme "hdfs"; use an absolute path or a URL with scheme file, s3, gs, azblob, abfss`},
+		{"storage_location relative", pipelineHCL(map[string]string{"storage_location": `"lake/raw"`}, tableHCL("events", topics, "")),
+			"storage_location", `"lake/raw" is not an absolute path`},
 	})
 }
 
@@ -151,6 +158,7 @@ resource "tributary_connection" "c" {
 ` + pipelineHCL(map[string]string{
 				"connection_name":    "tributary_connection.c.name",
 				"destination_schema": "terraform_data.later.output",
+				"storage_location":   "terraform_data.later.output",
 			}, tableHCL("events", `
         topics = [terraform_data.later.output]
         value_transformer = {
