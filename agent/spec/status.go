@@ -28,7 +28,8 @@ type PipelineStatus struct {
 // TableStatus reports one destination table.
 type TableStatus struct {
 	DestinationTable string `json:"destination_table"`
-	// Location is the table's folder under the agent's warehouse.
+	// Location is where the table lives: a folder, or an object store URL
+	// with the store options (query parameters) the agent opens it with.
 	Location string `json:"location"`
 	State    string `json:"state"`
 	// Version is the table's latest committed Delta log version, -1 before

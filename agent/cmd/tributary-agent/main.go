@@ -1,7 +1,7 @@
 // Command tributary-agent ingests Kafka topics into Delta-compatible Parquet
 // tables, driven over its HTTP API by the Terraform provider.
 //
-//	tributary-agent serve --data-dir DIR [--listen 127.0.0.1:8470] [--warehouse DIR] [--token-file F] [--memory-limit 512MiB]
+//	tributary-agent serve --data-dir DIR [--listen 127.0.0.1:8470] [--warehouse DIR-or-URL] [--warehouse-allow URL ...] [--token-file F] [--memory-limit 512MiB]
 //	tributary-agent dev   [--listen 127.0.0.1:8470] [--data-dir DIR] [--kafka-port 19192]
 //	tributary-agent version
 //

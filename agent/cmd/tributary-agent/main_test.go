@@ -212,6 +212,10 @@ func TestServeRefuses(t *testing.T) {
 			wantCode: 2, want: []string{"--memory-limit 1MiB is below the minimum of 32MiB"}},
 		{name: "memory limit not a size", args: []string{"--insecure-no-auth", "--data-dir", dir, "--memory-limit", "lots"},
 			wantCode: 2, want: []string{"-memory-limit", "MiB"}},
+		{name: "warehouse of an unknown store", args: []string{"--insecure-no-auth", "--data-dir", dir, "--warehouse", "hdfs://nn/lake"},
+			wantCode: 2, want: []string{`--warehouse "hdfs://nn/lake": unsupported scheme "hdfs"`}},
+		{name: "allowed root without a bucket", args: []string{"--insecure-no-auth", "--data-dir", dir, "--warehouse-allow", "s3:///raw"},
+			wantCode: 2, want: []string{`"s3:///raw" names no bucket: s3://<bucket>/<prefix>`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

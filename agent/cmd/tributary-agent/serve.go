@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -57,9 +58,12 @@ func goMemoryLimit(limit memory.Size) int64 { return int64(limit) / 8 * 7 }
 
 // agentOptions configures one agent process.
 type agentOptions struct {
-	listen          string
-	dataDir         string
-	warehouse       string // "" means <dataDir>/warehouse
+	listen    string
+	dataDir   string
+	warehouse string // "" means <dataDir>/warehouse
+	// warehouseAllow are the other roots a pipeline's storage_location may
+	// lie under.
+	warehouseAllow  locations
 	token           string
 	insecureNoAuth  bool
 	shutdownTimeout time.Duration
@@ -71,10 +75,52 @@ type agentOptions struct {
 	onListen func(url string)
 }
 
+// locations is a repeatable flag of storage locations.
+type locations []string
+
+// String lists the locations.
+func (l *locations) String() string { return strings.Join(*l, ", ") }
+
+// Set adds a location, which must be a folder or a URL of a store the
+// agent can write to.
+func (l *locations) Set(s string) error {
+	if err := checkRoot(s); err != nil {
+		return err
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+// checkRoot refuses a warehouse root that is neither a folder nor the URL
+// of a bucket (or container) of a store the agent writes to.
+func checkRoot(root string) error {
+	u, err := url.Parse(root)
+	switch {
+	case err != nil || u.Scheme == "" || len(u.Scheme) == 1: // a path, or a Windows drive
+		return nil
+	case u.Scheme == "file":
+		if u.Path == "" {
+			return fmt.Errorf("%q: a file URL names a folder: file:///path", root)
+		}
+	case u.Scheme == "s3" || u.Scheme == "gs" || u.Scheme == "azblob" || u.Scheme == "abfss":
+		if u.Host == "" {
+			return fmt.Errorf("%q names no bucket: %s://<bucket>/<prefix>", root, u.Scheme)
+		}
+	default:
+		return fmt.Errorf("%q: unsupported scheme %q; a root is a folder or an s3, gs, azblob, abfss or file URL", root, u.Scheme)
+	}
+	return nil
+}
+
 // commonFlags registers the flags serve and dev share.
 func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
 	fs.StringVar(&o.listen, "listen", defaultListen, "`address` the API listens on; port 0 picks a free port")
-	fs.StringVar(&o.warehouse, "warehouse", "", "`folder` tables are written under (default <data-dir>/warehouse)")
+	fs.StringVar(&o.warehouse, "warehouse", "", "`location` tables are written under: a folder, or an object store URL "+
+		"(s3://bucket/prefix, gs://bucket/prefix, azblob://container/prefix, abfss://container@account.dfs.core.windows.net/prefix; "+
+		"driver options as query parameters, e.g. ?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1; "+
+		"credentials from the cloud's standard chain) (default <data-dir>/warehouse)")
+	fs.Var(&o.warehouseAllow, "warehouse-allow", "a `root` a pipeline's storage_location may lie under, besides --warehouse: "+
+		"a folder or an object store URL as for --warehouse; repeat for more")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout,
 		"how long a shutdown waits for requests and the final flush and commit of every table")
 	fs.TextVar(logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
@@ -88,6 +134,10 @@ func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
 func checkCommonFlags(o *agentOptions, stderr io.Writer) error {
 	if o.memoryLimit < minMemoryLimit {
 		fmt.Fprintf(stderr, "--memory-limit %s is below the minimum of %s\n", o.memoryLimit, memory.Size(minMemoryLimit))
+		return errUsage
+	}
+	if err := checkRoot(o.warehouse); err != nil {
+		fmt.Fprintf(stderr, "--warehouse %v\n", err)
 		return errUsage
 	}
 	return nil
@@ -206,7 +256,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		goLimit = goMemoryLimit(o.memoryLimit)
 		debug.SetMemoryLimit(goLimit)
 	}
-	engine := pipeline.NewManager(pipeline.Config{Warehouse: o.warehouse, Logger: o.log, Memory: budget})
+	engine := pipeline.NewManager(pipeline.Config{Warehouse: o.warehouse, AllowedRoots: o.warehouseAllow, Logger: o.log, Memory: budget})
 	srv, err := server.New(server.Config{
 		Store: st, Engine: engine, Token: o.token, InsecureNoAuth: o.insecureNoAuth, Logger: o.log, Memory: budget,
 	})

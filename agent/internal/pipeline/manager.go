@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -25,9 +26,15 @@ import (
 
 // Config configures a Manager.
 type Config struct {
-	// Warehouse is the folder tables are written under:
-	// <Warehouse>/<catalog>/<schema>/<table>/.
+	// Warehouse is where tables are written unless their pipeline has a
+	// storage_location: <Warehouse>/<catalog>/<schema>/<table>/. It is a
+	// local folder or an object store URL (see [table.Open]).
 	Warehouse string
+	// AllowedRoots are the roots a pipeline's storage_location may lie
+	// under, besides Warehouse: local folders or object store URLs, whose
+	// query parameters (the store driver's options, such as an S3
+	// endpoint) apply to the locations under them.
+	AllowedRoots []string
 	// Logger receives the manager's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// DiscoverEvery is how often tables look for new partitions and new
@@ -150,9 +157,13 @@ func (m *Manager) applied(name string) *running {
 func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, old *running) ([]tableConfig, []*tableRunner, error) {
 	cfgs := make([]tableConfig, len(p.Tables))
 	current := make([]*tableRunner, len(p.Tables))
+	root, err := m.root(p)
+	if err != nil {
+		return nil, nil, err
+	}
 	var refused spec.Errors
 	for i := range p.Tables {
-		cfgs[i] = m.tableConfig(p, &p.Tables[i], conn)
+		cfgs[i] = m.tableConfig(root, p, &p.Tables[i], conn)
 		if old != nil {
 			for _, o := range old.tables {
 				if reflect.DeepEqual(o.cfg, cfgs[i]) {
@@ -204,11 +215,55 @@ func checkSchema(cfg *tableConfig) error {
 	return nil
 }
 
-func (m *Manager) tableConfig(p *spec.Pipeline, t *spec.Table, conn *spec.Connection) tableConfig {
+// root returns where p's tables go: under its storage_location, which must
+// lie under the warehouse or an allowed root (whose store options it
+// takes), or else under the warehouse. A location under no root is refused
+// as [spec.Errors] on storage_location.
+func (m *Manager) root(p *spec.Pipeline) (string, error) {
+	if p.StorageLocation == "" {
+		return m.cfg.Warehouse, nil
+	}
+	roots := append([]string{m.cfg.Warehouse}, m.cfg.AllowedRoots...)
+	for _, root := range roots {
+		if spec.LocationUnder(p.StorageLocation, root) {
+			return withOptionsOf(p.StorageLocation, root), nil
+		}
+	}
+	return "", spec.Errors{{Path: "storage_location", Detail: fmt.Sprintf("%s is not under a root this agent may write to (%s); "+
+		"start the agent with --warehouse-allow <root> for it, or use a location under one of those",
+		p.StorageLocation, strings.Join(redactedRoots(roots), ", "))}}
+}
+
+// withOptionsOf returns location, a URL or a path under root, with root's
+// query parameters: the options of the store driver (an S3 endpoint, say)
+// configured on the agent for that root.
+func withOptionsOf(location, root string) string {
+	r, err := url.Parse(root)
+	if err != nil || r.RawQuery == "" {
+		return location
+	}
+	l, err := url.Parse(location)
+	if err != nil {
+		return location
+	}
+	l.RawQuery = r.RawQuery
+	return l.String()
+}
+
+// redactedRoots returns roots without their query parameters, for messages.
+func redactedRoots(roots []string) []string {
+	out := make([]string, len(roots))
+	for i, root := range roots {
+		out[i], _, _ = strings.Cut(root, "?")
+	}
+	return out
+}
+
+func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn *spec.Connection) tableConfig {
 	return tableConfig{
 		Pipeline:      p.Name,
 		Qualified:     strings.ToLower(p.QualifiedName(t)),
-		Dir:           tableDir(m.cfg.Warehouse, p, t),
+		Dir:           spec.JoinLocation(root, p.DestinationCatalog, p.DestinationSchema, t.DestinationTable),
 		Table:         *t,
 		Conn:          *conn,
 		FlushEvery:    p.FlushEvery(),

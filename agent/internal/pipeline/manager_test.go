@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -253,4 +254,43 @@ func TestManagerTopicPatternFindsNewTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "7 more rows from the new topic ev-b", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 12 })
+}
+
+// TestManagerStorageLocation checks where a pipeline's tables go: under its
+// storage_location when that lies under the warehouse or an allowed root,
+// and refused on storage_location otherwise, before anything starts.
+func TestManagerStorageLocation(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 10, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	warehouse, allowed, other := t.TempDir(), t.TempDir(), t.TempDir()
+	m := NewManager(Config{Warehouse: warehouse, AllowedRoots: []string{allowed}})
+	defer m.Close(context.Background())
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	p := testPipeline("events")
+	off := false
+	p.Continuous = &off
+
+	p.StorageLocation = filepath.Join(other, "lake")
+	var refused spec.Errors
+	if err := m.Apply(context.Background(), p, conn); !errors.As(err, &refused) || refused[0].Path != "storage_location" ||
+		!strings.Contains(refused[0].Detail, "--warehouse-allow") {
+		t.Fatalf("Apply with a location under no allowed root: %v; want a refusal on storage_location naming --warehouse-allow", err)
+	}
+	if _, ok := m.Status("p"); ok {
+		t.Error("the refused pipeline runs")
+	}
+
+	p.StorageLocation = "file://" + filepath.Join(allowed, "lake")
+	if err := m.Apply(context.Background(), p, conn); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "COMPLETED", func() bool { st, _ := m.Status("p"); return st.State == spec.StateCompleted })
+	st, _ := m.Status("p")
+	want := filepath.Join(allowed, "lake", p.DestinationCatalog, p.DestinationSchema, p.Tables[0].DestinationTable)
+	if loc := st.Tables[0].Location; loc != "file://"+want || st.Tables[0].Rows != 10 {
+		t.Fatalf("table at %s with %d rows; want file://%s with 10", loc, st.Tables[0].Rows, want)
+	}
+	if snap, err := table.ReadSnapshot(want); err != nil || snap.NumRows != 10 {
+		t.Errorf("table under the allowed root: %+v, %v", snap, err)
+	}
 }

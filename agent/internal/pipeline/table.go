@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -670,9 +669,4 @@ func (l *loop) publishOffsets() {
 // groupID is the consumer group the table's offsets are mirrored to.
 func (r *tableRunner) groupID() string {
 	return "tributary." + r.cfg.Pipeline + "." + r.cfg.Qualified
-}
-
-// tableDir is where a table lives under the warehouse.
-func tableDir(warehouse string, p *spec.Pipeline, t *spec.Table) string {
-	return filepath.Join(warehouse, p.DestinationCatalog, p.DestinationSchema, t.DestinationTable)
 }
