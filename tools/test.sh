@@ -25,12 +25,16 @@ export TRIBUTARY_SPARK="$ROOT/.tools/spark"
 step() { printf '\n=== %s\n' "$*"; }
 has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }
 
-kafka_started=
+kafka_started= s3_started=
 cleanup() {
   local rc=$?
   if [[ -n "$kafka_started" ]]; then
     step "kafka down"
     tools/kafka.sh down || true
+  fi
+  if [[ -n "$s3_started" ]]; then
+    step "s3 down"
+    tools/s3.sh down || true
   fi
   exit "$rc"
 }
@@ -52,6 +56,17 @@ rm -f "$bench_log"
 step "kafka up"
 kafka_started=1
 tools/kafka.sh up
+
+# The S3-compatible server (SeaweedFS) the end-to-end tests keep tables on;
+# its client settings (AWS_ENDPOINT_URL, keys, region) go to the tests.
+step "s3 up"
+s3_started=1
+export S3_PORT="${S3_PORT:-18333}" TRIBUTARY_S3_BUCKET=tributary-e2e
+s3_env="$(mktemp)"
+S3_BUCKETS=$TRIBUTARY_S3_BUCKET tools/s3.sh up >"$s3_env"
+# shellcheck disable=SC1090
+source "$s3_env"
+rm -f "$s3_env"
 
 if has_pkgs ./provider/...; then
   step "acceptance tests (terraform $(terraform version | head -n1))"

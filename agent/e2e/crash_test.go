@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"os/exec"
@@ -19,10 +20,22 @@ import (
 // data dir. Afterwards every (partition, offset) is in the table exactly
 // once, as delta-rs, DuckDB and pyarrow read it.
 func TestCrashExactlyOnce(t *testing.T) {
-	const total = 200_000
-	crashTest(t, []string{"produce.py", "--count", strconv.Itoa(total), "--rate", "20000"},
+	crashPlain(t, 200_000, "")
+}
+
+// TestCrashExactlyOnceS3 is TestCrashExactlyOnce, with 100,000 records, on
+// the S3-compatible server: data files are multipart uploads, log entries
+// conditional writes, and there is no lock.
+func TestCrashExactlyOnceS3(t *testing.T) {
+	crashPlain(t, 100_000, s3Root(t))
+}
+
+// crashPlain runs crashTest with total records of a plain producer, the
+// tables under warehouse ("" for the agent's default).
+func crashPlain(t *testing.T, total int, warehouse string) {
+	crashTest(t, warehouse, []string{"produce.py", "--count", strconv.Itoa(total), "--rate", "20000"},
 		func() (int64, []string) {
-			return total, []string{"--count", strconv.Itoa(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent"}
+			return int64(total), []string{"--count", strconv.Itoa(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent"}
 		})
 }
 
@@ -33,7 +46,7 @@ func TestCrashExactlyOnce(t *testing.T) {
 // the producer's delivery reports gave, and no transaction marker.
 func TestCrashExactlyOnceTransactional(t *testing.T) {
 	manifest := filepath.Join(t.TempDir(), "manifest.json")
-	crashTest(t, []string{"produce_txn.py", "stream", "--count", "60000", "--txn-size", "500", "--abort-every", "4",
+	crashTest(t, "", []string{"produce_txn.py", "stream", "--count", "60000", "--txn-size", "500", "--abort-every", "4",
 		"--rate", "10000", "--manifest", manifest},
 		func() (int64, []string) {
 			recs := readManifest(t, manifest)
@@ -45,13 +58,14 @@ func TestCrashExactlyOnceTransactional(t *testing.T) {
 
 // crashTest runs producer (a testdata script and its arguments; the
 // bootstrap and topic are appended) against a fresh 4-partition topic that a
-// pipeline reads from earliest, kills the agent with SIGKILL at five random
-// moments while it produces, restarting it each time on the same data dir,
-// and then, once the producer has exited, waits for the number of rows
-// expect returns and runs check_table.py with the arguments it returns.
-func crashTest(t *testing.T, producer []string, expect func() (rows int64, checkArgs []string)) {
+// pipeline reads from earliest into a table under warehouse ("" for the
+// agent's default), kills the agent with SIGKILL at five random moments
+// while it produces, restarting it each time on the same data dir, and
+// then, once the producer has exited, waits for the number of rows expect
+// returns and runs check_table.py with the arguments it returns.
+func crashTest(t *testing.T, warehouse string, producer []string, expect func() (rows int64, checkArgs []string)) {
 	dataDir := t.TempDir()
-	a := startAgent(t, dataDir)
+	a := startAgentOn(t, dataDir, cmp.Or(warehouse, filepath.Join(dataDir, "warehouse")))
 	topic := uniqueName("e2e-crash")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0")
 

@@ -2,23 +2,30 @@
 
 // Package e2e runs Tributary end to end: the real agent binary, the real
 // Terraform CLI with the provider binary, a real Kafka broker (tools/kafka.sh,
-// at KAFKA_BOOTSTRAP), records produced by Confluent's Python client and
-// tables read back by delta-rs, DuckDB and pyarrow (the venv at
-// TRIBUTARY_PY). `make test` sets everything up; run alone with
+// at KAFKA_BOOTSTRAP), a real S3-compatible server (tools/s3.sh, SeaweedFS,
+// its bucket TRIBUTARY_S3_BUCKET at AWS_ENDPOINT_URL), records produced by
+// Confluent's Python client and tables read back by delta-rs, DuckDB and
+// pyarrow (the venv at TRIBUTARY_PY). `make test` sets everything up; run
+// alone with
 //
 //	make tools kafka-up
-//	KAFKA_BOOTSTRAP=127.0.0.1:19092 TRIBUTARY_PY=$PWD/.tools/py/bin/python \
+//	eval "$(S3_BUCKETS=tributary-e2e tools/s3.sh up)"
+//	KAFKA_BOOTSTRAP=127.0.0.1:19092 TRIBUTARY_PY=$PWD/.tools/py/bin/python TRIBUTARY_S3_BUCKET=tributary-e2e \
 //	  go test -tags e2e -count=1 -v ./agent/e2e/
+//
+// Without TRIBUTARY_S3_BUCKET the tests on object storage are skipped.
 package e2e
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +47,9 @@ var env struct {
 	agentBin  string
 	pluginDir string // holds terraform-provider-tributary for dev_overrides
 	root      string
+	// s3Bucket is the bucket of the S3-compatible server the tests keep
+	// tables in, at s3Endpoint; "" skips those tests.
+	s3Bucket, s3Endpoint string
 }
 
 func TestMain(m *testing.M) {
@@ -53,6 +63,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: set KAFKA_BOOTSTRAP and TRIBUTARY_PY (make test does); skipping")
 		return 0
 	}
+	env.s3Bucket, env.s3Endpoint = os.Getenv("TRIBUTARY_S3_BUCKET"), os.Getenv("AWS_ENDPOINT_URL")
 	wd, _ := os.Getwd()
 	env.root = filepath.Clean(filepath.Join(wd, "..", ".."))
 	env.terraform = os.Getenv("TRIBUTARY_TERRAFORM")
@@ -88,6 +99,20 @@ func uniqueName(prefix string) string {
 	b := make([]byte, 4)
 	rand.Read(b)
 	return prefix + "_" + hex.EncodeToString(b)
+}
+
+// s3Root returns a new root in the test bucket, as the agent takes it: with
+// the server's endpoint, path-style addressing and region as the S3
+// driver's query parameters (the keys come from the environment). It skips
+// the test when no S3 server is configured.
+func s3Root(t *testing.T) string {
+	t.Helper()
+	if env.s3Bucket == "" || env.s3Endpoint == "" {
+		t.Skip("no S3-compatible server: set TRIBUTARY_S3_BUCKET and AWS_ENDPOINT_URL (make test does)")
+	}
+	region := cmp.Or(os.Getenv("AWS_REGION"), "us-east-1")
+	return fmt.Sprintf("s3://%s/%s?endpoint=%s&use_path_style=true&region=%s", env.s3Bucket, uniqueName(t.Name()),
+		url.QueryEscape(env.s3Endpoint), region)
 }
 
 // agent is a running tributary-agent serve process.

@@ -32,7 +32,11 @@ import os
 import re
 import sys
 
+import tempfile
+import urllib.parse
+
 import duckdb
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
@@ -190,6 +194,39 @@ def check_rows(reader, rows, args, bad, want=None, kind_of=None, ends=None):
     print(f"{reader}: {len(rows)} rows ok")
 
 
+def open_location(location):
+    """Returns the table's URI for delta-rs, its storage options, a pyarrow
+    filesystem and the table's path in it. A location on S3 (as the agent
+    reports it: s3://bucket/prefix?store options) is read with the client
+    settings tools/s3.sh prints (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...)."""
+    u = urllib.parse.urlsplit(location)
+    if u.scheme != "s3":
+        return location, None, pafs.LocalFileSystem(), location
+    endpoint = urllib.parse.urlsplit(os.environ["AWS_ENDPOINT_URL"])
+    options = {
+        "AWS_ENDPOINT_URL": os.environ["AWS_ENDPOINT_URL"],
+        "AWS_ACCESS_KEY_ID": os.environ["AWS_ACCESS_KEY_ID"],
+        "AWS_SECRET_ACCESS_KEY": os.environ["AWS_SECRET_ACCESS_KEY"],
+        "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1"),
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_S3_ALLOW_UNSAFE_RENAME": "true",  # delta-rs only reads here
+    }
+    fs = pafs.S3FileSystem(endpoint_override=endpoint.netloc, scheme=endpoint.scheme,
+                           access_key=options["AWS_ACCESS_KEY_ID"], secret_key=options["AWS_SECRET_ACCESS_KEY"],
+                           region=options["AWS_REGION"])
+    path = u.netloc + u.path
+    return f"s3://{path}", options, fs, path
+
+
+def fs_path(uri):
+    """The path of a data file URI delta-rs gives in the table's pyarrow
+    filesystem."""
+    if uri.startswith("s3://"):
+        u = urllib.parse.urlsplit(uri)
+        return urllib.parse.unquote(u.netloc + u.path)
+    return uri.removeprefix("file://")
+
+
 # The names the agent gives data files (agent/internal/table/names.go).
 AGENT_FILE = re.compile(r"^part-[0-9]{5}-tributary-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-c000(\.[a-z0-9_]+)?\.parquet$")
 
@@ -228,32 +265,45 @@ def main():
         ap.error("--count is required without --manifest")
     check = lambda reader, rows: check_rows(reader, rows, args, bad, want, kind_of, ends)  # noqa: E731
 
-    dt = DeltaTable(args.table)
+    uri, options, fs, root = open_location(args.table)
+    dt = DeltaTable(uri, storage_options=options)
     delta_rows = dt.to_pyarrow_table().to_pylist()
     check("delta-rs", delta_rows)
 
     # The plain readers read the files the log references: an uncommitted
     # file left by a crash is not part of the table until garbage collected.
-    files = [u.removeprefix("file://") for u in dt.file_uris()]
-    on_disk = glob.glob(os.path.join(args.table, "*.parquet"))
-    con = duckdb.connect()
-    rel = con.execute("SELECT * FROM read_parquet(?)", [files])
-    cols = [d[0] for d in rel.description]
-    duck_rows = [dict(zip(cols, t)) for t in rel.fetchall()]
+    files = [fs_path(u) for u in dt.file_uris()]
+    on_disk = [i.path for i in fs.get_file_info(pafs.FileSelector(root))
+               if i.type == pafs.FileType.File and i.path.endswith(".parquet")]
+    with tempfile.TemporaryDirectory() as tmp:
+        # DuckDB reads local copies: its S3 support is an extension it
+        # downloads, which this machine cannot.
+        local = files
+        if options is not None:
+            local = []
+            for i, f in enumerate(files):
+                local.append(os.path.join(tmp, f"{i}.parquet"))
+                with fs.open_input_file(f) as src, open(local[-1], "wb") as dst:
+                    dst.write(src.readall())
+        con = duckdb.connect()
+        rel = con.execute("SELECT * FROM read_parquet(?)", [local])
+        cols = [d[0] for d in rel.description]
+        duck_rows = [dict(zip(cols, t)) for t in rel.fetchall()]
     check("duckdb", duck_rows)
 
     arrow_rows = []
     for f in files:
-        arrow_rows.extend(pq.read_table(f).to_pylist())
+        arrow_rows.extend(pq.read_table(f, filesystem=fs).to_pylist())
     check("pyarrow", arrow_rows)
+    exists = lambda f: fs.get_file_info(f).type == pafs.FileType.File  # noqa: E731
     if args.no_orphans and len(on_disk) != len(files):
         fail(f"{len(on_disk)} data files on disk but {len(files)} in the log")
     if args.orphans_by_agent:
-        committed = {os.path.realpath(f) for f in files}
+        committed = {os.path.basename(f) for f in files}
         for f in on_disk:
-            if os.path.realpath(f) not in committed and not AGENT_FILE.match(os.path.basename(f)):
+            if os.path.basename(f) not in committed and not AGENT_FILE.match(os.path.basename(f)):
                 fail(f"uncommitted file {f} is not named like the agent's data files")
-        missing = [f for f in files if not os.path.exists(f)]
+        missing = [f for f in files if not exists(f)]
         if missing:
             fail(f"the log references missing files: {missing}")
     print(f"files: {len(files)} committed, {len(on_disk)} on disk")
