@@ -4,6 +4,9 @@
 # ${XDG_CACHE_HOME:-$HOME/.cache}/tributary) and linking it from there:
 #   .tools/bin/terraform     Terraform CLI   (go install, ~2 min cold)
 #   .tools/bin/tofu          OpenTofu CLI    (go build, ~2.5 min cold)
+#   .tools/bin/weed          SeaweedFS, the S3-compatible server of
+#                            tools/s3.sh (go build, ~16 min cold on 2 cores:
+#                            a 230 MB binary with ~2 GB of modules)
 #   .tools/py -> venv        pyarrow, duckdb, deltalake, confluent-kafka
 #   .tools/spark             PySpark and delta-spark (python/, pip --target,
 #                            used on PYTHONPATH with .tools/py) and the Delta
@@ -12,7 +15,7 @@
 #                             here with `tools/tools.sh kafka`)
 # The docs generator, tfplugindocs, is a tool of the Go module (`go tool
 # tfplugindocs`, version pinned in go.mod).
-# Usage: tools/tools.sh [terraform|tofu|py|spark|kafka ...]  (default: all but kafka)
+# Usage: tools/tools.sh [terraform|tofu|s3|py|spark|kafka ...]  (default: all but kafka)
 # Idempotent; a warm run takes well under a second.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
@@ -20,6 +23,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TERRAFORM_VERSION=1.5.7
 TOFU_VERSION=1.12.6
+# SeaweedFS has no tagged Go module versions; this pseudo-version is its
+# 4.53 source (commit 7506e5f91cd6, 2026-11-09). Apache-2.0.
+SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
+SEAWEEDFS_COMMIT=7506e5f91cd6
 
 # Go tool builds must not pick up the project's GOFLAGS / go.work.
 go_env() { env GOFLAGS="${GO_TOOL_FLAGS:-}" GOWORK=off CGO_ENABLED=0 "$@"; }
@@ -45,6 +52,21 @@ build_tofu() { # DIR
   "$1/tofu" version
 }
 
+# `go install weed@version` refuses the module: its go.mod has a replace
+# directive. So build inside the downloaded module, as the main module (its
+# replace applies and its go.sum is complete, so the read-only module cache
+# is never written).
+build_seaweedfs() { # DIR
+  local mod
+  mod="$(cd "$1" && go_env go mod download -json "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -f "$mod/weed/weed.go" ]] || { echo "module dir not found"; return 1; }
+  (cd "$mod" && go_env go build -trimpath -buildvcs=false \
+    -ldflags "-s -w -X github.com/seaweedfs/seaweedfs/weed/util/version.COMMIT=$SEAWEEDFS_COMMIT" \
+    -o "$1/weed" ./weed)
+  "$1/weed" version
+}
+
 link() { # TARGET LINKNAME
   mkdir -p "$(dirname "$2")"
   [[ "$(readlink "$2" 2>/dev/null)" == "$1" ]] || ln -sfn "$1" "$2"
@@ -57,6 +79,10 @@ do_terraform() {
 do_tofu() {
   cache_build "tofu-$TOFU_VERSION" build_tofu
   link "$TRIBUTARY_CACHE/tofu-$TOFU_VERSION/tofu" "$TRIBUTARY_TOOLS/bin/tofu"
+}
+do_s3() {
+  cache_build "seaweedfs-$SEAWEEDFS_VERSION" build_seaweedfs
+  link "$TRIBUTARY_CACHE/seaweedfs-$SEAWEEDFS_VERSION/weed" "$TRIBUTARY_TOOLS/bin/weed"
 }
 # A venv is not relocatable, so it is built in place at its final path and
 # marked complete with a stamp file; the key hashes requirements.txt and the
@@ -126,13 +152,14 @@ do_kafka() { "$TRIBUTARY_REPO/tools/kafka.sh" jars >/dev/null; }
 
 main() {
   local what=("$@")
-  (( ${#what[@]} )) || what=(terraform tofu py spark)
+  (( ${#what[@]} )) || what=(s3 terraform tofu py spark)
   mkdir -p "$TRIBUTARY_CACHE" "$TRIBUTARY_TOOLS/bin"
-  # Run in parallel; the two big Go builds dominate (~2-3 min each cold).
+  # Run in parallel; the Go builds dominate cold (SeaweedFS ~16 min, the
+  # Terraform CLIs ~2-3 min each).
   local pids=() names=() rc=0 i
   for w in "${what[@]}"; do
     case "$w" in
-      terraform|tofu|py|spark|kafka) ;;
+      terraform|tofu|s3|py|spark|kafka) ;;
       *) die "unknown tool: $w" ;;
     esac
     "do_$w" & pids+=($!); names+=("$w")
