@@ -120,6 +120,7 @@ type agent struct {
 	t         *testing.T
 	dataDir   string
 	warehouse string
+	flags     []string // more serve flags
 	token     string
 	endpoint  string
 	cmd       *exec.Cmd
@@ -134,10 +135,10 @@ func startAgent(t *testing.T, dataDir string) *agent {
 }
 
 // startAgentOn starts an agent like startAgent, writing its tables under
-// warehouse, which other agents may share.
-func startAgentOn(t *testing.T, dataDir, warehouse string) *agent {
+// warehouse, which other agents may share, with more serve flags.
+func startAgentOn(t *testing.T, dataDir, warehouse string, flags ...string) *agent {
 	t.Helper()
-	a := &agent{t: t, dataDir: dataDir, warehouse: warehouse, token: "e2e-" + uniqueName("token")}
+	a := &agent{t: t, dataDir: dataDir, warehouse: warehouse, flags: flags, token: "e2e-" + uniqueName("token")}
 	tokenFile := filepath.Join(dataDir, "token")
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -157,9 +158,9 @@ var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
 func (a *agent) start() {
 	t := a.t
 	t.Helper()
-	a.cmd = exec.Command(env.agentBin, "serve", "--listen", "127.0.0.1:0",
+	a.cmd = exec.Command(env.agentBin, append([]string{"serve", "--listen", "127.0.0.1:0",
 		"--data-dir", a.dataDir, "--warehouse", a.warehouse,
-		"--token-file", filepath.Join(a.dataDir, "token"))
+		"--token-file", filepath.Join(a.dataDir, "token")}, a.flags...)...)
 	logFile, err := os.OpenFile(filepath.Join(a.dataDir, "agent.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,23 @@ import (
 // back with delta-rs, DuckDB and pyarrow: exactly 10,000 rows, the 10 bad
 // ones in _corrupt_record, every value as produced.
 func TestJSONPipelineThroughTerraform(t *testing.T) {
-	a := startAgent(t, t.TempDir())
+	jsonThroughTerraform(t, startAgent(t, t.TempDir()), "")
+}
+
+// TestJSONPipelineOnS3 is TestJSONPipelineThroughTerraform with the
+// pipeline's storage_location on the S3-compatible server, under a root the
+// agent allows with --warehouse-allow.
+func TestJSONPipelineOnS3(t *testing.T) {
+	root := s3Root(t)
+	dataDir := t.TempDir()
+	a := startAgentOn(t, dataDir, filepath.Join(dataDir, "warehouse"), "--warehouse-allow", root)
+	location, _, _ := strings.Cut(root, "?")
+	jsonThroughTerraform(t, a, location+"/lake")
+}
+
+// jsonThroughTerraform runs the JSON pipeline test on agent a, with the
+// pipeline's storage_location ("" for none).
+func jsonThroughTerraform(t *testing.T, a *agent, storageLocation string) {
 	topic := uniqueName("e2e-json")
 	tableName := uniqueName("events")
 	dir := t.TempDir()
@@ -44,6 +60,7 @@ resource "tributary_pipeline" "events" {
   connection_name     = tributary_connection.local.name
   destination_catalog = "main"
   destination_schema  = "e2e"
+  storage_location    = %q
   flush_interval      = "1s"
 
   table {
@@ -62,7 +79,7 @@ resource "tributary_pipeline" "events" {
     table_configuration = { source_metadata_column = "_kafka" }
   }
 }
-`, env.bootstrap, tableName, topic)
+`, env.bootstrap, storageLocation, tableName, topic)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +121,5 @@ resource "tributary_pipeline" "events" {
 	// Cloud's, a refresh-only plan) sees must still be nothing.
 	terraform(t, dir, a, "plan", "-refresh-only", "-detailed-exitcode", "-input=false", "-no-color")
 	terraform(t, dir, a, "destroy", "-auto-approve", "-input=false", "-no-color")
-	if _, err := os.Stat(filepath.Join(st.Location, "_delta_log")); err != nil {
-		t.Errorf("destroy must keep the table: %v", err)
-	}
+	checkTable(t, st.Location, "--count", "10000") // destroy keeps the table
 }
