@@ -4,7 +4,9 @@
 //
 //   - a bare kafka-go consumer reading the topic (the ceiling),
 //   - the agent ingesting it into a table with an explicit JSON schema,
-//   - the agent ingesting it into a table with raw BINARY columns;
+//   - the agent ingesting it into a table with raw BINARY columns,
+//   - with -s3-root, the agent ingesting it with the JSON schema into a
+//     table on an object store (make bench starts an S3-compatible server);
 //
 // produces 200,000 JSON records of about 1 KB with 30 columns (scalars of
 // every kind, arrays, structs, an array of structs and a map) to another
@@ -99,6 +101,9 @@ func (e environment) String() string {
 // options are the command-line flags.
 type options struct {
 	bootstrap, broker, agentBin, out string
+	// s3Root, if set, is an object store root (with its driver options)
+	// the JSON run of the 100-byte records also writes to.
+	s3Root string
 	// records, wideJSON and wide are the record counts of the runs on
 	// 100-byte records, on 1 KB records of 30 columns and on 50 tables.
 	records, wideJSON, wide int
@@ -143,6 +148,8 @@ func main() {
 	flag.IntVar(&o.wide, "wide-records", 800_000, fmt.Sprintf("records of about 1 KB to produce over %d topics of %d partitions for the wide run; 0 skips it",
 		wideTables, widePartitions))
 	flag.StringVar(&o.agentBin, "agent", ".tools/bin/tributary-agent", "agent binary")
+	flag.StringVar(&o.s3Root, "s3-root", "", "an object store `root` (s3://bucket?endpoint=...&use_path_style=true&region=...) "+
+		"the JSON run of the 100-byte records also writes to; \"\" skips that run")
 	flag.StringVar(&o.out, "out", ".bench/results.json", "where to write the JSON results")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -157,15 +164,17 @@ func run(o options) error {
 	env := environment{Broker: o.broker, Bootstrap: o.bootstrap, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	var results []result
+	small := []agentRun{{"agent: JSON with schema", jsonValue, ""}, {"agent: BINARY", nil, ""}}
+	if o.s3Root != "" {
+		small = append(small, agentRun{"agent: JSON with schema, to S3", jsonValue,
+			spec.JoinLocation(o.s3Root, fmt.Sprintf("run-%d", time.Now().UnixNano()))})
+	}
 	for _, s := range []suite{
 		{topic: "bench", records: o.records, what: "records of about 100 bytes", record: smallRecords(0),
-			ceiling: "kafka-go consumer (ceiling)", agents: []agentRun{
-				{"agent: JSON with schema", jsonValue},
-				{"agent: BINARY", nil},
-			}},
+			ceiling: "kafka-go consumer (ceiling)", agents: small},
 		{topic: "bench-json1k", records: o.wideJSON, what: "JSON records of about 1 KB with 30 columns", record: eventRecords(),
 			ceiling: "kafka-go consumer, 1 KB records (ceiling)", agents: []agentRun{
-				{"agent: JSON 1 KB, 30 columns", eventValue},
+				{"agent: JSON 1 KB, 30 columns", eventValue, ""},
 			}},
 	} {
 		if s.records == 0 {
@@ -227,11 +236,13 @@ type suite struct {
 	agents  []agentRun
 }
 
-// agentRun is one agent ingesting a suite's topic: the name of its line
-// and its value transformer (nil for BINARY).
+// agentRun is one agent ingesting a suite's topic: the name of its line,
+// its value transformer (nil for BINARY) and its warehouse ("" for the
+// agent's default, a folder in its data folder).
 type agentRun struct {
-	name  string
-	value *spec.Transformer
+	name      string
+	value     *spec.Transformer
+	warehouse string
 }
 
 // measure produces s's records to a new topic and measures the bare
@@ -255,7 +266,7 @@ func (s suite) measure(ctx context.Context, agentBin, bootstrap string) ([]resul
 	}
 	results := []result{ceiling}
 	for _, a := range s.agents {
-		r, err := ingest(ctx, agentBin, bootstrap, w, a.name, a.value, "")
+		r, err := ingest(ctx, agentBin, bootstrap, w, a.name, a.value, "", a.warehouse)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -291,7 +302,7 @@ func wideRun(ctx context.Context, agentBin, bootstrap string, n int) (result, er
 	// A flush interval of a minute: the memory budget, not the interval,
 	// decides when the tables flush.
 	w := load{topics: topics, partitions: widePartitions, records: int64(n), bytes: bytes}
-	r, err := ingest(ctx, agentBin, bootstrap, w, name, jsonValue, "1m")
+	r, err := ingest(ctx, agentBin, bootstrap, w, name, jsonValue, "1m", "")
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -655,15 +666,19 @@ var listening = regexp.MustCompile(`listening on (http://\S+)`)
 // topic of w, each reading from earliest, and measures until every record is
 // committed, none of them corrupt (a record that does not fit the schema
 // would measure the wrong work). flush is the pipeline's flush_interval, ""
-// for the default.
+// for the default; warehouse the agent's --warehouse, "" for its default.
 func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string, value *spec.Transformer,
-	flush string) (result, error) {
+	flush, warehouse string) (result, error) {
 	dir, err := os.MkdirTemp("", "tributary-bench")
 	if err != nil {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.Command(agentBin, "serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--insecure-no-auth")
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--insecure-no-auth"}
+	if warehouse != "" {
+		args = append(args, "--warehouse", warehouse)
+	}
+	cmd := exec.Command(agentBin, args...)
 	stdout, _ := cmd.StdoutPipe()
 	logf, _ := os.Create(filepath.Join(dir, "agent.log"))
 	cmd.Stderr = logf
