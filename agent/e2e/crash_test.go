@@ -25,15 +25,20 @@ func TestCrashExactlyOnce(t *testing.T) {
 
 // TestCrashExactlyOnceS3 is TestCrashExactlyOnce, with 100,000 records, on
 // the S3-compatible server: data files are multipart uploads, log entries
-// conditional writes, and there is no lock.
+// conditional writes, and there is no lock. With a garbage collection
+// grace period of 3 seconds, the files the kills left uploaded but
+// uncommitted are gone soon after.
 func TestCrashExactlyOnceS3(t *testing.T) {
-	crashPlain(t, 100_000, s3Root(t))
+	location := crashPlain(t, 100_000, s3Root(t), "--gc-grace", "3s")
+	time.Sleep(5 * time.Second) // the grace, and a collection every 750ms
+	checkTable(t, location, "--count", "100000", "--no-orphans")
 }
 
 // crashPlain runs crashTest with total records of a plain producer, the
-// tables under warehouse ("" for the agent's default).
-func crashPlain(t *testing.T, total int, warehouse string) {
-	crashTest(t, warehouse, []string{"produce.py", "--count", strconv.Itoa(total), "--rate", "20000"},
+// tables under warehouse ("" for the agent's default) and the agent run
+// with flags, and returns the table's location.
+func crashPlain(t *testing.T, total int, warehouse string, flags ...string) string {
+	return crashTest(t, warehouse, flags, []string{"produce.py", "--count", strconv.Itoa(total), "--rate", "20000"},
 		func() (int64, []string) {
 			return int64(total), []string{"--count", strconv.Itoa(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent"}
 		})
@@ -46,7 +51,7 @@ func crashPlain(t *testing.T, total int, warehouse string) {
 // the producer's delivery reports gave, and no transaction marker.
 func TestCrashExactlyOnceTransactional(t *testing.T) {
 	manifest := filepath.Join(t.TempDir(), "manifest.json")
-	crashTest(t, "", []string{"produce_txn.py", "stream", "--count", "60000", "--txn-size", "500", "--abort-every", "4",
+	crashTest(t, "", nil, []string{"produce_txn.py", "stream", "--count", "60000", "--txn-size", "500", "--abort-every", "4",
 		"--rate", "10000", "--manifest", manifest},
 		func() (int64, []string) {
 			recs := readManifest(t, manifest)
@@ -62,10 +67,11 @@ func TestCrashExactlyOnceTransactional(t *testing.T) {
 // agent's default), kills the agent with SIGKILL at five random moments
 // while it produces, restarting it each time on the same data dir, and
 // then, once the producer has exited, waits for the number of rows expect
-// returns and runs check_table.py with the arguments it returns.
-func crashTest(t *testing.T, warehouse string, producer []string, expect func() (rows int64, checkArgs []string)) {
+// returns and runs check_table.py with the arguments it returns. The agent
+// runs with flags. It returns the table's location.
+func crashTest(t *testing.T, warehouse string, flags, producer []string, expect func() (rows int64, checkArgs []string)) string {
 	dataDir := t.TempDir()
-	a := startAgentOn(t, dataDir, cmp.Or(warehouse, filepath.Join(dataDir, "warehouse")))
+	a := startAgentOn(t, dataDir, cmp.Or(warehouse, filepath.Join(dataDir, "warehouse")), flags...)
 	topic := uniqueName("e2e-crash")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0")
 
@@ -116,9 +122,10 @@ func crashTest(t *testing.T, warehouse string, producer []string, expect func() 
 	st := a.waitAtLeast("crash", 0, rows, 3*time.Minute)
 	t.Logf("table %s: %d rows in %d files, version %d", st.Location, st.Rows, st.Files, st.Version)
 	if !checkTable(t, st.Location, checkArgs...) {
-		return
+		t.FailNow()
 	}
 	if st.Rows != rows {
 		t.Errorf("status reports %d rows, want %d", st.Rows, rows)
 	}
+	return st.Location
 }

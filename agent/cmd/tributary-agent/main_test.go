@@ -214,6 +214,8 @@ func TestServeRefuses(t *testing.T) {
 			wantCode: 2, want: []string{"-memory-limit", "MiB"}},
 		{name: "warehouse of an unknown store", args: []string{"--insecure-no-auth", "--data-dir", dir, "--warehouse", "hdfs://nn/lake"},
 			wantCode: 2, want: []string{`--warehouse "hdfs://nn/lake": unsupported scheme "hdfs"`}},
+		{name: "negative grace", args: []string{"--insecure-no-auth", "--data-dir", dir, "--gc-grace", "-1s"},
+			wantCode: 2, want: []string{"--gc-grace -1s is negative"}},
 		{name: "allowed root without a bucket", args: []string{"--insecure-no-auth", "--data-dir", dir, "--warehouse-allow", "s3:///raw"},
 			wantCode: 2, want: []string{`"s3:///raw" names no bucket: s3://<bucket>/<prefix>`}},
 	}

@@ -63,7 +63,10 @@ type agentOptions struct {
 	warehouse string // "" means <dataDir>/warehouse
 	// warehouseAllow are the other roots a pipeline's storage_location may
 	// lie under.
-	warehouseAllow  locations
+	warehouseAllow locations
+	// gcGrace overrides the garbage collection grace period; 0 keeps the
+	// default.
+	gcGrace         time.Duration
 	token           string
 	insecureNoAuth  bool
 	shutdownTimeout time.Duration
@@ -119,6 +122,9 @@ func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
 		"(s3://bucket/prefix, gs://bucket/prefix, azblob://container/prefix, abfss://container@account.dfs.core.windows.net/prefix; "+
 		"driver options as query parameters, e.g. ?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1; "+
 		"credentials from the cloud's standard chain) (default <data-dir>/warehouse)")
+	fs.DurationVar(&o.gcGrace, "gc-grace", 0, "how old a data file the agent wrote but never committed (a crash "+
+		"between its upload and its commit) must be before garbage collection deletes it; longer than any writer's "+
+		"flush interval plus a slow commit (default an hour, or ten flush intervals when those are longer)")
 	fs.Var(&o.warehouseAllow, "warehouse-allow", "a `root` a pipeline's storage_location may lie under, besides --warehouse: "+
 		"a folder or an object store URL as for --warehouse; repeat for more")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout,
@@ -138,6 +144,10 @@ func checkCommonFlags(o *agentOptions, stderr io.Writer) error {
 	}
 	if err := checkRoot(o.warehouse); err != nil {
 		fmt.Fprintf(stderr, "--warehouse %v\n", err)
+		return errUsage
+	}
+	if o.gcGrace < 0 {
+		fmt.Fprintf(stderr, "--gc-grace %v is negative\n", o.gcGrace)
 		return errUsage
 	}
 	return nil
@@ -256,7 +266,8 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		goLimit = goMemoryLimit(o.memoryLimit)
 		debug.SetMemoryLimit(goLimit)
 	}
-	engine := pipeline.NewManager(pipeline.Config{Warehouse: o.warehouse, AllowedRoots: o.warehouseAllow, Logger: o.log, Memory: budget})
+	engine := pipeline.NewManager(pipeline.Config{Warehouse: o.warehouse, AllowedRoots: o.warehouseAllow, Logger: o.log, Memory: budget,
+		GCGrace: o.gcGrace})
 	srv, err := server.New(server.Config{
 		Store: st, Engine: engine, Token: o.token, InsecureNoAuth: o.insecureNoAuth, Logger: o.log, Memory: budget,
 	})

@@ -43,6 +43,12 @@ type Config struct {
 	// Memory is the budget that every table's fetched data and open file
 	// draw from; nil means no limit.
 	Memory *memory.Budget
+	// GCGrace is how old a file the agent wrote but no commit added must be
+	// before garbage collection deletes it, overriding the default: an
+	// hour, or ten flush intervals when those are longer. It must be longer
+	// than the time between any writer's first rows of a file and its
+	// commit.
+	GCGrace time.Duration
 }
 
 // Manager runs every applied pipeline. It is safe for concurrent use.
@@ -271,6 +277,7 @@ func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn
 		MaxBytes:      cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
 		Continuous:    p.IsContinuous(),
 		DiscoverEvery: cmp.Or(m.cfg.DiscoverEvery, DefaultDiscoverEvery),
+		GCGrace:       cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
 	}
 }
 

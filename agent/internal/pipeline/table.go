@@ -42,6 +42,9 @@ type tableConfig struct {
 	Continuous bool
 	// DiscoverEvery is the partition discovery interval.
 	DiscoverEvery time.Duration
+	// GCGrace is how old an unreferenced file of the agent must be before
+	// garbage collection deletes it.
+	GCGrace time.Duration
 }
 
 // fatalError marks an error that retrying cannot fix (a bad schema, lost
@@ -213,7 +216,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	}
 	tbl, err := table.Open(cfg.Dir, table.Options{
 		Owner:   fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified),
-		GCGrace: gcGrace(cfg.FlushEvery),
+		GCGrace: cfg.GCGrace,
 		Logger:  r.log,
 	})
 	if err != nil {
@@ -394,7 +397,7 @@ func (l *loop) run(ctx context.Context) error {
 	defer discover.Stop()
 	// Files a crash left behind become collectable only after the grace
 	// period, so collection also runs while the table does.
-	gc := time.NewTicker(gcGrace(r.cfg.FlushEvery) / 4)
+	gc := time.NewTicker(r.cfg.GCGrace / 4)
 	defer gc.Stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
