@@ -4,7 +4,9 @@
                    [--metadata COLUMN] [--exactly-once]
 
 Readers: delta-rs (deltalake.DeltaTable, through the transaction log), DuckDB
-(read_parquet over the data files) and pyarrow.parquet (the data files).
+(read_parquet over the data files; for a table on S3, delta_scan of its URL)
+and pyarrow.parquet (the data files). TABLE_DIR may be an s3:// URL, read
+with the client settings tools/s3.sh prints (AWS_ENDPOINT_URL and keys).
 Checks: each reader sees exactly N rows; with --malformed, exactly those
 records (by key) have _corrupt_record set to the bytes produce.py wrote and
 null parsed columns; with --values, every other row equals what produce.py
@@ -32,7 +34,6 @@ import os
 import re
 import sys
 
-import tempfile
 import urllib.parse
 
 import duckdb
@@ -227,6 +228,25 @@ def fs_path(uri):
     return uri.removeprefix("file://")
 
 
+def duck_connect(options):
+    """A DuckDB connection; with S3 storage options, with the httpfs and
+    delta extensions (installed as wheels, see tools/requirements.txt) and a
+    secret for the server."""
+    con = duckdb.connect()
+    if options is None:
+        return con
+    import duckdb_extension_delta
+    import duckdb_extension_httpfs
+    for mod in (duckdb_extension_httpfs, duckdb_extension_delta):
+        for f in glob.glob(os.path.join(os.path.dirname(mod.__file__), "extensions", "*", "*.duckdb_extension")):
+            con.load_extension(f)
+    ep = urllib.parse.urlsplit(options["AWS_ENDPOINT_URL"])
+    con.execute("CREATE SECRET s3 (TYPE s3, KEY_ID ?, SECRET ?, REGION ?, ENDPOINT ?, URL_STYLE 'path', USE_SSL ?)",
+                [options["AWS_ACCESS_KEY_ID"], options["AWS_SECRET_ACCESS_KEY"], options["AWS_REGION"], ep.netloc,
+                 ep.scheme == "https"])
+    return con
+
+
 # The names the agent gives data files (agent/internal/table/names.go).
 AGENT_FILE = re.compile(r"^part-[0-9]{5}-tributary-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-c000(\.[a-z0-9_]+)?\.parquet$")
 
@@ -275,20 +295,14 @@ def main():
     files = [fs_path(u) for u in dt.file_uris()]
     on_disk = [i.path for i in fs.get_file_info(pafs.FileSelector(root))
                if i.type == pafs.FileType.File and i.path.endswith(".parquet")]
-    with tempfile.TemporaryDirectory() as tmp:
-        # DuckDB reads local copies: its S3 support is an extension it
-        # downloads, which this machine cannot.
-        local = files
-        if options is not None:
-            local = []
-            for i, f in enumerate(files):
-                local.append(os.path.join(tmp, f"{i}.parquet"))
-                with fs.open_input_file(f) as src, open(local[-1], "wb") as dst:
-                    dst.write(src.readall())
-        con = duckdb.connect()
-        rel = con.execute("SELECT * FROM read_parquet(?)", [local])
-        cols = [d[0] for d in rel.description]
-        duck_rows = [dict(zip(cols, t)) for t in rel.fetchall()]
+    con = duck_connect(options)
+    if options is None:
+        rel = con.execute("SELECT * FROM read_parquet(?)", [files])
+    else:
+        # DuckDB opens the table itself, from its URL, through the log.
+        rel = con.execute("SELECT * FROM delta_scan(?)", [uri])
+    cols = [d[0] for d in rel.description]
+    duck_rows = [dict(zip(cols, t)) for t in rel.fetchall()]
     check("duckdb", duck_rows)
 
     arrow_rows = []
