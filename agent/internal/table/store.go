@@ -58,6 +58,8 @@ type store interface {
 	// none: put-if-absent log entries and the offsets each commit starts
 	// from keep writers apart there.
 	lock(owner string) (release func() error, err error)
+	// close releases the store's connections.
+	close() error
 	// String is the table's location, for messages.
 	String() string
 }

@@ -83,6 +83,8 @@ func redact(u *url.URL) string {
 
 func (s *blobStore) String() string { return s.location }
 
+func (s *blobStore) close() error { return s.b.Close() }
+
 // blobErr maps the driver's errors to the fs errors the table checks for.
 func blobErr(name string, err error) error {
 	switch gcerrors.Code(err) {

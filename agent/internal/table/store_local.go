@@ -27,6 +27,8 @@ func (s localStore) path(name string) string { return filepath.Join(s.dir, filep
 
 func (s localStore) String() string { return s.dir }
 
+func (s localStore) close() error { return nil }
+
 // tempName is where name is written before it is linked into place: a data
 // file in the table folder as _tmp/<name>.tmp (readers list the folder),
 // anything else next to itself as .<stem>.<uuid>[.<rest>].tmp, where stem

@@ -140,12 +140,14 @@ func open(location string, opts Options, lock bool) (*Table, error) {
 // openIn is open on store s, with opts' defaults set.
 func openIn(s store, opts Options, lock bool) (*Table, error) {
 	if err := checkFolder(s); err != nil {
+		s.close()
 		return nil, err
 	}
 	t := &Table{s: s, opts: opts, pending: map[string]struct{}{}}
 	var err error
 	if lock {
 		if t.unlock, err = s.lock(opts.Owner); err != nil {
+			s.close()
 			return nil, err
 		}
 	}
@@ -166,6 +168,7 @@ func ReadSnapshot(dir string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
+	defer s.close()
 	if err := checkFolder(s); err != nil {
 		return Snapshot{}, err
 	}
@@ -176,10 +179,10 @@ func ReadSnapshot(dir string) (Snapshot, error) {
 	return st.snapshot(), nil
 }
 
-// Close releases the table's lock. Afterwards [Table.NewFile],
-// [Table.Commit] and [Table.CollectGarbage] fail and [Table.Snapshot] still
-// works; finish or abort every [FileWriter] first. Close may be called more
-// than once.
+// Close releases the table's lock and its store's connections. Afterwards
+// [Table.NewFile], [Table.Commit] and [Table.CollectGarbage] fail and
+// [Table.Snapshot] still works; finish or abort every [FileWriter] first.
+// Close may be called more than once.
 func (t *Table) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -187,10 +190,14 @@ func (t *Table) Close() error {
 		return nil
 	}
 	t.closed = true
-	if t.unlock == nil {
-		return nil
+	var err error
+	if t.unlock != nil {
+		err = t.unlock()
 	}
-	if err := t.unlock(); err != nil {
+	if cerr := t.s.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("closing table %s: %w", t.s, err)
 	}
 	return nil
