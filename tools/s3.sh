@@ -16,7 +16,10 @@
 #
 # The settings printed (read as they are by the AWS SDKs and by delta-rs):
 #   AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT   path-style addressing only
-#   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY      the one identity (admin)
+#   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY      the identity that may do anything
+#                                                 (a second one, with both keys
+#                                                 suffixed "-reader", may only
+#                                                 read and list)
 #   AWS_REGION                                    any region is accepted
 #   AWS_ALLOW_HTTP=true                           for delta-rs / object_store
 # Buckets are not created on upload (as on AWS): create them, or name them
@@ -119,6 +122,13 @@ write_config() {
         {"accessKey": "$S3_ACCESS_KEY_ID", "secretKey": "$S3_SECRET_ACCESS_KEY"}
       ],
       "actions": ["Admin", "Read", "List", "Tagging", "Write"]
+    },
+    {
+      "name": "reader",
+      "credentials": [
+        {"accessKey": "$S3_ACCESS_KEY_ID-reader", "secretKey": "$S3_SECRET_ACCESS_KEY-reader"}
+      ],
+      "actions": ["Read", "List"]
     }
   ]
 }
@@ -186,6 +196,10 @@ cmd_up() {
   local b
   for b in ${S3_BUCKETS//,/ }; do
     [[ "$(s3req PUT "/$b")" == 200 ]] || { cmd_down; die "could not create bucket $b"; }
+    # A bucket's first write waits for its volumes to be allocated (seconds);
+    # take that wait here rather than in the first test's first write.
+    [[ "$(s3req PUT "/$b/.warmup" warmup)" == 200 && "$(s3req DELETE "/$b/.warmup")" == 204 ]] ||
+      { cmd_down; die "could not write to bucket $b"; }
   done
   log "seaweedfs $(weed_version) up (pid $(cat "$PIDFILE")) at $ENDPOINT (logs $S3_STATE_DIR/logs)"
   settings

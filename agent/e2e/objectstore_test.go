@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -53,31 +54,43 @@ func TestTwoAgentsRaceOnS3(t *testing.T) {
 }
 
 // TestBucketRefusesWrites applies a pipeline whose storage_location is in a
-// bucket the agent's credentials cannot use: the apply fails with the
-// store's error on the table, and nothing runs.
+// bucket the agent cannot write to, with wrong credentials or with an
+// identity that may only read and list (tools/s3.sh's "-reader" keys): the
+// apply fails with the store's error on the table, and nothing is stored.
 func TestBucketRefusesWrites(t *testing.T) {
 	root := s3Root(t)
-	dataDir := t.TempDir()
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret") // the agent inherits it
-	a := startAgentOn(t, dataDir, dataDir+"/warehouse", "--warehouse-allow", root)
-	ctx := context.Background()
-	c := a.client()
-	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "denied", BootstrapServers: []string{env.bootstrap}}); err != nil {
-		t.Fatal(err)
-	}
-	location, _, _ := strings.Cut(root, "?")
-	_, err := c.PutPipeline(ctx, &spec.Pipeline{
-		Name: "denied", Connection: "denied", DestinationCatalog: "main", DestinationSchema: "e2e", StorageLocation: location,
-		Tables: []spec.Table{{
-			DestinationTable: "denied",
-			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{uniqueName("e2e-denied")}}},
-		}},
-	})
-	if err == nil || !strings.Contains(err.Error(), "table[0]") || !strings.Contains(err.Error(), "SignatureDoesNotMatch") {
-		t.Fatalf("a pipeline into a bucket the agent's credentials cannot use: %v; want a refusal on table[0] with the store's error", err)
-	}
-	t.Log(err)
-	if _, err := c.GetPipeline(ctx, "denied"); err == nil {
-		t.Error("the refused pipeline was stored")
+	key, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
+	for _, tc := range []struct {
+		name, key, secret, want string
+	}{
+		{"wrong secret", key, "not-the-secret", "SignatureDoesNotMatch"},
+		{"read-only identity", key + "-reader", secret + "-reader", "cannot write to"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("AWS_ACCESS_KEY_ID", tc.key) // the agent inherits them
+			t.Setenv("AWS_SECRET_ACCESS_KEY", tc.secret)
+			dataDir := t.TempDir()
+			a := startAgentOn(t, dataDir, dataDir+"/warehouse", "--warehouse-allow", root)
+			ctx := context.Background()
+			c := a.client()
+			if _, err := c.PutConnection(ctx, &spec.Connection{Name: "denied", BootstrapServers: []string{env.bootstrap}}); err != nil {
+				t.Fatal(err)
+			}
+			location, _, _ := strings.Cut(root, "?")
+			_, err := c.PutPipeline(ctx, &spec.Pipeline{
+				Name: "denied", Connection: "denied", DestinationCatalog: "main", DestinationSchema: "e2e", StorageLocation: location,
+				Tables: []spec.Table{{
+					DestinationTable: "denied",
+					ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{uniqueName("e2e-denied")}}},
+				}},
+			})
+			if err == nil || !strings.Contains(err.Error(), "table[0]") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("a pipeline into a bucket the agent cannot write to: %v; want a refusal on table[0] containing %q", err, tc.want)
+			}
+			t.Log(err)
+			if _, err := c.GetPipeline(ctx, "denied"); err == nil {
+				t.Error("the refused pipeline was stored")
+			}
+		})
 	}
 }

@@ -212,6 +212,12 @@ func checkSchema(cfg *tableConfig) error {
 	if err != nil {
 		return fmt.Errorf("open table %s: %w", cfg.Qualified, err)
 	}
+	if snap.Version < 0 {
+		// A new table: make sure its first commit can be written.
+		if err := table.CheckWritable(cfg.Dir); err != nil {
+			return fmt.Errorf("table %s: %w", cfg.Qualified, err)
+		}
+	}
 	if prev := snap.Schema; prev != nil {
 		if err := table.CheckSchemaChange(prev, layout.Columns()); err != nil {
 			return fmt.Errorf("table %s exists with columns the new options cannot keep (%w); "+

@@ -179,6 +179,28 @@ func ReadSnapshot(dir string) (Snapshot, error) {
 	return st.snapshot(), nil
 }
 
+// CheckWritable reports whether the agent may create objects at location,
+// an object store URL, by creating and deleting an object named like a
+// temporary log file (garbage collection takes it if the delete fails): a
+// bucket whose credentials or policy let the agent list but not write
+// fails here rather than at the table's first commit. A local folder is
+// not probed; opening the table tells.
+func CheckWritable(location string) error {
+	s, err := openStore(location)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if _, ok := s.(*blobStore); !ok {
+		return nil
+	}
+	probe := localStore{}.tempName(logDir + "/" + lastCheckpointFile)
+	if err := s.putIfAbsent(probe, nil); err != nil {
+		return fmt.Errorf("the agent cannot write to %s: %w", s, err)
+	}
+	return s.remove(probe)
+}
+
 // Close releases the table's lock and its store's connections. Afterwards
 // [Table.NewFile], [Table.Commit] and [Table.CollectGarbage] fail and
 // [Table.Snapshot] still works; finish or abort every [FileWriter] first.
