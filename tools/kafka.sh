@@ -76,17 +76,7 @@ run_class() {
     -Dlog4j2.configurationFile="$(tools_log4j)" -cp "$jars/*" "$@"
 }
 
-# The pid file names a live (not zombie) process that is our broker, so a
-# reused pid is never mistaken for it.
-pid_alive() {
-  [[ -f "$PIDFILE" ]] || return 1
-  local pid; pid="$(cat "$PIDFILE")"
-  [[ -n "$pid" && -r "/proc/$pid/stat" ]] || return 1
-  [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$KAFKA_STATE_DIR/server.properties"
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+pid_alive() { server_alive "$PIDFILE" "$KAFKA_STATE_DIR/server.properties"; }
 
 # The broker answers a metadata request (lists topics).
 probe() { timeout 30 "${BASH_SOURCE[0]}" topics --list >/dev/null 2>&1; }

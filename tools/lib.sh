@@ -10,6 +10,20 @@ TRIBUTARY_TOOLS="$TRIBUTARY_REPO/.tools"
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# server_alive PIDFILE MARKER: the pid file names a live (not zombie)
+# process whose command line holds MARKER (its config file), so a reused pid
+# is never mistaken for the server.
+server_alive() {
+  [[ -f "$1" ]] || return 1
+  local pid; pid="$(cat "$1")"
+  [[ -n "$pid" && -r "/proc/$pid/stat" ]] || return 1
+  [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$2"
+}
+
+# port_open PORT: something listens on 127.0.0.1:PORT.
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
 # cache_build KEY FUNC
 #   Ensures $TRIBUTARY_CACHE/KEY exists. If missing, runs FUNC DIR under an
 #   exclusive lock, where DIR is a fresh temp dir beside the final one; on

@@ -78,17 +78,7 @@ weed_version() {
   "$WEED" version 2>/dev/null | awk '$1 == "version" { v = $3; if ($4 != "linux") v = v "-" $4; print v; exit }'
 }
 
-# The pid file names a live (not zombie) process that is our server, so a
-# reused pid is never mistaken for it.
-pid_alive() {
-  [[ -f "$PIDFILE" ]] || return 1
-  local pid; pid="$(cat "$PIDFILE")"
-  [[ -n "$pid" && -r "/proc/$pid/stat" ]] || return 1
-  [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$S3_STATE_DIR/s3.json"
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+pid_alive() { server_alive "$PIDFILE" "$S3_STATE_DIR/s3.json"; }
 
 # s3req METHOD PATH [BODY]: a signed (SigV4) request with curl; prints the
 # HTTP status.
