@@ -394,15 +394,7 @@ func TestFileWriterRowGroups(t *testing.T) {
 	if !strings.HasSuffix(add.Path, ".zstd.parquet") || add.NumRecords != 35 {
 		t.Errorf("AddFile = %+v", add)
 	}
-	f, err := os.Open(filepath.Join(dir, add.Path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pf, err := parquet.OpenFile(f, add.Size)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openDataFile(t, dir, add)
 	if n := len(pf.RowGroups()); n != 4 || pf.NumRows() != 35 {
 		t.Errorf("file has %d row groups and %d rows, want 4 and 35", n, pf.NumRows())
 	}
@@ -466,15 +458,7 @@ func TestFileWriterSplitsBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, add.Path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pf, err := parquet.OpenFile(f, add.Size)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openDataFile(t, dir, add)
 	var sizes []int64
 	for _, rg := range pf.RowGroups() {
 		sizes = append(sizes, rg.NumRows())
@@ -483,7 +467,7 @@ func TestFileWriterSplitsBatches(t *testing.T) {
 		t.Errorf("row groups of %v rows, want [3 3 1]", sizes)
 	}
 	got := make([]tagged, 8)
-	n, _ := parquet.NewGenericReader[tagged](f).Read(got)
+	n, _ := parquet.NewGenericReader[tagged](pf).Read(got)
 	if fmt.Sprint(got[:n]) != fmt.Sprint(want) {
 		t.Errorf("read back %v, want %v", got[:n], want)
 	}
@@ -535,4 +519,20 @@ func TestFileWriterBadColumns(t *testing.T) {
 	if add, err := fw.Close(); err != nil || add.NumRecords != 2 {
 		t.Errorf("Close = %+v, %v; want 2 records", add, err)
 	}
+}
+
+// openDataFile opens the data file add of the table in dir as a Parquet
+// file, closed when the test ends.
+func openDataFile(t *testing.T, dir string, add table.AddFile) *parquet.File {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, add.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	pf, err := parquet.OpenFile(f, add.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
 }
