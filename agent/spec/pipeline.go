@@ -133,6 +133,10 @@ type Transformer struct {
 	Format string `json:"format"`
 	// JSONOptions applies to format JSON.
 	JSONOptions *JSONOptions `json:"json_options,omitempty"`
+	// AvroOptions applies to, and is required by, format AVRO.
+	AvroOptions *AvroOptions `json:"avro_options,omitempty"`
+	// ProtobufOptions applies to, and is required by, format PROTOBUF.
+	ProtobufOptions *ProtobufOptions `json:"protobuf_options,omitempty"`
 }
 
 // JSONOptions configures the JSON transformer.

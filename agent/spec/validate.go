@@ -147,25 +147,119 @@ func (tr *Transformer) validate(col collector) {
 	if tr == nil {
 		return
 	}
+	// Options of another format are refused rather than ignored: they say
+	// the configuration is not what its author thinks.
+	for _, o := range []struct {
+		set    bool
+		attr   string
+		format string
+	}{
+		{tr.JSONOptions != nil, "json_options", FormatJSON},
+		{tr.AvroOptions != nil, "avro_options", FormatAvro},
+		{tr.ProtobufOptions != nil, "protobuf_options", FormatProtobuf},
+	} {
+		if o.set && tr.Format != o.format && slices.Contains(Formats, tr.Format) {
+			col.add(o.attr, "%s applies only to format %s; this transformer's format is %s", o.attr, o.format, tr.Format)
+		}
+	}
 	switch tr.Format {
 	case FormatString:
-		if tr.JSONOptions != nil {
-			col.add("json_options", "json_options applies only to format JSON")
-		}
 	case FormatJSON:
 		if tr.JSONOptions == nil {
 			col.add("format", "JSON without json_options (a VARIANT column) is not yet supported; set json_options.schema or json_options.schema_file_path")
 			return
 		}
 		tr.JSONOptions.validate(col.at("json_options"))
-	case FormatAvro, FormatProtobuf:
-		col.add("format", "format %s is not yet supported; use STRING or JSON, or leave the transformer unset for BINARY", tr.Format)
+	case FormatAvro:
+		if tr.AvroOptions == nil {
+			col.add("avro_options", "format AVRO needs avro_options with one of schema, schema_file_path or schema_registry")
+			return
+		}
+		tr.AvroOptions.validate(col.at("avro_options"))
+	case FormatProtobuf:
+		if tr.ProtobufOptions == nil {
+			col.add("protobuf_options", "format PROTOBUF needs protobuf_options with desc_file_path and message_name, or schema_registry")
+			return
+		}
+		tr.ProtobufOptions.validate(col.at("protobuf_options"))
 	default:
 		hint := ""
 		if slices.Contains(Formats, strings.ToUpper(tr.Format)) {
 			hint = fmt.Sprintf("; formats are upper case: %q", strings.ToUpper(tr.Format))
 		}
 		col.add("format", "%q is not one of %s%s", tr.Format, strings.Join(Formats, ", "), hint)
+	}
+}
+
+func (ao *AvroOptions) validate(col collector) {
+	var set []string
+	for _, s := range []struct {
+		attr string
+		on   bool
+	}{{"schema", ao.Schema != ""}, {"schema_file_path", ao.SchemaFilePath != ""}, {"schema_registry", ao.SchemaRegistry != nil}} {
+		if s.on {
+			set = append(set, s.attr)
+		}
+	}
+	all := []string{col.path("schema"), col.path("schema_file_path"), col.path("schema_registry")}
+	switch {
+	case len(set) > 1:
+		col.addInvolving(set[1], all, "%s are mutually exclusive; set only one of schema, schema_file_path and schema_registry",
+			strings.Join(set, " and "))
+	case len(set) == 0:
+		col.addInvolving("schema", all, "one of schema, schema_file_path or schema_registry is required")
+	}
+	ao.SchemaRegistry.validate(col.at("schema_registry"), false)
+	validateParseMode(col, ao.ParseMode)
+}
+
+func (po *ProtobufOptions) validate(col collector) {
+	all := []string{col.path("desc_file_path"), col.path("schema_registry")}
+	switch {
+	case po.DescFilePath != "" && po.SchemaRegistry != nil:
+		col.addInvolving("schema_registry", all, "desc_file_path and schema_registry are mutually exclusive; set only one of them")
+	case po.DescFilePath == "" && po.SchemaRegistry == nil:
+		col.addInvolving("desc_file_path", all, "one of desc_file_path (with message_name) or schema_registry is required")
+	case po.DescFilePath != "" && po.MessageName == "":
+		col.addInvolving("message_name", []string{col.path("desc_file_path")},
+			"message_name is required with desc_file_path: the message type of the records, e.g. \"com.example.Event\"")
+	case po.SchemaRegistry != nil && po.MessageName != "":
+		col.addInvolving("message_name", []string{col.path("schema_registry")},
+			"message_name goes with desc_file_path; with schema_registry set schema_registry.protobuf_message_name instead")
+	}
+	po.SchemaRegistry.validate(col.at("schema_registry"), true)
+	if po.RecursiveFieldsMaxDepth != nil {
+		validateRange(col, "recursive_fields_max_depth", *po.RecursiveFieldsMaxDepth, MinRecursiveDepth, MaxRecursiveDepth)
+	}
+	validateParseMode(col, po.ParseMode)
+}
+
+func (so *SchemaRegistryOptions) validate(col collector, protobuf bool) {
+	if so == nil {
+		return
+	}
+	cc := col.at("confluent_options")
+	switch s := so.ConfluentOptions.Subject; {
+	case s == "":
+		cc.add("subject", "the subject is required, e.g. \"orders-value\"")
+	case strings.ContainsAny(s, "/\\\x00") || strings.TrimSpace(s) != s:
+		cc.add("subject", "%q is not a usable subject name: no '/', '\\', NUL or surrounding spaces", s)
+	}
+	if so.ConnectionName != "" {
+		validateName(col, "connection_name", so.ConnectionName)
+	}
+	if so.ProtobufMessageName != "" && !protobuf {
+		col.add("protobuf_message_name", "protobuf_message_name applies only to protobuf_options.schema_registry")
+	}
+}
+
+func validateParseMode(col collector, mode string) {
+	if mode != "" && !slices.Contains(ParseModes, mode) {
+		hint := ""
+		if slices.Contains(ParseModes, strings.ToUpper(mode)) {
+			hint = fmt.Sprintf("; modes are upper case: %q", strings.ToUpper(mode))
+		}
+		col.add("parse_mode", "%q is not one of %s%s", mode, strings.Join(ParseModes, ", "), hint)
 	}
 }
 

@@ -44,7 +44,46 @@ func TestPipelineValidate(t *testing.T) {
 		{"starting offset", func(p *Pipeline) { ko(p).StartingOffset = "newest" }, kp + "starting_offset", "not one of latest, earliest"},
 		{"isolation level", func(p *Pipeline) { ko(p).IsolationLevel = "committed" }, kp + "isolation_level", "not one of read_committed, read_uncommitted"},
 		{"format", func(p *Pipeline) { ko(p).KeyTransformer = &Transformer{Format: "XML"} }, kp + "key_transformer.format", "not one of"},
-		{"avro", func(p *Pipeline) { ko(p).KeyTransformer = &Transformer{Format: FormatAvro} }, kp + "key_transformer.format", "not yet supported"},
+		{"avro without options", func(p *Pipeline) { ko(p).KeyTransformer = &Transformer{Format: FormatAvro} }, kp + "key_transformer.avro_options", "needs avro_options"},
+		{"avro two sources", func(p *Pipeline) {
+			ko(p).KeyTransformer = &Transformer{Format: FormatAvro, AvroOptions: &AvroOptions{Schema: `"string"`, SchemaRegistry: registry("k")}}
+		}, kp + "key_transformer.avro_options.schema_registry", "schema and schema_registry are mutually exclusive"},
+		{"avro no source", func(p *Pipeline) {
+			ko(p).KeyTransformer = &Transformer{Format: FormatAvro, AvroOptions: &AvroOptions{}}
+		}, kp + "key_transformer.avro_options.schema", "one of schema, schema_file_path or schema_registry is required"},
+		{"avro parse mode", func(p *Pipeline) {
+			ko(p).KeyTransformer = &Transformer{Format: FormatAvro, AvroOptions: &AvroOptions{SchemaRegistry: registry("k"), ParseMode: "failfast"}}
+		}, kp + "key_transformer.avro_options.parse_mode", `modes are upper case: "FAILFAST"`},
+		{"avro subject", func(p *Pipeline) {
+			ko(p).KeyTransformer = &Transformer{Format: FormatAvro, AvroOptions: &AvroOptions{SchemaRegistry: registry("")}}
+		}, kp + "key_transformer.avro_options.schema_registry.confluent_options.subject", "the subject is required"},
+		{"avro message name", func(p *Pipeline) {
+			sr := registry("k")
+			sr.ProtobufMessageName = "Event"
+			ko(p).KeyTransformer = &Transformer{Format: FormatAvro, AvroOptions: &AvroOptions{SchemaRegistry: sr}}
+		}, kp + "key_transformer.avro_options.schema_registry.protobuf_message_name", "only to protobuf_options"},
+		{"options of another format", func(p *Pipeline) {
+			ko(p).KeyTransformer = &Transformer{Format: FormatString, AvroOptions: &AvroOptions{SchemaRegistry: registry("k")}}
+		}, kp + "key_transformer.avro_options", "applies only to format AVRO"},
+		{"protobuf without options", func(p *Pipeline) { ko(p).KeyTransformer = &Transformer{Format: FormatProtobuf} }, kp + "key_transformer.protobuf_options", "needs protobuf_options"},
+		{"protobuf no source", func(p *Pipeline) {
+			ko(p).KeyTransformer = &Transformer{Format: FormatProtobuf, ProtobufOptions: &ProtobufOptions{}}
+		}, kp + "key_transformer.protobuf_options.desc_file_path", "one of desc_file_path"},
+		{"protobuf two sources", func(p *Pipeline) {
+			ko(p).KeyTransformer = &Transformer{Format: FormatProtobuf, ProtobufOptions: &ProtobufOptions{DescFilePath: "x.desc", MessageName: "E", SchemaRegistry: registry("k")}}
+		}, kp + "key_transformer.protobuf_options.schema_registry", "mutually exclusive"},
+		{"protobuf message name required", func(p *Pipeline) {
+			ko(p).KeyTransformer = &Transformer{Format: FormatProtobuf, ProtobufOptions: &ProtobufOptions{DescFilePath: "x.desc"}}
+		}, kp + "key_transformer.protobuf_options.message_name", "message_name is required with desc_file_path"},
+		{"protobuf depth", func(p *Pipeline) {
+			d := int64(11)
+			ko(p).KeyTransformer = &Transformer{Format: FormatProtobuf, ProtobufOptions: &ProtobufOptions{SchemaRegistry: registry("k"), RecursiveFieldsMaxDepth: &d}}
+		}, kp + "key_transformer.protobuf_options.recursive_fields_max_depth", "more than the maximum of 10"},
+		{"registry connection name", func(p *Pipeline) {
+			sr := registry("k")
+			sr.ConnectionName = "-bad"
+			ko(p).KeyTransformer = &Transformer{Format: FormatProtobuf, ProtobufOptions: &ProtobufOptions{SchemaRegistry: sr}}
+		}, kp + "key_transformer.protobuf_options.schema_registry.connection_name", "not a valid name"},
 		{"variant", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions = nil }, kp + "value_transformer.format", "not yet supported"},
 		{"schema and file", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.SchemaFilePath = "x.ddl" }, kp + "value_transformer.json_options.schema", "mutually exclusive"},
 		{"no schema", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "" }, kp + "value_transformer.json_options.schema", "one of schema or schema_file_path is required"},
@@ -96,6 +135,11 @@ func TestPipelineValidate(t *testing.T) {
 	}
 }
 
+// registry returns registry options for subject.
+func registry(subject string) *SchemaRegistryOptions {
+	return &SchemaRegistryOptions{ConfluentOptions: ConfluentOptions{Subject: subject}}
+}
+
 func TestConnectionValidate(t *testing.T) {
 	tests := []struct {
 		conn Connection
@@ -106,6 +150,12 @@ func TestConnectionValidate(t *testing.T) {
 		{Connection{Name: "c", BootstrapServers: []string{"localhost"}}, "bootstrap_servers[0]"},
 		{Connection{Name: "c", BootstrapServers: []string{"a:1", "a:99999"}}, "bootstrap_servers[1]"},
 		{Connection{Name: "-c", BootstrapServers: []string{"a:1"}}, "name"},
+		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "https://r.example:8081/base"}}, ""},
+		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{}}, "schema_registry.url"},
+		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "ftp://r"}}, "schema_registry.url"},
+		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "https://u:p@r"}}, "schema_registry.url"},
+		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "https://r", APIKey: "k"}}, "schema_registry.api_secret"},
+		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "https://r", APISecret: "s"}}, "schema_registry.api_key"},
 	}
 	for _, tt := range tests {
 		errs := tt.conn.Validate()
