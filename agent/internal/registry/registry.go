@@ -87,6 +87,13 @@ func WithLatestTTL(d time.Duration) Option {
 	return func(o *options) { o.latestTTL = d }
 }
 
+// Schema types, as the registry names them in Schema.Type.
+const (
+	TypeAvro     = "AVRO"
+	TypeProtobuf = "PROTOBUF"
+	TypeJSON     = "JSON"
+)
+
 // Schema is one registered schema.
 type Schema struct {
 	// ID is the registry's id of the schema.
@@ -95,8 +102,8 @@ type Schema struct {
 	// leaves them empty, as one id may be registered under many subjects.
 	Subject string
 	Version int
-	// Type is "AVRO" (also when the registry leaves it out), "PROTOBUF" or
-	// "JSON".
+	// Type is [TypeAvro] (also when the registry leaves it out),
+	// [TypeProtobuf] or [TypeJSON].
 	Type string
 	// Text is the schema itself.
 	Text string
