@@ -219,8 +219,9 @@ func storedPipeline() *spec.Pipeline {
 
 // roundTrip sets a model from the stored pipeline, as Read does with the
 // prior state (nil on import), and converts the model back, checking that
-// the result validates.
-func roundTrip(t *testing.T, stored *spec.Pipeline, prior *pipelineResourceModel) (pipelineResourceModel, *spec.Pipeline) {
+// the result validates. readFiles makes the conversion read the schema
+// files, as a plan does.
+func roundTrip(t *testing.T, stored *spec.Pipeline, prior *pipelineResourceModel, readFiles bool) (pipelineResourceModel, *spec.Pipeline) {
 	t.Helper()
 	ctx := context.Background()
 	var m pipelineResourceModel
@@ -229,7 +230,7 @@ func roundTrip(t *testing.T, stored *spec.Pipeline, prior *pipelineResourceModel
 	if diags.HasError() {
 		t.Fatalf("setFromSpec: %v", diags)
 	}
-	c := newSpecConverter(ctx, false)
+	c := newSpecConverter(ctx, readFiles)
 	back := c.pipeline(&m)
 	if c.diags.HasError() {
 		t.Fatalf("convert: %v", c.diags)
@@ -252,7 +253,7 @@ func TestIsolationLevelRoundTrip(t *testing.T) {
 	} {
 		stored := storedPipeline()
 		stored.Tables[0].ConnectorOptions.KafkaOptions.IsolationLevel = tc.stored
-		_, back := roundTrip(t, stored, nil)
+		_, back := roundTrip(t, stored, nil, false)
 		if got := back.Tables[0].ConnectorOptions.KafkaOptions.IsolationLevel; got != tc.want {
 			t.Errorf("stored %q: isolation_level = %q, want %q", tc.stored, got, tc.want)
 		}
@@ -286,7 +287,7 @@ func TestStorageLocationRoundTrip(t *testing.T) {
 			if !tc.imported {
 				prior = &pipelineResourceModel{StorageLocation: tc.prior, Table: types.ListNull(pipelineTypes().table)}
 			}
-			m, back := roundTrip(t, stored, prior)
+			m, back := roundTrip(t, stored, prior, false)
 			if !m.StorageLocation.Equal(tc.want) {
 				t.Errorf("storage_location = %v, want %v", m.StorageLocation, tc.want)
 			}
@@ -336,21 +337,7 @@ func TestAvroProtobufRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx := context.Background()
-	var m pipelineResourceModel
-	var diags diag.Diagnostics
-	m.setFromSpec(ctx, avroProtobufPipeline(dir), nil, &diags)
-	if diags.HasError() {
-		t.Fatalf("setFromSpec: %v", diags)
-	}
-	c := newSpecConverter(ctx, true)
-	back := c.pipeline(&m)
-	if c.diags.HasError() {
-		t.Fatalf("convert: %v", c.diags)
-	}
-	if errs := back.Validate(); len(errs) > 0 {
-		t.Errorf("the converted pipeline does not validate: %v", errs)
-	}
+	m, back := roundTrip(t, avroProtobufPipeline(dir), nil, true)
 
 	// What the plan sends: the stored pipeline with the defaults filled in.
 	want := stored
