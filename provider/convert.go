@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -65,6 +68,19 @@ func (c *specConverter) int64Or(p string, v types.Int64, def int64) int64 {
 		return def
 	}
 	return c.int64(p, v)
+}
+
+// int64Ptr returns the value of v at p; nil (the spec's "unset") for null
+// and unknown.
+func (c *specConverter) int64Ptr(p string, v types.Int64) *int64 {
+	if v.IsUnknown() {
+		c.unknown[p] = true
+	}
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	n := v.ValueInt64()
+	return &n
 }
 
 // boolPtr returns the value of v at p; nil (the spec's "unset") for null and
@@ -146,22 +162,56 @@ func (c *specConverter) objects(p string, v types.List) []types.Object {
 	return out
 }
 
-// readSchemaFile reads a schema_file_path. Relative paths resolve against
-// the provider's working directory, which Terraform sets to the directory it
-// runs in (the root module).
-func readSchemaFile(name string) (string, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return "", fmt.Errorf("cannot read the schema file: %w. A relative path is resolved against the "+
-			"directory Terraform runs in (the root module); in a child module write \"${path.module}/file.ddl\"", err)
+// readFile returns the content of the file name (nil when name is "")
+// named by the attribute at spec path p, when c reads files. what says what
+// the file is ("schema file") and example is a file name for the hint. An
+// unreadable file is reported on p, naming the resolved path, and p is
+// added to unreadable.
+func (c *specConverter) readFile(p, name, what, example string) []byte {
+	if !c.readFiles || name == "" {
+		return nil
 	}
-	return string(b), nil
+	b, err := readModuleFile(name, what, example)
+	if err != nil {
+		addFieldError(&c.diags, "pipeline", spec.FieldError{Path: p, Detail: err.Error()})
+		c.unreadable[p] = true
+	}
+	return b
 }
 
-// schemaSHA256 is the hex SHA-256 of a schema file's content.
-func schemaSHA256(content string) string {
-	sum := sha256.Sum256([]byte(content))
+// readModuleFile reads a file attribute's file. Relative paths resolve
+// against the provider's working directory, which Terraform sets to the
+// directory it runs in (the root module).
+func readModuleFile(name, what, example string) ([]byte, error) {
+	resolved, err := filepath.Abs(name)
+	if err != nil {
+		resolved = name
+	}
+	b, err := os.ReadFile(resolved)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot read the %s %s: %w. A relative path is resolved against the "+
+			"directory Terraform runs in (the root module); in a child module write \"${path.module}/%s\"", what, resolved, err, example)
+	}
+	return b, nil
+}
+
+// schemaSHA256 is the hex SHA-256 of a file's content.
+func schemaSHA256(content []byte) string {
+	sum := sha256.Sum256(content)
 	return hex.EncodeToString(sum[:])
+}
+
+// fileSHA256 is the hash attribute of the file named by name with content:
+// null when name is "".
+func fileSHA256(name string, content []byte) types.String {
+	if name == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(schemaSHA256(content))
 }
 
 // stringOrNull maps the spec's "unset" ("") to null.

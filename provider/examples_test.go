@@ -39,6 +39,8 @@ func withoutTerraformBlock(t *testing.T, hcl string) string {
 // pipeline); the first folder is the working directory, as it is for
 // Terraform, so that schema files resolve.
 func TestAccExamples(t *testing.T) {
+	// The examples take the registry's secret from a sensitive variable.
+	t.Setenv("TF_VAR_schema_registry_api_secret", "example-secret")
 	for _, dirs := range [][]string{
 		{"examples/resources/tributary_connection"},
 		{"examples/resources/tributary_pipeline"},

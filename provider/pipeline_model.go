@@ -51,14 +51,50 @@ type kafkaOptionsModel struct {
 }
 
 type transformerModel struct {
-	Format      types.String `tfsdk:"format"`
-	JSONOptions types.Object `tfsdk:"json_options"`
+	Format          types.String `tfsdk:"format"`
+	JSONOptions     types.Object `tfsdk:"json_options"`
+	AvroOptions     types.Object `tfsdk:"avro_options"`
+	ProtobufOptions types.Object `tfsdk:"protobuf_options"`
 }
 
 type jsonOptionsModel struct {
 	Schema           types.String `tfsdk:"schema"`
 	SchemaFilePath   types.String `tfsdk:"schema_file_path"`
 	SchemaFileSHA256 types.String `tfsdk:"schema_file_sha256"`
+}
+
+type avroOptionsModel struct {
+	Schema           types.String `tfsdk:"schema"`
+	SchemaFilePath   types.String `tfsdk:"schema_file_path"`
+	SchemaFileSHA256 types.String `tfsdk:"schema_file_sha256"`
+	SchemaRegistry   types.Object `tfsdk:"schema_registry"`
+	ParseMode        types.String `tfsdk:"parse_mode"`
+}
+
+type protobufOptionsModel struct {
+	DescFilePath            types.String `tfsdk:"desc_file_path"`
+	DescFileSHA256          types.String `tfsdk:"desc_file_sha256"`
+	MessageName             types.String `tfsdk:"message_name"`
+	SchemaRegistry          types.Object `tfsdk:"schema_registry"`
+	RecursiveFieldsMaxDepth types.Int64  `tfsdk:"recursive_fields_max_depth"`
+	ParseMode               types.String `tfsdk:"parse_mode"`
+}
+
+// registryModel is schema_registry of avro_options.
+type registryModel struct {
+	ConfluentOptions types.Object `tfsdk:"confluent_options"`
+	ConnectionName   types.String `tfsdk:"connection_name"`
+}
+
+// protobufRegistryModel is schema_registry of protobuf_options: that of
+// avro_options and protobuf_message_name.
+type protobufRegistryModel struct {
+	registryModel
+	ProtobufMessageName types.String `tfsdk:"protobuf_message_name"`
+}
+
+type confluentOptionsModel struct {
+	Subject types.String `tfsdk:"subject"`
 }
 
 type tableConfigurationModel struct {
@@ -126,8 +162,10 @@ func (c *specConverter) transformer(p string, o types.Object) *spec.Transformer 
 		return &spec.Transformer{}
 	}
 	return &spec.Transformer{
-		Format:      c.str(p+".format", m.Format),
-		JSONOptions: c.jsonOptions(p+".json_options", m.JSONOptions),
+		Format:          c.str(p+".format", m.Format),
+		JSONOptions:     c.jsonOptions(p+".json_options", m.JSONOptions),
+		AvroOptions:     c.avroOptions(p+".avro_options", m.AvroOptions),
+		ProtobufOptions: c.protobufOptions(p+".protobuf_options", m.ProtobufOptions),
 	}
 }
 
@@ -143,29 +181,109 @@ func (c *specConverter) jsonOptions(p string, o types.Object) *spec.JSONOptions 
 		Schema:         c.str(p+".schema", m.Schema),
 		SchemaFilePath: c.str(p+".schema_file_path", m.SchemaFilePath),
 	}
-	if c.readFiles && jo.SchemaFilePath != "" {
-		content, err := readSchemaFile(jo.SchemaFilePath)
-		if err != nil {
-			fp := p + ".schema_file_path"
-			addFieldError(&c.diags, "pipeline", spec.FieldError{Path: fp, Detail: err.Error()})
-			c.unreadable[fp] = true
-		}
-		jo.SchemaFileContent = content
-	}
+	jo.SchemaFileContent = string(c.readFile(p+".schema_file_path", jo.SchemaFilePath, "schema file", "schema.ddl"))
 	return jo
 }
 
-// eachJSONOptions calls fn with the spec path of every json_options of p
-// and its value, in table order, key before value.
-func eachJSONOptions(p *spec.Pipeline, fn func(path string, jo *spec.JSONOptions)) {
+func (c *specConverter) avroOptions(p string, o types.Object) *spec.AvroOptions {
+	var m avroOptionsModel
+	switch c.object(p, o, &m) {
+	case objectNull:
+		return nil
+	case objectUnknown:
+		return &spec.AvroOptions{}
+	}
+	ao := &spec.AvroOptions{
+		Schema:         c.str(p+".schema", m.Schema),
+		SchemaFilePath: c.str(p+".schema_file_path", m.SchemaFilePath),
+		SchemaRegistry: c.schemaRegistry(p+".schema_registry", m.SchemaRegistry, false),
+		ParseMode:      c.str(p+".parse_mode", m.ParseMode),
+	}
+	ao.SchemaFileContent = string(c.readFile(p+".schema_file_path", ao.SchemaFilePath, "schema file", "schema.avsc"))
+	return ao
+}
+
+func (c *specConverter) protobufOptions(p string, o types.Object) *spec.ProtobufOptions {
+	var m protobufOptionsModel
+	switch c.object(p, o, &m) {
+	case objectNull:
+		return nil
+	case objectUnknown:
+		return &spec.ProtobufOptions{}
+	}
+	po := &spec.ProtobufOptions{
+		DescFilePath:            c.str(p+".desc_file_path", m.DescFilePath),
+		MessageName:             c.str(p+".message_name", m.MessageName),
+		SchemaRegistry:          c.schemaRegistry(p+".schema_registry", m.SchemaRegistry, true),
+		RecursiveFieldsMaxDepth: c.int64Ptr(p+".recursive_fields_max_depth", m.RecursiveFieldsMaxDepth),
+		ParseMode:               c.str(p+".parse_mode", m.ParseMode),
+	}
+	po.DescFileContent = c.readFile(p+".desc_file_path", po.DescFilePath, "descriptor set file", "events.desc")
+	return po
+}
+
+// schemaRegistry converts schema_registry of avro_options or, with
+// protobuf, of protobuf_options.
+func (c *specConverter) schemaRegistry(p string, o types.Object, protobuf bool) *spec.SchemaRegistryOptions {
+	var m protobufRegistryModel
+	var target any = &m.registryModel
+	if protobuf {
+		target = &m
+	}
+	switch c.object(p, o, target) {
+	case objectNull:
+		return nil
+	case objectUnknown:
+		return &spec.SchemaRegistryOptions{}
+	}
+	so := &spec.SchemaRegistryOptions{
+		ConnectionName:      c.str(p+".connection_name", m.ConnectionName),
+		ProtobufMessageName: c.str(p+".protobuf_message_name", m.ProtobufMessageName),
+	}
+	var co confluentOptionsModel
+	if c.object(p+".confluent_options", m.ConfluentOptions, &co) == objectKnown {
+		so.ConfluentOptions.Subject = c.str(p+".confluent_options.subject", co.Subject)
+	}
+	return so
+}
+
+// schemaFile is a file named by the options of a transformer, which the
+// provider reads and whose hash the state keeps.
+type schemaFile struct {
+	// options is the spec path of the options object
+	// ("table[0]....value_transformer.avro_options").
+	options string
+	// pathAttr names the file ("schema_file_path"), shaAttr its hash
+	// ("schema_file_sha256").
+	pathAttr, shaAttr string
+	// name is the configured path, "" when not set; content is what was
+	// read from it.
+	name    string
+	content []byte
+}
+
+// eachSchemaFile calls fn for the file attribute of every json_options,
+// avro_options and protobuf_options of p, in table order, key before
+// value, whether or not it names a file.
+func eachSchemaFile(p *spec.Pipeline, fn func(f *schemaFile)) {
 	for i := range p.Tables {
 		ko := &p.Tables[i].ConnectorOptions.KafkaOptions
 		for _, side := range []struct {
 			name string
 			tr   *spec.Transformer
 		}{{"key_transformer", ko.KeyTransformer}, {"value_transformer", ko.ValueTransformer}} {
-			if side.tr != nil && side.tr.JSONOptions != nil {
-				fn(fmt.Sprintf("table[%d].connector_options.kafka_options.%s.json_options", i, side.name), side.tr.JSONOptions)
+			if side.tr == nil {
+				continue
+			}
+			tp := fmt.Sprintf("table[%d].connector_options.kafka_options.%s.", i, side.name)
+			if o := side.tr.JSONOptions; o != nil {
+				fn(&schemaFile{tp + "json_options", "schema_file_path", "schema_file_sha256", o.SchemaFilePath, []byte(o.SchemaFileContent)})
+			}
+			if o := side.tr.AvroOptions; o != nil {
+				fn(&schemaFile{tp + "avro_options", "schema_file_path", "schema_file_sha256", o.SchemaFilePath, []byte(o.SchemaFileContent)})
+			}
+			if o := side.tr.ProtobufOptions; o != nil {
+				fn(&schemaFile{tp + "protobuf_options", "desc_file_path", "desc_file_sha256", o.DescFilePath, o.DescFileContent})
 			}
 		}
 	}
@@ -249,18 +367,69 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 	}
 	jo := types.ObjectNull(ty.jsonOptions.AttrTypes)
 	if o := tr.JSONOptions; o != nil {
-		sha := types.StringNull()
-		if o.SchemaFilePath != "" {
-			sha = types.StringValue(schemaSHA256(o.SchemaFileContent))
-		}
 		jo = objectValue(ctx, diags, ty.jsonOptions, jsonOptionsModel{
 			Schema:           stringOrNull(o.Schema),
 			SchemaFilePath:   stringOrNull(o.SchemaFilePath),
-			SchemaFileSHA256: sha,
+			SchemaFileSHA256: fileSHA256(o.SchemaFilePath, []byte(o.SchemaFileContent)),
+		})
+	}
+	ao := types.ObjectNull(ty.avroOptions.AttrTypes)
+	if o := tr.AvroOptions; o != nil {
+		ao = objectValue(ctx, diags, ty.avroOptions, avroOptionsModel{
+			Schema:           stringOrNull(o.Schema),
+			SchemaFilePath:   stringOrNull(o.SchemaFilePath),
+			SchemaFileSHA256: fileSHA256(o.SchemaFilePath, []byte(o.SchemaFileContent)),
+			SchemaRegistry:   registryToObject(ctx, o.SchemaRegistry, false, diags),
+			ParseMode:        types.StringValue(parseModeOrDefault(o.ParseMode)),
+		})
+	}
+	po := types.ObjectNull(ty.protobufOptions.AttrTypes)
+	if o := tr.ProtobufOptions; o != nil {
+		po = objectValue(ctx, diags, ty.protobufOptions, protobufOptionsModel{
+			DescFilePath:            stringOrNull(o.DescFilePath),
+			DescFileSHA256:          fileSHA256(o.DescFilePath, o.DescFileContent),
+			MessageName:             stringOrNull(o.MessageName),
+			SchemaRegistry:          registryToObject(ctx, o.SchemaRegistry, true, diags),
+			RecursiveFieldsMaxDepth: types.Int64Value(int64(o.RecursiveDepth())),
+			ParseMode:               types.StringValue(parseModeOrDefault(o.ParseMode)),
 		})
 	}
 	return objectValue(ctx, diags, ty.transformer, transformerModel{
-		Format:      types.StringValue(tr.Format),
-		JSONOptions: jo,
+		Format:          types.StringValue(tr.Format),
+		JSONOptions:     jo,
+		AvroOptions:     ao,
+		ProtobufOptions: po,
 	})
+}
+
+// registryToObject is the schema_registry of avro_options or, with
+// protobuf, of protobuf_options.
+func registryToObject(ctx context.Context, so *spec.SchemaRegistryOptions, protobuf bool, diags *diag.Diagnostics) types.Object {
+	ty := pipelineTypes()
+	t := ty.avroRegistry
+	if protobuf {
+		t = ty.protobufRegistry
+	}
+	if so == nil {
+		return types.ObjectNull(t.AttrTypes)
+	}
+	m := registryModel{
+		ConfluentOptions: objectValue(ctx, diags, ty.confluentOptions, confluentOptionsModel{
+			Subject: types.StringValue(so.ConfluentOptions.Subject),
+		}),
+		ConnectionName: stringOrNull(so.ConnectionName),
+	}
+	if !protobuf {
+		return objectValue(ctx, diags, t, m)
+	}
+	return objectValue(ctx, diags, t, protobufRegistryModel{registryModel: m, ProtobufMessageName: stringOrNull(so.ProtobufMessageName)})
+}
+
+// parseModeOrDefault maps the spec's unset parse mode to the default the
+// schema plans, so that a pipeline stored without one shows no diff.
+func parseModeOrDefault(mode string) string {
+	if mode == "" {
+		return spec.DefaultParseMode
+	}
+	return mode
 }

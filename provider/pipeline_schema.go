@@ -220,8 +220,9 @@ func transformerSchema(side string) schema.SingleNestedAttribute {
 		Attributes: map[string]schema.Attribute{
 			"format": schema.StringAttribute{
 				MarkdownDescription: "One of " + quoted(spec.Formats) + ". `" + spec.FormatString + "` makes a STRING column `" +
-					side + "`; `" + spec.FormatJSON + "` parses the " + side + " into the columns of `json_options`. `" +
-					spec.FormatAvro + "` and `" + spec.FormatProtobuf + "` are not yet supported.",
+					side + "`; `" + spec.FormatJSON + "`, `" + spec.FormatAvro + "` and `" + spec.FormatProtobuf + "` decode the " +
+					side + " into one top-level column per field of the schema of `json_options`, `avro_options` or " +
+					"`protobuf_options`, the one that goes with the format (required with it; the others must not be set).",
 				Required: true,
 			},
 			"json_options": schema.SingleNestedAttribute{
@@ -235,19 +236,147 @@ func transformerSchema(side string) schema.SingleNestedAttribute {
 						Optional: true,
 					},
 					"schema_file_path": schema.StringAttribute{
-						MarkdownDescription: "Path of a file holding the Spark DDL schema. The provider reads it at plan time " +
-							"and sends its content to the agent. A relative path is resolved against the directory Terraform " +
-							"runs in (the root module); in a child module use `\"${path.module}/schema.ddl\"`.",
-						Optional: true,
+						MarkdownDescription: "Path of a file holding the Spark DDL schema. " + moduleFileNote("schema.ddl"),
+						Optional:            true,
 					},
-					"schema_file_sha256": schema.StringAttribute{
-						MarkdownDescription: "SHA-256 of the schema file's content, so that an edit of the file shows as an " +
-							"update in the plan.",
-						Computed: true,
-					},
+					"schema_file_sha256": fileSHA256Attribute("schema_file_path"),
+				},
+			},
+			"avro_options":     avroOptionsSchema(),
+			"protobuf_options": protobufOptionsSchema(),
+		},
+	}
+}
+
+// fileSHA256Attribute is the computed hash of the file named by the
+// attribute pathAttr.
+func fileSHA256Attribute(pathAttr string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "SHA-256 of the content of the file `" + pathAttr + "` names, so that an edit of the file " +
+			"shows as an update in the plan.",
+		Computed: true,
+	}
+}
+
+// parseModeAttribute is parse_mode of avro_options and protobuf_options.
+func parseModeAttribute(format string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "What a record whose " + format + " does not decode does: one of " + quoted(spec.ParseModes) +
+			". Defaults to `\"" + spec.DefaultParseMode + "\"`. `" + spec.ParseModePermissive + "` writes its raw bytes to " +
+			"the `_corrupt_record` BINARY column, leaves the columns of this part null and goes on. `" +
+			spec.ParseModeFailFast + "` stops the table in `" + spec.StateFailed + "` at that record, without committing " +
+			"it, so that a restart reads it again.",
+		Optional: true,
+		Computed: true,
+		Default:  stringdefault.StaticString(spec.DefaultParseMode),
+	}
+}
+
+// moduleFileNote says how the provider reads a file attribute; example is a
+// file name.
+func moduleFileNote(example string) string {
+	return "The provider reads it at plan time and sends its content to the agent, which never reads the path. " +
+		"A relative path is resolved against the directory Terraform runs in (the root module); in a child module " +
+		"use `\"${path.module}/" + example + "\"`."
+}
+
+func avroOptionsSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Options of format `" + spec.FormatAvro + "`, required with it. Exactly one of `schema`, " +
+			"`schema_file_path` and `schema_registry` is required. The schema is a record schema; each of its " +
+			"top-level fields becomes a column.",
+		Optional: true,
+		Attributes: map[string]schema.Attribute{
+			"schema": schema.StringAttribute{
+				MarkdownDescription: "Inline Avro schema in its JSON form, e.g. `jsonencode({ type = \"record\", " +
+					"name = \"Click\", fields = [...] })`. Records are plain binary Avro written with it, without framing.",
+				Optional: true,
+			},
+			"schema_file_path": schema.StringAttribute{
+				MarkdownDescription: "Path of an `.avsc` file holding the Avro schema; records are plain binary Avro " +
+					"written with it, without framing. " + moduleFileNote("click.avsc"),
+				Optional: true,
+			},
+			"schema_file_sha256": fileSHA256Attribute("schema_file_path"),
+			"schema_registry":    schemaRegistrySchema(false),
+			"parse_mode":         parseModeAttribute("Avro"),
+		},
+	}
+}
+
+func protobufOptionsSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Options of format `" + spec.FormatProtobuf + "`, required with it. Exactly one of " +
+			"`desc_file_path` (with `message_name`) and `schema_registry` is required. Each top-level field of the " +
+			"message becomes a column.",
+		Optional: true,
+		Attributes: map[string]schema.Attribute{
+			"desc_file_path": schema.StringAttribute{
+				MarkdownDescription: "Path of a compiled descriptor set, a serialized `FileDescriptorSet` as " +
+					"`protoc --include_imports --descriptor_set_out=events.desc events.proto` writes it. Records are " +
+					"plain Protobuf messages of `message_name`, without framing. " + moduleFileNote("events.desc"),
+				Optional: true,
+			},
+			"desc_file_sha256": fileSHA256Attribute("desc_file_path"),
+			"message_name": schema.StringAttribute{
+				MarkdownDescription: "Message type of the records in `desc_file_path`, fully qualified " +
+					"(`\"com.example.Event\"`) or, when unique in the set, simple (`\"Event\"`). Required with " +
+					"`desc_file_path`; with `schema_registry` use `schema_registry.protobuf_message_name`.",
+				Optional: true,
+			},
+			"schema_registry": schemaRegistrySchema(true),
+			"recursive_fields_max_depth": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("How deep recursive message fields are expanded, from %d to %d, as "+
+					"Spark's `recursive.fields.max.depth`: `-1` refuses a recursive message, `0` drops recursive "+
+					"fields, `1` to `%d` expand them that many levels. Defaults to `%d`.",
+					spec.MinRecursiveDepth, spec.MaxRecursiveDepth, spec.MaxRecursiveDepth, spec.DefaultRecursiveDepth),
+				Optional: true,
+				Computed: true,
+				Default:  int64default.StaticInt64(spec.DefaultRecursiveDepth),
+			},
+			"parse_mode": parseModeAttribute("Protobuf"),
+		},
+	}
+}
+
+// schemaRegistrySchema is schema_registry of avro_options and, with
+// protobuf_message_name, of protobuf_options.
+func schemaRegistrySchema(protobuf bool) schema.SingleNestedAttribute {
+	framing := "a zero byte and the 4-byte schema id"
+	if protobuf {
+		framing += ", then the message indexes"
+	}
+	attrs := map[string]schema.Attribute{
+		"confluent_options": schema.SingleNestedAttribute{
+			MarkdownDescription: "Options of a Confluent-compatible registry.",
+			Required:            true,
+			Attributes: map[string]schema.Attribute{
+				"subject": schema.StringAttribute{
+					MarkdownDescription: "Registry subject, e.g. `\"orders-value\"`. Its latest version when the table " +
+						"starts sets the table's columns; each record is decoded with the version its schema id names.",
+					Required: true,
 				},
 			},
 		},
+		"connection_name": schema.StringAttribute{
+			MarkdownDescription: "`name` of the `tributary_connection` whose `schema_registry` (URL and credentials) " +
+				"is used. Not set: the pipeline's connection.",
+			Optional: true,
+		},
+	}
+	if protobuf {
+		attrs["protobuf_message_name"] = schema.StringAttribute{
+			MarkdownDescription: "Message of the subject's schema that sets the table's columns, by simple or fully " +
+				"qualified name, when the schema defines several. Not set: its first message.",
+			Optional: true,
+		}
+	}
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Resolves the schema from a Confluent-compatible schema registry when the table starts. " +
+			"Records carry Confluent's framing: " + framing + ". The registry's URL and credentials come from a " +
+			"connection's `schema_registry`.",
+		Optional:   true,
+		Attributes: attrs,
 	}
 }
 
@@ -255,6 +384,7 @@ func transformerSchema(side string) schema.SingleNestedAttribute {
 // from the schema itself.
 var pipelineTypes = sync.OnceValue(func() (t struct {
 	table, connectorOptions, kafkaOptions, transformer, jsonOptions, tableConfiguration types.ObjectType
+	avroOptions, protobufOptions, avroRegistry, protobufRegistry, confluentOptions      types.ObjectType
 }) {
 	s := pipelineResourceSchema(context.Background())
 	t.table, _ = s.Blocks["table"].(schema.ListNestedBlock).NestedObject.Type().(types.ObjectType)
@@ -262,6 +392,11 @@ var pipelineTypes = sync.OnceValue(func() (t struct {
 	t.kafkaOptions = attrObjectType(t.connectorOptions, "kafka_options")
 	t.transformer = attrObjectType(t.kafkaOptions, "key_transformer")
 	t.jsonOptions = attrObjectType(t.transformer, "json_options")
+	t.avroOptions = attrObjectType(t.transformer, "avro_options")
+	t.protobufOptions = attrObjectType(t.transformer, "protobuf_options")
+	t.avroRegistry = attrObjectType(t.avroOptions, "schema_registry")
+	t.protobufRegistry = attrObjectType(t.protobufOptions, "schema_registry")
+	t.confluentOptions = attrObjectType(t.avroRegistry, "confluent_options")
 	t.tableConfiguration = attrObjectType(t.table, "table_configuration")
 	return t
 })

@@ -68,9 +68,9 @@ func (r *pipelineResource) ValidateConfig(ctx context.Context, req resource.Vali
 }
 
 // ModifyPlan implements resource.ResourceWithModifyPlan. It plans each
-// schema_file_sha256 from the file's current content, so that an edited file
-// shows as an update, and asks the agent for a dry run of a pipeline that
-// will be created or updated (see dryRun).
+// schema_file_sha256 and desc_file_sha256 from the file's current content,
+// so that an edited file shows as an update, and asks the agent for a dry
+// run of a pipeline that will be created or updated (see dryRun).
 func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
@@ -83,18 +83,15 @@ func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	c := newSpecConverter(ctx, true)
 	p := c.pipeline(&plan)
 	resp.Diagnostics.Append(c.diags...)
-	eachJSONOptions(p, func(jp string, jo *spec.JSONOptions) {
-		if c.unknown.covers(jp) {
-			return // the whole json_options is unknown, and so is its hash
+	eachSchemaFile(p, func(f *schemaFile) {
+		if c.unknown.covers(f.options) {
+			return // the whole options object is unknown, and so is its hash
 		}
-		sha := types.StringNull()
-		switch {
-		case c.unknown.covers(jp + ".schema_file_path"):
+		sha := fileSHA256(f.name, f.content)
+		if c.unknown.covers(f.options + "." + f.pathAttr) {
 			sha = types.StringUnknown()
-		case jo.SchemaFilePath != "":
-			sha = types.StringValue(schemaSHA256(jo.SchemaFileContent))
 		}
-		setAttr(ctx, &resp.Plan, jp+".schema_file_sha256", sha, &resp.Diagnostics)
+		setAttr(ctx, &resp.Plan, f.options+"."+f.shaAttr, sha, &resp.Diagnostics)
 	})
 	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
 		return
@@ -204,8 +201,8 @@ func (r *pipelineResource) apply(ctx context.Context, plan *pipelineResourceMode
 	c := newSpecConverter(ctx, true)
 	p := c.pipeline(plan)
 	diags.Append(c.diags...)
-	eachJSONOptions(p, func(jp string, jo *spec.JSONOptions) {
-		checkSchemaFileUnchanged(ctx, planned, jp, jo, diags)
+	eachSchemaFile(p, func(f *schemaFile) {
+		checkSchemaFileUnchanged(ctx, planned, f, diags)
 	})
 	if diags.HasError() {
 		return
@@ -222,12 +219,8 @@ func (r *pipelineResource) apply(ctx context.Context, plan *pipelineResourceMode
 
 	plan.ID = types.StringValue(p.Name)
 	diags.Append(state.Set(ctx, plan)...)
-	eachJSONOptions(p, func(jp string, jo *spec.JSONOptions) {
-		sha := types.StringNull()
-		if jo.SchemaFilePath != "" {
-			sha = types.StringValue(schemaSHA256(jo.SchemaFileContent))
-		}
-		setAttr(ctx, state, jp+".schema_file_sha256", sha, diags)
+	eachSchemaFile(p, func(f *schemaFile) {
+		setAttr(ctx, state, f.options+"."+f.shaAttr, fileSHA256(f.name, f.content), diags)
 	})
 	if waitErr != nil {
 		diags.AddError("Pipeline "+p.Name+" did not start", waitErr.Error())
@@ -237,22 +230,22 @@ func (r *pipelineResource) apply(ctx context.Context, plan *pipelineResourceMode
 // checkSchemaFileUnchanged reports a schema file whose content changed
 // between plan and apply: applying it would store a hash other than the
 // planned one.
-func checkSchemaFileUnchanged(ctx context.Context, planned tfsdk.Plan, jp string, jo *spec.JSONOptions, diags *diag.Diagnostics) {
-	if jo.SchemaFilePath == "" {
+func checkSchemaFileUnchanged(ctx context.Context, planned tfsdk.Plan, f *schemaFile, diags *diag.Diagnostics) {
+	if f.name == "" {
 		return
 	}
-	p, err := parseAttrPath(jp + ".schema_file_sha256")
+	p, err := parseAttrPath(f.options + "." + f.shaAttr)
 	if err != nil {
 		diags.AddError("Internal provider error", err.Error())
 		return
 	}
 	var sha types.String
 	diags.Append(planned.GetAttribute(ctx, p, &sha)...)
-	if sha.IsUnknown() || sha.IsNull() || sha.ValueString() == schemaSHA256(jo.SchemaFileContent) {
+	if sha.IsUnknown() || sha.IsNull() || sha.ValueString() == schemaSHA256(f.content) {
 		return
 	}
 	diags.AddAttributeError(p, "Schema file changed since plan",
-		fmt.Sprintf("The content of %s changed between plan and apply; run terraform plan again.", jo.SchemaFilePath))
+		fmt.Sprintf("The content of %s changed between plan and apply; run terraform plan again.", f.name))
 }
 
 // waitForPipeline polls the agent until the pipeline is RUNNING, COMPLETED

@@ -9,8 +9,10 @@ import (
 )
 
 const (
-	kafkaPath = "table[0].connector_options.kafka_options"
-	valueJSON = kafkaPath + ".value_transformer.json_options"
+	kafkaPath     = "table[0].connector_options.kafka_options"
+	valueJSON     = kafkaPath + ".value_transformer.json_options"
+	valueAvro     = kafkaPath + ".value_transformer.avro_options"
+	valueProtobuf = kafkaPath + ".value_transformer.protobuf_options"
 )
 
 // validationCase is one plan-time validation rule: config must fail with a
@@ -47,6 +49,16 @@ func TestAccPipelineValidation(t *testing.T) {
 		return `{ format = "JSON", json_options = { schema = ` + hclString(ddl) + ` } }`
 	}
 	one := func(kafka, extra string) string { return pipelineHCL(nil, tableHCL("events", kafka, extra)) }
+	avro := func(options string) string { return `{ format = "AVRO", avro_options = { ` + options + ` } }` }
+	protobuf := func(options string) string { return `{ format = "PROTOBUF", protobuf_options = { ` + options + ` } }` }
+	registry := `{ confluent_options = { subject = "events-value" } }`
+	missingAvsc := filepath.Join(t.TempDir(), "missing.avsc")
+	missingDesc := filepath.Join(t.TempDir(), "missing.desc")
+	examples, err := filepath.Abs("../examples/resources/tributary_pipeline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	avsc, desc := filepath.Join(examples, "click.avsc"), filepath.Join(examples, "page_view.desc")
 
 	runValidationCases(t, []validationCase{
 		{"topics and topic_pattern", one(topics+"\n topic_pattern = \"ev.*\"", ""),
@@ -65,10 +77,6 @@ func TestAccPipelineValidation(t *testing.T) {
 			kafkaPath + ".isolation_level", `"committed" is not one of read_committed, read_uncommitted`},
 		{"unknown format", one(withValue(`{ format = "XML" }`), ""),
 			kafkaPath + ".value_transformer.format", `"XML" is not one of STRING, JSON, AVRO, PROTOBUF`},
-		{"avro not supported", one(topics+"\n key_transformer = { format = \"AVRO\" }", ""),
-			kafkaPath + ".key_transformer.format", "format AVRO is not yet supported"},
-		{"protobuf not supported", one(withValue(`{ format = "PROTOBUF" }`), ""),
-			kafkaPath + ".value_transformer.format", "format PROTOBUF is not yet supported"},
 		{"json without json_options", one(withValue(`{ format = "JSON" }`), ""),
 			kafkaPath + ".value_transformer.format", "JSON without json_options (a VARIANT column) is not yet supported"},
 		{"json_options with STRING", one(withValue(`{ format = "STRING", json_options = { schema = "id INT" } }`), ""),
@@ -81,6 +89,53 @@ func TestAccPipelineValidation(t *testing.T) {
 			valueJSON + ".schema_file_path", "cannot read the schema file"},
 		{"ddl does not parse", one(withValue(jsonSchema("id BIGINT,\n  user STRNG")), ""),
 			valueJSON + ".schema", "the schema is not valid Spark DDL: line 2, column 8:"},
+		// Avro and Protobuf (agent/spec/formats.go).
+		{"avro without avro_options", one(topics+"\n key_transformer = { format = \"AVRO\" }", ""),
+			kafkaPath + ".key_transformer.avro_options", "format AVRO needs avro_options with one of schema, schema_file_path or schema_registry"},
+		{"protobuf without protobuf_options", one(withValue(`{ format = "PROTOBUF" }`), ""),
+			valueProtobuf, "format PROTOBUF needs protobuf_options with desc_file_path and message_name, or schema_registry"},
+		{"avro_options with JSON", one(withValue(`{ format = "JSON", json_options = { schema = "id INT" }, avro_options = { schema = "\"long\"" } }`), ""),
+			valueAvro, "avro_options applies only to format AVRO; this transformer's format is JSON"},
+		{"protobuf_options with AVRO", one(withValue(`{ format = "AVRO", avro_options = { schema = "\"long\"" }, protobuf_options = { desc_file_path = "x.desc", message_name = "X" } }`), ""),
+			valueProtobuf, "protobuf_options applies only to format PROTOBUF; this transformer's format is AVRO"},
+		{"json_options with PROTOBUF", one(withValue(`{ format = "PROTOBUF", protobuf_options = { schema_registry = { confluent_options = { subject = "s" } } }, json_options = { schema = "id INT" } }`), ""),
+			kafkaPath + ".value_transformer.json_options", "json_options applies only to format JSON; this transformer's format is PROTOBUF"},
+		{"avro schema and schema_registry", one(withValue(avro(`schema = "\"long\"", schema_registry = `+registry)), ""),
+			valueAvro + ".schema_registry", "schema and schema_registry are mutually exclusive; set only one of schema, schema_file_path and schema_registry"},
+		{"avro schema and schema_file_path", one(withValue(avro(`schema = "\"long\"", schema_file_path = `+hclString(avsc))), ""),
+			valueAvro + ".schema_file_path", "schema and schema_file_path are mutually exclusive"},
+		{"avro without a schema", one(withValue(avro(`parse_mode = "FAILFAST"`)), ""),
+			valueAvro + ".schema", "one of schema, schema_file_path or schema_registry is required"},
+		{"avro schema_file_path unreadable", one(withValue(avro(`schema_file_path = `+hclString(missingAvsc))), ""),
+			valueAvro + ".schema_file_path", "cannot read the schema file " + missingAvsc},
+		{"avro parse_mode", one(withValue(avro(`schema = "\"long\"", parse_mode = "STRICT"`)), ""),
+			valueAvro + ".parse_mode", `"STRICT" is not one of PERMISSIVE, FAILFAST`},
+		{"avro parse_mode lower case", one(withValue(avro(`schema = "\"long\"", parse_mode = "failfast"`)), ""),
+			valueAvro + ".parse_mode", `"failfast" is not one of PERMISSIVE, FAILFAST; modes are upper case: "FAILFAST"`},
+		{"avro subject empty", one(withValue(avro(`schema_registry = { confluent_options = { subject = "" } }`)), ""),
+			valueAvro + ".schema_registry.confluent_options.subject", `the subject is required, e.g. "orders-value"`},
+		{"avro subject unusable", one(withValue(avro(`schema_registry = { confluent_options = { subject = "a/b" } }`)), ""),
+			valueAvro + ".schema_registry.confluent_options.subject", `"a/b" is not a usable subject name`},
+		{"avro registry connection_name", one(withValue(avro(`schema_registry = { confluent_options = { subject = "s" }, connection_name = "-c" }`)), ""),
+			valueAvro + ".schema_registry.connection_name", `"-c" is not a valid name`},
+		{"protobuf desc_file_path and schema_registry", one(withValue(protobuf(`desc_file_path = `+hclString(desc)+`, message_name = "X", schema_registry = `+registry)), ""),
+			valueProtobuf + ".schema_registry", "desc_file_path and schema_registry are mutually exclusive; set only one of them"},
+		{"protobuf without a schema", one(withValue(protobuf(`message_name = "X"`)), ""),
+			valueProtobuf + ".desc_file_path", "one of desc_file_path (with message_name) or schema_registry is required"},
+		{"protobuf desc_file_path without message_name", one(withValue(protobuf(`desc_file_path = `+hclString(desc))), ""),
+			valueProtobuf + ".message_name", "message_name is required with desc_file_path"},
+		{"protobuf message_name with schema_registry", one(withValue(protobuf(`message_name = "X", schema_registry = `+registry)), ""),
+			valueProtobuf + ".message_name", "message_name goes with desc_file_path; with schema_registry set schema_registry.protobuf_message_name instead"},
+		{"protobuf desc_file_path unreadable", one(withValue(protobuf(`desc_file_path = `+hclString(missingDesc)+`, message_name = "X"`)), ""),
+			valueProtobuf + ".desc_file_path", "cannot read the descriptor set file " + missingDesc},
+		{"protobuf depth too small", one(withValue(protobuf(`schema_registry = `+registry+`, recursive_fields_max_depth = -2`)), ""),
+			valueProtobuf + ".recursive_fields_max_depth", "-2 is less than the minimum of -1"},
+		{"protobuf depth too large", one(withValue(protobuf(`schema_registry = `+registry+`, recursive_fields_max_depth = 11`)), ""),
+			valueProtobuf + ".recursive_fields_max_depth", "11 is more than the maximum of 10"},
+		{"protobuf parse_mode", one(withValue(protobuf(`schema_registry = `+registry+`, parse_mode = "DROPMALFORMED"`)), ""),
+			valueProtobuf + ".parse_mode", `"DROPMALFORMED" is not one of PERMISSIVE, FAILFAST`},
+		{"protobuf subject empty", one(withValue(protobuf(`schema_registry = { confluent_options = { subject = " s" }, protobuf_message_name = "X" }`)), ""),
+			valueProtobuf + ".schema_registry.confluent_options.subject", `" s" is not a usable subject name`},
 		{"source_metadata_column key", one(topics, `table_configuration = { source_metadata_column = "key" }`),
 			"table[0].table_configuration.source_metadata_column", `the source metadata column must not be named "key"`},
 		{"source_metadata_column value", one(topics, `table_configuration = { source_metadata_column = "VALUE" }`),
@@ -133,11 +188,30 @@ func TestAccConnectionValidation(t *testing.T) {
 }
 `
 	}
+	withRegistry := func(registry string) string {
+		return `resource "tributary_connection" "c" {
+  name              = "c1"
+  bootstrap_servers = ["a:9092"]
+  schema_registry   = { ` + registry + ` }
+}
+`
+	}
 	runValidationCases(t, []validationCase{
 		{"no port", conn("c1", `["localhost"]`), "bootstrap_servers[0]", `"localhost" is not a host:port address`},
 		{"bad port", conn("c1", `["a:9092", "b:0"]`), "bootstrap_servers[1]", `"b:0" has port "0"; a port is a number from 1 to 65535`},
 		{"no servers", conn("c1", `[]`), "bootstrap_servers", "at least one bootstrap server is required"},
 		{"invalid name", conn("c 1", `["a:9092"]`), "name", `"c 1" is not a valid name`},
+		{"registry url empty", withRegistry(`url = ""`), "schema_registry.url", "the registry URL is required"},
+		{"registry url scheme", withRegistry(`url = "ftp://registry"`), "schema_registry.url", `"ftp://registry" is not an http or https URL`},
+		{"registry url credentials", withRegistry(`url = "https://u:p@registry"`), "schema_registry.url",
+			"the URL carries credentials; set api_key and api_secret instead"},
+		{"registry url query", withRegistry(`url = "https://registry/?x=1"`), "schema_registry.url", "the URL must not have a query or fragment"},
+		{"registry key without secret", withRegistry(`url = "https://registry", api_key = "k"`), "schema_registry.api_secret",
+			"api_key is set without api_secret; set both or neither"},
+		{"registry secret without key", withRegistry(`url = "https://registry", api_secret = "s"`), "schema_registry.api_key",
+			"api_secret is set without api_key; set both or neither"},
+		{"registry key with a colon", withRegistry(`url = "https://registry", api_key = "a:b", api_secret = "s"`), "schema_registry.api_key",
+			"the API key must not contain ':' or line breaks"},
 	})
 }
 
@@ -154,6 +228,11 @@ resource "terraform_data" "later" {
 resource "tributary_connection" "c" {
   name              = "c1"
   bootstrap_servers = [terraform_data.later.output]
+  schema_registry = {
+    url        = terraform_data.later.output
+    api_key    = terraform_data.later.output
+    api_secret = "s"
+  }
 }
 ` + pipelineHCL(map[string]string{
 				"connection_name":    "tributary_connection.c.name",
@@ -164,7 +243,23 @@ resource "tributary_connection" "c" {
         value_transformer = {
           format       = "JSON"
           json_options = { schema = terraform_data.later.output }
-        }`, `table_configuration = { source_metadata_column = terraform_data.later.output }`)),
+        }`, `table_configuration = { source_metadata_column = terraform_data.later.output }`),
+				tableHCL("avro", `
+        topics = ["avro"]
+        key_transformer = {
+          format       = "AVRO"
+          avro_options = { schema_registry = { confluent_options = { subject = terraform_data.later.output } } }
+        }
+        value_transformer = {
+          format       = "AVRO"
+          avro_options = { schema_file_path = terraform_data.later.output, parse_mode = terraform_data.later.output }
+        }`, ""),
+				tableHCL("protobuf", `
+        topics = ["protobuf"]
+        value_transformer = {
+          format           = "PROTOBUF"
+          protobuf_options = { desc_file_path = terraform_data.later.output, message_name = "X" }
+        }`, "")),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 		}},
