@@ -24,8 +24,11 @@
 #   REGISTRY_SECRET         tributary-sr / tributary-sr-secret)
 #   REGISTRY_STATE_DIR      pid and log (default
 #                           ${TMPDIR:-/tmp}/tributary-registry-$REGISTRY_PORT)
-#   REGISTRY_START_TIMEOUT  seconds to wait for it (default 60, which covers
-#                           a cold build)
+#   REGISTRY_START_TIMEOUT  seconds to wait for it once built (default 60;
+#                           it answers in well under a second)
+# `up` builds tools/registry first: under a second warm, 1.5-2 min with an
+# empty Go build cache on 2 cores (net/http and crypto compiled), which
+# `make test` has already filled by then.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
