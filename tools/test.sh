@@ -2,8 +2,9 @@
 # The full test suite (`make test`, and so CI): vet, unit tests, one run of
 # every benchmark (so none rots), then with a
 # local Kafka broker the provider acceptance tests under Terraform and under
-# OpenTofu, the end-to-end tests, and a docs staleness check. Kafka is always
-# stopped at the end, and the first failing step's exit code is kept.
+# OpenTofu, the end-to-end tests, and a docs staleness check. Kafka, the
+# schema registry and the S3 server are always stopped at the end, and the
+# first failing step's exit code is kept.
 # Expects `make tools` to have run (the Makefile's test target does that).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -25,7 +26,7 @@ export TRIBUTARY_SPARK="$ROOT/.tools/spark"
 step() { printf '\n=== %s\n' "$*"; }
 has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }
 
-kafka_started= s3_started=
+kafka_started= s3_started= registry_started=
 cleanup() {
   local rc=$?
   if [[ -n "$kafka_started" ]]; then
@@ -35,6 +36,10 @@ cleanup() {
   if [[ -n "$s3_started" ]]; then
     step "s3 down"
     tools/s3.sh down || true
+  fi
+  if [[ -n "$registry_started" ]]; then
+    step "schema registry down"
+    tools/registry.sh down || true
   fi
   exit "$rc"
 }
@@ -56,6 +61,18 @@ rm -f "$bench_log"
 step "kafka up"
 kafka_started=1
 tools/kafka.sh up
+
+# The Confluent-compatible schema registry (srfake, basic auth) the
+# end-to-end tests register Avro and Protobuf schemas in (with
+# tools/produce_sr.py); SCHEMA_REGISTRY_URL, _KEY and _SECRET go to the tests.
+step "schema registry up"
+registry_started=1
+export REGISTRY_PORT="${REGISTRY_PORT:-18081}"
+registry_env="$(mktemp)"
+tools/registry.sh up >"$registry_env"
+# shellcheck disable=SC1090
+source "$registry_env"
+rm -f "$registry_env"
 
 # The S3-compatible server (SeaweedFS) the end-to-end tests keep tables on;
 # its client settings (AWS_ENDPOINT_URL, keys, region) go to the tests.

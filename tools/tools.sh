@@ -8,6 +8,8 @@
 #                            tools/s3.sh (go build, ~16 min cold on 2 cores:
 #                            a 230 MB binary with ~2 GB of modules)
 #   .tools/py -> venv        pyarrow, duckdb, deltalake, confluent-kafka
+#                            with its Avro and Protobuf schema-registry
+#                            serializers (tools/produce_sr.py)
 #   .tools/spark             PySpark and delta-spark (python/, pip --target,
 #                            used on PYTHONPATH with .tools/py) and the Delta
 #                            jars (jars/, Maven: tools/spark/pom.xml)
@@ -110,7 +112,8 @@ do_py() {
       if ! { "$py" -m venv "$dir" &&
              "$dir/bin/python" -m pip install --disable-pip-version-check -q \
                --only-binary=:all: -r "$req" &&
-             "$dir/bin/python" -c 'import pyarrow, duckdb, deltalake, confluent_kafka'
+             "$dir/bin/python" -c 'import pyarrow, duckdb, deltalake, confluent_kafka
+import confluent_kafka.schema_registry.avro, confluent_kafka.schema_registry.protobuf'
            } >"$TRIBUTARY_CACHE/.logs/$key.log" 2>&1; then
         tail -n 30 "$TRIBUTARY_CACHE/.logs/$key.log" >&2
         rm -rf "$dir"
