@@ -150,7 +150,6 @@ func (c *compiler) readerUnion(w avro.Schema, ru *avro.UnionSchema, col *schema.
 			}
 			target, member, bpath := col, -1, path
 			if members {
-				member = -1
 				if col.Kind == schema.Struct {
 					member = colIndex(col.Fields, memberName(k))
 				}
