@@ -1,0 +1,78 @@
+package avro
+
+import (
+	"fmt"
+
+	"github.com/hamba/avro/v2"
+)
+
+// Parse parses an Avro schema in its JSON form (what .avsc files and a
+// schema registry hold). Each call parses with a cache of its own: hamba's
+// global cache would let a later version of a named record clash with an
+// earlier one, or silently stand in for it.
+func Parse(text string) (avro.Schema, error) {
+	s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
+	if err != nil {
+		return nil, fmt.Errorf("parsing avro schema: %w", err)
+	}
+	return s, nil
+}
+
+// deref returns the schema a reference to a named type stands for.
+func deref(s avro.Schema) avro.Schema {
+	if r, ok := s.(*avro.RefSchema); ok {
+		return r.Schema()
+	}
+	return s
+}
+
+// logical returns the logical type of s, "" when it has none.
+func logical(s avro.Schema) avro.LogicalType {
+	if l, ok := s.(avro.LogicalTypeSchema); ok && l.Logical() != nil {
+		return l.Logical().Type()
+	}
+	return ""
+}
+
+// decimal returns the decimal logical type of a bytes or fixed schema.
+func decimal(s avro.Schema) (*avro.DecimalLogicalSchema, bool) {
+	l, ok := s.(avro.LogicalTypeSchema)
+	if !ok {
+		return nil, false
+	}
+	d, ok := l.Logical().(*avro.DecimalLogicalSchema)
+	return d, ok
+}
+
+// nonNull returns the branches of a union other than null, and whether it
+// has a null branch.
+func nonNull(u *avro.UnionSchema) (branches []avro.Schema, nullable bool) {
+	for _, t := range u.Types() {
+		if t.Type() == avro.Null {
+			nullable = true
+		} else {
+			branches = append(branches, t)
+		}
+	}
+	return branches, nullable
+}
+
+// widened reports spark-avro's two special unions of two non-null
+// branches: [int, long] is a BIGINT and [float, double] a DOUBLE.
+func widened(branches []avro.Schema) (schema avro.Type, ok bool) {
+	if len(branches) != 2 {
+		return "", false
+	}
+	a, b := branches[0].Type(), branches[1].Type()
+	switch {
+	case a == avro.Int && b == avro.Long || a == avro.Long && b == avro.Int:
+		return avro.Long, true
+	case a == avro.Float && b == avro.Double || a == avro.Double && b == avro.Float:
+		return avro.Double, true
+	}
+	return "", false
+}
+
+// memberName names the struct field of a union's k-th non-null branch, as
+// spark-avro does.
+func memberName(k int) string { return fmt.Sprintf("member%d", k) }
