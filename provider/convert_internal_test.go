@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -298,6 +299,16 @@ func TestStorageLocationRoundTrip(t *testing.T) {
 	}
 }
 
+// pageViewDesc returns the descriptor set of the Protobuf example, which
+// holds example.web.v1.PageView.
+var pageViewDesc = sync.OnceValue(func() []byte {
+	b, err := os.ReadFile(filepath.Join("..", "examples", "resources", "tributary_pipeline", "page_view.desc"))
+	if err != nil {
+		panic(err)
+	}
+	return b
+})
+
 // avroProtobufPipeline is a pipeline as the agent stores it with an Avro key
 // and value and a Protobuf value: a file schema read from dir, registries,
 // and the defaults (parse_mode, recursive_fields_max_depth) unset.
@@ -318,7 +329,7 @@ func avroProtobufPipeline(dir string) *spec.Pipeline {
 		RecursiveFieldsMaxDepth: &depth,
 	}}
 	p.Tables[1].ConnectorOptions.KafkaOptions.ValueTransformer = &spec.Transformer{Format: spec.FormatProtobuf, ProtobufOptions: &spec.ProtobufOptions{
-		DescFilePath: filepath.Join(dir, "view.desc"), DescFileContent: []byte{0x0a, 0x00, 0xff}, MessageName: "example.View",
+		DescFilePath: filepath.Join(dir, "view.desc"), DescFileContent: pageViewDesc(), MessageName: "example.web.v1.PageView",
 	}}
 	return p
 }
@@ -332,7 +343,7 @@ func TestAvroProtobufRoundTrip(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	stored := avroProtobufPipeline(dir)
-	for name, content := range map[string][]byte{"event.avsc": []byte(`"long"`), "view.desc": {0x0a, 0x00, 0xff}} {
+	for name, content := range map[string][]byte{"event.avsc": []byte(`"long"`), "view.desc": pageViewDesc()} {
 		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +382,7 @@ func TestAvroProtobufRoundTrip(t *testing.T) {
 		`key_transformer.avro_options.schema_file_sha256=<null>`,
 		`value_transformer.avro_options.schema_file_sha256="` + schemaSHA256([]byte(`"long"`)) + `"`,
 		`key_transformer.protobuf_options.desc_file_sha256=<null>`,
-		`value_transformer.protobuf_options.desc_file_sha256="` + schemaSHA256([]byte{0x0a, 0x00, 0xff}) + `"`,
+		`value_transformer.protobuf_options.desc_file_sha256="` + schemaSHA256(pageViewDesc()) + `"`,
 	}
 	if !slices.Equal(hashes, wantHashes) {
 		t.Errorf("hashes:\n got %q\nwant %q", hashes, wantHashes)

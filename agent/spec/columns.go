@@ -41,13 +41,34 @@ var MetadataType = &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
 type Part struct {
 	// Format is the transformer format, "" for none (BINARY).
 	Format string
-	// Fields are the parsed JSON fields when Format is JSON with a schema;
-	// nil otherwise, in which case the part is the single column Column.
+	// Transformer is the side's transformer, nil for none.
+	Transformer *Transformer
+	// Fields are the columns the side's schema declares: the fields of a
+	// JSON schema, of an Avro record or of a Protobuf message, or the one
+	// column Column of a non-record Avro schema. Nil for BINARY and STRING,
+	// which make the single column Column, and for a schema that comes from
+	// a registry until the agent resolves it at run time ([Part.Pending]).
 	Fields []schema.Field
-	// Column is KeyColumn or ValueColumn when Fields is nil.
+	// Column is KeyColumn or ValueColumn: the name of the side's single
+	// column when it has one.
 	Column string
-	// attr is the json_options attribute that declared Fields.
+	// attr is the attribute, under the transformer, that declared Fields.
 	attr string
+}
+
+// Pending reports whether the part's columns come from a schema registry
+// and are not resolved yet: it has no columns until they are.
+func (p *Part) Pending() bool { return p.Fields == nil && p.Transformer.Registry() != nil }
+
+// Width returns the number of top-level columns of the part.
+func (p *Part) Width() int {
+	switch {
+	case p.Fields != nil:
+		return len(p.Fields)
+	case p.Pending():
+		return 0
+	}
+	return 1
 }
 
 // Layout is the column set of a destination table, in order: the key part,
@@ -64,6 +85,9 @@ type Layout struct {
 func (l *Layout) Columns() []schema.Field {
 	var cols []schema.Field
 	for _, p := range []*Part{&l.Key, &l.Value} {
+		if p.Pending() {
+			continue
+		}
 		if p.Fields != nil {
 			// Parsed columns are nullable, as Spark's from_json makes them: a
 			// record whose NOT NULL field is missing keeps its row, with the
@@ -108,7 +132,7 @@ func (t *Table) columns(tc collector) *Layout {
 	l.Key, ok = part(kc.at("key_transformer"), ko.KeyTransformer, KeyColumn)
 	var vok bool
 	l.Value, vok = part(kc.at("value_transformer"), ko.ValueTransformer, ValueColumn)
-	l.CorruptRecord = l.Key.Format == FormatJSON || l.Value.Format == FormatJSON
+	l.CorruptRecord = l.Key.mayCorrupt() || l.Value.mayCorrupt()
 	if !ok || !vok {
 		return l
 	}
@@ -128,9 +152,12 @@ func (t *Table) columns(tc collector) *Layout {
 		c    collector
 		what string
 	}{
-		{&l.Key, kc.at("key_transformer").at("json_options"), "from the key schema"},
-		{&l.Value, kc.at("value_transformer").at("json_options"), "from the value schema"},
+		{&l.Key, kc.at("key_transformer"), "from the key schema"},
+		{&l.Value, kc.at("value_transformer"), "from the value schema"},
 	} {
+		if side.p.Pending() {
+			continue
+		}
 		if side.p.Fields == nil {
 			claim(side.c, "", side.p.Column, "("+side.p.Column+")")
 			continue
@@ -194,24 +221,57 @@ func deltaUnsafeName(f schema.Field) string {
 	return ""
 }
 
-// part builds one side's Part; ok is false when its schema did not parse.
-func part(col collector, tr *Transformer, column string) (Part, bool) {
-	if tr == nil {
-		return Part{Column: column}, true
+// mayCorrupt reports whether records can fail to decode into the part and
+// keep their row: JSON always, Avro and Protobuf in PERMISSIVE mode.
+func (p *Part) mayCorrupt() bool {
+	switch p.Format {
+	case FormatJSON:
+		return true
+	case FormatAvro, FormatProtobuf:
+		return p.Transformer.Mode() == ParseModePermissive
 	}
-	p := Part{Format: tr.Format, Column: column}
-	if tr.Format != FormatJSON || tr.JSONOptions == nil {
+	return false
+}
+
+// part builds one side's Part; ok is false when its schema did not parse.
+// The paths of its problems are relative to the transformer.
+func part(col collector, tr *Transformer, column string) (Part, bool) {
+	p := Part{Format: "", Transformer: tr, Column: column}
+	if tr == nil {
 		return p, true
 	}
-	jo := tr.JSONOptions
+	p.Format = tr.Format
+	var (
+		fields []schema.Field
+		ok     bool
+	)
+	switch {
+	case tr.Format == FormatJSON && tr.JSONOptions != nil:
+		fields, p.attr, ok = jsonFields(col.at("json_options"), tr.JSONOptions)
+		p.attr = "json_options." + p.attr
+	case tr.Format == FormatAvro && tr.AvroOptions != nil && tr.AvroOptions.SchemaRegistry == nil:
+		fields, p.attr, ok = avroFields(col.at("avro_options"), tr.AvroOptions, column)
+		p.attr = "avro_options." + p.attr
+	case tr.Format == FormatProtobuf && tr.ProtobufOptions != nil && tr.ProtobufOptions.SchemaRegistry == nil:
+		fields, ok = protobufFields(col.at("protobuf_options"), tr.ProtobufOptions)
+		p.attr = "protobuf_options.desc_file_path"
+	default:
+		return p, true
+	}
+	p.Fields = fields
+	return p, ok
+}
+
+// jsonFields parses the DDL schema of jo; attr is the attribute it came
+// from.
+func jsonFields(jc collector, jo *JSONOptions) (fields []schema.Field, attr string, ok bool) {
 	ddl, attr := jo.Schema, "schema"
 	if jo.SchemaFilePath != "" {
 		ddl, attr = jo.SchemaFileContent, "schema_file_path"
 	}
 	if ddl == "" && jo.SchemaFilePath == "" {
-		return p, false // Validate reports the missing schema
+		return nil, attr, false // Validate reports the missing schema
 	}
-	jc := col.at("json_options")
 	fields, err := schema.ParseDDL(ddl)
 	if err != nil {
 		where := "the schema"
@@ -219,12 +279,11 @@ func part(col collector, tr *Transformer, column string) (Part, bool) {
 			where = fmt.Sprintf("the schema in %s", jo.SchemaFilePath)
 		}
 		jc.add(attr, "%s is not valid Spark DDL: %v", where, err)
-		return p, false
+		return nil, attr, false
 	}
 	if len(fields) == 0 {
 		jc.add(attr, "the schema declares no columns")
-		return p, false
+		return nil, attr, false
 	}
-	p.Fields, p.attr = fields, attr
-	return p, true
+	return fields, attr, true
 }

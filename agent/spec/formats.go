@@ -1,5 +1,7 @@
 package spec
 
+import "fmt"
+
 // Parse modes of the Avro and Protobuf transformers (L-11, L-14): what a
 // record that fails to decode does.
 const (
@@ -133,4 +135,46 @@ func (po *ProtobufOptions) RecursiveDepth() int {
 		return DefaultRecursiveDepth
 	}
 	return int(*po.RecursiveFieldsMaxDepth)
+}
+
+// RegistryRef is one use of a schema registry by a pipeline: a transformer
+// whose schema comes from the registry of connection Connection.
+type RegistryRef struct {
+	// Path is the transformer's schema_registry attribute, e.g.
+	// "table[0].connector_options.kafka_options.value_transformer.avro_options.schema_registry".
+	Path string
+	// Connection names the connection whose registry is used: the
+	// registry block's connection_name, or the pipeline's connection.
+	Connection string
+}
+
+// RegistryRefs lists every transformer of p whose schema comes from a
+// registry, in table order, key before value.
+func (p *Pipeline) RegistryRefs() []RegistryRef {
+	var refs []RegistryRef
+	for i := range p.Tables {
+		ko := &p.Tables[i].ConnectorOptions.KafkaOptions
+		for _, side := range []struct {
+			name string
+			tr   *Transformer
+		}{{"key_transformer", ko.KeyTransformer}, {"value_transformer", ko.ValueTransformer}} {
+			reg := side.tr.Registry()
+			if reg == nil {
+				continue
+			}
+			opts := "avro_options"
+			if side.tr.Format == FormatProtobuf {
+				opts = "protobuf_options"
+			}
+			conn := reg.ConnectionName
+			if conn == "" {
+				conn = p.Connection
+			}
+			refs = append(refs, RegistryRef{
+				Path:       fmt.Sprintf("table[%d].connector_options.kafka_options.%s.%s.schema_registry", i, side.name, opts),
+				Connection: conn,
+			})
+		}
+	}
+	return refs
 }

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -78,14 +79,14 @@ func benchDecode(b *testing.B, layout *spec.Layout, recs []Record) {
 	for _, r := range recs {
 		size += int64(len(r.Key) + len(r.Value))
 	}
-	d, err := New(layout)
+	d, err := New(layout, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		batch, err := d.Decode(recs)
+		batch, err := d.Decode(context.Background(), recs)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func benchDecode(b *testing.B, layout *spec.Layout, recs []Record) {
 		}
 	}
 	b.ReportMetric(float64(b.N)*benchBatch/b.Elapsed().Seconds(), "records/s")
-	b.ReportMetric(float64(testing.AllocsPerRun(1, func() { d.Decode(recs) }))/benchBatch, "allocs/record")
+	b.ReportMetric(float64(testing.AllocsPerRun(1, func() { d.Decode(context.Background(), recs) }))/benchBatch, "allocs/record")
 }
 
 // TestDecodeAllocs fails when steady-state decoding allocates per record.
@@ -104,12 +105,12 @@ func TestDecodeAllocs(t *testing.T) {
 		"json":   benchJSONLayout(),
 		"binary": {Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn}, MetadataColumn: "source"},
 	} {
-		d, err := New(layout)
+		d, err := New(layout, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.Decode(recs) // warm up the buffers
-		allocs := testing.AllocsPerRun(10, func() { d.Decode(recs) })
+		d.Decode(context.Background(), recs) // warm up the buffers
+		allocs := testing.AllocsPerRun(10, func() { d.Decode(context.Background(), recs) })
 		if allocs > 0 {
 			t.Errorf("%s: %v allocations per batch of %d records, want 0", name, allocs, len(recs))
 		}

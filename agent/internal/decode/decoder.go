@@ -6,6 +6,8 @@
 package decode
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -14,7 +16,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -62,59 +63,46 @@ type Batch struct {
 // buffers from one Decode call to the next and is not safe for concurrent
 // use; use one per goroutine.
 type Decoder struct {
-	b          *rows.Builder
+	b *rows.Builder
+	// key and value decode the two sides of a record.
 	key, value part
+	// keyFailFast and valueFailFast say that a record whose side fails to
+	// decode stops the batch with a [*RecordError] instead of going to
+	// _corrupt_record.
+	keyFailFast, valueFailFast bool
 	// meta and corrupt are the field indexes of the metadata and
 	// _corrupt_record columns, -1 when absent.
 	meta, corrupt int
-	json          jsonDecoder
 }
-
-// part is how one side of a record (key or value) becomes columns.
-type part struct {
-	mode  partMode
-	field int    // the first column of the part
-	json  *jtype // the parsed fields, mode partJSON
-}
-
-// partMode says what a part produces.
-type partMode uint8
-
-const (
-	partBinary partMode = iota // the bytes, in a BINARY column
-	partString                 // the bytes as UTF-8, in a STRING column
-	partJSON                   // the fields of a JSON object
-)
 
 // New returns a Decoder for the columns of layout, in layout.Columns()
 // order. Columns parsed from JSON are nullable there whatever their declared
 // nullability (Spark's from_json makes them nullable too); a NOT NULL field
-// that ends up null makes the record corrupt instead. New reports the
-// formats it cannot decode yet (AVRO, PROTOBUF, JSON without a schema) and
-// schemas Parquet cannot represent.
-func New(layout *spec.Layout) (*Decoder, error) {
-	d := &Decoder{meta: -1, corrupt: -1}
+// that ends up null makes the record corrupt instead. A part whose schema
+// comes from a schema registry needs its [Source] in sources, as [Resolve]
+// returns them; sources is nil when no part does. New reports the formats it
+// cannot decode (JSON without a schema), schemas Parquet cannot represent
+// and schemas that do not parse.
+func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
+	b, err := rows.NewBuilder(layout.Columns())
+	if err != nil {
+		return nil, fmt.Errorf("building the table schema: %w", err)
+	}
+	d := &Decoder{b: b, meta: -1, corrupt: -1}
 	next := 0
 	for _, side := range []struct {
-		p    *part
-		spec *spec.Part
-		name string
-	}{{&d.key, &layout.Key, "key"}, {&d.value, &layout.Value, "value"}} {
-		p, sp := side.p, side.spec
-		p.field = next
-		next++
-		switch {
-		case sp.Format == spec.FormatJSON && sp.Fields != nil:
-			p.mode = partJSON
-			p.json = compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false)
-			next += len(sp.Fields) - 1
-		case sp.Format == "":
-			p.mode = partBinary
-		case sp.Format == spec.FormatString:
-			p.mode = partString
-		default:
-			return nil, fmt.Errorf("%s format %q without a schema is not supported yet", side.name, sp.Format)
+		p        *part
+		failFast *bool
+		spec     *spec.Part
+		name     string
+	}{{&d.key, &d.keyFailFast, &layout.Key, "key"}, {&d.value, &d.valueFailFast, &layout.Value, "value"}} {
+		p, err := newPart(b, next, side.spec, sources.of(side.name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", side.name, err)
 		}
+		*side.p = p
+		next += side.spec.Width()
+		*side.failFast = side.spec.Transformer.Mode() == spec.ParseModeFailFast
 	}
 	if layout.MetadataColumn != "" {
 		d.meta = next
@@ -123,91 +111,88 @@ func New(layout *spec.Layout) (*Decoder, error) {
 	if layout.CorruptRecord {
 		d.corrupt = next
 	}
-	b, err := rows.NewBuilder(layout.Columns())
-	if err != nil {
-		return nil, fmt.Errorf("building the table schema: %w", err)
-	}
-	d.b, d.json.b = b, b
 	return d, nil
 }
 
 // Schema returns the Parquet schema of the rows Decode produces.
 func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 
-// Decode decodes recs into a batch of one row per record. A record never
-// fails to decode: bytes that do not parse go to _corrupt_record (when both
-// key and value are corrupt, the value's bytes), with the affected fields
-// null.
+// Decode decodes recs into a batch of one row per record. In PERMISSIVE
+// mode a record never fails to decode: bytes that do not decode go to
+// _corrupt_record (when both key and value are corrupt, the value's bytes),
+// with the affected fields null. A side in FAILFAST mode stops the batch at
+// the first record it cannot decode with a [*RecordError].
 //
 // The batch aliases the decoder's buffers and the records' Key, Value and
 // header bytes: it is valid until the next Decode call, and only while the
 // records' bytes are unchanged. Write it (or copy it) before then.
 //
-// The error is not about the input: it reports a bug (a row that does not
-// match the schema).
-func (d *Decoder) Decode(recs []Record) (Batch, error) {
+// Other errors stop the batch too: a [*SchemaChangedError] when a record
+// was written with a newer version of a registry subject, whose columns the
+// table does not have yet; an error of the registry itself (unreachable,
+// refusing the credentials), which says nothing about the record; or, a
+// bug, a row that does not match the schema. ctx bounds registry look-ups.
+func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 	var st Stats
 	d.b.Reset()
 	for i := range recs {
 		r := &recs[i]
 		d.b.BeginRow()
-		keyBad := d.part(&d.key, r.Key)
-		valueBad := d.part(&d.value, r.Value)
+		var bad []byte
+		if err := d.key.decode(ctx, r.Key); err != nil {
+			if err := d.fail(r, "key", err, d.keyFailFast); err != nil {
+				return Batch{}, err
+			}
+			bad = r.Key
+		}
+		if err := d.value.decode(ctx, r.Value); err != nil {
+			if err := d.fail(r, "value", err, d.valueFailFast); err != nil {
+				return Batch{}, err
+			}
+			bad = r.Value
+		}
 		if d.meta >= 0 {
 			d.metadata(r)
 		}
 		if d.corrupt >= 0 {
 			d.b.Field(d.corrupt)
-			switch {
-			case valueBad:
-				d.b.Bytes(r.Value)
-			case keyBad:
-				d.b.Bytes(r.Key)
-			default:
+			if bad != nil {
+				d.b.Bytes(bad)
+			} else {
 				d.b.Null()
 			}
 		}
 		if err := d.b.EndRow(); err != nil {
 			return Batch{}, fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
-		if keyBad || valueBad {
+		if bad != nil {
 			st.Corrupt++
 		}
 	}
 	return Batch{Columns: d.b.Columns(), Rows: d.b.Rows(), Stats: st}, nil
 }
 
-// part writes one side of a record and reports whether it is corrupt.
-func (d *Decoder) part(p *part, data []byte) bool {
-	switch p.mode {
-	case partJSON:
-		return data != nil && d.json.decode(p.json, p.field, data)
-	case partString:
-		d.b.Field(p.field)
-		if data == nil {
-			d.b.Null()
-		} else {
-			d.b.Bytes(d.validUTF8(data))
-		}
-	default:
-		d.b.Field(p.field)
-		if data == nil {
-			d.b.Null()
-		} else {
-			d.b.Bytes(data)
-		}
+// fail handles the error of one side of record r: nil when the record
+// stays, with its bytes in _corrupt_record, else the error that stops the
+// batch.
+func (d *Decoder) fail(r *Record, side string, err error, failFast bool) error {
+	switch {
+	case !errors.Is(err, errBadInput):
+		return fmt.Errorf("decoding the %s of %s[%d]@%d: %w", side, r.Topic, r.Partition, r.Offset, err)
+	case failFast:
+		return &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Side: side, Err: err}
 	}
-	return false
+	return nil
 }
 
 // validUTF8 returns s, or a copy with each maximal ill-formed subsequence
 // replaced by U+FFFD, as Java's decoder does when Spark turns the bytes into
 // a String.
-func (d *Decoder) validUTF8(s []byte) []byte {
+func validUTF8(b *rows.Builder, s []byte) []byte {
 	if utf8.Valid(s) {
 		return s
 	}
-	out := d.b.Alloc(3 * len(s))[:0]
+	out := b.Alloc(3 * len(s))[:0]
 	for len(s) > 0 {
 		r, n := utf8.DecodeRune(s)
 		if r == utf8.RuneError && n == 1 {
@@ -280,7 +265,7 @@ func (d *Decoder) metadata(r *Record) {
 			h := &r.Headers[i]
 			b.BeginStruct()
 			b.Field(0)
-			b.Bytes(d.validUTF8(bytesOf(h.Key)))
+			b.Bytes(validUTF8(b, bytesOf(h.Key)))
 			b.Field(1)
 			if h.Value == nil {
 				b.Null()

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 
 // decodeRows decodes recs with d and returns the batch as rows.
 func decodeRows(d *Decoder, recs []Record) ([]parquet.Row, Stats, error) {
-	b, err := d.Decode(recs)
+	b, err := d.Decode(context.Background(), recs)
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -193,7 +194,7 @@ func TestNew(t *testing.T) {
 		Value:          spec.Part{Format: spec.FormatJSON, Fields: []schema.Field{notNull("z", tInt), null("a", tStruct(notNull("y", tInt)))}, Column: spec.ValueColumn},
 		MetadataColumn: "m",
 		CorruptRecord:  true,
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestNew(t *testing.T) {
 		{Value: spec.Part{Format: spec.FormatJSON, Column: spec.ValueColumn}},
 		{Value: spec.Part{Format: spec.FormatJSON, Fields: []schema.Field{null("d", tDec(39, 0))}}},
 	} {
-		if _, err := New(l); err == nil {
+		if _, err := New(l, nil); err == nil {
 			t.Errorf("New(%+v) succeeded, want an error", l.Value)
 		}
 	}
@@ -238,7 +239,7 @@ func TestNew(t *testing.T) {
 // TestDecodeBatch checks that one call decodes many records into distinct
 // rows, that a second call reuses the arena, and counts corrupt records.
 func TestDecodeBatch(t *testing.T) {
-	d, err := New(jsonValue(null("n", tLong), null("s", tString)))
+	d, err := New(jsonValue(null("n", tLong), null("s", tString)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

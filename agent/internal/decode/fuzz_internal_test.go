@@ -31,7 +31,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	layout := roundTripLayout()
 	layout.Key = spec.Part{Format: spec.FormatJSON, Column: spec.KeyColumn,
 		Fields: []schema.Field{null("k", tArr(tStruct(null("x", tMap(tInt, tDec(20, 2))), notNull("y", tTS))))}}
-	d, err := New(layout)
+	d, err := New(layout, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func notNull(name string, t *schema.Type) schema.Field {
 // decoder must agree with the Parquet writer's idea of the row's shape.
 func decodeRow(t *testing.T, l *spec.Layout, r Record) (map[string]string, Stats) {
 	t.Helper()
-	d, err := New(l)
+	d, err := New(l, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

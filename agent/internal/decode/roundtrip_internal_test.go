@@ -47,7 +47,7 @@ var roundTripValues = []string{
 // roundTripRows decodes roundTripValues.
 func roundTripRows(t *testing.T) (*Decoder, []parquet.Row) {
 	t.Helper()
-	d, err := New(roundTripLayout())
+	d, err := New(roundTripLayout(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,16 +53,17 @@ func (d *decoded) free(budget kafka.Budget) {
 // chunks decoding at once (one per core, so that the partitions of one table
 // use every core) and the decoded chunks waiting to be written.
 type decoderPool struct {
-	layout *spec.Layout
+	layout  *spec.Layout
+	sources *decode.Sources
 	// tokens holds a decoder, or nil for one not made yet: most tables
 	// read too few partitions at once to need them all.
 	tokens chan *decode.Decoder
 }
 
-// newDecoderPool returns a pool of decoders for layout, starting with
-// first, which decode.New made from it.
-func newDecoderPool(layout *spec.Layout, first *decode.Decoder) *decoderPool {
-	p := &decoderPool{layout: layout, tokens: make(chan *decode.Decoder, runtime.GOMAXPROCS(0)+1)}
+// newDecoderPool returns a pool of decoders for layout and sources,
+// starting with first, which decode.New made from them.
+func newDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.Decoder) *decoderPool {
+	p := &decoderPool{layout: layout, sources: sources, tokens: make(chan *decode.Decoder, runtime.GOMAXPROCS(0)+1)}
 	p.tokens <- first
 	for len(p.tokens) < cap(p.tokens) {
 		p.tokens <- nil
@@ -79,7 +80,7 @@ func (p *decoderPool) get(ctx context.Context) (*decode.Decoder, error) {
 		if d != nil {
 			return d, nil
 		}
-		d, err := decode.New(p.layout)
+		d, err := decode.New(p.layout, p.sources)
 		if err != nil {
 			p.tokens <- nil
 			return nil, err
@@ -130,7 +131,7 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kaf
 				}
 				d.dec, d.err = dec, err
 				if err == nil {
-					d.batch, d.err = dec.Decode(chunk)
+					d.batch, d.err = dec.Decode(ctx, chunk)
 				}
 			}
 			if start+decodeChunk >= len(recs) {

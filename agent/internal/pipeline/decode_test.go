@@ -35,11 +35,11 @@ func fetched(tp kafka.TopicPartition, from, to, next int64) kafka.Batch {
 // a triggered run's batch cut at its end offset.
 func TestDecodePartition(t *testing.T) {
 	layout := &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
-	first, err := decode.New(layout)
+	first, err := decode.New(layout, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := newDecoderPool(layout, first)
+	pool := newDecoderPool(layout, nil, first)
 	tp := kafka.TopicPartition{Topic: "t", Partition: 3}
 	in, out := make(chan kafka.Batch), make(chan decoded)
 	var budget releases
@@ -99,7 +99,7 @@ func TestDecodePartition(t *testing.T) {
 // deliver gives its memory back.
 func TestDecodePartitionCanceled(t *testing.T) {
 	layout := &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
-	first, err := decode.New(layout)
+	first, err := decode.New(layout, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestDecodePartitionCanceled(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		decodePartition(ctx, tp, in, make(chan decoded), newDecoderPool(layout, first), &budget, 0, 0)
+		decodePartition(ctx, tp, in, make(chan decoded), newDecoderPool(layout, nil, first), &budget, 0, 0)
 	}()
 	time.Sleep(50 * time.Millisecond) // the chunk is decoded, and waits to be sent
 	cancel()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -62,6 +63,8 @@ type Manager struct {
 	changeMu  sync.Mutex
 	mu        sync.Mutex
 	pipelines map[string]*running
+	// registries holds the schema registry clients, shared by all tables.
+	registries registries
 }
 
 // running is one applied pipeline and its table loops, in spec order.
@@ -87,15 +90,17 @@ func NewManager(cfg Config) *Manager {
 // Apply starts pipeline p, reading through conn, or updates it in place: an
 // unchanged table keeps running, a changed one is restarted after a final
 // flush and commit, a removed one is stopped. p must be normalized and valid.
+// regs holds, by connection name, the schema registries of the other
+// connections p's transformers name in their schema_registry blocks.
 //
 // A change that a table's existing schema cannot take (anything but new
 // nullable columns) is refused before anything stops, as [spec.Errors] on
 // the table's path; the pipeline keeps running as it was.
-func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection) error {
+func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	old := m.applied(p.Name)
-	cfgs, current, err := m.review(p, conn, old)
+	cfgs, current, err := m.review(p, conn, regs, old)
 	if err != nil {
 		return err
 	}
@@ -118,7 +123,7 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 					}
 				}
 			}
-			r = startTable(cfg, next.client, m.cfg.Memory, m.log)
+			r = startTable(cfg, next.client, &m.registries, m.cfg.Memory, m.log)
 		}
 		keep[r] = true
 		next.tables = append(next.tables, r)
@@ -143,8 +148,8 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 // Check reports whether Apply would refuse pipeline p reading through conn,
 // with the same [spec.Errors], without starting, stopping or changing
 // anything: a dry run. p must be normalized and valid.
-func (m *Manager) Check(p *spec.Pipeline, conn *spec.Connection) error {
-	_, _, err := m.review(p, conn, m.applied(p.Name))
+func (m *Manager) Check(p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
+	_, _, err := m.review(p, conn, regs, m.applied(p.Name))
 	return err
 }
 
@@ -160,7 +165,7 @@ func (m *Manager) applied(name string) *running {
 // when the table is new or changed. Every new or changed table is checked
 // against its existing log; the tables that cannot take their new columns
 // are returned as [spec.Errors] on their paths.
-func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, old *running) ([]tableConfig, []*tableRunner, error) {
+func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry, old *running) ([]tableConfig, []*tableRunner, error) {
 	cfgs := make([]tableConfig, len(p.Tables))
 	current := make([]*tableRunner, len(p.Tables))
 	root, err := m.root(p)
@@ -170,6 +175,7 @@ func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, old *running) 
 	var refused spec.Errors
 	for i := range p.Tables {
 		cfgs[i] = m.tableConfig(root, p, &p.Tables[i], conn)
+		cfgs[i].Registries = tableRegistries(&p.Tables[i], conn, regs)
 		if old != nil {
 			for _, o := range old.tables {
 				if reflect.DeepEqual(o.cfg, cfgs[i]) {
@@ -219,7 +225,14 @@ func checkSchema(cfg *tableConfig) error {
 		}
 	}
 	if prev := snap.Schema; prev != nil {
-		if err := table.CheckSchemaChange(prev, layout.Columns()); err != nil {
+		keepColumns(layout, prev)
+		cols := layout.Columns()
+		if layout.Key.Pending() || layout.Value.Pending() {
+			// The registry sets the columns when the table starts, and
+			// they only add to the table's.
+			cols = schema.Merge(prev, cols)
+		}
+		if err := table.CheckSchemaChange(prev, cols); err != nil {
 			return fmt.Errorf("table %s exists with columns the new options cannot keep (%w); "+
 				"write to a new destination_table, or go back to the previous options", cfg.Qualified, err)
 		}

@@ -91,7 +91,7 @@ func TestManagerIngestsAndResumes(t *testing.T) {
 	produce(t, producer, 0, 500, value)
 
 	m := NewManager(Config{Warehouse: warehouse})
-	if err := m.Apply(context.Background(), p, conn); err != nil {
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 		t.Fatal(err)
 	}
 	rows := func() int64 { st, _ := m.Status("p"); return st.Tables[0].Rows }
@@ -108,7 +108,7 @@ func TestManagerIngestsAndResumes(t *testing.T) {
 	}
 	produce(t, producer, 500, 800, value)
 	m = NewManager(Config{Warehouse: warehouse})
-	if err := m.Apply(context.Background(), p, conn); err != nil {
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close(context.Background())
@@ -136,7 +136,7 @@ func TestManagerTriggeredRunCompletes(t *testing.T) {
 	p.Continuous = &off
 	m := NewManager(Config{Warehouse: t.TempDir()})
 	defer m.Close(context.Background())
-	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}); err != nil {
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "COMPLETED", func() bool { st, _ := m.Status("p"); return st.State == spec.StateCompleted })
@@ -157,7 +157,7 @@ func TestManagerLatestStartSurvivesRestart(t *testing.T) {
 	p.Tables[0].ConnectorOptions.KafkaOptions.StartingOffset = spec.StartingOffsetLatest
 
 	m := NewManager(Config{Warehouse: warehouse})
-	if err := m.Apply(context.Background(), p, conn); err != nil {
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the starting offsets commit", func() bool {
@@ -169,7 +169,7 @@ func TestManagerLatestStartSurvivesRestart(t *testing.T) {
 	produce(t, producer, 50, 80, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
 	m = NewManager(Config{Warehouse: warehouse})
 	defer m.Close(context.Background())
-	if err := m.Apply(context.Background(), p, conn); err != nil {
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the 30 records produced while stopped", func() bool {
@@ -188,7 +188,7 @@ func TestManagerRefusesIncompatibleSchema(t *testing.T) {
 	p.Tables[0].TableConfiguration.SourceMetadataColumn = ""
 	m := NewManager(Config{Warehouse: t.TempDir()})
 	defer m.Close(context.Background())
-	if err := m.Apply(context.Background(), p, conn); err != nil {
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "10 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 10 })
@@ -198,8 +198,8 @@ func TestManagerRefusesIncompatibleSchema(t *testing.T) {
 	bad.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions.Schema = "id STRING, name STRING"
 	// A dry run (Check) refuses it as Apply does.
 	for _, try := range []func() error{
-		func() error { return m.Check(bad, conn) },
-		func() error { return m.Apply(context.Background(), bad, conn) },
+		func() error { return m.Check(bad, conn, nil) },
+		func() error { return m.Apply(context.Background(), bad, conn, nil) },
 	} {
 		err := try()
 		var errs spec.Errors
@@ -214,13 +214,13 @@ func TestManagerRefusesIncompatibleSchema(t *testing.T) {
 	// The metadata column and a new field are nullable additions.
 	good := testPipeline("events")
 	good.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions.Schema = "id BIGINT, name STRING, extra DOUBLE"
-	if err := m.Check(good, conn); err != nil {
+	if err := m.Check(good, conn, nil); err != nil {
 		t.Fatalf("Check of a nullable addition: %v", err)
 	}
 	if st, _ := m.Status("p"); st.Tables[0].State != spec.StateRunning || st.Tables[0].Rows != 10 {
 		t.Fatalf("Check changed the running table: %+v", st.Tables[0])
 	}
-	if err := m.Apply(context.Background(), good, conn); err != nil {
+	if err := m.Apply(context.Background(), good, conn, nil); err != nil {
 		t.Fatal(err)
 	}
 	produce(t, producer, 10, 20, func(i int) string { return fmt.Sprintf(`{"id":%d,"extra":1.5}`, i) })
@@ -237,7 +237,7 @@ func TestManagerTopicPatternFindsNewTopics(t *testing.T) {
 	ko.Topics, ko.TopicPattern = nil, "ev-.*"
 	m := NewManager(Config{Warehouse: t.TempDir(), DiscoverEvery: 100 * time.Millisecond})
 	defer m.Close(context.Background())
-	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}); err != nil {
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "5 rows from ev-a", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 5 })
@@ -272,7 +272,7 @@ func TestManagerStorageLocation(t *testing.T) {
 
 	p.StorageLocation = filepath.Join(other, "lake")
 	var refused spec.Errors
-	if err := m.Apply(context.Background(), p, conn); !errors.As(err, &refused) || refused[0].Path != "storage_location" ||
+	if err := m.Apply(context.Background(), p, conn, nil); !errors.As(err, &refused) || refused[0].Path != "storage_location" ||
 		!strings.Contains(refused[0].Detail, "--warehouse-allow") {
 		t.Fatalf("Apply with a location under no allowed root: %v; want a refusal on storage_location naming --warehouse-allow", err)
 	}
@@ -281,7 +281,7 @@ func TestManagerStorageLocation(t *testing.T) {
 	}
 
 	p.StorageLocation = "file://" + filepath.Join(allowed, "lake")
-	if err := m.Apply(context.Background(), p, conn); err != nil {
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "COMPLETED", func() bool { st, _ := m.Status("p"); return st.State == spec.StateCompleted })

@@ -116,7 +116,7 @@ func TestManagerManyTablesShareASmallBudget(t *testing.T) {
 	budget := memory.New(1 << 20)
 	m := NewManager(Config{Warehouse: t.TempDir(), Memory: budget})
 	p := multiTablePipeline(topics, false)
-	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}); err != nil {
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 60*time.Second, "every table COMPLETED", func() bool {
@@ -161,7 +161,7 @@ func TestManagerFlushesTheBiggestFileFirst(t *testing.T) {
 	big := multiTablePipeline([]string{"big"}, false)
 	big.Name = "big"
 	for _, p := range []*spec.Pipeline{small, big} {
-		if err := m.Apply(context.Background(), p, conn); err != nil {
+		if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -36,6 +37,10 @@ type tableConfig struct {
 	Dir        string
 	Table      spec.Table
 	Conn       spec.Connection
+	// Registries holds the schema registries the table's transformers
+	// use, by the connection_name of their schema_registry block ("" for
+	// the pipeline's connection).
+	Registries map[string]spec.SchemaRegistry
 	FlushEvery time.Duration
 	MaxRows    int64
 	MaxBytes   int64
@@ -59,6 +64,8 @@ func (e fatalError) Unwrap() error { return e.err }
 type tableRunner struct {
 	cfg    tableConfig
 	client *kafka.Client
+	// registries makes the clients of the table's schema registries.
+	registries *registries
 	// budget is the agent's memory budget, which the table's fetches and
 	// open file draw from.
 	budget *memory.Budget
@@ -73,10 +80,10 @@ type tableRunner struct {
 	failing map[kafka.TopicPartition]bool
 }
 
-func startTable(cfg tableConfig, client *kafka.Client, budget *memory.Budget, log *slog.Logger) *tableRunner {
+func startTable(cfg tableConfig, client *kafka.Client, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &tableRunner{
-		cfg: cfg, client: client, budget: budget, cancel: cancel, done: make(chan struct{}),
+		cfg: cfg, client: client, registries: regs, budget: budget, cancel: cancel, done: make(chan struct{}),
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
 		status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
@@ -117,12 +124,20 @@ func (r *tableRunner) run(ctx context.Context) {
 	backoff := time.Second
 	for {
 		err := r.runOnce(ctx)
+		var evolved *decode.SchemaChangedError
 		switch {
 		case err == nil: // triggered run completed, or stopped
 			if ctx.Err() != nil {
 				r.setState(spec.StateStopped, nil)
 			}
 			return
+		case errors.As(err, &evolved) && ctx.Err() == nil:
+			// Everything before the record that saw the new version is
+			// committed: start again at once, with its columns.
+			r.log.Info("registry subject changed; the table restarts with its new columns", "subject", evolved.Subject,
+				"schemaId", evolved.To)
+			backoff = time.Second
+			continue
 		case ctx.Err() != nil:
 			// Stopping failed to write or commit what was buffered; nothing
 			// is lost (the next start reads it again), but say so.
@@ -135,8 +150,10 @@ func (r *tableRunner) run(ctx context.Context) {
 		var notTable *table.ErrNotTable
 		var recreated *kafka.TopicRecreatedError
 		var unsupported *table.ErrUnsupportedFeature
+		var failFast *decode.RecordError
 		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
-			errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) {
+			errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
+			errors.As(err, &failFast) {
 			r.log.Error("table failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
@@ -210,10 +227,6 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	if len(errs) > 0 {
 		return fatalError{fmt.Errorf("table layout: %w", errs)}
 	}
-	dec, err := decode.New(layout)
-	if err != nil {
-		return fatalError{fmt.Errorf("build decoder: %w", err)}
-	}
 	tbl, err := table.Open(cfg.Dir, table.Options{
 		Owner:   fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified),
 		GCGrace: cfg.GCGrace,
@@ -225,13 +238,24 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	defer tbl.Close()
 	r.collectGarbage(tbl)
 	snap := tbl.Snapshot()
+	// A registry subject's latest version sets the columns of its part,
+	// merged into those the table has.
+	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.clientsOf(cfg.Registries))
+	if err != nil {
+		return fmt.Errorf("resolve the table's schema: %w", err)
+	}
+	keepColumns(layout, snap.Schema)
 	if snap.Schema != nil {
 		if err := table.CheckSchemaChange(snap.Schema, layout.Columns()); err != nil {
 			return fatalError{err}
 		}
 	}
+	dec, err := decode.New(layout, sources)
+	if err != nil {
+		return fatalError{fmt.Errorf("build decoder: %w", err)}
+	}
 	l := &loop{
-		r: r, tbl: tbl, decoders: newDecoderPool(layout, dec), schema: dec.Schema(), columns: layout.Columns(),
+		r: r, tbl: tbl, decoders: newDecoderPool(layout, sources, dec), schema: dec.Schema(), columns: layout.Columns(),
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
 		readEnd:   map[kafka.TopicPartition]int64{},
@@ -503,7 +527,7 @@ func (l *loop) add(d decoded) error {
 		defer l.decoders.put(d.dec)
 	}
 	if d.err != nil {
-		return fatalError{d.err}
+		return l.decodeFailed(d.err)
 	}
 	if d.batch.Rows > 0 {
 		if l.file == nil {
@@ -526,6 +550,43 @@ func (l *loop) add(d decoded) error {
 		l.readEnd[d.tp] = d.end
 	}
 	return nil
+}
+
+// decodeFailed returns what the loop does with the error of a decoded
+// chunk. A record written with a newer version of a registry subject first
+// commits what is buffered, so that the restart with the new columns goes
+// on from there; a record a FAILFAST transformer cannot decode fails the
+// table (the chunk's offsets stay uncommitted); a registry that cannot be
+// reached or refuses the credentials restarts the table from its log, with
+// backoff; anything else is a bug, which fails the table.
+func (l *loop) decodeFailed(err error) error {
+	var evolved *decode.SchemaChangedError
+	var failFast *decode.RecordError
+	switch {
+	case errors.As(err, &evolved):
+		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if ferr := l.flush(fctx); ferr != nil {
+			return ferr
+		}
+		return err
+	case errors.As(err, &failFast):
+		return err
+	case errors.Is(err, registry.ErrUnavailable), errors.Is(err, registry.ErrRefused), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return fatalError{err}
+}
+
+// keepColumns makes layout keep the _corrupt_record column of a table
+// whose columns were prev: a transformer that switched to FAILFAST stops
+// filling it, but a column is never dropped.
+func keepColumns(layout *spec.Layout, prev []schema.Field) {
+	for _, f := range prev {
+		if f.Name == spec.CorruptRecordColumn {
+			layout.CorruptRecord = true
+		}
+	}
 }
 
 // topicIDKey is the table configuration key that records the id of a

@@ -12,9 +12,9 @@ import (
 
 // publicConnection returns c as the API shows it. Secrets are write-only:
 // the store keeps them (mode 0600) for the engine, and every answer that
-// carries a connection goes through here, which is where they are cleared
-// once Connection has any. Today it has none, so c is returned as is.
-func publicConnection(c *spec.Connection) *spec.Connection { return c }
+// carries a connection goes through here, which clears them (the schema
+// registry's API secret).
+func publicConnection(c *spec.Connection) *spec.Connection { return c.Redacted() }
 
 func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")

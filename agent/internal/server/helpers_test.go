@@ -45,7 +45,7 @@ func newFakeEngine() *fakeEngine {
 	}
 }
 
-func (e *fakeEngine) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connection) error {
+func (e *fakeEngine) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connection, _ map[string]spec.SchemaRegistry) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.applies[p.Name]++
@@ -58,7 +58,7 @@ func (e *fakeEngine) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Conne
 	return nil
 }
 
-func (e *fakeEngine) Check(p *spec.Pipeline, _ *spec.Connection) error {
+func (e *fakeEngine) Check(p *spec.Pipeline, _ *spec.Connection, _ map[string]spec.SchemaRegistry) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.checks[p.Name]++

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -48,7 +49,7 @@ func sameJSON(a, b any) bool {
 }
 
 // pipelinesUsing returns the stored pipelines that read through the named
-// connection.
+// connection or use its schema registry.
 func (s *Server) pipelinesUsing(conn string) ([]spec.Pipeline, error) {
 	all, err := s.store.Pipelines.List()
 	if err != nil {
@@ -56,7 +57,7 @@ func (s *Server) pipelinesUsing(conn string) ([]spec.Pipeline, error) {
 	}
 	var users []spec.Pipeline
 	for _, p := range all {
-		if p.Connection == conn {
+		if p.Connection == conn || slices.ContainsFunc(p.RegistryRefs(), func(r spec.RegistryRef) bool { return r.Connection == conn }) {
 			users = append(users, p)
 		}
 	}

@@ -42,7 +42,7 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	if _, err := s.admitPipeline(&p); err != nil {
+	if _, _, err := s.admitPipeline(&p); err != nil {
 		return err
 	}
 
@@ -81,11 +81,11 @@ func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	conn, err := s.admitPipeline(&p)
+	conn, regs, err := s.admitPipeline(&p)
 	if err != nil {
 		return err
 	}
-	if err := s.engine.Check(&p, &conn); err != nil {
+	if err := s.engine.Check(&p, &conn, regs); err != nil {
 		return refusal(&p, err)
 	}
 	return writeJSON(w, http.StatusOK, &p)
@@ -109,29 +109,67 @@ func decodePipeline(w http.ResponseWriter, r *http.Request) (spec.Pipeline, erro
 }
 
 // admitPipeline checks valid pipeline p against the stored objects: no table
-// another pipeline claims (409), and a connection that exists (422), which
-// it returns. The caller holds changeMu.
-func (s *Server) admitPipeline(p *spec.Pipeline) (spec.Connection, error) {
+// another pipeline claims (409), and connections that exist and have the
+// schema registries p's transformers use (422). It returns them as
+// [Server.connectionsOf] does. The caller holds changeMu.
+func (s *Server) admitPipeline(p *spec.Pipeline) (spec.Connection, map[string]spec.SchemaRegistry, error) {
 	others, err := s.store.Pipelines.List()
 	if err != nil {
-		return spec.Connection{}, err
+		return spec.Connection{}, nil, err
 	}
 	if errs := p.ClaimConflicts(others); len(errs) > 0 {
 		pe := problemf(http.StatusConflict, "a destination table belongs to exactly one pipeline")
 		pe.Errors = errs
-		return spec.Connection{}, pe
+		return spec.Connection{}, nil, pe
 	}
-	conn, err := s.store.Connections.Get(p.Connection)
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			return spec.Connection{}, err
+	return s.connectionsOf(p)
+}
+
+// connectionsOf returns the connection of pipeline p and, by name, the
+// schema registries of the other connections its transformers name. A
+// connection that does not exist, or has no schema registry where a
+// transformer needs one, is a 422 naming the attribute.
+func (s *Server) connectionsOf(p *spec.Pipeline) (spec.Connection, map[string]spec.SchemaRegistry, error) {
+	get := func(name, path string) (spec.Connection, error) {
+		c, err := s.store.Connections.Get(name)
+		if errors.Is(err, store.ErrNotFound) {
+			return c, invalid("a connection the pipeline names does not exist", spec.Errors{{
+				Path:   path,
+				Detail: fmt.Sprintf("connection %q does not exist on the agent; create it first", name),
+			}})
 		}
-		return spec.Connection{}, invalid("the pipeline's connection does not exist", spec.Errors{{
-			Path:   "connection_name",
-			Detail: fmt.Sprintf("connection %q does not exist on the agent; create it first", p.Connection),
-		}})
+		return c, err
 	}
-	return conn, nil
+	conn, err := get(p.Connection, "connection_name")
+	if err != nil {
+		return spec.Connection{}, nil, err
+	}
+	var regs map[string]spec.SchemaRegistry
+	var missing spec.Errors
+	for _, ref := range p.RegistryRefs() {
+		c := conn
+		if ref.Connection != p.Connection {
+			if c, err = get(ref.Connection, ref.Path+".connection_name"); err != nil {
+				return spec.Connection{}, nil, err
+			}
+		}
+		if c.SchemaRegistry == nil {
+			missing = append(missing, spec.FieldError{Path: ref.Path, Detail: fmt.Sprintf(
+				"connection %q has no schema_registry; add a schema_registry block to it, or set connection_name to a connection that has one",
+				ref.Connection)})
+			continue
+		}
+		if ref.Connection != p.Connection {
+			if regs == nil {
+				regs = map[string]spec.SchemaRegistry{}
+			}
+			regs[ref.Connection] = *c.SchemaRegistry
+		}
+	}
+	if len(missing) > 0 {
+		return spec.Connection{}, nil, invalid("a transformer needs a schema registry its connection does not have", missing)
+	}
+	return conn, regs, nil
 }
 
 // applyFailed answers a failed Apply of pipeline p. A refusal (spec.Errors)

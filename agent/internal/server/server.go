@@ -39,16 +39,17 @@ import (
 // time, but Status concurrently with them and with itself.
 type Engine interface {
 	// Apply starts pipeline p reading through conn, or updates it in place
-	// when it runs already. An error wrapping [spec.Errors] means the engine
+	// when it runs already; regs holds, by connection name, the schema
+	// registries of the other connections p's transformers name. An error wrapping [spec.Errors] means the engine
 	// refuses this spec as it stands (an incompatible schema change, say)
 	// and keeps running what it had: the server answers 422 with those
 	// problems and keeps the previously stored spec. Any other error means
 	// the pipeline could not start now; it stays stored and is retried on the
 	// next PUT or restart.
-	Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection) error
+	Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error
 	// Check returns the [spec.Errors] Apply would refuse p with, or nil,
 	// and changes nothing: the engine's part of a dry run.
-	Check(p *spec.Pipeline, conn *spec.Connection) error
+	Check(p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error
 	// Remove stops the named pipeline after a final flush and commit, and
 	// forgets it. Removing a pipeline the engine does not run is not an
 	// error.
@@ -156,11 +157,9 @@ func (s *Server) Resume(ctx context.Context) error {
 // applyStored applies stored pipeline p with its stored connection and
 // records the outcome for GET.
 func (s *Server) applyStored(ctx context.Context, p *spec.Pipeline) error {
-	conn, err := s.store.Connections.Get(p.Connection)
-	if err != nil {
-		err = fmt.Errorf("its connection %q: %w", p.Connection, err)
-	} else {
-		err = s.engine.Apply(ctx, p, &conn)
+	conn, regs, err := s.connectionsOf(p)
+	if err == nil {
+		err = s.engine.Apply(ctx, p, &conn, regs)
 	}
 	s.setFailed(p.Name, err)
 	if err != nil {

@@ -132,8 +132,9 @@ func TestRoundTrip(t *testing.T) {
 		"opt": "x", "optnull": nil, "il": map[string]any{"long": int64(1) << 35},
 		"multi": map[string]any{"array": []any{"p", "q"}},
 		"arr":   []any{nil, map[string]any{"t.Item": map[string]any{"q": 3}}},
-		"m":     map[string]any{"k": []any{int64(1), int64(2)}, "e": []any{}},
-		"rec":   map[string]any{"x": -0.5, "y": "RED"},
+		// One entry: hamba/avro writes a Go map's entries in random order.
+		"m":   map[string]any{"k": []any{int64(1), int64(2)}},
+		"rec": map[string]any{"x": -0.5, "y": "RED"},
 	}
 	got, err := decodeRow(t, s, s, nil, marshal(t, s, v))
 	if err != nil {
@@ -147,7 +148,7 @@ func TestRoundTrip(t *testing.T) {
 		"tsm": "1714566896789000", "tsu": "1714566896789000", "ltm": "1714566896789000",
 		"opt": `"x"`, "optnull": "null", "il": "34359738368",
 		"multi": `{member0=null member1=null member2=["p" "q"]}`,
-		"arr":   "[null {q=3}]", "m": `{"k":[1 2] "e":[]}`, "rec": `{x=-0.5 y="RED"}`,
+		"arr":   "[null {q=3}]", "m": `{"k":[1 2]}`, "rec": `{x=-0.5 y="RED"}`,
 	})
 }
 

@@ -6,6 +6,9 @@ import (
 	"github.com/hamba/avro/v2"
 )
 
+// Schema is a parsed Avro schema, as hamba/avro represents it.
+type Schema = avro.Schema
+
 // Parse parses an Avro schema in its JSON form (what .avsc files and a
 // schema registry hold). Each call parses with a cache of its own: hamba's
 // global cache would let a later version of a named record clash with an

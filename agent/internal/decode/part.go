@@ -1,0 +1,89 @@
+package decode
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// part decodes one side of a record, its key or its value, into that side's
+// top-level columns of the Builder's open row. Each format has its own.
+type part interface {
+	// decode writes the columns of data, which is nil for a null key or
+	// value (every column null). It returns nil; an error wrapping
+	// errBadInput when data cannot be decoded, with what it wrote of the
+	// record discarded or, where the format keeps the fields that did
+	// decode (JSON, as Spark's from_json), kept; or another error, which
+	// stops the batch (see [Decoder.Decode]).
+	decode(ctx context.Context, data []byte) error
+}
+
+// newPart returns the part decoder of sp, whose columns start at top-level
+// field first of b's rows; src is its registry source, nil when its schema
+// does not come from a registry.
+func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, error) {
+	switch {
+	case sp.Format == "":
+		return &binaryPart{b: b, field: first}, nil
+	case sp.Format == spec.FormatString:
+		return &stringPart{b: b, field: first}, nil
+	case sp.Format == spec.FormatJSON && sp.Fields != nil:
+		return &jsonPart{d: jsonDecoder{b: b}, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first}, nil
+	case sp.Format == spec.FormatAvro && sp.Transformer != nil && sp.Transformer.AvroOptions != nil:
+		return newAvroPart(b, first, sp, src)
+	case sp.Format == spec.FormatProtobuf && sp.Transformer != nil && sp.Transformer.ProtobufOptions != nil:
+		return newProtobufPart(b, first, sp, src)
+	}
+	return nil, fmt.Errorf("format %q without a schema is not supported", sp.Format)
+}
+
+// binaryPart writes the bytes as they are to a BINARY column.
+type binaryPart struct {
+	b     *rows.Builder
+	field int
+}
+
+func (p *binaryPart) decode(_ context.Context, data []byte) error {
+	p.b.Field(p.field)
+	if data == nil {
+		p.b.Null()
+	} else {
+		p.b.Bytes(data)
+	}
+	return nil
+}
+
+// stringPart writes the bytes as UTF-8 to a STRING column, replacing
+// invalid sequences as Spark does.
+type stringPart struct {
+	b     *rows.Builder
+	field int
+}
+
+func (p *stringPart) decode(_ context.Context, data []byte) error {
+	p.b.Field(p.field)
+	if data == nil {
+		p.b.Null()
+	} else {
+		p.b.Bytes(validUTF8(p.b, data))
+	}
+	return nil
+}
+
+// jsonPart parses a JSON object into the fields of a schema, as Spark's
+// from_json does in PERMISSIVE mode.
+type jsonPart struct {
+	d     jsonDecoder
+	t     *jtype
+	first int
+}
+
+func (p *jsonPart) decode(_ context.Context, data []byte) error {
+	if data != nil && p.d.decode(p.t, p.first, data) {
+		return errBadJSON
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package decode
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// newProtobufPart returns the part of a Protobuf transformer: plain messages
+// of the descriptor set's message, or registry-framed messages, each
+// decoded with the writer's own message into the table's columns by field
+// name.
+func newProtobufPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, error) {
+	po := sp.Transformer.ProtobufOptions
+	depth := po.RecursiveDepth()
+	if po.SchemaRegistry == nil {
+		files, err := protobuf.LoadDescriptorSet(po.DescFileContent)
+		if err != nil {
+			return nil, fmt.Errorf("the descriptor set %s: %w", po.DescFilePath, err)
+		}
+		md, err := protobuf.FindMessage(files, po.MessageName)
+		if err != nil {
+			return nil, err
+		}
+		dec, err := protobuf.NewDecoder(md, depth, sp.Fields)
+		if err != nil {
+			return nil, fmt.Errorf("message %s: %w", md.FullName(), err)
+		}
+		return &staticPart{b: b, first: first, width: len(sp.Fields), dec: dec}, nil
+	}
+	if src == nil || src.message == nil {
+		return nil, fmt.Errorf("subject %q is not resolved", po.SchemaRegistry.ConfluentOptions.Subject)
+	}
+	cols := sp.Fields
+	compile := func(ctx context.Context, id int, indexes []int) (*writer, error) {
+		s, w, err := fetchWriter(ctx, src, id, registry.TypeProtobuf)
+		if w != nil || err != nil {
+			return w, err
+		}
+		fd, err := src.compileProtobuf(ctx, s)
+		if err != nil {
+			return &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
+		}
+		md, err := protobuf.MessageByIndexes(fd, indexes)
+		if err != nil {
+			return &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
+		}
+		if wcols, err := protobuf.Columns(md, depth); err == nil {
+			if err := checkEvolution(ctx, src, id, cols, wcols); err != nil {
+				return nil, err
+			}
+		}
+		dec, err := protobuf.NewDecoder(md, depth, cols)
+		if err != nil {
+			return &writer{err: fmt.Errorf("schema id %d, message %s cannot be read into the table's columns: %w", id, md.FullName(), err)}, nil
+		}
+		return &writer{dec: dec}, nil
+	}
+	return &registryPart{b: b, first: first, width: len(cols), indexes: true, compile: compile, writers: map[int]map[string]*writer{}}, nil
+}

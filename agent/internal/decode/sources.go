@@ -1,0 +1,206 @@
+package decode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/avro"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// Sources holds the registry sources of a table's key and value, nil for a
+// side whose schema does not come from a registry.
+type Sources struct {
+	Key, Value *Source
+}
+
+// of returns the source of side "key" or "value"; s may be nil.
+func (s *Sources) of(side string) *Source {
+	switch {
+	case s == nil:
+		return nil
+	case side == "key":
+		return s.Key
+	}
+	return s.Value
+}
+
+// Source is where a part whose schema comes from a schema registry gets
+// its schemas. It is shared by the table's decoders and immutable.
+type Source struct {
+	Client  *registry.Client
+	Subject string
+	// Latest is the subject's latest version when the table started, the
+	// reader schema: it set the table's columns, and Avro records written
+	// with other versions are resolved to it.
+	Latest registry.Schema
+	// avroReader is Latest parsed, for Avro parts; message is the reader
+	// message of a Protobuf part, depth its recursive_fields_max_depth.
+	avroReader avro.Schema
+	message    protoreflect.MessageDescriptor
+	depth      int
+}
+
+// changed returns a [*SchemaChangedError] when the subject's latest version
+// is no longer the one the table started with, nil when it still is.
+func (s *Source) changed(ctx context.Context) error {
+	latest, err := s.Client.Latest(ctx, s.Subject)
+	if err != nil {
+		return fmt.Errorf("looking up the latest version of subject %q: %w", s.Subject, err)
+	}
+	if latest.ID != s.Latest.ID {
+		return &SchemaChangedError{Subject: s.Subject, From: s.Latest.ID, To: latest.ID}
+	}
+	return nil
+}
+
+// Resolve gives the parts of layout whose schema comes from a registry
+// their columns: those of the subject's latest version, merged into the
+// columns prev (the table's current schema, nil for a new table) gave the
+// part, so that no column is ever dropped (see [schema.Merge]). It returns
+// the sources [New] needs for those parts. clients returns the registry
+// client of a connection name, "" meaning the pipeline's connection.
+//
+// An error wrapping [registry.ErrNotFound] means the subject is not
+// registered (yet); other registry errors are the registry's.
+func Resolve(ctx context.Context, layout *spec.Layout, prev []schema.Field,
+	clients func(connection string) (*registry.Client, error)) (*Sources, error) {
+	sides := []struct {
+		p   *spec.Part
+		src **Source
+	}{{&layout.Key, nil}, {&layout.Value, nil}}
+	srcs := &Sources{}
+	sides[0].src, sides[1].src = &srcs.Key, &srcs.Value
+	if !layout.Key.Pending() && !layout.Value.Pending() {
+		return nil, nil
+	}
+	// The columns of prev that belong to no other part are the pending
+	// part's (the value's when both are pending, after the key took
+	// those its schema still has).
+	taken := map[string]bool{strings.ToLower(layout.MetadataColumn): true, strings.ToLower(spec.CorruptRecordColumn): true}
+	for _, s := range sides {
+		if !s.p.Pending() {
+			for _, f := range (&spec.Layout{Key: *s.p}).Columns() {
+				taken[strings.ToLower(f.Name)] = true
+			}
+		}
+	}
+	for i, s := range sides {
+		if !s.p.Pending() {
+			continue
+		}
+		reg := s.p.Transformer.Registry()
+		client, err := clients(reg.ConnectionName)
+		if err != nil {
+			return nil, err
+		}
+		src := &Source{Client: client, Subject: reg.ConfluentOptions.Subject}
+		latest, err := client.Latest(ctx, src.Subject)
+		if err != nil {
+			return nil, fmt.Errorf("looking up the latest version of subject %q: %w", src.Subject, err)
+		}
+		src.Latest = latest
+		cols, err := src.reader(ctx, s.p)
+		if err != nil {
+			return nil, fmt.Errorf("subject %q version %d (schema id %d): %w", src.Subject, latest.Version, latest.ID, err)
+		}
+		var mine []schema.Field
+		for _, f := range prev {
+			k := strings.ToLower(f.Name)
+			if taken[k] || (i == 0 && sides[1].p.Pending() && !hasField(cols, f.Name)) {
+				continue
+			}
+			mine = append(mine, f)
+		}
+		s.p.Fields = schema.Merge(mine, cols)
+		for _, f := range s.p.Fields {
+			taken[strings.ToLower(f.Name)] = true
+		}
+		*s.src = src
+	}
+	return srcs, nil
+}
+
+// reader parses the source's Latest as the reader schema of part p and
+// returns its columns.
+func (s *Source) reader(ctx context.Context, p *spec.Part) ([]schema.Field, error) {
+	switch p.Format {
+	case spec.FormatAvro:
+		if t := s.Latest.Type; t != registry.TypeAvro {
+			return nil, fmt.Errorf("the subject holds a %s schema, not an Avro one", t)
+		}
+		r, err := s.parseAvro(ctx, s.Latest)
+		if err != nil {
+			return nil, err
+		}
+		s.avroReader = r
+		return avro.Columns(r, p.Column)
+	case spec.FormatProtobuf:
+		if s.Latest.Type != registry.TypeProtobuf {
+			return nil, fmt.Errorf("the subject holds a %s schema, not a Protobuf one", s.Latest.Type)
+		}
+		fd, err := s.compileProtobuf(ctx, s.Latest)
+		if err != nil {
+			return nil, err
+		}
+		po := p.Transformer.ProtobufOptions
+		if s.message, err = messageOf(fd, po.SchemaRegistry.ProtobufMessageName); err != nil {
+			return nil, err
+		}
+		s.depth = po.RecursiveDepth()
+		return protobuf.Columns(s.message, s.depth)
+	}
+	return nil, fmt.Errorf("format %s has no registry schemas", p.Format)
+}
+
+// parseAvro parses an Avro schema of the registry.
+func (s *Source) parseAvro(_ context.Context, rs registry.Schema) (avro.Schema, error) {
+	if len(rs.References) > 0 {
+		return nil, errors.New("the schema has references to other subjects, which Avro tables do not support yet")
+	}
+	return avro.Parse(rs.Text)
+}
+
+// compileProtobuf compiles a Protobuf schema of the registry with its
+// references.
+func (s *Source) compileProtobuf(ctx context.Context, rs registry.Schema) (protoreflect.FileDescriptor, error) {
+	refs, err := s.Client.References(ctx, rs)
+	if err != nil {
+		return nil, err
+	}
+	return protobuf.Compile(ctx, rs.Text, refs)
+}
+
+// messageOf returns the message of fd named name (simple or fully
+// qualified), or its first message when name is empty.
+func messageOf(fd protoreflect.FileDescriptor, name string) (protoreflect.MessageDescriptor, error) {
+	if name == "" {
+		if fd.Messages().Len() == 0 {
+			return nil, errors.New("the schema defines no message")
+		}
+		return fd.Messages().Get(0), nil
+	}
+	files := new(protoregistry.Files)
+	if err := files.RegisterFile(fd); err != nil {
+		return nil, err
+	}
+	return protobuf.FindMessage(files, name)
+}
+
+// hasField reports whether fields has one named name, ignoring case.
+func hasField(fields []schema.Field, name string) bool {
+	for _, f := range fields {
+		if strings.EqualFold(f.Name, name) {
+			return true
+		}
+	}
+	return false
+}
