@@ -76,4 +76,3 @@ func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, 
 	}
 	return &registryPart{b: b, first: first, width: len(cols), compile: compile, writers: map[int]map[string]*writer{}}, nil
 }
-

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
@@ -41,7 +42,14 @@ func newProtobufPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (pa
 		if w != nil || err != nil {
 			return w, err
 		}
-		fd, err := src.compileProtobuf(ctx, s)
+		refs, err := src.Client.References(ctx, s)
+		switch {
+		case errors.Is(err, registry.ErrNotFound):
+			return &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
+		case err != nil:
+			return nil, fmt.Errorf("fetching the references of schema id %d: %w", id, err)
+		}
+		fd, err := protobuf.Compile(ctx, s.Text, refs)
 		if err != nil {
 			return &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
 		}

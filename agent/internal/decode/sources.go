@@ -147,7 +147,11 @@ func (s *Source) reader(ctx context.Context, p *spec.Part) ([]schema.Field, erro
 		if s.Latest.Type != registry.TypeProtobuf {
 			return nil, fmt.Errorf("the subject holds a %s schema, not a Protobuf one", s.Latest.Type)
 		}
-		fd, err := s.compileProtobuf(ctx, s.Latest)
+		refs, err := s.Client.References(ctx, s.Latest)
+		if err != nil {
+			return nil, err
+		}
+		fd, err := protobuf.Compile(ctx, s.Latest.Text, refs)
 		if err != nil {
 			return nil, err
 		}
@@ -167,16 +171,6 @@ func (s *Source) parseAvro(_ context.Context, rs registry.Schema) (avro.Schema, 
 		return nil, errors.New("the schema has references to other subjects, which Avro tables do not support yet")
 	}
 	return avro.Parse(rs.Text)
-}
-
-// compileProtobuf compiles a Protobuf schema of the registry with its
-// references.
-func (s *Source) compileProtobuf(ctx context.Context, rs registry.Schema) (protoreflect.FileDescriptor, error) {
-	refs, err := s.Client.References(ctx, rs)
-	if err != nil {
-		return nil, err
-	}
-	return protobuf.Compile(ctx, rs.Text, refs)
 }
 
 // messageOf returns the message of fd named name (simple or fully
