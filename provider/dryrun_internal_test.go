@@ -37,6 +37,10 @@ func TestDryRunDiagnostics(t *testing.T) {
 			wantErrAt: path.Root("table").AtListIndex(0).AtName("destination_table"), wantDetail: `claimed by pipeline "other"`},
 		{name: "connection created by the same apply", status: http.StatusUnprocessableEntity,
 			body: `{"title":"Unprocessable Entity","status":422,"errors":[{"path":"connection_name","detail":"connection \"c\" does not exist on the agent; create it first"}]}`},
+		{name: "registry the same apply may add", status: http.StatusUnprocessableEntity,
+			body: `{"title":"Unprocessable Entity","status":422,"errors":[{"path":"table[0].connector_options.kafka_options.value_transformer.avro_options.schema_registry",` +
+				`"detail":"connection \"c\" has no schema_registry; add a schema_registry block to it"}]}`,
+			wantWarning: true, wantDetail: "Unless this apply adds it"},
 		{name: "wrong token", status: http.StatusUnauthorized, body: `{"title":"Unauthorized","status":401,"detail":"the token was rejected"}`,
 			wantWarning: true, wantDetail: "the token was rejected"},
 		{name: "agent down", unreachable: true, wantWarning: true, wantDetail: "is the agent running"},

@@ -138,9 +138,29 @@ func (r *pipelineResource) dryRun(ctx context.Context, p *spec.Pipeline, diags *
 			"The plan could not ask the agent for a dry run, so "+unchecked+": "+err.Error())
 	case len(apiErr.Problems) == 1 && apiErr.Problems[0].Path == "connection_name":
 		// The connection does not exist yet; see above.
-	default:
+	case len(apiErr.Problems) == 0:
 		addAgentError(diags, "pipeline", "The agent refuses pipeline "+p.Name, err)
+	default:
+		for _, pr := range apiErr.Problems {
+			if !registryProblem(pr) {
+				addFieldError(diags, "pipeline", pr)
+				continue
+			}
+			// The connection may get its schema registry in this same
+			// apply, before the pipeline: the agent decides then.
+			if ap, err := parseAttrPath(pr.Path); err == nil {
+				diags.AddAttributeWarning(ap, "The agent's connections lack a schema registry this pipeline uses",
+					pr.Detail+". Unless this apply adds it, applying the pipeline will fail.")
+			}
+		}
 	}
+}
+
+// registryProblem reports whether a problem of a dry run is about the
+// schema registry of a connection, which the same apply may create or
+// change before the pipeline.
+func registryProblem(pr spec.FieldError) bool {
+	return strings.HasSuffix(pr.Path, ".schema_registry") || strings.HasSuffix(pr.Path, ".schema_registry.connection_name")
 }
 
 // refusal reports whether an answer of the agent to a PUT refuses the
