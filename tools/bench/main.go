@@ -8,6 +8,13 @@
 //   - with -s3-root, the agent ingesting it with the JSON schema into a
 //     table on an object store (make bench starts an S3-compatible server);
 //
+// with -registry-url (make bench starts a schema registry), produces the
+// same records in Avro and in Protobuf, each to a topic of its own, framed
+// for the registry (Confluent's wire format) with a schema of the same
+// columns registered under the topic's value subject, and measures the
+// agent ingesting each with the schema it fetches from the registry,
+// against the JSON run's records/s;
+//
 // produces 200,000 JSON records of about 1 KB with 30 columns (scalars of
 // every kind, arrays, structs, an array of structs and a map) to another
 // 4-partition topic and measures a bare consumer (the ceiling of that topic)
@@ -64,6 +71,9 @@ type result struct {
 	BytesPerSec float64 `json:"bytes_per_sec"`
 	PeakRSSMB   float64 `json:"peak_rss_mb,omitempty"`
 	OfCeiling   float64 `json:"ratio_to_ceiling,omitempty"`
+	// OfJSON is, for the registry rows, the ratio of their records/s to
+	// the JSON row's on the same records.
+	OfJSON float64 `json:"ratio_to_json,omitempty"`
 	// Files is the number of data files the agent committed.
 	Files int64 `json:"files,omitempty"`
 	// Memory is the agent's memory budget: its series at the end of the
@@ -71,6 +81,9 @@ type result struct {
 	Memory *budgetUse `json:"memory,omitempty"`
 	// Topics are the topics read.
 	Topics []string `json:"topics"`
+	// columns is the Delta schema (schemaString) of the agent's first
+	// table, when it is a local folder; "" if unknown.
+	columns string
 }
 
 // budgetUse is what the agent's /metrics say of its memory budget.
@@ -104,6 +117,10 @@ type options struct {
 	// s3Root, if set, is an object store root (with its driver options)
 	// the JSON run of the 100-byte records also writes to.
 	s3Root string
+	// registry, if its URL is set, is the schema registry the Avro and
+	// Protobuf runs register their schemas in and the agent reads them
+	// from.
+	registry spec.SchemaRegistry
 	// records, wideJSON and wide are the record counts of the runs on
 	// 100-byte records, on 1 KB records of 30 columns and on 50 tables.
 	records, wideJSON, wide int
@@ -150,6 +167,11 @@ func main() {
 	flag.StringVar(&o.agentBin, "agent", ".tools/bin/tributary-agent", "agent binary")
 	flag.StringVar(&o.s3Root, "s3-root", "", "an object store `root` (s3://bucket?endpoint=...&use_path_style=true&region=...) "+
 		"the JSON run of the 100-byte records also writes to; \"\" skips that run")
+	flag.StringVar(&o.registry.URL, "registry-url", os.Getenv("SCHEMA_REGISTRY_URL"),
+		"a Confluent-compatible schema registry the Avro and Protobuf runs of the 100-byte records register their schemas in; \"\" skips those runs")
+	flag.StringVar(&o.registry.APIKey, "registry-key", os.Getenv("SCHEMA_REGISTRY_KEY"), "the registry's API key (basic auth)")
+	flag.StringVar(&o.registry.APISecret, "registry-secret", os.Getenv("SCHEMA_REGISTRY_SECRET"),
+		"the registry's API secret; $SCHEMA_REGISTRY_SECRET by default, which keeps it off the command line")
 	flag.StringVar(&o.out, "out", ".bench/results.json", "where to write the JSON results")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -169,17 +191,39 @@ func run(o options) error {
 		small = append(small, agentRun{"agent: JSON with schema, to S3", jsonValue,
 			spec.JoinLocation(o.s3Root, fmt.Sprintf("run-%d", time.Now().UnixNano()))})
 	}
-	for _, s := range []suite{
-		{topic: "bench", records: o.records, what: "records of about 100 bytes", record: smallRecords(0),
-			ceiling: "kafka-go consumer (ceiling)", agents: small},
-		{topic: "bench-json1k", records: o.wideJSON, what: "JSON records of about 1 KB with 30 columns", record: eventRecords(),
+	if o.records > 0 {
+		s := suite{topic: "bench", records: o.records, what: "records of about 100 bytes", record: smallRecords(0, smallJSON),
+			ceiling: "kafka-go consumer (ceiling)", agents: small}
+		rs, err := s.measure(ctx, o.agentBin, o.bootstrap)
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
+		if o.registry.URL != "" {
+			// The same records, framed for the registry: like for like
+			// with the JSON row, which they are compared to.
+			for _, f := range registryFormats {
+				r, err := registryRun(ctx, o, f)
+				if err != nil {
+					return err
+				}
+				r.OfJSON = r.RecordsPerSec / rs[1].RecordsPerSec
+				switch {
+				case r.columns == "" || rs[1].columns == "":
+				case r.columns == rs[1].columns:
+					log.Printf("%s: the table has the JSON table's columns", r.Name)
+				default:
+					log.Printf("warning: %s: the table's columns differ from the JSON table's:\n  %s\n  %s", r.Name, r.columns, rs[1].columns)
+				}
+				results = append(results, r)
+			}
+		}
+	}
+	if o.wideJSON > 0 {
+		s := suite{topic: "bench-json1k", records: o.wideJSON, what: "JSON records of about 1 KB with 30 columns", record: eventRecords(),
 			ceiling: "kafka-go consumer, 1 KB records (ceiling)", agents: []agentRun{
 				{"agent: JSON 1 KB, 30 columns", eventValue, ""},
-			}},
-	} {
-		if s.records == 0 {
-			continue
-		}
+			}}
 		rs, err := s.measure(ctx, o.agentBin, o.bootstrap)
 		if err != nil {
 			return err
@@ -193,20 +237,24 @@ func run(o options) error {
 		}
 		results = append(results, r)
 	}
-	fmt.Printf("\n%s\n\n%-42s %10s %8s %12s %8s %9s %9s %7s\n", env, "", "records", "seconds", "records/s", "MB/s", "of ceil.", "peak RSS", "files")
+	fmt.Printf("\n%s\n\n%-42s %10s %8s %12s %8s %9s %8s %9s %7s\n", env, "", "records", "seconds", "records/s", "MB/s", "of ceil.", "of JSON",
+		"peak RSS", "files")
 	for _, r := range results {
-		rss, ratio, files := "-", "-", "-"
+		rss, ratio, ofJSON, files := "-", "-", "-", "-"
 		if r.PeakRSSMB > 0 {
 			rss = fmt.Sprintf("%.0f MB", r.PeakRSSMB)
 		}
 		if r.OfCeiling > 0 {
 			ratio = fmt.Sprintf("%.0f%%", 100*r.OfCeiling)
 		}
+		if r.OfJSON > 0 {
+			ofJSON = fmt.Sprintf("%.0f%%", 100*r.OfJSON)
+		}
 		if r.Files > 0 {
 			files = strconv.FormatInt(r.Files, 10)
 		}
-		fmt.Printf("%-42s %10d %8.2f %12.0f %8.1f %9s %9s %7s\n", r.Name, r.Records, r.Seconds, r.RecordsPerSec, r.BytesPerSec/(1<<20),
-			ratio, rss, files)
+		fmt.Printf("%-42s %10d %8.2f %12.0f %8.1f %9s %8s %9s %7s\n", r.Name, r.Records, r.Seconds, r.RecordsPerSec, r.BytesPerSec/(1<<20),
+			ratio, ofJSON, rss, files)
 		if m := r.Memory; m != nil && m.Pauses+m.Flushes > 0 {
 			fmt.Printf("%-42s memory budget: peak %.0f MB of %.0f MB, %d fetches paused, %d flushes asked\n",
 				"", m.PeakUsedMB, m.LimitMB, m.Pauses, m.Flushes)
@@ -266,7 +314,7 @@ func (s suite) measure(ctx context.Context, agentBin, bootstrap string) ([]resul
 	}
 	results := []result{ceiling}
 	for _, a := range s.agents {
-		r, err := ingest(ctx, agentBin, bootstrap, w, a.name, a.value, "", a.warehouse)
+		r, err := ingest(ctx, agentBin, bootstrap, w, a.name, a.value, "", a.warehouse, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -294,7 +342,7 @@ func wideRun(ctx context.Context, agentBin, bootstrap string, n int) (result, er
 		topics[i] = fmt.Sprintf("bench-wide-%d-%02d", stamp, i)
 	}
 	log.Printf("producing %d records of about 1 KB to %d topics of %d partitions", n, wideTables, widePartitions)
-	bytes, err := produce(ctx, bootstrap, topics, widePartitions, n, smallRecords(wideNameBytes))
+	bytes, err := produce(ctx, bootstrap, topics, widePartitions, n, smallRecords(wideNameBytes, smallJSON))
 	if err != nil {
 		return result{}, err
 	}
@@ -302,7 +350,7 @@ func wideRun(ctx context.Context, agentBin, bootstrap string, n int) (result, er
 	// A flush interval of a minute: the memory budget, not the interval,
 	// decides when the tables flush.
 	w := load{topics: topics, partitions: widePartitions, records: int64(n), bytes: bytes}
-	r, err := ingest(ctx, agentBin, bootstrap, w, name, jsonValue, "1m", "")
+	r, err := ingest(ctx, agentBin, bootstrap, w, name, jsonValue, "1m", "", nil)
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -329,15 +377,25 @@ func measured(name string, w load, secs float64) result {
 // successive calls must not share memory.
 type recordFunc func(i int) []byte
 
-// smallRecords makes JSON records of 5 columns (those of jsonValue) of
-// about 100 bytes, plus nameBytes when their name is that many random hex
-// digits rather than "user-<n>".
-func smallRecords(nameBytes int) recordFunc {
+// small is the logical record of smallRecords: the columns of jsonValue,
+// in order.
+type small struct {
+	ID     int64     `avro:"id"`
+	Name   string    `avro:"name"`
+	Amount float64   `avro:"amount"` // two decimals
+	TS     time.Time `avro:"ts"`     // whole milliseconds
+	Tags   []string  `avro:"tags"`
+}
+
+// smallRecords makes records of 5 columns (those of jsonValue), encoded by
+// encode, of about 100 bytes as JSON, plus nameBytes when their name is
+// that many random hex digits rather than "user-<n>". Every encoding gets
+// the same records.
+func smallRecords(nameBytes int, encode func(small) []byte) recordFunc {
 	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	rnd := rand.New(rand.NewPCG(1, 2))
 	random := make([]byte, nameBytes/2)
 	return func(i int) []byte {
-		ts := base.Add(time.Duration(i) * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
 		name := fmt.Sprintf("user-%d", i%100000)
 		if nameBytes > 0 {
 			for j := range random {
@@ -345,8 +403,23 @@ func smallRecords(nameBytes int) recordFunc {
 			}
 			name = hex.EncodeToString(random)
 		}
-		return fmt.Appendf(nil, `{"id":%d,"name":"%s","amount":%d.%02d,"ts":"%s","tags":["a","b%d"]}`, i, name, i%1000, i%100, ts, i%7)
+		return encode(small{ID: int64(i), Name: name, Amount: float64(i%1000) + float64(i%100)/100,
+			TS: base.Add(time.Duration(i) * time.Millisecond), Tags: []string{"a", "b" + strconv.Itoa(i%7)}})
 	}
+}
+
+// smallJSON encodes r as JSON, its amount with two decimals and its
+// timestamp in milliseconds. Its strings need no escaping.
+func smallJSON(r small) []byte {
+	b := fmt.Appendf(nil, `{"id":%d,"name":"%s","amount":%.2f,"ts":"%s","tags":[`, r.ID, r.Name, r.Amount,
+		r.TS.Format("2006-01-02T15:04:05.000Z"))
+	for j, t := range r.Tags {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), t...), '"')
+	}
+	return append(b, "]}"...)
 }
 
 // event is a record of eventRecords: its fields are the 30 columns of
@@ -668,7 +741,7 @@ var listening = regexp.MustCompile(`listening on (http://\S+)`)
 // would measure the wrong work). flush is the pipeline's flush_interval, ""
 // for the default; warehouse the agent's --warehouse, "" for its default.
 func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string, value *spec.Transformer,
-	flush, warehouse string) (result, error) {
+	flush, warehouse string, registry *spec.SchemaRegistry) (result, error) {
 	dir, err := os.MkdirTemp("", "tributary-bench")
 	if err != nil {
 		return result{}, err
@@ -713,7 +786,8 @@ func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string
 	if err != nil {
 		return result{}, err
 	}
-	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "bench", BootstrapServers: []string{bootstrap}}); err != nil {
+	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "bench", BootstrapServers: []string{bootstrap},
+		SchemaRegistry: registry}); err != nil {
 		return result{}, err
 	}
 	off := false
@@ -760,12 +834,34 @@ func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string
 			if err != nil {
 				return result{}, err
 			}
+			r.columns = tableColumns(resp.Status.Tables[0].Location)
 			r.Memory = &budgetUse{LimitMB: float64(m["limit_bytes"]) / (1 << 20), PeakUsedMB: float64(peakUsed) / (1 << 20),
 				Pauses: m["pauses_total"], Flushes: m["flushes_total"]}
 			return r, nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// tableColumns returns the schemaString of the first metaData action in
+// the Delta log of the table at location, a local folder, or "" if it
+// cannot read it.
+func tableColumns(location string) string {
+	b, err := os.ReadFile(filepath.Join(strings.TrimPrefix(location, "file://"), "_delta_log", "00000000000000000000.json"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var action struct {
+			MetaData *struct {
+				SchemaString string `json:"schemaString"`
+			} `json:"metaData"`
+		}
+		if json.Unmarshal([]byte(line), &action) == nil && action.MetaData != nil {
+			return action.MetaData.SchemaString
+		}
+	}
+	return ""
 }
 
 // memoryMetrics returns the tributary_memory_* series of the agent at ep.
