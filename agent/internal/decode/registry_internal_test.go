@@ -575,3 +575,54 @@ func TestResolveMergesPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestResolveRefusesCollidingColumns checks that registry fields are held
+// to the column rules plan time applies to the others: no name twice
+// (ignoring case), none reserved.
+func TestResolveRefusesCollidingColumns(t *testing.T) {
+	reg, _, _, _ := ordersRegistry(t)
+	register(t, reg, "ids-key", sr.Schema{Schema: `{"type":"record","name":"K","fields":[{"name":"ID","type":"long"}]}`})
+	register(t, reg, "corrupt-key", sr.Schema{Schema: `{"type":"record","name":"K","fields":[{"name":"_corrupt_record","type":"string"}]}`})
+	register(t, reg, "fine-key", sr.Schema{Schema: `{"type":"record","name":"K","fields":[{"name":"kid","type":"long"}]}`})
+	c := regClient(t, reg)
+	const kp = "connector_options.kafka_options."
+	tests := []struct {
+		name, keySubject, metadata string
+		prev                       []schema.Field
+		path, detail               string
+	}{
+		{"key and value fields", "ids-key", "", nil, kp + "value_transformer.avro_options.schema_registry", `column "id" from the value schema collides`},
+		{"reserved field", "corrupt-key", "", nil, kp + "key_transformer.avro_options.schema_registry", "reserved"},
+		{"metadata column", "fine-key", "name", nil, "table_configuration.source_metadata_column", "collides"},
+		// The key's new version takes a column the value had.
+		{"key takes a value column", "ids-key", "", []schema.Field{null("kid", tLong), null("id", tLong), null("name", tString)},
+			kp + "value_transformer.avro_options.schema_registry", "collides"},
+		{"fine", "fine-key", "_kafka", nil, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := registryTable(spec.FormatAvro, "orders-value", "", "")
+			tbl.TableConfiguration.SourceMetadataColumn = tc.metadata
+			tbl.ConnectorOptions.KafkaOptions.KeyTransformer = &spec.Transformer{Format: spec.FormatAvro, AvroOptions: &spec.AvroOptions{
+				SchemaRegistry: &spec.SchemaRegistryOptions{ConfluentOptions: spec.ConfluentOptions{Subject: tc.keySubject}}}}
+			l := layoutOf(t, tbl)
+			_, err := Resolve(context.Background(), l, tc.prev, clientsFor(c))
+			if tc.path == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var errs spec.Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("Resolve: %v, want spec.Errors", err)
+			}
+			for _, e := range errs {
+				if e.Path == tc.path && strings.Contains(e.Detail, tc.detail) {
+					return
+				}
+			}
+			t.Fatalf("Resolve: %v, want a problem at %s containing %q", errs, tc.path, tc.detail)
+		})
+	}
+}
