@@ -136,7 +136,26 @@ func (t *Table) columns(tc collector) *Layout {
 	if !ok || !vok {
 		return l
 	}
+	l.checkNames(tc)
+	return l
+}
 
+// CheckColumns reports what is wrong with the names of l's columns once
+// its registry parts are resolved (see [Part.Pending]): the same rules as
+// [Table.Layout] applies to the columns it knows at plan time, on paths
+// relative to the table. A registry schema whose fields collide with the
+// table's other columns, or take a reserved name, cannot become the table's.
+func (l *Layout) CheckColumns() Errors {
+	col := newCollector()
+	l.checkNames(col)
+	return *col.errs
+}
+
+// checkNames reports, under the table collector tc, column names that
+// collide (ignoring case, as Spark and Delta do), are reserved, or are
+// not allowed in a Delta table.
+func (l *Layout) checkNames(tc collector) {
+	kc := tc.at("connector_options").at("kafka_options")
 	// Column names are compared case-insensitively, as Spark and Delta do.
 	owner := map[string]string{}
 	claim := func(c collector, attr, name, what string) {
@@ -162,16 +181,20 @@ func (t *Table) columns(tc collector) *Layout {
 			claim(side.c, "", side.p.Column, "("+side.p.Column+")")
 			continue
 		}
+		attr := side.p.attr
+		if attr == "" {
+			attr = side.p.registryAttr()
+		}
 		for _, f := range side.p.Fields {
 			if strings.EqualFold(f.Name, CorruptRecordColumn) {
-				side.c.add(side.p.attr, "column %q is reserved for records that fail to decode; rename the field", f.Name)
+				side.c.add(attr, "column %q is reserved for records that fail to decode; rename the field", f.Name)
 				continue
 			}
 			if bad := deltaUnsafeName(f); bad != "" {
-				side.c.add(side.p.attr, "column name %q has a character Delta tables do not allow in names (space or any of ,;{}()=, tab, newline); rename it", bad)
+				side.c.add(attr, "column name %q has a character Delta tables do not allow in names (space or any of ,;{}()=, tab, newline); rename it", bad)
 				continue
 			}
-			claim(side.c, side.p.attr, f.Name, side.what)
+			claim(side.c, attr, f.Name, side.what)
 		}
 	}
 	if m := l.MetadataColumn; m != "" {
@@ -188,7 +211,6 @@ func (t *Table) columns(tc collector) *Layout {
 			claim(mc, "source_metadata_column", m, "(the source metadata column)")
 		}
 	}
-	return l
 }
 
 // deltaUnsafeName returns the first name in f, or nested in its type, that
@@ -219,6 +241,18 @@ func deltaUnsafeName(f schema.Field) string {
 		}
 	}
 	return ""
+}
+
+// registryAttr returns the attribute, under the transformer, of the
+// schema_registry block of a part whose schema comes from a registry, or "".
+func (p *Part) registryAttr() string {
+	switch {
+	case p.Transformer.Registry() == nil:
+		return ""
+	case p.Format == FormatProtobuf:
+		return "protobuf_options.schema_registry"
+	}
+	return "avro_options.schema_registry"
 }
 
 // mayCorrupt reports whether records can fail to decode into the part and

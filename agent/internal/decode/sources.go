@@ -70,7 +70,9 @@ func (s *Source) changed(ctx context.Context) error {
 // client of a connection name, "" meaning the pipeline's connection.
 //
 // An error wrapping [registry.ErrNotFound] means the subject is not
-// registered (yet); other registry errors are the registry's.
+// registered (yet); other registry errors are the registry's; [spec.Errors]
+// means the subjects' fields collide with the table's other columns or
+// take a reserved name.
 func Resolve(ctx context.Context, layout *spec.Layout, prev []schema.Field,
 	clients func(connection string) (*registry.Client, error)) (*Sources, error) {
 	sides := []struct {
@@ -125,6 +127,13 @@ func Resolve(ctx context.Context, layout *spec.Layout, prev []schema.Field,
 			taken[strings.ToLower(f.Name)] = true
 		}
 		*s.src = src
+	}
+	// Plan time could not check the registry's columns against the
+	// table's others: a field named like another part's column, the
+	// metadata column or _corrupt_record would make the table's schema
+	// hold the name twice.
+	if errs := layout.CheckColumns(); len(errs) > 0 {
+		return nil, fmt.Errorf("the registry schemas cannot become the table's columns: %w", errs)
 	}
 	return srcs, nil
 }
