@@ -58,4 +58,5 @@ func protobufFields(pc collector, po *ProtobufOptions) ([]schema.Field, bool) {
 	}
 	return fields, true
 }
+
 var errRecursivePlaceholder = errors.New("x")

@@ -32,11 +32,11 @@ const DefaultDiscoverEvery = 10 * time.Second
 // tableConfig is everything a table loop depends on; a loop restarts when
 // any of it changes.
 type tableConfig struct {
-	Pipeline   string
-	Qualified  string // <catalog>.<schema>.<table>
-	Dir        string
-	Table      spec.Table
-	Conn       spec.Connection
+	Pipeline  string
+	Qualified string // <catalog>.<schema>.<table>
+	Dir       string
+	Table     spec.Table
+	Conn      spec.Connection
 	// Registries holds the schema registries the table's transformers
 	// use, by the connection_name of their schema_registry block ("" for
 	// the pipeline's connection).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -58,6 +59,11 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
+	if c.SchemaRegistry == nil {
+		if err := s.refuseDroppedRegistry(c.Name); err != nil {
+			return err
+		}
+	}
 	changed := err != nil || !sameJSON(&old, &c)
 	if changed {
 		if err := s.store.Connections.Put(&c); err != nil {
@@ -84,6 +90,27 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 			c.Name, errors.Join(errs...))
 	}
 	return writeJSON(w, http.StatusOK, publicConnection(&c))
+}
+
+// refuseDroppedRegistry returns a 409 when a stored pipeline takes the
+// schema registry of the named connection, which a PUT without one would
+// take away.
+func (s *Server) refuseDroppedRegistry(name string) error {
+	all, err := s.store.Pipelines.List()
+	if err != nil {
+		return err
+	}
+	var users []spec.Pipeline
+	for _, p := range all {
+		if slices.ContainsFunc(p.RegistryRefs(), func(r spec.RegistryRef) bool { return r.Connection == name }) {
+			users = append(users, p)
+		}
+	}
+	if len(users) > 0 {
+		return problemf(http.StatusConflict, "connection %q has no schema_registry, but pipeline(s) %s take their schemas from it; "+
+			"keep the schema_registry, or point their schema_registry blocks at another connection first", name, quotedNames(users))
+	}
+	return nil
 }
 
 // deleteConnection deletes a connection no pipeline uses.

@@ -86,6 +86,15 @@ func TestRegistryConnections(t *testing.T) {
 	if n := a.engine.count(a.engine.applies, "p"); n != before+1 {
 		t.Errorf("Apply called %d times after its registry connection changed, want %d", n, before+1)
 	}
+
+	// Taking the registry away from it is refused like deleting it.
+	ae = apiError(t, func() error { _, err := a.client.PutConnection(ctx, connection("regs")); return err }(), http.StatusConflict)
+	if !strings.Contains(ae.Detail, `"p"`) || !strings.Contains(ae.Detail, "schema_registry") {
+		t.Errorf("dropping the registry of a connection in use: %q does not name the pipeline and the block", ae.Detail)
+	}
+	if got, err := a.client.GetConnection(ctx, "regs"); err != nil || got.SchemaRegistry == nil {
+		t.Errorf("after the refusal the connection is %+v, %v; want it unchanged", got, err)
+	}
 }
 
 // TestConnectionSecretNotReturned checks that no answer about a connection
