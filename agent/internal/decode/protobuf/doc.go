@@ -45,6 +45,22 @@
 // Repeated and map fields are never null: absent, they are empty. Unknown
 // fields are ignored.
 //
+// # Decoding
+//
+// A [Decoder] reads the wire format itself, with a plan compiled from the
+// descriptor and the columns, and writes straight into the row, strings
+// and bytes aliasing the record. It follows protobuf's parsing rules, as
+// protobuf-go does: fields come in any order; the last occurrence of a
+// single value wins; a list takes packed and unpacked elements, mixed, in
+// order; occurrences of a message field merge; the last member of a oneof
+// wins; a known field with another wire type is an unknown field; a proto3
+// string must be valid UTF-8 and a proto2 required field present. A map
+// is written in key order, of entries with the same key the last, a key or
+// a value missing from its entry reading as its default. Fields that have
+// no column (columns left out, recursive fields dropped, oneof members that
+// a later member replaced) are skipped as unknown fields are: their
+// contents are not checked, unlike protobuf-go, which parses them.
+//
 // # Recursion
 //
 // maxDepth is the table's recursive_fields_max_depth and counts as Spark's
