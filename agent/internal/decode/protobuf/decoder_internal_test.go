@@ -114,9 +114,9 @@ func TestDecodeRecursive(t *testing.T) {
 	md := message(t, "Node")
 	in := `{"name": "root", "children": [{"name": "a", "children": [{"name": "a1", "children": [{"name": "deep"}]}]}, {"name": "b"}]}`
 	for depth, want := range map[int]string{
-		1: `{"name":"root"}`,
-		2: `{"children":[{"name":"a"},{"name":"b"}],"name":"root"}`,
-		3: `{"children":[{"children":[{"name":"a1"}],"name":"a"},{"children":[],"name":"b"}],"name":"root"}`,
+		0: `{"name":"root"}`,
+		1: `{"children":[{"name":"a"},{"name":"b"}],"name":"root"}`,
+		2: `{"children":[{"children":[{"name":"a1"}],"name":"a"},{"children":[],"name":"b"}],"name":"root"}`,
 	} {
 		cols := columns(t, md, depth)
 		d, err := NewDecoder(md, depth, cols)
@@ -128,7 +128,7 @@ func TestDecodeRecursive(t *testing.T) {
 			t.Errorf("depth %d: %s, %v; want %s", depth, got, err, want)
 		}
 	}
-	if _, err := NewDecoder(md, -1, nil); err == nil || !strings.Contains(err.Error(), "recursive message") {
+	if _, err := NewDecoder(md, -1, nil); !errors.Is(err, ErrRecursive) {
 		t.Errorf("depth -1: error %v", err)
 	}
 }

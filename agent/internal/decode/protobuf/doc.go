@@ -63,22 +63,25 @@
 //
 // # Recursion
 //
-// maxDepth is the table's recursive_fields_max_depth and counts as Spark's
-// recursive.fields.max.depth does in its implementation (SchemaConverters):
-// it is how many times one message type may appear on a path from the root,
-// the root included. -1 (Spark's default) and 0 refuse a recursive message;
-// 1 drops recursive fields; 2 expands them once; up to 10, nine times. For
+// maxDepth is the table's recursive_fields_max_depth, as the product
+// reference defines it: -1 (the default) refuses a recursive message with
+// an error naming the cycle ([ErrRecursive]), 0 drops recursive fields, and
+// 1 to 10 expand them that many times. For
 // `message Node { string name = 1; repeated Node children = 2; }`:
 //
-//	-1, 0  error: recursive message
-//	1      name STRING
-//	2      name STRING, children ARRAY<STRUCT<name: STRING>>
-//	3      name STRING, children ARRAY<STRUCT<name: STRING, children: ARRAY<STRUCT<name: STRING>>>>
+//	-1  error: recursive message Node: Node.children → Node
+//	0   name STRING
+//	1   name STRING, children ARRAY<STRUCT<name: STRING>>
+//	2   name STRING, children ARRAY<STRUCT<name: STRING, children: ARRAY<STRUCT<name: STRING>>>>
 //
-// A dropped field inside an array or map drops the array or map, and a
-// message left with no fields is dropped, as in Spark. (Spark's guide
-// describes 0 as dropping and 1 as one expansion; its code, followed here,
-// counts one higher.)
+// A message may appear maxDepth+1 times on a path from the root, the root
+// included; a recursive field beyond is dropped, a dropped field inside an
+// array or map drops the array or map, and a message left with no fields
+// is dropped, as in Spark. This is one less than Spark's implementation
+// (SchemaConverters) counts recursive.fields.max.depth, where 0 refuses
+// like -1, 1 drops and 2 expands once: the product reference defines 0 as
+// dropping, as Spark's own guide describes it, and that is the definition
+// followed here.
 //
 //go:generate go run ./testdata/gendesc
 package protobuf
