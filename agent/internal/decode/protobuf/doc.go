@@ -3,9 +3,9 @@
 // connector (from_protobuf) does with its default options.
 //
 // Descriptors come from a serialized FileDescriptorSet ([LoadDescriptorSet],
-// then [FindMessage]) or from .proto source text fetched from a schema
-// registry ([Compile], then [MessageByIndexes] with the message indexes of
-// Confluent's wire format).
+// then [FindMessage]) or from the schemas a schema registry returns, .proto
+// source text or base64 serialized FileDescriptorProtos ([Compile], then
+// [MessageByIndexes] with the message indexes of Confluent's wire format).
 //
 // # Mapping
 //
