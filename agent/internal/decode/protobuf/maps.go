@@ -73,7 +73,7 @@ func compareKeys(a, b entry) int {
 func (d *Decoder) entry(f *field, off, end int) (entry, error) {
 	e := entry{key: f.key.def, val: f.val.def}
 	for off < end {
-		num, typ, n := protowire.ConsumeTag(d.data[off:end])
+		num, typ, n := consumeTag(d.data[off:end])
 		if n < 0 || num > protowire.MaxValidNumber {
 			return e, fmt.Errorf("the tag at byte %d: %w", off, tagError(n))
 		}

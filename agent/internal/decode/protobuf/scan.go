@@ -66,23 +66,11 @@ func (d *Decoder) message(b *rows.Builder, p *msgPlan, base int, head int32, one
 func (d *Decoder) scan(p *msgPlan, mark, off, end int) error {
 	data := d.data[:end]
 	for off < end {
-		var num protowire.Number
-		var typ protowire.Type
-		if t := data[off]; t < 0x80 {
-			num, typ = protowire.Number(t>>3), protowire.Type(t&7)
-			if num == 0 {
-				_, _, n := protowire.ConsumeTag(data[off:])
-				return badTag(p, off, n)
-			}
-			off++
-		} else {
-			var n int
-			num, typ, n = protowire.ConsumeTag(data[off:])
-			if n < 0 || num > protowire.MaxValidNumber {
-				return badTag(p, off, n)
-			}
-			off += n
+		num, typ, n := consumeTag(data[off:])
+		if n < 0 || num > protowire.MaxValidNumber {
+			return badTag(p, off, n)
 		}
+		off += n
 		i := p.lookup(num)
 		if i < 0 || (typ != p.fields[i].wire && (typ != protowire.BytesType || !p.fields[i].packed)) {
 			m := protowire.ConsumeFieldValue(num, typ, data[off:])
@@ -154,6 +142,15 @@ func (d *Decoder) record(f *field, mark, i int) *occ {
 	}
 	s.tail = k
 	return &d.occs[k]
+}
+
+// consumeTag is protowire.ConsumeTag with a fast path for one-byte tags.
+func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
+	if len(b) > 0 && b[0]-8 < 0x78 { // 8 <= b[0] < 0x80: field numbers 1 to 15
+		t := b[0]
+		return protowire.Number(t >> 3), protowire.Type(t & 7), 1
+	}
+	return protowire.ConsumeTag(b)
 }
 
 // consumeInto reads the value of field num, of wire type typ, at

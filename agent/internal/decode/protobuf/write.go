@@ -122,7 +122,7 @@ func (d *Decoder) scalars(v *value, head int32, one bool) (first, second raw, er
 	for h := head; h != 0; h = d.occs[h].next {
 		off, end := int(d.occs[h].start), int(d.occs[h].end)
 		for off < end {
-			num, typ, n := protowire.ConsumeTag(d.data[off:end])
+			num, typ, n := consumeTag(d.data[off:end])
 			if n < 0 || num > protowire.MaxValidNumber {
 				return first, second, fmt.Errorf("the tag at byte %d: %w", off, tagError(n))
 			}
