@@ -56,10 +56,11 @@
 // wins; a known field with another wire type is an unknown field; a proto3
 // string must be valid UTF-8 and a proto2 required field present. A map
 // is written in key order, of entries with the same key the last, a key or
-// a value missing from its entry reading as its default. Fields that have
-// no column (columns left out, recursive fields dropped, oneof members that
-// a later member replaced) are skipped as unknown fields are: their
-// contents are not checked, unlike protobuf-go, which parses them.
+// a value missing from its entry reading as its default. The contents of
+// fields that have no column (columns left out, recursive fields dropped)
+// and of a oneof's message member that a later member replaced are skipped
+// as unknown fields are, not checked, where protobuf-go parses them; group
+// nesting in skipped fields is bounded as protobuf-go bounds it (10,000).
 //
 // # Recursion
 //
