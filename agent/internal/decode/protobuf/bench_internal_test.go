@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"testing"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
 // benchBatch is the number of records per batch in the benchmark.
@@ -20,6 +23,23 @@ func BenchmarkDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchDecode(b, md, cols, d.Decode)
+}
+
+// BenchmarkDecodeReference is BenchmarkDecode with the reference decoder,
+// the package's first, which decoded with dynamicpb.
+func BenchmarkDecodeReference(b *testing.B) {
+	md := message(b, "Order")
+	cols := columns(b, md, -1)
+	d, err := newRefDecoder(md, -1, cols)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchDecode(b, md, cols, d.Decode)
+}
+
+// benchDecode measures decode on batches of Order messages.
+func benchDecode(b *testing.B, md protoreflect.MessageDescriptor, cols []schema.Field, decode func(*rows.Builder, int, []byte) error) {
 	bl, err := rows.NewBuilder(cols)
 	if err != nil {
 		b.Fatal(err)
@@ -36,7 +56,7 @@ func BenchmarkDecode(b *testing.B) {
 		bl.Reset()
 		for _, r := range recs {
 			bl.BeginRow()
-			if err := d.Decode(bl, 0, r); err != nil {
+			if err := decode(bl, 0, r); err != nil {
 				b.Fatal(err)
 			}
 			if err := bl.EndRow(); err != nil {

@@ -1,6 +1,7 @@
 package protobuf
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -40,20 +41,23 @@ func TestColumnsRecursion(t *testing.T) {
 		depth int
 		want  string
 	}{
-		{1, "name STRING"},
-		{2, "name STRING, children ARRAY<STRUCT<name: STRING>>"},
-		{3, "name STRING, children ARRAY<STRUCT<name: STRING, children: ARRAY<STRUCT<name: STRING>>>>"},
+		{0, "name STRING"},
+		{1, "name STRING, children ARRAY<STRUCT<name: STRING>>"},
+		{2, "name STRING, children ARRAY<STRUCT<name: STRING, children: ARRAY<STRUCT<name: STRING>>>>"},
 	} {
 		if got := ddl(columns(t, node, tc.depth)); got != tc.want {
 			t.Errorf("depth %d: %s, want %s", tc.depth, got, tc.want)
 		}
 	}
-	for _, depth := range []int{-1, 0} {
-		_, err := Columns(node, depth)
-		want := "mapping tributary.events.Node to columns: children: recursive message tributary.events.Node -> tributary.events.Node (set recursive_fields_max_depth to 1..10 to map it)"
-		if err == nil || err.Error() != want {
-			t.Errorf("depth %d: error %v, want %s", depth, err, want)
-		}
+	if got := strings.Count(ddl(columns(t, node, MaxDepth)), "children"); got != MaxDepth {
+		t.Errorf("depth %d expands children %d times", MaxDepth, got)
+	}
+	_, err := Columns(node, -1)
+	want := "mapping tributary.events.Node to columns: children: recursive message tributary.events.Node: " +
+		"tributary.events.Node.children → tributary.events.Node; " +
+		"set recursive_fields_max_depth to 0 to drop recursive fields or 1..10 to expand them"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrRecursive) {
+		t.Errorf("depth -1: error %v, want %s (ErrRecursive)", err, want)
 	}
 	for _, depth := range []int{-2, 11} {
 		if _, err := Columns(node, depth); err == nil || !strings.Contains(err.Error(), "outside -1..10") {
@@ -62,7 +66,7 @@ func TestColumnsRecursion(t *testing.T) {
 	}
 
 	// Recursion through another message counts each message on the path,
-	// as Spark does.
+	// as Spark does: at depth 0, A's field b keeps B's fields but a.
 	fd := compile(t, `syntax = "proto3";
 package r;
 message A { B b = 1; int32 x = 2; }
@@ -74,16 +78,29 @@ message Top { A a = 1; }
 		depth int
 		want  string
 	}{
-		{1, "b STRUCT<y: STRING>, x INT"},
-		{2, "b STRUCT<a: STRUCT<b: STRUCT<y: STRING>, x: INT>, y: STRING, m: MAP<STRING, STRUCT<b: STRUCT<y: STRING>, x: INT>>>, x INT"},
+		{0, "b STRUCT<y: STRING>, x INT"},
+		{1, "b STRUCT<a: STRUCT<b: STRUCT<y: STRING>, x: INT>, y: STRING, m: MAP<STRING, STRUCT<b: STRUCT<y: STRING>, x: INT>>>, x INT"},
 	} {
 		if got := ddl(columns(t, a, tc.depth)); got != tc.want {
 			t.Errorf("A depth %d:\n got %s\nwant %s", tc.depth, got, tc.want)
 		}
 	}
-	_, err := Columns(top, -1)
-	if want := "a.b.a: recursive message r.A -> r.B -> r.A"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Top: error %v, want %s", err, want)
+	_, err = Columns(top, -1)
+	if want := "a.b.a: recursive message r.A: r.A.b → r.B.a → r.A; set"; err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrRecursive) {
+		t.Errorf("Top: error %v, want %s (ErrRecursive)", err, want)
+	}
+	_, err = Columns(fd.Messages().Get(1), -1)
+	if want := "a.b: recursive message r.B: r.B.a → r.A.b → r.B"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("B: error %v, want %s", err, want)
+	}
+	// Through a map, the cycle names the map field.
+	m := compile(t, "syntax = \"proto3\";\npackage m;\nmessage M { map<string, M> kids = 1; int32 v = 2; }\n", nil).Messages().Get(0)
+	_, err = Columns(m, -1)
+	if want := "kids: recursive message m.M: m.M.kids → m.M; set"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("M: error %v, want %s", err, want)
+	}
+	if got, want := ddl(columns(t, m, 1)), "kids MAP<STRING, STRUCT<v: INT>>, v INT"; got != want {
+		t.Errorf("M depth 1: %s, want %s", got, want)
 	}
 }
 

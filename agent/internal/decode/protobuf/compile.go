@@ -2,38 +2,124 @@ package protobuf
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/bufbuild/protocompile"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
 
-// MainFile is the file name Compile gives the subject's schema text; its
-// errors refer to it.
+// MainFile is the file name Compile gives the subject's schema; its errors
+// refer to it.
 const MainFile = "main.proto"
 
-// Compile compiles schema registry text: main is the .proto source of the
-// subject, compiled as [MainFile]; refs maps import names to the source text
-// of the registry's references, already fetched. Imports of
-// google/protobuf/*.proto that refs lacks are protocompile's standard
-// imports. Errors carry protocompile's file:line:col message.
+// Compile compiles the Protobuf schema of a registry subject: main is the
+// subject's schema, compiled as [MainFile]; refs maps import names to the
+// schemas of the registry's references, already fetched. Each of them is
+// either .proto source text or, as Confluent-compatible registries return
+// a schema registered that way (by Confluent's Python serializer, say),
+// the base64 of a serialized google.protobuf.FileDescriptorProto, which
+// takes the name of the subject or of the reference; the two forms mix
+// freely. Imports of google/protobuf/*.proto that refs lacks are the
+// well-known types built in. Errors carry protocompile's file:line:col
+// message.
 func Compile(ctx context.Context, main string, refs map[string]string) (protoreflect.FileDescriptor, error) {
 	if _, ok := refs[MainFile]; ok {
 		return nil, fmt.Errorf("compiling the schema: a reference is named %s, the name of the subject's own file", MainFile)
 	}
-	srcs := make(map[string]string, len(refs)+1)
-	for name, src := range refs {
-		srcs[name] = src
+	files := make(map[string]schemaFile, len(refs)+1)
+	for name, text := range refs {
+		files[name] = newSchemaFile(name, text)
 	}
-	srcs[MainFile] = main
+	files[MainFile] = newSchemaFile(MainFile, main)
 	c := protocompile.Compiler{
-		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(srcs)}),
+		Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
+			f, ok := files[path]
+			if !ok {
+				return protocompile.SearchResult{}, os.ErrNotExist
+			}
+			return f.result(), nil
+		})),
 	}
-	files, err := c.Compile(ctx, MainFile)
+	compiled, err := c.Compile(ctx, MainFile)
 	if err != nil {
 		return nil, fmt.Errorf("compiling the schema: %w", err)
 	}
-	return files[0], nil
+	if err := checkDescriptors(compiled[0], files, new(protoregistry.Files)); err != nil {
+		return nil, fmt.Errorf("compiling the schema: %w", err)
+	}
+	return compiled[0], nil
+}
+
+// checkDescriptors has protodesc build the files given as descriptors
+// among fd and its imports, which protocompile links without checking them
+// all (a required field in proto3, say), registering fd and its imports in
+// reg, imports first.
+func checkDescriptors(fd protoreflect.FileDescriptor, files map[string]schemaFile, reg *protoregistry.Files) error {
+	if _, err := reg.FindFileByPath(fd.Path()); err == nil {
+		return nil
+	}
+	imports := fd.Imports()
+	for i := range imports.Len() {
+		if err := checkDescriptors(imports.Get(i).FileDescriptor, files, reg); err != nil {
+			return err
+		}
+	}
+	if f, ok := files[fd.Path()]; ok && f.desc != nil {
+		if _, err := protodesc.NewFile(f.desc, reg); err != nil {
+			return fmt.Errorf("%s: %w", fd.Path(), err)
+		}
+	}
+	return reg.RegisterFile(fd)
+}
+
+// schemaFile is one file of a registry schema: its source text, or the
+// descriptor it holds serialized.
+type schemaFile struct {
+	source string
+	desc   *descriptorpb.FileDescriptorProto
+}
+
+// newSchemaFile reads text, a file of a registry schema named name.
+func newSchemaFile(name, text string) schemaFile {
+	desc := serializedDescriptor(text)
+	if desc == nil {
+		return schemaFile{source: text}
+	}
+	desc.Name = proto.String(name)
+	return schemaFile{desc: desc}
+}
+
+// result returns f for protocompile: a descriptor to link, or source text
+// to compile (a new reader each time).
+func (f schemaFile) result() protocompile.SearchResult {
+	if f.desc != nil {
+		return protocompile.SearchResult{Proto: f.desc}
+	}
+	return protocompile.SearchResult{Source: strings.NewReader(f.source)}
+}
+
+// serializedDescriptor returns the FileDescriptorProto that text holds in
+// base64 (standard encoding, line breaks and surrounding space ignored),
+// nil when text is not such base64, as .proto source text, with its spaces
+// and semicolons, never is. A descriptor that protocompile or protodesc
+// then refuses is an error, not source text.
+func serializedDescriptor(text string) *descriptorpb.FileDescriptorProto {
+	data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	var desc descriptorpb.FileDescriptorProto
+	if err := proto.Unmarshal(data, &desc); err != nil || len(desc.ProtoReflect().GetUnknown()) > 0 {
+		return nil
+	}
+	return &desc
 }
 
 // MessageByIndexes resolves the message indexes of Confluent's wire format

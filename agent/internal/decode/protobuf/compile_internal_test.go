@@ -1,8 +1,13 @@
 package protobuf
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
 
 // refSource is a registry reference that main sources import.
@@ -54,6 +59,90 @@ func TestCompile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
 		}
+	}
+}
+
+// serialized returns the schema registry's other form of the .proto source
+// src (compiled with refs): the base64 of its serialized
+// FileDescriptorProto, in lines of 76 characters when wrap is set.
+func serialized(t *testing.T, src string, refs map[string]string, wrap bool) string {
+	t.Helper()
+	data, err := proto.Marshal(protodesc.ToFileDescriptorProto(compile(t, src, refs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := base64.StdEncoding.EncodeToString(data)
+	if !wrap {
+		return text
+	}
+	var b strings.Builder
+	for len(text) > 76 {
+		b.WriteString(text[:76] + "\n")
+		text = text[76:]
+	}
+	b.WriteString(text + "\n")
+	return b.String()
+}
+
+func TestCompileSerialized(t *testing.T) {
+	refs := map[string]string{"shared/audit.proto": refSource}
+	mainB64, refB64 := serialized(t, mainSource, refs, false), serialized(t, refSource, nil, true)
+	for name, tc := range map[string]struct {
+		main, ref string
+	}{
+		"text":                          {mainSource, refSource},
+		"base64":                        {mainB64, refB64},
+		"base64 importing text":         {mainB64, refSource},
+		"text importing base64":         {mainSource, refB64},
+		"base64 with surrounding space": {"\n " + mainB64 + " \n", refB64},
+	} {
+		fd, err := Compile(t.Context(), tc.main, map[string]string{"shared/audit.proto": tc.ref})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if fd.Path() != MainFile {
+			t.Errorf("%s: compiled as %s, want %s", name, fd.Path(), MainFile)
+		}
+		if got, want := ddl(columns(t, fd.Messages().Get(0), -1)), "audit STRUCT<by: STRING, at: TIMESTAMP>, ts TIMESTAMP"; got != want {
+			t.Errorf("%s: columns %s, want %s", name, got, want)
+		}
+		if md, err := MessageByIndexes(fd, []int{0, 0, 0}); err != nil || md.FullName() != "app.Outer.Inner.Deepest" {
+			t.Errorf("%s: message [0 0 0]: %v, %v", name, md, err)
+		}
+	}
+
+	// A descriptor that does not link is an error, not source text.
+	bad := serialized(t, "syntax = \"proto3\";\npackage b;\nmessage M { int32 x = 1; }\n", nil, false)
+	data, _ := base64.StdEncoding.DecodeString(bad)
+	var fdp descriptorpb.FileDescriptorProto
+	if err := proto.Unmarshal(data, &fdp); err != nil {
+		t.Fatal(err)
+	}
+	fdp.MessageType[0].Field[0].Type = descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum()
+	fdp.MessageType[0].Field[0].TypeName = proto.String(".b.Missing")
+	data, err := proto.Marshal(&fdp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(t.Context(), base64.StdEncoding.EncodeToString(data), nil)
+	if err == nil || !strings.Contains(err.Error(), "b.Missing") || strings.Contains(err.Error(), "syntax error") {
+		t.Errorf("descriptor with an unknown type: error %v", err)
+	}
+	// protodesc checks what protocompile does not.
+	fdp.MessageType[0].Field[0].Type = descriptorpb.FieldDescriptorProto_TYPE_INT32.Enum()
+	fdp.MessageType[0].Field[0].TypeName = nil
+	fdp.MessageType[0].Field[0].Label = descriptorpb.FieldDescriptorProto_LABEL_REQUIRED.Enum()
+	if data, err = proto.Marshal(&fdp); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(t.Context(), base64.StdEncoding.EncodeToString(data), nil)
+	if err == nil || !strings.Contains(err.Error(), "main.proto: ") || !strings.Contains(err.Error(), "required") {
+		t.Errorf("proto3 descriptor with a required field: error %v", err)
+	}
+	// Nor is a missing import.
+	if _, err := Compile(t.Context(), mainB64, nil); err == nil || !strings.Contains(err.Error(), "shared/audit.proto") {
+		t.Errorf("base64 without its reference: error %v", err)
 	}
 }
 

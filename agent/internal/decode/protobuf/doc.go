@@ -3,9 +3,9 @@
 // connector (from_protobuf) does with its default options.
 //
 // Descriptors come from a serialized FileDescriptorSet ([LoadDescriptorSet],
-// then [FindMessage]) or from .proto source text fetched from a schema
-// registry ([Compile], then [MessageByIndexes] with the message indexes of
-// Confluent's wire format).
+// then [FindMessage]) or from the schemas a schema registry returns, .proto
+// source text or base64 serialized FileDescriptorProtos ([Compile], then
+// [MessageByIndexes] with the message indexes of Confluent's wire format).
 //
 // # Mapping
 //
@@ -45,24 +45,44 @@
 // Repeated and map fields are never null: absent, they are empty. Unknown
 // fields are ignored.
 //
+// # Decoding
+//
+// A [Decoder] reads the wire format itself, with a plan compiled from the
+// descriptor and the columns, and writes straight into the row, strings
+// and bytes aliasing the record. It follows protobuf's parsing rules, as
+// protobuf-go does: fields come in any order; the last occurrence of a
+// single value wins; a list takes packed and unpacked elements, mixed, in
+// order; occurrences of a message field merge; the last member of a oneof
+// wins; a known field with another wire type is an unknown field; a proto3
+// string must be valid UTF-8 and a proto2 required field present. A map
+// is written in key order, of entries with the same key the last, a key or
+// a value missing from its entry reading as its default. The contents of
+// fields that have no column (columns left out, recursive fields dropped)
+// and of a oneof's message member that a later member replaced are skipped
+// as unknown fields are, not checked, where protobuf-go parses them; group
+// nesting in skipped fields is bounded as protobuf-go bounds it (10,000).
+//
 // # Recursion
 //
-// maxDepth is the table's recursive_fields_max_depth and counts as Spark's
-// recursive.fields.max.depth does in its implementation (SchemaConverters):
-// it is how many times one message type may appear on a path from the root,
-// the root included. -1 (Spark's default) and 0 refuse a recursive message;
-// 1 drops recursive fields; 2 expands them once; up to 10, nine times. For
+// maxDepth is the table's recursive_fields_max_depth, as the product
+// reference defines it: -1 (the default) refuses a recursive message with
+// an error naming the cycle ([ErrRecursive]), 0 drops recursive fields, and
+// 1 to 10 expand them that many times. For
 // `message Node { string name = 1; repeated Node children = 2; }`:
 //
-//	-1, 0  error: recursive message
-//	1      name STRING
-//	2      name STRING, children ARRAY<STRUCT<name: STRING>>
-//	3      name STRING, children ARRAY<STRUCT<name: STRING, children: ARRAY<STRUCT<name: STRING>>>>
+//	-1  error: recursive message Node: Node.children → Node
+//	0   name STRING
+//	1   name STRING, children ARRAY<STRUCT<name: STRING>>
+//	2   name STRING, children ARRAY<STRUCT<name: STRING, children: ARRAY<STRUCT<name: STRING>>>>
 //
-// A dropped field inside an array or map drops the array or map, and a
-// message left with no fields is dropped, as in Spark. (Spark's guide
-// describes 0 as dropping and 1 as one expansion; its code, followed here,
-// counts one higher.)
+// A message may appear maxDepth+1 times on a path from the root, the root
+// included; a recursive field beyond is dropped, a dropped field inside an
+// array or map drops the array or map, and a message left with no fields
+// is dropped, as in Spark. This is one less than Spark's implementation
+// (SchemaConverters) counts recursive.fields.max.depth, where 0 refuses
+// like -1, 1 drops and 2 expands once: the product reference defines 0 as
+// dropping, as Spark's own guide describes it, and that is the definition
+// followed here.
 //
 //go:generate go run ./testdata/gendesc
 package protobuf

@@ -47,7 +47,8 @@ func timestampFields(md protoreflect.MessageDescriptor) (seconds, nanos protoref
 		return nil, nil, false
 	}
 	seconds, nanos = md.Fields().ByName("seconds"), md.Fields().ByName("nanos")
-	return seconds, nanos, seconds != nil && nanos != nil
+	ok = seconds != nil && seconds.Kind() == protoreflect.Int64Kind && nanos != nil && nanos.Kind() == protoreflect.Int32Kind
+	return seconds, nanos, ok
 }
 
 // scalarKind returns the column kind of a non-message field kind.
