@@ -50,7 +50,7 @@ func protobufFields(pc collector, po *ProtobufOptions) ([]schema.Field, bool) {
 	fields, err := protobuf.Columns(md, po.RecursiveDepth())
 	if err != nil {
 		attr := "desc_file_path"
-		if errors.Is(err, errRecursivePlaceholder) {
+		if errors.Is(err, protobuf.ErrRecursive) {
 			attr = "recursive_fields_max_depth"
 		}
 		pc.add(attr, "message %s cannot become table columns: %v", md.FullName(), err)
@@ -59,4 +59,3 @@ func protobufFields(pc collector, po *ProtobufOptions) ([]schema.Field, bool) {
 	return fields, true
 }
 
-var errRecursivePlaceholder = errors.New("x")

@@ -67,7 +67,7 @@ func TestLayoutFormatRules(t *testing.T) {
 		{"recursive message refused", func(p *Pipeline) {
 			d := int64(-1)
 			protoValue(p, &ProtobufOptions{DescFilePath: "e.desc", DescFileContent: desc, MessageName: "Node", RecursiveFieldsMaxDepth: &d})
-		}, vt + "protobuf_options", ""},
+		}, vt + "protobuf_options.recursive_fields_max_depth", "set recursive_fields_max_depth to 0 to drop recursive fields"},
 		{"recursive message expanded", func(p *Pipeline) {
 			d := int64(2)
 			protoValue(p, &ProtobufOptions{DescFilePath: "e.desc", DescFileContent: desc, MessageName: "Node", RecursiveFieldsMaxDepth: &d})

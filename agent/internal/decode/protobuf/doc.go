@@ -84,5 +84,5 @@
 // dropping, as Spark's own guide describes it, and that is the definition
 // followed here.
 //
-//go:generate go run ./testdata/gendesc
+//go:generate go run ../../../../tools/gendesc -I testdata -o testdata/events.desc events.proto
 package protobuf
