@@ -176,22 +176,8 @@ cmd_up() {
 
 cmd_down() {
   if pid_alive; then
-    local pid i; pid="$(cat "$PIDFILE")"
-    # The broker leads its own process group (setsid): signal the group.
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 150; i++)); do   # up to 15s for a clean shutdown
-      pid_alive || break
-      sleep 0.1
-    done
-    if pid_alive; then
-      log "broker did not stop in 15s; killing"
-    fi
-    kill -KILL -- "-$pid" 2>/dev/null || true   # and any stragglers
-    for ((i = 0; i < 50; i++)); do pid_alive || break; sleep 0.1; done
-    # Orphaned, the broker is reaped by init; give that a moment so no
-    # <defunct> java lingers after `down`.
-    for ((i = 0; i < 50; i++)); do [[ -e "/proc/$pid" ]] || break; sleep 0.1; done
-    log "kafka stopped (pid $pid)"
+    # Up to 15s for a clean shutdown.
+    log "kafka stopped (pid $(stop_server "$PIDFILE" "$KAFKA_STATE_DIR/server.properties" 150))"
   fi
   rm -rf "$KAFKA_STATE_DIR"
 }

@@ -21,6 +21,22 @@ server_alive() {
   tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$2"
 }
 
+# stop_server PIDFILE MARKER TENTHS: stops the server the pid file names
+# (see server_alive), which leads its own process group (setsid): TERM to
+# the group, KILL after TENTHS tenths of a second (or at once when it has
+# gone) to whatever is left of it, then waits until init has reaped the
+# orphaned leader, so no <defunct> process lingers. Prints its pid.
+stop_server() {
+  local pid i; pid="$(cat "$1")"
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < $3; i++)); do server_alive "$1" "$2" || break; sleep 0.1; done
+  server_alive "$1" "$2" && log "pid $pid did not stop in $(($3 / 10))s; killing"
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do server_alive "$1" "$2" || break; sleep 0.1; done
+  for ((i = 0; i < 50; i++)); do [[ -e "/proc/$pid" ]] || break; sleep 0.1; done
+  echo "$pid"
+}
+
 # port_open PORT: something listens on 127.0.0.1:PORT.
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 

@@ -97,12 +97,7 @@ cmd_up() {
 
 cmd_down() {
   if pid_alive; then
-    local pid i; pid="$(cat "$PIDFILE")"
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 30; i++)); do pid_alive || break; sleep 0.1; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do [[ -e "/proc/$pid" ]] || break; sleep 0.1; done
-    log "schema registry stopped (pid $pid)"
+    log "schema registry stopped (pid $(stop_server "$PIDFILE" "$MARKER" 30))"
   fi
   rm -rf "$REGISTRY_STATE_DIR"
 }

@@ -197,17 +197,9 @@ cmd_up() {
 
 cmd_down() {
   if pid_alive; then
-    local pid i; pid="$(cat "$PIDFILE")"
-    # Its data goes with it, so a clean shutdown buys nothing: TERM, and
-    # KILL after 2s (a clean stop of all four servers can take 20s).
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 20; i++)); do pid_alive || break; sleep 0.1; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do pid_alive || break; sleep 0.1; done
-    # Orphaned, the server is reaped by init; give that a moment so no
-    # <defunct> weed lingers after `down`.
-    for ((i = 0; i < 50; i++)); do [[ -e "/proc/$pid" ]] || break; sleep 0.1; done
-    log "seaweedfs stopped (pid $pid)"
+    # Its data goes with it, so a clean shutdown buys nothing: KILL after
+    # 2s (a clean stop of all four servers can take 20s).
+    log "seaweedfs stopped (pid $(stop_server "$PIDFILE" "$S3_STATE_DIR/s3.json" 20))"
   fi
   # The gRPC servers also listen on Unix sockets named by port, in /tmp.
   rm -f "/tmp/seaweedfs-master-grpc-$MASTER_GRPC.sock" "/tmp/seaweedfs-volume-grpc-$VOLUME_GRPC.sock" \
