@@ -30,7 +30,6 @@ stop_server() {
   local pid i; pid="$(cat "$1")"
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < $3; i++)); do server_alive "$1" "$2" || break; sleep 0.1; done
-  server_alive "$1" "$2" && log "pid $pid did not stop in $(($3 / 10))s; killing"
   kill -KILL -- "-$pid" 2>/dev/null || true
   for ((i = 0; i < 50; i++)); do server_alive "$1" "$2" || break; sleep 0.1; done
   for ((i = 0; i < 50; i++)); do [[ -e "/proc/$pid" ]] || break; sleep 0.1; done
