@@ -36,7 +36,7 @@ type specConverter struct {
 // value that is unknown, or it is about the content of a schema file that
 // could not be read (which was reported already).
 func (c *specConverter) skip(e spec.FieldError) bool {
-	return c.unknown.anyCovered(e.Paths()) || c.unreadable.anyCovered(e.Paths())
+	return c.unknown.anyCovered(e.Paths()) || c.unreadable[e.Path]
 }
 
 func newSpecConverter(ctx context.Context, readFiles bool) *specConverter {

@@ -219,6 +219,11 @@ func (c *specConverter) protobufOptions(p string, o types.Object) *spec.Protobuf
 		ParseMode:               c.str(p+".parse_mode", m.ParseMode),
 	}
 	po.DescFileContent = c.readFile(p+".desc_file_path", po.DescFilePath, "descriptor set file", "events.desc")
+	if c.unreadable[p+".desc_file_path"] {
+		// The message and its recursion are looked up in the file.
+		c.unreadable[p+".message_name"] = true
+		c.unreadable[p+".recursive_fields_max_depth"] = true
+	}
 	return po
 }
 
