@@ -20,6 +20,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -171,7 +172,7 @@ func rendered(t *testing.T, d *Decoder, recs []Record) ([]map[string]string, Sta
 	}
 	out := make([]map[string]string, len(rs))
 	for i, row := range rs {
-		if out[i], err = render(d.Schema(), row); err != nil {
+		if out[i], err = rowstest.Render(d.Schema(), row); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -304,7 +305,7 @@ func TestRegistryAvro(t *testing.T) {
 	}
 }
 
-// quoteBytes quotes b as render does.
+// quoteBytes quotes b as rowstest.Render does.
 func quoteBytes(b []byte) string { return fmt.Sprintf("%q", b) }
 
 func TestRegistryAvroEvolution(t *testing.T) {
