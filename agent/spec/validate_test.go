@@ -114,6 +114,14 @@ func TestPipelineValidate(t *testing.T) {
 		{"connection", func(p *Pipeline) { p.Connection = "" }, "connection_name", "required"},
 	}
 	tests = append(tests, storageLocationCases()...)
+	runPipelineCases(t, tests, nil)
+}
+
+// runPipelineCases runs each case as a subtest: it mutates validPipeline,
+// and Validate must then find no problem (path "") or one at path whose
+// detail contains detail, which then, when not nil, checks further.
+func runPipelineCases(t *testing.T, tests []pipelineCase, then func(t *testing.T, tt pipelineCase, e FieldError)) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := validPipeline()
@@ -127,6 +135,9 @@ func TestPipelineValidate(t *testing.T) {
 			}
 			for _, e := range errs {
 				if e.Path == tt.path && strings.Contains(e.Detail, tt.detail) {
+					if then != nil {
+						then(t, tt, e)
+					}
 					return
 				}
 			}

@@ -260,7 +260,7 @@ func TestDecodeBatch(t *testing.T) {
 			t.Fatalf("round %d: %d rows, %d corrupt; want 100, 10", round, len(got), st.Corrupt)
 		}
 		for i, row := range got {
-			cols, err := render(d.Schema(), row)
+			cols, err := rowstest.Render(d.Schema(), row)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -48,7 +49,7 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 		corrupt := 0
 		for i, row := range rows {
-			cols, err := render(d.Schema(), row)
+			cols, err := rowstest.Render(d.Schema(), row)
 			if err != nil {
 				t.Fatalf("record %d: the row does not match the schema: %v", i, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -55,7 +56,7 @@ func decodeRow(t *testing.T, l *spec.Layout, r Record) (map[string]string, Stats
 	if len(got) != 1 {
 		t.Fatalf("Decode returned %d rows, want 1", len(got))
 	}
-	cols, err := render(d.Schema(), got[0])
+	cols, err := rowstest.Render(d.Schema(), got[0])
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -44,7 +45,7 @@ func TestStaticProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := encodeProto(t, md, `{"id":"7","customer":"c","kind":"VIEW","created":"2024-01-02T03:04:05Z"}`)
+	good := protobuftest.Encode(t, md, `{"id":"7","customer":"c","kind":"VIEW","created":"2024-01-02T03:04:05Z"}`)
 	bad := []byte{0x0a, 0x05, 'a'} // field 1 length-delimited, truncated
 	// An empty value is a message with every field unset: null, as Spark
 	// reads it without emit.default.values, and not corrupt.

@@ -13,13 +13,12 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -171,7 +170,7 @@ func rendered(t *testing.T, d *Decoder, recs []Record) ([]map[string]string, Sta
 	}
 	out := make([]map[string]string, len(rs))
 	for i, row := range rs {
-		if out[i], err = render(d.Schema(), row); err != nil {
+		if out[i], err = rowstest.Render(d.Schema(), row); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -304,7 +303,7 @@ func TestRegistryAvro(t *testing.T) {
 	}
 }
 
-// quoteBytes quotes b as render does.
+// quoteBytes quotes b as rowstest.Render does.
 func quoteBytes(b []byte) string { return fmt.Sprintf("%q", b) }
 
 func TestRegistryAvroEvolution(t *testing.T) {
@@ -439,21 +438,6 @@ func compileEvents(t *testing.T) protoreflect.FileDescriptor {
 	return fd
 }
 
-// encodeProto builds a message of md from its protojson text with dynamicpb
-// and serializes it.
-func encodeProto(t *testing.T, md protoreflect.MessageDescriptor, text string) []byte {
-	t.Helper()
-	m := dynamicpb.NewMessage(md)
-	if err := protojson.Unmarshal([]byte(text), m); err != nil {
-		t.Fatalf("%s: %v", text, err)
-	}
-	data, err := proto.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
 func TestRegistryProtobuf(t *testing.T) {
 	reg, id := eventsRegistry(t)
 	c := regClient(t, reg)
@@ -462,14 +446,14 @@ func TestRegistryProtobuf(t *testing.T) {
 	view := fd.Messages().ByName("View")
 	inner := view.Messages().ByName("Inner")
 
-	clickRec := frame(t, id, []int{0}, encodeProto(t, click, `{"user":"u1","at":"2024-01-02T03:04:05Z","source":{"host":"h","port":9}}`))
+	clickRec := frame(t, id, []int{0}, protobuftest.Encode(t, click, `{"user":"u1","at":"2024-01-02T03:04:05Z","source":{"host":"h","port":9}}`))
 	if clickRec[5] != 0 || len(clickRec) < 7 {
 		t.Fatalf("[0] is not framed in its short form: % x", clickRec[:6])
 	}
-	viewRec := frame(t, id, []int{1}, encodeProto(t, view, `{"user":"u2","page":"p","millis":"5","inner":{"page":"q"}}`))
-	innerRec := frame(t, id, []int{1, 0}, encodeProto(t, inner, `{"user":"u3","page":"r"}`))
-	outOfRange := frame(t, id, []int{2}, encodeProto(t, view, `{"user":"u4"}`))
-	nestedOutOfRange := frame(t, id, []int{1, 3}, encodeProto(t, view, `{"user":"u5"}`))
+	viewRec := frame(t, id, []int{1}, protobuftest.Encode(t, view, `{"user":"u2","page":"p","millis":"5","inner":{"page":"q"}}`))
+	innerRec := frame(t, id, []int{1, 0}, protobuftest.Encode(t, inner, `{"user":"u3","page":"r"}`))
+	outOfRange := frame(t, id, []int{2}, protobuftest.Encode(t, view, `{"user":"u4"}`))
+	nestedOutOfRange := frame(t, id, []int{1, 3}, protobuftest.Encode(t, view, `{"user":"u5"}`))
 	badIndexes := append(frame(t, id, nil, nil), 0x7f)
 
 	t.Run("first message", func(t *testing.T) {

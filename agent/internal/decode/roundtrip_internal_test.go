@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -110,11 +111,11 @@ func TestRoundTripParquetGo(t *testing.T) {
 		t.Fatalf("read %d rows, %v; want %d", n, err, len(rs))
 	}
 	for i := range rs {
-		want, err := render(d.Schema(), rs[i])
+		want, err := rowstest.Render(d.Schema(), rs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := render(f.Schema(), back[i])
+		got, err := rowstest.Render(f.Schema(), back[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +130,7 @@ func TestRoundTripParquetGo(t *testing.T) {
 		`ts=2024-05-01T12:34:56.789Z ntz=2024-05-01T12:34:56 ` +
 		`items=[{sku="a" qty=1 opts={"w":[1.5 null],"e":[]}} null {sku=null qty=null opts=null}] ` +
 		`m={"k1":{x=1},"k2":null} nested=[[1 2] [] null [3]]}`
-	cols, _ := render(d.Schema(), rs[0])
+	cols, _ := rowstest.Render(d.Schema(), rs[0])
 	var sb strings.Builder
 	for _, c := range d.Schema().Fields()[1:20] {
 		sb.WriteString(" " + c.Name() + "=" + cols[c.Name()])

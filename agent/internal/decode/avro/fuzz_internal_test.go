@@ -70,7 +70,7 @@ func FuzzDecode(f *testing.F) {
 		if err := b.EndRow(); err != nil {
 			t.Fatalf("EndRow: %v", err)
 		}
-		if _, err := render(cols, rowstest.Rows(b.Columns())[0]); err != nil {
+		if _, err := rowstest.Render(b.Schema(), rowstest.Rows(b.Columns())[0]); err != nil {
 			t.Fatalf("the row does not match the schema: %v", err)
 		}
 	})

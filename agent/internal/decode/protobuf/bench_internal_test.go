@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
@@ -47,7 +48,7 @@ func benchDecode(b *testing.B, md protoreflect.MessageDescriptor, cols []schema.
 	recs := make([][]byte, benchBatch)
 	size := 0
 	for i := range recs {
-		recs[i] = encode(b, md, fmt.Sprintf(`{"id": "%d", "customer": "customer-%d", "amount": %d.45, "quantity": %d,
+		recs[i] = protobuftest.Encode(b, md, fmt.Sprintf(`{"id": "%d", "customer": "customer-%d", "amount": %d.45, "quantity": %d,
 			"kind": "CLICK", "created": "2024-05-01T12:34:56.789Z", "tags": ["a", "b"], "paid": true,
 			"note": "note %d", "source": {"host": "h%d", "port": 9092}}`, 10000+i, i, i, i%7+1, i, i%3))
 		size += len(recs[i])

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -72,7 +73,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 				`"w_bool":null,"w_bytes":null,"w_double":null,"w_float":null,"w_int32":null,"w_int64":null,"w_string":null,"w_uint32":null,` +
 				`"w_uint64":null}`},
 	} {
-		got, err := decodeRow(t, d, cols, encode(t, md, tc.in))
+		got, err := decodeRow(t, d, cols, protobuftest.Encode(t, md, tc.in))
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		} else if got != tc.want {
@@ -95,7 +96,7 @@ func TestDecodeMapKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.BeginRow()
-	if err := d.Decode(b, 0, encode(t, md, eventFull)); err != nil {
+	if err := d.Decode(b, 0, protobuftest.Encode(t, md, eventFull)); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.EndRow(); err != nil {
@@ -123,7 +124,7 @@ func TestDecodeRecursive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeRow(t, d, cols, encode(t, md, in))
+		got, err := decodeRow(t, d, cols, protobuftest.Encode(t, md, in))
 		if err != nil || got != want {
 			t.Errorf("depth %d: %s, %v; want %s", depth, got, err, want)
 		}
@@ -155,7 +156,7 @@ message M {
 		`{"r": "1"}`:                         `{"e":"B","named":"x","plain":null,"r":1,"seven":7}`,
 		`{"r": "0", "plain": 0, "seven": 0}`: `{"e":"B","named":"x","plain":0,"r":0,"seven":0}`,
 	} {
-		got, err := decodeRow(t, d, cols, encode(t, md, in))
+		got, err := decodeRow(t, d, cols, protobuftest.Encode(t, md, in))
 		if err != nil || got != want {
 			t.Errorf("%s: %s, %v; want %s", in, got, err, want)
 		}
@@ -168,7 +169,7 @@ message M {
 
 func TestDecodeColumns(t *testing.T) {
 	md := message(t, "Event")
-	in := encode(t, md, eventFull)
+	in := protobuftest.Encode(t, md, eventFull)
 	tString, tInt := &schema.Type{Kind: schema.String}, &schema.Type{Kind: schema.Int}
 	null := func(name string, t *schema.Type) schema.Field {
 		return schema.Field{Name: name, Type: t, Nullable: true}
@@ -217,7 +218,7 @@ func TestDecodeMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := encode(t, md, eventFull)
+	full := protobuftest.Encode(t, md, eventFull)
 	tag := func(n protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, n, typ) }
 	// A timestamp whose seconds overflow int64 microseconds (protojson
 	// would refuse it).

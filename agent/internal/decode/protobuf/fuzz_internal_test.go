@@ -3,6 +3,7 @@ package protobuf
 import (
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 )
 
@@ -13,9 +14,9 @@ import (
 // reference decoder fails, and otherwise gives the reference's row.
 func FuzzDecode(f *testing.F) {
 	event, node := message(f, "Event"), message(f, "Node")
-	f.Add(encode(f, event, eventFull))
-	f.Add(encode(f, event, `{"picked": {"sku": "p"}, "kind": 5, "byId": {"1": {}}}`))
-	f.Add(encode(f, node, `{"name": "r", "children": [{"children": [{"name": "x"}]}]}`))
+	f.Add(protobuftest.Encode(f, event, eventFull))
+	f.Add(protobuftest.Encode(f, event, `{"picked": {"sku": "p"}, "kind": 5, "byId": {"1": {}}}`))
+	f.Add(protobuftest.Encode(f, node, `{"name": "r", "children": [{"children": [{"name": "x"}]}]}`))
 	f.Add([]byte{0x0a, 0x80})
 	targets := diffTargets(f)
 	for _, tg := range targets {

@@ -5,11 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
-	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
@@ -38,21 +35,6 @@ func message(t testing.TB, name string) protoreflect.MessageDescriptor {
 		t.Fatal(err)
 	}
 	return md
-}
-
-// encode builds a message of md from its protojson text with dynamicpb and
-// serializes it.
-func encode(t testing.TB, md protoreflect.MessageDescriptor, text string) []byte {
-	t.Helper()
-	m := dynamicpb.NewMessage(md)
-	if err := protojson.Unmarshal([]byte(text), m); err != nil {
-		t.Fatalf("%s: %v", text, err)
-	}
-	data, err := proto.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 // columns returns Columns(md, maxDepth), failing the test on error.

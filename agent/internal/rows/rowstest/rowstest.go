@@ -1,6 +1,7 @@
 // Package rowstest turns column batches back into rows, for tests that
 // compare what a [rows.Builder] or a decoder built with expected
-// [parquet.Row] values.
+// [parquet.Row] values, and renders a row as text per column ([Render]),
+// for tests that compare it with expected values.
 //
 // [rows.Builder]: github.com/tributary-io/terraform-provider-tributary/agent/internal/rows.Builder
 package rowstest

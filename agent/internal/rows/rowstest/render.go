@@ -1,4 +1,4 @@
-package decode
+package rowstest
 
 import (
 	"fmt"
@@ -10,16 +10,23 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// render assembles a row back into text by walking the Parquet schema with
-// the row's repetition and definition levels (an assembler independent of
-// the rows package), one text per top-level column, by name:
+// Render assembles a row (its values in column order, as [Rows] gives them)
+// back into text by walking the Parquet schema s with the row's repetition
+// and definition levels, one text per top-level column, by name. It is an
+// assembler independent of the rows package and of parquet-go's
+// reconstruction, so a test can check that a decoder's levels fit the
+// schema and what values they carry:
 //
 //	5   ["a" null]   {"k":1}   {x=1 y=null}   2024-01-02T03:04:05.123Z
 //
 // STRING is quoted, BINARY is b"...", DATE yyyy-MM-dd, TIMESTAMP RFC 3339
 // with Z, TIMESTAMP_NTZ without, DECIMAL its decimal text, a struct
 // {name=value ...}, a list [v ...], a map {k:v,...}.
-func render(s *parquet.Schema, row parquet.Row) (map[string]string, error) {
+//
+// It returns an error when the row's values do not fit s: a column's values
+// out of place, a column missing or left with values, or a present value at
+// the wrong definition level.
+func Render(s *parquet.Schema, row parquet.Row) (map[string]string, error) {
 	a := &assembler{}
 	var bad error
 	row.Range(func(c int, vs []parquet.Value) bool {
