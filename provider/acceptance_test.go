@@ -105,6 +105,73 @@ func TestAccConnection(t *testing.T) {
 	})
 }
 
+// registryConnectionHCL is a connection with a schema registry whose API
+// secret is secret.
+func registryConnectionHCL(name, secret string) string {
+	return fmt.Sprintf(`resource "tributary_connection" "c" {
+  name              = %s
+  bootstrap_servers = [%s]
+  schema_registry = {
+    url        = "https://registry.example:8081"
+    api_key    = "SRKEY"
+    api_secret = %s
+  }
+}
+`, hclString(name), hclString(kafkaBootstrap()), hclString(secret))
+}
+
+// TestAccConnectionSchemaRegistry creates a connection with a schema
+// registry, imports it (the agent never returns the API secret, so the
+// import has none), and changes the secret: an update the agent receives,
+// with no diff after it although the agent answers without the secret.
+func TestAccConnectionSchemaRegistry(t *testing.T) {
+	a := sharedAgent(t)
+	name := uniqueName("conn")
+	getConn := func(ctx context.Context, n string) error { _, err := a.Client.GetConnection(ctx, n); return err }
+	noSecret := func(*terraform.State) error {
+		c, err := a.Client.GetConnection(context.Background(), name)
+		if err != nil {
+			return err
+		}
+		if c.SchemaRegistry == nil || c.SchemaRegistry.APIKey != "SRKEY" || c.SchemaRegistry.APISecret != "" {
+			return fmt.Errorf("the agent answers schema_registry %+v; want the key and no secret", c.SchemaRegistry)
+		}
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkGone("connection", getConn, name),
+		Steps: []resource.TestStep{
+			{
+				Config: a.providerHCL() + registryConnectionHCL(name, "first-secret"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("tributary_connection.c", "schema_registry.url", "https://registry.example:8081"),
+					resource.TestCheckResourceAttr("tributary_connection.c", "schema_registry.api_key", "SRKEY"),
+					resource.TestCheckResourceAttr("tributary_connection.c", "schema_registry.api_secret", "first-secret"),
+					noSecret,
+				),
+			},
+			{
+				ResourceName:            "tributary_connection.c",
+				ImportState:             true,
+				ImportStateId:           name,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"schema_registry.api_secret"},
+			},
+			{
+				Config: a.providerHCL() + registryConnectionHCL(name, "second-secret"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("tributary_connection.c", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("tributary_connection.c", "schema_registry.api_secret", "second-secret"),
+					noSecret,
+				),
+			},
+		},
+	})
+}
+
 // pipelineFixture is the configuration of TestAccPipeline: a connection to
 // the test broker, a pipeline with one table reading topic, its value
 // parsed with the schema in schemaFile, and the pipeline's status data

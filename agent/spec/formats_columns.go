@@ -58,4 +58,3 @@ func protobufFields(pc collector, po *ProtobufOptions) ([]schema.Field, bool) {
 	}
 	return fields, true
 }
-
