@@ -58,7 +58,7 @@ func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, 
 		if w != nil || err != nil {
 			return w, err
 		}
-		ws, err := src.parseAvro(ctx, s)
+		ws, err := parseAvro(s)
 		if err != nil {
 			return &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
 		}

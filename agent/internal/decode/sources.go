@@ -75,58 +75,42 @@ func (s *Source) changed(ctx context.Context) error {
 // take a reserved name.
 func Resolve(ctx context.Context, layout *spec.Layout, prev []schema.Field,
 	clients func(connection string) (*registry.Client, error)) (*Sources, error) {
-	sides := []struct {
-		p   *spec.Part
-		src **Source
-	}{{&layout.Key, nil}, {&layout.Value, nil}}
-	srcs := &Sources{}
-	sides[0].src, sides[1].src = &srcs.Key, &srcs.Value
-	if !layout.Key.Pending() && !layout.Value.Pending() {
+	parts := [2]*spec.Part{&layout.Key, &layout.Value}
+	if !parts[0].Pending() && !parts[1].Pending() {
 		return nil, nil
 	}
 	// The columns of prev that belong to no other part are the pending
 	// part's (the value's when both are pending, after the key took
 	// those its schema still has).
 	taken := map[string]bool{strings.ToLower(layout.MetadataColumn): true, strings.ToLower(spec.CorruptRecordColumn): true}
-	for _, s := range sides {
-		if !s.p.Pending() {
-			for _, f := range (&spec.Layout{Key: *s.p}).Columns() {
+	for _, p := range parts {
+		if !p.Pending() {
+			for _, f := range (&spec.Layout{Key: *p}).Columns() {
 				taken[strings.ToLower(f.Name)] = true
 			}
 		}
 	}
-	for i, s := range sides {
-		if !s.p.Pending() {
+	var srcs [2]*Source
+	for i, p := range parts {
+		if !p.Pending() {
 			continue
 		}
-		reg := s.p.Transformer.Registry()
-		client, err := clients(reg.ConnectionName)
+		src, cols, err := resolvePart(ctx, p, clients)
 		if err != nil {
 			return nil, err
 		}
-		src := &Source{Client: client, Subject: reg.ConfluentOptions.Subject}
-		latest, err := client.Latest(ctx, src.Subject)
-		if err != nil {
-			return nil, fmt.Errorf("looking up the latest version of subject %q: %w", src.Subject, err)
-		}
-		src.Latest = latest
-		cols, err := src.reader(ctx, s.p)
-		if err != nil {
-			return nil, fmt.Errorf("subject %q version %d (schema id %d): %w", src.Subject, latest.Version, latest.ID, err)
-		}
+		bothPending := i == 0 && parts[1].Pending()
 		var mine []schema.Field
 		for _, f := range prev {
-			k := strings.ToLower(f.Name)
-			if taken[k] || (i == 0 && sides[1].p.Pending() && !hasField(cols, f.Name)) {
-				continue
+			if !taken[strings.ToLower(f.Name)] && (!bothPending || hasField(cols, f.Name)) {
+				mine = append(mine, f)
 			}
-			mine = append(mine, f)
 		}
-		s.p.Fields = schema.Merge(mine, cols)
-		for _, f := range s.p.Fields {
+		p.Fields = schema.Merge(mine, cols)
+		for _, f := range p.Fields {
 			taken[strings.ToLower(f.Name)] = true
 		}
-		*s.src = src
+		srcs[i] = src
 	}
 	// Plan time could not check the registry's columns against the
 	// table's others: a field named like another part's column, the
@@ -135,7 +119,26 @@ func Resolve(ctx context.Context, layout *spec.Layout, prev []schema.Field,
 	if errs := layout.CheckColumns(); len(errs) > 0 {
 		return nil, fmt.Errorf("the registry schemas cannot become the table's columns: %w", errs)
 	}
-	return srcs, nil
+	return &Sources{Key: srcs[0], Value: srcs[1]}, nil
+}
+
+// resolvePart looks up the latest version of the subject of pending part p
+// and returns its source and its columns.
+func resolvePart(ctx context.Context, p *spec.Part, clients func(string) (*registry.Client, error)) (*Source, []schema.Field, error) {
+	reg := p.Transformer.Registry()
+	client, err := clients(reg.ConnectionName)
+	if err != nil {
+		return nil, nil, err
+	}
+	src := &Source{Client: client, Subject: reg.ConfluentOptions.Subject}
+	if src.Latest, err = client.Latest(ctx, src.Subject); err != nil {
+		return nil, nil, fmt.Errorf("looking up the latest version of subject %q: %w", src.Subject, err)
+	}
+	cols, err := src.reader(ctx, p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("subject %q version %d (schema id %d): %w", src.Subject, src.Latest.Version, src.Latest.ID, err)
+	}
+	return src, cols, nil
 }
 
 // reader parses the source's Latest as the reader schema of part p and
@@ -146,7 +149,7 @@ func (s *Source) reader(ctx context.Context, p *spec.Part) ([]schema.Field, erro
 		if t := s.Latest.Type; t != registry.TypeAvro {
 			return nil, fmt.Errorf("the subject holds a %s schema, not an Avro one", t)
 		}
-		r, err := s.parseAvro(ctx, s.Latest)
+		r, err := parseAvro(s.Latest)
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +178,7 @@ func (s *Source) reader(ctx context.Context, p *spec.Part) ([]schema.Field, erro
 }
 
 // parseAvro parses an Avro schema of the registry.
-func (s *Source) parseAvro(_ context.Context, rs registry.Schema) (avro.Schema, error) {
+func parseAvro(rs registry.Schema) (avro.Schema, error) {
 	if len(rs.References) > 0 {
 		return nil, errors.New("the schema has references to other subjects, which Avro tables do not support yet")
 	}
