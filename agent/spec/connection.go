@@ -77,7 +77,12 @@ func (sr *SchemaRegistry) validate(col collector) {
 	case sr.URL == "":
 		col.add("url", "the registry URL is required, e.g. \"https://registry.example.com\"")
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		col.add("url", "%q is not an http or https URL, e.g. \"https://registry.example.com\"", sr.URL)
+		if strings.Contains(sr.URL, "@") {
+			// It may hold credentials: say so without repeating it.
+			col.add("url", "the value is not an http or https URL and seems to hold credentials; give the base URL, e.g. \"https://registry.example.com\", and set api_key and api_secret")
+		} else {
+			col.add("url", "%q is not an http or https URL, e.g. \"https://registry.example.com\"", sr.URL)
+		}
 	case u.User != nil:
 		col.add("url", "the URL carries credentials; set api_key and api_secret instead, so the secret stays sensitive")
 	case u.RawQuery != "" || u.Fragment != "":

@@ -165,11 +165,15 @@ func TestConnectionValidate(t *testing.T) {
 		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{}}, "schema_registry.url"},
 		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "ftp://r"}}, "schema_registry.url"},
 		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "https://u:p@r"}}, "schema_registry.url"},
+		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "key:s3cret@r:8081"}}, "schema_registry.url"},
 		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "https://r", APIKey: "k"}}, "schema_registry.api_secret"},
 		{Connection{Name: "c", BootstrapServers: []string{"a:1"}, SchemaRegistry: &SchemaRegistry{URL: "https://r", APISecret: "s"}}, "schema_registry.api_key"},
 	}
 	for _, tt := range tests {
 		errs := tt.conn.Validate()
+		if strings.Contains(errs.Error(), "s3cret") {
+			t.Errorf("%+v: the problem repeats the secret: %v", tt.conn, errs)
+		}
 		if tt.path == "" && len(errs) > 0 || tt.path != "" && (len(errs) == 0 || errs[0].Path != tt.path) {
 			t.Errorf("%+v: got %v, want a problem at %q", tt.conn, errs, tt.path)
 		}

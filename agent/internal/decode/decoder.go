@@ -1,8 +1,12 @@
 // Package decode turns Kafka records into the Parquet rows of a destination
-// table: the key and the value each become a BINARY column, a STRING column
-// or, parsed as JSON, the fields of a schema (Spark's from_json in PERMISSIVE
-// mode); an optional struct column carries the record's metadata, and
-// `_corrupt_record` the raw bytes of a key or value that did not decode.
+// table. The key and the value each become a BINARY column, a STRING column,
+// or the fields of a schema: JSON parsed as Spark's from_json does in
+// PERMISSIVE mode, plain Avro or Protobuf of an inline or file schema, or
+// Avro or Protobuf in Confluent's wire format whose writer schemas come from
+// a schema registry (see [Resolve]). An optional struct column carries the
+// record's metadata, and `_corrupt_record` the raw bytes of a key or value
+// that did not decode. Each format has its own part decoder (part.go), and
+// the Avro and Protobuf wire formats their own packages.
 package decode
 
 import (
@@ -42,9 +46,11 @@ type Header struct {
 
 // Stats counts what one Decode call saw.
 type Stats struct {
-	// Corrupt is the number of rows whose _corrupt_record is set: a key or
-	// value that is not valid JSON, is not a JSON object, or holds a value
-	// that does not fit its field.
+	// Corrupt is the number of records whose key or value did not decode
+	// (their _corrupt_record is set): JSON that is malformed, is not an
+	// object or holds a value that does not fit its field; Avro or
+	// Protobuf that is not a datum or message of its schema, or, from a
+	// registry, lacks the framing or names an unknown schema.
 	Corrupt int
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // newProtobufPart returns the part of a Protobuf transformer: plain messages
@@ -37,21 +38,18 @@ func newProtobufPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (pa
 		return nil, fmt.Errorf("subject %q is not resolved", po.SchemaRegistry.ConfluentOptions.Subject)
 	}
 	cols := sp.Fields
+	// The schema of each id is compiled once, whatever the message
+	// indexes of its records.
+	files := map[int]protoreflect.FileDescriptor{}
 	compile := func(ctx context.Context, id int, indexes []int) (*writer, error) {
-		s, w, err := fetchWriter(ctx, src, id, registry.TypeProtobuf)
-		if w != nil || err != nil {
-			return w, err
-		}
-		refs, err := src.Client.References(ctx, s)
-		switch {
-		case errors.Is(err, registry.ErrNotFound):
-			return &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
-		case err != nil:
-			return nil, fmt.Errorf("fetching the references of schema id %d: %w", id, err)
-		}
-		fd, err := protobuf.Compile(ctx, s.Text, refs)
-		if err != nil {
-			return &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
+		fd := files[id]
+		if fd == nil {
+			var w *writer
+			var err error
+			if fd, w, err = compileWriterFile(ctx, src, id); w != nil || err != nil {
+				return w, err
+			}
+			files[id] = fd
 		}
 		md, err := protobuf.MessageByIndexes(fd, indexes)
 		if err != nil {
@@ -69,4 +67,27 @@ func newProtobufPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (pa
 		return &writer{dec: dec}, nil
 	}
 	return &registryPart{b: b, first: first, width: len(cols), indexes: true, compile: compile, writers: map[int]map[string]*writer{}}, nil
+}
+
+// compileWriterFile fetches and compiles the Protobuf schema id of src's
+// registry with its references. As for [fetchWriter], a writer with err set
+// means records written with id cannot be decoded, and an error is the
+// registry's.
+func compileWriterFile(ctx context.Context, src *Source, id int) (protoreflect.FileDescriptor, *writer, error) {
+	s, w, err := fetchWriter(ctx, src, id, registry.TypeProtobuf)
+	if w != nil || err != nil {
+		return nil, w, err
+	}
+	refs, err := src.Client.References(ctx, s)
+	switch {
+	case errors.Is(err, registry.ErrNotFound):
+		return nil, &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("fetching the references of schema id %d: %w", id, err)
+	}
+	fd, err := protobuf.Compile(ctx, s.Text, refs)
+	if err != nil {
+		return nil, &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
+	}
+	return fd, nil, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
@@ -23,7 +24,23 @@ type datumDecoder interface {
 type writer struct {
 	dec datumDecoder
 	err error
+	// retry is when a writer whose id the registry did not know is looked
+	// up again (a registry replica behind a new registration knows it by
+	// then); zero for every other writer.
+	retry time.Time
 }
+
+// Bounds of what a part remembers of writers that cannot decode.
+const (
+	// unknownRetry is how long an id the registry did not know stays
+	// unknown to the part.
+	unknownRetry = time.Minute
+	// maxErrorWriters is how many writers that cannot decode a part
+	// keeps; past it, records with other bad ids or message indexes are
+	// looked at anew each time (the registry client remembers unknown ids
+	// itself), so that hostile framing cannot grow the cache.
+	maxErrorWriters = 256
+)
 
 // writerCompiler compiles the writer of schema id; for Protobuf, indexes
 // are the record's message indexes. An error is the registry's or a
@@ -41,8 +58,10 @@ type registryPart struct {
 	indexes bool
 	compile writerCompiler
 	// writers holds the writers by schema id, then by the raw bytes of
-	// the message indexes ("" without).
-	writers map[int]map[string]*writer
+	// the message indexes ("" without); errorWriters counts those that
+	// cannot decode.
+	writers      map[int]map[string]*writer
+	errorWriters int
 }
 
 func (p *registryPart) decode(ctx context.Context, data []byte) error {
@@ -65,7 +84,7 @@ func (p *registryPart) decode(ctx context.Context, data []byte) error {
 	}
 	byIndexes := p.writers[id]
 	w := byIndexes[string(raw)]
-	if w == nil {
+	if w == nil || w.err != nil && !w.retry.IsZero() && time.Now().After(w.retry) {
 		if w, err = p.newWriter(ctx, id, raw); err != nil {
 			return err
 		}
@@ -97,6 +116,12 @@ func (p *registryPart) newWriter(ctx context.Context, id int, raw []byte) (*writ
 	if err != nil {
 		return nil, err
 	}
+	if w.err != nil {
+		if p.errorWriters >= maxErrorWriters {
+			return w, nil
+		}
+		p.errorWriters++
+	}
 	if p.writers[id] == nil {
 		p.writers[id] = map[string]*writer{}
 	}
@@ -104,16 +129,15 @@ func (p *registryPart) newWriter(ctx context.Context, id int, raw []byte) (*writ
 	return w, nil
 }
 
-// fetchWriter fetches writer schema id for src and checks it against the
-// table's columns: a [*SchemaChangedError] when its columns add to cols and
-// the subject has a newer version than the table started with. The
-// returned writer has err set, and the schema is zero, when records written
-// with id cannot be decoded at all.
+// fetchWriter fetches writer schema id of type wantType from src's
+// registry. When records written with id cannot be decoded at all (the
+// registry does not know it, or it is a schema of another type), it returns
+// a writer with err set instead; an error is the registry's.
 func fetchWriter(ctx context.Context, src *Source, id int, wantType string) (registry.Schema, *writer, error) {
 	s, err := src.Client.SchemaByID(ctx, id)
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
-		return s, &writer{err: fmt.Errorf("schema id %d is not in the registry", id)}, nil
+		return s, &writer{err: fmt.Errorf("schema id %d is not in the registry", id), retry: time.Now().Add(unknownRetry)}, nil
 	case err != nil:
 		return s, nil, fmt.Errorf("fetching schema id %d: %w", id, err)
 	case s.Type != wantType:

@@ -122,6 +122,7 @@ func (r *tableRunner) run(ctx context.Context) {
 	defer close(r.done)
 	defer func() { r.log.Info("table stopped", "state", r.snapshot().State) }()
 	backoff := time.Second
+	var evolvedAt time.Time
 	for {
 		err := r.runOnce(ctx)
 		var evolved *decode.SchemaChangedError
@@ -133,10 +134,20 @@ func (r *tableRunner) run(ctx context.Context) {
 			return
 		case errors.As(err, &evolved) && ctx.Err() == nil:
 			// Everything before the record that saw the new version is
-			// committed: start again at once, with its columns.
+			// committed: start again with its columns, at once unless
+			// the table restarted for a new version moments ago (registry
+			// replicas that disagree on the latest version would make it
+			// restart without end).
 			r.log.Info("registry subject changed; the table restarts with its new columns", "subject", evolved.Subject,
 				"schemaId", evolved.To)
-			backoff = time.Second
+			if time.Since(evolvedAt) > time.Minute {
+				backoff = time.Second
+			} else if !r.wait(ctx, backoff) {
+				return
+			} else {
+				backoff = min(backoff*2, 30*time.Second)
+			}
+			evolvedAt = time.Now()
 			continue
 		case ctx.Err() != nil:
 			// Stopping failed to write or commit what was buffered; nothing
@@ -160,13 +171,22 @@ func (r *tableRunner) run(ctx context.Context) {
 		}
 		r.log.Warn("table loop restarts from its log", "err", err, "in", backoff)
 		r.setState(spec.StateStarting, err)
-		select {
-		case <-ctx.Done():
-			r.setState(spec.StateStopped, nil)
+		if !r.wait(ctx, backoff) {
 			return
-		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// wait waits d before the loop starts again; false, with the table
+// STOPPED, when ctx ends first.
+func (r *tableRunner) wait(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		r.setState(spec.StateStopped, nil)
+		return false
+	case <-time.After(d):
+		return true
 	}
 }
 
@@ -557,8 +577,8 @@ func (l *loop) add(d decoded) error {
 // commits what is buffered, so that the restart with the new columns goes
 // on from there; a record a FAILFAST transformer cannot decode fails the
 // table (the chunk's offsets stay uncommitted); a registry that cannot be
-// reached or refuses the credentials restarts the table from its log, with
-// backoff; anything else is a bug, which fails the table.
+// reached, refuses the credentials or lost the subject restarts the table
+// from its log, with backoff; anything else is a bug, which fails the table.
 func (l *loop) decodeFailed(err error) error {
 	var evolved *decode.SchemaChangedError
 	var failFast *decode.RecordError
@@ -572,7 +592,10 @@ func (l *loop) decodeFailed(err error) error {
 		return err
 	case errors.As(err, &failFast):
 		return err
-	case errors.Is(err, registry.ErrUnavailable), errors.Is(err, registry.ErrRefused), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, registry.ErrUnavailable), errors.Is(err, registry.ErrRefused), errors.Is(err, registry.ErrNotFound),
+		errors.Is(err, context.DeadlineExceeded):
+		// The registry's, not the records': ErrNotFound here is the
+		// subject, gone while the table reads it.
 		return err
 	}
 	return fatalError{err}

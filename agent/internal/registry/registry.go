@@ -37,7 +37,7 @@ import (
 )
 
 // ErrNotFound is wrapped by errors for an unknown schema id, subject or
-// version (HTTP 404 from the registry).
+// version (HTTP 404 with the registry's error code 40401, 40402 or 40403).
 var ErrNotFound = errors.New("not found")
 
 // ErrRefused is wrapped by errors for a registry that refused the request's
@@ -45,8 +45,9 @@ var ErrNotFound = errors.New("not found")
 var ErrRefused = errors.New("the registry refused the API key")
 
 // ErrUnavailable is wrapped by errors for a registry that could not be
-// reached or answered with a server error (transport failures, timeouts,
-// HTTP 429 and 5xx); the request is worth retrying later.
+// reached or did not answer as a registry does (transport failures,
+// timeouts, an answer that is not JSON, HTTP 429, 5xx and any other status
+// but its refusals and "not found"); the request is worth retrying later.
 var ErrUnavailable = errors.New("registry unavailable")
 
 // defaultTimeout bounds each request to the registry.
@@ -131,7 +132,22 @@ type Client struct {
 	mu     sync.RWMutex
 	byID   map[int]Schema
 	latest map[string]latestEntry
+	// unknown holds, for a while, the ids the registry did not know, so
+	// that a stream of records with made-up ids does not become a stream
+	// of requests.
+	unknown map[int]time.Time
 }
+
+// Bounds of the memory of ids the registry did not know.
+const (
+	// unknownFor is how long SchemaByID answers ErrNotFound for an id
+	// without asking again: a registry replica that lags behind a new
+	// registration knows it by then.
+	unknownFor = 30 * time.Second
+	// maxUnknown is how many such ids are kept; past it they are all
+	// forgotten.
+	maxUnknown = 4096
+)
 
 // latestEntry is a cached answer of Latest.
 type latestEntry struct {
@@ -174,6 +190,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		latestTTL: o.latestTTL,
 		byID:      map[int]Schema{},
 		latest:    map[string]latestEntry{},
+		unknown:   map[int]time.Time{},
 	}, nil
 }
 
@@ -183,6 +200,9 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 func (c *Client) SchemaByID(ctx context.Context, id int) (Schema, error) {
 	if s, ok := c.cached(id); ok {
 		return s, nil
+	}
+	if c.knownUnknown(id) {
+		return Schema{}, fmt.Errorf("schema id %d from %s: %w (asked less than %s ago)", id, c.url, ErrNotFound, unknownFor)
 	}
 	// The fetch is shared, so one caller giving up must not cancel it
 	// for the others; the request timeout bounds it.
@@ -194,7 +214,16 @@ func (c *Client) SchemaByID(ctx context.Context, id int) (Schema, error) {
 		}
 		got, err := c.sr.SchemaByID(fetch, id)
 		if err != nil {
-			return nil, c.classify(fetch, err)
+			err = c.classify(fetch, err)
+			if errors.Is(err, ErrNotFound) {
+				c.mu.Lock()
+				if len(c.unknown) >= maxUnknown {
+					clear(c.unknown)
+				}
+				c.unknown[id] = time.Now().Add(unknownFor)
+				c.mu.Unlock()
+			}
+			return nil, err
 		}
 		s := convert(sr.SubjectSchema{ID: id, Schema: got})
 		c.mu.Lock()
@@ -211,6 +240,14 @@ func (c *Client) SchemaByID(ctx context.Context, id int) (Schema, error) {
 		}
 		return r.Val.(Schema), nil
 	}
+}
+
+// knownUnknown reports whether the registry did not know id a moment ago.
+func (c *Client) knownUnknown(id int) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	until, ok := c.unknown[id]
+	return ok && time.Now().Before(until)
 }
 
 // cached returns the schema with id id if SchemaByID fetched it before.
@@ -290,9 +327,13 @@ func (c *Client) References(ctx context.Context, s Schema) (map[string]string, e
 }
 
 // classify wraps err, from a request made with ctx, in the sentinel that
-// says what went wrong. It never includes the request's credentials: sr's
-// errors carry the URL, which New made sure has none, and the response of a
-// refusal is left out.
+// says what went wrong. Only the registry's own "not found" answers (a 404
+// with error code 40401, 40402 or 40403) are ErrNotFound: a 404 from
+// something else, a proxy in front of a registry being deployed, say, is
+// ErrUnavailable, as is every answer that is not the registry's refusal,
+// since it says nothing about the schema asked for. It never includes the
+// request's credentials: sr's errors carry the URL, which New made sure has
+// none, and the response of a refusal is left out.
 func (c *Client) classify(ctx context.Context, err error) error {
 	var re *sr.ResponseError
 	switch {
@@ -303,19 +344,19 @@ func (c *Client) classify(ctx context.Context, err error) error {
 				return fmt.Errorf("%w (HTTP %d): no API key is configured", ErrRefused, re.StatusCode)
 			}
 			return fmt.Errorf("%w (HTTP %d): check the API key and secret", ErrRefused, re.StatusCode)
-		case re.StatusCode == http.StatusNotFound:
+		case re.StatusCode == http.StatusNotFound && re.ErrorCode >= 40401 && re.ErrorCode <= 40403:
 			return fmt.Errorf("%w (registry error %d: %s)", ErrNotFound, re.ErrorCode, message(re))
-		case re.StatusCode == http.StatusTooManyRequests || re.StatusCode >= 500:
-			return fmt.Errorf("%w: HTTP %d: %s", ErrUnavailable, re.StatusCode, message(re))
+		case re.StatusCode == http.StatusNotFound:
+			return fmt.Errorf("%w: HTTP 404 without a registry error code (is the URL the registry's?): %s", ErrUnavailable, message(re))
 		default:
-			return fmt.Errorf("registry answered HTTP %d: %s", re.StatusCode, message(re))
+			return fmt.Errorf("%w: HTTP %d: %s", ErrUnavailable, re.StatusCode, message(re))
 		}
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.As(err, new(*url.Error)):
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	default:
-		return err
+		// A failed connection, a reset or timeout while reading the
+		// answer, an answer that is not JSON.
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 }
 

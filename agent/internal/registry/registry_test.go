@@ -241,6 +241,35 @@ func TestNotFound(t *testing.T) {
 	}
 }
 
+// TestNotFoundIsRemembered checks that an id the registry does not know is
+// not asked for again at once, so that records with made-up ids cost no
+// requests, and that a 404 that is not the registry's (no error code: a
+// proxy's) is no "not found" but an outage.
+func TestNotFoundIsRemembered(t *testing.T) {
+	reg := newFake(t)
+	n := countRequests(reg, "/schemas/ids/", 0)
+	c := newClient(t, reg)
+	for range 3 {
+		if _, err := c.SchemaByID(t.Context(), 99); !errors.Is(err, registry.ErrNotFound) {
+			t.Fatalf("err = %v, want ErrNotFound", err)
+		}
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("%d requests for an unknown id asked three times, want 1", got)
+	}
+
+	proxy := newFake(t)
+	proxy.Intercept(func(w http.ResponseWriter, _ *http.Request) bool {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte("<html>404 Not Found</html>"))
+		return true
+	})
+	_, err := newClient(t, proxy).SchemaByID(t.Context(), 7)
+	if !errors.Is(err, registry.ErrUnavailable) || errors.Is(err, registry.ErrNotFound) {
+		t.Fatalf("a 404 without a registry error code: err = %v, want ErrUnavailable", err)
+	}
+}
+
 func TestRefused(t *testing.T) {
 	reg := newFake(t)
 	for _, tc := range []struct {
