@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,10 +199,39 @@ resource "tributary_pipeline" "orders" {
 		topics[name].check(t, st.Location, args...)
 	}
 
+	// The corrupt records are counted in the metrics too.
+	metrics := a.metrics()
+	for name, corrupt := range map[string]int{"avro_registry": 3, "avro_file": 2, "protobuf_file": 2, "protobuf_registry": 3} {
+		line := fmt.Sprintf(`tributary_table_corrupt_records_total{pipeline=%q,table="main.e2e.%s"} %d`, pipeline, name, corrupt)
+		if !strings.Contains(metrics, line) {
+			t.Errorf("metrics lack %s:\n%s", line, metrics)
+		}
+	}
+
 	// Nothing to change, and nothing that moves with ingestion or the
 	// secret the agent never returns makes a diff.
 	terraform(t, dir, a, "plan", "-detailed-exitcode", "-input=false", "-no-color")
 	terraform(t, dir, a, "destroy", "-auto-approve", "-input=false", "-no-color")
+}
+
+// metrics returns the agent's /metrics page.
+func (a *agent) metrics() string {
+	a.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, a.endpoint+"/metrics", nil)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		a.t.Fatalf("GET /metrics: %d, %v", resp.StatusCode, err)
+	}
+	return string(b)
 }
 
 // TestFailFastStopsAtTheBadRecord runs an Avro table in FAILFAST mode: a
