@@ -26,10 +26,8 @@ type part interface {
 // does not come from a registry.
 func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, error) {
 	switch {
-	case sp.Format == "":
-		return &binaryPart{b: b, field: first}, nil
-	case sp.Format == spec.FormatString:
-		return &stringPart{b: b, field: first}, nil
+	case sp.Format == "" || sp.Format == spec.FormatString:
+		return &bytesPart{b: b, field: first, text: sp.Format == spec.FormatString}, nil
 	case sp.Format == spec.FormatJSON && sp.Fields != nil:
 		return &jsonPart{d: jsonDecoder{b: b}, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first}, nil
 	case sp.Format == spec.FormatAvro && sp.Transformer != nil && sp.Transformer.AvroOptions != nil:
@@ -40,35 +38,24 @@ func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, erro
 	return nil, fmt.Errorf("format %q without a schema is not supported", sp.Format)
 }
 
-// binaryPart writes the bytes as they are to a BINARY column.
-type binaryPart struct {
+// bytesPart writes the bytes to one column: as they are to a BINARY
+// column, or, for a STRING column, as UTF-8 with invalid sequences replaced
+// as Spark does.
+type bytesPart struct {
 	b     *rows.Builder
 	field int
+	text  bool
 }
 
-func (p *binaryPart) decode(_ context.Context, data []byte) error {
+func (p *bytesPart) decode(_ context.Context, data []byte) error {
 	p.b.Field(p.field)
-	if data == nil {
+	switch {
+	case data == nil:
 		p.b.Null()
-	} else {
-		p.b.Bytes(data)
-	}
-	return nil
-}
-
-// stringPart writes the bytes as UTF-8 to a STRING column, replacing
-// invalid sequences as Spark does.
-type stringPart struct {
-	b     *rows.Builder
-	field int
-}
-
-func (p *stringPart) decode(_ context.Context, data []byte) error {
-	p.b.Field(p.field)
-	if data == nil {
-		p.b.Null()
-	} else {
+	case p.text:
 		p.b.Bytes(validUTF8(p.b, data))
+	default:
+		p.b.Bytes(data)
 	}
 	return nil
 }
