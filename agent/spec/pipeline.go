@@ -149,7 +149,94 @@ type JSONOptions struct {
 	// agent never reads the path itself.
 	SchemaFilePath    string `json:"schema_file_path,omitempty"`
 	SchemaFileContent string `json:"schema_file_content,omitempty"`
+
+	// SchemaEvolutionMode turns on schema inference (L-08): one of
+	// [SchemaEvolutionModes], or an Auto Loader alias of one
+	// ([SchemaEvolutionAliases]); exclusive with Schema and
+	// SchemaFilePath.
+	SchemaEvolutionMode string `json:"schema_evolution_mode,omitempty"`
+	// SchemaHints fixes the types of some columns of an inferred schema
+	// (L-09, Flink's infer-schema.fixed-types): Spark DDL where a name may
+	// be a dotted path ("user.dob DATE"), with element, key and value
+	// naming the parts of arrays and maps. Requires SchemaEvolutionMode.
+	SchemaHints string `json:"schema_hints,omitempty"`
+	// InferRecordsPerPartition is how many records of each partition the
+	// first schema is inferred from (F-07's scan.max.pre.fetch.records);
+	// nil means [DefaultInferRecordsPerPartition].
+	InferRecordsPerPartition *int64 `json:"infer_records_per_partition,omitempty"`
+	// StringTypeInference infers DATE and TIMESTAMP columns from ISO 8601
+	// strings (F-15's string-type-inference); nil means true.
+	StringTypeInference *bool `json:"string_type_inference,omitempty"`
+	// PrimitiveAsString infers every number and boolean as STRING (F-15's
+	// primitive-as-string); nil means false.
+	PrimitiveAsString *bool `json:"primitive_as_string,omitempty"`
+	// RescuedDataColumn names the STRING column that holds, as a JSON
+	// object, the fields of a record that do not fit the inferred schema.
+	// Empty means [RescuedDataColumn] in every mode but
+	// [SchemaEvolutionNone], which rescues nothing unless it is set.
+	RescuedDataColumn string `json:"rescued_data_column,omitempty"`
+
+	// The parser options of Spark's JSON source, with Spark's defaults
+	// when nil or empty.
+	//
+	// AllowSingleQuotes accepts 'single-quoted' strings and names (nil
+	// means true).
+	AllowSingleQuotes *bool `json:"allow_single_quotes,omitempty"`
+	// AllowNonNumericNumbers accepts the unquoted numbers NaN, Infinity,
+	// +Infinity and -Infinity (nil means true).
+	AllowNonNumericNumbers *bool `json:"allow_non_numeric_numbers,omitempty"`
+	// TimestampFormat is a Spark datetime pattern for TIMESTAMP and
+	// TIMESTAMP_NTZ strings; empty means Spark's lenient ISO 8601 parsing.
+	TimestampFormat string `json:"timestamp_format,omitempty"`
+	// DateFormat is a Spark datetime pattern for DATE strings; empty means
+	// Spark's lenient ISO 8601 parsing.
+	DateFormat string `json:"date_format,omitempty"`
 }
+
+// Schema evolution modes of json_options.schema_evolution_mode (L-08), as
+// Lakeflow's API spells them.
+const (
+	// SchemaEvolutionAddNewColumns adds a nullable column at the end of the
+	// schema for every new field, in the commit of the rows that need it;
+	// a value whose type does not fit is rescued.
+	SchemaEvolutionAddNewColumns = "ADD_NEW_COLUMNS"
+	// SchemaEvolutionAddNewColumnsWithTypeWidening also widens a column's
+	// type where Delta's type widening allows it.
+	SchemaEvolutionAddNewColumnsWithTypeWidening = "ADD_NEW_COLUMNS_WITH_TYPE_WIDENING"
+	// SchemaEvolutionRescue never changes the schema: new and mismatched
+	// fields are rescued.
+	SchemaEvolutionRescue = "RESCUE"
+	// SchemaEvolutionFailOnNewColumns stops the table FAILED, naming the
+	// new columns, without committing the batch that holds them.
+	SchemaEvolutionFailOnNewColumns = "FAIL_ON_NEW_COLUMNS"
+	// SchemaEvolutionNone ignores new fields; mismatched values are
+	// rescued only when RescuedDataColumn is set.
+	SchemaEvolutionNone = "NONE"
+)
+
+// SchemaEvolutionModes lists the accepted schema_evolution_mode values.
+var SchemaEvolutionModes = []string{
+	SchemaEvolutionAddNewColumns, SchemaEvolutionAddNewColumnsWithTypeWidening,
+	SchemaEvolutionRescue, SchemaEvolutionFailOnNewColumns, SchemaEvolutionNone,
+}
+
+// SchemaEvolutionAliases maps Auto Loader's camelCase mode names to the
+// modes they stand for.
+var SchemaEvolutionAliases = map[string]string{
+	"addNewColumns":    SchemaEvolutionAddNewColumns,
+	"rescue":           SchemaEvolutionRescue,
+	"failOnNewColumns": SchemaEvolutionFailOnNewColumns,
+	"none":             SchemaEvolutionNone,
+}
+
+// RescuedDataColumn is the default name of the column that holds the
+// fields a record's inferred schema cannot take.
+const RescuedDataColumn = "_rescued_data"
+
+// DefaultInferRecordsPerPartition is how many records of each partition
+// the first inferred schema is built from, as Flink's
+// scan.max.pre.fetch.records.
+const DefaultInferRecordsPerPartition = 50
 
 // TableConfiguration holds options of the destination table itself.
 type TableConfiguration struct {
