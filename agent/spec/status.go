@@ -44,6 +44,19 @@ type TableStatus struct {
 	Partitions []PartitionStatus `json:"partitions"`
 	// LastError is the most recent error, retried or fatal; empty if none.
 	LastError string `json:"last_error,omitempty"`
+	// Columns is the table's current schema, top-level columns in table
+	// order: what schema inference decided, or what the layout declares,
+	// as the table's log records it. Empty before the table has a schema.
+	Columns []ColumnStatus `json:"columns,omitempty"`
+}
+
+// ColumnStatus is one top-level column of a table's current schema.
+type ColumnStatus struct {
+	Name string `json:"name"`
+	// Type is the column's Spark SQL type as DDL writes it
+	// ("BIGINT", "STRUCT<a: STRING>", "ARRAY<DOUBLE>", "VARIANT").
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
 }
 
 // PartitionStatus is the progress of one topic-partition.
