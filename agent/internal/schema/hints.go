@@ -41,8 +41,9 @@ func pathString(path []string) string {
 // above. It returns (nil, nil) for an input that holds only whitespace and
 // comments, and a *ParseError for a syntax error, a NOT NULL or COMMENT
 // (inferred columns are nullable and hints only fix types), a path given
-// twice (ignoring case), or a path that goes through a part of a type that
-// has none, such as "a INT, a.b STRING".
+// twice (ignoring case), a path that goes through a part of a type that
+// has none, such as "a INT, a.b STRING", or one that nests deeper than
+// [MaxDepth] with its type.
 func ParseHints(s string) ([]Hint, error) {
 	p, err := newParser(s, true)
 	if err != nil {
@@ -70,7 +71,10 @@ func ParseHints(s string) ([]Hint, error) {
 		}
 		seen[key] = off
 		hints = append(hints, h)
-		if applied, err = ApplyHints(applied, hints[len(hints)-1:]); err != nil {
+		if applied, err = ApplyHints(applied, hints[len(hints)-1:]); err == nil {
+			err = Validate(applied)
+		}
+		if err != nil {
 			return nil, p.errorf(off, "%s", err)
 		}
 		switch {

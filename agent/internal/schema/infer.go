@@ -20,11 +20,12 @@ package schema
 //   - A key written twice in one object counts with both values: its type
 //     holds both, so it holds the last, the one Spark's from_json keeps.
 //     (Spark's inference gives two columns of the same name and fails.)
-//   - Names are case-insensitive, as in Delta: a key that differs from an
-//     earlier one only in case ("id" after "Id") does not change the
-//     schema; the first spelling names the column, and the runtime rescues
-//     the other's values ([Lookup]). Spark's inference gives two columns
-//     and fails.
+//   - Column names are case-insensitive, as in Delta: of keys that differ
+//     only in case ("Id" and "id"), the one seen first names the column
+//     and the others are left out of the schema, as [Canonical] does; the
+//     runtime rescues their values ([Lookup]). Spark's inference gives two
+//     columns and fails. Inferred types ([InferValue], [Unify]) keep every
+//     spelling, so that [Fits] can tell such keys from the column's.
 //   - A key that is empty names no column, and a field only ever seen as {}
 //     (or an array of them) has none (as in Spark).
 //   - Values nested deeper than [MaxDepth] are STRING, the JSON text of the
@@ -126,8 +127,9 @@ func InferValue(value []byte, opts InferOptions) (*Type, error) {
 // Canonical returns the column type inference settles on for an inferred
 // type t, as Spark's canonicalizeType: nil (only nulls seen) becomes
 // STRING, also as an array's element; struct members with an empty name
-// are left out; and a struct left without members, or an array of such
-// structs, holds no column (ok false), as Spark drops such fields.
+// are left out, and so are those whose name differs from an earlier
+// member's only in case; and a struct left without members, or an array
+// of such structs, holds no column (ok false), as Spark drops such fields.
 func Canonical(t *Type) (_ *Type, ok bool) {
 	if t == nil {
 		return typeString, true
@@ -160,7 +162,7 @@ func Canonical(t *Type) (_ *Type, ok bool) {
 func canonicalFields(fields []Field) []Field {
 	out := make([]Field, 0, len(fields))
 	for _, f := range fields {
-		if f.Name == "" {
+		if i, _ := Lookup(out, f.Name); i >= 0 || f.Name == "" {
 			continue
 		}
 		if t, ok := Canonical(f.Type); ok {
@@ -297,16 +299,24 @@ func (s *jsonScanner) object(depth int) (*Type, error) {
 }
 
 // addMember folds member name of type t into fields: a new name is
-// appended, a name seen before unifies its types, and a name that differs
-// from an earlier one only in case is ignored (see [Lookup]).
+// appended and a name seen before unifies its types.
 func addMember(fields []Field, name string, t *Type) []Field {
-	switch i, exact := Lookup(fields, name); {
-	case i < 0:
-		return append(fields, Field{Name: name, Type: t, Nullable: true})
-	case exact:
+	if i := indexOf(fields, name); i >= 0 {
 		fields[i].Type = Unify(fields[i].Type, t)
+		return fields
 	}
-	return fields
+	return append(fields, Field{Name: name, Type: t, Nullable: true})
+}
+
+// indexOf returns the index of the field of fields named exactly name, or
+// -1.
+func indexOf(fields []Field, name string) int {
+	for i := range fields {
+		if fields[i].Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // array infers the ARRAY of the array at s.pos.

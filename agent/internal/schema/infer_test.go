@@ -205,6 +205,8 @@ func TestInferValue(t *testing.T) {
 		{`1`, schema.InferOptions{PrimitiveAsString: true}, "STRING"},
 		{`{"a":1,"b":{"c":""}}`, inferOn, "STRUCT<a: BIGINT, b: STRUCT<c: STRING>>"},
 		{`[1,null,2.5]`, inferOn, "ARRAY<DOUBLE>"},
+		{`{"Id":1,"id":"x","Id":2.5}`, inferOn, "STRUCT<Id: DOUBLE, id: STRING>"},
+		{`[{"a":1},{"A":true}]`, inferOn, "ARRAY<STRUCT<a: BIGINT, A: BOOLEAN>>"},
 	}
 	for _, tt := range tests {
 		got, err := schema.InferValue([]byte(tt.value), tt.opts)

@@ -16,9 +16,8 @@ import "slices"
 //     with DECIMAL, a pair inference never yields);
 //   - DATE and TIMESTAMP are TIMESTAMP, TIMESTAMP and TIMESTAMP_NTZ
 //     TIMESTAMP, DATE and TIMESTAMP_NTZ TIMESTAMP_NTZ;
-//   - structs merge their members by name, a's in their order and then
-//     b's new ones, each member's types unified; a member of b whose name
-//     differs from one of a only in case is dropped (see [Lookup]);
+//   - structs merge their members by name (case-sensitive), a's in their
+//     order and then b's new ones, each member's types unified;
 //   - arrays unify their elements, and maps with equal keys their values;
 //   - CHAR and VARCHAR with another string type are STRING;
 //   - anything else, such as BOOLEAN with BIGINT or a struct with an
@@ -91,23 +90,22 @@ func unifySame(a, b *Type) *Type {
 func unifyFields(a, b []Field) (_ []Field, changed bool) {
 	out := a
 	for _, f := range b {
-		i, exact := Lookup(out, f.Name)
-		switch {
-		case i < 0:
+		i := indexOf(out, f.Name)
+		if i < 0 {
 			if !changed {
 				out, changed = slices.Clip(out), true
 			}
 			out = append(out, Field{Name: f.Name, Type: f.Type, Nullable: true})
-		case exact:
-			t := Unify(out[i].Type, f.Type)
-			if t == out[i].Type {
-				continue
-			}
-			if !changed {
-				out, changed = slices.Clone(out), true
-			}
-			out[i].Type = t
+			continue
 		}
+		t := Unify(out[i].Type, f.Type)
+		if t == out[i].Type {
+			continue
+		}
+		if !changed {
+			out, changed = slices.Clone(out), true
+		}
+		out[i].Type = t
 	}
 	return out, changed
 }

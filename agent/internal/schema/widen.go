@@ -116,23 +116,24 @@ func evolveStruct(cur, got *Type, extend, widen bool) (*Type, bool) {
 	fields := cur.Fields
 	changed := false
 	for _, f := range got.Fields {
-		if holdsNothing(f.Type) {
-			continue
-		}
 		i, exact := Lookup(fields, f.Name)
-		switch {
-		case i < 0 && extend && f.Name != "":
+		if i < 0 || !exact {
+			// A key that names no member loses nothing when its value is
+			// null, {} or the like, or one no column can hold ([{}]).
 			t, ok := Canonical(f.Type)
-			if !ok {
+			switch {
+			case !ok || holdsNothing(f.Type):
 				continue
+			case i >= 0:
+				return nil, false
+			case !extend || f.Name == "":
+				return nil, false
 			}
 			if !changed {
 				fields, changed = append([]Field(nil), fields...), true
 			}
 			fields = append(fields, Field{Name: f.Name, Type: t, Nullable: true})
 			continue
-		case i < 0 || !exact:
-			return nil, false
 		}
 		t, ok := evolve(fields[i].Type, f.Type, extend, widen)
 		switch {
