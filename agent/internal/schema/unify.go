@@ -110,6 +110,17 @@ func unifyFields(a, b []Field) (_ []Field, changed bool) {
 	return out, changed
 }
 
+// indexOf returns the index of the field of fields named exactly name, or
+// -1.
+func indexOf(fields []Field, name string) int {
+	for i := range fields {
+		if fields[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
 // isNumeric reports whether k is an integer, floating or decimal kind.
 func isNumeric(k Kind) bool { return k >= Byte && k <= Decimal }
 
