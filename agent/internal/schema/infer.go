@@ -49,6 +49,14 @@ type InferOptions struct {
 	// PrimitiveAsString infers STRING for numbers and booleans, as Spark's
 	// primitivesAsString.
 	PrimitiveAsString bool
+	// AllowSingleQuotes accepts strings and keys in single quotes ('a'),
+	// in which \' escapes a quote, as Spark's allowSingleQuotes (whose
+	// default is true).
+	AllowSingleQuotes bool
+	// AllowNonNumericNumbers accepts the unquoted numbers NaN, Infinity,
+	// +Infinity, -Infinity, +INF and -INF, inferred DOUBLE, as Spark's
+	// allowNonNumericNumbers (whose default is true).
+	AllowNonNumericNumbers bool
 }
 
 // The scalar types inference gives. Types are immutable, so every value

@@ -89,6 +89,14 @@ func TestInferrer(t *testing.T) {
 		{"case variant seen first in a later record", inferOn, []string{`{"id":1}`, `{"ID":"x","id":2}`}, "id BIGINT"},
 		{"trailing content ignored", inferOn, []string{`{"a":1} xyz`, `{"b":1}{"c":1}`}, "a BIGINT, b BIGINT"},
 		{"whitespace", inferOn, []string{" \t\r\n{ \"a\" : [ 1 , 2 ] , \"b\" : { } } \n"}, "a ARRAY<BIGINT>"},
+		{"single quotes", schema.InferOptions{AllowSingleQuotes: true, StringTypeInference: true},
+			[]string{`{'a':'x','b':'2024-01-02','c':"it's",'d':'say \'hi\' "x"',"e":"\'"}`, `{'':1}`},
+			"a STRING, b DATE, c STRING, d STRING, e STRING"},
+		{"non-numeric numbers", schema.InferOptions{AllowNonNumericNumbers: true},
+			[]string{`{"a":NaN,"b":Infinity,"c":-Infinity,"d":+INF,"e":-INF,"f":+Infinity,"g":[1,NaN]}`, `{"a":1,"h":-1}`},
+			"a DOUBLE, b DOUBLE, c DOUBLE, d DOUBLE, e DOUBLE, f DOUBLE, g ARRAY<DOUBLE>, h BIGINT"},
+		{"non-numeric numbers as strings", schema.InferOptions{AllowNonNumericNumbers: true, PrimitiveAsString: true},
+			[]string{`{"a":NaN}`}, "a STRING"},
 		{"bad records change nothing", inferOn, []string{`{"a":1}`, `{"a":"x","b":`, `[1]`, `{"a":true,}`}, "a BIGINT"},
 	}
 	for _, tt := range tests {
@@ -143,7 +151,20 @@ func TestInferrerAddErrors(t *testing.T) {
 		{`{"a":[1 2]}`, "expected ',' or ']'"},
 		{`{"a":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`, "nest more than 1000"},
 	}
-	for _, tt := range bad {
+	lenient := schema.InferOptions{AllowSingleQuotes: true, AllowNonNumericNumbers: true}
+	for _, tt := range []struct{ record, msg string }{
+		{`{"a":NaNa}`, "expected ',' or '}'"},
+		{`{"a":+1}`, "expected a value"},
+		{`{"a":Inf}`, "expected a value"},
+		{`{"a":-INFINITY}`, "unexpected 'I'"},
+		{`{'a":1}`, "unterminated string"},
+		{`{"a":'\x'}`, "invalid escape"},
+	} {
+		if err := schema.NewInferrer(lenient).Add([]byte(tt.record)); err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("lenient Add(%q) = %v, want an error containing %q", tt.record, err, tt.msg)
+		}
+	}
+	for _, tt := range append(bad, struct{ record, msg string }{`{"a":"\'"}`, "invalid escape"}) {
 		in := schema.NewInferrer(inferOn)
 		if err := in.Add([]byte(`{"keep":1}`)); err != nil {
 			t.Fatal(err)

@@ -86,7 +86,7 @@ func (s *jsonScanner) skip(depth int) error {
 		}
 		for {
 			if end == '}' {
-				if s.peek() != '"' {
+				if !s.isQuote(s.peek()) {
 					return s.expected("an object key")
 				}
 				if _, _, err := s.str(); err != nil {
@@ -110,9 +110,12 @@ func (s *jsonScanner) skip(depth int) error {
 				return s.expected(fmt.Sprintf("',' or %q", rune(end)))
 			}
 		}
-	case c == '"':
+	case s.isQuote(c):
 		_, _, err := s.str()
 		return err
+	case s.isNonNumeric(c):
+		s.nonNumeric()
+		return nil
 	case c == 't':
 		return s.literal("true")
 	case c == 'f':
@@ -128,11 +131,17 @@ func (s *jsonScanner) skip(depth int) error {
 
 // literal consumes lit (true, false, null).
 func (s *jsonScanner) literal(lit string) error {
-	if len(s.data)-s.pos < len(lit) || string(s.data[s.pos:s.pos+len(lit)]) != lit {
+	if !hasPrefixAt(s.data, s.pos, lit) {
 		return s.errorf("invalid literal, expected %s", lit)
 	}
 	s.pos += len(lit)
 	return nil
+}
+
+// isQuote reports whether c starts a string: a double quote, or a single
+// one with AllowSingleQuotes.
+func (s *jsonScanner) isQuote(c byte) bool {
+	return c == '"' || c == '\'' && s.opts.AllowSingleQuotes
 }
 
 // str scans the string at s.pos (its opening quote) and returns its raw
@@ -140,15 +149,16 @@ func (s *jsonScanner) literal(lit string) error {
 // escaped and escapes valid; invalid UTF-8 is accepted, as Spark replaces
 // it.
 func (s *jsonScanner) str() (raw []byte, esc bool, err error) {
+	quote := s.data[s.pos]
 	start := s.pos + 1
 	for i := start; i < len(s.data); {
 		switch c := s.data[i]; {
-		case c == '"':
+		case c == quote:
 			s.pos = i + 1
 			return s.data[start:i], esc, nil
 		case c == '\\':
 			esc = true
-			n := escapeLen(s.data[i:])
+			n := s.escapeLen(s.data[i:])
 			if n == 0 {
 				s.pos = i
 				return nil, false, s.errorf("invalid escape in a string")
@@ -165,14 +175,18 @@ func (s *jsonScanner) str() (raw []byte, esc bool, err error) {
 }
 
 // escapeLen returns the length of the valid escape at the start of b (its
-// backslash), or 0.
-func escapeLen(b []byte) int {
+// backslash), or 0. With AllowSingleQuotes, \' is one, as in Jackson.
+func (s *jsonScanner) escapeLen(b []byte) int {
 	if len(b) < 2 {
 		return 0
 	}
 	switch b[1] {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		return 2
+	case '\'':
+		if s.opts.AllowSingleQuotes {
+			return 2
+		}
 	case 'u':
 		if len(b) < 6 {
 			return 0
@@ -243,7 +257,7 @@ func unescapeJSON(dst, raw []byte) []byte {
 			}
 			dst = utf8.AppendRune(dst, r) // a lone surrogate encodes as U+FFFD
 			continue
-		default: // '"', '\\', '/'
+		default: // '"', '\'', '\\', '/'
 			dst = append(dst, raw[i+1])
 		}
 		i += 2
@@ -299,6 +313,39 @@ func (s *jsonScanner) number() (_ *Type, integral bool, err error) {
 	}
 	s.pos = i
 	return numberType(s.data[start:i], integral, digits), integral, nil
+}
+
+// nonNumericNumbers are the unquoted numbers AllowNonNumericNumbers
+// accepts, those of Jackson's ALLOW_NON_NUMERIC_NUMBERS.
+var nonNumericNumbers = []string{"NaN", "Infinity", "+Infinity", "-Infinity", "+INF", "-INF"}
+
+// isNonNumeric reports whether AllowNonNumericNumbers is set and one of
+// nonNumericNumbers starts at s.pos, whose byte is c.
+func (s *jsonScanner) isNonNumeric(c byte) bool {
+	if !s.opts.AllowNonNumericNumbers || c != 'N' && c != 'I' && c != '+' && c != '-' {
+		return false
+	}
+	for _, lit := range nonNumericNumbers {
+		if hasPrefixAt(s.data, s.pos, lit) {
+			return true
+		}
+	}
+	return false
+}
+
+// nonNumeric passes over the non-numeric number at s.pos.
+func (s *jsonScanner) nonNumeric() {
+	for _, lit := range nonNumericNumbers {
+		if hasPrefixAt(s.data, s.pos, lit) {
+			s.pos += len(lit)
+			return
+		}
+	}
+}
+
+// hasPrefixAt reports whether b[i:] starts with lit.
+func hasPrefixAt(b []byte, i int, lit string) bool {
+	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
 }
 
 // skipDigits returns the index of the first byte of b from i on that is
@@ -388,7 +435,7 @@ func (s *jsonScanner) fold(n *node, depth int) {
 func (s *jsonScanner) foldObject(n *node, depth int) {
 	s.pos++ // '{'
 	next := 0
-	for s.peek() == '"' {
+	for s.isQuote(s.peek()) {
 		raw, esc, _ := s.str()
 		i := n.member(s.text(raw, esc), next)
 		s.peek()
@@ -421,7 +468,10 @@ func (s *jsonScanner) foldArray(n *node, depth int) {
 // its type, nil for null and, with emptyIsNull, for "".
 func (s *jsonScanner) scalarType() *Type {
 	switch c := s.data[s.pos]; {
-	case c == '"':
+	case s.isNonNumeric(c):
+		s.nonNumeric()
+		return s.primitive(typeDouble)
+	case s.isQuote(c):
 		raw, esc, _ := s.str()
 		switch {
 		case len(raw) == 0 && s.emptyIsNull:
