@@ -137,7 +137,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 		return b.String()
 	}
 	tests := map[string]string{
-		"nested": `{"user":{"name":"Ada","tags":["x",{"deep":[1,2,[3]]}],"age":36},"ok":true,"n":null}`,
+		"nested":  `{"user":{"name":"Ada","tags":["x",{"deep":[1,2,[3]]}],"age":36},"ok":true,"n":null}`,
 		"unicode": `{"ключ":"значение","emoji":"😀\u00e9","中文":["汉字","\u4e2d"],"a.b c":"(cost)"}`,
 		"large ints": `[9223372036854775807,-9223372036854775808,9223372036854775808,` +
 			`99999999999999999999999999999999999999,-12345678901234567890123456789012345678,` +
