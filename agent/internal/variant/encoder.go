@@ -131,7 +131,7 @@ func (e *Encoder) value() error {
 		return e.array()
 	case c == '"':
 		if !e.emit {
-			_, _, err := e.readString()
+			_, _, _, err := e.readString()
 			return err
 		}
 		s, err := e.decodeString()

@@ -57,8 +57,11 @@ func TestEncodeBytes(t *testing.T) {
 		{"empty string", `""`, emptyMetadata, "01"},
 		{"long string", `"` + long + `"`, emptyMetadata, "40 40 00 00 00 " + hex.EncodeToString([]byte(long))},
 		{"escapes", `"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"`, emptyMetadata, "39 22 5c 2f 08 0c 0a 0d 09 c3 a9 f0 9f 98 80"},
-		{"lone surrogate", `"\ud800x"`, emptyMetadata, "11 ef bf bd 78"},
+		{"lone surrogate", `"\ud800x"`, emptyMetadata, "09 3f 78"},
 		{"invalid UTF-8", "\"\xff\"", emptyMetadata, "0d ef bf bd"},
+		{"truncated UTF-8", "\"a\xe2\x82b\"", emptyMetadata, "15 61 ef bf bd 62"},
+		{"encoded surrogate", "\"\xed\xa0\x80\"", emptyMetadata, "0d ef bf bd"},
+		{"overlong UTF-8", "\"\xc0\xaf\"", emptyMetadata, "19 ef bf bd ef bf bd"},
 		// The specification's example: ids and offsets in key order, the
 		// values where they were written.
 		{"object", `{"c": 3, "b": 2, "a": 1}`, "11 03 00 01 02 03 61 62 63",

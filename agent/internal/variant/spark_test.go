@@ -1,0 +1,105 @@
+package variant_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"slices"
+	"testing"
+
+	pv "github.com/parquet-go/parquet-go/variant"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
+)
+
+// sparkDeviations are the inputs (as hex) on which the Encoder deliberately
+// differs from Spark 4.0.1's parse_json, with the reason.
+var sparkDeviations = map[string]string{
+	hex.EncodeToString([]byte(`{"id":1} xyz`)):     trailingData,
+	hex.EncodeToString([]byte(`{"id":1}{"id":2}`)): trailingData,
+	hex.EncodeToString([]byte(`1 2`)):              trailingData,
+}
+
+// trailingData is why the Encoder refuses what follows the first value.
+const trailingData = "Spark reads the first value and drops the rest; the Encoder refuses " +
+	"the text rather than lose data silently"
+
+// sparkCase is one line of testdata/spark_parse_json.jsonl: an input and the
+// VARIANT that Spark made of it, or null metadata and value if Spark refused it.
+type sparkCase struct {
+	Input    string  `json:"input"`
+	Metadata *string `json:"metadata"`
+	Value    *string `json:"value"`
+}
+
+// TestSparkParseJSON compares the Encoder with what Spark's parse_json wrote
+// for the corpus in testdata/spark_parse_json.py: the same values with the
+// same types, and the same value bytes wherever Spark's dictionary happens to
+// be in sorted order (Spark lists keys in the order it first meets them).
+func TestSparkParseJSON(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("testdata/spark_parse_json.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var enc variant.Encoder
+	lines := bufio.NewScanner(f)
+	lines.Buffer(nil, 1<<20)
+	n := 0
+	for lines.Scan() {
+		n++
+		var c sparkCase
+		if err := json.Unmarshal(lines.Bytes(), &c); err != nil {
+			t.Fatalf("line %d: %v", n, err)
+		}
+		input, _ := hex.DecodeString(c.Input)
+		if reason, ok := sparkDeviations[c.Input]; ok {
+			t.Logf("%.60q: deviates from Spark: %s", input, reason)
+			continue
+		}
+		meta, value, err := enc.Encode(input)
+		if c.Value == nil {
+			if !errors.Is(err, variant.ErrSyntax) {
+				t.Errorf("%.60q: Spark refuses it, Encode gives %v", input, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%.60q: %v", input, err)
+			continue
+		}
+		sparkMeta, _ := hex.DecodeString(*c.Metadata)
+		sparkValue, _ := hex.DecodeString(*c.Value)
+		want := mustDecode(t, sparkMeta, sparkValue)
+		if got := mustDecode(t, meta, value); !got.Equal(want) {
+			t.Errorf("%.60q:\n got %v\nwant %v", input, got.GoValue(), want.GoValue())
+		}
+		if m, _ := pv.DecodeMetadata(sparkMeta); slices.IsSorted(m.Strings) && !bytes.Equal(value, sparkValue) {
+			t.Errorf("%.60q: value\n got % x\nwant % x", input, value, sparkValue)
+		}
+	}
+	if err := lines.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 50 {
+		t.Fatalf("only %d cases in the corpus", n)
+	}
+}
+
+// mustDecode decodes a VARIANT with parquet-go.
+func mustDecode(t *testing.T, metadata, value []byte) pv.Value {
+	t.Helper()
+	m, err := pv.DecodeMetadata(metadata)
+	if err != nil {
+		t.Fatalf("metadata % x: %v", metadata, err)
+	}
+	v, err := pv.Decode(m, value)
+	if err != nil {
+		t.Fatalf("value % x: %v", value, err)
+	}
+	return v
+}
