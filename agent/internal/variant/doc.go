@@ -28,12 +28,14 @@
 // each run Java's decoder replaces (a truncated sequence is one, an overlong
 // form one per byte), and a \u escape of a lone UTF-16 surrogate becomes '?'.
 //
-// Encode differs from parse_json in two ways. It wants exactly one JSON
-// value, where Spark reads the first value and drops what follows, silently
-// losing data. And it reads numbers of any length, where Spark's JSON parser
-// refuses numbers over 1000 characters. testdata/spark_parse_json.jsonl holds
-// what Spark 4.0.1 made of a corpus of tricky inputs; the tests compare the
-// Encoder with it.
+// Encode differs from parse_json in three ways. It wants exactly one JSON
+// value, where Spark reads the first value and silently drops what follows.
+// It refuses an object whose keys differ only in lone surrogates ("\ud800"
+// and "?"), where Spark writes two fields named "?", which the specification
+// forbids. And it reads integers of any length, where Spark's JSON parser
+// refuses those of more than 1000 digits. testdata/spark_parse_json.jsonl
+// holds what Spark 4.0.1 made of a corpus of tricky inputs; the tests compare
+// the Encoder with it.
 //
 // # Implementation
 //
