@@ -147,15 +147,16 @@ func TestEncodeRoundTrip(t *testing.T) {
 			`123456789012345678901234567890123456789]`,
 		"decimals": `[0.1,-2.50,3.141592653,1234567890.12345678,0.12345678901234567890123456789012345678,` +
 			`1.000000000000000000000000000000000000001,1e-7,6.02E23,1e400,-1e400]`,
-		"nulls":       `[null,{"a":null},[null,null]]`,
-		"300 keys":    manyKeys(300),
-		"70000 keys":  manyKeys(70000),
-		"long values": `{"s":"` + strings.Repeat("é", 200) + `","t":"` + strings.Repeat("x", 70000) + `"}`,
-		"300 items":   "[" + strings.Repeat(`"v",`, 299) + `"v"]`,
-		"depth 999":   strings.Repeat(`[`, 998) + `{"a":1}` + strings.Repeat(`]`, 998),
-		"depth 1000":  strings.Repeat(`{"a":`, 999) + `[]` + strings.Repeat(`}`, 999),
-		"empty key":   `{"":1,"a":{"":2}}`,
-		"escaped key": `{"\u0062":1,"a\n":2,"a":3}`,
+		"nulls":         `[null,{"a":null},[null,null]]`,
+		"negative zero": `[-0,-0.0,-0e0,-0.0E+1]`,
+		"300 keys":      manyKeys(300),
+		"70000 keys":    manyKeys(70000),
+		"long values":   `{"s":"` + strings.Repeat("é", 200) + `","t":"` + strings.Repeat("x", 70000) + `"}`,
+		"300 items":     "[" + strings.Repeat(`"v",`, 299) + `"v"]`,
+		"depth 999":     strings.Repeat(`[`, 998) + `{"a":1}` + strings.Repeat(`]`, 998),
+		"depth 1000":    strings.Repeat(`{"a":`, 999) + `[]` + strings.Repeat(`}`, 999),
+		"empty key":     `{"":1,"a":{"":2}}`,
+		"escaped key":   `{"\u0062":1,"a\n":2,"a":3}`,
 	}
 	var enc variant.Encoder
 	for name, text := range tests {

@@ -13,7 +13,7 @@ import (
 // surrogateEscape matches what may be a \u escape of a UTF-16 surrogate.
 var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F]`)
 
-// FuzzEncode checks that Encode never panics, that every JSON text that
+// FuzzEncode, seeded with the cases below and the Spark corpus, checks that Encode never panics, that every JSON text that
 // encoding/json accepts (without duplicate keys or excess depth) round-trips
 // to the same value, and that every other text is refused with ErrSyntax.
 // Texts with invalid UTF-8 or surrogate escapes are only checked for a valid
@@ -28,6 +28,9 @@ func FuzzEncode(f *testing.F) {
 		string(smallObject), string(nestedObject),
 	} {
 		f.Add([]byte(seed))
+	}
+	for _, c := range readSparkCorpus(f) {
+		f.Add(c.input)
 	}
 	var enc variant.Encoder
 	f.Fuzz(func(t *testing.T, text []byte) {

@@ -33,11 +33,46 @@ const trailingData = "Spark reads the first value and drops the rest; the Encode
 	"the text rather than lose data silently"
 
 // sparkCase is one line of testdata/spark_parse_json.jsonl: an input and the
-// VARIANT that Spark made of it, or null metadata and value if Spark refused it.
+// VARIANT that Spark made of it, or empty metadata and value if Spark refused
+// it (null in the file).
 type sparkCase struct {
-	Input    string  `json:"input"`
-	Metadata *string `json:"metadata"`
-	Value    *string `json:"value"`
+	input, metadata, value []byte
+}
+
+// readSparkCorpus reads testdata/spark_parse_json.jsonl.
+func readSparkCorpus(tb testing.TB) []sparkCase {
+	tb.Helper()
+	f, err := os.Open("testdata/spark_parse_json.jsonl")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var cases []sparkCase
+	lines := bufio.NewScanner(f)
+	lines.Buffer(nil, 1<<20)
+	for lines.Scan() {
+		var line struct{ Input, Metadata, Value string }
+		if err := json.Unmarshal(lines.Bytes(), &line); err != nil {
+			tb.Fatalf("line %d: %v", len(cases)+1, err)
+		}
+		var c sparkCase
+		for _, field := range []struct {
+			hex string
+			dst *[]byte
+		}{{line.Input, &c.input}, {line.Metadata, &c.metadata}, {line.Value, &c.value}} {
+			if *field.dst, err = hex.DecodeString(field.hex); err != nil {
+				tb.Fatalf("line %d: %v", len(cases)+1, err)
+			}
+		}
+		cases = append(cases, c)
+	}
+	if err := lines.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	if len(cases) < 50 {
+		tb.Fatalf("only %d cases in the Spark corpus", len(cases))
+	}
+	return cases
 }
 
 // TestSparkParseJSON compares the Encoder with what Spark's parse_json wrote
@@ -46,52 +81,30 @@ type sparkCase struct {
 // be in sorted order (Spark lists keys in the order it first meets them).
 func TestSparkParseJSON(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/spark_parse_json.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var enc variant.Encoder
-	lines := bufio.NewScanner(f)
-	lines.Buffer(nil, 1<<20)
-	n := 0
-	for lines.Scan() {
-		n++
-		var c sparkCase
-		if err := json.Unmarshal(lines.Bytes(), &c); err != nil {
-			t.Fatalf("line %d: %v", n, err)
-		}
-		input, _ := hex.DecodeString(c.Input)
-		if reason, ok := sparkDeviations[c.Input]; ok {
-			t.Logf("%.60q: deviates from Spark: %s", input, reason)
+	for _, c := range readSparkCorpus(t) {
+		if reason, ok := sparkDeviations[hex.EncodeToString(c.input)]; ok {
+			t.Logf("%.60q: deviates from Spark: %s", c.input, reason)
 			continue
 		}
-		meta, value, err := enc.Encode(input)
-		if c.Value == nil {
+		meta, value, err := enc.Encode(c.input)
+		if len(c.value) == 0 {
 			if !errors.Is(err, variant.ErrSyntax) {
-				t.Errorf("%.60q: Spark refuses it, Encode gives %v", input, err)
+				t.Errorf("%.60q: Spark refuses it, Encode gives %v", c.input, err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Errorf("%.60q: %v", input, err)
+			t.Errorf("%.60q: %v", c.input, err)
 			continue
 		}
-		sparkMeta, _ := hex.DecodeString(*c.Metadata)
-		sparkValue, _ := hex.DecodeString(*c.Value)
-		want := mustDecode(t, sparkMeta, sparkValue)
+		want := mustDecode(t, c.metadata, c.value)
 		if got := mustDecode(t, meta, value); !got.Equal(want) {
-			t.Errorf("%.60q:\n got %v\nwant %v", input, got.GoValue(), want.GoValue())
+			t.Errorf("%.60q:\n got %v\nwant %v", c.input, got.GoValue(), want.GoValue())
 		}
-		if m, _ := pv.DecodeMetadata(sparkMeta); slices.IsSorted(m.Strings) && !bytes.Equal(value, sparkValue) {
-			t.Errorf("%.60q: value\n got % x\nwant % x", input, value, sparkValue)
+		if m, _ := pv.DecodeMetadata(c.metadata); slices.IsSorted(m.Strings) && !bytes.Equal(value, c.value) {
+			t.Errorf("%.60q: value\n got % x\nwant % x", c.input, value, c.value)
 		}
-	}
-	if err := lines.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n < 50 {
-		t.Fatalf("only %d cases in the corpus", n)
 	}
 }
 
