@@ -1,0 +1,298 @@
+package variant
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"unsafe"
+
+	pv "github.com/parquet-go/parquet-go/variant"
+)
+
+// MaxDepth is the deepest nesting of objects and arrays that Encode accepts,
+// the same limit as the JSON parser behind Spark's parse_json.
+const MaxDepth = 1000
+
+// ErrSyntax is wrapped by every error Encode returns: the input is not one
+// JSON text that a VARIANT can hold (malformed JSON, trailing data, a
+// duplicate key in an object, or nesting deeper than [MaxDepth]).
+var ErrSyntax = errors.New("invalid JSON for a VARIANT")
+
+// Encoder turns JSON texts into VARIANT values; reusable, not safe for
+// concurrent use. The zero value is ready to use. Its buffers grow to the
+// largest text seen and are kept, so a long-lived Encoder does not allocate
+// once it has warmed up.
+type Encoder struct {
+	in    []byte // the text being encoded, only during Encode
+	pos   int    // next byte of in to read
+	depth int    // objects and arrays open at pos
+	emit  bool   // second pass: write to b; first pass: collect keys only
+
+	seen  pv.MetadataBuilder // first pass: the distinct keys, deduplicated
+	keys  []byte             // first pass: the distinct keys, back to back
+	spans []keySpan          // first pass: one span of keys per distinct key
+	str   []byte             // scratch for a string with escapes or invalid UTF-8
+
+	meta    pv.MetadataBuilder // the sorted dictionary the value refers to
+	b       *pv.Builder        // writes the value, interning keys into meta
+	metaBuf []byte             // the encoded metadata returned by Encode
+}
+
+// keySpan locates one distinct key in Encoder.keys.
+type keySpan struct{ start, end int }
+
+// Encode parses one complete JSON text (any JSON value, leading/trailing
+// whitespace allowed) and returns its metadata and value binaries, valid
+// until the next call to Encode. Malformed JSON, duplicate keys in an object
+// and nesting deeper than [MaxDepth] return an error wrapping [ErrSyntax].
+//
+// Encode reads the text twice. The first pass checks the syntax and collects
+// the object keys, which are then sorted into the metadata dictionary; the
+// second pass writes the value with field ids that already follow key order,
+// so the dictionary can be both sorted and final before any id is written.
+func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
+	if e.b == nil {
+		e.b = pv.NewBuilderWithMetadata(&e.meta)
+	}
+	defer func() { e.in = nil }()
+
+	e.seen.Reset()
+	e.keys = e.keys[:0]
+	e.spans = e.spans[:0]
+	if err := e.parse(json, false); err != nil {
+		return nil, nil, err
+	}
+
+	slices.SortFunc(e.spans, func(a, b keySpan) int {
+		return bytes.Compare(e.keys[a.start:a.end], e.keys[b.start:b.end])
+	})
+	e.meta.Reset()
+	for _, s := range e.spans {
+		e.meta.Add(view(e.keys[s.start:s.end]))
+	}
+	if e.meta.Size() > math.MaxUint32 {
+		return nil, nil, fmt.Errorf("%w: object keys total %d bytes, over the 4 GiB a VARIANT dictionary holds", ErrSyntax, e.meta.Size())
+	}
+
+	e.b.Reset()
+	if err := e.parse(json, true); err != nil {
+		return nil, nil, err
+	}
+	value, err = e.b.Bytes()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	e.metaBuf = e.meta.AppendTo(e.metaBuf[:0])
+	return e.metaBuf, value, nil
+}
+
+// parse reads the whole text once; emit selects the pass (see Encode).
+func (e *Encoder) parse(json []byte, emit bool) error {
+	e.in, e.pos, e.depth, e.emit = json, 0, 0, emit
+	if err := e.value(); err != nil {
+		return err
+	}
+	e.skipSpace()
+	if e.pos < len(e.in) {
+		return e.errorf("unexpected %q after the JSON value", e.in[e.pos])
+	}
+	return nil
+}
+
+// errorf returns an error wrapping ErrSyntax that names the byte offset.
+func (e *Encoder) errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s at byte %d", ErrSyntax, fmt.Sprintf(format, args...), e.pos)
+}
+
+// skipSpace moves past JSON whitespace (space, tab, line feed, carriage return).
+func (e *Encoder) skipSpace() {
+	for e.pos < len(e.in) {
+		switch e.in[e.pos] {
+		case ' ', '\t', '\n', '\r':
+			e.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value reads one JSON value starting at pos (after optional whitespace).
+func (e *Encoder) value() error {
+	e.skipSpace()
+	if e.pos >= len(e.in) {
+		return e.errorf("unexpected end of input")
+	}
+	switch c := e.in[e.pos]; {
+	case c == '{':
+		return e.object()
+	case c == '[':
+		return e.array()
+	case c == '"':
+		if !e.emit {
+			_, _, err := e.readString()
+			return err
+		}
+		s, err := e.decodeString()
+		if err != nil {
+			return err
+		}
+		e.b.String(view(s))
+		return nil
+	case c == 't':
+		return e.literal("true")
+	case c == 'f':
+		return e.literal("false")
+	case c == 'n':
+		return e.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return e.number()
+	default:
+		return e.errorf("unexpected %q", c)
+	}
+}
+
+// literal reads true, false or null.
+func (e *Encoder) literal(word string) error {
+	if !bytes.HasPrefix(e.in[e.pos:], []byte(word)) {
+		return e.errorf("invalid literal, expected %s", word)
+	}
+	e.pos += len(word)
+	if e.emit {
+		switch word {
+		case "true":
+			e.b.Bool(true)
+		case "false":
+			e.b.Bool(false)
+		default:
+			e.b.Null()
+		}
+	}
+	return nil
+}
+
+// open enters an object or array, enforcing MaxDepth.
+func (e *Encoder) open() error {
+	if e.depth++; e.depth > MaxDepth {
+		return e.errorf("nesting deeper than %d", MaxDepth)
+	}
+	e.pos++
+	e.skipSpace()
+	return nil
+}
+
+// object reads an object; pos is at its '{'.
+func (e *Encoder) object() error {
+	if err := e.open(); err != nil {
+		return err
+	}
+	if e.emit {
+		e.b.BeginObject()
+	}
+	if e.pos < len(e.in) && e.in[e.pos] == '}' {
+		e.pos++
+	} else {
+		if err := e.members(); err != nil {
+			return err
+		}
+	}
+	if e.emit {
+		e.b.EndObject()
+		// The builder sorts the fields by key and fails on a repeated one.
+		if err := e.b.Err(); err != nil {
+			return e.errorf("%v", err)
+		}
+	}
+	e.depth--
+	return nil
+}
+
+// members reads an object's "key": value pairs and its closing '}'.
+func (e *Encoder) members() error {
+	for {
+		e.skipSpace()
+		if e.pos >= len(e.in) || e.in[e.pos] != '"' {
+			return e.errorf("expected an object key")
+		}
+		key, err := e.decodeString()
+		if err != nil {
+			return err
+		}
+		if e.emit {
+			e.b.Field(view(key))
+		} else if n := len(e.spans); e.seen.Add(view(key)) == n {
+			start := len(e.keys)
+			e.keys = append(e.keys, key...)
+			e.spans = append(e.spans, keySpan{start, len(e.keys)})
+		}
+		e.skipSpace()
+		if e.pos >= len(e.in) || e.in[e.pos] != ':' {
+			return e.errorf("expected ':' after an object key")
+		}
+		e.pos++
+		if err := e.value(); err != nil {
+			return err
+		}
+		if done, err := e.next('}'); done || err != nil {
+			return err
+		}
+	}
+}
+
+// array reads an array; pos is at its '['.
+func (e *Encoder) array() error {
+	if err := e.open(); err != nil {
+		return err
+	}
+	if e.emit {
+		e.b.BeginArray()
+	}
+	if e.pos < len(e.in) && e.in[e.pos] == ']' {
+		e.pos++
+	} else {
+		if err := e.elements(); err != nil {
+			return err
+		}
+	}
+	if e.emit {
+		e.b.EndArray()
+	}
+	e.depth--
+	return nil
+}
+
+// elements reads an array's values and its closing ']'.
+func (e *Encoder) elements() error {
+	for {
+		if err := e.value(); err != nil {
+			return err
+		}
+		if done, err := e.next(']'); done || err != nil {
+			return err
+		}
+	}
+}
+
+// next reads the ',' between two members of a container or its closing byte,
+// reporting done on the latter.
+func (e *Encoder) next(closing byte) (done bool, err error) {
+	e.skipSpace()
+	if e.pos < len(e.in) {
+		switch e.in[e.pos] {
+		case ',':
+			e.pos++
+			return false, nil
+		case closing:
+			e.pos++
+			return true, nil
+		}
+	}
+	return false, e.errorf("expected ',' or %q", closing)
+}
+
+// view returns b as a string without copying. The string is only valid while
+// b's bytes are unchanged; it is passed to callees that copy what they keep.
+func view(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}

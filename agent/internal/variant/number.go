@@ -1,0 +1,169 @@
+package variant
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"strconv"
+)
+
+// Decimal limits of the VARIANT decimal4, decimal8 and decimal16 types.
+const (
+	maxDecimal4Precision  = 9
+	maxDecimal8Precision  = 18
+	maxDecimal16Precision = 38
+)
+
+// number reads a JSON number at pos and, in the second pass, writes it the
+// way Spark's parse_json does:
+//
+//   - an integer that fits int64 becomes the smallest of int8/16/32/64;
+//   - a number without exponent whose significant digits and digits after
+//     the point each number at most 38 becomes a decimal, decimal4/8/16 by
+//     the larger of the two counts (so 1.50 is decimal4 150 with scale 2,
+//     and -0.0 is the decimal 0.0: a decimal has no negative zero);
+//   - anything else (an exponent, more digits) becomes a double, ±Inf when
+//     out of range (1e400).
+func (e *Encoder) number() error {
+	start := e.pos
+	neg := e.in[e.pos] == '-'
+	if neg {
+		e.pos++
+	}
+	intStart := e.pos
+	switch {
+	case e.pos < len(e.in) && e.in[e.pos] == '0':
+		e.pos++
+	case e.pos < len(e.in) && isDigit(e.in[e.pos]):
+		e.digits()
+	default:
+		return e.errorf("invalid number, expected a digit")
+	}
+	intDigits := e.in[intStart:e.pos]
+	var fracDigits []byte
+	if e.pos < len(e.in) && e.in[e.pos] == '.' {
+		e.pos++
+		fracStart := e.pos
+		if e.digits() == 0 {
+			return e.errorf("invalid number, expected a digit after '.'")
+		}
+		fracDigits = e.in[fracStart:e.pos]
+	}
+	exponent := e.pos < len(e.in) && (e.in[e.pos] == 'e' || e.in[e.pos] == 'E')
+	if exponent {
+		e.pos++
+		if e.pos < len(e.in) && (e.in[e.pos] == '+' || e.in[e.pos] == '-') {
+			e.pos++
+		}
+		if e.digits() == 0 {
+			return e.errorf("invalid number, expected a digit in the exponent")
+		}
+	}
+	if !e.emit {
+		return nil
+	}
+	if !exponent {
+		if fracDigits == nil {
+			if v, ok := parseInt64(neg, intDigits); ok {
+				e.integer(v)
+				return nil
+			}
+		}
+		if e.decimal(neg, intDigits, fracDigits) {
+			return nil
+		}
+	}
+	// Out-of-range values come back as ±Inf or ±0 with an error that only
+	// says so; the JSON parser behind Spark gives the same values.
+	f, _ := strconv.ParseFloat(view(e.in[start:e.pos]), 64)
+	e.b.Double(f)
+	return nil
+}
+
+// digits moves past a run of decimal digits and returns its length.
+func (e *Encoder) digits() int {
+	start := e.pos
+	for e.pos < len(e.in) && isDigit(e.in[e.pos]) {
+		e.pos++
+	}
+	return e.pos - start
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// parseInt64 returns the value of a JSON integer's digits (no leading zero
+// but for 0 itself) and whether it fits int64.
+func parseInt64(neg bool, digits []byte) (int64, bool) {
+	if len(digits) > 19 {
+		return 0, false
+	}
+	var u uint64 // 19 digits never overflow uint64
+	for _, c := range digits {
+		u = u*10 + uint64(c-'0')
+	}
+	switch {
+	case !neg && u <= math.MaxInt64:
+		return int64(u), true
+	case neg && u <= 1<<63:
+		return int64(-u), true // -(1<<63) wraps to math.MinInt64
+	}
+	return 0, false
+}
+
+// integer writes v in the smallest integer type that holds it.
+func (e *Encoder) integer(v int64) {
+	switch {
+	case v == int64(int8(v)):
+		e.b.Int8(int8(v))
+	case v == int64(int16(v)):
+		e.b.Int16(int16(v))
+	case v == int64(int32(v)):
+		e.b.Int32(int32(v))
+	default:
+		e.b.Int64(v)
+	}
+}
+
+// decimal writes intDigits.fracDigits as a decimal if its precision (count of
+// significant digits, 1 for zero) and scale (count of fraction digits) are
+// both at most 38, and reports whether it did. The type is the smallest whose
+// precision covers both counts, as Spark's VariantBuilder.appendDecimal picks.
+func (e *Encoder) decimal(neg bool, intDigits, fracDigits []byte) bool {
+	scale := len(fracDigits)
+	if scale > maxDecimal16Precision {
+		return false
+	}
+	var hi, lo uint64 // the unscaled value, below 10^38 < 2^127
+	precision := 0
+	for _, part := range [2][]byte{intDigits, fracDigits} {
+		for _, c := range part {
+			if precision == 0 && c == '0' {
+				continue // leading zeros are not significant
+			}
+			if precision++; precision > maxDecimal16Precision {
+				return false
+			}
+			var carry uint64
+			h, l := bits.Mul64(lo, 10)
+			lo, carry = bits.Add64(l, uint64(c-'0'), 0)
+			hi = hi*10 + h + carry
+		}
+	}
+	if neg { // two's complement of the 128-bit value
+		var borrow uint64
+		lo, borrow = bits.Sub64(0, lo, 0)
+		hi, _ = bits.Sub64(0, hi, borrow)
+	}
+	switch p := max(precision, scale); {
+	case p <= maxDecimal4Precision:
+		e.b.Decimal4(int32(lo), byte(scale))
+	case p <= maxDecimal8Precision:
+		e.b.Decimal8(int64(lo), byte(scale))
+	default:
+		var le [16]byte
+		binary.LittleEndian.PutUint64(le[:8], lo)
+		binary.LittleEndian.PutUint64(le[8:], hi)
+		e.b.Decimal16(le, byte(scale))
+	}
+	return true
+}
