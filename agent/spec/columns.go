@@ -111,13 +111,19 @@ func (l *Layout) Columns() []schema.Field {
 	return cols
 }
 
+// Variant reports whether the part is JSON without json_options: its
+// single column Column is a VARIANT holding each key or value parsed whole.
+func (p *Part) Variant() bool {
+	return p.Format == FormatJSON && p.Transformer != nil && p.Transformer.JSONOptions == nil
+}
+
 // columnKind returns the type of a part's single column: STRING for
-// format STRING, VARIANT for JSON without a schema, BINARY otherwise.
+// format STRING, VARIANT for JSON without json_options, BINARY otherwise.
 func (p *Part) columnKind() schema.Kind {
-	switch p.Format {
-	case FormatString:
+	switch {
+	case p.Format == FormatString:
 		return schema.String
-	case FormatJSON:
+	case p.Variant():
 		return schema.Variant
 	}
 	return schema.Binary
