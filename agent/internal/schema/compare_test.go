@@ -50,7 +50,7 @@ func TestHasKind(t *testing.T) {
 	}
 	for k, want := range map[schema.Kind]bool{
 		schema.Int: true, schema.TimestampNTZ: true, schema.Struct: true, schema.Array: true, schema.Date: true,
-		schema.Variant: true,
+		schema.Variant:   true,
 		schema.Timestamp: false, schema.Long: false, schema.Decimal: false,
 	} {
 		if got := schema.HasKind(fields, k); got != want {
