@@ -24,15 +24,21 @@ func variantText(t *testing.T, json string) string {
 	return fmt.Sprintf("variant(%x %x)", meta, value)
 }
 
-// TestVariantPart: JSON without json_options fills one VARIANT column per
-// side; bytes that are not one JSON text leave it null and go to
-// _corrupt_record.
-func TestVariantPart(t *testing.T) {
-	layout := &spec.Layout{
+// variantLayout is the layout of a table whose key and value are JSON
+// without json_options: two VARIANT columns.
+func variantLayout() *spec.Layout {
+	return &spec.Layout{
 		Key:           spec.Part{Format: spec.FormatJSON, Transformer: &spec.Transformer{Format: spec.FormatJSON}, Column: spec.KeyColumn},
 		Value:         spec.Part{Format: spec.FormatJSON, Transformer: &spec.Transformer{Format: spec.FormatJSON}, Column: spec.ValueColumn},
 		CorruptRecord: true,
 	}
+}
+
+// TestVariantPart: JSON without json_options fills one VARIANT column per
+// side; bytes that are not one JSON text leave it null and go to
+// _corrupt_record.
+func TestVariantPart(t *testing.T) {
+	layout := variantLayout()
 	if got := schema.FormatDDL(layout.Columns()); got != "key VARIANT, value VARIANT, _corrupt_record BINARY" {
 		t.Fatalf("columns = %s", got)
 	}
