@@ -18,7 +18,9 @@ import (
 // a bulk of plain ones; and reads the table back with delta-rs (protocol
 // 3/7 with variantType, one row per record, the malformed bytes in
 // _corrupt_record) and DuckDB (VARIANT columns whose JSON and extracted
-// fields are the produced values).
+// fields are the produced values). A second table reads the same topic
+// with a json_options schema of VARIANT fields, which take the fields' JSON
+// sub-values.
 func TestVariantThroughTerraform(t *testing.T) {
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-variant")
@@ -58,8 +60,23 @@ resource "tributary_pipeline" "variants" {
     }
     table_configuration = { source_metadata_column = "_kafka" }
   }
+
+  table {
+    destination_table = "%s_fields"
+    connector_options = {
+      kafka_options = {
+        topics          = [%q]
+        starting_offset = "earliest"
+        value_transformer = {
+          format       = "JSON"
+          json_options = { schema = "id BIGINT, tags VARIANT, user VARIANT" }
+        }
+      }
+    }
+    table_configuration = { source_metadata_column = "_kafka" }
+  }
 }
-`, uniqueName("e2e-local"), env.bootstrap, pipeline, tableName, topic)
+`, uniqueName("e2e-local"), env.bootstrap, pipeline, tableName, topic, tableName, topic)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +92,13 @@ resource "tributary_pipeline" "variants" {
 		t.Errorf("status reports %d corrupt records, want %d", st.CorruptRecords, corrupt)
 	}
 	t.Log(python(t, "variant_records.py", "check", st.Location, "--manifest", manifest))
+	// Not objects: the malformed ones, the array and the scalars (null included).
+	const notObjects = corrupt + 5
+	fields := a.waitRows(pipeline, 1, tricky+bulk, 2*time.Minute)
+	if fields.CorruptRecords != notObjects {
+		t.Errorf("the table with VARIANT fields reports %d corrupt records, want %d", fields.CorruptRecords, notObjects)
+	}
+	t.Log(python(t, "variant_records.py", "check-fields", fields.Location, "--manifest", manifest, "--columns", "tags,user"))
 	terraform(t, dir, a, "plan", "-detailed-exitcode", "-input=false", "-no-color")
 	terraform(t, dir, a, "destroy", "-auto-approve", "-input=false", "-no-color")
 }

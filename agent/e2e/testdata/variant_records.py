@@ -25,6 +25,15 @@ metadata column is _kafka:
     their types;
   - DuckDB's delta_scan reads the table through its log: every row, the
     value a VARIANT.
+
+    variant_records.py check-fields TABLE --manifest FILE --columns C1,C2
+
+Reads TABLE, the same records decoded with a json_options schema whose
+columns C1, C2, ... are VARIANT, with DuckDB: a value that is a JSON object
+has each listed field's JSON sub-value in its column (NULL when the field
+is missing or JSON null) and a null _corrupt_record; any other non-blank
+value is corrupt, with every listed column NULL.
+
 Prints a line per reader; exits non-zero on the first failure.
 """
 import argparse
@@ -293,6 +302,45 @@ def check_duckdb(dt, manifest):
     print(f"duckdb: delta_scan: {n} rows, value {t}")
 
 
+def check_fields(args):
+    import duckdb
+    from deltalake import DeltaTable
+
+    with open(args.manifest) as f:
+        manifest = [json.loads(line) for line in f]
+    columns = args.columns.split(",")
+    files = DeltaTable(args.table).file_uris()
+    quoted = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet([{quoted}])")
+    types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE t)").fetchall())
+    if any(types.get(c) != "VARIANT" for c in columns):
+        fail(f"duckdb: column types {types}, want {columns} VARIANT")
+    select = ", ".join(f"{c}::JSON::VARCHAR, {c} IS NULL" for c in columns)
+    rows = {r[0]: r for r in con.execute(f"SELECT _kafka.offset, _corrupt_record, {select} FROM t").fetchall()}
+    if len(rows) != len(manifest):
+        fail(f"duckdb: {len(rows)} rows, want {len(manifest)}")
+    for m in manifest:
+        o, v = m["offset"], unb64(m["value"])
+        try:
+            obj = load_exact(v) if v is not None and v.strip() else None
+        except ValueError:
+            obj = "malformed"
+        corrupt = v is not None and v.strip() and not isinstance(obj, dict)
+        r = rows[o]
+        if (r[1] is not None) != bool(corrupt):
+            fail(f"duckdb: offset {o}: _corrupt_record {r[1]!r}, want it set only for a value that is not an object")
+        for i, c in enumerate(columns):
+            got, is_null = r[2 + 2 * i], r[3 + 2 * i]
+            want = obj.get(c) if isinstance(obj, dict) else None
+            if want is None:
+                if not is_null:
+                    fail(f"duckdb: offset {o}: {c} = {got}, want NULL")
+            elif is_null or (d := same(want, load_duckdb_json(got))) is not None:
+                fail(f"duckdb: offset {o}: {c}: {got if is_null else d}")
+    print(f"duckdb: {len(rows)} rows, VARIANT fields {columns} as produced")
+
+
 def check(args):
     with open(args.manifest) as f:
         manifest = [json.loads(line) for line in f]
@@ -311,8 +359,12 @@ def main():
     c = sub.add_parser("check")
     c.add_argument("table")
     c.add_argument("--manifest", required=True)
+    cf = sub.add_parser("check-fields")
+    cf.add_argument("table")
+    cf.add_argument("--manifest", required=True)
+    cf.add_argument("--columns", required=True)
     args = ap.parse_args()
-    {"produce": produce, "check": check}[args.cmd](args)
+    {"produce": produce, "check": check, "check-fields": check_fields}[args.cmd](args)
 
 
 if __name__ == "__main__":
