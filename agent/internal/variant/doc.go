@@ -11,7 +11,10 @@
 //     digits and their digits after the point each number at most 38
 //     (decimal4 up to 9, decimal8 up to 18, else decimal16; the scale is the
 //     number of digits after the point, so 1.50 keeps scale 2);
-//   - every other number (an exponent, more digits) is a double;
+//   - every other number (an exponent, more digits) is a double, ±Inf when
+//     out of range;
+//   - negative zero survives only as a double: -0 is the int8 0 and -0.0 the
+//     decimal 0.0, while -0e0 is the double -0;
 //   - strings are short strings below 64 bytes, long strings from 64 bytes;
 //   - objects list their fields by key in byte order, and arrays keep their
 //     order; both use the narrowest offsets and field ids that fit, and the
@@ -19,17 +22,20 @@
 //   - the metadata dictionary holds each key once, sorted by bytes, with the
 //     sorted_strings bit set and the narrowest offsets that fit.
 //
-// Strings are UTF-8. A byte that is not part of valid UTF-8 becomes U+FFFD,
-// one per byte, and so does a \u escape of a lone UTF-16 surrogate. Spark
-// also writes U+FFFD for invalid bytes (sometimes one for a whole broken
-// sequence) but writes '?' for a lone surrogate; U+FFFD is what Go's
-// encoding/json writes and says more plainly that a character was lost.
+// Strings are UTF-8, and broken text is replaced as Spark replaces it (Spark
+// decodes the input with Java's UTF-8 decoder and encodes the parsed strings
+// with Java's encoder): bytes that are not valid UTF-8 become U+FFFD, one for
+// each run Java's decoder replaces (a truncated sequence is one, an overlong
+// form one per byte), and a \u escape of a lone UTF-16 surrogate becomes '?'.
 //
-// Where Encode is stricter than parse_json: it wants exactly one JSON value
-// (Spark ignores what follows the first one), and it has no limit on the
-// length of a number (Spark's parser refuses numbers over 1000 characters).
-// Negative zero survives only as a double: -0 is the int8 0 and -0.0 the
-// decimal 0.0, as in Spark, while -0e0 is the double -0.
+// Encode differs from parse_json in three ways. It wants exactly one JSON
+// value, where Spark reads the first value and silently drops what follows.
+// It refuses an object whose keys differ only in lone surrogates ("\ud800"
+// and "?"), where Spark writes two fields named "?", which the specification
+// forbids. And it reads integers of any length, where Spark's JSON parser
+// refuses those of more than 1000 digits. testdata/spark_parse_json.jsonl
+// holds what Spark 4.0.1 made of a corpus of tricky inputs; the tests compare
+// the Encoder with it.
 //
 // # Implementation
 //
@@ -37,5 +43,14 @@
 // picks the narrowest widths and sorts object fields. It interns keys in
 // first-seen order and so cannot produce a sorted dictionary on its own;
 // Encode therefore reads the text twice, collecting and sorting the keys
-// first and writing the value second.
+// first and writing the value second. Once its buffers have grown, it does
+// not allocate.
+//
+// Cost (BenchmarkEncode, go test -bench, CPU time per call on a shared
+// 2-core AMD EPYC): about 2.8 µs for a 94-byte flat object and 25 µs for a
+// 970-byte nested one, both with 0 allocations. The generic route it
+// replaces, encoding/json into Go values then parquet-go's variant.Marshal
+// (BenchmarkMarshalGeneric), takes about 13 µs with 52 allocations and
+// 107 µs with 379 allocations, and is not even correct: it writes numbers
+// as strings and leaves the dictionary unsorted.
 package variant

@@ -72,7 +72,7 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	for _, s := range e.spans {
 		e.meta.Add(view(e.keys[s.start:s.end]))
 	}
-	if e.meta.Size() > math.MaxUint32 {
+	if uint64(e.meta.Size()) > math.MaxUint32 {
 		return nil, nil, fmt.Errorf("%w: object keys total %d bytes, over the 4 GiB a VARIANT dictionary holds", ErrSyntax, e.meta.Size())
 	}
 
@@ -131,7 +131,7 @@ func (e *Encoder) value() error {
 		return e.array()
 	case c == '"':
 		if !e.emit {
-			_, _, err := e.readString()
+			_, _, _, err := e.readString()
 			return err
 		}
 		s, err := e.decodeString()

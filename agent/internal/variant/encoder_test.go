@@ -57,8 +57,11 @@ func TestEncodeBytes(t *testing.T) {
 		{"empty string", `""`, emptyMetadata, "01"},
 		{"long string", `"` + long + `"`, emptyMetadata, "40 40 00 00 00 " + hex.EncodeToString([]byte(long))},
 		{"escapes", `"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"`, emptyMetadata, "39 22 5c 2f 08 0c 0a 0d 09 c3 a9 f0 9f 98 80"},
-		{"lone surrogate", `"\ud800x"`, emptyMetadata, "11 ef bf bd 78"},
+		{"lone surrogate", `"\ud800x"`, emptyMetadata, "09 3f 78"},
 		{"invalid UTF-8", "\"\xff\"", emptyMetadata, "0d ef bf bd"},
+		{"truncated UTF-8", "\"a\xe2\x82b\"", emptyMetadata, "15 61 ef bf bd 62"},
+		{"encoded surrogate", "\"\xed\xa0\x80\"", emptyMetadata, "0d ef bf bd"},
+		{"overlong UTF-8", "\"\xc0\xaf\"", emptyMetadata, "19 ef bf bd ef bf bd"},
 		// The specification's example: ids and offsets in key order, the
 		// values where they were written.
 		{"object", `{"c": 3, "b": 2, "a": 1}`, "11 03 00 01 02 03 61 62 63",
@@ -144,15 +147,16 @@ func TestEncodeRoundTrip(t *testing.T) {
 			`123456789012345678901234567890123456789]`,
 		"decimals": `[0.1,-2.50,3.141592653,1234567890.12345678,0.12345678901234567890123456789012345678,` +
 			`1.000000000000000000000000000000000000001,1e-7,6.02E23,1e400,-1e400]`,
-		"nulls":       `[null,{"a":null},[null,null]]`,
-		"300 keys":    manyKeys(300),
-		"70000 keys":  manyKeys(70000),
-		"long values": `{"s":"` + strings.Repeat("é", 200) + `","t":"` + strings.Repeat("x", 70000) + `"}`,
-		"300 items":   "[" + strings.Repeat(`"v",`, 299) + `"v"]`,
-		"depth 999":   strings.Repeat(`[`, 998) + `{"a":1}` + strings.Repeat(`]`, 998),
-		"depth 1000":  strings.Repeat(`{"a":`, 999) + `[]` + strings.Repeat(`}`, 999),
-		"empty key":   `{"":1,"a":{"":2}}`,
-		"escaped key": `{"\u0062":1,"a\n":2,"a":3}`,
+		"nulls":         `[null,{"a":null},[null,null]]`,
+		"negative zero": `[-0,-0.0,-0e0,-0.0E+1]`,
+		"300 keys":      manyKeys(300),
+		"70000 keys":    manyKeys(70000),
+		"long values":   `{"s":"` + strings.Repeat("é", 200) + `","t":"` + strings.Repeat("x", 70000) + `"}`,
+		"300 items":     "[" + strings.Repeat(`"v",`, 299) + `"v"]`,
+		"depth 999":     strings.Repeat(`[`, 998) + `{"a":1}` + strings.Repeat(`]`, 998),
+		"depth 1000":    strings.Repeat(`{"a":`, 999) + `[]` + strings.Repeat(`}`, 999),
+		"empty key":     `{"":1,"a":{"":2}}`,
+		"escaped key":   `{"\u0062":1,"a\n":2,"a":3}`,
 	}
 	var enc variant.Encoder
 	for name, text := range tests {

@@ -125,8 +125,9 @@ func (e *Encoder) integer(v int64) {
 }
 
 // decimal writes intDigits.fracDigits as a decimal if its precision (count of
-// significant digits, 1 for zero) and scale (count of fraction digits) are
-// both at most 38, and reports whether it did. The type is the smallest whose
+// significant digits; Spark counts 1 for zero, which picks the same type)
+// and scale (count of fraction digits) are both at most 38, and reports
+// whether it did. The type is the smallest whose
 // precision covers both counts, as Spark's VariantBuilder.appendDecimal picks.
 func (e *Encoder) decimal(neg bool, intDigits, fracDigits []byte) bool {
 	scale := len(fracDigits)
