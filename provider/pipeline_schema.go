@@ -222,12 +222,13 @@ func transformerSchema(side string) schema.SingleNestedAttribute {
 				MarkdownDescription: "One of " + quoted(spec.Formats) + ". `" + spec.FormatString + "` makes a STRING column `" +
 					side + "`; `" + spec.FormatJSON + "`, `" + spec.FormatAvro + "` and `" + spec.FormatProtobuf + "` decode the " +
 					side + " into one top-level column per field of the schema of `json_options`, `avro_options` or " +
-					"`protobuf_options`, the one that goes with the format (required with it; the others must not be set).",
+					"`protobuf_options`, the one that goes with the format (required with it, except that `" + spec.FormatJSON +
+					"` without `json_options` keeps the whole " + side + " in one VARIANT column `" + side + "`; the others must not be set).",
 				Required: true,
 			},
 			"json_options": schema.SingleNestedAttribute{
-				MarkdownDescription: "Options of format `" + spec.FormatJSON + "`, required with it. Exactly one of `schema` " +
-					"and `schema_file_path` is required.",
+				MarkdownDescription: "Options of format `" + spec.FormatJSON + "`. Exactly one of `schema` " +
+					"and `schema_file_path` is required. Not set: the " + side + " is one VARIANT column.",
 				Optional: true,
 				Attributes: map[string]schema.Attribute{
 					"schema": schema.StringAttribute{

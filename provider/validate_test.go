@@ -77,8 +77,6 @@ func TestAccPipelineValidation(t *testing.T) {
 			kafkaPath + ".isolation_level", `"committed" is not one of read_committed, read_uncommitted`},
 		{"unknown format", one(withValue(`{ format = "XML" }`), ""),
 			kafkaPath + ".value_transformer.format", `"XML" is not one of STRING, JSON, AVRO, PROTOBUF`},
-		{"json without json_options", one(withValue(`{ format = "JSON" }`), ""),
-			kafkaPath + ".value_transformer.format", "JSON without json_options (a VARIANT column) is not yet supported"},
 		{"json_options with STRING", one(withValue(`{ format = "STRING", json_options = { schema = "id INT" } }`), ""),
 			kafkaPath + ".value_transformer.json_options", "json_options applies only to format JSON"},
 		{"schema and schema_file_path", one(withValue(`{ format = "JSON", json_options = { schema = "id INT", schema_file_path = "x.ddl" } }`), ""),

@@ -45,9 +45,10 @@ type Part struct {
 	Transformer *Transformer
 	// Fields are the columns the side's schema declares: the fields of a
 	// JSON schema, of an Avro record or of a Protobuf message, or the one
-	// column Column of a non-record Avro schema. Nil for BINARY and STRING,
-	// which make the single column Column, and for a schema that comes from
-	// a registry until the agent resolves it at run time ([Part.Pending]).
+	// column Column of a non-record Avro schema. Nil for BINARY, STRING and
+	// JSON without json_options (VARIANT), which make the single column
+	// Column, and for a schema that comes from a registry until the agent
+	// resolves it at run time ([Part.Pending]).
 	Fields []schema.Field
 	// Column is KeyColumn or ValueColumn: the name of the side's single
 	// column when it has one.
@@ -97,11 +98,7 @@ func (l *Layout) Columns() []schema.Field {
 			}
 			continue
 		}
-		kind := schema.Binary
-		if p.Format == FormatString {
-			kind = schema.String
-		}
-		cols = append(cols, schema.Field{Name: p.Column, Type: &schema.Type{Kind: kind}, Nullable: true})
+		cols = append(cols, schema.Field{Name: p.Column, Type: &schema.Type{Kind: p.columnKind()}, Nullable: true})
 	}
 	if l.MetadataColumn != "" {
 		// Nullable, so that adding the column to an existing table is a
@@ -112,6 +109,24 @@ func (l *Layout) Columns() []schema.Field {
 		cols = append(cols, schema.Field{Name: CorruptRecordColumn, Type: &schema.Type{Kind: schema.Binary}, Nullable: true})
 	}
 	return cols
+}
+
+// Variant reports whether the part is JSON without json_options: its
+// single column Column is a VARIANT holding each key or value parsed whole.
+func (p *Part) Variant() bool {
+	return p.Format == FormatJSON && p.Transformer != nil && p.Transformer.JSONOptions == nil
+}
+
+// columnKind returns the type of a part's single column: STRING for
+// format STRING, VARIANT for JSON without json_options, BINARY otherwise.
+func (p *Part) columnKind() schema.Kind {
+	switch {
+	case p.Format == FormatString:
+		return schema.String
+	case p.Variant():
+		return schema.Variant
+	}
+	return schema.Binary
 }
 
 // Layout returns t's column layout, or the problems that prevent one (an
@@ -256,7 +271,8 @@ func (p *Part) registryAttr() string {
 }
 
 // mayCorrupt reports whether records can fail to decode into the part and
-// keep their row: JSON always, Avro and Protobuf in PERMISSIVE mode.
+// keep their row: JSON always (with a schema or as a VARIANT), Avro and
+// Protobuf in PERMISSIVE mode.
 func (p *Part) mayCorrupt() bool {
 	switch p.Format {
 	case FormatJSON:

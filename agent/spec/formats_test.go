@@ -91,6 +91,7 @@ func TestLayoutCorruptRecord(t *testing.T) {
 		{"binary", nil, nil, false},
 		{"string", &Transformer{Format: FormatString}, nil, false},
 		{"json", nil, &Transformer{Format: FormatJSON, JSONOptions: &JSONOptions{Schema: "a INT"}}, true},
+		{"json as variant", nil, &Transformer{Format: FormatJSON}, true},
 		{"permissive avro", nil, &Transformer{Format: FormatAvro, AvroOptions: &AvroOptions{Schema: avroOrder}}, true},
 		{"default avro registry", nil, &Transformer{Format: FormatAvro, AvroOptions: &AvroOptions{SchemaRegistry: registry("v")}}, true},
 		{"failfast avro", nil, &Transformer{Format: FormatAvro, AvroOptions: &AvroOptions{Schema: avroOrder, ParseMode: ParseModeFailFast}}, false},

@@ -165,11 +165,9 @@ func (tr *Transformer) validate(col collector) {
 	switch tr.Format {
 	case FormatString:
 	case FormatJSON:
-		if tr.JSONOptions == nil {
-			col.add("format", "JSON without json_options (a VARIANT column) is not yet supported; set json_options.schema or json_options.schema_file_path")
-			return
+		if tr.JSONOptions != nil { // without, the side is one VARIANT column
+			tr.JSONOptions.validate(col.at("json_options"))
 		}
-		tr.JSONOptions.validate(col.at("json_options"))
 	case FormatAvro:
 		if tr.AvroOptions == nil {
 			col.add("avro_options", "format AVRO needs avro_options with one of schema, schema_file_path or schema_registry")

@@ -3,6 +3,8 @@ package spec
 import (
 	"strings"
 	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
 // validPipeline returns a pipeline that passes Validate; cases mutate it.
@@ -84,7 +86,6 @@ func TestPipelineValidate(t *testing.T) {
 			sr.ConnectionName = "-bad"
 			ko(p).KeyTransformer = &Transformer{Format: FormatProtobuf, ProtobufOptions: &ProtobufOptions{SchemaRegistry: sr}}
 		}, kp + "key_transformer.protobuf_options.schema_registry.connection_name", "not a valid name"},
-		{"variant", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions = nil }, kp + "value_transformer.format", "not yet supported"},
 		{"schema and file", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.SchemaFilePath = "x.ddl" }, kp + "value_transformer.json_options.schema", "mutually exclusive"},
 		{"no schema", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "" }, kp + "value_transformer.json_options.schema", "one of schema or schema_file_path is required"},
 		{"bad ddl", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "id BIGINTT" }, kp + "value_transformer.json_options.schema", "line 1, column 4"},
@@ -192,6 +193,25 @@ func TestLayoutColumns(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	if got, want := strings.Join(names, ","), "key,id,name,_kafka,_corrupt_record"; got != want {
+		t.Fatalf("columns %s, want %s", got, want)
+	}
+}
+
+// TestLayoutVariant: JSON without json_options is one VARIANT column named
+// after its side, with _corrupt_record for the records that do not parse.
+func TestLayoutVariant(t *testing.T) {
+	p := validPipeline()
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.KeyTransformer = &Transformer{Format: FormatJSON}
+	ko.ValueTransformer.JSONOptions = nil
+	if errs := p.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	l, errs := p.Tables[0].Layout()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got, want := schema.FormatDDL(l.Columns()), "key VARIANT, value VARIANT, _kafka "+MetadataType.String()+", _corrupt_record BINARY"; got != want {
 		t.Fatalf("columns %s, want %s", got, want)
 	}
 }

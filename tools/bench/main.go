@@ -5,6 +5,8 @@
 //   - a bare kafka-go consumer reading the topic (the ceiling),
 //   - the agent ingesting it into a table with an explicit JSON schema,
 //   - the agent ingesting it into a table with raw BINARY columns,
+//   - the agent ingesting it as JSON without a schema, into a VARIANT
+//     column,
 //   - with -s3-root, the agent ingesting it with the JSON schema into a
 //     table on an object store (make bench starts an S3-compatible server);
 //
@@ -18,7 +20,7 @@
 // produces 200,000 JSON records of about 1 KB with 30 columns (scalars of
 // every kind, arrays, structs, an array of structs and a map) to another
 // 4-partition topic and measures a bare consumer (the ceiling of that topic)
-// and the agent ingesting them with their full schema;
+// and the agent ingesting them with their full schema and as a VARIANT;
 //
 // and, to show the memory budget at work, produces 800,000 more records of
 // about 1 KB (800 MB) spread over 50 topics of 8 partitions and measures the
@@ -141,6 +143,10 @@ const (
 var jsonValue = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
 	Schema: "id BIGINT, name STRING, amount DOUBLE, ts TIMESTAMP, tags ARRAY<STRING>"}}
 
+// variantValue reads JSON records without a schema, each whole into a
+// VARIANT column.
+var variantValue = &spec.Transformer{Format: spec.FormatJSON}
+
 // eventValue reads the records of eventRecords with their schema: the
 // columns of event, in order.
 var eventValue = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
@@ -186,7 +192,7 @@ func run(o options) error {
 	env := environment{Broker: o.broker, Bootstrap: o.bootstrap, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	var results []result
-	small := []agentRun{{"agent: JSON with schema", jsonValue, ""}, {"agent: BINARY", nil, ""}}
+	small := []agentRun{{"agent: JSON with schema", jsonValue, ""}, {"agent: BINARY", nil, ""}, {"agent: JSON as VARIANT", variantValue, ""}}
 	if o.s3Root != "" {
 		small = append(small, agentRun{"agent: JSON with schema, to S3", jsonValue,
 			spec.JoinLocation(o.s3Root, fmt.Sprintf("run-%d", time.Now().UnixNano()))})
@@ -223,6 +229,7 @@ func run(o options) error {
 		s := suite{topic: "bench-json1k", records: o.wideJSON, what: "JSON records of about 1 KB with 30 columns", record: eventRecords(),
 			ceiling: "kafka-go consumer, 1 KB records (ceiling)", agents: []agentRun{
 				{"agent: JSON 1 KB, 30 columns", eventValue, ""},
+				{"agent: JSON 1 KB as VARIANT", variantValue, ""},
 			}}
 		rs, err := s.measure(ctx, o.agentBin, o.bootstrap)
 		if err != nil {

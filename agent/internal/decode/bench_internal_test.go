@@ -42,6 +42,12 @@ func BenchmarkDecodeJSON(b *testing.B) {
 	benchDecode(b, benchJSONLayout(), benchRecords())
 }
 
+// BenchmarkDecodeVariant decodes the JSON key and value of ~100-byte
+// records into VARIANT columns.
+func BenchmarkDecodeVariant(b *testing.B) {
+	benchDecode(b, variantLayout(), benchRecords())
+}
+
 // BenchmarkDecodeJSONEvents decodes JSON values of about 1 KB with 30
 // columns, nested structs, arrays and a map: the records and the schema of
 // make bench's 1 KB row (testdata/events.jsonl and events.ddl).
@@ -54,6 +60,17 @@ func BenchmarkDecodeJSONEvents(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchDecode(b, jsonValue(fields...), eventRecords(b))
+}
+
+// BenchmarkDecodeVariantEvents decodes the records of
+// BenchmarkDecodeJSONEvents into a VARIANT value column.
+func BenchmarkDecodeVariantEvents(b *testing.B) {
+	benchDecode(b, variantLayout(), eventRecords(b))
+}
+
+// eventRecords returns benchBatch records of testdata/events.jsonl.
+func eventRecords(b *testing.B) []Record {
 	lines, err := os.ReadFile("testdata/events.jsonl")
 	if err != nil {
 		b.Fatal(err)
@@ -63,7 +80,7 @@ func BenchmarkDecodeJSONEvents(b *testing.B) {
 	for i := range recs {
 		recs[i] = Record{Topic: "events", Offset: int64(i), Value: values[i%len(values)]}
 	}
-	benchDecode(b, jsonValue(fields...), recs)
+	return recs
 }
 
 // BenchmarkDecodeBinary decodes records into BINARY key and value columns
@@ -102,8 +119,9 @@ func benchDecode(b *testing.B, layout *spec.Layout, recs []Record) {
 func TestDecodeAllocs(t *testing.T) {
 	recs := benchRecords()
 	for name, layout := range map[string]*spec.Layout{
-		"json":   benchJSONLayout(),
-		"binary": {Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn}, MetadataColumn: "source"},
+		"json":    benchJSONLayout(),
+		"variant": variantLayout(),
+		"binary":  {Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn}, MetadataColumn: "source"},
 	} {
 		d, err := New(layout, nil)
 		if err != nil {

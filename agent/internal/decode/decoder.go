@@ -1,6 +1,7 @@
 // Package decode turns Kafka records into the Parquet rows of a destination
 // table. The key and the value each become a BINARY column, a STRING column,
-// or the fields of a schema: JSON parsed as Spark's from_json does in
+// a VARIANT column of JSON parsed as Spark's parse_json does, or the fields
+// of a schema: JSON parsed as Spark's from_json does in
 // PERMISSIVE mode, plain Avro or Protobuf of an inline or file schema, or
 // Avro or Protobuf in Confluent's wire format whose writer schemas come from
 // a schema registry (see [Resolve]). An optional struct column carries the
@@ -87,8 +88,8 @@ type Decoder struct {
 // that ends up null makes the record corrupt instead. A part whose schema
 // comes from a schema registry needs its [Source] in sources, as [Resolve]
 // returns them; sources is nil when no part does. New reports the formats it
-// cannot decode (JSON without a schema), schemas Parquet cannot represent
-// and schemas that do not parse.
+// cannot decode, schemas Parquet cannot represent and schemas that do not
+// parse.
 func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 	b, err := rows.NewBuilder(layout.Columns())
 	if err != nil {

@@ -4,16 +4,15 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // FuzzDecodeJSON decodes arbitrary bytes as the JSON key and value of a
-// table with every type and nested arrays, maps and structs, and checks the
-// invariants: no panic, no error, one row per record with values at valid
+// table with every type and nested arrays, maps and structs (VARIANT
+// too), and as the key and value of a table of two VARIANT columns (JSON
+// without a schema), and checks the invariants: no panic, no error, one row per record with values at valid
 // levels in every leaf column (an independent assembler reads each row
 // back), and a record counted corrupt exactly when its _corrupt_record is
 // set, to the bytes that failed.
@@ -31,38 +30,48 @@ func FuzzDecodeJSON(f *testing.F) {
 	}
 	layout := roundTripLayout()
 	layout.Key = spec.Part{Format: spec.FormatJSON, Column: spec.KeyColumn,
-		Fields: []schema.Field{null("k", tArr(tStruct(null("x", tMap(tInt, tDec(20, 2))), notNull("y", tTS))))}}
-	d, err := New(layout, nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	var rows []parquet.Row
-	f.Fuzz(func(t *testing.T, data []byte) {
-		recs := []Record{{Value: data}, {Key: data, Value: []byte(`{"i64":1}`)}, {Key: data, Value: data}}
-		var st Stats
-		rows, st, err = decodeRows(d, recs)
+		Fields: []schema.Field{null("k", tArr(tStruct(null("x", tMap(tInt, tDec(20, 2))), notNull("y", tTS)))), null("v", tArr(tVariant))}}
+	var decoders []*Decoder
+	for _, l := range []*spec.Layout{layout, variantLayout()} {
+		d, err := New(l, nil)
 		if err != nil {
-			t.Fatalf("Decode: %v", err)
+			f.Fatal(err)
 		}
-		if len(rows) != len(recs) {
-			t.Fatalf("%d rows for %d records", len(rows), len(recs))
-		}
-		corrupt := 0
-		for i, row := range rows {
-			cols, err := rowstest.Render(d.Schema(), row)
-			if err != nil {
-				t.Fatalf("record %d: the row does not match the schema: %v", i, err)
-			}
-			switch cols[spec.CorruptRecordColumn] {
-			case "null":
-			case fmt.Sprintf("b%q", data):
-				corrupt++
-			default:
-				t.Fatalf("record %d: _corrupt_record = %s, want null or the input", i, cols[spec.CorruptRecordColumn])
-			}
-		}
-		if corrupt != st.Corrupt {
-			t.Fatalf("%d rows with _corrupt_record, Stats.Corrupt = %d", corrupt, st.Corrupt)
+		decoders = append(decoders, d)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, d := range decoders {
+			fuzzDecode(t, d, data)
 		}
 	})
+}
+
+// fuzzDecode checks FuzzDecodeJSON's invariants for data on decoder d.
+func fuzzDecode(t *testing.T, d *Decoder, data []byte) {
+	t.Helper()
+	recs := []Record{{Value: data}, {Key: data, Value: []byte(`{"i64":1}`)}, {Key: data, Value: data}}
+	rows, st, err := decodeRows(d, recs)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if len(rows) != len(recs) {
+		t.Fatalf("%d rows for %d records", len(rows), len(recs))
+	}
+	corrupt := 0
+	for i, row := range rows {
+		cols, err := rowstest.Render(d.Schema(), row)
+		if err != nil {
+			t.Fatalf("record %d: the row does not match the schema: %v", i, err)
+		}
+		switch cols[spec.CorruptRecordColumn] {
+		case "null":
+		case fmt.Sprintf("b%q", data):
+			corrupt++
+		default:
+			t.Fatalf("record %d: _corrupt_record = %s, want null or the input", i, cols[spec.CorruptRecordColumn])
+		}
+	}
+	if corrupt != st.Corrupt {
+		t.Fatalf("%d rows with _corrupt_record, Stats.Corrupt = %d", corrupt, st.Corrupt)
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
 )
 
 // The JSON decoder is a hand-written single-pass scanner: it parses a
@@ -88,6 +89,8 @@ type jsonDecoder struct {
 	// written tracks, per struct being decoded that has NOT NULL fields,
 	// which fields hold a non-null value.
 	written []bool
+	// enc encodes the values of VARIANT fields.
+	enc variant.Encoder
 }
 
 // decode parses one document whose object feeds the top-level fields
@@ -225,6 +228,9 @@ func (d *jsonDecoder) value(t *jtype, depth int) (nonNull, ok bool) {
 	if depth > maxDepth {
 		return false, false
 	}
+	if t.kind == schema.Variant {
+		return d.variant(depth)
+	}
 	switch c := d.data[d.pos]; {
 	case c == 'n':
 		if !d.literal("null") {
@@ -245,6 +251,19 @@ func (d *jsonDecoder) value(t *jtype, depth int) (nonNull, ok bool) {
 		return true, d.mapping(t, depth)
 	}
 	return d.scalar(t, depth)
+}
+
+// variant parses the value at d.pos, whatever it is, into a VARIANT, as
+// Spark's from_json does for a VARIANT field: JSON null too becomes a
+// VARIANT null rather than a SQL NULL. A value the VARIANT encoder refuses
+// (an object with a duplicate key) is written as null and marks the
+// document corrupt.
+func (d *jsonDecoder) variant(depth int) (nonNull, ok bool) {
+	start := d.pos
+	if !d.skip(depth) {
+		return false, false
+	}
+	return d.fit(writeVariant(d.b, &d.enc, d.data[start:d.pos]) == nil)
 }
 
 // array parses the array at d.pos into list type t.

@@ -28,6 +28,8 @@ func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, erro
 	switch {
 	case sp.Format == "" || sp.Format == spec.FormatString:
 		return &bytesPart{b: b, field: first, text: sp.Format == spec.FormatString}, nil
+	case sp.Variant():
+		return &variantPart{b: b, field: first}, nil
 	case sp.Format == spec.FormatJSON && sp.Fields != nil:
 		return &jsonPart{d: jsonDecoder{b: b}, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first}, nil
 	case sp.Format == spec.FormatAvro && sp.Transformer != nil && sp.Transformer.AvroOptions != nil:

@@ -261,6 +261,22 @@ func (b *Builder) Bytes(v []byte) {
 	}
 }
 
+// Variant writes a VARIANT value: its encoded metadata and value, as the
+// Parquet variant encoding defines them. Neither slice is copied nor
+// checked. A null VARIANT is written with [Builder.Null].
+func (b *Builder) Variant(metadata, value []byte) {
+	n, rep, _, ok := b.next()
+	if !ok {
+		return
+	}
+	if n.typ.Kind != schema.Variant {
+		b.mismatch(n, "VARIANT")
+		return
+	}
+	b.append(n.lo, parquet.ByteArrayValue(metadata), rep, n.def)
+	b.append(n.lo+1, parquet.ByteArrayValue(value), rep, n.def)
+}
+
 // leaf writes a value of physical kind k at the current position.
 func (b *Builder) leaf(k parquet.Kind, v parquet.Value) {
 	n, rep, _, ok := b.next()
@@ -498,5 +514,5 @@ var kindNames = [...]string{
 	schema.Int: "INT", schema.Long: "BIGINT", schema.Float: "FLOAT", schema.Double: "DOUBLE",
 	schema.Decimal: "DECIMAL", schema.String: "STRING", schema.Binary: "BINARY",
 	schema.Date: "DATE", schema.Timestamp: "TIMESTAMP", schema.TimestampNTZ: "TIMESTAMP_NTZ",
-	schema.Array: "ARRAY", schema.Map: "MAP", schema.Struct: "STRUCT",
+	schema.Array: "ARRAY", schema.Map: "MAP", schema.Struct: "STRUCT", schema.Variant: "VARIANT",
 }

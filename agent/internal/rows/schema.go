@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
@@ -41,6 +42,7 @@ const SchemaName = "spark_schema"
 //	ARRAY<T>                <name> (LIST) { repeated group list { optional element } }
 //	MAP<K,V>                <name> (MAP) { repeated group key_value { required key; optional value } }
 //	STRUCT<...>             group
+//	VARIANT                 <name> (VARIANT(1)) { required binary metadata; required binary value }
 //
 // Nullable fields are optional, NOT NULL fields required; array elements and
 // map values are always optional (the type system has no containsNull).
@@ -177,6 +179,11 @@ func (c *compiler) field(t *schema.Type, path string, nullable bool, def, rep ui
 		}
 		n.children = []*node{key, val}
 		pn = parquet.Map(kn, vn)
+	case schema.Variant:
+		// <name> (VARIANT) { required binary metadata; required binary value },
+		// unshredded: two leaves at the variant's own levels.
+		n.children = []*node{c.binaryLeaf(path+".metadata", n.def), c.binaryLeaf(path+".value", n.def)}
+		pn = variantNode{parquet.Variant()}
 	default:
 		leaf, phys, size, err := leafNode(t)
 		if err != nil {
@@ -191,6 +198,14 @@ func (c *compiler) field(t *schema.Type, path string, nullable bool, def, rep ui
 		return n, parquet.Optional(pn), nil
 	}
 	return n, parquet.Required(pn), nil
+}
+
+// binaryLeaf adds a required binary leaf column at definition level def.
+func (c *compiler) binaryLeaf(path string, def uint8) *node {
+	n := &node{typ: &schema.Type{Kind: schema.Binary}, name: path, def: def, lo: len(c.leaves), phys: parquet.ByteArray}
+	c.leaves = append(c.leaves, n)
+	n.hi = len(c.leaves)
+	return n
 }
 
 // leafNode returns the Parquet leaf of a primitive type, its physical kind
@@ -314,3 +329,28 @@ func (f *field) Value(base reflect.Value) reflect.Value {
 	}
 	return reflect.Value{}
 }
+
+// variantNode is parquet.Variant() with the specification_version of its
+// VARIANT logical type set to 1, as the Parquet format asks writers to.
+// parquet-go's own node writes the annotation without the version (its
+// format.VariantType has the field, its Variant() leaves it zero, which the
+// Thrift encoder omits); readers then assume version 1 anyway. The library
+// cannot shred variants on write from raw bytes, so the group always holds
+// just metadata and value.
+type variantNode struct{ parquet.Node }
+
+// Type returns the variant type with the versioned logical type.
+func (n variantNode) Type() parquet.Type { return variantType{n.Node.Type()} }
+
+// variantType overrides LogicalType of parquet-go's variant type.
+type variantType struct{ parquet.Type }
+
+// variantLogicalType is the VARIANT annotation with specification_version 1.
+var variantLogicalType = format.LogicalType{Value: &format.VariantType{SpecificationVersion: VariantSpecVersion}}
+
+// VariantSpecVersion is the Parquet variant specification version the
+// logical type annotation declares.
+const VariantSpecVersion = 1
+
+// LogicalType returns the VARIANT annotation with specification_version 1.
+func (variantType) LogicalType() *format.LogicalType { return &variantLogicalType }

@@ -44,12 +44,13 @@ func TestEqual(t *testing.T) {
 
 func TestHasKind(t *testing.T) {
 	t.Parallel()
-	fields, err := schema.ParseDDL("a INT, m MAP<STRING, ARRAY<STRUCT<t: TIMESTAMP_NTZ>>>, k MAP<DATE, INT>")
+	fields, err := schema.ParseDDL("a INT, m MAP<STRING, ARRAY<STRUCT<t: TIMESTAMP_NTZ, v: VARIANT>>>, k MAP<DATE, INT>")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k, want := range map[schema.Kind]bool{
 		schema.Int: true, schema.TimestampNTZ: true, schema.Struct: true, schema.Array: true, schema.Date: true,
+		schema.Variant:   true,
 		schema.Timestamp: false, schema.Long: false, schema.Decimal: false,
 	} {
 		if got := schema.HasKind(fields, k); got != want {

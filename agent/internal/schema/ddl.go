@@ -36,7 +36,7 @@ func (e *ParseError) Error() string {
 //	column  := name type ["NOT" "NULL"] ["COMMENT" string]
 //	type    := BOOLEAN | TINYINT | BYTE | SMALLINT | SHORT | INT | INTEGER
 //	         | BIGINT | LONG | FLOAT | REAL | DOUBLE | STRING | BINARY | DATE
-//	         | TIMESTAMP | TIMESTAMP_LTZ | TIMESTAMP_NTZ
+//	         | TIMESTAMP | TIMESTAMP_LTZ | TIMESTAMP_NTZ | VARIANT
 //	         | (DECIMAL | DEC | NUMERIC) ["(" p ["," s] ")"]
 //	         | (CHAR | CHARACTER | VARCHAR) "(" n ")"
 //	         | ARRAY "<" type ">" | MAP "<" type "," type ">"
@@ -79,7 +79,7 @@ func parseTypeString(s string) (*Type, error) {
 
 // knownTypes lists the types ParseDDL accepts, for error messages.
 const knownTypes = "BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, " +
-	"CHAR(n), VARCHAR(n), BINARY, DATE, TIMESTAMP, TIMESTAMP_NTZ, ARRAY<T>, MAP<K,V>, STRUCT<name: T, ...>"
+	"CHAR(n), VARCHAR(n), BINARY, DATE, TIMESTAMP, TIMESTAMP_NTZ, VARIANT, ARRAY<T>, MAP<K,V>, STRUCT<name: T, ...>"
 
 // simpleTypes maps the upper-case names of the types without parameters to
 // their kinds.
@@ -102,6 +102,7 @@ var simpleTypes = map[string]Kind{
 	"TIMESTAMP":     Timestamp,
 	"TIMESTAMP_LTZ": Timestamp,
 	"TIMESTAMP_NTZ": TimestampNTZ,
+	"VARIANT":       Variant,
 }
 
 // Decimal and string length limits, as in Spark.

@@ -67,6 +67,8 @@ var goodDDL = []struct {
 	{"timestamp", "a TIMESTAMP", []schema.Field{col("a", prim(schema.Timestamp))}},
 	{"timestamp_ltz", "a TIMESTAMP_LTZ", []schema.Field{col("a", prim(schema.Timestamp))}},
 	{"timestamp_ntz", "a TIMESTAMP_NTZ", []schema.Field{col("a", prim(schema.TimestampNTZ))}},
+	{"variant", "a variant, s STRUCT<v: VARIANT>", []schema.Field{col("a", prim(schema.Variant)),
+		col("s", &schema.Type{Kind: schema.Struct, Fields: []schema.Field{col("v", prim(schema.Variant))}})}},
 	{"array", "a ARRAY<INT>", []schema.Field{col("a", array(prim(schema.Int)))}},
 	{"nested array", "a ARRAY<ARRAY<STRING>>", []schema.Field{col("a", array(array(prim(schema.String))))}},
 	{"map", "a MAP<STRING, BIGINT>", []schema.Field{col("a", mapOf(prim(schema.String), prim(schema.Long)))}},

@@ -24,6 +24,7 @@ var kindNames = [...]string{
 	Array:        "ARRAY",
 	Map:          "MAP",
 	Struct:       "STRUCT",
+	Variant:      "VARIANT",
 }
 
 // String returns the kind's canonical DDL name ("BIGINT", "TIMESTAMP_NTZ"),

@@ -49,6 +49,7 @@ func TestTypeString(t *testing.T) {
 	}{
 		{nil, "<nil>"},
 		{prim(schema.TimestampNTZ), "TIMESTAMP_NTZ"},
+		{prim(schema.Variant), "VARIANT"},
 		{dec(7, 3), "DECIMAL(7,3)"},
 		{char(4), "CHAR(4)"},
 		{varchar(4), "VARCHAR(4)"},

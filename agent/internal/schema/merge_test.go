@@ -23,6 +23,8 @@ func TestMerge(t *testing.T) {
 			"l ARRAY<STRUCT<x: INT, y: INT>>, m MAP<STRING, STRUCT<x: INT, z: INT>>", true},
 		{"a INT", "a BIGINT", "a BIGINT", false},
 		{"a INT", "c INT NOT NULL", "a INT, c INT", true},
+		{"v VARIANT, s STRUCT<w: VARIANT>", "v VARIANT, s STRUCT<w: VARIANT, x: VARIANT>", "v VARIANT, s STRUCT<w: VARIANT, x: VARIANT>", true},
+		{"v VARIANT", "v VARIANT", "v VARIANT", false},
 	}
 	for _, tt := range tests {
 		got := Merge(parse(tt.prev), parse(tt.next))

@@ -32,6 +32,7 @@ var jsonPrimitives = [...]string{
 	Date:         "date",
 	Timestamp:    "timestamp",
 	TimestampNTZ: "timestamp_ntz",
+	Variant:      "variant",
 }
 
 // SparkJSON returns fields as a Spark StructType in JSON, the schemaString
@@ -145,7 +146,7 @@ func (t *Type) hasCharVarchar() bool {
 // "nullable" means nullable, as in Spark. It refuses what the type system
 // cannot hold: array elements or map values declared non-nullable
 // (containsNull or valueContainsNull false), types it does not know (such as
-// "variant" or intervals), and anything [Validate] refuses.
+// intervals), and anything [Validate] refuses.
 func ParseSparkJSON(s string) ([]Field, error) {
 	fields, err := parseSparkJSON(s)
 	if err != nil {
@@ -347,7 +348,7 @@ func jsonFieldType(raw json.RawMessage, path string, depth int) (*Type, error) {
 // supportedJSONTypes lists the Spark JSON type names ParseSparkJSON reads,
 // for error messages.
 const supportedJSONTypes = "boolean, byte, short, integer, long, float, double, decimal(p,s), string, " +
-	"char(n), varchar(n), binary, date, timestamp, timestamp_ntz, array, map, struct"
+	"char(n), varchar(n), binary, date, timestamp, timestamp_ntz, variant, array, map, struct"
 
 // jsonTypeName parses a Spark JSON type name: a primitive, "decimal(p,s)",
 // or the "char(n)"/"varchar(n)" that Spark writes when it keeps those types.

@@ -11,7 +11,7 @@ import (
 // modifier.
 const everyType = `b BOOLEAN NOT NULL COMMENT 'flag', t TINYINT, s SMALLINT, i INT, l BIGINT, f FLOAT, d DOUBLE,
 	dec DECIMAL(12,3), str STRING, c CHAR(2), v VARCHAR(10) COMMENT '<v & w>', bin BINARY, dt DATE, ts TIMESTAMP,
-	ntz TIMESTAMP_NTZ, arr ARRAY<STRING>, m MAP<STRING, BIGINT> NOT NULL,
+	ntz TIMESTAMP_NTZ, vr VARIANT, arr ARRAY<STRING>, m MAP<STRING, BIGINT> NOT NULL,
 	st STRUCT<x: INT NOT NULL COMMENT 'inner', y ARRAY<VARCHAR(3)>>`
 
 // everyTypeJSON is the Spark JSON of everyType, as Spark writes it.
@@ -31,6 +31,7 @@ const everyTypeJSON = `{"type":"struct","fields":[` +
 	`{"name":"dt","type":"date","nullable":true,"metadata":{}},` +
 	`{"name":"ts","type":"timestamp","nullable":true,"metadata":{}},` +
 	`{"name":"ntz","type":"timestamp_ntz","nullable":true,"metadata":{}},` +
+	`{"name":"vr","type":"variant","nullable":true,"metadata":{}},` +
 	`{"name":"arr","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}},` +
 	`{"name":"m","type":{"type":"map","keyType":"string","valueType":"long","valueContainsNull":true},"nullable":false,"metadata":{}},` +
 	`{"name":"st","type":{"type":"struct","fields":[` +
@@ -139,7 +140,7 @@ var badSparkJSON = []struct{ name, json, want string }{
 	{"no fields", `{"type":"struct"}`, `has no "fields"`},
 	{"non-null elements", sparkJSONField(`{"type":"array","elementType":"long","containsNull":false}`), `column a: arrays with non-nullable elements`},
 	{"non-null values", sparkJSONField(`{"type":"map","keyType":"long","valueType":"long","valueContainsNull":false}`), `column a: maps with non-nullable values`},
-	{"variant", sparkJSONField(`"variant"`), `column a: unsupported Spark type "variant" (supported: boolean`},
+	{"unknown name", sparkJSONField(`"json"`), `column a: unsupported Spark type "json" (supported: boolean`},
 	{"interval", sparkJSONField(`"interval day to second"`), `unsupported Spark type "interval day to second"`},
 	{"udt", sparkJSONField(`{"type":"udt","class":"x"}`), `column a: unknown Spark type "udt"`},
 	{"no type", `{"type":"struct","fields":[{"name":"a"}]}`, `column a has no "type"`},

@@ -28,6 +28,11 @@ const (
 	Array
 	Map
 	Struct
+	// Variant is Spark's VARIANT: any JSON-like value (object, array, string,
+	// number, boolean or null) stored in the Parquet Variant binary encoding.
+	// A schema treats it as a leaf: it has no nested fields to compare or
+	// merge.
+	Variant
 )
 
 // Type is one Spark SQL data type. Only the fields that belong to its Kind are

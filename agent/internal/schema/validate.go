@@ -49,7 +49,7 @@ func checkType(t *Type, path string, depth int) error {
 		return fmt.Errorf("column %s has no type", path)
 	}
 	switch t.Kind {
-	case Boolean, Byte, Short, Int, Long, Float, Double, Binary, Date, Timestamp, TimestampNTZ:
+	case Boolean, Byte, Short, Int, Long, Float, Double, Binary, Date, Timestamp, TimestampNTZ, Variant:
 	case Decimal:
 		if t.Precision < 1 || t.Precision > maxPrecision || t.Scale < 0 || t.Scale > t.Precision {
 			return fmt.Errorf("column %s: DECIMAL(%d,%d) is out of range: precision must be 1 to %d and scale 0 to the precision",

@@ -33,6 +33,9 @@ const (
 	structNode
 	listNode
 	mapNode
+	// variantGroup is a VARIANT group (metadata and value), which the
+	// assembler reads as a struct; the stats give it only a null count.
+	variantGroup
 )
 
 // asmNode is a node of the file's schema, prepared for assembly.
@@ -137,6 +140,8 @@ func groupKind(n parquet.Node) nodeKind {
 			return listNode
 		case *format.MapType:
 			return mapNode
+		case *format.VariantType:
+			return variantGroup
 		}
 	}
 	if ct := t.ConvertedType(); ct != nil {

@@ -79,6 +79,7 @@ func evolveType(name string, prev, next *schema.Type) error {
 // Table features this package can write, by protocol name.
 const (
 	featureTimestampNTZ = "timestampNtz"
+	featureVariantType  = "variantType"
 	featureAppendOnly   = "appendOnly"
 	featureInvariants   = "invariants"
 )
@@ -99,21 +100,21 @@ const (
 // What the metadata implies, as Spark's Delta checks it:
 //   - a TIMESTAMP_NTZ column, at any depth: the timestampNtz reader and
 //     writer feature, which exists only with reader version 3 and writer
-//     version 7;
+//     version 7; a VARIANT column the same way with variantType;
 //   - a NOT NULL column, at any depth: invariants (writer version 2, or the
 //     writer feature);
 //   - delta.appendOnly = true: appendOnly (writer version 2, or the writer
 //     feature).
 //
-// Without TIMESTAMP_NTZ a new table gets reader 1 and writer 2, the legacy
-// versions that imply appendOnly and invariants (what Spark writes for a
-// plain table). With it, reader 3 and writer 7 list every feature above the
+// Without such a reader-writer feature a new table gets reader 1 and writer
+// 2, the legacy versions that imply appendOnly and invariants (what Spark
+// writes for a plain table). With one, reader 3 and writer 7 list every feature above the
 // metadata uses. An existing table is upgraded only as far as it must be:
 // features are added, never removed, and a legacy writer version moved to 7
 // lists the features it implied (appendOnly and invariants for version 2),
 // as the protocol asks of an upgrade.
 func requiredProtocol(cur *protocolAction, fields []schema.Field, config map[string]string) *protocolAction {
-	ntz := schema.HasKind(fields, schema.TimestampNTZ)
+	rw := readerWriterFeatures(fields)
 	var writer []string
 	if strings.EqualFold(config[propAppendOnly], "true") {
 		writer = append(writer, featureAppendOnly)
@@ -122,17 +123,17 @@ func requiredProtocol(cur *protocolAction, fields []schema.Field, config map[str
 		writer = append(writer, featureInvariants)
 	}
 	if cur == nil {
-		if !ntz {
+		if len(rw) == 0 {
 			return &protocolAction{MinReaderVersion: 1, MinWriterVersion: 2}
 		}
 		return &protocolAction{
 			MinReaderVersion: 3,
 			MinWriterVersion: 7,
-			ReaderFeatures:   []string{featureTimestampNTZ},
-			WriterFeatures:   append(writer, featureTimestampNTZ),
+			ReaderFeatures:   rw,
+			WriterFeatures:   append(writer, rw...),
 		}
 	}
-	if cur.MinWriterVersion < 7 && !ntz {
+	if cur.MinWriterVersion < 7 && len(rw) == 0 {
 		if cur.MinWriterVersion >= 2 || len(writer) == 0 {
 			return nil
 		}
@@ -164,18 +165,32 @@ func requiredProtocol(cur *protocolAction, fields []schema.Field, config map[str
 	for _, f := range writer {
 		add(&p.WriterFeatures, f)
 	}
-	if ntz {
-		if p.MinReaderVersion < 3 {
-			p.MinReaderVersion = 3
-			changed = true
-		}
-		add(&p.ReaderFeatures, featureTimestampNTZ)
-		add(&p.WriterFeatures, featureTimestampNTZ)
+	if len(rw) > 0 && p.MinReaderVersion < 3 {
+		p.MinReaderVersion = 3
+		changed = true
+	}
+	for _, f := range rw {
+		add(&p.ReaderFeatures, f)
+		add(&p.WriterFeatures, f)
 	}
 	if !changed {
 		return nil
 	}
 	return p
+}
+
+// readerWriterFeatures returns the reader-writer table features that the
+// column types of fields need, at any depth: timestampNtz for TIMESTAMP_NTZ
+// and variantType for VARIANT.
+func readerWriterFeatures(fields []schema.Field) []string {
+	var fs []string
+	if schema.HasKind(fields, schema.TimestampNTZ) {
+		fs = append(fs, featureTimestampNTZ)
+	}
+	if schema.HasKind(fields, schema.Variant) {
+		fs = append(fs, featureVariantType)
+	}
+	return fs
 }
 
 // hasNotNull reports whether any field of fields, or nested in their types

@@ -12,7 +12,7 @@ import (
 // on the feature); a feature that is only listed but not active (say
 // changeDataFeed without delta.enableChangeDataFeed) is still refused, so
 // the check never depends on the table's configuration.
-var supportedFeatures = []string{featureAppendOnly, featureInvariants, featureTimestampNTZ}
+var supportedFeatures = []string{featureAppendOnly, featureInvariants, featureTimestampNTZ, featureVariantType}
 
 // legacyWriterFeatures describes what writer versions 3 to 6 ask of a
 // writer, each on top of the previous one (the protocol's "Writer Version

@@ -63,6 +63,7 @@ func field(name string, k schema.Kind, nullable bool) schema.Field {
 func TestProtocolNewTable(t *testing.T) {
 	nullable := []schema.Field{field("id", schema.Long, true), field("name", schema.String, true)}
 	ntz := field("at", schema.TimestampNTZ, true)
+	variant := field("v", schema.Variant, true)
 	nested := func(nullable bool) schema.Field {
 		return schema.Field{Name: "m", Nullable: true, Type: &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
 			field("offset", schema.Long, nullable),
@@ -86,6 +87,13 @@ func TestProtocolNewTable(t *testing.T) {
 		{"nested TIMESTAMP_NTZ", append(slices.Clone(nullable), schema.Field{Name: "a", Nullable: true,
 			Type: &schema.Type{Kind: schema.Array, Elem: &schema.Type{Kind: schema.TimestampNTZ}}}),
 			protocol{3, 7, []string{"timestampNtz"}, []string{"appendOnly", "timestampNtz"}}},
+		{"VARIANT", append(slices.Clone(nullable), variant),
+			protocol{3, 7, []string{"variantType"}, []string{"appendOnly", "variantType"}}},
+		{"nested VARIANT and NOT NULL column", append(slices.Clone(testFields), schema.Field{Name: "s", Nullable: true,
+			Type: &schema.Type{Kind: schema.Struct, Fields: []schema.Field{variant}}}),
+			protocol{3, 7, []string{"variantType"}, []string{"appendOnly", "invariants", "variantType"}}},
+		{"TIMESTAMP_NTZ and VARIANT", append(slices.Clone(nullable), variant, ntz),
+			protocol{3, 7, []string{"timestampNtz", "variantType"}, []string{"appendOnly", "timestampNtz", "variantType"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,6 +205,29 @@ func TestProtocolOldTables(t *testing.T) {
 		var got protocol
 		logAction(t, dir, 1, "protocol", &got)
 		want := protocol{3, 7, []string{"timestampNtz"}, []string{"timestampNtz", "appendOnly"}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("protocol = %+v, want %+v", got, want)
+		}
+	})
+	t.Run("VARIANT column added", func(t *testing.T) {
+		dir := writeOldTable(t, ntzOnly, newMetaFields, `{}`)
+		tb := openTable(t, dir, table.Options{})
+		mustCommit(t, tb, table.Commit{Schema: append(slices.Clone(newMetaFields), field("v", schema.Variant, true))})
+		var got protocol
+		logAction(t, dir, 1, "protocol", &got)
+		want := protocol{3, 7, []string{"timestampNtz", "variantType"}, []string{"timestampNtz", "variantType"}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("protocol = %+v, want %+v", got, want)
+		}
+	})
+	t.Run("legacy table gains a VARIANT column", func(t *testing.T) {
+		fields := []schema.Field{field("id", schema.Long, true)}
+		dir := writeOldTable(t, `{"minReaderVersion":1,"minWriterVersion":2}`, fields, `{}`)
+		tb := openTable(t, dir, table.Options{})
+		mustCommit(t, tb, table.Commit{Schema: append(fields, field("v", schema.Variant, true))})
+		var got protocol
+		logAction(t, dir, 1, "protocol", &got)
+		want := protocol{3, 7, []string{"variantType"}, []string{"appendOnly", "invariants", "variantType"}}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("protocol = %+v, want %+v", got, want)
 		}

@@ -27,9 +27,9 @@ const statsStringPrefix = 32
 //
 // Columns inside a LIST or a MAP have no stats: the chunk statistics count
 // their elements, not the rows where the column is null. Columns without a
-// meaningful order (BOOLEAN, BINARY) get only a nullCount, as in Spark;
-// timestamps are written in ISO 8601, truncated to milliseconds as the
-// protocol says (with a Z when adjusted to UTC), dates as yyyy-mm-dd and
+// meaningful order (BOOLEAN, BINARY, VARIANT) get only a nullCount, as in
+// Spark; timestamps are written in ISO 8601, truncated to milliseconds as
+// the protocol says (with a Z when adjusted to UTC), dates as yyyy-mm-dd and
 // decimals as JSON numbers. A bound that cannot be written exactly (a
 // float NaN, a string not in UTF-8) is left out.
 func fileStatistics(ps *parquet.Schema, md *format.FileMetaData) (string, error) {
@@ -52,6 +52,13 @@ func addStats(ps *parquet.Schema, md *format.FileMetaData, node parquet.Node, pa
 		p := append(slices.Clone(path), f.Name())
 		switch {
 		case f.Repeated():
+		case !f.Leaf() && groupKind(f) == variantGroup:
+			// A VARIANT has no order: only a null count, which its
+			// metadata column, never null inside a present variant, holds.
+			if leaf, ok := ps.Lookup(append(p, "metadata")...); ok {
+				_, _, n := chunkStats(md, leaf.ColumnIndex, leaf.Node.Type())
+				*nulls = append(*nulls, member{f.Name(), n})
+			}
 		case !f.Leaf():
 			if groupKind(f) != structNode {
 				continue

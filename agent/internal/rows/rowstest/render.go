@@ -21,7 +21,8 @@ import (
 //
 // STRING is quoted, BINARY is b"...", DATE yyyy-MM-dd, TIMESTAMP RFC 3339
 // with Z, TIMESTAMP_NTZ without, DECIMAL its decimal text, a struct
-// {name=value ...}, a list [v ...], a map {k:v,...}.
+// {name=value ...}, a list [v ...], a map {k:v,...}, a VARIANT
+// variant(<metadata hex> <value hex>).
 //
 // It returns an error when the row's values do not fit s: a column's values
 // out of place, a column missing or left with values, or a present value at
@@ -123,7 +124,23 @@ func (a *assembler) node(sb *strings.Builder, n parquet.Node, lo, def, rep int) 
 	}
 	_, isList := lv.(*format.ListType)
 	_, isMap := lv.(*format.MapType)
+	_, isVariant := lv.(*format.VariantType)
 	switch {
+	case isVariant && len(n.Fields()) == 2:
+		// metadata and value, both required: present at def.
+		var parts [2][]byte
+		for i := range parts {
+			v, err := a.peek(lo + i)
+			if err != nil {
+				return err
+			}
+			if v.IsNull() || v.DefinitionLevel() != def {
+				return fmt.Errorf("variant value %v at definition level %d, want %d", v, v.DefinitionLevel(), def)
+			}
+			parts[i] = v.ByteArray()
+		}
+		a.skip(lo, hi)
+		fmt.Fprintf(sb, "variant(%x %x)", parts[0], parts[1])
 	case isList || isMap:
 		rg := n.Fields()[0] // repeated group
 		def, rep = def+1, rep+1
