@@ -60,12 +60,17 @@ type Part struct {
 // and are not resolved yet: it has no columns until they are.
 func (p *Part) Pending() bool { return p.Fields == nil && p.Transformer.Registry() != nil }
 
+// Inferring reports whether the part's columns are inferred from the
+// records (json_options.schema_evolution_mode) and not known yet: like a
+// pending part, it has no columns until the agent sets Fields.
+func (p *Part) Inferring() bool { return p.Fields == nil && p.Transformer.Infers() }
+
 // Width returns the number of top-level columns of the part.
 func (p *Part) Width() int {
 	switch {
 	case p.Fields != nil:
 		return len(p.Fields)
-	case p.Pending():
+	case p.Pending(), p.Inferring():
 		return 0
 	}
 	return 1
@@ -85,7 +90,7 @@ type Layout struct {
 func (l *Layout) Columns() []schema.Field {
 	var cols []schema.Field
 	for _, p := range []*Part{&l.Key, &l.Value} {
-		if p.Pending() {
+		if p.Pending() || p.Inferring() {
 			continue
 		}
 		if p.Fields != nil {
@@ -170,11 +175,28 @@ func (l *Layout) checkNames(tc collector) {
 		p    *Part
 		c    collector
 		what string
+		name string
 	}{
-		{&l.Key, kc.at("key_transformer"), "from the key schema"},
-		{&l.Value, kc.at("value_transformer"), "from the value schema"},
+		{&l.Key, kc.at("key_transformer"), "from the key schema", "key"},
+		{&l.Value, kc.at("value_transformer"), "from the value schema", "value"},
 	} {
 		if side.p.Pending() {
+			continue
+		}
+		if side.p.Inferring() {
+			// Its columns are not known before records arrive, but the
+			// name of its rescue column is.
+			if rc := side.p.Transformer.JSONOptions.RescueColumn(); rc != "" {
+				const attr = "json_options.rescued_data_column"
+				switch {
+				case strings.EqualFold(rc, CorruptRecordColumn):
+					side.c.add(attr, "%q is reserved for records that fail to decode", rc)
+				case deltaUnsafeName(schema.Field{Name: rc}) != "":
+					side.c.add(attr, deltaUnsafeDetail, rc)
+				default:
+					claim(side.c, attr, rc, "(the "+side.name+"'s rescued data column)")
+				}
+			}
 			continue
 		}
 		if side.p.Fields == nil {
@@ -191,7 +213,7 @@ func (l *Layout) checkNames(tc collector) {
 				continue
 			}
 			if bad := deltaUnsafeName(f); bad != "" {
-				side.c.add(attr, "column name %q has a character Delta tables do not allow in names (space or any of ,;{}()=, tab, newline); rename it", bad)
+				side.c.add(attr, deltaUnsafeDetail, bad)
 				continue
 			}
 			claim(side.c, attr, f.Name, side.what)
@@ -212,6 +234,9 @@ func (l *Layout) checkNames(tc collector) {
 		}
 	}
 }
+
+// deltaUnsafeDetail is the problem of a name deltaUnsafeName refuses.
+const deltaUnsafeDetail = "column name %q has a character Delta tables do not allow in names (space or any of ,;{}()=, tab, newline); rename it"
 
 // deltaUnsafeName returns the first name in f, or nested in its type, that
 // Delta (without column mapping) refuses, or "".
@@ -280,7 +305,7 @@ func part(col collector, tr *Transformer, column string) (Part, bool) {
 		ok     bool
 	)
 	switch {
-	case tr.Format == FormatJSON && tr.JSONOptions != nil:
+	case tr.Format == FormatJSON && tr.JSONOptions != nil && !tr.Infers():
 		fields, p.attr, ok = jsonFields(col.at("json_options"), tr.JSONOptions)
 		p.attr = "json_options." + p.attr
 	case tr.Format == FormatAvro && tr.AvroOptions != nil && tr.AvroOptions.SchemaRegistry == nil:
