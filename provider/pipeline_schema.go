@@ -249,8 +249,8 @@ func jsonOptionsSchema() schema.SingleNestedAttribute {
 	}
 	maps.Copy(attrs, inferenceAttributes())
 	return schema.SingleNestedAttribute{
-		MarkdownDescription: "Options of format `" + spec.FormatJSON + "`, required with it. Exactly one of `schema` " +
-			"and `schema_file_path` (a fixed schema) and `schema_evolution_mode` (a schema inferred from the records) " +
+		MarkdownDescription: "Options of format `" + spec.FormatJSON + "`, required with it. Exactly one of `schema`, " +
+			"`schema_file_path` (a fixed schema) and `schema_evolution_mode` (a schema inferred from the records) " +
 			"is required.",
 		Optional:   true,
 		Attributes: attrs,
