@@ -60,17 +60,12 @@ type Part struct {
 // and are not resolved yet: it has no columns until they are.
 func (p *Part) Pending() bool { return p.Fields == nil && p.Transformer.Registry() != nil }
 
-// Inferring reports whether the part's columns are inferred from the
-// records (json_options.schema_evolution_mode) and not known yet: like a
-// pending part, it has no columns until the agent sets Fields.
-func (p *Part) Inferring() bool { return p.Fields == nil && p.Transformer.Infers() }
-
 // Width returns the number of top-level columns of the part.
 func (p *Part) Width() int {
 	switch {
 	case p.Fields != nil:
 		return len(p.Fields)
-	case p.Pending(), p.Inferring():
+	case p.Pending():
 		return 0
 	}
 	return 1
@@ -90,7 +85,7 @@ type Layout struct {
 func (l *Layout) Columns() []schema.Field {
 	var cols []schema.Field
 	for _, p := range []*Part{&l.Key, &l.Value} {
-		if p.Pending() || p.Inferring() {
+		if p.Pending() {
 			continue
 		}
 		if p.Fields != nil {
@@ -175,28 +170,11 @@ func (l *Layout) checkNames(tc collector) {
 		p    *Part
 		c    collector
 		what string
-		name string
 	}{
-		{&l.Key, kc.at("key_transformer"), "from the key schema", "key"},
-		{&l.Value, kc.at("value_transformer"), "from the value schema", "value"},
+		{&l.Key, kc.at("key_transformer"), "from the key schema"},
+		{&l.Value, kc.at("value_transformer"), "from the value schema"},
 	} {
 		if side.p.Pending() {
-			continue
-		}
-		if side.p.Inferring() {
-			// Its columns are not known before records arrive, but the
-			// name of its rescue column is.
-			if rc := side.p.Transformer.JSONOptions.RescueColumn(); rc != "" {
-				const attr = "json_options.rescued_data_column"
-				switch {
-				case strings.EqualFold(rc, CorruptRecordColumn):
-					side.c.add(attr, "%q is reserved for records that fail to decode", rc)
-				case deltaUnsafeName(schema.Field{Name: rc}) != "":
-					side.c.add(attr, deltaUnsafeDetail, rc)
-				default:
-					claim(side.c, attr, rc, "(the "+side.name+"'s rescued data column)")
-				}
-			}
 			continue
 		}
 		if side.p.Fields == nil {
@@ -213,7 +191,7 @@ func (l *Layout) checkNames(tc collector) {
 				continue
 			}
 			if bad := deltaUnsafeName(f); bad != "" {
-				side.c.add(attr, deltaUnsafeDetail, bad)
+				side.c.add(attr, "column name %q has a character Delta tables do not allow in names (space or any of ,;{}()=, tab, newline); rename it", bad)
 				continue
 			}
 			claim(side.c, attr, f.Name, side.what)
@@ -234,9 +212,6 @@ func (l *Layout) checkNames(tc collector) {
 		}
 	}
 }
-
-// deltaUnsafeDetail is the problem of a name deltaUnsafeName refuses.
-const deltaUnsafeDetail = "column name %q has a character Delta tables do not allow in names (space or any of ,;{}()=, tab, newline); rename it"
 
 // deltaUnsafeName returns the first name in f, or nested in its type, that
 // Delta (without column mapping) refuses, or "".
@@ -305,7 +280,7 @@ func part(col collector, tr *Transformer, column string) (Part, bool) {
 		ok     bool
 	)
 	switch {
-	case tr.Format == FormatJSON && tr.JSONOptions != nil && !tr.Infers():
+	case tr.Format == FormatJSON && tr.JSONOptions != nil:
 		fields, p.attr, ok = jsonFields(col.at("json_options"), tr.JSONOptions)
 		p.attr = "json_options." + p.attr
 	case tr.Format == FormatAvro && tr.AvroOptions != nil && tr.AvroOptions.SchemaRegistry == nil:

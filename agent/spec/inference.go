@@ -6,16 +6,13 @@ import (
 	"strings"
 )
 
-// CanonicalSchemaEvolutionMode returns the mode that mode names: mode
-// itself when it is one of [SchemaEvolutionModes], the mode an Auto Loader
-// alias stands for ([SchemaEvolutionAliases]), and false for anything else
-// (matching is case-sensitive, as Lakeflow's API and Auto Loader are).
-func CanonicalSchemaEvolutionMode(mode string) (string, bool) {
-	if slices.Contains(SchemaEvolutionModes, mode) {
-		return mode, true
-	}
-	m, ok := SchemaEvolutionAliases[mode]
-	return m, ok
+// knownSchemaEvolutionMode reports whether mode is one of
+// [SchemaEvolutionModes] or an Auto Loader alias of one
+// ([SchemaEvolutionAliases]); matching is case-sensitive, as Lakeflow's
+// API and Auto Loader are.
+func knownSchemaEvolutionMode(mode string) bool {
+	_, alias := SchemaEvolutionAliases[mode]
+	return alias || slices.Contains(SchemaEvolutionModes, mode)
 }
 
 // schemaEvolutionAliasNames returns the aliases of SchemaEvolutionAliases,
@@ -35,38 +32,6 @@ func suggestSchemaEvolutionMode(mode string) string {
 		}
 	}
 	return ""
-}
-
-// Infers reports whether the transformer's columns are inferred from the
-// records: format JSON with json_options.schema_evolution_mode set.
-func (tr *Transformer) Infers() bool {
-	return tr != nil && tr.Format == FormatJSON && tr.JSONOptions != nil && tr.JSONOptions.SchemaEvolutionMode != ""
-}
-
-// EvolutionMode returns the canonical schema evolution mode (one of
-// [SchemaEvolutionModes]), or "" when the schema is not inferred or the
-// mode is not valid (Validate reports it). The spec keeps the mode as the
-// user wrote it, alias or not, so that Terraform sees back what it sent.
-func (jo *JSONOptions) EvolutionMode() string {
-	m, _ := CanonicalSchemaEvolutionMode(jo.SchemaEvolutionMode)
-	return m
-}
-
-// RescueColumn returns the name of the column that takes the fields that do
-// not fit the inferred schema: RescuedDataColumn when set, else
-// [RescuedDataColumn] in every mode but [SchemaEvolutionNone], where an
-// empty RescuedDataColumn means nothing is rescued and "" is returned. It
-// returns "" too when the schema is not inferred.
-func (jo *JSONOptions) RescueColumn() string {
-	switch {
-	case jo.SchemaEvolutionMode == "":
-		return ""
-	case jo.RescuedDataColumn != "":
-		return jo.RescuedDataColumn
-	case jo.EvolutionMode() == SchemaEvolutionNone:
-		return ""
-	}
-	return RescuedDataColumn
 }
 
 // normalizeInference fills the unset inference options of jo with their

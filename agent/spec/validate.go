@@ -283,7 +283,7 @@ func (jo *JSONOptions) validate(col collector) {
 		col.addInvolving("schema", all, "one of schema, schema_file_path or schema_evolution_mode is required")
 	}
 	if m := jo.SchemaEvolutionMode; m != "" {
-		if _, ok := CanonicalSchemaEvolutionMode(m); !ok {
+		if !knownSchemaEvolutionMode(m) {
 			hint := ""
 			if s := suggestSchemaEvolutionMode(m); s != "" {
 				hint = fmt.Sprintf("; did you mean %q?", s)
