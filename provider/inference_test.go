@@ -36,6 +36,8 @@ func TestAccPipelineInferenceValidation(t *testing.T) {
 			valueJSON + ".schema_file_path", "schema_file_path and schema_evolution_mode are mutually exclusive"},
 		{"schema_hints without mode", inferringHCL(fixed+`schema_hints = "id INT"`, ""),
 			valueJSON + ".schema_hints", "schema_hints applies only to a schema inferred from the records: it requires schema_evolution_mode"},
+		{"schema_hints do not parse", inferringHCL(`schema_evolution_mode = "RESCUE", schema_hints = "id BIGINT,\n user.dob DAT"`, ""),
+			valueJSON + ".schema_hints", "the schema hints do not parse: line 2, column"},
 		{"infer_records_per_partition without mode", inferringHCL(fixed+`infer_records_per_partition = 10`, ""),
 			valueJSON + ".infer_records_per_partition", "requires schema_evolution_mode"},
 		{"infer_records_per_partition zero", inferringHCL(`schema_evolution_mode = "RESCUE", infer_records_per_partition = 0`, ""),
@@ -51,11 +53,11 @@ func TestAccPipelineInferenceValidation(t *testing.T) {
 		{"rescued_data_column reserved", inferringHCL(`schema_evolution_mode = "none", rescued_data_column = "_corrupt_record"`, ""),
 			valueJSON + ".rescued_data_column", `"_corrupt_record" is reserved for records that fail to decode`},
 		{"rescued_data_column collides with the key", inferringHCL(`schema_evolution_mode = "RESCUE", rescued_data_column = "KEY"`, ""),
-			valueJSON + ".rescued_data_column", `column "KEY" (the value's rescued data column) collides with the column of the same name (key)`},
+			valueJSON + ".rescued_data_column", `column "KEY" (the rescued data column from the value schema) collides with the column of the same name (key)`},
 		{"default rescue column collides with the metadata column", inferringHCL(`schema_evolution_mode = "addNewColumns"`,
 			`table_configuration = { source_metadata_column = "_rescued_data" }`),
 			"table[0].table_configuration.source_metadata_column",
-			`column "_rescued_data" (the source metadata column) collides with the column of the same name (the value's rescued data column)`},
+			`column "_rescued_data" (the source metadata column) collides with the column of the same name (the rescued data column from the value schema)`},
 	})
 }
 

@@ -320,8 +320,8 @@ func inferenceAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Name of the `STRING` column that holds, as a JSON object, the fields of a record " +
 				"that do not fit the schema (a value of another type; in `" + spec.SchemaEvolutionRescue + "` also new " +
 				"fields). Not set: `" + spec.RescuedDataColumn + "`, except in `" + spec.SchemaEvolutionNone + "`, " +
-				"where setting it is what turns rescuing on. It must not collide with another column of the table " +
-				"nor be `_corrupt_record`." + requires,
+				"where setting it is what turns rescuing on. A letter or `_` followed by letters, digits or `_`; it must " +
+				"not collide with another column of the table, be `_corrupt_record` or be named by a schema hint." + requires,
 			Optional: true,
 		},
 	}

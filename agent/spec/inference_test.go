@@ -57,6 +57,19 @@ func TestInferenceValidate(t *testing.T) {
 		{"no schema nor mode", func(p *Pipeline) { inferring(p, "") }, jp + "schema",
 			"one of schema, schema_file_path or schema_evolution_mode is required"},
 		{"hints without mode", func(p *Pipeline) { fixed(p).SchemaHints = "id INT" }, jp + "schema_hints", "requires schema_evolution_mode"},
+		{"hints do not parse", func(p *Pipeline) { inferring(p, SchemaEvolutionAddNewColumns).SchemaHints = "id BIGINT, user.dob DAT" }, jp + "schema_hints",
+			"the schema hints do not parse: line 1, column"},
+		{"hint given twice", func(p *Pipeline) { inferring(p, SchemaEvolutionAddNewColumns).SchemaHints = "id BIGINT, ID INT" }, jp + "schema_hints",
+			"given twice"},
+		{"hint on the rescue column", func(p *Pipeline) {
+			inferring(p, SchemaEvolutionAddNewColumns).SchemaHints = "id BIGINT, _Rescued_Data STRING"
+		}, jp + "schema_hints", `names "_Rescued_Data", the rescued data column`},
+		{"hint on _corrupt_record", func(p *Pipeline) {
+			inferring(p, SchemaEvolutionRescue).SchemaHints = "_corrupt_record.x INT"
+		}, jp + "schema_hints", `names "_corrupt_record", which is reserved`},
+		{"hint on _rescued_data in NONE", func(p *Pipeline) {
+			inferring(p, SchemaEvolutionNone).SchemaHints = "_rescued_data STRING"
+		}, "", ""},
 		{"records without mode", func(p *Pipeline) { fixed(p).InferRecordsPerPartition = n(5) }, jp + "infer_records_per_partition",
 			"requires schema_evolution_mode"},
 		{"records zero", func(p *Pipeline) { inferring(p, SchemaEvolutionRescue).InferRecordsPerPartition = n(0) }, jp + "infer_records_per_partition",
@@ -72,21 +85,21 @@ func TestInferenceValidate(t *testing.T) {
 		{"rescue column is _corrupt_record", func(p *Pipeline) {
 			inferring(p, SchemaEvolutionNone).RescuedDataColumn = "_Corrupt_Record"
 		}, jp + "rescued_data_column", "reserved for records that fail to decode"},
-		{"rescue column Delta refuses", func(p *Pipeline) {
+		{"rescue column not an identifier", func(p *Pipeline) {
 			inferring(p, SchemaEvolutionRescue).RescuedDataColumn = "rescued data"
-		}, jp + "rescued_data_column", "Delta tables do not allow"},
+		}, jp + "rescued_data_column", "not a valid column name"},
 		{"rescue column collides with the metadata column", func(p *Pipeline) {
 			inferring(p, SchemaEvolutionRescue).RescuedDataColumn = "_KAFKA"
 		}, "table[0].table_configuration.source_metadata_column",
-			`column "_kafka" (the source metadata column) collides with the column of the same name (the value's rescued data column)`},
+			`column "_kafka" (the source metadata column) collides with the column of the same name (the rescued data column from the value schema)`},
 		{"rescue column collides with the key column", func(p *Pipeline) {
 			inferring(p, SchemaEvolutionRescue).RescuedDataColumn = "key"
-		}, jp + "rescued_data_column", `column "key" (the value's rescued data column) collides with the column of the same name (key)`},
+		}, jp + "rescued_data_column", `column "key" (the rescued data column from the value schema) collides with the column of the same name (key)`},
 		{"default rescue columns of key and value collide", func(p *Pipeline) {
 			inferring(p, SchemaEvolutionAddNewColumns)
 			p.Tables[0].ConnectorOptions.KafkaOptions.KeyTransformer = &Transformer{Format: FormatJSON,
 				JSONOptions: &JSONOptions{SchemaEvolutionMode: "rescue"}}
-		}, jp + "rescued_data_column", `column "_rescued_data" (the value's rescued data column) collides with the column of the same name (the key's rescued data column)`},
+		}, jp + "rescued_data_column", `column "_rescued_data" (the rescued data column from the value schema) collides with the column of the same name (the rescued data column from the key schema)`},
 		{"NONE rescues nothing by default", func(p *Pipeline) {
 			inferring(p, SchemaEvolutionNone)
 			p.Tables[0].ConnectorOptions.KafkaOptions.KeyTransformer = &Transformer{Format: FormatJSON,
@@ -145,14 +158,14 @@ func TestLayoutInferring(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if !l.Value.Inferring() || l.Value.Width() != 0 {
-		t.Fatalf("value part: inferring %v, width %d; want an inferring part without columns", l.Value.Inferring(), l.Value.Width())
+	if !l.Value.Inferred() || l.Value.Width() != 0 {
+		t.Fatalf("value part: inferred %v, width %d; want an inferred part without columns", l.Value.Inferred(), l.Value.Width())
 	}
 	var names []string
 	for _, c := range l.Columns() {
 		names = append(names, c.Name)
 	}
-	if got, want := strings.Join(names, ","), "key,_kafka,_corrupt_record"; got != want {
+	if got, want := strings.Join(names, ","), "key,_kafka,_rescued_data,_corrupt_record"; got != want {
 		t.Fatalf("columns %s, want %s", got, want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
 var (
@@ -292,6 +294,9 @@ func (jo *JSONOptions) validate(col collector) {
 				m, strings.Join(SchemaEvolutionModes, ", "), strings.Join(schemaEvolutionAliasNames(), ", "), hint)
 		}
 	}
+	if jo.SchemaHints != "" && jo.SchemaEvolutionMode != "" {
+		jo.validateHints(col)
+	}
 	if jo.InferRecordsPerPartition != nil {
 		validateRange(col, "infer_records_per_partition", *jo.InferRecordsPerPartition, 1, MaxInferRecordsPerPartition)
 	}
@@ -312,6 +317,27 @@ func (jo *JSONOptions) validate(col collector) {
 				col.addInvolving(o.attr, []string{modePath}, "%s applies only to a schema inferred from the records: "+
 					"it requires schema_evolution_mode (with schema or schema_file_path, declare the columns' types there)", o.attr)
 			}
+		}
+	}
+}
+
+// validateHints parses the schema hints of jo, which infers its schema, and
+// refuses a hint on a column the table reserves: the rescue column or
+// _corrupt_record.
+func (jo *JSONOptions) validateHints(col collector) {
+	hints, err := schema.ParseHints(jo.SchemaHints)
+	if err != nil {
+		col.add("schema_hints", "the schema hints do not parse: %v", err)
+		return
+	}
+	rescue := jo.RescueColumn()
+	for _, h := range hints {
+		switch name := h.Path[0]; {
+		case strings.EqualFold(name, CorruptRecordColumn):
+			col.add("schema_hints", "the hint %s names %q, which is reserved for records that fail to decode", h, name)
+		case rescue != "" && strings.EqualFold(name, rescue):
+			col.addInvolving("schema_hints", []string{col.path("rescued_data_column")},
+				"the hint %s names %q, the rescued data column; set rescued_data_column to another name to have such a column", h, name)
 		}
 	}
 }
