@@ -272,4 +272,5 @@ func (jo *JSONOptions) validate(col collector) {
 		col.addInvolving("schema", []string{col.path("schema_file_path")},
 			"one of schema or schema_file_path is required")
 	}
+	jo.validateParser(col)
 }
