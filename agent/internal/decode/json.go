@@ -87,6 +87,7 @@ type jsonDecoder struct {
 	// timestamps and dates are the compiled timestamp_format and
 	// date_format, nil for Spark's lenient parsing.
 	timestamps, dates *sparktime.Pattern
+
 	data []byte
 	pos  int
 	// corrupt is set when a value did not fit its field, or a NOT NULL
@@ -140,8 +141,8 @@ func (d *jsonDecoder) decode(t *jtype, base int, data []byte) bool {
 	return true
 }
 
-// isQuote reports whether c opens a string: '"', or '\'' when single
-// quotes are allowed.
+// isQuote reports whether c opens a string: a double quote, or a single
+// quote when single quotes are allowed.
 func (d *jsonDecoder) isQuote(c byte) bool {
 	return c == '"' || (c == '\'' && d.singleQuotes)
 }
@@ -707,7 +708,7 @@ func numberEnd(s []byte, i int) int {
 	return i
 }
 
-// str scans the string at d.pos (its opening quote, '"' or '\'') and
+// str scans the string at d.pos (its opening quote, double or single) and
 // returns its raw content, whether unescape must rewrite it (it holds
 // escapes or invalid UTF-8, which Spark's UTF-8 reader replaces), and
 // false if it is malformed: an unterminated string, a control character or

@@ -34,7 +34,7 @@ const Letters = "y M d H h m s S a X x Z"
 // most nine, truncated to microseconds), a (AM/PM), X and x (offsets: X, x
 // +HH[mm]; XX, xx +HHmm; XXX, xxx +HH:mm; XXXX, xxxx +HHmm[ss]; XXXXX,
 // xxxxx +HH:mm[:ss]; X also Z for zero), Z (Z, ZZ, ZZZ +HHmm; ZZZZZ
-// +HH:mm[:ss] or Z), text in single quotes ('' is a quote) and any other
+// +HH:mm[:ss] or Z), text in single quotes (two single quotes are one) and any other
 // character that is not a letter as literals. Other letters and optional
 // sections ([...]) are refused.
 func Compile(pattern string) (*Pattern, error) {
