@@ -58,9 +58,13 @@ type transformerModel struct {
 }
 
 type jsonOptionsModel struct {
-	Schema           types.String `tfsdk:"schema"`
-	SchemaFilePath   types.String `tfsdk:"schema_file_path"`
-	SchemaFileSHA256 types.String `tfsdk:"schema_file_sha256"`
+	Schema                 types.String `tfsdk:"schema"`
+	SchemaFilePath         types.String `tfsdk:"schema_file_path"`
+	SchemaFileSHA256       types.String `tfsdk:"schema_file_sha256"`
+	AllowSingleQuotes      types.Bool   `tfsdk:"allow_single_quotes"`
+	AllowNonNumericNumbers types.Bool   `tfsdk:"allow_non_numeric_numbers"`
+	TimestampFormat        types.String `tfsdk:"timestamp_format"`
+	DateFormat             types.String `tfsdk:"date_format"`
 }
 
 type avroOptionsModel struct {
@@ -178,8 +182,12 @@ func (c *specConverter) jsonOptions(p string, o types.Object) *spec.JSONOptions 
 		return &spec.JSONOptions{}
 	}
 	jo := &spec.JSONOptions{
-		Schema:         c.str(p+".schema", m.Schema),
-		SchemaFilePath: c.str(p+".schema_file_path", m.SchemaFilePath),
+		Schema:                 c.str(p+".schema", m.Schema),
+		SchemaFilePath:         c.str(p+".schema_file_path", m.SchemaFilePath),
+		AllowSingleQuotes:      c.boolPtr(p+".allow_single_quotes", m.AllowSingleQuotes),
+		AllowNonNumericNumbers: c.boolPtr(p+".allow_non_numeric_numbers", m.AllowNonNumericNumbers),
+		TimestampFormat:        c.str(p+".timestamp_format", m.TimestampFormat),
+		DateFormat:             c.str(p+".date_format", m.DateFormat),
 	}
 	jo.SchemaFileContent = string(c.readFile(p+".schema_file_path", jo.SchemaFilePath, "schema file", "schema.ddl"))
 	return jo
@@ -373,9 +381,13 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 	jo := types.ObjectNull(ty.jsonOptions.AttrTypes)
 	if o := tr.JSONOptions; o != nil {
 		jo = objectValue(ctx, diags, ty.jsonOptions, jsonOptionsModel{
-			Schema:           stringOrNull(o.Schema),
-			SchemaFilePath:   stringOrNull(o.SchemaFilePath),
-			SchemaFileSHA256: fileSHA256(o.SchemaFilePath, []byte(o.SchemaFileContent)),
+			Schema:                 stringOrNull(o.Schema),
+			SchemaFilePath:         stringOrNull(o.SchemaFilePath),
+			SchemaFileSHA256:       fileSHA256(o.SchemaFilePath, []byte(o.SchemaFileContent)),
+			AllowSingleQuotes:      types.BoolValue(o.SingleQuotes()),
+			AllowNonNumericNumbers: types.BoolValue(o.NonNumericNumbers()),
+			TimestampFormat:        stringOrNull(o.TimestampFormat),
+			DateFormat:             stringOrNull(o.DateFormat),
 		})
 	}
 	ao := types.ObjectNull(ty.avroOptions.AttrTypes)
