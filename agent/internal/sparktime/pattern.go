@@ -169,11 +169,22 @@ func (p *Pattern) Parse(s []byte) (Time, bool) {
 			t.Zone, t.Offset, s = true, off, rest
 			continue
 		}
-		// A variable-width number followed by another number (yyyyMMdd with
-		// y) takes only the digits the next one leaves.
+		// A variable-width number followed by fixed-width ones (yMMdd)
+		// leaves them their digits, as java.time's adjacent value parsing.
 		max := e.max
-		if e.min != e.max && k+1 < len(p.elems) && p.elems[k+1].kind != 0 && isNumeric(p.elems[k+1].kind) {
-			max = e.min
+		if e.min != e.max {
+			run := 0
+			for run < len(s) && s[run] >= '0' && s[run] <= '9' {
+				run++
+			}
+			reserve := 0
+			for _, f := range p.elems[k+1:] {
+				if f.kind == 0 || !isNumeric(f.kind) || f.min != f.max {
+					break
+				}
+				reserve += f.min
+			}
+			max = min(max, run-reserve)
 		}
 		n := 0
 		var v int64
