@@ -983,15 +983,17 @@ func (d *jsonDecoder) reserialize(dst, v []byte) []byte {
 			dst = appendJSONString(dst, d.scratch)
 			i = j + 1
 		case c == 'N' || c == 'I' || c == '+' || (c == '-' && i+1 < len(v) && v[i+1] == 'I'):
+			n := 1
 			for _, nn := range nonNumbers {
 				if len(v)-i >= len(nn.text) && string(v[i:i+len(nn.text)]) == nn.text {
 					dst = quotedDouble(dst, nn.value)
-					i += len(nn.text)
+					n = len(nn.text)
 					break
 				}
 			}
+			i += n
 		case c == '-' || (c >= '0' && c <= '9'):
-			end := numberEnd(v, i)
+			end := max(numberEnd(v, i), i+1)
 			dst = append(dst, d.number(v[i:end])...)
 			i = end
 		default: // punctuation, true, false, null
