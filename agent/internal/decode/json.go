@@ -410,19 +410,13 @@ func (d *jsonDecoder) mapKey(t *jtype, raw []byte, esc bool) bool {
 // STRING's raw JSON text.
 func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 	start := d.pos
-	if f, n := d.nonNumber(); n > 0 {
-		d.pos += n
-		switch t.kind {
-		case schema.Float, schema.Double:
-			return d.fit(d.float(t, f))
-		case schema.String:
-			// Jackson writes these numbers as strings.
-			d.b.Bytes(quotedDouble(d.b.Alloc(12)[:0], f))
-			return true, true
+	if c := d.data[d.pos]; c == 'N' || c == 'I' || c == '+' || c == '-' {
+		if f, n := d.nonNumber(); n > 0 {
+			return d.nonNumberAs(t, f, n)
 		}
-		return d.fit(false)
 	}
 	switch c := d.data[d.pos]; {
+
 	case d.isQuote(c):
 		raw, esc, ok := d.str()
 		if !ok {
@@ -479,6 +473,21 @@ func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 		return d.fit(false)
 	}
 	return false, false
+}
+
+// nonNumberAs writes the non-numeric number f, n bytes at d.pos, as type
+// t.
+func (d *jsonDecoder) nonNumberAs(t *jtype, f float64, n int) (nonNull, ok bool) {
+	d.pos += n
+	switch t.kind {
+	case schema.Float, schema.Double:
+		return d.fit(d.float(t, f))
+	case schema.String:
+		// Jackson writes these numbers as strings.
+		d.b.Bytes(quotedDouble(d.b.Alloc(12)[:0], f))
+		return true, true
+	}
+	return d.fit(false)
 }
 
 // fit finishes a scalar: a value that did not fit is written as null and

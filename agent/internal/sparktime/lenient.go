@@ -49,6 +49,9 @@ func ParseDate(s []byte) (int64, bool) {
 // truncated. Time without a date, which Spark puts on the current day, and
 // region zone names (Europe/Paris) are not accepted.
 func ParseTimestamp(s []byte) (Time, bool) {
+	if t, ok := iso(s); ok {
+		return t, true
+	}
 	if gmtIndex(s) >= 0 {
 		var buf [64]byte
 		s = dropGMT(buf[:0], s)
@@ -59,7 +62,10 @@ func ParseTimestamp(s []byte) (Time, bool) {
 // ParseTimestampNTZ parses TIMESTAMP_NTZ text as Spark does: as
 // [ParseTimestamp], and text with a zone does not fit.
 func ParseTimestampNTZ(s []byte) (Time, bool) {
-	t, ok := stringToTimestamp(s)
+	t, ok := iso(s)
+	if !ok {
+		t, ok = stringToTimestamp(s)
+	}
 	return t, ok && !t.Zone
 }
 
@@ -358,4 +364,109 @@ func daysFromCivil(y, m, d int64) int64 {
 	doy := (153*mp+2)/5 + d - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return era*146097 + doe - 719468
+}
+
+// iso parses the common ISO 8601 forms quickly: yyyy-MM-dd, then 'T' or a
+// space, HH:mm[:ss[.fraction]] and a zone Z, UTC, GMT, +HH, +HH:mm or
+// +HHmm. Text it does not take goes through the general parser, which
+// accepts all of these too.
+func iso(s []byte) (Time, bool) {
+	var t Time
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+		return t, false
+	}
+	y, ok1 := fixed(s[0:4])
+	m, ok2 := fixed(s[5:7])
+	d, ok3 := fixed(s[8:10])
+	days, ok := civilDays(y, m, d)
+	if !ok1 || !ok2 || !ok3 || !ok {
+		return t, false
+	}
+	t.Days = days
+	s = s[10:]
+	if len(s) == 0 {
+		return t, true
+	}
+	if len(s) < 6 || (s[0] != 'T' && s[0] != ' ') || s[3] != ':' {
+		return t, false
+	}
+	hh, ok1 := fixed(s[1:3])
+	mm, ok2 := fixed(s[4:6])
+	if !ok1 || !ok2 || hh > 23 || mm > 59 {
+		return t, false
+	}
+	var ss, frac int64
+	s = s[6:]
+	if len(s) > 0 && s[0] != ':' {
+		return t, false // Spark wants seconds before a zone
+	}
+	if len(s) > 0 {
+		if len(s) < 3 {
+			return t, false
+		}
+		if ss, ok = fixed(s[1:3]); !ok || ss > 59 {
+			return t, false
+		}
+		s = s[3:]
+		if len(s) > 0 && s[0] == '.' {
+			n := 1
+			for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+				n++
+			}
+			if n == 1 || n > 10 {
+				return t, false
+			}
+			for i := 1; i < 7; i++ {
+				frac *= 10
+				if i < n {
+					frac += int64(s[i] - '0')
+				}
+			}
+			s = s[n:]
+		}
+	}
+	t.Micros = ((hh*60+mm)*60+ss)*1_000_000 + frac
+	if len(s) == 0 {
+		return t, true
+	}
+	switch string(s) {
+	case "Z", "UTC", "GMT":
+		t.Zone = true
+		return t, true
+	}
+	if len(s) != 3 && len(s) != 5 && len(s) != 6 || (s[0] != '+' && s[0] != '-') {
+		return t, false
+	}
+	zh, ok1 := fixed(s[1:3])
+	var zm int64
+	ok2 = true
+	switch len(s) {
+	case 5:
+		zm, ok2 = fixed(s[3:5])
+	case 6:
+		ok2 = s[3] == ':'
+		if ok2 {
+			zm, ok2 = fixed(s[4:6])
+		}
+	}
+	if !ok1 || !ok2 || zh > 18 || zm > 59 {
+		return t, false
+	}
+	t.Zone, t.Offset = true, zh*3600+zm*60
+	if s[0] == '-' {
+		t.Offset = -t.Offset
+	}
+	return t, true
+}
+
+// fixed parses ASCII digits only.
+func fixed(s []byte) (int64, bool) {
+	var v int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v, len(s) > 0
 }
