@@ -566,3 +566,35 @@ func TestConnectionSchemaRegistrySecret(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONParserOptionsRoundTrip converts the Spark parser options of
+// json_options from the agent's spec into the model and back: set values are
+// kept, unset booleans read as Spark's defaults (true) and unset formats
+// stay unset.
+func TestJSONParserOptionsRoundTrip(t *testing.T) {
+	t.Parallel()
+	no := false
+	yes := true
+	p := storedPipeline()
+	p.Tables = append(p.Tables, p.Tables[0])
+	p.Tables[1].DestinationTable = "defaults"
+	p.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
+		Schema: "ts TIMESTAMP, d DATE", AllowSingleQuotes: &no, AllowNonNumericNumbers: &no,
+		TimestampFormat: "dd/MM/yyyy HH:mm:ss", DateFormat: "yyyyMMdd",
+	}}
+	p.Tables[1].ConnectorOptions.KafkaOptions.ValueTransformer = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
+		Schema: "ts TIMESTAMP",
+	}}
+	_, back := roundTrip(t, p, nil, false)
+	want := []spec.JSONOptions{
+		{Schema: "ts TIMESTAMP, d DATE", AllowSingleQuotes: &no, AllowNonNumericNumbers: &no,
+			TimestampFormat: "dd/MM/yyyy HH:mm:ss", DateFormat: "yyyyMMdd"},
+		{Schema: "ts TIMESTAMP", AllowSingleQuotes: &yes, AllowNonNumericNumbers: &yes},
+	}
+	for i, w := range want {
+		got := back.Tables[i].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions
+		if !reflect.DeepEqual(*got, w) {
+			t.Errorf("table[%d] json_options:\n got %s\nwant %s", i, jsonString(t, got), jsonString(t, w))
+		}
+	}
+}

@@ -10,7 +10,8 @@ import (
 // TestInferenceRoundTrip converts the options of inference from the agent's
 // spec into the model and back: an alias stays as written (no diff against
 // the configuration that sent it), the defaults are filled for an inferred
-// schema only, and a fixed schema gets none of them.
+// schema only, and a fixed schema gets none of them (only the parser
+// options of Spark's, which every JSON transformer has).
 func TestInferenceRoundTrip(t *testing.T) {
 	t.Parallel()
 	stored := storedPipeline()
@@ -25,12 +26,13 @@ func TestInferenceRoundTrip(t *testing.T) {
 	want := &spec.JSONOptions{
 		SchemaEvolutionMode: "addNewColumns", SchemaHints: "id BIGINT, user.dob DATE", RescuedDataColumn: "_leftovers",
 		InferRecordsPerPartition: &records, StringTypeInference: &yes, PrimitiveAsString: &no,
+		AllowSingleQuotes: &yes, AllowNonNumericNumbers: &yes,
 	}
 	got := back.Tables[0].ConnectorOptions.KafkaOptions
 	if jo := got.ValueTransformer.JSONOptions; !reflect.DeepEqual(jo, want) {
 		t.Errorf("value json_options:\n got %s\nwant %s", jsonString(t, jo), jsonString(t, want))
 	}
-	if jo := got.KeyTransformer.JSONOptions; !reflect.DeepEqual(jo, &spec.JSONOptions{Schema: "k STRING"}) {
+	if jo := got.KeyTransformer.JSONOptions; !reflect.DeepEqual(jo, &spec.JSONOptions{Schema: "k STRING", AllowSingleQuotes: &yes, AllowNonNumericNumbers: &yes}) {
 		t.Errorf("key json_options got inference options: %s", jsonString(t, jo))
 	}
 }

@@ -67,6 +67,10 @@ type jsonOptionsModel struct {
 	StringTypeInference      types.Bool   `tfsdk:"string_type_inference"`
 	PrimitiveAsString        types.Bool   `tfsdk:"primitive_as_string"`
 	RescuedDataColumn        types.String `tfsdk:"rescued_data_column"`
+	AllowSingleQuotes        types.Bool   `tfsdk:"allow_single_quotes"`
+	AllowNonNumericNumbers   types.Bool   `tfsdk:"allow_non_numeric_numbers"`
+	TimestampFormat          types.String `tfsdk:"timestamp_format"`
+	DateFormat               types.String `tfsdk:"date_format"`
 }
 
 type avroOptionsModel struct {
@@ -192,6 +196,10 @@ func (c *specConverter) jsonOptions(p string, o types.Object) *spec.JSONOptions 
 		StringTypeInference:      c.boolPtr(p+".string_type_inference", m.StringTypeInference),
 		PrimitiveAsString:        c.boolPtr(p+".primitive_as_string", m.PrimitiveAsString),
 		RescuedDataColumn:        c.str(p+".rescued_data_column", m.RescuedDataColumn),
+		AllowSingleQuotes:        c.boolPtr(p+".allow_single_quotes", m.AllowSingleQuotes),
+		AllowNonNumericNumbers:   c.boolPtr(p+".allow_non_numeric_numbers", m.AllowNonNumericNumbers),
+		TimestampFormat:          c.str(p+".timestamp_format", m.TimestampFormat),
+		DateFormat:               c.str(p+".date_format", m.DateFormat),
 	}
 	jo.SchemaFileContent = string(c.readFile(p+".schema_file_path", jo.SchemaFilePath, "schema file", "schema.ddl"))
 	return jo
@@ -394,6 +402,10 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 			StringTypeInference:      types.BoolPointerValue(o.StringTypeInference),
 			PrimitiveAsString:        types.BoolPointerValue(o.PrimitiveAsString),
 			RescuedDataColumn:        stringOrNull(o.RescuedDataColumn),
+			AllowSingleQuotes:        types.BoolValue(o.SingleQuotes()),
+			AllowNonNumericNumbers:   types.BoolValue(o.NonNumericNumbers()),
+			TimestampFormat:          stringOrNull(o.TimestampFormat),
+			DateFormat:               stringOrNull(o.DateFormat),
 		})
 	}
 	ao := types.ObjectNull(ty.avroOptions.AttrTypes)

@@ -247,6 +247,35 @@ func jsonOptionsSchema() schema.SingleNestedAttribute {
 			Optional:            true,
 		},
 		"schema_file_sha256": fileSHA256Attribute("schema_file_path"),
+		"allow_single_quotes": schema.BoolAttribute{
+			MarkdownDescription: "Accept `'single-quoted'` strings and field names, as Spark's " +
+				"`allowSingleQuotes`. Defaults to `true`, Spark's default.",
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(true),
+		},
+		"allow_non_numeric_numbers": schema.BoolAttribute{
+			MarkdownDescription: "Accept the unquoted numbers `NaN`, `Infinity`, `+Infinity` and `-Infinity`, " +
+				"and the strings `\"NaN\"`, `\"Infinity\"`, `\"+Infinity\"`, `\"+INF\"`, `\"-Infinity\"` and `\"-INF\"` " +
+				"for FLOAT and DOUBLE fields, as Spark's `allowNonNumericNumbers`. Defaults to `true`, Spark's default.",
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(true),
+		},
+		"timestamp_format": schema.StringAttribute{
+			MarkdownDescription: "Spark datetime pattern of TIMESTAMP strings, as Spark's `timestampFormat`, " +
+				"e.g. `\"dd/MM/yyyy HH:mm:ss\"` or `\"yyyy-MM-dd'T'HH:mm:ss.SSSXXX\"`. Unset (the default), " +
+				"TIMESTAMP strings are read as Spark reads them without the option: leniently, ISO 8601 and its " +
+				"variants. The pattern letters are " + patternLetters + "; other letters and optional sections " +
+				"(`[...]`) are refused at plan time. TIMESTAMP_NTZ strings are always read leniently.",
+			Optional: true,
+		},
+		"date_format": schema.StringAttribute{
+			MarkdownDescription: "Spark datetime pattern of DATE strings, as Spark's `dateFormat`, e.g. " +
+				"`\"yyyyMMdd\"`. Unset (the default), DATE strings are read as Spark reads them without the " +
+				"option: leniently. Same pattern letters as `timestamp_format`.",
+			Optional: true,
+		},
 	}
 	maps.Copy(attrs, inferenceAttributes())
 	return schema.SingleNestedAttribute{
@@ -339,6 +368,11 @@ func fileSHA256Attribute(pathAttr string) schema.StringAttribute {
 }
 
 // parseModeAttribute is parse_mode of avro_options and protobuf_options.
+// patternLetters lists the Spark datetime pattern letters of
+// timestamp_format and date_format.
+const patternLetters = "`y` (year), `M` (month), `d` (day), `H` (hour 0-23), `h` (hour 1-12, with `a`), `m`, `s`, " +
+	"`S` (fraction of a second), `a` (AM/PM), `X`, `x` and `Z` (zone offsets), and text in single quotes"
+
 func parseModeAttribute(format string) schema.StringAttribute {
 	return schema.StringAttribute{
 		MarkdownDescription: "What a record whose " + format + " does not decode does: one of " + quoted(spec.ParseModes) +

@@ -87,6 +87,12 @@ func TestAccPipelineValidation(t *testing.T) {
 			valueJSON + ".schema_file_path", "cannot read the schema file"},
 		{"ddl does not parse", one(withValue(jsonSchema("id BIGINT,\n  user STRNG")), ""),
 			valueJSON + ".schema", "the schema is not valid Spark DDL: line 2, column 8:"},
+		{"timestamp_format letter", one(withValue(`{ format = "JSON", json_options = { schema = "ts TIMESTAMP", timestamp_format = "yyyy-MM-dd EEE" } }`), ""),
+			valueJSON + ".timestamp_format", `"yyyy-MM-dd EEE" is not a supported Spark datetime pattern: "EEE" at position 12: unsupported pattern letter`},
+		{"timestamp_format optional section", one(withValue(`{ format = "JSON", json_options = { schema = "ts TIMESTAMP", timestamp_format = "yyyy-MM-dd[ HH:mm]" } }`), ""),
+			valueJSON + ".timestamp_format", "optional sections and reserved characters are not supported"},
+		{"date_format quote", one(withValue(`{ format = "JSON", json_options = { schema = "d DATE", date_format = "yyyy 'y" } }`), ""),
+			valueJSON + ".date_format", "unterminated quote at position 6"},
 		// Avro and Protobuf (agent/spec/formats.go).
 		{"avro without avro_options", one(topics+"\n key_transformer = { format = \"AVRO\" }", ""),
 			kafkaPath + ".key_transformer.avro_options", "format AVRO needs avro_options with one of schema, schema_file_path or schema_registry"},

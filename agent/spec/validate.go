@@ -338,4 +338,5 @@ func (jo *JSONOptions) validateHints(col collector) {
 				"the hint %s names %q, the rescued data column; set rescued_data_column to another name to have such a column", h, name)
 		}
 	}
+	jo.validateParser(col)
 }

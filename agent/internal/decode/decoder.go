@@ -225,6 +225,10 @@ func illFormedLen(s []byte) int {
 		if c == 0xE0 {
 			lo = 0xA0
 		} else if c == 0xED {
+			// An encoded surrogate is one ill-formed sequence to Java.
+			if len(s) > 2 && s[1] >= 0xA0 && s[1] <= 0xBF && s[2]&0xC0 == 0x80 {
+				return 3
+			}
 			hi = 0x9F
 		}
 	case c >= 0xF0 && c <= 0xF4:

@@ -54,15 +54,16 @@ func TestJSONDocuments(t *testing.T) {
 		{"string", []byte(`"x"`), `null null null`, true},
 		{"null", []byte(`null`), `null null null`, true},
 		{"truncated", []byte(`{"a":1,"b":"x","s":{"x":[1,2`), `null null null`, true},
-		{"trailing bytes", []byte(`{"a":1,"b":"x"} {}`), `null null null`, true},
+		{"trailing bytes are not read", []byte(`{"a":1,"b":"x"} {}`), `1 "x" null`, false},
 		{"trailing comma", []byte(`{"a":1,"b":"x",}`), `null null null`, true},
 		{"missing colon", []byte(`{"a" 1}`), `null null null`, true},
-		{"single quotes", []byte(`{'a':1}`), `null null null`, true},
+		{"single quotes", []byte(`{'a':1,"b":'x'}`), `1 "x" null`, false},
 		{"bare word", []byte(`{"a":1,"b":nope}`), `null null null`, true},
 		{"leading zero", []byte(`{"a":01,"b":"x"}`), `null null null`, true},
 		{"control character in string", []byte("{\"a\":1,\"b\":\"x\ty\"}"), `null null null`, true},
 		{"bad escape", []byte(`{"b":"\x"}`), `null null null`, true},
-		{"invalid UTF-8", []byte("{\"a\":1,\"b\":\"\xff\"}"), `null null null`, true},
+		{"invalid UTF-8 is replaced", []byte("{\"a\":1,\"b\":\"\xff\"}"), `1 "�" null`, false},
+		{"invalid UTF-8 outside strings", []byte("\xff{\"a\":1,\"b\":\"x\"}"), `null null null`, true},
 		{"malformed in a skipped value", []byte(`{"a":1,"b":"x","z":[1,}`), `null null null`, true},
 		{"deeply nested", []byte(`{"z":` + nest(maxDepth+10) + `}`), `null null null`, true},
 	}
@@ -135,7 +136,7 @@ func TestRawParts(t *testing.T) {
 		{"bytes", []byte("k\x00\xff"), []byte("héllo"), `b"k\x00\xff" "héllo"`},
 		{"nulls", nil, nil, `null null`},
 		{"empty", []byte{}, []byte{}, `b"" ""`},
-		{"invalid UTF-8", []byte("k"), []byte("a\xffb\xe2\x82\xf0\x80\xed\xa0\x80c\xe2\x82"), "b\"k\" \"a\ufffdb\ufffd\ufffd\ufffd\ufffd\ufffd\ufffdc\ufffd\""},
+		{"invalid UTF-8", []byte("k"), []byte("a\xffb\xe2\x82\xf0\x80\xed\xa0\x80c\xe2\x82"), "b\"k\" \"a\ufffdb\ufffd\ufffd\ufffd\ufffdc\ufffd\""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,7 +7,9 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/sparktime"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // The JSON decoder is a hand-written single-pass scanner: it parses a
@@ -78,12 +80,27 @@ func compileJSON(t *schema.Type, notNull bool) *jtype {
 // jsonDecoder parses JSON documents into a Builder. It is reused across
 // records and is not safe for concurrent use.
 type jsonDecoder struct {
-	b    *rows.Builder
+	b *rows.Builder
+	// singleQuotes accepts 'single-quoted' strings and names, nonNumeric
+	// the numbers NaN, Infinity, +Infinity and -Infinity, as Spark's
+	// allowSingleQuotes and allowNonNumericNumbers.
+	singleQuotes, nonNumeric bool
+	// timestamps and dates are the compiled timestamp_format and
+	// date_format, nil for Spark's lenient parsing.
+	timestamps, dates *sparktime.Pattern
+
 	data []byte
 	pos  int
 	// corrupt is set when a value did not fit its field, or a NOT NULL
 	// field ended up null.
 	corrupt bool
+	// fails counts the values that did not fit, so that a struct field
+	// knows whether one failed inside it (see object).
+	fails int
+	// inField says the value being parsed is a struct field's own, not an
+	// element or map value: one that does not fit is not written, which
+	// leaves what the field held (null unless the key came before).
+	inField bool
 	// scratch holds unescaped text that is not kept (keys, timestamps).
 	scratch []byte
 	// written tracks, per struct being decoded that has NOT NULL fields,
@@ -93,11 +110,27 @@ type jsonDecoder struct {
 	enc variant.Encoder
 }
 
+// newJSONDecoder returns a decoder writing to b with the parser options of
+// transformer tr (nil: Spark's defaults).
+func newJSONDecoder(b *rows.Builder, tr *spec.Transformer) (jsonDecoder, error) {
+	var o *spec.JSONOptions
+	if tr != nil {
+		o = tr.JSONOptions
+	}
+	d := jsonDecoder{b: b, singleQuotes: o.SingleQuotes(), nonNumeric: o.NonNumericNumbers()}
+	var err error
+	if d.timestamps, d.dates, err = o.Formats(); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
 // decode parses one document whose object feeds the top-level fields
 // [base, base+len(t.fields)) of the open row and reports whether the
 // document is corrupt. On malformed JSON, or a document that is not an
 // object, it leaves those fields null. Empty or all-blank input is not a
-// document: the fields are null and it is not corrupt, as in Spark.
+// document: the fields are null and it is not corrupt, as in Spark. What
+// follows the object is not read, as Spark reads only the first value.
 func (d *jsonDecoder) decode(t *jtype, base int, data []byte) bool {
 	d.data, d.pos, d.corrupt, d.written = data, 0, false, d.written[:0]
 	d.ws()
@@ -105,12 +138,16 @@ func (d *jsonDecoder) decode(t *jtype, base int, data []byte) bool {
 		return false
 	}
 	if data[d.pos] == '{' && d.object(t, base) {
-		if d.ws(); d.pos == len(data) {
-			return d.corrupt
-		}
+		return d.corrupt
 	}
 	d.b.DiscardFields(base, base+len(t.fields))
 	return true
+}
+
+// isQuote reports whether c opens a string: a double quote, or a single
+// quote when single quotes are allowed.
+func (d *jsonDecoder) isQuote(c byte) bool {
+	return c == '"' || (c == '\'' && d.singleQuotes)
 }
 
 // ws skips JSON whitespace.
@@ -152,11 +189,25 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 			if found {
 				guess = i + 1
 				d.b.Field(base + i)
+				fails := d.fails
+				d.inField = true
 				nonNull, ok := d.value(t.fields[i], 0)
 				if !ok {
 					return false
 				}
-				if t.required {
+				failed := d.fails != fails
+				d.fails = fails
+				container := t.fields[i].kind == schema.Array || t.fields[i].kind == schema.Map
+				if failed && container {
+					// An element or map value that does not fit nulls the
+					// whole array or map, as in Spark.
+					d.b.Field(base + i)
+					d.b.Null()
+					nonNull = false
+				}
+				// A scalar that does not fit leaves what the field held,
+				// as in Spark.
+				if t.required && (!failed || container) {
 					d.written[mark+i] = nonNull
 				}
 			} else if !d.skip(0) {
@@ -185,7 +236,7 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 // name (valid until the next key).
 func (d *jsonDecoder) key() ([]byte, bool) {
 	d.ws()
-	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+	if d.pos >= len(d.data) || !d.isQuote(d.data[d.pos]) {
 		return nil, false
 	}
 	raw, esc, ok := d.str()
@@ -278,6 +329,7 @@ func (d *jsonDecoder) array(t *jtype, depth int) bool {
 	}
 	for {
 		d.ws()
+		d.inField = false
 		if _, ok := d.value(t.elem, depth+1); !ok {
 			return false
 		}
@@ -304,7 +356,7 @@ func (d *jsonDecoder) mapping(t *jtype, depth int) bool {
 	}
 	for {
 		d.ws()
-		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+		if d.pos >= len(d.data) || !d.isQuote(d.data[d.pos]) {
 			return false
 		}
 		raw, esc, ok := d.str()
@@ -318,11 +370,13 @@ func (d *jsonDecoder) mapping(t *jtype, depth int) bool {
 		d.pos++
 		d.ws()
 		if d.mapKey(t.key, raw, esc) {
+			d.inField = false
 			if _, ok := d.value(t.value, depth+1); !ok {
 				return false
 			}
 		} else {
 			d.corrupt = true
+			d.fails++
 			if !d.skip(depth + 1) {
 				return false
 			}
@@ -360,7 +414,7 @@ func (d *jsonDecoder) mapKey(t *jtype, raw []byte, esc bool) bool {
 		}
 		return false
 	case schema.Byte, schema.Short, schema.Int, schema.Long, schema.Float, schema.Double, schema.Decimal:
-		if f, ok := specialFloat(text); ok && (t.kind == schema.Float || t.kind == schema.Double) {
+		if f, ok := d.specialFloat(text); ok && (t.kind == schema.Float || t.kind == schema.Double) {
 			return d.float(t, f)
 		}
 		if numberEnd(text, 0) != len(text) || len(text) == 0 {
@@ -375,8 +429,14 @@ func (d *jsonDecoder) mapKey(t *jtype, raw []byte, esc bool) bool {
 // STRING's raw JSON text.
 func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 	start := d.pos
+	if c := d.data[d.pos]; c == 'N' || c == 'I' || c == '+' || c == '-' {
+		if f, n := d.nonNumber(); n > 0 {
+			return d.nonNumberAs(t, f, n)
+		}
+	}
 	switch c := d.data[d.pos]; {
-	case c == '"':
+
+	case d.isQuote(c):
 		raw, esc, ok := d.str()
 		if !ok {
 			return false, false
@@ -417,7 +477,7 @@ func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 		}
 		d.pos = end
 		if t.kind == schema.String {
-			d.b.Bytes(d.data[start:end])
+			d.b.Bytes(d.number(d.data[start:end]))
 			return true, true
 		}
 		return d.fit(d.fromNumber(t, d.data[start:end]))
@@ -426,7 +486,7 @@ func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 			return false, false
 		}
 		if t.kind == schema.String {
-			d.b.Bytes(d.compact(d.data[start:d.pos]))
+			d.b.Bytes(d.reserialize(d.b.Alloc(d.pos - start)[:0], d.data[start:d.pos]))
 			return true, true
 		}
 		return d.fit(false)
@@ -434,12 +494,30 @@ func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 	return false, false
 }
 
+// nonNumberAs writes the non-numeric number f, n bytes at d.pos, as type
+// t.
+func (d *jsonDecoder) nonNumberAs(t *jtype, f float64, n int) (nonNull, ok bool) {
+	d.pos += n
+	switch t.kind {
+	case schema.Float, schema.Double:
+		return d.fit(d.float(t, f))
+	case schema.String:
+		// Jackson writes these numbers as strings.
+		d.b.Bytes(quotedDouble(d.b.Alloc(12)[:0], f))
+		return true, true
+	}
+	return d.fit(false)
+}
+
 // fit finishes a scalar: a value that did not fit is written as null and
 // marks the document corrupt.
 func (d *jsonDecoder) fit(ok bool) (nonNull, valid bool) {
 	if !ok {
 		d.corrupt = true
-		d.b.Null()
+		d.fails++
+		if !d.inField {
+			d.b.Null()
+		}
 	}
 	return ok, true
 }
@@ -474,12 +552,12 @@ func (d *jsonDecoder) fromNumber(t *jtype, text []byte) bool {
 	case schema.Decimal:
 		return d.decimal(t, text)
 	case schema.Timestamp:
-		// Seconds since the epoch, possibly fractional.
-		u, neg, ok := parseDecimal(text, 18, 6)
-		if ok {
-			d.b.Int64(int64Of(u, neg))
+		// Whole seconds since the epoch, as Spark reads an integer.
+		v, ok := parseInt(text, math.MinInt64/1_000_000, math.MaxInt64/1_000_000)
+		if ok && integral {
+			d.b.Int64(v * 1_000_000)
 		}
-		return ok
+		return ok && integral
 	}
 	return false
 }
@@ -489,30 +567,46 @@ func (d *jsonDecoder) fromNumber(t *jtype, text []byte) bool {
 func (d *jsonDecoder) fromString(t *jtype, s []byte) bool {
 	switch t.kind {
 	case schema.Float, schema.Double:
-		f, ok := specialFloat(s)
+		f, ok := d.specialFloat(s)
 		return ok && d.float(t, f)
 	case schema.Decimal:
 		return d.decimal(t, s)
 	case schema.Binary:
 		return d.base64(s)
 	case schema.Date:
-		dt, ok := parseDateTime(s)
+		var days int64
+		var ok bool
+		if d.dates != nil {
+			var t sparktime.Time
+			t, ok = d.dates.Parse(s)
+			days = t.Days
+		} else {
+			days, ok = sparktime.ParseDate(s)
+		}
+		ok = ok && days >= math.MinInt32 && days <= math.MaxInt32
 		if ok {
-			d.b.Int32(int32(dt.days))
+			d.b.Int32(int32(days))
 		}
 		return ok
 	case schema.Timestamp:
-		dt, ok := parseDateTime(s)
+		var t sparktime.Time
+		var ok bool
+		if d.timestamps != nil {
+			t, ok = d.timestamps.Parse(s)
+		} else {
+			t, ok = sparktime.ParseTimestamp(s)
+		}
 		if ok {
-			d.b.Int64(dt.unixMicros())
+			d.b.Int64(t.UnixMicros())
 		}
 		return ok
 	case schema.TimestampNTZ:
-		dt, ok := parseDateTime(s)
-		if ok && !dt.zone {
-			d.b.Int64(dt.unixMicros())
+		// Spark's timestampNTZFormat, not timestampFormat, applies.
+		t, ok := sparktime.ParseTimestampNTZ(s)
+		if ok {
+			d.b.Int64(t.UnixMicros())
 		}
-		return ok && !dt.zone
+		return ok
 	}
 	return false
 }
@@ -552,19 +646,33 @@ func (d *jsonDecoder) decimal(t *jtype, text []byte) bool {
 	return ok
 }
 
-// base64 writes standard base64 (padded or not) as BINARY.
+// base64 writes padded standard base64 as BINARY. Whitespace and control
+// characters between the characters are skipped, as Jackson's MIME
+// variant (Spark's) does, and padding is required.
 func (d *jsonDecoder) base64(s []byte) bool {
-	enc := base64.StdEncoding
-	if len(s)%4 != 0 {
-		enc = base64.RawStdEncoding
+	for _, c := range s {
+		if c <= ' ' {
+			s = dropSpace(d.b.Alloc(len(s))[:0], s)
+			break
+		}
 	}
-	buf := d.b.Alloc(enc.DecodedLen(len(s)))
-	n, err := enc.Decode(buf, s)
+	buf := d.b.Alloc(base64.StdEncoding.DecodedLen(len(s)))
+	n, err := base64.StdEncoding.Strict().Decode(buf, s)
 	if err != nil {
 		return false
 	}
 	d.b.Bytes(buf[:n])
 	return true
+}
+
+// dropSpace appends s without its bytes up to ' ' to dst.
+func dropSpace(dst, s []byte) []byte {
+	for _, c := range s {
+		if c > ' ' {
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // isIntegral reports whether a JSON number has neither fraction nor
@@ -628,18 +736,20 @@ func numberEnd(s []byte, i int) int {
 	return i
 }
 
-// str scans the string at d.pos (its opening quote) and returns its raw
-// content, whether it holds escapes, and false if it is malformed: an
-// unterminated string, a control character, a bad escape or invalid UTF-8
-// (which Jackson rejects too).
+// str scans the string at d.pos (its opening quote, double or single) and
+// returns its raw content, whether unescape must rewrite it (it holds
+// escapes or invalid UTF-8, which Spark's UTF-8 reader replaces), and
+// false if it is malformed: an unterminated string, a control character or
+// a bad escape.
 func (d *jsonDecoder) str() (raw []byte, esc, ok bool) {
 	s := d.data
+	quote := s[d.pos]
 	i := d.pos + 1
 	start := i
 	for i < len(s) {
 		c := s[i]
 		switch {
-		case c == '"':
+		case c == quote:
 			d.pos = i + 1
 			return s[start:i], esc, true
 		case c == '\\':
@@ -649,6 +759,11 @@ func (d *jsonDecoder) str() (raw []byte, esc, ok bool) {
 			}
 			switch s[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case '\'':
+				if !d.singleQuotes {
+					return nil, false, false
+				}
 				i += 2
 			case 'u':
 				if i+6 > len(s) || !isHex4(s[i+2:i+6]) {
@@ -665,7 +780,7 @@ func (d *jsonDecoder) str() (raw []byte, esc, ok bool) {
 		default:
 			r, n := utf8.DecodeRune(s[i:])
 			if r == utf8.RuneError && n <= 1 {
-				return nil, false, false
+				esc = true
 			}
 			i += n
 		}
@@ -697,11 +812,23 @@ func hexVal(c byte) int {
 }
 
 // unescape appends the content of a validated JSON string (raw, between
-// its quotes) to dst with escapes resolved; an unpaired surrogate becomes
-// U+FFFD. The result is never longer than raw.
+// its quotes) to dst with escapes resolved, as Spark gets it: each
+// ill-formed UTF-8 sequence becomes U+FFFD (Java's UTF-8 reader) and an
+// unpaired surrogate '?' (Java's UTF-8 encoder).
 func unescape(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		c := raw[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+				i += illFormedLen(raw[i:])
+				continue
+			}
+			dst = append(dst, raw[i:i+n]...)
+			i += n
+			continue
+		}
 		if c != '\\' {
 			dst = append(dst, c)
 			i++
@@ -727,9 +854,12 @@ func unescape(dst, raw []byte) []byte {
 					i += 6
 				}
 			}
-			dst = utf8.AppendRune(dst, r) // lone surrogates encode as U+FFFD
+			if r >= 0xD800 && r < 0xE000 {
+				r = '?' // a lone surrogate
+			}
+			dst = utf8.AppendRune(dst, r)
 			continue
-		default: // '"', '\\', '/'
+		default: // '"', '\\', '/', '\''
 			dst = append(dst, raw[i+1])
 		}
 		i += 2
@@ -748,8 +878,12 @@ func (d *jsonDecoder) skip(depth int) bool {
 	if d.pos >= len(d.data) || depth > maxDepth {
 		return false
 	}
+	if _, n := d.nonNumber(); n > 0 {
+		d.pos += n
+		return true
+	}
 	switch c := d.data[d.pos]; {
-	case c == '"':
+	case d.isQuote(c):
 		_, _, ok := d.str()
 		return ok
 	case c == 't':
@@ -796,35 +930,134 @@ func (d *jsonDecoder) skip(depth int) bool {
 	return false
 }
 
-// compact returns the text of a validated JSON value without the
-// whitespace between tokens, the form Spark gives a STRING field that holds
-// a non-string value. It aliases v when there is nothing to remove.
-func (d *jsonDecoder) compact(v []byte) []byte {
-	var out []byte
-	inStr := false
-	for i := 0; i < len(v); i++ {
+// nonNumber matches the numbers Spark's allowNonNumericNumbers accepts at
+// d.pos (NaN, Infinity, +Infinity, -Infinity): their value and length, 0
+// when none is there or the option is off.
+func (d *jsonDecoder) nonNumber() (float64, int) {
+	rest := d.data[d.pos:]
+	if !d.nonNumeric || (rest[0] != 'N' && rest[0] != 'I' && rest[0] != '+' && (rest[0] != '-' || len(rest) < 2 || rest[1] != 'I')) {
+		return 0, 0
+	}
+	for _, nn := range nonNumbers {
+		if len(rest) >= len(nn.text) && string(rest[:len(nn.text)]) == nn.text {
+			return nn.value, len(nn.text)
+		}
+	}
+	return 0, 0
+}
+
+// nonNumbers are the unquoted numbers of allowNonNumericNumbers.
+var nonNumbers = []struct {
+	text  string
+	value float64
+}{{"NaN", math.NaN()}, {"Infinity", math.Inf(1)}, {"+Infinity", math.Inf(1)}, {"-Infinity", math.Inf(-1)}}
+
+// specialFloat parses the strings Spark accepts for FLOAT and DOUBLE
+// values that JSON numbers cannot express, when allowNonNumericNumbers is
+// on.
+func (d *jsonDecoder) specialFloat(s []byte) (float64, bool) {
+	if !d.nonNumeric {
+		return 0, false
+	}
+	switch string(s) {
+	case "NaN":
+		return math.NaN(), true
+	case "Infinity", "+Infinity", "+INF":
+		return math.Inf(1), true
+	case "-Infinity", "-INF":
+		return math.Inf(-1), true
+	}
+	return 0, false
+}
+
+// number returns the text Spark gives a STRING field that holds the JSON
+// number text: an integer as written ("-0" is "0"), any other number as
+// Java writes the double it parses to.
+func (d *jsonDecoder) number(text []byte) []byte {
+	if isIntegral(text) {
+		if string(text) == "-0" {
+			return text[1:]
+		}
+		return text
+	}
+	f, _ := parseFloat(text, 64)
+	if math.IsInf(f, 0) {
+		// Jackson writes these numbers as strings.
+		return quotedDouble(d.b.Alloc(12)[:0], f)
+	}
+	return appendJavaDouble(d.b.Alloc(24)[:0], f)
+}
+
+// reserialize appends a validated JSON object or array to dst as Spark
+// gives it to a STRING field: written again by Jackson, without the
+// whitespace between tokens, strings with their escapes resolved and
+// written back with Jackson's escapes, numbers as [jsonDecoder.number]
+// writes them.
+func (d *jsonDecoder) reserialize(dst, v []byte) []byte {
+	for i := 0; i < len(v); {
 		c := v[i]
 		switch {
-		case inStr && c == '\\':
-			i++ // the escaped byte cannot end the string
-			if out != nil {
-				out = append(out, c, v[i])
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '"' || c == '\'':
+			j := i + 1
+			for v[j] != c {
+				if v[j] == '\\' {
+					j++
+				}
+				j++
 			}
-			continue
-		case c == '"':
-			inStr = !inStr
-		case !inStr && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			if out == nil {
-				out = append(d.b.Alloc(len(v))[:0], v[:i]...)
+			d.scratch = unescape(d.scratch[:0], v[i+1:j])
+			dst = appendJSONString(dst, d.scratch)
+			i = j + 1
+		case c == 'N' || c == 'I' || c == '+' || (c == '-' && i+1 < len(v) && v[i+1] == 'I'):
+			n := 1
+			for _, nn := range nonNumbers {
+				if len(v)-i >= len(nn.text) && string(v[i:i+len(nn.text)]) == nn.text {
+					dst = quotedDouble(dst, nn.value)
+					n = len(nn.text)
+					break
+				}
 			}
-			continue
-		}
-		if out != nil {
-			out = append(out, c)
+			i += n
+		case c == '-' || (c >= '0' && c <= '9'):
+			end := max(numberEnd(v, i), i+1)
+			dst = append(dst, d.number(v[i:end])...)
+			i = end
+		default: // punctuation, true, false, null
+			dst = append(dst, c)
+			i++
 		}
 	}
-	if out == nil {
-		return v
-	}
-	return out
+	return dst
 }
+
+// appendJSONString appends s quoted with Jackson's escapes: '"', '\\' and
+// the control characters, short forms where JSON has them.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c >= 0x20:
+			dst = append(dst, c)
+		case c == '\b':
+			dst = append(dst, '\\', 'b')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\f':
+			dst = append(dst, '\\', 'f')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+		}
+	}
+	return append(dst, '"')
+}
+
+// hexDigits are the digits of Jackson's \u escapes.
+const hexDigits = "0123456789ABCDEF"

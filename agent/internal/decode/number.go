@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"strconv"
@@ -47,18 +48,49 @@ func parseFloat(s []byte, bitSize int) (float64, bool) {
 	return f, true
 }
 
-// specialFloat parses the strings Spark accepts for FLOAT and DOUBLE values
-// that JSON numbers cannot express.
-func specialFloat(s []byte) (float64, bool) {
-	switch string(s) {
-	case "NaN", "+NaN", "-NaN":
-		return math.NaN(), true
-	case "Infinity", "+Infinity", "INF", "+INF":
-		return math.Inf(1), true
-	case "-Infinity", "-INF":
-		return math.Inf(-1), true
+// appendJavaDouble appends f as Java's Double.toString writes it, the
+// text Spark gives a STRING field that holds a JSON number with a fraction
+// or an exponent: at least one digit after the point, and the computerized
+// scientific notation ("1.0E-5", "1.23456789E7") outside [10^-3, 10^7).
+// The digits are the shortest that round-trip, which Java 17 prints too
+// but for rare values where it writes one more digit.
+func appendJavaDouble(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
 	}
-	return 0, false
+	if abs := math.Abs(f); abs == 0 || (abs >= 1e-3 && abs < 1e7) {
+		n := len(dst)
+		dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
+		if bytes.IndexByte(dst[n:], '.') < 0 {
+			dst = append(dst, '.', '0')
+		}
+		return dst
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // d[.ddd]e±dd
+	k := bytes.IndexByte(e, 'e')
+	dst = append(dst, e[:k]...)
+	if bytes.IndexByte(e[:k], '.') < 0 {
+		dst = append(dst, '.', '0')
+	}
+	dst = append(dst, 'E')
+	exp := e[k+1:]
+	if exp[0] == '-' {
+		dst = append(dst, '-')
+	}
+	exp = bytes.TrimLeft(exp[1:], "0")
+	return append(dst, exp...)
+}
+
+// quotedDouble appends f as Java writes it, in double quotes: how Jackson
+// writes NaN and the infinities when it writes JSON.
+func quotedDouble(dst []byte, f float64) []byte {
+	return append(appendJavaDouble(append(dst, '"'), f), '"')
 }
 
 // uint128 is an unsigned 128-bit integer, enough for 38 decimal digits.

@@ -31,7 +31,11 @@ func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, erro
 	case sp.Variant():
 		return &variantPart{b: b, field: first}, nil
 	case sp.Format == spec.FormatJSON && sp.Fields != nil:
-		return &jsonPart{d: jsonDecoder{b: b}, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first}, nil
+		d, err := newJSONDecoder(b, sp.Transformer)
+		if err != nil {
+			return nil, err
+		}
+		return &jsonPart{d: d, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first}, nil
 	case sp.Format == spec.FormatAvro && sp.Transformer != nil && sp.Transformer.AvroOptions != nil:
 		return newAvroPart(b, first, sp, src)
 	case sp.Format == spec.FormatProtobuf && sp.Transformer != nil && sp.Transformer.ProtobufOptions != nil:

@@ -1,0 +1,56 @@
+package spec
+
+import (
+	"fmt"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/sparktime"
+)
+
+// SingleQuotes reports whether the JSON parser accepts 'single-quoted'
+// strings and names: AllowSingleQuotes, true by default as in Spark. A nil
+// receiver has the defaults.
+func (o *JSONOptions) SingleQuotes() bool {
+	return o == nil || o.AllowSingleQuotes == nil || *o.AllowSingleQuotes
+}
+
+// NonNumericNumbers reports whether the JSON parser accepts NaN, Infinity,
+// +Infinity and -Infinity as numbers (and "NaN", "Infinity", "+INF",
+// "-INF" ... strings for FLOAT and DOUBLE): AllowNonNumericNumbers, true by
+// default as in Spark. A nil receiver has the defaults.
+func (o *JSONOptions) NonNumericNumbers() bool {
+	return o == nil || o.AllowNonNumericNumbers == nil || *o.AllowNonNumericNumbers
+}
+
+// Formats compiles TimestampFormat and DateFormat; nil for an empty one,
+// which means Spark's lenient parsing. A nil receiver has neither.
+func (o *JSONOptions) Formats() (timestamps, dates *sparktime.Pattern, err error) {
+	if o == nil {
+		return nil, nil, nil
+	}
+	if o.TimestampFormat != "" {
+		if timestamps, err = sparktime.Compile(o.TimestampFormat); err != nil {
+			return nil, nil, fmt.Errorf("timestamp_format %q: %w", o.TimestampFormat, err)
+		}
+	}
+	if o.DateFormat != "" {
+		if dates, err = sparktime.Compile(o.DateFormat); err != nil {
+			return nil, nil, fmt.Errorf("date_format %q: %w", o.DateFormat, err)
+		}
+	}
+	return timestamps, dates, nil
+}
+
+// validateParser checks the Spark parser options: the datetime patterns
+// must compile.
+func (jo *JSONOptions) validateParser(col collector) {
+	for _, f := range []struct{ attr, pattern string }{
+		{"timestamp_format", jo.TimestampFormat}, {"date_format", jo.DateFormat},
+	} {
+		if f.pattern == "" {
+			continue
+		}
+		if _, err := sparktime.Compile(f.pattern); err != nil {
+			col.add(f.attr, "%q is not a supported Spark datetime pattern: %v", f.pattern, err)
+		}
+	}
+}
