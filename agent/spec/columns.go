@@ -52,6 +52,11 @@ type Part struct {
 	// Column is KeyColumn or ValueColumn: the name of the side's single
 	// column when it has one.
 	Column string
+	// Rescue is the STRING column of an inferred part ([Part.Inferred])
+	// that holds, per record, a JSON object of the fields the table's
+	// schema cannot take; "" for none. It comes after the source metadata
+	// column, not among the part's columns.
+	Rescue string
 	// attr is the attribute, under the transformer, that declared Fields.
 	attr string
 }
@@ -65,14 +70,15 @@ func (p *Part) Width() int {
 	switch {
 	case p.Fields != nil:
 		return len(p.Fields)
-	case p.Pending():
+	case p.unresolved():
 		return 0
 	}
 	return 1
 }
 
 // Layout is the column set of a destination table, in order: the key part,
-// the value part, the source metadata column if configured, and
+// the value part, the source metadata column if configured, the rescue
+// columns of inferred parts (the key's, then the value's), and
 // _corrupt_record when any part can fail to decode.
 type Layout struct {
 	Key, Value     Part
@@ -85,10 +91,10 @@ type Layout struct {
 func (l *Layout) Columns() []schema.Field {
 	var cols []schema.Field
 	for _, p := range []*Part{&l.Key, &l.Value} {
-		if p.Pending() {
+		if p.unresolved() {
 			continue
 		}
-		if p.Fields != nil {
+		if p.Fields != nil || p.Inferred() {
 			// Parsed columns are nullable, as Spark's from_json makes them: a
 			// record whose NOT NULL field is missing keeps its row, with the
 			// field null and the raw bytes in _corrupt_record.
@@ -107,6 +113,11 @@ func (l *Layout) Columns() []schema.Field {
 		// Nullable, so that adding the column to an existing table is a
 		// compatible schema change; every row written has it set.
 		cols = append(cols, schema.Field{Name: l.MetadataColumn, Type: MetadataType, Nullable: true})
+	}
+	for _, p := range []*Part{&l.Key, &l.Value} {
+		if p.Rescue != "" {
+			cols = append(cols, schema.Field{Name: p.Rescue, Type: &schema.Type{Kind: schema.String}, Nullable: true})
+		}
 	}
 	if l.CorruptRecord {
 		cols = append(cols, schema.Field{Name: CorruptRecordColumn, Type: &schema.Type{Kind: schema.Binary}, Nullable: true})
@@ -174,10 +185,21 @@ func (l *Layout) checkNames(tc collector) {
 		{&l.Key, kc.at("key_transformer"), "from the key schema"},
 		{&l.Value, kc.at("value_transformer"), "from the value schema"},
 	} {
-		if side.p.Pending() {
+		if r := side.p.Rescue; r != "" {
+			ra := "json_options.rescued_data_column"
+			switch {
+			case strings.EqualFold(r, CorruptRecordColumn):
+				side.c.add(ra, "%q is reserved for records that fail to decode", r)
+			case !ValidIdentifier(r):
+				side.c.add(ra, "%q is not a valid column name: use a letter or '_' followed by letters, digits or '_'", r)
+			default:
+				claim(side.c, ra, r, "(the rescued data column "+side.what+")")
+			}
+		}
+		if side.p.unresolved() {
 			continue
 		}
-		if side.p.Fields == nil {
+		if side.p.Fields == nil && !side.p.Inferred() {
 			claim(side.c, "", side.p.Column, "("+side.p.Column+")")
 			continue
 		}
@@ -280,6 +302,9 @@ func part(col collector, tr *Transformer, column string) (Part, bool) {
 		ok     bool
 	)
 	switch {
+	case p.Inferred():
+		p.Rescue = tr.JSONOptions.RescueColumn()
+		return p, true
 	case tr.Format == FormatJSON && tr.JSONOptions != nil:
 		fields, p.attr, ok = jsonFields(col.at("json_options"), tr.JSONOptions)
 		p.attr = "json_options." + p.attr

@@ -1,0 +1,45 @@
+package spec
+
+// EvolutionMode returns SchemaEvolutionMode as one of
+// [SchemaEvolutionModes], an Auto Loader alias replaced by the mode it
+// stands for; "" when schema inference is off. A value that is neither is
+// returned as is (Validate reports it).
+func (jo *JSONOptions) EvolutionMode() string {
+	if jo == nil {
+		return ""
+	}
+	if m, ok := SchemaEvolutionAliases[jo.SchemaEvolutionMode]; ok {
+		return m
+	}
+	return jo.SchemaEvolutionMode
+}
+
+// RescueColumn returns the name of the column that holds, as a JSON object,
+// what a record's inferred schema cannot take: RescuedDataColumn, or
+// [RescuedDataColumn] when it is empty, except in mode NONE, which has no
+// such column unless RescuedDataColumn names one. "" means none, also when
+// schema inference is off.
+func (jo *JSONOptions) RescueColumn() string {
+	switch mode := jo.EvolutionMode(); {
+	case mode == "":
+		return ""
+	case jo.RescuedDataColumn != "":
+		return jo.RescuedDataColumn
+	case mode == SchemaEvolutionNone:
+		return ""
+	}
+	return RescuedDataColumn
+}
+
+// Inferred reports whether the part's columns are inferred from the records
+// (json_options.schema_evolution_mode): it has no columns at plan time, and
+// the agent sets Fields from the table's log, or from the first records of
+// each partition for a new table, before it decodes.
+func (p *Part) Inferred() bool {
+	return p.Format == FormatJSON && p.Transformer != nil && p.Transformer.JSONOptions.EvolutionMode() != ""
+}
+
+// unresolved reports whether the part's columns are not known yet: it
+// takes its schema from a registry or infers it, and the agent has not
+// set Fields.
+func (p *Part) unresolved() bool { return p.Fields == nil && (p.Pending() || p.Inferred()) }
