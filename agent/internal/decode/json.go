@@ -88,6 +88,9 @@ type jsonDecoder struct {
 	// written tracks, per struct being decoded that has NOT NULL fields,
 	// which fields hold a non-null value.
 	written []bool
+	// ev, set by an inferred part (infer.go), sees the fields and values
+	// the schema does not take; nil for an explicit schema.
+	ev *evolver
 }
 
 // decode parses one document whose object feeds the top-level fields
@@ -149,12 +152,22 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 			if found {
 				guess = i + 1
 				d.b.Field(base + i)
+				if d.ev != nil {
+					d.ev.enter(t.names[i])
+				}
 				nonNull, ok := d.value(t.fields[i], 0)
 				if !ok {
 					return false
 				}
+				if d.ev != nil {
+					d.ev.leave()
+				}
 				if t.required {
 					d.written[mark+i] = nonNull
+				}
+			} else if d.ev != nil {
+				if !d.ev.unknown(d, t, key) {
+					return false
 				}
 			} else if !d.skip(0) {
 				return false
@@ -244,6 +257,9 @@ func (d *jsonDecoder) value(t *jtype, depth int) (nonNull, ok bool) {
 	case c == '{' && t.kind == schema.Map:
 		return true, d.mapping(t, depth)
 	}
+	if d.ev != nil {
+		return d.ev.scalar(d, t, depth)
+	}
 	return d.scalar(t, depth)
 }
 
@@ -257,10 +273,16 @@ func (d *jsonDecoder) array(t *jtype, depth int) bool {
 		d.b.EndList()
 		return true
 	}
-	for {
+	for n := 0; ; n++ {
 		d.ws()
+		if d.ev != nil {
+			d.ev.enterElem(n)
+		}
 		if _, ok := d.value(t.elem, depth+1); !ok {
 			return false
+		}
+		if d.ev != nil {
+			d.ev.leave()
 		}
 		if !d.next(']') {
 			return false
@@ -275,6 +297,11 @@ func (d *jsonDecoder) array(t *jtype, depth int) bool {
 // mapping parses the object at d.pos into map type t. A key whose text does
 // not parse as the key type drops its entry and marks the document corrupt.
 func (d *jsonDecoder) mapping(t *jtype, depth int) bool {
+	if ev := d.ev; ev != nil {
+		// Map values decode as with an explicit schema (see infer.go).
+		d.ev = nil
+		defer func() { d.ev = ev }()
+	}
 	d.pos++ // '{'
 	d.b.BeginMap()
 	d.ws()
