@@ -50,7 +50,7 @@ func (e *ParseError) Error() string {
 // comments and "/* */" block comments count as whitespace. Types may nest at
 // most [MaxDepth] deep.
 func ParseDDL(ddl string) ([]Field, error) {
-	p, err := newParser(ddl)
+	p, err := newParser(ddl, false)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func ParseDDL(ddl string) ([]Field, error) {
 // parseTypeString parses a single type such as "decimal(10,2)" or
 // "array<varchar(5)>", the form Spark uses for catalog strings.
 func parseTypeString(s string) (*Type, error) {
-	p, err := newParser(s)
+	p, err := newParser(s, false)
 	if err != nil {
 		return nil, err
 	}
@@ -118,11 +118,15 @@ type parser struct {
 	pos   int   // next byte to lex
 	tok   token // current token
 	depth int   // nesting of types being parsed
+	// paths makes "." a punctuation token, for the dotted names of schema
+	// hints; in a column list it is an unexpected character.
+	paths bool
 }
 
-// newParser checks that src is UTF-8 and reads its first token.
-func newParser(src string) (*parser, error) {
-	p := &parser{src: src}
+// newParser checks that src is UTF-8 and reads its first token; paths
+// makes "." a token, as schema hints need.
+func newParser(src string, paths bool) (*parser, error) {
+	p := &parser{src: src, paths: paths}
 	if !utf8.ValidString(src) {
 		off := 0
 		for off < len(src) {
@@ -192,22 +196,14 @@ func (p *parser) what(inStruct bool) string {
 func (p *parser) field(inStruct bool) (Field, error) {
 	what := p.what(inStruct)
 	var f Field
-	switch {
-	case p.tok.kind == tokQuoted && p.tok.text == "":
-		return f, p.errorf(p.tok.off, "%s name is empty", what)
-	case p.tok.kind == tokQuoted:
-	case p.tok.kind == tokWord && isDigits(p.tok.text):
-		return f, p.errorf(p.tok.off, "expected a %s name, found %s (backquote a name made only of digits: `%s`)", what, p.found(), p.tok.text)
-	case p.tok.kind == tokWord:
-	case inStruct && p.isPunct(">"):
+	if inStruct && p.isPunct(">") {
 		return f, p.errorf(p.tok.off, "expected a field name, found \">\" (a STRUCT needs at least one field and no trailing comma)")
-	default:
-		return f, p.errorf(p.tok.off, "expected a %s name, found %s", what, p.found())
 	}
-	f.Name = p.tok.text
-	if err := p.next(); err != nil {
+	name, err := p.name(what)
+	if err != nil {
 		return f, err
 	}
+	f.Name = name
 	if inStruct && p.isPunct(":") {
 		if err := p.next(); err != nil {
 			return f, err
@@ -243,6 +239,22 @@ func (p *parser) field(inStruct bool) (Field, error) {
 		}
 	}
 	return f, nil
+}
+
+// name parses the name of a column, a struct field or a part of a hint's
+// path (what says which, for messages): a word not made only of digits or
+// a non-empty backquoted name.
+func (p *parser) name(what string) (string, error) {
+	switch {
+	case p.tok.kind == tokQuoted && p.tok.text == "":
+		return "", p.errorf(p.tok.off, "%s name is empty", what)
+	case p.tok.kind == tokWord && isDigits(p.tok.text):
+		return "", p.errorf(p.tok.off, "expected a %s name, found %s (backquote a name made only of digits: `%s`)", what, p.found(), p.tok.text)
+	case p.tok.kind != tokQuoted && p.tok.kind != tokWord:
+		return "", p.errorf(p.tok.off, "expected a %s name, found %s", what, p.found())
+	}
+	name := p.tok.text
+	return name, p.next()
 }
 
 // typ parses one type; expected describes it for the message when the

@@ -14,7 +14,7 @@ const (
 	tokWord           // keyword, unquoted name or number: [A-Za-z0-9_]+
 	tokQuoted         // backquoted name; text is unescaped
 	tokString         // string literal; text is unescaped
-	tokPunct          // one of < > ( ) , :
+	tokPunct          // one of < > ( ) , : and, in schema hints, .
 )
 
 // token is one lexed token: its kind, its value and the byte range it spans.
@@ -41,7 +41,7 @@ func (p *parser) next() error {
 			p.pos++
 		}
 		p.tok = token{kind: tokWord, text: p.src[start:p.pos]}
-	case strings.IndexByte("<>(),:", c) >= 0:
+	case strings.IndexByte("<>(),:", c) >= 0 || c == '.' && p.paths:
 		p.pos++
 		p.tok = token{kind: tokPunct, text: p.src[start:p.pos]}
 	case c == '`':
