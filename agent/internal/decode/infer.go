@@ -34,8 +34,9 @@ import (
 // steps are struct field names joined by "." and array indexes in
 // brackets; a name holding '.', '`', '[' or ']' is quoted in backticks
 // (doubling a backtick inside). A field whose value is null is neither a new
-// column nor rescued: it carries no value. A new field whose type cannot be
-// inferred (an empty object, an array of nulls) is rescued. A field named
+// column nor rescued: it carries no value. A new field takes the type
+// schema.Canonical gives its value (an array of nulls is ARRAY<STRING>);
+// one that has none (an empty object) is rescued. A field named
 // like another column of the part ignoring case, or like one of the table's
 // other columns at the top level, is rescued (Delta names ignore case). The
 // values inside a MAP column (from schema hints) are decoded as with an
@@ -111,9 +112,11 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 	clash := slices.ContainsFunc(t.names, func(n string) bool { return strings.EqualFold(n, name) }) ||
 		len(e.path) == 0 && e.taken[strings.ToLower(name)]
 	if e.addsColumns() && !clash {
-		if typ, err := schema.InferValue(raw, e.opts); err == nil && definite(typ) {
-			e.ask(change{path: append(slices.Clip(e.path), step{name: name}), typ: typ, add: true})
-			return true
+		if typ, err := schema.InferValue(raw, e.opts); err == nil {
+			if typ, ok := schema.Canonical(typ); ok {
+				e.ask(change{path: append(slices.Clip(e.path), step{name: name}), typ: typ, add: true})
+				return true
+			}
 		}
 	}
 	if e.rescue && (e.mode != spec.SchemaEvolutionNone || clash) {
@@ -209,29 +212,6 @@ func pathString(path []step, name string) string {
 		put(name)
 	}
 	return b.String()
-}
-
-// definite reports whether t can be a column's type: known, and without an
-// empty struct or an array of unknown elements at any depth.
-func definite(t *schema.Type) bool {
-	switch {
-	case t == nil:
-		return false
-	case t.Kind == schema.Struct:
-		if len(t.Fields) == 0 {
-			return false
-		}
-		for _, f := range t.Fields {
-			if !definite(f.Type) {
-				return false
-			}
-		}
-	case t.Kind == schema.Array:
-		return definite(t.Elem)
-	case t.Kind == schema.Map:
-		return definite(t.Key) && definite(t.Value)
-	}
-	return true
 }
 
 // typeAt returns the type of the value at path in fields, nil if there is
@@ -354,13 +334,7 @@ type inferredPart struct {
 // other columns.
 func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []string) *inferredPart {
 	jo := sp.Transformer.JSONOptions
-	ev := &evolver{
-		mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: map[string]bool{},
-		opts: schema.InferOptions{
-			StringTypeInference: jo.StringTypeInference == nil || *jo.StringTypeInference,
-			PrimitiveAsString:   jo.PrimitiveAsString != nil && *jo.PrimitiveAsString,
-		},
-	}
+	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: map[string]bool{}, opts: jo.InferOptions()}
 	for _, n := range taken {
 		ev.taken[strings.ToLower(n)] = true
 	}

@@ -123,21 +123,26 @@ func TestInferredNewColumns(t *testing.T) {
 }
 
 // TestInferredWidening checks that a value a column can take once widened
-// asks for the widening only in ADD_NEW_COLUMNS_WITH_TYPE_WIDENING.
+// asks for the widening only in ADD_NEW_COLUMNS_WITH_TYPE_WIDENING, and
+// that a value no widening Delta allows takes is rescued.
 func TestInferredWidening(t *testing.T) {
-	cols := []schema.Field{null("n", tLong)}
-	recs := []Record{{Value: []byte(`{"n":1.5}`)}}
+	cols := []schema.Field{null("n", tInt), null("l", tLong)}
+	big := Record{Value: []byte(`{"n":3000000000}`)}
 	d, err := New(inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, cols...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = d.Decode(context.Background(), recs)
+	_, err = d.Decode(context.Background(), []Record{big})
 	var nc *NewColumnsError
-	if !errors.As(err, &nc) || schema.FormatDDL(nc.Fields) != "n DOUBLE" {
+	if !errors.As(err, &nc) || schema.FormatDDL(nc.Fields) != "n BIGINT, l BIGINT" || !slices.Equal(nc.Columns, []string{"n"}) {
 		t.Fatalf("Decode: %v", err)
 	}
-	got, _ := decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumns, cols...), recs[0])
-	if got[spec.RescuedDataColumn] != `"{\"n\":1.5}"` {
+	got, _ := decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, cols...), Record{Value: []byte(`{"l":1.5}`)})
+	if got[spec.RescuedDataColumn] != `"{\"l\":1.5}"` {
+		t.Errorf("BIGINT given 1.5: rescue %s", got[spec.RescuedDataColumn])
+	}
+	got, _ = decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumns, cols...), big)
+	if got[spec.RescuedDataColumn] != `"{\"n\":3000000000}"` {
 		t.Errorf("ADD_NEW_COLUMNS rescue %s", got[spec.RescuedDataColumn])
 	}
 }

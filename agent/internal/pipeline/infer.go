@@ -77,8 +77,12 @@ func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
 	for _, f := range layout.Columns() {
 		taken[strings.ToLower(f.Name)] = true
 	}
+	hinted, err := schema.ApplyHints(base, hints)
+	if err != nil {
+		return fatalError{fmt.Errorf("json_options.schema_hints: %w", err)}
+	}
 	fields := []schema.Field{}
-	for _, f := range schema.ApplyHints(base, hints) {
+	for _, f := range hinted {
 		if k := strings.ToLower(f.Name); !taken[k] {
 			taken[k] = true
 			fields = append(fields, schema.Nullable(f))
@@ -118,10 +122,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]
 	if err != nil {
 		return nil, err
 	}
-	in := schema.NewInferrer(schema.InferOptions{
-		StringTypeInference: jo.StringTypeInference == nil || *jo.StringTypeInference,
-		PrimitiveAsString:   jo.PrimitiveAsString != nil && *jo.PrimitiveAsString,
-	})
+	in := schema.NewInferrer(jo.InferOptions())
 	records := 0
 	for _, tp := range tps {
 		from := starts[tp]
