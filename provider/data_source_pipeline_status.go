@@ -46,6 +46,7 @@ type tableStatusModel struct {
 	CorruptRecords   int64                  `tfsdk:"corrupt_records"`
 	LastError        string                 `tfsdk:"last_error"`
 	Partitions       []partitionStatusModel `tfsdk:"partitions"`
+	Columns          []columnModel          `tfsdk:"columns"`
 }
 
 type partitionStatusModel struct {
@@ -73,7 +74,8 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The state and progress of a pipeline as the agent reports them when Terraform reads " +
-			"the data source: per destination table its state, log version, rows, files and corrupt records, and per " +
+			"the data source: per destination table its state, log version, rows, files, corrupt records and current " +
+			"columns (see also `tributary_table`), and per " +
 			"topic-partition the next offset and the lag. These values move as the pipeline ingests, which is why " +
 			"they are not attributes of `tributary_pipeline`.",
 		Attributes: map[string]schema.Attribute{
@@ -108,6 +110,7 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 							"lag":         computedInt("Records between `next_offset` and the partition's end (high watermark), as last seen."),
 						}},
 					},
+					"columns": columnsAttribute(),
 				}},
 			},
 		},
@@ -164,6 +167,7 @@ func (m *pipelineStatusDataSourceModel) set(st *spec.PipelineStatus) {
 			CorruptRecords:   ts.CorruptRecords,
 			LastError:        ts.LastError,
 			Partitions:       parts,
+			Columns:          columnModels(ts.Columns),
 		}
 	}
 }

@@ -45,6 +45,7 @@ func TestAccExamples(t *testing.T) {
 		{"examples/resources/tributary_connection"},
 		{"examples/resources/tributary_pipeline"},
 		{"examples/resources/tributary_pipeline", "examples/data-sources/tributary_pipeline_status"},
+		{"examples/resources/tributary_pipeline", "examples/data-sources/tributary_table"},
 		{"examples/quickstart"},
 	} {
 		t.Run(filepath.Base(dirs[len(dirs)-1]), func(t *testing.T) {

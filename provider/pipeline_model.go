@@ -58,9 +58,15 @@ type transformerModel struct {
 }
 
 type jsonOptionsModel struct {
-	Schema           types.String `tfsdk:"schema"`
-	SchemaFilePath   types.String `tfsdk:"schema_file_path"`
-	SchemaFileSHA256 types.String `tfsdk:"schema_file_sha256"`
+	Schema                   types.String `tfsdk:"schema"`
+	SchemaFilePath           types.String `tfsdk:"schema_file_path"`
+	SchemaFileSHA256         types.String `tfsdk:"schema_file_sha256"`
+	SchemaEvolutionMode      types.String `tfsdk:"schema_evolution_mode"`
+	SchemaHints              types.String `tfsdk:"schema_hints"`
+	InferRecordsPerPartition types.Int64  `tfsdk:"infer_records_per_partition"`
+	StringTypeInference      types.Bool   `tfsdk:"string_type_inference"`
+	PrimitiveAsString        types.Bool   `tfsdk:"primitive_as_string"`
+	RescuedDataColumn        types.String `tfsdk:"rescued_data_column"`
 }
 
 type avroOptionsModel struct {
@@ -178,8 +184,14 @@ func (c *specConverter) jsonOptions(p string, o types.Object) *spec.JSONOptions 
 		return &spec.JSONOptions{}
 	}
 	jo := &spec.JSONOptions{
-		Schema:         c.str(p+".schema", m.Schema),
-		SchemaFilePath: c.str(p+".schema_file_path", m.SchemaFilePath),
+		Schema:                   c.str(p+".schema", m.Schema),
+		SchemaFilePath:           c.str(p+".schema_file_path", m.SchemaFilePath),
+		SchemaEvolutionMode:      c.str(p+".schema_evolution_mode", m.SchemaEvolutionMode),
+		SchemaHints:              c.str(p+".schema_hints", m.SchemaHints),
+		InferRecordsPerPartition: c.int64Ptr(p+".infer_records_per_partition", m.InferRecordsPerPartition),
+		StringTypeInference:      c.boolPtr(p+".string_type_inference", m.StringTypeInference),
+		PrimitiveAsString:        c.boolPtr(p+".primitive_as_string", m.PrimitiveAsString),
+		RescuedDataColumn:        c.str(p+".rescued_data_column", m.RescuedDataColumn),
 	}
 	jo.SchemaFileContent = string(c.readFile(p+".schema_file_path", jo.SchemaFilePath, "schema file", "schema.ddl"))
 	return jo
@@ -373,9 +385,15 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 	jo := types.ObjectNull(ty.jsonOptions.AttrTypes)
 	if o := tr.JSONOptions; o != nil {
 		jo = objectValue(ctx, diags, ty.jsonOptions, jsonOptionsModel{
-			Schema:           stringOrNull(o.Schema),
-			SchemaFilePath:   stringOrNull(o.SchemaFilePath),
-			SchemaFileSHA256: fileSHA256(o.SchemaFilePath, []byte(o.SchemaFileContent)),
+			Schema:                   stringOrNull(o.Schema),
+			SchemaFilePath:           stringOrNull(o.SchemaFilePath),
+			SchemaFileSHA256:         fileSHA256(o.SchemaFilePath, []byte(o.SchemaFileContent)),
+			SchemaEvolutionMode:      stringOrNull(o.SchemaEvolutionMode),
+			SchemaHints:              stringOrNull(o.SchemaHints),
+			InferRecordsPerPartition: types.Int64PointerValue(o.InferRecordsPerPartition),
+			StringTypeInference:      types.BoolPointerValue(o.StringTypeInference),
+			PrimitiveAsString:        types.BoolPointerValue(o.PrimitiveAsString),
+			RescuedDataColumn:        stringOrNull(o.RescuedDataColumn),
 		})
 	}
 	ao := types.ObjectNull(ty.avroOptions.AttrTypes)

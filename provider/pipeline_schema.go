@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -225,25 +227,102 @@ func transformerSchema(side string) schema.SingleNestedAttribute {
 					"`protobuf_options`, the one that goes with the format (required with it; the others must not be set).",
 				Required: true,
 			},
-			"json_options": schema.SingleNestedAttribute{
-				MarkdownDescription: "Options of format `" + spec.FormatJSON + "`, required with it. Exactly one of `schema` " +
-					"and `schema_file_path` is required.",
-				Optional: true,
-				Attributes: map[string]schema.Attribute{
-					"schema": schema.StringAttribute{
-						MarkdownDescription: "Inline Spark DDL schema, e.g. `\"id BIGINT, user STRING, tags ARRAY<STRING>\"`. " +
-							"Each field becomes a top-level column.",
-						Optional: true,
-					},
-					"schema_file_path": schema.StringAttribute{
-						MarkdownDescription: "Path of a file holding the Spark DDL schema. " + moduleFileNote("schema.ddl"),
-						Optional:            true,
-					},
-					"schema_file_sha256": fileSHA256Attribute("schema_file_path"),
-				},
-			},
+			"json_options":     jsonOptionsSchema(),
 			"avro_options":     avroOptionsSchema(),
 			"protobuf_options": protobufOptionsSchema(),
+		},
+	}
+}
+
+func jsonOptionsSchema() schema.SingleNestedAttribute {
+	attrs := map[string]schema.Attribute{
+		"schema": schema.StringAttribute{
+			MarkdownDescription: "Inline Spark DDL schema, e.g. `\"id BIGINT, user STRING, tags ARRAY<STRING>\"`. " +
+				"Each field becomes a top-level column.",
+			Optional: true,
+		},
+		"schema_file_path": schema.StringAttribute{
+			MarkdownDescription: "Path of a file holding the Spark DDL schema. " + moduleFileNote("schema.ddl"),
+			Optional:            true,
+		},
+		"schema_file_sha256": fileSHA256Attribute("schema_file_path"),
+	}
+	maps.Copy(attrs, inferenceAttributes())
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Options of format `" + spec.FormatJSON + "`, required with it. Exactly one of `schema`, " +
+			"`schema_file_path` (a fixed schema) and `schema_evolution_mode` (a schema inferred from the records) " +
+			"is required.",
+		Optional:   true,
+		Attributes: attrs,
+	}
+}
+
+// inferenceAttributes are the attributes of json_options that infer the
+// table's columns from the records (L-08, L-09).
+func inferenceAttributes() map[string]schema.Attribute {
+	aliases := make([]string, 0, len(spec.SchemaEvolutionAliases))
+	for _, m := range spec.SchemaEvolutionModes {
+		for a, to := range spec.SchemaEvolutionAliases {
+			if to == m {
+				aliases = append(aliases, "`"+a+"` for `"+m+"`")
+			}
+		}
+	}
+	requires := " Requires `schema_evolution_mode`."
+	return map[string]schema.Attribute{
+		"schema_evolution_mode": schema.StringAttribute{
+			MarkdownDescription: "Infers the columns from the records instead of declaring them, and says what " +
+				"happens when later records do not fit: one of " + quoted(spec.SchemaEvolutionModes) + ", as " +
+				"Lakeflow spells them; Auto Loader's names are accepted too (" + strings.Join(aliases, ", ") + ") and " +
+				"kept as written. The first schema is inferred from the first `infer_records_per_partition` records of " +
+				"each partition and `schema_hints`. `" + spec.SchemaEvolutionAddNewColumns + "` adds a nullable column " +
+				"at the end for each new field, in the commit of the rows that need it, and never drops one; `" +
+				spec.SchemaEvolutionAddNewColumnsWithTypeWidening + "` also widens a column's type where Delta's type " +
+				"widening allows it; `" + spec.SchemaEvolutionRescue + "` never changes the schema; `" +
+				spec.SchemaEvolutionFailOnNewColumns + "` stops the table `" + spec.StateFailed + "`, naming the new " +
+				"columns, without committing the records that hold them (change the hints or the mode and apply again " +
+				"to resume from there); `" + spec.SchemaEvolutionNone + "` ignores new fields. A value that does not " +
+				"fit its column goes to the rescued data column (see `rescued_data_column`). The table's current " +
+				"columns are shown by the `tributary_table` data source. Exclusive with `schema` and `schema_file_path`.",
+			Optional: true,
+		},
+		"schema_hints": schema.StringAttribute{
+			MarkdownDescription: "Fixes the types of some inferred columns, in Spark DDL where a name may be a dotted " +
+				"path into structs, with `element`, `key` and `value` naming the parts of arrays and maps, e.g. " +
+				"`\"id BIGINT, ts TIMESTAMP, user.dob DATE, tags ARRAY<STRING>, attrs MAP<STRING,STRING>\"`. A hint " +
+				"may declare a column no record has shown yet." + requires,
+			Optional: true,
+		},
+		"infer_records_per_partition": schema.Int64Attribute{
+			MarkdownDescription: fmt.Sprintf("How many records of each partition the first schema is inferred from, "+
+				"from 1 to %d, as Flink's `scan.max.pre.fetch.records`. Defaults to `%d` when `schema_evolution_mode` is "+
+				"set.%s", spec.MaxInferRecordsPerPartition, spec.DefaultInferRecordsPerPartition, requires),
+			Optional:      true,
+			Computed:      true,
+			PlanModifiers: []planmodifier.Int64{inferenceDefaultInt64{inferenceDefault{fmt.Sprint(spec.DefaultInferRecordsPerPartition)}, spec.DefaultInferRecordsPerPartition}},
+		},
+		"string_type_inference": schema.BoolAttribute{
+			MarkdownDescription: "Infers `DATE` and `TIMESTAMP` columns from ISO 8601 strings, as Flink's " +
+				"`string-type-inference`; `false` keeps them `STRING`. Defaults to `true` when `schema_evolution_mode` " +
+				"is set." + requires,
+			Optional:      true,
+			Computed:      true,
+			PlanModifiers: []planmodifier.Bool{inferenceDefaultBool{inferenceDefault{"true"}, true}},
+		},
+		"primitive_as_string": schema.BoolAttribute{
+			MarkdownDescription: "Infers every number and boolean as `STRING`, as Spark's `primitivesAsString`. " +
+				"Defaults to `false` when `schema_evolution_mode` is set." + requires,
+			Optional:      true,
+			Computed:      true,
+			PlanModifiers: []planmodifier.Bool{inferenceDefaultBool{inferenceDefault{"false"}, false}},
+		},
+		"rescued_data_column": schema.StringAttribute{
+			MarkdownDescription: "Name of the `STRING` column that holds, as a JSON object, the fields of a record " +
+				"that do not fit the schema (a value of another type; in `" + spec.SchemaEvolutionRescue + "` also new " +
+				"fields). Not set: `" + spec.RescuedDataColumn + "`, except in `" + spec.SchemaEvolutionNone + "`, " +
+				"where setting it is what turns rescuing on. A letter or `_` followed by letters, digits or `_`; it must " +
+				"not collide with another column of the table, be `_corrupt_record` or be named by a schema hint." + requires,
+			Optional: true,
 		},
 	}
 }

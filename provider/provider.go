@@ -162,5 +162,6 @@ func (p *tributaryProvider) Resources(context.Context) []func() resource.Resourc
 func (p *tributaryProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewPipelineStatusDataSource,
+		NewTableDataSource,
 	}
 }

@@ -84,7 +84,7 @@ func TestAccPipelineValidation(t *testing.T) {
 		{"schema and schema_file_path", one(withValue(`{ format = "JSON", json_options = { schema = "id INT", schema_file_path = "x.ddl" } }`), ""),
 			valueJSON + ".schema", "schema and schema_file_path are mutually exclusive"},
 		{"neither schema nor schema_file_path", one(withValue(`{ format = "JSON", json_options = {} }`), ""),
-			valueJSON + ".schema", "one of schema or schema_file_path is required"},
+			valueJSON + ".schema", "one of schema, schema_file_path or schema_evolution_mode is required"},
 		{"schema_file_path unreadable", one(withValue(`{ format = "JSON", json_options = { schema_file_path = `+hclString(missing)+` } }`), ""),
 			valueJSON + ".schema_file_path", "cannot read the schema file"},
 		{"ddl does not parse", one(withValue(jsonSchema("id BIGINT,\n  user STRNG")), ""),

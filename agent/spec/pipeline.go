@@ -286,6 +286,11 @@ func (p *Pipeline) Normalize() {
 		if ko.IsolationLevel == "" {
 			ko.IsolationLevel = DefaultIsolationLevel
 		}
+		for _, tr := range []*Transformer{ko.KeyTransformer, ko.ValueTransformer} {
+			if tr != nil && tr.JSONOptions != nil {
+				tr.JSONOptions.normalizeInference()
+			}
+		}
 	}
 }
 

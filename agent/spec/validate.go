@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
 var (
@@ -264,12 +266,78 @@ func validateParseMode(col collector, mode string) {
 }
 
 func (jo *JSONOptions) validate(col collector) {
+	var set []string
+	for _, s := range []struct {
+		attr string
+		on   bool
+	}{{"schema", jo.Schema != ""}, {"schema_file_path", jo.SchemaFilePath != ""}, {"schema_evolution_mode", jo.SchemaEvolutionMode != ""}} {
+		if s.on {
+			set = append(set, s.attr)
+		}
+	}
+	modePath := col.path("schema_evolution_mode")
+	all := []string{col.path("schema"), col.path("schema_file_path"), modePath}
 	switch {
-	case jo.Schema != "" && jo.SchemaFilePath != "":
-		col.addInvolving("schema", []string{col.path("schema_file_path")},
-			"schema and schema_file_path are mutually exclusive; set only one of them")
-	case jo.Schema == "" && jo.SchemaFilePath == "":
-		col.addInvolving("schema", []string{col.path("schema_file_path")},
-			"one of schema or schema_file_path is required")
+	case len(set) > 1:
+		col.addInvolving(set[0], all, "%s are mutually exclusive; set only one of schema, schema_file_path "+
+			"(a fixed schema) and schema_evolution_mode (a schema inferred from the records)", strings.Join(set, " and "))
+	case len(set) == 0:
+		col.addInvolving("schema", all, "one of schema, schema_file_path or schema_evolution_mode is required")
+	}
+	if m := jo.SchemaEvolutionMode; m != "" {
+		if !knownSchemaEvolutionMode(m) {
+			hint := ""
+			if s := suggestSchemaEvolutionMode(m); s != "" {
+				hint = fmt.Sprintf("; did you mean %q?", s)
+			}
+			col.add("schema_evolution_mode", "%q is not one of %s, nor one of Auto Loader's names %s%s",
+				m, strings.Join(SchemaEvolutionModes, ", "), strings.Join(schemaEvolutionAliasNames(), ", "), hint)
+		}
+	}
+	if jo.SchemaHints != "" && jo.SchemaEvolutionMode != "" {
+		jo.validateHints(col)
+	}
+	if jo.InferRecordsPerPartition != nil {
+		validateRange(col, "infer_records_per_partition", *jo.InferRecordsPerPartition, 1, MaxInferRecordsPerPartition)
+	}
+	// The options of inference mean nothing with a fixed schema: refuse
+	// them rather than ignore them.
+	if jo.SchemaEvolutionMode == "" {
+		for _, o := range []struct {
+			attr string
+			set  bool
+		}{
+			{"schema_hints", jo.SchemaHints != ""},
+			{"infer_records_per_partition", jo.InferRecordsPerPartition != nil},
+			{"string_type_inference", jo.StringTypeInference != nil},
+			{"primitive_as_string", jo.PrimitiveAsString != nil},
+			{"rescued_data_column", jo.RescuedDataColumn != ""},
+		} {
+			if o.set {
+				col.addInvolving(o.attr, []string{modePath}, "%s applies only to a schema inferred from the records: "+
+					"it requires schema_evolution_mode (with schema or schema_file_path, declare the columns' types there)", o.attr)
+			}
+		}
+	}
+}
+
+// validateHints parses the schema hints of jo, which infers its schema, and
+// refuses a hint on a column the table reserves: the rescue column or
+// _corrupt_record.
+func (jo *JSONOptions) validateHints(col collector) {
+	hints, err := schema.ParseHints(jo.SchemaHints)
+	if err != nil {
+		col.add("schema_hints", "the schema hints do not parse: %v", err)
+		return
+	}
+	rescue := jo.RescueColumn()
+	for _, h := range hints {
+		switch name := h.Path[0]; {
+		case strings.EqualFold(name, CorruptRecordColumn):
+			col.add("schema_hints", "the hint %s names %q, which is reserved for records that fail to decode", h, name)
+		case rescue != "" && strings.EqualFold(name, rescue):
+			col.addInvolving("schema_hints", []string{col.path("rescued_data_column")},
+				"the hint %s names %q, the rescued data column; set rescued_data_column to another name to have such a column", h, name)
+		}
 	}
 }

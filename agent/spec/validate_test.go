@@ -86,7 +86,7 @@ func TestPipelineValidate(t *testing.T) {
 		}, kp + "key_transformer.protobuf_options.schema_registry.connection_name", "not a valid name"},
 		{"variant", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions = nil }, kp + "value_transformer.format", "not yet supported"},
 		{"schema and file", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.SchemaFilePath = "x.ddl" }, kp + "value_transformer.json_options.schema", "mutually exclusive"},
-		{"no schema", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "" }, kp + "value_transformer.json_options.schema", "one of schema or schema_file_path is required"},
+		{"no schema", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "" }, kp + "value_transformer.json_options.schema", "one of schema, schema_file_path or schema_evolution_mode is required"},
 		{"bad ddl", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "id BIGINTT" }, kp + "value_transformer.json_options.schema", "line 1, column 4"},
 		{"bad ddl in file", func(p *Pipeline) {
 			jo := ko(p).ValueTransformer.JSONOptions

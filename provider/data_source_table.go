@@ -1,0 +1,170 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+var _ datasource.DataSourceWithConfigure = (*tableDataSource)(nil)
+
+// tableDataSource is tributary_table: one destination table of a pipeline,
+// with its current columns, so that Terraform users see what schema
+// inference decided.
+type tableDataSource struct {
+	agentAccess
+}
+
+// NewTableDataSource returns the tributary_table data source.
+func NewTableDataSource() datasource.DataSource { return &tableDataSource{} }
+
+// tableDataSourceModel is the state of tributary_table.
+type tableDataSourceModel struct {
+	PipelineName     types.String  `tfsdk:"pipeline_name"`
+	DestinationTable types.String  `tfsdk:"destination_table"`
+	Location         types.String  `tfsdk:"location"`
+	State            types.String  `tfsdk:"state"`
+	Version          types.Int64   `tfsdk:"version"`
+	Columns          []columnModel `tfsdk:"columns"`
+}
+
+// columnModel is one column of a table's current schema, as
+// tributary_table and tributary_pipeline_status show it.
+type columnModel struct {
+	Name     string `tfsdk:"name"`
+	Type     string `tfsdk:"type"`
+	Nullable bool   `tfsdk:"nullable"`
+}
+
+// columnsAttribute is the computed list of a table's current columns.
+func columnsAttribute() schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{
+		MarkdownDescription: "The table's current columns, top-level columns in table order, as its transaction " +
+			"log records them: the columns the key and value schemas declare, or those schema inference decided " +
+			"(`json_options.schema_evolution_mode`), which grow as the records do. Empty before the table has a schema.",
+		Computed: true,
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"name": schema.StringAttribute{MarkdownDescription: "Column name.", Computed: true},
+			"type": schema.StringAttribute{
+				MarkdownDescription: "Spark SQL type of the column as DDL writes it: `BIGINT`, `STRING`, " +
+					"`STRUCT<a: STRING>`, `ARRAY<DOUBLE>`, `VARIANT`.",
+				Computed: true,
+			},
+			"nullable": schema.BoolAttribute{MarkdownDescription: "Whether the column may hold nulls.", Computed: true},
+		}},
+	}
+}
+
+// columnModels converts the columns of a table status.
+func columnModels(cols []spec.ColumnStatus) []columnModel {
+	out := make([]columnModel, len(cols))
+	for i, c := range cols {
+		out[i] = columnModel(c)
+	}
+	return out
+}
+
+// Metadata implements datasource.DataSource.
+func (d *tableDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_table"
+}
+
+// Schema implements datasource.DataSource.
+func (d *tableDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "One destination table of a pipeline as the agent reports it when Terraform reads the " +
+			"data source: where it lives, its state, its log version and its current columns with their types, " +
+			"such as those schema inference decided.",
+		Attributes: map[string]schema.Attribute{
+			"pipeline_name": schema.StringAttribute{
+				MarkdownDescription: "`name` of the pipeline; reference it (`tributary_pipeline.x.name`) so that the " +
+					"table is read after the pipeline is created or updated. Reading a pipeline the agent does not " +
+					"have is an error.",
+				Required: true,
+			},
+			"destination_table": schema.StringAttribute{
+				MarkdownDescription: "`destination_table` of one of the pipeline's `table` blocks, compared " +
+					"case-insensitively.",
+				Required: true,
+			},
+			"location": schema.StringAttribute{
+				MarkdownDescription: "Where the table lives on the agent: a folder, or an object store URL.",
+				Computed:            true,
+			},
+			"state": schema.StringAttribute{
+				MarkdownDescription: "State of the table: one of `" + strings.Join([]string{spec.StateStarting,
+					spec.StateRunning, spec.StateCompleted, spec.StateFailed, spec.StateStopped}, "`, `") + "`.",
+				Computed: true,
+			},
+			"version": schema.Int64Attribute{
+				MarkdownDescription: "Latest committed version of the table's transaction log; `-1` before the first commit.",
+				Computed:            true,
+			},
+			"columns": columnsAttribute(),
+		},
+	}
+}
+
+// Configure implements datasource.DataSourceWithConfigure.
+func (d *tableDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.configure(req.ProviderData, &resp.Diagnostics)
+}
+
+// Read implements datasource.DataSource.
+func (d *tableDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	api := d.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var m tableDataSourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name, table := m.PipelineName.ValueString(), m.DestinationTable.ValueString()
+	got, err := api.GetPipeline(ctx, name)
+	if errors.Is(err, client.ErrNotFound) {
+		resp.Diagnostics.AddAttributeError(path.Root("pipeline_name"), "Pipeline not found",
+			fmt.Sprintf("The agent has no pipeline %q.", name))
+		return
+	}
+	if err != nil {
+		addAgentError(&resp.Diagnostics, "pipeline", "Cannot read pipeline "+name, err)
+		return
+	}
+	ts := findTableStatus(&got.Status, table)
+	if ts == nil {
+		names := make([]string, len(got.Status.Tables))
+		for i, t := range got.Status.Tables {
+			names[i] = t.DestinationTable
+		}
+		resp.Diagnostics.AddAttributeError(path.Root("destination_table"), "Table not found",
+			fmt.Sprintf("Pipeline %q has no table %q; its tables are %s.", name, table, quoted(names)))
+		return
+	}
+	m.Location = types.StringValue(ts.Location)
+	m.State = types.StringValue(ts.State)
+	m.Version = types.Int64Value(ts.Version)
+	m.Columns = columnModels(ts.Columns)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// findTableStatus returns the status of the table named table in st,
+// compared case-insensitively as the pipeline compares table names, or nil.
+func findTableStatus(st *spec.PipelineStatus, table string) *spec.TableStatus {
+	for i := range st.Tables {
+		if strings.EqualFold(st.Tables[i].DestinationTable, table) {
+			return &st.Tables[i]
+		}
+	}
+	return nil
+}
