@@ -42,6 +42,17 @@ func BenchmarkDecodeJSON(b *testing.B) {
 	benchDecode(b, benchJSONLayout(), benchRecords())
 }
 
+// BenchmarkDecodeJSONInferred decodes the records of BenchmarkDecodeJSON
+// into the same columns inferred in mode RESCUE, a field of every tenth
+// record unknown and rescued.
+func BenchmarkDecodeJSONInferred(b *testing.B) {
+	recs := benchRecords()
+	for i := 0; i < len(recs); i += 10 {
+		recs[i].Value = append(bytes.TrimSuffix(recs[i].Value, []byte("}")), `,"extra":{"a":1}}`...)
+	}
+	benchDecode(b, inferredValue(spec.SchemaEvolutionRescue, benchJSONLayout().Value.Fields...), recs)
+}
+
 // BenchmarkDecodeJSONEvents decodes JSON values of about 1 KB with 30
 // columns, nested structs, arrays and a map: the records and the schema of
 // make bench's 1 KB row (testdata/events.jsonl and events.ddl).
@@ -102,8 +113,9 @@ func benchDecode(b *testing.B, layout *spec.Layout, recs []Record) {
 func TestDecodeAllocs(t *testing.T) {
 	recs := benchRecords()
 	for name, layout := range map[string]*spec.Layout{
-		"json":   benchJSONLayout(),
-		"binary": {Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn}, MetadataColumn: "source"},
+		"json":     benchJSONLayout(),
+		"inferred": inferredValue(spec.SchemaEvolutionRescue, benchJSONLayout().Value.Fields...),
+		"binary":   {Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn}, MetadataColumn: "source"},
 	} {
 		d, err := New(layout, nil)
 		if err != nil {

@@ -67,14 +67,15 @@ type evolver struct {
 	rescue bool
 	opts   schema.InferOptions
 	// fields are the part's columns the decoder was built with; taken
-	// holds, lower-cased, the table's other top-level column names.
+	// holds the table's other top-level column names.
 	fields []schema.Field
-	taken  map[string]bool
+	taken  []string
 	// path is where the decoder is in the record.
 	path []step
 	// obj is the rescue object of the record being decoded, empty when
-	// nothing was rescued yet.
-	obj []byte
+	// nothing was rescued yet; key and text are scratch space for an
+	// unknown key and a rescued value's path.
+	obj, key, text []byte
 	// changes are what the chunk's records ask, in order; first is the
 	// index in the chunk of the first record that asked one, record the
 	// index of the record being decoded.
@@ -100,7 +101,7 @@ func (e *evolver) leave()            { e.path = e.path[:len(e.path)-1] }
 // passes over the value and decides what becomes of it. False means
 // malformed JSON.
 func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
-	name := string(key) // key may point into d.scratch, which skip reuses
+	e.key = append(e.key[:0], key...) // key may point into d.scratch, which skip reuses
 	start := d.pos
 	if !d.skip(len(e.path)) {
 		return false
@@ -109,12 +110,12 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 	if string(raw) == "null" {
 		return true
 	}
-	clash := slices.ContainsFunc(t.names, func(n string) bool { return strings.EqualFold(n, name) }) ||
-		len(e.path) == 0 && e.taken[strings.ToLower(name)]
+	name := str(e.key) // valid until the next unknown key
+	clash := hasFold(t.names, name) || len(e.path) == 0 && hasFold(e.taken, name)
 	if e.addsColumns() && !clash {
 		if typ, err := schema.InferValue(raw, e.opts); err == nil {
 			if typ, ok := schema.Canonical(typ); ok {
-				e.ask(change{path: append(slices.Clip(e.path), step{name: name}), typ: typ, add: true})
+				e.ask(change{path: append(slices.Clip(e.path), step{name: strings.Clone(name)}), typ: typ, add: true})
 				return true
 			}
 		}
@@ -175,6 +176,16 @@ func (e *evolver) ask(c change) {
 	e.changes = append(e.changes, c)
 }
 
+// hasFold reports whether names holds name, ignoring case.
+func hasFold(names []string, name string) bool {
+	for _, n := range names {
+		if len(n) == len(name) && strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // keep adds raw, the value at path (then name, when not empty), to the
 // record's rescue object.
 func (e *evolver) keep(path []step, name string, raw []byte) {
@@ -183,27 +194,43 @@ func (e *evolver) keep(path []step, name string, raw []byte) {
 	} else {
 		e.obj = append(e.obj, ',')
 	}
-	e.obj = strconv.AppendQuote(e.obj, pathString(path, name))
+	e.text = appendPath(e.text[:0], path, name)
+	e.obj = appendJSONString(e.obj, e.text)
 	e.obj = append(e.obj, ':')
 	e.obj = append(e.obj, raw...)
 }
 
 // pathString spells path, then name when not empty, as the rescue object's
 // keys and error messages do.
-func pathString(path []step, name string) string {
-	var b strings.Builder
+func pathString(path []step, name string) string { return string(appendPath(nil, path, name)) }
+
+// appendPath appends path, then name when not empty, to b: the names of
+// struct fields joined by '.', a name holding '.', '`', '[' or ']' in
+// backticks (a backtick in it doubled), and array indexes in brackets.
+func appendPath(b []byte, path []step, name string) []byte {
+	start := len(b)
 	put := func(n string) {
-		if b.Len() > 0 {
-			b.WriteByte('.')
+		if len(b) > start {
+			b = append(b, '.')
 		}
-		if strings.ContainsAny(n, ".`[]") {
-			n = "`" + strings.ReplaceAll(n, "`", "``") + "`"
+		if !strings.ContainsAny(n, ".`[]") {
+			b = append(b, n...)
+			return
 		}
-		b.WriteString(n)
+		b = append(b, '`')
+		for i := 0; i < len(n); i++ {
+			if n[i] == '`' {
+				b = append(b, '`')
+			}
+			b = append(b, n[i])
+		}
+		b = append(b, '`')
 	}
 	for _, s := range path {
 		if s.elem {
-			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(s.index), 10)
+			b = append(b, ']')
 		} else {
 			put(s.name)
 		}
@@ -211,7 +238,24 @@ func pathString(path []step, name string) string {
 	if name != "" {
 		put(name)
 	}
-	return b.String()
+	return b
+}
+
+// appendJSONString appends s, valid UTF-8, as a JSON string.
+func appendJSONString(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 // typeAt returns the type of the value at path in fields, nil if there is
@@ -334,10 +378,7 @@ type inferredPart struct {
 // other columns.
 func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []string) *inferredPart {
 	jo := sp.Transformer.JSONOptions
-	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: map[string]bool{}, opts: jo.InferOptions()}
-	for _, n := range taken {
-		ev.taken[strings.ToLower(n)] = true
-	}
+	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, opts: jo.InferOptions()}
 	p := &inferredPart{
 		jsonPart: jsonPart{d: jsonDecoder{b: b}, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first},
 		ev:       ev, rescue: rescue,

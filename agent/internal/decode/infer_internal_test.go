@@ -2,6 +2,7 @@ package decode
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -144,5 +145,19 @@ func TestInferredWidening(t *testing.T) {
 	got, _ = decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumns, cols...), big)
 	if got[spec.RescuedDataColumn] != `"{\"n\":3000000000}"` {
 		t.Errorf("ADD_NEW_COLUMNS rescue %s", got[spec.RescuedDataColumn])
+	}
+}
+
+// TestRescueKeys checks the spelling of rescue object keys, and that they
+// are valid JSON strings whatever the names hold.
+func TestRescueKeys(t *testing.T) {
+	path := []step{{name: "a.b"}, {elem: true, index: 3}, {name: "x`y"}}
+	if got, want := pathString(path, "q\x01\""), "`a.b`[3].`x``y`.q\x01\""; got != want {
+		t.Errorf("path %q, want %q", got, want)
+	}
+	key := appendJSONString(nil, appendPath(nil, path, "q\x01\""))
+	var back string
+	if err := json.Unmarshal(key, &back); err != nil || back != pathString(path, "q\x01\"") {
+		t.Errorf("key %s reads back as %q, %v", key, back, err)
 	}
 }
