@@ -163,8 +163,9 @@ func (l *Layout) CheckColumns() Errors {
 }
 
 // checkNames reports, under the table collector tc, column names that
-// collide (ignoring case, as Spark and Delta do), are reserved, or are
-// not allowed in a Delta table.
+// collide (ignoring case, as Spark and Delta do) or are reserved. Any other
+// name is allowed: a table whose names plain Delta cannot hold (spaces,
+// dots, punctuation) gets Delta column mapping.
 func (l *Layout) checkNames(tc collector) {
 	kc := tc.at("connector_options").at("kafka_options")
 	// Column names are compared case-insensitively, as Spark and Delta do.
@@ -212,10 +213,6 @@ func (l *Layout) checkNames(tc collector) {
 				side.c.add(attr, "column %q is reserved for records that fail to decode; rename the field", f.Name)
 				continue
 			}
-			if bad := deltaUnsafeName(f); bad != "" {
-				side.c.add(attr, "column name %q has a character Delta tables do not allow in names (space or any of ,;{}()=, tab, newline); rename it", bad)
-				continue
-			}
 			claim(side.c, attr, f.Name, side.what)
 		}
 	}
@@ -233,36 +230,6 @@ func (l *Layout) checkNames(tc collector) {
 			claim(mc, "source_metadata_column", m, "(the source metadata column)")
 		}
 	}
-}
-
-// deltaUnsafeName returns the first name in f, or nested in its type, that
-// Delta (without column mapping) refuses, or "".
-func deltaUnsafeName(f schema.Field) string {
-	if strings.ContainsAny(f.Name, " ,;{}()\n\t=") {
-		return f.Name
-	}
-	t := f.Type
-	for t != nil {
-		switch t.Kind {
-		case schema.Struct:
-			for _, sf := range t.Fields {
-				if bad := deltaUnsafeName(sf); bad != "" {
-					return bad
-				}
-			}
-			return ""
-		case schema.Array:
-			t = t.Elem
-		case schema.Map:
-			if bad := deltaUnsafeName(schema.Field{Type: t.Key}); bad != "" {
-				return bad
-			}
-			t = t.Value
-		default:
-			return ""
-		}
-	}
-	return ""
 }
 
 // registryAttr returns the attribute, under the transformer, of the

@@ -99,7 +99,10 @@ func TestPipelineValidate(t *testing.T) {
 		}, kp + "value_transformer.json_options.schema", "collides"},
 		{"value field named key", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "key STRING" }, kp + "value_transformer.json_options.schema", "collides"},
 		{"reserved corrupt", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "_corrupt_record STRING" }, kp + "value_transformer.json_options.schema", "reserved"},
-		{"delta-unsafe name", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "`a b` STRING" }, kp + "value_transformer.json_options.schema", "Delta"},
+		{"any column name", func(p *Pipeline) {
+			ko(p).ValueTransformer.JSONOptions.Schema = "`first name` STRING, `a.b` INT, `(cost)` DOUBLE, s STRUCT<`x;y`: INT, `=`: INT>"
+		}, "", ""},
+		{"same name ignoring case", func(p *Pipeline) { ko(p).ValueTransformer.JSONOptions.Schema = "`first name` STRING, `First Name` INT" }, kp + "value_transformer.json_options.schema", "twice"},
 		{"catalog", func(p *Pipeline) { p.DestinationCatalog = "1main" }, "destination_catalog", "not a valid identifier"},
 		{"schema", func(p *Pipeline) { p.DestinationSchema = "a.b" }, "destination_schema", "not a valid identifier"},
 		{"table", func(p *Pipeline) { p.Tables[0].DestinationTable = "my table" }, "table[0].destination_table", "not a valid identifier"},

@@ -3,10 +3,12 @@
 Record i (0-based) has key str(i) and a JSON value
 {"id": i, "name": "user-i", "amount": i*1.25, "ts": <ISO time>, "tags": [...]},
 except every record whose index is in --malformed, which gets an invalid JSON
-value. Records are spread over the partitions by key hash. Usage:
+value. With --names the value is {"id": i, "first name": "user-i", "a.b": i,
+"(cost)": i*1.25}: keys a plain Delta column name cannot hold. Records are
+spread over the partitions by key hash. Usage:
 
     produce.py --bootstrap HOST:PORT --topic T --count N [--partitions P]
-               [--malformed i,j,...] [--rate R] [--header]
+               [--malformed i,j,...] [--rate R] [--header] [--names]
                [--timestamp MS] [--topic-config NAME=VALUE ...]
 
 --timestamp sets every record's producer timestamp (epoch milliseconds);
@@ -35,6 +37,11 @@ def value(i):
     }, separators=(",", ":")).encode()
 
 
+def names_value(i):
+    return json.dumps({"id": i, "first name": f"user-{i}", "a.b": i, "(cost)": i * 1.25},
+                      separators=(",", ":")).encode()
+
+
 def malformed(i):
     return b'{"id": %d, "name": "broken' % i
 
@@ -48,6 +55,7 @@ def main():
     ap.add_argument("--malformed", default="")
     ap.add_argument("--rate", type=float, default=0, help="records per second, 0 = as fast as possible")
     ap.add_argument("--header", action="store_true", help="add a header 'source: produce.py'")
+    ap.add_argument("--names", action="store_true", help="values with keys a plain Delta column name cannot hold")
     ap.add_argument("--timestamp", type=int, default=0, help="producer timestamp of every record, epoch ms")
     ap.add_argument("--topic-config", action="append", default=[], help="NAME=VALUE for a created topic")
     args = ap.parse_args()
@@ -71,7 +79,7 @@ def main():
     headers = [("source", b"produce.py")] if args.header else None
     extra = {"timestamp": args.timestamp} if args.timestamp else {}
     for i in range(args.count):
-        v = malformed(i) if i in bad else value(i)
+        v = malformed(i) if i in bad else names_value(i) if args.names else value(i)
         while True:
             try:
                 p.produce(args.topic, key=str(i).encode(), value=v, headers=headers,

@@ -46,13 +46,38 @@ var jsonPrimitives = [...]string{
 // key "__CHAR_VARCHAR_TYPE_STRING" ("varchar(10)", "array<char(2)>"), as Spark
 // does. It fails when [Validate] does.
 func SparkJSON(fields []Field) (string, error) {
+	return SparkJSONWithMetadata(fields, nil)
+}
+
+// Metadata holds field metadata the type system does not model (Delta's
+// column mapping and type changes, say), by field: the key is the field's
+// [FieldPath]. The values are raw JSON.
+type Metadata map[string]map[string]json.RawMessage
+
+// FieldPath returns the key of the struct field at path in a [Metadata]:
+// the names of the struct fields from the top, with "element" for an
+// array's element and "key" or "value" for a map's, as the Delta protocol
+// forms a field path; each name is quoted as [QuoteName] quotes it, and
+// they are joined by dots. It is also how errors name a nested column.
+func FieldPath(path ...string) string {
+	quoted := make([]string, len(path))
+	for i, name := range path {
+		quoted[i] = QuoteName(name)
+	}
+	return strings.Join(quoted, ".")
+}
+
+// SparkJSONWithMetadata is [SparkJSON] with the metadata extra holds added to
+// its fields. Keys SparkJSON writes itself (comment, the CHAR/VARCHAR type)
+// keep SparkJSON's value.
+func SparkJSONWithMetadata(fields []Field, extra Metadata) (string, error) {
 	if err := Validate(fields); err != nil {
 		return "", fmt.Errorf("encoding Spark schema JSON: %w", err)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(jsonStruct(fields, true)); err != nil {
+	if err := enc.Encode(jsonStruct(fields, "", extra)); err != nil {
 		return "", fmt.Errorf("encoding Spark schema JSON: %w", err)
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
@@ -66,10 +91,10 @@ type (
 		Fields []jsonFieldOut `json:"fields"`
 	}
 	jsonFieldOut struct {
-		Name     string            `json:"name"`
-		Type     any               `json:"type"`
-		Nullable bool              `json:"nullable"`
-		Metadata map[string]string `json:"metadata"`
+		Name     string         `json:"name"`
+		Type     any            `json:"type"`
+		Nullable bool           `json:"nullable"`
+		Metadata map[string]any `json:"metadata"`
 	}
 	jsonArrayOut struct {
 		Type         string `json:"type"`
@@ -84,16 +109,21 @@ type (
 	}
 )
 
-// jsonStruct converts a validated field list; top marks the table's columns,
-// the only level where Spark records CHAR/VARCHAR types in metadata.
-func jsonStruct(fields []Field, top bool) jsonStructOut {
+// jsonStruct converts a validated field list of the struct at path prefix
+// ("" for the table's columns, the only level where Spark records
+// CHAR/VARCHAR types in metadata), adding the metadata of extra.
+func jsonStruct(fields []Field, prefix string, extra Metadata) jsonStructOut {
 	out := jsonStructOut{Type: "struct", Fields: make([]jsonFieldOut, 0, len(fields))}
 	for _, f := range fields {
-		jf := jsonFieldOut{Name: f.Name, Type: jsonType(f.Type), Nullable: f.Nullable, Metadata: map[string]string{}}
+		path := joinPath(prefix, QuoteName(f.Name))
+		jf := jsonFieldOut{Name: f.Name, Type: jsonType(f.Type, path, extra), Nullable: f.Nullable, Metadata: map[string]any{}}
+		for k, v := range extra[path] {
+			jf.Metadata[k] = v
+		}
 		if f.Comment != "" {
 			jf.Metadata[metaComment] = f.Comment
 		}
-		if top && f.Type.hasCharVarchar() {
+		if prefix == "" && f.Type.hasCharVarchar() {
 			jf.Metadata[metaCharVarchar] = catalogString(f.Type)
 		}
 		out.Fields = append(out.Fields, jf)
@@ -101,17 +131,27 @@ func jsonStruct(fields []Field, top bool) jsonStructOut {
 	return out
 }
 
-// jsonType converts a validated type.
-func jsonType(t *Type) any {
+// joinPath appends a quoted name, or element, key or value, to the path of
+// a field ("" for the top).
+func joinPath(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// jsonType converts a validated type of the field at path.
+func jsonType(t *Type, path string, extra Metadata) any {
 	switch t.Kind {
 	case Decimal:
 		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
 	case Array:
-		return jsonArrayOut{Type: "array", ElementType: jsonType(t.Elem), ContainsNull: true}
+		return jsonArrayOut{Type: "array", ElementType: jsonType(t.Elem, path+".element", extra), ContainsNull: true}
 	case Map:
-		return jsonMapOut{Type: "map", KeyType: jsonType(t.Key), ValueType: jsonType(t.Value), ValueContainsNull: true}
+		return jsonMapOut{Type: "map", KeyType: jsonType(t.Key, path+".key", extra),
+			ValueType: jsonType(t.Value, path+".value", extra), ValueContainsNull: true}
 	case Struct:
-		return jsonStruct(t.Fields, false)
+		return jsonStruct(t.Fields, path, extra)
 	}
 	return jsonPrimitives[t.Kind]
 }
@@ -147,11 +187,21 @@ func (t *Type) hasCharVarchar() bool {
 // (containsNull or valueContainsNull false), types it does not know (such as
 // "variant" or intervals), and anything [Validate] refuses.
 func ParseSparkJSON(s string) ([]Field, error) {
-	fields, err := parseSparkJSON(s)
+	fields, _, err := ParseSparkJSONWithMetadata(s)
+	return fields, err
+}
+
+// ParseSparkJSONWithMetadata is [ParseSparkJSON] that also returns the
+// metadata of every field, at any depth, that it does not read itself
+// (all keys but comment and the CHAR/VARCHAR type); fields without any are
+// absent from it.
+func ParseSparkJSONWithMetadata(s string) ([]Field, Metadata, error) {
+	extra := Metadata{}
+	fields, err := parseSparkJSON(s, extra)
 	if err != nil {
-		return nil, fmt.Errorf("parsing Spark schema JSON: %w", err)
+		return nil, nil, fmt.Errorf("parsing Spark schema JSON: %w", err)
 	}
-	return fields, nil
+	return fields, extra, nil
 }
 
 // jsonTypeIn and jsonFieldIn are what ParseSparkJSON reads; nested types
@@ -175,7 +225,7 @@ type (
 	}
 )
 
-func parseSparkJSON(s string) ([]Field, error) {
+func parseSparkJSON(s string, extra Metadata) ([]Field, error) {
 	var top jsonTypeIn
 	if err := json.Unmarshal([]byte(s), &top); err != nil {
 		return nil, err
@@ -183,7 +233,7 @@ func parseSparkJSON(s string) ([]Field, error) {
 	if top.Type != "struct" {
 		return nil, fmt.Errorf("the schema has type %q, want \"struct\"", top.Type)
 	}
-	fields, err := jsonFields(top.Fields, "", 0)
+	fields, err := jsonFields(top.Fields, "", 0, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -193,8 +243,10 @@ func parseSparkJSON(s string) ([]Field, error) {
 	return fields, nil
 }
 
-// jsonFields parses the "fields" array of a struct whose path is prefix.
-func jsonFields(raw json.RawMessage, prefix string, depth int) ([]Field, error) {
+// jsonFields parses the "fields" array of a struct whose path is prefix,
+// with a dot ("" at the top), keeping the metadata it does not read in
+// extra.
+func jsonFields(raw json.RawMessage, prefix string, depth int, extra Metadata) ([]Field, error) {
 	var in []jsonFieldIn
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("struct %s has no \"fields\"", strings.TrimSuffix(prefix, "."))
@@ -209,13 +261,22 @@ func jsonFields(raw json.RawMessage, prefix string, depth int) ([]Field, error) 
 		}
 		f := Field{Name: *jf.Name, Nullable: jf.Nullable == nil || *jf.Nullable}
 		path := prefix + QuoteName(f.Name)
-		t, err := jsonFieldType(jf.Type, path, depth+1)
+		t, err := jsonFieldType(jf.Type, path, depth+1, extra)
 		if err != nil {
 			return nil, err
 		}
 		f.Type = t
 		if err := f.applyMetadata(jf.Metadata, path); err != nil {
 			return nil, err
+		}
+		for k, v := range jf.Metadata {
+			if k == metaComment || k == metaCharVarchar {
+				continue
+			}
+			if extra[path] == nil {
+				extra[path] = map[string]json.RawMessage{}
+			}
+			extra[path][k] = v
 		}
 		fields = append(fields, f)
 	}
@@ -287,8 +348,9 @@ func withCharVarchar(t, declared *Type) (_ *Type, ok bool) {
 	return t, t.Equal(declared)
 }
 
-// jsonFieldType parses the type of the column at path.
-func jsonFieldType(raw json.RawMessage, path string, depth int) (*Type, error) {
+// jsonFieldType parses the type of the column at path, keeping the metadata
+// of nested fields that jsonFields does not read in extra.
+func jsonFieldType(raw json.RawMessage, path string, depth int, extra Metadata) (*Type, error) {
 	if depth > MaxDepth {
 		return nil, fmt.Errorf("column %s: types nest more than %d levels deep", path, MaxDepth)
 	}
@@ -316,7 +378,7 @@ func jsonFieldType(raw json.RawMessage, path string, depth int) (*Type, error) {
 		if in.ContainsNull != nil && !*in.ContainsNull {
 			return nil, fmt.Errorf("column %s: arrays with non-nullable elements (containsNull false) are not supported", path)
 		}
-		elem, err := jsonFieldType(in.ElementType, path+".element", depth+1)
+		elem, err := jsonFieldType(in.ElementType, path+".element", depth+1, extra)
 		if err != nil {
 			return nil, err
 		}
@@ -325,17 +387,17 @@ func jsonFieldType(raw json.RawMessage, path string, depth int) (*Type, error) {
 		if in.ValueContainsNull != nil && !*in.ValueContainsNull {
 			return nil, fmt.Errorf("column %s: maps with non-nullable values (valueContainsNull false) are not supported", path)
 		}
-		key, err := jsonFieldType(in.KeyType, path+".key", depth+1)
+		key, err := jsonFieldType(in.KeyType, path+".key", depth+1, extra)
 		if err != nil {
 			return nil, err
 		}
-		value, err := jsonFieldType(in.ValueType, path+".value", depth+1)
+		value, err := jsonFieldType(in.ValueType, path+".value", depth+1, extra)
 		if err != nil {
 			return nil, err
 		}
 		return &Type{Kind: Map, Key: key, Value: value}, nil
 	case "struct":
-		fields, err := jsonFields(in.Fields, path+".", depth)
+		fields, err := jsonFields(in.Fields, path+".", depth, extra)
 		if err != nil {
 			return nil, err
 		}
@@ -373,4 +435,17 @@ func jsonTypeName(name string) (*Type, error) {
 		return nil, fmt.Errorf("unsupported Spark type %q (supported: %s)", name, supportedJSONTypes)
 	}
 	return t, nil
+}
+
+// SparkTypeName returns the name of a primitive or DECIMAL type as Spark's
+// JSON schema writes it ("integer", "decimal(10,2)", "timestamp_ntz"), and
+// "" for other types.
+func SparkTypeName(t *Type) string {
+	if t == nil {
+		return ""
+	}
+	if s, ok := jsonType(t, "", nil).(string); ok {
+		return s
+	}
+	return ""
 }

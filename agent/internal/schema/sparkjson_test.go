@@ -1,6 +1,8 @@
 package schema_test
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -192,5 +194,43 @@ func TestSparkJSONInvalid(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: SparkJSON error %v, want it to contain %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestSparkJSONMetadata: metadata the type system does not model is
+// written on the fields its paths name, at any depth, and read back by
+// path; comment and CHAR/VARCHAR keys stay SparkJSON's own.
+func TestSparkJSONMetadata(t *testing.T) {
+	fields, err := schema.ParseDDL("`a b` INT COMMENT 'c', l ARRAY<STRUCT<`x.y`: INT>>, m MAP<STRING, STRUCT<v: VARCHAR(3)>>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := schema.Metadata{
+		schema.FieldPath("a b"):                 {"k": json.RawMessage(`1`), "comment": json.RawMessage(`"ignored"`)},
+		schema.FieldPath("l", "element", "x.y"): {"k": json.RawMessage(`[{"a":2}]`)},
+		schema.FieldPath("m", "value", "v"):     {"k": json.RawMessage(`"s"`)},
+	}
+	js, err := schema.SparkJSONWithMetadata(fields, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"metadata":{"comment":"c","k":1}`, `"metadata":{"k":[{"a":2}]}`, `"metadata":{"k":"s"}`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("%s lacks %s", js, want)
+		}
+	}
+	back, got, err := schema.ParseSparkJSONWithMetadata(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !schema.Equal(back, fields) {
+		t.Errorf("fields = %v, want %v", back, fields)
+	}
+	delete(extra[schema.FieldPath("a b")], "comment")
+	if !reflect.DeepEqual(got, extra) {
+		t.Errorf("metadata = %s, want %s", got, extra)
+	}
+	if p := schema.FieldPath("l", "element", "x.y"); p != "l.element.`x.y`" {
+		t.Errorf("FieldPath = %s", p)
 	}
 }

@@ -14,9 +14,19 @@ import (
 type Commit struct {
 	// Schema is the table schema after this commit. It is required on the
 	// first commit; nil (or the current schema) leaves it unchanged. A
-	// different schema may only add nullable columns, and becomes a
-	// metaData action.
+	// different schema may only add nullable columns (see
+	// [CheckSchemaChange]), and becomes a metaData action. Column names
+	// may hold any character: a schema with a name plain Delta tables
+	// cannot hold (a space or any of ,;{}()= tab newline, at any depth)
+	// turns on column mapping (see [Table.NewFile]).
 	Schema []schema.Field
+	// AllowTypeWidening lets Schema also change column types as Delta's
+	// type widening allows (see [CheckSchemaWidening]). A commit that
+	// widens a type gives the table the typeWidening feature and the
+	// property delta.enableTypeWidening = true, and records the change in
+	// the field's delta.typeChanges metadata; files written before keep
+	// their narrower types, which readers widen.
+	AllowTypeWidening bool
 	// Files are the data files to add, as returned by [FileWriter.Close].
 	Files []AddFile
 	// Txns maps each application id ("<table>/<topic>/<partition>") to the
@@ -236,13 +246,15 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 		return nil, nil, fmt.Errorf("table is partitioned by %v; this writer writes unpartitioned tables only", st.meta.PartitionColumns)
 	}
 	fields := c.Schema
+	var changes []typeChange
 	switch {
 	case st.meta == nil && len(fields) == 0:
 		return nil, nil, errors.New("the first commit of a table needs a schema with at least one column")
 	case st.meta != nil && (fields == nil || schema.Equal(st.schema, fields)):
 		fields = nil
 	case st.meta != nil:
-		if err := CheckSchemaChange(st.schema, fields); err != nil {
+		var err error
+		if changes, err = compareSchemas(st.schema, fields, c.AllowTypeWidening); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -268,9 +280,9 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 		}
 		maps.Copy(md.Configuration, c.Configuration)
 		if fields != nil {
-			js, err := schema.SparkJSON(fields)
+			js, err := t.schemaString(fields, changes, md.Configuration)
 			if err != nil {
-				return nil, nil, fmt.Errorf("encoding schema: %w", err)
+				return nil, nil, err
 			}
 			md.SchemaString, metaFields = js, fields
 		}
@@ -340,6 +352,33 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	}
 	actions = append([]action{{CommitInfo: info}}, actions...)
 	return actions, e, nil
+}
+
+// schemaString returns the schemaString of a new metaData action with
+// columns fields and configuration config, which it updates: the field
+// metadata of the current schema this package keeps, the column mapping
+// (turned on when fields need it), and the type changes from the current
+// schema. t.mu must be held.
+func (t *Table) schemaString(fields []schema.Field, changes []typeChange, config map[string]string) (string, error) {
+	extra := keepOwn(t.st.extra)
+	paths, err := fieldPaths(fields)
+	if err != nil {
+		return "", fmt.Errorf("encoding schema: %w", err)
+	}
+	if m := t.mappingFor(paths); m != nil {
+		m.record(config, extra)
+	}
+	if len(changes) > 0 {
+		config[propTypeWidening] = "true"
+		if err := recordTypeChanges(extra, changes); err != nil {
+			return "", fmt.Errorf("recording type changes: %w", err)
+		}
+	}
+	js, err := schema.SparkJSONWithMetadata(fields, extra)
+	if err != nil {
+		return "", fmt.Errorf("encoding schema: %w", err)
+	}
+	return js, nil
 }
 
 // putEntry creates log version v put-if-absent (a hard link on local disk,

@@ -41,6 +41,14 @@
 // feature this package does not implement is refused with an
 // [*ErrUnsupportedFeature].
 //
+// Column names may hold any character. A table whose schema has a name
+// plain Delta tables cannot hold (a space or any of ,;{}()= tab newline)
+// gets Delta column mapping in name mode: its fields get ids and physical
+// names in the log, [Table.NewFile] writes files under the physical names
+// with field ids, and stats are keyed by physical name. Callers only ever
+// see logical names. A commit may also widen column types as Delta's type
+// widening allows, when it asks to ([Commit.AllowTypeWidening]).
+//
 // A crash before step 2 completes leaves only unreferenced files; a crash
 // after it leaves a durable entry whose offsets the next start resumes from.
 //

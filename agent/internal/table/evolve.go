@@ -1,6 +1,7 @@
 package table
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,43 +16,94 @@ import (
 // nullable.
 // The error wraps [ErrSchemaChange] and names the column and the reason.
 func CheckSchemaChange(prev, next []schema.Field) error {
-	if err := evolveFields("", prev, next); err != nil {
-		return fmt.Errorf("%w: %w", ErrSchemaChange, err)
-	}
-	return nil
+	_, err := compareSchemas(prev, next, false)
+	return err
 }
 
-func evolveFields(prefix string, prev, next []schema.Field) error {
+// CheckSchemaWidening is [CheckSchemaChange] that also lets a column, a
+// struct field, an array element or a map key or value change its type as
+// Delta's type widening allows: BYTE to SHORT to INT to BIGINT, FLOAT to
+// DOUBLE, BYTE, SHORT or INT to DOUBLE, DATE to TIMESTAMP_NTZ,
+// DECIMAL(p,s) to DECIMAL(p+k1,s+k2) with k1 >= k2 >= 0, BYTE, SHORT or
+// INT to a DECIMAL with at least 10 integer digits and BIGINT to one with
+// at least 20. Such a schema is what [Commit.AllowTypeWidening] commits.
+func CheckSchemaWidening(prev, next []schema.Field) error {
+	_, err := compareSchemas(prev, next, true)
+	return err
+}
+
+// typeChange is one entry of a field's delta.typeChanges metadata (the
+// protocol's "Type Change Metadata").
+type typeChange struct {
+	// field is the [schema.FieldPath] of the struct field that records it:
+	// the changed field, or the nearest struct field holding the changed
+	// array element or map key or value.
+	field     string
+	FromType  string `json:"fromType"`
+	ToType    string `json:"toType"`
+	FieldPath string `json:"fieldPath,omitempty"`
+}
+
+// metaTypeChanges is the field metadata key of a field's type changes.
+const metaTypeChanges = "delta.typeChanges"
+
+// propTypeWidening is the table property that lets writers widen types;
+// this package sets it to true when it widens one.
+const propTypeWidening = "delta.enableTypeWidening"
+
+// compareSchemas checks that prev may become next (see CheckSchemaChange;
+// with widen, CheckSchemaWidening) and returns the type changes it makes.
+func compareSchemas(prev, next []schema.Field, widen bool) ([]typeChange, error) {
+	ev := evolution{widen: widen}
+	if err := ev.fields(nil, prev, next); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSchemaChange, err)
+	}
+	return ev.changes, nil
+}
+
+// evolution compares two schemas, collecting the type changes it accepts.
+type evolution struct {
+	widen   bool
+	changes []typeChange
+}
+
+// fields compares the fields of the struct at path (nil at the top).
+func (ev *evolution) fields(path []string, prev, next []schema.Field) error {
 	for i := range prev {
 		o := &prev[i]
-		name := prefix + o.Name
+		p := append(slices.Clip(path), o.Name)
+		name := schema.FieldPath(p...)
 		j := slices.IndexFunc(next, func(f schema.Field) bool { return strings.EqualFold(f.Name, o.Name) })
 		if j < 0 {
 			return fmt.Errorf("column %s is missing: columns cannot be dropped or renamed", name)
 		}
 		n := &next[j]
 		if n.Name != o.Name {
-			return fmt.Errorf("column %s is renamed to %s: columns cannot be renamed", name, prefix+n.Name)
+			return fmt.Errorf("column %s is renamed to %s: columns cannot be renamed", name, schema.FieldPath(append(slices.Clip(path), n.Name)...))
 		}
 		if o.Nullable && !n.Nullable {
 			return fmt.Errorf("column %s becomes NOT NULL: existing files may hold nulls in it", name)
 		}
-		if err := evolveType(name, o.Type, n.Type); err != nil {
+		if err := ev.typ(p, len(p), o.Type, n.Type); err != nil {
 			return err
 		}
 	}
 	for i := range next {
 		n := &next[i]
 		if !slices.ContainsFunc(prev, func(f schema.Field) bool { return strings.EqualFold(f.Name, n.Name) }) && !n.Nullable {
-			return fmt.Errorf("new column %s%s is NOT NULL: existing files have no values for it, so it must be nullable", prefix, n.Name)
+			return fmt.Errorf("new column %s is NOT NULL: existing files have no values for it, so it must be nullable",
+				schema.FieldPath(append(slices.Clip(path), n.Name)...))
 		}
 	}
 	return nil
 }
 
-// evolveType compares the types of column name. Structs may gain nullable
-// fields, also inside arrays and maps; everything else must stay the same.
-func evolveType(name string, prev, next *schema.Type) error {
+// typ compares the types at path, whose first field elements are the
+// path of the nearest struct field. Structs may gain nullable fields, also
+// inside arrays and maps; primitives may widen when ev.widen; everything
+// else must stay the same.
+func (ev *evolution) typ(path []string, field int, prev, next *schema.Type) error {
+	name := schema.FieldPath(path...)
 	if prev == nil || next == nil {
 		if prev != next {
 			return fmt.Errorf("column %s has no type", name)
@@ -61,26 +113,90 @@ func evolveType(name string, prev, next *schema.Type) error {
 	switch {
 	case prev.Kind != next.Kind:
 	case prev.Kind == schema.Struct:
-		return evolveFields(name+".", prev.Fields, next.Fields)
+		return ev.fields(path, prev.Fields, next.Fields)
 	case prev.Kind == schema.Array:
-		return evolveType(name+".element", prev.Elem, next.Elem)
+		return ev.typ(append(slices.Clip(path), "element"), field, prev.Elem, next.Elem)
 	case prev.Kind == schema.Map:
-		if err := evolveType(name+".key", prev.Key, next.Key); err != nil {
+		if err := ev.typ(append(slices.Clip(path), "key"), field, prev.Key, next.Key); err != nil {
 			return err
 		}
-		return evolveType(name+".value", prev.Value, next.Value)
+		return ev.typ(append(slices.Clip(path), "value"), field, prev.Value, next.Value)
 	}
-	if !prev.Equal(next) {
+	if prev.Equal(next) {
+		return nil
+	}
+	if !ev.widen {
 		return fmt.Errorf("column %s changes type from %s to %s: column types cannot change", name, prev, next)
+	}
+	if !widens(prev, next) {
+		return fmt.Errorf("column %s changes type from %s to %s, which Delta's type widening does not allow", name, prev, next)
+	}
+	ev.changes = append(ev.changes, typeChange{
+		field:     schema.FieldPath(path[:field]...),
+		FromType:  schema.SparkTypeName(prev),
+		ToType:    schema.SparkTypeName(next),
+		FieldPath: strings.Join(path[field:], "."),
+	})
+	return nil
+}
+
+// widens reports whether Delta's type widening allows changing a
+// primitive type from prev to next, a different type.
+func widens(prev, next *schema.Type) bool {
+	integer := map[schema.Kind]int{schema.Byte: 1, schema.Short: 2, schema.Int: 3, schema.Long: 4}
+	from, fromInt := integer[prev.Kind]
+	to, toInt := integer[next.Kind]
+	intDigits := next.Precision - next.Scale
+	switch {
+	case fromInt && toInt:
+		return from < to
+	case fromInt && next.Kind == schema.Double:
+		return prev.Kind != schema.Long
+	case fromInt && next.Kind == schema.Decimal:
+		return prev.Kind != schema.Long && intDigits >= 10 || prev.Kind == schema.Long && intDigits >= 20
+	case prev.Kind == schema.Float:
+		return next.Kind == schema.Double
+	case prev.Kind == schema.Date:
+		return next.Kind == schema.TimestampNTZ
+	case prev.Kind == schema.Decimal && next.Kind == schema.Decimal:
+		return next.Scale >= prev.Scale && intDigits >= prev.Precision-prev.Scale
+	}
+	return false
+}
+
+// recordTypeChanges appends changes to the delta.typeChanges metadata of
+// their fields in extra.
+func recordTypeChanges(extra schema.Metadata, changes []typeChange) error {
+	for _, c := range changes {
+		var list []json.RawMessage
+		if raw, ok := extra[c.field][metaTypeChanges]; ok {
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return fmt.Errorf("column %s: metadata %s: %w", c.field, metaTypeChanges, err)
+			}
+		}
+		entry, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		all, err := json.Marshal(append(list, entry))
+		if err != nil {
+			return err
+		}
+		if extra[c.field] == nil {
+			extra[c.field] = map[string]json.RawMessage{}
+		}
+		extra[c.field][metaTypeChanges] = all
 	}
 	return nil
 }
 
 // Table features this package can write, by protocol name.
 const (
-	featureTimestampNTZ = "timestampNtz"
-	featureAppendOnly   = "appendOnly"
-	featureInvariants   = "invariants"
+	featureTimestampNTZ  = "timestampNtz"
+	featureAppendOnly    = "appendOnly"
+	featureInvariants    = "invariants"
+	featureColumnMapping = "columnMapping"
+	featureTypeWidening  = "typeWidening"
 )
 
 // Table properties this package reads or writes in the metaData
@@ -100,57 +216,77 @@ const (
 //   - a TIMESTAMP_NTZ column, at any depth: the timestampNtz reader and
 //     writer feature, which exists only with reader version 3 and writer
 //     version 7;
+//   - delta.enableTypeWidening = true: the typeWidening reader and writer
+//     feature, likewise only with reader 3 and writer 7;
+//   - a delta.columnMapping.mode other than none: column mapping, reader
+//     version 2 and writer version 5, or the columnMapping reader and
+//     writer feature;
 //   - a NOT NULL column, at any depth: invariants (writer version 2, or the
 //     writer feature);
 //   - delta.appendOnly = true: appendOnly (writer version 2, or the writer
 //     feature).
 //
-// Without TIMESTAMP_NTZ a new table gets reader 1 and writer 2, the legacy
-// versions that imply appendOnly and invariants (what Spark writes for a
-// plain table). With it, reader 3 and writer 7 list every feature above the
-// metadata uses. An existing table is upgraded only as far as it must be:
-// features are added, never removed, and a legacy writer version moved to 7
-// lists the features it implied (appendOnly and invariants for version 2),
-// as the protocol asks of an upgrade.
+// Without the features of version 3 and 7, a new table gets the legacy
+// versions: reader 1 and writer 2, which imply appendOnly and invariants
+// (what Spark writes for a plain table), or reader 2 and writer 5 with
+// column mapping. With them, reader 3 and writer 7 list every feature above
+// the metadata uses. An existing table is upgraded only as far as it must
+// be: features are added, never removed, and a legacy writer version
+// moved to 7 lists the features of its old versions the table uses
+// (appendOnly and invariants for version 2, columnMapping for reader 2 and
+// writer 5), as the protocol asks of an upgrade.
 func requiredProtocol(cur *protocolAction, fields []schema.Field, config map[string]string) *protocolAction {
-	ntz := schema.HasKind(fields, schema.TimestampNTZ)
-	var writer []string
+	var writer, both []string
 	if strings.EqualFold(config[propAppendOnly], "true") {
 		writer = append(writer, featureAppendOnly)
 	}
 	if hasNotNull(fields) {
 		writer = append(writer, featureInvariants)
 	}
-	if cur == nil {
-		if !ntz {
-			return &protocolAction{MinReaderVersion: 1, MinWriterVersion: 2}
-		}
-		return &protocolAction{
-			MinReaderVersion: 3,
-			MinWriterVersion: 7,
-			ReaderFeatures:   []string{featureTimestampNTZ},
-			WriterFeatures:   append(writer, featureTimestampNTZ),
-		}
+	mapped := isMapped(config)
+	if mapped {
+		both = append(both, featureColumnMapping)
 	}
-	if cur.MinWriterVersion < 7 && !ntz {
-		if cur.MinWriterVersion >= 2 || len(writer) == 0 {
-			return nil
-		}
-		return &protocolAction{MinReaderVersion: cur.MinReaderVersion, MinWriterVersion: 2}
+	needs7 := false
+	if schema.HasKind(fields, schema.TimestampNTZ) {
+		both, needs7 = append(both, featureTimestampNTZ), true
+	}
+	if strings.EqualFold(config[propTypeWidening], "true") {
+		both, needs7 = append(both, featureTypeWidening), true
 	}
 
-	p := &protocolAction{
-		MinReaderVersion: cur.MinReaderVersion,
-		MinWriterVersion: 7,
-		ReaderFeatures:   slices.Clone(cur.ReaderFeatures),
-		WriterFeatures:   slices.Clone(cur.WriterFeatures),
+	if !needs7 && (cur == nil || cur.MinWriterVersion < 7) {
+		// Legacy versions.
+		var r, w int32 = 1, 2
+		if cur != nil {
+			r, w = cur.MinReaderVersion, cur.MinWriterVersion
+			if len(writer) > 0 {
+				w = max(w, 2)
+			}
+		}
+		if mapped {
+			r, w = max(r, 2), max(w, 5)
+		}
+		if cur != nil && r == cur.MinReaderVersion && w == cur.MinWriterVersion {
+			return nil
+		}
+		return &protocolAction{MinReaderVersion: r, MinWriterVersion: w}
 	}
-	changed := false
-	if cur.MinWriterVersion < 7 {
+
+	p := &protocolAction{MinReaderVersion: 1, MinWriterVersion: 7}
+	changed := true
+	if cur != nil {
+		p.MinReaderVersion = cur.MinReaderVersion
+		p.ReaderFeatures = slices.Clone(cur.ReaderFeatures)
+		p.WriterFeatures = slices.Clone(cur.WriterFeatures)
+		changed = false
+	}
+	if cur != nil && cur.MinWriterVersion < 7 {
 		// Moving to table features, a table lists the features its old
-		// writer version implied: appendOnly and invariants for version 2.
+		// versions implied that it uses: appendOnly and invariants for
+		// writer version 2, column mapping for reader 2 and writer 5.
 		changed = true
-		p.WriterFeatures = nil
+		p.ReaderFeatures, p.WriterFeatures = nil, nil
 		if cur.MinWriterVersion >= 2 {
 			p.WriterFeatures = []string{featureAppendOnly, featureInvariants}
 		}
@@ -164,13 +300,14 @@ func requiredProtocol(cur *protocolAction, fields []schema.Field, config map[str
 	for _, f := range writer {
 		add(&p.WriterFeatures, f)
 	}
-	if ntz {
-		if p.MinReaderVersion < 3 {
-			p.MinReaderVersion = 3
-			changed = true
-		}
-		add(&p.ReaderFeatures, featureTimestampNTZ)
-		add(&p.WriterFeatures, featureTimestampNTZ)
+	if len(both) > 0 && p.MinReaderVersion < 3 {
+		// Reader version 2 (column mapping) becomes the feature.
+		p.MinReaderVersion = 3
+		changed = true
+	}
+	for _, f := range both {
+		add(&p.ReaderFeatures, f)
+		add(&p.WriterFeatures, f)
 	}
 	if !changed {
 		return nil

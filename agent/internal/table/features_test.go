@@ -15,12 +15,11 @@ import (
 // (which the pipeline retries) and never silently.
 func TestUnsupportedFeatures(t *testing.T) {
 	tests := []struct{ name, protocol, want string }{
-		{"column mapping, reader version 2", `{"minReaderVersion":2,"minWriterVersion":5}`, "reader version 2 (column mapping)"},
 		{"reader version 4", `{"minReaderVersion":4,"minWriterVersion":7,"readerFeatures":[],"writerFeatures":[]}`, "reader version 4"},
 		{"writer version 8", `{"minReaderVersion":1,"minWriterVersion":8}`, "writer version 8"},
 		{"writer version 4", `{"minReaderVersion":1,"minWriterVersion":4}`, "writer version 4 (CHECK constraints, change data feed and generated columns)"},
 		{"deletion vectors", `{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}`, "table feature deletionVectors"},
-		{"column mapping", `{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["columnMapping"],"writerFeatures":["columnMapping"]}`, "table feature columnMapping"},
+		{"writer version 6", `{"minReaderVersion":2,"minWriterVersion":6}`, "writer version 6 (CHECK constraints, change data feed and generated columns, column mapping, identity columns)"},
 		{"V2 checkpoints", `{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["v2Checkpoint"],"writerFeatures":["v2Checkpoint"]}`, "table feature v2Checkpoint"},
 		{"an unknown reader feature", `{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["timestampNtz","fancyNewThing"],"writerFeatures":["timestampNtz","fancyNewThing"]}`, "table feature fancyNewThing"},
 		{"a writer feature", `{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["appendOnly","domainMetadata"]}`, "table feature domainMetadata"},
@@ -68,8 +67,30 @@ func TestSupportedFeatures(t *testing.T) {
 		`{"minReaderVersion":1,"minWriterVersion":2}`,
 		`{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["appendOnly","invariants"]}`,
 		`{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["timestampNtz"],"writerFeatures":["appendOnly","invariants","timestampNtz"]}`,
+		`{"minReaderVersion":2,"minWriterVersion":5}`,
+		`{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["columnMapping"],"writerFeatures":["columnMapping"]}`,
+		`{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["typeWidening"],"writerFeatures":["typeWidening"]}`,
 	} {
 		dir := writeForeignTable(t, p, `{}`)
 		appendCommits(t, openTable(t, dir, table.Options{}), 1)
+	}
+}
+
+// TestLegacyWriterVersion5: writer version 5 implies CHECK constraints, the
+// change data feed and generated columns besides column mapping; a table
+// that uses one of them is refused.
+func TestLegacyWriterVersion5(t *testing.T) {
+	for _, tt := range []struct{ name, config, want string }{
+		{"CHECK constraint", `{"delta.constraints.positive":"id > 0"}`, "writer version 5 with CHECK constraints (delta.constraints.positive)"},
+		{"change data feed", `{"delta.enableChangeDataFeed":"true"}`, "writer version 5 with the change data feed (delta.enableChangeDataFeed)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeForeignTable(t, `{"minReaderVersion":2,"minWriterVersion":5}`, tt.config)
+			_, err := table.Open(dir, table.Options{})
+			var unsupported *table.ErrUnsupportedFeature
+			if !errors.As(err, &unsupported) || unsupported.Feature != tt.want || !strings.HasSuffix(unsupported.File, logName(0)) {
+				t.Fatalf("error = %v, want ErrUnsupportedFeature for %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -193,7 +193,7 @@ func fromCheckpoint(s store, c int64) (*state, error) {
 	}
 	st := newState()
 	if err := st.loadCheckpoint(c, e, countersAt(s, c)); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
+		return nil, logError(name, err)
 	}
 	return st, nil
 }
@@ -229,9 +229,21 @@ func readVersion(s store, st *state, v int64) (*entry, error) {
 		err = st.apply(v, e)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
+		return nil, logError(name, err)
 	}
 	return e, nil
+}
+
+// logError returns err, which replaying log file name gave: an
+// [*ErrUnsupportedFeature] naming the file, or else an error wrapping
+// [ErrCorruptLog].
+func logError(name string, err error) error {
+	var unsupported *ErrUnsupportedFeature
+	if errors.As(err, &unsupported) {
+		unsupported.File = name
+		return unsupported
+	}
+	return fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
 }
 
 // entryName is the base name of the entry of log version v.

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,7 +39,12 @@ type state struct {
 	protocol *protocolAction
 	meta     *metadataAction
 	schema   []schema.Field
-	txns     map[string]int64
+	// extra holds the field metadata of schema this package carries to
+	// the next schema (see ownMetadata).
+	extra schema.Metadata
+	// mapping is the table's column mapping, nil without one.
+	mapping *columnMapping
+	txns    map[string]int64
 	// txnVersions maps each application id to the version that recorded
 	// its latest txn (for a txn read from a checkpoint, the checkpoint's).
 	txnVersions map[string]int64
@@ -86,14 +92,22 @@ func (s *state) apply(v int64, e *entry) error {
 	if s.version < 0 && (e.protocol == nil || e.metaData == nil) {
 		return fmt.Errorf("the first entry must hold protocol and metaData actions")
 	}
-	var fields []schema.Field
+	fields, extra, mapping := s.schema, s.extra, s.mapping
 	if e.metaData != nil {
 		if p := e.metaData.Format.Provider; p != "parquet" {
 			return fmt.Errorf("metaData: format provider %q is not parquet", p)
 		}
+		var all schema.Metadata
 		var err error
-		if fields, err = schema.ParseSparkJSON(e.metaData.SchemaString); err != nil {
+		if fields, all, err = schema.ParseSparkJSONWithMetadata(e.metaData.SchemaString); err != nil {
 			return fmt.Errorf("metaData schemaString: %w", err)
+		}
+		if mapping, err = readMapping(e.metaData.Configuration, fields, all); err != nil {
+			return fmt.Errorf("metaData: %w", err)
+		}
+		extra = keepOwn(all)
+		if err := checkLegacyFeatures(cmp.Or(e.protocol, s.protocol), e.metaData.Configuration, all); err != nil {
+			return err
 		}
 	}
 	records := make([]int64, len(e.adds))
@@ -109,7 +123,7 @@ func (s *state) apply(v int64, e *entry) error {
 		s.protocol = e.protocol
 	}
 	if e.metaData != nil {
-		s.meta, s.schema = e.metaData, fields
+		s.meta, s.schema, s.extra, s.mapping = e.metaData, fields, extra, mapping
 	}
 	for _, r := range e.removes {
 		delete(s.files, r.Path)

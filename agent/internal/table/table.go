@@ -93,6 +93,10 @@ type Table struct {
 	mu     sync.Mutex
 	closed bool
 	st     *state
+	// draft is the column mapping of the files written and the commits
+	// built since the last commit: the table's, with the fields new since
+	// then (see [Table.mappingFor]); nil when none needed one.
+	draft *columnMapping
 	// pending holds the names (relative to the table) of files this Table is
 	// writing or has written but not yet committed; garbage collection
 	// skips them whatever their age.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 )
 
 // AddFile describes a data file ready to be committed.
@@ -54,9 +56,16 @@ type FileWriter struct {
 	done bool
 }
 
-// NewFile starts a data file with Parquet schema ps (on local disk, under
-// _tmp/). The caller must end it with [FileWriter.Close] or
-// [FileWriter.Abort].
+// NewFile starts a data file with Parquet schema ps, one [rows.Schema]
+// returned for the table's columns (on local disk, under _tmp/). The
+// caller must end it with [FileWriter.Close] or [FileWriter.Abort].
+//
+// In a table with column mapping, or when ps has a name that needs it (see
+// [Commit.Schema]), the file stores every struct field under its physical
+// name with its column id as field id; fields the table does not have yet
+// are given theirs now, and the commit that adds them to the schema keeps
+// them. The columns and their order stay those of ps, so rows built for ps
+// are written as they are.
 func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 	if ps == nil {
 		return nil, errors.New("new data file: nil parquet schema")
@@ -66,16 +75,20 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 	if codec.CompressionCodec() != format.Uncompressed {
 		ext = strings.ToLower(codec.CompressionCodec().String())
 	}
-	fw := &FileWriter{t: t, name: newDataFileName(ext), leaves: leafColumns(ps)}
-	fw.tmp = tempDataName(fw.name)
-	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec))
-	if err != nil {
-		return nil, fmt.Errorf("new data file: %w", err)
-	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
 		return nil, fmt.Errorf("new data file: %w", errClosed)
+	}
+	if m := t.mappingFor(rows.FieldPaths(ps)); m != nil {
+		ps = physicalSchema(ps, m)
+	}
+	fw := &FileWriter{t: t, name: newDataFileName(ext), leaves: leafColumns(ps)}
+	fw.tmp = tempDataName(fw.name)
+	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec))
+	if err != nil {
+		t.mu.Unlock()
+		return nil, fmt.Errorf("new data file: %w", err)
 	}
 	t.pending[fw.tmp] = struct{}{}
 	t.pending[fw.name] = struct{}{}

@@ -1,0 +1,378 @@
+package table_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+)
+
+// mappedDDL is a schema whose names plain Delta tables cannot hold, at
+// every depth.
+const mappedDDL = "id BIGINT, `first name` STRING, `a.b` INT, `(cost)` DOUBLE, " +
+	"s STRUCT<`x y`: BIGINT>, arr ARRAY<STRUCT<`k=v`: STRING>>, m MAP<STRING, STRUCT<`t\tu`: INT>>"
+
+// mappedFieldCount is the number of struct fields of mappedDDL, at any
+// depth.
+const mappedFieldCount = 10
+
+// ddlFields parses a DDL schema.
+func ddlFields(t *testing.T, ddl string) []schema.Field {
+	t.Helper()
+	fields, err := schema.ParseDDL(ddl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fields
+}
+
+// writeBuilt writes the rows fill adds to a builder of fields into a new
+// file of tb.
+func writeBuilt(t *testing.T, tb *table.Table, fields []schema.Field, fill func(b *rows.Builder)) table.AddFile {
+	t.Helper()
+	b, err := rows.NewBuilder(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(b)
+	fw, err := tb.NewFile(b.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
+		t.Fatal(err)
+	}
+	add, err := fw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return add
+}
+
+// fillMapped adds rows id from to to-1 of mappedDDL's schema, every field
+// set, and whatever more writes into each row.
+func fillMapped(from, to int64, more ...func(b *rows.Builder, id int64)) func(b *rows.Builder) {
+	return func(b *rows.Builder) {
+		for id := from; id < to; id++ {
+			b.BeginRow()
+			b.Field(0)
+			b.Int64(id)
+			b.Field(1)
+			b.Bytes([]byte("name " + string(rune('a'+id))))
+			b.Field(2)
+			b.Int32(int32(id))
+			b.Field(3)
+			b.Double(float64(id) + 0.5)
+			b.Field(4)
+			b.BeginStruct()
+			b.Field(0)
+			b.Int64(id * 10)
+			b.EndStruct()
+			b.Field(5)
+			b.BeginList()
+			b.BeginStruct()
+			b.Field(0)
+			b.Bytes([]byte("e"))
+			b.EndStruct()
+			b.EndList()
+			b.Field(6)
+			b.BeginMap()
+			b.Bytes([]byte("k"))
+			b.BeginStruct()
+			b.Field(0)
+			b.Int32(7)
+			b.EndStruct()
+			b.EndMap()
+			for _, m := range more {
+				m(b, id)
+			}
+			if err := b.EndRow(); err != nil {
+				panic(err)
+			}
+		}
+	}
+}
+
+// schemaMetadata returns, by field path, the metadata of every struct
+// field of the schemaString of log version v's metaData action.
+func schemaMetadata(t *testing.T, dir string, v int) (map[string]map[string]json.RawMessage, map[string]string) {
+	t.Helper()
+	var md struct {
+		SchemaString  string            `json:"schemaString"`
+		Configuration map[string]string `json:"configuration"`
+	}
+	if !logAction(t, dir, v, "metaData", &md) {
+		t.Fatalf("log %d has no metaData action", v)
+	}
+	_, extra, err := schema.ParseSparkJSONWithMetadata(md.SchemaString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return extra, md.Configuration
+}
+
+// physical returns the physical name and id of the field at path.
+func physical(t *testing.T, meta map[string]map[string]json.RawMessage, path string) (string, int) {
+	t.Helper()
+	var name string
+	var id int
+	if json.Unmarshal(meta[path]["delta.columnMapping.physicalName"], &name) != nil || json.Unmarshal(meta[path]["delta.columnMapping.id"], &id) != nil {
+		t.Fatalf("field %s has no column mapping: %s", path, meta[path])
+	}
+	return name, id
+}
+
+// fileSchema returns the Parquet schema of the table's data file name,
+// with each struct field's field id by its physical path.
+func fileSchema(t *testing.T, dir, name string) map[string]int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, e := range pf.Metadata().Schema[1:] {
+		ids[e.Name] = int(e.FieldID)
+	}
+	return ids
+}
+
+// TestColumnMappingNewTable: a table whose names need column mapping gets
+// protocol 2/5, mode name, an id and a physical name on every field at
+// every depth (col-<uuid> for the names that need it; the others keep
+// their names, so that files written before the first commit stay
+// readable); its files use the physical names and ids, its stats the
+// physical names, and callers see only logical names, also after a
+// replay from a checkpoint.
+func TestColumnMappingNewTable(t *testing.T) {
+	dir := t.TempDir()
+	tb := openTable(t, dir, table.Options{})
+	fields := ddlFields(t, mappedDDL)
+	add := writeBuilt(t, tb, fields, fillMapped(0, 3))
+	mustCommit(t, tb, table.Commit{Schema: fields, Files: []table.AddFile{add}, Txns: map[string]int64{"t/a/0": 3}})
+
+	var p protocol
+	if !logAction(t, dir, 0, "protocol", &p) || p.MinReaderVersion != 2 || p.MinWriterVersion != 5 || p.ReaderFeatures != nil || p.WriterFeatures != nil {
+		t.Errorf("protocol = %+v, want reader 2, writer 5", p)
+	}
+	meta, config := schemaMetadata(t, dir, 0)
+	if config["delta.columnMapping.mode"] != "name" || config["delta.columnMapping.maxColumnId"] != "10" {
+		t.Errorf("configuration = %v, want mode name and maxColumnId 10", config)
+	}
+	paths := []string{"id", "`first name`", "`a.b`", "`(cost)`", "s", "s.`x y`", "arr", "arr.element.`k=v`", "m", "m.value.`t\tu`"}
+	plain := map[string]string{"id": "id", "`a.b`": "a.b", "s": "s", "arr": "arr", "m": "m"}
+	ids := map[int]bool{}
+	physicals := map[string]string{}
+	for _, path := range paths {
+		name, id := physical(t, meta, path)
+		if id < 1 || id > mappedFieldCount || ids[id] {
+			t.Errorf("field %s has id %d, want a unique id in 1..%d", path, id, mappedFieldCount)
+		}
+		ids[id] = true
+		// Names that need no mapping keep themselves as physical names;
+		// the others get col-<uuid>.
+		if want, ok := plain[path]; ok && name != want || !ok && !strings.HasPrefix(name, "col-") {
+			t.Errorf("field %s has physical name %q, want %q or col-<uuid> for a name that needs mapping", path, name, want)
+		}
+		physicals[path] = name
+	}
+	if len(meta) != len(paths) {
+		t.Errorf("metadata on %d fields, want %d: %v", len(meta), len(paths), meta)
+	}
+
+	// The file stores physical names with field ids, in the table's
+	// column order.
+	inFile := fileSchema(t, dir, add.Path)
+	for _, path := range paths {
+		name, id := physical(t, meta, path)
+		if inFile[name] != id {
+			t.Errorf("field %s: the file has %s with field id %d, want %d", path, name, inFile[name], id)
+		}
+	}
+	if _, ok := inFile["first name"]; ok {
+		t.Error("the file uses the logical name `first name`")
+	}
+	// Stats use physical names.
+	var stats struct {
+		MinValues map[string]json.RawMessage `json:"minValues"`
+	}
+	if err := json.Unmarshal([]byte(add.Stats), &stats); err != nil {
+		t.Fatal(err)
+	}
+	if string(stats.MinValues[physicals["`(cost)`"]]) != "0.5" || stats.MinValues["(cost)"] != nil {
+		t.Errorf("stats = %s, want minValues keyed by physical names", add.Stats)
+	}
+
+	if got := tb.Snapshot().Schema; !schema.Equal(got, fields) {
+		t.Errorf("snapshot schema = %v, want the logical %v", got, fields)
+	}
+	// Commit up to a checkpoint, drop the entries: the mapping comes back
+	// from the checkpoint, and a new column gets the next id.
+	appendCommits(t, tb, 10)
+	tb.Close()
+	removeLog(t, dir, 0, 10)
+	tb = openTable(t, dir, table.Options{})
+	wider := append(slices.Clone(fields), schema.Field{Name: "new col", Type: &schema.Type{Kind: schema.String}, Nullable: true})
+	add = writeBuilt(t, tb, wider, fillMapped(3, 4))
+	v := mustCommit(t, tb, table.Commit{Schema: wider, Files: []table.AddFile{add}})
+	meta2, config2 := schemaMetadata(t, dir, int(v))
+	for _, path := range paths {
+		if n, id := physical(t, meta2, path); n != physicals[path] || !ids[id] {
+			t.Errorf("field %s changed its mapping to %s, %d", path, n, id)
+		}
+	}
+	if name, id := physical(t, meta2, "`new col`"); id != mappedFieldCount+1 || !strings.HasPrefix(name, "col-") || fileSchema(t, dir, add.Path)[name] != mappedFieldCount+1 {
+		t.Errorf("new col has %s, %d; want col-<uuid>, 11, in the file too", name, id)
+	}
+	if config2["delta.columnMapping.maxColumnId"] != "11" {
+		t.Errorf("maxColumnId = %s, want 11", config2["delta.columnMapping.maxColumnId"])
+	}
+}
+
+// TestColumnMappingTurnedOn: a plain table keeps protocol 1/2 until a
+// column needs mapping; then its existing columns keep their names as
+// physical names (their files stay readable) and the new one gets
+// col-<uuid>. With a TIMESTAMP_NTZ column, the table lists columnMapping
+// as a reader and writer feature instead.
+func TestColumnMappingTurnedOn(t *testing.T) {
+	for _, ntz := range []bool{false, true} {
+		dir := t.TempDir()
+		tb := openTable(t, dir, table.Options{})
+		fields := ddlFields(t, "id BIGINT, s STRUCT<a: INT>")
+		if ntz {
+			fields = ddlFields(t, "id BIGINT, s STRUCT<a: INT>, at TIMESTAMP_NTZ")
+		}
+		mustCommit(t, tb, table.Commit{Schema: fields})
+		if meta, config := schemaMetadata(t, dir, 0); len(meta) != 0 || config["delta.columnMapping.mode"] != "" {
+			t.Fatalf("a plain table has column mapping: %v %v", meta, config)
+		}
+		wider := append(slices.Clone(fields), schema.Field{Name: "first name", Type: &schema.Type{Kind: schema.String}, Nullable: true})
+		mustCommit(t, tb, table.Commit{Schema: wider})
+		meta, config := schemaMetadata(t, dir, 1)
+		for path, want := range map[string]string{"id": "id", "s": "s", "s.a": "a"} {
+			if name, _ := physical(t, meta, path); name != want {
+				t.Errorf("existing field %s has physical name %q, want %q", path, name, want)
+			}
+		}
+		if name, id := physical(t, meta, "`first name`"); !strings.HasPrefix(name, "col-") || strconv.Itoa(id) != config["delta.columnMapping.maxColumnId"] {
+			t.Errorf("first name: %s, %d; configuration %v", name, id, config)
+		}
+		var p protocol
+		logAction(t, dir, 1, "protocol", &p)
+		want := protocol{MinReaderVersion: 2, MinWriterVersion: 5}
+		if ntz {
+			want = protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"timestampNtz", "columnMapping"},
+				WriterFeatures: []string{"appendOnly", "timestampNtz", "columnMapping"}}
+		}
+		if !reflect.DeepEqual(p, want) {
+			t.Errorf("ntz %v: protocol = %+v, want %+v", ntz, p, want)
+		}
+	}
+}
+
+// mappingScript reads the two tables TestColumnMappingEngines wrote with
+// delta-rs (its DataFusion reader: to_pyarrow_table does not apply column
+// mapping in deltalake 1.6) and DuckDB's delta_scan, and checks the names
+// and values.
+const mappingScript = `
+import sys
+import duckdb, pyarrow as pa
+from deltalake import DeltaTable, QueryBuilder
+
+new, upgraded = sys.argv[1], sys.argv[2]
+con = duckdb.connect()
+
+def deltars(path):
+    dt = DeltaTable(path)
+    return pa.table(QueryBuilder().register("t", dt).execute("SELECT * FROM t ORDER BY id").read_all()).to_pylist()
+
+def duck(path):
+    rel = con.execute("SELECT * FROM delta_scan(?) ORDER BY id", [path])
+    names = [d[0] for d in rel.description]
+    return [dict(zip(names, r)) for r in rel.fetchall()]
+
+for rows in (deltars(new), duck(new)):
+    assert [r["id"] for r in rows] == [0, 1, 2, 3], rows
+    r = rows[1]
+    assert r["first name"] == "name b" and r["a.b"] == 1 and r["(cost)"] == 1.5, r
+    assert r["s"] == {"x y": 10} and r["arr"] == [{"k=v": "e"}], r
+    assert dict(r["m"]) == {"k": {"t\tu": 7}}, r  # a list of pairs from delta-rs, a dict from DuckDB
+    assert rows[0]["new col"] is None and rows[3]["new col"] == "n3", rows
+
+for rows in (deltars(upgraded), duck(upgraded)):
+    assert [(r["id"], r["name"], r["first name"]) for r in rows] == [(0, "a", None), (1, "b", "B")], rows
+print("ok")
+`
+
+// TestColumnMappingEngines writes a table mapped from its first commit and
+// a plain table that turns mapping on later, and has delta-rs and DuckDB
+// read both by their real column names. Skipped without the tool venv.
+func TestColumnMappingEngines(t *testing.T) {
+	python := toolPython(t)
+
+	mapped := t.TempDir()
+	tb := openTable(t, mapped, table.Options{})
+	fields := ddlFields(t, mappedDDL)
+	mustCommit(t, tb, table.Commit{Schema: fields, Files: []table.AddFile{writeBuilt(t, tb, fields, fillMapped(0, 3))}})
+	wider := append(slices.Clone(fields), schema.Field{Name: "new col", Type: &schema.Type{Kind: schema.String}, Nullable: true})
+	newCol := func(b *rows.Builder, id int64) {
+		b.Field(7)
+		b.Bytes([]byte("n" + strconv.FormatInt(id, 10)))
+	}
+	mustCommit(t, tb, table.Commit{Schema: wider, Files: []table.AddFile{writeBuilt(t, tb, wider, fillMapped(3, 4, newCol))}})
+	tb.Close()
+
+	upgraded := t.TempDir()
+	tb = openTable(t, upgraded, table.Options{})
+	plain := ddlFields(t, "id BIGINT, name STRING")
+	mustCommit(t, tb, table.Commit{Schema: plain, Files: []table.AddFile{writeBuilt(t, tb, plain, func(b *rows.Builder) {
+		b.BeginRow()
+		b.Field(0)
+		b.Int64(0)
+		b.Field(1)
+		b.Bytes([]byte("a"))
+		if err := b.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	})}})
+	named := ddlFields(t, "id BIGINT, name STRING, `first name` STRING")
+	mustCommit(t, tb, table.Commit{Schema: named, Files: []table.AddFile{writeBuilt(t, tb, named, func(b *rows.Builder) {
+		b.BeginRow()
+		b.Field(0)
+		b.Int64(1)
+		b.Field(1)
+		b.Bytes([]byte("b"))
+		b.Field(2)
+		b.Bytes([]byte("B"))
+		if err := b.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	})}})
+	tb.Close()
+
+	script := filepath.Join(t.TempDir(), "read.py")
+	if err := os.WriteFile(script, []byte(mappingScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(python, script, mapped, upgraded).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("readers: %v\n%s", err, out)
+	}
+}
