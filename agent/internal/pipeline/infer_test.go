@@ -215,3 +215,28 @@ func TestManagerFailOnNewColumnsResumes(t *testing.T) {
 		t.Errorf("columns %v lack extra", cols)
 	}
 }
+
+// ADD_NEW_COLUMNS_WITH_TYPE_WIDENING widens a hinted INT column to BIGINT
+// for a value that needs it, in the commit of that value's rows.
+func TestManagerWidensColumns(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 10, func(i int) string {
+		if i == 6 {
+			return fmt.Sprintf(`{"id":%d,"n":3000000000}`, i)
+		}
+		return fmt.Sprintf(`{"id":%d,"n":%d}`, i, i)
+	})
+	p := inferPipeline("events", spec.SchemaEvolutionAddNewColumnsWithTypeWidening, spec.JSONOptions{SchemaHints: "n INT"})
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "10 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 10 })
+	st, _ := m.Status("p")
+	checkExactlyOnce(t, st.Tables[0].Location, 10)
+	_, snap := offsets(t, st.Tables[0].Location)
+	if got := schema.FormatDDL(snap.Schema); !strings.Contains(got, "n BIGINT") {
+		t.Errorf("table schema %s, want n widened to BIGINT", got)
+	}
+}

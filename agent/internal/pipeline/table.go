@@ -671,6 +671,17 @@ func (l *loop) evolve(nc *decode.NewColumnsError) (bool, error) {
 	return true, nil
 }
 
+// widening reports whether the table's inferred part widens column types
+// (ADD_NEW_COLUMNS_WITH_TYPE_WIDENING), which its commits then allow.
+func (l *loop) widening() bool {
+	for _, p := range []*spec.Part{&l.layout.Key, &l.layout.Value} {
+		if p.Inferred() && p.Transformer.JSONOptions.EvolutionMode() == spec.SchemaEvolutionAddNewColumnsWithTypeWidening {
+			return true
+		}
+	}
+	return false
+}
+
 // decodeFailed returns what the loop does with the error of a decoded
 // chunk. A record written with a newer version of a registry subject first
 // commits what is buffered, so that the restart with the new columns goes
@@ -802,7 +813,8 @@ func (l *loop) flush(ctx context.Context) error {
 	if l.empty() {
 		return nil
 	}
-	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Schema: l.columns, Files: l.closed}
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Schema: l.columns, Files: l.closed,
+		AllowTypeWidening: l.widening()}
 	var rows int64
 	for _, add := range l.closed {
 		rows += add.NumRecords
