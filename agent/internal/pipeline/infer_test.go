@@ -240,3 +240,24 @@ func TestManagerWidensColumns(t *testing.T) {
 		t.Errorf("table schema %s, want n widened to BIGINT", got)
 	}
 }
+
+// Every table reports its columns, not only inferred ones.
+func TestManagerReportsColumns(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n"}`, i) })
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), testPipeline("events"), &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "5 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 5 })
+	st, _ := m.Status("p")
+	var cols []string
+	for _, c := range st.Tables[0].Columns {
+		cols = append(cols, fmt.Sprintf("%s %s %v", c.Name, c.Type, c.Nullable))
+	}
+	want := "key STRING true, id BIGINT true, name STRING true, _kafka " + spec.MetadataType.String() + " true, _corrupt_record BINARY true"
+	if got := strings.Join(cols, ", "); got != want {
+		t.Errorf("columns %s, want %s", got, want)
+	}
+}
