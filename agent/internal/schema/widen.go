@@ -12,10 +12,10 @@ package schema
 //   - a string fits DATE, TIMESTAMP, TIMESTAMP_NTZ, BINARY (base64), FLOAT
 //     and DOUBLE ("NaN", "Infinity") and DECIMAL columns, and an integer a
 //     TIMESTAMP column (seconds since the epoch);
-//   - an object fits a struct column whose members hold its keys (keys
-//     that are only null or {} aside), and a map column whose values hold
-//     its members; an array fits an array column whose element holds its
-//     elements.
+//   - an object fits a struct column whose members hold its keys (a key
+//     the struct lacks fits when its value holds nothing: null, {}, [{}]),
+//     and a map column whose values hold its members; an array fits an
+//     array column whose element holds its elements.
 //
 // Conversions whose success depends on the value are reported as fitting:
 // an integer into an INT or DECIMAL(p,s) column may be out of range, a
@@ -59,7 +59,11 @@ func Extend(cur, got *Type) (*Type, bool) {
 // Widening goes by kind, not by value: call Widen for a value that does not
 // fit as it is ([Fits] false, or the decoder rejected it), since an INT
 // column given any integer becomes BIGINT. It returns false when no
-// widening holds the value: the value goes to the rescued data column.
+// widening holds the value: the value goes to the rescued data column. It
+// returns cur itself when got's kind already fits cur (an integer into
+// DECIMAL(38,0)): for a value the decoder rejected, that too means no
+// widening holds it. Delta readers need the typeWidening table feature
+// for a column whose type widened.
 func Widen(cur, got *Type) (*Type, bool) {
 	return evolve(cur, got, true, true)
 }
