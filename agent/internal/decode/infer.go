@@ -161,7 +161,8 @@ func (e *evolver) widens(raw []byte) bool {
 	if cur == nil || err != nil || got == nil {
 		return false
 	}
-	if _, ok := schema.Widen(cur, got); !ok {
+	// Widen gives cur itself when no widening holds the value either.
+	if w, ok := schema.Widen(cur, got); !ok || w.Equal(cur) {
 		return false
 	}
 	e.ask(change{path: slices.Clone(e.path), typ: got})

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
@@ -141,6 +143,13 @@ func TestInferredWidening(t *testing.T) {
 	got, _ := decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, cols...), Record{Value: []byte(`{"l":1.5}`)})
 	if got[spec.RescuedDataColumn] != `"{\"l\":1.5}"` {
 		t.Errorf("BIGINT given 1.5: rescue %s", got[spec.RescuedDataColumn])
+	}
+	// No widening holds a value out of DECIMAL(38,0)'s range: rescued.
+	wide := []schema.Field{null("d", tDec(38, 0))}
+	huge := `{"d":` + strings.Repeat("9", 40) + `}`
+	got, _ = decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, wide...), Record{Value: []byte(huge)})
+	if want := strconv.Quote(`{"d":` + strings.Repeat("9", 40) + `}`); got[spec.RescuedDataColumn] != want {
+		t.Errorf("DECIMAL(38,0) given 40 digits: rescue %s, want %s", got[spec.RescuedDataColumn], want)
 	}
 	got, _ = decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumns, cols...), big)
 	if got[spec.RescuedDataColumn] != `"{\"n\":3000000000}"` {
