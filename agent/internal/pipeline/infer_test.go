@@ -261,3 +261,40 @@ func TestManagerReportsColumns(t *testing.T) {
 		t.Errorf("columns %s, want %s", got, want)
 	}
 }
+
+// Partitions decoding at once each bring a new column: chunks decoded
+// with older columns are decoded again, and every record is there once.
+func TestManagerAddsColumnsFromSeveralPartitions(t *testing.T) {
+	const parts, per = 4, 1500
+	addr, _ := newCluster(t, parts, "events")
+	for p := range parts {
+		var values []string
+		for i := range per {
+			id := p*per + i
+			if i >= 1000 {
+				values = append(values, fmt.Sprintf(`{"id":%d,"f%d":%d}`, id, p, i))
+			} else {
+				values = append(values, fmt.Sprintf(`{"id":%d}`, id))
+			}
+		}
+		produceValues(t, addr, "events", int32(p), values...)
+	}
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), inferPipeline("events", "ADD_NEW_COLUMNS", spec.JSONOptions{}),
+		&spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "all rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == parts*per })
+	st, _ := m.Status("p")
+	checkExactlyOnce(t, st.Tables[0].Location, parts*per)
+	_, snap := offsets(t, st.Tables[0].Location)
+	for p := range parts {
+		if !slices.ContainsFunc(snap.Schema, func(f schema.Field) bool { return f.Name == fmt.Sprintf("f%d", p) }) {
+			t.Errorf("table columns %s lack f%d", columnNames(snap.Schema), p)
+		}
+	}
+	if st.State != spec.StateRunning || st.Tables[0].CorruptRecords != 0 {
+		t.Errorf("status %+v", st)
+	}
+}
