@@ -1,12 +1,15 @@
 package provider_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/segmentio/kafka-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -87,4 +90,85 @@ data "tributary_table" "t" {
 			},
 		},
 	})
+}
+
+// TestAccTableInferred applies a pipeline whose value columns are inferred,
+// in a mode written as Auto Loader's alias: the apply leaves no diff (the
+// alias is kept as written), and tributary_table shows the columns the
+// first records gave and those a later record added.
+func TestAccTableInferred(t *testing.T) {
+	a := sharedAgent(t)
+	f := newPipelineFixture(t, a, "1s")
+	createTopic(t, f.topic, 1)
+	produceNew(t, f.topic, `{"id":1,"user":"a"}`)
+	config := a.providerHCL() + connectionHCL(f.conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name":            hclString(f.pipeline),
+		"connection_name": "tributary_connection.c.name",
+		"flush_interval":  hclString(f.flush),
+	}, tableHCL(f.table, `
+        topics          = [`+hclString(f.topic)+`]
+        starting_offset = "earliest"
+        value_transformer = {
+          format       = "JSON"
+          json_options = { schema_evolution_mode = "addNewColumns", schema_hints = "id BIGINT, score DOUBLE" }
+        }`, "")) + `
+data "tributary_table" "t" {
+  pipeline_name     = tributary_pipeline.p.name
+  destination_table = ` + hclString(f.table) + `
+}
+`
+	const opts = "table.0.connector_options.kafka_options.value_transformer.json_options."
+	column := func(i int, name, typ string) resource.TestCheckFunc {
+		return resource.ComposeAggregateTestCheckFunc(
+			resource.TestCheckResourceAttr(tableData, fmt.Sprintf("columns.%d.name", i), name),
+			resource.TestCheckResourceAttr(tableData, fmt.Sprintf("columns.%d.type", i), typ),
+		)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("tributary_pipeline.p", opts+"schema_evolution_mode", "addNewColumns"),
+					resource.TestCheckResourceAttr("tributary_pipeline.p", opts+"infer_records_per_partition", "50"),
+					resource.TestCheckResourceAttr("tributary_pipeline.p", opts+"string_type_inference", "true"),
+				),
+			},
+			{
+				PreConfig: func() {
+					a.waitRows(t, f.pipeline, 1)
+					produce(t, f.topic, `{"id":2,"user":"b","extra":true}`)
+					a.waitRows(t, f.pipeline, 2)
+				},
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					column(0, "key", "BINARY"),
+					column(1, "id", "BIGINT"),
+					column(2, "user", "STRING"),
+					column(3, "score", "DOUBLE"), // a hint no record has shown yet
+					column(4, "extra", "BOOLEAN"),
+				),
+			},
+		},
+	})
+}
+
+// produceNew writes value to a topic just created, retrying while the
+// broker does not serve it yet.
+func produceNew(t *testing.T, topic, value string) {
+	t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(kafkaBootstrap()), Topic: topic, RequiredAcks: kafka.RequireAll}
+	defer w.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := w.WriteMessages(context.Background(), kafka.Message{Value: []byte(value)})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("producing to %s: %v", topic, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
