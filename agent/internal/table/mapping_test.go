@@ -376,3 +376,38 @@ func TestColumnMappingEngines(t *testing.T) {
 		t.Fatalf("readers: %v\n%s", err, out)
 	}
 }
+
+// TestColumnMappingFilesBefore: a file written before any name needed
+// mapping, committed together with one written after (the schema grew in
+// between), stays readable: the names it uses are the physical names the
+// commit records.
+func TestColumnMappingFilesBefore(t *testing.T) {
+	dir := t.TempDir()
+	tb := openTable(t, dir, table.Options{})
+	before := ddlFields(t, "id BIGINT, s STRUCT<a: INT>")
+	after := ddlFields(t, "id BIGINT, s STRUCT<a: INT, `b c`: INT>, `first name` STRING")
+	fill := func(b *rows.Builder) {
+		b.BeginRow()
+		b.Field(0)
+		b.Int64(1)
+		if err := b.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := writeBuilt(t, tb, before, fill)
+	second := writeBuilt(t, tb, after, fill)
+	mustCommit(t, tb, table.Commit{Schema: after, Files: []table.AddFile{first, second}})
+	meta, _ := schemaMetadata(t, dir, 0)
+	inFirst, inSecond := fileSchema(t, dir, first.Path), fileSchema(t, dir, second.Path)
+	for _, path := range []string{"id", "s", "s.a"} {
+		name, id := physical(t, meta, path)
+		if _, ok := inFirst[name]; !ok || inSecond[name] != id {
+			t.Errorf("field %s is %s (id %d) in the log; the files have %v and %v", path, name, id, inFirst, inSecond)
+		}
+	}
+	for _, path := range []string{"s.`b c`", "`first name`"} {
+		if name, id := physical(t, meta, path); !strings.HasPrefix(name, "col-") || inSecond[name] != id {
+			t.Errorf("field %s is %s (id %d) in the log; the second file has %v", path, name, id, inSecond)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+)
+
+// TestSparkColumnMappingAndWidening writes, with the table package, a
+// table whose names need Delta column mapping, then widens two of its
+// types and adds a column; Spark 4 with Delta 4 reads every row by the real
+// names (the first file's values widened) and appends one, and the agent
+// then opens the table Spark wrote to and commits after it.
+func TestSparkColumnMappingAndWidening(t *testing.T) {
+	spark := sparkDir(t)
+	dir := t.TempDir()
+	tb, err := table.Open(dir, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	ddl := func(s string) []schema.Field {
+		f, err := schema.ParseDDL(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	// write commits one file of rows, built by fill, with schema fields.
+	write := func(fields []schema.Field, widen bool, fill func(b *rows.Builder)) {
+		t.Helper()
+		b, err := rows.NewBuilder(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fill(b)
+		fw, err := tb.NewFile(b.Schema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
+			t.Fatal(err)
+		}
+		add, err := fw.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tb.Commit(table.Commit{Schema: fields, AllowTypeWidening: widen, Files: []table.AddFile{add}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	row := func(b *rows.Builder, id int64, ab func(), xy func(), newCol string) {
+		b.BeginRow()
+		b.Field(0)
+		b.Int64(id)
+		b.Field(1)
+		b.Bytes([]byte("user-" + string(rune('0'+id))))
+		b.Field(2)
+		ab()
+		b.Field(3)
+		b.BeginStruct()
+		b.Field(0)
+		xy()
+		b.EndStruct()
+		if newCol != "" {
+			b.Field(4)
+			b.Bytes([]byte(newCol))
+		}
+		if err := b.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(ddl("id BIGINT, `first name` STRING, `a.b` INT, s STRUCT<`x y`: FLOAT>"), false, func(b *rows.Builder) {
+		for id := range int64(2) {
+			row(b, id, func() { b.Int32(int32(id)) }, func() { b.Float(float32(id) + 0.5) }, "")
+		}
+	})
+	wide := ddl("id BIGINT, `first name` STRING, `a.b` BIGINT, s STRUCT<`x y`: DOUBLE>, `new col` STRING")
+	write(wide, true, func(b *rows.Builder) {
+		row(b, 2, func() { b.Int64(1 << 40) }, func() { b.Double(0.1) }, "n2")
+	})
+	tb.Close()
+
+	cmd := exec.Command(env.python, filepath.Join("testdata", "check_spark_mapping.py"),
+		"--jars", filepath.Join(spark, "jars"), "--table", dir)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(spark, "python"), "SPARK_LOCAL_IP=127.0.0.1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err = cmd.Run()
+	t.Logf("check_spark_mapping.py (%s):\n%s", time.Since(start).Round(time.Second), sparkOutput(out.String()))
+	if err != nil {
+		t.Fatalf("check_spark_mapping.py: %v", err)
+	}
+
+	// The agent follows Spark's commit (same schema, a third file) and
+	// commits after it.
+	tb, err = table.Open(dir, table.Options{})
+	if err != nil {
+		t.Fatalf("the agent cannot open the table after Spark's append: %v", err)
+	}
+	if s := tb.Snapshot(); !schema.Equal(s.Schema, wide) || s.NumFiles != 3 {
+		t.Fatalf("after Spark: schema %v, %d files", s.Schema, s.NumFiles)
+	}
+	write(wide, false, func(b *rows.Builder) {
+		row(b, 4, func() { b.Int64(4) }, func() { b.Double(4.5) }, "n4")
+	})
+}
