@@ -48,6 +48,17 @@ func BenchmarkDecodeVariant(b *testing.B) {
 	benchDecode(b, variantLayout(), benchRecords())
 }
 
+// BenchmarkDecodeJSONInferred decodes the records of BenchmarkDecodeJSON
+// into the same columns inferred in mode RESCUE, a field of every tenth
+// record unknown and rescued.
+func BenchmarkDecodeJSONInferred(b *testing.B) {
+	recs := benchRecords()
+	for i := 0; i < len(recs); i += 10 {
+		recs[i].Value = append(bytes.TrimSuffix(recs[i].Value, []byte("}")), `,"extra":{"a":1}}`...)
+	}
+	benchDecode(b, inferredValue(spec.SchemaEvolutionRescue, benchJSONLayout().Value.Fields...), recs)
+}
+
 // BenchmarkDecodeJSONEvents decodes JSON values of about 1 KB with 30
 // columns, nested structs, arrays and a map: the records and the schema of
 // make bench's 1 KB row (testdata/events.jsonl and events.ddl).
@@ -119,9 +130,10 @@ func benchDecode(b *testing.B, layout *spec.Layout, recs []Record) {
 func TestDecodeAllocs(t *testing.T) {
 	recs := benchRecords()
 	for name, layout := range map[string]*spec.Layout{
-		"json":    benchJSONLayout(),
-		"variant": variantLayout(),
-		"binary":  {Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn}, MetadataColumn: "source"},
+		"json":     benchJSONLayout(),
+		"variant":  variantLayout(),
+		"binary":   {Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn}, MetadataColumn: "source"},
+		"inferred": inferredValue(spec.SchemaEvolutionRescue, benchJSONLayout().Value.Fields...),
 	} {
 		d, err := New(layout, nil)
 		if err != nil {

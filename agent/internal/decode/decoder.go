@@ -80,6 +80,9 @@ type Decoder struct {
 	// meta and corrupt are the field indexes of the metadata and
 	// _corrupt_record columns, -1 when absent.
 	meta, corrupt int
+	// inferred holds the key's and the value's part when its columns are
+	// inferred, nil otherwise.
+	inferred [2]*inferredPart
 }
 
 // New returns a Decoder for the columns of layout, in layout.Columns()
@@ -91,18 +94,40 @@ type Decoder struct {
 // cannot decode, schemas Parquet cannot represent and schemas that do not
 // parse.
 func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
-	b, err := rows.NewBuilder(layout.Columns())
+	cols := layout.Columns()
+	b, err := rows.NewBuilder(cols)
 	if err != nil {
 		return nil, fmt.Errorf("building the table schema: %w", err)
 	}
 	d := &Decoder{b: b, meta: -1, corrupt: -1}
 	next := 0
-	for _, side := range []struct {
+	// The rescue columns of inferred parts follow the metadata column.
+	rescue := layout.Key.Width() + layout.Value.Width()
+	if layout.MetadataColumn != "" {
+		rescue++
+	}
+	for i, side := range []struct {
 		p        *part
 		failFast *bool
 		spec     *spec.Part
 		name     string
 	}{{&d.key, &d.keyFailFast, &layout.Key, "key"}, {&d.value, &d.valueFailFast, &layout.Value, "value"}} {
+		if side.spec.Inferred() {
+			r := -1
+			if side.spec.Rescue != "" {
+				r, rescue = rescue, rescue+1
+			}
+			var taken []string
+			for j, c := range cols {
+				if j < next || j >= next+side.spec.Width() {
+					taken = append(taken, c.Name)
+				}
+			}
+			d.inferred[i] = newInferredPart(b, next, r, side.spec, taken)
+			*side.p = d.inferred[i]
+			next += side.spec.Width()
+			continue
+		}
 		p, err := newPart(b, next, side.spec, sources.of(side.name))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", side.name, err)
@@ -116,7 +141,7 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 		next++
 	}
 	if layout.CorruptRecord {
-		d.corrupt = next
+		d.corrupt = rescue
 	}
 	return d, nil
 }
@@ -137,11 +162,18 @@ func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 // Other errors stop the batch too: a [*SchemaChangedError] when a record
 // was written with a newer version of a registry subject, whose columns the
 // table does not have yet; an error of the registry itself (unreachable,
-// refusing the credentials), which says nothing about the record; or, a
-// bug, a row that does not match the schema. ctx bounds registry look-ups.
+// refusing the credentials), which says nothing about the record; a
+// [*NewColumnsError] when records of an inferred side need columns the
+// table lacks; or, a bug, a row that does not match the schema. ctx bounds
+// registry look-ups.
 func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 	var st Stats
 	d.b.Reset()
+	for _, p := range d.inferred {
+		if p != nil {
+			p.begin()
+		}
+	}
 	for i := range recs {
 		r := &recs[i]
 		d.b.BeginRow()
@@ -174,6 +206,14 @@ func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 		}
 		if bad != nil {
 			st.Corrupt++
+		}
+	}
+	for i, p := range d.inferred {
+		if p == nil {
+			continue
+		}
+		if err := p.end(recs, [2]string{"key", "value"}[i]); err != nil {
+			return Batch{}, err
 		}
 	}
 	return Batch{Columns: d.b.Columns(), Rows: d.b.Rows(), Stats: st}, nil

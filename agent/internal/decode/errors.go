@@ -3,6 +3,9 @@ package decode
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
 // errBadInput marks the error of a key or value whose bytes cannot be
@@ -51,4 +54,47 @@ type SchemaChangedError struct {
 // Error says what changed.
 func (e *SchemaChangedError) Error() string {
 	return fmt.Sprintf("subject %q has a new version (schema id %d, was %d) with new columns", e.Subject, e.To, e.From)
+}
+
+// NewColumnsError is returned by [Decoder.Decode] for a chunk whose
+// records, on an inferred side (json_options.schema_evolution_mode), have
+// fields the table's columns lack, or, in ADD_NEW_COLUMNS_WITH_TYPE_WIDENING,
+// values a column can take once widened: the chunk has no rows. Decode it
+// again once the table has the new columns.
+type NewColumnsError struct {
+	// Side is "key" or "value".
+	Side string
+	// Topic, Partition and Offset name the chunk's first record that asks
+	// for a new column.
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Fields are the side's columns the chunk needs: those it was decoded
+	// with, new fields added at the end of their structs, widened types
+	// widened. Columns are the paths of the columns added or widened.
+	Fields  []schema.Field
+	Columns []string
+	// Fail says the side's mode is FAIL_ON_NEW_COLUMNS: the table stops
+	// instead of adding the columns.
+	Fail bool
+	// changes are what the chunk's records ask, for Apply.
+	changes []change
+}
+
+// Error names the new columns and the first record that has them.
+func (e *NewColumnsError) Error() string {
+	msg := fmt.Sprintf("the %s of %s[%d]@%d has new columns %s", e.Side, e.Topic, e.Partition, e.Offset, strings.Join(e.Columns, ", "))
+	if e.Fail {
+		msg += "; schema_evolution_mode is FAIL_ON_NEW_COLUMNS, so the table stops before that record: declare them in " +
+			"json_options.schema_hints or choose another schema_evolution_mode, and apply again to resume from it"
+	}
+	return msg
+}
+
+// Apply returns the columns of the side once the chunk's new columns are
+// added to fields, the side's current columns (which may already have
+// more than those the chunk was decoded with), and whether they changed.
+func (e *NewColumnsError) Apply(fields []schema.Field) ([]schema.Field, bool) {
+	next, names := apply(fields, e.changes)
+	return next, len(names) > 0
 }

@@ -108,6 +108,9 @@ type jsonDecoder struct {
 	written []bool
 	// enc encodes the values of VARIANT fields.
 	enc variant.Encoder
+	// ev, set by an inferred part (infer.go), sees the fields and values
+	// the schema does not take; nil for an explicit schema.
+	ev *evolver
 }
 
 // newJSONDecoder returns a decoder writing to b with the parser options of
@@ -189,11 +192,17 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 			if found {
 				guess = i + 1
 				d.b.Field(base + i)
+				if d.ev != nil {
+					d.ev.enter(t.names[i])
+				}
 				fails := d.fails
 				d.inField = true
 				nonNull, ok := d.value(t.fields[i], 0)
 				if !ok {
 					return false
+				}
+				if d.ev != nil {
+					d.ev.leave()
 				}
 				failed := d.fails != fails
 				d.fails = fails
@@ -209,6 +218,10 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 				// as in Spark.
 				if t.required && (!failed || container) {
 					d.written[mark+i] = nonNull
+				}
+			} else if d.ev != nil {
+				if !d.ev.unknown(d, t, key) {
+					return false
 				}
 			} else if !d.skip(0) {
 				return false
@@ -301,6 +314,9 @@ func (d *jsonDecoder) value(t *jtype, depth int) (nonNull, ok bool) {
 	case c == '{' && t.kind == schema.Map:
 		return true, d.mapping(t, depth)
 	}
+	if d.ev != nil {
+		return d.ev.scalar(d, t, depth)
+	}
 	return d.scalar(t, depth)
 }
 
@@ -327,11 +343,17 @@ func (d *jsonDecoder) array(t *jtype, depth int) bool {
 		d.b.EndList()
 		return true
 	}
-	for {
+	for n := 0; ; n++ {
 		d.ws()
+		if d.ev != nil {
+			d.ev.enterElem(n)
+		}
 		d.inField = false
 		if _, ok := d.value(t.elem, depth+1); !ok {
 			return false
+		}
+		if d.ev != nil {
+			d.ev.leave()
 		}
 		if !d.next(']') {
 			return false
@@ -346,6 +368,11 @@ func (d *jsonDecoder) array(t *jtype, depth int) bool {
 // mapping parses the object at d.pos into map type t. A key whose text does
 // not parse as the key type drops its entry and marks the document corrupt.
 func (d *jsonDecoder) mapping(t *jtype, depth int) bool {
+	if ev := d.ev; ev != nil {
+		// Map values decode as with an explicit schema (see infer.go).
+		d.ev = nil
+		defer func() { d.ev = ev }()
+	}
 	d.pos++ // '{'
 	d.b.BeginMap()
 	d.ws()

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"runtime"
+	"sync"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -23,6 +24,11 @@ type decoded struct {
 	// and when no decoder could be made (err says why).
 	dec   *decode.Decoder
 	batch decode.Batch
+	// recs are the chunk's records, which the loop decodes again when
+	// the table's columns changed since dec was made: version is the
+	// pool's schema version dec has.
+	recs    []decode.Record
+	version int
 	// err is a decoder's bug; the table fails.
 	err error
 	// next is the offset to read after the chunk: past its last record,
@@ -53,17 +59,25 @@ func (d *decoded) free(budget kafka.Budget) {
 // chunks decoding at once (one per core, so that the partitions of one table
 // use every core) and the decoded chunks waiting to be written.
 type decoderPool struct {
-	layout  *spec.Layout
 	sources *decode.Sources
 	// tokens holds a decoder, or nil for one not made yet: most tables
 	// read too few partitions at once to need them all.
 	tokens chan *decode.Decoder
+
+	mu sync.Mutex
+	// layout is what new decoders decode into, version counts its
+	// changes (see swap), and versions holds the version each decoder
+	// was made for.
+	layout   *spec.Layout
+	version  int
+	versions map[*decode.Decoder]int
 }
 
 // newDecoderPool returns a pool of decoders for layout and sources,
 // starting with first, which decode.New made from them.
 func newDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.Decoder) *decoderPool {
-	p := &decoderPool{layout: layout, sources: sources, tokens: make(chan *decode.Decoder, runtime.GOMAXPROCS(0)+1)}
+	p := &decoderPool{layout: layout, sources: sources, tokens: make(chan *decode.Decoder, runtime.GOMAXPROCS(0)+1),
+		versions: map[*decode.Decoder]int{first: 0}}
 	p.tokens <- first
 	for len(p.tokens) < cap(p.tokens) {
 		p.tokens <- nil
@@ -71,22 +85,36 @@ func newDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.
 	return p
 }
 
-// get takes a decoder, waiting while all are busy; nil when ctx ends first.
-func (p *decoderPool) get(ctx context.Context) (*decode.Decoder, error) {
+// get takes a decoder of the pool's current layout and its version,
+// waiting while all are busy; an error when ctx ends first.
+func (p *decoderPool) get(ctx context.Context) (*decode.Decoder, int, error) {
 	select {
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, 0, ctx.Err()
 	case d := <-p.tokens:
-		if d != nil {
-			return d, nil
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if d != nil && p.versions[d] == p.version {
+			return d, p.version, nil
 		}
+		delete(p.versions, d)
 		d, err := decode.New(p.layout, p.sources)
 		if err != nil {
 			p.tokens <- nil
-			return nil, err
+			return nil, 0, err
 		}
-		return d, nil
+		p.versions[d] = p.version
+		return d, p.version, nil
 	}
+}
+
+// swap makes the decoders get hands out from now on decode into layout, the
+// table's columns as of schema version version; those made before are
+// dropped as they come back.
+func (p *decoderPool) swap(layout *spec.Layout, version int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.layout, p.version = layout, version
 }
 
 // put gives back a decoder taken with get.
@@ -123,13 +151,13 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kaf
 			d := decoded{tp: tp, next: next}
 			if chunk := recs[start:min(start+decodeChunk, len(recs))]; len(chunk) > 0 {
 				d.next = chunk[len(chunk)-1].Offset + 1
-				dec, err := pool.get(ctx)
+				dec, version, err := pool.get(ctx)
 				if err != nil && ctx.Err() != nil {
 					budget.Release(b.Bytes)
 					b.Release()
 					return
 				}
-				d.dec, d.err = dec, err
+				d.dec, d.err, d.recs, d.version = dec, err, chunk, version
 				if err == nil {
 					d.batch, d.err = dec.Decode(ctx, chunk)
 				}

@@ -226,6 +226,15 @@ func checkSchema(cfg *tableConfig) error {
 	}
 	if prev := snap.Schema; prev != nil {
 		keepColumns(layout, prev)
+		p, err := inferredPart(layout)
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			if err := withHints(layout, p, ownColumns(layout, prev)); err != nil {
+				return err
+			}
+		}
 		cols := layout.Columns()
 		if layout.Key.Pending() || layout.Value.Pending() {
 			// The registry sets the columns when the table starts, and

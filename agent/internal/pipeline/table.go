@@ -218,6 +218,19 @@ type loop struct {
 	schema   *parquet.Schema
 	// columns is the table schema every commit carries.
 	columns []schema.Field
+	// layout is the table's column layout. The Fields of an inferred part
+	// grow as records bring new fields (see evolve), and version counts
+	// those changes; sources are the registry sources decoders need.
+	layout  *spec.Layout
+	sources *decode.Sources
+	version int
+	// own decodes again, on the loop's goroutine, a chunk decoded with
+	// columns older than the table's; nil until needed after a change.
+	own *decode.Decoder
+	// closed holds the data files a change of columns closed, written
+	// with the columns before it: the next flush commits them with the
+	// open file and the new columns, in one commit.
+	closed []table.AddFile
 
 	file *table.FileWriter
 	// mem holds the open file's buffers in the memory budget, which asks
@@ -265,6 +278,9 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		return fmt.Errorf("resolve the table's schema: %w", err)
 	}
 	keepColumns(layout, snap.Schema)
+	if err := r.inferColumns(ctx, layout, snap.Schema, snap.Txns); err != nil {
+		return err
+	}
 	if snap.Schema != nil {
 		if err := table.CheckSchemaChange(snap.Schema, layout.Columns()); err != nil {
 			return fatalError{err}
@@ -276,6 +292,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	}
 	l := &loop{
 		r: r, tbl: tbl, decoders: newDecoderPool(layout, sources, dec), schema: dec.Schema(), columns: layout.Columns(),
+		layout: layout, sources: sources,
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
 		readEnd:   map[kafka.TopicPartition]int64{},
@@ -287,6 +304,9 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	r.failing = map[kafka.TopicPartition]bool{}
 	r.status.Version, r.status.Rows, r.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
 	r.status.CorruptRecords = snap.Counters[counterCorrupt]
+	if snap.Schema != nil {
+		r.status.Columns = columnStatus(snap.Schema)
+	}
 	r.mu.Unlock()
 	return l.run(ctx)
 }
@@ -546,10 +566,11 @@ func (l *loop) add(d decoded) error {
 	if d.dec != nil {
 		defer l.decoders.put(d.dec)
 	}
-	if d.err != nil {
-		return l.decodeFailed(d.err)
+	batch, err := l.current(&d)
+	if err != nil {
+		return err
 	}
-	if d.batch.Rows > 0 {
+	if batch.Rows > 0 {
 		if l.file == nil {
 			f, err := l.tbl.NewFile(l.schema)
 			if err != nil {
@@ -557,10 +578,10 @@ func (l *loop) add(d decoded) error {
 			}
 			l.file = f
 		}
-		if err := l.file.WriteColumns(d.batch.Columns, d.batch.Rows); err != nil {
+		if err := l.file.WriteColumns(batch.Columns, batch.Rows); err != nil {
 			return fmt.Errorf("write rows of %s: %w", d.tp, err)
 		}
-		l.corrupt += int64(d.batch.Corrupt)
+		l.corrupt += int64(batch.Corrupt)
 	}
 	if d.next > l.nextOffset(d.tp) {
 		l.pending[d.tp] = d.next
@@ -570,6 +591,95 @@ func (l *loop) add(d decoded) error {
 		l.readEnd[d.tp] = d.end
 	}
 	return nil
+}
+
+// current returns the rows of chunk d in the table's current columns. A
+// chunk whose records have new fields for an inferred part changes the
+// columns first (see evolve), and one decoded with older columns than the
+// table's is decoded again, on the loop's own decoder.
+func (l *loop) current(d *decoded) (decode.Batch, error) {
+	batch, err, version := d.batch, d.err, d.version
+	for {
+		var nc *decode.NewColumnsError
+		switch {
+		case errors.As(err, &nc):
+			changed, err := l.evolve(nc)
+			if err != nil {
+				return decode.Batch{}, err
+			}
+			if !changed && version == l.version {
+				return decode.Batch{}, fatalError{fmt.Errorf("a bug: the table's columns already have what the chunk asks for: %w", nc)}
+			}
+		case err != nil:
+			return decode.Batch{}, l.decodeFailed(err)
+		case version == l.version || len(d.recs) == 0:
+			return batch, nil
+		}
+		if l.own == nil {
+			if l.own, err = decode.New(l.layout, l.sources); err != nil {
+				return decode.Batch{}, fatalError{fmt.Errorf("build decoder: %w", err)}
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		batch, err = l.own.Decode(ctx, d.recs)
+		cancel()
+		version = l.version
+	}
+}
+
+// evolve gives the table the columns a chunk asks for, and reports whether
+// they changed: the open file, written with the columns before, is closed
+// for the next flush to commit with the new columns, and every decoder
+// decodes into the new columns from now on. In FAIL_ON_NEW_COLUMNS it
+// commits what was buffered before the chunk instead, and fails the table.
+func (l *loop) evolve(nc *decode.NewColumnsError) (bool, error) {
+	layout := *l.layout
+	side := &layout.Value
+	if nc.Side == "key" {
+		side = &layout.Key
+	}
+	next, changed := nc.Apply(side.Fields)
+	if !changed {
+		return false, nil
+	}
+	if nc.Fail {
+		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := l.flush(fctx); err != nil {
+			return false, err
+		}
+		return false, fatalError{nc}
+	}
+	if l.file != nil {
+		add, err := l.file.Close()
+		l.file = nil
+		l.mem.Set(0)
+		if err != nil {
+			return false, fmt.Errorf("finish data file: %w", err)
+		}
+		l.closed = append(l.closed, add)
+	}
+	side.Fields = next
+	own, err := decode.New(&layout, l.sources)
+	if err != nil {
+		return false, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
+	}
+	l.layout, l.own, l.schema, l.columns = &layout, own, own.Schema(), layout.Columns()
+	l.version++
+	l.decoders.swap(l.layout, l.version)
+	l.r.log.Info("new columns", "columns", nc.Columns, "record", fmt.Sprintf("%s[%d]@%d", nc.Topic, nc.Partition, nc.Offset))
+	return true, nil
+}
+
+// widening reports whether the table's inferred part widens column types
+// (ADD_NEW_COLUMNS_WITH_TYPE_WIDENING), which its commits then allow.
+func (l *loop) widening() bool {
+	for _, p := range []*spec.Part{&l.layout.Key, &l.layout.Value} {
+		if p.Inferred() && p.Transformer.JSONOptions.EvolutionMode() == spec.SchemaEvolutionAddNewColumnsWithTypeWidening {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeFailed returns what the loop does with the error of a decoded
@@ -603,11 +713,20 @@ func (l *loop) decodeFailed(err error) error {
 
 // keepColumns makes layout keep the _corrupt_record column of a table
 // whose columns were prev: a transformer that switched to FAILFAST stops
-// filling it, but a column is never dropped.
+// filling it, but a column is never dropped. So does the default rescue
+// column of an inferred part whose mode (NONE) no longer asks for one,
+// which goes on rescuing values that do not fit.
 func keepColumns(layout *spec.Layout, prev []schema.Field) {
 	for _, f := range prev {
-		if f.Name == spec.CorruptRecordColumn {
+		switch f.Name {
+		case spec.CorruptRecordColumn:
 			layout.CorruptRecord = true
+		case spec.RescuedDataColumn:
+			for _, p := range []*spec.Part{&layout.Key, &layout.Value} {
+				if p.Inferred() && p.Rescue == "" {
+					p.Rescue = f.Name
+				}
+			}
 		}
 	}
 }
@@ -663,7 +782,7 @@ func (l *loop) nextOffset(tp kafka.TopicPartition) int64 {
 }
 
 // empty reports whether nothing is buffered: no rows, no offsets.
-func (l *loop) empty() bool { return l.file == nil && len(l.pending) == 0 }
+func (l *loop) empty() bool { return l.file == nil && len(l.pending) == 0 && len(l.closed) == 0 }
 
 // buffered is the memory the open file holds, 0 with none open.
 func (l *loop) buffered() int64 {
@@ -694,8 +813,12 @@ func (l *loop) flush(ctx context.Context) error {
 	if l.empty() {
 		return nil
 	}
-	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Schema: l.columns}
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Schema: l.columns, Files: l.closed,
+		AllowTypeWidening: l.widening()}
 	var rows int64
+	for _, add := range l.closed {
+		rows += add.NumRecords
+	}
 	if l.file != nil {
 		add, err := l.file.Close()
 		l.file = nil
@@ -703,7 +826,7 @@ func (l *loop) flush(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("finish data file: %w", err)
 		}
-		rows = add.NumRecords
+		rows += add.NumRecords
 		c.Files = append(c.Files, add)
 	}
 	for tp, next := range l.pending {
@@ -718,6 +841,7 @@ func (l *loop) flush(ctx context.Context) error {
 		l.committed[tp] = next
 	}
 	clear(l.pending)
+	l.closed = nil
 	l.corrupt = 0
 	l.publishOffsets()
 	l.group.offer(l.committed)
@@ -736,6 +860,9 @@ func (l *loop) commit(c table.Commit, rows int64) error {
 	r.status.Rows += rows
 	r.status.Files += int64(len(c.Files))
 	r.status.CorruptRecords += c.Counters[counterCorrupt]
+	if c.Schema != nil {
+		r.status.Columns = columnStatus(c.Schema)
+	}
 	r.mu.Unlock()
 	return nil
 }

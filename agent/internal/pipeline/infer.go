@@ -1,0 +1,197 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// inferColumns gives the inferred part of layout, if any (json_options with
+// a schema_evolution_mode), its columns. A table with a schema (prev)
+// starts from the part's columns there; a new one infers them from the
+// first infer_records_per_partition records of each partition it will
+// read, from the offsets it will start at (txns, or starting_offset's).
+// The schema hints apply over either (see withHints).
+func (r *tableRunner) inferColumns(ctx context.Context, layout *spec.Layout, prev []schema.Field, txns map[string]int64) error {
+	p, err := inferredPart(layout)
+	if p == nil || err != nil {
+		return err
+	}
+	base := ownColumns(layout, prev)
+	if prev == nil {
+		if base, err = r.sample(ctx, p, txns); err != nil {
+			return err
+		}
+	}
+	return withHints(layout, p, base)
+}
+
+// inferredPart returns the part of layout whose columns are inferred, nil
+// for none.
+func inferredPart(layout *spec.Layout) (*spec.Part, error) {
+	switch k, v := layout.Key.Inferred(), layout.Value.Inferred(); {
+	case k && v:
+		return nil, fatalError{errors.New("schema_evolution_mode on both the key and the value transformer is not supported: " +
+			"infer the schema of one of them only")}
+	case k:
+		return &layout.Key, nil
+	case v:
+		return &layout.Value, nil
+	}
+	return nil, nil
+}
+
+// ownColumns returns the columns of prev that none of layout's columns
+// claims: an inferred part's, while its Fields are unset.
+func ownColumns(layout *spec.Layout, prev []schema.Field) []schema.Field {
+	taken := map[string]bool{}
+	for _, f := range layout.Columns() {
+		taken[strings.ToLower(f.Name)] = true
+	}
+	var own []schema.Field
+	for _, f := range prev {
+		if !taken[strings.ToLower(f.Name)] {
+			own = append(own, f)
+		}
+	}
+	return own
+}
+
+// withHints sets the Fields of inferred part p of layout: base with the
+// schema hints applied, which may declare columns no record had yet. A
+// field named like one of the table's other columns (ignoring case, as
+// Delta does) or like an earlier field is left out: its values are
+// rescued.
+func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
+	hints, err := schema.ParseHints(p.Transformer.JSONOptions.SchemaHints)
+	if err != nil {
+		return fatalError{fmt.Errorf("json_options.schema_hints: %w", err)}
+	}
+	taken := map[string]bool{}
+	for _, f := range layout.Columns() {
+		taken[strings.ToLower(f.Name)] = true
+	}
+	hinted, err := schema.ApplyHints(base, hints)
+	if err != nil {
+		return fatalError{fmt.Errorf("json_options.schema_hints: %w", err)}
+	}
+	fields := []schema.Field{}
+	for _, f := range hinted {
+		if k := strings.ToLower(f.Name); !taken[k] {
+			taken[k] = true
+			fields = append(fields, schema.Nullable(f))
+		}
+	}
+	p.Fields = fields
+	return nil
+}
+
+// sample infers the columns of part p from the first records of each
+// partition the table reads, from its starting offsets: those recorded in
+// txns, else starting_offset's.
+func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]int64) ([]schema.Field, error) {
+	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
+	jo := p.Transformer.JSONOptions
+	n := int64(spec.DefaultInferRecordsPerPartition)
+	if jo.InferRecordsPerPartition != nil {
+		n = *jo.InferRecordsPerPartition
+	}
+	tps, err := r.client.Partitions(ctx, ko)
+	if err != nil {
+		return nil, err
+	}
+	latest := kafka.Latest
+	if ko.ReadCommitted() {
+		latest = kafka.LastStable
+	}
+	which := latest
+	if ko.StartingOffset == spec.StartingOffsetEarliest {
+		which = kafka.Earliest
+	}
+	starts, err := r.client.Offsets(ctx, tps, which)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := r.client.Offsets(ctx, tps, latest)
+	if err != nil {
+		return nil, err
+	}
+	in := schema.NewInferrer(jo.InferOptions())
+	records := 0
+	for _, tp := range tps {
+		from := starts[tp]
+		if next, ok := txns[r.appID(tp)]; ok {
+			from = next
+		}
+		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *decode.Record) {
+			data := rec.Value
+			if p.Column == spec.KeyColumn {
+				data = rec.Key
+			}
+			// A record that is not a JSON object tells nothing of the
+			// columns: it will be corrupt.
+			if data != nil && in.Add(data) == nil {
+				records++
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read the first records of %s to infer the schema: %w", tp, err)
+		}
+	}
+	r.log.Info("schema inferred", "records", records, "partitions", len(tps))
+	return in.Fields(), nil
+}
+
+// head passes fn the first n records of tp from offset from, reading no
+// further than until. The records are valid only during the call.
+func (r *tableRunner) head(ctx context.Context, tp kafka.TopicPartition, from, until, n int64, readCommitted bool,
+	fn func(*decode.Record)) error {
+	if from >= until || n <= 0 {
+		return nil
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, Until: until,
+		OnRetry: func(err error) { r.log.Warn("fetch retries", "err", err) }}
+	out := make(chan kafka.Batch)
+	done := make(chan error, 1)
+	go func() { done <- f.Run(hctx, from, out) }()
+	var seen int64
+	for seen < n {
+		select {
+		case b := <-out:
+			for i := range b.Records {
+				if seen < n {
+					fn(&b.Records[i])
+					seen++
+				}
+			}
+			b.Release()
+			if b.Next >= until {
+				seen = n
+			}
+		case err := <-done:
+			return err
+		}
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
+}
+
+// columnStatus returns the status form of a table's columns.
+func columnStatus(fields []schema.Field) []spec.ColumnStatus {
+	cols := make([]spec.ColumnStatus, 0, len(fields))
+	for _, f := range fields {
+		cols = append(cols, spec.ColumnStatus{Name: f.Name, Type: f.Type.String(), Nullable: f.Nullable})
+	}
+	return cols
+}

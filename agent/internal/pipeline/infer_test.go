@@ -1,0 +1,300 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// inferPipeline is testPipeline with the value's schema inferred in mode.
+func inferPipeline(topic, mode string, jo spec.JSONOptions) *spec.Pipeline {
+	p := testPipeline(topic)
+	jo.SchemaEvolutionMode = mode
+	p.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions = &jo
+	return p
+}
+
+// produceTo sends values to partition part of topic.
+func produceValues(t *testing.T, addr, topic string, part int32, values ...string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for _, v := range values {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: part, Value: []byte(v)})
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// columnNames returns the names of fields, in order.
+func columnNames(fields []schema.Field) string {
+	var names []string
+	for _, f := range fields {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+// The first schema comes from the first records of every partition, and
+// the hints; what later records bring is rescued in RESCUE mode.
+func TestManagerInfersFirstSchema(t *testing.T) {
+	addr, _ := newCluster(t, 3, "events")
+	produceValues(t, addr, "events", 0, `{"a":1}`, `{"a":2}`, `{"a":3,"late":true}`)
+	produceValues(t, addr, "events", 1, `{"b":"x"}`)
+	produceValues(t, addr, "events", 2, `{"c":1.5,"d":"2024-01-02"}`, `{"c":"oops"}`)
+	n := int64(2)
+	p := inferPipeline("events", "rescue", spec.JSONOptions{InferRecordsPerPartition: &n, SchemaHints: "h BIGINT, c DOUBLE"})
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "6 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 6 })
+	st, _ := m.Status("p")
+	_, snap := offsets(t, st.Tables[0].Location)
+	var cols []string
+	for _, c := range st.Tables[0].Columns {
+		cols = append(cols, c.Name+" "+c.Type)
+	}
+	got := strings.Join(cols, ", ")
+	for _, want := range []string{"a BIGINT", "b STRING", "c DOUBLE", "d ", "h BIGINT", "_rescued_data STRING"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status columns %s lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "late") {
+		t.Errorf("status columns %s have a field of the third record of a partition", got)
+	}
+	if !strings.HasSuffix(columnNames(snap.Schema), ",_kafka,_rescued_data,_corrupt_record") {
+		t.Errorf("table columns %s", columnNames(snap.Schema))
+	}
+	type row struct {
+		Rescued *string `parquet:"_rescued_data,optional"`
+	}
+	var rescued []string
+	files, _ := filepath.Glob(filepath.Join(st.Tables[0].Location, "*.parquet"))
+	for _, f := range files {
+		rows, err := parquet.ReadFile[row](f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if r.Rescued != nil {
+				rescued = append(rescued, *r.Rescued)
+			}
+		}
+	}
+	slices.Sort(rescued)
+	if want := []string{`{"c":"oops"}`, `{"late":true}`}; !slices.Equal(rescued, want) {
+		t.Errorf("rescued %q, want %q", rescued, want)
+	}
+}
+
+// logAdds counts the add actions of each commit of the table in dir.
+func logAdds(t *testing.T, dir string) []int {
+	t.Helper()
+	entries, err := filepath.Glob(filepath.Join(dir, "_delta_log", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(entries)
+	var adds []int
+	for _, e := range entries {
+		f, err := os.Open(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), `{"add"`) {
+				n++
+			}
+		}
+		f.Close()
+		adds = append(adds, n)
+	}
+	return adds
+}
+
+// A record with a new field in the middle of what a flush commits adds its
+// column at the end of the value's: the file written before is committed
+// with the file after and the new schema, in one commit, and every record
+// is there once.
+func TestManagerAddsColumnsMidBatch(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	const n = 3000
+	produce(t, producer, 0, n, func(i int) string {
+		switch {
+		case i == 2500:
+			return fmt.Sprintf(`{"id":%d,"name":"x","note":{"text":"new"}}`, i)
+		case i > 2500 && i%2 == 0:
+			return fmt.Sprintf(`{"id":%d,"name":"x","note":{"text":"n","more":[1]}}`, i)
+		}
+		return fmt.Sprintf(`{"id":%d,"name":"x"}`, i)
+	})
+	p := inferPipeline("events", "addNewColumns", spec.JSONOptions{})
+	p.FlushInterval = "3s"
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, fmt.Sprintf("%d rows", n), func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == n })
+	st, _ := m.Status("p")
+	dir := st.Tables[0].Location
+	checkExactlyOnce(t, dir, n)
+	_, snap := offsets(t, dir)
+	if got := schema.FormatDDL(snap.Schema); !strings.Contains(got, "name STRING, note STRUCT<text: STRING, more: ARRAY<BIGINT>>, _kafka") {
+		t.Errorf("table schema %s, want note after name", got)
+	}
+	// The first commit records where the partition starts; the second
+	// holds every row, in the file before the new column and the one after.
+	if adds := logAdds(t, dir); !slices.Equal(adds, []int{0, 2}) {
+		t.Errorf("add actions per commit %v, want [0 2]", adds)
+	}
+	if st.State != spec.StateRunning || st.Tables[0].CorruptRecords != 0 {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// FAIL_ON_NEW_COLUMNS stops the table at the record with a new field,
+// after committing what came before; applying again with another mode
+// resumes from that record.
+func TestManagerFailOnNewColumnsResumes(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	row := func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) }
+	produce(t, producer, 0, 10, row)
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), inferPipeline("events", "FAIL_ON_NEW_COLUMNS", spec.JSONOptions{}), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	status := func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
+	waitFor(t, 20*time.Second, "10 rows", func() bool { return status().Rows == 10 })
+	produce(t, producer, 10, 20, func(i int) string {
+		if i == 12 {
+			return fmt.Sprintf(`{"id":%d,"extra":"e"}`, i)
+		}
+		return row(i)
+	})
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return status().State == spec.StateFailed })
+	st := status()
+	if !strings.Contains(st.LastError, "extra") || !strings.Contains(st.LastError, "@12") {
+		t.Errorf("last error %q, want it to name extra and the record", st.LastError)
+	}
+	if next, _ := offsets(t, st.Location); next != 10 || st.Rows != 10 {
+		t.Errorf("committed offsets sum to %d with %d rows after the stop, want 10", next, st.Rows)
+	}
+
+	if err := m.Apply(context.Background(), inferPipeline("events", "ADD_NEW_COLUMNS", spec.JSONOptions{}), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "20 rows", func() bool { return status().Rows == 20 })
+	checkExactlyOnce(t, st.Location, 20)
+	if cols := status().Columns; !slices.ContainsFunc(cols, func(c spec.ColumnStatus) bool { return c.Name == "extra" }) {
+		t.Errorf("columns %v lack extra", cols)
+	}
+}
+
+// ADD_NEW_COLUMNS_WITH_TYPE_WIDENING widens a hinted INT column to BIGINT
+// for a value that needs it, in the commit of that value's rows.
+func TestManagerWidensColumns(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 10, func(i int) string {
+		if i == 6 {
+			return fmt.Sprintf(`{"id":%d,"n":3000000000}`, i)
+		}
+		return fmt.Sprintf(`{"id":%d,"n":%d}`, i, i)
+	})
+	p := inferPipeline("events", spec.SchemaEvolutionAddNewColumnsWithTypeWidening, spec.JSONOptions{SchemaHints: "n INT"})
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "10 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 10 })
+	st, _ := m.Status("p")
+	checkExactlyOnce(t, st.Tables[0].Location, 10)
+	_, snap := offsets(t, st.Tables[0].Location)
+	if got := schema.FormatDDL(snap.Schema); !strings.Contains(got, "n BIGINT") {
+		t.Errorf("table schema %s, want n widened to BIGINT", got)
+	}
+}
+
+// Every table reports its columns, not only inferred ones.
+func TestManagerReportsColumns(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n"}`, i) })
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), testPipeline("events"), &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "5 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 5 })
+	st, _ := m.Status("p")
+	var cols []string
+	for _, c := range st.Tables[0].Columns {
+		cols = append(cols, fmt.Sprintf("%s %s %v", c.Name, c.Type, c.Nullable))
+	}
+	want := "key STRING true, id BIGINT true, name STRING true, _kafka " + spec.MetadataType.String() + " true, _corrupt_record BINARY true"
+	if got := strings.Join(cols, ", "); got != want {
+		t.Errorf("columns %s, want %s", got, want)
+	}
+}
+
+// Partitions decoding at once each bring a new column: chunks decoded
+// with older columns are decoded again, and every record is there once.
+func TestManagerAddsColumnsFromSeveralPartitions(t *testing.T) {
+	const parts, per = 4, 1500
+	addr, _ := newCluster(t, parts, "events")
+	for p := range parts {
+		var values []string
+		for i := range per {
+			id := p*per + i
+			if i >= 1000 {
+				values = append(values, fmt.Sprintf(`{"id":%d,"f%d":%d}`, id, p, i))
+			} else {
+				values = append(values, fmt.Sprintf(`{"id":%d}`, id))
+			}
+		}
+		produceValues(t, addr, "events", int32(p), values...)
+	}
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), inferPipeline("events", "ADD_NEW_COLUMNS", spec.JSONOptions{}),
+		&spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "all rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == parts*per })
+	st, _ := m.Status("p")
+	checkExactlyOnce(t, st.Tables[0].Location, parts*per)
+	_, snap := offsets(t, st.Tables[0].Location)
+	for p := range parts {
+		if !slices.ContainsFunc(snap.Schema, func(f schema.Field) bool { return f.Name == fmt.Sprintf("f%d", p) }) {
+			t.Errorf("table columns %s lack f%d", columnNames(snap.Schema), p)
+		}
+	}
+	if st.State != spec.StateRunning || st.Tables[0].CorruptRecords != 0 {
+		t.Errorf("status %+v", st)
+	}
+}
