@@ -71,6 +71,9 @@ func (r *inferenceReport) names() []string {
 // in log order.
 func (r *inferenceReport) additions() [][]string {
 	var out [][]string
+	if len(r.History) == 0 {
+		return nil
+	}
 	for _, h := range r.History[1:] {
 		if len(h.Added) > 0 {
 			out = append(out, slices.Sorted(slices.Values(h.Added)))

@@ -4,6 +4,9 @@
 //
 //   - a bare kafka-go consumer reading the topic (the ceiling),
 //   - the agent ingesting it into a table with an explicit JSON schema,
+//   - the agent ingesting it with no schema: inferred from the first
+//     records of each partition (json_options.schema_evolution_mode
+//     ADD_NEW_COLUMNS), compared to the JSON row's records/s,
 //   - the agent ingesting it into a table with raw BINARY columns,
 //   - the agent ingesting it as JSON without a schema, into a VARIANT
 //     column,
@@ -147,6 +150,12 @@ var jsonValue = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JS
 // VARIANT column.
 var variantValue = &spec.Transformer{Format: spec.FormatJSON}
 
+// inferredValue reads the JSON records of smallRecords without a schema:
+// inferred from the first records of each partition, with new fields added
+// as columns.
+var inferredValue = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
+	SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns}}
+
 // eventValue reads the records of eventRecords with their schema: the
 // columns of event, in order.
 var eventValue = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
@@ -192,7 +201,8 @@ func run(o options) error {
 	env := environment{Broker: o.broker, Bootstrap: o.bootstrap, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	var results []result
-	small := []agentRun{{"agent: JSON with schema", jsonValue, ""}, {"agent: BINARY", nil, ""}, {"agent: JSON as VARIANT", variantValue, ""}}
+	small := []agentRun{{"agent: JSON with schema", jsonValue, ""}, {"agent: JSON, inferred schema", inferredValue, ""},
+		{"agent: BINARY", nil, ""}, {"agent: JSON as VARIANT", variantValue, ""}}
 	if o.s3Root != "" {
 		small = append(small, agentRun{"agent: JSON with schema, to S3", jsonValue,
 			spec.JoinLocation(o.s3Root, fmt.Sprintf("run-%d", time.Now().UnixNano()))})
@@ -204,6 +214,10 @@ func run(o options) error {
 		if err != nil {
 			return err
 		}
+		// The inferred row reads the JSON row's records: like for like.
+		inferred := &rs[2]
+		inferred.OfJSON = inferred.RecordsPerSec / rs[1].RecordsPerSec
+		log.Printf("%s: inferred columns %s", inferred.Name, inferred.columns)
 		results = append(results, rs...)
 		if o.registry.URL != "" {
 			// The same records, framed for the registry: like for like
