@@ -90,7 +90,8 @@ func (r *inferenceReport) additions() [][]string {
 // that plain Delta columns cannot hold. Confluent's Python client produces a
 // stream over three partitions in phases: the first records set the first
 // schema, later ones add top-level and nested fields, change a number to a
-// string and an integer to a fraction, and hold malformed JSON
+// string, an integer to a fraction and to one beyond BIGINT, and hold
+// malformed JSON
 // (testdata/inference_records.py). Each table's log must record the schema
 // history (columns only added, at the end, in the commit of the rows that
 // need them), and delta-rs, DuckDB and a pyarrow dataset must read one row
@@ -302,19 +303,24 @@ resource "tributary_pipeline" "infer" {
 	if c := reports["none"].column(spec.RescuedDataColumn); c != nil {
 		t.Errorf("table none: has a %s column; NONE rescues nothing unless rescued_data_column is set", spec.RescuedDataColumn)
 	}
-	for _, name := range []string{"add", "rescue", "none", "none_rescued"} {
-		if typ := reports[name].column("ratio"); typ != "long" {
-			t.Errorf("table %s: column ratio is %v, want it kept long", name, typ)
+	for _, name := range []string{"add", "rescue", "fail", "none", "none_rescued", "alias"} {
+		for _, col := range []string{"amount", "ratio"} {
+			if typ := reports[name].column(col); typ != "long" {
+				t.Errorf("table %s: column %s is %v, want it kept long", name, col, typ)
+			}
 		}
 	}
-	// Type widening: ratio holds fractions now, and the log says how it
-	// got there.
+	// Type widening: amount holds integers beyond BIGINT and ratio
+	// fractions now (Delta widens BIGINT to DECIMAL(20 + k, s), k >= s),
+	// and the log says how they got there.
 	widen := reports["widen"]
-	if typ, _ := widen.column("ratio").(string); typ != "double" && !strings.HasPrefix(typ, "decimal") {
-		t.Errorf("table widen: column ratio is %v, want it widened to double or decimal", widen.column("ratio"))
-	}
-	if !strings.Contains(fmt.Sprint(widen.Metadata["ratio"]["delta.typeChanges"]), "long") {
-		t.Errorf("table widen: column ratio has no delta.typeChanges from long: %v", widen.Metadata["ratio"])
+	for _, col := range []string{"amount", "ratio"} {
+		if typ, _ := widen.column(col).(string); !strings.HasPrefix(typ, "decimal") {
+			t.Errorf("table widen: column %s is %v, want it widened to a decimal", col, widen.column(col))
+		}
+		if !strings.Contains(fmt.Sprint(widen.Metadata[col]["delta.typeChanges"]), "long") {
+			t.Errorf("table widen: column %s has no delta.typeChanges from long: %v", col, widen.Metadata[col])
+		}
 	}
 	for _, list := range []string{"readerFeatures", "writerFeatures"} {
 		if !strings.Contains(fmt.Sprint(widen.Protocol[list]), "typeWidening") {

@@ -18,8 +18,9 @@ The "evo" stream (tables of every schema_evolution_mode):
            (user.email).
   phase 3  18 records without score that add a nested struct (extra.deep.x)
            and change types: code becomes a string in every other record
-           (number -> string), ratio a number with a fraction (int ->
-           double); then 3 malformed records, one per partition.
+           (number -> string), amount an integer beyond BIGINT in every
+           third, ratio a number with a fraction (int -> double); then 3
+           malformed records, one per partition.
 The "hints" stream (a table with schema_hints and string_type_inference
 off): phase 1 has ts and seen as ISO strings, user without dob, empty tags,
 attrs as an object of numbers, and the keys "first name" and "a.b"; phase 2
@@ -35,14 +36,22 @@ files (physical names mapped to the log's names when the table uses column
 mapping), and prints one JSON object:
   {"readers": {reader: {"rows": n, "corrupt": n, "problems": [...]}},
    "history": [{"version", "columns": [[name, type]...], "added": [...],
-                "rows": n}...],   # one entry per metaData action
+                "rows": n, "files": [...]}...],  # one per metaData action
    "columns": [[name, type]...],  # the final schema, top level
    "protocol": {...}, "configuration": {...},
    "metadata": {column: its field metadata},
    "problems": [...]}             # schema history problems
 MODE is the table's schema_evolution_mode, resolved: what each record must
-have become follows from it (see expected()). The Go test fails on any
-problem and asserts on the rest.
+have become follows from it (see evo_expected()). A rescued nested field
+is kept nested: {"user": {"email": ...}}. The schema history problems:
+a data column dropped or moved, a new one not after the existing ones (at
+every struct level; the source metadata, rescue and corrupt record
+columns may stay after them), a type changed other than as Delta's type
+widening allows (and only in ADD_NEW_COLUMNS_WITH_TYPE_WIDENING), a
+schema change in a commit without rows or whose rows have no value in the
+added column, and a data file whose columns are not the schema of the
+commit that added it. The Go test fails on any problem and asserts on the
+rest.
 """
 import argparse
 import collections
@@ -80,6 +89,8 @@ def evo_value(i, phase):
     if phase == 3:
         if i % 2 == 0:
             v["code"] = f"C-{i}"
+        if i % 3 == 0:
+            v["amount"] = 10**20 + i
         v["ratio"] = i + 0.5
         v["extra"] = {"deep": {"x": i}}
     return v
@@ -180,11 +191,15 @@ def evo_expected(i, phase, mode, rescue):
             rescued["user"] = {"email": v["user"]["email"]}
         if "extra" in v:
             rescued["extra"] = v["extra"]
-    # Type changes: number -> string never fits; int -> double fits only
-    # where types widen.
+    # Type changes: number -> string never fits; an integer beyond BIGINT
+    # and a fraction in a BIGINT column fit only where types widen (Delta
+    # widens BIGINT to DECIMAL(20 + k, s) with k >= s, not to DOUBLE).
     if isinstance(v["code"], str):
         row["code"] = None
         rescued["code"] = v["code"]
+    if v["amount"] >= 2**63 and mode != WIDEN:
+        row["amount"] = None
+        rescued["amount"] = v["amount"]
     if isinstance(v["ratio"], float) and mode != WIDEN:
         row["ratio"] = None
         rescued["ratio"] = v["ratio"]
@@ -309,7 +324,7 @@ def to_logical(v, mapping):
 
 def norm(v):
     """A value as the expectations write it: timestamps as ISO strings in
-    UTC, dates as ISO strings, decimals as floats, maps as dicts, binary
+    UTC, dates as ISO strings, decimals as ints or floats, maps as dicts, binary
     as text."""
     if isinstance(v, datetime.datetime):
         v = v.astimezone(UTC) if v.tzinfo else v.replace(tzinfo=UTC)
@@ -317,7 +332,7 @@ def norm(v):
     if isinstance(v, datetime.date):
         return v.isoformat()
     if isinstance(v, decimal.Decimal):
-        return float(v)
+        return int(v) if v == v.to_integral_value() else float(v)
     if isinstance(v, (bytes, bytearray, memoryview)):
         return bytes(v).decode("utf-8", "replace")
     if isinstance(v, list) and v and isinstance(v[0], tuple) and len(v[0]) == 2:
@@ -329,8 +344,6 @@ def norm(v):
         if set(v) == {"key", "value"} and isinstance(v["key"], list):
             return {k: norm(x) for k, x in zip(v["key"], v["value"])}
         return {k: norm(x) for k, x in v.items()}
-    if isinstance(v, float) and v == int(v) and abs(v) < 2**53:
-        return v  # 12.0 == 12 compares equal anyway
     return v
 
 
@@ -437,7 +450,15 @@ def check(args):
         fields = json.loads(md["schemaString"])["fields"]
         added = []
         if prev is not None:
-            problems += prefix_problems(prev[1], fields, f"version {version}", mode == WIDEN)
+            # The system columns (source metadata, rescue, corrupt record)
+            # keep their place after the data columns; the data columns
+            # only grow at their end.
+            system = {args.metadata, "_corrupt_record", rescue}
+            data = lambda fs: [f for f in fs if f["name"] not in system]  # noqa: E731
+            problems += prefix_problems(data(prev[1]), data(fields), f"version {version}", mode == WIDEN)
+            gone = [f["name"] for f in prev[1] if f["name"] not in {g["name"] for g in fields}]
+            if gone:
+                problems.append(f"version {version} drops columns {gone}")
             added = [p for p in leaf_paths(fields) if p not in set(leaf_paths(prev[1]))]
         rows = sum(json.loads(a.get("stats") or "{}").get("numRecords", 0) for a in adds)
         out["history"].append({"version": version, "columns": [[f["name"], delta_type(f["type"])] for f in fields],
