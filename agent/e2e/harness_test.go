@@ -282,8 +282,20 @@ func python(t *testing.T, script string, args ...string) string {
 }
 
 // terraform runs the Terraform CLI in dir with the provider binary from
-// this build installed through dev_overrides, so no registry is asked.
+// this build installed through dev_overrides, so no registry is asked, and
+// fails the test if it fails.
 func terraform(t *testing.T, dir string, a *agent, args ...string) string {
+	t.Helper()
+	out, err := tryTerraform(t, dir, a, args...)
+	if err != nil {
+		t.Fatalf("terraform %s: %v\n%s\nagent log:\n%s", strings.Join(args, " "), err, out, a.log())
+	}
+	return out
+}
+
+// tryTerraform runs the Terraform CLI like terraform and returns its output
+// and error, for a test that goes on when it fails.
+func tryTerraform(t *testing.T, dir string, a *agent, args ...string) (string, error) {
 	t.Helper()
 	rc := filepath.Join(dir, ".terraformrc")
 	cfg := fmt.Sprintf(`provider_installation {
@@ -301,10 +313,7 @@ func terraform(t *testing.T, dir string, a *agent, args ...string) string {
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
 		"TRIBUTARY_ENDPOINT="+a.endpoint, "TRIBUTARY_TOKEN="+a.token)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("terraform %s: %v\n%s\nagent log:\n%s", strings.Join(args, " "), err, out, a.log())
-	}
-	return string(out)
+	return string(out), err
 }
 
 // healthy reports whether the agent answers /healthz.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -267,7 +268,11 @@ resource "tributary_pipeline" "infer" {
 	// the record it stopped at.
 	tables[idx("fail")].options = evo("ADD_NEW_COLUMNS")
 	writeMain()
-	terraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
+	if out, err := tryTerraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color"); err != nil {
+		// The provider refuses to call a pipeline with a FAILED table
+		// started; the agent has the new spec all the same.
+		t.Errorf("terraform apply (resume, failed tables %v): %v\n%s", slices.Sorted(maps.Keys(broken)), err, out)
+	}
 	wait("fail", evoRecords, 2*time.Minute)
 
 	p, err := a.client().GetPipeline(t.Context(), pipeline)
@@ -281,8 +286,13 @@ resource "tributary_pipeline" "infer" {
 		}
 		ts := p.Status.Tables[i]
 		produced, corrupt := int64(evoRecords), int64(evoMalformed)
-		if tb.stream == "hints" {
+		switch {
+		case tb.stream == "hints":
 			produced, corrupt = 36, 0
+		case tb.rescue == "":
+			// Without a rescue column, the 18 records of phase 3 with a
+			// value that does not fit are corrupt too.
+			corrupt += 18
 		}
 		if ts.Rows != produced || ts.CorruptRecords != corrupt {
 			t.Errorf("table %s: status has %d rows and %d corrupt records, want %d and %d", tb.name, ts.Rows, ts.CorruptRecords, produced, corrupt)
@@ -319,9 +329,17 @@ resource "tributary_pipeline" "infer" {
 func checkHistories(t *testing.T, reports map[string]*inferenceReport) {
 	t.Helper()
 	evolved := [][]string{{"score", "user.email"}, {"extra", "extra.deep", "extra.deep.x"}}
-	for _, name := range []string{"add", "widen", "fail", "alias"} {
+	for _, name := range []string{"add", "widen", "alias"} {
 		if r := reports[name]; r != nil && fmt.Sprint(r.additions()) != fmt.Sprint(evolved) {
 			t.Errorf("table %s: schema changes added %v, want %v", name, r.additions(), evolved)
+		}
+	}
+	// The failed table resumes after phase 3 is in: one batch may add
+	// the columns of both.
+	if r := reports["fail"]; r != nil {
+		got := slices.Sorted(slices.Values(slices.Concat(r.additions()...)))
+		if want := slices.Sorted(slices.Values(slices.Concat(evolved...))); !slices.Equal(got, want) {
+			t.Errorf("table fail: schema changes added %v, want %v", r.additions(), want)
 		}
 	}
 	for _, name := range []string{"rescue", "none", "none_rescued"} {
@@ -423,7 +441,6 @@ output %q {
 	if err := os.WriteFile(filepath.Join(dir, "tables.tf"), []byte(blocks.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Remove(filepath.Join(dir, "tables.tf"))
 	terraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
 	var outputs map[string]struct {
 		Value []struct{ Name, Type string } `json:"value"`
