@@ -126,7 +126,9 @@ logger.request.level = WARN
 L4J
 }
 
-# 16 random bytes, base64url without padding: a Kafka cluster id.
+# 16 random bytes, base64url without padding: a Kafka cluster id. It is
+# passed as --cluster-id=<id>, since an id that starts with "-" would be
+# read as an option after -t.
 random_cluster_id() { head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'; }
 
 cmd_up() {
@@ -142,7 +144,7 @@ cmd_up() {
   rm -rf "$KAFKA_STATE_DIR"
   write_config
   run_class kafka.tools.StorageTool format --ignore-formatted \
-    -t "$(random_cluster_id)" -c "$KAFKA_STATE_DIR/server.properties" \
+    --cluster-id="$(random_cluster_id)" -c "$KAFKA_STATE_DIR/server.properties" \
     >"$KAFKA_STATE_DIR/logs/format.log" 2>&1 ||
     { cat "$KAFKA_STATE_DIR/logs/format.log" >&2; die "storage format failed"; }
 
