@@ -34,6 +34,9 @@ type inferenceReport struct {
 		Rows     int      `json:"rows"`
 		Corrupt  int      `json:"corrupt"`
 		Problems []string `json:"problems"`
+		// Refused is why a reader that does not implement a table feature
+		// the table uses (delta-rs and typeWidening) did not read it.
+		Refused string `json:"refused"`
 	} `json:"readers"`
 	History []struct {
 		Version int64    `json:"version"`
@@ -493,6 +496,9 @@ func (a *agent) checkInference(t *testing.T, location string, tb inferenceTable,
 		}
 		for _, p := range rd.Problems {
 			t.Errorf("table %s, read by %s: %s", tb.name, reader, p)
+		}
+		if rd.Refused != "" {
+			t.Logf("table %s: %s does not read it: %s", tb.name, reader, rd.Refused)
 		}
 	}
 	t.Logf("table %s: columns %v, schema changes %v", tb.name, r.Columns, r.additions())

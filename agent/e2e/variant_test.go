@@ -92,8 +92,10 @@ resource "tributary_pipeline" "variants" {
 		t.Errorf("status reports %d corrupt records, want %d", st.CorruptRecords, corrupt)
 	}
 	t.Log(python(t, "variant_records.py", "check", st.Location, "--manifest", manifest))
-	// Not objects: the malformed ones, the array and the scalars (null included).
-	const notObjects = corrupt + 5
+	// Not objects: the malformed ones, the array and the scalars (null
+	// included); not the object with trailing text, whose first value
+	// from_json reads, as Spark does.
+	const notObjects = corrupt - 1 + 5
 	fields := a.waitRows(pipeline, 1, tricky+bulk, 2*time.Minute)
 	if fields.CorruptRecords != notObjects {
 		t.Errorf("the table with VARIANT fields reports %d corrupt records, want %d", fields.CorruptRecords, notObjects)

@@ -525,10 +525,18 @@ def check(args):
     # The columns decoded from the value (not the Kafka key's).
     data_cols = [f["name"] for f in final if f["name"] not in (args.metadata, "_corrupt_record", "key")]
 
+    widened = "typeWidening" in (out.get("protocol") or {}).get("readerFeatures", [])
+
     def run(name, read):
         try:
             rows = read()
         except Exception as e:  # a reader that cannot open the table is a finding, not a crash
+            if name == "delta-rs" and widened and "TypeWidening" in str(e):
+                # deltalake 1.6.6 (the newest) does not implement Delta's
+                # typeWidening reader feature and says so rather than
+                # reading wrong values: a known limit of that reader.
+                out["readers"][name] = {"rows": 0, "corrupt": 0, "problems": [], "refused": str(e)}
+                return
             out["readers"][name] = {"rows": 0, "corrupt": 0, "problems": [f"{type(e).__name__}: {e}"]}
             return
         out["readers"][name] = compare_rows(name, rows, entries, expect, rescue, args.metadata, data_cols)

@@ -137,6 +137,13 @@ def load_exact(text):
     return json.loads(text, parse_float=decimal.Decimal, parse_constant=decimal.Decimal)
 
 
+def load_first(text):
+    """load_exact of the first JSON value of text, ignoring what follows."""
+    decoder = json.JSONDecoder(parse_float=decimal.Decimal, parse_constant=decimal.Decimal)
+    text = text.decode() if isinstance(text, bytes) else text
+    return decoder.raw_decode(text, len(text) - len(text.lstrip()))[0]
+
+
 # DuckDB writes decimals below one without their leading zero (.1, -.5)
 # when it casts a VARIANT to JSON.
 BARE_FRACTION = re.compile(r'(?<=[:,\[])(-?)\.(?=\d)')
@@ -323,7 +330,9 @@ def check_fields(args):
     for m in manifest:
         o, v = m["offset"], unb64(m["value"])
         try:
-            obj = load_exact(v) if v is not None and v.strip() else None
+            # from_json reads the first JSON value and ignores what
+            # follows it, as Spark does.
+            obj = load_first(v) if v is not None and v.strip() else None
         except ValueError:
             obj = "malformed"
         corrupt = v is not None and v.strip() and not isinstance(obj, dict)

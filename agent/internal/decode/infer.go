@@ -161,6 +161,14 @@ func (e *evolver) widens(raw []byte) bool {
 	if cur == nil || err != nil || got == nil {
 		return false
 	}
+	if got.Kind == schema.Double && (cur.Kind == schema.Decimal || cur.Kind == schema.Long || cur.Kind == schema.Int ||
+		cur.Kind == schema.Short || cur.Kind == schema.Byte) {
+		// A fraction in an integer or DECIMAL column: Delta widens to a
+		// DECIMAL that holds it exactly, never to DOUBLE.
+		if d, ok := schema.DecimalOf(raw); ok {
+			got = d
+		}
+	}
 	// Widen gives cur itself when no widening holds the value either.
 	if w, ok := schema.Widen(cur, got); !ok || w.Equal(cur) {
 		return false

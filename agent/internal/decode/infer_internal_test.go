@@ -140,9 +140,16 @@ func TestInferredWidening(t *testing.T) {
 	if !errors.As(err, &nc) || schema.FormatDDL(nc.Fields) != "n BIGINT, l BIGINT" || !slices.Equal(nc.Columns, []string{"n"}) {
 		t.Fatalf("Decode: %v", err)
 	}
-	got, _ := decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, cols...), Record{Value: []byte(`{"l":1.5}`)})
-	if got[spec.RescuedDataColumn] != `"{\"l\":1.5}"` {
-		t.Errorf("BIGINT given 1.5: rescue %s", got[spec.RescuedDataColumn])
+	// A fraction in a BIGINT column widens it to the DECIMAL that holds
+	// both, as Delta allows (DECIMAL(20 + k, k)); never to DOUBLE.
+	_, err = d.Decode(context.Background(), []Record{{Value: []byte(`{"l":1.5}`)}})
+	if !errors.As(err, &nc) || schema.FormatDDL(nc.Fields) != "n INT, l DECIMAL(21,1)" {
+		t.Fatalf("Decode of a fraction into BIGINT: %v", err)
+	}
+	// An exponent has no exact DECIMAL: rescued.
+	got, _ := decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, cols...), Record{Value: []byte(`{"l":1.5e300}`)})
+	if got[spec.RescuedDataColumn] != `"{\"l\":1.5e300}"` {
+		t.Errorf("BIGINT given 1.5e300: rescue %s", got[spec.RescuedDataColumn])
 	}
 	// No widening holds a value out of DECIMAL(38,0)'s range: rescued.
 	wide := []schema.Field{null("d", tDec(38, 0))}

@@ -240,3 +240,41 @@ func widenDecimal(cur, got *Type) *Type {
 	}
 	return w
 }
+
+// DecimalOf returns the DECIMAL(p, s) that holds the JSON number text
+// exactly, with s its digits after the point, for widening a BIGINT or
+// DECIMAL column to take it; false for text with an exponent, for text that
+// is not a number, or when it needs more than 38 digits. Inference itself
+// keeps such numbers DOUBLE (see [InferValue]): only widening, which
+// starts from a column that holds exact values, asks for the decimal.
+func DecimalOf(text []byte) (*Type, bool) {
+	s := text
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		s = s[1:]
+	}
+	whole, scale, point := 0, 0, false
+	leading := true
+	for _, c := range s {
+		switch {
+		case c == '.' && !point:
+			point = true
+		case c >= '0' && c <= '9' && point:
+			scale++
+		case c >= '0' && c <= '9':
+			if c == '0' && leading {
+				continue
+			}
+			leading = false
+			whole++
+		default:
+			return nil, false
+		}
+	}
+	if whole+scale == 0 && !point && len(s) == 0 {
+		return nil, false
+	}
+	if whole+scale > maxPrecision {
+		return nil, false
+	}
+	return &Type{Kind: Decimal, Precision: max(whole+scale, 1), Scale: scale}, true
+}

@@ -233,3 +233,31 @@ func TestExtendAndWiden(t *testing.T) {
 		}
 	}
 }
+
+func TestDecimalOf(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want string // "" for false
+	}{
+		{"36.5", "DECIMAL(3,1)"},
+		{"-0.25", "DECIMAL(2,2)"},
+		{"007.10", "DECIMAL(3,2)"},
+		{"12", "DECIMAL(2,0)"},
+		{"1e3", ""},
+		{"abc", ""},
+		{"", ""},
+		{"1.23456789012345678901234567890123456789", ""},
+	} {
+		got, ok := schema.DecimalOf([]byte(c.text))
+		switch {
+		case c.want == "" && ok:
+			t.Errorf("DecimalOf(%q) = %v, want false", c.text, got)
+		case c.want != "" && (!ok || got.String() != c.want):
+			t.Errorf("DecimalOf(%q) = %v, %v; want %s", c.text, got, ok, c.want)
+		}
+	}
+	w, ok := schema.Widen(&schema.Type{Kind: schema.Long}, &schema.Type{Kind: schema.Decimal, Precision: 3, Scale: 1})
+	if !ok || w.String() != "DECIMAL(21,1)" {
+		t.Errorf("Widen(BIGINT, DECIMAL(3,1)) = %v, %v; want DECIMAL(21,1)", w, ok)
+	}
+}
