@@ -162,8 +162,41 @@ func (t *Table) columns(tc collector) *Layout {
 	if !ok || !vok {
 		return l
 	}
-	l.checkNames(tc)
+	if l.checkInferred(kc) {
+		l.checkNames(tc)
+	}
 	return l
+}
+
+// checkInferred reports, under the kafka_options collector kc, the sides
+// of a table whose columns the agent could not tell apart at run time: an
+// inferred side next to another inferred side, or next to a side whose
+// schema comes from a registry. Both add columns to the table as records
+// come, and the table's log does not record which side a column belongs
+// to. It reports whether the layout is fine; the column names of one
+// that is not are not checked (the two sides' rescue columns collide).
+func (l *Layout) checkInferred(kc collector) bool {
+	if !l.Key.Inferred() && !l.Value.Inferred() {
+		return true
+	}
+	const attr = "json_options.schema_evolution_mode"
+	switch {
+	case l.Key.Inferred() && l.Value.Inferred():
+		kc.at("key_transformer").add(attr, "only one of key and value can infer its schema: both would add "+
+			"columns to the same table; give the key a schema (json_options.schema), or use format STRING or "+
+			"JSON without json_options (a VARIANT column) for it")
+	case l.Key.Inferred() && l.Value.Pending():
+		kc.at("key_transformer").add(attr, "a key whose schema is inferred cannot go with a value whose schema "+
+			"comes from a schema registry: both would add columns to the same table; give the key a schema "+
+			"(json_options.schema), or use format STRING or JSON without json_options (a VARIANT column) for it")
+	case l.Value.Inferred() && l.Key.Pending():
+		kc.at("value_transformer").add(attr, "a value whose schema is inferred cannot go with a key whose schema "+
+			"comes from a schema registry: both would add columns to the same table; give the key a fixed schema "+
+			"(avro_options.schema or protobuf_options.desc_file_path) or leave it BINARY")
+	default:
+		return true
+	}
+	return false
 }
 
 // CheckColumns reports what is wrong with the names of l's columns once

@@ -95,15 +95,15 @@ func TestInferenceValidate(t *testing.T) {
 		{"rescue column collides with the key column", func(p *Pipeline) {
 			inferring(p, SchemaEvolutionRescue).RescuedDataColumn = "key"
 		}, jp + "rescued_data_column", `column "key" (the rescued data column from the value schema) collides with the column of the same name (key)`},
-		{"default rescue columns of key and value collide", func(p *Pipeline) {
+		{"rescue column collides with a key field", func(p *Pipeline) {
 			inferring(p, SchemaEvolutionAddNewColumns)
 			p.Tables[0].ConnectorOptions.KafkaOptions.KeyTransformer = &Transformer{Format: FormatJSON,
-				JSONOptions: &JSONOptions{SchemaEvolutionMode: "rescue"}}
-		}, jp + "rescued_data_column", `column "_rescued_data" (the rescued data column from the value schema) collides with the column of the same name (the rescued data column from the key schema)`},
+				JSONOptions: &JSONOptions{Schema: "_rescued_data STRING"}}
+		}, jp + "rescued_data_column", `column "_rescued_data" (the rescued data column from the value schema) collides with the column of the same name from the key schema`},
 		{"NONE rescues nothing by default", func(p *Pipeline) {
 			inferring(p, SchemaEvolutionNone)
 			p.Tables[0].ConnectorOptions.KafkaOptions.KeyTransformer = &Transformer{Format: FormatJSON,
-				JSONOptions: &JSONOptions{SchemaEvolutionMode: "none"}}
+				JSONOptions: &JSONOptions{Schema: "_rescued_data STRING"}}
 		}, "", ""},
 	}
 	runPipelineCases(t, tests, nil)
@@ -167,5 +167,32 @@ func TestLayoutInferring(t *testing.T) {
 	}
 	if got, want := strings.Join(names, ","), "key,_kafka,_rescued_data,_corrupt_record"; got != want {
 		t.Fatalf("columns %s, want %s", got, want)
+	}
+}
+
+// TestLayoutOneInferredSide checks that an inferred side cannot go with
+// another inferred side, nor with a side whose schema comes from a
+// registry: the agent could not tell their columns apart.
+func TestLayoutOneInferredSide(t *testing.T) {
+	const kp = "connector_options.kafka_options."
+	registry := &Transformer{Format: FormatAvro, AvroOptions: &AvroOptions{SchemaRegistry: &SchemaRegistryOptions{
+		ConfluentOptions: ConfluentOptions{Subject: "s"}}}}
+	for name, c := range map[string]struct {
+		key  *Transformer
+		path string
+	}{
+		"both inferred": {&Transformer{Format: FormatJSON, JSONOptions: &JSONOptions{SchemaEvolutionMode: SchemaEvolutionRescue}},
+			kp + "key_transformer.json_options.schema_evolution_mode"},
+		"registry key": {registry, kp + "value_transformer.json_options.schema_evolution_mode"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := validPipeline()
+			inferring(p, SchemaEvolutionAddNewColumns)
+			p.Tables[0].ConnectorOptions.KafkaOptions.KeyTransformer = c.key
+			_, errs := p.Tables[0].Layout()
+			if len(errs) != 1 || errs[0].Path != c.path || !strings.Contains(errs[0].Detail, "same table") {
+				t.Fatalf("problems %v, want one on %s", errs, c.path)
+			}
+		})
 	}
 }
