@@ -317,6 +317,7 @@ func (jo *JSONOptions) validate(col collector) {
 			}
 		}
 	}
+	jo.validateParser(col)
 }
 
 // validateHints parses the schema hints of jo, which infers its schema, and
@@ -338,5 +339,4 @@ func (jo *JSONOptions) validateHints(col collector) {
 				"the hint %s names %q, the rescued data column; set rescued_data_column to another name to have such a column", h, name)
 		}
 	}
-	jo.validateParser(col)
 }
