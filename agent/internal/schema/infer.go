@@ -36,7 +36,6 @@ package schema
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // InferOptions are the inference switches of json_options.
@@ -185,13 +184,11 @@ func (n *node) scalar(t *Type) {
 	}
 }
 
-// member returns the index of n's member called name, adding it if it is
-// new. Keys mostly come in the same order record after record, so the
-// member after the previous key's, next, is tried first.
+// member returns the index of n's member called name (valid UTF-8, see
+// [jsonScanner.text]), adding it if it is new. Keys mostly come in the same
+// order record after record, so the member after the previous key's, next,
+// is tried first.
 func (n *node) member(name []byte, next int) int {
-	if !utf8.Valid(name) {
-		name = []byte(strings.ToValidUTF8(string(name), "\uFFFD"))
-	}
 	if next < len(n.members) && n.members[next].name == string(name) {
 		return next
 	}
