@@ -36,6 +36,8 @@ package schema
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/sparktime"
 )
 
 // InferOptions are the inference switches of json_options.
@@ -303,7 +305,7 @@ func isDatePrefix(b []byte) bool {
 	y, ok1 := num(b[0:4])
 	m, ok2 := num(b[5:7])
 	d, ok3 := num(b[8:10])
-	return ok1 && ok2 && ok3 && y >= 1 && m >= 1 && m <= 12 && d >= 1 && d <= monthDays(y, m)
+	return ok1 && ok2 && ok3 && y >= 1 && m >= 1 && m <= 12 && d >= 1 && int64(d) <= sparktime.DaysInMonth(int64(y), int64(m))
 }
 
 // isTimestamp reports whether b is a valid timestamp written
@@ -351,18 +353,4 @@ func num(b []byte) (int, bool) {
 		v = v*10 + int(c-'0')
 	}
 	return v, len(b) > 0
-}
-
-// monthDays returns the number of days in month m of year y.
-func monthDays(y, m int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }
