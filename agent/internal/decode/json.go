@@ -782,25 +782,11 @@ func (d *jsonDecoder) str() (raw []byte, esc, ok bool) {
 			return s[start:i], esc, true
 		case c == '\\':
 			esc = true
-			if i+1 >= len(s) {
+			n := jsontext.EscapeLen(s[i:], d.singleQuotes)
+			if n == 0 {
 				return nil, false, false
 			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case '\'':
-				if !d.singleQuotes {
-					return nil, false, false
-				}
-				i += 2
-			case 'u':
-				if jsontext.Hex4(s[i+2:]) < 0 {
-					return nil, false, false
-				}
-				i += 6
-			default:
-				return nil, false, false
-			}
+			i += n
 		case c < 0x20:
 			return nil, false, false
 		case c < utf8.RuneSelf:

@@ -83,6 +83,28 @@ func AppendUnescaped(dst, raw []byte) []byte {
 	return dst
 }
 
+// EscapeLen returns the length of the valid escape at the start of b (its
+// backslash), or 0 if it is not one. singleQuote makes \' an escape, as
+// Jackson does when single quotes are allowed.
+func EscapeLen(b []byte, singleQuote bool) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case '\'':
+		if singleQuote {
+			return 2
+		}
+	case 'u':
+		if Hex4(b[2:]) >= 0 {
+			return 6
+		}
+	}
+	return 0
+}
+
 // unicodeEscape returns the character of the \u escape at the start of b and
 // its length: 12 for a surrogate pair, 6 for any other escape, whose lone
 // surrogate becomes '?' as Java's UTF-8 encoder writes it, or 0 if b does

@@ -104,6 +104,32 @@ func TestHex4(t *testing.T) {
 	}
 }
 
+// TestEscapeLen checks which escapes are valid and their lengths.
+func TestEscapeLen(t *testing.T) {
+	tests := []struct {
+		in          string
+		singleQuote bool
+		want        int
+	}{
+		{`\n"`, false, 2},
+		{`\"`, false, 2},
+		{`\/`, false, 2},
+		{`\\`, false, 2},
+		{`\'`, false, 0},
+		{`\'`, true, 2},
+		{`\u00e9"`, false, 6},
+		{`\u00g9"`, false, 0},
+		{`\u00e`, false, 0},
+		{`\x`, false, 0},
+		{`\`, false, 0},
+	}
+	for _, tc := range tests {
+		if got := jsontext.EscapeLen([]byte(tc.in), tc.singleQuote); got != tc.want {
+			t.Errorf("EscapeLen(%q, %v) = %d, want %d", tc.in, tc.singleQuote, got, tc.want)
+		}
+	}
+}
+
 // TestAppendQuoted checks Jackson's escapes.
 func TestAppendQuoted(t *testing.T) {
 	tests := []struct {

@@ -160,7 +160,7 @@ func (s *jsonScanner) str() (raw []byte, esc bool, err error) {
 			return s.data[start:i], esc, nil
 		case c == '\\':
 			esc = true
-			n := s.escapeLen(s.data[i:])
+			n := jsontext.EscapeLen(s.data[i:], s.opts.AllowSingleQuotes)
 			if n == 0 {
 				s.pos = i
 				return nil, false, s.errorf("invalid escape in a string")
@@ -174,27 +174,6 @@ func (s *jsonScanner) str() (raw []byte, esc bool, err error) {
 		}
 	}
 	return nil, false, s.errorf("unterminated string")
-}
-
-// escapeLen returns the length of the valid escape at the start of b (its
-// backslash), or 0. With AllowSingleQuotes, \' is one, as in Jackson.
-func (s *jsonScanner) escapeLen(b []byte) int {
-	if len(b) < 2 {
-		return 0
-	}
-	switch b[1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 2
-	case '\'':
-		if s.opts.AllowSingleQuotes {
-			return 2
-		}
-	case 'u':
-		if jsontext.Hex4(b[2:]) >= 0 {
-			return 6
-		}
-	}
-	return 0
 }
 
 // text returns the content of a string str has scanned, unescaped into

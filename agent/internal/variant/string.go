@@ -24,21 +24,16 @@ func (e *Encoder) readString() (raw []byte, escaped, ascii bool, err error) {
 			return raw, escaped, high < utf8.RuneSelf, nil
 		case c == '\\':
 			escaped = true
-			if i+1 >= len(e.in) {
-				break
-			}
-			i++
-			switch e.in[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if jsontext.Hex4(e.in[i+1:]) < 0 {
-					e.pos = i - 1
-					return nil, false, false, e.errorf("invalid \\u escape")
-				}
-				i += 4
+			switch n := jsontext.EscapeLen(e.in[i:], false); {
+			case n > 0:
+				i += n - 1
+			case i+1 == len(e.in): // the string is unterminated
+			case e.in[i+1] == 'u':
+				e.pos = i
+				return nil, false, false, e.errorf("invalid \\u escape")
 			default:
-				e.pos = i - 1
-				return nil, false, false, e.errorf("invalid escape \\%c", e.in[i])
+				e.pos = i
+				return nil, false, false, e.errorf("invalid escape \\%c", e.in[i+1])
 			}
 		case c < 0x20:
 			e.pos = i
