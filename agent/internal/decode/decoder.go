@@ -20,6 +20,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -232,9 +233,9 @@ func (d *Decoder) fail(r *Record, side string, err error, failFast bool) error {
 	return nil
 }
 
-// validUTF8 returns s, or a copy with each maximal ill-formed subsequence
-// replaced by U+FFFD, as Java's decoder does when Spark turns the bytes into
-// a String.
+// validUTF8 returns s, or a copy with each run of bytes that is not valid
+// UTF-8 replaced by U+FFFD, as Java's decoder does when Spark turns the
+// bytes into a String (see [jsontext.InvalidLen]).
 func validUTF8(b *rows.Builder, s []byte) []byte {
 	if utf8.Valid(s) {
 		return s
@@ -243,48 +244,12 @@ func validUTF8(b *rows.Builder, s []byte) []byte {
 	for len(s) > 0 {
 		r, n := utf8.DecodeRune(s)
 		if r == utf8.RuneError && n == 1 {
-			n = illFormedLen(s)
+			n = jsontext.InvalidLen(s)
 		}
 		out = utf8.AppendRune(out, r)
 		s = s[n:]
 	}
 	return out
-}
-
-// illFormedLen returns the length of the maximal subpart of an ill-formed
-// UTF-8 sequence at the start of s: a valid lead byte and the continuation
-// bytes that could still have completed it.
-func illFormedLen(s []byte) int {
-	var need int
-	lo, hi := byte(0x80), byte(0xBF) // the range of the second byte
-	switch c := s[0]; {
-	case c >= 0xC2 && c <= 0xDF:
-		need = 1
-	case c >= 0xE0 && c <= 0xEF:
-		need = 2
-		if c == 0xE0 {
-			lo = 0xA0
-		} else if c == 0xED {
-			// An encoded surrogate is one ill-formed sequence to Java.
-			if len(s) > 2 && s[1] >= 0xA0 && s[1] <= 0xBF && s[2]&0xC0 == 0x80 {
-				return 3
-			}
-			hi = 0x9F
-		}
-	case c >= 0xF0 && c <= 0xF4:
-		need = 3
-		if c == 0xF0 {
-			lo = 0x90
-		} else if c == 0xF4 {
-			hi = 0x8F
-		}
-	}
-	n := 1
-	for n <= need && n < len(s) && s[n] >= lo && s[n] <= hi {
-		n++
-		lo, hi = 0x80, 0xBF
-	}
-	return n
 }
 
 // metadata writes the source metadata struct of r.

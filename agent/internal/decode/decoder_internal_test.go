@@ -137,6 +137,8 @@ func TestRawParts(t *testing.T) {
 		{"nulls", nil, nil, `null null`},
 		{"empty", []byte{}, []byte{}, `b"" ""`},
 		{"invalid UTF-8", []byte("k"), []byte("a\xffb\xe2\x82\xf0\x80\xed\xa0\x80c\xe2\x82"), "b\"k\" \"a\ufffdb\ufffd\ufffd\ufffd\ufffdc\ufffd\""},
+		// Java replaces the start of an encoded surrogate, ED A0, as one run.
+		{"truncated surrogate", []byte("k"), []byte("\xed\xa0A"), "b\"k\" \"\ufffdA\""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

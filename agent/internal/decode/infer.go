@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -204,7 +205,7 @@ func (e *evolver) keep(path []step, name string, raw []byte) {
 		e.obj = append(e.obj, ',')
 	}
 	e.text = appendPath(e.text[:0], path, name)
-	e.obj = appendJSONString(e.obj, e.text)
+	e.obj = jsontext.AppendQuoted(e.obj, e.text)
 	e.obj = append(e.obj, ':')
 	e.obj = append(e.obj, raw...)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -171,7 +172,7 @@ func TestRescueKeys(t *testing.T) {
 	if got, want := pathString(path, "q\x01\""), "`a.b`[3].`x``y`.q\x01\""; got != want {
 		t.Errorf("path %q, want %q", got, want)
 	}
-	key := appendJSONString(nil, appendPath(nil, path, "q\x01\""))
+	key := jsontext.AppendQuoted(nil, appendPath(nil, path, "q\x01\""))
 	var back string
 	if err := json.Unmarshal(key, &back); err != nil || back != pathString(path, "q\x01\"") {
 		t.Errorf("key %s reads back as %q, %v", key, back, err)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"unicode/utf8"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/sparktime"
@@ -257,7 +258,7 @@ func (d *jsonDecoder) key() ([]byte, bool) {
 		return nil, false
 	}
 	if esc {
-		d.scratch = unescape(d.scratch[:0], raw)
+		d.scratch = jsontext.AppendUnescaped(d.scratch[:0], raw)
 		raw = d.scratch
 	}
 	d.ws()
@@ -425,7 +426,7 @@ func (d *jsonDecoder) mapping(t *jtype, depth int) bool {
 func (d *jsonDecoder) mapKey(t *jtype, raw []byte, esc bool) bool {
 	text := raw
 	if esc {
-		text = unescape(d.b.Alloc(len(raw))[:0], raw)
+		text = jsontext.AppendUnescaped(d.b.Alloc(len(raw))[:0], raw)
 	}
 	switch t.kind {
 	case schema.String:
@@ -470,13 +471,13 @@ func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 		}
 		if t.kind == schema.String {
 			if esc {
-				raw = unescape(d.b.Alloc(len(raw))[:0], raw)
+				raw = jsontext.AppendUnescaped(d.b.Alloc(len(raw))[:0], raw)
 			}
 			d.b.Bytes(raw)
 			return true, true
 		}
 		if esc {
-			d.scratch = unescape(d.scratch[:0], raw)
+			d.scratch = jsontext.AppendUnescaped(d.scratch[:0], raw)
 			raw = d.scratch
 		}
 		return d.fit(d.fromString(t, raw))
@@ -764,10 +765,10 @@ func numberEnd(s []byte, i int) int {
 }
 
 // str scans the string at d.pos (its opening quote, double or single) and
-// returns its raw content, whether unescape must rewrite it (it holds
-// escapes or invalid UTF-8, which Spark's UTF-8 reader replaces), and
-// false if it is malformed: an unterminated string, a control character or
-// a bad escape.
+// returns its raw content, whether [jsontext.AppendUnescaped] must rewrite
+// it (it holds escapes or invalid UTF-8, which Spark's UTF-8 reader
+// replaces), and false if it is malformed: an unterminated string, a
+// control character or a bad escape.
 func (d *jsonDecoder) str() (raw []byte, esc, ok bool) {
 	s := d.data
 	quote := s[d.pos]
@@ -781,25 +782,11 @@ func (d *jsonDecoder) str() (raw []byte, esc, ok bool) {
 			return s[start:i], esc, true
 		case c == '\\':
 			esc = true
-			if i+1 >= len(s) {
+			n := jsontext.EscapeLen(s[i:], d.singleQuotes)
+			if n == 0 {
 				return nil, false, false
 			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case '\'':
-				if !d.singleQuotes {
-					return nil, false, false
-				}
-				i += 2
-			case 'u':
-				if i+6 > len(s) || !isHex4(s[i+2:i+6]) {
-					return nil, false, false
-				}
-				i += 6
-			default:
-				return nil, false, false
-			}
+			i += n
 		case c < 0x20:
 			return nil, false, false
 		case c < utf8.RuneSelf:
@@ -813,90 +800,6 @@ func (d *jsonDecoder) str() (raw []byte, esc, ok bool) {
 		}
 	}
 	return nil, false, false
-}
-
-// isHex4 reports whether b is four hex digits.
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if hexVal(c) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// hexVal returns the value of hex digit c, or -1.
-func hexVal(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
-}
-
-// unescape appends the content of a validated JSON string (raw, between
-// its quotes) to dst with escapes resolved, as Spark gets it: each
-// ill-formed UTF-8 sequence becomes U+FFFD (Java's UTF-8 reader) and an
-// unpaired surrogate '?' (Java's UTF-8 encoder).
-func unescape(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && n == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-				i += illFormedLen(raw[i:])
-				continue
-			}
-			dst = append(dst, raw[i:i+n]...)
-			i += n
-			continue
-		}
-		if c != '\\' {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		switch raw[i+1] {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hex4(raw[i+2:])
-			i += 6
-			if r >= 0xD800 && r < 0xDC00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				if lo := hex4(raw[i+2:]); lo >= 0xDC00 && lo < 0xE000 {
-					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-					i += 6
-				}
-			}
-			if r >= 0xD800 && r < 0xE000 {
-				r = '?' // a lone surrogate
-			}
-			dst = utf8.AppendRune(dst, r)
-			continue
-		default: // '"', '\\', '/', '\''
-			dst = append(dst, raw[i+1])
-		}
-		i += 2
-	}
-	return dst
-}
-
-// hex4 returns the value of four validated hex digits.
-func hex4(b []byte) rune {
-	return rune(hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3]))
 }
 
 // skip validates and passes over the value at d.pos.
@@ -1034,8 +937,8 @@ func (d *jsonDecoder) reserialize(dst, v []byte) []byte {
 				}
 				j++
 			}
-			d.scratch = unescape(d.scratch[:0], v[i+1:j])
-			dst = appendJSONString(dst, d.scratch)
+			d.scratch = jsontext.AppendUnescaped(d.scratch[:0], v[i+1:j])
+			dst = jsontext.AppendQuoted(dst, d.scratch)
 			i = j + 1
 		case c == 'N' || c == 'I' || c == '+' || (c == '-' && i+1 < len(v) && v[i+1] == 'I'):
 			n := 1
@@ -1058,33 +961,3 @@ func (d *jsonDecoder) reserialize(dst, v []byte) []byte {
 	}
 	return dst
 }
-
-// appendJSONString appends s quoted with Jackson's escapes: '"', '\\' and
-// the control characters, short forms where JSON has them.
-func appendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c >= 0x20:
-			dst = append(dst, c)
-		case c == '\b':
-			dst = append(dst, '\\', 'b')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\f':
-			dst = append(dst, '\\', 'f')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
-		}
-	}
-	return append(dst, '"')
-}
-
-// hexDigits are the digits of Jackson's \u escapes.
-const hexDigits = "0123456789ABCDEF"

@@ -36,7 +36,8 @@ package schema
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/sparktime"
 )
 
 // InferOptions are the inference switches of json_options.
@@ -185,13 +186,11 @@ func (n *node) scalar(t *Type) {
 	}
 }
 
-// member returns the index of n's member called name, adding it if it is
-// new. Keys mostly come in the same order record after record, so the
-// member after the previous key's, next, is tried first.
+// member returns the index of n's member called name (valid UTF-8, see
+// [jsonScanner.text]), adding it if it is new. Keys mostly come in the same
+// order record after record, so the member after the previous key's, next,
+// is tried first.
 func (n *node) member(name []byte, next int) int {
-	if !utf8.Valid(name) {
-		name = []byte(strings.ToValidUTF8(string(name), "\uFFFD"))
-	}
 	if next < len(n.members) && n.members[next].name == string(name) {
 		return next
 	}
@@ -306,7 +305,7 @@ func isDatePrefix(b []byte) bool {
 	y, ok1 := num(b[0:4])
 	m, ok2 := num(b[5:7])
 	d, ok3 := num(b[8:10])
-	return ok1 && ok2 && ok3 && y >= 1 && m >= 1 && m <= 12 && d >= 1 && d <= monthDays(y, m)
+	return ok1 && ok2 && ok3 && y >= 1 && m >= 1 && m <= 12 && d >= 1 && int64(d) <= sparktime.DaysInMonth(int64(y), int64(m))
 }
 
 // isTimestamp reports whether b is a valid timestamp written
@@ -354,18 +353,4 @@ func num(b []byte) (int, bool) {
 		v = v*10 + int(c-'0')
 	}
 	return v, len(b) > 0
-}
-
-// monthDays returns the number of days in month m of year y.
-func monthDays(y, m int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }

@@ -81,8 +81,11 @@ func TestInferrer(t *testing.T) {
 		{"empty key holds no column", inferOn, []string{`{"":1,"a":{"":2,"b":3}}`}, "a STRUCT<b: BIGINT>"},
 		{"any key", inferOn, []string{`{"first name":1,"a.b":2,"(cost)":3,"ünï":4,"tab\there":5}`},
 			"`first name` BIGINT, `a.b` BIGINT, `(cost)` BIGINT, `ünï` BIGINT, `tab\there` BIGINT"},
-		{"escaped keys", inferOn, []string{`{"\u0041\n":1,"\ud83d\ude00":2,"\ud800":3}`}, "`A\n` BIGINT, `😀` BIGINT, `\uFFFD` BIGINT"},
-		{"invalid UTF-8 key", inferOn, []string{"{\"a\xffb\":1}"}, "`a\uFFFDb` BIGINT"},
+		// A key is named as the decoder reads it (Spark's text): a lone
+		// surrogate is '?', and each run of bytes Java's UTF-8 decoder
+		// replaces is one U+FFFD, so "\xff\xff" is two and "\xe2\x82" one.
+		{"escaped keys", inferOn, []string{`{"\u0041\n":1,"\ud83d\ude00":2,"\ud800":3}`}, "`A\n` BIGINT, `😀` BIGINT, `?` BIGINT"},
+		{"invalid UTF-8 key", inferOn, []string{"{\"a\xffb\":1,\"c\xff\xffd\xe2\x82\":2}"}, "`a\uFFFDb` BIGINT, `c\uFFFD\uFFFDd\uFFFD` BIGINT"},
 		{"duplicate keys count both", inferOn, []string{`{"a":1,"a":"x"}`}, "a STRING"},
 		{"case variants keep the first", inferOn, []string{`{"Id":1,"id":"x"}`, `{"ID":true}`, `{"s":{"A":1,"a":"y"}}`},
 			"Id BIGINT, s STRUCT<A: BIGINT>"},

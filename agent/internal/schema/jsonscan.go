@@ -3,6 +3,8 @@ package schema
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 )
 
 // The JSON side of inference reads a text twice: skip checks that it is
@@ -158,7 +160,7 @@ func (s *jsonScanner) str() (raw []byte, esc bool, err error) {
 			return s.data[start:i], esc, nil
 		case c == '\\':
 			esc = true
-			n := s.escapeLen(s.data[i:])
+			n := jsontext.EscapeLen(s.data[i:], s.opts.AllowSingleQuotes)
 			if n == 0 {
 				s.pos = i
 				return nil, false, s.errorf("invalid escape in a string")
@@ -174,100 +176,16 @@ func (s *jsonScanner) str() (raw []byte, esc bool, err error) {
 	return nil, false, s.errorf("unterminated string")
 }
 
-// escapeLen returns the length of the valid escape at the start of b (its
-// backslash), or 0. With AllowSingleQuotes, \' is one, as in Jackson.
-func (s *jsonScanner) escapeLen(b []byte) int {
-	if len(b) < 2 {
-		return 0
-	}
-	switch b[1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 2
-	case '\'':
-		if s.opts.AllowSingleQuotes {
-			return 2
-		}
-	case 'u':
-		if len(b) < 6 {
-			return 0
-		}
-		for _, c := range b[2:6] {
-			if hexDigit(c) < 0 {
-				return 0
-			}
-		}
-		return 6
-	}
-	return 0
-}
-
-// hexDigit returns the value of hex digit c, or -1.
-func hexDigit(c byte) rune {
-	switch {
-	case c >= '0' && c <= '9':
-		return rune(c - '0')
-	case c >= 'a' && c <= 'f':
-		return rune(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return rune(c-'A') + 10
-	}
-	return -1
-}
-
 // text returns the content of a string str has scanned, unescaped into
-// s.scratch if it has escapes.
+// s.scratch when it has escapes or invalid UTF-8, the text the decoder
+// reads for the same string (so an inferred column is named as the
+// decoder's key).
 func (s *jsonScanner) text(raw []byte, esc bool) []byte {
-	if !esc {
+	if !esc && utf8.Valid(raw) {
 		return raw
 	}
-	s.scratch = unescapeJSON(s.scratch[:0], raw)
+	s.scratch = jsontext.AppendUnescaped(s.scratch[:0], raw)
 	return s.scratch
-}
-
-// unescapeJSON appends the content of a scanned JSON string (raw, between
-// its quotes) to dst with escapes resolved; a UTF-16 surrogate pair
-// becomes one character and a lone surrogate U+FFFD.
-func unescapeJSON(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		switch raw[i+1] {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hex4rune(raw[i+2:])
-			i += 6
-			if r >= 0xD800 && r < 0xDC00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				if lo := hex4rune(raw[i+2:]); lo >= 0xDC00 && lo < 0xE000 {
-					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-					i += 6
-				}
-			}
-			dst = utf8.AppendRune(dst, r) // a lone surrogate encodes as U+FFFD
-			continue
-		default: // '"', '\'', '\\', '/'
-			dst = append(dst, raw[i+1])
-		}
-		i += 2
-	}
-	return dst
-}
-
-// hex4rune returns the value of four validated hex digits.
-func hex4rune(b []byte) rune {
-	return hexDigit(b[0])<<12 | hexDigit(b[1])<<8 | hexDigit(b[2])<<4 | hexDigit(b[3])
 }
 
 // number scans the number at s.pos and returns its inferred type (see

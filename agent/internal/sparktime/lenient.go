@@ -328,14 +328,15 @@ func parseInt32(s []byte) (int64, bool) {
 // civilDays returns the days since 1970-01-01 of a proleptic Gregorian
 // date, false when the date does not exist.
 func civilDays(y, m, d int64) (int64, bool) {
-	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+	if m < 1 || m > 12 || d < 1 || d > DaysInMonth(y, m) {
 		return 0, false
 	}
 	return daysFromCivil(y, m, d), true
 }
 
-// daysIn returns the number of days in month m of year y.
-func daysIn(y, m int64) int64 {
+// DaysInMonth returns the number of days in month m (1 to 12) of year y in
+// the proleptic Gregorian calendar, which Spark uses for every year.
+func DaysInMonth(y, m int64) int64 {
 	switch m {
 	case 2:
 		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
