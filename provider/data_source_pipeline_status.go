@@ -2,15 +2,11 @@ package provider
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -20,7 +16,7 @@ var _ datasource.DataSourceWithConfigure = (*pipelineStatusDataSource)(nil)
 // progress of a pipeline, which move as it ingests and so are not attributes
 // of tributary_pipeline.
 type pipelineStatusDataSource struct {
-	agentAccess
+	agentDataSource
 }
 
 // NewPipelineStatusDataSource returns the tributary_pipeline_status data
@@ -117,34 +113,14 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 	}
 }
 
-// Configure implements datasource.DataSourceWithConfigure.
-func (d *pipelineStatusDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.configure(req.ProviderData, &resp.Diagnostics)
-}
-
 // Read implements datasource.DataSource.
 func (d *pipelineStatusDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	api := d.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
 	var m pipelineStatusDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	st := d.readStatus(ctx, req.Config, &m, "name", &resp.Diagnostics)
+	if st == nil {
 		return
 	}
-	name := m.Name.ValueString()
-	got, err := api.GetPipeline(ctx, name)
-	if errors.Is(err, client.ErrNotFound) {
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Pipeline not found",
-			fmt.Sprintf("The agent has no pipeline %q.", name))
-		return
-	}
-	if err != nil {
-		addAgentError(&resp.Diagnostics, "pipeline", "Cannot read pipeline "+name, err)
-		return
-	}
-	m.set(&got.Status)
+	m.set(st)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -21,7 +19,7 @@ var _ datasource.DataSourceWithConfigure = (*tableDataSource)(nil)
 // with its current columns, so that Terraform users see what schema
 // inference decided.
 type tableDataSource struct {
-	agentAccess
+	agentDataSource
 }
 
 // NewTableDataSource returns the tributary_table data source.
@@ -114,37 +112,18 @@ func (d *tableDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 	}
 }
 
-// Configure implements datasource.DataSourceWithConfigure.
-func (d *tableDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.configure(req.ProviderData, &resp.Diagnostics)
-}
-
 // Read implements datasource.DataSource.
 func (d *tableDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	api := d.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
 	var m tableDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	st := d.readStatus(ctx, req.Config, &m, "pipeline_name", &resp.Diagnostics)
+	if st == nil {
 		return
 	}
 	name, table := m.PipelineName.ValueString(), m.DestinationTable.ValueString()
-	got, err := api.GetPipeline(ctx, name)
-	if errors.Is(err, client.ErrNotFound) {
-		resp.Diagnostics.AddAttributeError(path.Root("pipeline_name"), "Pipeline not found",
-			fmt.Sprintf("The agent has no pipeline %q.", name))
-		return
-	}
-	if err != nil {
-		addAgentError(&resp.Diagnostics, "pipeline", "Cannot read pipeline "+name, err)
-		return
-	}
-	ts := findTableStatus(&got.Status, table)
+	ts := findTableStatus(st, table)
 	if ts == nil {
-		names := make([]string, len(got.Status.Tables))
-		for i, t := range got.Status.Tables {
+		names := make([]string, len(st.Tables))
+		for i, t := range st.Tables {
 			names[i] = t.DestinationTable
 		}
 		resp.Diagnostics.AddAttributeError(path.Root("destination_table"), "Table not found",

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -30,28 +31,26 @@ func (d inferenceDefault) MarkdownDescription(ctx context.Context) string {
 	return "defaults to `" + d.shown + "` when `schema_evolution_mode` is set"
 }
 
-// inferencePlan is what inferenceDefault plans for an unset option.
-type inferencePlan int
-
-const (
-	planNull inferencePlan = iota
-	planUnknown
-	planDefault
-)
-
-// plan reads schema_evolution_mode next to the option at p in config.
-func (d inferenceDefault) plan(ctx context.Context, config tfsdk.Config, p path.Path, diags *diag.Diagnostics) inferencePlan {
+// planInferenceDefault sets *planned, the plan of the option at p in config whose
+// configured value is configured, when the option is not set: to null when
+// the sibling schema_evolution_mode is not set (or cannot be read), to
+// unknown while it is unknown, and to def when it is set.
+func planInferenceDefault[V attr.Value](ctx context.Context, config tfsdk.Config, p path.Path, configured V, planned *V, null, unknown, def V, diags *diag.Diagnostics) {
+	if !configured.IsNull() {
+		return
+	}
 	var mode types.String
 	diags.Append(config.GetAttribute(ctx, p.ParentPath().AtName("schema_evolution_mode"), &mode)...)
 	switch {
 	case diags.HasError():
-		return planNull
+		*planned = null
 	case mode.IsUnknown():
-		return planUnknown
+		*planned = unknown
 	case mode.ValueString() == "":
-		return planNull
+		*planned = null
+	default:
+		*planned = def
 	}
-	return planDefault
 }
 
 // inferenceDefaultInt64 is inferenceDefault for an int64 option.
@@ -62,17 +61,8 @@ type inferenceDefaultInt64 struct {
 
 // PlanModifyInt64 implements planmodifier.Int64.
 func (d inferenceDefaultInt64) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
-	if !req.ConfigValue.IsNull() {
-		return
-	}
-	switch d.plan(ctx, req.Config, req.Path, &resp.Diagnostics) {
-	case planNull:
-		resp.PlanValue = types.Int64Null()
-	case planUnknown:
-		resp.PlanValue = types.Int64Unknown()
-	case planDefault:
-		resp.PlanValue = types.Int64Value(d.value)
-	}
+	planInferenceDefault(ctx, req.Config, req.Path, req.ConfigValue, &resp.PlanValue,
+		types.Int64Null(), types.Int64Unknown(), types.Int64Value(d.value), &resp.Diagnostics)
 }
 
 // inferenceDefaultBool is inferenceDefault for a bool option.
@@ -83,15 +73,6 @@ type inferenceDefaultBool struct {
 
 // PlanModifyBool implements planmodifier.Bool.
 func (d inferenceDefaultBool) PlanModifyBool(ctx context.Context, req planmodifier.BoolRequest, resp *planmodifier.BoolResponse) {
-	if !req.ConfigValue.IsNull() {
-		return
-	}
-	switch d.plan(ctx, req.Config, req.Path, &resp.Diagnostics) {
-	case planNull:
-		resp.PlanValue = types.BoolNull()
-	case planUnknown:
-		resp.PlanValue = types.BoolUnknown()
-	case planDefault:
-		resp.PlanValue = types.BoolValue(d.value)
-	}
+	planInferenceDefault(ctx, req.Config, req.Path, req.ConfigValue, &resp.PlanValue,
+		types.BoolNull(), types.BoolUnknown(), types.BoolValue(d.value), &resp.Diagnostics)
 }

@@ -250,6 +250,22 @@ func (a *agent) waitRows(pipeline string, idx int, want int64, timeout time.Dura
 // it got there. It fails the test if the pipeline fails.
 func (a *agent) pollRows(pipeline string, idx int, want int64, timeout time.Duration) (spec.TableStatus, bool) {
 	a.t.Helper()
+	return a.pollTable(pipeline, idx, timeout, func(p *spec.PipelineStatus, ts spec.TableStatus) bool {
+		if ts.Rows >= want {
+			return true
+		}
+		if p.State == spec.StateFailed {
+			a.t.Fatalf("pipeline %s failed: %+v", pipeline, *p)
+		}
+		return false
+	})
+}
+
+// pollTable polls the pipeline until done holds for its status and that of
+// its table idx, or timeout passes, and returns the table's last status and
+// whether done held.
+func (a *agent) pollTable(pipeline string, idx int, timeout time.Duration, done func(*spec.PipelineStatus, spec.TableStatus) bool) (spec.TableStatus, bool) {
+	a.t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last spec.TableStatus
 	for time.Now().Before(deadline) {
@@ -258,11 +274,8 @@ func (a *agent) pollRows(pipeline string, idx int, want int64, timeout time.Dura
 		cancel()
 		if err == nil && len(p.Status.Tables) > idx {
 			last = p.Status.Tables[idx]
-			if last.Rows >= want {
+			if done(&p.Status, last) {
 				return last, true
-			}
-			if p.Status.State == spec.StateFailed {
-				a.t.Fatalf("pipeline %s failed: %+v", pipeline, p.Status)
 			}
 		}
 		time.Sleep(250 * time.Millisecond)

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -148,48 +147,12 @@ func TestSchemaInferenceThroughTerraform(t *testing.T) {
 		t.Helper()
 		var blocks strings.Builder
 		for _, tb := range tables {
-			fmt.Fprintf(&blocks, `
-  table {
-    destination_table = %q
-    connector_options = {
-      kafka_options = {
-        topics            = [%q]
-        starting_offset   = "earliest"
-        value_transformer = {
+			blocks.WriteString(tfTable(tb.name, topics[tb.stream], `value_transformer = {
           format       = "JSON"
-          json_options = %s
-        }
-      }
-    }
-    table_configuration = { source_metadata_column = "_kafka" }
-  }
-`, tb.name, topics[tb.stream], tb.options)
+          json_options = `+tb.options+`
+        }`, kafkaMetadata))
 		}
-		main := fmt.Sprintf(`
-terraform {
-  required_providers {
-    tributary = { source = "tributary-io/tributary" }
-  }
-}
-
-provider "tributary" {}
-
-resource "tributary_connection" "local" {
-  name              = %q
-  bootstrap_servers = [%q]
-}
-
-resource "tributary_pipeline" "infer" {
-  name                = %q
-  connection_name     = tributary_connection.local.name
-  destination_catalog = "main"
-  destination_schema  = "e2e"
-  flush_interval      = "1s"
-%s}
-`, pipeline, env.bootstrap, pipeline, blocks.String())
-		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		tfPipeline{connection: pipeline, pipeline: pipeline, body: blocks.String()}.write(t, dir)
 	}
 
 	// Phase 1 is in the topics before the pipeline starts: the first
@@ -197,7 +160,7 @@ resource "tributary_pipeline" "infer" {
 	produce("evo", 1)
 	produce("hints", 1)
 	writeMain()
-	terraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
+	apply(t, dir, a)
 	// A table that fails is reported and left out of what follows.
 	broken := map[string]bool{}
 	wait := func(name string, rows int64, timeout time.Duration) {
@@ -322,8 +285,8 @@ resource "tributary_pipeline" "infer" {
 	// Terraform users see the inferred columns too.
 	tableColumns(t, dir, a, pipeline, reports)
 
-	terraform(t, dir, a, "plan", "-detailed-exitcode", "-input=false", "-no-color")
-	terraform(t, dir, a, "destroy", "-auto-approve", "-input=false", "-no-color")
+	planNoChanges(t, dir, a)
+	destroy(t, dir, a)
 }
 
 // checkHistories asserts what each mode of TestSchemaInferenceThroughTerraform
@@ -432,7 +395,7 @@ func tableColumns(t *testing.T, dir string, a *agent, pipeline string, reports m
 	for name := range reports {
 		fmt.Fprintf(&blocks, `
 data "tributary_table" %q {
-  pipeline_name     = tributary_pipeline.infer.name
+  pipeline_name     = tributary_pipeline.this.name
   destination_table = %q
 }
 
@@ -444,7 +407,7 @@ output %q {
 	if err := os.WriteFile(filepath.Join(dir, "tables.tf"), []byte(blocks.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	terraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
+	apply(t, dir, a)
 	var outputs map[string]struct {
 		Value []struct{ Name, Type string } `json:"value"`
 	}
@@ -512,28 +475,19 @@ func (a *agent) checkInference(t *testing.T, location string, tb inferenceTable,
 // returns false, so that the test goes on with the other tables.
 func (a *agent) waitTable(pipeline string, idx int, want int64, timeout time.Duration) (spec.TableStatus, bool) {
 	a.t.Helper()
-	var last spec.TableStatus
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		p, err := a.client().GetPipeline(ctx, pipeline)
-		cancel()
-		if err == nil && len(p.Status.Tables) > idx {
-			last = p.Status.Tables[idx]
-			switch {
-			case last.State == spec.StateFailed:
-				a.t.Errorf("table %s failed: %s", last.DestinationTable, last.LastError)
-				return last, false
-			case last.Rows > want:
-				a.t.Errorf("table %s has %d rows, want %d", last.DestinationTable, last.Rows, want)
-				return last, false
-			case last.Rows == want:
-				return last, true
-			}
-		}
-		time.Sleep(250 * time.Millisecond)
+	last, done := a.pollTable(pipeline, idx, timeout, func(_ *spec.PipelineStatus, ts spec.TableStatus) bool {
+		return ts.State == spec.StateFailed || ts.Rows >= want
+	})
+	switch {
+	case !done:
+		a.t.Errorf("table %d has %d rows after %s, want %d; status %+v\nagent log:\n%s", idx, last.Rows, timeout, want, last, a.log())
+	case last.State == spec.StateFailed:
+		a.t.Errorf("table %s failed: %s", last.DestinationTable, last.LastError)
+	case last.Rows > want:
+		a.t.Errorf("table %s has %d rows, want %d", last.DestinationTable, last.Rows, want)
+	default:
+		return last, true
 	}
-	a.t.Errorf("table %d has %d rows after %s, want %d; status %+v\nagent log:\n%s", idx, last.Rows, timeout, want, last, a.log())
 	return last, false
 }
 
@@ -542,19 +496,11 @@ func (a *agent) waitTable(pipeline string, idx int, want int64, timeout time.Dur
 // t.Errorf and returns false.
 func (a *agent) waitTableFailed(pipeline string, idx int, timeout time.Duration) (spec.TableStatus, bool) {
 	a.t.Helper()
-	var last spec.TableStatus
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		p, err := a.client().GetPipeline(ctx, pipeline)
-		cancel()
-		if err == nil && len(p.Status.Tables) > idx {
-			if last = p.Status.Tables[idx]; last.State == spec.StateFailed {
-				return last, true
-			}
-		}
-		time.Sleep(250 * time.Millisecond)
+	last, failed := a.pollTable(pipeline, idx, timeout, func(_ *spec.PipelineStatus, ts spec.TableStatus) bool {
+		return ts.State == spec.StateFailed
+	})
+	if !failed {
+		a.t.Errorf("table %d is not FAILED after %s; status %+v\nagent log:\n%s", idx, timeout, last, a.log())
 	}
-	a.t.Errorf("table %d is not FAILED after %s; status %+v\nagent log:\n%s", idx, timeout, last, a.log())
-	return last, false
+	return last, failed
 }

@@ -41,52 +41,16 @@ func jsonThroughTerraform(t *testing.T, a *agent, storageLocation string) {
 		"id BIGINT NOT NULL COMMENT 'event id',\nname STRING,\namount DOUBLE,\nts TIMESTAMP,\ntags ARRAY<STRING>\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	main := fmt.Sprintf(`
-terraform {
-  required_providers {
-    tributary = { source = "tributary-io/tributary" }
-  }
-}
-
-provider "tributary" {}
-
-resource "tributary_connection" "local" {
-  name              = "e2e-local"
-  bootstrap_servers = [%q]
-}
-
-resource "tributary_pipeline" "events" {
-  name                = "e2e-json"
-  connection_name     = tributary_connection.local.name
-  destination_catalog = "main"
-  destination_schema  = "e2e"
-  storage_location    = %q
-  flush_interval      = "1s"
-
-  table {
-    destination_table = %q
-    connector_options = {
-      kafka_options = {
-        topics          = [%q]
-        starting_offset = "earliest"
-        key_transformer = { format = "STRING" }
+	tfPipeline{connection: "e2e-local", pipeline: "e2e-json", body: fmt.Sprintf("  storage_location = %q\n", storageLocation) +
+		tfTable(tableName, topic, `key_transformer = { format = "STRING" }
         value_transformer = {
           format       = "JSON"
           json_options = { schema_file_path = "events.ddl" }
-        }
-      }
-    }
-    table_configuration = { source_metadata_column = "_kafka" }
-  }
-}
-`, env.bootstrap, storageLocation, tableName, topic)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
-		t.Fatal(err)
-	}
+        }`, kafkaMetadata)}.write(t, dir)
 
 	// The topic exists before the pipeline starts reading it.
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0")
-	terraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
+	apply(t, dir, a)
 
 	var bad []string
 	for i := 0; i < 10; i++ {
@@ -115,11 +79,11 @@ resource "tributary_pipeline" "events" {
 		"--values", "--metadata", "_kafka", "--exactly-once", "--no-orphans")
 	t.Log(out)
 
-	plan := terraform(t, dir, a, "plan", "-detailed-exitcode", "-input=false", "-no-color")
+	plan := planNoChanges(t, dir, a)
 	t.Log(plan)
 	// Ingestion moved on since the apply; what drift detection (Terraform
 	// Cloud's, a refresh-only plan) sees must still be nothing.
 	terraform(t, dir, a, "plan", "-refresh-only", "-detailed-exitcode", "-input=false", "-no-color")
-	terraform(t, dir, a, "destroy", "-auto-approve", "-input=false", "-no-color")
+	destroy(t, dir, a)
 	checkTable(t, st.Location, "--count", "10000") // destroy keeps the table
 }

@@ -3,9 +3,6 @@
 package e2e
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -18,50 +15,15 @@ func TestAnyColumnNames(t *testing.T) {
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-names")
 	dir := t.TempDir()
-	main := fmt.Sprintf(`
-terraform {
-  required_providers {
-    tributary = { source = "tributary-io/tributary" }
-  }
-}
-
-provider "tributary" {}
-
-resource "tributary_connection" "local" {
-  name              = "e2e-names"
-  bootstrap_servers = [%q]
-}
-
-resource "tributary_pipeline" "names" {
-  name                = "e2e-names"
-  connection_name     = tributary_connection.local.name
-  destination_catalog = "main"
-  destination_schema  = "e2e"
-  flush_interval      = "1s"
-
-  table {
-    destination_table = "names"
-    connector_options = {
-      kafka_options = {
-        topics           = [%q]
-        starting_offset  = "earliest"
-        value_transformer = {
+	tfPipeline{connection: "e2e-names", pipeline: "e2e-names", body: tfTable("names", topic, `value_transformer = {
           format       = "JSON"
           json_options = { schema = "id BIGINT, `+"`first name` STRING, `a.b` INT, `(cost)` DOUBLE"+`" }
-        }
-      }
-    }
-  }
-}
-`, env.bootstrap, topic)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
-		t.Fatal(err)
-	}
+        }`, "")}.write(t, dir)
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0")
-	terraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
+	apply(t, dir, a)
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "1000", "--names")
 	st := a.waitRows("e2e-names", 0, 1000, 2*time.Minute)
 	t.Log(python(t, "check_names.py", st.Location, "--count", "1000"))
-	terraform(t, dir, a, "plan", "-detailed-exitcode", "-input=false", "-no-color")
-	terraform(t, dir, a, "destroy", "-auto-approve", "-input=false", "-no-color")
+	planNoChanges(t, dir, a)
+	destroy(t, dir, a)
 }

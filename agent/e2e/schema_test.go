@@ -93,52 +93,9 @@ func TestAvroAndProtobufThroughTerraform(t *testing.T) {
 
 	pipeline := uniqueName("e2e-schemas")
 	table := func(name, transformer string) string {
-		return fmt.Sprintf(`
-  table {
-    destination_table = %q
-    connector_options = {
-      kafka_options = {
-        topics            = [%q]
-        starting_offset   = "earliest"
-        value_transformer = %s
-      }
-    }
-    table_configuration = { source_metadata_column = "_kafka" }
-  }
-`, name, topics[name].name, transformer)
+		return tfTable(name, topics[name].name, "value_transformer = "+transformer, kafkaMetadata)
 	}
-	main := fmt.Sprintf(`
-terraform {
-  required_providers {
-    tributary = { source = "tributary-io/tributary" }
-  }
-}
-
-provider "tributary" {}
-
-variable "registry_secret" {
-  type      = string
-  sensitive = true
-}
-
-resource "tributary_connection" "local" {
-  name              = %q
-  bootstrap_servers = [%q]
-  schema_registry = {
-    url        = %q
-    api_key    = %q
-    api_secret = var.registry_secret
-  }
-}
-
-resource "tributary_pipeline" "orders" {
-  name                = %q
-  connection_name     = tributary_connection.local.name
-  destination_catalog = "main"
-  destination_schema  = "e2e"
-  flush_interval      = "1s"
-%s%s%s%s}
-`, pipeline, env.bootstrap, url, key, pipeline,
+	body := fmt.Sprint(
 		table("avro_registry", `{
           format       = "AVRO"
           avro_options = { schema_registry = { confluent_options = { subject = "`+topics["avro_registry"].name+`-value" } } }
@@ -160,11 +117,19 @@ resource "tributary_pipeline" "orders" {
             }
           }
         }`))
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tfPipeline{connection: pipeline, pipeline: pipeline, body: body, before: `
+variable "registry_secret" {
+  type      = string
+  sensitive = true
+}
+`, connectionBody: fmt.Sprintf(`  schema_registry = {
+    url        = %q
+    api_key    = %q
+    api_secret = var.registry_secret
+  }
+`, url, key)}.write(t, dir)
 	t.Setenv("TF_VAR_registry_secret", secret)
-	terraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
+	apply(t, dir, a)
 
 	// Bad magic byte, an id the registry does not know, a truncated
 	// header; for the plain tables, bytes that are no Avro datum or
@@ -210,8 +175,8 @@ resource "tributary_pipeline" "orders" {
 
 	// Nothing to change, and nothing that moves with ingestion or the
 	// secret the agent never returns makes a diff.
-	terraform(t, dir, a, "plan", "-detailed-exitcode", "-input=false", "-no-color")
-	terraform(t, dir, a, "destroy", "-auto-approve", "-input=false", "-no-color")
+	planNoChanges(t, dir, a)
+	destroy(t, dir, a)
 }
 
 // metrics returns the agent's /metrics page.

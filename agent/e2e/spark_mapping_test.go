@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 )
 
 // TestSparkColumnMappingAndWidening writes, with the table package, a
@@ -28,63 +29,39 @@ func TestSparkColumnMappingAndWidening(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	ddl := func(s string) []schema.Field {
-		f, err := schema.ParseDDL(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
 	// write commits one file of rows, built by fill, with schema fields.
 	write := func(fields []schema.Field, widen bool, fill func(b *rows.Builder)) {
 		t.Helper()
-		b, err := rows.NewBuilder(fields)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fill(b)
-		fw, err := tb.NewFile(b.Schema())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
-			t.Fatal(err)
-		}
-		add, err := fw.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		add := tabletest.WriteFile(t, tb, fields, fill)
 		if _, err := tb.Commit(table.Commit{Schema: fields, AllowTypeWidening: widen, Files: []table.AddFile{add}}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// row adds a row whose a.b and s.`x y` ab and xy write, and whose new
+	// col is newCol ("" for none).
 	row := func(b *rows.Builder, id int64, ab func(), xy func(), newCol string) {
-		b.BeginRow()
-		b.Field(0)
-		b.Int64(id)
-		b.Field(1)
-		b.Bytes([]byte("user-" + string(rune('0'+id))))
-		b.Field(2)
-		ab()
-		b.Field(3)
-		b.BeginStruct()
-		b.Field(0)
-		xy()
-		b.EndStruct()
+		cells := []func(){
+			func() { b.Int64(id) },
+			func() { b.Bytes([]byte("user-" + string(rune('0'+id)))) },
+			ab,
+			func() {
+				b.BeginStruct()
+				b.Field(0)
+				xy()
+				b.EndStruct()
+			},
+		}
 		if newCol != "" {
-			b.Field(4)
-			b.Bytes([]byte(newCol))
+			cells = append(cells, func() { b.Bytes([]byte(newCol)) })
 		}
-		if err := b.EndRow(); err != nil {
-			t.Fatal(err)
-		}
+		tabletest.Row(t, b, cells...)
 	}
-	write(ddl("id BIGINT, `first name` STRING, `a.b` INT, s STRUCT<`x y`: FLOAT>"), false, func(b *rows.Builder) {
+	write(tabletest.Fields(t, "id BIGINT, `first name` STRING, `a.b` INT, s STRUCT<`x y`: FLOAT>"), false, func(b *rows.Builder) {
 		for id := range int64(2) {
 			row(b, id, func() { b.Int32(int32(id)) }, func() { b.Float(float32(id) + 0.5) }, "")
 		}
 	})
-	wide := ddl("id BIGINT, `first name` STRING, `a.b` BIGINT, s STRUCT<`x y`: DOUBLE>, `new col` STRING")
+	wide := tabletest.Fields(t, "id BIGINT, `first name` STRING, `a.b` BIGINT, s STRUCT<`x y`: DOUBLE>, `new col` STRING")
 	write(wide, true, func(b *rows.Builder) {
 		row(b, 2, func() { b.Int64(1 << 40) }, func() { b.Double(0.1) }, "n2")
 	})

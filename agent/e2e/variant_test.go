@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -27,61 +26,14 @@ func TestVariantThroughTerraform(t *testing.T) {
 	tableName := uniqueName("variants")
 	pipeline := uniqueName("e2e-variant")
 	dir := t.TempDir()
-	main := fmt.Sprintf(`
-terraform {
-  required_providers {
-    tributary = { source = "tributary-io/tributary" }
-  }
-}
-
-provider "tributary" {}
-
-resource "tributary_connection" "local" {
-  name              = %q
-  bootstrap_servers = [%q]
-}
-
-resource "tributary_pipeline" "variants" {
-  name                = %q
-  connection_name     = tributary_connection.local.name
-  destination_catalog = "main"
-  destination_schema  = "e2e"
-  flush_interval      = "1s"
-
-  table {
-    destination_table = %q
-    connector_options = {
-      kafka_options = {
-        topics            = [%q]
-        starting_offset   = "earliest"
-        key_transformer   = { format = "JSON" }
-        value_transformer = { format = "JSON" }
-      }
-    }
-    table_configuration = { source_metadata_column = "_kafka" }
-  }
-
-  table {
-    destination_table = "%s_fields"
-    connector_options = {
-      kafka_options = {
-        topics          = [%q]
-        starting_offset = "earliest"
-        value_transformer = {
+	tfPipeline{connection: uniqueName("e2e-local"), pipeline: pipeline, body: tfTable(tableName, topic, `key_transformer   = { format = "JSON" }
+        value_transformer = { format = "JSON" }`, kafkaMetadata) +
+		tfTable(tableName+"_fields", topic, `value_transformer = {
           format       = "JSON"
           json_options = { schema = "id BIGINT, tags VARIANT, user VARIANT" }
-        }
-      }
-    }
-    table_configuration = { source_metadata_column = "_kafka" }
-  }
-}
-`, uniqueName("e2e-local"), env.bootstrap, pipeline, tableName, topic, tableName, topic)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
-		t.Fatal(err)
-	}
+        }`, kafkaMetadata)}.write(t, dir)
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0", "--partitions", "1")
-	terraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
+	apply(t, dir, a)
 
 	manifest := filepath.Join(dir, "manifest.jsonl")
 	const tricky, bulk, corrupt = 21, 2000, 4
@@ -101,6 +53,6 @@ resource "tributary_pipeline" "variants" {
 		t.Errorf("the table with VARIANT fields reports %d corrupt records, want %d", fields.CorruptRecords, notObjects)
 	}
 	t.Log(python(t, "variant_records.py", "check-fields", fields.Location, "--manifest", manifest, "--columns", "tags,user"))
-	terraform(t, dir, a, "plan", "-detailed-exitcode", "-input=false", "-no-color")
-	terraform(t, dir, a, "destroy", "-auto-approve", "-input=false", "-no-color")
+	planNoChanges(t, dir, a)
+	destroy(t, dir, a)
 }

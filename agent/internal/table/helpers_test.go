@@ -3,6 +3,7 @@ package table_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,4 +187,15 @@ func removeLog(t *testing.T, dir string, from, to int) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// scriptCommand writes source, a Python program, to a file in a temporary
+// folder and returns the command that runs it with python and args.
+func scriptCommand(t *testing.T, python, source string, args ...string) *exec.Cmd {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "read.py")
+	if err := os.WriteFile(script, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return exec.Command(python, append([]string{script}, args...)...)
 }

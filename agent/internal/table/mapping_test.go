@@ -3,7 +3,6 @@ package table_test
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 )
 
 // mappedDDL is a schema whose names plain Delta tables cannot hold, at
@@ -26,39 +26,6 @@ const mappedDDL = "id BIGINT, `first name` STRING, `a.b` INT, `(cost)` DOUBLE, "
 // mappedFieldCount is the number of struct fields of mappedDDL, at any
 // depth.
 const mappedFieldCount = 10
-
-// ddlFields parses a DDL schema.
-func ddlFields(t *testing.T, ddl string) []schema.Field {
-	t.Helper()
-	fields, err := schema.ParseDDL(ddl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fields
-}
-
-// writeBuilt writes the rows fill adds to a builder of fields into a new
-// file of tb.
-func writeBuilt(t *testing.T, tb *table.Table, fields []schema.Field, fill func(b *rows.Builder)) table.AddFile {
-	t.Helper()
-	b, err := rows.NewBuilder(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fill(b)
-	fw, err := tb.NewFile(b.Schema())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
-		t.Fatal(err)
-	}
-	add, err := fw.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return add
-}
 
 // fillMapped adds rows id from to to-1 of mappedDDL's schema, every field
 // set, and whatever more writes into each row.
@@ -164,8 +131,8 @@ func fileSchema(t *testing.T, dir, name string) map[string]int {
 func TestColumnMappingNewTable(t *testing.T) {
 	dir := t.TempDir()
 	tb := openTable(t, dir, table.Options{})
-	fields := ddlFields(t, mappedDDL)
-	add := writeBuilt(t, tb, fields, fillMapped(0, 3))
+	fields := tabletest.Fields(t, mappedDDL)
+	add := tabletest.WriteFile(t, tb, fields, fillMapped(0, 3))
 	mustCommit(t, tb, table.Commit{Schema: fields, Files: []table.AddFile{add}, Txns: map[string]int64{"t/a/0": 3}})
 
 	var p protocol
@@ -230,7 +197,7 @@ func TestColumnMappingNewTable(t *testing.T) {
 	removeLog(t, dir, 0, 10)
 	tb = openTable(t, dir, table.Options{})
 	wider := append(slices.Clone(fields), schema.Field{Name: "new col", Type: &schema.Type{Kind: schema.String}, Nullable: true})
-	add = writeBuilt(t, tb, wider, fillMapped(3, 4))
+	add = tabletest.WriteFile(t, tb, wider, fillMapped(3, 4))
 	v := mustCommit(t, tb, table.Commit{Schema: wider, Files: []table.AddFile{add}})
 	meta2, config2 := schemaMetadata(t, dir, int(v))
 	for _, path := range paths {
@@ -255,9 +222,9 @@ func TestColumnMappingTurnedOn(t *testing.T) {
 	for _, ntz := range []bool{false, true} {
 		dir := t.TempDir()
 		tb := openTable(t, dir, table.Options{})
-		fields := ddlFields(t, "id BIGINT, s STRUCT<a: INT>")
+		fields := tabletest.Fields(t, "id BIGINT, s STRUCT<a: INT>")
 		if ntz {
-			fields = ddlFields(t, "id BIGINT, s STRUCT<a: INT>, at TIMESTAMP_NTZ")
+			fields = tabletest.Fields(t, "id BIGINT, s STRUCT<a: INT>, at TIMESTAMP_NTZ")
 		}
 		mustCommit(t, tb, table.Commit{Schema: fields})
 		if meta, config := schemaMetadata(t, dir, 0); len(meta) != 0 || config["delta.columnMapping.mode"] != "" {
@@ -329,49 +296,29 @@ func TestColumnMappingEngines(t *testing.T) {
 
 	mapped := t.TempDir()
 	tb := openTable(t, mapped, table.Options{})
-	fields := ddlFields(t, mappedDDL)
-	mustCommit(t, tb, table.Commit{Schema: fields, Files: []table.AddFile{writeBuilt(t, tb, fields, fillMapped(0, 3))}})
+	fields := tabletest.Fields(t, mappedDDL)
+	mustCommit(t, tb, table.Commit{Schema: fields, Files: []table.AddFile{tabletest.WriteFile(t, tb, fields, fillMapped(0, 3))}})
 	wider := append(slices.Clone(fields), schema.Field{Name: "new col", Type: &schema.Type{Kind: schema.String}, Nullable: true})
 	newCol := func(b *rows.Builder, id int64) {
 		b.Field(7)
 		b.Bytes([]byte("n" + strconv.FormatInt(id, 10)))
 	}
-	mustCommit(t, tb, table.Commit{Schema: wider, Files: []table.AddFile{writeBuilt(t, tb, wider, fillMapped(3, 4, newCol))}})
+	mustCommit(t, tb, table.Commit{Schema: wider, Files: []table.AddFile{tabletest.WriteFile(t, tb, wider, fillMapped(3, 4, newCol))}})
 	tb.Close()
 
 	upgraded := t.TempDir()
 	tb = openTable(t, upgraded, table.Options{})
-	plain := ddlFields(t, "id BIGINT, name STRING")
-	mustCommit(t, tb, table.Commit{Schema: plain, Files: []table.AddFile{writeBuilt(t, tb, plain, func(b *rows.Builder) {
-		b.BeginRow()
-		b.Field(0)
-		b.Int64(0)
-		b.Field(1)
-		b.Bytes([]byte("a"))
-		if err := b.EndRow(); err != nil {
-			t.Fatal(err)
-		}
+	plain := tabletest.Fields(t, "id BIGINT, name STRING")
+	mustCommit(t, tb, table.Commit{Schema: plain, Files: []table.AddFile{tabletest.WriteFile(t, tb, plain, func(b *rows.Builder) {
+		tabletest.Row(t, b, func() { b.Int64(0) }, func() { b.Bytes([]byte("a")) })
 	})}})
-	named := ddlFields(t, "id BIGINT, name STRING, `first name` STRING")
-	mustCommit(t, tb, table.Commit{Schema: named, Files: []table.AddFile{writeBuilt(t, tb, named, func(b *rows.Builder) {
-		b.BeginRow()
-		b.Field(0)
-		b.Int64(1)
-		b.Field(1)
-		b.Bytes([]byte("b"))
-		b.Field(2)
-		b.Bytes([]byte("B"))
-		if err := b.EndRow(); err != nil {
-			t.Fatal(err)
-		}
+	named := tabletest.Fields(t, "id BIGINT, name STRING, `first name` STRING")
+	mustCommit(t, tb, table.Commit{Schema: named, Files: []table.AddFile{tabletest.WriteFile(t, tb, named, func(b *rows.Builder) {
+		tabletest.Row(t, b, func() { b.Int64(1) }, func() { b.Bytes([]byte("b")) }, func() { b.Bytes([]byte("B")) })
 	})}})
 	tb.Close()
 
-	script := filepath.Join(t.TempDir(), "read.py")
-	if err := os.WriteFile(script, []byte(mappingScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(python, script, mapped, upgraded).CombinedOutput()
+	out, err := scriptCommand(t, python, mappingScript, mapped, upgraded).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Fatalf("readers: %v\n%s", err, out)
 	}
@@ -384,18 +331,11 @@ func TestColumnMappingEngines(t *testing.T) {
 func TestColumnMappingFilesBefore(t *testing.T) {
 	dir := t.TempDir()
 	tb := openTable(t, dir, table.Options{})
-	before := ddlFields(t, "id BIGINT, s STRUCT<a: INT>")
-	after := ddlFields(t, "id BIGINT, s STRUCT<a: INT, `b c`: INT>, `first name` STRING")
-	fill := func(b *rows.Builder) {
-		b.BeginRow()
-		b.Field(0)
-		b.Int64(1)
-		if err := b.EndRow(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	first := writeBuilt(t, tb, before, fill)
-	second := writeBuilt(t, tb, after, fill)
+	before := tabletest.Fields(t, "id BIGINT, s STRUCT<a: INT>")
+	after := tabletest.Fields(t, "id BIGINT, s STRUCT<a: INT, `b c`: INT>, `first name` STRING")
+	fill := func(b *rows.Builder) { tabletest.Row(t, b, func() { b.Int64(1) }) }
+	first := tabletest.WriteFile(t, tb, before, fill)
+	second := tabletest.WriteFile(t, tb, after, fill)
 	mustCommit(t, tb, table.Commit{Schema: after, Files: []table.AddFile{first, second}})
 	meta, _ := schemaMetadata(t, dir, 0)
 	inFirst, inSecond := fileSchema(t, dir, first.Path), fileSchema(t, dir, second.Path)

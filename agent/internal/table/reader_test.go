@@ -164,11 +164,7 @@ func TestIndependentReaders(t *testing.T) {
 		t.Fatalf("CollectGarbage = %d, %v; want 1 file", n, err)
 	}
 
-	script := filepath.Join(t.TempDir(), "read.py")
-	if err := os.WriteFile(script, []byte(readerScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(python, script, dir).CombinedOutput()
+	out, err := scriptCommand(t, python, readerScript, dir).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Fatalf("readers: %v\n%s", err, out)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 )
 
 // variantFields is a table with VARIANT columns at the top and in a struct.
@@ -21,43 +22,19 @@ var variantFields = []schema.Field{
 // with an empty metadata dictionary.
 func writeVariantFile(t *testing.T, tb *table.Table, firstID int64) table.AddFile {
 	t.Helper()
-	b, err := rows.NewBuilder(variantFields)
-	if err != nil {
-		t.Fatal(err)
-	}
 	meta, value := []byte{0x01, 0x00, 0x00}, []byte{0x0c, 0x2a}
-	b.Reset()
-	for i := range int64(3) {
-		b.BeginRow()
-		b.Field(0)
-		b.Int64(firstID + i)
-		if i != 1 {
-			b.Field(1)
-			b.Variant(meta, value)
-		}
-		if i != 2 {
-			b.Field(2)
+	return tabletest.WriteFile(t, tb, variantFields, func(b *rows.Builder) {
+		v := func() { b.Variant(meta, value) }
+		s := func() {
 			b.BeginStruct()
 			b.Field(0)
 			b.Variant(meta, value)
 			b.EndStruct()
 		}
-		if err := b.EndRow(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fw, err := tb.NewFile(b.Schema())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
-		t.Fatal(err)
-	}
-	add, err := fw.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return add
+		tabletest.Row(t, b, func() { b.Int64(firstID) }, v, s)
+		tabletest.Row(t, b, func() { b.Int64(firstID + 1) }, nil, s)
+		tabletest.Row(t, b, func() { b.Int64(firstID + 2) }, v)
+	})
 }
 
 // TestVariantTable: a table with VARIANT columns gets stats with a null

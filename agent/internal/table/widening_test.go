@@ -3,9 +3,6 @@ package table_test
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,6 +10,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 )
 
 // TestSchemaWidening: the type changes Delta's type widening allows pass
@@ -36,7 +34,7 @@ func TestSchemaWidening(t *testing.T) {
 	}
 	check := func(from, to string, ok bool) {
 		t.Helper()
-		prev, next := ddlFields(t, "c "+from), ddlFields(t, "c "+to)
+		prev, next := tabletest.Fields(t, "c "+from), tabletest.Fields(t, "c "+to)
 		err := table.CheckSchemaWidening(prev, next)
 		if (err == nil) != ok {
 			t.Errorf("%s to %s: CheckSchemaWidening = %v, want ok %v", from, to, err, ok)
@@ -65,13 +63,13 @@ func TestSchemaWidening(t *testing.T) {
 func TestTypeWideningCommit(t *testing.T) {
 	dir := t.TempDir()
 	tb := openTable(t, dir, table.Options{})
-	mustCommit(t, tb, table.Commit{Schema: ddlFields(t, "a SMALLINT, l ARRAY<FLOAT>, s STRUCT<d: DATE>")})
-	wide := ddlFields(t, "a INT, l ARRAY<DOUBLE>, s STRUCT<d: TIMESTAMP_NTZ>")
+	mustCommit(t, tb, table.Commit{Schema: tabletest.Fields(t, "a SMALLINT, l ARRAY<FLOAT>, s STRUCT<d: DATE>")})
+	wide := tabletest.Fields(t, "a INT, l ARRAY<DOUBLE>, s STRUCT<d: TIMESTAMP_NTZ>")
 	if _, err := tb.Commit(table.Commit{Schema: wide}); !errors.Is(err, table.ErrSchemaChange) {
 		t.Fatalf("commit without AllowTypeWidening: %v, want ErrSchemaChange", err)
 	}
 	mustCommit(t, tb, table.Commit{Schema: wide, AllowTypeWidening: true})
-	mustCommit(t, tb, table.Commit{Schema: ddlFields(t, "a BIGINT, l ARRAY<DOUBLE>, s STRUCT<d: TIMESTAMP_NTZ>, x STRING"), AllowTypeWidening: true})
+	mustCommit(t, tb, table.Commit{Schema: tabletest.Fields(t, "a BIGINT, l ARRAY<DOUBLE>, s STRUCT<d: TIMESTAMP_NTZ>, x STRING"), AllowTypeWidening: true})
 
 	var p protocol
 	if !logAction(t, dir, 1, "protocol", &p) || p.MinReaderVersion != 3 || p.MinWriterVersion != 7 ||
@@ -97,7 +95,7 @@ func TestTypeWideningCommit(t *testing.T) {
 		t.Errorf("metadata = %v", meta)
 	}
 	tb.Close()
-	if got := openTable(t, dir, table.Options{}).Snapshot().Schema; !schema.Equal(got, ddlFields(t, "a BIGINT, l ARRAY<DOUBLE>, s STRUCT<d: TIMESTAMP_NTZ>, x STRING")) {
+	if got := openTable(t, dir, table.Options{}).Snapshot().Schema; !schema.Equal(got, tabletest.Fields(t, "a BIGINT, l ARRAY<DOUBLE>, s STRUCT<d: TIMESTAMP_NTZ>, x STRING")) {
 		t.Errorf("schema after replay = %v", got)
 	}
 }
@@ -133,43 +131,19 @@ func TestTypeWideningEngines(t *testing.T) {
 	python := toolPython(t)
 	dir := t.TempDir()
 	tb := openTable(t, dir, table.Options{})
-	narrow := ddlFields(t, "id BIGINT, a INT, f FLOAT, d DECIMAL(5,2)")
-	mustCommit(t, tb, table.Commit{Schema: narrow, Files: []table.AddFile{writeBuilt(t, tb, narrow, func(b *rows.Builder) {
-		b.BeginRow()
-		b.Field(0)
-		b.Int64(0)
-		b.Field(1)
-		b.Int32(7)
-		b.Field(2)
-		b.Float(1.5)
-		b.Field(3)
-		b.Int32(123) // 1.23
-		if err := b.EndRow(); err != nil {
-			t.Fatal(err)
-		}
+	narrow := tabletest.Fields(t, "id BIGINT, a INT, f FLOAT, d DECIMAL(5,2)")
+	mustCommit(t, tb, table.Commit{Schema: narrow, Files: []table.AddFile{tabletest.WriteFile(t, tb, narrow, func(b *rows.Builder) {
+		tabletest.Row(t, b, func() { b.Int64(0) }, func() { b.Int32(7) }, func() { b.Float(1.5) },
+			func() { b.Int32(123) }) // d = 1.23
 	})}})
-	wide := ddlFields(t, "id BIGINT, a BIGINT, f DOUBLE, d DECIMAL(12,3)")
-	mustCommit(t, tb, table.Commit{Schema: wide, AllowTypeWidening: true, Files: []table.AddFile{writeBuilt(t, tb, wide, func(b *rows.Builder) {
-		b.BeginRow()
-		b.Field(0)
-		b.Int64(1)
-		b.Field(1)
-		b.Int64(1 << 40)
-		b.Field(2)
-		b.Double(2.25)
-		b.Field(3)
-		b.Int64(4567) // 4.567
-		if err := b.EndRow(); err != nil {
-			t.Fatal(err)
-		}
+	wide := tabletest.Fields(t, "id BIGINT, a BIGINT, f DOUBLE, d DECIMAL(12,3)")
+	mustCommit(t, tb, table.Commit{Schema: wide, AllowTypeWidening: true, Files: []table.AddFile{tabletest.WriteFile(t, tb, wide, func(b *rows.Builder) {
+		tabletest.Row(t, b, func() { b.Int64(1) }, func() { b.Int64(1 << 40) }, func() { b.Double(2.25) },
+			func() { b.Int64(4567) }) // d = 4.567
 	})}})
 	tb.Close()
 
-	script := filepath.Join(t.TempDir(), "read.py")
-	if err := os.WriteFile(script, []byte(wideningScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(python, script, dir).Output()
+	out, err := scriptCommand(t, python, wideningScript, dir).Output()
 	if err != nil {
 		t.Fatalf("readers: %v\n%s", err, out)
 	}

@@ -1,0 +1,62 @@
+// Package tabletest writes files of rows into Delta tables for tests of the
+// table package and of what reads its tables (the end-to-end tests).
+package tabletest
+
+import (
+	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+)
+
+// Fields parses a DDL schema, failing the test on error.
+func Fields(t testing.TB, ddl string) []schema.Field {
+	t.Helper()
+	fields, err := schema.ParseDDL(ddl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fields
+}
+
+// WriteFile writes the rows that fill adds to a builder of fields into a
+// new file of tb and returns the file's add action, to commit. It fails the
+// test on error.
+func WriteFile(t testing.TB, tb *table.Table, fields []schema.Field, fill func(b *rows.Builder)) table.AddFile {
+	t.Helper()
+	b, err := rows.NewBuilder(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(b)
+	fw, err := tb.NewFile(b.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
+		t.Fatal(err)
+	}
+	add, err := fw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return add
+}
+
+// Row adds a row to b: cells[i] writes the value of top-level field i, and
+// a nil cell, like a missing one, leaves the field null. It fails the test
+// when the row does not fit b's schema.
+func Row(t testing.TB, b *rows.Builder, cells ...func()) {
+	t.Helper()
+	b.BeginRow()
+	for i, cell := range cells {
+		if cell != nil {
+			b.Field(i)
+			cell()
+		}
+	}
+	if err := b.EndRow(); err != nil {
+		t.Fatal(err)
+	}
+}
