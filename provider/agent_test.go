@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -219,7 +220,9 @@ func createTopic(t *testing.T, name string, partitions int) {
 	}
 }
 
-// produce writes values, keyed by their index, to topic on the test broker.
+// produce writes values, keyed by their index, to topic on the test broker,
+// retrying for up to 30 seconds while the broker does not serve a topic
+// just created yet.
 func produce(t *testing.T, topic string, values ...string) {
 	t.Helper()
 	w := &kafka.Writer{Addr: kafka.TCP(kafkaBootstrap()), Topic: topic, RequiredAcks: kafka.RequireAll}
@@ -228,10 +231,18 @@ func produce(t *testing.T, topic string, values ...string) {
 	for i, v := range values {
 		msgs[i] = kafka.Message{Key: []byte(strconv.Itoa(i)), Value: []byte(v)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := w.WriteMessages(ctx, msgs...); err != nil {
-		t.Fatalf("producing to %s: %v", topic, err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := w.WriteMessages(ctx, msgs...)
+		cancel()
+		switch {
+		case err == nil:
+			return
+		case !errors.Is(err, kafka.UnknownTopicOrPartition) || time.Now().After(deadline):
+			t.Fatalf("producing to %s: %v", topic, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

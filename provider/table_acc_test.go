@@ -1,15 +1,12 @@
 package provider_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/segmentio/kafka-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -100,7 +97,7 @@ func TestAccTableInferred(t *testing.T) {
 	a := sharedAgent(t)
 	f := newPipelineFixture(t, a, "1s")
 	createTopic(t, f.topic, 1)
-	produceNew(t, f.topic, `{"id":1,"user":"a"}`)
+	produce(t, f.topic, `{"id":1,"user":"a"}`)
 	config := a.providerHCL() + connectionHCL(f.conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
 		"name":            hclString(f.pipeline),
 		"connection_name": "tributary_connection.c.name",
@@ -152,23 +149,4 @@ data "tributary_table" "t" {
 			},
 		},
 	})
-}
-
-// produceNew writes value to a topic just created, retrying while the
-// broker does not serve it yet.
-func produceNew(t *testing.T, topic, value string) {
-	t.Helper()
-	w := &kafka.Writer{Addr: kafka.TCP(kafkaBootstrap()), Topic: topic, RequiredAcks: kafka.RequireAll}
-	defer w.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := w.WriteMessages(context.Background(), kafka.Message{Value: []byte(value)})
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("producing to %s: %v", topic, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
