@@ -31,6 +31,8 @@ import sys
 import tempfile
 import time
 
+import spark_session
+
 UTC = datetime.timezone.utc
 BASE = datetime.datetime(2024, 5, 1, 12, 0, 0)
 
@@ -152,7 +154,6 @@ def check(args):
     time.tzset()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
     from delta.tables import DeltaTable
 
     tables = json.loads(args.tables)
@@ -161,23 +162,7 @@ def check(args):
         fail(f"no delta-spark jar in {args.jars}")
     work = tempfile.mkdtemp(prefix="tributary-spark-")
     t0 = time.monotonic()
-    spark = (SparkSession.builder.master("local[2]").appName("tributary-e2e")
-             .config("spark.jars", ",".join(jars))
-             .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.driver.memory", "1g")
-             .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.databricks.delta.snapshotPartitions", "2")
-             .config("spark.sql.warehouse.dir", os.path.join(work, "warehouse"))
-             .config("spark.local.dir", os.path.join(work, "local"))
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = spark_session.start(jars, "tributary-e2e", work)
     print(f"spark {spark.version} started in {time.monotonic() - t0:.1f}s")
     try:
         for t in tables:

@@ -17,6 +17,8 @@ import os
 import sys
 import tempfile
 
+import spark_session
+
 
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
@@ -29,24 +31,8 @@ def main():
     ap.add_argument("--table", required=True)
     args = ap.parse_args()
 
-    from pyspark.sql import SparkSession
     work = tempfile.mkdtemp(prefix="spark-mapping-")
-    spark = (SparkSession.builder.master("local[2]").appName("tributary-e2e-mapping")
-             .config("spark.jars", ",".join(sorted(glob.glob(os.path.join(args.jars, "*.jar")))))
-             .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.driver.memory", "1g")
-             .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.databricks.delta.snapshotPartitions", "2")
-             .config("spark.sql.warehouse.dir", os.path.join(work, "warehouse"))
-             .config("spark.local.dir", os.path.join(work, "local"))
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = spark_session.start(sorted(glob.glob(os.path.join(args.jars, "*.jar"))), "tributary-e2e-mapping", work)
 
     df = spark.read.format("delta").load(args.table)
     names = df.schema.fieldNames()
