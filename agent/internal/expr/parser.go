@@ -206,9 +206,11 @@ func (p *parser) prefix(after string) (*node, error) {
 			if err != nil {
 				return nil, err
 			}
-			if _, err := p.expect(")", "the expression in parentheses"); err != nil {
+			r, err := p.expect(")", "the expression in parentheses")
+			if err != nil {
 				return nil, err
 			}
+			n.pos, n.end = t.pos, r.end // runtime errors quote the parentheses too
 			return n, nil
 		case "-", "+":
 			return p.unary(t, t.text, bpUnary)
