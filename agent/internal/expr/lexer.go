@@ -69,9 +69,9 @@ func lex(src string) ([]token, error) {
 	var toks []token
 	i := 0
 	for {
-		i = skipSpace(src, i)
-		if i < 0 {
-			return nil, &Error{Src: src, Pos: len(src), Msg: "unterminated /* comment"}
+		var ok bool
+		if i, ok = skipSpace(src, i); !ok {
+			return nil, &Error{Src: src, Pos: i, Msg: "unterminated /* comment"}
 		}
 		if i >= len(src) {
 			return append(toks, token{kind: tokEOF, pos: len(src), end: len(src)}), nil
@@ -85,9 +85,9 @@ func lex(src string) ([]token, error) {
 	}
 }
 
-// skipSpace skips white space and comments from i; -1 for an unterminated
-// block comment.
-func skipSpace(src string, i int) int {
+// skipSpace skips white space and comments from i; false (and where it
+// starts) for an unterminated block comment.
+func skipSpace(src string, i int) (int, bool) {
 	for i < len(src) {
 		r, n := utf8.DecodeRuneInString(src[i:])
 		switch {
@@ -96,20 +96,20 @@ func skipSpace(src string, i int) int {
 		case strings.HasPrefix(src[i:], "--"):
 			j := strings.IndexByte(src[i:], '\n')
 			if j < 0 {
-				return len(src)
+				return len(src), true
 			}
 			i += j + 1
 		case strings.HasPrefix(src[i:], "/*"):
 			j := strings.Index(src[i+2:], "*/")
 			if j < 0 {
-				return -1
+				return i, false
 			}
 			i += j + 4
 		default:
-			return i
+			return i, true
 		}
 	}
-	return i
+	return i, true
 }
 
 // lexToken lexes the token starting at i, which is not white space.
@@ -287,7 +287,7 @@ func lexNumber(src string, i int) (token, error) {
 	case kind == tokInt:
 		return token{kind: tokIdent, text: src[i:end], pos: i, end: end}, nil
 	default:
-		return token{}, &Error{Src: src, Pos: j, Msg: fmt.Sprintf("unexpected %q after the number %s", src[j:end], src[i:j])}
+		return token{}, &Error{Src: src, Pos: j, Msg: fmt.Sprintf("unexpected '%s' after the number %s", src[j:end], src[i:j])}
 	}
 	return token{kind: kind, text: src[i:end], pos: i, end: end}, nil
 }
