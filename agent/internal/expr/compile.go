@@ -222,6 +222,11 @@ func (c *compiler) cast(n *node) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
+	return c.castOf(n, x)
+}
+
+// castOf compiles the cast n of x, its compiled operand.
+func (c *compiler) castOf(n *node, x compiled) (compiled, error) {
 	to, try, text := n.typ, n.try, c.text(n)
 	if !canCast(x.typ, to) {
 		return compiled{}, c.errAt(n.opPos, "cannot cast %s to %s", x.typ, to)
@@ -248,9 +253,13 @@ func (c *compiler) cast(n *node) (compiled, error) {
 // path compiles x:path, which reads x's JSON text.
 func (c *compiler) path(n *node) (compiled, error) {
 	arg := n.args[0]
-	// cast(binary AS STRING):path reads the bytes without copying them.
+	var x compiled
+	var err error
 	if arg.kind == nCast && !arg.try && arg.typ == TypeString {
-		if x, err := c.compile(arg.args[0]); err == nil && x.typ == TypeBinary {
+		if x, err = c.compile(arg.args[0]); err != nil {
+			return compiled{}, err
+		}
+		if x.typ == TypeBinary { // cast(binary AS STRING):path reads the bytes without copying them
 			f, steps := x.eval, n.path
 			return compiled{TypeString, func(r *Record) (Value, error) {
 				v, err := f(r)
@@ -261,8 +270,10 @@ func (c *compiler) path(n *node) (compiled, error) {
 				return Value{Type: TypeString, Str: s, Null: !ok}, nil
 			}}, nil
 		}
+		x, err = c.castOf(arg, x)
+	} else {
+		x, err = c.compile(arg)
 	}
-	x, err := c.compile(arg)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -633,16 +644,39 @@ func (c *compiler) in(n *node) (compiled, error) {
 	}}, nil
 }
 
-// between compiles x [NOT] BETWEEN lo AND hi as lo <= x AND x <= hi.
+// between compiles x [NOT] BETWEEN lo AND hi: lo <= x AND x <= hi with
+// three-valued logic, x evaluated once.
 func (c *compiler) between(n *node) (compiled, error) {
-	x, lo, hi := n.args[0], n.args[1], n.args[2]
-	ge := &node{kind: nBinary, pos: n.pos, end: n.end, opPos: n.opPos, op: ">=", args: []*node{x, lo}}
-	le := &node{kind: nBinary, pos: n.pos, end: n.end, opPos: n.opPos, op: "<=", args: []*node{x, hi}}
-	and := &node{kind: nBinary, pos: n.pos, end: n.end, opPos: n.opPos, op: "AND", args: []*node{ge, le}}
-	if n.not {
-		return c.compile(&node{kind: nUnary, pos: n.pos, end: n.end, opPos: n.opPos, op: "NOT", args: []*node{and}})
+	xs, err := c.compileAll(n.args)
+	if err != nil {
+		return compiled{}, err
 	}
-	return c.compile(and)
+	t, fs, err := c.comparable(n.args[0], xs[0], n.args[1:], xs[1:])
+	if err != nil {
+		return compiled{}, err
+	}
+	fx, flo, fhi, not := fs[0], fs[1], fs[2], n.not
+	return compiled{TypeBoolean, func(r *Record) (Value, error) {
+		x, err := fx(r)
+		if err != nil || x.Null {
+			return null(TypeBoolean), err
+		}
+		lo, err := flo(r)
+		if err != nil {
+			return lo, err
+		}
+		if !lo.Null && compareValues(t, &lo, &x) > 0 {
+			return Value{Type: TypeBoolean, Bool: not}, nil
+		}
+		hi, err := fhi(r)
+		if err != nil {
+			return hi, err
+		}
+		if !hi.Null && compareValues(t, &x, &hi) > 0 {
+			return Value{Type: TypeBoolean, Bool: not}, nil
+		}
+		return Value{Type: TypeBoolean, Bool: !not, Null: lo.Null || hi.Null}, nil
+	}}, nil
 }
 
 // didYouMean suggests the name in names closest to name, if one is close.

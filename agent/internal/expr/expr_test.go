@@ -230,6 +230,11 @@ func TestEval(t *testing.T) {
 		{src: `partition NOT BETWEEN 1 AND 3`, typ: TypeBoolean, want: `false`},
 		{src: `partition BETWEEN 4 AND NULL`, typ: TypeBoolean, want: `false`},
 		{src: `partition BETWEEN 1 AND NULL`, typ: TypeBoolean, want: `NULL BOOLEAN`},
+		{src: `partition BETWEEN NULL AND 1`, typ: TypeBoolean, want: `false`},
+		{src: `partition NOT BETWEEN 4 AND NULL`, typ: TypeBoolean, want: `true`},
+		{src: `NULL BETWEEN 1 AND 2`, typ: TypeBoolean, want: `NULL BOOLEAN`},
+		{src: `timestamp BETWEEN '2024-01-01' AND cast('2024-01-03' AS DATE)`, typ: TypeBoolean, want: `true`},
+		{src: `partition BETWEEN 4 AND 1 / 0`, typ: TypeBoolean, want: `false`},
 
 		// LIKE.
 		{src: `topic LIKE 'ord%'`, typ: TypeBoolean, want: `true`},
@@ -437,5 +442,28 @@ func TestPathSteps(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestNesting checks that deep expressions compile in linear time and
+// that nesting beyond the limits is an error, not a stack overflow.
+func TestNesting(t *testing.T) {
+	src := "value"
+	for range 150 {
+		src = "cast(" + src + " AS STRING):a"
+	}
+	for range 30 {
+		src = "(" + src + " BETWEEN 'a' AND 'b')"
+	}
+	if _, err := Compile(src); err != nil {
+		t.Fatalf("deep but legal: %v", err)
+	}
+	if _, err := Compile(strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300)); err == nil ||
+		!strings.Contains(err.Error(), "nested more than 200 levels") {
+		t.Errorf("300 parentheses: %v", err)
+	}
+	if _, err := Compile("1" + strings.Repeat(" + 1", 2000)); err == nil ||
+		!strings.Contains(err.Error(), "nested more than 1000 levels") {
+		t.Errorf("a chain of 2000: %v", err)
 	}
 }
