@@ -15,7 +15,6 @@ func TestEvalAllocations(t *testing.T) {
 		`CASE WHEN partition > 1 THEN topic ELSE 'low' END`,
 		`coalesce(NULL, topic)`,
 		`partition + offset * 2 > 10.5`,
-		`cast(value AS STRING):event_type`,
 	} {
 		p, err := Compile(src)
 		if err != nil {

@@ -95,8 +95,8 @@ func canCast(from, to Type) bool {
 	return false
 }
 
-// null returns the NULL of type t.
-func null(t Type) Value { return Value{Type: t, Null: true} }
+// nullOf returns the NULL of type t.
+func nullOf(t Type) Value { return Value{Type: t, Null: true} }
 
 // castValue converts v to type to as cast(v AS to) does under ANSI rules:
 // an error when the value does not convert (try_cast turns it into NULL).
@@ -104,7 +104,7 @@ func null(t Type) Value { return Value{Type: t, Null: true} }
 // without the expression (the caller adds it).
 func castValue(v Value, to Type) (Value, error) {
 	if v.Null {
-		return null(to), nil
+		return nullOf(to), nil
 	}
 	if v.Type == to {
 		return v, nil

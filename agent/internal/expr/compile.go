@@ -64,7 +64,7 @@ var columns = []column{
 	}},
 	{"timestamp", TypeTimestamp, func(r *Record) (Value, error) {
 		if r.Timestamp.IsZero() {
-			return null(TypeTimestamp), nil
+			return nullOf(TypeTimestamp), nil
 		}
 		return Value{Type: TypeTimestamp, Int: r.Timestamp.UnixMicro()}, nil
 	}},
@@ -153,7 +153,7 @@ func coerce(x compiled, to Type, text string) evalFn {
 	return func(r *Record) (Value, error) {
 		v, err := f(r)
 		if err != nil || v.Null {
-			return null(to), err
+			return nullOf(to), err
 		}
 		if v, err = castValue(v, to); err != nil {
 			return fail(text, err)
@@ -242,7 +242,7 @@ func (c *compiler) castOf(n *node, x compiled) (compiled, error) {
 		}
 		if v, err = castValue(v, to); err != nil {
 			if try {
-				return null(to), nil
+				return nullOf(to), nil
 			}
 			return fail(text, err)
 		}
@@ -264,7 +264,7 @@ func (c *compiler) path(n *node) (compiled, error) {
 			return compiled{TypeString, func(r *Record) (Value, error) {
 				v, err := f(r)
 				if err != nil || v.Null {
-					return null(TypeString), err
+					return nullOf(TypeString), err
 				}
 				s, ok := jsonPath(v.Bytes, steps)
 				return Value{Type: TypeString, Str: s, Null: !ok}, nil
@@ -290,7 +290,7 @@ func (c *compiler) path(n *node) (compiled, error) {
 	return compiled{TypeString, func(r *Record) (Value, error) {
 		v, err := f(r)
 		if err != nil || v.Null {
-			return null(TypeString), err
+			return nullOf(TypeString), err
 		}
 		// jsonPath only reads the document, so the string's bytes serve.
 		s, ok := jsonPath(unsafe.Slice(unsafe.StringData(v.Str), len(v.Str)), steps)
@@ -346,11 +346,11 @@ func (c *compiler) index(n *node) (compiled, error) {
 	return compiled{elem, func(r *Record) (Value, error) {
 		av, err := fa(r)
 		if err != nil || av.Null {
-			return null(elem), err
+			return nullOf(elem), err
 		}
 		iv, err := fi(r)
 		if err != nil || iv.Null {
-			return null(elem), err
+			return nullOf(elem), err
 		}
 		size := len(av.Strs)
 		if elem == TypeHeader {
@@ -505,7 +505,7 @@ func (c *compiler) coalesce(n *node) (compiled, error) {
 				return v, err
 			}
 		}
-		return null(t), nil
+		return nullOf(t), nil
 	}}, nil
 }
 
@@ -534,7 +534,7 @@ func (c *compiler) caseExpr(n *node) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
-	els := func(*Record) (Value, error) { return null(t), nil }
+	els := func(*Record) (Value, error) { return nullOf(t), nil }
 	if n.hasElse {
 		els = fs[len(fs)-1]
 	}
@@ -623,7 +623,7 @@ func (c *compiler) in(n *node) (compiled, error) {
 	return compiled{TypeBoolean, func(r *Record) (Value, error) {
 		a, err := x(r)
 		if err != nil || a.Null {
-			return null(TypeBoolean), err
+			return nullOf(TypeBoolean), err
 		}
 		sawNull := false
 		for _, item := range items {
@@ -638,7 +638,7 @@ func (c *compiler) in(n *node) (compiled, error) {
 			}
 		}
 		if sawNull {
-			return null(TypeBoolean), nil
+			return nullOf(TypeBoolean), nil
 		}
 		return Value{Type: TypeBoolean, Bool: not}, nil
 	}}, nil
@@ -659,7 +659,7 @@ func (c *compiler) between(n *node) (compiled, error) {
 	return compiled{TypeBoolean, func(r *Record) (Value, error) {
 		x, err := fx(r)
 		if err != nil || x.Null {
-			return null(TypeBoolean), err
+			return nullOf(TypeBoolean), err
 		}
 		lo, err := flo(r)
 		if err != nil {

@@ -120,13 +120,13 @@ func (c *compiler) like(n *node) (compiled, error) {
 	return compiled{TypeBoolean, func(r *Record) (Value, error) {
 		v, err := fx(r)
 		if err != nil || v.Null {
-			return null(TypeBoolean), err
+			return nullOf(TypeBoolean), err
 		}
 		pat := fixed
 		if !isFixed {
 			pv, err := fp(r)
 			if err != nil || pv.Null {
-				return null(TypeBoolean), err
+				return nullOf(TypeBoolean), err
 			}
 			if pat, err = compileLike(pv.Str, esc); err != nil {
 				return fail(text, err)

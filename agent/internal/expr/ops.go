@@ -43,7 +43,7 @@ func (c *compiler) unary(n *node) (compiled, error) {
 	return compiled{t, func(r *Record) (Value, error) {
 		v, err := f(r)
 		if err != nil || v.Null {
-			return null(t), err
+			return nullOf(t), err
 		}
 		if t == TypeDouble {
 			return Value{Type: t, Float: -v.Float}, nil
@@ -119,11 +119,11 @@ func (c *compiler) concat(n *node, l, r compiled) (compiled, error) {
 	return compiled{t, func(rec *Record) (Value, error) {
 		a, err := fl(rec)
 		if err != nil || a.Null {
-			return null(t), err
+			return nullOf(t), err
 		}
 		b, err := fr(rec)
 		if err != nil || b.Null {
-			return null(t), err
+			return nullOf(t), err
 		}
 		if t == TypeBinary {
 			return Value{Type: t, Bytes: append(append(make([]byte, 0, len(a.Bytes)+len(b.Bytes)), a.Bytes...), b.Bytes...)}, nil
@@ -170,11 +170,11 @@ func (c *compiler) arith(n *node, l, r compiled) (compiled, error) {
 	return compiled{t, func(rec *Record) (Value, error) {
 		a, err := fl(rec)
 		if err != nil || a.Null {
-			return null(t), err
+			return nullOf(t), err
 		}
 		b, err := fr(rec)
 		if err != nil || b.Null {
-			return null(t), err
+			return nullOf(t), err
 		}
 		v, err := arithmetic(op, t, a, b)
 		if err != nil {
@@ -336,11 +336,11 @@ func (c *compiler) compare(n *node, l, r compiled) (compiled, error) {
 	return compiled{TypeBoolean, func(rec *Record) (Value, error) {
 		a, err := fl(rec)
 		if err != nil || a.Null {
-			return null(TypeBoolean), err
+			return nullOf(TypeBoolean), err
 		}
 		b, err := fr(rec)
 		if err != nil || b.Null {
-			return null(TypeBoolean), err
+			return nullOf(TypeBoolean), err
 		}
 		return Value{Type: TypeBoolean, Bool: want(compareValues(t, &a, &b))}, nil
 	}}, nil
