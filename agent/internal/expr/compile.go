@@ -565,7 +565,7 @@ func (c *compiler) caseExpr(n *node) (compiled, error) {
 
 // simpleCase compiles CASE x WHEN v THEN ... : the first v equal to x.
 func (c *compiler) simpleCase(n *node, operand compiled, vals []compiled, valNodes []*node, thens []evalFn, els evalFn, t Type) (compiled, error) {
-	ct, fs, err := c.comparable(n.args[0], operand, valNodes, vals)
+	ct, fs, err := c.comparable(n, operand, valNodes, vals)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -590,9 +590,10 @@ func (c *compiler) simpleCase(n *node, operand compiled, vals []compiled, valNod
 	}}, nil
 }
 
-// comparable finds the type x (at xn) and each of ys (at yns) are compared
-// in, and returns x's then ys' closures converted to it.
-func (c *compiler) comparable(xn *node, x compiled, yns []*node, ys []compiled) (Type, []evalFn, error) {
+// comparable finds the type x and each of ys (at yns) are compared in by
+// n (IN, BETWEEN, CASE x), and returns x's then ys' closures converted to
+// it; a failing implicit cast names n.
+func (c *compiler) comparable(n *node, x compiled, yns []*node, ys []compiled) (Type, []evalFn, error) {
 	t := x.typ
 	for i, y := range ys {
 		u, ok := compareType(t, y.typ)
@@ -601,9 +602,10 @@ func (c *compiler) comparable(xn *node, x compiled, yns []*node, ys []compiled) 
 		}
 		t = u
 	}
-	fs := []evalFn{coerce(x, t, c.text(xn))}
-	for i, y := range ys {
-		fs = append(fs, coerce(y, t, c.text(yns[i])))
+	text := c.text(n)
+	fs := []evalFn{coerce(x, t, text)}
+	for _, y := range ys {
+		fs = append(fs, coerce(y, t, text))
 	}
 	return t, fs, nil
 }
@@ -615,7 +617,7 @@ func (c *compiler) in(n *node) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
-	t, fs, err := c.comparable(n.args[0], xs[0], n.args[1:], xs[1:])
+	t, fs, err := c.comparable(n, xs[0], n.args[1:], xs[1:])
 	if err != nil {
 		return compiled{}, err
 	}
@@ -651,7 +653,7 @@ func (c *compiler) between(n *node) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
-	t, fs, err := c.comparable(n.args[0], xs[0], n.args[1:], xs[1:])
+	t, fs, err := c.comparable(n, xs[0], n.args[1:], xs[1:])
 	if err != nil {
 		return compiled{}, err
 	}

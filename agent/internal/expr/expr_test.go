@@ -224,6 +224,8 @@ func TestEval(t *testing.T) {
 		{src: `NULL IN (1)`, typ: TypeBoolean, want: `NULL BOOLEAN`},
 		{src: `topic IN ('a', 'orders')`, typ: TypeBoolean, want: `true`},
 		{src: `partition IN ('3', 4.5)`, typ: TypeBoolean, want: `true`},
+		{src: `partition IN (1, 'x')`, typ: TypeBoolean, want: `error: partition IN (1, 'x'): 'x' is not a BIGINT`},
+		{src: `CASE partition WHEN 'x' THEN 1 END`, typ: TypeInt, want: `error: CASE partition WHEN 'x' THEN 1 END: 'x' is not a BIGINT`},
 		{src: `partition IN (1, 1 / 0)`, typ: TypeBoolean, want: `error: 1 / 0: division by zero`},
 		{src: `partition IN (3, 1 / 0)`, typ: TypeBoolean, want: `true`},
 		{src: `partition BETWEEN 1 AND 3`, typ: TypeBoolean, want: `true`},
