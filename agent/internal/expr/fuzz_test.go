@@ -22,6 +22,11 @@ func FuzzCompileEval(f *testing.F) {
 		`cast('2024-01-02 03:04:05+01:00' AS TIMESTAMP) > '2024'`,
 		`'\u00e9\101' || r'\n' || 1e3 || 7L || .5D`,
 		`test_upper(test_fail())`,
+		// functions.go's, unknown until it is merged
+		"lower(topic) || concat_ws('_', split(topic, 'r'))",
+		`regexp_extract(topic, '(o)', 1) || substring(topic, -2, 5)`,
+		`element_at(headers, 1).key || date_format(timestamp, 'yyyy-MM')`,
+		`get_json_object(cast(value AS STRING), '$.a[0]')`,
 	} {
 		f.Add(seed)
 	}
