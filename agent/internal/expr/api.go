@@ -98,7 +98,7 @@ func (p *Program) Type() Type { return p.typ }
 
 // Eval evaluates the program on r. Its errors are runtime errors of the
 // expression (an ANSI cast that fails, a bad regular expression argument),
-// which name the expression.
+// which name the expression. A BINARY result may share memory with r.
 func (p *Program) Eval(r *Record) (Value, error) { return p.eval(r) }
 
 // EvalString evaluates the program on r and returns its result as a

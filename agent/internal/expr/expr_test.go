@@ -489,6 +489,8 @@ func TestPathEval(t *testing.T) {
 		{`'{"a":[1,{"b":"x"}]}':a[2]`, `NULL STRING`},
 		{`'{"k k":1}':['k k']`, `'1'`},
 		{`test_upper(cast(value AS STRING)):EVENT_TYPE`, `'CLICK'`},
+		{`cast(value AS STRING):['event_type'] || '_' || cast(value AS STRING):['n']`, `'click_7'`},
+		{`cast(value AS STRING):['event_type'] || '_' || cast(value AS STRING):['x']`, `NULL STRING`},
 		{`cast(value AS STRING):n::boolean`, `error: cast(value AS STRING):n::boolean: '7' is not a BOOLEAN`},
 	}
 	for _, tt := range tests {
