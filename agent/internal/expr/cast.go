@@ -405,6 +405,9 @@ func castToTimestamp(v Value) (Value, error) {
 		if !ok {
 			return Value{}, notA(v.Str, TypeTimestamp)
 		}
+		if t.Days >= math.MaxInt64/microsPerDay || t.Days <= math.MinInt64/microsPerDay { // UnixMicros would wrap
+			return Value{}, outOfRange(v, TypeTimestamp)
+		}
 		return Value{Type: TypeTimestamp, Int: t.UnixMicros()}, nil
 	case TypeDate:
 		if v.Int > math.MaxInt64/microsPerDay || v.Int < math.MinInt64/microsPerDay {
