@@ -24,4 +24,6 @@ func (m *Manager) RemoveFanout(ctx context.Context, name string) error { return 
 
 // FanoutStatus reports the named fanout schema; ok is false when it does
 // not run. Placeholder: it never runs.
-func (m *Manager) FanoutStatus(name string) (spec.FanoutStatus, bool) { return spec.FanoutStatus{}, false }
+func (m *Manager) FanoutStatus(name string) (spec.FanoutStatus, bool) {
+	return spec.FanoutStatus{}, false
+}
