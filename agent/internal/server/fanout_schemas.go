@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -113,14 +114,16 @@ func decodeFanoutSchema(w http.ResponseWriter, r *http.Request) (spec.FanoutSche
 }
 
 // admitFanout checks valid fanout schema f against the stored objects: its
-// pipeline exists (422), and no pipeline table or other fanout schema is in
-// its destination schema (409). The caller holds changeMu.
+// pipeline exists (422), no pipeline table or other fanout schema is in its
+// destination schema (409), and its transformers' schema registries are
+// its pipeline's connection's (422). The caller holds changeMu.
 func (s *Server) admitFanout(f *spec.FanoutSchema) error {
 	pipes, err := s.store.Pipelines.List()
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(pipes, func(p spec.Pipeline) bool { return p.Name == f.Pipeline }) {
+	i := slices.IndexFunc(pipes, func(p spec.Pipeline) bool { return p.Name == f.Pipeline })
+	if i < 0 {
 		return invalid("the pipeline of the fanout schema does not exist", spec.Errors{{
 			Path:   "pipeline_name",
 			Detail: fmt.Sprintf("pipeline %q does not exist; create it first", f.Pipeline),
@@ -133,7 +136,38 @@ func (s *Server) admitFanout(f *spec.FanoutSchema) error {
 	if errs := f.ClaimConflicts(pipes, others); len(errs) > 0 {
 		return fanoutOwns(errs)
 	}
-	return nil
+	return s.checkFanoutRegistries(f, pipes[i])
+}
+
+// checkFanoutRegistries refuses (422) a transformer of f whose schema
+// comes from a registry that pipe's connection does not have: the routed
+// tables read registries through their pipeline's connection only.
+func (s *Server) checkFanoutRegistries(f *spec.FanoutSchema, pipe spec.Pipeline) error {
+	// The routed tables are tables of pipe as far as connections go; the
+	// paths of the problems are those of the table, less its "table[0].".
+	pipe.Tables = []spec.Table{f.TableSpec(f.Name)}
+	const tablePath = "table[0]."
+	var foreign spec.Errors
+	for _, ref := range pipe.RegistryRefs() {
+		if ref.Connection != pipe.Connection {
+			foreign = append(foreign, spec.FieldError{
+				Path: strings.TrimPrefix(ref.Path, tablePath) + ".connection_name",
+				Detail: fmt.Sprintf("a fanout schema reads schema registries through its pipeline's connection %q, not %q; "+
+					"remove connection_name or give the registry to connection %q", pipe.Connection, ref.Connection, pipe.Connection),
+			})
+		}
+	}
+	if len(foreign) > 0 {
+		return invalid("a transformer names a schema registry the fanout schema cannot use", foreign)
+	}
+	_, _, err := s.connectionsOf(&pipe)
+	var pe *problemError
+	if errors.As(err, &pe) {
+		for i := range pe.Errors {
+			pe.Errors[i].Path = strings.TrimPrefix(pe.Errors[i].Path, tablePath)
+		}
+	}
+	return err
 }
 
 // fanoutOwns returns the 409 of a claim on a fanout schema's destination

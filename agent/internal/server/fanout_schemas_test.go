@@ -32,6 +32,17 @@ func fanout(name, pipeline, schema string) *spec.FanoutSchema {
 	}
 }
 
+// registryFanout returns a fanout schema of pipeline orders whose key
+// schema comes from the registry of connection conn ("" for the
+// pipeline's).
+func registryFanout(conn string) *spec.FanoutSchema {
+	f := fanout("g", "orders", "other")
+	f.ConnectorOptions.KafkaOptions.KeyTransformer = &spec.Transformer{Format: spec.FormatAvro, AvroOptions: &spec.AvroOptions{
+		SchemaRegistry: &spec.SchemaRegistryOptions{ConnectionName: conn, ConfluentOptions: spec.ConfluentOptions{Subject: "k"}},
+	}}
+	return f
+}
+
 // problemAt asserts err is an *client.APIError with status and a problem
 // at path whose detail contains detail.
 func problemAt(t *testing.T, err error, status int, path, detail string) {
@@ -156,6 +167,10 @@ func TestFanoutSchemaRefusals(t *testing.T) {
 			http.StatusConflict, "destination_schema", `holds table main.raw.events of pipeline "orders"`},
 		{"schema of another fanout schema", func() *spec.FanoutSchema { return fanout("g", "orders", "ROUTED") },
 			http.StatusConflict, "destination_schema", `already owned by fanout schema "f"`},
+		{"registry the connection lacks", func() *spec.FanoutSchema { return registryFanout("") }, http.StatusUnprocessableEntity,
+			"connector_options.kafka_options.key_transformer.avro_options.schema_registry", `connection "local" has no schema_registry`},
+		{"registry of another connection", func() *spec.FanoutSchema { return registryFanout("other") }, http.StatusUnprocessableEntity,
+			"connector_options.kafka_options.key_transformer.avro_options.schema_registry.connection_name", `its pipeline's connection "local", not "other"`},
 		{"move to another pipeline", func() *spec.FanoutSchema { return fanout("f", "orders", "routed") },
 			http.StatusUnprocessableEntity, "pipeline_name", `belongs to pipeline "carrier"`},
 	}
