@@ -189,21 +189,24 @@ func (s *Server) applyStoredFanout(ctx context.Context, f *spec.FanoutSchema) er
 	return err
 }
 
-// applyFanouts applies every stored fanout schema that want selects, in
-// name order, and returns their errors joined.
-func (s *Server) applyFanouts(ctx context.Context, want func(*spec.FanoutSchema) bool) error {
+// applyFanouts applies every stored fanout schema of the named pipeline
+// ("" for every pipeline) that the engine does not run, in name order, and
+// returns their errors joined. It follows an Apply of their pipelines: the
+// engine takes a fanout schema only inside a pipeline it runs, and one that
+// took a pipeline down may have taken its fanout schemas with it.
+func (s *Server) applyFanouts(ctx context.Context, pipeline string) error {
 	fanouts, err := s.store.FanoutSchemas.List()
 	if err != nil {
-		return fmt.Errorf("resuming fanout schemas: %w", err)
+		return fmt.Errorf("listing fanout schemas: %w", err)
 	}
 	var errs []error
 	for i := range fanouts {
 		f := &fanouts[i]
-		if !want(f) {
+		if _, running := s.engine.FanoutStatus(f.Name); running || pipeline != "" && f.Pipeline != pipeline {
 			continue
 		}
 		if err := s.applyStoredFanout(ctx, f); err != nil {
-			errs = append(errs, fmt.Errorf("resuming fanout schema %q: %w", f.Name, err))
+			errs = append(errs, fmt.Errorf("fanout schema %q: %w", f.Name, err))
 		}
 	}
 	return errors.Join(errs...)

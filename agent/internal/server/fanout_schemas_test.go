@@ -240,8 +240,8 @@ func TestFanoutSchemaRefusals(t *testing.T) {
 
 // TestFanoutSchemaResume: a restarted agent applies fanout schemas after
 // the pipelines they belong to (the fake engine refuses one whose pipeline
-// does not run), and a pipeline applied again brings back its fanout
-// schemas.
+// does not run), and a pipeline applied again (its PUT, its connection's)
+// brings back its fanout schemas.
 func TestFanoutSchemaResume(t *testing.T) {
 	needCompile(t)
 	dir := t.TempDir()
@@ -269,5 +269,15 @@ func TestFanoutSchemaResume(t *testing.T) {
 	}
 	if n := second.engine.count(second.engine.fanoutApplies, "f"); n != 2 {
 		t.Fatalf("after the pipeline was applied again, f was applied %d times, want 2", n)
+	}
+	// So does a pipeline applied again for a changed connection.
+	second.engine.forget("orders")
+	conn := connection("local")
+	conn.BootstrapServers = []string{"127.0.0.1:19093"}
+	if _, err := second.client.PutConnection(t.Context(), conn); err != nil {
+		t.Fatal(err)
+	}
+	if n := second.engine.count(second.engine.fanoutApplies, "f"); n != 3 {
+		t.Fatalf("after the connection changed, f was applied %d times, want 3", n)
 	}
 }

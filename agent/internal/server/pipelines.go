@@ -66,11 +66,10 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 		if err := s.applyStored(ctx, &p); err != nil {
 			return s.applyFailed(&p, &old, existed, changed, err)
 		}
-		// They are retried on the next PUT or restart, and GET says why.
-		_ = s.applyFanouts(ctx, func(f *spec.FanoutSchema) bool {
-			_, running := s.engine.FanoutStatus(f.Name)
-			return f.Pipeline == p.Name && !running
-		})
+		// A fanout schema that fails is logged, shown FAILED by GET and
+		// retried on its next PUT or the agent's restart; the pipeline's
+		// PUT succeeded.
+		_ = s.applyFanouts(ctx, p.Name)
 	}
 	return writeJSON(w, http.StatusOK, spec.PipelineResponse{Spec: p, Status: s.status(&p)})
 }

@@ -201,8 +201,8 @@ func (s *Server) Resume(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("resuming pipeline %q: %w", p.Name, err))
 		}
 	}
-	if err := s.applyFanouts(ctx, func(*spec.FanoutSchema) bool { return true }); err != nil {
-		errs = append(errs, err)
+	if err := s.applyFanouts(ctx, ""); err != nil {
+		errs = append(errs, fmt.Errorf("resuming fanout schemas: %w", err))
 	}
 	return errors.Join(errs...)
 }
