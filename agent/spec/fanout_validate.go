@@ -71,7 +71,7 @@ func (fo *FanoutOptions) validateRoute(fc collector) {
 				"e.g. cast(value AS STRING):event_type::string (or set table_id_fields)")
 		return
 	case fo.FanoutBy != "":
-		checkRouteExpression(fc, "fanout_by", fo.FanoutBy)
+		checkRouteExpression(fc, "fanout_by", "", fo.FanoutBy)
 		return
 	}
 	seen := map[string]int{}
@@ -89,18 +89,19 @@ func (fo *FanoutOptions) validateRoute(fc collector) {
 		}
 	}
 	if ok {
-		checkRouteExpression(fc, "table_id_fields", routeExpression(fo))
+		checkRouteExpression(fc, "table_id_fields",
+			"the field names do not make a valid route expression; avoid quotes and backslashes in them:\n", routeExpression(fo))
 	}
 }
 
 // checkRouteExpression compiles src, the route expression of attribute
 // attr, and reports its parse, resolution or type error (the
-// [*expr.Error] text, with a caret under the position) or a result that is
-// not a STRING.
-func checkRouteExpression(fc collector, attr, src string) {
+// [*expr.Error] text, with a caret under the position, after intro) or a
+// result that is not a STRING.
+func checkRouteExpression(fc collector, attr, intro, src string) {
 	prog, err := expr.Compile(src)
 	if err != nil {
-		fc.add(attr, "%s", err.Error())
+		fc.add(attr, "%s%s", intro, err.Error())
 		return
 	}
 	if t := prog.Type(); t != expr.TypeString {
