@@ -1,7 +1,8 @@
 // Package pipeline runs pipelines: a Manager reconciles the desired pipelines
-// into one running loop per destination table, each of which fetches records,
-// decodes them, buffers rows, writes Parquet files and commits them with their
-// offsets to the table's log.
+// into one running loop per destination table, each of which decodes the
+// records its pipeline's source fetches (each partition once for all the
+// tables that read it), buffers rows, writes Parquet files and commits them
+// with their offsets to the table's log.
 package pipeline
 
 import (

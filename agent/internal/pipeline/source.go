@@ -72,6 +72,10 @@ type subscription struct {
 // once. The first batch delivered may start before From, never after it;
 // with an Until, delivery ends with the batch that reaches it. The batch
 // channel is never closed.
+//
+// A subscriber ahead of the others gets the batches it needs once the fetch
+// reaches its From; one whose From lies past the partition's end gets the
+// data-loss error only once no subscriber behind it remains.
 func (s *source) subscribe(ctx context.Context, sub subscription) (batches <-chan *sharedBatch, errs <-chan error) {
 	out, errc := make(chan *sharedBatch), make(chan error, 1)
 	if sub.Until > 0 && sub.From >= sub.Until {
@@ -167,9 +171,11 @@ func (s *source) fetch(f *fetcher) {
 		}
 		from, until := plan(f.subs)
 		s.mu.Unlock()
-		if run != nil && from < at {
+		if run != nil && from != at {
 			// A subscriber joined behind the fetch: read again from there,
-			// the others skip what they have.
+			// the others skip what they have. Or every subscriber is ahead
+			// of it (the one behind left): skip to the first that needs
+			// records.
 			s.stop(run)
 			run = nil
 		}
