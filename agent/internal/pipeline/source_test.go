@@ -130,7 +130,9 @@ func TestSourceSharesAPartition(t *testing.T) {
 	}
 }
 
-// A fatal fetch error reaches every subscriber of the partition.
+// A fatal fetch error reaches every subscriber of the partition; one whose
+// offset is past the partition's end gets it once the subscriber behind it
+// left.
 func TestSourceFailsEverySubscriber(t *testing.T) {
 	addr, producer := newCluster(t, 1, "s")
 	produce(t, producer, 0, 10, func(i int) string { return "v" })
@@ -145,6 +147,17 @@ func TestSourceFailsEverySubscriber(t *testing.T) {
 	for range 2 {
 		cs = append(cs, consume(ctx, src, subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 500}))
 	}
+	// One behind, reading, and one past the end, waiting for it.
+	behindCtx, leave := context.WithCancel(ctx)
+	behind := consume(behindCtx, src, subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 0})
+	cs = append(cs, consume(ctx, src, subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 700}))
+	waitFor(t, 10*time.Second, "the one behind at 10", func() bool { return behind.at() == 10 })
+	select {
+	case <-cs[2].done:
+		t.Fatalf("the subscriber past the end got %v while one behind it read", cs[2].err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	leave()
 	for i, c := range cs {
 		select {
 		case <-c.done:
