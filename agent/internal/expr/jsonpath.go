@@ -192,11 +192,8 @@ func (s *jsonScan) nameIs(raw []byte, escaped bool, step *PathStep) bool {
 // equalFold is strings.EqualFold without converting b to a string when both
 // are ASCII.
 func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return hasNonASCII(b) && strings.EqualFold(string(b), s)
-	}
-	for i, c := range b {
-		d := s[i]
+	for i := 0; i < len(b) && i < len(s); i++ {
+		c, d := b[i], s[i]
 		if c >= utf8.RuneSelf || d >= utf8.RuneSelf {
 			return strings.EqualFold(string(b), s)
 		}
@@ -204,7 +201,12 @@ func equalFold(b []byte, s string) bool {
 			return false
 		}
 	}
-	return true
+	if len(b) == len(s) {
+		return true
+	}
+	// Only non-ASCII text folds to a different length (ſ is s, K is k).
+	n := min(len(b), len(s))
+	return (hasNonASCII(b[n:]) || hasNonASCII([]byte(s[n:]))) && strings.EqualFold(string(b), s)
 }
 
 // hasNonASCII says whether b has a byte outside ASCII.
