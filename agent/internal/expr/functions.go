@@ -467,16 +467,41 @@ func evalReplace(args []Value) (Value, error) {
 	return stringValue(strings.ReplaceAll(s[0], s[1], s[2])), nil
 }
 
-// regexps caches compiled regular expressions by pattern; it is cleared
-// when it holds maxRegexps, so a pattern computed per record cannot grow it
-// without bound.
-var (
-	regexps     sync.Map // pattern → *regexp.Regexp
-	regexpCount atomic.Int64
-)
+// memo memoizes a compile function by the text it compiles: a regular
+// expression, a JSON path or a datetime pattern, arguments that are nearly
+// always literals. It is safe for concurrent use, and cleared when it holds
+// maxMemo entries, so text computed per record cannot grow it without
+// bound.
+type memo[V any] struct {
+	m sync.Map // string → V
+	n atomic.Int64
+}
 
-// maxRegexps bounds the regexps cache.
-const maxRegexps = 256
+// maxMemo bounds each memo.
+const maxMemo = 256
+
+// get returns compile(key), compiling it on the first call.
+func (c *memo[V]) get(key string, compile func(string) V) V {
+	if v, ok := c.m.Load(key); ok {
+		return v.(V)
+	}
+	v := compile(key)
+	if c.n.Add(1) > maxMemo {
+		c.m.Clear()
+		c.n.Store(1)
+	}
+	c.m.Store(key, v)
+	return v
+}
+
+// compiledRegexp is a compiled pattern, or the error compiling it.
+type compiledRegexp struct {
+	re  *regexp.Regexp
+	err error
+}
+
+// regexps holds the compiled patterns.
+var regexps memo[compiledRegexp]
 
 // compileRegexp returns the compiled pattern. Patterns are Java regular
 // expressions in Spark; this runs them with Go's RE2 syntax and semantics,
@@ -484,19 +509,14 @@ const maxRegexps = 256
 // (lookaround, backreferences, possessive quantifiers) is an error naming
 // it.
 func compileRegexp(fn, pattern string) (*regexp.Regexp, error) {
-	if re, ok := regexps.Load(pattern); ok {
-		return re.(*regexp.Regexp), nil
+	c := regexps.get(pattern, func(p string) compiledRegexp {
+		re, err := regexp.Compile(p)
+		return compiledRegexp{re, err}
+	})
+	if c.err != nil {
+		return nil, fmt.Errorf("%s: the regular expression %q is not supported (RE2 syntax, no lookaround or backreferences): %w", fn, pattern, c.err)
 	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("%s: the regular expression %q is not supported (RE2 syntax, no lookaround or backreferences): %w", fn, pattern, err)
-	}
-	if regexpCount.Add(1) > maxRegexps {
-		regexps.Clear()
-		regexpCount.Store(1)
-	}
-	regexps.Store(pattern, re)
-	return re, nil
+	return c.re, nil
 }
 
 // evalRegexpReplace is regexp_replace(str, regexp, rep[, position]): every
@@ -773,13 +793,11 @@ func checkGetJSONObject(args []Type) (Type, error) {
 	return TypeString, checkArgs("get_json_object", args, argString)
 }
 
-// jsonPathCache is the path get_json_object parsed last: its path argument
-// is nearly always a literal.
-var jsonPathCache atomic.Pointer[parsedJSONPath]
+// jsonPaths holds the parsed get_json_object paths.
+var jsonPaths memo[*parsedJSONPath]
 
 // parsedJSONPath is a parsed get_json_object path.
 type parsedJSONPath struct {
-	src   string
 	steps []PathStep
 	ok    bool
 	err   error
@@ -798,12 +816,11 @@ func evalGetJSONObject(args []Value) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	p := jsonPathCache.Load()
-	if p == nil || p.src != s[1] {
-		p = &parsedJSONPath{src: s[1]}
-		p.steps, p.ok, p.err = parseGetJSONPath(s[1])
-		jsonPathCache.Store(p)
-	}
+	p := jsonPaths.get(s[1], func(src string) *parsedJSONPath {
+		p := &parsedJSONPath{}
+		p.steps, p.ok, p.err = parseGetJSONPath(src)
+		return p
+	})
 	switch {
 	case p.err != nil:
 		return Value{}, p.err
@@ -853,11 +870,7 @@ func evalDateFormat(args []Value) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	f := dateFormatCache.Load()
-	if f == nil || f.src != pattern {
-		f = compileDateFormat(pattern)
-		dateFormatCache.Store(f)
-	}
+	f := dateFormats.get(pattern, compileDateFormat)
 	if f.err != nil {
 		return Value{}, fmt.Errorf("%s: pattern %q: %w", fn, pattern, f.err)
 	}
@@ -865,14 +878,12 @@ func evalDateFormat(args []Value) (Value, error) {
 	return stringValue(string(f.append(buf[:0], time.UnixMicro(micros).UTC()))), nil
 }
 
-// dateFormatCache is the pattern date_format compiled last: its pattern
-// argument is nearly always a literal.
-var dateFormatCache atomic.Pointer[dateFormat]
+// dateFormats holds the compiled date_format patterns.
+var dateFormats memo[*dateFormat]
 
 // dateFormat is a compiled Spark datetime pattern for formatting, or the
 // error that the pattern has.
 type dateFormat struct {
-	src   string
 	elems []dateElem
 	err   error
 }
@@ -899,7 +910,7 @@ var dateLetterMax = map[byte]int{
 // literals. Week-based letters (Y, w, W, u, e, c), which Spark refuses
 // since 3.0, and the letters Spark does not support are errors.
 func compileDateFormat(p string) *dateFormat {
-	f := &dateFormat{src: p}
+	f := &dateFormat{}
 	fail := func(format string, a ...any) *dateFormat {
 		f.elems, f.err = nil, fmt.Errorf(format, a...)
 		return f

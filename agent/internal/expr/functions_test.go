@@ -387,15 +387,24 @@ func TestFunctionArgCounts(t *testing.T) {
 	}
 }
 
-// TestRegexpCacheBound checks that patterns computed per record do not
-// grow the cache without bound.
-func TestRegexpCacheBound(t *testing.T) {
-	for i := range 3 * maxRegexps {
-		if _, err := compileRegexp("split", "x"+strings.Repeat("a", i)); err != nil {
-			t.Fatal(err)
+// TestMemoBound checks that patterns computed per record do not grow a
+// memo without bound, and that what it holds stays right.
+func TestMemoBound(t *testing.T) {
+	var m memo[string]
+	for i := range 3 * maxMemo {
+		k := strings.Repeat("a", i)
+		if got := m.get(k, strings.ToUpper); got != strings.ToUpper(k) {
+			t.Fatalf("get(%q) = %q", k, got)
 		}
 	}
-	if n := regexpCount.Load(); n > maxRegexps {
-		t.Errorf("the cache holds %d patterns, more than %d", n, maxRegexps)
+	if n := m.n.Load(); n > maxMemo {
+		t.Errorf("the memo holds %d entries, more than %d", n, maxMemo)
+	}
+	calls := 0
+	for range 3 {
+		m.get("x", func(s string) string { calls++; return s })
+	}
+	if calls != 1 {
+		t.Errorf("compiled %d times, want once", calls)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -482,4 +483,43 @@ func TestEqualFold(t *testing.T) {
 			t.Errorf("equalFold(%q, %q) = %v", tt.b, tt.s, got)
 		}
 	}
+}
+
+// FuzzGetJSONPath checks that the get_json_object path parser never panics
+// and gives only steps jsonPath can follow.
+func FuzzGetJSONPath(f *testing.F) {
+	for _, s := range []string{"$", "$.a.b[0]", "$['k k'][1]", " $ . a ", "$[*]", "$.*", "$['", "$[9999999999999999999]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		steps, ok, err := parseGetJSONPath(p)
+		if (ok || err != nil) && !strings.Contains(strings.TrimLeft(p, " \t\n\r\f\v"), "$") {
+			t.Fatalf("parseGetJSONPath(%q) accepted a path without '$'", p)
+		}
+		for _, s := range steps {
+			if !s.IsIndex && (s.Name == "" || !s.Bracketed) || s.IsIndex && s.Index < 0 {
+				t.Fatalf("parseGetJSONPath(%q) = bad step %+v", p, s)
+			}
+		}
+	})
+}
+
+// FuzzJavaDouble checks that appendJavaDouble writes text that reads back
+// as the same double.
+func FuzzJavaDouble(f *testing.F) {
+	for _, v := range []float64{0, 1, 0.1, 1e7, 1e-3, 9.999999999999999e6, 5e-324, 1.7976931348623157e308} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		s := string(appendJavaDouble(nil, v))
+		if got, err := strconv.ParseFloat(s, 64); err != nil || got != v {
+			t.Fatalf("appendJavaDouble(%v) = %q, which reads as %v, %v", v, s, got, err)
+		}
+		if !strings.Contains(s, ".") {
+			t.Fatalf("appendJavaDouble(%v) = %q has no '.'", v, s)
+		}
+	})
 }
