@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -21,23 +22,23 @@ import (
 // says otherwise.
 func init() {
 	for name, f := range map[string]*function{
-		"lower":           stringFunc("lower", strings.ToLower),
-		"upper":           stringFunc("upper", strings.ToUpper),
-		"trim":            trimFunc("trim", strings.Trim),
-		"ltrim":           trimFunc("ltrim", strings.TrimLeft),
-		"rtrim":           trimFunc("rtrim", strings.TrimRight),
+		"lower":           stringFunc(strings.ToLower),
+		"upper":           stringFunc(strings.ToUpper),
+		"trim":            trimFunc(strings.Trim),
+		"ltrim":           trimFunc(strings.TrimLeft),
+		"rtrim":           trimFunc(strings.TrimRight),
 		"concat":          {minArgs: 0, maxArgs: -1, check: checkConcat, eval: evalConcat},
 		"concat_ws":       {minArgs: 1, maxArgs: -1, check: checkConcatWS, eval: evalConcatWS},
-		"substring":       substringFunc("substring"),
-		"substr":          substringFunc("substr"),
-		"replace":         {minArgs: 2, maxArgs: 3, check: returns(TypeString, "replace", argString), eval: evalReplace},
-		"regexp_replace":  {minArgs: 3, maxArgs: 4, check: returns(TypeString, "regexp_replace", argString, argString, argString, argInt), eval: evalRegexpReplace},
-		"regexp_extract":  {minArgs: 2, maxArgs: 3, check: returns(TypeString, "regexp_extract", argString, argString, argInt), eval: evalRegexpExtract},
-		"split":           {minArgs: 2, maxArgs: 3, check: returns(TypeStringArray, "split", argString, argString, argInt), eval: evalSplit},
-		"element_at":      elementAtFunc("element_at", false),
-		"try_element_at":  elementAtFunc("try_element_at", true),
+		"substring":       substringFunc(),
+		"substr":          substringFunc(),
+		"replace":         {minArgs: 2, maxArgs: 3, check: returns(TypeString, argString), eval: evalReplace},
+		"regexp_replace":  {minArgs: 3, maxArgs: 4, check: returns(TypeString, argString, argString, argString, argInt), eval: evalRegexpReplace},
+		"regexp_extract":  {minArgs: 2, maxArgs: 3, check: returns(TypeString, argString, argString, argInt), eval: evalRegexpExtract},
+		"split":           {minArgs: 2, maxArgs: 3, check: returns(TypeStringArray, argString, argString, argInt), eval: evalSplit},
+		"element_at":      elementAtFunc(false),
+		"try_element_at":  elementAtFunc(true),
 		"length":          {minArgs: 1, maxArgs: 1, check: checkLength, eval: evalLength},
-		"date_format":     {minArgs: 2, maxArgs: 2, check: returns(TypeString, "date_format", argTimestamp, argString), eval: evalDateFormat},
+		"date_format":     {minArgs: 2, maxArgs: 2, check: returns(TypeString, argTimestamp, argString), eval: evalDateFormat},
 		"get_json_object": {minArgs: 2, maxArgs: 2, check: checkGetJSONObject, eval: evalGetJSONObject},
 	} {
 		functions[name] = f
@@ -110,28 +111,29 @@ func (k argKind) expected() string {
 }
 
 // checkArgs checks args against kinds, the last kind repeating for any
-// further arguments.
-func checkArgs(fn string, args []Type, kinds ...argKind) error {
+// further arguments. Its message leaves out the function's name, which
+// the compiler puts before it.
+func checkArgs(args []Type, kinds ...argKind) error {
 	for i, t := range args {
 		k := kinds[min(i, len(kinds)-1)]
 		if k.fits(t) {
 			continue
 		}
-		msg := fmt.Sprintf("%s expects %s, got %s as argument %d", fn, k.expected(), typeSQL(t), i+1)
+		msg := fmt.Sprintf("expects %s, got %s as argument %d", k.expected(), typeSQL(t), i+1)
 		switch k {
 		case argString, argInt, argTimestamp:
 			msg += "; cast it to " + k.expected()
 		}
-		return fmt.Errorf("%s", msg)
+		return errors.New(msg)
 	}
 	return nil
 }
 
 // returns is a check function for a function of result type t whose
 // arguments have kinds.
-func returns(t Type, fn string, kinds ...argKind) func([]Type) (Type, error) {
+func returns(t Type, kinds ...argKind) func([]Type) (Type, error) {
 	return func(args []Type) (Type, error) {
-		return t, checkArgs(fn, args, kinds...)
+		return t, checkArgs(args, kinds...)
 	}
 }
 
@@ -183,21 +185,21 @@ func anyNull(args []Value) bool {
 }
 
 // asString returns the text of v, not NULL, cast to STRING if it is not one.
-func asString(fn string, v *Value) (string, error) {
+func asString(v *Value) (string, error) {
 	if v.Type == TypeString {
 		return v.Str, nil
 	}
 	s, err := castValue(*v, TypeString)
 	if err != nil {
-		return "", fmt.Errorf("%s: casting %s to STRING: %w", fn, typeSQL(v.Type), err)
+		return "", fmt.Errorf("casting %s to STRING: %w", typeSQL(v.Type), err)
 	}
 	return s.Str, nil
 }
 
 // asStrings returns the text of the arguments, none NULL.
-func asStrings(fn string, args []Value, dst []string) ([]string, error) {
+func asStrings(args []Value, dst []string) ([]string, error) {
 	for i := range args {
-		s, err := asString(fn, &args[i])
+		s, err := asString(&args[i])
 		if err != nil {
 			return nil, err
 		}
@@ -208,23 +210,23 @@ func asStrings(fn string, args []Value, dst []string) ([]string, error) {
 
 // asInt32 returns v, an INT or BIGINT, as an INT: a BIGINT out of its
 // range is an error, as the ANSI cast Spark inserts.
-func asInt32(fn string, v *Value) (int, error) {
+func asInt32(v *Value) (int, error) {
 	if v.Int < math.MinInt32 || v.Int > math.MaxInt32 {
-		return 0, fmt.Errorf("%s: %d is out of the range of INT", fn, v.Int)
+		return 0, fmt.Errorf("%d is out of the range of INT", v.Int)
 	}
 	return int(v.Int), nil
 }
 
 // stringFunc is a function of one STRING.
-func stringFunc(fn string, f func(string) string) *function {
+func stringFunc(f func(string) string) *function {
 	return &function{
 		minArgs: 1, maxArgs: 1,
-		check: returns(TypeString, fn, argString),
+		check: returns(TypeString, argString),
 		eval: func(args []Value) (Value, error) {
 			if args[0].Null {
 				return null(TypeString), nil
 			}
-			s, err := asString(fn, &args[0])
+			s, err := asString(&args[0])
 			if err != nil {
 				return Value{}, err
 			}
@@ -233,19 +235,19 @@ func stringFunc(fn string, f func(string) string) *function {
 	}
 }
 
-// trimFunc is trim, ltrim or rtrim: fn(str) removes spaces (only ' ', as
-// Spark), fn(trimStr, str) the characters of trimStr (Databricks puts the
-// characters first).
-func trimFunc(fn string, trim func(s, cutset string) string) *function {
+// trimFunc is trim, ltrim or rtrim, which trim does: f(str) removes
+// spaces (only ' ', as Spark), f(trimStr, str) the characters of trimStr
+// (Databricks puts the characters first).
+func trimFunc(trim func(s, cutset string) string) *function {
 	return &function{
 		minArgs: 1, maxArgs: 2,
-		check: returns(TypeString, fn, argString),
+		check: returns(TypeString, argString),
 		eval: func(args []Value) (Value, error) {
 			if anyNull(args) {
 				return null(TypeString), nil
 			}
 			var buf [2]string
-			s, err := asStrings(fn, args, buf[:0])
+			s, err := asStrings(args, buf[:0])
 			if err != nil {
 				return Value{}, err
 			}
@@ -271,19 +273,19 @@ func checkConcat(args []Type) (Type, error) {
 	case TypeBinary:
 		for i, t := range args {
 			if t != TypeBinary && t != TypeNull {
-				return 0, fmt.Errorf("concat of BINARY values got %s as argument %d; cast the BINARY arguments to STRING", typeSQL(t), i+1)
+				return 0, fmt.Errorf("BINARY concatenates only with BINARY, got %s as argument %d; cast the BINARY arguments to STRING", typeSQL(t), i+1)
 			}
 		}
 		return TypeBinary, nil
 	case TypeStringArray:
 		for i, t := range args {
 			if t != TypeStringArray && t != TypeNull {
-				return 0, fmt.Errorf("concat of arrays got %s as argument %d; every argument must be an ARRAY<STRING>", typeSQL(t), i+1)
+				return 0, fmt.Errorf("an array concatenates only with arrays, got %s as argument %d", typeSQL(t), i+1)
 			}
 		}
 		return TypeStringArray, nil
 	}
-	return TypeString, checkArgs("concat", args, argString)
+	return TypeString, checkArgs(args, argString)
 }
 
 // evalConcat concatenates; any NULL argument makes it NULL.
@@ -320,7 +322,7 @@ func evalConcat(args []Value) (Value, error) {
 	}
 	var sb strings.Builder
 	for i := range args {
-		s, err := asString("concat", &args[i])
+		s, err := asString(&args[i])
 		if err != nil {
 			return Value{}, err
 		}
@@ -331,7 +333,7 @@ func evalConcat(args []Value) (Value, error) {
 
 // checkConcatWS: concat_ws(sep, STRING or ARRAY<STRING>, ...).
 func checkConcatWS(args []Type) (Type, error) {
-	return TypeString, checkArgs("concat_ws", args, argString, argStringOrArray)
+	return TypeString, checkArgs(args, argString, argStringOrArray)
 }
 
 // evalConcatWS joins the arguments after the separator with it, skipping
@@ -340,7 +342,7 @@ func evalConcatWS(args []Value) (Value, error) {
 	if args[0].Null {
 		return null(TypeString), nil
 	}
-	sep, err := asString("concat_ws", &args[0])
+	sep, err := asString(&args[0])
 	if err != nil {
 		return Value{}, err
 	}
@@ -362,7 +364,7 @@ func evalConcatWS(args []Value) (Value, error) {
 				add(s)
 			}
 		default:
-			s, err := asString("concat_ws", a)
+			s, err := asString(a)
 			if err != nil {
 				return Value{}, err
 			}
@@ -375,7 +377,7 @@ func evalConcatWS(args []Value) (Value, error) {
 // substringFunc is substring or substr(str, pos[, len]) with Spark's
 // positions: 1-based, 0 as 1, negative from the end; on STRING they count
 // characters, on BINARY bytes.
-func substringFunc(fn string) *function {
+func substringFunc() *function {
 	return &function{
 		minArgs: 2, maxArgs: 3,
 		check: func(args []Type) (Type, error) {
@@ -383,7 +385,7 @@ func substringFunc(fn string) *function {
 			if args[0] == TypeBinary {
 				t = TypeBinary
 			}
-			return t, checkArgs(fn, args, argStringOrBinary, argInt)
+			return t, checkArgs(args, argStringOrBinary, argInt)
 		},
 		eval: func(args []Value) (Value, error) {
 			t := TypeString
@@ -393,13 +395,13 @@ func substringFunc(fn string) *function {
 			if anyNull(args) {
 				return null(t), nil
 			}
-			pos, err := asInt32(fn, &args[1])
+			pos, err := asInt32(&args[1])
 			if err != nil {
 				return Value{}, err
 			}
 			n := math.MaxInt32
 			if len(args) == 3 {
-				if n, err = asInt32(fn, &args[2]); err != nil {
+				if n, err = asInt32(&args[2]); err != nil {
 					return Value{}, err
 				}
 			}
@@ -408,7 +410,7 @@ func substringFunc(fn string) *function {
 				from, to := substringRange(len(b), pos, n)
 				return Value{Type: TypeBinary, Bytes: b[from:to]}, nil
 			}
-			s, err := asString(fn, &args[0])
+			s, err := asString(&args[0])
 			if err != nil {
 				return Value{}, err
 			}
@@ -454,7 +456,7 @@ func evalReplace(args []Value) (Value, error) {
 		return null(TypeString), nil
 	}
 	var buf [3]string
-	s, err := asStrings("replace", args, buf[:0])
+	s, err := asStrings(args, buf[:0])
 	if err != nil {
 		return Value{}, err
 	}
@@ -508,13 +510,13 @@ var regexps memo[compiledRegexp]
 // which agree on the common subset. A pattern RE2 does not accept
 // (lookaround, backreferences, possessive quantifiers) is an error naming
 // it.
-func compileRegexp(fn, pattern string) (*regexp.Regexp, error) {
+func compileRegexp(pattern string) (*regexp.Regexp, error) {
 	c := regexps.get(pattern, func(p string) compiledRegexp {
 		re, err := regexp.Compile(p)
 		return compiledRegexp{re, err}
 	})
 	if c.err != nil {
-		return nil, fmt.Errorf("%s: the regular expression %q is not supported (RE2 syntax, no lookaround or backreferences): %w", fn, pattern, c.err)
+		return nil, fmt.Errorf("the regular expression %q is not supported (RE2 syntax, no lookaround or backreferences): %w", pattern, c.err)
 	}
 	return c.re, nil
 }
@@ -524,28 +526,27 @@ func compileRegexp(fn, pattern string) (*regexp.Regexp, error) {
 // in which $n and ${name} are groups and a backslash escapes the next
 // character, as in Java.
 func evalRegexpReplace(args []Value) (Value, error) {
-	const fn = "regexp_replace"
 	if anyNull(args) {
 		return null(TypeString), nil
 	}
 	var buf [3]string
-	s, err := asStrings(fn, args[:3], buf[:0])
+	s, err := asStrings(args[:3], buf[:0])
 	if err != nil {
 		return Value{}, err
 	}
 	src, rep := s[0], s[2]
-	re, err := compileRegexp(fn, s[1])
+	re, err := compileRegexp(s[1])
 	if err != nil {
 		return Value{}, err
 	}
 	prefix := 0
 	if len(args) == 4 {
-		pos, err := asInt32(fn, &args[3])
+		pos, err := asInt32(&args[3])
 		if err != nil {
 			return Value{}, err
 		}
 		if pos <= 0 {
-			return Value{}, fmt.Errorf("%s: the position must be positive, got %d", fn, pos)
+			return Value{}, fmt.Errorf("the position must be positive, got %d", pos)
 		}
 		if pos > utf8.RuneCountInString(src) {
 			return stringValue(src), nil
@@ -563,7 +564,7 @@ func evalRegexpReplace(args []Value) (Value, error) {
 	for _, m := range matches {
 		out = append(out, tail[last:m[0]]...)
 		if out, err = appendJavaReplacement(out, rep, tail, m, re); err != nil {
-			return Value{}, fmt.Errorf("%s: replacement %q: %w", fn, rep, err)
+			return Value{}, fmt.Errorf("replacement %q: %w", rep, err)
 		}
 		last = m[1]
 	}
@@ -630,28 +631,27 @@ func appendJavaReplacement(dst []byte, rep, src string, m []int, re *regexp.Rege
 // matches or the group did not take part. A group the pattern does not
 // have is an error, as in Spark.
 func evalRegexpExtract(args []Value) (Value, error) {
-	const fn = "regexp_extract"
 	if anyNull(args) {
 		return null(TypeString), nil
 	}
 	var buf [2]string
-	s, err := asStrings(fn, args[:2], buf[:0])
+	s, err := asStrings(args[:2], buf[:0])
 	if err != nil {
 		return Value{}, err
 	}
-	re, err := compileRegexp(fn, s[1])
+	re, err := compileRegexp(s[1])
 	if err != nil {
 		return Value{}, err
 	}
 	idx := 1
 	if len(args) == 3 {
-		if idx, err = asInt32(fn, &args[2]); err != nil {
+		if idx, err = asInt32(&args[2]); err != nil {
 			return Value{}, err
 		}
 	}
 	if idx < 0 || idx > re.NumSubexp() {
-		return Value{}, fmt.Errorf("%s: the regular expression %q has %d groups; the group index must be between 0 and %d, got %d",
-			fn, s[1], re.NumSubexp(), re.NumSubexp(), idx)
+		return Value{}, fmt.Errorf("the regular expression %q has %d groups; the group index must be between 0 and %d, got %d",
+			s[1], re.NumSubexp(), re.NumSubexp(), idx)
 	}
 	m := re.FindStringSubmatchIndex(s[0])
 	if m == nil || m[2*idx] < 0 {
@@ -666,18 +666,17 @@ func evalRegexpExtract(args []Value) (Value, error) {
 // at every match. A zero-width match at the start gives no empty first
 // element, and an empty regex splits between characters.
 func evalSplit(args []Value) (Value, error) {
-	const fn = "split"
 	if anyNull(args) {
 		return null(TypeStringArray), nil
 	}
 	var buf [2]string
-	s, err := asStrings(fn, args[:2], buf[:0])
+	s, err := asStrings(args[:2], buf[:0])
 	if err != nil {
 		return Value{}, err
 	}
 	limit := -1
 	if len(args) == 3 {
-		if limit, err = asInt32(fn, &args[2]); err != nil {
+		if limit, err = asInt32(&args[2]); err != nil {
 			return Value{}, err
 		}
 	}
@@ -698,7 +697,7 @@ func evalSplit(args []Value) (Value, error) {
 		}
 		return Value{Type: TypeStringArray, Strs: out}, nil
 	}
-	re, err := compileRegexp(fn, s[1])
+	re, err := compileRegexp(s[1])
 	if err != nil {
 		return Value{}, err
 	}
@@ -721,7 +720,7 @@ func evalSplit(args []Value) (Value, error) {
 // or headers (one header): index 1 is the first element, -1 the last, 0 is
 // an error. An index past either end is an error under ANSI mode, as in
 // Databricks SQL, unless orNull (try_element_at), which makes it NULL.
-func elementAtFunc(fn string, orNull bool) *function {
+func elementAtFunc(orNull bool) *function {
 	return &function{
 		minArgs: 2, maxArgs: 2,
 		check: func(args []Type) (Type, error) {
@@ -729,7 +728,7 @@ func elementAtFunc(fn string, orNull bool) *function {
 			if args[0] == TypeHeaders {
 				t = TypeHeader
 			}
-			return t, checkArgs(fn, args, argArray, argInt)
+			return t, checkArgs(args, argArray, argInt)
 		},
 		eval: func(args []Value) (Value, error) {
 			t := TypeString
@@ -746,12 +745,12 @@ func elementAtFunc(fn string, orNull bool) *function {
 			i := args[1].Int
 			switch {
 			case i == 0:
-				return Value{}, fmt.Errorf("%s: the index 0 is invalid: the first element is 1 and the last -1", fn)
+				return Value{}, fmt.Errorf("the index 0 is invalid: the first element is 1 and the last -1")
 			case i > int64(size) || -i > int64(size):
 				if orNull {
 					return null(t), nil
 				}
-				return Value{}, fmt.Errorf("%s: the index %d is out of bounds: the array has %d elements; try_element_at returns NULL instead", fn, i, size)
+				return Value{}, fmt.Errorf("the index %d is out of bounds: the array has %d elements; try_element_at returns NULL instead", i, size)
 			case i < 0:
 				i += int64(size)
 			default:
@@ -767,7 +766,7 @@ func elementAtFunc(fn string, orNull bool) *function {
 
 // checkLength: length(STRING or BINARY) is an INT.
 func checkLength(args []Type) (Type, error) {
-	return TypeInt, checkArgs("length", args, argStringOrBinary)
+	return TypeInt, checkArgs(args, argStringOrBinary)
 }
 
 // evalLength is the number of characters of a STRING, of bytes of a
@@ -780,7 +779,7 @@ func evalLength(args []Value) (Value, error) {
 	case a.Type == TypeBinary:
 		return Value{Type: TypeInt, Int: int64(len(a.Bytes))}, nil
 	}
-	s, err := asString("length", a)
+	s, err := asString(a)
 	if err != nil {
 		return Value{}, err
 	}
@@ -790,7 +789,7 @@ func evalLength(args []Value) (Value, error) {
 // checkGetJSONObject: get_json_object(STRING, STRING) is a STRING; a
 // BINARY document must be cast first, as for the : operator.
 func checkGetJSONObject(args []Type) (Type, error) {
-	return TypeString, checkArgs("get_json_object", args, argString)
+	return TypeString, checkArgs(args, argString)
 }
 
 // jsonPaths holds the parsed get_json_object paths.
@@ -807,12 +806,11 @@ type parsedJSONPath struct {
 // the path match exactly; a path Spark does not parse, a missing field, a
 // null field or invalid JSON is NULL. Wildcards are refused with an error.
 func evalGetJSONObject(args []Value) (Value, error) {
-	const fn = "get_json_object"
 	if anyNull(args) {
 		return null(TypeString), nil
 	}
 	var buf [2]string
-	s, err := asStrings(fn, args, buf[:0])
+	s, err := asStrings(args, buf[:0])
 	if err != nil {
 		return Value{}, err
 	}
@@ -841,7 +839,7 @@ func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), le
 // asMicros returns v, not NULL, as microseconds since the epoch: a
 // TIMESTAMP as it is, a DATE at its midnight UTC, a STRING cast to
 // TIMESTAMP.
-func asMicros(fn string, v *Value) (int64, error) {
+func asMicros(v *Value) (int64, error) {
 	switch v.Type {
 	case TypeTimestamp:
 		return v.Int, nil
@@ -850,7 +848,7 @@ func asMicros(fn string, v *Value) (int64, error) {
 	}
 	t, err := castValue(*v, TypeTimestamp)
 	if err != nil {
-		return 0, fmt.Errorf("%s: casting %s to TIMESTAMP: %w", fn, typeSQL(v.Type), err)
+		return 0, fmt.Errorf("casting %s to TIMESTAMP: %w", typeSQL(v.Type), err)
 	}
 	return t.Int, nil
 }
@@ -858,21 +856,20 @@ func asMicros(fn string, v *Value) (int64, error) {
 // evalDateFormat is date_format(ts, fmt): ts formatted in UTC, the agent's
 // session time zone, with Spark's datetime pattern fmt.
 func evalDateFormat(args []Value) (Value, error) {
-	const fn = "date_format"
 	if anyNull(args) {
 		return null(TypeString), nil
 	}
-	micros, err := asMicros(fn, &args[0])
+	micros, err := asMicros(&args[0])
 	if err != nil {
 		return Value{}, err
 	}
-	pattern, err := asString(fn, &args[1])
+	pattern, err := asString(&args[1])
 	if err != nil {
 		return Value{}, err
 	}
 	f := dateFormats.get(pattern, compileDateFormat)
 	if f.err != nil {
-		return Value{}, fmt.Errorf("%s: pattern %q: %w", fn, pattern, f.err)
+		return Value{}, fmt.Errorf("pattern %q: %w", pattern, f.err)
 	}
 	var buf [64]byte
 	return stringValue(string(f.append(buf[:0], time.UnixMicro(micros).UTC()))), nil

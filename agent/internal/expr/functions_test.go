@@ -45,7 +45,7 @@ func call(t *testing.T, fn string, args ...Value) (v Value, checkErr, evalErr er
 	}
 	typ, err := f.check(types(args))
 	if err != nil {
-		return Value{}, err, nil
+		return Value{}, fmt.Errorf("%s: %w", fn, err), nil // as the compiler reports it
 	}
 	v, err = f.eval(args)
 	if err == nil && v.Type != typ {
@@ -139,12 +139,12 @@ func TestStringFunctions(t *testing.T) {
 		{fn: "lower", args: []Value{str("HeLLo Été")}, want: str("hello été")},
 		{fn: "lower", args: []Value{strNull(TypeString)}, want: strNull(TypeString)},
 		{fn: "lower", args: []Value{nullLit()}, want: strNull(TypeString)},
-		{fn: "lower", args: []Value{bin("A")}, checkErr: "lower expects STRING, got BINARY as argument 1; cast it to STRING"},
+		{fn: "lower", args: []Value{bin("A")}, checkErr: "lower: expects STRING, got BINARY as argument 1; cast it to STRING"},
 		{fn: "lower", args: []Value{arr("A")}, checkErr: "got ARRAY<STRING> as argument 1"},
 		{fn: "lower", args: []Value{i32(1)}, want: str("1"), needsCast: true},
 		{fn: "upper", args: []Value{str("abc-é")}, want: str("ABC-É")},
 		{fn: "upper", args: []Value{strNull(TypeString)}, want: strNull(TypeString)},
-		{fn: "upper", args: []Value{hdrs()}, checkErr: "upper expects STRING, got ARRAY<STRUCT<key: STRING, value: BINARY>>"},
+		{fn: "upper", args: []Value{hdrs()}, checkErr: "upper: expects STRING, got ARRAY<STRUCT<key: STRING, value: BINARY>>"},
 
 		{fn: "trim", args: []Value{str("  a b  ")}, want: str("a b")},
 		{fn: "trim", args: []Value{str("\ta\t")}, want: str("\ta\t")},
@@ -155,13 +155,13 @@ func TestStringFunctions(t *testing.T) {
 		{fn: "rtrim", args: []Value{str("xy"), str("yxaxy")}, want: str("yxa")},
 		{fn: "trim", args: []Value{strNull(TypeString)}, want: strNull(TypeString)},
 		{fn: "trim", args: []Value{nullLit(), str("a")}, want: strNull(TypeString)},
-		{fn: "rtrim", args: []Value{str("a"), bin("a")}, checkErr: "rtrim expects STRING, got BINARY as argument 2"},
+		{fn: "rtrim", args: []Value{str("a"), bin("a")}, checkErr: "rtrim: expects STRING, got BINARY as argument 2"},
 
 		{fn: "length", args: []Value{str("héllo")}, want: i32(5)},
 		{fn: "length", args: []Value{str("")}, want: i32(0)},
 		{fn: "length", args: []Value{bin("héllo")}, want: i32(6)},
 		{fn: "length", args: []Value{strNull(TypeBinary)}, want: strNull(TypeInt)},
-		{fn: "length", args: []Value{arr()}, checkErr: "length expects STRING or BINARY, got ARRAY<STRING>"},
+		{fn: "length", args: []Value{arr()}, checkErr: "length: expects STRING or BINARY, got ARRAY<STRING>"},
 		{fn: "length", args: []Value{i64(12345)}, want: i32(5), needsCast: true},
 
 		{fn: "replace", args: []Value{str("a.b.c"), str(".")}, want: str("abc")},
@@ -169,7 +169,7 @@ func TestStringFunctions(t *testing.T) {
 		{fn: "replace", args: []Value{str("abc"), str(""), str("_")}, want: str("abc")},
 		{fn: "replace", args: []Value{str("abc"), strNull(TypeString), str("_")}, want: strNull(TypeString)},
 		{fn: "replace", args: []Value{str("abc"), str("b"), strNull(TypeString)}, want: strNull(TypeString)},
-		{fn: "replace", args: []Value{str("abc"), bin("b")}, checkErr: "replace expects STRING, got BINARY as argument 2"},
+		{fn: "replace", args: []Value{str("abc"), bin("b")}, checkErr: "replace: expects STRING, got BINARY as argument 2"},
 	})
 }
 
@@ -179,12 +179,12 @@ func TestConcat(t *testing.T) {
 		{fn: "concat", args: nil, want: str("")},
 		{fn: "concat", args: []Value{str("a"), strNull(TypeString)}, want: strNull(TypeString)},
 		{fn: "concat", args: []Value{nullLit(), str("a")}, want: strNull(TypeString)},
-		{fn: "concat", args: []Value{str("a"), bin("b")}, checkErr: "concat expects STRING, got BINARY as argument 2; cast it to STRING"},
+		{fn: "concat", args: []Value{str("a"), bin("b")}, checkErr: "concat: expects STRING, got BINARY as argument 2; cast it to STRING"},
 		{fn: "concat", args: []Value{bin("a"), bin("b")}, want: bin("ab")},
 		{fn: "concat", args: []Value{bin("a"), strNull(TypeBinary)}, want: strNull(TypeBinary)},
-		{fn: "concat", args: []Value{bin("a"), str("b")}, checkErr: "concat of BINARY values got STRING as argument 2"},
+		{fn: "concat", args: []Value{bin("a"), str("b")}, checkErr: "concat: BINARY concatenates only with BINARY, got STRING as argument 2"},
 		{fn: "concat", args: []Value{arr("a"), arr("b", "c")}, want: arr("a", "b", "c")},
-		{fn: "concat", args: []Value{arr("a"), str("b")}, checkErr: "concat of arrays got STRING as argument 2"},
+		{fn: "concat", args: []Value{arr("a"), str("b")}, checkErr: "concat: an array concatenates only with arrays, got STRING as argument 2"},
 		{fn: "concat", args: []Value{str("p-"), i32(7), str("-"), boolv(true)}, want: str("p-7-true"), needsCast: true},
 
 		{fn: "concat_ws", args: []Value{str("-"), str("a"), str("b")}, want: str("a-b")},
@@ -193,8 +193,8 @@ func TestConcat(t *testing.T) {
 		{fn: "concat_ws", args: []Value{str("-"), nullLit()}, want: str("")},
 		{fn: "concat_ws", args: []Value{strNull(TypeString), str("a")}, want: strNull(TypeString)},
 		{fn: "concat_ws", args: []Value{str(","), arr("a", "b"), str("c"), strNull(TypeStringArray), arr()}, want: str("a,b,c")},
-		{fn: "concat_ws", args: []Value{str(","), str("a"), bin("b")}, checkErr: "concat_ws expects STRING or ARRAY<STRING>, got BINARY as argument 3"},
-		{fn: "concat_ws", args: []Value{arr(), str("a")}, checkErr: "concat_ws expects STRING, got ARRAY<STRING> as argument 1"},
+		{fn: "concat_ws", args: []Value{str(","), str("a"), bin("b")}, checkErr: "concat_ws: expects STRING or ARRAY<STRING>, got BINARY as argument 3"},
+		{fn: "concat_ws", args: []Value{arr(), str("a")}, checkErr: "concat_ws: expects STRING, got ARRAY<STRING> as argument 1"},
 		{fn: "concat_ws", args: []Value{str("_"), str("t"), i32(3)}, want: str("t_3"), needsCast: true},
 	})
 }
@@ -218,8 +218,8 @@ func TestSubstring(t *testing.T) {
 		{fn: "substring", args: []Value{strNull(TypeString), i32(1)}, want: strNull(TypeString)},
 		{fn: "substring", args: []Value{s, nullLit()}, want: strNull(TypeString)},
 		{fn: "substring", args: []Value{strNull(TypeBinary), i32(1)}, want: strNull(TypeBinary)},
-		{fn: "substring", args: []Value{s, str("1")}, checkErr: "substring expects INT, got STRING as argument 2; cast it to INT"},
-		{fn: "substring", args: []Value{s, i32(1), dbl(1)}, checkErr: "substring expects INT, got DOUBLE as argument 3"},
+		{fn: "substring", args: []Value{s, str("1")}, checkErr: "substring: expects INT, got STRING as argument 2; cast it to INT"},
+		{fn: "substring", args: []Value{s, i32(1), dbl(1)}, checkErr: "substring: expects INT, got DOUBLE as argument 3"},
 		{fn: "substring", args: []Value{s, i64(1 << 40)}, evalErr: "out of the range of INT"},
 		{fn: "substring", args: []Value{i64(12345), i32(2), i32(2)}, want: str("23"), needsCast: true},
 	})
@@ -240,10 +240,10 @@ func TestRegexpFunctions(t *testing.T) {
 		{fn: "regexp_replace", args: []Value{str("aaa"), str("a"), str("b"), i32(2)}, want: str("abb")},
 		{fn: "regexp_replace", args: []Value{str("aaa"), str("a"), str("b"), i32(4)}, want: str("aaa")},
 		{fn: "regexp_replace", args: []Value{str("aaa"), str("a"), str("b"), i32(0)}, evalErr: "position must be positive"},
-		{fn: "regexp_replace", args: []Value{str("a"), str(`(?<=a)b`), str("")}, evalErr: `regexp_replace: the regular expression "(?<=a)b" is not supported`},
+		{fn: "regexp_replace", args: []Value{str("a"), str(`(?<=a)b`), str("")}, evalErr: `the regular expression "(?<=a)b" is not supported`},
 		{fn: "regexp_replace", args: []Value{strNull(TypeString), str("a"), str("b")}, want: strNull(TypeString)},
 		{fn: "regexp_replace", args: []Value{str("a"), nullLit(), str("b")}, want: strNull(TypeString)},
-		{fn: "regexp_replace", args: []Value{str("a"), str("a"), str("b"), str("1")}, checkErr: "regexp_replace expects INT, got STRING as argument 4"},
+		{fn: "regexp_replace", args: []Value{str("a"), str("a"), str("b"), str("1")}, checkErr: "regexp_replace: expects INT, got STRING as argument 4"},
 
 		{fn: "regexp_extract", args: []Value{str("100-200"), str(`(\d+)-(\d+)`)}, want: str("100")},
 		{fn: "regexp_extract", args: []Value{str("100-200"), str(`(\d+)-(\d+)`), i32(2)}, want: str("200")},
@@ -254,7 +254,7 @@ func TestRegexpFunctions(t *testing.T) {
 		{fn: "regexp_extract", args: []Value{str("abc"), str(`(a)`), i32(-1)}, evalErr: "got -1"},
 		{fn: "regexp_extract", args: []Value{str("abc"), str(`a++`)}, evalErr: `"a++" is not supported`},
 		{fn: "regexp_extract", args: []Value{strNull(TypeString), str(`(a)`)}, want: strNull(TypeString)},
-		{fn: "regexp_extract", args: []Value{str("a"), bin("a")}, checkErr: "regexp_extract expects STRING, got BINARY as argument 2"},
+		{fn: "regexp_extract", args: []Value{str("a"), bin("a")}, checkErr: "regexp_extract: expects STRING, got BINARY as argument 2"},
 
 		{fn: "split", args: []Value{str("oneAtwoBthreeC"), str("[ABC]")}, want: arr("one", "two", "three", "")},
 		{fn: "split", args: []Value{str("oneAtwoBthreeC"), str("[ABC]"), i32(2)}, want: arr("one", "twoBthreeC")},
@@ -269,8 +269,8 @@ func TestRegexpFunctions(t *testing.T) {
 		{fn: "split", args: []Value{str("abc"), str("x*")}, want: arr("a", "b", "c", "")},
 		{fn: "split", args: []Value{str("orders-eu-1"), str("-")}, want: arr("orders", "eu", "1")},
 		{fn: "split", args: []Value{strNull(TypeString), str(",")}, want: strNull(TypeStringArray)},
-		{fn: "split", args: []Value{str("a"), str("(")}, evalErr: `split: the regular expression "(" is not supported`},
-		{fn: "split", args: []Value{str("a"), str(","), dbl(1)}, checkErr: "split expects INT, got DOUBLE as argument 3"},
+		{fn: "split", args: []Value{str("a"), str("(")}, evalErr: `the regular expression "(" is not supported`},
+		{fn: "split", args: []Value{str("a"), str(","), dbl(1)}, checkErr: "split: expects INT, got DOUBLE as argument 3"},
 	})
 }
 
@@ -281,7 +281,7 @@ func TestElementAt(t *testing.T) {
 		{fn: "element_at", args: []Value{arr("x", "y", "z"), i32(3)}, want: str("z")},
 		{fn: "element_at", args: []Value{arr("x", "y", "z"), i32(-1)}, want: str("z")},
 		{fn: "element_at", args: []Value{arr("x", "y", "z"), i64(-3)}, want: str("x")},
-		{fn: "element_at", args: []Value{arr("x", "y", "z"), i32(4)}, evalErr: "element_at: the index 4 is out of bounds: the array has 3 elements"},
+		{fn: "element_at", args: []Value{arr("x", "y", "z"), i32(4)}, evalErr: "the index 4 is out of bounds: the array has 3 elements"},
 		{fn: "element_at", args: []Value{arr("x", "y", "z"), i32(-4)}, evalErr: "the index -4 is out of bounds"},
 		{fn: "element_at", args: []Value{arr("x"), i32(0)}, evalErr: "the index 0 is invalid"},
 		{fn: "try_element_at", args: []Value{arr("x"), i32(2)}, want: strNull(TypeString)},
@@ -292,8 +292,8 @@ func TestElementAt(t *testing.T) {
 		{fn: "element_at", args: []Value{h, i32(-2)}, want: hdrv(hdr("a", "1"))},
 		{fn: "element_at", args: []Value{h, i32(3)}, evalErr: "out of bounds"},
 		{fn: "element_at", args: []Value{strNull(TypeHeaders), i32(1)}, want: strNull(TypeHeader)},
-		{fn: "element_at", args: []Value{str("x"), i32(1)}, checkErr: "element_at expects an array (ARRAY<STRING> or headers), got STRING as argument 1"},
-		{fn: "element_at", args: []Value{arr("x"), str("1")}, checkErr: "element_at expects INT, got STRING as argument 2"},
+		{fn: "element_at", args: []Value{str("x"), i32(1)}, checkErr: "element_at: expects an array (ARRAY<STRING> or headers), got STRING as argument 1"},
+		{fn: "element_at", args: []Value{arr("x"), str("1")}, checkErr: "element_at: expects INT, got STRING as argument 2"},
 	})
 }
 
@@ -321,15 +321,15 @@ func TestDateFormat(t *testing.T) {
 		{fn: "date_format", args: []Value{tsv(time.Date(1969, 12, 31, 23, 59, 59, 999999000, time.UTC)), str("yyyy-MM-dd HH:mm:ss.SSSSSS")}, want: str("1969-12-31 23:59:59.999999")},
 		{fn: "date_format", args: []Value{strNull(TypeTimestamp), str("yyyy")}, want: strNull(TypeString)},
 		{fn: "date_format", args: []Value{ts, nullLit()}, want: strNull(TypeString)},
-		{fn: "date_format", args: []Value{ts, str("YYYY")}, evalErr: `date_format: pattern "YYYY": 'Y' at position 1: week-based patterns are not supported`},
+		{fn: "date_format", args: []Value{ts, str("YYYY")}, evalErr: `pattern "YYYY": 'Y' at position 1: week-based patterns are not supported`},
 		{fn: "date_format", args: []Value{ts, str("yyyy-MM-dd 'T")}, evalErr: "unterminated quote at position 12"},
 		{fn: "date_format", args: []Value{ts, str("MMMMM")}, evalErr: `"MMMMM" at position 1: wrong number of pattern letters`},
 		{fn: "date_format", args: []Value{ts, str("yyyyyyy")}, evalErr: "wrong number of pattern letters"},
 		{fn: "date_format", args: []Value{ts, str("aa")}, evalErr: "wrong number of pattern letters"},
 		{fn: "date_format", args: []Value{ts, str("A")}, evalErr: "unsupported pattern letter"},
 		{fn: "date_format", args: []Value{ts, str("{")}, evalErr: "is reserved"},
-		{fn: "date_format", args: []Value{bin("x"), str("yyyy")}, checkErr: "date_format expects TIMESTAMP, got BINARY as argument 1; cast it to TIMESTAMP"},
-		{fn: "date_format", args: []Value{i64(1), str("yyyy")}, checkErr: "date_format expects TIMESTAMP, got BIGINT"},
+		{fn: "date_format", args: []Value{bin("x"), str("yyyy")}, checkErr: "date_format: expects TIMESTAMP, got BINARY as argument 1; cast it to TIMESTAMP"},
+		{fn: "date_format", args: []Value{i64(1), str("yyyy")}, checkErr: "date_format: expects TIMESTAMP, got BIGINT"},
 		{fn: "date_format", args: []Value{str("2024-03-07 15:04:05"), str("HH:mm")}, want: str("15:04"), needsCast: true},
 	})
 }
@@ -347,10 +347,10 @@ func TestGetJSONObject(t *testing.T) {
 		{fn: "get_json_object", args: []Value{doc, str("$.missing")}, want: strNull(TypeString)},
 		{fn: "get_json_object", args: []Value{doc, str("a")}, want: strNull(TypeString)},
 		{fn: "get_json_object", args: []Value{str("{bad"), str("$.a")}, want: strNull(TypeString)},
-		{fn: "get_json_object", args: []Value{doc, str("$.a.b[*]")}, evalErr: `get_json_object path "$.a.b[*]" has a wildcard`},
+		{fn: "get_json_object", args: []Value{doc, str("$.a.b[*]")}, evalErr: `the path "$.a.b[*]" has a wildcard`},
 		{fn: "get_json_object", args: []Value{strNull(TypeString), str("$.a")}, want: strNull(TypeString)},
 		{fn: "get_json_object", args: []Value{doc, nullLit()}, want: strNull(TypeString)},
-		{fn: "get_json_object", args: []Value{bin(`{}`), str("$.a")}, checkErr: "get_json_object expects STRING, got BINARY as argument 1; cast it to STRING"},
+		{fn: "get_json_object", args: []Value{bin(`{}`), str("$.a")}, checkErr: "get_json_object: expects STRING, got BINARY as argument 1; cast it to STRING"},
 	})
 }
 

@@ -14,7 +14,7 @@ import (
 // semantics of Databricks' : operator on STRING: a bare name matches a
 // field case-insensitively (the first match), a bracketed one exactly; a
 // missing field, a JSON null or invalid JSON is NULL (ok false); a string
-// gives its unescaped text, any other value its JSON text as written.
+// gives its unescaped text, any other value its JSON text.
 //
 // The document is read as Spark's get_json_object reads it (Jackson with
 // single quotes and unescaped control characters allowed): the first JSON
@@ -627,5 +627,5 @@ func isPathSpace(c byte) bool { return isJSONSpace(c) || c == '\f' || c == '\v' 
 
 // errWildcardPath is the error of a get_json_object path with a wildcard.
 func errWildcardPath(p string) error {
-	return fmt.Errorf("get_json_object path %q has a wildcard (*), which is not supported; name the field or the index", p)
+	return fmt.Errorf("the path %q has a wildcard (*), which is not supported; name the field or the index", p)
 }
