@@ -408,3 +408,38 @@ func TestMemoBound(t *testing.T) {
 		t.Errorf("compiled %d times, want once", calls)
 	}
 }
+
+// FuzzFunctions checks that the functions with the most arithmetic on
+// their arguments (positions, group references, patterns) never panic and
+// keep their invariants.
+func FuzzFunctions(f *testing.F) {
+	f.Add("héllo-wörld", `(\w+)-(\w+)`, `$2\$$1${x}`, int64(2), int64(-3))
+	f.Add("", "", "", int64(0), int64(0))
+	f.Add("a,b,,c,", ",", "$0", int64(-1), int64(1<<31))
+	f.Add("2024", "yyyy-MM-dd'T'HH:mm:ss.SSS XXX", "''", int64(1), int64(9))
+	f.Fuzz(func(t *testing.T, s, pattern, rep string, a, b int64) {
+		// substring: a part of s, as long as asked at most.
+		if v, err := functions["substring"].eval([]Value{str(s), i64(a), i64(b)}); err == nil && !strings.Contains(s, v.Str) {
+			t.Fatalf("substring(%q, %d, %d) = %q, not a part of it", s, a, b, v.Str)
+		}
+		if v, err := functions["substring"].eval([]Value{bin(s), i64(a), i64(b)}); err == nil && !strings.Contains(s, string(v.Bytes)) {
+			t.Fatalf("substring(X%q, %d, %d) = %q, not a part of it", s, a, b, v.Bytes)
+		}
+		// split: the parts and the separators make s again.
+		if v, err := functions["split"].eval([]Value{str(s), str(pattern), i64(a)}); err == nil {
+			if a > 0 && int64(len(v.Strs)) > a {
+				t.Fatalf("split(%q, %q, %d) has %d parts", s, pattern, a, len(v.Strs))
+			}
+			if total := len(strings.Join(v.Strs, "")); total > len(s) {
+				t.Fatalf("split(%q, %q, %d) = %q, longer than the input", s, pattern, a, v.Strs)
+			}
+		}
+		functions["regexp_replace"].eval([]Value{str(s), str(pattern), str(rep), i64(b)})
+		functions["regexp_extract"].eval([]Value{str(s), str(pattern), i64(a)})
+		arr := Value{Type: TypeStringArray, Strs: strings.Split(s, ",")}
+		if v, err := functions["element_at"].eval([]Value{arr, i64(a)}); err == nil && !strings.Contains(s, v.Str) {
+			t.Fatalf("element_at(%q, %d) = %q", arr.Strs, a, v.Str)
+		}
+		functions["date_format"].eval([]Value{{Type: TypeTimestamp, Int: a}, str(pattern)})
+	})
+}
