@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unsafe"
 )
 
 // evalFn evaluates a compiled expression on a record.
@@ -293,7 +292,7 @@ func (c *compiler) path(n *node) (compiled, error) {
 			return nullOf(TypeString), err
 		}
 		// jsonPath only reads the document, so the string's bytes serve.
-		s, ok := jsonPath(unsafe.Slice(unsafe.StringData(v.Str), len(v.Str)), steps)
+		s, ok := jsonPath(stringBytes(v.Str), steps)
 		return Value{Type: TypeString, Str: s, Null: !ok}, nil
 	}}, nil
 }

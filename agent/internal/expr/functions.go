@@ -119,7 +119,7 @@ func checkArgs(args []Type, kinds ...argKind) error {
 		if k.fits(t) {
 			continue
 		}
-		msg := fmt.Sprintf("expects %s, got %s as argument %d", k.expected(), typeSQL(t), i+1)
+		msg := fmt.Sprintf("expects %s, got %s as argument %d", k.expected(), t.String(), i+1)
 		switch k {
 		case argString, argInt, argTimestamp:
 			msg += "; cast it to " + k.expected()
@@ -136,40 +136,6 @@ func returns(t Type, kinds ...argKind) func([]Type) (Type, error) {
 		return t, checkArgs(args, kinds...)
 	}
 }
-
-// typeSQL names t as SQL writes it.
-func typeSQL(t Type) string {
-	switch t {
-	case TypeNull:
-		return "NULL"
-	case TypeString:
-		return "STRING"
-	case TypeBinary:
-		return "BINARY"
-	case TypeBoolean:
-		return "BOOLEAN"
-	case TypeInt:
-		return "INT"
-	case TypeBigInt:
-		return "BIGINT"
-	case TypeDouble:
-		return "DOUBLE"
-	case TypeDate:
-		return "DATE"
-	case TypeTimestamp:
-		return "TIMESTAMP"
-	case TypeStringArray:
-		return "ARRAY<STRING>"
-	case TypeHeaders:
-		return "ARRAY<STRUCT<key: STRING, value: BINARY>>"
-	case TypeHeader:
-		return "STRUCT<key: STRING, value: BINARY>"
-	}
-	return fmt.Sprintf("type %d", t)
-}
-
-// null is the NULL of type t.
-func null(t Type) Value { return Value{Type: t, Null: true} }
 
 // stringValue is a STRING value.
 func stringValue(s string) Value { return Value{Type: TypeString, Str: s} }
@@ -191,7 +157,7 @@ func asString(v *Value) (string, error) {
 	}
 	s, err := castValue(*v, TypeString)
 	if err != nil {
-		return "", fmt.Errorf("casting %s to STRING: %w", typeSQL(v.Type), err)
+		return "", fmt.Errorf("casting %s to STRING: %w", v.Type.String(), err)
 	}
 	return s.Str, nil
 }
@@ -224,7 +190,7 @@ func stringFunc(f func(string) string) *function {
 		check: returns(TypeString, argString),
 		eval: func(args []Value) (Value, error) {
 			if args[0].Null {
-				return null(TypeString), nil
+				return nullOf(TypeString), nil
 			}
 			s, err := asString(&args[0])
 			if err != nil {
@@ -244,7 +210,7 @@ func trimFunc(trim func(s, cutset string) string) *function {
 		check: returns(TypeString, argString),
 		eval: func(args []Value) (Value, error) {
 			if anyNull(args) {
-				return null(TypeString), nil
+				return nullOf(TypeString), nil
 			}
 			var buf [2]string
 			s, err := asStrings(args, buf[:0])
@@ -273,14 +239,14 @@ func checkConcat(args []Type) (Type, error) {
 	case TypeBinary:
 		for i, t := range args {
 			if t != TypeBinary && t != TypeNull {
-				return 0, fmt.Errorf("BINARY concatenates only with BINARY, got %s as argument %d; cast the BINARY arguments to STRING", typeSQL(t), i+1)
+				return 0, fmt.Errorf("BINARY concatenates only with BINARY, got %s as argument %d; cast the BINARY arguments to STRING", t.String(), i+1)
 			}
 		}
 		return TypeBinary, nil
 	case TypeStringArray:
 		for i, t := range args {
 			if t != TypeStringArray && t != TypeNull {
-				return 0, fmt.Errorf("an array concatenates only with arrays, got %s as argument %d", typeSQL(t), i+1)
+				return 0, fmt.Errorf("an array concatenates only with arrays, got %s as argument %d", t.String(), i+1)
 			}
 		}
 		return TypeStringArray, nil
@@ -301,7 +267,7 @@ func evalConcat(args []Value) (Value, error) {
 		t = TypeString
 	}
 	if anyNull(args) {
-		return null(t), nil
+		return nullOf(t), nil
 	}
 	switch t {
 	case TypeBinary:
@@ -340,7 +306,7 @@ func checkConcatWS(args []Type) (Type, error) {
 // NULLs; a NULL separator makes it NULL.
 func evalConcatWS(args []Value) (Value, error) {
 	if args[0].Null {
-		return null(TypeString), nil
+		return nullOf(TypeString), nil
 	}
 	sep, err := asString(&args[0])
 	if err != nil {
@@ -393,7 +359,7 @@ func substringFunc() *function {
 				t = TypeBinary
 			}
 			if anyNull(args) {
-				return null(t), nil
+				return nullOf(t), nil
 			}
 			pos, err := asInt32(&args[1])
 			if err != nil {
@@ -453,7 +419,7 @@ func runeOffset(s string, n int) int {
 // search replaced (by nothing by default); an empty search changes nothing.
 func evalReplace(args []Value) (Value, error) {
 	if anyNull(args) {
-		return null(TypeString), nil
+		return nullOf(TypeString), nil
 	}
 	var buf [3]string
 	s, err := asStrings(args, buf[:0])
@@ -527,7 +493,7 @@ func compileRegexp(pattern string) (*regexp.Regexp, error) {
 // character, as in Java.
 func evalRegexpReplace(args []Value) (Value, error) {
 	if anyNull(args) {
-		return null(TypeString), nil
+		return nullOf(TypeString), nil
 	}
 	var buf [3]string
 	s, err := asStrings(args[:3], buf[:0])
@@ -632,7 +598,7 @@ func appendJavaReplacement(dst []byte, rep, src string, m []int, re *regexp.Rege
 // have is an error, as in Spark.
 func evalRegexpExtract(args []Value) (Value, error) {
 	if anyNull(args) {
-		return null(TypeString), nil
+		return nullOf(TypeString), nil
 	}
 	var buf [2]string
 	s, err := asStrings(args[:2], buf[:0])
@@ -667,7 +633,7 @@ func evalRegexpExtract(args []Value) (Value, error) {
 // element, and an empty regex splits between characters.
 func evalSplit(args []Value) (Value, error) {
 	if anyNull(args) {
-		return null(TypeStringArray), nil
+		return nullOf(TypeStringArray), nil
 	}
 	var buf [2]string
 	s, err := asStrings(args[:2], buf[:0])
@@ -736,7 +702,7 @@ func elementAtFunc(orNull bool) *function {
 				t = TypeHeader
 			}
 			if anyNull(args) {
-				return null(t), nil
+				return nullOf(t), nil
 			}
 			size := len(args[0].Strs)
 			if t == TypeHeader {
@@ -748,7 +714,7 @@ func elementAtFunc(orNull bool) *function {
 				return Value{}, fmt.Errorf("the index 0 is invalid: the first element is 1 and the last -1")
 			case i > int64(size) || -i > int64(size):
 				if orNull {
-					return null(t), nil
+					return nullOf(t), nil
 				}
 				return Value{}, fmt.Errorf("the index %d is out of bounds: the array has %d elements; try_element_at returns NULL instead", i, size)
 			case i < 0:
@@ -775,7 +741,7 @@ func evalLength(args []Value) (Value, error) {
 	a := &args[0]
 	switch {
 	case a.Null:
-		return null(TypeInt), nil
+		return nullOf(TypeInt), nil
 	case a.Type == TypeBinary:
 		return Value{Type: TypeInt, Int: int64(len(a.Bytes))}, nil
 	}
@@ -807,7 +773,7 @@ type parsedJSONPath struct {
 // null field or invalid JSON is NULL. Wildcards are refused with an error.
 func evalGetJSONObject(args []Value) (Value, error) {
 	if anyNull(args) {
-		return null(TypeString), nil
+		return nullOf(TypeString), nil
 	}
 	var buf [2]string
 	s, err := asStrings(args, buf[:0])
@@ -823,11 +789,11 @@ func evalGetJSONObject(args []Value) (Value, error) {
 	case p.err != nil:
 		return Value{}, p.err
 	case !p.ok:
-		return null(TypeString), nil
+		return nullOf(TypeString), nil
 	}
 	out, ok := jsonExtract(stringBytes(s[0]), p.steps, true)
 	if !ok {
-		return null(TypeString), nil
+		return nullOf(TypeString), nil
 	}
 	return stringValue(out), nil
 }
@@ -848,7 +814,7 @@ func asMicros(v *Value) (int64, error) {
 	}
 	t, err := castValue(*v, TypeTimestamp)
 	if err != nil {
-		return 0, fmt.Errorf("casting %s to TIMESTAMP: %w", typeSQL(v.Type), err)
+		return 0, fmt.Errorf("casting %s to TIMESTAMP: %w", v.Type.String(), err)
 	}
 	return t.Int, nil
 }
@@ -857,7 +823,7 @@ func asMicros(v *Value) (int64, error) {
 // session time zone, with Spark's datetime pattern fmt.
 func evalDateFormat(args []Value) (Value, error) {
 	if anyNull(args) {
-		return null(TypeString), nil
+		return nullOf(TypeString), nil
 	}
 	micros, err := asMicros(&args[0])
 	if err != nil {

@@ -15,13 +15,13 @@ func i64(n int64) Value      { return Value{Type: TypeBigInt, Int: n} }
 func bin(b string) Value     { return Value{Type: TypeBinary, Bytes: []byte(b)} }
 func arr(s ...string) Value  { return Value{Type: TypeStringArray, Strs: s} }
 func dbl(f float64) Value    { return Value{Type: TypeDouble, Float: f} }
-func nullLit() Value         { return null(TypeNull) }
+func nullLit() Value         { return nullOf(TypeNull) }
 func hdrs(h ...Header) Value { return Value{Type: TypeHeaders, Headers: h} }
 func tsv(t time.Time) Value  { return Value{Type: TypeTimestamp, Int: t.UnixMicro()} }
 func datev(days int64) Value { return Value{Type: TypeDate, Int: days} }
 func hdr(k, v string) Header { return Header{Key: k, Value: []byte(v)} }
 func boolv(b bool) Value     { return Value{Type: TypeBoolean, Bool: b} }
-func strNull(t Type) Value   { return null(t) }
+func strNull(t Type) Value   { return nullOf(t) }
 func hdrv(h Header) Value    { return Value{Type: TypeHeader, Header: h} }
 func types(args []Value) []Type {
 	ts := make([]Type, len(args))
@@ -49,7 +49,7 @@ func call(t *testing.T, fn string, args ...Value) (v Value, checkErr, evalErr er
 	}
 	v, err = f.eval(args)
 	if err == nil && v.Type != typ {
-		t.Errorf("%s: eval returned type %s, check said %s", fn, typeSQL(v.Type), typeSQL(typ))
+		t.Errorf("%s: eval returned type %s, check said %s", fn, v.Type.String(), typ.String())
 	}
 	return v, nil, err
 }
@@ -126,10 +126,10 @@ func showValue(v Value) string {
 	case TypeBoolean:
 		s = fmt.Sprint(v.Bool)
 	default:
-		s = fmt.Sprintf("%s:%d", typeSQL(v.Type), v.Int)
+		s = fmt.Sprintf("%s:%d", v.Type.String(), v.Int)
 	}
 	if v.Null {
-		return "NULL:" + typeSQL(v.Type)
+		return "NULL:" + v.Type.String()
 	}
 	return s
 }
