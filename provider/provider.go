@@ -155,6 +155,7 @@ func (p *tributaryProvider) Resources(context.Context) []func() resource.Resourc
 	return []func() resource.Resource{
 		NewConnectionResource,
 		NewPipelineResource,
+		NewFanoutSchemaResource,
 	}
 }
 
