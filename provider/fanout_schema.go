@@ -119,9 +119,9 @@ func fanoutOptionsSchema() schema.SingleNestedAttribute {
 						Default:             stringdefault.StaticString(spec.FormatJSON),
 					},
 					"input_column": schema.StringAttribute{
-						MarkdownDescription: "The column the transform parses in place: `key` or `value`. The transform is " +
-							"that column's transformer, so `kafka_options` must not set one for it.",
-						Required: true,
+						MarkdownDescription: "The column the transform parses in place: `key` or `value`; required. The " +
+							"transform is that column's transformer, so `kafka_options` must not set one for it.",
+						Optional: true,
 					},
 					"output_column": schema.StringAttribute{
 						MarkdownDescription: "Accepted and ignored, as in Lakeflow: the transform always writes back to " +
