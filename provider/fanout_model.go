@@ -134,7 +134,7 @@ func fanoutOptionsToObject(ctx context.Context, fo *spec.FanoutOptions, prior *f
 	idFields := types.ListNull(types.StringType)
 	if len(fo.TableIDFields) > 0 || isEmptyList(prior.TableIDFields) {
 		var d diag.Diagnostics
-		idFields, d = types.ListValueFrom(ctx, types.StringType, fo.TableIDFields)
+		idFields, d = types.ListValueFrom(ctx, types.StringType, append([]string{}, fo.TableIDFields...))
 		diags.Append(d...)
 	}
 	transforms := types.ListNull(ty.transform)
