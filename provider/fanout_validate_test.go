@@ -117,3 +117,25 @@ func TestAccFanoutOutputColumnPlans(t *testing.T) {
 		}},
 	})
 }
+
+// TestAccFanoutValidationSkipsUnknown plans values that are only known
+// after apply: the rules that read them must not fire at plan time.
+func TestAccFanoutValidationSkipsUnknown(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+resource "terraform_data" "later" {
+  input = "x"
+}
+` + fanoutHCL(`topics = [terraform_data.later.output]
+      value_transformer = { format = terraform_data.later.output }`,
+				`fanout_by = terraform_data.later.output
+    on_invalid_route = terraform_data.later.output
+    transforms = [{ input_column = "key", json_options = { schema = terraform_data.later.output } }]`,
+				`table_configuration = { source_metadata_column = terraform_data.later.output }`),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+}
