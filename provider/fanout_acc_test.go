@@ -3,6 +3,8 @@ package provider_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,11 +16,13 @@ import (
 
 // fanoutFixture is the configuration of TestAccFanoutSchema: a connection
 // to the test broker, a pipeline without tables, and a fanout schema in it
-// routing topic by each JSON value's type.
+// routing topic by each JSON value's type and parsing the value with the
+// schema in schemaFile.
 type fanoutFixture struct {
 	agent                          *testAgent
 	conn, pipeline, topic          string
 	fanout, schema, onInvalidRoute string
+	schemaFile                     string
 }
 
 func (f *fanoutFixture) config() string {
@@ -41,7 +45,10 @@ resource "tributary_fanout_schema" "f" {
   fanout_options = {
     fanout_by        = "cast(value AS STRING):type::string"
     on_invalid_route = %s
-    transforms       = [{ input_column = "value" }]
+    transforms = [{
+      input_column = "value"
+      json_options = { schema_file_path = %s }
+    }]
   }
   table_configuration = {
     source_metadata_column = "_kafka"
@@ -50,7 +57,7 @@ resource "tributary_fanout_schema" "f" {
     create = "2m"
   }
 }
-`, hclString(f.fanout), hclString(f.schema), hclString(f.topic), hclString(f.onInvalidRoute))
+`, hclString(f.fanout), hclString(f.schema), hclString(f.topic), hclString(f.onInvalidRoute), hclString(f.schemaFile))
 }
 
 // waitFanoutTables waits until the agent reports at least n tables of the
@@ -82,7 +89,17 @@ func TestAccFanoutSchema(t *testing.T) {
 	f := &fanoutFixture{
 		agent: a, conn: uniqueName("conn"), pipeline: uniqueName("pipe"), topic: uniqueName("topic"),
 		fanout: uniqueName("fan"), schema: uniqueName("routed"), onInvalidRoute: spec.OnInvalidRouteFail,
+		schemaFile: filepath.Join(t.TempDir(), "events.ddl"),
 	}
+	writeSchema := func(ddl string) {
+		if err := os.WriteFile(f.schemaFile, []byte(ddl), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	schemaV1 := "type STRING, id BIGINT"
+	schemaV2 := schemaV1 + ", note STRING"
+	writeSchema(schemaV1)
+	const sha = "fanout_options.transforms.0.json_options.schema_file_sha256"
 	createTopic(t, f.topic, 1)
 	produce(t, f.topic, `{"type":"Click","id":1}`, `{"type":"view","id":2}`, `{"type":"click","id":3}`)
 	const res = "tributary_fanout_schema.f"
@@ -101,6 +118,7 @@ func TestAccFanoutSchema(t *testing.T) {
 					resource.TestCheckResourceAttr(res, "fanout_options.on_invalid_route", spec.OnInvalidRouteFail),
 					resource.TestCheckResourceAttr(res, "fanout_options.transforms.0.format", spec.FormatJSON),
 					resource.TestCheckResourceAttr(res, "connector_options.kafka_options.isolation_level", spec.DefaultIsolationLevel),
+					resource.TestCheckResourceAttr(res, sha, sha256Hex(schemaV1)),
 				),
 			},
 			{
@@ -129,6 +147,15 @@ func TestAccFanoutSchema(t *testing.T) {
 					resource.TestCheckResourceAttr(res, "fanout_options.on_invalid_route", spec.OnInvalidRouteDeadLetter),
 					resource.TestCheckResourceAttr(res, "tables.#", "2"),
 				),
+			},
+			{
+				// Editing the schema file, and nothing else, is an update.
+				PreConfig: func() { writeSchema(schemaV2) },
+				Config:    updated.config(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.TestCheckResourceAttr(res, sha, sha256Hex(schemaV2)),
 			},
 			{
 				// Drift: a change made through the API shows in the plan.
