@@ -273,3 +273,19 @@ func TestFanoutDryRunDiagnostics(t *testing.T) {
 		})
 	}
 }
+
+// TestFanoutWaitReportsErrors checks that waiting on a fanout schema
+// reports its own last error and those of its tables.
+func TestFanoutWaitReportsErrors(t *testing.T) {
+	t.Parallel()
+	failed := spec.FanoutStatus{State: spec.StateFailed, LastError: "record t[0]@5 cannot be routed: fanout_by returned NULL",
+		Tables: []spec.TableStatus{{DestinationTable: "click", State: spec.StateFailed, LastError: "disk full"}}}
+	get := func(context.Context) (runState, error) { return fanoutRunState(&failed), nil }
+	starting := fanoutRunState(&spec.FanoutStatus{State: spec.StateStarting})
+	err := waitForRun(context.Background(), `fanout schema "f"`, starting, get, stuckAfter)
+	want := "the agent reports fanout schema \"f\" FAILED:\n  record t[0]@5 cannot be routed: fanout_by returned NULL" +
+		"\n  table click (FAILED): disk full"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error = %v, want %q", err, want)
+	}
+}
