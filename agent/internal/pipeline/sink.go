@@ -102,10 +102,19 @@ func newSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o s
 	if err != nil {
 		return nil, fatalError{fmt.Errorf("build decoder: %w", err)}
 	}
+	s := newRawSink(tbl, layout.Columns(), dec.Schema(), o)
+	s.decoders, s.layout, s.sources = newDecoderPool(layout, sources, dec), layout, sources
+	return s, nil
+}
+
+// newRawSink returns a sink of tbl whose writer builds rows of columns,
+// whose Parquet schema is ps, itself: chunks come with their batch and
+// without a decoder, and the columns never change. It loads the status of
+// tbl's log into o.state. End it with close.
+func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o sinkOptions) *sink {
 	s := &sink{
 		tbl: tbl, log: o.log, appID: o.appID, maxRows: o.maxRows, maxBytes: o.maxBytes, state: o.state,
-		decoders: newDecoderPool(layout, sources, dec), schema: dec.Schema(), columns: layout.Columns(),
-		layout: layout, sources: sources,
+		schema: ps, columns: columns,
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
 		readEnd:   map[kafka.TopicPartition]int64{},
@@ -120,7 +129,7 @@ func newSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o s
 		st.status.Columns = columnStatus(snap.Schema)
 	}
 	st.mu.Unlock()
-	return s, nil
+	return s
 }
 
 // close drops the open file, if any (its rows are read again), and gives
@@ -246,6 +255,9 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 // widening reports whether the table's inferred part widens column types
 // (ADD_NEW_COLUMNS_WITH_TYPE_WIDENING), which its commits then allow.
 func (s *sink) widening() bool {
+	if s.layout == nil {
+		return false // a raw sink's columns never change
+	}
 	for _, p := range []*spec.Part{&s.layout.Key, &s.layout.Value} {
 		if p.Inferred() && p.Transformer.JSONOptions.EvolutionMode() == spec.SchemaEvolutionAddNewColumnsWithTypeWidening {
 			return true

@@ -144,15 +144,7 @@ func (r *tableRunner) run(ctx context.Context) {
 			r.setState(spec.StateStopped, err)
 			return
 		}
-		var fatal fatalError
-		var dataLoss *kafka.DataLossError
-		var notTable *table.ErrNotTable
-		var recreated *kafka.TopicRecreatedError
-		var unsupported *table.ErrUnsupportedFeature
-		var failFast *decode.RecordError
-		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
-			errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
-			errors.As(err, &failFast) {
+		if isFatal(err) {
 			r.log.Error("table failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
@@ -164,6 +156,20 @@ func (r *tableRunner) run(ctx context.Context) {
 		}
 		backoff = min(backoff*2, 30*time.Second)
 	}
+}
+
+// isFatal reports whether err is one that restarting cannot fix: the
+// table, or fanout schema, goes to FAILED.
+func isFatal(err error) bool {
+	var fatal fatalError
+	var dataLoss *kafka.DataLossError
+	var notTable *table.ErrNotTable
+	var recreated *kafka.TopicRecreatedError
+	var unsupported *table.ErrUnsupportedFeature
+	var failFast *decode.RecordError
+	return errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
+		errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
+		errors.As(err, &failFast)
 }
 
 // wait waits d before the loop starts again; false, with the table

@@ -1,0 +1,203 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// routeFunc evaluates a fanout_by expression on a raw record: its STRING
+// result, or null for NULL, or a runtime error of the expression.
+type routeFunc func(*expr.Record) (name string, null bool, err error)
+
+// programRoute returns the routeFunc of a compiled fanout_by program.
+func programRoute(p *expr.Program) routeFunc {
+	return func(r *expr.Record) (string, bool, error) {
+		v, err := p.Eval(r)
+		switch {
+		case err != nil:
+			return "", false, err
+		case v.Null:
+			return "", true, nil
+		case v.Type != expr.TypeString:
+			return "", false, fmt.Errorf("fanout_by did not return a STRING")
+		}
+		return v.Str, false, nil
+	}
+}
+
+// router names the table of each record: one per fanout runner, used by its
+// goroutine only. It converts records into the expression's reused record.
+type router struct {
+	route routeFunc
+	rec   expr.Record
+}
+
+// table returns the lower-case name of r's table, or a [*routeError].
+func (rt *router) table(r *decode.Record) (string, error) {
+	e := &rt.rec
+	e.Topic, e.Partition, e.Offset = r.Topic, r.Partition, r.Offset
+	e.Timestamp, e.TimestampType, e.Key, e.Value = r.Timestamp, r.TimestampType, r.Key, r.Value
+	e.Headers = e.Headers[:0]
+	for _, h := range r.Headers {
+		e.Headers = append(e.Headers, expr.Header{Key: h.Key, Value: h.Value})
+	}
+	if r.Timestamp.UnixMilli() < 0 {
+		e.Timestamp = expr.Record{}.Timestamp // Kafka's -1: no timestamp
+	}
+	name, null, err := rt.route(e)
+	e.Key, e.Value = nil, nil // do not keep the batch's memory
+	switch {
+	case err != nil:
+		return "", &routeError{rec: r, err: fmt.Errorf("fanout_by failed: %w", err)}
+	case null:
+		return "", &routeError{rec: r, err: fmt.Errorf("fanout_by returned NULL")}
+	}
+	if err := checkRoutedName(name); err != nil {
+		return "", &routeError{rec: r, err: err}
+	}
+	return strings.ToLower(name), nil
+}
+
+// routeError is a record that has no valid table name.
+type routeError struct {
+	rec *decode.Record
+	err error
+}
+
+// Error names the record and says why it has no table.
+func (e *routeError) Error() string {
+	return fmt.Sprintf("record %s[%d]@%d cannot be routed: %v", e.rec.Topic, e.rec.Partition, e.rec.Offset, e.err)
+}
+
+// Unwrap returns why.
+func (e *routeError) Unwrap() error { return e.err }
+
+// checkRoutedName reports why s is not a valid routed table name: letters,
+// digits and underscores, not only digits, 1 to [spec.MaxRoutedNameLen]
+// characters, and not [spec.FanoutErrorsTable].
+func checkRoutedName(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("fanout_by returned an empty string, which is no table name")
+	case len(s) > spec.MaxRoutedNameLen:
+		return fmt.Errorf("fanout_by returned a name of %d characters, longer than the %d a table name may have",
+			len(s), spec.MaxRoutedNameLen)
+	case strings.EqualFold(s, spec.FanoutErrorsTable):
+		return fmt.Errorf("fanout_by returned %q, the table of records that cannot be routed", s)
+	}
+	digits := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			digits = false
+		default:
+			return fmt.Errorf("fanout_by returned %q, which is no table name: it holds %q, and a table name has only "+
+				"letters, digits and underscores", s, firstRune(s[i:]))
+		}
+	}
+	if digits {
+		return fmt.Errorf("fanout_by returned %q, which is no table name: a table name is not only digits", s)
+	}
+	return nil
+}
+
+// firstRune returns the first character of s.
+func firstRune(s string) string {
+	r, _ := utf8.DecodeRuneInString(s)
+	return string(r)
+}
+
+// fanoutErrorsColumns are the columns of [spec.FanoutErrorsTable]: the raw
+// record and why it could not be routed.
+var fanoutErrorsColumns = []schema.Field{
+	{Name: "key", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
+	{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
+	{Name: "topic", Type: &schema.Type{Kind: schema.String}, Nullable: true},
+	{Name: "partition", Type: &schema.Type{Kind: schema.Int}, Nullable: true},
+	{Name: "offset", Type: &schema.Type{Kind: schema.Long}, Nullable: true},
+	{Name: "timestamp", Type: &schema.Type{Kind: schema.Timestamp}, Nullable: true},
+	{Name: "timestampType", Type: &schema.Type{Kind: schema.Int}, Nullable: true},
+	spec.MetadataType.Fields[5], // headers
+	{Name: "error", Type: &schema.Type{Kind: schema.String}, Nullable: true},
+}
+
+// deadLetters builds the rows of [spec.FanoutErrorsTable].
+type deadLetters struct {
+	b *rows.Builder
+}
+
+func newDeadLetters() (*deadLetters, error) {
+	b, err := rows.NewBuilder(fanoutErrorsColumns)
+	if err != nil {
+		return nil, fmt.Errorf("the columns of %s: %w", spec.FanoutErrorsTable, err)
+	}
+	return &deadLetters{b: b}, nil
+}
+
+// batch returns a row per record of recs with the error of the same index.
+// It aliases the builder's buffers and the records' bytes, as
+// [decode.Decoder.Decode]'s batches do.
+func (d *deadLetters) batch(recs []decode.Record, errs []string) (decode.Batch, error) {
+	b := d.b
+	b.Reset()
+	for i := range recs {
+		r := &recs[i]
+		b.BeginRow()
+		for f, v := range [][]byte{r.Key, r.Value} {
+			b.Field(f)
+			if v == nil {
+				b.Null()
+			} else {
+				b.Bytes(v)
+			}
+		}
+		b.Field(2)
+		b.Bytes([]byte(r.Topic))
+		b.Field(3)
+		b.Int32(r.Partition)
+		b.Field(4)
+		b.Int64(r.Offset)
+		b.Field(5)
+		if r.Timestamp.IsZero() || r.Timestamp.UnixMilli() < 0 {
+			b.Null()
+		} else {
+			b.Int64(r.Timestamp.UnixMicro())
+		}
+		b.Field(6)
+		b.Int32(int32(r.TimestampType))
+		b.Field(7)
+		if len(r.Headers) == 0 {
+			b.Null() // as in the source metadata column
+		} else {
+			b.BeginList()
+			for _, h := range r.Headers {
+				b.BeginStruct()
+				b.Field(0)
+				b.Bytes([]byte(strings.ToValidUTF8(h.Key, "\uFFFD")))
+				b.Field(1)
+				if h.Value == nil {
+					b.Null()
+				} else {
+					b.Bytes(h.Value)
+				}
+				b.EndStruct()
+			}
+			b.EndList()
+		}
+		b.Field(8)
+		b.Bytes([]byte(errs[i]))
+		if err := b.EndRow(); err != nil {
+			return decode.Batch{}, fmt.Errorf("a row of %s: %w", spec.FanoutErrorsTable, err)
+		}
+	}
+	return decode.Batch{Columns: b.Columns(), Rows: b.Rows()}, nil
+}
