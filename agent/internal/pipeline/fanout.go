@@ -88,6 +88,9 @@ type fanoutRunner struct {
 	log        *slog.Logger
 	cancel     context.CancelFunc
 	done       chan struct{}
+	// crash, set by tests only, is asked before each table's flush: an
+	// error stops the run there, as a crash would.
+	crash func(table string) error
 
 	mu        sync.Mutex
 	state     string
@@ -99,14 +102,26 @@ type fanoutRunner struct {
 
 func startFanout(cfg fanoutConfig, client *kafka.Client, route routeFunc, regs *registries, budget *memory.Budget,
 	log *slog.Logger) *fanoutRunner {
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &fanoutRunner{
-		cfg: cfg, client: client, route: route, registries: regs, budget: budget, cancel: cancel, done: make(chan struct{}),
+	r := newFanoutRunner(cfg, client, route, regs, budget, log)
+	r.start()
+	return r
+}
+
+// newFanoutRunner returns the runner of cfg, not started.
+func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, route routeFunc, regs *registries, budget *memory.Budget,
+	log *slog.Logger) *fanoutRunner {
+	return &fanoutRunner{
+		cfg: cfg, client: client, route: route, registries: regs, budget: budget, done: make(chan struct{}),
 		log:   log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name),
 		state: spec.StateStarting, tables: map[string]*tableState{},
 	}
+}
+
+// start runs the runner in its goroutine.
+func (r *fanoutRunner) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
 	go r.run(ctx)
-	return r
 }
 
 // stop ends the runner after a final flush and commit, and waits for it.
@@ -758,22 +773,37 @@ func (run *fanoutRun) write(ctx context.Context, t *fanoutTable, tp kafka.TopicP
 
 // flush flushes table t and records the progress.
 func (run *fanoutRun) flush(ctx context.Context, t *fanoutTable) error {
-	if err := t.flush(ctx); err != nil {
-		return fmt.Errorf("table %s: %w", t.name, err)
+	if err := run.flushTable(ctx, t); err != nil {
+		return err
 	}
-	clear(t.from)
 	return run.record()
 }
 
 // flushAll flushes every table with rows, and records the progress.
 func (run *fanoutRun) flushAll(ctx context.Context) error {
 	for _, t := range run.order {
-		if err := t.flush(ctx); err != nil {
-			return fmt.Errorf("table %s: %w", t.name, err)
+		if err := run.flushTable(ctx, t); err != nil {
+			return err
 		}
-		clear(t.from)
 	}
 	return run.record()
+}
+
+// flushTable flushes table t, if it buffers anything.
+func (run *fanoutRun) flushTable(ctx context.Context, t *fanoutTable) error {
+	if t.empty() {
+		return nil
+	}
+	if crash := run.r.crash; crash != nil {
+		if err := crash(t.name); err != nil {
+			return err
+		}
+	}
+	if err := t.flush(ctx); err != nil {
+		return fmt.Errorf("table %s: %w", t.name, err)
+	}
+	clear(t.from)
+	return nil
 }
 
 // record writes the progress to the progress log: per partition, the

@@ -55,25 +55,31 @@ func (rt *router) table(r *decode.Record) (string, error) {
 	e.Key, e.Value = nil, nil // do not keep the batch's memory
 	switch {
 	case err != nil:
-		return "", &routeError{rec: r, err: fmt.Errorf("fanout_by failed: %w", err)}
+		return "", newRouteError(r, fmt.Errorf("fanout_by failed: %w", err))
 	case null:
-		return "", &routeError{rec: r, err: fmt.Errorf("fanout_by returned NULL")}
+		return "", newRouteError(r, fmt.Errorf("fanout_by returned NULL"))
 	}
 	if err := checkRoutedName(name); err != nil {
-		return "", &routeError{rec: r, err: err}
+		return "", newRouteError(r, err)
 	}
 	return strings.ToLower(name), nil
 }
 
 // routeError is a record that has no valid table name.
 type routeError struct {
-	rec *decode.Record
-	err error
+	// record names the record: topic[partition]@offset.
+	record string
+	err    error
+}
+
+// newRouteError returns the routeError of r, which it does not keep.
+func newRouteError(r *decode.Record, err error) *routeError {
+	return &routeError{record: fmt.Sprintf("%s[%d]@%d", r.Topic, r.Partition, r.Offset), err: err}
 }
 
 // Error names the record and says why it has no table.
 func (e *routeError) Error() string {
-	return fmt.Sprintf("record %s[%d]@%d cannot be routed: %v", e.rec.Topic, e.rec.Partition, e.rec.Offset, e.err)
+	return fmt.Sprintf("record %s cannot be routed: %v", e.record, e.err)
 }
 
 // Unwrap returns why.

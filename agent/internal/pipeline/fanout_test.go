@@ -1,0 +1,344 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// fanoutTypes are the event types the tests route by.
+var fanoutTypes = []string{"click", "view", "buy", "Login", "logout"}
+
+// fanoutEvent is record i of the tests: an event whose type is
+// fanoutTypes[i%5], unless bad says otherwise.
+func fanoutEvent(i int) string {
+	return fmt.Sprintf(`{"type":%q,"id":%d,"pad":"%s"}`, fanoutTypes[i%len(fanoutTypes)], i, strings.Repeat("x", i%7))
+}
+
+// routeByType routes by the JSON value's "type" field, as
+// cast(value AS STRING):type would: NULL when missing.
+func routeByType(r *expr.Record) (string, bool, error) {
+	var v struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(r.Value, &v); err != nil || v.Type == nil {
+		return "", true, nil
+	}
+	return *v.Type, false, nil
+}
+
+// testFanoutConfig returns the configuration of a fanout schema routing
+// topic's records into warehouse/main/events, parsing the value with the
+// JSON schema "type STRING, id BIGINT".
+func testFanoutConfig(warehouse, topic string, conn *spec.Connection) fanoutConfig {
+	return fanoutConfig{
+		Pipeline: "p",
+		Fanout: spec.FanoutSchema{
+			Name: "f", Pipeline: "p", DestinationCatalog: "main", DestinationSchema: "events",
+			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest}},
+			FanoutOptions: spec.FanoutOptions{FanoutBy: "cast(value AS STRING):type", Transforms: []spec.FanoutTransform{{
+				Format: spec.FormatJSON, InputColumn: spec.ValueColumn,
+				JSONOptions: &spec.JSONOptions{Schema: "type STRING, id BIGINT"}}}},
+			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
+		},
+		Dir:           filepath.Join(warehouse, "main", "events"),
+		Conn:          *conn,
+		FlushEvery:    200 * time.Millisecond,
+		MaxRows:       spec.DefaultMaxRowsPerFile,
+		MaxBytes:      spec.DefaultTargetFileSizeMB << 20,
+		Continuous:    true,
+		DiscoverEvery: time.Second,
+		GCGrace:       time.Hour,
+	}
+}
+
+// fanoutFixture is a cluster with topic "events" of 4 partitions, its
+// producer and a client for runners.
+type fanoutFixture struct {
+	conn     *spec.Connection
+	producer *kgo.Client
+	client   *kafka.Client
+}
+
+func newFanoutFixture(t *testing.T) *fanoutFixture {
+	addr, producer := newCluster(t, 4, "events")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	client := kafka.NewClient(conn)
+	t.Cleanup(client.Close)
+	return &fanoutFixture{conn: conn, producer: producer, client: client}
+}
+
+// run starts a runner of cfg routing by route, with crash set; it is
+// stopped at the end of the test.
+func (fx *fanoutFixture) run(t *testing.T, cfg fanoutConfig, route routeFunc, budget *memory.Budget,
+	crash func(string) error) *fanoutRunner {
+	if budget == nil {
+		budget = memory.New(1 << 40)
+	}
+	r := newFanoutRunner(cfg, fx.client, route, &registries{}, budget, slog.Default())
+	r.crash = crash
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
+
+// fanoutRows sums the rows of the runner's tables.
+func fanoutRows(r *fanoutRunner) (rows int64) {
+	for _, ts := range r.status().Tables {
+		rows += ts.Rows
+	}
+	return rows
+}
+
+// eventRow is a routed table's row.
+type eventRow struct {
+	Type *string `parquet:"type,optional"`
+	ID   *int64  `parquet:"id,optional"`
+}
+
+// readTable reads the rows of the table in dir, checking that its folder
+// holds exactly the log's files, and returns them with the log's offsets.
+func readTable[R any](t *testing.T, dir string) ([]R, table.Snapshot) {
+	t.Helper()
+	snap, err := table.ReadSnapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != snap.NumFiles {
+		t.Fatalf("%s: %d files in the folder, %d in the log", dir, len(files), snap.NumFiles)
+	}
+	var out []R
+	for _, f := range files {
+		rows, err := parquet.ReadFile[R](f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, rows...)
+	}
+	return out, snap
+}
+
+// checkRouted checks that each of the five tables of dir holds, exactly
+// once, the events 0..n-1 of its type (by fanoutEvent), but those skip
+// says are not routed.
+func checkRouted(t *testing.T, dir string, n int, skip func(int) bool) {
+	t.Helper()
+	for k, typ := range fanoutTypes {
+		rows, _ := readTable[eventRow](t, filepath.Join(dir, strings.ToLower(typ)))
+		var ids []int
+		for _, r := range rows {
+			if r.Type == nil || *r.Type != typ || r.ID == nil {
+				t.Fatalf("table %s: row %+v", typ, r)
+			}
+			ids = append(ids, int(*r.ID))
+		}
+		slices.Sort(ids)
+		var want []int
+		for i := k; i < n; i += len(fanoutTypes) {
+			if skip == nil || !skip(i) {
+				want = append(want, i)
+			}
+		}
+		if !slices.Equal(ids, want) {
+			t.Fatalf("table %s: %d rows %v..., want %d", typ, len(ids), ids[:min(len(ids), 10)], len(want))
+		}
+	}
+}
+
+func TestFanoutRoutesToFiveTables(t *testing.T) {
+	fx := newFanoutFixture(t)
+	warehouse := t.TempDir()
+	const n = 1000
+	produce(t, fx.producer, 0, n, fanoutEvent)
+	cfg := testFanoutConfig(warehouse, "events", fx.conn)
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
+	st := r.status()
+	var names []string
+	for _, ts := range st.Tables {
+		names = append(names, ts.DestinationTable)
+	}
+	if st.State != spec.StateRunning || strings.Join(names, ",") != "buy,click,login,logout,view" {
+		t.Fatalf("status %+v, want RUNNING with the five tables", st)
+	}
+	r.stop()
+	checkRouted(t, cfg.Dir, n, nil)
+	// The progress log is where every partition's records are committed.
+	snap, err := table.ReadSnapshot(filepath.Join(cfg.Dir, progressDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var next int64
+	for _, off := range snap.Txns {
+		next += off
+	}
+	if next != n {
+		t.Fatalf("the progress log's offsets sum to %d, want %d", next, n)
+	}
+}
+
+// Without json_options, the transformed column is a VARIANT.
+func TestFanoutVariantColumn(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 50, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions = nil
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 50 })
+	for _, ts := range r.status().Tables {
+		if len(ts.Columns) == 0 || ts.Columns[1].Name != "value" || ts.Columns[1].Type != "VARIANT" {
+			t.Fatalf("table %s has columns %+v, want value VARIANT", ts.DestinationTable, ts.Columns)
+		}
+	}
+}
+
+// With schema_evolution_mode, a table's columns are inferred from the
+// records routed to it, and grow with new fields.
+func TestFanoutInfersColumns(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 100, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions = &spec.JSONOptions{
+		SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns}
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 100 })
+	produce(t, fx.producer, 100, 101, func(int) string { return `{"type":"click","id":100,"extra":true}` })
+	columns := func(name string) string {
+		for _, ts := range r.status().Tables {
+			if ts.DestinationTable == name {
+				var cols []string
+				for _, c := range ts.Columns {
+					cols = append(cols, c.Name)
+				}
+				return strings.Join(cols, ",")
+			}
+		}
+		return ""
+	}
+	waitFor(t, 20*time.Second, "the new column", func() bool { return strings.Contains(columns("click"), "extra") })
+	if got := columns("view"); strings.Contains(got, "extra") || !strings.Contains(got, "id") {
+		t.Fatalf("view has columns %s, want its own only", got)
+	}
+}
+
+// badRoutes are values whose route is invalid: missing, all digits, a dot,
+// a space.
+var badRoutes = map[int]string{
+	3:   `{"id":3}`,
+	101: `{"type":"123","id":101}`,
+	202: `{"type":"a.b","id":202}`,
+	303: `{"type":"has space","id":303}`,
+}
+
+func badEvent(i int) string {
+	if v, ok := badRoutes[i]; ok {
+		return v
+	}
+	return fanoutEvent(i)
+}
+
+func TestFanoutInvalidRouteFails(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 400, badEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.status().State == spec.StateFailed })
+	st := r.status()
+	if !strings.Contains(st.LastError, "events[") || !strings.Contains(st.LastError, "cannot be routed") {
+		t.Fatalf("last error %q, want the record named", st.LastError)
+	}
+	t.Logf("%s", st.LastError)
+}
+
+func TestFanoutInvalidRouteDeadLetters(t *testing.T) {
+	fx := newFanoutFixture(t)
+	const n = 400
+	produce(t, fx.producer, 0, n, badEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Fanout.FanoutOptions.OnInvalidRoute = spec.OnInvalidRouteDeadLetter
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
+	r.stop()
+	checkRouted(t, cfg.Dir, n, func(i int) bool { _, bad := badRoutes[i]; return bad })
+	type deadRow struct {
+		Key       []byte `parquet:"key,optional"`
+		Value     []byte `parquet:"value,optional"`
+		Topic     string `parquet:"topic,optional"`
+		Partition int32  `parquet:"partition,optional"`
+		Offset    int64  `parquet:"offset,optional"`
+		Error     string `parquet:"error,optional"`
+	}
+	rows, _ := readTable[deadRow](t, filepath.Join(cfg.Dir, spec.FanoutErrorsTable))
+	if len(rows) != len(badRoutes) {
+		t.Fatalf("%d dead letters, want %d: %+v", len(rows), len(badRoutes), rows)
+	}
+	for _, row := range rows {
+		var key int
+		fmt.Sscan(string(row.Key), &key)
+		if string(row.Value) != badRoutes[key] || row.Topic != "events" || row.Error == "" {
+			t.Fatalf("dead letter %+v", row)
+		}
+		t.Logf("%s", row.Error)
+	}
+}
+
+// A run that crashes between the commits of two tables, or stops without
+// its final flush, loses and duplicates nothing once it runs again.
+func TestFanoutCrashRestartIsExact(t *testing.T) {
+	fx := newFanoutFixture(t)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.FlushEvery = 50 * time.Millisecond
+	const half, n = 3000, 4000
+	// Every fourth flush of a table crashes, twice: the tables
+	// flushed before it in the same round committed, the progress log was
+	// not written, and the runner restarts from the logs. Once failAll is
+	// set, every flush fails.
+	var flushes, crashes atomic.Int64
+	var failAll atomic.Bool
+	crash := func(string) error {
+		if failAll.Load() || flushes.Add(1)%4 == 0 && crashes.Add(1) <= 2 {
+			return fmt.Errorf("crash")
+		}
+		return nil
+	}
+	r := fx.run(t, cfg, routeByType, nil, crash)
+	for i := 0; i < half; i += 300 {
+		produce(t, fx.producer, i, i+300, fanoutEvent)
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == half })
+	if crashes.Load() < 2 {
+		t.Fatalf("%d crashes, want 2", crashes.Load())
+	}
+	failAll.Store(true)
+	produce(t, fx.producer, half, n, fanoutEvent)
+	time.Sleep(500 * time.Millisecond)
+	r.stop()
+	if st := r.status(); st.State != spec.StateStopped || fanoutRows(r) != half {
+		t.Fatalf("status %+v with %d rows, want STOPPED with %d", st.State, fanoutRows(r), half)
+	}
+	r = fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == n })
+	r.stop()
+	checkRouted(t, cfg.Dir, n, nil)
+}
