@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -341,4 +344,133 @@ func TestFanoutCrashRestartIsExact(t *testing.T) {
 	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == n })
 	r.stop()
 	checkRouted(t, cfg.Dir, n, nil)
+}
+
+// When the memory budget is full, the biggest table's open file is
+// flushed: the table of large records is flushed again and again, the
+// tables of a few small records once, at the end of the triggered run.
+func TestFanoutMemoryFlushesTheBiggestTable(t *testing.T) {
+	fx := newFanoutFixture(t)
+	const n = 6000
+	// Random pads, which compress no better than hex does.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	pad := make([]byte, 500)
+	produce(t, fx.producer, 0, n, func(i int) string {
+		if i%200 == 0 {
+			return fmt.Sprintf(`{"type":"small%d","id":%d}`, i%3, i)
+		}
+		for j := range pad {
+			pad[j] = byte(rnd.Uint32())
+		}
+		return fmt.Sprintf(`{"type":"big","id":%d,"pad":"%x"}`, i, pad)
+	})
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.FlushEvery, cfg.Continuous = time.Hour, false
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type STRING, id BIGINT, pad STRING"
+	budget := memory.New(4 << 20)
+	r := fx.run(t, cfg, routeByType, budget, nil)
+	waitFor(t, 60*time.Second, "COMPLETED", func() bool { return r.status().State == spec.StateCompleted })
+	st := r.status()
+	seen := map[int64]int{}
+	for _, ts := range st.Tables {
+		rows, snap := readTable[eventRow](t, ts.Location)
+		for _, row := range rows {
+			seen[*row.ID]++
+		}
+		switch want := ts.DestinationTable == "big"; {
+		case want && snap.NumFiles < 3:
+			t.Fatalf("the big table has %d files, want it flushed for room", snap.NumFiles)
+		case !want && snap.NumFiles != 1:
+			t.Fatalf("table %s has %d files, want the one of the end of the run", ts.DestinationTable, snap.NumFiles)
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d records written, want %d", len(seen), n)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Fatalf("record %d written %d times", id, k)
+		}
+	}
+	r.stop()
+	if used := budget.Stats().Used; used != 0 {
+		t.Fatalf("the fanout stopped, yet %d bytes of the budget are still held", used)
+	}
+}
+
+// A record a FAILFAST transformer cannot decode fails the fanout, naming
+// the table and the record.
+func TestFanoutFailFastNamesTableAndRecord(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 10, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Fanout.ConnectorOptions.KafkaOptions.KeyTransformer = &spec.Transformer{Format: spec.FormatAvro, AvroOptions: &spec.AvroOptions{
+		Schema: `{"type":"record","name":"k","fields":[{"name":"s","type":"string"}]}`, ParseMode: spec.ParseModeFailFast}}
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.status().State == spec.StateFailed })
+	st := r.status()
+	if !strings.Contains(st.LastError, "table ") || !strings.Contains(st.LastError, "events") || fanoutRows(r) != 0 {
+		t.Fatalf("status %+v, want FAILED naming the table and record, nothing written", st)
+	}
+	t.Logf("%s", st.LastError)
+}
+
+func TestFanoutManagerRefusesMissingPipeline(t *testing.T) {
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	f := testFanoutConfig(t.TempDir(), "events", &spec.Connection{}).Fanout
+	err := m.ApplyFanout(context.Background(), &f)
+	var errs spec.Errors
+	if !errors.As(err, &errs) || errs[0].Path != "pipeline_name" {
+		t.Fatalf("ApplyFanout: %v, want an error on pipeline_name", err)
+	}
+	if _, ok := m.FanoutStatus("f"); ok {
+		t.Fatal("a refused fanout schema has a status")
+	}
+}
+
+// Through the Manager, with the expression compiled: routes, stops with a
+// final flush, resumes, and stops when its pipeline is removed.
+func TestFanoutManagerRoutesByExpression(t *testing.T) {
+	if _, err := expr.Compile("topic"); err != nil {
+		t.Skipf("expr.Compile does not work yet: %v", err)
+	}
+	fx := newFanoutFixture(t)
+	warehouse := t.TempDir()
+	produce(t, fx.producer, 0, 500, fanoutEvent)
+	p := &spec.Pipeline{Name: "p", Connection: "c", DestinationCatalog: "main", DestinationSchema: "raw", FlushInterval: "200ms"}
+	p.Normalize()
+	f := testFanoutConfig(warehouse, "events", fx.conn).Fanout
+	f.FanoutOptions.FanoutBy = "cast(value AS STRING):type::string"
+	rows := func(m *Manager) int64 {
+		st, _ := m.FanoutStatus("f")
+		var n int64
+		for _, ts := range st.Tables {
+			n += ts.Rows
+		}
+		return n
+	}
+	for _, n := range []int{500, 1000} {
+		m := NewManager(Config{Warehouse: warehouse})
+		if err := m.Apply(context.Background(), p, fx.conn, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CheckFanout(&f); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.ApplyFanout(context.Background(), &f); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "every record", func() bool { return rows(m) == int64(n) })
+		if n == 500 {
+			if err := m.RemoveFanout(context.Background(), "f"); err != nil {
+				t.Fatal(err)
+			}
+			produce(t, fx.producer, 500, 1000, fanoutEvent)
+		}
+		if err := m.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkRouted(t, filepath.Join(warehouse, "main", "events"), 1000, nil)
 }
