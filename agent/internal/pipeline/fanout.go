@@ -212,6 +212,9 @@ type fanoutTable struct {
 	from map[kafka.TopicPartition]int64
 }
 
+// maxGroups bounds the tables whose record arrays a run keeps for reuse.
+const maxGroups = 1024
+
 // fanIn is a batch of one partition, from its subscription.
 type fanIn struct {
 	tp kafka.TopicPartition
@@ -227,8 +230,15 @@ type fanoutRun struct {
 	tables   map[string]*fanoutTable
 	// order lists tables as created, for flushes in a stable order.
 	order []*fanoutTable
-	// dead builds the rows of the dead letter table; nil until needed.
-	dead *deadLetters
+	// letters builds the rows of the dead letter table; nil until needed.
+	letters *deadLetters
+	// groups holds a chunk's records per table, names the tables in the
+	// order of their first record, and dead and reasons the records that
+	// cannot be routed and why; all reused from chunk to chunk.
+	groups  map[string][]decode.Record
+	names   []string
+	dead    []decode.Record
+	reasons []string
 	// pos is, per partition, the offset up to which every record is
 	// routed and written (buffered or committed) to its table.
 	pos     map[kafka.TopicPartition]int64
@@ -254,7 +264,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) (err error) {
 	rctx, cancel := context.WithCancel(ctx)
 	run := &fanoutRun{
 		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},
-		pos: map[kafka.TopicPartition]int64{}, readEnd: map[kafka.TopicPartition]int64{}, topicIDs: map[string]string{},
+		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{}, readEnd: map[kafka.TopicPartition]int64{}, topicIDs: map[string]string{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx,
 	}
 	defer func() {
@@ -330,19 +340,19 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 		state: r.tableState(name, dir), log: r.log.With("table", name)}
 	snap := tbl.Snapshot()
 	if name == spec.FanoutErrorsTable {
-		if run.dead == nil {
+		if run.letters == nil {
 			d, err := newDeadLetters()
 			if err != nil {
 				return nil, fatalError{err}
 			}
-			run.dead = d
+			run.letters = d
 		}
 		if snap.Schema != nil {
 			if err := table.CheckSchemaChange(snap.Schema, fanoutErrorsColumns); err != nil {
 				return nil, fatalError{err}
 			}
 		}
-		return newRawSink(tbl, fanoutErrorsColumns, run.dead.b.Schema(), o), nil
+		return newRawSink(tbl, fanoutErrorsColumns, run.letters.b.Schema(), o), nil
 	}
 	t := fanoutTableSpec(&cfg.Fanout, name)
 	layout, errs := t.Layout()
@@ -685,25 +695,35 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 func (run *fanoutRun) addChunk(ctx context.Context, tp kafka.TopicPartition, chunk []decode.Record, next int64) error {
 	r := run.r
 	deadLetter := r.cfg.Fanout.FanoutOptions.OnInvalidRoute == spec.OnInvalidRouteDeadLetter
-	groups := map[string][]decode.Record{}
-	var names []string
-	var dead []decode.Record
-	var reasons []string
+	// The groups of the previous chunk are emptied, keeping their arrays
+	// but not the records, which point into released batches.
+	if len(run.groups) > maxGroups {
+		clear(run.groups) // names seen long ago: let their arrays go
+	}
+	for _, name := range run.names {
+		clear(run.groups[name])
+		run.groups[name] = run.groups[name][:0]
+	}
+	clear(run.dead)
+	run.names, run.dead, run.reasons = run.names[:0], run.dead[:0], run.reasons[:0]
+	groups := run.groups
 	for i := range chunk {
 		name, err := run.router.table(&chunk[i])
 		if err != nil {
 			if !deadLetter {
 				return err
 			}
-			dead = append(dead, chunk[i])
-			reasons = append(reasons, err.Error())
+			run.dead = append(run.dead, chunk[i])
+			run.reasons = append(run.reasons, err.Error())
 			continue
 		}
-		if _, ok := groups[name]; !ok {
-			names = append(names, name)
+		g := groups[name]
+		if len(g) == 0 {
+			run.names = append(run.names, name)
 		}
-		groups[name] = append(groups[name], chunk[i])
+		groups[name] = append(g, chunk[i])
 	}
+	names, dead, reasons := run.names, run.dead, run.reasons
 	for _, name := range names {
 		t, err := run.table(ctx, name, groups[name])
 		if err != nil {
@@ -753,7 +773,7 @@ func (run *fanoutRun) write(ctx context.Context, t *fanoutTable, tp kafka.TopicP
 	}
 	d := decoded{tp: tp, recs: recs, next: next}
 	if reasons != nil {
-		d.batch, d.err = run.dead.batch(recs, reasons)
+		d.batch, d.err = run.letters.batch(recs, reasons)
 	} else {
 		d.dec, d.version, d.err = t.decoders.get(ctx)
 		if d.err == nil {

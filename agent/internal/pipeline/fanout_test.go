@@ -354,7 +354,7 @@ func TestFanoutMemoryFlushesTheBiggestTable(t *testing.T) {
 	const n = 6000
 	// Random pads, which compress no better than hex does.
 	rnd := rand.New(rand.NewPCG(1, 2))
-	pad := make([]byte, 500)
+	pad := make([]byte, 1000) // 12 MB in all
 	produce(t, fx.producer, 0, n, func(i int) string {
 		if i%200 == 0 {
 			return fmt.Sprintf(`{"type":"small%d","id":%d}`, i%3, i)
