@@ -313,6 +313,11 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []decode.Rec
 	t := &fanoutTable{name: name, sink: s, from: map[kafka.TopicPartition]int64{}}
 	run.tables[name] = t
 	run.order = append(run.order, t)
+	// A table is recorded as it is created, so that a restart reports it
+	// and CheckFanout checks it whatever happens before its first commit.
+	if err := run.progress.record(nil, []string{name}, nil); err != nil {
+		return nil, err
+	}
 	run.wg.Go(func() {
 		for {
 			select {
@@ -838,8 +843,7 @@ func (run *fanoutRun) record() error {
 			}
 		}
 	}
-	names := slices.Collect(maps.Keys(run.tables))
-	if err := run.progress.record(next, names, nil); err != nil {
+	if err := run.progress.record(next, nil, nil); err != nil {
 		return err
 	}
 	run.publish()
