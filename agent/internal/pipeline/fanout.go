@@ -253,7 +253,7 @@ type fanoutRun struct {
 	wg  sync.WaitGroup
 }
 
-func (r *fanoutRunner) runOnce(ctx context.Context) (err error) {
+func (r *fanoutRunner) runOnce(ctx context.Context) error {
 	cfg := &r.cfg
 	prog, err := openProgress(spec.JoinLocation(cfg.Dir, progressDir),
 		fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), r.log)
@@ -264,7 +264,8 @@ func (r *fanoutRunner) runOnce(ctx context.Context) (err error) {
 	rctx, cancel := context.WithCancel(ctx)
 	run := &fanoutRun{
 		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},
-		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{}, readEnd: map[kafka.TopicPartition]int64{}, topicIDs: map[string]string{},
+		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
+		readEnd: map[kafka.TopicPartition]int64{}, topicIDs: map[string]string{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx,
 	}
 	defer func() {
@@ -275,7 +276,15 @@ func (r *fanoutRunner) runOnce(ctx context.Context) (err error) {
 			t.tbl.Close()
 		}
 	}()
+	// The tables created so far open now, for their status; one that
+	// has no commit yet waits for its records (its first records may set
+	// its columns).
 	for _, name := range prog.tables() {
+		dir := spec.JoinLocation(cfg.Dir, name)
+		if snap, err := table.ReadSnapshot(dir); err != nil || snap.Version < 0 {
+			r.tableState(name, dir)
+			continue
+		}
 		if _, err := run.table(ctx, name, nil); err != nil {
 			return err
 		}
