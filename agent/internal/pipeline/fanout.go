@@ -80,6 +80,9 @@ func fanoutRouteExpression(o *spec.FanoutOptions) string {
 type fanoutRunner struct {
 	cfg    fanoutConfig
 	client *kafka.Client
+	// source fetches the partitions, shared with the other readers of the
+	// pipeline.
+	source *source
 	route  routeFunc
 	// registries makes the clients of the schema registries the routed
 	// tables' transformers use.
@@ -100,18 +103,18 @@ type fanoutRunner struct {
 	partitions []spec.PartitionStatus
 }
 
-func startFanout(cfg fanoutConfig, client *kafka.Client, route routeFunc, regs *registries, budget *memory.Budget,
+func startFanout(cfg fanoutConfig, client *kafka.Client, src *source, route routeFunc, regs *registries, budget *memory.Budget,
 	log *slog.Logger) *fanoutRunner {
-	r := newFanoutRunner(cfg, client, route, regs, budget, log)
+	r := newFanoutRunner(cfg, client, src, route, regs, budget, log)
 	r.start()
 	return r
 }
 
 // newFanoutRunner returns the runner of cfg, not started.
-func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, route routeFunc, regs *registries, budget *memory.Budget,
-	log *slog.Logger) *fanoutRunner {
+func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *source, route routeFunc, regs *registries,
+	budget *memory.Budget, log *slog.Logger) *fanoutRunner {
 	return &fanoutRunner{
-		cfg: cfg, client: client, route: route, registries: regs, budget: budget, done: make(chan struct{}),
+		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget, done: make(chan struct{}),
 		log:   log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name),
 		state: spec.StateStarting, tables: map[string]*tableState{},
 	}
@@ -244,8 +247,6 @@ type fanoutRun struct {
 	pos     map[kafka.TopicPartition]int64
 	readEnd map[kafka.TopicPartition]int64
 	end     map[kafka.TopicPartition]int64 // triggered runs only
-	// topicIDs holds the id of every topic the run reads.
-	topicIDs map[string]string
 	// flushAsk receives the tables the memory budget asks to flush.
 	flushAsk chan *fanoutTable
 	// ctx ends with the run: it stops subscriptions and flush forwarders.
@@ -265,7 +266,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 	run := &fanoutRun{
 		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},
 		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
-		readEnd: map[kafka.TopicPartition]int64{}, topicIDs: map[string]string{},
+		readEnd:  map[kafka.TopicPartition]int64{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx,
 	}
 	defer func() {
@@ -420,7 +421,6 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	in := make(chan fanIn)
 	fetchErrs := make(chan error, 1)
-	src := newSource(r.client, r.budget, r.log)
 	started := map[kafka.TopicPartition]bool{}
 	start := func(tps []kafka.TopicPartition, starting string) error {
 		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return started[tp] })
@@ -436,7 +436,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if !r.cfg.Continuous && sub.Until <= sub.From {
 				continue // nothing to read in this triggered run
 			}
-			batches, errs := src.subscribe(run.ctx, sub)
+			batches, errs := r.source.subscribe(run.ctx, sub)
 			run.wg.Go(func() {
 				for {
 					select {
@@ -597,7 +597,6 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	if err := run.progress.record(next, nil, newIDs); err != nil {
 		return nil, fmt.Errorf("record the starting offsets of new partitions: %w", err)
 	}
-	maps.Copy(run.topicIDs, ids)
 	subs := make([]subscription, 0, len(tps))
 	for _, tp := range tps {
 		var until int64 // none in continuous runs
@@ -894,7 +893,7 @@ func (m *Manager) ApplyFanout(ctx context.Context, f *spec.FanoutSchema) error {
 	if old != nil {
 		old.stop()
 	}
-	r := startFanout(cfg, p.client, route, &m.registries, m.cfg.Memory, m.log)
+	r := startFanout(cfg, p.client, p.sharedSource(m.cfg.Memory, m.log), route, &m.registries, m.cfg.Memory, m.log)
 	m.mu.Lock()
 	m.fanouts[f.Name] = r
 	m.mu.Unlock()
@@ -1046,7 +1045,7 @@ func (m *Manager) reapplyFanouts(p *running) {
 			m.log.Error("fanout schema stopped: the pipeline's new settings do not fit it", "fanout", old.cfg.Fanout.Name, "err", err)
 			continue
 		}
-		r := startFanout(cfg, p.client, route, &m.registries, m.cfg.Memory, m.log)
+		r := startFanout(cfg, p.client, p.sharedSource(m.cfg.Memory, m.log), route, &m.registries, m.cfg.Memory, m.log)
 		m.mu.Lock()
 		m.fanouts[old.cfg.Fanout.Name] = r
 		m.mu.Unlock()

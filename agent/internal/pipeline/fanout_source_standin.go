@@ -76,3 +76,9 @@ func (s *source) subscribe(ctx context.Context, sub subscription) (<-chan *share
 	}()
 	return out, errs
 }
+
+// sharedSource returns the source of the pipeline's readers: with the real
+// source, the pipeline's own (r.source), which replaces the calls.
+func (r *running) sharedSource(budget *memory.Budget, log *slog.Logger) *source {
+	return newSource(r.client, budget, log)
+}

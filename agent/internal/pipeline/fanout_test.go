@@ -94,7 +94,7 @@ func (fx *fanoutFixture) run(t *testing.T, cfg fanoutConfig, route routeFunc, bu
 	if budget == nil {
 		budget = memory.New(1 << 40)
 	}
-	r := newFanoutRunner(cfg, fx.client, route, &registries{}, budget, slog.Default())
+	r := newFanoutRunner(cfg, fx.client, newSource(fx.client, budget, slog.Default()), route, &registries{}, budget, slog.Default())
 	r.crash = crash
 	r.start()
 	t.Cleanup(r.stop)
