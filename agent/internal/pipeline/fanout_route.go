@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
@@ -49,7 +50,7 @@ func (rt *router) table(r *decode.Record) (string, error) {
 		e.Headers = append(e.Headers, expr.Header{Key: h.Key, Value: h.Value})
 	}
 	if r.Timestamp.UnixMilli() < 0 {
-		e.Timestamp = expr.Record{}.Timestamp // Kafka's -1: no timestamp
+		e.Timestamp = time.Time{} // Kafka's -1: no timestamp, NULL
 	}
 	name, null, err := rt.route(e)
 	e.Key, e.Value = nil, nil // do not keep the batch's memory

@@ -474,3 +474,52 @@ func TestFanoutManagerRoutesByExpression(t *testing.T) {
 	}
 	checkRouted(t, filepath.Join(warehouse, "main", "events"), 1000, nil)
 }
+
+func TestFanoutRoutedNames(t *testing.T) {
+	for name, want := range map[string]string{
+		"events":                 "",
+		"2024_events":            "",
+		"Mixed_Case":             "",
+		"_":                      "",
+		"123":                    "only digits",
+		"a.b":                    `holds "."`,
+		"has space":              `holds " "`,
+		"":                       "empty",
+		"_FANOUT_errors":         "cannot be routed",
+		"é":                      `holds "é"`,
+		strings.Repeat("a", 255): "",
+		strings.Repeat("a", 256): "longer than",
+		"emoji\U0001F600":        `holds "😀"`,
+		"tab\t":                  `holds "\t"`,
+	} {
+		err := checkRoutedName(name)
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("checkRoutedName(%q) = %v, want %q", name, err, want)
+		}
+	}
+}
+
+// A fanout schema whose new options the tables it created cannot take is
+// refused on the attribute of the transform.
+func TestFanoutCheckRefusesIncompatibleTables(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 20, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 20 })
+	r.stop()
+	if err := checkFanout(&cfg); err != nil {
+		t.Fatalf("the same options: %v", err)
+	}
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type STRING, id BIGINT, more STRING"
+	if err := checkFanout(&cfg); err != nil {
+		t.Fatalf("a new nullable column: %v", err)
+	}
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type INT, id BIGINT"
+	err := checkFanout(&cfg)
+	var errs spec.Errors
+	if !errors.As(err, &errs) || len(errs) != len(fanoutTypes) || errs[0].Path != "fanout_options.transforms" {
+		t.Fatalf("checkFanout: %v, want one error per table on fanout_options.transforms", err)
+	}
+	t.Logf("%s", errs[0].Detail)
+}
