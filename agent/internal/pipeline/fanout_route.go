@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
@@ -85,43 +84,6 @@ func (e *routeError) Error() string {
 
 // Unwrap returns why.
 func (e *routeError) Unwrap() error { return e.err }
-
-// checkRoutedName reports why s is not a valid routed table name: letters,
-// digits and underscores, not only digits, 1 to [spec.MaxRoutedNameLen]
-// characters, and not [spec.FanoutErrorsTable].
-func checkRoutedName(s string) error {
-	switch {
-	case s == "":
-		return fmt.Errorf("fanout_by returned an empty string, which is no table name")
-	case len(s) > spec.MaxRoutedNameLen:
-		return fmt.Errorf("fanout_by returned a name of %d characters, longer than the %d a table name may have",
-			len(s), spec.MaxRoutedNameLen)
-	case strings.EqualFold(s, spec.FanoutErrorsTable):
-		return fmt.Errorf("fanout_by returned %q, the table of records that cannot be routed", s)
-	}
-	digits := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-			digits = false
-		default:
-			return fmt.Errorf("fanout_by returned %q, which is no table name: it holds %q, and a table name has only "+
-				"letters, digits and underscores", s, firstRune(s[i:]))
-		}
-	}
-	if digits {
-		return fmt.Errorf("fanout_by returned %q, which is no table name: a table name is not only digits", s)
-	}
-	return nil
-}
-
-// firstRune returns the first character of s.
-func firstRune(s string) string {
-	r, _ := utf8.DecodeRuneInString(s)
-	return string(r)
-}
 
 // fanoutErrorsColumns are the columns of [spec.FanoutErrorsTable]: the raw
 // record and why it could not be routed.
