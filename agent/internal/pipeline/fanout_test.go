@@ -305,6 +305,29 @@ func TestFanoutInvalidRouteDeadLetters(t *testing.T) {
 	}
 }
 
+// committedPastProgress reports whether a table of the fanout schema in
+// dir committed records of a partition past the progress log's offset.
+func committedPastProgress(t *testing.T, dir string) bool {
+	progress, err := table.ReadSnapshot(filepath.Join(dir, progressDir))
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	for _, typ := range fanoutTypes {
+		snap, err := table.ReadSnapshot(filepath.Join(dir, strings.ToLower(typ)))
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		for appID, next := range snap.Txns {
+			if next > progress.Txns[appID] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // A run that crashes between the commits of two tables, or stops without
 // its final flush, loses and duplicates nothing once it runs again.
 func TestFanoutCrashRestartIsExact(t *testing.T) {
@@ -317,9 +340,13 @@ func TestFanoutCrashRestartIsExact(t *testing.T) {
 	// not written, and the runner restarts from the logs. Once failAll is
 	// set, every flush fails.
 	var flushes, crashes atomic.Int64
-	var failAll atomic.Bool
+	var failAll, between atomic.Bool
 	crash := func(string) error {
-		if failAll.Load() || flushes.Add(1)%4 == 0 && crashes.Add(1) <= 2 {
+		if failAll.Load() {
+			return fmt.Errorf("crash")
+		}
+		if flushes.Add(1)%4 == 0 && crashes.Add(1) <= 2 {
+			between.Store(between.Load() || committedPastProgress(t, cfg.Dir))
 			return fmt.Errorf("crash")
 		}
 		return nil
@@ -330,8 +357,8 @@ func TestFanoutCrashRestartIsExact(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == half })
-	if crashes.Load() < 2 {
-		t.Fatalf("%d crashes, want 2", crashes.Load())
+	if crashes.Load() < 2 || !between.Load() {
+		t.Fatalf("%d crashes, between two tables' commits %v; want 2, one of them between", crashes.Load(), between.Load())
 	}
 	failAll.Store(true)
 	produce(t, fx.producer, half, n, fanoutEvent)
