@@ -359,6 +359,10 @@ func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 	}
 	n := len(r.tables)
 	switch {
+	case n == 0:
+		// Nothing of its own to read: a pipeline that only carries fanout
+		// schemas, which report their own states.
+		status.State = spec.StateRunning
 	case counts[spec.StateFailed] > 0:
 		status.State = spec.StateFailed
 	case counts[spec.StateCompleted] == n:

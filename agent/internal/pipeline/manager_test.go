@@ -145,6 +145,24 @@ func TestManagerTriggeredRunCompletes(t *testing.T) {
 	}
 }
 
+// A pipeline without tables, which only carries fanout schemas, runs: a
+// triggered one too, since its fanout schemas report their own states.
+func TestManagerPipelineWithoutTablesRuns(t *testing.T) {
+	addr, _ := newCluster(t, 1, "events")
+	p := testPipeline("events")
+	p.Tables = nil
+	off := false
+	p.Continuous = &off
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := m.Status("p"); st.State != spec.StateRunning || len(st.Tables) != 0 {
+		t.Fatalf("status %+v, want RUNNING without tables", st)
+	}
+}
+
 // A table that starts at "latest" records that offset before reading, so
 // records produced while the agent is down before the first data commit are
 // not skipped by a newer "latest" on restart.
