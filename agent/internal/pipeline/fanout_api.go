@@ -118,7 +118,7 @@ func checkFanout(cfg *fanoutConfig) error {
 		}
 		tc := tableConfig{Qualified: strings.ToLower(f.DestinationCatalog + "." + f.DestinationSchema + "." + name),
 			Dir: spec.JoinLocation(cfg.Dir, name), Table: f.TableSpec(name)}
-		if err := checkSchema(&tc); err != nil {
+		if err := checkSchema(&tc, "route to a new destination_schema"); err != nil {
 			refused = append(refused, spec.FieldError{Path: "fanout_options.transforms", Detail: err.Error()})
 		}
 	}

@@ -200,7 +200,7 @@ func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, regs map[strin
 			}
 		}
 		if current[i] == nil {
-			if err := checkSchema(&cfgs[i]); err != nil {
+			if err := checkSchema(&cfgs[i], "write to a new destination_table"); err != nil {
 				refused = append(refused, spec.FieldError{Path: fmt.Sprintf("table[%d]", i), Detail: err.Error()})
 			}
 		}
@@ -223,8 +223,9 @@ func countKept(current []*tableRunner) int {
 }
 
 // checkSchema reports whether the table's existing log, if any, can take
-// the columns cfg's table declares.
-func checkSchema(cfg *tableConfig) error {
+// the columns cfg's table declares; elsewhere says where else to write,
+// in the message of a refusal.
+func checkSchema(cfg *tableConfig, elsewhere string) error {
 	layout, errs := cfg.Table.Layout()
 	if len(errs) > 0 {
 		return errs
@@ -259,7 +260,7 @@ func checkSchema(cfg *tableConfig) error {
 		}
 		if err := table.CheckSchemaChange(prev, cols); err != nil {
 			return fmt.Errorf("table %s exists with columns the new options cannot keep (%w); "+
-				"write to a new destination_table, or go back to the previous options", cfg.Qualified, err)
+				"%s, or go back to the previous options", cfg.Qualified, err, elsewhere)
 		}
 	}
 	return nil
