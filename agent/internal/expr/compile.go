@@ -343,12 +343,8 @@ func (c *compiler) index(n *node) (compiled, error) {
 	}
 	fa, fi, text := a.eval, i.eval, c.text(n)
 	return compiled{elem, func(r *Record) (Value, error) {
-		av, err := fa(r)
-		if err != nil || av.Null {
-			return nullOf(elem), err
-		}
-		iv, err := fi(r)
-		if err != nil || iv.Null {
+		av, iv, ok, err := operands(fa, fi, r)
+		if !ok {
 			return nullOf(elem), err
 		}
 		size := len(av.Strs)
@@ -609,14 +605,20 @@ func (c *compiler) comparable(n *node, x compiled, yns []*node, ys []compiled) (
 	return t, fs, nil
 }
 
+// comparableArgs compiles the arguments of n (IN, BETWEEN), the first
+// compared with each other one, and returns them as comparable does.
+func (c *compiler) comparableArgs(n *node) (Type, []evalFn, error) {
+	xs, err := c.compileAll(n.args)
+	if err != nil {
+		return 0, nil, err
+	}
+	return c.comparable(n, xs[0], n.args[1:], xs[1:])
+}
+
 // in compiles x [NOT] IN (a, ...): TRUE if x equals one, else NULL if x or
 // one of them is NULL, else FALSE (negated for NOT IN).
 func (c *compiler) in(n *node) (compiled, error) {
-	xs, err := c.compileAll(n.args)
-	if err != nil {
-		return compiled{}, err
-	}
-	t, fs, err := c.comparable(n, xs[0], n.args[1:], xs[1:])
+	t, fs, err := c.comparableArgs(n)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -648,11 +650,7 @@ func (c *compiler) in(n *node) (compiled, error) {
 // between compiles x [NOT] BETWEEN lo AND hi: lo <= x AND x <= hi with
 // three-valued logic, x evaluated once.
 func (c *compiler) between(n *node) (compiled, error) {
-	xs, err := c.compileAll(n.args)
-	if err != nil {
-		return compiled{}, err
-	}
-	t, fs, err := c.comparable(n, xs[0], n.args[1:], xs[1:])
+	t, fs, err := c.comparableArgs(n)
 	if err != nil {
 		return compiled{}, err
 	}
