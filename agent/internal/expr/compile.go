@@ -343,8 +343,12 @@ func (c *compiler) index(n *node) (compiled, error) {
 	}
 	fa, fi, text := a.eval, i.eval, c.text(n)
 	return compiled{elem, func(r *Record) (Value, error) {
-		av, iv, ok, err := operands(fa, fi, r)
-		if !ok {
+		av, err := fa(r)
+		if err != nil || av.Null {
+			return nullOf(elem), err
+		}
+		iv, err := fi(r)
+		if err != nil || iv.Null {
 			return nullOf(elem), err
 		}
 		size := len(av.Strs)

@@ -72,19 +72,6 @@ func (c *compiler) binary(n *node) (compiled, error) {
 	return c.compare(n, l, r)
 }
 
-// operands evaluates the two operands of an operator that is NULL when
-// either is: ok is false when one is NULL or fails (err). fr runs only
-// when fl gives a value.
-func operands(fl, fr evalFn, rec *Record) (a, b Value, ok bool, err error) {
-	if a, err = fl(rec); err != nil || a.Null {
-		return a, b, false, err
-	}
-	if b, err = fr(rec); err != nil || b.Null {
-		return a, b, false, err
-	}
-	return a, b, true, nil
-}
-
 // logic compiles AND and OR with SQL's three-valued logic, evaluating the
 // right side only when the left one does not decide.
 func (c *compiler) logic(n *node, l, r compiled) (compiled, error) {
@@ -130,8 +117,12 @@ func (c *compiler) concat(n *node, l, r compiled) (compiled, error) {
 	}
 	fl, fr := coerce(l, t, c.text(n.args[0])), coerce(r, t, c.text(n.args[1]))
 	return compiled{t, func(rec *Record) (Value, error) {
-		a, b, ok, err := operands(fl, fr, rec)
-		if !ok {
+		a, err := fl(rec)
+		if err != nil || a.Null {
+			return nullOf(t), err
+		}
+		b, err := fr(rec)
+		if err != nil || b.Null {
 			return nullOf(t), err
 		}
 		if t == TypeBinary {
@@ -177,8 +168,12 @@ func (c *compiler) arith(n *node, l, r compiled) (compiled, error) {
 	fl, fr := coerce(l, t, text), coerce(r, t, text)
 	op := n.op[0]
 	return compiled{t, func(rec *Record) (Value, error) {
-		a, b, ok, err := operands(fl, fr, rec)
-		if !ok {
+		a, err := fl(rec)
+		if err != nil || a.Null {
+			return nullOf(t), err
+		}
+		b, err := fr(rec)
+		if err != nil || b.Null {
 			return nullOf(t), err
 		}
 		v, err := arithmetic(op, t, a, b)
@@ -331,8 +326,12 @@ func (c *compiler) compare(n *node, l, r compiled) (compiled, error) {
 		}}, nil
 	}
 	return compiled{TypeBoolean, func(rec *Record) (Value, error) {
-		a, b, ok, err := operands(fl, fr, rec)
-		if !ok {
+		a, err := fl(rec)
+		if err != nil || a.Null {
+			return nullOf(TypeBoolean), err
+		}
+		b, err := fr(rec)
+		if err != nil || b.Null {
 			return nullOf(TypeBoolean), err
 		}
 		return Value{Type: TypeBoolean, Bool: want(compareValues(t, &a, &b))}, nil
