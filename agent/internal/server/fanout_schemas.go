@@ -70,7 +70,7 @@ func (s *Server) putFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 		// The engine's work must not stop half-way because the client
 		// gave up.
 		if err := s.applyStoredFanout(context.WithoutCancel(r.Context()), &f); err != nil {
-			return s.applyFanoutFailed(&f, &old, existed, changed, err)
+			return applyFailed(s.store.FanoutSchemas, &s.fanoutFailed, "fanout schema", f.Name, &old, existed, changed, err)
 		}
 	}
 	return writeJSON(w, http.StatusOK, spec.FanoutSchemaResponse{Spec: f, Status: s.fanoutStatus(&f)})
@@ -91,7 +91,7 @@ func (s *Server) dryRunFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if err := s.engine.CheckFanout(&f); err != nil {
-		return fanoutRefusal(&f, err)
+		return refusal("fanout schema", f.Name, err)
 	}
 	return writeJSON(w, http.StatusOK, &f)
 }
@@ -210,32 +210,6 @@ func (s *Server) applyFanouts(ctx context.Context, pipeline string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// applyFanoutFailed answers a failed ApplyFanout of f as applyFailed does
-// for a pipeline: a refusal puts back the previous spec and answers 422;
-// any other failure keeps f stored, to be retried, and answers 500.
-func (s *Server) applyFanoutFailed(f, old *spec.FanoutSchema, existed, changed bool, err error) error {
-	if !errors.As(err, new(spec.Errors)) {
-		return fmt.Errorf("fanout schema %q was saved but did not start (it is retried on the next PUT or agent restart): %w", f.Name, err)
-	}
-	if changed {
-		if rollbackErr := restore(s.store.FanoutSchemas, &s.fanoutFailed, f.Name, old, existed); rollbackErr != nil {
-			return fmt.Errorf("the agent refused fanout schema %q (%w) and could not restore the previous spec: %w", f.Name, err, rollbackErr)
-		}
-	}
-	return fanoutRefusal(f, err)
-}
-
-// fanoutRefusal answers an error of the engine's ApplyFanout or
-// CheckFanout of f: a refusal ([spec.Errors]) is a 422 listing its
-// problems, anything else a 500.
-func fanoutRefusal(f *spec.FanoutSchema, err error) error {
-	var refused spec.Errors
-	if !errors.As(err, &refused) {
-		return fmt.Errorf("checking fanout schema %q: %w", f.Name, err)
-	}
-	return invalid("the agent refused the fanout schema", refused)
 }
 
 // deleteFanoutSchema stops a fanout schema and forgets it; its tables stay.

@@ -64,7 +64,7 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 		// gave up.
 		ctx := context.WithoutCancel(r.Context())
 		if err := s.applyStored(ctx, &p); err != nil {
-			return s.applyFailed(&p, &old, existed, changed, err)
+			return applyFailed(s.store.Pipelines, &s.failed, "pipeline", p.Name, &old, existed, changed, err)
 		}
 		// A fanout schema that fails is logged, shown FAILED by GET and
 		// retried on its next PUT or the agent's restart; the pipeline's
@@ -92,7 +92,7 @@ func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := s.engine.Check(&p, &conn, regs); err != nil {
-		return refusal(&p, err)
+		return refusal("pipeline", p.Name, err)
 	}
 	return writeJSON(w, http.StatusOK, &p)
 }
@@ -186,20 +186,21 @@ func (s *Server) connectionsOf(p *spec.Pipeline) (spec.Connection, map[string]sp
 	return conn, regs, nil
 }
 
-// applyFailed answers a failed Apply of pipeline p. A refusal (spec.Errors)
-// puts back the previous spec, old when it existed, and answers 422: the
-// engine runs what it ran before. Any other failure keeps p stored, to be
-// retried, and answers 500.
-func (s *Server) applyFailed(p, old *spec.Pipeline, existed, changed bool, err error) error {
+// applyFailed answers a failed apply of the named object of c, of the kind
+// ("pipeline"), whose failures GET shows from failed. A refusal
+// (spec.Errors) puts back the previous spec, old when it existed, when the
+// PUT changed it, and answers 422: the engine runs what it ran before. Any
+// other failure keeps the new spec stored, to be retried, and answers 500.
+func applyFailed[T any](c *store.Collection[T], failed *failures, kind, name string, old *T, existed, changed bool, err error) error {
 	if !errors.As(err, new(spec.Errors)) {
-		return fmt.Errorf("pipeline %q was saved but did not start (it is retried on the next PUT or agent restart): %w", p.Name, err)
+		return fmt.Errorf("%s %q was saved but did not start (it is retried on the next PUT or agent restart): %w", kind, name, err)
 	}
 	if changed {
-		if rollbackErr := restore(s.store.Pipelines, &s.failed, p.Name, old, existed); rollbackErr != nil {
-			return fmt.Errorf("the agent refused pipeline %q (%w) and could not restore the previous spec: %w", p.Name, err, rollbackErr)
+		if rollbackErr := restore(c, failed, name, old, existed); rollbackErr != nil {
+			return fmt.Errorf("the agent refused %s %q (%w) and could not restore the previous spec: %w", kind, name, err, rollbackErr)
 		}
 	}
-	return refusal(p, err)
+	return refusal(kind, name, err)
 }
 
 // restore puts back the stored object of the name after the engine refused
@@ -212,15 +213,15 @@ func restore[T any](c *store.Collection[T], failed *failures, name string, old *
 	return c.Delete(name)
 }
 
-// refusal answers an error of the engine's Apply or Check of pipeline p: a
-// refusal ([spec.Errors]) is a 422 listing its problems, anything else a
-// 500.
-func refusal(p *spec.Pipeline, err error) error {
+// refusal answers an error of the engine's apply or check of the named
+// object of the kind ("pipeline"): a refusal ([spec.Errors]) is a 422
+// listing its problems, anything else a 500.
+func refusal(kind, name string, err error) error {
 	var refused spec.Errors
 	if !errors.As(err, &refused) {
-		return fmt.Errorf("checking pipeline %q: %w", p.Name, err)
+		return fmt.Errorf("checking %s %q: %w", kind, name, err)
 	}
-	return invalid("the agent refused the pipeline", refused)
+	return invalid("the agent refused the "+kind, refused)
 }
 
 // deletePipeline stops a pipeline and forgets it; its tables stay. A
