@@ -18,24 +18,11 @@ import (
 func publicConnection(c *spec.Connection) *spec.Connection { return c.Redacted() }
 
 func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	c, err := s.store.Connections.Get(name)
-	if err != nil {
-		return notFoundOr(err, "connection", name)
-	}
-	return writeJSON(w, http.StatusOK, publicConnection(&c))
+	return getStored(w, r, s.store.Connections, "connection", publicConnection)
 }
 
 func (s *Server) listConnections(w http.ResponseWriter, _ *http.Request) error {
-	conns, err := s.store.Connections.List()
-	if err != nil {
-		return err
-	}
-	out := make([]*spec.Connection, len(conns))
-	for i := range conns {
-		out[i] = publicConnection(&conns[i])
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return listStored(w, s.store.Connections, publicConnection)
 }
 
 // putConnection creates or replaces a connection. A changed connection

@@ -13,24 +13,16 @@ import (
 )
 
 func (s *Server) getFanoutSchema(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	f, err := s.store.FanoutSchemas.Get(name)
-	if err != nil {
-		return notFoundOr(err, "fanout schema", name)
-	}
-	return writeJSON(w, http.StatusOK, spec.FanoutSchemaResponse{Spec: f, Status: s.fanoutStatus(&f)})
+	return getStored(w, r, s.store.FanoutSchemas, "fanout schema", s.fanoutResponse)
 }
 
 func (s *Server) listFanoutSchemas(w http.ResponseWriter, _ *http.Request) error {
-	fanouts, err := s.store.FanoutSchemas.List()
-	if err != nil {
-		return err
-	}
-	out := make([]spec.FanoutSchemaResponse, len(fanouts))
-	for i := range fanouts {
-		out[i] = spec.FanoutSchemaResponse{Spec: fanouts[i], Status: s.fanoutStatus(&fanouts[i])}
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return listStored(w, s.store.FanoutSchemas, s.fanoutResponse)
+}
+
+// fanoutResponse returns what GET answers for stored fanout schema f.
+func (s *Server) fanoutResponse(f *spec.FanoutSchema) spec.FanoutSchemaResponse {
+	return spec.FanoutSchemaResponse{Spec: *f, Status: s.fanoutStatus(f)}
 }
 
 // putFanoutSchema creates or replaces a fanout schema: decode, normalize,
@@ -73,7 +65,7 @@ func (s *Server) putFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 			return applyFailed(s.store.FanoutSchemas, &s.fanoutFailed, "fanout schema", f.Name, &old, existed, changed, err)
 		}
 	}
-	return writeJSON(w, http.StatusOK, spec.FanoutSchemaResponse{Spec: f, Status: s.fanoutStatus(&f)})
+	return writeJSON(w, http.StatusOK, s.fanoutResponse(&f))
 }
 
 // dryRunFanoutSchema answers POST /v1/fanout-schemas/{name}/dry-run: the
@@ -100,17 +92,8 @@ func (s *Server) dryRunFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 // URL, normalized and validated.
 func decodeFanoutSchema(w http.ResponseWriter, r *http.Request) (spec.FanoutSchema, error) {
 	var f spec.FanoutSchema
-	if err := decodeBody(w, r, "fanout schema", &f); err != nil {
-		return f, err
-	}
-	if err := pathName(r, &f.Name); err != nil {
-		return f, err
-	}
-	f.Normalize()
-	if errs := f.Validate(); len(errs) > 0 {
-		return f, invalid("the fanout schema is not valid", errs)
-	}
-	return f, nil
+	err := decodeSpec(w, r, "fanout schema", &f, &f.Name)
+	return f, err
 }
 
 // admitFanout checks valid fanout schema f against the stored objects: its

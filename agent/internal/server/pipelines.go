@@ -11,24 +11,16 @@ import (
 )
 
 func (s *Server) getPipeline(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	p, err := s.store.Pipelines.Get(name)
-	if err != nil {
-		return notFoundOr(err, "pipeline", name)
-	}
-	return writeJSON(w, http.StatusOK, spec.PipelineResponse{Spec: p, Status: s.status(&p)})
+	return getStored(w, r, s.store.Pipelines, "pipeline", s.pipelineResponse)
 }
 
 func (s *Server) listPipelines(w http.ResponseWriter, _ *http.Request) error {
-	pipes, err := s.store.Pipelines.List()
-	if err != nil {
-		return err
-	}
-	out := make([]spec.PipelineResponse, len(pipes))
-	for i := range pipes {
-		out[i] = spec.PipelineResponse{Spec: pipes[i], Status: s.status(&pipes[i])}
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return listStored(w, s.store.Pipelines, s.pipelineResponse)
+}
+
+// pipelineResponse returns what GET answers for stored pipeline p.
+func (s *Server) pipelineResponse(p *spec.Pipeline) spec.PipelineResponse {
+	return spec.PipelineResponse{Spec: *p, Status: s.status(p)}
 }
 
 // putPipeline creates or replaces a pipeline: decode, normalize, validate,
@@ -71,7 +63,7 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 		// PUT succeeded.
 		_ = s.applyFanouts(ctx, p.Name)
 	}
-	return writeJSON(w, http.StatusOK, spec.PipelineResponse{Spec: p, Status: s.status(&p)})
+	return writeJSON(w, http.StatusOK, s.pipelineResponse(&p))
 }
 
 // dryRunPipeline answers POST /v1/pipelines/{name}/dry-run: the checks of
@@ -101,17 +93,8 @@ func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
 // normalized and validated.
 func decodePipeline(w http.ResponseWriter, r *http.Request) (spec.Pipeline, error) {
 	var p spec.Pipeline
-	if err := decodeBody(w, r, "pipeline", &p); err != nil {
-		return p, err
-	}
-	if err := pathName(r, &p.Name); err != nil {
-		return p, err
-	}
-	p.Normalize()
-	if errs := p.Validate(); len(errs) > 0 {
-		return p, invalid("the pipeline is not valid", errs)
-	}
-	return p, nil
+	err := decodeSpec(w, r, "pipeline", &p, &p.Name)
+	return p, err
 }
 
 // admitPipeline checks valid pipeline p against the stored objects: no table
