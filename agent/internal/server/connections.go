@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -87,15 +86,9 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 // schema registry of the named connection, which a PUT without one would
 // take away.
 func (s *Server) refuseDroppedRegistry(name string) error {
-	all, err := s.store.Pipelines.List()
+	users, err := storedWhere(s.store.Pipelines, func(p *spec.Pipeline) bool { return usesRegistryOf(p, name) })
 	if err != nil {
 		return err
-	}
-	var users []spec.Pipeline
-	for _, p := range all {
-		if slices.ContainsFunc(p.RegistryRefs(), func(r spec.RegistryRef) bool { return r.Connection == name }) {
-			users = append(users, p)
-		}
 	}
 	if len(users) > 0 {
 		return problemf(http.StatusConflict, "connection %q has no schema_registry, but pipeline(s) %s take their schemas from it; "+

@@ -217,17 +217,7 @@ func (s *Server) deleteFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 // fanoutsOf returns the stored fanout schemas that belong to the named
 // pipeline.
 func (s *Server) fanoutsOf(pipeline string) ([]spec.FanoutSchema, error) {
-	all, err := s.store.FanoutSchemas.List()
-	if err != nil {
-		return nil, err
-	}
-	var out []spec.FanoutSchema
-	for _, f := range all {
-		if f.Pipeline == pipeline {
-			out = append(out, f)
-		}
-	}
-	return out, nil
+	return storedWhere(s.store.FanoutSchemas, func(f *spec.FanoutSchema) bool { return f.Pipeline == pipeline })
 }
 
 // fanoutStatus returns what GET reports for stored fanout schema f: the

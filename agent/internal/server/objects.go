@@ -98,17 +98,28 @@ func sameJSON(a, b any) bool {
 // pipelinesUsing returns the stored pipelines that read through the named
 // connection or use its schema registry.
 func (s *Server) pipelinesUsing(conn string) ([]spec.Pipeline, error) {
-	all, err := s.store.Pipelines.List()
+	return storedWhere(s.store.Pipelines, func(p *spec.Pipeline) bool { return p.Connection == conn || usesRegistryOf(p, conn) })
+}
+
+// usesRegistryOf says whether a transformer of p takes its schemas from
+// the schema registry of the named connection.
+func usesRegistryOf(p *spec.Pipeline, conn string) bool {
+	return slices.ContainsFunc(p.RegistryRefs(), func(r spec.RegistryRef) bool { return r.Connection == conn })
+}
+
+// storedWhere returns the stored objects of c that keep accepts.
+func storedWhere[T any](c *store.Collection[T], keep func(*T) bool) ([]T, error) {
+	all, err := c.List()
 	if err != nil {
 		return nil, err
 	}
-	var users []spec.Pipeline
-	for _, p := range all {
-		if p.Connection == conn || slices.ContainsFunc(p.RegistryRefs(), func(r spec.RegistryRef) bool { return r.Connection == conn }) {
-			users = append(users, p)
+	var out []T
+	for i := range all {
+		if keep(&all[i]) {
+			out = append(out, all[i])
 		}
 	}
-	return users, nil
+	return out, nil
 }
 
 // quotedNames returns the pipelines' names as `"a", "b"`.
