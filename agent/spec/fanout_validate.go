@@ -35,13 +35,8 @@ func (f *FanoutSchema) Normalize() {
 func (f *FanoutSchema) Validate() Errors {
 	col := newCollector()
 	validateName(col, "name", f.Name)
-	if f.Pipeline == "" {
-		col.add("pipeline_name", "the name of the pipeline the fanout schema belongs to is required")
-	} else {
-		validateName(col, "pipeline_name", f.Pipeline)
-	}
-	validateIdentifier(col, "destination_catalog", f.DestinationCatalog)
-	validateIdentifier(col, "destination_schema", f.DestinationSchema)
+	validateRequiredName(col, "pipeline_name", f.Pipeline, "the name of the pipeline the fanout schema belongs to")
+	validateDestination(col, f.DestinationCatalog, f.DestinationSchema)
 	kc := col.at("connector_options").at("kafka_options")
 	f.ConnectorOptions.KafkaOptions.validate(kc)
 	fc := col.at("fanout_options")

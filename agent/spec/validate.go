@@ -58,17 +58,30 @@ func validateIdentifier(col collector, attr, v string) {
 	}
 }
 
+// validateRequiredName checks attr, the name v of the object another one
+// needs (a pipeline's connection, a fanout schema's pipeline): required
+// (what says what it is), and a valid name.
+func validateRequiredName(col collector, attr, v, what string) {
+	if v == "" {
+		col.add(attr, "%s is required", what)
+		return
+	}
+	validateName(col, attr, v)
+}
+
+// validateDestination checks the destination catalog and schema of a
+// pipeline or a fanout schema.
+func validateDestination(col collector, catalog, schema string) {
+	validateIdentifier(col, "destination_catalog", catalog)
+	validateIdentifier(col, "destination_schema", schema)
+}
+
 // Validate returns every problem with p, including those of its tables.
 func (p *Pipeline) Validate() Errors {
 	col := newCollector()
 	validateName(col, "name", p.Name)
-	if p.Connection == "" {
-		col.add("connection_name", "a connection name is required")
-	} else {
-		validateName(col, "connection_name", p.Connection)
-	}
-	validateIdentifier(col, "destination_catalog", p.DestinationCatalog)
-	validateIdentifier(col, "destination_schema", p.DestinationSchema)
+	validateRequiredName(col, "connection_name", p.Connection, "a connection name")
+	validateDestination(col, p.DestinationCatalog, p.DestinationSchema)
 	validateStorageLocation(col, "storage_location", p.StorageLocation)
 	if p.FlushInterval != "" {
 		d, err := time.ParseDuration(p.FlushInterval)

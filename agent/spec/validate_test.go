@@ -130,24 +130,31 @@ func runPipelineCases(t *testing.T, tests []pipelineCase, then func(t *testing.T
 		t.Run(tt.name, func(t *testing.T) {
 			p := validPipeline()
 			tt.mutate(p)
-			errs := p.Validate()
-			if tt.path == "" {
-				if len(errs) > 0 {
-					t.Fatalf("want valid, got %v", errs)
-				}
-				return
+			e := wantProblem(t, p.Validate(), tt.path, tt.detail)
+			if then != nil && tt.path != "" {
+				then(t, tt, e)
 			}
-			for _, e := range errs {
-				if e.Path == tt.path && strings.Contains(e.Detail, tt.detail) {
-					if then != nil {
-						then(t, tt, e)
-					}
-					return
-				}
-			}
-			t.Fatalf("want a problem at %s containing %q, got %v", tt.path, tt.detail, errs)
 		})
 	}
+}
+
+// wantProblem fails t unless errs is empty, when path is "", or else has
+// a problem at path whose detail contains detail, which it returns.
+func wantProblem(t *testing.T, errs Errors, path, detail string) FieldError {
+	t.Helper()
+	if path == "" {
+		if len(errs) > 0 {
+			t.Fatalf("want valid, got %v", errs)
+		}
+		return FieldError{}
+	}
+	for _, e := range errs {
+		if e.Path == path && strings.Contains(e.Detail, detail) {
+			return e
+		}
+	}
+	t.Fatalf("want a problem at %s containing %q, got %v", path, detail, errs)
+	return FieldError{}
 }
 
 // registry returns registry options for subject.

@@ -609,14 +609,20 @@ func (c *compiler) comparable(n *node, x compiled, yns []*node, ys []compiled) (
 	return t, fs, nil
 }
 
+// comparableArgs compiles the arguments of n (IN, BETWEEN), the first
+// compared with each other one, and returns them as comparable does.
+func (c *compiler) comparableArgs(n *node) (Type, []evalFn, error) {
+	xs, err := c.compileAll(n.args)
+	if err != nil {
+		return 0, nil, err
+	}
+	return c.comparable(n, xs[0], n.args[1:], xs[1:])
+}
+
 // in compiles x [NOT] IN (a, ...): TRUE if x equals one, else NULL if x or
 // one of them is NULL, else FALSE (negated for NOT IN).
 func (c *compiler) in(n *node) (compiled, error) {
-	xs, err := c.compileAll(n.args)
-	if err != nil {
-		return compiled{}, err
-	}
-	t, fs, err := c.comparable(n, xs[0], n.args[1:], xs[1:])
+	t, fs, err := c.comparableArgs(n)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -648,11 +654,7 @@ func (c *compiler) in(n *node) (compiled, error) {
 // between compiles x [NOT] BETWEEN lo AND hi: lo <= x AND x <= hi with
 // three-valued logic, x evaluated once.
 func (c *compiler) between(n *node) (compiled, error) {
-	xs, err := c.compileAll(n.args)
-	if err != nil {
-		return compiled{}, err
-	}
-	t, fs, err := c.comparable(n, xs[0], n.args[1:], xs[1:])
+	t, fs, err := c.comparableArgs(n)
 	if err != nil {
 		return compiled{}, err
 	}

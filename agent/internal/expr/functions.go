@@ -162,16 +162,20 @@ func asString(v *Value) (string, error) {
 	return s.Str, nil
 }
 
-// asStrings returns the text of the arguments, none NULL.
-func asStrings(args []Value, dst []string) ([]string, error) {
-	for i := range args {
-		s, err := asString(&args[i])
-		if err != nil {
-			return nil, err
-		}
-		dst = append(dst, s)
+// stringArgs starts a function of STRINGs: null true when any argument
+// is NULL, else the text of the first n arguments, appended to buf.
+func stringArgs(args []Value, n int, buf []string) (s []string, null bool, err error) {
+	if anyNull(args) {
+		return nil, true, nil
 	}
-	return dst, nil
+	for i := range args[:n] {
+		t, err := asString(&args[i])
+		if err != nil {
+			return nil, false, err
+		}
+		buf = append(buf, t)
+	}
+	return buf, false, nil
 }
 
 // asInt32 returns v, an INT or BIGINT, as an INT: a BIGINT out of its
@@ -209,13 +213,10 @@ func trimFunc(trim func(s, cutset string) string) *function {
 		minArgs: 1, maxArgs: 2,
 		check: returns(TypeString, argString),
 		eval: func(args []Value) (Value, error) {
-			if anyNull(args) {
-				return nullOf(TypeString), nil
-			}
 			var buf [2]string
-			s, err := asStrings(args, buf[:0])
-			if err != nil {
-				return Value{}, err
+			s, null, err := stringArgs(args, len(args), buf[:0])
+			if null || err != nil {
+				return nullOf(TypeString), err
 			}
 			if len(s) == 1 {
 				return stringValue(trim(s[0], " ")), nil
@@ -340,27 +341,32 @@ func evalConcatWS(args []Value) (Value, error) {
 	return stringValue(sb.String()), nil
 }
 
+// firstTyped is a function of minArgs to maxArgs arguments of kinds whose
+// result is of type then when its first argument is of type when, else a
+// STRING: substring of BINARY, element_at of headers. Any NULL argument
+// makes it NULL; eval gets the result type and the arguments, none NULL.
+func firstTyped(minArgs, maxArgs int, when, then Type, kinds []argKind, eval func(t Type, args []Value) (Value, error)) *function {
+	return &function{
+		minArgs: minArgs, maxArgs: maxArgs,
+		check: func(args []Type) (Type, error) {
+			return pick(args[0] == when, then, TypeString), checkArgs(args, kinds...)
+		},
+		eval: func(args []Value) (Value, error) {
+			t := pick(args[0].Type == when, then, TypeString)
+			if anyNull(args) {
+				return nullOf(t), nil
+			}
+			return eval(t, args)
+		},
+	}
+}
+
 // substringFunc is substring or substr(str, pos[, len]) with Spark's
 // positions: 1-based, 0 as 1, negative from the end; on STRING they count
 // characters, on BINARY bytes.
 func substringFunc() *function {
-	return &function{
-		minArgs: 2, maxArgs: 3,
-		check: func(args []Type) (Type, error) {
-			t := TypeString
-			if args[0] == TypeBinary {
-				t = TypeBinary
-			}
-			return t, checkArgs(args, argStringOrBinary, argInt)
-		},
-		eval: func(args []Value) (Value, error) {
-			t := TypeString
-			if args[0].Type == TypeBinary {
-				t = TypeBinary
-			}
-			if anyNull(args) {
-				return nullOf(t), nil
-			}
+	return firstTyped(2, 3, TypeBinary, TypeBinary, []argKind{argStringOrBinary, argInt},
+		func(t Type, args []Value) (Value, error) {
 			pos, err := asInt32(&args[1])
 			if err != nil {
 				return Value{}, err
@@ -382,8 +388,7 @@ func substringFunc() *function {
 			}
 			from, to := substringRange(utf8.RuneCountInString(s), pos, n)
 			return stringValue(s[runeOffset(s, from):runeOffset(s, to)]), nil
-		},
-	}
+		})
 }
 
 // substringRange returns the range [from, to) of a sequence of size
@@ -418,13 +423,10 @@ func runeOffset(s string, n int) int {
 // evalReplace is replace(str, search[, replace]): every occurrence of
 // search replaced (by nothing by default); an empty search changes nothing.
 func evalReplace(args []Value) (Value, error) {
-	if anyNull(args) {
-		return nullOf(TypeString), nil
-	}
 	var buf [3]string
-	s, err := asStrings(args, buf[:0])
-	if err != nil {
-		return Value{}, err
+	s, null, err := stringArgs(args, len(args), buf[:0])
+	if null || err != nil {
+		return nullOf(TypeString), err
 	}
 	if len(s) == 2 {
 		s = append(s, "")
@@ -492,13 +494,10 @@ func compileRegexp(pattern string) (*regexp.Regexp, error) {
 // in which $n and ${name} are groups and a backslash escapes the next
 // character, as in Java.
 func evalRegexpReplace(args []Value) (Value, error) {
-	if anyNull(args) {
-		return nullOf(TypeString), nil
-	}
 	var buf [3]string
-	s, err := asStrings(args[:3], buf[:0])
-	if err != nil {
-		return Value{}, err
+	s, null, err := stringArgs(args, 3, buf[:0])
+	if null || err != nil {
+		return nullOf(TypeString), err
 	}
 	src, rep := s[0], s[2]
 	re, err := compileRegexp(s[1])
@@ -597,13 +596,10 @@ func appendJavaReplacement(dst []byte, rep, src string, m []int, re *regexp.Rege
 // matches or the group did not take part. A group the pattern does not
 // have is an error, as in Spark.
 func evalRegexpExtract(args []Value) (Value, error) {
-	if anyNull(args) {
-		return nullOf(TypeString), nil
-	}
 	var buf [2]string
-	s, err := asStrings(args[:2], buf[:0])
-	if err != nil {
-		return Value{}, err
+	s, null, err := stringArgs(args, 2, buf[:0])
+	if null || err != nil {
+		return nullOf(TypeString), err
 	}
 	re, err := compileRegexp(s[1])
 	if err != nil {
@@ -632,13 +628,10 @@ func evalRegexpExtract(args []Value) (Value, error) {
 // at every match. A zero-width match at the start gives no empty first
 // element, and an empty regex splits between characters.
 func evalSplit(args []Value) (Value, error) {
-	if anyNull(args) {
-		return nullOf(TypeStringArray), nil
-	}
 	var buf [2]string
-	s, err := asStrings(args[:2], buf[:0])
-	if err != nil {
-		return Value{}, err
+	s, null, err := stringArgs(args, 2, buf[:0])
+	if null || err != nil {
+		return nullOf(TypeStringArray), err
 	}
 	limit := -1
 	if len(args) == 3 {
@@ -687,23 +680,8 @@ func evalSplit(args []Value) (Value, error) {
 // an error. An index past either end is an error under ANSI mode, as in
 // Databricks SQL, unless orNull (try_element_at), which makes it NULL.
 func elementAtFunc(orNull bool) *function {
-	return &function{
-		minArgs: 2, maxArgs: 2,
-		check: func(args []Type) (Type, error) {
-			t := TypeString
-			if args[0] == TypeHeaders {
-				t = TypeHeader
-			}
-			return t, checkArgs(args, argArray, argInt)
-		},
-		eval: func(args []Value) (Value, error) {
-			t := TypeString
-			if args[0].Type == TypeHeaders {
-				t = TypeHeader
-			}
-			if anyNull(args) {
-				return nullOf(t), nil
-			}
+	return firstTyped(2, 2, TypeHeaders, TypeHeader, []argKind{argArray, argInt},
+		func(t Type, args []Value) (Value, error) {
 			size := len(args[0].Strs)
 			if t == TypeHeader {
 				size = len(args[0].Headers)
@@ -726,8 +704,7 @@ func elementAtFunc(orNull bool) *function {
 				return Value{Type: TypeHeader, Header: args[0].Headers[i]}, nil
 			}
 			return stringValue(args[0].Strs[i]), nil
-		},
-	}
+		})
 }
 
 // checkLength: length(STRING or BINARY) is an INT.
@@ -772,13 +749,10 @@ type parsedJSONPath struct {
 // the path match exactly; a path Spark does not parse, a missing field, a
 // null field or invalid JSON is NULL. Wildcards are refused with an error.
 func evalGetJSONObject(args []Value) (Value, error) {
-	if anyNull(args) {
-		return nullOf(TypeString), nil
-	}
 	var buf [2]string
-	s, err := asStrings(args, buf[:0])
-	if err != nil {
-		return Value{}, err
+	s, null, err := stringArgs(args, len(args), buf[:0])
+	if null || err != nil {
+		return nullOf(TypeString), err
 	}
 	p := jsonPaths.get(s[1], func(src string) *parsedJSONPath {
 		p := &parsedJSONPath{}

@@ -125,14 +125,7 @@ func lexToken(src string, i int) (token, error) {
 	case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
 		return lexNumber(src, i)
 	case isIdentRune(rune(c)) || c >= utf8.RuneSelf:
-		j := i
-		for j < len(src) {
-			r, n := utf8.DecodeRuneInString(src[j:])
-			if !isIdentRune(r) {
-				break
-			}
-			j += n
-		}
+		j := identEnd(src, i)
 		if j == i {
 			r, _ := utf8.DecodeRuneInString(src[i:])
 			return token{}, &Error{Src: src, Pos: i, Msg: fmt.Sprintf("unexpected character %q", r)}
@@ -146,6 +139,19 @@ func lexToken(src string, i int) (token, error) {
 	}
 	r, _ := utf8.DecodeRuneInString(src[i:])
 	return token{}, &Error{Src: src, Pos: i, Msg: fmt.Sprintf("unexpected character %q", r)}
+}
+
+// identEnd returns the end of the run of identifier characters of src
+// that starts at i (i when there is none).
+func identEnd(src string, i int) int {
+	for i < len(src) {
+		r, n := utf8.DecodeRuneInString(src[i:])
+		if !isIdentRune(r) {
+			break
+		}
+		i += n
+	}
+	return i
 }
 
 // isIdentRune says r may be part of an identifier: letters, digits and '_'.
@@ -270,14 +276,7 @@ func lexNumber(src string, i int) (token, error) {
 			digits()
 		}
 	}
-	end := j
-	for end < len(src) {
-		r, n := utf8.DecodeRuneInString(src[end:])
-		if !isIdentRune(r) {
-			break
-		}
-		end += n
-	}
+	end := identEnd(src, j)
 	suffix := strings.ToUpper(src[j:end])
 	switch {
 	case suffix == "":

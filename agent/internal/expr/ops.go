@@ -233,30 +233,22 @@ func arithmetic(op byte, t Type, a, b Value) (Value, error) {
 	return Value{Type: t, Int: z}, nil
 }
 
-// compareType is the type two values are compared in: the wider number;
-// a STRING converts to the other side's type (BIGINT for an integer); a
-// DATE compares with a TIMESTAMP as a TIMESTAMP. Arrays do not compare.
+// compareType is the type two values are compared in: their common type
+// (the wider number, a DATE with a TIMESTAMP as a TIMESTAMP), or, with a
+// STRING, the other side's type (BIGINT for an INT). Arrays do not
+// compare.
 func compareType(a, b Type) (Type, bool) {
 	switch {
 	case a > TypeTimestamp || b > TypeTimestamp:
 		return 0, false
-	case a == b || b == TypeNull:
+	case a == TypeString && b == TypeInt || a == TypeInt && b == TypeString:
+		return TypeBigInt, true
+	case a == TypeString && b != TypeNull:
+		return b, true
+	case b == TypeString && a != TypeNull:
 		return a, true
-	case a == TypeNull:
-		return b, true
-	case isNumeric(a) && isNumeric(b):
-		return max(a, b), true
-	case a == TypeString:
-		if b == TypeInt {
-			return TypeBigInt, true
-		}
-		return b, true
-	case b == TypeString:
-		return compareType(b, a)
-	case (a == TypeDate || a == TypeTimestamp) && (b == TypeDate || b == TypeTimestamp):
-		return TypeTimestamp, true
 	}
-	return 0, false
+	return commonType(a, b)
 }
 
 // compareValues compares a and b, both non-NULL of type t: -1, 0 or 1.

@@ -267,19 +267,29 @@ func (p *parser) identifier(t token, after string) (*node, error) {
 		call.end = p.next().end
 		return call, nil
 	}
+	if err := p.list(call, "'"+t.text+"('", "after an argument of "+t.text); err != nil {
+		return nil, err
+	}
+	return call, nil
+}
+
+// list parses the expressions of a list after its '(' into n's arguments,
+// up to the ')', which ends n. after says what the first expression comes
+// after and where says where a missing ',' or ')' is, for the messages.
+func (p *parser) list(n *node, after, where string) error {
 	for {
-		a, err := p.expr(0, "'"+t.text+"('")
+		a, err := p.expr(0, after)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		call.args = append(call.args, a)
-		n := p.next()
-		if isOp(n, ")") {
-			call.end = n.end
-			return call, nil
+		n.args = append(n.args, a)
+		c := p.next()
+		if isOp(c, ")") {
+			n.end = c.end
+			return nil
 		}
-		if !isOp(n, ",") {
-			return nil, p.errAt(n.pos, "expected ',' or ')' after an argument of %s, found %s", t.text, n.describe(p.src))
+		if !isOp(c, ",") {
+			return p.errAt(c.pos, "expected ',' or ')' %s, found %s", where, c.describe(p.src))
 		}
 	}
 }
@@ -414,21 +424,10 @@ func (p *parser) in(n *node, t token) (*node, error) {
 	if _, err := p.expect("(", "IN"); err != nil {
 		return nil, err
 	}
-	for {
-		a, err := p.expr(0, "'('")
-		if err != nil {
-			return nil, err
-		}
-		n.args = append(n.args, a)
-		c := p.next()
-		if isOp(c, ")") {
-			n.end = c.end
-			return n, nil
-		}
-		if !isOp(c, ",") {
-			return nil, p.errAt(c.pos, "expected ',' or ')' in the list of IN, found %s", c.describe(p.src))
-		}
+	if err := p.list(n, "'('", "in the list of IN"); err != nil {
+		return nil, err
 	}
+	return n, nil
 }
 
 // caseExpr parses CASE [x] WHEN c THEN v ... [ELSE e] END.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -18,24 +17,11 @@ import (
 func publicConnection(c *spec.Connection) *spec.Connection { return c.Redacted() }
 
 func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	c, err := s.store.Connections.Get(name)
-	if err != nil {
-		return notFoundOr(err, "connection", name)
-	}
-	return writeJSON(w, http.StatusOK, publicConnection(&c))
+	return getStored(w, r, s.store.Connections, "connection", publicConnection)
 }
 
 func (s *Server) listConnections(w http.ResponseWriter, _ *http.Request) error {
-	conns, err := s.store.Connections.List()
-	if err != nil {
-		return err
-	}
-	out := make([]*spec.Connection, len(conns))
-	for i := range conns {
-		out[i] = publicConnection(&conns[i])
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return listStored(w, s.store.Connections, publicConnection)
 }
 
 // putConnection creates or replaces a connection. A changed connection
@@ -100,15 +86,9 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 // schema registry of the named connection, which a PUT without one would
 // take away.
 func (s *Server) refuseDroppedRegistry(name string) error {
-	all, err := s.store.Pipelines.List()
+	users, err := storedWhere(s.store.Pipelines, func(p *spec.Pipeline) bool { return usesRegistryOf(p, name) })
 	if err != nil {
 		return err
-	}
-	var users []spec.Pipeline
-	for _, p := range all {
-		if slices.ContainsFunc(p.RegistryRefs(), func(r spec.RegistryRef) bool { return r.Connection == name }) {
-			users = append(users, p)
-		}
 	}
 	if len(users) > 0 {
 		return problemf(http.StatusConflict, "connection %q has no schema_registry, but pipeline(s) %s take their schemas from it; "+

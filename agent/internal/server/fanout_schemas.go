@@ -13,24 +13,16 @@ import (
 )
 
 func (s *Server) getFanoutSchema(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	f, err := s.store.FanoutSchemas.Get(name)
-	if err != nil {
-		return notFoundOr(err, "fanout schema", name)
-	}
-	return writeJSON(w, http.StatusOK, spec.FanoutSchemaResponse{Spec: f, Status: s.fanoutStatus(&f)})
+	return getStored(w, r, s.store.FanoutSchemas, "fanout schema", s.fanoutResponse)
 }
 
 func (s *Server) listFanoutSchemas(w http.ResponseWriter, _ *http.Request) error {
-	fanouts, err := s.store.FanoutSchemas.List()
-	if err != nil {
-		return err
-	}
-	out := make([]spec.FanoutSchemaResponse, len(fanouts))
-	for i := range fanouts {
-		out[i] = spec.FanoutSchemaResponse{Spec: fanouts[i], Status: s.fanoutStatus(&fanouts[i])}
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return listStored(w, s.store.FanoutSchemas, s.fanoutResponse)
+}
+
+// fanoutResponse returns what GET answers for stored fanout schema f.
+func (s *Server) fanoutResponse(f *spec.FanoutSchema) spec.FanoutSchemaResponse {
+	return spec.FanoutSchemaResponse{Spec: *f, Status: s.fanoutStatus(f)}
 }
 
 // putFanoutSchema creates or replaces a fanout schema: decode, normalize,
@@ -70,10 +62,10 @@ func (s *Server) putFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 		// The engine's work must not stop half-way because the client
 		// gave up.
 		if err := s.applyStoredFanout(context.WithoutCancel(r.Context()), &f); err != nil {
-			return s.applyFanoutFailed(&f, &old, existed, changed, err)
+			return applyFailed(s.store.FanoutSchemas, &s.fanoutFailed, "fanout schema", f.Name, &old, existed, changed, err)
 		}
 	}
-	return writeJSON(w, http.StatusOK, spec.FanoutSchemaResponse{Spec: f, Status: s.fanoutStatus(&f)})
+	return writeJSON(w, http.StatusOK, s.fanoutResponse(&f))
 }
 
 // dryRunFanoutSchema answers POST /v1/fanout-schemas/{name}/dry-run: the
@@ -91,7 +83,7 @@ func (s *Server) dryRunFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if err := s.engine.CheckFanout(&f); err != nil {
-		return fanoutRefusal(&f, err)
+		return refusal("fanout schema", f.Name, err)
 	}
 	return writeJSON(w, http.StatusOK, &f)
 }
@@ -100,17 +92,8 @@ func (s *Server) dryRunFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 // URL, normalized and validated.
 func decodeFanoutSchema(w http.ResponseWriter, r *http.Request) (spec.FanoutSchema, error) {
 	var f spec.FanoutSchema
-	if err := decodeBody(w, r, "fanout schema", &f); err != nil {
-		return f, err
-	}
-	if err := pathName(r, &f.Name); err != nil {
-		return f, err
-	}
-	f.Normalize()
-	if errs := f.Validate(); len(errs) > 0 {
-		return f, invalid("the fanout schema is not valid", errs)
-	}
-	return f, nil
+	err := decodeSpec(w, r, "fanout schema", &f, &f.Name)
+	return f, err
 }
 
 // admitFanout checks valid fanout schema f against the stored objects: its
@@ -212,32 +195,6 @@ func (s *Server) applyFanouts(ctx context.Context, pipeline string) error {
 	return errors.Join(errs...)
 }
 
-// applyFanoutFailed answers a failed ApplyFanout of f as applyFailed does
-// for a pipeline: a refusal puts back the previous spec and answers 422;
-// any other failure keeps f stored, to be retried, and answers 500.
-func (s *Server) applyFanoutFailed(f, old *spec.FanoutSchema, existed, changed bool, err error) error {
-	if !errors.As(err, new(spec.Errors)) {
-		return fmt.Errorf("fanout schema %q was saved but did not start (it is retried on the next PUT or agent restart): %w", f.Name, err)
-	}
-	if changed {
-		if rollbackErr := restore(s.store.FanoutSchemas, &s.fanoutFailed, f.Name, old, existed); rollbackErr != nil {
-			return fmt.Errorf("the agent refused fanout schema %q (%w) and could not restore the previous spec: %w", f.Name, err, rollbackErr)
-		}
-	}
-	return fanoutRefusal(f, err)
-}
-
-// fanoutRefusal answers an error of the engine's ApplyFanout or
-// CheckFanout of f: a refusal ([spec.Errors]) is a 422 listing its
-// problems, anything else a 500.
-func fanoutRefusal(f *spec.FanoutSchema, err error) error {
-	var refused spec.Errors
-	if !errors.As(err, &refused) {
-		return fmt.Errorf("checking fanout schema %q: %w", f.Name, err)
-	}
-	return invalid("the agent refused the fanout schema", refused)
-}
-
 // deleteFanoutSchema stops a fanout schema and forgets it; its tables stay.
 func (s *Server) deleteFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
@@ -260,17 +217,7 @@ func (s *Server) deleteFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 // fanoutsOf returns the stored fanout schemas that belong to the named
 // pipeline.
 func (s *Server) fanoutsOf(pipeline string) ([]spec.FanoutSchema, error) {
-	all, err := s.store.FanoutSchemas.List()
-	if err != nil {
-		return nil, err
-	}
-	var out []spec.FanoutSchema
-	for _, f := range all {
-		if f.Pipeline == pipeline {
-			out = append(out, f)
-		}
-	}
-	return out, nil
+	return storedWhere(s.store.FanoutSchemas, func(f *spec.FanoutSchema) bool { return f.Pipeline == pipeline })
 }
 
 // fanoutStatus returns what GET reports for stored fanout schema f: the

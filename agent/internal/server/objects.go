@@ -39,6 +39,53 @@ func notFoundOr(err error, kind, name string) error {
 	return err
 }
 
+// getStored answers a GET of the object of c named by the URL, of the kind
+// ("pipeline"), as show presents it.
+func getStored[T, R any](w http.ResponseWriter, r *http.Request, c *store.Collection[T], kind string, show func(*T) R) error {
+	name := r.PathValue("name")
+	v, err := c.Get(name)
+	if err != nil {
+		return notFoundOr(err, kind, name)
+	}
+	return writeJSON(w, http.StatusOK, show(&v))
+}
+
+// listStored answers a GET of every object of c, each as show presents it.
+func listStored[T, R any](w http.ResponseWriter, c *store.Collection[T], show func(*T) R) error {
+	all, err := c.List()
+	if err != nil {
+		return err
+	}
+	out := make([]R, len(all))
+	for i := range all {
+		out[i] = show(&all[i])
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// checkedSpec is a spec that a PUT normalizes and validates.
+type checkedSpec interface {
+	Normalize()
+	Validate() spec.Errors
+}
+
+// decodeSpec reads the spec v of the kind ("pipeline") in the body of r,
+// fills its name (at *name) from the URL, normalizes and validates it
+// (422 with its problems).
+func decodeSpec(w http.ResponseWriter, r *http.Request, kind string, v checkedSpec, name *string) error {
+	if err := decodeBody(w, r, kind, v); err != nil {
+		return err
+	}
+	if err := pathName(r, name); err != nil {
+		return err
+	}
+	v.Normalize()
+	if errs := v.Validate(); len(errs) > 0 {
+		return invalid("the "+kind+" is not valid", errs)
+	}
+	return nil
+}
+
 // sameJSON reports whether a and b encode to the same JSON, which is what
 // the store keeps; unlike reflect.DeepEqual it treats a nil and an empty
 // list alike when the field is omitempty.
@@ -51,17 +98,28 @@ func sameJSON(a, b any) bool {
 // pipelinesUsing returns the stored pipelines that read through the named
 // connection or use its schema registry.
 func (s *Server) pipelinesUsing(conn string) ([]spec.Pipeline, error) {
-	all, err := s.store.Pipelines.List()
+	return storedWhere(s.store.Pipelines, func(p *spec.Pipeline) bool { return p.Connection == conn || usesRegistryOf(p, conn) })
+}
+
+// usesRegistryOf says whether a transformer of p takes its schemas from
+// the schema registry of the named connection.
+func usesRegistryOf(p *spec.Pipeline, conn string) bool {
+	return slices.ContainsFunc(p.RegistryRefs(), func(r spec.RegistryRef) bool { return r.Connection == conn })
+}
+
+// storedWhere returns the stored objects of c that keep accepts.
+func storedWhere[T any](c *store.Collection[T], keep func(*T) bool) ([]T, error) {
+	all, err := c.List()
 	if err != nil {
 		return nil, err
 	}
-	var users []spec.Pipeline
-	for _, p := range all {
-		if p.Connection == conn || slices.ContainsFunc(p.RegistryRefs(), func(r spec.RegistryRef) bool { return r.Connection == conn }) {
-			users = append(users, p)
+	var out []T
+	for i := range all {
+		if keep(&all[i]) {
+			out = append(out, all[i])
 		}
 	}
-	return users, nil
+	return out, nil
 }
 
 // quotedNames returns the pipelines' names as `"a", "b"`.

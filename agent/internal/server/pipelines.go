@@ -11,24 +11,16 @@ import (
 )
 
 func (s *Server) getPipeline(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	p, err := s.store.Pipelines.Get(name)
-	if err != nil {
-		return notFoundOr(err, "pipeline", name)
-	}
-	return writeJSON(w, http.StatusOK, spec.PipelineResponse{Spec: p, Status: s.status(&p)})
+	return getStored(w, r, s.store.Pipelines, "pipeline", s.pipelineResponse)
 }
 
 func (s *Server) listPipelines(w http.ResponseWriter, _ *http.Request) error {
-	pipes, err := s.store.Pipelines.List()
-	if err != nil {
-		return err
-	}
-	out := make([]spec.PipelineResponse, len(pipes))
-	for i := range pipes {
-		out[i] = spec.PipelineResponse{Spec: pipes[i], Status: s.status(&pipes[i])}
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return listStored(w, s.store.Pipelines, s.pipelineResponse)
+}
+
+// pipelineResponse returns what GET answers for stored pipeline p.
+func (s *Server) pipelineResponse(p *spec.Pipeline) spec.PipelineResponse {
+	return spec.PipelineResponse{Spec: *p, Status: s.status(p)}
 }
 
 // putPipeline creates or replaces a pipeline: decode, normalize, validate,
@@ -64,14 +56,14 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 		// gave up.
 		ctx := context.WithoutCancel(r.Context())
 		if err := s.applyStored(ctx, &p); err != nil {
-			return s.applyFailed(&p, &old, existed, changed, err)
+			return applyFailed(s.store.Pipelines, &s.failed, "pipeline", p.Name, &old, existed, changed, err)
 		}
 		// A fanout schema that fails is logged, shown FAILED by GET and
 		// retried on its next PUT or the agent's restart; the pipeline's
 		// PUT succeeded.
 		_ = s.applyFanouts(ctx, p.Name)
 	}
-	return writeJSON(w, http.StatusOK, spec.PipelineResponse{Spec: p, Status: s.status(&p)})
+	return writeJSON(w, http.StatusOK, s.pipelineResponse(&p))
 }
 
 // dryRunPipeline answers POST /v1/pipelines/{name}/dry-run: the checks of
@@ -92,7 +84,7 @@ func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := s.engine.Check(&p, &conn, regs); err != nil {
-		return refusal(&p, err)
+		return refusal("pipeline", p.Name, err)
 	}
 	return writeJSON(w, http.StatusOK, &p)
 }
@@ -101,17 +93,8 @@ func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
 // normalized and validated.
 func decodePipeline(w http.ResponseWriter, r *http.Request) (spec.Pipeline, error) {
 	var p spec.Pipeline
-	if err := decodeBody(w, r, "pipeline", &p); err != nil {
-		return p, err
-	}
-	if err := pathName(r, &p.Name); err != nil {
-		return p, err
-	}
-	p.Normalize()
-	if errs := p.Validate(); len(errs) > 0 {
-		return p, invalid("the pipeline is not valid", errs)
-	}
-	return p, nil
+	err := decodeSpec(w, r, "pipeline", &p, &p.Name)
+	return p, err
 }
 
 // admitPipeline checks valid pipeline p against the stored objects: no table
@@ -186,20 +169,21 @@ func (s *Server) connectionsOf(p *spec.Pipeline) (spec.Connection, map[string]sp
 	return conn, regs, nil
 }
 
-// applyFailed answers a failed Apply of pipeline p. A refusal (spec.Errors)
-// puts back the previous spec, old when it existed, and answers 422: the
-// engine runs what it ran before. Any other failure keeps p stored, to be
-// retried, and answers 500.
-func (s *Server) applyFailed(p, old *spec.Pipeline, existed, changed bool, err error) error {
+// applyFailed answers a failed apply of the named object of c, of the kind
+// ("pipeline"), whose failures GET shows from failed. A refusal
+// (spec.Errors) puts back the previous spec, old when it existed, when the
+// PUT changed it, and answers 422: the engine runs what it ran before. Any
+// other failure keeps the new spec stored, to be retried, and answers 500.
+func applyFailed[T any](c *store.Collection[T], failed *failures, kind, name string, old *T, existed, changed bool, err error) error {
 	if !errors.As(err, new(spec.Errors)) {
-		return fmt.Errorf("pipeline %q was saved but did not start (it is retried on the next PUT or agent restart): %w", p.Name, err)
+		return fmt.Errorf("%s %q was saved but did not start (it is retried on the next PUT or agent restart): %w", kind, name, err)
 	}
 	if changed {
-		if rollbackErr := restore(s.store.Pipelines, &s.failed, p.Name, old, existed); rollbackErr != nil {
-			return fmt.Errorf("the agent refused pipeline %q (%w) and could not restore the previous spec: %w", p.Name, err, rollbackErr)
+		if rollbackErr := restore(c, failed, name, old, existed); rollbackErr != nil {
+			return fmt.Errorf("the agent refused %s %q (%w) and could not restore the previous spec: %w", kind, name, err, rollbackErr)
 		}
 	}
-	return refusal(p, err)
+	return refusal(kind, name, err)
 }
 
 // restore puts back the stored object of the name after the engine refused
@@ -212,15 +196,15 @@ func restore[T any](c *store.Collection[T], failed *failures, name string, old *
 	return c.Delete(name)
 }
 
-// refusal answers an error of the engine's Apply or Check of pipeline p: a
-// refusal ([spec.Errors]) is a 422 listing its problems, anything else a
-// 500.
-func refusal(p *spec.Pipeline, err error) error {
+// refusal answers an error of the engine's apply or check of the named
+// object of the kind ("pipeline"): a refusal ([spec.Errors]) is a 422
+// listing its problems, anything else a 500.
+func refusal(kind, name string, err error) error {
 	var refused spec.Errors
 	if !errors.As(err, &refused) {
-		return fmt.Errorf("checking pipeline %q: %w", p.Name, err)
+		return fmt.Errorf("checking %s %q: %w", kind, name, err)
 	}
-	return invalid("the agent refused the pipeline", refused)
+	return invalid("the agent refused the "+kind, refused)
 }
 
 // deletePipeline stops a pipeline and forgets it; its tables stay. A
