@@ -171,7 +171,8 @@ def read(location):
     files = dt.file_uris()
     readers = {"delta-rs": dt.to_pyarrow_table().to_pylist()}
     con = duckdb.connect()
-    con.execute("CREATE VIEW t AS SELECT * FROM read_parquet(?)", [files])
+    quoted = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    con.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet([{quoted}])")
     types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE t)").fetchall())
     cols = ["value::JSON::VARCHAR AS value" if types.get("value") == "VARIANT" else f'"{c}"' for c in types]
     rel = con.execute(f"SELECT {', '.join(cols)} FROM t")
