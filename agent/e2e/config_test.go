@@ -102,7 +102,7 @@ func tfTable(name, topic, transformers, more string) string {
 // tfFanout returns a tributary_fanout_schema resource, name (also its
 // name on the agent), of tributary_pipeline.this, that reads topic from
 // its earliest offset and routes its records by fanoutBy to tables of
-// main.<schema>; options is the rest of its fanout_options block, such as
+// main.<schema>; options is the rest of its fanout_options, such as
 // on_invalid_route and transforms.
 func tfFanout(name, schema, topic, fanoutBy, options string) string {
 	return fmt.Sprintf(`
@@ -111,15 +111,15 @@ resource "tributary_fanout_schema" %q {
   pipeline_name       = tributary_pipeline.this.name
   destination_catalog = "main"
   destination_schema  = %q
-  connector_options {
-    kafka_options {
+  connector_options = {
+    kafka_options = {
       topics          = [%q]
       starting_offset = "earliest"
     }
   }
-  fanout_options {
+  fanout_options = {
     fanout_by = %q
-    %s
+%s
   }
 }
 `, name, name, schema, topic, fanoutBy, options)

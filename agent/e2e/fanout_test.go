@@ -256,19 +256,19 @@ func stateTables(t *testing.T, dir string, a *agent, address string) []string {
 	return nil
 }
 
-// fanoutOptions returns the rest of a fanout_options block: the
-// on_invalid_route ("" for the default) and a JSON transform of the value,
-// with json_options schema when schema is not "".
+// fanoutOptions returns the rest of a fanout_options: the on_invalid_route
+// ("" for the default) and a JSON transform of the value, with a
+// json_options schema when schema is not "".
 func fanoutOptions(onInvalid, schema string) string {
 	var b strings.Builder
 	if onInvalid != "" {
-		fmt.Fprintf(&b, "on_invalid_route = %q\n", onInvalid)
+		fmt.Fprintf(&b, "    on_invalid_route = %q\n", onInvalid)
 	}
-	b.WriteString("    transforms {\n      input_column = \"value\"\n")
+	b.WriteString(`    transforms = [{ input_column = "value"`)
 	if schema != "" {
-		fmt.Fprintf(&b, "      json_options {\n        schema = %q\n      }\n", schema)
+		fmt.Fprintf(&b, ", json_options = { schema = %q }", schema)
 	}
-	b.WriteString("    }")
+	b.WriteString(" }]")
 	return b.String()
 }
 
