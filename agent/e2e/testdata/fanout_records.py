@@ -174,7 +174,7 @@ def read(location):
     quoted = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
     con.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet([{quoted}])")
     types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE t)").fetchall())
-    cols = ["value::JSON::VARCHAR AS value" if types.get("value") == "VARIANT" else f'"{c}"' for c in types]
+    cols = ["value::JSON::VARCHAR AS value" if (c, t) == ("value", "VARIANT") else f'"{c}"' for c, t in types.items()]
     rel = con.execute(f"SELECT {', '.join(cols)} FROM t")
     names = [d[0] for d in rel.description]
     readers["duckdb"] = [dict(zip(names, r)) for r in rel.fetchall()]
