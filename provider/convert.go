@@ -22,7 +22,9 @@ import (
 // unknown, so that validation problems that depend on them can be dropped
 // until they are known.
 type specConverter struct {
-	ctx     context.Context
+	ctx context.Context
+	// what names the object in diagnostics ("pipeline").
+	what    string
 	unknown pathSet
 	diags   diag.Diagnostics
 	// readFiles makes schema_file_path be read into SchemaFileContent; an
@@ -40,7 +42,7 @@ func (c *specConverter) skip(e spec.FieldError) bool {
 }
 
 func newSpecConverter(ctx context.Context, readFiles bool) *specConverter {
-	return &specConverter{ctx: ctx, unknown: pathSet{}, readFiles: readFiles, unreadable: pathSet{}}
+	return &specConverter{ctx: ctx, what: "pipeline", unknown: pathSet{}, readFiles: readFiles, unreadable: pathSet{}}
 }
 
 // str returns the value of v at spec path p; "" for null and unknown.
@@ -173,7 +175,7 @@ func (c *specConverter) readFile(p, name, what, example string) []byte {
 	}
 	b, err := readModuleFile(name, what, example)
 	if err != nil {
-		addFieldError(&c.diags, "pipeline", spec.FieldError{Path: p, Detail: err.Error()})
+		addFieldError(&c.diags, c.what, spec.FieldError{Path: p, Detail: err.Error()})
 		c.unreadable[p] = true
 	}
 	return b

@@ -87,6 +87,23 @@ func addFieldErrors(diags *diag.Diagnostics, what string, errs []spec.FieldError
 	}
 }
 
+// addFieldWarnings adds one attribute warning per warning of a spec
+// (Warnings), except those skip returns true for. what names the object
+// ("fanout schema").
+func addFieldWarnings(diags *diag.Diagnostics, what string, warns []spec.FieldError, skip func(spec.FieldError) bool) {
+	for _, w := range warns {
+		if skip(w) {
+			continue
+		}
+		p, err := parseAttrPath(w.Path)
+		if w.Path == "" || err != nil {
+			diags.AddWarning("Check the "+what, w.Error())
+			continue
+		}
+		diags.AddAttributeWarning(p, "Check "+what+" attribute "+w.Path, w.Detail)
+	}
+}
+
 // addFieldError adds one problem as a diagnostic on its attribute; the
 // summary names the attribute path, so it reads the same in every CLI.
 func addFieldError(diags *diag.Diagnostics, what string, e spec.FieldError) {

@@ -137,15 +137,31 @@ func (c *specConverter) table(p string, o types.Object) spec.Table {
 		return t
 	}
 	t.DestinationTable = c.str(p+".destination_table", m.DestinationTable)
-	var co connectorOptionsModel
-	if c.object(p+".connector_options", m.ConnectorOptions, &co) == objectKnown {
-		t.ConnectorOptions.KafkaOptions = c.kafkaOptions(p+".connector_options.kafka_options", co.KafkaOptions)
-	}
-	var tc tableConfigurationModel
-	if c.object(p+".table_configuration", m.TableConfiguration, &tc) == objectKnown {
-		t.TableConfiguration.SourceMetadataColumn = c.str(p+".table_configuration.source_metadata_column", tc.SourceMetadataColumn)
-	}
+	t.ConnectorOptions = c.connectorOptions(p+".connector_options", m.ConnectorOptions)
+	t.TableConfiguration = c.tableConfiguration(p+".table_configuration", m.TableConfiguration)
 	return t
+}
+
+// connectorOptions converts connector_options at p, of a table or a fanout
+// schema.
+func (c *specConverter) connectorOptions(p string, o types.Object) spec.ConnectorOptions {
+	var co spec.ConnectorOptions
+	var m connectorOptionsModel
+	if c.object(p, o, &m) == objectKnown {
+		co.KafkaOptions = c.kafkaOptions(p+".kafka_options", m.KafkaOptions)
+	}
+	return co
+}
+
+// tableConfiguration converts table_configuration at p, of a table or a
+// fanout schema.
+func (c *specConverter) tableConfiguration(p string, o types.Object) spec.TableConfiguration {
+	var tc spec.TableConfiguration
+	var m tableConfigurationModel
+	if c.object(p, o, &m) == objectKnown {
+		tc.SourceMetadataColumn = c.str(p+".source_metadata_column", m.SourceMetadataColumn)
+	}
+	return tc
 }
 
 func (c *specConverter) kafkaOptions(p string, o types.Object) spec.KafkaOptions {
@@ -287,31 +303,46 @@ type schemaFile struct {
 	content []byte
 }
 
+// schemaFiles calls fn for each schema file of an object; see
+// eachSchemaFile.
+type schemaFiles func(fn func(f *schemaFile))
+
 // eachSchemaFile calls fn for the file attribute of every json_options,
 // avro_options and protobuf_options of p, in table order, key before
 // value, whether or not it names a file.
 func eachSchemaFile(p *spec.Pipeline, fn func(f *schemaFile)) {
 	for i := range p.Tables {
-		ko := &p.Tables[i].ConnectorOptions.KafkaOptions
-		for _, side := range []struct {
-			name string
-			tr   *spec.Transformer
-		}{{"key_transformer", ko.KeyTransformer}, {"value_transformer", ko.ValueTransformer}} {
-			if side.tr == nil {
-				continue
-			}
-			tp := fmt.Sprintf("table[%d].connector_options.kafka_options.%s.", i, side.name)
-			if o := side.tr.JSONOptions; o != nil {
-				fn(&schemaFile{tp + "json_options", "schema_file_path", "schema_file_sha256", o.SchemaFilePath, []byte(o.SchemaFileContent)})
-			}
-			if o := side.tr.AvroOptions; o != nil {
-				fn(&schemaFile{tp + "avro_options", "schema_file_path", "schema_file_sha256", o.SchemaFilePath, []byte(o.SchemaFileContent)})
-			}
-			if o := side.tr.ProtobufOptions; o != nil {
-				fn(&schemaFile{tp + "protobuf_options", "desc_file_path", "desc_file_sha256", o.DescFilePath, o.DescFileContent})
-			}
+		eachKafkaSchemaFile(fmt.Sprintf("table[%d].connector_options.kafka_options", i), &p.Tables[i].ConnectorOptions.KafkaOptions, fn)
+	}
+}
+
+// eachKafkaSchemaFile calls fn for the file attribute of every options
+// object of the transformers of ko, the kafka_options at spec path p, key
+// before value.
+func eachKafkaSchemaFile(p string, ko *spec.KafkaOptions, fn func(f *schemaFile)) {
+	for _, side := range []struct {
+		name string
+		tr   *spec.Transformer
+	}{{"key_transformer", ko.KeyTransformer}, {"value_transformer", ko.ValueTransformer}} {
+		if side.tr == nil {
+			continue
+		}
+		tp := p + "." + side.name + "."
+		if o := side.tr.JSONOptions; o != nil {
+			fn(jsonSchemaFile(tp+"json_options", o))
+		}
+		if o := side.tr.AvroOptions; o != nil {
+			fn(&schemaFile{tp + "avro_options", "schema_file_path", "schema_file_sha256", o.SchemaFilePath, []byte(o.SchemaFileContent)})
+		}
+		if o := side.tr.ProtobufOptions; o != nil {
+			fn(&schemaFile{tp + "protobuf_options", "desc_file_path", "desc_file_sha256", o.DescFilePath, o.DescFileContent})
 		}
 	}
+}
+
+// jsonSchemaFile is the file attribute of o, the json_options at spec path p.
+func jsonSchemaFile(p string, o *spec.JSONOptions) *schemaFile {
+	return &schemaFile{p, "schema_file_path", "schema_file_sha256", o.SchemaFilePath, []byte(o.SchemaFileContent)}
 }
 
 // setFromSpec sets the configurable attributes of m from a pipeline as the
@@ -356,8 +387,18 @@ func (m *pipelineResourceModel) setFromSpec(ctx context.Context, p *spec.Pipelin
 }
 
 func tableToObject(ctx context.Context, t *spec.Table, keepEmptyConfig bool, diags *diag.Diagnostics) types.Object {
+	return objectValue(ctx, diags, pipelineTypes().table, tableModel{
+		DestinationTable:   types.StringValue(t.DestinationTable),
+		ConnectorOptions:   connectorOptionsToObject(ctx, &t.ConnectorOptions, diags),
+		TableConfiguration: tableConfigurationToObject(ctx, &t.TableConfiguration, keepEmptyConfig, diags),
+	})
+}
+
+// connectorOptionsToObject is connector_options of a table or a fanout
+// schema.
+func connectorOptionsToObject(ctx context.Context, co *spec.ConnectorOptions, diags *diag.Diagnostics) types.Object {
 	ty := pipelineTypes()
-	ko := &t.ConnectorOptions.KafkaOptions
+	ko := &co.KafkaOptions
 	topics := types.ListNull(types.StringType)
 	if len(ko.Topics) > 0 {
 		var d diag.Diagnostics
@@ -372,16 +413,19 @@ func tableToObject(ctx context.Context, t *spec.Table, keepEmptyConfig bool, dia
 		KeyTransformer:   transformerToObject(ctx, ko.KeyTransformer, diags),
 		ValueTransformer: transformerToObject(ctx, ko.ValueTransformer, diags),
 	})
-	tableConfig := types.ObjectNull(ty.tableConfiguration.AttrTypes)
-	if t.TableConfiguration != (spec.TableConfiguration{}) || keepEmptyConfig {
-		tableConfig = objectValue(ctx, diags, ty.tableConfiguration, tableConfigurationModel{
-			SourceMetadataColumn: stringOrNull(t.TableConfiguration.SourceMetadataColumn),
-		})
+	return objectValue(ctx, diags, ty.connectorOptions, connectorOptionsModel{KafkaOptions: kafka})
+}
+
+// tableConfigurationToObject is table_configuration of a table or a fanout
+// schema: null when tc is empty, unless keepEmpty (the configuration has
+// an empty block, which the spec cannot tell from none).
+func tableConfigurationToObject(ctx context.Context, tc *spec.TableConfiguration, keepEmpty bool, diags *diag.Diagnostics) types.Object {
+	ty := pipelineTypes()
+	if *tc == (spec.TableConfiguration{}) && !keepEmpty {
+		return types.ObjectNull(ty.tableConfiguration.AttrTypes)
 	}
-	return objectValue(ctx, diags, ty.table, tableModel{
-		DestinationTable:   types.StringValue(t.DestinationTable),
-		ConnectorOptions:   objectValue(ctx, diags, ty.connectorOptions, connectorOptionsModel{KafkaOptions: kafka}),
-		TableConfiguration: tableConfig,
+	return objectValue(ctx, diags, ty.tableConfiguration, tableConfigurationModel{
+		SourceMetadataColumn: stringOrNull(tc.SourceMetadataColumn),
 	})
 }
 
@@ -389,24 +433,6 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 	ty := pipelineTypes()
 	if tr == nil {
 		return types.ObjectNull(ty.transformer.AttrTypes)
-	}
-	jo := types.ObjectNull(ty.jsonOptions.AttrTypes)
-	if o := tr.JSONOptions; o != nil {
-		jo = objectValue(ctx, diags, ty.jsonOptions, jsonOptionsModel{
-			Schema:                   stringOrNull(o.Schema),
-			SchemaFilePath:           stringOrNull(o.SchemaFilePath),
-			SchemaFileSHA256:         fileSHA256(o.SchemaFilePath, []byte(o.SchemaFileContent)),
-			SchemaEvolutionMode:      stringOrNull(o.SchemaEvolutionMode),
-			SchemaHints:              stringOrNull(o.SchemaHints),
-			InferRecordsPerPartition: types.Int64PointerValue(o.InferRecordsPerPartition),
-			StringTypeInference:      types.BoolPointerValue(o.StringTypeInference),
-			PrimitiveAsString:        types.BoolPointerValue(o.PrimitiveAsString),
-			RescuedDataColumn:        stringOrNull(o.RescuedDataColumn),
-			AllowSingleQuotes:        types.BoolValue(o.SingleQuotes()),
-			AllowNonNumericNumbers:   types.BoolValue(o.NonNumericNumbers()),
-			TimestampFormat:          stringOrNull(o.TimestampFormat),
-			DateFormat:               stringOrNull(o.DateFormat),
-		})
 	}
 	ao := types.ObjectNull(ty.avroOptions.AttrTypes)
 	if o := tr.AvroOptions; o != nil {
@@ -431,9 +457,33 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 	}
 	return objectValue(ctx, diags, ty.transformer, transformerModel{
 		Format:          types.StringValue(tr.Format),
-		JSONOptions:     jo,
+		JSONOptions:     jsonOptionsToObject(ctx, tr.JSONOptions, diags),
 		AvroOptions:     ao,
 		ProtobufOptions: po,
+	})
+}
+
+// jsonOptionsToObject is json_options of a transformer or a fanout
+// transform; null for nil.
+func jsonOptionsToObject(ctx context.Context, o *spec.JSONOptions, diags *diag.Diagnostics) types.Object {
+	ty := pipelineTypes()
+	if o == nil {
+		return types.ObjectNull(ty.jsonOptions.AttrTypes)
+	}
+	return objectValue(ctx, diags, ty.jsonOptions, jsonOptionsModel{
+		Schema:                   stringOrNull(o.Schema),
+		SchemaFilePath:           stringOrNull(o.SchemaFilePath),
+		SchemaFileSHA256:         fileSHA256(o.SchemaFilePath, []byte(o.SchemaFileContent)),
+		SchemaEvolutionMode:      stringOrNull(o.SchemaEvolutionMode),
+		SchemaHints:              stringOrNull(o.SchemaHints),
+		InferRecordsPerPartition: types.Int64PointerValue(o.InferRecordsPerPartition),
+		StringTypeInference:      types.BoolPointerValue(o.StringTypeInference),
+		PrimitiveAsString:        types.BoolPointerValue(o.PrimitiveAsString),
+		RescuedDataColumn:        stringOrNull(o.RescuedDataColumn),
+		AllowSingleQuotes:        types.BoolValue(o.SingleQuotes()),
+		AllowNonNumericNumbers:   types.BoolValue(o.NonNumericNumbers()),
+		TimestampFormat:          stringOrNull(o.TimestampFormat),
+		DateFormat:               stringOrNull(o.DateFormat),
 	})
 }
 

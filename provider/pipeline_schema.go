@@ -133,43 +133,56 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 				UpdateDescription: fmt.Sprintf("Same as `create`, for updates. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
 			}),
 			"table": schema.ListNestedBlock{
-				MarkdownDescription: "One destination table and the Kafka source that feeds it; one or more. " +
-					"A destination table belongs to one `table` block of one pipeline.",
+				MarkdownDescription: "One destination table and the Kafka source that feeds it; none or more (a pipeline " +
+					"may carry only `tributary_fanout_schema`s). A destination table belongs to one `table` block of one pipeline.",
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
 					"destination_table": schema.StringAttribute{
 						MarkdownDescription: "Last segment of the table name, an identifier (a letter or `_` followed by letters, " +
 							"digits or `_`). Names are compared case-insensitively and must be unique within the pipeline.",
 						Required: true,
 					},
-					"connector_options": schema.SingleNestedAttribute{
-						MarkdownDescription: "Source options of the table.",
-						Required:            true,
-						Attributes: map[string]schema.Attribute{
-							"kafka_options": kafkaOptionsSchema(),
-						},
-					},
-					"table_configuration": schema.SingleNestedAttribute{
-						MarkdownDescription: "Options of the destination table itself.",
-						Optional:            true,
-						Attributes: map[string]schema.Attribute{
-							"source_metadata_column": schema.StringAttribute{
-								MarkdownDescription: "Name of a struct column holding each record's `topic`, `partition`, " +
-									"`offset`, `timestamp`, `timestampType` and `headers` (an array of `key`/`value` structs). " +
-									"Not set: no metadata column. It must not be named `key`, `value` or `_corrupt_record`, " +
-									"nor collide with a column from the key or value schema.",
-								Optional: true,
-							},
-						},
-					},
+					"connector_options":   connectorOptionsSchema("the table"),
+					"table_configuration": tableConfigurationSchema("the destination table itself"),
 				}},
 			},
 		},
 	}
 }
 
-func kafkaOptionsSchema() schema.SingleNestedAttribute {
+// connectorOptionsSchema is connector_options of a table or a fanout
+// schema; feeds names what its topics feed ("the table").
+func connectorOptionsSchema(feeds string) schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		MarkdownDescription: "Which Kafka topics feed the table and how record keys and values are decoded.",
+		MarkdownDescription: "Source options of " + feeds + ".",
+		Required:            true,
+		Attributes: map[string]schema.Attribute{
+			"kafka_options": kafkaOptionsSchema(feeds),
+		},
+	}
+}
+
+// tableConfigurationSchema is table_configuration of a table or a fanout
+// schema; of names the tables it configures.
+func tableConfigurationSchema(of string) schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Options of " + of + ".",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"source_metadata_column": schema.StringAttribute{
+				MarkdownDescription: "Name of a struct column holding each record's `topic`, `partition`, " +
+					"`offset`, `timestamp`, `timestampType` and `headers` (an array of `key`/`value` structs). " +
+					"Not set: no metadata column. It must not be named `key`, `value` or `_corrupt_record`, " +
+					"nor collide with a column from the key or value schema.",
+				Optional: true,
+			},
+		},
+	}
+}
+
+// kafkaOptionsSchema is kafka_options; feeds names what its topics feed.
+func kafkaOptionsSchema(feeds string) schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Which Kafka topics feed " + feeds + " and how record keys and values are decoded.",
 		Required:            true,
 		Attributes: map[string]schema.Attribute{
 			"topics": schema.ListAttribute{

@@ -83,7 +83,18 @@ func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	c := newSpecConverter(ctx, true)
 	p := c.pipeline(&plan)
 	resp.Diagnostics.Append(c.diags...)
-	eachSchemaFile(p, func(f *schemaFile) {
+	planFileHashes(ctx, c, func(fn func(*schemaFile)) { eachSchemaFile(p, fn) }, &resp.Plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	r.dryRun(ctx, p, &resp.Diagnostics)
+}
+
+// planFileHashes plans the hash attribute of every schema file from the
+// file's current content, so that an edited file shows as an update; c is
+// the converter that read the plan.
+func planFileHashes(ctx context.Context, c *specConverter, files schemaFiles, plan *tfsdk.Plan, diags *diag.Diagnostics) {
+	files(func(f *schemaFile) {
 		if c.unknown.covers(f.options) {
 			return // the whole options object is unknown, and so is its hash
 		}
@@ -91,12 +102,8 @@ func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		if c.unknown.covers(f.options + "." + f.pathAttr) {
 			sha = types.StringUnknown()
 		}
-		setAttr(ctx, &resp.Plan, f.options+"."+f.shaAttr, sha, &resp.Diagnostics)
+		setAttr(ctx, plan, f.options+"."+f.shaAttr, sha, diags)
 	})
-	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
-		return
-	}
-	r.dryRun(ctx, p, &resp.Diagnostics)
 }
 
 // dryRunTimeout bounds the agent's dry run of a plan.
@@ -121,36 +128,58 @@ func (r *pipelineResource) dryRun(ctx context.Context, p *spec.Pipeline, diags *
 	ctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
 	defer cancel()
 	_, err := api.DryRunPipeline(ctx, p)
+	reportDryRun(diags, dryRunKind{
+		what: "pipeline", title: "Pipeline",
+		unchecked: "a change the agent refuses (a column type changed in a schema file, " +
+			"a table another pipeline claims) shows only at apply",
+		createdFirst: "connection_name",
+	}, p.Name, err)
+}
+
+// dryRunKind says how the dry run of one kind of object is reported.
+type dryRunKind struct {
+	// what names the kind in diagnostics ("pipeline"), title too, capitalised.
+	what, title string
+	// unchecked says what shows only at apply when the agent cannot check.
+	unchecked string
+	// createdFirst is the attribute naming an object the same apply may
+	// create before this one (connection_name): a lone problem on it is no
+	// error at plan time.
+	createdFirst string
+}
+
+// reportDryRun turns err, the answer of the agent to the dry run of the
+// object name of kind k, into diagnostics: a refusal is an error on the
+// attributes it names, an agent that cannot check leaves a warning.
+func reportDryRun(diags *diag.Diagnostics, k dryRunKind, name string, err error) {
 	if err == nil {
 		return
 	}
-	const unchecked = "a change the agent refuses (a column type changed in a schema file, " +
-		"a table another pipeline claims) shows only at apply"
 	var apiErr *client.APIError
 	answered := errors.As(err, &apiErr)
 	switch {
 	case answered && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed):
-		diags.AddWarning("Pipeline "+p.Name+" not checked by the agent: upgrade the agent",
-			"The agent predates dry runs, so it cannot check plans: until it is upgraded, "+unchecked+
+		diags.AddWarning(k.title+" "+name+" not checked by the agent: upgrade the agent",
+			"The agent predates dry runs, so it cannot check plans: until it is upgraded, "+k.unchecked+
 				". The plan goes on without the check. The agent answered: "+err.Error())
 	case !answered || !refusal(apiErr.Status):
-		diags.AddWarning("Pipeline "+p.Name+" not checked by the agent",
-			"The plan could not ask the agent for a dry run, so "+unchecked+": "+err.Error())
-	case len(apiErr.Problems) == 1 && apiErr.Problems[0].Path == "connection_name":
-		// The connection does not exist yet; see above.
+		diags.AddWarning(k.title+" "+name+" not checked by the agent",
+			"The plan could not ask the agent for a dry run, so "+k.unchecked+": "+err.Error())
+	case len(apiErr.Problems) == 1 && apiErr.Problems[0].Path == k.createdFirst:
+		// The object it refers to does not exist yet; see above.
 	case len(apiErr.Problems) == 0:
-		addAgentError(diags, "pipeline", "The agent refuses pipeline "+p.Name, err)
+		addAgentError(diags, k.what, "The agent refuses "+k.what+" "+name, err)
 	default:
 		for _, pr := range apiErr.Problems {
 			if !registryProblem(pr) {
-				addFieldError(diags, "pipeline", pr)
+				addFieldError(diags, k.what, pr)
 				continue
 			}
 			// The connection may get its schema registry in this same
-			// apply, before the pipeline: the agent decides then.
+			// apply, before this object: the agent decides then.
 			if ap, err := parseAttrPath(pr.Path); err == nil {
-				diags.AddAttributeWarning(ap, "The agent's connections lack a schema registry this pipeline uses",
-					pr.Detail+". Unless this apply adds it, applying the pipeline will fail.")
+				diags.AddAttributeWarning(ap, "The agent's connections lack a schema registry this "+k.what+" uses",
+					pr.Detail+". Unless this apply adds it, applying the "+k.what+" will fail.")
 			}
 		}
 	}
@@ -221,9 +250,8 @@ func (r *pipelineResource) apply(ctx context.Context, plan *pipelineResourceMode
 	c := newSpecConverter(ctx, true)
 	p := c.pipeline(plan)
 	diags.Append(c.diags...)
-	eachSchemaFile(p, func(f *schemaFile) {
-		checkSchemaFileUnchanged(ctx, planned, f, diags)
-	})
+	files := func(fn func(*schemaFile)) { eachSchemaFile(p, fn) }
+	checkSchemaFilesUnchanged(ctx, planned, files, diags)
 	if diags.HasError() {
 		return
 	}
@@ -239,17 +267,29 @@ func (r *pipelineResource) apply(ctx context.Context, plan *pipelineResourceMode
 
 	plan.ID = types.StringValue(p.Name)
 	diags.Append(state.Set(ctx, plan)...)
-	eachSchemaFile(p, func(f *schemaFile) {
-		setAttr(ctx, state, f.options+"."+f.shaAttr, fileSHA256(f.name, f.content), diags)
-	})
+	setFileHashes(ctx, state, files, diags)
 	if waitErr != nil {
 		diags.AddError("Pipeline "+p.Name+" did not start", waitErr.Error())
 	}
 }
 
-// checkSchemaFileUnchanged reports a schema file whose content changed
+// setFileHashes sets the hash attribute of every schema file in state
+// from the content that was applied.
+func setFileHashes(ctx context.Context, state *tfsdk.State, files schemaFiles, diags *diag.Diagnostics) {
+	files(func(f *schemaFile) {
+		setAttr(ctx, state, f.options+"."+f.shaAttr, fileSHA256(f.name, f.content), diags)
+	})
+}
+
+// checkSchemaFilesUnchanged reports each schema file whose content changed
 // between plan and apply: applying it would store a hash other than the
 // planned one.
+func checkSchemaFilesUnchanged(ctx context.Context, planned tfsdk.Plan, files schemaFiles, diags *diag.Diagnostics) {
+	files(func(f *schemaFile) { checkSchemaFileUnchanged(ctx, planned, f, diags) })
+}
+
+// checkSchemaFileUnchanged reports f if its content changed between plan
+// and apply.
 func checkSchemaFileUnchanged(ctx context.Context, planned tfsdk.Plan, f *schemaFile, diags *diag.Diagnostics) {
 	if f.name == "" {
 		return
@@ -278,46 +318,70 @@ func checkSchemaFileUnchanged(ctx context.Context, planned tfsdk.Plan, f *schema
 // with that error, rather than after the whole timeout; the agent keeps
 // retrying it.
 func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *spec.PipelineResponse, stuckAfter time.Duration) error {
+	get := func(ctx context.Context) (runState, error) {
+		next, err := api.GetPipeline(ctx, name)
+		if err != nil {
+			return runState{}, err
+		}
+		return runState{next.Status.State, tableErrors(next.Status.Tables)}, nil
+	}
+	return waitForRun(ctx, fmt.Sprintf("pipeline %q", name), runState{cur.Status.State, tableErrors(cur.Status.Tables)}, get, stuckAfter)
+}
+
+// runState is what waitForRun reads of an object's status on the agent.
+type runState struct {
+	// state is one of the State constants of package spec.
+	state string
+	// errors lists the errors the object reports, each on its own line
+	// after a line break; "" when there are none.
+	errors string
+}
+
+// waitForRun polls get until the object the agent reports, what (`pipeline
+// "p"`), is RUNNING, COMPLETED or FAILED, or ctx ends, starting from cur. It
+// returns an error for FAILED, for a timeout, and for an object that stays
+// STARTING with errors for stuckAfter; see waitForPipeline.
+func waitForRun(ctx context.Context, what string, cur runState, get func(context.Context) (runState, error), stuckAfter time.Duration) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var stuckSince time.Time
 	for {
-		switch cur.Status.State {
+		switch cur.state {
 		case spec.StateRunning, spec.StateCompleted:
 			return nil
 		case spec.StateFailed:
-			return fmt.Errorf("the agent reports pipeline %q FAILED:%s", name, tableErrors(&cur.Status))
+			return fmt.Errorf("the agent reports %s FAILED:%s", what, cur.errors)
 		}
-		switch errs := tableErrors(&cur.Status); {
-		case errs == "":
+		switch {
+		case cur.errors == "":
 			stuckSince = time.Time{}
 		case stuckSince.IsZero():
 			stuckSince = time.Now()
 		case time.Since(stuckSince) >= stuckAfter:
-			return fmt.Errorf("pipeline %q cannot start; the agent keeps retrying, but fix the cause and apply again:%s", name, errs)
+			return fmt.Errorf("%s cannot start; the agent keeps retrying, but fix the cause and apply again:%s", what, cur.errors)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("pipeline %q is still %s after the timeout; raise the create/update timeout "+
+			return fmt.Errorf("%s is still %s after the timeout; raise the create/update timeout "+
 				"in a timeouts block, or check the agent's log and the Kafka cluster.%s",
-				name, cur.Status.State, tableErrors(&cur.Status))
+				what, cur.state, cur.errors)
 		case <-tick.C:
 		}
-		next, err := api.GetPipeline(ctx, name)
+		next, err := get(ctx)
 		switch {
 		case ctx.Err() != nil:
 			continue // report the timeout with the last known state
 		case err != nil:
-			return fmt.Errorf("reading the state of pipeline %q: %w", name, err)
+			return fmt.Errorf("reading the state of %s: %w", what, err)
 		}
 		cur = next
 	}
 }
 
 // tableErrors lists the last error of every table that has one, one per line.
-func tableErrors(st *spec.PipelineStatus) string {
+func tableErrors(tables []spec.TableStatus) string {
 	var b strings.Builder
-	for _, t := range st.Tables {
+	for _, t := range tables {
 		if t.LastError != "" {
 			fmt.Fprintf(&b, "\n  table %s (%s): %s", t.DestinationTable, t.State, t.LastError)
 		}

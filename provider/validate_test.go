@@ -159,7 +159,6 @@ func TestAccPipelineValidation(t *testing.T) {
 			"table[0].destination_table", `"my table" is not a valid identifier`},
 		{"duplicate tables", pipelineHCL(nil, tableHCL("events", topics, ""), tableHCL("Events", `topics = ["other"]`, "")),
 			"table[1].destination_table", `table "Events" is already declared by table[0]`},
-		{"no table", pipelineHCL(nil), "table", "at least one table is required"},
 		{"flush_interval not a duration", pipelineHCL(map[string]string{"flush_interval": `"5 seconds"`}, tableHCL("events", topics, "")),
 			"flush_interval", `"5 seconds" is not a duration`},
 		{"target_file_size_mb zero", pipelineHCL(map[string]string{"target_file_size_mb": `0`}, tableHCL("events", topics, "")),

@@ -161,6 +161,39 @@ func (c *Client) DeletePipeline(ctx context.Context, name string) error {
 	return ignoreNotFound(c.do(ctx, http.MethodDelete, "/v1/pipelines/"+url.PathEscape(name), nil, nil))
 }
 
+// PutFanoutSchema creates or replaces a fanout schema, whose pipeline must
+// exist, and returns it as stored with its status.
+func (c *Client) PutFanoutSchema(ctx context.Context, f *spec.FanoutSchema) (*spec.FanoutSchemaResponse, error) {
+	var out spec.FanoutSchemaResponse
+	return &out, c.do(ctx, http.MethodPut, fanoutPath(f.Name), f, &out)
+}
+
+// DryRunFanoutSchema asks the agent whether PutFanoutSchema would accept f,
+// without changing anything (POST /v1/fanout-schemas/{name}/dry-run), as
+// [Client.DryRunPipeline] does for a pipeline: the answer is f as the agent
+// would store it, or the [*APIError] a PUT would get. It is tried once.
+func (c *Client) DryRunFanoutSchema(ctx context.Context, f *spec.FanoutSchema) (*spec.FanoutSchema, error) {
+	var out spec.FanoutSchema
+	ctx = context.WithValue(ctx, tryOnce{}, true)
+	return &out, c.do(ctx, http.MethodPost, fanoutPath(f.Name)+"/dry-run", f, &out)
+}
+
+// GetFanoutSchema returns the named fanout schema's spec and status (the
+// tables it created so far); errors.Is(err, ErrNotFound) when it does not
+// exist.
+func (c *Client) GetFanoutSchema(ctx context.Context, name string) (*spec.FanoutSchemaResponse, error) {
+	var out spec.FanoutSchemaResponse
+	return &out, c.do(ctx, http.MethodGet, fanoutPath(name), nil, &out)
+}
+
+// DeleteFanoutSchema stops the named fanout schema and forgets it; its
+// tables stay. Deleting one that does not exist is not an error.
+func (c *Client) DeleteFanoutSchema(ctx context.Context, name string) error {
+	return ignoreNotFound(c.do(ctx, http.MethodDelete, fanoutPath(name), nil, nil))
+}
+
+func fanoutPath(name string) string { return "/v1/fanout-schemas/" + url.PathEscape(name) }
+
 func ignoreNotFound(err error) error {
 	if errors.Is(err, ErrNotFound) {
 		return nil

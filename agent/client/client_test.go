@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -46,5 +48,61 @@ func TestDryRunIsNotRetried(t *testing.T) {
 	}
 	if n := calls.Load() - 1; n != 2 {
 		t.Fatalf("PutPipeline sent %d requests, want 2 (one retry)", n)
+	}
+}
+
+// The fanout schema methods use /v1/fanout-schemas/{name}, escape the
+// name, send a dry run once and treat a 404 on DELETE as done.
+func TestFanoutSchemaRequests(t *testing.T) {
+	t.Parallel()
+	var got []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.EscapedPath())
+		mu.Unlock()
+		switch r.Method {
+		case http.MethodDelete:
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"title":"Not Found","status":404}`))
+		case http.MethodPost:
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"title":"Service Unavailable","status":503}`))
+		default:
+			_, _ = w.Write([]byte(`{"spec":{"name":"a b","pipeline_name":"p"},"status":{"state":"RUNNING","tables":[{"destination_table":"orders"}]}}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, "", client.RetryMax(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	f := &spec.FanoutSchema{Name: "a b", Pipeline: "p"}
+	resp, err := c.PutFanoutSchema(ctx, f)
+	if err != nil || resp.Spec.Pipeline != "p" || resp.Status.State != spec.StateRunning || resp.Status.Tables[0].DestinationTable != "orders" {
+		t.Fatalf("PutFanoutSchema = %+v, %v", resp, err)
+	}
+	if resp, err := c.GetFanoutSchema(ctx, "a b"); err != nil || resp.Spec.Name != "a b" {
+		t.Fatalf("GetFanoutSchema = %+v, %v", resp, err)
+	}
+	if _, err := c.DryRunFanoutSchema(ctx, f); err == nil {
+		t.Fatal("DryRunFanoutSchema of a 503 succeeded")
+	}
+	if err := c.DeleteFanoutSchema(ctx, "a b"); err != nil {
+		t.Fatalf("DeleteFanoutSchema of a missing fanout schema: %v", err)
+	}
+	want := []string{
+		"PUT /v1/fanout-schemas/a%20b",
+		"GET /v1/fanout-schemas/a%20b",
+		"POST /v1/fanout-schemas/a%20b/dry-run",
+		"DELETE /v1/fanout-schemas/a%20b",
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(got, want) {
+		t.Fatalf("requests %q, want %q", got, want)
 	}
 }

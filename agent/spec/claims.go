@@ -33,3 +33,65 @@ func (p *Pipeline) ClaimConflicts(others []Pipeline) Errors {
 	}
 	return errs
 }
+
+// FanoutConflicts returns a problem for every table of p in the destination
+// schema of one of fanouts (compared case-insensitively): a fanout schema
+// owns every table of its <catalog>.<schema>.
+func (p *Pipeline) FanoutConflicts(fanouts []FanoutSchema) Errors {
+	f, ok := fanoutOwners(fanouts, "")[strings.ToLower(p.DestinationCatalog+"."+p.DestinationSchema)]
+	if !ok {
+		return nil
+	}
+	var errs Errors
+	for i := range p.Tables {
+		errs = append(errs, FieldError{
+			Path: fmt.Sprintf("table[%d].destination_table", i),
+			Detail: fmt.Sprintf("table %s is in schema %s.%s, which fanout schema %q owns: it creates every table there; "+
+				"choose another destination schema, or delete fanout schema %q first",
+				p.QualifiedName(&p.Tables[i]), p.DestinationCatalog, p.DestinationSchema, f, f),
+		})
+	}
+	return errs
+}
+
+// ClaimConflicts returns a problem when f's destination <catalog>.<schema>
+// (compared case-insensitively) holds a table of one of pipes or is another
+// fanout schema's of others: a fanout schema owns its whole destination
+// schema. others may include f itself, which is skipped by name.
+func (f *FanoutSchema) ClaimConflicts(pipes []Pipeline, others []FanoutSchema) Errors {
+	qs := f.QualifiedSchema()
+	key := strings.ToLower(qs)
+	if other, ok := fanoutOwners(others, f.Name)[key]; ok {
+		return Errors{{
+			Path:     "destination_schema",
+			Involves: []string{"destination_catalog"},
+			Detail: fmt.Sprintf("schema %s is already owned by fanout schema %q; choose another destination schema, or delete fanout schema %q first",
+				qs, other, other),
+		}}
+	}
+	for i := range pipes {
+		p := &pipes[i]
+		if len(p.Tables) > 0 && strings.ToLower(p.DestinationCatalog+"."+p.DestinationSchema) == key {
+			return Errors{{
+				Path:     "destination_schema",
+				Involves: []string{"destination_catalog"},
+				Detail: fmt.Sprintf("schema %s holds table %s of pipeline %q, and a fanout schema owns every table of its schema; "+
+					"choose another destination schema, or move the pipeline's tables first",
+					qs, p.QualifiedName(&p.Tables[0]), p.Name),
+			}}
+		}
+	}
+	return nil
+}
+
+// fanoutOwners maps each lower-case <catalog>.<schema> of fanouts to the
+// name of the fanout schema that owns it, leaving out the one named skip.
+func fanoutOwners(fanouts []FanoutSchema, skip string) map[string]string {
+	owner := map[string]string{}
+	for i := range fanouts {
+		if f := &fanouts[i]; f.Name != skip {
+			owner[strings.ToLower(f.QualifiedSchema())] = f.Name
+		}
+	}
+	return owner
+}

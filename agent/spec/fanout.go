@@ -58,7 +58,7 @@ type FanoutOptions struct {
 	// TableIDFields is Flink's json.decode.parser-table-id.fields as a
 	// shorthand for FanoutBy: the values of these top-level fields of the
 	// JSON value, joined by '_' (Flink joins with '.', which a table name
-	// cannot hold), name the table. See [FanoutOptions.RouteExpression].
+	// cannot hold), name the table. See [FanoutSchema.RouteExpression].
 	TableIDFields []string `json:"table_id_fields,omitempty"`
 	// Transforms holds at most one transform, applied after routing.
 	Transforms []FanoutTransform `json:"transforms,omitempty"`

@@ -89,7 +89,8 @@ type Pipeline struct {
 	TargetFileSizeMB int64 `json:"target_file_size_mb,omitempty"`
 	// MaxRowsPerFile closes a Parquet file once it holds this many rows.
 	MaxRowsPerFile int64 `json:"max_rows_per_file,omitempty"`
-	// Tables lists the destination tables, at least one.
+	// Tables lists the destination tables; none for a pipeline that only
+	// carries fanout schemas.
 	Tables []Table `json:"table"`
 }
 
@@ -279,17 +280,22 @@ func (p *Pipeline) Normalize() {
 		p.MaxRowsPerFile = DefaultMaxRowsPerFile
 	}
 	for i := range p.Tables {
-		ko := &p.Tables[i].ConnectorOptions.KafkaOptions
-		if ko.StartingOffset == "" {
-			ko.StartingOffset = DefaultStartingOffset
-		}
-		if ko.IsolationLevel == "" {
-			ko.IsolationLevel = DefaultIsolationLevel
-		}
-		for _, tr := range []*Transformer{ko.KeyTransformer, ko.ValueTransformer} {
-			if tr != nil && tr.JSONOptions != nil {
-				tr.JSONOptions.normalizeInference()
-			}
+		p.Tables[i].ConnectorOptions.KafkaOptions.normalize()
+	}
+}
+
+// normalize fills the unset Kafka options of a table or fanout schema with
+// their defaults.
+func (ko *KafkaOptions) normalize() {
+	if ko.StartingOffset == "" {
+		ko.StartingOffset = DefaultStartingOffset
+	}
+	if ko.IsolationLevel == "" {
+		ko.IsolationLevel = DefaultIsolationLevel
+	}
+	for _, tr := range []*Transformer{ko.KeyTransformer, ko.ValueTransformer} {
+		if tr != nil && tr.JSONOptions != nil {
+			tr.JSONOptions.normalizeInference()
 		}
 	}
 }

@@ -84,9 +84,6 @@ func (p *Pipeline) Validate() Errors {
 	// the default for an unset attribute, so an explicit 0 is refused here.
 	validateRange(col, "target_file_size_mb", p.TargetFileSizeMB, 1, MaxTargetFileSizeMB)
 	validateRange(col, "max_rows_per_file", p.MaxRowsPerFile, 1, MaxRowsPerFileLimit)
-	if len(p.Tables) == 0 {
-		col.add("table", "at least one table is required")
-	}
 	seen := map[string]int{}
 	for i := range p.Tables {
 		t := &p.Tables[i]

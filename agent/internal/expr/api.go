@@ -1,6 +1,10 @@
 package expr
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Record is the raw Kafka record an expression reads. Key and Value nil are
 // NULL.
@@ -74,16 +78,45 @@ type Program struct {
 // the raw record's columns, checks its types and compiles it. Its errors
 // are [*Error]s that show src with a caret under the position.
 func Compile(src string) (*Program, error) {
-	return nil, &Error{Src: src, Msg: "not implemented yet"} // replaced by the parser
+	n, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	c := compiler{src: src}
+	x, err := c.compile(n)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{src: src, typ: x.typ, eval: x.eval}, nil
 }
+
+// String returns the program's source.
+func (p *Program) String() string { return p.src }
 
 // Type is the type of the program's result.
 func (p *Program) Type() Type { return p.typ }
 
 // Eval evaluates the program on r. Its errors are runtime errors of the
 // expression (an ANSI cast that fails, a bad regular expression argument),
-// which name the expression.
+// which name the expression. A BINARY result may share memory with r.
 func (p *Program) Eval(r *Record) (Value, error) { return p.eval(r) }
+
+// EvalString evaluates the program on r and returns its result as a
+// STRING: null true when it is NULL, and a result of another type cast to
+// STRING as cast(x AS STRING) does (an error for headers). The router
+// calls it with the program of fanout_by, whose type is STRING.
+func (p *Program) EvalString(r *Record) (s string, null bool, err error) {
+	v, err := p.eval(r)
+	if err != nil {
+		return "", false, err
+	}
+	if v.Type != TypeString && !v.Null {
+		if v, err = castValue(v, TypeString); err != nil {
+			return "", false, fmt.Errorf("%s: %w", p.src, err)
+		}
+	}
+	return v.Str, v.Null, nil
+}
 
 // Error is a parse, resolution or type error at byte position Pos of Src.
 type Error struct {
@@ -94,7 +127,30 @@ type Error struct {
 }
 
 // Error returns the message, then the source with a caret under Pos.
-func (e *Error) Error() string { return e.Msg } // replaced by the parser
+// When Src has several lines, only the line with Pos shows, and the
+// message says which line that is. Tabs before Pos stay tabs, so that the
+// caret lines up.
+func (e *Error) Error() string {
+	pos := min(max(e.Pos, 0), len(e.Src))
+	start := strings.LastIndexByte(e.Src[:pos], '\n') + 1
+	end := len(e.Src)
+	if i := strings.IndexByte(e.Src[pos:], '\n'); i >= 0 {
+		end = pos + i
+	}
+	msg := e.Msg
+	if strings.Contains(e.Src, "\n") {
+		msg += fmt.Sprintf(" (line %d)", strings.Count(e.Src[:start], "\n")+1)
+	}
+	var pad strings.Builder
+	for _, r := range e.Src[start:pos] {
+		if r == '\t' {
+			pad.WriteByte('\t')
+		} else {
+			pad.WriteByte(' ')
+		}
+	}
+	return msg + "\n  " + strings.TrimRight(e.Src[start:end], "\r") + "\n  " + pad.String() + "^"
+}
 
 // function is a built-in function that evaluates all its arguments first.
 // CASE, if, coalesce and nvl evaluate lazily and are compiled by the core.

@@ -41,16 +41,16 @@ type decoded struct {
 	// gives it back.
 	last bool
 	end  int64
-	src  *kafka.Batch
+	src  *sharedBatch
 }
 
-// free gives back, on a fetched batch's last chunk, what the batch holds:
-// its memory in budget and its pooled buffers. The batch's chunks must be
+// free releases, on a fetched batch's last chunk, the batch: once every
+// subscriber of the partition released it, its memory goes back to the
+// budget and its pooled buffers to their pools. The batch's chunks must be
 // written or dropped by then.
-func (d *decoded) free(budget kafka.Budget) {
+func (d *decoded) free() {
 	if d.last {
-		budget.Release(d.src.Bytes)
-		d.src.Release()
+		d.src.release()
 	}
 }
 
@@ -120,41 +120,43 @@ func (p *decoderPool) swap(layout *spec.Layout, version int) {
 // put gives back a decoder taken with get.
 func (p *decoderPool) put(d *decode.Decoder) { p.tokens <- d }
 
-// decodePartition decodes the batches the fetcher of tp sends on in, a chunk
-// at a time, and sends the chunks on out in order, until ctx ends or, when
-// until is positive, a batch reaches it (a triggered run's end, where the
-// batch is cut). next is the offset the partition is read from. What it
-// cannot deliver goes back: decoders to the pool, batches' memory to budget
-// and their buffers to their pools. Since the chunks it did deliver point
-// into the batch it gives back, ctx must end only once nothing writes them.
-func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kafka.Batch, out chan<- decoded, pool *decoderPool,
-	budget kafka.Budget, next, until int64) {
+// decodePartition decodes the batches the source sends on in for tp, a
+// chunk at a time, and sends the chunks on out in order, until ctx ends or,
+// when until is positive, a batch reaches it (a triggered run's end, where
+// the batch is cut). next is the offset the partition is read from: the
+// records of a batch before it, which another subscriber of the partition
+// asked for, are skipped. What it cannot deliver goes back: decoders to the
+// pool, batches to the source. Since the chunks it did deliver point into
+// the batch it releases, ctx must end only once nothing writes them.
+func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan *sharedBatch, out chan<- decoded, pool *decoderPool,
+	next, until int64) {
 	for {
-		var b kafka.Batch
+		var b *sharedBatch
 		select {
 		case <-ctx.Done():
 			return
 		case b = <-in:
 		}
-		recs := b.Records
-		if until > 0 && b.Next > until {
+		recs, bnext := b.Records, b.Next
+		if until > 0 && bnext > until {
 			i := 0
 			for i < len(recs) && recs[i].Offset < until {
 				i++
 			}
-			recs, b.Next = recs[:i], until
+			recs, bnext = recs[:i], until
 		}
-		if b.Next <= next {
-			recs = nil // nothing new; the batch still reports its end
+		skip := 0
+		for skip < len(recs) && recs[skip].Offset < next {
+			skip++
 		}
+		recs = recs[skip:] // none when the batch has nothing new; it still reports its end
 		for start := 0; ; start += decodeChunk {
 			d := decoded{tp: tp, next: next}
 			if chunk := recs[start:min(start+decodeChunk, len(recs))]; len(chunk) > 0 {
 				d.next = chunk[len(chunk)-1].Offset + 1
 				dec, version, err := pool.get(ctx)
 				if err != nil && ctx.Err() != nil {
-					budget.Release(b.Bytes)
-					b.Release()
+					b.release()
 					return
 				}
 				d.dec, d.err, d.recs, d.version = dec, err, chunk, version
@@ -163,7 +165,7 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kaf
 				}
 			}
 			if start+decodeChunk >= len(recs) {
-				d.last, d.next, d.end, d.src = true, max(b.Next, next), b.End, &b
+				d.last, d.next, d.end, d.src = true, max(bnext, next), b.End, b
 			}
 			select {
 			case out <- d:
@@ -171,15 +173,14 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan kaf
 				if d.dec != nil {
 					pool.put(d.dec)
 				}
-				budget.Release(b.Bytes)
-				b.Release()
+				b.release()
 				return
 			}
 			if d.last {
 				break
 			}
 		}
-		next = max(b.Next, next)
+		next = max(bnext, next)
 		if until > 0 && next >= until {
 			return
 		}

@@ -19,20 +19,21 @@ func (r *releases) Grow(int64)                           {}
 func (r *releases) Release(n int64)                      { r.n.Add(n) }
 
 // fetched returns a batch of the records at offsets [from, to), whose next
-// offset is next.
-func fetched(tp kafka.TopicPartition, from, to, next int64) kafka.Batch {
+// offset is next, for one subscriber, which releases it to budget.
+func fetched(tp kafka.TopicPartition, from, to, next int64, budget kafka.Budget) *sharedBatch {
 	b := kafka.Batch{TP: tp, Next: next, End: 1000, Bytes: 10*(to-from) + 1}
 	for o := from; o < to; o++ {
 		b.Records = append(b.Records, decode.Record{Topic: tp.Topic, Partition: int32(tp.Partition), Offset: o, Value: []byte("v")})
 	}
-	return b
+	return shareBatch(b, budget, 1)
 }
 
 // TestDecodePartition checks the chunks decodePartition sends: in order, a
 // decodeChunk of records at most, each with the offset to read after it
 // (so that a flush between two chunks of a batch commits the first with
-// its own offset), the batch's end and memory on its last chunk only, and
-// a triggered run's batch cut at its end offset.
+// its own offset), the batch's end and memory on its last chunk only, a
+// triggered run's batch cut at its end offset, and the records of a batch
+// before the partition's next offset skipped.
 func TestDecodePartition(t *testing.T) {
 	layout := &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
 	first, err := decode.New(layout, nil)
@@ -41,21 +42,23 @@ func TestDecodePartition(t *testing.T) {
 	}
 	pool := newDecoderPool(layout, nil, first)
 	tp := kafka.TopicPartition{Topic: "t", Partition: 3}
-	in, out := make(chan kafka.Batch), make(chan decoded)
+	in, out := make(chan *sharedBatch), make(chan decoded)
 	var budget releases
 	until := int64(2*decodeChunk + 600)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		decodePartition(context.Background(), tp, in, out, pool, &budget, 0, until)
+		decodePartition(context.Background(), tp, in, out, pool, 10, until)
 	}()
-	// A batch of two and a half chunks whose next offset skips 5 (say,
-	// a transaction marker), an empty one, then one that passes until.
-	n := int64(2*decodeChunk + 500)
+	// A batch before the partition's next offset (10), one of two and a
+	// half chunks that starts before it, whose next offset skips 5 (say, a
+	// transaction marker), an empty one, then one that passes until.
+	n := int64(2*decodeChunk + 510)
 	go func() {
-		in <- fetched(tp, 0, n, n+5)
-		in <- fetched(tp, n+5, n+5, n+5)
-		in <- fetched(tp, n+5, n+200, n+200)
+		in <- fetched(tp, 0, 5, 5, &budget)
+		in <- fetched(tp, 0, n, n+5, &budget)
+		in <- fetched(tp, n+5, n+5, n+5, &budget)
+		in <- fetched(tp, n+5, n+200, n+200, &budget)
 	}()
 	type want struct {
 		rows int
@@ -63,7 +66,8 @@ func TestDecodePartition(t *testing.T) {
 		last bool
 	}
 	wants := []want{
-		{decodeChunk, decodeChunk, false}, {decodeChunk, 2 * decodeChunk, false}, {500, n + 5, true},
+		{0, 10, true},
+		{decodeChunk, 10 + decodeChunk, false}, {decodeChunk, 10 + 2*decodeChunk, false}, {500, n + 5, true},
 		{0, n + 5, true},
 		{int(until - n - 5), until, true},
 	}
@@ -86,7 +90,7 @@ func TestDecodePartition(t *testing.T) {
 		if d.dec != nil {
 			pool.put(d.dec)
 		}
-		d.free(&budget)
+		d.free()
 	}
 	select {
 	case <-done: // reached until
@@ -105,13 +109,13 @@ func TestDecodePartitionCanceled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tp := kafka.TopicPartition{Topic: "t"}
-	in := make(chan kafka.Batch, 1)
-	in <- fetched(tp, 0, 10, 10)
+	in := make(chan *sharedBatch, 1)
 	var budget releases
+	in <- fetched(tp, 0, 10, 10, &budget)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		decodePartition(ctx, tp, in, make(chan decoded), newDecoderPool(layout, nil, first), &budget, 0, 0)
+		decodePartition(ctx, tp, in, make(chan decoded), newDecoderPool(layout, nil, first), 0, 0)
 	}()
 	time.Sleep(50 * time.Millisecond) // the chunk is decoded, and waits to be sent
 	cancel()

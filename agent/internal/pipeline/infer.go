@@ -126,7 +126,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]
 	records := 0
 	for _, tp := range tps {
 		from := starts[tp]
-		if next, ok := txns[r.appID(tp)]; ok {
+		if next, _, ok := r.recorded(txns, tp); ok {
 			from = next
 		}
 		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *decode.Record) {

@@ -1,7 +1,8 @@
 // Package pipeline runs pipelines: a Manager reconciles the desired pipelines
-// into one running loop per destination table, each of which fetches records,
-// decodes them, buffers rows, writes Parquet files and commits them with their
-// offsets to the table's log.
+// into one running loop per destination table, each of which decodes the
+// records its pipeline's source fetches (each partition once for all the
+// tables that read it), buffers rows, writes Parquet files and commits them
+// with their offsets to the table's log.
 package pipeline
 
 import (
@@ -72,7 +73,16 @@ type running struct {
 	spec   spec.Pipeline
 	conn   spec.Connection
 	client *kafka.Client
+	// source fetches for every reader of the pipeline, through client.
+	source *source
 	tables []*tableRunner
+}
+
+// close stops what r's readers shared: its source, then its client. Its
+// readers must be stopped.
+func (r *running) close() {
+	r.source.close()
+	r.client.Close()
 }
 
 // NewManager returns a Manager with no pipelines.
@@ -105,10 +115,12 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 		return err
 	}
 
-	next := &running{spec: *p, conn: *conn, client: kafka.NewClient(conn)}
+	next := &running{spec: *p, conn: *conn}
 	if old != nil && reflect.DeepEqual(old.conn, *conn) {
-		next.client.Close()
-		next.client = old.client
+		next.client, next.source = old.client, old.source
+	} else {
+		next.client = kafka.NewClient(conn)
+		next.source = newSource(next.client, m.cfg.Memory, m.log.With("pipeline", p.Name))
 	}
 	keep := map[*tableRunner]bool{}
 	for i, cfg := range cfgs {
@@ -123,7 +135,7 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 					}
 				}
 			}
-			r = startTable(cfg, next.client, &m.registries, m.cfg.Memory, m.log)
+			r = startTable(cfg, next.client, next.source, &m.registries, m.cfg.Memory, m.log)
 		}
 		keep[r] = true
 		next.tables = append(next.tables, r)
@@ -135,7 +147,7 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 			}
 		}
 		if old.client != next.client {
-			old.client.Close()
+			old.close()
 		}
 	}
 	m.mu.Lock()
@@ -320,7 +332,7 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	m.mu.Unlock()
 	if r != nil {
 		stopAll(r.tables)
-		r.client.Close()
+		r.close()
 		m.log.Info("pipeline stopped and removed; its tables stay", "pipeline", name)
 	}
 	return nil
@@ -376,7 +388,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		}
 		stopAll(all)
 		for _, r := range stopping {
-			r.client.Close()
+			r.close()
 		}
 	}()
 	select {

@@ -64,6 +64,9 @@ func (e fatalError) Unwrap() error { return e.err }
 type tableRunner struct {
 	cfg    tableConfig
 	client *kafka.Client
+	// source fetches the table's partitions, shared with the other
+	// readers of its pipeline.
+	source *source
 	// registries makes the clients of the table's schema registries.
 	registries *registries
 	// budget is the agent's memory budget, which the table's fetches and
@@ -80,10 +83,10 @@ type tableRunner struct {
 	failing map[kafka.TopicPartition]bool
 }
 
-func startTable(cfg tableConfig, client *kafka.Client, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
+func startTable(cfg tableConfig, client *kafka.Client, src *source, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &tableRunner{
-		cfg: cfg, client: client, registries: regs, budget: budget, cancel: cancel, done: make(chan struct{}),
+		cfg: cfg, client: client, source: src, registries: regs, budget: budget, cancel: cancel, done: make(chan struct{}),
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
 		status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
@@ -244,14 +247,39 @@ type loop struct {
 	// could read (see [kafka.Batch.End]); it measures lag.
 	readEnd map[kafka.TopicPartition]int64
 	end     map[kafka.TopicPartition]int64 // triggered runs only
+	// legacy holds the partitions whose committed offset the log holds
+	// under their legacy application id only (see [tableRunner.recorded]):
+	// their next commit moves it to the new one.
+	legacy map[kafka.TopicPartition]bool
 	// topicIDs holds the id of every topic the loop reads, as first seen:
 	// a fetcher that finds another id stops the table.
 	topicIDs map[string]string
 	group    *groupCommitter
 }
 
-func (r *tableRunner) appID(tp kafka.TopicPartition) string {
+// appID is the application id of tp's offsets in a table's log (the txn
+// action's appId): "<topic>/<partition>", each table having a log of its
+// own.
+func appID(tp kafka.TopicPartition) string {
+	return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition)
+}
+
+// legacyAppID is the application id tables recorded tp's offsets under
+// before [appID]: "<catalog>.<schema>.<table>/<topic>/<partition>".
+func (r *tableRunner) legacyAppID(tp kafka.TopicPartition) string {
 	return fmt.Sprintf("%s/%s/%d", r.cfg.Qualified, tp.Topic, tp.Partition)
+}
+
+// recorded returns the next offset of tp that txns, a snapshot's, holds:
+// under its application id, or else under its legacy one (legacy true),
+// which a log written before the change of application ids holds; ok false
+// when it holds neither.
+func (r *tableRunner) recorded(txns map[string]int64, tp kafka.TopicPartition) (next int64, legacy, ok bool) {
+	if next, ok := txns[appID(tp)]; ok {
+		return next, false, true
+	}
+	next, ok = txns[r.legacyAppID(tp)]
+	return next, ok, ok
 }
 
 func (r *tableRunner) runOnce(ctx context.Context) error {
@@ -297,6 +325,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		committed: map[kafka.TopicPartition]int64{},
 		readEnd:   map[kafka.TopicPartition]int64{},
 		topicIDs:  map[string]string{},
+		legacy:    map[kafka.TopicPartition]bool{},
 		mem:       r.budget.NewAccount(),
 	}
 	defer l.mem.Close()
@@ -320,10 +349,10 @@ func (l *loop) run(ctx context.Context) error {
 	// sent before must not be written after that (the loop's final flush
 	// may still write them).
 	dctx, cancelDecode := context.WithCancel(context.WithoutCancel(ctx))
-	// Each partition keeps one fetch in flight, handed to a goroutine that
-	// decodes it, which hands the decoded chunks to this loop; what the
-	// fetchers hold is bounded by the memory budget, what the decoders hold
-	// by their pool.
+	// Each partition's batches come from the pipeline's source to a
+	// goroutine that decodes them, which hands the decoded chunks to this
+	// loop; what the fetchers hold is bounded by the memory budget, what
+	// the decoders hold by their pool.
 	chunks := make(chan decoded, cap(l.decoders.tokens))
 	var wg sync.WaitGroup
 	defer func() {
@@ -334,7 +363,7 @@ func (l *loop) run(ctx context.Context) error {
 		for {
 			select {
 			case d := <-chunks:
-				d.free(r.budget)
+				d.free()
 			default:
 				return
 			}
@@ -397,10 +426,13 @@ func (l *loop) run(ctx context.Context) error {
 		unrecorded := map[string]int64{}
 		recorded := l.tbl.Snapshot().Txns
 		for _, tp := range fresh {
-			next, ok := recorded[r.appID(tp)]
+			next, legacy, ok := r.recorded(recorded, tp)
 			if !ok {
 				next = defaults[tp]
-				unrecorded[r.appID(tp)] = next
+				unrecorded[appID(tp)] = next
+			}
+			if legacy {
+				l.legacy[tp] = true
 			}
 			l.committed[tp] = next
 		}
@@ -418,22 +450,23 @@ func (l *loop) run(ctx context.Context) error {
 				continue // nothing to read in this triggered run
 			}
 			until := l.end[tp]
-			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic], Until: until,
-				OnRetry: func(err error) { r.fetchFailing(tp, err) }, Budget: r.budget}
-			fetched := make(chan kafka.Batch)
+			batches, errs := r.source.subscribe(fctx, subscription{TP: tp, From: next, Until: until, ReadCommitted: readCommitted,
+				TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }})
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				if err := f.Run(fctx, next, fetched); err != nil && fctx.Err() == nil {
+				select {
+				case err := <-errs:
 					select {
 					case fetchErrs <- err:
 					default:
 					}
+				case <-fctx.Done():
 				}
 			}()
 			go func() {
 				defer wg.Done()
-				decodePartition(dctx, tp, fetched, chunks, l.decoders, r.budget, next, until)
+				decodePartition(dctx, tp, batches, chunks, l.decoders, next, until)
 			}()
 		}
 		l.publishOffsets()
@@ -484,7 +517,7 @@ func (l *loop) run(ctx context.Context) error {
 			err := l.add(d)
 			// At a batch's last chunk, what the batch held is in the open
 			// file now (or, after an error, dropped).
-			d.free(r.budget)
+			d.free()
 			l.mem.Set(l.buffered())
 			if err != nil {
 				return err
@@ -830,8 +863,17 @@ func (l *loop) flush(ctx context.Context) error {
 		c.Files = append(c.Files, add)
 	}
 	for tp, next := range l.pending {
-		c.Txns[l.r.appID(tp)] = next
-		c.From[l.r.appID(tp)] = l.committed[tp]
+		id := appID(tp)
+		c.Txns[id] = next
+		if l.legacy[tp] {
+			// The partition's first commit under its new application id,
+			// which the log must not hold yet (no From), checks the offset
+			// under the legacy one, and moves it too.
+			old := l.r.legacyAppID(tp)
+			c.Txns[old], c.From[old] = next, l.committed[tp]
+		} else {
+			c.From[id] = l.committed[tp]
+		}
 	}
 	c.Counters = map[string]int64{counterCorrupt: l.corrupt}
 	if err := l.commit(c, rows); err != nil {
@@ -839,6 +881,7 @@ func (l *loop) flush(ctx context.Context) error {
 	}
 	for tp, next := range l.pending {
 		l.committed[tp] = next
+		delete(l.legacy, tp)
 	}
 	clear(l.pending)
 	l.closed = nil

@@ -83,7 +83,11 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 		}
 		if err := s.applyStored(ctx, &users[i]); err != nil {
 			errs = append(errs, fmt.Errorf("pipeline %q: %w", users[i].Name, err))
+			continue
 		}
+		// As after a pipeline's PUT, a fanout schema that fails is
+		// logged and shown FAILED; the connection's PUT succeeded.
+		_ = s.applyFanouts(ctx, users[i].Name)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("connection %q was saved, but re-applying the pipelines that use it failed (each is retried on the next PUT or agent restart): %w",

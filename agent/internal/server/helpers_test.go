@@ -22,7 +22,7 @@ import (
 const testToken = "s3cret-token"
 
 // fakeEngine records what the server asks of it and reports every applied
-// pipeline as RUNNING.
+// pipeline and fanout schema as RUNNING.
 type fakeEngine struct {
 	mu       sync.Mutex
 	running  map[string]*spec.Pipeline
@@ -31,6 +31,12 @@ type fakeEngine struct {
 	removes  map[string]int
 	checks   map[string]int
 	applyErr error // returned by every Apply while set, and by Check if it is a refusal
+
+	fanouts       map[string]*spec.FanoutSchema
+	fanoutApplies map[string]int
+	fanoutRemoves map[string]int
+	fanoutChecks  map[string]int
+	fanoutErr     error // returned by every ApplyFanout while set, and by CheckFanout if it is a refusal
 }
 
 var _ server.Engine = (*fakeEngine)(nil)
@@ -42,7 +48,67 @@ func newFakeEngine() *fakeEngine {
 		applies: map[string]int{},
 		removes: map[string]int{},
 		checks:  map[string]int{},
+
+		fanouts:       map[string]*spec.FanoutSchema{},
+		fanoutApplies: map[string]int{},
+		fanoutRemoves: map[string]int{},
+		fanoutChecks:  map[string]int{},
 	}
+}
+
+// ApplyFanout runs f, refusing it as the Manager does when its pipeline
+// does not run.
+func (e *fakeEngine) ApplyFanout(_ context.Context, f *spec.FanoutSchema) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fanoutApplies[f.Name]++
+	if e.fanoutErr != nil {
+		return e.fanoutErr
+	}
+	if e.running[f.Pipeline] == nil {
+		return spec.Errors{{Path: "pipeline_name", Detail: "pipeline " + f.Pipeline + " does not run"}}
+	}
+	cp := *f
+	e.fanouts[f.Name] = &cp
+	return nil
+}
+
+func (e *fakeEngine) CheckFanout(f *spec.FanoutSchema) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fanoutChecks[f.Name]++
+	var refused spec.Errors
+	if errors.As(e.fanoutErr, &refused) {
+		return refused
+	}
+	return nil
+}
+
+func (e *fakeEngine) RemoveFanout(_ context.Context, name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fanoutRemoves[name]++
+	delete(e.fanouts, name)
+	return nil
+}
+
+func (e *fakeEngine) FanoutStatus(name string) (spec.FanoutStatus, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fanouts[name] == nil {
+		return spec.FanoutStatus{}, false
+	}
+	return spec.FanoutStatus{
+		State:      spec.StateRunning,
+		Tables:     []spec.TableStatus{{DestinationTable: "orders", State: spec.StateRunning, Version: 1, Rows: 10}},
+		Partitions: []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 10}},
+	}, true
+}
+
+func (e *fakeEngine) setFanoutErr(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fanoutErr = err
 }
 
 func (e *fakeEngine) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connection, _ map[string]spec.SchemaRegistry) error {
@@ -107,11 +173,17 @@ func (e *fakeEngine) count(m map[string]int, name string) int {
 	return m[name]
 }
 
-// forget drops a pipeline as if its start had failed or the engine restarted.
+// forget drops a pipeline as if its start had failed or the engine
+// restarted, and with it its fanout schemas.
 func (e *fakeEngine) forget(name string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.running, name)
+	for n, f := range e.fanouts {
+		if f.Pipeline == name {
+			delete(e.fanouts, n)
+		}
+	}
 }
 
 func (e *fakeEngine) setApplyErr(err error) {

@@ -66,12 +66,22 @@ func (s *Server) pipelinesUsing(conn string) ([]spec.Pipeline, error) {
 
 // quotedNames returns the pipelines' names as `"a", "b"`.
 func quotedNames(pipes []spec.Pipeline) string {
+	return joinQuoted(pipes, func(p *spec.Pipeline) string { return p.Name })
+}
+
+// fanoutNames returns the fanout schemas' names as `"a", "b"`.
+func fanoutNames(fanouts []spec.FanoutSchema) string {
+	return joinQuoted(fanouts, func(f *spec.FanoutSchema) string { return f.Name })
+}
+
+// joinQuoted returns the names of items, quoted and joined by ", ".
+func joinQuoted[T any](items []T, name func(*T) string) string {
 	var b bytes.Buffer
-	for i := range pipes {
+	for i := range items {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%q", pipes[i].Name)
+		fmt.Fprintf(&b, "%q", name(&items[i]))
 	}
 	return b.String()
 }

@@ -34,7 +34,8 @@ func (s *Server) listPipelines(w http.ResponseWriter, _ *http.Request) error {
 // putPipeline creates or replaces a pipeline: decode, normalize, validate,
 // check its table claims and its connection (admitPipeline), store, then
 // apply. An unchanged spec is applied again only when the engine does not
-// run it.
+// run it. Once it runs, its fanout schemas that the engine does not run (a
+// pipeline that failed to start took them down) are applied again.
 func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 	p, err := decodePipeline(w, r)
 	if err != nil {
@@ -61,9 +62,14 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 	if changed || !known {
 		// The engine's work must not stop half-way because the client
 		// gave up.
-		if err := s.applyStored(context.WithoutCancel(r.Context()), &p); err != nil {
+		ctx := context.WithoutCancel(r.Context())
+		if err := s.applyStored(ctx, &p); err != nil {
 			return s.applyFailed(&p, &old, existed, changed, err)
 		}
+		// A fanout schema that fails is logged, shown FAILED by GET and
+		// retried on its next PUT or the agent's restart; the pipeline's
+		// PUT succeeded.
+		_ = s.applyFanouts(ctx, p.Name)
 	}
 	return writeJSON(w, http.StatusOK, spec.PipelineResponse{Spec: p, Status: s.status(&p)})
 }
@@ -109,8 +115,9 @@ func decodePipeline(w http.ResponseWriter, r *http.Request) (spec.Pipeline, erro
 }
 
 // admitPipeline checks valid pipeline p against the stored objects: no table
-// another pipeline claims (409), and connections that exist and have the
-// schema registries p's transformers use (422). It returns them as
+// another pipeline claims or in the destination schema of a fanout schema
+// (409), and connections that exist and have the schema registries p's
+// transformers use (422). It returns them as
 // [Server.connectionsOf] does. The caller holds changeMu.
 func (s *Server) admitPipeline(p *spec.Pipeline) (spec.Connection, map[string]spec.SchemaRegistry, error) {
 	others, err := s.store.Pipelines.List()
@@ -121,6 +128,13 @@ func (s *Server) admitPipeline(p *spec.Pipeline) (spec.Connection, map[string]sp
 		pe := problemf(http.StatusConflict, "a destination table belongs to exactly one pipeline")
 		pe.Errors = errs
 		return spec.Connection{}, nil, pe
+	}
+	fanouts, err := s.store.FanoutSchemas.List()
+	if err != nil {
+		return spec.Connection{}, nil, err
+	}
+	if errs := p.FanoutConflicts(fanouts); len(errs) > 0 {
+		return spec.Connection{}, nil, fanoutOwns(errs)
 	}
 	return s.connectionsOf(p)
 }
@@ -181,18 +195,21 @@ func (s *Server) applyFailed(p, old *spec.Pipeline, existed, changed bool, err e
 		return fmt.Errorf("pipeline %q was saved but did not start (it is retried on the next PUT or agent restart): %w", p.Name, err)
 	}
 	if changed {
-		var rollbackErr error
-		if existed {
-			rollbackErr = s.store.Pipelines.Put(old)
-		} else {
-			rollbackErr = s.store.Pipelines.Delete(p.Name)
-			s.setFailed(p.Name, nil)
-		}
-		if rollbackErr != nil {
+		if rollbackErr := restore(s.store.Pipelines, &s.failed, p.Name, old, existed); rollbackErr != nil {
 			return fmt.Errorf("the agent refused pipeline %q (%w) and could not restore the previous spec: %w", p.Name, err, rollbackErr)
 		}
 	}
 	return refusal(p, err)
+}
+
+// restore puts back the stored object of the name after the engine refused
+// its new spec: old when it existed, else nothing (and no failure).
+func restore[T any](c *store.Collection[T], failed *failures, name string, old *T, existed bool) error {
+	if existed {
+		return c.Put(old)
+	}
+	failed.set(name, nil)
+	return c.Delete(name)
 }
 
 // refusal answers an error of the engine's Apply or Check of pipeline p: a
@@ -206,7 +223,8 @@ func refusal(p *spec.Pipeline, err error) error {
 	return invalid("the agent refused the pipeline", refused)
 }
 
-// deletePipeline stops a pipeline and forgets it; its tables stay.
+// deletePipeline stops a pipeline and forgets it; its tables stay. A
+// pipeline that fanout schemas belong to is not deleted (409).
 func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	s.changeMu.Lock()
@@ -214,13 +232,20 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.store.Pipelines.Get(name); err != nil {
 		return notFoundOr(err, "pipeline", name)
 	}
+	fanouts, err := s.fanoutsOf(name)
+	if err != nil {
+		return err
+	}
+	if len(fanouts) > 0 {
+		return problemf(http.StatusConflict, "fanout schemas %s belong to pipeline %q; delete them first", fanoutNames(fanouts), name)
+	}
 	if err := s.engine.Remove(context.WithoutCancel(r.Context()), name); err != nil {
 		return fmt.Errorf("stopping pipeline %q: %w", name, err)
 	}
 	if err := s.store.Pipelines.Delete(name); err != nil {
 		return notFoundOr(err, "pipeline", name)
 	}
-	s.setFailed(name, nil)
+	s.failed.set(name, nil)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

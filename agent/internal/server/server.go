@@ -1,6 +1,7 @@
 // Package server is the agent's HTTP API: JSON over HTTP with a bearer
 // token, the wire format of [spec] and [spec.Problem] errors. It keeps the
-// desired state in a [store.Store] and hands pipelines to an [Engine] to run.
+// desired state in a [store.Store] and hands pipelines and their fanout
+// schemas to an [Engine] to run.
 //
 // Routes (every one but /healthz needs the token):
 //
@@ -9,6 +10,9 @@
 //	PUT/GET/DELETE /v1/pipelines/{name}         one pipeline, with its status
 //	POST           /v1/pipelines/{name}/dry-run every check of a PUT; changes nothing
 //	GET            /v1/pipelines                every pipeline, by name
+//	PUT/GET/DELETE /v1/fanout-schemas/{name}    one fanout schema, with its status
+//	POST           /v1/fanout-schemas/{name}/dry-run every check of a PUT; changes nothing
+//	GET            /v1/fanout-schemas           every fanout schema, by name
 //	GET            /healthz                     liveness, no token
 //	GET            /metrics                     Prometheus text format
 //
@@ -61,6 +65,22 @@ type Engine interface {
 	// buffered. The server never calls it; whoever built the engine does,
 	// after the HTTP server stopped.
 	Close(ctx context.Context) error
+
+	// ApplyFanout starts fanout schema f inside its pipeline, which the
+	// engine must run, or updates it in place. Its errors mean what
+	// Apply's do; a pipeline the engine does not run is a refusal on
+	// pipeline_name.
+	ApplyFanout(ctx context.Context, f *spec.FanoutSchema) error
+	// CheckFanout returns the [spec.Errors] ApplyFanout would refuse f
+	// with, or nil, and changes nothing.
+	CheckFanout(f *spec.FanoutSchema) error
+	// RemoveFanout stops the named fanout schema after a final flush and
+	// commit, and forgets it; its tables stay. Removing one the engine does
+	// not run is not an error.
+	RemoveFanout(ctx context.Context, name string) error
+	// FanoutStatus reports the named fanout schema; ok is false when the
+	// engine does not run it.
+	FanoutStatus(name string) (status spec.FanoutStatus, ok bool)
 }
 
 // Config configures a Server.
@@ -97,10 +117,41 @@ type Server struct {
 	// changeMu serialises every change to the store and the engine.
 	changeMu sync.Mutex
 
-	failedMu sync.Mutex
-	// failed holds, per pipeline, the error of its last Apply when that
-	// failed, so GET can say why the engine does not run it.
-	failed map[string]string
+	// failed and fanoutFailed hold, per pipeline and per fanout schema,
+	// the error of its last Apply when that failed, so GET can say why the
+	// engine does not run it.
+	failed, fanoutFailed failures
+}
+
+// failures holds the last Apply error of each object that failed to
+// start. It is safe for concurrent use.
+type failures struct {
+	mu   sync.Mutex
+	errs map[string]string
+}
+
+// set records err as the last Apply error of the named object, or clears
+// it when err is nil.
+func (f *failures) set(name string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err == nil {
+		delete(f.errs, name)
+		return
+	}
+	if f.errs == nil {
+		f.errs = map[string]string{}
+	}
+	f.errs[name] = err.Error()
+}
+
+// get returns the last Apply error of the named object; ok is false when
+// its last Apply did not fail.
+func (f *failures) get(name string) (msg string, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	msg, ok = f.errs[name]
+	return msg, ok
 }
 
 // New returns a Server on cfg. It does not start any pipeline; call
@@ -114,7 +165,6 @@ func New(cfg Config) (*Server, error) {
 		engine: cfg.Engine,
 		log:    cfg.Logger,
 		memory: cfg.Memory,
-		failed: map[string]string{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -133,10 +183,10 @@ func New(cfg Config) (*Server, error) {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// Resume applies every stored pipeline to the engine, so a restarted agent
-// runs what it ran before. A pipeline that fails to start does not stop the
-// others: its error is logged, shown by GET as state FAILED, and returned
-// joined with the others'.
+// Resume applies every stored pipeline to the engine, then every stored
+// fanout schema, so a restarted agent runs what it ran before. An object
+// that fails to start does not stop the others: its error is logged, shown
+// by GET as state FAILED, and returned joined with the others'.
 func (s *Server) Resume(ctx context.Context) error {
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
@@ -151,6 +201,9 @@ func (s *Server) Resume(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("resuming pipeline %q: %w", p.Name, err))
 		}
 	}
+	if err := s.applyFanouts(ctx, ""); err != nil {
+		errs = append(errs, fmt.Errorf("resuming fanout schemas: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -161,23 +214,11 @@ func (s *Server) applyStored(ctx context.Context, p *spec.Pipeline) error {
 	if err == nil {
 		err = s.engine.Apply(ctx, p, &conn, regs)
 	}
-	s.setFailed(p.Name, err)
+	s.failed.set(p.Name, err)
 	if err != nil {
 		s.log.Error("pipeline did not start", "pipeline", p.Name, "err", err)
 	}
 	return err
-}
-
-// setFailed records err as the last Apply error of the named pipeline, or
-// clears it when err is nil.
-func (s *Server) setFailed(name string, err error) {
-	s.failedMu.Lock()
-	defer s.failedMu.Unlock()
-	if err == nil {
-		delete(s.failed, name)
-		return
-	}
-	s.failed[name] = err.Error()
 }
 
 // status returns what GET reports for stored pipeline p: the engine's status,
@@ -187,9 +228,7 @@ func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
 	if st, ok := s.engine.Status(p.Name); ok {
 		return st
 	}
-	s.failedMu.Lock()
-	lastErr, failed := s.failed[p.Name]
-	s.failedMu.Unlock()
+	lastErr, failed := s.failed.get(p.Name)
 	st := spec.PipelineStatus{State: spec.StateStarting, Tables: make([]spec.TableStatus, len(p.Tables))}
 	if failed {
 		st.State = spec.StateFailed
@@ -230,6 +269,11 @@ func (s *Server) routes() http.Handler {
 			http.MethodGet: s.getPipeline, http.MethodPut: s.putPipeline, http.MethodDelete: s.deletePipeline,
 		}},
 		{path: "/v1/pipelines/{name}/dry-run", methods: map[string]handlerFunc{http.MethodPost: s.dryRunPipeline}},
+		{path: "/v1/fanout-schemas", methods: map[string]handlerFunc{http.MethodGet: s.listFanoutSchemas}},
+		{path: "/v1/fanout-schemas/{name}", methods: map[string]handlerFunc{
+			http.MethodGet: s.getFanoutSchema, http.MethodPut: s.putFanoutSchema, http.MethodDelete: s.deleteFanoutSchema,
+		}},
+		{path: "/v1/fanout-schemas/{name}/dry-run", methods: map[string]handlerFunc{http.MethodPost: s.dryRunFanoutSchema}},
 	} {
 		allowed := make([]string, 0, len(rt.methods)+1)
 		for method, h := range rt.methods {
@@ -283,7 +327,7 @@ func noQuery(h handlerFunc) handlerFunc {
 }
 
 func notFound(_ http.ResponseWriter, r *http.Request) error {
-	return problemf(http.StatusNotFound, "no route for %s %s; the API lives under /v1/connections and /v1/pipelines", r.Method, r.URL.Path)
+	return problemf(http.StatusNotFound, "no route for %s %s; the API lives under /v1/connections, /v1/pipelines and /v1/fanout-schemas", r.Method, r.URL.Path)
 }
 
 func methodNotAllowed(allowed []string) handlerFunc {

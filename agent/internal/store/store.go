@@ -1,6 +1,7 @@
-// Package store keeps the agent's desired state durable: every connection and
-// pipeline the API accepted, one JSON file per object under the data folder
-// (connections/<name>.json, pipelines/<name>.json).
+// Package store keeps the agent's desired state durable: every connection,
+// pipeline and fanout schema the API accepted, one JSON file per object
+// under the data folder (connections/<name>.json, pipelines/<name>.json,
+// fanout_schemas/<name>.json).
 //
 // Each write goes to a temporary file in the same folder, is fsynced, renamed
 // over the old file and the folder is fsynced, so a crash leaves either the
@@ -46,6 +47,8 @@ type Store struct {
 	Connections *Collection[spec.Connection]
 	// Pipelines holds every [spec.Pipeline] by name.
 	Pipelines *Collection[spec.Pipeline]
+	// FanoutSchemas holds every [spec.FanoutSchema] by name.
+	FanoutSchemas *Collection[spec.FanoutSchema]
 }
 
 // Open loads the state under dir, creating the folders it needs. It fails,
@@ -63,7 +66,11 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Connections: conns, Pipelines: pipes}, nil
+	fanouts, err := openCollection(dir, "fanout_schemas", func(f *spec.FanoutSchema) string { return f.Name })
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Connections: conns, Pipelines: pipes, FanoutSchemas: fanouts}, nil
 }
 
 // Collection is one kind of object, kept in memory as the JSON stored on

@@ -184,3 +184,37 @@ func TestConcurrentPuts(t *testing.T) {
 		t.Fatalf("%d files in pipelines/, want 4 (no leftovers)", len(entries))
 	}
 }
+
+// TestFanoutSchemas: fanout schemas are a collection of their own, in
+// fanout_schemas/, whose names may repeat a pipeline's.
+func TestFanoutSchemas(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	if err := s.Pipelines.Put(pipeline("p")); err != nil {
+		t.Fatal(err)
+	}
+	f := &spec.FanoutSchema{
+		Name: "p", Pipeline: "p", DestinationCatalog: "main", DestinationSchema: "events",
+		FanoutOptions: spec.FanoutOptions{TableIDFields: []string{"type"}, OnInvalidRoute: spec.OnInvalidRouteDeadLetter},
+	}
+	if err := s.FanoutSchemas.Put(f); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fanout_schemas", "p.json")); err != nil {
+		t.Fatalf("the fanout schema's file: %v", err)
+	}
+	s2 := open(t, dir)
+	got, err := s2.FanoutSchemas.Get("p")
+	if err != nil || got.FanoutOptions.OnInvalidRoute != spec.OnInvalidRouteDeadLetter || got.FanoutOptions.TableIDFields[0] != "type" {
+		t.Fatalf("Get after reopen = %+v, %v", got, err)
+	}
+	if err := s2.FanoutSchemas.Delete("p"); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if _, err := s2.Pipelines.Get("p"); err != nil {
+		t.Fatalf("deleting the fanout schema took the pipeline of the same name: %v", err)
+	}
+	if list, err := open(t, dir).FanoutSchemas.List(); err != nil || len(list) != 0 {
+		t.Fatalf("List after Delete = %+v, %v; want none", list, err)
+	}
+}

@@ -29,7 +29,7 @@ type Commit struct {
 	AllowTypeWidening bool
 	// Files are the data files to add, as returned by [FileWriter.Close].
 	Files []AddFile
-	// Txns maps each application id ("<table>/<topic>/<partition>") to the
+	// Txns maps each application id ("<topic>/<partition>") to the
 	// next offset to read from that partition.
 	Txns map[string]int64
 	// From maps application ids of Txns to the offset the commit's rows of

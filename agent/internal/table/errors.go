@@ -19,7 +19,7 @@ type ErrConflict struct {
 	// Version is the log version whose entry recorded Actual; -1 when the
 	// log holds no txn for AppID.
 	Version int64
-	// AppID is the topic-partition ("<table>/<topic>/<partition>") whose
+	// AppID is the topic-partition ("<topic>/<partition>") whose
 	// offset differs.
 	AppID string
 	// Expected is the offset the commit starts from (its [Commit.From]

@@ -16,7 +16,7 @@ type Snapshot struct {
 	Version int64
 	// Schema is the table schema, nil before the first commit.
 	Schema []schema.Field
-	// Txns maps each application id ("<table>/<topic>/<partition>") to the
+	// Txns maps each application id ("<topic>/<partition>") to the
 	// version of its latest txn action: the next offset to read.
 	Txns map[string]int64
 	// NumFiles is the number of data files in the table.

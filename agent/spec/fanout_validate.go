@@ -1,0 +1,297 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+)
+
+// Normalize fills every unset optional attribute of f with its default, so
+// the agent stores and returns the same values Terraform plans: the Kafka
+// options' defaults, as a table has them, format JSON for a transform, and
+// on_invalid_route FAIL.
+func (f *FanoutSchema) Normalize() {
+	f.ConnectorOptions.KafkaOptions.normalize()
+	fo := &f.FanoutOptions
+	for i := range fo.Transforms {
+		tr := &fo.Transforms[i]
+		if tr.Format == "" {
+			tr.Format = FormatJSON
+		}
+		if tr.JSONOptions != nil {
+			tr.JSONOptions.normalizeInference()
+		}
+	}
+	if fo.OnInvalidRoute == "" {
+		fo.OnInvalidRoute = OnInvalidRouteFail
+	}
+}
+
+// Validate returns every problem with f, each on its attribute path. It
+// parses and type-checks fanout_by (or the expression table_id_fields
+// stands for) with [expr.Compile].
+func (f *FanoutSchema) Validate() Errors {
+	col := newCollector()
+	validateName(col, "name", f.Name)
+	if f.Pipeline == "" {
+		col.add("pipeline_name", "the name of the pipeline the fanout schema belongs to is required")
+	} else {
+		validateName(col, "pipeline_name", f.Pipeline)
+	}
+	validateIdentifier(col, "destination_catalog", f.DestinationCatalog)
+	validateIdentifier(col, "destination_schema", f.DestinationSchema)
+	kc := col.at("connector_options").at("kafka_options")
+	f.ConnectorOptions.KafkaOptions.validate(kc)
+	fc := col.at("fanout_options")
+	f.FanoutOptions.validateRoute(fc)
+	transformsOK := f.validateTransforms(fc, kc)
+	if oir := f.FanoutOptions.OnInvalidRoute; oir != "" && !slices.Contains(OnInvalidRoutes, oir) {
+		fc.add("on_invalid_route", "%q is not one of %s", oir, strings.Join(OnInvalidRoutes, ", "))
+	}
+	if transformsOK {
+		f.checkColumns(col)
+	}
+	return *col.errs
+}
+
+// validateRoute checks fanout_by or table_id_fields under the
+// fanout_options collector fc.
+func (fo *FanoutOptions) validateRoute(fc collector) {
+	fieldsPath := fc.path("table_id_fields")
+	switch {
+	case fo.FanoutBy != "" && len(fo.TableIDFields) > 0:
+		fc.addInvolving("fanout_by", []string{fieldsPath},
+			"fanout_by and table_id_fields are mutually exclusive; set only one of them")
+		return
+	case fo.FanoutBy == "" && len(fo.TableIDFields) == 0:
+		fc.addInvolving("fanout_by", []string{fieldsPath},
+			"fanout_by is required: an SQL expression on the raw record whose STRING result names the record's table, "+
+				"e.g. cast(value AS STRING):event_type::string (or set table_id_fields)")
+		return
+	case fo.FanoutBy != "":
+		checkRouteExpression(fc, "fanout_by", "", fo.FanoutBy)
+		return
+	}
+	seen := map[string]int{}
+	ok := true
+	for i, name := range fo.TableIDFields {
+		switch j, dup := seen[name]; {
+		case name == "":
+			fc.index("table_id_fields", i).add("", "a field name is required")
+			ok = false
+		case dup:
+			fc.index("table_id_fields", i).add("", "field %q is already listed as table_id_fields[%d]", name, j)
+			ok = false
+		default:
+			seen[name] = i
+		}
+	}
+	if ok {
+		checkRouteExpression(fc, "table_id_fields",
+			"the field names do not make a valid route expression; avoid quotes and backslashes in them:\n", routeExpression(fo))
+	}
+}
+
+// checkRouteExpression compiles src, the route expression of attribute
+// attr, and reports its parse, resolution or type error (the
+// [*expr.Error] text, with a caret under the position, after intro) or a
+// result that is not a STRING.
+func checkRouteExpression(fc collector, attr, intro, src string) {
+	prog, err := expr.Compile(src)
+	if err != nil {
+		fc.add(attr, "%s%s", intro, err.Error())
+		return
+	}
+	if t := prog.Type(); t != expr.TypeString {
+		fc.add(attr, "%s returns %v; the table name is a STRING: cast it, e.g. cast(x AS STRING)", attr, t)
+	}
+}
+
+// validateTransforms checks fanout_options.transforms under fc; kc is the
+// kafka_options collector, whose transformers a transform must not double.
+// It reports whether the transforms are fine enough to lay out the routed
+// tables' columns.
+func (f *FanoutSchema) validateTransforms(fc collector, kc collector) bool {
+	trs := f.FanoutOptions.Transforms
+	if len(trs) > 1 {
+		fc.add("transforms", "%d transforms are set; fanout_options takes at most one", len(trs))
+		return false
+	}
+	ok := true
+	ko := &f.ConnectorOptions.KafkaOptions
+	for i := range trs {
+		tr := &trs[i]
+		tc := fc.index("transforms", i)
+		switch up := strings.ToUpper(tr.Format); {
+		case tr.Format == "" || tr.Format == FormatJSON:
+		case up == FormatJSON:
+			tc.add("format", "%q is not JSON; formats are upper case: %q", tr.Format, FormatJSON)
+			ok = false
+		case slices.Contains(Formats, up):
+			tc.add("format", "format %s is not supported for fanout transforms: only JSON is", up)
+			ok = false
+		default:
+			tc.add("format", "%q is not a format of fanout transforms: only JSON is", tr.Format)
+			ok = false
+		}
+		switch tr.InputColumn {
+		case "":
+			tc.add("input_column", "input_column is required: %s or %s, the column the transform parses in place", KeyColumn, ValueColumn)
+			ok = false
+		case KeyColumn, ValueColumn:
+			side, own := KeyColumn+"_transformer", ko.KeyTransformer
+			if tr.InputColumn == ValueColumn {
+				side, own = ValueColumn+"_transformer", ko.ValueTransformer
+			}
+			if own != nil {
+				tc.addInvolving("input_column", []string{kc.path(side)},
+					"the transform is the %s column's transformer, and connector_options.kafka_options.%s is set too; remove one of them",
+					tr.InputColumn, side)
+				ok = false
+			}
+		default:
+			tc.add("input_column", "%q is not %s or %s: the transform parses a column of the raw record in place",
+				tr.InputColumn, KeyColumn, ValueColumn)
+			ok = false
+		}
+		if tr.JSONOptions != nil {
+			n := len(*fc.errs)
+			tr.JSONOptions.validate(tc.at("json_options"))
+			ok = ok && len(*fc.errs) == n
+		}
+	}
+	return ok
+}
+
+// checkColumns reports what is wrong with the columns of the routed tables
+// (colliding names, a reserved source metadata column, a schema that does
+// not parse), as [Table.Layout] finds it, on the fanout schema's paths: a
+// problem of the transformer the transform becomes is reported on the
+// transform.
+func (f *FanoutSchema) checkColumns(col collector) {
+	t := f.TableSpec("routed")
+	_, errs := t.Layout()
+	folded := ""
+	if len(f.FanoutOptions.Transforms) == 1 {
+		folded = "connector_options.kafka_options." + f.FanoutOptions.Transforms[0].InputColumn + "_transformer."
+	}
+	for _, e := range errs {
+		if folded != "" {
+			if rest, ok := strings.CutPrefix(e.Path, folded); ok {
+				e.Path = "fanout_options.transforms[0]." + rest
+			}
+		}
+		*col.errs = append(*col.errs, e)
+	}
+}
+
+// Warnings returns what f sets that the agent accepts but ignores: an
+// output_column of a transform, which always writes back to its input
+// column, as the reference says.
+func (f *FanoutSchema) Warnings() Errors {
+	col := newCollector()
+	for i, tr := range f.FanoutOptions.Transforms {
+		if tr.OutputColumn != "" {
+			col.index("fanout_options.transforms", i).add("output_column",
+				"output_column %q is ignored: the transform writes its result back to input_column, as the reference says",
+				tr.OutputColumn)
+		}
+	}
+	return *col.errs
+}
+
+// RouteExpression returns the expression that names each record's table:
+// fanout_by, or for table_id_fields the values of those top-level fields
+// of the JSON value joined by '_',
+//
+//	cast(value AS STRING):['f1'] || '_' || cast(value AS STRING):['f2']
+//
+// so that a missing field makes the result NULL, an invalid route.
+func (f *FanoutSchema) RouteExpression() string { return routeExpression(&f.FanoutOptions) }
+
+func routeExpression(fo *FanoutOptions) string {
+	if fo.FanoutBy != "" || len(fo.TableIDFields) == 0 {
+		return fo.FanoutBy
+	}
+	quote := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+	var b strings.Builder
+	for i, name := range fo.TableIDFields {
+		if i > 0 {
+			b.WriteString(" || '_' || ")
+		}
+		fmt.Fprintf(&b, "cast(value AS STRING):['%s']", quote.Replace(name))
+	}
+	return b.String()
+}
+
+// TableSpec returns the table a routed table named name runs as: its
+// destination table is name (pass the routed name lowercased), its Kafka
+// options are f's with the transform folded into its input column's
+// transformer (JSON with the transform's json_options; without them, a
+// VARIANT column), and its table configuration is f's. The result shares
+// f's transformers and JSON options: treat it as read-only.
+func (f *FanoutSchema) TableSpec(name string) Table {
+	ko := f.ConnectorOptions.KafkaOptions
+	ko.Topics = slices.Clone(ko.Topics)
+	for _, tr := range f.FanoutOptions.Transforms {
+		folded := &Transformer{Format: FormatJSON, JSONOptions: tr.JSONOptions}
+		switch tr.InputColumn {
+		case KeyColumn:
+			ko.KeyTransformer = folded
+		case ValueColumn:
+			ko.ValueTransformer = folded
+		}
+	}
+	return Table{
+		DestinationTable:   name,
+		ConnectorOptions:   ConnectorOptions{KafkaOptions: ko},
+		TableConfiguration: f.TableConfiguration,
+	}
+}
+
+// QualifiedSchema returns "<catalog>.<schema>", the destination schema f
+// owns.
+func (f *FanoutSchema) QualifiedSchema() string {
+	return f.DestinationCatalog + "." + f.DestinationSchema
+}
+
+// CheckRoutedName returns nil when s, a fanout_by result, can name a routed
+// table: 1 to [MaxRoutedNameLen] ASCII letters, digits and '_', not all
+// digits ("2024_events" is fine, "123" is not), and not
+// [FanoutErrorsTable] in any case. Otherwise its error says what is wrong
+// and quotes what was found. It does not allocate when s is valid.
+func CheckRoutedName(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("the table name is empty")
+	case len(s) > MaxRoutedNameLen:
+		return fmt.Errorf("the table name %q is %d bytes long, more than the maximum of %d", clip(s), len(s), MaxRoutedNameLen)
+	case strings.EqualFold(s, FanoutErrorsTable):
+		return fmt.Errorf("the table name %q is reserved for the records that cannot be routed", s)
+	}
+	digits := true
+	for i, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+			digits = false
+		default:
+			return fmt.Errorf("the table name %q has %q at byte %d; a table name is letters, digits and '_' only", clip(s), c, i)
+		}
+	}
+	if digits {
+		return fmt.Errorf("the table name %q is all digits; it needs a letter or '_' too", s)
+	}
+	return nil
+}
+
+// clip shortens s for a message to its first 64 bytes and "...".
+func clip(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

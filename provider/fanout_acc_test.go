@@ -1,0 +1,194 @@
+package provider_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// fanoutFixture is the configuration of TestAccFanoutSchema: a connection
+// to the test broker, a pipeline without tables, and a fanout schema in it
+// routing topic by each JSON value's type and parsing the value with the
+// schema in schemaFile.
+type fanoutFixture struct {
+	agent                          *testAgent
+	conn, pipeline, topic          string
+	fanout, schema, onInvalidRoute string
+	schemaFile                     string
+}
+
+func (f *fanoutFixture) config() string {
+	return f.agent.providerHCL() + connectionHCL(f.conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name":            hclString(f.pipeline),
+		"connection_name": "tributary_connection.c.name",
+		"flush_interval":  `"1s"`,
+	}) + fmt.Sprintf(`
+resource "tributary_fanout_schema" "f" {
+  name                = %s
+  pipeline_name       = tributary_pipeline.p.name
+  destination_catalog = "main"
+  destination_schema  = %s
+  connector_options = {
+    kafka_options = {
+      topics          = [%s]
+      starting_offset = "earliest"
+    }
+  }
+  fanout_options = {
+    fanout_by        = "cast(value AS STRING):type::string"
+    on_invalid_route = %s
+    transforms = [{
+      input_column = "value"
+      json_options = { schema_file_path = %s }
+    }]
+  }
+  table_configuration = {
+    source_metadata_column = "_kafka"
+  }
+  timeouts {
+    create = "2m"
+  }
+}
+`, hclString(f.fanout), hclString(f.schema), hclString(f.topic), hclString(f.onInvalidRoute), hclString(f.schemaFile))
+}
+
+// waitFanoutTables waits until the agent reports at least n tables of the
+// named fanout schema.
+func (a *testAgent) waitFanoutTables(t *testing.T, name string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := a.Client.GetFanoutSchema(context.Background(), name)
+		if err != nil {
+			t.Fatalf("reading fanout schema %s: %v", name, err)
+		}
+		if len(got.Status.Tables) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fanout schema %s did not create %d tables within a minute: %+v", name, n, got.Status)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestAccFanoutSchema creates a fanout schema in a pipeline without
+// tables, reads the tables it routes to, imports it, updates it, shows
+// drift and a deletion behind Terraform's back, and destroys it.
+func TestAccFanoutSchema(t *testing.T) {
+	a := sharedAgent(t)
+	ctx := context.Background()
+	f := &fanoutFixture{
+		agent: a, conn: uniqueName("conn"), pipeline: uniqueName("pipe"), topic: uniqueName("topic"),
+		fanout: uniqueName("fan"), schema: uniqueName("routed"), onInvalidRoute: spec.OnInvalidRouteFail,
+		schemaFile: filepath.Join(t.TempDir(), "events.ddl"),
+	}
+	writeSchema := func(ddl string) {
+		if err := os.WriteFile(f.schemaFile, []byte(ddl), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	schemaV1 := "type STRING, id BIGINT"
+	schemaV2 := schemaV1 + ", note STRING"
+	writeSchema(schemaV1)
+	const sha = "fanout_options.transforms.0.json_options.schema_file_sha256"
+	createTopic(t, f.topic, 1)
+	produce(t, f.topic, `{"type":"Click","id":1}`, `{"type":"view","id":2}`, `{"type":"click","id":3}`)
+	const res = "tributary_fanout_schema.f"
+	getFanout := func(ctx context.Context, n string) error { _, err := a.Client.GetFanoutSchema(ctx, n); return err }
+	updated := *f
+	updated.onInvalidRoute = spec.OnInvalidRouteDeadLetter
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkGone("fanout schema", getFanout, f.fanout),
+		Steps: []resource.TestStep{
+			{
+				Config: f.config(),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(res, "id", f.fanout),
+					resource.TestCheckResourceAttr(res, "fanout_options.on_invalid_route", spec.OnInvalidRouteFail),
+					resource.TestCheckResourceAttr(res, "fanout_options.transforms.0.format", spec.FormatJSON),
+					resource.TestCheckResourceAttr(res, "connector_options.kafka_options.isolation_level", spec.DefaultIsolationLevel),
+					resource.TestCheckResourceAttr(res, sha, sha256Hex(schemaV1)),
+				),
+			},
+			{
+				// A refresh reads the tables routed to so far.
+				PreConfig:    func() { a.waitFanoutTables(t, f.fanout, 2) },
+				RefreshState: true,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(res, "tables.#", "2"),
+					resource.TestCheckResourceAttr(res, "tables.0", "click"),
+					resource.TestCheckResourceAttr(res, "tables.1", "view"),
+				),
+			},
+			{
+				ResourceName:            res,
+				ImportState:             true,
+				ImportStateId:           f.fanout,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+			{
+				Config: updated.config(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(res, "fanout_options.on_invalid_route", spec.OnInvalidRouteDeadLetter),
+					resource.TestCheckResourceAttr(res, "tables.#", "2"),
+				),
+			},
+			{
+				// Editing the schema file, and nothing else, is an update.
+				PreConfig: func() { writeSchema(schemaV2) },
+				Config:    updated.config(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.TestCheckResourceAttr(res, sha, sha256Hex(schemaV2)),
+			},
+			{
+				// Drift: a change made through the API shows in the plan.
+				PreConfig: func() {
+					got, err := a.Client.GetFanoutSchema(ctx, f.fanout)
+					if err != nil {
+						t.Fatalf("reading the fanout schema: %v", err)
+					}
+					got.Spec.FanoutOptions.OnInvalidRoute = spec.OnInvalidRouteFail
+					if _, err := a.Client.PutFanoutSchema(ctx, &got.Spec); err != nil {
+						t.Fatalf("changing the fanout schema behind Terraform's back: %v", err)
+					}
+				},
+				Config:             updated.config(),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// Apply restores the configuration, and then plans nothing.
+				Config: updated.config(),
+				Check:  resource.TestCheckResourceAttr(res, "fanout_options.on_invalid_route", spec.OnInvalidRouteDeadLetter),
+			},
+			{
+				// A fanout schema deleted on the agent is planned for creation.
+				PreConfig: func() {
+					if err := a.Client.DeleteFanoutSchema(ctx, f.fanout); err != nil {
+						t.Fatalf("deleting the fanout schema behind Terraform's back: %v", err)
+					}
+				},
+				Config:             updated.config(),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}

@@ -1,0 +1,237 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*fanoutSchemaResource)(nil)
+	_ resource.ResourceWithImportState    = (*fanoutSchemaResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*fanoutSchemaResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*fanoutSchemaResource)(nil)
+)
+
+// fanoutWhat names a fanout schema in diagnostics.
+const fanoutWhat = "fanout schema"
+
+// fanoutSchemaResource is tributary_fanout_schema.
+type fanoutSchemaResource struct {
+	agentResource
+}
+
+// NewFanoutSchemaResource returns the tributary_fanout_schema resource.
+func NewFanoutSchemaResource() resource.Resource { return &fanoutSchemaResource{} }
+
+// Metadata implements resource.Resource.
+func (r *fanoutSchemaResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_fanout_schema"
+}
+
+// Schema implements resource.Resource.
+func (r *fanoutSchemaResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = fanoutSchemaResourceSchema(ctx)
+}
+
+// ValidateConfig implements resource.ResourceWithValidateConfig: it reads
+// the schema files and runs spec.FanoutSchema.Validate (which parses
+// fanout_by) and Warnings, dropping the problems that depend on values not
+// known yet. It needs no agent.
+func (r *fanoutSchemaResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m fanoutSchemaResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := newFanoutConverter(ctx, true)
+	f := c.fanoutSchema(&m)
+	resp.Diagnostics.Append(c.diags...)
+	addFieldErrors(&resp.Diagnostics, fanoutWhat, f.Validate(), c.skip)
+	addFieldWarnings(&resp.Diagnostics, fanoutWhat, f.Warnings(), c.skip)
+}
+
+// ModifyPlan implements resource.ResourceWithModifyPlan. As for pipelines,
+// it plans the hash of every schema file from the file's current content
+// and asks the agent for a dry run of a fanout schema that will be created
+// or updated.
+func (r *fanoutSchemaResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan fanoutSchemaResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := newFanoutConverter(ctx, true)
+	f := c.fanoutSchema(&plan)
+	resp.Diagnostics.Append(c.diags...)
+	planFileHashes(ctx, c, func(fn func(*schemaFile)) { eachFanoutSchemaFile(f, fn) }, &resp.Plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	r.dryRun(ctx, f, &resp.Diagnostics)
+}
+
+// dryRun asks the agent whether it would accept fanout schema f, whose
+// values are all known, as pipelineResource.dryRun does for pipelines. A
+// pipeline the agent does not have is not an error here: the same apply
+// may create it.
+func (r *fanoutSchemaResource) dryRun(ctx context.Context, f *spec.FanoutSchema, diags *diag.Diagnostics) {
+	api := r.configured()
+	if api == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
+	defer cancel()
+	_, err := api.DryRunFanoutSchema(ctx, f)
+	reportDryRun(diags, dryRunKind{
+		what: fanoutWhat, title: "Fanout schema",
+		unchecked: "a change the agent refuses (a destination schema another pipeline or fanout schema " +
+			"writes to, a column type changed in a schema file) shows only at apply",
+		createdFirst: "pipeline_name",
+	}, f.Name, err)
+}
+
+// Create implements resource.Resource.
+func (r *fanoutSchemaResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan fanoutSchemaResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, defaultPipelineTimeout)
+	resp.Diagnostics.Append(d...)
+	r.apply(ctx, &plan, req.Plan, timeout, &resp.State, &resp.Diagnostics)
+}
+
+// Update implements resource.Resource.
+func (r *fanoutSchemaResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan fanoutSchemaResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Update(ctx, defaultPipelineTimeout)
+	resp.Diagnostics.Append(d...)
+	r.apply(ctx, &plan, req.Plan, timeout, &resp.State, &resp.Diagnostics)
+}
+
+// apply puts the planned fanout schema and waits up to timeout for the
+// agent to report it RUNNING, COMPLETED or FAILED. Once the agent accepted
+// it, the state is saved even when waiting fails, so that Terraform tracks
+// (and taints) it.
+func (r *fanoutSchemaResource) apply(ctx context.Context, plan *fanoutSchemaResourceModel, planned tfsdk.Plan, timeout time.Duration, state *tfsdk.State, diags *diag.Diagnostics) {
+	api := r.client(diags)
+	if diags.HasError() {
+		return
+	}
+	c := newFanoutConverter(ctx, true)
+	f := c.fanoutSchema(plan)
+	diags.Append(c.diags...)
+	files := func(fn func(*schemaFile)) { eachFanoutSchemaFile(f, fn) }
+	checkSchemaFilesUnchanged(ctx, planned, files, diags)
+	if diags.HasError() {
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last, err := api.PutFanoutSchema(ctx, f)
+	if err != nil {
+		addAgentError(diags, fanoutWhat, "Cannot apply fanout schema "+f.Name, err)
+		return
+	}
+	get := func(ctx context.Context) (runState, error) {
+		next, err := api.GetFanoutSchema(ctx, f.Name)
+		if err != nil {
+			return runState{}, err
+		}
+		last = next
+		return fanoutRunState(&next.Status), nil
+	}
+	waitErr := waitForRun(ctx, fmt.Sprintf("fanout schema %q", f.Name), fanoutRunState(&last.Status), get, stuckAfter)
+
+	plan.ID = types.StringValue(f.Name)
+	plan.Tables = fanoutTables(ctx, &last.Status, diags)
+	diags.Append(state.Set(ctx, plan)...)
+	setFileHashes(ctx, state, files, diags)
+	if waitErr != nil {
+		diags.AddError("Fanout schema "+f.Name+" did not start", waitErr.Error())
+	}
+}
+
+// fanoutRunState is what waitForRun reads of a fanout schema's status: its
+// state, its last error and those of its tables.
+func fanoutRunState(st *spec.FanoutStatus) runState {
+	errs := tableErrors(st.Tables)
+	if st.LastError != "" {
+		errs = "\n  " + st.LastError + errs
+	}
+	return runState{st.State, errs}
+}
+
+// Read implements resource.Resource: it sets the state from the fanout
+// schema the agent stores, so that changes made outside Terraform show in
+// the plan, and tables from its status. A fanout schema deleted on the
+// agent is removed from the state.
+func (r *fanoutSchemaResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	api := r.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var prior fanoutSchemaResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	got, err := api.GetFanoutSchema(ctx, prior.Name.ValueString())
+	if errors.Is(err, client.ErrNotFound) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		addAgentError(&resp.Diagnostics, fanoutWhat, "Cannot read fanout schema "+prior.Name.ValueString(), err)
+		return
+	}
+	m := prior
+	m.setFromSpec(ctx, &got.Spec, &got.Status, &prior, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// Delete implements resource.Resource. The fanout schema stops after a
+// final flush and commit; its tables, logs and offsets stay.
+func (r *fanoutSchemaResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	api := r.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var m fanoutSchemaResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := api.DeleteFanoutSchema(ctx, m.Name.ValueString()); err != nil {
+		addAgentError(&resp.Diagnostics, fanoutWhat, "Cannot delete fanout schema "+m.Name.ValueString(), err)
+	}
+}
+
+// ImportState implements resource.ResourceWithImportState: the import ID is
+// the fanout schema's name.
+func (r *fanoutSchemaResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resource.ImportStatePassthroughID(ctx, path.Root("name"), req, resp)
+}
