@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,29 +132,6 @@ func (f *fanoutTopic) check(t *testing.T, a *agent, schema string, n int, more .
 	t.Logf("fanout_records.py check %s:\n%s", schema, out)
 }
 
-// fanoutSchema returns the spec and status of fanout schema name, as GET
-// /v1/fanout-schemas/{name} of the agent API answers.
-func (a *agent) fanoutSchema(ctx context.Context, name string) (*spec.FanoutSchemaResponse, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.endpoint+"/v1/fanout-schemas/"+url.PathEscape(name), nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET fanout schema %s: %s", name, resp.Status)
-	}
-	var out spec.FanoutSchemaResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, fmt.Errorf("GET fanout schema %s: %w", name, err)
-	}
-	return &out, nil
-}
-
 // waitFanout polls fanout schema name until cond holds and returns what it
 // saw; it fails the test, saying what was awaited, when the fanout schema
 // fails and cond does not hold, or after timeout.
@@ -166,7 +141,7 @@ func (a *agent) waitFanout(name, what string, timeout time.Duration, cond func(*
 	var last *spec.FanoutSchemaResponse
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		f, err := a.fanoutSchema(ctx, name)
+		f, err := a.client().GetFanoutSchema(ctx, name)
 		cancel()
 		if err == nil {
 			last = f

@@ -43,7 +43,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/hex"
@@ -56,7 +55,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -439,12 +437,12 @@ func fanoutRun(ctx context.Context, agentBin, bootstrap string, n int) (result, 
 			StartingOffset: spec.StartingOffsetEarliest}},
 		FanoutOptions: spec.FanoutOptions{FanoutBy: fanoutBy, Transforms: []spec.FanoutTransform{{InputColumn: "value"}}}}
 	start := time.Now()
-	if err := a.fanoutAPI(ctx, http.MethodPut, f.Name, f, nil); err != nil {
+	if _, err := a.c.PutFanoutSchema(ctx, f); err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	r, err := a.await(ctx, name, w, start, func(ctx context.Context) (string, []spec.TableStatus, error) {
-		var resp spec.FanoutSchemaResponse
-		if err := a.fanoutAPI(ctx, http.MethodGet, f.Name, nil, &resp); err != nil {
+		resp, err := a.c.GetFanoutSchema(ctx, f.Name)
+		if err != nil {
 			return "", nil, err
 		}
 		st := resp.Status
@@ -907,44 +905,6 @@ func (a *benchAgent) stop() {
 	a.cmd.Process.Kill()
 	a.cmd.Wait()
 	os.RemoveAll(a.dir)
-}
-
-// fanoutAPI sends method to /v1/fanout-schemas/{name} of the agent, with
-// in as the JSON body if not nil, and decodes the answer into out if not
-// nil.
-func (a *benchAgent) fanoutAPI(ctx context.Context, method, name string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, a.ep+"/v1/fanout-schemas/"+url.PathEscape(name), body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("%s fanout schema %s: %w", method, name, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s fanout schema %s: %s: %s", method, name, resp.Status, b)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("%s fanout schema %s: %w", method, name, err)
-	}
-	return nil
 }
 
 // triggered returns a triggered pipeline "bench" through the connection
