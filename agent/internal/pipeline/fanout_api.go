@@ -1,29 +1,211 @@
 package pipeline
 
-// Placeholders of the Manager's fanout methods, so that the server builds
-// before the fanout runtime lands; fanout_api.go of the runtime replaces
-// this file.
-
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // ApplyFanout starts fanout schema f, or updates it in place, inside its
-// pipeline (which must be applied: else spec.Errors{{Path: "pipeline_name",
-// ...}}). Placeholder: it runs nothing.
-func (m *Manager) ApplyFanout(ctx context.Context, f *spec.FanoutSchema) error { return nil }
+// pipeline (which must be applied: else spec.Errors{{Path:
+// "pipeline_name", ...}}). f must be normalized and valid. An unchanged
+// fanout schema keeps running; a changed one restarts after a final flush
+// and commit.
+func (m *Manager) ApplyFanout(ctx context.Context, f *spec.FanoutSchema) error {
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	p := m.applied(f.Pipeline)
+	cfg, route, err := m.reviewFanout(f, p)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	old := m.fanouts[f.Name]
+	m.mu.Unlock()
+	if old != nil && old.client == p.client && reflect.DeepEqual(old.cfg, cfg) {
+		return nil
+	}
+	if old != nil {
+		old.stop()
+	}
+	r := startFanout(cfg, p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
+	m.mu.Lock()
+	m.fanouts[f.Name] = r
+	m.mu.Unlock()
+	m.log.Info("fanout schema applied", "pipeline", f.Pipeline, "fanout", f.Name)
+	return nil
+}
 
-// CheckFanout is ApplyFanout's dry run. Placeholder: it accepts anything.
-func (m *Manager) CheckFanout(f *spec.FanoutSchema) error { return nil }
+// CheckFanout is ApplyFanout's dry run: it returns the same errors without
+// starting, stopping or changing anything.
+func (m *Manager) CheckFanout(f *spec.FanoutSchema) error {
+	_, _, err := m.reviewFanout(f, m.applied(f.Pipeline))
+	return err
+}
+
+// reviewFanout returns the configuration and the route of fanout schema f
+// in pipeline p (nil when not applied), or why it cannot run: as
+// [spec.Errors] on the attribute at fault, including the routed tables
+// that exist with columns the options cannot keep.
+func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanoutConfig, routeFunc, error) {
+	if p == nil {
+		return fanoutConfig{}, nil, spec.Errors{{Path: "pipeline_name",
+			Detail: fmt.Sprintf("pipeline %q does not exist; create it first", f.Pipeline)}}
+	}
+	src := f.RouteExpression()
+	prog, err := expr.Compile(src)
+	if err != nil {
+		return fanoutConfig{}, nil, spec.Errors{{Path: "fanout_options.fanout_by", Detail: err.Error()}}
+	}
+	root, err := m.root(&p.spec)
+	if err != nil {
+		return fanoutConfig{}, nil, err
+	}
+	cfg := m.fanoutConfig(root, &p.spec, f, &p.conn)
+	if err := checkFanout(&cfg); err != nil {
+		return fanoutConfig{}, nil, err
+	}
+	return cfg, prog.EvalString, nil
+}
+
+// fanoutConfig returns the configuration of fanout schema f in pipeline p,
+// whose tables go under root.
+func (m *Manager) fanoutConfig(root string, p *spec.Pipeline, f *spec.FanoutSchema, conn *spec.Connection) fanoutConfig {
+	return fanoutConfig{
+		Pipeline:      p.Name,
+		Fanout:        *f,
+		Dir:           spec.JoinLocation(root, f.DestinationCatalog, f.DestinationSchema),
+		Conn:          *conn,
+		FlushEvery:    p.FlushEvery(),
+		MaxRows:       cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
+		MaxBytes:      cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
+		Continuous:    p.IsContinuous(),
+		DiscoverEvery: cmp.Or(m.cfg.DiscoverEvery, DefaultDiscoverEvery),
+		GCGrace:       cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
+	}
+}
+
+// checkFanout reports whether the routed tables' layout is one the agent
+// can run, and whether every routed table created so far can take it, as
+// [spec.Errors].
+func checkFanout(cfg *fanoutConfig) error {
+	f := &cfg.Fanout
+	probe := f.TableSpec("t")
+	layout, errs := probe.Layout()
+	if len(errs) > 0 {
+		return spec.Errors{{Path: "fanout_options.transforms", Detail: errs.Error()}}
+	}
+	if layout.Key.Inferred() && layout.Value.Inferred() {
+		return spec.Errors{{Path: "fanout_options.transforms",
+			Detail: "schema_evolution_mode on both the key and the value is not supported: infer the schema of one of them only"}}
+	}
+	snap, err := table.ReadSnapshot(spec.JoinLocation(cfg.Dir, progressDir))
+	if err != nil {
+		return fmt.Errorf("read the fanout progress log: %w", err)
+	}
+	var refused spec.Errors
+	for k := range snap.Configuration {
+		name, ok := strings.CutPrefix(k, progressTableKey)
+		if !ok || name == spec.FanoutErrorsTable {
+			continue
+		}
+		tc := tableConfig{Qualified: strings.ToLower(f.DestinationCatalog + "." + f.DestinationSchema + "." + name),
+			Dir: spec.JoinLocation(cfg.Dir, name), Table: f.TableSpec(name)}
+		if err := checkSchema(&tc); err != nil {
+			refused = append(refused, spec.FieldError{Path: "fanout_options.transforms", Detail: err.Error()})
+		}
+	}
+	if len(refused) > 0 {
+		return refused
+	}
+	return nil
+}
 
 // RemoveFanout stops the named fanout schema after a final flush and
-// commit; its tables stay. Placeholder: there is nothing to stop.
-func (m *Manager) RemoveFanout(ctx context.Context, name string) error { return nil }
+// commit, and forgets it. Its tables stay.
+func (m *Manager) RemoveFanout(ctx context.Context, name string) error {
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	m.mu.Lock()
+	r := m.fanouts[name]
+	delete(m.fanouts, name)
+	m.mu.Unlock()
+	if r != nil {
+		r.stop()
+		m.log.Info("fanout schema stopped and removed; its tables stay", "fanout", name)
+	}
+	return nil
+}
 
-// FanoutStatus reports the named fanout schema; ok is false when it does
-// not run. Placeholder: it never runs.
+// FanoutStatus reports the named fanout schema; ok is false when it is not
+// running.
 func (m *Manager) FanoutStatus(name string) (spec.FanoutStatus, bool) {
-	return spec.FanoutStatus{}, false
+	m.mu.Lock()
+	r := m.fanouts[name]
+	m.mu.Unlock()
+	if r == nil {
+		return spec.FanoutStatus{}, false
+	}
+	return r.status(), true
+}
+
+// fanoutsOf returns the fanout runners of the named pipeline, or of every
+// pipeline for "". m.mu must be held.
+func (m *Manager) fanoutsOf(pipeline string) []*fanoutRunner {
+	var rs []*fanoutRunner
+	for _, r := range m.fanouts {
+		if pipeline == "" || r.cfg.Pipeline == pipeline {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// reapplyFanouts restarts the fanout runners of pipeline p, just applied,
+// whose configuration or client changed with it. m.changeMu must be held.
+func (m *Manager) reapplyFanouts(p *running) {
+	m.mu.Lock()
+	rs := m.fanoutsOf(p.spec.Name)
+	m.mu.Unlock()
+	for _, old := range rs {
+		cfg, route, err := m.reviewFanout(&old.cfg.Fanout, p)
+		if err == nil && old.client == p.client && reflect.DeepEqual(old.cfg, cfg) {
+			continue
+		}
+		old.stop()
+		m.mu.Lock()
+		delete(m.fanouts, old.cfg.Fanout.Name)
+		m.mu.Unlock()
+		if err != nil {
+			m.log.Error("fanout schema stopped: the pipeline's new settings do not fit it", "fanout", old.cfg.Fanout.Name, "err", err)
+			continue
+		}
+		r := startFanout(cfg, p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
+		m.mu.Lock()
+		m.fanouts[old.cfg.Fanout.Name] = r
+		m.mu.Unlock()
+	}
+}
+
+// stopFanouts stops the fanout runners of the named pipeline, or of every
+// pipeline for "", in parallel, and forgets them.
+func (m *Manager) stopFanouts(pipeline string) {
+	m.mu.Lock()
+	rs := m.fanoutsOf(pipeline)
+	for _, r := range rs {
+		delete(m.fanouts, r.cfg.Fanout.Name)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(r.stop)
+	}
+	wg.Wait()
 }

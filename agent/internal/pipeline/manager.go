@@ -64,6 +64,8 @@ type Manager struct {
 	changeMu  sync.Mutex
 	mu        sync.Mutex
 	pipelines map[string]*running
+	// fanouts holds the running fanout schemas by name.
+	fanouts map[string]*fanoutRunner
 	// registries holds the schema registry clients, shared by all tables.
 	registries registries
 }
@@ -94,7 +96,7 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Memory == nil {
 		cfg.Memory = memory.New(math.MaxInt64)
 	}
-	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}}
+	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanoutRunner{}}
 }
 
 // Apply starts pipeline p, reading through conn, or updates it in place: an
@@ -146,6 +148,8 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 				o.stop()
 			}
 		}
+		// The fanout schemas move to the new client before the old closes.
+		m.reapplyFanouts(next)
 		if old.client != next.client {
 			old.close()
 		}
@@ -330,6 +334,7 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	r := m.pipelines[name]
 	delete(m.pipelines, name)
 	m.mu.Unlock()
+	m.stopFanouts(name)
 	if r != nil {
 		stopAll(r.tables)
 		r.close()
@@ -382,6 +387,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		m.stopFanouts("")
 		var all []*tableRunner
 		for _, r := range stopping {
 			all = append(all, r.tables...)

@@ -10,12 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -76,8 +73,8 @@ type tableRunner struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu     sync.Mutex
-	status spec.TableStatus
+	// tableState holds the status; its mutex also guards failing.
+	tableState
 	// failing holds the partitions whose fetches fail and are retried;
 	// while any does, the table reports STARTING with the error.
 	failing map[kafka.TopicPartition]bool
@@ -88,10 +85,10 @@ func startTable(cfg tableConfig, client *kafka.Client, src *source, regs *regist
 	r := &tableRunner{
 		cfg: cfg, client: client, source: src, registries: regs, budget: budget, cancel: cancel, done: make(chan struct{}),
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
-		status: spec.TableStatus{
+		tableState: tableState{status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
 			State: spec.StateStarting, Version: -1, Partitions: []spec.PartitionStatus{},
-		},
+		}},
 	}
 	go r.run(ctx)
 	return r
@@ -101,15 +98,6 @@ func startTable(cfg tableConfig, client *kafka.Client, src *source, regs *regist
 func (r *tableRunner) stop() {
 	r.cancel()
 	<-r.done
-}
-
-// snapshot returns a copy of the table's status.
-func (r *tableRunner) snapshot() spec.TableStatus {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.status
-	s.Partitions = append([]spec.PartitionStatus{}, s.Partitions...)
-	return s
 }
 
 func (r *tableRunner) setState(state string, err error) {
@@ -159,15 +147,7 @@ func (r *tableRunner) run(ctx context.Context) {
 			r.setState(spec.StateStopped, err)
 			return
 		}
-		var fatal fatalError
-		var dataLoss *kafka.DataLossError
-		var notTable *table.ErrNotTable
-		var recreated *kafka.TopicRecreatedError
-		var unsupported *table.ErrUnsupportedFeature
-		var failFast *decode.RecordError
-		if errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
-			errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
-			errors.As(err, &failFast) {
+		if isFatal(err) {
 			r.log.Error("table failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
@@ -179,6 +159,20 @@ func (r *tableRunner) run(ctx context.Context) {
 		}
 		backoff = min(backoff*2, 30*time.Second)
 	}
+}
+
+// isFatal reports whether err is one that restarting cannot fix: the
+// table, or fanout schema, goes to FAILED.
+func isFatal(err error) bool {
+	var fatal fatalError
+	var dataLoss *kafka.DataLossError
+	var notTable *table.ErrNotTable
+	var recreated *kafka.TopicRecreatedError
+	var unsupported *table.ErrUnsupportedFeature
+	var failFast *decode.RecordError
+	return errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
+		errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
+		errors.As(err, &failFast)
 }
 
 // wait waits d before the loop starts again; false, with the table
@@ -212,49 +206,14 @@ func (r *tableRunner) collectGarbage(tbl *table.Table) {
 }
 
 // loop is the state of one run of a table: from opening the log to an
-// error or the end.
+// error or the end. Its sink writes what its fetchers fetch.
 type loop struct {
+	*sink
 	r   *tableRunner
-	tbl *table.Table
-	// decoders decode the fetched records, several partitions at once.
-	decoders *decoderPool
-	schema   *parquet.Schema
-	// columns is the table schema every commit carries.
-	columns []schema.Field
-	// layout is the table's column layout. The Fields of an inferred part
-	// grow as records bring new fields (see evolve), and version counts
-	// those changes; sources are the registry sources decoders need.
-	layout  *spec.Layout
-	sources *decode.Sources
-	version int
-	// own decodes again, on the loop's goroutine, a chunk decoded with
-	// columns older than the table's; nil until needed after a change.
-	own *decode.Decoder
-	// closed holds the data files a change of columns closed, written
-	// with the columns before it: the next flush commits them with the
-	// open file and the new columns, in one commit.
-	closed []table.AddFile
-
-	file *table.FileWriter
-	// mem holds the open file's buffers in the memory budget, which asks
-	// through it for a flush when the file is the biggest and the budget
-	// is full.
-	mem       *memory.Account
-	corrupt   int64
-	pending   map[kafka.TopicPartition]int64 // next offsets of buffered rows
-	committed map[kafka.TopicPartition]int64
-	// readEnd is, per partition, the offset up to which the last fetch
-	// could read (see [kafka.Batch.End]); it measures lag.
-	readEnd map[kafka.TopicPartition]int64
-	end     map[kafka.TopicPartition]int64 // triggered runs only
-	// legacy holds the partitions whose committed offset the log holds
-	// under their legacy application id only (see [tableRunner.recorded]):
-	// their next commit moves it to the new one.
-	legacy map[kafka.TopicPartition]bool
+	end map[kafka.TopicPartition]int64 // triggered runs only
 	// topicIDs holds the id of every topic the loop reads, as first seen:
 	// a fetcher that finds another id stops the table.
 	topicIDs map[string]string
-	group    *groupCommitter
 }
 
 // appID is the application id of tp's offsets in a table's log (the txn
@@ -314,29 +273,16 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 			return fatalError{err}
 		}
 	}
-	dec, err := decode.New(layout, sources)
-	if err != nil {
-		return fatalError{fmt.Errorf("build decoder: %w", err)}
-	}
-	l := &loop{
-		r: r, tbl: tbl, decoders: newDecoderPool(layout, sources, dec), schema: dec.Schema(), columns: layout.Columns(),
-		layout: layout, sources: sources,
-		pending:   map[kafka.TopicPartition]int64{},
-		committed: map[kafka.TopicPartition]int64{},
-		readEnd:   map[kafka.TopicPartition]int64{},
-		topicIDs:  map[string]string{},
-		legacy:    map[kafka.TopicPartition]bool{},
-		mem:       r.budget.NewAccount(),
-	}
-	defer l.mem.Close()
 	r.mu.Lock()
 	r.failing = map[kafka.TopicPartition]bool{}
-	r.status.Version, r.status.Rows, r.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
-	r.status.CorruptRecords = snap.Counters[counterCorrupt]
-	if snap.Schema != nil {
-		r.status.Columns = columnStatus(snap.Schema)
-	}
 	r.mu.Unlock()
+	s, err := newSink(tbl, layout, sources, sinkOptions{appID: appID, legacyAppID: r.legacyAppID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes,
+		budget: r.budget, state: &r.tableState, log: r.log})
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	l := &loop{sink: s, r: r, topicIDs: map[string]string{}}
 	return l.run(ctx)
 }
 
@@ -371,12 +317,6 @@ func (l *loop) run(ctx context.Context) error {
 	}()
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
-	defer func() {
-		// An error left a file open: drop it, its rows are read again.
-		if l.file != nil {
-			l.file.Abort()
-		}
-	}()
 	l.group = newGroupCommitter(r.client, r.groupID(), r.log)
 	defer l.group.close()
 
@@ -515,6 +455,9 @@ func (l *loop) run(ctx context.Context) error {
 		case d := <-chunks:
 			wasEmpty := l.empty()
 			err := l.add(d)
+			if d.last && err == nil {
+				r.fetchRecovered(d.tp)
+			}
 			// At a batch's last chunk, what the batch held is in the open
 			// file now (or, after an error, dropped).
 			d.free()
@@ -593,157 +536,6 @@ func (r *tableRunner) fetchRecovered(tp kafka.TopicPartition) {
 	}
 }
 
-// add writes a decoded chunk to the open file and moves the partition's next
-// offset past it.
-func (l *loop) add(d decoded) error {
-	if d.dec != nil {
-		defer l.decoders.put(d.dec)
-	}
-	batch, err := l.current(&d)
-	if err != nil {
-		return err
-	}
-	if batch.Rows > 0 {
-		if l.file == nil {
-			f, err := l.tbl.NewFile(l.schema)
-			if err != nil {
-				return fmt.Errorf("start a data file: %w", err)
-			}
-			l.file = f
-		}
-		if err := l.file.WriteColumns(batch.Columns, batch.Rows); err != nil {
-			return fmt.Errorf("write rows of %s: %w", d.tp, err)
-		}
-		l.corrupt += int64(batch.Corrupt)
-	}
-	if d.next > l.nextOffset(d.tp) {
-		l.pending[d.tp] = d.next
-	}
-	if d.last {
-		l.r.fetchRecovered(d.tp)
-		l.readEnd[d.tp] = d.end
-	}
-	return nil
-}
-
-// current returns the rows of chunk d in the table's current columns. A
-// chunk whose records have new fields for an inferred part changes the
-// columns first (see evolve), and one decoded with older columns than the
-// table's is decoded again, on the loop's own decoder.
-func (l *loop) current(d *decoded) (decode.Batch, error) {
-	batch, err, version := d.batch, d.err, d.version
-	for {
-		var nc *decode.NewColumnsError
-		switch {
-		case errors.As(err, &nc):
-			changed, err := l.evolve(nc)
-			if err != nil {
-				return decode.Batch{}, err
-			}
-			if !changed && version == l.version {
-				return decode.Batch{}, fatalError{fmt.Errorf("a bug: the table's columns already have what the chunk asks for: %w", nc)}
-			}
-		case err != nil:
-			return decode.Batch{}, l.decodeFailed(err)
-		case version == l.version || len(d.recs) == 0:
-			return batch, nil
-		}
-		if l.own == nil {
-			if l.own, err = decode.New(l.layout, l.sources); err != nil {
-				return decode.Batch{}, fatalError{fmt.Errorf("build decoder: %w", err)}
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		batch, err = l.own.Decode(ctx, d.recs)
-		cancel()
-		version = l.version
-	}
-}
-
-// evolve gives the table the columns a chunk asks for, and reports whether
-// they changed: the open file, written with the columns before, is closed
-// for the next flush to commit with the new columns, and every decoder
-// decodes into the new columns from now on. In FAIL_ON_NEW_COLUMNS it
-// commits what was buffered before the chunk instead, and fails the table.
-func (l *loop) evolve(nc *decode.NewColumnsError) (bool, error) {
-	layout := *l.layout
-	side := &layout.Value
-	if nc.Side == "key" {
-		side = &layout.Key
-	}
-	next, changed := nc.Apply(side.Fields)
-	if !changed {
-		return false, nil
-	}
-	if nc.Fail {
-		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := l.flush(fctx); err != nil {
-			return false, err
-		}
-		return false, fatalError{nc}
-	}
-	if l.file != nil {
-		add, err := l.file.Close()
-		l.file = nil
-		l.mem.Set(0)
-		if err != nil {
-			return false, fmt.Errorf("finish data file: %w", err)
-		}
-		l.closed = append(l.closed, add)
-	}
-	side.Fields = next
-	own, err := decode.New(&layout, l.sources)
-	if err != nil {
-		return false, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
-	}
-	l.layout, l.own, l.schema, l.columns = &layout, own, own.Schema(), layout.Columns()
-	l.version++
-	l.decoders.swap(l.layout, l.version)
-	l.r.log.Info("new columns", "columns", nc.Columns, "record", fmt.Sprintf("%s[%d]@%d", nc.Topic, nc.Partition, nc.Offset))
-	return true, nil
-}
-
-// widening reports whether the table's inferred part widens column types
-// (ADD_NEW_COLUMNS_WITH_TYPE_WIDENING), which its commits then allow.
-func (l *loop) widening() bool {
-	for _, p := range []*spec.Part{&l.layout.Key, &l.layout.Value} {
-		if p.Inferred() && p.Transformer.JSONOptions.EvolutionMode() == spec.SchemaEvolutionAddNewColumnsWithTypeWidening {
-			return true
-		}
-	}
-	return false
-}
-
-// decodeFailed returns what the loop does with the error of a decoded
-// chunk. A record written with a newer version of a registry subject first
-// commits what is buffered, so that the restart with the new columns goes
-// on from there; a record a FAILFAST transformer cannot decode fails the
-// table (the chunk's offsets stay uncommitted); a registry that cannot be
-// reached, refuses the credentials or lost the subject restarts the table
-// from its log, with backoff; anything else is a bug, which fails the table.
-func (l *loop) decodeFailed(err error) error {
-	var evolved *decode.SchemaChangedError
-	var failFast *decode.RecordError
-	switch {
-	case errors.As(err, &evolved):
-		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if ferr := l.flush(fctx); ferr != nil {
-			return ferr
-		}
-		return err
-	case errors.As(err, &failFast):
-		return err
-	case errors.Is(err, registry.ErrUnavailable), errors.Is(err, registry.ErrRefused), errors.Is(err, registry.ErrNotFound),
-		errors.Is(err, context.DeadlineExceeded):
-		// The registry's, not the records': ErrNotFound here is the
-		// subject, gone while the table reads it.
-		return err
-	}
-	return fatalError{err}
-}
-
 // keepColumns makes layout keep the _corrupt_record column of a table
 // whose columns were prev: a transformer that switched to FAILFAST stops
 // filling it, but a column is never dropped. So does the default rescue
@@ -806,30 +598,6 @@ type lookupError struct{ err error }
 func (e lookupError) Error() string { return e.err.Error() }
 func (e lookupError) Unwrap() error { return e.err }
 
-// nextOffset is the offset after everything buffered or committed for tp.
-func (l *loop) nextOffset(tp kafka.TopicPartition) int64 {
-	if n, ok := l.pending[tp]; ok {
-		return n
-	}
-	return l.committed[tp]
-}
-
-// empty reports whether nothing is buffered: no rows, no offsets.
-func (l *loop) empty() bool { return l.file == nil && len(l.pending) == 0 && len(l.closed) == 0 }
-
-// buffered is the memory the open file holds, 0 with none open.
-func (l *loop) buffered() int64 {
-	if l.file == nil {
-		return 0
-	}
-	return l.file.Buffered()
-}
-
-// full reports whether the open file reached a size or row limit.
-func (l *loop) full() bool {
-	return l.file != nil && (l.file.Rows() >= l.r.cfg.MaxRows || l.file.Size() >= l.r.cfg.MaxBytes)
-}
-
 // reachedEnd reports whether a triggered run has everything up to its end
 // offsets committed or buffered.
 func (l *loop) reachedEnd() bool {
@@ -839,88 +607,6 @@ func (l *loop) reachedEnd() bool {
 		}
 	}
 	return true
-}
-
-// flush closes the open file and commits it with the buffered offsets.
-func (l *loop) flush(ctx context.Context) error {
-	if l.empty() {
-		return nil
-	}
-	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Schema: l.columns, Files: l.closed,
-		AllowTypeWidening: l.widening()}
-	var rows int64
-	for _, add := range l.closed {
-		rows += add.NumRecords
-	}
-	if l.file != nil {
-		add, err := l.file.Close()
-		l.file = nil
-		l.mem.Set(0)
-		if err != nil {
-			return fmt.Errorf("finish data file: %w", err)
-		}
-		rows += add.NumRecords
-		c.Files = append(c.Files, add)
-	}
-	for tp, next := range l.pending {
-		id := appID(tp)
-		c.Txns[id] = next
-		if l.legacy[tp] {
-			// The partition's first commit under its new application id,
-			// which the log must not hold yet (no From), checks the offset
-			// under the legacy one, and moves it too.
-			old := l.r.legacyAppID(tp)
-			c.Txns[old], c.From[old] = next, l.committed[tp]
-		} else {
-			c.From[id] = l.committed[tp]
-		}
-	}
-	c.Counters = map[string]int64{counterCorrupt: l.corrupt}
-	if err := l.commit(c, rows); err != nil {
-		return err
-	}
-	for tp, next := range l.pending {
-		l.committed[tp] = next
-		delete(l.legacy, tp)
-	}
-	clear(l.pending)
-	l.closed = nil
-	l.corrupt = 0
-	l.publishOffsets()
-	l.group.offer(l.committed)
-	return nil
-}
-
-// commit writes one log entry with rows new rows and updates the status.
-func (l *loop) commit(c table.Commit, rows int64) error {
-	version, err := l.tbl.Commit(c)
-	if err != nil {
-		return fmt.Errorf("commit to the log: %w", err)
-	}
-	r := l.r
-	r.mu.Lock()
-	r.status.Version = version
-	r.status.Rows += rows
-	r.status.Files += int64(len(c.Files))
-	r.status.CorruptRecords += c.Counters[counterCorrupt]
-	if c.Schema != nil {
-		r.status.Columns = columnStatus(c.Schema)
-	}
-	r.mu.Unlock()
-	return nil
-}
-
-// publishOffsets copies committed offsets and lag into the status.
-func (l *loop) publishOffsets() {
-	ps := make([]spec.PartitionStatus, 0, len(l.committed))
-	for tp, next := range l.committed {
-		lag := max(l.readEnd[tp]-next, 0)
-		ps = append(ps, spec.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, NextOffset: next, Lag: lag})
-	}
-	sortPartitions(ps)
-	l.r.mu.Lock()
-	l.r.status.Partitions = ps
-	l.r.mu.Unlock()
 }
 
 // groupID is the consumer group the table's offsets are mirrored to.

@@ -1,0 +1,833 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// fanoutConfig is everything a fanout runner depends on; it restarts when
+// any of it changes.
+type fanoutConfig struct {
+	Pipeline string
+	Fanout   spec.FanoutSchema
+	// Dir is the destination schema's folder, <root>/<catalog>/<schema>:
+	// each routed table is a folder in it, and so is the progress log.
+	Dir           string
+	Conn          spec.Connection
+	FlushEvery    time.Duration
+	MaxRows       int64
+	MaxBytes      int64
+	Continuous    bool
+	DiscoverEvery time.Duration
+	GCGrace       time.Duration
+}
+
+// fanoutRunner runs one fanout schema in its own goroutine: it routes every
+// fetched record to its table, and restarts from the logs after retryable
+// errors.
+type fanoutRunner struct {
+	cfg    fanoutConfig
+	client *kafka.Client
+	// source fetches the partitions, shared with the other readers of the
+	// pipeline.
+	source *source
+	route  routeFunc
+	// registries makes the clients of the schema registries the routed
+	// tables' transformers use.
+	registries *registries
+	budget     *memory.Budget
+	log        *slog.Logger
+	cancel     context.CancelFunc
+	done       chan struct{}
+	// crash, set by tests only, is asked before each table's flush: an
+	// error stops the run there, as a crash would.
+	crash func(table string) error
+
+	mu        sync.Mutex
+	state     string
+	lastError string
+	// tables holds the status of every table created so far, by name.
+	tables     map[string]*tableState
+	partitions []spec.PartitionStatus
+}
+
+func startFanout(cfg fanoutConfig, client *kafka.Client, src *source, route routeFunc, regs *registries, budget *memory.Budget,
+	log *slog.Logger) *fanoutRunner {
+	r := newFanoutRunner(cfg, client, src, route, regs, budget, log)
+	r.start()
+	return r
+}
+
+// newFanoutRunner returns the runner of cfg, not started.
+func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *source, route routeFunc, regs *registries,
+	budget *memory.Budget, log *slog.Logger) *fanoutRunner {
+	return &fanoutRunner{
+		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget, done: make(chan struct{}),
+		log:   log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name),
+		state: spec.StateStarting, tables: map[string]*tableState{},
+	}
+}
+
+// start runs the runner in its goroutine.
+func (r *fanoutRunner) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go r.run(ctx)
+}
+
+// stop ends the runner after a final flush and commit, and waits for it.
+func (r *fanoutRunner) stop() {
+	r.cancel()
+	<-r.done
+}
+
+func (r *fanoutRunner) setState(state string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.state = state
+	if err != nil {
+		r.lastError = err.Error()
+	}
+}
+
+// status reports the fanout schema: its state, its tables sorted by name
+// (in the fanout's state) and its partitions.
+func (r *fanoutRunner) status() spec.FanoutStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := spec.FanoutStatus{State: r.state, LastError: r.lastError, Tables: []spec.TableStatus{},
+		Partitions: append([]spec.PartitionStatus{}, r.partitions...)}
+	for _, name := range slices.Sorted(maps.Keys(r.tables)) {
+		ts := r.tables[name].snapshot()
+		ts.State = r.state
+		st.Tables = append(st.Tables, ts)
+	}
+	return st
+}
+
+// tableState returns the status holder of the named table, made on first
+// use, which outlives the runner's restarts.
+func (r *fanoutRunner) tableState(name, dir string) *tableState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.tables[name]
+	if !ok {
+		st = &tableState{status: spec.TableStatus{DestinationTable: name, Location: dir, Version: -1,
+			Partitions: []spec.PartitionStatus{}}}
+		r.tables[name] = st
+	}
+	return st
+}
+
+func (r *fanoutRunner) run(ctx context.Context) {
+	defer close(r.done)
+	defer func() { r.log.Info("fanout stopped", "state", r.status().State) }()
+	backoff := time.Second
+	for {
+		err := r.runOnce(ctx)
+		var route *routeError
+		switch {
+		case err == nil:
+			if ctx.Err() != nil {
+				r.setState(spec.StateStopped, nil)
+			}
+			return
+		case ctx.Err() != nil:
+			r.log.Error("final flush failed; the next start reads those records again", "err", err)
+			r.setState(spec.StateStopped, err)
+			return
+		case isFatal(err) || errors.As(err, &route):
+			r.log.Error("fanout failed", "err", err)
+			r.setState(spec.StateFailed, err)
+			return
+		}
+		r.log.Warn("fanout restarts from its logs", "err", err, "in", backoff)
+		r.setState(spec.StateStarting, err)
+		select {
+		case <-ctx.Done():
+			r.setState(spec.StateStopped, nil)
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// fanoutTable is one routed table in one run of the runner.
+type fanoutTable struct {
+	name string
+	*sink
+	// from holds, per partition the sink has buffered rows of, the offset
+	// below which the table's records of it are committed: what the
+	// progress log may record at most while they are buffered.
+	from map[kafka.TopicPartition]int64
+}
+
+// maxGroups bounds the tables whose record arrays a run keeps for reuse.
+const maxGroups = 1024
+
+// fanIn is a batch of one partition, from its subscription.
+type fanIn struct {
+	tp kafka.TopicPartition
+	b  *sharedBatch
+}
+
+// fanoutRun is the state of one run of a fanout runner: from opening the
+// logs to an error or the end. One goroutine uses it.
+type fanoutRun struct {
+	r        *fanoutRunner
+	router   router
+	progress *progress
+	tables   map[string]*fanoutTable
+	// order lists tables as created, for flushes in a stable order.
+	order []*fanoutTable
+	// letters builds the rows of the dead letter table; nil until needed.
+	letters *deadLetters
+	// groups holds a chunk's records per table, names the tables in the
+	// order of their first record, and dead and reasons the records that
+	// cannot be routed and why; all reused from chunk to chunk.
+	groups  map[string][]decode.Record
+	names   []string
+	dead    []decode.Record
+	reasons []string
+	// pos is, per partition, the offset up to which every record is
+	// routed and written (buffered or committed) to its table.
+	pos     map[kafka.TopicPartition]int64
+	readEnd map[kafka.TopicPartition]int64
+	end     map[kafka.TopicPartition]int64 // triggered runs only
+	// flushAsk receives the tables the memory budget asks to flush.
+	flushAsk chan *fanoutTable
+	// ctx ends with the run: it stops subscriptions and flush forwarders.
+	ctx context.Context
+	wg  sync.WaitGroup
+}
+
+func (r *fanoutRunner) runOnce(ctx context.Context) error {
+	cfg := &r.cfg
+	prog, err := openProgress(spec.JoinLocation(cfg.Dir, progressDir),
+		fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), r.log)
+	if err != nil {
+		return err
+	}
+	defer prog.close()
+	rctx, cancel := context.WithCancel(ctx)
+	run := &fanoutRun{
+		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},
+		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
+		readEnd:  map[kafka.TopicPartition]int64{},
+		flushAsk: make(chan *fanoutTable), ctx: rctx,
+	}
+	defer func() {
+		cancel()
+		run.wg.Wait()
+		for _, t := range run.order {
+			t.close()
+			t.tbl.Close()
+		}
+	}()
+	// The tables created so far open now, for their status; one that
+	// has no commit yet waits for its records (its first records may set
+	// its columns).
+	for _, name := range prog.tables() {
+		dir := spec.JoinLocation(cfg.Dir, name)
+		if snap, err := table.ReadSnapshot(dir); err != nil || snap.Version < 0 {
+			r.tableState(name, dir)
+			continue
+		}
+		if _, err := run.table(ctx, name, nil); err != nil {
+			return err
+		}
+	}
+	return run.loop(ctx)
+}
+
+// table returns the named table, opening it (and creating it on its first
+// records, first) when the run has not yet.
+func (run *fanoutRun) table(ctx context.Context, name string, first []decode.Record) (*fanoutTable, error) {
+	if t, ok := run.tables[name]; ok {
+		return t, nil
+	}
+	r := run.r
+	cfg := &r.cfg
+	dir := spec.JoinLocation(cfg.Dir, name)
+	tbl, err := table.Open(dir, table.Options{
+		Owner:   fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name),
+		GCGrace: cfg.GCGrace, Logger: r.log.With("table", name),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open table %s: %w", dir, err)
+	}
+	s, err := run.newSink(ctx, tbl, name, dir, first)
+	if err != nil {
+		tbl.Close()
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	for appID, next := range tbl.Snapshot().Txns {
+		if tp, ok := parseAppID(appID); ok {
+			s.committed[tp] = next
+		}
+	}
+	s.publishOffsets()
+	t := &fanoutTable{name: name, sink: s, from: map[kafka.TopicPartition]int64{}}
+	run.tables[name] = t
+	run.order = append(run.order, t)
+	// A table is recorded as it is created, so that a restart reports it
+	// and CheckFanout checks it whatever happens before its first commit.
+	if err := run.progress.record(nil, []string{name}, nil); err != nil {
+		return nil, err
+	}
+	run.wg.Go(func() {
+		for {
+			select {
+			case <-run.ctx.Done():
+				return
+			case <-s.mem.Flush():
+				select {
+				case run.flushAsk <- t:
+				case <-run.ctx.Done():
+					return
+				}
+			}
+		}
+	})
+	return t, nil
+}
+
+// newSink returns the sink of the named table, open in tbl: the dead letter
+// table's, or a routed table's, whose columns, when inferred and new, come
+// from first, the records routed to it first.
+func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir string, first []decode.Record) (*sink, error) {
+	r := run.r
+	cfg := &r.cfg
+	o := sinkOptions{appID: appID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes, budget: r.budget,
+		state: r.tableState(name, dir), log: r.log.With("table", name)}
+	snap := tbl.Snapshot()
+	if name == spec.FanoutErrorsTable {
+		if run.letters == nil {
+			d, err := newDeadLetters()
+			if err != nil {
+				return nil, fatalError{err}
+			}
+			run.letters = d
+		}
+		if snap.Schema != nil {
+			if err := table.CheckSchemaChange(snap.Schema, fanoutErrorsColumns); err != nil {
+				return nil, fatalError{err}
+			}
+		}
+		return newRawSink(tbl, fanoutErrorsColumns, run.letters.b.Schema(), o), nil
+	}
+	t := cfg.Fanout.TableSpec(name)
+	layout, errs := t.Layout()
+	if len(errs) > 0 {
+		return nil, fatalError{fmt.Errorf("table layout: %w", errs)}
+	}
+	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.clientsOf(tableRegistries(&t, &cfg.Conn, nil)))
+	if err != nil {
+		return nil, fmt.Errorf("resolve the table's schema: %w", err)
+	}
+	keepColumns(layout, snap.Schema)
+	p, err := inferredPart(layout)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		base := ownColumns(layout, snap.Schema)
+		if snap.Schema == nil {
+			base = inferFrom(p, first)
+		}
+		if err := withHints(layout, p, base); err != nil {
+			return nil, err
+		}
+	}
+	if snap.Schema != nil {
+		if err := table.CheckSchemaChange(snap.Schema, layout.Columns()); err != nil {
+			return nil, fatalError{err}
+		}
+	}
+	return newSink(tbl, layout, sources, o)
+}
+
+// inferFrom infers the columns of inferred part p from recs.
+func inferFrom(p *spec.Part, recs []decode.Record) []schema.Field {
+	in := schema.NewInferrer(p.Transformer.JSONOptions.InferOptions())
+	for i := range recs {
+		data := recs[i].Value
+		if p.Column == spec.KeyColumn {
+			data = recs[i].Key
+		}
+		if data != nil {
+			_ = in.Add(data) // a record that is not a JSON object says nothing of the columns
+		}
+	}
+	return in.Fields()
+}
+
+// loop starts the partitions and routes what they fetch until the end.
+func (run *fanoutRun) loop(ctx context.Context) error {
+	r := run.r
+	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
+	in := make(chan fanIn)
+	fetchErrs := make(chan error, 1)
+	started := map[kafka.TopicPartition]bool{}
+	start := func(tps []kafka.TopicPartition, starting string) error {
+		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return started[tp] })
+		if len(fresh) == 0 {
+			return nil
+		}
+		subs, err := run.starts(ctx, fresh, starting)
+		if err != nil {
+			return err
+		}
+		for _, sub := range subs {
+			started[sub.TP] = true
+			if !r.cfg.Continuous && sub.Until <= sub.From {
+				continue // nothing to read in this triggered run
+			}
+			batches, errs := r.source.subscribe(run.ctx, sub)
+			run.wg.Go(func() {
+				for {
+					select {
+					case <-run.ctx.Done():
+						return
+					case err := <-errs:
+						select {
+						case fetchErrs <- err:
+						default:
+						}
+						return
+					case b, ok := <-batches:
+						if !ok {
+							return
+						}
+						select {
+						case in <- fanIn{tp: sub.TP, b: b}:
+						case <-run.ctx.Done():
+							b.release()
+							return
+						}
+					}
+				}
+			})
+		}
+		run.publish()
+		return nil
+	}
+	tps, err := r.client.Partitions(ctx, ko)
+	if err != nil {
+		return err
+	}
+	if err := start(tps, ko.StartingOffset); err != nil {
+		return err
+	}
+	r.setRunning()
+	r.log.Info("fanout running", "partitions", len(started), "tables", len(run.tables))
+
+	flushTimer := time.NewTimer(time.Hour)
+	flushTimer.Stop()
+	discover := time.NewTicker(r.cfg.DiscoverEvery)
+	defer discover.Stop()
+	gc := time.NewTicker(r.cfg.GCGrace / 4)
+	defer gc.Stop()
+	for {
+		if !r.cfg.Continuous && run.reachedEnd() {
+			if err := run.flushAll(ctx); err != nil {
+				return err
+			}
+			r.setState(spec.StateCompleted, nil)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return run.flushAll(fctx)
+		case err := <-fetchErrs:
+			return err
+		case f := <-in:
+			wasEmpty := run.empty()
+			err := run.add(ctx, f.tp, &f.b.Batch)
+			f.b.release()
+			if err != nil {
+				return err
+			}
+			if wasEmpty && !run.empty() {
+				flushTimer.Reset(r.cfg.FlushEvery)
+			}
+		case <-flushTimer.C:
+			if err := run.flushAll(ctx); err != nil {
+				return err
+			}
+		case t := <-run.flushAsk:
+			r.log.Debug("flush asked by the memory budget", "table", t.name, "bytes", t.buffered())
+			if err := run.flush(ctx, t); err != nil {
+				return err
+			}
+		case <-gc.C:
+			for _, t := range run.order {
+				if _, err := t.tbl.CollectGarbage(); err != nil {
+					r.log.Warn("garbage collection failed", "table", t.name, "err", err)
+				}
+			}
+		case <-discover.C:
+			tps, err := r.client.Partitions(ctx, ko)
+			if err != nil {
+				r.log.Warn("partition discovery failed", "err", err)
+				continue
+			}
+			var lookup lookupError
+			if err := start(tps, spec.StartingOffsetEarliest); errors.As(err, &lookup) {
+				r.log.Warn("starting new partitions failed", "err", err)
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// setRunning reports the runner RUNNING; an error from before is history.
+func (r *fanoutRunner) setRunning() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.state, r.lastError = spec.StateRunning, ""
+}
+
+// starts returns the subscriptions of new partitions tps: each from where
+// the progress log says, else from starting's offset while the log is new,
+// and from the earliest once it is not (a partition that appeared while the
+// agent was down must not skip its first records). It records those
+// starting offsets, and the ids of new topics, in the progress log first.
+func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) ([]subscription, error) {
+	r := run.r
+	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
+	readCommitted := ko.ReadCommitted()
+	latest := kafka.Latest
+	if readCommitted {
+		latest = kafka.LastStable
+	}
+	which := latest
+	if starting == spec.StartingOffsetEarliest || run.progress.tbl.Snapshot().Version >= 0 {
+		which = kafka.Earliest
+	}
+	ids, err := r.client.TopicIDs(ctx, topicsOf(tps))
+	if err != nil {
+		return nil, lookupError{err}
+	}
+	recorded := run.progress.tbl.Snapshot().Configuration
+	newIDs := map[string]string{}
+	for topic, id := range ids {
+		switch was := recorded[topicIDKey(topic)]; was {
+		case id:
+		case "":
+			newIDs[topicIDKey(topic)] = id
+		default:
+			return nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
+		}
+	}
+	defaults, err := r.client.Offsets(ctx, tps, which)
+	if err != nil {
+		return nil, lookupError{err}
+	}
+	if !r.cfg.Continuous && run.end == nil {
+		if run.end, err = r.client.Offsets(ctx, tps, latest); err != nil {
+			return nil, lookupError{err}
+		}
+	}
+	next := map[kafka.TopicPartition]int64{}
+	for _, tp := range tps {
+		from, ok := run.progress.next[tp]
+		if !ok {
+			from = defaults[tp]
+			next[tp] = from
+		}
+		run.pos[tp] = from
+	}
+	if err := run.progress.record(next, nil, newIDs); err != nil {
+		return nil, fmt.Errorf("record the starting offsets of new partitions: %w", err)
+	}
+	subs := make([]subscription, 0, len(tps))
+	for _, tp := range tps {
+		var until int64 // none in continuous runs
+		if !r.cfg.Continuous {
+			// A partition that appeared after the run started has nothing
+			// to read in it.
+			until = run.pos[tp]
+			if end, ok := run.end[tp]; ok {
+				until = end
+			}
+		}
+		subs = append(subs, subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
+			TopicID: ids[tp.Topic], OnRetry: func(err error) { r.fetchFailing(err) }})
+	}
+	return subs, nil
+}
+
+// topicsOf returns the topics of tps, each once.
+func topicsOf(tps []kafka.TopicPartition) []string {
+	var topics []string
+	for _, tp := range tps {
+		if !slices.Contains(topics, tp.Topic) {
+			topics = append(topics, tp.Topic)
+		}
+	}
+	return topics
+}
+
+// fetchFailing records that a fetch retries after err: the fanout reports
+// STARTING with the error until a batch arrives. Called from fetchers.
+func (r *fanoutRunner) fetchFailing(err error) {
+	r.log.Warn("fetch retries", "err", err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == spec.StateRunning {
+		r.state, r.lastError = spec.StateStarting, err.Error()
+	}
+}
+
+// fetchRecovered reports the fanout RUNNING again once a fetch that
+// failed delivers, and its error history.
+func (r *fanoutRunner) fetchRecovered() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == spec.StateStarting {
+		r.state, r.lastError = spec.StateRunning, ""
+	}
+}
+
+// empty reports whether no table buffers anything.
+func (run *fanoutRun) empty() bool {
+	for _, t := range run.order {
+		if !t.empty() {
+			return false
+		}
+	}
+	return true
+}
+
+// reachedEnd reports whether a triggered run routed everything up to its
+// end offsets.
+func (run *fanoutRun) reachedEnd() bool {
+	for tp, end := range run.end {
+		if run.pos[tp] < end {
+			return false
+		}
+	}
+	return true
+}
+
+// add routes and writes the records of batch b of tp past the routed
+// position, a chunk at a time, and moves the position past the batch.
+func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka.Batch) error {
+	r := run.r
+	r.fetchRecovered()
+	pos := run.pos[tp]
+	next := b.Next
+	recs := b.Records
+	if end, ok := run.end[tp]; ok && !r.cfg.Continuous && next > end {
+		next = end
+	}
+	i := 0
+	for i < len(recs) && recs[i].Offset < pos {
+		i++
+	}
+	j := i
+	for j < len(recs) && recs[j].Offset < next {
+		j++
+	}
+	recs = recs[i:j]
+	for start := 0; start < len(recs); start += decodeChunk {
+		chunk := recs[start:min(start+decodeChunk, len(recs))]
+		if err := run.addChunk(ctx, tp, chunk, chunk[len(chunk)-1].Offset+1); err != nil {
+			return err
+		}
+	}
+	run.pos[tp] = max(pos, next)
+	run.readEnd[tp] = b.End
+	for _, t := range run.order {
+		t.readEnd[tp] = b.End
+	}
+	run.publish()
+	return nil
+}
+
+// addChunk routes chunk, records of tp, and writes each table's records to
+// it; next is the offset after the chunk. Under FAIL a record that cannot
+// be routed stops it before any table took a record of it.
+func (run *fanoutRun) addChunk(ctx context.Context, tp kafka.TopicPartition, chunk []decode.Record, next int64) error {
+	r := run.r
+	deadLetter := r.cfg.Fanout.FanoutOptions.OnInvalidRoute == spec.OnInvalidRouteDeadLetter
+	// The groups of the previous chunk are emptied, keeping their arrays
+	// but not the records, which point into released batches.
+	if len(run.groups) > maxGroups {
+		clear(run.groups) // names seen long ago: let their arrays go
+	}
+	for _, name := range run.names {
+		clear(run.groups[name])
+		run.groups[name] = run.groups[name][:0]
+	}
+	clear(run.dead)
+	run.names, run.dead, run.reasons = run.names[:0], run.dead[:0], run.reasons[:0]
+	groups := run.groups
+	for i := range chunk {
+		name, err := run.router.table(&chunk[i])
+		if err != nil {
+			if !deadLetter {
+				return err
+			}
+			run.dead = append(run.dead, chunk[i])
+			run.reasons = append(run.reasons, err.Error())
+			continue
+		}
+		g := groups[name]
+		if len(g) == 0 {
+			run.names = append(run.names, name)
+		}
+		groups[name] = append(g, chunk[i])
+	}
+	names, dead, reasons := run.names, run.dead, run.reasons
+	for _, name := range names {
+		t, err := run.table(ctx, name, groups[name])
+		if err != nil {
+			return err
+		}
+		if err := run.write(ctx, t, tp, groups[name], nil, next); err != nil {
+			return fmt.Errorf("table %s: %w", name, err)
+		}
+	}
+	if len(dead) > 0 {
+		t, err := run.table(ctx, spec.FanoutErrorsTable, nil)
+		if err != nil {
+			return err
+		}
+		if err := run.write(ctx, t, tp, dead, reasons, next); err != nil {
+			return fmt.Errorf("table %s: %w", spec.FanoutErrorsTable, err)
+		}
+	}
+	return nil
+}
+
+// write decodes the records of tp routed to t (the dead letters, with
+// their reasons, for the dead letter table) and adds them to its sink,
+// past what the table committed already; next is the offset after the
+// chunk. A table that reaches its file limits flushes.
+func (run *fanoutRun) write(ctx context.Context, t *fanoutTable, tp kafka.TopicPartition, recs []decode.Record, reasons []string,
+	next int64) error {
+	if done, ok := t.committed[tp]; ok {
+		i := 0
+		for i < len(recs) && recs[i].Offset < done {
+			i++
+		}
+		recs = recs[i:]
+		if reasons != nil {
+			reasons = reasons[i:]
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if _, ok := t.pending[tp]; !ok {
+		from, ok := t.committed[tp]
+		if !ok {
+			from = recs[0].Offset
+		}
+		t.from[tp] = from
+	}
+	d := decoded{tp: tp, recs: recs, next: next}
+	if reasons != nil {
+		d.batch, d.err = run.letters.batch(recs, reasons)
+	} else {
+		d.dec, d.version, d.err = t.decoders.get(ctx)
+		if d.err == nil {
+			d.batch, d.err = d.dec.Decode(ctx, recs)
+		}
+	}
+	err := t.add(d)
+	t.mem.Set(t.buffered())
+	if err != nil {
+		return err
+	}
+	if t.full() {
+		return run.flush(ctx, t)
+	}
+	return nil
+}
+
+// flush flushes table t and records the progress.
+func (run *fanoutRun) flush(ctx context.Context, t *fanoutTable) error {
+	if err := run.flushTable(ctx, t); err != nil {
+		return err
+	}
+	return run.record()
+}
+
+// flushAll flushes every table with rows, and records the progress.
+func (run *fanoutRun) flushAll(ctx context.Context) error {
+	for _, t := range run.order {
+		if err := run.flushTable(ctx, t); err != nil {
+			return err
+		}
+	}
+	return run.record()
+}
+
+// flushTable flushes table t, if it buffers anything.
+func (run *fanoutRun) flushTable(ctx context.Context, t *fanoutTable) error {
+	if t.empty() {
+		return nil
+	}
+	if crash := run.r.crash; crash != nil {
+		if err := crash(t.name); err != nil {
+			return err
+		}
+	}
+	if err := t.flush(ctx); err != nil {
+		return fmt.Errorf("table %s: %w", t.name, err)
+	}
+	clear(t.from)
+	return nil
+}
+
+// record writes the progress to the progress log: per partition, the
+// routed position, or below it the lowest offset a table with buffered
+// rows of the partition has not committed yet; and the tables created.
+func (run *fanoutRun) record() error {
+	next := maps.Clone(run.pos)
+	for _, t := range run.order {
+		for tp, from := range t.from {
+			if from < next[tp] {
+				next[tp] = from
+			}
+		}
+	}
+	if err := run.progress.record(next, nil, nil); err != nil {
+		return err
+	}
+	run.publish()
+	return nil
+}
+
+// publish copies the progress and lag into the status.
+func (run *fanoutRun) publish() {
+	ps := make([]spec.PartitionStatus, 0, len(run.progress.next))
+	for tp, next := range run.progress.next {
+		ps = append(ps, spec.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, NextOffset: next,
+			Lag: max(run.readEnd[tp]-next, 0)})
+	}
+	sortPartitions(ps)
+	run.r.mu.Lock()
+	run.r.partitions = ps
+	run.r.mu.Unlock()
+}

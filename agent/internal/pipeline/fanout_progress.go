@@ -1,0 +1,124 @@
+package pipeline
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+)
+
+// progressDir is the folder, in a fanout schema's destination schema, of
+// its progress log.
+const progressDir = ".fanout"
+
+// progressTableKey prefixes the progress log's configuration keys that
+// record the tables the fanout schema created.
+const progressTableKey = "tributary.fanout.table."
+
+// progressColumns is the schema of the progress log, which holds no rows:
+// a Delta log needs one.
+var progressColumns = []schema.Field{{Name: "next_offset", Type: &schema.Type{Kind: schema.Long}, Nullable: true}}
+
+// progress is a fanout schema's progress log: a Delta log of txn actions
+// only, recording per partition the offset below which every routed record
+// is committed to its table, which is where a restart reads from, and in
+// its configuration the tables created so far. It is conservative: records
+// at and past a partition's offset may be committed to their tables too,
+// which skip them when they come again.
+type progress struct {
+	tbl *table.Table
+	// next holds what the log says per partition.
+	next map[kafka.TopicPartition]int64
+}
+
+// openProgress opens (or starts) the progress log in dir.
+func openProgress(dir, owner string, log *slog.Logger) (*progress, error) {
+	tbl, err := table.Open(dir, table.Options{Owner: owner, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open the fanout progress log %s: %w", dir, err)
+	}
+	p := &progress{tbl: tbl, next: map[kafka.TopicPartition]int64{}}
+	for appID, next := range tbl.Snapshot().Txns {
+		tp, ok := parseAppID(appID)
+		if !ok {
+			tbl.Close()
+			return nil, fmt.Errorf("the fanout progress log %s has a txn of %q, not <topic>/<partition>", dir, appID)
+		}
+		p.next[tp] = next
+	}
+	return p, nil
+}
+
+// close closes the log.
+func (p *progress) close() { p.tbl.Close() }
+
+// parseAppID parses an application id of appID.
+func parseAppID(appID string) (kafka.TopicPartition, bool) {
+	i := strings.LastIndexByte(appID, '/')
+	if i <= 0 {
+		return kafka.TopicPartition{}, false
+	}
+	n, err := strconv.ParseInt(appID[i+1:], 10, 32)
+	if err != nil {
+		return kafka.TopicPartition{}, false
+	}
+	return kafka.TopicPartition{Topic: appID[:i], Partition: int(n)}, true
+}
+
+// tables returns the names of the tables recorded, sorted.
+func (p *progress) tables() []string {
+	var names []string
+	for k := range p.tbl.Snapshot().Configuration {
+		if name, ok := strings.CutPrefix(k, progressTableKey); ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// record commits next, the offsets that moved, the tables not recorded yet
+// among tables, and the configuration keys of conf; nothing when none
+// changes.
+func (p *progress) record(next map[kafka.TopicPartition]int64, tables []string, conf map[string]string) error {
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Configuration: maps.Clone(conf)}
+	if c.Configuration == nil {
+		c.Configuration = map[string]string{}
+	}
+	for tp, n := range next {
+		was, ok := p.next[tp]
+		switch {
+		case !ok:
+			c.Txns[appID(tp)] = n
+		case n > was:
+			c.Txns[appID(tp)] = n
+			c.From[appID(tp)] = was
+		}
+	}
+	recorded := p.tbl.Snapshot().Configuration
+	for _, name := range tables {
+		if _, ok := recorded[progressTableKey+name]; !ok {
+			c.Configuration[progressTableKey+name] = "true"
+		}
+	}
+	if len(c.Txns) == 0 && len(c.Configuration) == 0 {
+		return nil
+	}
+	if p.tbl.Snapshot().Version < 0 {
+		c.Schema = progressColumns
+	}
+	if _, err := p.tbl.Commit(c); err != nil {
+		return fmt.Errorf("commit to the fanout progress log: %w", err)
+	}
+	for appID, n := range c.Txns {
+		tp, _ := parseAppID(appID)
+		p.next[tp] = n
+	}
+	return nil
+}

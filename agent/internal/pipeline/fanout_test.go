@@ -1,0 +1,530 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// fanoutTypes are the event types the tests route by.
+var fanoutTypes = []string{"click", "view", "buy", "Login", "logout"}
+
+// fanoutEvent is record i of the tests: an event whose type is
+// fanoutTypes[i%5], unless bad says otherwise.
+func fanoutEvent(i int) string {
+	return fmt.Sprintf(`{"type":%q,"id":%d,"pad":"%s"}`, fanoutTypes[i%len(fanoutTypes)], i, strings.Repeat("x", i%7))
+}
+
+// routeByType routes by the JSON value's "type" field, as
+// cast(value AS STRING):type would: NULL when missing.
+func routeByType(r *expr.Record) (string, bool, error) {
+	var v struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(r.Value, &v); err != nil || v.Type == nil {
+		return "", true, nil
+	}
+	return *v.Type, false, nil
+}
+
+// testFanoutConfig returns the configuration of a fanout schema routing
+// topic's records into warehouse/main/events, parsing the value with the
+// JSON schema "type STRING, id BIGINT".
+func testFanoutConfig(warehouse, topic string, conn *spec.Connection) fanoutConfig {
+	return fanoutConfig{
+		Pipeline: "p",
+		Fanout: spec.FanoutSchema{
+			Name: "f", Pipeline: "p", DestinationCatalog: "main", DestinationSchema: "events",
+			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest}},
+			FanoutOptions: spec.FanoutOptions{FanoutBy: "cast(value AS STRING):type", Transforms: []spec.FanoutTransform{{
+				Format: spec.FormatJSON, InputColumn: spec.ValueColumn,
+				JSONOptions: &spec.JSONOptions{Schema: "type STRING, id BIGINT"}}}},
+			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
+		},
+		Dir:           filepath.Join(warehouse, "main", "events"),
+		Conn:          *conn,
+		FlushEvery:    200 * time.Millisecond,
+		MaxRows:       spec.DefaultMaxRowsPerFile,
+		MaxBytes:      spec.DefaultTargetFileSizeMB << 20,
+		Continuous:    true,
+		DiscoverEvery: time.Second,
+		GCGrace:       time.Hour,
+	}
+}
+
+// fanoutFixture is a cluster with topic "events" of 4 partitions, its
+// producer and a client for runners.
+type fanoutFixture struct {
+	conn     *spec.Connection
+	producer *kgo.Client
+	client   *kafka.Client
+}
+
+func newFanoutFixture(t *testing.T) *fanoutFixture {
+	addr, producer := newCluster(t, 4, "events")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	client := kafka.NewClient(conn)
+	t.Cleanup(client.Close)
+	return &fanoutFixture{conn: conn, producer: producer, client: client}
+}
+
+// run starts a runner of cfg routing by route, with crash set; it is
+// stopped at the end of the test.
+func (fx *fanoutFixture) run(t *testing.T, cfg fanoutConfig, route routeFunc, budget *memory.Budget,
+	crash func(string) error) *fanoutRunner {
+	if budget == nil {
+		budget = memory.New(1 << 40)
+	}
+	src := newSource(fx.client, budget, slog.Default())
+	t.Cleanup(src.close)
+	r := newFanoutRunner(cfg, fx.client, src, route, &registries{}, budget, slog.Default())
+	r.crash = crash
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
+
+// fanoutRows sums the rows of the runner's tables.
+func fanoutRows(r *fanoutRunner) (rows int64) {
+	for _, ts := range r.status().Tables {
+		rows += ts.Rows
+	}
+	return rows
+}
+
+// eventRow is a routed table's row.
+type eventRow struct {
+	Type *string `parquet:"type,optional"`
+	ID   *int64  `parquet:"id,optional"`
+}
+
+// readTable reads the rows of the table in dir, checking that its folder
+// holds exactly the log's files, and returns them with the log's offsets.
+func readTable[R any](t *testing.T, dir string) ([]R, table.Snapshot) {
+	t.Helper()
+	snap, err := table.ReadSnapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != snap.NumFiles {
+		t.Fatalf("%s: %d files in the folder, %d in the log", dir, len(files), snap.NumFiles)
+	}
+	var out []R
+	for _, f := range files {
+		rows, err := parquet.ReadFile[R](f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, rows...)
+	}
+	return out, snap
+}
+
+// checkRouted checks that each of the five tables of dir holds, exactly
+// once, the events 0..n-1 of its type (by fanoutEvent), but those skip
+// says are not routed.
+func checkRouted(t *testing.T, dir string, n int, skip func(int) bool) {
+	t.Helper()
+	for k, typ := range fanoutTypes {
+		rows, _ := readTable[eventRow](t, filepath.Join(dir, strings.ToLower(typ)))
+		var ids []int
+		for _, r := range rows {
+			if r.Type == nil || *r.Type != typ || r.ID == nil {
+				t.Fatalf("table %s: row %+v", typ, r)
+			}
+			ids = append(ids, int(*r.ID))
+		}
+		slices.Sort(ids)
+		var want []int
+		for i := k; i < n; i += len(fanoutTypes) {
+			if skip == nil || !skip(i) {
+				want = append(want, i)
+			}
+		}
+		if !slices.Equal(ids, want) {
+			t.Fatalf("table %s: %d rows %v..., want %d", typ, len(ids), ids[:min(len(ids), 10)], len(want))
+		}
+	}
+}
+
+func TestFanoutRoutesToFiveTables(t *testing.T) {
+	fx := newFanoutFixture(t)
+	warehouse := t.TempDir()
+	const n = 1000
+	produce(t, fx.producer, 0, n, fanoutEvent)
+	cfg := testFanoutConfig(warehouse, "events", fx.conn)
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
+	st := r.status()
+	var names []string
+	for _, ts := range st.Tables {
+		names = append(names, ts.DestinationTable)
+	}
+	if st.State != spec.StateRunning || strings.Join(names, ",") != "buy,click,login,logout,view" {
+		t.Fatalf("status %+v, want RUNNING with the five tables", st)
+	}
+	r.stop()
+	checkRouted(t, cfg.Dir, n, nil)
+	// The progress log is where every partition's records are committed.
+	snap, err := table.ReadSnapshot(filepath.Join(cfg.Dir, progressDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var next int64
+	for _, off := range snap.Txns {
+		next += off
+	}
+	if next != n {
+		t.Fatalf("the progress log's offsets sum to %d, want %d", next, n)
+	}
+}
+
+// Without json_options, the transformed column is a VARIANT.
+func TestFanoutVariantColumn(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 50, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions = nil
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 50 })
+	for _, ts := range r.status().Tables {
+		if len(ts.Columns) == 0 || ts.Columns[1].Name != "value" || ts.Columns[1].Type != "VARIANT" {
+			t.Fatalf("table %s has columns %+v, want value VARIANT", ts.DestinationTable, ts.Columns)
+		}
+	}
+}
+
+// With schema_evolution_mode, a table's columns are inferred from the
+// records routed to it, and grow with new fields.
+func TestFanoutInfersColumns(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 100, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions = &spec.JSONOptions{
+		SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns}
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 100 })
+	produce(t, fx.producer, 100, 101, func(int) string { return `{"type":"click","id":100,"extra":true}` })
+	columns := func(name string) string {
+		for _, ts := range r.status().Tables {
+			if ts.DestinationTable == name {
+				var cols []string
+				for _, c := range ts.Columns {
+					cols = append(cols, c.Name)
+				}
+				return strings.Join(cols, ",")
+			}
+		}
+		return ""
+	}
+	waitFor(t, 20*time.Second, "the new column", func() bool { return strings.Contains(columns("click"), "extra") })
+	if got := columns("view"); strings.Contains(got, "extra") || !strings.Contains(got, "id") {
+		t.Fatalf("view has columns %s, want its own only", got)
+	}
+}
+
+// badRoutes are values whose route is invalid: missing, all digits, a dot,
+// a space.
+var badRoutes = map[int]string{
+	3:   `{"id":3}`,
+	101: `{"type":"123","id":101}`,
+	202: `{"type":"a.b","id":202}`,
+	303: `{"type":"has space","id":303}`,
+}
+
+func badEvent(i int) string {
+	if v, ok := badRoutes[i]; ok {
+		return v
+	}
+	return fanoutEvent(i)
+}
+
+func TestFanoutInvalidRouteFails(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 400, badEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.status().State == spec.StateFailed })
+	st := r.status()
+	if !strings.Contains(st.LastError, "events[") || !strings.Contains(st.LastError, "cannot be routed") {
+		t.Fatalf("last error %q, want the record named", st.LastError)
+	}
+	t.Logf("%s", st.LastError)
+}
+
+func TestFanoutInvalidRouteDeadLetters(t *testing.T) {
+	fx := newFanoutFixture(t)
+	const n = 400
+	produce(t, fx.producer, 0, n, badEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Fanout.FanoutOptions.OnInvalidRoute = spec.OnInvalidRouteDeadLetter
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
+	r.stop()
+	checkRouted(t, cfg.Dir, n, func(i int) bool { _, bad := badRoutes[i]; return bad })
+	type deadRow struct {
+		Key       []byte `parquet:"key,optional"`
+		Value     []byte `parquet:"value,optional"`
+		Topic     string `parquet:"topic,optional"`
+		Partition int32  `parquet:"partition,optional"`
+		Offset    int64  `parquet:"offset,optional"`
+		Error     string `parquet:"error,optional"`
+	}
+	rows, _ := readTable[deadRow](t, filepath.Join(cfg.Dir, spec.FanoutErrorsTable))
+	if len(rows) != len(badRoutes) {
+		t.Fatalf("%d dead letters, want %d: %+v", len(rows), len(badRoutes), rows)
+	}
+	for _, row := range rows {
+		var key int
+		fmt.Sscan(string(row.Key), &key)
+		if string(row.Value) != badRoutes[key] || row.Topic != "events" || row.Error == "" {
+			t.Fatalf("dead letter %+v", row)
+		}
+		t.Logf("%s", row.Error)
+	}
+}
+
+// committedPastProgress reports whether a table of the fanout schema in
+// dir committed records of a partition past the progress log's offset.
+func committedPastProgress(t *testing.T, dir string) bool {
+	progress, err := table.ReadSnapshot(filepath.Join(dir, progressDir))
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	for _, typ := range fanoutTypes {
+		snap, err := table.ReadSnapshot(filepath.Join(dir, strings.ToLower(typ)))
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		for appID, next := range snap.Txns {
+			if next > progress.Txns[appID] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// A run that crashes between the commits of two tables, or stops without
+// its final flush, loses and duplicates nothing once it runs again.
+func TestFanoutCrashRestartIsExact(t *testing.T) {
+	fx := newFanoutFixture(t)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.FlushEvery = 50 * time.Millisecond
+	const half, n = 3000, 4000
+	// Every fourth flush of a table crashes, twice: the tables
+	// flushed before it in the same round committed, the progress log was
+	// not written, and the runner restarts from the logs. Once failAll is
+	// set, every flush fails.
+	var flushes, crashes atomic.Int64
+	var failAll, between atomic.Bool
+	crash := func(string) error {
+		if failAll.Load() {
+			return fmt.Errorf("crash")
+		}
+		if flushes.Add(1)%4 == 0 && crashes.Add(1) <= 2 {
+			between.Store(between.Load() || committedPastProgress(t, cfg.Dir))
+			return fmt.Errorf("crash")
+		}
+		return nil
+	}
+	r := fx.run(t, cfg, routeByType, nil, crash)
+	for i := 0; i < half; i += 300 {
+		produce(t, fx.producer, i, i+300, fanoutEvent)
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == half })
+	if crashes.Load() < 2 || !between.Load() {
+		t.Fatalf("%d crashes, between two tables' commits %v; want 2, one of them between", crashes.Load(), between.Load())
+	}
+	failAll.Store(true)
+	produce(t, fx.producer, half, n, fanoutEvent)
+	time.Sleep(500 * time.Millisecond)
+	r.stop()
+	if st := r.status(); st.State != spec.StateStopped || fanoutRows(r) != half {
+		t.Fatalf("status %+v with %d rows, want STOPPED with %d", st.State, fanoutRows(r), half)
+	}
+	r = fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == n })
+	r.stop()
+	checkRouted(t, cfg.Dir, n, nil)
+}
+
+// When the memory budget is full, the biggest table's open file is
+// flushed: the table of large records is flushed again and again, the
+// tables of a few small records once, at the end of the triggered run.
+func TestFanoutMemoryFlushesTheBiggestTable(t *testing.T) {
+	fx := newFanoutFixture(t)
+	const n = 6000
+	// Random pads, which compress no better than hex does.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	pad := make([]byte, 1000) // 12 MB in all
+	produce(t, fx.producer, 0, n, func(i int) string {
+		if i%200 == 0 {
+			return fmt.Sprintf(`{"type":"small%d","id":%d}`, i%3, i)
+		}
+		for j := range pad {
+			pad[j] = byte(rnd.Uint32())
+		}
+		return fmt.Sprintf(`{"type":"big","id":%d,"pad":"%x"}`, i, pad)
+	})
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.FlushEvery, cfg.Continuous = time.Hour, false
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type STRING, id BIGINT, pad STRING"
+	budget := memory.New(4 << 20)
+	r := fx.run(t, cfg, routeByType, budget, nil)
+	waitFor(t, 60*time.Second, "COMPLETED", func() bool { return r.status().State == spec.StateCompleted })
+	st := r.status()
+	seen := map[int64]int{}
+	for _, ts := range st.Tables {
+		rows, snap := readTable[eventRow](t, ts.Location)
+		for _, row := range rows {
+			seen[*row.ID]++
+		}
+		switch want := ts.DestinationTable == "big"; {
+		case want && snap.NumFiles < 3:
+			t.Fatalf("the big table has %d files, want it flushed for room", snap.NumFiles)
+		case !want && snap.NumFiles != 1:
+			t.Fatalf("table %s has %d files, want the one of the end of the run", ts.DestinationTable, snap.NumFiles)
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d records written, want %d", len(seen), n)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Fatalf("record %d written %d times", id, k)
+		}
+	}
+	r.stop()
+	if used := budget.Stats().Used; used != 0 {
+		t.Fatalf("the fanout stopped, yet %d bytes of the budget are still held", used)
+	}
+}
+
+// A record a FAILFAST transformer cannot decode fails the fanout, naming
+// the table and the record.
+func TestFanoutFailFastNamesTableAndRecord(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 10, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Fanout.ConnectorOptions.KafkaOptions.KeyTransformer = &spec.Transformer{Format: spec.FormatAvro, AvroOptions: &spec.AvroOptions{
+		Schema: `{"type":"record","name":"k","fields":[{"name":"s","type":"string"}]}`, ParseMode: spec.ParseModeFailFast}}
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.status().State == spec.StateFailed })
+	st := r.status()
+	if !strings.Contains(st.LastError, "table ") || !strings.Contains(st.LastError, "events") || fanoutRows(r) != 0 {
+		t.Fatalf("status %+v, want FAILED naming the table and record, nothing written", st)
+	}
+	t.Logf("%s", st.LastError)
+}
+
+func TestFanoutManagerRefusesMissingPipeline(t *testing.T) {
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	f := testFanoutConfig(t.TempDir(), "events", &spec.Connection{}).Fanout
+	err := m.ApplyFanout(context.Background(), &f)
+	var errs spec.Errors
+	if !errors.As(err, &errs) || errs[0].Path != "pipeline_name" {
+		t.Fatalf("ApplyFanout: %v, want an error on pipeline_name", err)
+	}
+	if _, ok := m.FanoutStatus("f"); ok {
+		t.Fatal("a refused fanout schema has a status")
+	}
+}
+
+// Through the Manager, with the expression compiled: routes, stops with a
+// final flush, resumes, and stops when its pipeline is removed.
+func TestFanoutManagerRoutesByExpression(t *testing.T) {
+	if _, err := expr.Compile("topic"); err != nil {
+		t.Skipf("expr.Compile does not work yet: %v", err)
+	}
+	fx := newFanoutFixture(t)
+	warehouse := t.TempDir()
+	produce(t, fx.producer, 0, 500, fanoutEvent)
+	p := &spec.Pipeline{Name: "p", Connection: "c", DestinationCatalog: "main", DestinationSchema: "raw", FlushInterval: "200ms"}
+	p.Normalize()
+	f := testFanoutConfig(warehouse, "events", fx.conn).Fanout
+	f.FanoutOptions.FanoutBy = "cast(value AS STRING):type::string"
+	rows := func(m *Manager) int64 {
+		st, _ := m.FanoutStatus("f")
+		var n int64
+		for _, ts := range st.Tables {
+			n += ts.Rows
+		}
+		return n
+	}
+	for _, n := range []int{500, 1000} {
+		m := NewManager(Config{Warehouse: warehouse})
+		if err := m.Apply(context.Background(), p, fx.conn, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CheckFanout(&f); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.ApplyFanout(context.Background(), &f); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "every record", func() bool { return rows(m) == int64(n) })
+		if n == 500 {
+			if err := m.RemoveFanout(context.Background(), "f"); err != nil {
+				t.Fatal(err)
+			}
+			produce(t, fx.producer, 500, 1000, fanoutEvent)
+		}
+		if err := m.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkRouted(t, filepath.Join(warehouse, "main", "events"), 1000, nil)
+}
+
+// A fanout schema whose new options the tables it created cannot take is
+// refused on the attribute of the transform.
+func TestFanoutCheckRefusesIncompatibleTables(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 20, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 20 })
+	r.stop()
+	if err := checkFanout(&cfg); err != nil {
+		t.Fatalf("the same options: %v", err)
+	}
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type STRING, id BIGINT, more STRING"
+	if err := checkFanout(&cfg); err != nil {
+		t.Fatalf("a new nullable column: %v", err)
+	}
+	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type INT, id BIGINT"
+	err := checkFanout(&cfg)
+	var errs spec.Errors
+	if !errors.As(err, &errs) || len(errs) != len(fanoutTypes) || errs[0].Path != "fanout_options.transforms" {
+		t.Fatalf("checkFanout: %v, want one error per table on fanout_options.transforms", err)
+	}
+	t.Logf("%s", errs[0].Detail)
+}

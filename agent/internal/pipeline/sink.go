@@ -1,0 +1,411 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// tableState is a table's status, which the table's writer updates and
+// status requests read.
+type tableState struct {
+	mu     sync.Mutex
+	status spec.TableStatus
+}
+
+// snapshot returns a copy of the status.
+func (st *tableState) snapshot() spec.TableStatus {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := st.status
+	s.Partitions = append([]spec.PartitionStatus{}, s.Partitions...)
+	return s
+}
+
+// sink is the writing side of one run of a table: its log, its open file,
+// the offsets of what it buffered and committed, its columns as they
+// evolve, and its status. A table loop feeds it the chunks of the
+// partitions it fetches; a fanout runner feeds each routed table's sink the
+// chunks routed to it. A sink is used by one goroutine.
+type sink struct {
+	tbl *table.Table
+	log *slog.Logger
+	// appID is the log's txn application id of a partition.
+	appID func(kafka.TopicPartition) string
+	// legacyAppID is the application id older logs recorded a
+	// partition's offsets under; nil for none.
+	legacyAppID func(kafka.TopicPartition) string
+	// legacy holds the partitions whose committed offset the log holds
+	// under their legacy application id only: their next commit moves it
+	// to the new one.
+	legacy map[kafka.TopicPartition]bool
+	// maxRows and maxBytes are the open file's limits (see full).
+	maxRows, maxBytes int64
+	// state is the status the sink keeps up to date.
+	state *tableState
+	// decoders decode the fetched records, several partitions at once.
+	decoders *decoderPool
+	schema   *parquet.Schema
+	// columns is the table schema every commit carries.
+	columns []schema.Field
+	// layout is the table's column layout. The Fields of an inferred part
+	// grow as records bring new fields (see evolve), and version counts
+	// those changes; sources are the registry sources decoders need.
+	layout  *spec.Layout
+	sources *decode.Sources
+	version int
+	// own decodes again, on the sink's goroutine, a chunk decoded with
+	// columns older than the table's; nil until needed after a change.
+	own *decode.Decoder
+	// closed holds the data files a change of columns closed, written
+	// with the columns before it: the next flush commits them with the
+	// open file and the new columns, in one commit.
+	closed []table.AddFile
+
+	file *table.FileWriter
+	// mem holds the open file's buffers in the memory budget, which asks
+	// through it for a flush when the file is the biggest and the budget
+	// is full.
+	mem     *memory.Account
+	corrupt int64
+	// pending holds the next offsets of buffered rows; committed those of
+	// the log, for the partitions it has a txn of.
+	pending   map[kafka.TopicPartition]int64
+	committed map[kafka.TopicPartition]int64
+	// readEnd is, per partition, the offset up to which the last fetch
+	// could read (see [kafka.Batch.End]); it measures lag.
+	readEnd map[kafka.TopicPartition]int64
+	// group mirrors committed offsets to a consumer group; nil for none.
+	group *groupCommitter
+}
+
+// sinkOptions is what a sink needs besides its table and columns.
+type sinkOptions struct {
+	appID, legacyAppID func(kafka.TopicPartition) string
+	maxRows, maxBytes  int64
+	budget             *memory.Budget
+	state              *tableState
+	log                *slog.Logger
+}
+
+// newSink returns the sink of tbl writing the columns of layout, whose
+// registry parts sources resolved, and loads the status of tbl's log into
+// o.state. End it with close.
+func newSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o sinkOptions) (*sink, error) {
+	dec, err := decode.New(layout, sources)
+	if err != nil {
+		return nil, fatalError{fmt.Errorf("build decoder: %w", err)}
+	}
+	s := newRawSink(tbl, layout.Columns(), dec.Schema(), o)
+	s.decoders, s.layout, s.sources = newDecoderPool(layout, sources, dec), layout, sources
+	return s, nil
+}
+
+// newRawSink returns a sink of tbl whose writer builds rows of columns,
+// whose Parquet schema is ps, itself: chunks come with their batch and
+// without a decoder, and the columns never change. It loads the status of
+// tbl's log into o.state. End it with close.
+func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o sinkOptions) *sink {
+	s := &sink{
+		tbl: tbl, log: o.log, appID: o.appID, legacyAppID: o.legacyAppID, legacy: map[kafka.TopicPartition]bool{}, maxRows: o.maxRows, maxBytes: o.maxBytes, state: o.state,
+		schema: ps, columns: columns,
+		pending:   map[kafka.TopicPartition]int64{},
+		committed: map[kafka.TopicPartition]int64{},
+		readEnd:   map[kafka.TopicPartition]int64{},
+		mem:       o.budget.NewAccount(),
+	}
+	snap := tbl.Snapshot()
+	st := o.state
+	st.mu.Lock()
+	st.status.Version, st.status.Rows, st.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
+	st.status.CorruptRecords = snap.Counters[counterCorrupt]
+	if snap.Schema != nil {
+		st.status.Columns = columnStatus(snap.Schema)
+	}
+	st.mu.Unlock()
+	return s
+}
+
+// close drops the open file, if any (its rows are read again), and gives
+// its memory back.
+func (s *sink) close() {
+	if s.file != nil {
+		s.file.Abort()
+		s.file = nil
+	}
+	s.mem.Close()
+}
+
+// add writes a decoded chunk to the open file and moves the partition's next
+// offset past it.
+func (s *sink) add(d decoded) error {
+	if d.dec != nil {
+		defer s.decoders.put(d.dec)
+	}
+	batch, err := s.current(&d)
+	if err != nil {
+		return err
+	}
+	if batch.Rows > 0 {
+		if s.file == nil {
+			f, err := s.tbl.NewFile(s.schema)
+			if err != nil {
+				return fmt.Errorf("start a data file: %w", err)
+			}
+			s.file = f
+		}
+		if err := s.file.WriteColumns(batch.Columns, batch.Rows); err != nil {
+			return fmt.Errorf("write rows of %s: %w", d.tp, err)
+		}
+		s.corrupt += int64(batch.Corrupt)
+	}
+	if d.next > s.nextOffset(d.tp) {
+		s.pending[d.tp] = d.next
+	}
+	if d.last {
+		s.readEnd[d.tp] = d.end
+	}
+	return nil
+}
+
+// current returns the rows of chunk d in the table's current columns. A
+// chunk whose records have new fields for an inferred part changes the
+// columns first (see evolve), and one decoded with older columns than the
+// table's is decoded again, on the loop's own decoder.
+func (s *sink) current(d *decoded) (decode.Batch, error) {
+	batch, err, version := d.batch, d.err, d.version
+	for {
+		var nc *decode.NewColumnsError
+		switch {
+		case errors.As(err, &nc):
+			changed, err := s.evolve(nc)
+			if err != nil {
+				return decode.Batch{}, err
+			}
+			if !changed && version == s.version {
+				return decode.Batch{}, fatalError{fmt.Errorf("a bug: the table's columns already have what the chunk asks for: %w", nc)}
+			}
+		case err != nil:
+			return decode.Batch{}, s.decodeFailed(err)
+		case version == s.version || len(d.recs) == 0:
+			return batch, nil
+		}
+		if s.own == nil {
+			if s.own, err = decode.New(s.layout, s.sources); err != nil {
+				return decode.Batch{}, fatalError{fmt.Errorf("build decoder: %w", err)}
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		batch, err = s.own.Decode(ctx, d.recs)
+		cancel()
+		version = s.version
+	}
+}
+
+// evolve gives the table the columns a chunk asks for, and reports whether
+// they changed: the open file, written with the columns before, is closed
+// for the next flush to commit with the new columns, and every decoder
+// decodes into the new columns from now on. In FAIL_ON_NEW_COLUMNS it
+// commits what was buffered before the chunk instead, and fails the table.
+func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
+	layout := *s.layout
+	side := &layout.Value
+	if nc.Side == "key" {
+		side = &layout.Key
+	}
+	next, changed := nc.Apply(side.Fields)
+	if !changed {
+		return false, nil
+	}
+	if nc.Fail {
+		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.flush(fctx); err != nil {
+			return false, err
+		}
+		return false, fatalError{nc}
+	}
+	if s.file != nil {
+		add, err := s.file.Close()
+		s.file = nil
+		s.mem.Set(0)
+		if err != nil {
+			return false, fmt.Errorf("finish data file: %w", err)
+		}
+		s.closed = append(s.closed, add)
+	}
+	side.Fields = next
+	own, err := decode.New(&layout, s.sources)
+	if err != nil {
+		return false, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
+	}
+	s.layout, s.own, s.schema, s.columns = &layout, own, own.Schema(), layout.Columns()
+	s.version++
+	s.decoders.swap(s.layout, s.version)
+	s.log.Info("new columns", "columns", nc.Columns, "record", fmt.Sprintf("%s[%d]@%d", nc.Topic, nc.Partition, nc.Offset))
+	return true, nil
+}
+
+// widening reports whether the table's inferred part widens column types
+// (ADD_NEW_COLUMNS_WITH_TYPE_WIDENING), which its commits then allow.
+func (s *sink) widening() bool {
+	if s.layout == nil {
+		return false // a raw sink's columns never change
+	}
+	for _, p := range []*spec.Part{&s.layout.Key, &s.layout.Value} {
+		if p.Inferred() && p.Transformer.JSONOptions.EvolutionMode() == spec.SchemaEvolutionAddNewColumnsWithTypeWidening {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeFailed returns what the loop does with the error of a decoded
+// chunk. A record written with a newer version of a registry subject first
+// commits what is buffered, so that the restart with the new columns goes
+// on from there; a record a FAILFAST transformer cannot decode fails the
+// table (the chunk's offsets stay uncommitted); a registry that cannot be
+// reached, refuses the credentials or lost the subject restarts the table
+// from its log, with backoff; anything else is a bug, which fails the table.
+func (s *sink) decodeFailed(err error) error {
+	var evolved *decode.SchemaChangedError
+	var failFast *decode.RecordError
+	switch {
+	case errors.As(err, &evolved):
+		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if ferr := s.flush(fctx); ferr != nil {
+			return ferr
+		}
+		return err
+	case errors.As(err, &failFast):
+		return err
+	case errors.Is(err, registry.ErrUnavailable), errors.Is(err, registry.ErrRefused), errors.Is(err, registry.ErrNotFound),
+		errors.Is(err, context.DeadlineExceeded):
+		// The registry's, not the records': ErrNotFound here is the
+		// subject, gone while the table reads it.
+		return err
+	}
+	return fatalError{err}
+}
+
+// nextOffset is the offset after everything buffered or committed for tp.
+func (s *sink) nextOffset(tp kafka.TopicPartition) int64 {
+	if n, ok := s.pending[tp]; ok {
+		return n
+	}
+	return s.committed[tp]
+}
+
+// empty reports whether nothing is buffered: no rows, no offsets.
+func (s *sink) empty() bool { return s.file == nil && len(s.pending) == 0 && len(s.closed) == 0 }
+
+// buffered is the memory the open file holds, 0 with none open.
+func (s *sink) buffered() int64 {
+	if s.file == nil {
+		return 0
+	}
+	return s.file.Buffered()
+}
+
+// full reports whether the open file reached a size or row limit.
+func (s *sink) full() bool {
+	return s.file != nil && (s.file.Rows() >= s.maxRows || s.file.Size() >= s.maxBytes)
+}
+
+// flush closes the open file and commits it with the buffered offsets.
+func (s *sink) flush(ctx context.Context) error {
+	if s.empty() {
+		return nil
+	}
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Schema: s.columns, Files: s.closed,
+		AllowTypeWidening: s.widening()}
+	var rows int64
+	for _, add := range s.closed {
+		rows += add.NumRecords
+	}
+	if s.file != nil {
+		add, err := s.file.Close()
+		s.file = nil
+		s.mem.Set(0)
+		if err != nil {
+			return fmt.Errorf("finish data file: %w", err)
+		}
+		rows += add.NumRecords
+		c.Files = append(c.Files, add)
+	}
+	for tp, next := range s.pending {
+		id := s.appID(tp)
+		c.Txns[id] = next
+		if s.legacy[tp] {
+			// The partition's first commit under its new application id,
+			// which the log must not hold yet (no From), checks the offset
+			// under the legacy one, and moves it too.
+			old := s.legacyAppID(tp)
+			c.Txns[old], c.From[old] = next, s.committed[tp]
+		} else if from, ok := s.committed[tp]; ok {
+			c.From[id] = from
+		}
+	}
+	c.Counters = map[string]int64{counterCorrupt: s.corrupt}
+	if err := s.commit(c, rows); err != nil {
+		return err
+	}
+	for tp, next := range s.pending {
+		s.committed[tp] = next
+		delete(s.legacy, tp)
+	}
+	clear(s.pending)
+	s.closed = nil
+	s.corrupt = 0
+	s.publishOffsets()
+	if s.group != nil {
+		s.group.offer(s.committed)
+	}
+	return nil
+}
+
+// commit writes one log entry with rows new rows and updates the status.
+func (s *sink) commit(c table.Commit, rows int64) error {
+	version, err := s.tbl.Commit(c)
+	if err != nil {
+		return fmt.Errorf("commit to the log: %w", err)
+	}
+	st := s.state
+	st.mu.Lock()
+	st.status.Version = version
+	st.status.Rows += rows
+	st.status.Files += int64(len(c.Files))
+	st.status.CorruptRecords += c.Counters[counterCorrupt]
+	if c.Schema != nil {
+		st.status.Columns = columnStatus(c.Schema)
+	}
+	st.mu.Unlock()
+	return nil
+}
+
+// publishOffsets copies committed offsets and lag into the status.
+func (s *sink) publishOffsets() {
+	ps := make([]spec.PartitionStatus, 0, len(s.committed))
+	for tp, next := range s.committed {
+		lag := max(s.readEnd[tp]-next, 0)
+		ps = append(ps, spec.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, NextOffset: next, Lag: lag})
+	}
+	sortPartitions(ps)
+	s.state.mu.Lock()
+	s.state.status.Partitions = ps
+	s.state.mu.Unlock()
+}
