@@ -11,7 +11,7 @@ import (
 
 // tfPipeline is a Terraform configuration of one connection to the test
 // broker and one pipeline, tributary_pipeline.this, that reads through it
-// into main.e2e and flushes every second.
+// into main.e2e and flushes every second, and any resources after it.
 type tfPipeline struct {
 	// connection and pipeline are their names.
 	connection, pipeline string
@@ -21,6 +21,9 @@ type tfPipeline struct {
 	// before is HCL between the provider block and the connection, such as
 	// a variable; connectionBody is more attributes of the connection.
 	before, connectionBody string
+	// after is HCL after the pipeline, such as the fanout schemas of
+	// tfFanout.
+	after string
 }
 
 // write writes the configuration to dir/main.tf.
@@ -47,7 +50,7 @@ resource "tributary_pipeline" "this" {
   destination_schema  = "e2e"
   flush_interval      = "1s"
 %s}
-`, c.before, c.connection, env.bootstrap, c.connectionBody, c.pipeline, c.body)
+%s`, c.before, c.connection, env.bootstrap, c.connectionBody, c.pipeline, c.body, c.after)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -94,4 +97,30 @@ func tfTable(name, topic, transformers, more string) string {
     %s
   }
 `, name, topic, transformers, more)
+}
+
+// tfFanout returns a tributary_fanout_schema resource, name (also its
+// name on the agent), of tributary_pipeline.this, that reads topic from
+// its earliest offset and routes its records by fanoutBy to tables of
+// main.<schema>; options is the rest of its fanout_options, such as
+// on_invalid_route and transforms.
+func tfFanout(name, schema, topic, fanoutBy, options string) string {
+	return fmt.Sprintf(`
+resource "tributary_fanout_schema" %q {
+  name                = %q
+  pipeline_name       = tributary_pipeline.this.name
+  destination_catalog = "main"
+  destination_schema  = %q
+  connector_options = {
+    kafka_options = {
+      topics          = [%q]
+      starting_offset = "earliest"
+    }
+  }
+  fanout_options = {
+    fanout_by = %q
+%s
+  }
+}
+`, name, name, schema, topic, fanoutBy, options)
 }

@@ -25,10 +25,16 @@
 // 4-partition topic and measures a bare consumer (the ceiling of that topic)
 // and the agent ingesting them with their full schema and as a VARIANT;
 //
-// and, to show the memory budget at work, produces 800,000 more records of
+// to show the memory budget at work, produces 800,000 more records of
 // about 1 KB (800 MB) spread over 50 topics of 8 partitions and measures the
 // agent ingesting them into 50 tables of one pipeline (JSON with schema,
-// flush_interval 1m), with its default --memory-limit. Each run reads from
+// flush_interval 1m), with its default --memory-limit;
+//
+// and produces 1,000,000 records of about 120 bytes, those of 100 bytes
+// with a first field event_type of 50 values, to another 4-partition topic
+// and measures the agent routing them by that field (a fanout schema,
+// fanout_by `cast(value AS STRING):event_type::string`, each value as a
+// VARIANT) to 50 tables of one triggered pipeline. Each run reads from
 // the earliest offset until the last offset is committed, as records/s,
 // bytes/s of record values and, for the agent, peak RSS. It prints a table
 // and writes the figures as JSON to .bench/results.json, each with where it
@@ -126,9 +132,10 @@ type options struct {
 	// Protobuf runs register their schemas in and the agent reads them
 	// from.
 	registry spec.SchemaRegistry
-	// records, wideJSON and wide are the record counts of the runs on
-	// 100-byte records, on 1 KB records of 30 columns and on 50 tables.
-	records, wideJSON, wide int
+	// records, wideJSON, wide and fanout are the record counts of the
+	// runs on 100-byte records, on 1 KB records of 30 columns, on 50
+	// tables and of the fanout to 50 tables.
+	records, wideJSON, wide, fanout int
 }
 
 // Every topic but those of the wide run has topicPartitions partitions.
@@ -179,6 +186,8 @@ func main() {
 	flag.IntVar(&o.wideJSON, "wide-json-records", 200_000, "JSON records of about 1 KB with 30 columns to produce; 0 skips their run")
 	flag.IntVar(&o.wide, "wide-records", 800_000, fmt.Sprintf("records of about 1 KB to produce over %d topics of %d partitions for the wide run; 0 skips it",
 		wideTables, widePartitions))
+	flag.IntVar(&o.fanout, "fanout-records", 1_000_000, fmt.Sprintf("records of about 120 bytes of %d event types to produce for the fanout run; 0 skips it",
+		fanoutTables))
 	flag.StringVar(&o.agentBin, "agent", ".tools/bin/tributary-agent", "agent binary")
 	flag.StringVar(&o.s3Root, "s3-root", "", "an object store `root` (s3://bucket?endpoint=...&use_path_style=true&region=...) "+
 		"the JSON run of the 100-byte records also writes to; \"\" skips that run")
@@ -253,6 +262,13 @@ func run(o options) error {
 	}
 	if o.wide > 0 {
 		r, err := wideRun(ctx, o.agentBin, o.bootstrap, o.wide)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	if o.fanout > 0 {
+		r, err := fanoutRun(ctx, o.agentBin, o.bootstrap, o.fanout)
 		if err != nil {
 			return err
 		}
@@ -372,6 +388,69 @@ func wideRun(ctx context.Context, agentBin, bootstrap string, n int) (result, er
 	// decides when the tables flush.
 	w := load{topics: topics, partitions: widePartitions, records: int64(n), bytes: bytes}
 	r, err := ingest(ctx, agentBin, bootstrap, w, name, jsonValue, "1m", "", nil)
+	if err != nil {
+		return result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return r, nil
+}
+
+// The fanout run: one topic of topicPartitions partitions whose records
+// carry an event_type of fanoutTables values, routed by it to a table each.
+const fanoutTables = 50
+
+// fanoutBy routes a record of fanoutRecords by its event_type field.
+const fanoutBy = "cast(value AS STRING):event_type::string"
+
+// fanoutRecords makes the records of smallRecords with a first field
+// event_type, "event_00" to "event_49" in turn.
+func fanoutRecords() recordFunc {
+	record := smallRecords(0, smallJSON)
+	return func(i int) []byte {
+		v := record(i)
+		return append(fmt.Appendf(nil, `{"event_type":"event_%02d",`, i%fanoutTables), v[1:]...)
+	}
+}
+
+// fanoutRun produces n records of fanoutRecords to a new topic and measures
+// one agent routing them by fanoutBy, each value as a VARIANT, to
+// fanoutTables tables: a triggered pipeline without tables and a fanout
+// schema of it.
+func fanoutRun(ctx context.Context, agentBin, bootstrap string, n int) (result, error) {
+	topic := fmt.Sprintf("bench-fanout-%d", time.Now().UnixNano())
+	log.Printf("producing %d records of %d event types to %s", n, fanoutTables, topic)
+	bytes, err := produce(ctx, bootstrap, []string{topic}, topicPartitions, n, fanoutRecords())
+	if err != nil {
+		return result{}, fmt.Errorf("%s: %w", topic, err)
+	}
+	w := load{topics: []string{topic}, partitions: topicPartitions, records: int64(n), bytes: bytes}
+	name := fmt.Sprintf("agent: fanout to %d tables", fanoutTables)
+	a, err := startAgent(ctx, agentBin, bootstrap, "", nil)
+	if err != nil {
+		return result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	defer a.stop()
+	if _, err := a.c.PutPipeline(ctx, triggered("", nil)); err != nil {
+		return result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	f := &spec.FanoutSchema{Name: "bench", Pipeline: "bench", DestinationCatalog: "bench", DestinationSchema: "fanout",
+		ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{topic},
+			StartingOffset: spec.StartingOffsetEarliest}},
+		FanoutOptions: spec.FanoutOptions{FanoutBy: fanoutBy, Transforms: []spec.FanoutTransform{{InputColumn: "value"}}}}
+	start := time.Now()
+	if _, err := a.c.PutFanoutSchema(ctx, f); err != nil {
+		return result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	r, err := a.await(ctx, name, w, start, func(ctx context.Context) (string, []spec.TableStatus, error) {
+		resp, err := a.c.GetFanoutSchema(ctx, f.Name)
+		if err != nil {
+			return "", nil, err
+		}
+		st := resp.Status
+		if st.State == spec.StateCompleted && len(st.Tables) != fanoutTables {
+			return "", nil, fmt.Errorf("the fanout completed with %d tables, want %d", len(st.Tables), fanoutTables)
+		}
+		return st.State, st.Tables, nil
+	})
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -756,30 +835,36 @@ func readPartition(ctx context.Context, bootstrap, topic string, partition int, 
 
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
-// ingest runs a fresh agent, applies a triggered pipeline with one table per
-// topic of w, each reading from earliest, and measures until every record is
-// committed, none of them corrupt (a record that does not fit the schema
-// would measure the wrong work). flush is the pipeline's flush_interval, ""
-// for the default; warehouse the agent's --warehouse, "" for its default.
-func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string, value *spec.Transformer,
-	flush, warehouse string, registry *spec.SchemaRegistry) (result, error) {
+// benchAgent is a fresh agent of one run, on a data folder of its own,
+// with the connection "bench" to the broker.
+type benchAgent struct {
+	cmd *exec.Cmd
+	dir string
+	ep  string
+	c   *client.Client
+}
+
+// startAgent starts an agent on a new data folder, writing its tables under
+// warehouse ("" for its default, a folder in its data folder), and creates
+// the connection "bench" to bootstrap, with registry if not nil. Stop it
+// with stop.
+func startAgent(ctx context.Context, agentBin, bootstrap, warehouse string, registry *spec.SchemaRegistry) (*benchAgent, error) {
 	dir, err := os.MkdirTemp("", "tributary-bench")
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
 	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--insecure-no-auth"}
 	if warehouse != "" {
 		args = append(args, "--warehouse", warehouse)
 	}
-	cmd := exec.Command(agentBin, args...)
-	stdout, _ := cmd.StdoutPipe()
+	a := &benchAgent{cmd: exec.Command(agentBin, args...), dir: dir}
+	stdout, _ := a.cmd.StdoutPipe()
 	logf, _ := os.Create(filepath.Join(dir, "agent.log"))
-	cmd.Stderr = logf
-	if err := cmd.Start(); err != nil {
-		return result{}, err
+	a.cmd.Stderr = logf
+	if err := a.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	endpoint := make(chan string, 1)
 	go func() {
 		buf := make([]byte, 4096)
@@ -797,53 +882,67 @@ func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string
 			}
 		}
 	}()
-	var ep string
 	select {
-	case ep = <-endpoint:
+	case a.ep = <-endpoint:
 	case <-time.After(30 * time.Second):
-		return result{}, errors.New("agent did not start")
+		a.stop()
+		return nil, errors.New("agent did not start")
 	}
-	c, err := client.New(ep, "")
-	if err != nil {
-		return result{}, err
+	if a.c, err = client.New(a.ep, ""); err != nil {
+		a.stop()
+		return nil, err
 	}
-	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "bench", BootstrapServers: []string{bootstrap},
+	if _, err := a.c.PutConnection(ctx, &spec.Connection{Name: "bench", BootstrapServers: []string{bootstrap},
 		SchemaRegistry: registry}); err != nil {
-		return result{}, err
+		a.stop()
+		return nil, err
 	}
+	return a, nil
+}
+
+// stop kills the agent and removes its data folder.
+func (a *benchAgent) stop() {
+	a.cmd.Process.Kill()
+	a.cmd.Wait()
+	os.RemoveAll(a.dir)
+}
+
+// triggered returns a triggered pipeline "bench" through the connection
+// "bench", with the given flush_interval ("" for the default) and tables.
+func triggered(flush string, tables []spec.Table) *spec.Pipeline {
 	off := false
-	p := &spec.Pipeline{Name: "bench", Connection: "bench", DestinationCatalog: "bench", DestinationSchema: "bench", Continuous: &off,
-		FlushInterval: flush}
-	for i, topic := range w.topics {
-		p.Tables = append(p.Tables, spec.Table{DestinationTable: fmt.Sprintf("t%02d", i), ConnectorOptions: spec.ConnectorOptions{
-			KafkaOptions: spec.KafkaOptions{Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: value}}})
-	}
-	start := time.Now()
-	if _, err := c.PutPipeline(ctx, p); err != nil {
-		return result{}, err
-	}
+	return &spec.Pipeline{Name: "bench", Connection: "bench", DestinationCatalog: "bench", DestinationSchema: "bench",
+		Continuous: &off, FlushInterval: flush, Tables: tables}
+}
+
+// await polls status, the state and tables of what the run applied at
+// start, until it is COMPLETED and returns the run's line: every record of
+// w must be committed, none of them corrupt (a record that does not fit
+// the schema would measure the wrong work).
+func (a *benchAgent) await(ctx context.Context, name string, w load, start time.Time,
+	status func(context.Context) (state string, tables []spec.TableStatus, err error)) (result, error) {
 	var peakUsed int64
 	for i := 0; ; i++ {
 		if i%10 == 0 {
-			m, err := memoryMetrics(ctx, ep)
+			m, err := memoryMetrics(ctx, a.ep)
 			if err != nil {
 				return result{}, err
 			}
 			peakUsed = max(peakUsed, m["used_bytes"])
 		}
-		resp, err := c.GetPipeline(ctx, "bench")
+		state, tables, err := status(ctx)
 		if err != nil {
 			return result{}, err
 		}
-		if resp.Status.State == spec.StateFailed {
-			return result{}, fmt.Errorf("pipeline failed: %+v", resp.Status)
+		if state == spec.StateFailed {
+			return result{}, fmt.Errorf("run failed: state %s, tables %+v", state, tables)
 		}
-		if resp.Status.State == spec.StateCompleted {
+		if state == spec.StateCompleted {
 			secs := time.Since(start).Seconds()
 			r := measured(name, w, secs)
-			r.PeakRSSMB = peakRSS(cmd.Process.Pid)
+			r.PeakRSSMB = peakRSS(a.cmd.Process.Pid)
 			var rows, corrupt int64
-			for _, t := range resp.Status.Tables {
+			for _, t := range tables {
 				rows += t.Rows
 				corrupt += t.CorruptRecords
 				r.Files += t.Files
@@ -851,17 +950,48 @@ func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string
 			if rows != w.records || corrupt != 0 {
 				return result{}, fmt.Errorf("tables have %d rows, %d of them corrupt, want %d, none corrupt", rows, corrupt, w.records)
 			}
-			m, err := memoryMetrics(ctx, ep)
+			m, err := memoryMetrics(ctx, a.ep)
 			if err != nil {
 				return result{}, err
 			}
-			r.columns = tableColumns(resp.Status.Tables[0].Location)
+			if len(tables) > 0 {
+				r.columns = tableColumns(tables[0].Location)
+			}
 			r.Memory = &budgetUse{LimitMB: float64(m["limit_bytes"]) / (1 << 20), PeakUsedMB: float64(peakUsed) / (1 << 20),
 				Pauses: m["pauses_total"], Flushes: m["flushes_total"]}
 			return r, nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// ingest runs a fresh agent, applies a triggered pipeline with one table per
+// topic of w, each reading from earliest, and measures until every record is
+// committed. flush is the pipeline's flush_interval, "" for the default;
+// warehouse the agent's --warehouse, "" for its default.
+func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string, value *spec.Transformer,
+	flush, warehouse string, registry *spec.SchemaRegistry) (result, error) {
+	a, err := startAgent(ctx, agentBin, bootstrap, warehouse, registry)
+	if err != nil {
+		return result{}, err
+	}
+	defer a.stop()
+	var tables []spec.Table
+	for i, topic := range w.topics {
+		tables = append(tables, spec.Table{DestinationTable: fmt.Sprintf("t%02d", i), ConnectorOptions: spec.ConnectorOptions{
+			KafkaOptions: spec.KafkaOptions{Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: value}}})
+	}
+	start := time.Now()
+	if _, err := a.c.PutPipeline(ctx, triggered(flush, tables)); err != nil {
+		return result{}, err
+	}
+	return a.await(ctx, name, w, start, func(ctx context.Context) (string, []spec.TableStatus, error) {
+		resp, err := a.c.GetPipeline(ctx, "bench")
+		if err != nil {
+			return "", nil, err
+		}
+		return resp.Status.State, resp.Status.Tables, nil
+	})
 }
 
 // tableColumns returns the schemaString of the first metaData action in
