@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -137,29 +136,8 @@ func (f *fanoutTopic) check(t *testing.T, a *agent, schema string, n int, more .
 // fails and cond does not hold, or after timeout.
 func (a *agent) waitFanout(name, what string, timeout time.Duration, cond func(*spec.FanoutSchemaResponse) bool) *spec.FanoutSchemaResponse {
 	a.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last *spec.FanoutSchemaResponse
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		f, err := a.client().GetFanoutSchema(ctx, name)
-		cancel()
-		if err == nil {
-			last = f
-			if cond(f) {
-				return f
-			}
-			if f.Status.State == spec.StateFailed {
-				a.t.Fatalf("fanout schema %s failed while waiting until %s: %+v", name, what, f.Status)
-			}
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	var st any = "no answer"
-	if last != nil {
-		st = last.Status
-	}
-	a.t.Fatalf("fanout schema %s: not %s after %s; status %+v\nagent log:\n%s", name, what, timeout, st, a.log())
-	return nil
+	return awaitObject(a, "fanout schema "+name, what, timeout, a.client().GetFanoutSchema, name, cond,
+		func(f *spec.FanoutSchemaResponse) (string, any) { return f.Status.State, f.Status })
 }
 
 // waitFanoutRows waits until fanout schema name has created exactly the

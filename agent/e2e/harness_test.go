@@ -344,28 +344,40 @@ func (a *agent) healthy() bool {
 // timeout.
 func (a *agent) waitFor(pipeline, what string, timeout time.Duration, cond func(*spec.PipelineResponse) bool) *spec.PipelineResponse {
 	a.t.Helper()
+	return awaitObject(a, "pipeline "+pipeline, what, timeout, a.client().GetPipeline, pipeline, cond,
+		func(p *spec.PipelineResponse) (string, any) { return p.Status.State, p.Status })
+}
+
+// awaitObject polls the agent's object name through get until cond holds
+// and returns what it saw; it fails the test, saying what was awaited, when
+// the object's state (from status, which also gives what the message
+// shows) is FAILED while cond does not hold, or after timeout. kind names
+// the object in messages ("pipeline p").
+func awaitObject[R any](a *agent, kind, what string, timeout time.Duration, get func(context.Context, string) (*R, error), name string,
+	cond func(*R) bool, status func(*R) (string, any)) *R {
+	a.t.Helper()
 	deadline := time.Now().Add(timeout)
-	var last *spec.PipelineResponse
+	var last *R
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		p, err := a.client().GetPipeline(ctx, pipeline)
+		o, err := get(ctx, name)
 		cancel()
 		if err == nil {
-			last = p
-			if cond(p) {
-				return p
+			last = o
+			if cond(o) {
+				return o
 			}
-			if p.Status.State == spec.StateFailed {
-				a.t.Fatalf("pipeline %s failed while waiting until %s: %+v", pipeline, what, p.Status)
+			if state, st := status(o); state == spec.StateFailed {
+				a.t.Fatalf("%s failed while waiting until %s: %+v", kind, what, st)
 			}
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 	var st any = "no answer"
 	if last != nil {
-		st = last.Status
+		_, st = status(last)
 	}
-	a.t.Fatalf("pipeline %s: not %s after %s; status %+v\nagent log:\n%s", pipeline, what, timeout, st, a.log())
+	a.t.Fatalf("%s: not %s after %s; status %+v\nagent log:\n%s", kind, what, timeout, st, a.log())
 	return nil
 }
 
