@@ -2,13 +2,16 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 )
@@ -81,5 +84,40 @@ func nameAttribute(kind, onReplace string) schema.StringAttribute {
 			"starting with a letter or digit. Changing it replaces the " + kind + onReplace + ".",
 		Required:      true,
 		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+	}
+}
+
+// readNamed gets the object of kind what (as "pipeline") that the agent
+// stores under name, for the Read of its resource. It reports false when
+// Read should stop: the agent no longer has the object, which removes the
+// resource from the state, or could not be read, which adds an error.
+func readNamed[T any](ctx context.Context, resp *resource.ReadResponse, what, name string, get func(context.Context, string) (T, error)) (T, bool) {
+	got, err := get(ctx, name)
+	if errors.Is(err, client.ErrNotFound) {
+		resp.State.RemoveResource(ctx)
+		return got, false
+	}
+	if err != nil {
+		addAgentError(&resp.Diagnostics, what, "Cannot read "+what+" "+name, err)
+		return got, false
+	}
+	return got, true
+}
+
+// deleteNamed is the Delete of a resource whose object, of kind what, the
+// agent stores under the resource's name attribute; del is the client's
+// delete of that kind.
+func (r *agentResource) deleteNamed(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse, what string, del func(*client.Client, context.Context, string) error) {
+	api := r.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var name types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &name)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := del(api, ctx, name.ValueString()); err != nil {
+		addAgentError(&resp.Diagnostics, what, "Cannot delete "+what+" "+name.ValueString(), err)
 	}
 }

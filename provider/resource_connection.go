@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -231,13 +230,8 @@ func (r *connectionResource) Read(ctx context.Context, req resource.ReadRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	conn, err := api.GetConnection(ctx, m.Name.ValueString())
-	if errors.Is(err, client.ErrNotFound) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAgentError(&resp.Diagnostics, "connection", "Cannot read connection "+m.Name.ValueString(), err)
+	conn, ok := readNamed(ctx, resp, "connection", m.Name.ValueString(), api.GetConnection)
+	if !ok {
 		return
 	}
 	m.setFromSpec(ctx, conn, &resp.Diagnostics)
@@ -246,18 +240,7 @@ func (r *connectionResource) Read(ctx context.Context, req resource.ReadRequest,
 
 // Delete implements resource.Resource.
 func (r *connectionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
-	var m connectionResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if err := api.DeleteConnection(ctx, m.Name.ValueString()); err != nil {
-		addAgentError(&resp.Diagnostics, "connection", "Cannot delete connection "+m.Name.ValueString(), err)
-	}
+	r.deleteNamed(ctx, req, resp, "connection", (*client.Client).DeleteConnection)
 }
 
 // ImportState implements resource.ResourceWithImportState: the import ID is

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -196,13 +195,8 @@ func (r *fanoutSchemaResource) Read(ctx context.Context, req resource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	got, err := api.GetFanoutSchema(ctx, prior.Name.ValueString())
-	if errors.Is(err, client.ErrNotFound) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAgentError(&resp.Diagnostics, fanoutWhat, "Cannot read fanout schema "+prior.Name.ValueString(), err)
+	got, ok := readNamed(ctx, resp, fanoutWhat, prior.Name.ValueString(), api.GetFanoutSchema)
+	if !ok {
 		return
 	}
 	m := prior
@@ -216,18 +210,7 @@ func (r *fanoutSchemaResource) Read(ctx context.Context, req resource.ReadReques
 // Delete implements resource.Resource. The fanout schema stops after a
 // final flush and commit; its tables, logs and offsets stay.
 func (r *fanoutSchemaResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
-	var m fanoutSchemaResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if err := api.DeleteFanoutSchema(ctx, m.Name.ValueString()); err != nil {
-		addAgentError(&resp.Diagnostics, fanoutWhat, "Cannot delete fanout schema "+m.Name.ValueString(), err)
-	}
+	r.deleteNamed(ctx, req, resp, fanoutWhat, (*client.Client).DeleteFanoutSchema)
 }
 
 // ImportState implements resource.ResourceWithImportState: the import ID is

@@ -402,13 +402,8 @@ func (r *pipelineResource) Read(ctx context.Context, req resource.ReadRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	got, err := api.GetPipeline(ctx, prior.Name.ValueString())
-	if errors.Is(err, client.ErrNotFound) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAgentError(&resp.Diagnostics, "pipeline", "Cannot read pipeline "+prior.Name.ValueString(), err)
+	got, ok := readNamed(ctx, resp, "pipeline", prior.Name.ValueString(), api.GetPipeline)
+	if !ok {
 		return
 	}
 	m := prior
@@ -422,18 +417,7 @@ func (r *pipelineResource) Read(ctx context.Context, req resource.ReadRequest, r
 // Delete implements resource.Resource. The pipeline stops after a final
 // flush and commit; its tables, logs and offsets stay on the agent's disk.
 func (r *pipelineResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
-	var m pipelineResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if err := api.DeletePipeline(ctx, m.Name.ValueString()); err != nil {
-		addAgentError(&resp.Diagnostics, "pipeline", "Cannot delete pipeline "+m.Name.ValueString(), err)
-	}
+	r.deleteNamed(ctx, req, resp, "pipeline", (*client.Client).DeletePipeline)
 }
 
 // ImportState implements resource.ResourceWithImportState: the import ID is
