@@ -3,8 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -105,53 +105,33 @@ func (r *fanoutSchemaResource) dryRun(ctx context.Context, f *spec.FanoutSchema,
 
 // Create implements resource.Resource.
 func (r *fanoutSchemaResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan fanoutSchemaResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultPipelineTimeout)
-	resp.Diagnostics.Append(d...)
-	r.apply(ctx, &plan, req.Plan, timeout, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
 }
 
 // Update implements resource.Resource.
 func (r *fanoutSchemaResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan fanoutSchemaResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, d := plan.Timeouts.Update(ctx, defaultPipelineTimeout)
-	resp.Diagnostics.Append(d...)
-	r.apply(ctx, &plan, req.Plan, timeout, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, timeouts.Value.Update, &resp.State, &resp.Diagnostics)
 }
 
-// apply puts the planned fanout schema and waits up to timeout for the
-// agent to report it RUNNING, COMPLETED or FAILED. Once the agent accepted
-// it, the state is saved even when waiting fails, so that Terraform tracks
-// (and taints) it.
-func (r *fanoutSchemaResource) apply(ctx context.Context, plan *fanoutSchemaResourceModel, planned tfsdk.Plan, timeout time.Duration, state *tfsdk.State, diags *diag.Diagnostics) {
+// apply puts the planned fanout schema and waits for it (see applyRun) up
+// to the timeout that timeout reads from the plan. The state gets the
+// tables of the last status read.
+func (r *fanoutSchemaResource) apply(ctx context.Context, planned tfsdk.Plan, timeout timeoutOf, state *tfsdk.State, diags *diag.Diagnostics) {
+	var plan fanoutSchemaResourceModel
+	diags.Append(planned.Get(ctx, &plan)...)
+	if diags.HasError() {
+		return
+	}
+	limit, d := timeout(plan.Timeouts, ctx, defaultPipelineTimeout)
+	diags.Append(d...)
 	api := r.client(diags)
 	if diags.HasError() {
 		return
 	}
 	c := newFanoutConverter(ctx, true)
-	f := c.fanoutSchema(plan)
+	f := c.fanoutSchema(&plan)
 	diags.Append(c.diags...)
-	files := func(fn func(*schemaFile)) { eachFanoutSchemaFile(f, fn) }
-	checkSchemaFilesUnchanged(ctx, planned, files, diags)
-	if diags.HasError() {
-		return
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	last, err := api.PutFanoutSchema(ctx, f)
-	if err != nil {
-		addAgentError(diags, fanoutWhat, "Cannot apply fanout schema "+f.Name, err)
-		return
-	}
+	var last *spec.FanoutSchemaResponse
 	get := func(ctx context.Context) (runState, error) {
 		next, err := api.GetFanoutSchema(ctx, f.Name)
 		if err != nil {
@@ -160,15 +140,18 @@ func (r *fanoutSchemaResource) apply(ctx context.Context, plan *fanoutSchemaReso
 		last = next
 		return fanoutRunState(&next.Status), nil
 	}
-	waitErr := waitForRun(ctx, fmt.Sprintf("fanout schema %q", f.Name), fanoutRunState(&last.Status), get, stuckAfter)
-
-	plan.ID = types.StringValue(f.Name)
-	plan.Tables = fanoutTables(ctx, &last.Status, diags)
-	diags.Append(state.Set(ctx, plan)...)
-	setFileHashes(ctx, state, files, diags)
-	if waitErr != nil {
-		diags.AddError("Fanout schema "+f.Name+" did not start", waitErr.Error())
-	}
+	applyRun(ctx, agentRun{
+		what: fanoutWhat, title: "Fanout schema", name: f.Name,
+		files: func(fn func(*schemaFile)) { eachFanoutSchemaFile(f, fn) },
+		put:   func(ctx context.Context) (err error) { last, err = api.PutFanoutSchema(ctx, f); return err },
+		wait: func(ctx context.Context) error {
+			return waitForRun(ctx, fmt.Sprintf("fanout schema %q", f.Name), fanoutRunState(&last.Status), get, stuckAfter)
+		},
+		accepted: func() {
+			plan.ID = types.StringValue(f.Name)
+			plan.Tables = fanoutTables(ctx, &last.Status, diags)
+		},
+	}, planned, limit, &plan, state, diags)
 }
 
 // fanoutRunState is what waitForRun reads of a fanout schema's status: its

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -216,60 +217,83 @@ func setAttr(ctx context.Context, to attributeSetter, sp string, val any, diags 
 
 // Create implements resource.Resource.
 func (r *pipelineResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan pipelineResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultPipelineTimeout)
-	resp.Diagnostics.Append(d...)
-	r.apply(ctx, &plan, req.Plan, timeout, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
 }
 
 // Update implements resource.Resource.
 func (r *pipelineResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan pipelineResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, d := plan.Timeouts.Update(ctx, defaultPipelineTimeout)
-	resp.Diagnostics.Append(d...)
-	r.apply(ctx, &plan, req.Plan, timeout, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, timeouts.Value.Update, &resp.State, &resp.Diagnostics)
 }
 
-// apply puts the planned pipeline and waits up to timeout for the agent to
-// report it RUNNING, COMPLETED or FAILED. Once the agent accepted the
-// pipeline, the state is saved even when waiting fails, so that Terraform
-// tracks (and taints) it.
-func (r *pipelineResource) apply(ctx context.Context, plan *pipelineResourceModel, planned tfsdk.Plan, timeout time.Duration, state *tfsdk.State, diags *diag.Diagnostics) {
+// timeoutOf is the Create or the Update method of timeouts.Value.
+type timeoutOf func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)
+
+// apply puts the planned pipeline and waits for it (see applyRun) up to
+// the timeout that timeout reads from the plan.
+func (r *pipelineResource) apply(ctx context.Context, planned tfsdk.Plan, timeout timeoutOf, state *tfsdk.State, diags *diag.Diagnostics) {
+	var plan pipelineResourceModel
+	diags.Append(planned.Get(ctx, &plan)...)
+	if diags.HasError() {
+		return
+	}
+	limit, d := timeout(plan.Timeouts, ctx, defaultPipelineTimeout)
+	diags.Append(d...)
 	api := r.client(diags)
 	if diags.HasError() {
 		return
 	}
 	c := newSpecConverter(ctx, true)
-	p := c.pipeline(plan)
+	p := c.pipeline(&plan)
 	diags.Append(c.diags...)
-	files := func(fn func(*schemaFile)) { eachSchemaFile(p, fn) }
-	checkSchemaFilesUnchanged(ctx, planned, files, diags)
+	var got *spec.PipelineResponse
+	applyRun(ctx, agentRun{
+		what: "pipeline", title: "Pipeline", name: p.Name,
+		files:    func(fn func(*schemaFile)) { eachSchemaFile(p, fn) },
+		put:      func(ctx context.Context) (err error) { got, err = api.PutPipeline(ctx, p); return err },
+		wait:     func(ctx context.Context) error { return waitForPipeline(ctx, api, p.Name, got, stuckAfter) },
+		accepted: func() { plan.ID = types.StringValue(p.Name) },
+	}, planned, limit, &plan, state, diags)
+}
+
+// agentRun is an object that apply puts on the agent and waits for: a
+// pipeline or a fanout schema.
+type agentRun struct {
+	// what names the kind in diagnostics ("pipeline"), title too, capitalised.
+	what, title string
+	// name is the object's name; files lists its schema files.
+	name  string
+	files schemaFiles
+	// put sends the object to the agent; wait then waits until the agent
+	// reports it RUNNING, COMPLETED or FAILED (see waitForRun).
+	put, wait func(context.Context) error
+	// accepted completes the planned model once the agent accepted the
+	// object: its id, and what the agent reports.
+	accepted func()
+}
+
+// applyRun puts o and waits up to timeout for the agent to report it
+// RUNNING, COMPLETED or FAILED. Once the agent accepted it, plan (its
+// model, completed by o.accepted) is saved in state even when waiting
+// fails, so that Terraform tracks (and taints) it.
+func applyRun(ctx context.Context, o agentRun, planned tfsdk.Plan, timeout time.Duration, plan any, state *tfsdk.State, diags *diag.Diagnostics) {
+	checkSchemaFilesUnchanged(ctx, planned, o.files, diags)
 	if diags.HasError() {
 		return
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	got, err := api.PutPipeline(ctx, p)
-	if err != nil {
-		addAgentError(diags, "pipeline", "Cannot apply pipeline "+p.Name, err)
+	if err := o.put(ctx); err != nil {
+		addAgentError(diags, o.what, "Cannot apply "+o.what+" "+o.name, err)
 		return
 	}
-	waitErr := waitForPipeline(ctx, api, p.Name, got, stuckAfter)
+	waitErr := o.wait(ctx)
 
-	plan.ID = types.StringValue(p.Name)
+	o.accepted()
 	diags.Append(state.Set(ctx, plan)...)
-	setFileHashes(ctx, state, files, diags)
+	setFileHashes(ctx, state, o.files, diags)
 	if waitErr != nil {
-		diags.AddError("Pipeline "+p.Name+" did not start", waitErr.Error())
+		diags.AddError(o.title+" "+o.name+" did not start", waitErr.Error())
 	}
 }
 
