@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
@@ -222,6 +223,29 @@ func stringOrNull(s string) types.String {
 		return types.StringNull()
 	}
 	return types.StringValue(s)
+}
+
+// stringOrDefault maps the spec's "unset" ("") to def, the default the
+// schema plans, so that an object stored without the value shows no diff.
+func stringOrDefault(s, def string) types.String {
+	if s == "" {
+		s = def
+	}
+	return types.StringValue(s)
+}
+
+// listOrNull builds a list of elements of type t holding values, adding
+// any problem to diags. An empty values is null, as the spec does not tell
+// an empty list from none, unless keepEmpty (the configuration has the
+// list empty).
+func listOrNull[T any](ctx context.Context, diags *diag.Diagnostics, t attr.Type, values []T, keepEmpty bool) types.List {
+	if len(values) == 0 && !keepEmpty {
+		return types.ListNull(t)
+	}
+	// A nil slice would make a null list.
+	l, d := types.ListValueFrom(ctx, t, append([]T{}, values...))
+	diags.Append(d...)
+	return l
 }
 
 // objectValue builds an object of type t from a model struct, adding any

@@ -131,40 +131,20 @@ func (m *fanoutSchemaResourceModel) setFromSpec(ctx context.Context, f *spec.Fan
 // transforms is null unless prior has it empty, not null.
 func fanoutOptionsToObject(ctx context.Context, fo *spec.FanoutOptions, prior *fanoutOptionsModel, diags *diag.Diagnostics) types.Object {
 	ty := fanoutTypes()
-	idFields := types.ListNull(types.StringType)
-	if len(fo.TableIDFields) > 0 || isEmptyList(prior.TableIDFields) {
-		var d diag.Diagnostics
-		idFields, d = types.ListValueFrom(ctx, types.StringType, append([]string{}, fo.TableIDFields...))
-		diags.Append(d...)
-	}
-	transforms := types.ListNull(ty.transform)
-	if len(fo.Transforms) > 0 || isEmptyList(prior.Transforms) {
-		objs := make([]types.Object, len(fo.Transforms))
-		for i, t := range fo.Transforms {
-			format := t.Format
-			if format == "" {
-				format = spec.FormatJSON
-			}
-			objs[i] = objectValue(ctx, diags, ty.transform, fanoutTransformModel{
-				Format:       types.StringValue(format),
-				InputColumn:  types.StringValue(t.InputColumn),
-				OutputColumn: stringOrNull(t.OutputColumn),
-				JSONOptions:  jsonOptionsToObject(ctx, t.JSONOptions, diags),
-			})
-		}
-		var d diag.Diagnostics
-		transforms, d = types.ListValueFrom(ctx, ty.transform, objs)
-		diags.Append(d...)
-	}
-	onInvalid := fo.OnInvalidRoute
-	if onInvalid == "" {
-		onInvalid = spec.OnInvalidRouteFail
+	transforms := make([]types.Object, len(fo.Transforms))
+	for i, t := range fo.Transforms {
+		transforms[i] = objectValue(ctx, diags, ty.transform, fanoutTransformModel{
+			Format:       stringOrDefault(t.Format, spec.FormatJSON),
+			InputColumn:  types.StringValue(t.InputColumn),
+			OutputColumn: stringOrNull(t.OutputColumn),
+			JSONOptions:  jsonOptionsToObject(ctx, t.JSONOptions, diags),
+		})
 	}
 	return objectValue(ctx, diags, ty.fanoutOptions, fanoutOptionsModel{
 		FanoutBy:       stringOrNull(fo.FanoutBy),
-		TableIDFields:  idFields,
-		OnInvalidRoute: types.StringValue(onInvalid),
-		Transforms:     transforms,
+		TableIDFields:  listOrNull(ctx, diags, types.StringType, fo.TableIDFields, isEmptyList(prior.TableIDFields)),
+		OnInvalidRoute: stringOrDefault(fo.OnInvalidRoute, spec.OnInvalidRouteFail),
+		Transforms:     listOrNull(ctx, diags, ty.transform, transforms, isEmptyList(prior.Transforms)),
 	})
 }
 

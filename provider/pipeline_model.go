@@ -399,14 +399,8 @@ func tableToObject(ctx context.Context, t *spec.Table, keepEmptyConfig bool, dia
 func connectorOptionsToObject(ctx context.Context, co *spec.ConnectorOptions, diags *diag.Diagnostics) types.Object {
 	ty := pipelineTypes()
 	ko := &co.KafkaOptions
-	topics := types.ListNull(types.StringType)
-	if len(ko.Topics) > 0 {
-		var d diag.Diagnostics
-		topics, d = types.ListValueFrom(ctx, types.StringType, ko.Topics)
-		diags.Append(d...)
-	}
 	kafka := objectValue(ctx, diags, ty.kafkaOptions, kafkaOptionsModel{
-		Topics:           topics,
+		Topics:           listOrNull(ctx, diags, types.StringType, ko.Topics, false),
 		TopicPattern:     stringOrNull(ko.TopicPattern),
 		StartingOffset:   types.StringValue(ko.StartingOffset),
 		IsolationLevel:   types.StringValue(ko.IsolationLevel),
@@ -441,7 +435,7 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 			SchemaFilePath:   stringOrNull(o.SchemaFilePath),
 			SchemaFileSHA256: fileSHA256(o.SchemaFilePath, []byte(o.SchemaFileContent)),
 			SchemaRegistry:   registryToObject(ctx, o.SchemaRegistry, false, diags),
-			ParseMode:        types.StringValue(parseModeOrDefault(o.ParseMode)),
+			ParseMode:        stringOrDefault(o.ParseMode, spec.DefaultParseMode),
 		})
 	}
 	po := types.ObjectNull(ty.protobufOptions.AttrTypes)
@@ -452,7 +446,7 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 			MessageName:             stringOrNull(o.MessageName),
 			SchemaRegistry:          registryToObject(ctx, o.SchemaRegistry, true, diags),
 			RecursiveFieldsMaxDepth: types.Int64Value(int64(o.RecursiveDepth())),
-			ParseMode:               types.StringValue(parseModeOrDefault(o.ParseMode)),
+			ParseMode:               stringOrDefault(o.ParseMode, spec.DefaultParseMode),
 		})
 	}
 	return objectValue(ctx, diags, ty.transformer, transformerModel{
@@ -508,13 +502,4 @@ func registryToObject(ctx context.Context, so *spec.SchemaRegistryOptions, proto
 		return objectValue(ctx, diags, t, m)
 	}
 	return objectValue(ctx, diags, t, protobufRegistryModel{registryModel: m, ProtobufMessageName: stringOrNull(so.ProtobufMessageName)})
-}
-
-// parseModeOrDefault maps the spec's unset parse mode to the default the
-// schema plans, so that a pipeline stored without one shows no diff.
-func parseModeOrDefault(mode string) string {
-	if mode == "" {
-		return spec.DefaultParseMode
-	}
-	return mode
 }
