@@ -2,10 +2,8 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -63,12 +61,7 @@ func fanoutSchemaResourceSchema(ctx context.Context) schema.Schema {
 			},
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{
-				Create:            true,
-				Update:            true,
-				CreateDescription: fmt.Sprintf("How long create waits for the agent to report the fanout schema `RUNNING`, `COMPLETED` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
-				UpdateDescription: fmt.Sprintf("Same as `create`, for updates. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
-			}),
+			"timeouts": runTimeoutsBlock(ctx, "fanout schema"),
 		},
 	}
 }

@@ -26,6 +26,17 @@ const defaultPipelineTimeout = defaultTimeoutMinutes * time.Minute
 // defaultTimeoutMinutes is defaultPipelineTimeout in minutes, for the docs.
 const defaultTimeoutMinutes = 5
 
+// runTimeoutsBlock is the timeouts block of a kind of object (as
+// "pipeline") whose create and update wait for it to run.
+func runTimeoutsBlock(ctx context.Context, kind string) schema.Block {
+	return timeouts.Block(ctx, timeouts.Opts{
+		Create:            true,
+		Update:            true,
+		CreateDescription: fmt.Sprintf("How long create waits for the agent to report the %s `RUNNING`, `COMPLETED` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", kind, defaultTimeoutMinutes),
+		UpdateDescription: fmt.Sprintf("Same as `create`, for updates. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
+	})
+}
+
 // quoted renders values as a Markdown list of code spans: `a`, `b`.
 func quoted(values []string) string {
 	q := make([]string, len(values))
@@ -126,12 +137,7 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 			},
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{
-				Create:            true,
-				Update:            true,
-				CreateDescription: fmt.Sprintf("How long create waits for the agent to report the pipeline `RUNNING`, `COMPLETED` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
-				UpdateDescription: fmt.Sprintf("Same as `create`, for updates. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
-			}),
+			"timeouts": runTimeoutsBlock(ctx, "pipeline"),
 			"table": schema.ListNestedBlock{
 				MarkdownDescription: "One destination table and the Kafka source that feeds it; none or more (a pipeline " +
 					"may carry only `tributary_fanout_schema`s). A destination table belongs to one `table` block of one pipeline.",
