@@ -43,6 +43,25 @@ func checkGone(what string, get func(ctx context.Context, name string) error, na
 	}
 }
 
+// importStep imports res by id and checks that the imported state is the
+// applied one, but for the attributes ignore.
+func importStep(res, id string, ignore ...string) resource.TestStep {
+	return resource.TestStep{ResourceName: res, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: ignore}
+}
+
+// expectUpdate checks that a step plans to update res in place.
+func expectUpdate(res string) resource.ConfigPlanChecks {
+	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+		plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+	}}
+}
+
+// planDiffStep runs change (if not nil), a change made behind Terraform's
+// back, and checks that config then plans changes.
+func planDiffStep(change func(), config string) resource.TestStep {
+	return resource.TestStep{PreConfig: change, Config: config, PlanOnly: true, ExpectNonEmptyPlan: true}
+}
+
 func TestAccConnection(t *testing.T) {
 	a := sharedAgent(t)
 	name := uniqueName("conn")
@@ -62,45 +81,28 @@ func TestAccConnection(t *testing.T) {
 					resource.TestCheckResourceAttr("tributary_connection.c", "bootstrap_servers.0", kafkaBootstrap()),
 				),
 			},
+			importStep("tributary_connection.c", name),
 			{
-				ResourceName:      "tributary_connection.c",
-				ImportState:       true,
-				ImportStateId:     name,
-				ImportStateVerify: true,
+				Config:           a.providerHCL() + connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1"),
+				ConfigPlanChecks: expectUpdate("tributary_connection.c"),
+				Check:            resource.TestCheckResourceAttr("tributary_connection.c", "bootstrap_servers.1", "127.0.0.1:1"),
 			},
-			{
-				Config: a.providerHCL() + connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("tributary_connection.c", plancheck.ResourceActionUpdate),
-				}},
-				Check: resource.TestCheckResourceAttr("tributary_connection.c", "bootstrap_servers.1", "127.0.0.1:1"),
-			},
-			{
-				// Drift: a change made through the API shows in the plan.
-				PreConfig: func() {
-					if _, err := a.Client.PutConnection(ctx, &spec.Connection{Name: name, BootstrapServers: []string{"127.0.0.1:2"}}); err != nil {
-						t.Fatalf("changing the connection behind Terraform's back: %v", err)
-					}
-				},
-				Config:             a.providerHCL() + connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1"),
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-			},
+			// Drift: a change made through the API shows in the plan.
+			planDiffStep(func() {
+				if _, err := a.Client.PutConnection(ctx, &spec.Connection{Name: name, BootstrapServers: []string{"127.0.0.1:2"}}); err != nil {
+					t.Fatalf("changing the connection behind Terraform's back: %v", err)
+				}
+			}, a.providerHCL()+connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1")),
 			{
 				// Apply restores the configuration; then deleting it on the
 				// agent makes Terraform plan to create it again.
 				Config: a.providerHCL() + connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1"),
 			},
-			{
-				PreConfig: func() {
-					if err := a.Client.DeleteConnection(ctx, name); err != nil {
-						t.Fatalf("deleting the connection behind Terraform's back: %v", err)
-					}
-				},
-				Config:             a.providerHCL() + connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1"),
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-			},
+			planDiffStep(func() {
+				if err := a.Client.DeleteConnection(ctx, name); err != nil {
+					t.Fatalf("deleting the connection behind Terraform's back: %v", err)
+				}
+			}, a.providerHCL()+connectionHCL(name, kafkaBootstrap(), "127.0.0.1:1")),
 		},
 	})
 }
@@ -151,18 +153,10 @@ func TestAccConnectionSchemaRegistry(t *testing.T) {
 					noSecret,
 				),
 			},
+			importStep("tributary_connection.c", name, "schema_registry.api_secret"),
 			{
-				ResourceName:            "tributary_connection.c",
-				ImportState:             true,
-				ImportStateId:           name,
-				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"schema_registry.api_secret"},
-			},
-			{
-				Config: a.providerHCL() + registryConnectionHCL(name, "second-secret"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("tributary_connection.c", plancheck.ResourceActionUpdate),
-				}},
+				Config:           a.providerHCL() + registryConnectionHCL(name, "second-secret"),
+				ConfigPlanChecks: expectUpdate("tributary_connection.c"),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("tributary_connection.c", "schema_registry.api_secret", "second-secret"),
 					noSecret,
@@ -299,19 +293,11 @@ func TestAccPipeline(t *testing.T) {
 					resource.TestCheckResourceAttr(res, "table.0.connector_options.kafka_options.isolation_level", spec.IsolationReadUncommitted),
 				),
 			},
-			{
-				ResourceName:            res,
-				ImportState:             true,
-				ImportStateId:           f.pipeline,
-				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"timeouts"},
-			},
+			importStep(res, f.pipeline, "timeouts"),
 			{
 				// Update a pipeline option and two table options.
-				Config: updated.config(),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
-				}},
+				Config:           updated.config(),
+				ConfigPlanChecks: expectUpdate(res),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					running,
 					resource.TestCheckResourceAttr(res, "flush_interval", "2s"),
@@ -321,48 +307,36 @@ func TestAccPipeline(t *testing.T) {
 			},
 			{
 				// Editing the schema file, and nothing else, is an update.
-				PreConfig: func() { writeSchema(schemaV2) },
-				Config:    updated.config(),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
-				}},
+				PreConfig:        func() { writeSchema(schemaV2) },
+				Config:           updated.config(),
+				ConfigPlanChecks: expectUpdate(res),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					running,
 					resource.TestCheckResourceAttr(res, jsonOptions+"schema_file_sha256", sha256Hex(schemaV2)),
 				),
 			},
-			{
-				// Drift: a change made through the API shows in the plan.
-				PreConfig: func() {
-					got, err := a.Client.GetPipeline(ctx, f.pipeline)
-					if err != nil {
-						t.Fatalf("reading the pipeline: %v", err)
-					}
-					got.Spec.FlushInterval = "9s"
-					if _, err := a.Client.PutPipeline(ctx, &got.Spec); err != nil {
-						t.Fatalf("changing the pipeline behind Terraform's back: %v", err)
-					}
-				},
-				Config:             updated.config(),
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-			},
+			// Drift: a change made through the API shows in the plan.
+			planDiffStep(func() {
+				got, err := a.Client.GetPipeline(ctx, f.pipeline)
+				if err != nil {
+					t.Fatalf("reading the pipeline: %v", err)
+				}
+				got.Spec.FlushInterval = "9s"
+				if _, err := a.Client.PutPipeline(ctx, &got.Spec); err != nil {
+					t.Fatalf("changing the pipeline behind Terraform's back: %v", err)
+				}
+			}, updated.config()),
 			{
 				// Apply restores the configuration.
 				Config: updated.config(),
 				Check:  resource.TestCheckResourceAttr(res, "flush_interval", "2s"),
 			},
-			{
-				// A pipeline deleted on the agent is planned for creation.
-				PreConfig: func() {
-					if err := a.Client.DeletePipeline(ctx, f.pipeline); err != nil {
-						t.Fatalf("deleting the pipeline behind Terraform's back: %v", err)
-					}
-				},
-				Config:             updated.resources(),
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-			},
+			// A pipeline deleted on the agent is planned for creation.
+			planDiffStep(func() {
+				if err := a.Client.DeletePipeline(ctx, f.pipeline); err != nil {
+					t.Fatalf("deleting the pipeline behind Terraform's back: %v", err)
+				}
+			}, updated.resources()),
 		},
 	})
 }

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
 // withoutTerraformBlock removes a top-level `terraform { ... }` block: the
@@ -65,14 +63,7 @@ func TestAccExamples(t *testing.T) {
 				}
 			}
 			t.Chdir(filepath.Join("..", dirs[0]))
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:             config.String(),
-					PlanOnly:           true,
-					ExpectNonEmptyPlan: true,
-				}},
-			})
+			testPlans(t, config.String())
 		})
 	}
 }

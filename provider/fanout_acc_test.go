@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -131,18 +130,10 @@ func TestAccFanoutSchema(t *testing.T) {
 					resource.TestCheckResourceAttr(res, "tables.1", "view"),
 				),
 			},
+			importStep(res, f.fanout, "timeouts"),
 			{
-				ResourceName:            res,
-				ImportState:             true,
-				ImportStateId:           f.fanout,
-				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"timeouts"},
-			},
-			{
-				Config: updated.config(),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
-				}},
+				Config:           updated.config(),
+				ConfigPlanChecks: expectUpdate(res),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(res, "fanout_options.on_invalid_route", spec.OnInvalidRouteDeadLetter),
 					resource.TestCheckResourceAttr(res, "tables.#", "2"),
@@ -150,45 +141,33 @@ func TestAccFanoutSchema(t *testing.T) {
 			},
 			{
 				// Editing the schema file, and nothing else, is an update.
-				PreConfig: func() { writeSchema(schemaV2) },
-				Config:    updated.config(),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
-				}},
-				Check: resource.TestCheckResourceAttr(res, sha, sha256Hex(schemaV2)),
+				PreConfig:        func() { writeSchema(schemaV2) },
+				Config:           updated.config(),
+				ConfigPlanChecks: expectUpdate(res),
+				Check:            resource.TestCheckResourceAttr(res, sha, sha256Hex(schemaV2)),
 			},
-			{
-				// Drift: a change made through the API shows in the plan.
-				PreConfig: func() {
-					got, err := a.Client.GetFanoutSchema(ctx, f.fanout)
-					if err != nil {
-						t.Fatalf("reading the fanout schema: %v", err)
-					}
-					got.Spec.FanoutOptions.OnInvalidRoute = spec.OnInvalidRouteFail
-					if _, err := a.Client.PutFanoutSchema(ctx, &got.Spec); err != nil {
-						t.Fatalf("changing the fanout schema behind Terraform's back: %v", err)
-					}
-				},
-				Config:             updated.config(),
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-			},
+			// Drift: a change made through the API shows in the plan.
+			planDiffStep(func() {
+				got, err := a.Client.GetFanoutSchema(ctx, f.fanout)
+				if err != nil {
+					t.Fatalf("reading the fanout schema: %v", err)
+				}
+				got.Spec.FanoutOptions.OnInvalidRoute = spec.OnInvalidRouteFail
+				if _, err := a.Client.PutFanoutSchema(ctx, &got.Spec); err != nil {
+					t.Fatalf("changing the fanout schema behind Terraform's back: %v", err)
+				}
+			}, updated.config()),
 			{
 				// Apply restores the configuration, and then plans nothing.
 				Config: updated.config(),
 				Check:  resource.TestCheckResourceAttr(res, "fanout_options.on_invalid_route", spec.OnInvalidRouteDeadLetter),
 			},
-			{
-				// A fanout schema deleted on the agent is planned for creation.
-				PreConfig: func() {
-					if err := a.Client.DeleteFanoutSchema(ctx, f.fanout); err != nil {
-						t.Fatalf("deleting the fanout schema behind Terraform's back: %v", err)
-					}
-				},
-				Config:             updated.config(),
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-			},
+			// A fanout schema deleted on the agent is planned for creation.
+			planDiffStep(func() {
+				if err := a.Client.DeleteFanoutSchema(ctx, f.fanout); err != nil {
+					t.Fatalf("deleting the fanout schema behind Terraform's back: %v", err)
+				}
+			}, updated.config()),
 		},
 	})
 }

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
-
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
 // fanoutHCL renders a tributary_fanout_schema "f" of pipeline p1; kafka is
@@ -89,16 +87,10 @@ func TestAccFanoutValidation(t *testing.T) {
 // Terraform prints it: the source indented by two spaces and the caret
 // under the end of the input (after "│ " on a terminal).
 func TestAccFanoutParseErrorCaret(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:   fanoutHCL(fanoutTopics, `fanout_by = "topic ||"`, ""),
-			PlanOnly: true,
-			ExpectError: regexp.MustCompile(`attribute\s+fanout_options\.fanout_by(?s:.*)` +
-				regexp.QuoteMeta("expected an expression after '||', found end of input") +
-				`\n(?:│ )?  topic \|\|\n(?:│ )? {10}\^`),
-		}},
-	})
+	caret := regexp.MustCompile(`attribute\s+fanout_options\.fanout_by(?s:.*)` +
+		regexp.QuoteMeta("expected an expression after '||', found end of input") +
+		`\n(?:│ )?  topic \|\|\n(?:│ )? {10}\^`)
+	testPlanFails(t, fanoutHCL(fanoutTopics, `fanout_by = "topic ||"`, ""), caret)
 }
 
 // TestAccFanoutOutputColumnPlans checks that a set output_column, which
@@ -106,36 +98,22 @@ func TestAccFanoutParseErrorCaret(t *testing.T) {
 // checks), and that a pipeline may have no table block when fanout schemas
 // carry it.
 func TestAccFanoutOutputColumnPlans(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: pipelineHCL(nil) + fanoutHCL(fanoutTopics,
-				`table_id_fields = ["db", "table"]
-				transforms = [{ input_column = "value", output_column = "parsed" }]`, ""),
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
-		}},
-	})
+	testPlans(t, pipelineHCL(nil)+fanoutHCL(fanoutTopics,
+		`table_id_fields = ["db", "table"]
+				transforms = [{ input_column = "value", output_column = "parsed" }]`, ""))
 }
 
 // TestAccFanoutValidationSkipsUnknown plans values that are only known
 // after apply: the rules that read them must not fire at plan time.
 func TestAccFanoutValidationSkipsUnknown(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: `
+	testPlans(t, `
 resource "terraform_data" "later" {
   input = "x"
 }
-` + fanoutHCL(`topics = [terraform_data.later.output]
+`+fanoutHCL(`topics = [terraform_data.later.output]
       value_transformer = { format = terraform_data.later.output }`,
-				`fanout_by = terraform_data.later.output
+		`fanout_by = terraform_data.later.output
     on_invalid_route = terraform_data.later.output
     transforms = [{ input_column = "key", json_options = { schema = terraform_data.later.output } }]`,
-				`table_configuration = { source_metadata_column = terraform_data.later.output }`),
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
-		}},
-	})
+		`table_configuration = { source_metadata_column = terraform_data.later.output }`))
 }

@@ -117,15 +117,8 @@ func TestAccPipelineStatus(t *testing.T) {
 // known still works when the agent cannot be reached: the dry run is
 // skipped with a warning.
 func TestAccPipelinePlanWithoutAgent(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: "provider \"tributary\" {\n  endpoint = \"http://127.0.0.1:1\"\n}\n" +
-				pipelineHCL(nil, tableHCL("events", `topics = ["events"]`, "")),
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
-		}},
-	})
+	testPlans(t, "provider \"tributary\" {\n  endpoint = \"http://127.0.0.1:1\"\n}\n"+
+		pipelineHCL(nil, tableHCL("events", `topics = ["events"]`, "")))
 }
 
 // saveAttributes stores the state attributes of resource name in *into.

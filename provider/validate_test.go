@@ -24,19 +24,31 @@ type validationCase struct {
 	detail string
 }
 
+// testPlans checks that config plans changes without an error.
+func testPlans(t *testing.T, config string) {
+	t.Helper()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps:                    []resource.TestStep{planDiffStep(nil, config)},
+	})
+}
+
+// testPlanFails checks that planning config fails with an error matching
+// re.
+func testPlanFails(t *testing.T, config string, re *regexp.Regexp) {
+	t.Helper()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps:                    []resource.TestStep{{Config: config, PlanOnly: true, ExpectError: re}},
+	})
+}
+
 // runValidationCases runs each case as a plan-only step; none needs an agent.
 func runValidationCases(t *testing.T, cases []validationCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      tc.config,
-					PlanOnly:    true,
-					ExpectError: messageRE("attribute "+tc.path, tc.detail),
-				}},
-			})
+			testPlanFails(t, tc.config, messageRE("attribute "+tc.path, tc.detail))
 		})
 	}
 }
@@ -221,10 +233,7 @@ func TestAccConnectionValidation(t *testing.T) {
 // TestAccValidationSkipsUnknown plans values that are only known after
 // apply: the rules that read them must not fire at plan time.
 func TestAccValidationSkipsUnknown(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: `
+	testPlans(t, `
 resource "terraform_data" "later" {
   input = "x"
 }
@@ -237,17 +246,17 @@ resource "tributary_connection" "c" {
     api_secret = "s"
   }
 }
-` + pipelineHCL(map[string]string{
-				"connection_name":    "tributary_connection.c.name",
-				"destination_schema": "terraform_data.later.output",
-				"storage_location":   "terraform_data.later.output",
-			}, tableHCL("events", `
+`+pipelineHCL(map[string]string{
+		"connection_name":    "tributary_connection.c.name",
+		"destination_schema": "terraform_data.later.output",
+		"storage_location":   "terraform_data.later.output",
+	}, tableHCL("events", `
         topics = [terraform_data.later.output]
         value_transformer = {
           format       = "JSON"
           json_options = { schema = terraform_data.later.output }
         }`, `table_configuration = { source_metadata_column = terraform_data.later.output }`),
-				tableHCL("avro", `
+		tableHCL("avro", `
         topics = ["avro"]
         key_transformer = {
           format       = "AVRO"
@@ -257,29 +266,18 @@ resource "tributary_connection" "c" {
           format       = "AVRO"
           avro_options = { schema_file_path = terraform_data.later.output, parse_mode = terraform_data.later.output }
         }`, ""),
-				tableHCL("protobuf", `
+		tableHCL("protobuf", `
         topics = ["protobuf"]
         value_transformer = {
           format           = "PROTOBUF"
           protobuf_options = { desc_file_path = terraform_data.later.output, message_name = "X" }
-        }`, "")),
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
-		}},
-	})
+        }`, "")))
 }
 
 // TestAccValidationReportsAllProblems checks that every problem of a
 // configuration is reported, each on its own attribute.
 func TestAccValidationReportsAllProblems(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: pipelineHCL(map[string]string{"destination_catalog": `"1x"`},
-				tableHCL("events", `topic_pattern = "("`, "")),
-			PlanOnly: true,
-			ExpectError: regexp.MustCompile(`(?s)attribute destination_catalog.*attribute ` +
-				regexp.QuoteMeta(kafkaPath+".topic_pattern")),
-		}},
-	})
+	both := regexp.MustCompile(`(?s)attribute destination_catalog.*attribute ` + regexp.QuoteMeta(kafkaPath+".topic_pattern"))
+	testPlanFails(t, pipelineHCL(map[string]string{"destination_catalog": `"1x"`},
+		tableHCL("events", `topic_pattern = "("`, "")), both)
 }
