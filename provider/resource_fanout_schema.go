@@ -88,19 +88,16 @@ func (r *fanoutSchemaResource) ModifyPlan(ctx context.Context, req resource.Modi
 // pipeline the agent does not have is not an error here: the same apply
 // may create it.
 func (r *fanoutSchemaResource) dryRun(ctx context.Context, f *spec.FanoutSchema, diags *diag.Diagnostics) {
-	api := r.configured()
-	if api == nil {
-		return
+	run := func(ctx context.Context, api *client.Client) error {
+		_, err := api.DryRunFanoutSchema(ctx, f)
+		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
-	defer cancel()
-	_, err := api.DryRunFanoutSchema(ctx, f)
-	reportDryRun(diags, dryRunKind{
+	r.askDryRun(ctx, dryRunKind{
 		what: fanoutWhat, title: "Fanout schema",
 		unchecked: "a change the agent refuses (a destination schema another pipeline or fanout schema " +
 			"writes to, a column type changed in a schema file) shows only at apply",
 		createdFirst: "pipeline_name",
-	}, f.Name, err)
+	}, f.Name, run, diags)
 }
 
 // Create implements resource.Resource.

@@ -122,19 +122,29 @@ const dryRunTimeout = 30 * time.Second
 // may create it (connection_name = tributary_connection.x.name is known at
 // plan time); the apply reports it if not.
 func (r *pipelineResource) dryRun(ctx context.Context, p *spec.Pipeline, diags *diag.Diagnostics) {
+	run := func(ctx context.Context, api *client.Client) error {
+		_, err := api.DryRunPipeline(ctx, p)
+		return err
+	}
+	r.askDryRun(ctx, dryRunKind{
+		what: "pipeline", title: "Pipeline",
+		unchecked: "a change the agent refuses (a column type changed in a schema file, " +
+			"a table another pipeline claims) shows only at apply",
+		createdFirst: "connection_name",
+	}, p.Name, run, diags)
+}
+
+// askDryRun asks the agent, when the provider is configured, for the dry
+// run run of the object name of kind k, and reports the answer (see
+// reportDryRun).
+func (r *agentResource) askDryRun(ctx context.Context, k dryRunKind, name string, run func(context.Context, *client.Client) error, diags *diag.Diagnostics) {
 	api := r.configured()
 	if api == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
 	defer cancel()
-	_, err := api.DryRunPipeline(ctx, p)
-	reportDryRun(diags, dryRunKind{
-		what: "pipeline", title: "Pipeline",
-		unchecked: "a change the agent refuses (a column type changed in a schema file, " +
-			"a table another pipeline claims) shows only at apply",
-		createdFirst: "connection_name",
-	}, p.Name, err)
+	reportDryRun(diags, k, name, run(ctx, api))
 }
 
 // dryRunKind says how the dry run of one kind of object is reported.
