@@ -14,6 +14,29 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
+// dryRunAgent is a client of a fake agent that answers a dry run, a POST
+// to path, with status and body; with unreachable, the agent is down.
+func dryRunAgent(t *testing.T, path string, status int, body string, unreachable bool) *client.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != path || r.URL.RawQuery != "" {
+			t.Errorf("request %s %s, want a dry run", r.Method, r.URL)
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	if unreachable {
+		srv.Close()
+	} else {
+		t.Cleanup(srv.Close)
+	}
+	c, err := client.New(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestDryRunDiagnostics checks how the plan reports each answer of the
 // agent to a dry run.
 func TestDryRunDiagnostics(t *testing.T) {
@@ -53,22 +76,7 @@ func TestDryRunDiagnostics(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Method != http.MethodPost || r.URL.Path != "/v1/pipelines/p/dry-run" || r.URL.RawQuery != "" {
-					t.Errorf("request %s %s, want a dry run", r.Method, r.URL)
-				}
-				w.WriteHeader(tc.status)
-				_, _ = w.Write([]byte(tc.body))
-			}))
-			if tc.unreachable {
-				srv.Close()
-			} else {
-				t.Cleanup(srv.Close)
-			}
-			c, err := client.New(srv.URL, "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := dryRunAgent(t, "/v1/pipelines/p/dry-run", tc.status, tc.body, tc.unreachable)
 			r := &pipelineResource{agentResource{agentAccess{data: &providerData{client: c}}}}
 			var diags diag.Diagnostics
 			r.dryRun(context.Background(), &spec.Pipeline{Name: "p"}, &diags)

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,7 +19,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -237,18 +235,7 @@ func TestFanoutDryRunDiagnostics(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Method != http.MethodPost || r.URL.Path != "/v1/fanout-schemas/f/dry-run" {
-					t.Errorf("request %s %s, want a dry run", r.Method, r.URL)
-				}
-				w.WriteHeader(tc.status)
-				_, _ = w.Write([]byte(tc.body))
-			}))
-			t.Cleanup(srv.Close)
-			c, err := client.New(srv.URL, "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := dryRunAgent(t, "/v1/fanout-schemas/f/dry-run", tc.status, tc.body, false)
 			r := &fanoutSchemaResource{agentResource{agentAccess{data: &providerData{client: c}}}}
 			var diags diag.Diagnostics
 			r.dryRun(context.Background(), &spec.FanoutSchema{Name: "f"}, &diags)
