@@ -250,17 +250,28 @@ func produce(t *testing.T, topic string, values ...string) {
 // table of the named pipeline, and returns that table's status.
 func (a *testAgent) waitRows(t *testing.T, pipeline string, rows int64) spec.TableStatus {
 	t.Helper()
+	got := waitUntil(t, "pipeline "+pipeline, fmt.Sprintf("commit %d rows", rows),
+		func(ctx context.Context) (*spec.PipelineResponse, error) { return a.Client.GetPipeline(ctx, pipeline) },
+		func(got *spec.PipelineResponse) bool { return got.Status.Tables[0].Rows >= rows })
+	return got.Status.Tables[0]
+}
+
+// waitUntil reads an object of the agent, what ("pipeline p"), until done
+// holds for the answer, and returns it; after a minute it fails the test,
+// saying that the object did not want ("commit 3 rows").
+func waitUntil[T any](t *testing.T, what, want string, read func(context.Context) (T, error), done func(T) bool) T {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		got, err := a.Client.GetPipeline(context.Background(), pipeline)
+		got, err := read(context.Background())
 		if err != nil {
-			t.Fatalf("reading pipeline %s: %v", pipeline, err)
+			t.Fatalf("reading %s: %v", what, err)
 		}
-		if ts := got.Status.Tables[0]; ts.Rows >= rows {
-			return ts
+		if done(got) {
+			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pipeline %s did not commit %d rows within a minute: %+v", pipeline, rows, got.Status)
+			t.Fatalf("%s did not %s within a minute: %+v", what, want, got)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
@@ -63,20 +62,11 @@ resource "tributary_fanout_schema" "f" {
 // named fanout schema.
 func (a *testAgent) waitFanoutTables(t *testing.T, name string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got, err := a.Client.GetFanoutSchema(context.Background(), name)
-		if err != nil {
-			t.Fatalf("reading fanout schema %s: %v", name, err)
-		}
-		if len(got.Status.Tables) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fanout schema %s did not create %d tables within a minute: %+v", name, n, got.Status)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitUntil(t, "fanout schema "+name, fmt.Sprintf("create %d tables", n),
+		func(ctx context.Context) (*spec.FanoutSchemaResponse, error) {
+			return a.Client.GetFanoutSchema(ctx, name)
+		},
+		func(got *spec.FanoutSchemaResponse) bool { return len(got.Status.Tables) >= n })
 }
 
 // TestAccFanoutSchema creates a fanout schema in a pipeline without
