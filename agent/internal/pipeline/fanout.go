@@ -483,15 +483,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 				}
 			}
 		case <-discover.C:
-			tps, err := r.client.Partitions(ctx, ko)
-			if err != nil {
-				r.log.Warn("partition discovery failed", "err", err)
-				continue
-			}
-			var lookup lookupError
-			if err := start(tps, spec.StartingOffsetEarliest); errors.As(err, &lookup) {
-				r.log.Warn("starting new partitions failed", "err", err)
-			} else if err != nil {
+			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
 		}
@@ -514,37 +506,21 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	readCommitted := ko.ReadCommitted()
-	latest := kafka.Latest
-	if readCommitted {
-		latest = kafka.LastStable
-	}
-	which := latest
-	if starting == spec.StartingOffsetEarliest || run.progress.tbl.Snapshot().Version >= 0 {
-		which = kafka.Earliest
-	}
 	ids, err := r.client.TopicIDs(ctx, topicsOf(tps))
 	if err != nil {
 		return nil, lookupError{err}
 	}
-	recorded := run.progress.tbl.Snapshot().Configuration
-	newIDs := map[string]string{}
-	for topic, id := range ids {
-		switch was := recorded[topicIDKey(topic)]; was {
-		case id:
-		case "":
-			newIDs[topicIDKey(topic)] = id
-		default:
-			return nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
-		}
-	}
-	defaults, err := r.client.Offsets(ctx, tps, which)
+	newIDs, err := checkTopicIDs(run.progress.tbl.Snapshot().Configuration, ids)
 	if err != nil {
-		return nil, lookupError{err}
+		return nil, err
 	}
-	if !r.cfg.Continuous && run.end == nil {
-		if run.end, err = r.client.Offsets(ctx, tps, latest); err != nil {
-			return nil, lookupError{err}
-		}
+	defaults, ends, err := startOffsets(ctx, r.client, tps, readCommitted, starting, run.progress.tbl.Snapshot().Version >= 0,
+		!r.cfg.Continuous && run.end == nil)
+	if err != nil {
+		return nil, err
+	}
+	if ends != nil {
+		run.end = ends
 	}
 	next := map[kafka.TopicPartition]int64{}
 	for _, tp := range tps {
@@ -573,17 +549,6 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 			TopicID: ids[tp.Topic], OnRetry: func(err error) { r.fetchFailing(err) }})
 	}
 	return subs, nil
-}
-
-// topicsOf returns the topics of tps, each once.
-func topicsOf(tps []kafka.TopicPartition) []string {
-	var topics []string
-	for _, tp := range tps {
-		if !slices.Contains(topics, tp.Topic) {
-			topics = append(topics, tp.Topic)
-		}
-	}
-	return topics
 }
 
 // fetchFailing records that a fetch retries after err: the fanout reports
