@@ -436,12 +436,8 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	r.setRunning()
 	r.log.Info("fanout running", "partitions", len(started), "tables", len(run.tables))
 
-	flushTimer := time.NewTimer(time.Hour)
-	flushTimer.Stop()
-	discover := time.NewTicker(r.cfg.DiscoverEvery)
-	defer discover.Stop()
-	gc := time.NewTicker(r.cfg.GCGrace / 4)
-	defer gc.Stop()
+	clk := newLoopClock(r.cfg.DiscoverEvery, r.cfg.GCGrace)
+	defer clk.stop()
 	for {
 		if !r.cfg.Continuous && run.reachedEnd() {
 			if err := run.flushAll(ctx); err != nil {
@@ -452,9 +448,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			return run.flushAll(fctx)
+			return finalFlush(run.flushAll)
 		case err := <-fetchErrs:
 			return err
 		case f := <-in:
@@ -465,9 +459,9 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 				return err
 			}
 			if wasEmpty && !run.empty() {
-				flushTimer.Reset(r.cfg.FlushEvery)
+				clk.flush.Reset(r.cfg.FlushEvery)
 			}
-		case <-flushTimer.C:
+		case <-clk.flush.C:
 			if err := run.flushAll(ctx); err != nil {
 				return err
 			}
@@ -476,13 +470,13 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if err := run.flush(ctx, t); err != nil {
 				return err
 			}
-		case <-gc.C:
+		case <-clk.gc.C:
 			for _, t := range run.order {
 				if _, err := t.tbl.CollectGarbage(); err != nil {
 					r.log.Warn("garbage collection failed", "table", t.name, "err", err)
 				}
 			}
-		case <-discover.C:
+		case <-clk.discover.C:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}

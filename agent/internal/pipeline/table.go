@@ -411,14 +411,8 @@ func (l *loop) run(ctx context.Context) error {
 	r.mu.Unlock()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
 
-	flushTimer := time.NewTimer(time.Hour)
-	flushTimer.Stop()
-	discover := time.NewTicker(r.cfg.DiscoverEvery)
-	defer discover.Stop()
-	// Files a crash left behind become collectable only after the grace
-	// period, so collection also runs while the table does.
-	gc := time.NewTicker(r.cfg.GCGrace / 4)
-	defer gc.Stop()
+	clk := newLoopClock(r.cfg.DiscoverEvery, r.cfg.GCGrace)
+	defer clk.stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
 			if err := l.flush(ctx); err != nil {
@@ -429,10 +423,7 @@ func (l *loop) run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			// Final flush on a context of its own: the loop's is done.
-			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			return l.flush(fctx)
+			return finalFlush(l.flush)
 		case err := <-fetchErrs:
 			return err
 		case d := <-chunks:
@@ -449,34 +440,70 @@ func (l *loop) run(ctx context.Context) error {
 				return err
 			}
 			if l.full() {
-				flushTimer.Stop()
+				clk.flush.Stop()
 				if err := l.flush(ctx); err != nil {
 					return err
 				}
 			} else if wasEmpty && !l.empty() {
 				// The interval counts from the first buffered record, and
 				// the flush fires even if no record follows it.
-				flushTimer.Reset(r.cfg.FlushEvery)
+				clk.flush.Reset(r.cfg.FlushEvery)
 			}
-		case <-flushTimer.C:
+		case <-clk.flush.C:
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
 		case <-l.mem.Flush():
 			// The memory budget is full and this file is the biggest.
 			r.log.Debug("flush asked by the memory budget", "bytes", l.buffered())
-			flushTimer.Stop()
+			clk.flush.Stop()
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
-		case <-gc.C:
+		case <-clk.gc.C:
 			r.collectGarbage(l.tbl)
-		case <-discover.C:
+		case <-clk.discover.C:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// loopClock holds the timers of a table loop or fanout run.
+type loopClock struct {
+	// flush fires a flush interval after the first buffered record; it
+	// is stopped until then.
+	flush *time.Timer
+	// discover ticks at each partition discovery.
+	discover *time.Ticker
+	// gc ticks at each garbage collection: files a crash left behind
+	// become collectable only after the grace period, so collection also
+	// runs while the loop does.
+	gc *time.Ticker
+}
+
+// newLoopClock returns the timers of a loop that discovers partitions
+// every discoverEvery and whose tables' grace period is gcGrace.
+func newLoopClock(discoverEvery, gcGrace time.Duration) *loopClock {
+	c := &loopClock{flush: time.NewTimer(time.Hour), discover: time.NewTicker(discoverEvery), gc: time.NewTicker(gcGrace / 4)}
+	c.flush.Stop()
+	return c
+}
+
+// stop stops the timers.
+func (c *loopClock) stop() {
+	c.flush.Stop()
+	c.discover.Stop()
+	c.gc.Stop()
+}
+
+// finalFlush runs flush, a loop's last, on a context of its own (the
+// loop's is done), bounded to 30 seconds.
+func finalFlush(flush func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return flush(ctx)
 }
 
 // fetchFailing records that tp's fetcher retries after err: the table is
