@@ -25,14 +25,9 @@ type fanoutConfig struct {
 	Fanout   spec.FanoutSchema
 	// Dir is the destination schema's folder, <root>/<catalog>/<schema>:
 	// each routed table is a folder in it, and so is the progress log.
-	Dir           string
-	Conn          spec.Connection
-	FlushEvery    time.Duration
-	MaxRows       int64
-	MaxBytes      int64
-	Continuous    bool
-	DiscoverEvery time.Duration
-	GCGrace       time.Duration
+	Dir  string
+	Conn spec.Connection
+	runSettings
 }
 
 // fanoutRunner runs one fanout schema in its own goroutine: it routes every

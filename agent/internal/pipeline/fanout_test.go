@@ -60,14 +60,16 @@ func testFanoutConfig(warehouse, topic string, conn *spec.Connection) fanoutConf
 				JSONOptions: &spec.JSONOptions{Schema: "type STRING, id BIGINT"}}}},
 			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
 		},
-		Dir:           filepath.Join(warehouse, "main", "events"),
-		Conn:          *conn,
-		FlushEvery:    200 * time.Millisecond,
-		MaxRows:       spec.DefaultMaxRowsPerFile,
-		MaxBytes:      spec.DefaultTargetFileSizeMB << 20,
-		Continuous:    true,
-		DiscoverEvery: time.Second,
-		GCGrace:       time.Hour,
+		Dir:  filepath.Join(warehouse, "main", "events"),
+		Conn: *conn,
+		runSettings: runSettings{
+			FlushEvery:    200 * time.Millisecond,
+			MaxRows:       spec.DefaultMaxRowsPerFile,
+			MaxBytes:      spec.DefaultTargetFileSizeMB << 20,
+			Continuous:    true,
+			DiscoverEvery: time.Second,
+			GCGrace:       time.Hour,
+		},
 	}
 }
 

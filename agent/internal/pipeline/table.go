@@ -38,9 +38,19 @@ type tableConfig struct {
 	// use, by the connection_name of their schema_registry block ("" for
 	// the pipeline's connection).
 	Registries map[string]spec.SchemaRegistry
+	runSettings
+}
+
+// runSettings are the settings of a table loop, or fanout run, that come
+// from its pipeline and the agent's [Config].
+type runSettings struct {
+	// FlushEvery is the longest a buffered record waits for its commit.
 	FlushEvery time.Duration
-	MaxRows    int64
-	MaxBytes   int64
+	// MaxRows and MaxBytes bound a data file.
+	MaxRows  int64
+	MaxBytes int64
+	// Continuous is false for a triggered pipeline, which reads up to the
+	// end offsets it found at its start.
 	Continuous bool
 	// DiscoverEvery is the partition discovery interval.
 	DiscoverEvery time.Duration
