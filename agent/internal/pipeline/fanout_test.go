@@ -127,12 +127,20 @@ func readTable[R any](t *testing.T, dir string) ([]R, table.Snapshot) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	out, files := readRows[R](t, dir)
+	if files != snap.NumFiles {
+		t.Fatalf("%s: %d files in the folder, %d in the log", dir, files, snap.NumFiles)
+	}
+	return out, snap
+}
+
+// readRows reads the rows of every data file in the folder dir, and
+// returns them with the number of files.
+func readRows[R any](t *testing.T, dir string) ([]R, int) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(files) != snap.NumFiles {
-		t.Fatalf("%s: %d files in the folder, %d in the log", dir, len(files), snap.NumFiles)
 	}
 	var out []R
 	for _, f := range files {
@@ -142,7 +150,7 @@ func readTable[R any](t *testing.T, dir string) ([]R, table.Snapshot) {
 		}
 		out = append(out, rows...)
 	}
-	return out, snap
+	return out, len(files)
 }
 
 // checkRouted checks that each of the five tables of dir holds, exactly
