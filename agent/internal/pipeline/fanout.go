@@ -151,11 +151,8 @@ func (r *fanoutRunner) run(ctx context.Context) {
 		}
 		r.log.Warn("fanout restarts from its logs", "err", err, "in", backoff)
 		r.setState(spec.StateStarting, err)
-		select {
-		case <-ctx.Done():
-			r.setState(spec.StateStopped, nil)
+		if !waitOrStop(ctx, backoff, r.setState) {
 			return
-		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 30*time.Second)
 	}

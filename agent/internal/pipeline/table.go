@@ -143,7 +143,7 @@ func (r *tableRunner) run(ctx context.Context) {
 				"schemaId", evolved.To)
 			if time.Since(evolvedAt) > time.Minute {
 				backoff = time.Second
-			} else if !r.wait(ctx, backoff) {
+			} else if !waitOrStop(ctx, backoff, r.setState) {
 				return
 			} else {
 				backoff = min(backoff*2, 30*time.Second)
@@ -164,7 +164,7 @@ func (r *tableRunner) run(ctx context.Context) {
 		}
 		r.log.Warn("table loop restarts from its log", "err", err, "in", backoff)
 		r.setState(spec.StateStarting, err)
-		if !r.wait(ctx, backoff) {
+		if !waitOrStop(ctx, backoff, r.setState) {
 			return
 		}
 		backoff = min(backoff*2, 30*time.Second)
@@ -185,12 +185,12 @@ func isFatal(err error) bool {
 		errors.As(err, &failFast)
 }
 
-// wait waits d before the loop starts again; false, with the table
-// STOPPED, when ctx ends first.
-func (r *tableRunner) wait(ctx context.Context, d time.Duration) bool {
+// waitOrStop waits d before a runner starts again; false, with the runner
+// STOPPED by setState, when ctx ends first.
+func waitOrStop(ctx context.Context, d time.Duration, setState func(state string, err error)) bool {
 	select {
 	case <-ctx.Done():
-		r.setState(spec.StateStopped, nil)
+		setState(spec.StateStopped, nil)
 		return false
 	case <-time.After(d):
 		return true
@@ -508,8 +508,8 @@ func (c *loopClock) stop() {
 	c.gc.Stop()
 }
 
-// finalFlush runs flush, a loop's last, on a context of its own (the
-// loop's is done), bounded to 30 seconds.
+// finalFlush runs flush, the last before a loop returns, on a context of
+// its own (the loop's may be done), bounded to 30 seconds.
 func finalFlush(flush func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
