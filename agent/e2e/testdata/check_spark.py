@@ -60,17 +60,10 @@ def value(i):
 
 def produce(args):
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from kafka_admin import create_topic
 
     bad = {int(x) for x in args.malformed.split(",") if x}
-    admin = AdminClient({"bootstrap.servers": args.bootstrap})  # alive until the results are in
-    fs = admin.create_topics([NewTopic(args.topic, num_partitions=4, replication_factor=1)])
-    for f in fs.values():
-        try:
-            f.result()
-        except Exception as e:  # already exists is fine
-            if "TOPIC_ALREADY_EXISTS" not in str(e):
-                raise
+    create_topic(args.bootstrap, args.topic, 4)
     p = Producer({"bootstrap.servers": args.bootstrap, "linger.ms": 20, "enable.idempotence": True})
     failed = []
     for i in range(args.count):

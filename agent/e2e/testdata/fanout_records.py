@@ -90,15 +90,9 @@ def b64(b):
 
 def produce(args):
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from kafka_admin import create_topic, pace, produce_waiting
 
-    admin = AdminClient({"bootstrap.servers": args.bootstrap})
-    for f in admin.create_topics([NewTopic(args.topic, num_partitions=args.partitions, replication_factor=1)]).values():
-        try:
-            f.result()
-        except Exception as e:  # already exists is fine
-            if "TOPIC_ALREADY_EXISTS" not in str(e):
-                raise
+    create_topic(args.bootstrap, args.topic, args.partitions)
     kinds = [k for k in args.invalid.split(",") if k]
     unknown = [k for k in kinds if k not in INVALID]
     if unknown:
@@ -121,16 +115,8 @@ def produce(args):
             lines.append({"id": i, "topic": args.topic, "partition": msg.partition(), "offset": msg.offset(), "table": table,
                           "kind": kind, "type": typ, "key": b64(key), "value": b64(v)})
 
-        while True:
-            try:
-                p.produce(args.topic, key=key, value=v, on_delivery=delivered)
-                break
-            except BufferError:
-                p.poll(0.05)
-        if args.rate:
-            ahead = (j + 1) / args.rate - (time.monotonic() - start)
-            if ahead > 0:
-                time.sleep(ahead)
+        produce_waiting(p, args.topic, key=key, value=v, on_delivery=delivered)
+        pace(j + 1, args.rate, start)
         p.poll(0)
     p.flush(60)
     if failed or len(lines) != args.count:

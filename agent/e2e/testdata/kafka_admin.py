@@ -6,13 +6,49 @@
         print {topic: {partition: high watermark}} as JSON
     kafka_admin.py BOOTSTRAP delete TOPIC
         delete TOPIC and wait until the broker no longer lists it
+
+As a module, it holds what the producing scripts share: create_topic,
+produce_waiting and pace.
 """
 import json
 import sys
 import time
 
 from confluent_kafka import Consumer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewPartitions
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+
+
+def create_topic(bootstrap, topic, partitions, config=None):
+    """Creates topic with partitions partitions (and the topic config, a
+    dict), unless it exists."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the results are in
+    fs = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1, config=config or {})])
+    for f in fs.values():
+        try:
+            f.result()
+        except Exception as e:  # already exists is fine
+            if "TOPIC_ALREADY_EXISTS" not in str(e):
+                raise
+
+
+def produce_waiting(producer, topic, **kwargs):
+    """producer.produce(topic, **kwargs), serving delivery callbacks while
+    the producer's queue is full."""
+    while True:
+        try:
+            producer.produce(topic, **kwargs)
+            return
+        except BufferError:
+            producer.poll(0.05)
+
+
+def pace(n, rate, start):
+    """Sleeps until n records, produced at rate records per second from
+    start (a time.monotonic()), are due; a rate of 0 never waits."""
+    if rate:
+        ahead = n / rate - (time.monotonic() - start)
+        if ahead > 0:
+            time.sleep(ahead)
 
 
 def main():

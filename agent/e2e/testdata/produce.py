@@ -21,7 +21,7 @@ import sys
 import time
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from kafka_admin import create_topic, pace, produce_waiting
 
 BASE = datetime.datetime(2024, 5, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
 
@@ -61,16 +61,7 @@ def main():
     args = ap.parse_args()
     bad = {int(x) for x in args.malformed.split(",") if x}
 
-    admin = AdminClient({"bootstrap.servers": args.bootstrap})
-    config = dict(c.split("=", 1) for c in args.topic_config)
-    fs = admin.create_topics([NewTopic(args.topic, num_partitions=args.partitions, replication_factor=1,
-                                       config=config)])
-    for f in fs.values():
-        try:
-            f.result()
-        except Exception as e:  # already exists is fine
-            if "TOPIC_ALREADY_EXISTS" not in str(e):
-                raise
+    create_topic(args.bootstrap, args.topic, args.partitions, dict(c.split("=", 1) for c in args.topic_config))
 
     p = Producer({"bootstrap.servers": args.bootstrap, "linger.ms": 20, "enable.idempotence": True,
                   "compression.type": "lz4"})
@@ -80,17 +71,9 @@ def main():
     extra = {"timestamp": args.timestamp} if args.timestamp else {}
     for i in range(args.count):
         v = malformed(i) if i in bad else names_value(i) if args.names else value(i)
-        while True:
-            try:
-                p.produce(args.topic, key=str(i).encode(), value=v, headers=headers,
-                          on_delivery=lambda err, msg: err and failed.append(err), **extra)
-                break
-            except BufferError:
-                p.poll(0.05)
-        if args.rate:
-            ahead = (i + 1) / args.rate - (time.monotonic() - start)
-            if ahead > 0:
-                time.sleep(ahead)
+        produce_waiting(p, args.topic, key=str(i).encode(), value=v, headers=headers,
+                        on_delivery=lambda err, msg: err and failed.append(err), **extra)
+        pace(i + 1, args.rate, start)
         if i % 1000 == 0:
             p.poll(0)
     p.flush(60)

@@ -36,9 +36,9 @@ import sys
 import time
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, os.path.dirname(__file__))
+from kafka_admin import create_topic, pace, produce_waiting  # noqa: E402
 from produce import value  # noqa: E402
 
 
@@ -59,12 +59,7 @@ class Manifest:
                 self.records.append({"id": i, "partition": msg.partition(), "offset": msg.offset(), "kind": kind})
 
         kw = {} if partition is None else {"partition": partition}
-        while True:
-            try:
-                producer.produce(topic, key=str(i).encode(), value=value(i), on_delivery=delivered, **kw)
-                break
-            except BufferError:
-                producer.poll(0.05)
+        produce_waiting(producer, topic, key=str(i).encode(), value=value(i), on_delivery=delivered, **kw)
         producer.poll(0)
 
     def write(self, path):
@@ -76,16 +71,6 @@ class Manifest:
         with open(tmp, "w") as f:
             f.write(json.dumps({"records": self.records}, separators=(",", ":")))
         os.replace(tmp, path)
-
-
-def create_topic(bootstrap, topic, partitions):
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)]).values():
-        try:
-            f.result()
-        except Exception as e:  # already exists is fine
-            if "TOPIC_ALREADY_EXISTS" not in str(e):
-                raise
 
 
 def txn_producer(bootstrap, txn_id):
@@ -175,10 +160,7 @@ def stream(args):
         if i % args.txn_size == args.txn_size - 1 or i == args.count - 1:
             end(p, kind == "aborted")
             k += 1
-        if args.rate:
-            ahead = (i + 1) / args.rate - (time.monotonic() - start)
-            if ahead > 0:
-                time.sleep(ahead)
+        pace(i + 1, args.rate, start)
     p.flush(60)
     m.write(args.manifest)
     print(f"produced {args.count} records to {args.topic} in {k} transactions")

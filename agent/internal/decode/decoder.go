@@ -257,21 +257,31 @@ func (d *Decoder) metadata(r *Record) {
 	b := d.b
 	b.Field(d.meta)
 	b.BeginStruct()
-	b.Field(0)
+	WriteMetadata(b, 0, r)
+	b.EndStruct()
+}
+
+// WriteMetadata writes r's source metadata, the fields of
+// [spec.MetadataType] in their order (topic, partition, offset, timestamp,
+// timestampType, headers), to the fields first to first+5 of b's current
+// row or struct, as the metadata column holds them. The values alias r's
+// strings and header values.
+func WriteMetadata(b *rows.Builder, first int, r *Record) {
+	b.Field(first)
 	b.Bytes(bytesOf(r.Topic))
-	b.Field(1)
+	b.Field(first + 1)
 	b.Int32(r.Partition)
-	b.Field(2)
+	b.Field(first + 2)
 	b.Int64(r.Offset)
-	b.Field(3)
+	b.Field(first + 3)
 	if r.Timestamp.IsZero() || r.Timestamp.UnixMilli() < 0 {
 		b.Null()
 	} else {
 		b.Int64(r.Timestamp.UnixMicro())
 	}
-	b.Field(4)
+	b.Field(first + 4)
 	b.Int32(int32(r.TimestampType))
-	b.Field(5)
+	b.Field(first + 5)
 	// No headers is null, as in Spark's Kafka source.
 	if len(r.Headers) == 0 {
 		b.Null()
@@ -292,7 +302,6 @@ func (d *Decoder) metadata(r *Record) {
 		}
 		b.EndList()
 	}
-	b.EndStruct()
 }
 
 // bytesOf views s as bytes without copying; the Builder never writes to

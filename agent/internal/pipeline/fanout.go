@@ -25,14 +25,9 @@ type fanoutConfig struct {
 	Fanout   spec.FanoutSchema
 	// Dir is the destination schema's folder, <root>/<catalog>/<schema>:
 	// each routed table is a folder in it, and so is the progress log.
-	Dir           string
-	Conn          spec.Connection
-	FlushEvery    time.Duration
-	MaxRows       int64
-	MaxBytes      int64
-	Continuous    bool
-	DiscoverEvery time.Duration
-	GCGrace       time.Duration
+	Dir  string
+	Conn spec.Connection
+	runSettings
 }
 
 // fanoutRunner runs one fanout schema in its own goroutine: it routes every
@@ -156,11 +151,8 @@ func (r *fanoutRunner) run(ctx context.Context) {
 		}
 		r.log.Warn("fanout restarts from its logs", "err", err, "in", backoff)
 		r.setState(spec.StateStarting, err)
-		select {
-		case <-ctx.Done():
-			r.setState(spec.StateStopped, nil)
+		if !waitOrStop(ctx, backoff, r.setState) {
 			return
-		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 30*time.Second)
 	}
@@ -436,12 +428,8 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	r.setRunning()
 	r.log.Info("fanout running", "partitions", len(started), "tables", len(run.tables))
 
-	flushTimer := time.NewTimer(time.Hour)
-	flushTimer.Stop()
-	discover := time.NewTicker(r.cfg.DiscoverEvery)
-	defer discover.Stop()
-	gc := time.NewTicker(r.cfg.GCGrace / 4)
-	defer gc.Stop()
+	clk := newLoopClock(r.cfg.DiscoverEvery, r.cfg.GCGrace)
+	defer clk.stop()
 	for {
 		if !r.cfg.Continuous && run.reachedEnd() {
 			if err := run.flushAll(ctx); err != nil {
@@ -452,9 +440,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			return run.flushAll(fctx)
+			return finalFlush(run.flushAll)
 		case err := <-fetchErrs:
 			return err
 		case f := <-in:
@@ -465,9 +451,9 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 				return err
 			}
 			if wasEmpty && !run.empty() {
-				flushTimer.Reset(r.cfg.FlushEvery)
+				clk.flush.Reset(r.cfg.FlushEvery)
 			}
-		case <-flushTimer.C:
+		case <-clk.flush.C:
 			if err := run.flushAll(ctx); err != nil {
 				return err
 			}
@@ -476,22 +462,14 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if err := run.flush(ctx, t); err != nil {
 				return err
 			}
-		case <-gc.C:
+		case <-clk.gc.C:
 			for _, t := range run.order {
 				if _, err := t.tbl.CollectGarbage(); err != nil {
 					r.log.Warn("garbage collection failed", "table", t.name, "err", err)
 				}
 			}
-		case <-discover.C:
-			tps, err := r.client.Partitions(ctx, ko)
-			if err != nil {
-				r.log.Warn("partition discovery failed", "err", err)
-				continue
-			}
-			var lookup lookupError
-			if err := start(tps, spec.StartingOffsetEarliest); errors.As(err, &lookup) {
-				r.log.Warn("starting new partitions failed", "err", err)
-			} else if err != nil {
+		case <-clk.discover.C:
+			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
 		}
@@ -514,37 +492,21 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	readCommitted := ko.ReadCommitted()
-	latest := kafka.Latest
-	if readCommitted {
-		latest = kafka.LastStable
-	}
-	which := latest
-	if starting == spec.StartingOffsetEarliest || run.progress.tbl.Snapshot().Version >= 0 {
-		which = kafka.Earliest
-	}
 	ids, err := r.client.TopicIDs(ctx, topicsOf(tps))
 	if err != nil {
 		return nil, lookupError{err}
 	}
-	recorded := run.progress.tbl.Snapshot().Configuration
-	newIDs := map[string]string{}
-	for topic, id := range ids {
-		switch was := recorded[topicIDKey(topic)]; was {
-		case id:
-		case "":
-			newIDs[topicIDKey(topic)] = id
-		default:
-			return nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
-		}
-	}
-	defaults, err := r.client.Offsets(ctx, tps, which)
+	newIDs, err := checkTopicIDs(run.progress.tbl.Snapshot().Configuration, ids)
 	if err != nil {
-		return nil, lookupError{err}
+		return nil, err
 	}
-	if !r.cfg.Continuous && run.end == nil {
-		if run.end, err = r.client.Offsets(ctx, tps, latest); err != nil {
-			return nil, lookupError{err}
-		}
+	defaults, ends, err := startOffsets(ctx, r.client, tps, readCommitted, starting, run.progress.tbl.Snapshot().Version >= 0,
+		!r.cfg.Continuous && run.end == nil)
+	if err != nil {
+		return nil, err
+	}
+	if ends != nil {
+		run.end = ends
 	}
 	next := map[kafka.TopicPartition]int64{}
 	for _, tp := range tps {
@@ -573,17 +535,6 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 			TopicID: ids[tp.Topic], OnRetry: func(err error) { r.fetchFailing(err) }})
 	}
 	return subs, nil
-}
-
-// topicsOf returns the topics of tps, each once.
-func topicsOf(tps []kafka.TopicPartition) []string {
-	var topics []string
-	for _, tp := range tps {
-		if !slices.Contains(topics, tp.Topic) {
-			topics = append(topics, tp.Topic)
-		}
-	}
-	return topics
 }
 
 // fetchFailing records that a fetch retries after err: the fanout reports

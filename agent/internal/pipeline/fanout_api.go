@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -79,16 +78,11 @@ func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanoutConfig, 
 // whose tables go under root.
 func (m *Manager) fanoutConfig(root string, p *spec.Pipeline, f *spec.FanoutSchema, conn *spec.Connection) fanoutConfig {
 	return fanoutConfig{
-		Pipeline:      p.Name,
-		Fanout:        *f,
-		Dir:           spec.JoinLocation(root, f.DestinationCatalog, f.DestinationSchema),
-		Conn:          *conn,
-		FlushEvery:    p.FlushEvery(),
-		MaxRows:       cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
-		MaxBytes:      cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
-		Continuous:    p.IsContinuous(),
-		DiscoverEvery: cmp.Or(m.cfg.DiscoverEvery, DefaultDiscoverEvery),
-		GCGrace:       cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
+		Pipeline:    p.Name,
+		Fanout:      *f,
+		Dir:         spec.JoinLocation(root, f.DestinationCatalog, f.DestinationSchema),
+		Conn:        *conn,
+		runSettings: m.runSettings(p),
 	}
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,18 +71,16 @@ func (e *routeError) Error() string {
 func (e *routeError) Unwrap() error { return e.err }
 
 // fanoutErrorsColumns are the columns of [spec.FanoutErrorsTable]: the raw
-// record and why it could not be routed.
-var fanoutErrorsColumns = []schema.Field{
-	{Name: "key", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
-	{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
-	{Name: "topic", Type: &schema.Type{Kind: schema.String}, Nullable: true},
-	{Name: "partition", Type: &schema.Type{Kind: schema.Int}, Nullable: true},
-	{Name: "offset", Type: &schema.Type{Kind: schema.Long}, Nullable: true},
-	{Name: "timestamp", Type: &schema.Type{Kind: schema.Timestamp}, Nullable: true},
-	{Name: "timestampType", Type: &schema.Type{Kind: schema.Int}, Nullable: true},
-	spec.MetadataType.Fields[5], // headers
-	{Name: "error", Type: &schema.Type{Kind: schema.String}, Nullable: true},
-}
+// record (its key, its value and the fields of the source metadata column)
+// and why it could not be routed.
+var fanoutErrorsColumns = slices.Concat(
+	[]schema.Field{
+		{Name: "key", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
+		{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
+	},
+	spec.MetadataType.Fields, // written by decode.WriteMetadata
+	[]schema.Field{{Name: "error", Type: &schema.Type{Kind: schema.String}, Nullable: true}},
+)
 
 // deadLetters builds the rows of [spec.FanoutErrorsTable].
 type deadLetters struct {
@@ -113,39 +112,7 @@ func (d *deadLetters) batch(recs []decode.Record, errs []string) (decode.Batch, 
 				b.Bytes(v)
 			}
 		}
-		b.Field(2)
-		b.Bytes([]byte(r.Topic))
-		b.Field(3)
-		b.Int32(r.Partition)
-		b.Field(4)
-		b.Int64(r.Offset)
-		b.Field(5)
-		if r.Timestamp.IsZero() || r.Timestamp.UnixMilli() < 0 {
-			b.Null()
-		} else {
-			b.Int64(r.Timestamp.UnixMicro())
-		}
-		b.Field(6)
-		b.Int32(int32(r.TimestampType))
-		b.Field(7)
-		if len(r.Headers) == 0 {
-			b.Null() // as in the source metadata column
-		} else {
-			b.BeginList()
-			for _, h := range r.Headers {
-				b.BeginStruct()
-				b.Field(0)
-				b.Bytes([]byte(strings.ToValidUTF8(h.Key, "\uFFFD")))
-				b.Field(1)
-				if h.Value == nil {
-					b.Null()
-				} else {
-					b.Bytes(h.Value)
-				}
-				b.EndStruct()
-			}
-			b.EndList()
-		}
+		decode.WriteMetadata(b, 2, r)
 		b.Field(8)
 		b.Bytes([]byte(errs[i]))
 		if err := b.EndRow(); err != nil {

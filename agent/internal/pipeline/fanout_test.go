@@ -60,14 +60,16 @@ func testFanoutConfig(warehouse, topic string, conn *spec.Connection) fanoutConf
 				JSONOptions: &spec.JSONOptions{Schema: "type STRING, id BIGINT"}}}},
 			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
 		},
-		Dir:           filepath.Join(warehouse, "main", "events"),
-		Conn:          *conn,
-		FlushEvery:    200 * time.Millisecond,
-		MaxRows:       spec.DefaultMaxRowsPerFile,
-		MaxBytes:      spec.DefaultTargetFileSizeMB << 20,
-		Continuous:    true,
-		DiscoverEvery: time.Second,
-		GCGrace:       time.Hour,
+		Dir:  filepath.Join(warehouse, "main", "events"),
+		Conn: *conn,
+		runSettings: runSettings{
+			FlushEvery:    200 * time.Millisecond,
+			MaxRows:       spec.DefaultMaxRowsPerFile,
+			MaxBytes:      spec.DefaultTargetFileSizeMB << 20,
+			Continuous:    true,
+			DiscoverEvery: time.Second,
+			GCGrace:       time.Hour,
+		},
 	}
 }
 
@@ -125,12 +127,20 @@ func readTable[R any](t *testing.T, dir string) ([]R, table.Snapshot) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	out, files := readRows[R](t, dir)
+	if files != snap.NumFiles {
+		t.Fatalf("%s: %d files in the folder, %d in the log", dir, files, snap.NumFiles)
+	}
+	return out, snap
+}
+
+// readRows reads the rows of every data file in the folder dir, and
+// returns them with the number of files.
+func readRows[R any](t *testing.T, dir string) ([]R, int) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(files) != snap.NumFiles {
-		t.Fatalf("%s: %d files in the folder, %d in the log", dir, len(files), snap.NumFiles)
 	}
 	var out []R
 	for _, f := range files {
@@ -140,7 +150,7 @@ func readTable[R any](t *testing.T, dir string) ([]R, table.Snapshot) {
 		}
 		out = append(out, rows...)
 	}
-	return out, snap
+	return out, len(files)
 }
 
 // checkRouted checks that each of the five tables of dir holds, exactly

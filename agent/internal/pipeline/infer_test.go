@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -89,16 +88,10 @@ func TestManagerInfersFirstSchema(t *testing.T) {
 		Rescued *string `parquet:"_rescued_data,optional"`
 	}
 	var rescued []string
-	files, _ := filepath.Glob(filepath.Join(st.Tables[0].Location, "*.parquet"))
-	for _, f := range files {
-		rows, err := parquet.ReadFile[row](f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rows {
-			if r.Rescued != nil {
-				rescued = append(rescued, *r.Rescued)
-			}
+	rows, _ := readRows[row](t, st.Tables[0].Location)
+	for _, r := range rows {
+		if r.Rescued != nil {
+			rescued = append(rescued, *r.Rescued)
 		}
 	}
 	slices.Sort(rescued)

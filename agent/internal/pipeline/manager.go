@@ -310,19 +310,27 @@ func redactedRoots(roots []string) []string {
 	return out
 }
 
-func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn *spec.Connection) tableConfig {
-	return tableConfig{
-		Pipeline:      p.Name,
-		Qualified:     strings.ToLower(p.QualifiedName(t)),
-		Dir:           spec.JoinLocation(root, p.DestinationCatalog, p.DestinationSchema, t.DestinationTable),
-		Table:         *t,
-		Conn:          *conn,
+// runSettings returns the run settings of pipeline p's tables and fanout
+// schemas.
+func (m *Manager) runSettings(p *spec.Pipeline) runSettings {
+	return runSettings{
 		FlushEvery:    p.FlushEvery(),
 		MaxRows:       cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
 		MaxBytes:      cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
 		Continuous:    p.IsContinuous(),
 		DiscoverEvery: cmp.Or(m.cfg.DiscoverEvery, DefaultDiscoverEvery),
 		GCGrace:       cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
+	}
+}
+
+func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn *spec.Connection) tableConfig {
+	return tableConfig{
+		Pipeline:    p.Name,
+		Qualified:   strings.ToLower(p.QualifiedName(t)),
+		Dir:         spec.JoinLocation(root, p.DestinationCatalog, p.DestinationSchema, t.DestinationTable),
+		Table:       *t,
+		Conn:        *conn,
+		runSettings: m.runSettings(p),
 	}
 }
 

@@ -77,6 +77,26 @@ func testPipeline(topic string) *spec.Pipeline {
 	return p
 }
 
+// triggeredPipeline is testPipeline(topic), triggered.
+func triggeredPipeline(topic string) *spec.Pipeline {
+	p := testPipeline(topic)
+	off := false
+	p.Continuous = &off
+	return p
+}
+
+// startManager returns a manager on a new warehouse, closed at the end of
+// the test, that runs p, read from the broker at addr.
+func startManager(t *testing.T, addr string, p *spec.Pipeline) *Manager {
+	t.Helper()
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	t.Cleanup(func() { m.Close(context.Background()) })
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func TestManagerIngestsAndResumes(t *testing.T) {
 	addr, producer := newCluster(t, 4, "events")
 	warehouse := t.TempDir()
@@ -131,14 +151,7 @@ func TestManagerIngestsAndResumes(t *testing.T) {
 func TestManagerTriggeredRunCompletes(t *testing.T) {
 	addr, producer := newCluster(t, 4, "events")
 	produce(t, producer, 0, 300, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
-	p := testPipeline("events")
-	off := false
-	p.Continuous = &off
-	m := NewManager(Config{Warehouse: t.TempDir()})
-	defer m.Close(context.Background())
-	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	m := startManager(t, addr, triggeredPipeline("events"))
 	waitFor(t, 20*time.Second, "COMPLETED", func() bool { st, _ := m.Status("p"); return st.State == spec.StateCompleted })
 	if st, _ := m.Status("p"); st.Tables[0].Rows != 300 {
 		t.Fatalf("rows %d, want 300", st.Tables[0].Rows)
@@ -149,15 +162,9 @@ func TestManagerTriggeredRunCompletes(t *testing.T) {
 // triggered one too, since its fanout schemas report their own states.
 func TestManagerPipelineWithoutTablesRuns(t *testing.T) {
 	addr, _ := newCluster(t, 1, "events")
-	p := testPipeline("events")
+	p := triggeredPipeline("events")
 	p.Tables = nil
-	off := false
-	p.Continuous = &off
-	m := NewManager(Config{Warehouse: t.TempDir()})
-	defer m.Close(context.Background())
-	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	m := startManager(t, addr, p)
 	if st, _ := m.Status("p"); st.State != spec.StateRunning || len(st.Tables) != 0 {
 		t.Fatalf("status %+v, want RUNNING without tables", st)
 	}
@@ -284,10 +291,7 @@ func TestManagerStorageLocation(t *testing.T) {
 	m := NewManager(Config{Warehouse: warehouse, AllowedRoots: []string{allowed}})
 	defer m.Close(context.Background())
 	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
-	p := testPipeline("events")
-	off := false
-	p.Continuous = &off
-
+	p := triggeredPipeline("events")
 	p.StorageLocation = filepath.Join(other, "lake")
 	var refused spec.Errors
 	if err := m.Apply(context.Background(), p, conn, nil); !errors.As(err, &refused) || refused[0].Path != "storage_location" ||

@@ -3,14 +3,12 @@ package pipeline
 import (
 	"context"
 	"encoding/base64"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hamba/avro/v2"
-	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
@@ -103,19 +101,7 @@ func avroPipeline(topic, mode string) *spec.Pipeline {
 // first, then by id. A null _corrupt_record reads as empty.
 func readOrders(t *testing.T, dir string) []orderRow {
 	t.Helper()
-	dir = strings.TrimPrefix(dir, "file://")
-	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []orderRow
-	for _, f := range files {
-		rows, err := parquet.ReadFile[orderRow](f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		out = append(out, rows...)
-	}
+	out, _ := readRows[orderRow](t, strings.TrimPrefix(dir, "file://"))
 	slices.SortFunc(out, func(a, b orderRow) int {
 		switch {
 		case a.ID == nil && b.ID == nil:

@@ -231,9 +231,7 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 		return false, nil
 	}
 	if nc.Fail {
-		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := s.flush(fctx); err != nil {
+		if err := finalFlush(s.flush); err != nil {
 			return false, err
 		}
 		return false, fatalError{nc}
@@ -285,9 +283,7 @@ func (s *sink) decodeFailed(err error) error {
 	var failFast *decode.RecordError
 	switch {
 	case errors.As(err, &evolved):
-		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if ferr := s.flush(fctx); ferr != nil {
+		if ferr := finalFlush(s.flush); ferr != nil {
 			return ferr
 		}
 		return err

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -340,25 +337,16 @@ func TestManagerResumesFromLegacyAppIDs(t *testing.T) {
 // dir.
 func readIDs(t *testing.T, dir string) map[int64]int {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	type row struct {
 		ID *int64 `parquet:"id,optional"`
 	}
+	rows, _ := readRows[row](t, dir)
 	ids := map[int64]int{}
-	for _, f := range files {
-		rows, err := parquet.ReadFile[row](f)
-		if err != nil {
-			t.Fatal(err)
+	for _, r := range rows {
+		if r.ID == nil {
+			t.Fatalf("%s: a row without id", dir)
 		}
-		for _, r := range rows {
-			if r.ID == nil {
-				t.Fatalf("%s: a row without id", f)
-			}
-			ids[*r.ID]++
-		}
+		ids[*r.ID]++
 	}
 	return ids
 }

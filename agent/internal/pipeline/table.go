@@ -38,9 +38,19 @@ type tableConfig struct {
 	// use, by the connection_name of their schema_registry block ("" for
 	// the pipeline's connection).
 	Registries map[string]spec.SchemaRegistry
+	runSettings
+}
+
+// runSettings are the settings of a table loop, or fanout run, that come
+// from its pipeline and the agent's [Config].
+type runSettings struct {
+	// FlushEvery is the longest a buffered record waits for its commit.
 	FlushEvery time.Duration
-	MaxRows    int64
-	MaxBytes   int64
+	// MaxRows and MaxBytes bound a data file.
+	MaxRows  int64
+	MaxBytes int64
+	// Continuous is false for a triggered pipeline, which reads up to the
+	// end offsets it found at its start.
 	Continuous bool
 	// DiscoverEvery is the partition discovery interval.
 	DiscoverEvery time.Duration
@@ -133,7 +143,7 @@ func (r *tableRunner) run(ctx context.Context) {
 				"schemaId", evolved.To)
 			if time.Since(evolvedAt) > time.Minute {
 				backoff = time.Second
-			} else if !r.wait(ctx, backoff) {
+			} else if !waitOrStop(ctx, backoff, r.setState) {
 				return
 			} else {
 				backoff = min(backoff*2, 30*time.Second)
@@ -154,7 +164,7 @@ func (r *tableRunner) run(ctx context.Context) {
 		}
 		r.log.Warn("table loop restarts from its log", "err", err, "in", backoff)
 		r.setState(spec.StateStarting, err)
-		if !r.wait(ctx, backoff) {
+		if !waitOrStop(ctx, backoff, r.setState) {
 			return
 		}
 		backoff = min(backoff*2, 30*time.Second)
@@ -175,12 +185,12 @@ func isFatal(err error) bool {
 		errors.As(err, &failFast)
 }
 
-// wait waits d before the loop starts again; false, with the table
-// STOPPED, when ctx ends first.
-func (r *tableRunner) wait(ctx context.Context, d time.Duration) bool {
+// waitOrStop waits d before a runner starts again; false, with the runner
+// STOPPED by setState, when ctx ends first.
+func waitOrStop(ctx context.Context, d time.Duration, setState func(state string, err error)) bool {
 	select {
 	case <-ctx.Done():
-		r.setState(spec.StateStopped, nil)
+		setState(spec.StateStopped, nil)
 		return false
 	case <-time.After(d):
 		return true
@@ -321,28 +331,12 @@ func (l *loop) run(ctx context.Context) error {
 	defer l.group.close()
 
 	// start begins fetching the new partitions among tps, each from its
-	// committed offset. A partition without one starts at starting while
-	// the table has no log entry yet, and at earliest once it has one: a
-	// partition or topic that appeared while the agent was down, or between
-	// two discoveries, must not skip the records written to it meanwhile.
+	// committed offset, else from where startOffsets says.
 	readCommitted := ko.ReadCommitted()
-	latest := kafka.Latest
-	if readCommitted {
-		latest = kafka.LastStable // a read_committed consumer's latest
-	}
 	start := func(tps []kafka.TopicPartition, starting string) error {
-		var fresh []kafka.TopicPartition
-		for _, tp := range tps {
-			if !fetching[tp] {
-				fresh = append(fresh, tp)
-			}
-		}
+		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return fetching[tp] })
 		if len(fresh) == 0 {
 			return nil
-		}
-		which := latest
-		if starting == spec.StartingOffsetEarliest || l.tbl.Snapshot().Version >= 0 {
-			which = kafka.Earliest
 		}
 		// Topic ids first: offsets of a topic re-created meanwhile would
 		// belong to the new one.
@@ -350,14 +344,13 @@ func (l *loop) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		defaults, err := r.client.Offsets(ctx, fresh, which)
+		defaults, ends, err := startOffsets(ctx, r.client, fresh, readCommitted, starting, l.tbl.Snapshot().Version >= 0,
+			!r.cfg.Continuous && l.end == nil)
 		if err != nil {
-			return lookupError{err}
+			return err
 		}
-		if !r.cfg.Continuous && l.end == nil {
-			if l.end, err = r.client.Offsets(ctx, fresh, latest); err != nil {
-				return lookupError{err}
-			}
+		if ends != nil {
+			l.end = ends
 		}
 		// Record where new partitions start before reading them, so that a
 		// restart before their first data commit resumes there rather than
@@ -428,14 +421,8 @@ func (l *loop) run(ctx context.Context) error {
 	r.mu.Unlock()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
 
-	flushTimer := time.NewTimer(time.Hour)
-	flushTimer.Stop()
-	discover := time.NewTicker(r.cfg.DiscoverEvery)
-	defer discover.Stop()
-	// Files a crash left behind become collectable only after the grace
-	// period, so collection also runs while the table does.
-	gc := time.NewTicker(r.cfg.GCGrace / 4)
-	defer gc.Stop()
+	clk := newLoopClock(r.cfg.DiscoverEvery, r.cfg.GCGrace)
+	defer clk.stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
 			if err := l.flush(ctx); err != nil {
@@ -446,10 +433,7 @@ func (l *loop) run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			// Final flush on a context of its own: the loop's is done.
-			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			return l.flush(fctx)
+			return finalFlush(l.flush)
 		case err := <-fetchErrs:
 			return err
 		case d := <-chunks:
@@ -466,45 +450,70 @@ func (l *loop) run(ctx context.Context) error {
 				return err
 			}
 			if l.full() {
-				flushTimer.Stop()
+				clk.flush.Stop()
 				if err := l.flush(ctx); err != nil {
 					return err
 				}
 			} else if wasEmpty && !l.empty() {
 				// The interval counts from the first buffered record, and
 				// the flush fires even if no record follows it.
-				flushTimer.Reset(r.cfg.FlushEvery)
+				clk.flush.Reset(r.cfg.FlushEvery)
 			}
-		case <-flushTimer.C:
+		case <-clk.flush.C:
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
 		case <-l.mem.Flush():
 			// The memory budget is full and this file is the biggest.
 			r.log.Debug("flush asked by the memory budget", "bytes", l.buffered())
-			flushTimer.Stop()
+			clk.flush.Stop()
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
-		case <-gc.C:
+		case <-clk.gc.C:
 			r.collectGarbage(l.tbl)
-		case <-discover.C:
-			tps, err := r.client.Partitions(ctx, ko)
-			if err != nil {
-				r.log.Warn("partition discovery failed", "err", err)
-				continue
-			}
-			// A look-up that failed is tried again at the next tick; any
-			// other error (a re-created topic, a commit that failed)
-			// restarts the table from its log or fails it.
-			var lookup lookupError
-			if err := start(tps, spec.StartingOffsetEarliest); errors.As(err, &lookup) {
-				r.log.Warn("starting new partitions failed", "err", err)
-			} else if err != nil {
+		case <-clk.discover.C:
+			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// loopClock holds the timers of a table loop or fanout run.
+type loopClock struct {
+	// flush fires a flush interval after the first buffered record; it
+	// is stopped until then.
+	flush *time.Timer
+	// discover ticks at each partition discovery.
+	discover *time.Ticker
+	// gc ticks at each garbage collection: files a crash left behind
+	// become collectable only after the grace period, so collection also
+	// runs while the loop does.
+	gc *time.Ticker
+}
+
+// newLoopClock returns the timers of a loop that discovers partitions
+// every discoverEvery and whose tables' grace period is gcGrace.
+func newLoopClock(discoverEvery, gcGrace time.Duration) *loopClock {
+	c := &loopClock{flush: time.NewTimer(time.Hour), discover: time.NewTicker(discoverEvery), gc: time.NewTicker(gcGrace / 4)}
+	c.flush.Stop()
+	return c
+}
+
+// stop stops the timers.
+func (c *loopClock) stop() {
+	c.flush.Stop()
+	c.discover.Stop()
+	c.gc.Stop()
+}
+
+// finalFlush runs flush, the last before a loop returns, on a context of
+// its own (the loop's may be done), bounded to 30 seconds.
+func finalFlush(flush func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return flush(ctx)
 }
 
 // fetchFailing records that tp's fetcher retries after err: the table is
@@ -565,30 +574,100 @@ func topicIDKey(topic string) string { return "tributary.topicId." + topic }
 // table has not recorded yet. A topic whose id differs from the one the
 // table recorded was re-created: a [*kafka.TopicRecreatedError].
 func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (ids, unrecorded map[string]string, err error) {
-	var unknown []string
-	for _, tp := range tps {
-		if _, ok := l.topicIDs[tp.Topic]; !ok && !slices.Contains(unknown, tp.Topic) {
-			unknown = append(unknown, tp.Topic)
-		}
-	}
+	unknown := slices.DeleteFunc(topicsOf(tps), func(topic string) bool {
+		_, ok := l.topicIDs[topic]
+		return ok
+	})
 	if len(unknown) == 0 {
 		return nil, nil, nil
 	}
 	if ids, err = l.r.client.TopicIDs(ctx, unknown); err != nil {
 		return nil, nil, lookupError{err}
 	}
-	recorded := l.tbl.Snapshot().Configuration
-	unrecorded = map[string]string{}
+	if unrecorded, err = checkTopicIDs(l.tbl.Snapshot().Configuration, ids); err != nil {
+		return nil, nil, err
+	}
+	return ids, unrecorded, nil
+}
+
+// checkTopicIDs compares the ids of topics, looked up, with those a log's
+// configuration, recorded, holds: it returns the configuration keys and
+// ids of the topics it does not hold yet, or a
+// [*kafka.TopicRecreatedError] for a topic whose id differs from the
+// recorded one (it was re-created).
+func checkTopicIDs(recorded, ids map[string]string) (map[string]string, error) {
+	unrecorded := map[string]string{}
 	for topic, id := range ids {
 		switch was := recorded[topicIDKey(topic)]; was {
 		case id:
 		case "":
 			unrecorded[topicIDKey(topic)] = id
 		default:
-			return nil, nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
+			return nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
 		}
 	}
-	return ids, unrecorded, nil
+	return unrecorded, nil
+}
+
+// topicsOf returns the topics of tps, each once.
+func topicsOf(tps []kafka.TopicPartition) []string {
+	var topics []string
+	for _, tp := range tps {
+		if !slices.Contains(topics, tp.Topic) {
+			topics = append(topics, tp.Topic)
+		}
+	}
+	return topics
+}
+
+// startOffsets looks up where new partitions tps start when their log
+// records no offset for them: at starting's offset while the log is new,
+// and at the earliest once it has an entry (logged), since a partition or
+// topic that appeared while the agent was down, or between two
+// discoveries, must not skip the records written to it meanwhile. With
+// withEnds, for a triggered run's first partitions, it also returns their
+// end offsets: the latest, or the last stable under read_committed. A
+// failed look-up is a [lookupError].
+func startOffsets(ctx context.Context, client *kafka.Client, tps []kafka.TopicPartition, readCommitted bool, starting string,
+	logged, withEnds bool) (defaults, ends map[kafka.TopicPartition]int64, err error) {
+	latest := int64(kafka.Latest)
+	if readCommitted {
+		latest = kafka.LastStable // a read_committed consumer's latest
+	}
+	which := latest
+	if starting == spec.StartingOffsetEarliest || logged {
+		which = kafka.Earliest
+	}
+	if defaults, err = client.Offsets(ctx, tps, which); err != nil {
+		return nil, nil, lookupError{err}
+	}
+	if withEnds {
+		if ends, err = client.Offsets(ctx, tps, latest); err != nil {
+			return nil, nil, lookupError{err}
+		}
+	}
+	return defaults, ends, nil
+}
+
+// discoverPartitions looks up the partitions ko reads and starts the new
+// ones among them with start, from the earliest offset. A look-up that
+// failed is logged and tried again at the next discovery; any other error
+// (a re-created topic, a commit that failed) is returned: it restarts the
+// runner from its log or fails it.
+func discoverPartitions(ctx context.Context, client *kafka.Client, ko *spec.KafkaOptions, log *slog.Logger,
+	start func(tps []kafka.TopicPartition, starting string) error) error {
+	tps, err := client.Partitions(ctx, ko)
+	if err != nil {
+		log.Warn("partition discovery failed", "err", err)
+		return nil
+	}
+	var lookup lookupError
+	if err := start(tps, spec.StartingOffsetEarliest); errors.As(err, &lookup) {
+		log.Warn("starting new partitions failed", "err", err)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // lookupError marks a failed metadata or offset look-up while starting new
