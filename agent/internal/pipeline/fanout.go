@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -188,11 +189,13 @@ type fanoutRun struct {
 	order []*fanoutTable
 	// letters builds the rows of the dead letter table; nil until needed.
 	letters *deadLetters
-	// groups holds a chunk's records per table, names the tables in the
+	// groups holds a batch's records per table, names the tables in the
 	// order of their first record, and dead and reasons the records that
-	// cannot be routed and why; all reused from chunk to chunk.
-	groups  map[string][]decode.Record
-	names   []string
+	// cannot be routed and why; all reused from batch to batch.
+	groups map[string][]decode.Record
+	names  []string
+	// jobs holds the decoding chunks of the batch being written.
+	jobs    []chunkJob
 	dead    []decode.Record
 	reasons []string
 	// pos is, per partition, the offset up to which every record is
@@ -580,7 +583,7 @@ func (run *fanoutRun) reachedEnd() bool {
 }
 
 // add routes and writes the records of batch b of tp past the routed
-// position, a chunk at a time, and moves the position past the batch.
+// position, and moves the position past the batch.
 func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka.Batch) error {
 	r := run.r
 	r.fetchRecovered()
@@ -599,9 +602,8 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 		j++
 	}
 	recs = recs[i:j]
-	for start := 0; start < len(recs); start += decodeChunk {
-		chunk := recs[start:min(start+decodeChunk, len(recs))]
-		if err := run.addChunk(ctx, tp, chunk, chunk[len(chunk)-1].Offset+1); err != nil {
+	if len(recs) > 0 {
+		if err := run.route(ctx, tp, recs, recs[len(recs)-1].Offset+1); err != nil {
 			return err
 		}
 	}
@@ -614,13 +616,16 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 	return nil
 }
 
-// addChunk routes chunk, records of tp, and writes each table's records to
-// it; next is the offset after the chunk. Under FAIL a record that cannot
-// be routed stops it before any table took a record of it.
-func (run *fanoutRun) addChunk(ctx context.Context, tp kafka.TopicPartition, chunk []decode.Record, next int64) error {
+// route routes recs, the records of a fetched batch of tp, and writes each
+// table's records to it; next is the offset after them. Grouping a whole
+// batch, rather than a decoding chunk, gives each table a run of its records
+// long enough to decode and write column-wise, even with many tables.
+// Under FAIL a record that cannot be routed stops the batch before any
+// table took a record of it.
+func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs []decode.Record, next int64) error {
 	r := run.r
 	deadLetter := r.cfg.Fanout.FanoutOptions.OnInvalidRoute == spec.OnInvalidRouteDeadLetter
-	// The groups of the previous chunk are emptied, keeping their arrays
+	// The groups of the previous batch are emptied, keeping their arrays
 	// but not the records, which point into released batches.
 	if len(run.groups) > maxGroups {
 		clear(run.groups) // names seen long ago: let their arrays go
@@ -632,13 +637,13 @@ func (run *fanoutRun) addChunk(ctx context.Context, tp kafka.TopicPartition, chu
 	clear(run.dead)
 	run.names, run.dead, run.reasons = run.names[:0], run.dead[:0], run.reasons[:0]
 	groups := run.groups
-	for i := range chunk {
-		name, err := run.router.table(&chunk[i])
+	for i := range recs {
+		name, err := run.router.table(&recs[i])
 		if err != nil {
 			if !deadLetter {
 				return err
 			}
-			run.dead = append(run.dead, chunk[i])
+			run.dead = append(run.dead, recs[i])
 			run.reasons = append(run.reasons, err.Error())
 			continue
 		}
@@ -646,36 +651,46 @@ func (run *fanoutRun) addChunk(ctx context.Context, tp kafka.TopicPartition, chu
 		if len(g) == 0 {
 			run.names = append(run.names, name)
 		}
-		groups[name] = append(g, chunk[i])
+		groups[name] = append(g, recs[i])
 	}
 	names, dead, reasons := run.names, run.dead, run.reasons
+	run.jobs = run.jobs[:0]
 	for _, name := range names {
 		t, err := run.table(ctx, name, groups[name])
 		if err != nil {
 			return err
 		}
-		if err := run.write(ctx, t, tp, groups[name], nil, next); err != nil {
-			return fmt.Errorf("table %s: %w", name, err)
-		}
+		run.plan(t, tp, groups[name], nil, next)
 	}
 	if len(dead) > 0 {
 		t, err := run.table(ctx, spec.FanoutErrorsTable, nil)
 		if err != nil {
 			return err
 		}
-		if err := run.write(ctx, t, tp, dead, reasons, next); err != nil {
-			return fmt.Errorf("table %s: %w", spec.FanoutErrorsTable, err)
-		}
+		run.plan(t, tp, dead, reasons, next)
 	}
-	return nil
+	return run.write(ctx)
 }
 
-// write decodes the records of tp routed to t (the dead letters, with
-// their reasons, for the dead letter table) and adds them to its sink,
-// past what the table committed already; next is the offset after the
-// chunk. A table that reaches its file limits flushes.
-func (run *fanoutRun) write(ctx context.Context, t *fanoutTable, tp kafka.TopicPartition, recs []decode.Record, reasons []string,
-	next int64) error {
+// chunkJob is a decoding chunk of the records of a batch routed to one
+// table: decoded, possibly in parallel with others, then added to the
+// table's sink in order.
+type chunkJob struct {
+	t *fanoutTable
+	d decoded
+	// reasons holds why each record of a dead letter chunk was not
+	// routed; nil for a routed table's chunk.
+	reasons []string
+}
+
+// plan adds the jobs that write recs, records of tp routed to t (the dead
+// letters, with their reasons, for the dead letter table), a decoding
+// chunk at a time, past what the table committed already; next is the
+// offset after the batch they came from, which every record of t before
+// it is in by then.
+func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []decode.Record, reasons []string, next int64) {
+	// The table's committed offsets only move by its flushes of earlier
+	// chunks of this batch, so they can be read before any is added.
 	if done, ok := t.committed[tp]; ok {
 		i := 0
 		for i < len(recs) && recs[i].Offset < done {
@@ -686,24 +701,68 @@ func (run *fanoutRun) write(ctx context.Context, t *fanoutTable, tp kafka.TopicP
 			reasons = reasons[i:]
 		}
 	}
-	if len(recs) == 0 {
-		return nil
+	for start := 0; start < len(recs); start += decodeChunk {
+		end := min(start+decodeChunk, len(recs))
+		n := next
+		if end < len(recs) {
+			n = recs[end-1].Offset + 1
+		}
+		job := chunkJob{t: t, d: decoded{tp: tp, recs: recs[start:end], next: n}}
+		if reasons != nil {
+			job.reasons = reasons[start:end]
+		}
+		run.jobs = append(run.jobs, job)
 	}
-	if _, ok := t.pending[tp]; !ok {
-		from, ok := t.committed[tp]
+}
+
+// write runs the planned jobs in waves of one per core: a wave's routed
+// chunks decode in parallel, each with a decoder of its table's pool
+// (which holds one more than the cores, so a wave never waits for
+// itself), then every chunk of the wave is added to its table in order.
+func (run *fanoutRun) write(ctx context.Context) error {
+	wave := runtime.GOMAXPROCS(0)
+	for w := 0; w < len(run.jobs); w += wave {
+		jobs := run.jobs[w:min(w+wave, len(run.jobs))]
+		var wg sync.WaitGroup
+		for i := range jobs {
+			if j := &jobs[i]; j.reasons == nil {
+				wg.Go(func() {
+					j.d.dec, j.d.version, j.d.err = j.t.decoders.get(ctx)
+					if j.d.err == nil {
+						j.d.batch, j.d.err = j.d.dec.Decode(ctx, j.d.recs)
+					}
+				})
+			}
+		}
+		wg.Wait()
+		for i := range jobs {
+			if err := run.add1(ctx, &jobs[i]); err != nil {
+				for _, j := range jobs[i+1:] {
+					if j.d.dec != nil {
+						j.t.decoders.put(j.d.dec)
+					}
+				}
+				return fmt.Errorf("table %s: %w", jobs[i].t.name, err)
+			}
+		}
+	}
+	clear(run.jobs) // the records point into the batch
+	return nil
+}
+
+// add1 adds job's chunk, decoded unless it holds dead letters, to its
+// table's sink. A table that reaches its file limits flushes.
+func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
+	t, d := job.t, job.d
+	if _, ok := t.pending[d.tp]; !ok {
+		from, ok := t.committed[d.tp]
 		if !ok {
-			from = recs[0].Offset
+			from = d.recs[0].Offset
 		}
-		t.from[tp] = from
+		t.from[d.tp] = from
 	}
-	d := decoded{tp: tp, recs: recs, next: next}
-	if reasons != nil {
-		d.batch, d.err = run.letters.batch(recs, reasons)
-	} else {
-		d.dec, d.version, d.err = t.decoders.get(ctx)
-		if d.err == nil {
-			d.batch, d.err = d.dec.Decode(ctx, recs)
-		}
+	if job.reasons != nil {
+		d.batch, d.err = run.letters.batch(d.recs, job.reasons)
 	}
 	err := t.add(d)
 	t.mem.Set(t.buffered())
