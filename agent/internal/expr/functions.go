@@ -690,7 +690,7 @@ func elementAtFunc(orNull bool) *function {
 			switch {
 			case i == 0:
 				return Value{}, fmt.Errorf("the index 0 is invalid: the first element is 1 and the last -1")
-			case i > int64(size) || -i > int64(size):
+			case i > int64(size) || i < -int64(size):
 				if orNull {
 					return nullOf(t), nil
 				}

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -283,6 +284,9 @@ func TestElementAt(t *testing.T) {
 		{fn: "element_at", args: []Value{arr("x", "y", "z"), i64(-3)}, want: str("x")},
 		{fn: "element_at", args: []Value{arr("x", "y", "z"), i32(4)}, evalErr: "the index 4 is out of bounds: the array has 3 elements"},
 		{fn: "element_at", args: []Value{arr("x", "y", "z"), i32(-4)}, evalErr: "the index -4 is out of bounds"},
+		{fn: "element_at", args: []Value{arr("x", "y", "z"), i64(math.MinInt64)}, evalErr: "the index -9223372036854775808 is out of bounds"},
+		{fn: "try_element_at", args: []Value{arr("x"), i64(math.MinInt64)}, want: strNull(TypeString)},
+		{fn: "element_at", args: []Value{h, i64(math.MinInt64)}, evalErr: "out of bounds"},
 		{fn: "element_at", args: []Value{arr("x"), i32(0)}, evalErr: "the index 0 is invalid"},
 		{fn: "try_element_at", args: []Value{arr("x"), i32(2)}, want: strNull(TypeString)},
 		{fn: "try_element_at", args: []Value{arr("x"), i32(0)}, evalErr: "the index 0 is invalid"},
