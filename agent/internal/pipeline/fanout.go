@@ -433,9 +433,14 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 
 	clk := newLoopClock(r.cfg.DiscoverEvery, r.cfg.GCGrace)
 	defer clk.stop()
+	// Writing and flushing go on when the runner is stopped (wctx is not
+	// cancelled with ctx): a batch half written when stop comes is finished,
+	// and the final flush commits it, rather than the stop turning into a
+	// decode error that drops what every table buffered.
+	wctx := context.WithoutCancel(ctx)
 	for {
 		if !r.cfg.Continuous && run.reachedEnd() {
-			if err := run.flushAll(ctx); err != nil {
+			if err := run.flushAll(wctx); err != nil {
 				return err
 			}
 			r.setState(spec.StateCompleted, nil)
@@ -448,7 +453,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			return err
 		case f := <-in:
 			wasEmpty := run.empty()
-			err := run.add(ctx, f.tp, &f.b.Batch)
+			err := run.add(wctx, f.tp, &f.b.Batch)
 			f.b.release()
 			if err != nil {
 				return err
@@ -457,12 +462,12 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 				clk.flush.Reset(r.cfg.FlushEvery)
 			}
 		case <-clk.flush.C:
-			if err := run.flushAll(ctx); err != nil {
+			if err := run.flushAll(wctx); err != nil {
 				return err
 			}
 		case t := <-run.flushAsk:
 			r.log.Debug("flush asked by the memory budget", "table", t.name, "bytes", t.buffered())
-			if err := run.flush(ctx, t); err != nil {
+			if err := run.flush(wctx, t); err != nil {
 				return err
 			}
 		case <-clk.gc.C:
