@@ -720,14 +720,16 @@ func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []decod
 	}
 }
 
-// write runs the planned jobs in waves of one per core: a wave's routed
-// chunks decode in parallel, each with a decoder of its table's pool
-// (which holds one more than the cores, so a wave never waits for
-// itself), then every chunk of the wave is added to its table in order.
+// write runs the planned jobs in waves of one per core (see waveLen): a
+// wave's routed chunks decode in parallel, each with a decoder of its
+// table's pool, then every chunk of the wave is added to its table in
+// order.
 func (run *fanoutRun) write(ctx context.Context) error {
 	wave := runtime.GOMAXPROCS(0)
-	for w := 0; w < len(run.jobs); w += wave {
-		jobs := run.jobs[w:min(w+wave, len(run.jobs))]
+	for w := 0; w < len(run.jobs); {
+		n := waveLen(run.jobs[w:], wave)
+		jobs := run.jobs[w : w+n]
+		w += n
 		var wg sync.WaitGroup
 		for i := range jobs {
 			if j := &jobs[i]; j.reasons == nil {
@@ -753,6 +755,29 @@ func (run *fanoutRun) write(ctx context.Context) error {
 	}
 	clear(run.jobs) // the records point into the batch
 	return nil
+}
+
+// waveLen returns how many of jobs, at least one, go in the next wave: at
+// most limit, and no more chunks of one table than its decoder pool holds
+// (the pool was sized when the table opened, and GOMAXPROCS may have grown
+// since), so that a wave never waits for a decoder it holds itself.
+func waveLen(jobs []chunkJob, limit int) int {
+	n := 0
+	for n < len(jobs) && n < limit {
+		if t := jobs[n].t; jobs[n].reasons == nil {
+			same := 0
+			for _, j := range jobs[:n] {
+				if j.t == t {
+					same++
+				}
+			}
+			if same >= cap(t.decoders.tokens) {
+				break
+			}
+		}
+		n++
+	}
+	return max(n, 1)
 }
 
 // add1 adds job's chunk, decoded unless it holds dead letters, to its

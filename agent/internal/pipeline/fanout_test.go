@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -560,4 +561,22 @@ func TestFanoutStopMidWriteFlushes(t *testing.T) {
 	waitFor(t, 60*time.Second, "every record", func() bool { return fanoutRows(r) == rounds*per })
 	r.stop()
 	checkRouted(t, cfg.Dir, rounds*per, nil)
+}
+
+// A wave of decoding chunks never holds more chunks of one table than the
+// table's decoder pool, which was sized when the table opened: GOMAXPROCS
+// may grow at run time (from a container's CPU limit), and a wave waiting
+// for a decoder it holds itself would stop the fanout.
+func TestFanoutSurvivesGOMAXPROCSRise(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	fx := newFanoutFixture(t)
+	ev := func(i int) string { return fmt.Sprintf(`{"type":"click","id":%d}`, i) }
+	produce(t, fx.producer, 0, 10, ev)
+	r := fx.run(t, testFanoutConfig(t.TempDir(), "events", fx.conn), routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "the first records", func() bool { return fanoutRows(r) == 10 })
+	runtime.GOMAXPROCS(8)
+	const n = 40000
+	produce(t, fx.producer, 10, n, ev)
+	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == n })
 }
