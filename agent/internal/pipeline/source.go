@@ -194,7 +194,7 @@ func (s *source) fetch(f *fetcher) {
 			// that joined since without one, or with a later one.
 			run = nil
 			if err != nil {
-				s.fail(f, err)
+				s.fail(f, err, at)
 			}
 		}
 	}
@@ -285,13 +285,20 @@ func (s *source) deliver(f *fetcher, at int64, b kafka.Batch) {
 	sb.release()
 }
 
-// fail hands err, which ended f's fetch, to every subscriber, which leaves.
-func (s *source) fail(f *fetcher, err error) {
+// fail hands err, which ended f's fetch reading at offset at, to the
+// subscribers that fetch was reading for, which leave: those at or behind
+// at. A subscriber ahead of it is not concerned by an error of that offset
+// (records lost to retention before a stale subscriber's position): the next
+// fetch starts where the first of the others needs, and fails them too if
+// the error is not the offset's (a re-created topic).
+func (s *source) fail(f *fetcher, err error, at int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for sr := range f.subs {
-		sr.errs <- err // the only error it gets: errs has room for it
-		delete(f.subs, sr)
+		if sr.pos <= at {
+			sr.errs <- err // the only error it gets: errs has room for it
+			delete(f.subs, sr)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // consumer reads one subscription as a table does: it skips the records
@@ -349,4 +350,37 @@ func readIDs(t *testing.T, dir string) map[int64]int {
 		ids[*r.ID]++
 	}
 	return ids
+}
+
+// A subscriber whose offset fell off the log (retention deleted it) gets
+// the data loss error; one ahead of it, at readable offsets, goes on reading.
+func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
+	addr, producer := newCluster(t, 1, "s")
+	produce(t, producer, 0, 100, func(i int) string { return "v" })
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "s", Partition: 0, At: 50})
+	if _, err := kadm.NewClient(producer).DeleteRecords(context.Background(), offs); err != nil {
+		t.Fatal(err)
+	}
+	client := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: []string{addr}})
+	defer client.Close()
+	src := newSource(client, memory.New(64<<20), slog.Default())
+	defer src.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	healthy := consume(ctx, src, subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 80})
+	waitFor(t, 10*time.Second, "the healthy subscriber at 100", func() bool { return healthy.at() == 100 })
+	stale := consume(ctx, src, subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 10})
+	<-stale.done
+	var loss *kafka.DataLossError
+	if !errors.As(stale.err, &loss) {
+		t.Fatalf("the stale subscriber got %v, want a data loss error", stale.err)
+	}
+	produce(t, producer, 100, 120, func(i int) string { return "v" })
+	waitFor(t, 10*time.Second, "the healthy subscriber at 120", func() bool { return healthy.at() == 120 })
+	select {
+	case <-healthy.done:
+		t.Fatalf("the healthy subscriber got %v", healthy.err)
+	default:
+	}
 }
