@@ -218,6 +218,9 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		return err
 	}
 	defer prog.close()
+	if err := prog.useRoute(cfg.Fanout.RouteExpression(), func(name string) string { return spec.JoinLocation(cfg.Dir, name) }); err != nil {
+		return err
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	run := &fanoutRun{
 		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},

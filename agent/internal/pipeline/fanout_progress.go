@@ -21,6 +21,10 @@ const progressDir = ".fanout"
 // record the tables the fanout schema created.
 const progressTableKey = "tributary.fanout.table."
 
+// progressRouteKey is the progress log's configuration key that records
+// the expression the fanout schema routes with.
+const progressRouteKey = "tributary.fanout.route"
+
 // progressColumns is the schema of the progress log, which holds no rows:
 // a Delta log needs one.
 var progressColumns = []schema.Field{{Name: "next_offset", Type: &schema.Type{Kind: schema.Long}, Nullable: true}}
@@ -121,4 +125,36 @@ func (p *progress) record(next map[kafka.TopicPartition]int64, tables []string, 
 		p.next[tp] = n
 	}
 	return nil
+}
+
+// useRoute records route as the expression the fanout schema routes with.
+// A new expression is refused while a table holds records committed past
+// the progress log's offsets (the previous run did not stop cleanly): read
+// again, those records would be routed anew, and a table the new
+// expression sends them to would skip them as its own, although the table
+// that committed them under the old one is another. tableDir gives a
+// table's folder.
+func (p *progress) useRoute(route string, tableDir func(string) string) error {
+	was, ok := p.tbl.Snapshot().Configuration[progressRouteKey]
+	if ok && was == route {
+		return nil
+	}
+	if ok {
+		for _, name := range p.tables() {
+			snap, err := table.ReadSnapshot(tableDir(name))
+			if err != nil {
+				return fmt.Errorf("read table %s: %w", name, err)
+			}
+			for id, next := range snap.Txns {
+				tp, ok := parseAppID(id)
+				if ok && next > p.next[tp] {
+					return fatalError{fmt.Errorf("fanout_by changed from %q to %q while table %s holds records of %s[%d] committed up to %d, "+
+						"past the fanout's progress at %d (its last run did not stop cleanly); routed again by the new expression, those "+
+						"records could be lost: apply the previous fanout_by until the fanout schema runs, then change it",
+						was, route, name, tp.Topic, tp.Partition, next, p.next[tp])}
+				}
+			}
+		}
+	}
+	return p.record(nil, nil, map[string]string{progressRouteKey: route})
 }

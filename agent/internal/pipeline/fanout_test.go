@@ -580,3 +580,44 @@ func TestFanoutSurvivesGOMAXPROCSRise(t *testing.T) {
 	produce(t, fx.producer, 10, n, ev)
 	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == n })
 }
+
+// A new fanout_by is refused, the fanout FAILED and nothing lost, while a
+// table holds records committed past the progress log (a stop whose final
+// flush failed after one table committed): the new expression could send
+// records that table committed to another that skips them. Back on the old
+// expression, the fanout resumes and every table ends exact.
+func TestFanoutRouteChangeAfterUncleanStopIsRefused(t *testing.T) {
+	fx := newFanoutFixture(t)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.FlushEvery = time.Hour
+	const n = 1000
+	produce(t, fx.producer, 0, n, fanoutEvent)
+	// The first table to flush commits; every other flush fails, so the
+	// progress log stays behind it.
+	var first atomic.Value
+	crash := func(name string) error {
+		if first.CompareAndSwap(nil, name) || name == first.Load() {
+			return nil
+		}
+		return fmt.Errorf("crash")
+	}
+	r := fx.run(t, cfg, routeByType, nil, crash)
+	waitFor(t, 20*time.Second, "five tables", func() bool { return len(r.status().Tables) == len(fanoutTypes) })
+	r.stop()
+
+	changed := cfg
+	changed.Fanout.FanoutOptions.FanoutBy = "'everything'"
+	everything := func(*expr.Record) (string, bool, error) { return "everything", false, nil }
+	r = fx.run(t, changed, everything, nil, nil)
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.status().State == spec.StateFailed })
+	if msg := r.status().LastError; !strings.Contains(msg, "fanout_by changed") || !strings.Contains(msg, "apply the previous fanout_by") {
+		t.Fatalf("last error %q, want the refusal of the new fanout_by", msg)
+	}
+	r.stop()
+
+	cfg.FlushEvery = 200 * time.Millisecond
+	r = fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == n })
+	r.stop()
+	checkRouted(t, cfg.Dir, n, nil)
+}
