@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 // FuzzCompileEval compiles arbitrary source and evaluates what compiles on
@@ -28,9 +29,12 @@ func FuzzCompileEval(f *testing.F) {
 		`element_at(headers, 1).key || date_format(timestamp, 'yyyy-MM')`,
 		`get_json_object(cast(value AS STRING), '$.a[0]')`,
 	} {
-		f.Add(seed)
+		f.Add(seed, []byte("42"), []byte(`{"event_type":"click","a":[{"b":1}],"k k":"v"}`), int64(7), int64(1_700_000_000_000))
 	}
-	f.Fuzz(func(t *testing.T, src string) {
+	f.Add(`element_at(split(topic, 'e'), cast(cast(key AS STRING) AS BIGINT))`, []byte("-9223372036854775808"), []byte(nil),
+		int64(0), int64(0))
+	// The source and a record's key, value, offset and timestamp (ms) vary.
+	f.Fuzz(func(t *testing.T, src string, key, value []byte, offset, ts int64) {
 		p, err := Compile(src)
 		if err != nil {
 			var e *Error
@@ -43,7 +47,9 @@ func FuzzCompileEval(f *testing.F) {
 			_ = err.Error()
 			return
 		}
-		for _, r := range []*Record{sample(), nullRecord()} {
+		fuzzed := sample()
+		fuzzed.Key, fuzzed.Value, fuzzed.Offset, fuzzed.Timestamp = key, value, offset, time.UnixMilli(ts).UTC()
+		for _, r := range []*Record{sample(), nullRecord(), fuzzed} {
 			v, err := p.Eval(r)
 			if err == nil && !v.Null && v.Type != p.Type() {
 				t.Fatalf("%q: a %s value from a %s program", src, v.Type, p.Type())
