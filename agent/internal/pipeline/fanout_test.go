@@ -557,6 +557,7 @@ func TestFanoutStopMidWriteFlushes(t *testing.T) {
 			t.Fatalf("round %d: stopped %s with %q; the final flush must commit what was buffered", round, st.State, st.LastError)
 		}
 	}
+	cfg.FlushEvery = 200 * time.Millisecond
 	r := fx.run(t, cfg, routeByType, nil, nil)
 	waitFor(t, 60*time.Second, "every record", func() bool { return fanoutRows(r) == rounds*per })
 	r.stop()
