@@ -207,14 +207,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Reset()
-	add := func(build func()) {
-		t.Helper()
-		b.BeginRow()
-		build()
-		if err := b.EndRow(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := rowAdder(t, b)
 	add(func() {
 		b.Field(3)
 		b.Bytes([]byte("first"))
@@ -319,4 +312,17 @@ func dump(r record) string {
 	}
 	fmt.Fprintf(&sb, "name=%s", p(r.Name))
 	return sb.String()
+}
+
+// rowAdder returns a function that adds one row to b, built by its
+// argument between BeginRow and EndRow, and fails the test if EndRow does.
+func rowAdder(t *testing.T, b *rows.Builder) func(build func()) {
+	return func(build func()) {
+		t.Helper()
+		b.BeginRow()
+		build()
+		if err := b.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

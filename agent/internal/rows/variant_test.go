@@ -58,14 +58,7 @@ func TestVariant(t *testing.T) {
 	}
 
 	b.Reset()
-	add := func(build func()) {
-		t.Helper()
-		b.BeginRow()
-		build()
-		if err := b.EndRow(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := rowAdder(t, b)
 	add(func() {
 		b.Field(0)
 		b.Variant(emptyMetadata, variantInt42)
