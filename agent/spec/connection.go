@@ -21,6 +21,84 @@ type Connection struct {
 	// connection's cluster (L-21), used by Avro and Protobuf transformers
 	// that resolve their schema from a registry; nil means none.
 	SchemaRegistry *SchemaRegistry `json:"schema_registry,omitempty"`
+	// SecurityProtocol is Kafka's security.protocol: PLAINTEXT (the
+	// default when empty), SSL, SASL_PLAINTEXT or SASL_SSL (L-19, L-20).
+	SecurityProtocol string `json:"security_protocol,omitempty"`
+	// SASL authenticates the agent to the brokers; it requires a SASL_*
+	// protocol. Nil means no SASL.
+	SASL *SASL `json:"sasl,omitempty"`
+	// TLS configures the TLS of an SSL or SASL_SSL connection; nil means
+	// the system's trusted CAs and no client certificate.
+	TLS *TLS `json:"tls,omitempty"`
+	// SecretsSet lists, in the API's answers only, the paths of the secrets
+	// the agent holds for this connection (e.g. "sasl.password"), since
+	// their values are never returned. The agent ignores it in a PUT.
+	SecretsSet []string `json:"secrets_set,omitempty"`
+}
+
+// SASL mechanisms of [SASL.Mechanism].
+const (
+	SASLPlain       = "PLAIN"
+	SASLScram256    = "SCRAM-SHA-256"
+	SASLScram512    = "SCRAM-SHA-512"
+	SASLOAuthBearer = "OAUTHBEARER"
+	SASLAWSMSKIAM   = "AWS_MSK_IAM"
+)
+
+// SASL is how the agent authenticates to the brokers.
+type SASL struct {
+	// Mechanism is one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (with
+	// Username and Password), OAUTHBEARER (with OAuth) or AWS_MSK_IAM
+	// (credentials from the agent's default AWS credential chain).
+	Mechanism string `json:"mechanism"`
+	// Username and Password are the PLAIN and SCRAM credentials. Password
+	// is a secret: write-only in the API.
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	// OAuth is where OAUTHBEARER tokens come from.
+	OAuth *OAuth `json:"oauth,omitempty"`
+	// AWSRegion is the region AWS_MSK_IAM signs for; empty means the
+	// region of the default AWS configuration (AWS_REGION).
+	AWSRegion string `json:"aws_region,omitempty"`
+}
+
+// OAuth is the source of OAUTHBEARER tokens: the OAuth 2.0
+// client-credentials grant against TokenEndpointURL (refreshed before the
+// token expires), or a static Token, or a TokenFile on the agent read
+// again before each authentication. Exactly one of the three is set.
+type OAuth struct {
+	// TokenEndpointURL, ClientID, ClientSecret and Scope configure the
+	// client-credentials grant. ClientSecret is a secret.
+	TokenEndpointURL string `json:"token_endpoint_url,omitempty"`
+	ClientID         string `json:"client_id,omitempty"`
+	ClientSecret     string `json:"client_secret,omitempty"`
+	Scope            string `json:"scope,omitempty"`
+	// Token is a static bearer token, a secret; for tests.
+	Token string `json:"token,omitempty"`
+	// TokenFile is the path, on the agent, of a file holding the token.
+	TokenFile string `json:"token_file,omitempty"`
+}
+
+// TLS is the TLS configuration of a connection to the brokers.
+type TLS struct {
+	// CAPEM holds the PEM certificates of the CAs trusted to sign the
+	// brokers' certificates; empty means the system's roots.
+	CAPEM string `json:"ca_pem,omitempty"`
+	// CertPEM and KeyPEM are the client certificate chain and its private
+	// key, for brokers that require client certificates (mTLS). KeyPEM is
+	// a secret.
+	CertPEM string `json:"cert_pem,omitempty"`
+	KeyPEM  string `json:"key_pem,omitempty"`
+	// KeystoreP12Base64 is a PKCS#12 key store (base64), the alternative
+	// to CertPEM and KeyPEM for users with Java key stores, opened with
+	// KeystorePassword. Both are secrets.
+	KeystoreP12Base64 string `json:"keystore_p12_base64,omitempty"`
+	KeystorePassword  string `json:"keystore_password,omitempty"`
+	// ServerName overrides the host name the brokers' certificates are
+	// checked against.
+	ServerName string `json:"server_name,omitempty"`
+	// InsecureSkipVerify turns off the check of the brokers' certificates.
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
 }
 
 // SchemaRegistry is how the agent reaches a Confluent-compatible schema
@@ -34,6 +112,9 @@ type SchemaRegistry struct {
 	// is set. APISecret is write-only: the agent's API never returns it.
 	APIKey    string `json:"api_key,omitempty"`
 	APISecret string `json:"api_secret,omitempty"`
+	// CAPEM holds the PEM certificates of the CAs trusted to sign an https
+	// registry's certificate; empty means the system's roots.
+	CAPEM string `json:"ca_pem,omitempty"`
 }
 
 // Redacted returns c without its secrets, as the agent's API shows it.
