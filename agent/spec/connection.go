@@ -3,6 +3,7 @@ package spec
 import (
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -117,13 +118,69 @@ type SchemaRegistry struct {
 	CAPEM string `json:"ca_pem,omitempty"`
 }
 
-// Redacted returns c without its secrets, as the agent's API shows it.
+// SecretField is one secret of a connection: its path in the API's JSON
+// (e.g. "sasl.password") and a pointer to its value in the connection.
+type SecretField struct {
+	Path  string
+	Value *string
+}
+
+// SecretFields returns every secret field of c that its blocks can hold,
+// set or not, so that one list drives redaction, encryption at rest and the
+// scrubbing of error messages.
+func (c *Connection) SecretFields() []SecretField {
+	var out []SecretField
+	if sr := c.SchemaRegistry; sr != nil {
+		out = append(out, SecretField{"schema_registry.api_secret", &sr.APISecret})
+	}
+	if s := c.SASL; s != nil {
+		out = append(out, SecretField{"sasl.password", &s.Password})
+		if o := s.OAuth; o != nil {
+			out = append(out, SecretField{"sasl.oauth.client_secret", &o.ClientSecret}, SecretField{"sasl.oauth.token", &o.Token})
+		}
+	}
+	if t := c.TLS; t != nil {
+		out = append(out, SecretField{"tls.key_pem", &t.KeyPEM},
+			SecretField{"tls.keystore_p12_base64", &t.KeystoreP12Base64}, SecretField{"tls.keystore_password", &t.KeystorePassword})
+	}
+	return out
+}
+
+// Redacted returns a deep copy of c without its secrets, as the agent's
+// API shows it: each secret is emptied and, when it was set, its path is
+// listed in SecretsSet.
 func (c *Connection) Redacted() *Connection {
+	out := c.clone()
+	out.SecretsSet = nil
+	for _, f := range out.SecretFields() {
+		if *f.Value != "" {
+			out.SecretsSet = append(out.SecretsSet, f.Path)
+			*f.Value = ""
+		}
+	}
+	return out
+}
+
+// clone returns a copy of c that shares no block with it.
+func (c *Connection) clone() *Connection {
 	out := *c
+	out.BootstrapServers = slices.Clone(c.BootstrapServers)
+	out.SecretsSet = slices.Clone(c.SecretsSet)
 	if c.SchemaRegistry != nil {
 		sr := *c.SchemaRegistry
-		sr.APISecret = ""
 		out.SchemaRegistry = &sr
+	}
+	if c.SASL != nil {
+		s := *c.SASL
+		if s.OAuth != nil {
+			o := *s.OAuth
+			s.OAuth = &o
+		}
+		out.SASL = &s
+	}
+	if c.TLS != nil {
+		t := *c.TLS
+		out.TLS = &t
 	}
 	return &out
 }

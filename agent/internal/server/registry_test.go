@@ -98,7 +98,7 @@ func TestRegistryConnections(t *testing.T) {
 }
 
 // TestConnectionSecretNotReturned checks that no answer about a connection
-// carries its registry's API secret.
+// carries its registry's API secret, and that GET says it is set.
 func TestConnectionSecretNotReturned(t *testing.T) {
 	a := newAgent(t, "")
 	ctx := t.Context()
@@ -117,7 +117,8 @@ func TestConnectionSecretNotReturned(t *testing.T) {
 	}
 	for _, path := range []string{"/v1/connections/regs", "/v1/connections"} {
 		status, _, body := raw(t, http.MethodGet, a.url+path, testToken, "")
-		if status != http.StatusOK || strings.Contains(body, "registry-s3cret") || strings.Contains(body, "api_secret") {
+		if status != http.StatusOK || strings.Contains(body, "registry-s3cret") || strings.Contains(body, `"api_secret"`) ||
+			!strings.Contains(body, `"secrets_set":["schema_registry.api_secret"]`) {
 			t.Errorf("GET %s: %d %s", path, status, body)
 		}
 	}
