@@ -21,6 +21,7 @@ require (
 	gocloud.dev v0.47.0
 	golang.org/x/sync v0.22.0
 	google.golang.org/protobuf v1.36.12
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
