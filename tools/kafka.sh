@@ -189,7 +189,7 @@ cmd_up() {
   done
   local jars; jars="$(jars_dir)"
   rm -rf "$KAFKA_STATE_DIR"
-  make_certs
+  make_test_certs "$CERTS_DIR" "$P12_PASSWORD"
   write_config
   run_class kafka.tools.StorageTool format --ignore-formatted \
     --cluster-id="$(random_cluster_id)" -c "$KAFKA_STATE_DIR/server.properties" \
@@ -223,14 +223,6 @@ cmd_up() {
   done
   log "kafka $KAFKA_VERSION up (pid $(cat "$PIDFILE"), logs $KAFKA_STATE_DIR/logs)"
   echo "$BOOTSTRAP"
-}
-
-# The test certificates (agent/cmd/testcerts keeps a complete set).
-make_certs() {
-  (cd "$TRIBUTARY_REPO" && go build -o "$TRIBUTARY_TOOLS/bin/tributary-testcerts" ./agent/cmd/testcerts) ||
-    die "building agent/cmd/testcerts failed"
-  "$TRIBUTARY_TOOLS/bin/tributary-testcerts" -dir "$CERTS_DIR" -p12-password "$P12_PASSWORD" ||
-    die "writing the test certificates into $CERTS_DIR failed"
 }
 
 cmd_security() {

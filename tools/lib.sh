@@ -69,3 +69,13 @@ cache_build() {
     log "built $key in $((SECONDS - start))s"
   )
 }
+
+# make_test_certs DIR [P12_PASSWORD]: the throw-away CA and certificates of
+# the secure test services in DIR (see agent/cmd/testcerts, which keeps a
+# complete set, so services given one DIR share one CA).
+make_test_certs() {
+  (cd "$TRIBUTARY_REPO" && go build -o "$TRIBUTARY_TOOLS/bin/tributary-testcerts" ./agent/cmd/testcerts) ||
+    die "building agent/cmd/testcerts failed"
+  "$TRIBUTARY_TOOLS/bin/tributary-testcerts" -dir "$1" ${2:+-p12-password "$2"} ||
+    die "writing the test certificates into $1 failed"
+}
