@@ -252,14 +252,16 @@ func TestSecureConnectionsThroughTerraform(t *testing.T) {
 	// Every apply's output, for the leak check at the end.
 	var outputsMu sync.Mutex
 	var outputs []string
+	record := func(out string) {
+		outputsMu.Lock()
+		defer outputsMu.Unlock()
+		outputs = append(outputs, out)
+	}
 	t.Run("cases", func(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				out := c.run(t, a.in(t))
-				outputsMu.Lock()
-				outputs = append(outputs, out)
-				outputsMu.Unlock()
+				c.run(t, a.in(t), record)
 			})
 		}
 	})
@@ -303,9 +305,9 @@ func TestSecureConnectionsThroughTerraform(t *testing.T) {
 }
 
 // run applies c's pipeline, produces its topic first, and checks the
-// outcome: its records in the table, or the failure it wants. It returns
-// terraform's output.
-func (c secureCase) run(t *testing.T, a *agent) string {
+// outcome: its records in the table, or the failure it wants. It passes
+// terraform's output to record.
+func (c secureCase) run(t *testing.T, a *agent, record func(string)) {
 	name := uniqueName("e2e-sec-" + strings.ReplaceAll(c.name, "_", "-"))
 	topic := uniqueName("e2e-sec-" + c.name)
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", fmt.Sprint(secureRecords), "--partitions", "2")
@@ -328,12 +330,13 @@ variable "secret" {
 		t.Fatal(err)
 	}
 	out, err := tryTerraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
+	record(out)
 	if c.wantErrors == nil {
 		if err != nil {
 			t.Fatalf("terraform apply: %v\n%s\nagent log:\n%s", err, out, a.log())
 		}
 		a.waitRows(name, 0, secureRecords, 2*time.Minute)
-		return out
+		return
 	}
 	if err == nil {
 		t.Fatalf("terraform apply succeeded; want it to fail with %q\n%s", c.wantErrors, out)
@@ -344,10 +347,14 @@ variable "secret" {
 	if c.namesConnection {
 		wants = append(wants, fmt.Sprintf("connection %q", name))
 	}
+	var missing []string
 	for _, want := range wants {
 		if !strings.Contains(flat, want) {
-			t.Errorf("terraform apply failed without %q in its output:\n%s", want, out)
+			missing = append(missing, want)
 		}
+	}
+	if missing != nil {
+		t.Fatalf("terraform apply failed without %q in its output:\n%s", missing, out)
 	}
 	st, ok := a.pollTable(name, 0, time.Minute, func(_ *spec.PipelineStatus, ts spec.TableStatus) bool {
 		return strings.Contains(ts.LastError, c.wantErrors[0])
@@ -356,7 +363,6 @@ variable "secret" {
 		t.Errorf("the table's last error on the agent is %q; want it to hold %q", st.LastError, c.wantErrors[0])
 	}
 	t.Logf("apply failed as it should; the table's status: %s: %s", st.State, st.LastError)
-	return out
 }
 
 // in returns a view of a for the (sub)test t, on which its helpers report
