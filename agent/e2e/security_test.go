@@ -317,7 +317,7 @@ func (c secureCase) run(t *testing.T, a *agent, record func(string)) {
 	}
 	dir := t.TempDir()
 	tfPipeline{connection: name, pipeline: name, bootstrap: c.bootstrap, connectionBody: c.connection,
-		body: tfTable("t", topic, transformers, ""), before: `
+		body: tfTable(c.name, topic, transformers, ""), before: `
 variable "secret" {
   type      = string
   sensitive = true
