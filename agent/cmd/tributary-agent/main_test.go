@@ -146,10 +146,16 @@ func get(t *testing.T, url, token string) int {
 	return resp.StatusCode
 }
 
+// Tokens of the tests: the agent refuses any shorter than 32 bytes.
+const (
+	fileToken     = "file-token-0123456789abcdef0123456789"
+	envTokenValue = "env-token-0123456789abcdef0123456789"
+)
+
 func TestServe(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte("  file-token\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte("  "+fileToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -159,9 +165,9 @@ func TestServe(t *testing.T) {
 		token string // what the API accepts; "" for none needed
 		log   string // a line of the log has it
 	}{
-		{name: "token file", args: []string{"--token-file", tokenFile}, token: "file-token",
+		{name: "token file", args: []string{"--token-file", tokenFile}, token: fileToken,
 			log: "memory_limit=512MiB buffer_budget=256MiB go_memory_limit=448MiB"},
-		{name: "token from env", env: []string{tokenEnv + "=env-token"}, token: "env-token"},
+		{name: "token from env", env: []string{tokenEnv + "=" + envTokenValue}, token: envTokenValue},
 		{name: "insecure", args: []string{"--insecure-no-auth"}},
 		{name: "memory limit", args: []string{"--insecure-no-auth", "--memory-limit", "1GiB"},
 			log: "memory_limit=1GiB buffer_budget=512MiB go_memory_limit=896MiB"},
