@@ -113,6 +113,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // connKey is the context key of a request's *trackedConn.
 type connKey struct{}
 
+// markBusy marks a request's connection busy while next handles it, so
+// that the connection limit does not evict it (see [connLimiter]).
+func markBusy(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(*trackedConn); ok {
+			c.setBusy(true)
+			defer c.setBusy(false)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // connLimiter is a listener that keeps at most max connections open. When
 // a new connection would exceed the cap, the oldest connection that is not
 // running a handler is closed to make room: an idle kept-alive connection

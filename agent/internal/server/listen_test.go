@@ -364,3 +364,33 @@ func TestServeTLS(t *testing.T) {
 		}
 	}
 }
+
+// A connection whose request is being handled (here: an authenticated
+// request whose body comes slowly) is not evicted at the cap; a new
+// connection waits for a place, and the read timeout bounds that wait.
+func TestBusyConnectionsAreNotEvicted(t *testing.T) {
+	const busy = 2
+	timeouts := server.Timeouts{ReadHeader: time.Second, Read: 1500 * time.Millisecond, Write: 3 * time.Second, Idle: 3 * time.Second}
+	s := serve(t, server.Config{Tokens: []string{testToken}, MaxConnections: busy, Timeouts: timeouts})
+	closed, stop := make(chan time.Time, busy), make(chan struct{})
+	defer close(stop)
+	start := time.Now()
+	for range busy {
+		slowClient(t, s.addr, "PUT /v1/connections/c HTTP/1.1\r\nHost: agent\r\nAuthorization: Bearer "+testToken+
+			"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", ' ', closed, stop)
+	}
+	time.Sleep(200 * time.Millisecond) // both handlers run
+	hc := freshClient(nil)
+	hc.Timeout = 5 * time.Second
+	if got := getStatus(t, hc, "http://"+s.addr+"/healthz", ""); got != http.StatusOK {
+		t.Fatalf("/healthz: %d", got)
+	}
+	waited := time.Since(start)
+	last := awaitClosed(t, closed, busy, 2*time.Second)
+	if d := last.Sub(start); d < timeouts.Read*2/3 {
+		t.Errorf("a busy connection was closed after %v, before its read timeout (%v): evicted", d, timeouts.Read)
+	}
+	if waited < timeouts.Read*2/3 {
+		t.Errorf("/healthz answered after %v, while every place was busy until the read timeout (%v)", waited, timeouts.Read)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -38,7 +39,7 @@ func TokenFingerprint(token string) string {
 // than MinTokenLength. The error names the token by its position only.
 func newTokenSet(tokens []string) (tokenSet, error) {
 	if len(tokens) == 0 {
-		return nil, fmt.Errorf("no API token given")
+		return nil, errors.New("no API token given")
 	}
 	set := make(tokenSet, len(tokens))
 	for i, t := range tokens {
@@ -71,7 +72,7 @@ func (set tokenSet) match(token string) *tokenHash {
 // mode (no tokens) refuses any change.
 func (s *Server) SetTokens(tokens []string) error {
 	if s.tokens.Load() == nil {
-		return fmt.Errorf("the server runs without a token (InsecureNoAuth); it cannot start requiring one")
+		return errors.New("the server runs without a token (InsecureNoAuth); it cannot start requiring one")
 	}
 	set, err := newTokenSet(tokens)
 	if err != nil {
@@ -128,15 +129,9 @@ type requestInfoKey struct{}
 // and the fingerprint of the token used (see [TokenFingerprint]).
 // Bodies and headers are never logged: they carry secrets and the token.
 // Successful reads (health checks, status polls, metrics scrapes) log at
-// debug level, as they are polled; changes and failures log at info. It
-// also marks the request's connection busy while the handler runs, so
-// that the connection limit does not evict it (see [connLimiter]).
+// debug level, as they are polled; changes and failures log at info.
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c, ok := r.Context().Value(connKey{}).(*trackedConn); ok {
-			c.setBusy(true)
-			defer c.setBusy(false)
-		}
 		start := time.Now()
 		info := &requestInfo{}
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))

@@ -206,7 +206,7 @@ func New(cfg Config) (*Server, error) {
 	case !cfg.InsecureNoAuth:
 		return nil, errors.New("server: a token is required unless InsecureNoAuth is set")
 	}
-	s.handler = s.logRequests(s.routes())
+	s.handler = markBusy(s.logRequests(s.routes()))
 	s.http = s.newHTTPServer(cfg)
 	return s, nil
 }
