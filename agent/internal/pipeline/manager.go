@@ -13,6 +13,7 @@ import (
 	"maps"
 	"math"
 	"net/url"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -51,6 +52,10 @@ type Config struct {
 	// than the time between any writer's first rows of a file and its
 	// commit.
 	GCGrace time.Duration
+	// WarehouseMode is the permission of the files written in local
+	// table folders, overriding table.DefaultFileMode; folders get the
+	// same bits plus x wherever r is set.
+	WarehouseMode os.FileMode
 }
 
 // Manager runs every applied pipeline. It is safe for concurrent use.
@@ -320,6 +325,7 @@ func (m *Manager) runSettings(p *spec.Pipeline) runSettings {
 		Continuous:    p.IsContinuous(),
 		DiscoverEvery: cmp.Or(m.cfg.DiscoverEvery, DefaultDiscoverEvery),
 		GCGrace:       cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
+		FileMode:      m.cfg.WarehouseMode,
 	}
 }
 
