@@ -34,6 +34,7 @@ import (
 	"sync"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/redact"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -100,6 +101,11 @@ type Config struct {
 	// Memory, if set, is the agent's memory budget, whose use /metrics
 	// reports.
 	Memory *memory.Budget
+	// Redactor scrubs secrets from error messages in answers (problems and
+	// status last_error); New feeds it every secret of every stored
+	// connection, now and as they change. Share it with the agent's log
+	// handler ([redact.NewHandler]); nil means the server makes its own.
+	Redactor *redact.Redactor
 }
 
 // Server is the agent API, an http.Handler. It is safe for concurrent use.
@@ -112,6 +118,7 @@ type Server struct {
 	tokenHash *[sha256.Size]byte // nil in insecure mode
 	log       *slog.Logger
 	memory    *memory.Budget
+	secrets   *redact.Redactor
 	handler   http.Handler
 
 	// changeMu serialises every change to the store and the engine.
@@ -169,6 +176,16 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if s.secrets = cfg.Redactor; s.secrets == nil {
+		s.secrets = redact.New()
+	}
+	s.store.Connections.Watch(func(all []spec.Connection) {
+		for i := range all {
+			for _, f := range all[i].SecretFields() {
+				s.secrets.Add(*f.Value)
+			}
+		}
+	})
 	switch {
 	case cfg.Token != "":
 		h := sha256.Sum256([]byte(cfg.Token))
@@ -223,9 +240,10 @@ func (s *Server) applyStored(ctx context.Context, p *spec.Pipeline) error {
 
 // status returns what GET reports for stored pipeline p: the engine's status,
 // or one made up from the last Apply error (FAILED) or none (STARTING) when
-// the engine does not run it.
+// the engine does not run it. Errors are scrubbed of secrets.
 func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
 	if st, ok := s.engine.Status(p.Name); ok {
+		st.Tables = s.redactTables(st.Tables)
 		return st
 	}
 	lastErr, failed := s.failed.get(p.Name)
@@ -238,7 +256,7 @@ func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
 			DestinationTable: p.Tables[i].DestinationTable,
 			State:            st.State,
 			Version:          -1,
-			LastError:        lastErr,
+			LastError:        s.secrets.String(lastErr),
 		}
 	}
 	return st
