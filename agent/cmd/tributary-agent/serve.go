@@ -22,7 +22,6 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/pipeline"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 )
 
 // Defaults shared by serve and dev.
@@ -76,6 +75,10 @@ type agentOptions struct {
 	log         *slog.Logger
 	// onListen is called once the API accepts connections, with its URL.
 	onListen func(url string)
+
+	// secretsKeyFile holds the key of the connections' secrets; "" means
+	// the key generated in the data folder.
+	secretsKeyFile string
 }
 
 // locations is a repeatable flag of storage locations.
@@ -129,6 +132,7 @@ func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
 		"a folder or an object store URL as for --warehouse; repeat for more")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout,
 		"how long a shutdown waits for requests and the final flush and commit of every table")
+	fs.StringVar(&o.secretsKeyFile, "secrets-key-file", "", secretsKeyFlagUsage)
 	fs.TextVar(logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.TextVar(&o.memoryLimit, "memory-limit", memory.Size(defaultMemoryLimit),
 		"memory `size` the agent may use in all, like 512MiB or 2GiB (its container's limit): half of it is the budget "+
@@ -256,9 +260,9 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if o.insecureNoAuth && o.token == "" {
 		o.log.Warn("the API accepts requests without a token (--insecure-no-auth)", "listen", o.listen)
 	}
-	st, err := store.Open(o.dataDir)
+	st, secrets, err := openState(&o)
 	if err != nil {
-		return fmt.Errorf("opening the state in %s: %w", o.dataDir, err)
+		return err
 	}
 	budget := memory.New(bufferBudget(o.memoryLimit))
 	goLimit := debug.SetMemoryLimit(-1) // GOMEMLIMIT, if set, wins
@@ -270,6 +274,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		GCGrace: o.gcGrace})
 	srv, err := server.New(server.Config{
 		Store: st, Engine: engine, Token: o.token, InsecureNoAuth: o.insecureNoAuth, Logger: o.log, Memory: budget,
+		Redactor: secrets,
 	})
 	if err != nil {
 		return err
