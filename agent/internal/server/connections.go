@@ -36,7 +36,7 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if errs := c.Validate(); len(errs) > 0 {
-		return invalid("the connection is not valid", errs)
+		return invalid("the connection is not valid", withoutOwnSecrets(&c, errs))
 	}
 
 	s.changeMu.Lock()

@@ -1,21 +1,41 @@
 package server
 
-import "github.com/tributary-io/terraform-provider-tributary/agent/spec"
+import (
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/redact"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
 
 // redactProblem returns p with the secrets of the stored connections
 // scrubbed from its texts; p's list of problems is not changed.
 func (s *Server) redactProblem(p spec.Problem) spec.Problem {
 	p.Title = s.secrets.String(p.Title)
 	p.Detail = s.secrets.String(p.Detail)
-	if len(p.Errors) > 0 {
-		errs := make([]spec.FieldError, len(p.Errors))
-		for i, e := range p.Errors {
-			e.Path, e.Detail = s.secrets.String(e.Path), s.secrets.String(e.Detail)
-			errs[i] = e
-		}
-		p.Errors = errs
-	}
+	p.Errors = redactErrors(s.secrets, p.Errors)
 	return p
+}
+
+// redactErrors returns a copy of errs scrubbed by r, or errs when empty.
+func redactErrors(r *redact.Redactor, errs []spec.FieldError) []spec.FieldError {
+	if len(errs) == 0 {
+		return errs
+	}
+	out := make([]spec.FieldError, len(errs))
+	for i, e := range errs {
+		e.Path, e.Detail = r.String(e.Path), r.String(e.Detail)
+		out[i] = e
+	}
+	return out
+}
+
+// withoutOwnSecrets returns errs, the problems of connection c, scrubbed of
+// c's own secrets. The server's redactor knows only the secrets of stored
+// connections, and a problem may quote a value it could not parse.
+func withoutOwnSecrets(c *spec.Connection, errs spec.Errors) spec.Errors {
+	own := redact.New()
+	for _, f := range c.SecretFields() {
+		own.Add(*f.Value)
+	}
+	return redactErrors(own, errs)
 }
 
 // redactTables returns tables with the secrets of the stored connections
