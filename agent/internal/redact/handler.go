@@ -31,6 +31,9 @@ func (h *Handler) Enabled(ctx context.Context, level slog.Level) bool {
 
 // Handle scrubs rec and passes the result on.
 func (h *Handler) Handle(ctx context.Context, rec slog.Record) error {
+	if !h.r.active() {
+		return h.next.Handle(ctx, rec)
+	}
 	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))

@@ -109,12 +109,13 @@ func forms(v string) []string {
 
 // String returns s with every known secret replaced by [Placeholder].
 func (r *Redactor) String(s string) string {
-	if r == nil || s == "" {
+	if !r.active() || s == "" {
 		return s
 	}
-	rep := r.replacer.Load()
-	if rep == nil {
-		return s
-	}
-	return rep.Replace(s)
+	return r.replacer.Load().Replace(s)
+}
+
+// active reports whether r knows any secret to scrub.
+func (r *Redactor) active() bool {
+	return r != nil && r.replacer.Load() != nil
 }

@@ -75,3 +75,22 @@ func TestHandler(t *testing.T) {
 		}
 	}
 }
+
+// Secrets are added while other goroutines scrub.
+func TestConcurrentAddAndString(t *testing.T) {
+	r := redact.New()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 100 {
+			r.Add(fmt.Sprintf("secret-%03d", i))
+		}
+	}()
+	for range 1000 {
+		_ = r.String("text with secret-050 in it")
+	}
+	<-done
+	if got := r.String("secret-099"); got != redact.Placeholder {
+		t.Errorf("String = %q after every Add", got)
+	}
+}
