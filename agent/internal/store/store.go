@@ -342,8 +342,9 @@ func (c *Collection[T]) Delete(name string) error {
 
 // Watch calls fn with every object, in name order, now and after every
 // change of the collection, in the order of the changes. fn runs while the
-// collection is locked for writing: it must be quick and must not use the
-// collection. There is no way to stop watching; the agent watches for its
+// collection is locked for writing: it must be quick, must not use the
+// collection, and must not change or keep all, which other watchers get
+// too. There is no way to stop watching; the agent watches for its
 // whole life.
 func (c *Collection[T]) Watch(fn func(all []T)) {
 	c.mu.Lock()
