@@ -71,36 +71,54 @@ func loadKey(dir, file string) (*secretsKey, error) {
 }
 
 // generateKey writes a new random key to file unless the file exists, and
-// reports whether it did. The write is durable before it returns: secrets
-// encrypted with a key that a crash lost could never be read again.
-func generateKey(file string) (bool, error) {
+// reports whether it did. The key is written to a temporary file first and
+// linked into place, which fails if another key got there first, so file
+// never holds a partial key; and the write is durable before generateKey
+// returns: secrets encrypted with a key that a crash lost could never be
+// read again.
+func generateKey(file string) (generated bool, err error) {
+	if _, err := os.Lstat(file); err == nil {
+		return false, nil
+	}
 	key := make([]byte, keySize)
 	if _, err := rand.Read(key); err != nil {
 		return false, fmt.Errorf("generating the secrets key: %w", err)
 	}
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
-	if errors.Is(err, os.ErrExist) {
-		return false, nil
-	}
+	dir := filepath.Dir(file)
+	f, err := os.CreateTemp(dir, tempPrefix+"key-*")
 	if err != nil {
 		return false, fmt.Errorf("creating the secrets key file: %w", err)
 	}
-	text := base64.StdEncoding.EncodeToString(key) + "\n"
-	if _, err := f.WriteString(text); err != nil {
-		_ = f.Close()
+	tmp := f.Name()
+	defer func() { _ = os.Remove(tmp) }() // linked into place, or garbage
+	if err := writeKey(f, key); err != nil {
 		return false, fmt.Errorf("writing the secrets key file %s: %w", file, err)
 	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return false, fmt.Errorf("writing the secrets key file %s: %w", file, err)
+	if err := os.Link(tmp, file); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("creating the secrets key file: %w", err)
 	}
-	if err := f.Close(); err != nil {
-		return false, fmt.Errorf("writing the secrets key file %s: %w", file, err)
-	}
-	if err := syncDir(filepath.Dir(file)); err != nil {
+	if err := syncDir(dir); err != nil {
 		return false, fmt.Errorf("writing the secrets key file %s: %w", file, err)
 	}
 	return true, nil
+}
+
+// writeKey writes key in base64 to f, mode 0600, syncs and closes it.
+func writeKey(f *os.File, key []byte) error {
+	err := f.Chmod(fileMode)
+	if err == nil {
+		_, err = f.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	return err
 }
 
 // readKeyFile returns the key in file, refusing a file others may read.

@@ -123,6 +123,15 @@ func TestSecretsKeyFileGenerated(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("key file mode = %o, want 600", fi.Mode().Perm())
 	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			t.Errorf("leftover %s in the data folder", e.Name())
+		}
+	}
 	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(readFile(t, path)))
 	if err != nil || len(key) != 32 {
 		t.Errorf("key file holds %d bytes (%v), want 32 in base64", len(key), err)
