@@ -98,14 +98,14 @@ type Config struct {
 	// Logger receives one line per request and the server's errors; nil
 	// means slog.Default().
 	Logger *slog.Logger
-	// Memory, if set, is the agent's memory budget, whose use /metrics
-	// reports.
-	Memory *memory.Budget
 	// Redactor scrubs secrets from error messages in answers (problems and
 	// status last_error); New feeds it every secret of every stored
 	// connection, now and as they change. Share it with the agent's log
 	// handler ([redact.NewHandler]); nil means the server makes its own.
 	Redactor *redact.Redactor
+	// Memory, if set, is the agent's memory budget, whose use /metrics
+	// reports.
+	Memory *memory.Budget
 }
 
 // Server is the agent API, an http.Handler. It is safe for concurrent use.
@@ -118,7 +118,6 @@ type Server struct {
 	tokenHash *[sha256.Size]byte // nil in insecure mode
 	log       *slog.Logger
 	memory    *memory.Budget
-	secrets   *redact.Redactor
 	handler   http.Handler
 
 	// changeMu serialises every change to the store and the engine.
@@ -128,6 +127,9 @@ type Server struct {
 	// the error of its last Apply when that failed, so GET can say why the
 	// engine does not run it.
 	failed, fanoutFailed failures
+
+	// secrets scrubs the stored connections' secrets from errors.
+	secrets *redact.Redactor
 }
 
 // failures holds the last Apply error of each object that failed to
