@@ -27,15 +27,11 @@ func redactErrors(r *redact.Redactor, errs []spec.FieldError) []spec.FieldError 
 	return out
 }
 
-// withoutOwnSecrets returns errs, the problems of connection c, scrubbed of
-// c's own secrets. The server's redactor knows only the secrets of stored
-// connections, and a problem may quote a value it could not parse.
-func withoutOwnSecrets(c *spec.Connection, errs spec.Errors) spec.Errors {
-	own := redact.New()
+// learnSecrets makes the server scrub every secret of c from now on.
+func (s *Server) learnSecrets(c *spec.Connection) {
 	for _, f := range c.SecretFields() {
-		own.Add(*f.Value)
+		s.secrets.Add(*f.Value)
 	}
-	return redactErrors(own, errs)
 }
 
 // redactTables returns tables with the secrets of the stored connections

@@ -171,3 +171,20 @@ func TestSecretsOfStoredConnectionsRedacted(t *testing.T) {
 		t.Errorf("detail = %q, want the secret scrubbed", d)
 	}
 }
+
+// TestSecretsOfRefusedConnectionRedacted: the problems of a connection
+// that is not stored (it is not valid) do not quote its secrets either.
+func TestSecretsOfRefusedConnectionRedacted(t *testing.T) {
+	a := newAgent(t, "")
+	// A password that is also a bootstrap server the validation quotes.
+	const secret = "broker-a:99999"
+	c := connection("bad")
+	c.BootstrapServers = []string{secret}
+	c.SecurityProtocol = "SASL_PLAINTEXT"
+	c.SASL = &spec.SASL{Mechanism: spec.SASLPlain, Username: "ingest", Password: secret}
+	_, err := a.client.PutConnection(t.Context(), c)
+	ae := apiError(t, err, http.StatusUnprocessableEntity)
+	if strings.Contains(ae.Error(), secret) || !strings.Contains(ae.Error(), redact.Placeholder) {
+		t.Errorf("the problem quotes the secret: %v", ae)
+	}
+}

@@ -183,9 +183,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.store.Connections.Watch(func(all []spec.Connection) {
 		for i := range all {
-			for _, f := range all[i].SecretFields() {
-				s.secrets.Add(*f.Value)
-			}
+			s.learnSecrets(&all[i])
 		}
 	})
 	switch {
