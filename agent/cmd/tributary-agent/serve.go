@@ -23,7 +23,6 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/pipeline"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 )
 
@@ -92,6 +91,10 @@ type agentOptions struct {
 	log         *slog.Logger
 	// onListen is called once the API accepts connections, with its URL.
 	onListen func(url string)
+
+	// secretsKeyFile holds the key of the connections' secrets; "" means
+	// the key generated in the data folder.
+	secretsKeyFile string
 }
 
 // locations is a repeatable flag of storage locations.
@@ -168,6 +171,7 @@ func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
 		"a folder or an object store URL as for --warehouse; repeat for more")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout,
 		"how long a shutdown waits for requests and the final flush and commit of every table")
+	fs.StringVar(&o.secretsKeyFile, "secrets-key-file", "", secretsKeyFlagUsage)
 	fs.TextVar(logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	o.warehouseMode = defaultWarehouseMode
 	fs.Var(&o.warehouseMode, "warehouse-mode", "permission `bits` (octal) of the files the agent writes in local table folders; "+
@@ -315,9 +319,9 @@ func runAgent(ctx context.Context, o agentOptions) error {
 			return err
 		}
 	}
-	st, err := store.Open(o.dataDir)
+	st, secrets, err := openState(&o)
 	if err != nil {
-		return fmt.Errorf("opening the state in %s: %w", o.dataDir, err)
+		return err
 	}
 	budget := memory.New(bufferBudget(o.memoryLimit))
 	goLimit := debug.SetMemoryLimit(-1) // GOMEMLIMIT, if set, wins
@@ -329,7 +333,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		GCGrace: o.gcGrace, WarehouseMode: os.FileMode(o.warehouseMode)})
 	srv, err := server.New(server.Config{
 		Store: st, Engine: engine, Tokens: o.tokens, InsecureNoAuth: o.insecureNoAuth, Logger: o.log, Memory: budget,
-		TLS: tlsCfg, MaxConnections: o.maxConnections,
+		TLS: tlsCfg, MaxConnections: o.maxConnections, Redactor: secrets,
 	})
 	if err != nil {
 		return err

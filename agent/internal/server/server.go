@@ -36,6 +36,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/redact"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -102,6 +103,11 @@ type Config struct {
 	// Logger receives one line per request and the server's errors; nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// Redactor scrubs secrets from error messages in answers (problems and
+	// status last_error); New feeds it every secret of every stored
+	// connection, now and as they change. Share it with the agent's log
+	// handler ([redact.NewHandler]); nil means the server makes its own.
+	Redactor *redact.Redactor
 	// Memory, if set, is the agent's memory budget, whose use /metrics
 	// reports.
 	Memory *memory.Budget
@@ -143,6 +149,9 @@ type Server struct {
 	// the error of its last Apply when that failed, so GET can say why the
 	// engine does not run it.
 	failed, fanoutFailed failures
+
+	// secrets scrubs the stored connections' secrets from errors.
+	secrets *redact.Redactor
 }
 
 // failures holds the last Apply error of each object that failed to
@@ -196,6 +205,14 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if s.secrets = cfg.Redactor; s.secrets == nil {
+		s.secrets = redact.New()
+	}
+	s.store.Connections.Watch(func(all []spec.Connection) {
+		for i := range all {
+			s.learnSecrets(&all[i])
+		}
+	})
 	switch {
 	case len(cfg.Tokens) > 0:
 		set, err := newTokenSet(cfg.Tokens)
@@ -254,9 +271,10 @@ func (s *Server) applyStored(ctx context.Context, p *spec.Pipeline) error {
 
 // status returns what GET reports for stored pipeline p: the engine's status,
 // or one made up from the last Apply error (FAILED) or none (STARTING) when
-// the engine does not run it.
+// the engine does not run it. Errors are scrubbed of secrets.
 func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
 	if st, ok := s.engine.Status(p.Name); ok {
+		st.Tables = s.redactTables(st.Tables)
 		return st
 	}
 	lastErr, failed := s.failed.get(p.Name)
@@ -269,7 +287,7 @@ func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
 			DestinationTable: p.Tables[i].DestinationTable,
 			State:            st.State,
 			Version:          -1,
-			LastError:        lastErr,
+			LastError:        s.secrets.String(lastErr),
 		}
 	}
 	return st
