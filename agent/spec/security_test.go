@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"strings"
@@ -205,14 +206,18 @@ func TestTLSConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.RootCAs == nil || cfg.ServerName != "kafka" || !cfg.InsecureSkipVerify || len(cfg.Certificates) != 1 {
+	if cfg.RootCAs == nil || cfg.ServerName != "kafka" || !cfg.InsecureSkipVerify || cfg.GetClientCertificate == nil {
 		t.Fatalf("config = %+v", cfg)
 	}
-	if chain := cfg.Certificates[0].Certificate; len(chain) != 2 {
-		t.Errorf("the PKCS#12 chain has %d certificates, want the leaf and the CA", len(chain))
+	cert, err := cfg.GetClientCertificate(&tls.CertificateRequestInfo{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if cfg.Certificates[0].Leaf.Subject.CommonName != "client" {
-		t.Errorf("leaf = %v", cfg.Certificates[0].Leaf.Subject)
+	if len(cert.Certificate) != 2 {
+		t.Errorf("the PKCS#12 chain has %d certificates, want the leaf and the CA", len(cert.Certificate))
+	}
+	if cert.Leaf.Subject.CommonName != "client" {
+		t.Errorf("leaf = %v", cert.Leaf.Subject)
 	}
 	c.SecurityProtocol = ProtocolSASLPlaintext
 	if cfg, err := c.TLSConfig(); cfg != nil || err != nil {
