@@ -32,8 +32,13 @@ import (
 // over itself (metadata, fetch).
 
 // handshakeTimeout bounds the TLS handshake and the SASL exchange of one
-// connection.
+// connection (which may include getting an OAuth token).
 const handshakeTimeout = 15 * time.Second
+
+// dialTimeout bounds a whole dial of kafka-go's Transport: the TCP
+// connection, the TLS handshake and the SASL exchange, each bounded
+// itself, and the ApiVersions request.
+const dialTimeout = 45 * time.Second
 
 // newMechanism returns the SASL mechanism of s, nil for none. AWS_MSK_IAM
 // loads the agent's default AWS configuration (environment, shared files;

@@ -78,7 +78,7 @@ func NewClient(conn *spec.Connection) (*Client, error) {
 	// TLS and SASL are set up by dial, not by the Transport's TLS and SASL
 	// fields, so that the admin requests and the agent's own requests
 	// share one path whose errors name the broker.
-	transport := &kafkago.Transport{Dial: c.dial, ClientID: clientID, MetadataTTL: 5 * time.Second}
+	transport := &kafkago.Transport{Dial: c.dial, DialTimeout: dialTimeout, ClientID: clientID, MetadataTTL: 5 * time.Second}
 	c.admin = &kafkago.Client{Addr: kafkago.TCP(conn.BootstrapServers...), Timeout: 15 * time.Second, Transport: transport}
 	return c, nil
 }

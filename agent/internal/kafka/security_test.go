@@ -252,26 +252,53 @@ func TestTLS(t *testing.T) {
 	wantConnectionError(t, err, "the broker's certificate at "+addrs[0]+" is not signed by a trusted CA", "set tls.ca_pem")
 	err = readBack(t, newSecureClient(t, conn(&spec.TLS{CAPEM: string(f.ca.CertPEM), ServerName: "kafka.example.com"})))
 	wantConnectionError(t, err, `is not valid for the name "kafka.example.com"`, "set tls.server_name")
+	// A broker whose certificate expired.
+	past := time.Now().Add(-48 * time.Hour)
+	leaf := testcerts.Loopback("broker")
+	leaf.NotBefore, leaf.NotAfter = past, past.Add(time.Hour)
+	expired, err := f.ca.Issue(leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiredCert, err := tls.X509KeyPair(expired.CertPEM, expired.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := listen(t, func(c net.Conn) { tls.Server(c, &tls.Config{Certificates: []tls.Certificate{expiredCert}}).Handshake() })
+	err = readBack(t, newSecureClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{stale}, SecurityProtocol: spec.ProtocolSSL,
+		TLS: &spec.TLS{CAPEM: string(f.ca.CertPEM)}}))
+	wantConnectionError(t, err, "the broker's certificate at "+stale+" has expired")
 	// A PLAINTEXT listener takes the ClientHello for the start of a
-	// request too large to take, and closes.
+	// request too large to take, and closes; something else answers in
+	// clear.
+	closing := listen(t, func(c net.Conn) { io.ReadFull(c, make([]byte, 4)) })
+	err = readBack(t, newSecureClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{closing}, SecurityProtocol: spec.ProtocolSSL}))
+	wantConnectionError(t, err, "did not complete the TLS handshake", "check security_protocol")
+	answering := listen(t, func(c net.Conn) { io.WriteString(c, "HTTP/1.1 400 Bad Request\r\n\r\n") })
+	err = readBack(t, newSecureClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{answering}, SecurityProtocol: spec.ProtocolSSL}))
+	wantConnectionError(t, err, "does not answer TLS", "check security_protocol")
+}
+
+// listen returns the address of a listener that runs serve on each
+// connection, then closes it.
+func listen(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			io.ReadFull(c, make([]byte, 4))
+			serve(c)
 			c.Close()
 		}
 	}()
-	err = readBack(t, newSecureClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{ln.Addr().String()},
-		SecurityProtocol: spec.ProtocolSSL}))
-	wantConnectionError(t, err, "did not complete the TLS handshake", "check security_protocol")
+	return ln.Addr().String()
 }
 
 func TestMutualTLS(t *testing.T) {
