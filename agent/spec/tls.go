@@ -166,9 +166,9 @@ func (c *Connection) TLSConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("tls.%w", fe)
 	}
 	if cert != nil {
-		// Sent whatever CAs the broker names as acceptable, so that a
-		// broker that does not trust it says so (rather than that a
-		// certificate is required).
+		// The certificate is sent whatever CAs the broker names as
+		// acceptable, so that a broker that does not trust it says so
+		// (rather than that a certificate is required).
 		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
 	}
 	return cfg, nil

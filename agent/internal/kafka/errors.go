@@ -70,16 +70,14 @@ func (c *Client) explain(addr string, err error) error {
 	case errors.As(err, &record):
 		msg = broker + " does not answer TLS (check security_protocol: the listener may be PLAINTEXT or SASL_PLAINTEXT)"
 	default:
-		switch remoteAlert(err) {
-		case "":
+		switch alert := remoteAlert(err); {
+		case !certificateAlerts[alert]:
 			return err
-		case "certificate required":
+		case alert == "certificate required" || c.tls == nil || c.tls.GetClientCertificate == nil:
+			// Some brokers tell a missing certificate as a bad one.
 			msg = broker + " requires a client certificate (set tls.cert_pem and tls.key_pem, or tls.keystore_p12_base64)"
-		case "bad certificate", "unsupported certificate", "revoked certificate", "expired certificate", "unknown certificate",
-			"unknown certificate authority":
-			msg = broker + " refused the client certificate (expired or not signed by a CA it trusts): check tls.cert_pem"
 		default:
-			return err
+			msg = broker + " refused the client certificate (expired or not signed by a CA it trusts): check tls.cert_pem"
 		}
 	}
 	return &ConnectionError{Connection: c.name, Err: err, msg: fmt.Sprintf("connection %q: %s", c.name, msg)}
@@ -96,6 +94,13 @@ func (c *Client) refusedCredentials() string {
 	}
 	return fmt.Sprintf("the brokers refused the SASL %s credentials of user %q (check sasl.username and sasl.password)",
 		c.mechanism, c.username)
+}
+
+// certificateAlerts are the TLS alerts (see remoteAlert) a server sends
+// about the client's certificate.
+var certificateAlerts = map[string]bool{
+	"bad certificate": true, "unsupported certificate": true, "revoked certificate": true, "expired certificate": true,
+	"unknown certificate": true, "unknown certificate authority": true, "certificate required": true,
 }
 
 // remoteAlert returns the description of the TLS alert the peer sent, as
