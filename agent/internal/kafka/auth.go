@@ -109,8 +109,8 @@ func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 			errors.Is(err, context.DeadlineExceeded) {
 			// A listener without TLS takes the ClientHello for the start of
 			// a huge request: it waits for the rest, or closes.
-			return nil, &ConnectionError{Connection: c.name, Err: err, msg: fmt.Sprintf("connection %q: the broker at %s did not complete "+
-				"the TLS handshake (check security_protocol: the listener may be PLAINTEXT or SASL_PLAINTEXT)", c.name, addr)}
+			return nil, c.connError(err, "the broker at %s did not complete the TLS handshake "+
+				"(check security_protocol: the listener may be PLAINTEXT or SASL_PLAINTEXT)", addr)
 		}
 		return nil, c.fail(addr, err, "TLS handshake with %s", addr)
 	}

@@ -80,7 +80,13 @@ func (c *Client) explain(addr string, err error) error {
 			msg = broker + " refused the client certificate (expired or not signed by a CA it trusts): check tls.cert_pem"
 		}
 	}
-	return &ConnectionError{Connection: c.name, Err: err, msg: fmt.Sprintf("connection %q: %s", c.name, msg)}
+	return c.connError(err, "%s", msg)
+}
+
+// connError returns err explained by format and args, after the
+// connection's name.
+func (c *Client) connError(err error, format string, args ...any) *ConnectionError {
+	return &ConnectionError{Connection: c.name, Err: err, msg: fmt.Sprintf("connection %q: ", c.name) + fmt.Sprintf(format, args...)}
 }
 
 // refusedCredentials explains an authentication the brokers refused.

@@ -51,9 +51,9 @@ func (c *Client) topicMetadata(ctx context.Context, topics []string) (map[string
 		out, err := requestMetadata(ctx, conn, topics)
 		conn.Close()
 		if err == nil || !isNetError(err) {
-			return out, c.explain(b, err)
+			return out, err
 		}
-		lastErr = c.explain(b, err)
+		lastErr = err
 	}
 	return nil, c.fail("", lastErr, "read metadata from any of %v", c.brokers)
 }
