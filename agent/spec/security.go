@@ -52,7 +52,7 @@ func (s *SASL) validate(col collector, notSASLSSL bool, protoPath string) {
 	case SASLPlain, SASLScram256, SASLScram512:
 		switch {
 		case s.Username == "" && s.Password == "":
-			col.add("username", "SASL %s needs username and password", s.Mechanism)
+			col.addInvolving("username", []string{col.path("password")}, "SASL %s needs username and password", s.Mechanism)
 		case s.Username == "":
 			col.addInvolving("username", []string{col.path("password")}, "password is set without username; set both")
 		case s.Password == "":
@@ -112,7 +112,8 @@ func (o *OAuth) validate(col collector) {
 	}
 	switch len(sources) {
 	case 0:
-		col.add("", "set token_endpoint_url, client_id and client_secret (the client-credentials grant), or token, or token_file")
+		col.addInvolving("", []string{col.path("token_endpoint_url"), col.path("client_id"), col.path("client_secret"), col.path("token"),
+			col.path("token_file")}, "set token_endpoint_url, client_id and client_secret (the client-credentials grant), or token, or token_file")
 		return
 	case 1:
 	default:
