@@ -126,7 +126,9 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 	if old != nil && reflect.DeepEqual(old.conn, *conn) {
 		next.client, next.source = old.client, old.source
 	} else {
-		next.client = kafka.NewClient(conn)
+		if next.client, err = kafka.NewClient(conn); err != nil {
+			return err
+		}
 		next.source = newSource(next.client, m.cfg.Memory, m.log.With("pipeline", p.Name))
 	}
 	keep := map[*tableRunner]bool{}
