@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -56,11 +57,20 @@ func (e *APIError) Unwrap() error {
 	return nil
 }
 
+// DefaultTimeout bounds each attempt of a request, from sending it to
+// reading the whole answer, unless [Timeout] sets another.
+const DefaultTimeout = 60 * time.Second
+
+// maxErrorBody is how much of an answer that is not a problem (a proxy's
+// HTML error page, say) an [*APIError] quotes.
+const maxErrorBody = 512
+
 // Client talks to one agent. It is safe for concurrent use.
 type Client struct {
-	base  *url.URL
-	token string
-	http  *retryablehttp.Client
+	base    *url.URL
+	token   string
+	http    *retryablehttp.Client
+	timeout time.Duration
 }
 
 // Option configures a Client.
@@ -70,6 +80,14 @@ type Option func(*Client)
 // overriding a cleanhttp pooled client.
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) { c.http.HTTPClient = h }
+}
+
+// Timeout bounds each attempt of a request, from sending it to reading the
+// whole answer, overriding DefaultTimeout; the context's deadline, when
+// sooner, still applies. An attempt that times out is retried like a
+// connection error.
+func Timeout(d time.Duration) Option {
+	return func(c *Client) { c.timeout = d }
 }
 
 // RetryMax sets how often a request is retried after a connection error or
@@ -99,10 +117,20 @@ func New(endpoint, token string, opts ...Option) (*Client, error) {
 		}
 		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 	}
-	c := &Client{base: u, token: token, http: rc}
+	c := &Client{base: u, token: token, http: rc, timeout: DefaultTimeout}
 	for _, o := range opts {
 		o(c)
 	}
+	if c.timeout <= 0 {
+		return nil, fmt.Errorf("client timeout %v must be positive", c.timeout)
+	}
+	// A copy, so that a caller's *http.Client keeps its own timeout.
+	var hc http.Client
+	if c.http.HTTPClient != nil {
+		hc = *c.http.HTTPClient
+	}
+	hc.Timeout = c.timeout
+	c.http.HTTPClient = &hc
 	return c, nil
 }
 
@@ -223,6 +251,10 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
+	var netErr net.Error
+	if err != nil && ctx.Err() == nil && errors.As(err, &netErr) && netErr.Timeout() {
+		return fmt.Errorf("%s %s: no answer within %v (the client's timeout); is the agent overloaded or the network slow? %w", method, u, c.timeout, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s: is the agent running and the endpoint right? %w", method, u, err)
 	}
@@ -236,6 +268,8 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		var p spec.Problem
 		if json.Unmarshal(data, &p) == nil && p.Title != "" {
 			apiErr.Title, apiErr.Detail, apiErr.Problems = p.Title, p.Detail, p.Errors
+		} else if len(data) > 0 {
+			apiErr.Detail = "the answer is not the agent's (a proxy in the way?): " + bodyStart(resp.Header, data)
 		}
 		return apiErr
 	}
@@ -243,7 +277,22 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("decode answer of %s %s: %w", method, u, err)
+		return fmt.Errorf("decode answer of %s %s (%s): %w", method, u, bodyStart(resp.Header, data), err)
 	}
 	return nil
+}
+
+// bodyStart describes an answer that is not what the agent sends: its
+// content type and up to maxErrorBody bytes of it, as a quoted string.
+func bodyStart(h http.Header, data []byte) string {
+	var b strings.Builder
+	if ct := h.Get("Content-Type"); ct != "" {
+		b.WriteString(ct + " ")
+	}
+	if len(data) > maxErrorBody {
+		fmt.Fprintf(&b, "%q... (%d bytes)", data[:maxErrorBody], len(data))
+	} else {
+		fmt.Fprintf(&b, "%q", data)
+	}
+	return b.String()
 }

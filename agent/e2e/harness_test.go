@@ -138,7 +138,7 @@ func startAgent(t *testing.T, dataDir string) *agent {
 // warehouse, which other agents may share, with more serve flags.
 func startAgentOn(t *testing.T, dataDir, warehouse string, flags ...string) *agent {
 	t.Helper()
-	a := &agent{t: t, dataDir: dataDir, warehouse: warehouse, flags: flags, token: "e2e-" + uniqueName("token")}
+	a := &agent{t: t, dataDir: dataDir, warehouse: warehouse, flags: flags, token: uniqueName("e2e-token") + strings.Repeat("0", 32)}
 	tokenFile := filepath.Join(dataDir, "token")
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		t.Fatal(err)

@@ -206,6 +206,7 @@ func (c *Connection) Validate() Errors {
 	if sr := c.SchemaRegistry; sr != nil {
 		sr.validate(col.at("schema_registry"))
 	}
+	c.validateSecurity(col)
 	return *col.errs
 }
 
@@ -234,5 +235,13 @@ func (sr *SchemaRegistry) validate(col collector) {
 	}
 	if strings.ContainsAny(sr.APIKey, ":\r\n") {
 		col.add("api_key", "the API key must not contain ':' or line breaks (it is sent as HTTP Basic user name)")
+	}
+	if sr.CAPEM != "" {
+		if _, err := CertPool(sr.CAPEM); err != nil {
+			col.add("ca_pem", "%v", err)
+		}
+		if err == nil && u.Scheme == "http" {
+			col.addInvolving("ca_pem", []string{col.path("url")}, "ca_pem is only used by an https registry; the url is http (use https, or remove ca_pem)")
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -81,11 +82,11 @@ func devCommand(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if tokenFileOut != "" {
-		if err := os.WriteFile(tokenFileOut, []byte(token+"\n"), 0o600); err != nil {
+		if err := writePrivateFile(tokenFileOut, []byte(token+"\n")); err != nil {
 			return fmt.Errorf("writing --token-file-out: %w", err)
 		}
 	}
-	o.token = token
+	o.tokens = []string{token}
 	o.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -139,6 +140,28 @@ func randomToken() (string, error) {
 		return "", fmt.Errorf("generating a token: %w", err)
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// writePrivateFile writes data to file with mode 0600, replacing the file
+// if it exists (whatever its mode): it is written under a temporary name
+// created 0600 in the same folder, then renamed, so that no other user can
+// read it at any moment.
+func writePrivateFile(file string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), file)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // sampleEvent is one record of the sample producer.

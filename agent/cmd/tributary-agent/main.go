@@ -2,11 +2,13 @@
 // tables, driven over its HTTP API by the Terraform provider.
 //
 //	tributary-agent serve --data-dir DIR [--listen 127.0.0.1:8470] [--warehouse DIR-or-URL] [--warehouse-allow URL ...] [--token-file F] [--memory-limit 512MiB]
+//	                      [--tls-cert F --tls-key F [--tls-client-ca F]] [--max-connections 64] [--warehouse-mode 0640]
 //	tributary-agent dev   [--listen 127.0.0.1:8470] [--data-dir DIR] [--kafka-port 19192]
 //	tributary-agent version
 //
 // serve runs the agent; dev runs it next to an in-process Kafka broker with
-// a sample producer, for demos and trying the provider out.
+// a sample producer, for demos and trying the provider out. SIGHUP makes
+// serve read its token file and TLS key pair again.
 package main
 
 import (

@@ -146,10 +146,16 @@ func get(t *testing.T, url, token string) int {
 	return resp.StatusCode
 }
 
+// Tokens of the tests: the agent refuses any shorter than 32 bytes.
+const (
+	fileToken     = "file-token-0123456789abcdef0123456789"
+	envTokenValue = "env-token-0123456789abcdef0123456789"
+)
+
 func TestServe(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte("  file-token\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte("  "+fileToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -159,10 +165,12 @@ func TestServe(t *testing.T) {
 		token string // what the API accepts; "" for none needed
 		log   string // a line of the log has it
 	}{
-		{name: "token file", args: []string{"--token-file", tokenFile}, token: "file-token",
+		{name: "token file", args: []string{"--token-file", tokenFile}, token: fileToken,
 			log: "memory_limit=512MiB buffer_budget=256MiB go_memory_limit=448MiB"},
-		{name: "token from env", env: []string{tokenEnv + "=env-token"}, token: "env-token"},
+		{name: "token from env", env: []string{tokenEnv + "=" + envTokenValue}, token: envTokenValue},
 		{name: "insecure", args: []string{"--insecure-no-auth"}},
+		{name: "plain HTTP on every address", args: []string{"--insecure-no-auth", "--listen", "0.0.0.0:0"},
+			log: "INSECURE: the API is served over plain HTTP on a non-loopback address"},
 		{name: "memory limit", args: []string{"--insecure-no-auth", "--memory-limit", "1GiB"},
 			log: "memory_limit=1GiB buffer_budget=512MiB go_memory_limit=896MiB"},
 		{name: "GOMEMLIMIT wins", args: []string{"--insecure-no-auth", "--memory-limit", "64MiB"}, env: []string{"GOMEMLIMIT=100MiB"},
@@ -194,18 +202,27 @@ func TestServe(t *testing.T) {
 
 func TestServeRefuses(t *testing.T) {
 	dir := t.TempDir()
-	empty := filepath.Join(dir, "empty")
-	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	empty := writeFile(t, dir, "empty", "\n", 0o600)
+	short := writeFile(t, dir, "short", fileToken+"\nshort-token\n", 0o600)
 	tests := []struct {
 		name     string
 		args     []string
+		env      []string
 		wantCode int
 		want     []string
 	}{
 		{name: "no token", args: []string{"--data-dir", dir}, wantCode: 1, want: []string{"no API token", "--token-file", tokenEnv, "--insecure-no-auth"}},
 		{name: "empty token file", args: []string{"--data-dir", dir, "--token-file", empty}, wantCode: 1, want: []string{"is empty"}},
+		{name: "short token in the file", args: []string{"--data-dir", dir, "--token-file", short}, wantCode: 1,
+			want: []string{"line 2: the token is 11 bytes long, shorter than the minimum of 32"}},
+		{name: "short token in the environment", args: []string{"--data-dir", dir}, env: []string{tokenEnv + "=0123456789"}, wantCode: 1,
+			want: []string{tokenEnv + " is 10 bytes long, shorter than the minimum of 32"}},
+		{name: "TLS certificate without key", args: []string{"--insecure-no-auth", "--data-dir", dir, "--tls-cert", empty}, wantCode: 2,
+			want: []string{"--tls-cert and --tls-key go together"}},
+		{name: "warehouse mode the agent cannot write", args: []string{"--insecure-no-auth", "--data-dir", dir, "--warehouse-mode", "0440"},
+			wantCode: 2, want: []string{"0440 does not let the agent read and write its own files"}},
+		{name: "no connections", args: []string{"--insecure-no-auth", "--data-dir", dir, "--max-connections", "0"},
+			wantCode: 2, want: []string{"--max-connections 0 must be 1 or more"}},
 		{name: "no data dir", args: []string{"--insecure-no-auth"}, wantCode: 2, want: []string{"--data-dir"}},
 		{name: "unknown flag", args: []string{"--nope"}, wantCode: 2, want: []string{"-nope"}},
 		{name: "memory limit too small", args: []string{"--insecure-no-auth", "--data-dir", dir, "--memory-limit", "1MiB"},
@@ -224,7 +241,7 @@ func TestServeRefuses(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, agentBin, append([]string{"serve"}, tt.args...)...)
-			cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, tokenEnv+"=") })
+			cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, tokenEnv+"=") }), tt.env...)
 			out, err := cmd.CombinedOutput()
 			if code := cmd.ProcessState.ExitCode(); code != tt.wantCode {
 				t.Fatalf("exit code %d (%v), want %d; output:\n%s", code, err, tt.wantCode, out)
@@ -233,6 +250,9 @@ func TestServeRefuses(t *testing.T) {
 				if !strings.Contains(string(out), w) {
 					t.Errorf("output lacks %q:\n%s", w, out)
 				}
+			}
+			if strings.Contains(string(out), "short-token") {
+				t.Errorf("the output shows a token:\n%s", out)
 			}
 		})
 	}
@@ -281,7 +301,7 @@ func exitCode(err error) int {
 
 func TestDev(t *testing.T) {
 	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "token")
+	tokenFile := writeFile(t, dir, "token", "from an earlier run\n", 0o644)
 	p := start(t, []string{"dev", "--listen", "127.0.0.1:0", "--kafka-port", "0", "--data-dir", dir,
 		"--token-file-out", tokenFile, "--rate", "50"})
 	bootstrap := p.waitFor(t, regexp.MustCompile(`^Kafka bootstrap servers: (\S+)`))
@@ -290,6 +310,9 @@ func TestDev(t *testing.T) {
 	token, err := os.ReadFile(tokenFile)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the token file's mode: %v (%v), want 0600", fi.Mode().Perm(), err)
 	}
 	if !strings.Contains(export, "TRIBUTARY_TOKEN="+strings.TrimSpace(string(token))) || !strings.Contains(export, url) {
 		t.Errorf("export line %q does not carry the endpoint %s and the token", export, url)

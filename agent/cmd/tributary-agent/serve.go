@@ -2,18 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,7 +23,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/pipeline"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 )
 
 // Defaults shared by serve and dev.
@@ -66,9 +67,23 @@ type agentOptions struct {
 	warehouseAllow locations
 	// gcGrace overrides the garbage collection grace period; 0 keeps the
 	// default.
-	gcGrace         time.Duration
-	token           string
-	insecureNoAuth  bool
+	gcGrace time.Duration
+	// warehouseMode is the permission of files in local table folders;
+	// folders get it plus x wherever it has r.
+	warehouseMode fileMode
+	// tokens are the accepted API tokens; tokenFile, when set, is where
+	// they come from, read again on SIGHUP.
+	tokens         []string
+	tokenFile      string
+	insecureNoAuth bool
+	// tlsCert and tlsKey, when set, are the files of the key pair the API
+	// serves HTTPS with (reloaded on SIGHUP and when they change);
+	// tlsClientCA, when set, the CAs a client certificate must be signed
+	// by.
+	tlsCert, tlsKey, tlsClientCA string
+	// maxConnections caps the API's open connections; 0 is the server's
+	// default.
+	maxConnections  int
 	shutdownTimeout time.Duration
 	// memoryLimit is the memory the agent may use in all, such as its
 	// container's limit.
@@ -76,6 +91,10 @@ type agentOptions struct {
 	log         *slog.Logger
 	// onListen is called once the API accepts connections, with its URL.
 	onListen func(url string)
+
+	// secretsKeyFile holds the key of the connections' secrets; "" means
+	// the key generated in the data folder.
+	secretsKeyFile string
 }
 
 // locations is a repeatable flag of storage locations.
@@ -91,6 +110,29 @@ func (l *locations) Set(s string) error {
 		return err
 	}
 	*l = append(*l, s)
+	return nil
+}
+
+// defaultWarehouseMode keeps table files from other users but the group's
+// (a reader such as Spark in the agent's group).
+const defaultWarehouseMode = fileMode(table.DefaultFileMode)
+
+// fileMode is a flag of permission bits in octal, such as 0640.
+type fileMode os.FileMode
+
+// String returns the mode in octal.
+func (m *fileMode) String() string { return fmt.Sprintf("%#o", uint32(*m)) }
+
+// Set parses an octal mode, which must let the owner read and write.
+func (m *fileMode) Set(s string) error {
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || v > 0o777 {
+		return fmt.Errorf("%q is not an octal permission like 0640", s)
+	}
+	if v&0o600 != 0o600 {
+		return fmt.Errorf("%#o does not let the agent read and write its own files; the owner needs rw (0600)", v)
+	}
+	*m = fileMode(v)
 	return nil
 }
 
@@ -129,7 +171,11 @@ func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
 		"a folder or an object store URL as for --warehouse; repeat for more")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout,
 		"how long a shutdown waits for requests and the final flush and commit of every table")
+	fs.StringVar(&o.secretsKeyFile, "secrets-key-file", "", secretsKeyFlagUsage)
 	fs.TextVar(logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
+	o.warehouseMode = defaultWarehouseMode
+	fs.Var(&o.warehouseMode, "warehouse-mode", "permission `bits` (octal) of the files the agent writes in local table folders; "+
+		"folders get the same bits plus x wherever r is set, e.g. 0640 makes folders 0750; the umask still applies")
 	fs.TextVar(&o.memoryLimit, "memory-limit", memory.Size(defaultMemoryLimit),
 		"memory `size` the agent may use in all, like 512MiB or 2GiB (its container's limit): half of it is the budget "+
 			"every table's fetched data and open files' buffers share, and the Go runtime's soft limit is set to 7/8 of it "+
@@ -157,14 +203,22 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		o         agentOptions
-		tokenFile string
-		logLevel  slog.Level
+		o        agentOptions
+		logLevel slog.Level
 	)
 	commonFlags(fs, &o, &logLevel)
 	fs.StringVar(&o.dataDir, "data-dir", "", "`folder` for the agent's state (connections, pipelines); required")
-	fs.StringVar(&tokenFile, "token-file", "", "`file` holding the API token (default: the "+tokenEnv+" environment variable)")
+	fs.StringVar(&o.tokenFile, "token-file", "", "`file` holding the API tokens, one a line (# starts a comment), each at least "+
+		fmt.Sprint(server.MinTokenLength)+" bytes: any of them is accepted, so a new one can be added before the old one is removed; "+
+		"read again on SIGHUP (default: the "+tokenEnv+" environment variable)")
 	fs.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "accept API requests without a token; only on a trusted machine")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM `file` of the certificate (and its chain) the API serves HTTPS with; "+
+		"reloaded on SIGHUP and when it changes")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM `file` of the private key of --tls-cert; reloaded with it")
+	fs.StringVar(&o.tlsClientCA, "tls-client-ca", "", "PEM `file` of the CAs a client certificate must be signed by: "+
+		"with it, every client must present one (needs --tls-cert)")
+	fs.IntVar(&o.maxConnections, "max-connections", server.DefaultMaxConnections, "`count` of API connections kept open at most; "+
+		"at the cap, idle and still-arriving connections are closed first, so /healthz keeps answering")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: tributary-agent serve --data-dir DIR [flags]")
 		fs.PrintDefaults()
@@ -180,15 +234,27 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	token, err := loadToken(tokenFile, os.Getenv(tokenEnv))
+	if (o.tlsCert == "") != (o.tlsKey == "") || (o.tlsClientCA != "" && o.tlsCert == "") {
+		fmt.Fprintln(stderr, "--tls-cert and --tls-key go together, and --tls-client-ca needs them")
+		return errUsage
+	}
+	if o.maxConnections < 1 {
+		fmt.Fprintf(stderr, "--max-connections %d must be 1 or more\n", o.maxConnections)
+		return errUsage
+	}
+	var err error
+	if o.tokenFile != "" {
+		o.tokens, err = readTokens(o.tokenFile)
+	} else {
+		o.tokens, err = envToken(os.Getenv(tokenEnv))
+	}
 	if err != nil {
 		return err
 	}
-	if token == "" && !o.insecureNoAuth {
+	if len(o.tokens) == 0 && !o.insecureNoAuth {
 		return fmt.Errorf("no API token: pass --token-file FILE (a file holding a random secret, e.g. made with `openssl rand -hex 32 > FILE`) " +
 			"or set " + tokenEnv + "; or pass --insecure-no-auth to accept requests without a token, on a trusted machine only")
 	}
-	o.token = token
 	lock, err := lockDataDir(o.dataDir, "tributary-agent serve")
 	if err != nil {
 		return err
@@ -200,23 +266,6 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runAgent(ctx, o)
-}
-
-// loadToken returns the token in file (surrounding whitespace trimmed), or
-// env when file is "".
-func loadToken(file, env string) (string, error) {
-	if file == "" {
-		return strings.TrimSpace(env), nil
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("reading the token file: %w", err)
-	}
-	token := strings.TrimSpace(string(data))
-	if token == "" {
-		return "", fmt.Errorf("token file %s is empty; write a random secret into it, e.g. with `openssl rand -hex 32`", file)
-	}
-	return token, nil
 }
 
 // dataDirLock is the lock file in the data folder; it names the agent
@@ -233,7 +282,7 @@ func lockDataDir(dir, owner string) (*flock.Lock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the data folder: %w", err)
 	}
-	lock, err := flock.Acquire(filepath.Join(dir, dataDirLock), owner)
+	lock, err := flock.Acquire(filepath.Join(dir, dataDirLock), owner, 0o600)
 	var held *flock.HeldError
 	if errors.As(err, &held) {
 		return nil, fmt.Errorf("data folder %s is in use by another agent: %s; stop that agent, or pass another --data-dir",
@@ -253,12 +302,26 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if o.warehouse == "" {
 		o.warehouse = filepath.Join(o.dataDir, "warehouse")
 	}
-	if o.insecureNoAuth && o.token == "" {
+	if o.insecureNoAuth && len(o.tokens) == 0 {
 		o.log.Warn("the API accepts requests without a token (--insecure-no-auth)", "listen", o.listen)
 	}
-	st, err := store.Open(o.dataDir)
+	if o.tokenFile != "" {
+		warnIfReadable(o.tokenFile, o.log)
+	}
+	var tlsCfg *tls.Config
+	var certs *certReloader
+	if o.tlsCert != "" {
+		var err error
+		if certs, err = newCertReloader(o.tlsCert, o.tlsKey, o.log); err != nil {
+			return err
+		}
+		if tlsCfg, err = tlsConfig(certs, o.tlsClientCA); err != nil {
+			return err
+		}
+	}
+	st, secrets, err := openState(&o)
 	if err != nil {
-		return fmt.Errorf("opening the state in %s: %w", o.dataDir, err)
+		return err
 	}
 	budget := memory.New(bufferBudget(o.memoryLimit))
 	goLimit := debug.SetMemoryLimit(-1) // GOMEMLIMIT, if set, wins
@@ -267,9 +330,10 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		debug.SetMemoryLimit(goLimit)
 	}
 	engine := pipeline.NewManager(pipeline.Config{Warehouse: o.warehouse, AllowedRoots: o.warehouseAllow, Logger: o.log, Memory: budget,
-		GCGrace: o.gcGrace})
+		GCGrace: o.gcGrace, WarehouseMode: os.FileMode(o.warehouseMode)})
 	srv, err := server.New(server.Config{
-		Store: st, Engine: engine, Token: o.token, InsecureNoAuth: o.insecureNoAuth, Logger: o.log, Memory: budget,
+		Store: st, Engine: engine, Tokens: o.tokens, InsecureNoAuth: o.insecureNoAuth, Logger: o.log, Memory: budget,
+		TLS: tlsCfg, MaxConnections: o.maxConnections, Redactor: secrets,
 	})
 	if err != nil {
 		return err
@@ -278,18 +342,23 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s (is another agent running? pick another --listen address): %w", o.listen, err)
 	}
-	hs := &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(o.log.Handler(), slog.LevelWarn),
-	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
+	go func() { serveErr <- srv.Serve(ln) }()
 	url := "http://" + ln.Addr().String()
+	if tlsCfg != nil {
+		url = "https://" + ln.Addr().String()
+	} else if !isLoopback(ln.Addr()) {
+		o.log.Warn("INSECURE: the API is served over plain HTTP on a non-loopback address: the token and the connections' "+
+			"secrets cross the network in clear text, readable by anyone on the way; pass --tls-cert and --tls-key to serve HTTPS",
+			"listen", ln.Addr().String())
+	}
 	o.log.Info("agent started", "url", url, "data_dir", o.dataDir, "warehouse", o.warehouse, "version", version,
 		"memory_limit", o.memoryLimit, "buffer_budget", memory.Size(bufferBudget(o.memoryLimit)),
-		"go_memory_limit", memory.Size(goLimit))
+		"go_memory_limit", memory.Size(goLimit), "tokens", fingerprints(o.tokens), "client_certificates", o.tlsClientCA != "")
+	if o.tokenFile != "" || certs != nil {
+		stopReloads := reloadOnHangup(o, srv, certs)
+		defer stopReloads()
+	}
 	if o.onListen != nil {
 		o.onListen(url)
 	}
@@ -312,8 +381,8 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer cancel()
 	var errs []error
-	if err := hs.Shutdown(shutdownCtx); err != nil {
-		errs = append(errs, fmt.Errorf("stopping the API: %w", err))
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		errs = append(errs, err)
 	}
 	// Closing the engine while Resume still applies would race it.
 	select {
@@ -328,4 +397,42 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	}
 	o.log.Info("stopped")
 	return nil
+}
+
+// reloadOnHangup reloads, on every SIGHUP, the token file (when o has one)
+// into srv and the TLS key pair (when certs is set). A token file that no
+// longer reads keeps the previous tokens. The returned function stops it.
+func reloadOnHangup(o agentOptions, srv *server.Server, certs *certReloader) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+			}
+			if certs != nil {
+				certs.reload()
+			}
+			if o.tokenFile == "" {
+				continue
+			}
+			tokens, err := readTokens(o.tokenFile)
+			if err == nil {
+				err = srv.SetTokens(tokens)
+			}
+			if err != nil {
+				o.log.Error("the token file did not reload; still accepting the previous tokens", "err", err)
+				continue
+			}
+			warnIfReadable(o.tokenFile, o.log)
+			o.log.Info("reloaded the API tokens", "tokens", fingerprints(tokens))
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
 }

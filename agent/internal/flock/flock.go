@@ -51,12 +51,13 @@ func (e *HeldError) HolderOrUnknown() string {
 	return e.Holder
 }
 
-// Acquire takes the lock on file path, creating the file if needed, and
-// writes into it who holds it: owner (e.g. `pipeline "orders", table
-// main.sales.orders`; may be empty), the pid, the host and the time. It
-// does not wait: if another owner holds the lock it returns a [*HeldError].
-func Acquire(path, owner string) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// Acquire takes the lock on file path, creating the file with permission
+// perm if needed, and writes into it who holds it: owner (e.g. `pipeline
+// "orders", table main.sales.orders`; may be empty), the pid, the host and
+// the time. It does not wait: if another owner holds the lock it returns a
+// [*HeldError].
+func Acquire(path, owner string, perm os.FileMode) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, perm)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file: %w", err)
 	}

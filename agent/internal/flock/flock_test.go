@@ -20,7 +20,7 @@ const helperEnv = "FLOCK_TEST_HOLD"
 func TestMain(m *testing.M) {
 	if path := os.Getenv(helperEnv); path != "" {
 		// Hold the lock until stdin closes.
-		if _, err := flock.Acquire(path, "child"); err != nil {
+		if _, err := flock.Acquire(path, "child", 0o600); err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}
@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 
 func TestAcquireInProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.lock")
-	l, err := flock.Acquire(path, `pipeline "p", table c.s.t`)
+	l, err := flock.Acquire(path, `pipeline "p", table c.s.t`, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestAcquireInProcess(t *testing.T) {
 
 	// A second owner in the same process is refused too: the lock belongs
 	// to an open file, not to the process.
-	_, err = flock.Acquire(path, "second")
+	_, err = flock.Acquire(path, "second", 0o600)
 	var held *flock.HeldError
 	if !errors.As(err, &held) || held.Path != path || held.Holder != strings.TrimSpace(string(data)) {
 		t.Fatalf("second Acquire error = %v, want a HeldError naming %q", err, data)
@@ -65,7 +65,7 @@ func TestAcquireInProcess(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Errorf("second Release: %v", err)
 	}
-	l2, err := flock.Acquire(path, "second")
+	l2, err := flock.Acquire(path, "second", 0o600)
 	if err != nil {
 		t.Fatalf("Acquire after Release: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestAcquireOtherProcess(t *testing.T) {
 		t.Fatalf("child: %q", line)
 	}
 
-	_, err = flock.Acquire(path, "parent")
+	_, err = flock.Acquire(path, "parent", 0o600)
 	var held *flock.HeldError
 	if !errors.As(err, &held) || !strings.Contains(held.Holder, fmt.Sprintf("child (pid %d ", child.Process.Pid)) {
 		t.Fatalf("Acquire while the child holds the lock: %v, want a HeldError naming the child's pid %d", err, child.Process.Pid)
@@ -107,7 +107,7 @@ func TestAcquireOtherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	child.Wait()
-	l, err := flock.Acquire(path, "parent")
+	l, err := flock.Acquire(path, "parent", 0o600)
 	if err != nil {
 		t.Fatalf("Acquire after the holder died: %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
-	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // budget is a kafka.Budget that never waits and records what it is asked.
@@ -98,8 +97,7 @@ func TestFetchWithinBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cl := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
-	defer cl.Close()
+	cl := plainClient(t, c.ListenAddrs()...)
 	// Each topic gets one produce of 300 records of 1 KB: one record batch
 	// of 300 KB, more than the first fetch asks for; compressed, a few KB.
 	const n = 300

@@ -1,12 +1,17 @@
 // Package kafka wires the agent to a Kafka cluster with segmentio/kafka-go:
-// dialing (auth and TLS slot in here), topic and partition discovery, offset
-// look-ups, per-partition fetching and committing offsets to a consumer group
-// for lag tools. The table's own log, not Kafka, is the source of truth for
-// offsets.
+// dialing with the connection's TLS and SASL (PLAIN, SCRAM, OAUTHBEARER,
+// AWS_MSK_IAM; built once per connection and used by every connection the
+// agent opens to a broker), topic and partition discovery, offset look-ups,
+// per-partition fetching and committing offsets to a consumer group for lag
+// tools. Failures whose cause is known (refused credentials, an untrusted
+// certificate) come back as a [*ConnectionError] naming the connection and
+// the attribute to fix. The table's own log, not Kafka, is the source of
+// truth for offsets.
 package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +21,7 @@ import (
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -35,20 +41,46 @@ func (tp TopicPartition) String() string { return fmt.Sprintf("%s/%d", tp.Topic,
 // Client reaches one cluster described by a [spec.Connection]. It is safe
 // for concurrent use.
 type Client struct {
-	brokers []string
-	dialer  *net.Dialer
-	admin   *kafkago.Client
+	// name, mechanism and username are the connection's, for messages.
+	name, mechanism, username string
+	brokers                   []string
+	dialer                    *net.Dialer
+	// tls is the TLS configuration of SSL and SASL_SSL, nil for none.
+	tls *tls.Config
+	// sasl is the SASL mechanism, nil for none.
+	sasl  sasl.Mechanism
+	admin *kafkago.Client
 }
 
-// NewClient returns a client for conn. It does not connect until used.
-func NewClient(conn *spec.Connection) *Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second}
-	transport := &kafkago.Transport{Dial: dialer.DialContext, ClientID: clientID, MetadataTTL: 5 * time.Second}
-	return &Client{
-		brokers: slices.Clone(conn.BootstrapServers),
-		dialer:  dialer,
-		admin:   &kafkago.Client{Addr: kafkago.TCP(conn.BootstrapServers...), Timeout: 15 * time.Second, Transport: transport},
+// NewClient returns a client for conn, which must be valid. It builds the
+// connection's TLS configuration and SASL mechanism, which every
+// connection to a broker uses, but does not connect until used. Its error
+// names the connection.
+func NewClient(conn *spec.Connection) (*Client, error) {
+	tlsConfig, err := conn.TLSConfig()
+	if err != nil {
+		return nil, fmt.Errorf("connection %q: %w", conn.Name, err)
 	}
+	mech, err := newMechanism(context.Background(), conn.SASL)
+	if err != nil {
+		return nil, fmt.Errorf("connection %q: %w", conn.Name, err)
+	}
+	c := &Client{
+		name:    conn.Name,
+		brokers: slices.Clone(conn.BootstrapServers),
+		dialer:  &net.Dialer{Timeout: 10 * time.Second},
+		tls:     tlsConfig,
+		sasl:    mech,
+	}
+	if s := conn.SASL; s != nil {
+		c.mechanism, c.username = s.Mechanism, s.Username
+	}
+	// TLS and SASL are set up by dial, not by the Transport's TLS and SASL
+	// fields, so that the admin requests and the agent's own requests
+	// share one path whose errors name the broker.
+	transport := &kafkago.Transport{Dial: c.dial, DialTimeout: dialTimeout, ClientID: clientID, MetadataTTL: 5 * time.Second}
+	c.admin = &kafkago.Client{Addr: kafkago.TCP(conn.BootstrapServers...), Timeout: 15 * time.Second, Transport: transport}
+	return c, nil
 }
 
 // Close releases the client's pooled connections and its metadata
@@ -73,7 +105,7 @@ func (c *Client) Partitions(ctx context.Context, ko *spec.KafkaOptions) ([]Topic
 	}
 	md, err := c.admin.Metadata(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("read metadata from %s: %w", strings.Join(c.brokers, ","), err)
+		return nil, c.fail("", err, "read metadata from %s", strings.Join(c.brokers, ","))
 	}
 	var tps []TopicPartition
 	for _, t := range md.Topics {
@@ -124,7 +156,7 @@ func (c *Client) Offsets(ctx context.Context, tps []TopicPartition, which int64)
 	}
 	res, err := c.admin.ListOffsets(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("list offsets: %w", err)
+		return nil, c.fail("", err, "list offsets")
 	}
 	out := make(map[TopicPartition]int64, len(tps))
 	for topic, parts := range res.Topics {
@@ -158,7 +190,7 @@ func (c *Client) CommitGroupOffsets(ctx context.Context, group string, offsets m
 	}
 	res, err := c.admin.OffsetCommit(ctx, req)
 	if err != nil {
-		return fmt.Errorf("commit offsets of group %q: %w", group, err)
+		return c.fail("", err, "commit offsets of group %q", group)
 	}
 	for topic, parts := range res.Topics {
 		for _, p := range parts {
@@ -184,21 +216,21 @@ func (c *Client) TopicIDs(ctx context.Context, topics []string) (map[string]stri
 }
 
 // dialLeader opens a connection to the leader of tp, found in the cluster's
-// metadata, and returns it with the topic's id. Authentication and TLS slot
-// in here.
+// metadata, authenticated (see [Client.dial]), and returns it with the
+// topic's id.
 func (c *Client) dialLeader(ctx context.Context, tp TopicPartition) (net.Conn, string, error) {
 	md, err := c.topicMetadata(ctx, []string{tp.Topic})
 	if err != nil {
-		return nil, "", fmt.Errorf("find the leader of %s: %w", tp, err)
+		return nil, "", c.fail("", err, "find the leader of %s", tp)
 	}
 	info := md[tp.Topic]
 	addr, ok := info.Leaders[tp.Partition]
 	if !ok {
 		return nil, "", fmt.Errorf("find the leader of %s: %w", tp, kafkago.LeaderNotAvailable)
 	}
-	conn, err := c.dialer.DialContext(ctx, "tcp", addr)
+	conn, err := c.dial(ctx, "tcp", addr)
 	if err != nil {
-		return nil, "", fmt.Errorf("connect to %s, the leader of %s: %w", addr, tp, err)
+		return nil, "", c.fail(addr, err, "connect to %s, the leader of %s", addr, tp)
 	}
 	return conn, info.ID, nil
 }

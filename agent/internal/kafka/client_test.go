@@ -37,7 +37,17 @@ func newClient(t *testing.T, n int) *kafka.Client {
 			t.Fatal(err)
 		}
 	}
-	cl := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
+	return plainClient(t, c.ListenAddrs()...)
+}
+
+// plainClient returns a PLAINTEXT client of the brokers at addrs, closed
+// when the test ends.
+func plainClient(t *testing.T, addrs ...string) *kafka.Client {
+	t.Helper()
+	cl, err := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: addrs})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(cl.Close)
 	return cl
 }

@@ -43,7 +43,7 @@ type TopicInfo struct {
 func (c *Client) topicMetadata(ctx context.Context, topics []string) (map[string]TopicInfo, error) {
 	var lastErr error
 	for _, b := range c.brokers {
-		conn, err := c.dialer.DialContext(ctx, "tcp", b)
+		conn, err := c.dial(ctx, "tcp", b)
 		if err != nil {
 			lastErr = err
 			continue
@@ -55,7 +55,7 @@ func (c *Client) topicMetadata(ctx context.Context, topics []string) (map[string
 		}
 		lastErr = err
 	}
-	return nil, fmt.Errorf("read metadata from any of %v: %w", c.brokers, lastErr)
+	return nil, c.fail("", lastErr, "read metadata from any of %v", c.brokers)
 }
 
 // isNetError reports whether err is a connection problem worth trying the

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
-	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // txnProducer is a transactional franz-go producer writing to partition 0
@@ -128,8 +127,7 @@ func TestIssue5Transactions(t *testing.T) {
 	a.produce("a4-aborted")
 	a.end(false)
 
-	cl := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: addrs})
-	t.Cleanup(cl.Close)
+	cl := plainClient(t, addrs...)
 	committed := []string{"p1", "a1", "a2", "a3", "p2", "b3"}
 	all := []string{"p1", "a1", "a2", "b1-aborted", "a3", "b2-aborted", "p2", "b3", "a4-aborted"}
 	if got, _, _ := fetchAll(t, cl, true); !slices.Equal(got, committed) {
@@ -178,8 +176,7 @@ func TestIssue5TopicRecreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	cl := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
-	t.Cleanup(cl.Close)
+	cl := plainClient(t, c.ListenAddrs()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	before, err := cl.TopicIDs(ctx, []string{"t"})

@@ -213,7 +213,7 @@ type fanoutRun struct {
 func (r *fanoutRunner) runOnce(ctx context.Context) error {
 	cfg := &r.cfg
 	prog, err := openProgress(spec.JoinLocation(cfg.Dir, progressDir),
-		fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), r.log)
+		table.Options{Owner: fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), Logger: r.log, FileMode: cfg.FileMode})
 	if err != nil {
 		return err
 	}
@@ -261,10 +261,8 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []decode.Rec
 	r := run.r
 	cfg := &r.cfg
 	dir := spec.JoinLocation(cfg.Dir, name)
-	tbl, err := table.Open(dir, table.Options{
-		Owner:   fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name),
-		GCGrace: cfg.GCGrace, Logger: r.log.With("table", name),
-	})
+	tbl, err := table.Open(dir, cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name),
+		r.log.With("table", name)))
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", dir, err)
 	}

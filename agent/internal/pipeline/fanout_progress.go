@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -41,9 +40,9 @@ type progress struct {
 	next map[kafka.TopicPartition]int64
 }
 
-// openProgress opens (or starts) the progress log in dir.
-func openProgress(dir, owner string, log *slog.Logger) (*progress, error) {
-	tbl, err := table.Open(dir, table.Options{Owner: owner, Logger: log})
+// openProgress opens (or starts) the progress log in dir with opts.
+func openProgress(dir string, opts table.Options) (*progress, error) {
+	tbl, err := table.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open the fanout progress log %s: %w", dir, err)
 	}

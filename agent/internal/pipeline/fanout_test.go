@@ -85,8 +85,7 @@ type fanoutFixture struct {
 func newFanoutFixture(t *testing.T) *fanoutFixture {
 	addr, producer := newCluster(t, 4, "events")
 	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
-	client := kafka.NewClient(conn)
-	t.Cleanup(client.Close)
+	client := newKafkaClient(t, conn)
 	return &fanoutFixture{conn: conn, producer: producer, client: client}
 }
 

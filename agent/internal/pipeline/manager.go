@@ -13,6 +13,7 @@ import (
 	"maps"
 	"math"
 	"net/url"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -51,6 +52,10 @@ type Config struct {
 	// than the time between any writer's first rows of a file and its
 	// commit.
 	GCGrace time.Duration
+	// WarehouseMode is the permission of the files written in local
+	// table folders, overriding table.DefaultFileMode; folders get the
+	// same bits plus x wherever r is set.
+	WarehouseMode os.FileMode
 }
 
 // Manager runs every applied pipeline. It is safe for concurrent use.
@@ -121,7 +126,9 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 	if old != nil && reflect.DeepEqual(old.conn, *conn) {
 		next.client, next.source = old.client, old.source
 	} else {
-		next.client = kafka.NewClient(conn)
+		if next.client, err = kafka.NewClient(conn); err != nil {
+			return err
+		}
 		next.source = newSource(next.client, m.cfg.Memory, m.log.With("pipeline", p.Name))
 	}
 	keep := map[*tableRunner]bool{}
@@ -320,6 +327,7 @@ func (m *Manager) runSettings(p *spec.Pipeline) runSettings {
 		Continuous:    p.IsContinuous(),
 		DiscoverEvery: cmp.Or(m.cfg.DiscoverEvery, DefaultDiscoverEvery),
 		GCGrace:       cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
+		FileMode:      m.cfg.WarehouseMode,
 	}
 }
 

@@ -23,7 +23,7 @@ func (r *registries) client(cfg spec.SchemaRegistry) (*registry.Client, error) {
 	if c, ok := r.clients[cfg]; ok {
 		return c, nil
 	}
-	c, err := registry.New(registry.Config{URL: cfg.URL, APIKey: cfg.APIKey, APISecret: cfg.APISecret})
+	c, err := registry.New(registry.Config{URL: cfg.URL, APIKey: cfg.APIKey, APISecret: cfg.APISecret, CAPEM: cfg.CAPEM})
 	if err != nil {
 		return nil, err
 	}

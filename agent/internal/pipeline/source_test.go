@@ -94,8 +94,7 @@ func TestSourceSharesAPartition(t *testing.T) {
 	addr, producer := newCluster(t, 1, "s")
 	value := func(i int) string { return fmt.Sprint(i) }
 	produce(t, producer, 0, 200, value)
-	client := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: []string{addr}})
-	defer client.Close()
+	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	budget := memory.New(64 << 20)
 	src := newSource(client, budget, slog.Default())
 	tp := kafka.TopicPartition{Topic: "s"}
@@ -134,8 +133,7 @@ func TestSourceSharesAPartition(t *testing.T) {
 func TestSourceFailsEverySubscriber(t *testing.T) {
 	addr, producer := newCluster(t, 1, "s")
 	produce(t, producer, 0, 10, func(i int) string { return "v" })
-	client := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: []string{addr}})
-	defer client.Close()
+	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	src := newSource(client, memory.New(64<<20), slog.Default())
 	defer src.close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -362,8 +360,7 @@ func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
 	if _, err := kadm.NewClient(producer).DeleteRecords(context.Background(), offs); err != nil {
 		t.Fatal(err)
 	}
-	client := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: []string{addr}})
-	defer client.Close()
+	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	src := newSource(client, memory.New(64<<20), slog.Default())
 	defer src.close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -383,4 +380,15 @@ func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
 		t.Fatalf("the healthy subscriber got %v", healthy.err)
 	default:
 	}
+}
+
+// newKafkaClient returns a client of conn, closed when the test ends.
+func newKafkaClient(t *testing.T, conn *spec.Connection) *kafka.Client {
+	t.Helper()
+	client, err := kafka.NewClient(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	return client
 }

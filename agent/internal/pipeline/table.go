@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -57,6 +58,15 @@ type runSettings struct {
 	// GCGrace is how old an unreferenced file of the agent must be before
 	// garbage collection deletes it.
 	GCGrace time.Duration
+	// FileMode is the permission of new files in local table folders (see
+	// [table.Options.FileMode]); 0 is the table's default.
+	FileMode os.FileMode
+}
+
+// tableOptions returns the options of a table the loop opens, which owner
+// describes (see [table.Options.Owner]).
+func (s *runSettings) tableOptions(owner string, log *slog.Logger) table.Options {
+	return table.Options{Owner: owner, GCGrace: s.GCGrace, Logger: log, FileMode: s.FileMode}
 }
 
 // fatalError marks an error that retrying cannot fix (a bad schema, lost
@@ -257,11 +267,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	if len(errs) > 0 {
 		return fatalError{fmt.Errorf("table layout: %w", errs)}
 	}
-	tbl, err := table.Open(cfg.Dir, table.Options{
-		Owner:   fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified),
-		GCGrace: cfg.GCGrace,
-		Logger:  r.log,
-	})
+	tbl, err := table.Open(cfg.Dir, cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
 	if err != nil {
 		return fmt.Errorf("open table %s: %w", cfg.Dir, err)
 	}

@@ -24,6 +24,8 @@ package registry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -34,6 +36,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/sr"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // ErrNotFound is wrapped by errors for an unknown schema id, subject or
@@ -66,6 +70,10 @@ type Config struct {
 	// credentials key:secret.
 	APIKey    string
 	APISecret string
+	// CAPEM holds the PEM certificates of the CAs trusted to sign an https
+	// registry's certificate (see [spec.CertPool]); empty means the
+	// system's roots.
+	CAPEM string
 }
 
 // Option changes a Client from its defaults.
@@ -171,9 +179,19 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	case u.User != nil:
 		return nil, fmt.Errorf("schema registry url %q: credentials go in the API key and secret, not the url", u.Redacted())
 	}
+	httpClient := &http.Client{Timeout: o.timeout}
+	if cfg.CAPEM != "" {
+		pool, err := spec.CertPool(cfg.CAPEM)
+		if err != nil {
+			return nil, fmt.Errorf("schema registry %s: ca_pem: %w", u.Redacted(), err)
+		}
+		transport := http.DefaultTransport.(*http.Transport).Clone()
+		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		httpClient.Transport = transport
+	}
 	srOpts := []sr.ClientOpt{
 		sr.URLs(cfg.URL),
-		sr.HTTPClient(&http.Client{Timeout: o.timeout}),
+		sr.HTTPClient(httpClient),
 		sr.UserAgent("tributary-agent"),
 	}
 	if cfg.APIKey != "" {
@@ -353,6 +371,9 @@ func (c *Client) classify(ctx context.Context, err error) error {
 		}
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case errors.As(err, new(x509.UnknownAuthorityError)):
+		return fmt.Errorf("%w: the registry's certificate is not signed by a trusted CA (set schema_registry.ca_pem to the CA that signed it): %w",
+			ErrUnavailable, err)
 	default:
 		// A failed connection, a reset or timeout while reading the
 		// answer, an answer that is not JSON.

@@ -35,6 +35,9 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 	if err := pathName(r, &c.Name); err != nil {
 		return err
 	}
+	// No answer about c may quote its secrets, whether c is stored by then
+	// or not: its problems, an engine's check or apply with it.
+	s.learnSecrets(&c)
 	if errs := c.Validate(); len(errs) > 0 {
 		return invalid("the connection is not valid", errs)
 	}

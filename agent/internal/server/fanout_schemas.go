@@ -222,14 +222,17 @@ func (s *Server) fanoutsOf(pipeline string) ([]spec.FanoutSchema, error) {
 
 // fanoutStatus returns what GET reports for stored fanout schema f: the
 // engine's status, or one made up from the last ApplyFanout error (FAILED)
-// or none (STARTING) when the engine does not run it.
+// or none (STARTING) when the engine does not run it. Errors are scrubbed
+// of secrets.
 func (s *Server) fanoutStatus(f *spec.FanoutSchema) spec.FanoutStatus {
 	if st, ok := s.engine.FanoutStatus(f.Name); ok {
+		st.LastError = s.secrets.String(st.LastError)
+		st.Tables = s.redactTables(st.Tables)
 		return st
 	}
 	st := spec.FanoutStatus{State: spec.StateStarting, Tables: []spec.TableStatus{}, Partitions: []spec.PartitionStatus{}}
 	if msg, failed := s.fanoutFailed.get(f.Name); failed {
-		st.State, st.LastError = spec.StateFailed, msg
+		st.State, st.LastError = spec.StateFailed, s.secrets.String(msg)
 	}
 	return st
 }

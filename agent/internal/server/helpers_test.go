@@ -19,7 +19,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-const testToken = "s3cret-token"
+const testToken = "s3cret-token-of-32-bytes-or-more"
 
 // fakeEngine records what the server asks of it and reports every applied
 // pipeline and fanout schema as RUNNING.
@@ -215,7 +215,7 @@ func newAgent(t *testing.T, dir string) *agent {
 	eng := newFakeEngine()
 	budget := memory.New(64 << 20)
 	srv, err := server.New(server.Config{
-		Store: st, Engine: eng, Token: testToken, Memory: budget,
+		Store: st, Engine: eng, Tokens: []string{testToken}, Memory: budget,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {

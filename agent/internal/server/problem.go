@@ -46,14 +46,16 @@ func invalid(detail string, errs spec.Errors) *problemError {
 }
 
 // writeError writes err as a problem: a *problemError as it is, anything else
-// as a 500 whose detail is the error, logged at level error.
+// as a 500 whose detail is the error, logged at level error. Either is
+// scrubbed of secrets first.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var p *problemError
 	if !errors.As(err, &p) {
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", s.secrets.String(err.Error()))
 		p = problemf(http.StatusInternalServerError, "%v", err)
 	}
-	data, err := encodeJSON(&p.Problem)
+	problem := s.redactProblem(p.Problem)
+	data, err := encodeJSON(&problem)
 	if err != nil {
 		// A Problem is strings and ints; this cannot happen, but answer.
 		data = []byte(`{"title":"Internal Server Error","status":500}`)

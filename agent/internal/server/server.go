@@ -23,8 +23,9 @@
 package server
 
 import (
+	"cmp"
 	"context"
-	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,8 +33,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/redact"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -89,17 +92,35 @@ type Config struct {
 	Store *store.Store
 	// Engine runs the pipelines; required.
 	Engine Engine
-	// Token is the bearer token every request but /healthz must carry.
-	Token string
-	// InsecureNoAuth accepts requests without a token; required when Token
+	// Tokens are the bearer tokens the server accepts: every request but
+	// /healthz must carry one of them. Several allow a rotation without
+	// downtime; each is at least MinTokenLength bytes. [Server.SetTokens]
+	// replaces them.
+	Tokens []string
+	// InsecureNoAuth accepts requests without a token; required when Tokens
 	// is empty, so that no caller turns authentication off by mistake.
 	InsecureNoAuth bool
 	// Logger receives one line per request and the server's errors; nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// Redactor scrubs secrets from error messages in answers (problems and
+	// status last_error); New feeds it every secret of every stored
+	// connection, now and as they change. Share it with the agent's log
+	// handler ([redact.NewHandler]); nil means the server makes its own.
+	Redactor *redact.Redactor
 	// Memory, if set, is the agent's memory budget, whose use /metrics
 	// reports.
 	Memory *memory.Budget
+
+	// TLS, if set, makes [Server.Serve] answer HTTPS only, with this
+	// configuration (its certificate, and client certificate checks).
+	TLS *tls.Config
+	// MaxConnections caps the connections [Server.Serve] keeps open; 0
+	// means DefaultMaxConnections. See [connLimiter] for what happens at
+	// the cap.
+	MaxConnections int
+	// Timeouts bound every phase of a request [Server.Serve] answers.
+	Timeouts Timeouts
 }
 
 // Server is the agent API, an http.Handler. It is safe for concurrent use.
@@ -107,12 +128,19 @@ type Config struct {
 // objects (a table claimed twice, a connection still in use) cannot race;
 // reads run concurrently with them.
 type Server struct {
-	store     *store.Store
-	engine    Engine
-	tokenHash *[sha256.Size]byte // nil in insecure mode
-	log       *slog.Logger
-	memory    *memory.Budget
-	handler   http.Handler
+	store  *store.Store
+	engine Engine
+	// tokens are the accepted tokens; nil in insecure mode.
+	tokens  atomic.Pointer[tokenSet]
+	log     *slog.Logger
+	memory  *memory.Budget
+	handler http.Handler
+
+	// http serves the API for Serve, over tls when set, with at most
+	// maxConns connections.
+	http     *http.Server
+	tls      *tls.Config
+	maxConns int
 
 	// changeMu serialises every change to the store and the engine.
 	changeMu sync.Mutex
@@ -121,6 +149,9 @@ type Server struct {
 	// the error of its last Apply when that failed, so GET can say why the
 	// engine does not run it.
 	failed, fanoutFailed failures
+
+	// secrets scrubs the stored connections' secrets from errors.
+	secrets *redact.Redactor
 }
 
 // failures holds the last Apply error of each object that failed to
@@ -160,23 +191,40 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Engine == nil {
 		return nil, errors.New("server: Store and Engine are required")
 	}
+	if cfg.MaxConnections < 0 {
+		return nil, fmt.Errorf("server: MaxConnections %d is negative", cfg.MaxConnections)
+	}
 	s := &Server{
-		store:  cfg.Store,
-		engine: cfg.Engine,
-		log:    cfg.Logger,
-		memory: cfg.Memory,
+		store:    cfg.Store,
+		engine:   cfg.Engine,
+		log:      cfg.Logger,
+		memory:   cfg.Memory,
+		tls:      cfg.TLS,
+		maxConns: cmp.Or(cfg.MaxConnections, DefaultMaxConnections),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if s.secrets = cfg.Redactor; s.secrets == nil {
+		s.secrets = redact.New()
+	}
+	s.store.Connections.Watch(func(all []spec.Connection) {
+		for i := range all {
+			s.learnSecrets(&all[i])
+		}
+	})
 	switch {
-	case cfg.Token != "":
-		h := sha256.Sum256([]byte(cfg.Token))
-		s.tokenHash = &h
+	case len(cfg.Tokens) > 0:
+		set, err := newTokenSet(cfg.Tokens)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		s.tokens.Store(&set)
 	case !cfg.InsecureNoAuth:
 		return nil, errors.New("server: a token is required unless InsecureNoAuth is set")
 	}
-	s.handler = s.logRequests(s.routes())
+	s.handler = markBusy(s.logRequests(s.routes()))
+	s.http = s.newHTTPServer(cfg)
 	return s, nil
 }
 
@@ -223,9 +271,10 @@ func (s *Server) applyStored(ctx context.Context, p *spec.Pipeline) error {
 
 // status returns what GET reports for stored pipeline p: the engine's status,
 // or one made up from the last Apply error (FAILED) or none (STARTING) when
-// the engine does not run it.
+// the engine does not run it. Errors are scrubbed of secrets.
 func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
 	if st, ok := s.engine.Status(p.Name); ok {
+		st.Tables = s.redactTables(st.Tables)
 		return st
 	}
 	lastErr, failed := s.failed.get(p.Name)
@@ -238,7 +287,7 @@ func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
 			DestinationTable: p.Tables[i].DestinationTable,
 			State:            st.State,
 			Version:          -1,
-			LastError:        lastErr,
+			LastError:        s.secrets.String(lastErr),
 		}
 	}
 	return st
@@ -296,13 +345,7 @@ func (s *Server) routes() http.Handler {
 // writes h's error as a problem.
 func (s *Server) wrap(h handlerFunc, open bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !open && !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="tributary-agent"`)
-			msg := "send the agent's token as \"Authorization: Bearer <token>\" (the provider's token attribute or TRIBUTARY_TOKEN)"
-			if r.Header.Get("Authorization") != "" {
-				msg = "the token was rejected: use the content of the agent's --token-file (or its TRIBUTARY_TOKEN)"
-			}
-			s.writeError(w, r, problemf(http.StatusUnauthorized, "%s", msg))
+		if !open && !s.authenticate(w, r) {
 			return
 		}
 		if err := h(w, r); err != nil {

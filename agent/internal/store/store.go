@@ -8,6 +8,12 @@
 // old or the new object, never a torn one. Files are mode 0600 and folders
 // 0700: objects may carry secrets (a connection's password, say) that the API
 // never returns but the agent needs to read back on restart.
+//
+// Secrets are encrypted at rest besides: every secret field of a connection
+// (those [spec.Connection.SecretFields] lists) is stored as
+// "enc:v1:<base64>", the AES-256-GCM encryption of the value (see
+// [SecretsKeyFile] for the key). In memory, and to every reader, the
+// values are plain.
 package store
 
 import (
@@ -16,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,41 +56,97 @@ type Store struct {
 	Pipelines *Collection[spec.Pipeline]
 	// FanoutSchemas holds every [spec.FanoutSchema] by name.
 	FanoutSchemas *Collection[spec.FanoutSchema]
+
+	key *secretsKey
 }
 
-// Open loads the state under dir, creating the folders it needs. It fails,
-// naming the file, when a stored object cannot be read back, rather than
-// start without it.
-func Open(dir string) (*Store, error) {
+// Option configures [Open].
+type Option func(*openConfig)
+
+type openConfig struct {
+	keyFile string // "" means the default key file in the data folder
+}
+
+// SecretsKeyFile makes Open take the key that encrypts the connections'
+// secrets from file, overriding the default: the file [DefaultKeyFile] in
+// the data folder, generated (mode 0600) when it does not exist.
+//
+// The file holds 32 random bytes in standard base64 (44 characters;
+// surrounding white space is ignored), as made by
+//
+//	openssl rand -base64 32 > secrets.key && chmod 600 secrets.key
+//
+// It must not be readable by the group or others. A key kept apart from the
+// data folder (a mounted secret, say) is what keeps a copy of the data
+// folder from revealing the secrets.
+func SecretsKeyFile(file string) Option {
+	return func(c *openConfig) { c.keyFile = file }
+}
+
+// Open loads the state under dir, creating the folders it needs, and the
+// key of the connections' secrets (see [SecretsKeyFile]). It fails, naming
+// the file, when a stored object cannot be read back (a secret encrypted
+// with another key, say), rather than start without it. Connections written
+// by an agent that stored their secrets in plain text are encrypted again
+// on the way.
+func Open(dir string, opts ...Option) (*Store, error) {
+	var cfg openConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("creating data folder: %w", err)
 	}
-	conns, err := openCollection(dir, "connections", func(c *spec.Connection) string { return c.Name })
+	key, err := loadKey(dir, cfg.keyFile)
 	if err != nil {
 		return nil, err
 	}
-	pipes, err := openCollection(dir, "pipelines", func(p *spec.Pipeline) string { return p.Name })
+	conns, err := openCollection(dir, "connections", func(c *spec.Connection) string { return c.Name }, Codec[spec.Connection](key))
 	if err != nil {
 		return nil, err
 	}
-	fanouts, err := openCollection(dir, "fanout_schemas", func(f *spec.FanoutSchema) string { return f.Name })
+	pipes, err := openCollection[spec.Pipeline](dir, "pipelines", func(p *spec.Pipeline) string { return p.Name }, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Connections: conns, Pipelines: pipes, FanoutSchemas: fanouts}, nil
+	fanouts, err := openCollection[spec.FanoutSchema](dir, "fanout_schemas", func(f *spec.FanoutSchema) string { return f.Name }, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Connections: conns, Pipelines: pipes, FanoutSchemas: fanouts, key: key}, nil
 }
 
-// Collection is one kind of object, kept in memory as the JSON stored on
-// disk so every reader gets its own deep copy. It is safe for concurrent use.
+// KeyFile returns the path of the file holding the key of the connections'
+// secrets, and whether Open generated it.
+func (s *Store) KeyFile() (path string, generated bool) {
+	return s.key.file, s.key.generated
+}
+
+// Codec turns an object of a collection into the form it is stored in on
+// disk and back; the connections' codec encrypts their secrets.
+// Implementations must be safe for concurrent use.
+type Codec[T any] interface {
+	// Seal turns v, a copy the collection owns, into its form on disk.
+	Seal(v *T) error
+	// Unseal turns v, as read from disk, back into its form in memory. It
+	// reports stale when the file should be written again in the current
+	// form (secrets an older agent stored in plain text).
+	Unseal(v *T) (stale bool, err error)
+}
+
+// Collection is one kind of object, kept in memory as JSON so every reader
+// gets its own deep copy. It is safe for concurrent use.
 type Collection[T any] struct {
 	dir    string
 	nameOf func(*T) string
+	codec  Codec[T] // nil stores objects as they are
 
-	mu    sync.RWMutex
-	items map[string][]byte
+	mu       sync.RWMutex
+	items    map[string][]byte // the objects in memory, unsealed
+	watchers []func([]T)
 }
 
-func openCollection[T any](root, kind string, nameOf func(*T) string) (*Collection[T], error) {
+func openCollection[T any](root, kind string, nameOf func(*T) string, codec Codec[T]) (*Collection[T], error) {
 	dir := filepath.Join(root, kind)
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("creating %s folder: %w", kind, err)
@@ -93,7 +156,7 @@ func openCollection[T any](root, kind string, nameOf func(*T) string) (*Collecti
 	if err := os.Chmod(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("restricting %s folder to its owner: %w", kind, err)
 	}
-	c := &Collection[T]{dir: dir, nameOf: nameOf, items: map[string][]byte{}}
+	c := &Collection[T]{dir: dir, nameOf: nameOf, codec: codec, items: map[string][]byte{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", kind, err)
@@ -118,7 +181,8 @@ func openCollection[T any](root, kind string, nameOf func(*T) string) (*Collecti
 	return c, nil
 }
 
-// load reads one stored object and checks it names itself like its file.
+// load reads one stored object, checks it names itself like its file and
+// unseals it; a stale file is written again in the current form.
 func (c *Collection[T]) load(path, name string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -131,8 +195,55 @@ func (c *Collection[T]) load(path, name string) error {
 	if got := c.nameOf(&v); got != name || !spec.ValidName(name) {
 		return fmt.Errorf("reading %s: the object is named %q, but the file name says %q; rename or remove the file", path, got, name)
 	}
-	c.items[name] = data
+	if c.codec == nil {
+		c.items[name] = data
+		return nil
+	}
+	stale, err := c.codec.Unseal(&v)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	plain, err := encode(&v)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if stale {
+		if err := c.write(name, plain); err != nil {
+			return fmt.Errorf("rewriting %s in the current form: %w", path, err)
+		}
+	}
+	c.items[name] = plain
 	return nil
+}
+
+// encode returns v as the store writes it: indented JSON and a newline.
+func encode[T any](v *T) ([]byte, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// write writes plain, the JSON of the named object in memory, to its file,
+// sealed by the codec if there is one.
+func (c *Collection[T]) write(name string, plain []byte) error {
+	data := plain
+	if c.codec != nil {
+		// Seal a copy of its own: the caller's object and the bytes in
+		// memory stay plain.
+		v, err := decode[T](plain)
+		if err != nil {
+			return err
+		}
+		if err := c.codec.Seal(&v); err != nil {
+			return err
+		}
+		if data, err = encode(&v); err != nil {
+			return err
+		}
+	}
+	return writeFileAtomic(c.dir, name+fileSuffix, data)
 }
 
 // decode parses one object strictly: a field this version does not know
@@ -196,17 +307,17 @@ func (c *Collection[T]) Put(v *T) error {
 	if !spec.ValidName(name) {
 		return fmt.Errorf("storing %q: not a valid name", name)
 	}
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := encode(v)
 	if err != nil {
 		return fmt.Errorf("encoding %q: %w", name, err)
 	}
-	data = append(data, '\n')
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := writeFileAtomic(c.dir, name+fileSuffix, data); err != nil {
+	if err := c.write(name, data); err != nil {
 		return fmt.Errorf("storing %q: %w", name, err)
 	}
 	c.items[name] = data
+	c.notify()
 	return nil
 }
 
@@ -225,7 +336,45 @@ func (c *Collection[T]) Delete(name string) error {
 		return fmt.Errorf("deleting %q: %w", name, err)
 	}
 	delete(c.items, name)
+	c.notify()
 	return nil
+}
+
+// Watch calls fn with every object, in name order, now and after every
+// change of the collection, in the order of the changes. fn runs while the
+// collection is locked for writing: it must be quick, must not use the
+// collection, and must not change or keep all, which other watchers get
+// too. There is no way to stop watching; the agent watches for its
+// whole life.
+func (c *Collection[T]) Watch(fn func(all []T)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchers = append(c.watchers, fn)
+	fn(c.snapshot())
+}
+
+// notify calls every watcher; the caller holds c.mu for writing.
+func (c *Collection[T]) notify() {
+	if len(c.watchers) == 0 {
+		return
+	}
+	all := c.snapshot()
+	for _, fn := range c.watchers {
+		fn(all)
+	}
+}
+
+// snapshot returns every object in name order, skipping any that does not
+// decode (which only corrupt memory could cause); the caller holds c.mu.
+func (c *Collection[T]) snapshot() []T {
+	names := slices.Sorted(maps.Keys(c.items))
+	out := make([]T, 0, len(names))
+	for _, name := range names {
+		if v, err := decode[T](c.items[name]); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // writeFileAtomic replaces dir/name with data: write a temporary file, fsync

@@ -5,10 +5,10 @@ import (
 	"os"
 )
 
-// writeFileSync creates file name with data and fsyncs it. It fails if name
-// exists.
-func writeFileSync(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// writeFileSync creates file name with permission perm and data, and fsyncs
+// it. It fails if name exists.
+func writeFileSync(name string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", name, err)
 	}

@@ -4,20 +4,22 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"time"
 )
 
 // openStore returns the store of the table at location: a local folder (a
-// path, or a file:// URL) or a prefix in an object store (s3://, gs://,
+// path, or a file:// URL), whose new files get permission mode (see
+// [Options.FileMode]), or a prefix in an object store (s3://, gs://,
 // azblob:// or abfss:// URL; see [openBlobStore]).
-func openStore(location string) (store, error) {
+func openStore(location string, mode os.FileMode) (store, error) {
 	u, err := url.Parse(location)
 	if err != nil || u.Scheme == "" || len(u.Scheme) == 1 { // a path (or a Windows drive letter)
-		return localStore{dir: location}, nil
+		return newLocalStore(location, mode), nil
 	}
 	switch u.Scheme {
 	case "file":
-		return localStore{dir: u.Path}, nil
+		return newLocalStore(u.Path, mode), nil
 	case "s3", "gs", "azblob", "abfss":
 		return openBlobStore(u)
 	}

@@ -20,6 +20,14 @@ import (
 // [Open]).
 type localStore struct {
 	dir string
+	// fileMode and dirMode are the permissions of new files and folders.
+	fileMode, dirMode os.FileMode
+}
+
+// newLocalStore returns the store of folder dir, whose new files get
+// permission mode, and new folders mode plus x wherever it has r.
+func newLocalStore(dir string, mode os.FileMode) localStore {
+	return localStore{dir: dir, fileMode: mode, dirMode: mode | (mode&0o444)>>2}
 }
 
 // path is the file of name.
@@ -48,10 +56,10 @@ func (s localStore) tempName(name string) string {
 
 func (s localStore) create(name string) (storeWriter, error) {
 	tmp := s.tempName(name)
-	if err := os.MkdirAll(filepath.Dir(s.path(tmp)), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(s.path(tmp)), s.dirMode); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", tmp, err)
 	}
-	f, err := os.OpenFile(s.path(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(s.path(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, s.fileMode)
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", tmp, err)
 	}
@@ -117,7 +125,7 @@ func (s localStore) putIfAbsent(name string, data []byte) error {
 
 func (s localStore) put(name string, data []byte) error {
 	tmp := s.tempName(name)
-	if err := writeFileSync(s.path(tmp), data); err != nil {
+	if err := writeFileSync(s.path(tmp), data, s.fileMode); err != nil {
 		return err
 	}
 	if err := os.Rename(s.path(tmp), s.path(name)); err != nil {
@@ -192,10 +200,10 @@ func (s localStore) remove(name string) error {
 }
 
 func (s localStore) lock(owner string) (func() error, error) {
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+	if err := os.MkdirAll(s.dir, s.dirMode); err != nil {
 		return nil, fmt.Errorf("creating table folder: %w", err)
 	}
-	l, err := flock.Acquire(filepath.Join(s.dir, lockFile), owner)
+	l, err := flock.Acquire(filepath.Join(s.dir, lockFile), owner, s.fileMode)
 	var held *flock.HeldError
 	if errors.As(err, &held) {
 		return nil, &ErrLocked{Dir: s.dir, Holder: held.Holder}

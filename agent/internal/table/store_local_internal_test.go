@@ -8,7 +8,7 @@ import (
 // TestLocalTempNames checks that the temporary names of the local store are
 // the ones garbage collection and Open recognise.
 func TestLocalTempNames(t *testing.T) {
-	s := localStore{dir: t.TempDir()}
+	s := newLocalStore(t.TempDir(), DefaultFileMode)
 	data := newDataFileName("snappy")
 	if got := s.tempName(data); got != tempDataName(data) || !isTempDataFile(strings.TrimPrefix(got, tmpDir+"/")) {
 		t.Errorf("tempName(%s) = %s, want %s", data, got, tempDataName(data))

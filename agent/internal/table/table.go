@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -51,7 +52,17 @@ type Options struct {
 	// checkpoint, cleaning up the log), which [Table.Commit] does not
 	// return, overriding slog.Default().
 	Logger *slog.Logger
+	// FileMode is the permission of the files created in a local folder,
+	// overriding [DefaultFileMode]; folders get the same bits plus x
+	// wherever r is set (0640 gives 0750). The process umask still
+	// applies. Object stores have no modes.
+	FileMode os.FileMode
 }
+
+// DefaultFileMode is the permission of a local table's files: the owner
+// reads and writes, its group reads (a reader such as Spark run in the
+// agent's group), others nothing. Folders get 0750.
+const DefaultFileMode os.FileMode = 0o640
 
 func (o Options) withDefaults() (Options, error) {
 	if o.GCGrace < 0 {
@@ -74,6 +85,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.FileMode == 0 {
+		o.FileMode = DefaultFileMode
+	}
+	if o.FileMode&^os.ModePerm != 0 || o.FileMode&0o600 != 0o600 {
+		return o, fmt.Errorf("FileMode %v is not permission bits that let the owner read and write", o.FileMode)
 	}
 	return o, nil
 }
@@ -134,7 +151,7 @@ func open(location string, opts Options, lock bool) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table options: %w", err)
 	}
-	s, err := openStore(location)
+	s, err := openStore(location, opts.FileMode)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +185,7 @@ func openIn(s store, opts Options, lock bool) (*Table, error) {
 // not exist or holds no log yet gives an empty Snapshot (Version -1); one
 // that holds data but no log is an [*ErrNotTable].
 func ReadSnapshot(dir string) (Snapshot, error) {
-	s, err := openStore(dir)
+	s, err := openStore(dir, DefaultFileMode) // creates nothing
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -190,7 +207,7 @@ func ReadSnapshot(dir string) (Snapshot, error) {
 // fails here rather than at the table's first commit. A local folder is
 // not probed; opening the table tells.
 func CheckWritable(location string) error {
-	s, err := openStore(location)
+	s, err := openStore(location, DefaultFileMode) // probes object stores only
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/redact"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
+)
+
+// secretsKeyFlagUsage documents --secrets-key-file, a flag of serve and dev.
+const secretsKeyFlagUsage = "`file` holding the key that encrypts the connections' secrets in the data folder: 32 random bytes " +
+	"in base64, e.g. made with `openssl rand -base64 32 > FILE && chmod 600 FILE`; it must not be readable by group or others " +
+	"(default <data-dir>/" + store.DefaultKeyFile + ", generated on first start; keep the key apart from the data folder, " +
+	"a mounted secret say, so that a copy of the folder does not reveal the secrets)"
+
+// openState makes o.log scrub secrets and opens the agent's state in
+// o.dataDir with the key of --secrets-key-file. The returned redactor is
+// the one o.log scrubs with; the server must get it (server.Config.Redactor)
+// to feed it the stored connections' secrets.
+func openState(o *agentOptions) (*store.Store, *redact.Redactor, error) {
+	secrets := redact.New()
+	o.log = slog.New(redact.NewHandler(o.log.Handler(), secrets))
+	var opts []store.Option
+	if o.secretsKeyFile != "" {
+		opts = append(opts, store.SecretsKeyFile(o.secretsKeyFile))
+	}
+	st, err := store.Open(o.dataDir, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the state in %s: %w", o.dataDir, err)
+	}
+	if file, generated := st.KeyFile(); generated {
+		o.log.Warn("generated the key that encrypts the connections' secrets; the connections cannot be read without it: "+
+			"back it up, or pass your own with --secrets-key-file", "file", file)
+	}
+	return st, secrets, nil
+}

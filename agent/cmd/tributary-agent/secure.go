@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
+)
+
+// readTokens returns the API tokens in file: one a line, surrounding
+// whitespace trimmed, blank lines and lines starting with # ignored. Several
+// tokens let clients move to a new one before the old one is removed. It
+// refuses a file without a token and a token shorter than
+// server.MinTokenLength; errors name the line, never the token.
+func readTokens(file string) ([]string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading the token file: %w", err)
+	}
+	var tokens []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for line := 1; sc.Scan(); line++ {
+		t := strings.TrimSpace(sc.Text())
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if len(t) < server.MinTokenLength {
+			return nil, fmt.Errorf("token file %s, line %d: the token is %d bytes long, shorter than the minimum of %d; "+
+				"write a random secret, e.g. with `openssl rand -hex 32`", file, line, len(t), server.MinTokenLength)
+		}
+		tokens = append(tokens, t)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the token file %s: %w", file, err)
+	}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("token file %s is empty (or only comments); write a random secret into it, e.g. with `openssl rand -hex 32`", file)
+	}
+	return tokens, nil
+}
+
+// envToken returns the token in the environment variable tokenEnv, if any,
+// refusing one shorter than server.MinTokenLength.
+func envToken(value string) ([]string, error) {
+	t := strings.TrimSpace(value)
+	if t == "" {
+		return nil, nil
+	}
+	if len(t) < server.MinTokenLength {
+		return nil, fmt.Errorf("%s is %d bytes long, shorter than the minimum of %d; use a random secret, e.g. made with `openssl rand -hex 32`",
+			tokenEnv, len(t), server.MinTokenLength)
+	}
+	return []string{t}, nil
+}
+
+// warnIfReadable logs a warning when others than the owner may read the
+// token file.
+func warnIfReadable(file string, log *slog.Logger) {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return // reading it just worked or failed with a clearer error
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		log.Warn("the token file is readable by other users; restrict it with chmod 600",
+			"file", file, "mode", fmt.Sprintf("%#o", perm))
+	}
+}
+
+// fingerprints returns the fingerprints of tokens, for the log.
+func fingerprints(tokens []string) []string {
+	fps := make([]string, len(tokens))
+	for i, t := range tokens {
+		fps[i] = server.TokenFingerprint(t)
+	}
+	return fps
+}
+
+// certReloader holds the agent's TLS key pair and reloads it from its files
+// when they change (their modification time or size, looked at no more
+// than once a second, on a TLS handshake) or when asked (SIGHUP). A pair
+// that fails to load is logged and the previous one kept, so that a
+// certificate renewal that writes the two files one after the other never
+// takes the API down. It is safe for concurrent use.
+type certReloader struct {
+	certFile, keyFile string
+	log               *slog.Logger
+
+	mu   sync.Mutex
+	cert *tls.Certificate
+	// seen are the stamps of the files when last loaded or tried, and
+	// checked when they were last looked at.
+	seen    [2]fileStamp
+	checked time.Time
+}
+
+// fileStamp tells whether a file changed.
+type fileStamp struct {
+	modTime time.Time
+	size    int64
+}
+
+// checkEvery is how often a handshake looks whether the key pair changed.
+const checkEvery = time.Second
+
+// newCertReloader loads the key pair in certFile and keyFile.
+func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader, error) {
+	r := &certReloader{certFile: certFile, keyFile: keyFile, log: log}
+	r.seen = r.stamps()
+	if err := r.load(); err != nil {
+		return nil, err
+	}
+	r.checked = time.Now()
+	return r, nil
+}
+
+// stamps returns the current stamps of the two files; a file it cannot
+// stat gets a zero stamp.
+func (r *certReloader) stamps() [2]fileStamp {
+	var s [2]fileStamp
+	for i, f := range []string{r.certFile, r.keyFile} {
+		if fi, err := os.Stat(f); err == nil {
+			s[i] = fileStamp{fi.ModTime(), fi.Size()}
+		}
+	}
+	return s
+}
+
+// load reads the key pair; on success it replaces the one served.
+// r.mu must be held, or r not yet shared.
+func (r *certReloader) load() error {
+	cert, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
+	if err != nil {
+		return fmt.Errorf("loading the TLS key pair --tls-cert %s and --tls-key %s: %w", r.certFile, r.keyFile, err)
+	}
+	r.cert = &cert
+	return nil
+}
+
+// reload loads the key pair again, logging the outcome; a failure keeps the
+// previous pair.
+func (r *certReloader) reload() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reloadLocked()
+}
+
+func (r *certReloader) reloadLocked() {
+	r.seen, r.checked = r.stamps(), time.Now()
+	if err := r.load(); err != nil {
+		r.log.Error("the new TLS key pair did not load; still serving the previous one", "err", err)
+		return
+	}
+	r.log.Info("reloaded the TLS key pair", "cert", r.certFile, "not_after", r.cert.Leaf.NotAfter)
+}
+
+// getCertificate is the tls.Config's GetCertificate: the current pair,
+// reloaded first when its files changed.
+func (r *certReloader) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if time.Since(r.checked) >= checkEvery {
+		r.checked = time.Now()
+		if r.stamps() != r.seen {
+			r.reloadLocked()
+		}
+	}
+	return r.cert, nil
+}
+
+// tlsConfig returns the API's TLS configuration: the reloader's key pair
+// and, when clientCAFile is set, client certificates required and verified
+// against the CAs in it.
+func tlsConfig(r *certReloader, clientCAFile string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.getCertificate}
+	if clientCAFile == "" {
+		return cfg, nil
+	}
+	data, err := os.ReadFile(clientCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading --tls-client-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("--tls-client-ca %s holds no PEM certificate; give the CA that signs the clients' certificates", clientCAFile)
+	}
+	cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	return cfg, nil
+}
+
+// isLoopback reports whether addr, a listener's address, accepts
+// connections from this machine only.
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}

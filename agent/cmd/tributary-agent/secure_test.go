@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testcerts"
+)
+
+// writeFile writes data to a file of dir with mode perm and returns its
+// path.
+func writeFile(t *testing.T, dir, name, data string, perm os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(data), perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, perm); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReadTokens(t *testing.T) {
+	dir := t.TempDir()
+	a, b := strings.Repeat("a", 32), strings.Repeat("b", 64)
+	file := writeFile(t, dir, "tokens", "# rotated 2026-11-30\n\n  "+a+"  \n# the new one\n"+b+"\n", 0o600)
+	got, err := readTokens(file)
+	if err != nil || len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("readTokens = %q, %v; want both tokens", got, err)
+	}
+	short := "only-31-bytes-long-0123456789ab"
+	for name, tt := range map[string]struct{ data, want string }{
+		"short":    {data: a + "\n" + short + "\n", want: "line 2: the token is 31 bytes long, shorter than the minimum of 32"},
+		"empty":    {data: "\n", want: "is empty"},
+		"comments": {data: "# nothing yet\n", want: "is empty (or only comments)"},
+	} {
+		_, err := readTokens(writeFile(t, dir, name, tt.data, 0o600))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), short) {
+			t.Errorf("%s: the error shows the token: %v", name, err)
+		}
+	}
+}
+
+// keyPairFiles writes p into cert.pem and key.pem in dir, dated at.
+func keyPairFiles(t *testing.T, dir string, p *testcerts.Pair, at time.Time) (certFile, keyFile string) {
+	t.Helper()
+	certFile = writeFile(t, dir, "cert.pem", string(p.CertPEM), 0o600)
+	keyFile = writeFile(t, dir, "key.pem", string(p.KeyPEM), 0o600)
+	for _, f := range []string{certFile, keyFile} {
+		if err := os.Chtimes(f, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return certFile, keyFile
+}
+
+// The key pair is reloaded when its files change and on reload; a pair
+// that does not load keeps the previous one and logs why.
+func TestCertReloader(t *testing.T) {
+	ca, err := testcerts.NewCA("agent CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func() *testcerts.Pair {
+		p, err := ca.Issue(testcerts.Loopback("agent"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, second := issue(), issue()
+	dir := t.TempDir()
+	now := time.Now()
+	certFile, keyFile := keyPairFiles(t, dir, first, now.Add(-time.Hour))
+	var logs bytes.Buffer
+	r, err := newCertReloader(certFile, keyFile, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving := func() string {
+		t.Helper()
+		c, err := r.getCertificate(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Leaf.SerialNumber.String()
+	}
+	if got := serving(); got != first.Cert.SerialNumber.String() {
+		t.Fatalf("serving %s, want the first pair", got)
+	}
+
+	keyPairFiles(t, dir, second, now)
+	if got := serving(); got != first.Cert.SerialNumber.String() {
+		t.Errorf("the files were looked at again within %v", checkEvery)
+	}
+	r.checked = time.Time{} // as if a second had passed
+	if got := serving(); got != second.Cert.SerialNumber.String() {
+		t.Fatalf("serving %s after the files changed, want the second pair", got)
+	}
+
+	writeFile(t, dir, "key.pem", string(first.KeyPEM), 0o600) // does not match the certificate
+	r.reload()
+	if got := serving(); got != second.Cert.SerialNumber.String() {
+		t.Errorf("serving %s after a failed reload, want the previous pair", got)
+	}
+	if !strings.Contains(logs.String(), "the new TLS key pair did not load; still serving the previous one") {
+		t.Errorf("the failed reload was not logged:\n%s", &logs)
+	}
+
+	if _, err := newCertReloader(certFile, filepath.Join(dir, "missing.pem"), slog.Default()); err == nil ||
+		!strings.Contains(err.Error(), "--tls-key") {
+		t.Errorf("newCertReloader of a missing key: %v, want an error naming --tls-key", err)
+	}
+}
+
+var listeningTLSRE = regexp.MustCompile(`^tributary-agent listening on (https://\S+)$`)
+
+// serve runs with HTTPS, client certificates and a token file of two
+// tokens; SIGHUP reloads the key pair and the tokens.
+func TestServeHTTPS(t *testing.T) {
+	ca, err := testcerts.NewCA("agent CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func(l testcerts.Leaf) *testcerts.Pair {
+		p, err := ca.Issue(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, second := issue(testcerts.Loopback("agent")), issue(testcerts.Loopback("agent"))
+	clientPair := issue(testcerts.Leaf{CommonName: "terraform", Client: true})
+	dir := t.TempDir()
+	certFile, keyFile := keyPairFiles(t, dir, first, time.Now().Add(-time.Hour))
+	caFile := writeFile(t, dir, "ca.pem", string(ca.CertPEM), 0o600)
+	oldToken, newToken := strings.Repeat("o", 40), strings.Repeat("n", 40)
+	tokenFile := writeFile(t, dir, "tokens", oldToken+"\n"+newToken+"\n", 0o644)
+
+	p := start(t, []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+		"--token-file", tokenFile, "--tls-cert", certFile, "--tls-key", keyFile, "--tls-client-ca", caFile, "--log-level", "debug"})
+	url := p.waitFor(t, listeningTLSRE)
+
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	clientCert, err := tls.X509KeyPair(clientPair.CertPEM, clientPair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served *x509.Certificate
+	call := func(certs []tls.Certificate, path, token string) (int, error) {
+		hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+			TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: certs}}}
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		served = resp.TLS.PeerCertificates[0]
+		return resp.StatusCode, nil
+	}
+	withCert := []tls.Certificate{clientCert}
+	for _, tok := range []string{oldToken, newToken} {
+		if code, err := call(withCert, "/v1/pipelines", tok); err != nil || code != http.StatusOK {
+			t.Fatalf("GET over HTTPS with a client certificate: %d, %v", code, err)
+		}
+	}
+	if _, err := call(nil, "/healthz", ""); err == nil {
+		t.Error("a client without a certificate was answered")
+	}
+
+	// Rotation: the new key pair and only the new token, then SIGHUP.
+	keyPairFiles(t, dir, second, time.Now())
+	writeFile(t, dir, "tokens", "# "+time.Now().Format(time.DateOnly)+"\n"+newToken+"\n", 0o600)
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, err := call(withCert, "/v1/pipelines", oldToken)
+		if err == nil && code == http.StatusUnauthorized && served.SerialNumber.Cmp(second.Cert.SerialNumber) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after SIGHUP: old token %d (%v), serving certificate %v; want 401 and the second certificate",
+				code, err, served.SerialNumber)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, err := call(withCert, "/v1/pipelines", newToken); err != nil || code != http.StatusOK {
+		t.Fatalf("the new token after the rotation: %d, %v", code, err)
+	}
+	p.stop(t, syscall.SIGTERM)
+
+	logs := p.stderr.String()
+	for _, want := range []string{
+		"the token file is readable by other users",
+		"reloaded the TLS key pair",
+		"reloaded the API tokens",
+		"token_sha256=" + server.TokenFingerprint(newToken),
+		"url=" + url,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
+	for _, tok := range []string{oldToken, newToken} {
+		if strings.Contains(logs, tok) {
+			t.Errorf("the log contains a token:\n%s", logs)
+		}
+	}
+}
+
+// dev replaces an existing token file, whatever its mode, with one only its
+// owner reads.
+func TestWritePrivateFile(t *testing.T) {
+	file := writeFile(t, t.TempDir(), "token", "old\n", 0o644)
+	if err := writePrivateFile(file, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || string(data) != "new\n" || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file %q, mode %v (%v); want the new content, mode 0600", data, fi.Mode().Perm(), err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 1 {
+		t.Errorf("%d files left in the folder, want the token file only", len(entries))
+	}
+}
