@@ -87,6 +87,11 @@ tools/registry.sh up >"$registry_env"
 source "$registry_env"
 rm -f "$registry_env"
 
+# Unit tests that also run against the real broker's secure listeners when
+# its settings are set (they skip in the unit step above, before it is up).
+step "real-broker tests (-run RealBroker)"
+go test -count=1 -run RealBroker ./agent/...
+
 # The S3-compatible server (SeaweedFS) the end-to-end tests keep tables on;
 # its client settings (AWS_ENDPOINT_URL, keys, region) go to the tests.
 step "s3 up"
