@@ -170,11 +170,14 @@ const secureRecords = 20
 // expired client certificate and a registry secret the registry refuses
 // each make the apply fail with an error that names the cause and the
 // connection, which the pipeline's status shows too. Finally no secret of
-// any case appears in any line the agent logged or Terraform printed.
+// any case appears in any line the agent logged (at debug level) or
+// Terraform printed.
 func TestSecureConnectionsThroughTerraform(t *testing.T) {
 	sec := securityEnv(t)
 	reg := registryEnv(t)
-	a := startAgent(t, t.TempDir())
+	// At debug level, so the leak check reads all the agent can log.
+	dataDir := t.TempDir()
+	a := startAgentOn(t, dataDir, filepath.Join(dataDir, "warehouse"), "--log-level", "debug")
 
 	issuer := &tokenIssuer{clientID: "tributary-e2e", clientSecret: "oauth-" + uniqueName("client-secret"), scope: "kafka"}
 	tokenServer := httptest.NewServer(issuer)
