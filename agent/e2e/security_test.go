@@ -187,7 +187,8 @@ func TestSecureConnectionsThroughTerraform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saslTLS := fmt.Sprintf("  tls = { ca_pem = file(%q) }\n", sec.caFile)
+	trust := func(caFile string) string { return fmt.Sprintf("  tls = { ca_pem = file(%q) }\n", caFile) }
+	saslTLS := trust(sec.caFile)
 	sasl := func(mechanism, user string) string {
 		return fmt.Sprintf(`  security_protocol = "SASL_SSL"
   sasl = {
@@ -234,17 +235,11 @@ func TestSecureConnectionsThroughTerraform(t *testing.T) {
 		{name: "wrong_password", bootstrap: sec.saslBootstrap, connection: sasl("SCRAM-SHA-512", sec.scramUser) + saslTLS, secret: wrongPassword,
 			wantErrors: []string{"refused the SASL SCRAM-SHA-512 credentials", sec.scramUser, "sasl.password"}, namesConnection: true},
 		{name: "untrusted_ca", bootstrap: sec.saslBootstrap, secret: sec.scramPassword,
-			connection: sasl("SCRAM-SHA-512", sec.scramUser) + fmt.Sprintf("  tls = { ca_pem = file(%q) }\n", sec.otherCAFile),
+			connection: sasl("SCRAM-SHA-512", sec.scramUser) + trust(sec.otherCAFile),
 			wantErrors: []string{"not signed by a trusted CA", "tls.ca_pem"}, namesConnection: true},
 		{name: "expired_certificate", bootstrap: sec.mtlsBootstrap, connection: mtls(sec.expiredCertFile, sec.expiredKeyFile),
 			wantErrors: []string{"refused the client certificate", "tls.cert_pem"}, namesConnection: true},
-		{name: "registry_credentials", secret: wrongRegistrySecret, connection: fmt.Sprintf(`  schema_registry = {
-    url        = %q
-    api_key    = %q
-    api_secret = var.secret
-    ca_pem     = file(%q)
-  }
-`, reg.url, reg.key, reg.caFile),
+		{name: "registry_credentials", secret: wrongRegistrySecret, connection: reg.hcl("secret"),
 			transformer: `{
           format       = "AVRO"
           avro_options = { schema_registry = { confluent_options = { subject = "orders-value" } } }
