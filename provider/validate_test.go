@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 )
 
 const (
@@ -34,21 +35,23 @@ func testPlans(t *testing.T, config string) {
 }
 
 // testPlanFails checks that planning config fails with an error matching
-// re.
-func testPlanFails(t *testing.T, config string, re *regexp.Regexp) {
+// re, with the CLIs that pass checks.
+func testPlanFails(t *testing.T, config string, re *regexp.Regexp, checks ...tfversion.TerraformVersionCheck) {
 	t.Helper()
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		TerraformVersionChecks:   checks,
 		Steps:                    []resource.TestStep{{Config: config, PlanOnly: true, ExpectError: re}},
 	})
 }
 
-// runValidationCases runs each case as a plan-only step; none needs an agent.
-func runValidationCases(t *testing.T, cases []validationCase) {
+// runValidationCases runs each case as a plan-only step, with the CLIs that
+// pass checks; none needs an agent.
+func runValidationCases(t *testing.T, cases []validationCase, checks ...tfversion.TerraformVersionCheck) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			testPlanFails(t, tc.config, messageRE("attribute "+tc.path, tc.detail))
+			testPlanFails(t, tc.config, messageRE("attribute "+tc.path, tc.detail), checks...)
 		})
 	}
 }
