@@ -90,18 +90,14 @@ func validateWriteOnly(ctx context.Context, cfg attributeGetter, diags *diag.Dia
 	return viaWO
 }
 
-// onWriteOnly moves the problems on a secret that the configuration sets
+// onWriteOnly moves a problem on a secret that the configuration sets
 // through its write-only variant onto that variant's attribute, where the
 // user wrote the value.
-func onWriteOnly(errs spec.Errors, viaWO pathSet) spec.Errors {
-	out := make(spec.Errors, len(errs))
-	for i, e := range errs {
-		if viaWO[e.Path] {
-			e.Path = writeOnlyPath(e.Path)
-		}
-		out[i] = e
+func onWriteOnly(e spec.FieldError, viaWO pathSet) spec.FieldError {
+	if viaWO[e.Path] {
+		e.Path = writeOnlyPath(e.Path)
 	}
-	return out
+	return e
 }
 
 // writeOnlyFromConfig sets the secrets of conn that cfg sets through their

@@ -144,22 +144,15 @@ func TestConnectionPutSendsSecrets(t *testing.T) {
 // write-only variant is moved onto that variant, and that others stay.
 func TestOnWriteOnly(t *testing.T) {
 	t.Parallel()
-	errs := spec.Errors{
-		{Path: "sasl.password", Detail: "x"},
-		{Path: "schema_registry.api_secret", Detail: "y"},
-		{Path: "sasl.username", Detail: "z", Involves: []string{"sasl.password"}},
-	}
-	got := onWriteOnly(errs, pathSet{"sasl.password": true})
-	want := spec.Errors{
-		{Path: "sasl.password_wo", Detail: "x"},
-		{Path: "schema_registry.api_secret", Detail: "y"},
-		{Path: "sasl.username", Detail: "z", Involves: []string{"sasl.password"}},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("onWriteOnly = %v, want %v", got, want)
-	}
-	if errs[0].Path != "sasl.password" {
-		t.Errorf("onWriteOnly changed its argument")
+	viaWO := pathSet{"sasl.password": true}
+	for _, tc := range []struct{ in, want spec.FieldError }{
+		{spec.FieldError{Path: "sasl.password", Detail: "x"}, spec.FieldError{Path: "sasl.password_wo", Detail: "x"}},
+		{spec.FieldError{Path: "schema_registry.api_secret", Detail: "y"}, spec.FieldError{Path: "schema_registry.api_secret", Detail: "y"}},
+		{spec.FieldError{Path: "sasl.username", Involves: []string{"sasl.password"}}, spec.FieldError{Path: "sasl.username", Involves: []string{"sasl.password"}}},
+	} {
+		if got := onWriteOnly(tc.in, viaWO); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("onWriteOnly(%v) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }
 
@@ -184,5 +177,36 @@ func TestWriteOnlySchema(t *testing.T) {
 				t.Errorf("%s is not write-only and sensitive", a)
 			}
 		}
+	}
+}
+
+// TestValidateWriteOnlyWarnsWithoutVersion checks that a write-only secret
+// without its _wo_version draws a warning on it (a new value would never be
+// sent), and that the secret is reported as set through the variant.
+func TestValidateWriteOnlyWarnsWithoutVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := secureModel(t, true)
+	var diags diag.Diagnostics
+	sasl := m.SASL.Attributes()
+	sasl["password_wo_version"] = types.Int64Null()
+	var d diag.Diagnostics
+	m.SASL, d = types.ObjectValue(connectionAttrType("sasl").AttrTypes, sasl)
+	diags.Append(d...)
+	s := connectionResourceSchema()
+	cfg := tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}
+	diags.Append(cfg.Set(ctx, m)...)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	viaWO := validateWriteOnly(ctx, tfsdk.Config{Schema: s, Raw: cfg.Raw}, &diags)
+	if diags.HasError() || diags.WarningsCount() != 1 {
+		t.Fatalf("diagnostics %v, want one warning", diags)
+	}
+	if w := diags.Warnings()[0]; w.Summary() != "Set password_wo_version with password_wo" {
+		t.Errorf("warning %q", w.Summary())
+	}
+	if !viaWO["sasl.password"] || !viaWO["sasl.oauth.client_secret"] || viaWO["schema_registry.api_secret"] {
+		t.Errorf("secrets set through their write-only variant: %v", viaWO)
 	}
 }

@@ -26,17 +26,30 @@ import (
 // which the provider's tests cannot import (it is internal to agent/).
 const testCertsCommand = "../agent/cmd/testcerts"
 
-// testCerts runs testCertsCommand into a temporary folder and returns a
-// reader of its files (ca.pem, server.pem, client.pem, client-key.pem, ...).
-func testCerts(t *testing.T) func(name string) string {
+// testCerts runs testCertsCommand into a temporary folder and returns the
+// folder, which holds ca.pem, server.pem, client.pem, client-key.pem,
+// client.p12 (password testP12Password) and more; it skips t in a tree
+// without the command.
+func testCerts(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(testCertsCommand); err != nil {
 		t.Skipf("the test certificates come from %s, which this tree does not have yet: %v", testCertsCommand, err)
 	}
 	dir := t.TempDir()
-	if out, err := exec.Command("go", "run", testCertsCommand, "-dir", dir).CombinedOutput(); err != nil {
+	out, err := exec.Command("go", "run", testCertsCommand, "-dir", dir, "-p12-password", testP12Password).CombinedOutput()
+	if err != nil {
 		t.Fatalf("go run %s: %v\n%s", testCertsCommand, err, out)
 	}
+	return dir
+}
+
+// testP12Password is the password of the client.p12 of testCerts.
+const testP12Password = "tributary-p12-test"
+
+// readTestCerts returns a reader of the files of testCerts.
+func readTestCerts(t *testing.T) func(name string) string {
+	t.Helper()
+	dir := testCerts(t)
 	return func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -77,7 +90,7 @@ func configureProvider(t *testing.T, cfg tributaryProviderModel) (*client.Client
 // variables, it gets through; without, the TLS handshake fails; and
 // incomplete or mismatched pairs are refused on their attributes.
 func TestProviderClientCertificate(t *testing.T) {
-	cert := testCerts(t)
+	cert := readTestCerts(t)
 	clientCAs := x509.NewCertPool()
 	clientCAs.AppendCertsFromPEM([]byte(cert("ca.pem")))
 	serverPair, err := tls.X509KeyPair([]byte(cert("server.pem")), []byte(cert("server-key.pem")))

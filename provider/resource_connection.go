@@ -202,7 +202,13 @@ func (r *connectionResource) ValidateConfig(ctx context.Context, req resource.Va
 	c := newSpecConverter(ctx, false)
 	conn := m.toSpec(c)
 	resp.Diagnostics.Append(c.diags...)
-	addFieldErrors(&resp.Diagnostics, "connection", onWriteOnly(conn.Validate(), viaWO), c.skip)
+	for _, e := range conn.Validate() {
+		// Whether a problem depends on an unknown value is known by the
+		// spec's paths, before the move onto a write-only attribute.
+		if !c.skip(e) {
+			addFieldError(&resp.Diagnostics, "connection", onWriteOnly(e, viaWO))
+		}
+	}
 }
 
 // Create implements resource.Resource.
