@@ -78,9 +78,10 @@ func connectionResourceSchema() schema.Schema {
 	return schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A connection is how the agent reaches one Kafka cluster and, optionally, its " +
-			"Confluent-compatible schema registry. Pipelines refer to it by `name`. Without authentication or TLS " +
-			"settings the agent connects with PLAINTEXT. The registry's `api_secret` is write-only on the agent: " +
-			"Terraform keeps the value it last sent, so after an import set it in the configuration and apply.",
+			"Confluent-compatible schema registry. Pipelines refer to it by `name`. Without `security_protocol`, " +
+			"`sasl` or `tls` the agent connects with PLAINTEXT. Secrets are write-only on the agent: its API never " +
+			"returns them, so Terraform keeps the values it last sent (or, with the `_wo` attributes, none), and " +
+			"after an import they must be set in the configuration and applied.",
 		Attributes: withAttributes(securityAttributes(), map[string]schema.Attribute{
 			"id":   idAttribute(),
 			"name": nameAttribute("connection", ""),
