@@ -125,7 +125,7 @@ func TestAccConnectionSecurityRules(t *testing.T) {
 			"keystore_password is set without keystore_p12_base64"},
 		{"key store not base64", tlsBlock(`keystore_p12_base64 = "not base64!", keystore_password = "p"`), "tls.keystore_p12_base64",
 			"the value is not base64"},
-		{"registry ca_pem with http", secureConnectionHCL("c1", `  schema_registry = { url = "http://registry", ca_pem = "x" }`),
+		{"registry ca_pem not PEM", secureConnectionHCL("c1", `  schema_registry = { url = "https://registry", ca_pem = "x" }`),
 			"schema_registry.ca_pem", "no PEM certificate found"},
 	})
 }
@@ -140,9 +140,9 @@ func TestAccConnectionCertificateRules(t *testing.T) {
 		return secureConnectionHCL("c1", "  security_protocol = \"SSL\"\n  tls = { "+body+" }")
 	}
 	runValidationCases(t, []validationCase{
-		{"key of another certificate", tlsBlock(`cert_pem = file(`+file("client.pem")+`), key_pem = file(`+file("expired-key.pem")+`)`),
+		{"key of another certificate", tlsBlock(`cert_pem = file(` + file("client.pem") + `), key_pem = file(` + file("expired-key.pem") + `)`),
 			"tls.key_pem", "the key does not parse or does not match cert_pem"},
-		{"wrong key store password", tlsBlock(`keystore_p12_base64 = filebase64(`+file("client.p12")+`), keystore_password = "wrong"`),
+		{"wrong key store password", tlsBlock(`keystore_p12_base64 = filebase64(` + file("client.p12") + `), keystore_password = "wrong"`),
 			"tls.keystore_password", "the password does not open the PKCS#12 key store"},
 		{"registry ca_pem with http", secureConnectionHCL("c1", `  schema_registry = { url = "http://registry", ca_pem = file(`+file("ca.pem")+`) }`),
 			"schema_registry.ca_pem", "ca_pem is only used by an https registry; the url is http (use https, or remove ca_pem)"},

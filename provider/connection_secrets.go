@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -105,7 +106,7 @@ func onWriteOnly(e spec.FieldError, viaWO pathSet) spec.FieldError {
 // configuration has them during create and update.
 func writeOnlyFromConfig(ctx context.Context, cfg attributeGetter, conn *spec.Connection, diags *diag.Diagnostics) {
 	for _, f := range conn.SecretFields() {
-		if !hasWriteOnly(f.Path) {
+		if !slices.Contains(writeOnlySecrets, f.Path) {
 			continue
 		}
 		var wo types.String
@@ -114,17 +115,6 @@ func writeOnlyFromConfig(ctx context.Context, cfg attributeGetter, conn *spec.Co
 			*f.Value = wo.ValueString()
 		}
 	}
-}
-
-// hasWriteOnly reports whether the secret at spec path p has a write-only
-// variant.
-func hasWriteOnly(p string) bool {
-	for _, s := range writeOnlySecrets {
-		if s == p {
-			return true
-		}
-	}
-	return false
 }
 
 // priorValues holds a connection model before the agent's answer is set
