@@ -66,6 +66,8 @@ func TestAccProviderClientCertificate(t *testing.T) {
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?i)certificate`),
 			},
+			// Back with the certificate, for the destroy at the end.
+			{Config: withCert},
 		},
 	})
 }
