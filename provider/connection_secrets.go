@@ -122,13 +122,27 @@ func writeOnlyFromConfig(ctx context.Context, cfg attributeGetter, conn *spec.Co
 // does not return: secrets and the _wo_version attributes.
 type priorValues struct {
 	root map[string]attr.Value
+	// held, when not nil, lists the secrets the agent holds (its answer's
+	// secrets_set): a prior secret it does not hold is dropped, and so is
+	// the _wo_version of a write-only one, so that the next plan sends it
+	// again.
+	held pathSet
 }
 
-// newPriorValues captures the objects of m that hold such values.
-func newPriorValues(m *connectionResourceModel) *priorValues {
-	return &priorValues{root: map[string]attr.Value{
+// newPriorValues captures the objects of m that hold such values; with
+// refresh, the secrets that conn, the agent's answer, does not list as set
+// are dropped (see priorValues.held).
+func newPriorValues(m *connectionResourceModel, conn *spec.Connection, refresh bool) *priorValues {
+	pv := &priorValues{root: map[string]attr.Value{
 		"schema_registry": m.SchemaRegistry, "sasl": m.SASL, "tls": m.TLS,
 	}}
+	if refresh {
+		pv.held = pathSet{}
+		for _, p := range conn.SecretsSet {
+			pv.held[p] = true
+		}
+	}
+	return pv
 }
 
 // at returns the value at the dotted spec path p, or nil when p runs
@@ -146,6 +160,12 @@ func (pv *priorValues) at(p string) attr.Value {
 	return attrs[names[len(names)-1]]
 }
 
+// dropped reports whether the agent does not hold the secret at spec path
+// p although the prior values may.
+func (pv *priorValues) dropped(p string) bool {
+	return pv.held != nil && !pv.held[p]
+}
+
 // secret is the state value of the secret at spec path p: the value the
 // agent answered with if any (the agent never returns secrets, see
 // spec.Connection.Redacted), else the prior one; null after an import.
@@ -153,15 +173,16 @@ func (pv *priorValues) secret(p, answered string) types.String {
 	if answered != "" {
 		return types.StringValue(answered)
 	}
-	if s, ok := pv.at(p).(types.String); ok && !s.IsUnknown() {
+	if s, ok := pv.at(p).(types.String); ok && !s.IsUnknown() && !pv.dropped(p) {
 		return s
 	}
 	return types.StringNull()
 }
 
-// int64 is the prior value of the number at spec path p, null if none.
-func (pv *priorValues) int64(p string) types.Int64 {
-	if n, ok := pv.at(p).(types.Int64); ok && !n.IsUnknown() {
+// woVersion is the prior value of the _wo_version of the secret at spec
+// path p, null if none.
+func (pv *priorValues) woVersion(p string) types.Int64 {
+	if n, ok := pv.at(writeOnlyVersionPath(p)).(types.Int64); ok && !n.IsUnknown() && !pv.dropped(p) {
 		return n
 	}
 	return types.Int64Null()

@@ -123,15 +123,15 @@ func TestConnectionPutSendsSecrets(t *testing.T) {
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	prior := newPriorValues(&after)
+	prior := newPriorValues(&after, nil, false)
 	for p, v := range map[string]string{"sasl.password_wo": "", "sasl.oauth.client_secret_wo": "", "sasl.password": "",
 		"schema_registry.api_secret": "sr-secret", "tls.key_pem": "key", "sasl.oauth.token": "static-token"} {
 		if got := prior.secret(p, ""); got.ValueString() != v {
 			t.Errorf("state %s = %s, want %q", p, got, v)
 		}
 	}
-	for p, v := range map[string]int64{"sasl.password_wo_version": 1, "sasl.oauth.client_secret_wo_version": 3} {
-		if got := prior.int64(p); got.ValueInt64() != v {
+	for p, v := range map[string]int64{"sasl.password": 1, "sasl.oauth.client_secret": 3} {
+		if got := prior.woVersion(p); got.ValueInt64() != v {
 			t.Errorf("state %s = %s, want %d", p, got, v)
 		}
 	}
@@ -208,5 +208,50 @@ func TestValidateWriteOnlyWarnsWithoutVersion(t *testing.T) {
 	}
 	if !viaWO["sasl.password"] || !viaWO["sasl.oauth.client_secret"] || viaWO["schema_registry.api_secret"] {
 		t.Errorf("secrets set through their write-only variant: %v", viaWO)
+	}
+}
+
+// TestConnectionReadDropsLostSecrets reads a connection whose agent no
+// longer holds some secrets (its secrets_set lacks them): on refresh they
+// leave the state, and so does the _wo_version of a write-only one, so the
+// next plan sends them again; after an apply the planned values stay.
+func TestConnectionReadDropsLostSecrets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	answer := &spec.Connection{Name: "c1", BootstrapServers: []string{"b:9093"}, SecurityProtocol: "SASL_SSL",
+		SASL: &spec.SASL{Mechanism: spec.SASLScram512, Username: "ingest", OAuth: &spec.OAuth{
+			TokenEndpointURL: "https://idp/token", ClientID: "tributary"}},
+		TLS:            &spec.TLS{CAPEM: "ca", CertPEM: "cert"},
+		SchemaRegistry: &spec.SchemaRegistry{URL: "https://registry", APIKey: "k", CAPEM: "sr-ca"},
+		SecretsSet:     []string{"tls.key_pem", "sasl.password"},
+	}
+	for _, refresh := range []bool{true, false} {
+		m := secureModel(t, false)
+		var diags diag.Diagnostics
+		m.setFromSpec(ctx, answer, refresh, &diags)
+		if diags.HasError() {
+			t.Fatal(diags)
+		}
+		state := newPriorValues(&m, nil, false)
+		held := func(p string) bool { return !refresh || p == "tls.key_pem" || p == "sasl.password" }
+		for p, v := range map[string]string{"tls.key_pem": "key", "tls.keystore_password": "p12-password",
+			"schema_registry.api_secret": "sr-secret", "sasl.oauth.token": "static-token"} {
+			want := types.StringValue(v)
+			if !held(p) {
+				want = types.StringNull()
+			}
+			if got := state.secret(p, ""); !got.Equal(want) {
+				t.Errorf("refresh %v: %s = %s, want %s", refresh, p, got, want)
+			}
+		}
+		for p, v := range map[string]int64{"sasl.password": 1, "sasl.oauth.client_secret": 3} {
+			want := types.Int64Value(v)
+			if !held(p) {
+				want = types.Int64Null()
+			}
+			if got := state.woVersion(p); !got.Equal(want) {
+				t.Errorf("refresh %v: %s = %s, want %s", refresh, writeOnlyVersionPath(p), got, want)
+			}
+		}
 	}
 }

@@ -273,7 +273,7 @@ func saslModelFromSpec(s *spec.SASL, prior *priorValues) (saslModel, *oauthModel
 		Username:          stringOrNull(s.Username),
 		Password:          prior.secret("sasl.password", s.Password),
 		PasswordWO:        types.StringNull(),
-		PasswordWOVersion: prior.int64("sasl.password_wo_version"),
+		PasswordWOVersion: prior.woVersion("sasl.password"),
 		AWSRegion:         stringOrNull(s.AWSRegion),
 	}
 	o := s.OAuth
@@ -285,7 +285,7 @@ func saslModelFromSpec(s *spec.SASL, prior *priorValues) (saslModel, *oauthModel
 		ClientID:              stringOrNull(o.ClientID),
 		ClientSecret:          prior.secret("sasl.oauth.client_secret", o.ClientSecret),
 		ClientSecretWO:        types.StringNull(),
-		ClientSecretWOVersion: prior.int64("sasl.oauth.client_secret_wo_version"),
+		ClientSecretWOVersion: prior.woVersion("sasl.oauth.client_secret"),
 		Scope:                 stringOrNull(o.Scope),
 		Token:                 prior.secret("sasl.oauth.token", o.Token),
 		TokenFile:             stringOrNull(o.TokenFile),

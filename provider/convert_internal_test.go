@@ -551,7 +551,7 @@ func TestConnectionSchemaRegistrySecret(t *testing.T) {
 			t.Parallel()
 			m := connectionResourceModel{SchemaRegistry: tc.prior}
 			var diags diag.Diagnostics
-			m.setFromSpec(ctx, tc.stored, &diags)
+			m.setFromSpec(ctx, tc.stored, true, &diags)
 			if diags.HasError() {
 				t.Fatal(diags)
 			}

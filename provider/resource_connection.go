@@ -149,9 +149,13 @@ func (m *connectionResourceModel) toSpec(c *specConverter) *spec.Connection {
 // never returns secrets (spec.Connection.Redacted), so m's own secrets, the
 // planned or prior values, are kept, and so are the _wo_version attributes,
 // which only Terraform knows; on import there are none, and the secrets
-// stay null until an apply sets them.
-func (m *connectionResourceModel) setFromSpec(ctx context.Context, conn *spec.Connection, diags *diag.Diagnostics) {
-	prior := newPriorValues(m)
+// stay null until an apply sets them. With refresh (a read, where m is the
+// prior state), a secret the agent no longer holds (it is not in
+// secrets_set) is dropped with its _wo_version, so that the plan sends it
+// again; after a create or update m is the plan, which the state must
+// match.
+func (m *connectionResourceModel) setFromSpec(ctx context.Context, conn *spec.Connection, refresh bool, diags *diag.Diagnostics) {
+	prior := newPriorValues(m, conn, refresh)
 	m.ID = types.StringValue(conn.Name)
 	m.Name = types.StringValue(conn.Name)
 	servers, d := types.ListValueFrom(ctx, types.StringType, conn.BootstrapServers)
@@ -166,7 +170,7 @@ func (m *connectionResourceModel) setFromSpec(ctx context.Context, conn *spec.Co
 			APIKey:             stringOrNull(sr.APIKey),
 			APISecret:          prior.secret("schema_registry.api_secret", sr.APISecret),
 			APISecretWO:        types.StringNull(),
-			APISecretWOVersion: prior.int64("schema_registry.api_secret_wo_version"),
+			APISecretWOVersion: prior.woVersion("schema_registry.api_secret"),
 			CAPEM:              stringOrNull(sr.CAPEM),
 		})
 	}
@@ -251,7 +255,7 @@ func (r *connectionResource) put(ctx context.Context, getPlan func(context.Conte
 		addAgentError(diags, "connection", "Cannot store connection "+conn.Name, err)
 		return
 	}
-	m.setFromSpec(ctx, stored, diags)
+	m.setFromSpec(ctx, stored, false, diags)
 	diags.Append(state.Set(ctx, &m)...)
 }
 
@@ -271,7 +275,7 @@ func (r *connectionResource) Read(ctx context.Context, req resource.ReadRequest,
 	if !ok {
 		return
 	}
-	m.setFromSpec(ctx, conn, &resp.Diagnostics)
+	m.setFromSpec(ctx, conn, true, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
