@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ func sharedAgent(t *testing.T) *testAgent {
 	if os.Getenv(resource.EnvTfAcc) == "" {
 		t.Skipf("acceptance test: set %s=1 (make test and make testacc do)", resource.EnvTfAcc)
 	}
-	agentOnce.Do(func() { agent, agentErr = startTestAgent() })
+	agentOnce.Do(func() { agent, agentErr = startTestAgent(nil) })
 	if agentErr != nil {
 		t.Fatalf("starting the test agent: %v", agentErr)
 	}
@@ -61,23 +62,47 @@ func sharedAgent(t *testing.T) *testAgent {
 // tests to run instead of building ./agent/cmd/tributary-agent.
 const envTestAgent = "TRIBUTARY_TEST_AGENT"
 
-// startTestAgent builds ./agent/cmd/tributary-agent into a temporary folder
-// (or uses $TRIBUTARY_TEST_AGENT) and runs `serve` on a free port with a
-// fresh data folder and token.
-func startTestAgent() (*testAgent, error) {
+var (
+	binaryOnce sync.Once
+	binaryDir  string
+	binary     string
+	binaryErr  error
+)
+
+// agentBinary returns $TRIBUTARY_TEST_AGENT, or else builds
+// ./agent/cmd/tributary-agent once into a temporary folder that
+// stopTestAgent removes.
+func agentBinary() (string, error) {
+	binaryOnce.Do(func() {
+		if binary = os.Getenv(envTestAgent); binary != "" {
+			return
+		}
+		if binaryDir, binaryErr = os.MkdirTemp("", "tributary-acc-bin-"); binaryErr != nil {
+			return
+		}
+		binary = filepath.Join(binaryDir, "tributary-agent")
+		build := exec.Command("go", "build", "-o", binary, "github.com/tributary-io/terraform-provider-tributary/agent/cmd/tributary-agent")
+		if out, err := build.CombinedOutput(); err != nil {
+			binaryErr = fmt.Errorf("building the agent: %w\n%s", err, out)
+		}
+	})
+	return binary, binaryErr
+}
+
+// startTestAgent runs `serve` of agentBinary on a free port with a fresh
+// data folder and token, and the extra arguments; clientTLS is the TLS
+// configuration of the clients that reach an agent serving HTTPS (nil for
+// plain HTTP).
+func startTestAgent(clientTLS *tls.Config, extra ...string) (*testAgent, error) {
 	dir, err := os.MkdirTemp("", "tributary-acc-")
 	if err != nil {
 		return nil, err
 	}
 	a := &testAgent{dir: dir, exited: make(chan struct{})}
-	bin := os.Getenv(envTestAgent)
-	if bin == "" {
-		bin = filepath.Join(dir, "tributary-agent")
-		build := exec.Command("go", "build", "-o", bin, "github.com/tributary-io/terraform-provider-tributary/agent/cmd/tributary-agent")
-		if out, err := build.CombinedOutput(); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("building the agent: %w\n%s", err, out)
-		}
+	bin, err := agentBinary()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	secret := make([]byte, 16)
 	_, _ = rand.Read(secret)
@@ -90,8 +115,8 @@ func startTestAgent() (*testAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
-		"--token-file", tokenFile, "--shutdown-timeout", "10s")
+	a.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+		"--token-file", tokenFile, "--shutdown-timeout", "10s"}, extra...)...)
 	a.cmd.Stderr = logFile
 	stdout, err := a.cmd.StdoutPipe()
 	if err != nil {
@@ -119,11 +144,12 @@ func startTestAgent() (*testAgent, error) {
 		a.stop()
 		return nil, fmt.Errorf("the agent did not print its URL within 30s; its log:\n%s", readFile(logFile.Name()))
 	}
-	if err := waitHealthy(a.URL+"/healthz", 30*time.Second); err != nil {
+	h := &http.Client{Transport: &http.Transport{TLSClientConfig: clientTLS}}
+	if err := waitHealthy(h, a.URL+"/healthz", 30*time.Second); err != nil {
 		a.stop()
 		return nil, fmt.Errorf("%w; agent log:\n%s", err, readFile(logFile.Name()))
 	}
-	a.Client, err = client.New(a.URL, a.Token)
+	a.Client, err = client.New(a.URL, a.Token, client.WithHTTPClient(h))
 	return a, err
 }
 
@@ -132,11 +158,11 @@ func readFile(name string) string {
 	return string(b)
 }
 
-// waitHealthy polls url until it answers 200 or timeout passes.
-func waitHealthy(url string, timeout time.Duration) error {
+// waitHealthy polls url with h until it answers 200 or timeout passes.
+func waitHealthy(h *http.Client, url string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		resp, err := http.Get(url) //nolint:gosec // a loopback URL the agent printed
+		resp, err := h.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -166,16 +192,22 @@ func (a *testAgent) stop() {
 	os.RemoveAll(a.dir)
 }
 
-// stopTestAgent stops the shared agent if a test started it.
+// stopTestAgent stops the shared agent if a test started it, and removes
+// the agent binary if a test built it.
 func stopTestAgent() {
 	if agent != nil {
 		agent.stop()
 	}
+	if binaryDir != "" {
+		os.RemoveAll(binaryDir)
+	}
 }
 
-// providerHCL is the provider block that points at the agent.
-func (a *testAgent) providerHCL() string {
-	return fmt.Sprintf("provider \"tributary\" {\n  endpoint = %s\n  token = %s\n}\n", hclString(a.URL), hclString(a.Token))
+// providerHCL is the provider block that points at the agent, with the
+// attributes extra (HCL lines).
+func (a *testAgent) providerHCL(extra ...string) string {
+	return fmt.Sprintf("provider \"tributary\" {\n  endpoint = %s\n  token = %s\n%s}\n", hclString(a.URL), hclString(a.Token),
+		strings.Join(extra, ""))
 }
 
 // kafkaBootstrap is the broker the acceptance tests use: $KAFKA_BOOTSTRAP,

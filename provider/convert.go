@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -182,24 +183,81 @@ func (c *specConverter) readFile(p, name, what, example string) []byte {
 	return b
 }
 
-// readModuleFile reads a file attribute's file. Relative paths resolve
-// against the provider's working directory, which Terraform sets to the
-// directory it runs in (the root module).
+// maxModuleFileSize bounds the files the provider reads for a file
+// attribute (schema files, descriptor sets): 4 MiB, far more than any
+// schema needs, so that a wrong path (a log, a disk image) fails the plan
+// instead of filling the provider's memory and the plan.
+const maxModuleFileSize = 4 << 20
+
+// readModuleFile reads a file attribute's file, which must be a regular
+// file of at most maxModuleFileSize bytes (a named pipe would block the
+// plan, a device never ends). Relative paths resolve against the
+// provider's working directory, which Terraform sets to the directory it
+// runs in (the root module).
 func readModuleFile(name, what, example string) ([]byte, error) {
 	resolved, err := filepath.Abs(name)
 	if err != nil {
 		resolved = name
 	}
-	b, err := os.ReadFile(resolved)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
+	b, err := readBoundedFile(resolved, maxModuleFileSize)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
 		return nil, fmt.Errorf("cannot read the %s %s: %w. A relative path is resolved against the "+
-			"directory Terraform runs in (the root module); in a child module write \"${path.module}/%s\"", what, resolved, err, example)
+			"directory Terraform runs in (the root module); in a child module write \"${path.module}/%s\"", what, resolved, pe.Err, example)
+	case err != nil:
+		return nil, fmt.Errorf("cannot read the %s %s: %w", what, resolved, err)
 	}
 	return b, nil
+}
+
+// readBoundedFile reads the regular file name of at most limit bytes. Its
+// errors are *fs.PathError when the file cannot be opened or read, and
+// otherwise say what the file is or how large it is.
+func readBoundedFile(name string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if kind := fileKind(fi.Mode()); kind != "" {
+		return nil, fmt.Errorf("it is %s, not a regular file; give the path of a file", kind)
+	}
+	tooLarge := fmt.Errorf("it is larger than %d MiB, the most the provider reads; check the path", limit>>20)
+	if fi.Size() > limit {
+		return nil, tooLarge
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The file may have grown since Stat.
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, tooLarge
+	}
+	return b, nil
+}
+
+// fileKind names the type of a file that is not a regular file ("a
+// directory"); "" for a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file (mode " + m.String() + ")"
 }
 
 // schemaSHA256 is the hex SHA-256 of a file's content.

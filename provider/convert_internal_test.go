@@ -521,13 +521,13 @@ func TestConnectionSchemaRegistrySecret(t *testing.T) {
 	ctx := context.Background()
 	registry := func(url, key, secret types.String) types.Object {
 		var diags diag.Diagnostics
-		o := objectValue(ctx, &diags, schemaRegistryType(), schemaRegistryModel{URL: url, APIKey: key, APISecret: secret})
+		o := objectValue(ctx, &diags, connectionAttrType("schema_registry"), schemaRegistryModel{URL: url, APIKey: key, APISecret: secret})
 		if diags.HasError() {
 			t.Fatal(diags)
 		}
 		return o
 	}
-	null := types.ObjectNull(schemaRegistryType().AttrTypes)
+	null := types.ObjectNull(connectionAttrType("schema_registry").AttrTypes)
 	stored := &spec.Connection{Name: "c1", BootstrapServers: []string{"b:9092"},
 		SchemaRegistry: &spec.SchemaRegistry{URL: "https://registry", APIKey: "k", APISecret: "s"}}
 	for _, tc := range []struct {
@@ -551,7 +551,7 @@ func TestConnectionSchemaRegistrySecret(t *testing.T) {
 			t.Parallel()
 			m := connectionResourceModel{SchemaRegistry: tc.prior}
 			var diags diag.Diagnostics
-			m.setFromSpec(ctx, tc.stored, &diags)
+			m.setFromSpec(ctx, tc.stored, true, &diags)
 			if diags.HasError() {
 				t.Fatal(diags)
 			}

@@ -5,6 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/tributary-io/terraform-provider-tributary/provider"
 )
 
 // withoutTerraformBlock removes a top-level `terraform { ... }` block: the
@@ -37,8 +42,10 @@ func withoutTerraformBlock(t *testing.T, hcl string) string {
 // pipeline); the first folder is the working directory, as it is for
 // Terraform, so that schema files resolve.
 func TestAccExamples(t *testing.T) {
-	// The examples take the registry's secret from a sensitive variable.
+	// The examples take their secrets from sensitive variables.
 	t.Setenv("TF_VAR_schema_registry_api_secret", "example-secret")
+	t.Setenv("TF_VAR_kafka_password", "example-password")
+	t.Setenv("TF_VAR_oauth_client_secret", "example-client-secret")
 	for _, dirs := range [][]string{
 		{"examples/resources/tributary_connection"},
 		{"examples/resources/tributary_pipeline"},
@@ -48,6 +55,9 @@ func TestAccExamples(t *testing.T) {
 		{"examples/quickstart"},
 	} {
 		t.Run(filepath.Base(dirs[len(dirs)-1]), func(t *testing.T) {
+			if dirs[0] == "examples/resources/tributary_connection" {
+				certificateVariables(t)
+			}
 			var config strings.Builder
 			for _, dir := range dirs {
 				files, err := filepath.Glob(filepath.Join("..", dir, "*.tf"))
@@ -66,4 +76,30 @@ func TestAccExamples(t *testing.T) {
 			testPlans(t, config.String())
 		})
 	}
+	// Write-only attributes and ephemeral variables need a recent CLI.
+	t.Run("tributary_connection/write_only", func(t *testing.T) {
+		b, err := os.ReadFile("../examples/resources/tributary_connection/write_only/main.tf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			TerraformVersionChecks:   []tfversion.TerraformVersionCheck{writeOnlyCLI{}},
+			Steps:                    []resource.TestStep{planDiffStep(nil, string(b))},
+		})
+	})
+}
+
+// certificateVariables points the certificate variables of the connection
+// examples at test certificates.
+func certificateVariables(t *testing.T) {
+	t.Helper()
+	dir := provider.CertsForTest(t)
+	for name, file := range map[string]string{
+		"kafka_ca_file": "ca.pem", "kafka_client_cert_file": "client.pem",
+		"kafka_client_key_file": "client-key.pem", "kafka_keystore_file": "client.p12",
+	} {
+		t.Setenv("TF_VAR_"+name, filepath.Join(dir, file))
+	}
+	t.Setenv("TF_VAR_kafka_keystore_password", provider.P12PasswordForTest)
 }

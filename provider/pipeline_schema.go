@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -409,7 +410,7 @@ func parseModeAttribute(format string) schema.StringAttribute {
 // file name.
 func moduleFileNote(example string) string {
 	return "The provider reads it at plan time and sends its content to the agent, which never reads the path. " +
-		"A relative path is resolved against the directory Terraform runs in (the root module); in a child module " +
+		"It must be a regular file of at most " + strconv.Itoa(maxModuleFileSize>>20) + " MiB. A relative path is resolved against the directory Terraform runs in (the root module); in a child module " +
 		"use `\"${path.module}/" + example + "\"`."
 }
 

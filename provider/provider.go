@@ -5,8 +5,6 @@ package provider
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"net/http"
 	"os"
 	"strings"
@@ -28,6 +26,11 @@ const (
 	EnvEndpoint = "TRIBUTARY_ENDPOINT"
 	// EnvToken is read when the token attribute is not set.
 	EnvToken = "TRIBUTARY_TOKEN"
+	// EnvClientCertificate is read when the client_certificate attribute
+	// is not set.
+	EnvClientCertificate = "TRIBUTARY_CLIENT_CERTIFICATE"
+	// EnvClientKey is read when the client_key attribute is not set.
+	EnvClientKey = "TRIBUTARY_CLIENT_KEY"
 	// DefaultEndpoint is the agent's default listen address.
 	DefaultEndpoint = "http://127.0.0.1:8470"
 )
@@ -41,9 +44,11 @@ type tributaryProvider struct {
 
 // tributaryProviderModel is the provider block.
 type tributaryProviderModel struct {
-	Endpoint      types.String `tfsdk:"endpoint"`
-	Token         types.String `tfsdk:"token"`
-	CACertificate types.String `tfsdk:"ca_certificate"`
+	Endpoint          types.String `tfsdk:"endpoint"`
+	Token             types.String `tfsdk:"token"`
+	CACertificate     types.String `tfsdk:"ca_certificate"`
+	ClientCertificate types.String `tfsdk:"client_certificate"`
+	ClientKey         types.String `tfsdk:"client_key"`
 }
 
 // New returns a constructor of the provider; version is the provider's
@@ -82,6 +87,18 @@ func (p *tributaryProvider) Schema(_ context.Context, _ provider.SchemaRequest, 
 					"in addition to the system's trusted CAs. Use `file(\"ca.pem\")` to read it from a file.",
 				Optional: true,
 			},
+			"client_certificate": schema.StringAttribute{
+				MarkdownDescription: "PEM-encoded client certificate (chain) that the provider presents to an `https://` " +
+					"agent started with `--tls-client-ca`, with `client_key`. Use `file(\"client.pem\")` to read it from " +
+					"a file. Defaults to the environment variable `" + EnvClientCertificate + "` (the PEM text).",
+				Optional: true,
+			},
+			"client_key": schema.StringAttribute{
+				MarkdownDescription: "PEM-encoded private key of `client_certificate`. Sensitive. Defaults to the " +
+					"environment variable `" + EnvClientKey + "` (the PEM text).",
+				Optional:  true,
+				Sensitive: true,
+			},
 		},
 	}
 }
@@ -105,7 +122,8 @@ func (p *tributaryProvider) Configure(ctx context.Context, req provider.Configur
 	data := &providerData{}
 	resp.ResourceData = data
 	resp.DataSourceData = data
-	if cfg.Endpoint.IsUnknown() || cfg.Token.IsUnknown() || cfg.CACertificate.IsUnknown() {
+	if cfg.Endpoint.IsUnknown() || cfg.Token.IsUnknown() || cfg.CACertificate.IsUnknown() ||
+		cfg.ClientCertificate.IsUnknown() || cfg.ClientKey.IsUnknown() {
 		return
 	}
 	endpoint := valueOrEnv(cfg.Endpoint, EnvEndpoint, DefaultEndpoint)
@@ -114,19 +132,13 @@ func (p *tributaryProvider) Configure(ctx context.Context, req provider.Configur
 	token := strings.TrimSpace(valueOrEnv(cfg.Token, EnvToken, ""))
 
 	var opts []client.Option
-	if pem := cfg.CACertificate.ValueString(); pem != "" {
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM([]byte(pem)) {
-			resp.Diagnostics.AddAttributeError(path.Root("ca_certificate"), "Invalid CA certificate",
-				"ca_certificate holds no PEM-encoded certificate; it must contain one or more "+
-					"\"-----BEGIN CERTIFICATE-----\" blocks.")
-			return
-		}
+	tlsConfig := agentTLSConfig(&cfg, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if tlsConfig != nil {
 		h := cleanhttp.DefaultPooledClient()
-		h.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		h.Transport.(*http.Transport).TLSClientConfig = tlsConfig
 		opts = append(opts, client.WithHTTPClient(h))
 	}
 	c, err := client.New(endpoint, token, opts...)

@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -27,29 +26,40 @@ type connectionResource struct {
 }
 
 // connectionResourceModel is the state of tributary_connection. Optional
-// attributes for authentication and TLS are added here, as schema_registry
-// was (and in a schema version 1 with an upgrader, should an attribute
+// attributes are added here, as schema_registry and the security settings
+// were (and in a schema version 1 with an upgrader, should an attribute
 // change shape).
 type connectionResourceModel struct {
 	ID               types.String `tfsdk:"id"`
 	Name             types.String `tfsdk:"name"`
 	BootstrapServers types.List   `tfsdk:"bootstrap_servers"`
 	SchemaRegistry   types.Object `tfsdk:"schema_registry"`
+	SecurityProtocol types.String `tfsdk:"security_protocol"`
+	SASL             types.Object `tfsdk:"sasl"`
+	TLS              types.Object `tfsdk:"tls"`
 }
 
 // schemaRegistryModel is schema_registry of a connection. APISecret is
 // write-only on the agent: the state keeps the value Terraform last sent.
 type schemaRegistryModel struct {
-	URL       types.String `tfsdk:"url"`
-	APIKey    types.String `tfsdk:"api_key"`
-	APISecret types.String `tfsdk:"api_secret"`
+	URL                types.String `tfsdk:"url"`
+	APIKey             types.String `tfsdk:"api_key"`
+	APISecret          types.String `tfsdk:"api_secret"`
+	APISecretWO        types.String `tfsdk:"api_secret_wo"`
+	APISecretWOVersion types.Int64  `tfsdk:"api_secret_wo_version"`
+	CAPEM              types.String `tfsdk:"ca_pem"`
 }
 
-// schemaRegistryType is the object type of a connection's schema_registry.
-var schemaRegistryType = sync.OnceValue(func() types.ObjectType {
-	t, _ := connectionResourceSchema().Attributes["schema_registry"].GetType().(types.ObjectType)
-	return t
+// connectionObjectType is the object type of the whole connection model.
+var connectionObjectType = sync.OnceValue(func() types.ObjectType {
+	return connectionResourceSchema().Type().(types.ObjectType)
 })
+
+// connectionAttrType is the object type of the connection's object
+// attribute name ("sasl").
+func connectionAttrType(name string) types.ObjectType {
+	return attrObjectType(connectionObjectType(), name)
+}
 
 // NewConnectionResource returns the tributary_connection resource.
 func NewConnectionResource() resource.Resource { return &connectionResource{} }
@@ -68,10 +78,11 @@ func connectionResourceSchema() schema.Schema {
 	return schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A connection is how the agent reaches one Kafka cluster and, optionally, its " +
-			"Confluent-compatible schema registry. Pipelines refer to it by `name`. Without authentication or TLS " +
-			"settings the agent connects with PLAINTEXT. The registry's `api_secret` is write-only on the agent: " +
-			"Terraform keeps the value it last sent, so after an import set it in the configuration and apply.",
-		Attributes: map[string]schema.Attribute{
+			"Confluent-compatible schema registry. Pipelines refer to it by `name`. Without `security_protocol`, " +
+			"`sasl` or `tls` the agent connects with PLAINTEXT. Secrets are write-only on the agent: its API never " +
+			"returns them, so Terraform keeps the values it last sent (or, with the `_wo` attributes, none), and " +
+			"after an import they must be set in the configuration and applied.",
+		Attributes: withAttributes(securityAttributes(), map[string]schema.Attribute{
 			"id":   idAttribute(),
 			"name": nameAttribute("connection", ""),
 			"bootstrap_servers": schema.ListAttribute{
@@ -85,7 +96,7 @@ func connectionResourceSchema() schema.Schema {
 					"Redpanda, Karapace, Apicurio's Confluent API), which Avro and Protobuf transformers with a " +
 					"`schema_registry` use. Not set: no registry.",
 				Optional: true,
-				Attributes: map[string]schema.Attribute{
+				Attributes: withAttributes(map[string]schema.Attribute{
 					"url": schema.StringAttribute{
 						MarkdownDescription: "Base URL of the registry, `http` or `https`, without credentials, query or " +
 							"fragment, e.g. `\"https://registry.example.com\"` or, for Apicurio, " +
@@ -93,29 +104,31 @@ func connectionResourceSchema() schema.Schema {
 						Required: true,
 					},
 					"api_key": schema.StringAttribute{
-						MarkdownDescription: "API key (user name) sent with `api_secret` as HTTP Basic credentials. " +
+						MarkdownDescription: "API key (user name) sent with the API secret as HTTP Basic credentials. " +
 							"Set both or neither.",
 						Optional: true,
 					},
-					"api_secret": schema.StringAttribute{
-						MarkdownDescription: "API secret (password) sent with `api_key`. Sensitive, and write-only on " +
-							"the agent: its API never returns it, so the state keeps the value Terraform last sent, and " +
-							"a secret changed outside Terraform does not show as drift. After an import it is unknown " +
-							"to Terraform: set it in the configuration (from a sensitive variable) and apply.",
-						Optional:  true,
-						Sensitive: true,
+					"ca_pem": schema.StringAttribute{
+						MarkdownDescription: "PEM certificate(s) of the CA(s) that sign an `https` registry's " +
+							"certificate, instead of the system's trusted CAs.",
+						Optional: true,
 					},
-				},
+				}, secretAttributes("api_secret", "the API secret (password) sent with `api_key`")),
 			},
-		},
+		}),
 	}
 }
 
-// toSpec converts m, recording unknown paths in c.
+// toSpec converts m, recording unknown paths in c. A secret set through
+// its write-only variant is taken from m, which holds it in the
+// configuration but not in the plan (see writeOnlyFromConfig).
 func (m *connectionResourceModel) toSpec(c *specConverter) *spec.Connection {
 	conn := &spec.Connection{
 		Name:             c.str("name", m.Name),
 		BootstrapServers: c.strList("bootstrap_servers", m.BootstrapServers),
+		SecurityProtocol: c.str("security_protocol", m.SecurityProtocol),
+		SASL:             saslToSpec(c, m.SASL),
+		TLS:              tlsToSpec(c, m.TLS),
 	}
 	var sr schemaRegistryModel
 	switch c.object("schema_registry", m.SchemaRegistry, &sr) {
@@ -125,66 +138,92 @@ func (m *connectionResourceModel) toSpec(c *specConverter) *spec.Connection {
 		conn.SchemaRegistry = &spec.SchemaRegistry{
 			URL:       c.str("schema_registry.url", sr.URL),
 			APIKey:    c.str("schema_registry.api_key", sr.APIKey),
-			APISecret: c.str("schema_registry.api_secret", sr.APISecret),
+			APISecret: c.secret("schema_registry.api_secret", sr.APISecret, sr.APISecretWO),
+			CAPEM:     c.str("schema_registry.ca_pem", sr.CAPEM),
 		}
 	}
 	return conn
 }
 
 // setFromSpec sets m from a connection as the agent stores it. The agent
-// never returns api_secret (spec.Connection.Redacted), so m's own
-// schema_registry.api_secret, the planned or prior value, is kept; on
-// import there is none, and it stays null until an apply sets it.
-func (m *connectionResourceModel) setFromSpec(ctx context.Context, conn *spec.Connection, diags *diag.Diagnostics) {
+// never returns secrets (spec.Connection.Redacted), so m's own secrets, the
+// planned or prior values, are kept, and so are the _wo_version attributes,
+// which only Terraform knows; on import there are none, and the secrets
+// stay null until an apply sets them. With refresh (a read, where m is the
+// prior state), a secret the agent no longer holds (it is not in
+// secrets_set) is dropped with its _wo_version, so that the plan sends it
+// again; after a create or update m is the plan, which the state must
+// match.
+func (m *connectionResourceModel) setFromSpec(ctx context.Context, conn *spec.Connection, refresh bool, diags *diag.Diagnostics) {
+	prior := newPriorValues(m, conn, refresh)
 	m.ID = types.StringValue(conn.Name)
 	m.Name = types.StringValue(conn.Name)
 	servers, d := types.ListValueFrom(ctx, types.StringType, conn.BootstrapServers)
 	diags.Append(d...)
 	m.BootstrapServers = servers
+	m.SecurityProtocol = stringOrNull(conn.SecurityProtocol)
 
-	secret := types.StringNull()
-	if !m.SchemaRegistry.IsNull() && !m.SchemaRegistry.IsUnknown() {
-		var prior schemaRegistryModel
-		diags.Append(m.SchemaRegistry.As(ctx, &prior, basetypes.ObjectAsOptions{})...)
-		secret = prior.APISecret
+	m.SchemaRegistry = types.ObjectNull(connectionAttrType("schema_registry").AttrTypes)
+	if sr := conn.SchemaRegistry; sr != nil {
+		m.SchemaRegistry = objectValue(ctx, diags, connectionAttrType("schema_registry"), schemaRegistryModel{
+			URL:                types.StringValue(sr.URL),
+			APIKey:             stringOrNull(sr.APIKey),
+			APISecret:          prior.secret("schema_registry.api_secret", sr.APISecret),
+			APISecretWO:        types.StringNull(),
+			APISecretWOVersion: prior.woVersion("schema_registry.api_secret"),
+			CAPEM:              stringOrNull(sr.CAPEM),
+		})
 	}
-	sr := conn.SchemaRegistry
-	if sr == nil {
-		m.SchemaRegistry = types.ObjectNull(schemaRegistryType().AttrTypes)
-		return
+
+	saslType := connectionAttrType("sasl")
+	m.SASL = types.ObjectNull(saslType.AttrTypes)
+	if conn.SASL != nil {
+		sasl, oauth := saslModelFromSpec(conn.SASL, prior)
+		oauthType := attrObjectType(saslType, "oauth")
+		sasl.OAuth = types.ObjectNull(oauthType.AttrTypes)
+		if oauth != nil {
+			sasl.OAuth = objectValue(ctx, diags, oauthType, oauth)
+		}
+		m.SASL = objectValue(ctx, diags, saslType, sasl)
 	}
-	if sr.APISecret != "" {
-		secret = types.StringValue(sr.APISecret) // an agent that returns it
+
+	m.TLS = types.ObjectNull(connectionAttrType("tls").AttrTypes)
+	if conn.TLS != nil {
+		m.TLS = objectValue(ctx, diags, connectionAttrType("tls"), tlsModelFromSpec(conn.TLS, prior))
 	}
-	m.SchemaRegistry = objectValue(ctx, diags, schemaRegistryType(), schemaRegistryModel{
-		URL:       types.StringValue(sr.URL),
-		APIKey:    stringOrNull(sr.APIKey),
-		APISecret: secret,
-	})
 }
 
-// ValidateConfig implements resource.ResourceWithValidateConfig: it runs
-// spec.Connection.Validate on the known values.
+// ValidateConfig implements resource.ResourceWithValidateConfig: it checks
+// the write-only secrets and runs spec.Connection.Validate on the known
+// values; a problem with a secret set through its write-only variant is
+// reported on that variant.
 func (r *connectionResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m connectionResourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	viaWO := validateWriteOnly(ctx, req.Config, &resp.Diagnostics)
 	c := newSpecConverter(ctx, false)
 	conn := m.toSpec(c)
 	resp.Diagnostics.Append(c.diags...)
-	addFieldErrors(&resp.Diagnostics, "connection", conn.Validate(), c.skip)
+	for _, e := range conn.Validate() {
+		// Whether a problem depends on an unknown value is known by the
+		// spec's paths, before the move onto a write-only attribute.
+		if !c.skip(e) {
+			addFieldError(&resp.Diagnostics, "connection", onWriteOnly(e, viaWO))
+		}
+	}
 }
 
 // Create implements resource.Resource.
 func (r *connectionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.put(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics)
+	r.put(ctx, req.Plan.Get, req.Config, &resp.State, &resp.Diagnostics)
 }
 
 // Update implements resource.Resource.
 func (r *connectionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.put(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics)
+	r.put(ctx, req.Plan.Get, req.Config, &resp.State, &resp.Diagnostics)
 }
 
 // stateSetter is the part of tfsdk.State that put needs.
@@ -192,8 +231,9 @@ type stateSetter interface {
 	Set(ctx context.Context, val any) diag.Diagnostics
 }
 
-// put sends the planned connection to the agent and stores its answer.
-func (r *connectionResource) put(ctx context.Context, getPlan func(context.Context, any) diag.Diagnostics, state stateSetter, diags *diag.Diagnostics) {
+// put sends the planned connection, with the write-only secrets of config,
+// to the agent and stores its answer.
+func (r *connectionResource) put(ctx context.Context, getPlan func(context.Context, any) diag.Diagnostics, config attributeGetter, state stateSetter, diags *diag.Diagnostics) {
 	api := r.client(diags)
 	if api == nil {
 		return
@@ -206,6 +246,7 @@ func (r *connectionResource) put(ctx context.Context, getPlan func(context.Conte
 	c := newSpecConverter(ctx, false)
 	conn := m.toSpec(c)
 	diags.Append(c.diags...)
+	writeOnlyFromConfig(ctx, config, conn, diags)
 	if diags.HasError() {
 		return
 	}
@@ -214,7 +255,7 @@ func (r *connectionResource) put(ctx context.Context, getPlan func(context.Conte
 		addAgentError(diags, "connection", "Cannot store connection "+conn.Name, err)
 		return
 	}
-	m.setFromSpec(ctx, stored, diags)
+	m.setFromSpec(ctx, stored, false, diags)
 	diags.Append(state.Set(ctx, &m)...)
 }
 
@@ -234,7 +275,7 @@ func (r *connectionResource) Read(ctx context.Context, req resource.ReadRequest,
 	if !ok {
 		return
 	}
-	m.setFromSpec(ctx, conn, &resp.Diagnostics)
+	m.setFromSpec(ctx, conn, true, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

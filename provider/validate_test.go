@@ -1,11 +1,13 @@
 package provider_test
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 )
 
 const (
@@ -34,21 +36,23 @@ func testPlans(t *testing.T, config string) {
 }
 
 // testPlanFails checks that planning config fails with an error matching
-// re.
-func testPlanFails(t *testing.T, config string, re *regexp.Regexp) {
+// re, with the CLIs that pass checks.
+func testPlanFails(t *testing.T, config string, re *regexp.Regexp, checks ...tfversion.TerraformVersionCheck) {
 	t.Helper()
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		TerraformVersionChecks:   checks,
 		Steps:                    []resource.TestStep{{Config: config, PlanOnly: true, ExpectError: re}},
 	})
 }
 
-// runValidationCases runs each case as a plan-only step; none needs an agent.
-func runValidationCases(t *testing.T, cases []validationCase) {
+// runValidationCases runs each case as a plan-only step, with the CLIs that
+// pass checks; none needs an agent.
+func runValidationCases(t *testing.T, cases []validationCase, checks ...tfversion.TerraformVersionCheck) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			testPlanFails(t, tc.config, messageRE("attribute "+tc.path, tc.detail))
+			testPlanFails(t, tc.config, messageRE("attribute "+tc.path, tc.detail), checks...)
 		})
 	}
 }
@@ -71,6 +75,14 @@ func TestAccPipelineValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	avsc, desc := filepath.Join(examples, "click.avsc"), filepath.Join(examples, "page_view.desc")
+	schemaDir := t.TempDir()
+	hugeAvsc := filepath.Join(t.TempDir(), "huge.avsc")
+	if err := os.WriteFile(hugeAvsc, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(hugeAvsc, 4<<20+1); err != nil {
+		t.Fatal(err)
+	}
 
 	runValidationCases(t, []validationCase{
 		{"topics and topic_pattern", one(topics+"\n topic_pattern = \"ev.*\"", ""),
@@ -97,6 +109,8 @@ func TestAccPipelineValidation(t *testing.T) {
 			valueJSON + ".schema", "one of schema, schema_file_path or schema_evolution_mode is required"},
 		{"schema_file_path unreadable", one(withValue(`{ format = "JSON", json_options = { schema_file_path = `+hclString(missing)+` } }`), ""),
 			valueJSON + ".schema_file_path", "cannot read the schema file"},
+		{"schema_file_path a directory", one(withValue(`{ format = "JSON", json_options = { schema_file_path = `+hclString(schemaDir)+` } }`), ""),
+			valueJSON + ".schema_file_path", "cannot read the schema file " + schemaDir + ": it is a directory, not a regular file; give the path of a file"},
 		{"ddl does not parse", one(withValue(jsonSchema("id BIGINT,\n  user STRNG")), ""),
 			valueJSON + ".schema", "the schema is not valid Spark DDL: line 2, column 8:"},
 		{"timestamp_format letter", one(withValue(`{ format = "JSON", json_options = { schema = "ts TIMESTAMP", timestamp_format = "yyyy-MM-dd EEE" } }`), ""),
@@ -124,6 +138,8 @@ func TestAccPipelineValidation(t *testing.T) {
 			valueAvro + ".schema", "one of schema, schema_file_path or schema_registry is required"},
 		{"avro schema_file_path unreadable", one(withValue(avro(`schema_file_path = `+hclString(missingAvsc))), ""),
 			valueAvro + ".schema_file_path", "cannot read the schema file " + missingAvsc},
+		{"avro schema_file_path too large", one(withValue(avro(`schema_file_path = `+hclString(hugeAvsc))), ""),
+			valueAvro + ".schema_file_path", "cannot read the schema file " + hugeAvsc + ": it is larger than 4 MiB, the most the provider reads"},
 		{"avro parse_mode", one(withValue(avro(`schema = "\"long\"", parse_mode = "STRICT"`)), ""),
 			valueAvro + ".parse_mode", `"STRICT" is not one of PERMISSIVE, FAILFAST`},
 		{"avro parse_mode lower case", one(withValue(avro(`schema = "\"long\"", parse_mode = "failfast"`)), ""),

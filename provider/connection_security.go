@@ -1,0 +1,307 @@
+package provider
+
+import (
+	"maps"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// saslModel is sasl of a connection. The secrets Password and, in
+// oauthModel, ClientSecret have write-only variants (secretAttributes).
+type saslModel struct {
+	Mechanism         types.String `tfsdk:"mechanism"`
+	Username          types.String `tfsdk:"username"`
+	Password          types.String `tfsdk:"password"`
+	PasswordWO        types.String `tfsdk:"password_wo"`
+	PasswordWOVersion types.Int64  `tfsdk:"password_wo_version"`
+	OAuth             types.Object `tfsdk:"oauth"`
+	AWSRegion         types.String `tfsdk:"aws_region"`
+}
+
+// oauthModel is sasl.oauth of a connection.
+type oauthModel struct {
+	TokenEndpointURL      types.String `tfsdk:"token_endpoint_url"`
+	ClientID              types.String `tfsdk:"client_id"`
+	ClientSecret          types.String `tfsdk:"client_secret"`
+	ClientSecretWO        types.String `tfsdk:"client_secret_wo"`
+	ClientSecretWOVersion types.Int64  `tfsdk:"client_secret_wo_version"`
+	Scope                 types.String `tfsdk:"scope"`
+	Token                 types.String `tfsdk:"token"`
+	TokenFile             types.String `tfsdk:"token_file"`
+}
+
+// tlsModel is tls of a connection.
+type tlsModel struct {
+	CAPEM              types.String `tfsdk:"ca_pem"`
+	CertPEM            types.String `tfsdk:"cert_pem"`
+	KeyPEM             types.String `tfsdk:"key_pem"`
+	KeystoreP12Base64  types.String `tfsdk:"keystore_p12_base64"`
+	KeystorePassword   types.String `tfsdk:"keystore_password"`
+	ServerName         types.String `tfsdk:"server_name"`
+	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
+}
+
+// secretAttributes returns the attributes of a secret that has a
+// write-only variant: name (sensitive, kept in the state), name_wo
+// (write-only) and name_wo_version; their rules are in writeOnlyRules.
+// what describes the secret ("the SASL password").
+func secretAttributes(name, what string) map[string]schema.Attribute {
+	wo, version := name+"_wo", name+"_wo_version"
+	return map[string]schema.Attribute{
+		name: schema.StringAttribute{
+			MarkdownDescription: capitalize(what) + ". Sensitive, and write-only on the agent: its API never returns it, " +
+				"so the state keeps the value Terraform last sent, and a change made outside Terraform does not show " +
+				"as drift. With Terraform or OpenTofu 1.11 or later prefer `" + wo + "`, which stays out of the state. " +
+				"Conflicts with `" + wo + "`.",
+			Optional:  true,
+			Sensitive: true,
+		},
+		wo: schema.StringAttribute{
+			MarkdownDescription: capitalize(what) + ", write-only (Terraform and OpenTofu 1.11 or later): sent to the " +
+				"agent on create and update, never stored in the plan or the state. Terraform cannot see it change: " +
+				"bump `" + version + "` to send a new value. Conflicts with `" + name + "`.",
+			Optional:  true,
+			Sensitive: true,
+			WriteOnly: true,
+		},
+		version: schema.Int64Attribute{
+			MarkdownDescription: "Any number, changed (e.g. incremented) whenever `" + wo + "` changes, so that " +
+				"Terraform sends the new value. Requires `" + wo + "`.",
+			Optional: true,
+		},
+	}
+}
+
+// capitalize upper-cases the first letter of an ASCII description.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// withAttributes merges attribute maps into one.
+func withAttributes(parts ...map[string]schema.Attribute) map[string]schema.Attribute {
+	out := map[string]schema.Attribute{}
+	for _, p := range parts {
+		maps.Copy(out, p)
+	}
+	return out
+}
+
+// securityAttributes returns the connection's security_protocol, sasl and
+// tls attributes.
+func securityAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"security_protocol": schema.StringAttribute{
+			MarkdownDescription: "Kafka's `security.protocol`: `PLAINTEXT` (the default when not set), `SSL` (TLS), " +
+				"`SASL_PLAINTEXT` (SASL without TLS: the credentials cross the network in the clear with PLAIN) or " +
+				"`SASL_SSL` (SASL over TLS). `sasl` requires a `SASL_*` protocol, `tls` requires `SSL` or `SASL_SSL`.",
+			Optional: true,
+		},
+		"sasl": schema.SingleNestedAttribute{
+			MarkdownDescription: "How the agent authenticates to the brokers with SASL; requires `security_protocol` " +
+				"`SASL_SSL` or `SASL_PLAINTEXT`.",
+			Optional: true,
+			Attributes: withAttributes(map[string]schema.Attribute{
+				"mechanism": schema.StringAttribute{
+					MarkdownDescription: "The SASL mechanism: `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (with `username` " +
+						"and a password), `OAUTHBEARER` (with `oauth`) or `AWS_MSK_IAM` (Amazon MSK with IAM access control: " +
+						"the agent signs with the credentials of its default AWS credential chain, e.g. an instance role).",
+					Required: true,
+				},
+				"username": schema.StringAttribute{
+					MarkdownDescription: "User name of `PLAIN` and `SCRAM-*`; set with a password.",
+					Optional:            true,
+				},
+				"oauth": schema.SingleNestedAttribute{
+					MarkdownDescription: "Where the `OAUTHBEARER` tokens come from: the OAuth 2.0 client-credentials " +
+						"grant (`token_endpoint_url`, `client_id`, a client secret, optionally `scope`; the agent " +
+						"refreshes the token before it expires), or a static `token`, or a `token_file` on the agent. " +
+						"Exactly one of the three.",
+					Optional: true,
+					Attributes: withAttributes(map[string]schema.Attribute{
+						"token_endpoint_url": schema.StringAttribute{
+							MarkdownDescription: "Token endpoint of the identity provider, e.g. " +
+								"`\"https://login.example.com/oauth2/token\"`.",
+							Optional: true,
+						},
+						"client_id": schema.StringAttribute{
+							MarkdownDescription: "Client ID of the client-credentials grant.",
+							Optional:            true,
+						},
+						"scope": schema.StringAttribute{
+							MarkdownDescription: "Scope requested with the client-credentials grant, if the identity " +
+								"provider needs one.",
+							Optional: true,
+						},
+						"token": schema.StringAttribute{
+							MarkdownDescription: "A static bearer token, sensitive; it is not refreshed, so it suits tests " +
+								"more than production.",
+							Optional:  true,
+							Sensitive: true,
+						},
+						"token_file": schema.StringAttribute{
+							MarkdownDescription: "Path, on the agent's machine, of a file holding the bearer token; the " +
+								"agent reads it again before each authentication, so another process can rotate it.",
+							Optional: true,
+						},
+					}, secretAttributes("client_secret", "the client secret of the client-credentials grant")),
+				},
+				"aws_region": schema.StringAttribute{
+					MarkdownDescription: "Region that `AWS_MSK_IAM` signs for, e.g. `\"eu-west-1\"`. Not set: the region " +
+						"of the agent's AWS configuration (`AWS_REGION`).",
+					Optional: true,
+				},
+			}, secretAttributes("password", "the password of `PLAIN` and `SCRAM-*`")),
+		},
+		"tls": schema.SingleNestedAttribute{
+			MarkdownDescription: "TLS settings of an `SSL` or `SASL_SSL` connection. Not set: the brokers' " +
+				"certificates are checked against the system's trusted CAs and no client certificate is sent.",
+			Optional: true,
+			Attributes: map[string]schema.Attribute{
+				"ca_pem": schema.StringAttribute{
+					MarkdownDescription: "PEM certificate(s) of the CA(s) that sign the brokers' certificates, instead " +
+						"of the system's trusted CAs, e.g. `file(\"${path.module}/kafka-ca.pem\")`.",
+					Optional: true,
+				},
+				"cert_pem": schema.StringAttribute{
+					MarkdownDescription: "PEM client certificate (chain) for brokers that require client " +
+						"certificates (mTLS), with `key_pem`.",
+					Optional: true,
+				},
+				"key_pem": schema.StringAttribute{
+					MarkdownDescription: "PEM private key of `cert_pem`. Sensitive, and write-only on the agent (kept " +
+						"in the state as last sent).",
+					Optional:  true,
+					Sensitive: true,
+				},
+				"keystore_p12_base64": schema.StringAttribute{
+					MarkdownDescription: "A PKCS#12 key store (`.p12`/`.pfx`) holding the client certificate and key, " +
+						"base64-encoded: `filebase64(\"client.p12\")`. The alternative to `cert_pem` and `key_pem`. A " +
+						"Java JKS store must be converted first: `keytool -importkeystore -srckeystore client.jks " +
+						"-destkeystore client.p12 -deststoretype PKCS12`. Sensitive.",
+					Optional:  true,
+					Sensitive: true,
+				},
+				"keystore_password": schema.StringAttribute{
+					MarkdownDescription: "Password of `keystore_p12_base64`. Sensitive.",
+					Optional:            true,
+					Sensitive:           true,
+				},
+				"server_name": schema.StringAttribute{
+					MarkdownDescription: "Host name the brokers' certificates are checked against, instead of the " +
+						"host of each broker address.",
+					Optional: true,
+				},
+				"insecure_skip_verify": schema.BoolAttribute{
+					MarkdownDescription: "Do not check the brokers' certificates. For tests only: anyone on the " +
+						"network path can then read the traffic, credentials included. Default `false`.",
+					Optional: true,
+					Computed: true,
+					Default:  booldefault.StaticBool(false),
+				},
+			},
+		},
+	}
+}
+
+// saslToSpec converts the sasl object v, recording unknown paths in c.
+func saslToSpec(c *specConverter, v types.Object) *spec.SASL {
+	var m saslModel
+	switch c.object("sasl", v, &m) {
+	case objectNull:
+		return nil
+	case objectUnknown:
+		return &spec.SASL{}
+	}
+	s := &spec.SASL{
+		Mechanism: c.str("sasl.mechanism", m.Mechanism),
+		Username:  c.str("sasl.username", m.Username),
+		Password:  c.secret("sasl.password", m.Password, m.PasswordWO),
+		AWSRegion: c.str("sasl.aws_region", m.AWSRegion),
+	}
+	var o oauthModel
+	switch c.object("sasl.oauth", m.OAuth, &o) {
+	case objectUnknown:
+		s.OAuth = &spec.OAuth{}
+	case objectKnown:
+		s.OAuth = &spec.OAuth{
+			TokenEndpointURL: c.str("sasl.oauth.token_endpoint_url", o.TokenEndpointURL),
+			ClientID:         c.str("sasl.oauth.client_id", o.ClientID),
+			ClientSecret:     c.secret("sasl.oauth.client_secret", o.ClientSecret, o.ClientSecretWO),
+			Scope:            c.str("sasl.oauth.scope", o.Scope),
+			Token:            c.str("sasl.oauth.token", o.Token),
+			TokenFile:        c.str("sasl.oauth.token_file", o.TokenFile),
+		}
+	}
+	return s
+}
+
+// tlsToSpec converts the tls object v, recording unknown paths in c.
+func tlsToSpec(c *specConverter, v types.Object) *spec.TLS {
+	var m tlsModel
+	switch c.object("tls", v, &m) {
+	case objectNull:
+		return nil
+	case objectUnknown:
+		return &spec.TLS{}
+	}
+	insecure := c.boolPtr("tls.insecure_skip_verify", m.InsecureSkipVerify)
+	return &spec.TLS{
+		CAPEM:              c.str("tls.ca_pem", m.CAPEM),
+		CertPEM:            c.str("tls.cert_pem", m.CertPEM),
+		KeyPEM:             c.str("tls.key_pem", m.KeyPEM),
+		KeystoreP12Base64:  c.str("tls.keystore_p12_base64", m.KeystoreP12Base64),
+		KeystorePassword:   c.str("tls.keystore_password", m.KeystorePassword),
+		ServerName:         c.str("tls.server_name", m.ServerName),
+		InsecureSkipVerify: insecure != nil && *insecure,
+	}
+}
+
+// saslModelFromSpec is the sasl model of s as the agent stores it, with the
+// values the agent does not return from prior; the write-only variants are
+// null, as in every state.
+func saslModelFromSpec(s *spec.SASL, prior *priorValues) (saslModel, *oauthModel) {
+	m := saslModel{
+		Mechanism:         types.StringValue(s.Mechanism),
+		Username:          stringOrNull(s.Username),
+		Password:          prior.secret("sasl.password", s.Password),
+		PasswordWO:        types.StringNull(),
+		PasswordWOVersion: prior.woVersion("sasl.password"),
+		AWSRegion:         stringOrNull(s.AWSRegion),
+	}
+	o := s.OAuth
+	if o == nil {
+		return m, nil
+	}
+	return m, &oauthModel{
+		TokenEndpointURL:      stringOrNull(o.TokenEndpointURL),
+		ClientID:              stringOrNull(o.ClientID),
+		ClientSecret:          prior.secret("sasl.oauth.client_secret", o.ClientSecret),
+		ClientSecretWO:        types.StringNull(),
+		ClientSecretWOVersion: prior.woVersion("sasl.oauth.client_secret"),
+		Scope:                 stringOrNull(o.Scope),
+		Token:                 prior.secret("sasl.oauth.token", o.Token),
+		TokenFile:             stringOrNull(o.TokenFile),
+	}
+}
+
+// tlsModelFromSpec is the tls model of t as the agent stores it, with its
+// secrets from prior.
+func tlsModelFromSpec(t *spec.TLS, prior *priorValues) tlsModel {
+	return tlsModel{
+		CAPEM:              stringOrNull(t.CAPEM),
+		CertPEM:            stringOrNull(t.CertPEM),
+		KeyPEM:             prior.secret("tls.key_pem", t.KeyPEM),
+		KeystoreP12Base64:  prior.secret("tls.keystore_p12_base64", t.KeystoreP12Base64),
+		KeystorePassword:   prior.secret("tls.keystore_password", t.KeystorePassword),
+		ServerName:         stringOrNull(t.ServerName),
+		InsecureSkipVerify: types.BoolValue(t.InsecureSkipVerify),
+	}
+}
