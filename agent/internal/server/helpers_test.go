@@ -276,13 +276,27 @@ func apiError(t *testing.T, err error, status int) *client.APIError {
 	return ae
 }
 
-// raw sends a request with an optional bearer token and returns the status,
-// content type and body.
+// raw sends a request with an optional bearer token, and a JSON
+// Content-Type when it has a body, and returns the status, headers and
+// body of the answer.
 func raw(t *testing.T, method, url, token, body string) (int, http.Header, string) {
+	t.Helper()
+	header := http.Header{}
+	if body != "" {
+		header.Set("Content-Type", "application/json")
+	}
+	return rawWith(t, method, url, token, body, header)
+}
+
+// rawWith is raw with the request headers header.
+func rawWith(t *testing.T, method, url, token, body string, header http.Header) (int, http.Header, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
