@@ -52,7 +52,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, what string, v any) erro
 		return problemf(http.StatusBadRequest, "the request body is not a valid %s: %v", what, err)
 	} else if len(errs) > 0 {
 		p := problemf(http.StatusBadRequest, "the request body is not a valid %s: every key must be one of its attribute names, spelt exactly, and appear once", what)
-		p.Errors = errs
+		p.Errors = capProblems(errs)
 		return p
 	}
 	return unmarshalStrict(data, what, v)

@@ -142,3 +142,15 @@ func join(path, key string) string {
 	}
 	return path + "." + key
 }
+
+// A body with forty thousand problems (every "x" is unknown, and all but
+// the first repeated) gets an answer that lists a hundred.
+func TestProblemsCapped(t *testing.T) {
+	a := newAgent(t, "")
+	body := `{"bootstrap_servers":["a:1"]` + strings.Repeat(`,"x":1`, 20_000) + `}`
+	status, h, answer := raw(t, http.MethodPut, a.url+"/v1/connections/c", testToken, body)
+	p := problem(t, h, answer)
+	if status != http.StatusBadRequest || len(p.Errors) != 101 || p.Errors[100].Detail != "and 39899 more problems" {
+		t.Fatalf("%d with %d problems (last %v), want 400 with 100 and a count of the others", status, len(p.Errors), p.Errors[len(p.Errors)-1])
+	}
+}

@@ -36,8 +36,22 @@ func problemf(status int, format string, args ...any) *problemError {
 // invalid returns a 422 problem listing errs.
 func invalid(detail string, errs spec.Errors) *problemError {
 	p := problemf(http.StatusUnprocessableEntity, "%s", detail)
-	p.Errors = errs
+	p.Errors = capProblems(errs)
 	return p
+}
+
+// maxProblems is how many problems an answer lists at most: a request can
+// hold many more (a key repeated a million times), and the answer must
+// stay small.
+const maxProblems = 100
+
+// capProblems returns the first maxProblems of errs, and a last one that
+// counts the others.
+func capProblems(errs spec.Errors) spec.Errors {
+	if len(errs) <= maxProblems {
+		return errs
+	}
+	return append(errs[:maxProblems:maxProblems], spec.FieldError{Detail: fmt.Sprintf("and %d more problems", len(errs)-maxProblems)})
 }
 
 // writeError writes err as a problem: a *problemError as it is, anything else
