@@ -102,7 +102,7 @@ func (r *fanoutSchemaResource) dryRun(ctx context.Context, f *spec.FanoutSchema,
 
 // Create implements resource.Resource.
 func (r *fanoutSchemaResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
+	r.apply(creating(ctx), req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
 }
 
 // Update implements resource.Resource.

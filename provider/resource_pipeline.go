@@ -227,7 +227,7 @@ func setAttr(ctx context.Context, to attributeSetter, sp string, val any, diags 
 
 // Create implements resource.Resource.
 func (r *pipelineResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
+	r.apply(creating(ctx), req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
 }
 
 // Update implements resource.Resource.

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
-
-	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// ErrExists is returned (wrapped in an [*APIError], status 412) by the
-// Create methods when the agent already has an object of that name. Test
-// with errors.Is.
+// ErrExists is returned (wrapped in an [*APIError], status 412) by a PUT
+// under [CreateOnly] when the agent already has an object of that name.
+// Test with errors.Is.
 var ErrExists = errors.New("already exists")
 
 // Is makes errors.Is(err, ErrExists) true for the 412 of a create.
@@ -18,38 +16,25 @@ func (e *APIError) Is(target error) bool {
 	return target == ErrExists && e.Status == http.StatusPreconditionFailed
 }
 
-// createOnly is the context key that makes a PUT a create: it carries
-// If-None-Match: *, and is retried only when no answer arrived.
+// createOnly is the context key of [CreateOnly].
 type createOnly struct{}
 
-// asCreate marks ctx as that of a create (see createOnly).
-func asCreate(ctx context.Context) context.Context { return context.WithValue(ctx, createOnly{}, true) }
-
-// isCreate reports whether ctx is that of a create.
-func isCreate(ctx context.Context) bool { return ctx.Value(createOnly{}) != nil }
-
-// CreateConnection stores a new connection, as PutConnection does, but
-// never replaces one: when the agent has a connection of that name it
-// answers [ErrExists] and changes nothing (a PUT with If-None-Match: *).
+// CreateOnly returns ctx for creates: every Put method called with it
+// (PutConnection, PutPipeline, PutFanoutSchema) stores a new object but
+// never replaces one. When the agent has an object of that name it answers
+// [ErrExists] and changes nothing: the PUT carries If-None-Match: *. Other
+// requests under ctx are sent as usual.
 //
 // A create is retried only when no answer arrived (the agent is starting,
-// say), not after a 5xx: the agent did act on the request, and a retry
-// would meet the object it stored. An answer lost on the way back, then
-// retried, can therefore report ErrExists for the caller's own object.
-func (c *Client) CreateConnection(ctx context.Context, conn *spec.Connection) (*spec.Connection, error) {
-	return c.PutConnection(asCreate(ctx), conn)
+// say), not after a 5xx: the agent acted on the request (a pipeline that
+// was stored but did not start), and a retry would meet the object it
+// stored. An answer lost on the way back, then retried, can therefore
+// report ErrExists for the caller's own object.
+func CreateOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, createOnly{}, true)
 }
 
-// CreatePipeline starts a new pipeline, as PutPipeline does, but never
-// replaces one: [ErrExists] when the agent has a pipeline of that name.
-// It is retried as [Client.CreateConnection] is.
-func (c *Client) CreatePipeline(ctx context.Context, p *spec.Pipeline) (*spec.PipelineResponse, error) {
-	return c.PutPipeline(asCreate(ctx), p)
-}
-
-// CreateFanoutSchema starts a new fanout schema, as PutFanoutSchema does,
-// but never replaces one: [ErrExists] when the agent has a fanout schema
-// of that name. It is retried as [Client.CreateConnection] is.
-func (c *Client) CreateFanoutSchema(ctx context.Context, f *spec.FanoutSchema) (*spec.FanoutSchemaResponse, error) {
-	return c.PutFanoutSchema(asCreate(ctx), f)
+// isCreate reports whether a request of method under ctx is a create.
+func isCreate(ctx context.Context, method string) bool {
+	return method == http.MethodPut && ctx.Value(createOnly{}) != nil
 }

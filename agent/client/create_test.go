@@ -11,8 +11,9 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// A create is a PUT with If-None-Match: *; it is not retried after an
-// answer, even a 5xx (the agent acted on it), and a 412 is ErrExists.
+// A PUT under CreateOnly carries If-None-Match: *; it is not retried after
+// an answer, even a 5xx (the agent acted on it), and a 412 is ErrExists.
+// Other requests under CreateOnly are plain.
 func TestCreateIsConditional(t *testing.T) {
 	t.Parallel()
 	var calls, conditional atomic.Int32
@@ -27,19 +28,20 @@ func TestCreateIsConditional(t *testing.T) {
 		_, _ = w.Write([]byte(`{"title":"x","status":1,"detail":"pipeline \"p\" already exists"}`))
 	}))
 	t.Cleanup(srv.Close)
-	c, err := client.New(srv.URL, "", client.RetryMax(2))
+	c, err := client.New(srv.URL, "", client.RetryMax(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
+	create := client.CreateOnly(ctx)
 	for _, st := range []int{http.StatusPreconditionFailed, http.StatusInternalServerError} {
 		status.Store(int32(st))
 		calls.Store(0)
 		conditional.Store(0)
 		for _, create := range []func() error{
-			func() error { _, err := c.CreateConnection(ctx, &spec.Connection{Name: "c"}); return err },
-			func() error { _, err := c.CreatePipeline(ctx, &spec.Pipeline{Name: "p"}); return err },
-			func() error { _, err := c.CreateFanoutSchema(ctx, &spec.FanoutSchema{Name: "f"}); return err },
+			func() error { _, err := c.PutConnection(create, &spec.Connection{Name: "c"}); return err },
+			func() error { _, err := c.PutPipeline(create, &spec.Pipeline{Name: "p"}); return err },
+			func() error { _, err := c.PutFanoutSchema(create, &spec.FanoutSchema{Name: "f"}); return err },
 		} {
 			err := create()
 			if got := errors.Is(err, client.ErrExists); got != (st == http.StatusPreconditionFailed) {
@@ -50,9 +52,17 @@ func TestCreateIsConditional(t *testing.T) {
 			t.Fatalf("status %d: %d requests (%d with If-None-Match: *), want 3 conditional ones, none retried", st, calls.Load(), conditional.Load())
 		}
 	}
-	// A plain PUT carries no condition, and ErrExists is only a 412's.
-	status.Store(http.StatusConflict)
+	// A plain PUT, or a GET under CreateOnly, carries no condition and is
+	// retried; ErrExists is only a 412's.
+	status.Store(http.StatusServiceUnavailable)
+	calls.Store(0)
 	if _, err := c.PutPipeline(ctx, &spec.Pipeline{Name: "p"}); errors.Is(err, client.ErrExists) || conditional.Load() != 3 {
 		t.Fatalf("PutPipeline: %v, %d conditional requests; want a plain PUT", err, conditional.Load())
+	}
+	if _, err := c.GetPipeline(create, "p"); err == nil || conditional.Load() != 3 {
+		t.Fatalf("GetPipeline under CreateOnly: %v, %d conditional requests; want a plain GET", err, conditional.Load())
+	}
+	if calls.Load() != 4 {
+		t.Fatalf("%d requests, want 4: a PUT and a GET, each retried once", calls.Load())
 	}
 }

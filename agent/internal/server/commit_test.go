@@ -103,14 +103,15 @@ func TestConditionalCreate(t *testing.T) {
 	needCompile(t)
 	a := newAgent(t, "")
 	ctx := t.Context()
-	if _, err := a.client.CreateConnection(ctx, connection("local")); err != nil {
-		t.Fatalf("CreateConnection of a new connection: %v", err)
+	create := client.CreateOnly(ctx)
+	if _, err := a.client.PutConnection(create, connection("local")); err != nil {
+		t.Fatalf("create of a new connection: %v", err)
 	}
-	if _, err := a.client.CreatePipeline(ctx, pipeline("p", "local", "events")); err != nil {
-		t.Fatalf("CreatePipeline of a new pipeline: %v", err)
+	if _, err := a.client.PutPipeline(create, pipeline("p", "local", "events")); err != nil {
+		t.Fatalf("create of a new pipeline: %v", err)
 	}
-	if _, err := a.client.CreateFanoutSchema(ctx, fanout("f", "p", "routed")); err != nil {
-		t.Fatalf("CreateFanoutSchema of a new fanout schema: %v", err)
+	if _, err := a.client.PutFanoutSchema(create, fanout("f", "p", "routed")); err != nil {
+		t.Fatalf("create of a new fanout schema: %v", err)
 	}
 
 	other := connection("local")
@@ -121,9 +122,9 @@ func TestConditionalCreate(t *testing.T) {
 		kind string
 		call func() error
 	}{
-		{"connection", func() error { _, err := a.client.CreateConnection(ctx, other); return err }},
-		{"pipeline", func() error { _, err := a.client.CreatePipeline(ctx, changed); return err }},
-		{"fanout schema", func() error { _, err := a.client.CreateFanoutSchema(ctx, changedFanout); return err }},
+		{"connection", func() error { _, err := a.client.PutConnection(create, other); return err }},
+		{"pipeline", func() error { _, err := a.client.PutPipeline(create, changed); return err }},
+		{"fanout schema", func() error { _, err := a.client.PutFanoutSchema(create, changedFanout); return err }},
 	} {
 		err := c.call()
 		if !errors.Is(err, client.ErrExists) {
