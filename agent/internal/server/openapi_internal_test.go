@@ -55,6 +55,77 @@ var operations = map[string]operation{
 	"POST /v1/fanout-schemas/{name}/dry-run": {summary: "Every check of a PUT; changes nothing", body: reflect.TypeFor[spec.FanoutSchema](), status: 200, answer: reflect.TypeFor[spec.FanoutSchema]()},
 }
 
+// Patterns of names, as spec.ValidName, spec.ValidIdentifier and
+// spec.ValidTopic check them.
+const (
+	namePattern       = `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`
+	identifierPattern = `^[A-Za-z_][A-Za-z0-9_]{0,254}$`
+	topicPattern      = `^[A-Za-z0-9._-]{1,249}$`
+)
+
+// constraints adds to the schema of an attribute, keyed by
+// "Struct.attribute", what the agent checks of it, so that generated
+// requests (schemathesis) get past validation to the engine.
+var constraints = map[string]map[string]any{
+	"Connection.name":                            {"pattern": namePattern},
+	"Connection.bootstrap_servers":               {"minItems": 1, "items": map[string]any{"type": "string", "pattern": `^[^\s:/]+:[0-9]{1,5}$`}},
+	"Connection.security_protocol":               {"enum": []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}},
+	"SASL.mechanism":                             {"enum": []string{spec.SASLPlain, spec.SASLScram256, spec.SASLScram512, spec.SASLOAuthBearer, spec.SASLAWSMSKIAM}},
+	"Pipeline.name":                              {"pattern": namePattern},
+	"Pipeline.connection_name":                   {"pattern": namePattern},
+	"Pipeline.destination_catalog":               {"pattern": identifierPattern},
+	"Pipeline.destination_schema":                {"pattern": identifierPattern},
+	"Pipeline.storage_location":                  {"maxLength": spec.MaxStorageLocationLen},
+	"Pipeline.flush_interval":                    {"pattern": `^[1-9][0-9]{0,3}(ms|s|m|h)$`},
+	"Pipeline.target_file_size_mb":               {"minimum": 1, "maximum": spec.MaxTargetFileSizeMB},
+	"Pipeline.max_rows_per_file":                 {"minimum": 1, "maximum": spec.MaxRowsPerFileLimit},
+	"Pipeline.table":                             {"maxItems": spec.MaxTablesPerPipeline},
+	"Table.destination_table":                    {"pattern": identifierPattern},
+	"KafkaOptions.topics":                        {"maxItems": spec.MaxTopics, "items": map[string]any{"type": "string", "pattern": topicPattern}},
+	"KafkaOptions.topic_pattern":                 {"maxLength": spec.MaxTopicPatternLen},
+	"KafkaOptions.starting_offset":               {"enum": spec.StartingOffsets},
+	"KafkaOptions.isolation_level":               {"enum": spec.IsolationLevels},
+	"Transformer.format":                         {"enum": spec.Formats},
+	"JSONOptions.schema_evolution_mode":          {"enum": spec.SchemaEvolutionModes},
+	"JSONOptions.infer_records_per_partition":    {"minimum": 1, "maximum": spec.MaxInferRecordsPerPartition},
+	"JSONOptions.timestamp_format":               {"maxLength": spec.MaxShortStringLen},
+	"JSONOptions.date_format":                    {"maxLength": spec.MaxShortStringLen},
+	"AvroOptions.parse_mode":                     {"enum": spec.ParseModes},
+	"ProtobufOptions.parse_mode":                 {"enum": spec.ParseModes},
+	"ProtobufOptions.recursive_fields_max_depth": {"minimum": spec.MinRecursiveDepth, "maximum": spec.MaxRecursiveDepth},
+	"ConfluentOptions.subject":                   {"minLength": 1, "maxLength": spec.MaxShortStringLen},
+	"SchemaRegistryOptions.connection_name":      {"pattern": namePattern},
+	"FanoutSchema.name":                          {"pattern": namePattern},
+	"FanoutSchema.pipeline_name":                 {"pattern": namePattern},
+	"FanoutSchema.destination_catalog":           {"pattern": identifierPattern},
+	"FanoutSchema.destination_schema":            {"pattern": identifierPattern},
+	"FanoutOptions.fanout_by":                    {"maxLength": spec.MaxFanoutByLen},
+	"FanoutOptions.table_id_fields":              {"maxItems": spec.MaxTableIDFields},
+	"FanoutOptions.transforms":                   {"maxItems": 1},
+	"FanoutOptions.on_invalid_route":             {"enum": spec.OnInvalidRoutes},
+	"FanoutTransform.format":                     {"enum": []string{spec.FormatJSON}},
+	"FanoutTransform.input_column":               {"enum": []string{spec.KeyColumn, spec.ValueColumn}},
+}
+
+// examples are valid request bodies, by type, for the documentation and
+// for schemathesis's examples phase; the objects are all named
+// "example", the example of {name}.
+var examples = map[reflect.Type]any{
+	reflect.TypeFor[spec.Connection](): &spec.Connection{Name: "example", BootstrapServers: []string{"127.0.0.1:9092"}},
+	reflect.TypeFor[spec.Pipeline](): &spec.Pipeline{
+		Name: "example", Connection: "example", DestinationCatalog: "main", DestinationSchema: "raw", FlushInterval: "5s",
+		Tables: []spec.Table{{DestinationTable: "events", ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+			Topics:           []string{"events"},
+			ValueTransformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: "id BIGINT, name STRING"}},
+		}}}},
+	},
+	reflect.TypeFor[spec.FanoutSchema](): &spec.FanoutSchema{
+		Name: "example", Pipeline: "example", DestinationCatalog: "main", DestinationSchema: "routed",
+		ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{"routed_events"}}},
+		FanoutOptions:    spec.FanoutOptions{FanoutBy: "cast(value AS STRING):type::string"},
+	},
+}
+
 // TestOpenAPI checks that openapi.json documents every route the server
 // registers, with every method, and nothing else, and that it is what
 // the route list and the spec types make (go test -run TestOpenAPI
@@ -84,8 +155,13 @@ func TestOpenAPI(t *testing.T) {
 		return
 	}
 	var doc struct {
-		OpenAPI string                    `json:"openapi"`
-		Paths   map[string]map[string]any `json:"paths"`
+		OpenAPI    string                    `json:"openapi"`
+		Paths      map[string]map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
 	}
 	if err := json.Unmarshal(openAPI, &doc); err != nil {
 		t.Fatalf("openapi.json: %v", err)
@@ -102,6 +178,12 @@ func TestOpenAPI(t *testing.T) {
 	if !slices.Equal(routes, inDoc) {
 		t.Errorf("openapi.json documents %v, the server has %v", inDoc, routes)
 	}
+	for key := range constraints {
+		typ, attr, _ := strings.Cut(key, ".")
+		if doc.Components.Schemas[typ].Properties[attr] == nil {
+			t.Errorf("constraints names %s, which no spec type has", key)
+		}
+	}
 
 	if !bytes.Equal(openAPI, want) {
 		t.Fatal("openapi.json is out of date: run go test ./agent/internal/server -run TestOpenAPI -update")
@@ -117,7 +199,7 @@ func buildOpenAPI(routes []route) map[string]any {
 		item := map[string]any{}
 		if strings.Contains(rt.path, "{name}") {
 			item["parameters"] = []any{map[string]any{
-				"name": "name", "in": "path", "required": true, "schema": map[string]any{"type": "string"},
+				"name": "name", "in": "path", "required": true, "schema": map[string]any{"type": "string"}, "example": "example",
 				"description": "The object's name: 1 to 128 letters, digits, `_`, `.` or `-`, starting with a letter or digit.",
 			}}
 		}
@@ -144,7 +226,9 @@ func buildOpenAPI(routes []route) map[string]any {
 			if op.body != nil {
 				o["requestBody"] = map[string]any{
 					"required": true,
-					"content":  map[string]any{"application/json": map[string]any{"schema": g.schema(op.body)}},
+					"content": map[string]any{"application/json": map[string]any{
+						"schema": g.schema(op.body), "example": examples[op.body],
+					}},
 				}
 			}
 			if method == http.MethodPut {
@@ -198,6 +282,9 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
+		if t.Name() == "" {
+			return map[string]any{"type": "object"}
+		}
 		name := t.Name()
 		if _, done := g.components[name]; !done {
 			g.components[name] = nil // a placeholder against recursion
@@ -212,6 +299,7 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 					tag = f.Name
 				}
 				props[tag] = g.schema(f.Type)
+				maps.Copy(props[tag].(map[string]any), constraints[name+"."+tag])
 			}
 			// No property is marked required: the agent fills a missing
 			// name from the URL, and Validate names every other that is
