@@ -105,7 +105,10 @@ func addExistsError(diags *diag.Diagnostics, what string, err error) bool {
 	if !errors.Is(err, client.ErrExists) || !errors.As(err, &apiErr) {
 		return false
 	}
-	name := apiErr.URL[strings.LastIndex(apiErr.URL, "/")+1:]
+	// The name is the last segment of the object's URL, that of its dry
+	// run less "/dry-run".
+	u := strings.TrimSuffix(apiErr.URL, "/dry-run")
+	name := u[strings.LastIndex(u, "/")+1:]
 	if unescaped, err := url.PathUnescape(name); err == nil {
 		name = unescaped
 	}

@@ -80,6 +80,9 @@ func (r *fanoutSchemaResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}
+	if req.State.Raw.IsNull() {
+		ctx = creating(ctx) // an object the agent has already fails the plan
+	}
 	r.dryRun(ctx, f, &resp.Diagnostics)
 }
 

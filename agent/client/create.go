@@ -22,8 +22,9 @@ type createOnly struct{}
 // CreateOnly returns ctx for creates: every Put method called with it
 // (PutConnection, PutPipeline, PutFanoutSchema) stores a new object but
 // never replaces one. When the agent has an object of that name it answers
-// [ErrExists] and changes nothing: the PUT carries If-None-Match: *. Other
-// requests under ctx are sent as usual.
+// [ErrExists] and changes nothing: the PUT carries If-None-Match: *. A dry
+// run under ctx checks a create likewise. Other requests under ctx are
+// sent as usual.
 //
 // A create is retried only when no answer arrived (the agent is starting,
 // say), not after a 5xx: the agent acted on the request (a pipeline that
@@ -34,7 +35,8 @@ func CreateOnly(ctx context.Context) context.Context {
 	return context.WithValue(ctx, createOnly{}, true)
 }
 
-// isCreate reports whether a request of method under ctx is a create.
+// isCreate reports whether a request of method under ctx is a create (a
+// PUT) or its dry run (the only POSTs).
 func isCreate(ctx context.Context, method string) bool {
-	return method == http.MethodPut && ctx.Value(createOnly{}) != nil
+	return (method == http.MethodPut || method == http.MethodPost) && ctx.Value(createOnly{}) != nil
 }

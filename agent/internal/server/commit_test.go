@@ -147,6 +147,18 @@ func TestConditionalCreate(t *testing.T) {
 		t.Fatalf("Apply called %d times, want only the create's", n)
 	}
 
+	// The dry run of a create says so too.
+	if _, err := a.client.DryRunPipeline(create, changed); !errors.Is(err, client.ErrExists) {
+		t.Fatalf("dry run of a create of an existing pipeline: err = %v, want ErrExists", err)
+	}
+	if _, err := a.client.DryRunFanoutSchema(create, changedFanout); !errors.Is(err, client.ErrExists) {
+		t.Fatalf("dry run of a create of an existing fanout schema: err = %v, want ErrExists", err)
+	}
+	fresh := pipeline("fresh", "local", "fresh")
+	if _, err := a.client.DryRunPipeline(create, fresh); err != nil {
+		t.Fatalf("dry run of a create of a new pipeline: %v", err)
+	}
+
 	// A plain PUT still replaces; any If-None-Match but * is refused.
 	if _, err := a.client.PutConnection(ctx, other); err != nil {
 		t.Fatalf("PutConnection of an existing connection: %v", err)

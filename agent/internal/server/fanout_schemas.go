@@ -65,7 +65,8 @@ func (s *Server) putFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 // dryRunFanoutSchema answers POST /v1/fanout-schemas/{name}/dry-run: the
 // checks of a PUT of the same body and the engine's, with the same
 // problems, and on success 200 with the fanout schema as a PUT would store
-// it. It stores, starts and stops nothing.
+// it; with If-None-Match: * it checks a create (412 when the fanout schema
+// exists). It stores, starts and stops nothing.
 func (s *Server) dryRunFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 	f, err := decodeFanoutSchema(w, r)
 	if err != nil {
@@ -73,6 +74,9 @@ func (s *Server) dryRunFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
+	if _, _, err := storedFor(r, s.store.FanoutSchemas, "fanout schema", f.Name); err != nil {
+		return err
+	}
 	if err := s.admitFanout(&f); err != nil {
 		return err
 	}

@@ -231,10 +231,10 @@ func buildOpenAPI(routes []route) map[string]any {
 					}},
 				}
 			}
-			if method == http.MethodPut {
+			if op.body != nil {
 				o["parameters"] = []any{map[string]any{
 					"name": "If-None-Match", "in": "header", "required": false,
-					"description": "`*` makes the PUT a create: 412 when the object exists.",
+					"description": "`*` makes the PUT a create, or checks one in a dry run: 412 when the object exists.",
 					"schema":      map[string]any{"type": "string", "enum": []any{"*"}},
 				}}
 			}

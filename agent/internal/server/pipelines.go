@@ -24,8 +24,8 @@ func (s *Server) pipelineResponse(p *spec.Pipeline) spec.PipelineResponse {
 }
 
 // putPipeline creates or replaces a pipeline: decode, normalize, validate,
-// check its table claims and its connection (admitPipeline), refuse a
-// conditional create of one that exists (412), then commitSpec: the
+// refuse a conditional create of one that exists (412), check its table
+// claims and its connection (admitPipeline), then commitSpec: the
 // engine's check, store, apply. An unchanged spec is applied again only
 // when the engine does not run it. Once it runs, its fanout schemas that
 // the engine does not run (a pipeline that failed to start took them down)
@@ -37,11 +37,11 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	conn, regs, err := s.admitPipeline(&p)
+	old, existed, err := storedFor(r, s.store.Pipelines, "pipeline", p.Name)
 	if err != nil {
 		return err
 	}
-	old, existed, err := storedFor(r, s.store.Pipelines, "pipeline", p.Name)
+	conn, regs, err := s.admitPipeline(&p)
 	if err != nil {
 		return err
 	}
@@ -69,8 +69,9 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 // dryRunPipeline answers POST /v1/pipelines/{name}/dry-run: the checks of
 // a PUT of the same body (admitPipeline) and the engine's (a change an
 // existing table cannot take), with the same problems, and on success 200
-// with the pipeline as a PUT would store it. It stores, starts and stops
-// nothing. It is a route of its own, not an option of the PUT, so that an
+// with the pipeline as a PUT would store it; with If-None-Match: * it
+// checks a create (412 when the pipeline exists). It stores, starts and
+// stops nothing. It is a route of its own, not an option of the PUT, so that an
 // agent without it answers 404 instead of applying the pipeline.
 func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
 	p, err := decodePipeline(w, r)
@@ -79,6 +80,9 @@ func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
+	if _, _, err := storedFor(r, s.store.Pipelines, "pipeline", p.Name); err != nil {
+		return err
+	}
 	conn, regs, err := s.admitPipeline(&p)
 	if err != nil {
 		return err
