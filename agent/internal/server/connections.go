@@ -23,8 +23,10 @@ func (s *Server) listConnections(w http.ResponseWriter, _ *http.Request) error {
 	return listStored(w, s.store.Connections, publicConnection)
 }
 
-// putConnection creates or replaces a connection. A changed connection
-// re-applies every pipeline that uses it; an unchanged one re-applies only
+// putConnection creates or replaces a connection (with If-None-Match: *,
+// only creates: 412 when it exists). A changed connection is stored only
+// once the engine's dry run of every pipeline that uses it accepts it
+// (checkUsers), then re-applies them; an unchanged one re-applies only
 // those the engine does not run (their last start failed).
 func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 	var c spec.Connection
