@@ -116,9 +116,13 @@ func addFieldError(diags *diag.Diagnostics, what string, e spec.FieldError) {
 }
 
 // addAgentError reports an error of the agent client. Validation problems
-// of a 422 answer become diagnostics on their attributes; anything else is
-// one error with the given summary.
+// of a 422 answer become diagnostics on their attributes, the refusal of a
+// create of an object that exists an error on name (addExistsError);
+// anything else is one error with the given summary.
 func addAgentError(diags *diag.Diagnostics, what, summary string, err error) {
+	if addExistsError(diags, what, err) {
+		return
+	}
 	var apiErr *client.APIError
 	if errors.As(err, &apiErr) && len(apiErr.Problems) > 0 {
 		for _, p := range apiErr.Problems {

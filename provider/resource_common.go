@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -85,6 +87,35 @@ func nameAttribute(kind, onReplace string) schema.StringAttribute {
 		Required:      true,
 		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 	}
+}
+
+// creating returns ctx for a resource's Create: the agent client's Put
+// methods under it create only (client.CreateOnly), so that a create never
+// takes over an object of the same name that the agent has already (made
+// by hand, or by another Terraform configuration). addAgentError reports
+// the agent's refusal on the name attribute (see addExistsError).
+func creating(ctx context.Context) context.Context { return client.CreateOnly(ctx) }
+
+// addExistsError reports whether err is the agent's refusal of a create of
+// an object of kind what ("fanout schema") whose name it has already
+// (client.ErrExists), and if so adds an error on the name attribute that
+// says how to import it.
+func addExistsError(diags *diag.Diagnostics, what string, err error) bool {
+	var apiErr *client.APIError
+	if !errors.Is(err, client.ErrExists) || !errors.As(err, &apiErr) {
+		return false
+	}
+	// The name is the last segment of the object's URL, that of its dry
+	// run less "/dry-run".
+	u := strings.TrimSuffix(apiErr.URL, "/dry-run")
+	name := u[strings.LastIndex(u, "/")+1:]
+	if unescaped, err := url.PathUnescape(name); err == nil {
+		name = unescaped
+	}
+	diags.AddAttributeError(path.Root("name"), strings.ToUpper(what[:1])+what[1:]+" already exists",
+		fmt.Sprintf("%s %q already exists on the agent; import it with `terraform import tributary_%s.<name> %s` or pick another name",
+			what, name, strings.ReplaceAll(what, " ", "_"), name))
+	return true
 }
 
 // readNamed gets the object of kind what (as "pipeline") that the agent

@@ -218,7 +218,7 @@ func (r *connectionResource) ValidateConfig(ctx context.Context, req resource.Va
 
 // Create implements resource.Resource.
 func (r *connectionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.put(ctx, req.Plan.Get, req.Config, &resp.State, &resp.Diagnostics)
+	r.put(creating(ctx), req.Plan.Get, req.Config, &resp.State, &resp.Diagnostics)
 }
 
 // Update implements resource.Resource.

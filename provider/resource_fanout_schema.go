@@ -80,6 +80,9 @@ func (r *fanoutSchemaResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}
+	if req.State.Raw.IsNull() {
+		ctx = creating(ctx) // an object the agent has already fails the plan
+	}
 	r.dryRun(ctx, f, &resp.Diagnostics)
 }
 
@@ -102,7 +105,7 @@ func (r *fanoutSchemaResource) dryRun(ctx context.Context, f *spec.FanoutSchema,
 
 // Create implements resource.Resource.
 func (r *fanoutSchemaResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
+	r.apply(creating(ctx), req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
 }
 
 // Update implements resource.Resource.

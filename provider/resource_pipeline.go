@@ -88,6 +88,9 @@ func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}
+	if req.State.Raw.IsNull() {
+		ctx = creating(ctx) // an object the agent has already fails the plan
+	}
 	r.dryRun(ctx, p, &resp.Diagnostics)
 }
 
@@ -161,7 +164,8 @@ type dryRunKind struct {
 
 // reportDryRun turns err, the answer of the agent to the dry run of the
 // object name of kind k, into diagnostics: a refusal is an error on the
-// attributes it names, an agent that cannot check leaves a warning.
+// attributes it names (the dry run of a create of an object the agent has
+// already, on name), an agent that cannot check leaves a warning.
 func reportDryRun(diags *diag.Diagnostics, k dryRunKind, name string, err error) {
 	if err == nil {
 		return
@@ -169,6 +173,8 @@ func reportDryRun(diags *diag.Diagnostics, k dryRunKind, name string, err error)
 	var apiErr *client.APIError
 	answered := errors.As(err, &apiErr)
 	switch {
+	case errors.Is(err, client.ErrExists):
+		addExistsError(diags, k.what, err)
 	case answered && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed):
 		diags.AddWarning(k.title+" "+name+" not checked by the agent: upgrade the agent",
 			"The agent predates dry runs, so it cannot check plans: until it is upgraded, "+k.unchecked+
@@ -227,7 +233,7 @@ func setAttr(ctx context.Context, to attributeSetter, sp string, val any, diags 
 
 // Create implements resource.Resource.
 func (r *pipelineResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
+	r.apply(creating(ctx), req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
 }
 
 // Update implements resource.Resource.

@@ -2,7 +2,8 @@
 # The full test suite (`make test`, and so CI): vet, unit tests, one run of
 # every benchmark (so none rots), then with a
 # local Kafka broker the provider acceptance tests under Terraform and under
-# OpenTofu, the end-to-end tests, and a docs staleness check. Kafka, the
+# OpenTofu, the end-to-end tests, a fuzz run of the agent's API
+# (tools/fuzz.sh), and a docs staleness check. Kafka, the
 # schema registry and the S3 server are always stopped at the end, and the
 # first failing step's exit code is kept.
 # Expects `make tools` to have run (the Makefile's test target does that).
@@ -127,6 +128,9 @@ if (( ${#e2e[@]} )) && has_pkgs -tags e2e "${e2e[@]}"; then
 else
   step "end-to-end tests: skipped, no e2e packages yet"
 fi
+
+step "API fuzzing (schemathesis against a running agent: no 5xx, no crash)"
+tools/fuzz.sh
 
 if [[ -f main.go ]]; then
   step "docs up to date"

@@ -112,7 +112,7 @@ func New(endpoint, token string, opts ...Option) (*Client, error) {
 	rc.RetryWaitMin = 500 * time.Millisecond
 	rc.RetryWaitMax = 4 * time.Second
 	rc.CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-		if ctx.Value(tryOnce{}) != nil {
+		if ctx.Value(tryOnce{}) != nil || resp != nil && isCreate(ctx, resp.Request.Method) {
 			return false, nil
 		}
 		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
@@ -246,6 +246,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	req.Header.Set("Accept", "application/json")
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if isCreate(ctx, method) {
+		req.Header.Set("If-None-Match", "*")
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

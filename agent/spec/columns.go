@@ -165,6 +165,7 @@ func (t *Table) columns(tc collector) *Layout {
 	if l.checkInferred(kc) {
 		l.checkNames(tc)
 	}
+	l.checkWidth(tc)
 	return l
 }
 
@@ -207,6 +208,7 @@ func (l *Layout) checkInferred(kc collector) bool {
 func (l *Layout) CheckColumns() Errors {
 	col := newCollector()
 	l.checkNames(col)
+	l.checkWidth(col)
 	return *col.errs
 }
 

@@ -66,7 +66,11 @@ func (fo *FanoutOptions) validateRoute(fc collector) {
 				"e.g. cast(value AS STRING):event_type::string (or set table_id_fields)")
 		return
 	case fo.FanoutBy != "":
-		checkRouteExpression(fc, "fanout_by", "", fo.FanoutBy)
+		if validateMaxLen(fc, "fanout_by", fo.FanoutBy, MaxFanoutByLen) {
+			checkRouteExpression(fc, "fanout_by", "", fo.FanoutBy)
+		}
+		return
+	case !validateMaxItems(fc, "table_id_fields", len(fo.TableIDFields), MaxTableIDFields):
 		return
 	}
 	seen := map[string]int{}
@@ -75,6 +79,8 @@ func (fo *FanoutOptions) validateRoute(fc collector) {
 		switch j, dup := seen[name]; {
 		case name == "":
 			fc.index("table_id_fields", i).add("", "a field name is required")
+			ok = false
+		case !validateMaxLen(fc.index("table_id_fields", i), "", name, MaxShortStringLen):
 			ok = false
 		case dup:
 			fc.index("table_id_fields", i).add("", "field %q is already listed as table_id_fields[%d]", name, j)

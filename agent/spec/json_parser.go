@@ -46,7 +46,7 @@ func (jo *JSONOptions) validateParser(col collector) {
 	for _, f := range []struct{ attr, pattern string }{
 		{"timestamp_format", jo.TimestampFormat}, {"date_format", jo.DateFormat},
 	} {
-		if f.pattern == "" {
+		if f.pattern == "" || !validateMaxLen(col, f.attr, f.pattern, MaxShortStringLen) {
 			continue
 		}
 		if _, err := sparktime.Compile(f.pattern); err != nil {

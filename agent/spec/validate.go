@@ -82,7 +82,9 @@ func (p *Pipeline) Validate() Errors {
 	validateName(col, "name", p.Name)
 	validateRequiredName(col, "connection_name", p.Connection, "a connection name")
 	validateDestination(col, p.DestinationCatalog, p.DestinationSchema)
-	validateStorageLocation(col, "storage_location", p.StorageLocation)
+	if validateMaxLen(col, "storage_location", p.StorageLocation, MaxStorageLocationLen) {
+		validateStorageLocation(col, "storage_location", p.StorageLocation)
+	}
 	if p.FlushInterval != "" {
 		d, err := time.ParseDuration(p.FlushInterval)
 		switch {
@@ -97,6 +99,9 @@ func (p *Pipeline) Validate() Errors {
 	// the default for an unset attribute, so an explicit 0 is refused here.
 	validateRange(col, "target_file_size_mb", p.TargetFileSizeMB, 1, MaxTargetFileSizeMB)
 	validateRange(col, "max_rows_per_file", p.MaxRowsPerFile, 1, MaxRowsPerFileLimit)
+	if !validateMaxItems(col, "table", len(p.Tables), MaxTablesPerPipeline) {
+		return *col.errs
+	}
 	seen := map[string]int{}
 	for i := range p.Tables {
 		t := &p.Tables[i]
@@ -130,7 +135,11 @@ func (ko *KafkaOptions) validate(col collector) {
 			"one of topics or topic_pattern is required")
 	}
 	seen := map[string]bool{}
-	for i, topic := range ko.Topics {
+	topics := ko.Topics
+	if !validateMaxItems(col, "topics", len(topics), MaxTopics) {
+		topics = nil // checked no further
+	}
+	for i, topic := range topics {
 		if !ValidTopic(topic) {
 			col.index("topics", i).add("", "%q is not a valid Kafka topic name: use 1 to 249 of A-Z a-z 0-9 . _ -", topic)
 		}
@@ -139,7 +148,7 @@ func (ko *KafkaOptions) validate(col collector) {
 		}
 		seen[topic] = true
 	}
-	if ko.TopicPattern != "" {
+	if ko.TopicPattern != "" && validateMaxLen(col, "topic_pattern", ko.TopicPattern, MaxTopicPatternLen) {
 		if _, err := CompileTopicPattern(ko.TopicPattern); err != nil {
 			col.add("topic_pattern", "%q does not compile: %v (the syntax is RE2: Java's, without look-around or back-references)",
 				ko.TopicPattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
@@ -237,6 +246,7 @@ func (po *ProtobufOptions) validate(col collector) {
 		col.addInvolving("message_name", []string{col.path("schema_registry")},
 			"message_name goes with desc_file_path; with schema_registry set schema_registry.protobuf_message_name instead")
 	}
+	validateMaxLen(col, "message_name", po.MessageName, MaxShortStringLen)
 	po.SchemaRegistry.validate(col.at("schema_registry"), true)
 	if po.RecursiveFieldsMaxDepth != nil {
 		validateRange(col, "recursive_fields_max_depth", *po.RecursiveFieldsMaxDepth, MinRecursiveDepth, MaxRecursiveDepth)
@@ -252,6 +262,7 @@ func (so *SchemaRegistryOptions) validate(col collector, protobuf bool) {
 	switch s := so.ConfluentOptions.Subject; {
 	case s == "":
 		cc.add("subject", "the subject is required, e.g. \"orders-value\"")
+	case !validateMaxLen(cc, "subject", s, MaxShortStringLen):
 	case strings.ContainsAny(s, "/\\\x00") || strings.TrimSpace(s) != s:
 		cc.add("subject", "%q is not a usable subject name: no '/', '\\', NUL or surrounding spaces", s)
 	}
@@ -337,6 +348,10 @@ func (jo *JSONOptions) validateHints(col collector) {
 	hints, err := schema.ParseHints(jo.SchemaHints)
 	if err != nil {
 		col.add("schema_hints", "the schema hints do not parse: %v", err)
+		return
+	}
+	if len(hints) > MaxLeafColumns {
+		col.add("schema_hints", "%d hints, more than a table's %d leaf columns", len(hints), MaxLeafColumns)
 		return
 	}
 	rescue := jo.RescueColumn()

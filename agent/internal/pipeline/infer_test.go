@@ -291,3 +291,38 @@ func TestManagerAddsColumnsFromSeveralPartitions(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 }
+
+// A record whose fields would give the table more leaf columns than a
+// Parquet file holds fails the table, after committing the rows before it:
+// plan time cannot count what records bring. Here the key's schema takes
+// all but a few of the columns.
+func TestManagerStopsAtParquetColumnLimit(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	p := inferPipeline("events", spec.SchemaEvolutionAddNewColumns, spec.JSONOptions{})
+	cols := make([]string, spec.MaxLeafColumns-10)
+	for i := range cols {
+		cols[i] = fmt.Sprintf("k%d INT", i)
+	}
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.KeyTransformer = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: strings.Join(cols, ", ")}}
+	if errs := p.Validate(); len(errs) > 0 {
+		t.Fatalf("the pipeline is not valid: %v", errs)
+	}
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	status := func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
+	waitFor(t, 30*time.Second, "5 rows", func() bool { return status().Rows == 5 })
+	produce(t, producer, 5, 6, func(int) string {
+		return `{"id":5,"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1}`
+	})
+	waitFor(t, 30*time.Second, "FAILED", func() bool { return status().State == spec.StateFailed })
+	st := status()
+	if !strings.Contains(st.LastError, "more than Parquet's maximum of 65535") || st.Rows != 5 {
+		t.Fatalf("status %+v, want FAILED at the column limit with 5 rows", st)
+	}
+}

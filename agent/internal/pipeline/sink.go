@@ -218,8 +218,9 @@ func (s *sink) current(d *decoded) (decode.Batch, error) {
 // evolve gives the table the columns a chunk asks for, and reports whether
 // they changed: the open file, written with the columns before, is closed
 // for the next flush to commit with the new columns, and every decoder
-// decodes into the new columns from now on. In FAIL_ON_NEW_COLUMNS it
-// commits what was buffered before the chunk instead, and fails the table.
+// decodes into the new columns from now on. In FAIL_ON_NEW_COLUMNS, or when
+// the columns would be more than a Parquet file holds, it commits what was
+// buffered before the chunk instead, and fails the table.
 func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 	layout := *s.layout
 	side := &layout.Value
@@ -230,11 +231,15 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 	if !changed {
 		return false, nil
 	}
-	if nc.Fail {
+	side.Fields = next // of the copy: s.layout changes below
+	if fail := tooWide(&layout); nc.Fail || fail != nil {
 		if err := finalFlush(s.flush); err != nil {
 			return false, err
 		}
-		return false, fatalError{nc}
+		if fail == nil {
+			fail = fatalError{nc}
+		}
+		return false, fail
 	}
 	if s.file != nil {
 		add, err := s.file.Close()
@@ -245,7 +250,6 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 		}
 		s.closed = append(s.closed, add)
 	}
-	side.Fields = next
 	own, err := decode.New(&layout, s.sources)
 	if err != nil {
 		return false, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -24,8 +23,10 @@ func (s *Server) listConnections(w http.ResponseWriter, _ *http.Request) error {
 	return listStored(w, s.store.Connections, publicConnection)
 }
 
-// putConnection creates or replaces a connection. A changed connection
-// re-applies every pipeline that uses it; an unchanged one re-applies only
+// putConnection creates or replaces a connection (with If-None-Match: *,
+// only creates: 412 when it exists). A changed connection is stored only
+// once the engine's dry run of every pipeline that uses it accepts it
+// (checkUsers), then re-applies them; an unchanged one re-applies only
 // those the engine does not run (their last start failed).
 func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 	var c spec.Connection
@@ -44,8 +45,8 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	old, err := s.store.Connections.Get(c.Name)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	old, existed, err := storedFor(r, s.store.Connections, "connection", c.Name)
+	if err != nil {
 		return err
 	}
 	if c.SchemaRegistry == nil {
@@ -53,8 +54,11 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	changed := err != nil || !sameJSON(&old, &c)
+	changed := !existed || !sameJSON(&old, &c)
 	if changed {
+		if err := s.checkUsers(&c); err != nil {
+			return err
+		}
 		if err := s.store.Connections.Put(&c); err != nil {
 			return err
 		}
@@ -83,6 +87,41 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 			c.Name, errors.Join(errs...))
 	}
 	return writeJSON(w, http.StatusOK, publicConnection(&c))
+}
+
+// checkUsers asks the engine whether every stored pipeline that uses
+// connection c, as it would be after the PUT, takes the change (its
+// dry run), and answers 422 naming the pipelines that refuse it, so that a
+// refused connection is never stored. The caller holds changeMu.
+func (s *Server) checkUsers(c *spec.Connection) error {
+	users, err := s.pipelinesUsing(c.Name)
+	if err != nil {
+		return err
+	}
+	var refused spec.Errors
+	for i := range users {
+		conn, regs, err := s.connectionsWith(&users[i], c)
+		if err == nil {
+			err = s.engine.Check(&users[i], &conn, regs)
+		}
+		var errs spec.Errors
+		var pe *problemError
+		switch {
+		case errors.As(err, &errs):
+		case errors.As(err, &pe):
+			errs = pe.Errors
+		default:
+			// Another error of the check is the re-apply's to report.
+			continue
+		}
+		for _, e := range errs {
+			refused = append(refused, spec.FieldError{Detail: fmt.Sprintf("pipeline %q refuses the change: %s", users[i].Name, e.Error())})
+		}
+	}
+	if len(refused) > 0 {
+		return invalid(fmt.Sprintf("connection %q is used by pipelines that cannot take the change; it was not saved", c.Name), refused)
+	}
+	return nil
 }
 
 // refuseDroppedRegistry returns a 409 when a stored pipeline takes the

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -26,9 +25,10 @@ func (s *Server) fanoutResponse(f *spec.FanoutSchema) spec.FanoutSchemaResponse 
 }
 
 // putFanoutSchema creates or replaces a fanout schema: decode, normalize,
-// validate (422), check its pipeline and its schema's ownership
-// (admitFanout), store, then apply. An unchanged spec is applied again only
-// when the engine does not run it.
+// validate (422), refuse a conditional create of one that exists (412),
+// check its pipeline and its schema's ownership (admitFanout), then
+// commitSpec: the engine's check, store, apply. An unchanged spec is
+// applied again only when the engine does not run it.
 func (s *Server) putFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 	f, err := decodeFanoutSchema(w, r)
 	if err != nil {
@@ -36,11 +36,10 @@ func (s *Server) putFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	old, err := s.store.FanoutSchemas.Get(f.Name)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	old, existed, err := storedFor(r, s.store.FanoutSchemas, "fanout schema", f.Name)
+	if err != nil {
 		return err
 	}
-	existed := err == nil
 	if existed && old.Pipeline != f.Pipeline {
 		return invalid("a fanout schema cannot move to another pipeline", spec.Errors{{
 			Path: "pipeline_name",
@@ -51,19 +50,14 @@ func (s *Server) putFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 	if err := s.admitFanout(&f); err != nil {
 		return err
 	}
-	changed := !existed || !sameJSON(&old, &f)
 	_, known := s.engine.FanoutStatus(f.Name)
-	if changed {
-		if err := s.store.FanoutSchemas.Put(&f); err != nil {
-			return err
-		}
-	}
-	if changed || !known {
-		// The engine's work must not stop half-way because the client
-		// gave up.
-		if err := s.applyStoredFanout(context.WithoutCancel(r.Context()), &f); err != nil {
-			return applyFailed(s.store.FanoutSchemas, &s.fanoutFailed, "fanout schema", f.Name, &old, existed, changed, err)
-		}
+	// The engine's work must not stop half-way because the client gave up.
+	ctx := context.WithoutCancel(r.Context())
+	err = commitSpec(s.store.FanoutSchemas, &s.fanoutFailed, "fanout schema", f.Name, &f, &old, existed, known,
+		func() error { return s.engine.CheckFanout(&f) },
+		func() error { return s.applyStoredFanout(ctx, &f) })
+	if err != nil {
+		return err
 	}
 	return writeJSON(w, http.StatusOK, s.fanoutResponse(&f))
 }
@@ -71,7 +65,8 @@ func (s *Server) putFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 // dryRunFanoutSchema answers POST /v1/fanout-schemas/{name}/dry-run: the
 // checks of a PUT of the same body and the engine's, with the same
 // problems, and on success 200 with the fanout schema as a PUT would store
-// it. It stores, starts and stops nothing.
+// it; with If-None-Match: * it checks a create (412 when the fanout schema
+// exists). It stores, starts and stops nothing.
 func (s *Server) dryRunFanoutSchema(w http.ResponseWriter, r *http.Request) error {
 	f, err := decodeFanoutSchema(w, r)
 	if err != nil {
@@ -79,6 +74,9 @@ func (s *Server) dryRunFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
+	if _, _, err := storedFor(r, s.store.FanoutSchemas, "fanout schema", f.Name); err != nil {
+		return err
+	}
 	if err := s.admitFanout(&f); err != nil {
 		return err
 	}

@@ -37,6 +37,10 @@ type fakeEngine struct {
 	fanoutRemoves map[string]int
 	fanoutChecks  map[string]int
 	fanoutErr     error // returned by every ApplyFanout while set, and by CheckFanout if it is a refusal
+
+	// checking, when set, is called with the object's name at the start
+	// of every Check and CheckFanout, without the engine's lock held.
+	checking func(name string)
 }
 
 var _ server.Engine = (*fakeEngine)(nil)
@@ -74,6 +78,9 @@ func (e *fakeEngine) ApplyFanout(_ context.Context, f *spec.FanoutSchema) error 
 }
 
 func (e *fakeEngine) CheckFanout(f *spec.FanoutSchema) error {
+	if e.checking != nil {
+		e.checking(f.Name)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.fanoutChecks[f.Name]++
@@ -125,6 +132,9 @@ func (e *fakeEngine) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Conne
 }
 
 func (e *fakeEngine) Check(p *spec.Pipeline, _ *spec.Connection, _ map[string]spec.SchemaRegistry) error {
+	if e.checking != nil {
+		e.checking(p.Name)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.checks[p.Name]++
@@ -276,13 +286,27 @@ func apiError(t *testing.T, err error, status int) *client.APIError {
 	return ae
 }
 
-// raw sends a request with an optional bearer token and returns the status,
-// content type and body.
+// raw sends a request with an optional bearer token, and a JSON
+// Content-Type when it has a body, and returns the status, headers and
+// body of the answer.
 func raw(t *testing.T, method, url, token, body string) (int, http.Header, string) {
+	t.Helper()
+	header := http.Header{}
+	if body != "" {
+		header.Set("Content-Type", "application/json")
+	}
+	return rawWith(t, method, url, token, body, header)
+}
+
+// rawWith is raw with the request headers header.
+func rawWith(t *testing.T, method, url, token, body string, header http.Header) (int, http.Header, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -28,6 +29,26 @@ func pathName(r *http.Request, name *string) error {
 			Detail: fmt.Sprintf("%q does not match %q, the name in the URL; they must be the same", *name, want),
 		}})
 	}
+}
+
+// conditionalCreate answers a PUT that carries If-None-Match: it must be
+// "*", which makes the PUT a create only: 412 when the named object of the
+// kind ("pipeline") exists. Terraform's create sends it, so that it never
+// takes over an object someone else made. There are no entity tags, so
+// any other value is refused (400) rather than ignored.
+func conditionalCreate(r *http.Request, kind, name string, existed bool) error {
+	cond := r.Header.Values("If-None-Match")
+	switch {
+	case len(cond) == 0:
+		return nil
+	case len(cond) > 1 || strings.TrimSpace(cond[0]) != "*":
+		return problemf(http.StatusBadRequest, "If-None-Match must be \"*\" (create only, never replace): the agent has no entity tags; got %q",
+			strings.Join(cond, ", "))
+	case existed:
+		return problemf(http.StatusPreconditionFailed, "%s %q already exists; a create (If-None-Match: *) does not replace it: "+
+			"import it, delete it first, or pick another name", kind, name)
+	}
+	return nil
 }
 
 // notFoundOr turns a store.ErrNotFound into a 404 problem about the kind

@@ -24,10 +24,12 @@ func (s *Server) pipelineResponse(p *spec.Pipeline) spec.PipelineResponse {
 }
 
 // putPipeline creates or replaces a pipeline: decode, normalize, validate,
-// check its table claims and its connection (admitPipeline), store, then
-// apply. An unchanged spec is applied again only when the engine does not
-// run it. Once it runs, its fanout schemas that the engine does not run (a
-// pipeline that failed to start took them down) are applied again.
+// refuse a conditional create of one that exists (412), check its table
+// claims and its connection (admitPipeline), then commitSpec: the
+// engine's check, store, apply. An unchanged spec is applied again only
+// when the engine does not run it. Once it runs, its fanout schemas that
+// the engine does not run (a pipeline that failed to start took them down)
+// are applied again.
 func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 	p, err := decodePipeline(w, r)
 	if err != nil {
@@ -35,33 +37,31 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	if _, _, err := s.admitPipeline(&p); err != nil {
+	old, existed, err := storedFor(r, s.store.Pipelines, "pipeline", p.Name)
+	if err != nil {
 		return err
 	}
-
-	old, err := s.store.Pipelines.Get(p.Name)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	conn, regs, err := s.admitPipeline(&p)
+	if err != nil {
 		return err
 	}
-	existed := err == nil
-	changed := !existed || !sameJSON(&old, &p)
 	_, known := s.engine.Status(p.Name)
-	if changed {
-		if err := s.store.Pipelines.Put(&p); err != nil {
-			return err
-		}
-	}
-	if changed || !known {
-		// The engine's work must not stop half-way because the client
-		// gave up.
-		ctx := context.WithoutCancel(r.Context())
-		if err := s.applyStored(ctx, &p); err != nil {
-			return applyFailed(s.store.Pipelines, &s.failed, "pipeline", p.Name, &old, existed, changed, err)
-		}
-		// A fanout schema that fails is logged, shown FAILED by GET and
-		// retried on its next PUT or the agent's restart; the pipeline's
-		// PUT succeeded.
-		_ = s.applyFanouts(ctx, p.Name)
+	// The engine's work must not stop half-way because the client gave up.
+	ctx := context.WithoutCancel(r.Context())
+	err = commitSpec(s.store.Pipelines, &s.failed, "pipeline", p.Name, &p, &old, existed, known,
+		func() error { return s.engine.Check(&p, &conn, regs) },
+		func() error {
+			if err := s.applyStored(ctx, &p); err != nil {
+				return err
+			}
+			// A fanout schema that fails is logged, shown FAILED by GET
+			// and retried on its next PUT or the agent's restart; the
+			// pipeline's PUT succeeded.
+			_ = s.applyFanouts(ctx, p.Name)
+			return nil
+		})
+	if err != nil {
+		return err
 	}
 	return writeJSON(w, http.StatusOK, s.pipelineResponse(&p))
 }
@@ -69,8 +69,9 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 // dryRunPipeline answers POST /v1/pipelines/{name}/dry-run: the checks of
 // a PUT of the same body (admitPipeline) and the engine's (a change an
 // existing table cannot take), with the same problems, and on success 200
-// with the pipeline as a PUT would store it. It stores, starts and stops
-// nothing. It is a route of its own, not an option of the PUT, so that an
+// with the pipeline as a PUT would store it; with If-None-Match: * it
+// checks a create (412 when the pipeline exists). It stores, starts and
+// stops nothing. It is a route of its own, not an option of the PUT, so that an
 // agent without it answers 404 instead of applying the pipeline.
 func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
 	p, err := decodePipeline(w, r)
@@ -79,6 +80,9 @@ func (s *Server) dryRunPipeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
+	if _, _, err := storedFor(r, s.store.Pipelines, "pipeline", p.Name); err != nil {
+		return err
+	}
 	conn, regs, err := s.admitPipeline(&p)
 	if err != nil {
 		return err
@@ -127,7 +131,17 @@ func (s *Server) admitPipeline(p *spec.Pipeline) (spec.Connection, map[string]sp
 // connection that does not exist, or has no schema registry where a
 // transformer needs one, is a 422 naming the attribute.
 func (s *Server) connectionsOf(p *spec.Pipeline) (spec.Connection, map[string]spec.SchemaRegistry, error) {
+	return s.connectionsWith(p, nil)
+}
+
+// connectionsWith is connectionsOf with connection next, when not nil,
+// in place of the stored one of its name: what p would read through after
+// a PUT of next.
+func (s *Server) connectionsWith(p *spec.Pipeline, next *spec.Connection) (spec.Connection, map[string]spec.SchemaRegistry, error) {
 	get := func(name, path string) (spec.Connection, error) {
+		if next != nil && next.Name == name {
+			return *next, nil
+		}
 		c, err := s.store.Connections.Get(name)
 		if errors.Is(err, store.ErrNotFound) {
 			return c, invalid("a connection the pipeline names does not exist", spec.Errors{{
@@ -169,11 +183,57 @@ func (s *Server) connectionsOf(p *spec.Pipeline) (spec.Connection, map[string]sp
 	return conn, regs, nil
 }
 
+// storedFor returns the stored object of the name, of the kind
+// ("pipeline"), that a PUT replaces, and whether it exists; a PUT with
+// If-None-Match (see conditionalCreate) of one that exists is a 412.
+func storedFor[T any](r *http.Request, c *store.Collection[T], kind, name string) (old T, existed bool, err error) {
+	old, err = c.Get(name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return old, false, err
+	}
+	existed = err == nil
+	return old, existed, conditionalCreate(r, kind, name, existed)
+}
+
+// commitSpec writes v, the new spec of the named object of c, of the kind
+// ("pipeline"), and hands it to the engine, recording failures in failed.
+// old is the stored spec when it existed; known says the engine runs the
+// object.
+//
+// A changed spec is checked by the engine first (check, its dry run): a
+// refusal answers 422 and leaves the store as it was, so the desired state
+// only ever holds specs the engine accepted. Then the spec is stored and
+// applied; an unchanged one is applied again only when the engine does not
+// run it. An apply that fails for another reason than a refusal (a broker
+// down) keeps the spec stored, to be retried on the next PUT or restart,
+// and answers 500 (see applyFailed).
+func commitSpec[T any](c *store.Collection[T], failed *failures, kind, name string, v, old *T, existed, known bool, check, apply func() error) error {
+	changed := !existed || !sameJSON(old, v)
+	if changed {
+		// Another error of the check (a table's log unreadable) is the
+		// apply's to meet and report, once the spec is stored for a retry.
+		if err := check(); errors.As(err, new(spec.Errors)) {
+			return refusal(kind, name, err)
+		}
+		if err := c.Put(v); err != nil {
+			return err
+		}
+	}
+	if !changed && known {
+		return nil
+	}
+	if err := apply(); err != nil {
+		return applyFailed(c, failed, kind, name, old, existed, changed, err)
+	}
+	return nil
+}
+
 // applyFailed answers a failed apply of the named object of c, of the kind
-// ("pipeline"), whose failures GET shows from failed. A refusal
-// (spec.Errors) puts back the previous spec, old when it existed, when the
-// PUT changed it, and answers 422: the engine runs what it ran before. Any
-// other failure keeps the new spec stored, to be retried, and answers 500.
+// ("pipeline"), whose failures GET shows from failed. Any failure but a
+// refusal keeps the new spec stored, to be retried, and answers 500. A
+// refusal (spec.Errors), which the engine's check did not predict, puts
+// back the previous spec, old when it existed, when the PUT changed it,
+// and answers 422: the engine runs what it ran before.
 func applyFailed[T any](c *store.Collection[T], failed *failures, kind, name string, old *T, existed, changed bool, err error) error {
 	if !errors.As(err, new(spec.Errors)) {
 		return fmt.Errorf("%s %q was saved but did not start (it is retried on the next PUT or agent restart): %w", kind, name, err)

@@ -5,15 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
-
-// maxBodyBytes is the largest request body accepted; a pipeline spec with
-// inline schemas stays far below it.
-const maxBodyBytes = 4 << 20
 
 // problemError is an answer other than 2xx, written as a [spec.Problem].
 type problemError struct {
@@ -41,8 +36,22 @@ func problemf(status int, format string, args ...any) *problemError {
 // invalid returns a 422 problem listing errs.
 func invalid(detail string, errs spec.Errors) *problemError {
 	p := problemf(http.StatusUnprocessableEntity, "%s", detail)
-	p.Errors = errs
+	p.Errors = capProblems(errs)
 	return p
+}
+
+// maxProblems is how many problems an answer lists at most: a request can
+// hold many more (a key repeated a million times), and the answer must
+// stay small.
+const maxProblems = 100
+
+// capProblems returns the first maxProblems of errs, and a last one that
+// counts the others.
+func capProblems(errs spec.Errors) spec.Errors {
+	if len(errs) <= maxProblems {
+		return errs
+	}
+	return append(errs[:maxProblems:maxProblems], spec.FieldError{Detail: fmt.Sprintf("and %d more problems", len(errs)-maxProblems)})
 }
 
 // writeError writes err as a problem: a *problemError as it is, anything else
@@ -90,41 +99,3 @@ func encodeJSON(v any) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
-
-// decodeBody reads the request body into v strictly: one JSON object of at
-// most maxBodyBytes with no field v does not have. what names the object in
-// messages ("pipeline").
-func decodeBody(w http.ResponseWriter, r *http.Request, what string, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, tokErr := dec.Token(); tokErr != io.EOF {
-			err = errTrailingData
-			if tokErr != nil {
-				err = tokErr
-			}
-		}
-	}
-	var (
-		tooLarge *http.MaxBytesError
-		typeErr  *json.UnmarshalTypeError
-	)
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &tooLarge):
-		return problemf(http.StatusRequestEntityTooLarge, "the request body is larger than %d MiB", maxBodyBytes>>20)
-	case errors.Is(err, io.EOF):
-		return problemf(http.StatusBadRequest, "the request body is empty; send the %s as a JSON object", what)
-	case errors.As(err, &typeErr) && typeErr.Field != "":
-		p := problemf(http.StatusBadRequest, "the request body is not a valid %s", what)
-		p.Errors = spec.Errors{{Path: typeErr.Field, Detail: fmt.Sprintf("a JSON %s cannot be a %s", typeErr.Value, typeErr.Type)}}
-		return p
-	default:
-		return problemf(http.StatusBadRequest, "the request body is not a valid %s: %v", what, err)
-	}
-}
-
-var errTrailingData = errors.New("data after the JSON object")

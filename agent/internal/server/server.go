@@ -3,7 +3,7 @@
 // desired state in a [store.Store] and hands pipelines and their fanout
 // schemas to an [Engine] to run.
 //
-// Routes (every one but /healthz needs the token):
+// Routes (every one but /healthz and /openapi.json needs the token):
 //
 //	PUT/GET/DELETE /v1/connections/{name}       one connection
 //	GET            /v1/connections              every connection, by name
@@ -14,7 +14,17 @@
 //	POST           /v1/fanout-schemas/{name}/dry-run every check of a PUT; changes nothing
 //	GET            /v1/fanout-schemas           every fanout schema, by name
 //	GET            /healthz                     liveness, no token
+//	GET            /openapi.json                this API as an OpenAPI 3 document, no token
 //	GET            /metrics                     Prometheus text format
+//
+// The OpenAPI document needs no token: it describes the routes and the
+// attributes of the specs, as the agent's source and the provider's
+// documentation do, and holds nothing of the agent's state.
+//
+// Request bodies are JSON, sent with "Content-Type: application/json"
+// (415 otherwise), whose keys are exactly the attributes' names, once
+// each. A PUT with "If-None-Match: *" creates only: 412 when the object
+// exists.
 //
 // No route takes query parameters; a request with any is refused (400), so
 // that no option a later agent may add is silently ignored. Every error,
@@ -304,10 +314,11 @@ type route struct {
 	open bool
 }
 
-func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	for _, rt := range []route{
+// routeTable returns every route of the API; openapi.json documents each.
+func (s *Server) routeTable() []route {
+	return []route{
 		{path: "/healthz", methods: map[string]handlerFunc{http.MethodGet: s.healthz}, open: true},
+		{path: "/openapi.json", methods: map[string]handlerFunc{http.MethodGet: serveOpenAPI}, open: true},
 		{path: "/metrics", methods: map[string]handlerFunc{http.MethodGet: s.metrics}},
 		{path: "/v1/connections", methods: map[string]handlerFunc{http.MethodGet: s.listConnections}},
 		{path: "/v1/connections/{name}", methods: map[string]handlerFunc{
@@ -323,7 +334,12 @@ func (s *Server) routes() http.Handler {
 			http.MethodGet: s.getFanoutSchema, http.MethodPut: s.putFanoutSchema, http.MethodDelete: s.deleteFanoutSchema,
 		}},
 		{path: "/v1/fanout-schemas/{name}/dry-run", methods: map[string]handlerFunc{http.MethodPost: s.dryRunFanoutSchema}},
-	} {
+	}
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routeTable() {
 		allowed := make([]string, 0, len(rt.methods)+1)
 		for method, h := range rt.methods {
 			mux.Handle(method+" "+rt.path, s.wrap(noQuery(h), rt.open))

@@ -509,7 +509,7 @@ func TestProblemAnswers(t *testing.T) {
 		{name: "query parameter", method: http.MethodGet, path: "/v1/pipelines/p?verbose=1", wantStatus: http.StatusBadRequest, wantDetail: "takes no query parameters"},
 		{name: "dry run of nothing", method: http.MethodPost, path: "/v1/pipelines/p/dry-run", wantStatus: http.StatusBadRequest, wantDetail: "empty"},
 		{name: "malformed json", method: http.MethodPut, path: "/v1/connections/c", body: `{"name":`, wantStatus: http.StatusBadRequest},
-		{name: "unknown field", method: http.MethodPut, path: "/v1/connections/c", body: `{"name":"c","bootstrap_servers":["a:1"],"bogus":1}`, wantStatus: http.StatusBadRequest, wantDetail: "bogus"},
+		{name: "unknown field", method: http.MethodPut, path: "/v1/connections/c", body: `{"name":"c","bootstrap_servers":["a:1"],"bogus":1}`, wantStatus: http.StatusBadRequest, wantDetail: "attribute names"},
 		{name: "wrong type", method: http.MethodPut, path: "/v1/connections/c", body: `{"bootstrap_servers":"a:1"}`, wantStatus: http.StatusBadRequest},
 		{name: "trailing data", method: http.MethodPut, path: "/v1/connections/c", body: `{"bootstrap_servers":["a:1"]} {}`, wantStatus: http.StatusBadRequest},
 		{name: "empty body", method: http.MethodPut, path: "/v1/connections/c", wantStatus: http.StatusBadRequest, wantDetail: "empty"},
