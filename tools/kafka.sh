@@ -59,7 +59,10 @@ KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-$((KAFKA_PORT + 1))}"
 KAFKA_SASL_SSL_PORT="${KAFKA_SASL_SSL_PORT:-$((KAFKA_PORT + 2))}"
 KAFKA_MTLS_PORT="${KAFKA_MTLS_PORT:-$((KAFKA_PORT + 3))}"
 KAFKA_STATE_DIR="${KAFKA_STATE_DIR:-${TMPDIR:-/tmp}/tributary-kafka-$KAFKA_PORT}"
-CERTS_DIR="${TRIBUTARY_CERTS_DIR:-$KAFKA_STATE_DIR/certs}"
+# Where `up` makes the certificates; CERTS_DIR is where those of a running
+# server are.
+NEW_CERTS_DIR="${TRIBUTARY_CERTS_DIR:-$KAFKA_STATE_DIR/certs}"
+CERTS_DIR="$(certs_dir "$KAFKA_STATE_DIR" "$NEW_CERTS_DIR")"
 # Test users; nothing here protects anything.
 SCRAM_USER=ingest SCRAM_PASSWORD=tributary-scram-secret
 PLAIN_USER=plainingest PLAIN_PASSWORD=tributary-plain-secret
@@ -189,8 +192,10 @@ cmd_up() {
   done
   local jars; jars="$(jars_dir)"
   rm -rf "$KAFKA_STATE_DIR"
+  CERTS_DIR="$NEW_CERTS_DIR"
   make_test_certs "$CERTS_DIR" "$P12_PASSWORD"
   write_config
+  record_certs_dir "$KAFKA_STATE_DIR" "$CERTS_DIR"
   run_class kafka.tools.StorageTool format --ignore-formatted \
     --cluster-id="$(random_cluster_id)" -c "$KAFKA_STATE_DIR/server.properties" \
     --add-scram "SCRAM-SHA-512=[name=$SCRAM_USER,password=$SCRAM_PASSWORD]" \

@@ -70,6 +70,15 @@ cache_build() {
   )
 }
 
+# certs_dir STATE_DIR DEFAULT: the certificate directory the service whose
+# state is in STATE_DIR was started with (its `up` records it with
+# record_certs_dir), else DEFAULT; so `status` and the settings name the
+# files the running service uses, whatever TRIBUTARY_CERTS_DIR says now.
+certs_dir() { cat "$1/certs-dir" 2>/dev/null || echo "$2"; }
+
+# record_certs_dir STATE_DIR DIR: see certs_dir.
+record_certs_dir() { echo "$2" >"$1/certs-dir"; }
+
 # make_test_certs DIR [P12_PASSWORD]: the throw-away CA and certificates of
 # the secure test services in DIR (see agent/cmd/testcerts, which keeps a
 # complete set, so services given one DIR share one CA).

@@ -43,7 +43,10 @@ REGISTRY_KEY="${REGISTRY_KEY:-tributary-sr}"
 REGISTRY_SECRET="${REGISTRY_SECRET:-tributary-sr-secret}"
 REGISTRY_STATE_DIR="${REGISTRY_STATE_DIR:-${TMPDIR:-/tmp}/tributary-registry-$REGISTRY_PORT}"
 REGISTRY_START_TIMEOUT="${REGISTRY_START_TIMEOUT:-60}"
-CERTS_DIR="${TRIBUTARY_CERTS_DIR:-$REGISTRY_STATE_DIR/certs}"
+# Where `up` makes the certificates; CERTS_DIR is where those of a running
+# server are.
+NEW_CERTS_DIR="${TRIBUTARY_CERTS_DIR:-$REGISTRY_STATE_DIR/certs}"
+CERTS_DIR="$(certs_dir "$REGISTRY_STATE_DIR" "$NEW_CERTS_DIR")"
 URL="https://127.0.0.1:$REGISTRY_PORT"
 PIDFILE="$REGISTRY_STATE_DIR/registry.pid"
 BIN="$TRIBUTARY_TOOLS/bin/tributary-registry"
@@ -79,7 +82,9 @@ cmd_up() {
   (cd "$TRIBUTARY_REPO" && go build -o "$BIN" ./tools/registry) || die "building tools/registry failed"
   rm -rf "$REGISTRY_STATE_DIR"
   mkdir -p "$REGISTRY_STATE_DIR"
+  CERTS_DIR="$NEW_CERTS_DIR"
   make_test_certs "$CERTS_DIR"
+  record_certs_dir "$REGISTRY_STATE_DIR" "$CERTS_DIR"
   # setsid: own session and process group, so the server does not get the
   # caller's signals; one simple command run with &, so no shell of this
   # script holds the caller's stdout.
