@@ -69,3 +69,22 @@ cache_build() {
     log "built $key in $((SECONDS - start))s"
   )
 }
+
+# certs_dir STATE_DIR DEFAULT: the certificate directory the service whose
+# state is in STATE_DIR was started with (its `up` records it with
+# record_certs_dir), else DEFAULT; so `status` and the settings name the
+# files the running service uses, whatever TRIBUTARY_CERTS_DIR says now.
+certs_dir() { cat "$1/certs-dir" 2>/dev/null || echo "$2"; }
+
+# record_certs_dir STATE_DIR DIR: see certs_dir.
+record_certs_dir() { echo "$2" >"$1/certs-dir"; }
+
+# make_test_certs DIR [P12_PASSWORD]: the throw-away CA and certificates of
+# the secure test services in DIR (see agent/cmd/testcerts, which keeps a
+# complete set, so services given one DIR share one CA).
+make_test_certs() {
+  (cd "$TRIBUTARY_REPO" && go build -o "$TRIBUTARY_TOOLS/bin/tributary-testcerts" ./agent/cmd/testcerts) ||
+    die "building agent/cmd/testcerts failed"
+  "$TRIBUTARY_TOOLS/bin/tributary-testcerts" -dir "$1" ${2:+-p12-password "$2"} ||
+    die "writing the test certificates into $1 failed"
+}

@@ -9,6 +9,7 @@ Confluent's wire format: magic byte 0, the 4-byte big-endian schema id, then
 (Protobuf only) the zig-zag varint message indexes, then the payload.
 
   produce_sr.py --bootstrap B --topic T --registry URL [--key K --secret S] \\
+      [--registry-ca CA.pem] \\
       avro --schema-file x.avsc --records recs.jsonl [--subject S]
   produce_sr.py ... protobuf --desc-file x.desc --message pkg.Msg \\
       --records recs.jsonl [--subject S] [--register-known-types]
@@ -42,6 +43,8 @@ def registry_client(args):
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
     conf = {"url": args.registry}
+    if args.registry_ca:
+        conf["ssl.ca.location"] = args.registry_ca
     if args.key:
         conf["basic.auth.user.info"] = f"{args.key}:{args.secret or ''}"
     return SchemaRegistryClient(conf)
@@ -160,6 +163,7 @@ def main():
     p.add_argument("--registry", help="schema registry URL (not needed for raw)")
     p.add_argument("--key", help="registry API key (basic-auth user)")
     p.add_argument("--secret", help="registry API secret (basic-auth password)")
+    p.add_argument("--registry-ca", help="PEM CA file that signed an https registry's certificate")
     p.add_argument("--partition", type=int)
     p.add_argument("--record-key-field")
     sub = p.add_subparsers(dest="format", required=True)

@@ -28,6 +28,9 @@ step() { printf '\n=== %s\n' "$*"; }
 has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }
 
 kafka_started= s3_started= registry_started=
+# One throw-away CA for the broker's secure listeners and the registry.
+export TRIBUTARY_CERTS_DIR
+TRIBUTARY_CERTS_DIR="$(mktemp -d)"
 cleanup() {
   local rc=$?
   if [[ -n "$kafka_started" ]]; then
@@ -42,6 +45,7 @@ cleanup() {
     step "schema registry down"
     tools/registry.sh down || true
   fi
+  rm -rf "$TRIBUTARY_CERTS_DIR"
   exit "$rc"
 }
 trap cleanup EXIT
@@ -62,10 +66,19 @@ rm -f "$bench_log"
 step "kafka up"
 kafka_started=1
 tools/kafka.sh up
+# The SASL_SSL and mTLS listeners' addresses, certificate files and users
+# (KAFKA_SASL_SSL_BOOTSTRAP, KAFKA_CA_FILE, KAFKA_SCRAM_USER, ...; see
+# tools/kafka.sh) go to the tests.
+kafka_env="$(mktemp)"
+tools/kafka.sh security >"$kafka_env"
+# shellcheck disable=SC1090
+source "$kafka_env"
+rm -f "$kafka_env"
 
-# The Confluent-compatible schema registry (srfake, basic auth) the
-# end-to-end tests register Avro and Protobuf schemas in (with
-# tools/produce_sr.py); SCHEMA_REGISTRY_URL, _KEY and _SECRET go to the tests.
+# The Confluent-compatible schema registry (srfake, HTTPS and basic auth)
+# the end-to-end tests register Avro and Protobuf schemas in (with
+# tools/produce_sr.py); SCHEMA_REGISTRY_URL, _KEY, _SECRET and _CA_FILE go to
+# the tests.
 step "schema registry up"
 registry_started=1
 export REGISTRY_PORT="${REGISTRY_PORT:-18081}"
@@ -74,6 +87,11 @@ tools/registry.sh up >"$registry_env"
 # shellcheck disable=SC1090
 source "$registry_env"
 rm -f "$registry_env"
+
+# Unit tests that also run against the real broker's secure listeners when
+# its settings are set (they skip in the unit step above, before it is up).
+step "real-broker tests (-run RealBroker)"
+go test -count=1 -run RealBroker ./agent/...
 
 # The S3-compatible server (SeaweedFS) the end-to-end tests keep tables on;
 # its client settings (AWS_ENDPOINT_URL, keys, region) go to the tests.

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,9 @@ import (
 type tfPipeline struct {
 	// connection and pipeline are their names.
 	connection, pipeline string
+	// bootstrap is the connection's bootstrap server; "" means the test
+	// broker's PLAINTEXT listener.
+	bootstrap string
 	// body is the rest of the pipeline's body: its table blocks, and any
 	// attribute before them.
 	body string
@@ -50,7 +54,7 @@ resource "tributary_pipeline" "this" {
   destination_schema  = "e2e"
   flush_interval      = "1s"
 %s}
-%s`, c.before, c.connection, env.bootstrap, c.connectionBody, c.pipeline, c.body, c.after)
+%s`, c.before, c.connection, cmp.Or(c.bootstrap, env.bootstrap), c.connectionBody, c.pipeline, c.body, c.after)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -15,15 +15,52 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// registryEnv returns the test schema registry's URL, API key and secret
-// (tools/registry.sh), skipping the test without one.
-func registryEnv(t *testing.T) (url, key, secret string) {
+// testRegistry is the test schema registry (tools/registry.sh): an HTTPS
+// URL, the API key and secret of its basic auth, and the CA that signed its
+// certificate.
+type testRegistry struct {
+	url, key, secret string
+	// caFile is the CA's PEM file, caPEM its content.
+	caFile, caPEM string
+}
+
+// registryEnv returns the test schema registry from the settings
+// tools/registry.sh prints, skipping the test without one.
+func registryEnv(t *testing.T) testRegistry {
 	t.Helper()
-	url = os.Getenv("SCHEMA_REGISTRY_URL")
-	if url == "" {
+	r := testRegistry{url: os.Getenv("SCHEMA_REGISTRY_URL"), key: os.Getenv("SCHEMA_REGISTRY_KEY"),
+		secret: os.Getenv("SCHEMA_REGISTRY_SECRET"), caFile: os.Getenv("SCHEMA_REGISTRY_CA_FILE")}
+	if r.url == "" {
 		t.Skip("SCHEMA_REGISTRY_URL is not set: start tools/registry.sh (make test does)")
 	}
-	return url, os.Getenv("SCHEMA_REGISTRY_KEY"), os.Getenv("SCHEMA_REGISTRY_SECRET")
+	if r.caFile != "" {
+		pem, err := os.ReadFile(r.caFile)
+		if err != nil {
+			t.Fatalf("SCHEMA_REGISTRY_CA_FILE: %v", err)
+		}
+		r.caPEM = string(pem)
+	}
+	return r
+}
+
+// toSpec is the connection's schema_registry block for r.
+func (r testRegistry) toSpec() *spec.SchemaRegistry {
+	return &spec.SchemaRegistry{URL: r.url, APIKey: r.key, APISecret: r.secret, CAPEM: r.caPEM}
+}
+
+// hcl is the connection's schema_registry attribute for r, its secret from
+// the variable secretVar.
+func (r testRegistry) hcl(secretVar string) string {
+	ca := ""
+	if r.caFile != "" {
+		ca = fmt.Sprintf("\n    ca_pem     = file(%q)", r.caFile)
+	}
+	return fmt.Sprintf(`  schema_registry = {
+    url        = %q
+    api_key    = %q
+    api_secret = var.%s%s
+  }
+`, r.url, r.key, secretVar, ca)
 }
 
 // schemaTopic is one topic of the schema tests and what was produced to it.
@@ -36,9 +73,12 @@ type schemaTopic struct {
 // produce runs schema_records.py produce for the topic with args.
 func (st *schemaTopic) produce(t *testing.T, args ...string) {
 	t.Helper()
-	url, key, secret := os.Getenv("SCHEMA_REGISTRY_URL"), os.Getenv("SCHEMA_REGISTRY_KEY"), os.Getenv("SCHEMA_REGISTRY_SECRET")
+	r := registryEnv(t)
 	base := []string{"produce", "--bootstrap", env.bootstrap, "--topic", st.name, "--manifest", st.manifest,
-		"--format", st.format, "--registry", url, "--key", key, "--secret", secret}
+		"--format", st.format, "--registry", r.url, "--key", r.key, "--secret", r.secret}
+	if r.caFile != "" {
+		base = append(base, "--registry-ca", r.caFile)
+	}
 	if st.format == "avro" {
 		base = append(base, "--schema", filepath.Join("testdata", "orders.avsc"))
 	} else {
@@ -66,7 +106,7 @@ func (st *schemaTopic) check(t *testing.T, location string, args ...string) {
 // produced, corrupt bytes in _corrupt_record, and the Avro registry table
 // with the new column, null in the rows before it.
 func TestAvroAndProtobufThroughTerraform(t *testing.T) {
-	url, key, secret := registryEnv(t)
+	reg := registryEnv(t)
 	a := startAgent(t, t.TempDir())
 	dir := t.TempDir()
 	for _, f := range []string{"orders.avsc", "orders.desc"} {
@@ -122,13 +162,8 @@ variable "registry_secret" {
   type      = string
   sensitive = true
 }
-`, connectionBody: fmt.Sprintf(`  schema_registry = {
-    url        = %q
-    api_key    = %q
-    api_secret = var.registry_secret
-  }
-`, url, key)}.write(t, dir)
-	t.Setenv("TF_VAR_registry_secret", secret)
+`, connectionBody: reg.hcl("registry_secret")}.write(t, dir)
+	t.Setenv("TF_VAR_registry_secret", reg.secret)
 	apply(t, dir, a)
 
 	// Bad magic byte, an id the registry does not know, a truncated
@@ -205,7 +240,7 @@ func (a *agent) metrics() string {
 // PERMISSIVE resumes at the bad record, which lands in _corrupt_record, and
 // every record is in the table once.
 func TestFailFastStopsAtTheBadRecord(t *testing.T) {
-	url, key, secret := registryEnv(t)
+	reg := registryEnv(t)
 	a := startAgent(t, t.TempDir())
 	dir := t.TempDir()
 	topic := &schemaTopic{name: uniqueName("e2e-failfast"), format: "avro", manifest: filepath.Join(dir, "records.jsonl")}
@@ -216,7 +251,7 @@ func TestFailFastStopsAtTheBadRecord(t *testing.T) {
 	c := a.client()
 	ctx := t.Context()
 	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "local", BootstrapServers: []string{env.bootstrap},
-		SchemaRegistry: &spec.SchemaRegistry{URL: url, APIKey: key, APISecret: secret}}); err != nil {
+		SchemaRegistry: reg.toSpec()}); err != nil {
 		t.Fatal(err)
 	}
 	p := &spec.Pipeline{Name: "failfast", Connection: "local", DestinationCatalog: "main", DestinationSchema: "e2e", FlushInterval: "1s",

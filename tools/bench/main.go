@@ -196,8 +196,17 @@ func main() {
 	flag.StringVar(&o.registry.APIKey, "registry-key", os.Getenv("SCHEMA_REGISTRY_KEY"), "the registry's API key (basic auth)")
 	flag.StringVar(&o.registry.APISecret, "registry-secret", os.Getenv("SCHEMA_REGISTRY_SECRET"),
 		"the registry's API secret; $SCHEMA_REGISTRY_SECRET by default, which keeps it off the command line")
+	registryCA := flag.String("registry-ca", os.Getenv("SCHEMA_REGISTRY_CA_FILE"),
+		"a PEM `file` with the CA that signed an https registry's certificate; the bench and the agent trust it")
 	flag.StringVar(&o.out, "out", ".bench/results.json", "where to write the JSON results")
 	flag.Parse()
+	if *registryCA != "" {
+		pem, err := os.ReadFile(*registryCA)
+		if err != nil {
+			log.Fatalf("-registry-ca: %v", err)
+		}
+		o.registry.CAPEM = string(pem)
+	}
 	if err := run(o); err != nil {
 		log.Fatal(err)
 	}

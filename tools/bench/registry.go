@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"fmt"
 	"log"
 	"math"
+	"net/http"
 	"strings"
 	"time"
 
@@ -142,6 +145,14 @@ func registryRun(ctx context.Context, o options, f registryFormat) (result, erro
 	opts := []sr.ClientOpt{sr.URLs(o.registry.URL)}
 	if o.registry.APIKey != "" {
 		opts = append(opts, sr.BasicAuth(o.registry.APIKey, o.registry.APISecret))
+	}
+	if o.registry.CAPEM != "" {
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM([]byte(o.registry.CAPEM)) {
+			return result{}, fmt.Errorf("-registry-ca: no PEM certificate in it")
+		}
+		opts = append(opts, sr.HTTPClient(&http.Client{Timeout: time.Minute,
+			Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}))
 	}
 	cl, err := sr.NewClient(opts...)
 	if err != nil {

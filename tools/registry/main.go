@@ -6,8 +6,10 @@
 // tools/registry.sh builds and starts it; it holds its state in memory, so
 // a restart forgets every schema.
 //
-//	registry -addr 127.0.0.1:18081 -key K -secret S
+//	registry -addr 127.0.0.1:18081 -key K -secret S [-tls-cert F -tls-key F]
 //
+// With -tls-cert and -tls-key (PEM files) it serves HTTPS only, as
+// tools/registry.sh runs it with a certificate of the test CA.
 // Every request must carry `Authorization: Basic base64(K:S)`; a missing or
 // wrong one gets 401 and {"error_code":401,"message":"Unauthorized"}, as
 // from Confluent's registry. GET /healthz answers 200 without credentials.
@@ -35,8 +37,13 @@ func main() {
 	key := flag.String("key", "", "basic-auth user (API key) every request must carry; empty: no auth")
 	secret := flag.String("secret", "", "basic-auth password (API secret)")
 	quiet := flag.Bool("quiet", false, "do not log each request")
+	tlsCert := flag.String("tls-cert", "", "serve HTTPS with this PEM certificate (needs -tls-key)")
+	tlsKey := flag.String("tls-key", "", "PEM private key of -tls-cert")
 	flag.Parse()
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+	if (*tlsCert == "") != (*tlsKey == "") {
+		log.Fatal("-tls-cert and -tls-key go together")
+	}
 
 	reg := srfake.NewRegistry()
 	var h http.Handler = reg.Handler()
@@ -65,8 +72,14 @@ func main() {
 		<-sig
 		_ = srv.Close()
 	}()
-	log.Printf("schema registry (srfake) on http://%s, auth %v", ln.Addr(), *key != "")
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if *tlsCert != "" {
+		log.Printf("schema registry (srfake) on https://%s, auth %v", ln.Addr(), *key != "")
+		err = srv.ServeTLS(ln, *tlsCert, *tlsKey)
+	} else {
+		log.Printf("schema registry (srfake) on http://%s, auth %v", ln.Addr(), *key != "")
+		err = srv.Serve(ln)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
 }

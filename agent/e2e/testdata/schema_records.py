@@ -4,7 +4,7 @@ check the tables Tributary wrote from them.
     schema_records.py produce --bootstrap B --topic T --manifest FILE
         --format avro|protobuf --framing registry|plain
         [--schema orders.avsc | --desc orders.desc --message shop.v1.Order]
-        [--registry URL --key K --secret S] [--from I] [--count N] [--version V]
+        [--registry URL --key K --secret S --registry-ca CA.pem] [--from I] [--count N] [--version V]
         [--corrupt HEX ...]
 
 Record i of version V is order(i, V) below, the same every time. Registry
@@ -283,6 +283,7 @@ def main():
     p.add_argument("--registry")
     p.add_argument("--key")
     p.add_argument("--secret")
+    p.add_argument("--registry-ca")
     p.add_argument("--from", dest="start", type=int, default=0)
     p.add_argument("--count", type=int, default=0)
     p.add_argument("--version", type=int, default=1)
