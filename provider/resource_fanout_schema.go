@@ -81,7 +81,7 @@ func (r *fanoutSchemaResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	if req.State.Raw.IsNull() {
-		ctx = creating(ctx) // an object the agent has already fails the plan
+		ctx = creating(ctx) // an object the agent has already is a warning (see addExistsWarning)
 	}
 	r.dryRun(ctx, f, &resp.Diagnostics)
 }

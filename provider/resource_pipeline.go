@@ -89,7 +89,7 @@ func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	if req.State.Raw.IsNull() {
-		ctx = creating(ctx) // an object the agent has already fails the plan
+		ctx = creating(ctx) // an object the agent has already is a warning (see addExistsWarning)
 	}
 	r.dryRun(ctx, p, &resp.Diagnostics)
 }
@@ -164,8 +164,8 @@ type dryRunKind struct {
 
 // reportDryRun turns err, the answer of the agent to the dry run of the
 // object name of kind k, into diagnostics: a refusal is an error on the
-// attributes it names (the dry run of a create of an object the agent has
-// already, on name), an agent that cannot check leaves a warning.
+// attributes it names; the dry run of a create of an object the agent has
+// already, and an agent that cannot check, leave a warning.
 func reportDryRun(diags *diag.Diagnostics, k dryRunKind, name string, err error) {
 	if err == nil {
 		return
@@ -174,7 +174,7 @@ func reportDryRun(diags *diag.Diagnostics, k dryRunKind, name string, err error)
 	answered := errors.As(err, &apiErr)
 	switch {
 	case errors.Is(err, client.ErrExists):
-		addExistsError(diags, k.what, err)
+		addExistsWarning(diags, k.what, err)
 	case answered && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed):
 		diags.AddWarning(k.title+" "+name+" not checked by the agent: upgrade the agent",
 			"The agent predates dry runs, so it cannot check plans: until it is upgraded, "+k.unchecked+
