@@ -147,6 +147,10 @@ func (r *fanoutSchemaResource) apply(ctx context.Context, planned tfsdk.Plan, ti
 		wait: func(ctx context.Context) error {
 			return waitForRun(ctx, fmt.Sprintf("fanout schema %q", f.Name), fanoutRunState(&last.Status), get, stuckAfter)
 		},
+		stored: func(ctx context.Context) bool {
+			_, err := get(ctx)
+			return err == nil
+		},
 		accepted: func() {
 			plan.ID = types.StringValue(f.Name)
 			plan.Tables = fanoutTables(ctx, &last.Status, diags)
