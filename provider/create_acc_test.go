@@ -89,3 +89,23 @@ resource "tributary_fanout_schema" "f" {
 		t.Fatalf("fanout schema after a refused create = %+v, %v", got, err)
 	}
 }
+
+// TestAccReplaceTainted: a tainted pipeline (as a create whose wait failed
+// leaves it) is replaced by the next apply. Terraform plans the new object
+// as a create, whose dry run meets the object being replaced: that must
+// not fail the plan.
+func TestAccReplaceTainted(t *testing.T) {
+	a := sharedAgent(t)
+	conn, pipe := uniqueName("conn"), uniqueName("pipe")
+	config := a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name":            hclString(pipe),
+		"connection_name": "tributary_connection.c.name",
+	})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{Config: config, Taint: []string{"tributary_pipeline.p"}},
+		},
+	})
+}

@@ -101,9 +101,33 @@ func creating(ctx context.Context) context.Context { return client.CreateOnly(ct
 // (client.ErrExists), and if so adds an error on the name attribute that
 // says how to import it.
 func addExistsError(diags *diag.Diagnostics, what string, err error) bool {
+	summary, detail, ok := existsMessage(what, err)
+	if ok {
+		diags.AddAttributeError(path.Root("name"), summary, detail)
+	}
+	return ok
+}
+
+// addExistsWarning is addExistsError for the dry run of a plan that creates
+// the object: a warning, as the plan may replace the object the agent has
+// (a tainted one, or one whose change forces a replacement), which
+// Terraform plans as a create, and the apply deletes it first. A create of
+// an object that is not Terraform's still fails, at apply.
+func addExistsWarning(diags *diag.Diagnostics, what string, err error) bool {
+	summary, detail, ok := existsMessage(what, err)
+	if ok {
+		diags.AddAttributeWarning(path.Root("name"), summary, detail+
+			". Unless this plan replaces it (a tainted object, or a change that forces a replacement), the apply will fail")
+	}
+	return ok
+}
+
+// existsMessage returns the summary and detail of the diagnostic of
+// addExistsError, and whether err is a client.ErrExists.
+func existsMessage(what string, err error) (summary, detail string, ok bool) {
 	var apiErr *client.APIError
 	if !errors.Is(err, client.ErrExists) || !errors.As(err, &apiErr) {
-		return false
+		return "", "", false
 	}
 	// The name is the last segment of the object's URL, that of its dry
 	// run less "/dry-run".
@@ -112,10 +136,9 @@ func addExistsError(diags *diag.Diagnostics, what string, err error) bool {
 	if unescaped, err := url.PathUnescape(name); err == nil {
 		name = unescaped
 	}
-	diags.AddAttributeError(path.Root("name"), strings.ToUpper(what[:1])+what[1:]+" already exists",
+	return strings.ToUpper(what[:1]) + what[1:] + " already exists",
 		fmt.Sprintf("%s %q already exists on the agent; import it with `terraform import tributary_%s.<name> %s` or pick another name",
-			what, name, strings.ReplaceAll(what, " ", "_"), name))
-	return true
+			what, name, strings.ReplaceAll(what, " ", "_"), name), true
 }
 
 // readNamed gets the object of kind what (as "pipeline") that the agent

@@ -81,7 +81,7 @@ func (r *fanoutSchemaResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	if req.State.Raw.IsNull() {
-		ctx = creating(ctx) // an object the agent has already fails the plan
+		ctx = creating(ctx) // an object the agent has already is a warning (see addExistsWarning)
 	}
 	r.dryRun(ctx, f, &resp.Diagnostics)
 }
@@ -146,6 +146,10 @@ func (r *fanoutSchemaResource) apply(ctx context.Context, planned tfsdk.Plan, ti
 		put:   func(ctx context.Context) (err error) { last, err = api.PutFanoutSchema(ctx, f); return err },
 		wait: func(ctx context.Context) error {
 			return waitForRun(ctx, fmt.Sprintf("fanout schema %q", f.Name), fanoutRunState(&last.Status), get, stuckAfter)
+		},
+		stored: func(ctx context.Context) bool {
+			_, err := get(ctx)
+			return err == nil
 		},
 		accepted: func() {
 			plan.ID = types.StringValue(f.Name)

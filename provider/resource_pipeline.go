@@ -89,7 +89,7 @@ func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	if req.State.Raw.IsNull() {
-		ctx = creating(ctx) // an object the agent has already fails the plan
+		ctx = creating(ctx) // an object the agent has already is a warning (see addExistsWarning)
 	}
 	r.dryRun(ctx, p, &resp.Diagnostics)
 }
@@ -164,8 +164,8 @@ type dryRunKind struct {
 
 // reportDryRun turns err, the answer of the agent to the dry run of the
 // object name of kind k, into diagnostics: a refusal is an error on the
-// attributes it names (the dry run of a create of an object the agent has
-// already, on name), an agent that cannot check leaves a warning.
+// attributes it names; the dry run of a create of an object the agent has
+// already, and an agent that cannot check, leave a warning.
 func reportDryRun(diags *diag.Diagnostics, k dryRunKind, name string, err error) {
 	if err == nil {
 		return
@@ -174,7 +174,7 @@ func reportDryRun(diags *diag.Diagnostics, k dryRunKind, name string, err error)
 	answered := errors.As(err, &apiErr)
 	switch {
 	case errors.Is(err, client.ErrExists):
-		addExistsError(diags, k.what, err)
+		addExistsWarning(diags, k.what, err)
 	case answered && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed):
 		diags.AddWarning(k.title+" "+name+" not checked by the agent: upgrade the agent",
 			"The agent predates dry runs, so it cannot check plans: until it is upgraded, "+k.unchecked+
@@ -264,9 +264,13 @@ func (r *pipelineResource) apply(ctx context.Context, planned tfsdk.Plan, timeou
 	var got *spec.PipelineResponse
 	applyRun(ctx, agentRun{
 		what: "pipeline", title: "Pipeline", name: p.Name,
-		files:    func(fn func(*schemaFile)) { eachSchemaFile(p, fn) },
-		put:      func(ctx context.Context) (err error) { got, err = api.PutPipeline(ctx, p); return err },
-		wait:     func(ctx context.Context) error { return waitForPipeline(ctx, api, p.Name, got, stuckAfter) },
+		files: func(fn func(*schemaFile)) { eachSchemaFile(p, fn) },
+		put:   func(ctx context.Context) (err error) { got, err = api.PutPipeline(ctx, p); return err },
+		wait:  func(ctx context.Context) error { return waitForPipeline(ctx, api, p.Name, got, stuckAfter) },
+		stored: func(ctx context.Context) bool {
+			stored, err := api.GetPipeline(ctx, p.Name)
+			return err == nil && stored != nil
+		},
 		accepted: func() { plan.ID = types.StringValue(p.Name) },
 	}, planned, limit, &plan, state, diags)
 }
@@ -282,6 +286,11 @@ type agentRun struct {
 	// put sends the object to the agent; wait then waits until the agent
 	// reports it RUNNING, COMPLETED or FAILED (see waitForRun).
 	put, wait func(context.Context) error
+	// stored, after a put that failed without a refusal, asks the agent
+	// whether it has the object all the same (a 5xx "saved but did not
+	// start", or an answer that did not come), keeping its answer as the
+	// put's for accepted.
+	stored func(context.Context) bool
 	// accepted completes the planned model once the agent accepted the
 	// object: its id, and what the agent reports.
 	accepted func()
@@ -301,6 +310,17 @@ func applyRun(ctx context.Context, o agentRun, planned tfsdk.Plan, timeout time.
 	defer cancel()
 	if err := o.put(ctx); err != nil {
 		addAgentError(diags, o.what, "Cannot apply "+o.what+" "+o.name, err)
+		// An object the agent stored all the same goes into the state, so
+		// that Terraform tracks (and after a create, taints) it: left out,
+		// the next create would meet it and fail on its name.
+		// The look-up has its own time: the put may have used it all.
+		lookup, cancelLookup := context.WithTimeout(context.WithoutCancel(ctx), storedLookupTimeout)
+		defer cancelLookup()
+		if mayBeStored(err) && o.stored(lookup) {
+			o.accepted()
+			diags.Append(state.Set(ctx, plan)...)
+			setFileHashes(ctx, state, o.files, diags)
+		}
 		return
 	}
 	waitErr := o.wait(ctx)
@@ -311,6 +331,17 @@ func applyRun(ctx context.Context, o agentRun, planned tfsdk.Plan, timeout time.
 	if waitErr != nil {
 		diags.AddError(o.title+" "+o.name+" did not start", waitErr.Error())
 	}
+}
+
+// storedLookupTimeout bounds the look-up of an object whose put failed.
+const storedLookupTimeout = 30 * time.Second
+
+// mayBeStored reports whether err, a failed PUT, leaves the agent possibly
+// holding the object: no answer came, or a 5xx did (the agent stores an
+// object that then fails to start, and answers 500).
+func mayBeStored(err error) bool {
+	var apiErr *client.APIError
+	return !errors.As(err, &apiErr) || apiErr.Status >= http.StatusInternalServerError
 }
 
 // setFileHashes sets the hash attribute of every schema file in state

@@ -57,6 +57,19 @@ func (e *APIError) Unwrap() error {
 	return nil
 }
 
+// createAttempt is the context key that marks the request of a create (one
+// with If-None-Match: *) for the retry policy.
+type createAttempt struct{}
+
+// neverSent reports whether err, the error of an attempt without an
+// answer, shows that the request never reached the agent: the connection
+// could not be made. A timeout or a connection reset may come after the
+// agent got the request.
+func neverSent(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
 // DefaultTimeout bounds each attempt of a request, from sending it to
 // reading the whole answer, unless [Timeout] sets another.
 const DefaultTimeout = 60 * time.Second
@@ -112,7 +125,11 @@ func New(endpoint, token string, opts ...Option) (*Client, error) {
 	rc.RetryWaitMin = 500 * time.Millisecond
 	rc.RetryWaitMax = 4 * time.Second
 	rc.CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-		if ctx.Value(tryOnce{}) != nil || resp != nil && isCreate(ctx, resp.Request.Method) {
+		if ctx.Value(tryOnce{}) != nil {
+			return false, nil
+		}
+		if ctx.Value(createAttempt{}) != nil && (resp != nil || !neverSent(err)) {
+			// The agent may have acted on the create (see CreateOnly).
 			return false, nil
 		}
 		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
@@ -239,6 +256,10 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		body = bytes.NewReader(b)
 	}
 	u := c.base.String() + path
+	create := isCreate(ctx, method)
+	if create {
+		ctx = context.WithValue(ctx, createAttempt{}, true)
+	}
 	req, err := retryablehttp.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
 		return fmt.Errorf("build request %s %s: %w", method, u, err)
@@ -247,7 +268,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if isCreate(ctx, method) {
+	if create {
 		req.Header.Set("If-None-Match", "*")
 	}
 	if c.token != "" {

@@ -26,11 +26,12 @@ type createOnly struct{}
 // run under ctx checks a create likewise. Other requests under ctx are
 // sent as usual.
 //
-// A create is retried only when no answer arrived (the agent is starting,
-// say), not after a 5xx: the agent acted on the request (a pipeline that
-// was stored but did not start), and a retry would meet the object it
-// stored. An answer lost on the way back, then retried, can therefore
-// report ErrExists for the caller's own object.
+// A create is retried only when the connection to the agent could not be
+// made (the agent is starting, say): not after an answer, even a 5xx, nor
+// after a timeout or a connection lost mid-request, as the agent may have
+// acted on the request (a pipeline that was stored but did not start), and
+// a retry would meet the object it stored and report ErrExists for the
+// caller's own object.
 func CreateOnly(ctx context.Context) context.Context {
 	return context.WithValue(ctx, createOnly{}, true)
 }

@@ -2,10 +2,12 @@ package client_test
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -64,5 +66,64 @@ func TestCreateIsConditional(t *testing.T) {
 	}
 	if calls.Load() != 4 {
 		t.Fatalf("%d requests, want 4: a PUT and a GET, each retried once", calls.Load())
+	}
+}
+
+// A create whose answer does not come in time is not retried: the agent
+// may be storing the object, and a retry would meet it and report
+// ErrExists for the caller's own object.
+func TestCreateNotRetriedAfterTimeout(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) > 1 {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusPreconditionFailed)
+			_, _ = w.Write([]byte(`{"title":"x","status":412,"detail":"pipeline \"p\" already exists"}`))
+			return
+		}
+		<-release // the agent is still applying the pipeline
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	c, err := client.New(srv.URL, "", client.RetryMax(1), client.Timeout(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.PutPipeline(client.CreateOnly(t.Context()), &spec.Pipeline{Name: "p"})
+	if err == nil || errors.Is(err, client.ErrExists) || calls.Load() != 1 {
+		t.Fatalf("create after a timeout: %v after %d requests, want the timeout after one", err, calls.Load())
+	}
+}
+
+// A create that could not connect (the agent is starting) is retried.
+func TestCreateRetriedAfterRefusedConnection(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // refused until the agent listens
+	var calls atomic.Int32
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"name":"c","bootstrap_servers":["a:1"]}`))
+	})}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			_ = srv.Serve(ln)
+		}
+	}()
+	t.Cleanup(func() { _ = srv.Close() })
+	c, err := client.New("http://"+addr, "", client.RetryMax(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutConnection(client.CreateOnly(t.Context()), &spec.Connection{Name: "c"}); err != nil || calls.Load() != 1 {
+		t.Fatalf("create while the agent starts: %v after %d requests, want success after one", err, calls.Load())
 	}
 }

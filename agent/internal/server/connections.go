@@ -36,6 +36,9 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 	if err := pathName(r, &c.Name); err != nil {
 		return err
 	}
+	// secrets_set is in answers only: the stored connection's is what
+	// Redacted makes of its secrets.
+	c.SecretsSet = nil
 	// No answer about c may quote its secrets, whether c is stored by then
 	// or not: its problems, an engine's check or apply with it.
 	s.learnSecrets(&c)

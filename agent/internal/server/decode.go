@@ -115,7 +115,7 @@ var errTrailingData = errors.New("data after the JSON object")
 // that place, and for every key an object repeats. Values of other types
 // (strings, numbers, maps' and interfaces' contents) are only skipped, with
 // their keys checked for duplicates; Unmarshal reports wrong types. The
-// error is a JSON syntax error.
+// error is a JSON syntax error, or errTooDeep.
 func checkKeys(data []byte, t reflect.Type) (spec.Errors, error) {
 	k := keyChecker{dec: json.NewDecoder(bytes.NewReader(data))}
 	k.dec.UseNumber()
@@ -125,10 +125,18 @@ func checkKeys(data []byte, t reflect.Type) (spec.Errors, error) {
 	return k.errs, nil
 }
 
+// maxDepth is how deeply the objects and arrays of a body may nest: a spec
+// nests a few levels, and the walk's cost (its paths) grows with the square
+// of the depth, so a body of nothing but '[' must not set it.
+const maxDepth = 32
+
+var errTooDeep = fmt.Errorf("objects and arrays are nested deeper than %d levels", maxDepth)
+
 // keyChecker is the state of one checkKeys walk.
 type keyChecker struct {
-	dec  *json.Decoder
-	errs spec.Errors
+	dec   *json.Decoder
+	errs  spec.Errors
+	depth int
 }
 
 // value reads one JSON value that Go type t (nil: unknown) receives at
@@ -141,23 +149,27 @@ func (k *keyChecker) value(t reflect.Type, path string) error {
 	if err != nil {
 		return err
 	}
-	switch tok {
-	case json.Delim('{'):
-		return k.object(t, path)
-	case json.Delim('['):
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
-		}
-		for i := 0; k.dec.More(); i++ {
-			if err := k.value(elem, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-		_, err := k.dec.Token() // ']'
-		return err
+	if tok != json.Delim('{') && tok != json.Delim('[') {
+		return nil
 	}
-	return nil
+	if k.depth++; k.depth > maxDepth {
+		return errTooDeep
+	}
+	defer func() { k.depth-- }()
+	if tok == json.Delim('{') {
+		return k.object(t, path)
+	}
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		elem = t.Elem()
+	}
+	for i := 0; k.dec.More(); i++ {
+		if err := k.value(elem, path+"["+strconv.Itoa(i)+"]"); err != nil {
+			return err
+		}
+	}
+	_, err = k.dec.Token() // ']'
+	return err
 }
 
 // object reads the members of a JSON object, after its '{', that Go type t

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -152,5 +153,21 @@ func TestProblemsCapped(t *testing.T) {
 	p := problem(t, h, answer)
 	if status != http.StatusBadRequest || len(p.Errors) != 101 || p.Errors[100].Detail != "and 39899 more problems" {
 		t.Fatalf("%d with %d problems (last %v), want 400 with 100 and a count of the others", status, len(p.Errors), p.Errors[len(p.Errors)-1])
+	}
+}
+
+// A body nested far deeper than any spec (arrays in arrays, up to the body
+// limit) is refused quickly with a 400, without a walk as deep as the body.
+func TestDeepNesting(t *testing.T) {
+	a := newAgent(t, "")
+	const depth = 1_000_000
+	body := `{"bootstrap_servers":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`
+	start := time.Now()
+	status, h, answer := raw(t, http.MethodPut, a.url+"/v1/connections/c", testToken, body)
+	if p := problem(t, h, answer); status != http.StatusBadRequest || !strings.Contains(p.Detail, "nested") {
+		t.Fatalf("%d %s, want 400 saying the body is nested too deep", status, p.Detail)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the answer took %v", d)
 	}
 }
