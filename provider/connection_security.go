@@ -148,7 +148,8 @@ func securityAttributes() map[string]schema.Attribute {
 						},
 						"token_file": schema.StringAttribute{
 							MarkdownDescription: "Path, on the agent's machine, of a file holding the bearer token; the " +
-								"agent reads it again before each authentication, so another process can rotate it.",
+								"agent reads it again before each authentication, so another process can rotate it. An absolute " +
+								"path in a folder the agent was started with `--oauth-token-dir` for; the agent refuses others.",
 							Optional: true,
 						},
 					}, secretAttributes("client_secret", "the client secret of the client-credentials grant")),

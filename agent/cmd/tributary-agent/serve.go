@@ -65,6 +65,9 @@ type agentOptions struct {
 	// warehouseAllow are the other roots a pipeline's storage_location may
 	// lie under.
 	warehouseAllow locations
+	// oauthTokenDirs are the folders a connection's OAuth token_file may
+	// lie in.
+	oauthTokenDirs folders
 	// gcGrace overrides the garbage collection grace period; 0 keeps the
 	// default.
 	gcGrace time.Duration
@@ -110,6 +113,21 @@ func (l *locations) Set(s string) error {
 		return err
 	}
 	*l = append(*l, s)
+	return nil
+}
+
+// folders is a repeatable flag of folder paths.
+type folders []string
+
+// String lists the folders.
+func (f *folders) String() string { return strings.Join(*f, ", ") }
+
+// Set adds a folder, which must exist.
+func (f *folders) Set(s string) error {
+	if st, err := os.Stat(s); err != nil || !st.IsDir() {
+		return fmt.Errorf("%q is not a folder", s)
+	}
+	*f = append(*f, s)
 	return nil
 }
 
@@ -172,6 +190,8 @@ func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout,
 		"how long a shutdown waits for requests and the final flush and commit of every table")
 	fs.StringVar(&o.secretsKeyFile, "secrets-key-file", "", secretsKeyFlagUsage)
+	fs.Var(&o.oauthTokenDirs, "oauth-token-dir", "a `folder` whose files a connection's sasl.oauth.token_file may name; "+
+		"repeat for more (default none: token_file is refused, so that API clients cannot make the agent send other files)")
 	fs.TextVar(logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	o.warehouseMode = defaultWarehouseMode
 	fs.Var(&o.warehouseMode, "warehouse-mode", "permission `bits` (octal) of the files the agent writes in local table folders; "+
@@ -333,7 +353,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		GCGrace: o.gcGrace, WarehouseMode: os.FileMode(o.warehouseMode)})
 	srv, err := server.New(server.Config{
 		Store: st, Engine: engine, Tokens: o.tokens, InsecureNoAuth: o.insecureNoAuth, Logger: o.log, Memory: budget,
-		TLS: tlsCfg, MaxConnections: o.maxConnections, Redactor: secrets,
+		TLS: tlsCfg, MaxConnections: o.maxConnections, Redactor: secrets, TokenFileDirs: o.oauthTokenDirs,
 	})
 	if err != nil {
 		return err

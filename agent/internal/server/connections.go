@@ -45,6 +45,9 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 	if errs := c.Validate(); len(errs) > 0 {
 		return invalid("the connection is not valid", errs)
 	}
+	if err := s.checkTokenFile(&c); err != nil {
+		return err
+	}
 
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()

@@ -213,7 +213,7 @@ type agent struct {
 }
 
 // newAgent starts a server on a store in dir (a new temp dir when "").
-func newAgent(t *testing.T, dir string) *agent {
+func newAgent(t *testing.T, dir string, configure ...func(*server.Config)) *agent {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -224,10 +224,14 @@ func newAgent(t *testing.T, dir string) *agent {
 	}
 	eng := newFakeEngine()
 	budget := memory.New(64 << 20)
-	srv, err := server.New(server.Config{
+	cfg := server.Config{
 		Store: st, Engine: eng, Tokens: []string{testToken}, Memory: budget,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,6 +125,10 @@ type Config struct {
 	// TLS, if set, makes [Server.Serve] answer HTTPS only, with this
 	// configuration (its certificate, and client certificate checks).
 	TLS *tls.Config
+	// TokenFileDirs are the folders under which a connection's
+	// sasl.oauth.token_file may lie (symbolic links resolved); none means
+	// the agent refuses connections with a token_file.
+	TokenFileDirs []string
 	// MaxConnections caps the connections [Server.Serve] keeps open; 0
 	// means DefaultMaxConnections. See [connLimiter] for what happens at
 	// the cap.
@@ -145,6 +149,8 @@ type Server struct {
 	log     *slog.Logger
 	memory  *memory.Budget
 	handler http.Handler
+	// tokenFileDirs are Config.TokenFileDirs, resolved (see checkTokenFile).
+	tokenFileDirs []string
 
 	// http serves the API for Serve, over tls when set, with at most
 	// maxConns connections.
@@ -211,6 +217,10 @@ func New(cfg Config) (*Server, error) {
 		memory:   cfg.Memory,
 		tls:      cfg.TLS,
 		maxConns: cmp.Or(cfg.MaxConnections, DefaultMaxConnections),
+	}
+	var err error
+	if s.tokenFileDirs, err = resolveDirs(cfg.TokenFileDirs); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if s.log == nil {
 		s.log = slog.Default()
