@@ -39,31 +39,42 @@ func secureConnectionHCL(name, attrs string) string {
 `, hclString(name), hclString(kafkaBootstrap()), attrs)
 }
 
-// TestAccConnectionSecurityValidation checks the provider's own plan-time
-// rules of the write-only secrets that every CLI can plan.
-func TestAccConnectionSecurityValidation(t *testing.T) {
-	sasl := func(body string) string {
-		return secureConnectionHCL("c1", `  security_protocol = "SASL_SSL"
+// scramConnectionHCL is a secureConnectionHCL "c1" on SASL_SSL with
+// SCRAM-SHA-512 for the user ingest, with body (HCL) in its sasl block.
+func scramConnectionHCL(body string) string {
+	return secureConnectionHCL("c1", `  security_protocol = "SASL_SSL"
   sasl = {
     mechanism = "SCRAM-SHA-512"
     username  = "ingest"
     `+body+`
   }`)
-	}
-	runValidationCases(t, []validationCase{
-		{"password_wo_version without password_wo", sasl(`password = "p"
-    password_wo_version = 1`), "sasl.password_wo_version",
-			"password_wo_version versions password_wo, which is not set: set password_wo, or remove password_wo_version"},
-		{"client_secret_wo_version without client_secret_wo", secureConnectionHCL("c1", `  security_protocol = "SASL_SSL"
+}
+
+// clientCredentialsConnectionHCL is a secureConnectionHCL "c1" on SASL_SSL
+// with OAUTHBEARER and the client-credentials grant (client_secret "s"),
+// with body (HCL) in its oauth block.
+func clientCredentialsConnectionHCL(body string) string {
+	return secureConnectionHCL("c1", `  security_protocol = "SASL_SSL"
   sasl = {
     mechanism = "OAUTHBEARER"
     oauth = {
-      token_endpoint_url       = "https://idp.example/token"
-      client_id                = "tributary"
-      client_secret            = "s"
-      client_secret_wo_version = 2
+      token_endpoint_url = "https://idp.example/token"
+      client_id          = "tributary"
+      client_secret      = "s"
+      `+body+`
     }
-  }`), "sasl.oauth.client_secret_wo_version", "client_secret_wo_version versions client_secret_wo, which is not set"},
+  }`)
+}
+
+// TestAccConnectionSecurityValidation checks the provider's own plan-time
+// rules of the write-only secrets that every CLI can plan.
+func TestAccConnectionSecurityValidation(t *testing.T) {
+	runValidationCases(t, []validationCase{
+		{"password_wo_version without password_wo", scramConnectionHCL(`password = "p"
+    password_wo_version = 1`), "sasl.password_wo_version",
+			"password_wo_version versions password_wo, which is not set: set password_wo, or remove password_wo_version"},
+		{"client_secret_wo_version without client_secret_wo", clientCredentialsConnectionHCL(`client_secret_wo_version = 2`),
+			"sasl.oauth.client_secret_wo_version", "client_secret_wo_version versions client_secret_wo, which is not set"},
 		{"api_secret_wo_version without api_secret_wo", secureConnectionHCL("c1", `  schema_registry = {
     url = "https://registry"
     api_key = "k"
@@ -152,30 +163,14 @@ func TestAccConnectionCertificateRules(t *testing.T) {
 // TestAccConnectionWriteOnlyValidation checks the plan-time rules that need
 // a write-only value in the configuration, so a CLI that supports them.
 func TestAccConnectionWriteOnlyValidation(t *testing.T) {
-	sasl := func(body string) string {
-		return secureConnectionHCL("c1", `  security_protocol = "SASL_SSL"
-  sasl = {
-    mechanism = "SCRAM-SHA-512"
-    username  = "ingest"
-    `+body+`
-  }`)
-	}
 	runValidationCases(t, []validationCase{
-		{"password and password_wo", sasl(`password = "p"
+		{"password and password_wo", scramConnectionHCL(`password = "p"
     password_wo = "p"
     password_wo_version = 1`), "sasl.password_wo",
 			"password_wo and password are mutually exclusive: set password_wo (write-only, kept out of the state; " +
 				"Terraform or OpenTofu 1.11 or later) or password (sensitive, kept in the state), not both"},
-		{"client_secret and client_secret_wo", secureConnectionHCL("c1", `  security_protocol = "SASL_SSL"
-  sasl = {
-    mechanism = "OAUTHBEARER"
-    oauth = {
-      token_endpoint_url = "https://idp.example/token"
-      client_id          = "tributary"
-      client_secret      = "s"
-      client_secret_wo   = "s"
-    }
-  }`), "sasl.oauth.client_secret_wo", "client_secret_wo and client_secret are mutually exclusive"},
+		{"client_secret and client_secret_wo", clientCredentialsConnectionHCL(`client_secret_wo = "s"`),
+			"sasl.oauth.client_secret_wo", "client_secret_wo and client_secret are mutually exclusive"},
 		{"api_secret and api_secret_wo", secureConnectionHCL("c1", `  schema_registry = {
     url = "https://registry"
     api_key = "k"

@@ -214,55 +214,40 @@ func securityAttributes() map[string]schema.Attribute {
 
 // saslToSpec converts the sasl object v, recording unknown paths in c.
 func saslToSpec(c *specConverter, v types.Object) *spec.SASL {
-	var m saslModel
-	switch c.object("sasl", v, &m) {
-	case objectNull:
-		return nil
-	case objectUnknown:
-		return &spec.SASL{}
-	}
-	s := &spec.SASL{
-		Mechanism: c.str("sasl.mechanism", m.Mechanism),
-		Username:  c.str("sasl.username", m.Username),
-		Password:  c.secret("sasl.password", m.Password, m.PasswordWO),
-		AWSRegion: c.str("sasl.aws_region", m.AWSRegion),
-	}
-	var o oauthModel
-	switch c.object("sasl.oauth", m.OAuth, &o) {
-	case objectUnknown:
-		s.OAuth = &spec.OAuth{}
-	case objectKnown:
-		s.OAuth = &spec.OAuth{
-			TokenEndpointURL: c.str("sasl.oauth.token_endpoint_url", o.TokenEndpointURL),
-			ClientID:         c.str("sasl.oauth.client_id", o.ClientID),
-			ClientSecret:     c.secret("sasl.oauth.client_secret", o.ClientSecret, o.ClientSecretWO),
-			Scope:            c.str("sasl.oauth.scope", o.Scope),
-			Token:            c.str("sasl.oauth.token", o.Token),
-			TokenFile:        c.str("sasl.oauth.token_file", o.TokenFile),
+	return convertObject(c, "sasl", v, func(m *saslModel) *spec.SASL {
+		return &spec.SASL{
+			Mechanism: c.str("sasl.mechanism", m.Mechanism),
+			Username:  c.str("sasl.username", m.Username),
+			Password:  c.secret("sasl.password", m.Password, m.PasswordWO),
+			AWSRegion: c.str("sasl.aws_region", m.AWSRegion),
+			OAuth: convertObject(c, "sasl.oauth", m.OAuth, func(o *oauthModel) *spec.OAuth {
+				return &spec.OAuth{
+					TokenEndpointURL: c.str("sasl.oauth.token_endpoint_url", o.TokenEndpointURL),
+					ClientID:         c.str("sasl.oauth.client_id", o.ClientID),
+					ClientSecret:     c.secret("sasl.oauth.client_secret", o.ClientSecret, o.ClientSecretWO),
+					Scope:            c.str("sasl.oauth.scope", o.Scope),
+					Token:            c.str("sasl.oauth.token", o.Token),
+					TokenFile:        c.str("sasl.oauth.token_file", o.TokenFile),
+				}
+			}),
 		}
-	}
-	return s
+	})
 }
 
 // tlsToSpec converts the tls object v, recording unknown paths in c.
 func tlsToSpec(c *specConverter, v types.Object) *spec.TLS {
-	var m tlsModel
-	switch c.object("tls", v, &m) {
-	case objectNull:
-		return nil
-	case objectUnknown:
-		return &spec.TLS{}
-	}
-	insecure := c.boolPtr("tls.insecure_skip_verify", m.InsecureSkipVerify)
-	return &spec.TLS{
-		CAPEM:              c.str("tls.ca_pem", m.CAPEM),
-		CertPEM:            c.str("tls.cert_pem", m.CertPEM),
-		KeyPEM:             c.str("tls.key_pem", m.KeyPEM),
-		KeystoreP12Base64:  c.str("tls.keystore_p12_base64", m.KeystoreP12Base64),
-		KeystorePassword:   c.str("tls.keystore_password", m.KeystorePassword),
-		ServerName:         c.str("tls.server_name", m.ServerName),
-		InsecureSkipVerify: insecure != nil && *insecure,
-	}
+	return convertObject(c, "tls", v, func(m *tlsModel) *spec.TLS {
+		insecure := c.boolPtr("tls.insecure_skip_verify", m.InsecureSkipVerify)
+		return &spec.TLS{
+			CAPEM:              c.str("tls.ca_pem", m.CAPEM),
+			CertPEM:            c.str("tls.cert_pem", m.CertPEM),
+			KeyPEM:             c.str("tls.key_pem", m.KeyPEM),
+			KeystoreP12Base64:  c.str("tls.keystore_p12_base64", m.KeystoreP12Base64),
+			KeystorePassword:   c.str("tls.keystore_password", m.KeystorePassword),
+			ServerName:         c.str("tls.server_name", m.ServerName),
+			InsecureSkipVerify: insecure != nil && *insecure,
+		}
+	})
 }
 
 // saslModelFromSpec is the sasl model of s as the agent stores it, with the

@@ -3,11 +3,7 @@ package provider_test
 import (
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
-
-	"github.com/tributary-io/terraform-provider-tributary/provider"
 )
 
 // oldConnectionState is a tributary_connection state written before the
@@ -22,29 +18,7 @@ const oldConnectionState = `{
 // its registry secret kept.
 func TestUpgradeConnectionWithoutSecurity(t *testing.T) {
 	t.Parallel()
-	srv := providerserver.NewProtocol6(provider.New("test")())()
-	ctx := t.Context()
-	schemas, err := srv.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil || len(schemas.Diagnostics) > 0 {
-		t.Fatalf("GetProviderSchema: %v %v", err, schemas.Diagnostics)
-	}
-	cs := schemas.ResourceSchemas["tributary_connection"]
-	resp, err := srv.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
-		TypeName: "tributary_connection",
-		Version:  cs.Version,
-		RawState: &tfprotov6.RawState{JSON: []byte(oldConnectionState)},
-	})
-	if err != nil || len(resp.Diagnostics) > 0 {
-		t.Fatalf("UpgradeResourceState: %v %v", err, resp.Diagnostics)
-	}
-	v, err := resp.UpgradedState.Unmarshal(cs.ValueType())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var attrs map[string]tftypes.Value
-	if err := v.As(&attrs); err != nil {
-		t.Fatal(err)
-	}
+	attrs := upgradeState(t, "tributary_connection", oldConnectionState)
 	for _, added := range []string{"security_protocol", "sasl", "tls"} {
 		if !attrs[added].IsNull() {
 			t.Errorf("the upgraded state has %s = %v, want null", added, attrs[added])

@@ -147,6 +147,20 @@ func (c *specConverter) object(p string, v types.Object, target any) objectState
 	return objectKnown
 }
 
+// convertObject converts the object v at p, decoded into a model M, with
+// convert: nil when v is null, and an empty S when it is unknown (see
+// object).
+func convertObject[M, S any](c *specConverter, p string, v types.Object, convert func(m *M) *S) *S {
+	var m M
+	switch c.object(p, v, &m) {
+	case objectNull:
+		return nil
+	case objectUnknown:
+		return new(S)
+	}
+	return convert(&m)
+}
+
 // objects returns the elements of the list of objects v at p; nil for an
 // unknown list, which is recorded.
 func (c *specConverter) objects(p string, v types.List) []types.Object {

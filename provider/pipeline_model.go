@@ -180,87 +180,67 @@ func (c *specConverter) kafkaOptions(p string, o types.Object) spec.KafkaOptions
 }
 
 func (c *specConverter) transformer(p string, o types.Object) *spec.Transformer {
-	var m transformerModel
-	switch c.object(p, o, &m) {
-	case objectNull:
-		return nil
-	case objectUnknown:
-		return &spec.Transformer{}
-	}
-	return &spec.Transformer{
-		Format:          c.str(p+".format", m.Format),
-		JSONOptions:     c.jsonOptions(p+".json_options", m.JSONOptions),
-		AvroOptions:     c.avroOptions(p+".avro_options", m.AvroOptions),
-		ProtobufOptions: c.protobufOptions(p+".protobuf_options", m.ProtobufOptions),
-	}
+	return convertObject(c, p, o, func(m *transformerModel) *spec.Transformer {
+		return &spec.Transformer{
+			Format:          c.str(p+".format", m.Format),
+			JSONOptions:     c.jsonOptions(p+".json_options", m.JSONOptions),
+			AvroOptions:     c.avroOptions(p+".avro_options", m.AvroOptions),
+			ProtobufOptions: c.protobufOptions(p+".protobuf_options", m.ProtobufOptions),
+		}
+	})
 }
 
 func (c *specConverter) jsonOptions(p string, o types.Object) *spec.JSONOptions {
-	var m jsonOptionsModel
-	switch c.object(p, o, &m) {
-	case objectNull:
-		return nil
-	case objectUnknown:
-		return &spec.JSONOptions{}
-	}
-	jo := &spec.JSONOptions{
-		Schema:                   c.str(p+".schema", m.Schema),
-		SchemaFilePath:           c.str(p+".schema_file_path", m.SchemaFilePath),
-		SchemaEvolutionMode:      c.str(p+".schema_evolution_mode", m.SchemaEvolutionMode),
-		SchemaHints:              c.str(p+".schema_hints", m.SchemaHints),
-		InferRecordsPerPartition: c.int64Ptr(p+".infer_records_per_partition", m.InferRecordsPerPartition),
-		StringTypeInference:      c.boolPtr(p+".string_type_inference", m.StringTypeInference),
-		PrimitiveAsString:        c.boolPtr(p+".primitive_as_string", m.PrimitiveAsString),
-		RescuedDataColumn:        c.str(p+".rescued_data_column", m.RescuedDataColumn),
-		AllowSingleQuotes:        c.boolPtr(p+".allow_single_quotes", m.AllowSingleQuotes),
-		AllowNonNumericNumbers:   c.boolPtr(p+".allow_non_numeric_numbers", m.AllowNonNumericNumbers),
-		TimestampFormat:          c.str(p+".timestamp_format", m.TimestampFormat),
-		DateFormat:               c.str(p+".date_format", m.DateFormat),
-	}
-	jo.SchemaFileContent = string(c.readFile(p+".schema_file_path", jo.SchemaFilePath, "schema file", "schema.ddl"))
-	return jo
+	return convertObject(c, p, o, func(m *jsonOptionsModel) *spec.JSONOptions {
+		jo := &spec.JSONOptions{
+			Schema:                   c.str(p+".schema", m.Schema),
+			SchemaFilePath:           c.str(p+".schema_file_path", m.SchemaFilePath),
+			SchemaEvolutionMode:      c.str(p+".schema_evolution_mode", m.SchemaEvolutionMode),
+			SchemaHints:              c.str(p+".schema_hints", m.SchemaHints),
+			InferRecordsPerPartition: c.int64Ptr(p+".infer_records_per_partition", m.InferRecordsPerPartition),
+			StringTypeInference:      c.boolPtr(p+".string_type_inference", m.StringTypeInference),
+			PrimitiveAsString:        c.boolPtr(p+".primitive_as_string", m.PrimitiveAsString),
+			RescuedDataColumn:        c.str(p+".rescued_data_column", m.RescuedDataColumn),
+			AllowSingleQuotes:        c.boolPtr(p+".allow_single_quotes", m.AllowSingleQuotes),
+			AllowNonNumericNumbers:   c.boolPtr(p+".allow_non_numeric_numbers", m.AllowNonNumericNumbers),
+			TimestampFormat:          c.str(p+".timestamp_format", m.TimestampFormat),
+			DateFormat:               c.str(p+".date_format", m.DateFormat),
+		}
+		jo.SchemaFileContent = string(c.readFile(p+".schema_file_path", jo.SchemaFilePath, "schema file", "schema.ddl"))
+		return jo
+	})
 }
 
 func (c *specConverter) avroOptions(p string, o types.Object) *spec.AvroOptions {
-	var m avroOptionsModel
-	switch c.object(p, o, &m) {
-	case objectNull:
-		return nil
-	case objectUnknown:
-		return &spec.AvroOptions{}
-	}
-	ao := &spec.AvroOptions{
-		Schema:         c.str(p+".schema", m.Schema),
-		SchemaFilePath: c.str(p+".schema_file_path", m.SchemaFilePath),
-		SchemaRegistry: c.schemaRegistry(p+".schema_registry", m.SchemaRegistry, false),
-		ParseMode:      c.str(p+".parse_mode", m.ParseMode),
-	}
-	ao.SchemaFileContent = string(c.readFile(p+".schema_file_path", ao.SchemaFilePath, "schema file", "schema.avsc"))
-	return ao
+	return convertObject(c, p, o, func(m *avroOptionsModel) *spec.AvroOptions {
+		ao := &spec.AvroOptions{
+			Schema:         c.str(p+".schema", m.Schema),
+			SchemaFilePath: c.str(p+".schema_file_path", m.SchemaFilePath),
+			SchemaRegistry: c.schemaRegistry(p+".schema_registry", m.SchemaRegistry, false),
+			ParseMode:      c.str(p+".parse_mode", m.ParseMode),
+		}
+		ao.SchemaFileContent = string(c.readFile(p+".schema_file_path", ao.SchemaFilePath, "schema file", "schema.avsc"))
+		return ao
+	})
 }
 
 func (c *specConverter) protobufOptions(p string, o types.Object) *spec.ProtobufOptions {
-	var m protobufOptionsModel
-	switch c.object(p, o, &m) {
-	case objectNull:
-		return nil
-	case objectUnknown:
-		return &spec.ProtobufOptions{}
-	}
-	po := &spec.ProtobufOptions{
-		DescFilePath:            c.str(p+".desc_file_path", m.DescFilePath),
-		MessageName:             c.str(p+".message_name", m.MessageName),
-		SchemaRegistry:          c.schemaRegistry(p+".schema_registry", m.SchemaRegistry, true),
-		RecursiveFieldsMaxDepth: c.int64Ptr(p+".recursive_fields_max_depth", m.RecursiveFieldsMaxDepth),
-		ParseMode:               c.str(p+".parse_mode", m.ParseMode),
-	}
-	po.DescFileContent = c.readFile(p+".desc_file_path", po.DescFilePath, "descriptor set file", "events.desc")
-	if c.unreadable[p+".desc_file_path"] {
-		// The message and its recursion are looked up in the file.
-		c.unreadable[p+".message_name"] = true
-		c.unreadable[p+".recursive_fields_max_depth"] = true
-	}
-	return po
+	return convertObject(c, p, o, func(m *protobufOptionsModel) *spec.ProtobufOptions {
+		po := &spec.ProtobufOptions{
+			DescFilePath:            c.str(p+".desc_file_path", m.DescFilePath),
+			MessageName:             c.str(p+".message_name", m.MessageName),
+			SchemaRegistry:          c.schemaRegistry(p+".schema_registry", m.SchemaRegistry, true),
+			RecursiveFieldsMaxDepth: c.int64Ptr(p+".recursive_fields_max_depth", m.RecursiveFieldsMaxDepth),
+			ParseMode:               c.str(p+".parse_mode", m.ParseMode),
+		}
+		po.DescFileContent = c.readFile(p+".desc_file_path", po.DescFilePath, "descriptor set file", "events.desc")
+		if c.unreadable[p+".desc_file_path"] {
+			// The message and its recursion are looked up in the file.
+			c.unreadable[p+".message_name"] = true
+			c.unreadable[p+".recursive_fields_max_depth"] = true
+		}
+		return po
+	})
 }
 
 // schemaRegistry converts schema_registry of avro_options or, with

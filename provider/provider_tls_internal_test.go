@@ -110,8 +110,13 @@ func TestProviderClientCertificate(t *testing.T) {
 		Endpoint: types.StringValue(srv.URL), Token: types.StringNull(),
 		CACertificate: types.StringValue(cert("ca.pem")), ClientCertificate: types.StringNull(), ClientKey: types.StringNull(),
 	}
-	call := func(t *testing.T, c *client.Client) error {
+	// call configures the provider with cfg and calls the agent.
+	call := func(t *testing.T, cfg tributaryProviderModel) error {
 		t.Helper()
+		c, problems := configureProvider(t, cfg)
+		if len(problems) > 0 || c == nil {
+			t.Fatalf("configure: %v", problems)
+		}
 		// The client retries failed calls; one failed handshake is enough.
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
@@ -122,22 +127,14 @@ func TestProviderClientCertificate(t *testing.T) {
 	t.Run("attributes", func(t *testing.T) {
 		cfg := base
 		cfg.ClientCertificate, cfg.ClientKey = types.StringValue(cert("client.pem")), types.StringValue(cert("client-key.pem"))
-		c, problems := configureProvider(t, cfg)
-		if len(problems) > 0 || c == nil {
-			t.Fatalf("configure: %v", problems)
-		}
-		if err := call(t, c); err != nil {
+		if err := call(t, cfg); err != nil {
 			t.Errorf("calling the agent with a client certificate: %v", err)
 		}
 	})
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv(EnvClientCertificate, cert("client.pem"))
 		t.Setenv(EnvClientKey, cert("client-key.pem"))
-		c, problems := configureProvider(t, base)
-		if len(problems) > 0 || c == nil {
-			t.Fatalf("configure: %v", problems)
-		}
-		if err := call(t, c); err != nil {
+		if err := call(t, base); err != nil {
 			t.Errorf("calling the agent with a client certificate from the environment: %v", err)
 		}
 	})

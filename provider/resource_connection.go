@@ -123,26 +123,21 @@ func connectionResourceSchema() schema.Schema {
 // its write-only variant is taken from m, which holds it in the
 // configuration but not in the plan (see writeOnlyFromConfig).
 func (m *connectionResourceModel) toSpec(c *specConverter) *spec.Connection {
-	conn := &spec.Connection{
+	return &spec.Connection{
 		Name:             c.str("name", m.Name),
 		BootstrapServers: c.strList("bootstrap_servers", m.BootstrapServers),
 		SecurityProtocol: c.str("security_protocol", m.SecurityProtocol),
 		SASL:             saslToSpec(c, m.SASL),
 		TLS:              tlsToSpec(c, m.TLS),
+		SchemaRegistry: convertObject(c, "schema_registry", m.SchemaRegistry, func(sr *schemaRegistryModel) *spec.SchemaRegistry {
+			return &spec.SchemaRegistry{
+				URL:       c.str("schema_registry.url", sr.URL),
+				APIKey:    c.str("schema_registry.api_key", sr.APIKey),
+				APISecret: c.secret("schema_registry.api_secret", sr.APISecret, sr.APISecretWO),
+				CAPEM:     c.str("schema_registry.ca_pem", sr.CAPEM),
+			}
+		}),
 	}
-	var sr schemaRegistryModel
-	switch c.object("schema_registry", m.SchemaRegistry, &sr) {
-	case objectUnknown:
-		conn.SchemaRegistry = &spec.SchemaRegistry{}
-	case objectKnown:
-		conn.SchemaRegistry = &spec.SchemaRegistry{
-			URL:       c.str("schema_registry.url", sr.URL),
-			APIKey:    c.str("schema_registry.api_key", sr.APIKey),
-			APISecret: c.secret("schema_registry.api_secret", sr.APISecret, sr.APISecretWO),
-			CAPEM:     c.str("schema_registry.ca_pem", sr.CAPEM),
-		}
-	}
-	return conn
 }
 
 // setFromSpec sets m from a connection as the agent stores it. The agent

@@ -33,32 +33,7 @@ const oldPipelineState = `{
 // drops attributes the current schema of the same version does not have.
 func TestUpgradeStateWithStatus(t *testing.T) {
 	t.Parallel()
-	srv := providerserver.NewProtocol6(provider.New("test")())()
-	ctx := t.Context()
-	schemas, err := srv.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil || len(schemas.Diagnostics) > 0 {
-		t.Fatalf("GetProviderSchema: %v %v", err, schemas.Diagnostics)
-	}
-	ps := schemas.ResourceSchemas["tributary_pipeline"]
-	if ps.Version != 0 {
-		t.Fatalf("schema version %d: write a state upgrader from version 0 and update this test", ps.Version)
-	}
-	resp, err := srv.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
-		TypeName: "tributary_pipeline",
-		Version:  0,
-		RawState: &tfprotov6.RawState{JSON: []byte(oldPipelineState)},
-	})
-	if err != nil || len(resp.Diagnostics) > 0 {
-		t.Fatalf("UpgradeResourceState: %v %v", err, resp.Diagnostics)
-	}
-	v, err := resp.UpgradedState.Unmarshal(ps.ValueType())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var attrs map[string]tftypes.Value
-	if err := v.As(&attrs); err != nil {
-		t.Fatal(err)
-	}
+	attrs := upgradeState(t, "tributary_pipeline", oldPipelineState)
 	for _, gone := range []string{"state", "table_status"} {
 		if _, ok := attrs[gone]; ok {
 			t.Errorf("the upgraded state still has %s", gone)
@@ -72,4 +47,40 @@ func TestUpgradeStateWithStatus(t *testing.T) {
 	if err := attrs["table"].As(&tables); err != nil || len(tables) != 1 {
 		t.Errorf("table = %v (%v), want the one table block", attrs["table"], err)
 	}
+}
+
+// upgradeState sends raw, a state of the resource typeName written by
+// schema version 0, through the provider's UpgradeResourceState and returns
+// the attributes of the upgraded state. It fails t when the resource's
+// schema is no longer version 0: the state then needs a state upgrader,
+// and the test an update.
+func upgradeState(t *testing.T, typeName, raw string) map[string]tftypes.Value {
+	t.Helper()
+	srv := providerserver.NewProtocol6(provider.New("test")())()
+	ctx := t.Context()
+	schemas, err := srv.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil || len(schemas.Diagnostics) > 0 {
+		t.Fatalf("GetProviderSchema: %v %v", err, schemas.Diagnostics)
+	}
+	rs := schemas.ResourceSchemas[typeName]
+	if rs.Version != 0 {
+		t.Fatalf("%s schema version %d: write a state upgrader from version 0 and update this test", typeName, rs.Version)
+	}
+	resp, err := srv.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: typeName,
+		Version:  0,
+		RawState: &tfprotov6.RawState{JSON: []byte(raw)},
+	})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("UpgradeResourceState: %v %v", err, resp.Diagnostics)
+	}
+	v, err := resp.UpgradedState.Unmarshal(rs.ValueType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attrs map[string]tftypes.Value
+	if err := v.As(&attrs); err != nil {
+		t.Fatal(err)
+	}
+	return attrs
 }

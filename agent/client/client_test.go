@@ -3,7 +3,6 @@ package client_test
 import (
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,7 +17,7 @@ import (
 func TestDryRunIsNotRetried(t *testing.T) {
 	t.Parallel()
 	var calls, dryRuns atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		if r.Method == http.MethodPost && r.URL.Path == "/v1/pipelines/p/dry-run" && r.URL.RawQuery == "" {
 			dryRuns.Add(1)
@@ -26,15 +25,10 @@ func TestDryRunIsNotRetried(t *testing.T) {
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte(`{"title":"Service Unavailable","status":503,"detail":"busy"}`))
-	}))
-	t.Cleanup(srv.Close)
-	c, err := client.New(srv.URL, "", client.RetryMax(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, client.RetryMax(1))
 	p := &spec.Pipeline{Name: "p"}
 
-	_, err = c.DryRunPipeline(t.Context(), p)
+	_, err := c.DryRunPipeline(t.Context(), p)
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || ae.Detail != "busy" {
 		t.Fatalf("DryRunPipeline error = %v, want the agent's 503", err)
@@ -57,7 +51,7 @@ func TestFanoutSchemaRequests(t *testing.T) {
 	t.Parallel()
 	var got []string
 	var mu sync.Mutex
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		got = append(got, r.Method+" "+r.URL.EscapedPath())
 		mu.Unlock()
@@ -73,12 +67,7 @@ func TestFanoutSchemaRequests(t *testing.T) {
 		default:
 			_, _ = w.Write([]byte(`{"spec":{"name":"a b","pipeline_name":"p"},"status":{"state":"RUNNING","tables":[{"destination_table":"orders"}]}}`))
 		}
-	}))
-	t.Cleanup(srv.Close)
-	c, err := client.New(srv.URL, "", client.RetryMax(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, client.RetryMax(1))
 	ctx := t.Context()
 	f := &spec.FanoutSchema{Name: "a b", Pipeline: "p"}
 	resp, err := c.PutFanoutSchema(ctx, f)

@@ -64,7 +64,7 @@ func TestTimeout(t *testing.T) {
 func TestNonJSONAnswer(t *testing.T) {
 	t.Parallel()
 	page := "<html><body><h1>502 Bad Gateway</h1>" + strings.Repeat("<p>nginx</p>", 200) + "</body></html>"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		if r.Method == http.MethodGet {
 			_, _ = w.Write([]byte("<html>login page</html>")) // a 200 that is not JSON
@@ -72,14 +72,9 @@ func TestNonJSONAnswer(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusBadGateway)
 		_, _ = w.Write([]byte(page))
-	}))
-	t.Cleanup(srv.Close)
-	c, err := client.New(srv.URL, "", client.RetryMax(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, client.RetryMax(0))
 
-	err = c.DeletePipeline(t.Context(), "p")
+	err := c.DeletePipeline(t.Context(), "p")
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway {
 		t.Fatalf("DeletePipeline behind a failing proxy: %v, want an *APIError with status 502", err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -129,7 +130,19 @@ func (p *process) stop(t *testing.T, sig os.Signal) {
 
 var listeningRE = regexp.MustCompile(`^tributary-agent listening on (http://\S+)$`)
 
+// get sends GET url with token (none when "") and returns the status.
 func get(t *testing.T, url, token string) int {
+	t.Helper()
+	resp, err := request(t, http.DefaultClient, url, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode
+}
+
+// request sends GET url through hc with token (none when "") and returns
+// the answer, its body read and closed.
+func request(t *testing.T, hc *http.Client, url, token string) (*http.Response, error) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
@@ -138,12 +151,13 @@ func get(t *testing.T, url, token string) int {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
+	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	return resp.StatusCode
+	return resp, nil
 }
 
 // Tokens of the tests: the agent refuses any shorter than 32 bytes.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -167,19 +166,10 @@ func TestServeHTTPS(t *testing.T) {
 	call := func(certs []tls.Certificate, path, token string) (int, error) {
 		hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
 			TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: certs}}}
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := hc.Do(req)
+		resp, err := request(t, hc, url+path, token)
 		if err != nil {
 			return 0, err
 		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
 		served = resp.TLS.PeerCertificates[0]
 		return resp.StatusCode, nil
 	}

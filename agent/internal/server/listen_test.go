@@ -146,6 +146,19 @@ func slowClient(t *testing.T, addr, head string, trickle byte, closed chan<- tim
 	}()
 }
 
+// slowClients starts n slowClient(t, addr, head, trickle), stopped at the
+// end of t, and returns when they started and the channel of their reports.
+func slowClients(t *testing.T, n int, addr, head string, trickle byte) (time.Time, <-chan time.Time) {
+	t.Helper()
+	closed, stop := make(chan time.Time, n), make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	start := time.Now()
+	for range n {
+		slowClient(t, addr, head, trickle, closed, stop)
+	}
+	return start, closed
+}
+
 // awaitClosed waits for n reports on closed and returns the latest, failing
 // when they do not all come within limit.
 func awaitClosed(t *testing.T, closed <-chan time.Time, n int, limit time.Duration) time.Time {
@@ -204,24 +217,14 @@ func TestSlowClients(t *testing.T) {
 	})
 
 	t.Run("slow unauthenticated bodies", func(t *testing.T) {
-		closed, stop := make(chan time.Time, slow), make(chan struct{})
-		defer close(stop)
-		start := time.Now()
-		for range slow {
-			slowClient(t, s.addr, "PUT /v1/pipelines/p HTTP/1.1\r\nHost: agent\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", ' ', closed, stop)
-		}
+		start, closed := slowClients(t, slow, s.addr, "PUT /v1/pipelines/p HTTP/1.1\r\nHost: agent\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", ' ')
 		// Much sooner than the read timeout: right after the 401.
 		last := awaitClosed(t, closed, slow, timeouts.ReadHeader)
 		t.Logf("%d slow bodies closed within %v", slow, last.Sub(start))
 	})
 
 	t.Run("slow headers", func(t *testing.T) {
-		closed, stop := make(chan time.Time, slow), make(chan struct{})
-		defer close(stop)
-		start := time.Now()
-		for range slow {
-			slowClient(t, s.addr, "GET /v1/pipelines HTTP/1.1\r\nHost: agent\r\nX-Slow: ", 'a', closed, stop)
-		}
+		start, closed := slowClients(t, slow, s.addr, "GET /v1/pipelines HTTP/1.1\r\nHost: agent\r\nX-Slow: ", 'a')
 		// The cap closed all but maxConn of them already.
 		evicted := awaitClosed(t, closed, slow-maxConn, 2*time.Second)
 		t.Logf("%d slow header senders evicted within %v", slow-maxConn, evicted.Sub(start))
