@@ -20,7 +20,7 @@ func TestCreateIsConditional(t *testing.T) {
 	t.Parallel()
 	var calls, conditional atomic.Int32
 	status := atomic.Int32{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		if r.Method == http.MethodPut && r.Header.Get("If-None-Match") == "*" {
 			conditional.Add(1)
@@ -28,12 +28,7 @@ func TestCreateIsConditional(t *testing.T) {
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(int(status.Load()))
 		_, _ = w.Write([]byte(`{"title":"x","status":1,"detail":"pipeline \"p\" already exists"}`))
-	}))
-	t.Cleanup(srv.Close)
-	c, err := client.New(srv.URL, "", client.RetryMax(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, client.RetryMax(1))
 	ctx := t.Context()
 	create := client.CreateOnly(ctx)
 	for _, st := range []int{http.StatusPreconditionFailed, http.StatusInternalServerError} {
