@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
@@ -178,22 +179,59 @@ func (r *certReloader) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 
 // tlsConfig returns the API's TLS configuration: the reloader's key pair
 // and, when clientCAFile is set, client certificates required and verified
-// against the CAs in it.
-func tlsConfig(r *certReloader, clientCAFile string) (*tls.Config, error) {
+// against the CAs in it, which cas (nil without clientCAFile) reloads.
+func tlsConfig(r *certReloader, clientCAFile string, log *slog.Logger) (_ *tls.Config, cas *clientCAs, _ error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.getCertificate}
 	if clientCAFile == "" {
-		return cfg, nil
+		return cfg, nil, nil
 	}
-	data, err := os.ReadFile(clientCAFile)
+	pool, err := readClientCAs(clientCAFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	cas = &clientCAs{file: clientCAFile, log: log}
+	cas.pool.Store(pool)
+	cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		c := cfg.Clone()
+		c.GetConfigForClient, c.ClientCAs = nil, cas.pool.Load()
+		return c, nil
+	}
+	return cfg, cas, nil
+}
+
+// clientCAs holds the CAs that sign the API clients' certificates, read from
+// --tls-client-ca at start and again on SIGHUP, so that a CA can be rotated
+// without a restart.
+type clientCAs struct {
+	file string
+	log  *slog.Logger
+	pool atomic.Pointer[x509.CertPool]
+}
+
+// reload reads the CA file again; a file that does not read keeps the
+// previous CAs, and says why.
+func (c *clientCAs) reload() {
+	pool, err := readClientCAs(c.file)
+	if err != nil {
+		c.log.Error("the client CA file did not reload; still trusting the previous CAs", "err", err)
+		return
+	}
+	c.pool.Store(pool)
+	c.log.Info("reloaded the client CAs", "file", c.file)
+}
+
+// readClientCAs returns the certificates of the PEM file of --tls-client-ca.
+func readClientCAs(file string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading --tls-client-ca: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("--tls-client-ca %s holds no PEM certificate; give the CA that signs the clients' certificates", clientCAFile)
+		return nil, fmt.Errorf("--tls-client-ca %s holds no PEM certificate; give the CA that signs the clients' certificates", file)
 	}
-	cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
-	return cfg, nil
+	return pool, nil
 }
 
 // isLoopback reports whether addr, a listener's address, accepts

@@ -183,9 +183,25 @@ func TestServeHTTPS(t *testing.T) {
 		t.Error("a client without a certificate was answered")
 	}
 
-	// Rotation: the new key pair and only the new token, then SIGHUP.
+	// Rotation: the new key pair, only the new token and only a new client
+	// CA, then SIGHUP.
+	clientCA, err := testcerts.NewCA("client CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newClientPair, err := clientCA.Issue(testcerts.Leaf{CommonName: "terraform", Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newClientCert, err := tls.X509KeyPair(newClientPair.CertPEM, newClientPair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldCert := withCert
+	withCert = []tls.Certificate{newClientCert}
 	keyPairFiles(t, dir, second, time.Now())
 	writeFile(t, dir, "tokens", "# "+time.Now().Format(time.DateOnly)+"\n"+newToken+"\n", 0o600)
+	writeFile(t, dir, "ca.pem", string(clientCA.CertPEM), 0o600)
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -204,12 +220,16 @@ func TestServeHTTPS(t *testing.T) {
 	if code, err := call(withCert, "/v1/pipelines", newToken); err != nil || code != http.StatusOK {
 		t.Fatalf("the new token after the rotation: %d, %v", code, err)
 	}
+	if _, err := call(oldCert, "/healthz", ""); err == nil {
+		t.Error("a client certificate of the old client CA was accepted after the rotation")
+	}
 	p.stop(t, syscall.SIGTERM)
 
 	logs := p.stderr.String()
 	for _, want := range []string{
 		"the token file is readable by other users",
 		"reloaded the TLS key pair",
+		"reloaded the client CAs",
 		"reloaded the API tokens",
 		"token_sha256=" + server.TokenFingerprint(newToken),
 		"url=" + url,

@@ -236,7 +236,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 		"reloaded on SIGHUP and when it changes")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM `file` of the private key of --tls-cert; reloaded with it")
 	fs.StringVar(&o.tlsClientCA, "tls-client-ca", "", "PEM `file` of the CAs a client certificate must be signed by: "+
-		"with it, every client must present one (needs --tls-cert)")
+		"with it, every client must present one (needs --tls-cert); read again on SIGHUP")
 	fs.IntVar(&o.maxConnections, "max-connections", server.DefaultMaxConnections, "`count` of API connections kept open at most; "+
 		"at the cap, idle and still-arriving connections are closed first, so /healthz keeps answering")
 	fs.Usage = func() {
@@ -330,12 +330,13 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	}
 	var tlsCfg *tls.Config
 	var certs *certReloader
+	var cas *clientCAs
 	if o.tlsCert != "" {
 		var err error
 		if certs, err = newCertReloader(o.tlsCert, o.tlsKey, o.log); err != nil {
 			return err
 		}
-		if tlsCfg, err = tlsConfig(certs, o.tlsClientCA); err != nil {
+		if tlsCfg, cas, err = tlsConfig(certs, o.tlsClientCA, o.log); err != nil {
 			return err
 		}
 	}
@@ -376,7 +377,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		"memory_limit", o.memoryLimit, "buffer_budget", memory.Size(bufferBudget(o.memoryLimit)),
 		"go_memory_limit", memory.Size(goLimit), "tokens", fingerprints(o.tokens), "client_certificates", o.tlsClientCA != "")
 	if o.tokenFile != "" || certs != nil {
-		stopReloads := reloadOnHangup(o, srv, certs)
+		stopReloads := reloadOnHangup(o, srv, certs, cas)
 		defer stopReloads()
 	}
 	if o.onListen != nil {
@@ -420,9 +421,9 @@ func runAgent(ctx context.Context, o agentOptions) error {
 }
 
 // reloadOnHangup reloads, on every SIGHUP, the token file (when o has one)
-// into srv and the TLS key pair (when certs is set). A token file that no
-// longer reads keeps the previous tokens. The returned function stops it.
-func reloadOnHangup(o agentOptions, srv *server.Server, certs *certReloader) (stop func()) {
+// into srv, the TLS key pair (when certs is set) and the client CAs (when
+// cas is set). A file that no longer reads keeps what it gave before. The returned function stops it.
+func reloadOnHangup(o agentOptions, srv *server.Server, certs *certReloader, cas *clientCAs) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -435,6 +436,9 @@ func reloadOnHangup(o agentOptions, srv *server.Server, certs *certReloader) (st
 			}
 			if certs != nil {
 				certs.reload()
+			}
+			if cas != nil {
+				cas.reload()
 			}
 			if o.tokenFile == "" {
 				continue
