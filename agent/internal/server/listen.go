@@ -113,15 +113,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // connKey is the context key of a request's *trackedConn.
 type connKey struct{}
 
-// markBusy marks a request's connection busy while next handles it, so
-// that the connection limit does not evict it (see [connLimiter]).
+// markBusy marks a request's connection busy while next handles it and
+// until its answer is flushed to the connection, so that the connection
+// limit does not evict it before the client has the whole answer (see
+// [connLimiter]; every answer carries its Content-Length, see [writeBody]).
 func markBusy(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c, ok := r.Context().Value(connKey{}).(*trackedConn); ok {
-			c.setBusy(true)
-			defer c.setBusy(false)
+		c, ok := r.Context().Value(connKey{}).(*trackedConn)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
 		}
+		c.setBusy(true)
+		defer c.setBusy(false)
 		next.ServeHTTP(w, r)
+		_ = http.NewResponseController(w).Flush() // a client that went away has nothing to lose
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -395,5 +396,26 @@ func TestBusyConnectionsAreNotEvicted(t *testing.T) {
 	}
 	if waited < timeouts.Read*2/3 {
 		t.Errorf("/healthz answered after %v, while every place was busy until the read timeout (%v)", waited, timeouts.Read)
+	}
+}
+
+// TestAnswersAreWholeWhenFlushed: every answer carries its Content-Length
+// and is flushed before its connection stops counting as busy, so the
+// connection limit can evict the connection right after without cutting
+// the answer short (a chunked answer would still owe its last chunk).
+func TestAnswersAreWholeWhenFlushed(t *testing.T) {
+	s := serve(t, server.Config{Tokens: []string{testToken}})
+	for _, c := range []struct{ path, token string }{
+		{"/openapi.json", ""}, // larger than net/http buffers before it chunks
+		{"/healthz", ""},
+		{"/metrics", testToken},
+		{"/v1/pipelines", testToken},
+		{"/v1/pipelines/missing", testToken}, // a problem
+		{"/v1/pipelines", ""},                // 401
+	} {
+		status, header, body := raw(t, http.MethodGet, "http://"+s.addr+c.path, c.token, "")
+		if got := header.Get("Content-Length"); got != strconv.Itoa(len(body)) {
+			t.Errorf("GET %s: %d with Content-Length %q and a body of %d bytes", c.path, status, got, len(body))
+		}
 	}
 }

@@ -78,8 +78,7 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	for _, f := range families {
 		f.writeTo(&b)
 	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_, _ = w.Write(b.Bytes()) // the scraper went away; nothing to do
+	writeBody(w, http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", b.Bytes())
 	return nil
 }
 

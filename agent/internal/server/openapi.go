@@ -15,8 +15,6 @@ var openAPI []byte
 // serveOpenAPI answers GET /openapi.json, which needs no token (see the
 // package documentation).
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(openAPI) // the client went away; nothing to do
+	writeBody(w, http.StatusOK, "application/json", openAPI)
 	return nil
 }

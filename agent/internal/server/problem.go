@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -70,10 +71,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		data = []byte(`{"title":"Internal Server Error","status":500}`)
 		p.Status = http.StatusInternalServerError
 	}
-	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(p.Status)
-	_, _ = w.Write(data) // the client went away; nothing to do
+	writeBody(w, p.Status, "application/problem+json", data)
 }
 
 // writeJSON writes v as the JSON body of a status answer.
@@ -82,10 +81,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	if err != nil {
 		return fmt.Errorf("encoding the answer: %w", err)
 	}
-	w.Header().Set("Content-Type", "application/json")
+	writeBody(w, status, "application/json", data)
+	return nil
+}
+
+// writeBody writes a status answer whose whole body is data, with its
+// Content-Length, so that once the handler flushes it (see [markBusy]) the
+// client has all of it, whatever happens to the connection next.
+func writeBody(w http.ResponseWriter, status int, contentType string, data []byte) {
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
 	_, _ = w.Write(data) // the client went away; nothing to do
-	return nil
 }
 
 // encodeJSON encodes v followed by a newline, leaving <, > and & as they
