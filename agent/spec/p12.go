@@ -19,7 +19,7 @@ import (
 // MAC and every encryption of a PKCS#12 store that can be seen without the
 // password, that tls.keystore_p12_base64 accepts. Real tools write far
 // fewer (OpenSSL 3: 2048 for each of three derivations, Java keytool:
-// 10000 each, go-pkcs12: 2048 each). On a 2023 server core a million
+// 10000 each, go-pkcs12: 2048 each). On the development machine a million
 // iterations of PBKDF2-HMAC-SHA-256 take 0.3 s and go-pkcs12 opens a store
 // of three 1,000,000-iteration derivations in 0.6 s (PBES2) to 1.1 s
 // (legacy 3DES, whose encryption derives twice), so the worst store
