@@ -109,6 +109,13 @@ func keystore(p12Base64, password string) (tls.Certificate, *tlsFieldError) {
 	if bytes.HasPrefix(der, jksMagic) {
 		return tls.Certificate{}, &tlsFieldError{attr, errJKS}
 	}
+	if len(der) > MaxP12Bytes {
+		return tls.Certificate{}, &tlsFieldError{attr, fmt.Errorf("the PKCS#12 key store is %d bytes, more than the %d accepted; "+
+			"it should hold only the client's key, its certificate and their chain", len(der), MaxP12Bytes)}
+	}
+	if sum, largest, ok := p12Iterations(der); ok && sum > MaxP12Iterations {
+		return tls.Certificate{}, &tlsFieldError{attr, p12IterationsError(sum, largest)}
+	}
 	key, leaf, chain, err := pkcs12.DecodeChain(der, password)
 	switch {
 	case errors.Is(err, pkcs12.ErrIncorrectPassword):
