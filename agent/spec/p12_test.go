@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	"software.sslmate.com/src/go-pkcs12"
-
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testcerts"
 )
 
 // testdataP12Password opens the stores of testdata/p12, which were written by
@@ -28,14 +26,7 @@ const hugeIterations = 1<<31 - 1
 // encodeP12 returns a store of a fresh client key written by enc.
 func encodeP12(t testing.TB, enc *pkcs12.Encoder) []byte {
 	t.Helper()
-	ca, err := testcerts.NewCA("test CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := ca.Issue(testcerts.Leaf{CommonName: "client", Client: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, client := newClientPair(t)
 	der, err := enc.Encode(client.Key, client.Cert, []*x509.Certificate{ca.Cert}, testdataP12Password)
 	if err != nil {
 		t.Fatal(err)

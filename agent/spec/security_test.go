@@ -28,14 +28,7 @@ type securityFixture struct {
 
 func newSecurityFixture(t *testing.T) securityFixture {
 	t.Helper()
-	ca, err := testcerts.NewCA("test CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := ca.Issue(testcerts.Leaf{CommonName: "client", Client: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, client := newClientPair(t)
 	other, err := ca.Issue(testcerts.Leaf{CommonName: "other", Client: true})
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +43,20 @@ func newSecurityFixture(t *testing.T) securityFixture {
 		otherKeyPEM: string(other.KeyPEM),
 		p12:         base64.StdEncoding.EncodeToString(p12), jks: base64.StdEncoding.EncodeToString(jks),
 	}
+}
+
+// newClientPair returns a new test CA and a client certificate it signed.
+func newClientPair(t testing.TB) (*testcerts.CA, *testcerts.Pair) {
+	t.Helper()
+	ca, err := testcerts.NewCA("test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := ca.Issue(testcerts.Leaf{CommonName: "client", Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, client
 }
 
 func secureConn(proto string, s *SASL, t *TLS) Connection {
