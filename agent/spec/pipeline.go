@@ -28,7 +28,7 @@ const (
 )
 
 // StartingOffsets lists the accepted starting_offset values.
-var StartingOffsets = []string{StartingOffsetLatest, StartingOffsetEarliest}
+var StartingOffsets = []string{StartingOffsetLatest, StartingOffsetEarliest, StartingOffsetTimestamp, StartingOffsetSpecific, StartingOffsetGroup}
 
 // Isolation levels: which records of transactional producers a table reads
 // (the Kafka consumer's isolation.level).
@@ -111,13 +111,100 @@ type ConnectorOptions struct {
 // KafkaOptions says which topics feed a table and how keys and values are
 // decoded.
 type KafkaOptions struct {
-	// Topics lists topic names (L-01); exclusive with TopicPattern.
+	// Topics lists topic names (L-01); exactly one of Topics, TopicPattern
+	// and Assign is set.
 	Topics []string `json:"topics,omitempty"`
 	// TopicPattern is a regular expression matched against whole topic
 	// names (L-02); topics created later that match are picked up.
 	TopicPattern string `json:"topic_pattern,omitempty"`
-	// StartingOffset is "latest" (default) or "earliest" (L-03).
+	// Assign lists the partitions to read by topic (S-02, Spark's assign):
+	// {"topicA": [0, 1]}. Partitions added later are not read.
+	Assign map[string][]int `json:"assign,omitempty"`
+	// StartingOffset is one of [StartingOffsets] (L-03, S-06, S-08, F-04):
+	// where a partition starts when the table's log has no offset for it.
 	StartingOffset string `json:"starting_offset,omitempty"`
+	// StartingTimestamp, with StartingOffset "timestamp", is the time the
+	// partitions start at: milliseconds since the epoch or RFC 3339. Each
+	// partition starts at its first record at or after it (the end when
+	// there is none). Exclusive with StartingOffsetsByTimestamp.
+	StartingTimestamp string `json:"starting_timestamp,omitempty"`
+	// StartingOffsets, with StartingOffset "specific", gives the offset of
+	// each partition by topic and partition number ("0"): -2 earliest, -1
+	// latest, as Spark's startingOffsets JSON. Partitions it leaves out
+	// start at AutoOffsetReset.
+	StartingOffsets map[string]map[string]int64 `json:"starting_offsets,omitempty"`
+	// StartingOffsetsByTimestamp, with StartingOffset "timestamp", gives a
+	// timestamp (ms since the epoch) per topic and partition; partitions
+	// it leaves out start at AutoOffsetReset.
+	StartingOffsetsByTimestamp map[string]map[string]int64 `json:"starting_offsets_by_timestamp,omitempty"`
+	// AutoOffsetReset is where a partition starts that StartingOffset
+	// "group" finds no committed offset for, or that "specific" and
+	// "timestamp" leave out: one of [AutoOffsetResets]; empty means
+	// [DefaultAutoOffsetReset].
+	AutoOffsetReset string `json:"auto_offset_reset,omitempty"`
+
+	// EndingOffset is where a triggered run (continuous = false) ends, one
+	// of [EndingOffsets] (S-07, S-08); empty means latest. The ends are
+	// fixed when a run starts.
+	EndingOffset string `json:"ending_offset,omitempty"`
+	// EndingOffsets, with EndingOffset "specific", gives the end offset of
+	// each partition by topic and partition number: -1 latest. Partitions
+	// it leaves out end at latest.
+	EndingOffsets map[string]map[string]int64 `json:"ending_offsets,omitempty"`
+	// EndingTimestamp, with EndingOffset "timestamp", ends every partition
+	// before its first record at or after this time (ms since the epoch or
+	// RFC 3339). Exclusive with EndingOffsetsByTimestamp.
+	EndingTimestamp string `json:"ending_timestamp,omitempty"`
+	// EndingOffsetsByTimestamp, with EndingOffset "timestamp", gives an
+	// end timestamp (ms since the epoch) per topic and partition.
+	EndingOffsetsByTimestamp map[string]map[string]int64 `json:"ending_offsets_by_timestamp,omitempty"`
+
+	// MaxOffsetsPerTrigger caps the offsets one commit of the table covers
+	// (S-05), split across partitions in proportion to their lag; nil is
+	// no cap.
+	MaxOffsetsPerTrigger *int64 `json:"max_offsets_per_trigger,omitempty"`
+	// MinOffsetsPerTrigger holds a commit back until this many offsets are
+	// available or MaxTriggerDelay passed since the last commit (S-05).
+	MinOffsetsPerTrigger *int64 `json:"min_offsets_per_trigger,omitempty"`
+	// MaxTriggerDelay is the longest MinOffsetsPerTrigger holds a commit
+	// back, a duration; empty means [DefaultMaxTriggerDelay].
+	MaxTriggerDelay string `json:"max_trigger_delay,omitempty"`
+
+	// MinPartitions asks for at least this many ranges decoded in
+	// parallel, splitting the backlog of the partitions with the most lag
+	// (S-03); nil is one range per partition.
+	MinPartitions *int64 `json:"min_partitions,omitempty"`
+	// MaxRecordsPerPartition splits a partition's backlog into ranges of
+	// at most this many offsets, decoded in parallel and committed in
+	// order (S-03).
+	MaxRecordsPerPartition *int64 `json:"max_records_per_partition,omitempty"`
+
+	// FailOnDataLoss (S-04) fails the table when records it has not read
+	// are gone (retention deleted them, or the topic was deleted and
+	// re-created); false goes on from the earliest offset and records the
+	// gap. Nil means true.
+	FailOnDataLoss *bool `json:"fail_on_data_loss,omitempty"`
+
+	// GroupID is the Kafka consumer group the table's committed offsets
+	// are mirrored to and that StartingOffset "group" reads (S-09);
+	// exclusive with GroupIDPrefix. Empty: GroupIDPrefix (or
+	// [DefaultGroupIDPrefix]) followed by "<pipeline>.<catalog>.<schema>.<table>".
+	GroupID string `json:"group_id,omitempty"`
+	// GroupIDPrefix prefixes the generated group id (S-09).
+	GroupIDPrefix string `json:"group_id_prefix,omitempty"`
+	// CheckDuplicatedGroupID refuses to start the table while its group
+	// has members (F-06): another consumer uses it. Nil means false.
+	CheckDuplicatedGroupID *bool `json:"check_duplicated_group_id,omitempty"`
+
+	// PartitionDiscoveryInterval is how often new partitions, and new
+	// topics matching TopicPattern, are looked for (F-05), a duration;
+	// zero or negative turns discovery off. Empty means
+	// [DefaultPartitionDiscoveryInterval].
+	PartitionDiscoveryInterval string `json:"partition_discovery_interval,omitempty"`
+
+	// ClientProperties are Kafka consumer properties by their Kafka name
+	// (S-01, F-01): only those in [ClientProperties].
+	ClientProperties map[string]string `json:"client_properties,omitempty"`
 	// IsolationLevel is "read_committed" (default) or "read_uncommitted":
 	// whether records of aborted and still open transactions are read.
 	// Transaction markers never become rows at either level.

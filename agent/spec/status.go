@@ -9,6 +9,10 @@ const (
 	// StateCompleted: a triggered (non-continuous) run reached its end
 	// offsets and committed them.
 	StateCompleted = "COMPLETED"
+	// StateIdle: a triggered pipeline between runs: its last run reached
+	// its end offsets and committed them; POST /v1/pipelines/{name}/runs
+	// starts the next.
+	StateIdle = "IDLE"
 	// StateFailed: a table stopped on an error it cannot retry; LastError
 	// says which and why.
 	StateFailed = "FAILED"
@@ -42,6 +46,12 @@ type TableStatus struct {
 	CorruptRecords int64 `json:"corrupt_records"`
 	// Partitions lists committed offsets and lag per topic-partition.
 	Partitions []PartitionStatus `json:"partitions"`
+	// Lag and LagBytes sum the partitions' (S-11).
+	Lag      int64 `json:"lag"`
+	LagBytes int64 `json:"lag_bytes"`
+	// DataLoss lists the ranges of offsets the table skipped because they
+	// were gone (fail_on_data_loss = false), oldest first.
+	DataLoss []DataLossGap `json:"data_loss,omitempty"`
 	// LastError is the most recent error, retried or fatal; empty if none.
 	LastError string `json:"last_error,omitempty"`
 	// Columns is the table's current schema, top-level columns in table
@@ -67,6 +77,24 @@ type PartitionStatus struct {
 	NextOffset int64 `json:"next_offset"`
 	// Lag is the high watermark minus NextOffset, as last seen.
 	Lag int64 `json:"lag"`
+	// LagBytes estimates the bytes behind the high watermark: Lag times
+	// the partition's mean record size as fetched (S-11).
+	LagBytes int64 `json:"lag_bytes"`
+}
+
+// DataLossGap is a range of offsets a table skipped because Kafka no
+// longer had them (fail_on_data_loss = false).
+type DataLossGap struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	// From is the first offset skipped, To the offset reading went on
+	// from: [From, To) is lost.
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+	// Reason says why: retention, or the topic was re-created.
+	Reason string `json:"reason"`
+	// DetectedAt is when the agent skipped it (RFC 3339).
+	DetectedAt string `json:"detected_at"`
 }
 
 // PipelineResponse is the body of GET and PUT /v1/pipelines/{name}.
