@@ -57,7 +57,9 @@ func (d *decoded) free() {
 // decoderPool hands out a table's decoders: one decodes each chunk, and
 // holds it until the table loop has written it. Its size bounds both the
 // chunks decoding at once (one per core, so that the partitions of one table
-// use every core) and the decoded chunks waiting to be written.
+// use every core) and the decoded chunks waiting to be written; the
+// ranges of a split partition that wait for the ones before them decode
+// with extra decoders instead (see splitter).
 type decoderPool struct {
 	sources *decode.Sources
 	// tokens holds a decoder, or nil for one not made yet: most tables
@@ -71,6 +73,9 @@ type decoderPool struct {
 	layout   *spec.Layout
 	version  int
 	versions map[*decode.Decoder]int
+	// spares are decoders given back while every token was home, which
+	// extra hands out again.
+	spares []*decode.Decoder
 }
 
 // newDecoderPool returns a pool of decoders for layout and sources,
@@ -117,18 +122,70 @@ func (p *decoderPool) swap(layout *spec.Layout, version int) {
 	p.layout, p.version = layout, version
 }
 
-// put gives back a decoder taken with get.
-func (p *decoderPool) put(d *decode.Decoder) { p.tokens <- d }
+// extra makes a decoder of the pool's current layout besides its tokens,
+// or reuses a spare one, without waiting: for a chunk of a split range that
+// must wait for the ranges before it (see splitter), which would otherwise
+// hold a token while the range the table is writing needs one.
+func (p *decoderPool) extra() (*decode.Decoder, int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.spares) > 0 {
+		d := p.spares[len(p.spares)-1]
+		p.spares = p.spares[:len(p.spares)-1]
+		if p.versions[d] == p.version {
+			return d, p.version, nil
+		}
+		delete(p.versions, d)
+	}
+	d, err := decode.New(p.layout, p.sources)
+	if err != nil {
+		return nil, 0, err
+	}
+	p.versions[d] = p.version
+	return d, p.version, nil
+}
+
+// maxSpares is how many decoders beyond its tokens a pool keeps for extra
+// to hand out again: a new decoder grows its buffers chunk after chunk.
+const maxSpares = 64
+
+// put gives back a decoder taken with get or made by extra. One given back
+// while every token is home (an extra one) becomes a spare for extra, up to
+// maxSpares; beyond that it is dropped.
+func (p *decoderPool) put(d *decode.Decoder) {
+	select {
+	case p.tokens <- d:
+		return
+	default:
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.spares) < maxSpares {
+		p.spares = append(p.spares, d)
+	} else {
+		delete(p.versions, d)
+	}
+}
+
+// decoderSource hands decodePartition the decoders of its chunks: a
+// table's [decoderPool], or a split range's (see rangeDecoders).
+type decoderSource interface {
+	// get takes a decoder and the schema version it decodes into; an
+	// error when ctx ends first, or when no decoder could be made.
+	get(ctx context.Context) (*decode.Decoder, int, error)
+	// put gives back a decoder get returned.
+	put(d *decode.Decoder)
+}
 
 // decodePartition decodes the batches the source sends on in for tp, a
 // chunk at a time, and sends the chunks on out in order, until ctx ends or,
-// when until is positive, a batch reaches it (a triggered run's end, where
-// the batch is cut). next is the offset the partition is read from: the
+// when until is positive, a batch reaches it (a triggered run's end, or a
+// split range's, where the batch is cut). next is the offset the partition is read from: the
 // records of a batch before it, which another subscriber of the partition
 // asked for, are skipped. What it cannot deliver goes back: decoders to the
 // pool, batches to the source. Since the chunks it did deliver point into
 // the batch it releases, ctx must end only once nothing writes them.
-func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan *sharedBatch, out chan<- decoded, pool *decoderPool,
+func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan *sharedBatch, out chan<- decoded, pool decoderSource,
 	next, until int64) {
 	for {
 		var b *sharedBatch

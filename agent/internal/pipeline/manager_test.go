@@ -20,7 +20,7 @@ import (
 // newCluster starts an in-process Kafka-protocol broker with topics of the
 // given number of partitions, and a producer whose default topic is the
 // first. The real broker is exercised by the end-to-end tests.
-func newCluster(t *testing.T, partitions int32, topics ...string) (addr string, producer *kgo.Client) {
+func newCluster(t testing.TB, partitions int32, topics ...string) (addr string, producer *kgo.Client) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
 	if err != nil {
@@ -36,7 +36,7 @@ func newCluster(t *testing.T, partitions int32, topics ...string) (addr string, 
 	return addr, producer
 }
 
-func produce(t *testing.T, cl *kgo.Client, from, to int, value func(i int) string) {
+func produce(t testing.TB, cl *kgo.Client, from, to int, value func(i int) string) {
 	t.Helper()
 	var recs []*kgo.Record
 	for i := from; i < to; i++ {

@@ -64,6 +64,11 @@ type subscription struct {
 	// Subscribers that expect different ids have fetchers of their own.
 	TopicID string
 	OnRetry func(error) // a fetch of TP fails and is retried
+	// Range, when not 0, gives the subscription a fetcher of its own,
+	// which no other subscription shares: a split range's (see
+	// splitter), which draws from Budget rather than from the source's.
+	Range  uint64
+	Budget kafka.Budget
 }
 
 // subscribe delivers TP's batches on the returned channel until ctx ends; a
@@ -82,7 +87,7 @@ func (s *source) subscribe(ctx context.Context, sub subscription) (batches <-cha
 		return out, errc // nothing to read
 	}
 	sr := &subscriber{sub: sub, ctx: ctx, out: out, errs: errc, pos: sub.From}
-	key := fetchKey{tp: sub.TP, readCommitted: sub.ReadCommitted, topicID: sub.TopicID}
+	key := fetchKey{tp: sub.TP, readCommitted: sub.ReadCommitted, topicID: sub.TopicID, rng: sub.Range}
 	s.mu.Lock()
 	if s.ctx.Err() != nil {
 		s.mu.Unlock()
@@ -91,7 +96,10 @@ func (s *source) subscribe(ctx context.Context, sub subscription) (batches <-cha
 	}
 	f := s.fetchers[key]
 	if f == nil {
-		f = &fetcher{key: key, subs: map[*subscriber]struct{}{}, changed: make(chan struct{}, 1)}
+		f = &fetcher{key: key, subs: map[*subscriber]struct{}{}, changed: make(chan struct{}, 1), budget: s.budget}
+		if sub.Range != 0 {
+			f.budget = sub.Budget
+		}
 		s.fetchers[key] = f
 		s.started++
 		s.wg.Add(1)
@@ -114,6 +122,7 @@ type fetchKey struct {
 	tp            kafka.TopicPartition
 	readCommitted bool
 	topicID       string
+	rng           uint64 // a split range's, see [subscription.Range]
 }
 
 // fetcher is the state of one partition's fetches.
@@ -125,6 +134,8 @@ type fetcher struct {
 	changed chan struct{}
 	// to is the fetcher goroutine's list of a batch's receivers, reused.
 	to []*subscriber
+	// budget is what its fetches acquire memory from.
+	budget kafka.Budget
 }
 
 // signal wakes the fetcher's goroutine to look at its subscribers.
@@ -222,7 +233,7 @@ func (s *source) start(f *fetcher, from, until int64) *fetchRun {
 	ctx, cancel := context.WithCancel(s.ctx)
 	run := &fetchRun{cancel: cancel, batches: make(chan kafka.Batch), done: make(chan error, 1)}
 	k := &kafka.Fetcher{Client: s.client, TP: f.key.tp, ReadCommitted: f.key.readCommitted, TopicID: f.key.topicID,
-		Until: until, Budget: s.budget, OnRetry: func(err error) { s.retry(f, err) }}
+		Until: until, Budget: f.budget, OnRetry: func(err error) { s.retry(f, err) }}
 	s.mu.Lock()
 	s.runs++
 	s.mu.Unlock()

@@ -383,7 +383,7 @@ func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
 }
 
 // newKafkaClient returns a client of conn, closed when the test ends.
-func newKafkaClient(t *testing.T, conn *spec.Connection) *kafka.Client {
+func newKafkaClient(t testing.TB, conn *spec.Connection) *kafka.Client {
 	t.Helper()
 	client, err := kafka.NewClient(conn)
 	if err != nil {

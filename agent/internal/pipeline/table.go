@@ -333,6 +333,8 @@ func (l *loop) run(ctx context.Context) error {
 	}()
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
+	pr := &partitionReader{source: r.source, fetch: fctx, decode: dctx, wg: &wg, pool: l.decoders, chunks: chunks, errs: fetchErrs,
+		log: r.log}
 	l.group = newGroupCommitter(r.client, r.groupID(), r.log)
 	defer l.group.close()
 
@@ -382,31 +384,18 @@ func (l *loop) run(ctx context.Context) error {
 			}
 		}
 		maps.Copy(l.topicIDs, ids) // known once recorded
+		splits, err := l.splits(ctx, fresh, readCommitted)
+		if err != nil {
+			return err
+		}
 		for _, tp := range fresh {
 			next := l.committed[tp]
 			fetching[tp] = true
 			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 				continue // nothing to read in this triggered run
 			}
-			until := l.end[tp]
-			batches, errs := r.source.subscribe(fctx, subscription{TP: tp, From: next, Until: until, ReadCommitted: readCommitted,
-				TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }})
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				select {
-				case err := <-errs:
-					select {
-					case fetchErrs <- err:
-					default:
-					}
-				case <-fctx.Done():
-				}
-			}()
-			go func() {
-				defer wg.Done()
-				decodePartition(dctx, tp, batches, chunks, l.decoders, next, until)
-			}()
+			pr.start(subscription{TP: tp, From: next, Until: l.end[tp], ReadCommitted: readCommitted,
+				TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }}, splits[tp])
 		}
 		l.publishOffsets()
 		return nil

@@ -1,0 +1,420 @@
+package pipeline
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"log/slog"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+)
+
+// A table whose kafka_options set max_records_per_partition or
+// min_partitions (Spark's maxRecordsPerPartition and minPartitions) reads
+// the backlog of a partition that is far behind as several offset ranges at
+// once: each range has a fetcher and a decoder of its own, and a splitter
+// hands the decoded chunks to the table loop in offset order, so that every
+// commit still covers a prefix of the partition and exactly-once holds. Once
+// the backlog is read, the partition's live tail is read as any other
+// partition.
+
+// offsetRange is the offsets [from, until) of one partition.
+type offsetRange struct{ from, until int64 }
+
+// size is how many offsets r spans.
+func (r offsetRange) size() int64 { return r.until - r.from }
+
+// maxSplitRanges bounds the ranges min_partitions asks for: past it, more
+// ranges would only cost memory and requests.
+const maxSplitRanges = 1 << 14
+
+// splitBacklogs returns the ranges to read the partitions of backlogs as,
+// for those it splits: each partition's backlog (from its next offset to
+// its end) is one range, cut into ranges of at most maxRecords offsets when
+// maxRecords is positive; then, while the table would read fewer ranges
+// than minPartitions (maxSplitRanges at most), the partition whose ranges
+// are the largest is cut into one more, until there are that many ranges
+// or every range is a single offset. A partition without backlog counts as
+// one range. A partition left whole is not in the result.
+func splitBacklogs(backlogs map[kafka.TopicPartition]offsetRange, maxRecords, minPartitions int64) map[kafka.TopicPartition][]offsetRange {
+	h := &partsHeap{}
+	var total int64
+	for tp, r := range backlogs {
+		n := max(r.size(), 0)
+		p := int64(1)
+		if maxRecords > 0 && n > maxRecords {
+			p = (n + maxRecords - 1) / maxRecords
+		}
+		h.parts = append(h.parts, partitionParts{tp: tp, n: n, parts: p})
+		total += p
+	}
+	heap.Init(h)
+	for h.Len() > 0 && total < min(minPartitions, maxSplitRanges) && h.parts[0].parts < h.parts[0].n {
+		h.parts[0].parts++
+		heap.Fix(h, 0)
+		total++
+	}
+	out := map[kafka.TopicPartition][]offsetRange{}
+	for _, pp := range h.parts {
+		if pp.parts > 1 {
+			out[pp.tp] = cutRange(backlogs[pp.tp], pp.parts)
+		}
+	}
+	return out
+}
+
+// partitionParts is how many ranges a partition's backlog of n offsets is
+// cut into.
+type partitionParts struct {
+	tp       kafka.TopicPartition
+	n, parts int64
+}
+
+// partsHeap orders partitions by the size of their ranges, the largest
+// first (then by topic and partition): the next to cut once more.
+type partsHeap struct{ parts []partitionParts }
+
+// Len, Less, Swap, Push and Pop make partsHeap a [heap.Interface].
+func (h *partsHeap) Len() int { return len(h.parts) }
+func (h *partsHeap) Less(i, j int) bool {
+	a, b := &h.parts[i], &h.parts[j]
+	// a.n/a.parts > b.n/b.parts, compared as 128-bit products.
+	ahi, alo := bits.Mul64(uint64(a.n), uint64(b.parts))
+	bhi, blo := bits.Mul64(uint64(b.n), uint64(a.parts))
+	if ahi != bhi || alo != blo {
+		return ahi > bhi || (ahi == bhi && alo > blo)
+	}
+	return cmp.Or(cmp.Compare(a.tp.Topic, b.tp.Topic), cmp.Compare(a.tp.Partition, b.tp.Partition)) < 0
+}
+func (h *partsHeap) Swap(i, j int) { h.parts[i], h.parts[j] = h.parts[j], h.parts[i] }
+func (h *partsHeap) Push(x any)    { h.parts = append(h.parts, x.(partitionParts)) }
+func (h *partsHeap) Pop() any {
+	x := h.parts[len(h.parts)-1]
+	h.parts = h.parts[:len(h.parts)-1]
+	return x
+}
+
+// cutRange cuts r into parts ranges whose sizes differ by one at most, the
+// larger first.
+func cutRange(r offsetRange, parts int64) []offsetRange {
+	base, rem := r.size()/parts, r.size()%parts
+	out := make([]offsetRange, 0, parts)
+	from := r.from
+	for i := range parts {
+		n := base
+		if i < rem {
+			n++
+		}
+		out = append(out, offsetRange{from, from + n})
+		from += n
+	}
+	return out
+}
+
+// splitOptions returns max_records_per_partition and min_partitions of the
+// loop's table, 0 for those not set.
+func (l *loop) splitOptions() (maxRecords, minPartitions int64) {
+	ko := &l.r.cfg.Table.ConnectorOptions.KafkaOptions
+	if ko.MaxRecordsPerPartition != nil {
+		maxRecords = *ko.MaxRecordsPerPartition
+	}
+	if ko.MinPartitions != nil {
+		minPartitions = *ko.MinPartitions
+	}
+	return maxRecords, minPartitions
+}
+
+// splits returns the ranges the loop reads the backlogs of the new
+// partitions tps as (see splitBacklogs): from their next offset to the end
+// of a triggered run, or to their end now; nil when the table sets neither
+// option. A failed look-up of the ends is a [lookupError].
+func (l *loop) splits(ctx context.Context, tps []kafka.TopicPartition, readCommitted bool) (map[kafka.TopicPartition][]offsetRange, error) {
+	maxRecords, minPartitions := l.splitOptions()
+	if maxRecords <= 0 && minPartitions <= 0 {
+		return nil, nil
+	}
+	ends := l.end
+	if l.r.cfg.Continuous {
+		which := int64(kafka.Latest)
+		if readCommitted {
+			which = kafka.LastStable
+		}
+		var err error
+		if ends, err = l.r.client.Offsets(ctx, tps, which); err != nil {
+			return nil, lookupError{err}
+		}
+	}
+	backlogs := map[kafka.TopicPartition]offsetRange{}
+	for _, tp := range tps {
+		if end, ok := ends[tp]; ok {
+			backlogs[tp] = offsetRange{l.committed[tp], end}
+		}
+	}
+	splits := splitBacklogs(backlogs, maxRecords, minPartitions)
+	for tp, ranges := range splits {
+		l.r.log.Info("the partition's backlog is read as ranges in parallel", "topic", tp.Topic, "partition", tp.Partition,
+			"from", backlogs[tp].from, "to", backlogs[tp].until, "ranges", len(ranges))
+	}
+	return splits, nil
+}
+
+// partitionReader starts the goroutines that read a table loop's
+// partitions: for each, a subscription to the pipeline's source, which
+// fetches, and a decoder of what it fetches, which sends the decoded chunks
+// to the loop. Its goroutines count in wg.
+type partitionReader struct {
+	source *source
+	// fetch ends the subscriptions; decode the decoders, once the loop
+	// has returned (see loop.run).
+	fetch, decode context.Context
+	wg            *sync.WaitGroup
+	pool          *decoderPool
+	chunks        chan<- decoded
+	// errs gets the first fatal fetch error of any subscription.
+	errs chan<- error
+	log  *slog.Logger
+}
+
+// start reads sub's partition: as ranges, when ranges holds more than one
+// (see readSplit), else at once.
+func (pr *partitionReader) start(sub subscription, ranges []offsetRange) {
+	if len(ranges) > 1 {
+		pr.readSplit(sub, ranges)
+		return
+	}
+	pr.read(pr.fetch, sub, pr.chunks, pr.pool)
+}
+
+// read subscribes to sub until ctx ends, and decodes its batches with
+// decoders to out.
+func (pr *partitionReader) read(ctx context.Context, sub subscription, out chan<- decoded, decoders decoderSource) {
+	batches, errs := pr.source.subscribe(ctx, sub)
+	pr.wg.Add(2)
+	go func() {
+		defer pr.wg.Done()
+		select {
+		case err := <-errs:
+			select {
+			case pr.errs <- err:
+			default:
+			}
+		case <-ctx.Done():
+		}
+	}()
+	go func() {
+		defer pr.wg.Done()
+		decodePartition(pr.decode, sub.TP, batches, out, decoders, sub.From, sub.Until)
+	}()
+}
+
+// rangeIDs numbers the split ranges of the agent (see [subscription.Range]).
+var rangeIDs atomic.Uint64
+
+// readSplit reads sub's partition as ranges, which cover its backlog from
+// sub.From on (see splitter); then, unless sub.Until ends at the last
+// range, from there on as read does. It returns the splitter.
+func (pr *partitionReader) readSplit(sub subscription, ranges []offsetRange) *splitter {
+	s := &splitter{pr: pr, sub: sub, ranges: ranges, window: max(2, runtime.GOMAXPROCS(0)), merged: make(chan rangeChunk)}
+	pr.wg.Add(1)
+	go func() {
+		defer pr.wg.Done()
+		s.run()
+	}()
+	return s
+}
+
+// splitter reads a partition's backlog as offset ranges, window of them at
+// once, and hands their chunks to the table loop in offset order.
+//
+// The range of the partition's next offset, the head, is the one the loop
+// writes; those after it decode ahead, and their chunks wait in their
+// queues until it is done. Two rules keep that from stalling the table:
+// ranges ahead decode with extra decoders rather than the pool's tokens
+// (their waiting chunks would otherwise hold every token, which the head
+// needs), and only the head's fetcher may take memory past the budget
+// without waiting (the ranges ahead wait when the budget is full, and what
+// they hold goes back once the head is done, so the head never waits for
+// them). What the ranges ahead hold is their fetched batches, which count
+// in the budget, and the chunks decoded from them.
+type splitter struct {
+	pr     *partitionReader
+	sub    subscription
+	ranges []offsetRange
+	window int
+	// merged carries the chunks of every range to the splitter's
+	// goroutine, which queues them in their range.
+	merged chan rangeChunk
+	// ahead counts the chunks decoded by a range before it was the head,
+	// and aheadRanges the ranges whose every chunk was: work done in
+	// parallel with the head's.
+	ahead, aheadRanges atomic.Int64
+}
+
+// rangeChunk is a chunk of one range.
+type rangeChunk struct {
+	r *rangeRead
+	d decoded
+}
+
+// rangeRead is a range being read.
+type rangeRead struct {
+	offsetRange
+	// cancel ends its subscription.
+	cancel context.CancelFunc
+	// head ends when the range becomes the head, by lead.
+	head context.Context
+	lead context.CancelFunc
+	// queue holds its decoded chunks until the loop may have them; done
+	// is set once its last came.
+	queue []decoded
+	done  bool
+}
+
+// run starts the ranges, window at a time, and hands their chunks to the
+// loop in order until every range is done, then reads the live tail; or
+// until the loop's decoders stop, when it gives back what it holds.
+func (s *splitter) run() {
+	var active []*rangeRead // started, in order; the first is the head
+	defer func() {
+		for _, r := range active {
+			r.cancel()
+			r.lead()
+			for _, d := range r.queue {
+				d.free()
+			}
+		}
+	}()
+	next := 0
+	for {
+		for len(active) < s.window && next < len(s.ranges) {
+			active = append(active, s.startRange(s.ranges[next]))
+			next++
+		}
+		if len(active) == 0 {
+			last := s.ranges[len(s.ranges)-1].until
+			s.pr.log.Info("the partition's backlog is read", "topic", s.sub.TP.Topic, "partition", s.sub.TP.Partition, "to", last,
+				"ranges", len(s.ranges), "rangesDecodedAhead", s.aheadRanges.Load(), "chunksDecodedAhead", s.ahead.Load())
+			if s.sub.Until == 0 || last < s.sub.Until {
+				tail := s.sub
+				tail.From = last
+				s.pr.read(s.pr.fetch, tail, s.pr.chunks, s.pr.pool)
+			}
+			return
+		}
+		h := active[0]
+		h.lead()
+		var send chan<- decoded
+		var front decoded
+		if len(h.queue) > 0 {
+			send, front = s.pr.chunks, h.queue[0]
+		}
+		select {
+		case <-s.pr.decode.Done():
+			return
+		case send <- front:
+			h.queue[0] = decoded{}
+			h.queue = h.queue[1:]
+			if h.done && len(h.queue) == 0 {
+				h.cancel()
+				active[0] = nil
+				active = active[1:]
+			}
+		case c := <-s.merged:
+			c.r.queue = append(c.r.queue, c.d)
+			c.r.done = c.d.last && c.d.next >= c.r.until
+		}
+	}
+}
+
+// startRange starts reading r: its own fetcher, with a budget it waits for
+// only until it is the head, and a decoder that takes extra decoders until
+// then; its chunks come to the splitter on merged.
+func (s *splitter) startRange(r offsetRange) *rangeRead {
+	ctx, cancel := context.WithCancel(s.pr.fetch)
+	head, lead := context.WithCancel(context.Background())
+	rr := &rangeRead{offsetRange: r, cancel: cancel, head: head, lead: lead}
+	sub := s.sub
+	sub.From, sub.Until = r.from, r.until
+	sub.Range, sub.Budget = rangeIDs.Add(1), rangeBudget{Budget: s.pr.source.budget, head: head}
+	out := make(chan decoded)
+	s.pr.read(ctx, sub, out, rangeDecoders{pool: s.pr.pool, head: head})
+	s.pr.wg.Add(1)
+	go func() {
+		defer s.pr.wg.Done()
+		for {
+			select {
+			case d := <-out:
+				last := d.last && d.next >= r.until
+				if head.Err() == nil {
+					s.ahead.Add(1) // decoded before its range became the head
+					if last {
+						s.aheadRanges.Add(1)
+					}
+				}
+				select {
+				case s.merged <- rangeChunk{rr, d}:
+				case <-s.pr.decode.Done():
+					d.free()
+					return
+				}
+				if last {
+					return
+				}
+			case <-s.pr.decode.Done():
+				return
+			}
+		}
+	}()
+	return rr
+}
+
+// rangeBudget is the memory budget of a split range's fetcher: the
+// table's, where it waits for room only until its range is the head (see
+// splitter); from then on, or once it stops waiting, it takes memory past
+// the limit if need be, as a fetch response larger than asked for does.
+type rangeBudget struct {
+	kafka.Budget
+	head context.Context
+}
+
+// Acquire takes n bytes, waiting while they do not fit unless the range is
+// the head.
+func (b rangeBudget) Acquire(ctx context.Context, n int64) error {
+	if b.head.Err() == nil {
+		actx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(b.head, cancel)
+		defer stop()
+		err := b.Budget.Acquire(actx, n)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	b.Grow(n)
+	return nil
+}
+
+// rangeDecoders hands a split range's decodePartition its decoders: extra
+// ones while the range waits for those before it, the pool's once it is the
+// head (see splitter).
+type rangeDecoders struct {
+	pool *decoderPool
+	head context.Context
+}
+
+// get takes a decoder from the pool once the range is the head, else an
+// extra one.
+func (d rangeDecoders) get(ctx context.Context) (*decode.Decoder, int, error) {
+	if d.head.Err() != nil {
+		return d.pool.get(ctx)
+	}
+	return d.pool.extra()
+}
+
+// put gives a decoder back to the pool.
+func (d rangeDecoders) put(dec *decode.Decoder) { d.pool.put(dec) }

@@ -1,0 +1,351 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+func TestSplitBacklogs(t *testing.T) {
+	a0, a1, b0 := kafka.TopicPartition{Topic: "a"}, kafka.TopicPartition{Topic: "a", Partition: 1}, kafka.TopicPartition{Topic: "b"}
+	tests := []struct {
+		name                      string
+		backlogs                  map[kafka.TopicPartition]offsetRange
+		maxRecords, minPartitions int64
+		want                      map[kafka.TopicPartition][]offsetRange
+	}{
+		{
+			name:     "under max_records_per_partition: whole",
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {10, 110}}, maxRecords: 100,
+			want: map[kafka.TopicPartition][]offsetRange{},
+		},
+		{
+			name:     "over max_records_per_partition: ranges of at most that many, the larger first",
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {10, 111}, a1: {0, 5}}, maxRecords: 50,
+			want: map[kafka.TopicPartition][]offsetRange{a0: {{10, 44}, {44, 78}, {78, 111}}},
+		},
+		{
+			name:     "min_partitions splits the partitions with the most lag first",
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {0, 1000}, a1: {0, 10}, b0: {500, 800}}, minPartitions: 7,
+			want: map[kafka.TopicPartition][]offsetRange{
+				a0: {{0, 250}, {250, 500}, {500, 750}, {750, 1000}},
+				b0: {{500, 650}, {650, 800}},
+			},
+		},
+		{
+			name:     "min_partitions already met by the partitions",
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {0, 1000}, a1: {0, 10}, b0: {0, 0}}, minPartitions: 3,
+			want: map[kafka.TopicPartition][]offsetRange{},
+		},
+		{
+			name:     "min_partitions after max_records_per_partition",
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {0, 100}, a1: {0, 40}}, maxRecords: 50, minPartitions: 5,
+			want: map[kafka.TopicPartition][]offsetRange{
+				a0: {{0, 34}, {34, 67}, {67, 100}},
+				a1: {{0, 20}, {20, 40}},
+			},
+		},
+		{
+			name:     "no range smaller than one offset",
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {7, 10}, a1: {3, 3}}, minPartitions: 1000,
+			want: map[kafka.TopicPartition][]offsetRange{a0: {{7, 8}, {8, 9}, {9, 10}}},
+		},
+		{
+			name:     "a large min_partitions takes one pass",
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {0, 1 << 40}}, minPartitions: 3,
+			want: map[kafka.TopicPartition][]offsetRange{a0: {{0, 366503875926}, {366503875926, 733007751851}, {733007751851, 1 << 40}}},
+		},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			got := splitBacklogs(test.backlogs, test.maxRecords, test.minPartitions)
+			if fmt.Sprint(got) != fmt.Sprint(test.want) {
+				t.Errorf("got %v\nwant %v", got, test.want)
+			}
+		})
+	}
+}
+
+// splitFixture reads one partition of a kfake cluster as a table loop does,
+// handing the decoded chunks to the test.
+type splitFixture struct {
+	pr     *partitionReader
+	chunks chan decoded
+	errs   chan error
+	stop   func()
+}
+
+// newSplitFixture reads from the cluster at addr, with budget, decoding
+// into layout (nil: the value as bytes).
+func newSplitFixture(t testing.TB, addr string, budget *memory.Budget, layout *spec.Layout) *splitFixture {
+	t.Helper()
+	if layout == nil {
+		layout = &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
+	}
+	first, err := decode.New(layout, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newSource(newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}), budget, slog.Default())
+	fctx, cancelFetch := context.WithCancel(context.Background())
+	dctx, cancelDecode := context.WithCancel(context.Background())
+	fx := &splitFixture{chunks: make(chan decoded), errs: make(chan error, 1)}
+	var wg sync.WaitGroup
+	fx.pr = &partitionReader{source: src, fetch: fctx, decode: dctx, wg: &wg, pool: newDecoderPool(layout, nil, first),
+		chunks: fx.chunks, errs: fx.errs, log: slog.Default()}
+	fx.stop = func() {
+		cancelFetch()
+		cancelDecode()
+		wg.Wait()
+		src.close()
+	}
+	return fx
+}
+
+// next returns the next chunk.
+func (fx *splitFixture) next(t testing.TB) decoded {
+	t.Helper()
+	select {
+	case d := <-fx.chunks:
+		return d
+	case err := <-fx.errs:
+		t.Fatal(err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no chunk in 20s")
+	}
+	return decoded{}
+}
+
+// written does with d what the loop does once it wrote it: its decoder
+// goes back to the pool, and its batch once it is the last.
+func (fx *splitFixture) written(d decoded) {
+	if d.dec != nil {
+		fx.pr.pool.put(d.dec)
+	}
+	d.free()
+}
+
+// readUpTo takes chunks until the partition's next offset reaches to,
+// checking that they come in offset order, each record once from from on,
+// and that each chunk's next offset follows the one before.
+func (fx *splitFixture) readUpTo(t testing.TB, from, to int64) {
+	t.Helper()
+	want, next := from, from
+	for next < to {
+		d := fx.next(t)
+		for _, r := range d.recs {
+			if r.Offset != want {
+				t.Fatalf("record at offset %d, want %d", r.Offset, want)
+			}
+			want++
+		}
+		if d.next < next || (len(d.recs) > 0 && d.next != want) {
+			t.Fatalf("chunk's next offset %d after %d, with records up to %d", d.next, next, want)
+		}
+		next = d.next
+		fx.written(d)
+	}
+	if want != to || next != to {
+		t.Fatalf("read records up to %d, next offset %d; want %d", want, next, to)
+	}
+}
+
+// A partition read as ranges hands its chunks over in offset order, each
+// record once, however far the ranges after the first decoded ahead; then
+// the live tail follows. The ranges do run in parallel: with the loop (the
+// test) taking nothing, every range of the window behind the first
+// decodes all its records.
+func TestSplitterReadsRangesInParallelInOrder(t *testing.T) {
+	addr, producer := newCluster(t, 1, "s")
+	for i := range 6 { // several produce requests: several record batches
+		produce(t, producer, i*1000, (i+1)*1000, func(i int) string { return fmt.Sprint(i) })
+	}
+	fx := newSplitFixture(t, addr, memory.New(64<<20), nil)
+	defer fx.stop()
+	tp := kafka.TopicPartition{Topic: "s"}
+	ranges := cutRange(offsetRange{100, 6000}, 8)
+	s := fx.pr.readSplit(subscription{TP: tp, From: 100}, ranges)
+	waitFor(t, 20*time.Second, "the ranges behind the first decoded", func() bool {
+		return s.aheadRanges.Load() >= int64(s.window-1)
+	})
+	fx.readUpTo(t, 100, 6000)
+	if s.ahead.Load() == 0 || s.aheadRanges.Load() < int64(s.window-1) {
+		t.Errorf("%d chunks of %d ranges decoded ahead; want those of the %d ranges behind the first at least",
+			s.ahead.Load(), s.aheadRanges.Load(), s.window-1)
+	}
+	produce(t, producer, 6000, 6100, func(i int) string { return fmt.Sprint(i) })
+	fx.readUpTo(t, 6000, 6100)
+}
+
+// A triggered run's partition read as ranges ends at its Until: no tail.
+func TestSplitterStopsAtUntil(t *testing.T) {
+	addr, producer := newCluster(t, 1, "s")
+	produce(t, producer, 0, 3000, func(i int) string { return fmt.Sprint(i) })
+	fx := newSplitFixture(t, addr, memory.New(64<<20), nil)
+	defer fx.stop()
+	tp := kafka.TopicPartition{Topic: "s"}
+	fx.pr.readSplit(subscription{TP: tp, From: 0, Until: 2500}, cutRange(offsetRange{0, 2500}, 5))
+	fx.readUpTo(t, 0, 2500)
+	select {
+	case d := <-fx.chunks:
+		t.Fatalf("a chunk past the end: %d records, next %d", len(d.recs), d.next)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// The ranges ahead of the first wait when the memory budget is full; the
+// first does not, so a budget smaller than the backlog still reads it
+// all, in order.
+func TestSplitterSmallBudget(t *testing.T) {
+	addr, producer := newCluster(t, 1, "s")
+	pad := strings.Repeat("x", 1000)
+	for i := range 8 {
+		produce(t, producer, i*500, (i+1)*500, func(i int) string { return pad })
+	}
+	budget := memory.New(2 << 20) // less than a fetch for each range
+	fx := newSplitFixture(t, addr, budget, nil)
+	defer fx.stop()
+	fx.pr.readSplit(subscription{TP: kafka.TopicPartition{Topic: "s"}, Until: 4000}, cutRange(offsetRange{0, 4000}, 8))
+	fx.readUpTo(t, 0, 4000)
+}
+
+// A table whose partition's backlog is longer than max_records_per_partition
+// reads it as ranges in parallel: every record once, committed in offset
+// order, and then the records produced after it.
+func TestManagerSplitsBacklog(t *testing.T) {
+	for _, continuous := range []bool{true, false} {
+		t.Run(fmt.Sprintf("continuous=%v", continuous), func(t *testing.T) {
+			addr, producer := newCluster(t, 1, "events")
+			value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) }
+			for i := range 5 {
+				produce(t, producer, i*1000, (i+1)*1000, value)
+			}
+			p := testPipeline("events")
+			p.Continuous = &continuous
+			maxRecords := int64(700)
+			p.Tables[0].ConnectorOptions.KafkaOptions.MaxRecordsPerPartition = &maxRecords
+			m := startManager(t, addr, p)
+			status := func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
+			n := 5000
+			if continuous {
+				waitFor(t, 20*time.Second, "5000 rows", func() bool { return status().Rows == 5000 })
+				produce(t, producer, 5000, 5300, value)
+				n = 5300
+			} else {
+				waitFor(t, 20*time.Second, "the run's end", func() bool { return status().State == spec.StateCompleted })
+			}
+			waitFor(t, 20*time.Second, fmt.Sprint(n, " rows"), func() bool { return status().Rows == int64(n) })
+			checkExactlyOnce(t, status().Location, n)
+			if ids := idsInCommitOrder(t, status().Location); !slices.Equal(ids, seq(n)) {
+				t.Errorf("ids in commit order %v...; want 0..%d in order", ids[:min(len(ids), 20)], n-1)
+			}
+		})
+	}
+}
+
+// seq returns 0..n-1.
+func seq(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
+}
+
+// idsInCommitOrder returns the ids of the rows of the table in dir, file by
+// file in the order the log added them.
+func idsInCommitOrder(t *testing.T, dir string) []int64 {
+	t.Helper()
+	entries, err := filepath.Glob(filepath.Join(dir, "_delta_log", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(entries)
+	var ids []int64
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+			var action struct {
+				Add *struct {
+					Path string `json:"path"`
+				} `json:"add"`
+			}
+			if err := json.Unmarshal([]byte(line), &action); err != nil {
+				t.Fatalf("%s: %v", e, err)
+			}
+			if action.Add == nil {
+				continue
+			}
+			rows, err := parquet.ReadFile[struct {
+				ID int64 `parquet:"id,optional"`
+			}](filepath.Join(dir, action.Add.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				ids = append(ids, r.ID)
+			}
+		}
+	}
+	return ids
+}
+
+// BenchmarkSplitDecode reads one partition's backlog of JSON records as
+// the table loop's decoders would, whole and split into ranges (the loop,
+// here the benchmark, only takes the chunks): the ranges decode on every
+// core where the whole partition decodes on one.
+func BenchmarkSplitDecode(b *testing.B) {
+	const n = 100_000
+	addr, producer := newCluster(b, 1, "events")
+	for i := 0; i < n; i += 5000 {
+		produce(b, producer, i, i+5000, func(i int) string {
+			return fmt.Sprintf(`{"id":%d,"name":"name %d","score":%d.5,"tags":["a","b","c"],"at":"2026-11-30T23:00:00Z"}`, i, i, i)
+		})
+	}
+	p := testPipeline("events")
+	p.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions.Schema =
+		"id BIGINT, name STRING, score DOUBLE, tags ARRAY<STRING>, at TIMESTAMP"
+	for _, ranges := range []int64{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("ranges=%d", ranges), func(b *testing.B) {
+			layout, errs := p.Tables[0].Layout()
+			if len(errs) > 0 {
+				b.Fatal(errs)
+			}
+			fx := newSplitFixture(b, addr, memory.New(256<<20), layout)
+			defer fx.stop()
+			tp := kafka.TopicPartition{Topic: "events"}
+			b.ReportAllocs()
+			for b.Loop() {
+				sub := subscription{TP: tp, Until: n}
+				fx.pr.start(sub, splitBacklogs(map[kafka.TopicPartition]offsetRange{tp: {0, n}}, 0, ranges)[tp])
+				for next := int64(0); next < n; {
+					d := fx.next(b)
+					if d.err != nil {
+						b.Fatal(d.err)
+					}
+					next = d.next
+					fx.written(d)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
