@@ -231,6 +231,11 @@ func (pr *partitionReader) readSplit(sub subscription, ranges []offsetRange) *sp
 // splitter reads a partition's backlog as offset ranges, window of them at
 // once, and hands their chunks to the table loop in offset order.
 //
+// A range that has decoded all its records leaves the window, so that the
+// cores go on decoding while the head is written, but waits for the head
+// with its chunks: at most maxQueuedWindows times window ranges are started
+// and not yet handed over.
+//
 // The range of the partition's next offset, the head, is the one the loop
 // writes; those after it decode ahead, and their chunks wait in their
 // queues until it is done. Two rules keep that from stalling the table:
@@ -275,6 +280,10 @@ type rangeRead struct {
 	done  bool
 }
 
+// maxQueuedWindows bounds the ranges a splitter starts ahead of the head,
+// in windows (see splitter).
+const maxQueuedWindows = 4
+
 // run starts the ranges, window at a time, and hands their chunks to the
 // loop in order until every range is done, then reads the live tail; or
 // until the loop's decoders stop, when it gives back what it holds.
@@ -289,11 +298,12 @@ func (s *splitter) run() {
 			}
 		}
 	}()
-	next := 0
+	next, decoding := 0, 0 // decoding counts the active ranges not done
 	for {
-		for len(active) < s.window && next < len(s.ranges) {
+		for decoding < s.window && len(active) < maxQueuedWindows*s.window && next < len(s.ranges) {
 			active = append(active, s.startRange(s.ranges[next]))
 			next++
+			decoding++
 		}
 		if len(active) == 0 {
 			last := s.ranges[len(s.ranges)-1].until
@@ -326,7 +336,10 @@ func (s *splitter) run() {
 			}
 		case c := <-s.merged:
 			c.r.queue = append(c.r.queue, c.d)
-			c.r.done = c.d.last && c.d.next >= c.r.until
+			if c.d.last && c.d.next >= c.r.until {
+				c.r.done = true
+				decoding--
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -324,6 +325,7 @@ func BenchmarkSplitDecode(b *testing.B) {
 			defer fx.stop()
 			tp := kafka.TopicPartition{Topic: topic}
 			b.ReportAllocs()
+			cpu := cpuTime(b)
 			for b.Loop() {
 				sub := subscription{TP: tp, Until: n}
 				fx.pr.start(sub, splitBacklogs(map[kafka.TopicPartition]offsetRange{tp: {0, n}}, 0, ranges)[tp])
@@ -336,7 +338,23 @@ func BenchmarkSplitDecode(b *testing.B) {
 					fx.written(d)
 				}
 			}
+			cpu = cpuTime(b) - cpu
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+			// The cores the process kept busy (this one's share of a
+			// machine other processes use too), and the processor time
+			// each record took.
+			b.ReportMetric(cpu.Seconds()/b.Elapsed().Seconds(), "cores")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*b.N), "cpu-ns/record")
 		})
 	}
+}
+
+// cpuTime returns the processor time the process used so far, user and
+// system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
