@@ -38,9 +38,11 @@ const maxSplitRanges = 1 << 14
 // its end) is one range, cut into ranges of at most maxRecords offsets when
 // maxRecords is positive; then, while the table would read fewer ranges
 // than minPartitions (maxSplitRanges at most), the partition whose ranges
-// are the largest is cut into one more, until there are that many ranges
-// or every range is a single offset. A partition without backlog counts as
-// one range. A partition left whole is not in the result.
+// are the largest is cut into one more, as long as its ranges stay at
+// least decodeChunk offsets long (a range costs a connection and a
+// fetcher, which a smaller one would not repay). A partition without
+// backlog counts as one range. A partition left whole is not in the
+// result.
 func splitBacklogs(backlogs map[kafka.TopicPartition]offsetRange, maxRecords, minPartitions int64) map[kafka.TopicPartition][]offsetRange {
 	h := &partsHeap{}
 	var total int64
@@ -54,7 +56,7 @@ func splitBacklogs(backlogs map[kafka.TopicPartition]offsetRange, maxRecords, mi
 		total += p
 	}
 	heap.Init(h)
-	for h.Len() > 0 && total < min(minPartitions, maxSplitRanges) && h.parts[0].parts < h.parts[0].n {
+	for h.Len() > 0 && total < min(minPartitions, maxSplitRanges) && h.parts[0].n/(h.parts[0].parts+1) >= decodeChunk {
 		h.parts[0].parts++
 		heap.Fix(h, 0)
 		total++

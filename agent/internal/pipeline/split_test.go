@@ -41,10 +41,10 @@ func TestSplitBacklogs(t *testing.T) {
 		},
 		{
 			name:     "min_partitions splits the partitions with the most lag first",
-			backlogs: map[kafka.TopicPartition]offsetRange{a0: {0, 1000}, a1: {0, 10}, b0: {500, 800}}, minPartitions: 7,
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {0, 10000}, a1: {0, 10}, b0: {5000, 8000}}, minPartitions: 7,
 			want: map[kafka.TopicPartition][]offsetRange{
-				a0: {{0, 250}, {250, 500}, {500, 750}, {750, 1000}},
-				b0: {{500, 650}, {650, 800}},
+				a0: {{0, 2500}, {2500, 5000}, {5000, 7500}, {7500, 10000}},
+				b0: {{5000, 6500}, {6500, 8000}},
 			},
 		},
 		{
@@ -54,19 +54,24 @@ func TestSplitBacklogs(t *testing.T) {
 		},
 		{
 			name:     "min_partitions after max_records_per_partition",
-			backlogs: map[kafka.TopicPartition]offsetRange{a0: {0, 100}, a1: {0, 40}}, maxRecords: 50, minPartitions: 5,
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {0, 10000}, a1: {0, 4000}}, maxRecords: 5000, minPartitions: 5,
 			want: map[kafka.TopicPartition][]offsetRange{
-				a0: {{0, 34}, {34, 67}, {67, 100}},
-				a1: {{0, 20}, {20, 40}},
+				a0: {{0, 3334}, {3334, 6667}, {6667, 10000}},
+				a1: {{0, 2000}, {2000, 4000}},
 			},
 		},
 		{
-			name:     "no range smaller than one offset",
-			backlogs: map[kafka.TopicPartition]offsetRange{a0: {7, 10}, a1: {3, 3}}, minPartitions: 1000,
+			name:     "min_partitions makes no range shorter than a decoded chunk",
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {7, 3*decodeChunk + 10}, a1: {3, 3}, b0: {0, decodeChunk}}, minPartitions: 1000,
+			want: map[kafka.TopicPartition][]offsetRange{a0: {{7, decodeChunk + 8}, {decodeChunk + 8, 2*decodeChunk + 9}, {2*decodeChunk + 9, 3*decodeChunk + 10}}},
+		},
+		{
+			name:     "max_records_per_partition may make shorter ones",
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {7, 10}}, maxRecords: 1, minPartitions: 1000,
 			want: map[kafka.TopicPartition][]offsetRange{a0: {{7, 8}, {8, 9}, {9, 10}}},
 		},
 		{
-			name:     "a large min_partitions takes one pass",
+			name:     "backlogs past 2^32 offsets",
 			backlogs: map[kafka.TopicPartition]offsetRange{a0: {0, 1 << 40}}, minPartitions: 3,
 			want: map[kafka.TopicPartition][]offsetRange{a0: {{0, 366503875926}, {366503875926, 733007751851}, {733007751851, 1 << 40}}},
 		},
