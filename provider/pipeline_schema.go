@@ -21,7 +21,7 @@ import (
 )
 
 // defaultPipelineTimeout bounds create and update, which wait for the agent
-// to report the pipeline RUNNING, COMPLETED or FAILED.
+// to report the pipeline RUNNING, IDLE or FAILED.
 const defaultPipelineTimeout = defaultTimeoutMinutes * time.Minute
 
 // defaultTimeoutMinutes is defaultPipelineTimeout in minutes, for the docs.
@@ -33,7 +33,7 @@ func runTimeoutsBlock(ctx context.Context, kind string) schema.Block {
 	return timeouts.Block(ctx, timeouts.Opts{
 		Create:            true,
 		Update:            true,
-		CreateDescription: fmt.Sprintf("How long create waits for the agent to report the %s `RUNNING`, `COMPLETED` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", kind, defaultTimeoutMinutes),
+		CreateDescription: fmt.Sprintf("How long create waits for the agent to report the %s `RUNNING`, `IDLE` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", kind, defaultTimeoutMinutes),
 		UpdateDescription: fmt.Sprintf("Same as `create`, for updates. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
 	})
 }
@@ -109,7 +109,7 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "`true` (default) keeps reading new records. `false` makes a triggered run: it " +
 					"reads up to the end offsets seen when it starts (the last stable offset under `isolation_level = \"" +
 					spec.IsolationReadCommitted + "\"`, the high watermark under `\"" + spec.IsolationReadUncommitted +
-					"\"`), commits, and stops in state `" + spec.StateCompleted + "`.",
+					"\"`), commits, and waits in state `" + spec.StateIdle + "`; a change of `trigger` starts the next run.",
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(true),

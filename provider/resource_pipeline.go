@@ -284,7 +284,7 @@ type agentRun struct {
 	name  string
 	files schemaFiles
 	// put sends the object to the agent; wait then waits until the agent
-	// reports it RUNNING, COMPLETED or FAILED (see waitForRun).
+	// reports it RUNNING, IDLE or FAILED (see waitForRun).
 	put, wait func(context.Context) error
 	// stored, after a put that failed without a refusal, asks the agent
 	// whether it has the object all the same (a 5xx "saved but did not
@@ -297,7 +297,7 @@ type agentRun struct {
 }
 
 // applyRun puts o and waits up to timeout for the agent to report it
-// RUNNING, COMPLETED or FAILED. Once the agent accepted it, plan (its
+// RUNNING, IDLE or FAILED. Once the agent accepted it, plan (its
 // model, completed by o.accepted) is saved in state even when waiting
 // fails, so that Terraform tracks (and taints) it.
 func applyRun(ctx context.Context, o agentRun, planned tfsdk.Plan, timeout time.Duration, plan any, state *tfsdk.State, diags *diag.Diagnostics) {
@@ -379,7 +379,7 @@ func checkSchemaFileUnchanged(ctx context.Context, planned tfsdk.Plan, f *schema
 		fmt.Sprintf("The content of %s changed between plan and apply; run terraform plan again.", f.name))
 }
 
-// waitForPipeline polls the agent until the pipeline is RUNNING, COMPLETED
+// waitForPipeline polls the agent until the pipeline is RUNNING, IDLE
 // or FAILED, or ctx ends, starting from cur, the answer to its PUT. It
 // returns an error for FAILED (naming each table's last error) and for a
 // timeout.
@@ -409,7 +409,7 @@ type runState struct {
 }
 
 // waitForRun polls get until the object the agent reports, what (`pipeline
-// "p"`), is RUNNING, COMPLETED or FAILED, or ctx ends, starting from cur. It
+// "p"`), is RUNNING, IDLE or FAILED, or ctx ends, starting from cur. It
 // returns an error for FAILED, for a timeout, and for an object that stays
 // STARTING with errors for stuckAfter; see waitForPipeline.
 func waitForRun(ctx context.Context, what string, cur runState, get func(context.Context) (runState, error), stuckAfter time.Duration) error {
@@ -418,7 +418,7 @@ func waitForRun(ctx context.Context, what string, cur runState, get func(context
 	var stuckSince time.Time
 	for {
 		switch cur.state {
-		case spec.StateRunning, spec.StateCompleted:
+		case spec.StateRunning, spec.StateIdle:
 			return nil
 		case spec.StateFailed:
 			return fmt.Errorf("the agent reports %s FAILED:%s", what, cur.errors)

@@ -48,7 +48,7 @@ func TestWaitForPipeline(t *testing.T) {
 		want    string // "" for success, else a part of the error
 	}{
 		{"running", []spec.PipelineStatus{starting, {State: spec.StateRunning}}, 10 * time.Second, ""},
-		{"completed", []spec.PipelineStatus{{State: spec.StateCompleted}}, 10 * time.Second, ""},
+		{"idle", []spec.PipelineStatus{{State: spec.StateIdle}}, 10 * time.Second, ""},
 		{"failed", []spec.PipelineStatus{starting, failed}, 10 * time.Second,
 			"FAILED:\n  table b (FAILED): topic x: not authorized"},
 		{"timeout", []spec.PipelineStatus{starting}, 1200 * time.Millisecond, `pipeline "p" is still STARTING after the timeout`},

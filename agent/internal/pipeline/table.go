@@ -434,7 +434,7 @@ func (l *loop) run(ctx context.Context) error {
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
-			r.setState(spec.StateCompleted, nil)
+			r.setState(spec.StateIdle, nil)
 			return nil
 		}
 		select {
