@@ -114,6 +114,16 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 				Computed: true,
 				Default:  booldefault.StaticBool(true),
 			},
+			"trigger": schema.StringAttribute{
+				MarkdownDescription: "Any value, kept in the Terraform state only (the agent never sees it), whose change " +
+					"starts the next run of a triggered pipeline (`continuous = false`): the update asks the agent for a run " +
+					"(`POST /v1/pipelines/{name}/runs`) and waits until the pipeline is `" + spec.StateIdle + "` again, at most " +
+					"the `update` timeout; a table that fails the run fails the apply with its error. A run the same update " +
+					"started by changing a table ends first. Like `triggers_replace` of `terraform_data`, but an update: " +
+					"set it to a timestamp or a version (`trigger = var.load_id`) to run the pipeline when it changes. " +
+					"Removing it starts nothing. Only for triggered pipelines.",
+				Optional: true,
+			},
 			"flush_interval": schema.StringAttribute{
 				MarkdownDescription: "Longest time a record waits in a buffer before it is written and committed, as a " +
 					"duration like `\"500ms\"`, `\"5s\"` or `\"1m\"`; at least `100ms`. The flush fires even when no new " +

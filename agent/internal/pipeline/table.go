@@ -335,10 +335,42 @@ func (l *loop) run(ctx context.Context) error {
 	fetching := map[kafka.TopicPartition]bool{}
 	l.group = newGroupCommitter(r.client, r.groupID(), r.log)
 	defer l.group.close()
+	trig, err := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
+	if err != nil {
+		return err
+	}
+	defer trig.stop()
+
+	// read reads tp from offset next, up to until when positive, until
+	// the loop ends.
+	readCommitted := ko.ReadCommitted()
+	read := func(tp kafka.TopicPartition, next, until int64) {
+		// A read up to an end is over once its decoder has it all.
+		sctx, done := context.WithCancel(fctx)
+		batches, errs := r.source.subscribe(sctx, subscription{TP: tp, From: next, Until: until, ReadCommitted: readCommitted,
+			TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }})
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			select {
+			case err := <-errs:
+				select {
+				case fetchErrs <- err:
+				default:
+				}
+			case <-sctx.Done():
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			defer done()
+			decodePartition(dctx, tp, batches, chunks, l.decoders, next, until)
+		}()
+	}
 
 	// start begins fetching the new partitions among tps, each from its
-	// committed offset, else from where startOffsets says.
-	readCommitted := ko.ReadCommitted()
+	// committed offset, else from where startOffsets says; with a trigger,
+	// its micro-batches read them.
 	start := func(tps []kafka.TopicPartition, starting string) error {
 		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return fetching[tp] })
 		if len(fresh) == 0 {
@@ -388,25 +420,9 @@ func (l *loop) run(ctx context.Context) error {
 			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 				continue // nothing to read in this triggered run
 			}
-			until := l.end[tp]
-			batches, errs := r.source.subscribe(fctx, subscription{TP: tp, From: next, Until: until, ReadCommitted: readCommitted,
-				TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }})
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				select {
-				case err := <-errs:
-					select {
-					case fetchErrs <- err:
-					default:
-					}
-				case <-fctx.Done():
-				}
-			}()
-			go func() {
-				defer wg.Done()
-				decodePartition(dctx, tp, batches, chunks, l.decoders, next, until)
-			}()
+			if trig == nil {
+				read(tp, next, l.end[tp])
+			}
 		}
 		l.publishOffsets()
 		return nil
@@ -465,6 +481,11 @@ func (l *loop) run(ctx context.Context) error {
 				// the flush fires even if no record follows it.
 				clk.flush.Reset(r.cfg.FlushEvery)
 			}
+			if err := l.endBatch(ctx, trig); err != nil {
+				return err
+			}
+		case <-trig.C():
+			l.fire(ctx, trig, read)
 		case <-clk.flush.C:
 			if err := l.flush(ctx); err != nil {
 				return err
