@@ -185,12 +185,20 @@ func TestMinOffsetsPerTrigger(t *testing.T) {
 }
 
 // TestTriggeredRuns runs a triggered pipeline up to the end offsets its run
-// fixed, then starts its next runs through POST /v1/pipelines/{name}/runs:
-// each reads exactly the records produced since the last. Starting a run
-// of a continuous pipeline is a 409, of an unknown one a 404.
+// fixed, in micro-batches of 1 offset so that records produced once it
+// committed the first are produced while it runs, then starts its next runs
+// through POST /v1/pipelines/{name}/runs: each reads exactly the records
+// produced since the last. Starting a run of a continuous pipeline is a
+// 409, of an unknown one a 404.
 func TestTriggeredRuns(t *testing.T) {
 	f := newRunsFixture(t, 300)
-	f.put(t, "nightly", false, "300ms", nil)
+	f.put(t, "nightly", false, "300ms", func(ko *spec.KafkaOptions) { ko.MaxOffsetsPerTrigger = new(int64(1)) })
+	f.a.waitAtLeast("nightly", 0, 1, time.Minute)
+	// Produced after the run fixed its ends: the next run reads them.
+	f.produce(t, 200)
+	if p, err := f.c.GetPipeline(context.Background(), "nightly"); err == nil {
+		t.Logf("the first run had %d rows, and was %s, once 200 more records were produced", p.Status.Tables[0].Rows, p.Status.State)
+	}
 	ts := f.waitIdle(t, "nightly")
 	var next int64
 	for _, p := range ts.Partitions {
@@ -200,8 +208,6 @@ func TestTriggeredRuns(t *testing.T) {
 		t.Fatalf("first run: %d rows, next offsets adding up to %d; want 300 and 300", ts.Rows, next)
 	}
 
-	// Records produced after the run's end wait for the next run.
-	f.produce(t, 200)
 	got, err := f.c.StartRun(context.Background(), "nightly")
 	if err != nil {
 		t.Fatalf("POST runs: %v", err)
