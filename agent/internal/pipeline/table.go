@@ -341,11 +341,11 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	defer trig.stop()
 
-	// read reads tp from offset next, up to until when positive, until
-	// the loop ends.
+	// read starts reading tp from offset next: up to until when positive
+	// (the read is over once its decoder has it all), else until the loop
+	// ends.
 	readCommitted := ko.ReadCommitted()
 	read := func(tp kafka.TopicPartition, next, until int64) {
-		// A read up to an end is over once its decoder has it all.
 		sctx, done := context.WithCancel(fctx)
 		batches, errs := r.source.subscribe(sctx, subscription{TP: tp, From: next, Until: until, ReadCommitted: readCommitted,
 			TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }})
