@@ -145,9 +145,9 @@ type Config struct {
 }
 
 // Server is the agent API, an http.Handler. It is safe for concurrent use.
-// Changes (PUT, DELETE, Resume) run one at a time, so checks that span
-// objects (a table claimed twice, a connection still in use) cannot race;
-// reads run concurrently with them.
+// Changes (PUT, DELETE, a run's start, Resume) run one at a time, so
+// checks that span objects (a table claimed twice, a connection still in
+// use) cannot race; reads run concurrently with them.
 type Server struct {
 	store  *store.Store
 	engine Engine
