@@ -139,6 +139,12 @@ func (ko *KafkaOptions) ClientSettings() (ClientSettings, error) {
 // validateClientProperties reports every bad key and value of
 // client_properties on that attribute.
 func (ko *KafkaOptions) validateClientProperties(col collector) {
+	if ko.ClientProperties != nil && len(ko.ClientProperties) == 0 {
+		// The agent stores no empty map, so Terraform would read back
+		// null where the configuration says {}.
+		col.add("client_properties", "client_properties is empty; remove it (or set it to null) to keep the agent's client settings")
+		return
+	}
 	var cs ClientSettings
 	ok := true
 	for _, key := range slices.Sorted(maps.Keys(ko.ClientProperties)) {

@@ -168,6 +168,8 @@ func TestKafkaOptionsValidate(t *testing.T) {
 		{"client properties", func(p *Pipeline) {
 			ko(p).ClientProperties = map[string]string{"client.id": "ingest", "fetch.min.bytes": "1024", "fetch.max.wait.ms": "250"}
 		}, "", ""},
+		{"client properties empty", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{} }, kp + "client_properties",
+			"client_properties is empty; remove it"},
 		{"client property unknown", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"max.poll.records": "5"} }, kp + "client_properties",
 			`key "max.poll.records" is not supported; the supported keys are client.id, fetch.max.bytes, fetch.max.wait.ms, fetch.min.bytes, ` +
 				"max.partition.fetch.bytes, metadata.max.age.ms, request.timeout.ms, socket.connection.setup.timeout.ms"},
