@@ -91,7 +91,10 @@ func TestKafkaOptionsValidate(t *testing.T) {
 		{"negative timestamp", func(p *Pipeline) {
 			ko(p).StartingOffset, ko(p).StartingOffsetsByTimestamp = StartingOffsetTimestamp, offsets("events", "0", -1)
 		}, kp + "starting_offsets_by_timestamp", "-1 is not milliseconds since the epoch, from 0"},
-		{"group", func(p *Pipeline) { ko(p).StartingOffset = StartingOffsetGroup; ko(p).AutoOffsetReset = AutoOffsetResetNone }, "", ""},
+		{"group", func(p *Pipeline) {
+			ko(p).StartingOffset = StartingOffsetGroup
+			ko(p).AutoOffsetReset = AutoOffsetResetNone
+		}, "", ""},
 		{"auto_offset_reset", func(p *Pipeline) { ko(p).AutoOffsetReset = "smallest" }, kp + "auto_offset_reset",
 			`"smallest" is not one of latest, earliest, none`},
 
