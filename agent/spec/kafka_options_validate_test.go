@@ -232,6 +232,16 @@ func TestFanoutRefusesTableOnlyOptions(t *testing.T) {
 	wantProblem(t, f.Validate(), "", "")
 }
 
+func TestFanoutValidateWith(t *testing.T) {
+	f := validFanout()
+	f.ConnectorOptions.KafkaOptions.EndingOffset = EndingOffsetLatest
+	p := validPipeline()
+	wantProblem(t, f.ValidateWith(p), "connector_options.kafka_options.ending_offset",
+		`ending_offset applies only to a triggered pipeline (continuous = false): pipeline "p1" is continuous and never ends`)
+	triggered(p)
+	wantProblem(t, f.ValidateWith(p), "", "")
+}
+
 func TestKafkaOptionsNormalize(t *testing.T) {
 	p := validPipeline()
 	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
