@@ -81,8 +81,9 @@ func consumerAttributes() map[string]schema.Attribute {
 				"starts; `" + spec.EndingOffsetSpecific + "` reads `ending_offsets`; `" + spec.EndingOffsetTimestamp + "` reads " +
 				"`ending_timestamp` or `ending_offsets_by_timestamp`. The ends are fixed when a run starts; the run commits " +
 				"up to them and the pipeline goes `" + spec.StateIdle + "`. On a table of a triggered pipeline it defaults to `\"" +
-				spec.DefaultEndingOffset + "\"`; a continuous pipeline refuses every `ending_*` attribute. On a fanout schema, " +
-				"not set means `\"" + spec.DefaultEndingOffset + "\"`.",
+				spec.DefaultEndingOffset + "\"`; a continuous pipeline refuses every `ending_*` attribute at plan time. On a fanout " +
+				"schema, not set means `\"" + spec.DefaultEndingOffset + "\"`, and the agent refuses `ending_*` when the " +
+				"fanout schema's pipeline is continuous.",
 			Optional:      true,
 			Computed:      true,
 			PlanModifiers: []planmodifier.String{endingOffsetDefault},
