@@ -223,3 +223,73 @@ func TestAccPositionsPlan(t *testing.T) {
 		}()},
 	})
 }
+
+// TestAccPositionsApply applies a pipeline table and a fanout schema that
+// set the options of issue 12, and imports both: the agent stores and
+// returns every value as planned (its defaults included), so that neither
+// a refresh nor an import shows a difference. It needs an agent and a
+// broker, not the options' execution.
+func TestAccPositionsApply(t *testing.T) {
+	a := sharedAgent(t)
+	conn, pipe, fan, topic := uniqueName("conn"), uniqueName("pipe"), uniqueName("fan"), uniqueName("topic")
+	createTopic(t, topic, 2)
+	config := a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name":            hclString(pipe),
+		"connection_name": "tributary_connection.c.name",
+	}, tableHCL("events", `topics = [`+hclString(topic)+`]
+        starting_offset = "specific"
+        starting_offsets = { `+hclString(topic)+` = { "0" = 0, "1" = -2 } }
+        auto_offset_reset = "earliest"
+        max_offsets_per_trigger = 1000
+        min_offsets_per_trigger = 10
+        min_partitions = 2
+        max_records_per_partition = 500
+        fail_on_data_loss = false
+        group_id_prefix = "acc."
+        partition_discovery_interval = "30s"
+        client_properties = { "client.id" = "acc-positions", "fetch.max.wait.ms" = "200" }`, ""), `
+  timeouts {
+    create = "2m"
+  }
+`) + `
+resource "tributary_fanout_schema" "f" {
+  name                = ` + hclString(fan) + `
+  pipeline_name       = tributary_pipeline.p.name
+  destination_catalog = "main"
+  destination_schema  = "routed_positions"
+  connector_options = {
+    kafka_options = {
+      assign                    = { ` + hclString(topic) + ` = [1] }
+      starting_offset           = "timestamp"
+      starting_timestamp        = "2024-01-01T00:00:00Z"
+      group_id                  = "acc-fanout"
+      check_duplicated_group_id = true
+      client_properties         = { "fetch.min.bytes" = "1" }
+    }
+  }
+  fanout_options = {
+    fanout_by = "topic"
+  }
+}
+`
+	ko := "table.0.connector_options.kafka_options."
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("tributary_pipeline.p", ko+"starting_offsets."+topic+".1", "-2"),
+					resource.TestCheckResourceAttr("tributary_pipeline.p", ko+"max_trigger_delay", "15m"),
+					resource.TestCheckResourceAttr("tributary_pipeline.p", ko+"fail_on_data_loss", "false"),
+					resource.TestCheckResourceAttr("tributary_pipeline.p", ko+"client_properties.client.id", "acc-positions"),
+					resource.TestCheckNoResourceAttr("tributary_pipeline.p", ko+"ending_offset"),
+					resource.TestCheckResourceAttr("tributary_fanout_schema.f", "connector_options.kafka_options.assign."+topic+".0", "1"),
+					resource.TestCheckResourceAttr("tributary_fanout_schema.f", "connector_options.kafka_options.partition_discovery_interval", "5m"),
+				),
+			},
+			importStep("tributary_pipeline.p", pipe, "timeouts"),
+			importStep("tributary_fanout_schema.f", fan, "timeouts"),
+		},
+	})
+}
