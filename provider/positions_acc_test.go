@@ -157,7 +157,7 @@ func TestAccFanoutPositionsValidation(t *testing.T) {
 	}
 	for attr, value := range map[string]string{
 		"max_offsets_per_trigger": "100", "min_offsets_per_trigger": "10", "min_partitions": "4",
-		"max_records_per_partition": "1000",
+		"max_records_per_partition": "1000", "max_trigger_delay": `"1m"`,
 	} {
 		cases = append(cases, validationCase{attr, fanout(fanoutTopics + "\n" + attr + " = " + value),
 			kp + attr, attr + " is not supported on fanout schemas, only on the tables of a tributary_pipeline; remove it"})
