@@ -293,3 +293,24 @@ resource "tributary_fanout_schema" "f" {
 		},
 	})
 }
+
+// TestAccPositionsSkipUnknown: a rule that reads a value known only after
+// apply waits for it: a topic of starting_offsets checked against a list
+// of topics holding an unknown name, offsets and a pipeline mode known
+// later, a client property whose key is known later.
+func TestAccPositionsSkipUnknown(t *testing.T) {
+	testPlans(t, `
+resource "terraform_data" "later" {
+  input = "x"
+}
+`+pipelineHCL(map[string]string{"continuous": "terraform_data.later.output == \"x\""},
+		tableHCL("events", `topics = ["events", terraform_data.later.output]
+        starting_offset = "specific"
+        starting_offsets = { "orders" = { "0" = 5 } }
+        ending_offset = "specific"
+        ending_offsets = { "events" = { "0" = length(terraform_data.later.output) } }
+        client_properties = { (terraform_data.later.output) = "1" }`, ""),
+		tableHCL("assigned", `assign = { "assigned" = [length(terraform_data.later.output)] }
+        starting_offset = "specific"
+        starting_offsets = { "assigned" = { "3" = 0 } }`, "")))
+}

@@ -359,10 +359,11 @@ func (ko *KafkaOptions) validatePartitionMap(col collector, attr string, m map[s
 }
 
 // unreadPartition says why the table does not read partition n of topic;
-// "" when it does, or when the subscription is not valid (reported
-// elsewhere).
+// "" when it does, or when the subscription is not valid or not fully
+// known (an empty topic name is one Terraform does not know yet).
 func (ko *KafkaOptions) unreadPartition(topic string, n int32) string {
 	switch {
+	case slices.Contains(ko.Topics, ""):
 	case len(ko.Topics) > 0 && ko.TopicPattern == "" && ko.Assign == nil:
 		if !slices.Contains(ko.Topics, topic) {
 			return "the table does not read this topic: it is not in topics"
