@@ -186,6 +186,9 @@ func TestKafkaOptionsValidate(t *testing.T) {
 			kp + "client_properties", "the agent does not join the consumer group (it commits offsets for lag tools only)"},
 		{"client property with Spark's prefix", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"kafka.fetch.min.bytes": "1"} },
 			kp + "client_properties", `as "fetch.min.bytes"`},
+		{"client property with Flink's prefix and an attribute", func(p *Pipeline) {
+			ko(p).ClientProperties = map[string]string{"properties.group.id": "g"}
+		}, kp + "client_properties", `key "properties.group.id": without Spark's "kafka." or Flink's "properties." prefix, key "group.id" is not a client property here: set group_id`},
 		{"client property not a number", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"fetch.min.bytes": "1k"} },
 			kp + "client_properties", `fetch.min.bytes = "1k" is not a whole number of bytes`},
 		{"client property out of range", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"request.timeout.ms": "10"} },
