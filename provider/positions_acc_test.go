@@ -232,10 +232,13 @@ func TestAccPositionsPlan(t *testing.T) {
 func TestAccPositionsApply(t *testing.T) {
 	a := sharedAgent(t)
 	conn, pipe, fan, topic := uniqueName("conn"), uniqueName("pipe"), uniqueName("fan"), uniqueName("topic")
+	// Tables outlive their pipelines on the shared agent: fresh schemas.
+	schema, routed := uniqueName("positions"), uniqueName("routed")
 	createTopic(t, topic, 2)
 	config := a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
-		"name":            hclString(pipe),
-		"connection_name": "tributary_connection.c.name",
+		"name":               hclString(pipe),
+		"connection_name":    "tributary_connection.c.name",
+		"destination_schema": hclString(schema),
 	}, tableHCL("events", `topics = [`+hclString(topic)+`]
         starting_offset = "specific"
         starting_offsets = { `+hclString(topic)+` = { "0" = 0, "1" = -2 } }
@@ -256,7 +259,7 @@ resource "tributary_fanout_schema" "f" {
   name                = ` + hclString(fan) + `
   pipeline_name       = tributary_pipeline.p.name
   destination_catalog = "main"
-  destination_schema  = "routed_positions"
+  destination_schema  = ` + hclString(routed) + `
   connector_options = {
     kafka_options = {
       assign                    = { ` + hclString(topic) + ` = [1] }
