@@ -335,10 +335,7 @@ func (l *loop) run(ctx context.Context) error {
 	fetching := map[kafka.TopicPartition]bool{}
 	l.group = newGroupCommitter(r.client, r.groupID(), r.log)
 	defer l.group.close()
-	trig, err := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
-	if err != nil {
-		return err
-	}
+	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
 	defer trig.stop()
 
 	// read starts reading tp from offset next: up to until when positive

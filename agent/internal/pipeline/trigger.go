@@ -3,7 +3,6 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"math/bits"
 	"slices"
 	"strings"
@@ -59,24 +58,17 @@ type trigger struct {
 // flushEvery is the pipeline's flush interval, which bounds how long a
 // trigger that found too little waits before it looks again. The first
 // trigger fires at once. End it with stop.
-func newTrigger(ko *spec.KafkaOptions, continuous bool, flushEvery time.Duration) (*trigger, error) {
-	t := &trigger{maxOffsets: deref(ko.MaxOffsetsPerTrigger), last: time.Now(), poll: min(flushEvery, time.Second)}
+func newTrigger(ko *spec.KafkaOptions, continuous bool, flushEvery time.Duration) *trigger {
+	t := &trigger{maxOffsets: deref(ko.MaxOffsetsPerTrigger), maxDelay: ko.TriggerDelay(), last: time.Now(),
+		poll: min(flushEvery, time.Second)}
 	if continuous {
 		t.minOffsets = deref(ko.MinOffsetsPerTrigger)
 	}
 	if t.maxOffsets <= 0 && t.minOffsets <= 0 {
-		return nil, nil
-	}
-	if t.minOffsets > 0 {
-		delay := cmp.Or(ko.MaxTriggerDelay, spec.DefaultMaxTriggerDelay)
-		d, err := time.ParseDuration(delay)
-		if err != nil {
-			return nil, fatalError{fmt.Errorf("max_trigger_delay %q: %w", delay, err)}
-		}
-		t.maxDelay = d
+		return nil
 	}
 	t.timer = time.NewTimer(0)
-	return t, nil
+	return t
 }
 
 // deref returns *p, or 0 for nil.
