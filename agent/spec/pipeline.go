@@ -78,7 +78,7 @@ type Pipeline struct {
 	StorageLocation string `json:"storage_location,omitempty"`
 	// Continuous keeps the pipeline reading new records; false makes a
 	// triggered run that reads up to the end offsets seen at start, commits
-	// and stops in state COMPLETED. Nil means true.
+	// and waits in state IDLE for the next run. Nil means true.
 	Continuous *bool `json:"continuous,omitempty"`
 	// FlushInterval is the longest time a record waits in a buffer before it
 	// is written and committed, as a Go duration ("5s"); the flush fires even
@@ -367,7 +367,13 @@ func (p *Pipeline) Normalize() {
 		p.MaxRowsPerFile = DefaultMaxRowsPerFile
 	}
 	for i := range p.Tables {
-		p.Tables[i].ConnectorOptions.KafkaOptions.normalize()
+		ko := &p.Tables[i].ConnectorOptions.KafkaOptions
+		ko.normalize()
+		if !p.IsContinuous() && ko.EndingOffset == "" {
+			// Only a triggered run ends; a continuous pipeline refuses
+			// ending_offset.
+			ko.EndingOffset = DefaultEndingOffset
+		}
 	}
 }
 
@@ -380,6 +386,7 @@ func (ko *KafkaOptions) normalize() {
 	if ko.IsolationLevel == "" {
 		ko.IsolationLevel = DefaultIsolationLevel
 	}
+	ko.normalizeConsumer()
 	for _, tr := range []*Transformer{ko.KeyTransformer, ko.ValueTransformer} {
 		if tr != nil && tr.JSONOptions != nil {
 			tr.JSONOptions.normalizeInference()

@@ -131,38 +131,55 @@ func (l *loop) splitOptions() (maxRecords, minPartitions int64) {
 	return maxRecords, minPartitions
 }
 
-// splits returns the ranges the loop reads the backlogs of the new
-// partitions tps as (see splitBacklogs): from their next offset to the end
-// of a triggered run, or to their end now; nil when the table sets neither
-// option. A failed look-up of the ends is a [lookupError].
-func (l *loop) splits(ctx context.Context, tps []kafka.TopicPartition, readCommitted bool) (map[kafka.TopicPartition][]offsetRange, error) {
-	maxRecords, minPartitions := l.splitOptions()
-	if maxRecords <= 0 && minPartitions <= 0 {
+// backlogEnds returns where the backlogs of the new partitions tps end,
+// for splitting them: a triggered run's end offsets, or, for a continuous
+// table, the offsets available now; nil when the table sets neither
+// max_records_per_partition nor min_partitions. A failed look-up is a
+// [lookupError].
+func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, readCommitted bool) (map[kafka.TopicPartition]int64, error) {
+	if maxRecords, minPartitions := l.splitOptions(); maxRecords <= 0 && minPartitions <= 0 {
 		return nil, nil
 	}
-	ends := l.end
-	if l.r.cfg.Continuous {
-		which := int64(kafka.Latest)
-		if readCommitted {
-			which = kafka.LastStable
+	if !l.r.cfg.Continuous {
+		return l.end, nil
+	}
+	which := int64(kafka.Latest)
+	if readCommitted {
+		which = kafka.LastStable
+	}
+	ends, err := l.r.client.Offsets(ctx, tps, which)
+	if err != nil {
+		return nil, lookupError{err}
+	}
+	return ends, nil
+}
+
+// read starts reading each partition of until from its offset in from, up
+// to its offset in until (0: on, without end). The backlog of a partition
+// up to its offset in ends, when the table's max_records_per_partition or
+// min_partitions split it (see splitBacklogs), is read as ranges in
+// parallel: at the loop's start, and at each trigger of a table with rate
+// control (where ends are the micro-batch's).
+func (l *loop) read(pr *partitionReader, from, until, ends map[kafka.TopicPartition]int64) {
+	var splits map[kafka.TopicPartition][]offsetRange
+	if maxRecords, minPartitions := l.splitOptions(); maxRecords > 0 || minPartitions > 0 {
+		backlogs := map[kafka.TopicPartition]offsetRange{}
+		for tp := range until {
+			if end, ok := ends[tp]; ok {
+				backlogs[tp] = offsetRange{from[tp], end}
+			}
 		}
-		var err error
-		if ends, err = l.r.client.Offsets(ctx, tps, which); err != nil {
-			return nil, lookupError{err}
+		splits = splitBacklogs(backlogs, maxRecords, minPartitions)
+		for tp, ranges := range splits {
+			l.r.log.Info("the partition's backlog is read as ranges in parallel", "topic", tp.Topic, "partition", tp.Partition,
+				"from", backlogs[tp].from, "to", backlogs[tp].until, "ranges", len(ranges))
 		}
 	}
-	backlogs := map[kafka.TopicPartition]offsetRange{}
-	for _, tp := range tps {
-		if end, ok := ends[tp]; ok {
-			backlogs[tp] = offsetRange{l.committed[tp], end}
-		}
+	readCommitted := l.r.cfg.Table.ConnectorOptions.KafkaOptions.ReadCommitted()
+	for tp, end := range until {
+		pr.start(subscription{TP: tp, From: from[tp], Until: end, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic],
+			OnRetry: func(err error) { l.r.fetchFailing(tp, err) }}, splits[tp])
 	}
-	splits := splitBacklogs(backlogs, maxRecords, minPartitions)
-	for tp, ranges := range splits {
-		l.r.log.Info("the partition's backlog is read as ranges in parallel", "topic", tp.Topic, "partition", tp.Partition,
-			"from", backlogs[tp].from, "to", backlogs[tp].until, "ranges", len(ranges))
-	}
-	return splits, nil
 }
 
 // partitionReader starts the goroutines that read a table loop's
@@ -192,9 +209,10 @@ func (pr *partitionReader) start(sub subscription, ranges []offsetRange) {
 	pr.read(pr.fetch, sub, pr.chunks, pr.pool)
 }
 
-// read subscribes to sub until ctx ends, and decodes its batches with
-// decoders to out.
+// read subscribes to sub until ctx ends, or, with an Until, until its
+// decoder has it all, and decodes its batches with decoders to out.
 func (pr *partitionReader) read(ctx context.Context, sub subscription, out chan<- decoded, decoders decoderSource) {
+	ctx, done := context.WithCancel(ctx)
 	batches, errs := pr.source.subscribe(ctx, sub)
 	pr.wg.Add(2)
 	go func() {
@@ -210,6 +228,7 @@ func (pr *partitionReader) read(ctx context.Context, sub subscription, out chan<
 	}()
 	go func() {
 		defer pr.wg.Done()
+		defer done()
 		decodePartition(pr.decode, sub.TP, batches, out, decoders, sub.From, sub.Until)
 	}()
 }

@@ -241,17 +241,21 @@ func TestSplitterSmallBudget(t *testing.T) {
 // max_records_per_partition reads them as ranges in parallel: every record
 // once, committed in offset order per partition, and then the records
 // produced after them; also with several partitions split at once and a
-// memory budget smaller than their backlogs.
+// memory budget smaller than their backlogs, and with rate control, whose
+// every micro-batch is split.
 func TestManagerSplitsBacklog(t *testing.T) {
 	tests := []struct {
 		name       string
 		partitions int32
 		continuous bool
 		budget     int64
+		// maxOffsetsPerTrigger, when set, splits each micro-batch.
+		maxOffsetsPerTrigger int64
 	}{
 		{name: "continuous", partitions: 1, continuous: true},
 		{name: "triggered", partitions: 1},
 		{name: "three partitions, small budget", partitions: 3, continuous: true, budget: 4 << 20},
+		{name: "micro-batches of max_offsets_per_trigger", partitions: 1, continuous: true, maxOffsetsPerTrigger: 2000},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
@@ -265,6 +269,9 @@ func TestManagerSplitsBacklog(t *testing.T) {
 			p.Continuous = &test.continuous
 			maxRecords := int64(700)
 			p.Tables[0].ConnectorOptions.KafkaOptions.MaxRecordsPerPartition = &maxRecords
+			if test.maxOffsetsPerTrigger > 0 {
+				p.Tables[0].ConnectorOptions.KafkaOptions.MaxOffsetsPerTrigger = &test.maxOffsetsPerTrigger
+			}
 			cfg := Config{Warehouse: t.TempDir()}
 			if test.budget > 0 {
 				cfg.Memory = memory.New(test.budget)
@@ -281,7 +288,7 @@ func TestManagerSplitsBacklog(t *testing.T) {
 				produce(t, producer, 5000, 5300, value)
 				n = 5300
 			} else {
-				waitFor(t, 30*time.Second, "the run's end", func() bool { return status().State == spec.StateCompleted })
+				waitFor(t, 30*time.Second, "the run's end", func() bool { return status().State == spec.StateIdle })
 			}
 			waitFor(t, 30*time.Second, fmt.Sprint(n, " rows"), func() bool { return status().Rows == int64(n) })
 			checkExactlyOnce(t, status().Location, n)

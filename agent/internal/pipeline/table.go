@@ -337,9 +337,12 @@ func (l *loop) run(ctx context.Context) error {
 		log: r.log}
 	l.group = newGroupCommitter(r.client, r.groupID(), r.log)
 	defer l.group.close()
+	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
+	defer trig.stop()
 
 	// start begins fetching the new partitions among tps, each from its
-	// committed offset, else from where startOffsets says.
+	// committed offset, else from where startOffsets says; with a trigger,
+	// its micro-batches read them.
 	readCommitted := ko.ReadCommitted()
 	start := func(tps []kafka.TopicPartition, starting string) error {
 		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return fetching[tp] })
@@ -384,18 +387,21 @@ func (l *loop) run(ctx context.Context) error {
 			}
 		}
 		maps.Copy(l.topicIDs, ids) // known once recorded
-		splits, err := l.splits(ctx, fresh, readCommitted)
+		backlogEnds, err := l.backlogEnds(ctx, fresh, readCommitted)
 		if err != nil {
 			return err
 		}
+		from, until := map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}
 		for _, tp := range fresh {
 			next := l.committed[tp]
 			fetching[tp] = true
 			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 				continue // nothing to read in this triggered run
 			}
-			pr.start(subscription{TP: tp, From: next, Until: l.end[tp], ReadCommitted: readCommitted,
-				TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }}, splits[tp])
+			from[tp], until[tp] = next, l.end[tp]
+		}
+		if trig == nil {
+			l.read(pr, from, until, backlogEnds)
 		}
 		l.publishOffsets()
 		return nil
@@ -423,7 +429,7 @@ func (l *loop) run(ctx context.Context) error {
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
-			r.setState(spec.StateCompleted, nil)
+			r.setState(spec.StateIdle, nil)
 			return nil
 		}
 		select {
@@ -454,6 +460,11 @@ func (l *loop) run(ctx context.Context) error {
 				// the flush fires even if no record follows it.
 				clk.flush.Reset(r.cfg.FlushEvery)
 			}
+			if err := l.endBatch(ctx, trig); err != nil {
+				return err
+			}
+		case <-trig.C():
+			l.fire(ctx, trig, func(from, until map[kafka.TopicPartition]int64) { l.read(pr, from, until, until) })
 		case <-clk.flush.C:
 			if err := l.flush(ctx); err != nil {
 				return err
