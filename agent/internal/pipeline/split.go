@@ -29,21 +29,17 @@ type offsetRange struct{ from, until int64 }
 // size is how many offsets r spans.
 func (r offsetRange) size() int64 { return r.until - r.from }
 
-// maxSplitRanges bounds the ranges min_partitions asks for: past it, more
-// ranges would only cost memory and requests.
-const maxSplitRanges = 1 << 14
-
 // splitBacklogs returns the ranges to read the partitions of backlogs as,
 // for those it splits: each partition's backlog (from its next offset to
 // its end) is one range, cut into ranges of at most maxRecords offsets when
 // maxRecords is positive; then, while the table would read fewer ranges
-// than minPartitions (maxSplitRanges at most), the partition whose ranges
-// are the largest is cut into one more, as long as its ranges stay at
+// than minPartitions (which validation bounds to spec.MaxMinPartitions),
+// the partition whose ranges are the largest is cut into one more, as long as its ranges stay at
 // least decodeChunk offsets long (a range costs a connection and a
 // fetcher, which a smaller one would not repay). A partition without
 // backlog counts as one range. A partition left whole is not in the
 // result.
-func splitBacklogs(backlogs map[kafka.TopicPartition]offsetRange, maxRecords, minPartitions int64) map[kafka.TopicPartition][]offsetRange {
+func splitBacklogs(backlogs map[kafka.TopicPartition]offsetRange, maxRecords, minPartitions int64) map[kafka.TopicPartition]cut {
 	h := &partsHeap{}
 	var total int64
 	for tp, r := range backlogs {
@@ -56,15 +52,15 @@ func splitBacklogs(backlogs map[kafka.TopicPartition]offsetRange, maxRecords, mi
 		total += p
 	}
 	heap.Init(h)
-	for h.Len() > 0 && total < min(minPartitions, maxSplitRanges) && h.parts[0].n/(h.parts[0].parts+1) >= decodeChunk {
+	for h.Len() > 0 && total < minPartitions && h.parts[0].n/(h.parts[0].parts+1) >= decodeChunk {
 		h.parts[0].parts++
 		heap.Fix(h, 0)
 		total++
 	}
-	out := map[kafka.TopicPartition][]offsetRange{}
+	out := map[kafka.TopicPartition]cut{}
 	for _, pp := range h.parts {
 		if pp.parts > 1 {
-			out[pp.tp] = cutRange(backlogs[pp.tp], pp.parts)
+			out[pp.tp] = cut{backlogs[pp.tp], pp.parts}
 		}
 	}
 	return out
@@ -101,21 +97,22 @@ func (h *partsHeap) Pop() any {
 	return x
 }
 
-// cutRange cuts r into parts ranges whose sizes differ by one at most, the
-// larger first.
-func cutRange(r offsetRange, parts int64) []offsetRange {
-	base, rem := r.size()/parts, r.size()%parts
-	out := make([]offsetRange, 0, parts)
-	from := r.from
-	for i := range parts {
-		n := base
-		if i < rem {
-			n++
-		}
-		out = append(out, offsetRange{from, from + n})
-		from += n
+// cut is a backlog cut into parts ranges whose sizes differ by one at
+// most, the larger first; each is worked out when needed, so that a large
+// backlog cut small takes no memory.
+type cut struct {
+	offsetRange
+	parts int64
+}
+
+// at returns range i of c, from 0.
+func (c cut) at(i int64) offsetRange {
+	base, rem := c.size()/c.parts, c.size()%c.parts
+	from := c.from + i*base + min(i, rem)
+	if i < rem {
+		return offsetRange{from, from + base + 1}
 	}
-	return out
+	return offsetRange{from, from + base}
 }
 
 // splitOptions returns max_records_per_partition and min_partitions of the
@@ -161,7 +158,7 @@ func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, read
 // parallel: at the loop's start, and at each trigger of a table with rate
 // control (where ends are the micro-batch's).
 func (l *loop) read(pr *partitionReader, from, until, ends map[kafka.TopicPartition]int64) {
-	var splits map[kafka.TopicPartition][]offsetRange
+	var splits map[kafka.TopicPartition]cut
 	if maxRecords, minPartitions := l.splitOptions(); maxRecords > 0 || minPartitions > 0 {
 		backlogs := map[kafka.TopicPartition]offsetRange{}
 		for tp := range until {
@@ -170,9 +167,9 @@ func (l *loop) read(pr *partitionReader, from, until, ends map[kafka.TopicPartit
 			}
 		}
 		splits = splitBacklogs(backlogs, maxRecords, minPartitions)
-		for tp, ranges := range splits {
+		for tp, c := range splits {
 			l.r.log.Info("the partition's backlog is read as ranges in parallel", "topic", tp.Topic, "partition", tp.Partition,
-				"from", backlogs[tp].from, "to", backlogs[tp].until, "ranges", len(ranges))
+				"from", c.from, "to", c.until, "ranges", c.parts)
 		}
 	}
 	readCommitted := l.r.cfg.Table.ConnectorOptions.KafkaOptions.ReadCommitted()
@@ -199,11 +196,11 @@ type partitionReader struct {
 	log  *slog.Logger
 }
 
-// start reads sub's partition: as ranges, when ranges holds more than one
-// (see readSplit), else at once.
-func (pr *partitionReader) start(sub subscription, ranges []offsetRange) {
-	if len(ranges) > 1 {
-		pr.readSplit(sub, ranges)
+// start reads sub's partition: as the ranges of c, when it has more than
+// one (see readSplit), else at once.
+func (pr *partitionReader) start(sub subscription, c cut) {
+	if c.parts > 1 {
+		pr.readSplit(sub, c)
 		return
 	}
 	pr.read(pr.fetch, sub, pr.chunks, pr.pool)
@@ -236,11 +233,11 @@ func (pr *partitionReader) read(ctx context.Context, sub subscription, out chan<
 // rangeIDs numbers the split ranges of the agent (see [subscription.Range]).
 var rangeIDs atomic.Uint64
 
-// readSplit reads sub's partition as ranges, which cover its backlog from
-// sub.From on (see splitter); then, unless sub.Until ends at the last
-// range, from there on as read does. It returns the splitter.
-func (pr *partitionReader) readSplit(sub subscription, ranges []offsetRange) *splitter {
-	s := &splitter{pr: pr, sub: sub, ranges: ranges, window: max(2, runtime.GOMAXPROCS(0)), merged: make(chan rangeChunk)}
+// readSplit reads sub's partition as the ranges of c, its backlog from
+// sub.From on (see splitter); then, unless sub.Until ends there, from there
+// on as read does. It returns the splitter.
+func (pr *partitionReader) readSplit(sub subscription, c cut) *splitter {
+	s := &splitter{pr: pr, sub: sub, cut: c, window: max(2, runtime.GOMAXPROCS(0)), merged: make(chan rangeChunk)}
 	pr.wg.Add(1)
 	go func() {
 		defer pr.wg.Done()
@@ -270,7 +267,7 @@ func (pr *partitionReader) readSplit(sub subscription, ranges []offsetRange) *sp
 type splitter struct {
 	pr     *partitionReader
 	sub    subscription
-	ranges []offsetRange
+	cut    cut
 	window int
 	// merged carries the chunks of every range to the splitter's
 	// goroutine, which queues them in their range.
@@ -319,17 +316,17 @@ func (s *splitter) run() {
 			}
 		}
 	}()
-	next, decoding := 0, 0 // decoding counts the active ranges not done
+	next, decoding := int64(0), 0 // decoding counts the active ranges not done
 	for {
-		for decoding < s.window && len(active) < maxQueuedWindows*s.window && next < len(s.ranges) {
-			active = append(active, s.startRange(s.ranges[next]))
+		for decoding < s.window && len(active) < maxQueuedWindows*s.window && next < s.cut.parts {
+			active = append(active, s.startRange(s.cut.at(next)))
 			next++
 			decoding++
 		}
 		if len(active) == 0 {
-			last := s.ranges[len(s.ranges)-1].until
+			last := s.cut.until
 			s.pr.log.Info("the partition's backlog is read", "topic", s.sub.TP.Topic, "partition", s.sub.TP.Partition, "to", last,
-				"ranges", len(s.ranges), "rangesDecodedAhead", s.aheadRanges.Load(), "chunksDecodedAhead", s.ahead.Load())
+				"ranges", s.cut.parts, "rangesDecodedAhead", s.aheadRanges.Load(), "chunksDecodedAhead", s.ahead.Load())
 			if s.sub.Until == 0 || last < s.sub.Until {
 				tail := s.sub
 				tail.From = last

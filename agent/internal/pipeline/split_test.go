@@ -78,7 +78,12 @@ func TestSplitBacklogs(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			got := splitBacklogs(test.backlogs, test.maxRecords, test.minPartitions)
+			got := map[kafka.TopicPartition][]offsetRange{}
+			for tp, c := range splitBacklogs(test.backlogs, test.maxRecords, test.minPartitions) {
+				for i := range c.parts {
+					got[tp] = append(got[tp], c.at(i))
+				}
+			}
 			if fmt.Sprint(got) != fmt.Sprint(test.want) {
 				t.Errorf("got %v\nwant %v", got, test.want)
 			}
@@ -184,8 +189,7 @@ func TestSplitterReadsRangesInParallelInOrder(t *testing.T) {
 	fx := newSplitFixture(t, addr, memory.New(64<<20), nil)
 	defer fx.stop()
 	tp := kafka.TopicPartition{Topic: "s"}
-	ranges := cutRange(offsetRange{100, 12000}, 4) // about 3 chunks each
-	s := fx.pr.readSplit(subscription{TP: tp, From: 100}, ranges)
+	s := fx.pr.readSplit(subscription{TP: tp, From: 100}, cut{offsetRange{100, 12000}, 4}) // about 3 chunks a range
 	waitFor(t, 20*time.Second, "the ranges behind the first decoded", func() bool {
 		return s.aheadRanges.Load() >= int64(s.window-1)
 	})
@@ -205,7 +209,7 @@ func TestSplitterStopsAtUntil(t *testing.T) {
 	fx := newSplitFixture(t, addr, memory.New(64<<20), nil)
 	defer fx.stop()
 	tp := kafka.TopicPartition{Topic: "s"}
-	fx.pr.readSplit(subscription{TP: tp, From: 0, Until: 2500}, cutRange(offsetRange{0, 2500}, 5))
+	fx.pr.readSplit(subscription{TP: tp, From: 0, Until: 2500}, cut{offsetRange{0, 2500}, 5})
 	fx.readUpTo(t, 0, 2500)
 	done := make(chan struct{})
 	go func() {
@@ -233,7 +237,7 @@ func TestSplitterSmallBudget(t *testing.T) {
 	}
 	fx := newSplitFixture(t, addr, memory.New(1<<20), nil)
 	defer fx.stop()
-	fx.pr.readSplit(subscription{TP: kafka.TopicPartition{Topic: "s"}, Until: 4000}, cutRange(offsetRange{0, 4000}, 2))
+	fx.pr.readSplit(subscription{TP: kafka.TopicPartition{Topic: "s"}, Until: 4000}, cut{offsetRange{0, 4000}, 2})
 	fx.readUpTo(t, 0, 4000)
 }
 
