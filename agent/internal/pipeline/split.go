@@ -34,11 +34,11 @@ func (r offsetRange) size() int64 { return r.until - r.from }
 // its end) is one range, cut into ranges of at most maxRecords offsets when
 // maxRecords is positive; then, while the table would read fewer ranges
 // than minPartitions (which validation bounds to spec.MaxMinPartitions),
-// the partition whose ranges are the largest is cut into one more, as long as its ranges stay at
-// least decodeChunk offsets long (a range costs a connection and a
-// fetcher, which a smaller one would not repay). A partition without
-// backlog counts as one range. A partition left whole is not in the
-// result.
+// the partition whose ranges are the largest is cut into one more, as long
+// as its ranges stay at least decodeChunk offsets long (a range costs a
+// connection and a fetcher, which a smaller one would not repay). A
+// partition without backlog counts as one range. A partition left whole is
+// not in the result.
 func splitBacklogs(backlogs map[kafka.TopicPartition]offsetRange, maxRecords, minPartitions int64) map[kafka.TopicPartition]cut {
 	h := &partsHeap{}
 	var total int64
@@ -119,13 +119,7 @@ func (c cut) at(i int64) offsetRange {
 // loop's table, 0 for those not set.
 func (l *loop) splitOptions() (maxRecords, minPartitions int64) {
 	ko := &l.r.cfg.Table.ConnectorOptions.KafkaOptions
-	if ko.MaxRecordsPerPartition != nil {
-		maxRecords = *ko.MaxRecordsPerPartition
-	}
-	if ko.MinPartitions != nil {
-		minPartitions = *ko.MinPartitions
-	}
-	return maxRecords, minPartitions
+	return deref(ko.MaxRecordsPerPartition), deref(ko.MinPartitions)
 }
 
 // backlogEnds returns where the backlogs of the new partitions tps end,
@@ -246,17 +240,16 @@ func (pr *partitionReader) readSplit(sub subscription, c cut) *splitter {
 	return s
 }
 
-// splitter reads a partition's backlog as offset ranges, window of them at
-// once, and hands their chunks to the table loop in offset order.
-//
-// A range that has decoded all its records leaves the window, so that the
-// cores go on decoding while the head is written, but waits for the head
-// with its chunks: at most maxQueuedWindows times window ranges are started
-// and not yet handed over.
+// splitter reads a partition's backlog as offset ranges, window of them
+// decoding at once, and hands their chunks to the table loop in offset
+// order.
 //
 // The range of the partition's next offset, the head, is the one the loop
 // writes; those after it decode ahead, and their chunks wait in their
-// queues until it is done. Two rules keep that from stalling the table:
+// queues until it is done. A range that has decoded all its records leaves
+// the window, so that the cores go on decoding while the head is written,
+// but keeps its chunks: at most maxQueuedWindows times window ranges are
+// started and not yet handed over. Two rules keep that from stalling the table:
 // ranges ahead decode with extra decoders rather than the pool's tokens
 // (their waiting chunks would otherwise hold every token, which the head
 // needs), and only the head's fetcher may take memory past the budget
