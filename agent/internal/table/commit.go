@@ -44,6 +44,10 @@ type Commit struct {
 	// [Snapshot.Counters], e.g. "numCorruptRecords". The names
 	// numOutputRows, numAddedFiles and numOutputBytes are reserved.
 	Counters map[string]int64
+	// Parameters are added to the commit's operation parameters (its
+	// commitInfo's operationParameters), e.g. the offsets a table skipped;
+	// outputMode is reserved.
+	Parameters map[string]string
 	// Configuration sets keys of the table configuration (the metaData
 	// action's); a commit that changes any writes a metaData action. Other
 	// engines carry the configuration forward, so it suits facts about the
@@ -58,6 +62,10 @@ const (
 	MetricAddedFiles  = "numAddedFiles"
 	MetricOutputBytes = "numOutputBytes"
 )
+
+// paramOutputMode is the operation parameter every commit carries, as
+// Spark's streaming writes do.
+const paramOutputMode = "outputMode"
 
 // noTxn stands for "no txn recorded" in [ErrConflict].
 const noTxn = -1
@@ -156,6 +164,9 @@ func checkCommit(c *Commit) error {
 		if name == MetricOutputRows || name == MetricAddedFiles || name == MetricOutputBytes {
 			return fmt.Errorf("counter name %q is reserved", name)
 		}
+	}
+	if _, ok := c.Parameters[paramOutputMode]; ok {
+		return fmt.Errorf("operation parameter %q is reserved", paramOutputMode)
 	}
 	for appID, next := range c.Txns {
 		if appID == "" {
@@ -337,10 +348,12 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 		e.counters[k] = int64(n)
 		e.totals[k] += int64(n)
 	}
+	params := map[string]string{paramOutputMode: "Append"}
+	maps.Copy(params, c.Parameters)
 	info := &commitInfo{
 		Timestamp:           now,
 		Operation:           "STREAMING UPDATE",
-		OperationParameters: map[string]string{"outputMode": "Append"},
+		OperationParameters: params,
 		IsBlindAppend:       true,
 		OperationMetrics:    metrics,
 		EngineInfo:          engineInfo,
