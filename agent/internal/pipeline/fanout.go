@@ -114,6 +114,13 @@ func (r *fanoutRunner) status() spec.FanoutStatus {
 	return st
 }
 
+// tableStates returns the status holders of the tables created so far.
+func (r *fanoutRunner) tableStates() []*tableState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Collect(maps.Values(r.tables))
+}
+
 // tableState returns the status holder of the named table, made on first
 // use, which outlives the runner's restarts.
 func (r *fanoutRunner) tableState(name, dir string) *tableState {
@@ -218,6 +225,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		return err
 	}
 	defer prog.close()
+	prog.loss = lossOf(&cfg.Fanout.ConnectorOptions.KafkaOptions, r.log, r.tableStates)
 	if err := prog.useRoute(cfg.Fanout.RouteExpression(), func(name string) string { return spec.JoinLocation(cfg.Dir, name) }); err != nil {
 		return err
 	}
@@ -432,7 +440,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	r.setRunning()
 	r.log.Info("fanout running", "partitions", len(started), "tables", len(run.tables))
 
-	clk := newLoopClock(r.cfg.DiscoverEvery, r.cfg.GCGrace)
+	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.stop()
 	// Writing and flushing go on when the runner is stopped (wctx is not
 	// cancelled with ctx): a batch half written when stop comes is finished,
@@ -477,7 +485,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 					r.log.Warn("garbage collection failed", "table", t.name, "err", err)
 				}
 			}
-		case <-clk.discover.C:
+		case <-clk.discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
@@ -501,6 +509,10 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	readCommitted := ko.ReadCommitted()
+	settings, err := clientSettings(ko)
+	if err != nil {
+		return nil, err
+	}
 	ids, err := r.client.TopicIDs(ctx, topicsOf(tps))
 	if err != nil {
 		return nil, lookupError{err}
@@ -541,7 +553,8 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 			}
 		}
 		subs = append(subs, subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
-			TopicID: ids[tp.Topic], OnRetry: func(err error) { r.fetchFailing(err) }})
+			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.fetchFailing(err) },
+			OnDataLoss: run.progress.loss.onGap()})
 	}
 	return subs, nil
 }

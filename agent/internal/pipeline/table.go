@@ -22,11 +22,6 @@ import (
 // counterCorrupt is the commit counter that sums corrupt records.
 const counterCorrupt = "numCorruptRecords"
 
-// DefaultDiscoverEvery is how often a running table looks for new
-// partitions and, with topic_pattern, new matching topics, unless
-// [Config.DiscoverEvery] says otherwise.
-const DefaultDiscoverEvery = 10 * time.Second
-
 // tableConfig is everything a table loop depends on; a loop restarts when
 // any of it changes.
 type tableConfig struct {
@@ -53,8 +48,6 @@ type runSettings struct {
 	// Continuous is false for a triggered pipeline, which reads up to the
 	// end offsets it found at its start.
 	Continuous bool
-	// DiscoverEvery is the partition discovery interval.
-	DiscoverEvery time.Duration
 	// GCGrace is how old an unreferenced file of the agent must be before
 	// garbage collection deletes it.
 	GCGrace time.Duration
@@ -292,8 +285,9 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	r.mu.Lock()
 	r.failing = map[kafka.TopicPartition]bool{}
 	r.mu.Unlock()
+	loss := lossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*tableState { return []*tableState{&r.tableState} })
 	s, err := newSink(tbl, layout, sources, sinkOptions{appID: appID, legacyAppID: r.legacyAppID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes,
-		budget: r.budget, state: &r.tableState, log: r.log})
+		budget: r.budget, state: &r.tableState, log: r.log, loss: loss})
 	if err != nil {
 		return err
 	}
@@ -339,6 +333,10 @@ func (l *loop) run(ctx context.Context) error {
 	// start begins fetching the new partitions among tps, each from its
 	// committed offset, else from where startOffsets says.
 	readCommitted := ko.ReadCommitted()
+	settings, err := clientSettings(ko)
+	if err != nil {
+		return err
+	}
 	start := func(tps []kafka.TopicPartition, starting string) error {
 		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return fetching[tp] })
 		if len(fresh) == 0 {
@@ -390,7 +388,8 @@ func (l *loop) run(ctx context.Context) error {
 			}
 			until := l.end[tp]
 			batches, errs := r.source.subscribe(fctx, subscription{TP: tp, From: next, Until: until, ReadCommitted: readCommitted,
-				TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }})
+				TopicID: l.topicIDs[tp.Topic], Settings: settings, OnRetry: func(err error) { r.fetchFailing(tp, err) },
+				OnDataLoss: l.loss.onGap()})
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
@@ -427,7 +426,7 @@ func (l *loop) run(ctx context.Context) error {
 	r.mu.Unlock()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
 
-	clk := newLoopClock(r.cfg.DiscoverEvery, r.cfg.GCGrace)
+	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
@@ -478,7 +477,7 @@ func (l *loop) run(ctx context.Context) error {
 			}
 		case <-clk.gc.C:
 			r.collectGarbage(l.tbl)
-		case <-clk.discover.C:
+		case <-clk.discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
@@ -491,8 +490,10 @@ type loopClock struct {
 	// flush fires a flush interval after the first buffered record; it
 	// is stopped until then.
 	flush *time.Timer
-	// discover ticks at each partition discovery.
-	discover *time.Ticker
+	// discover ticks at each partition discovery; nil without discovery,
+	// and stopDiscover stops it.
+	discover     <-chan time.Time
+	stopDiscover func()
 	// gc ticks at each garbage collection: files a crash left behind
 	// become collectable only after the grace period, so collection also
 	// runs while the loop does.
@@ -500,9 +501,11 @@ type loopClock struct {
 }
 
 // newLoopClock returns the timers of a loop that discovers partitions
-// every discoverEvery and whose tables' grace period is gcGrace.
+// every discoverEvery (never when 0) and whose tables' grace period is
+// gcGrace.
 func newLoopClock(discoverEvery, gcGrace time.Duration) *loopClock {
-	c := &loopClock{flush: time.NewTimer(time.Hour), discover: time.NewTicker(discoverEvery), gc: time.NewTicker(gcGrace / 4)}
+	c := &loopClock{flush: time.NewTimer(time.Hour), gc: time.NewTicker(gcGrace / 4)}
+	c.discover, c.stopDiscover = discoverTicks(discoverEvery)
 	c.flush.Stop()
 	return c
 }
@@ -510,7 +513,7 @@ func newLoopClock(discoverEvery, gcGrace time.Duration) *loopClock {
 // stop stops the timers.
 func (c *loopClock) stop() {
 	c.flush.Stop()
-	c.discover.Stop()
+	c.stopDiscover()
 	c.gc.Stop()
 }
 

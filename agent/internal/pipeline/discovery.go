@@ -1,0 +1,34 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// discoveryInterval returns how often a table loop or fanout run with
+// options ko looks for new partitions and, with topic_pattern, new
+// matching topics (F-05): partition_discovery_interval, or
+// [spec.DefaultPartitionDiscoveryInterval] when it is unset; 0, never, when
+// it is zero or negative, and for assign, whose partitions are fixed. The
+// spec was validated: a value that does not parse counts as unset.
+func discoveryInterval(ko *spec.KafkaOptions) time.Duration {
+	if len(ko.Assign) > 0 {
+		return 0
+	}
+	d, err := time.ParseDuration(ko.PartitionDiscoveryInterval)
+	if err != nil {
+		d, _ = time.ParseDuration(spec.DefaultPartitionDiscoveryInterval)
+	}
+	return max(d, 0)
+}
+
+// discoverTicks returns a channel that ticks every d, with the function
+// that stops it; with d 0 a channel that never ticks.
+func discoverTicks(d time.Duration) (<-chan time.Time, func()) {
+	if d <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
