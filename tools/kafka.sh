@@ -20,6 +20,9 @@
 #   tools/kafka.sh topics ARGS...
 #                           org.apache.kafka.tools.TopicCommand against it, e.g.
 #                           topics --create --topic t --partitions 8
+#   tools/kafka.sh groups ARGS...
+#                           kafka-consumer-groups.sh against it, e.g.
+#                           groups --describe --group g
 #   tools/kafka.sh jars     fetch the jars only; print their directory
 #   tools/kafka.sh logs     print the path of the broker log
 #
@@ -156,6 +159,9 @@ transaction.state.log.num.partitions=4
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+# Retention runs every second (default 5 minutes), so that a test of
+# records deleted by retention (retention.bytes on a topic) waits little.
+log.retention.check.interval.ms=1000
 num.network.threads=2
 num.io.threads=4
 CFG
@@ -269,7 +275,8 @@ case "${1:-}" in
   status) cmd_status ;;
   security) cmd_security ;;
   topics) shift; EXEC=1 run_class org.apache.kafka.tools.TopicCommand --bootstrap-server "$BOOTSTRAP" "$@" ;;
+  groups) shift; EXEC=1 run_class org.apache.kafka.tools.consumer.group.ConsumerGroupCommand --bootstrap-server "$BOOTSTRAP" "$@" ;;
   jars) jars_dir ;;
   logs) echo "$KAFKA_STATE_DIR/logs/server.log" ;;
-  *) echo "usage: $0 up|down|status|security|topics ARGS...|jars|logs" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|security|topics ARGS...|groups ARGS...|jars|logs" >&2; exit 2 ;;
 esac
