@@ -24,7 +24,9 @@
 #                           kafka-consumer-groups.sh against it, e.g.
 #                           groups --describe --group g
 #   tools/kafka.sh jars     fetch the jars only; print their directory
-#   tools/kafka.sh logs     print the path of the broker log
+#   tools/kafka.sh logs     print the path of the broker log; the request
+#                           log of clients whose client.id starts with
+#                           tributary-e2e- is request.log next to it
 #
 # The settings `security` prints (files are PEM unless said otherwise):
 #   KAFKA_SASL_SSL_BOOTSTRAP   127.0.0.1:KAFKA_PORT+2
@@ -176,8 +178,22 @@ rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = FILE
 logger.state.name = state.change.logger
 logger.state.level = WARN
+# The requests of clients whose client.id starts with tributary-e2e- go to
+# logs/request.log, for the tests of client properties (client.id, fetch
+# settings) to read; no other request is logged.
+appender.request.type = File
+appender.request.name = REQUEST
+appender.request.fileName = $KAFKA_STATE_DIR/logs/request.log
+appender.request.layout.type = PatternLayout
+appender.request.layout.pattern = [%d] %m%n
+appender.request.filter.client.type = RegexFilter
+appender.request.filter.client.regex = .*"clientId":"tributary-e2e-.*
+appender.request.filter.client.onMatch = ACCEPT
+appender.request.filter.client.onMismatch = DENY
 logger.request.name = kafka.request.logger
-logger.request.level = WARN
+logger.request.level = DEBUG
+logger.request.additivity = false
+logger.request.appenderRef.request.ref = REQUEST
 L4J
 }
 
