@@ -297,3 +297,29 @@ func waitGroup(t *testing.T, group, topic, current, lag string) {
 	t.Fatalf("kafka-consumer-groups.sh --describe --group %s does not show offset %s and lag %s for %s/0:\n%s",
 		group, current, lag, topic, out)
 }
+
+// TestTopicRecreatedGoesOn deletes and re-creates a topic, with more
+// records than before, while a table with fail_on_data_loss = false reads
+// it: the table goes on with the new topic from its earliest offset,
+// reporting the gap (the old topic's offset it stopped at, the new topic's
+// it went on from), and holds the records of both topics.
+func TestTopicRecreatedGoesOn(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	topic := uniqueName("e2e-recreate")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "300", "--partitions", "1")
+	p := lossPipeline("recreate", topic, false, nil)
+	putPipeline(t, a, p)
+	a.waitRows(p.Name, 0, 300, time.Minute)
+
+	python(t, "kafka_admin.py", env.bootstrap, "delete", topic)
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "500", "--partitions", "1")
+	st := a.waitFor(p.Name, "reading the new topic", 2*time.Minute, func(p *spec.PipelineResponse) bool {
+		ts := p.Status.Tables[0]
+		return ts.Rows == 800 && len(ts.Partitions) == 1 && ts.Partitions[0].NextOffset == 500
+	}).Status.Tables[0]
+	if g := st.DataLoss; len(g) != 1 || g[0].Topic != topic || g[0].From != 300 || g[0].To != 0 ||
+		!strings.Contains(g[0].Reason, "created again") {
+		t.Errorf("data_loss %+v, want %s/0 from 300 to 0, re-created", g, topic)
+	}
+	checkGapsLogged(t, st.Location, st.DataLoss)
+}

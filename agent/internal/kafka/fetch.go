@@ -145,8 +145,8 @@ type TopicRecreatedError struct {
 // Error says what happened and what to do.
 func (e *TopicRecreatedError) Error() string {
 	return fmt.Sprintf("topic %q was deleted and created again (topic id %s, now %s): the offsets the table recorded "+
-		"belong to the old topic, and records may have been lost; to read the new topic, ingest it into a new "+
-		"destination table", e.Topic, e.Was, e.Now)
+		"belong to the old topic, and records may have been lost; to read the new topic from its earliest offset, set "+
+		"fail_on_data_loss = false (the gap is recorded), or ingest it into a new destination table", e.Topic, e.Was, e.Now)
 }
 
 // Fetcher reads one partition from a starting offset and sends batches to

@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -74,11 +76,11 @@ func (d *dataLoss) skip(gap spec.DataLossGap) {
 		return
 	}
 	d.log.Warn("data loss: offsets skipped (fail_on_data_loss = false)", "topic", gap.Topic, "partition", gap.Partition,
-		"from", gap.From, "to", gap.To, "lost", gap.To-gap.From, "reason", gap.Reason)
+		"from", gap.From, "to", gap.To, "lost", lostOffsets(&gap), "reason", gap.Reason)
 	d.pending = append(d.pending, gap)
 	for _, st := range d.states() {
 		st.mu.Lock()
-		st.status.DataLossOffsets += gap.To - gap.From
+		st.status.DataLossOffsets += lostOffsets(&gap)
 		if !slices.ContainsFunc(st.status.DataLoss, func(g spec.DataLossGap) bool { return sameGap(&g, &gap) }) {
 			st.status.DataLoss = append(st.status.DataLoss, gap)
 			if n := len(st.status.DataLoss); n > maxLossGaps {
@@ -87,6 +89,12 @@ func (d *dataLoss) skip(gap spec.DataLossGap) {
 		}
 		st.mu.Unlock()
 	}
+}
+
+// lostOffsets returns the offsets g skipped: none for a re-created topic,
+// whose new offsets may start below the old ones.
+func lostOffsets(g *spec.DataLossGap) int64 {
+	return max(g.To-g.From, 0)
 }
 
 // sameGap reports whether a and b are the same range of the same partition.
@@ -111,7 +119,7 @@ func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 			return false
 		}
 		gaps = append(gaps, g)
-		lost += g.To - g.From
+		lost += lostOffsets(&g)
 		return true
 	})
 	if len(gaps) == 0 {
@@ -163,4 +171,67 @@ func (d *dataLoss) onGap() func(spec.DataLossGap) {
 		return nil
 	}
 	return d.skip
+}
+
+// lossRecreated is the reason of the gap of a re-created topic's
+// partition: From is the offset the table was to read in the old topic,
+// To the one it reads the new topic from.
+const lossRecreated = "the topic was deleted and created again: records of the old topic from offset from on, if any, are lost; " +
+	"the new topic is read from offset to"
+
+// goOnRecreated handles err, from checkTopicIDs for the topic ids the loop
+// looked up (ids, of the topics of tps): when it is a
+// [*kafka.TopicRecreatedError] and the table goes on after data loss, it
+// commits, for every topic of ids that was re-created, its new id and the
+// earliest offset of each of its partitions among tps as the next to read
+// (the offsets go back: the new topic starts over), with the gaps, and
+// returns nil. Otherwise it returns err.
+func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPartition, ids map[string]string) error {
+	var recreated *kafka.TopicRecreatedError
+	if l.loss == nil || !errors.As(err, &recreated) {
+		return err
+	}
+	snap := l.tbl.Snapshot()
+	var again []kafka.TopicPartition
+	conf := map[string]string{}
+	for topic, id := range ids {
+		if was := snap.Configuration[topicIDKey(topic)]; was != "" && was != id {
+			conf[topicIDKey(topic)] = id
+			l.r.log.Warn("topic re-created; it is read again from its earliest offset (fail_on_data_loss = false)",
+				"topic", topic, "was", was, "now", id)
+			again = append(again, slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return tp.Topic != topic })...)
+		}
+	}
+	earliest, lerr := l.r.client.Offsets(ctx, again, kafka.Earliest)
+	if lerr != nil {
+		return lookupError{lerr}
+	}
+	c := table.Commit{Schema: l.columns, Txns: map[string]int64{}, From: map[string]int64{}, Configuration: conf}
+	now := time.Now().UTC().Format(time.RFC3339)
+	for _, tp := range again {
+		id := appID(tp)
+		c.Txns[id] = earliest[tp]
+		if old, ok := snap.Txns[id]; ok {
+			c.From[id] = old
+			c.Rewinds = append(c.Rewinds, id)
+			l.loss.skip(spec.DataLossGap{Topic: tp.Topic, Partition: tp.Partition, From: old, To: earliest[tp], Reason: lossRecreated,
+				DetectedAt: now})
+		}
+	}
+	l.loss.addTo(&c, earliest)
+	if err := l.commit(c, 0); err != nil {
+		return fmt.Errorf("record the offsets of re-created topics: %w", err)
+	}
+	return nil
+}
+
+// fatalFor reports whether err fails a table, or fanout schema, with
+// options ko (see isFatal): a re-created topic does not when it goes on
+// after data loss, but restarts it, to read the new topic.
+func fatalFor(ko *spec.KafkaOptions, err error) bool {
+	var recreated *kafka.TopicRecreatedError
+	if !failOnDataLoss(ko) && errors.As(err, &recreated) {
+		return false
+	}
+	return isFatal(err)
 }

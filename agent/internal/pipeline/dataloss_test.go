@@ -224,3 +224,50 @@ func TestLagBytes(t *testing.T) {
 		t.Errorf("totals %d, %d; want 20, 100", lag, bytes)
 	}
 }
+
+// A topic deleted and created again while two tables read it: the table
+// with fail_on_data_loss = false records the new topic id and reads the
+// new topic from its earliest offset, its offsets going back, with the gap
+// in its status and log; the other fails saying the topic was re-created
+// and how to go on.
+func TestManagerRecreatedTopic(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	p := lossTables("events")
+	m := startManager(t, addr, p)
+	value := func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) }
+	produce(t, producer, 0, 20, value)
+	waitFor(t, 10*time.Second, "20 rows in both tables", func() bool {
+		st, _ := m.Status("p")
+		return st.Tables[0].Rows == 20 && st.Tables[1].Rows == 20
+	})
+	adm := kadm.NewClient(producer)
+	if _, err := adm.DeleteTopic(context.Background(), "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	// A new producer: the old one knows the old topic's id.
+	fresh, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	produce(t, fresh, 100, 105, value)
+	waitFor(t, 20*time.Second, "25 rows in the table that goes on, and the other failed", func() bool {
+		st, _ := m.Status("p")
+		return st.Tables[0].Rows == 25 && len(st.Tables[0].Partitions) == 1 && st.Tables[0].Partitions[0].NextOffset == 5 &&
+			st.Tables[1].State == spec.StateFailed
+	})
+	st, _ := m.Status("p")
+	keeps, fails := st.Tables[0], st.Tables[1]
+	if g := keeps.DataLoss; len(g) != 1 || g[0].From != 20 || g[0].To != 0 || !strings.Contains(g[0].Reason, "created again") {
+		t.Errorf("status data_loss %+v, want events/0 from 20 to 0, re-created", g)
+	}
+	if logged := loggedGaps(t, keeps.Location); len(logged) != 1 || logged[0] != keeps.DataLoss[0] {
+		t.Errorf("the log's commitInfo records gaps %+v, want %+v", logged, keeps.DataLoss)
+	}
+	if !strings.Contains(fails.LastError, "deleted and created again") || !strings.Contains(fails.LastError, "fail_on_data_loss = false") {
+		t.Errorf("the failing table's error %q: want the re-created topic and the fix", fails.LastError)
+	}
+}

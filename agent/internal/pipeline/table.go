@@ -160,7 +160,7 @@ func (r *tableRunner) run(ctx context.Context) {
 			r.setState(spec.StateStopped, err)
 			return
 		}
-		if isFatal(err) {
+		if fatalFor(&r.cfg.Table.ConnectorOptions.KafkaOptions, err) {
 			r.log.Error("table failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
@@ -581,7 +581,8 @@ func topicIDKey(topic string) string { return "tributary.topicId." + topic }
 // learnTopicIDs looks up the ids of the topics of tps the loop does not
 // know yet and returns them, with the table configuration keys of those the
 // table has not recorded yet. A topic whose id differs from the one the
-// table recorded was re-created: a [*kafka.TopicRecreatedError].
+// table recorded was re-created: a [*kafka.TopicRecreatedError], unless the
+// table goes on after data loss (see goOnRecreated).
 func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (ids, unrecorded map[string]string, err error) {
 	unknown := slices.DeleteFunc(topicsOf(tps), func(topic string) bool {
 		_, ok := l.topicIDs[topic]
@@ -594,7 +595,12 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (i
 		return nil, nil, lookupError{err}
 	}
 	if unrecorded, err = checkTopicIDs(l.tbl.Snapshot().Configuration, ids); err != nil {
-		return nil, nil, err
+		if err := l.goOnRecreated(ctx, err, tps, ids); err != nil {
+			return nil, nil, err
+		}
+		if unrecorded, err = checkTopicIDs(l.tbl.Snapshot().Configuration, ids); err != nil {
+			return nil, nil, err
+		}
 	}
 	return ids, unrecorded, nil
 }

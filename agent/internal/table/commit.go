@@ -40,6 +40,10 @@ type Commit struct {
 	// [*ErrConflict]. A Txns value may not be lower than its From value:
 	// offsets never move backwards.
 	From map[string]int64
+	// Rewinds lists application ids of Txns whose offset may go below its
+	// From value: the partitions of a topic that was deleted and created
+	// again, whose offsets start over.
+	Rewinds []string
 	// Counters are added to the commit's operation metrics and summed into
 	// [Snapshot.Counters], e.g. "numCorruptRecords". The names
 	// numOutputRows, numAddedFiles and numOutputBytes are reserved.
@@ -183,7 +187,7 @@ func checkCommit(c *Commit) error {
 			return fmt.Errorf("from offset for %q, which the commit records no txn for", appID)
 		case from < 0:
 			return fmt.Errorf("txn %q: from offset %d is negative", appID, from)
-		case next < from:
+		case next < from && !slices.Contains(c.Rewinds, appID):
 			return fmt.Errorf("txn %q: next offset %d is before the from offset %d: offsets never move backwards", appID, next, from)
 		}
 	}
