@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -183,5 +185,53 @@ func TestFetchUntil(t *testing.T) {
 	}
 	if last < 3 {
 		t.Fatalf("stopped at %d, before Until", last)
+	}
+}
+
+// With metadata.max.age.ms a fetch session ends once that old, and the
+// next looks the partition's leader up again; fetching goes on.
+func TestFetchMetadataMaxAge(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var mu sync.Mutex
+	lookups := 0
+	c.ControlKey(int16(kmsg.Metadata), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		lookups++
+		return nil, nil, false
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &kafka.Fetcher{Client: plainClient(t, c.ListenAddrs()...), TP: kafka.TopicPartition{Topic: "t"},
+		Settings: spec.ClientSettings{MetadataMaxAge: 50 * time.Millisecond}}
+	done := make(chan error, 1)
+	out := make(chan kafka.Batch)
+	go func() { done <- f.Run(ctx, 0, out) }()
+	go func() {
+		for b := range out {
+			b.Release()
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := lookups
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d metadata look-ups in 20s, want sessions that end at their metadata age", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel: %v", err)
 	}
 }
