@@ -210,6 +210,8 @@ type fanoutRun struct {
 	pos     map[kafka.TopicPartition]int64
 	readEnd map[kafka.TopicPartition]int64
 	end     map[kafka.TopicPartition]int64 // triggered runs only
+	// sizes measures the records routed, for the lag in bytes.
+	sizes recordSizes
 	// flushAsk receives the tables the memory budget asks to flush.
 	flushAsk chan *fanoutTable
 	// ctx ends with the run: it stops subscriptions and flush forwarders.
@@ -234,7 +236,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},
 		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
 		readEnd:  map[kafka.TopicPartition]int64{},
-		flushAsk: make(chan *fanoutTable), ctx: rctx,
+		flushAsk: make(chan *fanoutTable), ctx: rctx, sizes: recordSizes{},
 	}
 	defer func() {
 		cancel()
@@ -621,6 +623,7 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 		j++
 	}
 	recs = recs[i:j]
+	run.sizes.add(tp, recs)
 	if len(recs) > 0 {
 		if err := run.route(ctx, tp, recs, recs[len(recs)-1].Offset+1); err != nil {
 			return err
@@ -877,8 +880,7 @@ func (run *fanoutRun) record() error {
 func (run *fanoutRun) publish() {
 	ps := make([]spec.PartitionStatus, 0, len(run.progress.next))
 	for tp, next := range run.progress.next {
-		ps = append(ps, spec.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, NextOffset: next,
-			Lag: max(run.readEnd[tp]-next, 0)})
+		ps = append(ps, run.sizes.partitionStatus(tp, next, run.readEnd[tp]))
 	}
 	sortPartitions(ps)
 	run.r.mu.Lock()
