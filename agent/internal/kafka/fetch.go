@@ -146,7 +146,8 @@ type TopicRecreatedError struct {
 func (e *TopicRecreatedError) Error() string {
 	return fmt.Sprintf("topic %q was deleted and created again (topic id %s, now %s): the offsets the table recorded "+
 		"belong to the old topic, and records may have been lost; to read the new topic from its earliest offset, set "+
-		"fail_on_data_loss = false (the gap is recorded), or ingest it into a new destination table", e.Topic, e.Was, e.Now)
+		"fail_on_data_loss = false on the pipeline table (the gap is recorded), or ingest it into a new destination table "+
+		"(a fanout schema: new destination tables)", e.Topic, e.Was, e.Now)
 }
 
 // Fetcher reads one partition from a starting offset and sends batches to

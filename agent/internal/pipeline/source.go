@@ -298,7 +298,8 @@ func (s *source) deliver(f *fetcher, at int64, b kafka.Batch) {
 // fail hands err, which ended f's fetch reading at offset at, to the
 // subscribers that fetch was reading for, which leave: those at or behind
 // at, but for those that go on after data loss, which skip the gap of a
-// [*kafka.DataLossError] (see skipLoss). A subscriber ahead of it is not concerned by an error of that offset
+// [*kafka.DataLossError] (see skipLoss). A subscriber ahead of it is not
+// concerned by an error of that offset
 // (records lost to retention before a stale subscriber's position): the next
 // fetch starts where the first of the others needs, and fails them too if
 // the error is not the offset's (a re-created topic).
