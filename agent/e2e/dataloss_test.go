@@ -134,7 +134,7 @@ func TestDataLossRetention(t *testing.T) {
 	})
 	ts := p.Status.Tables[0]
 	gaps := ts.DataLoss
-	if gaps[0].From != first || gaps[0].Topic != topic || gaps[0].Partition != 0 || gaps[0].Reason == "" || gaps[0].DetectedAt == "" {
+	if gaps[0].From != first || gaps[0].Topic != topic || gaps[0].Partition != 0 || gaps[0].Reason != "retention" || gaps[0].DetectedAt == "" {
 		t.Fatalf("gaps %+v: want the first from offset %d of %s/0, with a reason and a time", gaps, first, topic)
 	}
 	// The table holds every offset but the gaps': [0, first), then what
@@ -318,7 +318,7 @@ func TestTopicRecreatedGoesOn(t *testing.T) {
 		return ts.Rows == 800 && len(ts.Partitions) == 1 && ts.Partitions[0].NextOffset == 500
 	}).Status.Tables[0]
 	if g := st.DataLoss; len(g) != 1 || g[0].Topic != topic || g[0].From != 300 || g[0].To != 0 ||
-		!strings.Contains(g[0].Reason, "created again") {
+		g[0].Reason != "topic re-created" {
 		t.Errorf("data_loss %+v, want %s/0 from 300 to 0, re-created", g, topic)
 	}
 	checkGapsLogged(t, st.Location, st.DataLoss)

@@ -38,7 +38,15 @@ const (
 )
 
 // Reasons of a [spec.DataLossGap].
-const lossRetention = "retention: the offsets were deleted before the table read them"
+const (
+	// lossRetention: the offsets [From, To) were deleted (by retention, or
+	// a delete-records request) before the table read them.
+	lossRetention = "retention"
+	// lossRecreated: the topic was deleted and created again. Records of
+	// the old topic from offset From on, if any, are lost; the new topic is
+	// read from offset To, its earliest.
+	lossRecreated = "topic re-created"
+)
 
 // failOnDataLoss reports whether the options fail the table on data loss:
 // fail_on_data_loss, true when unset.
@@ -66,9 +74,9 @@ func newDataLoss(log *slog.Logger, states func() []*tableState) *dataLoss {
 	return &dataLoss{log: log, states: states}
 }
 
-// skip records gap, which a fetch skipped. A gap found again (a loop that
-// restarted before committing past it reads from the same offset) is
-// pending once, and listed once.
+// skip records gap, which a fetch skipped: pending once, whoever reports
+// it again, and listed once in the statuses, also when a loop that
+// restarted before committing past it finds it again.
 func (d *dataLoss) skip(gap spec.DataLossGap) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -172,12 +180,6 @@ func (d *dataLoss) onGap() func(spec.DataLossGap) {
 	}
 	return d.skip
 }
-
-// lossRecreated is the reason of the gap of a re-created topic's
-// partition: From is the offset the table was to read in the old topic,
-// To the one it reads the new topic from.
-const lossRecreated = "the topic was deleted and created again: records of the old topic from offset from on, if any, are lost; " +
-	"the new topic is read from offset to"
 
 // goOnRecreated handles err, from checkTopicIDs for the topic ids the loop
 // looked up (ids, of the topics of tps): when it is a
