@@ -251,7 +251,7 @@ func TestDiscoveryWhileRunning(t *testing.T) {
 // kafka-consumer-groups.sh --describe on the table's group reports its
 // committed offset (mirrored after each commit), the lag behind the records
 // produced while the agent is down, and no lag once the agent has read
-// them.
+// them, as the agent's lag series in /metrics say too.
 func TestConsumerGroupLag(t *testing.T) {
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-lag")
@@ -269,6 +269,17 @@ func TestConsumerGroupLag(t *testing.T) {
 	a.start()
 	a.waitRows(p.Name, 0, 500, time.Minute)
 	waitGroup(t, group, topic, "500", "0")
+	// The agent's own lag series agree: nothing behind.
+	metrics := a.metrics()
+	for _, want := range []string{
+		`tributary_table_lag{pipeline="lag",table="main.e2e.lag"} 0`,
+		`tributary_table_lag_bytes{pipeline="lag",table="main.e2e.lag"} 0`,
+		fmt.Sprintf(`tributary_partition_lag_bytes{pipeline="lag",table="main.e2e.lag",topic=%q,partition="0"} 0`, topic),
+	} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 // waitGroup waits until kafka-consumer-groups.sh --describe --group group
