@@ -21,7 +21,7 @@ import (
 )
 
 // defaultPipelineTimeout bounds create and update, which wait for the agent
-// to report the pipeline RUNNING, COMPLETED or FAILED.
+// to report the pipeline RUNNING, IDLE or FAILED.
 const defaultPipelineTimeout = defaultTimeoutMinutes * time.Minute
 
 // defaultTimeoutMinutes is defaultPipelineTimeout in minutes, for the docs.
@@ -33,7 +33,7 @@ func runTimeoutsBlock(ctx context.Context, kind string) schema.Block {
 	return timeouts.Block(ctx, timeouts.Opts{
 		Create:            true,
 		Update:            true,
-		CreateDescription: fmt.Sprintf("How long create waits for the agent to report the %s `RUNNING`, `COMPLETED` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", kind, defaultTimeoutMinutes),
+		CreateDescription: fmt.Sprintf("How long create waits for the agent to report the %s `RUNNING`, `IDLE` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", kind, defaultTimeoutMinutes),
 		UpdateDescription: fmt.Sprintf("Same as `create`, for updates. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
 	})
 }
@@ -109,10 +109,20 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "`true` (default) keeps reading new records. `false` makes a triggered run: it " +
 					"reads up to the end offsets seen when it starts (the last stable offset under `isolation_level = \"" +
 					spec.IsolationReadCommitted + "\"`, the high watermark under `\"" + spec.IsolationReadUncommitted +
-					"\"`), commits, and stops in state `" + spec.StateCompleted + "`.",
+					"\"`), commits, and waits in state `" + spec.StateIdle + "`; a change of `trigger` starts the next run.",
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(true),
+			},
+			"trigger": schema.StringAttribute{
+				MarkdownDescription: "Any value, kept in the Terraform state only (the agent never sees it), whose change " +
+					"starts the next run of a triggered pipeline (`continuous = false`): the update asks the agent for a run " +
+					"(`POST /v1/pipelines/{name}/runs`) and waits until the pipeline is `" + spec.StateIdle + "` again, at most " +
+					"the `update` timeout; a table that fails the run fails the apply with its error. A run the same update " +
+					"started by changing a table ends first. Like `triggers_replace` of `terraform_data`, but an update: " +
+					"set it to a timestamp or a version (`trigger = var.load_id`) to run the pipeline when it changes. " +
+					"Removing it starts nothing. Only for triggered pipelines.",
+				Optional: true,
 			},
 			"flush_interval": schema.StringAttribute{
 				MarkdownDescription: "Longest time a record waits in a buffer before it is written and committed, as a " +
@@ -188,49 +198,57 @@ func tableConfigurationSchema(of string) schema.SingleNestedAttribute {
 
 // kafkaOptionsSchema is kafka_options; feeds names what its topics feed.
 func kafkaOptionsSchema(feeds string) schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		MarkdownDescription: "Which Kafka topics feed " + feeds + " and how record keys and values are decoded.",
-		Required:            true,
-		Attributes: map[string]schema.Attribute{
-			"topics": schema.ListAttribute{
-				MarkdownDescription: "Topic names to read. Exactly one of `topics` and `topic_pattern` is required.",
-				Optional:            true,
-				ElementType:         types.StringType,
-			},
-			"topic_pattern": schema.StringAttribute{
-				MarkdownDescription: "Regular expression (RE2 syntax, which covers Java's except look-around and " +
-					"back-references) matched against whole topic names; topics created later that match are picked up. " +
-					"Exactly one of `topics` and `topic_pattern` is required.",
-				Optional: true,
-			},
-			"starting_offset": schema.StringAttribute{
-				MarkdownDescription: "Where the partitions read at the table's first start begin: one of " +
-					quoted(spec.StartingOffsets) + ". Defaults to `\"" + spec.DefaultStartingOffset + "\"`. It applies only " +
-					"then: once the table has a log entry, every partition resumes from the offset recorded in the log, and " +
-					"every partition without a recorded offset (partitions added to a topic later, new topics matching " +
-					"`topic_pattern`, topics added to `topics` later) starts at `" + spec.StartingOffsetEarliest + "`, so " +
-					"that nothing written while the agent was down is skipped. Changing it on a table that has a log entry " +
-					"changes nothing.",
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(spec.DefaultStartingOffset),
-			},
-			"isolation_level": schema.StringAttribute{
-				MarkdownDescription: "Which records of transactional producers the table reads, like the Kafka consumer's " +
-					"`isolation.level`: one of " + quoted(spec.IsolationLevels) + ". Defaults to `\"" + spec.DefaultIsolationLevel +
-					"\"`. `" + spec.IsolationReadCommitted + "` reads only records of committed transactions and of " +
-					"non-transactional producers, and reads each partition only up to its last stable offset, so an open " +
-					"transaction holds back later records until it ends; a triggered run (`continuous = false`) ends at the " +
-					"last stable offset. `" + spec.IsolationReadUncommitted + "` reads every record up to the high watermark, " +
-					"including records of aborted and still open transactions. Transaction markers (control records) never " +
-					"become rows at either level.",
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(spec.DefaultIsolationLevel),
-			},
-			"key_transformer":   transformerSchema("key"),
-			"value_transformer": transformerSchema("value"),
+	attrs := map[string]schema.Attribute{
+		"topics": schema.ListAttribute{
+			MarkdownDescription: "Topic names to read. Exactly one of `topics`, `topic_pattern` and `assign` is required. " +
+				"Flink's `;`-separated `topic` is a list here: `topic = \"a;b\"` becomes `topics = [\"a\", \"b\"]`.",
+			Optional:    true,
+			ElementType: types.StringType,
 		},
+		"topic_pattern": schema.StringAttribute{
+			MarkdownDescription: "Regular expression (RE2 syntax, which covers Java's except look-around and " +
+				"back-references) matched against whole topic names; topics created later that match are picked up " +
+				"(see `partition_discovery_interval`). Exactly one of `topics`, `topic_pattern` and `assign` is required.",
+			Optional: true,
+		},
+		"starting_offset": schema.StringAttribute{
+			MarkdownDescription: "Where the partitions read at the table's first start begin: one of " +
+				quoted(spec.StartingOffsets) + ". Defaults to `\"" + spec.DefaultStartingOffset + "\"`. `" +
+				spec.StartingOffsetTimestamp + "` starts at `starting_timestamp` or `starting_offsets_by_timestamp`, `" +
+				spec.StartingOffsetSpecific + "` at `starting_offsets`, and `" + spec.StartingOffsetGroup + "` at the " +
+				"offsets committed to the consumer group `group_id`, as Flink's `group-offsets`; partitions these leave " +
+				"without a position start at `auto_offset_reset`. It applies only " +
+				"then: once the table has a log entry, every partition resumes from the offset recorded in the log, and " +
+				"every partition without a recorded offset (partitions added to a topic later, new topics matching " +
+				"`topic_pattern`, topics added to `topics` later) starts at `" + spec.StartingOffsetEarliest + "`, so " +
+				"that nothing written while the agent was down is skipped. Changing it on a table that has a log entry " +
+				"changes nothing.",
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString(spec.DefaultStartingOffset),
+		},
+		"isolation_level": schema.StringAttribute{
+			MarkdownDescription: "Which records of transactional producers the table reads, like the Kafka consumer's " +
+				"`isolation.level`: one of " + quoted(spec.IsolationLevels) + ". Defaults to `\"" + spec.DefaultIsolationLevel +
+				"\"`. `" + spec.IsolationReadCommitted + "` reads only records of committed transactions and of " +
+				"non-transactional producers, and reads each partition only up to its last stable offset, so an open " +
+				"transaction holds back later records until it ends; a triggered run (`continuous = false`) ends at the " +
+				"last stable offset. `" + spec.IsolationReadUncommitted + "` reads every record up to the high watermark, " +
+				"including records of aborted and still open transactions. Transaction markers (control records) never " +
+				"become rows at either level.",
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString(spec.DefaultIsolationLevel),
+		},
+		"key_transformer":   transformerSchema("key"),
+		"value_transformer": transformerSchema("value"),
+	}
+	maps.Copy(attrs, consumerAttributes())
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Which Kafka topics and partitions feed " + feeds + ", where reading starts and ends, " +
+			"how fast it goes, what happens when records are gone, and how record keys and values are decoded.",
+		Required:   true,
+		Attributes: attrs,
 	}
 }
 

@@ -43,8 +43,8 @@ type clientProperty struct {
 // maxFetchBytes bounds the byte sizes of a fetch: 1 GiB.
 const maxFetchBytes = 1 << 30
 
-// ClientIDKey is the one client property that is a string.
-const ClientIDKey = "client.id"
+// clientIDKey is the one client property that is a string.
+const clientIDKey = "client.id"
 
 // clientProperties are the numeric keys of client_properties, sorted.
 var clientProperties = []clientProperty{
@@ -60,7 +60,7 @@ var clientProperties = []clientProperty{
 // ClientProperties lists the keys client_properties accepts, sorted: the
 // Kafka consumer properties the agent honours.
 var ClientProperties = func() []string {
-	keys := []string{ClientIDKey}
+	keys := []string{clientIDKey}
 	for _, p := range clientProperties {
 		keys = append(keys, p.key)
 	}
@@ -108,6 +108,9 @@ func clientPropertyProblem(key string) string {
 	case strings.HasPrefix(key, "kafka."), strings.HasPrefix(key, "properties."):
 		// Spark's and Flink's spelling of a consumer property.
 		bare := key[strings.Index(key, ".")+1:]
+		if msg := clientPropertyProblem(bare); msg != "" {
+			return fmt.Sprintf("key %q: without Spark's \"kafka.\" or Flink's \"properties.\" prefix, %s", key, msg)
+		}
 		return fmt.Sprintf("key %q: write the Kafka property without Spark's \"kafka.\" or Flink's \"properties.\" prefix, as %q", key, bare)
 	case strings.HasPrefix(key, "sasl.") || strings.HasPrefix(key, "ssl."):
 		return fmt.Sprintf("key %q is not a client property here: set it with the security settings of the tributary_connection", key)
@@ -139,6 +142,12 @@ func (ko *KafkaOptions) ClientSettings() (ClientSettings, error) {
 // validateClientProperties reports every bad key and value of
 // client_properties on that attribute.
 func (ko *KafkaOptions) validateClientProperties(col collector) {
+	if ko.ClientProperties != nil && len(ko.ClientProperties) == 0 {
+		// The agent stores no empty map, so Terraform would read back
+		// null where the configuration says {}.
+		col.add("client_properties", "client_properties is empty; remove it (or set it to null) to keep the agent's client settings")
+		return
+	}
 	var cs ClientSettings
 	ok := true
 	for _, key := range slices.Sorted(maps.Keys(ko.ClientProperties)) {
@@ -158,7 +167,7 @@ func parseClientProperty(cs *ClientSettings, key, v string) string {
 	if msg := clientPropertyProblem(key); msg != "" {
 		return msg
 	}
-	if key == ClientIDKey {
+	if key == clientIDKey {
 		switch {
 		case v == "":
 			return fmt.Sprintf("%s is empty; remove it to keep the agent's client id", key)

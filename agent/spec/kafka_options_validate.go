@@ -359,10 +359,11 @@ func (ko *KafkaOptions) validatePartitionMap(col collector, attr string, m map[s
 }
 
 // unreadPartition says why the table does not read partition n of topic;
-// "" when it does, or when the subscription is not valid (reported
-// elsewhere).
+// "" when it does, or when the subscription is not valid or not fully
+// known (an empty topic name is one Terraform does not know yet).
 func (ko *KafkaOptions) unreadPartition(topic string, n int32) string {
 	switch {
+	case slices.Contains(ko.Topics, ""):
 	case len(ko.Topics) > 0 && ko.TopicPattern == "" && ko.Assign == nil:
 		if !slices.Contains(ko.Topics, topic) {
 			return "the table does not read this topic: it is not in topics"
@@ -441,11 +442,31 @@ func (p *Pipeline) validateTriggered(col collector) {
 	}
 	for i := range p.Tables {
 		kc := col.index("table", i).at("connector_options").at("kafka_options")
-		for _, attr := range p.Tables[i].ConnectorOptions.KafkaOptions.endingAttrs() {
-			kc.addInvolving(attr, []string{"continuous"},
-				"%s applies only to a triggered pipeline (continuous = false): a continuous pipeline never ends; set continuous = false or remove %s",
-				attr, attr)
-		}
+		p.Tables[i].ConnectorOptions.KafkaOptions.refuseEnding(kc, []string{"continuous"}, "a continuous pipeline never ends")
+	}
+}
+
+// ValidateWith returns the problems of f that depend on p, the pipeline it
+// belongs to: ending positions while p is continuous. The provider cannot
+// check this at plan time, as a fanout schema does not know its pipeline's
+// mode; the agent checks it when the fanout schema is put.
+func (f *FanoutSchema) ValidateWith(p *Pipeline) Errors {
+	col := newCollector()
+	if p.IsContinuous() {
+		f.ConnectorOptions.KafkaOptions.refuseEnding(col.at("connector_options").at("kafka_options"), nil,
+			fmt.Sprintf("pipeline %q is continuous and never ends", p.Name))
+	}
+	return *col.errs
+}
+
+// refuseEnding reports, under the kafka_options collector kc, every ending
+// attribute set, which involves the attributes involves; why says why
+// nothing ends.
+func (ko *KafkaOptions) refuseEnding(kc collector, involves []string, why string) {
+	for _, attr := range ko.endingAttrs() {
+		kc.addInvolving(attr, involves,
+			"%s applies only to a triggered pipeline (continuous = false): %s; set continuous = false or remove %s",
+			attr, why, attr)
 	}
 }
 

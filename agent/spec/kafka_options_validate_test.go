@@ -91,7 +91,10 @@ func TestKafkaOptionsValidate(t *testing.T) {
 		{"negative timestamp", func(p *Pipeline) {
 			ko(p).StartingOffset, ko(p).StartingOffsetsByTimestamp = StartingOffsetTimestamp, offsets("events", "0", -1)
 		}, kp + "starting_offsets_by_timestamp", "-1 is not milliseconds since the epoch, from 0"},
-		{"group", func(p *Pipeline) { ko(p).StartingOffset = StartingOffsetGroup; ko(p).AutoOffsetReset = AutoOffsetResetNone }, "", ""},
+		{"group", func(p *Pipeline) {
+			ko(p).StartingOffset = StartingOffsetGroup
+			ko(p).AutoOffsetReset = AutoOffsetResetNone
+		}, "", ""},
 		{"auto_offset_reset", func(p *Pipeline) { ko(p).AutoOffsetReset = "smallest" }, kp + "auto_offset_reset",
 			`"smallest" is not one of latest, earliest, none`},
 
@@ -168,6 +171,8 @@ func TestKafkaOptionsValidate(t *testing.T) {
 		{"client properties", func(p *Pipeline) {
 			ko(p).ClientProperties = map[string]string{"client.id": "ingest", "fetch.min.bytes": "1024", "fetch.max.wait.ms": "250"}
 		}, "", ""},
+		{"client properties empty", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{} }, kp + "client_properties",
+			"client_properties is empty; remove it"},
 		{"client property unknown", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"max.poll.records": "5"} }, kp + "client_properties",
 			`key "max.poll.records" is not supported; the supported keys are client.id, fetch.max.bytes, fetch.max.wait.ms, fetch.min.bytes, ` +
 				"max.partition.fetch.bytes, metadata.max.age.ms, request.timeout.ms, socket.connection.setup.timeout.ms"},
@@ -181,6 +186,9 @@ func TestKafkaOptionsValidate(t *testing.T) {
 			kp + "client_properties", "the agent does not join the consumer group (it commits offsets for lag tools only)"},
 		{"client property with Spark's prefix", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"kafka.fetch.min.bytes": "1"} },
 			kp + "client_properties", `as "fetch.min.bytes"`},
+		{"client property with Flink's prefix and an attribute", func(p *Pipeline) {
+			ko(p).ClientProperties = map[string]string{"properties.group.id": "g"}
+		}, kp + "client_properties", `key "properties.group.id": without Spark's "kafka." or Flink's "properties." prefix, key "group.id" is not a client property here: set group_id`},
 		{"client property not a number", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"fetch.min.bytes": "1k"} },
 			kp + "client_properties", `fetch.min.bytes = "1k" is not a whole number of bytes`},
 		{"client property out of range", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"request.timeout.ms": "10"} },
@@ -225,6 +233,16 @@ func TestFanoutRefusesTableOnlyOptions(t *testing.T) {
 	ko.StartingOffset, ko.StartingOffsets = StartingOffsetSpecific, map[string]map[string]int64{"events": {"0": 5}}
 	ko.FailOnDataLoss, ko.GroupIDPrefix = ptr(false), "etl."
 	wantProblem(t, f.Validate(), "", "")
+}
+
+func TestFanoutValidateWith(t *testing.T) {
+	f := validFanout()
+	f.ConnectorOptions.KafkaOptions.EndingOffset = EndingOffsetLatest
+	p := validPipeline()
+	wantProblem(t, f.ValidateWith(p), "connector_options.kafka_options.ending_offset",
+		`ending_offset applies only to a triggered pipeline (continuous = false): pipeline "p1" is continuous and never ends`)
+	triggered(p)
+	wantProblem(t, f.ValidateWith(p), "", "")
 }
 
 func TestKafkaOptionsNormalize(t *testing.T) {
