@@ -74,13 +74,15 @@ func newDataLoss(log *slog.Logger, states func() []*tableState) *dataLoss {
 	return &dataLoss{log: log, states: states}
 }
 
-// skip records gap, which a fetch skipped: pending once, whoever reports
-// it again, and listed once in the statuses, also when a loop that
-// restarted before committing past it finds it again.
+// skip records gap, which a fetch skipped, unless a pending gap covers it:
+// a micro-batch of a trigger that ends inside a gap is followed by one
+// that starts there and finds the rest of it. A gap is listed once in the
+// statuses, also when a loop that restarted before committing past it
+// finds it again.
 func (d *dataLoss) skip(gap spec.DataLossGap) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if slices.ContainsFunc(d.pending, func(g spec.DataLossGap) bool { return sameGap(&g, &gap) }) {
+	if slices.ContainsFunc(d.pending, func(g spec.DataLossGap) bool { return covers(&g, &gap) }) {
 		return
 	}
 	d.log.Warn("data loss: offsets skipped (fail_on_data_loss = false)", "topic", gap.Topic, "partition", gap.Partition,
@@ -89,7 +91,7 @@ func (d *dataLoss) skip(gap spec.DataLossGap) {
 	for _, st := range d.states() {
 		st.mu.Lock()
 		st.status.DataLossOffsets += lostOffsets(&gap)
-		if !slices.ContainsFunc(st.status.DataLoss, func(g spec.DataLossGap) bool { return sameGap(&g, &gap) }) {
+		if !slices.ContainsFunc(st.status.DataLoss, func(g spec.DataLossGap) bool { return covers(&g, &gap) }) {
 			st.status.DataLoss = append(st.status.DataLoss, gap)
 			if n := len(st.status.DataLoss); n > maxLossGaps {
 				st.status.DataLoss = slices.Delete(st.status.DataLoss, 0, n-maxLossGaps)
@@ -105,9 +107,10 @@ func lostOffsets(g *spec.DataLossGap) int64 {
 	return max(g.To-g.From, 0)
 }
 
-// sameGap reports whether a and b are the same range of the same partition.
-func sameGap(a, b *spec.DataLossGap) bool {
-	return a.Topic == b.Topic && a.Partition == b.Partition && a.From == b.From && a.To == b.To
+// covers reports whether gap a holds all of gap b: the same partition,
+// and b's range within a's.
+func covers(a, b *spec.DataLossGap) bool {
+	return a.Topic == b.Topic && a.Partition == b.Partition && a.From <= b.From && b.To <= a.To
 }
 
 // addTo puts into c the pending gaps it moves past, which next (the
