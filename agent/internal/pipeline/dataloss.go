@@ -48,12 +48,6 @@ const (
 	lossRecreated = "topic re-created"
 )
 
-// failOnDataLoss reports whether the options fail the table on data loss:
-// fail_on_data_loss, true when unset.
-func failOnDataLoss(ko *spec.KafkaOptions) bool {
-	return ko.FailOnDataLoss == nil || *ko.FailOnDataLoss
-}
-
 // dataLoss keeps the gaps a table loop, or fanout run, skipped and has not
 // committed yet, and shows every gap in the status of its tables. It is
 // safe for concurrent use: fetchers report gaps, the loop commits them.
@@ -169,7 +163,7 @@ func (sr *subscriber) skipLoss(err error) bool {
 // lossOf returns the gap keeper of a loop with options ko whose tables'
 // statuses states returns; nil when ko fails on data loss.
 func lossOf(ko *spec.KafkaOptions, log *slog.Logger, states func() []*tableState) *dataLoss {
-	if failOnDataLoss(ko) {
+	if ko.FailsOnDataLoss() {
 		return nil
 	}
 	return newDataLoss(log, states)
@@ -235,7 +229,7 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 // after data loss, but restarts it, to read the new topic.
 func fatalFor(ko *spec.KafkaOptions, err error) bool {
 	var recreated *kafka.TopicRecreatedError
-	if !failOnDataLoss(ko) && errors.As(err, &recreated) {
+	if !ko.FailsOnDataLoss() && errors.As(err, &recreated) {
 		return false
 	}
 	return isFatal(err)

@@ -8,19 +8,14 @@ import (
 
 // discoveryInterval returns how often a table loop or fanout run with
 // options ko looks for new partitions and, with topic_pattern, new
-// matching topics (F-05): partition_discovery_interval, or
-// [spec.DefaultPartitionDiscoveryInterval] when it is unset; 0, never, when
-// it is zero or negative, and for assign, whose partitions are fixed. The
-// spec was validated: a value that does not parse counts as unset.
+// matching topics (F-05): partition_discovery_interval (see
+// [spec.KafkaOptions.DiscoverEvery]); 0, never, for assign, whose
+// partitions are fixed.
 func discoveryInterval(ko *spec.KafkaOptions) time.Duration {
 	if len(ko.Assign) > 0 {
 		return 0
 	}
-	d, err := time.ParseDuration(ko.PartitionDiscoveryInterval)
-	if err != nil {
-		d, _ = time.ParseDuration(spec.DefaultPartitionDiscoveryInterval)
-	}
-	return max(d, 0)
+	return ko.DiscoverEvery()
 }
 
 // discoverTicks returns a channel that ticks every d, with the function
