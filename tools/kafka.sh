@@ -20,8 +20,13 @@
 #   tools/kafka.sh topics ARGS...
 #                           org.apache.kafka.tools.TopicCommand against it, e.g.
 #                           topics --create --topic t --partitions 8
+#   tools/kafka.sh groups ARGS...
+#                           kafka-consumer-groups.sh against it, e.g.
+#                           groups --describe --group g
 #   tools/kafka.sh jars     fetch the jars only; print their directory
-#   tools/kafka.sh logs     print the path of the broker log
+#   tools/kafka.sh logs     print the path of the broker log; the request
+#                           log of clients whose client.id starts with
+#                           tributary-e2e- is request.log next to it
 #
 # The settings `security` prints (files are PEM unless said otherwise):
 #   KAFKA_SASL_SSL_BOOTSTRAP   127.0.0.1:KAFKA_PORT+2
@@ -156,6 +161,9 @@ transaction.state.log.num.partitions=4
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+# Retention runs every second (default 5 minutes), so that a test of
+# records deleted by retention (retention.bytes on a topic) waits little.
+log.retention.check.interval.ms=1000
 num.network.threads=2
 num.io.threads=4
 CFG
@@ -170,8 +178,22 @@ rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = FILE
 logger.state.name = state.change.logger
 logger.state.level = WARN
+# The requests of clients whose client.id starts with tributary-e2e- go to
+# logs/request.log, for the tests of client properties (client.id, fetch
+# settings) to read; no other request is logged.
+appender.request.type = File
+appender.request.name = REQUEST
+appender.request.fileName = $KAFKA_STATE_DIR/logs/request.log
+appender.request.layout.type = PatternLayout
+appender.request.layout.pattern = [%d] %m%n
+appender.request.filter.client.type = RegexFilter
+appender.request.filter.client.regex = .*"clientId":"tributary-e2e-.*
+appender.request.filter.client.onMatch = ACCEPT
+appender.request.filter.client.onMismatch = DENY
 logger.request.name = kafka.request.logger
-logger.request.level = WARN
+logger.request.level = DEBUG
+logger.request.additivity = false
+logger.request.appenderRef.request.ref = REQUEST
 L4J
 }
 
@@ -269,7 +291,8 @@ case "${1:-}" in
   status) cmd_status ;;
   security) cmd_security ;;
   topics) shift; EXEC=1 run_class org.apache.kafka.tools.TopicCommand --bootstrap-server "$BOOTSTRAP" "$@" ;;
+  groups) shift; EXEC=1 run_class org.apache.kafka.tools.consumer.group.ConsumerGroupCommand --bootstrap-server "$BOOTSTRAP" "$@" ;;
   jars) jars_dir ;;
   logs) echo "$KAFKA_STATE_DIR/logs/server.log" ;;
-  *) echo "usage: $0 up|down|status|security|topics ARGS...|jars|logs" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|security|topics ARGS...|groups ARGS...|jars|logs" >&2; exit 2 ;;
 esac

@@ -50,6 +50,10 @@ type TableStatus struct {
 	// DataLoss lists the ranges of offsets the table skipped because they
 	// were gone (fail_on_data_loss = false), oldest first.
 	DataLoss []DataLossGap `json:"data_loss,omitempty"`
+	// DataLossOffsets counts the offsets the table skipped because they
+	// were gone (fail_on_data_loss = false) since it was first written
+	// (read back from the log on restart).
+	DataLossOffsets int64 `json:"data_loss_offsets"`
 	// LastError is the most recent error, retried or fatal; empty if none.
 	LastError string `json:"last_error,omitempty"`
 	// Columns is the table's current schema, top-level columns in table

@@ -4,6 +4,8 @@
         grow TOPIC to N partitions
     kafka_admin.py BOOTSTRAP end-offsets TOPIC...
         print {topic: {partition: high watermark}} as JSON
+    kafka_admin.py BOOTSTRAP start-offsets TOPIC...
+        print {topic: {partition: first offset still in the log}} as JSON
     kafka_admin.py BOOTSTRAP delete TOPIC
         delete TOPIC and wait until the broker no longer lists it
 
@@ -57,15 +59,15 @@ def main():
         admin = AdminClient({"bootstrap.servers": bootstrap})
         for f in admin.create_partitions([NewPartitions(args[0], int(args[1]))]).values():
             f.result()
-    elif cmd == "end-offsets":
+    elif cmd in ("end-offsets", "start-offsets"):
         c = Consumer({"bootstrap.servers": bootstrap, "group.id": "tributary-e2e-admin", "enable.auto.commit": False})
         md = c.list_topics(timeout=30)
         out = {}
         for topic in args:
             out[topic] = {}
             for p in sorted(md.topics[topic].partitions):
-                _, high = c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
-                out[topic][str(p)] = high
+                low, high = c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+                out[topic][str(p)] = high if cmd == "end-offsets" else low
         c.close()
         print(json.dumps(out))
     elif cmd == "delete":

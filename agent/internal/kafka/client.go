@@ -204,7 +204,7 @@ func (c *Client) CommitGroupOffsets(ctx context.Context, group string, offsets m
 
 // TopicIDs returns the id of each of topics (see [TopicInfo.ID]).
 func (c *Client) TopicIDs(ctx context.Context, topics []string) (map[string]string, error) {
-	md, err := c.topicMetadata(ctx, topics)
+	md, err := c.topicMetadata(ctx, topics, &defaultSettings)
 	if err != nil {
 		return nil, err
 	}
@@ -216,10 +216,10 @@ func (c *Client) TopicIDs(ctx context.Context, topics []string) (map[string]stri
 }
 
 // dialLeader opens a connection to the leader of tp, found in the cluster's
-// metadata, authenticated (see [Client.dial]), and returns it with the
-// topic's id.
-func (c *Client) dialLeader(ctx context.Context, tp TopicPartition) (net.Conn, string, error) {
-	md, err := c.topicMetadata(ctx, []string{tp.Topic})
+// metadata, authenticated (see [Client.dial]), with the request settings
+// rs, and returns it with the topic's id.
+func (c *Client) dialLeader(ctx context.Context, tp TopicPartition, rs *requestSettings) (net.Conn, string, error) {
+	md, err := c.topicMetadata(ctx, []string{tp.Topic}, rs)
 	if err != nil {
 		return nil, "", c.fail("", err, "find the leader of %s", tp)
 	}
@@ -228,7 +228,9 @@ func (c *Client) dialLeader(ctx context.Context, tp TopicPartition) (net.Conn, s
 	if !ok {
 		return nil, "", fmt.Errorf("find the leader of %s: %w", tp, kafkago.LeaderNotAvailable)
 	}
-	conn, err := c.dial(ctx, "tcp", addr)
+	dctx, cancel := rs.dialContext(ctx)
+	conn, err := c.dial(dctx, "tcp", addr)
+	cancel()
 	if err != nil {
 		return nil, "", c.fail(addr, err, "connect to %s, the leader of %s", addr, tp)
 	}

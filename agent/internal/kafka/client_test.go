@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -116,8 +119,51 @@ func TestFetchOffsetOutOfRangeIsDataLoss(t *testing.T) {
 	f := &kafka.Fetcher{Client: cl, TP: kafka.TopicPartition{Topic: "a-1", Partition: 0}}
 	err := f.Run(ctx, 100, make(chan kafka.Batch, 1))
 	var loss *kafka.DataLossError
-	if !errors.As(err, &loss) || loss.Offset != 100 {
-		t.Fatalf("want a DataLossError at offset 100, got %v", err)
+	if !errors.As(err, &loss) || loss.Offset != 100 || loss.Earliest != 0 || loss.Latest != 3 {
+		t.Fatalf("want a DataLossError at offset 100 of a partition from 0 to 3, got %+v", err)
+	}
+	if _, _, ok := loss.Gap(); ok || !strings.Contains(err.Error(), "ends at offset 3, before offset 100") {
+		t.Errorf("an offset past the end is no gap to skip: %v", err)
+	}
+}
+
+// Records deleted before the offset to read (retention) are a gap the
+// error gives exactly, with the fix.
+func TestFetchDeletedRecordsIsDataLossWithTheGap(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for i := 0; i < 10; i++ {
+		if err := p.ProduceSync(context.Background(), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "t", Partition: 0, At: 7})
+	if _, err := kadm.NewClient(p).DeleteRecords(context.Background(), offs); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f := &kafka.Fetcher{Client: plainClient(t, c.ListenAddrs()...), TP: kafka.TopicPartition{Topic: "t"}}
+	err = f.Run(ctx, 2, make(chan kafka.Batch, 1))
+	var loss *kafka.DataLossError
+	if !errors.As(err, &loss) {
+		t.Fatalf("want a DataLossError, got %v", err)
+	}
+	if from, to, ok := loss.Gap(); !ok || from != 2 || to != 7 {
+		t.Errorf("gap [%d, %d) %v, want [2, 7)", from, to, ok)
+	}
+	if want := "offsets [2, 7) of t/0 (5 records) are no longer in Kafka"; !strings.Contains(err.Error(), want) ||
+		!strings.Contains(err.Error(), "set fail_on_data_loss = false") {
+		t.Errorf("error %q: want %q and the fix", err, want)
 	}
 }
 
@@ -139,5 +185,53 @@ func TestFetchUntil(t *testing.T) {
 	}
 	if last < 3 {
 		t.Fatalf("stopped at %d, before Until", last)
+	}
+}
+
+// With metadata.max.age.ms a fetch session ends once that old, and the
+// next looks the partition's leader up again; fetching goes on.
+func TestFetchMetadataMaxAge(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var mu sync.Mutex
+	lookups := 0
+	c.ControlKey(int16(kmsg.Metadata), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		lookups++
+		return nil, nil, false
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &kafka.Fetcher{Client: plainClient(t, c.ListenAddrs()...), TP: kafka.TopicPartition{Topic: "t"},
+		Settings: spec.ClientSettings{MetadataMaxAge: 50 * time.Millisecond}}
+	done := make(chan error, 1)
+	out := make(chan kafka.Batch)
+	go func() { done <- f.Run(ctx, 0, out) }()
+	go func() {
+		for b := range out {
+			b.Release()
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := lookups
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d metadata look-ups in 20s, want sessions that end at their metadata age", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel: %v", err)
 	}
 }

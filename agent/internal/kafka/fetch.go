@@ -12,12 +12,14 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// Fetch sizes: a fetch waits at most fetchMaxWait for at least one byte and
-// asks for twice what the previous one returned, between fetchMinBytes and
-// fetchMaxBytes: a partition that is behind reads 1 MiB at a time, and an
-// idle one holds little of the memory budget while it waits.
+// Fetch sizes: by default a fetch waits at most fetchMaxWait for at least
+// one byte and asks for twice what the previous one returned, between
+// fetchMinBytes and fetchMaxBytes: a partition that is behind reads 1 MiB
+// at a time, and an idle one holds little of the memory budget while it
+// waits. client_properties change them (see settingsOf).
 const (
 	fetchMinBytes = 64 << 10
 	fetchMaxBytes = 1 << 20
@@ -93,19 +95,39 @@ type Budget interface {
 }
 
 // DataLossError reports that a partition no longer holds the offset the
-// table's log says to read next: retention deleted it, or the topic was
-// deleted and re-created. Ingestion of the table stops rather than skip
-// records silently.
+// table's log says to read next: retention deleted it (the offset is before
+// the partition's earliest), or the partition lost records the table had
+// read (it ends before the offset: an unclean leader election, a topic
+// re-created). Under fail_on_data_loss = true (the default) ingestion of
+// the table stops rather than skip records silently.
 type DataLossError struct {
 	TP     TopicPartition
 	Offset int64
-	Err    error
+	// Earliest and Latest are the partition's first offset and its high
+	// watermark when the loss was found.
+	Earliest, Latest int64
+	Err              error
 }
 
-// Error says which offset is gone and what to do.
+// Gap returns the offsets lost, [from, to), and true when records the table
+// had not read are gone: from is the offset the table was to read, to the
+// earliest the partition still holds, where reading can go on. It returns
+// false when the partition ends before the offset instead, which no skip
+// can mend.
+func (e *DataLossError) Gap() (from, to int64, ok bool) {
+	return e.Offset, e.Earliest, e.Offset < e.Earliest
+}
+
+// Error says which offsets are gone and what to do.
 func (e *DataLossError) Error() string {
-	return fmt.Sprintf("offset %d of %s is no longer in Kafka (deleted by retention, or the topic was re-created): "+
-		"records may have been lost; to start over, ingest into a new destination table: %v", e.Offset, e.TP, e.Err)
+	if from, to, ok := e.Gap(); ok {
+		return fmt.Sprintf("offsets [%d, %d) of %s (%d records) are no longer in Kafka: retention deleted them before the "+
+			"table read them; set fail_on_data_loss = false to skip them and go on from offset %d, recording the gap in the "+
+			"table's status, or ingest into a new destination table to start over: %v", from, to, e.TP, to-from, to, e.Err)
+	}
+	return fmt.Sprintf("%s ends at offset %d, before offset %d the table's log says to read next: Kafka lost records the "+
+		"table had read (an unclean leader election, or the topic was re-created); going on would skip or repeat records, "+
+		"whatever fail_on_data_loss says: ingest into a new destination table to start over: %v", e.TP, e.Latest, e.Offset, e.Err)
 }
 
 // Unwrap returns the broker's error.
@@ -123,8 +145,9 @@ type TopicRecreatedError struct {
 // Error says what happened and what to do.
 func (e *TopicRecreatedError) Error() string {
 	return fmt.Sprintf("topic %q was deleted and created again (topic id %s, now %s): the offsets the table recorded "+
-		"belong to the old topic, and records may have been lost; to read the new topic, ingest it into a new "+
-		"destination table", e.Topic, e.Was, e.Now)
+		"belong to the old topic, and records may have been lost; to read the new topic from its earliest offset, set "+
+		"fail_on_data_loss = false on the pipeline table (the gap is recorded), or ingest it into a new destination table "+
+		"(a fanout schema: new destination tables)", e.Topic, e.Was, e.Now)
 }
 
 // Fetcher reads one partition from a starting offset and sends batches to
@@ -141,6 +164,10 @@ type Fetcher struct {
 	// name with another id was created after the one the table read, and
 	// Run returns a [*TopicRecreatedError].
 	TopicID string
+	// Settings are the client properties the fetches honour (fetch sizes
+	// and wait, client id, metadata age, request and connect timeouts);
+	// zero fields keep the agent's defaults.
+	Settings spec.ClientSettings
 	// Until, if positive, is where Run stops: once it has sent a batch whose
 	// Next is at or past it, Run returns nil (a triggered run's end).
 	Until int64
@@ -167,8 +194,9 @@ type Fetcher struct {
 // other broker errors are retried with backoff and reported to OnRetry.
 func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error {
 	backoff := 100 * time.Millisecond
+	rs := settingsOf(&f.Settings)
 	for {
-		next, err := f.session(ctx, offset, out)
+		next, err := f.session(ctx, offset, out, &rs)
 		if next > offset {
 			backoff = 100 * time.Millisecond // the session made progress
 		}
@@ -179,8 +207,14 @@ func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error
 		if err == nil { // reached Until
 			return nil
 		}
+		if errors.Is(err, errSessionAged) {
+			continue
+		}
 		if errors.Is(err, kafkago.OffsetOutOfRange) {
-			return &DataLossError{TP: f.TP, Offset: offset, Err: err}
+			var lost *DataLossError
+			if lost, err = f.dataLoss(ctx, offset, err); lost != nil {
+				return lost
+			}
 		}
 		var recreated *TopicRecreatedError
 		if errors.As(err, &recreated) || errors.Is(err, ErrUnsupportedRecords) {
@@ -198,10 +232,36 @@ func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error
 	}
 }
 
-// session fetches over one connection to the partition's leader until an
-// error; it returns the offset to continue from.
-func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (int64, error) {
-	conn, topicID, err := f.Client.dialLeader(ctx, f.TP)
+// errSessionAged ends a fetch session older than metadata.max.age.ms: the
+// next one looks the leader and the topic id up again.
+var errSessionAged = errors.New("the fetch session reached metadata.max.age.ms")
+
+// dataLoss looks up the bounds of the partition after a fetch at offset
+// was out of range (err): a [*DataLossError] when the offset is outside
+// them, else the error to retry after: the look-up's, or err when the
+// offset is in range again (a leader that changed meanwhile).
+func (f *Fetcher) dataLoss(ctx context.Context, offset int64, err error) (*DataLossError, error) {
+	tps := []TopicPartition{f.TP}
+	earliest, lerr := f.Client.Offsets(ctx, tps, Earliest)
+	if lerr != nil {
+		return nil, fmt.Errorf("offset %d is out of range; look up the earliest: %w", offset, lerr)
+	}
+	latest, lerr := f.Client.Offsets(ctx, tps, Latest)
+	if lerr != nil {
+		return nil, fmt.Errorf("offset %d is out of range; look up the latest: %w", offset, lerr)
+	}
+	if e, l := earliest[f.TP], latest[f.TP]; offset < e || offset > l {
+		return &DataLossError{TP: f.TP, Offset: offset, Earliest: e, Latest: l, Err: err}, nil
+	}
+	return nil, err
+}
+
+// session fetches over one connection to the partition's leader, with the
+// request settings rs, until an error or, with a metadata.max.age.ms,
+// until that long has passed ([errSessionAged]); it returns the offset to
+// continue from.
+func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch, rs *requestSettings) (int64, error) {
+	conn, topicID, err := f.Client.dialLeader(ctx, f.TP, rs)
 	if err != nil {
 		return offset, err
 	}
@@ -219,21 +279,32 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 	// sizeHint is the previous batch's record count: batches are similar in
 	// size, and growing the slice record by record costs a copy per growth.
 	sizeHint := 64
-	maxBytes := int32(fetchMinBytes)
+	maxBytes := rs.startBytes
+	var aged <-chan time.Time
+	if rs.metadataMaxAge > 0 {
+		t := time.NewTimer(rs.metadataMaxAge)
+		defer t.Stop()
+		aged = t.C
+	}
 	for correlationID := int32(1); ; correlationID++ {
+		select {
+		case <-aged:
+			return offset, errSessionAged
+		default:
+		}
 		reserved := 2 * int64(maxBytes)
 		if f.Budget != nil {
 			if err := f.Budget.Acquire(ctx, reserved); err != nil {
 				return offset, err
 			}
 		}
-		b, size, err := f.fetch(conn, r, correlationID, offset, maxBytes, sizeHint)
+		b, size, err := f.fetch(conn, r, correlationID, offset, maxBytes, sizeHint, rs)
 		f.settle(reserved, b.Bytes)
 		if err != nil {
 			return offset, err
 		}
 		sizeHint = max(len(b.Records), 64)
-		maxBytes = int32(min(max(2*size, fetchMinBytes), fetchMaxBytes))
+		maxBytes = int32(min(max(2*size, int(rs.startBytes)), int(rs.maxBytes)))
 		offset = b.Next
 		select {
 		case out <- b:
@@ -249,13 +320,15 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch) (
 }
 
 // fetch asks the leader on conn for up to maxBytes of the partition from
-// offset and returns the batch, and the size of the response. After an
-// error the batch is empty and holds nothing.
-func (f *Fetcher) fetch(conn net.Conn, r *bufio.Reader, correlationID int32, offset int64, maxBytes int32, sizeHint int) (Batch, int, error) {
-	if err := conn.SetDeadline(time.Now().Add(fetchMaxWait + 30*time.Second)); err != nil {
+// offset, with the request settings rs, and returns the batch, and the
+// size of the response. After an error the batch is empty and holds
+// nothing.
+func (f *Fetcher) fetch(conn net.Conn, r *bufio.Reader, correlationID int32, offset int64, maxBytes int32, sizeHint int,
+	rs *requestSettings) (Batch, int, error) {
+	if err := conn.SetDeadline(time.Now().Add(rs.maxWait + rs.timeout(fetchTimeout))); err != nil {
 		return Batch{}, 0, err
 	}
-	if err := writeFetch(conn, correlationID, f.TP, offset, f.ReadCommitted, maxBytes); err != nil {
+	if err := writeFetch(conn, correlationID, f.TP, offset, f.ReadCommitted, maxBytes, rs); err != nil {
 		return Batch{}, 0, fmt.Errorf("send fetch request: %w", err)
 	}
 	p, err := readFetch(r, correlationID, f.TP)

@@ -52,21 +52,22 @@ func (p *fetchedPartition) release() {
 }
 
 // writeFetch sends a fetch request for up to maxBytes of one partition,
-// encoded by kafka-go.
-func writeFetch(w io.Writer, correlationID int32, tp TopicPartition, offset int64, readCommitted bool, maxBytes int32) error {
+// with the client id, minimum size and wait of rs, encoded by kafka-go.
+func writeFetch(w io.Writer, correlationID int32, tp TopicPartition, offset int64, readCommitted bool, maxBytes int32,
+	rs *requestSettings) error {
 	isolation := int8(0)
 	if readCommitted {
 		isolation = 1
 	}
 	req := &fetch.Request{
-		ReplicaID: -1, MaxWaitTime: int32(fetchMaxWait.Milliseconds()), MinBytes: 1, MaxBytes: maxBytes,
+		ReplicaID: -1, MaxWaitTime: int32(rs.maxWait.Milliseconds()), MinBytes: rs.minBytes, MaxBytes: maxBytes,
 		IsolationLevel: isolation, SessionEpoch: -1,
 		Topics: []fetch.RequestTopic{{Topic: tp.Topic, Partitions: []fetch.RequestPartition{{
 			Partition: int32(tp.Partition), CurrentLeaderEpoch: -1, FetchOffset: offset,
 			LogStartOffset: -1, PartitionMaxBytes: maxBytes,
 		}}}},
 	}
-	return protocol.WriteRequest(w, fetchVersion, correlationID, clientID, req)
+	return protocol.WriteRequest(w, fetchVersion, correlationID, rs.clientID, req)
 }
 
 // readFetch reads the response to the fetch request with correlationID and

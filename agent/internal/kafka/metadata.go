@@ -38,17 +38,19 @@ type TopicInfo struct {
 }
 
 // topicMetadata returns the metadata of each of topics, asking one of the
-// bootstrap brokers. A topic that does not exist is an error wrapping
-// kafkago.UnknownTopicOrPartition.
-func (c *Client) topicMetadata(ctx context.Context, topics []string) (map[string]TopicInfo, error) {
+// bootstrap brokers with the request settings rs. A topic that does not
+// exist is an error wrapping kafkago.UnknownTopicOrPartition.
+func (c *Client) topicMetadata(ctx context.Context, topics []string, rs *requestSettings) (map[string]TopicInfo, error) {
 	var lastErr error
 	for _, b := range c.brokers {
-		conn, err := c.dial(ctx, "tcp", b)
+		dctx, cancel := rs.dialContext(ctx)
+		conn, err := c.dial(dctx, "tcp", b)
+		cancel()
 		if err != nil {
 			lastErr = err
 			continue
 		}
-		out, err := requestMetadata(ctx, conn, topics)
+		out, err := requestMetadata(ctx, conn, topics, rs)
 		conn.Close()
 		if err == nil || !isNetError(err) {
 			return out, err
@@ -65,10 +67,10 @@ func isNetError(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// requestMetadata sends one Metadata v12 request over conn and decodes the
-// answer.
-func requestMetadata(ctx context.Context, conn net.Conn, topics []string) (map[string]TopicInfo, error) {
-	deadline := time.Now().Add(15 * time.Second)
+// requestMetadata sends one Metadata v12 request over conn, with the
+// client id and within the request timeout of rs, and decodes the answer.
+func requestMetadata(ctx context.Context, conn net.Conn, topics []string, rs *requestSettings) (map[string]TopicInfo, error) {
+	deadline := time.Now().Add(rs.timeout(metadataTimeout))
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -78,7 +80,7 @@ func requestMetadata(ctx context.Context, conn net.Conn, topics []string) (map[s
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	const correlationID = 1
-	if _, err := conn.Write(encodeMetadataRequest(correlationID, topics)); err != nil {
+	if _, err := conn.Write(encodeMetadataRequest(correlationID, rs.clientID, topics)); err != nil {
 		return nil, fmt.Errorf("send metadata request: %w", err)
 	}
 	r := bufio.NewReader(conn)
@@ -101,14 +103,14 @@ func requestMetadata(ctx context.Context, conn net.Conn, topics []string) (map[s
 }
 
 // encodeMetadataRequest returns a whole Metadata v12 request frame for
-// topics: request header v2, then the flexible body.
-func encodeMetadataRequest(correlationID int32, topics []string) []byte {
+// topics, from client id: request header v2, then the flexible body.
+func encodeMetadataRequest(correlationID int32, id string, topics []string) []byte {
 	b := make([]byte, 4, 64) // size, filled last
 	b = binary.BigEndian.AppendUint16(b, apiMetadata)
 	b = binary.BigEndian.AppendUint16(b, metadataVersion)
 	b = binary.BigEndian.AppendUint32(b, uint32(correlationID))
-	b = binary.BigEndian.AppendUint16(b, uint16(len(clientID))) // client id: a classic string
-	b = append(b, clientID...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(id))) // client id: a classic string
+	b = append(b, id...)
 	b = append(b, 0) // header tagged fields
 	b = binary.AppendUvarint(b, uint64(len(topics)+1))
 	for _, t := range topics {

@@ -114,6 +114,13 @@ func (r *fanoutRunner) status() spec.FanoutStatus {
 	return st
 }
 
+// tableStates returns the status holders of the tables created so far.
+func (r *fanoutRunner) tableStates() []*tableState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Collect(maps.Values(r.tables))
+}
+
 // tableState returns the status holder of the named table, made on first
 // use, which outlives the runner's restarts.
 func (r *fanoutRunner) tableState(name, dir string) *tableState {
@@ -203,6 +210,8 @@ type fanoutRun struct {
 	pos     map[kafka.TopicPartition]int64
 	readEnd map[kafka.TopicPartition]int64
 	end     map[kafka.TopicPartition]int64 // triggered runs only
+	// sizes measures the records routed, for the lag in bytes.
+	sizes recordSizes
 	// flushAsk receives the tables the memory budget asks to flush.
 	flushAsk chan *fanoutTable
 	// ctx ends with the run: it stops subscriptions and flush forwarders.
@@ -218,6 +227,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		return err
 	}
 	defer prog.close()
+	prog.loss = lossOf(&cfg.Fanout.ConnectorOptions.KafkaOptions, r.log, r.tableStates)
 	if err := prog.useRoute(cfg.Fanout.RouteExpression(), func(name string) string { return spec.JoinLocation(cfg.Dir, name) }); err != nil {
 		return err
 	}
@@ -226,7 +236,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},
 		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
 		readEnd:  map[kafka.TopicPartition]int64{},
-		flushAsk: make(chan *fanoutTable), ctx: rctx,
+		flushAsk: make(chan *fanoutTable), ctx: rctx, sizes: recordSizes{},
 	}
 	defer func() {
 		cancel()
@@ -432,7 +442,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	r.setRunning()
 	r.log.Info("fanout running", "partitions", len(started), "tables", len(run.tables))
 
-	clk := newLoopClock(r.cfg.DiscoverEvery, r.cfg.GCGrace)
+	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.stop()
 	// Writing and flushing go on when the runner is stopped (wctx is not
 	// cancelled with ctx): a batch half written when stop comes is finished,
@@ -477,7 +487,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 					r.log.Warn("garbage collection failed", "table", t.name, "err", err)
 				}
 			}
-		case <-clk.discover.C:
+		case <-clk.discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
@@ -501,6 +511,10 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	readCommitted := ko.ReadCommitted()
+	settings, err := clientSettings(ko)
+	if err != nil {
+		return nil, err
+	}
 	ids, err := r.client.TopicIDs(ctx, topicsOf(tps))
 	if err != nil {
 		return nil, lookupError{err}
@@ -541,7 +555,8 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 			}
 		}
 		subs = append(subs, subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
-			TopicID: ids[tp.Topic], OnRetry: func(err error) { r.fetchFailing(err) }})
+			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.fetchFailing(err) },
+			OnDataLoss: run.progress.loss.onGap()})
 	}
 	return subs, nil
 }
@@ -608,6 +623,7 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 		j++
 	}
 	recs = recs[i:j]
+	run.sizes.add(tp, recs)
 	if len(recs) > 0 {
 		if err := run.route(ctx, tp, recs, recs[len(recs)-1].Offset+1); err != nil {
 			return err
@@ -864,8 +880,7 @@ func (run *fanoutRun) record() error {
 func (run *fanoutRun) publish() {
 	ps := make([]spec.PartitionStatus, 0, len(run.progress.next))
 	for tp, next := range run.progress.next {
-		ps = append(ps, spec.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, NextOffset: next,
-			Lag: max(run.readEnd[tp]-next, 0)})
+		ps = append(ps, run.sizes.partitionStatus(tp, next, run.readEnd[tp]))
 	}
 	sortPartitions(ps)
 	run.r.mu.Lock()

@@ -38,6 +38,9 @@ type progress struct {
 	tbl *table.Table
 	// next holds what the log says per partition.
 	next map[kafka.TopicPartition]int64
+	// loss keeps the gaps the fanout skipped, which the commits that move
+	// past them record; nil when it fails on data loss.
+	loss *dataLoss
 }
 
 // openProgress opens (or starts) the progress log in dir with opts.
@@ -104,6 +107,7 @@ func (p *progress) record(next map[kafka.TopicPartition]int64, tables []string, 
 			c.From[appID(tp)] = was
 		}
 	}
+	p.loss.addTo(&c, next)
 	recorded := p.tbl.Snapshot().Configuration
 	for _, name := range tables {
 		if _, ok := recorded[progressTableKey+name]; !ok {

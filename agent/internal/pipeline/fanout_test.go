@@ -55,7 +55,7 @@ func testFanoutConfig(warehouse, topic string, conn *spec.Connection) fanoutConf
 		Fanout: spec.FanoutSchema{
 			Name: "f", Pipeline: "p", DestinationCatalog: "main", DestinationSchema: "events",
 			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
-				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest}},
+				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest, PartitionDiscoveryInterval: "1s"}},
 			FanoutOptions: spec.FanoutOptions{FanoutBy: "cast(value AS STRING):type", Transforms: []spec.FanoutTransform{{
 				Format: spec.FormatJSON, InputColumn: spec.ValueColumn,
 				JSONOptions: &spec.JSONOptions{Schema: "type STRING, id BIGINT"}}}},
@@ -64,12 +64,11 @@ func testFanoutConfig(warehouse, topic string, conn *spec.Connection) fanoutConf
 		Dir:  filepath.Join(warehouse, "main", "events"),
 		Conn: *conn,
 		runSettings: runSettings{
-			FlushEvery:    200 * time.Millisecond,
-			MaxRows:       spec.DefaultMaxRowsPerFile,
-			MaxBytes:      spec.DefaultTargetFileSizeMB << 20,
-			Continuous:    true,
-			DiscoverEvery: time.Second,
-			GCGrace:       time.Hour,
+			FlushEvery: 200 * time.Millisecond,
+			MaxRows:    spec.DefaultMaxRowsPerFile,
+			MaxBytes:   spec.DefaultTargetFileSizeMB << 20,
+			Continuous: true,
+			GCGrace:    time.Hour,
 		},
 	}
 }

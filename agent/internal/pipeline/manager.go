@@ -40,9 +40,6 @@ type Config struct {
 	AllowedRoots []string
 	// Logger receives the manager's logs; nil means slog.Default().
 	Logger *slog.Logger
-	// DiscoverEvery is how often tables look for new partitions and new
-	// topics matching their topic_pattern, overriding DefaultDiscoverEvery.
-	DiscoverEvery time.Duration
 	// Memory is the budget that every table's fetched data and open file
 	// draw from; nil means no limit.
 	Memory *memory.Budget
@@ -321,13 +318,12 @@ func redactedRoots(roots []string) []string {
 // schemas.
 func (m *Manager) runSettings(p *spec.Pipeline) runSettings {
 	return runSettings{
-		FlushEvery:    p.FlushEvery(),
-		MaxRows:       cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
-		MaxBytes:      cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
-		Continuous:    p.IsContinuous(),
-		DiscoverEvery: cmp.Or(m.cfg.DiscoverEvery, DefaultDiscoverEvery),
-		GCGrace:       cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
-		FileMode:      m.cfg.WarehouseMode,
+		FlushEvery: p.FlushEvery(),
+		MaxRows:    cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
+		MaxBytes:   cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
+		Continuous: p.IsContinuous(),
+		GCGrace:    cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
+		FileMode:   m.cfg.WarehouseMode,
 	}
 }
 

@@ -259,8 +259,8 @@ func TestManagerTopicPatternFindsNewTopics(t *testing.T) {
 	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
 	p := testPipeline("")
 	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
-	ko.Topics, ko.TopicPattern = nil, "ev-.*"
-	m := NewManager(Config{Warehouse: t.TempDir(), DiscoverEvery: 100 * time.Millisecond})
+	ko.Topics, ko.TopicPattern, ko.PartitionDiscoveryInterval = nil, "ev-.*", "100ms"
+	m := NewManager(Config{Warehouse: t.TempDir()})
 	defer m.Close(context.Background())
 	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
 		t.Fatal(err)

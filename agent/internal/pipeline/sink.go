@@ -88,6 +88,11 @@ type sink struct {
 	// readEnd is, per partition, the offset up to which the last fetch
 	// could read (see [kafka.Batch.End]); it measures lag.
 	readEnd map[kafka.TopicPartition]int64
+	// sizes measures the records written, for the lag in bytes.
+	sizes recordSizes
+	// loss keeps the gaps skipped and not committed yet (see dataLoss);
+	// nil for a sink whose gaps are committed elsewhere.
+	loss *dataLoss
 	// group mirrors committed offsets to a consumer group; nil for none.
 	group *groupCommitter
 }
@@ -99,6 +104,8 @@ type sinkOptions struct {
 	budget             *memory.Budget
 	state              *tableState
 	log                *slog.Logger
+	// loss is the sink's [sink.loss].
+	loss *dataLoss
 }
 
 // newSink returns the sink of tbl writing the columns of layout, whose
@@ -125,6 +132,8 @@ func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
 		readEnd:   map[kafka.TopicPartition]int64{},
+		sizes:     recordSizes{},
+		loss:      o.loss,
 		mem:       o.budget.NewAccount(),
 	}
 	snap := tbl.Snapshot()
@@ -132,6 +141,7 @@ func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 	st.mu.Lock()
 	st.status.Version, st.status.Rows, st.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
 	st.status.CorruptRecords = snap.Counters[counterCorrupt]
+	st.status.DataLossOffsets = snap.Counters[counterDataLoss]
 	if snap.Schema != nil {
 		st.status.Columns = columnStatus(snap.Schema)
 	}
@@ -172,6 +182,7 @@ func (s *sink) add(d decoded) error {
 		}
 		s.corrupt += int64(batch.Corrupt)
 	}
+	s.sizes.add(d.tp, d.recs)
 	if d.next > s.nextOffset(d.tp) {
 		s.pending[d.tp] = d.next
 	}
@@ -361,6 +372,7 @@ func (s *sink) flush(ctx context.Context) error {
 		}
 	}
 	c.Counters = map[string]int64{counterCorrupt: s.corrupt}
+	s.loss.addTo(&c, s.pending)
 	if err := s.commit(c, rows); err != nil {
 		return err
 	}
@@ -401,11 +413,12 @@ func (s *sink) commit(c table.Commit, rows int64) error {
 func (s *sink) publishOffsets() {
 	ps := make([]spec.PartitionStatus, 0, len(s.committed))
 	for tp, next := range s.committed {
-		lag := max(s.readEnd[tp]-next, 0)
-		ps = append(ps, spec.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, NextOffset: next, Lag: lag})
+		ps = append(ps, s.sizes.partitionStatus(tp, next, s.readEnd[tp]))
 	}
 	sortPartitions(ps)
+	lag, lagBytes := lagTotals(ps)
 	s.state.mu.Lock()
 	s.state.status.Partitions = ps
+	s.state.status.Lag, s.state.status.LagBytes = lag, lagBytes
 	s.state.mu.Unlock()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // errSourceClosed is what a subscription to a closed source gets on its
@@ -63,7 +64,15 @@ type subscription struct {
 	// TopicID is the id the topic must have (see [kafka.Fetcher.TopicID]).
 	// Subscribers that expect different ids have fetchers of their own.
 	TopicID string
-	OnRetry func(error) // a fetch of TP fails and is retried
+	// Settings are the client properties of the subscriber's fetches:
+	// subscribers with different ones have fetchers of their own.
+	Settings spec.ClientSettings
+	OnRetry  func(error) // a fetch of TP fails and is retried
+	// OnDataLoss, if set, makes the subscription go on after data loss
+	// (fail_on_data_loss = false): it is told each gap, from the fetcher's
+	// goroutine, before the batches after it come; nil fails the
+	// subscription with the [*kafka.DataLossError].
+	OnDataLoss func(spec.DataLossGap)
 	// Range, when not 0, gives the subscription a fetcher of its own,
 	// which no other subscription shares: a split range's (see
 	// splitter), which draws from Budget rather than from the source's.
@@ -87,7 +96,7 @@ func (s *source) subscribe(ctx context.Context, sub subscription) (batches <-cha
 		return out, errc // nothing to read
 	}
 	sr := &subscriber{sub: sub, ctx: ctx, out: out, errs: errc, pos: sub.From}
-	key := fetchKey{tp: sub.TP, readCommitted: sub.ReadCommitted, topicID: sub.TopicID, rng: sub.Range}
+	key := fetchKey{tp: sub.TP, readCommitted: sub.ReadCommitted, topicID: sub.TopicID, settings: sub.Settings, rng: sub.Range}
 	s.mu.Lock()
 	if s.ctx.Err() != nil {
 		s.mu.Unlock()
@@ -122,6 +131,7 @@ type fetchKey struct {
 	tp            kafka.TopicPartition
 	readCommitted bool
 	topicID       string
+	settings      spec.ClientSettings
 	rng           uint64 // a split range's, see [subscription.Range]
 }
 
@@ -233,7 +243,7 @@ func (s *source) start(f *fetcher, from, until int64) *fetchRun {
 	ctx, cancel := context.WithCancel(s.ctx)
 	run := &fetchRun{cancel: cancel, batches: make(chan kafka.Batch), done: make(chan error, 1)}
 	k := &kafka.Fetcher{Client: s.client, TP: f.key.tp, ReadCommitted: f.key.readCommitted, TopicID: f.key.topicID,
-		Until: until, Budget: f.budget, OnRetry: func(err error) { s.retry(f, err) }}
+		Settings: f.key.settings, Until: until, Budget: f.budget, OnRetry: func(err error) { s.retry(f, err) }}
 	s.mu.Lock()
 	s.runs++
 	s.mu.Unlock()
@@ -298,7 +308,9 @@ func (s *source) deliver(f *fetcher, at int64, b kafka.Batch) {
 
 // fail hands err, which ended f's fetch reading at offset at, to the
 // subscribers that fetch was reading for, which leave: those at or behind
-// at. A subscriber ahead of it is not concerned by an error of that offset
+// at, but for those that go on after data loss, which skip the gap of a
+// [*kafka.DataLossError] (see skipLoss). A subscriber ahead of it is not
+// concerned by an error of that offset
 // (records lost to retention before a stale subscriber's position): the next
 // fetch starts where the first of the others needs, and fails them too if
 // the error is not the offset's (a re-created topic).
@@ -306,7 +318,7 @@ func (s *source) fail(f *fetcher, err error, at int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for sr := range f.subs {
-		if sr.pos <= at {
+		if sr.pos <= at && !sr.skipLoss(err) {
 			sr.errs <- err // the only error it gets: errs has room for it
 			delete(f.subs, sr)
 		}

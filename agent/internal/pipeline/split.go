@@ -146,12 +146,13 @@ func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, read
 }
 
 // read starts reading each partition of until from its offset in from, up
-// to its offset in until (0: on, without end). The backlog of a partition
+// to its offset in until (0: on, without end), with the subscription
+// settings of sub. The backlog of a partition
 // up to its offset in ends, when the table's max_records_per_partition or
 // min_partitions split it (see splitBacklogs), is read as ranges in
 // parallel: at the loop's start, and at each trigger of a table with rate
 // control (where ends are the micro-batch's).
-func (l *loop) read(pr *partitionReader, from, until, ends map[kafka.TopicPartition]int64) {
+func (l *loop) read(pr *partitionReader, sub subscription, from, until, ends map[kafka.TopicPartition]int64) {
 	var splits map[kafka.TopicPartition]cut
 	if maxRecords, minPartitions := l.splitOptions(); maxRecords > 0 || minPartitions > 0 {
 		backlogs := map[kafka.TopicPartition]offsetRange{}
@@ -166,10 +167,10 @@ func (l *loop) read(pr *partitionReader, from, until, ends map[kafka.TopicPartit
 				"from", c.from, "to", c.until, "ranges", c.parts)
 		}
 	}
-	readCommitted := l.r.cfg.Table.ConnectorOptions.KafkaOptions.ReadCommitted()
 	for tp, end := range until {
-		pr.start(subscription{TP: tp, From: from[tp], Until: end, ReadCommitted: readCommitted, TopicID: l.topicIDs[tp.Topic],
-			OnRetry: func(err error) { l.r.fetchFailing(tp, err) }}, splits[tp])
+		sub.TP, sub.From, sub.Until, sub.TopicID = tp, from[tp], end, l.topicIDs[tp.Topic]
+		sub.OnRetry = func(err error) { l.r.fetchFailing(tp, err) }
+		pr.start(sub, splits[tp])
 	}
 }
 

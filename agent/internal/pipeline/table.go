@@ -22,11 +22,6 @@ import (
 // counterCorrupt is the commit counter that sums corrupt records.
 const counterCorrupt = "numCorruptRecords"
 
-// DefaultDiscoverEvery is how often a running table looks for new
-// partitions and, with topic_pattern, new matching topics, unless
-// [Config.DiscoverEvery] says otherwise.
-const DefaultDiscoverEvery = 10 * time.Second
-
 // tableConfig is everything a table loop depends on; a loop restarts when
 // any of it changes.
 type tableConfig struct {
@@ -53,8 +48,6 @@ type runSettings struct {
 	// Continuous is false for a triggered pipeline, which reads up to the
 	// end offsets it found at its start.
 	Continuous bool
-	// DiscoverEvery is the partition discovery interval.
-	DiscoverEvery time.Duration
 	// GCGrace is how old an unreferenced file of the agent must be before
 	// garbage collection deletes it.
 	GCGrace time.Duration
@@ -167,7 +160,7 @@ func (r *tableRunner) run(ctx context.Context) {
 			r.setState(spec.StateStopped, err)
 			return
 		}
-		if isFatal(err) {
+		if fatalFor(&r.cfg.Table.ConnectorOptions.KafkaOptions, err) {
 			r.log.Error("table failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
@@ -292,8 +285,9 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	r.mu.Lock()
 	r.failing = map[kafka.TopicPartition]bool{}
 	r.mu.Unlock()
+	loss := lossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*tableState { return []*tableState{&r.tableState} })
 	s, err := newSink(tbl, layout, sources, sinkOptions{appID: appID, legacyAppID: r.legacyAppID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes,
-		budget: r.budget, state: &r.tableState, log: r.log})
+		budget: r.budget, state: &r.tableState, log: r.log, loss: loss})
 	if err != nil {
 		return err
 	}
@@ -340,10 +334,17 @@ func (l *loop) run(ctx context.Context) error {
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
 	defer trig.stop()
 
+	// sub is what every subscription of the loop has in common.
+	readCommitted := ko.ReadCommitted()
+	settings, err := clientSettings(ko)
+	if err != nil {
+		return err
+	}
+	sub := subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.onGap()}
+
 	// start begins fetching the new partitions among tps, each from its
 	// committed offset, else from where startOffsets says; with a trigger,
 	// its micro-batches read them.
-	readCommitted := ko.ReadCommitted()
 	start := func(tps []kafka.TopicPartition, starting string) error {
 		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return fetching[tp] })
 		if len(fresh) == 0 {
@@ -401,7 +402,7 @@ func (l *loop) run(ctx context.Context) error {
 			from[tp], until[tp] = next, l.end[tp]
 		}
 		if trig == nil {
-			l.read(pr, from, until, backlogEnds)
+			l.read(pr, sub, from, until, backlogEnds)
 		}
 		l.publishOffsets()
 		return nil
@@ -422,7 +423,7 @@ func (l *loop) run(ctx context.Context) error {
 	r.mu.Unlock()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
 
-	clk := newLoopClock(r.cfg.DiscoverEvery, r.cfg.GCGrace)
+	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
@@ -464,7 +465,7 @@ func (l *loop) run(ctx context.Context) error {
 				return err
 			}
 		case <-trig.C():
-			l.fire(ctx, trig, func(from, until map[kafka.TopicPartition]int64) { l.read(pr, from, until, until) })
+			l.fire(ctx, trig, func(from, until map[kafka.TopicPartition]int64) { l.read(pr, sub, from, until, until) })
 		case <-clk.flush.C:
 			if err := l.flush(ctx); err != nil {
 				return err
@@ -478,7 +479,7 @@ func (l *loop) run(ctx context.Context) error {
 			}
 		case <-clk.gc.C:
 			r.collectGarbage(l.tbl)
-		case <-clk.discover.C:
+		case <-clk.discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
@@ -491,8 +492,10 @@ type loopClock struct {
 	// flush fires a flush interval after the first buffered record; it
 	// is stopped until then.
 	flush *time.Timer
-	// discover ticks at each partition discovery.
-	discover *time.Ticker
+	// discover ticks at each partition discovery; nil without discovery,
+	// and stopDiscover stops it.
+	discover     <-chan time.Time
+	stopDiscover func()
 	// gc ticks at each garbage collection: files a crash left behind
 	// become collectable only after the grace period, so collection also
 	// runs while the loop does.
@@ -500,9 +503,11 @@ type loopClock struct {
 }
 
 // newLoopClock returns the timers of a loop that discovers partitions
-// every discoverEvery and whose tables' grace period is gcGrace.
+// every discoverEvery (never when 0) and whose tables' grace period is
+// gcGrace.
 func newLoopClock(discoverEvery, gcGrace time.Duration) *loopClock {
-	c := &loopClock{flush: time.NewTimer(time.Hour), discover: time.NewTicker(discoverEvery), gc: time.NewTicker(gcGrace / 4)}
+	c := &loopClock{flush: time.NewTimer(time.Hour), gc: time.NewTicker(gcGrace / 4)}
+	c.discover, c.stopDiscover = discoverTicks(discoverEvery)
 	c.flush.Stop()
 	return c
 }
@@ -510,7 +515,7 @@ func newLoopClock(discoverEvery, gcGrace time.Duration) *loopClock {
 // stop stops the timers.
 func (c *loopClock) stop() {
 	c.flush.Stop()
-	c.discover.Stop()
+	c.stopDiscover()
 	c.gc.Stop()
 }
 
@@ -578,7 +583,8 @@ func topicIDKey(topic string) string { return "tributary.topicId." + topic }
 // learnTopicIDs looks up the ids of the topics of tps the loop does not
 // know yet and returns them, with the table configuration keys of those the
 // table has not recorded yet. A topic whose id differs from the one the
-// table recorded was re-created: a [*kafka.TopicRecreatedError].
+// table recorded was re-created: a [*kafka.TopicRecreatedError], unless the
+// table goes on after data loss (see goOnRecreated).
 func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (ids, unrecorded map[string]string, err error) {
 	unknown := slices.DeleteFunc(topicsOf(tps), func(topic string) bool {
 		_, ok := l.topicIDs[topic]
@@ -591,7 +597,12 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (i
 		return nil, nil, lookupError{err}
 	}
 	if unrecorded, err = checkTopicIDs(l.tbl.Snapshot().Configuration, ids); err != nil {
-		return nil, nil, err
+		if err := l.goOnRecreated(ctx, err, tps, ids); err != nil {
+			return nil, nil, err
+		}
+		if unrecorded, err = checkTopicIDs(l.tbl.Snapshot().Configuration, ids); err != nil {
+			return nil, nil, err
+		}
 	}
 	return ids, unrecorded, nil
 }

@@ -172,7 +172,10 @@ func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
 			Rows:             100,
 			Files:            2,
 			CorruptRecords:   1,
-			Partitions:       []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 50, Lag: 7}},
+			Partitions:       []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 50, Lag: 7, LagBytes: 700}},
+			Lag:              7,
+			LagBytes:         700,
+			DataLossOffsets:  40,
 		})
 	}
 	return st, true

@@ -47,6 +47,14 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 		corrupt = metricFamily{name: "tributary_table_corrupt_records_total", typ: "counter", help: "Records committed with a _corrupt_record because they could not be decoded."}
 		version = metricFamily{name: "tributary_table_version", typ: "gauge", help: "Latest committed Delta log version of the table; -1 before the first commit."}
 		lag     = metricFamily{name: "tributary_partition_lag", typ: "gauge", help: "High watermark minus the next offset to read, as last seen."}
+		// lagBytes, tableLag and tableLagBytes are S-11's lag in bytes and
+		// the tables' totals; lost counts fail_on_data_loss = false's gaps.
+		lagBytes = metricFamily{name: "tributary_partition_lag_bytes", typ: "gauge",
+			help: "Estimated bytes behind the high watermark: the lag times the mean size of the partition's records fetched."}
+		tableLag      = metricFamily{name: "tributary_table_lag", typ: "gauge", help: "Records behind the high watermarks, summed over the table's partitions."}
+		tableLagBytes = metricFamily{name: "tributary_table_lag_bytes", typ: "gauge", help: "Estimated bytes behind the high watermarks, summed over the table's partitions."}
+		lost          = metricFamily{name: "tributary_table_data_loss_offsets_total", typ: "counter",
+			help: "Offsets the table skipped because Kafka no longer had them (fail_on_data_loss = false)."}
 	)
 	for i := range pipes {
 		p := &pipes[i]
@@ -65,12 +73,17 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 			files.add(ts.Files, "pipeline", p.Name, "table", table)
 			corrupt.add(ts.CorruptRecords, "pipeline", p.Name, "table", table)
 			version.add(ts.Version, "pipeline", p.Name, "table", table)
+			tableLag.add(ts.Lag, "pipeline", p.Name, "table", table)
+			tableLagBytes.add(ts.LagBytes, "pipeline", p.Name, "table", table)
+			lost.add(ts.DataLossOffsets, "pipeline", p.Name, "table", table)
 			for _, ps := range ts.Partitions {
-				lag.add(ps.Lag, "pipeline", p.Name, "table", table, "topic", ps.Topic, "partition", strconv.Itoa(ps.Partition))
+				labels := []string{"pipeline", p.Name, "table", table, "topic", ps.Topic, "partition", strconv.Itoa(ps.Partition)}
+				lag.add(ps.Lag, labels...)
+				lagBytes.add(ps.LagBytes, labels...)
 			}
 		}
 	}
-	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag}
+	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag, &lagBytes, &tableLag, &tableLagBytes, &lost}
 	if s.memory != nil {
 		families = append(families, memoryMetrics(s.memory.Stats())...)
 	}

@@ -40,10 +40,18 @@ type Commit struct {
 	// [*ErrConflict]. A Txns value may not be lower than its From value:
 	// offsets never move backwards.
 	From map[string]int64
+	// Rewinds lists application ids of Txns whose offset may go below its
+	// From value: the partitions of a topic that was deleted and created
+	// again, whose offsets start over.
+	Rewinds []string
 	// Counters are added to the commit's operation metrics and summed into
 	// [Snapshot.Counters], e.g. "numCorruptRecords". The names
 	// numOutputRows, numAddedFiles and numOutputBytes are reserved.
 	Counters map[string]int64
+	// Parameters are added to the commit's operation parameters (its
+	// commitInfo's operationParameters), e.g. the offsets a table skipped;
+	// outputMode is reserved.
+	Parameters map[string]string
 	// Configuration sets keys of the table configuration (the metaData
 	// action's); a commit that changes any writes a metaData action. Other
 	// engines carry the configuration forward, so it suits facts about the
@@ -58,6 +66,10 @@ const (
 	MetricAddedFiles  = "numAddedFiles"
 	MetricOutputBytes = "numOutputBytes"
 )
+
+// paramOutputMode is the operation parameter every commit carries, as
+// Spark's streaming writes do.
+const paramOutputMode = "outputMode"
 
 // noTxn stands for "no txn recorded" in [ErrConflict].
 const noTxn = -1
@@ -157,6 +169,9 @@ func checkCommit(c *Commit) error {
 			return fmt.Errorf("counter name %q is reserved", name)
 		}
 	}
+	if _, ok := c.Parameters[paramOutputMode]; ok {
+		return fmt.Errorf("operation parameter %q is reserved", paramOutputMode)
+	}
 	for appID, next := range c.Txns {
 		if appID == "" {
 			return errors.New("txn with an empty application id")
@@ -172,7 +187,7 @@ func checkCommit(c *Commit) error {
 			return fmt.Errorf("from offset for %q, which the commit records no txn for", appID)
 		case from < 0:
 			return fmt.Errorf("txn %q: from offset %d is negative", appID, from)
-		case next < from:
+		case next < from && !slices.Contains(c.Rewinds, appID):
 			return fmt.Errorf("txn %q: next offset %d is before the from offset %d: offsets never move backwards", appID, next, from)
 		}
 	}
@@ -337,10 +352,12 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 		e.counters[k] = int64(n)
 		e.totals[k] += int64(n)
 	}
+	params := map[string]string{paramOutputMode: "Append"}
+	maps.Copy(params, c.Parameters)
 	info := &commitInfo{
 		Timestamp:           now,
 		Operation:           "STREAMING UPDATE",
-		OperationParameters: map[string]string{"outputMode": "Append"},
+		OperationParameters: params,
 		IsBlindAppend:       true,
 		OperationMetrics:    metrics,
 		EngineInfo:          engineInfo,

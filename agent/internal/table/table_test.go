@@ -130,6 +130,7 @@ func TestCommitRefusesBadInput(t *testing.T) {
 		{"path outside", table.Commit{Schema: testFields, Files: []table.AddFile{{Path: "../x.parquet"}}}, "not a data file"},
 		{"twice", table.Commit{Schema: testFields, Files: []table.AddFile{add, add}}, "added twice"},
 		{"reserved counter", table.Commit{Schema: testFields, Counters: map[string]int64{"numOutputRows": 1}}, "reserved"},
+		{"reserved parameter", table.Commit{Schema: testFields, Parameters: map[string]string{"outputMode": "Complete"}}, "reserved"},
 		{"negative offset", table.Commit{Schema: testFields, Txns: map[string]int64{"a": -1}}, "negative"},
 		{"negative from", table.Commit{Schema: testFields, Txns: map[string]int64{"a": 1}, From: map[string]int64{"a": -1}}, "negative"},
 		{"from without txn", table.Commit{Schema: testFields, Txns: map[string]int64{"a": 1}, From: map[string]int64{"b": 1}}, `"b"`},

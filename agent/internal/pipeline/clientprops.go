@@ -1,0 +1,16 @@
+package pipeline
+
+import (
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// clientSettings returns the client_properties of ko as the fetchers take
+// them (S-01, F-01). The spec was validated, so an error is a bug, which
+// fails the table.
+func clientSettings(ko *spec.KafkaOptions) (spec.ClientSettings, error) {
+	cs, err := ko.ClientSettings()
+	if err != nil {
+		return cs, fatalError{err}
+	}
+	return cs, nil
+}

@@ -1,0 +1,236 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// This file is fail_on_data_loss = false (S-04): when records a table has
+// not read are gone from Kafka (retention deleted them), the table's
+// fetches go on from the earliest offset the partition still holds, and
+// the gap is recorded: logged at WARN, listed in the table's status, counted
+// in its status (and the Prometheus counter made from it), and written in
+// the operation parameters of the commit that moves the partition's offset
+// past it, which makes it durable. With true (the default) the
+// [*kafka.DataLossError] fails the table, its message giving the gap and
+// the fix.
+
+// Where a gap is recorded.
+const (
+	// counterDataLoss is the commit counter that sums the offsets skipped,
+	// which the status's DataLossOffsets reads back on restart.
+	counterDataLoss = "numDataLossOffsets"
+	// paramDataLoss is the operation parameter of a commit that lists, as
+	// a JSON array of [spec.DataLossGap], the gaps it moves past.
+	paramDataLoss = "tributaryDataLoss"
+	// maxLossGaps bounds the gaps a status lists: the newest are kept.
+	maxLossGaps = 100
+)
+
+// Reasons of a [spec.DataLossGap].
+const (
+	// lossRetention: the offsets [From, To) were deleted (by retention, or
+	// a delete-records request) before the table read them.
+	lossRetention = "retention"
+	// lossRecreated: the topic was deleted and created again. Records of
+	// the old topic from offset From on, if any, are lost; the new topic is
+	// read from offset To, its earliest.
+	lossRecreated = "topic re-created"
+)
+
+// dataLoss keeps the gaps a table loop, or fanout run, skipped and has not
+// committed yet, and shows every gap in the status of its tables. It is
+// safe for concurrent use: fetchers report gaps, the loop commits them.
+type dataLoss struct {
+	log *slog.Logger
+	// states are the statuses that list the gaps.
+	states func() []*tableState
+
+	mu sync.Mutex
+	// pending are the gaps found since the loop started and not
+	// committed yet.
+	pending []spec.DataLossGap
+}
+
+// newDataLoss returns the gap keeper of a loop whose tables' statuses
+// states returns.
+func newDataLoss(log *slog.Logger, states func() []*tableState) *dataLoss {
+	return &dataLoss{log: log, states: states}
+}
+
+// skip records gap, which a fetch skipped, unless a pending gap covers it:
+// a micro-batch of a trigger that ends inside a gap is followed by one
+// that starts there and finds the rest of it. A gap is listed once in the
+// statuses, also when a loop that restarted before committing past it
+// finds it again.
+func (d *dataLoss) skip(gap spec.DataLossGap) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if slices.ContainsFunc(d.pending, func(g spec.DataLossGap) bool { return covers(&g, &gap) }) {
+		return
+	}
+	d.log.Warn("data loss: offsets skipped (fail_on_data_loss = false)", "topic", gap.Topic, "partition", gap.Partition,
+		"from", gap.From, "to", gap.To, "lost", lostOffsets(&gap), "reason", gap.Reason)
+	d.pending = append(d.pending, gap)
+	for _, st := range d.states() {
+		st.mu.Lock()
+		st.status.DataLossOffsets += lostOffsets(&gap)
+		if !slices.ContainsFunc(st.status.DataLoss, func(g spec.DataLossGap) bool { return covers(&g, &gap) }) {
+			st.status.DataLoss = append(st.status.DataLoss, gap)
+			if n := len(st.status.DataLoss); n > maxLossGaps {
+				st.status.DataLoss = slices.Delete(st.status.DataLoss, 0, n-maxLossGaps)
+			}
+		}
+		st.mu.Unlock()
+	}
+}
+
+// lostOffsets returns the offsets g skipped: none for a re-created topic,
+// whose new offsets may start below the old ones.
+func lostOffsets(g *spec.DataLossGap) int64 {
+	return max(g.To-g.From, 0)
+}
+
+// covers reports whether gap a holds all of gap b: the same partition,
+// and b's range within a's.
+func covers(a, b *spec.DataLossGap) bool {
+	return a.Topic == b.Topic && a.Partition == b.Partition && a.From <= b.From && b.To <= a.To
+}
+
+// addTo puts into c the pending gaps it moves past, which next (the
+// offsets c records) shows: their list as an operation parameter, and the
+// offsets they skipped as a counter. They are no longer pending: if the
+// commit fails, the loop starts again from the log and finds them again.
+func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var gaps []spec.DataLossGap
+	var lost int64
+	d.pending = slices.DeleteFunc(d.pending, func(g spec.DataLossGap) bool {
+		if n, ok := next[kafka.TopicPartition{Topic: g.Topic, Partition: g.Partition}]; !ok || n < g.To {
+			return false
+		}
+		gaps = append(gaps, g)
+		lost += lostOffsets(&g)
+		return true
+	})
+	if len(gaps) == 0 {
+		return
+	}
+	text, _ := json.Marshal(gaps) // strings and numbers only: cannot fail
+	if c.Parameters == nil {
+		c.Parameters = map[string]string{}
+	}
+	c.Parameters[paramDataLoss] = string(text)
+	if c.Counters == nil {
+		c.Counters = map[string]int64{}
+	}
+	c.Counters[counterDataLoss] += lost
+}
+
+// skipLoss moves subscriber sr, which a fetch reading at its position
+// failed with err, past the gap when err is a [*kafka.DataLossError] with
+// one and sr goes on after data loss, telling sr's OnDataLoss the gap; it
+// reports whether it did. source.mu must be held.
+func (sr *subscriber) skipLoss(err error) bool {
+	var lost *kafka.DataLossError
+	if sr.sub.OnDataLoss == nil || !errors.As(err, &lost) {
+		return false
+	}
+	_, to, ok := lost.Gap()
+	if !ok || sr.pos >= to {
+		return false
+	}
+	sr.sub.OnDataLoss(spec.DataLossGap{Topic: sr.sub.TP.Topic, Partition: sr.sub.TP.Partition, From: sr.pos, To: to,
+		Reason: lossRetention, DetectedAt: time.Now().UTC().Format(time.RFC3339)})
+	sr.pos = to
+	return true
+}
+
+// lossOf returns the gap keeper of a loop with options ko whose tables'
+// statuses states returns; nil when ko fails on data loss.
+func lossOf(ko *spec.KafkaOptions, log *slog.Logger, states func() []*tableState) *dataLoss {
+	if ko.FailsOnDataLoss() {
+		return nil
+	}
+	return newDataLoss(log, states)
+}
+
+// onGap returns the OnDataLoss of the subscriptions whose gaps d keeps:
+// nil, which fails them on data loss, when d is nil.
+func (d *dataLoss) onGap() func(spec.DataLossGap) {
+	if d == nil {
+		return nil
+	}
+	return d.skip
+}
+
+// goOnRecreated handles err, from checkTopicIDs for the topic ids the loop
+// looked up (ids, of the topics of tps): when it is a
+// [*kafka.TopicRecreatedError] and the table goes on after data loss, it
+// commits, for every topic of ids that was re-created, its new id and the
+// earliest offset of each of its partitions among tps as the next to read
+// (the offsets go back: the new topic starts over), with the gaps, and
+// returns nil. Otherwise it returns err.
+func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPartition, ids map[string]string) error {
+	var recreated *kafka.TopicRecreatedError
+	if l.loss == nil || !errors.As(err, &recreated) {
+		return err
+	}
+	snap := l.tbl.Snapshot()
+	var again []kafka.TopicPartition
+	conf := map[string]string{}
+	for topic, id := range ids {
+		if was := snap.Configuration[topicIDKey(topic)]; was != "" && was != id {
+			conf[topicIDKey(topic)] = id
+			l.r.log.Warn("topic re-created; it is read again from its earliest offset (fail_on_data_loss = false)",
+				"topic", topic, "was", was, "now", id)
+			again = append(again, slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return tp.Topic != topic })...)
+		}
+	}
+	earliest, lerr := l.r.client.Offsets(ctx, again, kafka.Earliest)
+	if lerr != nil {
+		return lookupError{lerr}
+	}
+	c := table.Commit{Schema: l.columns, Txns: map[string]int64{}, From: map[string]int64{}, Configuration: conf}
+	now := time.Now().UTC().Format(time.RFC3339)
+	for _, tp := range again {
+		id := appID(tp)
+		c.Txns[id] = earliest[tp]
+		if old, ok := snap.Txns[id]; ok {
+			c.From[id] = old
+			c.Rewinds = append(c.Rewinds, id)
+			l.loss.skip(spec.DataLossGap{Topic: tp.Topic, Partition: tp.Partition, From: old, To: earliest[tp], Reason: lossRecreated,
+				DetectedAt: now})
+		}
+	}
+	l.loss.addTo(&c, earliest)
+	if err := l.commit(c, 0); err != nil {
+		return fmt.Errorf("record the offsets of re-created topics: %w", err)
+	}
+	return nil
+}
+
+// fatalFor reports whether err fails a table, or fanout schema, with
+// options ko (see isFatal): a re-created topic does not when it goes on
+// after data loss, but restarts it, to read the new topic.
+func fatalFor(ko *spec.KafkaOptions, err error) bool {
+	var recreated *kafka.TopicRecreatedError
+	if !ko.FailsOnDataLoss() && errors.As(err, &recreated) {
+		return false
+	}
+	return isFatal(err)
+}

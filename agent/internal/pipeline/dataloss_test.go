@@ -1,0 +1,320 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// deleteRecords deletes the records of partition 0 of topic before offset
+// at, as retention would.
+func deleteRecords(t *testing.T, producer *kgo.Client, topic string, at int64) {
+	t.Helper()
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: at})
+	if _, err := kadm.NewClient(producer).DeleteRecords(context.Background(), offs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Of two subscribers of one fetcher whose offset retention deleted, the
+// one that goes on after data loss is told the exact gap and reads from the
+// earliest offset on; the other gets the data loss error with the same gap.
+func TestSourceSkipsDataLoss(t *testing.T) {
+	addr, producer := newCluster(t, 1, "s")
+	produce(t, producer, 0, 100, func(i int) string { return "v" })
+	deleteRecords(t, producer, "s", 50)
+	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
+	src := newSource(client, memory.New(64<<20), slog.Default())
+	defer src.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var mu sync.Mutex
+	var gaps []spec.DataLossGap
+	tp := kafka.TopicPartition{Topic: "s"}
+	going := consume(ctx, src, subscription{TP: tp, From: 10, OnDataLoss: func(g spec.DataLossGap) {
+		mu.Lock()
+		defer mu.Unlock()
+		gaps = append(gaps, g)
+	}})
+	failing := consume(ctx, src, subscription{TP: tp, From: 10})
+	waitFor(t, 10*time.Second, "the subscriber that goes on at 100", func() bool { return going.at() == 100 })
+	going.check(t, "the subscriber that goes on", 50, 100)
+	mu.Lock()
+	if len(gaps) != 1 || gaps[0].Topic != "s" || gaps[0].Partition != 0 || gaps[0].From != 10 || gaps[0].To != 50 ||
+		gaps[0].Reason != "retention" || gaps[0].DetectedAt == "" {
+		t.Errorf("gaps %+v, want one of s/0 from 10 to 50 with a reason and a time", gaps)
+	}
+	mu.Unlock()
+	<-failing.done
+	var loss *kafka.DataLossError
+	if !errors.As(failing.err, &loss) {
+		t.Fatalf("the failing subscriber got %v, want a data loss error", failing.err)
+	}
+	if from, to, ok := loss.Gap(); !ok || from != 10 || to != 50 {
+		t.Errorf("data loss gap [%d, %d) %v, want [10, 50)", from, to, ok)
+	}
+}
+
+// lossTables returns testPipeline(topic) with two tables of topic: "keeps"
+// with fail_on_data_loss = false, and "fails" with the default, true.
+func lossTables(topic string) *spec.Pipeline {
+	p := testPipeline(topic)
+	fails := p.Tables[0]
+	fails.DestinationTable = "fails"
+	off := false
+	p.Tables[0].DestinationTable = "keeps"
+	p.Tables[0].ConnectorOptions.KafkaOptions.FailOnDataLoss = &off
+	p.Tables = append(p.Tables, fails)
+	p.Normalize()
+	return p
+}
+
+// Records retention deleted before two tables of a pipeline read them:
+// the table with fail_on_data_loss = false goes on from the earliest offset
+// and records the gap in its status, counter and log (the commit that moves
+// past it), and its counter survives a restart; the one with the default
+// fails with the gap and the fix in its error.
+func TestManagerDataLoss(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	warehouse := t.TempDir()
+	p := lossTables("events")
+	run := func() *Manager {
+		m := NewManager(Config{Warehouse: warehouse})
+		if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	value := func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) }
+	produce(t, producer, 0, 20, value)
+	m := run()
+	waitFor(t, 10*time.Second, "20 rows in both tables", func() bool {
+		st, _ := m.Status("p")
+		return st.Tables[0].Rows == 20 && st.Tables[1].Rows == 20
+	})
+	m.Close(context.Background())
+
+	produce(t, producer, 20, 100, value)
+	deleteRecords(t, producer, "events", 60)
+	m = run()
+	waitFor(t, 10*time.Second, "60 rows in the table that goes on, and the other failed", func() bool {
+		st, _ := m.Status("p")
+		return st.Tables[0].Rows == 60 && st.Tables[1].State == spec.StateFailed
+	})
+	st, _ := m.Status("p")
+	keeps, fails := st.Tables[0], st.Tables[1]
+	if g := keeps.DataLoss; len(g) != 1 || g[0].Topic != "events" || g[0].From != 20 || g[0].To != 60 {
+		t.Errorf("status data_loss %+v, want events/0 from 20 to 60", g)
+	}
+	if keeps.DataLossOffsets != 40 {
+		t.Errorf("status counts %d offsets lost, want 40", keeps.DataLossOffsets)
+	}
+	if want := "offsets [20, 60) of events/0 (40 records) are no longer in Kafka"; !strings.Contains(fails.LastError, want) ||
+		!strings.Contains(fails.LastError, "set fail_on_data_loss = false") || fails.Rows != 20 {
+		t.Errorf("the failing table: %d rows, error %q; want 20 rows and an error with %q and the fix", fails.Rows, fails.LastError, want)
+	}
+	if logged := loggedGaps(t, keeps.Location); len(logged) != 1 || logged[0] != keeps.DataLoss[0] {
+		t.Errorf("the log's commitInfo records gaps %+v, want %+v", logged, keeps.DataLoss)
+	}
+	m.Close(context.Background())
+
+	m = run()
+	defer m.Close(context.Background())
+	waitFor(t, 10*time.Second, "the table that goes on running again", func() bool {
+		st, _ := m.Status("p")
+		return st.Tables[0].State == spec.StateRunning
+	})
+	if st, _ := m.Status("p"); st.Tables[0].DataLossOffsets != 40 {
+		t.Errorf("after a restart the status counts %d offsets lost, want 40 (from the log)", st.Tables[0].DataLossOffsets)
+	}
+}
+
+// loggedGaps returns the gaps the commitInfo of the log entries of the
+// table at dir record.
+func loggedGaps(t *testing.T, dir string) []spec.DataLossGap {
+	t.Helper()
+	entries, err := filepath.Glob(filepath.Join(dir, "_delta_log", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gaps []spec.DataLossGap
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var a struct {
+				CommitInfo *struct {
+					OperationParameters map[string]string `json:"operationParameters"`
+				} `json:"commitInfo"`
+			}
+			if json.Unmarshal([]byte(line), &a) != nil || a.CommitInfo == nil || a.CommitInfo.OperationParameters[paramDataLoss] == "" {
+				continue
+			}
+			var in []spec.DataLossGap
+			if err := json.Unmarshal([]byte(a.CommitInfo.OperationParameters[paramDataLoss]), &in); err != nil {
+				t.Fatalf("%s: %v", e, err)
+			}
+			gaps = append(gaps, in...)
+		}
+	}
+	return gaps
+}
+
+// A gap found again, or the rest of it found by a micro-batch that starts
+// inside it, is pending and listed once; a commit takes only the gaps whose
+// partition it moves past.
+func TestDataLossAddTo(t *testing.T) {
+	st := &tableState{}
+	d := newDataLoss(slog.Default(), func() []*tableState { return []*tableState{st} })
+	a := spec.DataLossGap{Topic: "t", Partition: 0, From: 5, To: 9}
+	b := spec.DataLossGap{Topic: "t", Partition: 1, From: 0, To: 3}
+	d.skip(a)
+	d.skip(a)
+	d.skip(spec.DataLossGap{Topic: "t", Partition: 0, From: 7, To: 9})
+	d.skip(b)
+	if len(st.status.DataLoss) != 2 || st.status.DataLossOffsets != 7 {
+		t.Fatalf("status %+v, want 2 gaps and 7 offsets", st.status)
+	}
+	var c table.Commit
+	d.addTo(&c, map[kafka.TopicPartition]int64{{Topic: "t", Partition: 0}: 9, {Topic: "t", Partition: 1}: 2})
+	if c.Counters[counterDataLoss] != 4 || !strings.Contains(c.Parameters[paramDataLoss], `"from":5,"to":9`) ||
+		strings.Contains(c.Parameters[paramDataLoss], `"partition":1`) {
+		t.Errorf("commit %+v: want the gap of t/0 only", c)
+	}
+	if len(d.pending) != 1 || d.pending[0] != b {
+		t.Errorf("pending %+v, want the gap of t/1", d.pending)
+	}
+}
+
+// The lag in bytes is the lag times the mean size of the records fetched
+// from the partition, 0 before any was; the table's totals sum them.
+func TestLagBytes(t *testing.T) {
+	tp := kafka.TopicPartition{Topic: "t"}
+	rs := recordSizes{}
+	if got := rs.partitionStatus(tp, 10, 30); got.Lag != 20 || got.LagBytes != 0 {
+		t.Errorf("before any fetch: %+v, want lag 20 and 0 bytes", got)
+	}
+	rs.add(tp, []decode.Record{{Key: []byte("k"), Value: []byte("value")}, {Value: []byte("vv"),
+		Headers: []decode.Header{{Key: "h", Value: []byte("x")}}}}) // 6 and 4 bytes
+	ps := []spec.PartitionStatus{rs.partitionStatus(tp, 10, 30), rs.partitionStatus(kafka.TopicPartition{Topic: "u"}, 5, 2)}
+	if ps[0].LagBytes != 100 || ps[1].Lag != 0 {
+		t.Errorf("statuses %+v, want 100 lag bytes for t/0 and no lag for u/0", ps)
+	}
+	if lag, bytes := lagTotals(ps); lag != 20 || bytes != 100 {
+		t.Errorf("totals %d, %d; want 20, 100", lag, bytes)
+	}
+}
+
+// A topic deleted and created again while two tables read it: the table
+// with fail_on_data_loss = false records the new topic id and reads the
+// new topic from its earliest offset, its offsets going back, with the gap
+// in its status and log; the other fails saying the topic was re-created
+// and how to go on.
+func TestManagerRecreatedTopic(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	p := lossTables("events")
+	m := startManager(t, addr, p)
+	value := func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) }
+	produce(t, producer, 0, 20, value)
+	waitFor(t, 10*time.Second, "20 rows in both tables", func() bool {
+		st, _ := m.Status("p")
+		return st.Tables[0].Rows == 20 && st.Tables[1].Rows == 20
+	})
+	adm := kadm.NewClient(producer)
+	if _, err := adm.DeleteTopic(context.Background(), "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	// A new producer: the old one knows the old topic's id.
+	fresh, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	produce(t, fresh, 100, 105, value)
+	waitFor(t, 20*time.Second, "25 rows in the table that goes on, and the other failed", func() bool {
+		st, _ := m.Status("p")
+		return st.Tables[0].Rows == 25 && len(st.Tables[0].Partitions) == 1 && st.Tables[0].Partitions[0].NextOffset == 5 &&
+			st.Tables[1].State == spec.StateFailed
+	})
+	st, _ := m.Status("p")
+	keeps, fails := st.Tables[0], st.Tables[1]
+	if g := keeps.DataLoss; len(g) != 1 || g[0].From != 20 || g[0].To != 0 || g[0].Reason != "topic re-created" {
+		t.Errorf("status data_loss %+v, want events/0 from 20 to 0, re-created", g)
+	}
+	if logged := loggedGaps(t, keeps.Location); len(logged) != 1 || logged[0] != keeps.DataLoss[0] {
+		t.Errorf("the log's commitInfo records gaps %+v, want %+v", logged, keeps.DataLoss)
+	}
+	if !strings.Contains(fails.LastError, "deleted and created again") || !strings.Contains(fails.LastError, "fail_on_data_loss = false") {
+		t.Errorf("the failing table's error %q: want the re-created topic and the fix", fails.LastError)
+	}
+}
+
+// A fanout schema with fail_on_data_loss = false skips records retention
+// deleted: every other record is routed once, and the gap is in its tables'
+// status and in the commitInfo of its progress log.
+func TestFanoutDataLoss(t *testing.T) {
+	fx := newFanoutFixture(t)
+	warehouse := t.TempDir()
+	produce(t, fx.producer, 0, 100, fanoutEvent)
+	cfg := testFanoutConfig(warehouse, "events", fx.conn)
+	off := false
+	cfg.Fanout.ConnectorOptions.KafkaOptions.FailOnDataLoss = &off
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "100 records", func() bool { return fanoutRows(r) == 100 })
+	r.stop()
+	prog, err := openProgress(filepath.Join(cfg.Dir, progressDir), table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := kafka.TopicPartition{Topic: "events"}
+	from := prog.next[tp]
+	prog.close()
+
+	produce(t, fx.producer, 100, 200, fanoutEvent)
+	ends, err := fx.client.Offsets(context.Background(), []kafka.TopicPartition{tp}, kafka.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := ends[tp]
+	deleteRecords(t, fx.producer, "events", to)
+	r = fx.run(t, cfg, routeByType, nil, nil)
+	lost := to - from
+	waitFor(t, 20*time.Second, fmt.Sprintf("%d records, all but the %d lost", 200-lost, lost), func() bool {
+		return fanoutRows(r) == 200-lost && len(r.status().Tables) > 0 && len(r.status().Tables[0].DataLoss) == 1
+	})
+	want := spec.DataLossGap{Topic: "events", Partition: 0, From: from, To: to}
+	for _, ts := range r.status().Tables {
+		if g := ts.DataLoss; len(g) != 1 || g[0].Topic != want.Topic || g[0].From != from || g[0].To != to {
+			t.Errorf("table %s: data_loss %+v, want %+v", ts.DestinationTable, g, want)
+		}
+	}
+	r.stop()
+	if logged := loggedGaps(t, filepath.Join(cfg.Dir, progressDir)); len(logged) != 1 || logged[0].From != from || logged[0].To != to {
+		t.Errorf("the progress log records gaps %+v, want %+v", logged, want)
+	}
+}
