@@ -512,7 +512,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	if err != nil {
 		return nil, err
 	}
-	defaults, ends, err := r.positions().offsets(ctx, tps, starting, run.progress.tbl.Snapshot().Version >= 0, !r.cfg.Continuous && run.end == nil)
+	defaults, ends, err := r.positions().offsets(ctx, tps, starting, len(run.progress.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && run.end == nil)
 	if err != nil {
 		return nil, err
 	}

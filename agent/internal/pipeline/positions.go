@@ -78,8 +78,9 @@ func (p *positions) latest() int64 {
 // triggered run's first partitions), where they end. starting is the
 // starting_offset mode of the table's first partitions, or
 // [spec.StartingOffsetEarliest] for partitions discovered later; logged
-// says the log has an entry already, which makes every new partition start
-// at the earliest offset. A failed look-up is a [lookupError]; a partition
+// says the log records the offsets of some partition already, which makes
+// every new partition start at the earliest offset. (A fanout schema's
+// progress log has an entry, its route, before any partition's offset.) A failed look-up is a [lookupError]; a partition
 // that has no position to start at under auto_offset_reset "none", or a
 // position that cannot be, is a [fatalError].
 func (p *positions) offsets(ctx context.Context, tps []kafka.TopicPartition, starting string, logged, withEnds bool) (starts, ends map[kafka.TopicPartition]int64, err error) {

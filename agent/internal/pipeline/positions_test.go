@@ -214,3 +214,28 @@ func TestManagerCheckDuplicatedGroupID(t *testing.T) {
 		return st.Tables[0].Rows == 20 && st.Tables[0].State == spec.StateRunning
 	})
 }
+
+// A triggered fanout run starts at the offsets its consumer group (named
+// after the fanout schema) committed and ends at ending_offsets.
+func TestFanoutGroupStartAndSpecificEnd(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 400, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Continuous = false
+	ko := &cfg.Fanout.ConnectorOptions.KafkaOptions
+	ko.StartingOffset, ko.AutoOffsetReset = spec.StartingOffsetGroup, spec.AutoOffsetResetNone
+	ko.EndingOffset, ko.EndingOffsets = spec.EndingOffsetSpecific, map[string]map[string]int64{"events": {}}
+	committed := map[kafka.TopicPartition]int64{}
+	for p := range 4 {
+		committed[kafka.TopicPartition{Topic: "events", Partition: p}] = 5
+		ko.EndingOffsets["events"][fmt.Sprint(p)] = 10
+	}
+	if err := fx.client.CommitGroupOffsets(context.Background(), "tributary.p.main.events.f", committed); err != nil {
+		t.Fatal(err)
+	}
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "the end of the run", func() bool { return r.status().State == spec.StateCompleted })
+	if n := fanoutRows(r); n != 20 {
+		t.Fatalf("%d rows, want 20: offsets 5 to 9 of each of 4 partitions", n)
+	}
+}

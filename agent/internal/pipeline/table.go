@@ -351,7 +351,7 @@ func (l *loop) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		defaults, ends, err := pos.offsets(ctx, fresh, starting, l.tbl.Snapshot().Version >= 0, !r.cfg.Continuous && l.end == nil)
+		defaults, ends, err := pos.offsets(ctx, fresh, starting, len(l.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
 		if err != nil {
 			return err
 		}
