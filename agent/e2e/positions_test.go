@@ -221,19 +221,29 @@ func TestStartAndEndPositions(t *testing.T) {
 }
 
 // TestCheckDuplicatedGroupID runs a real consumer (librdkafka's, through
-// Confluent's Python client) as a member of a group, and a triggered
-// pipeline whose table uses that group with check_duplicated_group_id: the
-// table stays STARTING, without a row, with an error naming the group and
-// the member's client id, until the consumer leaves; then it reads every
+// Confluent's Python client) as a member of a group, under the classic and
+// under the consumer (KIP-848) rebalance protocol, and a triggered pipeline
+// whose table uses that group with check_duplicated_group_id: the table
+// stays STARTING, without a row, with an error naming the group and the
+// member's client id, until the consumer leaves; then it reads every
 // record. The table's offsets are mirrored to the group once committed,
 // without the agent ever joining it.
 func TestCheckDuplicatedGroupID(t *testing.T) {
+	for _, protocol := range []string{"classic", "consumer"} {
+		t.Run(protocol, func(t *testing.T) { checkDuplicatedGroupID(t, protocol) })
+	}
+}
+
+// checkDuplicatedGroupID is TestCheckDuplicatedGroupID with a consumer of
+// group.protocol protocol.
+func checkDuplicatedGroupID(t *testing.T, protocol string) {
 	a := startAgent(t, t.TempDir())
 	topic, group := uniqueName("e2e-dupgroup"), uniqueName("e2e-dupgroup")
 	base := time.Now().Add(-time.Hour).Truncate(time.Second).UnixMilli()
 	python(t, "positions.py", "produce", env.bootstrap, topic, "2", "0", strconv.Itoa(positionRecords), strconv.FormatInt(base, 10))
 
-	member := exec.Command(env.python, filepath.Join("testdata", "positions.py"), "member", env.bootstrap, group, topic, "e2e-other-consumer")
+	member := exec.Command(env.python, filepath.Join("testdata", "positions.py"), "member", env.bootstrap, group, topic,
+		"e2e-other-consumer", protocol)
 	stdin, err := member.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -255,8 +265,7 @@ func TestCheckDuplicatedGroupID(t *testing.T) {
 	joined := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
-		ok := sc.Scan() && sc.Text() == "joined"
-		joined <- ok
+		joined <- sc.Scan() && sc.Text() == "joined"
 	}()
 	select {
 	case ok := <-joined:
@@ -284,6 +293,7 @@ func TestCheckDuplicatedGroupID(t *testing.T) {
 	if !ok || st.State != spec.StateStarting || st.Rows != 0 {
 		t.Fatalf("table %+v, want STARTING without rows, with an error containing %q", st, wantErr)
 	}
+	t.Logf("while the consumer is a member: %s", st.LastError)
 
 	stdin.Close() // the consumer leaves the group
 	exited = true

@@ -9,10 +9,11 @@ delta-rs.
         that on a new topic record i is at offset i
     positions.py commit BOOTSTRAP GROUP TOPIC PARTITION=OFFSET...
         commit the offsets under GROUP without joining it
-    positions.py member BOOTSTRAP GROUP TOPIC CLIENT_ID
-        join GROUP as a consumer of TOPIC, print "joined" once it has an
-        assignment, and stay a member until stdin closes or the process is
-        stopped; then leave the group
+    positions.py member BOOTSTRAP GROUP TOPIC CLIENT_ID PROTOCOL
+        join GROUP as a consumer of TOPIC with group.protocol PROTOCOL
+        (classic, or consumer for KIP-848's), print "joined" once it has an
+        assignment, and stay a member until stdin closes; then leave the
+        group
     positions.py ranges TABLE_DIR
         print {partition: [first offset, last offset, rows]} of the table
         read through its log by delta-rs, from the _kafka metadata column;
@@ -51,7 +52,7 @@ def commit(bootstrap, group, topic, offsets):
     c.close()
 
 
-def member(bootstrap, group, topic, client_id):
+def member(bootstrap, group, topic, client_id, protocol):
     joined = threading.Event()
 
     def on_assign(consumer, partitions):
@@ -59,7 +60,7 @@ def member(bootstrap, group, topic, client_id):
             print("joined", flush=True)
             joined.set()
 
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": client_id,
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": client_id, "group.protocol": protocol,
                   "enable.auto.commit": False, "auto.offset.reset": "latest"})
     c.subscribe([topic], on_assign=on_assign)
     done = threading.Event()
