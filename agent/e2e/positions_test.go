@@ -312,3 +312,41 @@ func checkDuplicatedGroupID(t *testing.T, protocol string) {
 		time.Sleep(500 * time.Millisecond)
 	}
 }
+
+// TestPositionsFromTerraform applies a triggered pipeline whose positions
+// are written in HCL (assign, starting_offsets with -2, and
+// ending_offsets_by_timestamp) with the Terraform CLI: apply waits for the
+// run's end, and the table holds exactly the offsets those maps select.
+func TestPositionsFromTerraform(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	topic := uniqueName("e2e-tfpositions")
+	base := time.Now().Add(-time.Hour).Truncate(time.Second).UnixMilli()
+	python(t, "positions.py", "produce", env.bootstrap, topic, "3", "0", strconv.Itoa(positionRecords), strconv.FormatInt(base, 10))
+	dir := t.TempDir()
+	tfPipeline{connection: "tfpos", pipeline: "tfpos", body: fmt.Sprintf(`
+  continuous = false
+  table {
+    destination_table = "tf_positions"
+    connector_options = {
+      kafka_options = {
+        assign                      = { %[1]q = [0, 2] }
+        starting_offset             = "specific"
+        starting_offsets            = { %[1]q = { "0" = 5, "2" = -2 } }
+        ending_offset               = "timestamp"
+        ending_offsets_by_timestamp = { %[1]q = { "2" = %[2]d } }
+      }
+    }
+    table_configuration = {
+      source_metadata_column = "_kafka"
+    }
+  }
+`, topic, base+20*1000)}.write(t, dir)
+	apply(t, dir, a)
+	st := a.waitRunEnded("tfpos", time.Minute)
+	// Partition 1 is not assigned; partition 2 ends before record 20.
+	want := ranges{"0": span(5, positionRecords-1), "2": span(0, 19)}
+	if got := tableRanges(t, st.Location); !reflect.DeepEqual(got, want) {
+		t.Fatalf("table holds %v, want %v", got, want)
+	}
+	planNoChanges(t, dir, a)
+}
