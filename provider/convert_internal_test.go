@@ -27,7 +27,7 @@ func testTable(t *testing.T, destination types.String, kafka kafkaOptionsModel, 
 	obj := objectValue(ctx, &diags, ty.table, tableModel{
 		DestinationTable: destination,
 		ConnectorOptions: objectValue(ctx, &diags, ty.connectorOptions, connectorOptionsModel{
-			KafkaOptions: objectValue(ctx, &diags, ty.kafkaOptions, kafka),
+			KafkaOptions: objectValue(ctx, &diags, ty.kafkaOptions, withNullMaps(kafka)),
 		}),
 		TableConfiguration: tableConfig,
 	})

@@ -76,7 +76,7 @@ func TestAccFanoutValidation(t *testing.T) {
 			withTransform(`{ input_column = "value", json_options = { schema_file_path = `+hclString(missing)+` } }`), ""),
 			transform0 + ".json_options.schema_file_path", "cannot read the schema file " + missing},
 		{"kafka_options without topics", fanoutHCL(`starting_offset = "earliest"`, fanoutByType, ""),
-			"connector_options.kafka_options.topics", "one of topics or topic_pattern is required"},
+			"connector_options.kafka_options.topics", "one of topics, topic_pattern or assign is required"},
 		{"source_metadata_column", fanoutHCL(fanoutTopics, fanoutByType, `table_configuration = { source_metadata_column = "value" }`),
 			"table_configuration.source_metadata_column", `the source metadata column must not be named "value"`},
 	})

@@ -48,6 +48,28 @@ type kafkaOptionsModel struct {
 	IsolationLevel   types.String `tfsdk:"isolation_level"`
 	KeyTransformer   types.Object `tfsdk:"key_transformer"`
 	ValueTransformer types.Object `tfsdk:"value_transformer"`
+
+	// The attributes of consumerAttributes.
+	Assign                     types.Map    `tfsdk:"assign"`
+	StartingTimestamp          types.String `tfsdk:"starting_timestamp"`
+	StartingOffsets            types.Map    `tfsdk:"starting_offsets"`
+	StartingOffsetsByTimestamp types.Map    `tfsdk:"starting_offsets_by_timestamp"`
+	AutoOffsetReset            types.String `tfsdk:"auto_offset_reset"`
+	EndingOffset               types.String `tfsdk:"ending_offset"`
+	EndingOffsets              types.Map    `tfsdk:"ending_offsets"`
+	EndingTimestamp            types.String `tfsdk:"ending_timestamp"`
+	EndingOffsetsByTimestamp   types.Map    `tfsdk:"ending_offsets_by_timestamp"`
+	MaxOffsetsPerTrigger       types.Int64  `tfsdk:"max_offsets_per_trigger"`
+	MinOffsetsPerTrigger       types.Int64  `tfsdk:"min_offsets_per_trigger"`
+	MaxTriggerDelay            types.String `tfsdk:"max_trigger_delay"`
+	MinPartitions              types.Int64  `tfsdk:"min_partitions"`
+	MaxRecordsPerPartition     types.Int64  `tfsdk:"max_records_per_partition"`
+	FailOnDataLoss             types.Bool   `tfsdk:"fail_on_data_loss"`
+	GroupID                    types.String `tfsdk:"group_id"`
+	GroupIDPrefix              types.String `tfsdk:"group_id_prefix"`
+	CheckDuplicatedGroupID     types.Bool   `tfsdk:"check_duplicated_group_id"`
+	PartitionDiscoveryInterval types.String `tfsdk:"partition_discovery_interval"`
+	ClientProperties           types.Map    `tfsdk:"client_properties"`
 }
 
 type transformerModel struct {
@@ -176,6 +198,7 @@ func (c *specConverter) kafkaOptions(p string, o types.Object) spec.KafkaOptions
 	ko.IsolationLevel = c.str(p+".isolation_level", m.IsolationLevel)
 	ko.KeyTransformer = c.transformer(p+".key_transformer", m.KeyTransformer)
 	ko.ValueTransformer = c.transformer(p+".value_transformer", m.ValueTransformer)
+	c.consumerOptions(p, &m, &ko)
 	return ko
 }
 
@@ -379,14 +402,16 @@ func tableToObject(ctx context.Context, t *spec.Table, keepEmptyConfig bool, dia
 func connectorOptionsToObject(ctx context.Context, co *spec.ConnectorOptions, diags *diag.Diagnostics) types.Object {
 	ty := pipelineTypes()
 	ko := &co.KafkaOptions
-	kafka := objectValue(ctx, diags, ty.kafkaOptions, kafkaOptionsModel{
+	m := kafkaOptionsModel{
 		Topics:           listOrNull(ctx, diags, types.StringType, ko.Topics, false),
 		TopicPattern:     stringOrNull(ko.TopicPattern),
 		StartingOffset:   types.StringValue(ko.StartingOffset),
 		IsolationLevel:   types.StringValue(ko.IsolationLevel),
 		KeyTransformer:   transformerToObject(ctx, ko.KeyTransformer, diags),
 		ValueTransformer: transformerToObject(ctx, ko.ValueTransformer, diags),
-	})
+	}
+	m.setConsumerOptions(ctx, ko, diags)
+	kafka := objectValue(ctx, diags, ty.kafkaOptions, m)
 	return objectValue(ctx, diags, ty.connectorOptions, connectorOptionsModel{KafkaOptions: kafka})
 }
 

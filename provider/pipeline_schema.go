@@ -188,49 +188,57 @@ func tableConfigurationSchema(of string) schema.SingleNestedAttribute {
 
 // kafkaOptionsSchema is kafka_options; feeds names what its topics feed.
 func kafkaOptionsSchema(feeds string) schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		MarkdownDescription: "Which Kafka topics feed " + feeds + " and how record keys and values are decoded.",
-		Required:            true,
-		Attributes: map[string]schema.Attribute{
-			"topics": schema.ListAttribute{
-				MarkdownDescription: "Topic names to read. Exactly one of `topics` and `topic_pattern` is required.",
-				Optional:            true,
-				ElementType:         types.StringType,
-			},
-			"topic_pattern": schema.StringAttribute{
-				MarkdownDescription: "Regular expression (RE2 syntax, which covers Java's except look-around and " +
-					"back-references) matched against whole topic names; topics created later that match are picked up. " +
-					"Exactly one of `topics` and `topic_pattern` is required.",
-				Optional: true,
-			},
-			"starting_offset": schema.StringAttribute{
-				MarkdownDescription: "Where the partitions read at the table's first start begin: one of " +
-					quoted(spec.StartingOffsets) + ". Defaults to `\"" + spec.DefaultStartingOffset + "\"`. It applies only " +
-					"then: once the table has a log entry, every partition resumes from the offset recorded in the log, and " +
-					"every partition without a recorded offset (partitions added to a topic later, new topics matching " +
-					"`topic_pattern`, topics added to `topics` later) starts at `" + spec.StartingOffsetEarliest + "`, so " +
-					"that nothing written while the agent was down is skipped. Changing it on a table that has a log entry " +
-					"changes nothing.",
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(spec.DefaultStartingOffset),
-			},
-			"isolation_level": schema.StringAttribute{
-				MarkdownDescription: "Which records of transactional producers the table reads, like the Kafka consumer's " +
-					"`isolation.level`: one of " + quoted(spec.IsolationLevels) + ". Defaults to `\"" + spec.DefaultIsolationLevel +
-					"\"`. `" + spec.IsolationReadCommitted + "` reads only records of committed transactions and of " +
-					"non-transactional producers, and reads each partition only up to its last stable offset, so an open " +
-					"transaction holds back later records until it ends; a triggered run (`continuous = false`) ends at the " +
-					"last stable offset. `" + spec.IsolationReadUncommitted + "` reads every record up to the high watermark, " +
-					"including records of aborted and still open transactions. Transaction markers (control records) never " +
-					"become rows at either level.",
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(spec.DefaultIsolationLevel),
-			},
-			"key_transformer":   transformerSchema("key"),
-			"value_transformer": transformerSchema("value"),
+	attrs := map[string]schema.Attribute{
+		"topics": schema.ListAttribute{
+			MarkdownDescription: "Topic names to read. Exactly one of `topics`, `topic_pattern` and `assign` is required. " +
+				"Flink's `;`-separated `topic` is a list here: `topic = \"a;b\"` becomes `topics = [\"a\", \"b\"]`.",
+			Optional:    true,
+			ElementType: types.StringType,
 		},
+		"topic_pattern": schema.StringAttribute{
+			MarkdownDescription: "Regular expression (RE2 syntax, which covers Java's except look-around and " +
+				"back-references) matched against whole topic names; topics created later that match are picked up " +
+				"(see `partition_discovery_interval`). Exactly one of `topics`, `topic_pattern` and `assign` is required.",
+			Optional: true,
+		},
+		"starting_offset": schema.StringAttribute{
+			MarkdownDescription: "Where the partitions read at the table's first start begin: one of " +
+				quoted(spec.StartingOffsets) + ". Defaults to `\"" + spec.DefaultStartingOffset + "\"`. `" +
+				spec.StartingOffsetTimestamp + "` starts at `starting_timestamp` or `starting_offsets_by_timestamp`, `" +
+				spec.StartingOffsetSpecific + "` at `starting_offsets`, and `" + spec.StartingOffsetGroup + "` at the " +
+				"offsets committed to the consumer group `group_id`, as Flink's `group-offsets`; partitions these leave " +
+				"without a position start at `auto_offset_reset`. It applies only " +
+				"then: once the table has a log entry, every partition resumes from the offset recorded in the log, and " +
+				"every partition without a recorded offset (partitions added to a topic later, new topics matching " +
+				"`topic_pattern`, topics added to `topics` later) starts at `" + spec.StartingOffsetEarliest + "`, so " +
+				"that nothing written while the agent was down is skipped. Changing it on a table that has a log entry " +
+				"changes nothing.",
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString(spec.DefaultStartingOffset),
+		},
+		"isolation_level": schema.StringAttribute{
+			MarkdownDescription: "Which records of transactional producers the table reads, like the Kafka consumer's " +
+				"`isolation.level`: one of " + quoted(spec.IsolationLevels) + ". Defaults to `\"" + spec.DefaultIsolationLevel +
+				"\"`. `" + spec.IsolationReadCommitted + "` reads only records of committed transactions and of " +
+				"non-transactional producers, and reads each partition only up to its last stable offset, so an open " +
+				"transaction holds back later records until it ends; a triggered run (`continuous = false`) ends at the " +
+				"last stable offset. `" + spec.IsolationReadUncommitted + "` reads every record up to the high watermark, " +
+				"including records of aborted and still open transactions. Transaction markers (control records) never " +
+				"become rows at either level.",
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString(spec.DefaultIsolationLevel),
+		},
+		"key_transformer":   transformerSchema("key"),
+		"value_transformer": transformerSchema("value"),
+	}
+	maps.Copy(attrs, consumerAttributes())
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Which Kafka topics and partitions feed " + feeds + ", where reading starts and ends, " +
+			"how fast it goes, what happens when records are gone, and how record keys and values are decoded.",
+		Required:   true,
+		Attributes: attrs,
 	}
 }
 

@@ -86,9 +86,9 @@ func TestAccPipelineValidation(t *testing.T) {
 
 	runValidationCases(t, []validationCase{
 		{"topics and topic_pattern", one(topics+"\n topic_pattern = \"ev.*\"", ""),
-			kafkaPath + ".topics", "topics and topic_pattern are mutually exclusive; set only one of them"},
+			kafkaPath + ".topics", "topics and topic_pattern are mutually exclusive; set only one of topics, topic_pattern and assign"},
 		{"neither topics nor topic_pattern", one(`starting_offset = "earliest"`, ""),
-			kafkaPath + ".topics", "one of topics or topic_pattern is required"},
+			kafkaPath + ".topics", "one of topics, topic_pattern or assign is required"},
 		{"invalid topic", one(`topics = ["ok", "bad topic"]`, ""),
 			kafkaPath + ".topics[1]", `"bad topic" is not a valid Kafka topic name`},
 		{"topic listed twice", one(`topics = ["a", "a"]`, ""),

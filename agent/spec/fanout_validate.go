@@ -39,6 +39,7 @@ func (f *FanoutSchema) Validate() Errors {
 	validateDestination(col, f.DestinationCatalog, f.DestinationSchema)
 	kc := col.at("connector_options").at("kafka_options")
 	f.ConnectorOptions.KafkaOptions.validate(kc)
+	f.ConnectorOptions.KafkaOptions.refuseOnFanout(kc)
 	fc := col.at("fanout_options")
 	f.FanoutOptions.validateRoute(fc)
 	transformsOK := f.validateTransforms(fc, kc)

@@ -54,7 +54,7 @@ func TestFanoutValidate(t *testing.T) {
 		{name: "pipeline name", mutate: func(f *FanoutSchema) { f.Pipeline = "a b" }, path: "pipeline_name", detail: "not a valid name"},
 		{name: "catalog", mutate: func(f *FanoutSchema) { f.DestinationCatalog = "1main" }, path: "destination_catalog", detail: "not a valid identifier"},
 		{name: "schema", mutate: func(f *FanoutSchema) { f.DestinationSchema = "a.b" }, path: "destination_schema", detail: "not a valid identifier"},
-		{name: "no topics", mutate: func(f *FanoutSchema) { f.ConnectorOptions.KafkaOptions.Topics = nil }, path: kp + "topics", detail: "one of topics or topic_pattern is required"},
+		{name: "no topics", mutate: func(f *FanoutSchema) { f.ConnectorOptions.KafkaOptions.Topics = nil }, path: kp + "topics", detail: "one of topics, topic_pattern or assign is required"},
 		{name: "starting offset", mutate: func(f *FanoutSchema) { f.ConnectorOptions.KafkaOptions.StartingOffset = "newest" }, path: kp + "starting_offset", detail: "not one of"},
 		{name: "key transformer format", mutate: func(f *FanoutSchema) {
 			f.ConnectorOptions.KafkaOptions.KeyTransformer = &Transformer{Format: "XML"}

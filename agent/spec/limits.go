@@ -31,6 +31,14 @@ const (
 	MaxShortStringLen = 1024
 	// MaxStorageLocationLen is the longest storage_location, in bytes.
 	MaxStorageLocationLen = 4096
+	// MaxAssignedPartitions is how many partitions assign, and each map
+	// of offsets or timestamps by partition, may list in all.
+	MaxAssignedPartitions = 100_000
+	// MaxMinPartitions is the largest min_partitions: more ranges than
+	// that would cost more in parallel fetches than they save.
+	MaxMinPartitions = 1024
+	// MaxGroupIDLen is the longest group_id and group_id_prefix, in bytes.
+	MaxGroupIDLen = 255
 )
 
 // LeafColumns returns how many Parquet leaf columns fields make (see

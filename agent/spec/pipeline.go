@@ -367,7 +367,13 @@ func (p *Pipeline) Normalize() {
 		p.MaxRowsPerFile = DefaultMaxRowsPerFile
 	}
 	for i := range p.Tables {
-		p.Tables[i].ConnectorOptions.KafkaOptions.normalize()
+		ko := &p.Tables[i].ConnectorOptions.KafkaOptions
+		ko.normalize()
+		if !p.IsContinuous() && ko.EndingOffset == "" {
+			// Only a triggered run ends; a continuous pipeline refuses
+			// ending_offset.
+			ko.EndingOffset = DefaultEndingOffset
+		}
 	}
 }
 
@@ -380,6 +386,7 @@ func (ko *KafkaOptions) normalize() {
 	if ko.IsolationLevel == "" {
 		ko.IsolationLevel = DefaultIsolationLevel
 	}
+	ko.normalizeConsumer()
 	for _, tr := range []*Transformer{ko.KeyTransformer, ko.ValueTransformer} {
 		if tr != nil && tr.JSONOptions != nil {
 			tr.JSONOptions.normalizeInference()

@@ -102,6 +102,7 @@ func (p *Pipeline) Validate() Errors {
 	if !validateMaxItems(col, "table", len(p.Tables), MaxTablesPerPipeline) {
 		return *col.errs
 	}
+	p.validateTriggered(col)
 	seen := map[string]int{}
 	for i := range p.Tables {
 		t := &p.Tables[i]
@@ -125,15 +126,7 @@ func (t *Table) validate(col collector) {
 }
 
 func (ko *KafkaOptions) validate(col collector) {
-	patternPath := col.path("topic_pattern")
-	switch {
-	case len(ko.Topics) > 0 && ko.TopicPattern != "":
-		col.addInvolving("topics", []string{patternPath},
-			"topics and topic_pattern are mutually exclusive; set only one of them")
-	case len(ko.Topics) == 0 && ko.TopicPattern == "":
-		col.addInvolving("topics", []string{patternPath},
-			"one of topics or topic_pattern is required")
-	}
+	ko.validateSubscription(col)
 	seen := map[string]bool{}
 	topics := ko.Topics
 	if !validateMaxItems(col, "topics", len(topics), MaxTopics) {
@@ -154,12 +147,10 @@ func (ko *KafkaOptions) validate(col collector) {
 				ko.TopicPattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 		}
 	}
-	if ko.StartingOffset != "" && !slices.Contains(StartingOffsets, ko.StartingOffset) {
-		col.add("starting_offset", "%q is not one of %s", ko.StartingOffset, strings.Join(StartingOffsets, ", "))
-	}
 	if ko.IsolationLevel != "" && !slices.Contains(IsolationLevels, ko.IsolationLevel) {
 		col.add("isolation_level", "%q is not one of %s", ko.IsolationLevel, strings.Join(IsolationLevels, ", "))
 	}
+	ko.validateConsumer(col)
 	ko.KeyTransformer.validate(col.at("key_transformer"))
 	ko.ValueTransformer.validate(col.at("value_transformer"))
 }

@@ -40,7 +40,7 @@ func TestPipelineValidate(t *testing.T) {
 	tests := []pipelineCase{
 		{"valid", func(p *Pipeline) {}, "", ""},
 		{"topics and pattern", func(p *Pipeline) { ko(p).TopicPattern = "ev.*" }, kp + "topics", "mutually exclusive"},
-		{"neither topics nor pattern", func(p *Pipeline) { ko(p).Topics = nil }, kp + "topics", "one of topics or topic_pattern is required"},
+		{"neither topics nor pattern", func(p *Pipeline) { ko(p).Topics = nil }, kp + "topics", "one of topics, topic_pattern or assign is required"},
 		{"bad topic", func(p *Pipeline) { ko(p).Topics = []string{"ok", "bad topic"} }, kp + "topics[1]", "not a valid Kafka topic name"},
 		{"bad pattern", func(p *Pipeline) { ko(p).Topics = nil; ko(p).TopicPattern = "ev(" }, kp + "topic_pattern", "does not compile"},
 		{"starting offset", func(p *Pipeline) { ko(p).StartingOffset = "newest" }, kp + "starting_offset", "not one of latest, earliest"},

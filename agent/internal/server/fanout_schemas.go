@@ -95,7 +95,8 @@ func decodeFanoutSchema(w http.ResponseWriter, r *http.Request) (spec.FanoutSche
 }
 
 // admitFanout checks valid fanout schema f against the stored objects: its
-// pipeline exists (422), no pipeline table or other fanout schema is in its
+// pipeline exists and takes it (422: no ending positions on a continuous
+// pipeline), no pipeline table or other fanout schema is in its
 // destination schema (409), and its transformers' schema registries are
 // its pipeline's connection's (422). The caller holds changeMu.
 func (s *Server) admitFanout(f *spec.FanoutSchema) error {
@@ -109,6 +110,9 @@ func (s *Server) admitFanout(f *spec.FanoutSchema) error {
 			Path:   "pipeline_name",
 			Detail: fmt.Sprintf("pipeline %q does not exist; create it first", f.Pipeline),
 		}})
+	}
+	if errs := f.ValidateWith(&pipes[i]); len(errs) > 0 {
+		return invalid("the fanout schema does not fit its pipeline", errs)
 	}
 	others, err := s.store.FanoutSchemas.List()
 	if err != nil {

@@ -162,6 +162,11 @@ func TestFanoutSchemaRefusals(t *testing.T) {
 			f.FanoutOptions.Transforms = append(f.FanoutOptions.Transforms, spec.FanoutTransform{InputColumn: "key"})
 			return f
 		}, http.StatusUnprocessableEntity, "fanout_options.transforms", "at most one"},
+		{"ending positions in a continuous pipeline", func() *spec.FanoutSchema {
+			f := fanout("g", "orders", "other")
+			f.ConnectorOptions.KafkaOptions.EndingOffset = spec.EndingOffsetLatest
+			return f
+		}, http.StatusUnprocessableEntity, "connector_options.kafka_options.ending_offset", `pipeline "orders" is continuous and never ends`},
 		{"no pipeline", func() *spec.FanoutSchema { return fanout("g", "nope", "other") },
 			http.StatusUnprocessableEntity, "pipeline_name", `pipeline "nope" does not exist; create it first`},
 		{"schema of a pipeline's tables", func() *spec.FanoutSchema { return fanout("g", "orders", "raw") },
