@@ -18,9 +18,9 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// The start and end position tests drive the agent through its API (the
-// client package), since the provider's kafka_options attributes for them
-// arrive with the provider's side of issue 12.
+// The start and end position tests run one pipeline per mode side by
+// side, put through the agent's API (the client package);
+// TestPositionsFromTerraform shows the HCL of the same options applied.
 
 // runEnded is the state of a triggered pipeline, and of its tables, once a
 // run has read up to its end offsets and committed. Issue 12 renames it

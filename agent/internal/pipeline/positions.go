@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -289,11 +288,11 @@ func listed(tps []kafka.TopicPartition, m map[string]map[string]int64, attr stri
 	out := map[kafka.TopicPartition]int64{}
 	for topic, parts := range m {
 		for key, v := range parts {
-			n, err := strconv.Atoi(key)
+			n, err := spec.ParsePartition(key)
 			if err != nil {
-				return nil, fatalError{fmt.Errorf("%s: topic %q: partition %q is not a partition number", attr, topic, key)}
+				return nil, fatalError{fmt.Errorf("%s: topic %q: %w", attr, topic, err)}
 			}
-			tp := kafka.TopicPartition{Topic: topic, Partition: n}
+			tp := kafka.TopicPartition{Topic: topic, Partition: int(n)}
 			for _, have := range tps {
 				if have == tp {
 					out[tp] = v
@@ -332,7 +331,7 @@ func (p *positions) checkBelowLatest(ctx context.Context, explicit map[kafka.Top
 // consumer uses the group, so the table must not start. The error is not
 // fatal: the runner stays STARTING with it and tries again.
 func (p *positions) checkGroupMembers(ctx context.Context) error {
-	if p.ko.CheckDuplicatedGroupID == nil || !*p.ko.CheckDuplicatedGroupID {
+	if !p.ko.ChecksDuplicatedGroupID() {
 		return nil
 	}
 	members, err := p.client.GroupMembers(ctx, p.group)
