@@ -59,8 +59,8 @@ func (r *tableRunner) positions() *positions {
 func (r *fanoutRunner) positions() *positions {
 	f := &r.cfg.Fanout
 	ko := &f.ConnectorOptions.KafkaOptions
-	return &positions{client: r.client, ko: ko, group: groupID(ko, r.cfg.Pipeline, f.DestinationCatalog+"."+f.DestinationSchema+"."+f.Name),
-		owner: "the fanout schema"}
+	qualified := f.DestinationCatalog + "." + f.DestinationSchema + "." + f.Name
+	return &positions{client: r.client, ko: ko, group: groupID(ko, r.cfg.Pipeline, qualified), owner: "the fanout schema"}
 }
 
 // latest returns the latest position of a consumer at the options'
@@ -78,11 +78,13 @@ func (p *positions) latest() int64 {
 // starting_offset mode of the table's first partitions, or
 // [spec.StartingOffsetEarliest] for partitions discovered later; logged
 // says the log records the offsets of some partition already, which makes
-// every new partition start at the earliest offset. (A fanout schema's
-// progress log has an entry, its route, before any partition's offset.) A failed look-up is a [lookupError]; a partition
-// that has no position to start at under auto_offset_reset "none", or a
-// position that cannot be, is a [fatalError].
-func (p *positions) offsets(ctx context.Context, tps []kafka.TopicPartition, starting string, logged, withEnds bool) (starts, ends map[kafka.TopicPartition]int64, err error) {
+// every new partition start at the earliest offset (a fanout schema's
+// progress log has an entry, its route, before any partition's offset, so
+// having entries is not enough). A failed look-up is a [lookupError]; a
+// partition that has no position to start at under auto_offset_reset
+// "none", or a position that cannot be, is a [fatalError].
+func (p *positions) offsets(ctx context.Context, tps []kafka.TopicPartition, starting string,
+	logged, withEnds bool) (starts, ends map[kafka.TopicPartition]int64, err error) {
 	if logged {
 		starting = spec.StartingOffsetEarliest
 	}
@@ -304,8 +306,9 @@ func listed(tps []kafka.TopicPartition, m map[string]map[string]int64, attr stri
 }
 
 // checkBelowLatest fails, with a [fatalError] naming the partition, when a
-// starting offset of explicit is past its partition's latest offset: no
-// record will ever be there to start at before the ones in between.
+// starting offset of explicit is past its partition's latest offset. Kafka
+// answers a fetch there with OFFSET_OUT_OF_RANGE, which the fetcher takes
+// for lost records; the mistake is the offset, and the error says so.
 func (p *positions) checkBelowLatest(ctx context.Context, explicit map[kafka.TopicPartition]int64) error {
 	var given []kafka.TopicPartition
 	for tp, off := range explicit {

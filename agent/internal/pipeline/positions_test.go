@@ -158,9 +158,11 @@ func TestPositionsRefuse(t *testing.T) {
 		want string
 	}{
 		{"group without offsets and auto_offset_reset none", spec.KafkaOptions{StartingOffset: "group", GroupID: "nobody",
-			AutoOffsetReset: "none"}, `topic "t" partition 0 has no starting position: starting_offset is "group", consumer group "nobody" has committed no offset`},
+			AutoOffsetReset: "none"},
+			`topic "t" partition 0 has no starting position: starting_offset is "group", consumer group "nobody" has committed no offset`},
 		{"specific leaving a partition out with none", spec.KafkaOptions{StartingOffset: "specific", AutoOffsetReset: "none",
-			StartingOffsets: map[string]map[string]int64{"t": {"0": 1}}}, `topic "t" partition 1 has no starting position: starting_offset is "specific", starting_offsets does not list it`},
+			StartingOffsets: map[string]map[string]int64{"t": {"0": 1}}},
+			`topic "t" partition 1 has no starting position: starting_offset is "specific", starting_offsets does not list it`},
 		{"specific past the end", spec.KafkaOptions{StartingOffset: "specific",
 			StartingOffsets: map[string]map[string]int64{"t": {"0": 11}}}, `topic "t" partition 0 offset 11, past its latest offset 10`},
 		{"an end at earliest", spec.KafkaOptions{StartingOffset: "earliest", EndingOffset: "specific",
