@@ -241,3 +241,28 @@ func TestFanoutGroupStartAndSpecificEnd(t *testing.T) {
 		t.Fatalf("%d rows, want 20: offsets 5 to 9 of each of 4 partitions", n)
 	}
 }
+
+// A fanout schema starting at latest reads only what was produced after it
+// started: its progress log's first entry (the route) does not count as
+// recorded offsets, which would start every partition at earliest.
+func TestFanoutStartsAtLatest(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 100, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Fanout.ConnectorOptions.KafkaOptions.StartingOffset = spec.StartingOffsetLatest
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "RUNNING at the latest offsets", func() bool {
+		st := r.status()
+		var next int64
+		for _, ps := range st.Partitions {
+			next += ps.NextOffset
+		}
+		return st.State == spec.StateRunning && len(st.Partitions) == 4 && next == 100
+	})
+	produce(t, fx.producer, 100, 150, fanoutEvent)
+	waitFor(t, 20*time.Second, "the 50 records produced after the start", func() bool { return fanoutRows(r) >= 50 })
+	r.stop()
+	if n := fanoutRows(r); n != 50 {
+		t.Fatalf("%d rows, want the 50 produced after the start", n)
+	}
+}
