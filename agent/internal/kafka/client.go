@@ -1,9 +1,10 @@
 // Package kafka wires the agent to a Kafka cluster with segmentio/kafka-go:
 // dialing with the connection's TLS and SASL (PLAIN, SCRAM, OAUTHBEARER,
 // AWS_MSK_IAM; built once per connection and used by every connection the
-// agent opens to a broker), topic and partition discovery, offset look-ups,
-// per-partition fetching and committing offsets to a consumer group for lag
-// tools. Failures whose cause is known (refused credentials, an untrusted
+// agent opens to a broker), topic and partition discovery, offset look-ups
+// (by position and by time), per-partition fetching, committing offsets to
+// a consumer group for lag tools, and reading a group's committed offsets
+// and members without joining it. Failures whose cause is known (refused credentials, an untrusted
 // certificate) come back as a [*ConnectionError] naming the connection and
 // the attribute to fix. The table's own log, not Kafka, is the source of
 // truth for offsets.
