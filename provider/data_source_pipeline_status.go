@@ -59,8 +59,8 @@ func (d *pipelineStatusDataSource) Metadata(_ context.Context, req datasource.Me
 
 // Schema implements datasource.DataSource.
 func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	tableStates := "`" + spec.StateStarting + "`, `" + spec.StateRunning + "`, `" + spec.StateCompleted +
-		"` (a triggered run finished), `" + spec.StateFailed + "` (stopped on an error it cannot retry; see `last_error`) or `" +
+	tableStates := "`" + spec.StateStarting + "`, `" + spec.StateRunning + "`, `" + spec.StateIdle +
+		"` (a triggered run finished; the next waits for a `trigger` change or `POST /v1/pipelines/{name}/runs`), `" + spec.StateFailed + "` (stopped on an error it cannot retry; see `last_error`) or `" +
 		spec.StateStopped + "`"
 	computedString := func(desc string) schema.StringAttribute {
 		return schema.StringAttribute{MarkdownDescription: desc, Computed: true}
@@ -81,8 +81,9 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 					"have is an error.",
 				Required: true,
 			},
-			"state": computedString("State of the pipeline, from its tables': `" + spec.StateFailed + "` if one failed, `" +
-				spec.StateCompleted + "` once all completed, `" + spec.StateRunning + "` once all run or completed, `" +
+			"state": computedString("State of the pipeline, from its tables' (and, for a triggered pipeline, its fanout schemas'): `" +
+				spec.StateFailed + "` if one failed, `" + spec.StateIdle + "` once all finished their run, `" +
+				spec.StateRunning + "` once all run or finished, `" +
 				spec.StateStopped + "` if all stopped, `" + spec.StateStarting + "` otherwise."),
 			"tables": schema.ListNestedAttribute{
 				MarkdownDescription: "Status of each destination table, in the order of the pipeline's `table` blocks.",

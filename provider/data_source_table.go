@@ -100,7 +100,7 @@ func (d *tableDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 			},
 			"state": schema.StringAttribute{
 				MarkdownDescription: "State of the table: one of `" + strings.Join([]string{spec.StateStarting,
-					spec.StateRunning, spec.StateCompleted, spec.StateFailed, spec.StateStopped}, "`, `") + "`.",
+					spec.StateRunning, spec.StateIdle, spec.StateFailed, spec.StateStopped}, "`, `") + "`.",
 				Computed: true,
 			},
 			"version": schema.Int64Attribute{

@@ -269,7 +269,7 @@ func TestFanoutWaitReportsErrors(t *testing.T) {
 		Tables: []spec.TableStatus{{DestinationTable: "click", State: spec.StateFailed, LastError: "disk full"}}}
 	get := func(context.Context) (runState, error) { return fanoutRunState(&failed), nil }
 	starting := fanoutRunState(&spec.FanoutStatus{State: spec.StateStarting})
-	err := waitForRun(context.Background(), `fanout schema "f"`, starting, get, stuckAfter)
+	err := waitForRun(context.Background(), `fanout schema "f"`, starting, get, stuckAfter, startedStates)
 	want := "the agent reports fanout schema \"f\" FAILED:\n  record t[0]@5 cannot be routed: fanout_by returned NULL" +
 		"\n  table click (FAILED): disk full"
 	if err == nil || err.Error() != want {

@@ -28,6 +28,8 @@ type pipelineResourceModel struct {
 	MaxRowsPerFile     types.Int64    `tfsdk:"max_rows_per_file"`
 	Table              types.List     `tfsdk:"table"`
 	Timeouts           timeouts.Value `tfsdk:"timeouts"`
+	// Trigger is the provider's own: the agent never sees it.
+	Trigger types.String `tfsdk:"trigger"`
 }
 
 // tableModel is one table block.

@@ -21,7 +21,7 @@ import (
 )
 
 // defaultPipelineTimeout bounds create and update, which wait for the agent
-// to report the pipeline RUNNING, COMPLETED or FAILED.
+// to report the pipeline RUNNING, IDLE or FAILED.
 const defaultPipelineTimeout = defaultTimeoutMinutes * time.Minute
 
 // defaultTimeoutMinutes is defaultPipelineTimeout in minutes, for the docs.
@@ -33,7 +33,7 @@ func runTimeoutsBlock(ctx context.Context, kind string) schema.Block {
 	return timeouts.Block(ctx, timeouts.Opts{
 		Create:            true,
 		Update:            true,
-		CreateDescription: fmt.Sprintf("How long create waits for the agent to report the %s `RUNNING`, `COMPLETED` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", kind, defaultTimeoutMinutes),
+		CreateDescription: fmt.Sprintf("How long create waits for the agent to report the %s `RUNNING`, `IDLE` or `FAILED`, as a duration like `\"10m\"`. Defaults to `\"%dm\"`.", kind, defaultTimeoutMinutes),
 		UpdateDescription: fmt.Sprintf("Same as `create`, for updates. Defaults to `\"%dm\"`.", defaultTimeoutMinutes),
 	})
 }
@@ -109,10 +109,20 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "`true` (default) keeps reading new records. `false` makes a triggered run: it " +
 					"reads up to the end offsets seen when it starts (the last stable offset under `isolation_level = \"" +
 					spec.IsolationReadCommitted + "\"`, the high watermark under `\"" + spec.IsolationReadUncommitted +
-					"\"`), commits, and stops in state `" + spec.StateCompleted + "`.",
+					"\"`), commits, and waits in state `" + spec.StateIdle + "`; a change of `trigger` starts the next run.",
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(true),
+			},
+			"trigger": schema.StringAttribute{
+				MarkdownDescription: "Any value, kept in the Terraform state only (the agent never sees it), whose change " +
+					"starts the next run of a triggered pipeline (`continuous = false`): the update asks the agent for a run " +
+					"(`POST /v1/pipelines/{name}/runs`) and waits until the pipeline is `" + spec.StateIdle + "` again, at most " +
+					"the `update` timeout; a table that fails the run fails the apply with its error. A run the same update " +
+					"started by changing a table ends first. Like `triggers_replace` of `terraform_data`, but an update: " +
+					"set it to a timestamp or a version (`trigger = var.load_id`) to run the pipeline when it changes. " +
+					"Removing it starts nothing. Only for triggered pipelines.",
+				Optional: true,
 			},
 			"flush_interval": schema.StringAttribute{
 				MarkdownDescription: "Longest time a record waits in a buffer before it is written and committed, as a " +

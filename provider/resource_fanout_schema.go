@@ -145,7 +145,7 @@ func (r *fanoutSchemaResource) apply(ctx context.Context, planned tfsdk.Plan, ti
 		files: func(fn func(*schemaFile)) { eachFanoutSchemaFile(f, fn) },
 		put:   func(ctx context.Context) (err error) { last, err = api.PutFanoutSchema(ctx, f); return err },
 		wait: func(ctx context.Context) error {
-			return waitForRun(ctx, fmt.Sprintf("fanout schema %q", f.Name), fanoutRunState(&last.Status), get, stuckAfter)
+			return waitForRun(ctx, fmt.Sprintf("fanout schema %q", f.Name), fanoutRunState(&last.Status), get, stuckAfter, startedStates)
 		},
 		stored: func(ctx context.Context) bool {
 			_, err := get(ctx)

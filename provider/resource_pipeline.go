@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,11 @@ func (r *pipelineResource) ValidateConfig(ctx context.Context, req resource.Vali
 	p := c.pipeline(&m)
 	resp.Diagnostics.Append(c.diags...)
 	addFieldErrors(&resp.Diagnostics, "pipeline", p.Validate(), c.skip)
+	if !m.Trigger.IsNull() && !m.Continuous.IsUnknown() && (m.Continuous.IsNull() || m.Continuous.ValueBool()) {
+		resp.Diagnostics.AddAttributeError(path.Root("trigger"), "trigger needs a triggered pipeline",
+			"A change of trigger starts the next run of a triggered pipeline, but this one is continuous: it reads "+
+				"new records as they come, without runs. Set continuous = false, or remove trigger.")
+	}
 }
 
 // ModifyPlan implements resource.ResourceWithModifyPlan. It plans each
@@ -231,22 +237,32 @@ func setAttr(ctx context.Context, to attributeSetter, sp string, val any, diags 
 	diags.Append(to.SetAttribute(ctx, p, val)...)
 }
 
-// Create implements resource.Resource.
+// Create implements resource.Resource. Creating a triggered pipeline starts
+// its first run, whatever its trigger.
 func (r *pipelineResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(creating(ctx), req.Plan, timeouts.Value.Create, &resp.State, &resp.Diagnostics)
+	r.apply(creating(ctx), req.Plan, timeouts.Value.Create, types.StringNull(), &resp.State, &resp.Diagnostics)
 }
 
-// Update implements resource.Resource.
+// Update implements resource.Resource. A new trigger value starts the next
+// run of a triggered pipeline (see runPipeline).
 func (r *pipelineResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan, timeouts.Value.Update, &resp.State, &resp.Diagnostics)
+	var prior types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("trigger"), &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.apply(ctx, req.Plan, timeouts.Value.Update, prior, &resp.State, &resp.Diagnostics)
 }
 
 // timeoutOf is the Create or the Update method of timeouts.Value.
 type timeoutOf func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)
 
 // apply puts the planned pipeline and waits for it (see applyRun) up to
-// the timeout that timeout reads from the plan.
-func (r *pipelineResource) apply(ctx context.Context, planned tfsdk.Plan, timeout timeoutOf, state *tfsdk.State, diags *diag.Diagnostics) {
+// the timeout that timeout reads from the plan; when the planned trigger
+// is set and differs from prior, the state's, it also runs the pipeline
+// (see runPipeline).
+func (r *pipelineResource) apply(ctx context.Context, planned tfsdk.Plan, timeout timeoutOf, prior types.String, state *tfsdk.State,
+	diags *diag.Diagnostics) {
 	var plan pipelineResourceModel
 	diags.Append(planned.Get(ctx, &plan)...)
 	if diags.HasError() {
@@ -262,11 +278,17 @@ func (r *pipelineResource) apply(ctx context.Context, planned tfsdk.Plan, timeou
 	p := c.pipeline(&plan)
 	diags.Append(c.diags...)
 	var got *spec.PipelineResponse
+	rerun := !plan.Trigger.IsNull() && !plan.Trigger.Equal(prior) && !p.IsContinuous()
 	applyRun(ctx, agentRun{
 		what: "pipeline", title: "Pipeline", name: p.Name,
 		files: func(fn func(*schemaFile)) { eachSchemaFile(p, fn) },
 		put:   func(ctx context.Context) (err error) { got, err = api.PutPipeline(ctx, p); return err },
-		wait:  func(ctx context.Context) error { return waitForPipeline(ctx, api, p.Name, got, stuckAfter) },
+		wait: func(ctx context.Context) error {
+			if rerun {
+				return runPipeline(ctx, api, p.Name, got, stuckAfter)
+			}
+			return waitForPipeline(ctx, api, p.Name, got, stuckAfter, startedStates)
+		},
 		stored: func(ctx context.Context) bool {
 			stored, err := api.GetPipeline(ctx, p.Name)
 			return err == nil && stored != nil
@@ -284,7 +306,7 @@ type agentRun struct {
 	name  string
 	files schemaFiles
 	// put sends the object to the agent; wait then waits until the agent
-	// reports it RUNNING, COMPLETED or FAILED (see waitForRun).
+	// reports it RUNNING, IDLE or FAILED (see waitForRun).
 	put, wait func(context.Context) error
 	// stored, after a put that failed without a refusal, asks the agent
 	// whether it has the object all the same (a 5xx "saved but did not
@@ -297,7 +319,7 @@ type agentRun struct {
 }
 
 // applyRun puts o and waits up to timeout for the agent to report it
-// RUNNING, COMPLETED or FAILED. Once the agent accepted it, plan (its
+// RUNNING, IDLE or FAILED. Once the agent accepted it, plan (its
 // model, completed by o.accepted) is saved in state even when waiting
 // fails, so that Terraform tracks (and taints) it.
 func applyRun(ctx context.Context, o agentRun, planned tfsdk.Plan, timeout time.Duration, plan any, state *tfsdk.State, diags *diag.Diagnostics) {
@@ -379,16 +401,41 @@ func checkSchemaFileUnchanged(ctx context.Context, planned tfsdk.Plan, f *schema
 		fmt.Sprintf("The content of %s changed between plan and apply; run terraform plan again.", f.name))
 }
 
-// waitForPipeline polls the agent until the pipeline is RUNNING, COMPLETED
-// or FAILED, or ctx ends, starting from cur, the answer to its PUT. It
-// returns an error for FAILED (naming each table's last error) and for a
-// timeout.
+// The states in which create and update stop waiting: startedStates once
+// the object started (a continuous one runs, a triggered one may have
+// finished its run already), runOverStates once a run is over.
+var (
+	startedStates = []string{spec.StateRunning, spec.StateIdle}
+	runOverStates = []string{spec.StateIdle}
+)
+
+// runPipeline starts the next run of the named triggered pipeline, whose
+// PUT answered cur, and waits until the run is over. A run in progress (one
+// the PUT started by changing a table, or one an earlier apply left) ends
+// first, so that the run asked for starts after every change. Either run
+// failing is an error naming each table's last error.
+func runPipeline(ctx context.Context, api *client.Client, name string, cur *spec.PipelineResponse, stuckAfter time.Duration) error {
+	if err := waitForPipeline(ctx, api, name, cur, stuckAfter, runOverStates); err != nil {
+		return err
+	}
+	started, err := api.StartRun(ctx, name)
+	if err != nil {
+		return fmt.Errorf("starting a run of pipeline %q: %w", name, err)
+	}
+	return waitForPipeline(ctx, api, name, started, stuckAfter, runOverStates)
+}
+
+// waitForPipeline polls the agent until the pipeline is in one of the
+// states done, or FAILED, or ctx ends, starting from cur, the answer to
+// its PUT. It returns an error for FAILED (naming each table's last error)
+// and for a timeout.
 //
 // A pipeline that stays STARTING with a table error for stuckAfter (a
 // topic that does not exist, an unreachable broker) fails the wait early
 // with that error, rather than after the whole timeout; the agent keeps
 // retrying it.
-func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *spec.PipelineResponse, stuckAfter time.Duration) error {
+func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *spec.PipelineResponse, stuckAfter time.Duration,
+	done []string) error {
 	get := func(ctx context.Context) (runState, error) {
 		next, err := api.GetPipeline(ctx, name)
 		if err != nil {
@@ -396,7 +443,7 @@ func waitForPipeline(ctx context.Context, api *client.Client, name string, cur *
 		}
 		return runState{next.Status.State, tableErrors(next.Status.Tables)}, nil
 	}
-	return waitForRun(ctx, fmt.Sprintf("pipeline %q", name), runState{cur.Status.State, tableErrors(cur.Status.Tables)}, get, stuckAfter)
+	return waitForRun(ctx, fmt.Sprintf("pipeline %q", name), runState{cur.Status.State, tableErrors(cur.Status.Tables)}, get, stuckAfter, done)
 }
 
 // runState is what waitForRun reads of an object's status on the agent.
@@ -409,18 +456,20 @@ type runState struct {
 }
 
 // waitForRun polls get until the object the agent reports, what (`pipeline
-// "p"`), is RUNNING, COMPLETED or FAILED, or ctx ends, starting from cur. It
-// returns an error for FAILED, for a timeout, and for an object that stays
-// STARTING with errors for stuckAfter; see waitForPipeline.
-func waitForRun(ctx context.Context, what string, cur runState, get func(context.Context) (runState, error), stuckAfter time.Duration) error {
+// "p"`), is in one of the states done (RUNNING or IDLE, once it started;
+// IDLE, once its run is over), or FAILED, or ctx ends, starting from cur.
+// It returns an error for FAILED, for a timeout, and for an object that
+// stays STARTING with errors for stuckAfter; see waitForPipeline.
+func waitForRun(ctx context.Context, what string, cur runState, get func(context.Context) (runState, error), stuckAfter time.Duration,
+	done []string) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var stuckSince time.Time
 	for {
-		switch cur.state {
-		case spec.StateRunning, spec.StateCompleted:
+		switch {
+		case slices.Contains(done, cur.state):
 			return nil
-		case spec.StateFailed:
+		case cur.state == spec.StateFailed:
 			return fmt.Errorf("the agent reports %s FAILED:%s", what, cur.errors)
 		}
 		switch {

@@ -57,8 +57,9 @@ func (e *APIError) Unwrap() error {
 	return nil
 }
 
-// createAttempt is the context key that marks the request of a create (one
-// with If-None-Match: *) for the retry policy.
+// createAttempt is the context key that marks, for the retry policy, a
+// request the agent must not get twice: a create (one with If-None-Match:
+// *) or the start of a run.
 type createAttempt struct{}
 
 // neverSent reports whether err, the error of an attempt without an
@@ -188,6 +189,20 @@ func (c *Client) DryRunPipeline(ctx context.Context, p *spec.Pipeline) (*spec.Pi
 	var out spec.Pipeline
 	ctx = context.WithValue(ctx, tryOnce{}, true)
 	return &out, c.do(ctx, http.MethodPost, "/v1/pipelines/"+url.PathEscape(p.Name)+"/dry-run", p, &out)
+}
+
+// StartRun starts the next run of the named triggered pipeline (POST
+// /v1/pipelines/{name}/runs) and returns the pipeline with its status
+// just after. The agent answers 409 (an [*APIError]) while a run is in
+// progress, after a table failed, or for a continuous pipeline, and
+// [ErrNotFound] for a pipeline it does not have. Like a create, it is
+// retried only when the connection to the agent could not be made, since a
+// second start after the first one's answer was lost would find the run in
+// progress.
+func (c *Client) StartRun(ctx context.Context, name string) (*spec.PipelineResponse, error) {
+	var out spec.PipelineResponse
+	ctx = context.WithValue(ctx, createAttempt{}, true)
+	return &out, c.do(ctx, http.MethodPost, "/v1/pipelines/"+url.PathEscape(name)+"/runs", nil, &out)
 }
 
 // tryOnce is the context key that turns the retries of one request off.

@@ -23,9 +23,8 @@ import (
 // TestPositionsFromTerraform shows the HCL of the same options applied.
 
 // runEnded is the state of a triggered pipeline, and of its tables, once a
-// run has read up to its end offsets and committed. Issue 12 renames it
-// IDLE (spec.StateIdle); only this constant changes then.
-const runEnded = spec.StateCompleted
+// run has read up to its end offsets and committed.
+const runEnded = spec.StateIdle
 
 // positionRecords is how many records each partition of the test topic
 // holds: record i is at offset i with timestamp base + i seconds.

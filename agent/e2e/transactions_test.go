@@ -213,8 +213,8 @@ func TestTransactions(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	p := a.waitFor("txn-once", "COMPLETED (a triggered read_committed run must end at the last stable offset while a transaction is open)",
-		time.Minute, func(p *spec.PipelineResponse) bool { return p.Status.State == spec.StateCompleted })
+	p := a.waitFor("txn-once", "IDLE (a triggered read_committed run must end at the last stable offset while a transaction is open)",
+		time.Minute, func(p *spec.PipelineResponse) bool { return p.Status.State == spec.StateIdle })
 	t.Log("triggered read_committed run while a transaction is open:")
 	checkManifest(t, p.Status.Tables[0].Location, manifest, visibleWhileOpen...)
 

@@ -78,7 +78,7 @@ type Pipeline struct {
 	StorageLocation string `json:"storage_location,omitempty"`
 	// Continuous keeps the pipeline reading new records; false makes a
 	// triggered run that reads up to the end offsets seen at start, commits
-	// and stops in state COMPLETED. Nil means true.
+	// and waits in state IDLE for the next run. Nil means true.
 	Continuous *bool `json:"continuous,omitempty"`
 	// FlushInterval is the longest time a record waits in a buffer before it
 	// is written and committed, as a Go duration ("5s"); the flush fires even

@@ -6,9 +6,6 @@ const (
 	StateStarting = "STARTING"
 	// StateRunning: every table is reading and committing.
 	StateRunning = "RUNNING"
-	// StateCompleted: a triggered (non-continuous) run reached its end
-	// offsets and committed them.
-	StateCompleted = "COMPLETED"
 	// StateIdle: a triggered pipeline between runs: its last run reached
 	// its end offsets and committed them; POST /v1/pipelines/{name}/runs
 	// starts the next.
@@ -22,8 +19,9 @@ const (
 
 // PipelineStatus is what the agent reports about a running pipeline.
 type PipelineStatus struct {
-	// State is the pipeline's overall state: FAILED if any table failed,
-	// RUNNING once every table runs, COMPLETED once every table completed.
+	// State is the pipeline's overall state: FAILED if any table (or, in a
+	// triggered pipeline, fanout schema) failed, IDLE once every one
+	// finished its run, RUNNING once every one runs or finished.
 	State string `json:"state"`
 	// Tables holds one entry per table, in the pipeline's order.
 	Tables []TableStatus `json:"tables"`
@@ -112,3 +110,15 @@ type Problem struct {
 	Detail string       `json:"detail,omitempty"`
 	Errors []FieldError `json:"errors,omitempty"`
 }
+
+// RunRefusedError is the error of a request to start the next run of a
+// pipeline (POST /v1/pipelines/{name}/runs) that its state does not allow:
+// it is continuous, a run is in progress, or a table or fanout schema
+// failed. The agent answers 409 with Reason.
+type RunRefusedError struct {
+	// Reason says why, and what to do instead.
+	Reason string
+}
+
+// Error implements error with the reason.
+func (e *RunRefusedError) Error() string { return e.Reason }

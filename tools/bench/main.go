@@ -455,7 +455,7 @@ func fanoutRun(ctx context.Context, agentBin, bootstrap string, n int) (result, 
 			return "", nil, err
 		}
 		st := resp.Status
-		if st.State == spec.StateCompleted && len(st.Tables) != fanoutTables {
+		if st.State == spec.StateIdle && len(st.Tables) != fanoutTables {
 			return "", nil, fmt.Errorf("the fanout completed with %d tables, want %d", len(st.Tables), fanoutTables)
 		}
 		return st.State, st.Tables, nil
@@ -925,7 +925,7 @@ func triggered(flush string, tables []spec.Table) *spec.Pipeline {
 }
 
 // await polls status, the state and tables of what the run applied at
-// start, until it is COMPLETED and returns the run's line: every record of
+// start, until it is IDLE and returns the run's line: every record of
 // w must be committed, none of them corrupt (a record that does not fit
 // the schema would measure the wrong work).
 func (a *benchAgent) await(ctx context.Context, name string, w load, start time.Time,
@@ -946,7 +946,7 @@ func (a *benchAgent) await(ctx context.Context, name string, w load, start time.
 		if state == spec.StateFailed {
 			return result{}, fmt.Errorf("run failed: state %s, tables %+v", state, tables)
 		}
-		if state == spec.StateCompleted {
+		if state == spec.StateIdle {
 			secs := time.Since(start).Seconds()
 			r := measured(name, w, secs)
 			r.PeakRSSMB = peakRSS(a.cmd.Process.Pid)

@@ -447,7 +447,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if err := run.flushAll(wctx); err != nil {
 				return err
 			}
-			r.setState(spec.StateCompleted, nil)
+			r.setState(spec.StateIdle, nil)
 			return nil
 		}
 		select {

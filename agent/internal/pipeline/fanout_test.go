@@ -408,7 +408,7 @@ func TestFanoutMemoryFlushesTheBiggestTable(t *testing.T) {
 	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type STRING, id BIGINT, pad STRING"
 	budget := memory.New(4 << 20)
 	r := fx.run(t, cfg, routeByType, budget, nil)
-	waitFor(t, 60*time.Second, "COMPLETED", func() bool { return r.status().State == spec.StateCompleted })
+	waitFor(t, 60*time.Second, "IDLE", func() bool { return r.status().State == spec.StateIdle })
 	st := r.status()
 	seen := map[int64]int{}
 	for _, ts := range st.Tables {

@@ -361,9 +361,15 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 }
 
 // Status reports the named pipeline; ok is false when it is not running.
+// The state of a triggered pipeline counts its fanout schemas with its
+// tables: it is IDLE once every one of them finished its run.
 func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 	m.mu.Lock()
 	r := m.pipelines[name]
+	var fanouts []*fanoutRunner
+	if r != nil && !r.spec.IsContinuous() {
+		fanouts = m.fanoutsOf(name)
+	}
 	m.mu.Unlock()
 	if r == nil {
 		return spec.PipelineStatus{}, false
@@ -374,7 +380,10 @@ func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 		status.Tables[i] = t.snapshot()
 		counts[status.Tables[i].State]++
 	}
-	n := len(r.tables)
+	for _, f := range fanouts {
+		counts[f.status().State]++
+	}
+	n := len(r.tables) + len(fanouts)
 	switch {
 	case n == 0:
 		// Nothing of its own to read: a pipeline that only carries fanout
@@ -382,9 +391,9 @@ func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 		status.State = spec.StateRunning
 	case counts[spec.StateFailed] > 0:
 		status.State = spec.StateFailed
-	case counts[spec.StateCompleted] == n:
-		status.State = spec.StateCompleted
-	case counts[spec.StateRunning]+counts[spec.StateCompleted] == n:
+	case counts[spec.StateIdle] == n:
+		status.State = spec.StateIdle
+	case counts[spec.StateRunning]+counts[spec.StateIdle] == n:
 		status.State = spec.StateRunning
 	case counts[spec.StateStopped] == n:
 		status.State = spec.StateStopped

@@ -152,7 +152,7 @@ func TestManagerTriggeredRunCompletes(t *testing.T) {
 	addr, producer := newCluster(t, 4, "events")
 	produce(t, producer, 0, 300, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
 	m := startManager(t, addr, triggeredPipeline("events"))
-	waitFor(t, 20*time.Second, "COMPLETED", func() bool { st, _ := m.Status("p"); return st.State == spec.StateCompleted })
+	waitFor(t, 20*time.Second, "IDLE", func() bool { st, _ := m.Status("p"); return st.State == spec.StateIdle })
 	if st, _ := m.Status("p"); st.Tables[0].Rows != 300 {
 		t.Fatalf("rows %d, want 300", st.Tables[0].Rows)
 	}
@@ -306,7 +306,7 @@ func TestManagerStorageLocation(t *testing.T) {
 	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "COMPLETED", func() bool { st, _ := m.Status("p"); return st.State == spec.StateCompleted })
+	waitFor(t, 20*time.Second, "IDLE", func() bool { st, _ := m.Status("p"); return st.State == spec.StateIdle })
 	st, _ := m.Status("p")
 	want := filepath.Join(allowed, "lake", p.DestinationCatalog, p.DestinationSchema, p.Tables[0].DestinationTable)
 	if loc := st.Tables[0].Location; loc != "file://"+want || st.Tables[0].Rows != 10 {

@@ -119,9 +119,9 @@ func TestManagerManyTablesShareASmallBudget(t *testing.T) {
 	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "every table COMPLETED", func() bool {
+	waitFor(t, 60*time.Second, "every table IDLE", func() bool {
 		st, _ := m.Status("p")
-		return st.State == spec.StateCompleted
+		return st.State == spec.StateIdle
 	})
 	st, _ := m.Status("p")
 	if err := m.Close(context.Background()); err != nil {
@@ -165,9 +165,9 @@ func TestManagerFlushesTheBiggestFileFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 60*time.Second, "the big table COMPLETED", func() bool {
+	waitFor(t, 60*time.Second, "the big table IDLE", func() bool {
 		st, _ := m.Status("big")
-		return st.State == spec.StateCompleted
+		return st.State == spec.StateIdle
 	})
 	bigStatus, _ := m.Status("big")
 	smallStatus, _ := m.Status(small.Name)

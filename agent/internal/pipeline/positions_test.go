@@ -236,7 +236,7 @@ func TestFanoutGroupStartAndSpecificEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := fx.run(t, cfg, routeByType, nil, nil)
-	waitFor(t, 20*time.Second, "the end of the run", func() bool { return r.status().State == spec.StateCompleted })
+	waitFor(t, 20*time.Second, "the end of the run", func() bool { return r.status().State == spec.StateIdle })
 	if n := fanoutRows(r); n != 20 {
 		t.Fatalf("%d rows, want 20: offsets 5 to 9 of each of 4 partitions", n)
 	}

@@ -336,10 +336,39 @@ func (l *loop) run(ctx context.Context) error {
 	pos := r.positions()
 	l.group = newGroupCommitter(r.client, pos.group, r.log)
 	defer l.group.close()
+	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
+	defer trig.stop()
+
+	// read starts reading tp from offset next: up to until when positive
+	// (the read is over once its decoder has it all), else until the loop
+	// ends.
+	readCommitted := ko.ReadCommitted()
+	read := func(tp kafka.TopicPartition, next, until int64) {
+		sctx, done := context.WithCancel(fctx)
+		batches, errs := r.source.subscribe(sctx, subscription{TP: tp, From: next, Until: until, ReadCommitted: readCommitted,
+			TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }})
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			select {
+			case err := <-errs:
+				select {
+				case fetchErrs <- err:
+				default:
+				}
+			case <-sctx.Done():
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			defer done()
+			decodePartition(dctx, tp, batches, chunks, l.decoders, next, until)
+		}()
+	}
 
 	// start begins fetching the new partitions among tps, each from its
-	// committed offset, else from where pos says.
-	readCommitted := ko.ReadCommitted()
+	// committed offset, else from where pos says; with a trigger, its
+	// micro-batches read them.
 	start := func(tps []kafka.TopicPartition, starting string) error {
 		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return fetching[tp] })
 		if len(fresh) == 0 {
@@ -388,25 +417,9 @@ func (l *loop) run(ctx context.Context) error {
 			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 				continue // nothing to read in this triggered run
 			}
-			until := l.end[tp]
-			batches, errs := r.source.subscribe(fctx, subscription{TP: tp, From: next, Until: until, ReadCommitted: readCommitted,
-				TopicID: l.topicIDs[tp.Topic], OnRetry: func(err error) { r.fetchFailing(tp, err) }})
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				select {
-				case err := <-errs:
-					select {
-					case fetchErrs <- err:
-					default:
-					}
-				case <-fctx.Done():
-				}
-			}()
-			go func() {
-				defer wg.Done()
-				decodePartition(dctx, tp, batches, chunks, l.decoders, next, until)
-			}()
+			if trig == nil {
+				read(tp, next, l.end[tp])
+			}
 		}
 		l.publishOffsets()
 		return nil
@@ -437,7 +450,7 @@ func (l *loop) run(ctx context.Context) error {
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
-			r.setState(spec.StateCompleted, nil)
+			r.setState(spec.StateIdle, nil)
 			return nil
 		}
 		select {
@@ -468,6 +481,11 @@ func (l *loop) run(ctx context.Context) error {
 				// the flush fires even if no record follows it.
 				clk.flush.Reset(r.cfg.FlushEvery)
 			}
+			if err := l.endBatch(ctx, trig); err != nil {
+				return err
+			}
+		case <-trig.C():
+			l.fire(ctx, trig, read)
 		case <-clk.flush.C:
 			if err := l.flush(ctx); err != nil {
 				return err

@@ -31,6 +31,8 @@ type fakeEngine struct {
 	removes  map[string]int
 	checks   map[string]int
 	applyErr error // returned by every Apply while set, and by Check if it is a refusal
+	runs     map[string]int
+	runErr   error // returned by every StartRun while set
 
 	fanouts       map[string]*spec.FanoutSchema
 	fanoutApplies map[string]int
@@ -52,6 +54,7 @@ func newFakeEngine() *fakeEngine {
 		applies: map[string]int{},
 		removes: map[string]int{},
 		checks:  map[string]int{},
+		runs:    map[string]int{},
 
 		fanouts:       map[string]*spec.FanoutSchema{},
 		fanoutApplies: map[string]int{},
@@ -173,6 +176,18 @@ func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
 		})
 	}
 	return st, true
+}
+
+// StartRun counts the runs of a pipeline the engine runs, or returns
+// runErr while set.
+func (e *fakeEngine) StartRun(_ context.Context, name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.runErr != nil {
+		return e.runErr
+	}
+	e.runs[name]++
+	return nil
 }
 
 func (e *fakeEngine) Close(context.Context) error { return nil }

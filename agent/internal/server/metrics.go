@@ -11,7 +11,7 @@ import (
 )
 
 // pipelineStates lists every state tributary_pipeline_up has a series for.
-var pipelineStates = []string{spec.StateStarting, spec.StateRunning, spec.StateCompleted, spec.StateFailed, spec.StateStopped}
+var pipelineStates = []string{spec.StateStarting, spec.StateRunning, spec.StateIdle, spec.StateFailed, spec.StateStopped}
 
 // metricFamily is one metric in the Prometheus text exposition format.
 type metricFamily struct {

@@ -47,6 +47,8 @@ var operations = map[string]operation{
 	"PUT /v1/pipelines/{name}":          {summary: "Create or replace a pipeline", body: reflect.TypeFor[spec.Pipeline](), status: 200, answer: reflect.TypeFor[spec.PipelineResponse]()},
 	"DELETE /v1/pipelines/{name}":       {summary: "Stop and forget a pipeline; its tables stay", status: 204},
 	"POST /v1/pipelines/{name}/dry-run": {summary: "Every check of a PUT; changes nothing", body: reflect.TypeFor[spec.Pipeline](), status: 200, answer: reflect.TypeFor[spec.Pipeline]()},
+	"POST /v1/pipelines/{name}/runs": {summary: "Start the next run of a triggered pipeline whose last run is over (IDLE); " +
+		"409 while a run is in progress, after a failure, or for a continuous pipeline", status: 202, answer: reflect.TypeFor[spec.PipelineResponse]()},
 
 	"GET /v1/fanout-schemas":                 {summary: "Every fanout schema, by name, with its status", status: 200, answer: reflect.TypeFor[[]spec.FanoutSchemaResponse]()},
 	"GET /v1/fanout-schemas/{name}":          {summary: "One fanout schema with its status", status: 200, answer: reflect.TypeFor[spec.FanoutSchemaResponse]()},

@@ -9,6 +9,7 @@
 //	GET            /v1/connections              every connection, by name
 //	PUT/GET/DELETE /v1/pipelines/{name}         one pipeline, with its status
 //	POST           /v1/pipelines/{name}/dry-run every check of a PUT; changes nothing
+//	POST           /v1/pipelines/{name}/runs    start the next run of an IDLE triggered pipeline
 //	GET            /v1/pipelines                every pipeline, by name
 //	PUT/GET/DELETE /v1/fanout-schemas/{name}    one fanout schema, with its status
 //	POST           /v1/fanout-schemas/{name}/dry-run every check of a PUT; changes nothing
@@ -74,6 +75,12 @@ type Engine interface {
 	// Status reports the named pipeline; ok is false when the engine does
 	// not run it (never applied, or its Apply failed).
 	Status(name string) (status spec.PipelineStatus, ok bool)
+	// StartRun starts the next run of the named triggered pipeline, which
+	// the engine runs, once its last run is over. A
+	// [*spec.RunRefusedError] means the pipeline's state does not allow
+	// it (a run in progress, a failure, a continuous pipeline): the server
+	// answers 409 with its reason.
+	StartRun(ctx context.Context, name string) error
 	// Close stops every pipeline, flushing and committing what they
 	// buffered. The server never calls it; whoever built the engine does,
 	// after the HTTP server stopped.
@@ -138,9 +145,9 @@ type Config struct {
 }
 
 // Server is the agent API, an http.Handler. It is safe for concurrent use.
-// Changes (PUT, DELETE, Resume) run one at a time, so checks that span
-// objects (a table claimed twice, a connection still in use) cannot race;
-// reads run concurrently with them.
+// Changes (PUT, DELETE, a run's start, Resume) run one at a time, so
+// checks that span objects (a table claimed twice, a connection still in
+// use) cannot race; reads run concurrently with them.
 type Server struct {
 	store  *store.Store
 	engine Engine
@@ -339,6 +346,7 @@ func (s *Server) routeTable() []route {
 			http.MethodGet: s.getPipeline, http.MethodPut: s.putPipeline, http.MethodDelete: s.deletePipeline,
 		}},
 		{path: "/v1/pipelines/{name}/dry-run", methods: map[string]handlerFunc{http.MethodPost: s.dryRunPipeline}},
+		{path: "/v1/pipelines/{name}/runs", methods: map[string]handlerFunc{http.MethodPost: s.startRun}},
 		{path: "/v1/fanout-schemas", methods: map[string]handlerFunc{http.MethodGet: s.listFanoutSchemas}},
 		{path: "/v1/fanout-schemas/{name}", methods: map[string]handlerFunc{
 			http.MethodGet: s.getFanoutSchema, http.MethodPut: s.putFanoutSchema, http.MethodDelete: s.deleteFanoutSchema,
