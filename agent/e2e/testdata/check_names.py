@@ -11,7 +11,7 @@ first failure.
 import argparse
 import sys
 
-import duckdb
+import duckext
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
 
@@ -31,7 +31,7 @@ def main():
     query = 'SELECT id, "first name", "a.b", "(cost)" FROM t ORDER BY id'
     readers = {
         "delta-rs": pa.table(QueryBuilder().register("t", dt).execute(query).read_all()).to_pylist(),
-        "duckdb": [dict(zip(["id", "first name", "a.b", "(cost)"], r)) for r in duckdb.execute(
+        "duckdb": [dict(zip(["id", "first name", "a.b", "(cost)"], r)) for r in duckext.connect().execute(
             'SELECT id, "first name", "a.b", "(cost)" FROM delta_scan(?) ORDER BY id', [args.table]).fetchall()],
     }
     want = [{"id": i, "first name": f"user-{i}", "a.b": i, "(cost)": i * 1.25} for i in range(args.count)]

@@ -29,7 +29,6 @@ Prints one line per reader and exits non-zero on the first failure.
 import argparse
 import collections
 import datetime
-import glob
 import os
 import re
 import sys
@@ -43,6 +42,7 @@ from deltalake import DeltaTable
 
 sys.path.insert(0, os.path.dirname(__file__))
 from produce import malformed, value  # noqa: E402
+import duckext  # noqa: E402
 import json  # noqa: E402
 
 
@@ -230,16 +230,10 @@ def fs_path(uri):
 
 def duck_connect(options):
     """A DuckDB connection; with S3 storage options, with the httpfs and
-    delta extensions (installed as wheels, see tools/requirements.txt) and a
-    secret for the server."""
-    con = duckdb.connect()
+    delta extensions and a secret for the server."""
     if options is None:
-        return con
-    import duckdb_extension_delta
-    import duckdb_extension_httpfs
-    for mod in (duckdb_extension_httpfs, duckdb_extension_delta):
-        for f in glob.glob(os.path.join(os.path.dirname(mod.__file__), "extensions", "*", "*.duckdb_extension")):
-            con.load_extension(f)
+        return duckdb.connect()
+    con = duckext.connect(httpfs=True)
     ep = urllib.parse.urlsplit(options["AWS_ENDPOINT_URL"])
     con.execute("CREATE SECRET s3 (TYPE s3, KEY_ID ?, SECRET ?, REGION ?, ENDPOINT ?, URL_STYLE 'path', USE_SSL ?)",
                 [options["AWS_ACCESS_KEY_ID"], options["AWS_SECRET_ACCESS_KEY"], options["AWS_REGION"], ep.netloc,

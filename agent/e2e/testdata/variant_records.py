@@ -44,6 +44,8 @@ import random
 import re
 import sys
 
+import duckext
+
 WIDE_KEYS = 300
 DEEP = 200
 
@@ -302,8 +304,7 @@ def check_duckdb(dt, manifest):
             fail(f"duckdb: {name}: {sql} = {got!r}, want {want!r}")
     print(f"duckdb: read_parquet: {len(rows)} rows, key and value VARIANT, {len(checks)} extracts")
 
-    con.execute("LOAD delta")
-    n, t = con.execute("SELECT count(*), any_value(typeof(value)) FROM delta_scan(?)", [dt.table_uri]).fetchone()
+    n, t = duckext.connect().execute("SELECT count(*), any_value(typeof(value)) FROM delta_scan(?)", [dt.table_uri]).fetchone()
     if n != len(manifest) or t != "VARIANT":
         fail(f"duckdb: delta_scan: {n} rows of value type {t}, want {len(manifest)} of VARIANT")
     print(f"duckdb: delta_scan: {n} rows, value {t}")

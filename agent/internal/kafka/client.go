@@ -1,9 +1,10 @@
 // Package kafka wires the agent to a Kafka cluster with segmentio/kafka-go:
 // dialing with the connection's TLS and SASL (PLAIN, SCRAM, OAUTHBEARER,
 // AWS_MSK_IAM; built once per connection and used by every connection the
-// agent opens to a broker), topic and partition discovery, offset look-ups,
-// per-partition fetching and committing offsets to a consumer group for lag
-// tools. Failures whose cause is known (refused credentials, an untrusted
+// agent opens to a broker), topic and partition discovery, offset look-ups
+// (by position and by time), per-partition fetching, committing offsets to
+// a consumer group for lag tools, and reading a group's committed offsets
+// and members without joining it. Failures whose cause is known (refused credentials, an untrusted
 // certificate) come back as a [*ConnectionError] naming the connection and
 // the attribute to fix. The table's own log, not Kafka, is the source of
 // truth for offsets.
@@ -14,6 +15,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"regexp"
 	"slices"
@@ -90,13 +92,17 @@ func (c *Client) Close() {
 }
 
 // Partitions returns every partition of the topics the options select:
-// the listed topics, or every non-internal topic matching the pattern. A
-// listed topic that does not exist is an error naming it; a pattern that
-// matches nothing yet returns no partitions.
+// the listed topics, or every non-internal topic matching the pattern, or
+// the assigned partitions. A listed or assigned topic that does not exist,
+// and an assigned partition that does not exist, is an error naming it; a
+// pattern that matches nothing yet returns no partitions.
 func (c *Client) Partitions(ctx context.Context, ko *spec.KafkaOptions) ([]TopicPartition, error) {
 	var pattern *regexp.Regexp
 	req := &kafkago.MetadataRequest{Topics: ko.Topics}
-	if ko.TopicPattern != "" {
+	switch {
+	case len(ko.Assign) > 0:
+		req.Topics = slices.Sorted(maps.Keys(ko.Assign))
+	case ko.TopicPattern != "":
 		var err error
 		if pattern, err = spec.CompileTopicPattern(ko.TopicPattern); err != nil {
 			return nil, fmt.Errorf("compile topic_pattern: %w", err)
@@ -118,6 +124,14 @@ func (c *Client) Partitions(ctx context.Context, ko *spec.KafkaOptions) ([]Topic
 			}
 			return nil, fmt.Errorf("read metadata of topic %q: %w", t.Name, t.Error)
 		}
+		if assigned, ok := ko.Assign[t.Name]; ok {
+			found, err := assignedPartitions(t, assigned)
+			if err != nil {
+				return nil, err
+			}
+			tps = append(tps, found...)
+			continue
+		}
 		for _, p := range t.Partitions {
 			tps = append(tps, TopicPartition{Topic: t.Name, Partition: p.ID})
 		}
@@ -128,6 +142,23 @@ func (c *Client) Partitions(ctx context.Context, ko *spec.KafkaOptions) ([]Topic
 		}
 		return a.Partition - b.Partition
 	})
+	return tps, nil
+}
+
+// assignedPartitions returns the partitions of topic t that assign lists,
+// each once; one that t does not have is an error naming it.
+func assignedPartitions(t kafkago.Topic, assign []int) ([]TopicPartition, error) {
+	var tps []TopicPartition
+	for _, id := range assign {
+		if !slices.ContainsFunc(t.Partitions, func(p kafkago.Partition) bool { return p.ID == id }) {
+			return nil, fmt.Errorf("assign: topic %q has no partition %d (it has %d partitions, 0 to %d); "+
+				"remove the partition from assign, or add partitions to the topic", t.Name, id, len(t.Partitions), len(t.Partitions)-1)
+		}
+		tp := TopicPartition{Topic: t.Name, Partition: id}
+		if !slices.Contains(tps, tp) {
+			tps = append(tps, tp)
+		}
+	}
 	return tps, nil
 }
 
@@ -146,33 +177,70 @@ const (
 // Offsets returns the Earliest, Latest or LastStable offset of each
 // partition.
 func (c *Client) Offsets(ctx context.Context, tps []TopicPartition, which int64) (map[TopicPartition]int64, error) {
-	req := &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{}}
+	ask := make(map[TopicPartition]int64, len(tps))
+	isolation := kafkago.ReadUncommitted
 	ts := which
 	if which == LastStable {
-		ts, req.IsolationLevel = Latest, kafkago.ReadCommitted
+		ts, isolation = Latest, kafkago.ReadCommitted
 	}
 	for _, tp := range tps {
+		ask[tp] = ts
+	}
+	return c.listOffsets(ctx, ask, isolation)
+}
+
+// OffsetsForTimes returns, for each partition of times, the offset of its
+// first record whose timestamp is at or after the partition's time
+// (milliseconds since the epoch), or -1 when it has no such record. Under
+// readCommitted only records below the last stable offset count, as for a
+// read_committed consumer.
+func (c *Client) OffsetsForTimes(ctx context.Context, times map[TopicPartition]int64, readCommitted bool) (map[TopicPartition]int64, error) {
+	for tp, ms := range times {
+		if ms < 0 {
+			return nil, fmt.Errorf("list offsets of %s at a time: %d is not milliseconds since the epoch", tp, ms)
+		}
+	}
+	isolation := kafkago.ReadUncommitted
+	if readCommitted {
+		isolation = kafkago.ReadCommitted
+	}
+	return c.listOffsets(ctx, times, isolation)
+}
+
+// listOffsets sends one ListOffsets request asking, for each partition of
+// ask, for the offset at its timestamp: Earliest, Latest or a time in
+// milliseconds since the epoch.
+func (c *Client) listOffsets(ctx context.Context, ask map[TopicPartition]int64, isolation kafkago.IsolationLevel) (map[TopicPartition]int64, error) {
+	req := &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{}, IsolationLevel: isolation}
+	for tp, ts := range ask {
 		req.Topics[tp.Topic] = append(req.Topics[tp.Topic], kafkago.OffsetRequest{Partition: tp.Partition, Timestamp: ts})
 	}
 	res, err := c.admin.ListOffsets(ctx, req)
 	if err != nil {
 		return nil, c.fail("", err, "list offsets")
 	}
-	out := make(map[TopicPartition]int64, len(tps))
+	out := make(map[TopicPartition]int64, len(ask))
 	for topic, parts := range res.Topics {
 		for _, p := range parts {
 			if p.Error != nil {
 				return nil, fmt.Errorf("list offsets of %s/%d: %w", topic, p.Partition, p.Error)
 			}
 			tp := TopicPartition{Topic: topic, Partition: p.Partition}
-			if which == Earliest {
+			switch ask[tp] {
+			case Earliest:
 				out[tp] = p.FirstOffset
-			} else {
+			case Latest:
 				out[tp] = p.LastOffset
+			default:
+				// kafka-go files the answer to a time under the offset
+				// found, -1 for none; one time was asked per partition.
+				for off := range p.Offsets {
+					out[tp] = off
+				}
 			}
 		}
 	}
-	for _, tp := range tps {
+	for tp := range ask {
 		if _, ok := out[tp]; !ok {
 			return nil, fmt.Errorf("list offsets: no answer for %s", tp)
 		}

@@ -70,7 +70,20 @@ func isNetError(err error) bool {
 // requestMetadata sends one Metadata v12 request over conn, with the
 // client id and within the request timeout of rs, and decodes the answer.
 func requestMetadata(ctx context.Context, conn net.Conn, topics []string, rs *requestSettings) (map[string]TopicInfo, error) {
-	deadline := time.Now().Add(rs.timeout(metadataTimeout))
+	const correlationID = 1
+	frame := encodeMetadataRequest(correlationID, rs.clientID, topics)
+	body, err := exchange(ctx, conn, frame, correlationID, "metadata", rs.timeout(metadataTimeout))
+	if err != nil {
+		return nil, err
+	}
+	return parseMetadata(body, topics)
+}
+
+// exchange sends frame, a whole request with correlationID, over conn and
+// returns the body of the response (after its correlation id), within
+// timeout; what names the request in errors.
+func exchange(ctx context.Context, conn net.Conn, frame []byte, correlationID int32, what string, timeout time.Duration) ([]byte, error) {
+	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -79,39 +92,44 @@ func requestMetadata(ctx context.Context, conn net.Conn, topics []string, rs *re
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	const correlationID = 1
-	if _, err := conn.Write(encodeMetadataRequest(correlationID, rs.clientID, topics)); err != nil {
-		return nil, fmt.Errorf("send metadata request: %w", err)
+	if _, err := conn.Write(frame); err != nil {
+		return nil, fmt.Errorf("send %s request: %w", what, err)
 	}
 	r := bufio.NewReader(conn)
 	var head [8]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return nil, fmt.Errorf("read metadata response: %w", err)
+		return nil, fmt.Errorf("read %s response: %w", what, err)
 	}
 	size := int32(binary.BigEndian.Uint32(head[:]))
 	if size < 4 || size > maxResponseSize {
-		return nil, fmt.Errorf("metadata response of %d bytes is out of bounds (is TLS misconfigured on the client or the broker?)", size)
+		return nil, fmt.Errorf("%s response of %d bytes is out of bounds (is TLS misconfigured on the client or the broker?)", what, size)
 	}
 	if got := int32(binary.BigEndian.Uint32(head[4:])); got != correlationID {
-		return nil, fmt.Errorf("metadata response has correlation id %d, want %d", got, correlationID)
+		return nil, fmt.Errorf("%s response has correlation id %d, want %d", what, got, correlationID)
 	}
 	body := make([]byte, size-4)
 	if _, err := io.ReadFull(r, body); err != nil {
-		return nil, fmt.Errorf("read metadata response: %w", err)
+		return nil, fmt.Errorf("read %s response: %w", what, err)
 	}
-	return parseMetadata(body, topics)
+	return body, nil
+}
+
+// appendRequestHeader appends the size placeholder and request header v2
+// (that of flexible requests) to b; the caller fills the size in last.
+func appendRequestHeader(b []byte, apiKey, version int16, correlationID int32, clientID string) []byte {
+	b = append(b, 0, 0, 0, 0) // size, filled last
+	b = binary.BigEndian.AppendUint16(b, uint16(apiKey))
+	b = binary.BigEndian.AppendUint16(b, uint16(version))
+	b = binary.BigEndian.AppendUint32(b, uint32(correlationID))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(clientID))) // client id: a classic string
+	b = append(b, clientID...)
+	return append(b, 0) // header tagged fields
 }
 
 // encodeMetadataRequest returns a whole Metadata v12 request frame for
 // topics, from client id: request header v2, then the flexible body.
 func encodeMetadataRequest(correlationID int32, id string, topics []string) []byte {
-	b := make([]byte, 4, 64) // size, filled last
-	b = binary.BigEndian.AppendUint16(b, apiMetadata)
-	b = binary.BigEndian.AppendUint16(b, metadataVersion)
-	b = binary.BigEndian.AppendUint32(b, uint32(correlationID))
-	b = binary.BigEndian.AppendUint16(b, uint16(len(id))) // client id: a classic string
-	b = append(b, id...)
-	b = append(b, 0) // header tagged fields
+	b := appendRequestHeader(make([]byte, 0, 64), apiMetadata, metadataVersion, correlationID, id)
 	b = binary.AppendUvarint(b, uint64(len(topics)+1))
 	for _, t := range topics {
 		b = append(b, make([]byte, 16)...) // topic id: zero, ask by name

@@ -432,6 +432,9 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		run.publish()
 		return nil
 	}
+	if err := r.positions().checkGroupMembers(ctx); err != nil {
+		return err
+	}
 	tps, err := r.client.Partitions(ctx, ko)
 	if err != nil {
 		return err
@@ -523,8 +526,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	if err != nil {
 		return nil, err
 	}
-	defaults, ends, err := startOffsets(ctx, r.client, tps, readCommitted, starting, run.progress.tbl.Snapshot().Version >= 0,
-		!r.cfg.Continuous && run.end == nil)
+	defaults, ends, err := r.positions().offsets(ctx, tps, starting, len(run.progress.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && run.end == nil)
 	if err != nil {
 		return nil, err
 	}

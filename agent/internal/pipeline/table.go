@@ -329,7 +329,8 @@ func (l *loop) run(ctx context.Context) error {
 	fetching := map[kafka.TopicPartition]bool{}
 	pr := &partitionReader{source: r.source, fetch: fctx, decode: dctx, wg: &wg, pool: l.decoders, chunks: chunks, errs: fetchErrs,
 		log: r.log}
-	l.group = newGroupCommitter(r.client, r.groupID(), r.log)
+	pos := r.positions()
+	l.group = newGroupCommitter(r.client, pos.group, r.log)
 	defer l.group.close()
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
 	defer trig.stop()
@@ -343,8 +344,8 @@ func (l *loop) run(ctx context.Context) error {
 	sub := subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.onGap()}
 
 	// start begins fetching the new partitions among tps, each from its
-	// committed offset, else from where startOffsets says; with a trigger,
-	// its micro-batches read them.
+	// committed offset, else from where pos says; with a trigger, its
+	// micro-batches read them.
 	start := func(tps []kafka.TopicPartition, starting string) error {
 		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return fetching[tp] })
 		if len(fresh) == 0 {
@@ -356,8 +357,7 @@ func (l *loop) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		defaults, ends, err := startOffsets(ctx, r.client, fresh, readCommitted, starting, l.tbl.Snapshot().Version >= 0,
-			!r.cfg.Continuous && l.end == nil)
+		defaults, ends, err := pos.offsets(ctx, fresh, starting, len(l.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
 		if err != nil {
 			return err
 		}
@@ -408,6 +408,9 @@ func (l *loop) run(ctx context.Context) error {
 		return nil
 	}
 
+	if err := pos.checkGroupMembers(ctx); err != nil {
+		return err
+	}
 	tps, err := r.client.Partitions(ctx, ko)
 	if err != nil {
 		return err
@@ -637,35 +640,6 @@ func topicsOf(tps []kafka.TopicPartition) []string {
 	return topics
 }
 
-// startOffsets looks up where new partitions tps start when their log
-// records no offset for them: at starting's offset while the log is new,
-// and at the earliest once it has an entry (logged), since a partition or
-// topic that appeared while the agent was down, or between two
-// discoveries, must not skip the records written to it meanwhile. With
-// withEnds, for a triggered run's first partitions, it also returns their
-// end offsets: the latest, or the last stable under read_committed. A
-// failed look-up is a [lookupError].
-func startOffsets(ctx context.Context, client *kafka.Client, tps []kafka.TopicPartition, readCommitted bool, starting string,
-	logged, withEnds bool) (defaults, ends map[kafka.TopicPartition]int64, err error) {
-	latest := int64(kafka.Latest)
-	if readCommitted {
-		latest = kafka.LastStable // a read_committed consumer's latest
-	}
-	which := latest
-	if starting == spec.StartingOffsetEarliest || logged {
-		which = kafka.Earliest
-	}
-	if defaults, err = client.Offsets(ctx, tps, which); err != nil {
-		return nil, nil, lookupError{err}
-	}
-	if withEnds {
-		if ends, err = client.Offsets(ctx, tps, latest); err != nil {
-			return nil, nil, lookupError{err}
-		}
-	}
-	return defaults, ends, nil
-}
-
 // discoverPartitions looks up the partitions ko reads and starts the new
 // ones among them with start, from the earliest offset. A look-up that
 // failed is logged and tried again at the next discovery; any other error
@@ -703,9 +677,4 @@ func (l *loop) reachedEnd() bool {
 		}
 	}
 	return true
-}
-
-// groupID is the consumer group the table's offsets are mirrored to.
-func (r *tableRunner) groupID() string {
-	return "tributary." + r.cfg.Pipeline + "." + r.cfg.Qualified
 }

@@ -190,12 +190,20 @@ func removeLog(t *testing.T, dir string, from, to int) {
 }
 
 // scriptCommand writes source, a Python program, to a file in a temporary
-// folder and returns the command that runs it with python and args.
+// folder and returns the command that runs it with python and args. The
+// program can import the e2e tests' Python helpers (duckext: DuckDB with the
+// delta extension).
 func scriptCommand(t *testing.T, python, source string, args ...string) *exec.Cmd {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "read.py")
 	if err := os.WriteFile(script, []byte(source), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return exec.Command(python, append([]string{script}, args...)...)
+	helpers, err := filepath.Abs(filepath.Join("..", "..", "e2e", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+helpers)
+	return cmd
 }

@@ -260,11 +260,12 @@ func TestColumnMappingTurnedOn(t *testing.T) {
 // and values.
 const mappingScript = `
 import sys
-import duckdb, pyarrow as pa
+import duckext
+import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
 
 new, upgraded = sys.argv[1], sys.argv[2]
-con = duckdb.connect()
+con = duckext.connect()
 
 def deltars(path):
     dt = DeltaTable(path)

@@ -105,7 +105,8 @@ func TestTypeWideningCommit(t *testing.T) {
 // the error) as JSON.
 const wideningScript = `
 import sys, json
-import duckdb, pyarrow as pa
+import duckext
+import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
 
 path = sys.argv[1]
@@ -117,7 +118,7 @@ try:
 except Exception as e:
     out["deltars"] = "error: " + str(e).splitlines()[0]
 try:
-    rows = duckdb.execute("SELECT id, a, f, d::VARCHAR FROM delta_scan(?) ORDER BY id", [path]).fetchall()
+    rows = duckext.connect().execute("SELECT id, a, f, d::VARCHAR FROM delta_scan(?) ORDER BY id", [path]).fetchall()
     out["duckdb"] = [list(r) for r in rows]
 except Exception as e:
     out["duckdb"] = "error: " + str(e).splitlines()[0]

@@ -1,0 +1,25 @@
+"""DuckDB connections with the delta (and httpfs) extensions loaded from
+their wheels (tools/requirements.txt). DuckDB's own INSTALL, and the
+autoload that delta_scan triggers, download the extension, and the test
+machines have no route to that download."""
+
+import glob
+import os
+
+import duckdb
+
+
+def connect(httpfs=False):
+    """A DuckDB connection where delta_scan works; with httpfs, S3 URLs too."""
+    import duckdb_extension_delta
+
+    mods = [duckdb_extension_delta]
+    if httpfs:
+        import duckdb_extension_httpfs
+
+        mods.insert(0, duckdb_extension_httpfs)
+    con = duckdb.connect()
+    for mod in mods:
+        for f in glob.glob(os.path.join(os.path.dirname(mod.__file__), "extensions", "*", "*.duckdb_extension")):
+            con.load_extension(f)
+    return con
