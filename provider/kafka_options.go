@@ -134,7 +134,7 @@ func consumerAttributes() map[string]schema.Attribute {
 			MarkdownDescription: fmt.Sprintf("Asks for at least this many offset ranges read in parallel, as Spark's "+
 				"`minPartitions`: the backlogs of the partitions with the most lag are split into ranges that are fetched "+
 				"and decoded in parallel and added to the table in offset order, so commits stay in order and exactly once. "+
-				"The live tail is read as usual. From 1 to %d; not set: one range per partition.%s", spec.MaxMinPartitions, tablesOnly),
+				"The live tail is read as usual. A range is never cut below 1,024 offsets. From 1 to %d; not set: one range per partition.%s", spec.MaxMinPartitions, tablesOnly),
 			Optional: true,
 		},
 		"max_records_per_partition": schema.Int64Attribute{
