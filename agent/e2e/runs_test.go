@@ -4,18 +4,15 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -75,52 +72,6 @@ func (f *runsFixture) waitIdle(t *testing.T, name string) spec.TableStatus {
 	return p.Status.Tables[0]
 }
 
-// commitSpans reads the Delta log of the table at location, entry by
-// entry, and returns for each entry that adds data files the offsets it
-// covers: how far its txn actions moved their partitions' offsets, from
-// where the log's previous entries left them.
-func commitSpans(t *testing.T, location string) []int64 {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(location, "_delta_log", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no log entries in %s: %v", location, err)
-	}
-	slices.Sort(files)
-	offsets := map[string]int64{}
-	var spans []int64
-	for _, name := range files {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var span int64
-		adds := false
-		for line := range strings.Lines(string(data)) {
-			var action struct {
-				Txn *struct {
-					AppID   string `json:"appId"`
-					Version int64  `json:"version"`
-				} `json:"txn"`
-				Add json.RawMessage `json:"add"`
-			}
-			if err := json.Unmarshal([]byte(line), &action); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if action.Txn != nil {
-				if prev, ok := offsets[action.Txn.AppID]; ok {
-					span += action.Txn.Version - prev
-				}
-				offsets[action.Txn.AppID] = action.Txn.Version
-			}
-			adds = adds || action.Add != nil
-		}
-		if adds {
-			spans = append(spans, span)
-		}
-	}
-	return spans
-}
-
 // TestRateLimitPerCommit reads a backlog of 2000 records on 3 partitions
 // with max_offsets_per_trigger = 150, continuously and in a triggered run:
 // every commit's txn actions in the Delta log cover 150 offsets at most,
@@ -136,7 +87,7 @@ func TestRateLimitPerCommit(t *testing.T) {
 	live := f.a.waitRows("capped", 0, total, 2*time.Minute)
 	run := f.waitIdle(t, "capped-run")
 	for _, ts := range []spec.TableStatus{live, run} {
-		spans := commitSpans(t, ts.Location)
+		spans := tabletest.CommitSpans(t, ts.Location)
 		var sum int64
 		for _, n := range spans {
 			if n > limit {
@@ -170,7 +121,7 @@ func TestMinOffsetsPerTrigger(t *testing.T) {
 	}
 	f.produce(t, 50)
 	ts := f.a.waitRows("held", 0, 110, time.Minute)
-	if spans := commitSpans(t, ts.Location); len(spans) != 1 || spans[0] != 110 {
+	if spans := tabletest.CommitSpans(t, ts.Location); len(spans) != 1 || spans[0] != 110 {
 		t.Errorf("commits of %v offsets; want one of the 110", spans)
 	}
 
@@ -222,12 +173,12 @@ func TestTriggeredRuns(t *testing.T) {
 	checkTable(t, ts.Location, "--count", "500", "--exactly-once")
 
 	// A run with nothing new commits no data.
-	before := len(commitSpans(t, ts.Location))
+	before := len(tabletest.CommitSpans(t, ts.Location))
 	if _, err := f.c.StartRun(context.Background(), "nightly"); err != nil {
 		t.Fatalf("POST runs: %v", err)
 	}
-	if ts = f.waitIdle(t, "nightly"); ts.Rows != 500 || len(commitSpans(t, ts.Location)) != before {
-		t.Fatalf("a run without new records: %d rows, %d data commits; want 500 and %d", ts.Rows, len(commitSpans(t, ts.Location)), before)
+	if ts = f.waitIdle(t, "nightly"); ts.Rows != 500 || len(tabletest.CommitSpans(t, ts.Location)) != before {
+		t.Fatalf("a run without new records: %d rows, %d data commits; want 500 and %d", ts.Rows, len(tabletest.CommitSpans(t, ts.Location)), before)
 	}
 
 	f.put(t, "live", true, "300ms", nil)

@@ -2,17 +2,13 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -126,50 +122,6 @@ func TestTriggerPlan(t *testing.T) {
 	}
 }
 
-// commitSpans reads the JSON entries of the Delta log of the table in dir,
-// in version order, and returns for each one that adds data files the
-// offsets it covers: the sum over its txn actions of how far each moved
-// its partition's offset (from 0, where these tests start).
-func commitSpans(t *testing.T, dir string) []int64 {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "_delta_log", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(files)
-	offsets := map[string]int64{}
-	var spans []int64
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var span int64
-		adds := false
-		for line := range strings.Lines(string(data)) {
-			var action struct {
-				Txn *struct {
-					AppID   string `json:"appId"`
-					Version int64  `json:"version"`
-				} `json:"txn"`
-				Add *json.RawMessage `json:"add"`
-			}
-			if err := json.Unmarshal([]byte(line), &action); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if action.Txn != nil {
-				span += action.Txn.Version - offsets[action.Txn.AppID]
-				offsets[action.Txn.AppID] = action.Txn.Version
-			}
-			adds = adds || action.Add != nil
-		}
-		if adds {
-			spans = append(spans, span)
-		}
-	}
-	return spans
-}
-
 // TestTriggerCapsCommits reads a backlog of 1000 records on 3 partitions
 // with max_offsets_per_trigger = 100, continuously and in a triggered run
 // of another table: no commit covers more than 100 offsets, and every
@@ -192,7 +144,7 @@ func TestTriggerCapsCommits(t *testing.T) {
 	waitFor(t, 30*time.Second, "the run IDLE", func() bool { st, _ := m.Status("run"); return st.State == spec.StateIdle })
 	for _, name := range []string{"p", "run"} {
 		st, _ := m.Status(name)
-		spans := commitSpans(t, st.Tables[0].Location)
+		spans := tabletest.CommitSpans(t, st.Tables[0].Location)
 		var sum int64
 		for _, n := range spans {
 			if n > limit {
