@@ -109,8 +109,9 @@ func covers(a, b *spec.DataLossGap) bool {
 
 // addTo puts into c the pending gaps it moves past, which next (the
 // offsets c records) shows: their list as an operation parameter, and the
-// offsets they skipped as a counter. They are no longer pending: if the
-// commit fails, the loop starts again from the log and finds them again.
+// offsets they skipped as a counter; of a gap c moves into, the part
+// before c's offset. What c records is no longer pending: if the commit
+// fails, the loop starts again from the log and finds it again.
 func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 	if d == nil {
 		return
@@ -119,14 +120,30 @@ func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 	defer d.mu.Unlock()
 	var gaps []spec.DataLossGap
 	var lost int64
-	d.pending = slices.DeleteFunc(d.pending, func(g spec.DataLossGap) bool {
-		if n, ok := next[kafka.TopicPartition{Topic: g.Topic, Partition: g.Partition}]; !ok || n < g.To {
-			return false
+	kept := d.pending[:0]
+	for _, g := range d.pending {
+		n, ok := next[kafka.TopicPartition{Topic: g.Topic, Partition: g.Partition}]
+		switch {
+		case ok && n >= g.To:
+			gaps = append(gaps, g)
+			lost += lostOffsets(&g)
+		case ok && n > g.From:
+			// c moves into the gap: a micro-batch, or a triggered run,
+			// ends inside it. c records the part it moves past, and the
+			// rest stays pending, so that a loop that starts again from
+			// c, and finds only the rest, leaves no part unrecorded.
+			part := g
+			part.To = n
+			gaps = append(gaps, part)
+			lost += lostOffsets(&part)
+			g.From = n
+			kept = append(kept, g)
+		default:
+			kept = append(kept, g)
 		}
-		gaps = append(gaps, g)
-		lost += lostOffsets(&g)
-		return true
-	})
+	}
+	clear(d.pending[len(kept):])
+	d.pending = kept
 	if len(gaps) == 0 {
 		return
 	}

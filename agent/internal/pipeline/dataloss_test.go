@@ -198,13 +198,43 @@ func TestDataLossAddTo(t *testing.T) {
 		t.Fatalf("status %+v, want 2 gaps and 7 offsets", st.status)
 	}
 	var c table.Commit
-	d.addTo(&c, map[kafka.TopicPartition]int64{{Topic: "t", Partition: 0}: 9, {Topic: "t", Partition: 1}: 2})
+	d.addTo(&c, map[kafka.TopicPartition]int64{{Topic: "t", Partition: 0}: 9, {Topic: "t", Partition: 1}: 0})
 	if c.Counters[counterDataLoss] != 4 || !strings.Contains(c.Parameters[paramDataLoss], `"from":5,"to":9`) ||
 		strings.Contains(c.Parameters[paramDataLoss], `"partition":1`) {
 		t.Errorf("commit %+v: want the gap of t/0 only", c)
 	}
 	if len(d.pending) != 1 || d.pending[0] != b {
 		t.Errorf("pending %+v, want the gap of t/1", d.pending)
+	}
+}
+
+// A commit that moves into a gap (a micro-batch, or a triggered run, whose
+// end lies inside it) records the part of the gap before its offset, and
+// keeps the rest pending: a loop that starts again from that commit finds
+// only the rest, and the log still records the whole gap, each offset once.
+func TestDataLossAddToInsideGap(t *testing.T) {
+	tp0 := kafka.TopicPartition{Topic: "t"}
+	st := &tableState{}
+	d := newDataLoss(slog.Default(), func() []*tableState { return []*tableState{st} })
+	d.skip(spec.DataLossGap{Topic: "t", From: 10, To: 50})
+	var first table.Commit
+	d.addTo(&first, map[kafka.TopicPartition]int64{tp0: 30})
+	if first.Counters[counterDataLoss] != 20 || !strings.Contains(first.Parameters[paramDataLoss], `"from":10,"to":30`) {
+		t.Fatalf("commit at 30: %+v; want the gap's part [10, 30)", first)
+	}
+	// The rest, found again by the next micro-batch, is not counted twice.
+	d.skip(spec.DataLossGap{Topic: "t", From: 30, To: 50})
+	if len(d.pending) != 1 || d.pending[0].From != 30 || d.pending[0].To != 50 || st.status.DataLossOffsets != 40 {
+		t.Fatalf("pending %+v, status %+v; want [30, 50) pending and 40 offsets", d.pending, st.status)
+	}
+	// A restart from the first commit finds [30, 50) only.
+	again := newDataLoss(slog.Default(), func() []*tableState { return nil })
+	again.skip(spec.DataLossGap{Topic: "t", From: 30, To: 50})
+	var second table.Commit
+	again.addTo(&second, map[kafka.TopicPartition]int64{tp0: 60})
+	if total := first.Counters[counterDataLoss] + second.Counters[counterDataLoss]; total != 40 ||
+		!strings.Contains(second.Parameters[paramDataLoss], `"from":30,"to":50`) {
+		t.Fatalf("commits %+v and %+v record %d lost offsets; want the whole gap, 40", first, second, total)
 	}
 }
 
@@ -316,5 +346,58 @@ func TestFanoutDataLoss(t *testing.T) {
 	r.stop()
 	if logged := loggedGaps(t, filepath.Join(cfg.Dir, progressDir)); len(logged) != 1 || logged[0].From != from || logged[0].To != to {
 		t.Errorf("the progress log records gaps %+v, want %+v", logged, want)
+	}
+}
+
+// A triggered run whose end lies inside a gap retention left (fail_on_data_loss
+// = false) commits its end, and the next run goes on from there: the log
+// records the whole gap, in two parts, and the status counts each offset
+// once.
+func TestTriggeredRunEndsInsideGap(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 100, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	p := triggeredPipeline("events")
+	off := false
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.FailOnDataLoss = &off
+	endAt := func(end int64) {
+		ko.EndingOffset, ko.EndingOffsets = spec.EndingOffsetSpecific, map[string]map[string]int64{"events": {"0": end}}
+	}
+	endAt(20)
+	p.Normalize()
+	m := startManager(t, addr, p)
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	idle := func(rows int64) {
+		t.Helper()
+		waitFor(t, 10*time.Second, fmt.Sprintf("the run IDLE with %d rows", rows), func() bool {
+			st, _ := m.Status("p")
+			return st.State == spec.StateIdle && st.Tables[0].Rows == rows
+		})
+	}
+	idle(20)
+	deleteRecords(t, producer, "events", 60)
+	// The next run ends at 40, inside the gap [20, 60).
+	endAt(40)
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the run at 40 IDLE", func() bool {
+		st, _ := m.Status("p")
+		return st.State == spec.StateIdle && len(st.Tables[0].Partitions) == 1 && st.Tables[0].Partitions[0].NextOffset == 40
+	})
+	// And the one after it at latest.
+	ko.EndingOffset, ko.EndingOffsets = spec.EndingOffsetLatest, nil
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	idle(60)
+	st, _ := m.Status("p")
+	var logged int64
+	for _, g := range loggedGaps(t, st.Tables[0].Location) {
+		logged += lostOffsets(&g)
+	}
+	if logged != 40 || st.Tables[0].DataLossOffsets != 40 {
+		t.Fatalf("the log records %d lost offsets and the status counts %d; want the gap [20, 60), 40", logged,
+			st.Tables[0].DataLossOffsets)
 	}
 }
