@@ -224,6 +224,8 @@ type loop struct {
 	*sink
 	r   *tableRunner
 	end map[kafka.TopicPartition]int64 // triggered runs only
+	// pos looks up the table's start, end and latest offsets.
+	pos *positions
 	// topicIDs holds the id of every topic the loop reads, as first seen:
 	// a fetcher that finds another id stops the table.
 	topicIDs map[string]string
@@ -328,6 +330,7 @@ func (l *loop) run(ctx context.Context) error {
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
 	pos := r.positions()
+	l.pos = pos
 	l.group = newGroupCommitter(r.client, pos.group, r.log)
 	defer l.group.close()
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
