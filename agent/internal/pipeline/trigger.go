@@ -210,6 +210,10 @@ func (l *loop) fire(ctx context.Context, t *trigger, read func(tp kafka.TopicPar
 			t.timer.Reset(t.poll)
 			return
 		}
+		// No fetch runs while the trigger waits for more offsets: the lag
+		// in the status counts from what is available now.
+		maps.Copy(l.readEnd, available)
+		l.publishOffsets()
 	}
 	if t.ends = t.plan(next, available, time.Now()); t.ends == nil {
 		t.timer.Reset(t.poll)
