@@ -452,6 +452,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	// and the final flush commits it, rather than the stop turning into a
 	// decode error that drops what every table buffered.
 	wctx := context.WithoutCancel(ctx)
+	armed := false // the flush timer runs
 	for {
 		if !r.cfg.Continuous && run.reachedEnd() {
 			if err := run.flushAll(wctx); err != nil {
@@ -472,10 +473,15 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if wasEmpty && !run.empty() {
+			// The interval counts from the first buffered record. A
+			// position that moved with nothing buffered (records no table
+			// takes, a gap skipped) is recorded at the next flush too.
+			if (wasEmpty && !run.empty()) || (!armed && run.pos[f.tp] > run.progress.next[f.tp]) {
 				clk.flush.Reset(r.cfg.FlushEvery)
+				armed = true
 			}
 		case <-clk.flush.C:
+			armed = false
 			if err := run.flushAll(wctx); err != nil {
 				return err
 			}
