@@ -212,6 +212,9 @@ type fanoutRun struct {
 	end     map[kafka.TopicPartition]int64 // triggered runs only
 	// sizes measures the records routed, for the lag in bytes.
 	sizes recordSizes
+	// group mirrors the recorded progress to the fanout schema's consumer
+	// group, for lag tools; nil until the run's loop starts.
+	group *groupCommitter
 	// flushAsk receives the tables the memory budget asks to flush.
 	flushAsk chan *fanoutTable
 	// ctx ends with the run: it stops subscriptions and flush forwarders.
@@ -432,9 +435,12 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		run.publish()
 		return nil
 	}
-	if err := r.positions().checkGroupMembers(ctx); err != nil {
+	pos := r.positions()
+	if err := pos.checkGroupMembers(ctx); err != nil {
 		return err
 	}
+	run.group = newGroupCommitter(r.client, pos.group, r.log)
+	defer run.group.close()
 	tps, err := r.client.Partitions(ctx, ko)
 	if err != nil {
 		return err
@@ -868,6 +874,8 @@ func (run *fanoutRun) flushTable(ctx context.Context, t *fanoutTable) error {
 // record writes the progress to the progress log: per partition, the
 // routed position, or below it the lowest offset a table with buffered
 // rows of the partition has not committed yet; and the tables created.
+// It mirrors the progress to the consumer group, as a table loop mirrors
+// its offsets.
 func (run *fanoutRun) record() error {
 	next := maps.Clone(run.pos)
 	for _, t := range run.order {
@@ -879,6 +887,9 @@ func (run *fanoutRun) record() error {
 	}
 	if err := run.progress.record(next, nil, nil); err != nil {
 		return err
+	}
+	if run.group != nil {
+		run.group.offer(run.progress.next)
 	}
 	run.publish()
 	return nil

@@ -266,3 +266,29 @@ func TestFanoutStartsAtLatest(t *testing.T) {
 		t.Fatalf("%d rows, want the 50 produced after the start", n)
 	}
 }
+
+// A fanout schema mirrors its progress to its consumer group, as a table
+// does, so that lag tools see it: the group named with the fanout schema
+// in place of a table.
+func TestFanoutMirrorsGroupOffsets(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 100, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "100 records", func() bool { return fanoutRows(r) == 100 })
+	tps := make([]kafka.TopicPartition, 4)
+	for p := range tps {
+		tps[p] = kafka.TopicPartition{Topic: "events", Partition: p}
+	}
+	waitFor(t, 20*time.Second, "the group's offsets at the progress", func() bool {
+		offs, err := fx.client.GroupOffsets(context.Background(), "tributary.p.main.events.f", tps)
+		if err != nil {
+			return false
+		}
+		var sum int64
+		for _, n := range offs {
+			sum += n
+		}
+		return sum == 100
+	})
+}
