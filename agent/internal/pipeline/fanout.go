@@ -51,6 +51,10 @@ type fanoutRunner struct {
 	// crash, set by tests only, is asked before each table's flush: an
 	// error stops the run there, as a crash would.
 	crash func(table string) error
+	// runEnd holds a triggered run's end offsets, fixed when the run
+	// starts: a run that restarts after a retryable error keeps them.
+	// Used by the runner's goroutine only.
+	runEnd map[kafka.TopicPartition]int64
 
 	mu        sync.Mutex
 	state     string
@@ -239,7 +243,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},
 		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
 		readEnd:  map[kafka.TopicPartition]int64{},
-		flushAsk: make(chan *fanoutTable), ctx: rctx, sizes: recordSizes{},
+		flushAsk: make(chan *fanoutTable), ctx: rctx, sizes: recordSizes{}, end: r.runEnd,
 	}
 	defer func() {
 		cancel()
@@ -543,7 +547,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 		return nil, err
 	}
 	if ends != nil {
-		run.end = ends
+		run.end, r.runEnd = ends, ends
 	}
 	next := map[kafka.TopicPartition]int64{}
 	for _, tp := range tps {
