@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -201,7 +202,8 @@ func (d *dataLoss) onGap() func(spec.DataLossGap) {
 // commits, for every topic of ids that was re-created, its new id and the
 // earliest offset of each of its partitions among tps as the next to read
 // (the offsets go back: the new topic starts over), with the gaps, and
-// returns nil. Otherwise it returns err.
+// returns nil; a triggered run's ends of those partitions become the new
+// topic's. Otherwise it returns err.
 func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPartition, ids map[string]string) error {
 	var recreated *kafka.TopicRecreatedError
 	if l.loss == nil || !errors.As(err, &recreated) {
@@ -221,6 +223,15 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 	earliest, lerr := l.r.client.Offsets(ctx, again, kafka.Earliest)
 	if lerr != nil {
 		return lookupError{lerr}
+	}
+	if l.end != nil {
+		// A triggered run that started before: the ends it fixed are the
+		// old topic's, and the new one may end before them.
+		ends, err := l.pos.ends(ctx, again)
+		if err != nil {
+			return err
+		}
+		maps.Copy(l.end, ends)
 	}
 	c := table.Commit{Schema: l.columns, Txns: map[string]int64{}, From: map[string]int64{}, Configuration: conf}
 	now := time.Now().UTC().Format(time.RFC3339)

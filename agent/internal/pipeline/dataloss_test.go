@@ -11,11 +11,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -407,5 +411,92 @@ func TestTriggeredRunEndsInsideGap(t *testing.T) {
 	if logged != 40 || st.Tables[0].DataLossOffsets != 40 {
 		t.Fatalf("the log records %d lost offsets and the status counts %d; want the gap [20, 60), 40", logged,
 			st.Tables[0].DataLossOffsets)
+	}
+}
+
+// A triggered run keeps the ends it fixed at its start when it restarts
+// after a retryable error, here a topic re-created (fail_on_data_loss =
+// false): it does not read what was written to its other topic meanwhile,
+// and the re-created topic's partitions end at the new topic's end.
+func TestTriggeredRunKeepsItsEndsAcrossRestarts(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	newProducer := func() *kgo.Client {
+		t.Helper()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	producer := newProducer()
+	send := func(topic string, from, to int) {
+		t.Helper()
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			recs = append(recs, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"id":%d}`, i)})
+		}
+		if err := producer.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("a", 0, 100)
+	send("b", 0, 100)
+	// Every fetch fails (and is retried) until released: the run cannot
+	// end before the topic is re-created.
+	var held atomic.Bool
+	held.Store(true)
+	c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !held.Load() {
+			return nil, nil, false
+		}
+		fetch := req.(*kmsg.FetchRequest)
+		resp := fetch.ResponseKind().(*kmsg.FetchResponse)
+		for _, rt := range fetch.Topics {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewFetchResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.NotLeaderForPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	p := triggeredPipeline("a")
+	off := false
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.Topics, ko.FailOnDataLoss = []string{"a", "b"}, &off
+	p.Normalize()
+	m := startManager(t, addr, p)
+	waitFor(t, 10*time.Second, "the starting offsets recorded", func() bool {
+		st, _ := m.Status("p")
+		return len(st.Tables[0].Partitions) == 2
+	})
+	send("a", 100, 150)
+	adm := kadm.NewClient(producer)
+	if _, err := adm.DeleteTopic(context.Background(), "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "b"); err != nil {
+		t.Fatal(err)
+	}
+	producer = newProducer() // the old one knows the old topic's id
+	send("b", 0, 10)
+	waitFor(t, 30*time.Second, "the re-created topic recorded", func() bool {
+		st, _ := m.Status("p")
+		return len(st.Tables[0].DataLoss) == 1
+	})
+	held.Store(false)
+	waitFor(t, 30*time.Second, "the run IDLE", func() bool { st, _ := m.Status("p"); return st.State == spec.StateIdle })
+	if st, _ := m.Status("p"); st.Tables[0].Rows != 110 {
+		t.Fatalf("%d rows; want 110: a up to 100, where the run ended when it started, and the 10 of the new b", st.Tables[0].Rows)
 	}
 }

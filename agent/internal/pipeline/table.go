@@ -91,6 +91,10 @@ type tableRunner struct {
 	// failing holds the partitions whose fetches fail and are retried;
 	// while any does, the table reports STARTING with the error.
 	failing map[kafka.TopicPartition]bool
+	// runEnd holds a triggered run's end offsets, fixed when the run
+	// starts: a loop that restarts after a retryable error keeps them.
+	// Used by the runner's goroutine only.
+	runEnd map[kafka.TopicPartition]int64
 }
 
 func startTable(cfg tableConfig, client *kafka.Client, src *source, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
@@ -294,7 +298,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		return err
 	}
 	defer s.close()
-	l := &loop{sink: s, r: r, topicIDs: map[string]string{}}
+	l := &loop{sink: s, r: r, topicIDs: map[string]string{}, end: r.runEnd}
 	return l.run(ctx)
 }
 
@@ -387,7 +391,7 @@ func (l *loop) run(ctx context.Context) error {
 			return err
 		}
 		if ends != nil {
-			l.end = ends
+			l.end, r.runEnd = ends, ends
 		}
 		// Record where new partitions start before reading them, so that a
 		// restart before their first data commit resumes there rather than
