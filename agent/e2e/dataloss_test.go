@@ -334,3 +334,24 @@ func TestTopicRecreatedGoesOn(t *testing.T) {
 	}
 	checkGapsLogged(t, st.Location, st.DataLoss)
 }
+
+// TestFanoutConsumerGroupLag shows a fanout schema's progress to Kafka's
+// own tool, as TestConsumerGroupLag does a table's: the group named with
+// the fanout schema in place of a table holds the offset it routed up to.
+func TestFanoutConsumerGroupLag(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	topic := uniqueName("e2e-fanlag")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "300", "--partitions", "1")
+	p := lossPipeline("fanlag", topic, true, nil)
+	putPipeline(t, a, p)
+	f := &spec.FanoutSchema{
+		Name: "fanlag_f", Pipeline: p.Name, DestinationCatalog: "main", DestinationSchema: "e2e_fanlag",
+		ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+			Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest}},
+		FanoutOptions: spec.FanoutOptions{FanoutBy: "'routed'"},
+	}
+	if _, err := a.client().PutFanoutSchema(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	waitGroup(t, "tributary.fanlag.main.e2e_fanlag.fanlag_f", topic, "300", "0")
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -109,8 +110,9 @@ func covers(a, b *spec.DataLossGap) bool {
 
 // addTo puts into c the pending gaps it moves past, which next (the
 // offsets c records) shows: their list as an operation parameter, and the
-// offsets they skipped as a counter. They are no longer pending: if the
-// commit fails, the loop starts again from the log and finds them again.
+// offsets they skipped as a counter; of a gap c moves into, the part
+// before c's offset. What c records is no longer pending: if the commit
+// fails, the loop starts again from the log and finds it again.
 func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 	if d == nil {
 		return
@@ -119,14 +121,30 @@ func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 	defer d.mu.Unlock()
 	var gaps []spec.DataLossGap
 	var lost int64
-	d.pending = slices.DeleteFunc(d.pending, func(g spec.DataLossGap) bool {
-		if n, ok := next[kafka.TopicPartition{Topic: g.Topic, Partition: g.Partition}]; !ok || n < g.To {
-			return false
+	kept := d.pending[:0]
+	for _, g := range d.pending {
+		n, ok := next[kafka.TopicPartition{Topic: g.Topic, Partition: g.Partition}]
+		switch {
+		case ok && n >= g.To:
+			gaps = append(gaps, g)
+			lost += lostOffsets(&g)
+		case ok && n > g.From:
+			// c moves into the gap: a micro-batch, or a triggered run,
+			// ends inside it. c records the part it moves past, and the
+			// rest stays pending, so that a loop that starts again from
+			// c, and finds only the rest, leaves no part unrecorded.
+			part := g
+			part.To = n
+			gaps = append(gaps, part)
+			lost += lostOffsets(&part)
+			g.From = n
+			kept = append(kept, g)
+		default:
+			kept = append(kept, g)
 		}
-		gaps = append(gaps, g)
-		lost += lostOffsets(&g)
-		return true
-	})
+	}
+	clear(d.pending[len(kept):])
+	d.pending = kept
 	if len(gaps) == 0 {
 		return
 	}
@@ -184,7 +202,8 @@ func (d *dataLoss) onGap() func(spec.DataLossGap) {
 // commits, for every topic of ids that was re-created, its new id and the
 // earliest offset of each of its partitions among tps as the next to read
 // (the offsets go back: the new topic starts over), with the gaps, and
-// returns nil. Otherwise it returns err.
+// returns nil; a triggered run's ends of those partitions become the new
+// topic's. Otherwise it returns err.
 func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPartition, ids map[string]string) error {
 	var recreated *kafka.TopicRecreatedError
 	if l.loss == nil || !errors.As(err, &recreated) {
@@ -204,6 +223,15 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 	earliest, lerr := l.r.client.Offsets(ctx, again, kafka.Earliest)
 	if lerr != nil {
 		return lookupError{lerr}
+	}
+	if l.end != nil {
+		// A triggered run that started before: the ends it fixed are the
+		// old topic's, and the new one may end before them.
+		ends, err := l.pos.ends(ctx, again)
+		if err != nil {
+			return err
+		}
+		maps.Copy(l.end, ends)
 	}
 	c := table.Commit{Schema: l.columns, Txns: map[string]int64{}, From: map[string]int64{}, Configuration: conf}
 	now := time.Now().UTC().Format(time.RFC3339)

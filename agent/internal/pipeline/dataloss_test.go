@@ -8,13 +8,18 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -198,13 +203,43 @@ func TestDataLossAddTo(t *testing.T) {
 		t.Fatalf("status %+v, want 2 gaps and 7 offsets", st.status)
 	}
 	var c table.Commit
-	d.addTo(&c, map[kafka.TopicPartition]int64{{Topic: "t", Partition: 0}: 9, {Topic: "t", Partition: 1}: 2})
+	d.addTo(&c, map[kafka.TopicPartition]int64{{Topic: "t", Partition: 0}: 9, {Topic: "t", Partition: 1}: 0})
 	if c.Counters[counterDataLoss] != 4 || !strings.Contains(c.Parameters[paramDataLoss], `"from":5,"to":9`) ||
 		strings.Contains(c.Parameters[paramDataLoss], `"partition":1`) {
 		t.Errorf("commit %+v: want the gap of t/0 only", c)
 	}
 	if len(d.pending) != 1 || d.pending[0] != b {
 		t.Errorf("pending %+v, want the gap of t/1", d.pending)
+	}
+}
+
+// A commit that moves into a gap (a micro-batch, or a triggered run, whose
+// end lies inside it) records the part of the gap before its offset, and
+// keeps the rest pending: a loop that starts again from that commit finds
+// only the rest, and the log still records the whole gap, each offset once.
+func TestDataLossAddToInsideGap(t *testing.T) {
+	tp0 := kafka.TopicPartition{Topic: "t"}
+	st := &tableState{}
+	d := newDataLoss(slog.Default(), func() []*tableState { return []*tableState{st} })
+	d.skip(spec.DataLossGap{Topic: "t", From: 10, To: 50})
+	var first table.Commit
+	d.addTo(&first, map[kafka.TopicPartition]int64{tp0: 30})
+	if first.Counters[counterDataLoss] != 20 || !strings.Contains(first.Parameters[paramDataLoss], `"from":10,"to":30`) {
+		t.Fatalf("commit at 30: %+v; want the gap's part [10, 30)", first)
+	}
+	// The rest, found again by the next micro-batch, is not counted twice.
+	d.skip(spec.DataLossGap{Topic: "t", From: 30, To: 50})
+	if len(d.pending) != 1 || d.pending[0].From != 30 || d.pending[0].To != 50 || st.status.DataLossOffsets != 40 {
+		t.Fatalf("pending %+v, status %+v; want [30, 50) pending and 40 offsets", d.pending, st.status)
+	}
+	// A restart from the first commit finds [30, 50) only.
+	again := newDataLoss(slog.Default(), func() []*tableState { return nil })
+	again.skip(spec.DataLossGap{Topic: "t", From: 30, To: 50})
+	var second table.Commit
+	again.addTo(&second, map[kafka.TopicPartition]int64{tp0: 60})
+	if total := first.Counters[counterDataLoss] + second.Counters[counterDataLoss]; total != 40 ||
+		!strings.Contains(second.Parameters[paramDataLoss], `"from":30,"to":50`) {
+		t.Fatalf("commits %+v and %+v record %d lost offsets; want the whole gap, 40", first, second, total)
 	}
 }
 
@@ -310,6 +345,13 @@ func TestFanoutDataLoss(t *testing.T) {
 	waitFor(t, 20*time.Second, fmt.Sprintf("%d records, all but the %d lost", 210-lost, lost), func() bool {
 		return fanoutRows(r) == 210-lost && len(r.status().Tables) > 0 && len(r.status().Tables[0].DataLoss) == 1
 	})
+	// No record follows the gap: the position past it is recorded at the
+	// next flush all the same.
+	waitFor(t, 20*time.Second, fmt.Sprintf("the progress of events/0 at %d", to), func() bool {
+		return slices.ContainsFunc(r.status().Partitions, func(p spec.PartitionStatus) bool {
+			return p.Topic == "events" && p.Partition == 0 && p.NextOffset == to
+		})
+	})
 	want := spec.DataLossGap{Topic: "events", Partition: 0, From: from, To: to}
 	for _, ts := range r.status().Tables {
 		if g := ts.DataLoss; len(g) != 1 || g[0].Topic != want.Topic || g[0].From != from || g[0].To != to {
@@ -319,5 +361,145 @@ func TestFanoutDataLoss(t *testing.T) {
 	r.stop()
 	if logged := loggedGaps(t, filepath.Join(cfg.Dir, progressDir)); len(logged) != 1 || logged[0].From != from || logged[0].To != to {
 		t.Errorf("the progress log records gaps %+v, want %+v", logged, want)
+	}
+}
+
+// A triggered run whose end lies inside a gap retention left (fail_on_data_loss
+// = false) commits its end, and the next run goes on from there: the log
+// records the whole gap, in two parts, and the status counts each offset
+// once.
+func TestTriggeredRunEndsInsideGap(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 100, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	p := triggeredPipeline("events")
+	off := false
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.FailOnDataLoss = &off
+	endAt := func(end int64) {
+		ko.EndingOffset, ko.EndingOffsets = spec.EndingOffsetSpecific, map[string]map[string]int64{"events": {"0": end}}
+	}
+	endAt(20)
+	p.Normalize()
+	m := startManager(t, addr, p)
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	idle := func(rows int64) {
+		t.Helper()
+		waitFor(t, 10*time.Second, fmt.Sprintf("the run IDLE with %d rows", rows), func() bool {
+			st, _ := m.Status("p")
+			return st.State == spec.StateIdle && st.Tables[0].Rows == rows
+		})
+	}
+	idle(20)
+	deleteRecords(t, producer, "events", 60)
+	// The next run ends at 40, inside the gap [20, 60).
+	endAt(40)
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the run at 40 IDLE", func() bool {
+		st, _ := m.Status("p")
+		return st.State == spec.StateIdle && len(st.Tables[0].Partitions) == 1 && st.Tables[0].Partitions[0].NextOffset == 40
+	})
+	// And the one after it at latest.
+	ko.EndingOffset, ko.EndingOffsets = spec.EndingOffsetLatest, nil
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	idle(60)
+	st, _ := m.Status("p")
+	var logged int64
+	for _, g := range loggedGaps(t, st.Tables[0].Location) {
+		logged += lostOffsets(&g)
+	}
+	if logged != 40 || st.Tables[0].DataLossOffsets != 40 {
+		t.Fatalf("the log records %d lost offsets and the status counts %d; want the gap [20, 60), 40", logged,
+			st.Tables[0].DataLossOffsets)
+	}
+}
+
+// A triggered run keeps the ends it fixed at its start when it restarts
+// after a retryable error, here a topic re-created (fail_on_data_loss =
+// false): it does not read what was written to its other topic meanwhile,
+// and the re-created topic's partitions end at the new topic's end.
+func TestTriggeredRunKeepsItsEndsAcrossRestarts(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	newProducer := func() *kgo.Client {
+		t.Helper()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	producer := newProducer()
+	send := func(topic string, from, to int) {
+		t.Helper()
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			recs = append(recs, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"id":%d}`, i)})
+		}
+		if err := producer.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("a", 0, 100)
+	send("b", 0, 100)
+	// Every fetch fails (and is retried) until released: the run cannot
+	// end before the topic is re-created.
+	var held atomic.Bool
+	held.Store(true)
+	c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !held.Load() {
+			return nil, nil, false
+		}
+		fetch := req.(*kmsg.FetchRequest)
+		resp := fetch.ResponseKind().(*kmsg.FetchResponse)
+		for _, rt := range fetch.Topics {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewFetchResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.NotLeaderForPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	p := triggeredPipeline("a")
+	off := false
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.Topics, ko.FailOnDataLoss = []string{"a", "b"}, &off
+	p.Normalize()
+	m := startManager(t, addr, p)
+	waitFor(t, 10*time.Second, "the starting offsets recorded", func() bool {
+		st, _ := m.Status("p")
+		return len(st.Tables[0].Partitions) == 2
+	})
+	send("a", 100, 150)
+	adm := kadm.NewClient(producer)
+	if _, err := adm.DeleteTopic(context.Background(), "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "b"); err != nil {
+		t.Fatal(err)
+	}
+	producer = newProducer() // the old one knows the old topic's id
+	send("b", 0, 10)
+	waitFor(t, 30*time.Second, "the re-created topic recorded", func() bool {
+		st, _ := m.Status("p")
+		return len(st.Tables[0].DataLoss) == 1
+	})
+	held.Store(false)
+	waitFor(t, 30*time.Second, "the run IDLE", func() bool { st, _ := m.Status("p"); return st.State == spec.StateIdle })
+	if st, _ := m.Status("p"); st.Tables[0].Rows != 110 {
+		t.Fatalf("%d rows; want 110: a up to 100, where the run ended when it started, and the 10 of the new b", st.Tables[0].Rows)
 	}
 }

@@ -51,6 +51,10 @@ type fanoutRunner struct {
 	// crash, set by tests only, is asked before each table's flush: an
 	// error stops the run there, as a crash would.
 	crash func(table string) error
+	// runEnd holds a triggered run's end offsets, fixed when the run
+	// starts: a run that restarts after a retryable error keeps them.
+	// Used by the runner's goroutine only.
+	runEnd map[kafka.TopicPartition]int64
 
 	mu        sync.Mutex
 	state     string
@@ -212,6 +216,9 @@ type fanoutRun struct {
 	end     map[kafka.TopicPartition]int64 // triggered runs only
 	// sizes measures the records routed, for the lag in bytes.
 	sizes recordSizes
+	// group mirrors the recorded progress to the fanout schema's consumer
+	// group, for lag tools; nil until the run's loop starts.
+	group *groupCommitter
 	// flushAsk receives the tables the memory budget asks to flush.
 	flushAsk chan *fanoutTable
 	// ctx ends with the run: it stops subscriptions and flush forwarders.
@@ -236,7 +243,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},
 		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
 		readEnd:  map[kafka.TopicPartition]int64{},
-		flushAsk: make(chan *fanoutTable), ctx: rctx, sizes: recordSizes{},
+		flushAsk: make(chan *fanoutTable), ctx: rctx, sizes: recordSizes{}, end: r.runEnd,
 	}
 	defer func() {
 		cancel()
@@ -432,9 +439,12 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		run.publish()
 		return nil
 	}
-	if err := r.positions().checkGroupMembers(ctx); err != nil {
+	pos := r.positions()
+	if err := pos.checkGroupMembers(ctx); err != nil {
 		return err
 	}
+	run.group = newGroupCommitter(r.client, pos.group, r.log)
+	defer run.group.close()
 	tps, err := r.client.Partitions(ctx, ko)
 	if err != nil {
 		return err
@@ -452,6 +462,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	// and the final flush commits it, rather than the stop turning into a
 	// decode error that drops what every table buffered.
 	wctx := context.WithoutCancel(ctx)
+	armed := false // the flush timer runs
 	for {
 		if !r.cfg.Continuous && run.reachedEnd() {
 			if err := run.flushAll(wctx); err != nil {
@@ -472,10 +483,15 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if wasEmpty && !run.empty() {
+			// The interval counts from the first buffered record. A
+			// position that moved with nothing buffered (records no table
+			// takes, a gap skipped) is recorded at the next flush too.
+			if (wasEmpty && !run.empty()) || (!armed && run.pos[f.tp] > run.progress.next[f.tp]) {
 				clk.flush.Reset(r.cfg.FlushEvery)
+				armed = true
 			}
 		case <-clk.flush.C:
+			armed = false
 			if err := run.flushAll(wctx); err != nil {
 				return err
 			}
@@ -531,7 +547,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 		return nil, err
 	}
 	if ends != nil {
-		run.end = ends
+		run.end, r.runEnd = ends, ends
 	}
 	next := map[kafka.TopicPartition]int64{}
 	for _, tp := range tps {
@@ -862,6 +878,8 @@ func (run *fanoutRun) flushTable(ctx context.Context, t *fanoutTable) error {
 // record writes the progress to the progress log: per partition, the
 // routed position, or below it the lowest offset a table with buffered
 // rows of the partition has not committed yet; and the tables created.
+// It mirrors the progress to the consumer group, as a table loop mirrors
+// its offsets.
 func (run *fanoutRun) record() error {
 	next := maps.Clone(run.pos)
 	for _, t := range run.order {
@@ -873,6 +891,9 @@ func (run *fanoutRun) record() error {
 	}
 	if err := run.progress.record(next, nil, nil); err != nil {
 		return err
+	}
+	if run.group != nil {
+		run.group.offer(run.progress.next)
 	}
 	run.publish()
 	return nil

@@ -266,3 +266,59 @@ func TestFanoutStartsAtLatest(t *testing.T) {
 		t.Fatalf("%d rows, want the 50 produced after the start", n)
 	}
 }
+
+// A fanout schema mirrors its progress to its consumer group, as a table
+// does, so that lag tools see it: the group named with the fanout schema
+// in place of a table.
+func TestFanoutMirrorsGroupOffsets(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 100, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "100 records", func() bool { return fanoutRows(r) == 100 })
+	tps := make([]kafka.TopicPartition, 4)
+	for p := range tps {
+		tps[p] = kafka.TopicPartition{Topic: "events", Partition: p}
+	}
+	waitFor(t, 20*time.Second, "the group's offsets at the progress", func() bool {
+		offs, err := fx.client.GroupOffsets(context.Background(), "tributary.p.main.events.f", tps)
+		if err != nil {
+			return false
+		}
+		var sum int64
+		for _, n := range offs {
+			sum += n
+		}
+		return sum == 100
+	})
+}
+
+// A triggered run's ends are fixed when it starts: a run that restarts
+// after a retryable error in its middle (here its first flush) keeps them,
+// and does not read what was written meanwhile.
+func TestFanoutRunKeepsItsEndsAcrossRetries(t *testing.T) {
+	fx := newFanoutFixture(t)
+	produce(t, fx.producer, 0, 100, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	cfg.Continuous, cfg.FlushEvery = false, time.Hour
+	crashed := false
+	crash := func(string) error {
+		if crashed {
+			return nil
+		}
+		crashed = true
+		var recs []*kgo.Record
+		for i := 100; i < 150; i++ {
+			recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "%d", i), Value: []byte(fanoutEvent(i))})
+		}
+		if err := fx.producer.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			return err
+		}
+		return errors.New("the first flush fails")
+	}
+	r := fx.run(t, cfg, routeByType, nil, crash)
+	waitFor(t, 20*time.Second, "the end of the run", func() bool { return r.status().State == spec.StateIdle })
+	if n := fanoutRows(r); n != 100 {
+		t.Fatalf("%d rows, want the 100 there when the run started", n)
+	}
+}

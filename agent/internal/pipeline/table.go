@@ -91,6 +91,10 @@ type tableRunner struct {
 	// failing holds the partitions whose fetches fail and are retried;
 	// while any does, the table reports STARTING with the error.
 	failing map[kafka.TopicPartition]bool
+	// runEnd holds a triggered run's end offsets, fixed when the run
+	// starts: a loop that restarts after a retryable error keeps them.
+	// Used by the runner's goroutine only.
+	runEnd map[kafka.TopicPartition]int64
 }
 
 func startTable(cfg tableConfig, client *kafka.Client, src *source, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
@@ -224,6 +228,8 @@ type loop struct {
 	*sink
 	r   *tableRunner
 	end map[kafka.TopicPartition]int64 // triggered runs only
+	// pos looks up the table's start, end and latest offsets.
+	pos *positions
 	// topicIDs holds the id of every topic the loop reads, as first seen:
 	// a fetcher that finds another id stops the table.
 	topicIDs map[string]string
@@ -292,7 +298,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		return err
 	}
 	defer s.close()
-	l := &loop{sink: s, r: r, topicIDs: map[string]string{}}
+	l := &loop{sink: s, r: r, topicIDs: map[string]string{}, end: r.runEnd}
 	return l.run(ctx)
 }
 
@@ -330,6 +336,7 @@ func (l *loop) run(ctx context.Context) error {
 	pr := &partitionReader{source: r.source, fetch: fctx, decode: dctx, wg: &wg, pool: l.decoders, chunks: chunks, errs: fetchErrs,
 		log: r.log}
 	pos := r.positions()
+	l.pos = pos
 	l.group = newGroupCommitter(r.client, pos.group, r.log)
 	defer l.group.close()
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
@@ -362,7 +369,7 @@ func (l *loop) run(ctx context.Context) error {
 			return err
 		}
 		if ends != nil {
-			l.end = ends
+			l.end, r.runEnd = ends, ends
 		}
 		// Record where new partitions start before reading them, so that a
 		// restart before their first data commit resumes there rather than

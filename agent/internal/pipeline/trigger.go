@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math/bits"
 	"slices"
 	"strings"
@@ -21,9 +22,9 @@ import (
 // bytes, age, memory) may commit part of a micro-batch before that, so that
 // no commit covers more offsets than the micro-batch does.
 //
-// The ends of a micro-batch are the offsets available (the high watermark,
-// the last stable offset under read_committed, or a triggered run's ends),
-// capped by max_offsets_per_trigger, which [allowances] splits across the
+// The ends of a micro-batch are the offsets available (the latest, as
+// [positions.latest] has it, or a triggered run's ends), capped by
+// max_offsets_per_trigger, which [allowances] splits across the
 // partitions in proportion to their lag. With min_offsets_per_trigger, a
 // trigger that finds fewer offsets available in all waits for more, until
 // max_trigger_delay has passed since the last micro-batch committed (or
@@ -205,32 +206,21 @@ func (l *loop) fire(ctx context.Context, t *trigger, read func(from, until map[k
 	available := l.end // a triggered run reads up to its ends
 	if l.r.cfg.Continuous {
 		var err error
-		if available, err = availableOffsets(ctx, l.r.client, next, l.r.cfg.Table.ConnectorOptions.KafkaOptions.ReadCommitted()); err != nil {
+		if available, err = l.pos.lookup(ctx, slices.Collect(maps.Keys(next)), l.pos.latest()); err != nil {
 			l.r.log.Warn("looking up the offsets to read failed; the trigger looks again", "err", err, "in", t.poll)
 			t.timer.Reset(t.poll)
 			return
 		}
+		// No fetch runs while the trigger waits for more offsets: the lag
+		// in the status counts from what is available now.
+		maps.Copy(l.readEnd, available)
+		l.publishOffsets()
 	}
 	if t.ends = t.plan(next, available, time.Now()); t.ends == nil {
 		t.timer.Reset(t.poll)
 		return
 	}
 	read(next, t.ends)
-}
-
-// availableOffsets returns the offset up to which each partition of next
-// can be read: the high watermark, or the last stable offset when
-// readCommitted.
-func availableOffsets(ctx context.Context, client *kafka.Client, next map[kafka.TopicPartition]int64, readCommitted bool) (map[kafka.TopicPartition]int64, error) {
-	tps := make([]kafka.TopicPartition, 0, len(next))
-	for tp := range next {
-		tps = append(tps, tp)
-	}
-	which := int64(kafka.Latest)
-	if readCommitted {
-		which = kafka.LastStable
-	}
-	return client.Offsets(ctx, tps, which)
 }
 
 // endBatch commits l's micro-batch once every partition of it reached its

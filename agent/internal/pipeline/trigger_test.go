@@ -168,3 +168,22 @@ func TestTriggerCapsCommits(t *testing.T) {
 		}
 	}
 }
+
+// A table whose trigger waits for min_offsets_per_trigger fetches nothing
+// meanwhile; its status still shows the lag of the offsets that wait.
+func TestTriggerWaitShowsLag(t *testing.T) {
+	addr, producer := newCluster(t, 2, "events")
+	produce(t, producer, 0, 10, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	least := int64(1000)
+	p := testPipeline("events")
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.MinOffsetsPerTrigger, ko.MaxTriggerDelay = &least, "1h"
+	p.Normalize()
+	m := startManager(t, addr, p)
+	waitFor(t, 30*time.Second, "a lag of 10", func() bool { st, _ := m.Status("p"); return st.Tables[0].Lag == 10 })
+	produce(t, producer, 10, 15, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	waitFor(t, 30*time.Second, "a lag of 15", func() bool { st, _ := m.Status("p"); return st.Tables[0].Lag == 15 })
+	if st, _ := m.Status("p"); st.Tables[0].Rows != 0 {
+		t.Fatalf("%d rows; want none before 1000 offsets or an hour", st.Tables[0].Rows)
+	}
+}
