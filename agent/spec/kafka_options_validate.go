@@ -114,23 +114,8 @@ func (ko *KafkaOptions) endingAttrs() []string {
 // validateSubscription checks that exactly one of topics, topic_pattern
 // and assign is set, and checks assign.
 func (ko *KafkaOptions) validateSubscription(col collector) {
-	var set []string
-	for _, s := range []struct {
-		attr string
-		on   bool
-	}{{"topics", len(ko.Topics) > 0}, {"topic_pattern", ko.TopicPattern != ""}, {"assign", len(ko.Assign) > 0}} {
-		if s.on {
-			set = append(set, s.attr)
-		}
-	}
-	all := []string{col.path("topics"), col.path("topic_pattern"), col.path("assign")}
-	switch {
-	case len(set) > 1:
-		col.addInvolving(set[0], all, "%s are mutually exclusive; set only one of topics, topic_pattern and assign",
-			strings.Join(set, " and "))
-	case len(set) == 0:
-		col.addInvolving("topics", all, "one of topics, topic_pattern or assign is required")
-	}
+	validateExactlyOne(col, 0, "set only one of topics, topic_pattern and assign",
+		attrSet{"topics", len(ko.Topics) > 0}, attrSet{"topic_pattern", ko.TopicPattern != ""}, attrSet{"assign", len(ko.Assign) > 0})
 	ko.validateAssign(col)
 }
 

@@ -201,24 +201,38 @@ func (tr *Transformer) validate(col collector) {
 	}
 }
 
-func (ao *AvroOptions) validate(col collector) {
-	var set []string
-	for _, s := range []struct {
-		attr string
-		on   bool
-	}{{"schema", ao.Schema != ""}, {"schema_file_path", ao.SchemaFilePath != ""}, {"schema_registry", ao.SchemaRegistry != nil}} {
-		if s.on {
-			set = append(set, s.attr)
+// attrSet is an attribute of a group of which exactly one is set, and
+// whether it is.
+type attrSet struct {
+	attr string
+	set  bool
+}
+
+// validateExactlyOne checks that exactly one of attrs is set. With several,
+// the error lands on the one at index blame among those set and says they
+// "are mutually exclusive; " followed by only; with none, it lands on the
+// first and lists them all. Both errors involve every attribute of attrs.
+func validateExactlyOne(col collector, blame int, only string, attrs ...attrSet) {
+	var set, names, all []string
+	for _, a := range attrs {
+		if a.set {
+			set = append(set, a.attr)
 		}
+		names = append(names, a.attr)
+		all = append(all, col.path(a.attr))
 	}
-	all := []string{col.path("schema"), col.path("schema_file_path"), col.path("schema_registry")}
 	switch {
 	case len(set) > 1:
-		col.addInvolving(set[1], all, "%s are mutually exclusive; set only one of schema, schema_file_path and schema_registry",
-			strings.Join(set, " and "))
+		col.addInvolving(set[min(blame, len(set)-1)], all, "%s are mutually exclusive; %s", strings.Join(set, " and "), only)
 	case len(set) == 0:
-		col.addInvolving("schema", all, "one of schema, schema_file_path or schema_registry is required")
+		col.addInvolving(names[0], all, "one of %s or %s is required", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 	}
+}
+
+func (ao *AvroOptions) validate(col collector) {
+	validateExactlyOne(col, 1, "set only one of schema, schema_file_path and schema_registry",
+		attrSet{"schema", ao.Schema != ""}, attrSet{"schema_file_path", ao.SchemaFilePath != ""},
+		attrSet{"schema_registry", ao.SchemaRegistry != nil})
 	ao.SchemaRegistry.validate(col.at("schema_registry"), false)
 	validateParseMode(col, ao.ParseMode)
 }
@@ -276,24 +290,10 @@ func validateParseMode(col collector, mode string) {
 }
 
 func (jo *JSONOptions) validate(col collector) {
-	var set []string
-	for _, s := range []struct {
-		attr string
-		on   bool
-	}{{"schema", jo.Schema != ""}, {"schema_file_path", jo.SchemaFilePath != ""}, {"schema_evolution_mode", jo.SchemaEvolutionMode != ""}} {
-		if s.on {
-			set = append(set, s.attr)
-		}
-	}
-	modePath := col.path("schema_evolution_mode")
-	all := []string{col.path("schema"), col.path("schema_file_path"), modePath}
-	switch {
-	case len(set) > 1:
-		col.addInvolving(set[0], all, "%s are mutually exclusive; set only one of schema, schema_file_path "+
-			"(a fixed schema) and schema_evolution_mode (a schema inferred from the records)", strings.Join(set, " and "))
-	case len(set) == 0:
-		col.addInvolving("schema", all, "one of schema, schema_file_path or schema_evolution_mode is required")
-	}
+	validateExactlyOne(col, 0, "set only one of schema, schema_file_path (a fixed schema) and schema_evolution_mode "+
+		"(a schema inferred from the records)",
+		attrSet{"schema", jo.Schema != ""}, attrSet{"schema_file_path", jo.SchemaFilePath != ""},
+		attrSet{"schema_evolution_mode", jo.SchemaEvolutionMode != ""})
 	if m := jo.SchemaEvolutionMode; m != "" {
 		if !knownSchemaEvolutionMode(m) {
 			hint := ""
@@ -324,7 +324,7 @@ func (jo *JSONOptions) validate(col collector) {
 			{"rescued_data_column", jo.RescuedDataColumn != ""},
 		} {
 			if o.set {
-				col.addInvolving(o.attr, []string{modePath}, "%s applies only to a schema inferred from the records: "+
+				col.addInvolving(o.attr, []string{col.path("schema_evolution_mode")}, "%s applies only to a schema inferred from the records: "+
 					"it requires schema_evolution_mode (with schema or schema_file_path, declare the columns' types there)", o.attr)
 			}
 		}
