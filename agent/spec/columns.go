@@ -16,7 +16,47 @@ const (
 	// CorruptRecordColumn holds the raw bytes of a key or value that could
 	// not be decoded (PERMISSIVE mode); null for records that decoded.
 	CorruptRecordColumn = "_corrupt_record"
+	// OpColumn holds a changelog row's operation: c (insert), u (update),
+	// d (delete) or r (snapshot read).
+	OpColumn = "_op"
+	// SourceColumn holds a changelog row's source: [SourceType].
+	SourceColumn = "_source"
 )
+
+// SourceType is the struct type of the _source column of changelog
+// formats: the database and table the change happened in and when.
+var SourceType = &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
+	{Name: "db", Type: &schema.Type{Kind: schema.String}, Nullable: true},
+	{Name: "table", Type: &schema.Type{Kind: schema.String}, Nullable: true},
+	{Name: "ts", Type: &schema.Type{Kind: schema.Timestamp}, Nullable: true},
+}}
+
+// headersType is the type of record headers: a list, not a map, so that
+// repeated keys are all kept.
+var headersType = &schema.Type{Kind: schema.Array, Elem: &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
+	{Name: "key", Type: &schema.Type{Kind: schema.String}, Nullable: true},
+	{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
+}}}
+
+// MetadataColumnType returns the type of the metadata column name, one of
+// [MetadataColumnNames]; nil for any other name.
+func MetadataColumnType(name string) *schema.Type {
+	switch name {
+	case MetaTopic, MetaTimestampType:
+		return &schema.Type{Kind: schema.String}
+	case MetaPartition, MetaLeaderEpoch:
+		return &schema.Type{Kind: schema.Int}
+	case MetaOffset:
+		return &schema.Type{Kind: schema.Long}
+	case MetaTimestamp:
+		return &schema.Type{Kind: schema.Timestamp}
+	case MetaHeaders:
+		return headersType
+	case MetaRawKey, MetaRawValue:
+		return &schema.Type{Kind: schema.Binary}
+	}
+	return nil
+}
 
 // MetadataType is the struct type of the source metadata column (L-16).
 // Every field is nullable, although the agent sets topic, partition, offset
@@ -31,10 +71,7 @@ var MetadataType = &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
 	{Name: "offset", Type: &schema.Type{Kind: schema.Long}, Nullable: true},
 	{Name: "timestamp", Type: &schema.Type{Kind: schema.Timestamp}, Nullable: true},
 	{Name: "timestampType", Type: &schema.Type{Kind: schema.Int}, Nullable: true},
-	{Name: "headers", Type: &schema.Type{Kind: schema.Array, Elem: &schema.Type{Kind: schema.Struct, Fields: []schema.Field{
-		{Name: "key", Type: &schema.Type{Kind: schema.String}, Nullable: true},
-		{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
-	}}}, Nullable: true},
+	{Name: "headers", Type: headersType, Nullable: true},
 }}
 
 // Part is the part of a table's columns that one side of a record produces.
@@ -53,6 +90,11 @@ type Part struct {
 	// Column is KeyColumn or ValueColumn: the name of the side's single
 	// column when it has one.
 	Column string
+	// Prefix is key_fields_prefix or value_fields_prefix: the column of a
+	// parsed field is named Prefix followed by the field's name, while
+	// decoding matches the field's own name. Fields hold the names without
+	// it. Never applied to the single column Column.
+	Prefix string
 	// Rescue is the STRING column of an inferred part ([Part.Inferred])
 	// that holds, per record, a JSON object of the fields the table's
 	// schema cannot take; "" for none. It comes after the source metadata
@@ -78,13 +120,23 @@ func (p *Part) Width() int {
 }
 
 // Layout is the column set of a destination table, in order: the key part,
-// the value part, the source metadata column if configured, the rescue
-// columns of inferred parts (the key's, then the value's), and
-// _corrupt_record when any part can fail to decode.
+// the value part, _op and _source of changelog rows, the source metadata
+// column if configured, the metadata columns, the rescue columns of
+// inferred parts (the key's, then the value's), and _corrupt_record when
+// any part can fail to decode.
 type Layout struct {
-	Key, Value     Part
+	Key, Value Part
+	// Op and Source say whether the table has the _op and _source columns:
+	// both for a changelog value format, _op alone for a JSON value with
+	// json_options.empty_value_as_delete.
+	Op, Source     bool
 	MetadataColumn string
-	CorruptRecord  bool
+	// Meta lists table_configuration.metadata_columns.
+	Meta []string
+	// Duplicate is kafka_options.duplicate_field_strategy: which side keeps
+	// a column name both parse (empty: neither, it is an error).
+	Duplicate     string
+	CorruptRecord bool
 }
 
 // Columns returns the table's columns in layout order: the schema of its
@@ -100,16 +152,26 @@ func (l *Layout) Columns() []schema.Field {
 			// record whose NOT NULL field is missing keeps its row, with the
 			// field null and the raw bytes in _corrupt_record.
 			for _, f := range p.Fields {
+				f.Name = p.Prefix + f.Name
 				cols = append(cols, schema.Nullable(f))
 			}
 			continue
 		}
 		cols = append(cols, schema.Field{Name: p.Column, Type: &schema.Type{Kind: p.columnKind()}, Nullable: true})
 	}
+	if l.Op {
+		cols = append(cols, schema.Field{Name: OpColumn, Type: &schema.Type{Kind: schema.String}, Nullable: true})
+	}
+	if l.Source {
+		cols = append(cols, schema.Field{Name: SourceColumn, Type: SourceType, Nullable: true})
+	}
 	if l.MetadataColumn != "" {
 		// Nullable, so that adding the column to an existing table is a
 		// compatible schema change; every row written has it set.
 		cols = append(cols, schema.Field{Name: l.MetadataColumn, Type: MetadataType, Nullable: true})
+	}
+	for _, m := range l.Meta {
+		cols = append(cols, schema.Field{Name: m, Type: MetadataColumnType(m), Nullable: true})
 	}
 	for _, p := range []*Part{&l.Key, &l.Value} {
 		if p.Rescue != "" {
@@ -153,11 +215,15 @@ func (t *Table) Layout() (*Layout, Errors) {
 func (t *Table) columns(tc collector) *Layout {
 	kc := tc.at("connector_options").at("kafka_options")
 	ko := &t.ConnectorOptions.KafkaOptions
-	l := &Layout{MetadataColumn: t.TableConfiguration.SourceMetadataColumn}
+	l := &Layout{MetadataColumn: t.TableConfiguration.SourceMetadataColumn, Meta: t.TableConfiguration.MetadataColumns,
+		Duplicate: ko.DuplicateFieldStrategy}
 	ok := true
 	l.Key, ok = part(kc.at("key_transformer"), ko.KeyTransformer, KeyColumn)
 	var vok bool
 	l.Value, vok = part(kc.at("value_transformer"), ko.ValueTransformer, ValueColumn)
+	l.Key.Prefix, l.Value.Prefix = ko.KeyFieldsPrefix, ko.ValueFieldsPrefix
+	l.Source = ko.ValueTransformer.Changelog()
+	l.Op = l.Source || ko.ValueTransformer.DeletesOnEmpty()
 	l.CorruptRecord = l.Key.mayCorrupt() || l.Value.mayCorrupt()
 	if !ok || !vok {
 		return l

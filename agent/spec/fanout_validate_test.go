@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -182,7 +183,7 @@ func TestFanoutTableSpec(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f.FanoutOptions.Transforms[0].JSONOptions = tt.jo
 			tab := f.TableSpec("orders")
-			if tab.DestinationTable != "orders" || tab.TableConfiguration != f.TableConfiguration {
+			if tab.DestinationTable != "orders" || !reflect.DeepEqual(tab.TableConfiguration, f.TableConfiguration) {
 				t.Fatalf("TableSpec = %+v", tab)
 			}
 			l, errs := tab.Layout()

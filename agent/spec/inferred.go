@@ -63,3 +63,15 @@ func (p *Part) Inferred() bool {
 // takes its schema from a registry or infers it, and the agent has not
 // set Fields.
 func (p *Part) unresolved() bool { return p.Fields == nil && (p.Pending() || p.Inferred()) }
+
+// Changelog reports whether tr decodes change events (DEBEZIUM_JSON or
+// CANAL_JSON): each record becomes zero or more rows with _op and _source.
+func (tr *Transformer) Changelog() bool {
+	return tr != nil && (tr.Format == FormatDebeziumJSON || tr.Format == FormatCanalJSON)
+}
+
+// DeletesOnEmpty reports whether a null value becomes a delete row (_op
+// "d"): json_options.empty_value_as_delete on a JSON or changelog value.
+func (tr *Transformer) DeletesOnEmpty() bool {
+	return tr != nil && tr.JSONOptions != nil && tr.JSONOptions.EmptyValueAsDelete != nil && *tr.JSONOptions.EmptyValueAsDelete
+}

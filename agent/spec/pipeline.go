@@ -50,10 +50,16 @@ const (
 	FormatJSON     = "JSON"
 	FormatAvro     = "AVRO"
 	FormatProtobuf = "PROTOBUF"
+	// FormatDebeziumJSON is a Debezium change event in JSON (F-02): each
+	// event becomes a row with _op, _source and its row image.
+	FormatDebeziumJSON = "DEBEZIUM_JSON"
+	// FormatCanalJSON is a Canal change event in JSON (F-02): each row of
+	// its data array becomes a row with _op, _source and the row image.
+	FormatCanalJSON = "CANAL_JSON"
 )
 
 // Formats lists the accepted transformer formats.
-var Formats = []string{FormatString, FormatJSON, FormatAvro, FormatProtobuf}
+var Formats = []string{FormatString, FormatJSON, FormatAvro, FormatProtobuf, FormatDebeziumJSON, FormatCanalJSON}
 
 // Pipeline is one ingestion pipeline: a set of destination tables fed from
 // one connection, written under <root>/<catalog>/<schema>/<table>/, where
@@ -209,6 +215,25 @@ type KafkaOptions struct {
 	// whether records of aborted and still open transactions are read.
 	// Transaction markers never become rows at either level.
 	IsolationLevel string `json:"isolation_level,omitempty"`
+	// KeyFieldsPrefix and ValueFieldsPrefix prefix the names of the
+	// columns parsed from the key and from the value (F-08); neither may
+	// be a prefix of the other. They never apply to the single key or
+	// value column of an unparsed side.
+	KeyFieldsPrefix   string `json:"key_fields_prefix,omitempty"`
+	ValueFieldsPrefix string `json:"value_fields_prefix,omitempty"`
+	// DuplicateFieldStrategy says what happens when a key column and a
+	// value column have the same name (F-08): one of
+	// [DuplicateFieldStrategies]; empty means [DuplicateFieldException].
+	DuplicateFieldStrategy string `json:"duplicate_field_strategy,omitempty"`
+	// IgnoreErrors keeps a table going past records that do not decode
+	// (F-09): each is counted, left out of the table and kept in the
+	// pipeline's [DirtyRecordsTable]. Nil means false.
+	IgnoreErrors *bool `json:"ignore_errors,omitempty"`
+	// ErrorToleranceMaxCount, with IgnoreErrors, is how many bad records
+	// the table takes before it fails; -1 is no limit. Nil means
+	// [DefaultErrorToleranceMaxCount].
+	ErrorToleranceMaxCount *int64 `json:"error_tolerance_max_count,omitempty"`
+
 	// KeyTransformer and ValueTransformer decode the record key and value
 	// (L-04); nil keeps the column as BINARY.
 	KeyTransformer   *Transformer `json:"key_transformer,omitempty"`
@@ -225,7 +250,80 @@ type Transformer struct {
 	AvroOptions *AvroOptions `json:"avro_options,omitempty"`
 	// ProtobufOptions applies to, and is required by, format PROTOBUF.
 	ProtobufOptions *ProtobufOptions `json:"protobuf_options,omitempty"`
+	// DebeziumOptions applies to format DEBEZIUM_JSON.
+	DebeziumOptions *DebeziumOptions `json:"debezium_options,omitempty"`
+	// CanalOptions applies to format CANAL_JSON.
+	CanalOptions *CanalOptions `json:"canal_options,omitempty"`
 }
+
+// DebeziumOptions configures the DEBEZIUM_JSON transformer (F-02).
+type DebeziumOptions struct {
+	// SchemaInclude says each event carries its Connect schema beside its
+	// payload ({"schema": ..., "payload": ...}); the row image's columns
+	// are then typed by that schema instead of inferred. Nil means false.
+	SchemaInclude *bool `json:"schema_include,omitempty"`
+	// DistributedTables says one source table's events come from several
+	// sources (sharded tables); the events are merged into one table
+	// whatever their database. Nil means false.
+	DistributedTables *bool `json:"distributed_tables,omitempty"`
+}
+
+// CanalOptions configures the CANAL_JSON transformer (F-02).
+type CanalOptions struct {
+	// DatabaseInclude and TableInclude are regular expressions (RE2)
+	// matched against whole database and table names: events of other
+	// tables are skipped, their offsets still committed. Empty matches all.
+	DatabaseInclude string `json:"database_include,omitempty"`
+	TableInclude    string `json:"table_include,omitempty"`
+	// InferSchemaStrategy says how the row image is typed: one of
+	// [InferSchemaStrategies]; empty means [InferSchemaAuto].
+	InferSchemaStrategy string `json:"infer_schema_strategy,omitempty"`
+	// Tinyint1AsBoolean maps MySQL tinyint(1) to BOOLEAN. Nil means true.
+	Tinyint1AsBoolean *bool `json:"tinyint1_as_boolean,omitempty"`
+	// MySQLTimestampAsNTZ maps MySQL timestamp to TIMESTAMP_NTZ, as its
+	// values carry no zone in Canal events; false maps it to TIMESTAMP
+	// read as UTC. Nil means true.
+	MySQLTimestampAsNTZ *bool `json:"mysql_timestamp_as_ntz,omitempty"`
+	// DistributedTables is as in [DebeziumOptions]. Nil means false.
+	DistributedTables *bool `json:"distributed_tables,omitempty"`
+}
+
+// Values of canal_options.infer_schema_strategy.
+const (
+	// InferSchemaAuto infers the row image's types from its values, as
+	// json_options configures.
+	InferSchemaAuto = "AUTO"
+	// InferSchemaSQLType types the row image by the event's sqlType
+	// (java.sql.Types codes).
+	InferSchemaSQLType = "SQL_TYPE"
+	// InferSchemaMySQLType types the row image by the event's mysqlType.
+	InferSchemaMySQLType = "MYSQL_TYPE"
+)
+
+// InferSchemaStrategies lists the accepted infer_schema_strategy values.
+var InferSchemaStrategies = []string{InferSchemaAuto, InferSchemaSQLType, InferSchemaMySQLType}
+
+// Values of kafka_options.duplicate_field_strategy (F-08).
+const (
+	// DuplicateFieldException refuses a key column and a value column of
+	// the same name.
+	DuplicateFieldException = "EXCEPTION"
+	// DuplicateFieldPreferKey keeps the key's column and drops the value's.
+	DuplicateFieldPreferKey = "PREFER_KEY"
+	// DuplicateFieldPreferValue keeps the value's column and drops the key's.
+	DuplicateFieldPreferValue = "PREFER_VALUE"
+)
+
+// DuplicateFieldStrategies lists the accepted duplicate_field_strategy values.
+var DuplicateFieldStrategies = []string{DuplicateFieldException, DuplicateFieldPreferKey, DuplicateFieldPreferValue}
+
+// DefaultErrorToleranceMaxCount is the bad records a table with
+// ignore_errors takes before it fails: none, so the first fails it.
+const DefaultErrorToleranceMaxCount = 0
+
+// DirtyRecordsTable is the table of a pipeline's destination schema that
+// keeps the records its tables could not decode with ignore_errors on.
+const DirtyRecordsTable = "_dirty_records"
 
 // JSONOptions configures the JSON transformer.
 type JSONOptions struct {
@@ -279,7 +377,28 @@ type JSONOptions struct {
 	// DateFormat is a Spark datetime pattern for DATE strings; empty means
 	// Spark's lenient ISO 8601 parsing.
 	DateFormat string `json:"date_format,omitempty"`
+
+	// FlattenNestedColumns makes each nested field of an inferred object
+	// a top-level column named by its dotted path ("user.name") instead of
+	// a STRUCT column (F-13). Nil means false.
+	FlattenNestedColumns *bool `json:"flatten_nested_columns,omitempty"`
+	// EmptyValueAsDelete makes a record with a null value (a tombstone) a
+	// row with _op "d" and its key columns, instead of a row of nulls or
+	// no row (F-14). Nil means false.
+	EmptyValueAsDelete *bool `json:"empty_value_as_delete,omitempty"`
+	// InitialSchemas gives, per destination table name, Spark DDL of the
+	// columns a table starts with before inference adds any (F-10).
+	InitialSchemas map[string]string `json:"initial_schemas,omitempty"`
 }
+
+// Names of json_options.timestamp_format beside Spark patterns (F-12).
+const (
+	// TimestampFormatSQL is "yyyy-MM-dd HH:mm:ss" with optional fraction.
+	TimestampFormatSQL = "SQL"
+	// TimestampFormatISO8601 is the lenient ISO 8601 parsing of an empty
+	// timestamp_format.
+	TimestampFormatISO8601 = "ISO-8601"
+)
 
 // Schema evolution modes of json_options.schema_evolution_mode (L-08), as
 // Lakeflow's API spells them.
@@ -331,7 +450,28 @@ type TableConfiguration struct {
 	// SourceMetadataColumn names a struct column holding each record's topic,
 	// partition, offset, timestamp, timestampType and headers (L-16).
 	SourceMetadataColumn string `json:"source_metadata_column,omitempty"`
+	// MetadataColumns are record metadata as top-level columns (F-11,
+	// Flink's metadata.list), each one of [MetadataColumnNames], in the
+	// order given, after the source metadata column.
+	MetadataColumns []string `json:"metadata_columns,omitempty"`
 }
+
+// Names of table_configuration.metadata_columns, each the column's name.
+const (
+	MetaTopic         = "topic"
+	MetaPartition     = "partition"
+	MetaOffset        = "offset"
+	MetaTimestamp     = "timestamp"
+	MetaTimestampType = "timestamp_type"
+	MetaHeaders       = "headers"
+	MetaLeaderEpoch   = "leader_epoch"
+	MetaRawKey        = "raw_key"
+	MetaRawValue      = "raw_value"
+)
+
+// MetadataColumnNames lists the accepted metadata_columns values.
+var MetadataColumnNames = []string{MetaTopic, MetaPartition, MetaOffset, MetaTimestamp, MetaTimestampType,
+	MetaHeaders, MetaLeaderEpoch, MetaRawKey, MetaRawValue}
 
 // ReadCommitted reports whether the table reads only committed records: an
 // unset IsolationLevel means read_committed.

@@ -54,6 +54,11 @@ type TableStatus struct {
 	// were gone (fail_on_data_loss = false) since it was first written
 	// (read back from the log on restart).
 	DataLossOffsets int64 `json:"data_loss_offsets"`
+	// ErrorRecords counts the records the table left out because they did
+	// not decode (kafka_options.ignore_errors) since it was first written
+	// (read back from the log on restart); they are in the pipeline's
+	// [DirtyRecordsTable].
+	ErrorRecords int64 `json:"error_records"`
 	// LastError is the most recent error, retried or fatal; empty if none.
 	LastError string `json:"last_error,omitempty"`
 	// Columns is the table's current schema, top-level columns in table

@@ -1,0 +1,110 @@
+package spec
+
+// Kafka sinks (S-12, F-17): records written back to Kafka.
+
+// Values of kafka_sink.partition_strategy.
+const (
+	// PartitionAllToZero writes every record to partition 0.
+	PartitionAllToZero = "ALL_TO_ZERO"
+	// PartitionHashByKey picks the partition by the murmur2 hash of the
+	// record key, as Kafka's Java producer does.
+	PartitionHashByKey = "HASH_BY_KEY"
+)
+
+// PartitionStrategies lists the accepted partition_strategy values.
+var PartitionStrategies = []string{PartitionAllToZero, PartitionHashByKey}
+
+// Values of kafka_sink.value_format.
+const (
+	// SinkFormatDebeziumJSON writes Debezium change events (Flink's default).
+	SinkFormatDebeziumJSON = FormatDebeziumJSON
+	// SinkFormatCanalJSON writes Canal change events.
+	SinkFormatCanalJSON = FormatCanalJSON
+	// SinkFormatJSON writes each row as a JSON object.
+	SinkFormatJSON = FormatJSON
+)
+
+// SinkFormats lists the accepted value_format values.
+var SinkFormats = []string{SinkFormatDebeziumJSON, SinkFormatCanalJSON, SinkFormatJSON}
+
+// Values of kafka_sink.delivery_guarantee.
+const (
+	// DeliveryAtLeastOnce may write a record again after a failure.
+	DeliveryAtLeastOnce = "AT_LEAST_ONCE"
+	// DeliveryExactlyOnce writes records and the source position in one
+	// Kafka transaction: a read_committed consumer sees each record once.
+	DeliveryExactlyOnce = "EXACTLY_ONCE"
+)
+
+// DeliveryGuarantees lists the accepted delivery_guarantee values.
+var DeliveryGuarantees = []string{DeliveryAtLeastOnce, DeliveryExactlyOnce}
+
+// KafkaSink writes the decoded records of Kafka topics, or the changes of
+// a table the agent writes, to Kafka topics of a connection.
+type KafkaSink struct {
+	// Name identifies the sink on the agent; see [ValidName].
+	Name string `json:"name"`
+	// Connection is the Name of the [Connection] the sink writes to, and
+	// that a topic source reads from.
+	Connection string `json:"connection_name"`
+	// SourceTable is "<catalog>.<schema>.<table>" of a table a pipeline of
+	// this agent writes: its changes are written. Exactly one of
+	// SourceTable and Source is set.
+	SourceTable string `json:"source_table,omitempty"`
+	// Source reads topics as a table does (topics, starting_offset,
+	// isolation_level, key and value transformers); its decoded rows are
+	// written.
+	Source *KafkaOptions `json:"source,omitempty"`
+	// Topic is the topic every row is written to; exclusive with
+	// TableTopicMapping. With neither, a row goes to the topic named by
+	// its table id ([KafkaSink.FullTableID]).
+	Topic string `json:"topic,omitempty"`
+	// TableTopicMapping maps table ids to topics, Flink's
+	// sink.tableId-to-topic.mapping: "db.t1:topic1;db.t2:topic2", where a
+	// table id may be a regular expression matched against the whole id;
+	// the first match wins, an unmatched table goes to its own topic.
+	TableTopicMapping string `json:"table_topic_mapping,omitempty"`
+	// PartitionStrategy is one of [PartitionStrategies]; empty means
+	// [PartitionAllToZero].
+	PartitionStrategy string `json:"partition_strategy,omitempty"`
+	// ValueFormat is one of [SinkFormats]; empty means
+	// [SinkFormatDebeziumJSON].
+	ValueFormat string `json:"value_format,omitempty"`
+	// KeepChangedFieldsOnly writes, in an update's before image (Debezium)
+	// or old image (Canal), only the fields that changed. Nil means false.
+	KeepChangedFieldsOnly *bool `json:"keep_changed_fields_only,omitempty"`
+	// IncludeSchema writes Debezium events with their Connect schema
+	// ({"schema": ..., "payload": ...}). Nil means false.
+	IncludeSchema *bool `json:"include_schema,omitempty"`
+	// FullTableID names a row's table "<db>.<table>" in the default topic
+	// name and in the event's table field, instead of the table alone.
+	// Nil means false.
+	FullTableID *bool `json:"full_table_id,omitempty"`
+	// IncludeHeaders passes each source record's headers to the records
+	// written (S-10). Nil means true.
+	IncludeHeaders *bool `json:"include_headers,omitempty"`
+	// DeliveryGuarantee is one of [DeliveryGuarantees]; empty means
+	// [DeliveryAtLeastOnce].
+	DeliveryGuarantee string `json:"delivery_guarantee,omitempty"`
+	// TransactionalID is the Kafka transactional.id of an exactly-once
+	// sink; empty means "tributary-sink.<name>". Two agents running the
+	// same sink share it, so the newer fences the older.
+	TransactionalID string `json:"transactional_id,omitempty"`
+	// FlushInterval is the longest a record waits before it is written
+	// (and, exactly once, before its transaction commits), a duration;
+	// empty means [DefaultFlushInterval].
+	FlushInterval string `json:"flush_interval,omitempty"`
+}
+
+// KafkaSinkStatus reports a sink.
+type KafkaSinkStatus struct {
+	// State is STARTING, RUNNING or FAILED.
+	State string `json:"state"`
+	// Records counts the records written since the agent started.
+	Records int64 `json:"records"`
+	// Positions are the source positions committed, per topic and
+	// partition ("t/0") for a topic source, or "version" for a table.
+	Positions map[string]int64 `json:"positions,omitempty"`
+	// LastError is the most recent error, retried or fatal; empty if none.
+	LastError string `json:"last_error,omitempty"`
+}
