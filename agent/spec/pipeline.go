@@ -222,11 +222,11 @@ type KafkaOptions struct {
 	KeyFieldsPrefix   string `json:"key_fields_prefix,omitempty"`
 	ValueFieldsPrefix string `json:"value_fields_prefix,omitempty"`
 	// DuplicateFieldStrategy says what happens when a key column and a
-	// value column have the same name (F-08): one of
+	// value column have the same name (F-12): one of
 	// [DuplicateFieldStrategies]; empty means [DuplicateFieldException].
 	DuplicateFieldStrategy string `json:"duplicate_field_strategy,omitempty"`
 	// IgnoreErrors keeps a table going past records that do not decode
-	// (F-09): each is counted, left out of the table and kept in the
+	// (F-11): each is counted, left out of the table and kept in the
 	// pipeline's [DirtyRecordsTable]. Nil means false.
 	IgnoreErrors *bool `json:"ignore_errors,omitempty"`
 	// ErrorToleranceMaxCount, with IgnoreErrors, is how many bad records
@@ -256,7 +256,7 @@ type Transformer struct {
 	CanalOptions *CanalOptions `json:"canal_options,omitempty"`
 }
 
-// DebeziumOptions configures the DEBEZIUM_JSON transformer (F-02).
+// DebeziumOptions configures the DEBEZIUM_JSON transformer (F-13).
 type DebeziumOptions struct {
 	// SchemaInclude says each event carries its Connect schema beside its
 	// payload ({"schema": ..., "payload": ...}); the row image's columns
@@ -268,7 +268,7 @@ type DebeziumOptions struct {
 	DistributedTables *bool `json:"distributed_tables,omitempty"`
 }
 
-// CanalOptions configures the CANAL_JSON transformer (F-02).
+// CanalOptions configures the CANAL_JSON transformer (F-14).
 type CanalOptions struct {
 	// DatabaseInclude and TableInclude are regular expressions (RE2)
 	// matched against whole database and table names: events of other
@@ -318,8 +318,8 @@ const (
 var DuplicateFieldStrategies = []string{DuplicateFieldException, DuplicateFieldPreferKey, DuplicateFieldPreferValue}
 
 // DefaultErrorToleranceMaxCount is the bad records a table with
-// ignore_errors takes before it fails: none, so the first fails it.
-const DefaultErrorToleranceMaxCount = 0
+// ignore_errors takes before it fails: no limit, as Flink's default.
+const DefaultErrorToleranceMaxCount = -1
 
 // DirtyRecordsTable is the table of a pipeline's destination schema that
 // keeps the records its tables could not decode with ignore_errors on.
@@ -380,18 +380,18 @@ type JSONOptions struct {
 
 	// FlattenNestedColumns makes each nested field of an inferred object
 	// a top-level column named by its dotted path ("user.name") instead of
-	// a STRUCT column (F-13). Nil means false.
+	// a STRUCT column (F-15). Nil means false.
 	FlattenNestedColumns *bool `json:"flatten_nested_columns,omitempty"`
 	// EmptyValueAsDelete makes a record with a null value (a tombstone) a
 	// row with _op "d" and its key columns, instead of a row of nulls or
-	// no row (F-14). Nil means false.
+	// no row (F-15). Nil means false.
 	EmptyValueAsDelete *bool `json:"empty_value_as_delete,omitempty"`
 	// InitialSchemas gives, per destination table name, Spark DDL of the
 	// columns a table starts with before inference adds any (F-10).
 	InitialSchemas map[string]string `json:"initial_schemas,omitempty"`
 }
 
-// Names of json_options.timestamp_format beside Spark patterns (F-12).
+// Names of json_options.timestamp_format beside Spark patterns (F-15).
 const (
 	// TimestampFormatSQL is "yyyy-MM-dd HH:mm:ss" with optional fraction.
 	TimestampFormatSQL = "SQL"
@@ -450,7 +450,7 @@ type TableConfiguration struct {
 	// SourceMetadataColumn names a struct column holding each record's topic,
 	// partition, offset, timestamp, timestampType and headers (L-16).
 	SourceMetadataColumn string `json:"source_metadata_column,omitempty"`
-	// MetadataColumns are record metadata as top-level columns (F-11,
+	// MetadataColumns are record metadata as top-level columns (F-09,
 	// Flink's metadata.list), each one of [MetadataColumnNames], in the
 	// order given, after the source metadata column.
 	MetadataColumns []string `json:"metadata_columns,omitempty"`
