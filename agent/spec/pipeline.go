@@ -303,7 +303,7 @@ const (
 // InferSchemaStrategies lists the accepted infer_schema_strategy values.
 var InferSchemaStrategies = []string{InferSchemaAuto, InferSchemaSQLType, InferSchemaMySQLType}
 
-// Values of kafka_options.duplicate_field_strategy (F-08).
+// Values of kafka_options.duplicate_field_strategy (F-12).
 const (
 	// DuplicateFieldException refuses a key column and a value column of
 	// the same name.
