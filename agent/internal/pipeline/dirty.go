@@ -278,16 +278,22 @@ func newErrorBudget(ko *spec.KafkaOptions, dest, dir, qualified string, opts tab
 	return &errorBudget{dest: dest, max: limit, dirty: dirtyTableAt(dir, qualified), opts: opts}
 }
 
-// exceeded returns the error of a table whose count of bad records, n, is
-// past the budget, first the record that passed it; nil within it.
-func (e *errorBudget) exceeded(n int64, first *decode.Record) error {
+// exceeded returns the error of a table that counted prior bad records
+// and has a chunk of recs with more, bad, when they are more than the
+// budget; nil within it.
+func (e *errorBudget) exceeded(prior int64, recs []decode.Record, bad []decode.BadRecord) error {
+	n := prior + int64(len(bad))
 	if e.max < 0 || n <= e.max {
 		return nil
 	}
-	return fatalError{fmt.Errorf("%d records of table %s did not decode, more than kafka_options.error_tolerance_max_count (%d) "+
-		"allows; the table stopped before %s[%d]@%d, and those before it are in %s: fix the data or the schema, or raise "+
-		"error_tolerance_max_count (-1 for no limit), and apply again to resume from that record",
-		n, e.dest, e.max, first.Topic, first.Partition, first.Offset, e.dirty.qualified)}
+	// The first record past the limit.
+	first := bad[max(0, min(e.max-prior, int64(len(bad)-1)))]
+	past := &recs[first.Record]
+	return fatalError{fmt.Errorf("%d records of table %s did not decode, more than kafka_options.error_tolerance_max_count "+
+		"(%d) allows, the first past it %s[%d]@%d (%v); the table committed the records before that record's chunk, "+
+		"and the bad ones among them are in %s: fix the data or the schema, or raise error_tolerance_max_count (-1 for no limit), "+
+		"and apply again to resume from there",
+		n, e.dest, e.max, past.Topic, past.Partition, past.Offset, first.Err, e.dirty.qualified)}
 }
 
 // dirtyQualified returns "<catalog>.<schema>._dirty_records".

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -349,6 +350,9 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	if len(errs) > 0 {
 		return nil, fatalError{fmt.Errorf("table layout: %w", errs)}
 	}
+	o.errs = newErrorBudget(&t.ConnectorOptions.KafkaOptions, name, spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
+		strings.ToLower(dirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)),
+		cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name), o.log))
 	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.clientsOf(tableRegistries(&t, &cfg.Conn, nil)))
 	if err != nil {
 		return nil, fmt.Errorf("resolve the table's schema: %w", err)
