@@ -255,6 +255,6 @@ func (c *changePart) applyDDL() {
 		if hasFold(p.t.names, col.name) || hasFold(p.ev.taken, col.name) {
 			continue
 		}
-		p.ev.ask(change{path: []step{{name: col.name}}, typ: col.typ, add: true})
+		p.ev.ask(change{path: []step{{name: col.name}}, typ: col.typ, add: true, typed: true})
 	}
 }
