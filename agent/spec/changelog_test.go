@@ -390,3 +390,18 @@ func TestTimestampFormatName(t *testing.T) {
 		t.Fatal("a pattern is not a name")
 	}
 }
+
+func TestRowOptionsImplied(t *testing.T) {
+	ko := &KafkaOptions{ValueTransformer: &Transformer{Format: FormatDebeziumJSON}}
+	ko.normalize()
+	if !ko.ValueTransformer.RowOptionsImplied() {
+		t.Fatalf("normalized %+v: want implied", ko.ValueTransformer.JSONOptions)
+	}
+	ko.ValueTransformer.JSONOptions.AllowSingleQuotes = ptr(true)
+	if ko.ValueTransformer.RowOptionsImplied() {
+		t.Fatal("options a client set are not implied")
+	}
+	if (&Transformer{Format: FormatJSON, JSONOptions: &JSONOptions{}}).RowOptionsImplied() {
+		t.Fatal("JSON options are never implied")
+	}
+}
