@@ -1,6 +1,8 @@
 package provider_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -155,6 +157,96 @@ func TestAccChangelogPlan(t *testing.T) {
 			planDiffStep(nil, pipelineHCL(nil)+fanoutHCL(fanoutTopics+`
       value_transformer = { format = "DEBEZIUM_JSON", debezium_options = { distributed_tables = true } }`,
 				`on_invalid_route = "DEAD_LETTER"`, "")),
+		},
+	})
+}
+
+// TestAccChangelogPipeline creates a pipeline with the issue 13 attributes
+// on the agent: a Debezium value without json_options (the agent infers
+// its row image), the key's columns prefixed, ignore_errors with its
+// default budget, metadata_columns; and a JSON table with the new JSON
+// options; and a fanout schema of Canal events routed by their default
+// route. After apply the plan is empty (the harness checks it), an import
+// reads the same values, and the tributary_table data source reports
+// error_records.
+func TestAccChangelogPipeline(t *testing.T) {
+	a := sharedAgent(t)
+	conn, pipe, topic := uniqueName("conn"), uniqueName("pipe"), uniqueName("cdc")
+	createTopic(t, topic, 1)
+	getPipeline := func(ctx context.Context, n string) error { _, err := a.Client.GetPipeline(ctx, n); return err }
+	config := a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name":            hclString(pipe),
+		"connection_name": "tributary_connection.c.name",
+	}, tableHCL("customers", fmt.Sprintf(`
+        topics            = [%s]
+        starting_offset   = "earliest"
+        key_fields_prefix = "k_"
+        ignore_errors     = true
+        key_transformer   = { format = "JSON", json_options = { schema = "id INT" } }
+        value_transformer = { format = "DEBEZIUM_JSON", debezium_options = { distributed_tables = true } }`, hclString(topic)),
+		`table_configuration = { metadata_columns = ["topic", "partition", "offset"] }`),
+		tableHCL("events", fmt.Sprintf(`
+        topics = [%s]
+        duplicate_field_strategy = "PREFER_KEY"
+        value_transformer = {
+          format       = "JSON"
+          json_options = {
+            schema_evolution_mode  = "ADD_NEW_COLUMNS"
+            flatten_nested_columns = true
+            empty_value_as_delete  = true
+            timestamp_format       = "ISO-8601"
+            initial_schemas        = { events = "id BIGINT" }
+          }
+        }`, hclString(topic)), ""), `
+  timeouts {
+    create = "2m"
+  }
+`) + `
+data "tributary_table" "t" {
+  pipeline_name     = tributary_pipeline.p.name
+  destination_table = "customers"
+}
+`
+	fanout := uniqueName("fan")
+	config += fmt.Sprintf(`
+resource "tributary_fanout_schema" "f" {
+  name                = %s
+  pipeline_name       = tributary_pipeline.p.name
+  destination_catalog = "main"
+  destination_schema  = %s
+  connector_options = {
+    kafka_options = {
+      topics            = [%s]
+      value_transformer = { format = "CANAL_JSON", canal_options = { infer_schema_strategy = "SQL_TYPE" } }
+    }
+  }
+  fanout_options = {
+    on_invalid_route = "DEAD_LETTER"
+  }
+  table_configuration = { metadata_columns = ["timestamp", "headers"] }
+  timeouts {
+    create = "2m"
+  }
+}
+`, hclString(fanout), hclString(fanout), hclString(topic))
+	const res = "tributary_pipeline.p"
+	ko := "table.0.connector_options.kafka_options."
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkGone("pipeline", getPipeline, pipe),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckNoResourceAttr(res, ko+"value_transformer.json_options"),
+					resource.TestCheckResourceAttr(res, ko+"error_tolerance_max_count", "-1"),
+					resource.TestCheckResourceAttr(res, ko+"value_transformer.debezium_options.schema_include", "false"),
+					resource.TestCheckNoResourceAttr(res, "table.1.connector_options.kafka_options.error_tolerance_max_count"),
+					resource.TestCheckResourceAttr("data.tributary_table.t", "error_records", "0"),
+				),
+			},
+			importStep(res, pipe, "timeouts"),
+			importStep("tributary_fanout_schema.f", fanout, "timeouts"),
 		},
 	})
 }
