@@ -51,11 +51,23 @@ def plain(v):
     return v
 
 
+def sort_key(v):
+    """Orders values of one column: null first, numbers by value, structs
+    by their fields in name order, anything else by its JSON text."""
+    if v is None:
+        return (0,)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (1, v)
+    if isinstance(v, dict):
+        return (2, tuple(sort_key(v[k]) for k in sorted(v)))
+    return (3, json.dumps(v, sort_keys=True))
+
+
 def rows_of(pylist, columns, order):
     out = []
     for r in pylist:
         out.append({c: plain(r.get(c)) for c in (columns or r.keys())})
-    out.sort(key=lambda r: tuple(json.dumps(r.get(c), sort_keys=True) for c in order))
+    out.sort(key=lambda r: tuple(sort_key(r.get(c)) for c in order))
     return out
 
 
