@@ -100,13 +100,19 @@ type dirtyRecord struct {
 // newDirtyRecord returns the dirtyRecord of r, which failed with err at
 // time at; it copies r's bytes, which belong to a fetched batch.
 func newDirtyRecord(r *decode.Record, err error, at time.Time) dirtyRecord {
+	return dirtyRecord{rec: copyRecord(r), err: err.Error(), at: at}
+}
+
+// copyRecord returns a copy of r that shares none of its bytes, which
+// belong to a fetched batch.
+func copyRecord(r *decode.Record) decode.Record {
 	c := *r
 	c.Key, c.Value = clone(r.Key), clone(r.Value)
 	c.Headers = make([]decode.Header, len(r.Headers))
 	for i, h := range r.Headers {
 		c.Headers[i] = decode.Header{Key: h.Key, Value: clone(h.Value)}
 	}
-	return dirtyRecord{rec: c, err: err.Error(), at: at}
+	return c
 }
 
 // clone copies b, keeping nil nil.

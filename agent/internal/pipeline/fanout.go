@@ -365,7 +365,9 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	if p != nil {
 		base := ownColumns(layout, snap.Schema)
 		if snap.Schema == nil {
-			base = inferFrom(p, first)
+			if base, err = inferFrom(ctx, p, first); err != nil {
+				return nil, err
+			}
 		}
 		if err := withHints(layout, p, base); err != nil {
 			return nil, err
@@ -379,8 +381,12 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	return newSink(tbl, layout, sources, o)
 }
 
-// inferFrom infers the columns of inferred part p from recs.
-func inferFrom(p *spec.Part, recs []decode.Record) []schema.Field {
+// inferFrom infers the columns of inferred part p from recs: those of
+// their row images for a changelog part (see imageColumns).
+func inferFrom(ctx context.Context, p *spec.Part, recs []decode.Record) ([]schema.Field, error) {
+	if p.Transformer.Changelog() {
+		return imageColumns(ctx, p, recs)
+	}
 	in := schema.NewInferrer(p.Transformer.JSONOptions.InferOptions())
 	for i := range recs {
 		data := recs[i].Value
@@ -391,7 +397,7 @@ func inferFrom(p *spec.Part, recs []decode.Record) []schema.Field {
 			_ = in.Add(data) // a record that is not a JSON object says nothing of the columns
 		}
 	}
-	return in.Fields()
+	return in.Fields(), nil
 }
 
 // loop starts the partitions and routes what they fetch until the end.

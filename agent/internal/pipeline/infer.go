@@ -136,12 +136,20 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]
 	}
 	in := schema.NewInferrer(jo.InferOptions())
 	records := 0
+	// A changelog part's columns are those of its row images, which
+	// decoding the change events gives (see imageColumns).
+	changelog := p.Transformer.Changelog()
+	var events []decode.Record
 	for _, tp := range tps {
 		from := starts[tp]
 		if next, _, ok := r.recorded(txns, tp); ok {
 			from = next
 		}
 		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *decode.Record) {
+			if changelog {
+				events = append(events, copyRecord(rec))
+				return
+			}
 			data := rec.Value
 			if p.Column == spec.KeyColumn {
 				data = rec.Key
@@ -155,6 +163,10 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]
 		if err != nil {
 			return nil, fmt.Errorf("read the first records of %s to infer the schema: %w", tp, err)
 		}
+	}
+	if changelog {
+		r.log.Info("schema inferred from the row images", "records", len(events), "partitions", len(tps))
+		return imageColumns(ctx, p, events)
 	}
 	r.log.Info("schema inferred", "records", records, "partitions", len(tps))
 	return in.Fields(), nil
