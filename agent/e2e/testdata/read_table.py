@@ -6,12 +6,15 @@ what each sees, for a Go test to compare with what it expects.
 Readers: delta-rs (DeltaTable, through the transaction log), DuckDB
 (delta_scan, the delta extension) and pyarrow.parquet (the data files the
 log lists). Prints one JSON object
-    {"columns": [[name, type]...],           # the log's schema, top level
+    {"columns": [[name, type]...],           # the log's schema, top level:
+                                             # delta-rs's type names (long,
+                                             # struct, timestamp_ntz, ...)
      "rows": {reader: [{column: value}...]}}  # rows sorted by --order
 with only the --columns (default: all). Values are JSON-friendly: a
 timestamp as "YYYY-MM-DDTHH:MM:SS.ffffff" in UTC (naive ones as they are),
 a date as "YYYY-MM-DD", bytes as their UTF-8 text (or "0x" and hex when
-they are not UTF-8), a decimal as its string, structs as objects.
+they are not UTF-8), a decimal as its string, a float to 7 significant digits, structs as
+objects.
 """
 import argparse
 import datetime
@@ -43,7 +46,7 @@ def plain(v):
     if isinstance(v, decimal.Decimal):
         return str(v)
     if isinstance(v, float):
-        return round(v, 6)
+        return float(f"{v:.7g}")  # a FLOAT's digits, which readers widen
     if isinstance(v, dict):
         return {k: plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -81,7 +84,7 @@ def main():
     order = [c for c in args.order.split(",") if c] or columns
 
     dt = DeltaTable(args.table)
-    schema = [[f.name, str(f.type)] for f in dt.schema().fields]
+    schema = [[f.name, getattr(f.type, "type", str(f.type))] for f in dt.schema().fields]
     res = {"columns": schema, "rows": {}}
     res["rows"]["delta-rs"] = rows_of(dt.to_pyarrow_table().to_pylist(), columns, order)
 
