@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -203,5 +205,98 @@ func TestDirtyReplayWritesOnce(t *testing.T) {
 	}
 	if snap.Txns["a/t/1"] != 20 || snap.Txns["b/t/1"] != 10 {
 		t.Fatalf("txns %v, want a/t/1 at 20 and b/t/1 at 10", snap.Txns)
+	}
+}
+
+// TestSinkCrashAfterDirtyCommit stops a table's flush between the dirty
+// records table's commit and the table's own, as a crash there would: the
+// table, opened again, reads the same records again and commits them, and
+// the dirty records table holds each bad record once, the table each good
+// one once, its log the count of bad ones once.
+func TestSinkCrashAfterDirtyCommit(t *testing.T) {
+	warehouse := t.TempDir()
+	p := budgetPipeline("events", -1)
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	layout, errs := p.Tables[0].Layout()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	dir, dirtyDir := filepath.Join(warehouse, "events"), filepath.Join(warehouse, spec.DirtyRecordsTable)
+	tp := kafka.TopicPartition{Topic: "events"}
+	var recs []decode.Record
+	for i := range 10 {
+		v := fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i)
+		if i%4 == 1 {
+			v = "{broken"
+		}
+		recs = append(recs, decode.Record{Topic: "events", Offset: int64(i), Key: fmt.Appendf(nil, "%d", i), Value: []byte(v)})
+	}
+	// run writes recs to the table as a loop would, and closes the table
+	// before the flush when crash is set; it returns the flush's error.
+	run := func(crash bool) error {
+		tbl, err := table.Open(dir, table.Options{Owner: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tbl.Close()
+		o := sinkOptions{appID: appID, maxRows: 1000, maxBytes: 1 << 30, budget: memory.New(1 << 30), state: &tableState{},
+			log: slog.Default(), errs: newErrorBudget(ko, "events", dirtyDir, "main.raw._dirty_records", table.Options{Owner: "test"})}
+		s, err := newSink(tbl, layout, nil, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.close()
+		for tp2, next := range tbl.Snapshot().Txns {
+			if tp2 == appID(tp) {
+				s.committed[tp] = next
+			}
+		}
+		dec, err := newDecoder(layout, nil, o.decodeOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := s.committed[tp]
+		batch, err := dec.Decode(context.Background(), recs[from:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.add(decoded{tp: tp, batch: batch, recs: recs[from:], next: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if crash {
+			tbl.Close()
+		}
+		return s.flush(context.Background())
+	}
+	// A loop records where the partition starts before reading it.
+	tbl, err := table.Open(dir, table.Options{Owner: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Commit(table.Commit{Schema: layout.Columns(), Txns: map[string]int64{appID(tp): 0}}); err != nil {
+		t.Fatal(err)
+	}
+	tbl.Close()
+	if err := run(true); err == nil {
+		t.Fatal("the flush of a closed table succeeded")
+	}
+	if rows, _ := readTable[dirtyRow](t, dirtyDir); len(rows) != 3 {
+		t.Fatalf("%d dirty records after the crash, want 3 (committed before the table)", len(rows))
+	}
+	if err := run(false); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := readTable[dirtyRow](t, dirtyDir)
+	if got := dirtyOffsets(rows); !slices.Equal(got, []int64{1, 5, 9}) {
+		t.Fatalf("dirty records at %v, want 1, 5, 9 once each", got)
+	}
+	// The crash left the file it wrote for garbage collection.
+	snap, err := table.ReadSnapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.NumRows != 7 || snap.Counters[counterErrors] != 3 || snap.Txns[appID(tp)] != 10 {
+		t.Fatalf("table: %d rows, %d error records, next offset %d; want 7, 3, 10", snap.NumRows, snap.Counters[counterErrors],
+			snap.Txns[appID(tp)])
 	}
 }
