@@ -17,19 +17,20 @@ import (
 )
 
 // cdcTopic produces the fixture testdata/cdc/<file>.jsonl to a new topic
-// of one partition with cdc_records.py and returns the topic.
-func cdcTopic(t *testing.T, file string) string {
+// of one partition with cdc_records.py, with more of its arguments, and
+// returns the topic.
+func cdcTopic(t *testing.T, file string, more ...string) string {
 	t.Helper()
 	topic := uniqueName("e2e-cdc-" + strings.ReplaceAll(file, "_", "-"))
-	cdcProduce(t, topic, filepath.Join("testdata", "cdc", file+".jsonl"))
+	cdcProduce(t, topic, filepath.Join("testdata", "cdc", file+".jsonl"), more...)
 	return topic
 }
 
 // cdcProduce produces the records of the fixture at path to topic with
-// cdc_records.py.
-func cdcProduce(t *testing.T, topic, path string) {
+// cdc_records.py, with more of its arguments.
+func cdcProduce(t *testing.T, topic, path string, more ...string) {
 	t.Helper()
-	python(t, "cdc_records.py", "--bootstrap", env.bootstrap, "--topic", topic, "--file", path)
+	python(t, "cdc_records.py", append([]string{"--bootstrap", env.bootstrap, "--topic", topic, "--file", path}, more...)...)
 }
 
 // cdcTable is a table of a changelog test: how it reads and what it must
@@ -160,7 +161,8 @@ var productPick = []string{"_op", "id", "description", "weight", "in_stock", "up
 // TIMESTAMP_NTZ or TIMESTAMP); canal_options' database_include and
 // table_include leave another table's events out; a Canal ALTER TABLE that
 // comes once the table has rows adds its column. delta-rs, DuckDB and
-// pyarrow read the same rows.
+// pyarrow read the same rows. A table of 300 copies of the Debezium events
+// holds each copy's rows.
 func TestChangelogPipelineTables(t *testing.T) {
 	a := startAgent(t, t.TempDir())
 	name := uniqueName("e2e-cdc")
@@ -185,8 +187,10 @@ func TestChangelogPipelineTables(t *testing.T) {
 				"updated_at timestamp", "color string"),
 			pick: productPick, rows: productRows(true, "1", "0")},
 	}
+	const copies = 300
+	volume := cdcTopic(t, "debezium_customers", "--repeat", fmt.Sprint(copies))
 	p := &spec.Pipeline{Name: name, Connection: name, DestinationCatalog: "main", DestinationSchema: "cdc", FlushInterval: "300ms"}
-	for _, tb := range tables {
+	for _, tb := range append(tables, cdcTable{name: "customers_volume", topic: volume, tr: debeziumTr(false)}) {
 		p.Tables = append(p.Tables, spec.Table{DestinationTable: tb.name, ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
 			Topics: []string{tb.topic}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: tb.tr}}})
 	}
@@ -201,7 +205,7 @@ func TestChangelogPipelineTables(t *testing.T) {
 			return true
 		}
 	}
-	resp := a.waitFor(name, "the first rows", 2*time.Minute, rowsAtLeast(7, 7, 7, 11, 11))
+	resp := a.waitFor(name, "the first rows", 2*time.Minute, rowsAtLeast(7, 7, 7, 11, 11, 7*copies))
 	for _, i := range []int{3, 4} {
 		var cols []string
 		for _, c := range resp.Status.Tables[i].Columns {
@@ -213,7 +217,7 @@ func TestChangelogPipelineTables(t *testing.T) {
 	}
 	// The ALTER TABLE, then rows with the new column.
 	cdcProduce(t, canal, filepath.Join("testdata", "cdc", "canal_products_alter.jsonl"))
-	resp = a.waitFor(name, "every row", 2*time.Minute, rowsAtLeast(7, 7, 7, 14, 14))
+	resp = a.waitFor(name, "every row", 2*time.Minute, rowsAtLeast(7, 7, 7, 14, 14, 7*copies))
 	for i, tb := range tables {
 		ts := resp.Status.Tables[i]
 		if want := int64(len(tb.rows)); ts.Rows != want || ts.CorruptRecords != 0 || ts.ErrorRecords != 0 {
@@ -221,6 +225,21 @@ func TestChangelogPipelineTables(t *testing.T) {
 				ts.ErrorRecords, want)
 		}
 		checkCDCTable(t, ts.Location, tb)
+	}
+
+	// Copy k's ids are raised by k * 10000: each copy has the rows of one.
+	vol := resp.Status.Tables[len(tables)]
+	_, rows := readTable(t, vol.Location, []string{"_op", "id"}, []string{"id", "_op"})
+	ops := map[string]int{}
+	ids := map[int64]int{}
+	for _, r := range rows {
+		ops[r["_op"].(string)]++
+		ids[int64(r["id"].(float64))%10000]++
+	}
+	if vol.Rows != 7*copies || len(rows) != 7*copies || ops["r"] != 4*copies || ops["c"] != copies || ops["u"] != copies ||
+		ops["d"] != copies || ids[1004] != 3*copies || ids[1005] != copies {
+		t.Errorf("customers_volume: %d rows (status %d), ops %v, ids mod 10000 %v; want %d rows, r %d, c u d %d each",
+			len(rows), vol.Rows, ops, ids, 7*copies, 4*copies, copies)
 	}
 }
 
