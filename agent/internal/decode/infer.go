@@ -464,3 +464,102 @@ func (p *inferredPart) end(recs []Record, side string) error {
 		changes: slices.Clone(e.changes),
 	}
 }
+
+// Sampler infers the columns a new table's inferred part starts with from
+// the first records of its partitions
+// (json_options.infer_records_per_partition): from each JSON object of a
+// JSON part, and from each row image of a change event of a changelog part
+// (not from the envelope). A changelog part's columns take the type their
+// events give (debezium_options.schema_include, canal_options'
+// infer_schema_strategy SQL_TYPE and MYSQL_TYPE, Canal DDL) over the
+// type of their values; DDL columns without values yet are columns too,
+// after the others.
+type Sampler struct {
+	in *schema.Inferrer
+	// change scans change events; nil for a JSON part.
+	change *changePart
+	// typed are the fields events typed, in the order first seen.
+	typed []schema.Field
+}
+
+// NewSampler returns a Sampler of inferred part p.
+func NewSampler(p *spec.Part) (*Sampler, error) {
+	s := &Sampler{}
+	tr := p.Transformer
+	if tr.Changelog() {
+		c, err := newChangePart(nil, p, nil, -1, -1)
+		if err != nil {
+			return nil, err
+		}
+		s.change = c
+		tr = imagePart(p).Transformer
+	}
+	s.in = schema.NewInferrer(tr.JSONOptions.InferOptions())
+	return s, nil
+}
+
+// Add samples one key or value and reports whether it told anything of
+// the columns: a JSON object, or a change event with a row image or DDL.
+// Malformed values and tombstones tell nothing.
+func (s *Sampler) Add(data []byte) bool {
+	if data == nil {
+		return false
+	}
+	if s.change == nil {
+		return s.in.Add(data) == nil
+	}
+	c := s.change
+	if _, err := c.scan(data); err != nil {
+		return false
+	}
+	told := false
+	if c.ev.ddl && c.included() {
+		for _, col := range ddlColumns(string(c.unescaped(c.ev.sql, c.ev.sqlEsc)), c.tinyBool, c.ntz) {
+			s.typedField(col.name, col.typ)
+			told = true
+		}
+	}
+	for _, img := range c.imgs {
+		if img == nil || s.in.Add(img) != nil {
+			continue
+		}
+		told = true
+		if c.types == nil {
+			continue
+		}
+		_ = c.within(img, func() error {
+			return c.members("the row image", func(key, _ []byte) error {
+				if t := c.types.field(&c.ev, string(key)); t != nil {
+					s.typedField(string(key), t)
+				}
+				return nil
+			})
+		})
+	}
+	return told
+}
+
+// typedField notes that an event typed field name as t, unless an earlier
+// one did.
+func (s *Sampler) typedField(name string, t *schema.Type) {
+	for _, f := range s.typed {
+		if strings.EqualFold(f.Name, name) {
+			return
+		}
+	}
+	s.typed = append(s.typed, schema.Field{Name: name, Type: t, Nullable: true})
+}
+
+// Fields returns the columns sampled, all nullable.
+func (s *Sampler) Fields() []schema.Field {
+	fields := s.in.Fields()
+	for _, t := range s.typed {
+		i := slices.IndexFunc(fields, func(f schema.Field) bool { return strings.EqualFold(f.Name, t.Name) })
+		if i >= 0 {
+			fields[i].Type = t.Type
+		} else {
+			fields = append(fields, t)
+		}
+	}
+	return fields
+}
