@@ -2,7 +2,6 @@ package decode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -149,11 +148,6 @@ func fullMatch(re string) (*regexp.Regexp, error) {
 		return nil, nil
 	}
 	return regexp.Compile(`^(?:` + re + `)$`)
-}
-
-// decode is not used: the Decoder calls scan and row (see decoder.go).
-func (c *changePart) decode(context.Context, []byte) error {
-	return errors.New("a changelog value decodes with scan and row")
 }
 
 // scan reads the change event data and returns how many rows it gives;
