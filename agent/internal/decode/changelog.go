@@ -521,13 +521,12 @@ func (c *changePart) canalRows(op byte) error {
 }
 
 // imagePart returns the part that decodes the row images of changelog
-// part sp: JSON into sp's columns, which are inferred (in ADD_NEW_COLUMNS
-// when sp has no json_options) unless json_options declares a schema.
+// part sp: JSON into sp's columns, with the options
+// [spec.Transformer.RowOptions] gives (inferred in ADD_NEW_COLUMNS unless
+// json_options declares a schema).
 func imagePart(sp *spec.Part) *spec.Part {
 	p, tr := *sp, *sp.Transformer
-	if tr.JSONOptions == nil {
-		tr.JSONOptions = &spec.JSONOptions{SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns}
-	}
+	tr.JSONOptions = tr.RowOptions()
 	p.Format, p.Transformer = spec.FormatJSON, &tr
 	return &p
 }

@@ -448,41 +448,20 @@ func TestMySQLType(t *testing.T) {
 	}
 }
 
-// TestSampler checks that a new table's columns are inferred from row
-// images, typed by the events, not from the envelopes.
-func TestSampler(t *testing.T) {
-	for _, tc := range []struct {
-		file string
-		tr   *spec.Transformer
-		want string
-	}{
-		{"debezium-mysql-customers.jsonl", debezium(false), "id BIGINT, first_name STRING, last_name STRING, email STRING"},
-		{"debezium-mysql-customers-schema.jsonl", debezium(true), "id INT, first_name STRING, last_name STRING, email STRING"},
-		{"canal-products.jsonl", canal(&spec.CanalOptions{TableInclude: "products"}),
-			"id INT, name STRING, description STRING, weight DECIMAL(10,3), on_sale BOOLEAN, updated_at TIMESTAMP_NTZ, stock BIGINT, color STRING"},
-		{"canal-products.jsonl", canal(&spec.CanalOptions{InferSchemaStrategy: spec.InferSchemaSQLType}),
-			"id INT, name STRING, description STRING, weight DECIMAL(10,3), on_sale BOOLEAN, updated_at TIMESTAMP_NTZ, stock BIGINT, color STRING"},
-	} {
-		l := changelogLayout(tc.tr)
-		s, err := NewSampler(&l.Value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		told := 0
-		for _, r := range fixture(t, tc.file) {
-			if s.Add(r.Value) {
-				told++
-			}
-		}
-		if got := ddl(s.Fields()); got != tc.want || told == 0 {
-			t.Errorf("%s: %s (%d told), want %s", tc.file, got, told, tc.want)
-		}
+// TestChangelogTableLayout decodes with the layout a table spec gives: a
+// changelog value without json_options infers its row image, with the
+// rescue column, _op, _source and the metadata column in layout order.
+func TestChangelogTableLayout(t *testing.T) {
+	tbl := &spec.Table{DestinationTable: "customers",
+		TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
+		ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{"cdc"},
+			ValueTransformer: &spec.Transformer{Format: spec.FormatDebeziumJSON}}}}
+	l := layoutOf(t, tbl)
+	rows, _ := evolve(t, l, Options{}, fixture(t, "debezium-mysql-customers.jsonl"))
+	if got, want := names(l.Columns()), "key,id,first_name,last_name,email,_op,_source,_kafka,_rescued_data,_corrupt_record"; got != want {
+		t.Errorf("columns %s, want %s", got, want)
 	}
-	s, err := NewSampler(&inferredValue(spec.SchemaEvolutionRescue).Value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !s.Add([]byte(`{"a":1}`)) || s.Add([]byte(`[1]`)) || ddl(s.Fields()) != "a BIGINT" {
-		t.Errorf("JSON: %s", ddl(s.Fields()))
+	if len(rows) != 7 || pick(rows[6], "_op", "id", "_rescued_data", "_corrupt_record") != `"d" 1004 null null` {
+		t.Errorf("rows %v", rows)
 	}
 }
