@@ -55,7 +55,8 @@ func budgetPipeline(topic string, limit int64) *spec.Pipeline {
 // with their offsets and error; once more than error_tolerance_max_count
 // are counted, the table fails, naming the count, the limit and the dirty
 // records table, without committing the chunk that passed the limit; a
-// restart reads the count back and fails again on the same chunk.
+// restart reads the count back and fails again on the same chunk, and a
+// higher limit resumes from it.
 func TestManagerErrorBudget(t *testing.T) {
 	addr, producer := newCluster(t, 1, "events")
 	warehouse := t.TempDir()
@@ -128,6 +129,19 @@ func TestManagerErrorBudget(t *testing.T) {
 	}
 	if snap.NumRows != 97 || snap.Counters[counterErrors] != 3 {
 		t.Fatalf("log has %d rows and %d error records, want 97 and 3", snap.NumRows, snap.Counters[counterErrors])
+	}
+
+	// A higher limit, applied, resumes from the chunk that failed.
+	if err := m.Apply(context.Background(), budgetPipeline("events", 10), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "106 rows", func() bool { return status().Rows == 106 })
+	if st := status(); st.State != spec.StateRunning || st.ErrorRecords != 4 {
+		t.Fatalf("with a higher limit: %+v, want RUNNING with 4 error records", st)
+	}
+	rows, _ = readTable[dirtyRow](t, dirtyDir)
+	if got := dirtyOffsets(rows); !slices.Equal(got, []int64{7, 42, 99, 103}) {
+		t.Fatalf("dirty records at offsets %v, want 7, 42, 99, 103", got)
 	}
 }
 
