@@ -246,6 +246,11 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 		}
 	}
 	l.loss.addTo(&c, earliest)
+	if l.errs != nil {
+		if err := l.errs.dirty.rewind(l.errs.dest, earliest, l.errs.opts); err != nil {
+			return err
+		}
+	}
 	if err := l.commit(c, 0); err != nil {
 		return fmt.Errorf("record the offsets of re-created topics: %w", err)
 	}

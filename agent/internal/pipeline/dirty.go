@@ -254,6 +254,42 @@ func (d *dirtyTable) commit(dest string, recs []dirtyRecord, next map[kafka.Topi
 	return nil
 }
 
+// rewind moves back, to the offsets of to, what the dirty records table
+// records of the destination table dest's partitions: those of a topic
+// that was deleted and created again, whose offsets start over (see
+// [loop.goOnRecreated]), so that the new topic's bad records are not taken
+// for records written already. It runs before the table's own commit of
+// the new offsets: a crash in between makes the table rewind again.
+func (d *dirtyTable) rewind(dest string, to map[kafka.TopicPartition]int64, opts table.Options) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	snap, err := table.ReadSnapshot(d.dir)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", d.qualified, err)
+	}
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}}
+	for tp, next := range to {
+		id := dirtyAppID(dest, tp)
+		if done, ok := snap.Txns[id]; ok && done > next {
+			c.Txns[id], c.From[id] = next, done
+			c.Rewinds = append(c.Rewinds, id)
+		}
+	}
+	if len(c.Txns) == 0 {
+		return nil
+	}
+	opts.Owner = "dirty records of " + opts.Owner
+	tbl, err := table.Open(d.dir, opts)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", d.qualified, err)
+	}
+	defer tbl.Close()
+	if _, err := tbl.Commit(c); err != nil {
+		return fmt.Errorf("rewind the offsets of %s in %s: %w", dest, d.qualified, err)
+	}
+	return nil
+}
+
 // errorBudget is what a sink with kafka_options.ignore_errors does with
 // the records it cannot decode: it leaves them out of its table, keeps
 // them in dirty, and fails once more than max of them (-1: no limit) are

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -179,7 +182,8 @@ func TestManagerErrorBudgetUnlimited(t *testing.T) {
 // TestDirtyReplayWritesOnce checks that the dirty records a table offers
 // again, after a crash between the dirty table's commit and its own, are
 // not written twice, while later ones of the same partition and the same
-// offsets of another table are.
+// offsets of another table are; and that a rewind (a re-created topic)
+// lets the same offsets in again.
 func TestDirtyReplayWritesOnce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), spec.DirtyRecordsTable)
 	d := dirtyTableAt(dir, "main.raw._dirty_records")
@@ -219,6 +223,23 @@ func TestDirtyReplayWritesOnce(t *testing.T) {
 	}
 	if snap.Txns["a/t/1"] != 20 || snap.Txns["b/t/1"] != 10 {
 		t.Fatalf("txns %v, want a/t/1 at 20 and b/t/1 at 10", snap.Txns)
+	}
+
+	// The topic of a's records is created again: its offsets start over,
+	// and its new records are written, b's offsets untouched.
+	if err := d.rewind("a", map[kafka.TopicPartition]int64{tp: 0}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.commit("a", recs(3), map[kafka.TopicPartition]int64{tp: 4}, opts); err != nil {
+		t.Fatal(err)
+	}
+	rows, snap = readTable[dirtyRow](t, dir)
+	if len(rows) != 6 || snap.Txns["a/t/1"] != 4 || snap.Txns["b/t/1"] != 10 {
+		t.Fatalf("after a rewind: %d rows, txns %v; want 6, a/t/1 at 4, b/t/1 at 10", len(rows), snap.Txns)
+	}
+	// A table without dirty records has nothing to rewind.
+	if err := dirtyTableAt(filepath.Join(t.TempDir(), "none"), "x").rewind("a", map[kafka.TopicPartition]int64{tp: 0}, opts); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -312,5 +333,44 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 	if snap.NumRows != 7 || snap.Counters[counterErrors] != 3 || snap.Txns[appID(tp)] != 10 {
 		t.Fatalf("table: %d rows, %d error records, next offset %d; want 7, 3, 10", snap.NumRows, snap.Counters[counterErrors],
 			snap.Txns[appID(tp)])
+	}
+}
+
+// TestManagerRecreatedTopicDirty checks that a table with ignore_errors
+// that goes on after its topic is deleted and created again
+// (fail_on_data_loss = false) keeps the new topic's bad records in
+// _dirty_records although their offsets are below the old topic's.
+func TestManagerRecreatedTopicDirty(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	p := budgetPipeline("events", -1)
+	off := false
+	p.Tables[0].ConnectorOptions.KafkaOptions.FailOnDataLoss = &off
+	m := startManager(t, addr, p)
+	value := func(i int) string {
+		if i%10 == 3 {
+			return "{broken"
+		}
+		return fmt.Sprintf(`{"id":%d}`, i)
+	}
+	status := func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
+	produce(t, producer, 0, 20, value)
+	waitFor(t, 10*time.Second, "18 rows and 2 error records", func() bool { st := status(); return st.Rows == 18 && st.ErrorRecords == 2 })
+	adm := kadm.NewClient(producer)
+	if _, err := adm.DeleteTopic(context.Background(), "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	produce(t, fresh, 0, 5, value) // offset 3 is bad again
+	waitFor(t, 20*time.Second, "22 rows and 3 error records", func() bool { st := status(); return st.Rows == 22 && st.ErrorRecords == 3 })
+	rows, _ := readTable[dirtyRow](t, filepath.Join(filepath.Dir(status().Location), spec.DirtyRecordsTable))
+	if got := dirtyOffsets(rows); !slices.Equal(got, []int64{3, 3, 13}) {
+		t.Fatalf("dirty records at offsets %v, want 3 and 13 of the old topic and 3 of the new one", got)
 	}
 }
