@@ -160,14 +160,18 @@ var productPick = []string{"_op", "id", "description", "weight", "in_stock", "up
 // DDL and mysqlType (tinyint(1) as BOOLEAN or TINYINT, timestamp as
 // TIMESTAMP_NTZ or TIMESTAMP); canal_options' database_include and
 // table_include leave another table's events out; a Canal ALTER TABLE that
-// comes once the table has rows adds its column. delta-rs, DuckDB and
+// comes once the table has rows adds its column; with
+// json_options.empty_value_as_delete the tombstone is a delete row of its
+// key alone. delta-rs, DuckDB and
 // pyarrow read the same rows. A table of 300 copies of the Debezium events
 // holds each copy's rows.
 func TestChangelogPipelineTables(t *testing.T) {
 	a := startAgent(t, t.TempDir())
 	name := uniqueName("e2e-cdc")
 	canal := cdcTopic(t, "canal_products")
-	f := false
+	f, on := false, true
+	deletesTr := debeziumTr(false)
+	deletesTr.JSONOptions = &spec.JSONOptions{SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns, EmptyValueAsDelete: &on}
 	customers := imageColumns("id long", "first_name string", "last_name string", "email string")
 	tables := []cdcTable{
 		{name: "customers", topic: cdcTopic(t, "debezium_customers"), tr: debeziumTr(false), columns: customers,
@@ -177,6 +181,9 @@ func TestChangelogPipelineTables(t *testing.T) {
 			pick:    customerPick, rows: customerRows("inventory")},
 		{name: "customers_pg", topic: cdcTopic(t, "debezium_customers_postgres"), tr: debeziumTr(false), columns: customers,
 			pick: customerPick, rows: customerRows("postgres")},
+		// The tombstone is a delete row of its key alone.
+		{name: "customers_deletes", topic: cdcTopic(t, "debezium_customers"), tr: deletesTr, columns: customers, pick: customerPick,
+			rows: append([]string{`"d" null null null null null`}, customerRows("inventory")...)},
 		{name: "products", topic: canal, tr: canalTr(&spec.CanalOptions{TableInclude: "products"}),
 			columns: imageColumns("id integer", "name string", "description string", "weight float", "in_stock boolean",
 				"updated_at timestamp_ntz", "color string"),
@@ -205,8 +212,8 @@ func TestChangelogPipelineTables(t *testing.T) {
 			return true
 		}
 	}
-	resp := a.waitFor(name, "the first rows", 2*time.Minute, rowsAtLeast(7, 7, 7, 11, 11, 7*copies))
-	for _, i := range []int{3, 4} {
+	resp := a.waitFor(name, "the first rows", 2*time.Minute, rowsAtLeast(7, 7, 7, 8, 11, 11, 7*copies))
+	for _, i := range []int{4, 5} {
 		var cols []string
 		for _, c := range resp.Status.Tables[i].Columns {
 			cols = append(cols, c.Name)
@@ -217,7 +224,7 @@ func TestChangelogPipelineTables(t *testing.T) {
 	}
 	// The ALTER TABLE, then rows with the new column.
 	cdcProduce(t, canal, filepath.Join("testdata", "cdc", "canal_products_alter.jsonl"))
-	resp = a.waitFor(name, "every row", 2*time.Minute, rowsAtLeast(7, 7, 7, 14, 14, 7*copies))
+	resp = a.waitFor(name, "every row", 2*time.Minute, rowsAtLeast(7, 7, 7, 8, 14, 14, 7*copies))
 	for i, tb := range tables {
 		ts := resp.Status.Tables[i]
 		if want := int64(len(tb.rows)); ts.Rows != want || ts.CorruptRecords != 0 || ts.ErrorRecords != 0 {
