@@ -162,9 +162,8 @@ var productPick = []string{"_op", "id", "description", "weight", "in_stock", "up
 // table_include leave another table's events out; a Canal ALTER TABLE that
 // comes once the table has rows adds its column; with
 // json_options.empty_value_as_delete the tombstone is a delete row of its
-// key alone. delta-rs, DuckDB and
-// pyarrow read the same rows. A table of 300 copies of the Debezium events
-// holds each copy's rows.
+// key alone. delta-rs, DuckDB and pyarrow read the same rows. A table of
+// 300 copies of the Debezium events holds each copy's rows.
 func TestChangelogPipelineTables(t *testing.T) {
 	a := startAgent(t, t.TempDir())
 	name := uniqueName("e2e-cdc")
