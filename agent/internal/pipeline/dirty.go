@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -107,20 +108,12 @@ func newDirtyRecord(r *decode.Record, err error, at time.Time) dirtyRecord {
 // belong to a fetched batch.
 func copyRecord(r *decode.Record) decode.Record {
 	c := *r
-	c.Key, c.Value = clone(r.Key), clone(r.Value)
+	c.Key, c.Value = bytes.Clone(r.Key), bytes.Clone(r.Value) // nil stays nil: a null key or value
 	c.Headers = make([]decode.Header, len(r.Headers))
 	for i, h := range r.Headers {
-		c.Headers[i] = decode.Header{Key: h.Key, Value: clone(h.Value)}
+		c.Headers[i] = decode.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
 	}
 	return c
-}
-
-// clone copies b, keeping nil nil.
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }
 
 // dirtyAppID is the application id, in the dirty records table, of the
