@@ -38,6 +38,9 @@ type Record struct {
 	// Key and Value are the record's bytes; nil is null (a tombstone value).
 	Key, Value []byte
 	Headers    []Header
+	// LeaderEpoch is the partition leader epoch of the record's batch; -1
+	// means none.
+	LeaderEpoch int32
 }
 
 // Header is one record header.
