@@ -87,6 +87,8 @@ type Decoder struct {
 	// inferred holds the key's and the value's part when its columns are
 	// inferred, nil otherwise.
 	inferred [2]*inferredPart
+	// metaCols writes the metadata columns.
+	metaCols metaColumns
 }
 
 // New returns a Decoder for the columns of layout, in layout.Columns()
@@ -105,11 +107,19 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 	}
 	d := &Decoder{b: b, meta: -1, corrupt: -1}
 	next := 0
-	// The rescue columns of inferred parts follow the metadata column.
-	rescue := layout.Key.Width() + layout.Value.Width()
-	if layout.MetadataColumn != "" {
-		rescue++
+	// The rescue columns of inferred parts and _corrupt_record end the
+	// row, right after the metadata columns.
+	tail := 0
+	for _, p := range []*spec.Part{&layout.Key, &layout.Value} {
+		if p.Rescue != "" {
+			tail++
+		}
 	}
+	if layout.CorruptRecord {
+		tail++
+	}
+	rescue := len(cols) - tail
+	d.metaCols = metaColumns{first: rescue - len(layout.Meta), names: layout.Meta}
 	for i, side := range []struct {
 		p        *part
 		failFast *bool
@@ -197,6 +207,7 @@ func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 		if d.meta >= 0 {
 			d.metadata(r)
 		}
+		d.metaCols.write(d.b, r)
 		if d.corrupt >= 0 {
 			d.b.Field(d.corrupt)
 			if bad != nil {
@@ -277,34 +288,11 @@ func WriteMetadata(b *rows.Builder, first int, r *Record) {
 	b.Field(first + 2)
 	b.Int64(r.Offset)
 	b.Field(first + 3)
-	if r.Timestamp.IsZero() || r.Timestamp.UnixMilli() < 0 {
-		b.Null()
-	} else {
-		b.Int64(r.Timestamp.UnixMicro())
-	}
+	writeTimestamp(b, r)
 	b.Field(first + 4)
 	b.Int32(int32(r.TimestampType))
 	b.Field(first + 5)
-	// No headers is null, as in Spark's Kafka source.
-	if len(r.Headers) == 0 {
-		b.Null()
-	} else {
-		b.BeginList()
-		for i := range r.Headers {
-			h := &r.Headers[i]
-			b.BeginStruct()
-			b.Field(0)
-			b.Bytes(validUTF8(b, bytesOf(h.Key)))
-			b.Field(1)
-			if h.Value == nil {
-				b.Null()
-			} else {
-				b.Bytes(h.Value)
-			}
-			b.EndStruct()
-		}
-		b.EndList()
-	}
+	writeHeaders(b, r.Headers)
 }
 
 // bytesOf views s as bytes without copying; the Builder never writes to

@@ -38,8 +38,9 @@ import (
 // column nor rescued: it carries no value. A new field takes the type
 // schema.Canonical gives its value (an array of nulls is ARRAY<STRING>);
 // one that has none (an empty object) is rescued. A field named
-// like another column of the part ignoring case, or like one of the table's
-// other columns at the top level, is rescued (Delta names ignore case). The
+// like another column of the part ignoring case, or at the top level whose
+// column name (the part's prefix, then the field's name) is one of the
+// table's other columns, is rescued (Delta names ignore case). The
 // values inside a MAP column (from schema hints) are decoded as with an
 // explicit schema. The bytes of a malformed record go to _corrupt_record,
 // with its rescue column null.
@@ -68,9 +69,12 @@ type evolver struct {
 	rescue bool
 	opts   schema.InferOptions
 	// fields are the part's columns the decoder was built with; taken
-	// holds the table's other top-level column names.
+	// holds the table's other top-level column names; prefix is the part's
+	// column name prefix (key_fields_prefix or value_fields_prefix), which
+	// a top-level field's column name has before the field's own.
 	fields []schema.Field
 	taken  []string
+	prefix string
 	// path is where the decoder is in the record.
 	path []step
 	// obj is the rescue object of the record being decoded, empty when
@@ -112,7 +116,7 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 		return true
 	}
 	name := str(e.key) // valid until the next unknown key
-	clash := hasFold(t.names, name) || len(e.path) == 0 && hasFold(e.taken, name)
+	clash := hasFold(t.names, name) || len(e.path) == 0 && hasFold(e.taken, e.prefix+name)
 	if e.addsColumns() && !clash {
 		if typ, err := schema.InferValue(raw, e.opts); err == nil {
 			if typ, ok := schema.Canonical(typ); ok {
@@ -371,7 +375,7 @@ type inferredPart struct {
 // other columns.
 func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []string) *inferredPart {
 	jo := sp.Transformer.JSONOptions
-	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, opts: jo.InferOptions()}
+	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, prefix: sp.Prefix, opts: jo.InferOptions()}
 	p := &inferredPart{
 		jsonPart: jsonPart{d: jsonDecoder{b: b}, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first},
 		ev:       ev, rescue: rescue,
