@@ -40,12 +40,18 @@ func (r *tableRunner) inferColumns(ctx context.Context, layout *spec.Layout, pre
 }
 
 // startColumns returns the columns a new table's inferred part p starts
-// with: those json_options.initial_schemas gives table, in their order and
-// with their types, then the inferred fields they lack (names compare
-// ignoring case). Without an entry for table, inferred.
+// with: those json_options.initial_schemas gives table (its key names the
+// table ignoring case), in their order and with their types, then the
+// inferred fields they lack (names compare ignoring case). Without an
+// entry for table, inferred.
 func startColumns(p *spec.Part, table string, inferred []schema.Field) ([]schema.Field, error) {
-	ddl, ok := p.Transformer.JSONOptions.InitialSchemas[table]
-	if !ok {
+	var ddl string
+	for name, d := range p.Transformer.RowOptions().InitialSchemas {
+		if strings.EqualFold(name, table) { // as spec matches them
+			ddl = d
+		}
+	}
+	if ddl == "" {
 		return inferred, nil
 	}
 	initial, err := schema.ParseDDL(ddl)
@@ -109,7 +115,7 @@ func ownColumns(layout *spec.Layout, prev []schema.Field) []schema.Field {
 // one of the table's other columns (ignoring case, as Delta does) or an
 // earlier field's is left out: its values are rescued.
 func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
-	hints, err := schema.ParseHints(p.Transformer.JSONOptions.SchemaHints)
+	hints, err := schema.ParseHints(p.Transformer.RowOptions().SchemaHints)
 	if err != nil {
 		return fatalError{fmt.Errorf("json_options.schema_hints: %w", err)}
 	}
@@ -149,7 +155,7 @@ func tooWide(layout *spec.Layout) error {
 // txns, else starting_offset's.
 func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]int64) ([]schema.Field, error) {
 	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
-	jo := p.Transformer.JSONOptions
+	jo := p.Transformer.RowOptions()
 	n := int64(spec.DefaultInferRecordsPerPartition)
 	if jo.InferRecordsPerPartition != nil {
 		n = *jo.InferRecordsPerPartition
