@@ -87,8 +87,11 @@ type jsonDecoder struct {
 	// allowSingleQuotes and allowNonNumericNumbers.
 	singleQuotes, nonNumeric bool
 	// timestamps and dates are the compiled timestamp_format and
-	// date_format, nil for Spark's lenient parsing.
+	// date_format, nil for Spark's lenient parsing; sqlTimestamps says
+	// timestamp_format is "SQL", which the lenient parser reads once the
+	// text has its shape (see sqlTimestamp).
 	timestamps, dates *sparktime.Pattern
+	sqlTimestamps     bool
 
 	data []byte
 	pos  int
@@ -121,7 +124,8 @@ func newJSONDecoder(b *rows.Builder, tr *spec.Transformer) (jsonDecoder, error) 
 	if tr != nil {
 		o = tr.JSONOptions
 	}
-	d := jsonDecoder{b: b, singleQuotes: o.SingleQuotes(), nonNumeric: o.NonNumericNumbers()}
+	d := jsonDecoder{b: b, singleQuotes: o.SingleQuotes(), nonNumeric: o.NonNumericNumbers(),
+		sqlTimestamps: o.TimestampFormatName() == spec.TimestampFormatSQL}
 	var err error
 	if d.timestamps, d.dates, err = o.Formats(); err != nil {
 		return d, err
@@ -619,9 +623,11 @@ func (d *jsonDecoder) fromString(t *jtype, s []byte) bool {
 	case schema.Timestamp:
 		var t sparktime.Time
 		var ok bool
-		if d.timestamps != nil {
+		switch {
+		case d.timestamps != nil:
 			t, ok = d.timestamps.Parse(s)
-		} else {
+		case d.sqlTimestamps && !sqlTimestamp(s):
+		default:
 			t, ok = sparktime.ParseTimestamp(s)
 		}
 		if ok {
