@@ -51,6 +51,9 @@ type step struct {
 	name  string
 	elem  bool
 	index int // of an array element
+	// group says the step enters a group of a flattened part's columns
+	// (see flatten.go), not a STRUCT column.
+	group bool
 }
 
 // change is one change a record asks of the part's columns: a new field
@@ -99,8 +102,11 @@ func (e *evolver) addsColumns() bool {
 }
 
 func (e *evolver) enter(name string) { e.path = append(e.path, step{name: name}) }
-func (e *evolver) enterElem(i int)   { e.path = append(e.path, step{elem: true, index: i}) }
-func (e *evolver) leave()            { e.path = e.path[:len(e.path)-1] }
+func (e *evolver) enterGroup(name string) {
+	e.path = append(e.path, step{name: name, group: true})
+}
+func (e *evolver) enterElem(i int) { e.path = append(e.path, step{elem: true, index: i}) }
+func (e *evolver) leave()          { e.path = e.path[:len(e.path)-1] }
 
 // unknown handles the value at d.pos of a key of struct t that t lacks: it
 // passes over the value and decides what becomes of it. False means
@@ -116,11 +122,20 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 		return true
 	}
 	name := str(e.key) // valid until the next unknown key
-	clash := hasFold(t.names, name) || len(e.path) == 0 && hasFold(e.taken, e.prefix+name)
+	// col is the top-level column name of the field, "" when it is not
+	// one: the name, or in a group of a flattened part its dotted path.
+	col := ""
+	switch {
+	case len(e.path) == 0:
+		col = name
+	case e.path[len(e.path)-1].group:
+		col = columnPath(append(slices.Clip(e.path), step{name: name}))[0].name
+	}
+	clash := hasFold(t.names, name) || col != "" && (hasFold(e.taken, e.prefix+col) || hasColumn(e.fields, col))
 	if e.addsColumns() && !clash {
 		if typ, err := schema.InferValue(raw, e.opts); err == nil {
 			if typ, ok := schema.Canonical(typ); ok {
-				e.ask(change{path: append(slices.Clip(e.path), step{name: strings.Clone(name)}), typ: typ, add: true})
+				e.add(col, name, typ)
 				return true
 			}
 		}
@@ -129,6 +144,27 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 		e.keep(e.path, name, raw)
 	}
 	return true
+}
+
+// add asks for the new column of an unknown field name of type typ, whose
+// top-level column name is col ("" when it is in a STRUCT column). With
+// flatten_nested_columns a top-level object becomes a column per field.
+func (e *evolver) add(col, name string, typ *schema.Type) {
+	switch {
+	case col != "" && e.opts.FlattenNested && typ.Kind == schema.Struct:
+		for _, f := range schema.Flatten([]schema.Field{{Name: col, Type: typ}}) {
+			e.ask(change{path: []step{{name: f.Name}}, typ: f.Type, add: true})
+		}
+	case col != "":
+		e.ask(change{path: []step{{name: strings.Clone(col)}}, typ: typ, add: true})
+	default:
+		e.ask(change{path: append(columnPath(slices.Clip(e.path)), step{name: strings.Clone(name)}), typ: typ, add: true})
+	}
+}
+
+// hasColumn reports whether fields has one named name, ignoring case.
+func hasColumn(fields []schema.Field, name string) bool {
+	return slices.ContainsFunc(fields, func(f schema.Field) bool { return strings.EqualFold(f.Name, name) })
 }
 
 // scalar decodes a primitive value (or any value into a STRING) as
@@ -161,7 +197,8 @@ func (e *evolver) widens(raw []byte) bool {
 	if e.mode != spec.SchemaEvolutionAddNewColumnsWithTypeWidening {
 		return false
 	}
-	cur := typeAt(e.fields, e.path)
+	path := columnPath(e.path)
+	cur := typeAt(e.fields, path)
 	got, err := schema.InferValue(raw, e.opts)
 	if cur == nil || err != nil || got == nil {
 		return false
@@ -178,7 +215,7 @@ func (e *evolver) widens(raw []byte) bool {
 	if w, ok := schema.Widen(cur, got); !ok || w.Equal(cur) {
 		return false
 	}
-	e.ask(change{path: slices.Clone(e.path), typ: got})
+	e.ask(change{path: slices.Clone(path), typ: got})
 	return true
 }
 
@@ -376,8 +413,12 @@ type inferredPart struct {
 func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []string) *inferredPart {
 	jo := sp.Transformer.JSONOptions
 	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, prefix: sp.Prefix, opts: jo.InferOptions()}
+	t := compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false)
+	if ev.opts.FlattenNested {
+		t = compileFlat(sp.Fields)
+	}
 	p := &inferredPart{
-		jsonPart: jsonPart{d: jsonDecoder{b: b}, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first},
+		jsonPart: jsonPart{d: jsonDecoder{b: b}, t: t, first: first},
 		ev:       ev, rescue: rescue,
 	}
 	p.begin()

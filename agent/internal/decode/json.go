@@ -48,6 +48,11 @@ type jtype struct {
 	named []bool
 	// elem of an ARRAY; key and value of a MAP.
 	elem, key, value *jtype
+	// flat and cols describe the top-level struct of a part with
+	// flattened columns, and its groups: see flatten.go. flat is nil
+	// otherwise; cols is the root's number of columns.
+	flat []int
+	cols int
 }
 
 // compileJSON compiles t; notNull marks a NOT NULL struct field.
@@ -148,7 +153,11 @@ func (d *jsonDecoder) decode(t *jtype, base int, data []byte) bool {
 	if data[d.pos] == '{' && d.object(t, base) {
 		return d.corrupt
 	}
-	d.b.DiscardFields(base, base+len(t.fields))
+	n := len(t.fields)
+	if t.flat != nil {
+		n = t.cols
+	}
+	d.b.DiscardFields(base, base+n)
 	return true
 }
 
@@ -194,9 +203,24 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 			if !found {
 				i, found = t.index[str(key)]
 			}
-			if found {
+			if found && t.flat != nil && t.flat[i] < 0 {
 				guess = i + 1
-				d.b.Field(base + i)
+				if d.ev != nil {
+					d.ev.enterGroup(t.names[i])
+				}
+				if !d.group(t.fields[i], base) {
+					return false
+				}
+				if d.ev != nil {
+					d.ev.leave()
+				}
+			} else if found {
+				guess = i + 1
+				if t.flat != nil {
+					d.b.Field(base + t.flat[i])
+				} else {
+					d.b.Field(base + i)
+				}
 				if d.ev != nil {
 					d.ev.enter(t.names[i])
 				}
