@@ -175,8 +175,11 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 					taken = append(taken, c.Name)
 				}
 			}
-			d.inferred[i] = newInferredPart(b, next, r, side.spec, taken)
-			*side.p = d.inferred[i]
+			ip, err := newInferredPart(b, next, r, side.spec, taken)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", side.name, err)
+			}
+			d.inferred[i], *side.p = ip, ip
 			next += side.spec.Width()
 			continue
 		}

@@ -409,20 +409,23 @@ type inferredPart struct {
 // newInferredPart returns the part decoder of inferred part sp, whose
 // columns start at top-level field first of b's rows and whose rescue
 // column, if any, is field rescue; taken holds the names of the table's
-// other columns.
-func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []string) *inferredPart {
+// other columns. Its JSON parser options (json_options) are those of an
+// explicit schema: single quotes, non-numeric numbers, the timestamp and
+// date formats of the columns schema hints declare.
+func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []string) (*inferredPart, error) {
 	jo := sp.Transformer.JSONOptions
+	d, err := newJSONDecoder(b, sp.Transformer)
+	if err != nil {
+		return nil, err
+	}
 	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, prefix: sp.Prefix, opts: jo.InferOptions()}
 	t := compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false)
 	if ev.opts.FlattenNested {
 		t = compileFlat(sp.Fields)
 	}
-	p := &inferredPart{
-		jsonPart: jsonPart{d: jsonDecoder{b: b}, t: t, first: first},
-		ev:       ev, rescue: rescue,
-	}
+	p := &inferredPart{jsonPart: jsonPart{d: d, t: t, first: first}, ev: ev, rescue: rescue}
 	p.begin()
-	return p
+	return p, nil
 }
 
 // begin starts a chunk.

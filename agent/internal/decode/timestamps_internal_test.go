@@ -40,3 +40,20 @@ func TestTimestampFormatNames(t *testing.T) {
 		})
 	}
 }
+
+// TestInferredParserOptions checks that an inferred part parses with its
+// json_options as an explicit schema does: single quotes (on by default,
+// as inference reads them) and timestamp_format for a column the schema
+// hints declare TIMESTAMP.
+func TestInferredParserOptions(t *testing.T) {
+	l := inferredValue(spec.SchemaEvolutionRescue, null("a", tLong), null("ts", &schema.Type{Kind: schema.Timestamp}))
+	l.Value.Transformer.JSONOptions.TimestampFormat = spec.TimestampFormatSQL
+	cols, st := decodeRow(t, l, Record{Value: []byte(`{'a':1,"ts":"2024-01-02 03:04:05"}`)})
+	if cols["a"] != "1" || cols["ts"] != "2024-01-02T03:04:05Z" || st.Corrupt != 0 {
+		t.Errorf("columns %v, %d corrupt", cols, st.Corrupt)
+	}
+	cols, _ = decodeRow(t, l, Record{Value: []byte(`{"ts":"2024-01-02T03:04:05"}`)})
+	if cols["ts"] != "null" || cols[spec.RescuedDataColumn] != `"{\"ts\":\"2024-01-02T03:04:05\"}"` {
+		t.Errorf("an ISO 8601 time with timestamp_format SQL: columns %v", cols)
+	}
+}
