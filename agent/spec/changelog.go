@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"reflect"
 	"regexp"
 	"strings"
 )
@@ -186,4 +187,19 @@ func changelogRoute(tr *Transformer) string {
 		return "lower(" + table + ")"
 	}
 	return "lower(" + db + " || '_' || " + table + ")"
+}
+
+// RowOptionsImplied reports whether tr's json_options are exactly those
+// Normalize gives a changelog transformer configured without them, so
+// that a client can show them as not set. A client that sends json_options
+// sets its parser options (allow_single_quotes ...), which these leave
+// unset.
+func (tr *Transformer) RowOptionsImplied() bool {
+	if !tr.Changelog() || tr.JSONOptions == nil {
+		return false
+	}
+	implied := &Transformer{Format: tr.Format}
+	implied.normalizeChangelog()
+	implied.JSONOptions.normalizeInference()
+	return reflect.DeepEqual(implied.JSONOptions, tr.JSONOptions)
 }
