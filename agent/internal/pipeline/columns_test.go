@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -102,5 +103,39 @@ func TestFanoutInitialSchemasAndPrefix(t *testing.T) {
 		if got := columnNames(snap.Schema); got != want {
 			t.Errorf("table %s: columns %s, want %s", ts.DestinationTable, got, want)
 		}
+	}
+}
+
+// TestStartColumns checks the columns a new inferred table starts with:
+// the initial schema's, in order and with their types, flattened with
+// flatten_nested_columns, then the inferred ones it lacks.
+func TestStartColumns(t *testing.T) {
+	on := true
+	inferred := []schema.Field{{Name: "ID", Type: &schema.Type{Kind: schema.Long}, Nullable: true},
+		{Name: "name", Type: &schema.Type{Kind: schema.String}, Nullable: true}}
+	tests := []struct {
+		name, table string
+		jo          spec.JSONOptions
+		want        string
+	}{
+		{"none", "t", spec.JSONOptions{}, "ID BIGINT, name STRING"},
+		{"other table", "t", spec.JSONOptions{InitialSchemas: map[string]string{"u": "x INT"}}, "ID BIGINT, name STRING"},
+		{"initial first", "t", spec.JSONOptions{InitialSchemas: map[string]string{"T": "x INT NOT NULL, id INT"}}, "x INT, id INT, name STRING"},
+		{"exact key wins", "t", spec.JSONOptions{InitialSchemas: map[string]string{"T": "x INT", "t": "y INT"}}, "y INT, ID BIGINT, name STRING"},
+		{"flattened", "t", spec.JSONOptions{FlattenNestedColumns: &on, InitialSchemas: map[string]string{"t": "u STRUCT<a: INT, b: STRUCT<c: DATE>>"}},
+			"`u.a` INT, `u.b.c` DATE, ID BIGINT, name STRING"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.jo.SchemaEvolutionMode = spec.SchemaEvolutionAddNewColumns
+			p := &spec.Part{Format: spec.FormatJSON, Transformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &tc.jo}}
+			got, err := startColumns(p, tc.table, inferred)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := schema.FormatDDL(got); s != tc.want {
+				t.Errorf("columns %s, want %s", s, tc.want)
+			}
+		})
 	}
 }

@@ -41,22 +41,27 @@ func (r *tableRunner) inferColumns(ctx context.Context, layout *spec.Layout, pre
 
 // startColumns returns the columns a new table's inferred part p starts
 // with: those json_options.initial_schemas gives table (its key names the
-// table ignoring case), in their order and with their types, then the
-// inferred fields they lack (names compare ignoring case). Without an
-// entry for table, inferred.
+// table, ignoring case as spec does when no key spells it exactly), in
+// their order and with their types (STRUCT columns flattened with
+// flatten_nested_columns), then the inferred fields they lack (names
+// compare ignoring case). Without an entry for table, inferred.
 func startColumns(p *spec.Part, table string, inferred []schema.Field) ([]schema.Field, error) {
-	var ddl string
-	for name, d := range p.Transformer.RowOptions().InitialSchemas {
-		if strings.EqualFold(name, table) { // as spec matches them
-			ddl = d
+	jo := p.Transformer.RowOptions()
+	ddl, ok := jo.InitialSchemas[table]
+	for name, d := range jo.InitialSchemas {
+		if !ok && strings.EqualFold(name, table) {
+			ddl, ok = d, true
 		}
 	}
-	if ddl == "" {
+	if !ok {
 		return inferred, nil
 	}
 	initial, err := schema.ParseDDL(ddl)
 	if err != nil {
 		return nil, fatalError{fmt.Errorf("json_options.initial_schemas[%q]: %w", table, err)}
+	}
+	if jo.InferOptions().FlattenNested {
+		initial = schema.Flatten(initial)
 	}
 	cols := make([]schema.Field, 0, len(initial)+len(inferred))
 	for _, f := range initial {
