@@ -5,7 +5,8 @@
 // PERMISSIVE mode, plain Avro or Protobuf of an inline or file schema, or
 // Avro or Protobuf in Confluent's wire format whose writer schemas come from
 // a schema registry (see [Resolve]). An optional struct column carries the
-// record's metadata, and `_corrupt_record` the raw bytes of a key or value
+// record's metadata, optional top-level columns chosen pieces of it
+// (metacols.go), and `_corrupt_record` the raw bytes of a key or value
 // that did not decode. Each format has its own part decoder (part.go), and
 // the Avro and Protobuf wire formats their own packages.
 package decode
