@@ -167,7 +167,7 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 		tail++
 	}
 	rescue := len(cols) - tail
-	d.metaCols = metaColumns{first: rescue - len(layout.Meta), names: layout.Meta}
+	d.metaCols = newMetaColumns(rescue, layout.Meta)
 	for i, side := range []struct {
 		p        *part
 		failFast *bool

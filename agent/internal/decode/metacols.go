@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"slices"
+
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -13,6 +15,15 @@ type metaColumns struct {
 	// columns in order.
 	first int
 	names []string
+}
+
+// newMetaColumns returns the writer of the metadata columns names, the
+// last of which is the top-level field before end: of names, those
+// [spec.MetadataColumnType] knows, the columns [spec.Layout.Columns]
+// lists.
+func newMetaColumns(end int, names []string) metaColumns {
+	known := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return spec.MetadataColumnType(n) == nil })
+	return metaColumns{first: end - len(known), names: known}
 }
 
 // Values of the timestamp_type metadata column, as Kafka's Java client
@@ -51,10 +62,6 @@ func (m *metaColumns) write(b *rows.Builder, r *Record) {
 			writeNullable(b, r.Key)
 		case spec.MetaRawValue:
 			writeNullable(b, r.Value)
-		default:
-			// spec refuses other names at plan time; a bug otherwise,
-			// which leaves the column null rather than failing the row.
-			b.Null()
 		}
 	}
 }
