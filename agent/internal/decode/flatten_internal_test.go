@@ -3,6 +3,7 @@ package decode
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -116,4 +117,27 @@ func FuzzDecodeFlattened(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzDecode(t, d, data) })
+}
+
+// TestFlattenedDecodeAllocs fails when steady-state decoding of a
+// prefixed, flattened part with every metadata column allocates per
+// record, unknown fields in its groups rescued included.
+func TestFlattenedDecodeAllocs(t *testing.T) {
+	l := flatValue(null("id", tLong), null("user.name", tString), null("user.addr.city", tString))
+	l.Value.Transformer.JSONOptions.SchemaEvolutionMode = spec.SchemaEvolutionRescue
+	l.Value.Prefix = "v_"
+	l.Meta = spec.MetadataColumnNames
+	recs := benchRecords()
+	for i := range recs {
+		recs[i].Value = fmt.Appendf(nil, `{"id":%d,"user":{"name":"u","addr":{"city":"c","zip":%d},"age":%d},"extra":1}`, i, i, i)
+		recs[i].Headers = []Header{{Key: "h", Value: []byte("v")}}
+	}
+	d, err := New(l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Decode(context.Background(), recs) // warm up the buffers
+	if allocs := testing.AllocsPerRun(10, func() { d.Decode(context.Background(), recs) }); allocs > 0 {
+		t.Errorf("%v allocations per batch of %d records, want 0", allocs, len(recs))
+	}
 }

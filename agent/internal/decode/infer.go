@@ -89,9 +89,9 @@ type evolver struct {
 	// path is where the decoder is in the record.
 	path []step
 	// obj is the rescue object of the record being decoded, empty when
-	// nothing was rescued yet; key and text are scratch space for an
-	// unknown key and a rescued value's path.
-	obj, key, text []byte
+	// nothing was rescued yet; key, text and col are scratch space for an
+	// unknown key, a rescued value's path and a flattened column's name.
+	obj, key, text, col []byte
 	// changes are what the chunk's records ask, in order; first is the
 	// index in the chunk of the first record that asked one, record the
 	// index of the record being decoded.
@@ -131,15 +131,21 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 	}
 	name := str(e.key) // valid until the next unknown key
 	// col is the top-level column name of the field, "" when it is not
-	// one: the name, or in a group of a flattened part its dotted path.
+	// one: the name, or in a group of a flattened part (whose steps are
+	// all groups) its dotted path.
 	col := ""
 	switch {
 	case len(e.path) == 0:
 		col = name
 	case e.path[len(e.path)-1].group:
-		col = columnPath(append(slices.Clip(e.path), step{name: name}))[0].name
+		e.col = e.col[:0]
+		for _, s := range e.path {
+			e.col = append(append(e.col, s.name...), '.')
+		}
+		e.col = append(e.col, name...)
+		col = str(e.col) // valid until the next unknown key
 	}
-	clash := hasFold(t.names, name) || col != "" && (hasFold(e.taken, e.prefix+col) || hasColumn(e.fields, col))
+	clash := hasFold(t.names, name) || col != "" && (hasPrefixedFold(e.taken, e.prefix, col) || hasColumn(e.fields, col))
 	if e.addsColumns() && !clash {
 		if len(e.path) == 0 && e.typed(name) {
 			return true
@@ -169,7 +175,7 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 func (e *evolver) add(col, name string, typ *schema.Type) {
 	switch {
 	case col != "" && e.opts.FlattenNested && typ.Kind == schema.Struct:
-		for _, f := range schema.Flatten([]schema.Field{{Name: col, Type: typ}}) {
+		for _, f := range schema.Flatten([]schema.Field{{Name: strings.Clone(col), Type: typ}}) {
 			e.ask(change{path: []step{{name: f.Name}}, typ: f.Type, add: true})
 		}
 	case col != "":
@@ -177,6 +183,17 @@ func (e *evolver) add(col, name string, typ *schema.Type) {
 	default:
 		e.ask(change{path: append(columnPath(slices.Clip(e.path)), step{name: strings.Clone(name)}), typ: typ, add: true})
 	}
+}
+
+// hasPrefixedFold reports whether names holds prefix followed by name,
+// ignoring case.
+func hasPrefixedFold(names []string, prefix, name string) bool {
+	for _, n := range names {
+		if len(n) == len(prefix)+len(name) && strings.EqualFold(n[:len(prefix)], prefix) && strings.EqualFold(n[len(prefix):], name) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasColumn reports whether fields has one named name, ignoring case.
