@@ -193,7 +193,7 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 			next += side.spec.Width()
 			continue
 		}
-		p, err := newPart(b, next, side.spec, sources.of(side.name))
+		p, err := newPart(b, next, side.spec, sources.of(side.name), droppedFields(layout, i == 0))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", side.name, err)
 		}
