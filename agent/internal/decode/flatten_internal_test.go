@@ -141,3 +141,19 @@ func TestFlattenedDecodeAllocs(t *testing.T) {
 		t.Errorf("%v allocations per batch of %d records, want 0", allocs, len(recs))
 	}
 }
+
+// TestFlattenedWidening checks that a value a flattened column can take
+// once widened asks to widen that column, by its dotted name.
+func TestFlattenedWidening(t *testing.T) {
+	l := flatValue(null("user.age", tInt))
+	l.Value.Transformer.JSONOptions.SchemaEvolutionMode = spec.SchemaEvolutionAddNewColumnsWithTypeWidening
+	d, err := New(l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Decode(context.Background(), []Record{{Value: []byte(`{"user":{"age":3000000000}}`)}})
+	var nc *NewColumnsError
+	if !errors.As(err, &nc) || schema.FormatDDL(nc.Fields) != "`user.age` BIGINT" {
+		t.Fatalf("Decode: %v, want user.age widened to BIGINT", err)
+	}
+}
