@@ -2,7 +2,6 @@ package decode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -111,9 +110,10 @@ type changePart struct {
 	name []byte
 }
 
-// newChangePart returns the changelog part of sp (a value transformer of
-// a changelog format) whose image columns start at top-level field first,
-// with _op and _source at fields op and source; img decodes the images.
+// newChangePart returns the changelog part of sp, a value of a changelog
+// format, writing to b: img decodes the row images into the part's
+// columns (nil when only scan is used), and _op and _source are the
+// top-level fields op and source (-1: none).
 func newChangePart(b *rows.Builder, sp *spec.Part, img part, op, source int) (*changePart, error) {
 	tr := sp.Transformer
 	c := &changePart{b: b, canal: tr.Format == spec.FormatCanalJSON, img: img, op: op, source: source,
@@ -149,11 +149,6 @@ func fullMatch(re string) (*regexp.Regexp, error) {
 		return nil, nil
 	}
 	return regexp.Compile(`^(?:` + re + `)$`)
-}
-
-// decode is not used: the Decoder calls scan and row (see decoder.go).
-func (c *changePart) decode(context.Context, []byte) error {
-	return errors.New("a changelog value decodes with scan and row")
 }
 
 // scan reads the change event data and returns how many rows it gives;
@@ -220,13 +215,16 @@ func (c *changePart) unescaped(raw []byte, esc bool) []byte {
 	return c.name
 }
 
-// row writes row j of the last scan: its image, _op and _source. The
-// error wraps errBadInput when the image does not fit the columns.
+// row writes row j of the last scan: its image, _op and _source (those the
+// table has). The error wraps errBadInput when the image does not fit the
+// columns.
 func (c *changePart) row(ctx context.Context, j int) error {
 	err := c.img.decode(ctx, c.imgs[j])
 	b := c.b
-	b.Field(c.op)
-	b.Bytes(opText[c.ops[j]])
+	if c.op >= 0 {
+		b.Field(c.op)
+		b.Bytes(opText[c.ops[j]])
+	}
 	if c.source < 0 {
 		return err
 	}
@@ -527,13 +525,12 @@ func (c *changePart) canalRows(op byte) error {
 }
 
 // imagePart returns the part that decodes the row images of changelog
-// part sp: JSON into sp's columns, which are inferred (in ADD_NEW_COLUMNS
-// when sp has no json_options) unless json_options declares a schema.
+// part sp: JSON into sp's columns, with the options
+// [spec.Transformer.RowOptions] gives (inferred in ADD_NEW_COLUMNS unless
+// json_options declares a schema).
 func imagePart(sp *spec.Part) *spec.Part {
 	p, tr := *sp, *sp.Transformer
-	if tr.JSONOptions == nil {
-		tr.JSONOptions = &spec.JSONOptions{SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns}
-	}
+	tr.JSONOptions = tr.RowOptions()
 	p.Format, p.Transformer = spec.FormatJSON, &tr
 	return &p
 }

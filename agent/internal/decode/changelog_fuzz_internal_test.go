@@ -162,7 +162,9 @@ func TestChangelogAllocs(t *testing.T) {
 	}{
 		{"debezium", fixture(t, "debezium-mysql-customers.jsonl"), debezium(false)},
 		{"debezium-schema", fixture(t, "debezium-mysql-customers-schema.jsonl"), debezium(true)},
-		{"canal", canalRows, canal(&spec.CanalOptions{InferSchemaStrategy: spec.InferSchemaMySQLType, TableInclude: "products"})},
+		// Without table_include: regexp keeps its matchers in a
+		// sync.Pool, which the race detector empties at random.
+		{"canal", canalRows, canal(&spec.CanalOptions{InferSchemaStrategy: spec.InferSchemaMySQLType})},
 	} {
 		l := changelogLayout(tc.tr)
 		evolve(t, l, Options{}, tc.recs)

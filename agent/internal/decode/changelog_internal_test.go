@@ -447,3 +447,75 @@ func TestMySQLType(t *testing.T) {
 		}
 	}
 }
+
+// TestChangelogTableLayout decodes with the layout a table spec gives: a
+// changelog value without json_options infers its row image, with the
+// rescue column, _op, _source and the metadata column in layout order.
+func TestChangelogTableLayout(t *testing.T) {
+	tbl := &spec.Table{DestinationTable: "customers",
+		TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
+		ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{"cdc"},
+			ValueTransformer: &spec.Transformer{Format: spec.FormatDebeziumJSON}}}}
+	l := layoutOf(t, tbl)
+	rows, _ := evolve(t, l, Options{}, fixture(t, "debezium-mysql-customers.jsonl"))
+	if got, want := names(l.Columns()), "key,id,first_name,last_name,email,_op,_source,_kafka,_rescued_data,_corrupt_record"; got != want {
+		t.Errorf("columns %s, want %s", got, want)
+	}
+	if len(rows) != 7 || pick(rows[6], "_op", "id", "_rescued_data", "_corrupt_record") != `"d" 1004 null null` {
+		t.Errorf("rows %v", rows)
+	}
+}
+
+// TestCanalStrings checks the lenient parsing of Canal's string values
+// into typed columns: what fits, what is corrupt with a declared schema,
+// and what is rescued in an inferred part.
+func TestCanalStrings(t *testing.T) {
+	cols := []schema.Field{null("b", tBool), null("i", tInt), null("l", tLong), null("f", tDouble), null("d", tDec(5, 2)),
+		null("dt", tDate), null("ts", tNTZ), null("bin", tBinary), null("s", tString)}
+	tests := []struct {
+		data, want string // b i l f d dt ts bin s
+		corrupt    bool
+	}{
+		{`{"b":"1","i":"-7","l":"9007199254740993","f":"2.5","d":"1.005","dt":"2020-05-13","ts":"2020-05-13 12:38:35.5","bin":"\u00ff\u0000a","s":"x"}`,
+			`true -7 9007199254740993 2.5 1.01 2020-05-13 2020-05-13T12:38:35.5 b"\xff\x00a" "x"`, false},
+		{`{"b":"false","i":"7","s":7}`, `false 7 null null null null null null "7"`, false},
+		{`{"i":"seven"}`, `null null null null null null null null null`, true},
+		{`{"b":"yes"}`, `null null null null null null null null null`, true},
+		{`{"i":"1.5"}`, `null null null null null null null null null`, true},
+		{`{"bin":"\u0100"}`, `null null null null null null null null null`, true},
+		{`{"i":7}`, `null 7 null null null null null null null`, false},
+	}
+	for _, tc := range tests {
+		tr := canal(nil)
+		tr.JSONOptions = &spec.JSONOptions{Schema: "b BOOLEAN, i INT, l BIGINT, f DOUBLE, d DECIMAL(5,2), dt DATE, ts TIMESTAMP_NTZ, bin BINARY, s STRING"}
+		l := changelogLayout(tr)
+		l.Value.Fields, l.Value.Rescue = cols, ""
+		rows, b := evolve(t, l, Options{}, []Record{{Value: []byte(`{"type":"INSERT","data":[` + tc.data + `]}`)}})
+		if got := pick(rows[0], "b", "i", "l", "f", "d", "dt", "ts", "bin", "s"); got != tc.want || (b.Corrupt == 1) != tc.corrupt {
+			t.Errorf("%s: %s (corrupt %d), want %s (corrupt %v)", tc.data, got, b.Corrupt, tc.want, tc.corrupt)
+		}
+	}
+	l := changelogLayout(canal(nil))
+	l.Value.Fields = []schema.Field{null("i", tInt)}
+	rows, _ := evolve(t, l, Options{}, []Record{{Value: []byte(`{"type":"INSERT","data":[{"i":"seven"}]}`)}})
+	if got := pick(rows[0], "i", spec.RescuedDataColumn, spec.CorruptRecordColumn); got != `null "{\"i\":\"seven\"}" null` {
+		t.Errorf("inferred: %s, want the value rescued", got)
+	}
+}
+
+// TestJSONEmptyValueAsDeleteInferred checks _op beside an inferred JSON
+// value's rescue column.
+func TestJSONEmptyValueAsDeleteInferred(t *testing.T) {
+	on := true
+	l := inferredValue(spec.SchemaEvolutionAddNewColumns, null("id", tLong))
+	l.Value.Transformer.JSONOptions.EmptyValueAsDelete = &on
+	l.Op = true
+	rows, _ := evolve(t, l, Options{}, []Record{{Value: []byte(`{"id":1,"x":"a"}`)}, {Key: []byte("k")}})
+	want := []string{`"c" 1 "a" null`, `"d" null null null`}
+	if got := picks(rows, "_op", "id", "x", spec.RescuedDataColumn); !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+	if got := names(l.Columns()); got != "key,id,x,_op,_kafka,_rescued_data,_corrupt_record" {
+		t.Errorf("columns %s", got)
+	}
+}

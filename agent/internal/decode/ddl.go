@@ -77,7 +77,11 @@ func ddlColumns(sql string, tinyBool, ntz bool) []ddlColumn {
 					}
 				}
 			}
-			i = skipSpec(toks, i)
+			if next := skipSpec(toks, i); next > i {
+				i = next
+			} else {
+				i++ // a stray ')'
+			}
 		}
 	}
 	return cols
@@ -94,9 +98,6 @@ func ddlDefinitions(toks []string, i int, tinyBool, ntz bool, cols []ddlColumn) 
 			}
 		}
 		i = skipSpec(toks, i)
-		if i < len(toks) && toks[i] == "," {
-			i++
-		}
 	}
 	return cols, i + 1
 }

@@ -4,9 +4,11 @@
 // of a schema: JSON parsed as Spark's from_json does in
 // PERMISSIVE mode, plain Avro or Protobuf of an inline or file schema, or
 // Avro or Protobuf in Confluent's wire format whose writer schemas come from
-// a schema registry (see [Resolve]). An optional struct column carries the
-// record's metadata, optional top-level columns chosen pieces of it
-// (metacols.go), and `_corrupt_record` the raw bytes of a key or value
+// a schema registry (see [Resolve]). A value may also be a change event
+// (Debezium or Canal JSON, changelog.go), which gives zero or more rows with
+// _op and _source. An optional struct column carries the record's metadata,
+// optional top-level columns chosen pieces of it (metacols.go), and
+// `_corrupt_record` the raw bytes of a key or value
 // that did not decode. Each format has its own part decoder (part.go), and
 // the Avro and Protobuf wire formats their own packages.
 package decode
@@ -229,13 +231,18 @@ func (d *Decoder) SetOptions(o Options) { d.opts = o }
 // Schema returns the Parquet schema of the rows Decode produces.
 func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 
-// Decode decodes recs into a batch of one row per record. In PERMISSIVE
+// Decode decodes recs into a batch of one row per record, except that a
+// change event gives zero or more rows, with the same key columns, and a
+// null value of a table with json_options.empty_value_as_delete a row with
+// _op "d" (other rows of a JSON value have _op "c"); [Batch.RowRecord]
+// then maps rows to records. In PERMISSIVE
 // mode a record never fails to decode: bytes that do not decode go to
 // _corrupt_record (when both key and value are corrupt, the value's bytes),
 // with the affected fields null. A side in FAILFAST mode stops the batch at
-// the first record it cannot decode with a [*RecordError]. With
-// [Options.SkipBad], such a record gets no row in either mode and is listed
-// in [Batch.Bad] instead.
+// the first record it cannot decode with a [*RecordError], as does a value
+// that is not a change event of its changelog format. With
+// [Options.SkipBad], such a record gets no row (none of a change event's)
+// in either mode and is listed in [Batch.Bad] instead.
 //
 // The batch aliases the decoder's buffers and the records' Key, Value and
 // header bytes: it is valid until the next Decode call, and only while the

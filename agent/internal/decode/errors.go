@@ -20,7 +20,8 @@ var errBadJSON = fmt.Errorf("%w: not a JSON object that fits the schema", errBad
 func badInput(err error) error { return fmt.Errorf("%w: %w", errBadInput, err) }
 
 // RecordError is returned by [Decoder.Decode] for a record that a FAILFAST
-// transformer cannot decode: the batch stops there.
+// transformer cannot decode, or whose value is not a change event of its
+// changelog format: the batch stops there (unless [Options.SkipBad]).
 type RecordError struct {
 	Topic     string
 	Partition int32

@@ -97,6 +97,8 @@ type evolver struct {
 	// index of the record being decoded.
 	changes       []change
 	first, record int
+	// typedAt holds the indexes in changes of the typed ones.
+	typedAt []int
 }
 
 // addsColumns reports whether new fields become columns (or fail the
@@ -258,14 +260,17 @@ func (e *evolver) ask(c change) {
 	if e.first < 0 {
 		e.first = e.record
 	}
+	if c.typed {
+		e.typedAt = append(e.typedAt, len(e.changes))
+	}
 	e.changes = append(e.changes, c)
 }
 
 // typed reports whether a change event of the chunk typed new top-level
 // field name.
 func (e *evolver) typed(name string) bool {
-	for i := range e.changes {
-		if c := &e.changes[i]; c.typed && len(c.path) == 1 && strings.EqualFold(c.path[0].name, name) {
+	for _, i := range e.typedAt {
+		if c := &e.changes[i]; len(c.path) == 1 && strings.EqualFold(c.path[0].name, name) {
 			return true
 		}
 	}
@@ -475,7 +480,7 @@ func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []
 
 // begin starts a chunk.
 func (p *inferredPart) begin() {
-	p.ev.changes, p.ev.first, p.ev.record = p.ev.changes[:0], -1, -1
+	p.ev.changes, p.ev.typedAt, p.ev.first, p.ev.record = p.ev.changes[:0], p.ev.typedAt[:0], -1, -1
 }
 
 // at says the next decode calls are of record rec of the chunk, an index
@@ -491,6 +496,9 @@ func (p *inferredPart) at(rec int) int {
 func (p *inferredPart) drop(mark int) {
 	e := p.ev
 	e.changes = e.changes[:mark]
+	for len(e.typedAt) > 0 && e.typedAt[len(e.typedAt)-1] >= mark {
+		e.typedAt = e.typedAt[:len(e.typedAt)-1]
+	}
 	if mark == 0 {
 		e.first = -1
 	}
