@@ -18,7 +18,9 @@ import (
 
 // compileFlat compiles the columns fields of a flattened part. A column
 // named like a group's path ("user" beside "user.name") gets no value, and
-// neither does a second column of the same path.
+// neither does a second column of the same path. A dot is always a path
+// step: a record's own key holding one ({"a.b": 1}) is not a column's,
+// and the evolver rescues its value (a column of that name exists).
 func compileFlat(fields []schema.Field) *jtype {
 	root := &jtype{kind: schema.Struct, index: map[string]int{}, cols: len(fields)}
 	for col, f := range fields {
