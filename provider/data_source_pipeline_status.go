@@ -71,7 +71,7 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The state and progress of a pipeline as the agent reports them when Terraform reads " +
-			"the data source: per destination table its state, log version, rows, files, corrupt records and current " +
+			"the data source: per destination table its state, log version, rows, files, corrupt and error records and current " +
 			"columns (see also `tributary_table`), and per " +
 			"topic-partition the next offset and the lag. These values move as the pipeline ingests, which is why " +
 			"they are not attributes of `tributary_pipeline`.",

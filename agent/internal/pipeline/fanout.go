@@ -365,7 +365,11 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	if p != nil {
 		base := ownColumns(layout, snap.Schema)
 		if snap.Schema == nil {
-			if base, err = inferFrom(ctx, p, first); err != nil {
+			inferred, err := inferFrom(ctx, p, first)
+			if err != nil {
+				return nil, err
+			}
+			if base, err = startColumns(p, name, inferred); err != nil {
 				return nil, err
 			}
 		}
