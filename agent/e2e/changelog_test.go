@@ -39,6 +39,10 @@ type cdcTable struct {
 	name  string
 	topic string
 	tr    *spec.Transformer
+	// key parses the key, whose columns are named with keyPrefix; nil
+	// keeps it BINARY.
+	key       *spec.Transformer
+	keyPrefix string
 	// columns are the table's top-level columns and types, as delta-rs
 	// names them, in order; pick the columns rows shows, in order.
 	columns []string
@@ -115,6 +119,16 @@ func customerRows(db string) []string {
 	}
 }
 
+// keyed returns customerRows' rows, each led by its key's id, which is
+// the row's id.
+func keyed(rows []string) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = strings.Fields(r)[1] + " " + r
+	}
+	return out
+}
+
 // customerPick are the columns customerRows shows.
 var customerPick = []string{"_op", "id", "first_name", "last_name", "email", "_source"}
 
@@ -162,7 +176,7 @@ var productPick = []string{"_op", "id", "description", "weight", "in_stock", "up
 // table_include leave another table's events out; a Canal ALTER TABLE that
 // comes once the table has rows adds its column; with
 // json_options.empty_value_as_delete the tombstone is a delete row of its
-// key alone. delta-rs, DuckDB and pyarrow read the same rows. A table of
+// key alone (parsed, its field prefixed). delta-rs, DuckDB and pyarrow read the same rows. A table of
 // 300 copies of the Debezium events holds each copy's rows.
 func TestChangelogPipelineTables(t *testing.T) {
 	a := startAgent(t, t.TempDir())
@@ -180,9 +194,12 @@ func TestChangelogPipelineTables(t *testing.T) {
 			pick:    customerPick, rows: customerRows("inventory")},
 		{name: "customers_pg", topic: cdcTopic(t, "debezium_customers_postgres"), tr: debeziumTr(false), columns: customers,
 			pick: customerPick, rows: customerRows("postgres")},
-		// The tombstone is a delete row of its key alone.
-		{name: "customers_deletes", topic: cdcTopic(t, "debezium_customers"), tr: deletesTr, columns: customers, pick: customerPick,
-			rows: append([]string{`"d" null null null null null`}, customerRows("inventory")...)},
+		// The tombstone is a delete row of its key alone, whose id is a
+		// column of its own with key_fields_prefix.
+		{name: "customers_deletes", topic: cdcTopic(t, "debezium_customers"), tr: deletesTr, keyPrefix: "k_",
+			key:     &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: "id BIGINT"}},
+			columns: slices.Concat([]string{"k_id long"}, customers[1:]), pick: append([]string{"k_id"}, customerPick...),
+			rows: append([]string{`1004 "d" null null null null null`}, keyed(customerRows("inventory"))...)},
 		{name: "products", topic: canal, tr: canalTr(&spec.CanalOptions{TableInclude: "products"}),
 			columns: imageColumns("id integer", "name string", "description string", "weight float", "in_stock boolean",
 				"updated_at timestamp_ntz", "color string"),
@@ -198,7 +215,8 @@ func TestChangelogPipelineTables(t *testing.T) {
 	p := &spec.Pipeline{Name: name, Connection: name, DestinationCatalog: "main", DestinationSchema: "cdc", FlushInterval: "300ms"}
 	for _, tb := range append(tables, cdcTable{name: "customers_volume", topic: volume, tr: debeziumTr(false)}) {
 		p.Tables = append(p.Tables, spec.Table{DestinationTable: tb.name, ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
-			Topics: []string{tb.topic}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: tb.tr}}})
+			Topics: []string{tb.topic}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: tb.tr,
+			KeyTransformer: tb.key, KeyFieldsPrefix: tb.keyPrefix}}})
 	}
 	a.applyPipeline(p)
 	rowsAtLeast := func(want ...int64) func(p *spec.PipelineResponse) bool {
