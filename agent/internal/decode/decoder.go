@@ -4,7 +4,9 @@
 // of a schema: JSON parsed as Spark's from_json does in
 // PERMISSIVE mode, plain Avro or Protobuf of an inline or file schema, or
 // Avro or Protobuf in Confluent's wire format whose writer schemas come from
-// a schema registry (see [Resolve]). An optional struct column carries the
+// a schema registry (see [Resolve]). A value may also be a change event
+// (Debezium or Canal JSON, changelog.go), which gives zero or more rows with
+// _op and _source. An optional struct column carries the
 // record's metadata, and `_corrupt_record` the raw bytes of a key or value
 // that did not decode. Each format has its own part decoder (part.go), and
 // the Avro and Protobuf wire formats their own packages.
@@ -38,6 +40,9 @@ type Record struct {
 	// Key and Value are the record's bytes; nil is null (a tombstone value).
 	Key, Value []byte
 	Headers    []Header
+	// LeaderEpoch is the partition leader epoch of the record's batch, -1
+	// when the batch has none.
+	LeaderEpoch int32
 }
 
 // Header is one record header.
@@ -54,16 +59,48 @@ type Stats struct {
 	// Protobuf that is not a datum or message of its schema, or, from a
 	// registry, lacks the framing or names an unknown schema.
 	Corrupt int
+	// Filtered is the number of records that gave no row because they
+	// carry none: change events of tables canal_options leaves out,
+	// Debezium truncate, message and heartbeat events, and tombstones of
+	// changelog formats without json_options.empty_value_as_delete.
+	Filtered int
 }
 
-// Batch is what one Decode call built: a row per record, column by column.
+// Options configures a Decoder beyond its table layout.
+type Options struct {
+	// SkipBad is kafka_options.ignore_errors: a record whose key or value
+	// does not decode gets no row and is listed in [Batch.Bad], instead of
+	// keeping its row with its bytes in _corrupt_record or, in FAILFAST
+	// mode or for a malformed change event, stopping the batch.
+	SkipBad bool
+}
+
+// BadRecord is a record that gave no row because its key or value does
+// not decode ([Options.SkipBad]).
+type BadRecord struct {
+	// Record is the record's index in the records Decode got.
+	Record int
+	// Err says which side failed and why.
+	Err error
+}
+
+// Batch is what one Decode call built, column by column: usually a row per
+// record, but a change event gives zero or more rows, and a record listed
+// in Bad none.
 type Batch struct {
 	// Columns holds, per leaf column of [Decoder.Schema] in column index
 	// order, the values of every row, as [rows.Builder.Columns] returns
 	// them: what a Parquet column writer takes.
 	Columns [][]parquet.Value
-	// Rows is the number of rows, one per record.
+	// Rows is the number of rows.
 	Rows int
+	// RowRecord holds, per row, the index of its record in the records
+	// Decode got, in increasing order; nil when the rows are the records
+	// one to one (Rows is their number).
+	RowRecord []int32
+	// Bad lists the records left out because they do not decode, in
+	// order ([Options.SkipBad]).
+	Bad []BadRecord
 	Stats
 }
 
@@ -78,12 +115,23 @@ type Decoder struct {
 	// decode stops the batch with a [*RecordError] instead of going to
 	// _corrupt_record.
 	keyFailFast, valueFailFast bool
-	// meta and corrupt are the field indexes of the metadata and
+	// meta, op and corrupt are the field indexes of the metadata, _op and
 	// _corrupt_record columns, -1 when absent.
-	meta, corrupt int
+	meta, op, corrupt int
+	// change decodes a changelog value (DEBEZIUM_JSON, CANAL_JSON) into
+	// zero or more rows; nil for other values.
+	change *changePart
+	// mark is where the rows of a record that gives several begin.
+	mark rows.Mark
 	// inferred holds the key's and the value's part when its columns are
 	// inferred, nil otherwise.
 	inferred [2]*inferredPart
+	opts     Options
+	// rowRecord and bad back the Batch's RowRecord and Bad; spread says
+	// a record of the batch gave other than one row.
+	rowRecord []int32
+	bad       []BadRecord
+	spread    bool
 }
 
 // New returns a Decoder for the columns of layout, in layout.Columns()
@@ -100,19 +148,25 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the table schema: %w", err)
 	}
-	d := &Decoder{b: b, meta: -1, corrupt: -1}
+	d := &Decoder{b: b, meta: -1, op: -1, corrupt: -1}
 	next := 0
+	value := &layout.Value
+	if value.Transformer.Changelog() {
+		value = imagePart(value)
+	}
 	// The rescue columns of inferred parts follow the metadata column.
-	rescue := layout.Key.Width() + layout.Value.Width()
-	if layout.MetadataColumn != "" {
-		rescue++
+	rescue := layout.Key.Width() + value.Width()
+	for _, on := range []bool{layout.Op, layout.Source, layout.MetadataColumn != ""} {
+		if on {
+			rescue++
+		}
 	}
 	for i, side := range []struct {
 		p        *part
 		failFast *bool
 		spec     *spec.Part
 		name     string
-	}{{&d.key, &d.keyFailFast, &layout.Key, "key"}, {&d.value, &d.valueFailFast, &layout.Value, "value"}} {
+	}{{&d.key, &d.keyFailFast, &layout.Key, "key"}, {&d.value, &d.valueFailFast, value, "value"}} {
 		if side.spec.Inferred() {
 			r := -1
 			if side.spec.Rescue != "" {
@@ -137,6 +191,18 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 		next += side.spec.Width()
 		*side.failFast = side.spec.Transformer.Mode() == spec.ParseModeFailFast
 	}
+	source := -1
+	if layout.Op {
+		d.op, next = next, next+1
+	}
+	if layout.Source {
+		source, next = next, next+1
+	}
+	if layout.Value.Transformer.Changelog() {
+		if d.change, err = newChangePart(b, &layout.Value, d.value, d.op, source); err != nil {
+			return nil, fmt.Errorf("value: %w", err)
+		}
+	}
 	if layout.MetadataColumn != "" {
 		d.meta = next
 		next++
@@ -147,14 +213,24 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 	return d, nil
 }
 
+// SetOptions sets the options of the Decode calls that follow.
+func (d *Decoder) SetOptions(o Options) { d.opts = o }
+
 // Schema returns the Parquet schema of the rows Decode produces.
 func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 
-// Decode decodes recs into a batch of one row per record. In PERMISSIVE
+// Decode decodes recs into a batch of one row per record, except that a
+// change event gives zero or more rows, with the same key columns, and a
+// null value of a table with json_options.empty_value_as_delete a row with
+// _op "d" (other rows of a JSON value have _op "c"); [Batch.RowRecord]
+// then maps rows to records. In PERMISSIVE
 // mode a record never fails to decode: bytes that do not decode go to
 // _corrupt_record (when both key and value are corrupt, the value's bytes),
 // with the affected fields null. A side in FAILFAST mode stops the batch at
-// the first record it cannot decode with a [*RecordError].
+// the first record it cannot decode with a [*RecordError], as does a value
+// that is not a change event of its changelog format. With
+// [Options.SkipBad], such a record gets no row (none of a change event's)
+// in either mode and is listed in [Batch.Bad] instead.
 //
 // The batch aliases the decoder's buffers and the records' Key, Value and
 // header bytes: it is valid until the next Decode call, and only while the
@@ -170,43 +246,15 @@ func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 	var st Stats
 	d.b.Reset()
+	d.rowRecord, d.bad, d.spread = d.rowRecord[:0], d.bad[:0], false
 	for _, p := range d.inferred {
 		if p != nil {
 			p.begin()
 		}
 	}
 	for i := range recs {
-		r := &recs[i]
-		d.b.BeginRow()
-		var bad []byte
-		if err := d.key.decode(ctx, r.Key); err != nil {
-			if err := d.fail(r, "key", err, d.keyFailFast); err != nil {
-				return Batch{}, err
-			}
-			bad = r.Key
-		}
-		if err := d.value.decode(ctx, r.Value); err != nil {
-			if err := d.fail(r, "value", err, d.valueFailFast); err != nil {
-				return Batch{}, err
-			}
-			bad = r.Value
-		}
-		if d.meta >= 0 {
-			d.metadata(r)
-		}
-		if d.corrupt >= 0 {
-			d.b.Field(d.corrupt)
-			if bad != nil {
-				d.b.Bytes(bad)
-			} else {
-				d.b.Null()
-			}
-		}
-		if err := d.b.EndRow(); err != nil {
-			return Batch{}, fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
-		}
-		if bad != nil {
-			st.Corrupt++
+		if err := d.record(ctx, recs, i, &st); err != nil {
+			return Batch{}, err
 		}
 	}
 	for i, p := range d.inferred {
@@ -217,17 +265,147 @@ func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 			return Batch{}, err
 		}
 	}
-	return Batch{Columns: d.b.Columns(), Rows: d.b.Rows(), Stats: st}, nil
+	batch := Batch{Columns: d.b.Columns(), Rows: d.b.Rows(), Stats: st}
+	if len(d.bad) > 0 {
+		batch.Bad = d.bad
+	}
+	if d.spread {
+		batch.RowRecord = d.rowRecord
+	}
+	return batch, nil
+}
+
+// record decodes recs[i] into its rows: one, or for a change event zero
+// or more; with [Options.SkipBad] and a side that does not decode, none.
+func (d *Decoder) record(ctx context.Context, recs []Record, i int, st *Stats) error {
+	r := &recs[i]
+	var marks [2]int
+	for j, p := range d.inferred {
+		if p != nil {
+			marks[j] = p.at(i)
+		}
+	}
+	n := 1
+	if d.change != nil {
+		var err error
+		if n, err = d.change.scan(r.Value); err != nil {
+			if err := d.fail(r, "value", err, true); err != nil {
+				return err
+			}
+			d.leaveOut(i, marks, fmt.Errorf("the value does not decode: %w", err))
+			return nil
+		}
+		if n == 0 {
+			st.Filtered++
+			d.spread = true
+			return nil
+		}
+		d.spread = d.spread || n > 1
+	}
+	first := len(d.rowRecord)
+	if n > 1 && d.opts.SkipBad {
+		d.b.Mark(&d.mark)
+	}
+	corrupt := false
+	for j := range n {
+		bad, err := d.row(ctx, r, j)
+		if err != nil {
+			return err
+		}
+		if bad != nil && d.opts.SkipBad {
+			if j > 0 {
+				d.b.Rewind(&d.mark)
+				d.rowRecord = d.rowRecord[:first]
+			} else {
+				d.b.DiscardRow()
+			}
+			d.leaveOut(i, marks, bad)
+			return nil
+		}
+		corrupt = corrupt || bad != nil
+		d.rowRecord = append(d.rowRecord, int32(i))
+	}
+	if corrupt {
+		st.Corrupt++
+	}
+	return nil
+}
+
+// row writes row j of record r: its key, row j of its value (the value
+// itself when it is not a change event), and the columns after them. It
+// returns the error of a side that does not decode, nil when both did;
+// with [Options.SkipBad] the row is then left open for the caller to drop.
+// err stops the batch.
+func (d *Decoder) row(ctx context.Context, r *Record, j int) (bad, err error) {
+	d.b.BeginRow()
+	var raw []byte
+	if e := d.key.decode(ctx, r.Key); e != nil {
+		if err := d.fail(r, "key", e, d.keyFailFast); err != nil {
+			return nil, err
+		}
+		raw, bad = r.Key, fmt.Errorf("the key does not decode: %w", e)
+	}
+	var e error
+	if d.change != nil {
+		e = d.change.row(ctx, j)
+	} else {
+		e = d.value.decode(ctx, r.Value)
+		if d.op >= 0 {
+			// json_options.empty_value_as_delete on a JSON value.
+			d.b.Field(d.op)
+			if r.Value == nil {
+				d.b.Bytes(opText[opDelete])
+			} else {
+				d.b.Bytes(opText[opInsert])
+			}
+		}
+	}
+	if e != nil {
+		if err := d.fail(r, "value", e, d.valueFailFast); err != nil {
+			return nil, err
+		}
+		raw, bad = r.Value, fmt.Errorf("the value does not decode: %w", e)
+	}
+	if bad != nil && d.opts.SkipBad {
+		return bad, nil
+	}
+	if d.meta >= 0 {
+		d.metadata(r)
+	}
+	if d.corrupt >= 0 {
+		d.b.Field(d.corrupt)
+		if bad != nil {
+			d.b.Bytes(raw)
+		} else {
+			d.b.Null()
+		}
+	}
+	if err := d.b.EndRow(); err != nil {
+		return nil, fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
+	}
+	return bad, nil
+}
+
+// leaveOut lists record i, which gets no row, in the batch's Bad, and
+// forgets the columns its inferred sides asked for since marks.
+func (d *Decoder) leaveOut(i int, marks [2]int, err error) {
+	for j, p := range d.inferred {
+		if p != nil {
+			p.drop(marks[j])
+		}
+	}
+	d.bad = append(d.bad, BadRecord{Record: i, Err: err})
+	d.spread = true
 }
 
 // fail handles the error of one side of record r: nil when the record
-// stays, with its bytes in _corrupt_record, else the error that stops the
-// batch.
+// stays, with its bytes in _corrupt_record, or goes, with
+// [Options.SkipBad]; else the error that stops the batch.
 func (d *Decoder) fail(r *Record, side string, err error, failFast bool) error {
 	switch {
 	case !errors.Is(err, errBadInput):
 		return fmt.Errorf("decoding the %s of %s[%d]@%d: %w", side, r.Topic, r.Partition, r.Offset, err)
-	case failFast:
+	case failFast && !d.opts.SkipBad:
 		return &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Side: side, Err: err}
 	}
 	return nil

@@ -20,7 +20,8 @@ var errBadJSON = fmt.Errorf("%w: not a JSON object that fits the schema", errBad
 func badInput(err error) error { return fmt.Errorf("%w: %w", errBadInput, err) }
 
 // RecordError is returned by [Decoder.Decode] for a record that a FAILFAST
-// transformer cannot decode: the batch stops there.
+// transformer cannot decode, or whose value is not a change event of its
+// changelog format: the batch stops there (unless [Options.SkipBad]).
 type RecordError struct {
 	Topic     string
 	Partition int32
@@ -32,6 +33,11 @@ type RecordError struct {
 
 // Error names the record and the cause.
 func (e *RecordError) Error() string {
+	if errors.Is(e.Err, errBadEvent) {
+		return fmt.Sprintf("the %s of %s[%d]@%d is not a change event of its format: %v; "+
+			"fix the data, or set kafka_options.ignore_errors = true to leave such records out of the table",
+			e.Side, e.Topic, e.Partition, e.Offset, e.Err)
+	}
 	return fmt.Sprintf("the %s of %s[%d]@%d does not decode and parse_mode is FAILFAST: %v; "+
 		"fix the data or the schema, or set parse_mode = \"PERMISSIVE\" to keep such records in _corrupt_record",
 		e.Side, e.Topic, e.Partition, e.Offset, e.Err)

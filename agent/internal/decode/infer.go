@@ -58,6 +58,10 @@ type change struct {
 	path []step
 	typ  *schema.Type
 	add  bool
+	// typed says a change event typed the new field (its schema, its
+	// column types, or DDL): the field's values in the chunk do not
+	// unify their own types into it.
+	typed bool
 }
 
 // evolver watches an inferred part's decoding; see the comment above.
@@ -67,6 +71,10 @@ type evolver struct {
 	// rescue says the part has a rescue column.
 	rescue bool
 	opts   schema.InferOptions
+	// typeOf, when set, gives the type of a new top-level field from the
+	// change event being decoded (changelog_types.go); nil when it says
+	// nothing, and the value's type is inferred.
+	typeOf func(name string) *schema.Type
 	// fields are the part's columns the decoder was built with; taken
 	// holds the table's other top-level column names.
 	fields []schema.Field
@@ -82,6 +90,8 @@ type evolver struct {
 	// index of the record being decoded.
 	changes       []change
 	first, record int
+	// typedAt holds the indexes in changes of the typed ones.
+	typedAt []int
 }
 
 // addsColumns reports whether new fields become columns (or fail the
@@ -114,6 +124,15 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 	name := str(e.key) // valid until the next unknown key
 	clash := hasFold(t.names, name) || len(e.path) == 0 && hasFold(e.taken, name)
 	if e.addsColumns() && !clash {
+		if len(e.path) == 0 && e.typed(name) {
+			return true
+		}
+		if e.typeOf != nil && len(e.path) == 0 {
+			if typ := e.typeOf(name); typ != nil {
+				e.ask(change{path: []step{{name: strings.Clone(name)}}, typ: typ, add: true, typed: true})
+				return true
+			}
+		}
 		if typ, err := schema.InferValue(raw, e.opts); err == nil {
 			if typ, ok := schema.Canonical(typ); ok {
 				e.ask(change{path: append(slices.Clip(e.path), step{name: strings.Clone(name)}), typ: typ, add: true})
@@ -183,7 +202,21 @@ func (e *evolver) ask(c change) {
 	if e.first < 0 {
 		e.first = e.record
 	}
+	if c.typed {
+		e.typedAt = append(e.typedAt, len(e.changes))
+	}
 	e.changes = append(e.changes, c)
+}
+
+// typed reports whether a change event of the chunk typed new top-level
+// field name.
+func (e *evolver) typed(name string) bool {
+	for _, i := range e.typedAt {
+		if c := &e.changes[i]; len(c.path) == 1 && strings.EqualFold(c.path[0].name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasFold reports whether names holds name, ignoring case.
@@ -382,12 +415,32 @@ func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []
 
 // begin starts a chunk.
 func (p *inferredPart) begin() {
-	p.ev.changes, p.ev.first, p.ev.record = p.ev.changes[:0], -1, -1
+	p.ev.changes, p.ev.typedAt, p.ev.first, p.ev.record = p.ev.changes[:0], p.ev.typedAt[:0], -1, -1
+}
+
+// at says the next decode calls are of record rec of the chunk, an index
+// into the records Decode got, and returns a mark for drop. A record may
+// decode into several rows (a change event's row images) or none.
+func (p *inferredPart) at(rec int) int {
+	p.ev.record = rec
+	return len(p.ev.changes)
+}
+
+// drop forgets what the record since mark asked: it gets no row
+// ([Options.SkipBad]), so it must not add columns either.
+func (p *inferredPart) drop(mark int) {
+	e := p.ev
+	e.changes = e.changes[:mark]
+	for len(e.typedAt) > 0 && e.typedAt[len(e.typedAt)-1] >= mark {
+		e.typedAt = e.typedAt[:len(e.typedAt)-1]
+	}
+	if mark == 0 {
+		e.first = -1
+	}
 }
 
 func (p *inferredPart) decode(ctx context.Context, data []byte) error {
 	e := p.ev
-	e.record++
 	e.path, e.obj = e.path[:0], e.obj[:0]
 	p.d.ev = e
 	err := p.jsonPart.decode(ctx, data)
