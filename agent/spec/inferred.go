@@ -48,6 +48,7 @@ func (jo *JSONOptions) InferOptions() schema.InferOptions {
 		PrimitiveAsString:      on(jo.PrimitiveAsString, false),
 		AllowSingleQuotes:      on(jo.AllowSingleQuotes, true),
 		AllowNonNumericNumbers: on(jo.AllowNonNumericNumbers, true),
+		FlattenNested:          on(jo.FlattenNestedColumns, false),
 	}
 }
 

@@ -31,8 +31,9 @@ func (p *staticPart) decode(_ context.Context, data []byte) error {
 
 // newAvroPart returns the part of an Avro transformer: plain binary Avro of
 // its inline or file schema, or registry-framed Avro resolved to the
-// subject's version the table started with.
-func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, error) {
+// subject's version the table started with. The schema's top-level fields
+// dropped reports (nil: none) are skipped.
+func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source, dropped func(string) bool) (part, error) {
 	ao := sp.Transformer.AvroOptions
 	if ao.SchemaRegistry == nil {
 		text := ao.Schema
@@ -43,7 +44,7 @@ func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, 
 		if err != nil {
 			return nil, fmt.Errorf("the Avro schema: %w", err)
 		}
-		dec, err := avro.NewDecoder(s, s, sp.Fields, sp.Column)
+		dec, err := avro.NewDecoder(s, s, sp.Fields, sp.Column, dropped)
 		if err != nil {
 			return nil, fmt.Errorf("the Avro schema: %w", err)
 		}
@@ -67,7 +68,7 @@ func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, 
 				return nil, err
 			}
 		}
-		dec, err := avro.NewDecoder(ws, src.avroReader, cols, column)
+		dec, err := avro.NewDecoder(ws, src.avroReader, cols, column, dropped)
 		if err != nil {
 			return &writer{err: fmt.Errorf("schema id %d cannot be read as the table's schema (subject %q, schema id %d): %w",
 				id, src.Subject, src.Latest.ID, err)}, nil

@@ -6,8 +6,9 @@
 // Avro or Protobuf in Confluent's wire format whose writer schemas come from
 // a schema registry (see [Resolve]). A value may also be a change event
 // (Debezium or Canal JSON, changelog.go), which gives zero or more rows with
-// _op and _source. An optional struct column carries the
-// record's metadata, and `_corrupt_record` the raw bytes of a key or value
+// _op and _source. An optional struct column carries the record's metadata,
+// optional top-level columns chosen pieces of it (metacols.go), and
+// `_corrupt_record` the raw bytes of a key or value
 // that did not decode. Each format has its own part decoder (part.go), and
 // the Avro and Protobuf wire formats their own packages.
 package decode
@@ -132,6 +133,8 @@ type Decoder struct {
 	rowRecord []int32
 	bad       []BadRecord
 	spread    bool
+	// metaCols writes the metadata columns.
+	metaCols metaColumns
 }
 
 // New returns a Decoder for the columns of layout, in layout.Columns()
@@ -154,13 +157,19 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 	if value.Transformer.Changelog() {
 		value = imagePart(value)
 	}
-	// The rescue columns of inferred parts follow the metadata column.
-	rescue := layout.Key.Width() + value.Width()
-	for _, on := range []bool{layout.Op, layout.Source, layout.MetadataColumn != ""} {
-		if on {
-			rescue++
+	// The rescue columns of inferred parts and _corrupt_record end the
+	// row, right after the metadata columns.
+	tail := 0
+	for _, p := range []*spec.Part{&layout.Key, value} {
+		if p.Rescue != "" {
+			tail++
 		}
 	}
+	if layout.CorruptRecord {
+		tail++
+	}
+	rescue := len(cols) - tail
+	d.metaCols = newMetaColumns(rescue, layout.Meta)
 	for i, side := range []struct {
 		p        *part
 		failFast *bool
@@ -178,12 +187,15 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 					taken = append(taken, c.Name)
 				}
 			}
-			d.inferred[i] = newInferredPart(b, next, r, side.spec, taken)
-			*side.p = d.inferred[i]
+			ip, err := newInferredPart(b, next, r, side.spec, taken)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", side.name, err)
+			}
+			d.inferred[i], *side.p = ip, ip
 			next += side.spec.Width()
 			continue
 		}
-		p, err := newPart(b, next, side.spec, sources.of(side.name))
+		p, err := newPart(b, next, side.spec, sources.of(side.name), droppedFields(layout, i == 0))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", side.name, err)
 		}
@@ -372,6 +384,7 @@ func (d *Decoder) row(ctx context.Context, r *Record, j int) (bad, err error) {
 	if d.meta >= 0 {
 		d.metadata(r)
 	}
+	d.metaCols.write(d.b, r)
 	if d.corrupt >= 0 {
 		d.b.Field(d.corrupt)
 		if bad != nil {
@@ -452,34 +465,11 @@ func WriteMetadata(b *rows.Builder, first int, r *Record) {
 	b.Field(first + 2)
 	b.Int64(r.Offset)
 	b.Field(first + 3)
-	if r.Timestamp.IsZero() || r.Timestamp.UnixMilli() < 0 {
-		b.Null()
-	} else {
-		b.Int64(r.Timestamp.UnixMicro())
-	}
+	writeTimestamp(b, r)
 	b.Field(first + 4)
 	b.Int32(int32(r.TimestampType))
 	b.Field(first + 5)
-	// No headers is null, as in Spark's Kafka source.
-	if len(r.Headers) == 0 {
-		b.Null()
-	} else {
-		b.BeginList()
-		for i := range r.Headers {
-			h := &r.Headers[i]
-			b.BeginStruct()
-			b.Field(0)
-			b.Bytes(validUTF8(b, bytesOf(h.Key)))
-			b.Field(1)
-			if h.Value == nil {
-				b.Null()
-			} else {
-				b.Bytes(h.Value)
-			}
-			b.EndStruct()
-		}
-		b.EndList()
-	}
+	writeHeaders(b, r.Headers)
 }
 
 // bytesOf views s as bytes without copying; the Builder never writes to

@@ -38,8 +38,9 @@ import (
 // column nor rescued: it carries no value. A new field takes the type
 // schema.Canonical gives its value (an array of nulls is ARRAY<STRING>);
 // one that has none (an empty object) is rescued. A field named
-// like another column of the part ignoring case, or like one of the table's
-// other columns at the top level, is rescued (Delta names ignore case). The
+// like another column of the part ignoring case, or at the top level whose
+// column name (the part's prefix, then the field's name) is one of the
+// table's other columns, is rescued (Delta names ignore case). The
 // values inside a MAP column (from schema hints) are decoded as with an
 // explicit schema. The bytes of a malformed record go to _corrupt_record,
 // with its rescue column null.
@@ -50,6 +51,9 @@ type step struct {
 	name  string
 	elem  bool
 	index int // of an array element
+	// group says the step enters a group of a flattened part's columns
+	// (see flatten.go), not a STRUCT column.
+	group bool
 }
 
 // change is one change a record asks of the part's columns: a new field
@@ -76,15 +80,18 @@ type evolver struct {
 	// nothing, and the value's type is inferred.
 	typeOf func(name string) *schema.Type
 	// fields are the part's columns the decoder was built with; taken
-	// holds the table's other top-level column names.
+	// holds the table's other top-level column names; prefix is the part's
+	// column name prefix (key_fields_prefix or value_fields_prefix), which
+	// a top-level field's column name has before the field's own.
 	fields []schema.Field
 	taken  []string
+	prefix string
 	// path is where the decoder is in the record.
 	path []step
 	// obj is the rescue object of the record being decoded, empty when
-	// nothing was rescued yet; key and text are scratch space for an
-	// unknown key and a rescued value's path.
-	obj, key, text []byte
+	// nothing was rescued yet; key, text and col are scratch space for an
+	// unknown key, a rescued value's path and a flattened column's name.
+	obj, key, text, col []byte
 	// changes are what the chunk's records ask, in order; first is the
 	// index in the chunk of the first record that asked one, record the
 	// index of the record being decoded.
@@ -105,8 +112,11 @@ func (e *evolver) addsColumns() bool {
 }
 
 func (e *evolver) enter(name string) { e.path = append(e.path, step{name: name}) }
-func (e *evolver) enterElem(i int)   { e.path = append(e.path, step{elem: true, index: i}) }
-func (e *evolver) leave()            { e.path = e.path[:len(e.path)-1] }
+func (e *evolver) enterGroup(name string) {
+	e.path = append(e.path, step{name: name, group: true})
+}
+func (e *evolver) enterElem(i int) { e.path = append(e.path, step{elem: true, index: i}) }
+func (e *evolver) leave()          { e.path = e.path[:len(e.path)-1] }
 
 // unknown handles the value at d.pos of a key of struct t that t lacks: it
 // passes over the value and decides what becomes of it. False means
@@ -122,7 +132,22 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 		return true
 	}
 	name := str(e.key) // valid until the next unknown key
-	clash := hasFold(t.names, name) || len(e.path) == 0 && hasFold(e.taken, name)
+	// col is the top-level column name of the field, "" when it is not
+	// one: the name, or in a group of a flattened part (whose steps are
+	// all groups) its dotted path.
+	col := ""
+	switch {
+	case len(e.path) == 0:
+		col = name
+	case e.path[len(e.path)-1].group:
+		e.col = e.col[:0]
+		for _, s := range e.path {
+			e.col = append(append(e.col, s.name...), '.')
+		}
+		e.col = append(e.col, name...)
+		col = str(e.col) // valid until the next unknown key
+	}
+	clash := hasFold(t.names, name) || col != "" && (hasPrefixedFold(e.taken, e.prefix, col) || hasColumn(e.fields, col))
 	if e.addsColumns() && !clash {
 		if len(e.path) == 0 && e.typed(name) {
 			return true
@@ -135,7 +160,7 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 		}
 		if typ, err := schema.InferValue(raw, e.opts); err == nil {
 			if typ, ok := schema.Canonical(typ); ok {
-				e.ask(change{path: append(slices.Clip(e.path), step{name: strings.Clone(name)}), typ: typ, add: true})
+				e.add(col, name, typ)
 				return true
 			}
 		}
@@ -144,6 +169,38 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 		e.keep(e.path, name, raw)
 	}
 	return true
+}
+
+// add asks for the new column of an unknown field name of type typ, whose
+// top-level column name is col ("" when it is in a STRUCT column). With
+// flatten_nested_columns a top-level object becomes a column per field.
+func (e *evolver) add(col, name string, typ *schema.Type) {
+	switch {
+	case col != "" && e.opts.FlattenNested && typ.Kind == schema.Struct:
+		for _, f := range schema.Flatten([]schema.Field{{Name: strings.Clone(col), Type: typ}}) {
+			e.ask(change{path: []step{{name: f.Name}}, typ: f.Type, add: true})
+		}
+	case col != "":
+		e.ask(change{path: []step{{name: strings.Clone(col)}}, typ: typ, add: true})
+	default:
+		e.ask(change{path: append(columnPath(slices.Clip(e.path)), step{name: strings.Clone(name)}), typ: typ, add: true})
+	}
+}
+
+// hasPrefixedFold reports whether names holds prefix followed by name,
+// ignoring case.
+func hasPrefixedFold(names []string, prefix, name string) bool {
+	for _, n := range names {
+		if len(n) == len(prefix)+len(name) && strings.EqualFold(n[:len(prefix)], prefix) && strings.EqualFold(n[len(prefix):], name) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasColumn reports whether fields has one named name, ignoring case.
+func hasColumn(fields []schema.Field, name string) bool {
+	return slices.ContainsFunc(fields, func(f schema.Field) bool { return strings.EqualFold(f.Name, name) })
 }
 
 // scalar decodes a primitive value (or any value into a STRING) as
@@ -176,7 +233,8 @@ func (e *evolver) widens(raw []byte) bool {
 	if e.mode != spec.SchemaEvolutionAddNewColumnsWithTypeWidening {
 		return false
 	}
-	cur := typeAt(e.fields, e.path)
+	path := columnPath(e.path)
+	cur := typeAt(e.fields, path)
 	got, err := schema.InferValue(raw, e.opts)
 	if cur == nil || err != nil || got == nil {
 		return false
@@ -193,7 +251,7 @@ func (e *evolver) widens(raw []byte) bool {
 	if w, ok := schema.Widen(cur, got); !ok || w.Equal(cur) {
 		return false
 	}
-	e.ask(change{path: slices.Clone(e.path), typ: got})
+	e.ask(change{path: slices.Clone(path), typ: got})
 	return true
 }
 
@@ -401,16 +459,23 @@ type inferredPart struct {
 // newInferredPart returns the part decoder of inferred part sp, whose
 // columns start at top-level field first of b's rows and whose rescue
 // column, if any, is field rescue; taken holds the names of the table's
-// other columns.
-func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []string) *inferredPart {
+// other columns. Its JSON parser options (json_options) are those of an
+// explicit schema: single quotes, non-numeric numbers, the timestamp and
+// date formats of the columns schema hints declare.
+func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []string) (*inferredPart, error) {
 	jo := sp.Transformer.JSONOptions
-	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, opts: jo.InferOptions()}
-	p := &inferredPart{
-		jsonPart: jsonPart{d: jsonDecoder{b: b}, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first},
-		ev:       ev, rescue: rescue,
+	d, err := newJSONDecoder(b, sp.Transformer)
+	if err != nil {
+		return nil, err
 	}
+	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, prefix: sp.Prefix, opts: jo.InferOptions()}
+	t := compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false)
+	if ev.opts.FlattenNested {
+		t = compileFlat(sp.Fields)
+	}
+	p := &inferredPart{jsonPart: jsonPart{d: d, t: t, first: first}, ev: ev, rescue: rescue}
 	p.begin()
-	return p
+	return p, nil
 }
 
 // begin starts a chunk.

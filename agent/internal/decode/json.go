@@ -48,6 +48,11 @@ type jtype struct {
 	named []bool
 	// elem of an ARRAY; key and value of a MAP.
 	elem, key, value *jtype
+	// flat and cols describe the top-level struct of a part with
+	// flattened columns, and its groups: see flatten.go. flat is nil
+	// otherwise; cols is the root's number of columns.
+	flat []int
+	cols int
 	// conv says how a JSON number or string becomes a value of the type
 	// where the type alone does not tell (changelog_types.go).
 	conv uint8
@@ -90,8 +95,11 @@ type jsonDecoder struct {
 	// allowSingleQuotes and allowNonNumericNumbers.
 	singleQuotes, nonNumeric bool
 	// timestamps and dates are the compiled timestamp_format and
-	// date_format, nil for Spark's lenient parsing.
+	// date_format, nil for Spark's lenient parsing; sqlTimestamps says
+	// timestamp_format is "SQL", which the lenient parser reads once the
+	// text has its shape (see sqlTimestamp).
 	timestamps, dates *sparktime.Pattern
+	sqlTimestamps     bool
 	// lenient parses strings into numbers, booleans and the other types
 	// as Canal's row images need (see [jsonDecoder.lenientString]).
 	lenient bool
@@ -127,7 +135,8 @@ func newJSONDecoder(b *rows.Builder, tr *spec.Transformer) (jsonDecoder, error) 
 	if tr != nil {
 		o = tr.JSONOptions
 	}
-	d := jsonDecoder{b: b, singleQuotes: o.SingleQuotes(), nonNumeric: o.NonNumericNumbers()}
+	d := jsonDecoder{b: b, singleQuotes: o.SingleQuotes(), nonNumeric: o.NonNumericNumbers(),
+		sqlTimestamps: o.TimestampFormatName() == spec.TimestampFormatSQL}
 	var err error
 	if d.timestamps, d.dates, err = o.Formats(); err != nil {
 		return d, err
@@ -150,7 +159,11 @@ func (d *jsonDecoder) decode(t *jtype, base int, data []byte) bool {
 	if data[d.pos] == '{' && d.object(t, base) {
 		return d.corrupt
 	}
-	d.b.DiscardFields(base, base+len(t.fields))
+	n := len(t.fields)
+	if t.flat != nil {
+		n = t.cols
+	}
+	d.b.DiscardFields(base, base+n)
 	return true
 }
 
@@ -196,9 +209,24 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 			if !found {
 				i, found = t.index[str(key)]
 			}
-			if found {
+			if found && t.flat != nil && t.flat[i] < 0 {
 				guess = i + 1
-				d.b.Field(base + i)
+				if d.ev != nil {
+					d.ev.enterGroup(t.names[i])
+				}
+				if !d.group(t.fields[i], base) {
+					return false
+				}
+				if d.ev != nil {
+					d.ev.leave()
+				}
+			} else if found {
+				guess = i + 1
+				if t.flat != nil {
+					d.b.Field(base + t.flat[i])
+				} else {
+					d.b.Field(base + i)
+				}
 				if d.ev != nil {
 					d.ev.enter(t.names[i])
 				}
@@ -634,9 +662,11 @@ func (d *jsonDecoder) fromString(t *jtype, s []byte) bool {
 	case schema.Timestamp:
 		var t sparktime.Time
 		var ok bool
-		if d.timestamps != nil {
+		switch {
+		case d.timestamps != nil:
 			t, ok = d.timestamps.Parse(s)
-		} else {
+		case d.sqlTimestamps && !sqlTimestamp(s):
+		default:
 			t, ok = sparktime.ParseTimestamp(s)
 		}
 		if ok {

@@ -23,8 +23,9 @@ type part interface {
 
 // newPart returns the part decoder of sp, whose columns start at top-level
 // field first of b's rows; src is its registry source, nil when its schema
-// does not come from a registry.
-func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, error) {
+// does not come from a registry; dropped tests the names of the fields
+// the table leaves out (see droppedFields), nil for none.
+func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source, dropped func(string) bool) (part, error) {
 	switch {
 	case sp.Format == "" || sp.Format == spec.FormatString:
 		return &bytesPart{b: b, field: first, text: sp.Format == spec.FormatString}, nil
@@ -37,7 +38,7 @@ func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, erro
 		}
 		return &jsonPart{d: d, t: compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false), first: first}, nil
 	case sp.Format == spec.FormatAvro && sp.Transformer != nil && sp.Transformer.AvroOptions != nil:
-		return newAvroPart(b, first, sp, src)
+		return newAvroPart(b, first, sp, src, dropped)
 	case sp.Format == spec.FormatProtobuf && sp.Transformer != nil && sp.Transformer.ProtobufOptions != nil:
 		return newProtobufPart(b, first, sp, src)
 	}

@@ -62,11 +62,14 @@ var errTruncatedBatch = errors.New("truncated record batch")
 type recordBatch struct {
 	baseOffset      int64
 	lastOffsetDelta int32
-	attributes      int16
-	baseTimestamp   int64
-	maxTimestamp    int64
-	producerID      int64
-	numRecords      int32
+	// leaderEpoch is the partition leader epoch the batch was written in,
+	// -1 when the producer's batch never reached a leader that set it.
+	leaderEpoch   int32
+	attributes    int16
+	baseTimestamp int64
+	maxTimestamp  int64
+	producerID    int64
+	numRecords    int32
 	// records is the batch's record section, compressed when the
 	// attributes say so.
 	records []byte
@@ -103,6 +106,7 @@ func nextBatch(buf []byte) (recordBatch, []byte, error) {
 		return b, nil, errTruncatedBatch
 	}
 	body := buf[12 : 12+length]
+	b.leaderEpoch = int32(binary.BigEndian.Uint32(body))
 	// body: leader epoch (4), magic (1), crc (4), then what the crc covers.
 	if want, got := binary.BigEndian.Uint32(body[5:]), crc32.Checksum(body[9:], castagnoli); want != got {
 		return b, nil, fmt.Errorf("record batch at offset %d fails its CRC check (corrupt on the broker or in transit)", b.baseOffset)
@@ -227,7 +231,7 @@ func (bd *builder) appendRecords(b *recordBatch, from int64, ahead int) error {
 		}
 		*recs = append(*recs, decode.Record{
 			Topic: bd.tp.Topic, Partition: int32(bd.tp.Partition), Offset: offset,
-			Timestamp: time.UnixMilli(ts), TimestampType: tsType,
+			Timestamp: time.UnixMilli(ts), TimestampType: tsType, LeaderEpoch: b.leaderEpoch,
 			Key: key, Value: value, Headers: headers,
 		})
 	}

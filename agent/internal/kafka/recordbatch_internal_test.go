@@ -149,6 +149,28 @@ func TestIssue5LogAppendTime(t *testing.T) {
 	}
 }
 
+// TestRecordBatchLeaderEpoch: each record carries its batch's partition
+// leader epoch (header bytes 12-15, outside the CRC), -1 included.
+func TestRecordBatchLeaderEpoch(t *testing.T) {
+	for _, epoch := range []int32{0, 7, -1} {
+		buf := encodeBatch(t, 0, 0, 1_000, 1_000, -1, []testRecord{{value: []byte("a")}, {offsetDelta: 1, value: []byte("b")}})
+		binary.BigEndian.PutUint32(buf[12:], uint32(epoch))
+		b, _, err := nextBatch(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendAll(t, &b, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			if r.LeaderEpoch != epoch {
+				t.Fatalf("record %d: leader epoch %d, want %d", r.Offset, r.LeaderEpoch, epoch)
+			}
+		}
+	}
+}
+
 func TestRecordBatchErrors(t *testing.T) {
 	good := encodeBatch(t, 7, 0, 0, 0, -1, []testRecord{{value: []byte("v")}})
 	for _, cut := range []int{0, 10, 20, len(good) - 1} {

@@ -360,7 +360,9 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	if p != nil {
 		base := ownColumns(layout, snap.Schema)
 		if snap.Schema == nil {
-			base = inferFrom(p, first)
+			if base, err = startColumns(p, name, inferFrom(p, first)); err != nil {
+				return nil, err
+			}
 		}
 		if err := withHints(layout, p, base); err != nil {
 			return nil, err

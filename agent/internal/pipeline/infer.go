@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
@@ -14,10 +15,12 @@ import (
 
 // inferColumns gives the inferred part of layout, if any (json_options with
 // a schema_evolution_mode), its columns. A table with a schema (prev)
-// starts from the part's columns there; a new one infers them from the
-// first infer_records_per_partition records of each partition it will
-// read, from the offsets it will start at (txns, or starting_offset's).
-// The schema hints apply over either (see withHints).
+// starts from the part's columns there; a new one from its
+// json_options.initial_schemas entry, if any, with the columns inferred
+// from the first infer_records_per_partition records of each partition it
+// will read, from the offsets it will start at (txns, or
+// starting_offset's), after them (see startColumns). The schema hints
+// apply over either (see withHints).
 func (r *tableRunner) inferColumns(ctx context.Context, layout *spec.Layout, prev []schema.Field, txns map[string]int64) error {
 	p, err := inferredPart(layout)
 	if p == nil || err != nil {
@@ -25,11 +28,51 @@ func (r *tableRunner) inferColumns(ctx context.Context, layout *spec.Layout, pre
 	}
 	base := ownColumns(layout, prev)
 	if prev == nil {
-		if base, err = r.sample(ctx, p, txns); err != nil {
+		sampled, err := r.sample(ctx, p, txns)
+		if err != nil {
+			return err
+		}
+		if base, err = startColumns(p, r.cfg.Table.DestinationTable, sampled); err != nil {
 			return err
 		}
 	}
 	return withHints(layout, p, base)
+}
+
+// startColumns returns the columns a new table's inferred part p starts
+// with: those json_options.initial_schemas gives table (its key names the
+// table, ignoring case as spec does when no key spells it exactly), in
+// their order and with their types (STRUCT columns flattened with
+// flatten_nested_columns), then the inferred fields they lack (names
+// compare ignoring case). Without an entry for table, inferred.
+func startColumns(p *spec.Part, table string, inferred []schema.Field) ([]schema.Field, error) {
+	jo := p.Transformer.RowOptions()
+	ddl, ok := jo.InitialSchemas[table]
+	for name, d := range jo.InitialSchemas {
+		if !ok && strings.EqualFold(name, table) {
+			ddl, ok = d, true
+		}
+	}
+	if !ok {
+		return inferred, nil
+	}
+	initial, err := schema.ParseDDL(ddl)
+	if err != nil {
+		return nil, fatalError{fmt.Errorf("json_options.initial_schemas[%q]: %w", table, err)}
+	}
+	if jo.InferOptions().FlattenNested {
+		initial = schema.Flatten(initial)
+	}
+	cols := make([]schema.Field, 0, len(initial)+len(inferred))
+	for _, f := range initial {
+		cols = append(cols, schema.Nullable(f))
+	}
+	for _, f := range inferred {
+		if !slices.ContainsFunc(initial, func(i schema.Field) bool { return strings.EqualFold(i.Name, f.Name) }) {
+			cols = append(cols, f)
+		}
+	}
+	return cols, nil
 }
 
 // inferredPart returns the part of layout whose columns are inferred, nil
@@ -47,16 +90,24 @@ func inferredPart(layout *spec.Layout) (*spec.Part, error) {
 	return nil, nil
 }
 
-// ownColumns returns the columns of prev that none of layout's columns
-// claims: an inferred part's, while its Fields are unset.
+// ownColumns returns the fields of the inferred part of layout, whose
+// Fields are unset, that table columns prev hold: the columns of prev that
+// none of layout's columns claims and that start with the part's prefix
+// (key_fields_prefix or value_fields_prefix), named without it.
 func ownColumns(layout *spec.Layout, prev []schema.Field) []schema.Field {
+	prefix := layout.Value.Prefix
+	if layout.Key.Inferred() {
+		prefix = layout.Key.Prefix
+	}
 	taken := map[string]bool{}
 	for _, f := range layout.Columns() {
 		taken[strings.ToLower(f.Name)] = true
 	}
 	var own []schema.Field
 	for _, f := range prev {
-		if !taken[strings.ToLower(f.Name)] {
+		name, ok := strings.CutPrefix(f.Name, prefix)
+		if ok && name != "" && !taken[strings.ToLower(f.Name)] {
+			f.Name = name
 			own = append(own, f)
 		}
 	}
@@ -65,11 +116,11 @@ func ownColumns(layout *spec.Layout, prev []schema.Field) []schema.Field {
 
 // withHints sets the Fields of inferred part p of layout: base with the
 // schema hints applied, which may declare columns no record had yet. A
-// field named like one of the table's other columns (ignoring case, as
-// Delta does) or like an earlier field is left out: its values are
-// rescued.
+// field whose column name (the part's prefix, then the field's name) is
+// one of the table's other columns (ignoring case, as Delta does) or an
+// earlier field's is left out: its values are rescued.
 func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
-	hints, err := schema.ParseHints(p.Transformer.JSONOptions.SchemaHints)
+	hints, err := schema.ParseHints(p.Transformer.RowOptions().SchemaHints)
 	if err != nil {
 		return fatalError{fmt.Errorf("json_options.schema_hints: %w", err)}
 	}
@@ -83,7 +134,7 @@ func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
 	}
 	fields := []schema.Field{}
 	for _, f := range hinted {
-		if k := strings.ToLower(f.Name); !taken[k] {
+		if k := strings.ToLower(p.Prefix + f.Name); !taken[k] {
 			taken[k] = true
 			fields = append(fields, schema.Nullable(f))
 		}
@@ -109,7 +160,7 @@ func tooWide(layout *spec.Layout) error {
 // txns, else starting_offset's.
 func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]int64) ([]schema.Field, error) {
 	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
-	jo := p.Transformer.JSONOptions
+	jo := p.Transformer.RowOptions()
 	n := int64(spec.DefaultInferRecordsPerPartition)
 	if jo.InferRecordsPerPartition != nil {
 		n = *jo.InferRecordsPerPartition

@@ -58,6 +58,11 @@ type InferOptions struct {
 	// +Infinity, -Infinity, +INF and -INF, inferred DOUBLE, as Spark's
 	// allowNonNumericNumbers (whose default is true).
 	AllowNonNumericNumbers bool
+	// FlattenNested makes each field of a nested object a top-level
+	// column named by its dotted path ("user.name") instead of a field of
+	// a STRUCT column, as [Flatten] does; objects inside arrays and maps
+	// stay STRUCTs. json_options.flatten_nested_columns.
+	FlattenNested bool
 }
 
 // The scalar types inference gives. Types are immutable, so every value
@@ -113,7 +118,38 @@ func (in *Inferrer) Add(record []byte) error {
 // array element, and a field only ever seen as {} is left out (see
 // [Canonical]). The result is a copy the caller may keep.
 func (in *Inferrer) Fields() []Field {
-	return canonicalFields(in.root.typ().Fields)
+	fs := canonicalFields(in.root.typ().Fields)
+	if in.opts.FlattenNested {
+		return Flatten(fs)
+	}
+	return fs
+}
+
+// Flatten returns fields with each STRUCT field, at any depth outside
+// arrays and maps, replaced by its fields named by their dotted paths from
+// the top ("user.addr.city"), in order. A name that differs from an
+// earlier one only in case is left out, as [Canonical] leaves such
+// members out.
+func Flatten(fields []Field) []Field {
+	out := make([]Field, 0, len(fields))
+	seen := map[string]bool{}
+	var walk func(prefix string, fs []Field)
+	walk = func(prefix string, fs []Field) {
+		for _, f := range fs {
+			name := prefix + f.Name
+			if f.Type != nil && f.Type.Kind == Struct {
+				walk(name+".", f.Type.Fields)
+				continue
+			}
+			if !seen[strings.ToLower(name)] {
+				seen[strings.ToLower(name)] = true
+				f.Name = name
+				out = append(out, f)
+			}
+		}
+	}
+	walk("", fields)
+	return out
 }
 
 // InferValue returns the type of one JSON value, the complete text of

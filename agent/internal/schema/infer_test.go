@@ -280,3 +280,19 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestFlatten checks flatten_nested_columns' column names: dotted paths of
+// struct fields at any depth outside arrays and maps, in order, the first
+// of names that differ only in case kept.
+func TestFlatten(t *testing.T) {
+	t.Parallel()
+	fs, err := schema.ParseDDL("id BIGINT, user STRUCT<name: STRING, addr: STRUCT<city: STRING>>, tags ARRAY<STRUCT<n: INT>>, " +
+		"m MAP<STRING, STRUCT<x: INT>>, `USER.NAME` STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "id BIGINT, `user.name` STRING, `user.addr.city` STRING, tags ARRAY<STRUCT<n: INT>>, m MAP<STRING, STRUCT<x: INT>>"
+	if got := schema.FormatDDL(schema.Flatten(fs)); got != want {
+		t.Errorf("Flatten = %s, want %s", got, want)
+	}
+}

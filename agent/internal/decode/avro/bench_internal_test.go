@@ -75,7 +75,7 @@ func BenchmarkDecode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d, err := NewDecoder(s, s, cols, "value")
+		d, err := NewDecoder(s, s, cols, "value", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestDecodeAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDecoder(s, s, cols, "value")
+	d, err := NewDecoder(s, s, cols, "value", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

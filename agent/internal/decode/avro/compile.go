@@ -29,9 +29,12 @@ import (
 // INT into BIGINT or DOUBLE, FLOAT into DOUBLE. The error names the field
 // when writer cannot be resolved to reader or to cols. A writer union
 // branch that the reader cannot resolve is an error only when data uses it,
-// as the specification says.
-func NewDecoder(writer, reader avro.Schema, cols []schema.Field, column string) (*Decoder, error) {
-	c := &compiler{skips: map[avro.Schema]*node{}}
+// as the specification says. A reader field without a column is an error
+// too, unless it is a top-level field whose name dropped (nil: none)
+// reports: one the table leaves out on purpose
+// (kafka_options.duplicate_field_strategy), skipped.
+func NewDecoder(writer, reader avro.Schema, cols []schema.Field, column string, dropped func(name string) bool) (*Decoder, error) {
+	c := &compiler{skips: map[avro.Schema]*node{}, dropped: dropped}
 	root := &schema.Type{Kind: schema.Struct, Fields: cols}
 	if r, ok := deref(reader).(*avro.RecordSchema); ok {
 		top, err := c.resolve(writer, r, root, "", true)
@@ -54,7 +57,8 @@ func NewDecoder(writer, reader avro.Schema, cols []schema.Field, column string) 
 // compiler builds a program; skips holds the skip nodes of named writer
 // types, so that a recursive type compiles to a cycle.
 type compiler struct {
-	skips map[avro.Schema]*node
+	skips   map[avro.Schema]*node
+	dropped func(name string) bool
 }
 
 // resolve compiles writer schema w, read as reader schema r, into column
@@ -211,7 +215,7 @@ func (c *compiler) record(w, r *avro.RecordSchema, col *schema.Type, path string
 		rf := r.Fields()[j]
 		ci := colIndex(col.Fields, rf.Name())
 		if ci < 0 {
-			if err := noColumn(rf, fp); err != nil {
+			if err := c.noColumn(rf, fp, top); err != nil {
 				return nil, err
 			}
 			sk := c.skip(wf.Type())
@@ -234,7 +238,7 @@ func (c *compiler) record(w, r *avro.RecordSchema, col *schema.Type, path string
 		fp := join(path, rf.Name())
 		ci := colIndex(col.Fields, rf.Name())
 		if ci < 0 {
-			if err := noColumn(rf, fp); err != nil {
+			if err := c.noColumn(rf, fp, top); err != nil {
 				return nil, err
 			}
 			continue
@@ -262,8 +266,12 @@ func (c *compiler) record(w, r *avro.RecordSchema, col *schema.Type, path string
 }
 
 // noColumn returns the error for reader field rf, which has no column: nil
-// for a field of type null, which has none by design.
-func noColumn(rf *avro.Field, path string) error {
+// for a field of type null, which has none by design, and for a field of
+// the top-level record (top) that the table leaves out (c.dropped).
+func (c *compiler) noColumn(rf *avro.Field, path string, top bool) error {
+	if top && c.dropped != nil && c.dropped(rf.Name()) {
+		return nil
+	}
 	if t, err := sparkType(rf.Type(), nil); err == nil && t == nil {
 		return nil
 	}

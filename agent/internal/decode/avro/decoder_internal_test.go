@@ -34,7 +34,7 @@ func decodeRow(t testing.TB, writer, reader avro.Schema, cols []schema.Field, da
 			t.Fatal(err)
 		}
 	}
-	d, err := NewDecoder(writer, reader, cols, "value")
+	d, err := NewDecoder(writer, reader, cols, "value", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestResolutionColumns(t *testing.T) {
 		{[]schema.Field{{Name: "a", Type: &schema.Type{Kind: schema.String}, Nullable: true}, {Name: "f", Type: double, Nullable: true}}, "field a: the reader's INT does not fit the column's STRING"},
 		{append(cols, schema.Field{Name: "req", Type: long}), "field req: the column is NOT NULL"},
 	} {
-		if _, err := NewDecoder(s, s, tc.cols, "value"); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := NewDecoder(s, s, tc.cols, "value", nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}
 	}
@@ -253,7 +253,7 @@ func TestResolutionColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := NewDecoder(w, r, cols, "value"); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := NewDecoder(w, r, cols, "value", nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s as %s: error %v, want %q", tc.w, tc.r, err, tc.want)
 		}
 	}

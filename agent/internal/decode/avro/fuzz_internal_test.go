@@ -53,7 +53,7 @@ func FuzzDecode(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	d, err := NewDecoder(w, r, cols, "value")
+	d, err := NewDecoder(w, r, cols, "value", nil)
 	if err != nil {
 		f.Fatal(err)
 	}
