@@ -162,9 +162,12 @@ func (p *Producer) Begin() error {
 // read_committed consumers only after [Producer.Commit]; a transactional
 // producer must have begun one. A batch retried after a timeout is not
 // written twice within a transaction: the broker drops a batch whose
-// sequence number it already has.
+// sequence number it already has. No records is nothing to do.
 func (p *Producer) Send(ctx context.Context, topic string, partition int32, recs []OutRecord) error {
 	tp := TopicPartition{Topic: topic, Partition: int(partition)}
+	if len(recs) == 0 {
+		return nil
+	}
 	if p.transactional() {
 		if !p.inTxn {
 			return fmt.Errorf("produce to %s: no transaction is open (call Begin first)", tp)
