@@ -67,6 +67,10 @@ type evolver struct {
 	// rescue says the part has a rescue column.
 	rescue bool
 	opts   schema.InferOptions
+	// typeOf, when set, gives the type of a new top-level field from the
+	// change event being decoded (changelog_types.go); nil when it says
+	// nothing, and the value's type is inferred.
+	typeOf func(name string) *schema.Type
 	// fields are the part's columns the decoder was built with; taken
 	// holds the table's other top-level column names.
 	fields []schema.Field
@@ -114,6 +118,12 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 	name := str(e.key) // valid until the next unknown key
 	clash := hasFold(t.names, name) || len(e.path) == 0 && hasFold(e.taken, name)
 	if e.addsColumns() && !clash {
+		if e.typeOf != nil && len(e.path) == 0 {
+			if typ := e.typeOf(name); typ != nil {
+				e.ask(change{path: []step{{name: strings.Clone(name)}}, typ: typ, add: true})
+				return true
+			}
+		}
 		if typ, err := schema.InferValue(raw, e.opts); err == nil {
 			if typ, ok := schema.Canonical(typ); ok {
 				e.ask(change{path: append(slices.Clip(e.path), step{name: strings.Clone(name)}), typ: typ, add: true})
