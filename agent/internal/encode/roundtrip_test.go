@@ -2,6 +2,7 @@ package encode_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -212,5 +213,54 @@ func TestRoundTripTyped(t *testing.T) {
 		back := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: typedDDL}},
 			spec.TableConfiguration{})
 		sameRows(t, decodeRows(t, back, out), rows, true, 0)
+	})
+}
+
+// FuzzEncode decodes the fuzzer's bytes as a JSON value of typedDDL and
+// as a Debezium event, and checks that every encoder writes the rows as
+// valid JSON, without panicking.
+func FuzzEncode(f *testing.F) {
+	for _, r := range typed {
+		f.Add(r.Value)
+	}
+	for _, r := range customers {
+		f.Add(r.Value)
+	}
+	yes := true
+	encoders := []encode.Encoder{
+		encode.New(&spec.KafkaSink{}), encode.New(&spec.KafkaSink{IncludeSchema: &yes, KeepChangedFieldsOnly: &yes}),
+		encode.New(&spec.KafkaSink{ValueFormat: spec.SinkFormatCanalJSON}), encode.New(&spec.KafkaSink{ValueFormat: spec.SinkFormatJSON}),
+	}
+	f.Fuzz(func(t *testing.T, value []byte) {
+		for _, tr := range []*spec.Transformer{
+			{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: typedDDL}},
+			{Format: spec.FormatDebeziumJSON, JSONOptions: &spec.JSONOptions{Schema: customersDDL}},
+		} {
+			l := layoutOf(t, nil, tr, spec.TableConfiguration{})
+			d, err := decode.New(l, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := []decode.Record{{Topic: "src", Value: value}}
+			b, err := d.Decode(t.Context(), recs)
+			if err != nil {
+				continue // a malformed change event stops the batch
+			}
+			rows, err := encode.Rows(l, l.Columns(), &b, recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range rows {
+				for _, enc := range encoders {
+					out, err := enc.Value(nil, &rows[i])
+					if err != nil {
+						t.Fatal(err)
+					}
+					if out != nil && !json.Valid(out) {
+						t.Fatalf("invalid JSON %q from %q", out, value)
+					}
+				}
+			}
+		}
 	})
 }

@@ -31,6 +31,13 @@ func Rows(layout *spec.Layout, fields []schema.Field, b *decode.Batch, recs []de
 	if b.Rows == 0 {
 		return nil, nil
 	}
+	leaves := 0
+	for _, f := range fields {
+		leaves += leafCount(f.Type)
+	}
+	if leaves != len(b.Columns) {
+		return nil, fmt.Errorf("the batch has %d leaf columns, the table's %d columns have %d", len(b.Columns), len(fields), leaves)
+	}
 	roles := columnRoles(layout, fields)
 	var image []schema.Field
 	var keyFields []int // indexes into image
