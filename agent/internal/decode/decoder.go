@@ -38,6 +38,9 @@ type Record struct {
 	// Key and Value are the record's bytes; nil is null (a tombstone value).
 	Key, Value []byte
 	Headers    []Header
+	// LeaderEpoch is the partition leader epoch of the record's batch, -1
+	// when the batch has none.
+	LeaderEpoch int32
 }
 
 // Header is one record header.
@@ -54,16 +57,48 @@ type Stats struct {
 	// Protobuf that is not a datum or message of its schema, or, from a
 	// registry, lacks the framing or names an unknown schema.
 	Corrupt int
+	// Filtered is the number of records that gave no row because they
+	// carry none: change events of tables canal_options leaves out,
+	// Debezium truncate, message and heartbeat events, and tombstones of
+	// changelog formats without json_options.empty_value_as_delete.
+	Filtered int
 }
 
-// Batch is what one Decode call built: a row per record, column by column.
+// Options configures a Decoder beyond its table layout.
+type Options struct {
+	// SkipBad is kafka_options.ignore_errors: a record whose key or value
+	// does not decode gets no row and is listed in [Batch.Bad], instead of
+	// keeping its row with its bytes in _corrupt_record or, in FAILFAST
+	// mode or for a malformed change event, stopping the batch.
+	SkipBad bool
+}
+
+// BadRecord is a record that gave no row because its key or value does
+// not decode ([Options.SkipBad]).
+type BadRecord struct {
+	// Record is the record's index in the records Decode got.
+	Record int
+	// Err says which side failed and why.
+	Err error
+}
+
+// Batch is what one Decode call built, column by column: usually a row per
+// record, but a change event gives zero or more rows, and a record listed
+// in Bad none.
 type Batch struct {
 	// Columns holds, per leaf column of [Decoder.Schema] in column index
 	// order, the values of every row, as [rows.Builder.Columns] returns
 	// them: what a Parquet column writer takes.
 	Columns [][]parquet.Value
-	// Rows is the number of rows, one per record.
+	// Rows is the number of rows.
 	Rows int
+	// RowRecord holds, per row, the index of its record in the records
+	// Decode got, in increasing order; nil when the rows are the records
+	// one to one (Rows is their number).
+	RowRecord []int32
+	// Bad lists the records left out because they do not decode, in
+	// order ([Options.SkipBad]).
+	Bad []BadRecord
 	Stats
 }
 
@@ -84,6 +119,12 @@ type Decoder struct {
 	// inferred holds the key's and the value's part when its columns are
 	// inferred, nil otherwise.
 	inferred [2]*inferredPart
+	opts     Options
+	// rowRecord and bad back the Batch's RowRecord and Bad; spread says
+	// a record of the batch gave other than one row.
+	rowRecord []int32
+	bad       []BadRecord
+	spread    bool
 }
 
 // New returns a Decoder for the columns of layout, in layout.Columns()
@@ -147,6 +188,9 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 	return d, nil
 }
 
+// SetOptions sets the options of the Decode calls that follow.
+func (d *Decoder) SetOptions(o Options) { d.opts = o }
+
 // Schema returns the Parquet schema of the rows Decode produces.
 func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 
@@ -154,7 +198,9 @@ func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 // mode a record never fails to decode: bytes that do not decode go to
 // _corrupt_record (when both key and value are corrupt, the value's bytes),
 // with the affected fields null. A side in FAILFAST mode stops the batch at
-// the first record it cannot decode with a [*RecordError].
+// the first record it cannot decode with a [*RecordError]. With
+// [Options.SkipBad], such a record gets no row in either mode and is listed
+// in [Batch.Bad] instead.
 //
 // The batch aliases the decoder's buffers and the records' Key, Value and
 // header bytes: it is valid until the next Decode call, and only while the
@@ -170,43 +216,15 @@ func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 	var st Stats
 	d.b.Reset()
+	d.rowRecord, d.bad, d.spread = d.rowRecord[:0], d.bad[:0], false
 	for _, p := range d.inferred {
 		if p != nil {
 			p.begin()
 		}
 	}
 	for i := range recs {
-		r := &recs[i]
-		d.b.BeginRow()
-		var bad []byte
-		if err := d.key.decode(ctx, r.Key); err != nil {
-			if err := d.fail(r, "key", err, d.keyFailFast); err != nil {
-				return Batch{}, err
-			}
-			bad = r.Key
-		}
-		if err := d.value.decode(ctx, r.Value); err != nil {
-			if err := d.fail(r, "value", err, d.valueFailFast); err != nil {
-				return Batch{}, err
-			}
-			bad = r.Value
-		}
-		if d.meta >= 0 {
-			d.metadata(r)
-		}
-		if d.corrupt >= 0 {
-			d.b.Field(d.corrupt)
-			if bad != nil {
-				d.b.Bytes(bad)
-			} else {
-				d.b.Null()
-			}
-		}
-		if err := d.b.EndRow(); err != nil {
-			return Batch{}, fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
-		}
-		if bad != nil {
-			st.Corrupt++
+		if err := d.record(ctx, recs, i, &st); err != nil {
+			return Batch{}, err
 		}
 	}
 	for i, p := range d.inferred {
@@ -217,17 +235,81 @@ func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 			return Batch{}, err
 		}
 	}
-	return Batch{Columns: d.b.Columns(), Rows: d.b.Rows(), Stats: st}, nil
+	batch := Batch{Columns: d.b.Columns(), Rows: d.b.Rows(), Stats: st}
+	if len(d.bad) > 0 {
+		batch.Bad = d.bad
+	}
+	if d.spread {
+		batch.RowRecord = d.rowRecord
+	}
+	return batch, nil
+}
+
+// record decodes recs[i] into its row, or, with [Options.SkipBad] and a
+// side that does not decode, into none.
+func (d *Decoder) record(ctx context.Context, recs []Record, i int, st *Stats) error {
+	r := &recs[i]
+	var marks [2]int
+	for j, p := range d.inferred {
+		if p != nil {
+			marks[j] = p.at(i)
+		}
+	}
+	d.b.BeginRow()
+	var bad []byte
+	var badErr error
+	if err := d.key.decode(ctx, r.Key); err != nil {
+		if err := d.fail(r, "key", err, d.keyFailFast); err != nil {
+			return err
+		}
+		bad, badErr = r.Key, fmt.Errorf("the key does not decode: %w", err)
+	}
+	if err := d.value.decode(ctx, r.Value); err != nil {
+		if err := d.fail(r, "value", err, d.valueFailFast); err != nil {
+			return err
+		}
+		bad, badErr = r.Value, fmt.Errorf("the value does not decode: %w", err)
+	}
+	if badErr != nil && d.opts.SkipBad {
+		d.b.DiscardRow()
+		for j, p := range d.inferred {
+			if p != nil {
+				p.drop(marks[j])
+			}
+		}
+		d.bad = append(d.bad, BadRecord{Record: i, Err: badErr})
+		d.spread = true
+		return nil
+	}
+	if d.meta >= 0 {
+		d.metadata(r)
+	}
+	if d.corrupt >= 0 {
+		d.b.Field(d.corrupt)
+		if badErr != nil {
+			d.b.Bytes(bad)
+		} else {
+			d.b.Null()
+		}
+	}
+	if err := d.b.EndRow(); err != nil {
+		return fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
+	}
+	d.rowRecord = append(d.rowRecord, int32(i))
+	if badErr != nil {
+		st.Corrupt++
+	}
+	return nil
 }
 
 // fail handles the error of one side of record r: nil when the record
-// stays, with its bytes in _corrupt_record, else the error that stops the
-// batch.
+// stays, with its bytes in _corrupt_record, or goes, with
+// [Options.SkipBad]; else the error that stops the batch.
 func (d *Decoder) fail(r *Record, side string, err error, failFast bool) error {
 	switch {
 	case !errors.Is(err, errBadInput):
 		return fmt.Errorf("decoding the %s of %s[%d]@%d: %w", side, r.Topic, r.Partition, r.Offset, err)
-	case failFast:
+	case failFast && !d.opts.SkipBad:
 		return &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Side: side, Err: err}
 	}
 	return nil

@@ -385,9 +385,26 @@ func (p *inferredPart) begin() {
 	p.ev.changes, p.ev.first, p.ev.record = p.ev.changes[:0], -1, -1
 }
 
+// at says the next decode calls are of record rec of the chunk, an index
+// into the records Decode got, and returns a mark for drop. A record may
+// decode into several rows (a change event's row images) or none.
+func (p *inferredPart) at(rec int) int {
+	p.ev.record = rec
+	return len(p.ev.changes)
+}
+
+// drop forgets what the record since mark asked: it gets no row
+// ([Options.SkipBad]), so it must not add columns either.
+func (p *inferredPart) drop(mark int) {
+	e := p.ev
+	e.changes = e.changes[:mark]
+	if mark == 0 {
+		e.first = -1
+	}
+}
+
 func (p *inferredPart) decode(ctx context.Context, data []byte) error {
 	e := p.ev
-	e.record++
 	e.path, e.obj = e.path[:0], e.obj[:0]
 	p.d.ev = e
 	err := p.jsonPart.decode(ctx, data)

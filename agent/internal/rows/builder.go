@@ -128,6 +128,11 @@ func (b *Builder) BeginRow() {
 	b.pushRoot()
 }
 
+// DiscardRow drops the open row, if any, leaving the batch as it was
+// before BeginRow: a decoder calls it for a record that gets no row after
+// all.
+func (b *Builder) DiscardRow() { b.abandon() }
+
 // abandon drops the open row, if any: its values and its error.
 func (b *Builder) abandon() {
 	if b.open {
