@@ -95,7 +95,7 @@ func TestFanoutRoundTrip(t *testing.T) {
 	if tr := got.FanoutOptions.Transforms; !reflect.DeepEqual(got.FanoutOptions.TableIDFields, want.FanoutOptions.TableIDFields) ||
 		got.FanoutOptions.OnInvalidRoute != spec.OnInvalidRouteDeadLetter || len(tr) != 1 || tr[0].OutputColumn != "parsed" ||
 		tr[0].JSONOptions == nil || tr[0].JSONOptions.SchemaFileContent != want.FanoutOptions.Transforms[0].JSONOptions.SchemaFileContent ||
-		got.TableConfiguration != want.TableConfiguration || got.ConnectorOptions.KafkaOptions.TopicPattern != "events-.*" {
+		!reflect.DeepEqual(got.TableConfiguration, want.TableConfiguration) || got.ConnectorOptions.KafkaOptions.TopicPattern != "events-.*" {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 	}
 	var tables []string

@@ -422,7 +422,7 @@ func connectorOptionsToObject(ctx context.Context, co *spec.ConnectorOptions, di
 // an empty block, which the spec cannot tell from none).
 func tableConfigurationToObject(ctx context.Context, tc *spec.TableConfiguration, keepEmpty bool, diags *diag.Diagnostics) types.Object {
 	ty := pipelineTypes()
-	if *tc == (spec.TableConfiguration{}) && !keepEmpty {
+	if tc.SourceMetadataColumn == "" && len(tc.MetadataColumns) == 0 && !keepEmpty {
 		return types.ObjectNull(ty.tableConfiguration.AttrTypes)
 	}
 	return objectValue(ctx, diags, ty.tableConfiguration, tableConfigurationModel{
