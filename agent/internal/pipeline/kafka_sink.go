@@ -188,7 +188,7 @@ func (r *sinkRunner) setState(state string, err error) {
 }
 
 // committed records a round written: n records, and the source's next
-// offsets, now committed.
+// offsets, now committed (at a session's start: where it resumes).
 func (r *sinkRunner) committed(n int, next map[kafka.TopicPartition]int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -285,6 +285,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	r.committed(0, s.next)
 	r.setState(spec.StateRunning, nil)
 
 	fetchCtx, stopFetch := context.WithCancel(ctx)
