@@ -161,7 +161,21 @@ func (pt *producerTest) run(fake bool) {
 		t.Fatalf("the group's offset is %d, want 40", off)
 	}
 
-	// At least once: plain produce, plain commit.
+	// A transaction of offsets alone (the records read gave no rows).
+	if err := newer.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pt.sendOffset(newer, 45); err != nil {
+		t.Fatal(err)
+	}
+	if err := newer.Commit(ctx); err != nil {
+		t.Fatalf("commit of a transaction of offsets alone: %v", err)
+	}
+	if off := pt.groupOffset(); off != 45 {
+		t.Fatalf("the group's offset is %d, want 45", off)
+	}
+
+	// At least once: plain produce, plain commit, with every codec.
 	plain := newProducer(t, cl, kafka.ProducerConfig{})
 	if err := plain.Begin(); err == nil {
 		t.Fatal("Begin without a transactional id: no error")
@@ -173,6 +187,12 @@ func (pt *producerTest) run(fake bool) {
 		t.Fatal(err)
 	}
 	want = append(want, "e1", "e2")
+	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+		if err := newProducer(t, cl, kafka.ProducerConfig{Compression: codec}).Send(ctx, pt.dst, 0, records(codec)); err != nil {
+			t.Fatalf("Send with %s: %v", codec, err)
+		}
+		want = append(want, codec)
+	}
 	if got := pt.read(); !slices.Equal(got, want) {
 		t.Fatalf("read_committed after plain writes: %v, want %v", got, want)
 	}
