@@ -122,3 +122,21 @@ func TestRowsErrors(t *testing.T) {
 		t.Fatal("a batch with fewer columns than the table: no error")
 	}
 }
+
+// TestRowsKeyPrefix: the key written is the key's fields under their own
+// names, without key_fields_prefix, which the image's columns have.
+func TestRowsKeyPrefix(t *testing.T) {
+	tbl := &spec.Table{DestinationTable: "t", ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+		Topics: []string{"src"}, KeyFieldsPrefix: "k_",
+		KeyTransformer:   &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: "id INT"}},
+		ValueTransformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: "id INT, name STRING"}}}}}
+	l, errs := tbl.Layout()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	rows := decodeRows(t, l, []decode.Record{{Topic: "src", Key: []byte(`{"id":1}`), Value: []byte(`{"id":2,"name":"n"}`)}})
+	if len(rows) != 1 || string(rows[0].Key) != `{"id":1}` || rows[0].Fields[0].Name != "k_id" ||
+		!reflect.DeepEqual(rows[0].Values, []any{int32(1), int32(2), "n"}) {
+		t.Fatalf("rows %+v, key %s", rows, rows[0].Key)
+	}
+}
