@@ -369,8 +369,8 @@ func (p *Producer) end(ctx context.Context, commit bool) error {
 // while an older transaction of the id completes, COORDINATOR_LOAD_IN_PROGRESS,
 // COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, NOT_LEADER_OR_FOLLOWER,
 // LEADER_NOT_AVAILABLE, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS, an unknown
-// partition while a topic is created). INVALID_PRODUCER_EPOCH and
-// PRODUCER_FENCED wrap [ErrFenced].
+// partition while a topic is created), and broken connections (see
+// retriable). INVALID_PRODUCER_EPOCH and PRODUCER_FENCED wrap [ErrFenced].
 func (p *Producer) retry(ctx context.Context, what string, f func() error) error {
 	deadline := time.Now().Add(retryFor)
 	wait := retryFirst
@@ -393,11 +393,15 @@ func (p *Producer) retry(ctx context.Context, what string, f func() error) error
 	}
 }
 
-// retriable reports whether err is one that [Producer.retry] retries.
+// retriable reports whether err is one that [Producer.retry] retries. A
+// connection that broke is retried too: within a transaction the broker
+// drops a batch it already has by its sequence number, and the
+// coordinator answers a repeated AddPartitionsToTxn, TxnOffsetCommit or
+// EndTxn as the first; at least once, a record may be written twice.
 func retriable(err error) bool {
 	var code kafkago.Error
 	if !errors.As(err, &code) {
-		return false
+		return isNetError(err)
 	}
 	switch code {
 	case kafkago.ConcurrentTransactions, kafkago.GroupLoadInProgress, kafkago.GroupCoordinatorNotAvailable,

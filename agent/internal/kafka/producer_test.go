@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -269,4 +271,66 @@ func TestRealBrokerProducer(t *testing.T) {
 		t.Fatal(err)
 	}
 	pt.run(false)
+}
+
+// TestProducerRetries: a coordinator that is loading or busy with a
+// concurrent transaction, and a connection that breaks during a produce,
+// are retried; each record is written once.
+func TestProducerRetries(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	var (
+		mu       sync.Mutex
+		answered []string
+	)
+	busy := func(key kmsg.Key, code int16) {
+		c.ControlKey(int16(key), func(req kmsg.Request) (kmsg.Response, error, bool) {
+			mu.Lock()
+			answered = append(answered, key.Name())
+			mu.Unlock()
+			switch res := req.ResponseKind().(type) {
+			case *kmsg.InitProducerIDResponse:
+				res.ErrorCode = code
+				return res, nil, true
+			case *kmsg.AddPartitionsToTxnResponse:
+				r := req.(*kmsg.AddPartitionsToTxnRequest)
+				for _, rt := range r.Topics {
+					tr := kmsg.NewAddPartitionsToTxnResponseTopic()
+					tr.Topic = rt.Topic
+					for _, p := range rt.Partitions {
+						pr := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+						pr.Partition, pr.ErrorCode = p, code
+						tr.Partitions = append(tr.Partitions, pr)
+					}
+					res.Topics = append(res.Topics, tr)
+				}
+				return res, nil, true
+			case *kmsg.EndTxnResponse:
+				res.ErrorCode = code
+				return res, nil, true
+			}
+			return nil, errors.New("connection dropped"), true
+		})
+	}
+	busy(kmsg.InitProducerID, 14)     // COORDINATOR_LOAD_IN_PROGRESS
+	busy(kmsg.AddPartitionsToTxn, 51) // CONCURRENT_TRANSACTIONS
+	busy(kmsg.Produce, 0)             // the connection closes
+	busy(kmsg.EndTxn, 51)
+	pt := &producerTest{t: t, cl: plainClient(t, c.ListenAddrs()...), dst: "t", src: "src", group: "g"}
+	p := newProducer(t, pt.cl, kafka.ProducerConfig{TransactionalID: "retries"})
+	pt.txn(p, true, 3, "a", "b")
+	if got := pt.read(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("read_committed: %v", got)
+	}
+	if off := pt.groupOffset(); off != 3 {
+		t.Fatalf("the group's offset is %d, want 3", off)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"InitProducerID", "AddPartitionsToTxn", "Produce", "EndTxn"}; !slices.Equal(answered, want) {
+		t.Fatalf("failures injected: %v, want %v", answered, want)
+	}
 }
