@@ -20,7 +20,7 @@ import (
 
 // layoutOf returns the layout of a table of topic "src" whose value
 // transformer is value and key transformer key (nil for BINARY).
-func layoutOf(t *testing.T, key, value *spec.Transformer, tc spec.TableConfiguration) *spec.Layout {
+func layoutOf(t testing.TB, key, value *spec.Transformer, tc spec.TableConfiguration) *spec.Layout {
 	t.Helper()
 	tbl := &spec.Table{DestinationTable: "t", TableConfiguration: tc, ConnectorOptions: spec.ConnectorOptions{
 		KafkaOptions: spec.KafkaOptions{Topics: []string{"src"}, KeyTransformer: key, ValueTransformer: value}}}
@@ -263,4 +263,46 @@ func FuzzEncode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkEncode measures assembling the rows of decoded typed records
+// and writing them, per value format, into a reused buffer.
+func BenchmarkEncode(b *testing.B) {
+	l := layoutOf(b, nil, &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: typedDDL}},
+		spec.TableConfiguration{})
+	var recs []decode.Record
+	for range 50 {
+		recs = append(recs, typed...)
+	}
+	d, err := decode.New(l, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch, err := d.Decode(b.Context(), recs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	yes := true
+	for name, s := range map[string]*spec.KafkaSink{
+		"debezium": {}, "debezium schema": {IncludeSchema: &yes},
+		"canal": {ValueFormat: spec.SinkFormatCanalJSON}, "json": {ValueFormat: spec.SinkFormatJSON},
+	} {
+		b.Run(name, func(b *testing.B) {
+			enc := encode.New(s)
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				rows, err := encode.Rows(l, l.Columns(), &batch, recs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range rows {
+					if buf, err = enc.Value(buf[:0], &rows[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
 }
