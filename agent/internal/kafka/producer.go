@@ -80,6 +80,10 @@ type Producer struct {
 	inTxn  bool
 	added  map[TopicPartition]bool
 	groups map[string]bool
+	// failed says a produce failed: the broker may hold its batch, whose
+	// sequence numbers a later batch would reuse, so transactions wait for
+	// Init.
+	failed bool
 	buf    []byte
 }
 
@@ -114,7 +118,7 @@ func (p *Producer) Init(ctx context.Context) error {
 	if p.err != nil {
 		return p.err
 	}
-	p.inTxn = false
+	p.inTxn, p.failed = false, false
 	clear(p.added)
 	clear(p.groups)
 	clear(p.seq)
@@ -143,6 +147,8 @@ func (p *Producer) Init(ctx context.Context) error {
 
 // Begin starts a transaction. It sends nothing: the first [Producer.Send]
 // or [Producer.SendOffsets] adds to the transaction on the coordinator.
+// After a Send that failed, abort the transaction and call
+// [Producer.Init] before the next one.
 func (p *Producer) Begin() error {
 	switch {
 	case !p.transactional():
@@ -151,6 +157,8 @@ func (p *Producer) Begin() error {
 		return errors.New("begin a transaction: the producer has no producer id (call Init first)")
 	case p.inTxn:
 		return errors.New("begin a transaction: one is already open")
+	case p.failed:
+		return errors.New("begin a transaction: a write of the last one failed (call Init to start over)")
 	}
 	p.inTxn = true
 	return nil
@@ -257,6 +265,7 @@ func (p *Producer) produce(ctx context.Context, tp TopicPartition, recs []OutRec
 		return res.Error
 	})
 	if err != nil {
+		p.failed = true
 		return err
 	}
 	if p.transactional() {

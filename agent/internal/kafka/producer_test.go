@@ -246,6 +246,22 @@ func TestProducerMisuse(t *testing.T) {
 	if err := p.Send(ctx, "t", 0, nil); err != nil {
 		t.Fatalf("Send of nothing: %v", err)
 	}
+	// After a failed write the next transaction waits for Init.
+	if err := p.Send(ctx, "t", 0, []kafka.OutRecord{{Value: make([]byte, 2<<20)}}); err == nil {
+		t.Fatal("Send of a record larger than the broker takes: no error")
+	}
+	if err := p.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Begin(); err == nil {
+		t.Fatal("Begin after a failed Send: no error")
+	}
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Begin(); err != nil {
+		t.Fatalf("Begin after Init: %v", err)
+	}
 }
 
 // TestRealBrokerProducer runs the producer against the real broker
