@@ -168,6 +168,7 @@ func (p *tributaryProvider) Resources(context.Context) []func() resource.Resourc
 		NewConnectionResource,
 		NewPipelineResource,
 		NewFanoutSchemaResource,
+		NewKafkaSinkResource,
 	}
 }
 
