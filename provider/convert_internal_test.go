@@ -46,6 +46,7 @@ func testJSONTransformer(t *testing.T, schema, file types.String) types.Object {
 		Format: types.StringValue(spec.FormatJSON),
 		JSONOptions: objectValue(ctx, &diags, ty.jsonOptions, jsonOptionsModel{
 			Schema: schema, SchemaFilePath: file, SchemaFileSHA256: types.StringUnknown(),
+			InitialSchemas: types.MapNull(types.StringType),
 		}),
 	})
 }
@@ -58,7 +59,8 @@ func testTransformer(t *testing.T, m transformerModel) types.Object {
 	for _, o := range []struct {
 		v  *types.Object
 		ot types.ObjectType
-	}{{&m.JSONOptions, ty.jsonOptions}, {&m.AvroOptions, ty.avroOptions}, {&m.ProtobufOptions, ty.protobufOptions}} {
+	}{{&m.JSONOptions, ty.jsonOptions}, {&m.AvroOptions, ty.avroOptions}, {&m.ProtobufOptions, ty.protobufOptions},
+		{&m.DebeziumOptions, ty.debeziumOptions}, {&m.CanalOptions, ty.canalOptions}} {
 		if len(o.v.AttributeTypes(context.Background())) == 0 { // not set
 			*o.v = types.ObjectNull(o.ot.AttrTypes)
 		}

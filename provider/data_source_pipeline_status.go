@@ -40,6 +40,7 @@ type tableStatusModel struct {
 	Rows             int64                  `tfsdk:"rows"`
 	Files            int64                  `tfsdk:"files"`
 	CorruptRecords   int64                  `tfsdk:"corrupt_records"`
+	ErrorRecords     int64                  `tfsdk:"error_records"`
 	LastError        string                 `tfsdk:"last_error"`
 	Partitions       []partitionStatusModel `tfsdk:"partitions"`
 	Columns          []columnModel          `tfsdk:"columns"`
@@ -96,6 +97,7 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 					"rows":              computedInt("Rows committed."),
 					"files":             computedInt("Parquet files committed."),
 					"corrupt_records":   computedInt("Records committed with `_corrupt_record` set because their key or value did not decode."),
+					"error_records":     computedInt(errorRecordsDoc),
 					"last_error":        computedString("Most recent error of the table, retried or fatal; empty if none."),
 					"partitions": schema.ListNestedAttribute{
 						MarkdownDescription: "Progress of each topic-partition the table reads, by topic and partition.",
@@ -113,6 +115,12 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 		},
 	}
 }
+
+// errorRecordsDoc describes error_records of a table status.
+var errorRecordsDoc = "Records left out of the table because their key or value did not decode, with " +
+	"`ignore_errors = true`, since the table was first written (kept in its log, so it survives restarts); they are " +
+	"in the table `" + spec.DirtyRecordsTable + "` of the pipeline's destination schema. The table fails once it passes " +
+	"`error_tolerance_max_count`."
 
 // Read implements datasource.DataSource.
 func (d *pipelineStatusDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -142,6 +150,7 @@ func (m *pipelineStatusDataSourceModel) set(st *spec.PipelineStatus) {
 			Rows:             ts.Rows,
 			Files:            ts.Files,
 			CorruptRecords:   ts.CorruptRecords,
+			ErrorRecords:     ts.ErrorRecords,
 			LastError:        ts.LastError,
 			Partitions:       parts,
 			Columns:          columnModels(ts.Columns),

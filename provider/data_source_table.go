@@ -32,6 +32,7 @@ type tableDataSourceModel struct {
 	Location         types.String  `tfsdk:"location"`
 	State            types.String  `tfsdk:"state"`
 	Version          types.Int64   `tfsdk:"version"`
+	ErrorRecords     types.Int64   `tfsdk:"error_records"`
 	Columns          []columnModel `tfsdk:"columns"`
 }
 
@@ -107,6 +108,10 @@ func (d *tableDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 				MarkdownDescription: "Latest committed version of the table's transaction log; `-1` before the first commit.",
 				Computed:            true,
 			},
+			"error_records": schema.Int64Attribute{
+				MarkdownDescription: errorRecordsDoc,
+				Computed:            true,
+			},
 			"columns": columnsAttribute(),
 		},
 	}
@@ -133,6 +138,7 @@ func (d *tableDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	m.Location = types.StringValue(ts.Location)
 	m.State = types.StringValue(ts.State)
 	m.Version = types.Int64Value(ts.Version)
+	m.ErrorRecords = types.Int64Value(ts.ErrorRecords)
 	m.Columns = columnModels(ts.Columns)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -70,7 +70,8 @@ func fanoutSchemaResourceSchema(ctx context.Context) schema.Schema {
 func fanoutOptionsSchema() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		MarkdownDescription: "How records are routed to tables and transformed. Exactly one of `fanout_by` and " +
-			"`table_id_fields` is required.",
+			"`table_id_fields` is required, except with a value transformer of a changelog format (" + changelogFormats +
+			"), which routes each event by its source database and table when neither is set.",
 		Required: true,
 		Attributes: map[string]schema.Attribute{
 			"fanout_by": schema.StringAttribute{
@@ -80,7 +81,9 @@ func fanoutOptionsSchema() schema.SingleNestedAttribute {
 					"return a STRING. It is parsed at plan time: an error shows the expression with a caret under the " +
 					"position. A result that is NULL or not a valid unquoted table name (letters, digits and `_`, not " +
 					"only digits, at most 255 characters; names are stored lower case) is an invalid route (see " +
-					"`on_invalid_route`).",
+					"`on_invalid_route`). Not set with a value transformer of a changelog format (" + changelogFormats + "): " +
+					"each event goes to the table `<db>_<table>` of its source, lower case (`inventory_customers`), or " +
+					"`<table>` with `distributed_tables`; a Debezium tombstone is skipped.",
 				Optional: true,
 			},
 			"table_id_fields": schema.ListAttribute{

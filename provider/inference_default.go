@@ -15,7 +15,8 @@ import (
 // json_options, such as infer_records_per_partition, that is not set: the
 // default when the sibling schema_evolution_mode is set, and null when it
 // is not, since with a fixed schema the option does not apply (and the
-// spec refuses it). A static default could not tell the two apart.
+// spec refuses it). A static default could not tell the two apart. The
+// json_options of a changelog format that declare no schema infer too.
 type inferenceDefault struct {
 	// shown is the default as the description shows it.
 	shown string
@@ -32,21 +33,21 @@ func (d inferenceDefault) MarkdownDescription(ctx context.Context) string {
 }
 
 // planInferenceDefault sets *planned, the plan of the option at p in config whose
-// configured value is configured, when the option is not set: to null when
-// the sibling schema_evolution_mode is not set (or cannot be read), to
-// unknown while it is unknown, and to def when it is set.
+// configured value is configured, when the option is not set: to def when
+// its json_options infer the columns (see rowInfers), to unknown while
+// that is not known, and to null otherwise (or when it cannot be read).
 func planInferenceDefault[V attr.Value](ctx context.Context, config tfsdk.Config, p path.Path, configured V, planned *V, null, unknown, def V, diags *diag.Diagnostics) {
 	if !configured.IsNull() {
 		return
 	}
-	var mode types.String
-	diags.Append(config.GetAttribute(ctx, p.ParentPath().AtName("schema_evolution_mode"), &mode)...)
+	infers, unknownMode, d := rowInfers(ctx, config, p.ParentPath())
+	diags.Append(d...)
 	switch {
 	case diags.HasError():
 		*planned = null
-	case mode.IsUnknown():
+	case unknownMode:
 		*planned = unknown
-	case mode.ValueString() == "":
+	case !infers:
 		*planned = null
 	default:
 		*planned = def

@@ -30,8 +30,9 @@ func withNullMaps(m kafkaOptionsModel) kafkaOptionsModel {
 	return m
 }
 
-// TestConsumerOptionsRoundTrip: every option of consumerAttributes set on
-// a table goes to the spec and back to the same Terraform values.
+// TestConsumerOptionsRoundTrip: every option of consumerAttributes and
+// fieldAttributes set on a table goes to the spec and back to the same
+// Terraform values.
 func TestConsumerOptionsRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -56,6 +57,11 @@ func TestConsumerOptionsRoundTrip(t *testing.T) {
 		GroupIDPrefix:              "etl.",
 		CheckDuplicatedGroupID:     ptrTo(true),
 		PartitionDiscoveryInterval: "30s",
+		KeyFieldsPrefix:            "k_",
+		ValueFieldsPrefix:          "v_",
+		DuplicateFieldStrategy:     spec.DuplicateFieldPreferValue,
+		IgnoreErrors:               ptrTo(true),
+		ErrorToleranceMaxCount:     ptrTo(int64(10)),
 		ClientProperties:           map[string]string{"client.id": "ingest", "fetch.min.bytes": "1024"},
 		IsolationLevel:             spec.IsolationReadCommitted,
 	}

@@ -72,6 +72,13 @@ type kafkaOptionsModel struct {
 	CheckDuplicatedGroupID     types.Bool   `tfsdk:"check_duplicated_group_id"`
 	PartitionDiscoveryInterval types.String `tfsdk:"partition_discovery_interval"`
 	ClientProperties           types.Map    `tfsdk:"client_properties"`
+
+	// The attributes of fieldAttributes.
+	KeyFieldsPrefix        types.String `tfsdk:"key_fields_prefix"`
+	ValueFieldsPrefix      types.String `tfsdk:"value_fields_prefix"`
+	DuplicateFieldStrategy types.String `tfsdk:"duplicate_field_strategy"`
+	IgnoreErrors           types.Bool   `tfsdk:"ignore_errors"`
+	ErrorToleranceMaxCount types.Int64  `tfsdk:"error_tolerance_max_count"`
 }
 
 type transformerModel struct {
@@ -79,6 +86,8 @@ type transformerModel struct {
 	JSONOptions     types.Object `tfsdk:"json_options"`
 	AvroOptions     types.Object `tfsdk:"avro_options"`
 	ProtobufOptions types.Object `tfsdk:"protobuf_options"`
+	DebeziumOptions types.Object `tfsdk:"debezium_options"`
+	CanalOptions    types.Object `tfsdk:"canal_options"`
 }
 
 type jsonOptionsModel struct {
@@ -95,6 +104,9 @@ type jsonOptionsModel struct {
 	AllowNonNumericNumbers   types.Bool   `tfsdk:"allow_non_numeric_numbers"`
 	TimestampFormat          types.String `tfsdk:"timestamp_format"`
 	DateFormat               types.String `tfsdk:"date_format"`
+	FlattenNestedColumns     types.Bool   `tfsdk:"flatten_nested_columns"`
+	EmptyValueAsDelete       types.Bool   `tfsdk:"empty_value_as_delete"`
+	InitialSchemas           types.Map    `tfsdk:"initial_schemas"`
 }
 
 type avroOptionsModel struct {
@@ -133,6 +145,7 @@ type confluentOptionsModel struct {
 
 type tableConfigurationModel struct {
 	SourceMetadataColumn types.String `tfsdk:"source_metadata_column"`
+	MetadataColumns      types.List   `tfsdk:"metadata_columns"`
 }
 
 // pipeline converts m into a spec pipeline; see specConverter.
@@ -184,6 +197,7 @@ func (c *specConverter) tableConfiguration(p string, o types.Object) spec.TableC
 	var m tableConfigurationModel
 	if c.object(p, o, &m) == objectKnown {
 		tc.SourceMetadataColumn = c.str(p+".source_metadata_column", m.SourceMetadataColumn)
+		tc.MetadataColumns = c.strList(p+".metadata_columns", m.MetadataColumns)
 	}
 	return tc
 }
@@ -201,6 +215,7 @@ func (c *specConverter) kafkaOptions(p string, o types.Object) spec.KafkaOptions
 	ko.KeyTransformer = c.transformer(p+".key_transformer", m.KeyTransformer)
 	ko.ValueTransformer = c.transformer(p+".value_transformer", m.ValueTransformer)
 	c.consumerOptions(p, &m, &ko)
+	c.fieldOptions(p, &m, &ko)
 	return ko
 }
 
@@ -211,6 +226,8 @@ func (c *specConverter) transformer(p string, o types.Object) *spec.Transformer 
 			JSONOptions:     c.jsonOptions(p+".json_options", m.JSONOptions),
 			AvroOptions:     c.avroOptions(p+".avro_options", m.AvroOptions),
 			ProtobufOptions: c.protobufOptions(p+".protobuf_options", m.ProtobufOptions),
+			DebeziumOptions: c.debeziumOptions(p+".debezium_options", m.DebeziumOptions),
+			CanalOptions:    c.canalOptions(p+".canal_options", m.CanalOptions),
 		}
 	})
 }
@@ -230,10 +247,23 @@ func (c *specConverter) jsonOptions(p string, o types.Object) *spec.JSONOptions 
 			AllowNonNumericNumbers:   c.boolPtr(p+".allow_non_numeric_numbers", m.AllowNonNumericNumbers),
 			TimestampFormat:          c.str(p+".timestamp_format", m.TimestampFormat),
 			DateFormat:               c.str(p+".date_format", m.DateFormat),
+			FlattenNestedColumns:     trueOrNil(c.boolPtr(p+".flatten_nested_columns", m.FlattenNestedColumns)),
+			EmptyValueAsDelete:       trueOrNil(c.boolPtr(p+".empty_value_as_delete", m.EmptyValueAsDelete)),
+			InitialSchemas:           convertMap[string](c, p+".initial_schemas", m.InitialSchemas),
 		}
 		jo.SchemaFileContent = string(c.readFile(p+".schema_file_path", jo.SchemaFilePath, "schema file", "schema.ddl"))
 		return jo
 	})
+}
+
+// trueOrNil returns b when it is true, and nil otherwise: an option whose
+// default is false is sent only when set, so that the agent keeps the
+// json_options as configured before the option existed.
+func trueOrNil(b *bool) *bool {
+	if b != nil && *b {
+		return b
+	}
+	return nil
 }
 
 func (c *specConverter) avroOptions(p string, o types.Object) *spec.AvroOptions {
@@ -413,6 +443,7 @@ func connectorOptionsToObject(ctx context.Context, co *spec.ConnectorOptions, di
 		ValueTransformer: transformerToObject(ctx, ko.ValueTransformer, diags),
 	}
 	m.setConsumerOptions(ctx, ko, diags)
+	m.setFieldOptions(ko)
 	kafka := objectValue(ctx, diags, ty.kafkaOptions, m)
 	return objectValue(ctx, diags, ty.connectorOptions, connectorOptionsModel{KafkaOptions: kafka})
 }
@@ -427,6 +458,7 @@ func tableConfigurationToObject(ctx context.Context, tc *spec.TableConfiguration
 	}
 	return objectValue(ctx, diags, ty.tableConfiguration, tableConfigurationModel{
 		SourceMetadataColumn: stringOrNull(tc.SourceMetadataColumn),
+		MetadataColumns:      listOrNull(ctx, diags, types.StringType, tc.MetadataColumns, false),
 	})
 }
 
@@ -456,11 +488,17 @@ func transformerToObject(ctx context.Context, tr *spec.Transformer, diags *diag.
 			ParseMode:               stringOrDefault(o.ParseMode, spec.DefaultParseMode),
 		})
 	}
+	jo := tr.JSONOptions
+	if tr.RowOptionsImplied() {
+		jo = nil // the agent's, for a changelog format configured without json_options
+	}
 	return objectValue(ctx, diags, ty.transformer, transformerModel{
 		Format:          types.StringValue(tr.Format),
-		JSONOptions:     jsonOptionsToObject(ctx, tr.JSONOptions, diags),
+		JSONOptions:     jsonOptionsToObject(ctx, jo, diags),
 		AvroOptions:     ao,
 		ProtobufOptions: po,
+		DebeziumOptions: debeziumOptionsToObject(ctx, tr.DebeziumOptions, diags),
+		CanalOptions:    canalOptionsToObject(ctx, tr.CanalOptions, diags),
 	})
 }
 
@@ -485,6 +523,9 @@ func jsonOptionsToObject(ctx context.Context, o *spec.JSONOptions, diags *diag.D
 		AllowNonNumericNumbers:   types.BoolValue(o.NonNumericNumbers()),
 		TimestampFormat:          stringOrNull(o.TimestampFormat),
 		DateFormat:               stringOrNull(o.DateFormat),
+		FlattenNestedColumns:     types.BoolValue(o.FlattenNestedColumns != nil && *o.FlattenNestedColumns),
+		EmptyValueAsDelete:       types.BoolValue(o.EmptyValueAsDelete != nil && *o.EmptyValueAsDelete),
+		InitialSchemas:           mapOrNull(ctx, diags, types.MapType{ElemType: types.StringType}, o.InitialSchemas),
 	})
 }
 

@@ -192,6 +192,19 @@ func tableConfigurationSchema(of string) schema.SingleNestedAttribute {
 					"nor collide with a column from the key or value schema.",
 				Optional: true,
 			},
+			"metadata_columns": schema.ListAttribute{
+				MarkdownDescription: "Record metadata as top-level columns, as Flink's `metadata.list`, after " +
+					"`source_metadata_column`, in the order given; each a name of " + quoted(spec.MetadataColumnNames) +
+					" and the column's name: `topic` STRING, `partition` INT, `offset` BIGINT, `timestamp` TIMESTAMP, " +
+					"`timestamp_type` STRING (`CreateTime`, `LogAppendTime` or `NoTimestampType`), `headers` " +
+					"ARRAY<STRUCT<key STRING, value BINARY>> (a list, so repeated keys are all kept, where Flink's map " +
+					"keeps one), `leader_epoch` INT (null when the record's batch has none), `raw_key` and `raw_value` " +
+					"BINARY (the record's bytes, beside their decoded columns). A name listed twice, or colliding with " +
+					"another column of the table, fails the plan; `key_fields_prefix` and `value_fields_prefix` move " +
+					"parsed fields out of the way.",
+				Optional:    true,
+				ElementType: types.StringType,
+			},
 		},
 	}
 }
@@ -244,6 +257,7 @@ func kafkaOptionsSchema(feeds string) schema.SingleNestedAttribute {
 		"value_transformer": transformerSchema("value"),
 	}
 	maps.Copy(attrs, consumerAttributes())
+	maps.Copy(attrs, fieldAttributes())
 	return schema.SingleNestedAttribute{
 		MarkdownDescription: "Which Kafka topics and partitions feed " + feeds + ", where reading starts and ends, " +
 			"how fast it goes, what happens when records are gone, and how record keys and values are decoded.",
@@ -263,12 +277,18 @@ func transformerSchema(side string) schema.SingleNestedAttribute {
 					side + "`; `" + spec.FormatJSON + "`, `" + spec.FormatAvro + "` and `" + spec.FormatProtobuf + "` decode the " +
 					side + " into one top-level column per field of the schema of `json_options`, `avro_options` or " +
 					"`protobuf_options`, the one that goes with the format (required with it, except that `" + spec.FormatJSON +
-					"` without `json_options` keeps the whole " + side + " in one VARIANT column `" + side + "`; the others must not be set).",
+					"` without `json_options` keeps the whole " + side + " in one VARIANT column `" + side + "`; the others must not be set). " +
+					changelogFormats + " (values only; Flink's `debezium-json` and `canal-json`) decode change events: " +
+					"each event becomes rows with `_op`, `_source` and the columns of its row image, typed by `json_options` " +
+					"(inferred with `" + spec.SchemaEvolutionAddNewColumns + "` when it declares no schema), and configured " +
+					"by `debezium_options` or `canal_options`.",
 				Required: true,
 			},
 			"json_options":     jsonOptionsSchema(),
 			"avro_options":     avroOptionsSchema(),
 			"protobuf_options": protobufOptionsSchema(),
+			"debezium_options": debeziumOptionsSchema(),
+			"canal_options":    canalOptionsSchema(),
 		},
 	}
 }
@@ -302,11 +322,23 @@ func jsonOptionsSchema() schema.SingleNestedAttribute {
 		},
 		"timestamp_format": schema.StringAttribute{
 			MarkdownDescription: "Spark datetime pattern of TIMESTAMP strings, as Spark's `timestampFormat`, " +
-				"e.g. `\"dd/MM/yyyy HH:mm:ss\"` or `\"yyyy-MM-dd'T'HH:mm:ss.SSSXXX\"`. Unset (the default), " +
+				"e.g. `\"dd/MM/yyyy HH:mm:ss\"` or `\"yyyy-MM-dd'T'HH:mm:ss.SSSXXX\"`, or one of Flink's names " +
+				"`\"" + spec.TimestampFormatSQL + "\"` (`yyyy-MM-dd HH:mm:ss` with an optional fraction) and `\"" +
+				spec.TimestampFormatISO8601 + "\"` (`yyyy-MM-ddTHH:mm:ss`, optional fraction and zone), as Flink's " +
+				"`json.timestamp-format.standard`. Unset (the default), " +
 				"TIMESTAMP strings are read as Spark reads them without the option: leniently, ISO 8601 and its " +
 				"variants. The pattern letters are " + patternLetters + "; other letters and optional sections " +
 				"(`[...]`) are refused at plan time. TIMESTAMP_NTZ strings are always read leniently.",
 			Optional: true,
+		},
+		"empty_value_as_delete": schema.BoolAttribute{
+			MarkdownDescription: "`true`: a record whose value is null (a tombstone, as Debezium writes after a delete) " +
+				"becomes a row with `_op = \"d\"`, its key columns and null value columns; the table gets an `_op` " +
+				"column. Not set or `false`: a tombstone of a changelog format gives no row, and of `" + spec.FormatJSON +
+				"` a row of nulls. Value transformers only. Defaults to `false`.",
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
 		},
 		"date_format": schema.StringAttribute{
 			MarkdownDescription: "Spark datetime pattern of DATE strings, as Spark's `dateFormat`, e.g. " +
@@ -336,8 +368,22 @@ func inferenceAttributes() map[string]schema.Attribute {
 			}
 		}
 	}
-	requires := " Requires `schema_evolution_mode`."
+	requires := " Requires a schema inferred from the records (`schema_evolution_mode`, or a changelog format without a schema)."
 	return map[string]schema.Attribute{
+		"flatten_nested_columns": schema.BoolAttribute{
+			MarkdownDescription: "`true`: each field of a nested object becomes a top-level column named by its dotted " +
+				"path (`user.name`) instead of a STRUCT column `user`. Defaults to `false`." + requires,
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+		},
+		"initial_schemas": schema.MapAttribute{
+			MarkdownDescription: "Columns a table starts with before inference adds any, in Spark DDL, by table: on a " +
+				"pipeline table the key is its `destination_table`; on a fanout schema the routed table's name (lower " +
+				"case). As Flink's `initial-schema` per table. It applies when the table is created." + requires,
+			Optional:    true,
+			ElementType: types.StringType,
+		},
 		"schema_evolution_mode": schema.StringAttribute{
 			MarkdownDescription: "Infers the columns from the records instead of declaring them, and says what " +
 				"happens when later records do not fit: one of " + quoted(spec.SchemaEvolutionModes) + ", as " +
@@ -351,8 +397,14 @@ func inferenceAttributes() map[string]schema.Attribute {
 				"columns, without committing the records that hold them (change the hints or the mode and apply again " +
 				"to resume from there); `" + spec.SchemaEvolutionNone + "` ignores new fields. A value that does not " +
 				"fit its column goes to the rescued data column (see `rescued_data_column`). The table's current " +
-				"columns are shown by the `tributary_table` data source. Exclusive with `schema` and `schema_file_path`.",
-			Optional: true,
+				"columns are shown by the `tributary_table` data source. Exclusive with `schema` and `schema_file_path`. " +
+				"On a changelog format (" + changelogFormats + ") it defaults to `" + spec.SchemaEvolutionAddNewColumns +
+				"` (Flink's continuous inference) when neither `schema` nor `schema_file_path` is set; `" +
+				spec.SchemaEvolutionNone + "` or `" + spec.SchemaEvolutionRescue + "` keep the first schema (Flink's " +
+				"static inference from `infer_records_per_partition` records).",
+			Optional:      true,
+			Computed:      true,
+			PlanModifiers: []planmodifier.String{changelogModeDefault},
 		},
 		"schema_hints": schema.StringAttribute{
 			MarkdownDescription: "Fixes the types of some inferred columns, in Spark DDL where a name may be a dotted " +
@@ -537,6 +589,7 @@ func schemaRegistrySchema(protobuf bool) schema.SingleNestedAttribute {
 var pipelineTypes = sync.OnceValue(func() (t struct {
 	table, connectorOptions, kafkaOptions, transformer, jsonOptions, tableConfiguration types.ObjectType
 	avroOptions, protobufOptions, avroRegistry, protobufRegistry, confluentOptions      types.ObjectType
+	debeziumOptions, canalOptions                                                       types.ObjectType
 }) {
 	s := pipelineResourceSchema(context.Background())
 	t.table, _ = s.Blocks["table"].(schema.ListNestedBlock).NestedObject.Type().(types.ObjectType)
@@ -546,6 +599,8 @@ var pipelineTypes = sync.OnceValue(func() (t struct {
 	t.jsonOptions = attrObjectType(t.transformer, "json_options")
 	t.avroOptions = attrObjectType(t.transformer, "avro_options")
 	t.protobufOptions = attrObjectType(t.transformer, "protobuf_options")
+	t.debeziumOptions = attrObjectType(t.transformer, "debezium_options")
+	t.canalOptions = attrObjectType(t.transformer, "canal_options")
 	t.avroRegistry = attrObjectType(t.avroOptions, "schema_registry")
 	t.protobufRegistry = attrObjectType(t.protobufOptions, "schema_registry")
 	t.confluentOptions = attrObjectType(t.avroRegistry, "confluent_options")

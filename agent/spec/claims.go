@@ -8,6 +8,8 @@ import (
 // ClaimConflicts returns a problem for every table of p whose
 // <catalog>.<schema>.<table> (compared case-insensitively) another pipeline
 // of others already writes: a destination table belongs to one pipeline.
+// The same holds for the [DirtyRecordsTable] of a pipeline with a table
+// that ignores errors: one pipeline per destination schema may have one.
 // others may include p itself, which is skipped by name.
 func (p *Pipeline) ClaimConflicts(others []Pipeline) Errors {
 	owner := map[string]string{}
@@ -19,8 +21,21 @@ func (p *Pipeline) ClaimConflicts(others []Pipeline) Errors {
 		for j := range o.Tables {
 			owner[strings.ToLower(o.QualifiedName(&o.Tables[j]))] = o.Name
 		}
+		if o.dirtyTable() >= 0 {
+			owner[strings.ToLower(o.DirtyRecordsName())] = o.Name
+		}
 	}
 	var errs Errors
+	if i := p.dirtyTable(); i >= 0 {
+		if other, ok := owner[strings.ToLower(p.DirtyRecordsName())]; ok {
+			errs = append(errs, FieldError{
+				Path: fmt.Sprintf("table[%d].connector_options.kafka_options.ignore_errors", i),
+				Detail: fmt.Sprintf("pipeline %q already keeps the records its tables could not decode in %s, and a pipeline "+
+					"with ignore_errors writes that table too: choose another destination schema, or turn ignore_errors off in one of them",
+					other, p.DirtyRecordsName()),
+			})
+		}
+	}
 	for i := range p.Tables {
 		qn := p.QualifiedName(&p.Tables[i])
 		if other, ok := owner[strings.ToLower(qn)]; ok {
@@ -94,4 +109,21 @@ func fanoutOwners(fanouts []FanoutSchema, skip string) map[string]string {
 		}
 	}
 	return owner
+}
+
+// DirtyRecordsName returns "<catalog>.<schema>._dirty_records", the table
+// that keeps the records p's tables with ignore_errors could not decode.
+func (p *Pipeline) DirtyRecordsName() string {
+	return p.DestinationCatalog + "." + p.DestinationSchema + "." + DirtyRecordsTable
+}
+
+// dirtyTable returns the index of p's first table with ignore_errors, or
+// -1 when none ignores errors (and p writes no dirty records table).
+func (p *Pipeline) dirtyTable() int {
+	for i := range p.Tables {
+		if p.Tables[i].ConnectorOptions.KafkaOptions.IgnoresErrors() {
+			return i
+		}
+	}
+	return -1
 }

@@ -171,7 +171,9 @@ func (l *Layout) Columns() []schema.Field {
 		cols = append(cols, schema.Field{Name: l.MetadataColumn, Type: MetadataType, Nullable: true})
 	}
 	for _, m := range l.Meta {
-		cols = append(cols, schema.Field{Name: m, Type: MetadataColumnType(m), Nullable: true})
+		if t := MetadataColumnType(m); t != nil { // Validate refuses other names
+			cols = append(cols, schema.Field{Name: m, Type: t, Nullable: true})
+		}
 	}
 	for _, p := range []*Part{&l.Key, &l.Value} {
 		if p.Rescue != "" {
@@ -281,9 +283,12 @@ func (l *Layout) CheckColumns() Errors {
 // checkNames reports, under the table collector tc, column names that
 // collide (ignoring case, as Spark and Delta do) or are reserved. Any other
 // name is allowed: a table whose names plain Delta cannot hold (spaces,
-// dots, punctuation) gets Delta column mapping.
+// dots, punctuation) gets Delta column mapping. With duplicate_field_strategy
+// PREFER_KEY or PREFER_VALUE it first drops the fields of the losing side
+// that the winning side's columns name (see [Layout.dropDuplicates]).
 func (l *Layout) checkNames(tc collector) {
 	kc := tc.at("connector_options").at("kafka_options")
+	l.dropDuplicates()
 	// Column names are compared case-insensitively, as Spark and Delta do.
 	owner := map[string]string{}
 	claim := func(c collector, attr, name, what string) {
@@ -293,6 +298,16 @@ func (l *Layout) checkNames(tc collector) {
 			return
 		}
 		owner[k] = what
+	}
+	// A parsed field must not take the name of a column the agent fills.
+	reserved := map[string]string{strings.ToLower(CorruptRecordColumn): "records that fail to decode"}
+	if l.Op {
+		reserved[OpColumn] = "the operation of changelog rows"
+		owner[OpColumn] = "(the changelog operation column)"
+	}
+	if l.Source {
+		reserved[SourceColumn] = "the source of changelog rows"
+		owner[SourceColumn] = "(the changelog source column)"
 	}
 	for _, side := range []struct {
 		p    *Part
@@ -325,15 +340,16 @@ func (l *Layout) checkNames(tc collector) {
 			attr = side.p.registryAttr()
 		}
 		for _, f := range side.p.Fields {
-			if strings.EqualFold(f.Name, CorruptRecordColumn) {
-				side.c.add(attr, "column %q is reserved for records that fail to decode; rename the field", f.Name)
+			name := side.p.Prefix + f.Name
+			if why, ok := reserved[strings.ToLower(name)]; ok {
+				side.c.add(attr, "column %q is reserved for %s; rename the field%s", name, why, prefixHint(side.p.Prefix))
 				continue
 			}
-			claim(side.c, attr, f.Name, side.what)
+			claim(side.c, attr, name, side.what)
 		}
 	}
+	mc := tc.at("table_configuration")
 	if m := l.MetadataColumn; m != "" {
-		mc := tc.at("table_configuration")
 		switch {
 		case strings.EqualFold(m, KeyColumn) || strings.EqualFold(m, ValueColumn):
 			mc.add("source_metadata_column", "the source metadata column must not be named %q: key and value are "+
@@ -346,6 +362,56 @@ func (l *Layout) checkNames(tc collector) {
 			claim(mc, "source_metadata_column", m, "(the source metadata column)")
 		}
 	}
+	for i, m := range l.Meta {
+		if MetadataColumnType(m) != nil { // Validate reports other names
+			claim(mc.index("metadata_columns", i), "", m, "(the metadata column "+m+")")
+		}
+	}
+}
+
+// prefixHint suggests, for a field that takes a reserved name, a prefix
+// that would move it out of the way: "" when the side has one already.
+func prefixHint(prefix string) string {
+	if prefix != "" {
+		return ""
+	}
+	return ", or set key_fields_prefix or value_fields_prefix"
+}
+
+// dropDuplicates applies duplicate_field_strategy PREFER_KEY or
+// PREFER_VALUE: the losing side's fields whose column names (with its
+// prefix) a column of the winning side takes are dropped from its Fields,
+// so that they are not columns and not decoded. A side whose columns are
+// not known yet (inferred, or from a registry not resolved) drops
+// nothing here; an inferred losing side leaves out the names at run time.
+func (l *Layout) dropDuplicates() {
+	win, lose := &l.Key, &l.Value
+	switch l.Duplicate {
+	case DuplicateFieldPreferKey:
+	case DuplicateFieldPreferValue:
+		win, lose = lose, win
+	default:
+		return
+	}
+	if lose.Fields == nil {
+		return
+	}
+	taken := map[string]bool{}
+	switch {
+	case win.Fields != nil:
+		for _, f := range win.Fields {
+			taken[strings.ToLower(win.Prefix+f.Name)] = true
+		}
+	case !win.unresolved() && !win.Inferred():
+		taken[strings.ToLower(win.Column)] = true
+	}
+	kept := make([]schema.Field, 0, len(lose.Fields))
+	for _, f := range lose.Fields {
+		if !taken[strings.ToLower(lose.Prefix+f.Name)] {
+			kept = append(kept, f)
+		}
+	}
+	lose.Fields = kept
 }
 
 // registryAttr returns the attribute, under the transformer, of the
@@ -361,11 +427,11 @@ func (p *Part) registryAttr() string {
 }
 
 // mayCorrupt reports whether records can fail to decode into the part and
-// keep their row: JSON always (with a schema or as a VARIANT), Avro and
-// Protobuf in PERMISSIVE mode.
+// keep their row: JSON and the changelog formats always (with a schema,
+// inferred or as a VARIANT), Avro and Protobuf in PERMISSIVE mode.
 func (p *Part) mayCorrupt() bool {
 	switch p.Format {
-	case FormatJSON:
+	case FormatJSON, FormatDebeziumJSON, FormatCanalJSON:
 		return true
 	case FormatAvro, FormatProtobuf:
 		return p.Transformer.Mode() == ParseModePermissive
@@ -387,9 +453,9 @@ func part(col collector, tr *Transformer, column string) (Part, bool) {
 	)
 	switch {
 	case p.Inferred():
-		p.Rescue = tr.JSONOptions.RescueColumn()
+		p.Rescue = tr.RowOptions().RescueColumn()
 		return p, true
-	case tr.Format == FormatJSON && tr.JSONOptions != nil:
+	case jsonish(tr.Format) && tr.JSONOptions != nil:
 		fields, p.attr, ok = jsonFields(col.at("json_options"), tr.JSONOptions)
 		p.attr = "json_options." + p.attr
 	case tr.Format == FormatAvro && tr.AvroOptions != nil && tr.AvroOptions.SchemaRegistry == nil:

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -40,9 +41,11 @@ func (f *FanoutSchema) Validate() Errors {
 	kc := col.at("connector_options").at("kafka_options")
 	f.ConnectorOptions.KafkaOptions.validate(kc)
 	f.ConnectorOptions.KafkaOptions.refuseOnFanout(kc)
+	f.TableConfiguration.validate(col.at("table_configuration"))
 	fc := col.at("fanout_options")
-	f.FanoutOptions.validateRoute(fc)
+	f.FanoutOptions.validateRoute(fc, f.ConnectorOptions.KafkaOptions.ValueTransformer)
 	transformsOK := f.validateTransforms(fc, kc)
+	f.validateInitialSchemaNames(col)
 	if oir := f.FanoutOptions.OnInvalidRoute; oir != "" && !slices.Contains(OnInvalidRoutes, oir) {
 		fc.add("on_invalid_route", "%q is not one of %s", oir, strings.Join(OnInvalidRoutes, ", "))
 	}
@@ -53,18 +56,24 @@ func (f *FanoutSchema) Validate() Errors {
 }
 
 // validateRoute checks fanout_by or table_id_fields under the
-// fanout_options collector fc.
-func (fo *FanoutOptions) validateRoute(fc collector) {
+// fanout_options collector fc; value is the value transformer, whose
+// changelog format routes by default.
+func (fo *FanoutOptions) validateRoute(fc collector, value *Transformer) {
 	fieldsPath := fc.path("table_id_fields")
 	switch {
 	case fo.FanoutBy != "" && len(fo.TableIDFields) > 0:
 		fc.addInvolving("fanout_by", []string{fieldsPath},
 			"fanout_by and table_id_fields are mutually exclusive; set only one of them")
 		return
+	case fo.FanoutBy == "" && len(fo.TableIDFields) == 0 && value.Changelog():
+		// Each event names its source table: the default route.
+		checkRouteExpression(fc, "fanout_by", "the default route of format "+value.Format+" does not compile:\n", changelogRoute(value))
+		return
 	case fo.FanoutBy == "" && len(fo.TableIDFields) == 0:
 		fc.addInvolving("fanout_by", []string{fieldsPath},
 			"fanout_by is required: an SQL expression on the raw record whose STRING result names the record's table, "+
-				"e.g. cast(value AS STRING):event_type::string (or set table_id_fields)")
+				"e.g. cast(value AS STRING):event_type::string (or set table_id_fields, or decode the value with a "+
+				"changelog format, DEBEZIUM_JSON or CANAL_JSON, whose events name their source table)")
 		return
 	case fo.FanoutBy != "":
 		if validateMaxLen(fc, "fanout_by", fo.FanoutBy, MaxFanoutByLen) {
@@ -92,7 +101,35 @@ func (fo *FanoutOptions) validateRoute(fc collector) {
 	}
 	if ok {
 		checkRouteExpression(fc, "table_id_fields",
-			"the field names do not make a valid route expression; avoid quotes and backslashes in them:\n", routeExpression(fo))
+			"the field names do not make a valid route expression; avoid quotes and backslashes in them:\n", routeExpression(fo, nil))
+	}
+}
+
+// validateInitialSchemaNames checks that the keys of initial_schemas of
+// f's JSON options (the transformers' and the transform's) can name
+// routed tables.
+func (f *FanoutSchema) validateInitialSchemaNames(col collector) {
+	type optionsAt struct {
+		c  collector
+		jo *JSONOptions
+	}
+	ko := &f.ConnectorOptions.KafkaOptions
+	opts := []optionsAt{
+		{col.at("connector_options.kafka_options.key_transformer.json_options"), ko.KeyTransformer.RowOptions()},
+		{col.at("connector_options.kafka_options.value_transformer.json_options"), ko.ValueTransformer.RowOptions()},
+	}
+	for i := range f.FanoutOptions.Transforms {
+		opts = append(opts, optionsAt{col.index("fanout_options.transforms", i).at("json_options"), f.FanoutOptions.Transforms[i].JSONOptions})
+	}
+	for _, o := range opts {
+		if o.jo == nil {
+			continue
+		}
+		for _, table := range slices.Sorted(maps.Keys(o.jo.InitialSchemas)) {
+			if err := CheckRoutedName(table); err != nil && table != "" {
+				o.c.add("initial_schemas", "%v: key each initial schema by the name of the routed table it applies to", err)
+			}
+		}
 	}
 }
 
@@ -210,12 +247,22 @@ func (f *FanoutSchema) Warnings() Errors {
 //
 //	cast(value AS STRING):['f1'] || '_' || cast(value AS STRING):['f2']
 //
-// so that a missing field makes the result NULL, an invalid route.
-func (f *FanoutSchema) RouteExpression() string { return routeExpression(&f.FanoutOptions) }
+// so that a missing field makes the result NULL, an invalid route. With
+// neither, a value transformer of a changelog format routes each event by
+// its source database and table: lower(db || '_' || table), or the table
+// alone with distributed_tables.
+func (f *FanoutSchema) RouteExpression() string {
+	return routeExpression(&f.FanoutOptions, f.ConnectorOptions.KafkaOptions.ValueTransformer)
+}
 
-func routeExpression(fo *FanoutOptions) string {
-	if fo.FanoutBy != "" || len(fo.TableIDFields) == 0 {
+// routeExpression is [FanoutSchema.RouteExpression] of fo, whose value
+// transformer is value.
+func routeExpression(fo *FanoutOptions, value *Transformer) string {
+	switch {
+	case fo.FanoutBy != "":
 		return fo.FanoutBy
+	case len(fo.TableIDFields) == 0:
+		return changelogRoute(value)
 	}
 	quote := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 	var b strings.Builder
@@ -272,6 +319,8 @@ func CheckRoutedName(s string) error {
 		return fmt.Errorf("the table name %q is %d bytes long, more than the maximum of %d", clip(s), len(s), MaxRoutedNameLen)
 	case strings.EqualFold(s, FanoutErrorsTable):
 		return fmt.Errorf("the table name %q is reserved for the records that cannot be routed", s)
+	case strings.EqualFold(s, DirtyRecordsTable):
+		return fmt.Errorf("the table name %q is reserved for the records that do not decode (ignore_errors)", s)
 	}
 	digits := true
 	for i, c := range s {

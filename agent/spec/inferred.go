@@ -55,8 +55,41 @@ func (jo *JSONOptions) InferOptions() schema.InferOptions {
 // (json_options.schema_evolution_mode): it has no columns at plan time, and
 // the agent sets Fields from the table's log, or from the first records of
 // each partition for a new table, before it decodes.
+//
+// A changelog format (DEBEZIUM_JSON, CANAL_JSON) infers the columns of its
+// row image unless its json_options declare a schema: see
+// [Transformer.RowOptions].
 func (p *Part) Inferred() bool {
-	return p.Format == FormatJSON && p.Transformer != nil && p.Transformer.JSONOptions.EvolutionMode() != ""
+	return jsonish(p.Format) && p.Transformer != nil && p.Transformer.RowOptions().EvolutionMode() != ""
+}
+
+// jsonish reports whether format decodes JSON text into columns with
+// json_options: JSON and the changelog formats.
+func jsonish(format string) bool {
+	return format == FormatJSON || format == FormatDebeziumJSON || format == FormatCanalJSON
+}
+
+// RowOptions returns the JSON options tr decodes its columns with: its
+// json_options, except that a changelog transformer whose json_options are
+// unset or declare no schema (schema, schema_file_path or
+// schema_evolution_mode) infers its row image with ADD_NEW_COLUMNS, Flink's
+// continuous strategy; then the result is a copy with that mode. Nil for a
+// JSON transformer without json_options (a VARIANT column) and for nil.
+func (tr *Transformer) RowOptions() *JSONOptions {
+	if tr == nil {
+		return nil
+	}
+	jo := tr.JSONOptions
+	if !tr.Changelog() || jo.declaresSchema() {
+		return jo
+	}
+	out := &JSONOptions{}
+	if jo != nil {
+		c := *jo
+		out = &c
+	}
+	out.SchemaEvolutionMode = SchemaEvolutionAddNewColumns
+	return out
 }
 
 // unresolved reports whether the part's columns are not known yet: it
@@ -74,4 +107,10 @@ func (tr *Transformer) Changelog() bool {
 // "d"): json_options.empty_value_as_delete on a JSON or changelog value.
 func (tr *Transformer) DeletesOnEmpty() bool {
 	return tr != nil && tr.JSONOptions != nil && tr.JSONOptions.EmptyValueAsDelete != nil && *tr.JSONOptions.EmptyValueAsDelete
+}
+
+// declaresSchema reports whether jo says where the columns come from:
+// schema, schema_file_path or schema_evolution_mode. False for nil.
+func (jo *JSONOptions) declaresSchema() bool {
+	return jo != nil && (jo.Schema != "" || jo.SchemaFilePath != "" || jo.SchemaEvolutionMode != "")
 }

@@ -22,12 +22,15 @@ func (o *JSONOptions) NonNumericNumbers() bool {
 }
 
 // Formats compiles TimestampFormat and DateFormat; nil for an empty one,
-// which means Spark's lenient parsing. A nil receiver has neither.
+// which means Spark's lenient parsing. A nil receiver has neither. The
+// timestamp format names [TimestampFormatSQL] and [TimestampFormatISO8601]
+// are nil too: the lenient parser reads both "yyyy-MM-dd HH:mm:ss[.fraction]"
+// and ISO 8601 text; [JSONOptions.TimestampFormatName] tells them apart.
 func (o *JSONOptions) Formats() (timestamps, dates *sparktime.Pattern, err error) {
 	if o == nil {
 		return nil, nil, nil
 	}
-	if o.TimestampFormat != "" {
+	if o.TimestampFormat != "" && o.TimestampFormatName() == "" {
 		if timestamps, err = sparktime.Compile(o.TimestampFormat); err != nil {
 			return nil, nil, fmt.Errorf("timestamp_format %q: %w", o.TimestampFormat, err)
 		}
@@ -40,13 +43,25 @@ func (o *JSONOptions) Formats() (timestamps, dates *sparktime.Pattern, err error
 	return timestamps, dates, nil
 }
 
+// TimestampFormatName returns TimestampFormat when it is one of Flink's
+// names of timestamp formats, [TimestampFormatSQL] or
+// [TimestampFormatISO8601], and "" when it is a Spark pattern or unset. A
+// nil receiver has none.
+func (o *JSONOptions) TimestampFormatName() string {
+	if o != nil && (o.TimestampFormat == TimestampFormatSQL || o.TimestampFormat == TimestampFormatISO8601) {
+		return o.TimestampFormat
+	}
+	return ""
+}
+
 // validateParser checks the Spark parser options: the datetime patterns
-// must compile.
+// must compile, except the names of timestamp formats.
 func (jo *JSONOptions) validateParser(col collector) {
 	for _, f := range []struct{ attr, pattern string }{
 		{"timestamp_format", jo.TimestampFormat}, {"date_format", jo.DateFormat},
 	} {
-		if f.pattern == "" || !validateMaxLen(col, f.attr, f.pattern, MaxShortStringLen) {
+		if f.pattern == "" || f.attr == "timestamp_format" && jo.TimestampFormatName() != "" ||
+			!validateMaxLen(col, f.attr, f.pattern, MaxShortStringLen) {
 			continue
 		}
 		if _, err := sparktime.Compile(f.pattern); err != nil {

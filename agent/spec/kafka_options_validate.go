@@ -474,3 +474,58 @@ func (ko *KafkaOptions) refuseOnFanout(kc collector) {
 		}
 	}
 }
+
+// IgnoresErrors reports whether the table skips records that do not
+// decode (ignore_errors): an unset IgnoreErrors means false.
+func (ko *KafkaOptions) IgnoresErrors() bool { return ko.IgnoreErrors != nil && *ko.IgnoreErrors }
+
+// MaxErrors returns how many bad records a table with ignore_errors takes
+// before it fails: ErrorToleranceMaxCount, or
+// [DefaultErrorToleranceMaxCount] when unset; -1 is no limit.
+func (ko *KafkaOptions) MaxErrors() int64 {
+	if ko.ErrorToleranceMaxCount == nil {
+		return DefaultErrorToleranceMaxCount
+	}
+	return *ko.ErrorToleranceMaxCount
+}
+
+// normalizeFields fills the unset options of field names and the error
+// budget: duplicate_field_strategy EXCEPTION, ignore_errors false, and
+// with ignore_errors the default error_tolerance_max_count.
+func (ko *KafkaOptions) normalizeFields() {
+	if ko.DuplicateFieldStrategy == "" {
+		ko.DuplicateFieldStrategy = DuplicateFieldException
+	}
+	if ko.IgnoreErrors == nil {
+		f := false
+		ko.IgnoreErrors = &f
+	}
+	if ko.IgnoresErrors() && ko.ErrorToleranceMaxCount == nil {
+		n := int64(DefaultErrorToleranceMaxCount)
+		ko.ErrorToleranceMaxCount = &n
+	}
+}
+
+// validateFields checks the options of column names (the key and value
+// field prefixes, duplicate_field_strategy) and of the error budget.
+func (ko *KafkaOptions) validateFields(col collector) {
+	kp, vp := ko.KeyFieldsPrefix, ko.ValueFieldsPrefix
+	okLen := validateMaxLen(col, "key_fields_prefix", kp, MaxShortStringLen)
+	okLen = validateMaxLen(col, "value_fields_prefix", vp, MaxShortStringLen) && okLen
+	if okLen && kp != "" && vp != "" && (strings.HasPrefix(kp, vp) || strings.HasPrefix(vp, kp)) {
+		col.addInvolving("value_fields_prefix", []string{col.path("key_fields_prefix")},
+			"value_fields_prefix %q and key_fields_prefix %q: neither may be a prefix of the other, or a column's name "+
+				"would not say which side it comes from", vp, kp)
+	}
+	if s := ko.DuplicateFieldStrategy; s != "" {
+		validateChoice(col, "duplicate_field_strategy", s, DuplicateFieldStrategies, "strategies")
+	}
+	if n := ko.ErrorToleranceMaxCount; n != nil {
+		if !ko.IgnoresErrors() {
+			col.addInvolving("error_tolerance_max_count", []string{col.path("ignore_errors")},
+				"error_tolerance_max_count applies only with ignore_errors = true: without it the first record that "+
+					"does not decode goes to _corrupt_record or fails the table; set ignore_errors = true or remove error_tolerance_max_count")
+		}
+		validateRange(col, "error_tolerance_max_count", *n, -1, math.MaxInt64)
+	}
+}

@@ -527,8 +527,13 @@ func (ko *KafkaOptions) normalize() {
 		ko.IsolationLevel = DefaultIsolationLevel
 	}
 	ko.normalizeConsumer()
+	ko.normalizeFields()
 	for _, tr := range []*Transformer{ko.KeyTransformer, ko.ValueTransformer} {
-		if tr != nil && tr.JSONOptions != nil {
+		if tr == nil {
+			continue
+		}
+		tr.normalizeChangelog()
+		if tr.JSONOptions != nil {
 			tr.JSONOptions.normalizeInference()
 		}
 	}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -103,6 +104,7 @@ func (p *Pipeline) Validate() Errors {
 		return *col.errs
 	}
 	p.validateTriggered(col)
+	p.validateInitialSchemaTables(col)
 	seen := map[string]int{}
 	for i := range p.Tables {
 		t := &p.Tables[i]
@@ -121,8 +123,56 @@ func (p *Pipeline) Validate() Errors {
 
 func (t *Table) validate(col collector) {
 	validateIdentifier(col, "destination_table", t.DestinationTable)
+	if strings.EqualFold(t.DestinationTable, DirtyRecordsTable) {
+		col.add("destination_table", "%q is reserved for the records a pipeline's tables could not decode (ignore_errors); choose another name",
+			t.DestinationTable)
+	}
 	t.ConnectorOptions.KafkaOptions.validate(col.at("connector_options").at("kafka_options"))
+	t.TableConfiguration.validate(col.at("table_configuration"))
 	t.columns(col)
+}
+
+// validate checks metadata_columns: known names, each once. Collisions
+// with the table's other columns are the layout's to find.
+func (tc *TableConfiguration) validate(col collector) {
+	seen := map[string]int{}
+	for i, m := range tc.MetadataColumns {
+		if j, dup := seen[m]; dup {
+			col.index("metadata_columns", i).add("", "%q is already listed as metadata_columns[%d]", m, j)
+			continue
+		}
+		seen[m] = i
+		if MetadataColumnType(m) == nil {
+			validateChoice(col.index("metadata_columns", i), "", m, MetadataColumnNames, "metadata columns")
+		}
+	}
+}
+
+// validateInitialSchemaTables refuses, under the pipeline collector col, an
+// initial_schemas key that names none of p's destination tables: an
+// initial schema applies to the table it names, of the table block whose
+// transformer declares it.
+func (p *Pipeline) validateInitialSchemaTables(col collector) {
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		ko := &t.ConnectorOptions.KafkaOptions
+		for _, side := range []struct {
+			name string
+			tr   *Transformer
+		}{{"key_transformer", ko.KeyTransformer}, {"value_transformer", ko.ValueTransformer}} {
+			if side.tr == nil || side.tr.JSONOptions == nil {
+				continue
+			}
+			for _, table := range slices.Sorted(maps.Keys(side.tr.JSONOptions.InitialSchemas)) {
+				if table != "" && !strings.EqualFold(table, t.DestinationTable) {
+					col.index("table", i).at("connector_options.kafka_options."+side.name).addInvolving("json_options.initial_schemas",
+						[]string{fmt.Sprintf("table[%d].destination_table", i)},
+						"initial schema for table %q: this table block writes %q; key each initial schema by the destination_table it applies to",
+						table, t.DestinationTable)
+				}
+			}
+		}
+	}
 }
 
 func (ko *KafkaOptions) validate(col collector) {
@@ -143,16 +193,57 @@ func (ko *KafkaOptions) validate(col collector) {
 	}
 	if ko.TopicPattern != "" && validateMaxLen(col, "topic_pattern", ko.TopicPattern, MaxTopicPatternLen) {
 		if _, err := CompileTopicPattern(ko.TopicPattern); err != nil {
-			col.add("topic_pattern", "%q does not compile: %v (the syntax is RE2: Java's, without look-around or back-references)",
-				ko.TopicPattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			col.add("topic_pattern", "%s", regexpProblem(ko.TopicPattern, err))
 		}
 	}
 	if ko.IsolationLevel != "" && !slices.Contains(IsolationLevels, ko.IsolationLevel) {
 		col.add("isolation_level", "%q is not one of %s", ko.IsolationLevel, strings.Join(IsolationLevels, ", "))
 	}
 	ko.validateConsumer(col)
+	ko.validateFields(col)
 	ko.KeyTransformer.validate(col.at("key_transformer"))
 	ko.ValueTransformer.validate(col.at("value_transformer"))
+	ko.validateKeySide(col.at("key_transformer"))
+}
+
+// validateKeySide refuses, under the key_transformer collector kc, what
+// only a record value can be: a change event, or a tombstone.
+func (ko *KafkaOptions) validateKeySide(kc collector) {
+	tr := ko.KeyTransformer
+	if tr.Changelog() {
+		kc.add("format", "format %s applies only to value_transformer: a change event is a record's value "+
+			"(its key holds the row's primary key; decode it with format JSON)", tr.Format)
+	}
+	if tr.DeletesOnEmpty() {
+		kc.add("json_options.empty_value_as_delete", "empty_value_as_delete applies only to value_transformer: "+
+			"it makes a record whose value is null (a tombstone) a delete row")
+	}
+}
+
+// validateChoice checks that v, the value of attr, is one of values, and
+// reports whether it is. A value that is one of them in another case, or
+// in Flink's spelling ('-' for '_', "debezium-json"), gets a hint naming
+// it; noun names the values in the hint ("formats").
+func validateChoice(col collector, attr, v string, values []string, noun string) bool {
+	if slices.Contains(values, v) {
+		return true
+	}
+	fold := func(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
+	hint := ""
+	for _, ours := range values {
+		switch {
+		case fold(ours) != fold(v):
+			continue
+		case !strings.EqualFold(ours, v):
+			hint = fmt.Sprintf("; Flink's %q is %q here", v, ours)
+		case ours == strings.ToUpper(ours):
+			hint = fmt.Sprintf("; %s are upper case: %q", noun, ours)
+		default:
+			hint = fmt.Sprintf("; %s are lower case: %q", noun, ours)
+		}
+	}
+	col.add(attr, "%q is not one of %s%s", v, strings.Join(values, ", "), hint)
+	return false
 }
 
 func (tr *Transformer) validate(col collector) {
@@ -166,13 +257,18 @@ func (tr *Transformer) validate(col collector) {
 		attr   string
 		format string
 	}{
-		{tr.JSONOptions != nil, "json_options", FormatJSON},
 		{tr.AvroOptions != nil, "avro_options", FormatAvro},
 		{tr.ProtobufOptions != nil, "protobuf_options", FormatProtobuf},
+		{tr.DebeziumOptions != nil, "debezium_options", FormatDebeziumJSON},
+		{tr.CanalOptions != nil, "canal_options", FormatCanalJSON},
 	} {
 		if o.set && tr.Format != o.format && slices.Contains(Formats, tr.Format) {
 			col.add(o.attr, "%s applies only to format %s; this transformer's format is %s", o.attr, o.format, tr.Format)
 		}
+	}
+	if tr.JSONOptions != nil && !jsonish(tr.Format) && slices.Contains(Formats, tr.Format) {
+		col.add("json_options", "json_options applies only to formats %s, %s and %s; this transformer's format is %s",
+			FormatJSON, FormatDebeziumJSON, FormatCanalJSON, tr.Format)
 	}
 	switch tr.Format {
 	case FormatString:
@@ -180,6 +276,12 @@ func (tr *Transformer) validate(col collector) {
 		if tr.JSONOptions != nil { // without, the side is one VARIANT column
 			tr.JSONOptions.validate(col.at("json_options"))
 		}
+	case FormatDebeziumJSON, FormatCanalJSON:
+		if tr.JSONOptions != nil { // without, the row image is inferred
+			// Its row options infer when json_options declare no schema.
+			tr.RowOptions().validate(col.at("json_options"))
+		}
+		tr.validateChangelog(col)
 	case FormatAvro:
 		if tr.AvroOptions == nil {
 			col.add("avro_options", "format AVRO needs avro_options with one of schema, schema_file_path or schema_registry")
@@ -193,11 +295,7 @@ func (tr *Transformer) validate(col collector) {
 		}
 		tr.ProtobufOptions.validate(col.at("protobuf_options"))
 	default:
-		hint := ""
-		if slices.Contains(Formats, strings.ToUpper(tr.Format)) {
-			hint = fmt.Sprintf("; formats are upper case: %q", strings.ToUpper(tr.Format))
-		}
-		col.add("format", "%q is not one of %s%s", tr.Format, strings.Join(Formats, ", "), hint)
+		validateChoice(col, "format", tr.Format, Formats, "formats")
 	}
 }
 
@@ -280,12 +378,8 @@ func (so *SchemaRegistryOptions) validate(col collector, protobuf bool) {
 }
 
 func validateParseMode(col collector, mode string) {
-	if mode != "" && !slices.Contains(ParseModes, mode) {
-		hint := ""
-		if slices.Contains(ParseModes, strings.ToUpper(mode)) {
-			hint = fmt.Sprintf("; modes are upper case: %q", strings.ToUpper(mode))
-		}
-		col.add("parse_mode", "%q is not one of %s%s", mode, strings.Join(ParseModes, ", "), hint)
+	if mode != "" {
+		validateChoice(col, "parse_mode", mode, ParseModes, "modes")
 	}
 }
 
@@ -322,6 +416,8 @@ func (jo *JSONOptions) validate(col collector) {
 			{"string_type_inference", jo.StringTypeInference != nil},
 			{"primitive_as_string", jo.PrimitiveAsString != nil},
 			{"rescued_data_column", jo.RescuedDataColumn != ""},
+			{"flatten_nested_columns", jo.FlattenNestedColumns != nil && *jo.FlattenNestedColumns},
+			{"initial_schemas", len(jo.InitialSchemas) > 0},
 		} {
 			if o.set {
 				col.addInvolving(o.attr, []string{col.path("schema_evolution_mode")}, "%s applies only to a schema inferred from the records: "+
@@ -329,7 +425,30 @@ func (jo *JSONOptions) validate(col collector) {
 			}
 		}
 	}
+	jo.validateInitialSchemas(col)
 	jo.validateParser(col)
+}
+
+// validateInitialSchemas checks that each initial schema is Spark DDL
+// declaring at least one column, for a named table. Whether the names
+// are tables of the pipeline is checked with the pipeline's tables.
+func (jo *JSONOptions) validateInitialSchemas(col collector) {
+	if !validateMaxItems(col, "initial_schemas", len(jo.InitialSchemas), MaxTablesPerPipeline) {
+		return
+	}
+	for _, table := range slices.Sorted(maps.Keys(jo.InitialSchemas)) {
+		ddl := jo.InitialSchemas[table]
+		if table == "" {
+			col.add("initial_schemas", "a table name is required as the key of each initial schema")
+			continue
+		}
+		switch fields, err := schema.ParseDDL(ddl); {
+		case err != nil:
+			col.add("initial_schemas", "table %q: the initial schema is not valid Spark DDL: %v", table, err)
+		case len(fields) == 0:
+			col.add("initial_schemas", "table %q: the initial schema declares no columns", table)
+		}
+	}
 }
 
 // validateHints parses the schema hints of jo, which infers its schema, and

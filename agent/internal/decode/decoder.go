@@ -113,9 +113,14 @@ type Decoder struct {
 	// decode stops the batch with a [*RecordError] instead of going to
 	// _corrupt_record.
 	keyFailFast, valueFailFast bool
-	// meta and corrupt are the field indexes of the metadata and
+	// meta, op and corrupt are the field indexes of the metadata, _op and
 	// _corrupt_record columns, -1 when absent.
-	meta, corrupt int
+	meta, op, corrupt int
+	// change decodes a changelog value (DEBEZIUM_JSON, CANAL_JSON) into
+	// zero or more rows; nil for other values.
+	change *changePart
+	// mark is where the rows of a record that gives several begin.
+	mark rows.Mark
 	// inferred holds the key's and the value's part when its columns are
 	// inferred, nil otherwise.
 	inferred [2]*inferredPart
@@ -141,19 +146,25 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the table schema: %w", err)
 	}
-	d := &Decoder{b: b, meta: -1, corrupt: -1}
+	d := &Decoder{b: b, meta: -1, op: -1, corrupt: -1}
 	next := 0
+	value := &layout.Value
+	if value.Transformer.Changelog() {
+		value = imagePart(value)
+	}
 	// The rescue columns of inferred parts follow the metadata column.
-	rescue := layout.Key.Width() + layout.Value.Width()
-	if layout.MetadataColumn != "" {
-		rescue++
+	rescue := layout.Key.Width() + value.Width()
+	for _, on := range []bool{layout.Op, layout.Source, layout.MetadataColumn != ""} {
+		if on {
+			rescue++
+		}
 	}
 	for i, side := range []struct {
 		p        *part
 		failFast *bool
 		spec     *spec.Part
 		name     string
-	}{{&d.key, &d.keyFailFast, &layout.Key, "key"}, {&d.value, &d.valueFailFast, &layout.Value, "value"}} {
+	}{{&d.key, &d.keyFailFast, &layout.Key, "key"}, {&d.value, &d.valueFailFast, value, "value"}} {
 		if side.spec.Inferred() {
 			r := -1
 			if side.spec.Rescue != "" {
@@ -177,6 +188,18 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 		*side.p = p
 		next += side.spec.Width()
 		*side.failFast = side.spec.Transformer.Mode() == spec.ParseModeFailFast
+	}
+	source := -1
+	if layout.Op {
+		d.op, next = next, next+1
+	}
+	if layout.Source {
+		source, next = next, next+1
+	}
+	if layout.Value.Transformer.Changelog() {
+		if d.change, err = newChangePart(b, &layout.Value, d.value, d.op, source); err != nil {
+			return nil, fmt.Errorf("value: %w", err)
+		}
 	}
 	if layout.MetadataColumn != "" {
 		d.meta = next
@@ -245,8 +268,8 @@ func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 	return batch, nil
 }
 
-// record decodes recs[i] into its row, or, with [Options.SkipBad] and a
-// side that does not decode, into none.
+// record decodes recs[i] into its rows: one, or for a change event zero
+// or more; with [Options.SkipBad] and a side that does not decode, none.
 func (d *Decoder) record(ctx context.Context, recs []Record, i int, st *Stats) error {
 	r := &recs[i]
 	var marks [2]int
@@ -255,51 +278,117 @@ func (d *Decoder) record(ctx context.Context, recs []Record, i int, st *Stats) e
 			marks[j] = p.at(i)
 		}
 	}
+	n := 1
+	if d.change != nil {
+		var err error
+		if n, err = d.change.scan(r.Value); err != nil {
+			if err := d.fail(r, "value", err, true); err != nil {
+				return err
+			}
+			d.leaveOut(i, marks, fmt.Errorf("the value does not decode: %w", err))
+			return nil
+		}
+		if n == 0 {
+			st.Filtered++
+			d.spread = true
+			return nil
+		}
+		d.spread = d.spread || n > 1
+	}
+	first := len(d.rowRecord)
+	if n > 1 && d.opts.SkipBad {
+		d.b.Mark(&d.mark)
+	}
+	corrupt := false
+	for j := range n {
+		bad, err := d.row(ctx, r, j)
+		if err != nil {
+			return err
+		}
+		if bad != nil && d.opts.SkipBad {
+			if j > 0 {
+				d.b.Rewind(&d.mark)
+				d.rowRecord = d.rowRecord[:first]
+			} else {
+				d.b.DiscardRow()
+			}
+			d.leaveOut(i, marks, bad)
+			return nil
+		}
+		corrupt = corrupt || bad != nil
+		d.rowRecord = append(d.rowRecord, int32(i))
+	}
+	if corrupt {
+		st.Corrupt++
+	}
+	return nil
+}
+
+// row writes row j of record r: its key, row j of its value (the value
+// itself when it is not a change event), and the columns after them. It
+// returns the error of a side that does not decode, nil when both did;
+// with [Options.SkipBad] the row is then left open for the caller to drop.
+// err stops the batch.
+func (d *Decoder) row(ctx context.Context, r *Record, j int) (bad, err error) {
 	d.b.BeginRow()
-	var bad []byte
-	var badErr error
-	if err := d.key.decode(ctx, r.Key); err != nil {
-		if err := d.fail(r, "key", err, d.keyFailFast); err != nil {
-			return err
+	var raw []byte
+	if e := d.key.decode(ctx, r.Key); e != nil {
+		if err := d.fail(r, "key", e, d.keyFailFast); err != nil {
+			return nil, err
 		}
-		bad, badErr = r.Key, fmt.Errorf("the key does not decode: %w", err)
+		raw, bad = r.Key, fmt.Errorf("the key does not decode: %w", e)
 	}
-	if err := d.value.decode(ctx, r.Value); err != nil {
-		if err := d.fail(r, "value", err, d.valueFailFast); err != nil {
-			return err
-		}
-		bad, badErr = r.Value, fmt.Errorf("the value does not decode: %w", err)
-	}
-	if badErr != nil && d.opts.SkipBad {
-		d.b.DiscardRow()
-		for j, p := range d.inferred {
-			if p != nil {
-				p.drop(marks[j])
+	var e error
+	if d.change != nil {
+		e = d.change.row(ctx, j)
+	} else {
+		e = d.value.decode(ctx, r.Value)
+		if d.op >= 0 {
+			// json_options.empty_value_as_delete on a JSON value.
+			d.b.Field(d.op)
+			if r.Value == nil {
+				d.b.Bytes(opText[opDelete])
+			} else {
+				d.b.Bytes(opText[opInsert])
 			}
 		}
-		d.bad = append(d.bad, BadRecord{Record: i, Err: badErr})
-		d.spread = true
-		return nil
+	}
+	if e != nil {
+		if err := d.fail(r, "value", e, d.valueFailFast); err != nil {
+			return nil, err
+		}
+		raw, bad = r.Value, fmt.Errorf("the value does not decode: %w", e)
+	}
+	if bad != nil && d.opts.SkipBad {
+		return bad, nil
 	}
 	if d.meta >= 0 {
 		d.metadata(r)
 	}
 	if d.corrupt >= 0 {
 		d.b.Field(d.corrupt)
-		if badErr != nil {
-			d.b.Bytes(bad)
+		if bad != nil {
+			d.b.Bytes(raw)
 		} else {
 			d.b.Null()
 		}
 	}
 	if err := d.b.EndRow(); err != nil {
-		return fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
+		return nil, fmt.Errorf("decoding %s[%d]@%d: %w", r.Topic, r.Partition, r.Offset, err)
 	}
-	d.rowRecord = append(d.rowRecord, int32(i))
-	if badErr != nil {
-		st.Corrupt++
+	return bad, nil
+}
+
+// leaveOut lists record i, which gets no row, in the batch's Bad, and
+// forgets the columns its inferred sides asked for since marks.
+func (d *Decoder) leaveOut(i int, marks [2]int, err error) {
+	for j, p := range d.inferred {
+		if p != nil {
+			p.drop(marks[j])
+		}
 	}
-	return nil
+	d.bad = append(d.bad, BadRecord{Record: i, Err: err})
+	d.spread = true
 }
 
 // fail handles the error of one side of record r: nil when the record

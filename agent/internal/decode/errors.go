@@ -32,6 +32,11 @@ type RecordError struct {
 
 // Error names the record and the cause.
 func (e *RecordError) Error() string {
+	if errors.Is(e.Err, errBadEvent) {
+		return fmt.Sprintf("the %s of %s[%d]@%d is not a change event of its format: %v; "+
+			"fix the data, or set kafka_options.ignore_errors = true to leave such records out of the table",
+			e.Side, e.Topic, e.Partition, e.Offset, e.Err)
+	}
 	return fmt.Sprintf("the %s of %s[%d]@%d does not decode and parse_mode is FAILFAST: %v; "+
 		"fix the data or the schema, or set parse_mode = \"PERMISSIVE\" to keep such records in _corrupt_record",
 		e.Side, e.Topic, e.Partition, e.Offset, e.Err)

@@ -58,6 +58,10 @@ type change struct {
 	path []step
 	typ  *schema.Type
 	add  bool
+	// typed says a change event typed the new field (its schema, its
+	// column types, or DDL): the field's values in the chunk do not
+	// unify their own types into it.
+	typed bool
 }
 
 // evolver watches an inferred part's decoding; see the comment above.
@@ -67,6 +71,10 @@ type evolver struct {
 	// rescue says the part has a rescue column.
 	rescue bool
 	opts   schema.InferOptions
+	// typeOf, when set, gives the type of a new top-level field from the
+	// change event being decoded (changelog_types.go); nil when it says
+	// nothing, and the value's type is inferred.
+	typeOf func(name string) *schema.Type
 	// fields are the part's columns the decoder was built with; taken
 	// holds the table's other top-level column names.
 	fields []schema.Field
@@ -114,6 +122,15 @@ func (e *evolver) unknown(d *jsonDecoder, t *jtype, key []byte) bool {
 	name := str(e.key) // valid until the next unknown key
 	clash := hasFold(t.names, name) || len(e.path) == 0 && hasFold(e.taken, name)
 	if e.addsColumns() && !clash {
+		if len(e.path) == 0 && e.typed(name) {
+			return true
+		}
+		if e.typeOf != nil && len(e.path) == 0 {
+			if typ := e.typeOf(name); typ != nil {
+				e.ask(change{path: []step{{name: strings.Clone(name)}}, typ: typ, add: true, typed: true})
+				return true
+			}
+		}
 		if typ, err := schema.InferValue(raw, e.opts); err == nil {
 			if typ, ok := schema.Canonical(typ); ok {
 				e.ask(change{path: append(slices.Clip(e.path), step{name: strings.Clone(name)}), typ: typ, add: true})
@@ -184,6 +201,17 @@ func (e *evolver) ask(c change) {
 		e.first = e.record
 	}
 	e.changes = append(e.changes, c)
+}
+
+// typed reports whether a change event of the chunk typed new top-level
+// field name.
+func (e *evolver) typed(name string) bool {
+	for i := range e.changes {
+		if c := &e.changes[i]; c.typed && len(c.path) == 1 && strings.EqualFold(c.path[0].name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasFold reports whether names holds name, ignoring case.

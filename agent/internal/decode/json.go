@@ -48,6 +48,9 @@ type jtype struct {
 	named []bool
 	// elem of an ARRAY; key and value of a MAP.
 	elem, key, value *jtype
+	// conv says how a JSON number or string becomes a value of the type
+	// where the type alone does not tell (changelog_types.go).
+	conv uint8
 }
 
 // compileJSON compiles t; notNull marks a NOT NULL struct field.
@@ -89,6 +92,9 @@ type jsonDecoder struct {
 	// timestamps and dates are the compiled timestamp_format and
 	// date_format, nil for Spark's lenient parsing.
 	timestamps, dates *sparktime.Pattern
+	// lenient parses strings into numbers, booleans and the other types
+	// as Canal's row images need (see [jsonDecoder.lenientString]).
+	lenient bool
 
 	data []byte
 	pos  int
@@ -480,6 +486,9 @@ func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 			d.scratch = jsontext.AppendUnescaped(d.scratch[:0], raw)
 			raw = d.scratch
 		}
+		if d.lenient {
+			return d.fit(d.lenientString(t, raw))
+		}
 		return d.fit(d.fromString(t, raw))
 	case c == 't' || c == 'f':
 		lit := "false"
@@ -553,6 +562,9 @@ func (d *jsonDecoder) fit(ok bool) (nonNull, valid bool) {
 // fromNumber writes a JSON number (its text) as type t; false if it does
 // not fit.
 func (d *jsonDecoder) fromNumber(t *jtype, text []byte) bool {
+	if t.conv != convNone && t.conv != convDecimalBytes {
+		return d.converted(t, text)
+	}
 	integral := isIntegral(text)
 	switch t.kind {
 	case schema.Byte:
@@ -598,6 +610,9 @@ func (d *jsonDecoder) fromString(t *jtype, s []byte) bool {
 		f, ok := d.specialFloat(s)
 		return ok && d.float(t, f)
 	case schema.Decimal:
+		if t.conv == convDecimalBytes {
+			return d.decimalBytes(t, s)
+		}
 		return d.decimal(t, s)
 	case schema.Binary:
 		return d.base64(s)

@@ -133,6 +133,33 @@ func (b *Builder) BeginRow() {
 // all.
 func (b *Builder) DiscardRow() { b.abandon() }
 
+// Mark is a position in a batch between rows, to go back to with
+// [Builder.Rewind].
+type Mark struct {
+	rows int
+	lens []int
+}
+
+// Mark records in m the end of the batch's complete rows; call it with no
+// row open.
+func (b *Builder) Mark(m *Mark) {
+	m.rows, m.lens = b.rows, m.lens[:0]
+	for _, c := range b.cols {
+		m.lens = append(m.lens, len(c))
+	}
+}
+
+// Rewind drops the rows completed since m was marked, and the open row: a
+// decoder calls it when a record that gives several rows turns out to give
+// none. The bytes the dropped rows took from Alloc are not reclaimed.
+func (b *Builder) Rewind(m *Mark) {
+	b.abandon()
+	for i := range b.cols {
+		b.cols[i] = b.cols[i][:m.lens[i]]
+	}
+	b.rows = m.rows
+}
+
 // abandon drops the open row, if any: its values and its error.
 func (b *Builder) abandon() {
 	if b.open {

@@ -1,0 +1,205 @@
+package spec
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+)
+
+// Changelog formats (F-02, F-13, F-14): normalization, validation and the
+// accessors of debezium_options and canal_options.
+
+// normalizeChangelog gives a changelog transformer the JSON options it
+// decodes its row image with ([Transformer.RowOptions]: inference with
+// ADD_NEW_COLUMNS unless json_options declare a schema) and fills the
+// unset attributes of its format's options. Other transformers are left
+// as they are.
+func (tr *Transformer) normalizeChangelog() {
+	if !tr.Changelog() {
+		return
+	}
+	tr.JSONOptions = tr.RowOptions()
+	f := false
+	if do := tr.DebeziumOptions; do != nil {
+		if do.SchemaInclude == nil {
+			do.SchemaInclude = &f
+		}
+		if do.DistributedTables == nil {
+			do.DistributedTables = &f
+		}
+	}
+	if co := tr.CanalOptions; co != nil {
+		t := true
+		if co.InferSchemaStrategy == "" {
+			co.InferSchemaStrategy = InferSchemaAuto
+		}
+		if co.Tinyint1AsBoolean == nil {
+			co.Tinyint1AsBoolean = &t
+		}
+		if co.MySQLTimestampAsNTZ == nil {
+			co.MySQLTimestampAsNTZ = &t
+		}
+		if co.DistributedTables == nil {
+			co.DistributedTables = &f
+		}
+	}
+}
+
+// SchemaIncluded reports whether events carry their Connect schema
+// (schema_include); false for nil.
+func (do *DebeziumOptions) SchemaIncluded() bool {
+	return do != nil && do.SchemaInclude != nil && *do.SchemaInclude
+}
+
+// Distributed reports whether tr, a changelog transformer, merges the
+// events of one table from several databases (distributed_tables of its
+// format's options); false otherwise.
+func (tr *Transformer) Distributed() bool {
+	var b *bool
+	switch {
+	case tr == nil:
+	case tr.Format == FormatDebeziumJSON && tr.DebeziumOptions != nil:
+		b = tr.DebeziumOptions.DistributedTables
+	case tr.Format == FormatCanalJSON && tr.CanalOptions != nil:
+		b = tr.CanalOptions.DistributedTables
+	}
+	return b != nil && *b
+}
+
+// Strategy returns InferSchemaStrategy, or [InferSchemaAuto] when unset
+// or co is nil.
+func (co *CanalOptions) Strategy() string {
+	if co == nil || co.InferSchemaStrategy == "" {
+		return InferSchemaAuto
+	}
+	return co.InferSchemaStrategy
+}
+
+// TinyintAsBoolean reports whether MySQL tinyint(1) is BOOLEAN
+// (tinyint1_as_boolean, true by default and for nil).
+func (co *CanalOptions) TinyintAsBoolean() bool {
+	return co == nil || co.Tinyint1AsBoolean == nil || *co.Tinyint1AsBoolean
+}
+
+// TimestampAsNTZ reports whether MySQL timestamp is TIMESTAMP_NTZ
+// (mysql_timestamp_as_ntz, true by default and for nil).
+func (co *CanalOptions) TimestampAsNTZ() bool {
+	return co == nil || co.MySQLTimestampAsNTZ == nil || *co.MySQLTimestampAsNTZ
+}
+
+// Includes compiles database_include and table_include so that each must
+// match a whole name; nil for an unset one, which matches every name.
+// Validate reports a pattern that does not compile; here its error names
+// the attribute. A nil co has neither.
+func (co *CanalOptions) Includes() (databases, tables *regexp.Regexp, err error) {
+	if co == nil {
+		return nil, nil, nil
+	}
+	if databases, err = compileInclude("database_include", co.DatabaseInclude); err != nil {
+		return nil, nil, err
+	}
+	if tables, err = compileInclude("table_include", co.TableInclude); err != nil {
+		return nil, nil, err
+	}
+	return databases, tables, nil
+}
+
+// compileInclude compiles pattern, the value of attr, as a whole-name
+// match; nil for "".
+func compileInclude(attr, pattern string) (*regexp.Regexp, error) {
+	if pattern == "" {
+		return nil, nil
+	}
+	re, err := CompileTopicPattern(pattern)
+	if err != nil {
+		return nil, &FieldError{Path: attr, Detail: regexpProblem(pattern, err)}
+	}
+	return re, nil
+}
+
+// regexpProblem says why pattern does not compile (err), in the words of
+// the syntax the agent supports.
+func regexpProblem(pattern string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+	hint := "the syntax is RE2: Java's, without look-around or back-references"
+	if strings.Contains(pattern, "(?=") || strings.Contains(pattern, "(?!") || strings.Contains(pattern, "(?<=") || strings.Contains(pattern, "(?<!") {
+		hint = "Java's look-around ((?=, (?!, (?<=, (?<!) is not supported: the syntax is RE2"
+	}
+	return "\"" + pattern + "\" does not compile: " + msg + " (" + hint + ")"
+}
+
+// validateChangelog checks the options of a changelog transformer tr, at
+// the transformer collector col: canal_options' patterns and strategy,
+// and the options that type the row image from the events, which a fixed
+// json_options schema contradicts.
+func (tr *Transformer) validateChangelog(col collector) {
+	fixed := tr.JSONOptions != nil && (tr.JSONOptions.Schema != "" || tr.JSONOptions.SchemaFilePath != "")
+	schemaAttrs := []string{col.path("json_options.schema"), col.path("json_options.schema_file_path")}
+	if tr.DebeziumOptions.SchemaIncluded() && fixed {
+		col.addInvolving("debezium_options.schema_include", schemaAttrs,
+			"schema_include types the columns from each event's own schema, and json_options declares a fixed schema; remove one of them")
+	}
+	co := tr.CanalOptions
+	if co == nil {
+		return
+	}
+	cc := col.at("canal_options")
+	for _, inc := range []struct{ attr, pattern string }{{"database_include", co.DatabaseInclude}, {"table_include", co.TableInclude}} {
+		if inc.pattern == "" || !validateMaxLen(cc, inc.attr, inc.pattern, MaxTopicPatternLen) {
+			continue
+		}
+		if _, err := compileInclude(inc.attr, inc.pattern); err != nil {
+			cc.add(inc.attr, "%s", err.(*FieldError).Detail)
+		}
+	}
+	if s := co.InferSchemaStrategy; s != "" {
+		if !validateChoice(cc, "infer_schema_strategy", s, InferSchemaStrategies, "strategies") {
+			return
+		}
+		if s != InferSchemaAuto && fixed {
+			cc.addInvolving("infer_schema_strategy", schemaAttrs,
+				"infer_schema_strategy %s types the columns from each event's %s, and json_options declares a fixed schema; "+
+					"remove one of them", s, map[string]string{InferSchemaSQLType: "sqlType", InferSchemaMySQLType: "mysqlType"}[s])
+		}
+	}
+}
+
+// changelogRoute returns the default route expression of a fanout schema
+// whose value transformer tr is a changelog format: the source database
+// and table of each event, lower case and joined by '_' ("inventory_customers"),
+// or the table alone with distributed_tables. "" for other transformers.
+func changelogRoute(tr *Transformer) string {
+	const v = "cast(value AS STRING)"
+	var db, table string
+	switch {
+	case tr == nil:
+		return ""
+	case tr.Format == FormatDebeziumJSON:
+		// With schema_include the event is wrapped in {"schema", "payload"}.
+		db = "coalesce(" + v + ":['payload']['source']['db'], " + v + ":['source']['db'])"
+		table = "coalesce(" + v + ":['payload']['source']['table'], " + v + ":['source']['table'])"
+	case tr.Format == FormatCanalJSON:
+		db, table = v+":['database']", v+":['table']"
+	default:
+		return ""
+	}
+	if tr.Distributed() {
+		return "lower(" + table + ")"
+	}
+	return "lower(" + db + " || '_' || " + table + ")"
+}
+
+// RowOptionsImplied reports whether tr's json_options are exactly those
+// Normalize gives a changelog transformer configured without them, so
+// that a client can show them as not set. A client that sends json_options
+// sets its parser options (allow_single_quotes ...), which these leave
+// unset.
+func (tr *Transformer) RowOptionsImplied() bool {
+	if !tr.Changelog() || tr.JSONOptions == nil {
+		return false
+	}
+	implied := &Transformer{Format: tr.Format}
+	implied.normalizeChangelog()
+	implied.JSONOptions.normalizeInference()
+	return reflect.DeepEqual(implied.JSONOptions, tr.JSONOptions)
+}

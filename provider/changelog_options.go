@@ -1,0 +1,323 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// The attributes of issue 13 on the ingest side: the options of the
+// changelog formats (F-02, F-13, F-14), of field names and the error
+// budget in kafka_options (F-08, F-11, F-12), and their conversions.
+
+// changelogFormats names the changelog formats for descriptions.
+var changelogFormats = "`" + spec.FormatDebeziumJSON + "` or `" + spec.FormatCanalJSON + "`"
+
+// debeziumOptionsModel is debezium_options of a transformer.
+type debeziumOptionsModel struct {
+	SchemaInclude     types.Bool `tfsdk:"schema_include"`
+	DistributedTables types.Bool `tfsdk:"distributed_tables"`
+}
+
+// canalOptionsModel is canal_options of a transformer.
+type canalOptionsModel struct {
+	DatabaseInclude     types.String `tfsdk:"database_include"`
+	TableInclude        types.String `tfsdk:"table_include"`
+	InferSchemaStrategy types.String `tfsdk:"infer_schema_strategy"`
+	Tinyint1AsBoolean   types.Bool   `tfsdk:"tinyint1_as_boolean"`
+	MySQLTimestampAsNTZ types.Bool   `tfsdk:"mysql_timestamp_as_ntz"`
+	DistributedTables   types.Bool   `tfsdk:"distributed_tables"`
+}
+
+// distributedTablesAttribute is distributed_tables of debezium_options and
+// canal_options.
+func distributedTablesAttribute() schema.BoolAttribute {
+	return schema.BoolAttribute{
+		MarkdownDescription: "`true`: the events of one table come from several databases (sharded tables) and are " +
+			"one table: a fanout schema routes them by the table name alone instead of `<db>_<table>`. As Flink CDC's " +
+			"`distributed-tables`. Defaults to `false`.",
+		Optional: true,
+		Computed: true,
+		Default:  booldefault.StaticBool(false),
+	}
+}
+
+func debeziumOptionsSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Options of format `" + spec.FormatDebeziumJSON + "`. Not set: every default.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"schema_include": schema.BoolAttribute{
+				MarkdownDescription: "`true`: each event is wrapped with its Kafka Connect schema, " +
+					"`{\"schema\": ..., \"payload\": ...}` (the JSON converter's `schemas.enable`), and the row image's " +
+					"columns are typed by that schema instead of inferred from the values. As Flink's " +
+					"`debezium-json.schema-include`. Exclusive with `json_options.schema` and `schema_file_path`. " +
+					"Defaults to `false`; events with the wrapper are read either way.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+			},
+			"distributed_tables": distributedTablesAttribute(),
+		},
+	}
+}
+
+func canalOptionsSchema() schema.SingleNestedAttribute {
+	patternNote := " A regular expression (RE2: Java's syntax without look-around or back-references, refused at " +
+		"plan time) matched against the whole name. Events of other tables give no row; their offsets are committed. " +
+		"Not set: every "
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Options of format `" + spec.FormatCanalJSON + "`. Not set: every default.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"database_include": schema.StringAttribute{
+				MarkdownDescription: "Keeps the events of the databases it matches, as Flink's `canal-json.database.include`." +
+					patternNote + "database.",
+				Optional: true,
+			},
+			"table_include": schema.StringAttribute{
+				MarkdownDescription: "Keeps the events of the tables it matches, as Flink's `canal-json.table.include`." +
+					patternNote + "table.",
+				Optional: true,
+			},
+			"infer_schema_strategy": schema.StringAttribute{
+				MarkdownDescription: "How the row image is typed: one of " + quoted(spec.InferSchemaStrategies) + ". `" +
+					spec.InferSchemaAuto + "` (the default) infers the types from the values as `json_options` says; `" +
+					spec.InferSchemaSQLType + "` types each column by the event's `sqlType` (JDBC type codes); `" +
+					spec.InferSchemaMySQLType + "` by its `mysqlType` (`decimal(10,2)` is `DECIMAL(10,2)`, `datetime` is " +
+					"`TIMESTAMP_NTZ`). Canal writes every value as a string; they are read into the column's type. " +
+					"`" + spec.InferSchemaSQLType + "` and `" + spec.InferSchemaMySQLType + "` are exclusive with a fixed " +
+					"`json_options.schema`.",
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(spec.InferSchemaAuto),
+			},
+			"tinyint1_as_boolean": schema.BoolAttribute{
+				MarkdownDescription: "Types MySQL `tinyint(1)` as `BOOLEAN` (`" + spec.InferSchemaMySQLType + "`). Defaults to `true`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(true),
+			},
+			"mysql_timestamp_as_ntz": schema.BoolAttribute{
+				MarkdownDescription: "Types MySQL `timestamp` as `TIMESTAMP_NTZ`, as Canal writes its values without a " +
+					"zone; `false` types it `TIMESTAMP`, its values read as UTC. Defaults to `true`.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+			},
+			"distributed_tables": distributedTablesAttribute(),
+		},
+	}
+}
+
+// fieldAttributes are the attributes of kafka_options that name the
+// columns parsed from keys and values and set the error budget.
+func fieldAttributes() map[string]schema.Attribute {
+	prefix := func(side string) string {
+		return "Prefix of the names of the columns parsed from the record " + side + " (a column is the prefix followed by " +
+			"the field's name; decoding still matches the field's own name), as Flink's `" + side + ".fields-prefix`. It " +
+			"never applies to the single `" + side + "` column of a " + side + " that is not parsed into fields. " +
+			"Neither of `key_fields_prefix` and `value_fields_prefix` may be a prefix of the other. Not set: no prefix."
+	}
+	return map[string]schema.Attribute{
+		"key_fields_prefix":   schema.StringAttribute{MarkdownDescription: prefix("key"), Optional: true},
+		"value_fields_prefix": schema.StringAttribute{MarkdownDescription: prefix("value"), Optional: true},
+		"duplicate_field_strategy": schema.StringAttribute{
+			MarkdownDescription: "What happens when a column parsed from the key and one parsed from the value have the " +
+				"same name (ignoring case): one of " + quoted(spec.DuplicateFieldStrategies) + ". Defaults to `\"" +
+				spec.DuplicateFieldException + "\"`: the plan fails, naming the column. `" + spec.DuplicateFieldPreferKey +
+				"` keeps the key's column and does not decode the value's field; `" + spec.DuplicateFieldPreferValue +
+				"` the other way round.",
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString(spec.DuplicateFieldException),
+		},
+		"ignore_errors": schema.BoolAttribute{
+			MarkdownDescription: "`true`: a record whose key or value does not decode (what would otherwise go to " +
+				"`_corrupt_record`, fail a `FAILFAST` table or fail on a malformed change event) gets no row in the " +
+				"table; it is counted (`error_records` of the `tributary_table` data source, the metric " +
+				"`tributary_table_error_records_total`) and kept in the table `" + spec.DirtyRecordsTable + "` of the " +
+				"pipeline's destination schema with its raw key, value, metadata, destination table, error and time. " +
+				"As Flink's `ignore-parse-errors`. Defaults to `false`. Two pipelines with `ignore_errors` cannot share a " +
+				"destination schema.",
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+		},
+		"error_tolerance_max_count": schema.Int64Attribute{
+			MarkdownDescription: "With `ignore_errors = true`: how many records that do not decode the table takes; the " +
+				"next one stops it `" + spec.StateFailed + "`, naming the count, the limit and `" + spec.DirtyRecordsTable +
+				"`, without committing the records that passed the limit. The count is kept in the table's log, so it " +
+				"survives restarts. `-1` is no limit. Defaults to `" + fmt.Sprint(spec.DefaultErrorToleranceMaxCount) +
+				"` when `ignore_errors = true`.",
+			Optional:      true,
+			Computed:      true,
+			PlanModifiers: []planmodifier.Int64{errorToleranceDefault{}},
+		},
+	}
+}
+
+// errorToleranceDefault plans error_tolerance_max_count: the default when
+// the sibling ignore_errors is true, null otherwise (the option does not
+// apply, and the spec refuses it when set).
+type errorToleranceDefault struct{}
+
+// Description implements planmodifier.Describer.
+func (d errorToleranceDefault) Description(ctx context.Context) string {
+	return strings.ReplaceAll(d.MarkdownDescription(ctx), "`", "")
+}
+
+// MarkdownDescription implements planmodifier.Describer.
+func (errorToleranceDefault) MarkdownDescription(context.Context) string {
+	return fmt.Sprintf("defaults to `%d` when `ignore_errors = true`", spec.DefaultErrorToleranceMaxCount)
+}
+
+// PlanModifyInt64 implements planmodifier.Int64.
+func (errorToleranceDefault) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if !req.ConfigValue.IsNull() {
+		return
+	}
+	var ignore types.Bool
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, req.Path.ParentPath().AtName("ignore_errors"), &ignore)...)
+	switch {
+	case ignore.IsUnknown():
+		resp.PlanValue = types.Int64Unknown()
+	case ignore.ValueBool():
+		resp.PlanValue = types.Int64Value(spec.DefaultErrorToleranceMaxCount)
+	default:
+		resp.PlanValue = types.Int64Null()
+	}
+}
+
+// rowInfers reads, from config, whether the json_options at p infer the
+// columns: schema_evolution_mode is set, or the transformer's format is a
+// changelog format and json_options declare no schema (see
+// spec.Transformer.RowOptions). unknown says a value it needs is not
+// known yet.
+func rowInfers(ctx context.Context, config tfsdk.Config, p path.Path) (infers, unknown bool, diags diag.Diagnostics) {
+	var mode, ddl, file, format types.String
+	for _, a := range []struct {
+		p path.Path
+		v *types.String
+	}{
+		{p.AtName("schema_evolution_mode"), &mode}, {p.AtName("schema"), &ddl}, {p.AtName("schema_file_path"), &file},
+		{p.ParentPath().AtName("format"), &format},
+	} {
+		diags.Append(config.GetAttribute(ctx, a.p, a.v)...)
+	}
+	if diags.HasError() {
+		return false, false, diags
+	}
+	if mode.IsUnknown() {
+		return false, true, diags
+	}
+	if mode.ValueString() != "" {
+		return true, false, diags
+	}
+	changelog := (&spec.Transformer{Format: format.ValueString()}).Changelog()
+	if !changelog || !ddl.IsNull() && !ddl.IsUnknown() || !file.IsNull() && !file.IsUnknown() {
+		return false, format.IsUnknown(), diags
+	}
+	return true, ddl.IsUnknown() || file.IsUnknown(), diags
+}
+
+// changelogModeDefault plans schema_evolution_mode when it is not set:
+// ADD_NEW_COLUMNS on the json_options of a changelog format that declare
+// no schema, as the agent infers such row images (Flink's continuous
+// strategy); null otherwise.
+var changelogModeDefault = dependentDefault{
+	shown: "on a changelog format (" + changelogFormats + ") whose `json_options` set neither `schema` nor `schema_file_path`",
+	value: spec.SchemaEvolutionAddNewColumns,
+	applies: func(ctx context.Context, config tfsdk.Config, p path.Path) (bool, bool) {
+		infers, unknown, _ := rowInfers(ctx, config, p.ParentPath())
+		return infers, unknown
+	},
+}
+
+// debeziumOptions converts debezium_options at p.
+func (c *specConverter) debeziumOptions(p string, o types.Object) *spec.DebeziumOptions {
+	return convertObject(c, p, o, func(m *debeziumOptionsModel) *spec.DebeziumOptions {
+		return &spec.DebeziumOptions{
+			SchemaInclude:     c.boolPtr(p+".schema_include", m.SchemaInclude),
+			DistributedTables: c.boolPtr(p+".distributed_tables", m.DistributedTables),
+		}
+	})
+}
+
+// canalOptions converts canal_options at p.
+func (c *specConverter) canalOptions(p string, o types.Object) *spec.CanalOptions {
+	return convertObject(c, p, o, func(m *canalOptionsModel) *spec.CanalOptions {
+		return &spec.CanalOptions{
+			DatabaseInclude:     c.str(p+".database_include", m.DatabaseInclude),
+			TableInclude:        c.str(p+".table_include", m.TableInclude),
+			InferSchemaStrategy: c.str(p+".infer_schema_strategy", m.InferSchemaStrategy),
+			Tinyint1AsBoolean:   c.boolPtr(p+".tinyint1_as_boolean", m.Tinyint1AsBoolean),
+			MySQLTimestampAsNTZ: c.boolPtr(p+".mysql_timestamp_as_ntz", m.MySQLTimestampAsNTZ),
+			DistributedTables:   c.boolPtr(p+".distributed_tables", m.DistributedTables),
+		}
+	})
+}
+
+// fieldOptions sets the options of fieldAttributes of ko from m, the
+// kafka_options at spec path p.
+func (c *specConverter) fieldOptions(p string, m *kafkaOptionsModel, ko *spec.KafkaOptions) {
+	ko.KeyFieldsPrefix = c.str(p+".key_fields_prefix", m.KeyFieldsPrefix)
+	ko.ValueFieldsPrefix = c.str(p+".value_fields_prefix", m.ValueFieldsPrefix)
+	ko.DuplicateFieldStrategy = c.str(p+".duplicate_field_strategy", m.DuplicateFieldStrategy)
+	ko.IgnoreErrors = c.boolPtr(p+".ignore_errors", m.IgnoreErrors)
+	ko.ErrorToleranceMaxCount = c.int64Ptr(p+".error_tolerance_max_count", m.ErrorToleranceMaxCount)
+}
+
+// setFieldOptions sets the attributes of fieldAttributes of m from ko, as
+// the agent stores it (normalized).
+func (m *kafkaOptionsModel) setFieldOptions(ko *spec.KafkaOptions) {
+	m.KeyFieldsPrefix = stringOrNull(ko.KeyFieldsPrefix)
+	m.ValueFieldsPrefix = stringOrNull(ko.ValueFieldsPrefix)
+	m.DuplicateFieldStrategy = stringOrDefault(ko.DuplicateFieldStrategy, spec.DuplicateFieldException)
+	m.IgnoreErrors = types.BoolValue(ko.IgnoresErrors())
+	m.ErrorToleranceMaxCount = types.Int64Null()
+	if ko.IgnoresErrors() {
+		m.ErrorToleranceMaxCount = types.Int64Value(ko.MaxErrors())
+	}
+}
+
+// debeziumOptionsToObject is debezium_options; null for nil.
+func debeziumOptionsToObject(ctx context.Context, o *spec.DebeziumOptions, diags *diag.Diagnostics) types.Object {
+	t := pipelineTypes().debeziumOptions
+	if o == nil {
+		return types.ObjectNull(t.AttrTypes)
+	}
+	distributed := (&spec.Transformer{Format: spec.FormatDebeziumJSON, DebeziumOptions: o}).Distributed()
+	return objectValue(ctx, diags, t, debeziumOptionsModel{
+		SchemaInclude:     types.BoolValue(o.SchemaIncluded()),
+		DistributedTables: types.BoolValue(distributed),
+	})
+}
+
+// canalOptionsToObject is canal_options; null for nil.
+func canalOptionsToObject(ctx context.Context, o *spec.CanalOptions, diags *diag.Diagnostics) types.Object {
+	t := pipelineTypes().canalOptions
+	if o == nil {
+		return types.ObjectNull(t.AttrTypes)
+	}
+	distributed := (&spec.Transformer{Format: spec.FormatCanalJSON, CanalOptions: o}).Distributed()
+	return objectValue(ctx, diags, t, canalOptionsModel{
+		DatabaseInclude:     stringOrNull(o.DatabaseInclude),
+		TableInclude:        stringOrNull(o.TableInclude),
+		InferSchemaStrategy: types.StringValue(o.Strategy()),
+		Tinyint1AsBoolean:   types.BoolValue(o.TinyintAsBoolean()),
+		MySQLTimestampAsNTZ: types.BoolValue(o.TimestampAsNTZ()),
+		DistributedTables:   types.BoolValue(distributed),
+	})
+}
