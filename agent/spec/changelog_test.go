@@ -122,6 +122,11 @@ func TestIssue13Validate(t *testing.T) {
 			tc + "metadata_columns[1]", `"key" is not one of topic, partition`},
 		{"metadata column spelling", func(p *Pipeline) { p.Tables[0].TableConfiguration.MetadataColumns = []string{"TOPIC"} },
 			tc + "metadata_columns[0]", `metadata columns are lower case: "topic"`},
+		{"metadata columns empty", func(p *Pipeline) { p.Tables[0].TableConfiguration.MetadataColumns = []string{} },
+			tc + "metadata_columns", "metadata_columns is empty"},
+		{"initial schemas empty", func(p *Pipeline) {
+			value(p).JSONOptions = &JSONOptions{SchemaEvolutionMode: SchemaEvolutionRescue, InitialSchemas: map[string]string{}}
+		}, vp + "json_options.initial_schemas", "initial_schemas is empty"},
 		{"metadata column twice", func(p *Pipeline) { p.Tables[0].TableConfiguration.MetadataColumns = []string{"offset", "offset"} },
 			tc + "metadata_columns[1]", `"offset" is already listed as metadata_columns[0]`},
 		{"metadata column collides with a field", func(p *Pipeline) {
@@ -330,6 +335,9 @@ func TestFanoutIssue13Validate(t *testing.T) {
 		{name: "metadata columns", mutate: func(f *FanoutSchema) { f.TableConfiguration.MetadataColumns = []string{MetaPartition} }},
 		{name: "metadata column unknown", mutate: func(f *FanoutSchema) { f.TableConfiguration.MetadataColumns = []string{"part"} },
 			path: "table_configuration.metadata_columns[0]", detail: `"part" is not one of`},
+		{name: "empty value as delete on a key transform", mutate: func(f *FanoutSchema) {
+			f.FanoutOptions.Transforms[0] = FanoutTransform{InputColumn: KeyColumn, JSONOptions: &JSONOptions{Schema: "k INT", EmptyValueAsDelete: ptr(true)}}
+		}, path: tp + "json_options.empty_value_as_delete", detail: "applies only to a transform of the value"},
 		{name: "initial schema of a routed table", mutate: func(f *FanoutSchema) {
 			f.FanoutOptions.Transforms[0].JSONOptions = &JSONOptions{SchemaEvolutionMode: SchemaEvolutionAddNewColumns,
 				InitialSchemas: map[string]string{"orders": "id BIGINT"}}

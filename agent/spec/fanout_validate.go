@@ -198,6 +198,10 @@ func (f *FanoutSchema) validateTransforms(fc collector, kc collector) bool {
 		if tr.JSONOptions != nil {
 			n := len(*fc.errs)
 			tr.JSONOptions.validate(tc.at("json_options"))
+			if tr.InputColumn == KeyColumn && tr.JSONOptions.EmptyValueAsDelete != nil && *tr.JSONOptions.EmptyValueAsDelete {
+				tc.add("json_options.empty_value_as_delete", "empty_value_as_delete applies only to a transform of the value: "+
+					"it makes a record whose value is null (a tombstone) a delete row")
+			}
 			ok = ok && len(*fc.errs) == n
 		}
 	}

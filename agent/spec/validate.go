@@ -135,6 +135,9 @@ func (t *Table) validate(col collector) {
 // validate checks metadata_columns: known names, each once. Collisions
 // with the table's other columns are the layout's to find.
 func (tc *TableConfiguration) validate(col collector) {
+	if tc.MetadataColumns != nil && len(tc.MetadataColumns) == 0 {
+		col.add("metadata_columns", "metadata_columns is empty; list the metadata columns to add, like [\"topic\", \"offset\"], or remove it")
+	}
 	seen := map[string]int{}
 	for i, m := range tc.MetadataColumns {
 		if j, dup := seen[m]; dup {
@@ -433,6 +436,10 @@ func (jo *JSONOptions) validate(col collector) {
 // declaring at least one column, for a named table. Whether the names
 // are tables of the pipeline is checked with the pipeline's tables.
 func (jo *JSONOptions) validateInitialSchemas(col collector) {
+	if jo.InitialSchemas != nil && len(jo.InitialSchemas) == 0 {
+		col.add("initial_schemas", "initial_schemas is empty; give the columns a table starts with by table, like { orders = \"id BIGINT\" }, or remove it")
+		return
+	}
 	if !validateMaxItems(col, "initial_schemas", len(jo.InitialSchemas), MaxTablesPerPipeline) {
 		return
 	}
@@ -447,6 +454,9 @@ func (jo *JSONOptions) validateInitialSchemas(col collector) {
 			col.add("initial_schemas", "table %q: the initial schema is not valid Spark DDL: %v", table, err)
 		case len(fields) == 0:
 			col.add("initial_schemas", "table %q: the initial schema declares no columns", table)
+		case LeafColumns(fields) > MaxLeafColumns:
+			col.add("initial_schemas", "table %q: the initial schema has %d leaf columns, more than a table's %d",
+				table, LeafColumns(fields), MaxLeafColumns)
 		}
 	}
 }

@@ -55,6 +55,9 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 		tableLagBytes = metricFamily{name: "tributary_table_lag_bytes", typ: "gauge", help: "Estimated bytes behind the high watermarks, summed over the table's partitions."}
 		lost          = metricFamily{name: "tributary_table_data_loss_offsets_total", typ: "counter",
 			help: "Offsets the table skipped because Kafka no longer had them (fail_on_data_loss = false)."}
+		// errs counts ignore_errors' bad records, kept in _dirty_records.
+		errs = metricFamily{name: "tributary_table_error_records_total", typ: "counter",
+			help: "Records left out of the table because they could not be decoded (ignore_errors), kept in _dirty_records."}
 	)
 	for i := range pipes {
 		p := &pipes[i]
@@ -76,6 +79,7 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 			tableLag.add(ts.Lag, "pipeline", p.Name, "table", table)
 			tableLagBytes.add(ts.LagBytes, "pipeline", p.Name, "table", table)
 			lost.add(ts.DataLossOffsets, "pipeline", p.Name, "table", table)
+			errs.add(ts.ErrorRecords, "pipeline", p.Name, "table", table)
 			for _, ps := range ts.Partitions {
 				labels := []string{"pipeline", p.Name, "table", table, "topic", ps.Topic, "partition", strconv.Itoa(ps.Partition)}
 				lag.add(ps.Lag, labels...)
@@ -83,7 +87,7 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 			}
 		}
 	}
-	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag, &lagBytes, &tableLag, &tableLagBytes, &lost}
+	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag, &lagBytes, &tableLag, &tableLagBytes, &lost, &errs}
 	if s.memory != nil {
 		families = append(families, memoryMetrics(s.memory.Stats())...)
 	}
