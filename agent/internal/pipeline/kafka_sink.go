@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -531,7 +532,13 @@ func (s *sinkSession) decode(ctx context.Context, recs []decode.Record) (decode.
 			return decode.Batch{}, err
 		}
 		if p != nil && p.Fields == nil {
-			if err := withHints(s.layout, p, inferFrom(p, recs)); err != nil {
+			// A change event's columns are those of its row images, not
+			// of the event: the decoder adds them as they come.
+			var base []schema.Field
+			if !p.Transformer.Changelog() {
+				base = inferFrom(p, recs)
+			}
+			if err := withHints(s.layout, p, base); err != nil {
 				return decode.Batch{}, err
 			}
 		}
