@@ -53,6 +53,13 @@ func TestKafkaSinkLifecycle(t *testing.T) {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
 
+	_, _, body := raw(t, http.MethodGet, a.url+"/metrics", testToken, "")
+	for _, want := range []string{`tributary_kafka_sink_up{sink="k",state="RUNNING"} 1`, `tributary_kafka_sink_records_total{sink="k"} 3`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics has no %s:\n%s", want, body)
+		}
+	}
+
 	err = a.client.DeleteConnection(ctx, "c")
 	if ae := apiError(t, err, http.StatusConflict); !strings.Contains(ae.Detail, `kafka sink(s) "k"`) {
 		t.Fatalf("deleting the connection: %v", err)
