@@ -125,7 +125,8 @@ func TestKafkaSinkExactlyOnceKill9(t *testing.T) {
 	if _, err := a.client().PutConnection(ctx, &spec.Connection{Name: "k", BootstrapServers: []string{env.bootstrap}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.client().PutKafkaSink(ctx, sinkOf("eos", "k", src, dst)); err != nil {
+	name := uniqueName("eos")
+	if _, err := a.client().PutKafkaSink(ctx, sinkOf(name, "k", src, dst)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -138,7 +139,7 @@ func TestKafkaSinkExactlyOnceKill9(t *testing.T) {
 	kills := 3 + rand.IntN(3)
 	for i := range kills {
 		time.Sleep(time.Duration(700+rand.IntN(2300)) * time.Millisecond)
-		st, _ := a.client().GetKafkaSink(ctx, "eos")
+		st, _ := a.client().GetKafkaSink(ctx, name)
 		t.Logf("kill %d of %d: sink %s, %d records since its start", i+1, kills, st.Status.State, st.Status.Records)
 		a.kill()
 		a.start()
@@ -146,7 +147,7 @@ func TestKafkaSinkExactlyOnceKill9(t *testing.T) {
 	if err := producer.Wait(); err != nil {
 		t.Fatalf("produce.py: %v", err)
 	}
-	st := a.waitSinkAt("eos", src, 3*time.Minute)
+	st := a.waitSinkAt(name, src, 3*time.Minute)
 	t.Logf("sink at %v", st.Positions)
 
 	got := readCommitted(t, dst)
@@ -176,22 +177,23 @@ func TestKafkaSinkZombieFenced(t *testing.T) {
 		}
 	}
 	older, newer := agents[0], agents[1]
-	if _, err := older.client().PutKafkaSink(ctx, sinkOf("zombie", "k", src, dst)); err != nil {
+	name := uniqueName("zombie")
+	if _, err := older.client().PutKafkaSink(ctx, sinkOf(name, "k", src, dst)); err != nil {
 		t.Fatal(err)
 	}
-	older.waitSinkAt("zombie", src, time.Minute)
-	if _, err := newer.client().PutKafkaSink(ctx, sinkOf("zombie", "k", src, dst)); err != nil {
+	older.waitSinkAt(name, src, time.Minute)
+	if _, err := newer.client().PutKafkaSink(ctx, sinkOf(name, "k", src, dst)); err != nil {
 		t.Fatal(err)
 	}
 	// Records for both to write: the older's next transaction is fenced.
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", fmt.Sprint(n), "--partitions", "2")
-	failed := awaitObject(older, "kafka sink zombie", "FAILED", time.Minute, older.client().GetKafkaSink, "zombie",
+	failed := awaitObject(older, "kafka sink "+name, "FAILED", time.Minute, older.client().GetKafkaSink, name,
 		func(r *spec.KafkaSinkResponse) bool { return r.Status.State == spec.StateFailed },
 		func(r *spec.KafkaSinkResponse) (string, any) { return "", r.Status })
-	if !strings.Contains(failed.Status.LastError, `fenced by another agent running kafka sink "zombie"`) {
+	if !strings.Contains(failed.Status.LastError, fmt.Sprintf("fenced by another agent running kafka sink %q", name)) {
 		t.Fatalf("the older agent's sink: %+v", failed.Status)
 	}
-	newer.waitSinkAt("zombie", src, time.Minute)
+	newer.waitSinkAt(name, src, time.Minute)
 	// produce.py numbers the second batch 0 to n-1 again: ids 0-199 twice
 	// in the source, 200-399 once.
 	got := readCommitted(t, dst)
@@ -263,4 +265,46 @@ func TestKafkaSinkRoundTrip(t *testing.T) {
 		t.Fatalf("rows through the sink:\n%s\nwant:\n%s", gotJSON, wantJSON)
 	}
 	t.Logf("%d rows, columns %v", len(got), gotCols)
+}
+
+// TestKafkaSinkAtLeastOnce: an at-least-once sink writing Canal events,
+// hashed by key over three partitions, writes every record, and commits
+// its positions to its group outside any transaction.
+func TestKafkaSinkAtLeastOnce(t *testing.T) {
+	const n = 500
+	src, dst := uniqueName("alo_src"), uniqueName("alo_dst")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", fmt.Sprint(n), "--partitions", "2", "--header")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", dst, "--count", "0", "--partitions", "3")
+	a := startAgent(t, t.TempDir())
+	ctx := context.Background()
+	if _, err := a.client().PutConnection(ctx, &spec.Connection{Name: "k", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	name := uniqueName("alo")
+	k := sinkOf(name, "k", src, dst)
+	k.DeliveryGuarantee, k.ValueFormat, k.FlushInterval = spec.DeliveryAtLeastOnce, spec.SinkFormatCanalJSON, ""
+	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	st := a.waitSinkAt(name, src, time.Minute)
+	if st.Records != n {
+		t.Errorf("status records = %d, want %d", st.Records, n)
+	}
+	got := readCommitted(t, dst, "--values")
+	checkOnce(t, got.IDs, n)
+	var event struct {
+		Type     string           `json:"type"`
+		Database string           `json:"database"`
+		Table    string           `json:"table"`
+		Data     []map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(got.Values["7"], &event); err != nil {
+		t.Fatal(err)
+	}
+	if event.Type != "INSERT" || event.Table != src || len(event.Data) != 1 || event.Data[0]["name"] != "user-7" {
+		t.Errorf("the event of id 7: %s", got.Values["7"])
+	}
+	if sum := strings.TrimSpace(python(t, "group_offsets.py", env.bootstrap, "tributary-sink."+name)); sum != fmt.Sprint(n) {
+		t.Errorf("group tributary-sink.%s has committed offsets summing to %s, want %d", name, sum, n)
+	}
 }

@@ -301,8 +301,9 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	for _, tp := range tps {
 		f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: r.spec.Source.ReadCommitted(), Budget: r.m.cfg.Memory,
 			Settings: settings}
+		from := s.next[tp] // rounds move s.next while the fetchers run
 		wg.Go(func() {
-			if err := f.Run(fetchCtx, s.next[tp], in); err != nil && fetchCtx.Err() == nil {
+			if err := f.Run(fetchCtx, from, in); err != nil && fetchCtx.Err() == nil {
 				fetchErrs <- err
 			}
 		})
