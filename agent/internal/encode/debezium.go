@@ -136,9 +136,9 @@ func appendConnectSchema(dst []byte, t *schema.Type, optional bool, field string
 	case schema.Long:
 		dst = append(dst, `"int64"`...)
 	case schema.Float:
-		dst = append(dst, `"float"`...)
+		dst = append(dst, `"float32"`...)
 	case schema.Double:
-		dst = append(dst, `"double"`...)
+		dst = append(dst, `"float64"`...)
 	case schema.Binary:
 		dst = append(dst, `"bytes"`...)
 	case schema.Decimal:

@@ -2,8 +2,6 @@ package encode
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -17,65 +15,22 @@ const TopicColumn = "topic"
 // use.
 type Router struct {
 	topic       string
-	mapping     []topicRule
+	mapping     []spec.TopicRoute
 	fullTableID bool
 }
 
-// topicRule sends the tables whose full id one of ids matches to topic.
-type topicRule struct {
-	ids   []*regexp.Regexp
-	topic string
-}
-
 // NewRouter returns the router of s: its topic, else its
-// table_topic_mapping, else each row's table id. The error names what in
-// table_topic_mapping does not parse.
+// table_topic_mapping ([spec.ParseTopicMapping]), else each row's table
+// id. The error says what in table_topic_mapping does not parse.
 func NewRouter(s *spec.KafkaSink) (*Router, error) {
 	r := &Router{topic: s.Topic, fullTableID: on(s.FullTableID, false)}
-	var err error
-	if r.mapping, err = parseMapping(s.TableTopicMapping); err != nil {
-		return nil, fmt.Errorf("table_topic_mapping: %w", err)
+	if s.TableTopicMapping != "" {
+		var err error
+		if r.mapping, err = spec.ParseTopicMapping(s.TableTopicMapping); err != nil {
+			return nil, fmt.Errorf("table_topic_mapping: %w", err)
+		}
 	}
 	return r, nil
-}
-
-// parseMapping parses "db.t1:topic1;db.t2,db.t3:topic2": rules separated
-// by semicolons, each one or more table ids (regular expressions that
-// must match the whole id) separated by commas, a colon and a topic.
-func parseMapping(s string) ([]topicRule, error) {
-	var rules []topicRule
-	for rule := range strings.SplitSeq(s, ";") {
-		rule = strings.TrimSpace(rule)
-		if rule == "" {
-			continue
-		}
-		ids, topic, ok := cut(rule)
-		if !ok {
-			return nil, fmt.Errorf("%q is not <table id>:<topic>", rule)
-		}
-		tr := topicRule{topic: topic}
-		for id := range strings.SplitSeq(ids, ",") {
-			id = strings.TrimSpace(id)
-			re, err := regexp.Compile(`^(?:` + id + `)$`)
-			if id == "" || err != nil {
-				return nil, fmt.Errorf("table id %q of %q is not a regular expression: %v", id, rule, err)
-			}
-			tr.ids = append(tr.ids, re)
-		}
-		rules = append(rules, tr)
-	}
-	return rules, nil
-}
-
-// cut splits a rule at its last colon (topic names have none) into table
-// ids and topic, both non-empty.
-func cut(rule string) (ids, topic string, ok bool) {
-	i := strings.LastIndexByte(rule, ':')
-	if i < 0 {
-		return "", "", false
-	}
-	ids, topic = strings.TrimSpace(rule[:i]), strings.TrimSpace(rule[i+1:])
-	return ids, topic, ids != "" && topic != ""
 }
 
 // Topic returns the topic of row: its image's topic column when it has a
@@ -96,11 +51,9 @@ func (r *Router) Topic(row *Row) string {
 		return r.topic
 	}
 	id := TableID(row)
-	for _, rule := range r.mapping {
-		for _, re := range rule.ids {
-			if re.MatchString(id) {
-				return rule.topic
-			}
+	for _, route := range r.mapping {
+		if route.Tables.MatchString(id) {
+			return route.Topic
 		}
 	}
 	o := options{fullTableID: r.fullTableID}

@@ -20,10 +20,12 @@ import (
 // Dremel levels of b's leaf columns are read back against fields' types,
 // as the rows package wrote them.
 //
-// A row's image is its parsed key and value fields, or the value's single
-// column; its key the parsed key fields as a JSON object, or its record's
-// key when the key is not parsed, or inferred (the columns an inferred key
-// added are not told apart from the value's). _op, _source, the source
+// A row's image is its parsed key and value fields (named as the table's
+// columns, with key_fields_prefix and value_fields_prefix), or the value's
+// single column; its key the parsed key fields as a JSON object (named as
+// the key's fields, without key_fields_prefix), or its record's key when
+// the key is not parsed, or inferred (the columns an inferred key added
+// are not told apart from the value's). _op, _source, the source
 // metadata column, the metadata columns, the rescue columns and
 // _corrupt_record are left out of the image; _op and _source fill
 // [Row.Op], [Row.DB], [Row.Table] and [Row.TS].
@@ -31,14 +33,23 @@ func Rows(layout *spec.Layout, fields []schema.Field, b *decode.Batch, recs []de
 	if b.Rows == 0 {
 		return nil, nil
 	}
+	leaves := 0
+	for _, f := range fields {
+		leaves += leafCount(f.Type)
+	}
+	if leaves != len(b.Columns) {
+		return nil, fmt.Errorf("the batch has %d leaf columns, the table's %d columns have %d", len(b.Columns), len(fields), leaves)
+	}
 	roles := columnRoles(layout, fields)
-	var image []schema.Field
+	var image, key []schema.Field
 	var keyFields []int // indexes into image
 	for i, f := range fields {
 		switch roles[i] {
 		case roleKeyField:
 			keyFields = append(keyFields, len(image))
 			image = append(image, f)
+			f.Name = strings.TrimPrefix(f.Name, layout.Key.Prefix)
+			key = append(key, f)
 		case roleImage, roleVariant:
 			image = append(image, f)
 		}
@@ -82,11 +93,14 @@ func Rows(layout *spec.Layout, fields []schema.Field, b *decode.Batch, recs []de
 		}
 		row.Key = r.Key
 		if keyFields != nil {
-			key, err := appendObject(nil, image, row.Values, keyFields, false)
-			if err != nil {
+			values := make([]any, len(keyFields))
+			for j, k := range keyFields {
+				values[j] = row.Values[k]
+			}
+			var err error
+			if row.Key, err = appendObject(nil, key, values, nil, false); err != nil {
 				return nil, fmt.Errorf("row %d (%s/%d offset %d), key: %w", i, r.Topic, r.Partition, r.Offset, err)
 			}
-			row.Key = key
 		}
 	}
 	return out, nil

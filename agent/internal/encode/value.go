@@ -82,10 +82,12 @@ func appendValue(dst []byte, t *schema.Type, v any, connect bool) ([]byte, error
 	case float64:
 		return appendFloat(dst, x, 64), nil
 	case string:
-		if t.Kind == schema.Decimal {
+		switch t.Kind {
+		case schema.Decimal:
 			return appendDecimal(dst, t, x, connect)
+		case schema.String:
+			return appendString(dst, x), nil
 		}
-		return appendString(dst, x), nil
 	case []byte:
 		return appendBase64(dst, x), nil
 	case time.Time:

@@ -80,6 +80,10 @@ type Producer struct {
 	inTxn  bool
 	added  map[TopicPartition]bool
 	groups map[string]bool
+	// failed says a produce failed: the broker may hold its batch, whose
+	// sequence numbers a later batch would reuse, so transactions wait for
+	// Init.
+	failed bool
 	buf    []byte
 }
 
@@ -114,7 +118,7 @@ func (p *Producer) Init(ctx context.Context) error {
 	if p.err != nil {
 		return p.err
 	}
-	p.inTxn = false
+	p.inTxn, p.failed = false, false
 	clear(p.added)
 	clear(p.groups)
 	clear(p.seq)
@@ -143,6 +147,8 @@ func (p *Producer) Init(ctx context.Context) error {
 
 // Begin starts a transaction. It sends nothing: the first [Producer.Send]
 // or [Producer.SendOffsets] adds to the transaction on the coordinator.
+// After a Send that failed, abort the transaction and call
+// [Producer.Init] before the next one.
 func (p *Producer) Begin() error {
 	switch {
 	case !p.transactional():
@@ -151,6 +157,8 @@ func (p *Producer) Begin() error {
 		return errors.New("begin a transaction: the producer has no producer id (call Init first)")
 	case p.inTxn:
 		return errors.New("begin a transaction: one is already open")
+	case p.failed:
+		return errors.New("begin a transaction: a write of the last one failed (call Init to start over)")
 	}
 	p.inTxn = true
 	return nil
@@ -162,9 +170,12 @@ func (p *Producer) Begin() error {
 // read_committed consumers only after [Producer.Commit]; a transactional
 // producer must have begun one. A batch retried after a timeout is not
 // written twice within a transaction: the broker drops a batch whose
-// sequence number it already has.
+// sequence number it already has. No records is nothing to do.
 func (p *Producer) Send(ctx context.Context, topic string, partition int32, recs []OutRecord) error {
 	tp := TopicPartition{Topic: topic, Partition: int(partition)}
+	if len(recs) == 0 {
+		return nil
+	}
 	if p.transactional() {
 		if !p.inTxn {
 			return fmt.Errorf("produce to %s: no transaction is open (call Begin first)", tp)
@@ -254,6 +265,7 @@ func (p *Producer) produce(ctx context.Context, tp TopicPartition, recs []OutRec
 		return res.Error
 	})
 	if err != nil {
+		p.failed = true
 		return err
 	}
 	if p.transactional() {
@@ -366,8 +378,8 @@ func (p *Producer) end(ctx context.Context, commit bool) error {
 // while an older transaction of the id completes, COORDINATOR_LOAD_IN_PROGRESS,
 // COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, NOT_LEADER_OR_FOLLOWER,
 // LEADER_NOT_AVAILABLE, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS, an unknown
-// partition while a topic is created). INVALID_PRODUCER_EPOCH and
-// PRODUCER_FENCED wrap [ErrFenced].
+// partition while a topic is created), and broken connections (see
+// retriable). INVALID_PRODUCER_EPOCH and PRODUCER_FENCED wrap [ErrFenced].
 func (p *Producer) retry(ctx context.Context, what string, f func() error) error {
 	deadline := time.Now().Add(retryFor)
 	wait := retryFirst
@@ -390,11 +402,15 @@ func (p *Producer) retry(ctx context.Context, what string, f func() error) error
 	}
 }
 
-// retriable reports whether err is one that [Producer.retry] retries.
+// retriable reports whether err is one that [Producer.retry] retries. A
+// connection that broke is retried too: within a transaction the broker
+// drops a batch it already has by its sequence number, and the
+// coordinator answers a repeated AddPartitionsToTxn, TxnOffsetCommit or
+// EndTxn as the first; at least once, a record may be written twice.
 func retriable(err error) bool {
 	var code kafkago.Error
 	if !errors.As(err, &code) {
-		return false
+		return isNetError(err)
 	}
 	switch code {
 	case kafkago.ConcurrentTransactions, kafkago.GroupLoadInProgress, kafkago.GroupCoordinatorNotAvailable,
