@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -111,12 +112,14 @@ func checkOnce(t *testing.T, ids []int64, n int) {
 }
 
 // TestKafkaSinkExactlyOnceKill9: an exactly-once sink killed with SIGKILL
-// at random moments while its source grows, and restarted each time,
-// writes every source record once as a read_committed consumer sees its
-// topic: the transactions of the killed runs are aborted, and each restart
-// resumes from the offsets committed with the last committed transaction.
+// 3 to 5 times while its source grows, each time at a random moment or,
+// when one comes within 3 s, while a transaction with records is open,
+// and restarted each time, writes every source record once as a
+// read_committed consumer sees its topic: the transactions of the killed
+// runs are aborted, and each restart resumes from the offsets committed
+// with the last committed transaction.
 func TestKafkaSinkExactlyOnceKill9(t *testing.T) {
-	const n = 6000
+	const n = 10000
 	src, dst := uniqueName("sink_src"), uniqueName("sink_dst")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", "0", "--partitions", "3")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", dst, "--count", "0", "--partitions", "2")
@@ -126,22 +129,30 @@ func TestKafkaSinkExactlyOnceKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := uniqueName("eos")
-	if _, err := a.client().PutKafkaSink(ctx, sinkOf(name, "k", src, dst)); err != nil {
+	k := sinkOf(name, "k", src, dst)
+	k.FlushInterval = "100ms"
+	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
 		t.Fatal(err)
 	}
 
-	// The source grows for about 12 s while the agent is killed.
+	// The source grows for about 10 s while the agent is killed.
 	producer := exec.Command(env.python, filepath.Join("testdata", "produce.py"), "--bootstrap", env.bootstrap,
-		"--topic", src, "--count", fmt.Sprint(n), "--partitions", "3", "--rate", "500")
+		"--topic", src, "--count", fmt.Sprint(n), "--partitions", "3", "--rate", "1000")
 	if err := producer.Start(); err != nil {
 		t.Fatal(err)
 	}
+	watch, err := kafka.NewClient(&spec.Connection{Name: "watch", BootstrapServers: []string{env.bootstrap}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close()
+	dstParts := []kafka.TopicPartition{{Topic: dst, Partition: 0}, {Topic: dst, Partition: 1}}
 	kills := 3 + rand.IntN(3)
 	for i := range kills {
-		time.Sleep(time.Duration(700+rand.IntN(2300)) * time.Millisecond)
-		st, _ := a.client().GetKafkaSink(ctx, name)
-		t.Logf("kill %d of %d: sink %s, %d records since its start", i+1, kills, st.Status.State, st.Status.Records)
+		time.Sleep(time.Duration(300+rand.IntN(1500)) * time.Millisecond)
+		inTxn := openTransaction(t, watch, dstParts, 3*time.Second)
 		a.kill()
+		t.Logf("kill %d of %d at %s, inside a transaction with records: %v", i+1, kills, time.Now().Format("15:04:05.000"), inTxn)
 		a.start()
 	}
 	if err := producer.Wait(); err != nil {
@@ -157,6 +168,27 @@ func TestKafkaSinkExactlyOnceKill9(t *testing.T) {
 	// fall between two transactions.
 	all := readCommitted(t, dst, "--isolation", "read_uncommitted")
 	t.Logf("read_committed: %d records; read_uncommitted: %d (aborted by the kills: %d)", got.Count, all.Count, all.Count-got.Count)
+}
+
+// openTransaction waits up to d until a transaction with records is open
+// on one of tps (its last stable offset is behind its high watermark), and
+// reports whether one was.
+func openTransaction(t *testing.T, c *kafka.Client, tps []kafka.TopicPartition, d time.Duration) bool {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		stable, err1 := c.Offsets(ctx, tps, kafka.LastStable)
+		high, err2 := c.Offsets(ctx, tps, kafka.Latest)
+		cancel()
+		if err1 == nil && err2 == nil {
+			for _, tp := range tps {
+				if stable[tp] < high[tp] {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // TestKafkaSinkZombieFenced: two agents run the same exactly-once sink;
