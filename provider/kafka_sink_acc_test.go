@@ -134,3 +134,23 @@ resource "tributary_kafka_sink" "s" {
 		{"bad source topic", sink(`source = { topics = ["a b"] }`), "source.topics[0]", "not a valid Kafka topic name"},
 	})
 }
+
+// TestAccKafkaSinkAgentRefuses: what only the agent can judge (a
+// source_table, which this agent does not write yet) fails the plan, on
+// its attribute, through the agent's dry run.
+func TestAccKafkaSinkAgentRefuses(t *testing.T) {
+	a := sharedAgent(t)
+	conn := uniqueName("conn")
+	if _, err := a.Client.PutConnection(context.Background(), &spec.Connection{Name: conn, BootstrapServers: []string{kafkaBootstrap()}}); err != nil {
+		t.Fatal(err)
+	}
+	config := a.providerHCL() + fmt.Sprintf(`
+resource "tributary_kafka_sink" "s" {
+  name            = %s
+  connection_name = %s
+  source_table    = "main.raw.events"
+  topic           = "out"
+}
+`, hclString(uniqueName("sink")), hclString(conn))
+	testPlanFails(t, config, messageRE("attribute source_table", "does not write a table's changes to Kafka yet"))
+}
