@@ -40,7 +40,11 @@ import (
 // aborted (best effort: a new InitProducerId aborts it anyway), and the
 // session starts again from the group's offsets. A producer fenced by a
 // newer one of the same transactional id (another agent running the same
-// sink) stops the sink, FAILED.
+// sink) stops the sink, FAILED. Partitions and topic_pattern topics that
+// appear later are read from their earliest offset, found every
+// partition_discovery_interval.
+//
+// A table source (source_table) is not written yet: CheckSink refuses it.
 
 // maxSinkPendingBytes is how much fetched data a sink holds before it
 // writes a round early, even before its flush_interval is over.
