@@ -44,7 +44,9 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 		"`key_transformer` and `value_transformer`. Each record is decoded as such a table would decode it, and " +
 		"each row written to Kafka. Exactly one of `source` and `source_table` is required. `starting_offset` " +
 		"applies to partitions the sink has no position for yet; the positions are committed to the consumer " +
-		"group `tributary-sink.<name>`."
+		"group `tributary-sink.<name>`. What a sink does not honour is refused at plan time: the `ending_*` " +
+		"attributes (a sink never ends), the trigger and split options, `ignore_errors`, `group_id` and " +
+		"`group_id_prefix`."
 	return schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A Kafka sink writes the decoded records of Kafka topics back to Kafka, as change " +
