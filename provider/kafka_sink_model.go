@@ -44,7 +44,9 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 		"`key_transformer` and `value_transformer`. Each record is decoded as such a table would decode it, and " +
 		"each row written to Kafka. Exactly one of `source` and `source_table` is required. `starting_offset` " +
 		"applies to partitions the sink has no position for yet; the positions are committed to the consumer " +
-		"group `tributary-sink.<name>`."
+		"group `tributary-sink.<name>`. What a sink does not honour is refused at plan time: the `ending_*` " +
+		"attributes (a sink never ends), the trigger and split options, `ignore_errors`, `group_id` and " +
+		"`group_id_prefix`."
 	return schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A Kafka sink writes the decoded records of Kafka topics back to Kafka, as change " +
@@ -91,7 +93,8 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 				"object). Keys are the row's key columns as JSON, or the source record's key when it was not parsed.",
 				spec.SinkFormats, spec.SinkFormatDebeziumJSON),
 			"keep_changed_fields_only": boolAttribute("Writes, in an update's before image (Debezium) or `old` "+
-				"image (Canal), only the fields that changed.", false),
+				"image (Canal), only the fields that changed. The rows of a `source` carry the image after the "+
+				"change only, so their updates have no before image to trim: `before` (`old`) is null.", false),
 			"include_schema": boolAttribute("Writes Debezium events with their Connect schema, "+
 				"`{\"schema\": ..., \"payload\": ...}`; only with `value_format = \""+spec.SinkFormatDebeziumJSON+"\"`.", false),
 			"full_table_id": boolAttribute("Names a row's table `<db>.<table>` in the default topic name and in "+

@@ -60,7 +60,8 @@ func (r *kafkaSinkResource) ValidateConfig(ctx context.Context, req resource.Val
 
 // ModifyPlan implements resource.ResourceWithModifyPlan: it plans the
 // hash of every schema file of the source's transformers from the file's
-// current content, as for pipelines.
+// current content, and asks the agent for a dry run of a sink that will
+// be created or updated, as for pipelines.
 func (r *kafkaSinkResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
@@ -74,6 +75,21 @@ func (r *kafkaSinkResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	k := c.kafkaSink(&plan)
 	resp.Diagnostics.Append(c.diags...)
 	planFileHashes(ctx, c, func(fn func(*schemaFile)) { eachSinkSchemaFile(k, fn) }, &resp.Plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	if req.State.Raw.IsNull() {
+		ctx = creating(ctx) // a sink the agent has already is a warning (see addExistsWarning)
+	}
+	run := func(ctx context.Context, api *client.Client) error {
+		_, err := api.DryRunKafkaSink(ctx, k)
+		return err
+	}
+	r.askDryRun(ctx, dryRunKind{
+		what: sinkWhat, title: sinkWhat,
+		unchecked:    "a sink the agent cannot run (a source_table, a schema registry its connection lacks) shows only at apply",
+		createdFirst: "connection_name",
+	}, k.Name, run, &resp.Diagnostics)
 }
 
 // Create implements resource.Resource.

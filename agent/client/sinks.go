@@ -16,6 +16,16 @@ func (c *Client) PutKafkaSink(ctx context.Context, k *spec.KafkaSink) (*spec.Kaf
 	return &out, c.do(ctx, http.MethodPut, sinkPath(k.Name), k, &out)
 }
 
+// DryRunKafkaSink asks the agent whether PutKafkaSink would accept k,
+// without changing anything (POST /v1/kafka-sinks/{name}/dry-run), as
+// [Client.DryRunPipeline] does for a pipeline: the answer is k as the agent
+// would store it, or the [*APIError] a PUT would get. It is tried once.
+func (c *Client) DryRunKafkaSink(ctx context.Context, k *spec.KafkaSink) (*spec.KafkaSink, error) {
+	var out spec.KafkaSink
+	ctx = context.WithValue(ctx, tryOnce{}, true)
+	return &out, c.do(ctx, http.MethodPost, sinkPath(k.Name)+"/dry-run", k, &out)
+}
+
 // GetKafkaSink returns the named Kafka sink's spec and status;
 // errors.Is(err, ErrNotFound) when it does not exist.
 func (c *Client) GetKafkaSink(ctx context.Context, name string) (*spec.KafkaSinkResponse, error) {

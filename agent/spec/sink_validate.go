@@ -77,6 +77,7 @@ func (s *KafkaSink) Validate() Errors {
 	if s.Source != nil {
 		sc := col.at("source")
 		s.Source.validate(sc)
+		s.Source.refuseOnSink(sc)
 		if len(*col.errs) == 0 {
 			t := s.SourceTableSpec()
 			_, errs := t.Layout()
@@ -143,4 +144,29 @@ func validateEnum(col collector, attr, v string, allowed []string, flink map[str
 		hint = fmt.Sprintf("; Flink's %q is %q here", v, ours)
 	}
 	col.add(attr, "%q is not one of %s%s", v, strings.Join(allowed, ", "), hint)
+}
+
+// refuseOnSink refuses, under the source collector sc of a sink, the
+// options a sink does not honour: a sink never ends, writes as it reads
+// rather than per trigger, and fails on a record that does not decode.
+func (ko *KafkaOptions) refuseOnSink(sc collector) {
+	ko.refuseEnding(sc, nil, "a Kafka sink runs until it is deleted")
+	for _, o := range []struct {
+		attr string
+		set  bool
+	}{
+		{"max_offsets_per_trigger", ko.MaxOffsetsPerTrigger != nil},
+		{"min_offsets_per_trigger", ko.MinOffsetsPerTrigger != nil},
+		{"max_trigger_delay", ko.MaxTriggerDelay != ""},
+		{"min_partitions", ko.MinPartitions != nil},
+		{"max_records_per_partition", ko.MaxRecordsPerPartition != nil},
+		{"ignore_errors", ko.IgnoresErrors()},
+		{"group_id", ko.GroupID != ""},
+		{"group_id_prefix", ko.GroupIDPrefix != ""},
+	} {
+		if o.set {
+			sc.add(o.attr, "%s is not supported on a Kafka sink's source (its positions are in the group "+
+				"\"tributary-sink.<name>\"); remove it", o.attr)
+		}
+	}
 }

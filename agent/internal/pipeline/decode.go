@@ -62,6 +62,8 @@ func (d *decoded) free() {
 // with extra decoders instead (see splitter).
 type decoderPool struct {
 	sources *decode.Sources
+	// opts are the options of every decoder the pool makes.
+	opts decode.Options
 	// tokens holds a decoder, or nil for one not made yet: most tables
 	// read too few partitions at once to need them all.
 	tokens chan *decode.Decoder
@@ -103,7 +105,7 @@ func (p *decoderPool) get(ctx context.Context) (*decode.Decoder, int, error) {
 			return d, p.version, nil
 		}
 		delete(p.versions, d)
-		d, err := decode.New(p.layout, p.sources)
+		d, err := newDecoder(p.layout, p.sources, p.opts)
 		if err != nil {
 			p.tokens <- nil
 			return nil, 0, err
@@ -137,12 +139,23 @@ func (p *decoderPool) extra() (*decode.Decoder, int, error) {
 		}
 		delete(p.versions, d)
 	}
-	d, err := decode.New(p.layout, p.sources)
+	d, err := newDecoder(p.layout, p.sources, p.opts)
 	if err != nil {
 		return nil, 0, err
 	}
 	p.versions[d] = p.version
 	return d, p.version, nil
+}
+
+// newDecoder returns a decoder of layout, whose registry parts sources
+// resolved, with options o.
+func newDecoder(layout *spec.Layout, sources *decode.Sources, o decode.Options) (*decode.Decoder, error) {
+	d, err := decode.New(layout, sources)
+	if err != nil {
+		return nil, err
+	}
+	d.SetOptions(o)
+	return d, nil
 }
 
 // maxSpares is how many decoders beyond its tokens a pool keeps for extra

@@ -8,12 +8,14 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -199,7 +201,7 @@ type fanoutRun struct {
 	// order lists tables as created, for flushes in a stable order.
 	order []*fanoutTable
 	// letters builds the rows of the dead letter table; nil until needed.
-	letters *deadLetters
+	letters *letters
 	// groups holds a batch's records per table, names the tables in the
 	// order of their first record, and dead and reasons the records that
 	// cannot be routed and why; all reused from batch to batch.
@@ -240,7 +242,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	run := &fanoutRun{
-		r: r, router: router{route: r.route}, progress: prog, tables: map[string]*fanoutTable{},
+		r: r, router: router{route: r.route, skipTombstones: skipsTombstones(&cfg.Fanout)}, progress: prog, tables: map[string]*fanoutTable{},
 		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
 		readEnd:  map[kafka.TopicPartition]int64{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx, sizes: recordSizes{}, end: r.runEnd,
@@ -330,7 +332,7 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	snap := tbl.Snapshot()
 	if name == spec.FanoutErrorsTable {
 		if run.letters == nil {
-			d, err := newDeadLetters()
+			d, err := newLetters(spec.FanoutErrorsTable, fanoutErrorsColumns)
 			if err != nil {
 				return nil, fatalError{err}
 			}
@@ -348,6 +350,9 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	if len(errs) > 0 {
 		return nil, fatalError{fmt.Errorf("table layout: %w", errs)}
 	}
+	o.errs = newErrorBudget(&t.ConnectorOptions.KafkaOptions, name, spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
+		strings.ToLower(dirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)),
+		cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name), o.log))
 	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.clientsOf(tableRegistries(&t, &cfg.Conn, nil)))
 	if err != nil {
 		return nil, fmt.Errorf("resolve the table's schema: %w", err)
@@ -680,7 +685,10 @@ func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs [
 	run.names, run.dead, run.reasons = run.names[:0], run.dead[:0], run.reasons[:0]
 	groups := run.groups
 	for i := range recs {
-		name, err := run.router.table(&recs[i])
+		name, skip, err := run.router.table(&recs[i])
+		if skip {
+			continue
+		}
 		if err != nil {
 			if !deadLetter {
 				return err
@@ -829,7 +837,10 @@ func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
 		t.from[d.tp] = from
 	}
 	if job.reasons != nil {
-		d.batch, d.err = run.letters.batch(d.recs, job.reasons)
+		d.batch, d.err = run.letters.batch(d.recs, func(b *rows.Builder, i int) {
+			b.Field(rawRecordWidth)
+			b.Bytes([]byte(job.reasons[i]))
+		})
 	}
 	err := t.add(d)
 	t.mem.Set(t.buffered())

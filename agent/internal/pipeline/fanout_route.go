@@ -2,13 +2,11 @@ package pipeline
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -22,10 +20,29 @@ type routeFunc func(*expr.Record) (name string, null bool, err error)
 type router struct {
 	route routeFunc
 	rec   expr.Record
+	// skipTombstones says a record without a value has no table and is
+	// skipped: the tombstone that follows a delete in a changelog stream
+	// routed by the default route, which reads the source table from the
+	// value (see [skipsTombstones]).
+	skipTombstones bool
 }
 
-// table returns the lower-case name of r's table, or a [*routeError].
-func (rt *router) table(r *decode.Record) (string, error) {
+// skipsTombstones reports whether the fanout schema f skips the records
+// without a value: its value is a changelog format and it routes by the
+// default route (neither fanout_by nor table_id_fields), which names a
+// record's table after the source table its value names. A tombstone has
+// none; the delete event before it carries the row.
+func skipsTombstones(f *spec.FanoutSchema) bool {
+	fo := &f.FanoutOptions
+	return fo.FanoutBy == "" && len(fo.TableIDFields) == 0 && f.ConnectorOptions.KafkaOptions.ValueTransformer.Changelog()
+}
+
+// table returns the lower-case name of r's table, or skip true for a
+// record no table takes, or a [*routeError].
+func (rt *router) table(r *decode.Record) (name string, skip bool, err error) {
+	if rt.skipTombstones && r.Value == nil {
+		return "", true, nil
+	}
 	e := &rt.rec
 	e.Topic, e.Partition, e.Offset = r.Topic, r.Partition, r.Offset
 	e.Timestamp, e.TimestampType, e.Key, e.Value = r.Timestamp, r.TimestampType, r.Key, r.Value
@@ -40,14 +57,14 @@ func (rt *router) table(r *decode.Record) (string, error) {
 	e.Key, e.Value = nil, nil // do not keep the batch's memory
 	switch {
 	case err != nil:
-		return "", newRouteError(r, fmt.Errorf("fanout_by failed: %w", err))
+		return "", false, newRouteError(r, fmt.Errorf("fanout_by failed: %w", err))
 	case null:
-		return "", newRouteError(r, fmt.Errorf("fanout_by returned NULL"))
+		return "", false, newRouteError(r, fmt.Errorf("fanout_by returned NULL"))
 	}
 	if err := spec.CheckRoutedName(name); err != nil {
-		return "", newRouteError(r, err)
+		return "", false, newRouteError(r, err)
 	}
-	return strings.ToLower(name), nil
+	return strings.ToLower(name), false, nil
 }
 
 // routeError is a record that has no valid table name.
@@ -73,51 +90,5 @@ func (e *routeError) Unwrap() error { return e.err }
 // fanoutErrorsColumns are the columns of [spec.FanoutErrorsTable]: the raw
 // record (its key, its value and the fields of the source metadata column)
 // and why it could not be routed.
-var fanoutErrorsColumns = slices.Concat(
-	[]schema.Field{
-		{Name: "key", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
-		{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
-	},
-	spec.MetadataType.Fields, // written by decode.WriteMetadata
-	[]schema.Field{{Name: "error", Type: &schema.Type{Kind: schema.String}, Nullable: true}},
-)
-
-// deadLetters builds the rows of [spec.FanoutErrorsTable].
-type deadLetters struct {
-	b *rows.Builder
-}
-
-func newDeadLetters() (*deadLetters, error) {
-	b, err := rows.NewBuilder(fanoutErrorsColumns)
-	if err != nil {
-		return nil, fmt.Errorf("the columns of %s: %w", spec.FanoutErrorsTable, err)
-	}
-	return &deadLetters{b: b}, nil
-}
-
-// batch returns a row per record of recs with the error of the same index.
-// It aliases the builder's buffers and the records' bytes, as
-// [decode.Decoder.Decode]'s batches do.
-func (d *deadLetters) batch(recs []decode.Record, errs []string) (decode.Batch, error) {
-	b := d.b
-	b.Reset()
-	for i := range recs {
-		r := &recs[i]
-		b.BeginRow()
-		for f, v := range [][]byte{r.Key, r.Value} {
-			b.Field(f)
-			if v == nil {
-				b.Null()
-			} else {
-				b.Bytes(v)
-			}
-		}
-		decode.WriteMetadata(b, 2, r)
-		b.Field(8)
-		b.Bytes([]byte(errs[i]))
-		if err := b.EndRow(); err != nil {
-			return decode.Batch{}, fmt.Errorf("a row of %s: %w", spec.FanoutErrorsTable, err)
-		}
-	}
-	return decode.Batch{Columns: b.Columns(), Rows: b.Rows()}, nil
-}
+var fanoutErrorsColumns = append(rawRecordColumns("timestampType"),
+	schema.Field{Name: "error", Type: &schema.Type{Kind: schema.String}, Nullable: true})

@@ -2,31 +2,58 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// TestDeadLetterRaw checks that a dead letter row holds a record's key,
-// value and metadata as a table of raw records, with a source metadata
-// column, does: headers whose keys are not valid UTF-8, no timestamp and
-// no headers included.
+// TestDeadLetterRaw checks that a row of the dead letter table, and of the
+// dirty records table, holds a record's key, value and metadata as a table
+// of raw records, with a source metadata column, does: headers whose keys
+// are not valid UTF-8, no timestamp and no headers included.
 func TestDeadLetterRaw(t *testing.T) {
 	recs := []decode.Record{
 		{Topic: "t", Partition: 2, Offset: 7, Timestamp: time.UnixMilli(1700000000123), TimestampType: 1, Key: []byte("k"),
 			Value: []byte(`{"a":1}`), Headers: []decode.Header{{Key: "ok", Value: []byte("v")}, {Key: "bad\xed\xa0A\xff\xfe"}}},
 		{Topic: "t", Offset: 8, Timestamp: time.UnixMilli(-1), Value: []byte("v")},
 	}
-	d, err := newDeadLetters()
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		name string
+		cols []schema.Field
+	}{{spec.FanoutErrorsTable, fanoutErrorsColumns}, {spec.DirtyRecordsTable, dirtyColumns}} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := newLetters(tt.name, tt.cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.batch(recs, func(b *rows.Builder, i int) {
+				b.Field(rawRecordWidth)
+				b.Bytes(fmt.Appendf(nil, "e%d", i+1))
+				for f := rawRecordWidth + 1; f < len(tt.cols); f++ {
+					b.Field(f)
+					b.Null()
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRawColumns(t, got, recs)
+		})
 	}
-	got, err := d.batch(recs, []string{"e1", "e2"})
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+// checkRawColumns checks that the first columns of got, a batch of letters
+// rows of recs, are those of a table of raw records with a source metadata
+// column, and that the next holds e1, e2.
+func checkRawColumns(t *testing.T, got decode.Batch, recs []decode.Record) {
+	t.Helper()
 	dec, err := decode.New(&spec.Layout{Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn},
 		MetadataColumn: "m"}, nil)
 	if err != nil {
@@ -50,5 +77,43 @@ func TestDeadLetterRaw(t *testing.T) {
 	}
 	if errs := got.Columns[9]; len(errs) != 2 || errs[0].String() != "e1" || errs[1].String() != "e2" {
 		t.Errorf("error column %v, want e1 and e2", errs)
+	}
+}
+
+// TestRouterSkipsChangelogTombstones checks that a fanout schema of a
+// changelog value routed by the default route skips the tombstone after a
+// delete, which names no source table, and that any other fanout schema
+// still refuses a record its route finds no table for.
+func TestRouterSkipsChangelogTombstones(t *testing.T) {
+	nullRoute := func(*expr.Record) (string, bool, error) { return "", true, nil }
+	tombstone := &decode.Record{Topic: "t", Offset: 3, Key: []byte(`{"id":1004}`)}
+	event := &decode.Record{Topic: "t", Offset: 2, Key: []byte(`{"id":1004}`), Value: []byte(`{"op":"d"}`)}
+	for _, tt := range []struct {
+		name   string
+		format string
+		fo     spec.FanoutOptions
+		skip   bool
+	}{
+		{"debezium default route", spec.FormatDebeziumJSON, spec.FanoutOptions{}, true},
+		{"canal default route", spec.FormatCanalJSON, spec.FanoutOptions{}, true},
+		{"debezium fanout_by", spec.FormatDebeziumJSON, spec.FanoutOptions{FanoutBy: "cast(key AS STRING)"}, false},
+		{"debezium table_id_fields", spec.FormatDebeziumJSON, spec.FanoutOptions{TableIDFields: []string{"t"}}, false},
+		{"json", spec.FormatJSON, spec.FanoutOptions{FanoutBy: "cast(value AS STRING):t"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &spec.FanoutSchema{FanoutOptions: tt.fo, ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+				ValueTransformer: &spec.Transformer{Format: tt.format}}}}
+			rt := router{route: nullRoute, skipTombstones: skipsTombstones(f)}
+			_, skip, err := rt.table(tombstone)
+			if skip != tt.skip || (err == nil) != tt.skip {
+				t.Errorf("tombstone: skip %v, error %v; want skip %v", skip, err, tt.skip)
+			}
+			// A change event is routed whatever the format: NULL is an
+			// invalid route.
+			var route *routeError
+			if _, skip, err := rt.table(event); skip || !errors.As(err, &route) {
+				t.Errorf("event: skip %v, error %v; want a route error", skip, err)
+			}
+		})
 	}
 }

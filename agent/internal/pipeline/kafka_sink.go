@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -39,7 +40,11 @@ import (
 // aborted (best effort: a new InitProducerId aborts it anyway), and the
 // session starts again from the group's offsets. A producer fenced by a
 // newer one of the same transactional id (another agent running the same
-// sink) stops the sink, FAILED.
+// sink) stops the sink, FAILED. Partitions and topic_pattern topics that
+// appear later are read from their earliest offset, found every
+// partition_discovery_interval.
+//
+// A table source (source_table) is not written yet: CheckSink refuses it.
 
 // maxSinkPendingBytes is how much fetched data a sink holds before it
 // writes a round early, even before its flush_interval is over.
@@ -278,7 +283,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("list the source partitions: %w", err)
 	}
-	if s.next, err = r.starts(ctx, tps); err != nil {
+	if s.next, err = r.starts(ctx, tps, r.spec.Source.StartingOffset); err != nil {
 		return err
 	}
 	settings, err := clientSettings(r.spec.Source)
@@ -290,30 +295,46 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 
 	fetchCtx, stopFetch := context.WithCancel(ctx)
 	in := make(chan kafka.Batch)
-	fetchErrs := make(chan error, len(tps))
+	fetchErrs := make(chan error, 1)
 	var wg sync.WaitGroup
 	defer func() {
 		stopFetch()
 		wg.Wait()
 		s.release()
 	}()
-	for _, tp := range tps {
-		f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: r.spec.Source.ReadCommitted(), Budget: r.m.cfg.Memory,
-			Settings: settings}
-		wg.Go(func() {
-			if err := f.Run(fetchCtx, s.next[tp], in); err != nil && fetchCtx.Err() == nil {
-				fetchErrs <- err
-			}
-		})
+	fetch := func(tps []kafka.TopicPartition) {
+		for _, tp := range tps {
+			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: r.spec.Source.ReadCommitted(), Budget: r.m.cfg.Memory,
+				Settings: settings}
+			from := s.next[tp] // rounds move s.next while the fetchers run
+			wg.Go(func() {
+				if err := f.Run(fetchCtx, from, in); err != nil && fetchCtx.Err() == nil {
+					select {
+					case fetchErrs <- err:
+					default: // the session ends on the first
+					}
+				}
+			})
+		}
 	}
+	fetch(tps)
 	tick := time.NewTicker(r.spec.FlushEvery())
 	defer tick.Stop()
+	discover, stopDiscover := discoverTicks(discoveryInterval(r.spec.Source))
+	defer stopDiscover()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case err := <-fetchErrs:
 			return fmt.Errorf("fetch the source: %w", err)
+		case <-discover:
+			fresh, err := s.discover(ctx)
+			if err != nil {
+				return err
+			}
+			fetch(fresh)
+			continue
 		case b := <-in:
 			s.pending = append(s.pending, b)
 			s.pendingBytes += b.Bytes
@@ -328,9 +349,37 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	}
 }
 
+// discover returns the source partitions that appeared since the session
+// started (new partitions, new topics of a topic_pattern), whose starts
+// it adds to s.next: the group's offset, else the earliest offset, so that
+// none of their records is skipped.
+func (s *sinkSession) discover(ctx context.Context) ([]kafka.TopicPartition, error) {
+	tps, err := s.r.client.Partitions(ctx, s.r.spec.Source)
+	if err != nil {
+		return nil, fmt.Errorf("list the source partitions: %w", err)
+	}
+	var fresh []kafka.TopicPartition
+	for _, tp := range tps {
+		if _, ok := s.next[tp]; !ok {
+			fresh = append(fresh, tp)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	starts, err := s.r.starts(ctx, fresh, spec.StartingOffsetEarliest)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(s.next, starts)
+	s.r.committed(0, starts)
+	s.r.log.Info("new source partitions", "partitions", fresh)
+	return fresh, nil
+}
+
 // starts returns where each of tps resumes: the sink's group's committed
-// offset, else the source's starting_offset.
-func (r *sinkRunner) starts(ctx context.Context, tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
+// offset, else where starting mode starting says.
+func (r *sinkRunner) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) (map[kafka.TopicPartition]int64, error) {
 	group := r.spec.Group()
 	next, err := r.client.GroupOffsets(ctx, group, tps)
 	if err != nil {
@@ -344,7 +393,7 @@ func (r *sinkRunner) starts(ctx context.Context, tps []kafka.TopicPartition) (ma
 	}
 	if len(fresh) > 0 {
 		pos := &positions{client: r.client, ko: r.spec.Source, group: group, owner: "the kafka sink"}
-		starts, err := pos.starts(ctx, fresh, r.spec.Source.StartingOffset)
+		starts, err := pos.starts(ctx, fresh, starting)
 		if err != nil {
 			return nil, err
 		}
@@ -531,7 +580,13 @@ func (s *sinkSession) decode(ctx context.Context, recs []decode.Record) (decode.
 			return decode.Batch{}, err
 		}
 		if p != nil && p.Fields == nil {
-			if err := withHints(s.layout, p, inferFrom(p, recs)); err != nil {
+			// A change event's columns are those of its row images, not
+			// of the event: the decoder adds them as they come.
+			var base []schema.Field
+			if !p.Transformer.Changelog() {
+				base = inferFrom(p, recs)
+			}
+			if err := withHints(s.layout, p, base); err != nil {
 				return decode.Batch{}, err
 			}
 		}

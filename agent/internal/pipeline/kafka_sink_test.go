@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -137,5 +138,34 @@ func TestKafkaSinkFenced(t *testing.T) {
 	sinkAt(t, ms[1], 10)
 	if ids := readCommitted(t, addr, "out"); len(ids) != 10 {
 		t.Fatalf("read %v, want ids 0 to 9 once each", ids)
+	}
+}
+
+// TestKafkaSinkDiscoversTopics: a sink of a topic_pattern picks up a
+// matching topic created while it runs, from its first record.
+func TestKafkaSinkDiscoversTopics(t *testing.T) {
+	addr, producer := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	k := testSink(spec.DeliveryExactlyOnce)
+	k.Source.Topics, k.Source.TopicPattern, k.Source.PartitionDiscoveryInterval = nil, "in.*", "200ms"
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	t.Cleanup(func() { m.Close(context.Background()) })
+	if err := m.ApplySink(context.Background(), k, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 0, 3, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	sinkAt(t, m, 3)
+	if _, err := kadm.NewClient(producer).CreateTopic(context.Background(), 1, 1, nil, "in2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := producer.ProduceSync(context.Background(), &kgo.Record{Topic: "in2", Value: []byte(`{"id":3}`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the new topic written", func() bool {
+		st, _ := m.SinkStatus("s")
+		return st.Positions["in2/0"] == 1
+	})
+	if ids := readCommitted(t, addr, "out"); len(ids) != 4 || ids[3] != 3 {
+		t.Fatalf("read %v, want ids 0 to 3", ids)
 	}
 }

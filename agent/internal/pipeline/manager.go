@@ -332,12 +332,14 @@ func (m *Manager) runSettings(p *spec.Pipeline) runSettings {
 
 func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn *spec.Connection) tableConfig {
 	return tableConfig{
-		Pipeline:    p.Name,
-		Qualified:   strings.ToLower(p.QualifiedName(t)),
-		Dir:         spec.JoinLocation(root, p.DestinationCatalog, p.DestinationSchema, t.DestinationTable),
-		Table:       *t,
-		Conn:        *conn,
-		runSettings: m.runSettings(p),
+		Pipeline:       p.Name,
+		Qualified:      strings.ToLower(p.QualifiedName(t)),
+		Dir:            spec.JoinLocation(root, p.DestinationCatalog, p.DestinationSchema, t.DestinationTable),
+		DirtyDir:       spec.JoinLocation(root, p.DestinationCatalog, p.DestinationSchema, spec.DirtyRecordsTable),
+		DirtyQualified: strings.ToLower(dirtyQualified(p.DestinationCatalog, p.DestinationSchema)),
+		Table:          *t,
+		Conn:           *conn,
+		runSettings:    m.runSettings(p),
 	}
 }
 

@@ -95,6 +95,12 @@ type sink struct {
 	loss *dataLoss
 	// group mirrors committed offsets to a consumer group; nil for none.
 	group *groupCommitter
+	// errs is the table's error budget, nil without ignore_errors; bad
+	// holds the records left out since the last commit, and errors counts
+	// those the log holds.
+	errs   *errorBudget
+	bad    []dirtyRecord
+	errors int64
 }
 
 // sinkOptions is what a sink needs besides its table and columns.
@@ -106,19 +112,28 @@ type sinkOptions struct {
 	log                *slog.Logger
 	// loss is the sink's [sink.loss].
 	loss *dataLoss
+	// errs is the sink's [sink.errs].
+	errs *errorBudget
 }
 
 // newSink returns the sink of tbl writing the columns of layout, whose
 // registry parts sources resolved, and loads the status of tbl's log into
 // o.state. End it with close.
 func newSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o sinkOptions) (*sink, error) {
-	dec, err := decode.New(layout, sources)
+	dec, err := newDecoder(layout, sources, o.decodeOptions())
 	if err != nil {
 		return nil, fatalError{fmt.Errorf("build decoder: %w", err)}
 	}
 	s := newRawSink(tbl, layout.Columns(), dec.Schema(), o)
 	s.decoders, s.layout, s.sources = newDecoderPool(layout, sources, dec), layout, sources
+	s.decoders.opts = o.decodeOptions()
 	return s, nil
+}
+
+// decodeOptions returns the options of the sink's decoders: with an error
+// budget, records that do not decode are left out of the batch.
+func (o *sinkOptions) decodeOptions() decode.Options {
+	return decode.Options{SkipBad: o.errs != nil}
 }
 
 // newRawSink returns a sink of tbl whose writer builds rows of columns,
@@ -135,6 +150,7 @@ func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 		sizes:     recordSizes{},
 		loss:      o.loss,
 		mem:       o.budget.NewAccount(),
+		errs:      o.errs,
 	}
 	snap := tbl.Snapshot()
 	st := o.state
@@ -142,6 +158,8 @@ func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 	st.status.Version, st.status.Rows, st.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
 	st.status.CorruptRecords = snap.Counters[counterCorrupt]
 	st.status.DataLossOffsets = snap.Counters[counterDataLoss]
+	st.status.ErrorRecords = snap.Counters[counterErrors]
+	s.errors = snap.Counters[counterErrors]
 	if snap.Schema != nil {
 		st.status.Columns = columnStatus(snap.Schema)
 	}
@@ -169,6 +187,11 @@ func (s *sink) add(d decoded) error {
 	if err != nil {
 		return err
 	}
+	if len(batch.Bad) > 0 {
+		if err := s.leaveOut(d.recs, batch.Bad); err != nil {
+			return err
+		}
+	}
 	if batch.Rows > 0 {
 		if s.file == nil {
 			f, err := s.tbl.NewFile(s.schema)
@@ -188,6 +211,28 @@ func (s *sink) add(d decoded) error {
 	}
 	if d.last {
 		s.readEnd[d.tp] = d.end
+	}
+	return nil
+}
+
+// leaveOut keeps bad, the records of recs a chunk left out because they do
+// not decode, for the next flush to write to the dirty records table. When
+// they take the table's count past its budget, it commits what was
+// buffered before the chunk instead, and fails the table: the chunk stays
+// uncommitted, so a restart reads it again and fails again.
+func (s *sink) leaveOut(recs []decode.Record, bad []decode.BadRecord) error {
+	if s.errs == nil {
+		return fatalError{fmt.Errorf("a bug: the decoder left out records of a table without ignore_errors: %w", bad[0].Err)}
+	}
+	if err := s.errs.exceeded(s.errors+int64(len(s.bad)), recs, bad); err != nil {
+		if ferr := finalFlush(s.flush); ferr != nil {
+			return ferr
+		}
+		return err
+	}
+	now := time.Now()
+	for _, b := range bad {
+		s.bad = append(s.bad, newDirtyRecord(&recs[b.Record], b.Err, now))
 	}
 	return nil
 }
@@ -215,7 +260,7 @@ func (s *sink) current(d *decoded) (decode.Batch, error) {
 			return batch, nil
 		}
 		if s.own == nil {
-			if s.own, err = decode.New(s.layout, s.sources); err != nil {
+			if s.own, err = newDecoder(s.layout, s.sources, s.decoders.opts); err != nil {
 				return decode.Batch{}, fatalError{fmt.Errorf("build decoder: %w", err)}
 			}
 		}
@@ -261,7 +306,7 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 		}
 		s.closed = append(s.closed, add)
 	}
-	own, err := decode.New(&layout, s.sources)
+	own, err := newDecoder(&layout, s.sources, s.decoders.opts)
 	if err != nil {
 		return false, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
 	}
@@ -373,9 +418,20 @@ func (s *sink) flush(ctx context.Context) error {
 	}
 	c.Counters = map[string]int64{counterCorrupt: s.corrupt}
 	s.loss.addTo(&c, s.pending)
+	if len(s.bad) > 0 {
+		// The dirty records first: after a crash before the table's
+		// commit, they come again and the dirty table drops them.
+		if err := s.errs.dirty.commit(s.errs.dest, s.bad, s.pending, s.errs.opts); err != nil {
+			return err
+		}
+		c.Counters[counterErrors] = int64(len(s.bad))
+	}
 	if err := s.commit(c, rows); err != nil {
 		return err
 	}
+	s.errors += int64(len(s.bad))
+	clear(s.bad) // let the copies go
+	s.bad = s.bad[:0]
 	for tp, next := range s.pending {
 		s.committed[tp] = next
 		delete(s.legacy, tp)
@@ -402,6 +458,7 @@ func (s *sink) commit(c table.Commit, rows int64) error {
 	st.status.Rows += rows
 	st.status.Files += int64(len(c.Files))
 	st.status.CorruptRecords += c.Counters[counterCorrupt]
+	st.status.ErrorRecords += c.Counters[counterErrors]
 	if c.Schema != nil {
 		st.status.Columns = columnStatus(c.Schema)
 	}

@@ -19,8 +19,14 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// counterCorrupt is the commit counter that sums corrupt records.
-const counterCorrupt = "numCorruptRecords"
+// The commit counters of a table's log, summed into its status on start.
+const (
+	// counterCorrupt sums corrupt records.
+	counterCorrupt = "numCorruptRecords"
+	// counterErrors sums the records left out because they did not decode
+	// (kafka_options.ignore_errors), which are in the dirty records table.
+	counterErrors = "numErrorRecords"
+)
 
 // tableConfig is everything a table loop depends on; a loop restarts when
 // any of it changes.
@@ -28,8 +34,12 @@ type tableConfig struct {
 	Pipeline  string
 	Qualified string // <catalog>.<schema>.<table>
 	Dir       string
-	Table     spec.Table
-	Conn      spec.Connection
+	// DirtyDir and DirtyQualified are the folder and name of the
+	// destination schema's dirty records table, where the table leaves
+	// the records it cannot decode with kafka_options.ignore_errors.
+	DirtyDir, DirtyQualified string
+	Table                    spec.Table
+	Conn                     spec.Connection
 	// Registries holds the schema registries the table's transformers
 	// use, by the connection_name of their schema_registry block ("" for
 	// the pipeline's connection).
@@ -292,8 +302,10 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	r.failing = map[kafka.TopicPartition]bool{}
 	r.mu.Unlock()
 	loss := lossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*tableState { return []*tableState{&r.tableState} })
+	budget := newErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
+		cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
 	s, err := newSink(tbl, layout, sources, sinkOptions{appID: appID, legacyAppID: r.legacyAppID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes,
-		budget: r.budget, state: &r.tableState, log: r.log, loss: loss})
+		budget: r.budget, state: &r.tableState, log: r.log, loss: loss, errs: budget})
 	if err != nil {
 		return err
 	}

@@ -234,6 +234,7 @@ func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
 			Lag:              7,
 			LagBytes:         700,
 			DataLossOffsets:  40,
+			ErrorRecords:     3,
 		})
 	}
 	return st, true

@@ -33,8 +33,8 @@ func (f *metricFamily) add(value int64, labels ...string) {
 // 0.0.4). Like every route but /healthz it needs the token: configure the
 // scraper with it (Prometheus: authorization.credentials_file). Series carry
 // pipeline and table (<catalog>.<schema>.<table>) labels, and topic and
-// partition for partition lag. With a memory budget, unlabelled series
-// report its use.
+// partition for partition lag; those of Kafka sinks a sink label. With a
+// memory budget, unlabelled series report its use.
 func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	pipes, err := s.store.Pipelines.List()
 	if err != nil {
@@ -55,6 +55,9 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 		tableLagBytes = metricFamily{name: "tributary_table_lag_bytes", typ: "gauge", help: "Estimated bytes behind the high watermarks, summed over the table's partitions."}
 		lost          = metricFamily{name: "tributary_table_data_loss_offsets_total", typ: "counter",
 			help: "Offsets the table skipped because Kafka no longer had them (fail_on_data_loss = false)."}
+		// errs counts ignore_errors' bad records, kept in _dirty_records.
+		errs = metricFamily{name: "tributary_table_error_records_total", typ: "counter",
+			help: "Records left out of the table because they could not be decoded (ignore_errors), kept in _dirty_records."}
 	)
 	for i := range pipes {
 		p := &pipes[i]
@@ -76,6 +79,7 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 			tableLag.add(ts.Lag, "pipeline", p.Name, "table", table)
 			tableLagBytes.add(ts.LagBytes, "pipeline", p.Name, "table", table)
 			lost.add(ts.DataLossOffsets, "pipeline", p.Name, "table", table)
+			errs.add(ts.ErrorRecords, "pipeline", p.Name, "table", table)
 			for _, ps := range ts.Partitions {
 				labels := []string{"pipeline", p.Name, "table", table, "topic", ps.Topic, "partition", strconv.Itoa(ps.Partition)}
 				lag.add(ps.Lag, labels...)
@@ -83,7 +87,12 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 			}
 		}
 	}
-	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag, &lagBytes, &tableLag, &tableLagBytes, &lost}
+	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag, &lagBytes, &tableLag, &tableLagBytes, &lost, &errs}
+	sinkFamilies, err := s.sinkMetrics()
+	if err != nil {
+		return err
+	}
+	families = append(families, sinkFamilies...)
 	if s.memory != nil {
 		families = append(families, memoryMetrics(s.memory.Stats())...)
 	}
@@ -93,6 +102,32 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	}
 	writeBody(w, http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", b.Bytes())
 	return nil
+}
+
+// sinkStates lists every state tributary_kafka_sink_up has a series for.
+var sinkStates = []string{spec.StateStarting, spec.StateRunning, spec.StateFailed, spec.StateStopped}
+
+// sinkMetrics are the series of the stored Kafka sinks, labelled by sink.
+func (s *Server) sinkMetrics() ([]*metricFamily, error) {
+	sinks, err := s.store.KafkaSinks.List()
+	if err != nil {
+		return nil, err
+	}
+	up := &metricFamily{name: "tributary_kafka_sink_up", typ: "gauge", help: "1 for the state the Kafka sink is in, 0 for the other states."}
+	records := &metricFamily{name: "tributary_kafka_sink_records_total", typ: "counter",
+		help: "Records the Kafka sink wrote and committed since the agent started."}
+	for i := range sinks {
+		st := s.sinkStatus(&sinks[i])
+		for _, state := range sinkStates {
+			var v int64
+			if state == st.State {
+				v = 1
+			}
+			up.add(v, "sink", sinks[i].Name, "state", state)
+		}
+		records.add(st.Records, "sink", sinks[i].Name)
+	}
+	return []*metricFamily{up, records}, nil
 }
 
 // memoryMetrics are the series of the memory budget's state st.

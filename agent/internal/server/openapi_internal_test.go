@@ -56,10 +56,11 @@ var operations = map[string]operation{
 	"DELETE /v1/fanout-schemas/{name}":       {summary: "Stop and forget a fanout schema; its tables stay", status: 204},
 	"POST /v1/fanout-schemas/{name}/dry-run": {summary: "Every check of a PUT; changes nothing", body: reflect.TypeFor[spec.FanoutSchema](), status: 200, answer: reflect.TypeFor[spec.FanoutSchema]()},
 
-	"GET /v1/kafka-sinks":           {summary: "Every Kafka sink, by name, with its status", status: 200, answer: reflect.TypeFor[[]spec.KafkaSinkResponse]()},
-	"GET /v1/kafka-sinks/{name}":    {summary: "One Kafka sink with its status", status: 200, answer: reflect.TypeFor[spec.KafkaSinkResponse]()},
-	"PUT /v1/kafka-sinks/{name}":    {summary: "Create or replace a Kafka sink", body: reflect.TypeFor[spec.KafkaSink](), status: 200, answer: reflect.TypeFor[spec.KafkaSinkResponse]()},
-	"DELETE /v1/kafka-sinks/{name}": {summary: "Stop and forget a Kafka sink; its consumer group stays", status: 204},
+	"GET /v1/kafka-sinks":                 {summary: "Every Kafka sink, by name, with its status", status: 200, answer: reflect.TypeFor[[]spec.KafkaSinkResponse]()},
+	"GET /v1/kafka-sinks/{name}":          {summary: "One Kafka sink with its status", status: 200, answer: reflect.TypeFor[spec.KafkaSinkResponse]()},
+	"PUT /v1/kafka-sinks/{name}":          {summary: "Create or replace a Kafka sink", body: reflect.TypeFor[spec.KafkaSink](), status: 200, answer: reflect.TypeFor[spec.KafkaSinkResponse]()},
+	"DELETE /v1/kafka-sinks/{name}":       {summary: "Stop and forget a Kafka sink; its consumer group stays", status: 204},
+	"POST /v1/kafka-sinks/{name}/dry-run": {summary: "Every check of a PUT; changes nothing", body: reflect.TypeFor[spec.KafkaSink](), status: 200, answer: reflect.TypeFor[spec.KafkaSink]()},
 }
 
 // Patterns of names, as spec.ValidName, spec.ValidIdentifier and

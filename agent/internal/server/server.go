@@ -15,6 +15,7 @@
 //	POST           /v1/fanout-schemas/{name}/dry-run every check of a PUT; changes nothing
 //	GET            /v1/fanout-schemas           every fanout schema, by name
 //	PUT/GET/DELETE /v1/kafka-sinks/{name}       one Kafka sink, with its status
+//	POST           /v1/kafka-sinks/{name}/dry-run every check of a PUT; changes nothing
 //	GET            /v1/kafka-sinks              every Kafka sink, by name
 //	GET            /healthz                     liveness, no token
 //	GET            /openapi.json                this API as an OpenAPI 3 document, no token
@@ -376,6 +377,7 @@ func (s *Server) routeTable() []route {
 		{path: "/v1/kafka-sinks/{name}", methods: map[string]handlerFunc{
 			http.MethodGet: s.getKafkaSink, http.MethodPut: s.putKafkaSink, http.MethodDelete: s.deleteKafkaSink,
 		}},
+		{path: "/v1/kafka-sinks/{name}/dry-run", methods: map[string]handlerFunc{http.MethodPost: s.dryRunKafkaSink}},
 	}
 }
 

@@ -59,6 +59,31 @@ func (s *Server) putKafkaSink(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, s.sinkResponse(&k))
 }
 
+// dryRunKafkaSink answers POST /v1/kafka-sinks/{name}/dry-run: the checks
+// of a PUT of the same body and the engine's, with the same problems, and
+// on success 200 with the sink as a PUT would store it; with
+// If-None-Match: * it checks a create (412 when the sink exists). It
+// stores, starts and stops nothing.
+func (s *Server) dryRunKafkaSink(w http.ResponseWriter, r *http.Request) error {
+	var k spec.KafkaSink
+	if err := decodeSpec(w, r, "kafka sink", &k, &k.Name); err != nil {
+		return err
+	}
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	if _, _, err := storedFor(r, s.store.KafkaSinks, "kafka sink", k.Name); err != nil {
+		return err
+	}
+	conn, regs, err := s.sinkConnections(&k)
+	if err != nil {
+		return err
+	}
+	if err := s.engine.CheckSink(&k, &conn, regs); err != nil {
+		return refusal("kafka sink", k.Name, err)
+	}
+	return writeJSON(w, http.StatusOK, &k)
+}
+
 // sinkConnections returns the stored connection of sink k and the schema
 // registries its source's transformers name, as a pipeline's table with
 // the same options would have them; the problems (422) are on the sink's

@@ -53,6 +53,13 @@ func TestKafkaSinkLifecycle(t *testing.T) {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
 
+	_, _, body := raw(t, http.MethodGet, a.url+"/metrics", testToken, "")
+	for _, want := range []string{`tributary_kafka_sink_up{sink="k",state="RUNNING"} 1`, `tributary_kafka_sink_records_total{sink="k"} 3`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics has no %s:\n%s", want, body)
+		}
+	}
+
 	err = a.client.DeleteConnection(ctx, "c")
 	if ae := apiError(t, err, http.StatusConflict); !strings.Contains(ae.Detail, `kafka sink(s) "k"`) {
 		t.Fatalf("deleting the connection: %v", err)
@@ -109,5 +116,30 @@ func TestKafkaSinkRefused(t *testing.T) {
 	}
 	if got, err := a.client.GetKafkaSink(ctx, "k"); err != nil || got.Status.State != spec.StateRunning {
 		t.Fatalf("GET after the connection's PUT = %+v, %v", got, err)
+	}
+}
+
+// TestKafkaSinkDryRun: a dry run answers what a PUT would store, or the
+// problems it would get, the engine's included, and stores nothing.
+func TestKafkaSinkDryRun(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t, "")
+	_, err := a.client.DryRunKafkaSink(ctx, kafkaSink("k", "c"))
+	problemAt(t, err, http.StatusUnprocessableEntity, "connection_name", `"c"`)
+	if _, err := a.client.PutConnection(ctx, connection("c")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.client.DryRunKafkaSink(ctx, kafkaSink("k", "c"))
+	if err != nil || got.ValueFormat != spec.SinkFormatDebeziumJSON {
+		t.Fatalf("dry run = %+v, %v; want the sink normalized", got, err)
+	}
+	a.engine.setSinkErr(spec.Errors{{Path: "source_table", Detail: "not supported"}})
+	_, err = a.client.DryRunKafkaSink(ctx, kafkaSink("k", "c"))
+	problemAt(t, err, http.StatusUnprocessableEntity, "source_table", "not supported")
+	if _, err := a.client.GetKafkaSink(ctx, "k"); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("a dry run stored the sink: %v", err)
+	}
+	if n := a.engine.count(a.engine.sinkApplies, "k"); n != 0 {
+		t.Fatalf("a dry run applied the sink %d times", n)
 	}
 }

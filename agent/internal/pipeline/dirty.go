@@ -1,0 +1,302 @@
+package pipeline
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// rawRecordColumns are the first columns of the tables that keep records
+// as they came: their key, their value and the fields of the source
+// metadata column, the timestamp type named tsType.
+func rawRecordColumns(tsType string) []schema.Field {
+	cols := []schema.Field{
+		{Name: "key", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
+		{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
+	}
+	for _, f := range spec.MetadataType.Fields { // written by decode.WriteMetadata
+		if f.Name == "timestampType" {
+			f.Name = tsType
+		}
+		cols = append(cols, f)
+	}
+	return cols
+}
+
+// rawRecordWidth is the number of [rawRecordColumns]: the columns a
+// letters row has before its own.
+var rawRecordWidth = len(rawRecordColumns(""))
+
+// dirtyColumns are the columns of [spec.DirtyRecordsTable]: the raw record,
+// the destination table that left it out, why, and when.
+var dirtyColumns = slices.Concat(rawRecordColumns("timestamp_type"), []schema.Field{
+	{Name: "table", Type: &schema.Type{Kind: schema.String}, Nullable: true},
+	{Name: "error", Type: &schema.Type{Kind: schema.String}, Nullable: true},
+	{Name: "error_time", Type: &schema.Type{Kind: schema.Timestamp}, Nullable: true},
+})
+
+// letters builds the rows of a table of raw records: [spec.FanoutErrorsTable]
+// and [spec.DirtyRecordsTable].
+type letters struct {
+	name string
+	b    *rows.Builder
+}
+
+// newLetters returns the builder of table name, whose columns are cols:
+// [rawRecordColumns] and then the table's own.
+func newLetters(name string, cols []schema.Field) (*letters, error) {
+	b, err := rows.NewBuilder(cols)
+	if err != nil {
+		return nil, fmt.Errorf("the columns of %s: %w", name, err)
+	}
+	return &letters{name: name, b: b}, nil
+}
+
+// batch returns a row per record of recs: the record's raw columns, then
+// the table's own columns, which more writes for record i, starting at
+// field [rawRecordWidth]. It aliases the builder's buffers and the
+// records' bytes, as [decode.Decoder.Decode]'s batches do.
+func (l *letters) batch(recs []decode.Record, more func(b *rows.Builder, i int)) (decode.Batch, error) {
+	b := l.b
+	b.Reset()
+	for i := range recs {
+		r := &recs[i]
+		b.BeginRow()
+		for f, v := range [][]byte{r.Key, r.Value} {
+			b.Field(f)
+			if v == nil {
+				b.Null()
+			} else {
+				b.Bytes(v)
+			}
+		}
+		decode.WriteMetadata(b, 2, r)
+		more(b, i)
+		if err := b.EndRow(); err != nil {
+			return decode.Batch{}, fmt.Errorf("a row of %s: %w", l.name, err)
+		}
+	}
+	return decode.Batch{Columns: b.Columns(), Rows: b.Rows()}, nil
+}
+
+// dirtyRecord is a record a table left out because it did not decode
+// (kafka_options.ignore_errors), copied out of its fetched batch.
+type dirtyRecord struct {
+	rec decode.Record
+	err string
+	at  time.Time
+}
+
+// newDirtyRecord returns the dirtyRecord of r, which failed with err at
+// time at; it copies r's bytes, which belong to a fetched batch.
+func newDirtyRecord(r *decode.Record, err error, at time.Time) dirtyRecord {
+	c := *r
+	c.Key, c.Value = clone(r.Key), clone(r.Value)
+	c.Headers = make([]decode.Header, len(r.Headers))
+	for i, h := range r.Headers {
+		c.Headers[i] = decode.Header{Key: h.Key, Value: clone(h.Value)}
+	}
+	return dirtyRecord{rec: c, err: err.Error(), at: at}
+}
+
+// clone copies b, keeping nil nil.
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+// dirtyAppID is the application id, in the dirty records table, of the
+// offsets of tp that the destination table dest has left out records of
+// up to: "<dest>/<topic>/<partition>". The tables of one destination
+// schema share the dirty records table, and each has its own ids there.
+func dirtyAppID(dest string, tp kafka.TopicPartition) string {
+	return fmt.Sprintf("%s/%s/%d", dest, tp.Topic, tp.Partition)
+}
+
+// dirtyTable writes the [spec.DirtyRecordsTable] of one destination schema,
+// which every table of the schema, of pipelines and fanout schemas alike,
+// leaves its bad records in. A table locks its folder for one writer (see
+// [table.Open]), so the writers of one process take turns: each commit
+// opens the table, writes and commits, and closes it. Bad records are
+// rare, and a table that is closed between commits holds no lock that
+// would outlive the pipelines using it.
+type dirtyTable struct {
+	dir string
+	// qualified is "<catalog>.<schema>._dirty_records", for messages.
+	qualified string
+	mu        sync.Mutex
+	letters   *letters
+	// collected says garbage collection ran once: what a crash left.
+	collected bool
+}
+
+// dirtyTables holds the dirty records tables of the process, by folder.
+// It is process-wide, as the folder locks are: two pipelines of one
+// destination schema, in different managers or not, must take turns.
+var dirtyTables = struct {
+	mu sync.Mutex
+	m  map[string]*dirtyTable
+}{m: map[string]*dirtyTable{}}
+
+// dirtyTableAt returns the dirty records table in folder dir, named
+// qualified.
+func dirtyTableAt(dir, qualified string) *dirtyTable {
+	dirtyTables.mu.Lock()
+	defer dirtyTables.mu.Unlock()
+	d, ok := dirtyTables.m[dir]
+	if !ok {
+		d = &dirtyTable{dir: dir, qualified: qualified}
+		dirtyTables.m[dir] = d
+	}
+	return d
+}
+
+// commit writes recs, the bad records of destination table dest, and
+// records for each partition of next (the offsets the table's own commit
+// will record) that the table's bad records up to there are in. It is
+// called before the table's own commit: after a crash between the two, the
+// table reads the records again and offers them again, and those below the
+// offset recorded here are dropped rather than written twice.
+func (d *dirtyTable) commit(dest string, recs []dirtyRecord, next map[kafka.TopicPartition]int64, opts table.Options) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	opts.Owner = "dirty records of " + opts.Owner
+	tbl, err := table.Open(d.dir, opts)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", d.qualified, err)
+	}
+	defer tbl.Close()
+	if !d.collected {
+		if _, err := tbl.CollectGarbage(); err != nil {
+			opts.Logger.Warn("garbage collection failed", "table", d.qualified, "err", err)
+		}
+		d.collected = true
+	}
+	snap := tbl.Snapshot()
+	if snap.Schema != nil {
+		if err := table.CheckSchemaChange(snap.Schema, dirtyColumns); err != nil {
+			return fatalError{fmt.Errorf("%s: %w", d.qualified, err)}
+		}
+	}
+	c := table.Commit{Schema: dirtyColumns, Txns: map[string]int64{}, From: map[string]int64{}}
+	keep := make([]decode.Record, 0, len(recs))
+	reasons := make([]dirtyRecord, 0, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		tp := kafka.TopicPartition{Topic: r.rec.Topic, Partition: int(r.rec.Partition)}
+		id := dirtyAppID(dest, tp)
+		done, ok := snap.Txns[id]
+		if ok && r.rec.Offset < done {
+			continue // written before a crash stopped the table's commit
+		}
+		keep = append(keep, r.rec)
+		reasons = append(reasons, *r)
+		to := max(next[tp], r.rec.Offset+1)
+		if ok {
+			c.From[id], to = done, max(to, done)
+		}
+		c.Txns[id] = max(c.Txns[id], to)
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	if d.letters == nil {
+		if d.letters, err = newLetters(spec.DirtyRecordsTable, dirtyColumns); err != nil {
+			return fatalError{err}
+		}
+	}
+	destBytes := []byte(dest)
+	batch, err := d.letters.batch(keep, func(b *rows.Builder, i int) {
+		b.Field(rawRecordWidth)
+		b.Bytes(destBytes)
+		b.Field(rawRecordWidth + 1)
+		b.Bytes([]byte(reasons[i].err))
+		b.Field(rawRecordWidth + 2)
+		b.Int64(reasons[i].at.UnixMicro())
+	})
+	if err != nil {
+		return fatalError{err}
+	}
+	f, err := tbl.NewFile(d.letters.b.Schema())
+	if err != nil {
+		return fmt.Errorf("%s: start a data file: %w", d.qualified, err)
+	}
+	if err := f.WriteColumns(batch.Columns, batch.Rows); err != nil {
+		f.Abort()
+		return fmt.Errorf("%s: write rows: %w", d.qualified, err)
+	}
+	add, err := f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: finish data file: %w", d.qualified, err)
+	}
+	c.Files = []table.AddFile{add}
+	if _, err := tbl.Commit(c); err != nil {
+		return fmt.Errorf("commit to %s: %w", d.qualified, err)
+	}
+	return nil
+}
+
+// errorBudget is what a sink with kafka_options.ignore_errors does with
+// the records it cannot decode: it leaves them out of its table, keeps
+// them in dirty, and fails once more than max of them (-1: no limit) are
+// counted in the table's log.
+type errorBudget struct {
+	// dest is the destination table's name, the dirty rows' table column.
+	dest  string
+	max   int64
+	dirty *dirtyTable
+	// opts are the options the dirty table opens with.
+	opts table.Options
+}
+
+// newErrorBudget returns the error budget of ko's table dest, whose bad
+// records go to the dirty records table in folder dir named qualified;
+// nil without ignore_errors.
+func newErrorBudget(ko *spec.KafkaOptions, dest, dir, qualified string, opts table.Options) *errorBudget {
+	if ko.IgnoreErrors == nil || !*ko.IgnoreErrors {
+		return nil
+	}
+	limit := int64(spec.DefaultErrorToleranceMaxCount)
+	if ko.ErrorToleranceMaxCount != nil {
+		limit = *ko.ErrorToleranceMaxCount
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &errorBudget{dest: dest, max: limit, dirty: dirtyTableAt(dir, qualified), opts: opts}
+}
+
+// exceeded returns the error of a table that counted prior bad records
+// and has a chunk of recs with more, bad, when they are more than the
+// budget; nil within it.
+func (e *errorBudget) exceeded(prior int64, recs []decode.Record, bad []decode.BadRecord) error {
+	n := prior + int64(len(bad))
+	if e.max < 0 || n <= e.max {
+		return nil
+	}
+	// The first record past the limit.
+	first := bad[max(0, min(e.max-prior, int64(len(bad)-1)))]
+	past := &recs[first.Record]
+	return fatalError{fmt.Errorf("%d records of table %s did not decode, more than kafka_options.error_tolerance_max_count "+
+		"(%d) allows, the first past it %s[%d]@%d (%v); the table committed the records before that record's chunk, "+
+		"and the bad ones among them are in %s: fix the data or the schema, or raise error_tolerance_max_count (-1 for no limit), "+
+		"and apply again to resume from there",
+		n, e.dest, e.max, past.Topic, past.Partition, past.Offset, first.Err, e.dirty.qualified)}
+}
+
+// dirtyQualified returns "<catalog>.<schema>._dirty_records".
+func dirtyQualified(catalog, schemaName string) string {
+	return strings.Join([]string{catalog, schemaName, spec.DirtyRecordsTable}, ".")
+}
