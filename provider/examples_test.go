@@ -50,6 +50,7 @@ func TestAccExamples(t *testing.T) {
 		{"examples/resources/tributary_connection"},
 		{"examples/resources/tributary_pipeline"},
 		{"examples/resources/tributary_fanout_schema"},
+		{"examples/resources/tributary_kafka_sink"},
 		{"examples/resources/tributary_pipeline", "examples/data-sources/tributary_pipeline_status"},
 		{"examples/resources/tributary_pipeline", "examples/data-sources/tributary_table"},
 		{"examples/quickstart"},

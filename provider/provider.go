@@ -68,7 +68,7 @@ func (p *tributaryProvider) Metadata(_ context.Context, _ provider.MetadataReque
 // Schema implements provider.Provider.
 func (p *tributaryProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "The Tributary provider manages the connections, pipelines and fanout schemas of a `tributary-agent`, " +
+		MarkdownDescription: "The Tributary provider manages the connections, pipelines, fanout schemas and Kafka sinks of a `tributary-agent`, " +
 			"which ingests Apache Kafka topics into Delta-Lake-compatible tables of Parquet files, exactly once.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{
@@ -168,6 +168,7 @@ func (p *tributaryProvider) Resources(context.Context) []func() resource.Resourc
 		NewConnectionResource,
 		NewPipelineResource,
 		NewFanoutSchemaResource,
+		NewKafkaSinkResource,
 	}
 }
 

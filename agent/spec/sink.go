@@ -1,5 +1,7 @@
 package spec
 
+import "time"
+
 // Kafka sinks (S-12, F-17): records written back to Kafka.
 
 // Values of kafka_sink.partition_strategy.
@@ -107,4 +109,81 @@ type KafkaSinkStatus struct {
 	Positions map[string]int64 `json:"positions,omitempty"`
 	// LastError is the most recent error, retried or fatal; empty if none.
 	LastError string `json:"last_error,omitempty"`
+}
+
+// DefaultSinkTransactionalIDPrefix starts the default transactional id of
+// an exactly-once sink, and the consumer group its source positions are
+// committed to: "tributary-sink.<name>".
+const DefaultSinkTransactionalIDPrefix = "tributary-sink."
+
+// Normalize fills every unset optional attribute of s with its default, so
+// the agent stores and returns the same values Terraform plans.
+func (s *KafkaSink) Normalize() {
+	if s.Source != nil {
+		s.Source.normalize()
+	}
+	if s.PartitionStrategy == "" {
+		s.PartitionStrategy = PartitionAllToZero
+	}
+	if s.ValueFormat == "" {
+		s.ValueFormat = SinkFormatDebeziumJSON
+	}
+	if s.DeliveryGuarantee == "" {
+		s.DeliveryGuarantee = DeliveryAtLeastOnce
+	}
+	if s.FlushInterval == "" {
+		s.FlushInterval = DefaultFlushInterval
+	}
+	for _, b := range []struct {
+		p   **bool
+		def bool
+	}{{&s.KeepChangedFieldsOnly, false}, {&s.IncludeSchema, false}, {&s.FullTableID, false}, {&s.IncludeHeaders, true}} {
+		if *b.p == nil {
+			v := b.def
+			*b.p = &v
+		}
+	}
+}
+
+// Group returns the consumer group the sink's source positions are
+// committed to: "tributary-sink.<name>", whatever the transactional id.
+func (s *KafkaSink) Group() string { return DefaultSinkTransactionalIDPrefix + s.Name }
+
+// TxnID returns the transactional id of an exactly-once sink:
+// TransactionalID, or "tributary-sink.<name>" when it is empty.
+func (s *KafkaSink) TxnID() string {
+	if s.TransactionalID != "" {
+		return s.TransactionalID
+	}
+	return DefaultSinkTransactionalIDPrefix + s.Name
+}
+
+// ExactlyOnce reports whether the sink writes in transactions.
+func (s *KafkaSink) ExactlyOnce() bool { return s.DeliveryGuarantee == DeliveryExactlyOnce }
+
+// FlushEvery returns FlushInterval parsed, or the default when unset or
+// invalid (Validate reports an invalid one).
+func (s *KafkaSink) FlushEvery() time.Duration {
+	d, err := time.ParseDuration(s.FlushInterval)
+	if err != nil || d <= 0 {
+		d, _ = time.ParseDuration(DefaultFlushInterval)
+	}
+	return d
+}
+
+// Headers reports whether the source records' headers are written
+// (include_headers, true when unset).
+func (s *KafkaSink) Headers() bool { return s.IncludeHeaders == nil || *s.IncludeHeaders }
+
+// SourceTableSpec returns the table a topic source is decoded as: the
+// source's Kafka options under a table named after the sink, whose layout
+// gives the columns of the rows written. Call it only when Source is set.
+func (s *KafkaSink) SourceTableSpec() Table {
+	return Table{DestinationTable: "sink", ConnectorOptions: ConnectorOptions{KafkaOptions: *s.Source}}
+}
+
+// KafkaSinkResponse is the body of GET /v1/kafka-sinks/{name}.
+type KafkaSinkResponse struct {
+	Spec   KafkaSink       `json:"spec"`
+	Status KafkaSinkStatus `json:"status"`
 }

@@ -3,11 +3,13 @@
 // AWS_MSK_IAM; built once per connection and used by every connection the
 // agent opens to a broker), topic and partition discovery, offset look-ups
 // (by position and by time), per-partition fetching, committing offsets to
-// a consumer group for lag tools, and reading a group's committed offsets
-// and members without joining it. Failures whose cause is known (refused credentials, an untrusted
+// a consumer group for lag tools, reading a group's committed offsets
+// and members without joining it, and writing records for Kafka sinks, in
+// transactions or not ([Producer]). Failures whose cause is known (refused credentials, an untrusted
 // certificate) come back as a [*ConnectionError] naming the connection and
 // the attribute to fix. The table's own log, not Kafka, is the source of
-// truth for offsets.
+// truth for a table's offsets; a Kafka sink keeps its source position in
+// its consumer group, committed in the transaction of its records.
 package kafka
 
 import (

@@ -57,10 +57,16 @@ func (p *txnProducer) end(commit bool) {
 // read and the last batch's end and next offsets.
 func fetchAll(t *testing.T, cl *kafka.Client, readCommitted bool) (values []string, end, next int64) {
 	t.Helper()
+	return fetchTopic(t, cl, "t", readCommitted)
+}
+
+// fetchTopic is fetchAll of partition 0 of topic.
+func fetchTopic(t *testing.T, cl *kafka.Client, topic string, readCommitted bool) (values []string, end, next int64) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	out := make(chan kafka.Batch, 1)
-	f := &kafka.Fetcher{Client: cl, TP: kafka.TopicPartition{Topic: "t"}, ReadCommitted: readCommitted}
+	f := &kafka.Fetcher{Client: cl, TP: kafka.TopicPartition{Topic: topic}, ReadCommitted: readCommitted}
 	fctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- f.Run(fctx, 0, out) }()

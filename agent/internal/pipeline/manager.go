@@ -70,6 +70,8 @@ type Manager struct {
 	fanouts map[string]*fanoutRunner
 	// registries holds the schema registry clients, shared by all tables.
 	registries registries
+	// sinks holds the running Kafka sinks by name (see kafka_sink.go).
+	sinks map[string]*sinkRunner
 }
 
 // running is one applied pipeline and its table loops, in spec order.
@@ -98,7 +100,8 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Memory == nil {
 		cfg.Memory = memory.New(math.MaxInt64)
 	}
-	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanoutRunner{}}
+	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanoutRunner{},
+		sinks: map[string]*sinkRunner{}}
 }
 
 // Apply starts pipeline p, reading through conn, or updates it in place: an
@@ -401,7 +404,7 @@ func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 	return status, true
 }
 
-// Close stops every pipeline, flushing and committing what they buffered.
+// Close stops every Kafka sink and every pipeline, flushing and committing what they buffered.
 // When ctx ends first it returns ctx's error and leaves the rest to finish
 // in the background; whatever they had not committed is read again on the
 // next start.
@@ -415,6 +418,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		m.stopSinks()
 		m.stopFanouts("")
 		var all []*tableRunner
 		for _, r := range stopping {

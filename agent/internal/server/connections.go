@@ -88,8 +88,11 @@ func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) error {
 		// logged and shown FAILED; the connection's PUT succeeded.
 		_ = s.applyFanouts(ctx, users[i].Name)
 	}
+	if err := s.applySinks(ctx, c.Name, changed); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
-		return fmt.Errorf("connection %q was saved, but re-applying the pipelines that use it failed (each is retried on the next PUT or agent restart): %w",
+		return fmt.Errorf("connection %q was saved, but re-applying the pipelines and kafka sinks that use it failed (each is retried on the next PUT or agent restart): %w",
 			c.Name, errors.Join(errs...))
 	}
 	return writeJSON(w, http.StatusOK, publicConnection(&c))
@@ -157,9 +160,13 @@ func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if len(users) > 0 {
-		return problemf(http.StatusConflict, "connection %q is used by pipeline(s) %s; delete them or point them at another connection first",
-			name, quotedNames(users))
+	sinks, err := s.sinksUsing(name)
+	if err != nil {
+		return err
+	}
+	if len(users) > 0 || len(sinks) > 0 {
+		return problemf(http.StatusConflict, "connection %q is used by %s; delete them or point them at another connection first",
+			name, usersOf(users, sinks))
 	}
 	if err := s.store.Connections.Delete(name); err != nil {
 		return notFoundOr(err, "connection", name)

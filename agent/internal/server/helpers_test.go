@@ -40,6 +40,12 @@ type fakeEngine struct {
 	fanoutChecks  map[string]int
 	fanoutErr     error // returned by every ApplyFanout while set, and by CheckFanout if it is a refusal
 
+	sinks       map[string]*spec.KafkaSink
+	sinkConns   map[string]spec.Connection // last connection each sink was applied with
+	sinkApplies map[string]int
+	sinkRemoves map[string]int
+	sinkErr     error // returned by every ApplySink while set, and by CheckSink if it is a refusal
+
 	// checking, when set, is called with the object's name at the start
 	// of every Check and CheckFanout, without the engine's lock held.
 	checking func(name string)
@@ -60,7 +66,59 @@ func newFakeEngine() *fakeEngine {
 		fanoutApplies: map[string]int{},
 		fanoutRemoves: map[string]int{},
 		fanoutChecks:  map[string]int{},
+
+		sinks:       map[string]*spec.KafkaSink{},
+		sinkConns:   map[string]spec.Connection{},
+		sinkApplies: map[string]int{},
+		sinkRemoves: map[string]int{},
 	}
+}
+
+// ApplySink runs k, unless sinkErr is set.
+func (e *fakeEngine) ApplySink(_ context.Context, k *spec.KafkaSink, conn *spec.Connection, _ map[string]spec.SchemaRegistry) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sinkApplies[k.Name]++
+	if e.sinkErr != nil {
+		return e.sinkErr
+	}
+	cp := *k
+	e.sinks[k.Name] = &cp
+	e.sinkConns[k.Name] = *conn
+	return nil
+}
+
+func (e *fakeEngine) CheckSink(*spec.KafkaSink, *spec.Connection, map[string]spec.SchemaRegistry) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var refused spec.Errors
+	if errors.As(e.sinkErr, &refused) {
+		return refused
+	}
+	return nil
+}
+
+func (e *fakeEngine) RemoveSink(_ context.Context, name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sinkRemoves[name]++
+	delete(e.sinks, name)
+	return nil
+}
+
+func (e *fakeEngine) SinkStatus(name string) (spec.KafkaSinkStatus, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sinks[name] == nil {
+		return spec.KafkaSinkStatus{}, false
+	}
+	return spec.KafkaSinkStatus{State: spec.StateRunning, Records: 3, Positions: map[string]int64{"in/0": 3}}, true
+}
+
+func (e *fakeEngine) setSinkErr(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sinkErr = err
 }
 
 // ApplyFanout runs f, refusing it as the Manager does when its pipeline

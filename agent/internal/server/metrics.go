@@ -33,8 +33,8 @@ func (f *metricFamily) add(value int64, labels ...string) {
 // 0.0.4). Like every route but /healthz it needs the token: configure the
 // scraper with it (Prometheus: authorization.credentials_file). Series carry
 // pipeline and table (<catalog>.<schema>.<table>) labels, and topic and
-// partition for partition lag. With a memory budget, unlabelled series
-// report its use.
+// partition for partition lag; those of Kafka sinks a sink label. With a
+// memory budget, unlabelled series report its use.
 func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	pipes, err := s.store.Pipelines.List()
 	if err != nil {
@@ -88,6 +88,11 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 		}
 	}
 	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag, &lagBytes, &tableLag, &tableLagBytes, &lost, &errs}
+	sinkFamilies, err := s.sinkMetrics()
+	if err != nil {
+		return err
+	}
+	families = append(families, sinkFamilies...)
 	if s.memory != nil {
 		families = append(families, memoryMetrics(s.memory.Stats())...)
 	}
@@ -97,6 +102,32 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	}
 	writeBody(w, http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", b.Bytes())
 	return nil
+}
+
+// sinkStates lists every state tributary_kafka_sink_up has a series for.
+var sinkStates = []string{spec.StateStarting, spec.StateRunning, spec.StateFailed, spec.StateStopped}
+
+// sinkMetrics are the series of the stored Kafka sinks, labelled by sink.
+func (s *Server) sinkMetrics() ([]*metricFamily, error) {
+	sinks, err := s.store.KafkaSinks.List()
+	if err != nil {
+		return nil, err
+	}
+	up := &metricFamily{name: "tributary_kafka_sink_up", typ: "gauge", help: "1 for the state the Kafka sink is in, 0 for the other states."}
+	records := &metricFamily{name: "tributary_kafka_sink_records_total", typ: "counter",
+		help: "Records the Kafka sink wrote and committed since the agent started."}
+	for i := range sinks {
+		st := s.sinkStatus(&sinks[i])
+		for _, state := range sinkStates {
+			var v int64
+			if state == st.State {
+				v = 1
+			}
+			up.add(v, "sink", sinks[i].Name, "state", state)
+		}
+		records.add(st.Records, "sink", sinks[i].Name)
+	}
+	return []*metricFamily{up, records}, nil
 }
 
 // memoryMetrics are the series of the memory budget's state st.

@@ -55,6 +55,12 @@ var operations = map[string]operation{
 	"PUT /v1/fanout-schemas/{name}":          {summary: "Create or replace a fanout schema", body: reflect.TypeFor[spec.FanoutSchema](), status: 200, answer: reflect.TypeFor[spec.FanoutSchemaResponse]()},
 	"DELETE /v1/fanout-schemas/{name}":       {summary: "Stop and forget a fanout schema; its tables stay", status: 204},
 	"POST /v1/fanout-schemas/{name}/dry-run": {summary: "Every check of a PUT; changes nothing", body: reflect.TypeFor[spec.FanoutSchema](), status: 200, answer: reflect.TypeFor[spec.FanoutSchema]()},
+
+	"GET /v1/kafka-sinks":                 {summary: "Every Kafka sink, by name, with its status", status: 200, answer: reflect.TypeFor[[]spec.KafkaSinkResponse]()},
+	"GET /v1/kafka-sinks/{name}":          {summary: "One Kafka sink with its status", status: 200, answer: reflect.TypeFor[spec.KafkaSinkResponse]()},
+	"PUT /v1/kafka-sinks/{name}":          {summary: "Create or replace a Kafka sink", body: reflect.TypeFor[spec.KafkaSink](), status: 200, answer: reflect.TypeFor[spec.KafkaSinkResponse]()},
+	"DELETE /v1/kafka-sinks/{name}":       {summary: "Stop and forget a Kafka sink; its consumer group stays", status: 204},
+	"POST /v1/kafka-sinks/{name}/dry-run": {summary: "Every check of a PUT; changes nothing", body: reflect.TypeFor[spec.KafkaSink](), status: 200, answer: reflect.TypeFor[spec.KafkaSink]()},
 }
 
 // Patterns of names, as spec.ValidName, spec.ValidIdentifier and
@@ -107,6 +113,13 @@ var constraints = map[string]map[string]any{
 	"FanoutOptions.on_invalid_route":             {"enum": spec.OnInvalidRoutes},
 	"FanoutTransform.format":                     {"enum": []string{spec.FormatJSON}},
 	"FanoutTransform.input_column":               {"enum": []string{spec.KeyColumn, spec.ValueColumn}},
+	"KafkaSink.name":                             {"pattern": namePattern},
+	"KafkaSink.connection_name":                  {"pattern": namePattern},
+	"KafkaSink.topic":                            {"pattern": topicPattern},
+	"KafkaSink.partition_strategy":               {"enum": spec.PartitionStrategies},
+	"KafkaSink.value_format":                     {"enum": spec.SinkFormats},
+	"KafkaSink.delivery_guarantee":               {"enum": spec.DeliveryGuarantees},
+	"KafkaSink.flush_interval":                   {"pattern": `^[1-9][0-9]{0,3}(ms|s|m)$`},
 }
 
 // examples are valid request bodies, by type, for the documentation and
@@ -125,6 +138,10 @@ var examples = map[reflect.Type]any{
 		Name: "example", Pipeline: "example", DestinationCatalog: "main", DestinationSchema: "routed",
 		ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{"routed_events"}}},
 		FanoutOptions:    spec.FanoutOptions{FanoutBy: "cast(value AS STRING):type::string"},
+	},
+	reflect.TypeFor[spec.KafkaSink](): &spec.KafkaSink{
+		Name: "example", Connection: "example", Source: &spec.KafkaOptions{Topics: []string{"events"}},
+		Topic: "events_out", ValueFormat: spec.SinkFormatJSON, DeliveryGuarantee: spec.DeliveryExactlyOnce,
 	},
 }
 

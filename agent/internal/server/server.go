@@ -14,6 +14,9 @@
 //	PUT/GET/DELETE /v1/fanout-schemas/{name}    one fanout schema, with its status
 //	POST           /v1/fanout-schemas/{name}/dry-run every check of a PUT; changes nothing
 //	GET            /v1/fanout-schemas           every fanout schema, by name
+//	PUT/GET/DELETE /v1/kafka-sinks/{name}       one Kafka sink, with its status
+//	POST           /v1/kafka-sinks/{name}/dry-run every check of a PUT; changes nothing
+//	GET            /v1/kafka-sinks              every Kafka sink, by name
 //	GET            /healthz                     liveness, no token
 //	GET            /openapi.json                this API as an OpenAPI 3 document, no token
 //	GET            /metrics                     Prometheus text format
@@ -101,6 +104,21 @@ type Engine interface {
 	// FanoutStatus reports the named fanout schema; ok is false when the
 	// engine does not run it.
 	FanoutStatus(name string) (status spec.FanoutStatus, ok bool)
+
+	// ApplySink starts Kafka sink k writing through conn, or restarts it
+	// with its new spec; regs holds, by connection name, the schema
+	// registries of the other connections its source's transformers name.
+	// Its errors mean what Apply's do.
+	ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error
+	// CheckSink returns the [spec.Errors] ApplySink would refuse k with,
+	// or nil, and changes nothing.
+	CheckSink(k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error
+	// RemoveSink stops the named sink and forgets it. Removing one the
+	// engine does not run is not an error.
+	RemoveSink(ctx context.Context, name string) error
+	// SinkStatus reports the named sink; ok is false when the engine does
+	// not run it.
+	SinkStatus(name string) (status spec.KafkaSinkStatus, ok bool)
 }
 
 // Config configures a Server.
@@ -168,10 +186,10 @@ type Server struct {
 	// changeMu serialises every change to the store and the engine.
 	changeMu sync.Mutex
 
-	// failed and fanoutFailed hold, per pipeline and per fanout schema,
-	// the error of its last Apply when that failed, so GET can say why the
-	// engine does not run it.
-	failed, fanoutFailed failures
+	// failed, fanoutFailed and sinkFailed hold, per pipeline, fanout
+	// schema and Kafka sink, the error of its last Apply when that failed,
+	// so GET can say why the engine does not run it.
+	failed, fanoutFailed, sinkFailed failures
 
 	// secrets scrubs the stored connections' secrets from errors.
 	secrets *redact.Redactor
@@ -259,7 +277,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Resume applies every stored pipeline to the engine, then every stored
-// fanout schema, so a restarted agent runs what it ran before. An object
+// fanout schema, then every stored Kafka sink, so a restarted agent runs what it ran before. An object
 // that fails to start does not stop the others: its error is logged, shown
 // by GET as state FAILED, and returned joined with the others'.
 func (s *Server) Resume(ctx context.Context) error {
@@ -278,6 +296,9 @@ func (s *Server) Resume(ctx context.Context) error {
 	}
 	if err := s.applyFanouts(ctx, ""); err != nil {
 		errs = append(errs, fmt.Errorf("resuming fanout schemas: %w", err))
+	}
+	if err := s.applySinks(ctx, "", false); err != nil {
+		errs = append(errs, fmt.Errorf("resuming kafka sinks: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -352,6 +373,11 @@ func (s *Server) routeTable() []route {
 			http.MethodGet: s.getFanoutSchema, http.MethodPut: s.putFanoutSchema, http.MethodDelete: s.deleteFanoutSchema,
 		}},
 		{path: "/v1/fanout-schemas/{name}/dry-run", methods: map[string]handlerFunc{http.MethodPost: s.dryRunFanoutSchema}},
+		{path: "/v1/kafka-sinks", methods: map[string]handlerFunc{http.MethodGet: s.listKafkaSinks}},
+		{path: "/v1/kafka-sinks/{name}", methods: map[string]handlerFunc{
+			http.MethodGet: s.getKafkaSink, http.MethodPut: s.putKafkaSink, http.MethodDelete: s.deleteKafkaSink,
+		}},
+		{path: "/v1/kafka-sinks/{name}/dry-run", methods: map[string]handlerFunc{http.MethodPost: s.dryRunKafkaSink}},
 	}
 }
 
@@ -404,7 +430,7 @@ func noQuery(h handlerFunc) handlerFunc {
 }
 
 func notFound(_ http.ResponseWriter, r *http.Request) error {
-	return problemf(http.StatusNotFound, "no route for %s %s; the API lives under /v1/connections, /v1/pipelines and /v1/fanout-schemas", r.Method, r.URL.Path)
+	return problemf(http.StatusNotFound, "no route for %s %s; the API lives under /v1/connections, /v1/pipelines, /v1/fanout-schemas and /v1/kafka-sinks", r.Method, r.URL.Path)
 }
 
 func methodNotAllowed(allowed []string) handlerFunc {

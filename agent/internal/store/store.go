@@ -1,7 +1,8 @@
 // Package store keeps the agent's desired state durable: every connection,
-// pipeline and fanout schema the API accepted, one JSON file per object
-// under the data folder (connections/<name>.json, pipelines/<name>.json,
-// fanout_schemas/<name>.json).
+// pipeline, fanout schema and Kafka sink the API accepted, one JSON file
+// per object under the data folder (connections/<name>.json,
+// pipelines/<name>.json, fanout_schemas/<name>.json,
+// kafka_sinks/<name>.json).
 //
 // Each write goes to a temporary file in the same folder, is fsynced, renamed
 // over the old file and the folder is fsynced, so a crash leaves either the
@@ -56,6 +57,8 @@ type Store struct {
 	Pipelines *Collection[spec.Pipeline]
 	// FanoutSchemas holds every [spec.FanoutSchema] by name.
 	FanoutSchemas *Collection[spec.FanoutSchema]
+	// KafkaSinks holds every [spec.KafkaSink] by name.
+	KafkaSinks *Collection[spec.KafkaSink]
 
 	key *secretsKey
 }
@@ -113,7 +116,11 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Connections: conns, Pipelines: pipes, FanoutSchemas: fanouts, key: key}, nil
+	sinks, err := openCollection[spec.KafkaSink](dir, "kafka_sinks", func(k *spec.KafkaSink) string { return k.Name }, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Connections: conns, Pipelines: pipes, FanoutSchemas: fanouts, KafkaSinks: sinks, key: key}, nil
 }
 
 // KeyFile returns the path of the file holding the key of the connections'

@@ -218,3 +218,28 @@ func TestFanoutSchemas(t *testing.T) {
 		t.Fatalf("List after Delete = %+v, %v; want none", list, err)
 	}
 }
+
+// TestKafkaSinks: Kafka sinks are a collection of their own, in
+// kafka_sinks/, read back after a reopen.
+func TestKafkaSinks(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	k := &spec.KafkaSink{Name: "out", Connection: "c", Source: &spec.KafkaOptions{Topics: []string{"in"}}, Topic: "t",
+		DeliveryGuarantee: spec.DeliveryExactlyOnce}
+	if err := s.KafkaSinks.Put(k); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kafka_sinks", "out.json")); err != nil {
+		t.Fatalf("the sink's file: %v", err)
+	}
+	got, err := open(t, dir).KafkaSinks.Get("out")
+	if err != nil || got.Topic != "t" || got.Source == nil || got.Source.Topics[0] != "in" || !got.ExactlyOnce() {
+		t.Fatalf("Get after reopen = %+v, %v", got, err)
+	}
+	if err := s.KafkaSinks.Delete("out"); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if list, err := open(t, dir).KafkaSinks.List(); err != nil || len(list) != 0 {
+		t.Fatalf("List after Delete = %+v, %v; want none", list, err)
+	}
+}

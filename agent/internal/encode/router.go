@@ -1,0 +1,61 @@
+package encode
+
+import (
+	"fmt"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// TopicColumn is the column whose value, in a row's image, names the topic
+// the row is written to, before any sink setting (S-12).
+const TopicColumn = "topic"
+
+// Router picks the topic of each row of a sink. It is safe for concurrent
+// use.
+type Router struct {
+	topic       string
+	mapping     []spec.TopicRoute
+	fullTableID bool
+}
+
+// NewRouter returns the router of s: its topic, else its
+// table_topic_mapping ([spec.ParseTopicMapping]), else each row's table
+// id. The error says what in table_topic_mapping does not parse.
+func NewRouter(s *spec.KafkaSink) (*Router, error) {
+	r := &Router{topic: s.Topic, fullTableID: on(s.FullTableID, false)}
+	if s.TableTopicMapping != "" {
+		var err error
+		if r.mapping, err = spec.ParseTopicMapping(s.TableTopicMapping); err != nil {
+			return nil, fmt.Errorf("table_topic_mapping: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// Topic returns the topic of row: its image's topic column when it has a
+// STRING one that is not null or empty, else the sink's topic, else the
+// topic of the first table_topic_mapping rule that matches the row's full
+// table id ([TableID]), else its table id: "<db>.<table>" with
+// full_table_id, the table alone without, the source topic for a row
+// without a source table.
+func (r *Router) Topic(row *Row) string {
+	for i, f := range row.Fields {
+		if f.Name == TopicColumn && f.Type.Kind == schema.String {
+			if s, ok := row.Values[i].(string); ok && s != "" {
+				return s
+			}
+		}
+	}
+	if r.topic != "" {
+		return r.topic
+	}
+	id := TableID(row)
+	for _, route := range r.mapping {
+		if route.Tables.MatchString(id) {
+			return route.Topic
+		}
+	}
+	o := options{fullTableID: r.fullTableID}
+	return o.table(row)
+}

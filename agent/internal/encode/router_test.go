@@ -1,0 +1,54 @@
+package encode_test
+
+import (
+	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+func TestRouter(t *testing.T) {
+	str := &schema.Type{Kind: schema.String}
+	customers := &encode.Row{DB: "inventory", Table: "customers", Topic: "src"}
+	orders := &encode.Row{DB: "shop", Table: "orders", Topic: "src"}
+	plain := &encode.Row{Topic: "events"}
+	withTopic := &encode.Row{DB: "inventory", Table: "customers", Topic: "src",
+		Fields: []schema.Field{{Name: "id", Type: str}, {Name: "topic", Type: str}}, Values: []any{"1", "chosen"}}
+	nullTopic := &encode.Row{DB: "inventory", Table: "customers", Topic: "src",
+		Fields: []schema.Field{{Name: "topic", Type: str}}, Values: []any{nil}}
+	yes := true
+	for _, tc := range []struct {
+		name string
+		sink spec.KafkaSink
+		row  *encode.Row
+		want string
+	}{
+		{"default table", spec.KafkaSink{}, customers, "customers"},
+		{"default full table id", spec.KafkaSink{FullTableID: &yes}, customers, "inventory.customers"},
+		{"default plain topic", spec.KafkaSink{FullTableID: &yes}, plain, "events"},
+		{"topic", spec.KafkaSink{Topic: "out"}, customers, "out"},
+		{"topic column wins", spec.KafkaSink{Topic: "out"}, withTopic, "chosen"},
+		{"null topic column", spec.KafkaSink{Topic: "out"}, nullTopic, "out"},
+		{"mapping", spec.KafkaSink{TableTopicMapping: "inventory.customers:c; shop.o.*:o"}, orders, "o"},
+		{"mapping alternatives", spec.KafkaSink{TableTopicMapping: "x.y|inventory\\.cust.*:c"}, customers, "c"},
+		{"mapping whole id", spec.KafkaSink{TableTopicMapping: "inventory.cust:c"}, customers, "customers"},
+		{"mapping first wins", spec.KafkaSink{TableTopicMapping: "inventory.*:first;inventory.customers:second"}, customers, "first"},
+		{"mapping topic source", spec.KafkaSink{TableTopicMapping: "events:e"}, plain, "e"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := encode.NewRouter(&tc.sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Topic(tc.row); got != tc.want {
+				t.Fatalf("topic %q, want %q", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{"no-colon", "db.t:", ":topic", "db.(t:topic"} {
+		if _, err := encode.NewRouter(&spec.KafkaSink{TableTopicMapping: bad}); err == nil {
+			t.Errorf("table_topic_mapping %q: no error", bad)
+		}
+	}
+}

@@ -1,0 +1,268 @@
+package encode
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+)
+
+// This file writes row values as JSON. Plain JSON follows Flink's JSON
+// format: numbers and booleans as such, a DECIMAL as a number with its
+// scale, DATE "yyyy-MM-dd", TIMESTAMP ISO-8601 in UTC with a Z,
+// TIMESTAMP_NTZ ISO-8601 without a zone, BINARY base64. With connect set
+// (a Debezium event with its schema) the values follow the Connect types
+// [connectSchema] declares: DATE as days since the epoch
+// (io.debezium.time.Date), TIMESTAMP_NTZ as microseconds
+// (io.debezium.time.MicroTimestamp), DECIMAL as the base64 of its unscaled
+// two's-complement big-endian bytes (org.apache.kafka.connect.data.Decimal).
+
+// Layouts of time values in plain JSON.
+const (
+	dateLayout = "2006-01-02"
+	tsLayout   = "2006-01-02T15:04:05.999999Z"
+	ntzLayout  = "2006-01-02T15:04:05.999999"
+)
+
+// appendObject appends a JSON object of fields and their values, only the
+// fields at idx when idx is not nil.
+func appendObject(dst []byte, fields []schema.Field, values []any, idx []int, connect bool) ([]byte, error) {
+	dst = append(dst, '{')
+	n := 0
+	write := func(i int) error {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = appendString(dst, fields[i].Name)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendValue(dst, fields[i].Type, values[i], connect); err != nil {
+			return fmt.Errorf("field %q: %w", fields[i].Name, err)
+		}
+		return nil
+	}
+	if idx == nil {
+		for i := range fields {
+			if err := write(i); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		for _, i := range idx {
+			if err := write(i); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendValue appends v, a value of type t as [Row.Values] holds them, as
+// JSON.
+func appendValue(dst []byte, t *schema.Type, v any, connect bool) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	switch x := v.(type) {
+	case bool:
+		return strconv.AppendBool(dst, x), nil
+	case int32:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case float32:
+		return appendFloat(dst, float64(x), 32), nil
+	case float64:
+		return appendFloat(dst, x, 64), nil
+	case string:
+		switch t.Kind {
+		case schema.Decimal:
+			return appendDecimal(dst, t, x, connect)
+		case schema.String:
+			return appendString(dst, x), nil
+		}
+	case []byte:
+		return appendBase64(dst, x), nil
+	case time.Time:
+		return appendTime(dst, t, x, connect), nil
+	case json.RawMessage:
+		if connect { // io.debezium.data.Json: the JSON as a string
+			return appendString(dst, string(x)), nil
+		}
+		return append(dst, x...), nil
+	case []any:
+		if t.Kind != schema.Array {
+			break
+		}
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendValue(dst, t.Elem, e, connect); err != nil {
+				return nil, fmt.Errorf("element %d: %w", i, err)
+			}
+		}
+		return append(dst, ']'), nil
+	case map[string]any:
+		if t.Kind != schema.Struct {
+			break
+		}
+		values := make([]any, len(t.Fields))
+		for i, f := range t.Fields {
+			values[i] = x[f.Name]
+		}
+		return appendObject(dst, t.Fields, values, nil, connect)
+	case [][2]any:
+		if t.Kind != schema.Map {
+			break
+		}
+		return appendMap(dst, t, x, connect)
+	}
+	return nil, fmt.Errorf("a %T is not a value of type %s", v, t)
+}
+
+// appendMap appends a MAP as a JSON object; a key that is not a string
+// is written as its JSON text.
+func appendMap(dst []byte, t *schema.Type, pairs [][2]any, connect bool) ([]byte, error) {
+	dst = append(dst, '{')
+	for i, kv := range pairs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if s, ok := kv[0].(string); ok && t.Key.Kind != schema.Decimal {
+			dst = appendString(dst, s)
+		} else {
+			k, err := appendValue(nil, t.Key, kv[0], connect)
+			if err != nil {
+				return nil, fmt.Errorf("map key: %w", err)
+			}
+			dst = appendString(dst, string(k))
+		}
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendValue(dst, t.Value, kv[1], connect); err != nil {
+			return nil, fmt.Errorf("map value: %w", err)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendFloat appends f as a JSON number, NaN and the infinities as the
+// strings "NaN", "Infinity" and "-Infinity", which JSON has no number for.
+func appendFloat(dst []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Infinity"`...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, bits)
+}
+
+// appendDecimal appends the decimal text s: as a number, or with connect
+// as the base64 of its unscaled value's bytes.
+func appendDecimal(dst []byte, t *schema.Type, s string, connect bool) ([]byte, error) {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return nil, fmt.Errorf("%q is not a decimal", s)
+	}
+	if !connect {
+		return append(dst, r.FloatString(t.Scale)...), nil
+	}
+	unscaled := new(big.Int).Mul(r.Num(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Scale)), nil))
+	unscaled.Quo(unscaled, r.Denom())
+	return appendBase64(dst, twosComplement(unscaled)), nil
+}
+
+// twosComplement returns the shortest two's-complement big-endian bytes
+// of n, as Java's BigInteger.toByteArray does.
+func twosComplement(n *big.Int) []byte {
+	if n.Sign() >= 0 {
+		b := n.Bytes()
+		if len(b) == 0 || b[0]&0x80 != 0 {
+			b = append([]byte{0}, b...)
+		}
+		return b
+	}
+	// -n-1 in bytes, inverted.
+	m := new(big.Int).Neg(n)
+	m.Sub(m, big.NewInt(1))
+	b := m.Bytes()
+	if len(b) == 0 || b[0]&0x80 != 0 {
+		b = append([]byte{0}, b...)
+	}
+	for i := range b {
+		b[i] = ^b[i]
+	}
+	return b
+}
+
+// appendTime appends a DATE, TIMESTAMP or TIMESTAMP_NTZ value.
+func appendTime(dst []byte, t *schema.Type, v time.Time, connect bool) []byte {
+	v = v.UTC()
+	switch {
+	case t.Kind == schema.Date && connect:
+		return strconv.AppendInt(dst, int64(math.Floor(float64(v.Unix())/86400)), 10)
+	case t.Kind == schema.Date:
+		return appendString(dst, v.Format(dateLayout))
+	case t.Kind == schema.TimestampNTZ && connect:
+		return strconv.AppendInt(dst, v.UnixMicro(), 10)
+	case t.Kind == schema.TimestampNTZ:
+		return appendString(dst, v.Format(ntzLayout))
+	}
+	return appendString(dst, v.Format(tsLayout))
+}
+
+// appendBase64 appends b as a JSON string of its standard base64.
+func appendBase64(dst, b []byte) []byte {
+	dst = append(dst, '"')
+	dst = base64.StdEncoding.AppendEncode(dst, b)
+	return append(dst, '"')
+}
+
+// appendString appends s as a JSON string; bytes that are not UTF-8 become
+// U+FFFD.
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, "\ufffd"...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}

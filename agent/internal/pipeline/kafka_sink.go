@@ -1,0 +1,617 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// This file runs Kafka sinks (S-12, F-17): the records of a sink's source
+// topics, decoded as a table with the same kafka_options would decode
+// them, encoded as change events (or JSON rows) and written to Kafka.
+//
+// Where a sink is comes from Kafka, not from a table's log: the next
+// source offsets are committed to the consumer group
+// "tributary-sink.<name>". An exactly-once sink commits them in the same
+// Kafka transaction as the records written from them (AddOffsetsToTxn +
+// TxnOffsetCommit, the Kafka Streams pattern), so a restart resumes exactly
+// after the last committed transaction: a read_committed consumer of the
+// sink's topics sees every source record's output once. This departs from
+// "the consumer group is never the source of truth": a Delta log and a
+// Kafka transaction cannot commit atomically, the group and the records
+// can. An at-least-once sink commits the offsets after the records are
+// acked, outside any transaction: a crash between the two writes those
+// records again.
+//
+// A round of the loop reads what the fetchers delivered during
+// flush_interval (or until maxSinkPendingBytes), decodes it, and writes it
+// in one transaction. Any error ends the session: the open transaction is
+// aborted (best effort: a new InitProducerId aborts it anyway), and the
+// session starts again from the group's offsets. A producer fenced by a
+// newer one of the same transactional id (another agent running the same
+// sink) stops the sink, FAILED. Partitions and topic_pattern topics that
+// appear later are read from their earliest offset, found every
+// partition_discovery_interval.
+//
+// A table source (source_table) is not written yet: CheckSink refuses it.
+
+// maxSinkPendingBytes is how much fetched data a sink holds before it
+// writes a round early, even before its flush_interval is over.
+const maxSinkPendingBytes = 16 << 20
+
+// sinkRetryMax bounds the wait between two sessions of a failing sink.
+const sinkRetryMax = 30 * time.Second
+
+// sinkRunner runs one Kafka sink until stopped, or until it fails.
+type sinkRunner struct {
+	spec   spec.KafkaSink
+	conn   spec.Connection
+	regs   map[string]spec.SchemaRegistry
+	client *kafka.Client
+	m      *Manager
+	log    *slog.Logger
+
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu     sync.Mutex
+	status spec.KafkaSinkStatus
+}
+
+// CheckSink reports whether ApplySink would refuse sink k, with the same
+// [spec.Errors], and changes nothing. k must be normalized and valid.
+func (m *Manager) CheckSink(k *spec.KafkaSink, _ *spec.Connection, _ map[string]spec.SchemaRegistry) error {
+	if k.SourceTable != "" {
+		return spec.Errors{{Path: "source_table", Detail: "this agent does not write a table's changes to Kafka yet; " +
+			"read the table's topics with source instead"}}
+	}
+	t := k.SourceTableSpec()
+	layout, errs := t.Layout()
+	if len(errs) > 0 {
+		return errs
+	}
+	if _, err := inferredPart(layout); err != nil {
+		return spec.Errors{{Path: "source", Detail: err.Error()}}
+	}
+	return nil
+}
+
+// ApplySink starts Kafka sink k writing through conn, or restarts it when
+// its spec or connection changed: the running session stops (its open
+// transaction is aborted by the new session's start) and a new one resumes
+// from the sink's consumer group. regs holds the schema registries of the
+// other connections k's source's transformers name.
+func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
+	if err := m.CheckSink(k, conn, regs); err != nil {
+		return err
+	}
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	m.mu.Lock()
+	old := m.sinks[k.Name]
+	m.mu.Unlock()
+	if old != nil {
+		if reflect.DeepEqual(old.spec, *k) && reflect.DeepEqual(old.conn, *conn) && reflect.DeepEqual(old.regs, regs) &&
+			old.snapshot().State != spec.StateFailed {
+			return nil
+		}
+		old.stop()
+	}
+	client, err := kafka.NewClient(conn)
+	if err != nil {
+		return err
+	}
+	r := &sinkRunner{spec: *k, conn: *conn, regs: regs, client: client, m: m, log: m.log.With("kafka_sink", k.Name),
+		done: make(chan struct{}), status: spec.KafkaSinkStatus{State: spec.StateStarting}}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	go r.run(runCtx)
+	m.mu.Lock()
+	m.sinks[k.Name] = r
+	m.mu.Unlock()
+	m.log.Info("kafka sink applied", "kafka_sink", k.Name)
+	return nil
+}
+
+// RemoveSink stops the named sink and forgets it. Its consumer group
+// stays.
+func (m *Manager) RemoveSink(_ context.Context, name string) error {
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	m.mu.Lock()
+	r := m.sinks[name]
+	delete(m.sinks, name)
+	m.mu.Unlock()
+	if r != nil {
+		r.stop()
+		m.log.Info("kafka sink stopped and removed", "kafka_sink", name)
+	}
+	return nil
+}
+
+// SinkStatus reports the named sink; ok is false when it does not run.
+func (m *Manager) SinkStatus(name string) (status spec.KafkaSinkStatus, ok bool) {
+	m.mu.Lock()
+	r := m.sinks[name]
+	m.mu.Unlock()
+	if r == nil {
+		return spec.KafkaSinkStatus{}, false
+	}
+	return r.snapshot(), true
+}
+
+// stopSinks stops every sink; the caller holds changeMu.
+func (m *Manager) stopSinks() {
+	m.mu.Lock()
+	sinks := maps.Clone(m.sinks)
+	clear(m.sinks)
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, r := range sinks {
+		wg.Go(r.stop)
+	}
+	wg.Wait()
+}
+
+// stop ends the sink's session and waits for it; what the open
+// transaction held is aborted, and read again by the next start.
+func (r *sinkRunner) stop() {
+	r.cancel()
+	<-r.done
+	r.client.Close()
+}
+
+// snapshot returns a copy of the sink's status.
+func (r *sinkRunner) snapshot() spec.KafkaSinkStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.status
+	st.Positions = maps.Clone(st.Positions)
+	return st
+}
+
+// setState records the sink's state and, when err is not nil, its last
+// error.
+func (r *sinkRunner) setState(state string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status.State = state
+	if err != nil {
+		r.status.LastError = err.Error()
+	}
+}
+
+// committed records a round written: n records, and the source's next
+// offsets, now committed (at a session's start: where it resumes).
+func (r *sinkRunner) committed(n int, next map[kafka.TopicPartition]int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status.Records += int64(n)
+	if r.status.Positions == nil {
+		r.status.Positions = map[string]int64{}
+	}
+	for tp, off := range next {
+		r.status.Positions[tp.String()] = off
+	}
+}
+
+// run runs sessions until ctx ends or one fails for good.
+func (r *sinkRunner) run(ctx context.Context) {
+	defer close(r.done)
+	backoff := time.Second
+	for {
+		err := r.session(ctx)
+		switch {
+		case ctx.Err() != nil:
+			r.setState(spec.StateStopped, nil)
+			return
+		case errors.Is(err, kafka.ErrFenced):
+			err = fmt.Errorf("fenced by another agent running kafka sink %q (transactional id %q): this one stops; "+
+				"run each sink on one agent only: %w", r.spec.Name, r.spec.TxnID(), err)
+			r.log.Error("kafka sink failed", "err", err)
+			r.setState(spec.StateFailed, err)
+			return
+		case fatalFor(r.spec.Source, err):
+			r.log.Error("kafka sink failed", "err", err)
+			r.setState(spec.StateFailed, err)
+			return
+		}
+		r.log.Warn("kafka sink restarts from its consumer group", "err", err, "in", backoff)
+		r.setState(spec.StateStarting, err)
+		if !waitOrStop(ctx, backoff, r.setState) {
+			return
+		}
+		backoff = min(backoff*2, sinkRetryMax)
+	}
+}
+
+// sinkSession is one session of a sink: a producer, the fetchers of the
+// source partitions from the group's offsets, and the decoder.
+type sinkSession struct {
+	r        *sinkRunner
+	producer *kafka.Producer
+	// next is the next source offset of every partition, committed once
+	// the round that read up to it is.
+	next map[kafka.TopicPartition]int64
+	// pending holds the batches fetched since the last round, and
+	// pendingBytes their size.
+	pending      []kafka.Batch
+	pendingBytes int64
+
+	layout  *spec.Layout
+	sources *decode.Sources
+	dec     *decode.Decoder
+	enc     encode.Encoder
+	router  *encode.Router
+	// partitions caches the partition count of each output topic.
+	partitions map[string]int
+	value      []byte
+}
+
+// session writes the source to the sink's topics until ctx ends or an
+// error happens, and returns that error.
+func (r *sinkRunner) session(ctx context.Context) (err error) {
+	s := &sinkSession{r: r, partitions: map[string]int{}, enc: encode.New(&r.spec)}
+	if s.router, err = encode.NewRouter(&r.spec); err != nil {
+		return fatalError{fmt.Errorf("table_topic_mapping: %w", err)}
+	}
+	cfg := kafka.ProducerConfig{}
+	if r.spec.ExactlyOnce() {
+		cfg.TransactionalID = r.spec.TxnID()
+	}
+	s.producer = r.client.NewProducer(cfg)
+	// InitProducerId first: it aborts what an earlier instance left open,
+	// so the group's offsets read next are those of its last commit.
+	if err := s.producer.Init(ctx); err != nil {
+		return fmt.Errorf("start the producer: %w", err)
+	}
+	if err := s.prepare(ctx); err != nil {
+		return err
+	}
+	tps, err := r.client.Partitions(ctx, r.spec.Source)
+	if err != nil {
+		return fmt.Errorf("list the source partitions: %w", err)
+	}
+	if s.next, err = r.starts(ctx, tps, r.spec.Source.StartingOffset); err != nil {
+		return err
+	}
+	settings, err := clientSettings(r.spec.Source)
+	if err != nil {
+		return err
+	}
+	r.committed(0, s.next)
+	r.setState(spec.StateRunning, nil)
+
+	fetchCtx, stopFetch := context.WithCancel(ctx)
+	in := make(chan kafka.Batch)
+	fetchErrs := make(chan error, 1)
+	var wg sync.WaitGroup
+	defer func() {
+		stopFetch()
+		wg.Wait()
+		s.release()
+	}()
+	fetch := func(tps []kafka.TopicPartition) {
+		for _, tp := range tps {
+			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: r.spec.Source.ReadCommitted(), Budget: r.m.cfg.Memory,
+				Settings: settings}
+			from := s.next[tp] // rounds move s.next while the fetchers run
+			wg.Go(func() {
+				if err := f.Run(fetchCtx, from, in); err != nil && fetchCtx.Err() == nil {
+					select {
+					case fetchErrs <- err:
+					default: // the session ends on the first
+					}
+				}
+			})
+		}
+	}
+	fetch(tps)
+	tick := time.NewTicker(r.spec.FlushEvery())
+	defer tick.Stop()
+	discover, stopDiscover := discoverTicks(discoveryInterval(r.spec.Source))
+	defer stopDiscover()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-fetchErrs:
+			return fmt.Errorf("fetch the source: %w", err)
+		case <-discover:
+			fresh, err := s.discover(ctx)
+			if err != nil {
+				return err
+			}
+			fetch(fresh)
+			continue
+		case b := <-in:
+			s.pending = append(s.pending, b)
+			s.pendingBytes += b.Bytes
+			if s.pendingBytes < maxSinkPendingBytes {
+				continue
+			}
+		case <-tick.C:
+		}
+		if err := s.round(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// discover returns the source partitions that appeared since the session
+// started (new partitions, new topics of a topic_pattern), whose starts
+// it adds to s.next: the group's offset, else the earliest offset, so that
+// none of their records is skipped.
+func (s *sinkSession) discover(ctx context.Context) ([]kafka.TopicPartition, error) {
+	tps, err := s.r.client.Partitions(ctx, s.r.spec.Source)
+	if err != nil {
+		return nil, fmt.Errorf("list the source partitions: %w", err)
+	}
+	var fresh []kafka.TopicPartition
+	for _, tp := range tps {
+		if _, ok := s.next[tp]; !ok {
+			fresh = append(fresh, tp)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	starts, err := s.r.starts(ctx, fresh, spec.StartingOffsetEarliest)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(s.next, starts)
+	s.r.committed(0, starts)
+	s.r.log.Info("new source partitions", "partitions", fresh)
+	return fresh, nil
+}
+
+// starts returns where each of tps resumes: the sink's group's committed
+// offset, else where starting mode starting says.
+func (r *sinkRunner) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) (map[kafka.TopicPartition]int64, error) {
+	group := r.spec.Group()
+	next, err := r.client.GroupOffsets(ctx, group, tps)
+	if err != nil {
+		return nil, fmt.Errorf("read the sink's positions: %w", err)
+	}
+	var fresh []kafka.TopicPartition
+	for _, tp := range tps {
+		if _, ok := next[tp]; !ok {
+			fresh = append(fresh, tp)
+		}
+	}
+	if len(fresh) > 0 {
+		pos := &positions{client: r.client, ko: r.spec.Source, group: group, owner: "the kafka sink"}
+		starts, err := pos.starts(ctx, fresh, starting)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(next, starts)
+	}
+	return next, nil
+}
+
+// prepare builds the source's layout and what decodes into it.
+func (s *sinkSession) prepare(ctx context.Context) error {
+	r := s.r
+	t := r.spec.SourceTableSpec()
+	layout, errs := t.Layout()
+	if len(errs) > 0 {
+		return fatalError{fmt.Errorf("source: %w", errs)}
+	}
+	sources, err := decode.Resolve(ctx, layout, nil, r.m.registries.clientsOf(tableRegistries(&t, &r.conn, r.regs)))
+	if err != nil {
+		return fmt.Errorf("resolve the source's schemas: %w", err)
+	}
+	s.layout, s.sources = layout, sources
+	return nil
+}
+
+// release gives back the memory of the batches not written.
+func (s *sinkSession) release() {
+	for i := range s.pending {
+		s.r.m.cfg.Memory.Release(s.pending[i].Bytes)
+		s.pending[i].Release()
+	}
+	s.pending, s.pendingBytes = nil, 0
+}
+
+// round writes the pending batches and commits the source offsets past
+// them: in one transaction for an exactly-once sink.
+func (s *sinkSession) round(ctx context.Context) (err error) {
+	defer s.release()
+	next := map[kafka.TopicPartition]int64{}
+	out := map[string]map[int32][]kafka.OutRecord{}
+	n := 0
+	for i := range s.pending {
+		b := &s.pending[i]
+		if b.Next > s.next[b.TP] {
+			next[b.TP] = b.Next
+		}
+		if len(b.Records) == 0 {
+			continue
+		}
+		c, err := s.encode(ctx, b.Records, out)
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.TP, err)
+		}
+		n += c
+	}
+	if len(next) == 0 {
+		return nil // nothing read, nothing to commit
+	}
+	offsets := map[string]map[int32]int64{}
+	for tp, off := range next {
+		if offsets[tp.Topic] == nil {
+			offsets[tp.Topic] = map[int32]int64{}
+		}
+		offsets[tp.Topic][int32(tp.Partition)] = off
+	}
+	p := s.producer
+	if s.r.spec.ExactlyOnce() {
+		if err := p.Begin(); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil && !errors.Is(err, kafka.ErrFenced) {
+				// Best effort: the next session's InitProducerId aborts it
+				// anyway.
+				abortCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				_ = p.Abort(abortCtx)
+				cancel()
+			}
+		}()
+	}
+	for topic, parts := range out {
+		for partition, recs := range parts {
+			if err := p.Send(ctx, topic, partition, recs); err != nil {
+				return fmt.Errorf("write to %s/%d: %w", topic, partition, err)
+			}
+		}
+	}
+	if err := p.SendOffsets(ctx, s.r.spec.Group(), offsets); err != nil {
+		return fmt.Errorf("commit the source offsets to group %q: %w", s.r.spec.Group(), err)
+	}
+	if s.r.spec.ExactlyOnce() {
+		if err := p.Commit(ctx); err != nil {
+			return fmt.Errorf("commit the transaction: %w", err)
+		}
+	}
+	maps.Copy(s.next, next)
+	s.r.committed(n, next)
+	return nil
+}
+
+// encode decodes recs, of one source partition, and appends what their
+// rows become to out, by topic and partition. It returns how many records
+// it added.
+func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[string]map[int32][]kafka.OutRecord) (int, error) {
+	batch, err := s.decode(ctx, recs)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := encode.Rows(s.layout, s.layout.Columns(), &batch, recs)
+	if err != nil {
+		return 0, fmt.Errorf("read the decoded rows: %w", err)
+	}
+	headers := s.r.spec.Headers()
+	for i := range rows {
+		row := &rows[i]
+		topic := s.router.Topic(row)
+		count, ok := s.partitions[topic]
+		if !ok {
+			if count, err = s.r.client.PartitionCount(ctx, topic); err != nil {
+				return 0, err
+			}
+			s.partitions[topic] = count
+		}
+		src := &recs[recordOf(&batch, i)]
+		// A change keeps its time; other rows take their record's.
+		rec := kafka.OutRecord{Timestamp: row.TS}
+		if rec.Timestamp.IsZero() {
+			rec.Timestamp = src.Timestamp
+		}
+		if s.value, err = s.enc.Value(s.value[:0], row); err != nil {
+			return 0, fmt.Errorf("encode the row of offset %d: %w", src.Offset, err)
+		}
+		// The records are written after every chunk of the round is
+		// encoded, and the fetched records' memory goes back to the pool
+		// then: each keeps its own copy. A nil value (a JSON delete) stays
+		// a tombstone.
+		if s.value != nil {
+			rec.Value = append([]byte{}, s.value...)
+		}
+		if k := s.enc.Key(row); k != nil {
+			rec.Key = append([]byte{}, k...)
+		}
+		if headers {
+			rec.Headers = copyHeaders(row.Headers)
+		}
+		partition := encode.Partition(s.r.spec.PartitionStrategy, rec.Key, count)
+		if out[topic] == nil {
+			out[topic] = map[int32][]kafka.OutRecord{}
+		}
+		out[topic][partition] = append(out[topic][partition], rec)
+	}
+	return len(rows), nil
+}
+
+// recordOf returns the index of the record row i of batch was decoded
+// from.
+func recordOf(batch *decode.Batch, i int) int {
+	if batch.RowRecord != nil {
+		return int(batch.RowRecord[i])
+	}
+	return i
+}
+
+// copyHeaders returns a copy of hs that does not point into the fetched
+// records.
+func copyHeaders(hs []decode.Header) []decode.Header {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]decode.Header, len(hs))
+	for i, h := range hs {
+		out[i] = decode.Header{Key: h.Key, Value: append([]byte(nil), h.Value...)}
+	}
+	return out
+}
+
+// decode decodes recs into the source's columns. An inferred part takes
+// its first columns from the first records it sees, and new ones as later
+// records bring them: the sink keeps no schema, so its columns start
+// again from the records at every session.
+func (s *sinkSession) decode(ctx context.Context, recs []decode.Record) (decode.Batch, error) {
+	if s.dec == nil {
+		p, err := inferredPart(s.layout)
+		if err != nil {
+			return decode.Batch{}, err
+		}
+		if p != nil && p.Fields == nil {
+			// A change event's columns are those of its row images, not
+			// of the event: the decoder adds them as they come.
+			var base []schema.Field
+			if !p.Transformer.Changelog() {
+				base = inferFrom(p, recs)
+			}
+			if err := withHints(s.layout, p, base); err != nil {
+				return decode.Batch{}, err
+			}
+		}
+		if s.dec, err = decode.New(s.layout, s.sources); err != nil {
+			return decode.Batch{}, fatalError{fmt.Errorf("build the source's decoder: %w", err)}
+		}
+	}
+	for {
+		batch, err := s.dec.Decode(ctx, recs)
+		var nc *decode.NewColumnsError
+		if !errors.As(err, &nc) {
+			return batch, err
+		}
+		side := &s.layout.Value
+		if nc.Side == "key" {
+			side = &s.layout.Key
+		}
+		fields, changed := nc.Apply(side.Fields)
+		if !changed || nc.Fail {
+			return decode.Batch{}, fatalError{nc}
+		}
+		side.Fields = fields
+		if s.dec, err = decode.New(s.layout, s.sources); err != nil {
+			return decode.Batch{}, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
+		}
+		s.r.log.Info("new source columns", "columns", nc.Columns)
+	}
+}

@@ -1,0 +1,171 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// testSink returns a sink of JSON records of topic in, written as JSON
+// rows to topic out, with the delivery guarantee dg.
+func testSink(dg string) *spec.KafkaSink {
+	k := &spec.KafkaSink{
+		Name: "s", Connection: "c", Topic: "out", ValueFormat: spec.SinkFormatJSON, DeliveryGuarantee: dg, FlushInterval: "200ms",
+		Source: &spec.KafkaOptions{
+			Topics: []string{"in"}, StartingOffset: spec.StartingOffsetEarliest,
+			ValueTransformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: "id BIGINT, name STRING"}},
+		},
+	}
+	k.Normalize()
+	return k
+}
+
+// readCommitted returns the ids of the JSON rows of topic, as a
+// read_committed consumer sees them.
+func readCommitted(t *testing.T, addr, topic string) []int {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var ids []int
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			var row struct{ ID int }
+			if err := json.Unmarshal(r.Value, &row); err != nil {
+				t.Fatalf("record %s/%d@%d: %v: %q", r.Topic, r.Partition, r.Offset, err, r.Value)
+			}
+			ids = append(ids, row.ID)
+		})
+		if n == 0 {
+			return ids
+		}
+	}
+}
+
+// sinkAt waits until sink s of m has committed offset next of in/0.
+func sinkAt(t *testing.T, m *Manager, next int64) {
+	t.Helper()
+	waitFor(t, 30*time.Second, fmt.Sprintf("the sink at offset %d", next), func() bool {
+		st, ok := m.SinkStatus("s")
+		if ok && st.State == spec.StateFailed {
+			t.Fatalf("sink FAILED: %s", st.LastError)
+		}
+		return ok && st.Positions["in/0"] >= next
+	})
+}
+
+// TestKafkaSinkWritesAndResumes: both delivery guarantees write every row
+// of the source once, and a sink applied again resumes after what it wrote.
+func TestKafkaSinkWritesAndResumes(t *testing.T) {
+	for _, dg := range spec.DeliveryGuarantees {
+		t.Run(dg, func(t *testing.T) {
+			addr, producer := newCluster(t, 1, "in", "out")
+			produce(t, producer, 0, 20, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) })
+			conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+			m := NewManager(Config{Warehouse: t.TempDir()})
+			t.Cleanup(func() { m.Close(context.Background()) })
+			if err := m.ApplySink(context.Background(), testSink(dg), conn, nil); err != nil {
+				t.Fatal(err)
+			}
+			sinkAt(t, m, 20)
+			if err := m.RemoveSink(context.Background(), "s"); err != nil {
+				t.Fatal(err)
+			}
+			produce(t, producer, 20, 30, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) })
+			if err := m.ApplySink(context.Background(), testSink(dg), conn, nil); err != nil {
+				t.Fatal(err)
+			}
+			sinkAt(t, m, 30)
+			ids := readCommitted(t, addr, "out")
+			if len(ids) != 30 {
+				t.Fatalf("read %d rows %v, want 30", len(ids), ids)
+			}
+			for i, id := range ids {
+				if id != i {
+					t.Fatalf("row %d has id %d; ids %v", i, id, ids)
+				}
+			}
+			if st, _ := m.SinkStatus("s"); st.Records != 10 {
+				t.Fatalf("status records = %d, want 10 (since the second start)", st.Records)
+			}
+		})
+	}
+}
+
+// TestKafkaSinkFenced: a second manager running the same exactly-once
+// sink fences the first, which stops FAILED saying so.
+func TestKafkaSinkFenced(t *testing.T) {
+	addr, producer := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	var ms [2]*Manager
+	for i := range ms {
+		ms[i] = NewManager(Config{Warehouse: t.TempDir()})
+		t.Cleanup(func() { ms[i].Close(context.Background()) })
+	}
+	if err := ms[0].ApplySink(context.Background(), testSink(spec.DeliveryExactlyOnce), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	sinkAt(t, ms[0], 5)
+	if err := ms[1].ApplySink(context.Background(), testSink(spec.DeliveryExactlyOnce), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	sinkAt(t, ms[1], 5)
+	produce(t, producer, 5, 10, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	waitFor(t, 30*time.Second, "the older sink FAILED", func() bool {
+		st, _ := ms[0].SinkStatus("s")
+		return st.State == spec.StateFailed
+	})
+	if st, _ := ms[0].SinkStatus("s"); !strings.Contains(st.LastError, "fenced by another agent") {
+		t.Fatalf("the older sink's error: %s", st.LastError)
+	}
+	sinkAt(t, ms[1], 10)
+	if ids := readCommitted(t, addr, "out"); len(ids) != 10 {
+		t.Fatalf("read %v, want ids 0 to 9 once each", ids)
+	}
+}
+
+// TestKafkaSinkDiscoversTopics: a sink of a topic_pattern picks up a
+// matching topic created while it runs, from its first record.
+func TestKafkaSinkDiscoversTopics(t *testing.T) {
+	addr, producer := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	k := testSink(spec.DeliveryExactlyOnce)
+	k.Source.Topics, k.Source.TopicPattern, k.Source.PartitionDiscoveryInterval = nil, "in.*", "200ms"
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	t.Cleanup(func() { m.Close(context.Background()) })
+	if err := m.ApplySink(context.Background(), k, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 0, 3, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	sinkAt(t, m, 3)
+	if _, err := kadm.NewClient(producer).CreateTopic(context.Background(), 1, 1, nil, "in2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := producer.ProduceSync(context.Background(), &kgo.Record{Topic: "in2", Value: []byte(`{"id":3}`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the new topic written", func() bool {
+		st, _ := m.SinkStatus("s")
+		return st.Positions["in2/0"] == 1
+	})
+	if ids := readCommitted(t, addr, "out"); len(ids) != 4 || ids[3] != 3 {
+		t.Fatalf("read %v, want ids 0 to 3", ids)
+	}
+}

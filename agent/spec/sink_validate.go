@@ -1,0 +1,172 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// TopicRoute is one entry of a table_topic_mapping: the tables whose id
+// Tables matches (whole) go to Topic.
+type TopicRoute struct {
+	// Pattern is the table id pattern as written.
+	Pattern string
+	// Tables is Pattern compiled to match a whole table id.
+	Tables *regexp.Regexp
+	// Topic is where the matching tables' rows go.
+	Topic string
+}
+
+// ParseTopicMapping parses a table_topic_mapping,
+// "db.t1:topic1;db.t2:topic2", Flink's sink.tableId-to-topic.mapping:
+// entries separated by ';', each a table id pattern (RE2, matched against
+// the whole id), ':', and a topic. Empty entries are ignored; the order is
+// kept, since the first match wins.
+func ParseTopicMapping(s string) ([]TopicRoute, error) {
+	var routes []TopicRoute
+	for i, entry := range strings.Split(s, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		// A topic name has no ':', a pattern may.
+		cut := strings.LastIndexByte(entry, ':')
+		if cut < 0 {
+			return nil, fmt.Errorf("entry %d %q has no ':'; write \"<table id pattern>:<topic>\"", i+1, entry)
+		}
+		pattern, topic := strings.TrimSpace(entry[:cut]), strings.TrimSpace(entry[cut+1:])
+		if pattern == "" {
+			return nil, fmt.Errorf("entry %d %q has no table id before ':'", i+1, entry)
+		}
+		if !ValidTopic(topic) {
+			return nil, fmt.Errorf("entry %d %q: %q is not a valid Kafka topic name: use 1 to 249 of A-Z a-z 0-9 . _ -", i+1, entry, topic)
+		}
+		re, err := regexp.Compile(`^(?:` + pattern + `)$`)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d %q: the table id pattern does not compile: %v (the syntax is RE2)",
+				i+1, entry, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+		routes = append(routes, TopicRoute{Pattern: pattern, Tables: re, Topic: topic})
+	}
+	if len(routes) == 0 {
+		return nil, errors.New("the mapping has no entry; write \"<table id pattern>:<topic>\", entries separated by ';'")
+	}
+	return routes, nil
+}
+
+// sinkTablePath is where the paths of the source's layout problems start:
+// they are those of a table, whose kafka_options are the sink's source.
+const sinkTablePath = "connector_options.kafka_options"
+
+// Validate returns every problem with s, each on its attribute path.
+func (s *KafkaSink) Validate() Errors {
+	col := newCollector()
+	validateName(col, "name", s.Name)
+	validateRequiredName(col, "connection_name", s.Connection, "a connection name (the cluster the sink writes to)")
+	validateExactlyOne(col, 0, "a sink reads either a table's changes or topics",
+		attrSet{"source", s.Source != nil}, attrSet{"source_table", s.SourceTable != ""})
+	if s.SourceTable != "" {
+		parts := strings.Split(s.SourceTable, ".")
+		if len(parts) != 3 || slices.ContainsFunc(parts, func(p string) bool { return !ValidIdentifier(p) }) {
+			col.add("source_table", "%q is not \"<catalog>.<schema>.<table>\" of three identifiers", s.SourceTable)
+		}
+	}
+	if s.Source != nil {
+		sc := col.at("source")
+		s.Source.validate(sc)
+		s.Source.refuseOnSink(sc)
+		if len(*col.errs) == 0 {
+			t := s.SourceTableSpec()
+			_, errs := t.Layout()
+			for _, e := range errs {
+				e.Path = "source" + strings.TrimPrefix(e.Path, sinkTablePath)
+				for i, p := range e.Involves {
+					e.Involves[i] = "source" + strings.TrimPrefix(p, sinkTablePath)
+				}
+				*col.errs = append(*col.errs, e)
+			}
+		}
+	}
+	if s.Topic != "" && s.TableTopicMapping != "" {
+		col.addInvolving("table_topic_mapping", []string{"topic"},
+			"topic and table_topic_mapping are mutually exclusive: topic sends every row to one topic")
+	}
+	if s.Topic != "" && !ValidTopic(s.Topic) {
+		col.add("topic", "%q is not a valid Kafka topic name: use 1 to 249 of A-Z a-z 0-9 . _ -", s.Topic)
+	}
+	if s.TableTopicMapping != "" {
+		if _, err := ParseTopicMapping(s.TableTopicMapping); err != nil {
+			col.add("table_topic_mapping", "%v", err)
+		}
+	}
+	validateEnum(col, "partition_strategy", s.PartitionStrategy, PartitionStrategies, map[string]string{
+		"all-to-zero": PartitionAllToZero, "hash-by-key": PartitionHashByKey,
+	})
+	validateEnum(col, "value_format", s.ValueFormat, SinkFormats, map[string]string{
+		"debezium-json": SinkFormatDebeziumJSON, "canal-json": SinkFormatCanalJSON, "json": SinkFormatJSON,
+	})
+	validateEnum(col, "delivery_guarantee", s.DeliveryGuarantee, DeliveryGuarantees, map[string]string{
+		"at-least-once": DeliveryAtLeastOnce, "exactly-once": DeliveryExactlyOnce,
+	})
+	if s.TransactionalID != "" && s.DeliveryGuarantee != DeliveryExactlyOnce {
+		col.addInvolving("transactional_id", []string{"delivery_guarantee"},
+			"transactional_id applies only to delivery_guarantee = %q", DeliveryExactlyOnce)
+	}
+	if s.IncludeSchema != nil && *s.IncludeSchema && s.ValueFormat != "" && s.ValueFormat != SinkFormatDebeziumJSON {
+		col.addInvolving("include_schema", []string{"value_format"},
+			"include_schema applies only to value_format = %q", SinkFormatDebeziumJSON)
+	}
+	if s.FlushInterval != "" {
+		d, err := time.ParseDuration(s.FlushInterval)
+		switch {
+		case err != nil:
+			col.add("flush_interval", "%q is not a duration; write it like \"5s\", \"500ms\" or \"1m\"", s.FlushInterval)
+		case d < 100*time.Millisecond:
+			col.add("flush_interval", "%s is shorter than the minimum of 100ms", d)
+		case s.DeliveryGuarantee == DeliveryExactlyOnce && d > time.Minute:
+			col.add("flush_interval", "%s is longer than the 1m an exactly-once sink's transaction may stay open", d)
+		}
+	}
+	return *col.errs
+}
+
+// validateEnum checks that v, if set, is one of allowed; flink maps the
+// spellings of Flink's options to ours, for a hint.
+func validateEnum(col collector, attr, v string, allowed []string, flink map[string]string) {
+	if v == "" || slices.Contains(allowed, v) {
+		return
+	}
+	hint := ""
+	if ours, ok := flink[strings.ToLower(v)]; ok {
+		hint = fmt.Sprintf("; Flink's %q is %q here", v, ours)
+	}
+	col.add(attr, "%q is not one of %s%s", v, strings.Join(allowed, ", "), hint)
+}
+
+// refuseOnSink refuses, under the source collector sc of a sink, the
+// options a sink does not honour: a sink never ends, writes as it reads
+// rather than per trigger, and fails on a record that does not decode.
+func (ko *KafkaOptions) refuseOnSink(sc collector) {
+	ko.refuseEnding(sc, nil, "a Kafka sink runs until it is deleted")
+	for _, o := range []struct {
+		attr string
+		set  bool
+	}{
+		{"max_offsets_per_trigger", ko.MaxOffsetsPerTrigger != nil},
+		{"min_offsets_per_trigger", ko.MinOffsetsPerTrigger != nil},
+		{"max_trigger_delay", ko.MaxTriggerDelay != ""},
+		{"min_partitions", ko.MinPartitions != nil},
+		{"max_records_per_partition", ko.MaxRecordsPerPartition != nil},
+		{"ignore_errors", ko.IgnoresErrors()},
+		{"group_id", ko.GroupID != ""},
+		{"group_id_prefix", ko.GroupIDPrefix != ""},
+	} {
+		if o.set {
+			sc.add(o.attr, "%s is not supported on a Kafka sink's source (its positions are in the group "+
+				"\"tributary-sink.<name>\"); remove it", o.attr)
+		}
+	}
+}

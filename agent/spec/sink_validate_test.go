@@ -1,0 +1,84 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseTopicMapping(t *testing.T) {
+	routes, err := ParseTopicMapping(" db.t1:topic1; db\\.t[23]:topic2 ;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(routes) != 2 || routes[0].Topic != "topic1" || routes[1].Pattern != `db\.t[23]` {
+		t.Fatalf("routes = %+v", routes)
+	}
+	for id, want := range map[string]bool{"db.t2": true, "db.t3": true, "db.t4": false, "xdb.t2": false} {
+		if got := routes[1].Tables.MatchString(id); got != want {
+			t.Errorf("%q matches %v, want %v", id, got, want)
+		}
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"", "no entry"},
+		{"db.t1", "has no ':'"},
+		{":t", "no table id"},
+		{"a:b c", "not a valid Kafka topic name"},
+		{"a(:t", "does not compile"},
+	} {
+		if _, err := ParseTopicMapping(bad.in); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("ParseTopicMapping(%q) = %v, want an error containing %q", bad.in, err, bad.want)
+		}
+	}
+}
+
+func TestKafkaSinkValidate(t *testing.T) {
+	valid := func() *KafkaSink {
+		k := &KafkaSink{Name: "s", Connection: "c", Source: &KafkaOptions{Topics: []string{"in"}}}
+		k.Normalize()
+		return k
+	}
+	if errs := valid().Validate(); len(errs) > 0 {
+		t.Fatalf("a valid sink: %v", errs)
+	}
+	k := valid()
+	if k.PartitionStrategy != PartitionAllToZero || k.ValueFormat != SinkFormatDebeziumJSON || k.DeliveryGuarantee != DeliveryAtLeastOnce ||
+		!k.Headers() || *k.FullTableID || k.TxnID() != "tributary-sink.s" || k.Group() != "tributary-sink.s" {
+		t.Fatalf("defaults: %+v", k)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*KafkaSink)
+		path   string
+		detail string
+	}{
+		{"no source", func(k *KafkaSink) { k.Source = nil }, "source", "one of source or source_table is required"},
+		{"two sources", func(k *KafkaSink) { k.SourceTable = "main.raw.t" }, "source", "mutually exclusive"},
+		{"bad table", func(k *KafkaSink) { k.Source, k.SourceTable = nil, "raw.t" }, "source_table", "three identifiers"},
+		{"source topic", func(k *KafkaSink) { k.Source.Topics = []string{"a b"} }, "source.topics[0]", "not a valid Kafka topic"},
+		{"source columns", func(k *KafkaSink) {
+			k.Source.ValueTransformer = &Transformer{Format: FormatJSON, JSONOptions: &JSONOptions{Schema: "id BIGINT, id STRING"}}
+		}, "source.value_transformer", "id"},
+		{"ending", func(k *KafkaSink) { k.Source.EndingOffset = "latest" }, "source.ending_offset", "until it is deleted"},
+		{"budget", func(k *KafkaSink) { on := true; k.Source.IgnoreErrors = &on }, "source.ignore_errors", "not supported on a Kafka sink"},
+		{"flink strategy", func(k *KafkaSink) { k.PartitionStrategy = "hash-by-key" }, "partition_strategy", `Flink's "hash-by-key" is "HASH_BY_KEY"`},
+		{"format", func(k *KafkaSink) { k.ValueFormat = "AVRO" }, "value_format", "not one of"},
+		{"guarantee", func(k *KafkaSink) { k.DeliveryGuarantee = "exactly-once" }, "delivery_guarantee", `"EXACTLY_ONCE"`},
+		{"topic and mapping", func(k *KafkaSink) { k.Topic, k.TableTopicMapping = "t", "a:b" }, "table_topic_mapping", "mutually exclusive"},
+		{"bad topic", func(k *KafkaSink) { k.Topic = "a/b" }, "topic", "not a valid"},
+		{"transactional id", func(k *KafkaSink) { k.TransactionalID = "x" }, "transactional_id", "EXACTLY_ONCE"},
+		{"schema of JSON", func(k *KafkaSink) { k.ValueFormat = SinkFormatJSON; *k.IncludeSchema = true }, "include_schema", "DEBEZIUM_JSON"},
+		{"flush", func(k *KafkaSink) { k.FlushInterval = "10ms" }, "flush_interval", "minimum"},
+		{"long txn", func(k *KafkaSink) { k.DeliveryGuarantee, k.FlushInterval = DeliveryExactlyOnce, "2m" }, "flush_interval", "1m"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := valid()
+			tc.change(k)
+			for _, e := range k.Validate() {
+				if strings.HasPrefix(e.Path, tc.path) && strings.Contains(e.Detail, tc.detail) {
+					return
+				}
+			}
+			t.Fatalf("problems %v, want one at %s containing %q", k.Validate(), tc.path, tc.detail)
+		})
+	}
+}

@@ -1,0 +1,222 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// kafkaSinkResourceModel is the state of tributary_kafka_sink; its
+// attributes are spec.KafkaSink's JSON names.
+type kafkaSinkResourceModel struct {
+	ID                    types.String   `tfsdk:"id"`
+	Name                  types.String   `tfsdk:"name"`
+	Connection            types.String   `tfsdk:"connection_name"`
+	SourceTable           types.String   `tfsdk:"source_table"`
+	Source                types.Object   `tfsdk:"source"`
+	Topic                 types.String   `tfsdk:"topic"`
+	TableTopicMapping     types.String   `tfsdk:"table_topic_mapping"`
+	PartitionStrategy     types.String   `tfsdk:"partition_strategy"`
+	ValueFormat           types.String   `tfsdk:"value_format"`
+	KeepChangedFieldsOnly types.Bool     `tfsdk:"keep_changed_fields_only"`
+	IncludeSchema         types.Bool     `tfsdk:"include_schema"`
+	FullTableID           types.Bool     `tfsdk:"full_table_id"`
+	IncludeHeaders        types.Bool     `tfsdk:"include_headers"`
+	DeliveryGuarantee     types.String   `tfsdk:"delivery_guarantee"`
+	TransactionalID       types.String   `tfsdk:"transactional_id"`
+	FlushInterval         types.String   `tfsdk:"flush_interval"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+}
+
+// kafkaSinkResourceSchema is the schema of tributary_kafka_sink, version 0.
+func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
+	source := kafkaOptionsSchema("the sink")
+	source.Required, source.Optional = false, true
+	source.MarkdownDescription = "The topics the sink reads, with the attributes of a pipeline table's " +
+		"`connector_options.kafka_options`: `topics` (or `topic_pattern`), `starting_offset`, `isolation_level`, " +
+		"`key_transformer` and `value_transformer`. Each record is decoded as such a table would decode it, and " +
+		"each row written to Kafka. Exactly one of `source` and `source_table` is required. `starting_offset` " +
+		"applies to partitions the sink has no position for yet; the positions are committed to the consumer " +
+		"group `tributary-sink.<name>`. What a sink does not honour is refused at plan time: the `ending_*` " +
+		"attributes (a sink never ends), the trigger and split options, `ignore_errors`, `group_id` and " +
+		"`group_id_prefix`."
+	return schema.Schema{
+		Version: 0,
+		MarkdownDescription: "A Kafka sink writes the decoded records of Kafka topics back to Kafka, as change " +
+			"events (`DEBEZIUM_JSON`, `CANAL_JSON`) or JSON rows, Flink's Kafka/Upsert sink with its " +
+			"`sink.*` options. With `delivery_guarantee = \"" + spec.DeliveryExactlyOnce + "\"` the records and the " +
+			"source positions are committed in one Kafka transaction: a `read_committed` consumer sees each " +
+			"source record's output exactly once, across crashes and restarts of the agent. The position lives " +
+			"in the consumer group `tributary-sink.<name>`, which destroying the sink keeps: a sink created again " +
+			"with the same name resumes there.",
+		Attributes: map[string]schema.Attribute{
+			"id":   idAttribute(),
+			"name": nameAttribute("Kafka sink", " (it resumes from the positions of the sink of its new name, if any)"),
+			"connection_name": schema.StringAttribute{
+				MarkdownDescription: "`name` of the `tributary_connection` the sink writes to, and that `source` reads " +
+					"from; reference it (`tributary_connection.x.name`) so that Terraform creates the connection first.",
+				Required: true,
+			},
+			"source_table": schema.StringAttribute{
+				MarkdownDescription: "`<catalog>.<schema>.<table>` of a table a pipeline of the agent writes, whose " +
+					"changes the sink would write. Exactly one of `source` and `source_table` is required. This agent " +
+					"does not support it yet: use `source` with the table's topics.",
+				Optional: true,
+			},
+			"source": source,
+			"topic": schema.StringAttribute{
+				MarkdownDescription: "The topic every row is written to; it must exist. Conflicts with " +
+					"`table_topic_mapping`. With neither, a row goes to the topic named by its table id: " +
+					"`<db>.<table>` with `full_table_id`, `<table>` without, from the change event's source; for a " +
+					"source that is not a change stream, the source topic. A `topic` column in the row overrides.",
+				Optional: true,
+			},
+			"table_topic_mapping": schema.StringAttribute{
+				MarkdownDescription: "Flink's `sink.tableId-to-topic.mapping`: `\"db.t1:topic1;db.t2:topic2\"`, entries " +
+					"separated by `;`, each a table id pattern (RE2, matched against the whole id), `:` and a topic. " +
+					"The first match wins; an unmatched table goes to its own topic (see `topic`).",
+				Optional: true,
+			},
+			"partition_strategy": enumAttribute("Which partition of the topic a record goes to: `"+spec.PartitionAllToZero+
+				"` (partition 0) or `"+spec.PartitionHashByKey+"` (the murmur2 hash of the key, as Kafka's Java producer "+
+				"does). Flink's `all-to-zero` and `hash-by-key`.", spec.PartitionStrategies, spec.PartitionAllToZero),
+			"value_format": enumAttribute("The format of the records' values: `"+spec.SinkFormatDebeziumJSON+"` "+
+				"(Debezium change events `{before, after, source, op, ts_ms}`), `"+spec.SinkFormatCanalJSON+"` (Canal "+
+				"events `{data, old, type, database, table, ...}`) or `"+spec.SinkFormatJSON+"` (each row as a JSON "+
+				"object). Keys are the row's key columns as JSON, or the source record's key when it was not parsed.",
+				spec.SinkFormats, spec.SinkFormatDebeziumJSON),
+			"keep_changed_fields_only": boolAttribute("Writes, in an update's before image (Debezium) or `old` "+
+				"image (Canal), only the fields that changed. The rows of a `source` carry the image after the "+
+				"change only, so their updates have no before image to trim: `before` (`old`) is null.", false),
+			"include_schema": boolAttribute("Writes Debezium events with their Connect schema, "+
+				"`{\"schema\": ..., \"payload\": ...}`; only with `value_format = \""+spec.SinkFormatDebeziumJSON+"\"`.", false),
+			"full_table_id": boolAttribute("Names a row's table `<db>.<table>` in the default topic name and in "+
+				"the event, instead of `<table>`.", false),
+			"include_headers": boolAttribute("Passes each source record's headers to the records written from it.", true),
+			"delivery_guarantee": enumAttribute("`"+spec.DeliveryAtLeastOnce+"`: records are acked by every in-sync "+
+				"replica before the source positions are committed, so a crash may write some again. `"+
+				spec.DeliveryExactlyOnce+"`: records and positions are committed in one Kafka transaction every "+
+				"`flush_interval`; read the topics with `isolation.level=read_committed`.",
+				spec.DeliveryGuarantees, spec.DeliveryAtLeastOnce),
+			"transactional_id": schema.StringAttribute{
+				MarkdownDescription: "The Kafka `transactional.id` of an exactly-once sink. Defaults to " +
+					"`tributary-sink.<name>`. Two agents running the same sink share it: the one that starts later " +
+					"fences the other, which stops `" + spec.StateFailed + "`.",
+				Optional: true,
+			},
+			"flush_interval": schema.StringAttribute{
+				MarkdownDescription: "How long a record waits at most before it is written (and, exactly once, " +
+					"before its transaction commits), a duration such as `\"5s\"`; at least `100ms`, at most `1m` " +
+					"exactly once. Defaults to `\"" + spec.DefaultFlushInterval + "\"`.",
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(spec.DefaultFlushInterval),
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": runTimeoutsBlock(ctx, "Kafka sink"),
+		},
+	}
+}
+
+// enumAttribute is an optional string attribute with a default, one of
+// allowed; the spec's Validate gives Flink's spellings a hint.
+func enumAttribute(doc string, allowed []string, def string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: doc + " One of " + quoted(allowed) + "; defaults to `\"" + def + "\"`.",
+		Optional:            true,
+		Computed:            true,
+		Default:             stringdefault.StaticString(def),
+	}
+}
+
+// boolAttribute is an optional bool attribute with a default.
+func boolAttribute(doc string, def bool) schema.BoolAttribute {
+	d := "false"
+	if def {
+		d = "true"
+	}
+	return schema.BoolAttribute{
+		MarkdownDescription: doc + " Defaults to `" + d + "`.",
+		Optional:            true,
+		Computed:            true,
+		Default:             booldefault.StaticBool(def),
+	}
+}
+
+// newSinkConverter is newSpecConverter for a Kafka sink.
+func newSinkConverter(ctx context.Context, readFiles bool) *specConverter {
+	c := newSpecConverter(ctx, readFiles)
+	c.what = "Kafka sink"
+	return c
+}
+
+// kafkaSink converts m into a spec Kafka sink; see specConverter.
+func (c *specConverter) kafkaSink(m *kafkaSinkResourceModel) *spec.KafkaSink {
+	k := &spec.KafkaSink{
+		Name:                  c.str("name", m.Name),
+		Connection:            c.str("connection_name", m.Connection),
+		SourceTable:           c.str("source_table", m.SourceTable),
+		Topic:                 c.str("topic", m.Topic),
+		TableTopicMapping:     c.str("table_topic_mapping", m.TableTopicMapping),
+		PartitionStrategy:     c.str("partition_strategy", m.PartitionStrategy),
+		ValueFormat:           c.str("value_format", m.ValueFormat),
+		KeepChangedFieldsOnly: c.boolPtr("keep_changed_fields_only", m.KeepChangedFieldsOnly),
+		IncludeSchema:         c.boolPtr("include_schema", m.IncludeSchema),
+		FullTableID:           c.boolPtr("full_table_id", m.FullTableID),
+		IncludeHeaders:        c.boolPtr("include_headers", m.IncludeHeaders),
+		DeliveryGuarantee:     c.str("delivery_guarantee", m.DeliveryGuarantee),
+		TransactionalID:       c.str("transactional_id", m.TransactionalID),
+		FlushInterval:         c.str("flush_interval", m.FlushInterval),
+	}
+	if m.Source.IsUnknown() {
+		c.unknown["source"] = true
+	}
+	if !m.Source.IsNull() && !m.Source.IsUnknown() {
+		ko := c.kafkaOptions("source", m.Source)
+		k.Source = &ko
+	}
+	return k
+}
+
+// eachSinkSchemaFile calls fn for the file attribute of every options
+// object of the transformers of k's source.
+func eachSinkSchemaFile(k *spec.KafkaSink, fn func(f *schemaFile)) {
+	if k.Source != nil {
+		eachKafkaSchemaFile("source", k.Source, fn)
+	}
+}
+
+// setFromSpec sets m from a sink as the agent stores it.
+func (m *kafkaSinkResourceModel) setFromSpec(ctx context.Context, k *spec.KafkaSink, diags *diag.Diagnostics) {
+	k.Normalize()
+	m.ID = types.StringValue(k.Name)
+	m.Name = types.StringValue(k.Name)
+	m.Connection = types.StringValue(k.Connection)
+	m.SourceTable = stringOrNull(k.SourceTable)
+	m.Source = types.ObjectNull(pipelineTypes().kafkaOptions.AttrTypes)
+	if k.Source != nil {
+		co := connectorOptionsToObject(ctx, &spec.ConnectorOptions{KafkaOptions: *k.Source}, diags)
+		if ko, ok := co.Attributes()["kafka_options"].(types.Object); ok {
+			m.Source = ko
+		}
+	}
+	m.Topic = stringOrNull(k.Topic)
+	m.TableTopicMapping = stringOrNull(k.TableTopicMapping)
+	m.PartitionStrategy = types.StringValue(k.PartitionStrategy)
+	m.ValueFormat = types.StringValue(k.ValueFormat)
+	m.KeepChangedFieldsOnly = types.BoolPointerValue(k.KeepChangedFieldsOnly)
+	m.IncludeSchema = types.BoolPointerValue(k.IncludeSchema)
+	m.FullTableID = types.BoolPointerValue(k.FullTableID)
+	m.IncludeHeaders = types.BoolPointerValue(k.IncludeHeaders)
+	m.DeliveryGuarantee = types.StringValue(k.DeliveryGuarantee)
+	m.TransactionalID = stringOrNull(k.TransactionalID)
+	m.FlushInterval = types.StringValue(k.FlushInterval)
+}
