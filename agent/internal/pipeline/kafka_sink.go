@@ -13,7 +13,6 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -581,10 +580,10 @@ func (s *sinkSession) decode(ctx context.Context, recs []decode.Record) (decode.
 		}
 		if p != nil && p.Fields == nil {
 			// A change event's columns are those of its row images, not
-			// of the event: the decoder adds them as they come.
-			var base []schema.Field
-			if !p.Transformer.Changelog() {
-				base = inferFrom(p, recs)
+			// of the event (see inferFrom).
+			base, err := inferFrom(ctx, p, recs)
+			if err != nil {
+				return decode.Batch{}, err
 			}
 			if err := withHints(s.layout, p, base); err != nil {
 				return decode.Batch{}, err
