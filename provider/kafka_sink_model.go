@@ -74,8 +74,10 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 			"topic": schema.StringAttribute{
 				MarkdownDescription: "The topic every row is written to; it must exist. Conflicts with " +
 					"`table_topic_mapping`. With neither, a row goes to the topic named by its table id: " +
-					"`<db>.<table>` with `full_table_id`, `<table>` without, from the change event's source; for a " +
-					"source that is not a change stream, the source topic. A `topic` column in the row overrides.",
+					"`<db>.<table>` with `full_table_id`, `<table>` without, from the change event's source. A source " +
+					"that is not a change stream (`DEBEZIUM_JSON`, `CANAL_JSON`) must set `topic` or " +
+					"`table_topic_mapping`. A `topic` column in the row overrides. No target may be a topic the " +
+					"source reads (refused at plan time, and a row routed there fails the sink).",
 				Optional: true,
 			},
 			"table_topic_mapping": schema.StringAttribute{

@@ -102,6 +102,7 @@ func (s *KafkaSink) Validate() Errors {
 			col.add("table_topic_mapping", "%v", err)
 		}
 	}
+	s.validateNoLoop(col)
 	validateEnum(col, "partition_strategy", s.PartitionStrategy, PartitionStrategies, map[string]string{
 		"all-to-zero": PartitionAllToZero, "hash-by-key": PartitionHashByKey,
 	})
@@ -131,6 +132,53 @@ func (s *KafkaSink) Validate() Errors {
 		}
 	}
 	return *col.errs
+}
+
+// validateNoLoop refuses a sink that would write into its own source,
+// reading back what it wrote, forever: a target topic that the source
+// reads, or, for a source whose values are not change events (whose rows
+// then have no source table, and go to their own source topic by
+// default), neither topic nor table_topic_mapping. The agent checks the
+// topics rows name at run time too ([KafkaOptions.ReadsTopic]).
+func (s *KafkaSink) validateNoLoop(col collector) {
+	if s.Source == nil {
+		return
+	}
+	loop := func(attr, topic string) {
+		if s.Source.ReadsTopic(topic) {
+			col.addInvolving(attr, []string{"source"}, "topic %q is one the source reads: the sink would read back "+
+				"what it writes, forever; write to another topic", topic)
+		}
+	}
+	if s.Topic != "" {
+		loop("topic", s.Topic)
+	}
+	if routes, err := ParseTopicMapping(s.TableTopicMapping); s.TableTopicMapping != "" && err == nil {
+		for _, r := range routes {
+			loop("table_topic_mapping", r.Topic)
+		}
+	}
+	if s.Topic == "" && s.TableTopicMapping == "" && !s.Source.ValueTransformer.Changelog() {
+		col.addInvolving("topic", []string{"table_topic_mapping", "source.value_transformer"},
+			"set topic or table_topic_mapping: the source's values are not change events (%s or %s), so their rows "+
+				"have no source table and would go back to their own source topic", FormatDebeziumJSON, FormatCanalJSON)
+	}
+}
+
+// ReadsTopic reports whether ko reads topic: one of its topics, a topic
+// its topic_pattern matches whole, or a topic of its assign.
+func (ko *KafkaOptions) ReadsTopic(topic string) bool {
+	if slices.Contains(ko.Topics, topic) {
+		return true
+	}
+	if _, ok := ko.Assign[topic]; ok {
+		return true
+	}
+	if ko.TopicPattern != "" {
+		re, err := CompileTopicPattern(ko.TopicPattern)
+		return err == nil && re.MatchString(topic)
+	}
+	return false
 }
 
 // validateEnum checks that v, if set, is one of allowed; flink maps the

@@ -33,7 +33,7 @@ func TestParseTopicMapping(t *testing.T) {
 
 func TestKafkaSinkValidate(t *testing.T) {
 	valid := func() *KafkaSink {
-		k := &KafkaSink{Name: "s", Connection: "c", Source: &KafkaOptions{Topics: []string{"in"}}}
+		k := &KafkaSink{Name: "s", Connection: "c", Topic: "out", Source: &KafkaOptions{Topics: []string{"in"}}}
 		k.Normalize()
 		return k
 	}
@@ -44,6 +44,13 @@ func TestKafkaSinkValidate(t *testing.T) {
 	if k.PartitionStrategy != PartitionAllToZero || k.ValueFormat != SinkFormatDebeziumJSON || k.DeliveryGuarantee != DeliveryAtLeastOnce ||
 		!k.Headers() || *k.FullTableID || k.TxnID() != "tributary-sink.s" || k.Group() != "tributary-sink.s" {
 		t.Fatalf("defaults: %+v", k)
+	}
+	// Change events go to their table's topic: no topic needed.
+	k = valid()
+	k.Topic, k.Source.ValueTransformer = "", &Transformer{Format: FormatDebeziumJSON}
+	k.Normalize()
+	if errs := k.Validate(); len(errs) > 0 {
+		t.Fatalf("a sink of change events without a topic: %v", errs)
 	}
 	for _, tc := range []struct {
 		name   string
@@ -68,6 +75,10 @@ func TestKafkaSinkValidate(t *testing.T) {
 		{"transactional id", func(k *KafkaSink) { k.TransactionalID = "x" }, "transactional_id", "EXACTLY_ONCE"},
 		{"schema of JSON", func(k *KafkaSink) { k.ValueFormat = SinkFormatJSON; *k.IncludeSchema = true }, "include_schema", "DEBEZIUM_JSON"},
 		{"flush", func(k *KafkaSink) { k.FlushInterval = "10ms" }, "flush_interval", "minimum"},
+		{"loop by topic", func(k *KafkaSink) { k.Topic = "in" }, "topic", "the source reads"},
+		{"loop by mapping", func(k *KafkaSink) { k.Topic, k.TableTopicMapping = "", "db.t:other;.*:in" }, "table_topic_mapping", `topic "in"`},
+		{"loop by pattern", func(k *KafkaSink) { k.Source.Topics, k.Source.TopicPattern, k.Topic = nil, "in.*", "in2" }, "topic", "the source reads"},
+		{"default topic of rows", func(k *KafkaSink) { k.Topic = "" }, "topic", "set topic or table_topic_mapping"},
 		{"long txn", func(k *KafkaSink) { k.DeliveryGuarantee, k.FlushInterval = DeliveryExactlyOnce, "2m" }, "flush_interval", "1m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -510,6 +510,11 @@ func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[
 		topic := s.router.Topic(row)
 		count, ok := s.partitions[topic]
 		if !ok {
+			if s.r.spec.Source.ReadsTopic(topic) {
+				return 0, fatalError{fmt.Errorf("the row of offset %d goes to topic %q, which the sink's source reads: the "+
+					"sink would read back what it writes, forever; set topic or table_topic_mapping to another topic "+
+					"(a %q column of the row names its topic too)", recs[recordOf(&batch, i)].Offset, topic, encode.TopicColumn)}
+			}
 			if count, err = s.r.client.PartitionCount(ctx, topic); err != nil {
 				return 0, err
 			}

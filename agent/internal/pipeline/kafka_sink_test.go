@@ -169,3 +169,35 @@ func TestKafkaSinkDiscoversTopics(t *testing.T) {
 		t.Fatalf("read %v, want ids 0 to 3", ids)
 	}
 }
+
+// sinkFails waits until sink s of m is FAILED and returns its error.
+func sinkFails(t *testing.T, m *Manager) string {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the sink FAILED", func() bool {
+		st, _ := m.SinkStatus("s")
+		return st.State == spec.StateFailed
+	})
+	st, _ := m.SinkStatus("s")
+	return st.LastError
+}
+
+// TestKafkaSinkRefusesItsSource: a row whose topic column names a topic
+// the sink reads fails the sink, rather than loop forever.
+func TestKafkaSinkRefusesItsSource(t *testing.T) {
+	addr, producer := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	k := testSink(spec.DeliveryExactlyOnce)
+	k.Source.ValueTransformer.JSONOptions.Schema = "id BIGINT, topic STRING"
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	t.Cleanup(func() { m.Close(context.Background()) })
+	if err := m.ApplySink(context.Background(), k, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 0, 1, func(i int) string { return fmt.Sprintf(`{"id":%d,"topic":"in"}`, i) })
+	if msg := sinkFails(t, m); !strings.Contains(msg, `goes to topic "in", which the sink's source reads`) {
+		t.Fatalf("error %q, want one naming the source topic", msg)
+	}
+	if ids := readCommitted(t, addr, "in"); len(ids) != 1 {
+		t.Fatalf("topic in holds %v, want the one source record", ids)
+	}
+}
