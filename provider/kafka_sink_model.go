@@ -45,8 +45,8 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 		"each row written to Kafka. Exactly one of `source` and `source_table` is required. `starting_offset` " +
 		"applies to partitions the sink has no position for yet; the positions are committed to the consumer " +
 		"group `tributary-sink.<name>`. What a sink does not honour is refused at plan time: the `ending_*` " +
-		"attributes (a sink never ends), the trigger and split options, `ignore_errors`, `group_id` and " +
-		"`group_id_prefix`."
+		"attributes (a sink never ends), the trigger and split options, `ignore_errors`, `group_id`, " +
+		"`group_id_prefix` and `fail_on_data_loss = false` (a sink cannot skip lost records: it fails)."
 	return schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A Kafka sink writes the decoded records of Kafka topics back to Kafka, as change " +

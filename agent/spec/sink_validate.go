@@ -217,4 +217,8 @@ func (ko *KafkaOptions) refuseOnSink(sc collector) {
 				"\"tributary-sink.<name>\"); remove it", o.attr)
 		}
 	}
+	if !ko.FailsOnDataLoss() {
+		sc.add("fail_on_data_loss", "fail_on_data_loss = false is not supported on a Kafka sink's source: the sink "+
+			"fails when records it has not read are gone; remove it")
+	}
 }

@@ -79,6 +79,7 @@ func TestKafkaSinkValidate(t *testing.T) {
 		{"loop by mapping", func(k *KafkaSink) { k.Topic, k.TableTopicMapping = "", "db.t:other;.*:in" }, "table_topic_mapping", `topic "in"`},
 		{"loop by pattern", func(k *KafkaSink) { k.Source.Topics, k.Source.TopicPattern, k.Topic = nil, "in.*", "in2" }, "topic", "the source reads"},
 		{"default topic of rows", func(k *KafkaSink) { k.Topic = "" }, "topic", "set topic or table_topic_mapping"},
+		{"data loss", func(k *KafkaSink) { off := false; k.Source.FailOnDataLoss = &off }, "source.fail_on_data_loss", "not supported"},
 		{"long txn", func(k *KafkaSink) { k.DeliveryGuarantee, k.FlushInterval = DeliveryExactlyOnce, "2m" }, "flush_interval", "1m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -326,7 +326,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 		case <-ctx.Done():
 			return nil
 		case err := <-fetchErrs:
-			return fmt.Errorf("fetch the source: %w", err)
+			return r.fetchError(err)
 		case <-discover:
 			fresh, err := s.discover(ctx)
 			if err != nil {
@@ -346,6 +346,31 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 			return err
 		}
 	}
+}
+
+// fetchError returns the error a fetcher of the source ended with, worded
+// for a sink: records gone from Kafka before the sink read them fail it,
+// since it cannot skip them (fail_on_data_loss = false is refused on a
+// sink), and starting over means forgetting its positions.
+func (r *sinkRunner) fetchError(err error) error {
+	var loss *kafka.DataLossError
+	var recreated *kafka.TopicRecreatedError
+	restart := fmt.Sprintf("to start again from the source's starting_offset, delete the sink's consumer group %q "+
+		"(kafka-consumer-groups.sh --delete --group %s) and apply the sink again", r.spec.Group(), r.spec.Group())
+	switch {
+	case errors.As(err, &loss):
+		if from, to, ok := loss.Gap(); ok {
+			return fatalError{fmt.Errorf("offsets [%d, %d) of %s (%d records) are gone from Kafka: retention deleted them "+
+				"before the sink read them, and those records are lost; %s: %w", from, to, loss.TP, to-from, restart, loss.Err)}
+		}
+		return fatalError{fmt.Errorf("%s ends at offset %d, before offset %d the sink's group says to read next: Kafka lost "+
+			"records the sink had read (an unclean leader election, or the topic was re-created); %s: %w",
+			loss.TP, loss.Latest, loss.Offset, restart, loss.Err)}
+	case errors.As(err, &recreated):
+		return fatalError{fmt.Errorf("source topic %q was deleted and created again (topic id %s, now %s): the offsets "+
+			"of the sink's group belong to the old topic; %s", recreated.Topic, recreated.Was, recreated.Now, restart)}
+	}
+	return fmt.Errorf("fetch the source: %w", err)
 }
 
 // discover returns the source partitions that appeared since the session

@@ -201,3 +201,31 @@ func TestKafkaSinkRefusesItsSource(t *testing.T) {
 		t.Fatalf("topic in holds %v, want the one source record", ids)
 	}
 }
+
+// TestKafkaSinkDataLoss: records retention deleted before the sink read
+// them fail the sink, with an error that says how to start over and does
+// not recommend fail_on_data_loss = false, which a sink refuses.
+func TestKafkaSinkDataLoss(t *testing.T) {
+	addr, producer := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	t.Cleanup(func() { m.Close(context.Background()) })
+	if err := m.ApplySink(context.Background(), testSink(spec.DeliveryExactlyOnce), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	sinkAt(t, m, 5)
+	if err := m.RemoveSink(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 5, 10, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	deleteRecords(t, producer, "in", 8)
+	if err := m.ApplySink(context.Background(), testSink(spec.DeliveryExactlyOnce), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	msg := sinkFails(t, m)
+	if !strings.Contains(msg, "offsets [5, 8) of in/0 (3 records) are gone") || !strings.Contains(msg, `delete the sink's consumer group "tributary-sink.s"`) ||
+		strings.Contains(msg, "fail_on_data_loss") {
+		t.Fatalf("error %q", msg)
+	}
+}
