@@ -46,7 +46,9 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 		"applies to partitions the sink has no position for yet; the positions are committed to the consumer " +
 		"group `tributary-sink.<name>`. What a sink does not honour is refused at plan time: the `ending_*` " +
 		"attributes (a sink never ends), the trigger and split options, `ignore_errors`, `group_id`, " +
-		"`group_id_prefix` and `fail_on_data_loss = false` (a sink cannot skip lost records: it fails)."
+		"`group_id_prefix`, `fail_on_data_loss = false` (a sink cannot skip lost records: it fails), and the " +
+		"`json_options` `initial_schemas` and `infer_records_per_partition` (the sink keeps no table: its columns " +
+		"come from the records it fetches, at every start)."
 	return schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A Kafka sink writes the decoded records of Kafka topics back to Kafka, as change " +

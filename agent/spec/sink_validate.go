@@ -221,4 +221,22 @@ func (ko *KafkaOptions) refuseOnSink(sc collector) {
 		sc.add("fail_on_data_loss", "fail_on_data_loss = false is not supported on a Kafka sink's source: the sink "+
 			"fails when records it has not read are gone; remove it")
 	}
+	for _, side := range []struct {
+		attr string
+		tr   *Transformer
+	}{{"key_transformer", ko.KeyTransformer}, {"value_transformer", ko.ValueTransformer}} {
+		if side.tr == nil || side.tr.JSONOptions == nil {
+			continue
+		}
+		jc := sc.at(side.attr).at("json_options")
+		jo := side.tr.JSONOptions
+		if len(jo.InitialSchemas) > 0 {
+			jc.add("initial_schemas", "initial_schemas is not supported on a Kafka sink's source: the sink keeps no "+
+				"table, its columns come from the records at every start; remove it (or declare them with schema)")
+		}
+		if jo.InferRecordsPerPartition != nil && *jo.InferRecordsPerPartition != DefaultInferRecordsPerPartition {
+			jc.add("infer_records_per_partition", "infer_records_per_partition is not supported on a Kafka sink's "+
+				"source: the sink takes its first columns from the first records it fetches, and new ones as they come; remove it")
+		}
+	}
 }

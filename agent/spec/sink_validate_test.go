@@ -80,6 +80,15 @@ func TestKafkaSinkValidate(t *testing.T) {
 		{"loop by pattern", func(k *KafkaSink) { k.Source.Topics, k.Source.TopicPattern, k.Topic = nil, "in.*", "in2" }, "topic", "the source reads"},
 		{"default topic of rows", func(k *KafkaSink) { k.Topic = "" }, "topic", "set topic or table_topic_mapping"},
 		{"data loss", func(k *KafkaSink) { off := false; k.Source.FailOnDataLoss = &off }, "source.fail_on_data_loss", "not supported"},
+		{"initial schemas", func(k *KafkaSink) {
+			k.Source.ValueTransformer = &Transformer{Format: FormatJSON, JSONOptions: &JSONOptions{SchemaEvolutionMode: SchemaEvolutionAddNewColumns,
+				InitialSchemas: map[string]string{"t": "id BIGINT"}}}
+		}, "source.value_transformer.json_options.initial_schemas", "not supported"},
+		{"infer records", func(k *KafkaSink) {
+			n := int64(10)
+			k.Source.ValueTransformer = &Transformer{Format: FormatJSON, JSONOptions: &JSONOptions{SchemaEvolutionMode: SchemaEvolutionAddNewColumns,
+				InferRecordsPerPartition: &n}}
+		}, "source.value_transformer.json_options.infer_records_per_partition", "not supported"},
 		{"long txn", func(k *KafkaSink) { k.DeliveryGuarantee, k.FlushInterval = DeliveryExactlyOnce, "2m" }, "flush_interval", "1m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
