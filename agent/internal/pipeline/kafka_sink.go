@@ -546,11 +546,9 @@ func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[
 			s.partitions[topic] = count
 		}
 		src := &recs[recordOf(&batch, i)]
-		// A change keeps its time; other rows take their record's.
-		rec := kafka.OutRecord{Timestamp: row.TS}
-		if rec.Timestamp.IsZero() {
-			rec.Timestamp = src.Timestamp
-		}
+		// The source record's time: a change event's own time stays in
+		// its payload (source.ts_ms, Canal es).
+		rec := kafka.OutRecord{Timestamp: src.Timestamp}
 		if s.value, err = s.enc.Value(s.value[:0], row); err != nil {
 			return 0, fmt.Errorf("encode the row of offset %d: %w", src.Offset, err)
 		}

@@ -229,3 +229,38 @@ func TestKafkaSinkDataLoss(t *testing.T) {
 		t.Fatalf("error %q", msg)
 	}
 }
+
+// TestKafkaSinkRecordTime: a record written from a change event has the
+// source record's timestamp, not the change's time, which stays in the
+// event.
+func TestKafkaSinkRecordTime(t *testing.T) {
+	addr, producer := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	k := testSink(spec.DeliveryExactlyOnce)
+	k.ValueFormat = spec.SinkFormatDebeziumJSON
+	k.Source.ValueTransformer = &spec.Transformer{Format: spec.FormatDebeziumJSON}
+	k.Normalize()
+	at := time.UnixMilli(1_700_000_000_000)
+	event := `{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_ms":1000},"ts_ms":1000}`
+	if err := producer.ProduceSync(context.Background(), &kgo.Record{Topic: "in", Value: []byte(event), Timestamp: at}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	t.Cleanup(func() { m.Close(context.Background()) })
+	if err := m.ApplySink(context.Background(), k, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	sinkAt(t, m, 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fs := cl.PollRecords(ctx, 1)
+	if recs := fs.Records(); len(recs) != 1 || !recs[0].Timestamp.Equal(at) || !strings.Contains(string(recs[0].Value), `"ts_ms":1000`) {
+		t.Fatalf("records %v (errors %v), want one at %s with the change's ts_ms 1000", recs, fs.Errors(), at)
+	}
+}
