@@ -109,6 +109,13 @@ func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.C
 	}
 	client, err := kafka.NewClient(conn)
 	if err != nil {
+		if old != nil {
+			// Not left behind stopped: a sink the manager does not run is
+			// applied again (see SinkStatus).
+			m.mu.Lock()
+			delete(m.sinks, k.Name)
+			m.mu.Unlock()
+		}
 		return err
 	}
 	r := &sinkRunner{spec: *k, conn: *conn, regs: regs, client: client, m: m, log: m.log.With("kafka_sink", k.Name),

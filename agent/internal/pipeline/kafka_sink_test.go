@@ -264,3 +264,24 @@ func TestKafkaSinkRecordTime(t *testing.T) {
 		t.Fatalf("records %v (errors %v), want one at %s with the change's ts_ms 1000", recs, fs.Errors(), at)
 	}
 }
+
+// TestKafkaSinkApplyBadConnection: a sink applied again with a connection
+// the agent cannot use is no longer reported as running, so that the
+// server applies it again later.
+func TestKafkaSinkApplyBadConnection(t *testing.T) {
+	addr, _ := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	t.Cleanup(func() { m.Close(context.Background()) })
+	if err := m.ApplySink(context.Background(), testSink(spec.DeliveryExactlyOnce), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := *conn
+	bad.SASL = &spec.SASL{Mechanism: "NONE_SUCH"}
+	if err := m.ApplySink(context.Background(), testSink(spec.DeliveryExactlyOnce), &bad, nil); err == nil {
+		t.Fatal("applied with a SASL mechanism that does not exist")
+	}
+	if st, ok := m.SinkStatus("s"); ok {
+		t.Fatalf("the sink still reported, %+v", st)
+	}
+}
