@@ -365,3 +365,26 @@ func decimalText(unscaled *big.Int, scale int) string {
 	}
 	return s
 }
+
+// CorruptRow returns the index of the first row of b, whose columns are
+// fields, that has _corrupt_record set (its key or value did not decode),
+// or -1 when none has.
+func CorruptRow(fields []schema.Field, b *decode.Batch) int {
+	if b.Corrupt == 0 {
+		return -1
+	}
+	leaf := 0
+	for _, f := range fields {
+		if f.Name != spec.CorruptRecordColumn {
+			leaf += leafCount(f.Type)
+			continue
+		}
+		// A top-level BINARY column: one value per row.
+		for i, v := range b.Columns[leaf] {
+			if !v.IsNull() {
+				return i
+			}
+		}
+	}
+	return -1
+}

@@ -532,7 +532,16 @@ func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[
 	if err != nil {
 		return 0, err
 	}
-	rows, err := encode.Rows(s.layout, s.layout.Columns(), &batch, recs)
+	columns := s.layout.Columns()
+	if i := encode.CorruptRow(columns, &batch); i >= 0 {
+		src := &recs[recordOf(&batch, i)]
+		return 0, fatalError{fmt.Errorf("the record at offset %d of %s/%d does not decode (a table would keep it in %s): "+
+			"the sink stops rather than write an event of nulls; fix the source's transformers and apply the sink again, or, "+
+			"to skip the record, set group %q to offset %d of %s:%d (kafka-consumer-groups.sh --reset-offsets --to-offset) "+
+			"and apply the sink again", src.Offset, src.Topic, src.Partition, spec.CorruptRecordColumn, s.r.spec.Group(),
+			src.Offset+1, src.Topic, src.Partition)}
+	}
+	rows, err := encode.Rows(s.layout, columns, &batch, recs)
 	if err != nil {
 		return 0, fmt.Errorf("read the decoded rows: %w", err)
 	}

@@ -285,3 +285,28 @@ func TestKafkaSinkApplyBadConnection(t *testing.T) {
 		t.Fatalf("the sink still reported, %+v", st)
 	}
 }
+
+// TestKafkaSinkFailsOnCorrupt: a source record that does not decode fails
+// the sink naming it, instead of being written as an event of nulls, and
+// nothing of its round is written.
+func TestKafkaSinkFailsOnCorrupt(t *testing.T) {
+	addr, producer := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	produce(t, producer, 0, 3, func(i int) string {
+		if i == 1 {
+			return "not json"
+		}
+		return fmt.Sprintf(`{"id":%d}`, i)
+	})
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	t.Cleanup(func() { m.Close(context.Background()) })
+	if err := m.ApplySink(context.Background(), testSink(spec.DeliveryExactlyOnce), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	if msg := sinkFails(t, m); !strings.Contains(msg, "the record at offset 1 of in/0 does not decode") {
+		t.Fatalf("error %q", msg)
+	}
+	if ids := readCommitted(t, addr, "out"); len(ids) != 0 {
+		t.Fatalf("wrote %v, want nothing", ids)
+	}
+}
