@@ -422,6 +422,34 @@ func retriable(err error) bool {
 	return false
 }
 
+// Rejected returns, when Kafka refused the records of err for good
+// (retrying the same records cannot help), what to do about it; "" for
+// any other error. UNKNOWN_TOPIC_OR_PARTITION is not one: a topic may be
+// being created (see [Producer.Send], which retries it).
+func Rejected(err error) string {
+	var code kafkago.Error
+	if !errors.As(err, &code) {
+		return ""
+	}
+	switch code {
+	case kafkago.MessageSizeTooLarge:
+		return "a record is larger than the topic's max.message.bytes (the brokers' message.max.bytes): raise it on the topic"
+	case kafkago.InvalidTopic:
+		return "the topic name is not one Kafka accepts: fix topic, table_topic_mapping or the rows' topic column"
+	case kafkago.InvalidTimestamp:
+		return "a record's timestamp is too far from the broker's clock for the topic's message.timestamp.*.max.ms: " +
+			"raise them on the topic"
+	case kafkago.InvalidRecord:
+		return "the broker refused a record (a compacted topic needs a key on every record, for one): write to a " +
+			"topic that takes the records"
+	}
+	return ""
+}
+
+// MissingTopic reports whether err says a topic or partition does not
+// exist (UNKNOWN_TOPIC_OR_PARTITION).
+func MissingTopic(err error) bool { return errors.Is(err, kafkago.UnknownTopicOrPartition) }
+
 // PartitionCount returns the number of partitions of topic, those
 // without a leader at the moment included; a topic that does not exist is
 // an error saying so.
@@ -434,7 +462,7 @@ func (c *Client) PartitionCount(ctx context.Context, topic string) (int, error) 
 		switch {
 		case t.Name != topic:
 		case errors.Is(t.Error, kafkago.UnknownTopicOrPartition):
-			return 0, fmt.Errorf("topic %q does not exist (create it, or enable auto-creation on the brokers)", topic)
+			return 0, fmt.Errorf("topic %q does not exist (create it, or enable auto-creation on the brokers): %w", topic, t.Error)
 		case t.Error != nil:
 			return 0, fmt.Errorf("count the partitions of topic %q: %w", topic, t.Error)
 		default:

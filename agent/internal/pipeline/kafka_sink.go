@@ -216,11 +216,24 @@ func (r *sinkRunner) committed(n int, next map[kafka.TopicPartition]int64) {
 func (r *sinkRunner) run(ctx context.Context) {
 	defer close(r.done)
 	backoff := time.Second
+	missing := 0
 	for {
 		err := r.session(ctx)
+		var mt missingTopic
+		if errors.As(err, &mt) {
+			missing++
+		} else {
+			missing = 0
+		}
 		switch {
 		case ctx.Err() != nil:
 			r.setState(spec.StateStopped, nil)
+			return
+		case missing >= sinkMissingTopicTries:
+			err = fmt.Errorf("%w; tried %d times: create the topic, or route the rows elsewhere (topic, "+
+				"table_topic_mapping), then apply the sink again", err, missing)
+			r.log.Error("kafka sink failed", "err", err)
+			r.setState(spec.StateFailed, err)
 			return
 		case errors.Is(err, kafka.ErrFenced):
 			err = fmt.Errorf("fenced by another agent running kafka sink %q (transactional id %q): this one stops; "+
@@ -241,6 +254,17 @@ func (r *sinkRunner) run(ctx context.Context) {
 		backoff = min(backoff*2, sinkRetryMax)
 	}
 }
+
+// sinkMissingTopicTries is how many sessions in a row may end on an
+// output topic that does not exist before the sink fails.
+const sinkMissingTopicTries = 3
+
+// missingTopic is the error of a session that could not find an output
+// topic: after [sinkMissingTopicTries] in a row, the sink fails.
+type missingTopic struct{ error }
+
+// Unwrap returns the error.
+func (e missingTopic) Unwrap() error { return e.error }
 
 // sinkSession is one session of a sink: a producer, the fetchers of the
 // source partitions from the group's offsets, and the decoder.
@@ -507,7 +531,14 @@ func (s *sinkSession) round(ctx context.Context) (err error) {
 	for topic, parts := range out {
 		for partition, recs := range parts {
 			if err := p.Send(ctx, topic, partition, recs); err != nil {
-				return fmt.Errorf("write to %s/%d: %w", topic, partition, err)
+				err = fmt.Errorf("write to %s/%d: %w", topic, partition, err)
+				if fix := kafka.Rejected(err); fix != "" {
+					return fatalError{fmt.Errorf("%w; %s, then apply the sink again", err, fix)}
+				}
+				if kafka.MissingTopic(err) {
+					return missingTopic{err}
+				}
+				return err
 			}
 		}
 	}
@@ -557,6 +588,13 @@ func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[
 					"(a %q column of the row names its topic too)", recs[recordOf(&batch, i)].Offset, topic, encode.TopicColumn)}
 			}
 			if count, err = s.r.client.PartitionCount(ctx, topic); err != nil {
+				err = fmt.Errorf("the row of offset %d: %w", recs[recordOf(&batch, i)].Offset, err)
+				if fix := kafka.Rejected(err); fix != "" {
+					return 0, fatalError{fmt.Errorf("%w; %s", err, fix)}
+				}
+				if kafka.MissingTopic(err) {
+					return 0, missingTopic{err}
+				}
 				return 0, err
 			}
 			s.partitions[topic] = count

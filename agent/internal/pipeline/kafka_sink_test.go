@@ -310,3 +310,36 @@ func TestKafkaSinkFailsOnCorrupt(t *testing.T) {
 		t.Fatalf("wrote %v, want nothing", ids)
 	}
 }
+
+// TestKafkaSinkRejectedRecords: records Kafka refuses for good, or a topic
+// that stays missing, fail the sink naming the topic and the fix instead
+// of retrying forever.
+func TestKafkaSinkRejectedRecords(t *testing.T) {
+	for _, tc := range []struct{ name, topic, want string }{
+		{"too large", "small", "raise it on the topic"},
+		{"missing topic", "nope", `topic "nope" does not exist`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, producer := newCluster(t, 1, "in", "out")
+			limit := "200"
+			if _, err := kadm.NewClient(producer).CreateTopic(context.Background(), 1, 1,
+				map[string]*string{"max.message.bytes": &limit}, "small"); err != nil {
+				t.Fatal(err)
+			}
+			conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+			k := testSink(spec.DeliveryExactlyOnce)
+			k.Topic = tc.topic
+			produce(t, producer, 0, 1, func(i int) string {
+				return fmt.Sprintf(`{"id":%d,"name":%q}`, i, strings.Repeat("x", 500))
+			})
+			m := NewManager(Config{Warehouse: t.TempDir()})
+			t.Cleanup(func() { m.Close(context.Background()) })
+			if err := m.ApplySink(context.Background(), k, conn, nil); err != nil {
+				t.Fatal(err)
+			}
+			if msg := sinkFails(t, m); !strings.Contains(msg, tc.want) || !strings.Contains(msg, tc.topic) {
+				t.Fatalf("error %q, want one containing %q", msg, tc.want)
+			}
+		})
+	}
+}
