@@ -128,7 +128,8 @@ func (s *KafkaSink) Validate() Errors {
 		case d < 100*time.Millisecond:
 			col.add("flush_interval", "%s is shorter than the minimum of 100ms", d)
 		case s.DeliveryGuarantee == DeliveryExactlyOnce && d > time.Minute:
-			col.add("flush_interval", "%s is longer than the 1m an exactly-once sink's transaction may stay open", d)
+			col.add("flush_interval", "%s is longer than the 1m maximum of an exactly-once sink: its transaction timeout, "+
+				"6 flush intervals, must stay well under the brokers' transaction.max.timeout.ms (15m by default)", d)
 		}
 	}
 	return *col.errs

@@ -78,6 +78,8 @@ type Producer struct {
 	// the partitions added to it and groups the groups whose offsets it
 	// commits.
 	inTxn  bool
+	// began is when the open, or last, transaction began.
+	began  time.Time
 	added  map[TopicPartition]bool
 	groups map[string]bool
 	// failed says a produce failed: the broker may hold its batch, whose
@@ -114,7 +116,10 @@ func (p *Producer) transactional() bool { return p.cfg.TransactionalID != "" }
 // busy finishing that transaction or moving. Init may be called again to
 // start over after a failed transaction; sequence numbers restart. Without
 // a transactional id it only checks the configuration.
-func (p *Producer) Init(ctx context.Context) error {
+func (p *Producer) Init(ctx context.Context) error { return p.init(ctx, -1, -1) }
+
+// init is InitProducerId with the current id and epoch, -1 for none.
+func (p *Producer) init(ctx context.Context, id int64, epoch int16) error {
 	if p.err != nil {
 		return p.err
 	}
@@ -130,8 +135,8 @@ func (p *Producer) Init(ctx context.Context) error {
 		res, err = p.c.admin.InitProducerID(ctx, &kafkago.InitProducerIDRequest{
 			TransactionalID:      p.cfg.TransactionalID,
 			TransactionTimeoutMs: int(p.cfg.TransactionTimeout.Milliseconds()),
-			ProducerID:           -1,
-			ProducerEpoch:        -1,
+			ProducerID:           int(id),
+			ProducerEpoch:        int(epoch),
 		})
 		if err != nil {
 			return err
@@ -160,8 +165,26 @@ func (p *Producer) Begin() error {
 	case p.failed:
 		return errors.New("begin a transaction: a write of the last one failed (call Init to start over)")
 	}
-	p.inTxn = true
+	p.inTxn, p.began = true, time.Now()
 	return nil
+}
+
+// TimedOut reports whether the open, or last, transaction has been open
+// longer than the transaction timeout: the coordinator may have aborted
+// it, bumping the epoch, which the producer's next request is told as
+// fencing ([ErrFenced]).
+func (p *Producer) TimedOut() bool {
+	return p.transactional() && !p.began.IsZero() && time.Since(p.began) >= p.cfg.TransactionTimeout
+}
+
+// Recover starts over after a transaction the coordinator aborted on its
+// timeout (KIP-360, KIP-588): InitProducerId with the producer's current
+// id and epoch, which the coordinator accepts only from the producer it
+// last gave them to. It fails with [ErrFenced] when a newer producer of
+// the same transactional id took over. Brokers before 2.5 (InitProducerId
+// v3) do not know the request: on them it is plain [Producer.Init].
+func (p *Producer) Recover(ctx context.Context) error {
+	return p.init(ctx, p.id, p.epoch)
 }
 
 // Send writes recs, in order, to partition of topic, in batches of at

@@ -201,6 +201,51 @@ func (pt *producerTest) run(fake bool) {
 	if off := pt.groupOffset(); off != 50 {
 		t.Fatalf("the group's offset is %d, want 50", off)
 	}
+
+	// The fenced producer was not slow: its transaction did not time out,
+	// and Kafka refuses it the recovery of a timed-out one (kfake, when
+	// fake, does not check the epoch).
+	if p.TimedOut() {
+		t.Fatal("the fenced producer's transaction counts as timed out")
+	}
+	if err := p.Recover(ctx); !fake && !errors.Is(err, kafka.ErrFenced) {
+		t.Fatalf("Recover of the fenced producer: %v, want ErrFenced", err)
+	}
+}
+
+// TestProducerTransactionTimeout: a transaction open longer than its
+// timeout is aborted by the coordinator, and the producer's next request
+// answered as fencing; the producer knows it timed out, recovers (its
+// InitProducerId with its id and epoch is accepted) and writes on.
+func TestProducerTransactionTimeout(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	pt := &producerTest{t: t, cl: plainClient(t, c.ListenAddrs()...), dst: "t", src: "src", group: "g"}
+	ctx := context.Background()
+	p := newProducer(t, pt.cl, kafka.ProducerConfig{TransactionalID: "slow", TransactionTimeout: 100 * time.Millisecond})
+	if err := p.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Send(ctx, pt.dst, 0, records("timed-out")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // longer than the timeout: the coordinator aborts
+	if err := p.Commit(ctx); !errors.Is(err, kafka.ErrFenced) {
+		t.Fatalf("Commit after the timeout: %v, want ErrFenced", err)
+	}
+	if !p.TimedOut() {
+		t.Fatal("TimedOut is false after the timeout")
+	}
+	if err := p.Recover(ctx); err != nil {
+		t.Fatalf("Recover: %v", err)
+	}
+	pt.txn(p, true, 1, "after")
+	if got := pt.read(); !slices.Equal(got, []string{"after"}) {
+		t.Fatalf("read_committed: %v, want [after]", got)
+	}
 }
 
 func TestProducer(t *testing.T) {

@@ -39,7 +39,8 @@ import (
 // aborted (best effort: a new InitProducerId aborts it anyway), and the
 // session starts again from the group's offsets. A producer fenced by a
 // newer one of the same transactional id (another agent running the same
-// sink) stops the sink, FAILED. Partitions and topic_pattern topics that
+// sink) stops the sink, FAILED; one told it is fenced after its
+// transaction timed out first tries to recover (see recover). Partitions and topic_pattern topics that
 // appear later are read from their earliest offset, found every
 // partition_discovery_interval.
 //
@@ -298,7 +299,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	}
 	cfg := kafka.ProducerConfig{}
 	if r.spec.ExactlyOnce() {
-		cfg.TransactionalID = r.spec.TxnID()
+		cfg.TransactionalID, cfg.TransactionTimeout = r.spec.TxnID(), sinkTransactionTimeout(r.spec.FlushEvery())
 	}
 	s.producer = r.client.NewProducer(cfg)
 	// InitProducerId first: it aborts what an earlier instance left open,
@@ -374,7 +375,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 		case <-tick.C:
 		}
 		if err := s.round(ctx); err != nil {
-			return err
+			return s.recover(ctx, err)
 		}
 	}
 }
@@ -402,6 +403,33 @@ func (r *sinkRunner) fetchError(err error) error {
 			"of the sink's group belong to the old topic; %s", recreated.Topic, recreated.Was, recreated.Now, restart)}
 	}
 	return fmt.Errorf("fetch the source: %w", err)
+}
+
+// sinkTransactionTimeout is the transaction timeout of an exactly-once
+// sink writing every flushEvery: six rounds, at least a minute, so that a
+// slow round is not aborted; flush_interval is at most 1m, which keeps it
+// under the brokers' default transaction.max.timeout.ms (15m).
+func sinkTransactionTimeout(flushEvery time.Duration) time.Duration {
+	return max(time.Minute, 6*flushEvery)
+}
+
+// recover returns the error a round ended with, err. A producer told it
+// is fenced while its transaction had been open longer than its timeout
+// may only have been aborted by the coordinator (a round slower than the
+// timeout): when InitProducerId with its id and epoch is accepted, no
+// other instance took over, and the session starts again (the error no
+// longer says fenced); when it is refused, the sink was fenced.
+func (s *sinkSession) recover(ctx context.Context, err error) error {
+	if !errors.Is(err, kafka.ErrFenced) || !s.producer.TimedOut() {
+		return err
+	}
+	if rerr := s.producer.Recover(ctx); errors.Is(rerr, kafka.ErrFenced) {
+		return fmt.Errorf("%w (the transaction had also timed out, but the coordinator refuses the recovery: %v)", err, rerr)
+	} else if rerr != nil {
+		return fmt.Errorf("the transaction timed out (%v), and recovering from that failed: %w", err, rerr)
+	}
+	return fmt.Errorf("the transaction was open longer than its timeout and the coordinator aborted it (%v); "+
+		"the sink starts again from its group", err)
 }
 
 // discover returns the source partitions that appeared since the session
