@@ -102,7 +102,8 @@ type KafkaSink struct {
 type KafkaSinkStatus struct {
 	// State is STARTING, RUNNING or FAILED.
 	State string `json:"state"`
-	// Records counts the records written since the agent started.
+	// Records counts the records written since the sink last started: by
+	// this agent, or by an apply that changed it.
 	Records int64 `json:"records"`
 	// Positions are the source positions committed, per topic and
 	// partition ("t/0") for a topic source, or "version" for a table.

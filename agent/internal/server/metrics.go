@@ -115,7 +115,7 @@ func (s *Server) sinkMetrics() ([]*metricFamily, error) {
 	}
 	up := &metricFamily{name: "tributary_kafka_sink_up", typ: "gauge", help: "1 for the state the Kafka sink is in, 0 for the other states."}
 	records := &metricFamily{name: "tributary_kafka_sink_records_total", typ: "counter",
-		help: "Records the Kafka sink wrote and committed since the agent started."}
+		help: "Records the Kafka sink wrote and committed since it last started (an apply that changes it starts it again, from 0)."}
 	for i := range sinks {
 		st := s.sinkStatus(&sinks[i])
 		for _, state := range sinkStates {
