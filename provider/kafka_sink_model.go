@@ -112,7 +112,8 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 			"transactional_id": schema.StringAttribute{
 				MarkdownDescription: "The Kafka `transactional.id` of an exactly-once sink. Defaults to " +
 					"`tributary-sink.<name>`. Two agents running the same sink share it: the one that starts later " +
-					"fences the other, which stops `" + spec.StateFailed + "`.",
+					"fences the other, which stops `" + spec.StateFailed + "`. The agent refuses a sink whose " +
+					"transactional id another of its sinks has.",
 				Optional: true,
 			},
 			"flush_interval": schema.StringAttribute{

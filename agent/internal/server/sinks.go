@@ -43,6 +43,9 @@ func (s *Server) putKafkaSink(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.sinkTxnConflict(&k); err != nil {
+		return err
+	}
 	conn, regs, err := s.sinkConnections(&k)
 	if err != nil {
 		return err
@@ -74,6 +77,9 @@ func (s *Server) dryRunKafkaSink(w http.ResponseWriter, r *http.Request) error {
 	if _, _, err := storedFor(r, s.store.KafkaSinks, "kafka sink", k.Name); err != nil {
 		return err
 	}
+	if err := s.sinkTxnConflict(&k); err != nil {
+		return err
+	}
 	conn, regs, err := s.sinkConnections(&k)
 	if err != nil {
 		return err
@@ -82,6 +88,29 @@ func (s *Server) dryRunKafkaSink(w http.ResponseWriter, r *http.Request) error {
 		return refusal("kafka sink", k.Name, err)
 	}
 	return writeJSON(w, http.StatusOK, &k)
+}
+
+// sinkTxnConflict refuses (409) exactly-once sink k when another stored
+// sink writes with the same transactional id: each would fence the other
+// in turn. The caller holds changeMu.
+func (s *Server) sinkTxnConflict(k *spec.KafkaSink) error {
+	if !k.ExactlyOnce() {
+		return nil
+	}
+	others, err := s.store.KafkaSinks.List()
+	if err != nil {
+		return err
+	}
+	for i := range others {
+		o := &others[i]
+		if o.Name != k.Name && o.ExactlyOnce() && o.TxnID() == k.TxnID() {
+			pe := problemf(http.StatusConflict, "a transactional id belongs to one kafka sink")
+			pe.Errors = spec.Errors{{Path: "transactional_id", Detail: fmt.Sprintf("kafka sink %q already writes with "+
+				"transactional id %q: two sinks with one id fence each other; set another transactional_id", o.Name, k.TxnID())}}
+			return pe
+		}
+	}
+	return nil
 }
 
 // sinkConnections returns the stored connection of sink k and the schema

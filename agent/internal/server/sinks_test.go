@@ -143,3 +143,30 @@ func TestKafkaSinkDryRun(t *testing.T) {
 		t.Fatalf("a dry run applied the sink %d times", n)
 	}
 }
+
+// TestKafkaSinkTransactionalIDConflict: a second exactly-once sink with
+// the transactional id of a stored one is refused, naming it; the first
+// may be applied again.
+func TestKafkaSinkTransactionalIDConflict(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t, "")
+	if _, err := a.client.PutConnection(ctx, connection("c")); err != nil {
+		t.Fatal(err)
+	}
+	first := kafkaSink("k1", "c")
+	first.TransactionalID = "shared"
+	if _, err := a.client.PutKafkaSink(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.client.PutKafkaSink(ctx, first); err != nil {
+		t.Fatalf("the same sink again: %v", err)
+	}
+	second := kafkaSink("k2", "c")
+	second.TransactionalID = "shared"
+	_, err := a.client.PutKafkaSink(ctx, second)
+	problemAt(t, err, http.StatusConflict, "transactional_id", `kafka sink "k1" already writes with transactional id "shared"`)
+	second.TransactionalID = ""
+	if _, err := a.client.PutKafkaSink(ctx, second); err != nil {
+		t.Fatalf("a sink of its own transactional id: %v", err)
+	}
+}
