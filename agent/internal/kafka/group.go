@@ -118,22 +118,9 @@ const (
 // none when the coordinator does not know that API (Kafka before 3.7 has
 // no such groups) or the group is not one of them.
 func (c *Client) consumerGroupMembers(ctx context.Context, group string) ([]GroupMember, error) {
-	found, err := c.admin.FindCoordinator(ctx, &kafkago.FindCoordinatorRequest{Key: group, KeyType: kafkago.CoordinatorKeyTypeConsumer})
-	if err != nil {
-		return nil, c.fail("", err, "find the coordinator of group %q", group)
-	}
-	if found.Error != nil {
-		return nil, fmt.Errorf("find the coordinator of group %q: %w", group, found.Error)
-	}
-	addr := net.JoinHostPort(found.Coordinator.Host, strconv.Itoa(found.Coordinator.Port))
-	versions, err := c.admin.ApiVersions(ctx, &kafkago.ApiVersionsRequest{Addr: kafkago.TCP(addr)})
-	if err != nil {
-		return nil, c.fail(addr, err, "ask %s, the coordinator of group %q, for its API versions", addr, group)
-	}
-	if !slices.ContainsFunc(versions.ApiKeys, func(k kafkago.ApiVersionsResponseApiKey) bool {
-		return k.ApiKey == apiConsumerGroupDescribe && k.MinVersion <= consumerGroupDescribeVersion
-	}) {
-		return nil, nil
+	addr, ok, err := c.coordinatorWith(ctx, group, apiConsumerGroupDescribe, consumerGroupDescribeVersion)
+	if err != nil || !ok {
+		return nil, err
 	}
 	conn, err := c.dial(ctx, "tcp", addr)
 	if err != nil {
@@ -146,6 +133,26 @@ func (c *Client) consumerGroupMembers(ctx context.Context, group string) ([]Grou
 		return nil, c.fail(addr, err, "describe consumer group %q at %s", group, addr)
 	}
 	return parseConsumerGroupDescribe(body, group)
+}
+
+// coordinatorWith returns the address of group's coordinator, and whether
+// it knows version of API apiKey.
+func (c *Client) coordinatorWith(ctx context.Context, group string, apiKey, version int) (addr string, ok bool, err error) {
+	found, err := c.admin.FindCoordinator(ctx, &kafkago.FindCoordinatorRequest{Key: group, KeyType: kafkago.CoordinatorKeyTypeConsumer})
+	if err != nil {
+		return "", false, c.fail("", err, "find the coordinator of group %q", group)
+	}
+	if found.Error != nil {
+		return "", false, fmt.Errorf("find the coordinator of group %q: %w", group, found.Error)
+	}
+	addr = net.JoinHostPort(found.Coordinator.Host, strconv.Itoa(found.Coordinator.Port))
+	versions, err := c.admin.ApiVersions(ctx, &kafkago.ApiVersionsRequest{Addr: kafkago.TCP(addr)})
+	if err != nil {
+		return "", false, c.fail(addr, err, "ask %s, the coordinator of group %q, for its API versions", addr, group)
+	}
+	return addr, slices.ContainsFunc(versions.ApiKeys, func(k kafkago.ApiVersionsResponseApiKey) bool {
+		return k.ApiKey == apiKey && k.MinVersion <= version && version <= k.MaxVersion
+	}), nil
 }
 
 // encodeConsumerGroupDescribe returns a whole ConsumerGroupDescribe v0

@@ -332,6 +332,7 @@ func TestRealBrokerProducer(t *testing.T) {
 		t.Fatal(err)
 	}
 	pt.run(false)
+	pt.stableOffsets(fmt.Sprintf("tributary-stable-%d", suffix))
 }
 
 // TestProducerRetries: a coordinator that is loading or busy with a
@@ -394,4 +395,51 @@ func TestProducerRetries(t *testing.T) {
 	if want := []string{"InitProducerID", "AddPartitionsToTxn", "Produce", "EndTxn"}; !slices.Equal(answered, want) {
 		t.Fatalf("failures injected: %v, want %v", answered, want)
 	}
+}
+
+// stableOffsets runs the StableGroupOffsets checks of pt: the offset a
+// committed transaction left, and, while a transaction with an offset
+// commit is open, no answer until it commits (UNSTABLE_OFFSET_COMMIT is
+// retried), then the offset it committed.
+func (pt *producerTest) stableOffsets(id string) {
+	t, ctx := pt.t, context.Background()
+	tp := kafka.TopicPartition{Topic: pt.src}
+	p := newProducer(t, pt.cl, kafka.ProducerConfig{TransactionalID: id})
+	pt.txn(p, true, 7, "s1")
+	got, err := pt.cl.StableGroupOffsets(ctx, pt.group, []kafka.TopicPartition{tp})
+	if err != nil || got[tp] != 7 {
+		t.Fatalf("StableGroupOffsets = %v, %v; want 7", got, err)
+	}
+	if err := p.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pt.sendOffset(p, 9); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the fetch below is asked while the transaction is open
+		done <- p.Commit(ctx)
+	}()
+	got, err = pt.cl.StableGroupOffsets(ctx, pt.group, []kafka.TopicPartition{tp})
+	if cerr := <-done; cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil || got[tp] != 9 {
+		t.Fatalf("StableGroupOffsets during the transaction = %v, %v; want 9, the offset it commits", got, err)
+	}
+	missing := kafka.TopicPartition{Topic: pt.src, Partition: 0}
+	if got, err := pt.cl.StableGroupOffsets(ctx, pt.group+"-none", []kafka.TopicPartition{missing}); err != nil || len(got) != 0 {
+		t.Fatalf("StableGroupOffsets of a group without offsets = %v, %v", got, err)
+	}
+}
+
+func TestStableGroupOffsets(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	pt := &producerTest{t: t, cl: plainClient(t, c.ListenAddrs()...), dst: "t", src: "src", group: "g"}
+	pt.stableOffsets("stable")
 }

@@ -464,7 +464,9 @@ func (s *sinkSession) discover(ctx context.Context) ([]kafka.TopicPartition, err
 // offset, else where starting mode starting says.
 func (r *sinkRunner) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) (map[kafka.TopicPartition]int64, error) {
 	group := r.spec.Group()
-	next, err := r.client.GroupOffsets(ctx, group, tps)
+	// Stable offsets: those of the last transaction committed, not older
+	// ones the coordinator still answers while it completes it.
+	next, err := r.client.StableGroupOffsets(ctx, group, tps)
 	if err != nil {
 		return nil, fmt.Errorf("read the sink's positions: %w", err)
 	}
