@@ -213,26 +213,20 @@ func (pt *producerTest) run(fake bool) {
 	}
 }
 
-// TestProducerTransactionTimeout: a transaction open longer than its
-// timeout is aborted by the coordinator, and the producer's next request
-// answered as fencing; the producer knows it timed out, recovers (its
-// InitProducerId with its id and epoch is accepted) and writes on.
-func TestProducerTransactionTimeout(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "src"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	pt := &producerTest{t: t, cl: plainClient(t, c.ListenAddrs()...), dst: "t", src: "src", group: "g"}
-	ctx := context.Background()
-	p := newProducer(t, pt.cl, kafka.ProducerConfig{TransactionalID: "slow", TransactionTimeout: 100 * time.Millisecond})
+// timeout runs a transaction of id open longer than timeout (wait): the
+// coordinator aborts it, and the producer's next request is answered as
+// fencing; the producer knows it timed out, recovers (its InitProducerId
+// with its id and epoch is accepted) and writes on.
+func (pt *producerTest) timeout(id string, timeout, wait time.Duration) {
+	t, ctx := pt.t, context.Background()
+	p := newProducer(t, pt.cl, kafka.ProducerConfig{TransactionalID: id, TransactionTimeout: timeout})
 	if err := p.Begin(); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Send(ctx, pt.dst, 0, records("timed-out")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // longer than the timeout: the coordinator aborts
+	time.Sleep(wait) // longer than the timeout: the coordinator aborts
 	if err := p.Commit(ctx); !errors.Is(err, kafka.ErrFenced) {
 		t.Fatalf("Commit after the timeout: %v, want ErrFenced", err)
 	}
@@ -242,10 +236,28 @@ func TestProducerTransactionTimeout(t *testing.T) {
 	if err := p.Recover(ctx); err != nil {
 		t.Fatalf("Recover: %v", err)
 	}
+	before := pt.read()
 	pt.txn(p, true, 1, "after")
-	if got := pt.read(); !slices.Equal(got, []string{"after"}) {
-		t.Fatalf("read_committed: %v, want [after]", got)
+	// The transaction markers are written after EndTxn answers: wait for
+	// them.
+	got := pt.read()
+	for deadline := time.Now().Add(30 * time.Second); len(got) == len(before) && time.Now().Before(deadline); got = pt.read() {
+		time.Sleep(100 * time.Millisecond)
 	}
+	if len(got) != len(before)+1 || got[len(got)-1] != "after" {
+		t.Fatalf("read_committed: %d values ending %.20q, want the %d before and \"after\"", len(got), got[max(0, len(got)-3):], len(before))
+	}
+}
+
+// TestProducerTransactionTimeout: see producerTest.timeout.
+func TestProducerTransactionTimeout(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	pt := &producerTest{t: t, cl: plainClient(t, c.ListenAddrs()...), dst: "t", src: "src", group: "g"}
+	pt.timeout("slow", 100*time.Millisecond, 500*time.Millisecond)
 }
 
 func TestProducer(t *testing.T) {
@@ -333,6 +345,9 @@ func TestRealBrokerProducer(t *testing.T) {
 	}
 	pt.run(false)
 	pt.stableOffsets(fmt.Sprintf("tributary-stable-%d", suffix))
+	// The brokers look for timed-out transactions every 10 seconds
+	// (transaction.abort.timed.out.transaction.cleanup.interval.ms).
+	pt.timeout(fmt.Sprintf("tributary-slow-%d", suffix), time.Second, 15*time.Second)
 }
 
 // TestProducerRetries: a coordinator that is loading or busy with a
