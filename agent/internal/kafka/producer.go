@@ -77,7 +77,7 @@ type Producer struct {
 	// inTxn says a transaction is open (Begin was called); added lists
 	// the partitions added to it and groups the groups whose offsets it
 	// commits.
-	inTxn  bool
+	inTxn bool
 	// began is when the open, or last, transaction began.
 	began  time.Time
 	added  map[TopicPartition]bool
