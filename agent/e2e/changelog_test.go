@@ -277,12 +277,13 @@ func TestChangelogPipelineTables(t *testing.T) {
 }
 
 // TestChangelogFanoutDefaultRoute routes the change events of two topics,
-// one of Debezium events of inventory.customers and inventory.addresses,
+// one of Debezium events of MySQL's inventory.customers and
+// inventory.addresses and of PostgreSQL's postgres.inventory.customers,
 // one of Canal events of inventory.products and inventory.orders, with
 // fanout schemas that have neither fanout_by nor table_id_fields: each
-// source table goes to its own table, named <db>_<table>, Debezium's
-// tombstone is skipped (no route error, no row), and Canal's DDL changes
-// its table's columns. With ignore_errors, a change event of customers
+// source table goes to its own table, named <db>_<table> (with a source
+// schema, <db>_<schema>_<table>), Debezium's tombstone is skipped (no
+// route error, no row), and Canal's DDL changes its table's columns. With ignore_errors, a change event of customers
 // whose row image is not an object is left out, counted, and kept in the
 // destination schema's _dirty_records.
 func TestChangelogFanoutDefaultRoute(t *testing.T) {
@@ -296,6 +297,7 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	cdcProduce(t, deb, bad) // offset 11: 8 customers, 3 addresses before it
+	cdcProduce(t, deb, filepath.Join("testdata", "cdc", "debezium_customers_postgres.jsonl"))
 	canal := cdcTopic(t, "canal_products")
 	cdcProduce(t, canal, filepath.Join("testdata", "cdc", "canal_products_alter.jsonl"))
 
@@ -313,7 +315,8 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	debResp := a.waitFanoutRows(name+"-deb", map[string]int64{"inventory_customers": 7, "inventory_addresses": 3}, 2*time.Minute)
+	debResp := a.waitFanoutRows(name+"-deb", map[string]int64{"inventory_customers": 7, "inventory_addresses": 3,
+		"postgres_inventory_customers": 7}, 2*time.Minute)
 	canalResp := a.waitFanoutRows(name+"-canal", map[string]int64{"inventory_products": 14, "inventory_orders": 2}, 2*time.Minute)
 	at := func(f *spec.FanoutSchemaResponse, table string) spec.TableStatus {
 		for _, ts := range f.Status.Tables {
@@ -329,6 +332,10 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 		t.Errorf("inventory_customers: %d error records, want 1", cust.ErrorRecords)
 	}
 	checkCDCTable(t, cust.Location, cdcTable{name: "inventory_customers", pick: customerPick, rows: customerRows("inventory"),
+		columns: imageColumns("id long", "first_name string", "last_name string", "email string")})
+	// PostgreSQL's events name database, schema and table.
+	checkCDCTable(t, at(debResp, "postgres_inventory_customers").Location, cdcTable{name: "postgres_inventory_customers",
+		pick: customerPick, rows: customerRows("postgres"),
 		columns: imageColumns("id long", "first_name string", "last_name string", "email string")})
 	src := func(ts string) string {
 		return `{"db":"inventory","table":"addresses","ts":"2023-11-14T22:` + ts + `"}`
