@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -156,4 +157,26 @@ func TestWrappedKeyOnlyParsed(t *testing.T) {
 	if !keyWrapped(wrappedKeyLayout(true, false, null("id", tInt))) {
 		t.Error("a JSON key with a schema beside schema_include is not unwrapped")
 	}
+}
+
+// FuzzConnectPayload checks that connectPayload never panics and returns
+// nil, the data itself, or a JSON value inside it.
+func FuzzConnectPayload(f *testing.F) {
+	for _, s := range []string{`{"schema":{},"payload":{"id":1}}`, `{"payload":null,"schema":1}`, `{"id":1}`, `{"schema":`, `[`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var sc jsonDecoder
+		got := connectPayload(&sc, data)
+		if got == nil || len(got) == len(data) && (len(got) == 0 || &got[0] == &data[0]) {
+			return
+		}
+		if !bytes.Contains(data, got) {
+			t.Fatalf("connectPayload(%q) = %q, not inside the data", data, got)
+		}
+		sc.data, sc.pos = got, 0
+		if !sc.skip(0) || sc.pos != len(got) {
+			t.Fatalf("connectPayload(%q) = %q, not one JSON value", data, got)
+		}
+	})
 }
