@@ -62,7 +62,9 @@ func debeziumOptionsSchema() schema.SingleNestedAttribute {
 				MarkdownDescription: "`true`: each event is wrapped with its Kafka Connect schema, " +
 					"`{\"schema\": ..., \"payload\": ...}` (the JSON converter's `schemas.enable`), and the row image's " +
 					"columns are typed by that schema instead of inferred from the values. As Flink's " +
-					"`debezium-json.schema-include`. Exclusive with `json_options.schema` and `schema_file_path`. " +
+					"`debezium-json.schema-include`. The key, wrapped the same way, is then read from its `payload` " +
+					"when parsed into columns (`JSON` with `json_options`). " +
+					"Exclusive with `json_options.schema` and `schema_file_path`. " +
 					"Defaults to `false`; events with the wrapper are read either way.",
 				Optional: true,
 				Computed: true,
