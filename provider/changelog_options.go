@@ -294,30 +294,24 @@ func (m *kafkaOptionsModel) setFieldOptions(ko *spec.KafkaOptions) {
 
 // debeziumOptionsToObject is debezium_options; null for nil.
 func debeziumOptionsToObject(ctx context.Context, o *spec.DebeziumOptions, diags *diag.Diagnostics) types.Object {
-	t := pipelineTypes().debeziumOptions
-	if o == nil {
-		return types.ObjectNull(t.AttrTypes)
-	}
-	distributed := (&spec.Transformer{Format: spec.FormatDebeziumJSON, DebeziumOptions: o}).Distributed()
-	return objectValue(ctx, diags, t, debeziumOptionsModel{
-		SchemaInclude:     types.BoolValue(o.SchemaIncluded()),
-		DistributedTables: types.BoolValue(distributed),
+	return objectOrNull(ctx, diags, pipelineTypes().debeziumOptions, o, func(o *spec.DebeziumOptions) debeziumOptionsModel {
+		return debeziumOptionsModel{
+			SchemaInclude:     types.BoolValue(o.SchemaIncluded()),
+			DistributedTables: types.BoolValue((&spec.Transformer{Format: spec.FormatDebeziumJSON, DebeziumOptions: o}).Distributed()),
+		}
 	})
 }
 
 // canalOptionsToObject is canal_options; null for nil.
 func canalOptionsToObject(ctx context.Context, o *spec.CanalOptions, diags *diag.Diagnostics) types.Object {
-	t := pipelineTypes().canalOptions
-	if o == nil {
-		return types.ObjectNull(t.AttrTypes)
-	}
-	distributed := (&spec.Transformer{Format: spec.FormatCanalJSON, CanalOptions: o}).Distributed()
-	return objectValue(ctx, diags, t, canalOptionsModel{
-		DatabaseInclude:     stringOrNull(o.DatabaseInclude),
-		TableInclude:        stringOrNull(o.TableInclude),
-		InferSchemaStrategy: types.StringValue(o.Strategy()),
-		Tinyint1AsBoolean:   types.BoolValue(o.TinyintAsBoolean()),
-		MySQLTimestampAsNTZ: types.BoolValue(o.TimestampAsNTZ()),
-		DistributedTables:   types.BoolValue(distributed),
+	return objectOrNull(ctx, diags, pipelineTypes().canalOptions, o, func(o *spec.CanalOptions) canalOptionsModel {
+		return canalOptionsModel{
+			DatabaseInclude:     stringOrNull(o.DatabaseInclude),
+			TableInclude:        stringOrNull(o.TableInclude),
+			InferSchemaStrategy: types.StringValue(o.Strategy()),
+			Tinyint1AsBoolean:   types.BoolValue(o.TinyintAsBoolean()),
+			MySQLTimestampAsNTZ: types.BoolValue(o.TimestampAsNTZ()),
+			DistributedTables:   types.BoolValue((&spec.Transformer{Format: spec.FormatCanalJSON, CanalOptions: o}).Distributed()),
+		}
 	})
 }
