@@ -138,25 +138,10 @@ func fanoutRunState(st *spec.FanoutStatus) runState {
 // the plan, and tables from its status. A fanout schema deleted on the
 // agent is removed from the state.
 func (r *fanoutSchemaResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
-	var prior fanoutSchemaResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	got, ok := readNamed(ctx, resp, fanoutWhat, prior.Name.ValueString(), api.GetFanoutSchema)
-	if !ok {
-		return
-	}
-	m := prior
-	m.setFromSpec(ctx, &got.Spec, &got.Status, &prior, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	readRun(ctx, &r.agentResource, req, resp, fanoutWhat, (*client.Client).GetFanoutSchema,
+		func(m, prior *fanoutSchemaResourceModel, got *spec.FanoutSchemaResponse, diags *diag.Diagnostics) {
+			m.setFromSpec(ctx, &got.Spec, &got.Status, prior, diags)
+		})
 }
 
 // Delete implements resource.Resource. The fanout schema stops after a

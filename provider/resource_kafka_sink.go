@@ -126,25 +126,10 @@ func sinkRunState(st *spec.KafkaSinkStatus) runState {
 // agent stores, so that changes made outside Terraform show in the plan.
 // A sink deleted on the agent is removed from the state.
 func (r *kafkaSinkResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
-	var prior kafkaSinkResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	got, ok := readNamed(ctx, resp, sinkWhat, prior.Name.ValueString(), api.GetKafkaSink)
-	if !ok {
-		return
-	}
-	m := prior
-	m.setFromSpec(ctx, &got.Spec, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	readRun(ctx, &r.agentResource, req, resp, sinkWhat, (*client.Client).GetKafkaSink,
+		func(m, _ *kafkaSinkResourceModel, got *spec.KafkaSinkResponse, diags *diag.Diagnostics) {
+			m.setFromSpec(ctx, &got.Spec, diags)
+		})
 }
 
 // Delete implements resource.Resource. The sink stops; its open

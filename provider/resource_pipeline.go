@@ -492,25 +492,10 @@ func tableErrors(tables []spec.TableStatus) string {
 // the agent stores, so that changes made outside Terraform show in the plan.
 // A pipeline deleted on the agent is removed from the state.
 func (r *pipelineResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
-	var prior pipelineResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	got, ok := readNamed(ctx, resp, "pipeline", prior.Name.ValueString(), api.GetPipeline)
-	if !ok {
-		return
-	}
-	m := prior
-	m.setFromSpec(ctx, &got.Spec, &prior, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	readRun(ctx, &r.agentResource, req, resp, "pipeline", (*client.Client).GetPipeline,
+		func(m, prior *pipelineResourceModel, got *spec.PipelineResponse, diags *diag.Diagnostics) {
+			m.setFromSpec(ctx, &got.Spec, prior, diags)
+		})
 }
 
 // Delete implements resource.Resource. The pipeline stops after a final

@@ -7,8 +7,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 )
@@ -132,4 +134,37 @@ func (w *statusWatch[R]) wait(ctx context.Context) error {
 func (w *statusWatch[R]) stored(ctx context.Context) bool {
 	_, err := w.poll(ctx)
 	return err == nil
+}
+
+// readRun is the Read of a resource whose object, of kind what (as
+// "pipeline"), the agent stores under the resource's name attribute: it
+// sets the state from the object the agent stores, so that changes made
+// outside Terraform show in the plan. get is the client's get of the kind,
+// and set sets the model m, a copy of the state's prior, from the agent's
+// answer. An object deleted on the agent is removed from the state.
+func readRun[M, R any](ctx context.Context, r *agentResource, req resource.ReadRequest, resp *resource.ReadResponse, what string,
+	get func(*client.Client, context.Context, string) (R, error), set func(m, prior *M, got R, diags *diag.Diagnostics)) {
+	api := r.client(&resp.Diagnostics)
+	if api == nil {
+		return
+	}
+	var prior M
+	var name types.String
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &name)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	got, ok := readNamed(ctx, resp, what, name.ValueString(), func(ctx context.Context, name string) (R, error) {
+		return get(api, ctx, name)
+	})
+	if !ok {
+		return
+	}
+	m := prior
+	set(&m, &prior, got, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
