@@ -523,3 +523,17 @@ func TestJSONEmptyValueAsDeleteInferred(t *testing.T) {
 		t.Errorf("columns %s", got)
 	}
 }
+
+// TestDebeziumNullSourceTS checks that a null source.ts_ms leaves the
+// event's top-level ts_ms as _source.ts, whichever comes first.
+func TestDebeziumNullSourceTS(t *testing.T) {
+	for _, value := range []string{
+		`{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_ms":null},"ts_ms":1700000000000}`,
+		`{"ts_ms":1700000000000,"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_ms":null}}`,
+	} {
+		rows, _ := evolve(t, changelogLayout(debezium(false)), Options{}, []Record{{Value: []byte(value)}})
+		if got, want := pick(rows[0], spec.SourceColumn), `{db="d" table="t" ts=2023-11-14T22:13:20Z}`; got != want {
+			t.Errorf("%s: _source %s, want %s", value, got, want)
+		}
+	}
+}
