@@ -275,7 +275,8 @@ func TestChangelogPipelineTables(t *testing.T) {
 // tombstone is skipped (no route error, no row), and Canal's DDL changes
 // its table's columns. With ignore_errors, a change event of customers
 // whose row image is not an object is left out, counted, and kept in the
-// destination schema's _dirty_records.
+// destination schema's _dirty_records; so is an event without its source
+// database, which has no route, with no table.
 func TestChangelogFanoutDefaultRoute(t *testing.T) {
 	a := startAgent(t, t.TempDir())
 	name := uniqueName("e2e-cdc-fanout")
@@ -283,10 +284,11 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 	cdcProduce(t, deb, filepath.Join("testdata", "cdc", "debezium_addresses.jsonl"))
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
 	if err := os.WriteFile(bad, []byte(`{"key":{"id":1006},"value":{"before":null,"after":"oops","source":{"db":"inventory",`+
-		`"table":"customers","ts_ms":1700000300000},"op":"c","ts_ms":1700000300001}}`+"\n"), 0o600); err != nil {
+		`"table":"customers","ts_ms":1700000300000},"op":"c","ts_ms":1700000300001}}`+"\n"+
+		`{"key":{"id":1007},"value":{"before":null,"after":{"id":1007},"source":{"table":"customers"},"op":"c"}}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cdcProduce(t, deb, bad) // offset 11: 8 customers, 3 addresses before it
+	cdcProduce(t, deb, bad) // offsets 11 and 12: 8 customers, 3 addresses before them
 	canal := cdcTopic(t, "canal_products")
 	cdcProduce(t, canal, filepath.Join("testdata", "cdc", "canal_products_alter.jsonl"))
 
@@ -304,6 +306,9 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	a.waitFanout(name+"-deb", "past offset 12", 2*time.Minute, func(f *spec.FanoutSchemaResponse) bool {
+		return len(f.Status.Partitions) == 1 && f.Status.Partitions[0].NextOffset >= 13
+	})
 	debResp := a.waitFanoutRows(name+"-deb", map[string]int64{"inventory_customers": 7, "inventory_addresses": 3}, 2*time.Minute)
 	canalResp := a.waitFanoutRows(name+"-canal", map[string]int64{"inventory_products": 14, "inventory_orders": 2}, 2*time.Minute)
 	at := func(f *spec.FanoutSchemaResponse, table string) spec.TableStatus {
@@ -343,9 +348,10 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 			"product_id string"),
 		rows: []string{`"c" "10001" "2016-01-16" "1001" "1" "102"`, `"c" "10002" "2016-01-17" "1002" "2" "105"`}})
 
-	// The bad event is in the deb schema's dirty records table, once.
+	// The bad events are in the deb schema's dirty records table, once.
 	dirty := dirtyRows(t, cust.Location)
-	if len(dirty) != 1 || dirty[0]["offset"] != 11.0 || dirty[0]["table"] != "inventory_customers" || dirty[0]["topic"] != deb {
-		t.Errorf("dirty records %v, want the record at offset 11 of inventory_customers", dirty)
+	if len(dirty) != 2 || dirty[0]["offset"] != 11.0 || dirty[0]["table"] != "inventory_customers" || dirty[0]["topic"] != deb ||
+		dirty[1]["offset"] != 12.0 || dirty[1]["table"] != "" || !strings.Contains(fmt.Sprint(dirty[1]["error"]), "cannot be routed") {
+		t.Errorf("dirty records %v, want the record at offset 11 of inventory_customers and the one at 12 of no table", dirty)
 	}
 }
