@@ -241,12 +241,24 @@ func TestChangelogPipelineTables(t *testing.T) {
 	}
 	// The ALTER TABLE, then rows with the new column.
 	cdcProduce(t, canal, filepath.Join("testdata", "cdc", "canal_products_alter.jsonl"))
-	resp = a.waitFor(name, "every row", 2*time.Minute, rowsAtLeast(7, 7, 7, 8, 14, 14, 7*copies))
+	// Filtered: Debezium's tombstone but with empty_value_as_delete;
+	// Canal's CREATE, ALTER and the INSERT into orders. A tombstone after
+	// the last row may be committed after it.
+	filtered := []int64{1, 1, 1, 0, 3, 3}
+	resp = a.waitFor(name, "every row", 2*time.Minute, func(p *spec.PipelineResponse) bool {
+		for i, want := range filtered {
+			if p.Status.Tables[i].FilteredRecords < want {
+				return false
+			}
+		}
+		return rowsAtLeast(7, 7, 7, 8, 14, 14, 7*copies)(p)
+	})
 	for i, tb := range tables {
 		ts := resp.Status.Tables[i]
-		if want := int64(len(tb.rows)); ts.Rows != want || ts.CorruptRecords != 0 || ts.ErrorRecords != 0 {
-			t.Errorf("table %s: %d rows, %d corrupt, %d error records; want %d, 0, 0", tb.name, ts.Rows, ts.CorruptRecords,
-				ts.ErrorRecords, want)
+		if want := int64(len(tb.rows)); ts.Rows != want || ts.CorruptRecords != 0 || ts.ErrorRecords != 0 ||
+			ts.FilteredRecords != filtered[i] {
+			t.Errorf("table %s: %d rows, %d corrupt, %d error, %d filtered records; want %d, 0, 0, %d", tb.name, ts.Rows,
+				ts.CorruptRecords, ts.ErrorRecords, ts.FilteredRecords, want, filtered[i])
 		}
 		checkCDCTable(t, ts.Location, tb)
 	}
