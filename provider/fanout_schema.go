@@ -100,7 +100,9 @@ func fanoutOptionsSchema() schema.SingleNestedAttribute {
 					". Defaults to `\"" + spec.OnInvalidRouteFail + "\"`: the fanout schema stops `" + spec.StateFailed +
 					"` at that record, naming it, the result and why, without committing it. `" +
 					spec.OnInvalidRouteDeadLetter + "` writes it to the table `" + spec.FanoutErrorsTable + "` instead " +
-					"(its raw key, value and metadata, and the error), so nothing is lost.",
+					"(its raw key, value and metadata, and the error), so nothing is lost. Under `" + spec.OnInvalidRouteFail +
+					"`, `kafka_options.ignore_errors = true` writes it to the table `" + spec.DirtyRecordsTable +
+					"` with an empty `table` column, and the fanout schema goes on.",
 				Optional: true,
 				Computed: true,
 				Default:  stringdefault.StaticString(spec.OnInvalidRouteFail),

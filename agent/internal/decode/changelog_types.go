@@ -398,14 +398,21 @@ func (d *jsonDecoder) lenientString(t *jtype, s []byte) bool {
 	switch t.kind {
 	case schema.Boolean:
 		switch string(s) {
-		case "1", "true", "TRUE", "True":
+		case "true", "TRUE", "True":
 			d.b.Bool(true)
 			return true
-		case "0", "false", "FALSE", "False":
+		case "false", "FALSE", "False":
 			d.b.Bool(false)
 			return true
 		}
-		return false
+		// tinyint(1) and BIT hold any integer: not zero is true, as JDBC
+		// and Debezium read them.
+		n, ok := parseInt(s, math.MinInt64, math.MaxInt64)
+		if !ok {
+			return false
+		}
+		d.b.Bool(n != 0)
+		return true
 	case schema.Byte, schema.Short, schema.Int, schema.Long, schema.Float, schema.Double:
 		if numberEnd(s, 0) != len(s) || len(s) == 0 {
 			return false
