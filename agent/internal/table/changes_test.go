@@ -1,0 +1,89 @@
+package table_test
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
+)
+
+// TestChanges reads back, version by version, the rows a writer appended to
+// a table with column mapping, while the writer holds the table: the files
+// of a version before a new column have it null, and the columns come in
+// the table's order under their logical names.
+func TestChanges(t *testing.T) {
+	dir := t.TempDir()
+	tb := openTable(t, dir, table.Options{})
+	fields := tabletest.Fields(t, mappedDDL)
+	mustCommit(t, tb, table.Commit{Schema: fields, Files: []table.AddFile{
+		tabletest.WriteFile(t, tb, fields, fillMapped(0, 2)), tabletest.WriteFile(t, tb, fields, fillMapped(2, 3)),
+	}})
+	wider := append(slices.Clone(fields), schema.Field{Name: "new col", Type: &schema.Type{Kind: schema.String}, Nullable: true})
+	mustCommit(t, tb, table.Commit{Schema: wider})
+	newCol := func(b *rows.Builder, id int64) {
+		b.Field(7)
+		b.Bytes([]byte("n" + strconv.FormatInt(id, 10)))
+	}
+	mustCommit(t, tb, table.Commit{Files: []table.AddFile{tabletest.WriteFile(t, tb, wider, fillMapped(3, 5, newCol))}})
+
+	r, err := table.OpenChanges(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	changes, err := r.Changes(0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 2 || changes[0].Version != 0 || len(changes[0].Files) != 2 || changes[1].Version != 1 || len(changes[1].Files) != 0 {
+		t.Fatalf("changes from 0, at most 2 = %+v, want version 0 with 2 files, version 1 with none", changes)
+	}
+	if more, err := r.Changes(3, 10); err != nil || len(more) != 0 {
+		t.Fatalf("changes from 3 = %+v, %v; want none yet", more, err)
+	}
+	ps, err := rows.Schema(wider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	read := func(files []string) {
+		for _, f := range files {
+			cols, n, err := r.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs := rowstest.Rows(cols)
+			if len(rs) != n {
+				t.Fatalf("%s: %d rows, columns of %d", f, n, len(rs))
+			}
+			for _, row := range rs {
+				m, err := rowstest.Render(ps, row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, m["id"]+" "+m["first name"]+" "+m["s"]+" "+m["new col"])
+			}
+		}
+	}
+	read(changes[0].Files)
+	// A commit after the reader opened shows at the next call.
+	mustCommit(t, tb, table.Commit{Files: []table.AddFile{tabletest.WriteFile(t, tb, wider, fillMapped(5, 6, newCol))}})
+	later, err := r.Changes(2, 10)
+	if err != nil || len(later) != 2 || later[0].Version != 2 || later[1].Version != 3 {
+		t.Fatalf("changes from 2 = %+v, %v; want versions 2 and 3", later, err)
+	}
+	read(later[0].Files)
+	read(later[1].Files)
+	want := []string{
+		`0 "name a" {x y=0} null`, `1 "name b" {x y=10} null`, `2 "name c" {x y=20} null`,
+		`3 "name d" {x y=30} "n3"`, `4 "name e" {x y=40} "n4"`, `5 "name f" {x y=50} "n5"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows = %q, want %q", got, want)
+	}
+}
