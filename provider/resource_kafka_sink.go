@@ -87,8 +87,9 @@ func (r *kafkaSinkResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	r.askDryRun(ctx, dryRunKind{
 		what: sinkWhat, title: sinkWhat,
-		unchecked:    "a sink the agent cannot run (a source_table, a schema registry its connection lacks) shows only at apply",
+		unchecked:    "a sink the agent cannot run (a source_table no pipeline writes, a schema registry its connection lacks) shows only at apply",
 		createdFirst: "connection_name",
+		writtenFirst: "source_table",
 	}, k.Name, run, &resp.Diagnostics)
 }
 
