@@ -28,7 +28,7 @@ func (a *agent) waitSinkAtTable(name, qualified, location string, timeout time.D
 	}
 	got := awaitObject(a, "kafka sink "+name, fmt.Sprintf("past version %d of %s", snap.Version, qualified), timeout,
 		a.client().GetKafkaSink, name,
-		func(r *spec.KafkaSinkResponse) bool { return r.Status.Positions[qualified] > snap.Version },
+		func(r *spec.KafkaSinkResponse) bool { return r.Status.Positions["version"] > snap.Version },
 		func(r *spec.KafkaSinkResponse) (string, any) { return r.Status.State, r.Status })
 	return got.Status
 }

@@ -40,6 +40,10 @@ import (
 // consumer group, the next version of its source_table to read.
 const sinkPositionsTopic = "_tributary_sink_positions"
 
+// sinkVersionPosition is the key of a table source's position in
+// [spec.KafkaSinkStatus.Positions].
+const sinkVersionPosition = "version"
+
 // sinkSource is a table a pipeline of this agent writes, as a sink reads
 // it.
 type sinkSource struct {
@@ -227,5 +231,5 @@ func (r *sinkRunner) committedVersion(n int, next int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.status.Records += int64(n)
-	r.status.Positions = map[string]int64{r.spec.SourceTable: next}
+	r.status.Positions = map[string]int64{sinkVersionPosition: next}
 }
