@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -77,5 +80,55 @@ func TestKafkaSinkTableWritesAndResumes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKafkaSinkTableIDs: a table without _source is the source table of
+// its rows: with full_table_id its Debezium events name database "raw"
+// and table "raw.events" and go to topic "raw.events"; every row is an
+// insert, keyed by the table's key column.
+func TestKafkaSinkTableIDs(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events", "raw.events")
+	produce(t, producer, 0, 3, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) })
+	m := startManager(t, addr, testPipeline("events"))
+	k := tableSink(spec.DeliveryExactlyOnce)
+	on := true
+	k.Topic, k.ValueFormat, k.FullTableID = "", spec.SinkFormatDebeziumJSON, &on
+	if err := m.ApplySink(context.Background(), k, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tableSinkWrote(t, m, 3)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("raw.events"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var got []string
+	for len(got) < 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		fs := cl.PollFetches(ctx)
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Fatalf("read %d events of 3: %v", len(got), got)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			var e struct {
+				Op     string
+				After  struct{ ID int }
+				Source struct{ DB, Table string }
+			}
+			if err := json.Unmarshal(r.Value, &e); err != nil {
+				t.Fatalf("%q: %v", r.Value, err)
+			}
+			got = append(got, fmt.Sprintf("%s %s %s %s %d", r.Key, e.Op, e.Source.DB, e.Source.Table, e.After.ID))
+		})
+	}
+	// The event's table is the full table id too, as for a topic
+	// source's rows (see encode's options.table).
+	want := []string{"0 c raw raw.events 0", "1 c raw raw.events 1", "2 c raw raw.events 2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %q, want %q", got, want)
 	}
 }

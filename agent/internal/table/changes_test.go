@@ -3,6 +3,7 @@ package table_test
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
@@ -85,5 +86,37 @@ func TestChanges(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("rows = %q, want %q", got, want)
+	}
+}
+
+// TestChangesRefused: a version that removes rows (a DELETE by another
+// engine) cannot be a change of an append changelog, and neither can a
+// version the log no longer holds; a compaction's rewrite is no change.
+func TestChangesRefused(t *testing.T) {
+	dir := t.TempDir()
+	tb := openTable(t, dir, table.Options{})
+	appendCommits(t, tb, 2)
+	add := writeFile(t, tb, 10, 12)
+	tb.Close()
+	writeLog(t, dir, 2, `{"remove":{"path":"`+add.Path+`","dataChange":false}}
+{"add":{"path":"`+add.Path+`","partitionValues":{},"size":1,"modificationTime":1,"dataChange":false}}
+`)
+	writeLog(t, dir, 3, `{"remove":{"path":"`+add.Path+`","dataChange":true}}
+`)
+	r, err := table.OpenChanges(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	changes, err := r.Changes(2, 1)
+	if err != nil || len(changes) != 1 || len(changes[0].Files) != 0 {
+		t.Fatalf("a compaction: %+v, %v; want a version without files", changes, err)
+	}
+	if _, err := r.Changes(3, 1); err == nil || !strings.Contains(err.Error(), "rows were deleted or rewritten") {
+		t.Fatalf("a delete: %v", err)
+	}
+	removeLog(t, dir, 0, 1)
+	if _, err := r.Changes(0, 1); err == nil || !strings.Contains(err.Error(), "no longer in the log") {
+		t.Fatalf("a version the log lost: %v", err)
 	}
 }
