@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +131,19 @@ func TestKafkaSinkTableIDs(t *testing.T) {
 	want := []string{"0 c raw raw.events 0", "1 c raw raw.events 1", "2 c raw raw.events 2"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
+// TestKafkaSinkTableVariantRefused: a table whose value is VARIANT (JSON
+// without json_options) holds no JSON text to write: its sink is refused
+// on source_table.
+func TestKafkaSinkTableVariantRefused(t *testing.T) {
+	addr, _ := newCluster(t, 1, "events", "out")
+	p := testPipeline("events")
+	p.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer = &spec.Transformer{Format: spec.FormatJSON}
+	m := startManager(t, addr, p)
+	err := m.CheckSink(tableSink(spec.DeliveryAtLeastOnce), nil, nil)
+	if errs, ok := err.(spec.Errors); !ok || len(errs) != 1 || errs[0].Path != "source_table" || !strings.Contains(errs[0].Detail, "VARIANT") {
+		t.Fatalf("a sink of a VARIANT table: %v, want an error on source_table naming VARIANT", err)
 	}
 }
