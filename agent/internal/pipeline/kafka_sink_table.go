@@ -15,7 +15,8 @@ import (
 )
 
 // This file runs the second source of a Kafka sink, source_table: the
-// changelog of a table a pipeline of this agent writes, that is every row
+// changelog of a table a pipeline of this agent writes (one of its tables,
+// or a table one of its fanout schemas routes to), that is every row
 // its commits appended, in commit order (the tables are append only), read
 // from its Delta log and data files while the pipeline writes them.
 //
@@ -57,23 +58,37 @@ type sinkSource struct {
 }
 
 // sourceTable returns the table named qualified ("<catalog>.<schema>.<table>",
-// any case) that a pipeline of m writes; ok is false when none does.
+// any case) that a pipeline of m writes, as one of its tables or as a
+// table a fanout schema routes to (which may not exist yet: its changes
+// come when it does); ok is false when none does.
 func (m *Manager) sourceTable(qualified string) (src sinkSource, ok bool, err error) {
 	want := strings.ToLower(qualified)
+	parts := strings.Split(want, ".")
+	if len(parts) != 3 {
+		return sinkSource{}, false, nil
+	}
 	m.mu.Lock()
-	var cfg *tableConfig
+	var dir string
+	var t spec.Table
 	for _, p := range m.pipelines {
-		for _, t := range p.tables {
-			if t.cfg.Qualified == want {
-				cfg = &t.cfg
+		for _, r := range p.tables {
+			if r.cfg.Qualified == want {
+				dir, t, ok = r.cfg.Dir, r.cfg.Table, true
 			}
 		}
 	}
+	for _, r := range m.fanouts {
+		f := &r.cfg.Fanout
+		if !ok && strings.ToLower(f.QualifiedSchema()) == parts[0]+"."+parts[1] &&
+			spec.CheckRoutedName(parts[2]) == nil {
+			dir, t, ok = spec.JoinLocation(r.cfg.Dir, parts[2]), f.TableSpec(parts[2]), true
+		}
+	}
 	m.mu.Unlock()
-	if cfg == nil {
+	if !ok {
 		return sinkSource{}, false, nil
 	}
-	layout, errs := cfg.Table.Layout()
+	layout, errs := t.Layout()
 	if len(errs) > 0 {
 		return sinkSource{}, true, fmt.Errorf("the layout of table %s: %w", qualified, errs)
 	}
@@ -84,8 +99,7 @@ func (m *Manager) sourceTable(qualified string) (src sinkSource, ok bool, err er
 		return sinkSource{}, true, fmt.Errorf("table %s holds its values as VARIANT, which a sink cannot write yet: "+
 			"read the table's topics with source instead", qualified)
 	}
-	parts := strings.Split(qualified, ".")
-	return sinkSource{dir: cfg.Dir, layout: layout, schema: parts[1], table: parts[2]}, true, nil
+	return sinkSource{dir: dir, layout: layout, schema: parts[1], table: parts[2]}, true, nil
 }
 
 // checkSourceTable is CheckSink's check of k's source_table: some
@@ -98,7 +112,7 @@ func (m *Manager) checkSourceTable(k *spec.KafkaSink) error {
 	case !ok:
 		return spec.Errors{{Path: "source_table", Detail: fmt.Sprintf("no pipeline of this agent writes table %q: "+
 			"name a destination table (\"<destination_catalog>.<destination_schema>.<destination_table>\") "+
-			"of a pipeline applied first", k.SourceTable)}}
+			"of a pipeline, or a table of a fanout schema's destination schema, applied first", k.SourceTable)}}
 	}
 	return nil
 }

@@ -147,3 +147,28 @@ func TestKafkaSinkTableVariantRefused(t *testing.T) {
 		t.Fatalf("a sink of a VARIANT table: %v, want an error on source_table naming VARIANT", err)
 	}
 }
+
+// TestKafkaSinkFanoutTable: a table a fanout schema routes to is a
+// source_table too, even before its first row: its rows come as the
+// fanout schema writes them.
+func TestKafkaSinkFanoutTable(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events", "out")
+	ctx := context.Background()
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	m := startManager(t, addr, testPipeline("events"))
+	f := testFanoutConfig("", "events", conn).Fanout
+	f.Normalize()
+	if err := m.ApplyFanout(ctx, &f); err != nil {
+		t.Fatal(err)
+	}
+	k := tableSink(spec.DeliveryExactlyOnce)
+	k.SourceTable = "main.events.a"
+	if err := m.ApplySink(ctx, k, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 0, 10, func(i int) string { return fmt.Sprintf(`{"id":%d,"type":"%c"}`, i, 'a'+i%2) })
+	tableSinkWrote(t, m, 5)
+	if ids := readCommitted(t, addr, "out"); fmt.Sprint(ids) != "[0 2 4 6 8]" {
+		t.Fatalf("read %v, want the ids of type a", ids)
+	}
+}
