@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -175,7 +176,12 @@ func (s *sinkSession) tableRound(ctx context.Context, reader *table.ChangeReader
 	for size < maxSinkPendingBytes {
 		changes, err := reader.Changes(pos, 1)
 		if err != nil {
-			return 0, next, fmt.Errorf("read the changes of table %s: %w", s.r.spec.SourceTable, err)
+			err = fmt.Errorf("read the changes of table %s: %w", s.r.spec.SourceTable, err)
+			if errors.Is(err, table.ErrNotChangelog) {
+				// Reading again gives the same: the sink stops, FAILED.
+				err = fatalError{err}
+			}
+			return 0, next, err
 		}
 		if len(changes) == 0 {
 			break

@@ -12,6 +12,11 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
+// ErrNotChangelog is wrapped by the error of [ChangeReader.Changes] for a
+// version that no changelog of appends can carry: one the log no longer
+// holds, or one that removed rows. Reading again does not help.
+var ErrNotChangelog = errors.New("not a changelog of appends")
+
 // ChangeReader reads the rows a table's commits appended, version by
 // version, without locking the table or changing anything in it: a
 // Kafka sink reads the changelog of a table a pipeline writes this way
@@ -67,7 +72,8 @@ func (r *ChangeReader) Schema() []schema.Field { return r.st.schema }
 // compaction by another engine) adds no rows, and its remove actions
 // neither. A remove with dataChange true deletes rows, which an append
 // changelog cannot tell: that version is an error. So is a version the
-// log no longer holds (deleted after delta.logRetentionDuration).
+// log no longer holds (deleted after delta.logRetentionDuration). Both
+// wrap [ErrNotChangelog].
 func (r *ChangeReader) Changes(from int64, limit int) ([]Change, error) {
 	for {
 		_, err := readVersion(r.s, r.st, r.st.version+1)
@@ -83,8 +89,8 @@ func (r *ChangeReader) Changes(from int64, limit int) ([]Change, error) {
 		name := logName(r.s, entryName(v))
 		data, err := r.s.read(logPath(v))
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: log version %d is no longer in the log (deleted after delta.logRetentionDuration): "+
-				"its changes cannot be read", name, v)
+			return nil, fmt.Errorf("%w: %s: log version %d is no longer in the log (deleted after delta.logRetentionDuration): "+
+				"its changes cannot be read", ErrNotChangelog, name, v)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading log: %w", err)
@@ -96,8 +102,8 @@ func (r *ChangeReader) Changes(from int64, limit int) ([]Change, error) {
 		c := Change{Version: v}
 		for _, rm := range e.removes {
 			if rm.DataChange {
-				return nil, fmt.Errorf("%s: version %d removes data file %q: rows were deleted or rewritten, "+
-					"which a changelog of appends cannot carry", name, v, rm.Path)
+				return nil, fmt.Errorf("%w: %s: version %d removes data file %q: rows were deleted or rewritten, "+
+					"which a changelog of appends cannot carry", ErrNotChangelog, name, v, rm.Path)
 			}
 		}
 		for _, a := range e.adds {
