@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,8 +37,17 @@ func (a *agent) waitSinkAtTable(name, qualified, location string, timeout time.D
 // TestKafkaSinkTableRoundTrip: a table of Debezium change events (T1),
 // written by a sink of source_table T1 as Debezium events to a topic that
 // a second table (T2) reads, gives T2 the rows T1 has: operations, source
-// tables and times, row images, as delta-rs, DuckDB and pyarrow read them.
+// tables and times, row images, as delta-rs, DuckDB and pyarrow read them,
+// with either delivery guarantee.
 func TestKafkaSinkTableRoundTrip(t *testing.T) {
+	for _, dg := range spec.DeliveryGuarantees {
+		t.Run(dg, func(t *testing.T) { tableRoundTrip(t, dg) })
+	}
+}
+
+// tableRoundTrip is TestKafkaSinkTableRoundTrip with delivery guarantee
+// dg.
+func tableRoundTrip(t *testing.T, dg string) {
 	src, dst := uniqueName("tcdc_src"), uniqueName("tcdc_dst")
 	for _, topic := range []string{src, dst} {
 		python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0", "--partitions", "1")
@@ -51,10 +61,10 @@ func TestKafkaSinkTableRoundTrip(t *testing.T) {
 		}}}
 	}
 	name := uniqueName("troundtrip")
-	a.applyPipeline(&spec.Pipeline{Name: name, Connection: name, DestinationCatalog: "main", DestinationSchema: "cdc",
+	a.applyPipeline(&spec.Pipeline{Name: name, Connection: name, DestinationCatalog: "main", DestinationSchema: strings.ToLower(name),
 		FlushInterval: "300ms", Tables: []spec.Table{table("t1", src), table("t2", dst)}})
-	k := &spec.KafkaSink{Name: name, Connection: name, Topic: dst, DeliveryGuarantee: spec.DeliveryExactlyOnce, FlushInterval: "300ms",
-		SourceTable: "main.cdc.t1"}
+	k := &spec.KafkaSink{Name: name, Connection: name, Topic: dst, DeliveryGuarantee: dg, FlushInterval: "300ms",
+		SourceTable: "main." + strings.ToLower(name) + ".t1"}
 	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +75,7 @@ func TestKafkaSinkTableRoundTrip(t *testing.T) {
 	// Per copy: four snapshot rows, an insert, an update and a delete.
 	const rows = 3 * 7
 	t1 := a.waitRows(name, 0, rows, time.Minute)
-	a.waitSinkAtTable(name, "main.cdc.t1", t1.Location, time.Minute)
+	a.waitSinkAtTable(name, k.SourceTable, t1.Location, time.Minute)
 	t2 := a.waitRows(name, 1, rows, time.Minute)
 	order := []string{"id", "_op"}
 	wantCols, want := readTable(t, t1.Location, nil, order)
