@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -119,5 +121,35 @@ func TestChangesRefused(t *testing.T) {
 	removeLog(t, dir, 0, 1)
 	if _, err := r.Changes(0, 1); !errors.Is(err, table.ErrNotChangelog) || !strings.Contains(err.Error(), "no longer in the log") {
 		t.Fatalf("a version the log lost: %v", err)
+	}
+}
+
+// TestChangesWidened: a file written before a column was widened (INT to
+// BIGINT, FLOAT to DOUBLE) reads as the widened column.
+func TestChangesWidened(t *testing.T) {
+	dir := t.TempDir()
+	tb := openTable(t, dir, table.Options{})
+	narrow := tabletest.Fields(t, "id INT, x FLOAT")
+	add := tabletest.WriteFile(t, tb, narrow, func(b *rows.Builder) {
+		tabletest.Row(t, b, func() { b.Int32(7) }, func() { b.Float(1.5) })
+	})
+	mustCommit(t, tb, table.Commit{Schema: narrow, Files: []table.AddFile{add}})
+	wide := tabletest.Fields(t, "id BIGINT, x DOUBLE")
+	mustCommit(t, tb, table.Commit{Schema: wide, AllowTypeWidening: true})
+	r, err := table.OpenChanges(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	changes, err := r.Changes(0, 1)
+	if err != nil || len(changes) != 1 || len(changes[0].Files) != 1 {
+		t.Fatalf("changes = %+v, %v", changes, err)
+	}
+	cols, n, err := r.ReadFile(changes[0].Files[0])
+	if err != nil || n != 1 {
+		t.Fatalf("ReadFile: %d rows, %v", n, err)
+	}
+	if id, x := cols[0][0], cols[1][0]; id.Kind() != parquet.Int64 || id.Int64() != 7 || x.Kind() != parquet.Double || x.Double() != 1.5 {
+		t.Fatalf("read %v %v, want BIGINT 7 and DOUBLE 1.5", id, x)
 	}
 }
