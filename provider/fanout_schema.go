@@ -82,7 +82,8 @@ func fanoutOptionsSchema() schema.SingleNestedAttribute {
 					"position. A result that is NULL or not a valid unquoted table name (letters, digits and `_`, not " +
 					"only digits, at most 255 characters; names are stored lower case) is an invalid route (see " +
 					"`on_invalid_route`). Not set with a value transformer of a changelog format (" + changelogFormats + "): " +
-					"each event goes to the table `<db>_<table>` of its source, lower case (`inventory_customers`), or " +
+					"each event goes to the table `<db>_<table>` of its source, lower case (`inventory_customers`), " +
+					"`<db>_<schema>_<table>` for a Debezium event whose source has a schema (PostgreSQL, SQL Server), or " +
 					"`<table>` with `distributed_tables`; a Debezium tombstone is skipped.",
 				Optional: true,
 			},

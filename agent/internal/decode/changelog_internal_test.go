@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -83,18 +82,7 @@ func evolve(t *testing.T, l *spec.Layout, opts Options, recs []Record) ([]map[st
 		if err != nil {
 			t.Fatalf("Decode: %v", err)
 		}
-		rs := rowstest.Rows(b.Columns)
-		if len(rs) != b.Rows {
-			t.Fatalf("the batch's columns hold %d rows, Rows says %d", len(rs), b.Rows)
-		}
-		out := make([]map[string]string, len(rs))
-		for i, row := range rs {
-			if out[i], err = rowstest.Render(d.Schema(), row); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b.Columns = nil
-		return out, b
+		return renderBatch(t, d, &b), b
 	}
 	t.Fatal("the columns never settled")
 	return nil, Batch{}

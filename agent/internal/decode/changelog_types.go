@@ -484,15 +484,6 @@ func (d *jsonDecoder) decimalBytes(t *jtype, s []byte) bool {
 	if !u.less(pow10[t.precision]) {
 		return false
 	}
-	switch {
-	case t.precision <= 9:
-		d.b.Int32(int32(int64Of(u, neg)))
-	case t.precision <= 18:
-		d.b.Int64(int64Of(u, neg))
-	default:
-		out := d.b.Alloc(t.size)
-		putDecimal(out, u, neg)
-		d.b.Bytes(out)
-	}
+	d.unscaled(t, u, neg)
 	return true
 }

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -355,18 +352,8 @@ func TestManagerRecreatedTopicDirty(t *testing.T) {
 	status := func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
 	produce(t, producer, 0, 20, value)
 	waitFor(t, 10*time.Second, "18 rows and 2 error records", func() bool { st := status(); return st.Rows == 18 && st.ErrorRecords == 2 })
-	adm := kadm.NewClient(producer)
-	if _, err := adm.DeleteTopic(context.Background(), "events"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "events"); err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
+	recreateTopic(t, producer, "events")
+	fresh := topicProducer(t, addr, "events")
 	produce(t, fresh, 0, 5, value) // offset 3 is bad again
 	waitFor(t, 20*time.Second, "22 rows and 3 error records", func() bool { st := status(); return st.Rows == 22 && st.ErrorRecords == 3 })
 	rows, _ := readTable[dirtyRow](t, filepath.Join(filepath.Dir(status().Location), spec.DirtyRecordsTable))

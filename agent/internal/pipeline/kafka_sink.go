@@ -126,28 +126,13 @@ func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.C
 // RemoveSink stops the named sink and forgets it. Its consumer group
 // stays.
 func (m *Manager) RemoveSink(_ context.Context, name string) error {
-	m.changeMu.Lock()
-	defer m.changeMu.Unlock()
-	m.mu.Lock()
-	r := m.sinks[name]
-	delete(m.sinks, name)
-	m.mu.Unlock()
-	if r != nil {
-		r.stop()
-		m.log.Info("kafka sink stopped and removed", "kafka_sink", name)
-	}
+	removeRunner(m, m.sinks, name, (*sinkRunner).stop, "kafka_sink", "kafka sink stopped and removed")
 	return nil
 }
 
 // SinkStatus reports the named sink; ok is false when it does not run.
 func (m *Manager) SinkStatus(name string) (status spec.KafkaSinkStatus, ok bool) {
-	m.mu.Lock()
-	r := m.sinks[name]
-	m.mu.Unlock()
-	if r == nil {
-		return spec.KafkaSinkStatus{}, false
-	}
-	return r.snapshot(), true
+	return runnerStatus(m, m.sinks, name, (*sinkRunner).snapshot)
 }
 
 // stopSinks stops every sink; the caller holds changeMu.
