@@ -77,8 +77,9 @@ func (r *kafkaSinkResource) dryRun(ctx context.Context, k *spec.KafkaSink, diags
 	}
 	r.askDryRun(ctx, dryRunKind{
 		what: sinkWhat, title: sinkWhat,
-		unchecked:    "a sink the agent cannot run (a source_table, a schema registry its connection lacks) shows only at apply",
+		unchecked:    "a sink the agent cannot run (a source_table no pipeline writes, a schema registry its connection lacks) shows only at apply",
 		createdFirst: "connection_name",
+		writtenFirst: "source_table",
 	}, k.Name, run, diags)
 }
 

@@ -154,6 +154,11 @@ type dryRunKind struct {
 	// create before this one (connection_name): a lone problem on it is no
 	// error at plan time.
 	createdFirst string
+	// writtenFirst is the attribute naming a table that a pipeline the
+	// same apply may create before this object writes (a sink's
+	// source_table): a lone problem on it is a warning at plan time, and
+	// the agent decides at apply.
+	writtenFirst string
 }
 
 // reportDryRun turns err, the answer of the agent to the dry run of the
@@ -178,6 +183,10 @@ func reportDryRun(diags *diag.Diagnostics, k dryRunKind, name string, err error)
 			"The plan could not ask the agent for a dry run, so "+k.unchecked+": "+err.Error())
 	case len(apiErr.Problems) == 1 && apiErr.Problems[0].Path == k.createdFirst:
 		// The object it refers to does not exist yet; see above.
+	case len(apiErr.Problems) == 1 && k.writtenFirst != "" && apiErr.Problems[0].Path == k.writtenFirst:
+		diags.AddAttributeWarning(path.Root(k.writtenFirst), "No pipeline of the agent writes this table yet",
+			apiErr.Problems[0].Detail+". Unless this apply creates that pipeline first (reference its attributes, or "+
+				"use depends_on), applying the "+k.what+" will fail.")
 	case len(apiErr.Problems) == 0:
 		addAgentError(diags, k.what, "The agent refuses "+k.what+" "+name, err)
 	default:
