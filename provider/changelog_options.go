@@ -62,7 +62,9 @@ func debeziumOptionsSchema() schema.SingleNestedAttribute {
 				MarkdownDescription: "`true`: each event is wrapped with its Kafka Connect schema, " +
 					"`{\"schema\": ..., \"payload\": ...}` (the JSON converter's `schemas.enable`), and the row image's " +
 					"columns are typed by that schema instead of inferred from the values. As Flink's " +
-					"`debezium-json.schema-include`. Exclusive with `json_options.schema` and `schema_file_path`. " +
+					"`debezium-json.schema-include`. The key, wrapped the same way, is then read from its `payload` " +
+					"when parsed into columns (`JSON` with `json_options`). " +
+					"Exclusive with `json_options.schema` and `schema_file_path`. " +
 					"Defaults to `false`; events with the wrapper are read either way.",
 				Optional: true,
 				Computed: true,
@@ -138,7 +140,8 @@ func fieldAttributes() map[string]schema.Attribute {
 				"same name (ignoring case): one of " + quoted(spec.DuplicateFieldStrategies) + ". Defaults to `\"" +
 				spec.DuplicateFieldException + "\"`: the plan fails, naming the column. `" + spec.DuplicateFieldPreferKey +
 				"` keeps the key's column and does not decode the value's field; `" + spec.DuplicateFieldPreferValue +
-				"` the other way round.",
+				"` the other way round. An inferred side never takes a column of the other side's: its field of that " +
+				"name is rescued or ignored, whatever `duplicate_field_strategy` says.",
 			Optional: true,
 			Computed: true,
 			Default:  stringdefault.StaticString(spec.DuplicateFieldException),
@@ -158,7 +161,8 @@ func fieldAttributes() map[string]schema.Attribute {
 		"error_tolerance_max_count": schema.Int64Attribute{
 			MarkdownDescription: "With `ignore_errors = true`: how many records that do not decode the table takes; the " +
 				"next one stops it `" + spec.StateFailed + "`, naming the count, the limit and `" + spec.DirtyRecordsTable +
-				"`, without committing the records that passed the limit. The count is kept in the table's log, so it " +
+				"`, without committing the chunk (up to 1024 records of one partition) that holds the record past the " +
+				"limit, its good records included. The count is kept in the table's log, so it " +
 				"survives restarts. `-1` is no limit. Defaults to `" + fmt.Sprint(spec.DefaultErrorToleranceMaxCount) +
 				"` when `ignore_errors = true`.",
 			Optional:      true,
@@ -294,30 +298,24 @@ func (m *kafkaOptionsModel) setFieldOptions(ko *spec.KafkaOptions) {
 
 // debeziumOptionsToObject is debezium_options; null for nil.
 func debeziumOptionsToObject(ctx context.Context, o *spec.DebeziumOptions, diags *diag.Diagnostics) types.Object {
-	t := pipelineTypes().debeziumOptions
-	if o == nil {
-		return types.ObjectNull(t.AttrTypes)
-	}
-	distributed := (&spec.Transformer{Format: spec.FormatDebeziumJSON, DebeziumOptions: o}).Distributed()
-	return objectValue(ctx, diags, t, debeziumOptionsModel{
-		SchemaInclude:     types.BoolValue(o.SchemaIncluded()),
-		DistributedTables: types.BoolValue(distributed),
+	return objectOrNull(ctx, diags, pipelineTypes().debeziumOptions, o, func(o *spec.DebeziumOptions) debeziumOptionsModel {
+		return debeziumOptionsModel{
+			SchemaInclude:     types.BoolValue(o.SchemaIncluded()),
+			DistributedTables: types.BoolValue((&spec.Transformer{Format: spec.FormatDebeziumJSON, DebeziumOptions: o}).Distributed()),
+		}
 	})
 }
 
 // canalOptionsToObject is canal_options; null for nil.
 func canalOptionsToObject(ctx context.Context, o *spec.CanalOptions, diags *diag.Diagnostics) types.Object {
-	t := pipelineTypes().canalOptions
-	if o == nil {
-		return types.ObjectNull(t.AttrTypes)
-	}
-	distributed := (&spec.Transformer{Format: spec.FormatCanalJSON, CanalOptions: o}).Distributed()
-	return objectValue(ctx, diags, t, canalOptionsModel{
-		DatabaseInclude:     stringOrNull(o.DatabaseInclude),
-		TableInclude:        stringOrNull(o.TableInclude),
-		InferSchemaStrategy: types.StringValue(o.Strategy()),
-		Tinyint1AsBoolean:   types.BoolValue(o.TinyintAsBoolean()),
-		MySQLTimestampAsNTZ: types.BoolValue(o.TimestampAsNTZ()),
-		DistributedTables:   types.BoolValue(distributed),
+	return objectOrNull(ctx, diags, pipelineTypes().canalOptions, o, func(o *spec.CanalOptions) canalOptionsModel {
+		return canalOptionsModel{
+			DatabaseInclude:     stringOrNull(o.DatabaseInclude),
+			TableInclude:        stringOrNull(o.TableInclude),
+			InferSchemaStrategy: types.StringValue(o.Strategy()),
+			Tinyint1AsBoolean:   types.BoolValue(o.TinyintAsBoolean()),
+			MySQLTimestampAsNTZ: types.BoolValue(o.TimestampAsNTZ()),
+			DistributedTables:   types.BoolValue((&spec.Transformer{Format: spec.FormatCanalJSON, CanalOptions: o}).Distributed()),
+		}
 	})
 }

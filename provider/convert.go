@@ -328,6 +328,15 @@ func objectValue(ctx context.Context, diags *diag.Diagnostics, t types.ObjectTyp
 	return v
 }
 
+// objectOrNull is the object of type t whose model is model(o); null for
+// a nil o. It undoes convertObject.
+func objectOrNull[S, M any](ctx context.Context, diags *diag.Diagnostics, t types.ObjectType, o *S, model func(o *S) M) types.Object {
+	if o == nil {
+		return types.ObjectNull(t.AttrTypes)
+	}
+	return objectValue(ctx, diags, t, model(o))
+}
+
 // attrObjectType returns the object type of the attribute name of t.
 func attrObjectType(t types.ObjectType, name string) types.ObjectType {
 	ot, _ := t.AttrTypes[name].(types.ObjectType)

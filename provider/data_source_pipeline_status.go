@@ -41,6 +41,7 @@ type tableStatusModel struct {
 	Files            int64                  `tfsdk:"files"`
 	CorruptRecords   int64                  `tfsdk:"corrupt_records"`
 	ErrorRecords     int64                  `tfsdk:"error_records"`
+	FilteredRecords  int64                  `tfsdk:"filtered_records"`
 	LastError        string                 `tfsdk:"last_error"`
 	Partitions       []partitionStatusModel `tfsdk:"partitions"`
 	Columns          []columnModel          `tfsdk:"columns"`
@@ -98,7 +99,11 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 					"files":             computedInt("Parquet files committed."),
 					"corrupt_records":   computedInt("Records committed with `_corrupt_record` set because their key or value did not decode."),
 					"error_records":     computedInt(errorRecordsDoc),
-					"last_error":        computedString("Most recent error of the table, retried or fatal; empty if none."),
+					"filtered_records": computedInt("Records that gave no row because they carry none, since the table was first " +
+						"written: Debezium truncate, message and heartbeat events, tombstones of changelog formats without " +
+						"`json_options.empty_value_as_delete`, Canal events of databases and tables `canal_options` leaves out, " +
+						"and Canal DDL events."),
+					"last_error": computedString("Most recent error of the table, retried or fatal; empty if none."),
 					"partitions": schema.ListNestedAttribute{
 						MarkdownDescription: "Progress of each topic-partition the table reads, by topic and partition.",
 						Computed:            true,
@@ -151,6 +156,7 @@ func (m *pipelineStatusDataSourceModel) set(st *spec.PipelineStatus) {
 			Files:            ts.Files,
 			CorruptRecords:   ts.CorruptRecords,
 			ErrorRecords:     ts.ErrorRecords,
+			FilteredRecords:  ts.FilteredRecords,
 			LastError:        ts.LastError,
 			Partitions:       parts,
 			Columns:          columnModels(ts.Columns),

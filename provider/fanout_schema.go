@@ -82,7 +82,8 @@ func fanoutOptionsSchema() schema.SingleNestedAttribute {
 					"position. A result that is NULL or not a valid unquoted table name (letters, digits and `_`, not " +
 					"only digits, at most 255 characters; names are stored lower case) is an invalid route (see " +
 					"`on_invalid_route`). Not set with a value transformer of a changelog format (" + changelogFormats + "): " +
-					"each event goes to the table `<db>_<table>` of its source, lower case (`inventory_customers`), or " +
+					"each event goes to the table `<db>_<table>` of its source, lower case (`inventory_customers`), " +
+					"`<db>_<schema>_<table>` for a Debezium event whose source has a schema (PostgreSQL, SQL Server), or " +
 					"`<table>` with `distributed_tables`; a Debezium tombstone is skipped.",
 				Optional: true,
 			},
@@ -99,7 +100,9 @@ func fanoutOptionsSchema() schema.SingleNestedAttribute {
 					". Defaults to `\"" + spec.OnInvalidRouteFail + "\"`: the fanout schema stops `" + spec.StateFailed +
 					"` at that record, naming it, the result and why, without committing it. `" +
 					spec.OnInvalidRouteDeadLetter + "` writes it to the table `" + spec.FanoutErrorsTable + "` instead " +
-					"(its raw key, value and metadata, and the error), so nothing is lost.",
+					"(its raw key, value and metadata, and the error), so nothing is lost. Under `" + spec.OnInvalidRouteFail +
+					"`, `kafka_options.ignore_errors = true` writes it to the table `" + spec.DirtyRecordsTable +
+					"` with an empty `table` column, and the fanout schema goes on.",
 				Optional: true,
 				Computed: true,
 				Default:  stringdefault.StaticString(spec.OnInvalidRouteFail),

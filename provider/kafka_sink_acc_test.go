@@ -135,22 +135,58 @@ resource "tributary_kafka_sink" "s" {
 	})
 }
 
-// TestAccKafkaSinkAgentRefuses: what only the agent can judge (a
-// source_table, which this agent does not write yet) fails the plan, on
-// its attribute, through the agent's dry run.
-func TestAccKafkaSinkAgentRefuses(t *testing.T) {
+// TestAccKafkaSinkSourceTable: a sink whose source_table is built from
+// the attributes of a pipeline of the same configuration is created after
+// it, and writes the rows of the pipeline's table; a sink of a table no
+// pipeline writes fails at apply, on its attribute.
+func TestAccKafkaSinkSourceTable(t *testing.T) {
 	a := sharedAgent(t)
-	conn := uniqueName("conn")
-	if _, err := a.Client.PutConnection(context.Background(), &spec.Connection{Name: conn, BootstrapServers: []string{kafkaBootstrap()}}); err != nil {
-		t.Fatal(err)
-	}
-	config := a.providerHCL() + fmt.Sprintf(`
+	conn, pipe, name, src, dst := uniqueName("conn"), uniqueName("pipe"), uniqueName("sink"), uniqueName("src"), uniqueName("dst")
+	createTopic(t, src, 1)
+	createTopic(t, dst, 1)
+	produce(t, src, `{"id":1,"name":"a"}`, `{"id":2,"name":"b"}`)
+	config := a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name": hclString(pipe), "connection_name": "tributary_connection.c.name", "flush_interval": `"300ms"`,
+	}, tableHCL("events", fmt.Sprintf(`topics = [%s]
+        starting_offset = "earliest"
+        value_transformer = {
+          format       = "JSON"
+          json_options = { schema = "id BIGINT, name STRING" }
+        }`, hclString(src)), "")) + fmt.Sprintf(`
 resource "tributary_kafka_sink" "s" {
   name            = %s
-  connection_name = %s
-  source_table    = "main.raw.events"
+  connection_name = tributary_connection.c.name
+  source_table    = "${tributary_pipeline.p.destination_catalog}.${tributary_pipeline.p.destination_schema}.events"
+  topic           = %s
+  value_format    = "JSON"
+}
+`, hclString(name), hclString(dst))
+	missing := a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + fmt.Sprintf(`
+resource "tributary_kafka_sink" "s" {
+  name            = %s
+  connection_name = tributary_connection.c.name
+  source_table    = "main.nowhere.events"
   topic           = "out"
 }
-`, hclString(uniqueName("sink")), hclString(conn))
-	testPlanFails(t, config, messageRE("attribute source_table", "does not write a table's changes to Kafka yet"))
+`, hclString(uniqueName("sink")))
+	getSink := func(ctx context.Context, n string) error { _, err := a.Client.GetKafkaSink(ctx, n); return err }
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkGone("Kafka sink", getSink, name),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					waitUntil(t, "Kafka sink "+name, "write the table's 2 rows",
+						func(ctx context.Context) (*spec.KafkaSinkResponse, error) { return a.Client.GetKafkaSink(ctx, name) },
+						func(got *spec.KafkaSinkResponse) bool { return got.Status.Records == 2 })
+					return nil
+				},
+			},
+			{
+				Config:      missing,
+				ExpectError: messageRE("source_table", "no pipeline of this agent writes table"),
+			},
+		},
+	})
 }

@@ -3,10 +3,13 @@ package provider
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -53,5 +56,28 @@ func TestKafkaSinkRoundTrip(t *testing.T) {
 	}
 	if errs := got.Validate(); len(errs) > 0 {
 		t.Errorf("the sink read back does not validate: %v", errs)
+	}
+}
+
+// TestKafkaSinkSourceTableWarns: the agent's refusal of a source_table no
+// pipeline writes is a warning on the attribute at plan time (the same
+// apply may create the pipeline first); with another problem beside it,
+// both are errors.
+func TestKafkaSinkSourceTableWarns(t *testing.T) {
+	t.Parallel()
+	k := dryRunKind{what: sinkWhat, title: sinkWhat, createdFirst: "connection_name", writtenFirst: "source_table"}
+	noTable := spec.FieldError{Path: "source_table", Detail: `no pipeline of this agent writes table "main.raw.t"`}
+	var diags diag.Diagnostics
+	reportDryRun(&diags, k, "s", &client.APIError{Status: 422, Problems: []spec.FieldError{noTable}})
+	if len(diags.Errors()) != 0 || len(diags.Warnings()) != 1 || !strings.Contains(diags.Warnings()[0].Detail(), "Unless this apply creates") {
+		t.Fatalf("diagnostics %v, want one warning", diags)
+	}
+	if w, ok := diags.Warnings()[0].(diag.DiagnosticWithPath); !ok || !w.Path().Equal(path.Root("source_table")) {
+		t.Fatalf("warning %v is not on source_table", diags.Warnings()[0])
+	}
+	diags = nil
+	reportDryRun(&diags, k, "s", &client.APIError{Status: 422, Problems: []spec.FieldError{noTable, {Path: "topic", Detail: "bad"}}})
+	if len(diags.Errors()) != 2 {
+		t.Fatalf("diagnostics %v, want two errors", diags)
 	}
 }

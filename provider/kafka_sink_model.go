@@ -68,8 +68,13 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 			},
 			"source_table": schema.StringAttribute{
 				MarkdownDescription: "`<catalog>.<schema>.<table>` of a table a pipeline of the agent writes, whose " +
-					"changes the sink would write. Exactly one of `source` and `source_table` is required. This agent " +
-					"does not support it yet: use `source` with the table's topics.",
+					"changelog the sink writes: every row the table's commits appended, in commit order, from its first " +
+					"version. Exactly one of `source` and `source_table` is required. Build it from the pipeline's " +
+					"attributes (`\"${tributary_pipeline.p.destination_catalog}.${tributary_pipeline.p.destination_schema}.events\"`) " +
+					"so that Terraform creates the pipeline first: a table no pipeline of the agent writes is a warning " +
+					"at plan time and an error at apply. The position, the next table version to write, is committed to " +
+					"the consumer group `tributary-sink.<name>` on partition 0 of the topic `_tributary_sink_positions`, " +
+					"which the sink creates when it is missing.",
 				Optional: true,
 			},
 			"source": source,

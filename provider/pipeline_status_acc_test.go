@@ -68,6 +68,7 @@ func TestAccPipelineStatus(t *testing.T) {
 					f.running(),
 					resource.TestCheckResourceAttr(statusData, "tables.0.rows", "3"),
 					resource.TestCheckResourceAttr(statusData, "tables.0.corrupt_records", "1"),
+					resource.TestCheckResourceAttr(statusData, "tables.0.filtered_records", "0"),
 					resource.TestCheckResourceAttrWith(statusData, "tables.0.files", atLeast(1)),
 					resource.TestCheckResourceAttrWith(statusData, "tables.0.version", atLeast(0)),
 					resource.TestCheckResourceAttrWith(statusData, "tables.0.location", func(v string) error {

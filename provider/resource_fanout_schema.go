@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -43,19 +42,24 @@ func (r *fanoutSchemaResource) Schema(ctx context.Context, _ resource.SchemaRequ
 	resp.Schema = fanoutSchemaResourceSchema(ctx)
 }
 
+// fanoutKind is how the steps shared with the other resources the agent
+// runs read a fanout schema.
+var fanoutKind = runKind[fanoutSchemaResourceModel, *spec.FanoutSchema]{
+	newConverter: newFanoutConverter,
+	convert:      (*specConverter).fanoutSchema,
+	files:        eachFanoutSchemaFile,
+	timeouts:     func(m *fanoutSchemaResourceModel) timeouts.Value { return m.Timeouts },
+}
+
 // ValidateConfig implements resource.ResourceWithValidateConfig: it reads
 // the schema files and runs spec.FanoutSchema.Validate (which parses
 // fanout_by) and Warnings, dropping the problems that depend on values not
 // known yet. It needs no agent.
 func (r *fanoutSchemaResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m fanoutSchemaResourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	_, c, f, ok := fanoutKind.read(ctx, req.Config.Get, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	c := newFanoutConverter(ctx, true)
-	f := c.fanoutSchema(&m)
-	resp.Diagnostics.Append(c.diags...)
 	addFieldErrors(&resp.Diagnostics, fanoutWhat, f.Validate(), c.skip)
 	addFieldWarnings(&resp.Diagnostics, fanoutWhat, f.Warnings(), c.skip)
 }
@@ -63,27 +67,9 @@ func (r *fanoutSchemaResource) ValidateConfig(ctx context.Context, req resource.
 // ModifyPlan implements resource.ResourceWithModifyPlan. As for pipelines,
 // it plans the hash of every schema file from the file's current content
 // and asks the agent for a dry run of a fanout schema that will be created
-// or updated.
+// or updated (see runKind.modifyPlan).
 func (r *fanoutSchemaResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
-	var plan fanoutSchemaResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	c := newFanoutConverter(ctx, true)
-	f := c.fanoutSchema(&plan)
-	resp.Diagnostics.Append(c.diags...)
-	planFileHashes(ctx, c, func(fn func(*schemaFile)) { eachFanoutSchemaFile(f, fn) }, &resp.Plan, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
-		return
-	}
-	if req.State.Raw.IsNull() {
-		ctx = creating(ctx) // an object the agent has already is a warning (see addExistsWarning)
-	}
-	r.dryRun(ctx, f, &resp.Diagnostics)
+	fanoutKind.modifyPlan(ctx, req, resp, r.dryRun)
 }
 
 // dryRun asks the agent whether it would accept fanout schema f, whose
@@ -117,45 +103,24 @@ func (r *fanoutSchemaResource) Update(ctx context.Context, req resource.UpdateRe
 // to the timeout that timeout reads from the plan. The state gets the
 // tables of the last status read.
 func (r *fanoutSchemaResource) apply(ctx context.Context, planned tfsdk.Plan, timeout timeoutOf, state *tfsdk.State, diags *diag.Diagnostics) {
-	var plan fanoutSchemaResourceModel
-	diags.Append(planned.Get(ctx, &plan)...)
-	if diags.HasError() {
+	a, ok := fanoutKind.startApply(ctx, planned, timeout, &r.agentResource, diags)
+	if !ok {
 		return
 	}
-	limit, d := timeout(plan.Timeouts, ctx, defaultPipelineTimeout)
-	diags.Append(d...)
-	api := r.client(diags)
-	if diags.HasError() {
-		return
-	}
-	c := newFanoutConverter(ctx, true)
-	f := c.fanoutSchema(&plan)
-	diags.Append(c.diags...)
-	var last *spec.FanoutSchemaResponse
-	get := func(ctx context.Context) (runState, error) {
-		next, err := api.GetFanoutSchema(ctx, f.Name)
-		if err != nil {
-			return runState{}, err
-		}
-		last = next
-		return fanoutRunState(&next.Status), nil
-	}
+	f := a.spec
+	w := &statusWatch[spec.FanoutSchemaResponse]{what: fanoutWhat, name: f.Name, get: a.api.GetFanoutSchema,
+		state: func(got *spec.FanoutSchemaResponse) runState { return fanoutRunState(&got.Status) }}
 	applyRun(ctx, agentRun{
 		what: fanoutWhat, title: "Fanout schema", name: f.Name,
-		files: func(fn func(*schemaFile)) { eachFanoutSchemaFile(f, fn) },
-		put:   func(ctx context.Context) (err error) { last, err = api.PutFanoutSchema(ctx, f); return err },
-		wait: func(ctx context.Context) error {
-			return waitForRun(ctx, fmt.Sprintf("fanout schema %q", f.Name), fanoutRunState(&last.Status), get, stuckAfter, startedStates)
-		},
-		stored: func(ctx context.Context) bool {
-			_, err := get(ctx)
-			return err == nil
-		},
+		files:  fanoutKind.schemaFiles(f),
+		put:    func(ctx context.Context) (err error) { w.last, err = a.api.PutFanoutSchema(ctx, f); return err },
+		wait:   w.wait,
+		stored: w.stored,
 		accepted: func() {
-			plan.ID = types.StringValue(f.Name)
-			plan.Tables = fanoutTables(ctx, &last.Status, diags)
+			a.plan.ID = types.StringValue(f.Name)
+			a.plan.Tables = fanoutTables(ctx, &w.last.Status, diags)
 		},
-	}, planned, limit, &plan, state, diags)
+	}, planned, a.limit, a.plan, state, diags)
 }
 
 // fanoutRunState is what waitForRun reads of a fanout schema's status: its
@@ -173,25 +138,10 @@ func fanoutRunState(st *spec.FanoutStatus) runState {
 // the plan, and tables from its status. A fanout schema deleted on the
 // agent is removed from the state.
 func (r *fanoutSchemaResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
-	var prior fanoutSchemaResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	got, ok := readNamed(ctx, resp, fanoutWhat, prior.Name.ValueString(), api.GetFanoutSchema)
-	if !ok {
-		return
-	}
-	m := prior
-	m.setFromSpec(ctx, &got.Spec, &got.Status, &prior, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	readRun(ctx, &r.agentResource, req, resp, fanoutWhat, (*client.Client).GetFanoutSchema,
+		func(m, prior *fanoutSchemaResourceModel, got *spec.FanoutSchemaResponse, diags *diag.Diagnostics) {
+			m.setFromSpec(ctx, &got.Spec, &got.Status, prior, diags)
+		})
 }
 
 // Delete implements resource.Resource. The fanout schema stops after a

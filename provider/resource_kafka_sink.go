@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -43,53 +42,45 @@ func (r *kafkaSinkResource) Schema(ctx context.Context, _ resource.SchemaRequest
 	resp.Schema = kafkaSinkResourceSchema(ctx)
 }
 
+// sinkKind is how the steps shared with the other resources the agent
+// runs read a Kafka sink.
+var sinkKind = runKind[kafkaSinkResourceModel, *spec.KafkaSink]{
+	newConverter: newSinkConverter,
+	convert:      (*specConverter).kafkaSink,
+	files:        eachSinkSchemaFile,
+	timeouts:     func(m *kafkaSinkResourceModel) timeouts.Value { return m.Timeouts },
+}
+
 // ValidateConfig implements resource.ResourceWithValidateConfig: it runs
 // spec.KafkaSink.Validate, dropping the problems that depend on values not
 // known yet. It needs no agent.
 func (r *kafkaSinkResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m kafkaSinkResourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if _, c, k, ok := sinkKind.read(ctx, req.Config.Get, &resp.Diagnostics); ok {
+		addFieldErrors(&resp.Diagnostics, sinkWhat, k.Validate(), c.skip)
 	}
-	c := newSinkConverter(ctx, true)
-	k := c.kafkaSink(&m)
-	resp.Diagnostics.Append(c.diags...)
-	addFieldErrors(&resp.Diagnostics, sinkWhat, k.Validate(), c.skip)
 }
 
 // ModifyPlan implements resource.ResourceWithModifyPlan: it plans the
 // hash of every schema file of the source's transformers from the file's
 // current content, and asks the agent for a dry run of a sink that will
-// be created or updated, as for pipelines.
+// be created or updated, as for pipelines (see runKind.modifyPlan).
 func (r *kafkaSinkResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
-	var plan kafkaSinkResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	c := newSinkConverter(ctx, true)
-	k := c.kafkaSink(&plan)
-	resp.Diagnostics.Append(c.diags...)
-	planFileHashes(ctx, c, func(fn func(*schemaFile)) { eachSinkSchemaFile(k, fn) }, &resp.Plan, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
-		return
-	}
-	if req.State.Raw.IsNull() {
-		ctx = creating(ctx) // a sink the agent has already is a warning (see addExistsWarning)
-	}
+	sinkKind.modifyPlan(ctx, req, resp, r.dryRun)
+}
+
+// dryRun asks the agent whether it would accept sink k, whose values are
+// all known, as pipelineResource.dryRun does for pipelines.
+func (r *kafkaSinkResource) dryRun(ctx context.Context, k *spec.KafkaSink, diags *diag.Diagnostics) {
 	run := func(ctx context.Context, api *client.Client) error {
 		_, err := api.DryRunKafkaSink(ctx, k)
 		return err
 	}
 	r.askDryRun(ctx, dryRunKind{
 		what: sinkWhat, title: sinkWhat,
-		unchecked:    "a sink the agent cannot run (a source_table, a schema registry its connection lacks) shows only at apply",
+		unchecked:    "a sink the agent cannot run (a source_table no pipeline writes, a schema registry its connection lacks) shows only at apply",
 		createdFirst: "connection_name",
-	}, k.Name, run, &resp.Diagnostics)
+		writtenFirst: "source_table",
+	}, k.Name, run, diags)
 }
 
 // Create implements resource.Resource.
@@ -106,42 +97,21 @@ func (r *kafkaSinkResource) Update(ctx context.Context, req resource.UpdateReque
 // RUNNING (see applyRun), up to the timeout that timeout reads from the
 // plan.
 func (r *kafkaSinkResource) apply(ctx context.Context, planned tfsdk.Plan, timeout timeoutOf, state *tfsdk.State, diags *diag.Diagnostics) {
-	var plan kafkaSinkResourceModel
-	diags.Append(planned.Get(ctx, &plan)...)
-	if diags.HasError() {
+	a, ok := sinkKind.startApply(ctx, planned, timeout, &r.agentResource, diags)
+	if !ok {
 		return
 	}
-	limit, d := timeout(plan.Timeouts, ctx, defaultPipelineTimeout)
-	diags.Append(d...)
-	api := r.client(diags)
-	if diags.HasError() {
-		return
-	}
-	c := newSinkConverter(ctx, true)
-	k := c.kafkaSink(&plan)
-	diags.Append(c.diags...)
-	var last *spec.KafkaSinkResponse
-	get := func(ctx context.Context) (runState, error) {
-		next, err := api.GetKafkaSink(ctx, k.Name)
-		if err != nil {
-			return runState{}, err
-		}
-		last = next
-		return sinkRunState(&next.Status), nil
-	}
+	k := a.spec
+	w := &statusWatch[spec.KafkaSinkResponse]{what: sinkWhat, name: k.Name, get: a.api.GetKafkaSink,
+		state: func(got *spec.KafkaSinkResponse) runState { return sinkRunState(&got.Status) }}
 	applyRun(ctx, agentRun{
 		what: sinkWhat, title: sinkWhat, name: k.Name,
-		files: func(fn func(*schemaFile)) { eachSinkSchemaFile(k, fn) },
-		put:   func(ctx context.Context) (err error) { last, err = api.PutKafkaSink(ctx, k); return err },
-		wait: func(ctx context.Context) error {
-			return waitForRun(ctx, fmt.Sprintf("Kafka sink %q", k.Name), sinkRunState(&last.Status), get, stuckAfter, startedStates)
-		},
-		stored: func(ctx context.Context) bool {
-			_, err := get(ctx)
-			return err == nil
-		},
-		accepted: func() { plan.ID = types.StringValue(k.Name) },
-	}, planned, limit, &plan, state, diags)
+		files:    sinkKind.schemaFiles(k),
+		put:      func(ctx context.Context) (err error) { w.last, err = a.api.PutKafkaSink(ctx, k); return err },
+		wait:     w.wait,
+		stored:   w.stored,
+		accepted: func() { a.plan.ID = types.StringValue(k.Name) },
+	}, planned, a.limit, a.plan, state, diags)
 }
 
 // sinkRunState is what waitForRun reads of a sink's status.
@@ -157,25 +127,10 @@ func sinkRunState(st *spec.KafkaSinkStatus) runState {
 // agent stores, so that changes made outside Terraform show in the plan.
 // A sink deleted on the agent is removed from the state.
 func (r *kafkaSinkResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
-	var prior kafkaSinkResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	got, ok := readNamed(ctx, resp, sinkWhat, prior.Name.ValueString(), api.GetKafkaSink)
-	if !ok {
-		return
-	}
-	m := prior
-	m.setFromSpec(ctx, &got.Spec, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	readRun(ctx, &r.agentResource, req, resp, sinkWhat, (*client.Client).GetKafkaSink,
+		func(m, _ *kafkaSinkResourceModel, got *spec.KafkaSinkResponse, diags *diag.Diagnostics) {
+			m.setFromSpec(ctx, &got.Spec, diags)
+		})
 }
 
 // Delete implements resource.Resource. The sink stops; its open

@@ -58,14 +58,10 @@ func (r *pipelineResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 // that depend on values not known yet. It needs no agent, so every static
 // rule holds in `terraform validate`.
 func (r *pipelineResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m pipelineResourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, c, p, ok := pipelineKind.read(ctx, req.Config.Get, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	c := newSpecConverter(ctx, true)
-	p := c.pipeline(&m)
-	resp.Diagnostics.Append(c.diags...)
 	addFieldErrors(&resp.Diagnostics, "pipeline", p.Validate(), c.skip)
 	if !m.Trigger.IsNull() && !m.Continuous.IsUnknown() && (m.Continuous.IsNull() || m.Continuous.ValueBool()) {
 		resp.Diagnostics.AddAttributeError(path.Root("trigger"), "trigger needs a triggered pipeline",
@@ -74,30 +70,22 @@ func (r *pipelineResource) ValidateConfig(ctx context.Context, req resource.Vali
 	}
 }
 
+// pipelineKind is how the steps shared with the other resources the agent
+// runs read a pipeline.
+var pipelineKind = runKind[pipelineResourceModel, *spec.Pipeline]{
+	newConverter: newSpecConverter,
+	convert:      (*specConverter).pipeline,
+	files:        eachSchemaFile,
+	timeouts:     func(m *pipelineResourceModel) timeouts.Value { return m.Timeouts },
+}
+
 // ModifyPlan implements resource.ResourceWithModifyPlan. It plans each
 // schema_file_sha256 and desc_file_sha256 from the file's current content,
 // so that an edited file shows as an update, and asks the agent for a dry
-// run of a pipeline that will be created or updated (see dryRun).
+// run of a pipeline that will be created or updated (see dryRun and
+// runKind.modifyPlan).
 func (r *pipelineResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
-	var plan pipelineResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	c := newSpecConverter(ctx, true)
-	p := c.pipeline(&plan)
-	resp.Diagnostics.Append(c.diags...)
-	planFileHashes(ctx, c, func(fn func(*schemaFile)) { eachSchemaFile(p, fn) }, &resp.Plan, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() || len(c.unknown) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
-		return
-	}
-	if req.State.Raw.IsNull() {
-		ctx = creating(ctx) // an object the agent has already is a warning (see addExistsWarning)
-	}
-	r.dryRun(ctx, p, &resp.Diagnostics)
+	pipelineKind.modifyPlan(ctx, req, resp, r.dryRun)
 }
 
 // planFileHashes plans the hash attribute of every schema file from the
@@ -166,6 +154,11 @@ type dryRunKind struct {
 	// create before this one (connection_name): a lone problem on it is no
 	// error at plan time.
 	createdFirst string
+	// writtenFirst is the attribute naming a table that a pipeline the
+	// same apply may create before this object writes (a sink's
+	// source_table): a lone problem on it is a warning at plan time, and
+	// the agent decides at apply.
+	writtenFirst string
 }
 
 // reportDryRun turns err, the answer of the agent to the dry run of the
@@ -190,6 +183,10 @@ func reportDryRun(diags *diag.Diagnostics, k dryRunKind, name string, err error)
 			"The plan could not ask the agent for a dry run, so "+k.unchecked+": "+err.Error())
 	case len(apiErr.Problems) == 1 && apiErr.Problems[0].Path == k.createdFirst:
 		// The object it refers to does not exist yet; see above.
+	case len(apiErr.Problems) == 1 && k.writtenFirst != "" && apiErr.Problems[0].Path == k.writtenFirst:
+		diags.AddAttributeWarning(path.Root(k.writtenFirst), "No pipeline of the agent writes this table yet",
+			apiErr.Problems[0].Detail+". Unless this apply creates that pipeline first (reference its attributes, or "+
+				"use depends_on), applying the "+k.what+" will fail.")
 	case len(apiErr.Problems) == 0:
 		addAgentError(diags, k.what, "The agent refuses "+k.what+" "+name, err)
 	default:
@@ -263,25 +260,16 @@ type timeoutOf func(timeouts.Value, context.Context, time.Duration) (time.Durati
 // (see runPipeline).
 func (r *pipelineResource) apply(ctx context.Context, planned tfsdk.Plan, timeout timeoutOf, prior types.String, state *tfsdk.State,
 	diags *diag.Diagnostics) {
-	var plan pipelineResourceModel
-	diags.Append(planned.Get(ctx, &plan)...)
-	if diags.HasError() {
+	a, ok := pipelineKind.startApply(ctx, planned, timeout, &r.agentResource, diags)
+	if !ok {
 		return
 	}
-	limit, d := timeout(plan.Timeouts, ctx, defaultPipelineTimeout)
-	diags.Append(d...)
-	api := r.client(diags)
-	if diags.HasError() {
-		return
-	}
-	c := newSpecConverter(ctx, true)
-	p := c.pipeline(&plan)
-	diags.Append(c.diags...)
+	plan, p, api := a.plan, a.spec, a.api
 	var got *spec.PipelineResponse
 	rerun := !plan.Trigger.IsNull() && !plan.Trigger.Equal(prior) && !p.IsContinuous()
 	applyRun(ctx, agentRun{
 		what: "pipeline", title: "Pipeline", name: p.Name,
-		files: func(fn func(*schemaFile)) { eachSchemaFile(p, fn) },
+		files: pipelineKind.schemaFiles(p),
 		put:   func(ctx context.Context) (err error) { got, err = api.PutPipeline(ctx, p); return err },
 		wait: func(ctx context.Context) error {
 			if rerun {
@@ -294,7 +282,7 @@ func (r *pipelineResource) apply(ctx context.Context, planned tfsdk.Plan, timeou
 			return err == nil && stored != nil
 		},
 		accepted: func() { plan.ID = types.StringValue(p.Name) },
-	}, planned, limit, &plan, state, diags)
+	}, planned, a.limit, plan, state, diags)
 }
 
 // agentRun is an object that apply puts on the agent and waits for: a
@@ -513,25 +501,10 @@ func tableErrors(tables []spec.TableStatus) string {
 // the agent stores, so that changes made outside Terraform show in the plan.
 // A pipeline deleted on the agent is removed from the state.
 func (r *pipelineResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
-	}
-	var prior pipelineResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	got, ok := readNamed(ctx, resp, "pipeline", prior.Name.ValueString(), api.GetPipeline)
-	if !ok {
-		return
-	}
-	m := prior
-	m.setFromSpec(ctx, &got.Spec, &prior, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	readRun(ctx, &r.agentResource, req, resp, "pipeline", (*client.Client).GetPipeline,
+		func(m, prior *pipelineResourceModel, got *spec.PipelineResponse, diags *diag.Diagnostics) {
+			m.setFromSpec(ctx, &got.Spec, prior, diags)
+		})
 }
 
 // Delete implements resource.Resource. The pipeline stops after a final

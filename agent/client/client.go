@@ -186,9 +186,15 @@ func (c *Client) PutPipeline(ctx context.Context, p *spec.Pipeline) (*spec.Pipel
 // that predates dry runs answers 404 or 405. It is tried once, without
 // retries, so that a caller learns at once that the agent cannot be reached.
 func (c *Client) DryRunPipeline(ctx context.Context, p *spec.Pipeline) (*spec.Pipeline, error) {
-	var out spec.Pipeline
+	return dryRun(ctx, c, "/v1/pipelines/"+url.PathEscape(p.Name), p)
+}
+
+// dryRun posts obj to the dry run of the object at path, tried once, and
+// returns the agent's answer: obj as the agent would store it.
+func dryRun[T any](ctx context.Context, c *Client, path string, obj *T) (*T, error) {
+	var out T
 	ctx = context.WithValue(ctx, tryOnce{}, true)
-	return &out, c.do(ctx, http.MethodPost, "/v1/pipelines/"+url.PathEscape(p.Name)+"/dry-run", p, &out)
+	return &out, c.do(ctx, http.MethodPost, path+"/dry-run", obj, &out)
 }
 
 // StartRun starts the next run of the named triggered pipeline (POST
@@ -233,9 +239,7 @@ func (c *Client) PutFanoutSchema(ctx context.Context, f *spec.FanoutSchema) (*sp
 // [Client.DryRunPipeline] does for a pipeline: the answer is f as the agent
 // would store it, or the [*APIError] a PUT would get. It is tried once.
 func (c *Client) DryRunFanoutSchema(ctx context.Context, f *spec.FanoutSchema) (*spec.FanoutSchema, error) {
-	var out spec.FanoutSchema
-	ctx = context.WithValue(ctx, tryOnce{}, true)
-	return &out, c.do(ctx, http.MethodPost, fanoutPath(f.Name)+"/dry-run", f, &out)
+	return dryRun(ctx, c, fanoutPath(f.Name), f)
 }
 
 // GetFanoutSchema returns the named fanout schema's spec and status (the

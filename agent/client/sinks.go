@@ -21,9 +21,7 @@ func (c *Client) PutKafkaSink(ctx context.Context, k *spec.KafkaSink) (*spec.Kaf
 // [Client.DryRunPipeline] does for a pipeline: the answer is k as the agent
 // would store it, or the [*APIError] a PUT would get. It is tried once.
 func (c *Client) DryRunKafkaSink(ctx context.Context, k *spec.KafkaSink) (*spec.KafkaSink, error) {
-	var out spec.KafkaSink
-	ctx = context.WithValue(ctx, tryOnce{}, true)
-	return &out, c.do(ctx, http.MethodPost, sinkPath(k.Name)+"/dry-run", k, &out)
+	return dryRun(ctx, c, sinkPath(k.Name), k)
 }
 
 // GetKafkaSink returns the named Kafka sink's spec and status;

@@ -176,7 +176,8 @@ var productPick = []string{"_op", "id", "description", "weight", "in_stock", "up
 // table_include leave another table's events out; a Canal ALTER TABLE that
 // comes once the table has rows adds its column; with
 // json_options.empty_value_as_delete the tombstone is a delete row of its
-// key alone (parsed, its field prefixed). delta-rs, DuckDB and pyarrow read the same rows. A table of
+// key alone (parsed, its field prefixed), and with schema_include a key
+// wrapped in its Connect schema is read from its payload. delta-rs, DuckDB and pyarrow read the same rows. A table of
 // 300 copies of the Debezium events holds each copy's rows.
 func TestChangelogPipelineTables(t *testing.T) {
 	a := startAgent(t, t.TempDir())
@@ -186,12 +187,14 @@ func TestChangelogPipelineTables(t *testing.T) {
 	deletesTr := debeziumTr(false)
 	deletesTr.JSONOptions = &spec.JSONOptions{SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns, EmptyValueAsDelete: &on}
 	customers := imageColumns("id long", "first_name string", "last_name string", "email string")
+	customersSchema := imageColumns("id integer", "first_name string", "last_name string", "email string")
+	schemaDeletesTr := debeziumTr(true)
+	schemaDeletesTr.JSONOptions = &spec.JSONOptions{SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns, EmptyValueAsDelete: &on}
 	tables := []cdcTable{
 		{name: "customers", topic: cdcTopic(t, "debezium_customers"), tr: debeziumTr(false), columns: customers,
 			pick: customerPick, rows: customerRows("inventory")},
 		{name: "customers_schema", topic: cdcTopic(t, "debezium_customers_schema"), tr: debeziumTr(true),
-			columns: imageColumns("id integer", "first_name string", "last_name string", "email string"),
-			pick:    customerPick, rows: customerRows("inventory")},
+			columns: customersSchema, pick: customerPick, rows: customerRows("inventory")},
 		{name: "customers_pg", topic: cdcTopic(t, "debezium_customers_postgres"), tr: debeziumTr(false), columns: customers,
 			pick: customerPick, rows: customerRows("postgres")},
 		// The tombstone is a delete row of its key alone, whose id is a
@@ -209,6 +212,12 @@ func TestChangelogPipelineTables(t *testing.T) {
 			columns: imageColumns("id integer", "name string", "description string", "weight float", "in_stock byte",
 				"updated_at timestamp", "color string"),
 			pick: productPick, rows: productRows(true, "1", "0")},
+		// With schema_include the key, wrapped in {"schema", "payload"}
+		// as the value is, is read from its payload, the tombstone's too.
+		{name: "customers_schema_keys", topic: cdcTopic(t, "debezium_customers_schema"), tr: schemaDeletesTr, keyPrefix: "k_",
+			key:     &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: "id INT"}},
+			columns: slices.Concat([]string{"k_id integer"}, customersSchema[1:]), pick: append([]string{"k_id"}, customerPick...),
+			rows: append([]string{`1004 "d" null null null null null`}, keyed(customerRows("inventory"))...)},
 	}
 	const copies = 300
 	volume := cdcTopic(t, "debezium_customers", "--repeat", fmt.Sprint(copies))
@@ -229,7 +238,7 @@ func TestChangelogPipelineTables(t *testing.T) {
 			return true
 		}
 	}
-	resp := a.waitFor(name, "the first rows", 2*time.Minute, rowsAtLeast(7, 7, 7, 8, 11, 11, 7*copies))
+	resp := a.waitFor(name, "the first rows", 2*time.Minute, rowsAtLeast(7, 7, 7, 8, 11, 11, 8, 7*copies))
 	for _, i := range []int{4, 5} {
 		var cols []string
 		for _, c := range resp.Status.Tables[i].Columns {
@@ -241,12 +250,24 @@ func TestChangelogPipelineTables(t *testing.T) {
 	}
 	// The ALTER TABLE, then rows with the new column.
 	cdcProduce(t, canal, filepath.Join("testdata", "cdc", "canal_products_alter.jsonl"))
-	resp = a.waitFor(name, "every row", 2*time.Minute, rowsAtLeast(7, 7, 7, 8, 14, 14, 7*copies))
+	// Filtered: Debezium's tombstone but with empty_value_as_delete;
+	// Canal's CREATE, ALTER and the INSERT into orders. A tombstone after
+	// the last row may be committed after it.
+	filtered := []int64{1, 1, 1, 0, 3, 3, 0}
+	resp = a.waitFor(name, "every row", 2*time.Minute, func(p *spec.PipelineResponse) bool {
+		for i, want := range filtered {
+			if p.Status.Tables[i].FilteredRecords < want {
+				return false
+			}
+		}
+		return rowsAtLeast(7, 7, 7, 8, 14, 14, 8, 7*copies)(p)
+	})
 	for i, tb := range tables {
 		ts := resp.Status.Tables[i]
-		if want := int64(len(tb.rows)); ts.Rows != want || ts.CorruptRecords != 0 || ts.ErrorRecords != 0 {
-			t.Errorf("table %s: %d rows, %d corrupt, %d error records; want %d, 0, 0", tb.name, ts.Rows, ts.CorruptRecords,
-				ts.ErrorRecords, want)
+		if want := int64(len(tb.rows)); ts.Rows != want || ts.CorruptRecords != 0 || ts.ErrorRecords != 0 ||
+			ts.FilteredRecords != filtered[i] {
+			t.Errorf("table %s: %d rows, %d corrupt, %d error, %d filtered records; want %d, 0, 0, %d", tb.name, ts.Rows,
+				ts.CorruptRecords, ts.ErrorRecords, ts.FilteredRecords, want, filtered[i])
 		}
 		checkCDCTable(t, ts.Location, tb)
 	}
@@ -268,14 +289,16 @@ func TestChangelogPipelineTables(t *testing.T) {
 }
 
 // TestChangelogFanoutDefaultRoute routes the change events of two topics,
-// one of Debezium events of inventory.customers and inventory.addresses,
+// one of Debezium events of MySQL's inventory.customers and
+// inventory.addresses and of PostgreSQL's postgres.inventory.customers,
 // one of Canal events of inventory.products and inventory.orders, with
 // fanout schemas that have neither fanout_by nor table_id_fields: each
-// source table goes to its own table, named <db>_<table>, Debezium's
-// tombstone is skipped (no route error, no row), and Canal's DDL changes
-// its table's columns. With ignore_errors, a change event of customers
+// source table goes to its own table, named <db>_<table> (with a source
+// schema, <db>_<schema>_<table>), Debezium's tombstone is skipped (no
+// route error, no row), and Canal's DDL changes its table's columns. With ignore_errors, a change event of customers
 // whose row image is not an object is left out, counted, and kept in the
-// destination schema's _dirty_records.
+// destination schema's _dirty_records; so is an event without its source
+// database, which has no route, with no table.
 func TestChangelogFanoutDefaultRoute(t *testing.T) {
 	a := startAgent(t, t.TempDir())
 	name := uniqueName("e2e-cdc-fanout")
@@ -283,10 +306,12 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 	cdcProduce(t, deb, filepath.Join("testdata", "cdc", "debezium_addresses.jsonl"))
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
 	if err := os.WriteFile(bad, []byte(`{"key":{"id":1006},"value":{"before":null,"after":"oops","source":{"db":"inventory",`+
-		`"table":"customers","ts_ms":1700000300000},"op":"c","ts_ms":1700000300001}}`+"\n"), 0o600); err != nil {
+		`"table":"customers","ts_ms":1700000300000},"op":"c","ts_ms":1700000300001}}`+"\n"+
+		`{"key":{"id":1007},"value":{"before":null,"after":{"id":1007},"source":{"table":"customers"},"op":"c"}}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cdcProduce(t, deb, bad) // offset 11: 8 customers, 3 addresses before it
+	cdcProduce(t, deb, bad) // offsets 11 and 12: 8 customers, 3 addresses before them
+	cdcProduce(t, deb, filepath.Join("testdata", "cdc", "debezium_customers_postgres.jsonl"))
 	canal := cdcTopic(t, "canal_products")
 	cdcProduce(t, canal, filepath.Join("testdata", "cdc", "canal_products_alter.jsonl"))
 
@@ -304,7 +329,11 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	debResp := a.waitFanoutRows(name+"-deb", map[string]int64{"inventory_customers": 7, "inventory_addresses": 3}, 2*time.Minute)
+	a.waitFanout(name+"-deb", "past offset 12", 2*time.Minute, func(f *spec.FanoutSchemaResponse) bool {
+		return len(f.Status.Partitions) == 1 && f.Status.Partitions[0].NextOffset >= 13
+	})
+	debResp := a.waitFanoutRows(name+"-deb", map[string]int64{"inventory_customers": 7, "inventory_addresses": 3,
+		"postgres_inventory_customers": 7}, 2*time.Minute)
 	canalResp := a.waitFanoutRows(name+"-canal", map[string]int64{"inventory_products": 14, "inventory_orders": 2}, 2*time.Minute)
 	at := func(f *spec.FanoutSchemaResponse, table string) spec.TableStatus {
 		for _, ts := range f.Status.Tables {
@@ -320,6 +349,10 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 		t.Errorf("inventory_customers: %d error records, want 1", cust.ErrorRecords)
 	}
 	checkCDCTable(t, cust.Location, cdcTable{name: "inventory_customers", pick: customerPick, rows: customerRows("inventory"),
+		columns: imageColumns("id long", "first_name string", "last_name string", "email string")})
+	// PostgreSQL's events name database, schema and table.
+	checkCDCTable(t, at(debResp, "postgres_inventory_customers").Location, cdcTable{name: "postgres_inventory_customers",
+		pick: customerPick, rows: customerRows("postgres"),
 		columns: imageColumns("id long", "first_name string", "last_name string", "email string")})
 	src := func(ts string) string {
 		return `{"db":"inventory","table":"addresses","ts":"2023-11-14T22:` + ts + `"}`
@@ -343,9 +376,10 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 			"product_id string"),
 		rows: []string{`"c" "10001" "2016-01-16" "1001" "1" "102"`, `"c" "10002" "2016-01-17" "1002" "2" "105"`}})
 
-	// The bad event is in the deb schema's dirty records table, once.
+	// The bad events are in the deb schema's dirty records table, once.
 	dirty := dirtyRows(t, cust.Location)
-	if len(dirty) != 1 || dirty[0]["offset"] != 11.0 || dirty[0]["table"] != "inventory_customers" || dirty[0]["topic"] != deb {
-		t.Errorf("dirty records %v, want the record at offset 11 of inventory_customers", dirty)
+	if len(dirty) != 2 || dirty[0]["offset"] != 11.0 || dirty[0]["table"] != "inventory_customers" || dirty[0]["topic"] != deb ||
+		dirty[1]["offset"] != 12.0 || dirty[1]["table"] != "" || !strings.Contains(fmt.Sprint(dirty[1]["error"]), "cannot be routed") {
+		t.Errorf("dirty records %v, want the record at offset 11 of inventory_customers and the one at 12 of no table", dirty)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -96,28 +97,10 @@ func crashTest(t *testing.T, warehouse string, flags, producer []string, expect 
 		t.Fatal(err)
 	}
 
-	args := append([]string{filepath.Join("testdata", producer[0])}, producer[1:]...)
-	args = append(args, "--bootstrap", env.bootstrap, "--topic", topic)
-	cmd := exec.Command(env.python, args...)
-	out := &outputBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	produced := make(chan error, 1)
-	go func() { produced <- cmd.Wait() }()
-
 	// Production takes several seconds; kill at five random moments spread
 	// over it and the catch-up after it.
-	for i := 0; i < 5; i++ {
-		time.Sleep(time.Duration(500+rand.IntN(2500)) * time.Millisecond)
-		a.kill()
-		t.Logf("kill %d: agent killed", i+1)
-		a.start()
-	}
-	if err := <-produced; err != nil {
-		t.Fatalf("producer: %v\n%s", err, out)
-	}
+	a.produceWhileKilling(t, 5, 500*time.Millisecond, 2500*time.Millisecond, producer[0],
+		slices.Concat(producer[1:], []string{"--bootstrap", env.bootstrap, "--topic", topic})...)
 	rows, checkArgs := expect()
 	st := a.waitAtLeast("crash", 0, rows, 3*time.Minute)
 	t.Logf("table %s: %d rows in %d files, version %d", st.Location, st.Rows, st.Files, st.Version)
@@ -128,4 +111,29 @@ func crashTest(t *testing.T, warehouse string, flags, producer []string, expect 
 		t.Errorf("status reports %d rows, want %d", st.Rows, rows)
 	}
 	return st.Location
+}
+
+// produceWhileKilling runs the Python script of testdata with args, and
+// while it produces kills the agent kills times, each after a random pause
+// of pause plus up to spread, starting it again each time; it fails the
+// test, with the script's output, if the script fails.
+func (a *agent) produceWhileKilling(t *testing.T, kills int, pause, spread time.Duration, script string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", script)}, args...)...)
+	out := &outputBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	produced := make(chan error, 1)
+	go func() { produced <- cmd.Wait() }()
+	for i := range kills {
+		time.Sleep(pause + rand.N(spread))
+		a.kill()
+		t.Logf("kill %d: agent killed", i+1)
+		a.start()
+	}
+	if err := <-produced; err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
 }

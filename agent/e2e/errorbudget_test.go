@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -232,24 +230,8 @@ func TestErrorBudgetCrash(t *testing.T) {
 		bad = append(bad, i)
 		malformed = append(malformed, strconv.FormatInt(i, 10))
 	}
-	cmd := exec.Command(env.python, filepath.Join("testdata", "produce.py"), "--bootstrap", env.bootstrap, "--topic", topic,
-		"--count", strconv.Itoa(total), "--partitions", "1", "--rate", "10000", "--malformed", strings.Join(malformed, ","))
-	out := &outputBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	produced := make(chan error, 1)
-	go func() { produced <- cmd.Wait() }()
-	for i := range 4 {
-		time.Sleep(time.Duration(700+rand.IntN(2000)) * time.Millisecond)
-		a.kill()
-		t.Logf("kill %d: agent killed", i+1)
-		a.start()
-	}
-	if err := <-produced; err != nil {
-		t.Fatalf("producer: %v\n%s", err, out)
-	}
+	a.produceWhileKilling(t, 4, 700*time.Millisecond, 2000*time.Millisecond, "produce.py", "--bootstrap", env.bootstrap,
+		"--topic", topic, "--count", strconv.Itoa(total), "--partitions", "1", "--rate", "10000", "--malformed", strings.Join(malformed, ","))
 	want := int64(total - len(bad))
 	st, _ := a.pollTable(name, 0, 3*time.Minute, func(_ *spec.PipelineStatus, ts spec.TableStatus) bool {
 		return ts.Rows >= want && ts.ErrorRecords >= int64(len(bad))

@@ -272,10 +272,8 @@ func TestKafkaSinkRoundTrip(t *testing.T) {
 	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
 		t.Fatal(err)
 	}
-	// The events come once both tables run: a table that samples change
-	// events at its start takes the events' fields for columns (reported
-	// with issue 13), which the table through the sink, empty at its
-	// start, would not have.
+	// The events come once both tables run, so that each takes its
+	// columns from the row images as they come.
 	a.waitFor(name, "running", time.Minute, func(p *spec.PipelineResponse) bool { return p.Status.State == spec.StateRunning })
 	python(t, "cdc_records.py", "--bootstrap", env.bootstrap, "--topic", src, "--file", "testdata/cdc/debezium_customers.jsonl",
 		"--repeat", "3")

@@ -168,25 +168,42 @@ func (tr *Transformer) validateChangelog(col collector) {
 // whose value transformer tr is a changelog format: the source database
 // and table of each event, lower case and joined by '_' ("inventory_customers"),
 // or the table alone with distributed_tables. "" for other transformers.
+//
+// A Debezium event whose source has a schema (PostgreSQL, SQL Server,
+// Oracle, Db2: db is the database, schema the schema) routes to
+// <db>_<schema>_<table> ("postgres_inventory_customers"). The three name
+// the source table whatever the connector: one PostgreSQL database holds
+// the same table name in several schemas (public.orders, audit.orders),
+// and one SQL Server connector reads several databases (db1.dbo.orders,
+// db2.dbo.orders), so neither <db>_<table> nor Flink CDC's <schema>.<table>
+// alone keeps those tables apart; and none of them changes while the
+// source table lives, so an event's route is stable. MySQL's events have
+// no schema and keep <db>_<table>. A null or absent schema is left out,
+// while a null db or table still makes the route NULL, an invalid route.
 func changelogRoute(tr *Transformer) string {
 	const v = "cast(value AS STRING)"
-	var db, table string
+	// debezium reads source.<field> of an event, wrapped in
+	// {"schema", "payload"} (schema_include) or not.
+	debezium := func(field string) string {
+		return "coalesce(" + v + ":['payload']['source']['" + field + "'], " + v + ":['source']['" + field + "'])"
+	}
+	// qualifier is what comes before the table name, '_' included.
+	var qualifier, table string
 	switch {
 	case tr == nil:
 		return ""
 	case tr.Format == FormatDebeziumJSON:
-		// With schema_include the event is wrapped in {"schema", "payload"}.
-		db = "coalesce(" + v + ":['payload']['source']['db'], " + v + ":['source']['db'])"
-		table = "coalesce(" + v + ":['payload']['source']['table'], " + v + ":['source']['table'])"
+		qualifier = debezium("db") + " || '_' || coalesce(" + debezium("schema") + " || '_', '')"
+		table = debezium("table")
 	case tr.Format == FormatCanalJSON:
-		db, table = v+":['database']", v+":['table']"
+		qualifier, table = v+":['database'] || '_'", v+":['table']"
 	default:
 		return ""
 	}
 	if tr.Distributed() {
 		return "lower(" + table + ")"
 	}
-	return "lower(" + db + " || '_' || " + table + ")"
+	return "lower(" + qualifier + " || " + table + ")"
 }
 
 // RowOptionsImplied reports whether tr's json_options are exactly those

@@ -299,6 +299,7 @@ func TestChangelogRoute(t *testing.T) {
 	}{
 		{"debezium", &Transformer{Format: FormatDebeziumJSON},
 			`lower(coalesce(cast(value AS STRING):['payload']['source']['db'], cast(value AS STRING):['source']['db']) || '_' || ` +
+				`coalesce(coalesce(cast(value AS STRING):['payload']['source']['schema'], cast(value AS STRING):['source']['schema']) || '_', '') || ` +
 				`coalesce(cast(value AS STRING):['payload']['source']['table'], cast(value AS STRING):['source']['table']))`},
 		{"debezium distributed", &Transformer{Format: FormatDebeziumJSON, DebeziumOptions: &DebeziumOptions{DistributedTables: ptr(true)}},
 			`lower(coalesce(cast(value AS STRING):['payload']['source']['table'], cast(value AS STRING):['source']['table']))`},

@@ -459,20 +459,39 @@ func (ko *KafkaOptions) refuseEnding(kc collector, involves []string, why string
 // fanout schema, the options only tables have: rate control and backlog
 // splitting.
 func (ko *KafkaOptions) refuseOnFanout(kc collector) {
-	for _, o := range []struct {
-		attr string
-		set  bool
-	}{
-		{"max_offsets_per_trigger", ko.MaxOffsetsPerTrigger != nil},
-		{"min_offsets_per_trigger", ko.MinOffsetsPerTrigger != nil},
-		{"max_trigger_delay", ko.MaxTriggerDelay != ""},
-		{"min_partitions", ko.MinPartitions != nil},
-		{"max_records_per_partition", ko.MaxRecordsPerPartition != nil},
-	} {
+	for _, attr := range ko.tableOnlyAttrs() {
+		kc.add(attr, "%s is not supported on fanout schemas, only on the tables of a tributary_pipeline; remove it", attr)
+	}
+}
+
+// tableOnlyAttrs returns the options of ko that are set and that only the
+// tables of a pipeline honour: rate control and backlog splitting.
+func (ko *KafkaOptions) tableOnlyAttrs() []string {
+	return setAttrs(
+		optionSet{"max_offsets_per_trigger", ko.MaxOffsetsPerTrigger != nil},
+		optionSet{"min_offsets_per_trigger", ko.MinOffsetsPerTrigger != nil},
+		optionSet{"max_trigger_delay", ko.MaxTriggerDelay != ""},
+		optionSet{"min_partitions", ko.MinPartitions != nil},
+		optionSet{"max_records_per_partition", ko.MaxRecordsPerPartition != nil},
+	)
+}
+
+// optionSet is an option's attribute and whether it is set.
+type optionSet struct {
+	attr string
+	set  bool
+}
+
+// setAttrs returns the attributes of the options of opts that are set, in
+// order.
+func setAttrs(opts ...optionSet) []string {
+	var attrs []string
+	for _, o := range opts {
 		if o.set {
-			kc.add(o.attr, "%s is not supported on fanout schemas, only on the tables of a tributary_pipeline; remove it", o.attr)
+			attrs = append(attrs, o.attr)
 		}
 	}
+	return attrs
 }
 
 // IgnoresErrors reports whether the table skips records that do not

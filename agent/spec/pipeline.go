@@ -259,8 +259,15 @@ type Transformer struct {
 // DebeziumOptions configures the DEBEZIUM_JSON transformer (F-13).
 type DebeziumOptions struct {
 	// SchemaInclude says each event carries its Connect schema beside its
-	// payload ({"schema": ..., "payload": ...}); the row image's columns
-	// are then typed by that schema instead of inferred. Nil means false.
+	// payload ({"schema": ..., "payload": ...}, Kafka Connect's
+	// JsonConverter with schemas.enable=true); the row image's columns
+	// are then typed by that schema instead of inferred. The converter
+	// wraps the record's key the same way: a key parsed into columns (a
+	// JSON key transformer with json_options) is then read from its
+	// payload, and a key that is not wrapped is read as it is; its
+	// Connect schema is not read (json_options type the key's columns).
+	// A key kept whole (BINARY, STRING, or JSON without json_options)
+	// keeps the wrapper. Nil means false.
 	SchemaInclude *bool `json:"schema_include,omitempty"`
 	// DistributedTables says one source table's events come from several
 	// sources (sharded tables); the events are merged into one table

@@ -200,23 +200,14 @@ func validateEnum(col collector, attr, v string, allowed []string, flink map[str
 // rather than per trigger, and fails on a record that does not decode.
 func (ko *KafkaOptions) refuseOnSink(sc collector) {
 	ko.refuseEnding(sc, nil, "a Kafka sink runs until it is deleted")
-	for _, o := range []struct {
-		attr string
-		set  bool
-	}{
-		{"max_offsets_per_trigger", ko.MaxOffsetsPerTrigger != nil},
-		{"min_offsets_per_trigger", ko.MinOffsetsPerTrigger != nil},
-		{"max_trigger_delay", ko.MaxTriggerDelay != ""},
-		{"min_partitions", ko.MinPartitions != nil},
-		{"max_records_per_partition", ko.MaxRecordsPerPartition != nil},
-		{"ignore_errors", ko.IgnoresErrors()},
-		{"group_id", ko.GroupID != ""},
-		{"group_id_prefix", ko.GroupIDPrefix != ""},
-	} {
-		if o.set {
-			sc.add(o.attr, "%s is not supported on a Kafka sink's source (its positions are in the group "+
-				"\"tributary-sink.<name>\"); remove it", o.attr)
-		}
+	refused := append(ko.tableOnlyAttrs(), setAttrs(
+		optionSet{"ignore_errors", ko.IgnoresErrors()},
+		optionSet{"group_id", ko.GroupID != ""},
+		optionSet{"group_id_prefix", ko.GroupIDPrefix != ""},
+	)...)
+	for _, attr := range refused {
+		sc.add(attr, "%s is not supported on a Kafka sink's source (its positions are in the group "+
+			"\"tributary-sink.<name>\"); remove it", attr)
 	}
 	if !ko.FailsOnDataLoss() {
 		sc.add("fail_on_data_loss", "fail_on_data_loss = false is not supported on a Kafka sink's source: the sink "+

@@ -59,6 +59,13 @@ type TableStatus struct {
 	// (read back from the log on restart); they are in the pipeline's
 	// [DirtyRecordsTable].
 	ErrorRecords int64 `json:"error_records"`
+	// FilteredRecords counts the records that gave no row because they
+	// carry none, since the table was first written (read back from the
+	// log on restart): Debezium truncate, message and heartbeat events,
+	// tombstones of changelog formats without
+	// json_options.empty_value_as_delete, Canal events of the databases
+	// and tables canal_options leaves out, and Canal DDL events.
+	FilteredRecords int64 `json:"filtered_records"`
 	// LastError is the most recent error, retried or fatal; empty if none.
 	LastError string `json:"last_error,omitempty"`
 	// Columns is the table's current schema, top-level columns in table

@@ -23,7 +23,7 @@ import json
 import sys
 
 from confluent_kafka import Producer
-from kafka_admin import create_topic, produce_waiting
+from kafka_admin import create_topic, flush_all, produce_waiting
 
 SHIFT = 10000
 
@@ -104,10 +104,7 @@ def main():
                             on_delivery=lambda err, msg: err and failed.append(err))
             produced += 1
             p.poll(0)
-    p.flush(60)
-    if failed:
-        print(f"{len(failed)} records failed: {failed[:3]}", file=sys.stderr)
-        sys.exit(1)
+    flush_all(p, failed)
     print(f"produced {produced} records to {args.topic}")
 
 

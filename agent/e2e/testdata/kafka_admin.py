@@ -10,7 +10,7 @@
         delete TOPIC and wait until the broker no longer lists it
 
 As a module, it holds what the producing scripts share: create_topic,
-produce_waiting and pace.
+produce_waiting, pace and flush_all.
 """
 import json
 import sys
@@ -51,6 +51,14 @@ def pace(n, rate, start):
         ahead = n / rate - (time.monotonic() - start)
         if ahead > 0:
             time.sleep(ahead)
+
+
+def flush_all(producer, failed):
+    """Flushes producer and exits with an error when any of its records
+    failed: failed is the list its delivery callbacks append errors to."""
+    producer.flush(60)
+    if failed:
+        sys.exit(f"{len(failed)} records failed: {failed[:3]}")
 
 
 def main():

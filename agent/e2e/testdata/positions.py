@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from confluent_kafka import Consumer, Producer, TopicPartition
 from deltalake import DeltaTable
 
-from kafka_admin import create_topic, produce_waiting
+from kafka_admin import create_topic, flush_all, produce_waiting
 
 
 def produce(bootstrap, topic, partitions, first, end, base):
@@ -39,9 +39,7 @@ def produce(bootstrap, topic, partitions, first, end, base):
         for i in range(first, end):
             produce_waiting(p, topic, partition=part, key=f"{part}-{i}".encode(), value=json.dumps({"i": i}).encode(),
                             timestamp=base + i * 1000, on_delivery=lambda err, msg: err and failed.append(err))
-    p.flush(60)
-    if failed:
-        sys.exit(f"{len(failed)} records failed: {failed[:3]}")
+    flush_all(p, failed)
 
 
 def commit(bootstrap, group, topic, offsets):

@@ -17,11 +17,10 @@ spread over the partitions by key hash. Usage:
 import argparse
 import datetime
 import json
-import sys
 import time
 
 from confluent_kafka import Producer
-from kafka_admin import create_topic, pace, produce_waiting
+from kafka_admin import create_topic, flush_all, pace, produce_waiting
 
 BASE = datetime.datetime(2024, 5, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
 
@@ -76,10 +75,7 @@ def main():
         pace(i + 1, args.rate, start)
         if i % 1000 == 0:
             p.poll(0)
-    p.flush(60)
-    if failed:
-        print(f"{len(failed)} records failed: {failed[:3]}", file=sys.stderr)
-        sys.exit(1)
+    flush_all(p, failed)
     print(f"produced {args.count} records to {args.topic}")
 
 

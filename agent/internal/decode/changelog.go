@@ -428,8 +428,11 @@ func (c *changePart) debeziumSource() error {
 		case "table":
 			c.ev.table, c.ev.tableEsc, ok = stringOf(val)
 		case "ts_ms":
-			c.ev.ts, ok = millis(val)
-			c.ev.hasTS = c.ev.hasTS || ok
+			// A null source.ts_ms leaves the event's top-level ts_ms.
+			var ts int64
+			if ts, ok = millis(val); ok {
+				c.ev.ts, c.ev.hasTS = ts, true
+			}
 		default:
 			return nil
 		}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -83,18 +82,7 @@ func evolve(t *testing.T, l *spec.Layout, opts Options, recs []Record) ([]map[st
 		if err != nil {
 			t.Fatalf("Decode: %v", err)
 		}
-		rs := rowstest.Rows(b.Columns)
-		if len(rs) != b.Rows {
-			t.Fatalf("the batch's columns hold %d rows, Rows says %d", len(rs), b.Rows)
-		}
-		out := make([]map[string]string, len(rs))
-		for i, row := range rs {
-			if out[i], err = rowstest.Render(d.Schema(), row); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b.Columns = nil
-		return out, b
+		return renderBatch(t, d, &b), b
 	}
 	t.Fatal("the columns never settled")
 	return nil, Batch{}
@@ -479,6 +467,10 @@ func TestCanalStrings(t *testing.T) {
 		{`{"b":"1","i":"-7","l":"9007199254740993","f":"2.5","d":"1.005","dt":"2020-05-13","ts":"2020-05-13 12:38:35.5","bin":"\u00ff\u0000a","s":"x"}`,
 			`true -7 9007199254740993 2.5 1.01 2020-05-13 2020-05-13T12:38:35.5 b"\xff\x00a" "x"`, false},
 		{`{"b":"false","i":"7","s":7}`, `false 7 null null null null null null "7"`, false},
+		{`{"b":"2"}`, `true null null null null null null null null`, false},
+		{`{"b":"-1"}`, `true null null null null null null null null`, false},
+		{`{"b":"0"}`, `false null null null null null null null null`, false},
+		{`{"b":"1.0"}`, `null null null null null null null null null`, true},
 		{`{"i":"seven"}`, `null null null null null null null null null`, true},
 		{`{"b":"yes"}`, `null null null null null null null null null`, true},
 		{`{"i":"1.5"}`, `null null null null null null null null null`, true},
@@ -517,5 +509,19 @@ func TestJSONEmptyValueAsDeleteInferred(t *testing.T) {
 	}
 	if got := names(l.Columns()); got != "key,id,x,_op,_kafka,_rescued_data,_corrupt_record" {
 		t.Errorf("columns %s", got)
+	}
+}
+
+// TestDebeziumNullSourceTS checks that a null source.ts_ms leaves the
+// event's top-level ts_ms as _source.ts, whichever comes first.
+func TestDebeziumNullSourceTS(t *testing.T) {
+	for _, value := range []string{
+		`{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_ms":null},"ts_ms":1700000000000}`,
+		`{"ts_ms":1700000000000,"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_ms":null}}`,
+	} {
+		rows, _ := evolve(t, changelogLayout(debezium(false)), Options{}, []Record{{Value: []byte(value)}})
+		if got, want := pick(rows[0], spec.SourceColumn), `{db="d" table="t" ts=2023-11-14T22:13:20Z}`; got != want {
+			t.Errorf("%s: _source %s, want %s", value, got, want)
+		}
 	}
 }

@@ -398,14 +398,21 @@ func (d *jsonDecoder) lenientString(t *jtype, s []byte) bool {
 	switch t.kind {
 	case schema.Boolean:
 		switch string(s) {
-		case "1", "true", "TRUE", "True":
+		case "true", "TRUE", "True":
 			d.b.Bool(true)
 			return true
-		case "0", "false", "FALSE", "False":
+		case "false", "FALSE", "False":
 			d.b.Bool(false)
 			return true
 		}
-		return false
+		// tinyint(1) and BIT hold any integer: not zero is true, as JDBC
+		// and Debezium read them.
+		n, ok := parseInt(s, math.MinInt64, math.MaxInt64)
+		if !ok {
+			return false
+		}
+		d.b.Bool(n != 0)
+		return true
 	case schema.Byte, schema.Short, schema.Int, schema.Long, schema.Float, schema.Double:
 		if numberEnd(s, 0) != len(s) || len(s) == 0 {
 			return false
@@ -484,15 +491,6 @@ func (d *jsonDecoder) decimalBytes(t *jtype, s []byte) bool {
 	if !u.less(pow10[t.precision]) {
 		return false
 	}
-	switch {
-	case t.precision <= 9:
-		d.b.Int32(int32(int64Of(u, neg)))
-	case t.precision <= 18:
-		d.b.Int64(int64Of(u, neg))
-	default:
-		out := d.b.Alloc(t.size)
-		putDecimal(out, u, neg)
-		d.b.Bytes(out)
-	}
+	d.unscaled(t, u, neg)
 	return true
 }

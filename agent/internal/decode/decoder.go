@@ -203,6 +203,9 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 		next += side.spec.Width()
 		*side.failFast = side.spec.Transformer.Mode() == spec.ParseModeFailFast
 	}
+	if keyWrapped(layout) {
+		d.key = &payloadPart{part: d.key}
+	}
 	source := -1
 	if layout.Op {
 		d.op, next = next, next+1

@@ -78,15 +78,7 @@ func TestInferredNewColumns(t *testing.T) {
 	}
 	for _, mode := range []string{"ADD_NEW_COLUMNS", "addNewColumns", "FAIL_ON_NEW_COLUMNS"} {
 		t.Run(mode, func(t *testing.T) {
-			d, err := New(inferredValue(mode, cols...), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = d.Decode(context.Background(), recs)
-			var nc *NewColumnsError
-			if !errors.As(err, &nc) {
-				t.Fatalf("Decode: %v, want a NewColumnsError", err)
-			}
+			nc := newColumnsOf(t, inferredValue(mode, cols...), recs)
 			if nc.Offset != 8 || nc.Side != "value" || nc.Fail != (mode == "FAIL_ON_NEW_COLUMNS") {
 				t.Errorf("error %+v", nc)
 			}
@@ -101,7 +93,7 @@ func TestInferredNewColumns(t *testing.T) {
 			if !changed || schema.FormatDDL(next) != want {
 				t.Fatalf("Apply: %s %v", schema.FormatDDL(next), changed)
 			}
-			d, err = New(inferredValue(mode, next...), nil)
+			d, err := New(inferredValue(mode, next...), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,4 +169,20 @@ func TestRescueKeys(t *testing.T) {
 	if err := json.Unmarshal(key, &back); err != nil || back != pathString(path, "q\x01\"") {
 		t.Errorf("key %s reads back as %q, %v", key, back, err)
 	}
+}
+
+// newColumnsOf decodes recs with layout l and returns the NewColumnsError
+// the decoder must answer with.
+func newColumnsOf(t *testing.T, l *spec.Layout, recs []Record) *NewColumnsError {
+	t.Helper()
+	d, err := New(l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Decode(context.Background(), recs)
+	var nc *NewColumnsError
+	if !errors.As(err, &nc) {
+		t.Fatalf("Decode: %v, want a NewColumnsError", err)
+	}
+	return nc
 }

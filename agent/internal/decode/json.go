@@ -705,8 +705,17 @@ func (d *jsonDecoder) float(t *jtype, f float64) bool {
 // decimal writes decimal text as t's unscaled value.
 func (d *jsonDecoder) decimal(t *jtype, text []byte) bool {
 	u, neg, ok := parseDecimal(text, t.precision, t.scale)
+	if ok {
+		d.unscaled(t, u, neg)
+	}
+	return ok
+}
+
+// unscaled writes the unscaled value u (negated when neg), which fits t's
+// precision, as DECIMAL t: an INT32, an INT64 or t.size bytes of two's
+// complement, as the precision says.
+func (d *jsonDecoder) unscaled(t *jtype, u uint128, neg bool) {
 	switch {
-	case !ok:
 	case t.precision <= 9:
 		d.b.Int32(int32(int64Of(u, neg)))
 	case t.precision <= 18:
@@ -716,7 +725,6 @@ func (d *jsonDecoder) decimal(t *jtype, text []byte) bool {
 		putDecimal(buf, u, neg)
 		d.b.Bytes(buf)
 	}
-	return ok
 }
 
 // base64 writes padded standard base64 as BINARY. Whitespace and control

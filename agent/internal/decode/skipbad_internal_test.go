@@ -25,18 +25,26 @@ func skipBad(t *testing.T, l *spec.Layout, recs []Record) ([]map[string]string, 
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
+	return renderBatch(t, d, &b), b
+}
+
+// renderBatch returns the rows of b, a batch of d, rendered, once it checked
+// that b.Rows counts them; it drops b.Columns.
+func renderBatch(t *testing.T, d *Decoder, b *Batch) []map[string]string {
+	t.Helper()
 	rs := rowstest.Rows(b.Columns)
 	if len(rs) != b.Rows {
 		t.Fatalf("the batch's columns hold %d rows, Rows says %d", len(rs), b.Rows)
 	}
 	out := make([]map[string]string, len(rs))
 	for i, row := range rs {
+		var err error
 		if out[i], err = rowstest.Render(d.Schema(), row); err != nil {
 			t.Fatal(err)
 		}
 	}
 	b.Columns = nil
-	return out, b
+	return out
 }
 
 // badIndexes returns the record indexes of b.Bad.

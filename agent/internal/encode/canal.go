@@ -3,6 +3,8 @@ package encode
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 )
 
 // canal writes Canal change events, as Canal's flat messages and Flink's
@@ -48,11 +50,11 @@ func (e *canal) Value(dst []byte, r *Row) ([]byte, error) {
 		typ = "DELETE"
 	}
 	dst = append(dst, `,"type":`...)
-	dst = appendString(dst, typ)
+	dst = jsontext.AppendQuotedString(dst, typ)
 	dst = append(dst, `,"database":`...)
 	dst = appendNullableString(dst, r.DB)
 	dst = append(dst, `,"table":`...)
-	dst = appendString(dst, e.table(r))
+	dst = jsontext.AppendQuotedString(dst, e.table(r))
 	dst = append(dst, `,"es":`...)
 	es := r.TS
 	if es.IsZero() {

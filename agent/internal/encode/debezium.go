@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
@@ -53,7 +54,7 @@ func (e *debezium) Value(dst []byte, r *Row) ([]byte, error) {
 	dst = append(dst, `,"source":{"db":`...)
 	dst = appendNullableString(dst, r.DB)
 	dst = append(dst, `,"table":`...)
-	dst = appendString(dst, e.table(r))
+	dst = jsontext.AppendQuotedString(dst, e.table(r))
 	dst = append(dst, `,"ts_ms":`...)
 	if r.TS.IsZero() {
 		dst = append(dst, "null"...)
@@ -61,7 +62,7 @@ func (e *debezium) Value(dst []byte, r *Row) ([]byte, error) {
 		dst = strconv.AppendInt(dst, r.TS.UnixMilli(), 10)
 	}
 	dst = append(dst, `},"op":`...)
-	dst = appendString(dst, string(r.Op))
+	dst = jsontext.AppendQuotedString(dst, string(r.Op))
 	dst = append(dst, `,"ts_ms":`...)
 	dst = strconv.AppendInt(dst, e.now().UnixMilli(), 10)
 	dst = append(dst, '}')
@@ -76,7 +77,7 @@ func appendNullableString(dst []byte, s string) []byte {
 	if s == "" {
 		return append(dst, "null"...)
 	}
-	return appendString(dst, s)
+	return jsontext.AppendQuotedString(dst, s)
 }
 
 // envelopeSchema appends the Connect schema of r's event, named after its
@@ -87,9 +88,9 @@ func (e *debezium) envelopeSchema(dst []byte, r *Row) []byte {
 		dst = append(dst, `{"type":"struct","fields":`...)
 		dst = appendFieldSchemas(dst, r.Fields)
 		dst = append(dst, `,"optional":true,"name":`...)
-		dst = appendString(dst, name+".Value")
+		dst = jsontext.AppendQuotedString(dst, name+".Value")
 		dst = append(dst, `,"field":`...)
-		dst = appendString(dst, field)
+		dst = jsontext.AppendQuotedString(dst, field)
 		return append(dst, '}')
 	}
 	dst = append(dst, `{"type":"struct","fields":[`...)
@@ -103,7 +104,7 @@ func (e *debezium) envelopeSchema(dst []byte, r *Row) []byte {
 		`"optional":false,"name":"io.debezium.connector.source","field":"source"},`+
 		`{"type":"string","optional":false,"field":"op"},`+
 		`{"type":"int64","optional":true,"field":"ts_ms"}],"optional":false,"name":`...)
-	dst = appendString(dst, name+".Envelope")
+	dst = jsontext.AppendQuotedString(dst, name+".Envelope")
 	return append(dst, '}')
 }
 
@@ -170,7 +171,7 @@ func appendConnectSchema(dst []byte, t *schema.Type, optional bool, field string
 	dst = strconv.AppendBool(dst, optional)
 	if field != "" {
 		dst = append(dst, `,"field":`...)
-		dst = appendString(dst, field)
+		dst = jsontext.AppendQuotedString(dst, field)
 	}
 	return append(dst, '}')
 }

@@ -3,13 +3,13 @@ package encode
 import (
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"strings"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -332,38 +332,9 @@ func leafValue(t *schema.Type, v parquet.Value) (any, error) {
 	case schema.Timestamp, schema.TimestampNTZ:
 		return time.UnixMicro(v.Int64()).UTC(), nil
 	case schema.Decimal:
-		var u big.Int
-		switch v.Kind() {
-		case parquet.Int32:
-			u.SetInt64(int64(v.Int32()))
-		case parquet.Int64:
-			u.SetInt64(v.Int64())
-		default:
-			b := v.ByteArray()
-			u.SetBytes(b)
-			if len(b) > 0 && b[0]&0x80 != 0 {
-				u.Sub(&u, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
-			}
-		}
-		return decimalText(&u, t.Scale), nil
+		return rows.DecimalString(rows.Unscaled(v), t.Scale), nil
 	}
 	return nil, fmt.Errorf("no Go value for type %s", t)
-}
-
-// decimalText returns the decimal unscaled × 10^-scale as text with scale
-// digits after the point.
-func decimalText(unscaled *big.Int, scale int) string {
-	s := new(big.Int).Abs(unscaled).String()
-	if scale > 0 {
-		if len(s) <= scale {
-			s = strings.Repeat("0", scale-len(s)+1) + s
-		}
-		s = s[:len(s)-scale] + "." + s[len(s)-scale:]
-	}
-	if unscaled.Sign() < 0 {
-		s = "-" + s
-	}
-	return s
 }
 
 // CorruptRow returns the index of the first row of b, whose columns are

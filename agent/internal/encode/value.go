@@ -8,8 +8,8 @@ import (
 	"math/big"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
@@ -40,7 +40,7 @@ func appendObject(dst []byte, fields []schema.Field, values []any, idx []int, co
 			dst = append(dst, ',')
 		}
 		n++
-		dst = appendString(dst, fields[i].Name)
+		dst = jsontext.AppendQuotedString(dst, fields[i].Name)
 		dst = append(dst, ':')
 		var err error
 		if dst, err = appendValue(dst, fields[i].Type, values[i], connect); err != nil {
@@ -86,7 +86,7 @@ func appendValue(dst []byte, t *schema.Type, v any, connect bool) ([]byte, error
 		case schema.Decimal:
 			return appendDecimal(dst, t, x, connect)
 		case schema.String:
-			return appendString(dst, x), nil
+			return jsontext.AppendQuotedString(dst, x), nil
 		}
 	case []byte:
 		return appendBase64(dst, x), nil
@@ -94,7 +94,7 @@ func appendValue(dst []byte, t *schema.Type, v any, connect bool) ([]byte, error
 		return appendTime(dst, t, x, connect), nil
 	case json.RawMessage:
 		if connect { // io.debezium.data.Json: the JSON as a string
-			return appendString(dst, string(x)), nil
+			return jsontext.AppendQuotedString(dst, string(x)), nil
 		}
 		return append(dst, x...), nil
 	case []any:
@@ -139,13 +139,13 @@ func appendMap(dst []byte, t *schema.Type, pairs [][2]any, connect bool) ([]byte
 			dst = append(dst, ',')
 		}
 		if s, ok := kv[0].(string); ok && t.Key.Kind != schema.Decimal {
-			dst = appendString(dst, s)
+			dst = jsontext.AppendQuotedString(dst, s)
 		} else {
 			k, err := appendValue(nil, t.Key, kv[0], connect)
 			if err != nil {
 				return nil, fmt.Errorf("map key: %w", err)
 			}
-			dst = appendString(dst, string(k))
+			dst = jsontext.AppendQuotedString(dst, string(k))
 		}
 		dst = append(dst, ':')
 		var err error
@@ -215,54 +215,18 @@ func appendTime(dst []byte, t *schema.Type, v time.Time, connect bool) []byte {
 	case t.Kind == schema.Date && connect:
 		return strconv.AppendInt(dst, int64(math.Floor(float64(v.Unix())/86400)), 10)
 	case t.Kind == schema.Date:
-		return appendString(dst, v.Format(dateLayout))
+		return jsontext.AppendQuotedString(dst, v.Format(dateLayout))
 	case t.Kind == schema.TimestampNTZ && connect:
 		return strconv.AppendInt(dst, v.UnixMicro(), 10)
 	case t.Kind == schema.TimestampNTZ:
-		return appendString(dst, v.Format(ntzLayout))
+		return jsontext.AppendQuotedString(dst, v.Format(ntzLayout))
 	}
-	return appendString(dst, v.Format(tsLayout))
+	return jsontext.AppendQuotedString(dst, v.Format(tsLayout))
 }
 
 // appendBase64 appends b as a JSON string of its standard base64.
 func appendBase64(dst, b []byte) []byte {
 	dst = append(dst, '"')
 	dst = base64.StdEncoding.AppendEncode(dst, b)
-	return append(dst, '"')
-}
-
-// appendString appends s as a JSON string; bytes that are not UTF-8 become
-// U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, "\ufffd"...)
-		} else {
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
 	return append(dst, '"')
 }

@@ -186,9 +186,41 @@ func Hex4(b []byte) int {
 // control characters, with the short forms \b, \t, \n, \f and \r where
 // JSON has them and \u00XX otherwise. Other bytes are copied as they are.
 func AppendQuoted(dst, s []byte) []byte {
+	return append(appendEscaped(append(dst, '"'), s), '"')
+}
+
+// AppendQuotedString appends s to dst as a JSON string as [AppendQuoted]
+// does, except that each byte of s that is not part of valid UTF-8 becomes
+// U+FFFD, so that what it appends is valid UTF-8 whatever s holds.
+func AppendQuotedString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
+	for len(s) > 0 {
+		valid := 0
+		for valid < len(s) {
+			if s[valid] < utf8.RuneSelf {
+				valid++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[valid:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			valid += size
+		}
+		dst = appendEscaped(dst, s[:valid])
+		if valid < len(s) {
+			dst = append(dst, "\ufffd"...)
+			valid++
+		}
+		s = s[valid:]
+	}
+	return append(dst, '"')
+}
+
+// appendEscaped appends s with the escapes of [AppendQuoted].
+func appendEscaped[T string | []byte](dst []byte, s T) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
 		case c == '"' || c == '\\':
 			dst = append(dst, '\\', c)
 		case c >= 0x20:
@@ -207,7 +239,7 @@ func AppendQuoted(dst, s []byte) []byte {
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
 		}
 	}
-	return append(dst, '"')
+	return dst
 }
 
 // hexDigits are the digits of Jackson's \u escapes.

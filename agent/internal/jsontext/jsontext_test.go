@@ -184,3 +184,19 @@ func FuzzAppendUnescaped(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendQuotedString checks that each byte that is not valid UTF-8
+// becomes U+FFFD and that the rest is escaped as AppendQuoted escapes it.
+func TestAppendQuotedString(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                      `""`,
+		"a\"\\\n\r\t\x01é\xff<": `"a\"\\\n\r\t\u0001é` + "\ufffd" + `<"`,
+		"\xe2\x82x\b\f\x1b":     `"` + "\ufffd\ufffd" + `x\b\f\u001B"`,
+		"\xff\xfe":              `"` + "\ufffd\ufffd" + `"`,
+		"日本":                    `"日本"`,
+	} {
+		if got := string(jsontext.AppendQuotedString(nil, in)); got != want {
+			t.Errorf("AppendQuotedString(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

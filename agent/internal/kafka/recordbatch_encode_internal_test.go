@@ -25,14 +25,7 @@ func roundTrip(t testing.TB, p batchProducer, codec compress.Compression, recs [
 		t.Fatalf("dst's bytes were overwritten: %q", buf[:6])
 	}
 	buf = buf[6:]
-	b, rest, err := nextBatch(buf)
-	if err != nil || len(rest) != 0 {
-		t.Fatalf("nextBatch: %v, %d bytes left", err, len(rest))
-	}
-	got, err := appendAll(t, &b, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, got := decodeOne(t, buf)
 	return b, buf, got
 }
 

@@ -93,6 +93,21 @@ func appendAll(t testing.TB, b *recordBatch, from int64) ([]decode.Record, error
 	return bd.records(), err
 }
 
+// decodeOne reads buf, which must hold one batch and nothing more, and
+// returns the batch and all its records.
+func decodeOne(t testing.TB, buf []byte) (recordBatch, []decode.Record) {
+	t.Helper()
+	b, rest, err := nextBatch(buf)
+	if err != nil || len(rest) != 0 {
+		t.Fatalf("nextBatch: %v, %d bytes left", err, len(rest))
+	}
+	got, err := appendAll(t, &b, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, got
+}
+
 func TestRecordBatchDecoding(t *testing.T) {
 	recs := []testRecord{
 		{offsetDelta: 0, tsDelta: 0, key: []byte("k0"), value: []byte("v0"), headers: [][2]string{{"h", "x"}}},
@@ -134,14 +149,7 @@ func TestRecordBatchDecoding(t *testing.T) {
 func TestIssue5LogAppendTime(t *testing.T) {
 	buf := encodeBatch(t, 0, attrLogAppendTime, 1_000, 5_000_000, -1,
 		[]testRecord{{value: []byte("a")}, {offsetDelta: 1, tsDelta: 7, value: []byte("b")}})
-	b, _, err := nextBatch(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := appendAll(t, &b, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, got := decodeOne(t, buf)
 	for _, r := range got {
 		if !r.Timestamp.Equal(time.UnixMilli(5_000_000)) || r.TimestampType != 1 {
 			t.Fatalf("record %d: time %v type %d, want the batch's append time and type 1", r.Offset, r.Timestamp, r.TimestampType)
@@ -155,14 +163,7 @@ func TestRecordBatchLeaderEpoch(t *testing.T) {
 	for _, epoch := range []int32{0, 7, -1} {
 		buf := encodeBatch(t, 0, 0, 1_000, 1_000, -1, []testRecord{{value: []byte("a")}, {offsetDelta: 1, value: []byte("b")}})
 		binary.BigEndian.PutUint32(buf[12:], uint32(epoch))
-		b, _, err := nextBatch(buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := appendAll(t, &b, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, got := decodeOne(t, buf)
 		for _, r := range got {
 			if r.LeaderEpoch != epoch {
 				t.Fatalf("record %d: leader epoch %d, want %d", r.Offset, r.LeaderEpoch, epoch)

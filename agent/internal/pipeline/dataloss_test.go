@@ -277,19 +277,8 @@ func TestManagerRecreatedTopic(t *testing.T) {
 		st, _ := m.Status("p")
 		return st.Tables[0].Rows == 20 && st.Tables[1].Rows == 20
 	})
-	adm := kadm.NewClient(producer)
-	if _, err := adm.DeleteTopic(context.Background(), "events"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "events"); err != nil {
-		t.Fatal(err)
-	}
-	// A new producer: the old one knows the old topic's id.
-	fresh, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
+	recreateTopic(t, producer, "events")
+	fresh := topicProducer(t, addr, "events") // the old producer knows the old topic's id
 	produce(t, fresh, 100, 105, value)
 	waitFor(t, 20*time.Second, "25 rows in the table that goes on, and the other failed", func() bool {
 		st, _ := m.Status("p")
@@ -481,13 +470,7 @@ func TestTriggeredRunKeepsItsEndsAcrossRestarts(t *testing.T) {
 		return len(st.Tables[0].Partitions) == 2
 	})
 	send("a", 100, 150)
-	adm := kadm.NewClient(producer)
-	if _, err := adm.DeleteTopic(context.Background(), "b"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "b"); err != nil {
-		t.Fatal(err)
-	}
+	recreateTopic(t, producer, "b")
 	producer = newProducer() // the old one knows the old topic's id
 	send("b", 0, 10)
 	waitFor(t, 30*time.Second, "the re-created topic recorded", func() bool {
@@ -499,4 +482,29 @@ func TestTriggeredRunKeepsItsEndsAcrossRestarts(t *testing.T) {
 	if st, _ := m.Status("p"); st.Tables[0].Rows != 110 {
 		t.Fatalf("%d rows; want 110: a up to 100, where the run ended when it started, and the 10 of the new b", st.Tables[0].Rows)
 	}
+}
+
+// recreateTopic deletes topic through the client c and creates it again
+// with one partition.
+func recreateTopic(t testing.TB, c *kgo.Client, topic string) {
+	t.Helper()
+	adm := kadm.NewClient(c)
+	if _, err := adm.DeleteTopic(context.Background(), topic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// topicProducer returns a new producer to topic at addr, closed when the
+// test ends.
+func topicProducer(t testing.TB, addr, topic string) *kgo.Client {
+	t.Helper()
+	c, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

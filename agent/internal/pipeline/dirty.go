@@ -169,6 +169,12 @@ func dirtyTableAt(dir, qualified string) *dirtyTable {
 // table reads the records again and offers them again, and those below the
 // offset recorded here are dropped rather than written twice.
 func (d *dirtyTable) commit(dest string, recs []dirtyRecord, next map[kafka.TopicPartition]int64, opts table.Options) error {
+	return d.commitAs(dest, dest, recs, next, opts)
+}
+
+// commitAs is commit with the offsets recorded under id (see [dirtyAppID])
+// and dest, which may differ, as the rows' table column.
+func (d *dirtyTable) commitAs(id, dest string, recs []dirtyRecord, next map[kafka.TopicPartition]int64, opts table.Options) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	opts.Owner = "dirty records of " + opts.Owner
@@ -195,8 +201,8 @@ func (d *dirtyTable) commit(dest string, recs []dirtyRecord, next map[kafka.Topi
 	for i := range recs {
 		r := &recs[i]
 		tp := kafka.TopicPartition{Topic: r.rec.Topic, Partition: int(r.rec.Partition)}
-		id := dirtyAppID(dest, tp)
-		done, ok := snap.Txns[id]
+		app := dirtyAppID(id, tp)
+		done, ok := snap.Txns[app]
 		if ok && r.rec.Offset < done {
 			continue // written before a crash stopped the table's commit
 		}
@@ -204,9 +210,9 @@ func (d *dirtyTable) commit(dest string, recs []dirtyRecord, next map[kafka.Topi
 		reasons = append(reasons, *r)
 		to := max(next[tp], r.rec.Offset+1)
 		if ok {
-			c.From[id], to = done, max(to, done)
+			c.From[app], to = done, max(to, done)
 		}
-		c.Txns[id] = max(c.Txns[id], to)
+		c.Txns[app] = max(c.Txns[app], to)
 	}
 	if len(keep) == 0 {
 		return nil

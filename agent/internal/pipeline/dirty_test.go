@@ -11,14 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // dirtyRow is a row of the dirty records table.
@@ -51,6 +49,33 @@ func budgetPipeline(topic string, limit int64) *spec.Pipeline {
 	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
 	ko.IgnoreErrors, ko.ErrorToleranceMaxCount = &on, &limit
 	return p
+}
+
+// produceBatch produces the records from..to-1 of produce to topic's
+// partition 0 as one record batch: a client that sends only when flushed
+// puts them in one request, where ProduceSync may send the first record
+// alone.
+func produceBatch(t *testing.T, addr, topic string, from, to int, value func(i int) string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.ManualFlushing(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	errs := make(chan error, to-from)
+	for i := from; i < to; i++ {
+		cl.Produce(context.Background(), &kgo.Record{Key: fmt.Appendf(nil, "%d", i), Value: []byte(value(i))},
+			func(_ *kgo.Record, err error) { errs <- err })
+	}
+	if err := cl.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for range to - from {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestManagerErrorBudget checks ignore_errors: records that do not decode
@@ -96,9 +121,10 @@ func TestManagerErrorBudget(t *testing.T) {
 	}
 
 	// The fourth bad record passes the limit: the chunk it is in is not
-	// committed, what came before it is.
+	// committed, what came before it is. The tail is one record batch, so
+	// that 100..102 are fetched, and decoded, in 103's chunk.
 	bad[103] = true
-	produce(t, producer, 100, 110, value)
+	produceBatch(t, addr, "events", 100, 110, value)
 	waitFor(t, 20*time.Second, "the table to fail", func() bool { return status().State == spec.StateFailed })
 	st := status()
 	for _, want := range []string{"4 records", "(3)", "main.raw._dirty_records", "events[0]@103", "error_tolerance_max_count"} {
@@ -355,18 +381,8 @@ func TestManagerRecreatedTopicDirty(t *testing.T) {
 	status := func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
 	produce(t, producer, 0, 20, value)
 	waitFor(t, 10*time.Second, "18 rows and 2 error records", func() bool { st := status(); return st.Rows == 18 && st.ErrorRecords == 2 })
-	adm := kadm.NewClient(producer)
-	if _, err := adm.DeleteTopic(context.Background(), "events"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "events"); err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
+	recreateTopic(t, producer, "events")
+	fresh := topicProducer(t, addr, "events")
 	produce(t, fresh, 0, 5, value) // offset 3 is bad again
 	waitFor(t, 20*time.Second, "22 rows and 3 error records", func() bool { st := status(); return st.Rows == 22 && st.ErrorRecords == 3 })
 	rows, _ := readTable[dirtyRow](t, filepath.Join(filepath.Dir(status().Location), spec.DirtyRecordsTable))

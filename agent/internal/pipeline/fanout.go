@@ -211,6 +211,10 @@ type fanoutRun struct {
 	jobs    []chunkJob
 	dead    []decode.Record
 	reasons []string
+	// unrouted holds the records of a batch that cannot be routed, under
+	// on_invalid_route FAIL with ignore_errors: they go to the dirty
+	// records table.
+	unrouted []dirtyRecord
 	// pos is, per partition, the offset up to which every record is
 	// routed and written (buffered or committed) to its table.
 	pos     map[kafka.TopicPartition]int64
@@ -680,6 +684,7 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs []decode.Record, next int64) error {
 	r := run.r
 	deadLetter := r.cfg.Fanout.FanoutOptions.OnInvalidRoute == spec.OnInvalidRouteDeadLetter
+	ignore := !deadLetter && r.cfg.Fanout.ConnectorOptions.KafkaOptions.IgnoresErrors()
 	// The groups of the previous batch are emptied, keeping their arrays
 	// but not the records, which point into released batches.
 	if len(run.groups) > maxGroups {
@@ -698,11 +703,15 @@ func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs [
 			continue
 		}
 		if err != nil {
-			if !deadLetter {
+			switch {
+			case deadLetter:
+				run.dead = append(run.dead, recs[i])
+				run.reasons = append(run.reasons, err.Error())
+			case ignore:
+				run.unrouted = append(run.unrouted, newDirtyRecord(&recs[i], err, time.Now()))
+			default:
 				return err
 			}
-			run.dead = append(run.dead, recs[i])
-			run.reasons = append(run.reasons, err.Error())
 			continue
 		}
 		g := groups[name]
@@ -710,6 +719,13 @@ func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs [
 			run.names = append(run.names, name)
 		}
 		groups[name] = append(g, recs[i])
+	}
+	if len(run.unrouted) > 0 {
+		// Before any table takes a record of the batch, and so before the
+		// progress moves past them.
+		if err := run.leaveOut(tp, next); err != nil {
+			return err
+		}
 	}
 	names, dead, reasons := run.names, run.dead, run.reasons
 	run.jobs = run.jobs[:0]
@@ -728,6 +744,34 @@ func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs [
 		run.plan(t, tp, dead, reasons, next)
 	}
 	return run.write(ctx)
+}
+
+// leaveOut writes run.unrouted, the records of tp up to next that cannot
+// be routed, to the dirty records table of the destination schema, with
+// an empty table column: no table's error_tolerance_max_count counts them.
+// Their offsets are recorded there under the fanout schema's own id, so
+// that a batch read again after a crash does not write them twice.
+func (run *fanoutRun) leaveOut(tp kafka.TopicPartition, next int64) error {
+	cfg := &run.r.cfg
+	dirty := dirtyTableAt(spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
+		strings.ToLower(dirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)))
+	opts := cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), run.r.log)
+	err := dirty.commitAs(unroutedID(cfg.Fanout.Name), "", run.unrouted, map[kafka.TopicPartition]int64{tp: next}, opts)
+	if err != nil {
+		return fmt.Errorf("keep the records of %s that cannot be routed: %w", tp, err)
+	}
+	run.r.log.Warn("records cannot be routed; kept in "+dirty.qualified, "topic", tp.Topic, "partition", tp.Partition,
+		"records", len(run.unrouted), "first", run.unrouted[0].err)
+	clear(run.unrouted) // let the copies go
+	run.unrouted = run.unrouted[:0]
+	return nil
+}
+
+// unroutedID is the id under which the dirty records table records the
+// offsets of fanout schema name's records that cannot be routed: not a
+// valid table name, so that it never is a routed table's.
+func unroutedID(name string) string {
+	return "fanout " + name
 }
 
 // chunkJob is a decoding chunk of the records of a batch routed to one

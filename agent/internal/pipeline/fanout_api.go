@@ -124,30 +124,15 @@ func checkFanout(cfg *fanoutConfig) error {
 
 // RemoveFanout stops the named fanout schema after a final flush and
 // commit, and forgets it. Its tables stay.
-func (m *Manager) RemoveFanout(ctx context.Context, name string) error {
-	m.changeMu.Lock()
-	defer m.changeMu.Unlock()
-	m.mu.Lock()
-	r := m.fanouts[name]
-	delete(m.fanouts, name)
-	m.mu.Unlock()
-	if r != nil {
-		r.stop()
-		m.log.Info("fanout schema stopped and removed; its tables stay", "fanout", name)
-	}
+func (m *Manager) RemoveFanout(_ context.Context, name string) error {
+	removeRunner(m, m.fanouts, name, (*fanoutRunner).stop, "fanout", "fanout schema stopped and removed; its tables stay")
 	return nil
 }
 
 // FanoutStatus reports the named fanout schema; ok is false when it is not
 // running.
 func (m *Manager) FanoutStatus(name string) (spec.FanoutStatus, bool) {
-	m.mu.Lock()
-	r := m.fanouts[name]
-	m.mu.Unlock()
-	if r == nil {
-		return spec.FanoutStatus{}, false
-	}
-	return r.status(), true
+	return runnerStatus(m, m.fanouts, name, (*fanoutRunner).status)
 }
 
 // fanoutsOf returns the fanout runners of the named pipeline, or of every

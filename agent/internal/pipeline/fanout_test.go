@@ -316,6 +316,41 @@ func TestFanoutInvalidRouteDeadLetters(t *testing.T) {
 	}
 }
 
+// TestFanoutInvalidRouteIgnoreErrors checks that under on_invalid_route
+// FAIL, ignore_errors keeps the records that cannot be routed (a malformed
+// change event under the default changelog route gives NULL) in the
+// dirty records table, with no table and the reason, and routes the
+// others.
+func TestFanoutInvalidRouteIgnoreErrors(t *testing.T) {
+	fx := newFanoutFixture(t)
+	const n = 400
+	produce(t, fx.producer, 0, n, badEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	on := true
+	cfg.Fanout.ConnectorOptions.KafkaOptions.IgnoreErrors = &on
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "every routed record", func() bool {
+		return fanoutRows(r) == n-int64(len(badRoutes)) || r.status().State == spec.StateFailed
+	})
+	if st := r.status(); st.State != spec.StateRunning {
+		t.Fatalf("state %s (%s), want RUNNING", st.State, st.LastError)
+	}
+	r.stop()
+	checkRouted(t, cfg.Dir, n, func(i int) bool { _, bad := badRoutes[i]; return bad })
+	rows, _ := readTable[dirtyRow](t, filepath.Join(cfg.Dir, spec.DirtyRecordsTable))
+	if len(rows) != len(badRoutes) {
+		t.Fatalf("%d dirty records, want %d: %+v", len(rows), len(badRoutes), rows)
+	}
+	for _, row := range rows {
+		var key int
+		fmt.Sscan(string(row.Key), &key)
+		if string(row.Value) != badRoutes[key] || row.Topic != "events" || row.Table != "" ||
+			!strings.Contains(row.Error, "cannot be routed") {
+			t.Fatalf("dirty record %+v", row)
+		}
+	}
+}
+
 // committedPastProgress reports whether a table of the fanout schema in
 // dir committed records of a partition past the progress log's offset.
 func committedPastProgress(t *testing.T, dir string) bool {

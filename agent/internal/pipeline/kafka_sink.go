@@ -44,7 +44,8 @@ import (
 // appear later are read from their earliest offset, found every
 // partition_discovery_interval.
 //
-// A table source (source_table) is not written yet: CheckSink refuses it.
+// A table source (source_table) is read from the table's log: see
+// kafka_sink_table.go.
 
 // maxSinkPendingBytes is how much fetched data a sink holds before it
 // writes a round early, even before its flush_interval is over.
@@ -73,8 +74,7 @@ type sinkRunner struct {
 // [spec.Errors], and changes nothing. k must be normalized and valid.
 func (m *Manager) CheckSink(k *spec.KafkaSink, _ *spec.Connection, _ map[string]spec.SchemaRegistry) error {
 	if k.SourceTable != "" {
-		return spec.Errors{{Path: "source_table", Detail: "this agent does not write a table's changes to Kafka yet; " +
-			"read the table's topics with source instead"}}
+		return m.checkSourceTable(k)
 	}
 	t := k.SourceTableSpec()
 	layout, errs := t.Layout()
@@ -134,28 +134,13 @@ func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.C
 // RemoveSink stops the named sink and forgets it. Its consumer group
 // stays.
 func (m *Manager) RemoveSink(_ context.Context, name string) error {
-	m.changeMu.Lock()
-	defer m.changeMu.Unlock()
-	m.mu.Lock()
-	r := m.sinks[name]
-	delete(m.sinks, name)
-	m.mu.Unlock()
-	if r != nil {
-		r.stop()
-		m.log.Info("kafka sink stopped and removed", "kafka_sink", name)
-	}
+	removeRunner(m, m.sinks, name, (*sinkRunner).stop, "kafka_sink", "kafka sink stopped and removed")
 	return nil
 }
 
 // SinkStatus reports the named sink; ok is false when it does not run.
 func (m *Manager) SinkStatus(name string) (status spec.KafkaSinkStatus, ok bool) {
-	m.mu.Lock()
-	r := m.sinks[name]
-	m.mu.Unlock()
-	if r == nil {
-		return spec.KafkaSinkStatus{}, false
-	}
-	return r.snapshot(), true
+	return runnerStatus(m, m.sinks, name, (*sinkRunner).snapshot)
 }
 
 // stopSinks stops every sink; the caller holds changeMu.
@@ -242,7 +227,7 @@ func (r *sinkRunner) run(ctx context.Context) {
 			r.log.Error("kafka sink failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
-		case fatalFor(r.spec.Source, err):
+		case r.spec.Source == nil && isFatal(err), r.spec.Source != nil && fatalFor(r.spec.Source, err):
 			r.log.Error("kafka sink failed", "err", err)
 			r.setState(spec.StateFailed, err)
 			return
@@ -306,6 +291,9 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	// so the group's offsets read next are those of its last commit.
 	if err := s.producer.Init(ctx); err != nil {
 		return fmt.Errorf("start the producer: %w", err)
+	}
+	if r.spec.SourceTable != "" {
+		return s.runTable(ctx)
 	}
 	if err := s.prepare(ctx); err != nil {
 		return err
@@ -543,6 +531,19 @@ func (s *sinkSession) round(ctx context.Context) (err error) {
 		}
 		offsets[tp.Topic][int32(tp.Partition)] = off
 	}
+	if err := s.write(ctx, out, offsets); err != nil {
+		return err
+	}
+	maps.Copy(s.next, next)
+	s.r.committed(n, next)
+	return nil
+}
+
+// write writes out, the records of a round by topic and partition, and
+// commits offsets, the source positions past them, to the sink's group:
+// in one transaction for an exactly-once sink, one after the other for an
+// at-least-once sink.
+func (s *sinkSession) write(ctx context.Context, out map[string]map[int32][]kafka.OutRecord, offsets map[string]map[int32]int64) (err error) {
 	p := s.producer
 	if s.r.spec.ExactlyOnce() {
 		if err := p.Begin(); err != nil {
@@ -580,8 +581,6 @@ func (s *sinkSession) round(ctx context.Context) (err error) {
 			return fmt.Errorf("commit the transaction: %w", err)
 		}
 	}
-	maps.Copy(s.next, next)
-	s.r.committed(n, next)
 	return nil
 }
 
@@ -606,56 +605,66 @@ func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[
 	if err != nil {
 		return 0, fmt.Errorf("read the decoded rows: %w", err)
 	}
-	headers := s.r.spec.Headers()
 	for i := range rows {
-		row := &rows[i]
-		topic := s.router.Topic(row)
-		count, ok := s.partitions[topic]
-		if !ok {
-			if s.r.spec.Source.ReadsTopic(topic) {
-				return 0, fatalError{fmt.Errorf("the row of offset %d goes to topic %q, which the sink's source reads: the "+
-					"sink would read back what it writes, forever; set topic or table_topic_mapping to another topic "+
-					"(a %q column of the row names its topic too)", recs[recordOf(&batch, i)].Offset, topic, encode.TopicColumn)}
-			}
-			if count, err = s.r.client.PartitionCount(ctx, topic); err != nil {
-				err = fmt.Errorf("the row of offset %d: %w", recs[recordOf(&batch, i)].Offset, err)
-				if fix := kafka.Rejected(err); fix != "" {
-					return 0, fatalError{fmt.Errorf("%w; %s", err, fix)}
-				}
-				if kafka.MissingTopic(err) {
-					return 0, missingTopic{err}
-				}
-				return 0, err
-			}
-			s.partitions[topic] = count
-		}
 		src := &recs[recordOf(&batch, i)]
-		// The source record's time: a change event's own time stays in
-		// its payload (source.ts_ms, Canal es).
-		rec := kafka.OutRecord{Timestamp: src.Timestamp}
-		if s.value, err = s.enc.Value(s.value[:0], row); err != nil {
-			return 0, fmt.Errorf("encode the row of offset %d: %w", src.Offset, err)
+		if err := s.add(ctx, &rows[i], src.Timestamp, out); err != nil {
+			return 0, fmt.Errorf("the row of offset %d: %w", src.Offset, err)
 		}
-		// The records are written after every chunk of the round is
-		// encoded, and the fetched records' memory goes back to the pool
-		// then: each keeps its own copy. A nil value (a JSON delete) stays
-		// a tombstone.
-		if s.value != nil {
-			rec.Value = append([]byte{}, s.value...)
-		}
-		if k := s.enc.Key(row); k != nil {
-			rec.Key = append([]byte{}, k...)
-		}
-		if headers {
-			rec.Headers = copyHeaders(row.Headers)
-		}
-		partition := encode.Partition(s.r.spec.PartitionStrategy, rec.Key, count)
-		if out[topic] == nil {
-			out[topic] = map[int32][]kafka.OutRecord{}
-		}
-		out[topic][partition] = append(out[topic][partition], rec)
 	}
 	return len(rows), nil
+}
+
+// add encodes row and appends its record to out, by topic and partition.
+// A row of a topic source takes ts, its source record's time (a change
+// event's own time stays in its payload: source.ts_ms, Canal es); a
+// change of a table source, which has no source record, keeps its time,
+// else takes ts.
+func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, out map[string]map[int32][]kafka.OutRecord) (err error) {
+	topic := s.router.Topic(row)
+	count, ok := s.partitions[topic]
+	if !ok {
+		if ko := s.r.spec.Source; ko != nil && ko.ReadsTopic(topic) {
+			return fatalError{fmt.Errorf("it goes to topic %q, which the sink's source reads: the sink would read back "+
+				"what it writes, forever; set topic or table_topic_mapping to another topic (a %q column of the row "+
+				"names its topic too)", topic, encode.TopicColumn)}
+		}
+		if count, err = s.r.client.PartitionCount(ctx, topic); err != nil {
+			if fix := kafka.Rejected(err); fix != "" {
+				return fatalError{fmt.Errorf("%w; %s", err, fix)}
+			}
+			if kafka.MissingTopic(err) {
+				return missingTopic{err}
+			}
+			return err
+		}
+		s.partitions[topic] = count
+	}
+	rec := kafka.OutRecord{Timestamp: ts}
+	if s.r.spec.Source == nil && !row.TS.IsZero() {
+		rec.Timestamp = row.TS
+	}
+	if s.value, err = s.enc.Value(s.value[:0], row); err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	// The records are written after every chunk of the round is
+	// encoded, and the fetched records' memory goes back to the pool
+	// then: each keeps its own copy. A nil value (a JSON delete) stays
+	// a tombstone.
+	if s.value != nil {
+		rec.Value = append([]byte{}, s.value...)
+	}
+	if k := s.enc.Key(row); k != nil {
+		rec.Key = append([]byte{}, k...)
+	}
+	if s.r.spec.Headers() {
+		rec.Headers = copyHeaders(row.Headers)
+	}
+	partition := encode.Partition(s.r.spec.PartitionStrategy, rec.Key, count)
+	if out[topic] == nil {
+		out[topic] = map[int32][]kafka.OutRecord{}
+	}
+	out[topic][partition] = append(out[topic][partition], rec)
+	return nil
 }
 
 // recordOf returns the index of the record row i of batch was decoded

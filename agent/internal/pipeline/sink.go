@@ -81,6 +81,9 @@ type sink struct {
 	// is full.
 	mem     *memory.Account
 	corrupt int64
+	// filtered counts the records since the last commit that gave no row
+	// because they carry none (see [decode.Stats.Filtered]).
+	filtered int64
 	// pending holds the next offsets of buffered rows; committed those of
 	// the log, for the partitions it has a txn of.
 	pending   map[kafka.TopicPartition]int64
@@ -157,6 +160,7 @@ func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 	st.mu.Lock()
 	st.status.Version, st.status.Rows, st.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
 	st.status.CorruptRecords = snap.Counters[counterCorrupt]
+	st.status.FilteredRecords = snap.Counters[counterFiltered]
 	st.status.DataLossOffsets = snap.Counters[counterDataLoss]
 	st.status.ErrorRecords = snap.Counters[counterErrors]
 	s.errors = snap.Counters[counterErrors]
@@ -205,6 +209,7 @@ func (s *sink) add(d decoded) error {
 		}
 		s.corrupt += int64(batch.Corrupt)
 	}
+	s.filtered += int64(batch.Filtered)
 	s.sizes.add(d.tp, d.recs)
 	if d.next > s.nextOffset(d.tp) {
 		s.pending[d.tp] = d.next
@@ -417,6 +422,9 @@ func (s *sink) flush(ctx context.Context) error {
 		}
 	}
 	c.Counters = map[string]int64{counterCorrupt: s.corrupt}
+	if s.filtered > 0 {
+		c.Counters[counterFiltered] = s.filtered
+	}
 	s.loss.addTo(&c, s.pending)
 	if len(s.bad) > 0 {
 		// The dirty records first: after a crash before the table's
@@ -438,7 +446,7 @@ func (s *sink) flush(ctx context.Context) error {
 	}
 	clear(s.pending)
 	s.closed = nil
-	s.corrupt = 0
+	s.corrupt, s.filtered = 0, 0
 	s.publishOffsets()
 	if s.group != nil {
 		s.group.offer(s.committed)
@@ -458,6 +466,7 @@ func (s *sink) commit(c table.Commit, rows int64) error {
 	st.status.Rows += rows
 	st.status.Files += int64(len(c.Files))
 	st.status.CorruptRecords += c.Counters[counterCorrupt]
+	st.status.FilteredRecords += c.Counters[counterFiltered]
 	st.status.ErrorRecords += c.Counters[counterErrors]
 	if c.Schema != nil {
 		st.status.Columns = columnStatus(c.Schema)

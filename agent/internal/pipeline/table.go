@@ -23,6 +23,9 @@ import (
 const (
 	// counterCorrupt sums corrupt records.
 	counterCorrupt = "numCorruptRecords"
+	// counterFiltered sums the records that gave no row because they
+	// carry none (change events filtered out, see [decode.Stats.Filtered]).
+	counterFiltered = "numFilteredRecords"
 	// counterErrors sums the records left out because they did not decode
 	// (kafka_options.ignore_errors), which are in the dirty records table.
 	counterErrors = "numErrorRecords"

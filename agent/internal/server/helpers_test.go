@@ -235,6 +235,7 @@ func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
 			LagBytes:         700,
 			DataLossOffsets:  40,
 			ErrorRecords:     3,
+			FilteredRecords:  5,
 		})
 	}
 	return st, true

@@ -58,6 +58,8 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 		// errs counts ignore_errors' bad records, kept in _dirty_records.
 		errs = metricFamily{name: "tributary_table_error_records_total", typ: "counter",
 			help: "Records left out of the table because they could not be decoded (ignore_errors), kept in _dirty_records."}
+		filtered = metricFamily{name: "tributary_table_filtered_records_total", typ: "counter",
+			help: "Records that gave the table no row because they carry none: change events filtered out, tombstones, DDL events."}
 	)
 	for i := range pipes {
 		p := &pipes[i]
@@ -80,6 +82,7 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 			tableLagBytes.add(ts.LagBytes, "pipeline", p.Name, "table", table)
 			lost.add(ts.DataLossOffsets, "pipeline", p.Name, "table", table)
 			errs.add(ts.ErrorRecords, "pipeline", p.Name, "table", table)
+			filtered.add(ts.FilteredRecords, "pipeline", p.Name, "table", table)
 			for _, ps := range ts.Partitions {
 				labels := []string{"pipeline", p.Name, "table", table, "topic", ps.Topic, "partition", strconv.Itoa(ps.Partition)}
 				lag.add(ps.Lag, labels...)
@@ -87,7 +90,7 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 			}
 		}
 	}
-	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag, &lagBytes, &tableLag, &tableLagBytes, &lost, &errs}
+	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag, &lagBytes, &tableLag, &tableLagBytes, &lost, &errs, &filtered}
 	sinkFamilies, err := s.sinkMetrics()
 	if err != nil {
 		return err

@@ -566,6 +566,8 @@ func TestMetrics(t *testing.T) {
 		`tributary_table_data_loss_offsets_total{pipeline="p",table="main.raw.events"} 40`,
 		"# TYPE tributary_table_error_records_total counter",
 		`tributary_table_error_records_total{pipeline="p",table="main.raw.events"} 3`,
+		"# TYPE tributary_table_filtered_records_total counter",
+		`tributary_table_filtered_records_total{pipeline="p",table="main.raw.events"} 5`,
 		"# TYPE tributary_memory_limit_bytes gauge",
 		"tributary_memory_limit_bytes 67108864",
 		"tributary_memory_used_bytes 5242880",

@@ -1,16 +1,16 @@
 package table
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
-	"math/big"
 	"slices"
 	"time"
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 )
 
 // statsStringPrefix is how many characters of a string column's minimum
@@ -95,7 +95,7 @@ func chunkStats(md *format.FileMetaData, c int, t parquet.Type) (lo, hi parquet.
 	// as integers.
 	twos := isDecimal(t) && (t.Kind() == parquet.FixedLenByteArray || t.Kind() == parquet.ByteArray)
 	if twos {
-		less = func(a, b parquet.Value) bool { return unscaled(a).Cmp(unscaled(b)) < 0 }
+		less = func(a, b parquet.Value) bool { return rows.Unscaled(a).Cmp(rows.Unscaled(b)) < 0 }
 	}
 	bounded := true
 	for i := range md.RowGroups {
@@ -110,7 +110,7 @@ func chunkStats(md *format.FileMetaData, c int, t parquet.Type) (lo, hi parquet.
 			continue
 		}
 		mn, mx := t.Kind().Value(st.MinValue), t.Kind().Value(st.MaxValue)
-		if twos && unscaled(mn).Sign() < 0 != (unscaled(mx).Sign() < 0) {
+		if twos && rows.Unscaled(mn).Sign() < 0 != (rows.Unscaled(mx).Sign() < 0) {
 			bounded = false
 			continue
 		}
@@ -135,23 +135,6 @@ func isDecimal(t parquet.Type) bool {
 	}
 	_, ok := lt.Value.(*format.DecimalType)
 	return ok
-}
-
-// unscaled returns the unscaled integer of a DECIMAL value: an INT32, an
-// INT64, or a big-endian two's complement byte array.
-func unscaled(v parquet.Value) *big.Int {
-	switch v.Kind() {
-	case parquet.Int32:
-		return big.NewInt(int64(v.Int32()))
-	case parquet.Int64:
-		return big.NewInt(v.Int64())
-	}
-	b := v.ByteArray()
-	n := new(big.Int).SetBytes(b)
-	if len(b) > 0 && b[0]&0x80 != 0 {
-		n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
-	}
-	return n
 }
 
 // statValue converts bound v of a column of type t into its JSON stats
@@ -198,7 +181,7 @@ func statValue(t parquet.Type, v parquet.Value, isMax bool) (_ any, ok bool) {
 		}
 		return at.UTC().Truncate(time.Millisecond).Format(layout), true
 	case *format.DecimalType:
-		return json.Number(decimalString(unscaled(v), int(lt.Scale))), true
+		return json.Number(rows.DecimalString(rows.Unscaled(v), int(lt.Scale))), true
 	case *format.IntType:
 		if !lt.IsSigned {
 			return nil, false
@@ -220,22 +203,6 @@ func statValue(t parquet.Type, v parquet.Value, isMax bool) (_ any, ok bool) {
 		return f, !math.IsNaN(f) && !math.IsInf(f, 0)
 	}
 	return nil, false
-}
-
-// decimalString writes unscaled × 10^-scale in plain decimal notation.
-func decimalString(unscaled *big.Int, scale int) string {
-	digits := new(big.Int).Abs(unscaled).String()
-	sign := ""
-	if unscaled.Sign() < 0 {
-		sign = "-"
-	}
-	if scale <= 0 {
-		return sign + digits
-	}
-	if len(digits) <= scale {
-		digits = string(bytes.Repeat([]byte("0"), scale-len(digits)+1)) + digits
-	}
-	return sign + digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
 }
 
 // object is a JSON object that keeps its members in order.

@@ -1,0 +1,152 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// waitSinkAtTable waits until sink name has written every version of the
+// table at location that the table's log holds now (its position, the
+// next version to read, is past the latest), and returns its status.
+func (a *agent) waitSinkAtTable(name, qualified, location string, timeout time.Duration) spec.KafkaSinkStatus {
+	a.t.Helper()
+	snap, err := table.ReadSnapshot(location)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	got := awaitObject(a, "kafka sink "+name, fmt.Sprintf("past version %d of %s", snap.Version, qualified), timeout,
+		a.client().GetKafkaSink, name,
+		func(r *spec.KafkaSinkResponse) bool { return r.Status.Positions["version"] > snap.Version },
+		func(r *spec.KafkaSinkResponse) (string, any) { return r.Status.State, r.Status })
+	return got.Status
+}
+
+// TestKafkaSinkTableRoundTrip: a table of Debezium change events (T1),
+// written by a sink of source_table T1 as Debezium events to a topic that
+// a second table (T2) reads, gives T2 the rows T1 has: operations, source
+// tables and times, row images, as delta-rs, DuckDB and pyarrow read them,
+// with either delivery guarantee.
+func TestKafkaSinkTableRoundTrip(t *testing.T) {
+	for _, dg := range spec.DeliveryGuarantees {
+		t.Run(dg, func(t *testing.T) { tableRoundTrip(t, dg) })
+	}
+}
+
+// tableRoundTrip is TestKafkaSinkTableRoundTrip with delivery guarantee
+// dg.
+func tableRoundTrip(t *testing.T, dg string) {
+	src, dst := uniqueName("tcdc_src"), uniqueName("tcdc_dst")
+	// The sink writes each change with its own time, 2023 in the
+	// fixture: the default retention of 7 days would delete those
+	// records before T2 reads them.
+	for _, topic := range []string{src, dst} {
+		python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0", "--partitions", "1",
+			"--topic-config", "retention.ms=-1")
+	}
+	a := startAgent(t, t.TempDir())
+	ctx := context.Background()
+	table := func(name, topic string) spec.Table {
+		return spec.Table{DestinationTable: name, ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+			Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest,
+			ValueTransformer: &spec.Transformer{Format: spec.FormatDebeziumJSON},
+		}}}
+	}
+	name := uniqueName("troundtrip")
+	a.applyPipeline(&spec.Pipeline{Name: name, Connection: name, DestinationCatalog: "main", DestinationSchema: strings.ToLower(name),
+		FlushInterval: "300ms", Tables: []spec.Table{table("t1", src), table("t2", dst)}})
+	k := &spec.KafkaSink{Name: name, Connection: name, Topic: dst, DeliveryGuarantee: dg, FlushInterval: "300ms",
+		SourceTable: "main." + strings.ToLower(name) + ".t1"}
+	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	// The events come once both tables run (see TestKafkaSinkRoundTrip).
+	a.waitFor(name, "running", time.Minute, func(p *spec.PipelineResponse) bool { return p.Status.State == spec.StateRunning })
+	python(t, "cdc_records.py", "--bootstrap", env.bootstrap, "--topic", src, "--file", "testdata/cdc/debezium_customers.jsonl",
+		"--repeat", "3")
+	// Per copy: four snapshot rows, an insert, an update and a delete.
+	const rows = 3 * 7
+	t1 := a.waitRows(name, 0, rows, time.Minute)
+	a.waitSinkAtTable(name, k.SourceTable, t1.Location, time.Minute)
+	t2 := a.waitRows(name, 1, rows, time.Minute)
+	order := []string{"id", "_op"}
+	wantCols, want := readTable(t, t1.Location, nil, order)
+	gotCols, got := readTable(t, t2.Location, nil, order)
+	if fmt.Sprint(gotCols) != fmt.Sprint(wantCols) {
+		t.Errorf("columns through the sink %v, want %v", gotCols, wantCols)
+	}
+	wantJSON, _ := json.MarshalIndent(want, "", " ")
+	gotJSON, _ := json.MarshalIndent(got, "", " ")
+	if string(gotJSON) != string(wantJSON) {
+		t.Fatalf("rows through the sink:\n%s\nwant:\n%s", gotJSON, wantJSON)
+	}
+	t.Logf("%d rows, columns %v", len(got), gotCols)
+}
+
+// TestKafkaSinkTableKill9: an exactly-once sink of a table that a
+// pipeline fills while its topic grows, the agent killed with SIGKILL 3
+// times, at a random moment or, when one comes within 3 s, while a
+// transaction with records is open, and restarted each time, writes every row of the table
+// once as a read_committed consumer sees its topic: each restart resumes
+// from the table version committed with the last committed transaction.
+func TestKafkaSinkTableKill9(t *testing.T) {
+	const n = 5000
+	src, dst := uniqueName("tsink_src"), uniqueName("tsink_dst")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", "0", "--partitions", "2")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", dst, "--count", "0", "--partitions", "2")
+	a := startAgent(t, t.TempDir())
+	ctx := context.Background()
+	name := uniqueName("tkill")
+	a.applyPipeline(&spec.Pipeline{Name: name, Connection: name, DestinationCatalog: "main", DestinationSchema: "e2e",
+		FlushInterval: "200ms", Tables: []spec.Table{{DestinationTable: "events", ConnectorOptions: spec.ConnectorOptions{
+			KafkaOptions: spec.KafkaOptions{Topics: []string{src}, StartingOffset: spec.StartingOffsetEarliest,
+				KeyTransformer:   &spec.Transformer{Format: spec.FormatString},
+				ValueTransformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: "id BIGINT, name STRING"}},
+			}}}}})
+	k := &spec.KafkaSink{Name: name, Connection: name, Topic: dst, ValueFormat: spec.SinkFormatJSON,
+		PartitionStrategy: spec.PartitionHashByKey, DeliveryGuarantee: spec.DeliveryExactlyOnce, FlushInterval: "100ms",
+		SourceTable: "main.e2e.events"}
+	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	producer := exec.Command(env.python, filepath.Join("testdata", "produce.py"), "--bootstrap", env.bootstrap,
+		"--topic", src, "--count", fmt.Sprint(n), "--partitions", "2", "--rate", "700")
+	if err := producer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	watch, err := kafka.NewClient(&spec.Connection{Name: "watch", BootstrapServers: []string{env.bootstrap}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close()
+	dstParts := []kafka.TopicPartition{{Topic: dst, Partition: 0}, {Topic: dst, Partition: 1}}
+	for i := range 3 {
+		time.Sleep(time.Duration(300+rand.IntN(1200)) * time.Millisecond)
+		inTxn := openTransaction(t, watch, dstParts, 3*time.Second)
+		a.kill()
+		t.Logf("kill %d of 3 at %s, inside a transaction with records: %v", i+1, time.Now().Format("15:04:05.000"), inTxn)
+		a.start()
+	}
+	if err := producer.Wait(); err != nil {
+		t.Fatalf("produce.py: %v", err)
+	}
+	events := a.waitRows(name, 0, n, 3*time.Minute)
+	st := a.waitSinkAtTable(name, "main.e2e.events", events.Location, 3*time.Minute)
+	t.Logf("sink at %v", st.Positions)
+	got := readCommitted(t, dst)
+	checkOnce(t, got.IDs, n)
+	all := readCommitted(t, dst, "--isolation", "read_uncommitted")
+	t.Logf("read_committed: %d records; read_uncommitted: %d (aborted by the kills: %d)", got.Count, all.Count, all.Count-got.Count)
+}

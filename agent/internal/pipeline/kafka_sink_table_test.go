@@ -1,0 +1,174 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// tableSink returns a sink of the changes of table main.raw.events
+// (testPipeline's), written as JSON rows to topic out, with the delivery
+// guarantee dg.
+func tableSink(dg string) *spec.KafkaSink {
+	k := &spec.KafkaSink{
+		Name: "s", Connection: "c", Topic: "out", ValueFormat: spec.SinkFormatJSON, DeliveryGuarantee: dg, FlushInterval: "200ms",
+		SourceTable: "main.raw.events",
+	}
+	k.Normalize()
+	return k
+}
+
+// tableSinkWrote waits until sink s of m has written records records
+// since it started, and has a table version for position.
+func tableSinkWrote(t *testing.T, m *Manager, records int64) {
+	t.Helper()
+	waitFor(t, 30*time.Second, fmt.Sprintf("the sink to write %d records", records), func() bool {
+		st, ok := m.SinkStatus("s")
+		if ok && st.State == spec.StateFailed {
+			t.Fatalf("sink FAILED: %s", st.LastError)
+		}
+		_, has := st.Positions[sinkVersionPosition]
+		return ok && has && st.Records == records
+	})
+}
+
+// TestKafkaSinkTableWritesAndResumes: a sink of a table a pipeline writes
+// writes every row of the table once, in commit order, with either
+// delivery guarantee; applied again, it resumes after the versions it
+// wrote; and a sink of a table no pipeline writes is refused.
+func TestKafkaSinkTableWritesAndResumes(t *testing.T) {
+	for _, dg := range spec.DeliveryGuarantees {
+		t.Run(dg, func(t *testing.T) {
+			addr, producer := newCluster(t, 1, "events", "out")
+			value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) }
+			produce(t, producer, 0, 20, value)
+			m := startManager(t, addr, testPipeline("events"))
+			conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+
+			other := tableSink(dg)
+			other.SourceTable = "main.raw.nothing"
+			err := m.ApplySink(context.Background(), other, conn, nil)
+			if errs, ok := err.(spec.Errors); !ok || len(errs) != 1 || errs[0].Path != "source_table" {
+				t.Fatalf("a sink of a table no pipeline writes: %v, want an error on source_table", err)
+			}
+
+			if err := m.ApplySink(context.Background(), tableSink(dg), conn, nil); err != nil {
+				t.Fatal(err)
+			}
+			tableSinkWrote(t, m, 20)
+			if err := m.RemoveSink(context.Background(), "s"); err != nil {
+				t.Fatal(err)
+			}
+			produce(t, producer, 20, 30, value)
+			if err := m.ApplySink(context.Background(), tableSink(dg), conn, nil); err != nil {
+				t.Fatal(err)
+			}
+			tableSinkWrote(t, m, 10)
+			ids := readCommitted(t, addr, "out")
+			if len(ids) != 30 {
+				t.Fatalf("read %d rows %v, want 30", len(ids), ids)
+			}
+			for i, id := range ids {
+				if id != i {
+					t.Fatalf("row %d has id %d; ids %v", i, id, ids)
+				}
+			}
+		})
+	}
+}
+
+// TestKafkaSinkTableIDs: a table without _source is the source table of
+// its rows: with full_table_id its Debezium events name database "raw"
+// and table "raw.events" and go to topic "raw.events"; every row is an
+// insert, keyed by the table's key column.
+func TestKafkaSinkTableIDs(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events", "raw.events")
+	produce(t, producer, 0, 3, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) })
+	m := startManager(t, addr, testPipeline("events"))
+	k := tableSink(spec.DeliveryExactlyOnce)
+	on := true
+	k.Topic, k.ValueFormat, k.FullTableID = "", spec.SinkFormatDebeziumJSON, &on
+	if err := m.ApplySink(context.Background(), k, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tableSinkWrote(t, m, 3)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("raw.events"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var got []string
+	for len(got) < 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		fs := cl.PollFetches(ctx)
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Fatalf("read %d events of 3: %v", len(got), got)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			var e struct {
+				Op     string
+				After  struct{ ID int }
+				Source struct{ DB, Table string }
+			}
+			if err := json.Unmarshal(r.Value, &e); err != nil {
+				t.Fatalf("%q: %v", r.Value, err)
+			}
+			got = append(got, fmt.Sprintf("%s %s %s %s %d", r.Key, e.Op, e.Source.DB, e.Source.Table, e.After.ID))
+		})
+	}
+	// The event's table is the full table id too, as for a topic
+	// source's rows (see encode's options.table).
+	want := []string{"0 c raw raw.events 0", "1 c raw raw.events 1", "2 c raw raw.events 2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
+// TestKafkaSinkTableVariantRefused: a table whose value is VARIANT (JSON
+// without json_options) holds no JSON text to write: its sink is refused
+// on source_table.
+func TestKafkaSinkTableVariantRefused(t *testing.T) {
+	addr, _ := newCluster(t, 1, "events", "out")
+	p := testPipeline("events")
+	p.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer = &spec.Transformer{Format: spec.FormatJSON}
+	m := startManager(t, addr, p)
+	err := m.CheckSink(tableSink(spec.DeliveryAtLeastOnce), nil, nil)
+	if errs, ok := err.(spec.Errors); !ok || len(errs) != 1 || errs[0].Path != "source_table" || !strings.Contains(errs[0].Detail, "VARIANT") {
+		t.Fatalf("a sink of a VARIANT table: %v, want an error on source_table naming VARIANT", err)
+	}
+}
+
+// TestKafkaSinkFanoutTable: a table a fanout schema routes to is a
+// source_table too, even before its first row: its rows come as the
+// fanout schema writes them.
+func TestKafkaSinkFanoutTable(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events", "out")
+	ctx := context.Background()
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	m := startManager(t, addr, testPipeline("events"))
+	f := testFanoutConfig("", "events", conn).Fanout
+	f.Normalize()
+	if err := m.ApplyFanout(ctx, &f); err != nil {
+		t.Fatal(err)
+	}
+	k := tableSink(spec.DeliveryExactlyOnce)
+	k.SourceTable = "main.events.a"
+	if err := m.ApplySink(ctx, k, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 0, 10, func(i int) string { return fmt.Sprintf(`{"id":%d,"type":"%c"}`, i, 'a'+i%2) })
+	tableSinkWrote(t, m, 5)
+	if ids := readCommitted(t, addr, "out"); fmt.Sprint(ids) != "[0 2 4 6 8]" {
+		t.Fatalf("read %v, want the ids of type a", ids)
+	}
+}
