@@ -615,10 +615,9 @@ func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[
 }
 
 // add encodes row and appends its record to out, by topic and partition.
-// A row of a topic source takes ts, its source record's time (a change
-// event's own time stays in its payload: source.ts_ms, Canal es); a
-// change of a table source, which has no source record, keeps its time,
-// else takes ts.
+// The record takes ts: a topic source's record time, or for a table
+// source the time the row is read. A change event's own time stays in its
+// payload (source.ts_ms, Canal es).
 func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, out map[string]map[int32][]kafka.OutRecord) (err error) {
 	topic := s.router.Topic(row)
 	count, ok := s.partitions[topic]
@@ -639,10 +638,9 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 		}
 		s.partitions[topic] = count
 	}
+	// Never the change time: it can be older than the output topic's
+	// retention, which would delete the record at once.
 	rec := kafka.OutRecord{Timestamp: ts}
-	if s.r.spec.Source == nil && !row.TS.IsZero() {
-		rec.Timestamp = row.TS
-	}
 	if s.value, err = s.enc.Value(s.value[:0], row); err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
