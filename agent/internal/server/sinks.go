@@ -39,14 +39,7 @@ func (s *Server) putKafkaSink(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	old, existed, err := storedFor(r, s.store.KafkaSinks, "kafka sink", k.Name)
-	if err != nil {
-		return err
-	}
-	if err := s.sinkTxnConflict(&k); err != nil {
-		return err
-	}
-	conn, regs, err := s.sinkConnections(&k)
+	old, existed, conn, regs, err := s.sinkPrelude(r, &k)
 	if err != nil {
 		return err
 	}
@@ -74,13 +67,7 @@ func (s *Server) dryRunKafkaSink(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	if _, _, err := storedFor(r, s.store.KafkaSinks, "kafka sink", k.Name); err != nil {
-		return err
-	}
-	if err := s.sinkTxnConflict(&k); err != nil {
-		return err
-	}
-	conn, regs, err := s.sinkConnections(&k)
+	_, _, conn, regs, err := s.sinkPrelude(r, &k)
 	if err != nil {
 		return err
 	}
@@ -111,6 +98,22 @@ func (s *Server) sinkTxnConflict(k *spec.KafkaSink) error {
 		}
 	}
 	return nil
+}
+
+// sinkPrelude runs the checks a PUT and a dry run of sink k share, under
+// changeMu: the stored sink (412 for a conditional create of one that
+// exists), the transactional id no other sink uses, and k's connection and
+// registries.
+func (s *Server) sinkPrelude(r *http.Request, k *spec.KafkaSink) (old spec.KafkaSink, existed bool,
+	conn spec.Connection, regs map[string]spec.SchemaRegistry, err error) {
+	if old, existed, err = storedFor(r, s.store.KafkaSinks, "kafka sink", k.Name); err != nil {
+		return
+	}
+	if err = s.sinkTxnConflict(k); err != nil {
+		return
+	}
+	conn, regs, err = s.sinkConnections(k)
+	return
 }
 
 // sinkConnections returns the stored connection of sink k and the schema
