@@ -120,14 +120,10 @@ func newChangePart(b *rows.Builder, sp *spec.Part, img part, op, source int) (*c
 		deleteOnEmpty: tr.DeletesOnEmpty(), tinyBool: true, ntz: true}
 	c.inferred, _ = img.(*inferredPart)
 	var err error
-	if co := tr.CanalOptions; c.canal && co != nil {
-		c.tinyBool = co.Tinyint1AsBoolean == nil || *co.Tinyint1AsBoolean
-		c.ntz = co.MySQLTimestampAsNTZ == nil || *co.MySQLTimestampAsNTZ
-		if c.dbInclude, err = fullMatch(co.DatabaseInclude); err != nil {
-			return nil, fmt.Errorf("canal_options.database_include: %w", err)
-		}
-		if c.tableInclude, err = fullMatch(co.TableInclude); err != nil {
-			return nil, fmt.Errorf("canal_options.table_include: %w", err)
+	if co := tr.CanalOptions; c.canal {
+		c.tinyBool, c.ntz = co.TinyintAsBoolean(), co.TimestampAsNTZ()
+		if c.dbInclude, c.tableInclude, err = co.Includes(); err != nil {
+			return nil, fmt.Errorf("canal_options.%w", err)
 		}
 	}
 	c.types = newEventTypes(tr)
@@ -141,14 +137,6 @@ func newChangePart(b *rows.Builder, sp *spec.Part, img part, op, source int) (*c
 		}
 	}
 	return c, nil
-}
-
-// fullMatch compiles RE2 expression re to match whole names; nil for "".
-func fullMatch(re string) (*regexp.Regexp, error) {
-	if re == "" {
-		return nil, nil
-	}
-	return regexp.Compile(`^(?:` + re + `)$`)
 }
 
 // scan reads the change event data and returns how many rows it gives;

@@ -81,14 +81,11 @@ type eventTypes struct {
 // row images are typed by their values.
 func newEventTypes(tr *spec.Transformer) *eventTypes {
 	switch {
-	case tr.Format == spec.FormatDebeziumJSON && tr.DebeziumOptions != nil && tr.DebeziumOptions.SchemaInclude != nil &&
-		*tr.DebeziumOptions.SchemaInclude:
+	case tr.Format == spec.FormatDebeziumJSON && tr.DebeziumOptions.SchemaIncluded():
 		return &eventTypes{schemaInclude: true}
-	case tr.Format == spec.FormatCanalJSON && tr.CanalOptions != nil &&
-		(tr.CanalOptions.InferSchemaStrategy == spec.InferSchemaSQLType || tr.CanalOptions.InferSchemaStrategy == spec.InferSchemaMySQLType):
+	case tr.Format == spec.FormatCanalJSON && tr.CanalOptions.Strategy() != spec.InferSchemaAuto:
 		co := tr.CanalOptions
-		return &eventTypes{strategy: co.InferSchemaStrategy, tinyBool: co.Tinyint1AsBoolean == nil || *co.Tinyint1AsBoolean,
-			ntz: co.MySQLTimestampAsNTZ == nil || *co.MySQLTimestampAsNTZ}
+		return &eventTypes{strategy: co.Strategy(), tinyBool: co.TinyintAsBoolean(), ntz: co.TimestampAsNTZ()}
 	}
 	return nil
 }

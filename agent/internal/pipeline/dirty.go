@@ -109,10 +109,7 @@ func newDirtyRecord(r *decode.Record, err error, at time.Time) dirtyRecord {
 func copyRecord(r *decode.Record) decode.Record {
 	c := *r
 	c.Key, c.Value = bytes.Clone(r.Key), bytes.Clone(r.Value) // nil stays nil: a null key or value
-	c.Headers = make([]decode.Header, len(r.Headers))
-	for i, h := range r.Headers {
-		c.Headers[i] = decode.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
-	}
+	c.Headers = copyHeaders(r.Headers)
 	return c
 }
 
@@ -306,17 +303,13 @@ type errorBudget struct {
 // records go to the dirty records table in folder dir named qualified;
 // nil without ignore_errors.
 func newErrorBudget(ko *spec.KafkaOptions, dest, dir, qualified string, opts table.Options) *errorBudget {
-	if ko.IgnoreErrors == nil || !*ko.IgnoreErrors {
+	if !ko.IgnoresErrors() {
 		return nil
-	}
-	limit := int64(spec.DefaultErrorToleranceMaxCount)
-	if ko.ErrorToleranceMaxCount != nil {
-		limit = *ko.ErrorToleranceMaxCount
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &errorBudget{dest: dest, max: limit, dirty: dirtyTableAt(dir, qualified), opts: opts}
+	return &errorBudget{dest: dest, max: ko.MaxErrors(), dirty: dirtyTableAt(dir, qualified), opts: opts}
 }
 
 // exceeded returns the error of a table that counted prior bad records

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -675,14 +676,14 @@ func recordOf(batch *decode.Batch, i int) int {
 }
 
 // copyHeaders returns a copy of hs that does not point into the fetched
-// records.
+// records; a null value stays null and an empty one empty.
 func copyHeaders(hs []decode.Header) []decode.Header {
 	if len(hs) == 0 {
 		return nil
 	}
 	out := make([]decode.Header, len(hs))
 	for i, h := range hs {
-		out[i] = decode.Header{Key: h.Key, Value: append([]byte(nil), h.Value...)}
+		out[i] = decode.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
 	}
 	return out
 }
