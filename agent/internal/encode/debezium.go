@@ -18,14 +18,19 @@ import (
 // its before image when the row has one (only the changed fields with
 // keep_changed_fields_only), else null. With include_schema the event is
 // {"schema": <Connect schema>, "payload": <event>}.
-type debezium struct{ options }
+type debezium struct {
+	options
+	// schemas keeps the Connect schema of the last table id and fields.
+	schemas fieldsMemo[[]byte]
+}
 
 // Value appends r's change event to dst.
 func (e *debezium) Value(dst []byte, r *Row) ([]byte, error) {
 	connect := e.schema
 	if connect {
 		dst = append(dst, `{"schema":`...)
-		dst = e.envelopeSchema(dst, r)
+		id := TableID(r)
+		dst = append(dst, e.schemas.get(r.Fields, id, func() []byte { return envelopeSchema(nil, id, r.Fields) })...)
 		dst = append(dst, `,"payload":`...)
 	}
 	var err error
@@ -80,13 +85,13 @@ func appendNullableString(dst []byte, s string) []byte {
 	return jsontext.AppendQuotedString(dst, s)
 }
 
-// envelopeSchema appends the Connect schema of r's event, named after its
-// table as Debezium names them ("<table id>.Envelope", "<table id>.Value").
-func (e *debezium) envelopeSchema(dst []byte, r *Row) []byte {
-	name := TableID(r)
+// envelopeSchema appends the Connect schema of the events of the table
+// with id name and image fields, named as Debezium names them
+// ("<table id>.Envelope", "<table id>.Value").
+func envelopeSchema(dst []byte, name string, fields []schema.Field) []byte {
 	row := func(dst []byte, field string) []byte {
 		dst = append(dst, `{"type":"struct","fields":`...)
-		dst = appendFieldSchemas(dst, r.Fields)
+		dst = appendFieldSchemas(dst, fields)
 		dst = append(dst, `,"optional":true,"name":`...)
 		dst = jsontext.AppendQuotedString(dst, name+".Value")
 		dst = append(dst, `,"field":`...)

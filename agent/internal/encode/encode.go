@@ -72,7 +72,7 @@ func New(s *spec.KafkaSink) Encoder {
 	case spec.SinkFormatJSON:
 		return &plainJSON{o}
 	}
-	return &debezium{o}
+	return &debezium{options: o}
 }
 
 // options are the sink attributes the encoders follow.
