@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
@@ -173,6 +174,9 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 // appendDecimal appends the decimal text s: as a number, or with connect
 // as the base64 of its unscaled value's bytes.
 func appendDecimal(dst []byte, t *schema.Type, s string, connect bool) ([]byte, error) {
+	if !connect && atScale(s, t.Scale) {
+		return append(dst, s...), nil
+	}
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
 		return nil, fmt.Errorf("%q is not a decimal", s)
@@ -183,6 +187,38 @@ func appendDecimal(dst []byte, t *schema.Type, s string, connect bool) ([]byte, 
 	unscaled := new(big.Int).Mul(r.Num(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Scale)), nil))
 	unscaled.Quo(unscaled, r.Denom())
 	return appendBase64(dst, twosComplement(unscaled)), nil
+}
+
+// atScale reports whether s is already the text big.Rat's FloatString
+// writes for it at scale, as the decimals of [Rows] are: an optional
+// minus, an integer part without leading zeros and, for a scale above 0,
+// a point and exactly scale digits; not a negative zero.
+func atScale(s string, scale int) bool {
+	if scale < 0 {
+		return false
+	}
+	digits, neg := strings.CutPrefix(s, "-")
+	point := len(digits) // the index of the point
+	if scale > 0 {
+		point = len(digits) - scale - 1
+		if point < 0 || digits[point] != '.' {
+			return false
+		}
+	}
+	if point == 0 || point > 1 && digits[0] == '0' {
+		return false
+	}
+	zero := true
+	for i := range len(digits) {
+		switch c := digits[i]; {
+		case i == point:
+		case c < '0' || c > '9':
+			return false
+		case c != '0':
+			zero = false
+		}
+	}
+	return !neg || !zero
 }
 
 // twosComplement returns the shortest two's-complement big-endian bytes
