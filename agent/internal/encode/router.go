@@ -17,6 +17,9 @@ type Router struct {
 	topic       string
 	mapping     []spec.TopicRoute
 	fullTableID bool
+	// column keeps the index of the last Fields slice's topic column, -1
+	// for none.
+	column fieldsMemo[int]
 }
 
 // NewRouter returns the router of s: its topic, else its
@@ -40,11 +43,9 @@ func NewRouter(s *spec.KafkaSink) (*Router, error) {
 // full_table_id, the table alone without, the source topic for a row
 // without a source table.
 func (r *Router) Topic(row *Row) string {
-	for i, f := range row.Fields {
-		if f.Name == TopicColumn && f.Type.Kind == schema.String {
-			if s, ok := row.Values[i].(string); ok && s != "" {
-				return s
-			}
+	if i := r.column.get(row.Fields, "", func() int { return topicColumn(row.Fields) }); i >= 0 {
+		if s, ok := row.Values[i].(string); ok && s != "" {
+			return s
 		}
 	}
 	if r.topic != "" {
@@ -58,4 +59,15 @@ func (r *Router) Topic(row *Row) string {
 	}
 	o := options{fullTableID: r.fullTableID}
 	return o.table(row)
+}
+
+// topicColumn returns the index in fields of the first STRING column
+// named [TopicColumn], -1 for none.
+func topicColumn(fields []schema.Field) int {
+	for i, f := range fields {
+		if f.Name == TopicColumn && f.Type.Kind == schema.String {
+			return i
+		}
+	}
+	return -1
 }

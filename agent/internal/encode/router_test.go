@@ -52,3 +52,30 @@ func TestRouter(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterFieldsChange: one router finds the topic column of each row's
+// fields, as they change from row to row.
+func TestRouterFieldsChange(t *testing.T) {
+	str := &schema.Type{Kind: schema.String}
+	first := []schema.Field{{Name: "topic", Type: str}, {Name: "id", Type: str}}
+	second := []schema.Field{{Name: "id", Type: str}, {Name: "topic", Type: str}}
+	r, err := encode.NewRouter(&spec.KafkaSink{Topic: "out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		row  encode.Row
+		want string
+	}{
+		{encode.Row{Fields: first, Values: []any{"a", "1"}}, "a"},
+		{encode.Row{Fields: first, Values: []any{"b", "2"}}, "b"},
+		{encode.Row{Fields: second, Values: []any{"3", "c"}}, "c"},
+		{encode.Row{Fields: second[:1], Values: []any{"4"}}, "out"},
+		{encode.Row{Fields: first[1:], Values: []any{"5"}}, "out"},
+		{encode.Row{Fields: first, Values: []any{"d", "6"}}, "d"},
+	} {
+		if got := r.Topic(&tc.row); got != tc.want {
+			t.Fatalf("row %d: topic %q, want %q", i, got, tc.want)
+		}
+	}
+}
