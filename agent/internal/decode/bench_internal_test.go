@@ -146,3 +146,11 @@ func TestDecodeAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeMetadataColumns decodes the records of
+// BenchmarkDecodeJSON with every metadata column.
+func BenchmarkDecodeMetadataColumns(b *testing.B) {
+	l := benchJSONLayout()
+	l.Meta = spec.MetadataColumnNames
+	benchDecode(b, l, benchRecords())
+}

@@ -1,8 +1,6 @@
 package decode
 
 import (
-	"slices"
-
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -11,10 +9,35 @@ import (
 // as top-level columns, named and typed as [spec.MetadataColumnType] says,
 // in the order the table lists them.
 type metaColumns struct {
-	// first is the top-level field of the first column; names are the
+	// first is the top-level field of the first column; kinds are the
 	// columns in order.
 	first int
-	names []string
+	kinds []metaKind
+}
+
+// metaKind is what a metadata column holds.
+type metaKind uint8
+
+// The metadata columns' kinds; metaNone, of a name only spec knows, writes
+// nothing.
+const (
+	metaNone metaKind = iota
+	metaTopic
+	metaPartition
+	metaOffset
+	metaTimestamp
+	metaTimestampType
+	metaHeaders
+	metaLeaderEpoch
+	metaRawKey
+	metaRawValue
+)
+
+// metaKinds are the kinds of the metadata column names.
+var metaKinds = map[string]metaKind{
+	spec.MetaTopic: metaTopic, spec.MetaPartition: metaPartition, spec.MetaOffset: metaOffset,
+	spec.MetaTimestamp: metaTimestamp, spec.MetaTimestampType: metaTimestampType, spec.MetaHeaders: metaHeaders,
+	spec.MetaLeaderEpoch: metaLeaderEpoch, spec.MetaRawKey: metaRawKey, spec.MetaRawValue: metaRawValue,
 }
 
 // newMetaColumns returns the writer of the metadata columns names, the
@@ -22,8 +45,13 @@ type metaColumns struct {
 // [spec.MetadataColumnType] knows, the columns [spec.Layout.Columns]
 // lists.
 func newMetaColumns(end int, names []string) metaColumns {
-	known := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return spec.MetadataColumnType(n) == nil })
-	return metaColumns{first: end - len(known), names: known}
+	var kinds []metaKind
+	for _, n := range names {
+		if spec.MetadataColumnType(n) != nil {
+			kinds = append(kinds, metaKinds[n])
+		}
+	}
+	return metaColumns{first: end - len(kinds), kinds: kinds}
 }
 
 // Values of the timestamp_type metadata column, as Kafka's Java client
@@ -37,30 +65,30 @@ const (
 // write writes r's metadata columns to b's open row. The values alias r's
 // strings, key, value and header bytes.
 func (m *metaColumns) write(b *rows.Builder, r *Record) {
-	for i, name := range m.names {
+	for i, kind := range m.kinds {
 		b.Field(m.first + i)
-		switch name {
-		case spec.MetaTopic:
+		switch kind {
+		case metaTopic:
 			b.Bytes(bytesOf(r.Topic))
-		case spec.MetaPartition:
+		case metaPartition:
 			b.Int32(r.Partition)
-		case spec.MetaOffset:
+		case metaOffset:
 			b.Int64(r.Offset)
-		case spec.MetaTimestamp:
+		case metaTimestamp:
 			writeTimestamp(b, r)
-		case spec.MetaTimestampType:
+		case metaTimestampType:
 			b.Bytes(bytesOf(timestampTypeName(r.TimestampType)))
-		case spec.MetaHeaders:
+		case metaHeaders:
 			writeHeaders(b, r.Headers)
-		case spec.MetaLeaderEpoch:
+		case metaLeaderEpoch:
 			if r.LeaderEpoch < 0 {
 				b.Null()
 			} else {
 				b.Int32(r.LeaderEpoch)
 			}
-		case spec.MetaRawKey:
+		case metaRawKey:
 			writeNullable(b, r.Key)
-		case spec.MetaRawValue:
+		case metaRawValue:
 			writeNullable(b, r.Value)
 		}
 	}

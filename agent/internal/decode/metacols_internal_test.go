@@ -85,3 +85,13 @@ func TestPrefixedParts(t *testing.T) {
 		t.Fatalf("columns %v", cols)
 	}
 }
+
+// TestMetadataColumnKinds: every metadata column spec accepts has a kind
+// the writer writes.
+func TestMetadataColumnKinds(t *testing.T) {
+	for _, name := range spec.MetadataColumnNames {
+		if metaKinds[name] == metaNone {
+			t.Errorf("metadata column %q has no kind", name)
+		}
+	}
+}
