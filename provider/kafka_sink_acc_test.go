@@ -146,7 +146,9 @@ func TestAccKafkaSinkSourceTable(t *testing.T) {
 	createTopic(t, dst, 1)
 	produce(t, src, `{"id":1,"name":"a"}`, `{"id":2,"name":"b"}`)
 	config := a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		// A schema of its own: other tests of the shared agent write main.demo.events.
 		"name": hclString(pipe), "connection_name": "tributary_connection.c.name", "flush_interval": `"300ms"`,
+		"destination_schema": hclString(pipe),
 	}, tableHCL("events", fmt.Sprintf(`topics = [%s]
         starting_offset = "earliest"
         value_transformer = {
