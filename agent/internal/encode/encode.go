@@ -35,8 +35,9 @@ type Row struct {
 	// [][2]any of key and value pairs for a MAP, and json.RawMessage for
 	// a VARIANT (the record's own JSON).
 	Values []any
-	// Before is the image before an update, in Fields order; nil unless
-	// known.
+	// Before is the image before an update, in Fields order with the Go
+	// types of Values; nil unless known ([Befores] reads it from the
+	// update's Debezium or Canal event).
 	Before []any
 	// Key is the record key to write: the key's parsed fields as a JSON
 	// object, or the source record's key when the key was not parsed.
