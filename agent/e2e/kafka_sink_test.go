@@ -361,3 +361,46 @@ func TestKafkaSinkAtLeastOnce(t *testing.T) {
 		t.Errorf("group tributary-sink.%s has committed offsets summing to %s, want %d", name, sum, n)
 	}
 }
+
+// TestKafkaSinkCanalOld: a sink reading Canal events and writing Canal
+// events with keep_changed_fields_only writes each update's old as the
+// source event's: the changed columns' values before the update, typed as
+// the columns, and no others.
+func TestKafkaSinkCanalOld(t *testing.T) {
+	src, dst := cdcTopic(t, "canal_products"), uniqueName("canal_dst")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", dst, "--count", "0", "--partitions", "1")
+	a := startAgent(t, t.TempDir())
+	ctx := context.Background()
+	if _, err := a.client().PutConnection(ctx, &spec.Connection{Name: "k", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	name, changedOnly := uniqueName("canal_old"), true
+	k := &spec.KafkaSink{Name: name, Connection: "k", Topic: dst, ValueFormat: spec.SinkFormatCanalJSON,
+		KeepChangedFieldsOnly: &changedOnly, DeliveryGuarantee: spec.DeliveryAtLeastOnce,
+		Source: &spec.KafkaOptions{Topics: []string{src}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: canalTr(nil)}}
+	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	a.waitSinkAt(name, src, time.Minute)
+	updates := readCommitted(t, dst, "--updates").Updates
+	if len(updates) != 2 {
+		t.Fatalf("%d updates written, want 2", len(updates))
+	}
+	var old [2]map[string]any
+	for i, u := range updates {
+		var event struct{ Old []map[string]any }
+		if err := json.Unmarshal(u, &event); err != nil || len(event.Old) != 1 {
+			t.Fatalf("update %s: %v", u, err)
+		}
+		old[i] = event.Old[0]
+	}
+	// 106's description and 107's weight and in_stock changed, and both
+	// rows' updated_at (a MySQL timestamp without zone: TIMESTAMP_NTZ).
+	const at = "2020-05-13T12:38:35"
+	if len(old[0]) != 2 || old[0]["description"] != "16oz carpenter's hammer" || old[0]["updated_at"] != at {
+		t.Errorf("106's old %v", old[0])
+	}
+	if len(old[1]) != 3 || old[1]["weight"] != 5.3 || old[1]["in_stock"] != true || old[1]["updated_at"] != at {
+		t.Errorf("107's old %v", old[1])
+	}
+}
