@@ -1,6 +1,7 @@
 // Package encode turns the rows a decoder built back into Kafka records,
 // for a Kafka sink (spec.KafkaSink): [Rows] assembles a batch's columns
-// into [Row]s, an [Encoder] writes a row's key and its value as a Debezium
+// into [Row]s, [Befores] adds the before images of their updates, an
+// [Encoder] writes a row's key and its value as a Debezium
 // or Canal change event or as a JSON object, a [Router] picks its topic and
 // [Partition] its partition.
 package encode
