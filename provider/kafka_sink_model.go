@@ -102,8 +102,9 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 				"object). Keys are the row's key columns as JSON, or the source record's key when it was not parsed.",
 				spec.SinkFormats, spec.SinkFormatDebeziumJSON),
 			"keep_changed_fields_only": boolAttribute("Writes, in an update's before image (Debezium) or `old` "+
-				"image (Canal), only the fields that changed. The rows of a `source` carry the image after the "+
-				"change only, so their updates have no before image to trim: `before` (`old`) is null.", false),
+				"image (Canal), only the fields that changed. The before image comes from the source's own "+
+				"`DEBEZIUM_JSON` (`before`) or `CANAL_JSON` (`old`) update events; other updates have none: "+
+				"`before` (`old`) is null.", false),
 			"include_schema": boolAttribute("Writes Debezium events with their Connect schema, "+
 				"`{\"schema\": ..., \"payload\": ...}`; only with `value_format = \""+spec.SinkFormatDebeziumJSON+"\"`.", false),
 			"full_table_id": boolAttribute("Names a row's table `<db>.<table>` in the default topic name and in "+

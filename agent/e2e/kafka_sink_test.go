@@ -36,6 +36,8 @@ type readTopic struct {
 	Count  int                        `json:"count"`
 	IDs    []int64                    `json:"ids"`
 	Values map[string]json.RawMessage `json:"values"`
+	// Updates are the update events read, with --updates.
+	Updates []json.RawMessage `json:"updates"`
 }
 
 // readCommitted reads topic to its end as a read_committed consumer
@@ -250,7 +252,9 @@ func TestKafkaSinkZombieFenced(t *testing.T) {
 // TestKafkaSinkRoundTrip: Debezium change events read by a sink and
 // written again as Debezium events give, read back by a pipeline table,
 // the rows a table reading the original events has: operations, source
-// tables and times, and row images (deletes with their before image).
+// tables and times, and row images (deletes with their before image). With
+// keep_changed_fields_only, each update written has the changed field of
+// its source event's before image, and only it.
 func TestKafkaSinkRoundTrip(t *testing.T) {
 	src, dst := uniqueName("cdc_src"), uniqueName("cdc_dst")
 	for _, topic := range []string{src, dst} {
@@ -267,8 +271,9 @@ func TestKafkaSinkRoundTrip(t *testing.T) {
 	name := uniqueName("roundtrip")
 	a.applyPipeline(&spec.Pipeline{Name: name, Connection: name, DestinationCatalog: "main", DestinationSchema: "cdc",
 		FlushInterval: "300ms", Tables: []spec.Table{table("direct", src), table("via_sink", dst)}})
+	changedOnly := true
 	k := &spec.KafkaSink{Name: name, Connection: name, Topic: dst, DeliveryGuarantee: spec.DeliveryExactlyOnce, FlushInterval: "300ms",
-		Source: &spec.KafkaOptions{Topics: []string{src}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: debezium()}}
+		KeepChangedFieldsOnly: &changedOnly, Source: &spec.KafkaOptions{Topics: []string{src}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: debezium()}}
 	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
 		t.Fatal(err)
 	}
@@ -284,6 +289,17 @@ func TestKafkaSinkRoundTrip(t *testing.T) {
 	direct := a.waitRows(name, 0, rows, time.Minute)
 	via := a.waitRows(name, 1, rows, time.Minute)
 	sameTables(t, via.Location, direct.Location)
+	// Each copy updates 1004's first_name from "Anne".
+	updates := readCommitted(t, dst, "--updates").Updates
+	if len(updates) != 3 {
+		t.Fatalf("%d updates written, want 3", len(updates))
+	}
+	for _, u := range updates {
+		var event struct{ Before map[string]any }
+		if err := json.Unmarshal(u, &event); err != nil || len(event.Before) != 1 || event.Before["first_name"] != "Anne" {
+			t.Fatalf("update %s: before %v, want first_name Anne only (%v)", u, event.Before, err)
+		}
+	}
 }
 
 // sameTables fails t unless the tables at got and want hold the same
@@ -343,5 +359,48 @@ func TestKafkaSinkAtLeastOnce(t *testing.T) {
 	}
 	if sum := strings.TrimSpace(python(t, "group_offsets.py", env.bootstrap, "tributary-sink."+name)); sum != fmt.Sprint(n) {
 		t.Errorf("group tributary-sink.%s has committed offsets summing to %s, want %d", name, sum, n)
+	}
+}
+
+// TestKafkaSinkCanalOld: a sink reading Canal events and writing Canal
+// events with keep_changed_fields_only writes each update's old as the
+// source event's: the changed columns' values before the update, typed as
+// the columns, and no others.
+func TestKafkaSinkCanalOld(t *testing.T) {
+	src, dst := cdcTopic(t, "canal_products"), uniqueName("canal_dst")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", dst, "--count", "0", "--partitions", "1")
+	a := startAgent(t, t.TempDir())
+	ctx := context.Background()
+	if _, err := a.client().PutConnection(ctx, &spec.Connection{Name: "k", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	name, changedOnly := uniqueName("canal_old"), true
+	k := &spec.KafkaSink{Name: name, Connection: "k", Topic: dst, ValueFormat: spec.SinkFormatCanalJSON,
+		KeepChangedFieldsOnly: &changedOnly, DeliveryGuarantee: spec.DeliveryAtLeastOnce,
+		Source: &spec.KafkaOptions{Topics: []string{src}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: canalTr(nil)}}
+	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	a.waitSinkAt(name, src, time.Minute)
+	updates := readCommitted(t, dst, "--updates").Updates
+	if len(updates) != 2 {
+		t.Fatalf("%d updates written, want 2", len(updates))
+	}
+	var old [2]map[string]any
+	for i, u := range updates {
+		var event struct{ Old []map[string]any }
+		if err := json.Unmarshal(u, &event); err != nil || len(event.Old) != 1 {
+			t.Fatalf("update %s: %v", u, err)
+		}
+		old[i] = event.Old[0]
+	}
+	// 106's description and 107's weight and in_stock changed, and both
+	// rows' updated_at (a MySQL timestamp without zone: TIMESTAMP_NTZ).
+	const at = "2020-05-13T12:38:35"
+	if len(old[0]) != 2 || old[0]["description"] != "16oz carpenter's hammer" || old[0]["updated_at"] != at {
+		t.Errorf("106's old %v", old[0])
+	}
+	if len(old[1]) != 3 || old[1]["weight"] != 5.3 || old[1]["in_stock"] != true || old[1]["updated_at"] != at {
+		t.Errorf("107's old %v", old[1])
 	}
 }

@@ -73,7 +73,10 @@ type KafkaSink struct {
 	// [SinkFormatDebeziumJSON].
 	ValueFormat string `json:"value_format,omitempty"`
 	// KeepChangedFieldsOnly writes, in an update's before image (Debezium)
-	// or old image (Canal), only the fields that changed. Nil means false.
+	// or old image (Canal), only the fields that changed. The before image
+	// is that of the source's DEBEZIUM_JSON or CANAL_JSON update event
+	// (encode.Befores); other updates have none, written as null. Nil
+	// means false.
 	KeepChangedFieldsOnly *bool `json:"keep_changed_fields_only,omitempty"`
 	// IncludeSchema writes Debezium events with their Connect schema
 	// ({"schema": ..., "payload": ...}). Nil means false.

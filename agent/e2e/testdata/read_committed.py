@@ -1,13 +1,15 @@
 """Read a topic to its end with Confluent's Python client, as a consumer
 with isolation.level=read_committed (or read_uncommitted) sees it, and print
-what it read as JSON: {"count": n, "ids": [...], "values": {...}}.
+what it read as JSON: {"count": n, "ids": [...], "values": {...}, "updates": [...]}.
 
 The id of a record is the "id" of its JSON value, of the value's "after"
 (Debezium) or "data" rows (Canal), or of "payload"."after" (Debezium with
 its schema); a tombstone has the id of its JSON key's "id", or none. With
---values, "values" maps each id to the last value read for it. Usage:
+--values, "values" maps each id to the last value read for it; with
+--updates, "updates" lists the values of the update events read (Debezium op
+"u", Canal type "UPDATE"), in order. Usage:
 
-    read_committed.py --bootstrap HOST:PORT --topic T [--isolation read_uncommitted] [--values]
+    read_committed.py --bootstrap HOST:PORT --topic T [--isolation read_uncommitted] [--values] [--updates]
 
 Reading ends once every partition's position reached the high watermark
 (read_committed skips the records of aborted transactions and the
@@ -44,12 +46,22 @@ def ids_of(key, value):
     return [v["id"]]
 
 
+def is_update(value):
+    if value is None:
+        return False
+    v = json.loads(value)
+    if isinstance(v, dict) and isinstance(v.get("payload"), dict):
+        v = v["payload"]
+    return isinstance(v, dict) and (v.get("op") == "u" or v.get("type") == "UPDATE")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bootstrap", required=True)
     ap.add_argument("--topic", required=True)
     ap.add_argument("--isolation", default="read_committed")
     ap.add_argument("--values", action="store_true")
+    ap.add_argument("--updates", action="store_true")
     args = ap.parse_args()
 
     c = Consumer({"bootstrap.servers": args.bootstrap, "group.id": "tributary-e2e-" + uuid.uuid4().hex,
@@ -58,7 +70,7 @@ def main():
     parts = sorted(md.topics[args.topic].partitions)
     ends = {p: c.get_watermark_offsets(TopicPartition(args.topic, p), timeout=30)[1] for p in parts}
     c.assign([TopicPartition(args.topic, p, OFFSET_BEGINNING) for p in parts])
-    ids, values = [], {}
+    ids, values, updates = [], {}, []
     last_progress = time.monotonic()
     while True:
         msgs = c.consume(500, timeout=1.0)
@@ -70,6 +82,8 @@ def main():
             ids.extend(got)
             for i in got:
                 values[str(i)] = None if m.value() is None else json.loads(m.value())
+            if is_update(m.value()):
+                updates.append(json.loads(m.value()))
         if msgs:
             last_progress = time.monotonic()
         positions = c.position([TopicPartition(args.topic, p) for p in parts])
@@ -84,6 +98,8 @@ def main():
     out = {"count": len(ids), "ids": ids}
     if args.values:
         out["values"] = values
+    if args.updates:
+        out["updates"] = updates
     print(json.dumps(out))
 
 

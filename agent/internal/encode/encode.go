@@ -1,6 +1,7 @@
 // Package encode turns the rows a decoder built back into Kafka records,
 // for a Kafka sink (spec.KafkaSink): [Rows] assembles a batch's columns
-// into [Row]s, an [Encoder] writes a row's key and its value as a Debezium
+// into [Row]s, [Befores] adds the before images of their updates, an
+// [Encoder] writes a row's key and its value as a Debezium
 // or Canal change event or as a JSON object, a [Router] picks its topic and
 // [Partition] its partition.
 package encode
@@ -35,8 +36,9 @@ type Row struct {
 	// [][2]any of key and value pairs for a MAP, and json.RawMessage for
 	// a VARIANT (the record's own JSON).
 	Values []any
-	// Before is the image before an update, in Fields order; nil unless
-	// known.
+	// Before is the image before an update, in Fields order with the Go
+	// types of Values; nil unless known ([Befores] reads it from the
+	// update's Debezium or Canal event).
 	Before []any
 	// Key is the record key to write: the key's parsed fields as a JSON
 	// object, or the source record's key when the key was not parsed.

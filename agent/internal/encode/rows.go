@@ -57,10 +57,7 @@ func Rows(layout *spec.Layout, fields []schema.Field, b *decode.Batch, recs []de
 	a := assembler{cols: b.Columns, pos: make([]int, len(b.Columns))}
 	out := make([]Row, b.Rows)
 	for i := range out {
-		rec := i
-		if b.RowRecord != nil {
-			rec = int(b.RowRecord[i])
-		}
+		rec := RecordOf(b, i)
 		if rec < 0 || rec >= len(recs) {
 			return nil, fmt.Errorf("row %d: its record %d is not one of the %d records", i, rec, len(recs))
 		}
@@ -341,21 +338,27 @@ func leafValue(t *schema.Type, v parquet.Value) (any, error) {
 // fields, that has _corrupt_record set (its key or value did not decode),
 // or -1 when none has.
 func CorruptRow(fields []schema.Field, b *decode.Batch) int {
-	if b.Corrupt == 0 {
-		return -1
-	}
-	leaf := 0
-	for _, f := range fields {
-		if f.Name != spec.CorruptRecordColumn {
-			leaf += leafCount(f.Type)
-			continue
-		}
-		// A top-level BINARY column: one value per row.
-		for i, v := range b.Columns[leaf] {
-			if !v.IsNull() {
-				return i
-			}
+	for i, v := range corruptColumn(fields, b) {
+		if !v.IsNull() {
+			return i
 		}
 	}
 	return -1
+}
+
+// corruptColumn returns the _corrupt_record values of b, whose columns are
+// fields, one a row (a top-level BINARY column); nil when no row is
+// corrupt.
+func corruptColumn(fields []schema.Field, b *decode.Batch) []parquet.Value {
+	if b.Corrupt == 0 {
+		return nil
+	}
+	leaf := 0
+	for _, f := range fields {
+		if f.Name == spec.CorruptRecordColumn {
+			return b.Columns[leaf]
+		}
+		leaf += leafCount(f.Type)
+	}
+	return nil
 }

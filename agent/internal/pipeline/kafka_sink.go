@@ -269,8 +269,11 @@ type sinkSession struct {
 	layout  *spec.Layout
 	sources *decode.Sources
 	dec     *decode.Decoder
-	enc     encode.Encoder
-	router  *encode.Router
+	// before decodes the before images of updates (encode.Befores): a
+	// decoder of layout beside dec, built again with it.
+	before *decode.Decoder
+	enc    encode.Encoder
+	router *encode.Router
 	// partitions caches the partition count of each output topic.
 	partitions map[string]int
 	value      []byte
@@ -595,7 +598,7 @@ func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[
 	}
 	columns := s.layout.Columns()
 	if i := encode.CorruptRow(columns, &batch); i >= 0 {
-		src := &recs[recordOf(&batch, i)]
+		src := &recs[encode.RecordOf(&batch, i)]
 		return 0, fatalError{fmt.Errorf("the record at offset %d of %s/%d does not decode (a table would keep it in %s): "+
 			"the sink stops rather than write an event of nulls; fix the source's transformers and apply the sink again, or, "+
 			"to skip the record, set group %q to offset %d of %s:%d (kafka-consumer-groups.sh --reset-offsets --to-offset) "+
@@ -606,8 +609,21 @@ func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[
 	if err != nil {
 		return 0, fmt.Errorf("read the decoded rows: %w", err)
 	}
+	// Only change events have before images, and only Debezium and Canal
+	// output writes them.
+	if f := s.layout.Value.Format; (f == spec.FormatDebeziumJSON || f == spec.FormatCanalJSON) &&
+		s.r.spec.ValueFormat != spec.SinkFormatJSON {
+		if s.before == nil {
+			if s.before, err = decode.New(s.layout, s.sources); err != nil {
+				return 0, fatalError{fmt.Errorf("build the decoder of the before images: %w", err)}
+			}
+		}
+		if err := encode.Befores(ctx, s.before, s.layout, columns, &batch, recs, rows); err != nil {
+			return 0, err
+		}
+	}
 	for i := range rows {
-		src := &recs[recordOf(&batch, i)]
+		src := &recs[encode.RecordOf(&batch, i)]
 		if err := s.add(ctx, &rows[i], src.Timestamp, out); err != nil {
 			return 0, fmt.Errorf("the row of offset %d: %w", src.Offset, err)
 		}
@@ -666,15 +682,6 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 	return nil
 }
 
-// recordOf returns the index of the record row i of batch was decoded
-// from.
-func recordOf(batch *decode.Batch, i int) int {
-	if batch.RowRecord != nil {
-		return int(batch.RowRecord[i])
-	}
-	return i
-}
-
 // copyHeaders returns a copy of hs that does not point into the fetched
 // records; a null value stays null and an empty one empty.
 func copyHeaders(hs []decode.Header) []decode.Header {
@@ -709,6 +716,7 @@ func (s *sinkSession) decode(ctx context.Context, recs []decode.Record) (decode.
 				return decode.Batch{}, err
 			}
 		}
+		s.before = nil
 		if s.dec, err = decode.New(s.layout, s.sources); err != nil {
 			return decode.Batch{}, fatalError{fmt.Errorf("build the source's decoder: %w", err)}
 		}
@@ -728,6 +736,7 @@ func (s *sinkSession) decode(ctx context.Context, recs []decode.Record) (decode.
 			return decode.Batch{}, fatalError{nc}
 		}
 		side.Fields = fields
+		s.before = nil
 		if s.dec, err = decode.New(s.layout, s.sources); err != nil {
 			return decode.Batch{}, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
 		}
