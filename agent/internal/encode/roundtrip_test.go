@@ -265,9 +265,10 @@ func FuzzEncode(f *testing.F) {
 	})
 }
 
-// BenchmarkEncode measures assembling the rows of decoded typed records
-// and writing them, per value format, into a reused buffer.
-func BenchmarkEncode(b *testing.B) {
+// typedBatch returns the layout of the typed test table and 50 copies of
+// the typed records decoded into it.
+func typedBatch(b *testing.B) (*spec.Layout, decode.Batch, []decode.Record) {
+	b.Helper()
 	l := layoutOf(b, nil, &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: typedDDL}},
 		spec.TableConfiguration{})
 	var recs []decode.Record
@@ -282,6 +283,13 @@ func BenchmarkEncode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return l, batch, recs
+}
+
+// BenchmarkEncode measures assembling the rows of decoded typed records
+// and writing them, per value format, into a reused buffer.
+func BenchmarkEncode(b *testing.B) {
+	l, batch, recs := typedBatch(b)
 	yes := true
 	for name, s := range map[string]*spec.KafkaSink{
 		"debezium": {}, "debezium schema": {IncludeSchema: &yes},

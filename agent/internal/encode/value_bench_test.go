@@ -3,7 +3,6 @@ package encode_test
 import (
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -11,20 +10,7 @@ import (
 // BenchmarkEncodeValue measures writing, per value format, the values of
 // rows assembled once (BenchmarkEncode also assembles them).
 func BenchmarkEncodeValue(b *testing.B) {
-	l := layoutOf(b, nil, &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: typedDDL}},
-		spec.TableConfiguration{})
-	var recs []decode.Record
-	for range 50 {
-		recs = append(recs, typed...)
-	}
-	d, err := decode.New(l, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	batch, err := d.Decode(b.Context(), recs)
-	if err != nil {
-		b.Fatal(err)
-	}
+	l, batch, recs := typedBatch(b)
 	rows, err := encode.Rows(l, l.Columns(), &batch, recs)
 	if err != nil {
 		b.Fatal(err)
