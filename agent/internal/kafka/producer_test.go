@@ -77,12 +77,13 @@ func (pt *producerTest) sendOffset(p *kafka.Producer, offset int64) error {
 }
 
 // groupOffset returns the offset the group committed for the source
-// partition, -1 for none.
+// partition, -1 for none: a stable read, since the coordinator applies a
+// committed transaction's offsets after EndTxn answers.
 func (pt *producerTest) groupOffset() int64 {
 	t := pt.t
 	t.Helper()
 	tp := kafka.TopicPartition{Topic: pt.src}
-	got, err := pt.cl.GroupOffsets(context.Background(), pt.group, []kafka.TopicPartition{tp})
+	got, err := pt.cl.StableGroupOffsets(context.Background(), pt.group, []kafka.TopicPartition{tp})
 	if err != nil {
 		t.Fatal(err)
 	}
