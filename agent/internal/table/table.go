@@ -249,14 +249,40 @@ func (t *Table) Close() error {
 // checkFolder returns an [*ErrNotTable] when the table's location holds
 // anything but a log, this package's lock file, and the temporary files of
 // a writer that crashed before its first commit.
+//
+// On an object store another writer may create the table between the two
+// listings: the folder then holds its first log entry and data files. The
+// log is listed again before the folder is called foreign, so a writer
+// racing to create the table opens it instead.
 func checkFolder(s store) error {
-	files, err := listLog(s, 0)
-	if err != nil || slices.ContainsFunc(files, func(f logFile) bool { return f.kind != kindChecksum }) {
+	if ok, err := hasLog(s); ok || err != nil {
 		return err
 	}
+	found, err := foreignFiles(s)
+	if err != nil || len(found) == 0 {
+		return err
+	}
+	if ok, err := hasLog(s); ok || err != nil {
+		return err
+	}
+	return &ErrNotTable{Dir: s.String(), Found: found}
+}
+
+// hasLog reports whether the table's log holds a commit or a checkpoint.
+func hasLog(s store) (bool, error) {
+	files, err := listLog(s, 0)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(files, func(f logFile) bool { return f.kind != kindChecksum }), nil
+}
+
+// foreignFiles lists what the table's folder holds that is neither a log,
+// the lock file, nor a crashed writer's temporary files.
+func foreignFiles(s store) ([]string, error) {
 	entries, err := s.list("")
 	if err != nil {
-		return fmt.Errorf("listing table folder: %w", err)
+		return nil, fmt.Errorf("listing table folder: %w", err)
 	}
 	var found []string
 	for _, e := range entries {
@@ -270,10 +296,7 @@ func checkFolder(s store) error {
 			found = append(found, e.name)
 		}
 	}
-	if len(found) > 0 {
-		return &ErrNotTable{Dir: s.String(), Found: found}
-	}
-	return nil
+	return found, nil
 }
 
 // foreignIn lists the names in folder sub, as sub/<name>, that ours does

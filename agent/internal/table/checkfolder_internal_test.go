@@ -1,0 +1,33 @@
+package table
+
+import "testing"
+
+// racingStore is a store on which another writer creates the table right
+// after the first listing of the log: the race two agents run on an object
+// store when both open a new table at once.
+type racingStore struct {
+	store
+	raced bool
+}
+
+func (s *racingStore) list(dir string) ([]storeEntry, error) {
+	entries, err := s.store.list(dir)
+	if dir == logDir && !s.raced {
+		s.raced = true
+		for _, name := range []string{logPath(0), newDataFileName("snappy")} {
+			if perr := s.store.putIfAbsent(name, []byte("{}")); perr != nil {
+				return nil, perr
+			}
+		}
+	}
+	return entries, err
+}
+
+// TestCheckFolderRace checks that a folder in which another writer creates
+// the table while it is being checked is a table, not foreign data.
+func TestCheckFolderRace(t *testing.T) {
+	s := &racingStore{store: newLocalStore(t.TempDir(), DefaultFileMode)}
+	if err := checkFolder(s); err != nil {
+		t.Fatalf("checkFolder with a table created during the check: %v", err)
+	}
+}
