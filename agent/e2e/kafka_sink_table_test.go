@@ -5,14 +5,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -109,32 +105,10 @@ func TestKafkaSinkTableKill9(t *testing.T) {
 	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
 		t.Fatal(err)
 	}
-	producer := exec.Command(env.python, filepath.Join("testdata", "produce.py"), "--bootstrap", env.bootstrap,
-		"--topic", src, "--count", fmt.Sprint(n), "--partitions", "2", "--rate", "700")
-	if err := producer.Start(); err != nil {
-		t.Fatal(err)
-	}
-	watch, err := kafka.NewClient(&spec.Connection{Name: "watch", BootstrapServers: []string{env.bootstrap}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close()
-	dstParts := []kafka.TopicPartition{{Topic: dst, Partition: 0}, {Topic: dst, Partition: 1}}
-	for i := range 3 {
-		time.Sleep(time.Duration(300+rand.IntN(1200)) * time.Millisecond)
-		inTxn := openTransaction(t, watch, dstParts, 3*time.Second)
-		a.kill()
-		t.Logf("kill %d of 3 at %s, inside a transaction with records: %v", i+1, time.Now().Format("15:04:05.000"), inTxn)
-		a.start()
-	}
-	if err := producer.Wait(); err != nil {
-		t.Fatalf("produce.py: %v", err)
-	}
+	a.killWhileSinking(sinkKills{src: src, srcPartitions: 2, n: n, rate: 700,
+		dst: dst, dstPartitions: 2, kills: 3, maxPause: 1500 * time.Millisecond})
 	events := a.waitRows(name, 0, n, 3*time.Minute)
 	st := a.waitSinkAtTable(name, "main.e2e.events", events.Location, 3*time.Minute)
 	t.Logf("sink at %v", st.Positions)
-	got := readCommitted(t, dst)
-	checkOnce(t, got.IDs, n)
-	all := readCommitted(t, dst, "--isolation", "read_uncommitted")
-	t.Logf("read_committed: %d records; read_uncommitted: %d (aborted by the kills: %d)", got.Count, all.Count, all.Count-got.Count)
+	checkSinkTopic(t, dst, n)
 }

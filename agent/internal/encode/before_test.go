@@ -11,6 +11,20 @@ import (
 )
 
 // beforeRows decodes recs with a decoder of l and fills their updates'
+// decodeAll decodes recs with layout l, failing tb on any error.
+func decodeAll(tb testing.TB, l *spec.Layout, recs []decode.Record) decode.Batch {
+	tb.Helper()
+	d, err := decode.New(l, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := d.Decode(tb.Context(), recs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
 // before images with a second one, as the sink does.
 func beforeRows(t *testing.T, l *spec.Layout, recs []decode.Record) []encode.Row {
 	t.Helper()
@@ -21,14 +35,7 @@ func beforeRows(t *testing.T, l *spec.Layout, recs []decode.Record) []encode.Row
 // from events instead, records of the same rows.
 func beforeRowsOf(t *testing.T, l *spec.Layout, recs, events []decode.Record) []encode.Row {
 	t.Helper()
-	d, err := decode.New(l, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := d.Decode(t.Context(), recs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decodeAll(t, l, recs)
 	rows, err := encode.Rows(l, l.Columns(), &b, recs)
 	if err != nil {
 		t.Fatal(err)

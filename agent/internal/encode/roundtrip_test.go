@@ -275,14 +275,7 @@ func typedBatch(b *testing.B) (*spec.Layout, decode.Batch, []decode.Record) {
 	for range 50 {
 		recs = append(recs, typed...)
 	}
-	d, err := decode.New(l, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	batch, err := d.Decode(b.Context(), recs)
-	if err != nil {
-		b.Fatal(err)
-	}
+	batch := decodeAll(b, l, recs)
 	return l, batch, recs
 }
 

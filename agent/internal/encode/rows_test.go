@@ -104,14 +104,7 @@ func TestRowsVariant(t *testing.T) {
 func TestRowsErrors(t *testing.T) {
 	l := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatString}, spec.TableConfiguration{})
 	recs := []decode.Record{{Topic: "src", Value: []byte("v")}}
-	d, err := decode.New(l, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := d.Decode(t.Context(), recs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decodeAll(t, l, recs)
 	b.RowRecord = []int32{5}
 	if _, err := encode.Rows(l, l.Columns(), &b, recs); err == nil {
 		t.Fatal("a row of a record that is not there: no error")

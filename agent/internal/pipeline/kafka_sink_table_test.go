@@ -17,11 +17,8 @@ import (
 // (testPipeline's), written as JSON rows to topic out, with the delivery
 // guarantee dg.
 func tableSink(dg string) *spec.KafkaSink {
-	k := &spec.KafkaSink{
-		Name: "s", Connection: "c", Topic: "out", ValueFormat: spec.SinkFormatJSON, DeliveryGuarantee: dg, FlushInterval: "200ms",
-		SourceTable: "main.raw.events",
-	}
-	k.Normalize()
+	k := testSink(dg)
+	k.Source, k.SourceTable = nil, "main.raw.events"
 	return k
 }
 
@@ -29,13 +26,9 @@ func tableSink(dg string) *spec.KafkaSink {
 // since it started, and has a table version for position.
 func tableSinkWrote(t *testing.T, m *Manager, records int64) {
 	t.Helper()
-	waitFor(t, 30*time.Second, fmt.Sprintf("the sink to write %d records", records), func() bool {
-		st, ok := m.SinkStatus("s")
-		if ok && st.State == spec.StateFailed {
-			t.Fatalf("sink FAILED: %s", st.LastError)
-		}
+	waitSink(t, m, fmt.Sprintf("the sink to write %d records", records), func(st spec.KafkaSinkStatus) bool {
 		_, has := st.Positions[sinkVersionPosition]
-		return ok && has && st.Records == records
+		return has && st.Records == records
 	})
 }
 
@@ -47,39 +40,14 @@ func TestKafkaSinkTableWritesAndResumes(t *testing.T) {
 	for _, dg := range spec.DeliveryGuarantees {
 		t.Run(dg, func(t *testing.T) {
 			addr, producer := newCluster(t, 1, "events", "out")
-			value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) }
-			produce(t, producer, 0, 20, value)
 			m := startManager(t, addr, testPipeline("events"))
-			conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
-
 			other := tableSink(dg)
 			other.SourceTable = "main.raw.nothing"
-			err := m.ApplySink(context.Background(), other, conn, nil)
+			err := m.ApplySink(context.Background(), other, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil)
 			if errs, ok := err.(spec.Errors); !ok || len(errs) != 1 || errs[0].Path != "source_table" {
 				t.Fatalf("a sink of a table no pipeline writes: %v, want an error on source_table", err)
 			}
-
-			if err := m.ApplySink(context.Background(), tableSink(dg), conn, nil); err != nil {
-				t.Fatal(err)
-			}
-			tableSinkWrote(t, m, 20)
-			if err := m.RemoveSink(context.Background(), "s"); err != nil {
-				t.Fatal(err)
-			}
-			produce(t, producer, 20, 30, value)
-			if err := m.ApplySink(context.Background(), tableSink(dg), conn, nil); err != nil {
-				t.Fatal(err)
-			}
-			tableSinkWrote(t, m, 10)
-			ids := readCommitted(t, addr, "out")
-			if len(ids) != 30 {
-				t.Fatalf("read %d rows %v, want 30", len(ids), ids)
-			}
-			for i, id := range ids {
-				if id != i {
-					t.Fatalf("row %d has id %d; ids %v", i, id, ids)
-				}
-			}
+			checkWritesAndResumes(t, m, addr, producer, tableSink(dg), func(_, sinceStart int64) { tableSinkWrote(t, m, sinceStart) })
 		})
 	}
 }
@@ -99,12 +67,7 @@ func TestKafkaSinkTableIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	tableSinkWrote(t, m, 3)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("raw.events"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := committedReader(t, addr, "raw.events")
 	var got []string
 	for len(got) < 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -28,16 +28,24 @@ func testSink(dg string) *spec.KafkaSink {
 	return k
 }
 
-// readCommitted returns the ids of the JSON rows of topic, as a
-// read_committed consumer sees them.
-func readCommitted(t *testing.T, addr, topic string) []int {
+// committedReader returns a read_committed consumer of topic from its
+// start, closed when t ends.
+func committedReader(t *testing.T, addr, topic string) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// readCommitted returns the ids of the JSON rows of topic, as a
+// read_committed consumer sees them.
+func readCommitted(t *testing.T, addr, topic string) []int {
+	t.Helper()
+	cl := committedReader(t, addr, topic)
 	var ids []int
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -58,15 +66,24 @@ func readCommitted(t *testing.T, addr, topic string) []int {
 	}
 }
 
-// sinkAt waits until sink s of m has committed offset next of in/0.
-func sinkAt(t *testing.T, m *Manager, next int64) {
+// waitSink waits until the status of sink s of m satisfies done, and
+// fails t at once when the sink fails.
+func waitSink(t *testing.T, m *Manager, what string, done func(spec.KafkaSinkStatus) bool) {
 	t.Helper()
-	waitFor(t, 30*time.Second, fmt.Sprintf("the sink at offset %d", next), func() bool {
+	waitFor(t, 30*time.Second, what, func() bool {
 		st, ok := m.SinkStatus("s")
 		if ok && st.State == spec.StateFailed {
 			t.Fatalf("sink FAILED: %s", st.LastError)
 		}
-		return ok && st.Positions["in/0"] >= next
+		return ok && done(st)
+	})
+}
+
+// sinkAt waits until sink s of m has committed offset next of in/0.
+func sinkAt(t *testing.T, m *Manager, next int64) {
+	t.Helper()
+	waitSink(t, m, fmt.Sprintf("the sink at offset %d", next), func(st spec.KafkaSinkStatus) bool {
+		return st.Positions["in/0"] >= next
 	})
 }
 
@@ -76,35 +93,46 @@ func TestKafkaSinkWritesAndResumes(t *testing.T) {
 	for _, dg := range spec.DeliveryGuarantees {
 		t.Run(dg, func(t *testing.T) {
 			addr, producer := newCluster(t, 1, "in", "out")
-			produce(t, producer, 0, 20, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) })
-			conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
 			m := NewManager(Config{Warehouse: t.TempDir()})
 			t.Cleanup(func() { m.Close(context.Background()) })
-			if err := m.ApplySink(context.Background(), testSink(dg), conn, nil); err != nil {
-				t.Fatal(err)
-			}
-			sinkAt(t, m, 20)
-			if err := m.RemoveSink(context.Background(), "s"); err != nil {
-				t.Fatal(err)
-			}
-			produce(t, producer, 20, 30, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) })
-			if err := m.ApplySink(context.Background(), testSink(dg), conn, nil); err != nil {
-				t.Fatal(err)
-			}
-			sinkAt(t, m, 30)
-			ids := readCommitted(t, addr, "out")
-			if len(ids) != 30 {
-				t.Fatalf("read %d rows %v, want 30", len(ids), ids)
-			}
-			for i, id := range ids {
-				if id != i {
-					t.Fatalf("row %d has id %d; ids %v", i, id, ids)
-				}
-			}
+			checkWritesAndResumes(t, m, addr, producer, testSink(dg), func(total, _ int64) { sinkAt(t, m, total) })
 			if st, _ := m.SinkStatus("s"); st.Records != 10 {
 				t.Fatalf("status records = %d, want 10 (since the second start)", st.Records)
 			}
 		})
+	}
+}
+
+// checkWritesAndResumes produces 20 JSON rows with producer, applies sink
+// k to m, waits with wrote until it has written them, removes it,
+// produces 10 more, applies it again and waits for those: then topic out
+// must hold ids 0 to 29 once each, in order. wrote gets the number of
+// rows produced and the number the sink has written since it started.
+func checkWritesAndResumes(t *testing.T, m *Manager, addr string, producer *kgo.Client, k *spec.KafkaSink, wrote func(total, sinceStart int64)) {
+	t.Helper()
+	value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) }
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	produce(t, producer, 0, 20, value)
+	if err := m.ApplySink(context.Background(), k, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	wrote(20, 20)
+	if err := m.RemoveSink(context.Background(), k.Name); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, 20, 30, value)
+	if err := m.ApplySink(context.Background(), k, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	wrote(30, 10)
+	ids := readCommitted(t, addr, "out")
+	if len(ids) != 30 {
+		t.Fatalf("read %d rows %v, want 30", len(ids), ids)
+	}
+	for i, id := range ids {
+		if id != i {
+			t.Fatalf("row %d has id %d; ids %v", i, id, ids)
+		}
 	}
 }
 
@@ -251,12 +279,7 @@ func TestKafkaSinkRecordTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	sinkAt(t, m, 1)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := committedReader(t, addr, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	fs := cl.PollRecords(ctx, 1)
