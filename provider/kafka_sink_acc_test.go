@@ -51,7 +51,8 @@ func TestAccKafkaSink(t *testing.T) {
 	eos := kafkaSinkHCL(a, conn, name, src, dst, `delivery_guarantee = "EXACTLY_ONCE"`)
 	updated := kafkaSinkHCL(a, conn, name, src, dst, `delivery_guarantee = "EXACTLY_ONCE"
   flush_interval = "1s"
-  include_headers = false`)
+  include_headers = false
+  compression = "GZIP"`)
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
@@ -63,6 +64,7 @@ func TestAccKafkaSink(t *testing.T) {
 					resource.TestCheckResourceAttr(res, "id", name),
 					resource.TestCheckResourceAttr(res, "partition_strategy", spec.PartitionAllToZero),
 					resource.TestCheckResourceAttr(res, "include_headers", "true"),
+					resource.TestCheckResourceAttr(res, "compression", spec.CompressionNone),
 					resource.TestCheckResourceAttr(res, "flush_interval", spec.DefaultFlushInterval),
 					resource.TestCheckResourceAttr(res, "source.isolation_level", spec.DefaultIsolationLevel),
 					func(*terraform.State) error {
@@ -80,6 +82,7 @@ func TestAccKafkaSink(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(res, "flush_interval", "1s"),
 					resource.TestCheckResourceAttr(res, "include_headers", "false"),
+					resource.TestCheckResourceAttr(res, "compression", spec.CompressionGzip),
 				),
 			},
 			// Drift: a change made through the API shows in the plan.
@@ -128,6 +131,7 @@ resource "tributary_kafka_sink" "s" {
 		{"flink format", sink(source + "\n value_format = \"debezium-json\""), "value_format", `"DEBEZIUM_JSON"`},
 		{"topic and mapping", sink(source + "\n topic = \"out\"\n table_topic_mapping = \"a:b\""), "table_topic_mapping", "mutually exclusive"},
 		{"bad mapping", sink(source + "\n table_topic_mapping = \"db.t1\""), "table_topic_mapping", "has no ':'"},
+		{"lower-case compression", sink(source + "\n compression = \"lz4\""), "compression", `upper case: "LZ4"`},
 		{"transactional id at least once", sink(source + "\n transactional_id = \"x\""), "transactional_id", "EXACTLY_ONCE"},
 		{"schema with JSON", sink(source + "\n value_format = \"JSON\"\n include_schema = true"), "include_schema", "DEBEZIUM_JSON"},
 		{"long transaction", sink(source + "\n delivery_guarantee = \"EXACTLY_ONCE\"\n flush_interval = \"2m\""), "flush_interval", "1m"},

@@ -29,6 +29,7 @@ type kafkaSinkResourceModel struct {
 	IncludeSchema         types.Bool     `tfsdk:"include_schema"`
 	FullTableID           types.Bool     `tfsdk:"full_table_id"`
 	IncludeHeaders        types.Bool     `tfsdk:"include_headers"`
+	Compression           types.String   `tfsdk:"compression"`
 	DeliveryGuarantee     types.String   `tfsdk:"delivery_guarantee"`
 	TransactionalID       types.String   `tfsdk:"transactional_id"`
 	FlushInterval         types.String   `tfsdk:"flush_interval"`
@@ -110,6 +111,8 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 			"full_table_id": boolAttribute("Names a row's table `<db>.<table>` in the default topic name and in "+
 				"the event, instead of `<table>`.", false),
 			"include_headers": boolAttribute("Passes each source record's headers to the records written from it.", true),
+			"compression": enumAttribute("The codec of the record batches written: Kafka's `compression.type` "+
+				"(Flink's `properties.compression.type`) in upper case. Consumers decompress them without any setting.", spec.Compressions, spec.CompressionNone),
 			"delivery_guarantee": enumAttribute("`"+spec.DeliveryAtLeastOnce+"`: records are acked by every in-sync "+
 				"replica before the source positions are committed, so a crash may write some again. `"+
 				spec.DeliveryExactlyOnce+"`: records and positions are committed in one Kafka transaction every "+
@@ -183,6 +186,7 @@ func (c *specConverter) kafkaSink(m *kafkaSinkResourceModel) *spec.KafkaSink {
 		IncludeSchema:         c.boolPtr("include_schema", m.IncludeSchema),
 		FullTableID:           c.boolPtr("full_table_id", m.FullTableID),
 		IncludeHeaders:        c.boolPtr("include_headers", m.IncludeHeaders),
+		Compression:           c.str("compression", m.Compression),
 		DeliveryGuarantee:     c.str("delivery_guarantee", m.DeliveryGuarantee),
 		TransactionalID:       c.str("transactional_id", m.TransactionalID),
 		FlushInterval:         c.str("flush_interval", m.FlushInterval),
@@ -227,6 +231,7 @@ func (m *kafkaSinkResourceModel) setFromSpec(ctx context.Context, k *spec.KafkaS
 	m.IncludeSchema = types.BoolPointerValue(k.IncludeSchema)
 	m.FullTableID = types.BoolPointerValue(k.FullTableID)
 	m.IncludeHeaders = types.BoolPointerValue(k.IncludeHeaders)
+	m.Compression = types.StringValue(k.Compression)
 	m.DeliveryGuarantee = types.StringValue(k.DeliveryGuarantee)
 	m.TransactionalID = stringOrNull(k.TransactionalID)
 	m.FlushInterval = types.StringValue(k.FlushInterval)

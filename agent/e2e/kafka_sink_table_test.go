@@ -101,7 +101,7 @@ func TestKafkaSinkTableKill9(t *testing.T) {
 			}}}}})
 	k := &spec.KafkaSink{Name: name, Connection: name, Topic: dst, ValueFormat: spec.SinkFormatJSON,
 		PartitionStrategy: spec.PartitionHashByKey, DeliveryGuarantee: spec.DeliveryExactlyOnce, FlushInterval: "100ms",
-		SourceTable: "main.e2e.events"}
+		SourceTable: "main.e2e.events", Compression: spec.CompressionLZ4}
 	if _, err := a.client().PutKafkaSink(ctx, k); err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,13 @@ import (
 )
 
 // sinkOf returns an exactly-once sink of the JSON records produce.py
-// writes to topic src, written as JSON rows to topic dst, hashed by key.
+// writes to topic src, written as JSON rows to topic dst, hashed by key,
+// in batches compressed with Zstandard (which librdkafka's consumer, that
+// reads them back, decompresses).
 func sinkOf(name, conn, src, dst string) *spec.KafkaSink {
 	return &spec.KafkaSink{
 		Name: name, Connection: conn, Topic: dst, ValueFormat: spec.SinkFormatJSON, PartitionStrategy: spec.PartitionHashByKey,
-		DeliveryGuarantee: spec.DeliveryExactlyOnce, FlushInterval: "300ms",
+		DeliveryGuarantee: spec.DeliveryExactlyOnce, FlushInterval: "300ms", Compression: spec.CompressionZstd,
 		Source: &spec.KafkaOptions{
 			Topics: []string{src}, StartingOffset: spec.StartingOffsetEarliest,
 			KeyTransformer:   &spec.Transformer{Format: spec.FormatString},

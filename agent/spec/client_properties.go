@@ -89,6 +89,7 @@ var clientPropertyElsewhere = map[string]string{
 	"security.protocol":  "the security settings of the tributary_connection",
 	"key.deserializer":   "key_transformer",
 	"value.deserializer": "value_transformer",
+	"compression.type":   "compression of a tributary_kafka_sink (a producer setting)",
 }
 
 // clientPropertiesOfMembership are consumer properties of group

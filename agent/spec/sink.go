@@ -41,6 +41,23 @@ const (
 // DeliveryGuarantees lists the accepted delivery_guarantee values.
 var DeliveryGuarantees = []string{DeliveryAtLeastOnce, DeliveryExactlyOnce}
 
+// Values of kafka_sink.compression: Kafka's compression.type, upper case.
+const (
+	// CompressionNone writes record batches uncompressed.
+	CompressionNone = "NONE"
+	// CompressionGzip compresses record batches with gzip.
+	CompressionGzip = "GZIP"
+	// CompressionSnappy compresses record batches with Snappy.
+	CompressionSnappy = "SNAPPY"
+	// CompressionLZ4 compresses record batches with LZ4.
+	CompressionLZ4 = "LZ4"
+	// CompressionZstd compresses record batches with Zstandard.
+	CompressionZstd = "ZSTD"
+)
+
+// Compressions lists the accepted compression values.
+var Compressions = []string{CompressionNone, CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd}
+
 // KafkaSink writes the decoded records of Kafka topics, or the changes of
 // a table the agent writes, to Kafka topics of a connection.
 type KafkaSink struct {
@@ -88,6 +105,10 @@ type KafkaSink struct {
 	// IncludeHeaders passes each source record's headers to the records
 	// written (S-10). Nil means true.
 	IncludeHeaders *bool `json:"include_headers,omitempty"`
+	// Compression is one of [Compressions], the codec of the record
+	// batches written (Kafka's compression.type); empty means
+	// [CompressionNone].
+	Compression string `json:"compression,omitempty"`
 	// DeliveryGuarantee is one of [DeliveryGuarantees]; empty means
 	// [DeliveryAtLeastOnce].
 	DeliveryGuarantee string `json:"delivery_guarantee,omitempty"`
@@ -131,6 +152,9 @@ func (s *KafkaSink) Normalize() {
 	}
 	if s.ValueFormat == "" {
 		s.ValueFormat = SinkFormatDebeziumJSON
+	}
+	if s.Compression == "" {
+		s.Compression = CompressionNone
 	}
 	if s.DeliveryGuarantee == "" {
 		s.DeliveryGuarantee = DeliveryAtLeastOnce

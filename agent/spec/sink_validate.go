@@ -109,6 +109,9 @@ func (s *KafkaSink) Validate() Errors {
 	validateEnum(col, "value_format", s.ValueFormat, SinkFormats, map[string]string{
 		"debezium-json": SinkFormatDebeziumJSON, "canal-json": SinkFormatCanalJSON, "json": SinkFormatJSON,
 	})
+	if s.Compression != "" {
+		validateChoice(col, "compression", s.Compression, Compressions, "codecs")
+	}
 	validateEnum(col, "delivery_guarantee", s.DeliveryGuarantee, DeliveryGuarantees, map[string]string{
 		"at-least-once": DeliveryAtLeastOnce, "exactly-once": DeliveryExactlyOnce,
 	})

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -286,7 +287,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	if s.router, err = encode.NewRouter(&r.spec); err != nil {
 		return fatalError{fmt.Errorf("table_topic_mapping: %w", err)}
 	}
-	cfg := kafka.ProducerConfig{}
+	cfg := kafka.ProducerConfig{Compression: strings.ToLower(r.spec.Compression)}
 	if r.spec.ExactlyOnce() {
 		cfg.TransactionalID, cfg.TransactionTimeout = r.spec.TxnID(), sinkTransactionTimeout(r.spec.FlushEvery())
 	}

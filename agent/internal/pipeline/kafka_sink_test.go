@@ -366,3 +366,36 @@ func TestKafkaSinkRejectedRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestKafkaSinkCompression: the sink writes its record batches with the
+// codec of compression, as a consumer sees in each record's attributes.
+func TestKafkaSinkCompression(t *testing.T) {
+	// Kafka's compression type ids, in the attributes of a batch.
+	ids := map[string]uint8{spec.CompressionNone: 0, spec.CompressionGzip: 1, spec.CompressionSnappy: 2, spec.CompressionLZ4: 3, spec.CompressionZstd: 4}
+	for _, codec := range spec.Compressions {
+		t.Run(codec, func(t *testing.T) {
+			addr, producer := newCluster(t, 1, "in", "out")
+			produce(t, producer, 0, 3, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) })
+			k := testSink(spec.DeliveryExactlyOnce)
+			k.Compression = codec
+			m := NewManager(Config{Warehouse: t.TempDir()})
+			t.Cleanup(func() { m.Close(context.Background()) })
+			if err := m.ApplySink(context.Background(), k, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			sinkAt(t, m, 3)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			fs := committedReader(t, addr, "out").PollRecords(ctx, 3)
+			recs := fs.Records()
+			if len(recs) == 0 {
+				t.Fatalf("no record read: %v", fs.Errors())
+			}
+			for _, r := range recs {
+				if got := r.Attrs.CompressionType(); got != ids[codec] {
+					t.Fatalf("record %d written with compression type %d, want %d (%s)", r.Offset, got, ids[codec], codec)
+				}
+			}
+		})
+	}
+}

@@ -118,6 +118,7 @@ var constraints = map[string]map[string]any{
 	"KafkaSink.topic":                            {"pattern": topicPattern},
 	"KafkaSink.partition_strategy":               {"enum": spec.PartitionStrategies},
 	"KafkaSink.value_format":                     {"enum": spec.SinkFormats},
+	"KafkaSink.compression":                      {"enum": spec.Compressions},
 	"KafkaSink.delivery_guarantee":               {"enum": spec.DeliveryGuarantees},
 	"KafkaSink.flush_interval":                   {"pattern": `^[1-9][0-9]{0,3}(ms|s|m)$`},
 }

@@ -22,6 +22,7 @@ resource "tributary_kafka_sink" "inventory" {
   topic              = "inventory.all"
   partition_strategy = "HASH_BY_KEY"
   value_format       = "DEBEZIUM_JSON"
+  compression        = "ZSTD"
   delivery_guarantee = "EXACTLY_ONCE"
   flush_interval     = "2s"
 }
