@@ -68,7 +68,7 @@ func TestAccConnection(t *testing.T) {
 	ctx := context.Background()
 	getConn := func(ctx context.Context, n string) error { _, err := a.Client.GetConnection(ctx, n); return err }
 
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("connection", getConn, name),
 		Steps: []resource.TestStep{
@@ -140,7 +140,7 @@ func TestAccConnectionSchemaRegistry(t *testing.T) {
 		}
 		return nil
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("connection", getConn, name),
 		Steps: []resource.TestStep{
@@ -277,7 +277,7 @@ func TestAccPipeline(t *testing.T) {
 	// The update also drops isolation_level, which goes back to its default.
 	updated.flush, updated.startingOffset, updated.isolationLevel = "2s", "latest", ""
 
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("pipeline", getPipeline, f.pipeline),
 		Steps: []resource.TestStep{

@@ -45,7 +45,10 @@ var (
 )
 
 // sharedAgent returns the running test agent, starting it on first use. It
-// fails t when the agent cannot be built or started.
+// fails t when the agent cannot be built or started. The acceptance tests
+// run in parallel (resource.ParallelTest) on this one agent: each names its
+// connections, pipelines, sinks, topics and destination schemas with
+// uniqueName, and none may depend on what the others hold.
 func sharedAgent(t *testing.T) *testAgent {
 	t.Helper()
 	if os.Getenv(resource.EnvTfAcc) == "" {

@@ -134,7 +134,7 @@ func TestAccChangelogPlan(t *testing.T) {
         key_transformer = { format = "JSON", json_options = { schema = "id INT" } }
         duplicate_field_strategy = "PREFER_VALUE"
         value_transformer = { format = "DEBEZIUM_JSON", debezium_options = {} }`, ""))
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			step(canal,
@@ -231,7 +231,7 @@ resource "tributary_fanout_schema" "f" {
 `, hclString(fanout), hclString(fanout), hclString(topic))
 	const res = "tributary_pipeline.p"
 	ko := "table.0.connector_options.kafka_options."
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("pipeline", getPipeline, pipe),
 		Steps: []resource.TestStep{

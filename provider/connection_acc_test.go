@@ -244,7 +244,7 @@ func TestAccConnectionWriteOnly(t *testing.T) {
 		}
 	}
 	const res = "tributary_connection.c"
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{writeOnlyCLI{}},
 		CheckDestroy:             checkGone("connection", getConn, name),

@@ -60,7 +60,7 @@ resource "tributary_fanout_schema" "f" {
 			kind, name, kind, name)
 	}
 
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
@@ -101,7 +101,7 @@ func TestAccReplaceTainted(t *testing.T) {
 		"name":            hclString(pipe),
 		"connection_name": "tributary_connection.c.name",
 	})
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{Config: config},

@@ -96,7 +96,7 @@ func TestAccFanoutSchema(t *testing.T) {
 	updated := *f
 	updated.onInvalidRoute = spec.OnInvalidRouteDeadLetter
 
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("fanout schema", getFanout, f.fanout),
 		Steps: []resource.TestStep{

@@ -83,7 +83,7 @@ func TestAccPipelineInferencePlan(t *testing.T) {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: checks},
 		}
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			step(inferringHCL(`schema_evolution_mode = "addNewColumns", schema_hints = "id BIGINT"`, ""),

@@ -54,7 +54,7 @@ func TestAccKafkaSink(t *testing.T) {
   include_headers = false
   compression = "GZIP"`)
 
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("Kafka sink", getSink, name),
 		Steps: []resource.TestStep{
@@ -176,7 +176,7 @@ resource "tributary_kafka_sink" "s" {
 }
 `, hclString(uniqueName("sink")))
 	getSink := func(ctx context.Context, n string) error { _, err := a.Client.GetKafkaSink(ctx, n); return err }
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("Kafka sink", getSink, name),
 		Steps: []resource.TestStep{

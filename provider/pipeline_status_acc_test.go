@@ -36,7 +36,7 @@ func TestAccPipelineStatus(t *testing.T) {
 	var created map[string]string
 	var ingested spec.TableStatus
 
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("pipeline", getPipeline, f.pipeline),
 		Steps: []resource.TestStep{

@@ -189,7 +189,7 @@ func TestAccPositionsPlan(t *testing.T) {
         starting_offset = "timestamp"
         starting_timestamp = "2023-11-14T22:13:20Z"
         group_id_prefix = "etl."`, ""))
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			step(triggered,
@@ -276,7 +276,7 @@ resource "tributary_fanout_schema" "f" {
 }
 `
 	ko := "table.0.connector_options.kafka_options."
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{

@@ -51,7 +51,7 @@ func TestAccProviderClientCertificate(t *testing.T) {
 	withCert := a.providerHCL(trust,
 		"  client_certificate = file("+hclString(file("client.pem"))+")\n",
 		"  client_key = file("+hclString(file("client-key.pem"))+")\n") + connectionHCL(name, kafkaBootstrap())
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("connection", getConn, name),
 		Steps: []resource.TestStep{

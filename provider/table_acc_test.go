@@ -55,7 +55,7 @@ data "tributary_table" "t" {
 		return resource.ComposeAggregateTestCheckFunc(checks...)
 	}
 
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
@@ -121,7 +121,7 @@ data "tributary_table" "t" {
 			resource.TestCheckResourceAttr(tableData, fmt.Sprintf("columns.%d.type", i), typ),
 		)
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{

@@ -59,7 +59,7 @@ func TestAccPipelineTrigger(t *testing.T) {
 		}
 	}
 	getPipeline := func(ctx context.Context, n string) error { _, err := a.Client.GetPipeline(ctx, n); return err }
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkGone("pipeline", getPipeline, name),
 		Steps: []resource.TestStep{

@@ -26,7 +26,8 @@ type validationCase struct {
 	detail string
 }
 
-// testPlans checks that config plans changes without an error.
+// testPlans checks that config plans changes without an error. It runs
+// alone: the examples it plans change the folder and the environment.
 func testPlans(t *testing.T, config string) {
 	t.Helper()
 	resource.Test(t, resource.TestCase{
@@ -39,7 +40,7 @@ func testPlans(t *testing.T, config string) {
 // re, with the CLIs that pass checks.
 func testPlanFails(t *testing.T, config string, re *regexp.Regexp, checks ...tfversion.TerraformVersionCheck) {
 	t.Helper()
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		TerraformVersionChecks:   checks,
 		Steps:                    []resource.TestStep{{Config: config, PlanOnly: true, ExpectError: re}},

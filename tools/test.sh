@@ -105,14 +105,17 @@ source "$s3_env"
 rm -f "$s3_env"
 
 if has_pkgs ./provider/...; then
+  # The acceptance tests run in parallel (resource.ParallelTest) on one
+  # shared agent, each with names of its own; most of their time is spent
+  # waiting on terraform and the agent, so four run at once on two cores.
   step "acceptance tests (terraform $(terraform version | head -n1))"
   TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/.tools/bin/terraform" \
-    go test -count=1 -timeout 30m ./provider/...
+    go test -count=1 -timeout 30m -parallel 4 ./provider/...
 
   step "acceptance tests (opentofu $(tofu version | head -n1))"
   TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/.tools/bin/tofu" \
     TF_ACC_PROVIDER_NAMESPACE=hashicorp TF_ACC_PROVIDER_HOST=registry.opentofu.org \
-    go test -count=1 -timeout 30m ./provider/...
+    go test -count=1 -timeout 30m -parallel 4 ./provider/...
 else
   step "acceptance tests: skipped, no packages under ./provider yet"
 fi
@@ -124,7 +127,10 @@ for d in ${E2E_DIRS:-./e2e ./agent/e2e}; do
 done
 if (( ${#e2e[@]} )) && has_pkgs -tags e2e "${e2e[@]}"; then
   step "end-to-end tests (${e2e[*]})"
-  go test -count=1 -timeout 30m -tags e2e "${e2e[@]}"
+  # -parallel: the tests that call t.Parallel mostly wait (the failing
+  # cases of TestSecureConnectionsThroughTerraform wait 30 s each for the
+  # provider to give up), so more of them run at once than there are cores.
+  go test -count=1 -timeout 30m -parallel 8 -tags e2e "${e2e[@]}"
 else
   step "end-to-end tests: skipped, no e2e packages yet"
 fi
