@@ -16,7 +16,6 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // dirtyRow is a row of the dirty records table.
@@ -49,33 +48,6 @@ func budgetPipeline(topic string, limit int64) *spec.Pipeline {
 	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
 	ko.IgnoreErrors, ko.ErrorToleranceMaxCount = &on, &limit
 	return p
-}
-
-// produceBatch produces the records from..to-1 of produce to topic's
-// partition 0 as one record batch: a client that sends only when flushed
-// puts them in one request, where ProduceSync may send the first record
-// alone.
-func produceBatch(t *testing.T, addr, topic string, from, to int, value func(i int) string) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.ManualFlushing(),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	errs := make(chan error, to-from)
-	for i := from; i < to; i++ {
-		cl.Produce(context.Background(), &kgo.Record{Key: fmt.Appendf(nil, "%d", i), Value: []byte(value(i))},
-			func(_ *kgo.Record, err error) { errs <- err })
-	}
-	if err := cl.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for range to - from {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestManagerErrorBudget checks ignore_errors: records that do not decode
@@ -121,10 +93,19 @@ func TestManagerErrorBudget(t *testing.T) {
 	}
 
 	// The fourth bad record passes the limit: the chunk it is in is not
-	// committed, what came before it is. The tail is one record batch, so
-	// that 100..102 are fetched, and decoded, in 103's chunk.
+	// committed, what came before it is. The table is stopped while the
+	// tail is produced, so that 100..102 are fetched, and decoded, in
+	// 103's chunk: a running table could fetch 100 alone, before the rest
+	// reaches the broker.
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	bad[103] = true
-	produceBatch(t, addr, "events", 100, 110, value)
+	produce(t, producer, 100, 110, value)
+	m = NewManager(Config{Warehouse: warehouse})
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, 20*time.Second, "the table to fail", func() bool { return status().State == spec.StateFailed })
 	st := status()
 	for _, want := range []string{"4 records", "(3)", "main.raw._dirty_records", "events[0]@103", "error_tolerance_max_count"} {
