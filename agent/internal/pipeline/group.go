@@ -12,7 +12,11 @@ import (
 // groupCommitter mirrors a table's committed offsets to its Kafka consumer
 // group, for lag tools, from one goroutine: commits arrive in order, and
 // when Kafka is slower than the table only the newest offsets are sent. The
-// table's log stays the source of truth, so a failed mirror is only logged.
+// table's log stays the source of truth, so a failed mirror is only logged,
+// and tried again (after [groupRetryMin], doubling up to [groupRetryMax])
+// until it succeeds or newer offsets replace it: the table's last commit
+// reaches the group even when the coordinator was not ready for it (a new
+// cluster creates __consumer_offsets on first use).
 type groupCommitter struct {
 	client *kafka.Client
 	group  string
@@ -21,6 +25,13 @@ type groupCommitter struct {
 	done   chan struct{}
 }
 
+// How long a failed mirror waits before it is tried again: groupRetryMin
+// at first, doubling up to groupRetryMax.
+const (
+	groupRetryMin = time.Second
+	groupRetryMax = 30 * time.Second
+)
+
 func newGroupCommitter(client *kafka.Client, group string, log *slog.Logger) *groupCommitter {
 	g := &groupCommitter{client: client, group: group, log: log,
 		latest: make(chan map[kafka.TopicPartition]int64, 1), done: make(chan struct{})}
@@ -28,15 +39,41 @@ func newGroupCommitter(client *kafka.Client, group string, log *slog.Logger) *gr
 	return g
 }
 
+// run sends the offsets offered until close, each until it is sent or
+// newer ones come.
 func (g *groupCommitter) run() {
 	defer close(g.done)
-	for offsets := range g.latest {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := g.client.CommitGroupOffsets(ctx, g.group, offsets); err != nil {
-			g.log.Debug("consumer group offsets not mirrored", "group", g.group, "err", err)
+	var pending map[kafka.TopicPartition]int64 // offered, not yet sent
+	backoff := groupRetryMin
+	for {
+		var retry <-chan time.Time
+		if pending != nil {
+			retry = time.After(backoff)
 		}
-		cancel()
+		select {
+		case offsets, ok := <-g.latest:
+			if !ok {
+				return
+			}
+			pending, backoff = offsets, groupRetryMin
+		case <-retry:
+			backoff = min(2*backoff, groupRetryMax)
+		}
+		if g.send(pending) {
+			pending = nil
+		}
 	}
+}
+
+// send commits offsets to the group and reports whether it did.
+func (g *groupCommitter) send(offsets map[kafka.TopicPartition]int64) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := g.client.CommitGroupOffsets(ctx, g.group, offsets); err != nil {
+		g.log.Debug("consumer group offsets not mirrored; retrying", "group", g.group, "err", err)
+		return false
+	}
+	return true
 }
 
 // offer queues a copy of offsets, replacing any not yet sent. It never
@@ -56,7 +93,7 @@ func (g *groupCommitter) offer(offsets map[kafka.TopicPartition]int64) {
 	}
 }
 
-// close sends what is queued and stops.
+// close tries once to send what is queued, and stops.
 func (g *groupCommitter) close() {
 	close(g.latest)
 	<-g.done
