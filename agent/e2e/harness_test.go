@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -292,6 +294,34 @@ func python(t *testing.T, script string, args ...string) string {
 		t.Fatalf("%s %s: %v\n%s", script, strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// awaitGroupOffsets waits up to timeout until the committed offsets of
+// consumer group sum to want, as Confluent's admin client reads them
+// (group_offsets.py). librdkafka's admin client may crash while the group's
+// coordinator moves (confluent-kafka-python#1982, confluent-kafka-javascript#374:
+// a NOT_COORDINATOR answer to OffsetFetch dereferences a missing consumer
+// group); a run killed by a signal is retried, as a failed read.
+func awaitGroupOffsets(t *testing.T, group string, want int64, timeout time.Duration) {
+	t.Helper()
+	got := ""
+	for deadline := time.Now().Add(timeout); ; time.Sleep(500 * time.Millisecond) {
+		out, err := exec.Command(env.python, filepath.Join("testdata", "group_offsets.py"), env.bootstrap, group).CombinedOutput()
+		var exit *exec.ExitError
+		switch {
+		case errors.As(err, &exit) && !exit.Exited():
+			t.Logf("group_offsets.py %s: %v (retried)", group, err)
+		case err != nil:
+			t.Fatalf("group_offsets.py %s: %v\n%s", group, err, out)
+		default:
+			if got = strings.TrimSpace(string(out)); got == strconv.FormatInt(want, 10) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the committed offsets of group %s sum to %q after %s, want %d", group, got, timeout, want)
+		}
+	}
 }
 
 // terraform runs the Terraform CLI in dir with the provider binary from

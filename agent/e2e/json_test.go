@@ -67,13 +67,7 @@ func jsonThroughTerraform(t *testing.T, a *agent, storageLocation string) {
 	// The offsets are mirrored to the consumer group after each commit, for
 	// lag tools.
 	group := "tributary.e2e-json.main.e2e." + tableName
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.TrimSpace(python(t, "group_offsets.py", env.bootstrap, group)) != "10000" {
-		if time.Now().After(deadline) {
-			t.Fatalf("consumer group %s does not reach offset sum 10000", group)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	awaitGroupOffsets(t, group, 10000, 30*time.Second)
 
 	out := python(t, "check_table.py", st.Location, "--count", "10000", "--malformed", malformed,
 		"--values", "--metadata", "_kafka", "--exactly-once", "--no-orphans")

@@ -303,13 +303,7 @@ func checkDuplicatedGroupID(t *testing.T, protocol string) {
 	if got, want := tableRanges(t, st.Location), (ranges{"0": span(0, positionRecords-1), "1": span(0, positionRecords-1)}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("table holds %v, want %v", got, want)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for strings.TrimSpace(python(t, "group_offsets.py", env.bootstrap, group)) != strconv.Itoa(2*positionRecords) {
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s does not hold the table's offsets (%d in all) after a minute", group, 2*positionRecords)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	awaitGroupOffsets(t, group, 2*positionRecords, time.Minute)
 }
 
 // TestPositionsFromTerraform applies a triggered pipeline whose positions
