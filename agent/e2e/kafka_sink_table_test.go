@@ -4,10 +4,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -111,4 +115,92 @@ func TestKafkaSinkTableKill9(t *testing.T) {
 	st := a.waitSinkAtTable(name, "main.e2e.events", events.Location, 3*time.Minute)
 	t.Logf("sink at %v", st.Positions)
 	checkSinkTopic(t, dst, n)
+}
+
+// TestKafkaSinkTableVariant: a JSON sink of a table whose value is one
+// VARIANT column (JSON without json_options) writes each row as a topic
+// source writes its record, {"value": <the record's JSON>}, the JSON
+// rendered from the table's VARIANT binary: a read_committed consumer of
+// its topic reads back every produced object, nested values, unicode,
+// decimals and large integers included.
+func TestKafkaSinkTableVariant(t *testing.T) {
+	const n = 30
+	src, dst := uniqueName("tvariant_src"), uniqueName("tvariant_dst")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", dst, "--count", "0", "--partitions", "1")
+	a := startAgent(t, t.TempDir())
+	name := uniqueName("tvariant")
+	a.applyPipeline(&spec.Pipeline{Name: name, Connection: name, DestinationCatalog: "main", DestinationSchema: "e2e",
+		FlushInterval: "200ms", Tables: []spec.Table{{DestinationTable: name, ConnectorOptions: spec.ConnectorOptions{
+			KafkaOptions: spec.KafkaOptions{Topics: []string{src}, StartingOffset: spec.StartingOffsetEarliest,
+				ValueTransformer: &spec.Transformer{Format: spec.FormatJSON}}}}}})
+	k := &spec.KafkaSink{Name: name, Connection: name, Topic: dst, ValueFormat: spec.SinkFormatJSON,
+		DeliveryGuarantee: spec.DeliveryExactlyOnce, FlushInterval: "200ms", SourceTable: "main.e2e." + name}
+	if _, err := a.client().PutKafkaSink(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	values := make([]string, n)
+	for i := range values {
+		values[i] = fmt.Sprintf(`{"id":%d,"name":"n\"%d é","price":%d.50,"big":123456789012345678901234567890,`+
+			`"tags":["a",null,true,false],"at":{"z":1.5e3,"a":-0.001,"e":{},"l":[]}}`, i, i, i)
+	}
+	produceKafka(t, src, values)
+	table := a.waitRows(name, 0, n, time.Minute)
+	a.waitSinkAtTable(name, k.SourceTable, table.Location, time.Minute)
+	got := consumeCommitted(t, dst, n)
+	for i, v := range values {
+		var want any
+		if err := json.Unmarshal([]byte(`{"value":`+v+`}`), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got[i], want) {
+			t.Errorf("record %d: %v, want %v", i, got[i], want)
+		}
+	}
+}
+
+// produceKafka writes values to partition 0 of topic, in order.
+func produceKafka(t *testing.T, topic string, values []string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.bootstrap), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, len(values))
+	for i, v := range values {
+		recs[i] = &kgo.Record{Topic: topic, Value: []byte(v)}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatalf("produce to %s: %v", topic, err)
+	}
+}
+
+// consumeCommitted reads the first n records of topic as a read_committed
+// consumer, and returns their JSON values.
+func consumeCommitted(t *testing.T, topic string, n int) []any {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.bootstrap), kgo.ConsumeTopics(topic),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var got []any
+	for len(got) < n {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		fs := cl.PollFetches(ctx)
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Fatalf("read %d records of %d from %s", len(got), n, topic)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			var v any
+			if err := json.Unmarshal(r.Value, &v); err != nil {
+				t.Fatalf("record %s/%d@%d: %v: %q", r.Topic, r.Partition, r.Offset, err, r.Value)
+			}
+			got = append(got, v)
+		})
+	}
+	return got
 }

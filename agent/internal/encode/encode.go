@@ -34,7 +34,9 @@ type Row struct {
 	// as UTC wall time), a decimal as its text with the column's scale
 	// (a string), []any for an ARRAY, map[string]any for a STRUCT,
 	// [][2]any of key and value pairs for a MAP, and json.RawMessage for
-	// a VARIANT (the record's own JSON).
+	// a VARIANT (the value's VARIANT column is the record's own JSON; a
+	// table's row, which has no record, renders it with
+	// variant.AppendJSON).
 	Values []any
 	// Before is the image before an update, in Fields order with the Go
 	// types of Values; nil unless known ([Befores] reads it from the

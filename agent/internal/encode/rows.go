@@ -11,6 +11,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -66,16 +67,14 @@ func Rows(layout *spec.Layout, fields []schema.Field, b *decode.Batch, recs []de
 		*row = Row{Op: 'c', Fields: image, Values: make([]any, 0, len(image)), Headers: r.Headers, Topic: r.Topic}
 		lo := 0
 		for c, f := range fields {
-			v, err := a.value(f.Type, f.Nullable, lo, 0, 0)
+			v, err := a.column(f, roles[c], lo, r)
 			if err != nil {
 				return nil, fmt.Errorf("row %d (%s/%d offset %d), column %q: %w", i, r.Topic, r.Partition, r.Offset, f.Name, err)
 			}
 			lo += leafCount(f.Type)
 			switch roles[c] {
-			case roleImage, roleKeyField:
+			case roleImage, roleKeyField, roleVariant:
 				row.Values = append(row.Values, v)
-			case roleVariant:
-				row.Values = append(row.Values, rawJSON(r.Value))
 			case roleOp:
 				if s, ok := v.(string); ok && len(s) == 1 {
 					row.Op = s[0]
@@ -103,12 +102,16 @@ func Rows(layout *spec.Layout, fields []schema.Field, b *decode.Batch, recs []de
 	return out, nil
 }
 
-// rawJSON returns b as a JSON value: null for nil.
-func rawJSON(b []byte) any {
-	if b == nil {
-		return nil
+// column reads the value of column f, of role ro, whose leaves start at
+// column lo, for a row of record r. The value's VARIANT column of a
+// record with a value is the record's own JSON, as it came; without one
+// (a row of a table, or a tombstone) it is read from the batch.
+func (a *assembler) column(f schema.Field, ro role, lo int, r *decode.Record) (any, error) {
+	if ro == roleVariant && r.Value != nil {
+		a.skip(lo, leafCount(f.Type))
+		return json.RawMessage(r.Value), nil
 	}
-	return json.RawMessage(b)
+	return a.value(f.Type, f.Nullable, lo, 0, 0)
 }
 
 // role is what a column of the table is to a [Row].
@@ -124,7 +127,8 @@ const (
 	// key.
 	roleKeyField
 	// roleVariant is the value's single VARIANT column: in the image as
-	// the record's own JSON.
+	// the record's own JSON, or for a row of a table as the VARIANT
+	// rendered as JSON.
 	roleVariant
 	// roleOp is _op, roleSource _source.
 	roleOp
@@ -251,16 +255,32 @@ func (a *assembler) value(t *schema.Type, nullable bool, lo int, def, rep uint8)
 	case schema.Array, schema.Map:
 		return a.repeated(t, lo, def, rep, n)
 	case schema.Variant:
-		// Only a part's single column is VARIANT, which Rows takes from
-		// the record; a VARIANT elsewhere has no Go value here.
-		a.skip(lo, n)
-		return nil, nil
+		return a.variant(lo)
 	}
 	a.pos[lo]++
 	if v.IsNull() {
 		return nil, fmt.Errorf("a null value in a NOT NULL column")
 	}
 	return leafValue(t, v)
+}
+
+// variant reads a present VARIANT, whose metadata and value leaves are
+// columns lo and lo+1, as its JSON text (see [variant.AppendJSON]).
+func (a *assembler) variant(lo int) (any, error) {
+	m, err := a.peek(lo)
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.peek(lo + 1)
+	if err != nil {
+		return nil, err
+	}
+	a.skip(lo, 2)
+	text, err := variant.AppendJSON(nil, m.ByteArray(), v.ByteArray())
+	if err != nil {
+		return nil, fmt.Errorf("render its VARIANT as JSON: %w", err)
+	}
+	return json.RawMessage(text), nil
 }
 
 // repeated reads an ARRAY as []any or a MAP as [][2]any.

@@ -2,6 +2,7 @@ package encode_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
@@ -98,6 +99,26 @@ func TestRowsVariant(t *testing.T) {
 	got, err := encode.New(&spec.KafkaSink{ValueFormat: spec.SinkFormatJSON}).Value(nil, &rows[0])
 	if err != nil || string(got) != `{"value":{"a": [1, "x"]}}` || string(rows[0].Key) != "k" {
 		t.Fatalf("JSON of a VARIANT row: %s, %v; key %q", got, err, rows[0].Key)
+	}
+}
+
+// TestRowsVariantOfTable: a row of a table has no record value: its
+// VARIANT value column is the VARIANT rendered as JSON (keys sorted,
+// numbers by value), written in the row image of each value format as a
+// topic source's record is; a null value is null.
+func TestRowsVariantOfTable(t *testing.T) {
+	l := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatJSON}, spec.TableConfiguration{})
+	b := decodeAll(t, l, []decode.Record{{Topic: "src", Value: []byte(`{"b": [1, "x", 1.50], "a": {"c": 1e2}}`)}, {Topic: "src"}})
+	rows, err := encode.Rows(l, l.Columns(), &b, make([]decode.Record, 2))
+	if err != nil || len(rows) != 2 || rows[1].Values[0] != nil {
+		t.Fatalf("rows %+v, %v", rows, err)
+	}
+	const want = `{"value":{"a":{"c":1e+02},"b":[1,"x",1.50]}}`
+	for _, format := range []string{spec.SinkFormatJSON, spec.SinkFormatDebeziumJSON, spec.SinkFormatCanalJSON} {
+		got, err := encode.New(&spec.KafkaSink{ValueFormat: format}).Value(nil, &rows[0])
+		if err != nil || !strings.Contains(string(got), want) {
+			t.Errorf("%s of a table's VARIANT row: %s, %v; want it to hold %s", format, got, err, want)
+		}
 	}
 }
 

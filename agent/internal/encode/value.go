@@ -79,9 +79,9 @@ func appendValue(dst []byte, t *schema.Type, v any, connect bool) ([]byte, error
 	case int64:
 		return strconv.AppendInt(dst, x, 10), nil
 	case float32:
-		return appendFloat(dst, float64(x), 32), nil
+		return jsontext.AppendFloat(dst, float64(x), 'g', 32), nil
 	case float64:
-		return appendFloat(dst, x, 64), nil
+		return jsontext.AppendFloat(dst, x, 'g', 64), nil
 	case string:
 		switch t.Kind {
 		case schema.Decimal:
@@ -155,20 +155,6 @@ func appendMap(dst []byte, t *schema.Type, pairs [][2]any, connect bool) ([]byte
 		}
 	}
 	return append(dst, '}'), nil
-}
-
-// appendFloat appends f as a JSON number, NaN and the infinities as the
-// strings "NaN", "Infinity" and "-Infinity", which JSON has no number for.
-func appendFloat(dst []byte, f float64, bits int) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(dst, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(dst, `"-Infinity"`...)
-	}
-	return strconv.AppendFloat(dst, f, 'g', -1, bits)
 }
 
 // appendDecimal appends the decimal text s: as a number, or with connect

@@ -15,9 +15,27 @@
 package jsontext
 
 import (
+	"math"
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
+
+// AppendFloat appends f, a float of bits 32 or 64, as a JSON number in
+// strconv's format fmt ('g' or 'e', the shortest digits that read back the
+// same), and NaN and ±Inf, which JSON has no number for, as the strings
+// "NaN", "Infinity" and "-Infinity", as Jackson writes them for Spark.
+func AppendFloat(dst []byte, f float64, fmt byte, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Infinity"`...)
+	}
+	return strconv.AppendFloat(dst, f, fmt, -1, bits)
+}
 
 // AppendUnescaped appends the text of raw, the bytes between a JSON string's
 // quotes, to dst and returns the extended slice. The text is always valid

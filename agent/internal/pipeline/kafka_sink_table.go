@@ -93,13 +93,6 @@ func (m *Manager) sourceTable(qualified string) (src sinkSource, ok bool, err er
 	if len(errs) > 0 {
 		return sinkSource{}, true, fmt.Errorf("the layout of table %s: %w", qualified, errs)
 	}
-	if layout.Value.Variant() {
-		// A topic source writes a VARIANT value as its record's own JSON;
-		// a table holds only the VARIANT's binary encoding, which the
-		// agent does not turn back into JSON.
-		return sinkSource{}, true, fmt.Errorf("table %s holds its values as VARIANT, which a sink cannot write yet: "+
-			"read the table's topics with source instead", qualified)
-	}
 	return sinkSource{dir: dir, layout: layout, schema: parts[1], table: parts[2]}, true, nil
 }
 

@@ -25,23 +25,31 @@ var nestedObject = []byte(`{"order_id":"A-1029384756","customer":{"id":987654321
 	`"flags":[true,false,null],"metrics":[1,-2,300,70000,5000000000,1.5e3,0.001],"source":{"app":"web",` +
 	`"version":"4.12.0","session":"5f0c9a1e-3b7d-4c2a-9e8f-1a2b3c4d5e6f"},"created":1764514800}`)
 
-// BenchmarkEncode measures the Encoder on a small and a nested object.
-func BenchmarkEncode(b *testing.B) {
+// benchTexts runs run as a sub-benchmark on the small and the nested
+// object, counting their bytes and the allocations.
+func benchTexts(b *testing.B, run func(b *testing.B, text []byte)) {
 	for _, bm := range []struct {
 		name string
 		text []byte
 	}{{"small", smallObject}, {"nested", nestedObject}} {
 		b.Run(bm.name, func(b *testing.B) {
-			var enc variant.Encoder
 			b.SetBytes(int64(len(bm.text)))
 			b.ReportAllocs()
-			for b.Loop() {
-				if _, _, err := enc.Encode(bm.text); err != nil {
-					b.Fatal(err)
-				}
-			}
+			run(b, bm.text)
 		})
 	}
+}
+
+// BenchmarkEncode measures the Encoder on a small and a nested object.
+func BenchmarkEncode(b *testing.B) {
+	benchTexts(b, func(b *testing.B, text []byte) {
+		var enc variant.Encoder
+		for b.Loop() {
+			if _, _, err := enc.Encode(text); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkMarshalGeneric measures the generic path the Encoder replaces:
@@ -49,24 +57,17 @@ func BenchmarkEncode(b *testing.B) {
 // the baseline in the package doc; note that it writes json.Number as a
 // string and does not sort the dictionary, so it is not a usable encoder.
 func BenchmarkMarshalGeneric(b *testing.B) {
-	for _, bm := range []struct {
-		name string
-		text []byte
-	}{{"small", smallObject}, {"nested", nestedObject}} {
-		b.Run(bm.name, func(b *testing.B) {
-			b.SetBytes(int64(len(bm.text)))
-			b.ReportAllocs()
-			for b.Loop() {
-				dec := json.NewDecoder(bytes.NewReader(bm.text))
-				dec.UseNumber()
-				var v any
-				if err := dec.Decode(&v); err != nil {
-					b.Fatal(err)
-				}
-				if _, _, err := pv.Marshal(v); err != nil {
-					b.Fatal(err)
-				}
+	benchTexts(b, func(b *testing.B, text []byte) {
+		for b.Loop() {
+			dec := json.NewDecoder(bytes.NewReader(text))
+			dec.UseNumber()
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+			if _, _, err := pv.Marshal(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -1,5 +1,7 @@
 // Package variant encodes JSON texts as Parquet VARIANT values: the metadata
-// and value binaries of the Apache Parquet VariantEncoding specification.
+// and value binaries of the Apache Parquet VariantEncoding specification;
+// and [AppendJSON] renders such a value back as JSON text (see there for its
+// forms), for a Kafka sink that writes a table's VARIANT column.
 //
 // The encoding follows Spark 4's parse_json so that Spark, DuckDB and other
 // readers see the same values Spark itself would have written:
@@ -52,5 +54,7 @@
 // replaces, encoding/json into Go values then parquet-go's variant.Marshal
 // (BenchmarkMarshalGeneric), takes about 13 µs with 52 allocations and
 // 107 µs with 379 allocations, and is not even correct: it writes numbers
-// as strings and leaves the dictionary unsorted.
+// as strings and leaves the dictionary unsorted. AppendJSON
+// (BenchmarkAppendJSON) renders the two objects back in about 0.4 µs and
+// 4 µs, with 0 allocations into a buffer that has grown.
 package variant

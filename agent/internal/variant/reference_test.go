@@ -103,21 +103,26 @@ func numberKind(n json.Number) string {
 
 // sameValue reports how got, decoded from a VARIANT, differs from want, read
 // by referenceJSON, or nil if it holds the same value with the expected types.
-func sameValue(want, got any) error {
+func sameValue(want, got any) error { return sameTree(want, got, sameNumber) }
+
+// sameTree reports how got differs from want, read by referenceJSON,
+// comparing their arrays and objects element by element, their numbers
+// with sameNum, and other values with ==.
+func sameTree(want, got any, sameNum func(want json.Number, got any) error) error {
 	switch w := want.(type) {
 	case nil, bool, string:
 		if want != got {
 			return fmt.Errorf("got %#v, want %#v", got, want)
 		}
 	case json.Number:
-		return sameNumber(w, got)
+		return sameNum(w, got)
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
 			return fmt.Errorf("got %#v, want an array of %d", got, len(w))
 		}
 		for i := range w {
-			if err := sameValue(w[i], g[i]); err != nil {
+			if err := sameTree(w[i], g[i], sameNum); err != nil {
 				return fmt.Errorf("[%d]: %w", i, err)
 			}
 		}
@@ -127,7 +132,7 @@ func sameValue(want, got any) error {
 			return fmt.Errorf("got %#v, want an object of %d", got, len(w))
 		}
 		for k := range w {
-			if err := sameValue(w[k], g[k]); err != nil {
+			if err := sameTree(w[k], g[k], sameNum); err != nil {
 				return fmt.Errorf(".%q: %w", k, err)
 			}
 		}
