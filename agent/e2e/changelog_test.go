@@ -348,6 +348,21 @@ func TestChangelogFanoutDefaultRoute(t *testing.T) {
 	if cust.ErrorRecords != 1 {
 		t.Errorf("inventory_customers: %d error records, want 1", cust.ErrorRecords)
 	}
+	// The fanout schemas' tables are in /metrics, as a pipeline's are, and
+	// so are the fanout schemas themselves.
+	metrics := a.metrics()
+	for _, line := range []string{
+		fmt.Sprintf(`tributary_table_rows_total{pipeline=%q,table="main.deb.inventory_customers"} 7`, name),
+		fmt.Sprintf(`tributary_table_error_records_total{pipeline=%q,table="main.deb.inventory_customers"} 1`, name),
+		fmt.Sprintf(`tributary_table_rows_total{pipeline=%q,table="main.canal.inventory_orders"} 2`, name),
+	} {
+		if !strings.Contains(metrics, line+"\n") {
+			t.Errorf("/metrics lacks %s:\n%s", line, metrics)
+		}
+	}
+	if series := fmt.Sprintf(`tributary_fanout_partition_lag{pipeline=%q,fanout="%s-deb",topic=%q,partition="0"} `, name, name, deb); !strings.Contains(metrics, series) {
+		t.Errorf("/metrics lacks %s:\n%s", series, metrics)
+	}
 	checkCDCTable(t, cust.Location, cdcTable{name: "inventory_customers", pick: customerPick, rows: customerRows("inventory"),
 		columns: imageColumns("id long", "first_name string", "last_name string", "email string")})
 	// PostgreSQL's events name database, schema and table.

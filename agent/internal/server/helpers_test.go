@@ -169,7 +169,7 @@ func (e *fakeEngine) FanoutStatus(name string) (spec.FanoutStatus, bool) {
 	return spec.FanoutStatus{
 		State:      spec.StateRunning,
 		Tables:     []spec.TableStatus{{DestinationTable: "orders", State: spec.StateRunning, Version: 1, Rows: 10}},
-		Partitions: []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 10}},
+		Partitions: []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 10, Lag: 3, LagBytes: 300}},
 	}, true
 }
 

@@ -33,64 +33,39 @@ func (f *metricFamily) add(value int64, labels ...string) {
 // 0.0.4). Like every route but /healthz it needs the token: configure the
 // scraper with it (Prometheus: authorization.credentials_file). Series carry
 // pipeline and table (<catalog>.<schema>.<table>) labels, and topic and
-// partition for partition lag; those of Kafka sinks a sink label. With a
-// memory budget, unlabelled series report its use.
+// partition for partition lag; the tables of fanout schemas are in the same
+// table series, and the fanout schemas' own series carry a fanout label;
+// those of Kafka sinks a sink label. With a memory budget, unlabelled series
+// report its use.
 func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	pipes, err := s.store.Pipelines.List()
 	if err != nil {
 		return err
 	}
-	var (
-		up      = metricFamily{name: "tributary_pipeline_up", typ: "gauge", help: "1 for the state the pipeline is in, 0 for the other states."}
-		rows    = metricFamily{name: "tributary_table_rows_total", typ: "counter", help: "Rows committed to the table."}
-		files   = metricFamily{name: "tributary_table_files_total", typ: "counter", help: "Parquet files committed to the table."}
-		corrupt = metricFamily{name: "tributary_table_corrupt_records_total", typ: "counter", help: "Records committed with a _corrupt_record because they could not be decoded."}
-		version = metricFamily{name: "tributary_table_version", typ: "gauge", help: "Latest committed Delta log version of the table; -1 before the first commit."}
-		lag     = metricFamily{name: "tributary_partition_lag", typ: "gauge", help: "High watermark minus the next offset to read, as last seen."}
-		// lagBytes, tableLag and tableLagBytes are S-11's lag in bytes and
-		// the tables' totals; lost counts fail_on_data_loss = false's gaps.
-		lagBytes = metricFamily{name: "tributary_partition_lag_bytes", typ: "gauge",
-			help: "Estimated bytes behind the high watermark: the lag times the mean size of the partition's records fetched."}
-		tableLag      = metricFamily{name: "tributary_table_lag", typ: "gauge", help: "Records behind the high watermarks, summed over the table's partitions."}
-		tableLagBytes = metricFamily{name: "tributary_table_lag_bytes", typ: "gauge", help: "Estimated bytes behind the high watermarks, summed over the table's partitions."}
-		lost          = metricFamily{name: "tributary_table_data_loss_offsets_total", typ: "counter",
-			help: "Offsets the table skipped because Kafka no longer had them (fail_on_data_loss = false)."}
-		// errs counts ignore_errors' bad records, kept in _dirty_records.
-		errs = metricFamily{name: "tributary_table_error_records_total", typ: "counter",
-			help: "Records left out of the table because they could not be decoded (ignore_errors), kept in _dirty_records."}
-		filtered = metricFamily{name: "tributary_table_filtered_records_total", typ: "counter",
-			help: "Records that gave the table no row because they carry none: change events filtered out, tombstones, DDL events."}
-	)
+	fanouts, err := s.store.FanoutSchemas.List()
+	if err != nil {
+		return err
+	}
+	up := metricFamily{name: "tributary_pipeline_up", typ: "gauge", help: "1 for the state the pipeline is in, 0 for the other states."}
+	tables := newTableMetrics()
 	for i := range pipes {
 		p := &pipes[i]
 		st := s.status(p)
-		for _, state := range pipelineStates {
-			var v int64
-			if state == st.State {
-				v = 1
-			}
-			up.add(v, "pipeline", p.Name, "state", state)
-		}
+		addStates(&up, pipelineStates, st.State, "pipeline", p.Name)
 		for j := range st.Tables {
 			ts := &st.Tables[j]
 			table := p.DestinationCatalog + "." + p.DestinationSchema + "." + ts.DestinationTable
-			rows.add(ts.Rows, "pipeline", p.Name, "table", table)
-			files.add(ts.Files, "pipeline", p.Name, "table", table)
-			corrupt.add(ts.CorruptRecords, "pipeline", p.Name, "table", table)
-			version.add(ts.Version, "pipeline", p.Name, "table", table)
-			tableLag.add(ts.Lag, "pipeline", p.Name, "table", table)
-			tableLagBytes.add(ts.LagBytes, "pipeline", p.Name, "table", table)
-			lost.add(ts.DataLossOffsets, "pipeline", p.Name, "table", table)
-			errs.add(ts.ErrorRecords, "pipeline", p.Name, "table", table)
-			filtered.add(ts.FilteredRecords, "pipeline", p.Name, "table", table)
+			tables.add(ts, "pipeline", p.Name, "table", table)
+			tables.addLag(ts.Lag, ts.LagBytes, "pipeline", p.Name, "table", table)
 			for _, ps := range ts.Partitions {
 				labels := []string{"pipeline", p.Name, "table", table, "topic", ps.Topic, "partition", strconv.Itoa(ps.Partition)}
-				lag.add(ps.Lag, labels...)
-				lagBytes.add(ps.LagBytes, labels...)
+				tables.lag.add(ps.Lag, labels...)
+				tables.lagBytes.add(ps.LagBytes, labels...)
 			}
 		}
 	}
-	families := []*metricFamily{&up, &rows, &files, &corrupt, &version, &lag, &lagBytes, &tableLag, &tableLagBytes, &lost, &errs, &filtered}
+	families := append([]*metricFamily{&up}, tables.families()...)
+	families = append(families, s.fanoutMetrics(fanouts, tables)...)
 	sinkFamilies, err := s.sinkMetrics()
 	if err != nil {
 		return err
@@ -107,6 +82,106 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
+// addStates adds to f one series per state of states, labelled by labels
+// and the state: 1 for state, 0 for the others.
+func addStates(f *metricFamily, states []string, state string, labels ...string) {
+	for _, each := range states {
+		var v int64
+		if each == state {
+			v = 1
+		}
+		f.add(v, append(labels[:len(labels):len(labels)], "state", each)...)
+	}
+}
+
+// tableMetrics are the series of tables, those of pipelines and of fanout
+// schemas alike.
+type tableMetrics struct {
+	rows, files, corrupt, version, lost, errs, filtered metricFamily
+	// lag and lagBytes are per partition, tableLag and tableLagBytes their
+	// sums per table (S-11's lag in bytes).
+	lag, lagBytes, tableLag, tableLagBytes metricFamily
+}
+
+func newTableMetrics() *tableMetrics {
+	return &tableMetrics{
+		rows:    metricFamily{name: "tributary_table_rows_total", typ: "counter", help: "Rows committed to the table."},
+		files:   metricFamily{name: "tributary_table_files_total", typ: "counter", help: "Parquet files committed to the table."},
+		corrupt: metricFamily{name: "tributary_table_corrupt_records_total", typ: "counter", help: "Records committed with a _corrupt_record because they could not be decoded."},
+		version: metricFamily{name: "tributary_table_version", typ: "gauge", help: "Latest committed Delta log version of the table; -1 before the first commit."},
+		lost: metricFamily{name: "tributary_table_data_loss_offsets_total", typ: "counter",
+			help: "Offsets the table skipped because Kafka no longer had them (fail_on_data_loss = false)."},
+		errs: metricFamily{name: "tributary_table_error_records_total", typ: "counter",
+			help: "Records left out of the table because they could not be decoded (ignore_errors), kept in _dirty_records."},
+		filtered: metricFamily{name: "tributary_table_filtered_records_total", typ: "counter",
+			help: "Records that gave the table no row because they carry none: change events filtered out, tombstones, DDL events."},
+		lag: metricFamily{name: "tributary_partition_lag", typ: "gauge", help: "High watermark minus the next offset to read, as last seen."},
+		lagBytes: metricFamily{name: "tributary_partition_lag_bytes", typ: "gauge",
+			help: "Estimated bytes behind the high watermark: the lag times the mean size of the partition's records fetched."},
+		tableLag:      metricFamily{name: "tributary_table_lag", typ: "gauge", help: "Records behind the high watermarks, summed over the table's partitions."},
+		tableLagBytes: metricFamily{name: "tributary_table_lag_bytes", typ: "gauge", help: "Estimated bytes behind the high watermarks, summed over the table's partitions."},
+	}
+}
+
+// add adds the counters of table status ts, labelled by labels.
+func (m *tableMetrics) add(ts *spec.TableStatus, labels ...string) {
+	m.rows.add(ts.Rows, labels...)
+	m.files.add(ts.Files, labels...)
+	m.corrupt.add(ts.CorruptRecords, labels...)
+	m.version.add(ts.Version, labels...)
+	m.lost.add(ts.DataLossOffsets, labels...)
+	m.errs.add(ts.ErrorRecords, labels...)
+	m.filtered.add(ts.FilteredRecords, labels...)
+}
+
+// addLag adds a table's lag, in records and bytes, labelled by labels.
+func (m *tableMetrics) addLag(lag, lagBytes int64, labels ...string) {
+	m.tableLag.add(lag, labels...)
+	m.tableLagBytes.add(lagBytes, labels...)
+}
+
+// families lists m's families, in the order /metrics writes them.
+func (m *tableMetrics) families() []*metricFamily {
+	return []*metricFamily{&m.rows, &m.files, &m.corrupt, &m.version, &m.lag, &m.lagBytes, &m.tableLag, &m.tableLagBytes,
+		&m.lost, &m.errs, &m.filtered}
+}
+
+// fanoutStates lists every state tributary_fanout_up has a series for.
+var fanoutStates = pipelineStates
+
+// fanoutMetrics adds the tables of fanouts to tables, labelled by their
+// pipeline, and returns the fanout schemas' own series: their state and
+// their lag (a fanout schema reads its topics once for all its tables, so
+// its lag is its own, not any table's).
+func (s *Server) fanoutMetrics(fanouts []spec.FanoutSchema, tables *tableMetrics) []*metricFamily {
+	up := &metricFamily{name: "tributary_fanout_up", typ: "gauge", help: "1 for the state the fanout schema is in, 0 for the other states."}
+	lag := &metricFamily{name: "tributary_fanout_lag", typ: "gauge", help: "Records behind the high watermarks, summed over the fanout schema's partitions."}
+	lagBytes := &metricFamily{name: "tributary_fanout_lag_bytes", typ: "gauge", help: "Estimated bytes behind the high watermarks, summed over the fanout schema's partitions."}
+	partLag := &metricFamily{name: "tributary_fanout_partition_lag", typ: "gauge", help: "High watermark minus the fanout schema's next offset to read, as last seen."}
+	partLagBytes := &metricFamily{name: "tributary_fanout_partition_lag_bytes", typ: "gauge",
+		help: "Estimated bytes behind the high watermark: the lag times the mean size of the partition's records fetched."}
+	for i := range fanouts {
+		f := &fanouts[i]
+		st := s.fanoutStatus(f)
+		labels := []string{"pipeline", f.Pipeline, "fanout", f.Name}
+		addStates(up, fanoutStates, st.State, labels...)
+		for j := range st.Tables {
+			ts := &st.Tables[j]
+			tables.add(ts, "pipeline", f.Pipeline, "table", f.DestinationCatalog+"."+f.DestinationSchema+"."+ts.DestinationTable)
+		}
+		var sum, sumBytes int64
+		for _, ps := range st.Partitions {
+			pl := append(labels[:len(labels):len(labels)], "topic", ps.Topic, "partition", strconv.Itoa(ps.Partition))
+			partLag.add(ps.Lag, pl...)
+			partLagBytes.add(ps.LagBytes, pl...)
+			sum, sumBytes = sum+ps.Lag, sumBytes+ps.LagBytes
+		}
+		lag.add(sum, labels...)
+		lagBytes.add(sumBytes, labels...)
+	}
+	return []*metricFamily{up, lag, lagBytes, partLag, partLagBytes}
+}
+
 // sinkStates lists every state tributary_kafka_sink_up has a series for.
 var sinkStates = []string{spec.StateStarting, spec.StateRunning, spec.StateFailed, spec.StateStopped}
 
@@ -121,13 +196,7 @@ func (s *Server) sinkMetrics() ([]*metricFamily, error) {
 		help: "Records the Kafka sink wrote and committed since it last started (an apply that changes it starts it again, from 0)."}
 	for i := range sinks {
 		st := s.sinkStatus(&sinks[i])
-		for _, state := range sinkStates {
-			var v int64
-			if state == st.State {
-				v = 1
-			}
-			up.add(v, "sink", sinks[i].Name, "state", state)
-		}
+		addStates(up, sinkStates, st.State, "sink", sinks[i].Name)
 		records.add(st.Records, "sink", sinks[i].Name)
 	}
 	return []*metricFamily{up, records}, nil

@@ -537,6 +537,9 @@ func TestProblemAnswers(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	a := newAgent(t, "")
 	a.mustPut(t, pipeline("p", "local", "events"))
+	if _, err := a.client.PutFanoutSchema(t.Context(), fanout("f", "p", "routed")); err != nil {
+		t.Fatal(err)
+	}
 	a.engine.setApplyErr(errors.New("boom"))
 	_, _ = a.client.PutPipeline(t.Context(), pipeline("broken", "local", "other"))
 	if err := a.memory.Acquire(t.Context(), 5<<20); err != nil {
@@ -568,6 +571,15 @@ func TestMetrics(t *testing.T) {
 		`tributary_table_error_records_total{pipeline="p",table="main.raw.events"} 3`,
 		"# TYPE tributary_table_filtered_records_total counter",
 		`tributary_table_filtered_records_total{pipeline="p",table="main.raw.events"} 5`,
+		`tributary_table_rows_total{pipeline="p",table="main.routed.orders"} 10`,
+		`tributary_table_version{pipeline="p",table="main.routed.orders"} 1`,
+		"# TYPE tributary_fanout_up gauge",
+		`tributary_fanout_up{pipeline="p",fanout="f",state="RUNNING"} 1`,
+		`tributary_fanout_up{pipeline="p",fanout="f",state="FAILED"} 0`,
+		`tributary_fanout_lag{pipeline="p",fanout="f"} 3`,
+		`tributary_fanout_lag_bytes{pipeline="p",fanout="f"} 300`,
+		`tributary_fanout_partition_lag{pipeline="p",fanout="f",topic="events",partition="0"} 3`,
+		`tributary_fanout_partition_lag_bytes{pipeline="p",fanout="f",topic="events",partition="0"} 300`,
 		"# TYPE tributary_memory_limit_bytes gauge",
 		"tributary_memory_limit_bytes 67108864",
 		"tributary_memory_used_bytes 5242880",
