@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -114,7 +115,10 @@ type googleToken struct {
 // newGoogleToken finds the agent's application default credentials:
 // GOOGLE_APPLICATION_CREDENTIALS, gcloud's application default
 // credentials file, or the metadata server of Google's compute services.
+// Its token requests give up after 30 seconds: the token source keeps the
+// context it was made with, not the authentication's.
 func newGoogleToken(ctx context.Context) (*googleToken, error) {
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Timeout: 30 * time.Second})
 	creds, err := google.FindDefaultCredentials(ctx, googleCloudPlatformScope)
 	if err != nil {
 		return nil, fmt.Errorf("sasl: %s: find the agent's Google application default credentials: %w", spec.SASLGCPIAM, err)
