@@ -290,3 +290,39 @@ func TestAccConnectionWriteOnly(t *testing.T) {
 		},
 	})
 }
+
+// TestAccConnectionCloudIdentity creates a connection with the agent's
+// Azure identity and a scope of its own, imports it, and switches it to
+// the agent's Google identity: the agent keeps sasl.azure_scope, and drops
+// it with the mechanism that takes none.
+func TestAccConnectionCloudIdentity(t *testing.T) {
+	a := sharedAgent(t)
+	name := uniqueName("conn")
+	getConn := func(ctx context.Context, n string) error { _, err := a.Client.GetConnection(ctx, n); return err }
+	cloud := func(sasl string) string {
+		return a.providerHCL() + secureConnectionHCL(name, "  security_protocol = \"SASL_SSL\"\n  sasl = { "+sasl+" }")
+	}
+	const scope = "https://ingest-ns.servicebus.windows.net/.default"
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkGone("connection", getConn, name),
+		Steps: []resource.TestStep{
+			{
+				Config: cloud(`mechanism = "AZURE_EVENT_HUBS_ENTRA_ID", azure_scope = "` + scope + `"`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("tributary_connection.c", "sasl.mechanism", "AZURE_EVENT_HUBS_ENTRA_ID"),
+					resource.TestCheckResourceAttr("tributary_connection.c", "sasl.azure_scope", scope),
+				),
+			},
+			importStep("tributary_connection.c", name),
+			{
+				Config:           cloud(`mechanism = "GCP_MANAGED_KAFKA_IAM"`),
+				ConfigPlanChecks: expectUpdate("tributary_connection.c"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("tributary_connection.c", "sasl.mechanism", "GCP_MANAGED_KAFKA_IAM"),
+					resource.TestCheckNoResourceAttr("tributary_connection.c", "sasl.azure_scope"),
+				),
+			},
+		},
+	})
+}
