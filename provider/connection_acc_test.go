@@ -127,6 +127,22 @@ func TestAccConnectionSecurityRules(t *testing.T) {
 			"AWS_MSK_IAM needs security_protocol SASL_SSL"},
 		{"aws_region with SCRAM", scram(`username = "u", password = "p", aws_region = "eu-west-1"`), "sasl.aws_region",
 			"aws_region is only for mechanism AWS_MSK_IAM (it is SCRAM-SHA-512)"},
+		{"AZURE_EVENT_HUBS_ENTRA_ID without TLS", conn("SASL_PLAINTEXT", `  sasl = { mechanism = "AZURE_EVENT_HUBS_ENTRA_ID", azure_scope = "https://ns.servicebus.windows.net/.default" }`),
+			"sasl.mechanism", "AZURE_EVENT_HUBS_ENTRA_ID needs security_protocol SASL_SSL"},
+		{"AZURE_EVENT_HUBS_ENTRA_ID with oauth", conn("SASL_SSL",
+			`  sasl = { mechanism = "AZURE_EVENT_HUBS_ENTRA_ID", azure_scope = "https://ns.servicebus.windows.net/.default", oauth = { token = "t" } }`),
+			"sasl.oauth", "oauth is only for mechanism OAUTHBEARER; AZURE_EVENT_HUBS_ENTRA_ID takes the agent's Azure credentials"},
+		{"AZURE_EVENT_HUBS_ENTRA_ID on an IP address without azure_scope", conn("SASL_SSL", `  sasl = { mechanism = "AZURE_EVENT_HUBS_ENTRA_ID" }`),
+			"sasl.azure_scope", "AZURE_EVENT_HUBS_ENTRA_ID needs azure_scope when the first bootstrap server is not a host name"},
+		{"azure_scope not https", conn("SASL_SSL", `  sasl = { mechanism = "AZURE_EVENT_HUBS_ENTRA_ID", azure_scope = "ns/.default" }`),
+			"sasl.azure_scope", "the value is not an https URL"},
+		{"azure_scope with GCP_MANAGED_KAFKA_IAM", conn("SASL_SSL",
+			`  sasl = { mechanism = "GCP_MANAGED_KAFKA_IAM", azure_scope = "https://ns.servicebus.windows.net/.default" }`),
+			"sasl.azure_scope", "azure_scope is only for mechanism AZURE_EVENT_HUBS_ENTRA_ID (it is GCP_MANAGED_KAFKA_IAM)"},
+		{"GCP_MANAGED_KAFKA_IAM without TLS", conn("SASL_PLAINTEXT", `  sasl = { mechanism = "GCP_MANAGED_KAFKA_IAM" }`),
+			"sasl.mechanism", "GCP_MANAGED_KAFKA_IAM needs security_protocol SASL_SSL"},
+		{"GCP_MANAGED_KAFKA_IAM with a password", conn("SASL_SSL", `  sasl = { mechanism = "GCP_MANAGED_KAFKA_IAM", password = "p" }`),
+			"sasl.password", "password is only for PLAIN and SCRAM mechanisms (it is GCP_MANAGED_KAFKA_IAM)"},
 		{"ca_pem not PEM", tlsBlock(`ca_pem = "not a certificate"`), "tls.ca_pem", "no PEM certificate found"},
 		{"cert_pem without key_pem", tlsBlock(`cert_pem = "x"`), "tls.key_pem", "cert_pem is set without key_pem; set both"},
 		{"key_pem without cert_pem", tlsBlock(`key_pem = "x"`), "tls.cert_pem", "key_pem is set without cert_pem; set both"},
@@ -271,6 +287,42 @@ func TestAccConnectionWriteOnly(t *testing.T) {
 				),
 			},
 			importStep(res, name, "sasl.password_wo_version", "schema_registry.api_secret_wo_version"),
+		},
+	})
+}
+
+// TestAccConnectionCloudIdentity creates a connection with the agent's
+// Azure identity and a scope of its own, imports it, and switches it to
+// the agent's Google identity: the agent keeps sasl.azure_scope, and drops
+// it with the mechanism that takes none.
+func TestAccConnectionCloudIdentity(t *testing.T) {
+	a := sharedAgent(t)
+	name := uniqueName("conn")
+	getConn := func(ctx context.Context, n string) error { _, err := a.Client.GetConnection(ctx, n); return err }
+	cloud := func(sasl string) string {
+		return a.providerHCL() + secureConnectionHCL(name, "  security_protocol = \"SASL_SSL\"\n  sasl = { "+sasl+" }")
+	}
+	const scope = "https://ingest-ns.servicebus.windows.net/.default"
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkGone("connection", getConn, name),
+		Steps: []resource.TestStep{
+			{
+				Config: cloud(`mechanism = "AZURE_EVENT_HUBS_ENTRA_ID", azure_scope = "` + scope + `"`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("tributary_connection.c", "sasl.mechanism", "AZURE_EVENT_HUBS_ENTRA_ID"),
+					resource.TestCheckResourceAttr("tributary_connection.c", "sasl.azure_scope", scope),
+				),
+			},
+			importStep("tributary_connection.c", name),
+			{
+				Config:           cloud(`mechanism = "GCP_MANAGED_KAFKA_IAM"`),
+				ConfigPlanChecks: expectUpdate("tributary_connection.c"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("tributary_connection.c", "sasl.mechanism", "GCP_MANAGED_KAFKA_IAM"),
+					resource.TestCheckNoResourceAttr("tributary_connection.c", "sasl.azure_scope"),
+				),
+			},
 		},
 	})
 }

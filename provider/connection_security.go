@@ -21,6 +21,7 @@ type saslModel struct {
 	PasswordWOVersion types.Int64  `tfsdk:"password_wo_version"`
 	OAuth             types.Object `tfsdk:"oauth"`
 	AWSRegion         types.String `tfsdk:"aws_region"`
+	AzureScope        types.String `tfsdk:"azure_scope"`
 }
 
 // oauthModel is sasl.oauth of a connection.
@@ -111,8 +112,14 @@ func securityAttributes() map[string]schema.Attribute {
 			Attributes: withAttributes(map[string]schema.Attribute{
 				"mechanism": schema.StringAttribute{
 					MarkdownDescription: "The SASL mechanism: `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (with `username` " +
-						"and a password), `OAUTHBEARER` (with `oauth`) or `AWS_MSK_IAM` (Amazon MSK with IAM access control: " +
-						"the agent signs with the credentials of its default AWS credential chain, e.g. an instance role).",
+						"and a password), `OAUTHBEARER` (with `oauth`), or one of the agent's own cloud identities, which need " +
+						"`SASL_SSL` and no secret in the configuration: `AWS_MSK_IAM` (Amazon MSK with IAM access control: " +
+						"the agent signs with the credentials of its default AWS credential chain, e.g. an instance role), " +
+						"`AZURE_EVENT_HUBS_ENTRA_ID` (the Kafka endpoint of Azure Event Hubs: `OAUTHBEARER` with Microsoft Entra " +
+						"ID tokens of the agent's default Azure credential chain, e.g. a managed identity; see `azure_scope`) or " +
+						"`GCP_MANAGED_KAFKA_IAM` (Google Cloud Managed Service for Apache Kafka: `OAUTHBEARER` with tokens of the " +
+						"agent's Google application default credentials, e.g. the service account of its VM or of GKE workload " +
+						"identity).",
 					Required: true,
 				},
 				"username": schema.StringAttribute{
@@ -157,6 +164,13 @@ func securityAttributes() map[string]schema.Attribute {
 				"aws_region": schema.StringAttribute{
 					MarkdownDescription: "Region that `AWS_MSK_IAM` signs for, e.g. `\"eu-west-1\"`. Not set: the region " +
 						"of the agent's AWS configuration (`AWS_REGION`).",
+					Optional: true,
+				},
+				"azure_scope": schema.StringAttribute{
+					MarkdownDescription: "OAuth scope of the `AZURE_EVENT_HUBS_ENTRA_ID` tokens, e.g. " +
+						"`\"https://my-namespace.servicebus.windows.net/.default\"`. Not set: derived from the host of the first " +
+						"bootstrap server (`my-namespace.servicebus.windows.net:9093` gives the example), as Event Hubs' own " +
+						"Kafka samples do; required when that host is an IP address.",
 					Optional: true,
 				},
 			}, secretAttributes("password", "the password of `PLAIN` and `SCRAM-*`")),
@@ -216,10 +230,11 @@ func securityAttributes() map[string]schema.Attribute {
 func saslToSpec(c *specConverter, v types.Object) *spec.SASL {
 	return convertObject(c, "sasl", v, func(m *saslModel) *spec.SASL {
 		return &spec.SASL{
-			Mechanism: c.str("sasl.mechanism", m.Mechanism),
-			Username:  c.str("sasl.username", m.Username),
-			Password:  c.secret("sasl.password", m.Password, m.PasswordWO),
-			AWSRegion: c.str("sasl.aws_region", m.AWSRegion),
+			Mechanism:  c.str("sasl.mechanism", m.Mechanism),
+			Username:   c.str("sasl.username", m.Username),
+			Password:   c.secret("sasl.password", m.Password, m.PasswordWO),
+			AWSRegion:  c.str("sasl.aws_region", m.AWSRegion),
+			AzureScope: c.str("sasl.azure_scope", m.AzureScope),
 			OAuth: convertObject(c, "sasl.oauth", m.OAuth, func(o *oauthModel) *spec.OAuth {
 				return &spec.OAuth{
 					TokenEndpointURL: c.str("sasl.oauth.token_endpoint_url", o.TokenEndpointURL),
@@ -261,6 +276,7 @@ func saslModelFromSpec(s *spec.SASL, prior *priorValues) (saslModel, *oauthModel
 		PasswordWO:        types.StringNull(),
 		PasswordWOVersion: prior.woVersion("sasl.password"),
 		AWSRegion:         stringOrNull(s.AWSRegion),
+		AzureScope:        stringOrNull(s.AzureScope),
 	}
 	o := s.OAuth
 	if o == nil {

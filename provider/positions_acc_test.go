@@ -134,6 +134,11 @@ func TestAccPositionsValidation(t *testing.T) {
 			at("client_properties"), `key "max.poll.records" is not supported; the supported keys are client.id, fetch.max.bytes, fetch.max.wait.ms, fetch.min.bytes`},
 		{"client property with an attribute", one(topics + `client_properties = { "auto.offset.reset" = "earliest" }`),
 			at("client_properties"), `key "auto.offset.reset" is not a client property here: set starting_offset and auto_offset_reset instead`},
+		{"client property of Java's JAAS", one(topics + `client_properties = { "kafka.sasl.jaas.config" = "PlainLoginModule required;" }`),
+			at("client_properties"), `key "sasl.jaas.config" is not a client property here: set the sasl block: username and password (PLAIN, SCRAM)`},
+		{"client property of a Java callback handler", one(topics +
+			`client_properties = { "sasl.login.callback.handler.class" = "com.google.cloud.hosted.kafka.auth.GcpLoginCallbackHandler" }`),
+			at("client_properties"), "or sasl.mechanism AWS_MSK_IAM, AZURE_EVENT_HUBS_ENTRA_ID or GCP_MANAGED_KAFKA_IAM instead of a cloud's callback handler"},
 		{"client property of membership", one(topics + `client_properties = { "session.timeout.ms" = "10000" }`),
 			at("client_properties"), "the agent does not join the consumer group (it commits offsets for lag tools only)"},
 		{"client property out of range", one(topics + `client_properties = { "fetch.max.wait.ms" = "0" }`),

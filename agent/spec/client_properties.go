@@ -92,6 +92,39 @@ var clientPropertyElsewhere = map[string]string{
 	"compression.type":   "compression of a tributary_kafka_sink (a producer setting)",
 }
 
+// cloudMechanisms names the mechanisms of the agent's cloud identities,
+// for messages.
+const cloudMechanisms = "sasl.mechanism AWS_MSK_IAM, AZURE_EVENT_HUBS_ENTRA_ID or GCP_MANAGED_KAFKA_IAM"
+
+// clientPropertySecurity maps the security properties of Java's Kafka
+// client, many of them Java classes or files, to the attributes of the
+// tributary_connection that say the same.
+var clientPropertySecurity = map[string]string{
+	"sasl.mechanism": "sasl.mechanism",
+	"sasl.jaas.config": "the sasl block: username and password (PLAIN, SCRAM), oauth (OAUTHBEARER), or " + cloudMechanisms +
+		" instead of a cloud login module",
+	"sasl.login.callback.handler.class": "sasl.oauth (token_endpoint_url, client_id, client_secret, scope) instead of " +
+		"Kafka's OAuthBearerLoginCallbackHandler, or " + cloudMechanisms + " instead of a cloud's callback handler",
+	"sasl.client.callback.handler.class": cloudMechanisms + " instead of a cloud's callback handler (such as " +
+		"IAMClientCallbackHandler), or the sasl block's credentials",
+	"sasl.login.class":                                  "the sasl block (the agent has its own login for each mechanism)",
+	"sasl.oauthbearer.token.endpoint.url":               "sasl.oauth.token_endpoint_url",
+	"sasl.oauthbearer.scope":                            "sasl.oauth.scope",
+	"sasl.oauthbearer.client.credentials.client.id":     "sasl.oauth.client_id",
+	"sasl.oauthbearer.client.credentials.client.secret": "sasl.oauth.client_secret (or client_secret_wo)",
+	"ssl.truststore.location":                           "tls.ca_pem (the trust store's CA certificates as PEM)",
+	"ssl.truststore.certificates":                       "tls.ca_pem",
+	"ssl.truststore.password":                           "tls.ca_pem (a PEM CA needs no password)",
+	"ssl.truststore.type":                               "tls.ca_pem (PEM)",
+	"ssl.keystore.location":                             "tls.keystore_p12_base64 (a PKCS#12 store) or tls.cert_pem and tls.key_pem",
+	"ssl.keystore.password":                             "tls.keystore_password",
+	"ssl.key.password":                                  "tls.keystore_password (the store and its key share it) or tls.key_pem",
+	"ssl.keystore.type":                                 "tls.keystore_p12_base64 (PKCS12) or tls.cert_pem and tls.key_pem (PEM)",
+	"ssl.keystore.certificate.chain":                    "tls.cert_pem",
+	"ssl.keystore.key":                                  "tls.key_pem",
+	"ssl.endpoint.identification.algorithm":             "tls.server_name, or tls.insecure_skip_verify for tests",
+}
+
 // clientPropertiesOfMembership are consumer properties of group
 // membership, which the agent never has.
 var clientPropertiesOfMembership = []string{
@@ -113,6 +146,11 @@ func clientPropertyProblem(key string) string {
 			return fmt.Sprintf("key %q: without Spark's \"kafka.\" or Flink's \"properties.\" prefix, %s", key, msg)
 		}
 		return fmt.Sprintf("key %q: write the Kafka property without Spark's \"kafka.\" or Flink's \"properties.\" prefix, as %q", key, bare)
+	case clientPropertySecurity[key] != "":
+		return fmt.Sprintf("key %q is not a client property here: set %s of the tributary_connection", key, clientPropertySecurity[key])
+	case strings.HasPrefix(key, "sasl.kerberos."):
+		return fmt.Sprintf("key %q is not supported: the agent has no Kerberos (GSSAPI); set sasl.mechanism of the tributary_connection "+
+			"to one the brokers also enable", key)
 	case strings.HasPrefix(key, "sasl.") || strings.HasPrefix(key, "ssl."):
 		return fmt.Sprintf("key %q is not a client property here: set it with the security settings of the tributary_connection", key)
 	case slices.Contains(clientPropertiesOfMembership, key):

@@ -44,13 +44,23 @@ const (
 	SASLScram512    = "SCRAM-SHA-512"
 	SASLOAuthBearer = "OAUTHBEARER"
 	SASLAWSMSKIAM   = "AWS_MSK_IAM"
+	// SASLAzureEntraID is OAUTHBEARER with a Microsoft Entra ID token of
+	// the agent's Azure identity, for Azure Event Hubs' Kafka endpoint.
+	SASLAzureEntraID = "AZURE_EVENT_HUBS_ENTRA_ID"
+	// SASLGCPIAM is OAUTHBEARER with a token of the agent's Google
+	// application default credentials, for Google Cloud Managed Service
+	// for Apache Kafka.
+	SASLGCPIAM = "GCP_MANAGED_KAFKA_IAM"
 )
 
 // SASL is how the agent authenticates to the brokers.
 type SASL struct {
 	// Mechanism is one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (with
-	// Username and Password), OAUTHBEARER (with OAuth) or AWS_MSK_IAM
-	// (credentials from the agent's default AWS credential chain).
+	// Username and Password), OAUTHBEARER (with OAuth), or one of the
+	// cloud identities of the agent: AWS_MSK_IAM (its default AWS
+	// credential chain), AZURE_EVENT_HUBS_ENTRA_ID (its default Azure
+	// credential chain) or GCP_MANAGED_KAFKA_IAM (its Google application
+	// default credentials).
 	Mechanism string `json:"mechanism"`
 	// Username and Password are the PLAIN and SCRAM credentials. Password
 	// is a secret: write-only in the API.
@@ -61,6 +71,33 @@ type SASL struct {
 	// AWSRegion is the region AWS_MSK_IAM signs for; empty means the
 	// region of the default AWS configuration (AWS_REGION).
 	AWSRegion string `json:"aws_region,omitempty"`
+	// AzureScope is the OAuth scope AZURE_EVENT_HUBS_ENTRA_ID asks Entra
+	// ID for; empty means the one of the Event Hubs namespace of the first
+	// bootstrap server (see [Connection.AzureScope]).
+	AzureScope string `json:"azure_scope,omitempty"`
+}
+
+// AzureScope returns the OAuth scope of the AZURE_EVENT_HUBS_ENTRA_ID
+// tokens: sasl.azure_scope, or "https://<host>/.default" with the host of
+// the first bootstrap server, as Event Hubs' own Kafka samples derive it
+// (the namespace "ns.servicebus.windows.net" gives
+// "https://ns.servicebus.windows.net/.default"). "" when c has no sasl
+// block, or no bootstrap server with a host name.
+func (c *Connection) AzureScope() string {
+	if c.SASL == nil {
+		return ""
+	}
+	if c.SASL.AzureScope != "" {
+		return c.SASL.AzureScope
+	}
+	if len(c.BootstrapServers) == 0 {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(c.BootstrapServers[0])
+	if err != nil || host == "" || net.ParseIP(host) != nil {
+		return ""
+	}
+	return "https://" + host + "/.default"
 }
 
 // OAuth is the source of OAUTHBEARER tokens: the OAuth 2.0

@@ -181,7 +181,26 @@ func TestKafkaOptionsValidate(t *testing.T) {
 		{"client property isolation", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"isolation.level": "read_committed"} },
 			kp + "client_properties", "set isolation_level instead"},
 		{"client property sasl", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"sasl.mechanism": "PLAIN"} },
-			kp + "client_properties", "security settings of the tributary_connection"},
+			kp + "client_properties", `key "sasl.mechanism" is not a client property here: set sasl.mechanism of the tributary_connection`},
+		{"client property jaas", func(p *Pipeline) {
+			ko(p).ClientProperties = map[string]string{"kafka.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;"}
+		}, kp + "client_properties", `key "sasl.jaas.config" is not a client property here: set the sasl block: username and password ` +
+			"(PLAIN, SCRAM), oauth (OAUTHBEARER), or sasl.mechanism AWS_MSK_IAM, AZURE_EVENT_HUBS_ENTRA_ID or GCP_MANAGED_KAFKA_IAM"},
+		{"client property login callback", func(p *Pipeline) {
+			ko(p).ClientProperties = map[string]string{"sasl.login.callback.handler.class": "com.google.cloud.hosted.kafka.auth.GcpLoginCallbackHandler"}
+		}, kp + "client_properties", "set sasl.oauth (token_endpoint_url, client_id, client_secret, scope) instead of Kafka's " +
+			"OAuthBearerLoginCallbackHandler, or sasl.mechanism AWS_MSK_IAM, AZURE_EVENT_HUBS_ENTRA_ID or GCP_MANAGED_KAFKA_IAM"},
+		{"client property client callback", func(p *Pipeline) {
+			ko(p).ClientProperties = map[string]string{"sasl.client.callback.handler.class": "software.amazon.msk.auth.iam.IAMClientCallbackHandler"}
+		}, kp + "client_properties", "set sasl.mechanism AWS_MSK_IAM, AZURE_EVENT_HUBS_ENTRA_ID or GCP_MANAGED_KAFKA_IAM instead"},
+		{"client property kerberos", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"sasl.kerberos.service.name": "kafka"} },
+			kp + "client_properties", `key "sasl.kerberos.service.name" is not supported: the agent has no Kerberos (GSSAPI)`},
+		{"client property trust store", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"ssl.truststore.location": "/t.jks"} },
+			kp + "client_properties", "set tls.ca_pem (the trust store's CA certificates as PEM) of the tributary_connection"},
+		{"client property other sasl", func(p *Pipeline) {
+			ko(p).ClientProperties = map[string]string{"sasl.login.refresh.window.factor": "0.8"}
+		},
+			kp + "client_properties", "set it with the security settings of the tributary_connection"},
 		{"client property of membership", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"session.timeout.ms": "10000"} },
 			kp + "client_properties", "the agent does not join the consumer group (it commits offsets for lag tools only)"},
 		{"client property with Spark's prefix", func(p *Pipeline) { ko(p).ClientProperties = map[string]string{"kafka.fetch.min.bytes": "1"} },

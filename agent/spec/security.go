@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"net"
 	"net/url"
 	"strings"
 )
@@ -27,6 +28,7 @@ func (c *Connection) validateSecurity(col collector) {
 	}
 	if c.SASL != nil {
 		c.SASL.validate(col.at("sasl"), known && proto != ProtocolSASLSSL, protoPath)
+		c.validateAzureScope(col)
 	}
 	if t := c.TLS; t != nil && *t != (TLS{}) {
 		if !c.UsesTLS() && known {
@@ -69,21 +71,61 @@ func (s *SASL) validate(col collector, notSASLSSL bool, protoPath string) {
 		} else {
 			s.OAuth.validate(col.at("oauth"))
 		}
-	case SASLAWSMSKIAM:
+	case SASLAWSMSKIAM, SASLAzureEntraID, SASLGCPIAM:
 		s.noPassword(col, mechPath)
 		if s.OAuth != nil {
-			col.addInvolving("oauth", []string{mechPath}, "oauth is only for mechanism OAUTHBEARER; AWS_MSK_IAM takes the agent's AWS credentials")
+			col.addInvolving("oauth", []string{mechPath}, "oauth is only for mechanism OAUTHBEARER; %s takes %s", s.Mechanism,
+				cloudIdentities[s.Mechanism])
 		}
 		if notSASLSSL {
-			col.addInvolving("mechanism", []string{protoPath}, "AWS_MSK_IAM needs security_protocol SASL_SSL")
+			col.addInvolving("mechanism", []string{protoPath}, "%s needs security_protocol SASL_SSL", s.Mechanism)
 		}
 	case "":
-		col.add("mechanism", "the SASL mechanism is required: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM")
+		col.add("mechanism", "the SASL mechanism is required: %s", mechanismList)
 	default:
-		col.add("mechanism", "%q is not a SASL mechanism; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM", s.Mechanism)
+		col.add("mechanism", "%q is not a SASL mechanism; use %s", s.Mechanism, mechanismList)
 	}
 	if s.AWSRegion != "" && s.Mechanism != SASLAWSMSKIAM {
 		col.addInvolving("aws_region", []string{mechPath}, "aws_region is only for mechanism AWS_MSK_IAM (it is %s)", s.Mechanism)
+	}
+	if s.AzureScope != "" && s.Mechanism != SASLAzureEntraID {
+		col.addInvolving("azure_scope", []string{mechPath}, "azure_scope is only for mechanism %s (it is %s)", SASLAzureEntraID, s.Mechanism)
+	}
+}
+
+// mechanismList names the SASL mechanisms, for messages.
+const mechanismList = "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, AWS_MSK_IAM, AZURE_EVENT_HUBS_ENTRA_ID or GCP_MANAGED_KAFKA_IAM"
+
+// cloudIdentities says, for each mechanism that authenticates with the
+// agent's own cloud identity, where the agent finds that identity.
+var cloudIdentities = map[string]string{
+	SASLAWSMSKIAM:    "the agent's AWS credentials (its default AWS credential chain)",
+	SASLAzureEntraID: "the agent's Azure credentials (the default Azure credential chain: environment, workload identity, managed identity, Azure CLI)",
+	SASLGCPIAM:       "the agent's Google application default credentials",
+}
+
+// validateAzureScope checks the scope of AZURE_EVENT_HUBS_ENTRA_ID: an
+// https URL when set, else a bootstrap server with a host name to derive
+// it from.
+func (c *Connection) validateAzureScope(col collector) {
+	s := c.SASL
+	if s == nil || s.Mechanism != SASLAzureEntraID {
+		return
+	}
+	if s.AzureScope != "" {
+		u, err := url.Parse(s.AzureScope)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+			col.add("sasl.azure_scope", "the value is not an https URL, e.g. \"https://my-namespace.servicebus.windows.net/.default\"")
+		}
+		return
+	}
+	if len(c.BootstrapServers) == 0 {
+		return // reported on bootstrap_servers
+	}
+	if host, _, err := net.SplitHostPort(c.BootstrapServers[0]); err == nil && net.ParseIP(host) != nil {
+		col.addInvolving("sasl.azure_scope", []string{col.index("bootstrap_servers", 0).base},
+			"%s needs azure_scope when the first bootstrap server is not a host name (the scope is derived from it, "+
+				"e.g. \"https://my-namespace.servicebus.windows.net/.default\" from my-namespace.servicebus.windows.net:9093)", SASLAzureEntraID)
 	}
 }
 

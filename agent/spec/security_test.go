@@ -81,6 +81,10 @@ func TestConnectionSecurityValid(t *testing.T) {
 		"oauth token": secureConn("SASL_PLAINTEXT", &SASL{Mechanism: SASLOAuthBearer, OAuth: &OAuth{Token: testToken}}, nil),
 		"oauth file":  secureConn("SASL_PLAINTEXT", &SASL{Mechanism: SASLOAuthBearer, OAuth: &OAuth{TokenFile: "/run/token"}}, nil),
 		"msk iam":     secureConn("SASL_SSL", &SASL{Mechanism: SASLAWSMSKIAM, AWSRegion: "eu-west-1"}, nil),
+		"entra id":    secureConn("SASL_SSL", &SASL{Mechanism: SASLAzureEntraID}, nil),
+		"entra id scope": {Name: "c", BootstrapServers: []string{"10.0.0.7:9093"}, SecurityProtocol: ProtocolSASLSSL,
+			SASL: &SASL{Mechanism: SASLAzureEntraID, AzureScope: "https://ns.servicebus.windows.net/.default"}},
+		"gcp iam": secureConn("SASL_SSL", &SASL{Mechanism: SASLGCPIAM}, nil),
 		"registry ca": {Name: "c", BootstrapServers: []string{"b:9092"},
 			SchemaRegistry: &SchemaRegistry{URL: "https://registry:8081", CAPEM: f.caPEM}},
 	} {
@@ -147,6 +151,26 @@ func TestConnectionSecurityInvalid(t *testing.T) {
 			"sasl.oauth", "AWS_MSK_IAM takes the agent's AWS credentials"},
 		{"iam without tls", secureConn("SASL_PLAINTEXT", &SASL{Mechanism: SASLAWSMSKIAM}, nil),
 			"sasl.mechanism", "needs security_protocol SASL_SSL"},
+		{"entra id without tls", secureConn("SASL_PLAINTEXT", &SASL{Mechanism: SASLAzureEntraID}, nil),
+			"sasl.mechanism", "AZURE_EVENT_HUBS_ENTRA_ID needs security_protocol SASL_SSL"},
+		{"entra id with oauth", secureConn("SASL_SSL", &SASL{Mechanism: SASLAzureEntraID, OAuth: grant()}, nil),
+			"sasl.oauth", "AZURE_EVENT_HUBS_ENTRA_ID takes the agent's Azure credentials"},
+		{"entra id with password", secureConn("SASL_SSL", &SASL{Mechanism: SASLAzureEntraID, Password: testPassword}, nil),
+			"sasl.password", "only for PLAIN and SCRAM mechanisms (it is AZURE_EVENT_HUBS_ENTRA_ID)"},
+		{"entra id scope not https", secureConn("SASL_SSL", &SASL{Mechanism: SASLAzureEntraID, AzureScope: "ns.servicebus.windows.net/.default"},
+			nil), "sasl.azure_scope", "not an https URL"},
+		{"entra id scope from an ip", Connection{Name: "c", BootstrapServers: []string{"10.0.0.7:9093"}, SecurityProtocol: ProtocolSASLSSL,
+			SASL: &SASL{Mechanism: SASLAzureEntraID}}, "sasl.azure_scope", "needs azure_scope when the first bootstrap server is not a host name"},
+		{"azure scope on msk", secureConn("SASL_SSL", &SASL{Mechanism: SASLAWSMSKIAM, AzureScope: "https://ns.servicebus.windows.net/.default"},
+			nil), "sasl.azure_scope", "azure_scope is only for mechanism AZURE_EVENT_HUBS_ENTRA_ID (it is AWS_MSK_IAM)"},
+		{"gcp iam without tls", secureConn("SASL_PLAINTEXT", &SASL{Mechanism: SASLGCPIAM}, nil),
+			"sasl.mechanism", "GCP_MANAGED_KAFKA_IAM needs security_protocol SASL_SSL"},
+		{"gcp iam with oauth", secureConn("SASL_SSL", &SASL{Mechanism: SASLGCPIAM, OAuth: grant()}, nil),
+			"sasl.oauth", "GCP_MANAGED_KAFKA_IAM takes the agent's Google application default credentials"},
+		{"gcp iam with username", secureConn("SASL_SSL", &SASL{Mechanism: SASLGCPIAM, Username: "u"}, nil),
+			"sasl.username", "only for PLAIN and SCRAM"},
+		{"aws region on gcp iam", secureConn("SASL_SSL", &SASL{Mechanism: SASLGCPIAM, AWSRegion: "eu-west-1"}, nil),
+			"sasl.aws_region", "only for mechanism AWS_MSK_IAM (it is GCP_MANAGED_KAFKA_IAM)"},
 		{"tls on plaintext", secureConn("", nil, &TLS{CAPEM: f.caPEM}), "tls", "need security_protocol SSL or SASL_SSL (it is PLAINTEXT)"},
 		{"tls on sasl plaintext", secureConn("SASL_PLAINTEXT", scram(), &TLS{InsecureSkipVerify: true}), "tls", "(it is SASL_PLAINTEXT)"},
 		{"ca not pem", secureConn("SSL", nil, &TLS{CAPEM: "hello"}), "tls.ca_pem", "no PEM certificate"},
@@ -202,6 +226,26 @@ func TestConnectionSecurityInvalid(t *testing.T) {
 				t.Errorf("TLSConfig error %q does not start with the attribute", err)
 			}
 		})
+	}
+}
+
+func TestAzureScope(t *testing.T) {
+	for _, tc := range []struct {
+		servers []string
+		scope   string
+		want    string
+	}{
+		{[]string{"ns.servicebus.windows.net:9093"}, "", "https://ns.servicebus.windows.net/.default"},
+		{[]string{"ns.servicebus.chinacloudapi.cn:9093", "other:9093"}, "", "https://ns.servicebus.chinacloudapi.cn/.default"},
+		{[]string{"10.0.0.7:9093"}, "https://ns.servicebus.windows.net/.default", "https://ns.servicebus.windows.net/.default"},
+		{[]string{"10.0.0.7:9093"}, "", ""},
+		{[]string{"[::1]:9093"}, "", ""},
+		{nil, "", ""},
+	} {
+		c := Connection{BootstrapServers: tc.servers, SASL: &SASL{Mechanism: SASLAzureEntraID, AzureScope: tc.scope}}
+		if got := c.AzureScope(); got != tc.want {
+			t.Errorf("%v, azure_scope %q: AzureScope() = %q, want %q", tc.servers, tc.scope, got, tc.want)
+		}
 	}
 }
 

@@ -40,10 +40,13 @@ const handshakeTimeout = 15 * time.Second
 // itself, and the ApiVersions request.
 const dialTimeout = 45 * time.Second
 
-// newMechanism returns the SASL mechanism of s, nil for none. AWS_MSK_IAM
-// loads the agent's default AWS configuration (environment, shared files;
-// credentials are fetched at each authentication).
-func newMechanism(ctx context.Context, s *spec.SASL) (sasl.Mechanism, error) {
+// newMechanism returns the SASL mechanism of the connection c, nil for
+// none. AWS_MSK_IAM loads the agent's default AWS configuration
+// (environment, shared files; credentials are fetched at each
+// authentication); AZURE_EVENT_HUBS_ENTRA_ID and GCP_MANAGED_KAFKA_IAM
+// are OAUTHBEARER with tokens of the agent's Azure or Google identity.
+func newMechanism(ctx context.Context, c *spec.Connection) (sasl.Mechanism, error) {
+	s := c.SASL
 	if s == nil {
 		return nil, nil
 	}
@@ -62,6 +65,18 @@ func newMechanism(ctx context.Context, s *spec.SASL) (sasl.Mechanism, error) {
 		return m, nil
 	case spec.SASLOAuthBearer:
 		src, err := newTokenSource(s.OAuth)
+		if err != nil {
+			return nil, err
+		}
+		return &oauthBearer{src: src}, nil
+	case spec.SASLAzureEntraID:
+		src, err := newEntraIDToken(c)
+		if err != nil {
+			return nil, err
+		}
+		return &oauthBearer{src: src}, nil
+	case spec.SASLGCPIAM:
+		src, err := newGoogleToken(ctx)
 		if err != nil {
 			return nil, err
 		}

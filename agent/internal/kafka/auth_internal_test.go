@@ -172,7 +172,7 @@ func TestTokenFile(t *testing.T) {
 }
 
 func TestOAuthBearerMechanism(t *testing.T) {
-	m, err := newMechanism(context.Background(), &spec.SASL{Mechanism: spec.SASLOAuthBearer, OAuth: &spec.OAuth{Token: "eyJ.a.b"}})
+	m, err := newMechanism(context.Background(), &spec.Connection{SASL: &spec.SASL{Mechanism: spec.SASLOAuthBearer, OAuth: &spec.OAuth{Token: "eyJ.a.b"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestAWSMSKIAMSigns(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
 	t.Setenv("AWS_SESSION_TOKEN", "session-token")
 	t.Setenv("AWS_REGION", "us-east-1")
-	m, err := newMechanism(context.Background(), &spec.SASL{Mechanism: spec.SASLAWSMSKIAM, AWSRegion: "eu-west-1"})
+	m, err := newMechanism(context.Background(), &spec.Connection{SASL: &spec.SASL{Mechanism: spec.SASLAWSMSKIAM, AWSRegion: "eu-west-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestAWSMSKIAMSigns(t *testing.T) {
 	}
 
 	t.Setenv("AWS_REGION", "")
-	if _, err := newMechanism(context.Background(), &spec.SASL{Mechanism: spec.SASLAWSMSKIAM}); err == nil ||
+	if _, err := newMechanism(context.Background(), &spec.Connection{SASL: &spec.SASL{Mechanism: spec.SASLAWSMSKIAM}}); err == nil ||
 		!strings.Contains(err.Error(), "sasl.aws_region") {
 		t.Errorf("no region: error = %v", err)
 	}

@@ -65,7 +65,7 @@ func NewClient(conn *spec.Connection) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connection %q: %w", conn.Name, err)
 	}
-	mech, err := newMechanism(context.Background(), conn.SASL)
+	mech, err := newMechanism(context.Background(), conn)
 	if err != nil {
 		return nil, fmt.Errorf("connection %q: %w", conn.Name, err)
 	}

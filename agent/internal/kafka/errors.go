@@ -59,7 +59,7 @@ func (c *Client) explain(addr string, err error) error {
 		msg = c.refusedCredentials()
 	case errors.Is(err, kafkago.UnsupportedSASLMechanism):
 		msg = fmt.Sprintf("the brokers do not enable the SASL mechanism %s (check sasl.mechanism against the listener's sasl.enabled.mechanisms)",
-			c.mechanism)
+			c.sasl.Name())
 	case errors.As(err, &unknown):
 		msg = brokerAt + " is not signed by a trusted CA (set tls.ca_pem to the CA that signed it)"
 	case errors.As(err, &hostname):
@@ -97,6 +97,12 @@ func (c *Client) refusedCredentials() string {
 	case spec.SASLAWSMSKIAM:
 		return "the brokers refused the AWS_MSK_IAM signature (check the credentials the agent's AWS credential chain finds, " +
 			"their IAM policy's kafka-cluster:Connect, and sasl.aws_region)"
+	case spec.SASLAzureEntraID:
+		return "the brokers refused the AZURE_EVENT_HUBS_ENTRA_ID token (check the identity the agent's Azure credential chain finds, " +
+			"its Azure Event Hubs Data Receiver or Data Owner role on the namespace, and sasl.azure_scope)"
+	case spec.SASLGCPIAM:
+		return "the brokers refused the GCP_MANAGED_KAFKA_IAM token (check the principal of the agent's Google application default " +
+			"credentials and its Managed Kafka Client role on the cluster's project)"
 	}
 	return fmt.Sprintf("the brokers refused the SASL %s credentials of user %q (check sasl.username and sasl.password)",
 		c.mechanism, c.username)

@@ -61,9 +61,13 @@ func TestRealBrokerSecurity(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"access_token": unsecuredJWT("ingest"), "expires_in": 3600})
 	}))
 	defer idp.Close()
+	// Entra ID, for AZURE_EVENT_HUBS_ENTRA_ID, hands out unsecured JWTs.
+	kafka.UseFakeEntraID(t, unsecuredJWT("ingest"))
+	entraID := viaSASL(&spec.SASL{Mechanism: spec.SASLAzureEntraID, AzureScope: kafka.TestAzureScope})
 	scramUser, scramPassword := os.Getenv("KAFKA_SCRAM_USER"), os.Getenv("KAFKA_SCRAM_PASSWORD")
 	for name, conn := range map[string]*spec.Connection{
-		"SCRAM-SHA-512": viaSASL(&spec.SASL{Mechanism: spec.SASLScram512, Username: scramUser, Password: scramPassword}),
+		"AZURE_EVENT_HUBS_ENTRA_ID": entraID,
+		"SCRAM-SHA-512":             viaSASL(&spec.SASL{Mechanism: spec.SASLScram512, Username: scramUser, Password: scramPassword}),
 		"PLAIN": viaSASL(&spec.SASL{Mechanism: spec.SASLPlain, Username: os.Getenv("KAFKA_PLAIN_USER"),
 			Password: os.Getenv("KAFKA_PLAIN_PASSWORD")}),
 		"OAUTHBEARER token":      viaSASL(&spec.SASL{Mechanism: spec.SASLOAuthBearer, OAuth: &spec.OAuth{Token: unsecuredJWT("ingest")}}),
@@ -88,6 +92,7 @@ func TestRealBrokerSecurity(t *testing.T) {
 			`the brokers refused the SASL SCRAM-SHA-512 credentials of user "` + scramUser + `"`},
 		"bad token": {viaSASL(&spec.SASL{Mechanism: spec.SASLOAuthBearer, OAuth: &spec.OAuth{Token: "not.a.jwt"}}),
 			"the brokers refused the SASL OAUTHBEARER token"},
+		"bad Entra ID token": {entraID, "the brokers refused the AZURE_EVENT_HUBS_ENTRA_ID token"},
 		"untrusted CA": {viaSASL(&spec.SASL{Mechanism: spec.SASLScram512, Username: scramUser, Password: scramPassword}),
 			"is not signed by a trusted CA"},
 		"expired client certificate": {viaMTLS(&spec.TLS{CAPEM: ca, CertPEM: file("KAFKA_EXPIRED_CERT_FILE"),
@@ -95,8 +100,11 @@ func TestRealBrokerSecurity(t *testing.T) {
 		"no client certificate": {viaMTLS(&spec.TLS{CAPEM: ca}), "requires a client certificate"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if name == "untrusted CA" {
+			switch name {
+			case "untrusted CA":
 				tc.conn.TLS.CAPEM = file("KAFKA_OTHER_CA_FILE")
+			case "bad Entra ID token":
+				kafka.UseFakeEntraID(t, "not.a.jwt")
 			}
 			wantConnectionError(t, readBack(t, newSecureClient(t, tc.conn)), tc.want)
 			// The agent's own requests say the same.

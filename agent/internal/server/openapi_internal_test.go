@@ -75,10 +75,11 @@ const (
 // "Struct.attribute", what the agent checks of it, so that generated
 // requests (schemathesis) get past validation to the engine.
 var constraints = map[string]map[string]any{
-	"Connection.name":                            {"pattern": namePattern},
-	"Connection.bootstrap_servers":               {"minItems": 1, "items": map[string]any{"type": "string", "pattern": `^[^\s:/]+:[0-9]{1,5}$`}},
-	"Connection.security_protocol":               {"enum": []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}},
-	"SASL.mechanism":                             {"enum": []string{spec.SASLPlain, spec.SASLScram256, spec.SASLScram512, spec.SASLOAuthBearer, spec.SASLAWSMSKIAM}},
+	"Connection.name":              {"pattern": namePattern},
+	"Connection.bootstrap_servers": {"minItems": 1, "items": map[string]any{"type": "string", "pattern": `^[^\s:/]+:[0-9]{1,5}$`}},
+	"Connection.security_protocol": {"enum": []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}},
+	"SASL.mechanism": {"enum": []string{spec.SASLPlain, spec.SASLScram256, spec.SASLScram512, spec.SASLOAuthBearer, spec.SASLAWSMSKIAM,
+		spec.SASLAzureEntraID, spec.SASLGCPIAM}},
 	"Pipeline.name":                              {"pattern": namePattern},
 	"Pipeline.connection_name":                   {"pattern": namePattern},
 	"Pipeline.destination_catalog":               {"pattern": identifierPattern},
