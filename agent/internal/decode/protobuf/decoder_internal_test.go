@@ -167,6 +167,69 @@ message M {
 	}
 }
 
+// TestDecodeClosedEnum checks that a number a closed (proto2) enum lacks is
+// an unknown field, as protobuf parses it (and Spark reads it): a single
+// field keeps its earlier value, or its default, or stays null; a list
+// leaves the number out; a map entry's value stays its default; a oneof
+// member does not replace the other; a required field is still missing.
+func TestDecodeClosedEnum(t *testing.T) {
+	fd := compile(t, `syntax = "proto2";
+package p;
+message M {
+  optional E plain = 1;
+  optional E dark = 2 [default = DARK];
+  repeated E list = 3;
+  repeated E packed = 4 [packed = true];
+  map<string, E> by_name = 5;
+  oneof pick { E picked = 6; string other = 7; }
+  enum E { LIGHT = 1; DARK = 2; }
+}
+message R { required E r = 1; enum E { A = 1; } }
+`, nil)
+	md := fd.Messages().Get(0)
+	cols := columns(t, md, -1)
+	d, err := NewDecoder(md, -1, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	varint := func(b []byte, num protowire.Number, v uint64) []byte {
+		return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), v)
+	}
+	var in []byte
+	in = varint(in, 1, 9) // plain: unknown, stays null
+	in = varint(in, 2, 1) // dark: LIGHT
+	in = varint(in, 2, 9) // dark: unknown, stays LIGHT
+	in = varint(in, 3, 1) // list: LIGHT
+	in = varint(in, 3, 9) // list: unknown, left out
+	in = varint(in, 3, 2) // list: DARK
+	in = protowire.AppendTag(in, 4, protowire.BytesType)
+	in = protowire.AppendBytes(in, []byte{2, 9, 1}) // packed: DARK, unknown, LIGHT
+	entry := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k")
+	entry = varint(entry, 2, 9)
+	in = protowire.AppendBytes(protowire.AppendTag(in, 5, protowire.BytesType), entry) // by_name: k → LIGHT, the default
+	in = protowire.AppendString(protowire.AppendTag(in, 7, protowire.BytesType), "o")
+	in = varint(in, 6, 9) // picked: unknown, other stays
+	// (parquet-go assembles the map's STRING values as base64: "TElHSFQ=" is
+	// LIGHT.)
+	want := `{"by_name":{"k":"TElHSFQ="},"dark":"LIGHT","list":["LIGHT","DARK"],"other":"o","packed":["DARK","LIGHT"],"picked":null,"plain":null}`
+	if got, err := decodeRow(t, d, cols, in); err != nil || got != want {
+		t.Errorf("got %s, %v\nwant %s", got, err, want)
+	}
+	// Without the earlier value, dark reads as its default.
+	if got, err := decodeRow(t, d, cols, varint(nil, 2, 9)); err != nil || !strings.Contains(got, `"dark":"DARK"`) {
+		t.Errorf("dark unknown alone: %s, %v", got, err)
+	}
+	rd := fd.Messages().Get(1)
+	rcols := columns(t, rd, -1)
+	dr, err := NewDecoder(rd, -1, rcols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeRow(t, dr, rcols, varint(nil, 1, 9)); err == nil || !strings.Contains(err.Error(), "required field p.R.r not set") {
+		t.Errorf("required closed enum with an unknown number: error %v", err)
+	}
+}
+
 func TestDecodeColumns(t *testing.T) {
 	md := message(t, "Event")
 	in := protobuftest.Encode(t, md, eventFull)

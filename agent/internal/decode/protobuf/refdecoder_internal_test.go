@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -211,7 +212,63 @@ func (d *refDecoder) parse(data []byte) (err error) {
 		}
 	}()
 	d.msg.Range(d.clear)
-	return d.unmarshal.Unmarshal(data, d.msg)
+	return d.unmarshal.Unmarshal(refStrip(d.md, data), d.msg)
+}
+
+// refStrip returns data, a message of md, without the numbers of closed
+// enums that the enum lacks, at every level: protobuf's parsers read them
+// as unknown fields, where protobuf-go keeps them as values. Malformed data
+// is returned as it is.
+func refStrip(md protoreflect.MessageDescriptor, data []byte) []byte {
+	out := make([]byte, 0, len(data))
+	for b := data; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return data
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return data
+		}
+		field, val := b[:n+m], b[n:n+m]
+		b = b[n+m:]
+		fd := md.Fields().ByNumber(num)
+		if fd == nil {
+			out = append(out, field...)
+			continue
+		}
+		closed := fd.Enum() != nil && fd.Enum().IsClosed()
+		known := func(v uint64) bool { return fd.Enum().Values().ByNumber(protoreflect.EnumNumber(int32(v))) != nil }
+		switch {
+		case closed && typ == protowire.VarintType:
+			if v, _ := protowire.ConsumeVarint(val); !known(v) {
+				continue
+			}
+		case closed && typ == protowire.BytesType && fd.IsList():
+			content, _ := protowire.ConsumeBytes(val)
+			var kept []byte
+			for len(content) > 0 {
+				v, k := protowire.ConsumeVarint(content)
+				if k < 0 {
+					return data
+				}
+				if known(v) {
+					kept = append(kept, content[:k]...)
+				}
+				content = content[k:]
+			}
+			field = protowire.AppendBytes(protowire.AppendTag(nil, num, typ), kept)
+		case fd.Message() != nil && typ == protowire.BytesType:
+			content, _ := protowire.ConsumeBytes(val)
+			field = protowire.AppendBytes(protowire.AppendTag(nil, num, typ), refStrip(fd.Message(), content))
+		case fd.Message() != nil && typ == protowire.StartGroupType:
+			content, _ := protowire.ConsumeGroup(num, val)
+			field = append(protowire.AppendTag(nil, num, typ), refStrip(fd.Message(), content)...)
+			field = protowire.AppendTag(field, num, protowire.EndGroupType)
+		}
+		out = append(out, field...)
+	}
+	return out
 }
 
 // refHasRequired reports whether md, or a message among its fields, has a

@@ -108,6 +108,13 @@ func (e *enumNames) name(n int32) ([]byte, bool) {
 	return name, ok
 }
 
+// has reports whether the enum has a value of number bits, the bits of an
+// enum value as [canonical] gives them.
+func (e *enumNames) has(bits uint64) bool {
+	_, ok := e.name(int32(uint32(bits)))
+	return ok
+}
+
 // stringBytes returns the bytes of s without copying them; they must not
 // be modified.
 func stringBytes(s string) []byte {

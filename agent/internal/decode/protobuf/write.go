@@ -72,7 +72,9 @@ func (d *Decoder) elements(b *rows.Builder, f *field, h int32) error {
 			if err != nil {
 				return fmt.Errorf("%s: packed: %w", f.fd.FullName(), err)
 			}
-			d.put(b, f.val, r)
+			if f.closed == nil || f.closed.has(r.bits) { // else an unknown field
+				d.put(b, f.val, r)
+			}
 			off = next
 		}
 	case f.val.conv < convTimestamp:
