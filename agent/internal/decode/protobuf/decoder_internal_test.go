@@ -230,6 +230,34 @@ message R { required E r = 1; enum E { A = 1; } }
 	}
 }
 
+// TestDecodeProto2InvalidUTF8 checks that a proto2 string that is not
+// valid UTF-8, which protobuf does not check in proto2, is read as Spark
+// reads it: the broken bytes become U+FFFD, so that a STRING column holds
+// only UTF-8. (proto3 refuses it: TestDecodeMalformed.)
+func TestDecodeProto2InvalidUTF8(t *testing.T) {
+	md := compile(t, `syntax = "proto2";
+package p;
+message M { optional string s = 1; repeated string l = 2; map<string, string> m = 3; }
+`, nil).Messages().Get(0)
+	cols := columns(t, md, -1)
+	d, err := NewDecoder(md, -1, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(b []byte, num protowire.Number, s string) []byte {
+		return protowire.AppendString(protowire.AppendTag(b, num, protowire.BytesType), s)
+	}
+	in := str(nil, 1, "a\xffb\xe2\x82")
+	in = str(in, 2, "\xc0\xafok")
+	in = str(in, 3, string(str(str(nil, 1, "k\xff"), 2, "v\xff")))
+	// (parquet-go assembles the map's STRING values as base64: "du+/vQ=="
+	// is "v\uFFFD".)
+	want := "{\"l\":[\"\uFFFD\uFFFDok\"],\"m\":{\"k\uFFFD\":\"du+/vQ==\"},\"s\":\"a\uFFFDb\uFFFD\"}"
+	if got, err := decodeRow(t, d, cols, in); err != nil || got != want {
+		t.Errorf("got %s, %v\nwant %s", got, err, want)
+	}
+}
+
 func TestDecodeColumns(t *testing.T) {
 	md := message(t, "Event")
 	in := protobuftest.Encode(t, md, eventFull)

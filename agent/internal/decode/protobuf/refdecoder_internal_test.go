@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
@@ -387,6 +389,10 @@ func (d *refDecoder) write(b *rows.Builder, v *refValue, x protoreflect.Value) e
 		b.Double(x.Float())
 	case convString:
 		s := x.String()
+		if !utf8.ValidString(s) { // proto2: as Spark reads it
+			b.Bytes(jsontext.AppendValidUTF8(b.Alloc(3 * len(s))[:0], []byte(s)))
+			break
+		}
 		b.Bytes(unsafe.Slice(unsafe.StringData(s), len(s)))
 	case convBytes:
 		b.Bytes(x.Bytes())

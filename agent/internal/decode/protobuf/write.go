@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 )
 
@@ -200,11 +201,25 @@ func (d *Decoder) put(b *rows.Builder, v *value, r raw) {
 		b.Float(math.Float32frombits(uint32(r.bits)))
 	case convDouble:
 		b.Double(math.Float64frombits(r.bits))
-	case convString, convBytes:
+	case convString:
+		b.Bytes(validText(b, v, r.bytes))
+	case convBytes:
 		b.Bytes(r.bytes)
 	case convEnum:
 		b.Bytes(d.enumName(b, v.enum, int32(uint32(r.bits))))
 	}
+}
+
+// validText returns s, the bytes of a string value of v, or, when v is a
+// string protobuf does not check (proto2, or editions' utf8_validation
+// NONE) and s is not valid UTF-8, a copy in b's arena with the broken bytes
+// replaced by U+FFFD as Spark reads them (Java's decoder makes the
+// String): a STRING column holds only UTF-8.
+func validText(b *rows.Builder, v *value, s []byte) []byte {
+	if v.utf8 || utf8.Valid(s) {
+		return s
+	}
+	return jsontext.AppendValidUTF8(b.Alloc(3 * len(s))[:0], s)
 }
 
 // enumName returns the name of enum value n, or its decimal digits (in b's
