@@ -52,7 +52,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 		{"every field", eventFull, `{"b":true,"by":"\u0000\u0001\u0002",` +
 			`"counts":{"aa":2,"mm":0,"zz":1},"db":-2.25,"f32":-2147483648,"f64":7,"fl":1.5,` +
 			`"i32":-1,"i64":-4,"item":{"qty":1,"sku":"a"},"items":[{"qty":null,"sku":"b"},{"qty":null,"sku":null},{"qty":3,"sku":null}],` +
-			`"kind":"VIEW","kinds":["CLICK","KIND_UNSPECIFIED","9"],"number":null,"opt":35,"picked":null,"s":"héllo","s32":-2,"s64":-5,` +
+			`"kind":"VIEW","kinds":["CLICK","KIND_UNSPECIFIED","UNKNOWN_ENUM_VALUE_Kind_9"],"number":null,"opt":35,"picked":null,"s":"héllo","s32":-2,"s64":-5,` +
 			`"sf32":-3,"sf64":-6,"source":{"host":"h","port":9092},"tags":["x","","z"],"text":"chosen","times":[0,-1],` +
 			`"ts":1714566896789123,"u32":-1,"u64":-1,"w_bool":true,"w_bytes":"\u0007","w_double":1.25,"w_float":2.5,` +
 			`"w_int32":-32,"w_int64":-64,"w_string":"w","w_uint32":32,"w_uint64":64}`},
@@ -68,7 +68,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 				`"w_uint64":null}`},
 		{"oneof message", `{"picked": {"sku": "p"}, "kind": 5}`,
 			`{"b":null,"by":null,"counts":{},"db":null,"f32":null,"f64":null,"fl":null,"i32":null,"i64":null,` +
-				`"item":null,"items":[],"kind":"5","kinds":[],"number":null,"opt":null,"picked":{"qty":null,"sku":"p"},"s":null,"s32":null,` +
+				`"item":null,"items":[],"kind":"UNKNOWN_ENUM_VALUE_Kind_5","kinds":[],"number":null,"opt":null,"picked":{"qty":null,"sku":"p"},"s":null,"s32":null,` +
 				`"s64":null,"sf32":null,"sf64":null,"source":null,"tags":[],"text":null,"times":[],"ts":null,"u32":null,"u64":null,` +
 				`"w_bool":null,"w_bytes":null,"w_double":null,"w_float":null,"w_int32":null,"w_int64":null,"w_string":null,"w_uint32":null,` +
 				`"w_uint64":null}`},

@@ -8,7 +8,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 	"unsafe"
 
@@ -149,8 +148,6 @@ type refDecoder struct {
 	// its map of fields, which Reset would drop); clear clears one field.
 	unmarshal proto.UnmarshalOptions
 	clear     func(protoreflect.FieldDescriptor, protoreflect.Value) bool
-	// num holds the decimal digits of an unknown enum number.
-	num [20]byte
 }
 
 // refEntry is one map entry.
@@ -417,15 +414,15 @@ func (d *refDecoder) write(b *rows.Builder, v *refValue, x protoreflect.Value) e
 	return nil
 }
 
-// enumName returns the name of enum value n, or its decimal digits (in b's
-// arena) when e has no such value.
+// enumName returns the name of enum value n, or the name Spark gives a
+// number e lacks (in b's arena).
 func (d *refDecoder) enumName(b *rows.Builder, e protoreflect.EnumDescriptor, n protoreflect.EnumNumber) []byte {
 	if ev := e.Values().ByNumber(n); ev != nil {
 		s := string(ev.Name())
 		return unsafe.Slice(unsafe.StringData(s), len(s))
 	}
-	digits := strconv.AppendInt(d.num[:0], int64(n), 10)
-	out := b.Alloc(len(digits))
-	copy(out, digits)
+	s := fmt.Sprintf("UNKNOWN_ENUM_VALUE_%s_%d", e.Name(), n)
+	out := b.Alloc(len(s))
+	copy(out, s)
 	return out
 }

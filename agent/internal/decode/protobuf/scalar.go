@@ -71,6 +71,10 @@ type enumNames struct {
 	// there is none; sparse holds the other numbers.
 	dense  [][]byte
 	sparse map[int32][]byte
+	// unknown prefixes the number of a value the enum lacks:
+	// "UNKNOWN_ENUM_VALUE_<enum's name>_", as protobuf-java names it for
+	// Spark.
+	unknown []byte
 }
 
 // maxDense bounds the enum numbers enumNames.dense holds.
@@ -80,7 +84,7 @@ const maxDense = 256
 // (allow_alias), the first declared names it, as protobuf-go's ByNumber
 // finds it.
 func newEnumNames(e protoreflect.EnumDescriptor) *enumNames {
-	names := &enumNames{sparse: make(map[int32][]byte)}
+	names := &enumNames{sparse: make(map[int32][]byte), unknown: []byte("UNKNOWN_ENUM_VALUE_" + string(e.Name()) + "_")}
 	vs := e.Values()
 	for i := range vs.Len() {
 		v := vs.Get(i)

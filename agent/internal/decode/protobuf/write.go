@@ -222,15 +222,16 @@ func validText(b *rows.Builder, v *value, s []byte) []byte {
 	return jsontext.AppendValidUTF8(b.Alloc(3 * len(s))[:0], s)
 }
 
-// enumName returns the name of enum value n, or its decimal digits (in b's
-// arena) when the enum has no such value.
+// enumName returns the name of enum value n or, when the enum has no such
+// value (an open enum's number a newer schema added), the name Spark gives
+// it, UNKNOWN_ENUM_VALUE_<enum's name>_<n>, in b's arena.
 func (d *Decoder) enumName(b *rows.Builder, e *enumNames, n int32) []byte {
 	if name, ok := e.name(n); ok {
 		return name
 	}
 	digits := strconv.AppendInt(d.num[:0], int64(n), 10)
-	out := b.Alloc(len(digits))
-	copy(out, digits)
+	out := b.Alloc(len(e.unknown) + len(digits))
+	copy(out[copy(out, e.unknown):], digits)
 	return out
 }
 
