@@ -186,12 +186,7 @@ message M {
 }
 message R { required E r = 1; enum E { A = 1; } }
 `, nil)
-	md := fd.Messages().Get(0)
-	cols := columns(t, md, -1)
-	d, err := NewDecoder(md, -1, cols)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, cols := decoder(t, fd.Messages().Get(0))
 	varint := func(b []byte, num protowire.Number, v uint64) []byte {
 		return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), v)
 	}
@@ -219,12 +214,7 @@ message R { required E r = 1; enum E { A = 1; } }
 	if got, err := decodeRow(t, d, cols, varint(nil, 2, 9)); err != nil || !strings.Contains(got, `"dark":"DARK"`) {
 		t.Errorf("dark unknown alone: %s, %v", got, err)
 	}
-	rd := fd.Messages().Get(1)
-	rcols := columns(t, rd, -1)
-	dr, err := NewDecoder(rd, -1, rcols)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dr, rcols := decoder(t, fd.Messages().Get(1))
 	if _, err := decodeRow(t, dr, rcols, varint(nil, 1, 9)); err == nil || !strings.Contains(err.Error(), "required field p.R.r not set") {
 		t.Errorf("required closed enum with an unknown number: error %v", err)
 	}
@@ -239,11 +229,7 @@ func TestDecodeProto2InvalidUTF8(t *testing.T) {
 package p;
 message M { optional string s = 1; repeated string l = 2; map<string, string> m = 3; }
 `, nil).Messages().Get(0)
-	cols := columns(t, md, -1)
-	d, err := NewDecoder(md, -1, cols)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, cols := decoder(t, md)
 	str := func(b []byte, num protowire.Number, s string) []byte {
 		return protowire.AppendString(protowire.AppendTag(b, num, protowire.BytesType), s)
 	}
