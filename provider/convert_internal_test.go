@@ -396,14 +396,19 @@ func TestAvroProtobufRoundTrip(t *testing.T) {
 
 // TestAvroProtobufUnreadableFiles checks that a missing .avsc or .desc file
 // is one problem on its attribute, naming the resolved path, and not again
-// an empty schema.
+// an empty schema, and that it does not hide the problems of the other
+// attributes that do not need the file: an out-of-range
+// recursive_fields_max_depth is still reported, on its own attribute.
 func TestAvroProtobufUnreadableFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
+	stored := avroProtobufPipeline(dir)
+	depth := int64(11)
+	stored.Tables[1].ConnectorOptions.KafkaOptions.ValueTransformer.ProtobufOptions.RecursiveFieldsMaxDepth = &depth
 	var m pipelineResourceModel
 	var diags diag.Diagnostics
-	m.setFromSpec(ctx, avroProtobufPipeline(dir), nil, &diags)
+	m.setFromSpec(ctx, stored, nil, &diags)
 	if diags.HasError() {
 		t.Fatalf("setFromSpec: %v", diags)
 	}
@@ -429,8 +434,9 @@ func TestAvroProtobufUnreadableFiles(t *testing.T) {
 	}
 	var rest diag.Diagnostics
 	addFieldErrors(&rest, "pipeline", p.Validate(), c.skip)
-	if rest.HasError() {
-		t.Errorf("unexpected problems: %v", rest)
+	const depthProblem = "Invalid pipeline attribute table[1].connector_options.kafka_options.value_transformer.protobuf_options.recursive_fields_max_depth"
+	if len(rest) != 1 || rest[0].Summary() != depthProblem {
+		t.Errorf("problems beyond the unreadable files: %v, want one: %s", rest, depthProblem)
 	}
 }
 

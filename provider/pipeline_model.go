@@ -288,12 +288,11 @@ func (c *specConverter) protobufOptions(p string, o types.Object) *spec.Protobuf
 			RecursiveFieldsMaxDepth: c.int64Ptr(p+".recursive_fields_max_depth", m.RecursiveFieldsMaxDepth),
 			ParseMode:               c.str(p+".parse_mode", m.ParseMode),
 		}
+		// An unreadable file leaves DescFileContent empty, so that the
+		// problems that need the file (the message, its recursion) are not
+		// looked for; those of message_name and recursive_fields_max_depth
+		// that do not need it are reported.
 		po.DescFileContent = c.readFile(p+".desc_file_path", po.DescFilePath, "descriptor set file", "events.desc")
-		if c.unreadable[p+".desc_file_path"] {
-			// The message and its recursion are looked up in the file.
-			c.unreadable[p+".message_name"] = true
-			c.unreadable[p+".recursive_fields_max_depth"] = true
-		}
 		return po
 	})
 }

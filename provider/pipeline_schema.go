@@ -530,9 +530,10 @@ func protobufOptionsSchema() schema.SingleNestedAttribute {
 			},
 			"schema_registry": schemaRegistrySchema(true),
 			"recursive_fields_max_depth": schema.Int64Attribute{
-				MarkdownDescription: fmt.Sprintf("How deep recursive message fields are expanded, from %d to %d, as "+
-					"Spark's `recursive.fields.max.depth`: `-1` refuses a recursive message, `0` drops recursive "+
-					"fields, `1` to `%d` expand them that many levels. Defaults to `%d`.",
+				MarkdownDescription: fmt.Sprintf("How deep recursive message fields are expanded, from %d to %d: "+
+					"`-1` refuses a recursive message, `0` drops recursive fields, `1` to `%d` expand them that many "+
+					"levels. Defaults to `%d`. Spark's `recursive.fields.max.depth` counts one more: its `n + 1` "+
+					"gives the columns `n` gives here (its `0` refuses, its `1` drops).",
 					spec.MinRecursiveDepth, spec.MaxRecursiveDepth, spec.MaxRecursiveDepth, spec.DefaultRecursiveDepth),
 				Optional: true,
 				Computed: true,

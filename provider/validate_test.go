@@ -161,6 +161,8 @@ func TestAccPipelineValidation(t *testing.T) {
 			valueProtobuf + ".message_name", "message_name goes with desc_file_path; with schema_registry set schema_registry.protobuf_message_name instead"},
 		{"protobuf desc_file_path unreadable", one(withValue(protobuf(`desc_file_path = `+hclString(missingDesc)+`, message_name = "X"`)), ""),
 			valueProtobuf + ".desc_file_path", "cannot read the descriptor set file " + missingDesc},
+		{"protobuf depth too large with desc_file_path unreadable", one(withValue(protobuf(`desc_file_path = `+hclString(missingDesc)+`, message_name = "X", recursive_fields_max_depth = 11`)), ""),
+			valueProtobuf + ".recursive_fields_max_depth", "11 is more than the maximum of 10"},
 		{"protobuf depth too small", one(withValue(protobuf(`schema_registry = `+registry+`, recursive_fields_max_depth = -2`)), ""),
 			valueProtobuf + ".recursive_fields_max_depth", "-2 is less than the minimum of -1"},
 		{"protobuf depth too large", one(withValue(protobuf(`schema_registry = `+registry+`, recursive_fields_max_depth = 11`)), ""),

@@ -69,8 +69,9 @@ type ProtobufOptions struct {
 	SchemaRegistry *SchemaRegistryOptions `json:"schema_registry,omitempty"`
 	// RecursiveFieldsMaxDepth is how deep recursive message fields are
 	// expanded: -1 refuses a recursive message, 0 drops recursive fields,
-	// 1..10 expand them that many levels, as Spark's
-	// recursive.fields.max.depth. Nil means [DefaultRecursiveDepth].
+	// 1..10 expand them that many levels, as the product's option defines
+	// it; Spark's recursive.fields.max.depth counts one more (its n+1 is
+	// our n). Nil means [DefaultRecursiveDepth].
 	RecursiveFieldsMaxDepth *int64 `json:"recursive_fields_max_depth,omitempty"`
 	// ParseMode is one of [ParseModes]; empty means [DefaultParseMode].
 	ParseMode string `json:"parse_mode,omitempty"`

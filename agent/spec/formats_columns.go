@@ -47,6 +47,11 @@ func protobufFields(pc collector, po *ProtobufOptions) ([]schema.Field, bool) {
 		pc.addInvolving("message_name", []string{pc.path("desc_file_path")}, "%v", err)
 		return nil, false
 	}
+	if d := po.RecursiveDepth(); d < MinRecursiveDepth || d > MaxRecursiveDepth {
+		// Validate reports the depth on its own attribute; mapping the
+		// message would report it again, on desc_file_path.
+		return nil, false
+	}
 	fields, err := protobuf.Columns(md, po.RecursiveDepth())
 	if err != nil {
 		attr := "desc_file_path"

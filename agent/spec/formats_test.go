@@ -2,6 +2,7 @@ package spec
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,5 +150,36 @@ func TestRegistryRefs(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("RegistryRefs:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestProtobufProblemsIndependent checks that each independent problem of
+// protobuf_options is reported once, on its own attribute: an unusable
+// descriptor set does not hide an out-of-range recursive_fields_max_depth,
+// and that depth is not reported again on desc_file_path.
+func TestProtobufProblemsIndependent(t *testing.T) {
+	const po = "table[0].connector_options.kafka_options.value_transformer.protobuf_options."
+	depth := int64(11)
+	for _, tt := range []struct {
+		name    string
+		content []byte
+		want    []string
+	}{
+		{"unusable descriptor set", []byte("junk"), []string{po + "recursive_fields_max_depth", po + "desc_file_path"}},
+		{"usable descriptor set", eventsDesc(t), []string{po + "recursive_fields_max_depth"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := validPipeline()
+			p.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer = &Transformer{Format: FormatProtobuf, ProtobufOptions: &ProtobufOptions{
+				DescFilePath: "e.desc", DescFileContent: tt.content, MessageName: "Order", RecursiveFieldsMaxDepth: &depth,
+			}}
+			var got []string
+			for _, e := range p.Validate() {
+				got = append(got, e.Path)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("problems on %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -434,16 +434,7 @@ func validUTF8(b *rows.Builder, s []byte) []byte {
 	if utf8.Valid(s) {
 		return s
 	}
-	out := b.Alloc(3 * len(s))[:0]
-	for len(s) > 0 {
-		r, n := utf8.DecodeRune(s)
-		if r == utf8.RuneError && n == 1 {
-			n = jsontext.InvalidLen(s)
-		}
-		out = utf8.AppendRune(out, r)
-		s = s[n:]
-	}
-	return out
+	return jsontext.AppendValidUTF8(b.Alloc(3 * len(s))[:0], s)
 }
 
 // metadata writes the source metadata struct of r.

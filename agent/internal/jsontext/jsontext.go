@@ -143,6 +143,22 @@ func unicodeEscape(b []byte) (rune, int) {
 	return '?', 6
 }
 
+// AppendValidUTF8 appends s to dst with the bytes that are not valid UTF-8
+// replaced by U+FFFD, one for each run Java's UTF-8 decoder replaces (see
+// [InvalidLen]), and returns the extended slice. It appends at most
+// 3*len(s) bytes.
+func AppendValidUTF8(dst, s []byte) []byte {
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		if r == utf8.RuneError && n == 1 {
+			n = InvalidLen(s)
+		}
+		dst = utf8.AppendRune(dst, r)
+		s = s[n:]
+	}
+	return dst
+}
+
 // InvalidLen returns how many bytes at the start of b, which does not begin
 // with valid UTF-8, Java's UTF-8 decoder replaces with one U+FFFD: the lead
 // byte of a 3- or 4-byte sequence takes the continuation bytes that may

@@ -84,6 +84,25 @@ func TestInvalidLen(t *testing.T) {
 
 // TestHex4 checks the value of four hex digits and the -1 of anything
 // else.
+// TestAppendValidUTF8 checks that broken text becomes U+FFFD as Java's
+// decoder replaces it, and valid text is kept.
+func TestAppendValidUTF8(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                 "",
+		"héllo 日本":         "héllo 日本",
+		"a\xffb":           "a\uFFFDb",
+		"\xe2\x82":         "\uFFFD",       // truncated: one
+		"\xc0\xaf":         "\uFFFD\uFFFD", // overlong: one per byte
+		"\xed\xa0\x80x":    "\uFFFDx",      // an encoded surrogate: one
+		"\xf0\x9f\x98x":    "\uFFFDx",
+		"ok\xef\xbf\xbdok": "ok\uFFFDok", // U+FFFD itself is valid
+	} {
+		if got := string(jsontext.AppendValidUTF8([]byte("<"), []byte(in))); got != "<"+want {
+			t.Errorf("%q: got %q, want %q", in, got, "<"+want)
+		}
+	}
+}
+
 func TestHex4(t *testing.T) {
 	tests := []struct {
 		in   string

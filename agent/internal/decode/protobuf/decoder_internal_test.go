@@ -52,7 +52,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 		{"every field", eventFull, `{"b":true,"by":"\u0000\u0001\u0002",` +
 			`"counts":{"aa":2,"mm":0,"zz":1},"db":-2.25,"f32":-2147483648,"f64":7,"fl":1.5,` +
 			`"i32":-1,"i64":-4,"item":{"qty":1,"sku":"a"},"items":[{"qty":null,"sku":"b"},{"qty":null,"sku":null},{"qty":3,"sku":null}],` +
-			`"kind":"VIEW","kinds":["CLICK","KIND_UNSPECIFIED","9"],"number":null,"opt":35,"picked":null,"s":"héllo","s32":-2,"s64":-5,` +
+			`"kind":"VIEW","kinds":["CLICK","KIND_UNSPECIFIED","UNKNOWN_ENUM_VALUE_Kind_9"],"number":null,"opt":35,"picked":null,"s":"héllo","s32":-2,"s64":-5,` +
 			`"sf32":-3,"sf64":-6,"source":{"host":"h","port":9092},"tags":["x","","z"],"text":"chosen","times":[0,-1],` +
 			`"ts":1714566896789123,"u32":-1,"u64":-1,"w_bool":true,"w_bytes":"\u0007","w_double":1.25,"w_float":2.5,` +
 			`"w_int32":-32,"w_int64":-64,"w_string":"w","w_uint32":32,"w_uint64":64}`},
@@ -68,7 +68,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 				`"w_uint64":null}`},
 		{"oneof message", `{"picked": {"sku": "p"}, "kind": 5}`,
 			`{"b":null,"by":null,"counts":{},"db":null,"f32":null,"f64":null,"fl":null,"i32":null,"i64":null,` +
-				`"item":null,"items":[],"kind":"5","kinds":[],"number":null,"opt":null,"picked":{"qty":null,"sku":"p"},"s":null,"s32":null,` +
+				`"item":null,"items":[],"kind":"UNKNOWN_ENUM_VALUE_Kind_5","kinds":[],"number":null,"opt":null,"picked":{"qty":null,"sku":"p"},"s":null,"s32":null,` +
 				`"s64":null,"sf32":null,"sf64":null,"source":null,"tags":[],"text":null,"times":[],"ts":null,"u32":null,"u64":null,` +
 				`"w_bool":null,"w_bytes":null,"w_double":null,"w_float":null,"w_int32":null,"w_int64":null,"w_string":null,"w_uint32":null,` +
 				`"w_uint64":null}`},
@@ -164,6 +164,83 @@ message M {
 	// A required field missing fails the record, as Spark's parsing does.
 	if _, err := decodeRow(t, d, cols, nil); err == nil || !strings.Contains(err.Error(), "required field p.M.r not set") {
 		t.Errorf("missing required field: error %v", err)
+	}
+}
+
+// TestDecodeClosedEnum checks that a number a closed (proto2) enum lacks is
+// an unknown field, as protobuf parses it (and Spark reads it): a single
+// field keeps its earlier value, or its default, or stays null; a list
+// leaves the number out; a map entry's value stays its default; a oneof
+// member does not replace the other; a required field is still missing.
+func TestDecodeClosedEnum(t *testing.T) {
+	fd := compile(t, `syntax = "proto2";
+package p;
+message M {
+  optional E plain = 1;
+  optional E dark = 2 [default = DARK];
+  repeated E list = 3;
+  repeated E packed = 4 [packed = true];
+  map<string, E> by_name = 5;
+  oneof pick { E picked = 6; string other = 7; }
+  enum E { LIGHT = 1; DARK = 2; }
+}
+message R { required E r = 1; enum E { A = 1; } }
+`, nil)
+	d, cols := decoder(t, fd.Messages().Get(0))
+	varint := func(b []byte, num protowire.Number, v uint64) []byte {
+		return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), v)
+	}
+	var in []byte
+	in = varint(in, 1, 9) // plain: unknown, stays null
+	in = varint(in, 2, 1) // dark: LIGHT
+	in = varint(in, 2, 9) // dark: unknown, stays LIGHT
+	in = varint(in, 3, 1) // list: LIGHT
+	in = varint(in, 3, 9) // list: unknown, left out
+	in = varint(in, 3, 2) // list: DARK
+	in = protowire.AppendTag(in, 4, protowire.BytesType)
+	in = protowire.AppendBytes(in, []byte{2, 9, 1}) // packed: DARK, unknown, LIGHT
+	entry := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k")
+	entry = varint(entry, 2, 9)
+	in = protowire.AppendBytes(protowire.AppendTag(in, 5, protowire.BytesType), entry) // by_name: k → LIGHT, the default
+	in = protowire.AppendString(protowire.AppendTag(in, 7, protowire.BytesType), "o")
+	in = varint(in, 6, 9) // picked: unknown, other stays
+	// (parquet-go assembles the map's STRING values as base64: "TElHSFQ=" is
+	// LIGHT.)
+	want := `{"by_name":{"k":"TElHSFQ="},"dark":"LIGHT","list":["LIGHT","DARK"],"other":"o","packed":["DARK","LIGHT"],"picked":null,"plain":null}`
+	if got, err := decodeRow(t, d, cols, in); err != nil || got != want {
+		t.Errorf("got %s, %v\nwant %s", got, err, want)
+	}
+	// Without the earlier value, dark reads as its default.
+	if got, err := decodeRow(t, d, cols, varint(nil, 2, 9)); err != nil || !strings.Contains(got, `"dark":"DARK"`) {
+		t.Errorf("dark unknown alone: %s, %v", got, err)
+	}
+	dr, rcols := decoder(t, fd.Messages().Get(1))
+	if _, err := decodeRow(t, dr, rcols, varint(nil, 1, 9)); err == nil || !strings.Contains(err.Error(), "required field p.R.r not set") {
+		t.Errorf("required closed enum with an unknown number: error %v", err)
+	}
+}
+
+// TestDecodeProto2InvalidUTF8 checks that a proto2 string that is not
+// valid UTF-8, which protobuf does not check in proto2, is read as Spark
+// reads it: the broken bytes become U+FFFD, so that a STRING column holds
+// only UTF-8. (proto3 refuses it: TestDecodeMalformed.)
+func TestDecodeProto2InvalidUTF8(t *testing.T) {
+	md := compile(t, `syntax = "proto2";
+package p;
+message M { optional string s = 1; repeated string l = 2; map<string, string> m = 3; }
+`, nil).Messages().Get(0)
+	d, cols := decoder(t, md)
+	str := func(b []byte, num protowire.Number, s string) []byte {
+		return protowire.AppendString(protowire.AppendTag(b, num, protowire.BytesType), s)
+	}
+	in := str(nil, 1, "a\xffb\xe2\x82")
+	in = str(in, 2, "\xc0\xafok")
+	in = str(in, 3, string(str(str(nil, 1, "k\xff"), 2, "v\xff")))
+	// (parquet-go assembles the map's STRING values as base64: "du+/vQ=="
+	// is "v\uFFFD".)
+	want := "{\"l\":[\"\uFFFD\uFFFDok\"],\"m\":{\"k\uFFFD\":\"du+/vQ==\"},\"s\":\"a\uFFFDb\uFFFD\"}"
+	if got, err := decodeRow(t, d, cols, in); err != nil || got != want {
+		t.Errorf("got %s, %v\nwant %s", got, err, want)
 	}
 }
 

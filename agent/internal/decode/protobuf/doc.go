@@ -20,7 +20,7 @@
 //	bool                           BOOLEAN
 //	string                         STRING
 //	bytes                          BINARY
-//	enum                           STRING  (the value's name; an unknown number its decimal string)
+//	enum                           STRING  (the value's name; an open enum's unknown number UNKNOWN_ENUM_VALUE_<enum>_<n>)
 //	message, group                 STRUCT  (a message with no fields is dropped)
 //	repeated T                     ARRAY<T>
 //	map<K, V>                      MAP<K, V>
@@ -32,8 +32,16 @@
 // is IntegerType and uint64 LongType, holding the same bits. Other
 // well-known types are ordinary messages: google.protobuf.Duration is
 // STRUCT<seconds BIGINT, nanos INT> (Spark's DayTimeIntervalType has no
-// table type here), Any is STRUCT<type_url STRING, value BINARY>, Empty is
-// dropped.
+// Delta type), Any is STRUCT<type_url STRING, value BINARY>, Empty is
+// dropped. Timestamp and Duration are matched by full name, where Spark
+// matches any message of that simple name with seconds and nanos fields:
+// another package's Timestamp stays a STRUCT. A wrapper present on the
+// wire is its value, 0 included, where Spark reads a wrapped zero as null.
+// An enum number a closed (proto2) enum lacks is an unknown field, as
+// protobuf parses it; an open enum's is named as protobuf-java names it
+// for Spark. A proto2 string that is not valid UTF-8 has its broken bytes
+// replaced by U+FFFD, as Spark reads it. The docs' mapping table lists
+// these differences from Spark with their reasons.
 //
 // # Presence
 //
@@ -53,8 +61,9 @@
 // protobuf-go does: fields come in any order; the last occurrence of a
 // single value wins; a list takes packed and unpacked elements, mixed, in
 // order; occurrences of a message field merge; the last member of a oneof
-// wins; a known field with another wire type is an unknown field; a proto3
-// string must be valid UTF-8 and a proto2 required field present. A map
+// wins; a known field with another wire type is an unknown field (Spark
+// refuses the record when that field is a top-level one); a proto3 string
+// must be valid UTF-8 and a proto2 required field present. A map
 // is written in key order, of entries with the same key the last, a key or
 // a value missing from its entry reading as its default. The contents of
 // fields that have no column (columns left out, recursive fields dropped)
@@ -78,11 +87,11 @@
 // A message may appear maxDepth+1 times on a path from the root, the root
 // included; a recursive field beyond is dropped, a dropped field inside an
 // array or map drops the array or map, and a message left with no fields
-// is dropped, as in Spark. This is one less than Spark's implementation
-// (SchemaConverters) counts recursive.fields.max.depth, where 0 refuses
-// like -1, 1 drops and 2 expands once: the product reference defines 0 as
-// dropping, as Spark's own guide describes it, and that is the definition
-// followed here.
+// is dropped, as in Spark. This is one less than Spark counts
+// recursive.fields.max.depth (in its guide and its SchemaConverters alike),
+// where 0 refuses like -1, 1 drops and 2 expands once: the product
+// reference defines 0 as dropping, and that is the definition followed
+// here.
 //
 //go:generate go run ../../../../tools/gendesc -I testdata -o testdata/events.desc events.proto
 package protobuf

@@ -47,6 +47,18 @@ func columns(t testing.TB, md protoreflect.MessageDescriptor, maxDepth int) []sc
 	return cols
 }
 
+// decoder returns the Decoder of md into all its columns, with
+// recursive_fields_max_depth -1, and the columns.
+func decoder(t testing.TB, md protoreflect.MessageDescriptor) (*Decoder, []schema.Field) {
+	t.Helper()
+	cols := columns(t, md, -1)
+	d, err := NewDecoder(md, -1, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, cols
+}
+
 // decodeRow decodes data with d into a row of cols and returns the row as
 // JSON, assembled back by parquet-go from the batch's columns (rowstest):
 // TIMESTAMP is microseconds, BINARY base64.

@@ -1,6 +1,7 @@
 package protobuf
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,11 +16,15 @@ import (
 // LoadDescriptorSet reads a serialized FileDescriptorSet (the output of
 // protoc --descriptor_set_out, a .desc file). Imports resolve inside the set
 // or, for google/protobuf/*.proto files the set lacks, to the well-known
-// types built into protobuf-go, which join the returned registry.
+// types built into protobuf-go, which join the returned registry. A set
+// that holds no file (an empty file, say) is an error.
 func LoadDescriptorSet(data []byte) (*protoregistry.Files, error) {
 	var set descriptorpb.FileDescriptorSet
 	if err := proto.Unmarshal(data, &set); err != nil {
 		return nil, fmt.Errorf("reading the descriptor set: %w", err)
+	}
+	if len(set.GetFile()) == 0 {
+		return nil, errors.New("reading the descriptor set: it holds no files (an empty file or not a descriptor set)")
 	}
 	l := loader{protos: make(map[string]*descriptorpb.FileDescriptorProto), state: make(map[string]loadState), files: new(protoregistry.Files)}
 	for _, f := range set.GetFile() {

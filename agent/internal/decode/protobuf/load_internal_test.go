@@ -43,6 +43,7 @@ func TestLoadDescriptorSet(t *testing.T) {
 		want string
 	}{
 		"garbage":        {[]byte{0xff, 0xff}, "reading the descriptor set: "},
+		"empty":          {nil, "it holds no files"},
 		"missing import": {marshal(t, &descriptorpb.FileDescriptorSet{File: set.File[3:]}), "import common.proto is neither in the set nor a well-known type"},
 		"duplicate":      {marshal(t, &descriptorpb.FileDescriptorSet{File: append(set.File[:1:1], set.File[0])}), "common.proto appears twice"},
 		"cycle": {marshal(t, &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{

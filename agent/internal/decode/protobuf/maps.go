@@ -83,7 +83,12 @@ func (d *Decoder) entry(f *field, off, end int) (entry, error) {
 		case num == 1 && typ == f.key.wire:
 			e.key, off, err = d.read(f.key, typ, off, end)
 		case num == 2 && typ == f.val.wire && f.val.conv < convTimestamp:
-			e.val, off, err = d.read(f.val, typ, off, end)
+			var r raw
+			if r, off, err = d.read(f.val, typ, off, end); !f.val.closed || f.val.enum.has(r.bits) {
+				// (A number a closed enum lacks is an unknown field of
+				// the entry, whose value stays as it was.)
+				e.val = r
+			}
 		case num == 2 && typ == f.val.wire:
 			k := int32(len(d.occs))
 			d.occs = append(d.occs, occ{})

@@ -61,6 +61,10 @@ type field struct {
 	// siblings are the positions in the plan's fields of the other members
 	// of the field's oneof.
 	siblings []int
+	// closed names the values of a closed (proto2) enum field, nil for
+	// other fields: a number it lacks is an unknown field, as protobuf
+	// parses it, and leaves the field as it was.
+	closed *enumNames
 	// presence says a single field set to its zero value is not null;
 	// defaulted says an unset field reads as its explicit proto2 default
 	// rather than null; required that an unset field is an error.
@@ -86,8 +90,10 @@ type value struct {
 	// still written (a map entry, a wrapper, a proto2 default): its bits
 	// as [canonical] gives them, or its bytes.
 	def raw
-	// enum names the values of a convEnum.
-	enum *enumNames
+	// enum names the values of a convEnum; closed says the enum is closed
+	// (proto2), so that a number it lacks is an unknown field.
+	enum   *enumNames
+	closed bool
 	// msg is the plan of a convStruct message.
 	msg *msgPlan
 	// inner is the value field of a convWrapper, or the seconds and nanos
@@ -202,6 +208,9 @@ func newField(fd protoreflect.FieldDescriptor) field {
 		fd: fd, num: fd.Number(), col: -1, wire: wireType(fd.Kind()), utf8: enforceUTF8(fd), message: fd.Message() != nil,
 		presence: fd.HasPresence(), defaulted: fd.HasDefault(), required: fd.Cardinality() == protoreflect.Required,
 	}
+	if e := fd.Enum(); e != nil && e.IsClosed() && !fd.IsMap() {
+		f.closed = newEnumNames(e)
+	}
 	switch {
 	case fd.IsMap():
 		f.shape, f.wire = mapping, protowire.BytesType
@@ -247,8 +256,8 @@ func compileValue(fd protoreflect.FieldDescriptor, t *schema.Type, path string) 
 			return nil, mismatch(path, fd, t)
 		}
 		v.conv, v.def = c, defaultRaw(fd)
-		if fd.Enum() != nil {
-			v.enum = newEnumNames(fd.Enum())
+		if e := fd.Enum(); e != nil {
+			v.enum, v.closed = newEnumNames(e), e.IsClosed()
 		}
 		return v, nil
 	}

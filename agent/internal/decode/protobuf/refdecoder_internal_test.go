@@ -8,13 +8,15 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
+	"unicode/utf8"
 	"unsafe"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
@@ -146,8 +148,6 @@ type refDecoder struct {
 	// its map of fields, which Reset would drop); clear clears one field.
 	unmarshal proto.UnmarshalOptions
 	clear     func(protoreflect.FieldDescriptor, protoreflect.Value) bool
-	// num holds the decimal digits of an unknown enum number.
-	num [20]byte
 }
 
 // refEntry is one map entry.
@@ -211,7 +211,63 @@ func (d *refDecoder) parse(data []byte) (err error) {
 		}
 	}()
 	d.msg.Range(d.clear)
-	return d.unmarshal.Unmarshal(data, d.msg)
+	return d.unmarshal.Unmarshal(refStrip(d.md, data), d.msg)
+}
+
+// refStrip returns data, a message of md, without the numbers of closed
+// enums that the enum lacks, at every level: protobuf's parsers read them
+// as unknown fields, where protobuf-go keeps them as values. Malformed data
+// is returned as it is.
+func refStrip(md protoreflect.MessageDescriptor, data []byte) []byte {
+	out := make([]byte, 0, len(data))
+	for b := data; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return data
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return data
+		}
+		field, val := b[:n+m], b[n:n+m]
+		b = b[n+m:]
+		fd := md.Fields().ByNumber(num)
+		if fd == nil {
+			out = append(out, field...)
+			continue
+		}
+		closed := fd.Enum() != nil && fd.Enum().IsClosed()
+		known := func(v uint64) bool { return fd.Enum().Values().ByNumber(protoreflect.EnumNumber(int32(v))) != nil }
+		switch {
+		case closed && typ == protowire.VarintType:
+			if v, _ := protowire.ConsumeVarint(val); !known(v) {
+				continue
+			}
+		case closed && typ == protowire.BytesType && fd.IsList():
+			content, _ := protowire.ConsumeBytes(val)
+			var kept []byte
+			for len(content) > 0 {
+				v, k := protowire.ConsumeVarint(content)
+				if k < 0 {
+					return data
+				}
+				if known(v) {
+					kept = append(kept, content[:k]...)
+				}
+				content = content[k:]
+			}
+			field = protowire.AppendBytes(protowire.AppendTag(nil, num, typ), kept)
+		case fd.Message() != nil && typ == protowire.BytesType:
+			content, _ := protowire.ConsumeBytes(val)
+			field = protowire.AppendBytes(protowire.AppendTag(nil, num, typ), refStrip(fd.Message(), content))
+		case fd.Message() != nil && typ == protowire.StartGroupType:
+			content, _ := protowire.ConsumeGroup(num, val)
+			field = append(protowire.AppendTag(nil, num, typ), refStrip(fd.Message(), content)...)
+			field = protowire.AppendTag(field, num, protowire.EndGroupType)
+		}
+		out = append(out, field...)
+	}
+	return out
 }
 
 // refHasRequired reports whether md, or a message among its fields, has a
@@ -330,6 +386,10 @@ func (d *refDecoder) write(b *rows.Builder, v *refValue, x protoreflect.Value) e
 		b.Double(x.Float())
 	case convString:
 		s := x.String()
+		if !utf8.ValidString(s) { // proto2: as Spark reads it
+			b.Bytes(jsontext.AppendValidUTF8(b.Alloc(3 * len(s))[:0], []byte(s)))
+			break
+		}
 		b.Bytes(unsafe.Slice(unsafe.StringData(s), len(s)))
 	case convBytes:
 		b.Bytes(x.Bytes())
@@ -354,15 +414,15 @@ func (d *refDecoder) write(b *rows.Builder, v *refValue, x protoreflect.Value) e
 	return nil
 }
 
-// enumName returns the name of enum value n, or its decimal digits (in b's
-// arena) when e has no such value.
+// enumName returns the name of enum value n, or the name Spark gives a
+// number e lacks (in b's arena).
 func (d *refDecoder) enumName(b *rows.Builder, e protoreflect.EnumDescriptor, n protoreflect.EnumNumber) []byte {
 	if ev := e.Values().ByNumber(n); ev != nil {
 		s := string(ev.Name())
 		return unsafe.Slice(unsafe.StringData(s), len(s))
 	}
-	digits := strconv.AppendInt(d.num[:0], int64(n), 10)
-	out := b.Alloc(len(digits))
-	copy(out, digits)
+	s := fmt.Sprintf("UNKNOWN_ENUM_VALUE_%s_%d", e.Name(), n)
+	out := b.Alloc(len(s))
+	copy(out, s)
 	return out
 }

@@ -71,6 +71,10 @@ type enumNames struct {
 	// there is none; sparse holds the other numbers.
 	dense  [][]byte
 	sparse map[int32][]byte
+	// unknown prefixes the number of a value the enum lacks:
+	// "UNKNOWN_ENUM_VALUE_<enum's name>_", as protobuf-java names it for
+	// Spark.
+	unknown []byte
 }
 
 // maxDense bounds the enum numbers enumNames.dense holds.
@@ -80,7 +84,7 @@ const maxDense = 256
 // (allow_alias), the first declared names it, as protobuf-go's ByNumber
 // finds it.
 func newEnumNames(e protoreflect.EnumDescriptor) *enumNames {
-	names := &enumNames{sparse: make(map[int32][]byte)}
+	names := &enumNames{sparse: make(map[int32][]byte), unknown: []byte("UNKNOWN_ENUM_VALUE_" + string(e.Name()) + "_")}
 	vs := e.Values()
 	for i := range vs.Len() {
 		v := vs.Get(i)
@@ -106,6 +110,13 @@ func (e *enumNames) name(n int32) ([]byte, bool) {
 	}
 	name, ok := e.sparse[n]
 	return name, ok
+}
+
+// has reports whether the enum has a value of number bits, the bits of an
+// enum value as [canonical] gives them.
+func (e *enumNames) has(bits uint64) bool {
+	_, ok := e.name(int32(uint32(bits)))
+	return ok
 }
 
 // stringBytes returns the bytes of s without copying them; they must not

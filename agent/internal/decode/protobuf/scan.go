@@ -81,34 +81,36 @@ func (d *Decoder) scan(p *msgPlan, mark, off, end int) error {
 			continue
 		}
 		f := &p.fields[i]
-		o := d.record(f, mark, i)
-		o.wire = typ
 		switch typ {
 		case protowire.VarintType:
+			v, n := uint64(0), 1
 			if off < end && data[off] < 0x80 {
-				v := data[off]
-				o.start, o.end, o.bits = int32(off), int32(off+1), uint64(v)
-				off++
-				continue
-			}
-			v, n := protowire.ConsumeVarint(data[off:])
-			if n < 0 {
+				v = uint64(data[off])
+			} else if v, n = protowire.ConsumeVarint(data[off:]); n < 0 {
 				return badValue(p, num, off, n)
 			}
-			o.start, o.end, o.bits = int32(off), int32(off+n), v
+			if f.closed != nil && !f.closed.has(v) {
+				// A number a closed enum lacks is an unknown field: the
+				// field keeps its earlier value, or none.
+				off += n
+				continue
+			}
+			o := d.record(f, mark, i)
+			o.wire, o.start, o.end, o.bits = typ, int32(off), int32(off+n), v
 			off += n
 		case protowire.BytesType:
 			v, n := protowire.ConsumeBytes(data[off:])
 			if n < 0 {
 				return badValue(p, num, off, n)
 			}
-			o.start, o.end = int32(off+n-len(v)), int32(off+n)
+			o := d.record(f, mark, i)
+			o.wire, o.start, o.end = typ, int32(off+n-len(v)), int32(off+n)
 			if f.utf8 && !utf8.Valid(v) {
 				return invalidUTF8(f.fd.FullName())
 			}
 			off += n
 		default:
-			next, err := d.consumeInto(o, num, typ, off, end)
+			next, err := d.consumeInto(d.record(f, mark, i), num, typ, off, end)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.fd.FullName(), err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 )
 
@@ -72,7 +73,9 @@ func (d *Decoder) elements(b *rows.Builder, f *field, h int32) error {
 			if err != nil {
 				return fmt.Errorf("%s: packed: %w", f.fd.FullName(), err)
 			}
-			d.put(b, f.val, r)
+			if f.closed == nil || f.closed.has(r.bits) { // else an unknown field
+				d.put(b, f.val, r)
+			}
 			off = next
 		}
 	case f.val.conv < convTimestamp:
@@ -198,22 +201,37 @@ func (d *Decoder) put(b *rows.Builder, v *value, r raw) {
 		b.Float(math.Float32frombits(uint32(r.bits)))
 	case convDouble:
 		b.Double(math.Float64frombits(r.bits))
-	case convString, convBytes:
+	case convString:
+		b.Bytes(validText(b, v, r.bytes))
+	case convBytes:
 		b.Bytes(r.bytes)
 	case convEnum:
 		b.Bytes(d.enumName(b, v.enum, int32(uint32(r.bits))))
 	}
 }
 
-// enumName returns the name of enum value n, or its decimal digits (in b's
-// arena) when the enum has no such value.
+// validText returns s, the bytes of a string value of v, or, when v is a
+// string protobuf does not check (proto2, or editions' utf8_validation
+// NONE) and s is not valid UTF-8, a copy in b's arena with the broken bytes
+// replaced by U+FFFD as Spark reads them (Java's decoder makes the
+// String): a STRING column holds only UTF-8.
+func validText(b *rows.Builder, v *value, s []byte) []byte {
+	if v.utf8 || utf8.Valid(s) {
+		return s
+	}
+	return jsontext.AppendValidUTF8(b.Alloc(3 * len(s))[:0], s)
+}
+
+// enumName returns the name of enum value n or, when the enum has no such
+// value (an open enum's number a newer schema added), the name Spark gives
+// it, UNKNOWN_ENUM_VALUE_<enum's name>_<n>, in b's arena.
 func (d *Decoder) enumName(b *rows.Builder, e *enumNames, n int32) []byte {
 	if name, ok := e.name(n); ok {
 		return name
 	}
 	digits := strconv.AppendInt(d.num[:0], int64(n), 10)
-	out := b.Alloc(len(digits))
-	copy(out, digits)
+	out := b.Alloc(len(e.unknown) + len(digits))
+	copy(out[copy(out, e.unknown):], digits)
 	return out
 }
 
