@@ -21,7 +21,7 @@ type Snapshot struct {
 	Txns map[string]int64
 	// Epochs maps application ids of Txns to the Kafka leader epoch of
 	// the last record read before that offset, for the ids whose latest
-	// txn records one (see [Commit.Epochs]).
+	// txn records one (see [Commit.Epochs]); nil when none does.
 	Epochs map[string]int32
 	// NumFiles is the number of data files in the table.
 	NumFiles int
@@ -236,9 +236,11 @@ func (s *state) snapshot() Snapshot {
 		Version:  s.version,
 		Schema:   slices.Clone(s.schema),
 		Txns:     maps.Clone(s.txns),
-		Epochs:   maps.Clone(s.txnEpochs),
 		NumFiles: len(s.files),
 		Counters: maps.Clone(s.counters),
+	}
+	if len(s.txnEpochs) > 0 {
+		snap.Epochs = maps.Clone(s.txnEpochs)
 	}
 	if s.meta != nil {
 		snap.Configuration = maps.Clone(s.meta.Configuration)
