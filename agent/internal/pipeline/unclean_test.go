@@ -31,7 +31,8 @@ import (
 //	  go test -count=1 -run TestRealBrokerUncleanElection ./agent/internal/pipeline/
 //
 // It is skipped without KAFKA_JARS. Each node's data and logs are in the
-// test's temporary folder; the nodes stop when the test ends.
+// test's temporary folder; the nodes stop when the test ends. Its waits
+// are long: three JVMs start on a machine that may be busy.
 
 // kraftNode is one Java process of the test cluster.
 type kraftNode struct {
@@ -61,8 +62,12 @@ func startKraftCluster(t *testing.T, jars string, base int) *kraftCluster {
 	}
 	clusterID := base64.RawURLEncoding.EncodeToString(id)
 	voters := fmt.Sprintf("1@127.0.0.1:%d", base)
+	// Raft and registration timeouts for a busy machine: the defaults (2
+	// seconds a request) time out while three JVMs start on few cores.
 	common := "controller.quorum.voters=" + voters + "\ncontroller.listener.names=CONTROLLER\n" +
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n" +
+		"controller.quorum.request.timeout.ms=20000\ncontroller.quorum.fetch.timeout.ms=40000\n" +
+		"broker.session.timeout.ms=40000\ninitial.broker.registration.timeout.ms=300000\n"
 	c := &kraftCluster{t: t, jars: jars}
 	nodes := []*kraftNode{{id: 1, port: base}, {id: 2, port: base + 1}, {id: 3, port: base + 2}}
 	for _, n := range nodes {
@@ -113,6 +118,26 @@ func startKraftCluster(t *testing.T, jars string, base int) *kraftCluster {
 			t.Fatal(err)
 		}
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, n := range nodes {
+				for _, f := range []string{"kafka.out", "server.log"} {
+					b, err := os.ReadFile(filepath.Join(n.logs, f))
+					if err != nil {
+						continue
+					}
+					var notable []string
+					for _, line := range strings.Split(string(b), "\n") {
+						if strings.Contains(line, " WARN ") || strings.Contains(line, " ERROR ") {
+							notable = append(notable, line)
+						}
+					}
+					t.Logf("node %d %s, warnings and errors (last 20):\n%s", n.id, f,
+						strings.Join(notable[max(0, len(notable)-20):], "\n"))
+				}
+			}
+		}
+	})
 	for _, n := range nodes {
 		c.start(n)
 	}
@@ -193,7 +218,7 @@ func (c *kraftCluster) admin(opts ...kgo.Opt) (*kgo.Client, *kadm.Client) {
 func (c *kraftCluster) waitBrokers(n int) {
 	c.t.Helper()
 	_, adm := c.admin()
-	c.eventually(2*time.Minute, fmt.Sprintf("%d brokers", n), func(ctx context.Context) bool {
+	c.eventually(8*time.Minute, fmt.Sprintf("%d brokers", n), func(ctx context.Context) bool {
 		md, err := adm.BrokerMetadata(ctx)
 		return err == nil && len(md.Brokers) == n
 	})
@@ -273,7 +298,7 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	if err != nil || resp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("create topic u: %v %+v", err, resp)
 	}
-	c.eventually(time.Minute, "topic u with two in-sync replicas", func(ctx context.Context) bool {
+	c.eventually(3*time.Minute, "topic u with two in-sync replicas", func(ctx context.Context) bool {
 		l, isr, ok := partitionState(ctx, adm, "u")
 		return ok && l == int32(leader.id) && len(isr) == 2
 	})
@@ -283,7 +308,7 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	produce(t, producer, 0, 10, value("both"))
 
 	c.stop(follower)
-	c.eventually(time.Minute, "broker 3 out of the in-sync replicas", func(ctx context.Context) bool {
+	c.eventually(3*time.Minute, "broker 3 out of the in-sync replicas", func(ctx context.Context) bool {
 		_, isr, ok := partitionState(ctx, adm, "u")
 		return ok && len(isr) == 1
 	})
@@ -295,14 +320,14 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	if err := m.Apply(context.Background(), lossTables("u"), conn, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "20 rows in both tables", func() bool {
+	waitFor(t, 3*time.Minute, "20 rows in both tables", func() bool {
 		st, _ := m.Status("p")
 		return st.Tables[0].Rows == 20 && st.Tables[1].Rows == 20
 	})
 
 	c.stop(leader)
 	c.start(follower)
-	c.eventually(2*time.Minute, "broker 3 elected leader uncleanly", func(ctx context.Context) bool {
+	c.eventually(8*time.Minute, "broker 3 elected leader uncleanly", func(ctx context.Context) bool {
 		if l, _, ok := partitionState(ctx, adm, "u"); ok && l == int32(follower.id) {
 			return true
 		}
@@ -315,7 +340,7 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 		t.Fatalf("the new leader ends at %+v, %v; want 20", o, err)
 	}
 
-	waitFor(t, 2*time.Minute, "30 rows in the table that goes on, and the other failed", func() bool {
+	waitFor(t, 5*time.Minute, "30 rows in the table that goes on, and the other failed", func() bool {
 		st, _ := m.Status("p")
 		return st.Tables[0].Rows == 30 && st.Tables[1].State == spec.StateFailed
 	})
