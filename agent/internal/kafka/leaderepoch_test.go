@@ -16,8 +16,9 @@ import (
 )
 
 // epochCluster starts two in-process brokers with topic "t" (one
-// partition, led by node 0) and n records produced to it.
-func epochCluster(t *testing.T, n int) *kfake.Cluster {
+// partition, led by node 0) and n records produced to it, and returns
+// them with the producer, closed when the test ends.
+func epochCluster(t *testing.T, n int) (*kfake.Cluster, *kgo.Client) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(1, "t"))
 	if err != nil {
@@ -31,20 +32,26 @@ func epochCluster(t *testing.T, n int) *kfake.Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(p.Close)
 	for i := range n {
-		if err := p.ProduceSync(context.Background(), &kgo.Record{Topic: "t", Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
+		produceOne(t, p, fmt.Sprintf("v%d", i))
 	}
-	return c
+	return c, p
+}
+
+// produceOne produces one record of value v to topic "t" with p.
+func produceOne(t *testing.T, p *kgo.Client, v string) {
+	t.Helper()
+	if err := p.ProduceSync(context.Background(), &kgo.Record{Topic: "t", Value: []byte(v)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // EpochEnd asks the partition's leader: the current epoch ends at the
 // high watermark, and after a leader change the previous one ends where
 // the new one starts.
 func TestEpochEnd(t *testing.T) {
-	c := epochCluster(t, 4)
+	c, p := epochCluster(t, 4)
 	cl := plainClient(t, c.ListenAddrs()...)
 	ctx := context.Background()
 	tp := kafka.TopicPartition{Topic: "t"}
@@ -57,14 +64,7 @@ func TestEpochEnd(t *testing.T) {
 	}
 	// kfake knows an epoch from the record batches written in it: one
 	// record in the new epoch.
-	p, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if err := p.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("after")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	produceOne(t, p, "after")
 	if end, err := cl.EpochEnd(ctx, tp, batch.LeaderEpoch); err != nil || end != 4 {
 		t.Errorf("after a leader change epoch %d ends at %d, %v; want 4", batch.LeaderEpoch, end, err)
 	}
@@ -100,7 +100,7 @@ func firstBatch(t *testing.T, cl *kafka.Client, tp kafka.TopicPartition) kafka.B
 func TestFetcherValidatesAfterLeaderChange(t *testing.T) {
 	for _, truncated := range []bool{false, true} {
 		t.Run(fmt.Sprint("truncated=", truncated), func(t *testing.T) {
-			c := epochCluster(t, 6)
+			c, p := epochCluster(t, 6)
 			if truncated {
 				c.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(req kmsg.Request) (kmsg.Response, error, bool) {
 					r := req.(*kmsg.OffsetForLeaderEpochRequest)
@@ -130,14 +130,7 @@ func TestFetcherValidatesAfterLeaderChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !truncated {
-				p, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer p.Close()
-				if err := p.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("after")}).FirstErr(); err != nil {
-					t.Fatal(err)
-				}
+				produceOne(t, p, "after")
 				for {
 					select {
 					case b := <-out:
