@@ -50,6 +50,11 @@ type Batch struct {
 	// time: the last stable offset under read_committed, else the high
 	// watermark. End minus the next offset to read is the lag.
 	End int64
+	// LeaderEpoch is the partition leader epoch of the last record batch
+	// the fetch returned, data or control, which ends at Next: the epoch
+	// to validate Next with after a leader change (see [Client.EpochEnd]);
+	// -1 when the fetch returned no batch.
+	LeaderEpoch int32
 	// Bytes is the memory the batch holds until [Batch.Release]: the
 	// buffers the records point into (the fetch response, unless every
 	// record is in a compressed record batch, and the buffers those were
@@ -189,14 +194,18 @@ type Fetcher struct {
 // report a new end offset, to out. The receiver calls [Batch.Release] on
 // each batch once it has written it, and releases its Bytes from the
 // Budget; Run does both for a batch it fails to deliver. It returns nil
-// once it reached Until, ctx.Err() when ctx ends, a [*DataLossError], a [*TopicRecreatedError] or
-// an error wrapping [ErrUnsupportedRecords]; connection, leadership and
+// once it reached Until, ctx.Err() when ctx ends, a [*DataLossError], a [*TopicRecreatedError], a
+// [*TruncationError] (a new leader's log no longer holds records Run sent)
+// or an error wrapping [ErrUnsupportedRecords]; connection, leadership and
 // other broker errors are retried with backoff and reported to OnRetry.
 func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error {
 	backoff := 100 * time.Millisecond
 	rs := settingsOf(&f.Settings)
+	// epoch is the leader epoch of the last record sent, -1 before the
+	// first: each session validates the offset it starts from with it.
+	epoch := int32(-1)
 	for {
-		next, err := f.session(ctx, offset, out, &rs)
+		next, err := f.session(ctx, offset, &epoch, out, &rs)
 		if next > offset {
 			backoff = 100 * time.Millisecond // the session made progress
 		}
@@ -217,7 +226,8 @@ func (f *Fetcher) Run(ctx context.Context, offset int64, out chan<- Batch) error
 			}
 		}
 		var recreated *TopicRecreatedError
-		if errors.As(err, &recreated) || errors.Is(err, ErrUnsupportedRecords) {
+		var truncated *TruncationError
+		if errors.As(err, &recreated) || errors.As(err, &truncated) || errors.Is(err, ErrUnsupportedRecords) {
 			return err
 		}
 		if f.OnRetry != nil {
@@ -259,8 +269,12 @@ func (f *Fetcher) dataLoss(ctx context.Context, offset int64, err error) (*DataL
 // session fetches over one connection to the partition's leader, with the
 // request settings rs, until an error or, with a metadata.max.age.ms,
 // until that long has passed ([errSessionAged]); it returns the offset to
-// continue from.
-func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch, rs *requestSettings) (int64, error) {
+// continue from. epoch is the leader epoch of the last record sent (-1
+// none yet), which the session keeps up to date: a session that starts
+// after one that sent records validates offset with it first, as Kafka's
+// consumer does after a leader change, and returns a [*TruncationError]
+// when the leader's log no longer holds what was read.
+func (f *Fetcher) session(ctx context.Context, offset int64, epoch *int32, out chan<- Batch, rs *requestSettings) (int64, error) {
 	conn, topicID, err := f.Client.dialLeader(ctx, f.TP, rs)
 	if err != nil {
 		return offset, err
@@ -270,6 +284,15 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch, r
 		return offset, &TopicRecreatedError{Topic: f.TP.Topic, Was: f.TopicID, Now: topicID}
 	}
 	defer conn.Close()
+	if *epoch >= 0 {
+		end, err := epochEnd(ctx, conn, rs.clientID, f.TP, *epoch)
+		if err != nil {
+			return offset, err
+		}
+		if end >= 0 && end < offset {
+			return offset, &TruncationError{TP: f.TP, Epoch: *epoch, End: end, Offset: offset}
+		}
+	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	// Each response is read into a buffer of its own from the pool (see
@@ -302,6 +325,9 @@ func (f *Fetcher) session(ctx context.Context, offset int64, out chan<- Batch, r
 		f.settle(reserved, b.Bytes)
 		if err != nil {
 			return offset, err
+		}
+		if b.LeaderEpoch >= 0 {
+			*epoch = b.LeaderEpoch
 		}
 		sizeHint = max(len(b.Records), 64)
 		maxBytes = int32(min(max(2*size, int(rs.startBytes)), int(rs.maxBytes)))
@@ -350,7 +376,7 @@ func (f *Fetcher) fetch(conn net.Conn, r *bufio.Reader, correlationID int32, off
 // batch is empty and holds nothing.
 func (f *Fetcher) batch(p *fetchedPartition, offset int64, sizeHint int) (Batch, error) {
 	bd := newBuilder(f.TP, sizeHint)
-	next, err := f.records(p, offset, bd)
+	next, epoch, err := f.records(p, offset, bd)
 	if err == nil && bd.fromResponse && p.resp != nil {
 		bd.mem.buffers = append(bd.mem.buffers, p.resp)
 		p.resp = nil
@@ -360,7 +386,7 @@ func (f *Fetcher) batch(p *fetchedPartition, offset int64, sizeHint int) (Batch,
 		bd.mem.release()
 		return Batch{}, err
 	}
-	b := Batch{TP: f.TP, Records: bd.records(), Next: next, End: p.highWatermark, Bytes: bd.mem.size(), mem: bd.mem}
+	b := Batch{TP: f.TP, Records: bd.records(), Next: next, End: p.highWatermark, LeaderEpoch: epoch, Bytes: bd.mem.size(), mem: bd.mem}
 	if f.ReadCommitted {
 		b.End = p.lastStable
 	}
@@ -395,27 +421,28 @@ func (p *fetchedPartition) check(tp TopicPartition) error {
 }
 
 // records appends the data records of the fetched partition at or after
-// offset to bd and returns the offset to fetch next.
-func (f *Fetcher) records(p *fetchedPartition, offset int64, bd *builder) (int64, error) {
+// offset to bd and returns the offset to fetch next, and the leader epoch
+// of the last record batch before it (-1 when there is none).
+func (f *Fetcher) records(p *fetchedPartition, offset int64, bd *builder) (int64, int32, error) {
 	// Without aborted transactions in the fetched range, every record is
 	// committed.
 	var aborts *abortFilter
 	if f.ReadCommitted && len(p.aborted) > 0 {
 		aborts = newAbortFilter(p.aborted)
 	}
-	next := offset
+	next, epoch := offset, int32(-1)
 	for buf := p.records; len(buf) > 0; {
 		rb, rest, err := nextBatch(buf)
 		if errors.Is(err, errTruncatedBatch) && len(buf) == len(p.records) {
 			// Brokers return the first batch whole, whatever its size
 			// (KIP-74): fetching again would get the same part.
-			return offset, fmt.Errorf("%s: the fetch at offset %d returned only part of a record batch", f.TP, offset)
+			return offset, -1, fmt.Errorf("%s: the fetch at offset %d returned only part of a record batch", f.TP, offset)
 		}
 		if errors.Is(err, errTruncatedBatch) {
 			break // the next fetch starts at it
 		}
 		if err != nil {
-			return offset, fmt.Errorf("%s: %w", f.TP, err)
+			return offset, -1, fmt.Errorf("%s: %w", f.TP, err)
 		}
 		buf = rest
 		if rb.lastOffset() < next {
@@ -426,7 +453,7 @@ func (f *Fetcher) records(p *fetchedPartition, offset int64, bd *builder) (int64
 			if aborts != nil {
 				marker, err := rb.controlType()
 				if err != nil {
-					return offset, fmt.Errorf("%s: %w", f.TP, err)
+					return offset, -1, fmt.Errorf("%s: %w", f.TP, err)
 				}
 				aborts.sawControl(&rb, marker)
 			}
@@ -434,10 +461,13 @@ func (f *Fetcher) records(p *fetchedPartition, offset int64, bd *builder) (int64
 			// records of an aborted transaction
 		default:
 			if err := bd.appendRecords(&rb, next, len(rest)); err != nil {
-				return offset, err
+				return offset, -1, err
 			}
 		}
 		next = rb.lastOffset() + 1
+		if rb.leaderEpoch >= 0 {
+			epoch = rb.leaderEpoch
+		}
 	}
-	return next, nil
+	return next, epoch, nil
 }

@@ -194,7 +194,7 @@ func TestRecordBatchErrors(t *testing.T) {
 	f := &Fetcher{TP: testTP}
 	bd := newBuilder(testTP, 0)
 	defer bd.mem.release()
-	if next, err := f.records(&fetchedPartition{records: good[:len(good)-1]}, 7, bd); err == nil || next != 7 {
+	if next, _, err := f.records(&fetchedPartition{records: good[:len(good)-1]}, 7, bd); err == nil || next != 7 {
 		t.Errorf("partial first batch: next %d, %v", next, err)
 	}
 }

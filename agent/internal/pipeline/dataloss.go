@@ -233,26 +233,60 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 		}
 		maps.Copy(l.end, ends)
 	}
-	c := table.Commit{Schema: l.columns, Txns: map[string]int64{}, From: map[string]int64{}, Configuration: conf}
 	now := time.Now().UTC().Format(time.RFC3339)
+	var gaps []spec.DataLossGap
 	for _, tp := range again {
-		id := appID(tp)
-		c.Txns[id] = earliest[tp]
-		if old, ok := snap.Txns[id]; ok {
-			c.From[id] = old
-			c.Rewinds = append(c.Rewinds, id)
-			l.loss.skip(spec.DataLossGap{Topic: tp.Topic, Partition: tp.Partition, From: old, To: earliest[tp], Reason: lossRecreated,
+		if old, ok := snap.Txns[appID(tp)]; ok {
+			gaps = append(gaps, spec.DataLossGap{Topic: tp.Topic, Partition: tp.Partition, From: old, To: earliest[tp], Reason: lossRecreated,
 				DetectedAt: now})
 		}
 	}
-	l.loss.addTo(&c, earliest)
+	if err := l.rewind(earliest, gaps, conf); err != nil {
+		return fmt.Errorf("record the offsets of re-created topics: %w", err)
+	}
+	return nil
+}
+
+// rewind commits the offsets of to as the next to read of their
+// partitions, where the offsets may go back (the log's txns of them are
+// rewound), with the configuration conf and the gaps, which it records as
+// skipped (logged, in the statuses, and in the commit). The dirty records
+// table rewinds first, so that the bad records read again are not taken
+// for records written already. The partitions read on from to's offsets,
+// without a leader epoch until they read a record.
+func (l *loop) rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap, conf map[string]string) error {
+	snap := l.tbl.Snapshot()
+	c := table.Commit{Schema: l.columns, Txns: map[string]int64{}, From: map[string]int64{}, Configuration: conf}
+	for tp, next := range to {
+		id := appID(tp)
+		c.Txns[id] = next
+		if old, ok := snap.Txns[id]; ok {
+			c.From[id] = old
+			c.Rewinds = append(c.Rewinds, id)
+		}
+	}
+	slices.Sort(c.Rewinds)
+	// Each gap is recorded whole: the commit moves its partition to
+	// where the gap's accounting ends, as far as addTo sees.
+	past := map[kafka.TopicPartition]int64{}
+	for _, g := range gaps {
+		l.loss.skip(g)
+		past[kafka.TopicPartition{Topic: g.Topic, Partition: g.Partition}] = g.To
+	}
+	l.loss.addTo(&c, past)
 	if l.errs != nil {
-		if err := l.errs.dirty.rewind(l.errs.dest, earliest, l.errs.opts); err != nil {
+		if err := l.errs.dirty.rewind(l.errs.dest, to, l.errs.opts); err != nil {
 			return err
 		}
 	}
 	if err := l.commit(c, 0); err != nil {
-		return fmt.Errorf("record the offsets of re-created topics: %w", err)
+		return err
+	}
+	for tp, next := range to {
+		if _, ok := l.committed[tp]; ok {
+			l.committed[tp] = next
+		}
+		delete(l.epochs, tp)
 	}
 	return nil
 }

@@ -35,6 +35,10 @@ type decoded struct {
 	// and for a fetched batch's final chunk the batch's next offset. A
 	// flush between two chunks of a batch commits the first with its own.
 	next int64
+	// epoch is the leader epoch of the fetched record batch that ends at
+	// next, for a final chunk whose batch has one (see [kafka.Batch]); -1
+	// otherwise, when the last record's is next's (see leaderEpoch).
+	epoch int32
 	// last marks a fetched batch's final chunk, which carries the batch's
 	// end offset and the batch itself, whose memory the chunks point into
 	// (see [kafka.Batch]): once the chunk is written, or dropped, free
@@ -42,6 +46,19 @@ type decoded struct {
 	last bool
 	end  int64
 	src  *sharedBatch
+}
+
+// leaderEpoch returns the leader epoch to validate d.next with after a
+// leader change: the fetched batch's, else that of d's last record; -1
+// when neither is known.
+func (d *decoded) leaderEpoch() int32 {
+	if d.epoch >= 0 {
+		return d.epoch
+	}
+	if n := len(d.recs); n > 0 {
+		return d.recs[n-1].LeaderEpoch
+	}
+	return -1
 }
 
 // free releases, on a fetched batch's last chunk, the batch: once every
@@ -207,8 +224,9 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan *sh
 			return
 		case b = <-in:
 		}
-		recs, bnext := b.Records, b.Next
+		recs, bnext, epoch := b.Records, b.Next, b.LeaderEpoch
 		if until > 0 && bnext > until {
+			epoch = -1 // the batch's is past until
 			i := 0
 			for i < len(recs) && recs[i].Offset < until {
 				i++
@@ -221,7 +239,7 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan *sh
 		}
 		recs = recs[skip:] // none when the batch has nothing new; it still reports its end
 		for start := 0; ; start += decodeChunk {
-			d := decoded{tp: tp, next: next}
+			d := decoded{tp: tp, next: next, epoch: -1}
 			if chunk := recs[start:min(start+decodeChunk, len(recs))]; len(chunk) > 0 {
 				d.next = chunk[len(chunk)-1].Offset + 1
 				dec, version, err := pool.get(ctx)
@@ -235,7 +253,7 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan *sh
 				}
 			}
 			if start+decodeChunk >= len(recs) {
-				d.last, d.next, d.end, d.src = true, max(bnext, next), b.End, b
+				d.last, d.next, d.end, d.src, d.epoch = true, max(bnext, next), b.End, b, epoch
 			}
 			select {
 			case out <- d:

@@ -809,7 +809,7 @@ func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []decod
 		if end < len(recs) {
 			n = recs[end-1].Offset + 1
 		}
-		job := chunkJob{t: t, d: decoded{tp: tp, recs: recs[start:end], next: n}}
+		job := chunkJob{t: t, d: decoded{tp: tp, recs: recs[start:end], next: n, epoch: -1}}
 		if reasons != nil {
 			job.reasons = reasons[start:end]
 		}

@@ -88,6 +88,11 @@ type sink struct {
 	// the log, for the partitions it has a txn of.
 	pending   map[kafka.TopicPartition]int64
 	committed map[kafka.TopicPartition]int64
+	// epochs holds, per partition, the leader epoch of the last record
+	// buffered or committed, which each commit records with the
+	// partition's offset for a restart to validate it (see
+	// [loop.checkTruncation]).
+	epochs map[kafka.TopicPartition]int32
 	// readEnd is, per partition, the offset up to which the last fetch
 	// could read (see [kafka.Batch.End]); it measures lag.
 	readEnd map[kafka.TopicPartition]int64
@@ -149,6 +154,7 @@ func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 		schema: ps, columns: columns,
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
+		epochs:    map[kafka.TopicPartition]int32{},
 		readEnd:   map[kafka.TopicPartition]int64{},
 		sizes:     recordSizes{},
 		loss:      o.loss,
@@ -213,6 +219,9 @@ func (s *sink) add(d decoded) error {
 	s.sizes.add(d.tp, d.recs)
 	if d.next > s.nextOffset(d.tp) {
 		s.pending[d.tp] = d.next
+		if e := d.leaderEpoch(); e >= 0 {
+			s.epochs[d.tp] = e
+		}
 	}
 	if d.last {
 		s.readEnd[d.tp] = d.end
@@ -392,7 +401,7 @@ func (s *sink) flush(ctx context.Context) error {
 	if s.empty() {
 		return nil
 	}
-	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Schema: s.columns, Files: s.closed,
+	c := table.Commit{Txns: map[string]int64{}, Epochs: map[string]int32{}, From: map[string]int64{}, Schema: s.columns, Files: s.closed,
 		AllowTypeWidening: s.widening()}
 	var rows int64
 	for _, add := range s.closed {
@@ -411,6 +420,9 @@ func (s *sink) flush(ctx context.Context) error {
 	for tp, next := range s.pending {
 		id := s.appID(tp)
 		c.Txns[id] = next
+		if e, ok := s.epochs[tp]; ok {
+			c.Epochs[id] = e
+		}
 		if s.legacy[tp] {
 			// The partition's first commit under its new application id,
 			// which the log must not hold yet (no From), checks the offset

@@ -313,12 +313,17 @@ func (s *source) deliver(f *fetcher, at int64, b kafka.Batch) {
 // concerned by an error of that offset
 // (records lost to retention before a stale subscriber's position): the next
 // fetch starts where the first of the others needs, and fails them too if
-// the error is not the offset's (a re-created topic).
+// the error is not the offset's (a re-created topic). A truncated log
+// ([*kafka.TruncationError]) concerns every subscriber: one ahead of
+// at may have read records it lost, which the next fetch, starting
+// without a leader epoch, would not find out.
 func (s *source) fail(f *fetcher, err error, at int64) {
+	var truncated *kafka.TruncationError
+	all := errors.As(err, &truncated)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for sr := range f.subs {
-		if sr.pos <= at && !sr.skipLoss(err) {
+		if (sr.pos <= at || all) && !sr.skipLoss(err) {
 			sr.errs <- err // the only error it gets: errs has room for it
 			delete(f.subs, sr)
 		}

@@ -409,6 +409,10 @@ func (l *loop) run(ctx context.Context) error {
 				return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 			}
 		}
+		// Then check that Kafka still holds what the log says was read.
+		if err := l.checkTruncation(ctx, fresh); err != nil {
+			return err
+		}
 		maps.Copy(l.topicIDs, ids) // known once recorded
 		backlogEnds, err := l.backlogEnds(ctx, fresh, readCommitted)
 		if err != nil {

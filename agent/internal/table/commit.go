@@ -32,6 +32,10 @@ type Commit struct {
 	// Txns maps each application id ("<topic>/<partition>") to the
 	// next offset to read from that partition.
 	Txns map[string]int64
+	// Epochs maps application ids of Txns to the Kafka leader epoch of the
+	// last record read before the Txns offset, written with the txn (see
+	// [Snapshot.Epochs]); an id it leaves out has no epoch from then on.
+	Epochs map[string]int32
 	// From maps application ids of Txns to the offset the commit's rows of
 	// that partition start from: the value the log must hold for the id
 	// when the entry is written (the previous commit's Txns value). An id
@@ -317,6 +321,9 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 
 	for _, appID := range slices.Sorted(maps.Keys(c.Txns)) {
 		txn := &txnAction{AppID: appID, Version: c.Txns[appID], LastUpdated: &now}
+		if e, ok := c.Epochs[appID]; ok {
+			txn.LeaderEpoch = &e
+		}
 		e.txns = append(e.txns, txn)
 		actions = append(actions, action{Txn: txn})
 	}

@@ -66,10 +66,15 @@ type (
 		DataChange        bool   `json:"dataChange" parquet:"dataChange"`
 	}
 
+	// txnAction is the protocol's txn action with one field of this
+	// package's own: LeaderEpoch, the leader epoch of the last record
+	// read, which other readers ignore, as they ignore unknown fields of
+	// actions, and which logs written before it simply lack.
 	txnAction struct {
 		AppID       string `json:"appId" parquet:"appId"`
 		Version     int64  `json:"version" parquet:"version"`
 		LastUpdated *int64 `json:"lastUpdated,omitempty" parquet:"lastUpdated,optional"`
+		LeaderEpoch *int32 `json:"tributaryLeaderEpoch,omitempty" parquet:"tributaryLeaderEpoch,optional"`
 	}
 
 	// commitInfo is free-form in the protocol; these are the fields this

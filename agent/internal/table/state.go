@@ -19,6 +19,10 @@ type Snapshot struct {
 	// Txns maps each application id ("<topic>/<partition>") to the
 	// version of its latest txn action: the next offset to read.
 	Txns map[string]int64
+	// Epochs maps application ids of Txns to the Kafka leader epoch of
+	// the last record read before that offset, for the ids whose latest
+	// txn records one (see [Commit.Epochs]); nil when none does.
+	Epochs map[string]int32
 	// NumFiles is the number of data files in the table.
 	NumFiles int
 	// NumRows is the number of rows in the table, summed from the files'
@@ -51,6 +55,9 @@ type state struct {
 	// txnUpdated maps each application id to its latest txn's lastUpdated,
 	// when it has one.
 	txnUpdated map[string]int64
+	// txnEpochs maps each application id to its latest txn's leader
+	// epoch, when it has one.
+	txnEpochs map[string]int32
 	// files maps each active data file to its add action.
 	files map[string]liveFile
 	// tombstones maps each removed data file to its remove action, until
@@ -76,6 +83,7 @@ func newState() *state {
 		txns:        map[string]int64{},
 		txnVersions: map[string]int64{},
 		txnUpdated:  map[string]int64{},
+		txnEpochs:   map[string]int32{},
 		files:       map[string]liveFile{},
 		tombstones:  map[string]*removeAction{},
 		known:       map[string]struct{}{},
@@ -143,6 +151,11 @@ func (s *state) apply(v int64, e *entry) error {
 		} else {
 			delete(s.txnUpdated, t.AppID)
 		}
+		if t.LeaderEpoch != nil {
+			s.txnEpochs[t.AppID] = *t.LeaderEpoch
+		} else {
+			delete(s.txnEpochs, t.AppID)
+		}
 	}
 	if e.totals != nil {
 		s.counters = maps.Clone(e.totals)
@@ -201,6 +214,9 @@ func (s *state) checkpointRows() []checkpointRow {
 		if u, ok := s.txnUpdated[appID]; ok {
 			txn.LastUpdated = &u
 		}
+		if e, ok := s.txnEpochs[appID]; ok {
+			txn.LeaderEpoch = &e
+		}
 		rows = append(rows, checkpointRow{Txn: txn})
 	}
 	for _, path := range slices.Sorted(maps.Keys(s.files)) {
@@ -222,6 +238,9 @@ func (s *state) snapshot() Snapshot {
 		Txns:     maps.Clone(s.txns),
 		NumFiles: len(s.files),
 		Counters: maps.Clone(s.counters),
+	}
+	if len(s.txnEpochs) > 0 {
+		snap.Epochs = maps.Clone(s.txnEpochs)
 	}
 	if s.meta != nil {
 		snap.Configuration = maps.Clone(s.meta.Configuration)
