@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -314,5 +316,46 @@ func TestManagerStorageLocation(t *testing.T) {
 	}
 	if snap, err := table.ReadSnapshot(want); err != nil || snap.NumRows != 10 {
 		t.Errorf("table under the allowed root: %+v, %v", snap, err)
+	}
+}
+
+// TestManagerMaxRowsPerFile checks that no data file holds more than
+// max_rows_per_file rows, even when one fetched batch brings more: the
+// batch is split across files.
+func TestManagerMaxRowsPerFile(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 300, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) })
+	p := testPipeline("events")
+	p.MaxRowsPerFile = 50
+	m := startManager(t, addr, p)
+	rows := func() int64 { st, _ := m.Status("p"); return st.Tables[0].Rows }
+	waitFor(t, 20*time.Second, "300 rows", func() bool { return rows() == 300 })
+	st, _ := m.Status("p")
+	files, err := filepath.Glob(filepath.Join(st.Tables[0].Location, "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := parquet.OpenFile(f, fi.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := pf.NumRows(); n > 50 {
+			t.Errorf("%s holds %d rows, want at most 50", filepath.Base(name), n)
+		}
+		total += pf.NumRows()
+		f.Close()
+	}
+	if total != 300 {
+		t.Errorf("the files hold %d rows, want 300", total)
 	}
 }
