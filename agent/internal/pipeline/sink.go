@@ -159,7 +159,11 @@ func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 	snap := tbl.Snapshot()
 	st := o.state
 	st.mu.Lock()
-	st.status.Version, st.status.Rows, st.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
+	// Rows and files count what the agent committed, summed from the
+	// metrics of its own log entries: not the rows and files other
+	// engines append, nor the files a compaction rewrote.
+	st.status.Version = snap.Version
+	st.status.Rows, st.status.Files = snap.Counters[table.MetricOutputRows], snap.Counters[table.MetricAddedFiles]
 	st.status.CorruptRecords = snap.Counters[counterCorrupt]
 	st.status.FilteredRecords = snap.Counters[counterFiltered]
 	st.status.DataLossOffsets = snap.Counters[counterDataLoss]
