@@ -95,10 +95,13 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 					"state":             computedString("State of the table: " + tableStates + "."),
 					"location":          computedString("The table's folder on the agent."),
 					"version":           computedInt("Latest committed version of the table's transaction log; `-1` before the first commit."),
-					"rows":              computedInt("Rows committed."),
-					"files":             computedInt("Parquet files committed."),
-					"corrupt_records":   computedInt("Records committed with `_corrupt_record` set because their key or value did not decode."),
-					"error_records":     computedInt(errorRecordsDoc),
+					"rows": computedInt("Rows the agent committed to the table since it was first written, summed from the " +
+						"metrics of the agent's own log entries: rows other engines append are not counted, and neither are rows " +
+						"they delete. It only grows, so it tracks ingestion; count the table's rows with a query."),
+					"files": computedInt("Parquet files the agent committed since the table was first written; files other " +
+						"engines add or remove (appends, `OPTIMIZE`, `VACUUM`) are not counted."),
+					"corrupt_records": computedInt("Records committed with `_corrupt_record` set because their key or value did not decode."),
+					"error_records":   computedInt(errorRecordsDoc),
 					"filtered_records": computedInt("Records that gave no row because they carry none, since the table was first " +
 						"written: Debezium truncate, message and heartbeat events, tombstones of changelog formats without " +
 						"`json_options.empty_value_as_delete`, Canal events of databases and tables `canal_options` leaves out, " +

@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"encoding/base64"
 	"math"
 	"unicode/utf8"
 
@@ -536,7 +535,7 @@ func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 		}
 		return d.fit(false)
 	case c == '-' || (c >= '0' && c <= '9'):
-		end := numberEnd(d.data, d.pos)
+		end := numberTokenEnd(d.data, d.pos)
 		if end < 0 {
 			return false, false
 		}
@@ -727,34 +726,63 @@ func (d *jsonDecoder) unscaled(t *jtype, u uint128, neg bool) {
 	}
 }
 
-// base64 writes padded standard base64 as BINARY. Whitespace and control
-// characters between the characters are skipped, as Jackson's MIME
-// variant (Spark's) does, and padding is required.
+// base64 writes standard base64 as BINARY, read the way Jackson's MIME
+// variant (Spark's) reads it: groups of four characters, the last one or
+// two of a group may be '=' padding, which is required; whitespace and
+// control characters are skipped before a group but refused inside one
+// ("AQ\nID" is not base64); a group may follow a padded one, and the bits
+// padding drops are not checked.
 func (d *jsonDecoder) base64(s []byte) bool {
-	for _, c := range s {
-		if c <= ' ' {
-			s = dropSpace(d.b.Alloc(len(s))[:0], s)
+	buf := d.b.Alloc(len(s) / 4 * 3)
+	n := 0
+	for i := 0; ; i += 4 {
+		for i < len(s) && s[i] <= ' ' {
+			i++
+		}
+		if i == len(s) {
 			break
 		}
-	}
-	buf := d.b.Alloc(base64.StdEncoding.DecodedLen(len(s)))
-	n, err := base64.StdEncoding.Strict().Decode(buf, s)
-	if err != nil {
-		return false
+		if len(s)-i < 4 {
+			return false
+		}
+		a, b, c, e := base64Values[s[i]], base64Values[s[i+1]], base64Values[s[i+2]], base64Values[s[i+3]]
+		if a < 0 || b < 0 {
+			return false
+		}
+		v := uint32(a)<<18 | uint32(b)<<12 | uint32(max(c, 0))<<6 | uint32(max(e, 0))
+		switch {
+		case c >= 0 && e >= 0:
+			buf[n], buf[n+1], buf[n+2] = byte(v>>16), byte(v>>8), byte(v)
+			n += 3
+		case c >= 0 && e == base64Pad:
+			buf[n], buf[n+1] = byte(v>>16), byte(v>>8)
+			n += 2
+		case c == base64Pad && e == base64Pad:
+			buf[n] = byte(v >> 16)
+			n++
+		default:
+			return false
+		}
 	}
 	d.b.Bytes(buf[:n])
 	return true
 }
 
-// dropSpace appends s without its bytes up to ' ' to dst.
-func dropSpace(dst, s []byte) []byte {
-	for _, c := range s {
-		if c > ' ' {
-			dst = append(dst, c)
-		}
+// base64Pad is the value base64Values gives '='.
+const base64Pad = -2
+
+// base64Values maps a byte to its value in the standard base64 alphabet,
+// base64Pad for '=' and -1 for the others.
+var base64Values = func() (t [256]int8) {
+	for i := range t {
+		t[i] = -1
 	}
-	return dst
-}
+	for i, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" {
+		t[c] = int8(i)
+	}
+	t['='] = base64Pad
+	return t
+}()
 
 // isIntegral reports whether a JSON number has neither fraction nor
 // exponent.
@@ -817,6 +845,32 @@ func numberEnd(s []byte, i int) int {
 	return i
 }
 
+// maxNumberDigits is how many digits (of the integer part, fraction and
+// exponent together) a number of a document may have: Jackson's default
+// maximum number length, which Spark keeps. Jackson refuses a longer number
+// as it reads it, so Spark finds the whole record corrupt, wherever the
+// number is and whatever the type of its field.
+const maxNumberDigits = 1000
+
+// numberTokenEnd is [numberEnd] for a number of a document, -1 also when
+// it has more than maxNumberDigits digits.
+func numberTokenEnd(s []byte, i int) int {
+	end := numberEnd(s, i)
+	if end-i <= maxNumberDigits {
+		return end
+	}
+	digits := 0
+	for _, c := range s[i:end] {
+		if c >= '0' && c <= '9' {
+			digits++
+		}
+	}
+	if digits > maxNumberDigits {
+		return -1
+	}
+	return end
+}
+
 // str scans the string at d.pos (its opening quote, double or single) and
 // returns its raw content, whether [jsontext.AppendUnescaped] must rewrite
 // it (it holds escapes or invalid UTF-8, which Spark's UTF-8 reader
@@ -876,7 +930,7 @@ func (d *jsonDecoder) skip(depth int) bool {
 	case c == 'n':
 		return d.literal("null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		end := numberEnd(d.data, d.pos)
+		end := numberTokenEnd(d.data, d.pos)
 		d.pos = max(end, d.pos)
 		return end >= 0
 	case c == '[':

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
@@ -160,9 +161,33 @@ func TestJSONTypes(t *testing.T) {
 		{tString, `[]`, `"[]"`, false},
 		{tVarchar, `"longer than 3"`, `"longer than 3"`, false}, // no length enforcement
 
+		// Jackson (Spark's JSON parser) refuses a number of more than
+		// 1,000 digits, wherever it is: the record is corrupt.
+		{tDouble, "1" + strings.Repeat("0", 999), `+Inf`, false},
+		{tDouble, "-1." + strings.Repeat("0", 998) + "e1", `-10`, false},
+		{tDouble, "1" + strings.Repeat("0", 1000), `null`, true},
+		{tDouble, "1." + strings.Repeat("0", 999) + "e1", `null`, true},
+		{tString, "1" + strings.Repeat("0", 1000), `null`, true},
+		{tStruct(null("a", tInt)), `{"a":1,"b":[1` + strings.Repeat("0", 1000) + `]}`, `null`, true},
+
 		{tBinary, `"aGVsbG8="`, `b"hello"`, false},
 		{tBinary, `"aGVsbG8"`, `null`, true}, // padding is required
 		{tBinary, `"aGVs\nbG8="`, `b"hello"`, false},
+		// What Spark 4.0.1's from_json gives (Jackson's MIME base64):
+		// whitespace only before a group, a group after padding, the
+		// padded bits unchecked.
+		{tBinary, `"AQ\nID"`, `null`, true},
+		{tBinary, `"A QID"`, `null`, true},
+		{tBinary, `"AQ= ="`, `null`, true},
+		{tBinary, `" AQID\t"`, `b"\x01\x02\x03"`, false},
+		{tBinary, `"AQ==AQID"`, `b"\x01\x01\x02\x03"`, false},
+		{tBinary, `"AQI=\tAQ=="`, `b"\x01\x02\x01"`, false},
+		{tBinary, `"AR=="`, `b"\x01"`, false},
+		{tBinary, `"AQJ="`, `b"\x01\x02"`, false},
+		{tBinary, `"AQ=A"`, `null`, true},
+		{tBinary, `"AQID="`, `null`, true},
+		{tBinary, `"AQ-_"`, `null`, true},
+		{tBinary, `"  "`, `b""`, false},
 		{tBinary, `""`, `b""`, false},
 		{tBinary, `"!!"`, `null`, true},
 		{tBinary, `5`, `null`, true},

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -314,5 +316,91 @@ func TestManagerStorageLocation(t *testing.T) {
 	}
 	if snap, err := table.ReadSnapshot(want); err != nil || snap.NumRows != 10 {
 		t.Errorf("table under the allowed root: %+v, %v", snap, err)
+	}
+}
+
+// TestManagerMaxRowsPerFile checks that no data file holds more than
+// max_rows_per_file rows, even when one fetched batch brings more: the
+// batch is split across files.
+func TestManagerMaxRowsPerFile(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	produce(t, producer, 0, 300, func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) })
+	p := testPipeline("events")
+	p.MaxRowsPerFile = 50
+	m := startManager(t, addr, p)
+	rows := func() int64 { st, _ := m.Status("p"); return st.Tables[0].Rows }
+	waitFor(t, 20*time.Second, "300 rows", func() bool { return rows() == 300 })
+	st, _ := m.Status("p")
+	files, err := filepath.Glob(filepath.Join(st.Tables[0].Location, "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := parquet.OpenFile(f, fi.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := pf.NumRows(); n > 50 {
+			t.Errorf("%s holds %d rows, want at most 50", filepath.Base(name), n)
+		}
+		total += pf.NumRows()
+		f.Close()
+	}
+	if total != 300 {
+		t.Errorf("the files hold %d rows, want 300", total)
+	}
+}
+
+// TestManagerStatusCountsOwnRows checks that the status's rows and files
+// count what the agent committed, not what another engine appended.
+func TestManagerStatusCountsOwnRows(t *testing.T) {
+	addr, producer := newCluster(t, 1, "events")
+	value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) }
+	produce(t, producer, 0, 10, value)
+	warehouse := t.TempDir()
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	p := testPipeline("events")
+	m := NewManager(Config{Warehouse: warehouse})
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	status := func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
+	waitFor(t, 20*time.Second, "10 rows", func() bool { return status().Rows == 10 })
+	loc, version := status().Location, status().Version
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another engine appends 1,000 rows in a file of its own.
+	other := `{"commitInfo":{"timestamp":1,"operation":"WRITE","engineInfo":"Apache-Spark/4.0.1 Delta-Lake/4.0.1"}}
+{"add":{"path":"part-00000-other.snappy.parquet","partitionValues":{},"size":100,"modificationTime":1,"dataChange":true,"stats":"{\"numRecords\":1000}"}}
+`
+	entry := filepath.Join(loc, "_delta_log", fmt.Sprintf("%020d.json", version+1))
+	if err := os.WriteFile(entry, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	produce(t, producer, 10, 15, value)
+	m = NewManager(Config{Warehouse: warehouse})
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	waitFor(t, 20*time.Second, "a commit after the other engine's", func() bool { return status().Version > version+1 })
+	snap, err := table.ReadSnapshot(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := status(); st.Rows != 15 || st.Files != int64(snap.NumFiles-1) {
+		t.Errorf("status rows %d, files %d; want 15 and %d, the agent's own", st.Rows, st.Files, snap.NumFiles-1)
 	}
 }

@@ -70,9 +70,10 @@ type sink struct {
 	// own decodes again, on the sink's goroutine, a chunk decoded with
 	// columns older than the table's; nil until needed after a change.
 	own *decode.Decoder
-	// closed holds the data files a change of columns closed, written
-	// with the columns before it: the next flush commits them with the
-	// open file and the new columns, in one commit.
+	// closed holds the data files closed since the last flush: full ones
+	// (see write) and those a change of columns closed, written with the
+	// columns before it. The next flush commits them with the open file
+	// and the current columns, in one commit.
 	closed []table.AddFile
 
 	file *table.FileWriter
@@ -164,7 +165,11 @@ func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 	snap := tbl.Snapshot()
 	st := o.state
 	st.mu.Lock()
-	st.status.Version, st.status.Rows, st.status.Files = snap.Version, snap.NumRows, int64(snap.NumFiles)
+	// Rows and files count what the agent committed, summed from the
+	// metrics of its own log entries: not the rows and files other
+	// engines append, nor the files a compaction rewrote.
+	st.status.Version = snap.Version
+	st.status.Rows, st.status.Files = snap.Counters[table.MetricOutputRows], snap.Counters[table.MetricAddedFiles]
 	st.status.CorruptRecords = snap.Counters[counterCorrupt]
 	st.status.FilteredRecords = snap.Counters[counterFiltered]
 	st.status.DataLossOffsets = snap.Counters[counterDataLoss]
@@ -203,14 +208,7 @@ func (s *sink) add(d decoded) error {
 		}
 	}
 	if batch.Rows > 0 {
-		if s.file == nil {
-			f, err := s.tbl.NewFile(s.schema)
-			if err != nil {
-				return fmt.Errorf("start a data file: %w", err)
-			}
-			s.file = f
-		}
-		if err := s.file.WriteColumns(batch.Columns, batch.Rows); err != nil {
+		if err := s.write(batch.Columns, batch.Rows); err != nil {
 			return fmt.Errorf("write rows of %s: %w", d.tp, err)
 		}
 		s.corrupt += int64(batch.Corrupt)
@@ -226,6 +224,50 @@ func (s *sink) add(d decoded) error {
 	if d.last {
 		s.readEnd[d.tp] = d.end
 	}
+	return nil
+}
+
+// write appends n rows, given column by column, to the open file, opening
+// one if needed. A file never holds more than maxRows rows: the rows that
+// would take it past go to a new file, and the full one waits in closed
+// for the next flush, which commits them together with the offsets.
+func (s *sink) write(cols [][]parquet.Value, n int) error {
+	for n > 0 {
+		if s.file != nil && s.file.Rows() >= s.maxRows {
+			if err := s.closeFile(); err != nil {
+				return err
+			}
+		}
+		if s.file == nil {
+			f, err := s.tbl.NewFile(s.schema)
+			if err != nil {
+				return fmt.Errorf("start a data file: %w", err)
+			}
+			s.file = f
+		}
+		head, take := cols, n
+		if room := s.maxRows - s.file.Rows(); int64(n) > room {
+			take = int(room)
+			head, cols = s.file.SplitRows(cols, take)
+		}
+		if err := s.file.WriteColumns(head, take); err != nil {
+			return err
+		}
+		n -= take
+	}
+	return nil
+}
+
+// closeFile finishes the open file and keeps it in closed for the next
+// flush.
+func (s *sink) closeFile() error {
+	add, err := s.file.Close()
+	s.file = nil
+	s.mem.Set(0)
+	if err != nil {
+		return fmt.Errorf("finish data file: %w", err)
+	}
+	s.closed = append(s.closed, add)
 	return nil
 }
 
@@ -312,13 +354,9 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 		return false, fail
 	}
 	if s.file != nil {
-		add, err := s.file.Close()
-		s.file = nil
-		s.mem.Set(0)
-		if err != nil {
-			return false, fmt.Errorf("finish data file: %w", err)
+		if err := s.closeFile(); err != nil {
+			return false, err
 		}
-		s.closed = append(s.closed, add)
 	}
 	own, err := newDecoder(&layout, s.sources, s.decoders.opts)
 	if err != nil {

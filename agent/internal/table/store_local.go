@@ -123,16 +123,49 @@ func (s localStore) putIfAbsent(name string, data []byte) error {
 	return err
 }
 
+// put replaces name and drops the checksum side file Hadoop's local file
+// system keeps next to it (see [checksumSideFile]): Spark writes one with
+// _last_checkpoint, and left in place it would no longer match, so Spark
+// would log a checksum error and retry before reading the table. It is
+// dropped before the rename, so that a crash cannot leave it guarding the
+// new content, and after, in case another engine wrote the file and its
+// side file in between; a missing side file is fine for Hadoop.
 func (s localStore) put(name string, data []byte) error {
 	tmp := s.tempName(name)
 	if err := writeFileSync(s.path(tmp), data, s.fileMode); err != nil {
+		return err
+	}
+	if err := s.removeChecksum(name); err != nil {
+		os.Remove(s.path(tmp))
 		return err
 	}
 	if err := os.Rename(s.path(tmp), s.path(name)); err != nil {
 		os.Remove(s.path(tmp))
 		return fmt.Errorf("publishing %s: %w", name, err)
 	}
+	if err := s.removeChecksum(name); err != nil {
+		return err
+	}
 	return syncDir(filepath.Dir(s.path(name)))
+}
+
+// checksumSideFile is the name of the checksum file Hadoop's local file
+// system (Spark's, on a local path) writes next to each file it writes:
+// .<base>.crc in the same folder, holding CRC32s of the file's chunks.
+// Hadoop checks a file against it on every read, and reads a file without
+// one unchecked.
+func checksumSideFile(name string) string {
+	dir, base := path.Split(name)
+	return dir + "." + base + ".crc"
+}
+
+// removeChecksum deletes the checksum side file of name, if there is one.
+func (s localStore) removeChecksum(name string) error {
+	side := checksumSideFile(name)
+	if err := os.Remove(s.path(side)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing the stale checksum file %s: %w", side, err)
+	}
+	return nil
 }
 
 func (s localStore) read(name string) ([]byte, error) { return os.ReadFile(s.path(name)) }
@@ -192,11 +225,14 @@ func (s localStore) stat(name string) (storeEntry, error) {
 	return storeEntry{name: fi.Name(), size: fi.Size(), modTime: fi.ModTime(), dir: fi.IsDir(), other: !fi.IsDir() && !fi.Mode().IsRegular()}, nil
 }
 
+// remove deletes name and, as Hadoop's local file system does, its
+// checksum side file (see [checksumSideFile]), so that none is left
+// guarding nothing.
 func (s localStore) remove(name string) error {
 	if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return nil
+	return s.removeChecksum(name)
 }
 
 func (s localStore) lock(owner string) (func() error, error) {

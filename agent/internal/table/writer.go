@@ -161,6 +161,22 @@ func (fw *FileWriter) WriteColumns(cols [][]parquet.Value, rows int) error {
 	return nil
 }
 
+// SplitRows cuts cols, a batch given column by column as
+// [FileWriter.WriteColumns] takes it, after its first n rows: head holds
+// those rows, tail the others. Both share cols's values.
+func (fw *FileWriter) SplitRows(cols [][]parquet.Value, n int) (head, tail [][]parquet.Value) {
+	head, tail = make([][]parquet.Value, len(cols)), make([][]parquet.Value, len(cols))
+	for c, values := range cols {
+		maxRep := 0
+		if c < len(fw.leaves) {
+			maxRep = fw.leaves[c].maxRep
+		}
+		i := rowStart(values, n, maxRep)
+		head[c], tail[c] = values[:i:i], values[i:]
+	}
+	return head, tail
+}
+
 // Rows returns the number of rows written so far.
 func (fw *FileWriter) Rows() int64 { return fw.rows }
 
