@@ -269,10 +269,18 @@ type DebeziumOptions struct {
 	// A key kept whole (BINARY, STRING, or JSON without json_options)
 	// keeps the wrapper. Nil means false.
 	SchemaInclude *bool `json:"schema_include,omitempty"`
-	// DistributedTables says one source table's events come from several
-	// sources (sharded tables); the events are merged into one table
-	// whatever their database. Nil means false.
+	// DistributedTables says one source table's events are spread over
+	// several partitions, as Flink's distributed-tables. The agent always
+	// infers and evolves one schema per table from the records of all the
+	// partitions it reads, which is what Flink does with it on, so either
+	// value reads the same. Nil means false.
 	DistributedTables *bool `json:"distributed_tables,omitempty"`
+	// MergeShardedTables says the tables of one name in several databases
+	// are shards of one table: a fanout schema's default route is the
+	// table name alone instead of <db>_<table>. Nil means false, except in
+	// a spec an earlier agent stored, where distributed_tables had this
+	// meaning (see [Transformer.MergesShards]).
+	MergeShardedTables *bool `json:"merge_sharded_tables,omitempty"`
 }
 
 // CanalOptions configures the CANAL_JSON transformer (F-14).
@@ -291,8 +299,10 @@ type CanalOptions struct {
 	// values carry no zone in Canal events; false maps it to TIMESTAMP
 	// read as UTC. Nil means true.
 	MySQLTimestampAsNTZ *bool `json:"mysql_timestamp_as_ntz,omitempty"`
-	// DistributedTables is as in [DebeziumOptions]. Nil means false.
-	DistributedTables *bool `json:"distributed_tables,omitempty"`
+	// DistributedTables and MergeShardedTables are as in
+	// [DebeziumOptions].
+	DistributedTables  *bool `json:"distributed_tables,omitempty"`
+	MergeShardedTables *bool `json:"merge_sharded_tables,omitempty"`
 }
 
 // Values of canal_options.infer_schema_strategy.
