@@ -141,7 +141,7 @@ func TestAccChangelogPlan(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			step(canal,
-				expect(vt("json_options").AtMapKey("schema_evolution_mode"), knownvalue.StringExact("ADD_NEW_COLUMNS")),
+				expect(vt("json_options").AtMapKey("schema_evolution_mode"), knownvalue.StringExact("ADD_NEW_COLUMNS_WITH_TYPE_WIDENING")),
 				expect(vt("json_options").AtMapKey("infer_records_per_partition"), knownvalue.Int64Exact(50)),
 				expect(vt("json_options").AtMapKey("flatten_nested_columns"), knownvalue.Bool(false)),
 				expect(vt("canal_options").AtMapKey("infer_schema_strategy"), knownvalue.StringExact("AUTO")),

@@ -250,12 +250,12 @@ func rowInfers(ctx context.Context, config tfsdk.Config, p path.Path) (infers, u
 }
 
 // changelogModeDefault plans schema_evolution_mode when it is not set:
-// ADD_NEW_COLUMNS on the json_options of a changelog format that declare
-// no schema, as the agent infers such row images (Flink's continuous
-// strategy); null otherwise.
+// ADD_NEW_COLUMNS_WITH_TYPE_WIDENING on the json_options of a changelog
+// format that declare no schema, as the agent infers such row images
+// (Flink's continuous strategy); null otherwise.
 var changelogModeDefault = dependentDefault{
 	shown: "on a changelog format (" + changelogFormats + ") whose `json_options` set neither `schema` nor `schema_file_path`",
-	value: spec.SchemaEvolutionAddNewColumns,
+	value: spec.SchemaEvolutionAddNewColumnsWithTypeWidening,
 	applies: func(ctx context.Context, config tfsdk.Config, p path.Path) (bool, bool) {
 		infers, unknown, _ := rowInfers(ctx, config, p.ParentPath())
 		return infers, unknown

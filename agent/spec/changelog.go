@@ -11,7 +11,7 @@ import (
 
 // normalizeChangelog gives a changelog transformer the JSON options it
 // decodes its row image with ([Transformer.RowOptions]: inference with
-// ADD_NEW_COLUMNS unless json_options declare a schema) and fills the
+// ADD_NEW_COLUMNS_WITH_TYPE_WIDENING unless json_options declare a schema) and fills the
 // unset attributes of its format's options. Other transformers are left
 // as they are.
 func (tr *Transformer) normalizeChangelog() {

@@ -246,8 +246,8 @@ func TestChangelogNormalize(t *testing.T) {
 	ko.IgnoreErrors = ptr(true)
 	p.Normalize()
 	jo, co := ko.ValueTransformer.JSONOptions, ko.ValueTransformer.CanalOptions
-	if jo == nil || jo.SchemaEvolutionMode != SchemaEvolutionAddNewColumns || jo.InferRecordsPerPartition == nil {
-		t.Fatalf("json_options %+v: want ADD_NEW_COLUMNS with the inference defaults", jo)
+	if jo == nil || jo.SchemaEvolutionMode != SchemaEvolutionAddNewColumnsWithTypeWidening || jo.InferRecordsPerPartition == nil {
+		t.Fatalf("json_options %+v: want ADD_NEW_COLUMNS_WITH_TYPE_WIDENING (Flink's continuous) with the inference defaults", jo)
 	}
 	if co.InferSchemaStrategy != InferSchemaAuto || !co.TinyintAsBoolean() || !co.TimestampAsNTZ() || co.DistributedTables == nil {
 		t.Fatalf("canal_options %+v not normalized", co)

@@ -363,9 +363,12 @@ type JSONOptions struct {
 	// be a dotted path ("user.dob DATE"), with element, key and value
 	// naming the parts of arrays and maps. Requires SchemaEvolutionMode.
 	SchemaHints string `json:"schema_hints,omitempty"`
-	// InferRecordsPerPartition is how many records of each partition the
-	// first schema is inferred from (F-07's scan.max.pre.fetch.records);
-	// nil means [DefaultInferRecordsPerPartition].
+	// InferRecordsPerPartition is how many of the latest records of each
+	// partition the first schema is inferred from, as Flink's
+	// scan.max.pre.fetch.records; 0 infers nothing before the first
+	// records are read (the columns start as initial_schemas and
+	// schema_hints declare them). Nil means
+	// [DefaultInferRecordsPerPartition].
 	InferRecordsPerPartition *int64 `json:"infer_records_per_partition,omitempty"`
 	// StringTypeInference infers DATE and TIMESTAMP columns from ISO 8601
 	// strings (F-15's string-type-inference); nil means true.
@@ -457,8 +460,8 @@ var SchemaEvolutionAliases = map[string]string{
 // fields a record's inferred schema cannot take.
 const RescuedDataColumn = "_rescued_data"
 
-// DefaultInferRecordsPerPartition is how many records of each partition
-// the first inferred schema is built from, as Flink's
+// DefaultInferRecordsPerPartition is how many of the latest records of
+// each partition the first inferred schema is built from, as Flink's
 // scan.max.pre.fetch.records.
 const DefaultInferRecordsPerPartition = 50
 

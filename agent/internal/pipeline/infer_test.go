@@ -51,13 +51,14 @@ func columnNames(fields []schema.Field) string {
 	return strings.Join(names, ",")
 }
 
-// The first schema comes from the first records of every partition, and
-// the hints; what later records bring is rescued in RESCUE mode.
+// The first schema comes from the latest records of every partition (as
+// Flink's scan.max.pre.fetch.records), whatever offset the table starts
+// at, and the hints; what older records bring is rescued in RESCUE mode.
 func TestManagerInfersFirstSchema(t *testing.T) {
 	addr, _ := newCluster(t, 3, "events")
-	produceValues(t, addr, "events", 0, `{"a":1}`, `{"a":2}`, `{"a":3,"late":true}`)
+	produceValues(t, addr, "events", 0, `{"a":1,"early":true}`, `{"a":2}`, `{"a":3}`)
 	produceValues(t, addr, "events", 1, `{"b":"x"}`)
-	produceValues(t, addr, "events", 2, `{"c":1.5,"d":"2024-01-02"}`, `{"c":"oops"}`)
+	produceValues(t, addr, "events", 2, `{"c":"oops"}`, `{"c":1.5,"d":"2024-01-02"}`)
 	n := int64(2)
 	p := inferPipeline("events", "rescue", spec.JSONOptions{InferRecordsPerPartition: &n, SchemaHints: "h BIGINT, c DOUBLE"})
 	m := NewManager(Config{Warehouse: t.TempDir()})
@@ -78,8 +79,8 @@ func TestManagerInfersFirstSchema(t *testing.T) {
 			t.Errorf("status columns %s lack %q", got, want)
 		}
 	}
-	if strings.Contains(got, "late") {
-		t.Errorf("status columns %s have a field of the third record of a partition", got)
+	if strings.Contains(got, "early") {
+		t.Errorf("status columns %s have a field of a record older than the latest 2 of its partition", got)
 	}
 	if !strings.HasSuffix(columnNames(snap.Schema), ",_kafka,_rescued_data,_corrupt_record") {
 		t.Errorf("table columns %s", columnNames(snap.Schema))
@@ -95,8 +96,34 @@ func TestManagerInfersFirstSchema(t *testing.T) {
 		}
 	}
 	slices.Sort(rescued)
-	if want := []string{`{"c":"oops"}`, `{"late":true}`}; !slices.Equal(rescued, want) {
+	if want := []string{`{"c":"oops"}`, `{"early":true}`}; !slices.Equal(rescued, want) {
 		t.Errorf("rescued %q, want %q", rescued, want)
+	}
+}
+
+// infer_records_per_partition = 0 samples nothing: the table starts with
+// the hinted columns alone (Flink's fixed types with
+// scan.max.pre.fetch.records = 0), and ADD_NEW_COLUMNS adds the others as
+// the records show them.
+func TestManagerInfersNothingFromZeroRecords(t *testing.T) {
+	addr, _ := newCluster(t, 1, "events")
+	produceValues(t, addr, "events", 0, `{"a":1,"b":"x"}`, `{"a":2,"b":"y"}`)
+	zero := int64(0)
+	p := inferPipeline("events", spec.SchemaEvolutionAddNewColumns, spec.JSONOptions{InferRecordsPerPartition: &zero, SchemaHints: "b STRING, a INT"})
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "2 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 2 })
+	st, _ := m.Status("p")
+	// The hints' order: sampled, a would come first.
+	var cols []string
+	for _, c := range st.Tables[0].Columns {
+		cols = append(cols, c.Name+" "+c.Type)
+	}
+	if got := strings.Join(cols, ", "); !strings.Contains(got, "key STRING, b STRING, a INT, _kafka") {
+		t.Errorf("columns %s, want the hinted b STRING, a INT alone", got)
 	}
 }
 
@@ -139,7 +166,9 @@ func TestManagerAddsColumnsMidBatch(t *testing.T) {
 		switch {
 		case i == 2500:
 			return fmt.Sprintf(`{"id":%d,"name":"x","note":{"text":"new"}}`, i)
-		case i > 2500 && i%2 == 0:
+		case i > 2500 && i < n-100 && i%2 == 0:
+			// The last records lack note, so that the latest ones the
+			// first schema is inferred from do not show it.
 			return fmt.Sprintf(`{"id":%d,"name":"x","note":{"text":"n","more":[1]}}`, i)
 		}
 		return fmt.Sprintf(`{"id":%d,"name":"x"}`, i)
