@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -54,13 +55,15 @@ func columnNames(fields []schema.Field) string {
 // The first schema comes from the latest records of every partition (as
 // Flink's scan.max.pre.fetch.records), whatever offset the table starts
 // at, and the hints; what older records bring is rescued in RESCUE mode.
+// An object hinted STRING keeps its JSON text, Flink's nested column
+// without flatten-nested-columns.
 func TestManagerInfersFirstSchema(t *testing.T) {
 	addr, _ := newCluster(t, 3, "events")
 	produceValues(t, addr, "events", 0, `{"a":1,"early":true}`, `{"a":2}`, `{"a":3}`)
-	produceValues(t, addr, "events", 1, `{"b":"x"}`)
+	produceValues(t, addr, "events", 1, `{"b":"x","u":{"n":1, "s":"y"}}`)
 	produceValues(t, addr, "events", 2, `{"c":"oops"}`, `{"c":1.5,"d":"2024-01-02"}`)
 	n := int64(2)
-	p := inferPipeline("events", "rescue", spec.JSONOptions{InferRecordsPerPartition: &n, SchemaHints: "h BIGINT, c DOUBLE"})
+	p := inferPipeline("events", "rescue", spec.JSONOptions{InferRecordsPerPartition: &n, SchemaHints: "h BIGINT, c DOUBLE, u STRING"})
 	m := NewManager(Config{Warehouse: t.TempDir()})
 	defer m.Close(context.Background())
 	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
@@ -74,7 +77,7 @@ func TestManagerInfersFirstSchema(t *testing.T) {
 		cols = append(cols, c.Name+" "+c.Type)
 	}
 	got := strings.Join(cols, ", ")
-	for _, want := range []string{"a BIGINT", "b STRING", "c DOUBLE", "d ", "h BIGINT", "_rescued_data STRING"} {
+	for _, want := range []string{"a BIGINT", "b STRING", "u STRING", "c DOUBLE", "d ", "h BIGINT", "_rescued_data STRING"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status columns %s lack %q", got, want)
 		}
@@ -86,14 +89,21 @@ func TestManagerInfersFirstSchema(t *testing.T) {
 		t.Errorf("table columns %s", columnNames(snap.Schema))
 	}
 	type row struct {
+		U       *string `parquet:"u,optional"`
 		Rescued *string `parquet:"_rescued_data,optional"`
 	}
-	var rescued []string
+	var rescued, objects []string
 	rows, _ := readRows[row](t, st.Tables[0].Location)
 	for _, r := range rows {
 		if r.Rescued != nil {
 			rescued = append(rescued, *r.Rescued)
 		}
+		if r.U != nil {
+			objects = append(objects, *r.U)
+		}
+	}
+	if want := []string{`{"n":1,"s":"y"}`}; !slices.Equal(objects, want) {
+		t.Errorf("u %q, want the object's JSON text %q", objects, want)
 	}
 	slices.Sort(rescued)
 	if want := []string{`{"c":"oops"}`, `{"early":true}`}; !slices.Equal(rescued, want) {
@@ -355,5 +365,60 @@ func TestManagerStopsAtParquetColumnLimit(t *testing.T) {
 	st := status()
 	if !strings.Contains(st.LastError, "more than Parquet's maximum of 65535") || st.Rows != 5 {
 		t.Fatalf("status %+v, want FAILED at the column limit with 5 rows", st)
+	}
+}
+
+// TestRealBrokerInfersLatestRecords runs inference against the real broker
+// (tools/kafka.sh up) when KAFKA_BOOTSTRAP says where it is: the first
+// schema comes from the latest infer_records_per_partition records of a
+// partition that Kafka's own log serves, from an offset in the middle of a
+// record batch, and what the older records bring is rescued.
+func TestRealBrokerInfersLatestRecords(t *testing.T) {
+	bootstrap := os.Getenv("KAFKA_BOOTSTRAP")
+	if bootstrap == "" || testing.Short() {
+		t.Skip("KAFKA_BOOTSTRAP is not set (tools/kafka.sh up), or -short")
+	}
+	topic := fmt.Sprintf("infer-latest-%d", time.Now().UnixNano())
+	adm, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(adm).CreateTopics(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	// One produce request: the four records are one batch.
+	produceValues(t, bootstrap, topic, 0, `{"a":1,"early":true}`, `{"a":2}`, `{"a":3,"b":"x"}`, `{"a":4}`)
+	n := int64(3)
+	p := inferPipeline(topic, spec.SchemaEvolutionRescue, spec.JSONOptions{InferRecordsPerPartition: &n})
+	p.Tables[0].ConnectorOptions.KafkaOptions.StartingOffset = spec.StartingOffsetEarliest
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(ctx, p, &spec.Connection{Name: "c", BootstrapServers: []string{bootstrap}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "4 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 4 })
+	st, _ := m.Status("p")
+	var cols []string
+	for _, c := range st.Tables[0].Columns {
+		cols = append(cols, c.Name+" "+c.Type)
+	}
+	if got := strings.Join(cols, ", "); !strings.Contains(got, "key STRING, a BIGINT, b STRING, _kafka") {
+		t.Errorf("columns %s, want a and b from the latest 3 records, without early", got)
+	}
+	type row struct {
+		Rescued *string `parquet:"_rescued_data,optional"`
+	}
+	rows, _ := readRows[row](t, st.Tables[0].Location)
+	var rescued []string
+	for _, r := range rows {
+		if r.Rescued != nil {
+			rescued = append(rescued, *r.Rescued)
+		}
+	}
+	if want := []string{`{"early":true}`}; !slices.Equal(rescued, want) {
+		t.Errorf("rescued %q, want %q", rescued, want)
 	}
 }
