@@ -325,9 +325,9 @@ func jsonOptionsSchema() schema.SingleNestedAttribute {
 				"e.g. `\"dd/MM/yyyy HH:mm:ss\"` or `\"yyyy-MM-dd'T'HH:mm:ss.SSSXXX\"`, or one of Flink's names " +
 				"`\"" + spec.TimestampFormatSQL + "\"` (`yyyy-MM-dd HH:mm:ss` with an optional fraction) and `\"" +
 				spec.TimestampFormatISO8601 + "\"` (`yyyy-MM-ddTHH:mm:ss`, optional fraction and zone), as Flink's " +
-				"`json.timestamp-format.standard`. Unset (the default), " +
-				"TIMESTAMP strings are read as Spark reads them without the option: leniently, ISO 8601 and its " +
-				"variants. The pattern letters are " + patternLetters + "; other letters and optional sections " +
+				"`json.timestamp-format.standard`. Unset (the default, for the changelog formats too, where Flink's " +
+				"default is `SQL`), TIMESTAMP strings are read as Spark reads them without the option: leniently, ISO " +
+				"8601 and its variants, the `SQL` form included. The pattern letters are " + patternLetters + "; other letters and optional sections " +
 				"(`[...]`) are refused at plan time. TIMESTAMP_NTZ strings are always read leniently.",
 			Optional: true,
 		},
@@ -372,7 +372,9 @@ func inferenceAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"flatten_nested_columns": schema.BoolAttribute{
 			MarkdownDescription: "`true`: each field of a nested object becomes a top-level column named by its dotted " +
-				"path (`user.name`) instead of a STRUCT column `user`. Defaults to `false`." + requires,
+				"path (`user.name`) instead of a STRUCT column `user`. Defaults to `false`: a STRUCT column, as Spark " +
+				"infers it, where Flink keeps the object's JSON text in a STRING column (hint the column `STRING` in " +
+				"`schema_hints` for that)." + requires,
 			Optional: true,
 			Computed: true,
 			Default:  booldefault.StaticBool(false),
