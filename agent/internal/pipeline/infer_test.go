@@ -43,6 +43,15 @@ func produceValues(t *testing.T, addr, topic string, part int32, values ...strin
 	}
 }
 
+// columnTypes returns a table's status columns as "name TYPE, ...".
+func columnTypes(cols []spec.ColumnStatus) string {
+	var out []string
+	for _, c := range cols {
+		out = append(out, c.Name+" "+c.Type)
+	}
+	return strings.Join(out, ", ")
+}
+
 // columnNames returns the names of fields, in order.
 func columnNames(fields []schema.Field) string {
 	var names []string
@@ -72,11 +81,7 @@ func TestManagerInfersFirstSchema(t *testing.T) {
 	waitFor(t, 20*time.Second, "6 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 6 })
 	st, _ := m.Status("p")
 	_, snap := offsets(t, st.Tables[0].Location)
-	var cols []string
-	for _, c := range st.Tables[0].Columns {
-		cols = append(cols, c.Name+" "+c.Type)
-	}
-	got := strings.Join(cols, ", ")
+	got := columnTypes(st.Tables[0].Columns)
 	for _, want := range []string{"a BIGINT", "b STRING", "u STRING", "c DOUBLE", "d ", "h BIGINT", "_rescued_data STRING"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status columns %s lack %q", got, want)
@@ -128,11 +133,7 @@ func TestManagerInfersNothingFromZeroRecords(t *testing.T) {
 	waitFor(t, 20*time.Second, "2 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 2 })
 	st, _ := m.Status("p")
 	// The hints' order: sampled, a would come first.
-	var cols []string
-	for _, c := range st.Tables[0].Columns {
-		cols = append(cols, c.Name+" "+c.Type)
-	}
-	if got := strings.Join(cols, ", "); !strings.Contains(got, "key STRING, b STRING, a INT, _kafka") {
+	if got := columnTypes(st.Tables[0].Columns); !strings.Contains(got, "key STRING, b STRING, a INT, _kafka") {
 		t.Errorf("columns %s, want the hinted b STRING, a INT alone", got)
 	}
 }
@@ -401,11 +402,7 @@ func TestRealBrokerInfersLatestRecords(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "4 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 4 })
 	st, _ := m.Status("p")
-	var cols []string
-	for _, c := range st.Tables[0].Columns {
-		cols = append(cols, c.Name+" "+c.Type)
-	}
-	if got := strings.Join(cols, ", "); !strings.Contains(got, "key STRING, a BIGINT, b STRING, _kafka") {
+	if got := columnTypes(st.Tables[0].Columns); !strings.Contains(got, "key STRING, a BIGINT, b STRING, _kafka") {
 		t.Errorf("columns %s, want a and b from the latest 3 records, without early", got)
 	}
 	type row struct {
