@@ -98,6 +98,9 @@ func TestAccChangelogValidation(t *testing.T) {
 			"table_configuration.metadata_columns[0]", `"epoch" is not one of`},
 		{"fanout without a route", fanoutHCL(fanoutTopics+"\n value_transformer = { format = \"JSON\" }", `on_invalid_route = "FAIL"`, ""),
 			fanoutPath + ".fanout_by", "or decode the value with a changelog format, DEBEZIUM_JSON or CANAL_JSON"},
+		{"fanout distributed_tables without merge_sharded_tables",
+			fanoutHCL(fanoutTopics+"\n value_transformer = { format = \"CANAL_JSON\", canal_options = { distributed_tables = true } }", `on_invalid_route = "FAIL"`, ""),
+			"connector_options.kafka_options.value_transformer.canal_options.distributed_tables", "set merge_sharded_tables = true"},
 	})
 }
 
@@ -138,7 +141,7 @@ func TestAccChangelogPlan(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			step(canal,
-				expect(vt("json_options").AtMapKey("schema_evolution_mode"), knownvalue.StringExact("ADD_NEW_COLUMNS")),
+				expect(vt("json_options").AtMapKey("schema_evolution_mode"), knownvalue.StringExact("ADD_NEW_COLUMNS_WITH_TYPE_WIDENING")),
 				expect(vt("json_options").AtMapKey("infer_records_per_partition"), knownvalue.Int64Exact(50)),
 				expect(vt("json_options").AtMapKey("flatten_nested_columns"), knownvalue.Bool(false)),
 				expect(vt("canal_options").AtMapKey("infer_schema_strategy"), knownvalue.StringExact("AUTO")),
@@ -155,7 +158,7 @@ func TestAccChangelogPlan(t *testing.T) {
 				expect(ko("key_transformer").AtMapKey("json_options").AtMapKey("schema_evolution_mode"), knownvalue.Null()),
 			),
 			planDiffStep(nil, pipelineHCL(nil)+fanoutHCL(fanoutTopics+`
-      value_transformer = { format = "DEBEZIUM_JSON", debezium_options = { distributed_tables = true } }`,
+      value_transformer = { format = "DEBEZIUM_JSON", debezium_options = { distributed_tables = true, merge_sharded_tables = true } }`,
 				`on_invalid_route = "DEAD_LETTER"`, "")),
 		},
 	})

@@ -26,8 +26,9 @@ var changelogFormats = "`" + spec.FormatDebeziumJSON + "` or `" + spec.FormatCan
 
 // debeziumOptionsModel is debezium_options of a transformer.
 type debeziumOptionsModel struct {
-	SchemaInclude     types.Bool `tfsdk:"schema_include"`
-	DistributedTables types.Bool `tfsdk:"distributed_tables"`
+	SchemaInclude      types.Bool `tfsdk:"schema_include"`
+	DistributedTables  types.Bool `tfsdk:"distributed_tables"`
+	MergeShardedTables types.Bool `tfsdk:"merge_sharded_tables"`
 }
 
 // canalOptionsModel is canal_options of a transformer.
@@ -38,18 +39,32 @@ type canalOptionsModel struct {
 	Tinyint1AsBoolean   types.Bool   `tfsdk:"tinyint1_as_boolean"`
 	MySQLTimestampAsNTZ types.Bool   `tfsdk:"mysql_timestamp_as_ntz"`
 	DistributedTables   types.Bool   `tfsdk:"distributed_tables"`
+	MergeShardedTables  types.Bool   `tfsdk:"merge_sharded_tables"`
 }
 
-// distributedTablesAttribute is distributed_tables of debezium_options and
-// canal_options.
-func distributedTablesAttribute() schema.BoolAttribute {
-	return schema.BoolAttribute{
-		MarkdownDescription: "`true`: the events of one table come from several databases (sharded tables) and are " +
-			"one table: a fanout schema routes them by the table name alone instead of `<db>_<table>`. As Flink CDC's " +
-			"`distributed-tables`. Defaults to `false`.",
-		Optional: true,
-		Computed: true,
-		Default:  booldefault.StaticBool(false),
+// shardAttributes are distributed_tables and merge_sharded_tables of
+// debezium_options and canal_options.
+func shardAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"distributed_tables": schema.BoolAttribute{
+			MarkdownDescription: "`true`: one table's events are spread over several partitions, as Flink CDC's " +
+				"`distributed-tables`. The agent always infers and evolves one schema per table from the records of " +
+				"all the partitions it reads (what Flink does with this option on), so both values read the same; " +
+				"it is accepted so that Flink configurations carry over. It no longer merges sharded databases: on a " +
+				"fanout schema routed by the format's default route, `true` requires `merge_sharded_tables` to be set. " +
+				"Defaults to `false`.",
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+		},
+		"merge_sharded_tables": schema.BoolAttribute{
+			MarkdownDescription: "`true`: the tables of one name in several databases are shards of one table: a " +
+				"fanout schema without `fanout_by` routes each event to `<table>` instead of `<db>_<table>`. " +
+				"`distributed_tables` had this meaning before it took Flink's. Defaults to `false`.",
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+		},
 	}
 }
 
@@ -57,7 +72,7 @@ func debeziumOptionsSchema() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		MarkdownDescription: "Options of format `" + spec.FormatDebeziumJSON + "`. Not set: every default.",
 		Optional:            true,
-		Attributes: map[string]schema.Attribute{
+		Attributes: withAttributes(map[string]schema.Attribute{
 			"schema_include": schema.BoolAttribute{
 				MarkdownDescription: "`true`: each event is wrapped with its Kafka Connect schema, " +
 					"`{\"schema\": ..., \"payload\": ...}` (the JSON converter's `schemas.enable`), and the row image's " +
@@ -70,8 +85,7 @@ func debeziumOptionsSchema() schema.SingleNestedAttribute {
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
 			},
-			"distributed_tables": distributedTablesAttribute(),
-		},
+		}, shardAttributes()),
 	}
 }
 
@@ -82,7 +96,7 @@ func canalOptionsSchema() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		MarkdownDescription: "Options of format `" + spec.FormatCanalJSON + "`. Not set: every default.",
 		Optional:            true,
-		Attributes: map[string]schema.Attribute{
+		Attributes: withAttributes(map[string]schema.Attribute{
 			"database_include": schema.StringAttribute{
 				MarkdownDescription: "Keeps the events of the databases it matches, as Flink's `canal-json.database.include`." +
 					patternNote + "database.",
@@ -118,8 +132,7 @@ func canalOptionsSchema() schema.SingleNestedAttribute {
 				Computed: true,
 				Default:  booldefault.StaticBool(true),
 			},
-			"distributed_tables": distributedTablesAttribute(),
-		},
+		}, shardAttributes()),
 	}
 }
 
@@ -237,12 +250,12 @@ func rowInfers(ctx context.Context, config tfsdk.Config, p path.Path) (infers, u
 }
 
 // changelogModeDefault plans schema_evolution_mode when it is not set:
-// ADD_NEW_COLUMNS on the json_options of a changelog format that declare
-// no schema, as the agent infers such row images (Flink's continuous
-// strategy); null otherwise.
+// ADD_NEW_COLUMNS_WITH_TYPE_WIDENING on the json_options of a changelog
+// format that declare no schema, as the agent infers such row images
+// (Flink's continuous strategy); null otherwise.
 var changelogModeDefault = dependentDefault{
 	shown: "on a changelog format (" + changelogFormats + ") whose `json_options` set neither `schema` nor `schema_file_path`",
-	value: spec.SchemaEvolutionAddNewColumns,
+	value: spec.SchemaEvolutionAddNewColumnsWithTypeWidening,
 	applies: func(ctx context.Context, config tfsdk.Config, p path.Path) (bool, bool) {
 		infers, unknown, _ := rowInfers(ctx, config, p.ParentPath())
 		return infers, unknown
@@ -253,8 +266,9 @@ var changelogModeDefault = dependentDefault{
 func (c *specConverter) debeziumOptions(p string, o types.Object) *spec.DebeziumOptions {
 	return convertObject(c, p, o, func(m *debeziumOptionsModel) *spec.DebeziumOptions {
 		return &spec.DebeziumOptions{
-			SchemaInclude:     c.boolPtr(p+".schema_include", m.SchemaInclude),
-			DistributedTables: c.boolPtr(p+".distributed_tables", m.DistributedTables),
+			SchemaInclude:      c.boolPtr(p+".schema_include", m.SchemaInclude),
+			DistributedTables:  c.boolPtr(p+".distributed_tables", m.DistributedTables),
+			MergeShardedTables: c.boolPtr(p+".merge_sharded_tables", m.MergeShardedTables),
 		}
 	})
 }
@@ -269,6 +283,7 @@ func (c *specConverter) canalOptions(p string, o types.Object) *spec.CanalOption
 			Tinyint1AsBoolean:   c.boolPtr(p+".tinyint1_as_boolean", m.Tinyint1AsBoolean),
 			MySQLTimestampAsNTZ: c.boolPtr(p+".mysql_timestamp_as_ntz", m.MySQLTimestampAsNTZ),
 			DistributedTables:   c.boolPtr(p+".distributed_tables", m.DistributedTables),
+			MergeShardedTables:  c.boolPtr(p+".merge_sharded_tables", m.MergeShardedTables),
 		}
 	})
 }
@@ -299,9 +314,11 @@ func (m *kafkaOptionsModel) setFieldOptions(ko *spec.KafkaOptions) {
 // debeziumOptionsToObject is debezium_options; null for nil.
 func debeziumOptionsToObject(ctx context.Context, o *spec.DebeziumOptions, diags *diag.Diagnostics) types.Object {
 	return objectOrNull(ctx, diags, pipelineTypes().debeziumOptions, o, func(o *spec.DebeziumOptions) debeziumOptionsModel {
+		tr := &spec.Transformer{Format: spec.FormatDebeziumJSON, DebeziumOptions: o}
 		return debeziumOptionsModel{
-			SchemaInclude:     types.BoolValue(o.SchemaIncluded()),
-			DistributedTables: types.BoolValue((&spec.Transformer{Format: spec.FormatDebeziumJSON, DebeziumOptions: o}).Distributed()),
+			SchemaInclude:      types.BoolValue(o.SchemaIncluded()),
+			DistributedTables:  types.BoolValue(tr.Distributed()),
+			MergeShardedTables: types.BoolValue(tr.MergesShards()),
 		}
 	})
 }
@@ -309,13 +326,15 @@ func debeziumOptionsToObject(ctx context.Context, o *spec.DebeziumOptions, diags
 // canalOptionsToObject is canal_options; null for nil.
 func canalOptionsToObject(ctx context.Context, o *spec.CanalOptions, diags *diag.Diagnostics) types.Object {
 	return objectOrNull(ctx, diags, pipelineTypes().canalOptions, o, func(o *spec.CanalOptions) canalOptionsModel {
+		tr := &spec.Transformer{Format: spec.FormatCanalJSON, CanalOptions: o}
 		return canalOptionsModel{
 			DatabaseInclude:     stringOrNull(o.DatabaseInclude),
 			TableInclude:        stringOrNull(o.TableInclude),
 			InferSchemaStrategy: types.StringValue(o.Strategy()),
 			Tinyint1AsBoolean:   types.BoolValue(o.TinyintAsBoolean()),
 			MySQLTimestampAsNTZ: types.BoolValue(o.TimestampAsNTZ()),
-			DistributedTables:   types.BoolValue((&spec.Transformer{Format: spec.FormatCanalJSON, CanalOptions: o}).Distributed()),
+			DistributedTables:   types.BoolValue(tr.Distributed()),
+			MergeShardedTables:  types.BoolValue(tr.MergesShards()),
 		}
 	})
 }

@@ -84,7 +84,7 @@ func fanoutOptionsSchema() schema.SingleNestedAttribute {
 					"`on_invalid_route`). Not set with a value transformer of a changelog format (" + changelogFormats + "): " +
 					"each event goes to the table `<db>_<table>` of its source, lower case (`inventory_customers`), " +
 					"`<db>_<schema>_<table>` for a Debezium event whose source has a schema (PostgreSQL, SQL Server), or " +
-					"`<table>` with `distributed_tables`; a Debezium tombstone is skipped.",
+					"`<table>` with `merge_sharded_tables`; a Debezium tombstone is skipped.",
 				Optional: true,
 			},
 			"table_id_fields": schema.ListAttribute{

@@ -281,7 +281,7 @@ func transformerSchema(side string) schema.SingleNestedAttribute {
 					"` without `json_options` keeps the whole " + side + " in one VARIANT column `" + side + "`; the others must not be set). " +
 					changelogFormats + " (values only; Flink's `debezium-json` and `canal-json`) decode change events: " +
 					"each event becomes rows with `_op`, `_source` and the columns of its row image, typed by `json_options` " +
-					"(inferred with `" + spec.SchemaEvolutionAddNewColumns + "` when it declares no schema), and configured " +
+					"(inferred with `" + spec.SchemaEvolutionAddNewColumnsWithTypeWidening + "` when it declares no schema), and configured " +
 					"by `debezium_options` or `canal_options`.",
 				Required: true,
 			},
@@ -326,9 +326,9 @@ func jsonOptionsSchema() schema.SingleNestedAttribute {
 				"e.g. `\"dd/MM/yyyy HH:mm:ss\"` or `\"yyyy-MM-dd'T'HH:mm:ss.SSSXXX\"`, or one of Flink's names " +
 				"`\"" + spec.TimestampFormatSQL + "\"` (`yyyy-MM-dd HH:mm:ss` with an optional fraction) and `\"" +
 				spec.TimestampFormatISO8601 + "\"` (`yyyy-MM-ddTHH:mm:ss`, optional fraction and zone), as Flink's " +
-				"`json.timestamp-format.standard`. Unset (the default), " +
-				"TIMESTAMP strings are read as Spark reads them without the option: leniently, ISO 8601 and its " +
-				"variants. The pattern letters are " + patternLetters + "; other letters and optional sections " +
+				"`json.timestamp-format.standard`. Unset (the default, for the changelog formats too, where Flink's " +
+				"default is `SQL`), TIMESTAMP strings are read as Spark reads them without the option: leniently, ISO " +
+				"8601 and its variants, the `SQL` form included. The pattern letters are " + patternLetters + "; other letters and optional sections " +
 				"(`[...]`) are refused at plan time. TIMESTAMP_NTZ strings are always read leniently.",
 			Optional: true,
 		},
@@ -373,7 +373,9 @@ func inferenceAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"flatten_nested_columns": schema.BoolAttribute{
 			MarkdownDescription: "`true`: each field of a nested object becomes a top-level column named by its dotted " +
-				"path (`user.name`) instead of a STRUCT column `user`. Defaults to `false`." + requires,
+				"path (`user.name`) instead of a STRUCT column `user`. Defaults to `false`: a STRUCT column, as Spark " +
+				"infers it, where Flink keeps the object's JSON text in a STRING column (hint the column `STRING` in " +
+				"`schema_hints` for that)." + requires,
 			Optional: true,
 			Computed: true,
 			Default:  booldefault.StaticBool(false),
@@ -389,7 +391,7 @@ func inferenceAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Infers the columns from the records instead of declaring them, and says what " +
 				"happens when later records do not fit: one of " + quoted(spec.SchemaEvolutionModes) + ", as " +
 				"Lakeflow spells them; Auto Loader's names are accepted too (" + strings.Join(aliases, ", ") + ") and " +
-				"kept as written. The first schema is inferred from the first `infer_records_per_partition` records of " +
+				"kept as written. The first schema is inferred from the latest `infer_records_per_partition` records of " +
 				"each partition and `schema_hints`. `" + spec.SchemaEvolutionAddNewColumns + "` adds a nullable column " +
 				"at the end for each new field, in the commit of the rows that need it, and never drops one; `" +
 				spec.SchemaEvolutionAddNewColumnsWithTypeWidening + "` also widens a column's type where Delta's type " +
@@ -399,10 +401,11 @@ func inferenceAttributes() map[string]schema.Attribute {
 				"to resume from there); `" + spec.SchemaEvolutionNone + "` ignores new fields. A value that does not " +
 				"fit its column goes to the rescued data column (see `rescued_data_column`). The table's current " +
 				"columns are shown by the `tributary_table` data source. Exclusive with `schema` and `schema_file_path`. " +
-				"On a changelog format (" + changelogFormats + ") it defaults to `" + spec.SchemaEvolutionAddNewColumns +
-				"` (Flink's continuous inference) when neither `schema` nor `schema_file_path` is set; `" +
+				"On a changelog format (" + changelogFormats + ") it defaults to `" +
+				spec.SchemaEvolutionAddNewColumnsWithTypeWidening + "` (Flink's default `continuous` inference, which " +
+				"adds new fields and widens types) when neither `schema` nor `schema_file_path` is set; `" +
 				spec.SchemaEvolutionNone + "` or `" + spec.SchemaEvolutionRescue + "` keep the first schema (Flink's " +
-				"static inference from `infer_records_per_partition` records).",
+				"`static` inference from `infer_records_per_partition` records).",
 			Optional:      true,
 			Computed:      true,
 			PlanModifiers: []planmodifier.String{changelogModeDefault},
@@ -415,9 +418,12 @@ func inferenceAttributes() map[string]schema.Attribute {
 			Optional: true,
 		},
 		"infer_records_per_partition": schema.Int64Attribute{
-			MarkdownDescription: fmt.Sprintf("How many records of each partition the first schema is inferred from, "+
-				"from 1 to %d, as Flink's `scan.max.pre.fetch.records`. Defaults to `%d` when `schema_evolution_mode` is "+
-				"set.%s", spec.MaxInferRecordsPerPartition, spec.DefaultInferRecordsPerPartition, requires),
+			MarkdownDescription: fmt.Sprintf("How many of the latest records of each partition a new table's first "+
+				"schema is inferred from, from 0 to %d, as Flink's `scan.max.pre.fetch.records`: the newest records, "+
+				"whatever offset the table starts at. `0` infers nothing before reading: the table starts with the "+
+				"columns of `initial_schemas` and `schema_hints` (Flink's fixed types), and `schema_evolution_mode` "+
+				"says what the records then add. Defaults to `%d` when `schema_evolution_mode` is set.%s",
+				spec.MaxInferRecordsPerPartition, spec.DefaultInferRecordsPerPartition, requires),
 			Optional:      true,
 			Computed:      true,
 			PlanModifiers: []planmodifier.Int64{inferenceDefaultInt64{inferenceDefault{fmt.Sprint(spec.DefaultInferRecordsPerPartition)}, spec.DefaultInferRecordsPerPartition}},

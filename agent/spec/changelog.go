@@ -11,7 +11,7 @@ import (
 
 // normalizeChangelog gives a changelog transformer the JSON options it
 // decodes its row image with ([Transformer.RowOptions]: inference with
-// ADD_NEW_COLUMNS unless json_options declare a schema) and fills the
+// ADD_NEW_COLUMNS_WITH_TYPE_WIDENING unless json_options declare a schema) and fills the
 // unset attributes of its format's options. Other transformers are left
 // as they are.
 func (tr *Transformer) normalizeChangelog() {
@@ -51,19 +51,65 @@ func (do *DebeziumOptions) SchemaIncluded() bool {
 	return do != nil && do.SchemaInclude != nil && *do.SchemaInclude
 }
 
-// Distributed reports whether tr, a changelog transformer, merges the
-// events of one table from several databases (distributed_tables of its
-// format's options); false otherwise.
+// Distributed reports whether tr, a changelog transformer, says one
+// table's events are spread over several partitions (distributed_tables of
+// its format's options, Flink's meaning); false otherwise. It changes no
+// behaviour: a table's schema is always merged from all its partitions.
 func (tr *Transformer) Distributed() bool {
-	var b *bool
+	distributed, _ := tr.shardOptions()
+	return distributed != nil && *distributed
+}
+
+// MergesShards reports whether tr, a changelog transformer, merges the
+// tables of one name in several databases into one (merge_sharded_tables
+// of its format's options); false otherwise. A spec that sets
+// distributed_tables but not merge_sharded_tables merges: an earlier agent
+// stored it when distributed_tables meant merging shards, and Validate
+// refuses it from a client where that matters (a fanout schema's default
+// route), so a stored fanout schema keeps routing as it did.
+func (tr *Transformer) MergesShards() bool {
+	distributed, merge := tr.shardOptions()
+	if merge == nil {
+		merge = distributed
+	}
+	return merge != nil && *merge
+}
+
+// shardOptions returns distributed_tables and merge_sharded_tables of the
+// options of tr's changelog format; nil for unset ones and other
+// transformers.
+func (tr *Transformer) shardOptions() (distributed, merge *bool) {
 	switch {
 	case tr == nil:
 	case tr.Format == FormatDebeziumJSON && tr.DebeziumOptions != nil:
-		b = tr.DebeziumOptions.DistributedTables
+		return tr.DebeziumOptions.DistributedTables, tr.DebeziumOptions.MergeShardedTables
 	case tr.Format == FormatCanalJSON && tr.CanalOptions != nil:
-		b = tr.CanalOptions.DistributedTables
+		return tr.CanalOptions.DistributedTables, tr.CanalOptions.MergeShardedTables
 	}
-	return b != nil && *b
+	return nil, nil
+}
+
+// validateShardMerge refuses, on a fanout schema whose value transformer
+// value routes by the default route of its changelog format,
+// distributed_tables = true without merge_sharded_tables: distributed_tables
+// merged sharded databases into one table before it took Flink's meaning,
+// and a configuration written then would now route each shard to a table
+// of its own. kc is the kafka_options collector.
+func validateShardMerge(kc collector, fo *FanoutOptions, value *Transformer) {
+	distributed, merge := value.shardOptions()
+	if fo.FanoutBy != "" || len(fo.TableIDFields) > 0 || distributed == nil || !*distributed || merge != nil {
+		return
+	}
+	opts := "debezium_options"
+	if value.Format == FormatCanalJSON {
+		opts = "canal_options"
+	}
+	oc := kc.at("value_transformer").at(opts)
+	oc.addInvolving("distributed_tables", []string{oc.path("merge_sharded_tables")},
+		"distributed_tables now means, as Flink's, that one table's events are spread over several partitions "+
+			"(the agent always merges a table's schema from all its partitions), and no longer merges sharded "+
+			"databases into one table: set merge_sharded_tables = true to route each event to <table> as before, "+
+			"or merge_sharded_tables = false to route it to <db>_<table>")
 }
 
 // Strategy returns InferSchemaStrategy, or [InferSchemaAuto] when unset
@@ -167,7 +213,7 @@ func (tr *Transformer) validateChangelog(col collector) {
 // changelogRoute returns the default route expression of a fanout schema
 // whose value transformer tr is a changelog format: the source database
 // and table of each event, lower case and joined by '_' ("inventory_customers"),
-// or the table alone with distributed_tables. "" for other transformers.
+// or the table alone with merge_sharded_tables. "" for other transformers.
 //
 // A Debezium event whose source has a schema (PostgreSQL, SQL Server,
 // Oracle, Db2: db is the database, schema the schema) routes to
@@ -200,7 +246,7 @@ func changelogRoute(tr *Transformer) string {
 	default:
 		return ""
 	}
-	if tr.Distributed() {
+	if tr.MergesShards() {
 		return "lower(" + table + ")"
 	}
 	return "lower(" + qualifier + " || " + table + ")"

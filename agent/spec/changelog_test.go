@@ -246,8 +246,8 @@ func TestChangelogNormalize(t *testing.T) {
 	ko.IgnoreErrors = ptr(true)
 	p.Normalize()
 	jo, co := ko.ValueTransformer.JSONOptions, ko.ValueTransformer.CanalOptions
-	if jo == nil || jo.SchemaEvolutionMode != SchemaEvolutionAddNewColumns || jo.InferRecordsPerPartition == nil {
-		t.Fatalf("json_options %+v: want ADD_NEW_COLUMNS with the inference defaults", jo)
+	if jo == nil || jo.SchemaEvolutionMode != SchemaEvolutionAddNewColumnsWithTypeWidening || jo.InferRecordsPerPartition == nil {
+		t.Fatalf("json_options %+v: want ADD_NEW_COLUMNS_WITH_TYPE_WIDENING (Flink's continuous) with the inference defaults", jo)
 	}
 	if co.InferSchemaStrategy != InferSchemaAuto || !co.TinyintAsBoolean() || !co.TimestampAsNTZ() || co.DistributedTables == nil {
 		t.Fatalf("canal_options %+v not normalized", co)
@@ -301,11 +301,20 @@ func TestChangelogRoute(t *testing.T) {
 			`lower(coalesce(cast(value AS STRING):['payload']['source']['db'], cast(value AS STRING):['source']['db']) || '_' || ` +
 				`coalesce(coalesce(cast(value AS STRING):['payload']['source']['schema'], cast(value AS STRING):['source']['schema']) || '_', '') || ` +
 				`coalesce(cast(value AS STRING):['payload']['source']['table'], cast(value AS STRING):['source']['table']))`},
-		{"debezium distributed", &Transformer{Format: FormatDebeziumJSON, DebeziumOptions: &DebeziumOptions{DistributedTables: ptr(true)}},
+		{"debezium merge", &Transformer{Format: FormatDebeziumJSON, DebeziumOptions: &DebeziumOptions{MergeShardedTables: ptr(true)}},
 			`lower(coalesce(cast(value AS STRING):['payload']['source']['table'], cast(value AS STRING):['source']['table']))`},
 		{"canal", &Transformer{Format: FormatCanalJSON},
 			`lower(cast(value AS STRING):['database'] || '_' || cast(value AS STRING):['table'])`},
-		{"canal distributed", &Transformer{Format: FormatCanalJSON, CanalOptions: &CanalOptions{DistributedTables: ptr(true)}},
+		{"canal merge", &Transformer{Format: FormatCanalJSON, CanalOptions: &CanalOptions{MergeShardedTables: ptr(true)}},
+			`lower(cast(value AS STRING):['table'])`},
+		// distributed_tables has Flink's meaning: the route keeps the
+		// database.
+		{"canal distributed", &Transformer{Format: FormatCanalJSON,
+			CanalOptions: &CanalOptions{DistributedTables: ptr(true), MergeShardedTables: ptr(false)}},
+			`lower(cast(value AS STRING):['database'] || '_' || cast(value AS STRING):['table'])`},
+		// A spec an earlier agent stored, when distributed_tables merged
+		// shards, keeps its route (Validate refuses it from a client).
+		{"stored distributed", &Transformer{Format: FormatCanalJSON, CanalOptions: &CanalOptions{DistributedTables: ptr(true)}},
 			`lower(cast(value AS STRING):['table'])`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +322,7 @@ func TestChangelogRoute(t *testing.T) {
 			f.FanoutOptions = FanoutOptions{}
 			f.ConnectorOptions.KafkaOptions.ValueTransformer = tt.tr
 			f.Normalize()
-			if errs := f.Validate(); len(errs) > 0 {
+			if errs := f.Validate(); len(errs) > 0 && tt.name != "stored distributed" {
 				t.Fatal(errs)
 			}
 			got := f.RouteExpression()
@@ -328,6 +337,40 @@ func TestChangelogRoute(t *testing.T) {
 	f := validFanout()
 	f.FanoutOptions = FanoutOptions{}
 	wantProblem(t, f.Validate(), "fanout_options.fanout_by", "decode the value with a changelog format")
+}
+
+// TestShardMergeRefused: distributed_tables = true without
+// merge_sharded_tables on a fanout schema routed by its changelog format's
+// default route is refused on distributed_tables, naming
+// merge_sharded_tables (it merged shards before it took Flink's meaning);
+// with fanout_by, in a pipeline table, or with merge_sharded_tables set it
+// is accepted.
+func TestShardMergeRefused(t *testing.T) {
+	for _, tt := range []struct {
+		opts string
+		tr   *Transformer
+	}{
+		{"debezium_options", &Transformer{Format: FormatDebeziumJSON, DebeziumOptions: &DebeziumOptions{DistributedTables: ptr(true)}}},
+		{"canal_options", &Transformer{Format: FormatCanalJSON, CanalOptions: &CanalOptions{DistributedTables: ptr(true)}}},
+	} {
+		tr := tt.tr
+		f := validFanout()
+		f.FanoutOptions = FanoutOptions{}
+		f.ConnectorOptions.KafkaOptions.ValueTransformer = tr
+		f.Normalize()
+		wantProblem(t, f.Validate(), "connector_options.kafka_options.value_transformer."+tt.opts+".distributed_tables",
+			"set merge_sharded_tables = true")
+		f.FanoutOptions.FanoutBy = "cast(value AS STRING):['t']"
+		if errs := f.Validate(); len(errs) > 0 {
+			t.Fatalf("%s with fanout_by: %v", tt.opts, errs)
+		}
+		p := validPipeline()
+		p.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer = tr
+		p.Normalize()
+		if errs := p.Validate(); len(errs) > 0 {
+			t.Fatalf("%s in a pipeline table: %v", tt.opts, errs)
+		}
+	}
 }
 
 func TestFanoutIssue13Validate(t *testing.T) {

@@ -44,6 +44,7 @@ func (f *FanoutSchema) Validate() Errors {
 	f.TableConfiguration.validate(col.at("table_configuration"))
 	fc := col.at("fanout_options")
 	f.FanoutOptions.validateRoute(fc, f.ConnectorOptions.KafkaOptions.ValueTransformer)
+	validateShardMerge(kc, &f.FanoutOptions, f.ConnectorOptions.KafkaOptions.ValueTransformer)
 	transformsOK := f.validateTransforms(fc, kc)
 	f.validateInitialSchemaNames(col)
 	if oir := f.FanoutOptions.OnInvalidRoute; oir != "" && !slices.Contains(OnInvalidRoutes, oir) {
@@ -254,7 +255,7 @@ func (f *FanoutSchema) Warnings() Errors {
 // so that a missing field makes the result NULL, an invalid route. With
 // neither, a value transformer of a changelog format routes each event by
 // its source database and table: lower(db || '_' || table), or the table
-// alone with distributed_tables.
+// alone with merge_sharded_tables.
 func (f *FanoutSchema) RouteExpression() string {
 	return routeExpression(&f.FanoutOptions, f.ConnectorOptions.KafkaOptions.ValueTransformer)
 }

@@ -72,8 +72,10 @@ func TestInferenceValidate(t *testing.T) {
 		}, "", ""},
 		{"records without mode", func(p *Pipeline) { fixed(p).InferRecordsPerPartition = n(5) }, jp + "infer_records_per_partition",
 			"requires schema_evolution_mode"},
-		{"records zero", func(p *Pipeline) { inferring(p, SchemaEvolutionRescue).InferRecordsPerPartition = n(0) }, jp + "infer_records_per_partition",
-			"0 is less than the minimum of 1"},
+		// 0 samples nothing, as Flink's scan.max.pre.fetch.records = 0.
+		{"records zero", func(p *Pipeline) { inferring(p, SchemaEvolutionRescue).InferRecordsPerPartition = n(0) }, "", ""},
+		{"records negative", func(p *Pipeline) { inferring(p, SchemaEvolutionRescue).InferRecordsPerPartition = n(-1) }, jp + "infer_records_per_partition",
+			"-1 is less than the minimum of 0"},
 		{"records too many", func(p *Pipeline) { inferring(p, SchemaEvolutionRescue).InferRecordsPerPartition = n(10_001) },
 			jp + "infer_records_per_partition", "10001 is more than the maximum of 10000"},
 		{"string type inference without mode", func(p *Pipeline) { fixed(p).StringTypeInference = yes() }, jp + "string_type_inference",

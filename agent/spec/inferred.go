@@ -73,8 +73,10 @@ func jsonish(format string) bool {
 // RowOptions returns the JSON options tr decodes its columns with: its
 // json_options, except that a changelog transformer whose json_options are
 // unset or declare no schema (schema, schema_file_path or
-// schema_evolution_mode) infers its row image with ADD_NEW_COLUMNS, Flink's
-// continuous strategy; then the result is a copy with that mode. Nil for a
+// schema_evolution_mode) infers its row image with
+// ADD_NEW_COLUMNS_WITH_TYPE_WIDENING, Flink's default continuous strategy,
+// which adds the new fields of each event and widens a column whose values
+// no longer fit it; then the result is a copy with that mode. Nil for a
 // JSON transformer without json_options (a VARIANT column) and for nil.
 func (tr *Transformer) RowOptions() *JSONOptions {
 	if tr == nil {
@@ -89,7 +91,7 @@ func (tr *Transformer) RowOptions() *JSONOptions {
 		c := *jo
 		out = &c
 	}
-	out.SchemaEvolutionMode = SchemaEvolutionAddNewColumns
+	out.SchemaEvolutionMode = SchemaEvolutionAddNewColumnsWithTypeWidening
 	return out
 }
 

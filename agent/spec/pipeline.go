@@ -269,10 +269,18 @@ type DebeziumOptions struct {
 	// A key kept whole (BINARY, STRING, or JSON without json_options)
 	// keeps the wrapper. Nil means false.
 	SchemaInclude *bool `json:"schema_include,omitempty"`
-	// DistributedTables says one source table's events come from several
-	// sources (sharded tables); the events are merged into one table
-	// whatever their database. Nil means false.
+	// DistributedTables says one source table's events are spread over
+	// several partitions, as Flink's distributed-tables. The agent always
+	// infers and evolves one schema per table from the records of all the
+	// partitions it reads, which is what Flink does with it on, so either
+	// value reads the same. Nil means false.
 	DistributedTables *bool `json:"distributed_tables,omitempty"`
+	// MergeShardedTables says the tables of one name in several databases
+	// are shards of one table: a fanout schema's default route is the
+	// table name alone instead of <db>_<table>. Nil means false, except in
+	// a spec an earlier agent stored, where distributed_tables had this
+	// meaning (see [Transformer.MergesShards]).
+	MergeShardedTables *bool `json:"merge_sharded_tables,omitempty"`
 }
 
 // CanalOptions configures the CANAL_JSON transformer (F-14).
@@ -291,8 +299,10 @@ type CanalOptions struct {
 	// values carry no zone in Canal events; false maps it to TIMESTAMP
 	// read as UTC. Nil means true.
 	MySQLTimestampAsNTZ *bool `json:"mysql_timestamp_as_ntz,omitempty"`
-	// DistributedTables is as in [DebeziumOptions]. Nil means false.
-	DistributedTables *bool `json:"distributed_tables,omitempty"`
+	// DistributedTables and MergeShardedTables are as in
+	// [DebeziumOptions].
+	DistributedTables  *bool `json:"distributed_tables,omitempty"`
+	MergeShardedTables *bool `json:"merge_sharded_tables,omitempty"`
 }
 
 // Values of canal_options.infer_schema_strategy.
@@ -353,9 +363,12 @@ type JSONOptions struct {
 	// be a dotted path ("user.dob DATE"), with element, key and value
 	// naming the parts of arrays and maps. Requires SchemaEvolutionMode.
 	SchemaHints string `json:"schema_hints,omitempty"`
-	// InferRecordsPerPartition is how many records of each partition the
-	// first schema is inferred from (F-07's scan.max.pre.fetch.records);
-	// nil means [DefaultInferRecordsPerPartition].
+	// InferRecordsPerPartition is how many of the latest records of each
+	// partition the first schema is inferred from, as Flink's
+	// scan.max.pre.fetch.records; 0 infers nothing before the first
+	// records are read (the columns start as initial_schemas and
+	// schema_hints declare them). Nil means
+	// [DefaultInferRecordsPerPartition].
 	InferRecordsPerPartition *int64 `json:"infer_records_per_partition,omitempty"`
 	// StringTypeInference infers DATE and TIMESTAMP columns from ISO 8601
 	// strings (F-15's string-type-inference); nil means true.
@@ -447,8 +460,8 @@ var SchemaEvolutionAliases = map[string]string{
 // fields a record's inferred schema cannot take.
 const RescuedDataColumn = "_rescued_data"
 
-// DefaultInferRecordsPerPartition is how many records of each partition
-// the first inferred schema is built from, as Flink's
+// DefaultInferRecordsPerPartition is how many of the latest records of
+// each partition the first inferred schema is built from, as Flink's
 // scan.max.pre.fetch.records.
 const DefaultInferRecordsPerPartition = 50
 

@@ -405,7 +405,7 @@ func (jo *JSONOptions) validate(col collector) {
 		jo.validateHints(col)
 	}
 	if jo.InferRecordsPerPartition != nil {
-		validateRange(col, "infer_records_per_partition", *jo.InferRecordsPerPartition, 1, MaxInferRecordsPerPartition)
+		validateRange(col, "infer_records_per_partition", *jo.InferRecordsPerPartition, 0, MaxInferRecordsPerPartition)
 	}
 	// The options of inference mean nothing with a fixed schema: refuse
 	// them rather than ignore them.

@@ -25,6 +25,10 @@ func TestTimestampFormatNames(t *testing.T) {
 		{"ISO-8601", `2024-01-02T03:04:05.5Z`, "2024-01-02T03:04:05.5Z"},
 		{"ISO-8601", `2024-01-02T03:04:05+01:00`, "2024-01-02T02:04:05Z"},
 		{"ISO-8601", `2024-01-02 03:04:05`, "2024-01-02T03:04:05Z"},
+		// Unset, the default of every format (Flink's changelog formats
+		// default to SQL): what SQL reads, read the same, and ISO 8601.
+		{"", `2024-01-02 03:04:05.678`, "2024-01-02T03:04:05.678Z"},
+		{"", `2024-01-02T03:04:05Z`, "2024-01-02T03:04:05Z"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.format+" "+tc.value, func(t *testing.T) {

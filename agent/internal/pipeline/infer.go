@@ -17,18 +17,17 @@ import (
 // a schema_evolution_mode), its columns. A table with a schema (prev)
 // starts from the part's columns there; a new one from its
 // json_options.initial_schemas entry, if any, with the columns inferred
-// from the first infer_records_per_partition records of each partition it
-// will read, from the offsets it will start at (txns, or
-// starting_offset's), after them (see startColumns). The schema hints
-// apply over either (see withHints).
-func (r *tableRunner) inferColumns(ctx context.Context, layout *spec.Layout, prev []schema.Field, txns map[string]int64) error {
+// from the latest infer_records_per_partition records of each partition it
+// will read after them (see startColumns). The schema hints apply over
+// either (see withHints).
+func (r *tableRunner) inferColumns(ctx context.Context, layout *spec.Layout, prev []schema.Field) error {
 	p, err := inferredPart(layout)
 	if p == nil || err != nil {
 		return err
 	}
 	base := ownColumns(layout, prev)
 	if prev == nil {
-		sampled, err := r.sample(ctx, p, txns)
+		sampled, err := r.sample(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -155,15 +154,21 @@ func tooWide(layout *spec.Layout) error {
 	return nil
 }
 
-// sample infers the columns of part p from the first records of each
-// partition the table reads, from its starting offsets: those recorded in
-// txns, else starting_offset's.
-func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]int64) ([]schema.Field, error) {
+// sample infers the columns of part p from the latest records of each
+// partition the table reads, at most infer_records_per_partition of them,
+// as Flink's scan.max.pre.fetch.records does: the records a table is
+// about to read are best described by the newest ones, whatever offset it
+// starts at. 0 samples nothing (the columns are then the initial schema's
+// and the hints', Flink's fixed types).
+func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field, error) {
 	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
 	jo := p.Transformer.RowOptions()
 	n := int64(spec.DefaultInferRecordsPerPartition)
 	if jo.InferRecordsPerPartition != nil {
 		n = *jo.InferRecordsPerPartition
+	}
+	if n <= 0 {
+		return nil, nil
 	}
 	tps, err := r.client.Partitions(ctx, ko)
 	if err != nil {
@@ -173,11 +178,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]
 	if ko.ReadCommitted() {
 		latest = kafka.LastStable
 	}
-	which := latest
-	if ko.StartingOffset == spec.StartingOffsetEarliest {
-		which = kafka.Earliest
-	}
-	starts, err := r.client.Offsets(ctx, tps, which)
+	earliest, err := r.client.Offsets(ctx, tps, kafka.Earliest)
 	if err != nil {
 		return nil, err
 	}
@@ -192,10 +193,9 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]
 	changelog := p.Transformer.Changelog()
 	var events []decode.Record
 	for _, tp := range tps {
-		from := starts[tp]
-		if next, _, ok := r.recorded(txns, tp); ok {
-			from = next
-		}
+		// Offsets below ends[tp]-n that transaction markers or compaction
+		// took hold no record: the sample is then smaller than n.
+		from := max(earliest[tp], ends[tp]-n)
 		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *decode.Record) {
 			if changelog {
 				events = append(events, copyRecord(rec))
@@ -212,7 +212,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part, txns map[string]
 			}
 		})
 		if err != nil {
-			return nil, fmt.Errorf("read the first records of %s to infer the schema: %w", tp, err)
+			return nil, fmt.Errorf("read the latest records of %s to infer the schema: %w", tp, err)
 		}
 	}
 	if changelog {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -42,6 +43,15 @@ func produceValues(t *testing.T, addr, topic string, part int32, values ...strin
 	}
 }
 
+// columnTypes returns a table's status columns as "name TYPE, ...".
+func columnTypes(cols []spec.ColumnStatus) string {
+	var out []string
+	for _, c := range cols {
+		out = append(out, c.Name+" "+c.Type)
+	}
+	return strings.Join(out, ", ")
+}
+
 // columnNames returns the names of fields, in order.
 func columnNames(fields []schema.Field) string {
 	var names []string
@@ -51,15 +61,18 @@ func columnNames(fields []schema.Field) string {
 	return strings.Join(names, ",")
 }
 
-// The first schema comes from the first records of every partition, and
-// the hints; what later records bring is rescued in RESCUE mode.
+// The first schema comes from the latest records of every partition (as
+// Flink's scan.max.pre.fetch.records), whatever offset the table starts
+// at, and the hints; what older records bring is rescued in RESCUE mode.
+// An object hinted STRING keeps its JSON text, Flink's nested column
+// without flatten-nested-columns.
 func TestManagerInfersFirstSchema(t *testing.T) {
 	addr, _ := newCluster(t, 3, "events")
-	produceValues(t, addr, "events", 0, `{"a":1}`, `{"a":2}`, `{"a":3,"late":true}`)
-	produceValues(t, addr, "events", 1, `{"b":"x"}`)
-	produceValues(t, addr, "events", 2, `{"c":1.5,"d":"2024-01-02"}`, `{"c":"oops"}`)
+	produceValues(t, addr, "events", 0, `{"a":1,"early":true}`, `{"a":2}`, `{"a":3}`)
+	produceValues(t, addr, "events", 1, `{"b":"x","u":{"n":1, "s":"y"}}`)
+	produceValues(t, addr, "events", 2, `{"c":"oops"}`, `{"c":1.5,"d":"2024-01-02"}`)
 	n := int64(2)
-	p := inferPipeline("events", "rescue", spec.JSONOptions{InferRecordsPerPartition: &n, SchemaHints: "h BIGINT, c DOUBLE"})
+	p := inferPipeline("events", "rescue", spec.JSONOptions{InferRecordsPerPartition: &n, SchemaHints: "h BIGINT, c DOUBLE, u STRING"})
 	m := NewManager(Config{Warehouse: t.TempDir()})
 	defer m.Close(context.Background())
 	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
@@ -68,35 +81,60 @@ func TestManagerInfersFirstSchema(t *testing.T) {
 	waitFor(t, 20*time.Second, "6 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 6 })
 	st, _ := m.Status("p")
 	_, snap := offsets(t, st.Tables[0].Location)
-	var cols []string
-	for _, c := range st.Tables[0].Columns {
-		cols = append(cols, c.Name+" "+c.Type)
-	}
-	got := strings.Join(cols, ", ")
-	for _, want := range []string{"a BIGINT", "b STRING", "c DOUBLE", "d ", "h BIGINT", "_rescued_data STRING"} {
+	got := columnTypes(st.Tables[0].Columns)
+	for _, want := range []string{"a BIGINT", "b STRING", "u STRING", "c DOUBLE", "d ", "h BIGINT", "_rescued_data STRING"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status columns %s lack %q", got, want)
 		}
 	}
-	if strings.Contains(got, "late") {
-		t.Errorf("status columns %s have a field of the third record of a partition", got)
+	if strings.Contains(got, "early") {
+		t.Errorf("status columns %s have a field of a record older than the latest 2 of its partition", got)
 	}
 	if !strings.HasSuffix(columnNames(snap.Schema), ",_kafka,_rescued_data,_corrupt_record") {
 		t.Errorf("table columns %s", columnNames(snap.Schema))
 	}
 	type row struct {
+		U       *string `parquet:"u,optional"`
 		Rescued *string `parquet:"_rescued_data,optional"`
 	}
-	var rescued []string
+	var rescued, objects []string
 	rows, _ := readRows[row](t, st.Tables[0].Location)
 	for _, r := range rows {
 		if r.Rescued != nil {
 			rescued = append(rescued, *r.Rescued)
 		}
+		if r.U != nil {
+			objects = append(objects, *r.U)
+		}
+	}
+	if want := []string{`{"n":1,"s":"y"}`}; !slices.Equal(objects, want) {
+		t.Errorf("u %q, want the object's JSON text %q", objects, want)
 	}
 	slices.Sort(rescued)
-	if want := []string{`{"c":"oops"}`, `{"late":true}`}; !slices.Equal(rescued, want) {
+	if want := []string{`{"c":"oops"}`, `{"early":true}`}; !slices.Equal(rescued, want) {
 		t.Errorf("rescued %q, want %q", rescued, want)
+	}
+}
+
+// infer_records_per_partition = 0 samples nothing: the table starts with
+// the hinted columns alone (Flink's fixed types with
+// scan.max.pre.fetch.records = 0), and ADD_NEW_COLUMNS adds the others as
+// the records show them.
+func TestManagerInfersNothingFromZeroRecords(t *testing.T) {
+	addr, _ := newCluster(t, 1, "events")
+	produceValues(t, addr, "events", 0, `{"a":1,"b":"x"}`, `{"a":2,"b":"y"}`)
+	zero := int64(0)
+	p := inferPipeline("events", spec.SchemaEvolutionAddNewColumns, spec.JSONOptions{InferRecordsPerPartition: &zero, SchemaHints: "b STRING, a INT"})
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "2 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 2 })
+	st, _ := m.Status("p")
+	// The hints' order: sampled, a would come first.
+	if got := columnTypes(st.Tables[0].Columns); !strings.Contains(got, "key STRING, b STRING, a INT, _kafka") {
+		t.Errorf("columns %s, want the hinted b STRING, a INT alone", got)
 	}
 }
 
@@ -139,7 +177,9 @@ func TestManagerAddsColumnsMidBatch(t *testing.T) {
 		switch {
 		case i == 2500:
 			return fmt.Sprintf(`{"id":%d,"name":"x","note":{"text":"new"}}`, i)
-		case i > 2500 && i%2 == 0:
+		case i > 2500 && i < n-100 && i%2 == 0:
+			// The last records lack note, so that the latest ones the
+			// first schema is inferred from do not show it.
 			return fmt.Sprintf(`{"id":%d,"name":"x","note":{"text":"n","more":[1]}}`, i)
 		}
 		return fmt.Sprintf(`{"id":%d,"name":"x"}`, i)
@@ -326,5 +366,56 @@ func TestManagerStopsAtParquetColumnLimit(t *testing.T) {
 	st := status()
 	if !strings.Contains(st.LastError, "more than Parquet's maximum of 65535") || st.Rows != 5 {
 		t.Fatalf("status %+v, want FAILED at the column limit with 5 rows", st)
+	}
+}
+
+// TestRealBrokerInfersLatestRecords runs inference against the real broker
+// (tools/kafka.sh up) when KAFKA_BOOTSTRAP says where it is: the first
+// schema comes from the latest infer_records_per_partition records of a
+// partition that Kafka's own log serves, from an offset in the middle of a
+// record batch, and what the older records bring is rescued.
+func TestRealBrokerInfersLatestRecords(t *testing.T) {
+	bootstrap := os.Getenv("KAFKA_BOOTSTRAP")
+	if bootstrap == "" || testing.Short() {
+		t.Skip("KAFKA_BOOTSTRAP is not set (tools/kafka.sh up), or -short")
+	}
+	topic := fmt.Sprintf("infer-latest-%d", time.Now().UnixNano())
+	adm, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(adm).CreateTopics(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	// One produce request: the four records are one batch.
+	produceValues(t, bootstrap, topic, 0, `{"a":1,"early":true}`, `{"a":2}`, `{"a":3,"b":"x"}`, `{"a":4}`)
+	n := int64(3)
+	p := inferPipeline(topic, spec.SchemaEvolutionRescue, spec.JSONOptions{InferRecordsPerPartition: &n})
+	p.Tables[0].ConnectorOptions.KafkaOptions.StartingOffset = spec.StartingOffsetEarliest
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	defer m.Close(context.Background())
+	if err := m.Apply(ctx, p, &spec.Connection{Name: "c", BootstrapServers: []string{bootstrap}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "4 rows", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows == 4 })
+	st, _ := m.Status("p")
+	if got := columnTypes(st.Tables[0].Columns); !strings.Contains(got, "key STRING, a BIGINT, b STRING, _kafka") {
+		t.Errorf("columns %s, want a and b from the latest 3 records, without early", got)
+	}
+	type row struct {
+		Rescued *string `parquet:"_rescued_data,optional"`
+	}
+	rows, _ := readRows[row](t, st.Tables[0].Location)
+	var rescued []string
+	for _, r := range rows {
+		if r.Rescued != nil {
+			rescued = append(rescued, *r.Rescued)
+		}
+	}
+	if want := []string{`{"early":true}`}; !slices.Equal(rescued, want) {
+		t.Errorf("rescued %q, want %q", rescued, want)
 	}
 }

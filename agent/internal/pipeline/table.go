@@ -293,7 +293,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		return fmt.Errorf("resolve the table's schema: %w", err)
 	}
 	keepColumns(layout, snap.Schema)
-	if err := r.inferColumns(ctx, layout, snap.Schema, snap.Txns); err != nil {
+	if err := r.inferColumns(ctx, layout, snap.Schema); err != nil {
 		return err
 	}
 	if snap.Schema != nil {
