@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -158,6 +160,61 @@ func TestAccFanoutSchema(t *testing.T) {
 					t.Fatalf("deleting the fanout schema behind Terraform's back: %v", err)
 				}
 			}, updated.config()),
+		},
+	})
+}
+
+// TestAccFanoutByTopic applies a fanout schema without fanout_by over two
+// JSON topics, one with a dot and a dash in its name, and checks that each
+// topic's records go to a table named after the topic ('.' and '-' made
+// '_'), as Flink names JSON tables after their topic.
+func TestAccFanoutByTopic(t *testing.T) {
+	a := sharedAgent(t)
+	conn, pipe, fan := uniqueName("conn"), uniqueName("pipe"), uniqueName("fan")
+	orders, clicks := uniqueName("orders")+".v1", uniqueName("app-clicks")
+	for _, topic := range []string{orders, clicks} {
+		createTopic(t, topic, 1)
+	}
+	produce(t, orders, `{"id":1}`, `{"id":2}`)
+	produce(t, clicks, `{"page":"a"}`)
+	config := a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name":            hclString(pipe),
+		"connection_name": "tributary_connection.c.name",
+		"flush_interval":  `"1s"`,
+	}) + fmt.Sprintf(`
+resource "tributary_fanout_schema" "f" {
+  name                = %s
+  pipeline_name       = tributary_pipeline.p.name
+  destination_catalog = "main"
+  destination_schema  = %s
+  connector_options = {
+    kafka_options = {
+      topics          = [%s, %s]
+      starting_offset = "earliest"
+    }
+  }
+  fanout_options = {
+    transforms = [{ input_column = "value" }]
+  }
+}
+`, hclString(fan), hclString(uniqueName("bytopic")), hclString(orders), hclString(clicks))
+	const res = "tributary_fanout_schema.f"
+	tableOf := func(topic string) string { return strings.NewReplacer(".", "_", "-", "_").Replace(topic) }
+	want := []string{tableOf(clicks), tableOf(orders)}
+	slices.Sort(want)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig:    func() { a.waitFanoutTables(t, fan, 2) },
+				RefreshState: true,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(res, "tables.#", "2"),
+					resource.TestCheckResourceAttr(res, "tables.0", want[0]),
+					resource.TestCheckResourceAttr(res, "tables.1", want[1]),
+				),
+			},
 		},
 	})
 }
