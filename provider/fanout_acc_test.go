@@ -26,11 +26,42 @@ type fanoutFixture struct {
 }
 
 func (f *fanoutFixture) config() string {
-	return f.agent.providerHCL() + connectionHCL(f.conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
-		"name":            hclString(f.pipeline),
+	return carrierHCL(f.agent, f.conn, f.pipeline) + runningFanoutHCL(f.fanout, f.schema, []string{f.topic}, fmt.Sprintf(`
+    fanout_by        = "cast(value AS STRING):type::string"
+    on_invalid_route = %s
+    transforms = [{
+      input_column = "value"
+      json_options = { schema_file_path = %s }
+    }]`, hclString(f.onInvalidRoute), hclString(f.schemaFile)), `
+  table_configuration = {
+    source_metadata_column = "_kafka"
+  }
+  timeouts {
+    create = "2m"
+  }`)
+}
+
+// carrierHCL renders the provider of agent a, a connection "c" named conn
+// to the test broker and a pipeline "p" named pipeline without tables,
+// flushing every second, to carry fanout schemas.
+func carrierHCL(a *testAgent, conn, pipeline string) string {
+	return a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name":            hclString(pipeline),
 		"connection_name": "tributary_connection.c.name",
 		"flush_interval":  `"1s"`,
-	}) + fmt.Sprintf(`
+	})
+}
+
+// runningFanoutHCL renders a tributary_fanout_schema "f" named name in
+// pipeline "p", routing to the destination schema main.<schema> the
+// records of topics from the earliest offset; options is the body of
+// fanout_options and extra any more attributes.
+func runningFanoutHCL(name, schema string, topics []string, options, extra string) string {
+	quoted := make([]string, len(topics))
+	for i, t := range topics {
+		quoted[i] = hclString(t)
+	}
+	return fmt.Sprintf(`
 resource "tributary_fanout_schema" "f" {
   name                = %s
   pipeline_name       = tributary_pipeline.p.name
@@ -42,22 +73,10 @@ resource "tributary_fanout_schema" "f" {
       starting_offset = "earliest"
     }
   }
-  fanout_options = {
-    fanout_by        = "cast(value AS STRING):type::string"
-    on_invalid_route = %s
-    transforms = [{
-      input_column = "value"
-      json_options = { schema_file_path = %s }
-    }]
-  }
-  table_configuration = {
-    source_metadata_column = "_kafka"
-  }
-  timeouts {
-    create = "2m"
-  }
+  fanout_options = {%s
+  }%s
 }
-`, hclString(f.fanout), hclString(f.schema), hclString(f.topic), hclString(f.onInvalidRoute), hclString(f.schemaFile))
+`, hclString(name), hclString(schema), strings.Join(quoted, ", "), options, extra)
 }
 
 // waitFanoutTables waits until the agent reports at least n tables of the
@@ -177,27 +196,8 @@ func TestAccFanoutByTopic(t *testing.T) {
 	}
 	produce(t, orders, `{"id":1}`, `{"id":2}`)
 	produce(t, clicks, `{"page":"a"}`)
-	config := a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
-		"name":            hclString(pipe),
-		"connection_name": "tributary_connection.c.name",
-		"flush_interval":  `"1s"`,
-	}) + fmt.Sprintf(`
-resource "tributary_fanout_schema" "f" {
-  name                = %s
-  pipeline_name       = tributary_pipeline.p.name
-  destination_catalog = "main"
-  destination_schema  = %s
-  connector_options = {
-    kafka_options = {
-      topics          = [%s, %s]
-      starting_offset = "earliest"
-    }
-  }
-  fanout_options = {
-    transforms = [{ input_column = "value" }]
-  }
-}
-`, hclString(fan), hclString(uniqueName("bytopic")), hclString(orders), hclString(clicks))
+	config := carrierHCL(a, conn, pipe) + runningFanoutHCL(fan, uniqueName("bytopic"), []string{orders, clicks}, `
+    transforms = [{ input_column = "value" }]`, "")
 	const res = "tributary_fanout_schema.f"
 	tableOf := func(topic string) string { return strings.NewReplacer(".", "_", "-", "_").Replace(topic) }
 	want := []string{tableOf(clicks), tableOf(orders)}
