@@ -212,13 +212,14 @@ func TestColumnShaping(t *testing.T) {
 		},
 	}, {
 		// Spark's includeHeaders: a top-level headers column of its type,
-		// without the source metadata struct.
-		table:  table("spark_headers", spec.KafkaOptions{}, spec.TableConfiguration{MetadataColumns: []string{spec.MetaHeaders}}),
-		order:  "key",
-		before: `[["key","binary"],["value","binary"],["headers",[{"key":"string","value":"binary"}]]]`,
+		// without the source metadata struct (offset orders the rows).
+		table: table("spark_headers", spec.KafkaOptions{},
+			spec.TableConfiguration{MetadataColumns: []string{spec.MetaOffset, spec.MetaHeaders}}),
+		order:  "offset",
+		before: `[["key","binary"],["value","binary"],["offset","long"],["headers",[{"key":"string","value":"binary"}]]]`,
 		row: func(i int, after bool) map[string]any {
 			k, v := columnsRecord(i)
-			return map[string]any{"key": raw(k), "value": raw(v), "headers": headers}
+			return map[string]any{"key": raw(k), "value": raw(v), "offset": i, "headers": headers}
 		},
 	}}
 
