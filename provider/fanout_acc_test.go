@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -24,11 +26,42 @@ type fanoutFixture struct {
 }
 
 func (f *fanoutFixture) config() string {
-	return f.agent.providerHCL() + connectionHCL(f.conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
-		"name":            hclString(f.pipeline),
+	return carrierHCL(f.agent, f.conn, f.pipeline) + runningFanoutHCL(f.fanout, f.schema, []string{f.topic}, fmt.Sprintf(`
+    fanout_by        = "cast(value AS STRING):type::string"
+    on_invalid_route = %s
+    transforms = [{
+      input_column = "value"
+      json_options = { schema_file_path = %s }
+    }]`, hclString(f.onInvalidRoute), hclString(f.schemaFile)), `
+  table_configuration = {
+    source_metadata_column = "_kafka"
+  }
+  timeouts {
+    create = "2m"
+  }`)
+}
+
+// carrierHCL renders the provider of agent a, a connection "c" named conn
+// to the test broker and a pipeline "p" named pipeline without tables,
+// flushing every second, to carry fanout schemas.
+func carrierHCL(a *testAgent, conn, pipeline string) string {
+	return a.providerHCL() + connectionHCL(conn, kafkaBootstrap()) + pipelineHCL(map[string]string{
+		"name":            hclString(pipeline),
 		"connection_name": "tributary_connection.c.name",
 		"flush_interval":  `"1s"`,
-	}) + fmt.Sprintf(`
+	})
+}
+
+// runningFanoutHCL renders a tributary_fanout_schema "f" named name in
+// pipeline "p", routing to the destination schema main.<schema> the
+// records of topics from the earliest offset; options is the body of
+// fanout_options and extra any more attributes.
+func runningFanoutHCL(name, schema string, topics []string, options, extra string) string {
+	quoted := make([]string, len(topics))
+	for i, t := range topics {
+		quoted[i] = hclString(t)
+	}
+	return fmt.Sprintf(`
 resource "tributary_fanout_schema" "f" {
   name                = %s
   pipeline_name       = tributary_pipeline.p.name
@@ -40,22 +73,10 @@ resource "tributary_fanout_schema" "f" {
       starting_offset = "earliest"
     }
   }
-  fanout_options = {
-    fanout_by        = "cast(value AS STRING):type::string"
-    on_invalid_route = %s
-    transforms = [{
-      input_column = "value"
-      json_options = { schema_file_path = %s }
-    }]
-  }
-  table_configuration = {
-    source_metadata_column = "_kafka"
-  }
-  timeouts {
-    create = "2m"
-  }
+  fanout_options = {%s
+  }%s
 }
-`, hclString(f.fanout), hclString(f.schema), hclString(f.topic), hclString(f.onInvalidRoute), hclString(f.schemaFile))
+`, hclString(name), hclString(schema), strings.Join(quoted, ", "), options, extra)
 }
 
 // waitFanoutTables waits until the agent reports at least n tables of the
@@ -158,6 +179,42 @@ func TestAccFanoutSchema(t *testing.T) {
 					t.Fatalf("deleting the fanout schema behind Terraform's back: %v", err)
 				}
 			}, updated.config()),
+		},
+	})
+}
+
+// TestAccFanoutByTopic applies a fanout schema without fanout_by over two
+// JSON topics, one with a dot and a dash in its name, and checks that each
+// topic's records go to a table named after the topic ('.' and '-' made
+// '_'), as Flink names JSON tables after their topic.
+func TestAccFanoutByTopic(t *testing.T) {
+	a := sharedAgent(t)
+	conn, pipe, fan := uniqueName("conn"), uniqueName("pipe"), uniqueName("fan")
+	orders, clicks := uniqueName("orders")+".v1", uniqueName("app-clicks")
+	for _, topic := range []string{orders, clicks} {
+		createTopic(t, topic, 1)
+	}
+	produce(t, orders, `{"id":1}`, `{"id":2}`)
+	produce(t, clicks, `{"page":"a"}`)
+	config := carrierHCL(a, conn, pipe) + runningFanoutHCL(fan, uniqueName("bytopic"), []string{orders, clicks}, `
+    transforms = [{ input_column = "value" }]`, "")
+	const res = "tributary_fanout_schema.f"
+	tableOf := func(topic string) string { return strings.NewReplacer(".", "_", "-", "_").Replace(topic) }
+	want := []string{tableOf(clicks), tableOf(orders)}
+	slices.Sort(want)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig:    func() { a.waitFanoutTables(t, fan, 2) },
+				RefreshState: true,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(res, "tables.#", "2"),
+					resource.TestCheckResourceAttr(res, "tables.0", want[0]),
+					resource.TestCheckResourceAttr(res, "tables.1", want[1]),
+				),
+			},
 		},
 	})
 }

@@ -69,9 +69,10 @@ func fanoutSchemaResourceSchema(ctx context.Context) schema.Schema {
 // fanoutOptionsSchema is fanout_options.
 func fanoutOptionsSchema() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		MarkdownDescription: "How records are routed to tables and transformed. Exactly one of `fanout_by` and " +
-			"`table_id_fields` is required, except with a value transformer of a changelog format (" + changelogFormats +
-			"), which routes each event by its source database and table when neither is set.",
+		MarkdownDescription: "How records are routed to tables and transformed. At most one of `fanout_by` and " +
+			"`table_id_fields` may be set. With neither, a value transformer of a changelog format (" + changelogFormats +
+			") routes each event by its source database and table, and any other value routes each record to the table " +
+			"named after its topic (`orders.v1` to `orders_v1`).",
 		Required: true,
 		Attributes: map[string]schema.Attribute{
 			"fanout_by": schema.StringAttribute{
@@ -84,7 +85,9 @@ func fanoutOptionsSchema() schema.SingleNestedAttribute {
 					"`on_invalid_route`). Not set with a value transformer of a changelog format (" + changelogFormats + "): " +
 					"each event goes to the table `<db>_<table>` of its source, lower case (`inventory_customers`), " +
 					"`<db>_<schema>_<table>` for a Debezium event whose source has a schema (PostgreSQL, SQL Server), or " +
-					"`<table>` with `merge_sharded_tables`; a Debezium tombstone is skipped.",
+					"`<table>` with `merge_sharded_tables`; a Debezium tombstone is skipped. Not set otherwise: each " +
+					"record goes to the table named after its topic, `" + spec.RouteByTopic + "`, as Flink names a JSON " +
+					"table after its topic.",
 				Optional: true,
 			},
 			"table_id_fields": schema.ListAttribute{

@@ -44,8 +44,6 @@ func TestAccFanoutValidation(t *testing.T) {
 	withTransform := func(tr string) string { return fanoutByType + "\n transforms = [" + tr + "]" }
 	missing := filepath.Join(t.TempDir(), "missing.ddl")
 	runValidationCases(t, []validationCase{
-		{"fanout_by missing", fanoutHCL(fanoutTopics, `on_invalid_route = "FAIL"`, ""),
-			fanoutPath + ".fanout_by", "fanout_by is required: an SQL expression on the raw record whose STRING result names the record's table"},
 		{"fanout_by and table_id_fields", fanoutHCL(fanoutTopics, fanoutByType+"\n table_id_fields = [\"type\"]", ""),
 			fanoutPath + ".fanout_by", "fanout_by and table_id_fields are mutually exclusive; set only one of them"},
 		{"unknown column", fanoutHCL(fanoutTopics, `fanout_by = "cast(payload AS STRING)"`, ""),

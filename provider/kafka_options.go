@@ -184,6 +184,16 @@ func consumerAttributes() map[string]schema.Attribute {
 			Computed: true,
 			Default:  stringdefault.StaticString(spec.DefaultPartitionDiscoveryInterval),
 		},
+		"bytes_estimate_window_length": schema.StringAttribute{
+			MarkdownDescription: "How far back, as a duration like `\"10m\"` or `\"600s\"` (at least `1s`), the sizes of " +
+				"the records fetched from a partition are averaged to turn its lag in records into the estimate `lag_bytes`, " +
+				"as Spark's `bytesEstimateWindowLength` does for `estimatedTotalBytesBehindLatest`. The window ends at the " +
+				"partition's latest fetch, so a partition that stopped fetching keeps the estimate of its last window. " +
+				"Defaults to `\"" + spec.DefaultBytesEstimateWindowLength + "\"` (Spark's `300s`).",
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString(spec.DefaultBytesEstimateWindowLength),
+		},
 		"client_properties": schema.MapAttribute{
 			MarkdownDescription: "Kafka consumer properties by their Kafka name, as strings: " + clientPropertiesDoc() +
 				". Any other key fails the plan, naming the key; properties that have an attribute of their own " +
@@ -327,6 +337,7 @@ func (c *specConverter) consumerOptions(p string, m *kafkaOptionsModel, ko *spec
 	ko.GroupIDPrefix = c.str(p+".group_id_prefix", m.GroupIDPrefix)
 	ko.CheckDuplicatedGroupID = c.boolPtr(p+".check_duplicated_group_id", m.CheckDuplicatedGroupID)
 	ko.PartitionDiscoveryInterval = c.str(p+".partition_discovery_interval", m.PartitionDiscoveryInterval)
+	ko.BytesEstimateWindowLength = c.str(p+".bytes_estimate_window_length", m.BytesEstimateWindowLength)
 	ko.ClientProperties = convertMap[string](c, p+".client_properties", m.ClientProperties)
 }
 
@@ -352,5 +363,6 @@ func (m *kafkaOptionsModel) setConsumerOptions(ctx context.Context, ko *spec.Kaf
 	m.GroupIDPrefix = stringOrNull(ko.GroupIDPrefix)
 	m.CheckDuplicatedGroupID = types.BoolValue(ko.ChecksDuplicatedGroupID())
 	m.PartitionDiscoveryInterval = stringOrDefault(ko.PartitionDiscoveryInterval, spec.DefaultPartitionDiscoveryInterval)
+	m.BytesEstimateWindowLength = stringOrDefault(ko.BytesEstimateWindowLength, spec.DefaultBytesEstimateWindowLength)
 	m.ClientProperties = mapOrNull(ctx, diags, types.MapType{ElemType: types.StringType}, ko.ClientProperties)
 }

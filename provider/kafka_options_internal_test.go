@@ -57,6 +57,7 @@ func TestConsumerOptionsRoundTrip(t *testing.T) {
 		GroupIDPrefix:              "etl.",
 		CheckDuplicatedGroupID:     ptrTo(true),
 		PartitionDiscoveryInterval: "30s",
+		BytesEstimateWindowLength:  "10m",
 		KeyFieldsPrefix:            "k_",
 		ValueFieldsPrefix:          "v_",
 		DuplicateFieldStrategy:     spec.DuplicateFieldPreferValue,

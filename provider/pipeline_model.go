@@ -71,6 +71,7 @@ type kafkaOptionsModel struct {
 	GroupIDPrefix              types.String `tfsdk:"group_id_prefix"`
 	CheckDuplicatedGroupID     types.Bool   `tfsdk:"check_duplicated_group_id"`
 	PartitionDiscoveryInterval types.String `tfsdk:"partition_discovery_interval"`
+	BytesEstimateWindowLength  types.String `tfsdk:"bytes_estimate_window_length"`
 	ClientProperties           types.Map    `tfsdk:"client_properties"`
 
 	// The attributes of fieldAttributes.

@@ -127,6 +127,8 @@ func TestAccPositionsValidation(t *testing.T) {
 		// Discovery, groups, client properties.
 		{"partition_discovery_interval", one(topics + `partition_discovery_interval = "5"`),
 			at("partition_discovery_interval"), `"5" is not a duration`},
+		{"bytes_estimate_window_length", one(topics + `bytes_estimate_window_length = "0s"`),
+			at("bytes_estimate_window_length"), `"0s" is not a duration of at least 1s`},
 		{"group_id and group_id_prefix", one(topics + `group_id = "etl"
         group_id_prefix = "etl."`),
 			at("group_id_prefix"), "group_id and group_id_prefix are mutually exclusive"},
@@ -204,6 +206,7 @@ func TestAccPositionsPlan(t *testing.T) {
 				expect("fail_on_data_loss", knownvalue.Bool(true)),
 				expect("check_duplicated_group_id", knownvalue.Bool(false)),
 				expect("partition_discovery_interval", knownvalue.StringExact("5m")),
+				expect("bytes_estimate_window_length", knownvalue.StringExact("5m")),
 				expect("starting_offsets", knownvalue.MapExact(map[string]knownvalue.Check{
 					"events": knownvalue.MapExact(map[string]knownvalue.Check{"0": knownvalue.Int64Exact(23), "1": knownvalue.Int64Exact(-2)}),
 				})),
@@ -255,6 +258,7 @@ func TestAccPositionsApply(t *testing.T) {
         fail_on_data_loss = false
         group_id_prefix = "acc."
         partition_discovery_interval = "30s"
+        bytes_estimate_window_length = "10m"
         client_properties = { "client.id" = "acc-positions", "fetch.max.wait.ms" = "200" }`, ""), `
   timeouts {
     create = "2m"
@@ -294,6 +298,8 @@ resource "tributary_fanout_schema" "f" {
 					resource.TestCheckNoResourceAttr("tributary_pipeline.p", ko+"ending_offset"),
 					resource.TestCheckResourceAttr("tributary_fanout_schema.f", "connector_options.kafka_options.assign."+topic+".0", "1"),
 					resource.TestCheckResourceAttr("tributary_fanout_schema.f", "connector_options.kafka_options.partition_discovery_interval", "5m"),
+					resource.TestCheckResourceAttr("tributary_pipeline.p", ko+"bytes_estimate_window_length", "10m"),
+					resource.TestCheckResourceAttr("tributary_fanout_schema.f", "connector_options.kafka_options.bytes_estimate_window_length", "5m"),
 				),
 			},
 			importStep("tributary_pipeline.p", pipe, "timeouts"),

@@ -80,7 +80,8 @@ type columnsTable struct {
 // metadata_columns (all nine, beside source_metadata_column), key and
 // value field prefixes, duplicate_field_strategy PREFER_KEY and
 // PREFER_VALUE, an inferred prefixed value with initial_schemas,
-// flatten_nested_columns, and timestamp_format SQL and ISO-8601. It reads
+// flatten_nested_columns, timestamp_format SQL and ISO-8601, and the
+// headers column alone (Spark's includeHeaders). It reads
 // each table with delta-rs, DuckDB and pyarrow and checks the exact
 // columns, types and values; then it stops the agent, produces records
 // with new fields, starts it again and checks that the inferred tables
@@ -108,6 +109,10 @@ func TestColumnShaping(t *testing.T) {
 	}
 	ts := func(i int) string { return fmt.Sprintf("2024-01-02T03:04:05.%03d000Z", i) }
 	raw := func(s string) map[string]any { return map[string]any{"bytes": s} }
+	// headers are those columns_records.py gives every record: a repeated
+	// key and a header without a value.
+	headers := []any{map[string]any{"key": "h", "value": raw("a")}, map[string]any{"key": "h", "value": raw("b")},
+		map[string]any{"key": "n", "value": nil}}
 	// added sets, after the restart, the columns the records with new
 	// fields added: their values from record 5 on, null before.
 	added := func(m map[string]any, after bool, i int, cols map[string]any) map[string]any {
@@ -136,8 +141,7 @@ func TestColumnShaping(t *testing.T) {
 			k, v := columnsRecord(i)
 			return map[string]any{"k_id": i, "id": 100 + i, "name": fmt.Sprintf("n%d", i), "topic": topic, "partition": 0, "offset": i,
 				"timestamp_type": "CreateTime", "leader_epoch": 0, "raw_key": raw(k), "raw_value": raw(v), "_corrupt_record": nil,
-				"headers": []any{map[string]any{"key": "h", "value": raw("a")}, map[string]any{"key": "h", "value": raw("b")},
-					map[string]any{"key": "n", "value": nil}}}
+				"headers": headers}
 		},
 	}, {
 		table: table("dup_key", spec.KafkaOptions{KeyTransformer: jsonKey(), ValueTransformer: jsonValue("id BIGINT, name STRING", ""),
@@ -205,6 +209,17 @@ func TestColumnShaping(t *testing.T) {
 		row: func(i int, after bool) map[string]any {
 			k, _ := columnsRecord(i)
 			return map[string]any{"key": raw(k), "ts": ts(i), "iso": ts(i), "offset": i, "_corrupt_record": nil}
+		},
+	}, {
+		// Spark's includeHeaders: a top-level headers column of its type,
+		// without the source metadata struct (offset orders the rows).
+		table: table("spark_headers", spec.KafkaOptions{},
+			spec.TableConfiguration{MetadataColumns: []string{spec.MetaOffset, spec.MetaHeaders}}),
+		order:  "offset",
+		before: `[["key","binary"],["value","binary"],["offset","long"],["headers",[{"key":"string","value":"binary"}]]]`,
+		row: func(i int, after bool) map[string]any {
+			k, v := columnsRecord(i)
+			return map[string]any{"key": raw(k), "value": raw(v), "offset": i, "headers": headers}
 		},
 	}}
 

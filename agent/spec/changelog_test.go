@@ -334,9 +334,6 @@ func TestChangelogRoute(t *testing.T) {
 			}
 		})
 	}
-	f := validFanout()
-	f.FanoutOptions = FanoutOptions{}
-	wantProblem(t, f.Validate(), "fanout_options.fanout_by", "decode the value with a changelog format")
 }
 
 // TestShardMergeRefused: distributed_tables = true without

@@ -71,10 +71,7 @@ func (fo *FanoutOptions) validateRoute(fc collector, value *Transformer) {
 		checkRouteExpression(fc, "fanout_by", "the default route of format "+value.Format+" does not compile:\n", changelogRoute(value))
 		return
 	case fo.FanoutBy == "" && len(fo.TableIDFields) == 0:
-		fc.addInvolving("fanout_by", []string{fieldsPath},
-			"fanout_by is required: an SQL expression on the raw record whose STRING result names the record's table, "+
-				"e.g. cast(value AS STRING):event_type::string (or set table_id_fields, or decode the value with a "+
-				"changelog format, DEBEZIUM_JSON or CANAL_JSON, whose events name their source table)")
+		// Each record goes to the table of its topic: the default route.
 		return
 	case fo.FanoutBy != "":
 		if validateMaxLen(fc, "fanout_by", fo.FanoutBy, MaxFanoutByLen) {
@@ -255,7 +252,8 @@ func (f *FanoutSchema) Warnings() Errors {
 // so that a missing field makes the result NULL, an invalid route. With
 // neither, a value transformer of a changelog format routes each event by
 // its source database and table: lower(db || '_' || table), or the table
-// alone with merge_sharded_tables.
+// alone with merge_sharded_tables; any other value routes each record by its
+// topic ([RouteByTopic]).
 func (f *FanoutSchema) RouteExpression() string {
 	return routeExpression(&f.FanoutOptions, f.ConnectorOptions.KafkaOptions.ValueTransformer)
 }
@@ -266,8 +264,10 @@ func routeExpression(fo *FanoutOptions, value *Transformer) string {
 	switch {
 	case fo.FanoutBy != "":
 		return fo.FanoutBy
-	case len(fo.TableIDFields) == 0:
+	case len(fo.TableIDFields) == 0 && value.Changelog():
 		return changelogRoute(value)
+	case len(fo.TableIDFields) == 0:
+		return RouteByTopic
 	}
 	quote := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 	var b strings.Builder
@@ -279,6 +279,15 @@ func routeExpression(fo *FanoutOptions, value *Transformer) string {
 	}
 	return b.String()
 }
+
+// RouteByTopic is the route of a fanout schema with neither fanout_by nor
+// table_id_fields whose value is not a changelog format: the record's
+// topic, as Flink names a JSON table after its topic. A table name holds
+// only letters, digits and '_', so every other character of the topic
+// ('.', '-') becomes '_', and the name is lower case: topic "Orders.v1"
+// goes to table orders_v1. A topic of digits only ("2024") has no valid
+// name: an invalid route.
+const RouteByTopic = "lower(regexp_replace(topic, '[^A-Za-z0-9_]', '_'))"
 
 // TableSpec returns the table a routed table named name runs as: its
 // destination table is name (pass the routed name lowercased), its Kafka

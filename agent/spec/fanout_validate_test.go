@@ -62,7 +62,7 @@ func TestFanoutValidate(t *testing.T) {
 		}, path: kp + "key_transformer.format", detail: "not one of"},
 		{name: "fanout_by and table_id_fields", mutate: func(f *FanoutSchema) { f.FanoutOptions.TableIDFields = []string{"type"} },
 			path: fp + "fanout_by", detail: "mutually exclusive"},
-		{name: "no route", mutate: func(f *FanoutSchema) { f.FanoutOptions.FanoutBy = "" }, path: fp + "fanout_by", detail: "fanout_by is required"},
+		{name: "valid without a route: the topic names the table", mutate: func(f *FanoutSchema) { f.FanoutOptions.FanoutBy = "" }},
 		{name: "empty field", mutate: func(f *FanoutSchema) {
 			f.FanoutOptions.FanoutBy, f.FanoutOptions.TableIDFields = "", []string{""}
 		}, path: fp + "table_id_fields[0]", detail: "a field name is required"},
@@ -165,6 +165,39 @@ func TestFanoutRouteExpression(t *testing.T) {
 	want := `cast(value AS STRING):['type'] || '_' || cast(value AS STRING):['it\'s \\ here']`
 	if got := f.RouteExpression(); got != want {
 		t.Fatalf("RouteExpression = %s, want %s", got, want)
+	}
+}
+
+// TestFanoutTopicRoute checks the default route of a fanout schema whose
+// value is not a changelog format: each record goes to the table of its
+// topic, lower case, with '.' and '-' made '_'; a topic of digits only
+// has no valid name.
+func TestFanoutTopicRoute(t *testing.T) {
+	for _, value := range []*Transformer{nil, {Format: FormatJSON}, {Format: FormatString}} {
+		f := validFanout()
+		f.FanoutOptions.FanoutBy = ""
+		f.ConnectorOptions.KafkaOptions.ValueTransformer = value
+		if got := f.RouteExpression(); got != RouteByTopic {
+			t.Fatalf("value %+v: RouteExpression = %q, want the topic route", value, got)
+		}
+	}
+	prog, err := expr.Compile(RouteByTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for topic, want := range map[string]string{
+		"events":          "events",
+		"Orders.v1":       "orders_v1",
+		"app-clicks.2024": "app_clicks_2024",
+		"2024":            "", // all digits: an invalid route
+	} {
+		got, null, err := prog.EvalString(&expr.Record{Topic: topic})
+		if err != nil || null {
+			t.Fatalf("topic %q: route %q, null %v, err %v", topic, got, null, err)
+		}
+		if valid := CheckRoutedName(got) == nil; got != want && !(want == "" && !valid) {
+			t.Errorf("topic %q: route %q, want %q", topic, got, want)
+		}
 	}
 }
 

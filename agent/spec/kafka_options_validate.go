@@ -43,6 +43,16 @@ func (ko *KafkaOptions) DiscoverEvery() time.Duration {
 	return max(d, 0)
 }
 
+// BytesEstimateWindow returns BytesEstimateWindowLength parsed, or the
+// default when unset or invalid (Validate reports an invalid one).
+func (ko *KafkaOptions) BytesEstimateWindow() time.Duration {
+	d, err := time.ParseDuration(ko.BytesEstimateWindowLength)
+	if err != nil || d < time.Second {
+		d, _ = time.ParseDuration(DefaultBytesEstimateWindowLength)
+	}
+	return d
+}
+
 // TriggerDelay returns MaxTriggerDelay parsed, or the default when unset
 // or invalid (Validate reports an invalid one).
 func (ko *KafkaOptions) TriggerDelay() time.Duration {
@@ -73,6 +83,9 @@ func (ko *KafkaOptions) normalizeConsumer() {
 	}
 	if ko.PartitionDiscoveryInterval == "" {
 		ko.PartitionDiscoveryInterval = DefaultPartitionDiscoveryInterval
+	}
+	if ko.BytesEstimateWindowLength == "" {
+		ko.BytesEstimateWindowLength = DefaultBytesEstimateWindowLength
 	}
 }
 
@@ -171,6 +184,11 @@ func (ko *KafkaOptions) validateConsumer(col collector) {
 			col.add("partition_discovery_interval", "%q is not a duration; write it like \"5m\" or \"30s\", or \"0s\" to turn discovery off", d)
 		case v > 0 && v < time.Second:
 			col.add("partition_discovery_interval", "%s is shorter than the minimum of 1s; use \"0s\" to turn discovery off", v)
+		}
+	}
+	if d := ko.BytesEstimateWindowLength; d != "" {
+		if v, err := time.ParseDuration(d); err != nil || v < time.Second {
+			col.add("bytes_estimate_window_length", "%q is not a duration of at least 1s; write it like \"10m\" or \"600s\"", d)
 		}
 	}
 	ko.validateClientProperties(col)

@@ -207,6 +207,11 @@ type KafkaOptions struct {
 	// zero or negative turns discovery off. Empty means
 	// [DefaultPartitionDiscoveryInterval].
 	PartitionDiscoveryInterval string `json:"partition_discovery_interval,omitempty"`
+	// BytesEstimateWindowLength is how far back the record sizes that
+	// turn a lag in records into bytes are taken from, a duration, as
+	// Spark's bytesEstimateWindowLength. Empty means
+	// [DefaultBytesEstimateWindowLength].
+	BytesEstimateWindowLength string `json:"bytes_estimate_window_length,omitempty"`
 
 	// ClientProperties are Kafka consumer properties by their Kafka name
 	// (S-01, F-01): only those in [ClientProperties].

@@ -48,5 +48,6 @@ const (
 	DefaultEndingOffset               = EndingOffsetLatest
 	DefaultMaxTriggerDelay            = "15m"
 	DefaultPartitionDiscoveryInterval = "5m"
+	DefaultBytesEstimateWindowLength  = "5m"
 	DefaultGroupIDPrefix              = "tributary."
 )

@@ -207,6 +207,10 @@ func (ko *KafkaOptions) refuseOnSink(sc collector) {
 		optionSet{"ignore_errors", ko.IgnoresErrors()},
 		optionSet{"group_id", ko.GroupID != ""},
 		optionSet{"group_id_prefix", ko.GroupIDPrefix != ""},
+		// A sink reports no lag in bytes: only the default is accepted,
+		// since Terraform plans it.
+		optionSet{"bytes_estimate_window_length", ko.BytesEstimateWindowLength != "" &&
+			ko.BytesEstimateWindowLength != DefaultBytesEstimateWindowLength},
 	)...)
 	for _, attr := range refused {
 		sc.add(attr, "%s is not supported on a Kafka sink's source (its positions are in the group "+

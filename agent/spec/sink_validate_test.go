@@ -67,6 +67,8 @@ func TestKafkaSinkValidate(t *testing.T) {
 		}, "source.value_transformer", "id"},
 		{"ending", func(k *KafkaSink) { k.Source.EndingOffset = "latest" }, "source.ending_offset", "until it is deleted"},
 		{"budget", func(k *KafkaSink) { on := true; k.Source.IgnoreErrors = &on }, "source.ignore_errors", "not supported on a Kafka sink"},
+		{"bytes estimate window", func(k *KafkaSink) { k.Source.BytesEstimateWindowLength = "10m" },
+			"source.bytes_estimate_window_length", "not supported on a Kafka sink"},
 		{"flink strategy", func(k *KafkaSink) { k.PartitionStrategy = "hash-by-key" }, "partition_strategy", `Flink's "hash-by-key" is "HASH_BY_KEY"`},
 		{"format", func(k *KafkaSink) { k.ValueFormat = "AVRO" }, "value_format", "not one of"},
 		{"guarantee", func(k *KafkaSink) { k.DeliveryGuarantee = "exactly-once" }, "delivery_guarantee", `"EXACTLY_ONCE"`},

@@ -247,18 +247,55 @@ func TestDataLossAddToInsideGap(t *testing.T) {
 // from the partition, 0 before any was; the table's totals sum them.
 func TestLagBytes(t *testing.T) {
 	tp := kafka.TopicPartition{Topic: "t"}
-	rs := recordSizes{}
+	rs := newRecordSizes(5 * time.Minute)
 	if got := rs.partitionStatus(tp, 10, 30); got.Lag != 20 || got.LagBytes != 0 {
 		t.Errorf("before any fetch: %+v, want lag 20 and 0 bytes", got)
 	}
 	rs.add(tp, []decode.Record{{Key: []byte("k"), Value: []byte("value")}, {Value: []byte("vv"),
-		Headers: []decode.Header{{Key: "h", Value: []byte("x")}}}}) // 6 and 4 bytes
+		Headers: []decode.Header{{Key: "h", Value: []byte("x")}}}}, time.Unix(0, 0)) // 6 and 4 bytes
 	ps := []spec.PartitionStatus{rs.partitionStatus(tp, 10, 30), rs.partitionStatus(kafka.TopicPartition{Topic: "u"}, 5, 2)}
 	if ps[0].LagBytes != 100 || ps[1].Lag != 0 {
 		t.Errorf("statuses %+v, want 100 lag bytes for t/0 and no lag for u/0", ps)
 	}
 	if lag, bytes := lagTotals(ps); lag != 20 || bytes != 100 {
 		t.Errorf("totals %d, %d; want 20, 100", lag, bytes)
+	}
+}
+
+// TestLagBytesWindow checks that the mean record size comes from the
+// fetches of the last bytes_estimate_window_length, the window ending at
+// the latest fetch, as Spark's bytesEstimateWindowLength: once records
+// grow from 10 to 1,000 bytes, the estimate follows within a window
+// instead of staying near the mean since start. The clock is the fetch
+// times the test passes.
+func TestLagBytesWindow(t *testing.T) {
+	tp := kafka.TopicPartition{Topic: "t"}
+	rs := newRecordSizes(5 * time.Minute)
+	recs := func(size int) []decode.Record {
+		rs := make([]decode.Record, 10)
+		for i := range rs {
+			rs[i].Value = make([]byte, size)
+		}
+		return rs
+	}
+	start := time.Unix(1_700_000_000, 0)
+	for s := 0; s < 600; s += 10 { // ten minutes of small records
+		rs.add(tp, recs(10), start.Add(time.Duration(s)*time.Second))
+	}
+	if got := rs.lagBytes(tp, 100); got != 1000 {
+		t.Fatalf("after small records: %d lag bytes, want 1000", got)
+	}
+	big := start.Add(10 * time.Minute)
+	rs.add(tp, recs(1000), big)
+	if got := rs.lagBytes(tp, 100); got <= 1000 || got >= 100_000 {
+		t.Fatalf("a big fetch in the window: %d lag bytes, want a mean between the sizes", got)
+	}
+	rs.add(tp, recs(1000), big.Add(5*time.Minute))
+	if got := rs.lagBytes(tp, 100); got != 100_000 {
+		t.Fatalf("a window after the small records: %d lag bytes, want 100000 (1,000-byte records only)", got)
+	}
+	if n := len(rs.parts[tp]); n > sizeBuckets+1 {
+		t.Fatalf("%d buckets kept, want at most %d", n, sizeBuckets+1)
 	}
 }
 

@@ -249,7 +249,8 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		r: r, router: router{route: r.route, skipTombstones: skipsTombstones(&cfg.Fanout)}, progress: prog, tables: map[string]*fanoutTable{},
 		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
 		readEnd:  map[kafka.TopicPartition]int64{},
-		flushAsk: make(chan *fanoutTable), ctx: rctx, sizes: recordSizes{}, end: r.runEnd,
+		flushAsk: make(chan *fanoutTable), ctx: rctx, end: r.runEnd,
+		sizes: newRecordSizes(cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()),
 	}
 	defer func() {
 		cancel()
@@ -332,7 +333,7 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	r := run.r
 	cfg := &r.cfg
 	o := sinkOptions{appID: appID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes, budget: r.budget,
-		state: r.tableState(name, dir), log: r.log.With("table", name)}
+		state: r.tableState(name, dir), log: r.log.With("table", name), sizeWindow: cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()}
 	snap := tbl.Snapshot()
 	if name == spec.FanoutErrorsTable {
 		if run.letters == nil {
@@ -660,7 +661,7 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 		j++
 	}
 	recs = recs[i:j]
-	run.sizes.add(tp, recs)
+	run.sizes.add(tp, recs, time.Now())
 	if len(recs) > 0 {
 		if err := run.route(ctx, tp, recs, recs[len(recs)-1].Offset+1); err != nil {
 			return err

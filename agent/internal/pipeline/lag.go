@@ -1,49 +1,85 @@
 package pipeline
 
 import (
+	"time"
+
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
+// sizeBuckets is how many buckets a window of record sizes is cut into: a
+// fetch older than the window leaves the estimate at most a bucket's width
+// (a thirtieth of the window) late, and a partition holds at most
+// sizeBuckets+1 buckets however often it fetches.
+const sizeBuckets = 30
+
 // recordSizes measures, per partition, the records fetched and their
-// bytes (keys, values and headers), whose mean turns a lag in records into
-// an estimate in bytes (S-11). Used by one goroutine.
-type recordSizes map[kafka.TopicPartition]*sizeSum
+// bytes (keys, values and headers) over a sliding window of time, whose
+// mean record size turns a lag in records into an estimate in bytes, as
+// Spark's bytesEstimateWindowLength does (S-11). The window ends at the
+// partition's latest fetch, so a partition that stops fetching keeps the
+// sizes of its last window rather than forgetting them. Used by one
+// goroutine.
+type recordSizes struct {
+	window time.Duration
+	parts  map[kafka.TopicPartition][]sizeBucket
+}
 
-// sizeSum is the count and total size of the records fetched from one
-// partition.
-type sizeSum struct{ records, bytes int64 }
+// sizeBucket counts the records fetched from one partition from start for
+// a bucket's width, and their total size.
+type sizeBucket struct {
+	start          time.Time
+	records, bytes int64
+}
 
-// add counts recs, records fetched from tp.
-func (rs recordSizes) add(tp kafka.TopicPartition, recs []decode.Record) {
+// newRecordSizes returns recordSizes that average over window
+// (kafka_options.bytes_estimate_window_length).
+func newRecordSizes(window time.Duration) recordSizes {
+	return recordSizes{window: window, parts: map[kafka.TopicPartition][]sizeBucket{}}
+}
+
+// add counts recs, records fetched from tp at now, and forgets the buckets
+// of tp that started a window or more before now.
+func (rs recordSizes) add(tp kafka.TopicPartition, recs []decode.Record, now time.Time) {
 	if len(recs) == 0 {
 		return
 	}
-	s := rs[tp]
-	if s == nil {
-		s = &sizeSum{}
-		rs[tp] = s
-	}
+	var size int64
 	for i := range recs {
 		r := &recs[i]
 		n := len(r.Key) + len(r.Value)
 		for _, h := range r.Headers {
 			n += len(h.Key) + len(h.Value)
 		}
-		s.records++
-		s.bytes += int64(n)
+		size += int64(n)
 	}
+	bs := rs.parts[tp]
+	if n := len(bs); n > 0 && now.Sub(bs[n-1].start) < rs.window/sizeBuckets {
+		bs[n-1].records += int64(len(recs))
+		bs[n-1].bytes += size
+	} else {
+		bs = append(bs, sizeBucket{start: now, records: int64(len(recs)), bytes: size})
+	}
+	old := 0
+	for old < len(bs)-1 && now.Sub(bs[old].start) >= rs.window {
+		old++
+	}
+	rs.parts[tp] = append(bs[:0], bs[old:]...)
 }
 
 // lagBytes estimates the bytes of lag records of tp: lag times the mean
-// size of the records fetched from it, 0 before any was.
+// size of the records fetched from it in the window, 0 before any was.
 func (rs recordSizes) lagBytes(tp kafka.TopicPartition, lag int64) int64 {
-	s := rs[tp]
-	if s == nil || s.records == 0 {
+	var records, bytes int64
+	for _, b := range rs.parts[tp] {
+		records += b.records
+		bytes += b.bytes
+	}
+	if records == 0 {
 		return 0
 	}
-	return int64(float64(lag) * float64(s.bytes) / float64(s.records))
+	return int64(float64(lag) * float64(bytes) / float64(records))
 }
 
 // partitionStatus returns the status of tp, whose next offset to read is

@@ -123,6 +123,9 @@ type sinkOptions struct {
 	loss *dataLoss
 	// errs is the sink's [sink.errs].
 	errs *errorBudget
+	// sizeWindow is how far back the record sizes of the lag in bytes
+	// go: kafka_options.bytes_estimate_window_length.
+	sizeWindow time.Duration
 }
 
 // newSink returns the sink of tbl writing the columns of layout, whose
@@ -157,7 +160,7 @@ func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 		committed: map[kafka.TopicPartition]int64{},
 		epochs:    map[kafka.TopicPartition]int32{},
 		readEnd:   map[kafka.TopicPartition]int64{},
-		sizes:     recordSizes{},
+		sizes:     newRecordSizes(o.sizeWindow),
 		loss:      o.loss,
 		mem:       o.budget.NewAccount(),
 		errs:      o.errs,
@@ -214,7 +217,7 @@ func (s *sink) add(d decoded) error {
 		s.corrupt += int64(batch.Corrupt)
 	}
 	s.filtered += int64(batch.Filtered)
-	s.sizes.add(d.tp, d.recs)
+	s.sizes.add(d.tp, d.recs, time.Now())
 	if d.next > s.nextOffset(d.tp) {
 		s.pending[d.tp] = d.next
 		if e := d.leaderEpoch(); e >= 0 {

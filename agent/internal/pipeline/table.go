@@ -308,7 +308,8 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	budget := newErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
 		cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
 	s, err := newSink(tbl, layout, sources, sinkOptions{appID: appID, legacyAppID: r.legacyAppID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes,
-		budget: r.budget, state: &r.tableState, log: r.log, loss: loss, errs: budget})
+		budget: r.budget, state: &r.tableState, log: r.log, loss: loss, errs: budget,
+		sizeWindow: cfg.Table.ConnectorOptions.KafkaOptions.BytesEstimateWindow()})
 	if err != nil {
 		return err
 	}

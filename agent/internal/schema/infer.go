@@ -45,7 +45,9 @@ type InferOptions struct {
 	// StringTypeInference infers DATE for strings of the form yyyy-MM-dd
 	// and TIMESTAMP for yyyy-MM-ddTHH:mm:ss[.fraction][Z|±hh:mm] (the
 	// shapes of Spark's default date and timestamp formats), and STRING
-	// for other strings. Off, every string is STRING.
+	// for other strings. Off, every string is STRING. A time of day
+	// (HH:mm:ss) stays STRING, where Flink infers TIME: the Delta protocol
+	// has no TIME type, so a table could not hold the column.
 	StringTypeInference bool
 	// PrimitiveAsString infers STRING for numbers and booleans, as Spark's
 	// primitivesAsString.

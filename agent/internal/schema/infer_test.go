@@ -62,6 +62,9 @@ func TestInferrer(t *testing.T) {
 			"a TIMESTAMP, b TIMESTAMP, c TIMESTAMP, d TIMESTAMP"},
 		{"not timestamps", inferOn, []string{`{"a":"2024-01-02 03:04:05","b":"2024-01-02T03:04","c":"2024-01-02T24:00:00","d":"2024-01-02T03:04:05.","e":"2024-01-02T03:04:05+0530","f":"2024-01-02T03:04:05.1234567890","g":"2024-01-02T03:04:05UTC"}`},
 			"a STRING, b STRING, c STRING, d STRING, e STRING, f STRING, g STRING"},
+		// Flink infers TIME from these; a Delta table has no TIME type.
+		{"times stay strings", inferOn, []string{`{"a":"03:04:05","b":"03:04:05.123","c":"23:59:59.999999"}`},
+			"a STRING, b STRING, c STRING"},
 		{"escaped date", inferOn, []string{`{"a":"\u0032024-01-02"}`}, "a DATE"},
 		{"date and timestamp", inferOn, []string{`{"a":"2024-01-02"}`, `{"a":"2024-01-02T00:00:00Z"}`}, "a TIMESTAMP"},
 		{"date and string", inferOn, []string{`{"a":"2024-01-02"}`, `{"a":"soon"}`}, "a STRING"},

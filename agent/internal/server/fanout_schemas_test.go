@@ -147,11 +147,6 @@ func TestFanoutSchemaRefusals(t *testing.T) {
 		path   string
 		detail string
 	}{
-		{"no fanout_by", func() *spec.FanoutSchema {
-			f := fanout("g", "orders", "other")
-			f.FanoutOptions.FanoutBy = ""
-			return f
-		}, http.StatusUnprocessableEntity, "fanout_options.fanout_by", "fanout_by is required"},
 		{"fanout_by does not parse", func() *spec.FanoutSchema {
 			f := fanout("g", "orders", "other")
 			f.FanoutOptions.FanoutBy = "topic ||"
