@@ -90,8 +90,8 @@ func TestBucketRefusesWrites(t *testing.T) {
 				return map[string]string{"AWS_ACCESS_KEY_ID": os.Getenv("AWS_ACCESS_KEY_ID") + "-reader",
 					"AWS_SECRET_ACCESS_KEY": os.Getenv("AWS_SECRET_ACCESS_KEY") + "-reader"}
 			}},
-		{kind: "gcs", name: "missing bucket", bucket: "tributary-no-such-bucket", want: "cannot write to"},
-		{kind: "azure", name: "wrong key", want: "AuthenticationFailed",
+		{kind: "gcs", name: "missing bucket", bucket: "tributary-no-such-bucket", want: "bucket doesn't exist"},
+		{kind: "azure", name: "wrong key", want: "AuthorizationFailure",
 			env: func(*testing.T) map[string]string {
 				return map[string]string{"AZURE_STORAGE_KEY": base64.StdEncoding.EncodeToString([]byte("not-the-key"))}
 			}},
