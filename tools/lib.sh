@@ -88,3 +88,38 @@ make_test_certs() {
   "$TRIBUTARY_TOOLS/bin/tributary-testcerts" -dir "$1" ${2:+-p12-password "$2"} ||
     die "writing the test certificates into $1 failed"
 }
+
+# start_detached PIDFILE DIR LOGFILE COMMAND...: starts COMMAND in DIR in
+# its own session and process group (setsid; pgid = pid, so stop_server can
+# kill the whole group, and the server does not get the caller's signals),
+# with no input and its output in LOGFILE, writes its pid to PIDFILE and
+# waits up to 10 s for that. One simple command run with &, so no shell of
+# the caller stays behind holding its stdout (which would hang a caller's
+# "$(tools/x.sh up)").
+start_detached() {
+  local pidfile="$1" dir="$2" logfile="$3" i
+  shift 3
+  setsid bash -c 'echo $$ >"$0"; cd "$1" || exit 1; shift; exec "$@"' "$pidfile" "$dir" "$@" \
+    </dev/null >"$logfile" 2>&1 &
+  for ((i = 0; i < 100; i++)); do [[ -s "$pidfile" ]] && return 0; sleep 0.1; done
+  return 1
+}
+
+# wait_up PIDFILE MARKER LOGFILE TIMEOUT PROBE...: waits until the command
+# PROBE succeeds, failing (with the log's tail) if the server named by
+# PIDFILE and MARKER (see server_alive) exits or TIMEOUT seconds pass.
+wait_up() {
+  local pidfile="$1" marker="$2" logfile="$3" timeout="$4" deadline=$((SECONDS + $4))
+  shift 4
+  until "$@"; do
+    if ! server_alive "$pidfile" "$marker"; then
+      tail -n 40 "$logfile" >&2 || true
+      log "error: server exited during startup"; return 1
+    fi
+    if (( SECONDS >= deadline )); then
+      tail -n 20 "$logfile" >&2 || true
+      log "error: server did not answer in $timeout s"; return 1
+    fi
+    sleep 0.2
+  done
+}

@@ -27,7 +27,7 @@ export TRIBUTARY_SPARK="$ROOT/.tools/spark"
 step() { printf '\n=== %s\n' "$*"; }
 has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }
 
-kafka_started= s3_started= registry_started=
+kafka_started= s3_started= gcs_started= azure_started= registry_started=
 # One throw-away CA for the broker's secure listeners and the registry.
 export TRIBUTARY_CERTS_DIR
 TRIBUTARY_CERTS_DIR="$(mktemp -d)"
@@ -40,6 +40,14 @@ cleanup() {
   if [[ -n "$s3_started" ]]; then
     step "s3 down"
     tools/s3.sh down || true
+  fi
+  if [[ -n "$gcs_started" ]]; then
+    step "gcs down"
+    tools/gcs.sh down || true
+  fi
+  if [[ -n "$azure_started" ]]; then
+    step "azure down"
+    tools/azure.sh down || true
   fi
   if [[ -n "$registry_started" ]]; then
     step "schema registry down"
@@ -103,6 +111,25 @@ S3_BUCKETS=$TRIBUTARY_S3_BUCKET tools/s3.sh up >"$s3_env"
 # shellcheck disable=SC1090
 source "$s3_env"
 rm -f "$s3_env"
+
+# The GCS and Azure Blob Storage emulators (fake-gcs-server, Azurite), for
+# the same tests on the other two object stores: STORAGE_EMULATOR_HOST and
+# the AZURE_STORAGE_ settings go to the tests.
+step "gcs and azure emulators up"
+gcs_started=1 azure_started=1
+export GCS_PORT="${GCS_PORT:-18350}" TRIBUTARY_GCS_BUCKET=tributary-e2e
+export AZURE_PORT="${AZURE_PORT:-18351}" TRIBUTARY_AZURE_CONTAINER=tributary-e2e
+emu_env="$(mktemp)"
+GCS_BUCKETS=$TRIBUTARY_GCS_BUCKET tools/gcs.sh up >"$emu_env"
+AZURE_CONTAINERS=$TRIBUTARY_AZURE_CONTAINER tools/azure.sh up >>"$emu_env"
+# shellcheck disable=SC1090
+source "$emu_env"
+rm -f "$emu_env"
+
+# The table package's store tests on the three servers (they skip in the
+# unit step above, before they are up).
+step "object store tests (table package, -run TestBlobStore)"
+go test -count=1 -run TestBlobStore ./agent/internal/table/
 
 if has_pkgs ./provider/...; then
   # The acceptance tests run in parallel (resource.ParallelTest) on one

@@ -7,6 +7,14 @@
 #   .tools/bin/weed          SeaweedFS, the S3-compatible server of
 #                            tools/s3.sh (go build, ~16 min cold on 2 cores:
 #                            a 230 MB binary with ~2 GB of modules)
+#   .tools/bin/fake-gcs-server  fake-gcs-server, the GCS emulator of
+#                            tools/gcs.sh (go install; 1m44s of CPU, 13 min
+#                            measured on a machine loaded ~30 deep; 19 s
+#                            with the Go module cache warm)
+#   .tools/azurite           Azurite, the Azure Blob Storage emulator of
+#                            tools/azure.sh (npm install, run with node;
+#                            37 s of CPU, 10 min measured on that loaded
+#                            machine, mostly waiting; 186 MB)
 #   .tools/py -> venv        pyarrow, duckdb, deltalake, confluent-kafka
 #                            with its Avro and Protobuf schema-registry
 #                            serializers (tools/produce_sr.py)
@@ -17,7 +25,7 @@
 #                             here with `tools/tools.sh kafka`)
 # The docs generator, tfplugindocs, is a tool of the Go module (`go tool
 # tfplugindocs`, version pinned in go.mod).
-# Usage: tools/tools.sh [terraform|tofu|s3|py|spark|kafka ...]  (default: all but kafka)
+# Usage: tools/tools.sh [terraform|tofu|s3|gcs|azure|py|spark|kafka ...]  (default: all but kafka)
 # Idempotent; a warm run takes well under a second.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
@@ -29,6 +37,10 @@ TOFU_VERSION=1.12.6
 # 4.53 source (commit 7506e5f91cd6, 2026-11-09). Apache-2.0.
 SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 SEAWEEDFS_COMMIT=7506e5f91cd6
+# fake-gcs-server (Go module, BSD-2-Clause) and Azurite (npm, MIT). Azurite
+# 3.36 and later want Node 22; 3.35.0 is the last that runs on Node 20.
+FAKE_GCS_VERSION=v1.56.1
+AZURITE_VERSION=3.35.0
 
 # Go tool builds must not pick up the project's GOFLAGS / go.work.
 go_env() { env GOFLAGS="${GO_TOOL_FLAGS:-}" GOWORK=off CGO_ENABLED=0 "$@"; }
@@ -69,6 +81,23 @@ build_seaweedfs() { # DIR
   "$1/weed" version
 }
 
+build_gcs() { # DIR
+  cd "$1"
+  GOBIN="$1" go_env go install -trimpath -ldflags "-s -w" "github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION"
+  local usage
+  usage="$("$1/fake-gcs-server" -help 2>&1 || true)" # -help exits 2
+  [[ "$usage" == *-backend* ]]
+}
+
+# Azurite's blob service alone is what the tests use, but the package is
+# one; its dependencies resolve as npm resolves them under the pinned
+# version. No audit or funding calls, no lock file kept.
+build_azure() { # DIR
+  command -v node >/dev/null || { echo "node not found"; return 1; }
+  npm install --prefix "$1" --no-audit --no-fund --no-save --omit=dev --loglevel=error "azurite@$AZURITE_VERSION"
+  node "$1/node_modules/azurite/dist/src/blob/main.js" --version
+}
+
 link() { # TARGET LINKNAME
   mkdir -p "$(dirname "$2")"
   [[ "$(readlink "$2" 2>/dev/null)" == "$1" ]] || ln -sfn "$1" "$2"
@@ -85,6 +114,14 @@ do_tofu() {
 do_s3() {
   cache_build "seaweedfs-$SEAWEEDFS_VERSION" build_seaweedfs
   link "$TRIBUTARY_CACHE/seaweedfs-$SEAWEEDFS_VERSION/weed" "$TRIBUTARY_TOOLS/bin/weed"
+}
+do_gcs() {
+  cache_build "fake-gcs-server-$FAKE_GCS_VERSION" build_gcs
+  link "$TRIBUTARY_CACHE/fake-gcs-server-$FAKE_GCS_VERSION/fake-gcs-server" "$TRIBUTARY_TOOLS/bin/fake-gcs-server"
+}
+do_azure() {
+  cache_build "azurite-$AZURITE_VERSION" build_azure
+  link "$TRIBUTARY_CACHE/azurite-$AZURITE_VERSION" "$TRIBUTARY_TOOLS/azurite"
 }
 # A venv is not relocatable, so it is built in place at its final path and
 # marked complete with a stamp file; the key hashes requirements.txt and the
@@ -155,14 +192,14 @@ do_kafka() { "$TRIBUTARY_REPO/tools/kafka.sh" jars >/dev/null; }
 
 main() {
   local what=("$@")
-  (( ${#what[@]} )) || what=(s3 terraform tofu py spark)
+  (( ${#what[@]} )) || what=(s3 terraform tofu gcs azure py spark)
   mkdir -p "$TRIBUTARY_CACHE" "$TRIBUTARY_TOOLS/bin"
   # Run in parallel; the Go builds dominate cold (SeaweedFS ~16 min, the
-  # Terraform CLIs ~2-3 min each).
+  # Terraform CLIs ~2-3 min each); the emulators finish in its shadow.
   local pids=() names=() rc=0 i
   for w in "${what[@]}"; do
     case "$w" in
-      terraform|tofu|s3|py|spark|kafka) ;;
+      terraform|tofu|s3|gcs|azure|py|spark|kafka) ;;
       *) die "unknown tool: $w" ;;
     esac
     "do_$w" & pids+=($!); names+=("$w")

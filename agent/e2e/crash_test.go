@@ -24,15 +24,18 @@ func TestCrashExactlyOnce(t *testing.T) {
 	crashPlain(t, 200_000, "")
 }
 
-// TestCrashExactlyOnceS3 is TestCrashExactlyOnce, with 100,000 records, on
-// the S3-compatible server: data files are multipart uploads, log entries
-// conditional writes, and there is no lock. With a garbage collection
-// grace period of 3 seconds, the files the kills left uploaded but
-// uncommitted are gone soon after.
-func TestCrashExactlyOnceS3(t *testing.T) {
-	location := crashPlain(t, 100_000, s3Root(t), "--gc-grace", "3s")
-	time.Sleep(5 * time.Second) // the grace, and a collection every 750ms
-	checkTable(t, location, "--count", "100000", "--no-orphans")
+// TestCrashExactlyOnceObjectStores is TestCrashExactlyOnce, with 100,000
+// records, on each object store (the S3-compatible server, the GCS
+// emulator, the Azure emulator): data files are streamed uploads, log
+// entries conditional writes, and there is no lock. With a garbage
+// collection grace period of 3 seconds, the files the kills left uploaded
+// but uncommitted are gone soon after.
+func TestCrashExactlyOnceObjectStores(t *testing.T) {
+	forEachStore(t, func(t *testing.T, root string) {
+		location := crashPlain(t, 100_000, root, "--gc-grace", "3s")
+		time.Sleep(5 * time.Second) // the grace, and a collection every 750ms
+		checkTable(t, location, "--count", "100000", "--no-orphans")
+	})
 }
 
 // crashPlain runs crashTest with total records of a plain producer, the

@@ -2,23 +2,28 @@
 
 // Package e2e runs Tributary end to end: the real agent binary, the real
 // Terraform CLI with the provider binary, a real Kafka broker (tools/kafka.sh,
-// at KAFKA_BOOTSTRAP), a real S3-compatible server (tools/s3.sh, SeaweedFS,
-// its bucket TRIBUTARY_S3_BUCKET at AWS_ENDPOINT_URL), records produced by
+// at KAFKA_BOOTSTRAP), object store servers (tools/s3.sh, SeaweedFS, its
+// bucket TRIBUTARY_S3_BUCKET at AWS_ENDPOINT_URL; tools/gcs.sh,
+// fake-gcs-server, its bucket TRIBUTARY_GCS_BUCKET; tools/azure.sh,
+// Azurite, its container TRIBUTARY_AZURE_CONTAINER), records produced by
 // Confluent's Python client and tables read back by delta-rs, DuckDB and
 // pyarrow (the venv at TRIBUTARY_PY). `make test` sets everything up; run
 // alone with
 //
 //	make tools kafka-up
 //	eval "$(S3_BUCKETS=tributary-e2e tools/s3.sh up)"
+//	eval "$(GCS_BUCKETS=tributary-e2e tools/gcs.sh up)"
+//	eval "$(AZURE_CONTAINERS=tributary-e2e tools/azure.sh up)"
 //	KAFKA_BOOTSTRAP=127.0.0.1:19092 TRIBUTARY_PY=$PWD/.tools/py/bin/python TRIBUTARY_S3_BUCKET=tributary-e2e \
+//	  TRIBUTARY_GCS_BUCKET=tributary-e2e TRIBUTARY_AZURE_CONTAINER=tributary-e2e \
 //	  go test -tags e2e -count=1 -v ./agent/e2e/
 //
-// Without TRIBUTARY_S3_BUCKET the tests on object storage are skipped.
+// The tests on an object store whose server is not configured are skipped
+// (see objstoretest.Root).
 package e2e
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -26,7 +31,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +42,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/objstoretest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -49,9 +54,6 @@ var env struct {
 	agentBin  string
 	pluginDir string // holds terraform-provider-tributary for dev_overrides
 	root      string
-	// s3Bucket is the bucket of the S3-compatible server the tests keep
-	// tables in, at s3Endpoint; "" skips those tests.
-	s3Bucket, s3Endpoint string
 }
 
 func TestMain(m *testing.M) {
@@ -65,7 +67,6 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: set KAFKA_BOOTSTRAP and TRIBUTARY_PY (make test does); skipping")
 		return 0
 	}
-	env.s3Bucket, env.s3Endpoint = os.Getenv("TRIBUTARY_S3_BUCKET"), os.Getenv("AWS_ENDPOINT_URL")
 	wd, _ := os.Getwd()
 	env.root = filepath.Clean(filepath.Join(wd, "..", ".."))
 	env.terraform = os.Getenv("TRIBUTARY_TERRAFORM")
@@ -103,18 +104,20 @@ func uniqueName(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b)
 }
 
-// s3Root returns a new root in the test bucket, as the agent takes it: with
-// the server's endpoint, path-style addressing and region as the S3
-// driver's query parameters (the keys come from the environment). It skips
-// the test when no S3 server is configured.
-func s3Root(t *testing.T) string {
+// storeRoot returns a new root in the test bucket of the object store kind
+// (one of objstoretest.Kinds), as the agent takes it, or skips the test when
+// that server is not configured (see objstoretest.Root).
+func storeRoot(t *testing.T, kind string) string {
 	t.Helper()
-	if env.s3Bucket == "" || env.s3Endpoint == "" {
-		t.Skip("no S3-compatible server: set TRIBUTARY_S3_BUCKET and AWS_ENDPOINT_URL (make test does)")
+	return objstoretest.Root(t, kind, uniqueName(t.Name()))
+}
+
+// forEachStore runs test as a subtest on each object store of
+// objstoretest.Kinds, with a new root in its test bucket.
+func forEachStore(t *testing.T, test func(t *testing.T, root string)) {
+	for _, kind := range objstoretest.Kinds {
+		t.Run(kind, func(t *testing.T) { test(t, storeRoot(t, kind)) })
 	}
-	region := cmp.Or(os.Getenv("AWS_REGION"), "us-east-1")
-	return fmt.Sprintf("s3://%s/%s?endpoint=%s&use_path_style=true&region=%s", env.s3Bucket, uniqueName(t.Name()),
-		url.QueryEscape(env.s3Endpoint), region)
 }
 
 // agent is a running tributary-agent serve process.
@@ -427,10 +430,12 @@ func (a *agent) waitAtLeast(pipeline string, idx int, want int64, timeout time.D
 	return last
 }
 
-// checkTable runs testdata/check_table.py on a table folder and reports a
-// failure with t.Errorf, so that one run shows every table that is wrong.
+// checkTable runs testdata/check_table.py on a table folder (or a table on
+// an object store: see localCopy) and reports a failure with t.Errorf, so
+// that one run shows every table that is wrong.
 func checkTable(t *testing.T, location string, args ...string) bool {
 	t.Helper()
+	location = localCopy(t, location)
 	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", "check_table.py"), location}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -24,7 +24,7 @@ func TestJSONPipelineThroughTerraform(t *testing.T) {
 // pipeline's storage_location on the S3-compatible server, under a root the
 // agent allows with --warehouse-allow.
 func TestJSONPipelineOnS3(t *testing.T) {
-	root := s3Root(t)
+	root := storeRoot(t, "s3")
 	dataDir := t.TempDir()
 	a := startAgentOn(t, dataDir, filepath.Join(dataDir, "warehouse"), "--warehouse-allow", root)
 	location, _, _ := strings.Cut(root, "?")

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -98,27 +99,47 @@ func blobErr(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
+// errAborted ends the upload of an aborted blobWriter.
+var errAborted = errors.New("upload aborted")
+
+// create streams the object through a pipe into one Bucket.Upload call
+// rather than through a blob.Writer's Write: gocloud.dev's Azure driver
+// panics (it closes a pipe it has already dropped) when an upload written
+// with Write fails, as a lost conditional create does; Upload hands the
+// driver the reader itself.
 func (s *blobStore) create(name string) (storeWriter, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := s.b.NewWriter(ctx, name, &blob.WriterOptions{IfNotExist: true, BufferSize: blobPartSize, MaxConcurrency: 1,
-		ContentType: "application/octet-stream"})
-	if err != nil {
-		cancel()
-		return nil, blobErr(name, err)
-	}
-	return &blobWriter{s: s, name: name, w: w, cancel: cancel}, nil
+	pr, pw := io.Pipe()
+	w := &blobWriter{s: s, name: name, pw: pw, cancel: cancel, result: make(chan error, 1)}
+	go func() {
+		err := s.b.Upload(ctx, name, pr, &blob.WriterOptions{IfNotExist: true, BufferSize: blobPartSize, MaxConcurrency: 1,
+			ContentType: "application/octet-stream"})
+		// Writes after a failed upload fail with its error rather than
+		// block; after a complete one, with io.ErrClosedPipe.
+		pr.CloseWithError(err)
+		w.result <- err
+	}()
+	return w, nil
 }
 
-// blobWriter is an upload in progress.
+// blobWriter is an upload in progress: its bytes go through pw to the
+// Upload call of [blobStore.create], whose outcome comes on result.
 type blobWriter struct {
 	s      *blobStore
 	name   string
-	w      *blob.Writer
+	pw     *io.PipeWriter
 	cancel context.CancelFunc
+	result chan error
 	done   bool
 }
 
-func (w *blobWriter) Write(p []byte) (int, error) { return w.w.Write(p) }
+func (w *blobWriter) Write(p []byte) (int, error) {
+	n, err := w.pw.Write(p)
+	if err != nil {
+		err = blobErr(w.name, err)
+	}
+	return n, err
+}
 
 func (w *blobWriter) commit() (storeEntry, error) {
 	if w.done {
@@ -126,7 +147,8 @@ func (w *blobWriter) commit() (storeEntry, error) {
 	}
 	w.done = true
 	defer w.cancel()
-	if err := w.w.Close(); err != nil {
+	w.pw.Close() // the end of the object
+	if err := <-w.result; err != nil {
 		return storeEntry{}, blobErr(w.name, err)
 	}
 	return w.s.stat(w.name)
@@ -136,20 +158,22 @@ func (w *blobWriter) abort() {
 	if !w.done {
 		w.done = true
 		w.cancel() // a canceled context aborts the upload
-		w.w.Close()
+		w.pw.CloseWithError(errAborted)
+		<-w.result
 	}
 }
 
+// putIfAbsent and put hand Upload the bytes (see [blobStore.create]).
 func (s *blobStore) putIfAbsent(name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	return blobErr(name, s.b.WriteAll(ctx, name, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"}))
+	return blobErr(name, s.b.Upload(ctx, name, bytes.NewReader(data), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"}))
 }
 
 func (s *blobStore) put(name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	return blobErr(name, s.b.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/json"}))
+	return blobErr(name, s.b.Upload(ctx, name, bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}))
 }
 
 func (s *blobStore) read(name string) ([]byte, error) {
