@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -133,15 +131,6 @@ func TestRealBrokerProducerIdempotent(t *testing.T) {
 		t.Skip("KAFKA_BOOTSTRAP is not set (tools/kafka.sh up), or -short")
 	}
 	topic := fmt.Sprintf("producer-idempotent-%d", time.Now().UnixNano())
-	adm, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := kadm.NewClient(adm).CreateTopics(ctx, 1, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
+	createRealTopics(t, bootstrap, topic)
 	idempotence(t, plainClient(t, bootstrap), topic)
 }
