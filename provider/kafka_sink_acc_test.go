@@ -49,9 +49,9 @@ func TestAccKafkaSink(t *testing.T) {
 	const res = "tributary_kafka_sink.s"
 	getSink := func(ctx context.Context, n string) error { _, err := a.Client.GetKafkaSink(ctx, n); return err }
 	eos := kafkaSinkHCL(a, conn, name, src, dst, `delivery_guarantee = "EXACTLY_ONCE"`)
-	updated := kafkaSinkHCL(a, conn, name, src, dst, `delivery_guarantee = "EXACTLY_ONCE"
-  flush_interval = "1s"
+	updated := kafkaSinkHCL(a, conn, name, src, dst, `flush_interval = "1s"
   include_headers = false
+  enable_idempotence = false
   compression = "GZIP"`)
 
 	resource.ParallelTest(t, resource.TestCase{
@@ -64,6 +64,7 @@ func TestAccKafkaSink(t *testing.T) {
 					resource.TestCheckResourceAttr(res, "id", name),
 					resource.TestCheckResourceAttr(res, "partition_strategy", spec.PartitionAllToZero),
 					resource.TestCheckResourceAttr(res, "include_headers", "true"),
+					resource.TestCheckResourceAttr(res, "enable_idempotence", "true"),
 					resource.TestCheckResourceAttr(res, "compression", spec.CompressionNone),
 					resource.TestCheckResourceAttr(res, "flush_interval", spec.DefaultFlushInterval),
 					resource.TestCheckResourceAttr(res, "source.isolation_level", spec.DefaultIsolationLevel),
@@ -82,6 +83,8 @@ func TestAccKafkaSink(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(res, "flush_interval", "1s"),
 					resource.TestCheckResourceAttr(res, "include_headers", "false"),
+					resource.TestCheckResourceAttr(res, "enable_idempotence", "false"),
+					resource.TestCheckResourceAttr(res, "delivery_guarantee", spec.DeliveryAtLeastOnce),
 					resource.TestCheckResourceAttr(res, "compression", spec.CompressionGzip),
 				),
 			},
@@ -136,6 +139,10 @@ resource "tributary_kafka_sink" "s" {
 		{"schema with JSON", sink(source + "\n value_format = \"JSON\"\n include_schema = true"), "include_schema", "DEBEZIUM_JSON"},
 		{"long transaction", sink(source + "\n delivery_guarantee = \"EXACTLY_ONCE\"\n flush_interval = \"2m\""), "flush_interval", "1m"},
 		{"bad source topic", sink(`source = { topics = ["a b"] }`), "source.topics[0]", "not a valid Kafka topic name"},
+		{"idempotence off exactly once", sink(source + "\n topic = \"out\"\n delivery_guarantee = \"EXACTLY_ONCE\"\n enable_idempotence = false"),
+			"enable_idempotence", "contradicts"},
+		{"mapping pattern no topic matches", sink(source + "\n table_topic_mapping = \"in,inventory.orders:crm\""),
+			"table_topic_mapping", `"inventory.orders" (of the entry for topic "crm") matches none`},
 	})
 }
 

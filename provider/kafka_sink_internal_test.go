@@ -19,7 +19,7 @@ func TestKafkaSinkRoundTrip(t *testing.T) {
 	t.Parallel()
 	on := true
 	want := &spec.KafkaSink{
-		Name: "s", Connection: "c", TableTopicMapping: `inventory\..*:all`, PartitionStrategy: spec.PartitionHashByKey,
+		Name: "s", Connection: "c", TableTopicMapping: `inventory\..*,shop\.orders:all`, PartitionStrategy: spec.PartitionHashByKey,
 		ValueFormat: spec.SinkFormatDebeziumJSON, IncludeSchema: &on, FullTableID: &on, DeliveryGuarantee: spec.DeliveryExactlyOnce,
 		TransactionalID: "tx", FlushInterval: "2s",
 		Source: &spec.KafkaOptions{

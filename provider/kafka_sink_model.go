@@ -31,6 +31,7 @@ type kafkaSinkResourceModel struct {
 	IncludeHeaders        types.Bool     `tfsdk:"include_headers"`
 	Compression           types.String   `tfsdk:"compression"`
 	DeliveryGuarantee     types.String   `tfsdk:"delivery_guarantee"`
+	EnableIdempotence     types.Bool     `tfsdk:"enable_idempotence"`
 	TransactionalID       types.String   `tfsdk:"transactional_id"`
 	FlushInterval         types.String   `tfsdk:"flush_interval"`
 	Timeouts              timeouts.Value `tfsdk:"timeouts"`
@@ -80,18 +81,23 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 			},
 			"source": source,
 			"topic": schema.StringAttribute{
-				MarkdownDescription: "The topic every row is written to; it must exist. Conflicts with " +
-					"`table_topic_mapping`. With neither, a row goes to the topic named by its table id: " +
-					"`<db>.<table>` with `full_table_id`, `<table>` without, from the change event's source. A source " +
-					"that is not a change stream (`DEBEZIUM_JSON`, `CANAL_JSON`) must set `topic` or " +
-					"`table_topic_mapping`. A `topic` column in the row overrides. No target may be a topic the " +
-					"source reads (refused at plan time, and a row routed there fails the sink).",
+				MarkdownDescription: "The topic every row is written to; it must exist. It overrides a `topic` " +
+					"column of the rows, as Spark's `topic` option does. Conflicts with `table_topic_mapping`. With " +
+					"neither, a row goes to the topic its `topic` column names, else to the topic named by its table " +
+					"id: `<db>.<table>` with `full_table_id`, `<table>` without (Flink writes to `<db>.<table>`: set " +
+					"`full_table_id = true` for that), from the change event's source. A source that is not a change " +
+					"stream (`DEBEZIUM_JSON`, `CANAL_JSON`) must set `topic` or `table_topic_mapping`. No target may " +
+					"be a topic the source reads (refused at plan time, and a row routed there fails the sink).",
 				Optional: true,
 			},
 			"table_topic_mapping": schema.StringAttribute{
-				MarkdownDescription: "Flink's `sink.tableId-to-topic.mapping`: `\"db.t1:topic1;db.t2:topic2\"`, entries " +
-					"separated by `;`, each a table id pattern (RE2, matched against the whole id), `:` and a topic. " +
-					"The first match wins; an unmatched table goes to its own topic (see `topic`).",
+				MarkdownDescription: "Flink's `sink.tableId-to-topic.mapping`: `\"db.t1,db.t2:topic1;db.t3:topic2\"`, " +
+					"entries separated by `;`, each a comma-separated list of table id patterns (RE2, each matched " +
+					"against the whole id; a comma inside `[]`, `{}` or `()`, or escaped, stays in its pattern), `:` " +
+					"and the topic they share. The first match wins; an unmatched table goes to its own topic (see " +
+					"`topic`); a row's `topic` column overrides. A pattern that can match no table id of the source " +
+					"is an error: at plan time for a `source` whose values are not change events (its table ids are " +
+					"its `topics`), at apply for a `source_table` without `_source` (its id is `<schema>.<table>`).",
 				Optional: true,
 			},
 			"partition_strategy": enumAttribute("Which partition of the topic a record goes to: `"+spec.PartitionAllToZero+
@@ -110,7 +116,10 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 				"`{\"schema\": ..., \"payload\": ...}`; only with `value_format = \""+spec.SinkFormatDebeziumJSON+"\"`.", false),
 			"full_table_id": boolAttribute("Names a row's table `<db>.<table>` in the default topic name and in "+
 				"the event, instead of `<table>`.", false),
-			"include_headers": boolAttribute("Passes each source record's headers to the records written from it.", true),
+			"include_headers": boolAttribute("Passes each source record's headers to the records written from it; "+
+				"false writes records without headers. The sink passes records through, so it keeps them by default "+
+				"(Spark's `includeHeaders`, false by default, is an option of its reader; its writer writes the "+
+				"headers of rows that have them).", true),
 			"compression": enumAttribute("The codec of the record batches written: Kafka's `compression.type` "+
 				"(Flink's `properties.compression.type`) in upper case. Consumers decompress them without any setting.", spec.Compressions, spec.CompressionNone),
 			"delivery_guarantee": enumAttribute("`"+spec.DeliveryAtLeastOnce+"`: records are acked by every in-sync "+
@@ -118,6 +127,12 @@ func kafkaSinkResourceSchema(ctx context.Context) schema.Schema {
 				spec.DeliveryExactlyOnce+"`: records and positions are committed in one Kafka transaction every "+
 				"`flush_interval`; read the topics with `isolation.level=read_committed`.",
 				spec.DeliveryGuarantees, spec.DeliveryAtLeastOnce),
+			"enable_idempotence": boolAttribute("Writes with an idempotent producer (Spark's "+
+				"`kafka.enable.idempotence`, Kafka's `enable.idempotence`): each batch carries a producer id, its "+
+				"epoch and a sequence number per partition, so a batch the sink sends again after a lost answer is "+
+				"written once. It does not make a restart after a crash exactly once (that is `"+spec.DeliveryExactlyOnce+
+				"`). `false` writes plain batches (no `IDEMPOTENT_WRITE` needed on clusters that still check it); it is "+
+				"refused with `"+spec.DeliveryExactlyOnce+"`, whose transactions are always idempotent.", true),
 			"transactional_id": schema.StringAttribute{
 				MarkdownDescription: "The Kafka `transactional.id` of an exactly-once sink. Defaults to " +
 					"`tributary-sink.<name>`. Two agents running the same sink share it: the one that starts later " +
@@ -188,6 +203,7 @@ func (c *specConverter) kafkaSink(m *kafkaSinkResourceModel) *spec.KafkaSink {
 		IncludeHeaders:        c.boolPtr("include_headers", m.IncludeHeaders),
 		Compression:           c.str("compression", m.Compression),
 		DeliveryGuarantee:     c.str("delivery_guarantee", m.DeliveryGuarantee),
+		EnableIdempotence:     c.boolPtr("enable_idempotence", m.EnableIdempotence),
 		TransactionalID:       c.str("transactional_id", m.TransactionalID),
 		FlushInterval:         c.str("flush_interval", m.FlushInterval),
 	}
@@ -233,6 +249,7 @@ func (m *kafkaSinkResourceModel) setFromSpec(ctx context.Context, k *spec.KafkaS
 	m.IncludeHeaders = types.BoolPointerValue(k.IncludeHeaders)
 	m.Compression = types.StringValue(k.Compression)
 	m.DeliveryGuarantee = types.StringValue(k.DeliveryGuarantee)
+	m.EnableIdempotence = types.BoolPointerValue(k.EnableIdempotence)
 	m.TransactionalID = stringOrNull(k.TransactionalID)
 	m.FlushInterval = types.StringValue(k.FlushInterval)
 }

@@ -40,6 +40,9 @@ type readTopic struct {
 	Values map[string]json.RawMessage `json:"values"`
 	// Updates are the update events read, with --updates.
 	Updates []json.RawMessage `json:"updates"`
+	// Headers are the headers of the last record of each id, with
+	// --headers: [name, value] pairs, a null value nil.
+	Headers map[string][][2]*string `json:"headers"`
 }
 
 // readCommitted reads topic to its end as a read_committed consumer
@@ -437,5 +440,79 @@ func TestKafkaSinkCanalOld(t *testing.T) {
 	}
 	if len(old[1]) != 3 || old[1]["weight"] != 5.3 || old[1]["in_stock"] != true || old[1]["updated_at"] != at {
 		t.Errorf("107's old %v", old[1])
+	}
+}
+
+// TestKafkaSinkTopicMapping: Flink's table_topic_mapping form, comma-
+// separated table ids sharing one topic, routes the 22 Debezium events of
+// inventory.customers, orders and products, interleaved on one topic, each
+// to its mapped topic (customers and orders to crm, products to catalog),
+// written by an idempotent at-least-once producer; each record carries its
+// source record's header, as librdkafka's consumer reads it. A second sink
+// of the same events with include_headers = false (and
+// enable_idempotence = false) writes records without headers.
+func TestKafkaSinkTopicMapping(t *testing.T) {
+	src := cdcTopic(t, "debezium_inventory")
+	crm, catalog, plain := uniqueName("crm"), uniqueName("catalog"), uniqueName("no_headers")
+	for _, topic := range []string{crm, catalog, plain} {
+		python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0", "--partitions", "1")
+	}
+	a := startAgent(t, t.TempDir())
+	ctx := context.Background()
+	if _, err := a.client().PutConnection(ctx, &spec.Connection{Name: "k", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	source := func() *spec.KafkaOptions {
+		return &spec.KafkaOptions{Topics: []string{src}, StartingOffset: spec.StartingOffsetEarliest,
+			ValueTransformer: &spec.Transformer{Format: spec.FormatDebeziumJSON}}
+	}
+	mapped, off := uniqueName("mapped"), false
+	if _, err := a.client().PutKafkaSink(ctx, &spec.KafkaSink{Name: mapped, Connection: "k", FlushInterval: "300ms", Source: source(),
+		TableTopicMapping: fmt.Sprintf("inventory.customers,inventory.orders:%s;inventory.products:%s", crm, catalog)}); err != nil {
+		t.Fatal(err)
+	}
+	bare := uniqueName("bare")
+	if _, err := a.client().PutKafkaSink(ctx, &spec.KafkaSink{Name: bare, Connection: "k", FlushInterval: "300ms", Source: source(),
+		Topic: plain, IncludeHeaders: &off, EnableIdempotence: &off}); err != nil {
+		t.Fatal(err)
+	}
+	a.waitSinkAt(mapped, src, time.Minute)
+	a.waitSinkAt(bare, src, time.Minute)
+	for _, tc := range []struct {
+		topic  string
+		tables map[string]int // events per table
+	}{{crm, map[string]int{"customers": 8, "orders": 7}}, {catalog, map[string]int{"products": 7}}} {
+		got := readCommitted(t, tc.topic, "--values", "--headers")
+		n := 0
+		for _, c := range tc.tables {
+			n += c
+		}
+		if len(got.IDs) != n || len(got.Values) != n {
+			t.Fatalf("topic %s: ids %v, want %d events, each once", tc.topic, got.IDs, n)
+		}
+		counts := map[string]int{}
+		for id, v := range got.Values {
+			var e struct{ Source struct{ DB, Table string } }
+			if err := json.Unmarshal(v, &e); err != nil {
+				t.Fatal(err)
+			}
+			counts[e.Source.Table]++
+			want := fmt.Sprintf("%s-%s", e.Source.Table, id)
+			if h := got.Headers[id]; len(h) != 1 || h[0][0] == nil || *h[0][0] != "trace" || h[0][1] == nil || *h[0][1] != want {
+				t.Errorf("topic %s, id %s: headers %v, want trace=%s", tc.topic, id, h, want)
+			}
+		}
+		if fmt.Sprint(counts) != fmt.Sprint(tc.tables) {
+			t.Fatalf("topic %s holds the events of %v, want %v", tc.topic, counts, tc.tables)
+		}
+	}
+	got := readCommitted(t, plain, "--headers")
+	if len(got.IDs) != 22 || len(got.Headers) != 22 {
+		t.Fatalf("topic %s: ids %v, want the 22 events, each once", plain, got.IDs)
+	}
+	for id, h := range got.Headers {
+		if len(h) != 0 {
+			t.Fatalf("include_headers = false: the record of id %s has headers %v", id, h)
+		}
 	}
 }

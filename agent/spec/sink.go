@@ -2,7 +2,7 @@ package spec
 
 import "time"
 
-// Kafka sinks (S-12, F-17): records written back to Kafka.
+// Kafka sinks: records written back to Kafka.
 
 // Values of kafka_sink.partition_strategy.
 const (
@@ -112,6 +112,13 @@ type KafkaSink struct {
 	// DeliveryGuarantee is one of [DeliveryGuarantees]; empty means
 	// [DeliveryAtLeastOnce].
 	DeliveryGuarantee string `json:"delivery_guarantee,omitempty"`
+	// EnableIdempotence makes an at-least-once sink write with an
+	// idempotent producer (a producer id, its epoch and per-partition
+	// sequence numbers), so that a batch retried after a lost answer is
+	// not written twice; Spark's kafka.enable.idempotence. An exactly-once
+	// sink's transactions always are; false is refused there. Nil means
+	// true.
+	EnableIdempotence *bool `json:"enable_idempotence,omitempty"`
 	// TransactionalID is the Kafka transactional.id of an exactly-once
 	// sink; empty means "tributary-sink.<name>". Two agents running the
 	// same sink share it, so the newer fences the older.
@@ -165,7 +172,8 @@ func (s *KafkaSink) Normalize() {
 	for _, b := range []struct {
 		p   **bool
 		def bool
-	}{{&s.KeepChangedFieldsOnly, false}, {&s.IncludeSchema, false}, {&s.FullTableID, false}, {&s.IncludeHeaders, true}} {
+	}{{&s.KeepChangedFieldsOnly, false}, {&s.IncludeSchema, false}, {&s.FullTableID, false}, {&s.IncludeHeaders, true},
+		{&s.EnableIdempotence, true}} {
 		if *b.p == nil {
 			v := b.def
 			*b.p = &v
@@ -197,6 +205,12 @@ func (s *KafkaSink) FlushEvery() time.Duration {
 		d, _ = time.ParseDuration(DefaultFlushInterval)
 	}
 	return d
+}
+
+// Idempotent reports whether the sink's producer is idempotent: always
+// for an exactly-once sink, else enable_idempotence (true when unset).
+func (s *KafkaSink) Idempotent() bool {
+	return s.ExactlyOnce() || s.EnableIdempotence == nil || *s.EnableIdempotence
 }
 
 // Headers reports whether the source records' headers are written

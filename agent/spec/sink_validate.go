@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,21 +11,35 @@ import (
 )
 
 // TopicRoute is one entry of a table_topic_mapping: the tables whose id
-// Tables matches (whole) go to Topic.
+// one of Tables matches (whole) go to Topic.
 type TopicRoute struct {
-	// Pattern is the table id pattern as written.
-	Pattern string
-	// Tables is Pattern compiled to match a whole table id.
-	Tables *regexp.Regexp
+	// Tables are the entry's table id patterns, in the order written.
+	Tables []TablePattern
 	// Topic is where the matching tables' rows go.
 	Topic string
 }
 
+// TablePattern is one table id pattern of a [TopicRoute].
+type TablePattern struct {
+	// Pattern is the pattern as written.
+	Pattern string
+	// Re is Pattern compiled to match a whole table id.
+	Re *regexp.Regexp
+}
+
+// Match reports whether one of the route's patterns matches the whole
+// table id.
+func (r *TopicRoute) Match(id string) bool {
+	return slices.ContainsFunc(r.Tables, func(p TablePattern) bool { return p.Re.MatchString(id) })
+}
+
 // ParseTopicMapping parses a table_topic_mapping,
-// "db.t1:topic1;db.t2:topic2", Flink's sink.tableId-to-topic.mapping:
-// entries separated by ';', each a table id pattern (RE2, matched against
-// the whole id), ':', and a topic. Empty entries are ignored; the order is
-// kept, since the first match wins.
+// "db.t1,db.t2:topic1;db.t3:topic2", Flink's sink.tableId-to-topic.mapping:
+// entries separated by ';', each a comma-separated list of table id
+// patterns (RE2, each matched against the whole id), ':', and the topic
+// they share. A comma inside brackets, braces or parentheses, or escaped,
+// belongs to its pattern ("t{1,3}"). Empty entries are ignored; the order
+// is kept, since the first match wins.
 func ParseTopicMapping(s string) ([]TopicRoute, error) {
 	var routes []TopicRoute
 	for i, entry := range strings.Split(s, ";") {
@@ -35,26 +50,109 @@ func ParseTopicMapping(s string) ([]TopicRoute, error) {
 		// A topic name has no ':', a pattern may.
 		cut := strings.LastIndexByte(entry, ':')
 		if cut < 0 {
-			return nil, fmt.Errorf("entry %d %q has no ':'; write \"<table id pattern>:<topic>\"", i+1, entry)
+			return nil, fmt.Errorf("entry %d %q has no ':'; write \"<table id pattern>[,<table id pattern>...]:<topic>\"", i+1, entry)
 		}
-		pattern, topic := strings.TrimSpace(entry[:cut]), strings.TrimSpace(entry[cut+1:])
-		if pattern == "" {
+		list, topic := strings.TrimSpace(entry[:cut]), strings.TrimSpace(entry[cut+1:])
+		if list == "" {
 			return nil, fmt.Errorf("entry %d %q has no table id before ':'", i+1, entry)
 		}
 		if !ValidTopic(topic) {
 			return nil, fmt.Errorf("entry %d %q: %q is not a valid Kafka topic name: use 1 to 249 of A-Z a-z 0-9 . _ -", i+1, entry, topic)
 		}
-		re, err := regexp.Compile(`^(?:` + pattern + `)$`)
-		if err != nil {
-			return nil, fmt.Errorf("entry %d %q: the table id pattern does not compile: %v (the syntax is RE2)",
-				i+1, entry, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		route := TopicRoute{Topic: topic}
+		for _, pattern := range splitPatterns(list) {
+			pattern = strings.TrimSpace(pattern)
+			if pattern == "" {
+				return nil, fmt.Errorf("entry %d %q has an empty table id in its comma-separated list", i+1, entry)
+			}
+			re, err := regexp.Compile(`^(?:` + pattern + `)$`)
+			if err != nil {
+				return nil, fmt.Errorf("entry %d %q: the table id pattern %q does not compile: %v (the syntax is RE2)",
+					i+1, entry, pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			}
+			route.Tables = append(route.Tables, TablePattern{Pattern: pattern, Re: re})
 		}
-		routes = append(routes, TopicRoute{Pattern: pattern, Tables: re, Topic: topic})
+		routes = append(routes, route)
 	}
 	if len(routes) == 0 {
 		return nil, errors.New("the mapping has no entry; write \"<table id pattern>:<topic>\", entries separated by ';'")
 	}
 	return routes, nil
+}
+
+// splitPatterns splits list at its commas outside brackets, braces and
+// parentheses and not escaped with '\\', so that a pattern keeps the
+// commas of its repetitions ("t{1,3}") and classes ("[,;]").
+func splitPatterns(list string) []string {
+	var out []string
+	depth, class, start := 0, false, 0
+	for i := 0; i < len(list); i++ {
+		switch c := list[i]; {
+		case c == '\\':
+			i++ // the escaped character, whatever it is
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '(' || c == '{':
+			depth++
+		case (c == ')' || c == '}') && depth > 0:
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, list[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, list[start:])
+}
+
+// CheckTableIDs returns a problem on table_topic_mapping for every table
+// id pattern of it that matches none of ids, when ids are every table id
+// the sink's source can produce (the source topics of a source whose
+// values are not change events, the fixed "<schema>.<table>" of a
+// source_table without _source): such a pattern routes nothing, which is
+// a mistake rather than a mapping. what says where ids come from. A
+// mapping that does not parse is Validate's to report.
+func (s *KafkaSink) CheckTableIDs(ids []string, what string) Errors {
+	col := newCollector()
+	s.checkTableIDs(col, ids, what)
+	return *col.errs
+}
+
+// checkTableIDs is [KafkaSink.CheckTableIDs] into col.
+func (s *KafkaSink) checkTableIDs(col collector, ids []string, what string) {
+	routes, err := ParseTopicMapping(s.TableTopicMapping)
+	if s.TableTopicMapping == "" || err != nil {
+		return
+	}
+	for _, r := range routes {
+		for _, p := range r.Tables {
+			if !slices.ContainsFunc(ids, p.Re.MatchString) {
+				col.add("table_topic_mapping", "the table id pattern %q (of the entry for topic %q) matches none of the "+
+					"table ids the sink's rows can have, %s: %s; its rows would never reach %q. Fix the pattern (it is "+
+					"matched against the whole id) or remove it", p.Pattern, r.Topic, what, strings.Join(ids, ", "), r.Topic)
+			}
+		}
+	}
+}
+
+// sourceTableIDs returns every table id the rows of the sink's topic
+// source can have, when that is known at plan time: a source whose values
+// are not change events names each row after its source topic, so the
+// topics of topics or assign (not topic_pattern, whose topics come and
+// go); ok is false otherwise.
+func (s *KafkaSink) sourceTableIDs() (ids []string, ok bool) {
+	ko := s.Source
+	if ko == nil || ko.ValueTransformer.Changelog() || ko.TopicPattern != "" {
+		return nil, false
+	}
+	ids = slices.Clone(ko.Topics)
+	for _, t := range slices.Sorted(maps.Keys(ko.Assign)) {
+		if !slices.Contains(ids, t) {
+			ids = append(ids, t)
+		}
+	}
+	return ids, len(ids) > 0
 }
 
 // sinkTablePath is where the paths of the source's layout problems start:
@@ -102,6 +200,9 @@ func (s *KafkaSink) Validate() Errors {
 			col.add("table_topic_mapping", "%v", err)
 		}
 	}
+	if ids, ok := s.sourceTableIDs(); ok {
+		s.checkTableIDs(col, ids, "the source's topics (its values are not change events)")
+	}
 	s.validateNoLoop(col)
 	validateEnum(col, "partition_strategy", s.PartitionStrategy, PartitionStrategies, map[string]string{
 		"all-to-zero": PartitionAllToZero, "hash-by-key": PartitionHashByKey,
@@ -118,6 +219,11 @@ func (s *KafkaSink) Validate() Errors {
 	if s.TransactionalID != "" && s.DeliveryGuarantee != DeliveryExactlyOnce {
 		col.addInvolving("transactional_id", []string{"delivery_guarantee"},
 			"transactional_id applies only to delivery_guarantee = %q", DeliveryExactlyOnce)
+	}
+	if s.EnableIdempotence != nil && !*s.EnableIdempotence && s.DeliveryGuarantee == DeliveryExactlyOnce {
+		col.addInvolving("enable_idempotence", []string{"delivery_guarantee"},
+			"enable_idempotence = false contradicts delivery_guarantee = %q, whose transactions are written by an "+
+				"idempotent producer; remove enable_idempotence", DeliveryExactlyOnce)
 	}
 	if s.IncludeSchema != nil && *s.IncludeSchema && s.ValueFormat != "" && s.ValueFormat != SinkFormatDebeziumJSON {
 		col.addInvolving("include_schema", []string{"value_format"},

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -10,12 +11,42 @@ func TestParseTopicMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(routes) != 2 || routes[0].Topic != "topic1" || routes[1].Pattern != `db\.t[23]` {
+	if len(routes) != 2 || routes[0].Topic != "topic1" || routes[1].Tables[0].Pattern != `db\.t[23]` {
 		t.Fatalf("routes = %+v", routes)
 	}
 	for id, want := range map[string]bool{"db.t2": true, "db.t3": true, "db.t4": false, "xdb.t2": false} {
-		if got := routes[1].Tables.MatchString(id); got != want {
+		if got := routes[1].Match(id); got != want {
 			t.Errorf("%q matches %v, want %v", id, got, want)
+		}
+	}
+	// Flink's form: comma-separated table ids share a topic; commas of a
+	// repetition, a class or an escape stay in their pattern.
+	routes, err = ParseTopicMapping(`inventory.customers, inventory.orders:crm;inventory.products:catalog;db\.t{1,2},x[,]y,a\,b:other`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, r := range routes {
+		var pats []string
+		for _, p := range r.Tables {
+			pats = append(pats, p.Pattern)
+		}
+		got = append(got, append(pats, "->"+r.Topic))
+	}
+	want := [][]string{{"inventory.customers", "inventory.orders", "->crm"}, {"inventory.products", "->catalog"},
+		{`db\.t{1,2}`, "x[,]y", `a\,b`, "->other"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("routes %q, want %q", got, want)
+	}
+	for id, want := range map[string]bool{"inventory.customers": true, "inventory.orders": true, "inventory.products": false,
+		"inventory.customers,inventory.orders": false} {
+		if got := routes[0].Match(id); got != want {
+			t.Errorf("crm: %q matches %v, want %v", id, got, want)
+		}
+	}
+	for _, id := range []string{"db.tt", "x,y", "a,b"} {
+		if !routes[2].Match(id) {
+			t.Errorf("other: %q does not match", id)
 		}
 	}
 	for _, bad := range []struct{ in, want string }{
@@ -24,6 +55,8 @@ func TestParseTopicMapping(t *testing.T) {
 		{":t", "no table id"},
 		{"a:b c", "not a valid Kafka topic name"},
 		{"a(:t", "does not compile"},
+		{"a,,b:t", "empty table id"},
+		{"a,(:t", `pattern "(" does not compile`},
 	} {
 		if _, err := ParseTopicMapping(bad.in); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("ParseTopicMapping(%q) = %v, want an error containing %q", bad.in, err, bad.want)
@@ -42,7 +75,7 @@ func TestKafkaSinkValidate(t *testing.T) {
 	}
 	k := valid()
 	if k.PartitionStrategy != PartitionAllToZero || k.ValueFormat != SinkFormatDebeziumJSON || k.DeliveryGuarantee != DeliveryAtLeastOnce ||
-		!k.Headers() || *k.FullTableID || k.TxnID() != "tributary-sink.s" || k.Group() != "tributary-sink.s" {
+		!k.Headers() || *k.FullTableID || !k.Idempotent() || !*k.EnableIdempotence || k.TxnID() != "tributary-sink.s" || k.Group() != "tributary-sink.s" {
 		t.Fatalf("defaults: %+v", k)
 	}
 	// Change events go to their table's topic: no topic needed.
@@ -51,6 +84,26 @@ func TestKafkaSinkValidate(t *testing.T) {
 	k.Normalize()
 	if errs := k.Validate(); len(errs) > 0 {
 		t.Fatalf("a sink of change events without a topic: %v", errs)
+	}
+	// Its table ids come from the events: no pattern is refused.
+	k.TableTopicMapping = "nowhere.t:a"
+	if errs := k.Validate(); len(errs) > 0 {
+		t.Fatalf("a mapping of change events: %v", errs)
+	}
+	// A topic_pattern source's topics are not known at plan time.
+	k = valid()
+	k.Topic, k.TableTopicMapping, k.Source.Topics, k.Source.TopicPattern = "", "other:a", nil, "in.*"
+	if errs := k.Validate(); len(errs) > 0 {
+		t.Fatalf("a mapping of a topic_pattern source: %v", errs)
+	}
+	// Every pattern of the source's topics matches one: valid.
+	k = valid()
+	k.Topic, k.Source.Topics, k.TableTopicMapping = "", []string{"in", "in2"}, "in:a;in2:b"
+	if errs := k.Validate(); len(errs) > 0 {
+		t.Fatalf("a mapping of every source topic: %v", errs)
+	}
+	if errs := k.CheckTableIDs([]string{"raw.t"}, "the table's"); len(errs) != 2 || errs[0].Path != "table_topic_mapping" {
+		t.Fatalf("CheckTableIDs: %v", errs)
 	}
 	for _, tc := range []struct {
 		name   string
@@ -95,6 +148,13 @@ func TestKafkaSinkValidate(t *testing.T) {
 			k.Source.ValueTransformer = &Transformer{Format: FormatJSON, JSONOptions: &JSONOptions{SchemaEvolutionMode: SchemaEvolutionAddNewColumns,
 				InferRecordsPerPartition: &n}}
 		}, "source.value_transformer.json_options.infer_records_per_partition", "not supported"},
+		{"idempotence off exactly once", func(k *KafkaSink) { off := false; k.DeliveryGuarantee, k.EnableIdempotence = DeliveryExactlyOnce, &off },
+			"enable_idempotence", "contradicts"},
+		{"mapping matches no source topic", func(k *KafkaSink) { k.Topic, k.TableTopicMapping = "", "in:a;inn,other:b" },
+			"table_topic_mapping", `pattern "inn" (of the entry for topic "b") matches none`},
+		{"mapping matches no assigned topic", func(k *KafkaSink) {
+			k.Topic, k.TableTopicMapping, k.Source.Topics, k.Source.Assign = "", "x:a", nil, map[string][]int{"in": {0}}
+		}, "table_topic_mapping", `pattern "x"`},
 		{"long txn", func(k *KafkaSink) { k.DeliveryGuarantee, k.FlushInterval = DeliveryExactlyOnce, "2m" }, "flush_interval", "1m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

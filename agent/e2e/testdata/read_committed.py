@@ -7,9 +7,11 @@ The id of a record is the "id" of its JSON value, of the value's "after"
 its schema); a tombstone has the id of its JSON key's "id", or none. With
 --values, "values" maps each id to the last value read for it; with
 --updates, "updates" lists the values of the update events read (Debezium op
-"u", Canal type "UPDATE"), in order. Usage:
+"u", Canal type "UPDATE"), in order; with --headers, "headers" maps each id
+to the headers of the last record read for it, [[name, value], ...] in the
+record's order (a null value as null). Usage:
 
-    read_committed.py --bootstrap HOST:PORT --topic T [--isolation read_uncommitted] [--values] [--updates]
+    read_committed.py --bootstrap HOST:PORT --topic T [--isolation read_uncommitted] [--values] [--updates] [--headers]
 
 Reading ends once every partition's position reached the high watermark
 (read_committed skips the records of aborted transactions and the
@@ -62,6 +64,7 @@ def main():
     ap.add_argument("--isolation", default="read_committed")
     ap.add_argument("--values", action="store_true")
     ap.add_argument("--updates", action="store_true")
+    ap.add_argument("--headers", action="store_true")
     args = ap.parse_args()
 
     c = Consumer({"bootstrap.servers": args.bootstrap, "group.id": "tributary-e2e-" + uuid.uuid4().hex,
@@ -70,7 +73,7 @@ def main():
     parts = sorted(md.topics[args.topic].partitions)
     ends = {p: c.get_watermark_offsets(TopicPartition(args.topic, p), timeout=30)[1] for p in parts}
     c.assign([TopicPartition(args.topic, p, OFFSET_BEGINNING) for p in parts])
-    ids, values, updates = [], {}, []
+    ids, values, updates, headers = [], {}, [], {}
     last_progress = time.monotonic()
     while True:
         msgs = c.consume(500, timeout=1.0)
@@ -82,6 +85,7 @@ def main():
             ids.extend(got)
             for i in got:
                 values[str(i)] = None if m.value() is None else json.loads(m.value())
+                headers[str(i)] = [[k, None if v is None else v.decode()] for k, v in (m.headers() or [])]
             if is_update(m.value()):
                 updates.append(json.loads(m.value()))
         if msgs:
@@ -100,6 +104,8 @@ def main():
         out["values"] = values
     if args.updates:
         out["updates"] = updates
+    if args.headers:
+        out["headers"] = headers
     print(json.dumps(out))
 
 

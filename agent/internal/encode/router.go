@@ -8,7 +8,7 @@ import (
 )
 
 // TopicColumn is the column whose value, in a row's image, names the topic
-// the row is written to, before any sink setting (S-12).
+// the row is written to, unless the sink's topic is set.
 const TopicColumn = "topic"
 
 // Router picks the topic of each row of a sink. It is safe for concurrent
@@ -36,25 +36,26 @@ func NewRouter(s *spec.KafkaSink) (*Router, error) {
 	return r, nil
 }
 
-// Topic returns the topic of row: its image's topic column when it has a
-// STRING one that is not null or empty, else the sink's topic, else the
-// topic of the first table_topic_mapping rule that matches the row's full
-// table id ([TableID]), else its table id: "<db>.<table>" with
-// full_table_id, the table alone without, the source topic for a row
-// without a source table.
+// Topic returns the topic of row: the sink's topic, which overrides
+// everything as Spark's topic option overrides a topic column, else its
+// image's topic column when it has a STRING one that is not null or empty,
+// else the topic of the first table_topic_mapping entry with a pattern
+// that matches the row's full table id ([TableID]), else its table id:
+// "<db>.<table>" with full_table_id, the table alone without, the source
+// topic for a row without a source table.
 func (r *Router) Topic(row *Row) string {
+	if r.topic != "" {
+		return r.topic
+	}
 	if i := r.column.get(row.Fields, "", func() int { return topicColumn(row.Fields) }); i >= 0 {
 		if s, ok := row.Values[i].(string); ok && s != "" {
 			return s
 		}
 	}
-	if r.topic != "" {
-		return r.topic
-	}
 	id := TableID(row)
-	for _, route := range r.mapping {
-		if route.Tables.MatchString(id) {
-			return route.Topic
+	for i := range r.mapping {
+		if r.mapping[i].Match(id) {
+			return r.mapping[i].Topic
 		}
 	}
 	o := options{fullTableID: r.fullTableID}

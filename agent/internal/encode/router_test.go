@@ -17,6 +17,9 @@ func TestRouter(t *testing.T) {
 		Fields: []schema.Field{{Name: "id", Type: str}, {Name: "topic", Type: str}}, Values: []any{"1", "chosen"}}
 	nullTopic := &encode.Row{DB: "inventory", Table: "customers", Topic: "src",
 		Fields: []schema.Field{{Name: "topic", Type: str}}, Values: []any{nil}}
+	invOrders := &encode.Row{DB: "inventory", Table: "orders", Topic: "src"}
+	products := &encode.Row{DB: "inventory", Table: "products", Topic: "src"}
+	const crmCatalog = "inventory.customers,inventory.orders:crm;inventory.products:catalog"
 	yes := true
 	for _, tc := range []struct {
 		name string
@@ -28,13 +31,21 @@ func TestRouter(t *testing.T) {
 		{"default full table id", spec.KafkaSink{FullTableID: &yes}, customers, "inventory.customers"},
 		{"default plain topic", spec.KafkaSink{FullTableID: &yes}, plain, "events"},
 		{"topic", spec.KafkaSink{Topic: "out"}, customers, "out"},
-		{"topic column wins", spec.KafkaSink{Topic: "out"}, withTopic, "chosen"},
-		{"null topic column", spec.KafkaSink{Topic: "out"}, nullTopic, "out"},
+		// Spark's rule: the topic option, when set, overrides a topic column.
+		{"topic wins over the topic column", spec.KafkaSink{Topic: "out"}, withTopic, "out"},
+		{"topic column", spec.KafkaSink{}, withTopic, "chosen"},
+		{"topic column over mapping", spec.KafkaSink{TableTopicMapping: "inventory.customers:c"}, withTopic, "chosen"},
+		{"null topic column", spec.KafkaSink{TableTopicMapping: "inventory.customers:c"}, nullTopic, "c"},
 		{"mapping", spec.KafkaSink{TableTopicMapping: "inventory.customers:c; shop.o.*:o"}, orders, "o"},
 		{"mapping alternatives", spec.KafkaSink{TableTopicMapping: "x.y|inventory\\.cust.*:c"}, customers, "c"},
 		{"mapping whole id", spec.KafkaSink{TableTopicMapping: "inventory.cust:c"}, customers, "customers"},
 		{"mapping first wins", spec.KafkaSink{TableTopicMapping: "inventory.*:first;inventory.customers:second"}, customers, "first"},
 		{"mapping topic source", spec.KafkaSink{TableTopicMapping: "events:e"}, plain, "e"},
+		// Flink's form: comma-separated table ids share one topic.
+		{"mapping list first", spec.KafkaSink{TableTopicMapping: crmCatalog}, customers, "crm"},
+		{"mapping list second", spec.KafkaSink{TableTopicMapping: crmCatalog}, invOrders, "crm"},
+		{"mapping list other entry", spec.KafkaSink{TableTopicMapping: crmCatalog}, products, "catalog"},
+		{"mapping list regexes", spec.KafkaSink{TableTopicMapping: "x.y, shop\\.o.*:o"}, orders, "o"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := encode.NewRouter(&tc.sink)
@@ -59,7 +70,7 @@ func TestRouterFieldsChange(t *testing.T) {
 	str := &schema.Type{Kind: schema.String}
 	first := []schema.Field{{Name: "topic", Type: str}, {Name: "id", Type: str}}
 	second := []schema.Field{{Name: "id", Type: str}, {Name: "topic", Type: str}}
-	r, err := encode.NewRouter(&spec.KafkaSink{Topic: "out"})
+	r, err := encode.NewRouter(&spec.KafkaSink{TableTopicMapping: ".*:out"})
 	if err != nil {
 		t.Fatal(err)
 	}

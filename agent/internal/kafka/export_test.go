@@ -10,3 +10,11 @@ const TestAzureScope = testAzureScope
 // get token from a stand-in of Microsoft Entra ID, through the agent's
 // Azure credential chain, until the test ends.
 func UseFakeEntraID(t *testing.T, token string) { useFakeEntraID(t, newFakeEntraID(t, token)) }
+
+// SetSequence sets the sequence number p gives the next batch it writes to
+// tp: tests use it to send a batch again as if its answer had been lost
+// (an earlier number), or to skip numbers (a later one).
+func (p *Producer) SetSequence(tp TopicPartition, seq int32) { p.seq[tp] = seq }
+
+// ProducerID returns the producer id InitProducerId gave p, -1 for none.
+func (p *Producer) ProducerID() int64 { return p.id }

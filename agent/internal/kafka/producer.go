@@ -15,7 +15,11 @@ import (
 
 // This file writes records to Kafka, in transactions or not, on kafka-go's
 // protocol messages: kafka-go's Writer has neither an idempotent nor a
-// transactional producer. A transaction is the Kafka Streams pattern:
+// transactional producer. An idempotent producer without transactions gets
+// a producer id from InitProducerId with a null transactional id, and
+// numbers its batches per partition, so that the broker drops a batch
+// sent again after its answer was lost, as Kafka's Java producer with
+// enable.idempotence does. A transaction is the Kafka Streams pattern:
 // InitProducerId once (which fences an older producer of the same
 // transactional id), then per transaction AddPartitionsToTxn before a
 // partition's first batch, Produce of batches this package encodes with the
@@ -57,19 +61,25 @@ type ProducerConfig struct {
 	// Compression is compression.type: none (or ""), gzip, snappy, lz4 or
 	// zstd.
 	Compression string
+	// Idempotent makes a producer without a transactional id idempotent
+	// (enable.idempotence): its batches carry a producer id, epoch and
+	// sequence numbers, so a batch retried after a lost answer is written
+	// once. A transactional producer always is.
+	Idempotent bool
 }
 
 // Producer writes records to partitions of a cluster: in transactions
 // when its [ProducerConfig.TransactionalID] is set, each record acked by
-// every in-sync replica otherwise. It is not safe for concurrent use.
+// every in-sync replica otherwise, idempotently with
+// [ProducerConfig.Idempotent]. It is not safe for concurrent use.
 type Producer struct {
 	c     *Client
 	cfg   ProducerConfig
 	codec compress.Compression
 	// err is the configuration error Init reports.
 	err error
-	// id and epoch are what InitProducerId gave: -1 before Init and
-	// without transactions.
+	// id and epoch are what InitProducerId gave: -1 before Init and for
+	// a producer neither transactional nor idempotent.
 	id    int64
 	epoch int16
 	// seq is the next sequence number per partition, since Init.
@@ -109,13 +119,19 @@ func (c *Client) NewProducer(cfg ProducerConfig) *Producer {
 // transactional reports whether the producer writes in transactions.
 func (p *Producer) transactional() bool { return p.cfg.TransactionalID != "" }
 
+// idempotent reports whether the producer numbers its batches: in
+// transactions, or with [ProducerConfig.Idempotent].
+func (p *Producer) idempotent() bool { return p.transactional() || p.cfg.Idempotent }
+
 // Init gets the producer's id and epoch (InitProducerId) for its
 // transactional id. The coordinator aborts the transaction an older
 // producer of the same id left open, and fences that producer: its next
 // request fails with [ErrFenced]. It retries while the coordinator is
 // busy finishing that transaction or moving. Init may be called again to
-// start over after a failed transaction; sequence numbers restart. Without
-// a transactional id it only checks the configuration.
+// start over after a failed transaction; sequence numbers restart. An
+// idempotent producer without a transactional id gets a new producer id
+// of its own; one neither transactional nor idempotent only checks the
+// configuration.
 func (p *Producer) Init(ctx context.Context) error { return p.init(ctx, -1, -1) }
 
 // init is InitProducerId with the current id and epoch, -1 for none.
@@ -127,7 +143,7 @@ func (p *Producer) init(ctx context.Context, id int64, epoch int16) error {
 	clear(p.added)
 	clear(p.groups)
 	clear(p.seq)
-	if !p.transactional() {
+	if !p.idempotent() {
 		return nil
 	}
 	var res *kafkago.InitProducerIDResponse
@@ -191,9 +207,10 @@ func (p *Producer) Recover(ctx context.Context) error {
 // most [maxBatchRecordBytes] record bytes, and returns once every in-sync
 // replica has them. In a transaction the records are visible to
 // read_committed consumers only after [Producer.Commit]; a transactional
-// producer must have begun one. A batch retried after a timeout is not
-// written twice within a transaction: the broker drops a batch whose
-// sequence number it already has. No records is nothing to do.
+// producer must have begun one. A batch of an idempotent producer retried
+// after a timeout or a broken connection is not written twice: the broker
+// drops a batch whose sequence number it already has. No records is
+// nothing to do.
 func (p *Producer) Send(ctx context.Context, topic string, partition int32, recs []OutRecord) error {
 	tp := TopicPartition{Topic: topic, Partition: int(partition)}
 	if len(recs) == 0 {
@@ -262,11 +279,34 @@ func (p *Producer) addPartition(ctx context.Context, tp TopicPartition) error {
 	return nil
 }
 
-// produce writes one batch of recs to tp and advances tp's sequence.
+// produce writes one batch of recs to tp and advances tp's sequence. An
+// idempotent producer without transactions whose producer the broker does
+// not know (UNKNOWN_PRODUCER_ID: its state expired) or whose sequence is
+// not the next the broker expects (OUT_OF_ORDER_SEQUENCE_NUMBER: the
+// broker lost batches it had acked, after an unclean leader election)
+// starts over with a new producer id, as Kafka's Java producer does, and
+// sends the batch once more: the broker wrote none of it, so nothing is
+// written twice. A transactional producer cannot: its transaction lost
+// records, and fails.
 func (p *Producer) produce(ctx context.Context, tp TopicPartition, recs []OutRecord) error {
+	err := p.produceOnce(ctx, tp, recs)
+	if err == nil || p.transactional() || !p.idempotent() ||
+		!errors.Is(err, kafkago.UnknownProducerId) && !errors.Is(err, kafkago.OutOfOrderSequenceNumber) {
+		return err
+	}
+	if ierr := p.Init(ctx); ierr != nil {
+		return fmt.Errorf("%w; starting over with a new producer id failed: %w", err, ierr)
+	}
+	return p.produceOnce(ctx, tp, recs)
+}
+
+// produceOnce writes one batch of recs to tp and advances tp's sequence.
+// A duplicate sequence number (DUPLICATE_SEQUENCE_NUMBER) is success: the
+// broker already has the batch, from an attempt whose answer was lost.
+func (p *Producer) produceOnce(ctx context.Context, tp TopicPartition, recs []OutRecord) error {
 	bp := noProducer
-	if p.transactional() {
-		bp = batchProducer{id: p.id, epoch: p.epoch, sequence: p.seq[tp], transactional: true}
+	if p.idempotent() {
+		bp = batchProducer{id: p.id, epoch: p.epoch, sequence: p.seq[tp], transactional: p.transactional()}
 	}
 	// A RawRecordSet is the request's record set field whole: its int32
 	// size, then the batch.
@@ -285,13 +325,16 @@ func (p *Producer) produce(ctx context.Context, tp TopicPartition, recs []OutRec
 		if err != nil {
 			return err
 		}
+		if bp.id >= 0 && errors.Is(res.Error, kafkago.DuplicateSequenceNumber) {
+			return nil
+		}
 		return res.Error
 	})
 	if err != nil {
 		p.failed = true
 		return err
 	}
-	if p.transactional() {
+	if bp.id >= 0 {
 		// Sequence numbers wrap around past the largest int32, as
 		// Kafka's do.
 		p.seq[tp] = int32((int64(bp.sequence) + int64(len(recs))) % (1 << 31))
@@ -426,10 +469,11 @@ func (p *Producer) retry(ctx context.Context, what string, f func() error) error
 }
 
 // retriable reports whether err is one that [Producer.retry] retries. A
-// connection that broke is retried too: within a transaction the broker
-// drops a batch it already has by its sequence number, and the
+// connection that broke is retried too: an idempotent producer's batch the
+// broker already has is dropped by its sequence number, and the
 // coordinator answers a repeated AddPartitionsToTxn, TxnOffsetCommit or
-// EndTxn as the first; at least once, a record may be written twice.
+// EndTxn as the first; a producer that is not idempotent may write a
+// record twice.
 func retriable(err error) bool {
 	var code kafkago.Error
 	if !errors.As(err, &code) {

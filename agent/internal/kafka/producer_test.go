@@ -335,6 +335,18 @@ func TestRealBrokerProducer(t *testing.T) {
 	suffix := time.Now().UnixNano()
 	pt := &producerTest{t: t, cl: plainClient(t, bootstrap), dst: fmt.Sprintf("producer-dst-%d", suffix),
 		src: fmt.Sprintf("producer-src-%d", suffix), group: fmt.Sprintf("producer-group-%d", suffix)}
+	createRealTopics(t, bootstrap, pt.dst, pt.src)
+	pt.run(false)
+	pt.stableOffsets(fmt.Sprintf("tributary-stable-%d", suffix))
+	// The brokers look for timed-out transactions every 10 seconds
+	// (transaction.abort.timed.out.transaction.cleanup.interval.ms).
+	pt.timeout(fmt.Sprintf("tributary-slow-%d", suffix), time.Second, 15*time.Second)
+}
+
+// createRealTopics creates topics, of one partition each, on the real
+// broker at bootstrap.
+func createRealTopics(t *testing.T, bootstrap string, topics ...string) {
+	t.Helper()
 	adm, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
 	if err != nil {
 		t.Fatal(err)
@@ -342,14 +354,9 @@ func TestRealBrokerProducer(t *testing.T) {
 	defer adm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := kadm.NewClient(adm).CreateTopics(ctx, 1, 1, nil, pt.dst, pt.src); err != nil {
+	if _, err := kadm.NewClient(adm).CreateTopics(ctx, 1, 1, nil, topics...); err != nil {
 		t.Fatal(err)
 	}
-	pt.run(false)
-	pt.stableOffsets(fmt.Sprintf("tributary-stable-%d", suffix))
-	// The brokers look for timed-out transactions every 10 seconds
-	// (transaction.abort.timed.out.transaction.cleanup.interval.ms).
-	pt.timeout(fmt.Sprintf("tributary-slow-%d", suffix), time.Second, 15*time.Second)
 }
 
 // TestProducerRetries: a coordinator that is loading or busy with a

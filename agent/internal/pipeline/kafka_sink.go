@@ -18,7 +18,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// This file runs Kafka sinks (S-12, F-17): the records of a sink's source
+// This file runs Kafka sinks: the records of a sink's source
 // topics, decoded as a table with the same kafka_options would decode
 // them, encoded as change events (or JSON rows) and written to Kafka.
 //
@@ -33,7 +33,8 @@ import (
 // Kafka transaction cannot commit atomically, the group and the records
 // can. An at-least-once sink commits the offsets after the records are
 // acked, outside any transaction: a crash between the two writes those
-// records again.
+// records again. Its producer is idempotent unless enable_idempotence is
+// false, so a batch retried within a session is written once.
 //
 // A round of the loop reads what the fetchers delivered during
 // flush_interval (or until maxSinkPendingBytes), decodes it, and writes it
@@ -287,7 +288,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	if s.router, err = encode.NewRouter(&r.spec); err != nil {
 		return fatalError{fmt.Errorf("table_topic_mapping: %w", err)}
 	}
-	cfg := kafka.ProducerConfig{Compression: strings.ToLower(r.spec.Compression)}
+	cfg := kafka.ProducerConfig{Compression: strings.ToLower(r.spec.Compression), Idempotent: r.spec.Idempotent()}
 	if r.spec.ExactlyOnce() {
 		cfg.TransactionalID, cfg.TransactionTimeout = r.spec.TxnID(), sinkTransactionTimeout(r.spec.FlushEvery())
 	}

@@ -97,9 +97,18 @@ func (m *Manager) sourceTable(qualified string) (src sinkSource, ok bool, err er
 }
 
 // checkSourceTable is CheckSink's check of k's source_table: some
-// pipeline of m writes it.
+// pipeline of m writes it, and, when the table has no _source column (so
+// that every row's table id is the table's own "<schema>.<table>"), each
+// pattern of table_topic_mapping matches that id.
 func (m *Manager) checkSourceTable(k *spec.KafkaSink) error {
-	_, ok, err := m.sourceTable(k.SourceTable)
+	src, ok, err := m.sourceTable(k.SourceTable)
+	if ok && err == nil && !src.layout.Source {
+		id := src.schema + "." + src.table
+		if errs := k.CheckTableIDs([]string{id}, fmt.Sprintf("the id of source_table %q (it has no %s column)",
+			k.SourceTable, spec.SourceColumn)); len(errs) > 0 {
+			return errs
+		}
+	}
 	switch {
 	case err != nil:
 		return spec.Errors{{Path: "source_table", Detail: err.Error()}}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,7 +54,8 @@ func TestKafkaSinkTableWritesAndResumes(t *testing.T) {
 }
 
 // TestKafkaSinkTableIDs: a table without _source is the source table of
-// its rows: with full_table_id its Debezium events name database "raw"
+// its rows, so a table_topic_mapping pattern that does not match its id is
+// refused at apply; with full_table_id its Debezium events name database "raw"
 // and table "raw.events" and go to topic "raw.events"; every row is an
 // insert, keyed by the table's key column.
 func TestKafkaSinkTableIDs(t *testing.T) {
@@ -63,6 +65,15 @@ func TestKafkaSinkTableIDs(t *testing.T) {
 	k := tableSink(spec.DeliveryExactlyOnce)
 	on := true
 	k.Topic, k.ValueFormat, k.FullTableID = "", spec.SinkFormatDebeziumJSON, &on
+	// Every row's table id is "raw.events": a mapping pattern that
+	// cannot match it is refused, not a silent miss.
+	bad := *k
+	bad.TableTopicMapping = "raw.events,raw.other:x"
+	err := m.ApplySink(context.Background(), &bad, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil)
+	if errs, ok := err.(spec.Errors); !ok || len(errs) != 1 || errs[0].Path != "table_topic_mapping" ||
+		!strings.Contains(errs[0].Detail, `"raw.other"`) {
+		t.Fatalf("a mapping pattern no row matches: %v, want an error on table_topic_mapping", err)
+	}
 	if err := m.ApplySink(context.Background(), k, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
 		t.Fatal(err)
 	}

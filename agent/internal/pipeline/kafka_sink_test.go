@@ -216,6 +216,9 @@ func TestKafkaSinkRefusesItsSource(t *testing.T) {
 	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
 	k := testSink(spec.DeliveryExactlyOnce)
 	k.Source.ValueTransformer.JSONOptions.Schema = "id BIGINT, topic STRING"
+	// The topic column overrides table_topic_mapping (a topic would
+	// override the column).
+	k.Topic, k.TableTopicMapping = "", "in:out"
 	m := NewManager(Config{Warehouse: t.TempDir()})
 	t.Cleanup(func() { m.Close(context.Background()) })
 	if err := m.ApplySink(context.Background(), k, conn, nil); err != nil {
