@@ -258,7 +258,8 @@ func TestColumnMappingTurnedOn(t *testing.T) {
 // mappingScript reads the two tables TestColumnMappingEngines wrote with
 // delta-rs (its DataFusion reader: to_pyarrow_table does not apply column
 // mapping in deltalake 1.6) and DuckDB's delta_scan, and checks the names
-// and values.
+// and values; then with to_pyarrow_table and DuckDB's read_parquet on the
+// data files, which see the columns whose physical names are their own.
 const mappingScript = `
 import sys
 import duckext
@@ -287,6 +288,23 @@ for rows in (deltars(new), duck(new)):
 
 for rows in (deltars(upgraded), duck(upgraded)):
     assert [(r["id"], r["name"], r["first name"]) for r in rows] == [(0, "a", None), (1, "b", "B")], rows
+
+# Readers that do not apply column mapping see the columns whose names are
+# safe Parquet names, also those added after the first commit: delta-rs's
+# to_pyarrow_table and plain Parquet reads of the data files.
+def plain(path):
+    return sorted(DeltaTable(path).to_pyarrow_table().to_pylist(), key=lambda r: r["id"])
+
+def files(path):
+    rel = con.execute("SELECT * FROM read_parquet(?, union_by_name=true) ORDER BY id", [path + "/*.parquet"])
+    names = [d[0] for d in rel.description]
+    return [dict(zip(names, r)) for r in rel.fetchall()]
+
+for rows in (plain(upgraded), files(upgraded)):
+    assert [(r["id"], r["name"], r["first name"]) for r in rows] == [(0, "a", None), (1, "b", "B")], rows
+for rows in (plain(new), files(new)):
+    assert [(r["first name"], r["s"], r["new col"]) for r in rows] == [
+        ("name a", {"x y": 0}, None), ("name b", {"x y": 10}, None), ("name c", {"x y": 20}, None), ("name d", {"x y": 30}, "n3")], rows
 print("ok")
 `
 
