@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -34,8 +35,9 @@ const (
 	metaPhysicalName = "delta.columnMapping.physicalName"
 	// mappingModeName is the mode this package turns on.
 	mappingModeName = "name"
-	// physicalPrefix starts the physical names of new columns of a mapped
-	// table, as in Spark: col-<uuid>.
+	// physicalPrefix starts the physical names of new columns whose own
+	// names cannot serve (see takenNames.physicalName), as in Spark:
+	// col-<uuid>.
 	physicalPrefix = "col-"
 )
 
@@ -129,8 +131,8 @@ func readMapping(config map[string]string, fields []schema.Field, extra schema.M
 // may already be written. When the mapping starts (the table had none),
 // every field whose name needs no mapping keeps it as its physical name,
 // as Delta does when it turns column mapping on for an existing table: files
-// already written stay readable. Later fields get col-<uuid>. t.mu must be
-// held.
+// already written stay readable. Other new fields get a physical name from
+// physicalName. t.mu must be held.
 func (t *Table) mappingFor(paths [][]string) *columnMapping {
 	base := t.st.mapping
 	if base == nil && t.draft == nil && !slices.ContainsFunc(paths, needsMapping) {
@@ -146,25 +148,111 @@ func (t *Table) mappingFor(paths [][]string) *columnMapping {
 	if t.draft != nil {
 		next = max(next, t.draft.maxID)
 	}
+	// First the physical names that are fixed: the table's, the draft's
+	// and, when the mapping starts, the plain names files already use; the
+	// new names must differ from them.
+	taken := takenNames{}
+	var added [][]string
 	for _, p := range paths {
 		key := schema.FieldPath(p...)
-		if _, ok := m.cols[key]; ok {
+		if c, ok := m.cols[key]; ok {
+			taken.add(p, c.physical)
 			continue
 		}
 		if d, ok := t.draft.column(key); ok && d.id > m.maxID {
 			m.cols[key] = d
+			taken.add(p, d.physical)
 			continue
 		}
-		next++
-		c := mappedColumn{id: next, physical: physicalPrefix + newUUID()}
 		if fresh && !needsMapping(p) {
-			c.physical = p[len(p)-1]
+			taken.add(p, p[len(p)-1])
 		}
-		m.cols[key] = c
+		added = append(added, p)
+	}
+	reuse := base.noneDropped()
+	for _, p := range added {
+		next++
+		c := mappedColumn{id: next, physical: p[len(p)-1]}
+		if !fresh || needsMapping(p) {
+			c.physical = taken.physicalName(p, reuse)
+		}
+		m.cols[schema.FieldPath(p...)] = c
 	}
 	m.maxID = next
 	t.draft = m
 	return m
+}
+
+// unsafeParquetChars are the characters a logical name must not hold to
+// serve as its own physical name: Delta's own list of characters column
+// names without mapping cannot hold, less the space, plus those that
+// Hive-style schema strings and dotted column paths read as structure
+// (the dot of nested paths, the colon, angle and square brackets of type
+// strings, the quotes around names).
+const unsafeParquetChars = ",;{}()\n\t=.:<>[]`\"'"
+
+// safeParquetName reports whether name, a logical column name, can be a
+// Parquet column name as it is for every reader we know of: not empty, no
+// leading or trailing space, no control character and none of
+// unsafeParquetChars. A space inside is fine: Parquet, pyarrow, DuckDB and
+// Spark's Parquet reader all take it.
+func safeParquetName(name string) bool {
+	return name != "" && strings.TrimSpace(name) == name && !strings.ContainsAny(name, unsafeParquetChars) &&
+		!strings.ContainsFunc(name, unicode.IsControl)
+}
+
+// takenNames holds, by the [schema.FieldPath] of the parent struct (empty
+// for the top level), the physical names its fields use, in lower case:
+// Spark and some Parquet readers match names regardless of case.
+type takenNames map[string]map[string]bool
+
+// add records physical as the name of the field at path.
+func (n takenNames) add(path []string, physical string) {
+	parent := schema.FieldPath(path[:len(path)-1]...)
+	if n[parent] == nil {
+		n[parent] = map[string]bool{}
+	}
+	n[parent][strings.ToLower(physical)] = true
+}
+
+// physicalName returns, and records, the physical name of the new field at
+// path: its logical name when reuse is set, the name is safe for Parquet
+// readers (safeParquetName) and no sibling uses it in any case; otherwise
+// col-<uuid>, as in Spark. Files then carry the real column names where
+// they can, for readers that do not apply column mapping (plain Parquet
+// readers, delta-rs's to_pyarrow_table); the protocol asks only that
+// physical names be unique.
+func (n takenNames) physicalName(path []string, reuse bool) string {
+	name := path[len(path)-1]
+	parent := schema.FieldPath(path[:len(path)-1]...)
+	if !reuse || !safeParquetName(name) || n[parent][strings.ToLower(name)] {
+		name = physicalPrefix + newUUID()
+	}
+	n.add(path, name)
+	return name
+}
+
+// noneDropped reports whether no column can have left the table mapped by
+// m: its ids are exactly 1 to its highest id. A dropped column leaves its id
+// unused for good, since new ids only grow; its data stays in the files
+// under its physical name, so reusing that name would bring the old values
+// back. A nil mapping (the table has none yet) dropped nothing: Delta drops
+// columns only from tables with column mapping.
+func (m *columnMapping) noneDropped() bool {
+	if m == nil {
+		return true
+	}
+	if len(m.cols) != m.maxID {
+		return false
+	}
+	seen := make(map[int]bool, len(m.cols))
+	for _, c := range m.cols {
+		if c.id < 1 || c.id > m.maxID || seen[c.id] {
+			return false
+		}
+		seen[c.id] = true
+	}
+	return true
 }
 
 // column returns the mapping of the field whose [schema.FieldPath] is key.

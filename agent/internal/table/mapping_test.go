@@ -123,9 +123,10 @@ func fileSchema(t *testing.T, dir, name string) map[string]int {
 
 // TestColumnMappingNewTable: a table whose names need column mapping gets
 // protocol 2/5, mode name, an id and a physical name on every field at
-// every depth (col-<uuid> for the names that need it; the others keep
-// their names, so that files written before the first commit stay
-// readable); its files use the physical names and ids, its stats the
+// every depth (col-<uuid> for the names plain Parquet readers may
+// mis-read; the others keep their names, so that files written before the
+// first commit stay readable and readers without column mapping see the
+// real names); its files use the physical names and ids, its stats the
 // physical names, and callers see only logical names, also after a
 // replay from a checkpoint.
 func TestColumnMappingNewTable(t *testing.T) {
@@ -144,7 +145,7 @@ func TestColumnMappingNewTable(t *testing.T) {
 		t.Errorf("configuration = %v, want mode name and maxColumnId 10", config)
 	}
 	paths := []string{"id", "`first name`", "`a.b`", "`(cost)`", "s", "s.`x y`", "arr", "arr.element.`k=v`", "m", "m.value.`t\tu`"}
-	plain := map[string]string{"id": "id", "`a.b`": "a.b", "s": "s", "arr": "arr", "m": "m"}
+	plain := map[string]string{"id": "id", "`first name`": "first name", "`a.b`": "a.b", "s": "s", "s.`x y`": "x y", "arr": "arr", "m": "m"}
 	ids := map[int]bool{}
 	physicals := map[string]string{}
 	for _, path := range paths {
@@ -153,8 +154,8 @@ func TestColumnMappingNewTable(t *testing.T) {
 			t.Errorf("field %s has id %d, want a unique id in 1..%d", path, id, mappedFieldCount)
 		}
 		ids[id] = true
-		// Names that need no mapping keep themselves as physical names;
-		// the others get col-<uuid>.
+		// Names that need no mapping, or are safe Parquet names, keep
+		// themselves as physical names; the others get col-<uuid>.
 		if want, ok := plain[path]; ok && name != want || !ok && !strings.HasPrefix(name, "col-") {
 			t.Errorf("field %s has physical name %q, want %q or col-<uuid> for a name that needs mapping", path, name, want)
 		}
@@ -173,8 +174,8 @@ func TestColumnMappingNewTable(t *testing.T) {
 			t.Errorf("field %s: the file has %s with field id %d, want %d", path, name, inFile[name], id)
 		}
 	}
-	if _, ok := inFile["first name"]; ok {
-		t.Error("the file uses the logical name `first name`")
+	if _, ok := inFile["(cost)"]; ok {
+		t.Error("the file uses the logical name `(cost)`")
 	}
 	// Stats use physical names.
 	var stats struct {
@@ -205,8 +206,8 @@ func TestColumnMappingNewTable(t *testing.T) {
 			t.Errorf("field %s changed its mapping to %s, %d", path, n, id)
 		}
 	}
-	if name, id := physical(t, meta2, "`new col`"); id != mappedFieldCount+1 || !strings.HasPrefix(name, "col-") || fileSchema(t, dir, add.Path)[name] != mappedFieldCount+1 {
-		t.Errorf("new col has %s, %d; want col-<uuid>, 11, in the file too", name, id)
+	if name, id := physical(t, meta2, "`new col`"); id != mappedFieldCount+1 || name != "new col" || fileSchema(t, dir, add.Path)[name] != mappedFieldCount+1 {
+		t.Errorf("new col has %s, %d; want new col, 11, in the file too", name, id)
 	}
 	if config2["delta.columnMapping.maxColumnId"] != "11" {
 		t.Errorf("maxColumnId = %s, want 11", config2["delta.columnMapping.maxColumnId"])
@@ -215,8 +216,8 @@ func TestColumnMappingNewTable(t *testing.T) {
 
 // TestColumnMappingTurnedOn: a plain table keeps protocol 1/2 until a
 // column needs mapping; then its existing columns keep their names as
-// physical names (their files stay readable) and the new one gets
-// col-<uuid>. With a TIMESTAMP_NTZ column, the table lists columnMapping
+// physical names (their files stay readable) and so does the new one, a
+// safe Parquet name. With a TIMESTAMP_NTZ column, the table lists columnMapping
 // as a reader and writer feature instead.
 func TestColumnMappingTurnedOn(t *testing.T) {
 	for _, ntz := range []bool{false, true} {
@@ -238,7 +239,7 @@ func TestColumnMappingTurnedOn(t *testing.T) {
 				t.Errorf("existing field %s has physical name %q, want %q", path, name, want)
 			}
 		}
-		if name, id := physical(t, meta, "`first name`"); !strings.HasPrefix(name, "col-") || strconv.Itoa(id) != config["delta.columnMapping.maxColumnId"] {
+		if name, id := physical(t, meta, "`first name`"); name != "first name" || strconv.Itoa(id) != config["delta.columnMapping.maxColumnId"] {
 			t.Errorf("first name: %s, %d; configuration %v", name, id, config)
 		}
 		var p protocol
@@ -257,7 +258,8 @@ func TestColumnMappingTurnedOn(t *testing.T) {
 // mappingScript reads the two tables TestColumnMappingEngines wrote with
 // delta-rs (its DataFusion reader: to_pyarrow_table does not apply column
 // mapping in deltalake 1.6) and DuckDB's delta_scan, and checks the names
-// and values.
+// and values; then with to_pyarrow_table and DuckDB's read_parquet on the
+// data files, which see the columns whose physical names are their own.
 const mappingScript = `
 import sys
 import duckext
@@ -286,6 +288,23 @@ for rows in (deltars(new), duck(new)):
 
 for rows in (deltars(upgraded), duck(upgraded)):
     assert [(r["id"], r["name"], r["first name"]) for r in rows] == [(0, "a", None), (1, "b", "B")], rows
+
+# Readers that do not apply column mapping see the columns whose names are
+# safe Parquet names, also those added after the first commit: delta-rs's
+# to_pyarrow_table and plain Parquet reads of the data files.
+def plain(path):
+    return sorted(DeltaTable(path).to_pyarrow_table().to_pylist(), key=lambda r: r["id"])
+
+def files(path):
+    rel = con.execute("SELECT * FROM read_parquet(?, union_by_name=true) ORDER BY id", [path + "/*.parquet"])
+    names = [d[0] for d in rel.description]
+    return [dict(zip(names, r)) for r in rel.fetchall()]
+
+for rows in (plain(upgraded), files(upgraded)):
+    assert [(r["id"], r["name"], r["first name"]) for r in rows] == [(0, "a", None), (1, "b", "B")], rows
+for rows in (plain(new), files(new)):
+    assert [(r["first name"], r["s"], r["new col"]) for r in rows] == [
+        ("name a", {"x y": 0}, None), ("name b", {"x y": 10}, None), ("name c", {"x y": 20}, None), ("name d", {"x y": 30}, "n3")], rows
 print("ok")
 `
 
@@ -346,9 +365,82 @@ func TestColumnMappingFilesBefore(t *testing.T) {
 			t.Errorf("field %s is %s (id %d) in the log; the files have %v and %v", path, name, id, inFirst, inSecond)
 		}
 	}
-	for _, path := range []string{"s.`b c`", "`first name`"} {
-		if name, id := physical(t, meta, path); !strings.HasPrefix(name, "col-") || inSecond[name] != id {
+	for path, want := range map[string]string{"s.`b c`": "b c", "`first name`": "first name"} {
+		if name, id := physical(t, meta, path); name != want || inSecond[name] != id {
 			t.Errorf("field %s is %s (id %d) in the log; the second file has %v", path, name, id, inSecond)
 		}
 	}
+}
+
+// physicalNames commits fields to the table in dir and returns the
+// physical name of each struct field of the new version, by field path.
+func physicalNames(t *testing.T, dir string, fields []schema.Field) map[string]string {
+	t.Helper()
+	tb := openTable(t, dir, table.Options{})
+	defer tb.Close()
+	v := mustCommit(t, tb, table.Commit{Schema: fields})
+	meta, _ := schemaMetadata(t, dir, int(v))
+	names := map[string]string{}
+	for path := range meta {
+		names[path], _ = physical(t, meta, path)
+	}
+	return names
+}
+
+// writeMappedTable writes version 0 of a table with column mapping, as
+// Spark leaves it: fields is the JSON array of its schema's fields.
+func writeMappedTable(t *testing.T, fields string, maxColumnID int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	schemaString, _ := json.Marshal(`{"type":"struct","fields":` + fields + `}`)
+	writeLog(t, dir, 0, `{"commitInfo":{"timestamp":1,"operation":"CREATE TABLE","engineInfo":"Apache-Spark/4.0.1 Delta-Lake/4.0.1"}}
+{"protocol":{"minReaderVersion":2,"minWriterVersion":5}}
+{"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":`+string(schemaString)+`,"partitionColumns":[],"configuration":{"delta.columnMapping.mode":"name","delta.columnMapping.maxColumnId":"`+strconv.Itoa(maxColumnID)+`"}}}
+`)
+	return dir
+}
+
+// TestColumnMappingPhysicalNames: a new column's physical name is its
+// logical name when that is a safe Parquet name and no sibling at its level
+// uses it, in any case; otherwise col-<uuid>. The logical name is not
+// reused either once a column may have been dropped, since the files still
+// hold its values under its physical name.
+func TestColumnMappingPhysicalNames(t *testing.T) {
+	t.Run("names", func(t *testing.T) {
+		dir := t.TempDir()
+		// Mapped from the first commit: names a plain table can hold
+		// but Parquet readers may mis-read get col-<uuid> from then on.
+		physicalNames(t, dir, tabletest.Fields(t, "a INT, `first name` STRING"))
+		got := physicalNames(t, dir, tabletest.Fields(t, "a INT, `first name` STRING, `b c` STRING, `x.y` INT, ` lead` INT, `k:v` INT, "+
+			"`tab\tx` INT, `q\"q` INT, `[i]` INT, `Ünï code-1` INT, s STRUCT<`b c`: INT, `p,q`: INT, `A`: INT>"))
+		for path, want := range map[string]string{"a": "a", "`first name`": "first name", "`b c`": "b c", "`Ünï code-1`": "Ünï code-1", "s": "s", "s.`b c`": "b c", "s.A": "A"} {
+			if got[path] != want {
+				t.Errorf("%s has physical name %q, want %q", path, got[path], want)
+			}
+		}
+		for _, path := range []string{"`x.y`", "` lead`", "`k:v`", "`tab\tx`", "`q\"q`", "`[i]`", "s.`p,q`"} {
+			if !strings.HasPrefix(got[path], "col-") {
+				t.Errorf("%s has physical name %q, want col-<uuid>", path, got[path])
+			}
+		}
+	})
+	t.Run("taken in another case", func(t *testing.T) {
+		// Spark renamed the column whose physical name is "B C" to x.
+		dir := writeMappedTable(t, `[{"name":"x","type":"integer","nullable":true,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"B C"}}]`, 1)
+		got := physicalNames(t, dir, tabletest.Fields(t, "x INT, `b c` INT, d INT"))
+		if got["x"] != "B C" || !strings.HasPrefix(got["`b c`"], "col-") || got["d"] != "d" {
+			t.Errorf("physical names %v, want x B C, b c col-<uuid>, d d", got)
+		}
+	})
+	t.Run("after a drop", func(t *testing.T) {
+		// The column with id 1 was dropped: its name may be in the files.
+		dir := writeMappedTable(t, `[{"name":"a","type":"integer","nullable":true,"metadata":{"delta.columnMapping.id":2,"delta.columnMapping.physicalName":"a"}}]`, 2)
+		got := physicalNames(t, dir, tabletest.Fields(t, "a INT, `b c` INT"))
+		if got["a"] != "a" || !strings.HasPrefix(got["`b c`"], "col-") {
+			t.Errorf("physical names %v, want a a, b c col-<uuid>", got)
+		}
+	})
 }
