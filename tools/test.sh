@@ -98,8 +98,12 @@ rm -f "$registry_env"
 
 # Unit tests that also run against the real broker's secure listeners when
 # its settings are set (they skip in the unit step above, before it is up).
+# TestRealBrokerUncleanElection also starts a cluster of its own (one
+# controller, two brokers, from the same jars) on KAFKA_CLUSTER_PORT and the
+# two ports after it, to run an unclean leader election under a table.
 step "real-broker tests (-run RealBroker)"
-go test -count=1 -run RealBroker ./agent/...
+KAFKA_JARS="$(tools/kafka.sh jars)" KAFKA_CLUSTER_PORT="${KAFKA_CLUSTER_PORT:-19700}" \
+  go test -count=1 -run RealBroker ./agent/...
 
 # The S3-compatible server (SeaweedFS) the end-to-end tests keep tables on;
 # its client settings (AWS_ENDPOINT_URL, keys, region) go to the tests.
