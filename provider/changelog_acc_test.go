@@ -96,8 +96,6 @@ func TestAccChangelogValidation(t *testing.T) {
 			"connector_options.kafka_options.key_transformer.format", "format DEBEZIUM_JSON applies only to value_transformer"},
 		{"fanout metadata column", fanoutHCL(fanoutTopics, fanoutByType, `table_configuration = { metadata_columns = ["epoch"] }`),
 			"table_configuration.metadata_columns[0]", `"epoch" is not one of`},
-		{"fanout without a route", fanoutHCL(fanoutTopics+"\n value_transformer = { format = \"JSON\" }", `on_invalid_route = "FAIL"`, ""),
-			fanoutPath + ".fanout_by", "or decode the value with a changelog format, DEBEZIUM_JSON or CANAL_JSON"},
 		{"fanout distributed_tables without merge_sharded_tables",
 			fanoutHCL(fanoutTopics+"\n value_transformer = { format = \"CANAL_JSON\", canal_options = { distributed_tables = true } }", `on_invalid_route = "FAIL"`, ""),
 			"connector_options.kafka_options.value_transformer.canal_options.distributed_tables", "set merge_sharded_tables = true"},
@@ -105,7 +103,7 @@ func TestAccChangelogValidation(t *testing.T) {
 }
 
 // TestAccChangelogPlan checks the planned defaults of the issue 13
-// attributes: a changelog value infers with ADD_NEW_COLUMNS (its
+// attributes: a changelog value infers with ADD_NEW_COLUMNS_WITH_TYPE_WIDENING (its
 // json_options planned so, or left null when not set), canal_options and
 // debezium_options defaults, error_tolerance_max_count only with
 // ignore_errors, and a fanout schema of a changelog format plans without

@@ -316,7 +316,7 @@ func (ko *KafkaOptions) refuseOnSink(sc collector) {
 		// A sink reports no lag in bytes: only the default is accepted,
 		// since Terraform plans it.
 		optionSet{"bytes_estimate_window_length", ko.BytesEstimateWindowLength != "" &&
-			ko.BytesEstimateWindowLength != DefaultBytesEstimateWindowLength},
+			ko.BytesEstimateWindow() != (&KafkaOptions{}).BytesEstimateWindow()},
 	)...)
 	for _, attr := range refused {
 		sc.add(attr, "%s is not supported on a Kafka sink's source (its positions are in the group "+

@@ -102,6 +102,14 @@ func TestKafkaSinkValidate(t *testing.T) {
 	if errs := k.Validate(); len(errs) > 0 {
 		t.Fatalf("a mapping of every source topic: %v", errs)
 	}
+	// The default window written as Spark writes it is the default.
+	k = valid()
+	k.Source.BytesEstimateWindowLength = "300s"
+	if errs := k.Validate(); len(errs) > 0 {
+		t.Fatalf("the default bytes_estimate_window_length as 300s: %v", errs)
+	}
+	k = valid()
+	k.Topic, k.Source.Topics, k.TableTopicMapping = "", []string{"in", "in2"}, "in:a;in2:b"
 	if errs := k.CheckTableIDs([]string{"raw.t"}, "the table's"); len(errs) != 2 || errs[0].Path != "table_topic_mapping" {
 		t.Fatalf("CheckTableIDs: %v", errs)
 	}

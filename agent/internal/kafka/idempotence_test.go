@@ -68,6 +68,31 @@ func TestProducerIdempotent(t *testing.T) {
 	idempotence(t, plainClient(t, c.ListenAddrs()...), "t")
 }
 
+// TestProducerIdempotentNoCoordinator: an idempotent producer without a
+// transactional id gets its producer id from any broker, as Kafka's own
+// producer does, so it works where no transaction coordinator can be
+// found (a cluster with fewer brokers than the transaction state topic's
+// replication factor, or ACLs without a grant on a transactional id).
+func TestProducerIdempotentNoCoordinator(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	h := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.FindCoordinator}, Err: kerr.CoordinatorNotAvailable, Count: -1})
+	cl := plainClient(t, c.ListenAddrs()...)
+	p := newProducer(t, cl, kafka.ProducerConfig{Idempotent: true})
+	if p.ProducerID() < 0 {
+		t.Fatalf("no producer id (%d)", p.ProducerID())
+	}
+	if err := p.Send(context.Background(), "t", 0, records("a")); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if h.Hits() != 0 {
+		t.Errorf("the producer looked up a coordinator %d times", h.Hits())
+	}
+}
+
 // TestProducerIdempotentFaults: a produce the broker applies but answers
 // with REQUEST_TIMED_OUT (the answer to the first attempt lost) is retried
 // and written once by an idempotent producer, twice by one that is not;

@@ -41,6 +41,20 @@ type TopicInfo struct {
 // bootstrap brokers with the request settings rs. A topic that does not
 // exist is an error wrapping kafkago.UnknownTopicOrPartition.
 func (c *Client) topicMetadata(ctx context.Context, topics []string, rs *requestSettings) (map[string]TopicInfo, error) {
+	var out map[string]TopicInfo
+	err := c.anyBroker(ctx, rs, "read metadata", func(conn net.Conn) (err error) {
+		out, err = requestMetadata(ctx, conn, topics, rs)
+		return err
+	})
+	return out, err
+}
+
+// anyBroker calls ask with a connection to the first bootstrap broker that
+// answers, with the request settings rs: a broker that cannot be reached,
+// or whose connection breaks during ask, gives way to the next. An error
+// of ask that is not a connection problem is returned as it is; what
+// names the request in the error when no broker answered.
+func (c *Client) anyBroker(ctx context.Context, rs *requestSettings, what string, ask func(net.Conn) error) error {
 	var lastErr error
 	for _, b := range c.brokers {
 		dctx, cancel := rs.dialContext(ctx)
@@ -50,14 +64,14 @@ func (c *Client) topicMetadata(ctx context.Context, topics []string, rs *request
 			lastErr = err
 			continue
 		}
-		out, err := requestMetadata(ctx, conn, topics, rs)
+		err = ask(conn)
 		conn.Close()
 		if err == nil || !isNetError(err) {
-			return out, err
+			return err
 		}
 		lastErr = err
 	}
-	return nil, c.fail("", lastErr, "read metadata from any of %v", c.brokers)
+	return c.fail("", lastErr, "%s from any of %v", what, c.brokers)
 }
 
 // isNetError reports whether err is a connection problem worth trying the

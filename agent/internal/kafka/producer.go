@@ -146,6 +146,21 @@ func (p *Producer) init(ctx context.Context, id int64, epoch int16) error {
 	if !p.idempotent() {
 		return nil
 	}
+	if !p.transactional() {
+		// Any broker hands out a plain idempotent producer's id; see
+		// idempotentProducerID.
+		var id int64
+		var epoch int16
+		err := p.retry(ctx, "init the producer id", func() (err error) {
+			id, epoch, err = p.c.idempotentProducerID(ctx)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		p.id, p.epoch = id, epoch
+		return nil
+	}
 	var res *kafkago.InitProducerIDResponse
 	err := p.retry(ctx, "init the producer id", func() (err error) {
 		res, err = p.c.admin.InitProducerID(ctx, &kafkago.InitProducerIDRequest{

@@ -17,7 +17,7 @@ const sizeBuckets = 30
 // recordSizes measures, per partition, the records fetched and their
 // bytes (keys, values and headers) over a sliding window of time, whose
 // mean record size turns a lag in records into an estimate in bytes, as
-// Spark's bytesEstimateWindowLength does (S-11). The window ends at the
+// Spark's bytesEstimateWindowLength does. The window ends at the
 // partition's latest fetch, so a partition that stops fetching keeps the
 // sizes of its last window rather than forgetting them. Used by one
 // goroutine.
