@@ -116,15 +116,4 @@ cmd_down() {
   rm -rf "$AZURE_STATE_DIR"
 }
 
-cmd_status() {
-  pid_alive && port_open "$AZURE_PORT" && { settings; return 0; }
-  return 1
-}
-
-case "${1:-}" in
-  up) cmd_up ;;
-  down) cmd_down ;;
-  status) cmd_status ;;
-  logs) echo "$LOGFILE" ;;
-  *) echo "usage: $0 up|down|status|logs" >&2; exit 2 ;;
-esac
+service_main "$AZURE_PORT" "$LOGFILE" "$@"

@@ -76,15 +76,4 @@ cmd_down() {
   rm -rf "$GCS_STATE_DIR"
 }
 
-cmd_status() {
-  pid_alive && port_open "$GCS_PORT" && { settings; return 0; }
-  return 1
-}
-
-case "${1:-}" in
-  up) cmd_up ;;
-  down) cmd_down ;;
-  status) cmd_status ;;
-  logs) echo "$LOGFILE" ;;
-  *) echo "usage: $0 up|down|status|logs" >&2; exit 2 ;;
-esac
+service_main "$GCS_PORT" "$LOGFILE" "$@"

@@ -123,3 +123,18 @@ wait_up() {
     sleep 0.2
   done
 }
+
+# service_main runs the subcommand $3 of a script that starts a test server
+# and defines cmd_up, cmd_down, pid_alive and settings: up, down, status
+# (print the settings when the server is alive and listens on port $1, exit
+# 1 otherwise) or logs (print $2, the server's log).
+service_main() {
+  local port=$1 logfile=$2
+  case "${3:-}" in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) pid_alive && port_open "$port" && settings ;;
+    logs) echo "$logfile" ;;
+    *) echo "usage: $0 up|down|status|logs" >&2; exit 2 ;;
+  esac
+}

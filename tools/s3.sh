@@ -207,15 +207,4 @@ cmd_down() {
   rm -rf "$S3_STATE_DIR"
 }
 
-cmd_status() {
-  pid_alive && port_open "$S3_PORT" && { settings; return 0; }
-  return 1
-}
-
-case "${1:-}" in
-  up) cmd_up ;;
-  down) cmd_down ;;
-  status) cmd_status ;;
-  logs) echo "$S3_STATE_DIR/logs/weed.log" ;;
-  *) echo "usage: $0 up|down|status|logs" >&2; exit 2 ;;
-esac
+service_main "$S3_PORT" "$S3_STATE_DIR/logs/weed.log" "$@"
