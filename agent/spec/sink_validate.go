@@ -82,7 +82,8 @@ func ParseTopicMapping(s string) ([]TopicRoute, error) {
 
 // splitPatterns splits list at its commas outside brackets, braces and
 // parentheses and not escaped with '\\', so that a pattern keeps the
-// commas of its repetitions ("t{1,3}") and classes ("[,;]").
+// commas of its repetitions ("t{1,3}") and classes ("[,.]"). As in RE2, a
+// ']' first in a class ("[]a,]", "[^],]") is one of its characters.
 func splitPatterns(list string) []string {
 	var out []string
 	depth, class, start := 0, false, 0
@@ -94,6 +95,12 @@ func splitPatterns(list string) []string {
 			class = c != ']'
 		case c == '[':
 			class = true
+			if i+1 < len(list) && list[i+1] == '^' {
+				i++
+			}
+			if i+1 < len(list) && list[i+1] == ']' {
+				i++
+			}
 		case c == '(' || c == '{':
 			depth++
 		case (c == ')' || c == '}') && depth > 0:

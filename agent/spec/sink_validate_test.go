@@ -21,7 +21,7 @@ func TestParseTopicMapping(t *testing.T) {
 	}
 	// Flink's form: comma-separated table ids share a topic; commas of a
 	// repetition, a class or an escape stay in their pattern.
-	routes, err = ParseTopicMapping(`inventory.customers, inventory.orders:crm;inventory.products:catalog;db\.t{1,2},x[,]y,a\,b:other`)
+	routes, err = ParseTopicMapping(`inventory.customers, inventory.orders:crm;inventory.products:catalog;db\.t{1,2},x[,]y,a\,b,[]z,]w,[^],]v:other`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestParseTopicMapping(t *testing.T) {
 		got = append(got, append(pats, "->"+r.Topic))
 	}
 	want := [][]string{{"inventory.customers", "inventory.orders", "->crm"}, {"inventory.products", "->catalog"},
-		{`db\.t{1,2}`, "x[,]y", `a\,b`, "->other"}}
+		{`db\.t{1,2}`, "x[,]y", `a\,b`, "[]z,]w", "[^],]v", "->other"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("routes %q, want %q", got, want)
 	}
@@ -44,7 +44,7 @@ func TestParseTopicMapping(t *testing.T) {
 			t.Errorf("crm: %q matches %v, want %v", id, got, want)
 		}
 	}
-	for _, id := range []string{"db.tt", "x,y", "a,b"} {
+	for _, id := range []string{"db.tt", "x,y", "a,b", "]w", ",w", "av"} {
 		if !routes[2].Match(id) {
 			t.Errorf("other: %q does not match", id)
 		}
