@@ -140,8 +140,8 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 				Default:  int64default.StaticInt64(spec.DefaultTargetFileSizeMB),
 			},
 			"max_rows_per_file": schema.Int64Attribute{
-				MarkdownDescription: fmt.Sprintf("A Parquet file is closed once it holds this many rows, from 1 to %d; no file holds more "+
-					"(a batch that would take it past is split across files). "+
+				MarkdownDescription: fmt.Sprintf("A Parquet file of a destination table is closed once it holds this many rows, from 1 to "+
+					"%d; no file holds more (a batch that would take it past is split across files). "+
 					"Defaults to `%d`.", int64(spec.MaxRowsPerFileLimit), spec.DefaultMaxRowsPerFile),
 				Optional: true,
 				Computed: true,
