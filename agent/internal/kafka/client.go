@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
@@ -54,6 +55,9 @@ type Client struct {
 	// sasl is the SASL mechanism, nil for none.
 	sasl  sasl.Mechanism
 	admin *kafkago.Client
+	// epochLookup remembers, per broker address, whether the broker
+	// answers OffsetForLeaderEpoch (see [Client.knowsEpochLookup]).
+	epochLookup sync.Map
 }
 
 // NewClient returns a client for conn, which must be valid. It builds the
@@ -287,22 +291,22 @@ func (c *Client) TopicIDs(ctx context.Context, topics []string) (map[string]stri
 
 // dialLeader opens a connection to the leader of tp, found in the cluster's
 // metadata, authenticated (see [Client.dial]), with the request settings
-// rs, and returns it with the topic's id.
-func (c *Client) dialLeader(ctx context.Context, tp TopicPartition, rs *requestSettings) (net.Conn, string, error) {
+// rs, and returns it with the leader's address and the topic's id.
+func (c *Client) dialLeader(ctx context.Context, tp TopicPartition, rs *requestSettings) (conn net.Conn, addr, topicID string, err error) {
 	md, err := c.topicMetadata(ctx, []string{tp.Topic}, rs)
 	if err != nil {
-		return nil, "", c.fail("", err, "find the leader of %s", tp)
+		return nil, "", "", c.fail("", err, "find the leader of %s", tp)
 	}
 	info := md[tp.Topic]
 	addr, ok := info.Leaders[tp.Partition]
 	if !ok {
-		return nil, "", fmt.Errorf("find the leader of %s: %w", tp, kafkago.LeaderNotAvailable)
+		return nil, "", "", fmt.Errorf("find the leader of %s: %w", tp, kafkago.LeaderNotAvailable)
 	}
 	dctx, cancel := rs.dialContext(ctx)
-	conn, err := c.dial(dctx, "tcp", addr)
+	conn, err = c.dial(dctx, "tcp", addr)
 	cancel()
 	if err != nil {
-		return nil, "", c.fail(addr, err, "connect to %s, the leader of %s", addr, tp)
+		return nil, "", "", c.fail(addr, err, "connect to %s, the leader of %s", addr, tp)
 	}
-	return conn, info.ID, nil
+	return conn, addr, info.ID, nil
 }

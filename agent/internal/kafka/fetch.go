@@ -275,7 +275,7 @@ func (f *Fetcher) dataLoss(ctx context.Context, offset int64, err error) (*DataL
 // consumer does after a leader change, and returns a [*TruncationError]
 // when the leader's log no longer holds what was read.
 func (f *Fetcher) session(ctx context.Context, offset int64, epoch *int32, out chan<- Batch, rs *requestSettings) (int64, error) {
-	conn, topicID, err := f.Client.dialLeader(ctx, f.TP, rs)
+	conn, addr, topicID, err := f.Client.dialLeader(ctx, f.TP, rs)
 	if err != nil {
 		return offset, err
 	}
@@ -285,7 +285,7 @@ func (f *Fetcher) session(ctx context.Context, offset int64, epoch *int32, out c
 	}
 	defer conn.Close()
 	if *epoch >= 0 {
-		end, err := epochEnd(ctx, conn, rs.clientID, f.TP, *epoch)
+		end, err := f.Client.leaderEpochEnd(ctx, conn, addr, rs.clientID, f.TP, *epoch)
 		if err != nil {
 			return offset, err
 		}

@@ -146,11 +146,21 @@ func (c *Client) coordinatorWith(ctx context.Context, group string, apiKey, vers
 		return "", false, fmt.Errorf("find the coordinator of group %q: %w", group, found.Error)
 	}
 	addr = net.JoinHostPort(found.Coordinator.Host, strconv.Itoa(found.Coordinator.Port))
+	ok, err = c.brokerKnows(ctx, addr, apiKey, version)
+	if err != nil {
+		return "", false, fmt.Errorf("the coordinator of group %q: %w", group, err)
+	}
+	return addr, ok, nil
+}
+
+// brokerKnows reports whether the broker at addr knows version of API
+// apiKey, asking it for its API versions.
+func (c *Client) brokerKnows(ctx context.Context, addr string, apiKey, version int) (bool, error) {
 	versions, err := c.admin.ApiVersions(ctx, &kafkago.ApiVersionsRequest{Addr: kafkago.TCP(addr)})
 	if err != nil {
-		return "", false, c.fail(addr, err, "ask %s, the coordinator of group %q, for its API versions", addr, group)
+		return false, c.fail(addr, err, "ask %s for its API versions", addr)
 	}
-	return addr, slices.ContainsFunc(versions.ApiKeys, func(k kafkago.ApiVersionsResponseApiKey) bool {
+	return slices.ContainsFunc(versions.ApiKeys, func(k kafkago.ApiVersionsResponseApiKey) bool {
 		return k.ApiKey == apiKey && k.MinVersion <= version && version <= k.MaxVersion
 	}), nil
 }

@@ -53,12 +53,40 @@ func (e *TruncationError) Error() string {
 // truncation (see [TruncationError]).
 func (c *Client) EpochEnd(ctx context.Context, tp TopicPartition, epoch int32) (int64, error) {
 	rs := settingsOf(&spec.ClientSettings{})
-	conn, _, err := c.dialLeader(ctx, tp, &rs)
+	conn, addr, _, err := c.dialLeader(ctx, tp, &rs)
 	if err != nil {
 		return 0, err
 	}
 	defer conn.Close()
-	return epochEnd(ctx, conn, clientID, tp, epoch)
+	return c.leaderEpochEnd(ctx, conn, addr, clientID, tp, epoch)
+}
+
+// leaderEpochEnd asks the leader of tp, at addr over conn, where its log
+// ends leader epoch epoch (see [Client.EpochEnd]), with client id id. A
+// leader that does not answer OffsetForLeaderEpoch v4 (a broker older
+// than the request, or a Kafka-compatible service without it) cannot
+// validate an offset: the answer is -1, nothing known, as Kafka's consumer
+// skips validation with a leader too old for it.
+func (c *Client) leaderEpochEnd(ctx context.Context, conn net.Conn, addr, id string, tp TopicPartition, epoch int32) (int64, error) {
+	ok, err := c.knowsEpochLookup(ctx, addr)
+	if err != nil || !ok {
+		return -1, err
+	}
+	return epochEnd(ctx, conn, id, tp, epoch)
+}
+
+// knowsEpochLookup reports whether the broker at addr answers
+// OffsetForLeaderEpoch v4, asking it once and remembering the answer.
+func (c *Client) knowsEpochLookup(ctx context.Context, addr string) (bool, error) {
+	if ok, found := c.epochLookup.Load(addr); found {
+		return ok.(bool), nil
+	}
+	ok, err := c.brokerKnows(ctx, addr, apiOffsetForLeaderEpoch, offsetForLeaderEpochVersion)
+	if err != nil {
+		return false, err
+	}
+	c.epochLookup.Store(addr, ok)
+	return ok, nil
 }
 
 // epochEnd asks the leader of tp on conn, with client id id, where its log

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 )
@@ -67,6 +68,23 @@ func TestEpochEnd(t *testing.T) {
 	produceOne(t, p, "after")
 	if end, err := cl.EpochEnd(ctx, tp, batch.LeaderEpoch); err != nil || end != 4 {
 		t.Errorf("after a leader change epoch %d ends at %d, %v; want 4", batch.LeaderEpoch, end, err)
+	}
+}
+
+// A leader that does not answer OffsetForLeaderEpoch v4 cannot validate
+// an offset: EpochEnd says nothing is known (-1) rather than failing, so
+// tables on such a broker start, as Kafka's consumer skips validation.
+func TestEpochEndUnsupported(t *testing.T) {
+	versions := kversion.Stable()
+	versions.SetMaxKeyVersion(int16(kmsg.OffsetForLeaderEpoch), 3)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"), kfake.MaxVersions(versions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cl := plainClient(t, c.ListenAddrs()...)
+	if end, err := cl.EpochEnd(context.Background(), kafka.TopicPartition{Topic: "t"}, 0); err != nil || end != -1 {
+		t.Errorf("EpochEnd = %d, %v; want -1 and no error", end, err)
 	}
 }
 
