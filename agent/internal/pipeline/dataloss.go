@@ -250,45 +250,53 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 // rewind commits the offsets of to as the next to read of their
 // partitions, where the offsets may go back (the log's txns of them are
 // rewound), with the configuration conf and the gaps, which it records as
-// skipped (logged, in the statuses, and in the commit). The dirty records
+// skipped (logged, in the statuses, and in the commit; a fanout table has
+// none: its fanout schema's progress log records them). The dirty records
 // table rewinds first, so that the bad records read again are not taken
 // for records written already. The partitions read on from to's offsets,
 // without a leader epoch until they read a record.
-func (l *loop) rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap, conf map[string]string) error {
-	snap := l.tbl.Snapshot()
-	c := table.Commit{Schema: l.columns, Txns: map[string]int64{}, From: map[string]int64{}, Configuration: conf}
+func (s *sink) rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap, conf map[string]string) error {
+	c := rewindCommit(s.tbl.Snapshot().Txns, to, gaps, s.loss)
+	c.Schema, c.Configuration = s.columns, conf
+	if s.errs != nil {
+		if err := s.errs.dirty.rewind(s.errs.dest, to, s.errs.opts); err != nil {
+			return err
+		}
+	}
+	if err := s.commit(c, 0); err != nil {
+		return err
+	}
+	for tp, next := range to {
+		if _, ok := s.committed[tp]; ok {
+			s.committed[tp] = next
+		}
+		delete(s.epochs, tp)
+	}
+	return nil
+}
+
+// rewindCommit returns the commit that moves the offsets of to, from those
+// txns holds, where they may go back, recording gaps as skipped by loss.
+// Each gap is recorded whole: the commit moves its partition to where the
+// gap's accounting ends, as far as addTo sees.
+func rewindCommit(txns map[string]int64, to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap, loss *dataLoss) table.Commit {
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}}
 	for tp, next := range to {
 		id := appID(tp)
 		c.Txns[id] = next
-		if old, ok := snap.Txns[id]; ok {
+		if old, ok := txns[id]; ok {
 			c.From[id] = old
 			c.Rewinds = append(c.Rewinds, id)
 		}
 	}
 	slices.Sort(c.Rewinds)
-	// Each gap is recorded whole: the commit moves its partition to
-	// where the gap's accounting ends, as far as addTo sees.
 	past := map[kafka.TopicPartition]int64{}
 	for _, g := range gaps {
-		l.loss.skip(g)
+		loss.skip(g)
 		past[kafka.TopicPartition{Topic: g.Topic, Partition: g.Partition}] = g.To
 	}
-	l.loss.addTo(&c, past)
-	if l.errs != nil {
-		if err := l.errs.dirty.rewind(l.errs.dest, to, l.errs.opts); err != nil {
-			return err
-		}
-	}
-	if err := l.commit(c, 0); err != nil {
-		return err
-	}
-	for tp, next := range to {
-		if _, ok := l.committed[tp]; ok {
-			l.committed[tp] = next
-		}
-		delete(l.epochs, tp)
-	}
-	return nil
+	loss.addTo(&c, past)
+	return c
 }
 
 // fatalFor reports whether err fails a table, or fanout schema, with

@@ -217,7 +217,11 @@ type fanoutRun struct {
 	unrouted []dirtyRecord
 	// pos is, per partition, the offset up to which every record is
 	// routed and written (buffered or committed) to its table.
-	pos     map[kafka.TopicPartition]int64
+	pos map[kafka.TopicPartition]int64
+	// epochs holds, per partition, the leader epoch of the last record
+	// before pos, which the progress log records with it; none when not
+	// known.
+	epochs  map[kafka.TopicPartition]int32
 	readEnd map[kafka.TopicPartition]int64
 	end     map[kafka.TopicPartition]int64 // triggered runs only
 	// sizes measures the records routed, for the lag in bytes.
@@ -247,7 +251,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 	rctx, cancel := context.WithCancel(ctx)
 	run := &fanoutRun{
 		r: r, router: router{route: r.route, skipTombstones: skipsTombstones(&cfg.Fanout)}, progress: prog, tables: map[string]*fanoutTable{},
-		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{},
+		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{}, epochs: map[kafka.TopicPartition]int32{},
 		readEnd:  map[kafka.TopicPartition]int64{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx, end: r.runEnd,
 		sizes: newRecordSizes(cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()),
@@ -306,7 +310,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []decode.Rec
 	run.order = append(run.order, t)
 	// A table is recorded as it is created, so that a restart reports it
 	// and CheckFanout checks it whatever happens before its first commit.
-	if err := run.progress.record(nil, []string{name}, nil); err != nil {
+	if err := run.progress.record(nil, nil, []string{name}, nil); err != nil {
 		return nil, err
 	}
 	run.wg.Go(func() {
@@ -569,6 +573,9 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	if ends != nil {
 		run.end, r.runEnd = ends, ends
 	}
+	if err := run.checkTruncation(ctx, tps); err != nil {
+		return nil, err
+	}
 	next := map[kafka.TopicPartition]int64{}
 	for _, tp := range tps {
 		from, ok := run.progress.next[tp]
@@ -578,7 +585,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 		}
 		run.pos[tp] = from
 	}
-	if err := run.progress.record(next, nil, newIDs); err != nil {
+	if err := run.progress.record(next, nil, nil, newIDs); err != nil {
 		return nil, fmt.Errorf("record the starting offsets of new partitions: %w", err)
 	}
 	subs := make([]subscription, 0, len(tps))
@@ -667,6 +674,22 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 			return err
 		}
 	}
+	if next > pos {
+		// The batch's epoch is that of its last record batch, past the
+		// records of a batch cut at the end of a triggered run.
+		epoch := b.LeaderEpoch
+		if next < b.Next {
+			epoch = -1
+			if len(recs) > 0 {
+				epoch = recs[len(recs)-1].LeaderEpoch
+			}
+		}
+		if epoch >= 0 {
+			run.epochs[tp] = epoch
+		} else {
+			delete(run.epochs, tp)
+		}
+	}
 	run.pos[tp] = max(pos, next)
 	run.readEnd[tp] = b.End
 	for _, t := range run.order {
@@ -729,20 +752,23 @@ func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs [
 		}
 	}
 	names, dead, reasons := run.names, run.dead, run.reasons
+	// Each table's next offset after the batch goes with the leader epoch
+	// of the batch's last record, which may be another table's.
+	epoch := recs[len(recs)-1].LeaderEpoch
 	run.jobs = run.jobs[:0]
 	for _, name := range names {
 		t, err := run.table(ctx, name, groups[name])
 		if err != nil {
 			return err
 		}
-		run.plan(t, tp, groups[name], nil, next)
+		run.plan(t, tp, groups[name], nil, next, epoch)
 	}
 	if len(dead) > 0 {
 		t, err := run.table(ctx, spec.FanoutErrorsTable, nil)
 		if err != nil {
 			return err
 		}
-		run.plan(t, tp, dead, reasons, next)
+		run.plan(t, tp, dead, reasons, next, epoch)
 	}
 	return run.write(ctx)
 }
@@ -753,11 +779,8 @@ func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs [
 // Their offsets are recorded there under the fanout schema's own id, so
 // that a batch read again after a crash does not write them twice.
 func (run *fanoutRun) leaveOut(tp kafka.TopicPartition, next int64) error {
-	cfg := &run.r.cfg
-	dirty := dirtyTableAt(spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
-		strings.ToLower(dirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)))
-	opts := cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), run.r.log)
-	err := dirty.commitAs(unroutedID(cfg.Fanout.Name), "", run.unrouted, map[kafka.TopicPartition]int64{tp: next}, opts)
+	dirty, opts := run.dirtyTable()
+	err := dirty.commitAs(unroutedID(run.r.cfg.Fanout.Name), "", run.unrouted, map[kafka.TopicPartition]int64{tp: next}, opts)
 	if err != nil {
 		return fmt.Errorf("keep the records of %s that cannot be routed: %w", tp, err)
 	}
@@ -766,6 +789,24 @@ func (run *fanoutRun) leaveOut(tp kafka.TopicPartition, next int64) error {
 	clear(run.unrouted) // let the copies go
 	run.unrouted = run.unrouted[:0]
 	return nil
+}
+
+// leaveOutRewind moves back, to the offsets of to, what the dirty records
+// table records of the records that cannot be routed (see leaveOut), so
+// that those read again from there are not taken for records written
+// already.
+func (run *fanoutRun) leaveOutRewind(to map[kafka.TopicPartition]int64) error {
+	dirty, opts := run.dirtyTable()
+	return dirty.rewind(unroutedID(run.r.cfg.Fanout.Name), to, opts)
+}
+
+// dirtyTable returns the dirty records table of the fanout schema's
+// destination schema and the options it opens with.
+func (run *fanoutRun) dirtyTable() (*dirtyTable, table.Options) {
+	cfg := &run.r.cfg
+	dirty := dirtyTableAt(spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
+		strings.ToLower(dirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)))
+	return dirty, cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), run.r.log)
 }
 
 // unroutedID is the id under which the dirty records table records the
@@ -790,8 +831,8 @@ type chunkJob struct {
 // letters, with their reasons, for the dead letter table), a decoding
 // chunk at a time, past what the table committed already; next is the
 // offset after the batch they came from, which every record of t before
-// it is in by then.
-func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []decode.Record, reasons []string, next int64) {
+// it is in by then, and epoch the leader epoch of the record before next.
+func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []decode.Record, reasons []string, next int64, epoch int32) {
 	// The table's committed offsets only move by its flushes of earlier
 	// chunks of this batch, so they can be read before any is added.
 	if done, ok := t.committed[tp]; ok {
@@ -806,11 +847,11 @@ func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []decod
 	}
 	for start := 0; start < len(recs); start += decodeChunk {
 		end := min(start+decodeChunk, len(recs))
-		n := next
+		n, e := next, epoch
 		if end < len(recs) {
-			n = recs[end-1].Offset + 1
+			n, e = recs[end-1].Offset+1, -1 // the chunk's last record's
 		}
-		job := chunkJob{t: t, d: decoded{tp: tp, recs: recs[start:end], next: n, epoch: -1}}
+		job := chunkJob{t: t, d: decoded{tp: tp, recs: recs[start:end], next: n, epoch: e}}
 		if reasons != nil {
 			job.reasons = reasons[start:end]
 		}
@@ -955,7 +996,16 @@ func (run *fanoutRun) record() error {
 			}
 		}
 	}
-	if err := run.progress.record(next, nil, nil); err != nil {
+	// A partition held back by a table's buffered rows is recorded
+	// without an epoch: the epoch of the record before its offset is not
+	// kept.
+	epochs := map[kafka.TopicPartition]int32{}
+	for tp, n := range next {
+		if e, ok := run.epochs[tp]; ok && n == run.pos[tp] {
+			epochs[tp] = e
+		}
+	}
+	if err := run.progress.record(next, epochs, nil, nil); err != nil {
 		return err
 	}
 	if run.group != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // progressDir is the folder, in a fanout schema's destination schema, of
@@ -89,22 +90,28 @@ func (p *progress) tables() []string {
 	return names
 }
 
-// record commits next, the offsets that moved, the tables not recorded yet
-// among tables, and the configuration keys of conf; nothing when none
-// changes.
-func (p *progress) record(next map[kafka.TopicPartition]int64, tables []string, conf map[string]string) error {
-	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Configuration: maps.Clone(conf)}
+// record commits next, the offsets that moved, each with its leader epoch
+// in epochs if there (that of the last record before it), the tables not
+// recorded yet among tables, and the configuration keys of conf; nothing
+// when none changes.
+func (p *progress) record(next map[kafka.TopicPartition]int64, epochs map[kafka.TopicPartition]int32, tables []string,
+	conf map[string]string) error {
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Epochs: map[string]int32{}, Configuration: maps.Clone(conf)}
 	if c.Configuration == nil {
 		c.Configuration = map[string]string{}
 	}
 	for tp, n := range next {
 		was, ok := p.next[tp]
-		switch {
-		case !ok:
-			c.Txns[appID(tp)] = n
-		case n > was:
-			c.Txns[appID(tp)] = n
-			c.From[appID(tp)] = was
+		if ok && n <= was {
+			continue
+		}
+		id := appID(tp)
+		c.Txns[id] = n
+		if ok {
+			c.From[id] = was
+		}
+		if e, ok := epochs[tp]; ok {
+			c.Epochs[id] = e
 		}
 	}
 	p.loss.addTo(&c, next)
@@ -120,6 +127,11 @@ func (p *progress) record(next map[kafka.TopicPartition]int64, tables []string, 
 	if p.tbl.Snapshot().Version < 0 {
 		c.Schema = progressColumns
 	}
+	return p.commit(c)
+}
+
+// commit commits c to the log and takes the offsets it moves.
+func (p *progress) commit(c table.Commit) error {
 	if _, err := p.tbl.Commit(c); err != nil {
 		return fmt.Errorf("commit to the fanout progress log: %w", err)
 	}
@@ -128,6 +140,13 @@ func (p *progress) record(next map[kafka.TopicPartition]int64, tables []string, 
 		p.next[tp] = n
 	}
 	return nil
+}
+
+// rewind moves the offsets of to back, recording gaps as skipped: the
+// partitions are read again from there, without a leader epoch until a
+// record is read.
+func (p *progress) rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap) error {
+	return p.commit(rewindCommit(p.tbl.Snapshot().Txns, to, gaps, p.loss))
 }
 
 // useRoute records route as the expression the fanout schema routes with.
@@ -159,5 +178,5 @@ func (p *progress) useRoute(route string, tableDir func(string) string) error {
 			}
 		}
 	}
-	return p.record(nil, nil, map[string]string{progressRouteKey: route})
+	return p.record(nil, nil, nil, map[string]string{progressRouteKey: route})
 }

@@ -1,8 +1,12 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -24,6 +28,10 @@ import (
 // reconnection), from the last record they fetched; a truncation they find
 // restarts the table, which then validates from its log, so that records
 // fetched but not committed are not counted as lost.
+//
+// A fanout schema validates the same way when it starts, each offset of
+// its progress log and of its tables' logs with the epoch recorded beside
+// it: its tables may have committed records past its progress.
 
 // lossTruncated is the reason of a [spec.DataLossGap] of offsets [From,
 // To) that a partition's log lost after the table read them: the table
@@ -41,6 +49,7 @@ const lossTruncated = "log truncated (unclean leader election)"
 // last commit read no record) is not validated.
 func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) error {
 	snap := l.tbl.Snapshot()
+	ends := &epochEnds{client: l.r.client, known: map[epochOf]int64{}}
 	to := map[kafka.TopicPartition]int64{}
 	var gaps []spec.DataLossGap
 	for _, tp := range tps {
@@ -50,19 +59,16 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 		}
 		l.epochs[tp] = epoch
 		next := l.committed[tp]
-		end, err := l.r.client.EpochEnd(ctx, tp, epoch)
+		truncated, err := ends.truncated(ctx, tp, epoch, next)
 		if err != nil {
-			return lookupError{err}
+			return err
 		}
-		if end < 0 || end >= next {
+		if truncated == nil {
 			continue
 		}
-		truncated := &kafka.TruncationError{TP: tp, Epoch: epoch, End: end, Offset: next}
+		end := truncated.End
 		if l.loss == nil {
-			return fatalError{fmt.Errorf("data loss: %w: the table holds rows of offsets [%d, %d) of %s that Kafka no longer has, "+
-				"and has not read the records now at those offsets; set fail_on_data_loss = false to read them from offset %d on "+
-				"(the table keeps the rows it has, and records the gap in its status), or ingest into a new destination table to start over",
-				truncated, end, next, tp, end)}
+			return truncationFailure(truncated, "table")
 		}
 		l.r.log.Warn("log truncated under the table's offset; it reads on from the truncation (fail_on_data_loss = false)",
 			"topic", tp.Topic, "partition", tp.Partition, "epoch", epoch, "from", end, "to", next)
@@ -74,6 +80,132 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 		return nil
 	}
 	if err := l.rewind(to, gaps, nil); err != nil {
+		return fmt.Errorf("record the offsets of truncated partitions: %w", err)
+	}
+	return nil
+}
+
+// truncationFailure is the data-loss error that stops a table, or a fanout
+// schema (what), that holds rows of offsets a truncated log no longer has.
+func truncationFailure(truncated *kafka.TruncationError, what string) error {
+	tp, end, next := truncated.TP, truncated.End, truncated.Offset
+	return fatalError{fmt.Errorf("data loss: %w: the %s holds rows of offsets [%d, %d) of %s that Kafka no longer has, "+
+		"and has not read the records now at those offsets; set fail_on_data_loss = false to read them from offset %d on "+
+		"(the %s keeps the rows it has, and records the gap in its status), or ingest into a new destination to start over",
+		truncated, what, end, next, tp, end, what)}
+}
+
+// epochEnds looks up where partitions' logs end leader epochs, asking the
+// leader once per partition and epoch.
+type epochEnds struct {
+	client *kafka.Client
+	known  map[epochOf]int64
+}
+
+// epochOf is a leader epoch of a partition.
+type epochOf struct {
+	tp    kafka.TopicPartition
+	epoch int32
+}
+
+// truncated returns the truncation of tp's log below offset next, read
+// with the leader epoch epoch as its last record's; nil when the log still
+// holds everything before next, or its leader knows nothing of the epoch.
+func (e *epochEnds) truncated(ctx context.Context, tp kafka.TopicPartition, epoch int32, next int64) (*kafka.TruncationError, error) {
+	key := epochOf{tp, epoch}
+	end, ok := e.known[key]
+	if !ok {
+		var err error
+		if end, err = e.client.EpochEnd(ctx, tp, epoch); err != nil {
+			return nil, lookupError{err}
+		}
+		e.known[key] = end
+	}
+	if end < 0 || end >= next {
+		return nil, nil
+	}
+	return &kafka.TruncationError{TP: tp, Epoch: epoch, End: end, Offset: next}, nil
+}
+
+// checkTruncation validates the offsets of tps the fanout schema starts
+// from with the leader epochs recorded beside them: its progress log's,
+// and those of the tables open, which may be past the progress. A
+// truncation below any of them stops the fanout schema with a data-loss
+// error; with fail_on_data_loss = false, the tables that hold offsets past
+// the truncation and the progress log go back to it, the progress log
+// recording the gap, and the partition is read on from there.
+func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) error {
+	ends := &epochEnds{client: run.r.client, known: map[epochOf]int64{}}
+	found := map[kafka.TopicPartition]*kafka.TruncationError{}
+	check := func(tp kafka.TopicPartition, epochs map[string]int32, next int64) error {
+		epoch, ok := epochs[appID(tp)]
+		if !ok {
+			return nil
+		}
+		t, err := ends.truncated(ctx, tp, epoch, next)
+		if t == nil || err != nil {
+			return err
+		}
+		if was := found[tp]; was == nil || t.End < was.End || (t.End == was.End && t.Offset > was.Offset) {
+			found[tp] = t
+		}
+		return nil
+	}
+	progress := run.progress.tbl.Snapshot().Epochs
+	for _, tp := range tps {
+		if next, ok := run.progress.next[tp]; ok {
+			if err := check(tp, progress, next); err != nil {
+				return err
+			}
+		}
+		for _, t := range run.order {
+			if next, ok := t.committed[tp]; ok {
+				if err := check(tp, t.tbl.Snapshot().Epochs, next); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	truncated := slices.SortedFunc(maps.Values(found), func(a, b *kafka.TruncationError) int {
+		return cmp.Or(strings.Compare(a.TP.Topic, b.TP.Topic), cmp.Compare(a.TP.Partition, b.TP.Partition))
+	})
+	if run.progress.loss == nil {
+		return truncationFailure(truncated[0], "fanout schema")
+	}
+	// The tables go back first: a crash before the progress log does finds
+	// the same truncation again.
+	to := map[kafka.TopicPartition]int64{}
+	for _, t := range truncated {
+		to[t.TP] = t.End
+	}
+	for _, t := range run.order {
+		back := map[kafka.TopicPartition]int64{}
+		for tp, end := range to {
+			if next, ok := t.committed[tp]; ok && next > end {
+				back[tp] = end
+			}
+		}
+		if len(back) > 0 {
+			if err := t.rewind(back, nil, nil); err != nil {
+				return fmt.Errorf("table %s: record the offsets of truncated partitions: %w", t.name, err)
+			}
+		}
+	}
+	if err := run.leaveOutRewind(to); err != nil {
+		return err
+	}
+	var gaps []spec.DataLossGap
+	now := time.Now().UTC().Format(time.RFC3339)
+	for _, t := range truncated {
+		run.r.log.Warn("log truncated under the fanout schema's offset; it reads on from the truncation (fail_on_data_loss = false)",
+			"topic", t.TP.Topic, "partition", t.TP.Partition, "epoch", t.Epoch, "from", t.End, "to", t.Offset)
+		gaps = append(gaps, spec.DataLossGap{Topic: t.TP.Topic, Partition: t.TP.Partition, From: t.End, To: t.Offset,
+			Reason: lossTruncated, DetectedAt: now})
+	}
+	if err := run.progress.rewind(to, gaps); err != nil {
 		return fmt.Errorf("record the offsets of truncated partitions: %w", err)
 	}
 	return nil

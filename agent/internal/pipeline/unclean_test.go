@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -262,9 +267,12 @@ func partitionState(ctx context.Context, adm *kadm.Client, topic string) (leader
 // 19 go to the leader alone, and two tables read all 20. Then the leader
 // stops, the stale follower starts and is elected leader uncleanly: its
 // log ends at 10, and ten other records are written at offsets 10 to 19.
-// The tables, which keep running, find the truncation on their fetchers'
-// new connection: the one with the default fail_on_data_loss fails with
-// the range [10, 20), the other reads the new records from 10 on.
+// The tables and two fanout schemas routing the records by tag, which keep
+// running, find the truncation on their fetchers' new connection and
+// validate their logs' offsets as they restart: those with the default
+// fail_on_data_loss fail with the range [10, 20), the others read the new
+// records from 10 on (the fanout schema's table "lost", which holds offsets
+// past the truncation, goes back to it too).
 func TestRealBrokerUncleanElection(t *testing.T) {
 	jars := os.Getenv("KAFKA_JARS")
 	if jars == "" {
@@ -315,14 +323,36 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	produce(t, producer, 10, 20, value("lost"))
 
 	conn := &spec.Connection{Name: "c", BootstrapServers: c.bootstrap()}
-	m := NewManager(Config{Warehouse: t.TempDir()})
+	warehouse := t.TempDir()
+	m := NewManager(Config{Warehouse: warehouse})
 	defer m.Close(context.Background())
 	if err := m.Apply(context.Background(), lossTables("u"), conn, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 3*time.Minute, "20 rows in both tables", func() bool {
+	// Two fanout schemas route the same records by their tag, one going
+	// on after data loss.
+	fanouts := map[string]*fanoutRunner{}
+	client := newKafkaClient(t, conn)
+	budget := memory.New(1 << 40)
+	src := newSource(client, budget, slog.Default())
+	t.Cleanup(src.close)
+	for _, name := range []string{"keeps", "fails"} {
+		cfg := testFanoutConfig(warehouse, "u", conn)
+		cfg.Fanout.Name, cfg.Fanout.DestinationSchema, cfg.Dir = name, name, filepath.Join(warehouse, "main", name)
+		cfg.Fanout.FanoutOptions.FanoutBy = "cast(value AS STRING):tag"
+		cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "id BIGINT, tag STRING"
+		if name == "keeps" {
+			off := false
+			cfg.Fanout.ConnectorOptions.KafkaOptions.FailOnDataLoss = &off
+		}
+		r := newFanoutRunner(cfg, client, src, routeByTag, &registries{}, budget, slog.Default())
+		r.start()
+		t.Cleanup(r.stop)
+		fanouts[name] = r
+	}
+	waitFor(t, 3*time.Minute, "20 rows in both tables and both fanout schemas", func() bool {
 		st, _ := m.Status("p")
-		return st.Tables[0].Rows == 20 && st.Tables[1].Rows == 20
+		return st.Tables[0].Rows == 20 && st.Tables[1].Rows == 20 && fanoutRows(fanouts["keeps"]) == 20 && fanoutRows(fanouts["fails"]) == 20
 	})
 
 	c.stop(leader)
@@ -340,9 +370,10 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 		t.Fatalf("the new leader ends at %+v, %v; want 20", o, err)
 	}
 
-	waitFor(t, 5*time.Minute, "30 rows in the table that goes on, and the other failed", func() bool {
+	waitFor(t, 5*time.Minute, "30 rows in the table and fanout schema that go on, and the others failed", func() bool {
 		st, _ := m.Status("p")
-		return st.Tables[0].Rows == 30 && st.Tables[1].State == spec.StateFailed
+		return st.Tables[0].Rows == 30 && st.Tables[1].State == spec.StateFailed &&
+			fanoutRows(fanouts["keeps"]) == 30 && fanouts["fails"].status().State == spec.StateFailed
 	})
 	st, _ := m.Status("p")
 	keeps, fails := st.Tables[0], st.Tables[1]
@@ -352,5 +383,33 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	if g := keeps.DataLoss; len(g) != 1 || g[0].From != 10 || g[0].To != 20 || g[0].Reason != lossTruncated {
 		t.Errorf("status data_loss %+v, want u/0 from 10 to 20, truncated", g)
 	}
+	if f := fanouts["fails"].status(); !strings.Contains(f.LastError, "offsets [10, 20) were read from leader epoch") || fanoutRows(fanouts["fails"]) != 20 {
+		t.Errorf("the failing fanout schema: %d rows, error %q; want 20 rows and the offsets lost", fanoutRows(fanouts["fails"]), f.LastError)
+	}
+	// The fanout schema that goes on keeps the rows it has, reads the new
+	// records into their table, and records the gap.
+	rows := map[string]int64{}
+	var gaps []spec.DataLossGap
+	for _, ts := range fanouts["keeps"].status().Tables {
+		rows[ts.DestinationTable] = ts.Rows
+		gaps = append(gaps, ts.DataLoss...)
+	}
+	if want := map[string]int64{"both": 10, "lost": 10, "new": 10}; !maps.Equal(rows, want) {
+		t.Errorf("the fanout schema that goes on has rows %v, want %v", rows, want)
+	}
+	if len(gaps) == 0 || gaps[0].From != 10 || gaps[0].To != 20 || gaps[0].Reason != lossTruncated {
+		t.Errorf("the fanout schema's tables report data_loss %+v, want u/0 from 10 to 20, truncated", gaps)
+	}
 	t.Logf("unclean election scenario took %s", time.Since(started).Round(time.Second))
+}
+
+// routeByTag routes by the JSON value's "tag" field.
+func routeByTag(r *expr.Record) (string, bool, error) {
+	var v struct {
+		Tag string `json:"tag"`
+	}
+	if err := json.Unmarshal(r.Value, &v); err != nil {
+		return "", false, err
+	}
+	return v.Tag, false, nil
 }
