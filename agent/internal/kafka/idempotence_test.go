@@ -97,7 +97,8 @@ func TestProducerIdempotentNoCoordinator(t *testing.T) {
 // with REQUEST_TIMED_OUT (the answer to the first attempt lost) is retried
 // and written once by an idempotent producer, twice by one that is not;
 // DUPLICATE_SEQUENCE_NUMBER is success; UNKNOWN_PRODUCER_ID and
-// OUT_OF_ORDER_SEQUENCE_NUMBER start over with a new producer id.
+// OUT_OF_ORDER_SEQUENCE_NUMBER start over with a new producer id, telling
+// OnNewProducerID (acked batches lost for the second).
 func TestProducerIdempotentFaults(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	if err != nil {
@@ -109,7 +110,14 @@ func TestProducerIdempotentFaults(t *testing.T) {
 	fault := func(code *kerr.Error) *kfake.FaultHandle {
 		return c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Err: code})
 	}
-	idem := newProducer(t, cl, kafka.ProducerConfig{Idempotent: true})
+	type renewal struct {
+		tp        kafka.TopicPartition
+		lostAcked bool
+	}
+	var renewals []renewal
+	idem := newProducer(t, cl, kafka.ProducerConfig{Idempotent: true, OnNewProducerID: func(tp kafka.TopicPartition, lostAcked bool, _ error) {
+		renewals = append(renewals, renewal{tp, lostAcked})
+	}})
 	plain := newProducer(t, cl, kafka.ProducerConfig{})
 	var want []string
 	for _, tc := range []struct {
@@ -140,6 +148,15 @@ func TestProducerIdempotentFaults(t *testing.T) {
 		if renewed == (tc.p.ProducerID() == before) {
 			t.Fatalf("%s: producer id %d, was %d", tc.name, tc.p.ProducerID(), before)
 		}
+		if renewed {
+			want := renewal{kafka.TopicPartition{Topic: "t"}, tc.err == kerr.OutOfOrderSequenceNumber}
+			if len(renewals) != 1 || renewals[0] != want {
+				t.Fatalf("%s: OnNewProducerID told %+v, want %+v", tc.name, renewals, want)
+			}
+		} else if len(renewals) != 0 {
+			t.Fatalf("%s: OnNewProducerID told %+v, want nothing", tc.name, renewals)
+		}
+		renewals = renewals[:0]
 		want = append(want, tc.wrote...)
 		if got, _, _ := fetchTopic(t, cl, "t", false); !slices.Equal(got, want) {
 			t.Fatalf("%s: records %v, want %v", tc.name, got, want)

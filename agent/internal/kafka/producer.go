@@ -66,6 +66,12 @@ type ProducerConfig struct {
 	// sequence numbers, so a batch retried after a lost answer is written
 	// once. A transactional producer always is.
 	Idempotent bool
+	// OnNewProducerID, if set, is told when an idempotent producer starts
+	// over with a new producer id after err, the broker's answer to a
+	// batch of tp (see [Producer.produce]); lostAcked when that answer
+	// was an out-of-order sequence, which means the broker lost batches
+	// it had acked: the caller should make that known.
+	OnNewProducerID func(tp TopicPartition, lostAcked bool, err error)
 }
 
 // Producer writes records to partitions of a cluster: in transactions
@@ -308,6 +314,9 @@ func (p *Producer) produce(ctx context.Context, tp TopicPartition, recs []OutRec
 	if err == nil || p.transactional() || !p.idempotent() ||
 		!errors.Is(err, kafkago.UnknownProducerId) && !errors.Is(err, kafkago.OutOfOrderSequenceNumber) {
 		return err
+	}
+	if p.cfg.OnNewProducerID != nil {
+		p.cfg.OnNewProducerID(tp, errors.Is(err, kafkago.OutOfOrderSequenceNumber), err)
 	}
 	if ierr := p.Init(ctx); ierr != nil {
 		return fmt.Errorf("%w; starting over with a new producer id failed: %w", err, ierr)

@@ -288,7 +288,16 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	if s.router, err = encode.NewRouter(&r.spec); err != nil {
 		return fatalError{fmt.Errorf("table_topic_mapping: %w", err)}
 	}
-	cfg := kafka.ProducerConfig{Compression: strings.ToLower(r.spec.Compression), Idempotent: r.spec.Idempotent()}
+	cfg := kafka.ProducerConfig{Compression: strings.ToLower(r.spec.Compression), Idempotent: r.spec.Idempotent(),
+		OnNewProducerID: func(tp kafka.TopicPartition, lostAcked bool, err error) {
+			if lostAcked {
+				r.log.Warn("the broker lost records it had acknowledged (an unclean leader election on the output topic?); "+
+					"the sink goes on with a new producer id, and those records are not in the topic",
+					"topic", tp.Topic, "partition", tp.Partition, "err", err)
+				return
+			}
+			r.log.Info("the broker forgot the sink's producer id; it goes on with a new one", "topic", tp.Topic, "partition", tp.Partition)
+		}}
 	if r.spec.ExactlyOnce() {
 		cfg.TransactionalID, cfg.TransactionTimeout = r.spec.TxnID(), sinkTransactionTimeout(r.spec.FlushEvery())
 	}
