@@ -186,7 +186,9 @@ func TestAccFanoutSchema(t *testing.T) {
 // TestAccFanoutByTopic applies a fanout schema without fanout_by over two
 // JSON topics, one with a dot and a dash in its name, and checks that each
 // topic's records go to a table named after the topic ('.' and '-' made
-// '_'), as Flink names JSON tables after their topic.
+// '_'), as Flink names JSON tables after their topic. A second fanout
+// schema, without fanout_options at all, routes the same way, keeping its
+// raw values; its state has no fanout_options, before and after import.
 func TestAccFanoutByTopic(t *testing.T) {
 	a := sharedAgent(t)
 	conn, pipe, fan := uniqueName("conn"), uniqueName("pipe"), uniqueName("fan")
@@ -196,8 +198,22 @@ func TestAccFanoutByTopic(t *testing.T) {
 	}
 	produce(t, orders, `{"id":1}`, `{"id":2}`)
 	produce(t, clicks, `{"page":"a"}`)
+	raw := uniqueName("fanraw")
 	config := carrierHCL(a, conn, pipe) + runningFanoutHCL(fan, uniqueName("bytopic"), []string{orders, clicks}, `
-    transforms = [{ input_column = "value" }]`, "")
+    transforms = [{ input_column = "value" }]`, "") + fmt.Sprintf(`
+resource "tributary_fanout_schema" "raw" {
+  name                = %s
+  pipeline_name       = tributary_pipeline.p.name
+  destination_catalog = "main"
+  destination_schema  = %s
+  connector_options = {
+    kafka_options = {
+      topics          = [%s, %s]
+      starting_offset = "earliest"
+    }
+  }
+}
+`, hclString(raw), hclString(raw), hclString(orders), hclString(clicks))
 	const res = "tributary_fanout_schema.f"
 	tableOf := func(topic string) string { return strings.NewReplacer(".", "_", "-", "_").Replace(topic) }
 	want := []string{tableOf(clicks), tableOf(orders)}
@@ -207,14 +223,19 @@ func TestAccFanoutByTopic(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: config},
 			{
-				PreConfig:    func() { a.waitFanoutTables(t, fan, 2) },
+				PreConfig:    func() { a.waitFanoutTables(t, fan, 2); a.waitFanoutTables(t, raw, 2) },
 				RefreshState: true,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(res, "tables.#", "2"),
 					resource.TestCheckResourceAttr(res, "tables.0", want[0]),
 					resource.TestCheckResourceAttr(res, "tables.1", want[1]),
+					resource.TestCheckNoResourceAttr("tributary_fanout_schema.raw", "fanout_options"),
+					resource.TestCheckResourceAttr("tributary_fanout_schema.raw", "tables.#", "2"),
+					resource.TestCheckResourceAttr("tributary_fanout_schema.raw", "tables.0", want[0]),
+					resource.TestCheckResourceAttr("tributary_fanout_schema.raw", "tables.1", want[1]),
 				),
 			},
+			importStep("tributary_fanout_schema.raw", raw, "timeouts"),
 		},
 	})
 }

@@ -123,8 +123,20 @@ func (m *fanoutSchemaResourceModel) setFromSpec(ctx context.Context, f *spec.Fan
 		keepEmptyConfig = !prior.TableConfiguration.IsNull()
 	}
 	m.FanoutOptions = fanoutOptionsToObject(ctx, &f.FanoutOptions, &priorOptions, diags)
+	if (prior == nil || prior.FanoutOptions.IsNull()) && fanoutOptionsDefault(&f.FanoutOptions) {
+		m.FanoutOptions = types.ObjectNull(fanoutTypes().fanoutOptions.AttrTypes)
+	}
 	m.TableConfiguration = tableConfigurationToObject(ctx, &f.TableConfiguration, keepEmptyConfig, diags)
 	m.Tables = fanoutTables(ctx, st, diags)
+}
+
+// fanoutOptionsDefault reports whether fo is what a fanout schema without
+// fanout_options has: the default route, no transforms, failing on a
+// record that cannot be routed. Such options stay null in the state
+// unless the configuration wrote the block.
+func fanoutOptionsDefault(fo *spec.FanoutOptions) bool {
+	return fo.FanoutBy == "" && len(fo.TableIDFields) == 0 && len(fo.Transforms) == 0 &&
+		(fo.OnInvalidRoute == "" || fo.OnInvalidRoute == spec.OnInvalidRouteFail)
 }
 
 // fanoutOptionsToObject is fanout_options; an empty table_id_fields or

@@ -72,8 +72,9 @@ func fanoutOptionsSchema() schema.SingleNestedAttribute {
 		MarkdownDescription: "How records are routed to tables and transformed. At most one of `fanout_by` and " +
 			"`table_id_fields` may be set. With neither, a value transformer of a changelog format (" + changelogFormats +
 			") routes each event by its source database and table, and any other value routes each record to the table " +
-			"named after its topic (`orders.v1` to `orders_v1`).",
-		Required: true,
+			"named after its topic (`orders.v1` to `orders_v1`). Leave it out for those default routes, without " +
+			"transforms, failing on a record that cannot be routed.",
+		Optional: true,
 		Attributes: map[string]schema.Attribute{
 			"fanout_by": schema.StringAttribute{
 				MarkdownDescription: "Databricks SQL expression on the raw record whose result names the record's table, " +
