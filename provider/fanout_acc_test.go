@@ -57,12 +57,18 @@ func carrierHCL(a *testAgent, conn, pipeline string) string {
 // records of topics from the earliest offset; options is the body of
 // fanout_options and extra any more attributes.
 func runningFanoutHCL(name, schema string, topics []string, options, extra string) string {
+	return fanoutResourceHCL("f", name, schema, topics, "\n  fanout_options = {"+options+"\n  }"+extra)
+}
+
+// fanoutResourceHCL renders a tributary_fanout_schema res like
+// runningFanoutHCL, with the attributes more after its connector_options.
+func fanoutResourceHCL(res, name, schema string, topics []string, more string) string {
 	quoted := make([]string, len(topics))
 	for i, t := range topics {
 		quoted[i] = hclString(t)
 	}
 	return fmt.Sprintf(`
-resource "tributary_fanout_schema" "f" {
+resource "tributary_fanout_schema" %s {
   name                = %s
   pipeline_name       = tributary_pipeline.p.name
   destination_catalog = "main"
@@ -72,11 +78,9 @@ resource "tributary_fanout_schema" "f" {
       topics          = [%s]
       starting_offset = "earliest"
     }
-  }
-  fanout_options = {%s
   }%s
 }
-`, hclString(name), hclString(schema), strings.Join(quoted, ", "), options, extra)
+`, hclString(res), hclString(name), hclString(schema), strings.Join(quoted, ", "), more)
 }
 
 // waitFanoutTables waits until the agent reports at least n tables of the
@@ -200,20 +204,7 @@ func TestAccFanoutByTopic(t *testing.T) {
 	produce(t, clicks, `{"page":"a"}`)
 	raw := uniqueName("fanraw")
 	config := carrierHCL(a, conn, pipe) + runningFanoutHCL(fan, uniqueName("bytopic"), []string{orders, clicks}, `
-    transforms = [{ input_column = "value" }]`, "") + fmt.Sprintf(`
-resource "tributary_fanout_schema" "raw" {
-  name                = %s
-  pipeline_name       = tributary_pipeline.p.name
-  destination_catalog = "main"
-  destination_schema  = %s
-  connector_options = {
-    kafka_options = {
-      topics          = [%s, %s]
-      starting_offset = "earliest"
-    }
-  }
-}
-`, hclString(raw), hclString(raw), hclString(orders), hclString(clicks))
+    transforms = [{ input_column = "value" }]`, "") + fanoutResourceHCL("raw", raw, raw, []string{orders, clicks}, "")
 	const res = "tributary_fanout_schema.f"
 	tableOf := func(topic string) string { return strings.NewReplacer(".", "_", "-", "_").Replace(topic) }
 	want := []string{tableOf(clicks), tableOf(orders)}
