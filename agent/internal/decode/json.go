@@ -53,8 +53,8 @@ type jtype struct {
 	flat []int
 	cols int
 	// conv says how a JSON number or string becomes a value of the type
-	// where the type alone does not tell (changelog_types.go).
-	conv uint8
+	// where the type alone does not tell (json_events.go).
+	conv Conversion
 }
 
 // compileJSON compiles t; notNull marks a NOT NULL struct field.
@@ -589,7 +589,7 @@ func (d *jsonDecoder) fit(ok bool) (nonNull, valid bool) {
 // fromNumber writes a JSON number (its text) as type t; false if it does
 // not fit.
 func (d *jsonDecoder) fromNumber(t *jtype, text []byte) bool {
-	if t.conv != convNone && t.conv != convDecimalBytes {
+	if t.conv != ConvNone && t.conv != ConvDecimalBytes {
 		return d.converted(t, text)
 	}
 	integral := isIntegral(text)
@@ -637,7 +637,7 @@ func (d *jsonDecoder) fromString(t *jtype, s []byte) bool {
 		f, ok := d.specialFloat(s)
 		return ok && d.float(t, f)
 	case schema.Decimal:
-		if t.conv == convDecimalBytes {
+		if t.conv == ConvDecimalBytes {
 			return d.decimalBytes(t, s)
 		}
 		return d.decimal(t, s)
@@ -1067,4 +1067,81 @@ func (d *jsonDecoder) reserialize(dst, v []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// Scanner walks JSON objects and arrays member by member without decoding
+// them, as the JSON decoder scans them (double-quoted strings only, no
+// NaN or Infinity): package changelog reads change-event envelopes with
+// it. It is reused across calls and is not safe for concurrent use.
+type Scanner struct {
+	d jsonDecoder
+}
+
+// Members calls fn for each member of the JSON object at the start of
+// data (data[0] is '{'), with the member's unescaped key, valid during the
+// call, and the raw text of its value, a sub-slice of data; fn may use the
+// Scanner on other text. It returns the index in data after the object,
+// or -1 when the object is malformed JSON; an error of fn stops it and is
+// returned, with -1. What follows the object is not read.
+func (s *Scanner) Members(data []byte, fn func(key, val []byte) error) (int, error) {
+	d := &s.d
+	defer func() { d.data = nil }() // do not keep the caller's bytes
+	d.data, d.pos = data, 1
+	d.ws()
+	if d.pos < len(data) && data[d.pos] == '}' {
+		return d.pos + 1, nil
+	}
+	for {
+		key, ok := d.key()
+		if !ok {
+			return -1, nil
+		}
+		start := d.pos
+		if !d.skip(1) {
+			return -1, nil
+		}
+		pos := d.pos
+		if err := fn(key, data[start:pos]); err != nil {
+			return -1, err
+		}
+		d.data, d.pos = data, pos
+		if !d.next('}') {
+			return -1, nil
+		}
+		if data[d.pos-1] == '}' {
+			return d.pos, nil
+		}
+	}
+}
+
+// Elements calls fn for the raw text of each element of the JSON array at
+// the start of data (data[0] is '['), a sub-slice of data; fn may use the
+// Scanner on other text. It returns false when the array is malformed
+// JSON, and an error of fn, which stops it.
+func (s *Scanner) Elements(data []byte, fn func(val []byte) error) (bool, error) {
+	d := &s.d
+	defer func() { d.data = nil }()
+	d.data, d.pos = data, 1
+	d.ws()
+	if d.pos < len(data) && data[d.pos] == ']' {
+		return true, nil
+	}
+	for {
+		d.ws()
+		start := d.pos
+		if !d.skip(1) {
+			return false, nil
+		}
+		pos := d.pos
+		if err := fn(data[start:pos]); err != nil {
+			return false, err
+		}
+		d.data, d.pos = data, pos
+		if !d.next(']') {
+			return false, nil
+		}
+		if data[d.pos-1] == ']' {
+			return true, nil
+		}
+	}
 }
