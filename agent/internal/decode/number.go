@@ -266,3 +266,14 @@ func putDecimal(dst []byte, u uint128, neg bool) {
 		}
 	}
 }
+
+// isIntegral reports whether a JSON number has neither fraction nor
+// exponent.
+func isIntegral(text []byte) bool {
+	for _, c := range text {
+		if c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
+}
