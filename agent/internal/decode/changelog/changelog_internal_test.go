@@ -496,23 +496,6 @@ func TestCanalStrings(t *testing.T) {
 	}
 }
 
-// TestJSONEmptyValueAsDeleteInferred checks _op beside an inferred JSON
-// value's rescue column.
-func TestJSONEmptyValueAsDeleteInferred(t *testing.T) {
-	on := true
-	l := inferredValue(spec.SchemaEvolutionAddNewColumns, null("id", tLong))
-	l.Value.Transformer.JSONOptions.EmptyValueAsDelete = &on
-	l.Op = true
-	rows, _ := evolve(t, l, decode.Options{}, []decode.Record{{Value: []byte(`{"id":1,"x":"a"}`)}, {Key: []byte("k")}})
-	want := []string{`"c" 1 "a" null`, `"d" null null null`}
-	if got := picks(rows, "_op", "id", "x", spec.RescuedDataColumn); !slices.Equal(got, want) {
-		t.Errorf("rows %q, want %q", got, want)
-	}
-	if got := names(l.Columns()); got != "key,id,x,_op,_kafka,_rescued_data,_corrupt_record" {
-		t.Errorf("columns %s", got)
-	}
-}
-
 // TestDebeziumNullSourceTS checks that a null source.ts_ms leaves the
 // event's top-level ts_ms as _source.ts, whichever comes first.
 func TestDebeziumNullSourceTS(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/decodetest"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
@@ -146,7 +147,18 @@ func BenchmarkDecodeChangelog(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			recs := changelogBench(b, tc.file)
-			benchDecode(b, settled(b, changelogLayout(tc.tr), recs), recs)
+			var size int64
+			for _, r := range recs {
+				size += int64(len(r.Key) + len(r.Value))
+			}
+			d, err := New(settled(b, changelogLayout(tc.tr), recs), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			decodetest.Bench(b, len(recs), size, func() (int, error) {
+				batch, err := d.Decode(context.Background(), recs)
+				return batch.Corrupt, err
+			})
 		})
 	}
 }
