@@ -229,7 +229,7 @@ func newDecoder(layout *spec.Layout, sources *Sources, ev Events) (*Decoder, err
 		if ev.Value == nil {
 			return nil, fmt.Errorf("value: format %s is a changelog format, and no change-event reader was given", layout.Value.Transformer.Format)
 		}
-		img := &Image{B: b, Part: &layout.Value, Op: d.op, Source: source, img: d.value}
+		img := &Image{B: b, Value: &layout.Value, Op: d.op, Source: source, img: d.value}
 		if d.change, err = ev.Value(img); err != nil {
 			return nil, fmt.Errorf("value: %w", err)
 		}

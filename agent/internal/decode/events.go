@@ -76,8 +76,8 @@ func NewChangelog(layout *spec.Layout, sources *Sources, ev Events) (*Decoder, e
 type Image struct {
 	// B is the Builder of the Decoder's rows.
 	B *rows.Builder
-	// Part is the changelog value part of the layout.
-	Part *spec.Part
+	// Value is the layout's value part, of a changelog format.
+	Value *spec.Part
 	// Op and Source are the top-level fields of _op and _source, -1 when
 	// the table has none.
 	Op, Source int

@@ -90,7 +90,7 @@ type changePart struct {
 // newChangePart returns the reader of the change events of the value
 // that img writes, a changelog format.
 func newChangePart(img *decode.Image) (*changePart, error) {
-	tr := img.Part.Transformer
+	tr := img.Value.Transformer
 	c := &changePart{canal: tr.Format == spec.FormatCanalJSON, img: img,
 		deleteOnEmpty: tr.DeletesOnEmpty(), tinyBool: true, ntz: true}
 	var err error
