@@ -18,7 +18,7 @@ type staticPart struct {
 	dec          datumDecoder
 }
 
-func (p *staticPart) decode(_ context.Context, data []byte) error {
+func (p *staticPart) Decode(_ context.Context, data []byte) error {
 	if data == nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func (p *staticPart) decode(_ context.Context, data []byte) error {
 // its inline or file schema, or registry-framed Avro resolved to the
 // subject's version the table started with. The schema's top-level fields
 // dropped reports (nil: none) are skipped.
-func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source, dropped func(string) bool) (part, error) {
+func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source, dropped func(string) bool) (Part, error) {
 	ao := sp.Transformer.AvroOptions
 	if ao.SchemaRegistry == nil {
 		text := ao.Schema

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/decodetest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -111,19 +112,10 @@ func benchDecode(b *testing.B, layout *spec.Layout, recs []Record) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	for b.Loop() {
+	decodetest.Bench(b, len(recs), size, func() (int, error) {
 		batch, err := d.Decode(context.Background(), recs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if batch.Corrupt > 0 {
-			b.Fatalf("%d of %d records are corrupt", batch.Corrupt, len(recs))
-		}
-	}
-	b.ReportMetric(float64(b.N)*benchBatch/b.Elapsed().Seconds(), "records/s")
-	b.ReportMetric(float64(testing.AllocsPerRun(1, func() { d.Decode(context.Background(), recs) }))/benchBatch, "allocs/record")
+		return batch.Corrupt, err
+	})
 }
 
 // TestDecodeAllocs fails when steady-state decoding allocates per record.

@@ -5,8 +5,9 @@
 // PERMISSIVE mode, plain Avro or Protobuf of an inline or file schema, or
 // Avro or Protobuf in Confluent's wire format whose writer schemas come from
 // a schema registry (see [Resolve]). A value may also be a change event
-// (Debezium or Canal JSON, changelog.go), which gives zero or more rows with
-// _op and _source. An optional struct column carries the record's metadata,
+// (Debezium or Canal JSON), which gives zero or more rows with _op and
+// _source: package changelog reads those envelopes and builds the decoders
+// of such tables (see [NewChangelog]). An optional struct column carries the record's metadata,
 // optional top-level columns chosen pieces of it (metacols.go), and
 // `_corrupt_record` the raw bytes of a key or value
 // that did not decode. Each format has its own part decoder (part.go), and
@@ -111,7 +112,7 @@ type Batch struct {
 type Decoder struct {
 	b *rows.Builder
 	// key and value decode the two sides of a record.
-	key, value part
+	key, value Part
 	// keyFailFast and valueFailFast say that a record whose side fails to
 	// decode stops the batch with a [*RecordError] instead of going to
 	// _corrupt_record.
@@ -119,9 +120,9 @@ type Decoder struct {
 	// meta, op and corrupt are the field indexes of the metadata, _op and
 	// _corrupt_record columns, -1 when absent.
 	meta, op, corrupt int
-	// change decodes a changelog value (DEBEZIUM_JSON, CANAL_JSON) into
-	// zero or more rows; nil for other values.
-	change *changePart
+	// change reads the change events of a changelog value (DEBEZIUM_JSON,
+	// CANAL_JSON), each into zero or more rows; nil for other values.
+	change ChangeEvents
 	// mark is where the rows of a record that gives several begin.
 	mark rows.Mark
 	// inferred holds the key's and the value's part when its columns are
@@ -144,8 +145,19 @@ type Decoder struct {
 // comes from a schema registry needs its [Source] in sources, as [Resolve]
 // returns them; sources is nil when no part does. New reports the formats it
 // cannot decode, schemas Parquet cannot represent and schemas that do not
-// parse.
+// parse. A layout whose value is a changelog format needs the change-event
+// reader that package changelog plugs in with [NewChangelog]: New refuses
+// it.
 func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
+	if tr := layout.Value.Transformer; tr.Changelog() {
+		return nil, fmt.Errorf("value: format %s is a changelog format, whose decoder package changelog builds", tr.Format)
+	}
+	return newDecoder(layout, sources, Events{})
+}
+
+// newDecoder is [New] with the change-event reader ev of a changelog
+// layout.
+func newDecoder(layout *spec.Layout, sources *Sources, ev Events) (*Decoder, error) {
 	cols := layout.Columns()
 	b, err := rows.NewBuilder(cols)
 	if err != nil {
@@ -171,7 +183,7 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 	rescue := len(cols) - tail
 	d.metaCols = newMetaColumns(rescue, layout.Meta)
 	for i, side := range []struct {
-		p        *part
+		p        *Part
 		failFast *bool
 		spec     *spec.Part
 		name     string
@@ -203,8 +215,8 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 		next += side.spec.Width()
 		*side.failFast = side.spec.Transformer.Mode() == spec.ParseModeFailFast
 	}
-	if keyWrapped(layout) {
-		d.key = &payloadPart{part: d.key}
+	if ev.Key != nil {
+		d.key = ev.Key(d.key)
 	}
 	source := -1
 	if layout.Op {
@@ -214,7 +226,11 @@ func New(layout *spec.Layout, sources *Sources) (*Decoder, error) {
 		source, next = next, next+1
 	}
 	if layout.Value.Transformer.Changelog() {
-		if d.change, err = newChangePart(b, &layout.Value, d.value, d.op, source); err != nil {
+		if ev.Value == nil {
+			return nil, fmt.Errorf("value: format %s is a changelog format, and no change-event reader was given", layout.Value.Transformer.Format)
+		}
+		img := &Image{B: b, Value: &layout.Value, Op: d.op, Source: source, img: d.value}
+		if d.change, err = ev.Value(img); err != nil {
 			return nil, fmt.Errorf("value: %w", err)
 		}
 	}
@@ -303,7 +319,7 @@ func (d *Decoder) record(ctx context.Context, recs []Record, i int, st *Stats) e
 	n := 1
 	if d.change != nil {
 		var err error
-		if n, err = d.change.scan(r.Value); err != nil {
+		if n, err = d.change.Scan(r.Value); err != nil {
 			if err := d.fail(r, "value", err, true); err != nil {
 				return err
 			}
@@ -354,7 +370,7 @@ func (d *Decoder) record(ctx context.Context, recs []Record, i int, st *Stats) e
 func (d *Decoder) row(ctx context.Context, r *Record, j int) (bad, err error) {
 	d.b.BeginRow()
 	var raw []byte
-	if e := d.key.decode(ctx, r.Key); e != nil {
+	if e := d.key.Decode(ctx, r.Key); e != nil {
 		if err := d.fail(r, "key", e, d.keyFailFast); err != nil {
 			return nil, err
 		}
@@ -362,16 +378,16 @@ func (d *Decoder) row(ctx context.Context, r *Record, j int) (bad, err error) {
 	}
 	var e error
 	if d.change != nil {
-		e = d.change.row(ctx, j)
+		e = d.change.Row(ctx, j)
 	} else {
-		e = d.value.decode(ctx, r.Value)
+		e = d.value.Decode(ctx, r.Value)
 		if d.op >= 0 {
 			// json_options.empty_value_as_delete on a JSON value.
 			d.b.Field(d.op)
 			if r.Value == nil {
-				d.b.Bytes(opText[opDelete])
+				d.b.Bytes(OpText(OpDelete))
 			} else {
-				d.b.Bytes(opText[opInsert])
+				d.b.Bytes(OpText(OpInsert))
 			}
 		}
 	}

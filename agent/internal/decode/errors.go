@@ -33,7 +33,7 @@ type RecordError struct {
 
 // Error names the record and the cause.
 func (e *RecordError) Error() string {
-	if errors.Is(e.Err, errBadEvent) {
+	if errors.Is(e.Err, ErrBadEvent) {
 		return fmt.Sprintf("the %s of %s[%d]@%d is not a change event of its format: %v; "+
 			"fix the data, or set kafka_options.ignore_errors = true to leave such records out of the table",
 			e.Side, e.Topic, e.Partition, e.Offset, e.Err)

@@ -76,7 +76,7 @@ type evolver struct {
 	rescue bool
 	opts   schema.InferOptions
 	// typeOf, when set, gives the type of a new top-level field from the
-	// change event being decoded (changelog_types.go); nil when it says
+	// change event being decoded (package changelog); nil when it says
 	// nothing, and the value's type is inferred.
 	typeOf func(name string) *schema.Type
 	// fields are the part's columns the decoder was built with; taken
@@ -504,11 +504,11 @@ func (p *inferredPart) drop(mark int) {
 	}
 }
 
-func (p *inferredPart) decode(ctx context.Context, data []byte) error {
+func (p *inferredPart) Decode(ctx context.Context, data []byte) error {
 	e := p.ev
 	e.path, e.obj = e.path[:0], e.obj[:0]
 	p.d.ev = e
-	err := p.jsonPart.decode(ctx, data)
+	err := p.jsonPart.Decode(ctx, data)
 	if p.rescue >= 0 {
 		p.d.b.Field(p.rescue)
 		if err != nil || len(e.obj) == 0 {

@@ -186,3 +186,32 @@ func newColumnsOf(t *testing.T, l *spec.Layout, recs []Record) *NewColumnsError 
 	}
 	return nc
 }
+
+// TestJSONEmptyValueAsDeleteInferred checks _op beside an inferred JSON
+// value's rescue column.
+func TestJSONEmptyValueAsDeleteInferred(t *testing.T) {
+	on := true
+	l := inferredValue(spec.SchemaEvolutionAddNewColumns, null("id", tLong))
+	l.Value.Transformer.JSONOptions.EmptyValueAsDelete = &on
+	l.Op = true
+	recs := []Record{{Value: []byte(`{"id":1,"x":"a"}`)}, {Key: []byte("k")}}
+	l.Value.Fields, _ = newColumnsOf(t, l, recs).Apply(l.Value.Fields)
+	d, err := New(l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.Decode(context.Background(), recs)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	var got []string
+	for _, r := range renderBatch(t, d, &b) {
+		got = append(got, pick(r, "_op", "id", "x", spec.RescuedDataColumn))
+	}
+	if want := []string{`"c" 1 "a" null`, `"d" null null null`}; !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+	if got := names(l.Columns()); got != "key,id,x,_op,_kafka,_rescued_data,_corrupt_record" {
+		t.Errorf("columns %s", got)
+	}
+}

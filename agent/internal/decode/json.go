@@ -1,9 +1,6 @@
 package decode
 
 import (
-	"math"
-	"unicode/utf8"
-
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -20,10 +17,13 @@ import (
 // UTF-8 validation) cost about as much as this scanner's whole JSON side, and
 // a tree would still need converting and could not give STRING fields the
 // raw text of non-string values.
-
-// maxDepth bounds the nesting of skipped JSON values, so that hostile input
-// cannot exhaust the stack; deeper documents are malformed.
-const maxDepth = 1000
+//
+// This file assembles the values into the columns a schema describes, as
+// Spark's from_json does: objects into structs (NOT NULL fields, keys in
+// any order, unknown keys skipped), arrays, maps, VARIANT fields, and what
+// becomes of a value that does not fit. The tokens are read by the
+// jsonScanner it embeds (json_scan.go), and a value's text becomes its
+// column's type in json_value.go.
 
 // jtype is a schema type compiled for JSON decoding.
 type jtype struct {
@@ -53,8 +53,8 @@ type jtype struct {
 	flat []int
 	cols int
 	// conv says how a JSON number or string becomes a value of the type
-	// where the type alone does not tell (changelog_types.go).
-	conv uint8
+	// where the type alone does not tell (json_events.go).
+	conv Conversion
 }
 
 // compileJSON compiles t; notNull marks a NOT NULL struct field.
@@ -89,10 +89,9 @@ func compileJSON(t *schema.Type, notNull bool) *jtype {
 // records and is not safe for concurrent use.
 type jsonDecoder struct {
 	b *rows.Builder
-	// singleQuotes accepts 'single-quoted' strings and names, nonNumeric
-	// the numbers NaN, Infinity, +Infinity and -Infinity, as Spark's
-	// allowSingleQuotes and allowNonNumericNumbers.
-	singleQuotes, nonNumeric bool
+	// jsonScanner reads the document's tokens, with the parser options
+	// single quotes and non-numeric numbers.
+	jsonScanner
 	// timestamps and dates are the compiled timestamp_format and
 	// date_format, nil for Spark's lenient parsing; sqlTimestamps says
 	// timestamp_format is "SQL", which the lenient parser reads once the
@@ -103,8 +102,6 @@ type jsonDecoder struct {
 	// as Canal's row images need (see [jsonDecoder.lenientString]).
 	lenient bool
 
-	data []byte
-	pos  int
 	// corrupt is set when a value did not fit its field, or a NOT NULL
 	// field ended up null.
 	corrupt bool
@@ -115,8 +112,6 @@ type jsonDecoder struct {
 	// element or map value: one that does not fit is not written, which
 	// leaves what the field held (null unless the key came before).
 	inField bool
-	// scratch holds unescaped text that is not kept (keys, timestamps).
-	scratch []byte
 	// written tracks, per struct being decoded that has NOT NULL fields,
 	// which fields hold a non-null value.
 	written []bool
@@ -134,7 +129,7 @@ func newJSONDecoder(b *rows.Builder, tr *spec.Transformer) (jsonDecoder, error) 
 	if tr != nil {
 		o = tr.JSONOptions
 	}
-	d := jsonDecoder{b: b, singleQuotes: o.SingleQuotes(), nonNumeric: o.NonNumericNumbers(),
+	d := jsonDecoder{b: b, jsonScanner: jsonScanner{singleQuotes: o.SingleQuotes(), nonNumeric: o.NonNumericNumbers()},
 		sqlTimestamps: o.TimestampFormatName() == spec.TimestampFormatSQL}
 	var err error
 	if d.timestamps, d.dates, err = o.Formats(); err != nil {
@@ -164,24 +159,6 @@ func (d *jsonDecoder) decode(t *jtype, base int, data []byte) bool {
 	}
 	d.b.DiscardFields(base, base+n)
 	return true
-}
-
-// isQuote reports whether c opens a string: a double quote, or a single
-// quote when single quotes are allowed.
-func (d *jsonDecoder) isQuote(c byte) bool {
-	return c == '"' || (c == '\'' && d.singleQuotes)
-}
-
-// ws skips JSON whitespace.
-func (d *jsonDecoder) ws() {
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
-	}
 }
 
 // object parses the object at d.pos into the fields of struct t, numbered
@@ -277,42 +254,6 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 		d.written = d.written[:mark]
 	}
 	return true
-}
-
-// key parses `"name"` and the colon after it, and returns the unescaped
-// name (valid until the next key).
-func (d *jsonDecoder) key() ([]byte, bool) {
-	d.ws()
-	if d.pos >= len(d.data) || !d.isQuote(d.data[d.pos]) {
-		return nil, false
-	}
-	raw, esc, ok := d.str()
-	if !ok {
-		return nil, false
-	}
-	if esc {
-		d.scratch = jsontext.AppendUnescaped(d.scratch[:0], raw)
-		raw = d.scratch
-	}
-	d.ws()
-	if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-		return nil, false
-	}
-	d.pos++
-	d.ws()
-	return raw, true
-}
-
-// next consumes the ',' between members or elements or the closing byte
-// end; false means neither came.
-func (d *jsonDecoder) next(end byte) bool {
-	d.ws()
-	if d.pos >= len(d.data) {
-		return false
-	}
-	c := d.data[d.pos]
-	d.pos++
-	return c == ',' || c == end
 }
 
 // value parses the value at d.pos into the Builder's current position as
@@ -584,487 +525,4 @@ func (d *jsonDecoder) fit(ok bool) (nonNull, valid bool) {
 		}
 	}
 	return ok, true
-}
-
-// fromNumber writes a JSON number (its text) as type t; false if it does
-// not fit.
-func (d *jsonDecoder) fromNumber(t *jtype, text []byte) bool {
-	if t.conv != convNone && t.conv != convDecimalBytes {
-		return d.converted(t, text)
-	}
-	integral := isIntegral(text)
-	switch t.kind {
-	case schema.Byte:
-		return integral && d.int32(parseInt(text, math.MinInt8, math.MaxInt8))
-	case schema.Short:
-		return integral && d.int32(parseInt(text, math.MinInt16, math.MaxInt16))
-	case schema.Int:
-		return integral && d.int32(parseInt(text, math.MinInt32, math.MaxInt32))
-	case schema.Long:
-		if !integral {
-			return false
-		}
-		v, ok := parseInt(text, math.MinInt64, math.MaxInt64)
-		if ok {
-			d.b.Int64(v)
-		}
-		return ok
-	case schema.Float, schema.Double:
-		bitSize := 64
-		if t.kind == schema.Float {
-			bitSize = 32
-		}
-		f, ok := parseFloat(text, bitSize)
-		return ok && d.float(t, f)
-	case schema.Decimal:
-		return d.decimal(t, text)
-	case schema.Timestamp:
-		// Whole seconds since the epoch, as Spark reads an integer.
-		v, ok := parseInt(text, math.MinInt64/1_000_000, math.MaxInt64/1_000_000)
-		if ok && integral {
-			d.b.Int64(v * 1_000_000)
-		}
-		return ok && integral
-	}
-	return false
-}
-
-// fromString writes the (unescaped) content of a JSON string as type t;
-// false if it does not fit.
-func (d *jsonDecoder) fromString(t *jtype, s []byte) bool {
-	switch t.kind {
-	case schema.Float, schema.Double:
-		f, ok := d.specialFloat(s)
-		return ok && d.float(t, f)
-	case schema.Decimal:
-		if t.conv == convDecimalBytes {
-			return d.decimalBytes(t, s)
-		}
-		return d.decimal(t, s)
-	case schema.Binary:
-		return d.base64(s)
-	case schema.Date:
-		var days int64
-		var ok bool
-		if d.dates != nil {
-			var t sparktime.Time
-			t, ok = d.dates.Parse(s)
-			days = t.Days
-		} else {
-			days, ok = sparktime.ParseDate(s)
-		}
-		ok = ok && days >= math.MinInt32 && days <= math.MaxInt32
-		if ok {
-			d.b.Int32(int32(days))
-		}
-		return ok
-	case schema.Timestamp:
-		var t sparktime.Time
-		var ok bool
-		switch {
-		case d.timestamps != nil:
-			t, ok = d.timestamps.Parse(s)
-		case d.sqlTimestamps && !sqlTimestamp(s):
-		default:
-			t, ok = sparktime.ParseTimestamp(s)
-		}
-		if ok {
-			d.b.Int64(t.UnixMicros())
-		}
-		return ok
-	case schema.TimestampNTZ:
-		// Spark's timestampNTZFormat, not timestampFormat, applies.
-		t, ok := sparktime.ParseTimestampNTZ(s)
-		if ok {
-			d.b.Int64(t.UnixMicros())
-		}
-		return ok
-	}
-	return false
-}
-
-// int32 writes v when ok.
-func (d *jsonDecoder) int32(v int64, ok bool) bool {
-	if ok {
-		d.b.Int32(int32(v))
-	}
-	return ok
-}
-
-// float writes f as a FLOAT or DOUBLE.
-func (d *jsonDecoder) float(t *jtype, f float64) bool {
-	if t.kind == schema.Float {
-		d.b.Float(float32(f))
-	} else {
-		d.b.Double(f)
-	}
-	return true
-}
-
-// decimal writes decimal text as t's unscaled value.
-func (d *jsonDecoder) decimal(t *jtype, text []byte) bool {
-	u, neg, ok := parseDecimal(text, t.precision, t.scale)
-	if ok {
-		d.unscaled(t, u, neg)
-	}
-	return ok
-}
-
-// unscaled writes the unscaled value u (negated when neg), which fits t's
-// precision, as DECIMAL t: an INT32, an INT64 or t.size bytes of two's
-// complement, as the precision says.
-func (d *jsonDecoder) unscaled(t *jtype, u uint128, neg bool) {
-	switch {
-	case t.precision <= 9:
-		d.b.Int32(int32(int64Of(u, neg)))
-	case t.precision <= 18:
-		d.b.Int64(int64Of(u, neg))
-	default:
-		buf := d.b.Alloc(t.size)
-		putDecimal(buf, u, neg)
-		d.b.Bytes(buf)
-	}
-}
-
-// base64 writes standard base64 as BINARY, read the way Jackson's MIME
-// variant (Spark's) reads it: groups of four characters, the last one or
-// two of a group may be '=' padding, which is required; whitespace and
-// control characters are skipped before a group but refused inside one
-// ("AQ\nID" is not base64); a group may follow a padded one, and the bits
-// padding drops are not checked.
-func (d *jsonDecoder) base64(s []byte) bool {
-	buf := d.b.Alloc(len(s) / 4 * 3)
-	n := 0
-	for i := 0; ; i += 4 {
-		for i < len(s) && s[i] <= ' ' {
-			i++
-		}
-		if i == len(s) {
-			break
-		}
-		if len(s)-i < 4 {
-			return false
-		}
-		a, b, c, e := base64Values[s[i]], base64Values[s[i+1]], base64Values[s[i+2]], base64Values[s[i+3]]
-		if a < 0 || b < 0 {
-			return false
-		}
-		v := uint32(a)<<18 | uint32(b)<<12 | uint32(max(c, 0))<<6 | uint32(max(e, 0))
-		switch {
-		case c >= 0 && e >= 0:
-			buf[n], buf[n+1], buf[n+2] = byte(v>>16), byte(v>>8), byte(v)
-			n += 3
-		case c >= 0 && e == base64Pad:
-			buf[n], buf[n+1] = byte(v>>16), byte(v>>8)
-			n += 2
-		case c == base64Pad && e == base64Pad:
-			buf[n] = byte(v >> 16)
-			n++
-		default:
-			return false
-		}
-	}
-	d.b.Bytes(buf[:n])
-	return true
-}
-
-// base64Pad is the value base64Values gives '='.
-const base64Pad = -2
-
-// base64Values maps a byte to its value in the standard base64 alphabet,
-// base64Pad for '=' and -1 for the others.
-var base64Values = func() (t [256]int8) {
-	for i := range t {
-		t[i] = -1
-	}
-	for i, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" {
-		t[c] = int8(i)
-	}
-	t['='] = base64Pad
-	return t
-}()
-
-// isIntegral reports whether a JSON number has neither fraction nor
-// exponent.
-func isIntegral(text []byte) bool {
-	for _, c := range text {
-		if c == '.' || c == 'e' || c == 'E' {
-			return false
-		}
-	}
-	return true
-}
-
-// literal consumes lit (true, false, null).
-func (d *jsonDecoder) literal(lit string) bool {
-	if len(d.data)-d.pos < len(lit) || string(d.data[d.pos:d.pos+len(lit)]) != lit {
-		return false
-	}
-	d.pos += len(lit)
-	return true
-}
-
-// numberEnd returns the end of the JSON number starting at s[i], or -1.
-func numberEnd(s []byte, i int) int {
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return -1
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		j := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return -1
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		j := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return -1
-		}
-	}
-	return i
-}
-
-// maxNumberDigits is how many digits (of the integer part, fraction and
-// exponent together) a number of a document may have: Jackson's default
-// maximum number length, which Spark keeps. Jackson refuses a longer number
-// as it reads it, so Spark finds the whole record corrupt, wherever the
-// number is and whatever the type of its field.
-const maxNumberDigits = 1000
-
-// numberTokenEnd is [numberEnd] for a number of a document, -1 also when
-// it has more than maxNumberDigits digits.
-func numberTokenEnd(s []byte, i int) int {
-	end := numberEnd(s, i)
-	if end-i <= maxNumberDigits {
-		return end
-	}
-	digits := 0
-	for _, c := range s[i:end] {
-		if c >= '0' && c <= '9' {
-			digits++
-		}
-	}
-	if digits > maxNumberDigits {
-		return -1
-	}
-	return end
-}
-
-// str scans the string at d.pos (its opening quote, double or single) and
-// returns its raw content, whether [jsontext.AppendUnescaped] must rewrite
-// it (it holds escapes or invalid UTF-8, which Spark's UTF-8 reader
-// replaces), and false if it is malformed: an unterminated string, a
-// control character or a bad escape.
-func (d *jsonDecoder) str() (raw []byte, esc, ok bool) {
-	s := d.data
-	quote := s[d.pos]
-	i := d.pos + 1
-	start := i
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == quote:
-			d.pos = i + 1
-			return s[start:i], esc, true
-		case c == '\\':
-			esc = true
-			n := jsontext.EscapeLen(s[i:], d.singleQuotes)
-			if n == 0 {
-				return nil, false, false
-			}
-			i += n
-		case c < 0x20:
-			return nil, false, false
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, n := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && n <= 1 {
-				esc = true
-			}
-			i += n
-		}
-	}
-	return nil, false, false
-}
-
-// skip validates and passes over the value at d.pos.
-func (d *jsonDecoder) skip(depth int) bool {
-	d.ws()
-	if d.pos >= len(d.data) || depth > maxDepth {
-		return false
-	}
-	if _, n := d.nonNumber(); n > 0 {
-		d.pos += n
-		return true
-	}
-	switch c := d.data[d.pos]; {
-	case d.isQuote(c):
-		_, _, ok := d.str()
-		return ok
-	case c == 't':
-		return d.literal("true")
-	case c == 'f':
-		return d.literal("false")
-	case c == 'n':
-		return d.literal("null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		end := numberTokenEnd(d.data, d.pos)
-		d.pos = max(end, d.pos)
-		return end >= 0
-	case c == '[':
-		d.pos++
-		d.ws()
-		if d.pos < len(d.data) && d.data[d.pos] == ']' {
-			d.pos++
-			return true
-		}
-		for {
-			if !d.skip(depth+1) || !d.next(']') {
-				return false
-			}
-			if d.data[d.pos-1] == ']' {
-				return true
-			}
-		}
-	case c == '{':
-		d.pos++
-		d.ws()
-		if d.pos < len(d.data) && d.data[d.pos] == '}' {
-			d.pos++
-			return true
-		}
-		for {
-			if _, ok := d.key(); !ok || !d.skip(depth+1) || !d.next('}') {
-				return false
-			}
-			if d.data[d.pos-1] == '}' {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// nonNumber matches the numbers Spark's allowNonNumericNumbers accepts at
-// d.pos (NaN, Infinity, +Infinity, -Infinity): their value and length, 0
-// when none is there or the option is off.
-func (d *jsonDecoder) nonNumber() (float64, int) {
-	rest := d.data[d.pos:]
-	if !d.nonNumeric || (rest[0] != 'N' && rest[0] != 'I' && rest[0] != '+' && (rest[0] != '-' || len(rest) < 2 || rest[1] != 'I')) {
-		return 0, 0
-	}
-	for _, nn := range nonNumbers {
-		if len(rest) >= len(nn.text) && string(rest[:len(nn.text)]) == nn.text {
-			return nn.value, len(nn.text)
-		}
-	}
-	return 0, 0
-}
-
-// nonNumbers are the unquoted numbers of allowNonNumericNumbers.
-var nonNumbers = []struct {
-	text  string
-	value float64
-}{{"NaN", math.NaN()}, {"Infinity", math.Inf(1)}, {"+Infinity", math.Inf(1)}, {"-Infinity", math.Inf(-1)}}
-
-// specialFloat parses the strings Spark accepts for FLOAT and DOUBLE
-// values that JSON numbers cannot express, when allowNonNumericNumbers is
-// on.
-func (d *jsonDecoder) specialFloat(s []byte) (float64, bool) {
-	if !d.nonNumeric {
-		return 0, false
-	}
-	switch string(s) {
-	case "NaN":
-		return math.NaN(), true
-	case "Infinity", "+Infinity", "+INF":
-		return math.Inf(1), true
-	case "-Infinity", "-INF":
-		return math.Inf(-1), true
-	}
-	return 0, false
-}
-
-// number returns the text Spark gives a STRING field that holds the JSON
-// number text: an integer as written ("-0" is "0"), any other number as
-// Java writes the double it parses to.
-func (d *jsonDecoder) number(text []byte) []byte {
-	if isIntegral(text) {
-		if string(text) == "-0" {
-			return text[1:]
-		}
-		return text
-	}
-	f, _ := parseFloat(text, 64)
-	if math.IsInf(f, 0) {
-		// Jackson writes these numbers as strings.
-		return quotedDouble(d.b.Alloc(12)[:0], f)
-	}
-	return appendJavaDouble(d.b.Alloc(24)[:0], f)
-}
-
-// reserialize appends a validated JSON object or array to dst as Spark
-// gives it to a STRING field: written again by Jackson, without the
-// whitespace between tokens, strings with their escapes resolved and
-// written back with Jackson's escapes, numbers as [jsonDecoder.number]
-// writes them.
-func (d *jsonDecoder) reserialize(dst, v []byte) []byte {
-	for i := 0; i < len(v); {
-		c := v[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case c == '"' || c == '\'':
-			j := i + 1
-			for v[j] != c {
-				if v[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			d.scratch = jsontext.AppendUnescaped(d.scratch[:0], v[i+1:j])
-			dst = jsontext.AppendQuoted(dst, d.scratch)
-			i = j + 1
-		case c == 'N' || c == 'I' || c == '+' || (c == '-' && i+1 < len(v) && v[i+1] == 'I'):
-			n := 1
-			for _, nn := range nonNumbers {
-				if len(v)-i >= len(nn.text) && string(v[i:i+len(nn.text)]) == nn.text {
-					dst = quotedDouble(dst, nn.value)
-					n = len(nn.text)
-					break
-				}
-			}
-			i += n
-		case c == '-' || (c >= '0' && c <= '9'):
-			end := max(numberEnd(v, i), i+1)
-			dst = append(dst, d.number(v[i:end])...)
-			i = end
-		default: // punctuation, true, false, null
-			dst = append(dst, c)
-			i++
-		}
-	}
-	return dst
 }

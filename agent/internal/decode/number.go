@@ -12,6 +12,16 @@ import (
 // their input.
 func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
+// ParseInteger parses raw JSON text that is an integer number (no
+// fraction or exponent) into an int64: false for other text and integers
+// out of its range.
+func ParseInteger(raw []byte) (int64, bool) {
+	if len(raw) == 0 || !isIntegral(raw) || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	return parseInt(raw, math.MinInt64, math.MaxInt64)
+}
+
 // parseInt parses an integer literal (-?[0-9]+, as the JSON scanner
 // validated it) that must lie in [lo, hi].
 func parseInt(s []byte, lo, hi int64) (int64, bool) {
@@ -255,4 +265,15 @@ func putDecimal(dst []byte, u uint128, neg bool) {
 			u.hi >>= 8
 		}
 	}
+}
+
+// isIntegral reports whether a JSON number has neither fraction nor
+// exponent.
+func isIntegral(text []byte) bool {
+	for _, c := range text {
+		if c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
 }

@@ -9,23 +9,25 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// part decodes one side of a record, its key or its value, into that side's
-// top-level columns of the Builder's open row. Each format has its own.
-type part interface {
-	// decode writes the columns of data, which is nil for a null key or
+// Part decodes one side of a record, its key or its value, into that side's
+// top-level columns of the Builder's open row. Each format has its own;
+// package changelog wraps the key of a Debezium table whose events carry
+// their Connect schema.
+type Part interface {
+	// Decode writes the columns of data, which is nil for a null key or
 	// value (every column null). It returns nil; an error wrapping
 	// errBadInput when data cannot be decoded, with what it wrote of the
 	// record discarded or, where the format keeps the fields that did
 	// decode (JSON, as Spark's from_json), kept; or another error, which
 	// stops the batch (see [Decoder.Decode]).
-	decode(ctx context.Context, data []byte) error
+	Decode(ctx context.Context, data []byte) error
 }
 
 // newPart returns the part decoder of sp, whose columns start at top-level
 // field first of b's rows; src is its registry source, nil when its schema
 // does not come from a registry; dropped tests the names of the fields
 // the table leaves out (see droppedFields), nil for none.
-func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source, dropped func(string) bool) (part, error) {
+func newPart(b *rows.Builder, first int, sp *spec.Part, src *Source, dropped func(string) bool) (Part, error) {
 	switch {
 	case sp.Format == "" || sp.Format == spec.FormatString:
 		return &bytesPart{b: b, field: first, text: sp.Format == spec.FormatString}, nil
@@ -54,7 +56,7 @@ type bytesPart struct {
 	text  bool
 }
 
-func (p *bytesPart) decode(_ context.Context, data []byte) error {
+func (p *bytesPart) Decode(_ context.Context, data []byte) error {
 	p.b.Field(p.field)
 	switch {
 	case data == nil:
@@ -75,7 +77,7 @@ type jsonPart struct {
 	first int
 }
 
-func (p *jsonPart) decode(_ context.Context, data []byte) error {
+func (p *jsonPart) Decode(_ context.Context, data []byte) error {
 	if data != nil && p.d.decode(p.t, p.first, data) {
 		return errBadJSON
 	}

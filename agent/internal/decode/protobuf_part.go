@@ -16,7 +16,7 @@ import (
 // of the descriptor set's message, or registry-framed messages, each
 // decoded with the writer's own message into the table's columns by field
 // name.
-func newProtobufPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (part, error) {
+func newProtobufPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (Part, error) {
 	po := sp.Transformer.ProtobufOptions
 	depth := po.RecursiveDepth()
 	if po.SchemaRegistry == nil {

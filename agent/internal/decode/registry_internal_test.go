@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/decodetest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
@@ -122,16 +122,6 @@ func registryTable(format, subject, mode, message string) *spec.Table {
 	}
 }
 
-// layoutOf returns the layout of t, failing the test on its errors.
-func layoutOf(t *testing.T, tbl *spec.Table) *spec.Layout {
-	t.Helper()
-	l, errs := tbl.Layout()
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	return l
-}
-
 // clientsFor answers every connection name with c.
 func clientsFor(c *registry.Client) func(string) (*registry.Client, error) {
 	return func(string) (*registry.Client, error) { return c, nil }
@@ -151,15 +141,6 @@ func resolved(t *testing.T, layout *spec.Layout, prev []schema.Field, c *registr
 	return d
 }
 
-// names returns the names of fs, comma-separated.
-func names(fs []schema.Field) string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, f.Name)
-	}
-	return strings.Join(out, ",")
-}
-
 // rendered decodes recs with d and renders every row; the batch must not
 // fail.
 func rendered(t *testing.T, d *Decoder, recs []Record) ([]map[string]string, Stats) {
@@ -177,18 +158,8 @@ func rendered(t *testing.T, d *Decoder, recs []Record) ([]map[string]string, Sta
 	return out, st
 }
 
-// pick returns the values of cols in m, space-separated.
-func pick(m map[string]string, cols ...string) string {
-	var out []string
-	for _, c := range cols {
-		v, ok := m[c]
-		if !ok {
-			v = "<none>"
-		}
-		out = append(out, v)
-	}
-	return strings.Join(out, " ")
-}
+// pick, names, quoteBytes and layoutOf are decodetest's.
+var pick, names, quoteBytes, layoutOf = decodetest.Pick, decodetest.Names, decodetest.QuoteBytes, decodetest.Layout
 
 // ordersRegistry registers v1 and v2 of orders-value and a Protobuf schema
 // under another subject; it returns their ids.
@@ -302,9 +273,6 @@ func TestRegistryAvro(t *testing.T) {
 		t.Errorf("FAILFAST good records: %v %+v", rows, st)
 	}
 }
-
-// quoteBytes quotes b as rowstest.Render does.
-func quoteBytes(b []byte) string { return fmt.Sprintf("%q", b) }
 
 func TestRegistryAvroEvolution(t *testing.T) {
 	reg, _, v2, _ := ordersRegistry(t)

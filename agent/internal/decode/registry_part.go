@@ -64,7 +64,7 @@ type registryPart struct {
 	errorWriters int
 }
 
-func (p *registryPart) decode(ctx context.Context, data []byte) error {
+func (p *registryPart) Decode(ctx context.Context, data []byte) error {
 	if data == nil {
 		return nil
 	}

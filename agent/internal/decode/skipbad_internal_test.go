@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/decodetest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -32,17 +32,7 @@ func skipBad(t *testing.T, l *spec.Layout, recs []Record) ([]map[string]string, 
 // that b.Rows counts them; it drops b.Columns.
 func renderBatch(t *testing.T, d *Decoder, b *Batch) []map[string]string {
 	t.Helper()
-	rs := rowstest.Rows(b.Columns)
-	if len(rs) != b.Rows {
-		t.Fatalf("the batch's columns hold %d rows, Rows says %d", len(rs), b.Rows)
-	}
-	out := make([]map[string]string, len(rs))
-	for i, row := range rs {
-		var err error
-		if out[i], err = rowstest.Render(d.Schema(), row); err != nil {
-			t.Fatal(err)
-		}
-	}
+	out := decodetest.Render(t, d.Schema(), b.Columns, b.Rows)
 	b.Columns = nil
 	return out
 }

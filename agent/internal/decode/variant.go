@@ -18,7 +18,7 @@ type variantPart struct {
 	enc   variant.Encoder
 }
 
-func (p *variantPart) decode(_ context.Context, data []byte) error {
+func (p *variantPart) Decode(_ context.Context, data []byte) error {
 	p.b.Field(p.field)
 	if blank(data) {
 		p.b.Null()

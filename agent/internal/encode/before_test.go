@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -14,7 +15,7 @@ import (
 // decodeAll decodes recs with layout l, failing tb on any error.
 func decodeAll(tb testing.TB, l *spec.Layout, recs []decode.Record) decode.Batch {
 	tb.Helper()
-	d, err := decode.New(l, nil)
+	d, err := changelog.New(l, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func beforeRowsOf(t *testing.T, l *spec.Layout, recs, events []decode.Record) []
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := decode.New(l, nil)
+	before, err := changelog.New(l, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -36,7 +37,7 @@ func layoutOf(t testing.TB, key, value *spec.Transformer, tc spec.TableConfigura
 func decodeRows(t *testing.T, l *spec.Layout, recs []decode.Record) []encode.Row {
 	t.Helper()
 	for range 10 {
-		d, err := decode.New(l, nil)
+		d, err := changelog.New(l, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +238,7 @@ func FuzzEncode(f *testing.F) {
 			{Format: spec.FormatDebeziumJSON, JSONOptions: &spec.JSONOptions{Schema: customersDDL}},
 		} {
 			l := layoutOf(t, nil, tr, spec.TableConfiguration{})
-			d, err := decode.New(l, nil)
+			d, err := changelog.New(l, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

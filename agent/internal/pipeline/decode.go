@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -167,7 +168,7 @@ func (p *decoderPool) extra() (*decode.Decoder, int, error) {
 // newDecoder returns a decoder of layout, whose registry parts sources
 // resolved, with options o.
 func newDecoder(layout *spec.Layout, sources *decode.Sources, o decode.Options) (*decode.Decoder, error) {
-	d, err := decode.New(layout, sources)
+	d, err := changelog.New(layout, sources)
 	if err != nil {
 		return nil, err
 	}

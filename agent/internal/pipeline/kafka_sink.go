@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -625,7 +626,7 @@ func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[
 	if f := s.layout.Value.Format; (f == spec.FormatDebeziumJSON || f == spec.FormatCanalJSON) &&
 		s.r.spec.ValueFormat != spec.SinkFormatJSON {
 		if s.before == nil {
-			if s.before, err = decode.New(s.layout, s.sources); err != nil {
+			if s.before, err = changelog.New(s.layout, s.sources); err != nil {
 				return 0, fatalError{fmt.Errorf("build the decoder of the before images: %w", err)}
 			}
 		}
@@ -728,7 +729,7 @@ func (s *sinkSession) decode(ctx context.Context, recs []decode.Record) (decode.
 			}
 		}
 		s.before = nil
-		if s.dec, err = decode.New(s.layout, s.sources); err != nil {
+		if s.dec, err = changelog.New(s.layout, s.sources); err != nil {
 			return decode.Batch{}, fatalError{fmt.Errorf("build the source's decoder: %w", err)}
 		}
 	}
@@ -748,7 +749,7 @@ func (s *sinkSession) decode(ctx context.Context, recs []decode.Record) (decode.
 		}
 		side.Fields = fields
 		s.before = nil
-		if s.dec, err = decode.New(s.layout, s.sources); err != nil {
+		if s.dec, err = changelog.New(s.layout, s.sources); err != nil {
 			return decode.Batch{}, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
 		}
 		s.r.log.Info("new source columns", "columns", nc.Columns)

@@ -1,8 +1,10 @@
-package decode
+package changelog
 
 import (
 	"context"
+	"errors"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -28,12 +30,13 @@ func keyWrapped(layout *spec.Layout) bool {
 // Connect's JsonConverter writes it with schemas.enable; JSON that is not
 // wrapped as it is.
 type payloadPart struct {
-	part
-	sc jsonDecoder
+	decode.Part
+	sc decode.Scanner
 }
 
-func (p *payloadPart) decode(ctx context.Context, data []byte) error {
-	return p.part.decode(ctx, connectPayload(&p.sc, data))
+// Decode decodes the payload of data, or data when it is not wrapped.
+func (p *payloadPart) Decode(ctx context.Context, data []byte) error {
+	return p.Part.Decode(ctx, connectPayload(&p.sc, data))
 }
 
 // connectPayload returns the raw text of the payload of data when data is
@@ -41,46 +44,33 @@ func (p *payloadPart) decode(ctx context.Context, data []byte) error {
 // either order), nil when that payload is null; data itself otherwise,
 // malformed JSON included (the part that decodes it says what is wrong).
 // sc is the scanner it uses.
-func connectPayload(sc *jsonDecoder, data []byte) []byte {
-	sc.data, sc.pos = data, 0
-	defer func() { sc.data = nil }() // do not keep the record's bytes
-	sc.ws()
-	if sc.pos >= len(data) || data[sc.pos] != '{' {
+func connectPayload(sc *decode.Scanner, data []byte) []byte {
+	obj := trimSpace(data)
+	if len(obj) == 0 || obj[0] != '{' {
 		return data
 	}
-	sc.pos++
 	var payload []byte
 	schema := false
-	for {
-		key, ok := sc.key()
-		if !ok {
-			return data
-		}
-		start := sc.pos
-		if !sc.skip(1) {
-			return data
-		}
+	end, err := sc.Members(obj, func(key, val []byte) error {
 		switch string(key) {
 		case "schema":
 			schema = true
 		case "payload":
-			payload = data[start:sc.pos]
+			payload = val
 		default:
-			return data
+			return errNotWrapped
 		}
-		if !sc.next('}') {
-			return data
-		}
-		if data[sc.pos-1] == '}' {
-			break
-		}
-	}
-	sc.ws()
+		return nil
+	})
 	switch {
-	case !schema || payload == nil || sc.pos != len(data):
+	case err != nil || end < 0 || !schema || payload == nil || len(trimSpace(obj[end:])) != 0:
 		return data
 	case isNull(payload):
 		return nil
 	}
 	return payload
 }
+
+// errNotWrapped stops the scan of a key that has other members than
+// Connect's wrapper.
+var errNotWrapped = errors.New("not a Connect wrapper")

@@ -1,9 +1,10 @@
-package decode
+package changelog
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestConnectPayload(t *testing.T) {
 		{`{"schema":{},"payload":{"id":1}`, `{"schema":{},"payload":{"id":1}`},
 		{`{"schema":{},"payload":{"id":1}} x`, `{"schema":{},"payload":{"id":1}} x`},
 	} {
-		var sc jsonDecoder
+		var sc decode.Scanner
 		got := connectPayload(&sc, []byte(tc.data))
 		s := string(got)
 		if got == nil {
@@ -66,7 +67,7 @@ func wrappedKeyLayout(schemaInclude, inferred bool, keyFields ...schema.Field) *
 
 // decodeSettled decodes recs with l, adding the columns a side asks for
 // until none is new, and returns the rows rendered.
-func decodeSettled(t *testing.T, l *spec.Layout, recs []Record) []map[string]string {
+func decodeSettled(t *testing.T, l *spec.Layout, recs []decode.Record) []map[string]string {
 	t.Helper()
 	for range 5 {
 		d, err := New(l, nil)
@@ -74,7 +75,7 @@ func decodeSettled(t *testing.T, l *spec.Layout, recs []Record) []map[string]str
 			t.Fatalf("New: %v", err)
 		}
 		b, err := d.Decode(context.Background(), recs)
-		if nc := (*NewColumnsError)(nil); errors.As(err, &nc) {
+		if nc := (*decode.NewColumnsError)(nil); errors.As(err, &nc) {
 			p := map[string]*spec.Part{"key": &l.Key, "value": &l.Value}[nc.Side]
 			p.Fields, _ = nc.Apply(p.Fields)
 			continue
@@ -103,7 +104,7 @@ func decodeSettled(t *testing.T, l *spec.Layout, recs []Record) []map[string]str
 // is; without schema_include a wrapped key is not unwrapped.
 func TestWrappedKey(t *testing.T) {
 	recs := fixture(t, "debezium-mysql-customers-schema.jsonl")[4:]
-	recs = append(recs, Record{Key: []byte(`{"id":7}`), Value: recs[0].Value})
+	recs = append(recs, decode.Record{Key: []byte(`{"id":7}`), Value: recs[0].Value})
 	want := []string{
 		`1005 "c" "kitt@acme.com" null`,
 		`1004 "u" "anne.marie@noanswer.org" null`,
@@ -166,7 +167,7 @@ func FuzzConnectPayload(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var sc jsonDecoder
+		var sc decode.Scanner
 		got := connectPayload(&sc, data)
 		if got == nil || len(got) == len(data) && (len(got) == 0 || &got[0] == &data[0]) {
 			return
@@ -174,8 +175,9 @@ func FuzzConnectPayload(f *testing.F) {
 		if !bytes.Contains(data, got) {
 			t.Fatalf("connectPayload(%q) = %q, not inside the data", data, got)
 		}
-		sc.data, sc.pos = got, 0
-		if !sc.skip(0) || sc.pos != len(got) {
+		n := 0
+		arr := append(append([]byte{'['}, got...), ']')
+		if ok, _ := sc.Elements(arr, func([]byte) error { n++; return nil }); !ok || n != 1 {
 			t.Fatalf("connectPayload(%q) = %q, not one JSON value", data, got)
 		}
 	})

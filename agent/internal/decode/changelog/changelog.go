@@ -1,4 +1,4 @@
-package decode
+package changelog
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"math"
 	"regexp"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -35,26 +35,10 @@ import (
 // sub-slices of the record's value, decoded by the part's JSON decoder
 // against the table's columns (inferred or declared), without copying.
 
-// errBadEvent marks a value that is not a change event of its format: a
-// malformed event stops the table unless kafka_options.ignore_errors
-// leaves it out (see [RecordError]).
-var errBadEvent = fmt.Errorf("%w: not a change event", errBadInput)
-
-// badEvent returns errBadEvent with what is wrong.
+// badEvent returns [decode.ErrBadEvent] with what is wrong.
 func badEvent(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errBadEvent, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", decode.ErrBadEvent, fmt.Sprintf(format, args...))
 }
-
-// Operations of changelog rows, the values of _op.
-const (
-	opInsert = 'c'
-	opUpdate = 'u'
-	opDelete = 'd'
-	opRead   = 'r'
-)
-
-// opText holds the _op value of each operation byte.
-var opText = [256][]byte{opInsert: []byte("c"), opUpdate: []byte("u"), opDelete: []byte("d"), opRead: []byte("r")}
 
 // event is what the scan of one change event found: sub-slices of the
 // record's value, valid as long as it is.
@@ -77,17 +61,11 @@ type event struct {
 	sqlEsc bool
 }
 
-// changePart decodes the value of a changelog format: the envelope here,
-// the row images with img against the part's columns.
+// changePart reads the change events of a changelog value: the envelope
+// here, the row images with img against the value's columns.
 type changePart struct {
-	b     *rows.Builder
 	canal bool
-	// img decodes a row image into the part's columns; inferred is img
-	// when the columns are inferred, nil otherwise.
-	img      part
-	inferred *inferredPart
-	// op and source are the top-level fields of _op and _source.
-	op, source int
+	img   *decode.Image
 	// deleteOnEmpty is json_options.empty_value_as_delete.
 	deleteOnEmpty bool
 	// tinyBool and ntz are canal_options' tinyint1_as_boolean and
@@ -96,13 +74,12 @@ type changePart struct {
 	// dbInclude and tableInclude are canal_options' filters, nil for all.
 	dbInclude, tableInclude *regexp.Regexp
 	// types types the fields of the events' row images; nil infers them.
-	// imgType is the image's compiled type, whose conversions types sets,
-	// as of its schema generation convGen.
+	// convGen is the schema generation of types whose conversions the
+	// image has.
 	types   *eventTypes
-	imgType *jtype
 	convGen int
 
-	sc   jsonDecoder
+	sc   decode.Scanner
 	ev   event
 	imgs [][]byte
 	ops  []byte
@@ -110,15 +87,12 @@ type changePart struct {
 	name []byte
 }
 
-// newChangePart returns the changelog part of sp, a value of a changelog
-// format, writing to b: img decodes the row images into the part's
-// columns (nil when only scan is used), and _op and _source are the
-// top-level fields op and source (-1: none).
-func newChangePart(b *rows.Builder, sp *spec.Part, img part, op, source int) (*changePart, error) {
-	tr := sp.Transformer
-	c := &changePart{b: b, canal: tr.Format == spec.FormatCanalJSON, img: img, op: op, source: source,
+// newChangePart returns the reader of the change events of the value
+// that img writes, a changelog format.
+func newChangePart(img *decode.Image) (*changePart, error) {
+	tr := img.Value.Transformer
+	c := &changePart{canal: tr.Format == spec.FormatCanalJSON, img: img,
 		deleteOnEmpty: tr.DeletesOnEmpty(), tinyBool: true, ntz: true}
-	c.inferred, _ = img.(*inferredPart)
 	var err error
 	if co := tr.CanalOptions; c.canal {
 		c.tinyBool, c.ntz = co.TinyintAsBoolean(), co.TimestampAsNTZ()
@@ -127,35 +101,32 @@ func newChangePart(b *rows.Builder, sp *spec.Part, img part, op, source int) (*c
 		}
 	}
 	c.types = newEventTypes(tr)
-	if jp, ok := img.(*jsonPart); ok {
-		jp.d.lenient, c.imgType = c.canal, jp.t
+	if c.canal {
+		img.ReadStringsLeniently()
 	}
-	if c.inferred != nil {
-		c.inferred.d.lenient, c.imgType = c.canal, c.inferred.t
-		if c.types != nil {
-			c.inferred.ev.typeOf = func(name string) *schema.Type { return c.types.field(&c.ev, name) }
-		}
+	if c.types != nil {
+		img.TypeNewFields(func(name string) *schema.Type { return c.types.field(&c.ev, name) })
 	}
 	return c, nil
 }
 
-// scan reads the change event data and returns how many rows it gives;
-// an error wrapping errBadEvent when it is not an event of its format.
-func (c *changePart) scan(data []byte) (int, error) {
+// Scan reads the change event data and returns how many rows it gives;
+// an error wrapping [decode.ErrBadEvent] when it is not an event of its
+// format.
+func (c *changePart) Scan(data []byte) (int, error) {
 	c.imgs, c.ops, c.ev = c.imgs[:0], c.ops[:0], event{}
-	c.sc.data, c.sc.pos = data, 0
-	c.sc.ws()
-	if c.sc.pos == len(data) {
+	data = trimSpace(data)
+	if len(data) == 0 {
 		if c.deleteOnEmpty {
-			c.add(nil, opDelete)
+			c.add(nil, decode.OpDelete)
 		}
 		return len(c.imgs), nil
 	}
 	var err error
 	if c.canal {
-		err = c.scanCanal()
+		err = c.scanCanal(data)
 	} else {
-		err = c.scanDebezium(true)
+		err = c.scanDebezium(data, true)
 	}
 	if err != nil {
 		return 0, err
@@ -167,10 +138,23 @@ func (c *changePart) scan(data []byte) (int, error) {
 	if c.ev.ddl {
 		c.applyDDL()
 	}
-	if c.types != nil && c.imgType != nil {
-		c.types.setConvs(&c.ev, c.imgType, &c.convGen)
+	if c.types != nil {
+		c.types.setConvs(&c.ev, c.img, &c.convGen)
 	}
 	return len(c.imgs), nil
+}
+
+// trimSpace returns data without its leading JSON whitespace.
+func trimSpace(data []byte) []byte {
+	for len(data) > 0 {
+		switch data[0] {
+		case ' ', '\t', '\n', '\r':
+			data = data[1:]
+		default:
+			return data
+		}
+	}
+	return data
 }
 
 // add appends a row of image img (nil: null columns) and operation op.
@@ -203,20 +187,20 @@ func (c *changePart) unescaped(raw []byte, esc bool) []byte {
 	return c.name
 }
 
-// row writes row j of the last scan: its image, _op and _source (those the
-// table has). The error wraps errBadInput when the image does not fit the
-// columns.
-func (c *changePart) row(ctx context.Context, j int) error {
-	err := c.img.decode(ctx, c.imgs[j])
-	b := c.b
-	if c.op >= 0 {
-		b.Field(c.op)
-		b.Bytes(opText[c.ops[j]])
+// Row writes row j of the last Scan: its image, _op and _source (those the
+// table has). The error is [decode.Image.Decode]'s when the image does not
+// fit the columns.
+func (c *changePart) Row(ctx context.Context, j int) error {
+	err := c.img.Decode(ctx, c.imgs[j])
+	b := c.img.B
+	if c.img.Op >= 0 {
+		b.Field(c.img.Op)
+		b.Bytes(decode.OpText(c.ops[j]))
 	}
-	if c.source < 0 {
+	if c.img.Source < 0 {
 		return err
 	}
-	b.Field(c.source)
+	b.Field(c.img.Source)
 	if c.imgs[j] == nil && c.ev.db == nil && c.ev.table == nil && !c.ev.hasTS {
 		b.Null() // a tombstone's delete row
 		return err
@@ -246,49 +230,18 @@ func (c *changePart) row(ctx context.Context, j int) error {
 	return err
 }
 
-// members scans the object at c.sc.pos, calling fn for each member with
-// the key (valid during the call) and the value's raw text (a sub-slice of
-// the data). It is an error for the value not to be an object.
-func (c *changePart) members(what string, fn func(key, val []byte) error) error {
-	sc := &c.sc
-	sc.ws()
-	if sc.pos >= len(sc.data) || sc.data[sc.pos] != '{' {
+// members calls fn for each member of the JSON object raw, the event or a
+// part of it named what, with the key (valid during the call) and the
+// value's raw text (a sub-slice of raw). It is an error for raw not to be
+// an object. What follows the object is not read.
+func (c *changePart) members(what string, raw []byte, fn func(key, val []byte) error) error {
+	if len(raw) == 0 || raw[0] != '{' {
 		return badEvent("%s is not a JSON object", what)
 	}
-	sc.pos++
-	sc.ws()
-	if sc.pos < len(sc.data) && sc.data[sc.pos] == '}' {
-		sc.pos++
-		return nil
+	end, err := c.sc.Members(raw, fn)
+	if err == nil && end < 0 {
+		err = badEvent("%s is malformed JSON", what)
 	}
-	for {
-		key, ok := sc.key()
-		if !ok {
-			return badEvent("%s is malformed JSON", what)
-		}
-		start := sc.pos
-		if !sc.skip(1) {
-			return badEvent("%s is malformed JSON", what)
-		}
-		if err := fn(key, sc.data[start:sc.pos]); err != nil {
-			return err
-		}
-		if !sc.next('}') {
-			return badEvent("%s is malformed JSON", what)
-		}
-		if sc.data[sc.pos-1] == '}' {
-			return nil
-		}
-	}
-}
-
-// within runs fn with the scanner on raw, a value scanned earlier, and
-// puts it back where it was.
-func (c *changePart) within(raw []byte, fn func() error) error {
-	data, pos := c.sc.data, c.sc.pos
-	c.sc.data, c.sc.pos = raw, 0
-	err := fn()
-	c.sc.data, c.sc.pos = data, pos
 	return err
 }
 
@@ -323,19 +276,14 @@ func objectOrNull(raw []byte) ([]byte, bool) {
 }
 
 // millis parses raw JSON text that is an integer number of milliseconds.
-func millis(raw []byte) (int64, bool) {
-	if len(raw) == 0 || !isIntegral(raw) || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return 0, false
-	}
-	return parseInt(raw, math.MinInt64, math.MaxInt64)
-}
+func millis(raw []byte) (int64, bool) { return decode.ParseInteger(raw) }
 
-// scanDebezium scans a Debezium event at c.sc.pos; top says it may be the
+// scanDebezium scans the Debezium event data; top says it may be the
 // {"schema", "payload"} wrapper.
-func (c *changePart) scanDebezium(top bool) error {
+func (c *changePart) scanDebezium(data []byte, top bool) error {
 	var op, before, after, payload []byte
 	var hasOp, hasBefore, hasAfter bool
-	err := c.members("the event", func(key, val []byte) error {
+	err := c.members("the event", data, func(key, val []byte) error {
 		var ok bool
 		switch string(key) {
 		case "op":
@@ -360,7 +308,7 @@ func (c *changePart) scanDebezium(top bool) error {
 			if isNull(val) {
 				return nil
 			}
-			return c.within(val, c.debeziumSource)
+			return c.debeziumSource(val)
 		case "ts_ms":
 			if !c.ev.hasTS {
 				c.ev.ts, c.ev.hasTS = millis(val)
@@ -383,7 +331,7 @@ func (c *changePart) scanDebezium(top bool) error {
 		if isNull(payload) {
 			return nil // a tombstone wrapped with its schema: no row
 		}
-		return c.within(payload, func() error { return c.scanDebezium(false) })
+		return c.scanDebezium(payload, false)
 	}
 	if len(op) != 1 {
 		if hasOp {
@@ -392,13 +340,13 @@ func (c *changePart) scanDebezium(top bool) error {
 		return nil // a heartbeat or schema change: no row
 	}
 	switch op[0] {
-	case opInsert, opRead, opUpdate:
+	case decode.OpInsert, decode.OpRead, decode.OpUpdate:
 		if after == nil {
 			return badEvent("op %c without after", op[0])
 		}
 		c.add(after, op[0])
-	case opDelete:
-		c.add(before, opDelete)
+	case decode.OpDelete:
+		c.add(before, decode.OpDelete)
 	case 't', 'm':
 	default:
 		return badEvent("op %q is not one of c, r, u, d, t, m", op)
@@ -406,9 +354,9 @@ func (c *changePart) scanDebezium(top bool) error {
 	return nil
 }
 
-// debeziumSource scans the source block of a Debezium event.
-func (c *changePart) debeziumSource() error {
-	return c.members("source", func(key, val []byte) error {
+// debeziumSource scans raw, the source block of a Debezium event.
+func (c *changePart) debeziumSource(raw []byte) error {
+	return c.members("source", raw, func(key, val []byte) error {
 		var ok bool
 		switch string(key) {
 		case "db":
@@ -431,10 +379,10 @@ func (c *changePart) debeziumSource() error {
 	})
 }
 
-// scanCanal scans a Canal event at c.sc.pos.
-func (c *changePart) scanCanal() error {
+// scanCanal scans the Canal event event.
+func (c *changePart) scanCanal(event []byte) error {
 	var data, typ []byte
-	err := c.members("the event", func(key, val []byte) error {
+	err := c.members("the event", event, func(key, val []byte) error {
 		var ok bool
 		switch string(key) {
 		case "data":
@@ -470,58 +418,34 @@ func (c *changePart) scanCanal() error {
 	var op byte
 	switch string(typ) {
 	case "INSERT":
-		op = opInsert
+		op = decode.OpInsert
 	case "UPDATE":
-		op = opUpdate
+		op = decode.OpUpdate
 	case "DELETE":
-		op = opDelete
+		op = decode.OpDelete
 	default:
 		return nil // other statements give no row
 	}
 	if data == nil || isNull(data) {
 		return nil
 	}
-	return c.within(data, func() error { return c.canalRows(op) })
+	return c.canalRows(data, op)
 }
 
-// canalRows adds a row of operation op per object of the data array at
-// c.sc.pos.
-func (c *changePart) canalRows(op byte) error {
-	sc := &c.sc
-	sc.pos++ // '['
-	sc.ws()
-	if sc.pos < len(sc.data) && sc.data[sc.pos] == ']' {
-		return nil
-	}
-	for {
-		sc.ws()
-		start := sc.pos
-		if !sc.skip(1) {
-			return badEvent("data is malformed JSON")
-		}
-		img, ok := objectOrNull(sc.data[start:sc.pos])
+// canalRows adds a row of operation op per object of the data array.
+func (c *changePart) canalRows(data []byte, op byte) error {
+	ok, err := c.sc.Elements(data, func(val []byte) error {
+		img, ok := objectOrNull(val)
 		if !ok {
 			return badEvent("an element of data is not an object")
 		}
 		if img != nil {
 			c.add(img, op)
 		}
-		if !sc.next(']') {
-			return badEvent("data is malformed JSON")
-		}
-		if sc.data[sc.pos-1] == ']' {
-			return nil
-		}
+		return nil
+	})
+	if err == nil && !ok {
+		err = badEvent("data is malformed JSON")
 	}
-}
-
-// imagePart returns the part that decodes the row images of changelog
-// part sp: JSON into sp's columns, with the options
-// [spec.Transformer.RowOptions] gives (inferred in ADD_NEW_COLUMNS unless
-// json_options declares a schema).
-func imagePart(sp *spec.Part) *spec.Part {
-	p, tr := *sp, *sp.Transformer
-	tr.JSONOptions = tr.RowOptions()
-	p.Format, p.Transformer = spec.FormatJSON, &tr
-	return &p
+	return err
 }

@@ -1,10 +1,11 @@
-package decode
+package changelog
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,14 +18,14 @@ import (
 
 // fixture reads testdata/changelog/name: a record per line,
 // {"key": JSON or null, "value": JSON or null}.
-func fixture(t testing.TB, name string) []Record {
+func fixture(t testing.TB, name string) []decode.Record {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "changelog", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var recs []Record
+	var recs []decode.Record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -32,7 +33,7 @@ func fixture(t testing.TB, name string) []Record {
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			t.Fatalf("%s:%d: %v", name, len(recs)+1, err)
 		}
-		r := Record{Topic: "cdc", Offset: int64(len(recs))}
+		r := decode.Record{Topic: "cdc", Offset: int64(len(recs))}
 		if string(line.Key) != "null" {
 			r.Key = line.Key
 		}
@@ -65,7 +66,7 @@ func changelogLayout(tr *spec.Transformer) *spec.Layout {
 // evolve decodes recs with layout l as a table does: when a chunk asks for
 // new columns, it adds them to the value part and decodes again. It returns
 // the rows rendered, the batch and the value's columns.
-func evolve(t *testing.T, l *spec.Layout, opts Options, recs []Record) ([]map[string]string, Batch) {
+func evolve(t *testing.T, l *spec.Layout, opts decode.Options, recs []decode.Record) ([]map[string]string, decode.Batch) {
 	t.Helper()
 	for range 5 {
 		d, err := New(l, nil)
@@ -74,7 +75,7 @@ func evolve(t *testing.T, l *spec.Layout, opts Options, recs []Record) ([]map[st
 		}
 		d.SetOptions(opts)
 		b, err := d.Decode(context.Background(), recs)
-		var nc *NewColumnsError
+		var nc *decode.NewColumnsError
 		if errors.As(err, &nc) {
 			l.Value.Fields, _ = nc.Apply(l.Value.Fields)
 			continue
@@ -85,7 +86,7 @@ func evolve(t *testing.T, l *spec.Layout, opts Options, recs []Record) ([]map[st
 		return renderBatch(t, d, &b), b
 	}
 	t.Fatal("the columns never settled")
-	return nil, Batch{}
+	return nil, decode.Batch{}
 }
 
 // picks returns pick(r, cols...) of each row.
@@ -139,7 +140,7 @@ func TestDebeziumMySQL(t *testing.T) {
 	} {
 		t.Run(tc.file+map[bool]string{true: " schema_include"}[tc.include], func(t *testing.T) {
 			l := changelogLayout(debezium(tc.include))
-			rows, b := evolve(t, l, Options{}, fixture(t, tc.file))
+			rows, b := evolve(t, l, decode.Options{}, fixture(t, tc.file))
 			if got := ddl(l.Value.Fields); got != tc.columns {
 				t.Errorf("columns %s, want %s", got, tc.columns)
 			}
@@ -158,7 +159,7 @@ func TestDebeziumMySQL(t *testing.T) {
 // identity DEFAULT), and a truncate, which gives no row.
 func TestDebeziumPostgres(t *testing.T) {
 	l := changelogLayout(debezium(false))
-	rows, b := evolve(t, l, Options{}, fixture(t, "debezium-postgres-customers.jsonl"))
+	rows, b := evolve(t, l, decode.Options{}, fixture(t, "debezium-postgres-customers.jsonl"))
 	want := []string{
 		`"r" 1001 "sally.thomas@acme.com" {db="postgres" table="customers" ts=2023-11-14T22:13:20Z}`,
 		`"c" 1005 "kitt@acme.com" {db="postgres" table="customers" ts=2023-11-14T22:13:21Z}`,
@@ -188,7 +189,7 @@ func TestEmptyValueAsDelete(t *testing.T) {
 	l := changelogLayout(tr)
 	l.Key, l.Value.Fields = key, value
 	recs := fixture(t, "debezium-mysql-customers.jsonl")[5:]
-	rows, b := evolve(t, l, Options{}, recs)
+	rows, b := evolve(t, l, decode.Options{}, recs)
 	want := []string{`"u" 1004 "anne.marie@noanswer.org" "Anne"`, `"d" 1004 "anne.marie@noanswer.org" "Anne"`, `"d" 1004 null null`}
 	if got := picks(rows, "_op", "id", "email", "first_name"); !slices.Equal(got, want) {
 		t.Errorf("rows %q, want %q", got, want)
@@ -199,7 +200,7 @@ func TestEmptyValueAsDelete(t *testing.T) {
 
 	jl := &spec.Layout{Key: key, Value: spec.Part{Format: spec.FormatJSON, Fields: value, Column: spec.ValueColumn,
 		Transformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: jo}}, Op: true, CorruptRecord: true}
-	rows, _ = evolve(t, jl, Options{}, []Record{{Key: []byte(`{"id":1}`), Value: []byte(`{"email":"a@b"}`)}, {Key: []byte(`{"id":1}`)}})
+	rows, _ = evolve(t, jl, decode.Options{}, []decode.Record{{Key: []byte(`{"id":1}`), Value: []byte(`{"email":"a@b"}`)}, {Key: []byte(`{"id":1}`)}})
 	if got := picks(rows, "_op", "id", "email"); !slices.Equal(got, []string{`"c" 1 "a@b"`, `"d" 1 null`}) {
 		t.Errorf("JSON rows %q", got)
 	}
@@ -237,7 +238,7 @@ func TestCanal(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l := changelogLayout(canal(tc.co))
-			rows, b := evolve(t, l, Options{}, fixture(t, "canal-products.jsonl"))
+			rows, b := evolve(t, l, decode.Options{}, fixture(t, "canal-products.jsonl"))
 			if got := ddl(l.Value.Fields); got != tc.columns {
 				t.Errorf("columns %s, want %s", got, tc.columns)
 			}
@@ -269,7 +270,7 @@ func TestCanalTypeStrategies(t *testing.T) {
 	} {
 		t.Run(tc.strategy, func(t *testing.T) {
 			l := changelogLayout(canal(&spec.CanalOptions{InferSchemaStrategy: tc.strategy}))
-			rows, _ := evolve(t, l, Options{}, recs)
+			rows, _ := evolve(t, l, decode.Options{}, recs)
 			if got := ddl(l.Value.Fields); got != tc.columns {
 				t.Errorf("columns %s, want %s", got, tc.columns)
 			}
@@ -298,8 +299,8 @@ func TestDebeziumSchemaTypes(t *testing.T) {
 		`"at_ns":1700000000123456789,"zoned":"2023-11-14T22:13:20.5+01:00","price":"%s","raw":"AAE=","xs":[1.5]},` +
 		`"source":{"db":"d","table":"t","ts_ms":0}}}`
 	l := changelogLayout(debezium(true))
-	recs := []Record{{Value: []byte(strings.Replace(value, "%s", "MDk=", 1))}, {Value: []byte(strings.Replace(value, "%s", "/89=", 1))}}
-	rows, _ := evolve(t, l, Options{}, recs)
+	recs := []decode.Record{{Value: []byte(strings.Replace(value, "%s", "MDk=", 1))}, {Value: []byte(strings.Replace(value, "%s", "/89=", 1))}}
+	rows, _ := evolve(t, l, decode.Options{}, recs)
 	if got, want := ddl(l.Value.Fields), "n SMALLINT, born DATE, at_ms TIMESTAMP_NTZ, at_us TIMESTAMP_NTZ, at_ns TIMESTAMP_NTZ, "+
 		"zoned TIMESTAMP, price DECIMAL(10,2), raw BINARY, xs ARRAY<DOUBLE>"; got != want {
 		t.Errorf("columns %s, want %s", got, want)
@@ -314,7 +315,7 @@ func TestDebeziumSchemaTypes(t *testing.T) {
 }
 
 // TestBadEvents checks that a value that is not a change event stops the
-// batch with a RecordError naming ignore_errors, or, with SkipBad, is left
+// batch with a decode.RecordError naming ignore_errors, or, with SkipBad, is left
 // out; and that events without rows are counted as filtered.
 func TestBadEvents(t *testing.T) {
 	tests := []struct {
@@ -342,20 +343,20 @@ func TestBadEvents(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			recs := []Record{{Topic: "cdc", Offset: 9, Value: []byte(tc.value)}}
+			recs := []decode.Record{{Topic: "cdc", Offset: 9, Value: []byte(tc.value)}}
 			d, err := New(changelogLayout(tc.tr), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			b, err := d.Decode(context.Background(), recs)
-			var re *RecordError
+			var re *decode.RecordError
 			if tc.bad != errors.As(err, &re) || tc.bad && (re.Offset != 9 || !strings.Contains(err.Error(), "ignore_errors")) {
 				t.Fatalf("Decode: %v; want a RecordError: %v", err, tc.bad)
 			}
 			if err == nil && (b.Rows != 0 || (b.Filtered == 1) != tc.filtered) {
 				t.Errorf("Rows %d, Filtered %d", b.Rows, b.Filtered)
 			}
-			d.SetOptions(Options{SkipBad: true})
+			d.SetOptions(decode.Options{SkipBad: true})
 			b, err = d.Decode(context.Background(), recs)
 			if err != nil || b.Rows != 0 || (len(b.Bad) == 1) != tc.bad {
 				t.Errorf("SkipBad: %v, %d rows, Bad %v", err, b.Rows, b.Bad)
@@ -372,17 +373,17 @@ func TestSkipBadMultiRow(t *testing.T) {
 	l.Value.Fields = []schema.Field{null("id", tInt)}
 	l.Value.Transformer.JSONOptions = &spec.JSONOptions{Schema: "id INT"}
 	l.Value.Rescue = ""
-	recs := []Record{
+	recs := []decode.Record{
 		{Value: []byte(`{"type":"INSERT","data":[{"id":"1"}],"database":"d","table":"t"}`)},
 		{Value: []byte(`{"type":"INSERT","data":[{"id":"2"},{"id":"two"},{"id":"3"}],"database":"d","table":"t"}`)},
 		{Value: []byte(`{"type":"DELETE","data":[{"id":"4"}],"database":"d","table":"t"}`)},
 	}
-	rows, b := evolve(t, l, Options{SkipBad: true}, recs)
+	rows, b := evolve(t, l, decode.Options{SkipBad: true}, recs)
 	if got := picks(rows, "_op", "id"); !slices.Equal(got, []string{`"c" 1`, `"d" 4`}) || !slices.Equal(b.RowRecord, []int32{0, 2}) ||
 		len(b.Bad) != 1 || b.Bad[0].Record != 1 {
 		t.Errorf("SkipBad: rows %q, RowRecord %v, Bad %v", got, b.RowRecord, b.Bad)
 	}
-	rows, b = evolve(t, l, Options{}, recs)
+	rows, b = evolve(t, l, decode.Options{}, recs)
 	if got := picks(rows, "id", spec.CorruptRecordColumn); len(got) != 5 || got[2] != `null b`+quoteBytes(recs[1].Value) || b.Corrupt != 1 {
 		t.Errorf("rows %q, Corrupt %d", got, b.Corrupt)
 	}
@@ -445,7 +446,7 @@ func TestChangelogTableLayout(t *testing.T) {
 		ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{"cdc"},
 			ValueTransformer: &spec.Transformer{Format: spec.FormatDebeziumJSON}}}}
 	l := layoutOf(t, tbl)
-	rows, _ := evolve(t, l, Options{}, fixture(t, "debezium-mysql-customers.jsonl"))
+	rows, _ := evolve(t, l, decode.Options{}, fixture(t, "debezium-mysql-customers.jsonl"))
 	if got, want := names(l.Columns()), "key,id,first_name,last_name,email,_op,_source,_kafka,_rescued_data,_corrupt_record"; got != want {
 		t.Errorf("columns %s, want %s", got, want)
 	}
@@ -482,33 +483,16 @@ func TestCanalStrings(t *testing.T) {
 		tr.JSONOptions = &spec.JSONOptions{Schema: "b BOOLEAN, i INT, l BIGINT, f DOUBLE, d DECIMAL(5,2), dt DATE, ts TIMESTAMP_NTZ, bin BINARY, s STRING"}
 		l := changelogLayout(tr)
 		l.Value.Fields, l.Value.Rescue = cols, ""
-		rows, b := evolve(t, l, Options{}, []Record{{Value: []byte(`{"type":"INSERT","data":[` + tc.data + `]}`)}})
+		rows, b := evolve(t, l, decode.Options{}, []decode.Record{{Value: []byte(`{"type":"INSERT","data":[` + tc.data + `]}`)}})
 		if got := pick(rows[0], "b", "i", "l", "f", "d", "dt", "ts", "bin", "s"); got != tc.want || (b.Corrupt == 1) != tc.corrupt {
 			t.Errorf("%s: %s (corrupt %d), want %s (corrupt %v)", tc.data, got, b.Corrupt, tc.want, tc.corrupt)
 		}
 	}
 	l := changelogLayout(canal(nil))
 	l.Value.Fields = []schema.Field{null("i", tInt)}
-	rows, _ := evolve(t, l, Options{}, []Record{{Value: []byte(`{"type":"INSERT","data":[{"i":"seven"}]}`)}})
+	rows, _ := evolve(t, l, decode.Options{}, []decode.Record{{Value: []byte(`{"type":"INSERT","data":[{"i":"seven"}]}`)}})
 	if got := pick(rows[0], "i", spec.RescuedDataColumn, spec.CorruptRecordColumn); got != `null "{\"i\":\"seven\"}" null` {
 		t.Errorf("inferred: %s, want the value rescued", got)
-	}
-}
-
-// TestJSONEmptyValueAsDeleteInferred checks _op beside an inferred JSON
-// value's rescue column.
-func TestJSONEmptyValueAsDeleteInferred(t *testing.T) {
-	on := true
-	l := inferredValue(spec.SchemaEvolutionAddNewColumns, null("id", tLong))
-	l.Value.Transformer.JSONOptions.EmptyValueAsDelete = &on
-	l.Op = true
-	rows, _ := evolve(t, l, Options{}, []Record{{Value: []byte(`{"id":1,"x":"a"}`)}, {Key: []byte("k")}})
-	want := []string{`"c" 1 "a" null`, `"d" null null null`}
-	if got := picks(rows, "_op", "id", "x", spec.RescuedDataColumn); !slices.Equal(got, want) {
-		t.Errorf("rows %q, want %q", got, want)
-	}
-	if got := names(l.Columns()); got != "key,id,x,_op,_kafka,_rescued_data,_corrupt_record" {
-		t.Errorf("columns %s", got)
 	}
 }
 
@@ -519,7 +503,7 @@ func TestDebeziumNullSourceTS(t *testing.T) {
 		`{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_ms":null},"ts_ms":1700000000000}`,
 		`{"ts_ms":1700000000000,"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_ms":null}}`,
 	} {
-		rows, _ := evolve(t, changelogLayout(debezium(false)), Options{}, []Record{{Value: []byte(value)}})
+		rows, _ := evolve(t, changelogLayout(debezium(false)), decode.Options{}, []decode.Record{{Value: []byte(value)}})
 		if got, want := pick(rows[0], spec.SourceColumn), `{db="d" table="t" ts=2023-11-14T22:13:20Z}`; got != want {
 			t.Errorf("%s: _source %s, want %s", value, got, want)
 		}

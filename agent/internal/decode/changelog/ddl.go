@@ -1,4 +1,4 @@
-package decode
+package changelog
 
 import (
 	"strings"
@@ -244,18 +244,14 @@ func ddlTokens(sql string) []string {
 	return toks
 }
 
-// applyDDL asks, of an inferred part that adds columns, the columns that
-// the DDL event just scanned declares and the part lacks.
+// applyDDL asks, of an inferred value that adds columns, the columns that
+// the DDL event just scanned declares and the value lacks.
 func (c *changePart) applyDDL() {
-	p := c.inferred
-	if p == nil || !p.ev.addsColumns() {
+	if !c.img.AddsColumns() {
 		return
 	}
 	sql := string(c.unescaped(c.ev.sql, c.ev.sqlEsc))
 	for _, col := range ddlColumns(sql, c.tinyBool, c.ntz) {
-		if hasFold(p.t.names, col.name) || hasFold(p.ev.taken, col.name) {
-			continue
-		}
-		p.ev.ask(change{path: []step{{name: col.name}}, typ: col.typ, add: true, typed: true})
+		c.img.AddColumn(col.name, col.typ)
 	}
 }

@@ -1,8 +1,10 @@
-package decode
+package changelog
 
 import (
 	"context"
 	"errors"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/decodetest"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
@@ -28,7 +30,7 @@ func changelogFuzzLayouts(format string) []*spec.Layout {
 
 // fuzzChangelog seeds f with the fixtures' values and fuzzes the envelope
 // scanner of format: whatever the value, Decode does not panic, fails only
-// with a RecordError (a malformed event) or a NewColumnsError, gives rows
+// with a decode.RecordError (a malformed event) or a decode.NewColumnsError, gives rows
 // that match the schema, and with SkipBad never fails on the record.
 func fuzzChangelog(f *testing.F, format string, files ...string) {
 	for _, name := range files {
@@ -41,7 +43,7 @@ func fuzzChangelog(f *testing.F, format string, files ...string) {
 		`{"op":"d","before":null,"source":{"ts_ms":-9223372036854775808,"db":"\ud800"}}`} {
 		f.Add([]byte(v))
 	}
-	var decoders []*Decoder
+	var decoders []*decode.Decoder
 	for _, l := range changelogFuzzLayouts(format) {
 		d, err := New(l, nil)
 		if err != nil {
@@ -50,12 +52,12 @@ func fuzzChangelog(f *testing.F, format string, files ...string) {
 		decoders = append(decoders, d)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs := []Record{{Value: data}, {Value: data}}
+		recs := []decode.Record{{Value: data}, {Value: data}}
 		for _, d := range decoders {
-			d.SetOptions(Options{})
+			d.SetOptions(decode.Options{})
 			b, err := d.Decode(context.Background(), recs)
-			var re *RecordError
-			var nc *NewColumnsError
+			var re *decode.RecordError
+			var nc *decode.NewColumnsError
 			switch {
 			case err == nil:
 				if len(rowstest.Rows(b.Columns)) != b.Rows || b.Rows%2 != 0 {
@@ -70,7 +72,7 @@ func fuzzChangelog(f *testing.F, format string, files ...string) {
 			default:
 				t.Fatalf("Decode: %v", err)
 			}
-			d.SetOptions(Options{SkipBad: true})
+			d.SetOptions(decode.Options{SkipBad: true})
 			if _, err := d.Decode(context.Background(), recs); err != nil && !errors.As(err, &nc) {
 				t.Fatalf("Decode with SkipBad: %v", err)
 			}
@@ -105,9 +107,9 @@ func FuzzDDL(f *testing.F) {
 }
 
 // changelogBench returns the fixture's records repeated to benchBatch.
-func changelogBench(b *testing.B, name string) []Record {
+func changelogBench(b *testing.B, name string) []decode.Record {
 	src := fixture(b, name)
-	recs := make([]Record, 0, benchBatch)
+	recs := make([]decode.Record, 0, benchBatch)
 	for len(recs) < benchBatch {
 		recs = append(recs, src[len(recs)%len(src)])
 	}
@@ -115,14 +117,14 @@ func changelogBench(b *testing.B, name string) []Record {
 }
 
 // settled returns layout once its value has every column recs ask.
-func settled(b *testing.B, l *spec.Layout, recs []Record) *spec.Layout {
+func settled(b *testing.B, l *spec.Layout, recs []decode.Record) *spec.Layout {
 	for range 5 {
 		d, err := New(l, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		_, err = d.Decode(context.Background(), recs)
-		var nc *NewColumnsError
+		var nc *decode.NewColumnsError
 		if !errors.As(err, &nc) {
 			return l
 		}
@@ -145,7 +147,18 @@ func BenchmarkDecodeChangelog(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			recs := changelogBench(b, tc.file)
-			benchDecode(b, settled(b, changelogLayout(tc.tr), recs), recs)
+			var size int64
+			for _, r := range recs {
+				size += int64(len(r.Key) + len(r.Value))
+			}
+			d, err := New(settled(b, changelogLayout(tc.tr), recs), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			decodetest.Bench(b, len(recs), size, func() (int, error) {
+				batch, err := d.Decode(context.Background(), recs)
+				return batch.Corrupt, err
+			})
 		})
 	}
 }
@@ -157,7 +170,7 @@ func TestChangelogAllocs(t *testing.T) {
 	canalRows := fixture(t, "canal-products.jsonl")[1:4]
 	for _, tc := range []struct {
 		name string
-		recs []Record
+		recs []decode.Record
 		tr   *spec.Transformer
 	}{
 		{"debezium", fixture(t, "debezium-mysql-customers.jsonl"), debezium(false)},
@@ -167,7 +180,7 @@ func TestChangelogAllocs(t *testing.T) {
 		{"canal", canalRows, canal(&spec.CanalOptions{InferSchemaStrategy: spec.InferSchemaMySQLType})},
 	} {
 		l := changelogLayout(tc.tr)
-		evolve(t, l, Options{}, tc.recs)
+		evolve(t, l, decode.Options{}, tc.recs)
 		d, err := New(l, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -1,13 +1,13 @@
-package decode
+package changelog
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"math"
+	"errors"
 	"strconv"
 	"strings"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -43,22 +43,6 @@ import (
 // a BINARY column taking the string's characters as bytes (Canal writes
 // bytes as ISO-8859-1 text).
 
-// Conversions of JSON numbers and strings that the column's type alone does
-// not tell (jtype.conv), from a Debezium Connect schema.
-const (
-	convNone = iota
-	// convDays: a number of days since the epoch (DATE).
-	convDays
-	// convMillis, convMicros, convNanos: a number of milli-, micro- or
-	// nanoseconds since the epoch (TIMESTAMP, TIMESTAMP_NTZ).
-	convMillis
-	convMicros
-	convNanos
-	// convDecimalBytes: base64 of a two's-complement big-endian unscaled
-	// value (DECIMAL).
-	convDecimalBytes
-)
-
 // eventTypes types the fields of change events' row images.
 type eventTypes struct {
 	// schemaInclude: from Debezium Connect schemas; else strategy is
@@ -70,11 +54,11 @@ type eventTypes struct {
 	// struct's types and convs their conversions, by field name.
 	text   []byte
 	fields map[string]*schema.Type
-	convs  map[string]uint8
+	convs  map[string]decode.Conversion
 	// gen counts the schemas parsed, so that a part knows when to set
 	// its columns' conversions again.
 	gen int
-	sc  jsonDecoder
+	sc  decode.Scanner
 }
 
 // newEventTypes returns the event typing of transformer tr, nil when its
@@ -116,29 +100,22 @@ func (t *eventTypes) lookup(obj []byte, name string) []byte {
 	if obj == nil {
 		return nil
 	}
-	sc := &t.sc
-	sc.data, sc.pos = obj, 1
-	sc.ws()
-	if sc.pos < len(obj) && obj[sc.pos] == '}' {
+	var found []byte
+	_, err := t.sc.Members(obj, func(key, val []byte) error {
+		if string(key) == name {
+			found = val
+			return errFound
+		}
+		return nil
+	})
+	if !errors.Is(err, errFound) {
 		return nil
 	}
-	for {
-		key, ok := sc.key()
-		if !ok {
-			return nil
-		}
-		start := sc.pos
-		if !sc.skip(1) {
-			return nil
-		}
-		if string(key) == name {
-			return obj[start:sc.pos]
-		}
-		if !sc.next('}') || obj[sc.pos-1] == '}' {
-			return nil
-		}
-	}
+	return found
 }
+
+// errFound stops a scan that found what it looks for.
+var errFound = errors.New("found")
 
 // connectSchema is a Kafka Connect schema as the JSON converter writes it.
 type connectSchema struct {
@@ -161,7 +138,7 @@ func (t *eventTypes) parse(text []byte) {
 	}
 	t.text = append(t.text[:0], text...)
 	t.gen++
-	t.fields, t.convs = map[string]*schema.Type{}, map[string]uint8{}
+	t.fields, t.convs = map[string]*schema.Type{}, map[string]decode.Conversion{}
 	var s connectSchema
 	if json.Unmarshal(text, &s) != nil {
 		return
@@ -181,10 +158,10 @@ func (t *eventTypes) parse(text []byte) {
 	}
 }
 
-// setConvs sets the conversions of the top-level fields of struct j, the
-// row image's columns, from the Connect schema of ev when it is not the
-// one seen at generation *gen.
-func (t *eventTypes) setConvs(ev *event, j *jtype, gen *int) {
+// setConvs sets the conversions of the top-level fields of the row
+// images img decodes from the Connect schema of ev, when it is not the one
+// seen at generation *gen.
+func (t *eventTypes) setConvs(ev *event, img *decode.Image, gen *int) {
 	if !t.schemaInclude || ev.schema == nil {
 		return
 	}
@@ -193,62 +170,60 @@ func (t *eventTypes) setConvs(ev *event, j *jtype, gen *int) {
 		return
 	}
 	*gen = t.gen
-	for i, name := range j.names {
-		j.fields[i].conv = t.convs[name]
-	}
+	img.Convert(t.convs)
 }
 
 // connectType returns the column type of Connect schema s and how its JSON
 // values convert; nil for a type without one.
-func connectType(s *connectSchema) (*schema.Type, uint8) {
+func connectType(s *connectSchema) (*schema.Type, decode.Conversion) {
 	k := func(kind schema.Kind) *schema.Type { return &schema.Type{Kind: kind} }
 	switch s.Name {
 	case "io.debezium.time.Date", "org.apache.kafka.connect.data.Date":
-		return k(schema.Date), convDays
+		return k(schema.Date), decode.ConvDays
 	case "io.debezium.time.Timestamp":
-		return k(schema.TimestampNTZ), convMillis
+		return k(schema.TimestampNTZ), decode.ConvMillis
 	case "io.debezium.time.MicroTimestamp":
-		return k(schema.TimestampNTZ), convMicros
+		return k(schema.TimestampNTZ), decode.ConvMicros
 	case "io.debezium.time.NanoTimestamp":
-		return k(schema.TimestampNTZ), convNanos
+		return k(schema.TimestampNTZ), decode.ConvNanos
 	case "org.apache.kafka.connect.data.Timestamp":
-		return k(schema.Timestamp), convMillis
+		return k(schema.Timestamp), decode.ConvMillis
 	case "io.debezium.time.ZonedTimestamp":
-		return k(schema.Timestamp), convNone
+		return k(schema.Timestamp), decode.ConvNone
 	case "org.apache.kafka.connect.data.Decimal":
 		scale, err := strconv.Atoi(s.Parameters["scale"])
 		if err != nil || scale < 0 || scale > 38 {
-			return nil, convNone
+			return nil, decode.ConvNone
 		}
 		p := 38
 		if v, err := strconv.Atoi(s.Parameters["connect.decimal.precision"]); err == nil && v >= 1 && v <= 38 && v >= scale {
 			p = v
 		}
-		return &schema.Type{Kind: schema.Decimal, Precision: p, Scale: scale}, convDecimalBytes
+		return &schema.Type{Kind: schema.Decimal, Precision: p, Scale: scale}, decode.ConvDecimalBytes
 	}
 	switch s.Type {
 	case "int8":
-		return k(schema.Byte), convNone
+		return k(schema.Byte), decode.ConvNone
 	case "int16":
-		return k(schema.Short), convNone
+		return k(schema.Short), decode.ConvNone
 	case "int32":
-		return k(schema.Int), convNone
+		return k(schema.Int), decode.ConvNone
 	case "int64":
-		return k(schema.Long), convNone
+		return k(schema.Long), decode.ConvNone
 	case "float32":
-		return k(schema.Float), convNone
+		return k(schema.Float), decode.ConvNone
 	case "float64":
-		return k(schema.Double), convNone
+		return k(schema.Double), decode.ConvNone
 	case "boolean":
-		return k(schema.Boolean), convNone
+		return k(schema.Boolean), decode.ConvNone
 	case "string":
-		return k(schema.String), convNone
+		return k(schema.String), decode.ConvNone
 	case "bytes":
-		return k(schema.Binary), convNone
+		return k(schema.Binary), decode.ConvNone
 	case "array":
 		if s.Items != nil {
 			if e, _ := connectType(s.Items); e != nil {
-				return &schema.Type{Kind: schema.Array, Elem: e}, convNone
+				return &schema.Type{Kind: schema.Array, Elem: e}, decode.ConvNone
 			}
 		}
 	case "map":
@@ -256,7 +231,7 @@ func connectType(s *connectSchema) (*schema.Type, uint8) {
 			key, _ := connectType(s.Keys)
 			val, _ := connectType(s.Values)
 			if key != nil && val != nil && key.Kind == schema.String {
-				return &schema.Type{Kind: schema.Map, Key: key, Value: val}, convNone
+				return &schema.Type{Kind: schema.Map, Key: key, Value: val}, decode.ConvNone
 			}
 		}
 	case "struct":
@@ -267,10 +242,10 @@ func connectType(s *connectSchema) (*schema.Type, uint8) {
 			}
 		}
 		if len(fs) > 0 {
-			return &schema.Type{Kind: schema.Struct, Fields: fs}, convNone
+			return &schema.Type{Kind: schema.Struct, Fields: fs}, decode.ConvNone
 		}
 	}
-	return nil, convNone
+	return nil, decode.ConvNone
 }
 
 // sqlType returns the column type of java.sql.Types code, nil for none;
@@ -387,107 +362,4 @@ func MySQLType(text string, tinyBool, ntz bool) *schema.Type {
 		return k(schema.Binary)
 	}
 	return k(schema.String)
-}
-
-// lenientString writes s, the contents of a JSON string of a Canal row
-// image, as type t: false if it does not fit.
-func (d *jsonDecoder) lenientString(t *jtype, s []byte) bool {
-	switch t.kind {
-	case schema.Boolean:
-		switch string(s) {
-		case "true", "TRUE", "True":
-			d.b.Bool(true)
-			return true
-		case "false", "FALSE", "False":
-			d.b.Bool(false)
-			return true
-		}
-		// tinyint(1) and BIT hold any integer: not zero is true, as JDBC
-		// and Debezium read them.
-		n, ok := parseInt(s, math.MinInt64, math.MaxInt64)
-		if !ok {
-			return false
-		}
-		d.b.Bool(n != 0)
-		return true
-	case schema.Byte, schema.Short, schema.Int, schema.Long, schema.Float, schema.Double:
-		if numberEnd(s, 0) != len(s) || len(s) == 0 {
-			return false
-		}
-		return d.fromNumber(t, s)
-	case schema.Decimal:
-		return d.decimal(t, s)
-	case schema.Binary:
-		// ISO-8859-1 text: each character is a byte.
-		buf := d.b.Alloc(len(s))[:0]
-		for _, r := range string(s) {
-			if r > 0xff {
-				return false
-			}
-			buf = append(buf, byte(r))
-		}
-		d.b.Bytes(buf)
-		return true
-	}
-	return d.fromString(t, s)
-}
-
-// converted writes JSON number text as type t by conversion t.conv; false
-// if it does not fit.
-func (d *jsonDecoder) converted(t *jtype, text []byte) bool {
-	if !isIntegral(text) {
-		return false
-	}
-	v, ok := parseInt(text, math.MinInt64, math.MaxInt64)
-	if !ok {
-		return false
-	}
-	switch {
-	case t.conv == convDays && t.kind == schema.Date:
-		if v < math.MinInt32 || v > math.MaxInt32 {
-			return false
-		}
-		d.b.Int32(int32(v))
-		return true
-	case t.kind != schema.Timestamp && t.kind != schema.TimestampNTZ:
-		return false
-	case t.conv == convMillis:
-		if v < math.MinInt64/1000 || v > math.MaxInt64/1000 {
-			return false
-		}
-		v *= 1000
-	case t.conv == convNanos:
-		v /= 1000
-	case t.conv != convMicros:
-		return false
-	}
-	d.b.Int64(v)
-	return true
-}
-
-// decimalBytes writes base64 text of a two's-complement big-endian
-// unscaled value as DECIMAL t; false if it does not fit t's precision.
-func (d *jsonDecoder) decimalBytes(t *jtype, s []byte) bool {
-	buf := d.b.Alloc(len(s))
-	n, err := base64.StdEncoding.Decode(buf, s)
-	if err != nil || n == 0 || n > 16 {
-		return false
-	}
-	raw := buf[:n]
-	neg := raw[0]&0x80 != 0
-	var u uint128
-	for _, c := range raw {
-		if neg {
-			c = ^c
-		}
-		u = uint128{u.hi<<8 | u.lo>>56, u.lo<<8 | uint64(c)}
-	}
-	if neg {
-		u.lo, u.hi = addCarry(u.lo, u.hi) // magnitude of ^x is x+1
-	}
-	if !u.less(pow10[t.precision]) {
-		return false
-	}
-	d.unscaled(t, u, neg)
-	return true
 }
