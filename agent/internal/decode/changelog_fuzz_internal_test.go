@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -50,7 +51,7 @@ func fuzzChangelog(f *testing.F, format string, files ...string) {
 		decoders = append(decoders, d)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs := []Record{{Value: data}, {Value: data}}
+		recs := []record.Record{{Value: data}, {Value: data}}
 		for _, d := range decoders {
 			d.SetOptions(Options{})
 			b, err := d.Decode(context.Background(), recs)
@@ -105,9 +106,9 @@ func FuzzDDL(f *testing.F) {
 }
 
 // changelogBench returns the fixture's records repeated to benchBatch.
-func changelogBench(b *testing.B, name string) []Record {
+func changelogBench(b *testing.B, name string) []record.Record {
 	src := fixture(b, name)
-	recs := make([]Record, 0, benchBatch)
+	recs := make([]record.Record, 0, benchBatch)
 	for len(recs) < benchBatch {
 		recs = append(recs, src[len(recs)%len(src)])
 	}
@@ -115,7 +116,7 @@ func changelogBench(b *testing.B, name string) []Record {
 }
 
 // settled returns layout once its value has every column recs ask.
-func settled(b *testing.B, l *spec.Layout, recs []Record) *spec.Layout {
+func settled(b *testing.B, l *spec.Layout, recs []record.Record) *spec.Layout {
 	for range 5 {
 		d, err := New(l, nil)
 		if err != nil {
@@ -157,7 +158,7 @@ func TestChangelogAllocs(t *testing.T) {
 	canalRows := fixture(t, "canal-products.jsonl")[1:4]
 	for _, tc := range []struct {
 		name string
-		recs []Record
+		recs []record.Record
 		tr   *spec.Transformer
 	}{
 		{"debezium", fixture(t, "debezium-mysql-customers.jsonl"), debezium(false)},

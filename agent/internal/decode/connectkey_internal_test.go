@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -66,7 +67,7 @@ func wrappedKeyLayout(schemaInclude, inferred bool, keyFields ...schema.Field) *
 
 // decodeSettled decodes recs with l, adding the columns a side asks for
 // until none is new, and returns the rows rendered.
-func decodeSettled(t *testing.T, l *spec.Layout, recs []Record) []map[string]string {
+func decodeSettled(t *testing.T, l *spec.Layout, recs []record.Record) []map[string]string {
 	t.Helper()
 	for range 5 {
 		d, err := New(l, nil)
@@ -103,7 +104,7 @@ func decodeSettled(t *testing.T, l *spec.Layout, recs []Record) []map[string]str
 // is; without schema_include a wrapped key is not unwrapped.
 func TestWrappedKey(t *testing.T) {
 	recs := fixture(t, "debezium-mysql-customers-schema.jsonl")[4:]
-	recs = append(recs, Record{Key: []byte(`{"id":7}`), Value: recs[0].Value})
+	recs = append(recs, record.Record{Key: []byte(`{"id":7}`), Value: recs[0].Value})
 	want := []string{
 		`1005 "c" "kitt@acme.com" null`,
 		`1004 "u" "anne.marie@noanswer.org" null`,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -523,7 +524,7 @@ func (p *inferredPart) decode(ctx context.Context, data []byte) error {
 
 // end finishes a chunk of recs: a [*NewColumnsError] when its records ask
 // for columns the part lacks, for side "key" or "value"; nil otherwise.
-func (p *inferredPart) end(recs []Record, side string) error {
+func (p *inferredPart) end(recs []record.Record, side string) error {
 	e := p.ev
 	defer p.begin()
 	if len(e.changes) == 0 {

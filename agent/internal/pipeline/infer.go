@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -191,12 +191,12 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 	// A changelog part's columns are those of its row images, which
 	// decoding the change events gives (see imageColumns).
 	changelog := p.Transformer.Changelog()
-	var events []decode.Record
+	var events []record.Record
 	for _, tp := range tps {
 		// Offsets below ends[tp]-n that transaction markers or compaction
 		// took hold no record: the sample is then smaller than n.
 		from := max(earliest[tp], ends[tp]-n)
-		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *decode.Record) {
+		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *record.Record) {
 			if changelog {
 				events = append(events, copyRecord(rec))
 				return
@@ -226,7 +226,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 // head passes fn the first n records of tp from offset from, reading no
 // further than until. The records are valid only during the call.
 func (r *tableRunner) head(ctx context.Context, tp kafka.TopicPartition, from, until, n int64, readCommitted bool,
-	fn func(*decode.Record)) error {
+	fn func(*record.Record)) error {
 	if from >= until || n <= 0 {
 		return nil
 	}
