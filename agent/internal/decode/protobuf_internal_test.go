@@ -6,9 +6,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -38,11 +38,11 @@ func TestStaticProtobuf(t *testing.T) {
 		t.Fatal(err)
 	}
 	desc, _ := os.ReadFile("protobuf/testdata/events.desc")
-	files, err := protobuf.LoadDescriptorSet(desc)
+	files, err := protoschema.LoadDescriptorSet(desc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := protobuf.FindMessage(files, "tributary.events.Order")
+	md, err := protoschema.FindMessage(files, "tributary.events.Order")
 	if err != nil {
 		t.Fatal(err)
 	}

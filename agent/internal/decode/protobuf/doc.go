@@ -1,15 +1,15 @@
-// Package protobuf maps Protobuf messages to table columns and decodes
-// Protobuf-encoded records into a [rows.Builder], as Spark's spark-protobuf
+// Package protobuf decodes Protobuf-encoded records into a [rows.Builder],
+// in the columns protoschema maps a message to, as Spark's spark-protobuf
 // connector (from_protobuf) does with its default options.
 //
-// Descriptors come from a serialized FileDescriptorSet ([LoadDescriptorSet],
-// then [FindMessage]) or from the schemas a schema registry returns, .proto
+// Descriptors come from a serialized FileDescriptorSet
+// ([protoschema.LoadDescriptorSet], then [protoschema.FindMessage]) or from the schemas a schema registry returns, .proto
 // source text or base64 serialized FileDescriptorProtos ([Compile], then
 // [MessageByIndexes] with the message indexes of Confluent's wire format).
 //
 // # Mapping
 //
-// [Columns] maps a message's fields to columns, every one nullable, named
+// [protoschema.Columns] maps a message's fields to columns, every one nullable, named
 // after the Protobuf field:
 //
 //	int32, sint32, sfixed32        INT
@@ -75,7 +75,7 @@
 //
 // maxDepth is the table's recursive_fields_max_depth, as the product
 // reference defines it: -1 (the default) refuses a recursive message with
-// an error naming the cycle ([ErrRecursive]), 0 drops recursive fields, and
+// an error naming the cycle ([protoschema.ErrRecursive]), 0 drops recursive fields, and
 // 1 to 10 expand them that many times. For
 // `message Node { string name = 1; repeated Node children = 2; }`:
 //
