@@ -430,12 +430,11 @@ func TestDirtyRecordsClaim(t *testing.T) {
 func TestTimestampFormatName(t *testing.T) {
 	for _, f := range []string{TimestampFormatSQL, TimestampFormatISO8601} {
 		jo := &JSONOptions{TimestampFormat: f}
-		ts, _, err := jo.Formats()
-		if err != nil || ts != nil || jo.TimestampFormatName() != f {
-			t.Fatalf("%s: pattern %v, err %v, name %q", f, ts, err, jo.TimestampFormatName())
+		if jo.TimestampPattern() != "" || jo.TimestampFormatName() != f {
+			t.Fatalf("%s: pattern %q, name %q", f, jo.TimestampPattern(), jo.TimestampFormatName())
 		}
 	}
-	if (&JSONOptions{TimestampFormat: "yyyy"}).TimestampFormatName() != "" {
+	if jo := (&JSONOptions{TimestampFormat: "yyyy"}); jo.TimestampFormatName() != "" || jo.TimestampPattern() != "yyyy" {
 		t.Fatal("a pattern is not a name")
 	}
 }

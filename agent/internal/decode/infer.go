@@ -469,7 +469,7 @@ func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []
 	if err != nil {
 		return nil, err
 	}
-	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, prefix: sp.Prefix, opts: jo.InferOptions()}
+	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, prefix: sp.Prefix, opts: InferOptions(jo)}
 	t := compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false)
 	if ev.opts.FlattenNested {
 		t = compileFlat(sp.Fields)

@@ -397,7 +397,7 @@ func inferFrom(ctx context.Context, p *spec.Part, recs []record.Record) ([]schem
 	if p.Transformer.Changelog() {
 		return imageColumns(ctx, p, recs)
 	}
-	in := schema.NewInferrer(p.Transformer.JSONOptions.InferOptions())
+	in := schema.NewInferrer(decode.InferOptions(p.Transformer.JSONOptions))
 	for i := range recs {
 		data := recs[i].Value
 		if p.Column == spec.KeyColumn {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -59,7 +60,7 @@ func startColumns(p *spec.Part, table string, inferred []schema.Field) ([]schema
 	if err != nil {
 		return nil, fatalError{fmt.Errorf("json_options.initial_schemas[%q]: %w", table, err)}
 	}
-	if jo.InferOptions().FlattenNested {
+	if decode.InferOptions(jo).FlattenNested {
 		initial = schema.Flatten(initial)
 	}
 	cols := make([]schema.Field, 0, len(initial)+len(inferred))
@@ -186,7 +187,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 	if err != nil {
 		return nil, err
 	}
-	in := schema.NewInferrer(jo.InferOptions())
+	in := schema.NewInferrer(decode.InferOptions(jo))
 	records := 0
 	// A changelog part's columns are those of its row images, which
 	// decoding the change events gives (see imageColumns).
