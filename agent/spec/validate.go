@@ -471,9 +471,9 @@ func (jo *JSONOptions) validateInitialSchemas(col collector) {
 			col.add("initial_schemas", "table %q: the initial schema is not valid Spark DDL: %v", table, err)
 		case len(fields) == 0:
 			col.add("initial_schemas", "table %q: the initial schema declares no columns", table)
-		case LeafColumns(fields) > MaxLeafColumns:
+		case schema.LeafColumns(fields) > MaxLeafColumns:
 			col.add("initial_schemas", "table %q: the initial schema has %d leaf columns, more than a table's %d",
-				table, LeafColumns(fields), MaxLeafColumns)
+				table, schema.LeafColumns(fields), MaxLeafColumns)
 		}
 	}
 }

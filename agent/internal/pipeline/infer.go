@@ -147,7 +147,7 @@ func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
 // columns, has more leaf columns than a Parquet file can hold: plan time
 // cannot count the columns records bring.
 func tooWide(layout *spec.Layout) error {
-	if n := spec.LeafColumns(layout.Columns()); n > spec.MaxLeafColumns {
+	if n := schema.LeafColumns(layout.Columns()); n > spec.MaxLeafColumns {
 		return fatalError{fmt.Errorf("the records' fields would give the table %d leaf columns (nested fields count one each), "+
 			"more than Parquet's maximum of %d: give json_options a schema of the fields to keep, or use a VARIANT column (JSON without json_options)",
 			n, spec.MaxLeafColumns)}
