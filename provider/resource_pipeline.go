@@ -54,20 +54,15 @@ func (r *pipelineResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 }
 
 // ValidateConfig implements resource.ResourceWithValidateConfig: it reads
-// the schema files and runs spec.Pipeline.Validate, dropping the problems
-// that depend on values not known yet. It needs no agent, so every static
-// rule holds in `terraform validate`.
+// the schema files and runs spec.Pipeline.Validate and ValidateTrigger,
+// dropping the problems that depend on values not known yet. It needs no
+// agent, so every static rule holds in `terraform validate`.
 func (r *pipelineResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	m, c, p, ok := pipelineKind.read(ctx, req.Config.Get, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	addFieldErrors(&resp.Diagnostics, "pipeline", p.Validate(), c.skip)
-	if !m.Trigger.IsNull() && !m.Continuous.IsUnknown() && (m.Continuous.IsNull() || m.Continuous.ValueBool()) {
-		resp.Diagnostics.AddAttributeError(path.Root("trigger"), "trigger needs a triggered pipeline",
-			"A change of trigger starts the next run of a triggered pipeline, but this one is continuous: it reads "+
-				"new records as they come, without runs. Set continuous = false, or remove trigger.")
-	}
+	addFieldErrors(&resp.Diagnostics, "pipeline", append(p.Validate(), p.ValidateTrigger(!m.Trigger.IsNull())...), c.skip)
 }
 
 // pipelineKind is how the steps shared with the other resources the agent

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Changelog formats (F-02, F-13, F-14): normalization, validation and the
+// Changelog formats: normalization, validation and the
 // accessors of debezium_options and canal_options.
 
 // normalizeChangelog gives a changelog transformer the JSON options it

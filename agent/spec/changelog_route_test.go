@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // TestChangelogRouteNames evaluates the default route of Debezium events
@@ -30,7 +31,7 @@ func TestChangelogRouteNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, null, err := prog.EvalString(&expr.Record{Value: []byte(tt.value)})
+			got, null, err := prog.EvalString(&record.Record{Value: []byte(tt.value)})
 			if err != nil {
 				t.Fatal(err)
 			}

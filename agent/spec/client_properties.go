@@ -10,7 +10,7 @@ import (
 )
 
 // ClientSettings are the Kafka consumer properties of client_properties
-// (S-01, F-01) the agent honours, parsed; a zero field keeps the agent's
+// the agent honours, parsed; a zero field keeps the agent's
 // default.
 type ClientSettings struct {
 	// ClientID is client.id, sent with every request.

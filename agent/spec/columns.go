@@ -58,7 +58,7 @@ func MetadataColumnType(name string) *schema.Type {
 	return nil
 }
 
-// MetadataType is the struct type of the source metadata column (L-16).
+// MetadataType is the struct type of the source metadata column.
 // Every field is nullable, although the agent sets topic, partition, offset
 // and timestampType on every row, as Lakeflow does: Delta writers such as
 // Spark enforce NOT NULL nested fields even where the column itself is null

@@ -19,11 +19,11 @@ type Connection struct {
 	// from, roughly equivalent to Kafka's bootstrap.servers.
 	BootstrapServers []string `json:"bootstrap_servers"`
 	// SchemaRegistry is the Confluent-compatible schema registry of the
-	// connection's cluster (L-21), used by Avro and Protobuf transformers
+	// connection's cluster, used by Avro and Protobuf transformers
 	// that resolve their schema from a registry; nil means none.
 	SchemaRegistry *SchemaRegistry `json:"schema_registry,omitempty"`
 	// SecurityProtocol is Kafka's security.protocol: PLAINTEXT (the
-	// default when empty), SSL, SASL_PLAINTEXT or SASL_SSL (L-19, L-20).
+	// default when empty), SSL, SASL_PLAINTEXT or SASL_SSL.
 	SecurityProtocol string `json:"security_protocol,omitempty"`
 	// SASL authenticates the agent to the brokers; it requires a SASL_*
 	// protocol. Nil means no SASL.

@@ -1,6 +1,7 @@
 package spec
 
-// Fanout routing (L-17, L-18, F-15's json.decode.parser-table-id.fields).
+// Fanout routing: by an expression, by fields of the value (as Flink's
+// json.decode.parser-table-id.fields) or by the source table of a change event.
 
 // Values of fanout_options.on_invalid_route: what happens to a record whose
 // fanout_by result is NULL, fails to evaluate or is not a valid table name.
@@ -48,8 +49,8 @@ type FanoutSchema struct {
 	TableConfiguration TableConfiguration `json:"table_configuration"`
 }
 
-// FanoutOptions routes records to tables (L-17) and transforms them after
-// routing (L-18).
+// FanoutOptions routes records to tables and transforms them after
+// routing.
 type FanoutOptions struct {
 	// FanoutBy is a Databricks SQL expression on the raw record's columns
 	// (key, value, topic, partition, offset, timestamp, headers) whose
@@ -66,7 +67,7 @@ type FanoutOptions struct {
 	OnInvalidRoute string `json:"on_invalid_route,omitempty"`
 }
 
-// FanoutTransform parses a column of every routed record in place (L-18).
+// FanoutTransform parses a column of every routed record in place.
 type FanoutTransform struct {
 	// Format is JSON, the only format of fanout transforms; empty means
 	// JSON.

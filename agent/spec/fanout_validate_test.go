@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 )
 
@@ -191,7 +192,7 @@ func TestFanoutTopicRoute(t *testing.T) {
 		"app-clicks.2024": "app_clicks_2024",
 		"2024":            "", // all digits: an invalid route
 	} {
-		got, null, err := prog.EvalString(&expr.Record{Topic: topic})
+		got, null, err := prog.EvalString(&record.Record{Topic: topic})
 		if err != nil || null {
 			t.Fatalf("topic %q: route %q, null %v, err %v", topic, got, null, err)
 		}

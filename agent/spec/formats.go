@@ -2,7 +2,7 @@ package spec
 
 import "fmt"
 
-// Parse modes of the Avro and Protobuf transformers (L-11, L-14): what a
+// Parse modes of the Avro and Protobuf transformers: what a
 // record that fails to decode does.
 const (
 	// ParseModePermissive writes the raw bytes of a record that fails to
@@ -22,7 +22,7 @@ var ParseModes = []string{ParseModePermissive, ParseModeFailFast}
 // without one.
 const DefaultParseMode = ParseModePermissive
 
-// Bounds of protobuf_options.recursive_fields_max_depth (L-13): -1 refuses
+// Bounds of protobuf_options.recursive_fields_max_depth: -1 refuses
 // recursive messages, 0 drops recursive fields, 1..10 expand them.
 const (
 	MinRecursiveDepth     = -1
@@ -30,7 +30,7 @@ const (
 	DefaultRecursiveDepth = -1
 )
 
-// AvroOptions configures the Avro transformer (L-10, L-11). Exactly one of
+// AvroOptions configures the Avro transformer. Exactly one of
 // Schema, SchemaFilePath and SchemaRegistry says where the schema comes
 // from.
 type AvroOptions struct {
@@ -50,7 +50,7 @@ type AvroOptions struct {
 	ParseMode string `json:"parse_mode,omitempty"`
 }
 
-// ProtobufOptions configures the Protobuf transformer (L-12..L-14). Exactly
+// ProtobufOptions configures the Protobuf transformer. Exactly
 // one of DescFilePath and SchemaRegistry says where the schema comes from.
 type ProtobufOptions struct {
 	// DescFilePath names a compiled descriptor set (protoc
@@ -78,7 +78,7 @@ type ProtobufOptions struct {
 }
 
 // SchemaRegistryOptions says which registry subject an Avro or Protobuf
-// transformer resolves (L-15).
+// transformer resolves.
 type SchemaRegistryOptions struct {
 	ConfluentOptions ConfluentOptions `json:"confluent_options"`
 	// ConnectionName names the connection whose schema registry (URL and

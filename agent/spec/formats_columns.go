@@ -3,9 +3,9 @@ package spec
 import (
 	"errors"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/avro"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 )
 
 // avroFields parses the inline or file schema of ao into the part's columns;
@@ -18,12 +18,12 @@ func avroFields(ac collector, ao *AvroOptions, column string) (fields []schema.F
 	if text == "" {
 		return nil, attr, false // Validate reports the missing schema
 	}
-	s, err := avro.Parse(text)
+	s, err := avroschema.Parse(text)
 	if err != nil {
 		ac.add(attr, "%s is not a valid Avro schema: %v", where, err)
 		return nil, attr, false
 	}
-	if fields, err = avro.Columns(s, column); err != nil {
+	if fields, err = avroschema.Columns(s, column); err != nil {
 		ac.add(attr, "%s cannot become table columns: %v", where, err)
 		return nil, attr, false
 	}
@@ -36,13 +36,13 @@ func protobufFields(pc collector, po *ProtobufOptions) ([]schema.Field, bool) {
 	if po.DescFilePath == "" || po.MessageName == "" {
 		return nil, false // Validate reports what is missing
 	}
-	files, err := protobuf.LoadDescriptorSet(po.DescFileContent)
+	files, err := protoschema.LoadDescriptorSet(po.DescFileContent)
 	if err != nil {
 		pc.add("desc_file_path", "%s is not a usable descriptor set (make one with protoc --include_imports --descriptor_set_out): %v",
 			po.DescFilePath, err)
 		return nil, false
 	}
-	md, err := protobuf.FindMessage(files, po.MessageName)
+	md, err := protoschema.FindMessage(files, po.MessageName)
 	if err != nil {
 		pc.addInvolving("message_name", []string{pc.path("desc_file_path")}, "%v", err)
 		return nil, false
@@ -52,10 +52,10 @@ func protobufFields(pc collector, po *ProtobufOptions) ([]schema.Field, bool) {
 		// message would report it again, on desc_file_path.
 		return nil, false
 	}
-	fields, err := protobuf.Columns(md, po.RecursiveDepth())
+	fields, err := protoschema.Columns(md, po.RecursiveDepth())
 	if err != nil {
 		attr := "desc_file_path"
-		if errors.Is(err, protobuf.ErrRecursive) {
+		if errors.Is(err, protoschema.ErrRecursive) {
 			attr = "recursive_fields_max_depth"
 		}
 		pc.add(attr, "message %s cannot become table columns: %v", md.FullName(), err)

@@ -1,7 +1,5 @@
 package spec
 
-import "github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
-
 // EvolutionMode returns SchemaEvolutionMode as one of
 // [SchemaEvolutionModes], an Auto Loader alias replaced by the mode it
 // stands for; "" when schema inference is off. A value that is neither is
@@ -31,25 +29,6 @@ func (jo *JSONOptions) RescueColumn() string {
 		return ""
 	}
 	return RescuedDataColumn
-}
-
-// InferOptions returns the inference switches of jo, with their defaults
-// where unset: string type inference on, primitives as string off, and
-// Spark's parser defaults (single quotes and non-numeric numbers accepted).
-func (jo *JSONOptions) InferOptions() schema.InferOptions {
-	on := func(b *bool, def bool) bool {
-		if b == nil {
-			return def
-		}
-		return *b
-	}
-	return schema.InferOptions{
-		StringTypeInference:    on(jo.StringTypeInference, true),
-		PrimitiveAsString:      on(jo.PrimitiveAsString, false),
-		AllowSingleQuotes:      on(jo.AllowSingleQuotes, true),
-		AllowNonNumericNumbers: on(jo.AllowNonNumericNumbers, true),
-		FlattenNested:          on(jo.FlattenNestedColumns, false),
-	}
 }
 
 // Inferred reports whether the part's columns are inferred from the records

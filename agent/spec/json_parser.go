@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"fmt"
-
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/sparktime"
 )
 
@@ -21,26 +19,18 @@ func (o *JSONOptions) NonNumericNumbers() bool {
 	return o == nil || o.AllowNonNumericNumbers == nil || *o.AllowNonNumericNumbers
 }
 
-// Formats compiles TimestampFormat and DateFormat; nil for an empty one,
-// which means Spark's lenient parsing. A nil receiver has neither. The
-// timestamp format names [TimestampFormatSQL] and [TimestampFormatISO8601]
-// are nil too: the lenient parser reads both "yyyy-MM-dd HH:mm:ss[.fraction]"
-// and ISO 8601 text; [JSONOptions.TimestampFormatName] tells them apart.
-func (o *JSONOptions) Formats() (timestamps, dates *sparktime.Pattern, err error) {
-	if o == nil {
-		return nil, nil, nil
+// TimestampPattern returns TimestampFormat when it is a Spark datetime
+// pattern, and "" when it is unset, which means Spark's lenient parsing, or
+// one of the timestamp format names [TimestampFormatSQL] and
+// [TimestampFormatISO8601]: the lenient parser reads both
+// "yyyy-MM-dd HH:mm:ss[.fraction]" and ISO 8601 text, and
+// [JSONOptions.TimestampFormatName] tells them apart. A nil receiver has
+// none.
+func (o *JSONOptions) TimestampPattern() string {
+	if o == nil || o.TimestampFormatName() != "" {
+		return ""
 	}
-	if o.TimestampFormat != "" && o.TimestampFormatName() == "" {
-		if timestamps, err = sparktime.Compile(o.TimestampFormat); err != nil {
-			return nil, nil, fmt.Errorf("timestamp_format %q: %w", o.TimestampFormat, err)
-		}
-	}
-	if o.DateFormat != "" {
-		if dates, err = sparktime.Compile(o.DateFormat); err != nil {
-			return nil, nil, fmt.Errorf("date_format %q: %w", o.DateFormat, err)
-		}
-	}
-	return timestamps, dates, nil
+	return o.TimestampFormat
 }
 
 // TimestampFormatName returns TimestampFormat when it is one of Flink's
@@ -58,10 +48,9 @@ func (o *JSONOptions) TimestampFormatName() string {
 // must compile, except the names of timestamp formats.
 func (jo *JSONOptions) validateParser(col collector) {
 	for _, f := range []struct{ attr, pattern string }{
-		{"timestamp_format", jo.TimestampFormat}, {"date_format", jo.DateFormat},
+		{"timestamp_format", jo.TimestampPattern()}, {"date_format", jo.DateFormat},
 	} {
-		if f.pattern == "" || f.attr == "timestamp_format" && jo.TimestampFormatName() != "" ||
-			!validateMaxLen(col, f.attr, f.pattern, MaxShortStringLen) {
+		if f.pattern == "" || !validateMaxLen(col, f.attr, f.pattern, MaxShortStringLen) {
 			continue
 		}
 		if _, err := sparktime.Compile(f.pattern); err != nil {

@@ -41,41 +41,17 @@ const (
 	MaxGroupIDLen = 255
 )
 
-// LeafColumns returns how many Parquet leaf columns fields make (see
-// [MaxLeafColumns]).
-func LeafColumns(fields []schema.Field) int {
-	n := 0
-	for _, f := range fields {
-		n += leafColumns(f.Type)
-	}
-	return n
-}
-
-func leafColumns(t *schema.Type) int {
-	switch t.Kind {
-	case schema.Struct:
-		return LeafColumns(t.Fields)
-	case schema.Array:
-		return leafColumns(t.Elem)
-	case schema.Map:
-		return leafColumns(t.Key) + leafColumns(t.Value)
-	case schema.Variant:
-		return 2 // metadata and value
-	}
-	return 1
-}
-
 // checkWidth reports, under the table collector tc, a layout with more
 // than MaxLeafColumns leaf columns, on the transformer whose schema has
 // the most.
 func (l *Layout) checkWidth(tc collector) {
-	n := LeafColumns(l.Columns())
+	n := schema.LeafColumns(l.Columns())
 	if n <= MaxLeafColumns {
 		return
 	}
 	kc := tc.at("connector_options").at("kafka_options")
 	side, p := kc.at("value_transformer"), &l.Value
-	if LeafColumns(l.Key.Fields) > LeafColumns(l.Value.Fields) {
+	if schema.LeafColumns(l.Key.Fields) > schema.LeafColumns(l.Value.Fields) {
 		side, p = kc.at("key_transformer"), &l.Key
 	}
 	attr := p.attr

@@ -130,7 +130,7 @@ func TestLeafColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := LeafColumns(fields); n != 1+2+2+2+2 {
+	if n := schema.LeafColumns(fields); n != 1+2+2+2+2 {
 		t.Fatalf("LeafColumns = %d, want 9", n)
 	}
 }

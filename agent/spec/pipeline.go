@@ -21,7 +21,7 @@ const (
 )
 
 // Starting offsets: where a partition with no committed offset in the table's
-// log starts reading (L-03).
+// log starts reading.
 const (
 	StartingOffsetLatest   = "latest"
 	StartingOffsetEarliest = "earliest"
@@ -44,16 +44,16 @@ const (
 // IsolationLevels lists the accepted isolation_level values.
 var IsolationLevels = []string{IsolationReadCommitted, IsolationReadUncommitted}
 
-// Transformer formats (L-04..L-06, L-10, L-12).
+// Transformer formats: what a key or value is decoded as.
 const (
 	FormatString   = "STRING"
 	FormatJSON     = "JSON"
 	FormatAvro     = "AVRO"
 	FormatProtobuf = "PROTOBUF"
-	// FormatDebeziumJSON is a Debezium change event in JSON (F-02): each
+	// FormatDebeziumJSON is a Debezium change event in JSON: each
 	// event becomes a row with _op, _source and its row image.
 	FormatDebeziumJSON = "DEBEZIUM_JSON"
-	// FormatCanalJSON is a Canal change event in JSON (F-02): each row of
+	// FormatCanalJSON is a Canal change event in JSON: each row of
 	// its data array becomes a row with _op, _source and the row image.
 	FormatCanalJSON = "CANAL_JSON"
 )
@@ -117,16 +117,16 @@ type ConnectorOptions struct {
 // KafkaOptions says which topics feed a table and how keys and values are
 // decoded.
 type KafkaOptions struct {
-	// Topics lists topic names (L-01); exactly one of Topics, TopicPattern
+	// Topics lists topic names; exactly one of Topics, TopicPattern
 	// and Assign is set.
 	Topics []string `json:"topics,omitempty"`
 	// TopicPattern is a regular expression matched against whole topic
-	// names (L-02); topics created later that match are picked up.
+	// names; topics created later that match are picked up.
 	TopicPattern string `json:"topic_pattern,omitempty"`
-	// Assign lists the partitions to read by topic (S-02, Spark's assign):
+	// Assign lists the partitions to read by topic (Spark's assign):
 	// {"topicA": [0, 1]}. Partitions added later are not read.
 	Assign map[string][]int `json:"assign,omitempty"`
-	// StartingOffset is one of [StartingOffsets] (L-03, S-06, S-08, F-04):
+	// StartingOffset is one of [StartingOffsets]:
 	// where a partition starts when the table's log has no offset for it.
 	StartingOffset string `json:"starting_offset,omitempty"`
 	// StartingTimestamp, with StartingOffset "timestamp", is the time the
@@ -150,7 +150,7 @@ type KafkaOptions struct {
 	AutoOffsetReset string `json:"auto_offset_reset,omitempty"`
 
 	// EndingOffset is where a triggered run (continuous = false) ends, one
-	// of [EndingOffsets] (S-07, S-08); empty means latest. The ends are
+	// of [EndingOffsets]; empty means latest. The ends are
 	// fixed when a run starts.
 	EndingOffset string `json:"ending_offset,omitempty"`
 	// EndingOffsets, with EndingOffset "specific", gives the end offset of
@@ -165,45 +165,45 @@ type KafkaOptions struct {
 	// end timestamp (ms since the epoch) per topic and partition.
 	EndingOffsetsByTimestamp map[string]map[string]int64 `json:"ending_offsets_by_timestamp,omitempty"`
 
-	// MaxOffsetsPerTrigger caps the offsets one commit of the table covers
-	// (S-05), split across partitions in proportion to their lag; nil is
+	// MaxOffsetsPerTrigger caps the offsets one commit of the table covers,
+	// split across partitions in proportion to their lag; nil is
 	// no cap.
 	MaxOffsetsPerTrigger *int64 `json:"max_offsets_per_trigger,omitempty"`
 	// MinOffsetsPerTrigger holds a commit back until this many offsets are
-	// available or MaxTriggerDelay passed since the last commit (S-05).
+	// available or MaxTriggerDelay passed since the last commit.
 	MinOffsetsPerTrigger *int64 `json:"min_offsets_per_trigger,omitempty"`
 	// MaxTriggerDelay is the longest MinOffsetsPerTrigger holds a commit
 	// back, a duration; empty means [DefaultMaxTriggerDelay].
 	MaxTriggerDelay string `json:"max_trigger_delay,omitempty"`
 
 	// MinPartitions asks for at least this many ranges decoded in
-	// parallel, splitting the backlog of the partitions with the most lag
-	// (S-03); nil is one range per partition.
+	// parallel, splitting the backlog of the partitions with the most lag;
+	// nil is one range per partition.
 	MinPartitions *int64 `json:"min_partitions,omitempty"`
 	// MaxRecordsPerPartition splits a partition's backlog into ranges of
 	// at most this many offsets, decoded in parallel and committed in
-	// order (S-03).
+	// order.
 	MaxRecordsPerPartition *int64 `json:"max_records_per_partition,omitempty"`
 
-	// FailOnDataLoss (S-04) fails the table when records it has not read
+	// FailOnDataLoss fails the table when records it has not read
 	// are gone (retention deleted them, or the topic was deleted and
 	// re-created); false goes on from the earliest offset and records the
 	// gap. Nil means true.
 	FailOnDataLoss *bool `json:"fail_on_data_loss,omitempty"`
 
 	// GroupID is the Kafka consumer group the table's committed offsets
-	// are mirrored to and that StartingOffset "group" reads (S-09);
+	// are mirrored to and that StartingOffset "group" reads;
 	// exclusive with GroupIDPrefix. Empty: GroupIDPrefix (or
 	// [DefaultGroupIDPrefix]) followed by "<pipeline>.<catalog>.<schema>.<table>".
 	GroupID string `json:"group_id,omitempty"`
-	// GroupIDPrefix prefixes the generated group id (S-09).
+	// GroupIDPrefix prefixes the generated group id.
 	GroupIDPrefix string `json:"group_id_prefix,omitempty"`
 	// CheckDuplicatedGroupID refuses to start the table while its group
-	// has members (F-06): another consumer uses it. Nil means false.
+	// has members: another consumer uses it. Nil means false.
 	CheckDuplicatedGroupID *bool `json:"check_duplicated_group_id,omitempty"`
 
 	// PartitionDiscoveryInterval is how often new partitions, and new
-	// topics matching TopicPattern, are looked for (F-05), a duration;
+	// topics matching TopicPattern, are looked for, a duration;
 	// zero or negative turns discovery off. Empty means
 	// [DefaultPartitionDiscoveryInterval].
 	PartitionDiscoveryInterval string `json:"partition_discovery_interval,omitempty"`
@@ -214,24 +214,24 @@ type KafkaOptions struct {
 	BytesEstimateWindowLength string `json:"bytes_estimate_window_length,omitempty"`
 
 	// ClientProperties are Kafka consumer properties by their Kafka name
-	// (S-01, F-01): only those in [ClientProperties].
+	// only those in [ClientProperties].
 	ClientProperties map[string]string `json:"client_properties,omitempty"`
 	// IsolationLevel is "read_committed" (default) or "read_uncommitted":
 	// whether records of aborted and still open transactions are read.
 	// Transaction markers never become rows at either level.
 	IsolationLevel string `json:"isolation_level,omitempty"`
 	// KeyFieldsPrefix and ValueFieldsPrefix prefix the names of the
-	// columns parsed from the key and from the value (F-08); neither may
+	// columns parsed from the key and from the value; neither may
 	// be a prefix of the other. They never apply to the single key or
 	// value column of an unparsed side.
 	KeyFieldsPrefix   string `json:"key_fields_prefix,omitempty"`
 	ValueFieldsPrefix string `json:"value_fields_prefix,omitempty"`
 	// DuplicateFieldStrategy says what happens when a key column and a
-	// value column have the same name (F-12): one of
+	// value column have the same name: one of
 	// [DuplicateFieldStrategies]; empty means [DuplicateFieldException].
 	DuplicateFieldStrategy string `json:"duplicate_field_strategy,omitempty"`
-	// IgnoreErrors keeps a table going past records that do not decode
-	// (F-11): each is counted, left out of the table and kept in the
+	// IgnoreErrors keeps a table going past records that do not decode:
+	// each is counted, left out of the table and kept in the
 	// pipeline's [DirtyRecordsTable]. Nil means false.
 	IgnoreErrors *bool `json:"ignore_errors,omitempty"`
 	// ErrorToleranceMaxCount, with IgnoreErrors, is how many bad records
@@ -239,8 +239,8 @@ type KafkaOptions struct {
 	// [DefaultErrorToleranceMaxCount].
 	ErrorToleranceMaxCount *int64 `json:"error_tolerance_max_count,omitempty"`
 
-	// KeyTransformer and ValueTransformer decode the record key and value
-	// (L-04); nil keeps the column as BINARY.
+	// KeyTransformer and ValueTransformer decode the record key and value;
+	// nil keeps the column as BINARY.
 	KeyTransformer   *Transformer `json:"key_transformer,omitempty"`
 	ValueTransformer *Transformer `json:"value_transformer,omitempty"`
 }
@@ -261,7 +261,7 @@ type Transformer struct {
 	CanalOptions *CanalOptions `json:"canal_options,omitempty"`
 }
 
-// DebeziumOptions configures the DEBEZIUM_JSON transformer (F-13).
+// DebeziumOptions configures the DEBEZIUM_JSON transformer.
 type DebeziumOptions struct {
 	// SchemaInclude says each event carries its Connect schema beside its
 	// payload ({"schema": ..., "payload": ...}, Kafka Connect's
@@ -288,7 +288,7 @@ type DebeziumOptions struct {
 	MergeShardedTables *bool `json:"merge_sharded_tables,omitempty"`
 }
 
-// CanalOptions configures the CANAL_JSON transformer (F-14).
+// CanalOptions configures the CANAL_JSON transformer.
 type CanalOptions struct {
 	// DatabaseInclude and TableInclude are regular expressions (RE2)
 	// matched against whole database and table names: events of other
@@ -325,7 +325,7 @@ const (
 // InferSchemaStrategies lists the accepted infer_schema_strategy values.
 var InferSchemaStrategies = []string{InferSchemaAuto, InferSchemaSQLType, InferSchemaMySQLType}
 
-// Values of kafka_options.duplicate_field_strategy (F-12).
+// Values of kafka_options.duplicate_field_strategy.
 const (
 	// DuplicateFieldException refuses a key column and a value column of
 	// the same name.
@@ -358,13 +358,13 @@ type JSONOptions struct {
 	SchemaFilePath    string `json:"schema_file_path,omitempty"`
 	SchemaFileContent string `json:"schema_file_content,omitempty"`
 
-	// SchemaEvolutionMode turns on schema inference (L-08): one of
+	// SchemaEvolutionMode turns on schema inference: one of
 	// [SchemaEvolutionModes], or an Auto Loader alias of one
 	// ([SchemaEvolutionAliases]); exclusive with Schema and
 	// SchemaFilePath.
 	SchemaEvolutionMode string `json:"schema_evolution_mode,omitempty"`
 	// SchemaHints fixes the types of some columns of an inferred schema
-	// (L-09, Flink's infer-schema.fixed-types): Spark DDL where a name may
+	// (as Flink's infer-schema.fixed-types): Spark DDL where a name may
 	// be a dotted path ("user.dob DATE"), with element, key and value
 	// naming the parts of arrays and maps. Requires SchemaEvolutionMode.
 	SchemaHints string `json:"schema_hints,omitempty"`
@@ -376,10 +376,10 @@ type JSONOptions struct {
 	// [DefaultInferRecordsPerPartition].
 	InferRecordsPerPartition *int64 `json:"infer_records_per_partition,omitempty"`
 	// StringTypeInference infers DATE and TIMESTAMP columns from ISO 8601
-	// strings (F-15's string-type-inference); nil means true.
+	// strings (Flink's JSON string-type-inference); nil means true.
 	StringTypeInference *bool `json:"string_type_inference,omitempty"`
-	// PrimitiveAsString infers every number and boolean as STRING (F-15's
-	// primitive-as-string); nil means false.
+	// PrimitiveAsString infers every number and boolean as STRING (Flink's
+	// JSON primitive-as-string); nil means false.
 	PrimitiveAsString *bool `json:"primitive_as_string,omitempty"`
 	// RescuedDataColumn names the STRING column that holds, as a JSON
 	// object, the fields of a record that do not fit the inferred schema.
@@ -405,18 +405,18 @@ type JSONOptions struct {
 
 	// FlattenNestedColumns makes each nested field of an inferred object
 	// a top-level column named by its dotted path ("user.name") instead of
-	// a STRUCT column (F-15). Nil means false.
+	// a STRUCT column. Nil means false.
 	FlattenNestedColumns *bool `json:"flatten_nested_columns,omitempty"`
 	// EmptyValueAsDelete makes a record with a null value (a tombstone) a
 	// row with _op "d" and its key columns, instead of a row of nulls or
-	// no row (F-15). Nil means false.
+	// no row. Nil means false.
 	EmptyValueAsDelete *bool `json:"empty_value_as_delete,omitempty"`
 	// InitialSchemas gives, per destination table name, Spark DDL of the
-	// columns a table starts with before inference adds any (F-10).
+	// columns a table starts with before inference adds any.
 	InitialSchemas map[string]string `json:"initial_schemas,omitempty"`
 }
 
-// Names of json_options.timestamp_format beside Spark patterns (F-15).
+// Names of json_options.timestamp_format beside Spark patterns.
 const (
 	// TimestampFormatSQL is "yyyy-MM-dd HH:mm:ss" with optional fraction.
 	TimestampFormatSQL = "SQL"
@@ -425,7 +425,7 @@ const (
 	TimestampFormatISO8601 = "ISO-8601"
 )
 
-// Schema evolution modes of json_options.schema_evolution_mode (L-08), as
+// Schema evolution modes of json_options.schema_evolution_mode, as
 // Lakeflow's API spells them.
 const (
 	// SchemaEvolutionAddNewColumns adds a nullable column at the end of the
@@ -473,9 +473,9 @@ const DefaultInferRecordsPerPartition = 50
 // TableConfiguration holds options of the destination table itself.
 type TableConfiguration struct {
 	// SourceMetadataColumn names a struct column holding each record's topic,
-	// partition, offset, timestamp, timestampType and headers (L-16).
+	// partition, offset, timestamp, timestampType and headers.
 	SourceMetadataColumn string `json:"source_metadata_column,omitempty"`
-	// MetadataColumns are record metadata as top-level columns (F-09,
+	// MetadataColumns are record metadata as top-level columns (as
 	// Flink's metadata.list), each one of [MetadataColumnNames], in the
 	// order given, after the source metadata column.
 	MetadataColumns []string `json:"metadata_columns,omitempty"`

@@ -1,6 +1,6 @@
 package spec
 
-// Starting offset modes beyond latest and earliest (S-06, S-08, F-04).
+// Starting offset modes beyond latest and earliest.
 const (
 	// StartingOffsetTimestamp starts each partition at its first record at
 	// or after starting_timestamp, or its starting_offsets_by_timestamp.
@@ -13,7 +13,7 @@ const (
 	StartingOffsetGroup = "group"
 )
 
-// Ending offset modes of a triggered run (S-07, S-08).
+// Ending offset modes of a triggered run.
 const (
 	EndingOffsetLatest    = "latest"
 	EndingOffsetSpecific  = "specific"

@@ -103,7 +103,7 @@ type KafkaSink struct {
 	// Nil means false.
 	FullTableID *bool `json:"full_table_id,omitempty"`
 	// IncludeHeaders passes each source record's headers to the records
-	// written (S-10). Nil means true.
+	// written. Nil means true.
 	IncludeHeaders *bool `json:"include_headers,omitempty"`
 	// Compression is one of [Compressions], the codec of the record
 	// batches written (Kafka's compression.type); empty means

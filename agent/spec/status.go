@@ -44,7 +44,7 @@ type TableStatus struct {
 	CorruptRecords int64 `json:"corrupt_records"`
 	// Partitions lists committed offsets and lag per topic-partition.
 	Partitions []PartitionStatus `json:"partitions"`
-	// Lag and LagBytes sum the partitions' (S-11).
+	// Lag and LagBytes sum those of the partitions.
 	Lag      int64 `json:"lag"`
 	LagBytes int64 `json:"lag_bytes"`
 	// DataLoss lists the ranges of offsets the table skipped because they
@@ -92,7 +92,7 @@ type PartitionStatus struct {
 	// Lag is the high watermark minus NextOffset, as last seen.
 	Lag int64 `json:"lag"`
 	// LagBytes estimates the bytes behind the high watermark: Lag times
-	// the partition's mean record size as fetched (S-11).
+	// the partition's mean record size as fetched.
 	LagBytes int64 `json:"lag_bytes"`
 }
 

@@ -121,6 +121,23 @@ func (p *Pipeline) Validate() Errors {
 	return *col.errs
 }
 
+// ValidateTrigger returns the problem of a trigger on p, when trigger says
+// one is set (or not known yet): a change of trigger starts the next run of
+// a triggered pipeline (continuous = false), and a continuous pipeline has
+// no runs to start. The trigger is the provider's own attribute, which the
+// agent never sees; the problem involves continuous, so a caller that does
+// not know it yet can drop it.
+func (p *Pipeline) ValidateTrigger(trigger bool) Errors {
+	if !trigger || !p.IsContinuous() {
+		return nil
+	}
+	col := newCollector()
+	col.addInvolving("trigger", []string{"continuous"}, "trigger needs a triggered pipeline: a change of trigger "+
+		"starts the next run of a triggered pipeline, but this one is continuous: it reads new records as they "+
+		"come, without runs. Set continuous = false, or remove trigger.")
+	return *col.errs
+}
+
 func (t *Table) validate(col collector) {
 	validateIdentifier(col, "destination_table", t.DestinationTable)
 	if strings.EqualFold(t.DestinationTable, DirtyRecordsTable) {
@@ -454,9 +471,9 @@ func (jo *JSONOptions) validateInitialSchemas(col collector) {
 			col.add("initial_schemas", "table %q: the initial schema is not valid Spark DDL: %v", table, err)
 		case len(fields) == 0:
 			col.add("initial_schemas", "table %q: the initial schema declares no columns", table)
-		case LeafColumns(fields) > MaxLeafColumns:
+		case schema.LeafColumns(fields) > MaxLeafColumns:
 			col.add("initial_schemas", "table %q: the initial schema has %d leaf columns, more than a table's %d",
-				table, LeafColumns(fields), MaxLeafColumns)
+				table, schema.LeafColumns(fields), MaxLeafColumns)
 		}
 	}
 }

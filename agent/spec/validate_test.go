@@ -240,3 +240,37 @@ func TestClaimConflicts(t *testing.T) {
 		t.Fatalf("tables in another schema do not conflict, got %v", errs)
 	}
 }
+
+// TestValidateTrigger checks that a trigger is refused on a continuous
+// pipeline, on its own attribute and involving continuous, and accepted on
+// a triggered one or when it is not set.
+func TestValidateTrigger(t *testing.T) {
+	off, on := false, true
+	for _, tt := range []struct {
+		name       string
+		continuous *bool
+		trigger    bool
+		want       bool
+	}{
+		{"continuous by default", nil, true, true},
+		{"continuous", &on, true, true},
+		{"triggered", &off, true, false},
+		{"no trigger", nil, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := validPipeline()
+			p.Continuous = tt.continuous
+			errs := p.ValidateTrigger(tt.trigger)
+			if !tt.want {
+				if errs != nil {
+					t.Fatalf("got %v, want no problem", errs)
+				}
+				return
+			}
+			if len(errs) != 1 || errs[0].Path != "trigger" || !strings.Contains(errs[0].Detail, "trigger needs a triggered pipeline") ||
+				len(errs[0].Involves) != 1 || errs[0].Involves[0] != "continuous" {
+				t.Fatalf("got %#v, want one problem on trigger involving continuous", errs)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -30,7 +31,7 @@ func TestStaticAvroRecord(t *testing.T) {
 	note := "x"
 	good := avroBytes(t, ordersV3, order{ID: 1, Name: "a", Qty: 2, Note: &note})
 	framed := frame(t, 1, nil, good) // registry framing is not plain Avro
-	rows, st := rendered(t, d, []Record{{Value: good}, {Value: avroBytes(t, ordersV3, order{ID: 2})}, {Value: nil},
+	rows, st := rendered(t, d, []record.Record{{Value: good}, {Value: avroBytes(t, ordersV3, order{ID: 2})}, {Value: nil},
 		{Value: good[:3]}, {Value: framed}})
 	want := []string{`1 "a" 2 "x"`, `2 "" 0 null`, `null null null null`, `null null null null`, `null null null null`}
 	for i, w := range want {
@@ -55,7 +56,7 @@ func TestStaticAvroRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = fd.Decode(context.Background(), []Record{{Topic: "t", Offset: 1, Value: good}, {Topic: "t", Offset: 2, Value: good[:3]}})
+	_, err = fd.Decode(context.Background(), []record.Record{{Topic: "t", Offset: 1, Value: good}, {Topic: "t", Offset: 2, Value: good[:3]}})
 	var re *RecordError
 	if !errors.As(err, &re) || re.Offset != 2 {
 		t.Errorf("FAILFAST: %v, want a RecordError at offset 2", err)
@@ -81,7 +82,7 @@ func TestStaticAvroNotRecord(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, st := rendered(t, d, []Record{{Value: avroBytes(t, tc.schema, tc.value)}, {Value: nil}})
+		rows, st := rendered(t, d, []record.Record{{Value: avroBytes(t, tc.schema, tc.value)}, {Value: nil}})
 		if got := rows[0]["value"]; got != tc.want || rows[1]["value"] != "null" || st.Corrupt != 0 {
 			t.Errorf("%s: value %s then %s (%d corrupt), want %s then null", tc.schema, got, rows[1]["value"], st.Corrupt, tc.want)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/avro"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -40,7 +41,7 @@ func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source, dropped
 		if ao.SchemaFilePath != "" {
 			text = ao.SchemaFileContent
 		}
-		s, err := avro.Parse(text)
+		s, err := avroschema.Parse(text)
 		if err != nil {
 			return nil, fmt.Errorf("the Avro schema: %w", err)
 		}
@@ -63,7 +64,7 @@ func newAvroPart(b *rows.Builder, first int, sp *spec.Part, src *Source, dropped
 		if err != nil {
 			return &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
 		}
-		if wcols, err := avro.Columns(ws, column); err == nil {
+		if wcols, err := avroschema.Columns(ws, column); err == nil {
 			if err := checkEvolution(ctx, src, id, cols, wcols); err != nil {
 				return nil, err
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/decodetest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -17,11 +18,11 @@ import (
 const benchBatch = 1000
 
 // benchRecords returns benchBatch ~100-byte JSON records.
-func benchRecords() []Record {
-	recs := make([]Record, benchBatch)
+func benchRecords() []record.Record {
+	recs := make([]record.Record, benchBatch)
 	for i := range recs {
 		id := 10000 + i
-		recs[i] = Record{
+		recs[i] = record.Record{
 			Topic: "orders", Partition: 1, Offset: int64(i), Timestamp: time.UnixMilli(1714566896789),
 			Key:   fmt.Appendf(nil, "%d", id),
 			Value: fmt.Appendf(nil, `{"id":%d,"name":"user-%d","amount":%d.45,"ts":"2024-05-01T12:34:56.789Z","tags":["a","b"]}`, id, id, i),
@@ -82,15 +83,15 @@ func BenchmarkDecodeVariantEvents(b *testing.B) {
 }
 
 // eventRecords returns benchBatch records of testdata/events.jsonl.
-func eventRecords(b *testing.B) []Record {
+func eventRecords(b *testing.B) []record.Record {
 	lines, err := os.ReadFile("testdata/events.jsonl")
 	if err != nil {
 		b.Fatal(err)
 	}
 	values := bytes.Split(bytes.TrimSpace(lines), []byte("\n"))
-	recs := make([]Record, benchBatch)
+	recs := make([]record.Record, benchBatch)
 	for i := range recs {
-		recs[i] = Record{Topic: "events", Offset: int64(i), Value: values[i%len(values)]}
+		recs[i] = record.Record{Topic: "events", Offset: int64(i), Value: values[i%len(values)]}
 	}
 	return recs
 }
@@ -103,7 +104,7 @@ func BenchmarkDecodeBinary(b *testing.B) {
 }
 
 // benchDecode measures decoding recs, benchBatch records, with layout.
-func benchDecode(b *testing.B, layout *spec.Layout, recs []Record) {
+func benchDecode(b *testing.B, layout *spec.Layout, recs []record.Record) {
 	var size int64
 	for _, r := range recs {
 		size += int64(len(r.Key) + len(r.Value))

@@ -18,40 +18,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
-
-// Record is one Kafka record, independent of the Kafka client.
-type Record struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	// Timestamp is the record's time; the zero Time (or a time before the
-	// epoch, as Kafka's -1 "no timestamp" decodes) means none.
-	Timestamp time.Time
-	// TimestampType is 0 for CreateTime, 1 for LogAppendTime.
-	TimestampType int8
-	// Key and Value are the record's bytes; nil is null (a tombstone value).
-	Key, Value []byte
-	Headers    []Header
-	// LeaderEpoch is the partition leader epoch of the record's batch, -1
-	// when the batch has none.
-	LeaderEpoch int32
-}
-
-// Header is one record header.
-type Header struct {
-	Key   string
-	Value []byte // nil is null
-}
 
 // Stats counts what one Decode call saw.
 type Stats struct {
@@ -274,7 +250,7 @@ func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 // [*NewColumnsError] when records of an inferred side need columns the
 // table lacks; or, a bug, a row that does not match the schema. ctx bounds
 // registry look-ups.
-func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
+func (d *Decoder) Decode(ctx context.Context, recs []record.Record) (Batch, error) {
 	var st Stats
 	d.b.Reset()
 	d.rowRecord, d.bad, d.spread = d.rowRecord[:0], d.bad[:0], false
@@ -308,7 +284,7 @@ func (d *Decoder) Decode(ctx context.Context, recs []Record) (Batch, error) {
 
 // record decodes recs[i] into its rows: one, or for a change event zero
 // or more; with [Options.SkipBad] and a side that does not decode, none.
-func (d *Decoder) record(ctx context.Context, recs []Record, i int, st *Stats) error {
+func (d *Decoder) record(ctx context.Context, recs []record.Record, i int, st *Stats) error {
 	r := &recs[i]
 	var marks [2]int
 	for j, p := range d.inferred {
@@ -367,7 +343,7 @@ func (d *Decoder) record(ctx context.Context, recs []Record, i int, st *Stats) e
 // returns the error of a side that does not decode, nil when both did;
 // with [Options.SkipBad] the row is then left open for the caller to drop.
 // err stops the batch.
-func (d *Decoder) row(ctx context.Context, r *Record, j int) (bad, err error) {
+func (d *Decoder) row(ctx context.Context, r *record.Record, j int) (bad, err error) {
 	d.b.BeginRow()
 	var raw []byte
 	if e := d.key.Decode(ctx, r.Key); e != nil {
@@ -433,7 +409,7 @@ func (d *Decoder) leaveOut(i int, marks [2]int, err error) {
 // fail handles the error of one side of record r: nil when the record
 // stays, with its bytes in _corrupt_record, or goes, with
 // [Options.SkipBad]; else the error that stops the batch.
-func (d *Decoder) fail(r *Record, side string, err error, failFast bool) error {
+func (d *Decoder) fail(r *record.Record, side string, err error, failFast bool) error {
 	switch {
 	case !errors.Is(err, errBadInput):
 		return fmt.Errorf("decoding the %s of %s[%d]@%d: %w", side, r.Topic, r.Partition, r.Offset, err)
@@ -454,7 +430,7 @@ func validUTF8(b *rows.Builder, s []byte) []byte {
 }
 
 // metadata writes the source metadata struct of r.
-func (d *Decoder) metadata(r *Record) {
+func (d *Decoder) metadata(r *record.Record) {
 	b := d.b
 	b.Field(d.meta)
 	b.BeginStruct()
@@ -467,7 +443,7 @@ func (d *Decoder) metadata(r *Record) {
 // timestampType, headers), to the fields first to first+5 of b's current
 // row or struct, as the metadata column holds them. The values alias r's
 // strings and header values.
-func WriteMetadata(b *rows.Builder, first int, r *Record) {
+func WriteMetadata(b *rows.Builder, first int, r *record.Record) {
 	b.Field(first)
 	b.Bytes(bytesOf(r.Topic))
 	b.Field(first + 1)

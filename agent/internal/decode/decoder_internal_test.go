@@ -8,13 +8,14 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // decodeRows decodes recs with d and returns the batch as rows.
-func decodeRows(d *Decoder, recs []Record) ([]parquet.Row, Stats, error) {
+func decodeRows(d *Decoder, recs []record.Record) ([]parquet.Row, Stats, error) {
 	b, err := d.Decode(context.Background(), recs)
 	if err != nil {
 		return nil, Stats{}, err
@@ -69,7 +70,7 @@ func TestJSONDocuments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cols, st := decodeRow(t, layout, Record{Value: tc.value})
+			cols, st := decodeRow(t, layout, record.Record{Value: tc.value})
 			if got := cols["a"] + " " + cols["b"] + " " + cols["s"]; got != tc.want {
 				t.Errorf("a b s = %s, want %s", got, tc.want)
 			}
@@ -111,7 +112,7 @@ func TestKeyAndValue(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cols, st := decodeRow(t, layout, Record{Key: []byte(tc.key), Value: []byte(tc.value)})
+			cols, st := decodeRow(t, layout, record.Record{Key: []byte(tc.key), Value: []byte(tc.value)})
 			if got := cols["k"] + " " + cols["v"]; got != tc.want {
 				t.Errorf("k v = %s, want %s", got, tc.want)
 			}
@@ -142,7 +143,7 @@ func TestRawParts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cols, st := decodeRow(t, layout, Record{Key: tc.key, Value: tc.value})
+			cols, st := decodeRow(t, layout, record.Record{Key: tc.key, Value: tc.value})
 			want := tc.want
 			if got := cols["key"] + " " + cols["value"]; got != want {
 				t.Errorf("key value = %s, want %s", got, want)
@@ -160,22 +161,22 @@ func TestMetadata(t *testing.T) {
 	ts := time.Date(2024, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
 	tests := []struct {
 		name string
-		rec  Record
+		rec  record.Record
 		want string
 	}{
 		{
 			"all fields",
-			Record{Topic: "orders", Partition: 3, Offset: 1 << 40, Timestamp: ts, TimestampType: 1, Headers: []Header{{Key: "h1", Value: []byte("v")}, {Key: "h2"}}},
+			record.Record{Topic: "orders", Partition: 3, Offset: 1 << 40, Timestamp: ts, TimestampType: 1, Headers: []record.Header{{Key: "h1", Value: []byte("v")}, {Key: "h2"}}},
 			`{topic="orders" partition=3 offset=1099511627776 timestamp=2024-01-02T02:04:05.123456Z timestampType=1 headers=[{key="h1" value=b"v"} {key="h2" value=null}]}`,
 		},
 		{
 			"no timestamp, no headers",
-			Record{Topic: "t", Headers: []Header{}},
+			record.Record{Topic: "t", Headers: []record.Header{}},
 			`{topic="t" partition=0 offset=0 timestamp=null timestampType=0 headers=null}`,
 		},
 		{
 			"timestamp -1",
-			Record{Topic: "t", Timestamp: time.UnixMilli(-1)},
+			record.Record{Topic: "t", Timestamp: time.UnixMilli(-1)},
 			`{topic="t" partition=0 offset=0 timestamp=null timestampType=0 headers=null}`,
 		},
 	}
@@ -247,13 +248,13 @@ func TestDecodeBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := range 2 {
-		var recs []Record
+		var recs []record.Record
 		for i := range 100 {
 			v := fmt.Sprintf(`{"n":%d,"s":"r\u00e9%d"}`, i, i)
 			if i%10 == 0 {
 				v = "bad"
 			}
-			recs = append(recs, Record{Value: []byte(v)})
+			recs = append(recs, record.Record{Value: []byte(v)})
 		}
 		got, st, err := decodeRows(d, recs)
 		if err != nil {

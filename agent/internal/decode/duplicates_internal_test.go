@@ -3,6 +3,7 @@ package decode
 import (
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -28,7 +29,7 @@ func TestDuplicateFieldsAvro(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows, st := rendered(t, d, []Record{{Key: []byte(`{"id":1}`), Value: avroBytes(t, ordersV3, order{ID: 5, Name: "a", Qty: 2})}})
+			rows, st := rendered(t, d, []record.Record{{Key: []byte(`{"id":1}`), Value: avroBytes(t, ordersV3, order{ID: 5, Name: "a", Qty: 2})}})
 			if got := names(l.Columns()) + " " + pick(rows[0], "id", "name", "qty"); got != tc.want || st.Corrupt != 0 {
 				t.Errorf("columns and row %s (%d corrupt), want %s", got, st.Corrupt, tc.want)
 			}

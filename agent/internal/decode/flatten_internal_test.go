@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -36,7 +37,7 @@ func TestFlattenedColumns(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.value, func(t *testing.T) {
-			cols, st := decodeRow(t, l, Record{Value: []byte(tc.value)})
+			cols, st := decodeRow(t, l, record.Record{Value: []byte(tc.value)})
 			got := cols["id"] + " " + cols["user.name"] + " " + cols["user.addr.city"] + " " + cols["tags"] + " " + cols[spec.RescuedDataColumn]
 			if got != tc.want {
 				t.Errorf("id user.name user.addr.city tags rescue = %s, want %s", got, tc.want)
@@ -46,7 +47,7 @@ func TestFlattenedColumns(t *testing.T) {
 			}
 		})
 	}
-	cols, st := decodeRow(t, l, Record{Value: []byte(`{"id":9,"user":{"name":"a"`)})
+	cols, st := decodeRow(t, l, record.Record{Value: []byte(`{"id":9,"user":{"name":"a"`)})
 	if st.Corrupt != 1 || cols["id"] != "null" || cols["user.name"] != "null" {
 		t.Errorf("malformed: corrupt %d, %v", st.Corrupt, cols)
 	}
@@ -57,7 +58,7 @@ func TestFlattenedColumns(t *testing.T) {
 // them once the part has them.
 func TestFlattenedNewColumns(t *testing.T) {
 	cols := []schema.Field{null("id", tLong), null("user.name", tString)}
-	recs := []Record{{Topic: "t", Offset: 4, Value: []byte(
+	recs := []record.Record{{Topic: "t", Offset: 4, Value: []byte(
 		`{"id":1,"user":{"name":"a","age":3,"addr":{"zip":"z"}},"meta":{"a":{"b":true}},"tags":[{"n":1}],"empty":{}}`)}}
 	nc := newColumnsOf(t, flatValue(cols...), recs)
 	want := "id BIGINT, `user.name` STRING, `user.age` BIGINT, `user.addr.zip` STRING, `meta.a.b` BOOLEAN, tags ARRAY<STRUCT<n: BIGINT>>"
@@ -121,7 +122,7 @@ func TestFlattenedDecodeAllocs(t *testing.T) {
 	recs := benchRecords()
 	for i := range recs {
 		recs[i].Value = fmt.Appendf(nil, `{"id":%d,"user":{"name":"u","addr":{"city":"c","zip":%d},"age":%d},"extra":1}`, i, i, i)
-		recs[i].Headers = []Header{{Key: "h", Value: []byte("v")}}
+		recs[i].Headers = []record.Header{{Key: "h", Value: []byte("v")}}
 	}
 	d, err := New(l, nil)
 	if err != nil {
@@ -138,7 +139,7 @@ func TestFlattenedDecodeAllocs(t *testing.T) {
 func TestFlattenedWidening(t *testing.T) {
 	l := flatValue(null("user.age", tInt))
 	l.Value.Transformer.JSONOptions.SchemaEvolutionMode = spec.SchemaEvolutionAddNewColumnsWithTypeWidening
-	nc := newColumnsOf(t, l, []Record{{Value: []byte(`{"user":{"age":3000000000}}`)}})
+	nc := newColumnsOf(t, l, []record.Record{{Value: []byte(`{"user":{"age":3000000000}}`)}})
 	if schema.FormatDDL(nc.Fields) != "`user.age` BIGINT" {
 		t.Fatalf("Decode: %v, want user.age widened to BIGINT", nc)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -51,7 +52,7 @@ func FuzzDecodeJSON(f *testing.F) {
 // fuzzDecode checks FuzzDecodeJSON's invariants for data on decoder d.
 func fuzzDecode(t *testing.T, d *Decoder, data []byte) {
 	t.Helper()
-	recs := []Record{{Value: data}, {Key: data, Value: []byte(`{"i64":1}`)}, {Key: data, Value: data}}
+	recs := []record.Record{{Value: data}, {Key: data, Value: []byte(`{"i64":1}`)}, {Key: data, Value: data}}
 	rows, st, err := decodeRows(d, recs)
 	if err != nil {
 		t.Fatalf("Decode: %v", err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -468,7 +469,7 @@ func newInferredPart(b *rows.Builder, first, rescue int, sp *spec.Part, taken []
 	if err != nil {
 		return nil, err
 	}
-	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, prefix: sp.Prefix, opts: jo.InferOptions()}
+	ev := &evolver{mode: jo.EvolutionMode(), rescue: rescue >= 0, fields: sp.Fields, taken: taken, prefix: sp.Prefix, opts: InferOptions(jo)}
 	t := compileJSON(&schema.Type{Kind: schema.Struct, Fields: sp.Fields}, false)
 	if ev.opts.FlattenNested {
 		t = compileFlat(sp.Fields)
@@ -523,7 +524,7 @@ func (p *inferredPart) Decode(ctx context.Context, data []byte) error {
 
 // end finishes a chunk of recs: a [*NewColumnsError] when its records ask
 // for columns the part lacks, for side "key" or "value"; nil otherwise.
-func (p *inferredPart) end(recs []Record, side string) error {
+func (p *inferredPart) end(recs []record.Record, side string) error {
 	e := p.ev
 	defer p.begin()
 	if len(e.changes) == 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -53,7 +54,7 @@ func TestInferredRescue(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l := inferredValue(tc.mode, cols...)
-			got, st := decodeRow(t, l, Record{Value: []byte(tc.value)})
+			got, st := decodeRow(t, l, record.Record{Value: []byte(tc.value)})
 			rescue, ok := got[spec.RescuedDataColumn]
 			if !ok {
 				rescue = "<none>"
@@ -71,7 +72,7 @@ func TestInferredRescue(t *testing.T) {
 // decodes once the table has them.
 func TestInferredNewColumns(t *testing.T) {
 	cols := []schema.Field{null("id", tLong), null("items", tArr(tStruct(null("n", tLong))))}
-	recs := []Record{
+	recs := []record.Record{
 		{Topic: "t", Offset: 7, Value: []byte(`{"id":1}`)},
 		{Topic: "t", Offset: 8, Value: []byte(`{"id":2,"note":"a","items":[{"n":1,"size":"XL"}]}`)},
 		{Topic: "t", Offset: 9, Value: []byte(`{"id":3,"note":"b"}`)},
@@ -123,31 +124,31 @@ func TestInferredNewColumns(t *testing.T) {
 // that a value no widening Delta allows takes is rescued.
 func TestInferredWidening(t *testing.T) {
 	cols := []schema.Field{null("n", tInt), null("l", tLong)}
-	big := Record{Value: []byte(`{"n":3000000000}`)}
+	big := record.Record{Value: []byte(`{"n":3000000000}`)}
 	d, err := New(inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, cols...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = d.Decode(context.Background(), []Record{big})
+	_, err = d.Decode(context.Background(), []record.Record{big})
 	var nc *NewColumnsError
 	if !errors.As(err, &nc) || schema.FormatDDL(nc.Fields) != "n BIGINT, l BIGINT" || !slices.Equal(nc.Columns, []string{"n"}) {
 		t.Fatalf("Decode: %v", err)
 	}
 	// A fraction in a BIGINT column widens it to the DECIMAL that holds
 	// both, as Delta allows (DECIMAL(20 + k, k)); never to DOUBLE.
-	_, err = d.Decode(context.Background(), []Record{{Value: []byte(`{"l":1.5}`)}})
+	_, err = d.Decode(context.Background(), []record.Record{{Value: []byte(`{"l":1.5}`)}})
 	if !errors.As(err, &nc) || schema.FormatDDL(nc.Fields) != "n INT, l DECIMAL(21,1)" {
 		t.Fatalf("Decode of a fraction into BIGINT: %v", err)
 	}
 	// An exponent has no exact DECIMAL: rescued.
-	got, _ := decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, cols...), Record{Value: []byte(`{"l":1.5e300}`)})
+	got, _ := decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, cols...), record.Record{Value: []byte(`{"l":1.5e300}`)})
 	if got[spec.RescuedDataColumn] != `"{\"l\":1.5e300}"` {
 		t.Errorf("BIGINT given 1.5e300: rescue %s", got[spec.RescuedDataColumn])
 	}
 	// No widening holds a value out of DECIMAL(38,0)'s range: rescued.
 	wide := []schema.Field{null("d", tDec(38, 0))}
 	huge := `{"d":` + strings.Repeat("9", 40) + `}`
-	got, _ = decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, wide...), Record{Value: []byte(huge)})
+	got, _ = decodeRow(t, inferredValue(spec.SchemaEvolutionAddNewColumnsWithTypeWidening, wide...), record.Record{Value: []byte(huge)})
 	if want := strconv.Quote(`{"d":` + strings.Repeat("9", 40) + `}`); got[spec.RescuedDataColumn] != want {
 		t.Errorf("DECIMAL(38,0) given 40 digits: rescue %s, want %s", got[spec.RescuedDataColumn], want)
 	}
@@ -173,7 +174,7 @@ func TestRescueKeys(t *testing.T) {
 
 // newColumnsOf decodes recs with layout l and returns the NewColumnsError
 // the decoder must answer with.
-func newColumnsOf(t *testing.T, l *spec.Layout, recs []Record) *NewColumnsError {
+func newColumnsOf(t *testing.T, l *spec.Layout, recs []record.Record) *NewColumnsError {
 	t.Helper()
 	d, err := New(l, nil)
 	if err != nil {
@@ -194,7 +195,7 @@ func TestJSONEmptyValueAsDeleteInferred(t *testing.T) {
 	l := inferredValue(spec.SchemaEvolutionAddNewColumns, null("id", tLong))
 	l.Value.Transformer.JSONOptions.EmptyValueAsDelete = &on
 	l.Op = true
-	recs := []Record{{Value: []byte(`{"id":1,"x":"a"}`)}, {Key: []byte("k")}}
+	recs := []record.Record{{Value: []byte(`{"id":1,"x":"a"}`)}, {Key: []byte("k")}}
 	l.Value.Fields, _ = newColumnsOf(t, l, recs).Apply(l.Value.Fields)
 	d, err := New(l, nil)
 	if err != nil {

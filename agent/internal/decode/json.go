@@ -132,7 +132,7 @@ func newJSONDecoder(b *rows.Builder, tr *spec.Transformer) (jsonDecoder, error) 
 	d := jsonDecoder{b: b, jsonScanner: jsonScanner{singleQuotes: o.SingleQuotes(), nonNumeric: o.NonNumericNumbers()},
 		sqlTimestamps: o.TimestampFormatName() == spec.TimestampFormatSQL}
 	var err error
-	if d.timestamps, d.dates, err = o.Formats(); err != nil {
+	if d.timestamps, d.dates, err = jsonFormats(o); err != nil {
 		return d, err
 	}
 	return d, nil

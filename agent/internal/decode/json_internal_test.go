@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -44,13 +45,13 @@ func notNull(name string, t *schema.Type) schema.Field {
 
 // decodeRow decodes one record with layout l and renders its columns; the
 // decoder must agree with the Parquet writer's idea of the row's shape.
-func decodeRow(t *testing.T, l *spec.Layout, r Record) (map[string]string, Stats) {
+func decodeRow(t *testing.T, l *spec.Layout, r record.Record) (map[string]string, Stats) {
 	t.Helper()
 	d, err := New(l, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	got, st, err := decodeRows(d, []Record{r})
+	got, st, err := decodeRows(d, []record.Record{r})
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
@@ -269,7 +270,7 @@ func TestJSONTypes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(kindNames[tc.typ.Kind]+" "+tc.in, func(t *testing.T) {
 			doc := `{"f":` + tc.in + `}`
-			cols, st := decodeRow(t, jsonValue(null("f", tc.typ)), Record{Value: []byte(doc)})
+			cols, st := decodeRow(t, jsonValue(null("f", tc.typ)), record.Record{Value: []byte(doc)})
 			if cols["f"] != tc.want {
 				t.Errorf("f = %s, want %s", cols["f"], tc.want)
 			}

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -64,7 +65,7 @@ const (
 
 // write writes r's metadata columns to b's open row. The values alias r's
 // strings, key, value and header bytes.
-func (m *metaColumns) write(b *rows.Builder, r *Record) {
+func (m *metaColumns) write(b *rows.Builder, r *record.Record) {
 	for i, kind := range m.kinds {
 		b.Field(m.first + i)
 		switch kind {
@@ -109,8 +110,8 @@ func timestampTypeName(t int8) string {
 
 // writeTimestamp writes r's timestamp as a TIMESTAMP, null when r has
 // none.
-func writeTimestamp(b *rows.Builder, r *Record) {
-	if r.Timestamp.IsZero() || r.Timestamp.UnixMilli() < 0 {
+func writeTimestamp(b *rows.Builder, r *record.Record) {
+	if !r.HasTimestamp() {
 		b.Null()
 	} else {
 		b.Int64(r.Timestamp.UnixMicro())
@@ -129,7 +130,7 @@ func writeNullable(b *rows.Builder, data []byte) {
 // writeHeaders writes hs as a list of key-value structs, every header in
 // order (repeated keys kept); no headers is null, as in Spark's Kafka
 // source.
-func writeHeaders(b *rows.Builder, hs []Header) {
+func writeHeaders(b *rows.Builder, hs []record.Header) {
 	if len(hs) == 0 {
 		b.Null()
 		return

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -20,18 +21,18 @@ func TestMetadataColumns(t *testing.T) {
 	ts := time.Date(2024, 1, 2, 3, 4, 5, 123456789, time.UTC)
 	tests := []struct {
 		name string
-		rec  Record
+		rec  record.Record
 		want map[string]string
 	}{
-		{"all set", Record{Topic: "orders", Partition: 3, Offset: 1 << 40, Timestamp: ts, TimestampType: 1, LeaderEpoch: 7,
-			Key: []byte("k"), Value: []byte(`{"id":1}`), Headers: []Header{{Key: "h", Value: []byte("1")}, {Key: "h"}}},
+		{"all set", record.Record{Topic: "orders", Partition: 3, Offset: 1 << 40, Timestamp: ts, TimestampType: 1, LeaderEpoch: 7,
+			Key: []byte("k"), Value: []byte(`{"id":1}`), Headers: []record.Header{{Key: "h", Value: []byte("1")}, {Key: "h"}}},
 			map[string]string{"topic": `"orders"`, "partition": "3", "offset": "1099511627776", "timestamp": "2024-01-02T03:04:05.123456Z",
 				"timestamp_type": `"LogAppendTime"`, "headers": `[{key="h" value=b"1"} {key="h" value=null}]`, "leader_epoch": "7",
 				"raw_key": `b"k"`, "raw_value": `b"{\"id\":1}"`, "id": "1", spec.RescuedDataColumn: "null", spec.CorruptRecordColumn: "null"}},
-		{"none set", Record{Topic: "t", LeaderEpoch: -1, Value: []byte(`{"id":"x"}`)},
+		{"none set", record.Record{Topic: "t", LeaderEpoch: -1, Value: []byte(`{"id":"x"}`)},
 			map[string]string{"timestamp": "null", "timestamp_type": `"CreateTime"`, "headers": "null", "leader_epoch": "null",
 				"raw_key": "null", "id": "null", spec.RescuedDataColumn: `"{\"id\":\"x\"}"`, spec.CorruptRecordColumn: "null"}},
-		{"corrupt", Record{Topic: "t", TimestampType: 5, Value: []byte(`{`)},
+		{"corrupt", record.Record{Topic: "t", TimestampType: 5, Value: []byte(`{`)},
 			map[string]string{"timestamp_type": `"NoTimestampType"`, "leader_epoch": "0", "raw_value": `b"{"`,
 				spec.RescuedDataColumn: "null", spec.CorruptRecordColumn: `b"{"`}},
 	}
@@ -61,7 +62,7 @@ func TestPrefixedParts(t *testing.T) {
 		Value:         spec.Part{Format: spec.FormatJSON, Transformer: tr, Fields: []schema.Field{null("id", tLong)}, Column: spec.ValueColumn, Prefix: "v_", Rescue: tr.JSONOptions.RescueColumn()},
 		CorruptRecord: true,
 	}
-	cols, _ := decodeRow(t, l, Record{Key: []byte(`{"id":1}`), Value: []byte(`{"id":2}`)})
+	cols, _ := decodeRow(t, l, record.Record{Key: []byte(`{"id":1}`), Value: []byte(`{"id":2}`)})
 	if cols["k_id"] != "1" || cols["v_id"] != "2" {
 		t.Fatalf("columns %v", cols)
 	}
@@ -72,7 +73,7 @@ func TestPrefixedParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = d.Decode(context.Background(), []Record{{Key: []byte(`{"id":1}`), Value: []byte(`{"id":2,"k_id":3}`)}})
+	_, err = d.Decode(context.Background(), []record.Record{{Key: []byte(`{"id":1}`), Value: []byte(`{"id":2,"k_id":3}`)}})
 	var nc *NewColumnsError
 	if !errors.As(err, &nc) || schema.FormatDDL(nc.Fields) != "id BIGINT, k_id BIGINT" {
 		t.Fatalf("Decode: %v, want the new column k_id", err)
@@ -80,7 +81,7 @@ func TestPrefixedParts(t *testing.T) {
 	// Without the value's prefix, its field k_id is the key's column:
 	// rescued.
 	l.Value.Prefix = ""
-	cols, _ = decodeRow(t, l, Record{Key: []byte(`{"id":1}`), Value: []byte(`{"id":2,"k_id":3}`)})
+	cols, _ = decodeRow(t, l, record.Record{Key: []byte(`{"id":1}`), Value: []byte(`{"id":2,"k_id":3}`)})
 	if cols["id"] != "2" || cols[spec.RescuedDataColumn] != `"{\"k_id\":3}"` {
 		t.Fatalf("columns %v", cols)
 	}

@@ -6,8 +6,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -37,11 +38,11 @@ func TestStaticProtobuf(t *testing.T) {
 		t.Fatal(err)
 	}
 	desc, _ := os.ReadFile("protobuf/testdata/events.desc")
-	files, err := protobuf.LoadDescriptorSet(desc)
+	files, err := protoschema.LoadDescriptorSet(desc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := protobuf.FindMessage(files, "tributary.events.Order")
+	md, err := protoschema.FindMessage(files, "tributary.events.Order")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestStaticProtobuf(t *testing.T) {
 	bad := []byte{0x0a, 0x05, 'a'} // field 1 length-delimited, truncated
 	// An empty value is a message with every field unset: null, as Spark
 	// reads it without emit.default.values, and not corrupt.
-	rows, st := rendered(t, d, []Record{{Value: good}, {Value: nil}, {Value: []byte{}}, {Value: bad}})
+	rows, st := rendered(t, d, []record.Record{{Value: good}, {Value: nil}, {Value: []byte{}}, {Value: bad}})
 	want := []string{`7 "c" "VIEW" 2024-01-02T03:04:05Z`, `null null null null`, `null null null null`, `null null null null`}
 	for i, w := range want {
 		if got := pick(rows[i], "id", "customer", "kind", "created"); got != w {
@@ -64,7 +65,7 @@ func TestStaticProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = fd.Decode(context.Background(), []Record{{Topic: "t", Partition: 3, Offset: 9, Value: bad}})
+	_, err = fd.Decode(context.Background(), []record.Record{{Topic: "t", Partition: 3, Offset: 9, Value: bad}})
 	var re *RecordError
 	if !errors.As(err, &re) || re.Partition != 3 || re.Offset != 9 {
 		t.Errorf("FAILFAST: %v, want a RecordError at t[3]@9", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -20,11 +21,11 @@ func newProtobufPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (Pa
 	po := sp.Transformer.ProtobufOptions
 	depth := po.RecursiveDepth()
 	if po.SchemaRegistry == nil {
-		files, err := protobuf.LoadDescriptorSet(po.DescFileContent)
+		files, err := protoschema.LoadDescriptorSet(po.DescFileContent)
 		if err != nil {
 			return nil, fmt.Errorf("the descriptor set %s: %w", po.DescFilePath, err)
 		}
-		md, err := protobuf.FindMessage(files, po.MessageName)
+		md, err := protoschema.FindMessage(files, po.MessageName)
 		if err != nil {
 			return nil, err
 		}
@@ -55,7 +56,7 @@ func newProtobufPart(b *rows.Builder, first int, sp *spec.Part, src *Source) (Pa
 		if err != nil {
 			return &writer{err: fmt.Errorf("schema id %d: %w", id, err)}, nil
 		}
-		if wcols, err := protobuf.Columns(md, depth); err == nil {
+		if wcols, err := protoschema.Columns(md, depth); err == nil {
 			if err := checkEvolution(ctx, src, id, cols, wcols); err != nil {
 				return nil, err
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/decodetest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -143,7 +144,7 @@ func resolved(t *testing.T, layout *spec.Layout, prev []schema.Field, c *registr
 
 // rendered decodes recs with d and renders every row; the batch must not
 // fail.
-func rendered(t *testing.T, d *Decoder, recs []Record) ([]map[string]string, Stats) {
+func rendered(t *testing.T, d *Decoder, recs []record.Record) ([]map[string]string, Stats) {
 	t.Helper()
 	rs, st, err := decodeRows(d, recs)
 	if err != nil {
@@ -210,9 +211,9 @@ func TestRegistryAvro(t *testing.T) {
 		{"protobuf schema id", frame(t, pb, nil, []byte{8, 1}), `null null null`, true},
 		{"truncated payload", truncated, `null null null`, true},
 	}
-	var recs []Record
+	var recs []record.Record
 	for i, tc := range tests {
-		recs = append(recs, Record{Topic: "orders", Partition: 1, Offset: int64(i), Key: []byte("k"), Value: tc.value})
+		recs = append(recs, record.Record{Topic: "orders", Partition: 1, Offset: int64(i), Key: []byte("k"), Value: tc.value})
 	}
 	rows, st := rendered(t, d, recs)
 	wantCorrupt := 0
@@ -250,7 +251,7 @@ func TestRegistryAvro(t *testing.T) {
 		if !tc.corrupt {
 			continue
 		}
-		_, err := fd.Decode(context.Background(), []Record{
+		_, err := fd.Decode(context.Background(), []record.Record{
 			{Topic: "orders", Partition: 1, Offset: 10, Value: good2},
 			{Topic: "orders", Partition: 1, Offset: 11, Value: nil},
 			{Topic: "orders", Partition: 1, Offset: 12 + int64(i), Value: tc.value},
@@ -268,7 +269,7 @@ func TestRegistryAvro(t *testing.T) {
 		}
 	}
 	// The good ones still decode in FAILFAST.
-	if rows, st := rendered(t, fd, []Record{{Value: good1}, {Value: good2}, {Value: nil}}); st.Corrupt != 0 ||
+	if rows, st := rendered(t, fd, []record.Record{{Value: good1}, {Value: good2}, {Value: nil}}); st.Corrupt != 0 ||
 		pick(rows[0], "id", "qty") != "1 7" || pick(rows[1], "id", "qty") != "2 3" || pick(rows[2], "id") != "null" {
 		t.Errorf("FAILFAST good records: %v %+v", rows, st)
 	}
@@ -282,7 +283,7 @@ func TestRegistryAvroEvolution(t *testing.T) {
 
 	// A writer with more fields than the table, while the subject has not
 	// moved on: the extra field is skipped.
-	rows, st := rendered(t, d, []Record{{Value: frame(t, wide, nil, avroBytes(t, ordersWide, order{ID: 5, Name: "w", Qty: 1, Extra: "x"}))}})
+	rows, st := rendered(t, d, []record.Record{{Value: frame(t, wide, nil, avroBytes(t, ordersWide, order{ID: 5, Name: "w", Qty: 1, Extra: "x"}))}})
 	if got := pick(rows[0], "id", "name", "qty", "extra"); got != `5 "w" 1 <none>` || st.Corrupt != 0 {
 		t.Fatalf("wide writer: %s (%d corrupt), want its known fields", got, st.Corrupt)
 	}
@@ -290,7 +291,7 @@ func TestRegistryAvroEvolution(t *testing.T) {
 	// v3 adds a field: a record with its id stops the batch.
 	v3 := register(t, reg, "orders-value", sr.Schema{Schema: ordersV3})
 	note := "n"
-	_, err := d.Decode(context.Background(), []Record{
+	_, err := d.Decode(context.Background(), []record.Record{
 		{Value: frame(t, v2, nil, avroBytes(t, ordersV2, order{ID: 1, Name: "a"}))},
 		{Value: frame(t, v3, nil, avroBytes(t, ordersV3, order{ID: 2, Name: "b", Note: &note}))},
 	})
@@ -309,7 +310,7 @@ func TestRegistryAvroEvolution(t *testing.T) {
 	if got := names(l.Columns()); got != "key,id,name,qty,note,_corrupt_record" {
 		t.Fatalf("columns after v3: %s", got)
 	}
-	rows, st = rendered(t, d, []Record{{Value: frame(t, v3, nil, avroBytes(t, ordersV3, order{ID: 2, Name: "b", Note: &note}))}})
+	rows, st = rendered(t, d, []record.Record{{Value: frame(t, v3, nil, avroBytes(t, ordersV3, order{ID: 2, Name: "b", Note: &note}))}})
 	if got := pick(rows[0], "id", "qty", "note"); got != `2 0 "n"` || st.Corrupt != 0 {
 		t.Errorf("v3 record after the restart: %s", got)
 	}
@@ -331,13 +332,13 @@ func TestRegistryAvroUnavailable(t *testing.T) {
 		return true
 	})
 	ids := countPaths(reg, "/schemas/ids/")
-	rec := func(i int) Record {
+	rec := func(i int) record.Record {
 		if i%2 == 0 {
-			return Record{Topic: "orders", Offset: int64(i), Value: frame(t, v1, nil, avroBytes(t, ordersV1, order{ID: int64(i), Name: "a"}))}
+			return record.Record{Topic: "orders", Offset: int64(i), Value: frame(t, v1, nil, avroBytes(t, ordersV1, order{ID: int64(i), Name: "a"}))}
 		}
-		return Record{Topic: "orders", Offset: int64(i), Value: frame(t, v2, nil, avroBytes(t, ordersV2, order{ID: int64(i), Name: "b", Qty: 1}))}
+		return record.Record{Topic: "orders", Offset: int64(i), Value: frame(t, v2, nil, avroBytes(t, ordersV2, order{ID: int64(i), Name: "b", Qty: 1}))}
 	}
-	_, err := d.Decode(context.Background(), []Record{rec(0)})
+	_, err := d.Decode(context.Background(), []record.Record{rec(0)})
 	var re *RecordError
 	if !errors.Is(err, registry.ErrUnavailable) || errors.As(err, &re) {
 		t.Fatalf("Decode with the registry down: %v, want an error wrapping ErrUnavailable, not a record error", err)
@@ -345,7 +346,7 @@ func TestRegistryAvroUnavailable(t *testing.T) {
 
 	down.Store(false)
 	ids.Store(0)
-	var recs []Record
+	var recs []record.Record
 	for i := range 200 {
 		recs = append(recs, rec(i))
 	}
@@ -430,7 +431,7 @@ func TestRegistryProtobuf(t *testing.T) {
 		if got := names(l.Columns()); got != "key,user,at,source,_corrupt_record" {
 			t.Fatalf("columns %s, want Click's", got)
 		}
-		rows, st := rendered(t, d, []Record{{Value: clickRec}, {Value: viewRec}, {Value: innerRec}, {Value: outOfRange},
+		rows, st := rendered(t, d, []record.Record{{Value: clickRec}, {Value: viewRec}, {Value: innerRec}, {Value: outOfRange},
 			{Value: nestedOutOfRange}, {Value: badIndexes}, {Value: nil}})
 		want := []string{
 			`"u1" 2024-01-02T03:04:05Z {host="h" port=9}`,
@@ -462,7 +463,7 @@ func TestRegistryProtobuf(t *testing.T) {
 			if got := names(l.Columns()); got != "key,user,page,millis,inner,_corrupt_record" {
 				t.Fatalf("%s: columns %s, want View's", name, got)
 			}
-			rows, st := rendered(t, d, []Record{{Value: viewRec}, {Value: innerRec}, {Value: clickRec}})
+			rows, st := rendered(t, d, []record.Record{{Value: viewRec}, {Value: innerRec}, {Value: clickRec}})
 			for i, w := range []string{`"u2" "p" 5 {user=null page="q"}`, `"u3" "r" null null`, `"u1" null null null`} {
 				if got := pick(rows[i], "user", "page", "millis", "inner"); got != w {
 					t.Errorf("%s row %d: %s, want %s", name, i, got, w)
@@ -482,7 +483,7 @@ func TestRegistryProtobuf(t *testing.T) {
 		l := layoutOf(t, registryTable(spec.FormatProtobuf, "events-value", spec.ParseModeFailFast, ""))
 		d := resolved(t, l, nil, c)
 		for _, bad := range [][]byte{outOfRange, nestedOutOfRange, badIndexes} {
-			_, err := d.Decode(context.Background(), []Record{{Topic: "ev", Partition: 2, Offset: 40, Value: clickRec},
+			_, err := d.Decode(context.Background(), []record.Record{{Topic: "ev", Partition: 2, Offset: 40, Value: clickRec},
 				{Topic: "ev", Partition: 2, Offset: 41, Value: bad}})
 			var re *RecordError
 			if !errors.As(err, &re) || re.Offset != 41 || re.Partition != 2 || re.Topic != "ev" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -52,12 +53,12 @@ func roundTripRows(t *testing.T) (*Decoder, []parquet.Row) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []Record
+	var recs []record.Record
 	for i, v := range roundTripValues {
-		recs = append(recs, Record{
+		recs = append(recs, record.Record{
 			Topic: "t", Partition: 2, Offset: int64(i), Timestamp: time.UnixMilli(1714566896789),
 			Key: []byte("k"), Value: []byte(v),
-			Headers: []Header{{Key: "h", Value: []byte{0}}},
+			Headers: []record.Header{{Key: "h", Value: []byte{0}}},
 		})
 	}
 	got, _, err := decodeRows(d, recs)

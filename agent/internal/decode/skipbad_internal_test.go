@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/decodetest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // skipBad decodes recs with layout l and SkipBad on; it returns the rows
 // rendered and the batch, its Columns dropped.
-func skipBad(t *testing.T, l *spec.Layout, recs []Record) ([]map[string]string, Batch) {
+func skipBad(t *testing.T, l *spec.Layout, recs []record.Record) ([]map[string]string, Batch) {
 	t.Helper()
 	d, err := New(l, nil)
 	if err != nil {
@@ -52,7 +53,7 @@ func badIndexes(b Batch) []int {
 func TestSkipBadJSON(t *testing.T) {
 	l := jsonValue(null("a", tInt), notNull("b", tString))
 	l.Key = spec.Part{Format: spec.FormatJSON, Fields: []schema.Field{null("k", tInt)}, Column: spec.KeyColumn}
-	recs := []Record{
+	recs := []record.Record{
 		{Key: []byte(`{"k":1}`), Value: []byte(`{"a":1,"b":"x"}`)},
 		{Key: []byte(`{"k":2}`), Value: []byte(`{"a":"one","b":"x"}`)}, // unfit value
 		{Key: []byte(`{"k":3}`), Value: nil},                           // a tombstone decodes
@@ -83,12 +84,12 @@ func TestSkipBadJSON(t *testing.T) {
 	}
 
 	// Without bad records the rows are the records: RowRecord is nil.
-	_, b = skipBad(t, l, []Record{recs[0], recs[4]})
+	_, b = skipBad(t, l, []record.Record{recs[0], recs[4]})
 	if b.RowRecord != nil || b.Bad != nil || b.Rows != 2 {
 		t.Errorf("all good: Rows %d, RowRecord %v, Bad %v; want 2, nil, nil", b.Rows, b.RowRecord, b.Bad)
 	}
 	// Every record bad: no rows.
-	_, b = skipBad(t, l, []Record{recs[1], recs[3]})
+	_, b = skipBad(t, l, []record.Record{recs[1], recs[3]})
 	if b.Rows != 0 || len(b.RowRecord) != 0 || len(b.Bad) != 2 {
 		t.Errorf("all bad: Rows %d, RowRecord %v, Bad %d; want 0, empty, 2", b.Rows, b.RowRecord, len(b.Bad))
 	}
@@ -99,7 +100,7 @@ func TestSkipBadJSON(t *testing.T) {
 func TestSkipBadFailFast(t *testing.T) {
 	l := layoutOf(t, avroTable(ordersV3, spec.ParseModeFailFast))
 	good := avroBytes(t, ordersV3, order{ID: 1, Name: "a", Qty: 2})
-	rows, b := skipBad(t, l, []Record{{Topic: "t", Offset: 1, Value: good[:3]}, {Topic: "t", Offset: 2, Value: good}})
+	rows, b := skipBad(t, l, []record.Record{{Topic: "t", Offset: 1, Value: good[:3]}, {Topic: "t", Offset: 2, Value: good}})
 	if len(rows) != 1 || pick(rows[0], "id", "name") != `1 "a"` {
 		t.Fatalf("rows %v, want the record at offset 2", rows)
 	}
@@ -117,7 +118,7 @@ func TestSkipBadInferred(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.SetOptions(Options{SkipBad: true})
-	recs := []Record{
+	recs := []record.Record{
 		{Topic: "t", Offset: 1, Value: []byte(`{"id":1,"x":1,"oops`)},
 		{Topic: "t", Offset: 2, Value: []byte(`{"id":2}`)},
 		{Topic: "t", Offset: 3, Value: []byte(`{"id":3,"y":1}`)},

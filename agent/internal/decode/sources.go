@@ -9,10 +9,11 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/avro"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -44,7 +45,7 @@ type Source struct {
 	Latest registry.Schema
 	// avroReader is Latest parsed, for Avro parts; message is the reader
 	// message of a Protobuf part, depth its recursive_fields_max_depth.
-	avroReader avro.Schema
+	avroReader avroschema.Schema
 	message    protoreflect.MessageDescriptor
 	depth      int
 }
@@ -154,7 +155,7 @@ func (s *Source) reader(ctx context.Context, p *spec.Part) ([]schema.Field, erro
 			return nil, err
 		}
 		s.avroReader = r
-		return avro.Columns(r, p.Column)
+		return avroschema.Columns(r, p.Column)
 	case spec.FormatProtobuf:
 		if s.Latest.Type != registry.TypeProtobuf {
 			return nil, fmt.Errorf("the subject holds a %s schema, not a Protobuf one", s.Latest.Type)
@@ -172,17 +173,17 @@ func (s *Source) reader(ctx context.Context, p *spec.Part) ([]schema.Field, erro
 			return nil, err
 		}
 		s.depth = po.RecursiveDepth()
-		return protobuf.Columns(s.message, s.depth)
+		return protoschema.Columns(s.message, s.depth)
 	}
 	return nil, fmt.Errorf("format %s has no registry schemas", p.Format)
 }
 
 // parseAvro parses an Avro schema of the registry.
-func parseAvro(rs registry.Schema) (avro.Schema, error) {
+func parseAvro(rs registry.Schema) (avroschema.Schema, error) {
 	if len(rs.References) > 0 {
 		return nil, errors.New("the schema has references to other subjects, which Avro tables do not support yet")
 	}
-	return avro.Parse(rs.Text)
+	return avroschema.Parse(rs.Text)
 }
 
 // messageOf returns the message of fd named name (simple or fully
@@ -198,7 +199,7 @@ func messageOf(fd protoreflect.FileDescriptor, name string) (protoreflect.Messag
 	if err := files.RegisterFile(fd); err != nil {
 		return nil, err
 	}
-	return protobuf.FindMessage(files, name)
+	return protoschema.FindMessage(files, name)
 }
 
 // hasField reports whether fields has one named name, ignoring case.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -98,7 +99,7 @@ func TestSparkFromJSONCorpus(t *testing.T) {
 			if _, was := corpusRecord(t, res.Record); was != label {
 				t.Fatalf("expected.json is stale at %s record %d: run tools/spark/from_json_corpus.py", c.Name, ri)
 			}
-			cols, _ := decodeRow(t, layout, Record{Value: rec})
+			cols, _ := decodeRow(t, layout, record.Record{Value: rec})
 			got := map[string]string{spec.CorruptRecordColumn: strconv.FormatBool(cols[spec.CorruptRecordColumn] != "null")}
 			want := map[string]string{spec.CorruptRecordColumn: strconv.FormatBool(res.Corrupt)}
 			for _, f := range fields {

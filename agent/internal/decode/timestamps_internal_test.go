@@ -3,6 +3,7 @@ package decode
 import (
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -34,7 +35,7 @@ func TestTimestampFormatNames(t *testing.T) {
 		t.Run(tc.format+" "+tc.value, func(t *testing.T) {
 			l := jsonValue(null("ts", &schema.Type{Kind: schema.Timestamp}))
 			l.Value.Transformer = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{TimestampFormat: tc.format}}
-			cols, st := decodeRow(t, l, Record{Value: []byte(`{"ts":"` + tc.value + `"}`)})
+			cols, st := decodeRow(t, l, record.Record{Value: []byte(`{"ts":"` + tc.value + `"}`)})
 			if cols["ts"] != tc.want {
 				t.Errorf("ts = %s, want %s", cols["ts"], tc.want)
 			}
@@ -52,11 +53,11 @@ func TestTimestampFormatNames(t *testing.T) {
 func TestInferredParserOptions(t *testing.T) {
 	l := inferredValue(spec.SchemaEvolutionRescue, null("a", tLong), null("ts", &schema.Type{Kind: schema.Timestamp}))
 	l.Value.Transformer.JSONOptions.TimestampFormat = spec.TimestampFormatSQL
-	cols, st := decodeRow(t, l, Record{Value: []byte(`{'a':1,"ts":"2024-01-02 03:04:05"}`)})
+	cols, st := decodeRow(t, l, record.Record{Value: []byte(`{'a':1,"ts":"2024-01-02 03:04:05"}`)})
 	if cols["a"] != "1" || cols["ts"] != "2024-01-02T03:04:05Z" || st.Corrupt != 0 {
 		t.Errorf("columns %v, %d corrupt", cols, st.Corrupt)
 	}
-	cols, _ = decodeRow(t, l, Record{Value: []byte(`{"ts":"2024-01-02T03:04:05"}`)})
+	cols, _ = decodeRow(t, l, record.Record{Value: []byte(`{"ts":"2024-01-02T03:04:05"}`)})
 	if cols["ts"] != "null" || cols[spec.RescuedDataColumn] != `"{\"ts\":\"2024-01-02T03:04:05\"}"` {
 		t.Errorf("an ISO 8601 time with timestamp_format SQL: columns %v", cols)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -60,7 +61,7 @@ func TestVariantPart(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cols, st := decodeRow(t, layout, Record{Key: []byte(`"k"`), Value: tc.value})
+			cols, st := decodeRow(t, layout, record.Record{Key: []byte(`"k"`), Value: tc.value})
 			want := tc.want
 			if want == "" {
 				want = variantText(t, string(tc.value))
@@ -93,7 +94,7 @@ func TestJSONVariantField(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cols, st := decodeRow(t, layout, Record{Value: []byte(tc.doc)})
+			cols, st := decodeRow(t, layout, record.Record{Value: []byte(tc.doc)})
 			wantV, wantL := "null", "null"
 			if tc.v != "" {
 				wantV = variantText(t, tc.v)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -28,7 +29,7 @@ import (
 // table does not have yet), or not to as many rows as the event had. Only
 // the end of ctx is an error.
 func Befores(ctx context.Context, dec *decode.Decoder, layout *spec.Layout, fields []schema.Field, b *decode.Batch,
-	recs []decode.Record, rows []Row) error {
+	recs []record.Record, rows []Row) error {
 	format := layout.Value.Format
 	if format != spec.FormatDebeziumJSON && format != spec.FormatCanalJSON {
 		return nil
@@ -46,7 +47,7 @@ func Befores(ctx context.Context, dec *decode.Decoder, layout *spec.Layout, fiel
 		}
 		updates[rec] = append(updates[rec], i)
 	}
-	var befores []decode.Record
+	var befores []record.Record
 	var from []int // the record each of befores rewrites
 	for _, rec := range order {
 		r := recs[rec]
@@ -94,7 +95,7 @@ func Befores(ctx context.Context, dec *decode.Decoder, layout *spec.Layout, fiel
 // row that does not decode (_corrupt_record). A record that does not
 // decode, or columns the table does not have yet, fail them all.
 func beforeImages(ctx context.Context, dec *decode.Decoder, layout *spec.Layout, fields []schema.Field,
-	befores []decode.Record) ([][][]any, error) {
+	befores []record.Record) ([][][]any, error) {
 	b, err := dec.Decode(ctx, befores)
 	if err != nil {
 		return nil, err

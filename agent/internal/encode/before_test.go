@@ -8,12 +8,13 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // beforeRows decodes recs with a decoder of l and fills their updates'
 // decodeAll decodes recs with layout l, failing tb on any error.
-func decodeAll(tb testing.TB, l *spec.Layout, recs []decode.Record) decode.Batch {
+func decodeAll(tb testing.TB, l *spec.Layout, recs []record.Record) decode.Batch {
 	tb.Helper()
 	d, err := changelog.New(l, nil)
 	if err != nil {
@@ -27,14 +28,14 @@ func decodeAll(tb testing.TB, l *spec.Layout, recs []decode.Record) decode.Batch
 }
 
 // before images with a second one, as the sink does.
-func beforeRows(t *testing.T, l *spec.Layout, recs []decode.Record) []encode.Row {
+func beforeRows(t *testing.T, l *spec.Layout, recs []record.Record) []encode.Row {
 	t.Helper()
 	return beforeRowsOf(t, l, recs, recs)
 }
 
 // beforeRowsOf decodes recs and fills the before images of their updates
 // from events instead, records of the same rows.
-func beforeRowsOf(t *testing.T, l *spec.Layout, recs, events []decode.Record) []encode.Row {
+func beforeRowsOf(t *testing.T, l *spec.Layout, recs, events []record.Record) []encode.Row {
 	t.Helper()
 	b := decodeAll(t, l, recs)
 	rows, err := encode.Rows(l, l.Columns(), &b, recs)
@@ -53,7 +54,7 @@ func beforeRowsOf(t *testing.T, l *spec.Layout, recs, events []decode.Record) []
 
 // member returns member name of the JSON object of each record's value,
 // inside payload when the value has one, as JSON text.
-func member(t *testing.T, recs []decode.Record, name string) []string {
+func member(t *testing.T, recs []record.Record, name string) []string {
 	t.Helper()
 	var out []string
 	for _, r := range recs {
@@ -80,7 +81,7 @@ func TestBeforesDebezium(t *testing.T) {
 	l := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatDebeziumJSON,
 		JSONOptions: &spec.JSONOptions{Schema: "id INT, name STRING, price DECIMAL(5,2)"}}, spec.TableConfiguration{})
 	src := `"source":{"db":"inv","table":"t","ts_ms":1700000000000}`
-	recs := []decode.Record{
+	recs := []record.Record{
 		{Topic: "src", Value: []byte(`{"before":{"id":1,"name":"a","price":1.5},"after":{"id":1,"name":"b","price":1.50},"op":"u",` + src + `}`)},
 		{Topic: "src", Value: []byte(`{"schema":{},"payload":{"before":{"id":2,"name":"c","price":2},"after":{"id":2,"name":"c","price":3},"op":"u",` + src + `}}`)},
 		{Topic: "src", Value: []byte(`{"before":null,"after":{"id":3,"name":"d","price":1},"op":"u",` + src + `}`)},
@@ -114,7 +115,7 @@ func TestBeforesCanal(t *testing.T) {
 	l := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatCanalJSON,
 		JSONOptions: &spec.JSONOptions{Schema: "id INT, name STRING, qty INT"}}, spec.TableConfiguration{})
 	tail := `"database":"inv","table":"t","es":1700000000000,"ts":1700000000001,"isDdl":false}`
-	recs := []decode.Record{
+	recs := []record.Record{
 		{Topic: "src", Value: []byte(`{"data":[{"id":"1","name":"b","qty":"5"},{"id":"2","name":"c","qty":"7"}],` +
 			`"old":[{"name":"a"},{"qty":"6"}],"type":"UPDATE",` + tail)},
 		{Topic: "src", Value: []byte(`{"data":[{"id":"3","name":"d","qty":"1"}],"old":null,"type":"UPDATE",` + tail)},
@@ -161,12 +162,12 @@ func TestBeforesBadEvents(t *testing.T) {
 	} {
 		l := layoutOf(t, nil, &spec.Transformer{Format: c.format, JSONOptions: &spec.JSONOptions{Schema: "id INT"}},
 			spec.TableConfiguration{})
-		recs := []decode.Record{{Topic: "src", Value: []byte(c.event)}}
+		recs := []record.Record{{Topic: "src", Value: []byte(c.event)}}
 		if rows := beforeRows(t, l, recs); !reflect.DeepEqual(rows[0].Before, []any{int32(1)}) {
 			t.Fatalf("%s: before %#v", c.format, rows[0].Before)
 		}
 		for _, bad := range c.bad {
-			rows := beforeRowsOf(t, l, recs, []decode.Record{{Topic: "src", Value: []byte(bad)}})
+			rows := beforeRowsOf(t, l, recs, []record.Record{{Topic: "src", Value: []byte(bad)}})
 			if rows[0].Before != nil {
 				t.Errorf("%s %s: before %#v", c.format, bad, rows[0].Before)
 			}
@@ -179,7 +180,7 @@ func TestBeforesBadEvents(t *testing.T) {
 func TestBeforesOneBad(t *testing.T) {
 	l := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatDebeziumJSON, JSONOptions: &spec.JSONOptions{Schema: "id INT"}},
 		spec.TableConfiguration{})
-	recs := []decode.Record{
+	recs := []record.Record{
 		{Topic: "src", Value: []byte(`{"before":{"id":1},"after":{"id":2},"op":"u"}`)},
 		{Topic: "src", Value: []byte(`{"before":{"id":3},"after":{"id":4},"op":"u"}`)},
 	}
@@ -187,7 +188,7 @@ func TestBeforesOneBad(t *testing.T) {
 		`{"before":{"id":{"a":1}},"after":{"id":4},"op":"u"}`,      // a row that does not decode
 		`{"before":{"id":3},"after":{"id":4},"op":"u","source":7}`, // an event that does not
 	} {
-		events := []decode.Record{recs[0], {Topic: "src", Value: []byte(bad)}}
+		events := []record.Record{recs[0], {Topic: "src", Value: []byte(bad)}}
 		rows := beforeRowsOf(t, l, recs, events)
 		if !reflect.DeepEqual(rows[0].Before, []any{int32(1)}) || rows[1].Before != nil {
 			t.Errorf("%s: befores %#v, %#v", bad, rows[0].Before, rows[1].Before)

@@ -9,7 +9,7 @@ package encode
 import (
 	"time"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -46,7 +46,7 @@ type Row struct {
 	// object, or the source record's key when the key was not parsed.
 	Key []byte
 	// Headers and Topic are the source record's.
-	Headers []decode.Header
+	Headers []record.Header
 	Topic   string
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -34,7 +35,7 @@ func layoutOf(t testing.TB, key, value *spec.Transformer, tc spec.TableConfigura
 
 // decodeRows decodes recs with a decoder of l, adding the columns an
 // inferred part asks for as the agent does, and returns their rows.
-func decodeRows(t *testing.T, l *spec.Layout, recs []decode.Record) []encode.Row {
+func decodeRows(t *testing.T, l *spec.Layout, recs []record.Record) []encode.Row {
 	t.Helper()
 	for range 10 {
 		d, err := changelog.New(l, nil)
@@ -67,15 +68,15 @@ func decodeRows(t *testing.T, l *spec.Layout, recs []decode.Record) []encode.Row
 }
 
 // encodeRows returns the records enc makes of rows, on topic "out".
-func encodeRows(t *testing.T, enc encode.Encoder, rows []encode.Row) []decode.Record {
+func encodeRows(t *testing.T, enc encode.Encoder, rows []encode.Row) []record.Record {
 	t.Helper()
-	recs := make([]decode.Record, len(rows))
+	recs := make([]record.Record, len(rows))
 	for i := range rows {
 		v, err := enc.Value(nil, &rows[i])
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs[i] = decode.Record{Topic: "out", Offset: int64(i), Key: enc.Key(&rows[i]), Value: v, Headers: rows[i].Headers}
+		recs[i] = record.Record{Topic: "out", Offset: int64(i), Key: enc.Key(&rows[i]), Value: v, Headers: rows[i].Headers}
 	}
 	return recs
 }
@@ -121,7 +122,7 @@ func nullable(fields []schema.Field) []schema.Field {
 // customers are Debezium change events of a MySQL inventory.customers
 // table, in the shape of Debezium's tutorial: a snapshot read, an insert,
 // an update, a delete and its tombstone.
-var customers = []decode.Record{
+var customers = []record.Record{
 	{Topic: "src", Offset: 0, Key: []byte(`{"id":1001}`), Value: []byte(`{"before":null,` +
 		`"after":{"id":1001,"first_name":"Sally","last_name":"Thomas","email":"sally.thomas@acme.com"},` +
 		`"source":{"version":"2.5.0.Final","connector":"mysql","name":"dbserver1","ts_ms":1700000000000,"snapshot":"true",` +
@@ -129,7 +130,7 @@ var customers = []decode.Record{
 	{Topic: "src", Offset: 1, Key: []byte(`{"id":1005}`), Value: []byte(`{"before":null,` +
 		`"after":{"id":1005,"first_name":"Sarah","last_name":"Kemp","email":"sk@\"quoted\".com\n"},` +
 		`"source":{"ts_ms":1700000001000,"db":"inventory","table":"customers"},"op":"c","ts_ms":1700000001100}`),
-		Headers: []decode.Header{{Key: "trace", Value: []byte("t1")}}},
+		Headers: []record.Header{{Key: "trace", Value: []byte("t1")}}},
 	{Topic: "src", Offset: 2, Key: []byte(`{"id":1005}`), Value: []byte(`{` +
 		`"before":{"id":1005,"first_name":"Sarah","last_name":"Kemp","email":"sk@\"quoted\".com\n"},` +
 		`"after":{"id":1005,"first_name":"Sarah","last_name":"Kemp","email":"sarah@kemp.com"},` +
@@ -172,7 +173,7 @@ const typedDDL = "id INT, small SMALLINT, n BIGINT, price DECIMAL(10,2), big DEC
 	"born DATE, seen TIMESTAMP, local TIMESTAMP_NTZ, raw BINARY, tags ARRAY<STRING>, addr STRUCT<city: STRING, zip: INT>"
 
 // typed are JSON records of typedDDL.
-var typed = []decode.Record{
+var typed = []record.Record{
 	{Topic: "src", Offset: 7, Key: []byte("k1"), Value: []byte(`{"id":1,"small":-3,"n":9007199254740993,"price":-12.5,` +
 		`"big":"-12345678901234567890.1234","score":1.5e10,"ratio":0.25,"ok":true,"born":"1969-12-31",` +
 		`"seen":"2024-02-03T04:05:06.123456Z","local":"2024-02-03T04:05:06.5","raw":"AAEC/w==","tags":["a",null,"c"],` +
@@ -242,7 +243,7 @@ func FuzzEncode(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs := []decode.Record{{Topic: "src", Value: value}}
+			recs := []record.Record{{Topic: "src", Value: value}}
 			b, err := d.Decode(t.Context(), recs)
 			if err != nil {
 				continue // a malformed change event stops the batch
@@ -268,11 +269,11 @@ func FuzzEncode(f *testing.F) {
 
 // typedBatch returns the layout of the typed test table and 50 copies of
 // the typed records decoded into it.
-func typedBatch(b *testing.B) (*spec.Layout, decode.Batch, []decode.Record) {
+func typedBatch(b *testing.B) (*spec.Layout, decode.Batch, []record.Record) {
 	b.Helper()
 	l := layoutOf(b, nil, &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: typedDDL}},
 		spec.TableConfiguration{})
-	var recs []decode.Record
+	var recs []record.Record
 	for range 50 {
 		recs = append(recs, typed...)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
@@ -30,7 +31,7 @@ import (
 // metadata column, the metadata columns, the rescue columns and
 // _corrupt_record are left out of the image; _op and _source fill
 // [Row.Op], [Row.DB], [Row.Table] and [Row.TS].
-func Rows(layout *spec.Layout, fields []schema.Field, b *decode.Batch, recs []decode.Record) ([]Row, error) {
+func Rows(layout *spec.Layout, fields []schema.Field, b *decode.Batch, recs []record.Record) ([]Row, error) {
 	if b.Rows == 0 {
 		return nil, nil
 	}
@@ -106,7 +107,7 @@ func Rows(layout *spec.Layout, fields []schema.Field, b *decode.Batch, recs []de
 // column lo, for a row of record r. The value's VARIANT column of a
 // record with a value is the record's own JSON, as it came; without one
 // (a row of a table, or a tombstone) it is read from the batch.
-func (a *assembler) column(f schema.Field, ro role, lo int, r *decode.Record) (any, error) {
+func (a *assembler) column(f schema.Field, ro role, lo int, r *record.Record) (any, error) {
 	if ro == roleVariant && r.Value != nil {
 		a.skip(lo, leafCount(f.Type))
 		return json.RawMessage(r.Value), nil

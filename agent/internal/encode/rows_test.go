@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -19,7 +19,7 @@ func TestRowsNested(t *testing.T) {
 	l := layoutOf(t, &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: "id INT"}},
 		&spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: valueDDL}},
 		spec.TableConfiguration{SourceMetadataColumn: "meta", MetadataColumns: []string{spec.MetaOffset, spec.MetaHeaders}})
-	recs := []decode.Record{
+	recs := []record.Record{
 		{Topic: "src", Key: []byte(`{"id":7}`),
 			Value: []byte(`{"m":{"a":[1,null],"b":[]},"items":[{"a":1,"b":["x"]},null,{"a":null,"b":null}],"s":null}`)},
 		{Topic: "src", Key: []byte(`{"id":8}`), Value: []byte(`{"m":null,"items":[],"s":{"x":3}}`)},
@@ -60,13 +60,13 @@ func TestRowsNested(t *testing.T) {
 func TestRowsOfEvents(t *testing.T) {
 	l := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatCanalJSON, JSONOptions: &spec.JSONOptions{Schema: "id INT, name STRING"}},
 		spec.TableConfiguration{})
-	recs := []decode.Record{
-		{Topic: "src", Offset: 10, Key: []byte("k10"), Headers: []decode.Header{{Key: "h", Value: []byte("10")}},
+	recs := []record.Record{
+		{Topic: "src", Offset: 10, Key: []byte("k10"), Headers: []record.Header{{Key: "h", Value: []byte("10")}},
 			Value: []byte(`{"data":[{"id":"101","name":"scooter"},{"id":"102","name":"battery"}],"old":null,` +
 				`"type":"INSERT","database":"inventory","table":"products","es":1589373560000,"ts":1589373560798,"isDdl":false}`)},
 		{Topic: "src", Offset: 11, Value: []byte(`{"data":null,"old":null,"type":"ALTER","database":"inventory","table":"products",` +
 			`"es":1589373561000,"ts":1589373561798,"isDdl":true,"sql":"ALTER TABLE products ADD COLUMN weight FLOAT"}`)},
-		{Topic: "src", Offset: 12, Key: []byte("k12"), Headers: []decode.Header{{Key: "h", Value: []byte("12")}},
+		{Topic: "src", Offset: 12, Key: []byte("k12"), Headers: []record.Header{{Key: "h", Value: []byte("12")}},
 			Value: []byte(`{"data":[{"id":"101","name":"scooter"}],"old":null,"type":"DELETE","database":"inventory",` +
 				`"table":"products","es":1589373562000,"ts":1589373562798,"isDdl":false}`)},
 	}
@@ -91,7 +91,7 @@ func TestRowsOfEvents(t *testing.T) {
 // the record's own JSON in the image; a null value is null.
 func TestRowsVariant(t *testing.T) {
 	l := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatJSON}, spec.TableConfiguration{})
-	recs := []decode.Record{{Topic: "src", Key: []byte("k"), Value: []byte(`{"a": [1, "x"]}`)}, {Topic: "src"}}
+	recs := []record.Record{{Topic: "src", Key: []byte("k"), Value: []byte(`{"a": [1, "x"]}`)}, {Topic: "src"}}
 	rows := decodeRows(t, l, recs)
 	if len(rows) != 2 || len(rows[0].Fields) != 1 || rows[0].Fields[0].Name != spec.ValueColumn || rows[1].Values[0] != nil {
 		t.Fatalf("rows %+v", rows)
@@ -108,8 +108,8 @@ func TestRowsVariant(t *testing.T) {
 // topic source's record is; a null value is null.
 func TestRowsVariantOfTable(t *testing.T) {
 	l := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatJSON}, spec.TableConfiguration{})
-	b := decodeAll(t, l, []decode.Record{{Topic: "src", Value: []byte(`{"b": [1, "x", 1.50], "a": {"c": 1e2}}`)}, {Topic: "src"}})
-	rows, err := encode.Rows(l, l.Columns(), &b, make([]decode.Record, 2))
+	b := decodeAll(t, l, []record.Record{{Topic: "src", Value: []byte(`{"b": [1, "x", 1.50], "a": {"c": 1e2}}`)}, {Topic: "src"}})
+	rows, err := encode.Rows(l, l.Columns(), &b, make([]record.Record, 2))
 	if err != nil || len(rows) != 2 || rows[1].Values[0] != nil {
 		t.Fatalf("rows %+v, %v", rows, err)
 	}
@@ -124,7 +124,7 @@ func TestRowsVariantOfTable(t *testing.T) {
 
 func TestRowsErrors(t *testing.T) {
 	l := layoutOf(t, nil, &spec.Transformer{Format: spec.FormatString}, spec.TableConfiguration{})
-	recs := []decode.Record{{Topic: "src", Value: []byte("v")}}
+	recs := []record.Record{{Topic: "src", Value: []byte("v")}}
 	b := decodeAll(t, l, recs)
 	b.RowRecord = []int32{5}
 	if _, err := encode.Rows(l, l.Columns(), &b, recs); err == nil {
@@ -148,7 +148,7 @@ func TestRowsKeyPrefix(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	rows := decodeRows(t, l, []decode.Record{{Topic: "src", Key: []byte(`{"id":1}`), Value: []byte(`{"id":2,"name":"n"}`)}})
+	rows := decodeRows(t, l, []record.Record{{Topic: "src", Key: []byte(`{"id":1}`), Value: []byte(`{"id":2,"name":"n"}`)}})
 	if len(rows) != 1 || string(rows[0].Key) != `{"id":1}` || rows[0].Fields[0].Name != "k_id" ||
 		!reflect.DeepEqual(rows[0].Values, []any{int32(1), int32(2), "n"}) {
 		t.Fatalf("rows %+v, key %s", rows, rows[0].Key)

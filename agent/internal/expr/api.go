@@ -3,27 +3,9 @@ package expr
 import (
 	"fmt"
 	"strings"
-	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
-
-// Record is the raw Kafka record an expression reads. Key and Value nil are
-// NULL.
-type Record struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	// Timestamp is the record's time; the zero Time means NULL.
-	Timestamp     time.Time
-	TimestampType int8
-	Key, Value    []byte
-	Headers       []Header
-}
-
-// Header is one record header; a nil Value is NULL.
-type Header struct {
-	Key   string
-	Value []byte
-}
 
 // Type is the SQL type of an expression or value.
 type Type uint8
@@ -62,8 +44,8 @@ type Value struct {
 	Int     int64
 	Float   float64
 	Strs    []string
-	Headers []Header
-	Header  Header
+	Headers []record.Header
+	Header  record.Header
 }
 
 // Program is a compiled expression. It evaluates on one goroutine at a
@@ -71,7 +53,7 @@ type Value struct {
 type Program struct {
 	src  string
 	typ  Type
-	eval func(*Record) (Value, error)
+	eval func(*record.Record) (Value, error)
 }
 
 // Compile parses src, resolves its column references and functions against
@@ -99,13 +81,13 @@ func (p *Program) Type() Type { return p.typ }
 // Eval evaluates the program on r. Its errors are runtime errors of the
 // expression (an ANSI cast that fails, a bad regular expression argument),
 // which name the expression. A BINARY result may share memory with r.
-func (p *Program) Eval(r *Record) (Value, error) { return p.eval(r) }
+func (p *Program) Eval(r *record.Record) (Value, error) { return p.eval(r) }
 
 // EvalString evaluates the program on r and returns its result as a
 // STRING: null true when it is NULL, and a result of another type cast to
 // STRING as cast(x AS STRING) does (an error for headers). The router
 // calls it with the program of fanout_by, whose type is STRING.
-func (p *Program) EvalString(r *Record) (s string, null bool, err error) {
+func (p *Program) EvalString(r *record.Record) (s string, null bool, err error) {
 	v, err := p.eval(r)
 	if err != nil {
 		return "", false, err

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // evalFn evaluates a compiled expression on a record.
-type evalFn func(*Record) (Value, error)
+type evalFn func(*record.Record) (Value, error)
 
 // compiled is a type-checked expression.
 type compiled struct {
@@ -46,31 +48,31 @@ type column struct {
 
 // columns are the raw record's columns.
 var columns = []column{
-	{"key", TypeBinary, func(r *Record) (Value, error) {
+	{"key", TypeBinary, func(r *record.Record) (Value, error) {
 		return Value{Type: TypeBinary, Bytes: r.Key, Null: r.Key == nil}, nil
 	}},
-	{"value", TypeBinary, func(r *Record) (Value, error) {
+	{"value", TypeBinary, func(r *record.Record) (Value, error) {
 		return Value{Type: TypeBinary, Bytes: r.Value, Null: r.Value == nil}, nil
 	}},
-	{"topic", TypeString, func(r *Record) (Value, error) {
+	{"topic", TypeString, func(r *record.Record) (Value, error) {
 		return Value{Type: TypeString, Str: r.Topic}, nil
 	}},
-	{"partition", TypeInt, func(r *Record) (Value, error) {
+	{"partition", TypeInt, func(r *record.Record) (Value, error) {
 		return Value{Type: TypeInt, Int: int64(r.Partition)}, nil
 	}},
-	{"offset", TypeBigInt, func(r *Record) (Value, error) {
+	{"offset", TypeBigInt, func(r *record.Record) (Value, error) {
 		return Value{Type: TypeBigInt, Int: r.Offset}, nil
 	}},
-	{"timestamp", TypeTimestamp, func(r *Record) (Value, error) {
-		if r.Timestamp.IsZero() {
+	{"timestamp", TypeTimestamp, func(r *record.Record) (Value, error) {
+		if !r.HasTimestamp() {
 			return nullOf(TypeTimestamp), nil
 		}
 		return Value{Type: TypeTimestamp, Int: r.Timestamp.UnixMicro()}, nil
 	}},
-	{"timestampType", TypeInt, func(r *Record) (Value, error) {
+	{"timestampType", TypeInt, func(r *record.Record) (Value, error) {
 		return Value{Type: TypeInt, Int: int64(r.TimestampType)}, nil
 	}},
-	{"headers", TypeHeaders, func(r *Record) (Value, error) {
+	{"headers", TypeHeaders, func(r *record.Record) (Value, error) {
 		return Value{Type: TypeHeaders, Headers: r.Headers}, nil
 	}},
 }
@@ -94,7 +96,7 @@ func (c *compiler) compile(n *node) (compiled, error) {
 	switch n.kind {
 	case nLiteral:
 		v := n.lit
-		return compiled{v.Type, func(*Record) (Value, error) { return v, nil }}, nil
+		return compiled{v.Type, func(*record.Record) (Value, error) { return v, nil }}, nil
 	case nColumn:
 		for _, col := range columns {
 			if strings.EqualFold(col.name, n.name) {
@@ -149,7 +151,7 @@ func coerce(x compiled, to Type, text string) evalFn {
 		return x.eval
 	}
 	f := x.eval
-	return func(r *Record) (Value, error) {
+	return func(r *record.Record) (Value, error) {
 		v, err := f(r)
 		if err != nil || v.Null {
 			return nullOf(to), err
@@ -210,7 +212,7 @@ func (c *compiler) isNull(n *node) (compiled, error) {
 		return compiled{}, err
 	}
 	f, not := x.eval, n.not
-	return compiled{TypeBoolean, func(r *Record) (Value, error) {
+	return compiled{TypeBoolean, func(r *record.Record) (Value, error) {
 		v, err := f(r)
 		return Value{Type: TypeBoolean, Bool: v.Null != not}, err
 	}}, nil
@@ -234,7 +236,7 @@ func (c *compiler) castOf(n *node, x compiled) (compiled, error) {
 		return compiled{to, x.eval}, nil
 	}
 	f := x.eval
-	return compiled{to, func(r *Record) (Value, error) {
+	return compiled{to, func(r *record.Record) (Value, error) {
 		v, err := f(r)
 		if err != nil {
 			return v, err
@@ -260,7 +262,7 @@ func (c *compiler) path(n *node) (compiled, error) {
 		}
 		if x.typ == TypeBinary { // cast(binary AS STRING):path reads the bytes without copying them
 			f, steps := x.eval, n.path
-			return compiled{TypeString, func(r *Record) (Value, error) {
+			return compiled{TypeString, func(r *record.Record) (Value, error) {
 				v, err := f(r)
 				if err != nil || v.Null {
 					return nullOf(TypeString), err
@@ -286,7 +288,7 @@ func (c *compiler) path(n *node) (compiled, error) {
 		return compiled{}, c.errAt(n.opPos, "the : operator reads JSON text from a STRING, found %s", x.typ)
 	}
 	f, steps := x.eval, n.path
-	return compiled{TypeString, func(r *Record) (Value, error) {
+	return compiled{TypeString, func(r *record.Record) (Value, error) {
 		v, err := f(r)
 		if err != nil || v.Null {
 			return nullOf(TypeString), err
@@ -309,12 +311,12 @@ func (c *compiler) field(n *node) (compiled, error) {
 	f := x.eval
 	switch strings.ToLower(n.name) {
 	case "key":
-		return compiled{TypeString, func(r *Record) (Value, error) {
+		return compiled{TypeString, func(r *record.Record) (Value, error) {
 			v, err := f(r)
 			return Value{Type: TypeString, Str: v.Header.Key, Null: v.Null}, err
 		}}, nil
 	case "value":
-		return compiled{TypeBinary, func(r *Record) (Value, error) {
+		return compiled{TypeBinary, func(r *record.Record) (Value, error) {
 			v, err := f(r)
 			return Value{Type: TypeBinary, Bytes: v.Header.Value, Null: v.Null || v.Header.Value == nil}, err
 		}}, nil
@@ -342,7 +344,7 @@ func (c *compiler) index(n *node) (compiled, error) {
 		return compiled{}, c.errAt(n.args[1].pos, "an array index must be an INT, found %s", i.typ)
 	}
 	fa, fi, text := a.eval, i.eval, c.text(n)
-	return compiled{elem, func(r *Record) (Value, error) {
+	return compiled{elem, func(r *record.Record) (Value, error) {
 		av, err := fa(r)
 		if err != nil || av.Null {
 			return nullOf(elem), err
@@ -400,7 +402,7 @@ func (c *compiler) call(n *node) (compiled, error) {
 	}
 	args := make([]Value, len(fs)) // the call's scratch space: a Program runs on one goroutine
 	eval, text := fn.eval, c.text(n)
-	return compiled{typ, func(r *Record) (Value, error) {
+	return compiled{typ, func(r *record.Record) (Value, error) {
 		for i, f := range fs {
 			v, err := f(r)
 			if err != nil {
@@ -468,7 +470,7 @@ func (c *compiler) ifFunc(n *node) (compiled, error) {
 		return compiled{}, err
 	}
 	cond, then, els := xs[0].eval, fs[0], fs[1]
-	return compiled{t, func(r *Record) (Value, error) {
+	return compiled{t, func(r *record.Record) (Value, error) {
 		v, err := cond(r)
 		if err != nil {
 			return v, err
@@ -498,7 +500,7 @@ func (c *compiler) coalesce(n *node) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
-	return compiled{t, func(r *Record) (Value, error) {
+	return compiled{t, func(r *record.Record) (Value, error) {
 		for _, f := range fs {
 			if v, err := f(r); err != nil || !v.Null {
 				return v, err
@@ -533,7 +535,7 @@ func (c *compiler) caseExpr(n *node) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
-	els := func(*Record) (Value, error) { return nullOf(t), nil }
+	els := func(*record.Record) (Value, error) { return nullOf(t), nil }
 	if n.hasElse {
 		els = fs[len(fs)-1]
 	}
@@ -548,7 +550,7 @@ func (c *compiler) caseExpr(n *node) (compiled, error) {
 		}
 		whens[i] = x.eval
 	}
-	return compiled{t, func(r *Record) (Value, error) {
+	return compiled{t, func(r *record.Record) (Value, error) {
 		for i, when := range whens {
 			v, err := when(r)
 			if err != nil {
@@ -569,7 +571,7 @@ func (c *compiler) simpleCase(n *node, operand compiled, vals []compiled, valNod
 		return compiled{}, err
 	}
 	x, whens := fs[0], fs[1:]
-	return compiled{t, func(r *Record) (Value, error) {
+	return compiled{t, func(r *record.Record) (Value, error) {
 		a, err := x(r)
 		if err != nil {
 			return a, err
@@ -627,7 +629,7 @@ func (c *compiler) in(n *node) (compiled, error) {
 		return compiled{}, err
 	}
 	x, items, not := fs[0], fs[1:], n.not
-	return compiled{TypeBoolean, func(r *Record) (Value, error) {
+	return compiled{TypeBoolean, func(r *record.Record) (Value, error) {
 		a, err := x(r)
 		if err != nil || a.Null {
 			return nullOf(TypeBoolean), err
@@ -659,7 +661,7 @@ func (c *compiler) between(n *node) (compiled, error) {
 		return compiled{}, err
 	}
 	fx, flo, fhi, not := fs[0], fs[1], fs[2], n.not
-	return compiled{TypeBoolean, func(r *Record) (Value, error) {
+	return compiled{TypeBoolean, func(r *record.Record) (Value, error) {
 		x, err := fx(r)
 		if err != nil || x.Null {
 			return nullOf(TypeBoolean), err

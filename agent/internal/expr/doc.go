@@ -6,7 +6,9 @@
 //
 // The raw record's columns are key and value (BINARY), topic (STRING),
 // partition (INT), offset (BIGINT), timestamp (TIMESTAMP), timestampType
-// (INT) and headers (ARRAY<STRUCT<key: STRING, value: BINARY>>). Column
+// (INT) and headers (ARRAY<STRUCT<key: STRING, value: BINARY>>), read
+// straight from the agent's [record.Record]: a nil key, value or header
+// value is NULL, and so is the timestamp of a record without one. Column
 // names are case-insensitive and may be `backquoted`.
 //
 // # Syntax

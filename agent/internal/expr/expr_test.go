@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // Test-only functions stand in for functions.go's, which another change
@@ -43,21 +45,21 @@ func init() {
 }
 
 // sample is a record with every column set.
-func sample() *Record {
-	return &Record{
+func sample() *record.Record {
+	return &record.Record{
 		Topic:     "orders",
 		Partition: 3,
 		Offset:    42,
 		Timestamp: time.Date(2024, 1, 2, 3, 4, 5, 600_000_000, time.UTC),
 		Key:       []byte("k1"),
 		Value:     []byte(`{"event_type":"click","n":7}`),
-		Headers:   []Header{{Key: "h1", Value: []byte("v1")}, {Key: "h2"}},
+		Headers:   []record.Header{{Key: "h1", Value: []byte("v1")}, {Key: "h2"}},
 	}
 }
 
 // nullRecord is a record whose key, value and timestamp are NULL.
-func nullRecord() *Record {
-	return &Record{Topic: "t", Partition: -1, Offset: 0}
+func nullRecord() *record.Record {
+	return &record.Record{Topic: "t", Partition: -1, Offset: 0}
 }
 
 // render shows an evaluated value for the tables: its SQL literal form,
@@ -511,5 +513,25 @@ func TestPathEval(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: got %s, want %s", tt.src, got, tt.want)
 		}
+	}
+}
+
+// TestNoTimestamp checks that the timestamp column is NULL for a record
+// without a time: Kafka's -1 "no timestamp" reads as a time before the
+// epoch, and the zero Time stands for none too.
+func TestNoTimestamp(t *testing.T) {
+	p, err := Compile(`timestamp IS NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range []time.Time{{}, time.UnixMilli(-1)} {
+		v, err := p.Eval(&record.Record{Topic: "t", Timestamp: ts})
+		if err != nil || !v.Bool {
+			t.Errorf("timestamp %v: timestamp IS NULL = %v, %v; want true", ts, v.Bool, err)
+		}
+	}
+	v, err := p.Eval(&record.Record{Topic: "t", Timestamp: time.UnixMilli(0)})
+	if err != nil || v.Bool {
+		t.Errorf("the epoch: timestamp IS NULL = %v, %v; want false", v.Bool, err)
 	}
 }

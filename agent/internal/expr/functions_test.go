@@ -7,23 +7,25 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // Values for the tables.
-func str(s string) Value     { return stringValue(s) }
-func i32(n int64) Value      { return Value{Type: TypeInt, Int: n} }
-func i64(n int64) Value      { return Value{Type: TypeBigInt, Int: n} }
-func bin(b string) Value     { return Value{Type: TypeBinary, Bytes: []byte(b)} }
-func arr(s ...string) Value  { return Value{Type: TypeStringArray, Strs: s} }
-func dbl(f float64) Value    { return Value{Type: TypeDouble, Float: f} }
-func nullLit() Value         { return nullOf(TypeNull) }
-func hdrs(h ...Header) Value { return Value{Type: TypeHeaders, Headers: h} }
-func tsv(t time.Time) Value  { return Value{Type: TypeTimestamp, Int: t.UnixMicro()} }
-func datev(days int64) Value { return Value{Type: TypeDate, Int: days} }
-func hdr(k, v string) Header { return Header{Key: k, Value: []byte(v)} }
-func boolv(b bool) Value     { return Value{Type: TypeBoolean, Bool: b} }
-func strNull(t Type) Value   { return nullOf(t) }
-func hdrv(h Header) Value    { return Value{Type: TypeHeader, Header: h} }
+func str(s string) Value            { return stringValue(s) }
+func i32(n int64) Value             { return Value{Type: TypeInt, Int: n} }
+func i64(n int64) Value             { return Value{Type: TypeBigInt, Int: n} }
+func bin(b string) Value            { return Value{Type: TypeBinary, Bytes: []byte(b)} }
+func arr(s ...string) Value         { return Value{Type: TypeStringArray, Strs: s} }
+func dbl(f float64) Value           { return Value{Type: TypeDouble, Float: f} }
+func nullLit() Value                { return nullOf(TypeNull) }
+func hdrs(h ...record.Header) Value { return Value{Type: TypeHeaders, Headers: h} }
+func tsv(t time.Time) Value         { return Value{Type: TypeTimestamp, Int: t.UnixMicro()} }
+func datev(days int64) Value        { return Value{Type: TypeDate, Int: days} }
+func hdr(k, v string) record.Header { return record.Header{Key: k, Value: []byte(v)} }
+func boolv(b bool) Value            { return Value{Type: TypeBoolean, Bool: b} }
+func strNull(t Type) Value          { return nullOf(t) }
+func hdrv(h record.Header) Value    { return Value{Type: TypeHeader, Header: h} }
 func types(args []Value) []Type {
 	ts := make([]Type, len(args))
 	for i, a := range args {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // FuzzCompileEval compiles arbitrary source and evaluates what compiles on
@@ -49,7 +51,7 @@ func FuzzCompileEval(f *testing.F) {
 		}
 		fuzzed := sample()
 		fuzzed.Key, fuzzed.Value, fuzzed.Offset, fuzzed.Timestamp = key, value, offset, time.UnixMilli(ts).UTC()
-		for _, r := range []*Record{sample(), nullRecord(), fuzzed} {
+		for _, r := range []*record.Record{sample(), nullRecord(), fuzzed} {
 			v, err := p.Eval(r)
 			if err == nil && !v.Null && v.Type != p.Type() {
 				t.Fatalf("%q: a %s value from a %s program", src, v.Type, p.Type())

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // likeElem is one element of a LIKE pattern: literal text, or the
@@ -117,7 +119,7 @@ func (c *compiler) like(n *node) (compiled, error) {
 			return compiled{}, c.errAt(pn.pos, "%v", err)
 		}
 	}
-	return compiled{TypeBoolean, func(r *Record) (Value, error) {
+	return compiled{TypeBoolean, func(r *record.Record) (Value, error) {
 		v, err := fx(r)
 		if err != nil || v.Null {
 			return nullOf(TypeBoolean), err

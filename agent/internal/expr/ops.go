@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // errDivideByZero is the error of x / 0 and x % 0 under ANSI rules.
@@ -22,7 +24,7 @@ func (c *compiler) unary(n *node) (compiled, error) {
 		if err := c.wantBoolean(n.args[0], x, "the operand of NOT"); err != nil {
 			return compiled{}, err
 		}
-		return compiled{TypeBoolean, func(r *Record) (Value, error) {
+		return compiled{TypeBoolean, func(r *record.Record) (Value, error) {
 			v, err := f(r)
 			return Value{Type: TypeBoolean, Bool: !v.Bool, Null: v.Null}, err
 		}}, nil
@@ -40,7 +42,7 @@ func (c *compiler) unary(n *node) (compiled, error) {
 	default:
 		return compiled{}, c.errAt(n.opPos, "unary - needs a number, found %s", x.typ)
 	}
-	return compiled{t, func(r *Record) (Value, error) {
+	return compiled{t, func(r *record.Record) (Value, error) {
 		v, err := f(r)
 		if err != nil || v.Null {
 			return nullOf(t), err
@@ -83,7 +85,7 @@ func (c *compiler) logic(n *node, l, r compiled) (compiled, error) {
 	}
 	fl, fr := l.eval, r.eval
 	decides := n.op == "OR" // the value of the left side that decides alone
-	return compiled{TypeBoolean, func(rec *Record) (Value, error) {
+	return compiled{TypeBoolean, func(rec *record.Record) (Value, error) {
 		a, err := fl(rec)
 		if err != nil {
 			return a, err
@@ -116,7 +118,7 @@ func (c *compiler) concat(n *node, l, r compiled) (compiled, error) {
 		}
 	}
 	fl, fr := coerce(l, t, c.text(n.args[0])), coerce(r, t, c.text(n.args[1]))
-	return compiled{t, func(rec *Record) (Value, error) {
+	return compiled{t, func(rec *record.Record) (Value, error) {
 		a, err := fl(rec)
 		if err != nil || a.Null {
 			return nullOf(t), err
@@ -167,7 +169,7 @@ func (c *compiler) arith(n *node, l, r compiled) (compiled, error) {
 	text := c.text(n)
 	fl, fr := coerce(l, t, text), coerce(r, t, text)
 	op := n.op[0]
-	return compiled{t, func(rec *Record) (Value, error) {
+	return compiled{t, func(rec *record.Record) (Value, error) {
 		a, err := fl(rec)
 		if err != nil || a.Null {
 			return nullOf(t), err
@@ -313,7 +315,7 @@ func (c *compiler) compare(n *node, l, r compiled) (compiled, error) {
 		want = func(c int) bool { return c >= 0 }
 	}
 	if n.op == "<=>" {
-		return compiled{TypeBoolean, func(rec *Record) (Value, error) {
+		return compiled{TypeBoolean, func(rec *record.Record) (Value, error) {
 			a, err := fl(rec)
 			if err != nil {
 				return a, err
@@ -325,7 +327,7 @@ func (c *compiler) compare(n *node, l, r compiled) (compiled, error) {
 			return Value{Type: TypeBoolean, Bool: compareValues(t, &a, &b) == 0}, nil
 		}}, nil
 	}
-	return compiled{TypeBoolean, func(rec *Record) (Value, error) {
+	return compiled{TypeBoolean, func(rec *record.Record) (Value, error) {
 		a, err := fl(rec)
 		if err != nil || a.Null {
 			return nullOf(TypeBoolean), err

@@ -7,12 +7,12 @@ import (
 	"io"
 	"unsafe"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // headerSize is the memory a record header takes besides its key and the
 // bytes its value points into.
-const headerSize = int64(unsafe.Sizeof(decode.Header{}))
+const headerSize = int64(unsafe.Sizeof(record.Header{}))
 
 // Sizing of decompression buffers. A compressed batch is expected to grow
 // by the ratio the previous batch of the fetch grew by (initialRatio for
@@ -37,10 +37,10 @@ type held struct {
 	buffers []*[]byte
 	// records holds the batch's records; nil until room for them is
 	// first reserved.
-	records *[]decode.Record
+	records *[]record.Record
 	// headers are the slices the records' headers are cut from, the last
 	// one being cut; a slice's length is how much of it is cut.
-	headers []*[]decode.Header
+	headers []*[]record.Header
 }
 
 // size returns the memory the batch holds through h.
@@ -108,7 +108,7 @@ func newBuilder(tp TopicPartition, sizeHint int) *builder {
 }
 
 // records returns the records appended so far.
-func (bd *builder) records() []decode.Record {
+func (bd *builder) records() []record.Record {
 	if bd.mem.records == nil {
 		return nil
 	}
@@ -135,8 +135,8 @@ func (bd *builder) reserve(n int) {
 
 // headers returns room for n record headers, cut from the last header
 // slice, or from a new one from the pool when the last one is full.
-func (bd *builder) headers(n int) []decode.Header {
-	var cur *[]decode.Header
+func (bd *builder) headers(n int) []record.Header {
+	var cur *[]record.Header
 	if k := len(bd.mem.headers); k > 0 {
 		cur = bd.mem.headers[k-1]
 	}

@@ -11,7 +11,7 @@ import (
 
 	kafkago "github.com/segmentio/kafka-go"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -28,7 +28,7 @@ const (
 
 // recordSize is the memory a decoded record takes besides the bytes of the
 // response it points into.
-const recordSize = int64(unsafe.Sizeof(decode.Record{}))
+const recordSize = int64(unsafe.Sizeof(record.Record{}))
 
 // Batch is what one fetch returned for one partition. Its records live in
 // memory the fetchers of the agent share and reuse: the receiver calls
@@ -41,7 +41,7 @@ type Batch struct {
 	// values, which point into the fetch response or into the buffers
 	// compressed record batches were decompressed into, are valid until
 	// [Batch.Release].
-	Records []decode.Record
+	Records []record.Record
 	// Next is the offset to read after this batch: one past the last record
 	// batch returned, which also moves past records the broker skipped
 	// (compaction, transaction markers, aborted transactions).

@@ -4,7 +4,7 @@ import (
 	"math/bits"
 	"sync"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // Pools of the memory a [Batch] holds until [Batch.Release]: the buffers
@@ -13,8 +13,8 @@ import (
 // cut from. They are shared by every fetcher of the agent.
 var (
 	bytePool   = newSlicePool[byte](1 << 10)
-	recordPool = newSlicePool[decode.Record](64)
-	headerPool = newSlicePool[decode.Header](64)
+	recordPool = newSlicePool[record.Record](64)
+	headerPool = newSlicePool[record.Header](64)
 )
 
 // poolClasses is the number of size classes of a slicePool: four per

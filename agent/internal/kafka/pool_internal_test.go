@@ -13,8 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/segmentio/kafka-go/compress"
-
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 var codecs = []compress.Compression{compress.None, compress.Gzip, compress.Snappy, compress.Lz4, compress.Zstd}
@@ -127,10 +126,10 @@ func memoryOf(b Batch) [][2]uintptr {
 		add(unsafe.Pointer(unsafe.SliceData(*buf)), uintptr(cap(*buf)))
 	}
 	if r := b.mem.records; r != nil {
-		add(unsafe.Pointer(unsafe.SliceData(*r)), uintptr(cap(*r))*unsafe.Sizeof(decode.Record{}))
+		add(unsafe.Pointer(unsafe.SliceData(*r)), uintptr(cap(*r))*unsafe.Sizeof(record.Record{}))
 	}
 	for _, h := range b.mem.headers {
-		add(unsafe.Pointer(unsafe.SliceData(*h)), uintptr(cap(*h))*unsafe.Sizeof(decode.Header{}))
+		add(unsafe.Pointer(unsafe.SliceData(*h)), uintptr(cap(*h))*unsafe.Sizeof(record.Header{}))
 	}
 	return ranges
 }

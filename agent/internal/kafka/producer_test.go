@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // records returns OutRecords with the given values, each with a key and
@@ -24,7 +24,7 @@ import (
 func records(values ...string) []kafka.OutRecord {
 	out := make([]kafka.OutRecord, len(values))
 	for i, v := range values {
-		out[i] = kafka.OutRecord{Key: []byte("k-" + v), Value: []byte(v), Headers: []decode.Header{{Key: "h", Value: []byte(v)}}}
+		out[i] = kafka.OutRecord{Key: []byte("k-" + v), Value: []byte(v), Headers: []record.Header{{Key: "h", Value: []byte(v)}}}
 	}
 	return out
 }

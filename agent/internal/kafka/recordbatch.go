@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go/compress"
-
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // This file decodes Kafka record batches (message format v2, the only one
@@ -196,7 +195,7 @@ func (bd *builder) appendRecords(b *recordBatch, from int64, ahead int) error {
 	}
 	// prev holds the previous record's headers, whose keys the next
 	// record's usually repeat: their strings are shared, not made again.
-	var prev []decode.Header
+	var prev []record.Header
 	d := batchDecoder{buf: raw}
 	for i := int32(0); i < b.numRecords; i++ {
 		d.varint() // record length
@@ -207,7 +206,7 @@ func (bd *builder) appendRecords(b *recordBatch, from int64, ahead int) error {
 		offset := b.baseOffset + d.varint()
 		key := d.bytes()
 		value := d.bytes()
-		var headers []decode.Header
+		var headers []record.Header
 		if n := d.varint(); n > 0 && d.err == nil {
 			if n > int64(len(d.buf))/2 { // a header takes at least two bytes
 				d.err = errors.New("more headers than bytes")
@@ -215,7 +214,7 @@ func (bd *builder) appendRecords(b *recordBatch, from int64, ahead int) error {
 			}
 			headers = bd.headers(int(n))
 			for j := range headers {
-				headers[j] = decode.Header{Key: d.headerKey(prev, j), Value: d.bytes()}
+				headers[j] = record.Header{Key: d.headerKey(prev, j), Value: d.bytes()}
 			}
 			prev = headers
 		}
@@ -229,7 +228,7 @@ func (bd *builder) appendRecords(b *recordBatch, from int64, ahead int) error {
 		if tsType == 1 {
 			ts = b.maxTimestamp
 		}
-		*recs = append(*recs, decode.Record{
+		*recs = append(*recs, record.Record{
 			Topic: bd.tp.Topic, Partition: int32(bd.tp.Partition), Offset: offset,
 			Timestamp: time.UnixMilli(ts), TimestampType: tsType, LeaderEpoch: b.leaderEpoch,
 			Key: key, Value: value, Headers: headers,
@@ -246,7 +245,7 @@ func (bd *builder) appendRecords(b *recordBatch, from int64, ahead int) error {
 
 // headerKey reads a header key: the string of prev's j-th key when the
 // bytes are the same, else a new one.
-func (d *batchDecoder) headerKey(prev []decode.Header, j int) string {
+func (d *batchDecoder) headerKey(prev []record.Header, j int) string {
 	key := d.bytes()
 	if j < len(prev) && prev[j].Key == string(key) {
 		return prev[j].Key

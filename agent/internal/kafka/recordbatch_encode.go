@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go/compress"
-
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // This file encodes Kafka record batches (message format v2), the mirror of
@@ -25,7 +24,7 @@ type OutRecord struct {
 	// value).
 	Key, Value []byte
 	// Headers are the record's headers; a nil header value is null.
-	Headers []decode.Header
+	Headers []record.Header
 	// Timestamp is the record's CreateTime; the zero Time means the time
 	// it is encoded.
 	Timestamp time.Time

@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go/compress"
-
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // roundTrip encodes recs as a batch of p with codec, decodes it with the
 // fetch path's decoder, and returns the batch header and the records.
-func roundTrip(t testing.TB, p batchProducer, codec compress.Compression, recs []OutRecord) (recordBatch, []byte, []decode.Record) {
+func roundTrip(t testing.TB, p batchProducer, codec compress.Compression, recs []OutRecord) (recordBatch, []byte, []record.Record) {
 	t.Helper()
 	buf, err := appendRecordBatch([]byte("prefix"), p, codec, recs)
 	if err != nil {
@@ -31,7 +30,7 @@ func roundTrip(t testing.TB, p batchProducer, codec compress.Compression, recs [
 
 // sameRecords fails t unless got holds recs, with offsets from 0 and the
 // timestamps recs have (now for none, between before and after).
-func sameRecords(t testing.TB, recs []OutRecord, got []decode.Record, before, after time.Time) {
+func sameRecords(t testing.TB, recs []OutRecord, got []record.Record, before, after time.Time) {
 	t.Helper()
 	if len(got) != len(recs) {
 		t.Fatalf("%d records back, want %d", len(got), len(recs))
@@ -62,7 +61,7 @@ func TestRecordBatchEncode(t *testing.T) {
 	t0 := time.UnixMilli(1_700_000_000_000)
 	recs := []OutRecord{
 		{Key: []byte("k0"), Value: []byte("v0"), Timestamp: t0.Add(5 * time.Millisecond),
-			Headers: []decode.Header{{Key: "h", Value: []byte("x")}, {Key: "h", Value: nil}, {Key: "", Value: []byte{}}}},
+			Headers: []record.Header{{Key: "h", Value: []byte("x")}, {Key: "h", Value: nil}, {Key: "", Value: []byte{}}}},
 		{Key: nil, Value: nil, Timestamp: t0},                                                // earlier than the first
 		{Key: []byte{}, Value: bytes.Repeat([]byte("v"), 300), Timestamp: t0.Add(time.Hour)}, // the max
 		{Value: []byte("now")}, // no timestamp: the time of encoding
@@ -120,7 +119,7 @@ func FuzzRecordBatchEncode(f *testing.F) {
 				r.Key, r.Value = nil, nil
 			}
 			if i%3 == 0 {
-				r.Headers = []decode.Header{{Key: hk, Value: hv}}
+				r.Headers = []record.Header{{Key: hk, Value: hv}}
 			}
 			recs = append(recs, r)
 		}

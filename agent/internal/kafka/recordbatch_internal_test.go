@@ -11,8 +11,7 @@ import (
 
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
-
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 )
 
 // testRecord is one record of a batch built by encodeBatch.
@@ -86,7 +85,7 @@ var testTP = TopicPartition{Topic: "t", Partition: 3}
 
 // appendAll decodes the records of b at or after from as a fetch does,
 // into memory from the pools, which t's cleanup gives back.
-func appendAll(t testing.TB, b *recordBatch, from int64) ([]decode.Record, error) {
+func appendAll(t testing.TB, b *recordBatch, from int64) ([]record.Record, error) {
 	bd := newBuilder(testTP, 0)
 	t.Cleanup(bd.mem.release)
 	err := bd.appendRecords(b, from, 0)
@@ -95,7 +94,7 @@ func appendAll(t testing.TB, b *recordBatch, from int64) ([]decode.Record, error
 
 // decodeOne reads buf, which must hold one batch and nothing more, and
 // returns the batch and all its records.
-func decodeOne(t testing.TB, buf []byte) (recordBatch, []decode.Record) {
+func decodeOne(t testing.TB, buf []byte) (recordBatch, []record.Record) {
 	t.Helper()
 	b, rest, err := nextBatch(buf)
 	if err != nil || len(rest) != 0 {

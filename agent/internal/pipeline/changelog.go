@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -23,7 +24,7 @@ const maxImageRounds = 64
 // event's schema, Canal's DDL and types, or inference), never those of
 // the change events' envelopes; and in the order the rows bring them. A
 // record that does not decode tells nothing.
-func imageColumns(ctx context.Context, p *spec.Part, recs []decode.Record) ([]schema.Field, error) {
+func imageColumns(ctx context.Context, p *spec.Part, recs []record.Record) ([]schema.Field, error) {
 	if len(recs) == 0 {
 		return nil, nil
 	}

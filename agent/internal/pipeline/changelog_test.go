@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -37,9 +37,9 @@ func TestImageColumns(t *testing.T) {
 		{"canal", spec.FormatCanalJSON, spec.SchemaEvolutionAddNewColumns, canal, "id INT, weight FLOAT"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var recs []decode.Record
+			var recs []record.Record
 			for i, v := range tt.values {
-				recs = append(recs, decode.Record{Topic: "t", Offset: int64(i), Value: []byte(v)})
+				recs = append(recs, record.Record{Topic: "t", Offset: int64(i), Value: []byte(v)})
 			}
 			p := &spec.Part{Format: tt.format, Column: spec.ValueColumn, Transformer: &spec.Transformer{Format: tt.format,
 				JSONOptions: &spec.JSONOptions{SchemaEvolutionMode: tt.mode}}}

@@ -21,9 +21,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -251,8 +251,8 @@ func TestLagBytes(t *testing.T) {
 	if got := rs.partitionStatus(tp, 10, 30); got.Lag != 20 || got.LagBytes != 0 {
 		t.Errorf("before any fetch: %+v, want lag 20 and 0 bytes", got)
 	}
-	rs.add(tp, []decode.Record{{Key: []byte("k"), Value: []byte("value")}, {Value: []byte("vv"),
-		Headers: []decode.Header{{Key: "h", Value: []byte("x")}}}}, time.Unix(0, 0)) // 6 and 4 bytes
+	rs.add(tp, []record.Record{{Key: []byte("k"), Value: []byte("value")}, {Value: []byte("vv"),
+		Headers: []record.Header{{Key: "h", Value: []byte("x")}}}}, time.Unix(0, 0)) // 6 and 4 bytes
 	ps := []spec.PartitionStatus{rs.partitionStatus(tp, 10, 30), rs.partitionStatus(kafka.TopicPartition{Topic: "u"}, 5, 2)}
 	if ps[0].LagBytes != 100 || ps[1].Lag != 0 {
 		t.Errorf("statuses %+v, want 100 lag bytes for t/0 and no lag for u/0", ps)
@@ -271,8 +271,8 @@ func TestLagBytes(t *testing.T) {
 func TestLagBytesWindow(t *testing.T) {
 	tp := kafka.TopicPartition{Topic: "t"}
 	rs := newRecordSizes(5 * time.Minute)
-	recs := func(size int) []decode.Record {
-		rs := make([]decode.Record, 10)
+	recs := func(size int) []record.Record {
+		rs := make([]record.Record, 10)
 		for i := range rs {
 			rs[i].Value = make([]byte, size)
 		}

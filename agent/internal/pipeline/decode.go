@@ -8,6 +8,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -28,7 +29,7 @@ type decoded struct {
 	// recs are the chunk's records, which the loop decodes again when
 	// the table's columns changed since dec was made: version is the
 	// pool's schema version dec has.
-	recs    []decode.Record
+	recs    []record.Record
 	version int
 	// err is a decoder's bug; the table fails.
 	err error

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -23,7 +24,7 @@ func (r *releases) Release(n int64)                      { r.n.Add(n) }
 func fetched(tp kafka.TopicPartition, from, to, next int64, budget kafka.Budget) *sharedBatch {
 	b := kafka.Batch{TP: tp, Next: next, End: 1000, Bytes: 10*(to-from) + 1}
 	for o := from; o < to; o++ {
-		b.Records = append(b.Records, decode.Record{Topic: tp.Topic, Partition: int32(tp.Partition), Offset: o, Value: []byte("v")})
+		b.Records = append(b.Records, record.Record{Topic: tp.Topic, Partition: int32(tp.Partition), Offset: o, Value: []byte("v")})
 	}
 	return shareBatch(b, budget, 1)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
@@ -67,7 +68,7 @@ func newLetters(name string, cols []schema.Field) (*letters, error) {
 // the table's own columns, which more writes for record i, starting at
 // field [rawRecordWidth]. It aliases the builder's buffers and the
 // records' bytes, as [decode.Decoder.Decode]'s batches do.
-func (l *letters) batch(recs []decode.Record, more func(b *rows.Builder, i int)) (decode.Batch, error) {
+func (l *letters) batch(recs []record.Record, more func(b *rows.Builder, i int)) (decode.Batch, error) {
 	b := l.b
 	b.Reset()
 	for i := range recs {
@@ -93,20 +94,20 @@ func (l *letters) batch(recs []decode.Record, more func(b *rows.Builder, i int))
 // dirtyRecord is a record a table left out because it did not decode
 // (kafka_options.ignore_errors), copied out of its fetched batch.
 type dirtyRecord struct {
-	rec decode.Record
+	rec record.Record
 	err string
 	at  time.Time
 }
 
 // newDirtyRecord returns the dirtyRecord of r, which failed with err at
 // time at; it copies r's bytes, which belong to a fetched batch.
-func newDirtyRecord(r *decode.Record, err error, at time.Time) dirtyRecord {
+func newDirtyRecord(r *record.Record, err error, at time.Time) dirtyRecord {
 	return dirtyRecord{rec: copyRecord(r), err: err.Error(), at: at}
 }
 
 // copyRecord returns a copy of r that shares none of its bytes, which
 // belong to a fetched batch.
-func copyRecord(r *decode.Record) decode.Record {
+func copyRecord(r *record.Record) record.Record {
 	c := *r
 	c.Key, c.Value = bytes.Clone(r.Key), bytes.Clone(r.Value) // nil stays nil: a null key or value
 	c.Headers = copyHeaders(r.Headers)
@@ -193,7 +194,7 @@ func (d *dirtyTable) commitAs(id, dest string, recs []dirtyRecord, next map[kafk
 		}
 	}
 	c := table.Commit{Schema: dirtyColumns, Txns: map[string]int64{}, From: map[string]int64{}}
-	keep := make([]decode.Record, 0, len(recs))
+	keep := make([]record.Record, 0, len(recs))
 	reasons := make([]dirtyRecord, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
@@ -315,7 +316,7 @@ func newErrorBudget(ko *spec.KafkaOptions, dest, dir, qualified string, opts tab
 // exceeded returns the error of a table that counted prior bad records
 // and has a chunk of recs with more, bad, when they are more than the
 // budget; nil within it.
-func (e *errorBudget) exceeded(prior int64, recs []decode.Record, bad []decode.BadRecord) error {
+func (e *errorBudget) exceeded(prior int64, recs []record.Record, bad []decode.BadRecord) error {
 	n := prior + int64(len(bad))
 	if e.max < 0 || n <= e.max {
 		return nil

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -198,7 +198,7 @@ func TestDirtyReplayWritesOnce(t *testing.T) {
 	recs := func(offsets ...int64) []dirtyRecord {
 		var out []dirtyRecord
 		for _, o := range offsets {
-			r := decode.Record{Topic: "t", Partition: 1, Offset: o, Value: []byte("x")}
+			r := record.Record{Topic: "t", Partition: 1, Offset: o, Value: []byte("x")}
 			out = append(out, newDirtyRecord(&r, errors.New("bad"), time.Now()))
 		}
 		return out
@@ -265,13 +265,13 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 	}
 	dir, dirtyDir := filepath.Join(warehouse, "events"), filepath.Join(warehouse, spec.DirtyRecordsTable)
 	tp := kafka.TopicPartition{Topic: "events"}
-	var recs []decode.Record
+	var recs []record.Record
 	for i := range 10 {
 		v := fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i)
 		if i%4 == 1 {
 			v = "{broken"
 		}
-		recs = append(recs, decode.Record{Topic: "events", Offset: int64(i), Key: fmt.Appendf(nil, "%d", i), Value: []byte(v)})
+		recs = append(recs, record.Record{Topic: "events", Offset: int64(i), Key: fmt.Appendf(nil, "%d", i), Value: []byte(v)})
 	}
 	// run writes recs to the table as a loop would, and closes the table
 	// before the flush when crash is set; it returns the flush's error.

@@ -15,6 +15,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
@@ -205,11 +206,11 @@ type fanoutRun struct {
 	// groups holds a batch's records per table, names the tables in the
 	// order of their first record, and dead and reasons the records that
 	// cannot be routed and why; all reused from batch to batch.
-	groups map[string][]decode.Record
+	groups map[string][]record.Record
 	names  []string
 	// jobs holds the decoding chunks of the batch being written.
 	jobs    []chunkJob
-	dead    []decode.Record
+	dead    []record.Record
 	reasons []string
 	// unrouted holds the records of a batch that cannot be routed, under
 	// on_invalid_route FAIL with ignore_errors: they go to the dirty
@@ -251,7 +252,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 	rctx, cancel := context.WithCancel(ctx)
 	run := &fanoutRun{
 		r: r, router: router{route: r.route, skipTombstones: skipsTombstones(&cfg.Fanout)}, progress: prog, tables: map[string]*fanoutTable{},
-		groups: map[string][]decode.Record{}, pos: map[kafka.TopicPartition]int64{}, epochs: map[kafka.TopicPartition]int32{},
+		groups: map[string][]record.Record{}, pos: map[kafka.TopicPartition]int64{}, epochs: map[kafka.TopicPartition]int32{},
 		readEnd:  map[kafka.TopicPartition]int64{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx, end: r.runEnd,
 		sizes: newRecordSizes(cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()),
@@ -282,7 +283,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 
 // table returns the named table, opening it (and creating it on its first
 // records, first) when the run has not yet.
-func (run *fanoutRun) table(ctx context.Context, name string, first []decode.Record) (*fanoutTable, error) {
+func (run *fanoutRun) table(ctx context.Context, name string, first []record.Record) (*fanoutTable, error) {
 	if t, ok := run.tables[name]; ok {
 		return t, nil
 	}
@@ -333,7 +334,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []decode.Rec
 // newSink returns the sink of the named table, open in tbl: the dead letter
 // table's, or a routed table's, whose columns, when inferred and new, come
 // from first, the records routed to it first.
-func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir string, first []decode.Record) (*sink, error) {
+func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir string, first []record.Record) (*sink, error) {
 	r := run.r
 	cfg := &r.cfg
 	o := sinkOptions{appID: appID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes, budget: r.budget,
@@ -396,11 +397,11 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 
 // inferFrom infers the columns of inferred part p from recs: those of
 // their row images for a changelog part (see imageColumns).
-func inferFrom(ctx context.Context, p *spec.Part, recs []decode.Record) ([]schema.Field, error) {
+func inferFrom(ctx context.Context, p *spec.Part, recs []record.Record) ([]schema.Field, error) {
 	if p.Transformer.Changelog() {
 		return imageColumns(ctx, p, recs)
 	}
-	in := schema.NewInferrer(p.Transformer.JSONOptions.InferOptions())
+	in := schema.NewInferrer(decode.InferOptions(p.Transformer.JSONOptions))
 	for i := range recs {
 		data := recs[i].Value
 		if p.Column == spec.KeyColumn {
@@ -705,7 +706,7 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 // long enough to decode and write column-wise, even with many tables.
 // Under FAIL a record that cannot be routed stops the batch before any
 // table took a record of it.
-func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs []decode.Record, next int64) error {
+func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs []record.Record, next int64) error {
 	r := run.r
 	deadLetter := r.cfg.Fanout.FanoutOptions.OnInvalidRoute == spec.OnInvalidRouteDeadLetter
 	ignore := !deadLetter && r.cfg.Fanout.ConnectorOptions.KafkaOptions.IgnoresErrors()
@@ -832,7 +833,7 @@ type chunkJob struct {
 // chunk at a time, past what the table committed already; next is the
 // offset after the batch they came from, which every record of t before
 // it is in by then, and epoch the leader epoch of the record before next.
-func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []decode.Record, reasons []string, next int64, epoch int32) {
+func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []record.Record, reasons []string, next int64, epoch int32) {
 	// The table's committed offsets only move by its flushes of earlier
 	// chunks of this batch, so they can be read before any is added.
 	if done, ok := t.committed[tp]; ok {

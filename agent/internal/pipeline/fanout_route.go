@@ -3,23 +3,20 @@ package pipeline
 import (
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // routeFunc evaluates a fanout_by expression on a raw record: its STRING
 // result, or null for NULL, or a runtime error of the expression.
-type routeFunc func(*expr.Record) (name string, null bool, err error)
+type routeFunc func(*record.Record) (name string, null bool, err error)
 
 // router names the table of each record: one per fanout runner, used by its
-// goroutine only. It converts records into the expression's reused record.
+// goroutine only.
 type router struct {
 	route routeFunc
-	rec   expr.Record
 	// skipTombstones says a record without a value has no table and is
 	// skipped: the tombstone that follows a delete in a changelog stream
 	// routed by the default route, which reads the source table from the
@@ -39,22 +36,11 @@ func skipsTombstones(f *spec.FanoutSchema) bool {
 
 // table returns the lower-case name of r's table, or skip true for a
 // record no table takes, or a [*routeError].
-func (rt *router) table(r *decode.Record) (name string, skip bool, err error) {
+func (rt *router) table(r *record.Record) (name string, skip bool, err error) {
 	if rt.skipTombstones && r.Value == nil {
 		return "", true, nil
 	}
-	e := &rt.rec
-	e.Topic, e.Partition, e.Offset = r.Topic, r.Partition, r.Offset
-	e.Timestamp, e.TimestampType, e.Key, e.Value = r.Timestamp, r.TimestampType, r.Key, r.Value
-	e.Headers = e.Headers[:0]
-	for _, h := range r.Headers {
-		e.Headers = append(e.Headers, expr.Header{Key: h.Key, Value: h.Value})
-	}
-	if r.Timestamp.UnixMilli() < 0 {
-		e.Timestamp = time.Time{} // Kafka's -1: no timestamp, NULL
-	}
-	name, null, err := rt.route(e)
-	e.Key, e.Value = nil, nil // do not keep the batch's memory
+	name, null, err := rt.route(r)
 	switch {
 	case err != nil:
 		return "", false, newRouteError(r, fmt.Errorf("fanout_by failed: %w", err))
@@ -75,7 +61,7 @@ type routeError struct {
 }
 
 // newRouteError returns the routeError of r, which it does not keep.
-func newRouteError(r *decode.Record, err error) *routeError {
+func newRouteError(r *record.Record, err error) *routeError {
 	return &routeError{record: fmt.Sprintf("%s[%d]@%d", r.Topic, r.Partition, r.Offset), err: err}
 }
 

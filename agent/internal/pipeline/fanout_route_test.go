@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -19,9 +19,9 @@ import (
 // of raw records, with a source metadata column, does: headers whose keys
 // are not valid UTF-8, no timestamp and no headers included.
 func TestDeadLetterRaw(t *testing.T) {
-	recs := []decode.Record{
+	recs := []record.Record{
 		{Topic: "t", Partition: 2, Offset: 7, Timestamp: time.UnixMilli(1700000000123), TimestampType: 1, Key: []byte("k"),
-			Value: []byte(`{"a":1}`), Headers: []decode.Header{{Key: "ok", Value: []byte("v")}, {Key: "bad\xed\xa0A\xff\xfe"}}},
+			Value: []byte(`{"a":1}`), Headers: []record.Header{{Key: "ok", Value: []byte("v")}, {Key: "bad\xed\xa0A\xff\xfe"}}},
 		{Topic: "t", Offset: 8, Timestamp: time.UnixMilli(-1), Value: []byte("v")},
 	}
 	for _, tt := range []struct {
@@ -52,7 +52,7 @@ func TestDeadLetterRaw(t *testing.T) {
 // checkRawColumns checks that the first columns of got, a batch of letters
 // rows of recs, are those of a table of raw records with a source metadata
 // column, and that the next holds e1, e2.
-func checkRawColumns(t *testing.T, got decode.Batch, recs []decode.Record) {
+func checkRawColumns(t *testing.T, got decode.Batch, recs []record.Record) {
 	t.Helper()
 	dec, err := decode.New(&spec.Layout{Key: spec.Part{Column: spec.KeyColumn}, Value: spec.Part{Column: spec.ValueColumn},
 		MetadataColumn: "m"}, nil)
@@ -85,9 +85,9 @@ func checkRawColumns(t *testing.T, got decode.Batch, recs []decode.Record) {
 // delete, which names no source table, and that any other fanout schema
 // still refuses a record its route finds no table for.
 func TestRouterSkipsChangelogTombstones(t *testing.T) {
-	nullRoute := func(*expr.Record) (string, bool, error) { return "", true, nil }
-	tombstone := &decode.Record{Topic: "t", Offset: 3, Key: []byte(`{"id":1004}`)}
-	event := &decode.Record{Topic: "t", Offset: 2, Key: []byte(`{"id":1004}`), Value: []byte(`{"op":"d"}`)}
+	nullRoute := func(*record.Record) (string, bool, error) { return "", true, nil }
+	tombstone := &record.Record{Topic: "t", Offset: 3, Key: []byte(`{"id":1004}`)}
+	event := &record.Record{Topic: "t", Offset: 2, Key: []byte(`{"id":1004}`), Value: []byte(`{"op":"d"}`)}
 	for _, tt := range []struct {
 		name   string
 		format string

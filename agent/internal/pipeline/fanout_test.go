@@ -21,6 +21,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -36,7 +37,7 @@ func fanoutEvent(i int) string {
 
 // routeByType routes by the JSON value's "type" field, as
 // cast(value AS STRING):type would: NULL when missing.
-func routeByType(r *expr.Record) (string, bool, error) {
+func routeByType(r *record.Record) (string, bool, error) {
 	var v struct {
 		Type *string `json:"type"`
 	}
@@ -641,7 +642,7 @@ func TestFanoutRouteChangeAfterUncleanStopIsRefused(t *testing.T) {
 
 	changed := cfg
 	changed.Fanout.FanoutOptions.FanoutBy = "'everything'"
-	everything := func(*expr.Record) (string, bool, error) { return "everything", false, nil }
+	everything := func(*record.Record) (string, bool, error) { return "everything", false, nil }
 	r = fx.run(t, changed, everything, nil, nil)
 	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.status().State == spec.StateFailed })
 	if msg := r.status().LastError; !strings.Contains(msg, "fanout_by changed") || !strings.Contains(msg, "apply the previous fanout_by") {

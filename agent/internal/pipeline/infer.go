@@ -9,6 +9,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -59,7 +60,7 @@ func startColumns(p *spec.Part, table string, inferred []schema.Field) ([]schema
 	if err != nil {
 		return nil, fatalError{fmt.Errorf("json_options.initial_schemas[%q]: %w", table, err)}
 	}
-	if jo.InferOptions().FlattenNested {
+	if decode.InferOptions(jo).FlattenNested {
 		initial = schema.Flatten(initial)
 	}
 	cols := make([]schema.Field, 0, len(initial)+len(inferred))
@@ -146,7 +147,7 @@ func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
 // columns, has more leaf columns than a Parquet file can hold: plan time
 // cannot count the columns records bring.
 func tooWide(layout *spec.Layout) error {
-	if n := spec.LeafColumns(layout.Columns()); n > spec.MaxLeafColumns {
+	if n := schema.LeafColumns(layout.Columns()); n > spec.MaxLeafColumns {
 		return fatalError{fmt.Errorf("the records' fields would give the table %d leaf columns (nested fields count one each), "+
 			"more than Parquet's maximum of %d: give json_options a schema of the fields to keep, or use a VARIANT column (JSON without json_options)",
 			n, spec.MaxLeafColumns)}
@@ -186,17 +187,17 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 	if err != nil {
 		return nil, err
 	}
-	in := schema.NewInferrer(jo.InferOptions())
+	in := schema.NewInferrer(decode.InferOptions(jo))
 	records := 0
 	// A changelog part's columns are those of its row images, which
 	// decoding the change events gives (see imageColumns).
 	changelog := p.Transformer.Changelog()
-	var events []decode.Record
+	var events []record.Record
 	for _, tp := range tps {
 		// Offsets below ends[tp]-n that transaction markers or compaction
 		// took hold no record: the sample is then smaller than n.
 		from := max(earliest[tp], ends[tp]-n)
-		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *decode.Record) {
+		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *record.Record) {
 			if changelog {
 				events = append(events, copyRecord(rec))
 				return
@@ -226,7 +227,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 // head passes fn the first n records of tp from offset from, reading no
 // further than until. The records are valid only during the call.
 func (r *tableRunner) head(ctx context.Context, tp kafka.TopicPartition, from, until, n int64, readCommitted bool,
-	fn func(*decode.Record)) error {
+	fn func(*record.Record)) error {
 	if from >= until || n <= 0 {
 		return nil
 	}

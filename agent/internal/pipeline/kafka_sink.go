@@ -16,6 +16,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -603,7 +604,7 @@ func (s *sinkSession) write(ctx context.Context, out map[string]map[int32][]kafk
 // encode decodes recs, of one source partition, and appends what their
 // rows become to out, by topic and partition. It returns how many records
 // it added.
-func (s *sinkSession) encode(ctx context.Context, recs []decode.Record, out map[string]map[int32][]kafka.OutRecord) (int, error) {
+func (s *sinkSession) encode(ctx context.Context, recs []record.Record, out map[string]map[int32][]kafka.OutRecord) (int, error) {
 	batch, err := s.decode(ctx, recs)
 	if err != nil {
 		return 0, err
@@ -696,13 +697,13 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 
 // copyHeaders returns a copy of hs that does not point into the fetched
 // records; a null value stays null and an empty one empty.
-func copyHeaders(hs []decode.Header) []decode.Header {
+func copyHeaders(hs []record.Header) []record.Header {
 	if len(hs) == 0 {
 		return nil
 	}
-	out := make([]decode.Header, len(hs))
+	out := make([]record.Header, len(hs))
 	for i, h := range hs {
-		out[i] = decode.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
+		out[i] = record.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
 	}
 	return out
 }
@@ -711,7 +712,7 @@ func copyHeaders(hs []decode.Header) []decode.Header {
 // its first columns from the first records it sees, and new ones as later
 // records bring them: the sink keeps no schema, so its columns start
 // again from the records at every session.
-func (s *sinkSession) decode(ctx context.Context, recs []decode.Record) (decode.Batch, error) {
+func (s *sinkSession) decode(ctx context.Context, recs []record.Record) (decode.Batch, error) {
 	if s.dec == nil {
 		p, err := inferredPart(s.layout)
 		if err != nil {

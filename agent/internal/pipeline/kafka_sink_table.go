@@ -10,6 +10,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -220,7 +221,7 @@ func (s *sinkSession) encodeFile(ctx context.Context, reader *table.ChangeReader
 	// Rows takes the source record of each row for its key when the key
 	// is not parsed, and for messages: a table's row has its key column
 	// instead.
-	recs := make([]decode.Record, n)
+	recs := make([]record.Record, n)
 	keyCol := len(fields) > 0 && fields[0].Name == src.layout.Key.Column && src.layout.Key.Fields == nil &&
 		!src.layout.Key.Inferred() && (fields[0].Type.Kind == schema.Binary || fields[0].Type.Kind == schema.String)
 	for i := range recs {

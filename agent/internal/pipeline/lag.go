@@ -3,8 +3,8 @@ package pipeline
 import (
 	"time"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -41,7 +41,7 @@ func newRecordSizes(window time.Duration) recordSizes {
 
 // add counts recs, records fetched from tp at now, and forgets the buckets
 // of tp that started a window or more before now.
-func (rs recordSizes) add(tp kafka.TopicPartition, recs []decode.Record, now time.Time) {
+func (rs recordSizes) add(tp kafka.TopicPartition, recs []record.Record, now time.Time) {
 	if len(recs) == 0 {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
@@ -279,7 +280,7 @@ func (s *sink) closeFile() error {
 // they take the table's count past its budget, it commits what was
 // buffered before the chunk instead, and fails the table: the chunk stays
 // uncommitted, so a restart reads it again and fails again.
-func (s *sink) leaveOut(recs []decode.Record, bad []decode.BadRecord) error {
+func (s *sink) leaveOut(recs []record.Record, bad []decode.BadRecord) error {
 	if s.errs == nil {
 		return fatalError{fmt.Errorf("a bug: the decoder left out records of a table without ignore_errors: %w", bad[0].Err)}
 	}

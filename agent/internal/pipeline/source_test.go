@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -249,13 +250,13 @@ func TestManagerResumesFromLegacyAppIDs(t *testing.T) {
 	value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) }
 	// Partition k holds the ids i with i%2 == k, in order: the first 50
 	// of each are ids 0..99.
-	var recs [partitions][]decode.Record
+	var recs [partitions][]record.Record
 	for part := range int32(partitions) {
 		var values []string
 		for o := range int64(perPartition) {
 			v := value(int(o)*partitions + int(part))
 			values = append(values, v)
-			recs[part] = append(recs[part], decode.Record{Topic: "events", Partition: part, Offset: o, Value: []byte(v)})
+			recs[part] = append(recs[part], record.Record{Topic: "events", Partition: part, Offset: o, Value: []byte(v)})
 		}
 		produceValues(t, addr, "events", part, values...)
 	}

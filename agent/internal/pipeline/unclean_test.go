@@ -22,8 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -404,7 +404,7 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 }
 
 // routeByTag routes by the JSON value's "tag" field.
-func routeByTag(r *expr.Record) (string, bool, error) {
+func routeByTag(r *record.Record) (string, bool, error) {
 	var v struct {
 		Tag string `json:"tag"`
 	}

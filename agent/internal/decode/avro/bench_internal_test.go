@@ -8,6 +8,7 @@ import (
 	"github.com/hamba/avro/v2"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
 )
 
 // benchSchema is a ~10-field record: strings, longs, a double, a nullable
@@ -71,7 +72,7 @@ func BenchmarkDecode(b *testing.B) {
 		size += int64(len(v))
 	}
 	b.Run("decoder", func(b *testing.B) {
-		cols, err := Columns(s, "value")
+		cols, err := avroschema.Columns(s, "value")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func BenchmarkDecode(b *testing.B) {
 // TestDecodeAllocs fails when steady-state decoding allocates per record.
 func TestDecodeAllocs(t *testing.T) {
 	s, data := benchData(t)
-	cols, err := Columns(s, "value")
+	cols, err := avroschema.Columns(s, "value")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hamba/avro/v2"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
 )
 
 // NewDecoder compiles the decoding of data written with writer into cols,
@@ -25,7 +26,7 @@ import (
 // cols may hold more columns, and structs more fields, than reader has:
 // those stay null. A reader record becomes the top-level fields (matched to
 // cols by name); any other reader fills the column named column. A reader
-// type fits a column of the type [Columns] gives it, or of a wider one:
+// type fits a column of the type avroschema.Columns gives it, or of a wider one:
 // INT into BIGINT or DOUBLE, FLOAT into DOUBLE. The error names the field
 // when writer cannot be resolved to reader or to cols. A writer union
 // branch that the reader cannot resolve is an error only when data uses it,
@@ -36,7 +37,7 @@ import (
 func NewDecoder(writer, reader avro.Schema, cols []schema.Field, column string, dropped func(name string) bool) (*Decoder, error) {
 	c := &compiler{skips: map[avro.Schema]*node{}, dropped: dropped}
 	root := &schema.Type{Kind: schema.Struct, Fields: cols}
-	if r, ok := deref(reader).(*avro.RecordSchema); ok {
+	if r, ok := avroschema.Deref(reader).(*avro.RecordSchema); ok {
 		top, err := c.resolve(writer, r, root, "", true)
 		if err != nil {
 			return nil, fmt.Errorf("resolving avro schemas: %w", err)
@@ -64,7 +65,7 @@ type compiler struct {
 // resolve compiles writer schema w, read as reader schema r, into column
 // type col at path; top marks the reader record of the row itself.
 func (c *compiler) resolve(w, r avro.Schema, col *schema.Type, path string, top bool) (*node, error) {
-	w, r = deref(w), deref(r)
+	w, r = avroschema.Deref(w), avroschema.Deref(r)
 	if col == nil {
 		return nil, fmt.Errorf("%s: the column has no type", nameOr(path))
 	}
@@ -137,14 +138,14 @@ func cmpOr(a, b error) error {
 // readerUnion compiles writer schema w (not a union) against the branch of
 // reader union ru that it matches.
 func (c *compiler) readerUnion(w avro.Schema, ru *avro.UnionSchema, col *schema.Type, path string) (*node, error) {
-	branches, nullable := nonNull(ru)
+	branches, nullable := avroschema.NonNull(ru)
 	if w.Type() == avro.Null {
 		if !nullable {
 			return nil, fmt.Errorf("%s: the writer's null is not a branch of the reader's union", nameOr(path))
 		}
 		return &node{op: opNull, path: path}, nil
 	}
-	_, wide := widened(branches)
+	_, wide := avroschema.Widened(branches)
 	members := len(branches) > 1 && !wide
 	var last error
 	for pass := range 2 {
@@ -155,12 +156,12 @@ func (c *compiler) readerUnion(w avro.Schema, ru *avro.UnionSchema, col *schema.
 			target, member, bpath := col, -1, path
 			if members {
 				if col.Kind == schema.Struct {
-					member = colIndex(col.Fields, memberName(k))
+					member = colIndex(col.Fields, avroschema.MemberName(k))
 				}
 				if member < 0 {
-					return nil, fmt.Errorf("%s: the column has no STRUCT field %s for the reader's union branch %s", nameOr(path), memberName(k), rb.Type())
+					return nil, fmt.Errorf("%s: the column has no STRUCT field %s for the reader's union branch %s", nameOr(path), avroschema.MemberName(k), rb.Type())
 				}
-				target, bpath = col.Fields[member].Type, join(path, memberName(k))
+				target, bpath = col.Fields[member].Type, join(path, avroschema.MemberName(k))
 			}
 			bn, err := c.resolve(w, rb, target, bpath, false)
 			if err != nil {
@@ -182,7 +183,7 @@ func (c *compiler) readerUnion(w avro.Schema, ru *avro.UnionSchema, col *schema.
 // sameType reports whether w and r are of one type, and for named types of
 // one name (or r's alias).
 func sameType(w, r avro.Schema) bool {
-	w, r = deref(w), deref(r)
+	w, r = avroschema.Deref(w), avroschema.Deref(r)
 	if w.Type() != r.Type() {
 		return false
 	}
@@ -272,7 +273,7 @@ func (c *compiler) noColumn(rf *avro.Field, path string, top bool) error {
 	if top && c.dropped != nil && c.dropped(rf.Name()) {
 		return nil
 	}
-	if t, err := sparkType(rf.Type(), nil); err == nil && t == nil {
+	if t, err := avroschema.ColumnType(rf.Type()); err == nil && t == nil {
 		return nil
 	}
 	return fmt.Errorf("field %s: the table has no column for it", path)
@@ -312,7 +313,7 @@ func colIndex(fields []schema.Field, name string) int {
 
 // skip compiles the skipping of a writer value of schema s.
 func (c *compiler) skip(s avro.Schema) *node {
-	s = deref(s)
+	s = avroschema.Deref(s)
 	if n, ok := c.skips[s]; ok {
 		return n
 	}

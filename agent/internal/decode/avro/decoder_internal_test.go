@@ -11,12 +11,13 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
 )
 
 // mustParse parses an Avro schema or fails the test.
 func mustParse(t testing.TB, text string) avro.Schema {
 	t.Helper()
-	s, err := Parse(text)
+	s, err := avroschema.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func decodeRow(t testing.TB, writer, reader avro.Schema, cols []schema.Field, da
 	t.Helper()
 	if cols == nil {
 		var err error
-		if cols, err = Columns(reader, "value"); err != nil {
+		if cols, err = avroschema.Columns(reader, "value"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -249,7 +250,7 @@ func TestResolutionColumns(t *testing.T) {
 			`{"type":"record","name":"R","fields":[{"name":"a","type":{"type":"bytes","logicalType":"decimal","precision":5,"scale":3}}]}`, "decimal scale 2"},
 	} {
 		w, r := mustParse(t, tc.w), mustParse(t, tc.r)
-		cols, err := Columns(r, "value")
+		cols, err := avroschema.Columns(r, "value")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/hamba/avro/v2"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
 )
 
 // encodeDefault returns the Avro binary encoding of reader field f's
@@ -17,9 +18,9 @@ import (
 // reads data, so a default takes the same conversions (promotions, logical
 // types, decimals) as a written value.
 func encodeDefault(f *avro.Field) (avro.Schema, []byte, error) {
-	s := deref(f.Type())
+	s := avroschema.Deref(f.Type())
 	if u, ok := s.(*avro.UnionSchema); ok {
-		s = deref(u.Types()[0])
+		s = avroschema.Deref(u.Types()[0])
 	}
 	buf, err := appendDefault(nil, s, f.Default())
 	if err != nil {
@@ -34,7 +35,7 @@ var errDefault = errors.New("the default does not match the schema")
 // appendDefault appends the encoding of v, a default as hamba/avro parsed
 // and normalised it, as schema s.
 func appendDefault(buf []byte, s avro.Schema, v any) ([]byte, error) {
-	s = deref(s)
+	s = avroschema.Deref(s)
 	switch t := s.(type) {
 	case *avro.UnionSchema:
 		buf = binary.AppendVarint(buf, 0)

@@ -1,9 +1,9 @@
-// Package avro decodes Avro data into table rows: [Columns] maps an Avro
-// schema to table columns as spark-avro's SchemaConverters does, and a
-// [Decoder], compiled once per (writer schema, reader schema, columns) by
-// [NewDecoder], decodes Avro binary data straight into a rows.Builder,
-// resolving the writer's schema to the reader's by the Avro specification.
-// hamba/avro parses the schemas; the decoding is this package's own.
+// Package avro decodes Avro data into table rows: a [Decoder], compiled
+// once per (writer schema, reader schema, columns) by [NewDecoder], decodes
+// Avro binary data straight into a rows.Builder, resolving the writer's
+// schema to the reader's by the Avro specification. The columns are those
+// avroschema.Columns maps a schema to, as spark-avro's SchemaConverters
+// does. hamba/avro parses the schemas; the decoding is this package's own.
 //
 // The compiled program is a tree of nodes, one per value, whose ops read a
 // writer value and write it in its column's physical form (promotions,

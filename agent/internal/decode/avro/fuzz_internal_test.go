@@ -6,6 +6,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
 )
 
 // fuzzSchema nests records, arrays, maps, unions and decimals, and has a
@@ -49,7 +50,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{})
 	f.Add(seed[:len(seed)/2])
-	cols, err := Columns(r, "value")
+	cols, err := avroschema.Columns(r, "value")
 	if err != nil {
 		f.Fatal(err)
 	}

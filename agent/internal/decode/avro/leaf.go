@@ -8,6 +8,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
 )
 
 // leaf compiles a primitive, enum or fixed writer schema w read as reader
@@ -16,7 +17,7 @@ func leaf(w, r avro.Schema, col *schema.Type, path string) (*node, error) {
 	if !promotes(w, r) {
 		return nil, fmt.Errorf("%s: the writer's %s cannot be read as the reader's %s", nameOr(path), w.Type(), r.Type())
 	}
-	rt, err := sparkType(r, nil)
+	rt, err := avroschema.ColumnType(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", nameOr(path), err)
 	}
@@ -32,7 +33,7 @@ func leaf(w, r avro.Schema, col *schema.Type, path string) (*node, error) {
 		n.op = opInt32
 	case schema.Long, schema.Timestamp, schema.TimestampNTZ:
 		n.op = opInt64
-		if l := logical(r); l == avro.TimestampMillis || l == avro.LocalTimestampMillis {
+		if l := avroschema.Logical(r); l == avro.TimestampMillis || l == avro.LocalTimestampMillis {
 			n.op = opMicros
 		}
 	case schema.Float:
@@ -60,7 +61,7 @@ func leaf(w, r avro.Schema, col *schema.Type, path string) (*node, error) {
 			n.op, n.size, n.minSize = opFixed, f.Size(), f.Size()
 		}
 	case schema.Decimal:
-		if wd, ok := decimal(w); ok && wd.Scale() != col.Scale {
+		if wd, ok := avroschema.Decimal(w); ok && wd.Scale() != col.Scale {
 			return nil, fmt.Errorf("%s: the writer's decimal scale %d differs from the reader's %d", nameOr(path), wd.Scale(), col.Scale)
 		}
 		n.op, n.precision = opDecimal, col.Precision

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -18,14 +20,14 @@ import (
 
 // fixture reads testdata/changelog/name: a record per line,
 // {"key": JSON or null, "value": JSON or null}.
-func fixture(t testing.TB, name string) []decode.Record {
+func fixture(t testing.TB, name string) []record.Record {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "changelog", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var recs []decode.Record
+	var recs []record.Record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -33,7 +35,7 @@ func fixture(t testing.TB, name string) []decode.Record {
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			t.Fatalf("%s:%d: %v", name, len(recs)+1, err)
 		}
-		r := decode.Record{Topic: "cdc", Offset: int64(len(recs))}
+		r := record.Record{Topic: "cdc", Offset: int64(len(recs))}
 		if string(line.Key) != "null" {
 			r.Key = line.Key
 		}
@@ -66,7 +68,7 @@ func changelogLayout(tr *spec.Transformer) *spec.Layout {
 // evolve decodes recs with layout l as a table does: when a chunk asks for
 // new columns, it adds them to the value part and decodes again. It returns
 // the rows rendered, the batch and the value's columns.
-func evolve(t *testing.T, l *spec.Layout, opts decode.Options, recs []decode.Record) ([]map[string]string, decode.Batch) {
+func evolve(t *testing.T, l *spec.Layout, opts decode.Options, recs []record.Record) ([]map[string]string, decode.Batch) {
 	t.Helper()
 	for range 5 {
 		d, err := New(l, nil)
@@ -200,7 +202,7 @@ func TestEmptyValueAsDelete(t *testing.T) {
 
 	jl := &spec.Layout{Key: key, Value: spec.Part{Format: spec.FormatJSON, Fields: value, Column: spec.ValueColumn,
 		Transformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: jo}}, Op: true, CorruptRecord: true}
-	rows, _ = evolve(t, jl, decode.Options{}, []decode.Record{{Key: []byte(`{"id":1}`), Value: []byte(`{"email":"a@b"}`)}, {Key: []byte(`{"id":1}`)}})
+	rows, _ = evolve(t, jl, decode.Options{}, []record.Record{{Key: []byte(`{"id":1}`), Value: []byte(`{"email":"a@b"}`)}, {Key: []byte(`{"id":1}`)}})
 	if got := picks(rows, "_op", "id", "email"); !slices.Equal(got, []string{`"c" 1 "a@b"`, `"d" 1 null`}) {
 		t.Errorf("JSON rows %q", got)
 	}
@@ -299,7 +301,7 @@ func TestDebeziumSchemaTypes(t *testing.T) {
 		`"at_ns":1700000000123456789,"zoned":"2023-11-14T22:13:20.5+01:00","price":"%s","raw":"AAE=","xs":[1.5]},` +
 		`"source":{"db":"d","table":"t","ts_ms":0}}}`
 	l := changelogLayout(debezium(true))
-	recs := []decode.Record{{Value: []byte(strings.Replace(value, "%s", "MDk=", 1))}, {Value: []byte(strings.Replace(value, "%s", "/89=", 1))}}
+	recs := []record.Record{{Value: []byte(strings.Replace(value, "%s", "MDk=", 1))}, {Value: []byte(strings.Replace(value, "%s", "/89=", 1))}}
 	rows, _ := evolve(t, l, decode.Options{}, recs)
 	if got, want := ddl(l.Value.Fields), "n SMALLINT, born DATE, at_ms TIMESTAMP_NTZ, at_us TIMESTAMP_NTZ, at_ns TIMESTAMP_NTZ, "+
 		"zoned TIMESTAMP, price DECIMAL(10,2), raw BINARY, xs ARRAY<DOUBLE>"; got != want {
@@ -343,7 +345,7 @@ func TestBadEvents(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			recs := []decode.Record{{Topic: "cdc", Offset: 9, Value: []byte(tc.value)}}
+			recs := []record.Record{{Topic: "cdc", Offset: 9, Value: []byte(tc.value)}}
 			d, err := New(changelogLayout(tc.tr), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -373,7 +375,7 @@ func TestSkipBadMultiRow(t *testing.T) {
 	l.Value.Fields = []schema.Field{null("id", tInt)}
 	l.Value.Transformer.JSONOptions = &spec.JSONOptions{Schema: "id INT"}
 	l.Value.Rescue = ""
-	recs := []decode.Record{
+	recs := []record.Record{
 		{Value: []byte(`{"type":"INSERT","data":[{"id":"1"}],"database":"d","table":"t"}`)},
 		{Value: []byte(`{"type":"INSERT","data":[{"id":"2"},{"id":"two"},{"id":"3"}],"database":"d","table":"t"}`)},
 		{Value: []byte(`{"type":"DELETE","data":[{"id":"4"}],"database":"d","table":"t"}`)},
@@ -483,14 +485,14 @@ func TestCanalStrings(t *testing.T) {
 		tr.JSONOptions = &spec.JSONOptions{Schema: "b BOOLEAN, i INT, l BIGINT, f DOUBLE, d DECIMAL(5,2), dt DATE, ts TIMESTAMP_NTZ, bin BINARY, s STRING"}
 		l := changelogLayout(tr)
 		l.Value.Fields, l.Value.Rescue = cols, ""
-		rows, b := evolve(t, l, decode.Options{}, []decode.Record{{Value: []byte(`{"type":"INSERT","data":[` + tc.data + `]}`)}})
+		rows, b := evolve(t, l, decode.Options{}, []record.Record{{Value: []byte(`{"type":"INSERT","data":[` + tc.data + `]}`)}})
 		if got := pick(rows[0], "b", "i", "l", "f", "d", "dt", "ts", "bin", "s"); got != tc.want || (b.Corrupt == 1) != tc.corrupt {
 			t.Errorf("%s: %s (corrupt %d), want %s (corrupt %v)", tc.data, got, b.Corrupt, tc.want, tc.corrupt)
 		}
 	}
 	l := changelogLayout(canal(nil))
 	l.Value.Fields = []schema.Field{null("i", tInt)}
-	rows, _ := evolve(t, l, decode.Options{}, []decode.Record{{Value: []byte(`{"type":"INSERT","data":[{"i":"seven"}]}`)}})
+	rows, _ := evolve(t, l, decode.Options{}, []record.Record{{Value: []byte(`{"type":"INSERT","data":[{"i":"seven"}]}`)}})
 	if got := pick(rows[0], "i", spec.RescuedDataColumn, spec.CorruptRecordColumn); got != `null "{\"i\":\"seven\"}" null` {
 		t.Errorf("inferred: %s, want the value rescued", got)
 	}
@@ -503,7 +505,7 @@ func TestDebeziumNullSourceTS(t *testing.T) {
 		`{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_ms":null},"ts_ms":1700000000000}`,
 		`{"ts_ms":1700000000000,"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_ms":null}}`,
 	} {
-		rows, _ := evolve(t, changelogLayout(debezium(false)), decode.Options{}, []decode.Record{{Value: []byte(value)}})
+		rows, _ := evolve(t, changelogLayout(debezium(false)), decode.Options{}, []record.Record{{Value: []byte(value)}})
 		if got, want := pick(rows[0], spec.SourceColumn), `{db="d" table="t" ts=2023-11-14T22:13:20Z}`; got != want {
 			t.Errorf("%s: _source %s, want %s", value, got, want)
 		}

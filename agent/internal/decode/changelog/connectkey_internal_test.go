@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -67,7 +69,7 @@ func wrappedKeyLayout(schemaInclude, inferred bool, keyFields ...schema.Field) *
 
 // decodeSettled decodes recs with l, adding the columns a side asks for
 // until none is new, and returns the rows rendered.
-func decodeSettled(t *testing.T, l *spec.Layout, recs []decode.Record) []map[string]string {
+func decodeSettled(t *testing.T, l *spec.Layout, recs []record.Record) []map[string]string {
 	t.Helper()
 	for range 5 {
 		d, err := New(l, nil)
@@ -104,7 +106,7 @@ func decodeSettled(t *testing.T, l *spec.Layout, recs []decode.Record) []map[str
 // is; without schema_include a wrapped key is not unwrapped.
 func TestWrappedKey(t *testing.T) {
 	recs := fixture(t, "debezium-mysql-customers-schema.jsonl")[4:]
-	recs = append(recs, decode.Record{Key: []byte(`{"id":7}`), Value: recs[0].Value})
+	recs = append(recs, record.Record{Key: []byte(`{"id":7}`), Value: recs[0].Value})
 	want := []string{
 		`1005 "c" "kitt@acme.com" null`,
 		`1004 "u" "anne.marie@noanswer.org" null`,

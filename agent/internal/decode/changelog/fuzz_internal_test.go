@@ -3,9 +3,11 @@ package changelog
 import (
 	"context"
 	"errors"
+	"testing"
+
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/decodetest"
-	"testing"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -52,7 +54,7 @@ func fuzzChangelog(f *testing.F, format string, files ...string) {
 		decoders = append(decoders, d)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs := []decode.Record{{Value: data}, {Value: data}}
+		recs := []record.Record{{Value: data}, {Value: data}}
 		for _, d := range decoders {
 			d.SetOptions(decode.Options{})
 			b, err := d.Decode(context.Background(), recs)
@@ -107,9 +109,9 @@ func FuzzDDL(f *testing.F) {
 }
 
 // changelogBench returns the fixture's records repeated to benchBatch.
-func changelogBench(b *testing.B, name string) []decode.Record {
+func changelogBench(b *testing.B, name string) []record.Record {
 	src := fixture(b, name)
-	recs := make([]decode.Record, 0, benchBatch)
+	recs := make([]record.Record, 0, benchBatch)
 	for len(recs) < benchBatch {
 		recs = append(recs, src[len(recs)%len(src)])
 	}
@@ -117,7 +119,7 @@ func changelogBench(b *testing.B, name string) []decode.Record {
 }
 
 // settled returns layout once its value has every column recs ask.
-func settled(b *testing.B, l *spec.Layout, recs []decode.Record) *spec.Layout {
+func settled(b *testing.B, l *spec.Layout, recs []record.Record) *spec.Layout {
 	for range 5 {
 		d, err := New(l, nil)
 		if err != nil {
@@ -170,7 +172,7 @@ func TestChangelogAllocs(t *testing.T) {
 	canalRows := fixture(t, "canal-products.jsonl")[1:4]
 	for _, tc := range []struct {
 		name string
-		recs []decode.Record
+		recs []record.Record
 		tr   *spec.Transformer
 	}{
 		{"debezium", fixture(t, "debezium-mysql-customers.jsonl"), debezium(false)},

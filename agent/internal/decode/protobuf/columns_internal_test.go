@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 )
 
 // ddl formats columns as DDL, checking they are all nullable.
@@ -49,18 +50,18 @@ func TestColumnsRecursion(t *testing.T) {
 			t.Errorf("depth %d: %s, want %s", tc.depth, got, tc.want)
 		}
 	}
-	if got := strings.Count(ddl(columns(t, node, MaxDepth)), "children"); got != MaxDepth {
-		t.Errorf("depth %d expands children %d times", MaxDepth, got)
+	if got := strings.Count(ddl(columns(t, node, protoschema.MaxDepth)), "children"); got != protoschema.MaxDepth {
+		t.Errorf("depth %d expands children %d times", protoschema.MaxDepth, got)
 	}
-	_, err := Columns(node, -1)
+	_, err := protoschema.Columns(node, -1)
 	want := "mapping tributary.events.Node to columns: children: recursive message tributary.events.Node: " +
 		"tributary.events.Node.children → tributary.events.Node; " +
 		"set recursive_fields_max_depth to 0 to drop recursive fields or 1..10 to expand them"
-	if err == nil || err.Error() != want || !errors.Is(err, ErrRecursive) {
+	if err == nil || err.Error() != want || !errors.Is(err, protoschema.ErrRecursive) {
 		t.Errorf("depth -1: error %v, want %s (ErrRecursive)", err, want)
 	}
 	for _, depth := range []int{-2, 11} {
-		if _, err := Columns(node, depth); err == nil || !strings.Contains(err.Error(), "outside -1..10") {
+		if _, err := protoschema.Columns(node, depth); err == nil || !strings.Contains(err.Error(), "outside -1..10") {
 			t.Errorf("depth %d: error %v", depth, err)
 		}
 	}
@@ -85,17 +86,17 @@ message Top { A a = 1; }
 			t.Errorf("A depth %d:\n got %s\nwant %s", tc.depth, got, tc.want)
 		}
 	}
-	_, err = Columns(top, -1)
-	if want := "a.b.a: recursive message r.A: r.A.b → r.B.a → r.A; set"; err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrRecursive) {
+	_, err = protoschema.Columns(top, -1)
+	if want := "a.b.a: recursive message r.A: r.A.b → r.B.a → r.A; set"; err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, protoschema.ErrRecursive) {
 		t.Errorf("Top: error %v, want %s (ErrRecursive)", err, want)
 	}
-	_, err = Columns(fd.Messages().Get(1), -1)
+	_, err = protoschema.Columns(fd.Messages().Get(1), -1)
 	if want := "a.b: recursive message r.B: r.B.a → r.A.b → r.B"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("B: error %v, want %s", err, want)
 	}
 	// Through a map, the cycle names the map field.
 	m := compile(t, "syntax = \"proto3\";\npackage m;\nmessage M { map<string, M> kids = 1; int32 v = 2; }\n", nil).Messages().Get(0)
-	_, err = Columns(m, -1)
+	_, err = protoschema.Columns(m, -1)
 	if want := "kids: recursive message m.M: m.M.kids → m.M; set"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("M: error %v, want %s", err, want)
 	}
@@ -124,7 +125,7 @@ message Nothing {}
 	if want := "r INT, s STRING, g STRUCT<g: BIGINT>, d STRUCT<seconds: BIGINT, nanos: INT>"; got != want {
 		t.Errorf("columns %s, want %s", got, want)
 	}
-	if _, err := Columns(fd.Messages().Get(1), -1); err == nil || err.Error() != "mapping p.Nothing to columns: it has no fields to map" {
+	if _, err := protoschema.Columns(fd.Messages().Get(1), -1); err == nil || err.Error() != "mapping p.Nothing to columns: it has no fields to map" {
 		t.Errorf("message without fields: error %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 )
 
 // Decoder decodes Protobuf messages of one type into columns of a row,
@@ -31,13 +32,13 @@ type Decoder struct {
 }
 
 // NewDecoder compiles the decoding of md messages into cols, the columns of
-// a part of a table, which [Columns] maps md to or which a table has kept
+// a part of a table, which [protoschema.Columns] maps md to or which a table has kept
 // from an earlier version of md: columns match md's fields by name, at
 // every level, and must have the type Columns gives the field. Columns md
 // lacks stay null; md fields without a column are skipped. maxDepth is
 // checked as Columns checks it.
 func NewDecoder(md protoreflect.MessageDescriptor, maxDepth int, cols []schema.Field) (*Decoder, error) {
-	if _, err := Columns(md, maxDepth); err != nil {
+	if _, err := protoschema.Columns(md, maxDepth); err != nil {
 		return nil, err
 	}
 	root, err := compileMessage(md, cols, "")

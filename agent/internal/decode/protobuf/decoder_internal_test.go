@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 )
 
 // eventFull sets every field of Event.
@@ -129,7 +130,7 @@ func TestDecodeRecursive(t *testing.T) {
 			t.Errorf("depth %d: %s, %v; want %s", depth, got, err, want)
 		}
 	}
-	if _, err := NewDecoder(md, -1, nil); !errors.Is(err, ErrRecursive) {
+	if _, err := NewDecoder(md, -1, nil); !errors.Is(err, protoschema.ErrRecursive) {
 		t.Errorf("depth -1: error %v", err)
 	}
 }

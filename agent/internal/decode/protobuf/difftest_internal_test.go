@@ -238,7 +238,7 @@ func (g *gen) scalar(fd protoreflect.FieldDescriptor) protoreflect.Value {
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
 		return protoreflect.ValueOfUint32(uint32(pick(0, 1, math.MaxUint32, 1<<31)))
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		if fd.ContainingMessage().FullName() == timestampName {
+		if fd.ContainingMessage().FullName() == "google.protobuf.Timestamp" {
 			if r.IntN(50) == 0 {
 				return protoreflect.ValueOfInt64(math.MaxInt64/1_000_000 + 1) // out of range
 			}

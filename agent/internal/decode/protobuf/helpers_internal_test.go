@@ -11,6 +11,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 )
 
 // events loads testdata/events.desc.
@@ -20,7 +21,7 @@ func events(t testing.TB) *protoregistry.Files {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := LoadDescriptorSet(data)
+	files, err := protoschema.LoadDescriptorSet(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,17 +31,17 @@ func events(t testing.TB) *protoregistry.Files {
 // message finds the message name of testdata/events.desc.
 func message(t testing.TB, name string) protoreflect.MessageDescriptor {
 	t.Helper()
-	md, err := FindMessage(events(t), name)
+	md, err := protoschema.FindMessage(events(t), name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return md
 }
 
-// columns returns Columns(md, maxDepth), failing the test on error.
+// columns returns protoschema.Columns(md, maxDepth), failing the test on error.
 func columns(t testing.TB, md protoreflect.MessageDescriptor, maxDepth int) []schema.Field {
 	t.Helper()
-	cols, err := Columns(md, maxDepth)
+	cols, err := protoschema.Columns(md, maxDepth)
 	if err != nil {
 		t.Fatal(err)
 	}

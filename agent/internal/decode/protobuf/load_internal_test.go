@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -30,11 +31,11 @@ func TestLoadDescriptorSet(t *testing.T) {
 
 	// Without the well-known types, and in reverse order: imports resolve.
 	without := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{set.File[3], set.File[0]}}
-	files, err := LoadDescriptorSet(marshal(t, without))
+	files, err := protoschema.LoadDescriptorSet(marshal(t, without))
 	if err != nil {
 		t.Fatalf("without the well-known types: %v", err)
 	}
-	if _, err := FindMessage(files, "google.protobuf.Int32Value"); err != nil {
+	if _, err := protoschema.FindMessage(files, "google.protobuf.Int32Value"); err != nil {
 		t.Errorf("the well-known types imported are not in the registry: %v", err)
 	}
 
@@ -51,7 +52,7 @@ func TestLoadDescriptorSet(t *testing.T) {
 			{Name: proto.String("b.proto"), Dependency: []string{"a.proto"}},
 		}}), "import cycle through a.proto"},
 	} {
-		_, err := LoadDescriptorSet(tc.data)
+		_, err := protoschema.LoadDescriptorSet(tc.data)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
 		}
@@ -78,7 +79,7 @@ func TestFindMessage(t *testing.T) {
 		"Source":                      "tributary.common.Source",
 		"Timestamp":                   "google.protobuf.Timestamp",
 	} {
-		md, err := FindMessage(files, name)
+		md, err := protoschema.FindMessage(files, name)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 		} else if string(md.FullName()) != want {
@@ -94,12 +95,12 @@ func TestFindMessage(t *testing.T) {
 			`tributary.events.Node, tributary.events.Order`,
 		"tributary.events.Kind": `message "tributary.events.Kind" not found; there are google.protobuf.BoolValue,`,
 	} {
-		_, err := FindMessage(files, name)
+		_, err := protoschema.FindMessage(files, name)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: error %v, want %s", name, err, want)
 		}
 	}
-	if _, err := FindMessage(new(protoregistry.Files), "Event"); err == nil || err.Error() != `message "Event" not found: the descriptors hold no messages` {
+	if _, err := protoschema.FindMessage(new(protoregistry.Files), "Event"); err == nil || err.Error() != `message "Event" not found: the descriptors hold no messages` {
 		t.Errorf("empty registry: error %v", err)
 	}
 }
@@ -114,7 +115,7 @@ func TestFindMessageListsAtMost30(t *testing.T) {
 	if err := files.RegisterFile(compile(t, src.String(), nil)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := FindMessage(files, "Nope")
+	_, err := protoschema.FindMessage(files, "Nope")
 	if err == nil || !strings.HasSuffix(err.Error(), "many.M28, many.M29 and 5 more") {
 		t.Errorf("error %v, want the first 30 names and 5 more", err)
 	}

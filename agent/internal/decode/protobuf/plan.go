@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 )
 
 // msgPlan is a message compiled for decoding: the fields the decoder tracks
@@ -150,7 +151,7 @@ func compileMessage(md protoreflect.MessageDescriptor, cols []schema.Field, path
 		if fd == nil || tracked[fd.Number()] {
 			continue
 		}
-		f, err := compileField(fd, col.Type, join(path, col.Name))
+		f, err := compileField(fd, col.Type, protoschema.FieldPath(path, col.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +253,7 @@ func compileValue(fd protoreflect.FieldDescriptor, t *schema.Type, path string) 
 	}
 	v := &value{kind: fd.Kind(), wire: wireType(fd.Kind()), utf8: enforceUTF8(fd)}
 	if c, ok := convs[fd.Kind()]; ok {
-		if k, _ := scalarKind(fd.Kind()); t.Kind != k {
+		if k, _ := protoschema.ScalarKind(fd.Kind()); t.Kind != k {
 			return nil, mismatch(path, fd, t)
 		}
 		v.conv, v.def = c, defaultRaw(fd)
@@ -265,7 +266,7 @@ func compileValue(fd protoreflect.FieldDescriptor, t *schema.Type, path string) 
 	if md == nil {
 		return nil, fmt.Errorf("%s: unsupported field kind %s", path, fd.Kind())
 	}
-	if seconds, nanos, ok := timestampFields(md); ok {
+	if seconds, nanos, ok := protoschema.TimestampFields(md); ok {
 		if t.Kind != schema.Timestamp {
 			return nil, mismatch(path, fd, t)
 		}
@@ -274,7 +275,7 @@ func compileValue(fd protoreflect.FieldDescriptor, t *schema.Type, path string) 
 		v.nanos = &value{kind: nanos.Kind(), wire: wireType(nanos.Kind())}
 		return v, nil
 	}
-	if w := wrapped(md); w != nil {
+	if w := protoschema.Wrapped(md); w != nil {
 		inner, err := compileValue(w, t, path)
 		if err != nil {
 			return nil, err

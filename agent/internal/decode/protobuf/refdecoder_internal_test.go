@@ -19,6 +19,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
 )
 
 // refField is a message field compiled for decoding into a column.
@@ -58,7 +59,7 @@ func refCompileFields(md protoreflect.MessageDescriptor, cols []schema.Field, pa
 		if fd == nil {
 			continue
 		}
-		f, err := refCompileField(fd, col.Type, join(path, col.Name))
+		f, err := refCompileField(fd, col.Type, protoschema.FieldPath(path, col.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +101,7 @@ func refCompileValue(fd protoreflect.FieldDescriptor, t *schema.Type, path strin
 		return nil, mismatch(path, fd, t)
 	}
 	if c, ok := convs[fd.Kind()]; ok {
-		if k, _ := scalarKind(fd.Kind()); t.Kind != k {
+		if k, _ := protoschema.ScalarKind(fd.Kind()); t.Kind != k {
 			return nil, mismatch(path, fd, t)
 		}
 		return &refValue{conv: c, enum: fd.Enum()}, nil
@@ -109,13 +110,13 @@ func refCompileValue(fd protoreflect.FieldDescriptor, t *schema.Type, path strin
 	if md == nil {
 		return nil, fmt.Errorf("%s: unsupported refField kind %s", path, fd.Kind())
 	}
-	if seconds, nanos, ok := timestampFields(md); ok {
+	if seconds, nanos, ok := protoschema.TimestampFields(md); ok {
 		if t.Kind != schema.Timestamp {
 			return nil, mismatch(path, fd, t)
 		}
 		return &refValue{conv: convTimestamp, seconds: seconds, nanos: nanos}, nil
 	}
-	if w := wrapped(md); w != nil {
+	if w := protoschema.Wrapped(md); w != nil {
 		v, err := refCompileValue(w, t, path)
 		if err != nil {
 			return nil, err
@@ -157,13 +158,13 @@ type refEntry struct {
 }
 
 // newRefDecoder compiles the decoding of md messages into cols, the columns of
-// a part of a table, which [Columns] maps md to or which a table has kept
+// a part of a table, which [protoschema.Columns] maps md to or which a table has kept
 // from an earlier version of md: columns match md's fields by name, at
 // every level, and must have the type Columns gives the field. Columns md
 // lacks stay null; md fields without a column are skipped. maxDepth is
 // checked as Columns checks it.
 func newRefDecoder(md protoreflect.MessageDescriptor, maxDepth int, cols []schema.Field) (*refDecoder, error) {
-	if _, err := Columns(md, maxDepth); err != nil {
+	if _, err := protoschema.Columns(md, maxDepth); err != nil {
 		return nil, err
 	}
 	fields, err := refCompileFields(md, cols, "")

@@ -1,4 +1,4 @@
-package protobuf
+package protoschema
 
 import (
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -31,18 +31,18 @@ var wrappers = map[protoreflect.FullName]bool{
 	"google.protobuf.BytesValue": true,
 }
 
-// wrapped returns the `value` field of a wrapper message, nil for other
+// Wrapped returns the `value` field of a wrapper message, nil for other
 // messages.
-func wrapped(md protoreflect.MessageDescriptor) protoreflect.FieldDescriptor {
+func Wrapped(md protoreflect.MessageDescriptor) protoreflect.FieldDescriptor {
 	if !wrappers[md.FullName()] {
 		return nil
 	}
 	return md.Fields().ByName("value")
 }
 
-// timestampFields returns the seconds and nanos fields of a
+// TimestampFields returns the seconds and nanos fields of a
 // google.protobuf.Timestamp, ok false for other messages.
-func timestampFields(md protoreflect.MessageDescriptor) (seconds, nanos protoreflect.FieldDescriptor, ok bool) {
+func TimestampFields(md protoreflect.MessageDescriptor) (seconds, nanos protoreflect.FieldDescriptor, ok bool) {
 	if md.FullName() != timestampName {
 		return nil, nil, false
 	}
@@ -51,8 +51,8 @@ func timestampFields(md protoreflect.MessageDescriptor) (seconds, nanos protoref
 	return seconds, nanos, ok
 }
 
-// scalarKind returns the column kind of a non-message field kind.
-func scalarKind(k protoreflect.Kind) (schema.Kind, bool) {
+// ScalarKind returns the column kind of a non-message field kind.
+func ScalarKind(k protoreflect.Kind) (schema.Kind, bool) {
 	switch k {
 	case protoreflect.BoolKind:
 		return schema.Boolean, true

@@ -1,4 +1,4 @@
-package protobuf
+package protoschema
 
 import (
 	"errors"
@@ -14,12 +14,12 @@ import (
 const MaxDepth = 10
 
 // ErrRecursive is the error (to match with [errors.Is]) of [Columns] and
-// [NewDecoder] for a recursive message when recursive_fields_max_depth is
+// of the Protobuf decoder (decode/protobuf) for a recursive message when recursive_fields_max_depth is
 // -1, which refuses recursive messages.
 var ErrRecursive = errors.New("recursive message")
 
-// Columns maps md's fields to table columns, all nullable, as the package
-// documentation describes; maxDepth (-1 to [MaxDepth]) is the table's
+// Columns maps md's fields to table columns, all nullable, as decode/protobuf's
+// package documentation describes; maxDepth (-1 to [MaxDepth]) is the table's
 // recursive_fields_max_depth: -1 refuses a recursive message with an
 // [ErrRecursive] error naming the field path and the cycle, 0 drops
 // recursive fields, 1 to 10 expand them that many times. A message that
@@ -57,7 +57,7 @@ func (m *mapper) fields(md protoreflect.MessageDescriptor, path string) ([]schem
 	fds := md.Fields()
 	for i := range fds.Len() {
 		fd := fds.Get(i)
-		t, err := m.field(fd, join(path, string(fd.Name())))
+		t, err := m.field(fd, FieldPath(path, string(fd.Name())))
 		if err != nil {
 			return nil, err
 		}
@@ -91,17 +91,17 @@ func (m *mapper) field(fd protoreflect.FieldDescriptor, path string) (*schema.Ty
 // value returns the column type of one value of fd, a value of field via
 // (fd itself, or for a map its key or value), nil when it is dropped.
 func (m *mapper) value(fd, via protoreflect.FieldDescriptor, path string) (*schema.Type, error) {
-	if k, ok := scalarKind(fd.Kind()); ok {
+	if k, ok := ScalarKind(fd.Kind()); ok {
 		return &schema.Type{Kind: k}, nil
 	}
 	md := fd.Message()
 	if md == nil {
 		return nil, fmt.Errorf("%s: unsupported field kind %s", path, fd.Kind())
 	}
-	if _, _, ok := timestampFields(md); ok {
+	if _, _, ok := TimestampFields(md); ok {
 		return &schema.Type{Kind: schema.Timestamp}, nil
 	}
-	if w := wrapped(md); w != nil {
+	if w := Wrapped(md); w != nil {
 		return m.value(w, w, path)
 	}
 	name := md.FullName()
@@ -144,8 +144,8 @@ func (m *mapper) cycle(name protoreflect.FullName, last protoreflect.FieldDescri
 	return b.String()
 }
 
-// join appends a field name to a field path.
-func join(path, name string) string {
+// FieldPath appends a field name to a field path.
+func FieldPath(path, name string) string {
 	if path == "" {
 		return name
 	}

@@ -1,4 +1,4 @@
-package avro
+package avroschema
 
 import (
 	"fmt"
@@ -21,24 +21,24 @@ func Parse(text string) (avro.Schema, error) {
 	return s, nil
 }
 
-// deref returns the schema a reference to a named type stands for.
-func deref(s avro.Schema) avro.Schema {
+// Deref returns the schema a reference to a named type stands for.
+func Deref(s avro.Schema) avro.Schema {
 	if r, ok := s.(*avro.RefSchema); ok {
 		return r.Schema()
 	}
 	return s
 }
 
-// logical returns the logical type of s, "" when it has none.
-func logical(s avro.Schema) avro.LogicalType {
+// Logical returns the logical type of s, "" when it has none.
+func Logical(s avro.Schema) avro.LogicalType {
 	if l, ok := s.(avro.LogicalTypeSchema); ok && l.Logical() != nil {
 		return l.Logical().Type()
 	}
 	return ""
 }
 
-// decimal returns the decimal logical type of a bytes or fixed schema.
-func decimal(s avro.Schema) (*avro.DecimalLogicalSchema, bool) {
+// Decimal returns the decimal logical type of a bytes or fixed schema.
+func Decimal(s avro.Schema) (*avro.DecimalLogicalSchema, bool) {
 	l, ok := s.(avro.LogicalTypeSchema)
 	if !ok {
 		return nil, false
@@ -47,9 +47,9 @@ func decimal(s avro.Schema) (*avro.DecimalLogicalSchema, bool) {
 	return d, ok
 }
 
-// nonNull returns the branches of a union other than null, and whether it
+// NonNull returns the branches of a union other than null, and whether it
 // has a null branch.
-func nonNull(u *avro.UnionSchema) (branches []avro.Schema, nullable bool) {
+func NonNull(u *avro.UnionSchema) (branches []avro.Schema, nullable bool) {
 	for _, t := range u.Types() {
 		if t.Type() == avro.Null {
 			nullable = true
@@ -60,9 +60,9 @@ func nonNull(u *avro.UnionSchema) (branches []avro.Schema, nullable bool) {
 	return branches, nullable
 }
 
-// widened reports spark-avro's two special unions of two non-null
+// Widened reports spark-avro's two special unions of two non-null
 // branches: [int, long] is a BIGINT and [float, double] a DOUBLE.
-func widened(branches []avro.Schema) (schema avro.Type, ok bool) {
+func Widened(branches []avro.Schema) (schema avro.Type, ok bool) {
 	if len(branches) != 2 {
 		return "", false
 	}
@@ -76,6 +76,6 @@ func widened(branches []avro.Schema) (schema avro.Type, ok bool) {
 	return "", false
 }
 
-// memberName names the struct field of a union's k-th non-null branch, as
+// MemberName names the struct field of a union's k-th non-null branch, as
 // spark-avro does.
-func memberName(k int) string { return fmt.Sprintf("member%d", k) }
+func MemberName(k int) string { return fmt.Sprintf("member%d", k) }

@@ -1,4 +1,4 @@
-package avro
+package avroschema
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package avro
+package avroschema
 
 import (
 	"errors"
@@ -38,7 +38,7 @@ import (
 // of null are errors rather than NullType or an empty struct; spark-avro
 // refuses recursion by default too.
 func Columns(s avro.Schema, column string) ([]schema.Field, error) {
-	if r, ok := deref(s).(*avro.RecordSchema); ok {
+	if r, ok := Deref(s).(*avro.RecordSchema); ok {
 		t, err := sparkType(r, nil)
 		if err != nil {
 			return nil, err
@@ -55,25 +55,29 @@ func Columns(s avro.Schema, column string) ([]schema.Field, error) {
 	return []schema.Field{{Name: column, Type: t, Nullable: true}}, nil
 }
 
+// ColumnType returns the table type of s as [Columns] maps it, nil for a
+// schema of type null, which has no column.
+func ColumnType(s avro.Schema) (*schema.Type, error) { return sparkType(s, nil) }
+
 // errNullType says a schema holds nothing but nulls.
 var errNullType = errors.New("a schema of type null has no column type")
 
 // sparkType returns the table type of s, nil for null; open names the
 // records being converted, to catch recursion.
 func sparkType(s avro.Schema, open []string) (*schema.Type, error) {
-	s = deref(s)
+	s = Deref(s)
 	switch s.Type() {
 	case avro.Null:
 		return nil, nil
 	case avro.Boolean:
 		return &schema.Type{Kind: schema.Boolean}, nil
 	case avro.Int:
-		if logical(s) == avro.Date {
+		if Logical(s) == avro.Date {
 			return &schema.Type{Kind: schema.Date}, nil
 		}
 		return &schema.Type{Kind: schema.Int}, nil
 	case avro.Long:
-		switch logical(s) {
+		switch Logical(s) {
 		case avro.TimestampMillis, avro.TimestampMicros:
 			return &schema.Type{Kind: schema.Timestamp}, nil
 		case avro.LocalTimestampMillis, avro.LocalTimestampMicros:
@@ -87,9 +91,9 @@ func sparkType(s avro.Schema, open []string) (*schema.Type, error) {
 	case avro.String, avro.Enum:
 		return &schema.Type{Kind: schema.String}, nil
 	case avro.Bytes, avro.Fixed:
-		if d, ok := decimal(s); ok {
+		if d, ok := Decimal(s); ok {
 			if d.Precision() > rows.MaxDecimalPrecision {
-				return nil, fmt.Errorf("decimal(%d,%d) has a precision above the table's maximum of %d", d.Precision(), d.Scale(), rows.MaxDecimalPrecision)
+				return nil, fmt.Errorf("Decimal(%d,%d) has a precision above the table's maximum of %d", d.Precision(), d.Scale(), rows.MaxDecimalPrecision)
 			}
 			return &schema.Type{Kind: schema.Decimal, Precision: d.Precision(), Scale: d.Scale()}, nil
 		}
@@ -122,23 +126,23 @@ func sparkType(s avro.Schema, open []string) (*schema.Type, error) {
 
 // unionType returns the table type of a union.
 func unionType(u *avro.UnionSchema, open []string) (*schema.Type, error) {
-	branches, _ := nonNull(u)
+	branches, _ := NonNull(u)
 	if len(branches) == 0 {
 		return nil, nil
 	}
 	if len(branches) == 1 {
 		return sparkType(branches[0], open)
 	}
-	if t, ok := widened(branches); ok {
+	if t, ok := Widened(branches); ok {
 		return sparkType(avro.NewPrimitiveSchema(t, nil), open)
 	}
 	t := &schema.Type{Kind: schema.Struct}
 	for k, b := range branches {
 		bt, err := sparkType(b, open)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", memberName(k), err)
+			return nil, fmt.Errorf("%s: %w", MemberName(k), err)
 		}
-		t.Fields = append(t.Fields, schema.Field{Name: memberName(k), Type: bt, Nullable: true})
+		t.Fields = append(t.Fields, schema.Field{Name: MemberName(k), Type: bt, Nullable: true})
 	}
 	return t, nil
 }
