@@ -17,9 +17,10 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// The attributes of issue 13 on the ingest side: the options of the
-// changelog formats (F-02, F-13, F-14), of field names and the error
-// budget in kafka_options (F-08, F-11, F-12), and their conversions.
+// The attributes of the changelog formats on the ingest side: the options
+// of the Debezium and Canal envelopes (debezium_options, canal_options), the
+// options of field names and the error budget in kafka_options, and their
+// conversions.
 
 // changelogFormats names the changelog formats for descriptions.
 var changelogFormats = "`" + spec.FormatDebeziumJSON + "` or `" + spec.FormatCanalJSON + "`"

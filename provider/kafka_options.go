@@ -28,8 +28,7 @@ const tablesOnly = " Tables only: a `tributary_fanout_schema` refuses it."
 
 // consumerAttributes are the attributes of kafka_options that say which
 // partitions are read, from where to where, how fast, what happens when
-// records are gone, and how the Kafka client behaves (S-01..S-09, F-01,
-// F-03..F-06).
+// records are gone, and how the Kafka client behaves.
 func consumerAttributes() map[string]schema.Attribute {
 	partitionMapNote := " Topics and partitions must be ones the table reads (in `topics`, matching `topic_pattern`, or listed in `assign`)."
 	timeForms := "milliseconds since the epoch as a string (`\"1700000000000\"`) or an RFC 3339 time (`\"2023-11-14T22:13:20Z\"`)"
