@@ -19,8 +19,8 @@ import (
 
 // The attributes of the changelog formats on the ingest side: the options
 // of the Debezium and Canal envelopes (debezium_options, canal_options), the
-// options of field names and the error budget in kafka_options, and their
-// conversions.
+// options of field names and the error budget in kafka_options (their
+// models and conversions are in changelog_options_model.go).
 
 // changelogFormats names the changelog formats for descriptions.
 var changelogFormats = "`" + spec.FormatDebeziumJSON + "` or `" + spec.FormatCanalJSON + "`"

@@ -5,6 +5,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
+// connectionResourceSchema is the schema of tributary_connection, version 0.
 func connectionResourceSchema() schema.Schema {
 	return schema.Schema{
 		Version: 0,
