@@ -12,7 +12,9 @@
 #                            measured on a machine loaded ~30 deep; 19 s
 #                            with the Go module cache warm)
 #   .tools/bin/golangci-lint golangci-lint, the linter of `make lint`
-#                            (go install, COLD_TIME)
+#                            (go install, 3.4 min cold with the Go module
+#                            cache empty, on 2 cores shared with other
+#                            builds: 2 min of CPU)
 #   .tools/azurite           Azurite, the Azure Blob Storage emulator of
 #                            tools/azure.sh (npm install, run with node;
 #                            37 s of CPU, 10 min measured on that loaded
