@@ -187,7 +187,7 @@ func (a *agent) start() {
 				found <- m[1]
 			}
 		}
-		io.Copy(io.Discard, stdout)
+		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
 	case a.endpoint = <-found:
