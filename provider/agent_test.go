@@ -41,7 +41,7 @@ type testAgent struct {
 var (
 	agentOnce sync.Once
 	agent     *testAgent
-	agentErr  error
+	agentErr  error //nolint:errname // the outcome of starting the shared agent once, not a sentinel
 )
 
 // sharedAgent returns the running test agent, starting it on first use. It
@@ -69,7 +69,7 @@ var (
 	binaryOnce sync.Once
 	binaryDir  string
 	binary     string
-	binaryErr  error
+	binaryErr  error //nolint:errname // the outcome of building the agent once, not a sentinel
 )
 
 // agentBinary returns $TRIBUTARY_TEST_AGENT, or else builds

@@ -359,7 +359,9 @@ func jsonOptionsSchema() schema.SingleNestedAttribute {
 }
 
 // inferenceAttributes are the attributes of json_options that infer the
-// table's columns from the records (L-08, L-09).
+// table's columns from the records: the records sampled, the types they
+// infer, hints, and how the columns evolve when later records bring new
+// fields.
 func inferenceAttributes() map[string]schema.Attribute {
 	aliases := make([]string, 0, len(spec.SchemaEvolutionAliases))
 	for _, m := range spec.SchemaEvolutionModes {

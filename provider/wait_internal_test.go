@@ -20,7 +20,7 @@ import (
 func agentReporting(t *testing.T, states ...spec.PipelineStatus) *client.Client {
 	t.Helper()
 	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		i := min(int(calls.Add(1))-1, len(states)-1)
 		_ = json.NewEncoder(w).Encode(spec.PipelineResponse{Spec: spec.Pipeline{Name: "p"}, Status: states[i]})
 	}))

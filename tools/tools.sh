@@ -11,6 +11,10 @@
 #                            tools/gcs.sh (go install; 1m44s of CPU, 13 min
 #                            measured on a machine loaded ~30 deep; 19 s
 #                            with the Go module cache warm)
+#   .tools/bin/golangci-lint golangci-lint, the linter of `make lint`
+#                            (go install, 3.4 min cold with the Go module
+#                            cache empty, on 2 cores shared with other
+#                            builds: 2 min of CPU)
 #   .tools/azurite           Azurite, the Azure Blob Storage emulator of
 #                            tools/azure.sh (npm install, run with node;
 #                            37 s of CPU, 10 min measured on that loaded
@@ -25,7 +29,7 @@
 #                             here with `tools/tools.sh kafka`)
 # The docs generator, tfplugindocs, is a tool of the Go module (`go tool
 # tfplugindocs`, version pinned in go.mod).
-# Usage: tools/tools.sh [terraform|tofu|s3|gcs|azure|py|spark|kafka ...]  (default: all but kafka)
+# Usage: tools/tools.sh [terraform|tofu|s3|gcs|azure|lint|py|spark|kafka ...]  (default: all but kafka)
 # Idempotent; a warm run takes well under a second.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
@@ -41,6 +45,9 @@ SEAWEEDFS_COMMIT=7506e5f91cd6
 # 3.36 and later want Node 22; 3.35.0 is the last that runs on Node 20.
 FAKE_GCS_VERSION=v1.56.1
 AZURITE_VERSION=3.35.0
+# golangci-lint v2 (GPL-3.0, a build tool only; nothing of it is linked
+# into the provider or the agent). Its config is .golangci.yml.
+GOLANGCI_LINT_VERSION=v2.15.0
 
 # Go tool builds must not pick up the project's GOFLAGS / go.work.
 go_env() { env GOFLAGS="${GO_TOOL_FLAGS:-}" GOWORK=off CGO_ENABLED=0 "$@"; }
@@ -89,6 +96,15 @@ build_gcs() { # DIR
   [[ "$usage" == *-backend* ]]
 }
 
+# Built with the Go toolchain that builds the project, so it reads the
+# project's go.mod (go version) as the compiler does.
+build_lint() { # DIR
+  cd "$1"
+  GOBIN="$1" go_env go install -trimpath -ldflags "-s -w" \
+    "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
+  "$1/golangci-lint" version
+}
+
 # Azurite's blob service alone is what the tests use, but the package is
 # one; its dependencies resolve as npm resolves them under the pinned
 # version. No audit or funding calls, no lock file kept.
@@ -118,6 +134,10 @@ do_s3() {
 do_gcs() {
   cache_build "fake-gcs-server-$FAKE_GCS_VERSION" build_gcs
   link "$TRIBUTARY_CACHE/fake-gcs-server-$FAKE_GCS_VERSION/fake-gcs-server" "$TRIBUTARY_TOOLS/bin/fake-gcs-server"
+}
+do_lint() {
+  cache_build "golangci-lint-$GOLANGCI_LINT_VERSION" build_lint
+  link "$TRIBUTARY_CACHE/golangci-lint-$GOLANGCI_LINT_VERSION/golangci-lint" "$TRIBUTARY_TOOLS/bin/golangci-lint"
 }
 do_azure() {
   cache_build "azurite-$AZURITE_VERSION" build_azure
@@ -192,14 +212,14 @@ do_kafka() { "$TRIBUTARY_REPO/tools/kafka.sh" jars >/dev/null; }
 
 main() {
   local what=("$@")
-  (( ${#what[@]} )) || what=(s3 terraform tofu gcs azure py spark)
+  (( ${#what[@]} )) || what=(s3 terraform tofu gcs azure lint py spark)
   mkdir -p "$TRIBUTARY_CACHE" "$TRIBUTARY_TOOLS/bin"
   # Run in parallel; the Go builds dominate cold (SeaweedFS ~16 min, the
   # Terraform CLIs ~2-3 min each); the emulators finish in its shadow.
   local pids=() names=() rc=0 i
   for w in "${what[@]}"; do
     case "$w" in
-      terraform|tofu|s3|gcs|azure|py|spark|kafka) ;;
+      terraform|tofu|s3|gcs|azure|lint|py|spark|kafka) ;;
       *) die "unknown tool: $w" ;;
     esac
     "do_$w" & pids+=($!); names+=("$w")

@@ -71,7 +71,7 @@ func TestCreateNotRetriedAfterTimeout(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
 	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if calls.Add(1) > 1 {
 			w.Header().Set("Content-Type", "application/problem+json")
 			w.WriteHeader(http.StatusPreconditionFailed)
@@ -102,7 +102,7 @@ func TestCreateRetriedAfterRefusedConnection(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // refused until the agent listens
 	var calls atomic.Int32
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		calls.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"name":"c","bootstrap_servers":["a:1"]}`))

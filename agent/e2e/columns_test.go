@@ -137,7 +137,7 @@ func TestColumnShaping(t *testing.T) {
 			`["topic","string"],["partition","integer"],["offset","long"],["timestamp","timestamp"],["timestamp_type","string"],` +
 			`["headers",[{"key":"string","value":"binary"}]],["leader_epoch","integer"],["raw_key","binary"],["raw_value","binary"],` +
 			`["_corrupt_record","binary"]]`,
-		row: func(i int, after bool) map[string]any {
+		row: func(i int, _ bool) map[string]any {
 			k, v := columnsRecord(i)
 			return map[string]any{"k_id": i, "id": 100 + i, "name": fmt.Sprintf("n%d", i), "topic": topic, "partition": 0, "offset": i,
 				"timestamp_type": "CreateTime", "leader_epoch": 0, "raw_key": raw(k), "raw_value": raw(v), "_corrupt_record": nil,
@@ -148,7 +148,7 @@ func TestColumnShaping(t *testing.T) {
 			DuplicateFieldStrategy: spec.DuplicateFieldPreferKey}, spec.TableConfiguration{MetadataColumns: []string{spec.MetaOffset}}),
 		order:  "offset",
 		before: `[["id","long"],["name","string"],["offset","long"],["_corrupt_record","binary"]]`,
-		row: func(i int, after bool) map[string]any {
+		row: func(i int, _ bool) map[string]any {
 			return map[string]any{"id": i, "name": fmt.Sprintf("n%d", i), "offset": i, "_corrupt_record": nil}
 		},
 	}, {
@@ -156,7 +156,7 @@ func TestColumnShaping(t *testing.T) {
 			DuplicateFieldStrategy: spec.DuplicateFieldPreferValue}, spec.TableConfiguration{MetadataColumns: []string{spec.MetaOffset}}),
 		order:  "offset",
 		before: `[["id","long"],["name","string"],["offset","long"],["_corrupt_record","binary"]]`,
-		row: func(i int, after bool) map[string]any {
+		row: func(i int, _ bool) map[string]any {
 			return map[string]any{"id": 100 + i, "name": fmt.Sprintf("n%d", i), "offset": i, "_corrupt_record": nil}
 		},
 	}, {
@@ -197,7 +197,7 @@ func TestColumnShaping(t *testing.T) {
 			spec.TableConfiguration{MetadataColumns: []string{spec.MetaOffset}}),
 		order:  "offset",
 		before: `[["key","binary"],["ts","timestamp"],["iso","timestamp"],["offset","long"],["_corrupt_record","binary"]]`,
-		row: func(i int, after bool) map[string]any {
+		row: func(i int, _ bool) map[string]any {
 			k, v := columnsRecord(i)
 			return map[string]any{"key": raw(k), "ts": ts(i), "iso": nil, "offset": i, "_corrupt_record": raw(v)}
 		},
@@ -206,7 +206,7 @@ func TestColumnShaping(t *testing.T) {
 			spec.TableConfiguration{MetadataColumns: []string{spec.MetaOffset}}),
 		order:  "offset",
 		before: `[["key","binary"],["ts","timestamp"],["iso","timestamp"],["offset","long"],["_corrupt_record","binary"]]`,
-		row: func(i int, after bool) map[string]any {
+		row: func(i int, _ bool) map[string]any {
 			k, _ := columnsRecord(i)
 			return map[string]any{"key": raw(k), "ts": ts(i), "iso": ts(i), "offset": i, "_corrupt_record": nil}
 		},
@@ -217,7 +217,7 @@ func TestColumnShaping(t *testing.T) {
 			spec.TableConfiguration{MetadataColumns: []string{spec.MetaOffset, spec.MetaHeaders}}),
 		order:  "offset",
 		before: `[["key","binary"],["value","binary"],["offset","long"],["headers",[{"key":"string","value":"binary"}]]]`,
-		row: func(i int, after bool) map[string]any {
+		row: func(i int, _ bool) map[string]any {
 			k, v := columnsRecord(i)
 			return map[string]any{"key": raw(k), "value": raw(v), "offset": i, "headers": headers}
 		},

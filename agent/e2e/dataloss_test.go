@@ -109,7 +109,7 @@ func TestDataLossRetention(t *testing.T) {
 	a.start()
 
 	// fail_on_data_loss = true: FAILED, with the gap and the fix.
-	st, ok := a.pollTable(failing.Name, 0, time.Minute, func(p *spec.PipelineStatus, ts spec.TableStatus) bool {
+	st, ok := a.pollTable(failing.Name, 0, time.Minute, func(_ *spec.PipelineStatus, ts spec.TableStatus) bool {
 		return ts.State == spec.StateFailed
 	})
 	if !ok {

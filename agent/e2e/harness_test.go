@@ -30,7 +30,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,7 +187,7 @@ func (a *agent) start() {
 				found <- m[1]
 			}
 		}
-		io.Copy(io.Discard, stdout)
+		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
 	case a.endpoint = <-found:
@@ -360,16 +359,6 @@ func tryTerraform(t *testing.T, dir string, a *agent, args ...string) (string, e
 		"TRIBUTARY_ENDPOINT="+a.endpoint, "TRIBUTARY_TOKEN="+a.token)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
-}
-
-// healthy reports whether the agent answers /healthz.
-func (a *agent) healthy() bool {
-	resp, err := http.Get(a.endpoint + "/healthz")
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
 
 // waitFor polls the pipeline until cond holds and returns what it saw; it

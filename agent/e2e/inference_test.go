@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -283,7 +284,7 @@ func TestSchemaInferenceThroughTerraform(t *testing.T) {
 	checkHistories(t, reports)
 
 	// Terraform users see the inferred columns too.
-	tableColumns(t, dir, a, pipeline, reports)
+	tableColumns(t, dir, a, reports)
 
 	planNoChanges(t, dir, a)
 	destroy(t, dir, a)
@@ -389,7 +390,7 @@ func sparkType(t any) string {
 
 // tableColumns reads every table's columns through the tributary_table
 // data source and compares them with the log's.
-func tableColumns(t *testing.T, dir string, a *agent, pipeline string, reports map[string]*inferenceReport) {
+func tableColumns(t *testing.T, dir string, a *agent, reports map[string]*inferenceReport) {
 	t.Helper()
 	var blocks strings.Builder
 	for name := range reports {
@@ -440,7 +441,7 @@ func (a *agent) checkInference(t *testing.T, location string, tb inferenceTable,
 	out, err := exec.Command(env.python, args...).Output()
 	if err != nil {
 		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = ee.Stderr
 		}
 		t.Fatalf("inference_records.py check %s: %v\n%s%s", tb.name, err, out, stderr)

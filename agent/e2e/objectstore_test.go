@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -174,7 +175,7 @@ func localCopy(t *testing.T, location string) string {
 	dir := t.TempDir()
 	for it := b.List(&blob.ListOptions{Prefix: prefix}); ; {
 		o, err := it.Next(ctx)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return dir
 		}
 		if err != nil {

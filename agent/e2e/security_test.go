@@ -81,7 +81,7 @@ func (ti *tokenIssuer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ti.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(map[string]string{"error": code})
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": code})
 	}
 	if r.Method != http.MethodPost {
 		refuse(http.StatusMethodNotAllowed, "invalid_request")
@@ -115,7 +115,7 @@ func (ti *tokenIssuer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ti.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": int(lifetime.Seconds())})
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": int(lifetime.Seconds())})
 }
 
 // tokens returns the tokens issued so far and the requests refused.

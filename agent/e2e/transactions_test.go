@@ -108,7 +108,7 @@ func startScript(t *testing.T, script string, args ...string) *scriptProcess {
 	}()
 	t.Cleanup(func() {
 		p.cmd.Process.Kill()
-		<-p.done
+		<-p.done //nolint:errcheck // the process was killed: its exit error says only that
 	})
 	return p
 }

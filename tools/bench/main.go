@@ -628,7 +628,9 @@ func eventRecords() recordFunc {
 	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	rnd := rand.New(rand.NewPCG(3, 4))
 	pick := func(s []string) string { return s[rnd.IntN(len(s))] }
-	cents := func(max int) json.Number { return json.Number(fmt.Sprintf("%d.%02d", rnd.IntN(max), rnd.IntN(100))) }
+	cents := func(below int) json.Number {
+		return json.Number(fmt.Sprintf("%d.%02d", rnd.IntN(below), rnd.IntN(100)))
+	}
 	return func(i int) []byte {
 		ts := base.Add(time.Duration(i) * time.Millisecond)
 		e := event{
@@ -725,6 +727,7 @@ func produce(ctx context.Context, bootstrap string, topics []string, partitions,
 			break
 		}
 		if time.Now().After(deadline) {
+			//nolint:errorlint // err is the last probe's, nil when it answered: detail, not the cause
 			return 0, fmt.Errorf("topics not ready after 30s: %d of %d partitions have a leader (%v)", led, len(topics)*partitions, err)
 		}
 	}
@@ -871,7 +874,7 @@ func startAgent(ctx context.Context, agentBin, bootstrap, warehouse string, regi
 	logf, _ := os.Create(filepath.Join(dir, "agent.log"))
 	a.cmd.Stderr = logf
 	if err := a.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	endpoint := make(chan string, 1)
@@ -883,7 +886,7 @@ func startAgent(ctx context.Context, agentBin, bootstrap, warehouse string, regi
 			seen.Write(buf[:k])
 			if m := listening.FindStringSubmatch(seen.String()); m != nil {
 				endpoint <- m[1]
-				io.Copy(io.Discard, stdout)
+				_, _ = io.Copy(io.Discard, stdout)
 				return
 			}
 			if err != nil {
@@ -911,9 +914,9 @@ func startAgent(ctx context.Context, agentBin, bootstrap, warehouse string, regi
 
 // stop kills the agent and removes its data folder.
 func (a *benchAgent) stop() {
-	a.cmd.Process.Kill()
-	a.cmd.Wait()
-	os.RemoveAll(a.dir)
+	_ = a.cmd.Process.Kill()
+	_ = a.cmd.Wait()
+	_ = os.RemoveAll(a.dir)
 }
 
 // triggered returns a triggered pipeline "bench" through the connection

@@ -46,7 +46,7 @@ func main() {
 	}
 
 	reg := srfake.NewRegistry()
-	var h http.Handler = reg.Handler()
+	h := reg.Handler()
 	if *key != "" {
 		h = basicAuth(h, *key, *secret)
 	}

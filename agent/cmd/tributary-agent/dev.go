@@ -159,7 +159,7 @@ func writePrivateFile(file string, data []byte) error {
 		err = os.Rename(f.Name(), file)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		_ = os.Remove(f.Name())
 	}
 	return err
 }

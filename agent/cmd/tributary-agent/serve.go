@@ -399,7 +399,8 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	case <-ctx.Done():
 	}
 	o.log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	// ctx is done by now: the shutdown keeps its values but not its end.
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
 	defer cancel()
 	var errs []error
 	if err := srv.Shutdown(shutdownCtx); err != nil {

@@ -63,11 +63,11 @@ func Acquire(path, owner string, perm os.FileMode) (*Lock, error) {
 	}
 	held, err := tryLock(f)
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	if held {
-		f.Close()
+		_ = f.Close()
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("%w (reading the holder: %w)", &HeldError{Path: path}, err)
@@ -76,7 +76,7 @@ func Acquire(path, owner string, perm os.FileMode) (*Lock, error) {
 	}
 	l := &Lock{f: f}
 	if err := l.writeHolder(owner); err != nil {
-		l.Release()
+		_ = l.Release()
 		return nil, fmt.Errorf("writing the holder into %s: %w", path, err)
 	}
 	return l, nil

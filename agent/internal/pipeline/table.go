@@ -196,9 +196,9 @@ func (r *tableRunner) run(ctx context.Context) {
 func isFatal(err error) bool {
 	var fatal fatalError
 	var dataLoss *kafka.DataLossError
-	var notTable *table.ErrNotTable
+	var notTable *table.NotTableError
 	var recreated *kafka.TopicRecreatedError
-	var unsupported *table.ErrUnsupportedFeature
+	var unsupported *table.UnsupportedFeatureError
 	var failFast *decode.RecordError
 	return errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
 		errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||

@@ -462,7 +462,7 @@ func (b *Builder) pop(k schema.Kind) (f frame, ok bool) {
 	}
 	top := b.top()
 	if top == nil || top.n.typ.Kind != k {
-		b.fail(fmt.Errorf("End of a %s without a matching Begin", kindName(k)))
+		b.fail(fmt.Errorf("End of a %s without a matching Begin", kindName(k))) //nolint:staticcheck // End and Begin name the Builder's methods
 		return f, false
 	}
 	f = *top

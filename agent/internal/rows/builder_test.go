@@ -130,7 +130,7 @@ func TestBuilderMisuse(t *testing.T) {
 		build func(b *rows.Builder)
 		want  string
 	}{
-		{"required missing", func(b *rows.Builder) {}, "req is NOT NULL but was not written"},
+		{"required missing", func(*rows.Builder) {}, "req is NOT NULL but was not written"},
 		{"required null", func(b *rows.Builder) { b.Field(0); b.Null() }, "req is NOT NULL but was written a null"},
 		{"wrong kind", func(b *rows.Builder) { b.Field(0); b.Int64(1) }, "req of type INT cannot hold a INT64 value"},
 		{"no field selected", func(b *rows.Builder) { b.Int32(1) }, "without selecting a field"},

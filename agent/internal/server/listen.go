@@ -154,9 +154,9 @@ type connLimiter struct {
 	closeOnce sync.Once
 }
 
-// newConnLimiter returns ln capped at max open connections.
-func newConnLimiter(ln net.Listener, max int) *connLimiter {
-	return &connLimiter{Listener: ln, max: max, changed: make(chan struct{}, 1), done: make(chan struct{})}
+// newConnLimiter returns ln capped at limit open connections.
+func newConnLimiter(ln net.Listener, limit int) *connLimiter {
+	return &connLimiter{Listener: ln, max: limit, changed: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // Accept returns the next connection, making room for it first.
@@ -180,13 +180,13 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		l.mu.Unlock()
 		if victim != nil {
-			victim.Close()
+			_ = victim.Close()
 			continue
 		}
 		select {
 		case <-l.changed:
 		case <-l.done:
-			c.Close()
+			_ = c.Close()
 			return nil, net.ErrClosed
 		}
 	}

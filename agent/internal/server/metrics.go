@@ -99,7 +99,8 @@ func addStates(f *metricFamily, states []string, state string, labels ...string)
 type tableMetrics struct {
 	rows, files, corrupt, version, lost, errs, filtered metricFamily
 	// lag and lagBytes are per partition, tableLag and tableLagBytes their
-	// sums per table (S-11's lag in bytes).
+	// sums per table; lagBytes estimates the bytes between the position and
+	// the high watermark.
 	lag, lagBytes, tableLag, tableLagBytes metricFamily
 }
 

@@ -134,7 +134,8 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		info := &requestInfo{}
-		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		ctx := context.WithValue(r.Context(), requestInfoKey{}, info)
+		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		level := slog.LevelInfo
@@ -150,7 +151,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		if info.token != "" {
 			attrs = append(attrs, slog.String("token_sha256", info.token))
 		}
-		s.log.LogAttrs(r.Context(), level, "request", attrs...)
+		s.log.LogAttrs(ctx, level, "request", attrs...)
 	})
 }
 

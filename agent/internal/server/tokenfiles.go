@@ -30,12 +30,12 @@ func (s *Server) checkTokenFile(c *spec.Connection) error {
 	if !filepath.IsAbs(file) {
 		return refuse("%q is not an absolute path; give the file's full path on the agent's machine", file)
 	}
-	real, err := filepath.EvalSymlinks(file)
+	resolved, err := filepath.EvalSymlinks(file)
 	if err != nil {
 		return refuse("the agent cannot find %q: %v", file, err)
 	}
 	for _, dir := range s.tokenFileDirs {
-		if within(real, dir) {
+		if within(resolved, dir) {
 			return nil
 		}
 	}
@@ -59,11 +59,11 @@ func resolveDirs(dirs []string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("OAuth token folder %q: %w", d, err)
 		}
-		real, err := filepath.EvalSymlinks(abs)
+		resolved, err := filepath.EvalSymlinks(abs)
 		if err != nil {
 			return nil, fmt.Errorf("OAuth token folder %q: %w", d, err)
 		}
-		out = append(out, real)
+		out = append(out, resolved)
 	}
 	return out, nil
 }

@@ -171,7 +171,7 @@ func (p *Pattern) Parse(s []byte) (Time, bool) {
 		}
 		// A variable-width number followed by fixed-width ones (yMMdd)
 		// leaves them their digits, as java.time's adjacent value parsing.
-		max := e.max
+		width := e.max
 		if e.min != e.max {
 			run := 0
 			for run < len(s) && s[run] >= '0' && s[run] <= '9' {
@@ -184,11 +184,11 @@ func (p *Pattern) Parse(s []byte) (Time, bool) {
 				}
 				reserve += f.min
 			}
-			max = min(max, run-reserve)
+			width = min(width, run-reserve)
 		}
 		n := 0
 		var v int64
-		for n < max && n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		for n < width && n < len(s) && s[n] >= '0' && s[n] <= '9' {
 			v = v*10 + int64(s[n]-'0')
 			n++
 		}

@@ -45,12 +45,12 @@ func OpenChanges(location string) (*ChangeReader, error) {
 		return nil, err
 	}
 	if err := checkFolder(s); err != nil {
-		s.close()
+		_ = s.close()
 		return nil, err
 	}
 	st, err := replay(s)
 	if err != nil {
-		s.close()
+		_ = s.close()
 		return nil, err
 	}
 	return &ChangeReader{s: s, st: st}, nil
@@ -171,7 +171,7 @@ func readColumns(f storeFile, size int64, ps *parquet.Schema) (cols [][]parquet.
 				for _, v := range row {
 					c := v.Column()
 					if c < 0 || c >= len(cols) {
-						rs.Close()
+						_ = rs.Close()
 						return nil, 0, fmt.Errorf("row %d has a value of column %d, of %d", n, c, len(cols))
 					}
 					cols[c] = append(cols[c], v.Clone())
@@ -179,7 +179,7 @@ func readColumns(f storeFile, size int64, ps *parquet.Schema) (cols [][]parquet.
 				n++
 			}
 			if err != nil {
-				rs.Close()
+				_ = rs.Close()
 				if errors.Is(err, io.EOF) {
 					break
 				}

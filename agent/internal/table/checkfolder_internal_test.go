@@ -15,7 +15,7 @@ func (s *racingStore) list(dir string) ([]storeEntry, error) {
 	if dir == logDir && !s.raced {
 		s.raced = true
 		for _, name := range []string{logPath(0), newDataFileName("snappy")} {
-			if perr := s.store.putIfAbsent(name, []byte("{}")); perr != nil {
+			if perr := s.putIfAbsent(name, []byte("{}")); perr != nil {
 				return nil, perr
 			}
 		}

@@ -108,10 +108,10 @@ func (t *Table) writeCheckpoint() error {
 // delta-rs), its columns are read by name and nesting, not position: see
 // [assembler]. A file that cannot be read is an error wrapping
 // [ErrCorruptLog]; one that holds V2 checkpoint actions, an
-// [*ErrUnsupportedFeature].
+// [*UnsupportedFeatureError].
 func readCheckpoint(s store, file, name string) (*entry, error) {
 	e, err := readCheckpointFile(s, file, name)
-	var unsupported *ErrUnsupportedFeature
+	var unsupported *UnsupportedFeatureError
 	if err != nil && !errors.As(err, &unsupported) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLog, name, err)
 	}
@@ -163,15 +163,15 @@ func decodeCheckpoint(r io.ReaderAt, size int64, name string) (_ *entry, err err
 			n, err := rows.ReadRows(buf)
 			for _, row := range buf[:n] {
 				if err := e.addRow(a, row, columns, nodes, name); err != nil {
-					rows.Close()
+					_ = rows.Close()
 					return nil, err
 				}
 			}
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {
-				rows.Close()
+				_ = rows.Close()
 				return nil, err
 			}
 		}
@@ -188,7 +188,7 @@ func (e *entry) addRow(a *assembler, row parquet.Row, columns int, nodes map[str
 	a.reset(row, columns)
 	for _, col := range v2Columns {
 		if n := nodes[col]; n != nil && a.present(n) {
-			return &ErrUnsupportedFeature{Feature: "a V2 checkpoint (" + col + " actions)", File: file}
+			return &UnsupportedFeatureError{Feature: "a V2 checkpoint (" + col + " actions)", File: file}
 		}
 	}
 	for _, col := range checkpointActions {

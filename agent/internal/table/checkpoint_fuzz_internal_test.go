@@ -49,7 +49,7 @@ func FuzzCheckpoint(f *testing.F) {
 		if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
 			t.Fatalf("decodes differ: %v, %v", errA, errB)
 		}
-		var unsupported *ErrUnsupportedFeature
+		var unsupported *UnsupportedFeatureError
 		if errA != nil && errors.As(errA, &unsupported) && unsupported.File != "fuzz" {
 			t.Fatalf("unsupported feature in %q", unsupported.File)
 		}

@@ -288,7 +288,7 @@ func TestReplayStart(t *testing.T) {
 }
 
 // TestUnreadableCheckpoints: multi-part and V2 checkpoints are not read; a
-// log that only they cover is refused with ErrUnsupportedFeature naming
+// log that only they cover is refused with UnsupportedFeatureError naming
 // them, while one whose entries are all there opens from the entries.
 func TestUnreadableCheckpoints(t *testing.T) {
 	tests := []struct {
@@ -339,9 +339,9 @@ func TestUnreadableCheckpoints(t *testing.T) {
 			}
 			removeLog(t, dir, 0, 10)
 			_, err := table.Open(dir, table.Options{})
-			var unsupported *table.ErrUnsupportedFeature
+			var unsupported *table.UnsupportedFeatureError
 			if !errors.As(err, &unsupported) || unsupported.Feature != "a "+tt.want || !strings.HasSuffix(unsupported.File, tt.file) {
-				t.Fatalf("Open error = %v, want ErrUnsupportedFeature for %s in %s", err, tt.want, tt.file)
+				t.Fatalf("Open error = %v, want UnsupportedFeatureError for %s in %s", err, tt.want, tt.file)
 			}
 		})
 	}

@@ -41,7 +41,7 @@ type Commit struct {
 	// when the entry is written (the previous commit's Txns value). An id
 	// of Txns absent from From must have no txn in the log yet: the
 	// partition's first commit. Otherwise [Table.Commit] fails with
-	// [*ErrConflict]. A Txns value may not be lower than its From value:
+	// [*ConflictError]. A Txns value may not be lower than its From value:
 	// offsets never move backwards.
 	From map[string]int64
 	// Rewinds lists application ids of Txns whose offset may go below its
@@ -75,7 +75,7 @@ const (
 // Spark's streaming writes do.
 const paramOutputMode = "outputMode"
 
-// noTxn stands for "no txn recorded" in [ErrConflict].
+// noTxn stands for "no txn recorded" in [ConflictError].
 const noTxn = -1
 
 // Commit writes one log entry and returns its version.
@@ -86,13 +86,13 @@ const noTxn = -1
 // at the next version; if another writer created that version first, it
 // reads the winner's entry and checks again, so the preconditions hold
 // against the version right before the entry written. When they do not
-// hold, Commit deletes c's files and returns [*ErrConflict]: nothing is
+// hold, Commit deletes c's files and returns [*ConflictError]: nothing is
 // written twice and offsets never move backwards, whoever else writes.
 //
 // On any other error the outcome is unknown (the entry may exist): the
 // caller must discard its buffered state, [Table.Close] the table, [Open]
 // it again and resume from [Table.Snapshot]. An error wrapping
-// [*ErrUnsupportedFeature] means another engine gave the table a feature
+// [*UnsupportedFeatureError] means another engine gave the table a feature
 // this package does not implement: no retry will succeed.
 //
 // After an entry whose version is a multiple of the table's
@@ -216,7 +216,7 @@ func checkCommit(c *Commit) error {
 	return nil
 }
 
-// checkFrom returns [*ErrConflict] unless, for every application id c
+// checkFrom returns [*ConflictError] unless, for every application id c
 // records, the log's latest txn is the offset c starts from. t.mu must be
 // held.
 func (t *Table) checkFrom(c *Commit) error {
@@ -231,7 +231,7 @@ func (t *Table) checkFrom(c *Commit) error {
 			got, at = noTxn, -1
 		}
 		if got != want {
-			return &ErrConflict{Version: at, AppID: appID, Expected: want, Actual: got}
+			return &ConflictError{Version: at, AppID: appID, Expected: want, Actual: got}
 		}
 	}
 	return nil
@@ -428,7 +428,7 @@ func (t *Table) putEntry(v int64, actions []action) (bool, error) {
 // offsets; a file left behind is garbage collected later. t.mu must be held.
 func (t *Table) dropFiles(files []AddFile) {
 	for _, f := range files {
-		t.s.remove(f.Path)
+		_ = t.s.remove(f.Path)
 		delete(t.pending, f.Path)
 	}
 }

@@ -39,7 +39,7 @@
 // the table between runs: their remove actions and checkpoints are read
 // like the agent's own. A log that asks for a protocol version or a table
 // feature this package does not implement is refused with an
-// [*ErrUnsupportedFeature].
+// [*UnsupportedFeatureError].
 //
 // Column names may hold any character. A table whose schema has a name
 // plain Delta tables cannot hold (a space or any of ,;{}()= tab newline)

@@ -2,6 +2,7 @@ package table_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +95,7 @@ func runDeltaRS(t *testing.T, python string, out any, args ...string) {
 	}
 	if err != nil {
 		var stderr []byte
-		if exit, ok := err.(*exec.ExitError); ok {
+		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
 			stderr = exit.Stderr
 		}
 		t.Fatalf("deltars.py %v: %v\n%s%s", args, err, stdout, stderr)

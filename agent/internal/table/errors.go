@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// ErrConflict is returned by [Table.Commit] when the log does not hold, for
+// ConflictError is returned by [Table.Commit] when the log does not hold, for
 // one of the application ids the commit records, the offset the commit
 // starts from ([Commit.From]): another writer committed that partition since
 // this writer's rows were read. The rows in the commit's files may overlap
@@ -15,7 +15,7 @@ import (
 // retried: [Table.Commit] has already deleted its files, and the caller must
 // drop everything it buffered and resume every partition from
 // [Table.Snapshot], which reflects the latest log.
-type ErrConflict struct {
+type ConflictError struct {
 	// Version is the log version whose entry recorded Actual; -1 when the
 	// log holds no txn for AppID.
 	Version int64
@@ -31,7 +31,7 @@ type ErrConflict struct {
 
 // Error names the partition, both offsets and the version that wrote the
 // log's.
-func (e *ErrConflict) Error() string {
+func (e *ConflictError) Error() string {
 	offset := func(o int64) string {
 		if o < 0 {
 			return "no offset"
@@ -46,9 +46,9 @@ func (e *ErrConflict) Error() string {
 		e.AppID, offset(e.Expected), offset(e.Actual), at)
 }
 
-// ErrLocked is returned by [Open] when another writer holds the table
+// LockedError is returned by [Open] when another writer holds the table
 // folder's lock: another table loop in this process, or another process.
-type ErrLocked struct {
+type LockedError struct {
 	// Dir is the table folder.
 	Dir string
 	// Holder is who holds the lock, as the holder wrote it: its
@@ -58,7 +58,7 @@ type ErrLocked struct {
 }
 
 // Error names the folder and the holder, and says what to do.
-func (e *ErrLocked) Error() string {
+func (e *LockedError) Error() string {
 	holder := e.Holder
 	if holder == "" {
 		holder = "a writer that has not written its name yet"
@@ -67,10 +67,10 @@ func (e *ErrLocked) Error() string {
 		e.Dir, holder)
 }
 
-// ErrNotTable is returned by [Open] and [ReadSnapshot] for a folder that
+// NotTableError is returned by [Open] and [ReadSnapshot] for a folder that
 // holds data but no Delta log: another tool's files, which this package
 // must neither mix rows into nor garbage collect.
-type ErrNotTable struct {
+type NotTableError struct {
 	// Dir is the folder.
 	Dir string
 	// Found lists what the folder holds, relative to it.
@@ -79,7 +79,7 @@ type ErrNotTable struct {
 
 // Error names the folder and up to three of the names found, and says what
 // to do.
-func (e *ErrNotTable) Error() string {
+func (e *NotTableError) Error() string {
 	names := e.Found
 	more := ""
 	if len(names) > 3 {
@@ -98,7 +98,7 @@ var ErrCorruptLog = errors.New("corrupt transaction log")
 // message names the column and the reason.
 var ErrSchemaChange = errors.New("unsupported schema change")
 
-// ErrUnsupportedFeature is returned by [Open], [ReadSnapshot] and
+// UnsupportedFeatureError is returned by [Open], [ReadSnapshot] and
 // [Table.Commit] (wrapped) for a table whose log asks for something this
 // package does not implement: a table feature such as deletion vectors or
 // column mapping, a protocol version above reader 3 or writer 7, or a kind of
@@ -106,7 +106,7 @@ var ErrSchemaChange = errors.New("unsupported schema change")
 // and writing it could corrupt it for the engines that do implement the
 // feature, so the error is final: retrying cannot help until someone changes
 // the table.
-type ErrUnsupportedFeature struct {
+type UnsupportedFeatureError struct {
 	// Feature names what the table uses, in the Delta protocol's terms:
 	// "table feature deletionVectors", "reader version 4",
 	// "a multi-part checkpoint", ...
@@ -116,7 +116,7 @@ type ErrUnsupportedFeature struct {
 }
 
 // Error names the feature and the file, and says what to do.
-func (e *ErrUnsupportedFeature) Error() string {
+func (e *UnsupportedFeatureError) Error() string {
 	return fmt.Sprintf("%s: the table uses %s, which this agent does not support, so it neither reads nor writes the table; write to another destination table, or have the engine that enabled the feature remove it",
 		e.File, e.Feature)
 }

@@ -28,7 +28,7 @@ var legacyWriterFeatures = map[int32]string{
 	6: "identity columns",
 }
 
-// checkProtocol returns an [*ErrUnsupportedFeature] naming file when p asks
+// checkProtocol returns an [*UnsupportedFeatureError] naming file when p asks
 // for a protocol version or a table feature this package does not
 // implement. Reader version 1 and writer versions 1 and 2 need nothing
 // beyond the basics (writer version 2 means append-only tables and column
@@ -37,7 +37,7 @@ var legacyWriterFeatures = map[int32]string{
 // features.
 func checkProtocol(p *protocolAction, file string) error {
 	unsupported := func(feature string) error {
-		return &ErrUnsupportedFeature{Feature: feature, File: file}
+		return &UnsupportedFeatureError{Feature: feature, File: file}
 	}
 	if r := p.MinReaderVersion; r > 3 {
 		return unsupported(fmt.Sprintf("reader version %d", r))
@@ -68,7 +68,7 @@ const (
 	metaGeneration       = "delta.generationExpression"
 )
 
-// checkLegacyFeatures returns an [*ErrUnsupportedFeature] when a table on
+// checkLegacyFeatures returns an [*UnsupportedFeatureError] when a table on
 // writer version 5 (which implies versions 3 and 4) uses what those ask
 // for and this package does not implement: CHECK constraints, the change
 // data feed or generated columns. extra is the schema's field metadata.
@@ -78,15 +78,15 @@ func checkLegacyFeatures(p *protocolAction, config map[string]string, extra sche
 	}
 	for k := range config {
 		if strings.HasPrefix(k, propConstraintPrefix) {
-			return &ErrUnsupportedFeature{Feature: "writer version 5 with CHECK constraints (" + k + ")"}
+			return &UnsupportedFeatureError{Feature: "writer version 5 with CHECK constraints (" + k + ")"}
 		}
 	}
 	if strings.EqualFold(config[propChangeDataFeed], "true") {
-		return &ErrUnsupportedFeature{Feature: "writer version 5 with the change data feed (" + propChangeDataFeed + ")"}
+		return &UnsupportedFeatureError{Feature: "writer version 5 with the change data feed (" + propChangeDataFeed + ")"}
 	}
 	for path, kv := range extra {
 		if _, ok := kv[metaGeneration]; ok {
-			return &ErrUnsupportedFeature{Feature: "writer version 5 with generated column " + path}
+			return &UnsupportedFeatureError{Feature: "writer version 5 with generated column " + path}
 		}
 	}
 	return nil

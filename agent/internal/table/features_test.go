@@ -9,7 +9,7 @@ import (
 )
 
 // TestUnsupportedFeatures: a table whose protocol asks for a version or a
-// feature this package does not implement fails with ErrUnsupportedFeature
+// feature this package does not implement fails with UnsupportedFeatureError
 // naming it and the log file, whether the table was like that when opened
 // or another engine changed it while the agent ran; never as a corrupt log
 // (which the pipeline retries) and never silently.
@@ -26,9 +26,9 @@ func TestUnsupportedFeatures(t *testing.T) {
 	}
 	check := func(t *testing.T, err error, want, file string) {
 		t.Helper()
-		var unsupported *table.ErrUnsupportedFeature
+		var unsupported *table.UnsupportedFeatureError
 		if !errors.As(err, &unsupported) || unsupported.Feature != want || !strings.HasSuffix(unsupported.File, file) || errors.Is(err, table.ErrCorruptLog) {
-			t.Fatalf("error = %v, want ErrUnsupportedFeature for %q in %s", err, want, file)
+			t.Fatalf("error = %v, want UnsupportedFeatureError for %q in %s", err, want, file)
 		}
 		for _, s := range []string{want, file, "another destination table"} {
 			if !strings.Contains(err.Error(), s) {
@@ -87,9 +87,9 @@ func TestLegacyWriterVersion5(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := writeForeignTable(t, `{"minReaderVersion":2,"minWriterVersion":5}`, tt.config)
 			_, err := table.Open(dir, table.Options{})
-			var unsupported *table.ErrUnsupportedFeature
+			var unsupported *table.UnsupportedFeatureError
 			if !errors.As(err, &unsupported) || unsupported.Feature != tt.want || !strings.HasSuffix(unsupported.File, logName(0)) {
-				t.Fatalf("error = %v, want ErrUnsupportedFeature for %q", err, tt.want)
+				t.Fatalf("error = %v, want UnsupportedFeatureError for %q", err, tt.want)
 			}
 		})
 	}

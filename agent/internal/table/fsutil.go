@@ -20,7 +20,7 @@ func writeFileSync(name string, data []byte, perm os.FileMode) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(name)
+		_ = os.Remove(name)
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	return nil

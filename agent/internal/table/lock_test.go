@@ -33,9 +33,9 @@ func TestOpenLocksTheFolder(t *testing.T) {
 
 	// A second writer, here in the same process, is refused at once.
 	_, err = table.Open(dir, table.Options{Owner: "second"})
-	var locked *table.ErrLocked
+	var locked *table.LockedError
 	if !errors.As(err, &locked) || locked.Dir != dir || !strings.HasPrefix(locked.Holder, owner) {
-		t.Fatalf("second Open error = %v, want ErrLocked naming %q", err, owner)
+		t.Fatalf("second Open error = %v, want LockedError naming %q", err, owner)
 	}
 	for _, want := range []string{dir, owner, pid, "stop that pipeline or agent"} {
 		if !strings.Contains(err.Error(), want) {
@@ -121,9 +121,9 @@ func TestOpenRefusesForeignData(t *testing.T) {
 				tb.Close()
 				return
 			}
-			var notTable *table.ErrNotTable
+			var notTable *table.NotTableError
 			if !errors.As(err, &notTable) || notTable.Dir != dir || !reflect.DeepEqual(notTable.Found, tt.found) {
-				t.Fatalf("Open error = %v, want ErrNotTable listing %v", err, tt.found)
+				t.Fatalf("Open error = %v, want NotTableError listing %v", err, tt.found)
 			}
 			for _, want := range []string{dir, tt.found[0], "not a Tributary table", "choose another destination table name, or empty the folder"} {
 				if !strings.Contains(err.Error(), want) {
@@ -131,7 +131,7 @@ func TestOpenRefusesForeignData(t *testing.T) {
 				}
 			}
 			if !errors.As(readErr, &notTable) {
-				t.Errorf("ReadSnapshot error = %v, want ErrNotTable", readErr)
+				t.Errorf("ReadSnapshot error = %v, want NotTableError", readErr)
 			}
 			if after := listTree(t, dir); !slices.Equal(after, before) {
 				t.Errorf("a refused Open changed the folder from %v to %v", before, after)
@@ -159,7 +159,7 @@ func TestOpenAfterCrashedFirstCommit(t *testing.T) {
 }
 
 func TestErrNotTableListsAFew(t *testing.T) {
-	err := &table.ErrNotTable{Dir: "/d", Found: []string{"a", "b", "c", "d", "e"}}
+	err := &table.NotTableError{Dir: "/d", Found: []string{"a", "b", "c", "d", "e"}}
 	if got := err.Error(); !strings.Contains(got, "(a, b, c and 2 more, but no Delta log)") {
 		t.Errorf("error = %q", got)
 	}

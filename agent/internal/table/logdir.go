@@ -34,7 +34,7 @@ const (
 )
 
 // unreadable names the kinds of checkpoints this package cannot read, as
-// [ErrUnsupportedFeature] reports them.
+// [UnsupportedFeatureError] reports them.
 var unreadable = map[logKind]string{
 	kindMultiPart:      "a multi-part checkpoint",
 	kindUUIDCheckpoint: "a V2 (UUID-named) checkpoint",
@@ -96,7 +96,7 @@ var errNoStart = errors.New("no checkpoint to start from")
 // invalid or stale (its checkpoint is gone), the whole log is considered.
 //
 // Multi-part and V2 checkpoints are not read: a log that only they cover
-// (the entries before them deleted) is an [*ErrUnsupportedFeature]. A
+// (the entries before them deleted) is an [*UnsupportedFeatureError]. A
 // checkpoint that cannot be read is skipped for an older one, or for the
 // entries alone, when the log still has what that takes.
 func replay(s store) (*state, error) {
@@ -167,7 +167,7 @@ func replayFrom(s store, from int64) (*state, error) {
 		}
 		for _, f := range others {
 			if f.version >= m {
-				return nil, &ErrUnsupportedFeature{Feature: unreadable[f.kind], File: logName(s, f.name)}
+				return nil, &UnsupportedFeatureError{Feature: unreadable[f.kind], File: logName(s, f.name)}
 			}
 		}
 		return nil, fmt.Errorf("%w: %s: log version %d is missing, and no checkpoint covers it", ErrCorruptLog, logName(s, ""), m)
@@ -179,7 +179,7 @@ func replayFrom(s store, from int64) (*state, error) {
 // fromCheckpoint returns the state the classic checkpoint of version c of
 // the table in s holds. A checkpoint that cannot be read is an error
 // wrapping [ErrCorruptLog]; one that asks for a feature this package
-// lacks, an [*ErrUnsupportedFeature].
+// lacks, an [*UnsupportedFeatureError].
 func fromCheckpoint(s store, c int64) (*state, error) {
 	name := logName(s, checkpointName(c))
 	e, err := readCheckpoint(s, logDir+"/"+checkpointName(c), name)
@@ -212,7 +212,7 @@ func readEntries(s store, st *state, latest int64) error {
 // readVersion reads log version v of the table in s and applies it to
 // st. A missing file is returned as an error wrapping fs.ErrNotExist; an
 // entry that asks for a feature this package lacks, as an
-// [*ErrUnsupportedFeature], before anything of it is applied.
+// [*UnsupportedFeatureError], before anything of it is applied.
 func readVersion(s store, st *state, v int64) (*entry, error) {
 	name := logName(s, entryName(v))
 	data, err := s.read(logPath(v))
@@ -235,10 +235,10 @@ func readVersion(s store, st *state, v int64) (*entry, error) {
 }
 
 // logError returns err, which replaying log file name gave: an
-// [*ErrUnsupportedFeature] naming the file, or else an error wrapping
+// [*UnsupportedFeatureError] naming the file, or else an error wrapping
 // [ErrCorruptLog].
 func logError(name string, err error) error {
-	var unsupported *ErrUnsupportedFeature
+	var unsupported *UnsupportedFeatureError
 	if errors.As(err, &unsupported) {
 		unsupported.File = name
 		return unsupported

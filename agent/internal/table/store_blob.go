@@ -147,7 +147,7 @@ func (w *blobWriter) commit() (storeEntry, error) {
 	}
 	w.done = true
 	defer w.cancel()
-	w.pw.Close() // the end of the object
+	_ = w.pw.Close() // the end of the object
 	if err := <-w.result; err != nil {
 		return storeEntry{}, blobErr(w.name, err)
 	}
@@ -159,7 +159,7 @@ func (w *blobWriter) abort() {
 		w.done = true
 		w.cancel() // a canceled context aborts the upload
 		w.pw.CloseWithError(errAborted)
-		<-w.result
+		<-w.result //nolint:errcheck // the upload was aborted: its error says only that
 	}
 }
 
@@ -227,7 +227,7 @@ func (s *blobStore) list(dir string) ([]storeEntry, error) {
 	it := s.b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
 	for {
 		o, err := it.Next(ctx)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return entries, nil
 		}
 		if err != nil {

@@ -105,8 +105,8 @@ func (w *localWriter) commit() (storeEntry, error) {
 func (w *localWriter) abort() {
 	if !w.done {
 		w.done = true
-		w.f.Close()
-		os.Remove(w.s.path(w.tmp))
+		_ = w.f.Close()
+		_ = os.Remove(w.s.path(w.tmp))
 	}
 }
 
@@ -136,11 +136,11 @@ func (s localStore) put(name string, data []byte) error {
 		return err
 	}
 	if err := s.removeChecksum(name); err != nil {
-		os.Remove(s.path(tmp))
+		_ = os.Remove(s.path(tmp))
 		return err
 	}
 	if err := os.Rename(s.path(tmp), s.path(name)); err != nil {
-		os.Remove(s.path(tmp))
+		_ = os.Remove(s.path(tmp))
 		return fmt.Errorf("publishing %s: %w", name, err)
 	}
 	if err := s.removeChecksum(name); err != nil {
@@ -177,7 +177,7 @@ func (s localStore) open(name string) (storeFile, error) {
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	return localFile{f, fi.Size()}, nil
@@ -242,7 +242,7 @@ func (s localStore) lock(owner string) (func() error, error) {
 	l, err := flock.Acquire(filepath.Join(s.dir, lockFile), owner, s.fileMode)
 	var held *flock.HeldError
 	if errors.As(err, &held) {
-		return nil, &ErrLocked{Dir: s.dir, Holder: held.Holder}
+		return nil, &LockedError{Dir: s.dir, Holder: held.Holder}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("locking the table folder: %w", err)

@@ -26,7 +26,7 @@ const DefaultGCGrace = time.Hour
 // Options configures a [Table]. The zero value is usable.
 type Options struct {
 	// Owner describes the writer in the table's lock file, and so in the
-	// [*ErrLocked] a second writer gets, e.g. `pipeline "orders", table
+	// [*LockedError] a second writer gets, e.g. `pipeline "orders", table
 	// main.sales.orders`. The lock adds the pid, the host and the time.
 	Owner string
 	// GCGrace is how old an unreferenced data file or temporary file must
@@ -132,13 +132,13 @@ type Table struct {
 // One writer per table: in a local folder, Open takes an exclusive lock on
 // the file _tributary.lock and writes [Options.Owner] into it; while the
 // Table is open, another Open of the folder, in this process or another,
-// fails at once with an [*ErrLocked] that names the holder. An object store
+// fails at once with a [*LockedError] that names the holder. An object store
 // has no lock: log entries are created with conditional writes, so two
 // writers never both commit one version, and [Commit.From] keeps a writer
 // from committing offsets another one moved.
 //
 // A folder that holds data but no log (another tool's Parquet files, say)
-// is not a table: Open returns an [*ErrNotTable] and changes nothing in it.
+// is not a table: Open returns a [*NotTableError] and changes nothing in it.
 // A log entry that cannot be replayed is an error wrapping [ErrCorruptLog]
 // that names the file.
 func Open(location string, opts Options) (*Table, error) {
@@ -161,19 +161,19 @@ func open(location string, opts Options, lock bool) (*Table, error) {
 // openIn is open on store s, with opts' defaults set.
 func openIn(s store, opts Options, lock bool) (*Table, error) {
 	if err := checkFolder(s); err != nil {
-		s.close()
+		_ = s.close()
 		return nil, err
 	}
 	t := &Table{s: s, opts: opts, pending: map[string]struct{}{}}
 	var err error
 	if lock {
 		if t.unlock, err = s.lock(opts.Owner); err != nil {
-			s.close()
+			_ = s.close()
 			return nil, err
 		}
 	}
 	if t.st, err = replay(s); err != nil {
-		t.Close()
+		_ = t.Close()
 		return nil, err
 	}
 	return t, nil
@@ -183,7 +183,7 @@ func openIn(s store, opts Options, lock bool) (*Table, error) {
 // log version, without locking, creating or changing anything: for checks
 // and status reports while a writer may hold the table. A folder that does
 // not exist or holds no log yet gives an empty Snapshot (Version -1); one
-// that holds data but no log is an [*ErrNotTable].
+// that holds data but no log is a [*NotTableError].
 func ReadSnapshot(dir string) (Snapshot, error) {
 	s, err := openStore(dir, DefaultFileMode) // creates nothing
 	if err != nil {
@@ -246,7 +246,7 @@ func (t *Table) Close() error {
 	return nil
 }
 
-// checkFolder returns an [*ErrNotTable] when the table's location holds
+// checkFolder returns a [*NotTableError] when the table's location holds
 // anything but a log, this package's lock file, and the temporary files of
 // a writer that crashed before its first commit.
 //
@@ -265,7 +265,7 @@ func checkFolder(s store) error {
 	if ok, err := hasLog(s); ok || err != nil {
 		return err
 	}
-	return &ErrNotTable{Dir: s.String(), Found: found}
+	return &NotTableError{Dir: s.String(), Found: found}
 }
 
 // hasLog reports whether the table's log holds a commit or a checkpoint.

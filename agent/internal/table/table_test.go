@@ -163,7 +163,7 @@ func TestCommitFrom(t *testing.T) {
 		// txns and from are the writer's commit.
 		txns, from txns
 		// conflict is the expected error, nil for success.
-		conflict *table.ErrConflict
+		conflict *table.ConflictError
 	}{
 		{name: "another partition slipped in",
 			other: table.Commit{Txns: txns{"p/1": 5}},
@@ -173,7 +173,7 @@ func TestCommitFrom(t *testing.T) {
 			other:    table.Commit{Txns: txns{"p/0": 20}, From: txns{"p/0": 10}},
 			txns:     txns{"p/0": 20},
 			from:     txns{"p/0": 10},
-			conflict: &table.ErrConflict{Version: 1, AppID: "p/0", Expected: 10, Actual: 20}},
+			conflict: &table.ConflictError{Version: 1, AppID: "p/0", Expected: 10, Actual: 20}},
 		{name: "the same partition slipped in without moving",
 			other: table.Commit{Txns: txns{"p/0": 10}, From: txns{"p/0": 10}},
 			txns:  txns{"p/0": 20},
@@ -181,17 +181,17 @@ func TestCommitFrom(t *testing.T) {
 		{name: "a first commit of a partition raced",
 			other:    table.Commit{Txns: txns{"p/1": 0}},
 			txns:     txns{"p/1": 5},
-			conflict: &table.ErrConflict{Version: 1, AppID: "p/1", Expected: -1, Actual: 0}},
+			conflict: &table.ConflictError{Version: 1, AppID: "p/1", Expected: -1, Actual: 0}},
 		{name: "a stale start",
 			other:    table.Commit{Txns: txns{"p/2": 1}},
 			txns:     txns{"p/0": 20},
 			from:     txns{"p/0": 5},
-			conflict: &table.ErrConflict{Version: 0, AppID: "p/0", Expected: 5, Actual: 10}},
+			conflict: &table.ConflictError{Version: 0, AppID: "p/0", Expected: 5, Actual: 10}},
 		{name: "a start the log never recorded",
 			other:    table.Commit{Txns: txns{"p/2": 1}},
 			txns:     txns{"p/3": 20},
 			from:     txns{"p/3": 10},
-			conflict: &table.ErrConflict{Version: -1, AppID: "p/3", Expected: 10, Actual: -1}},
+			conflict: &table.ConflictError{Version: -1, AppID: "p/3", Expected: 10, Actual: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,7 +216,7 @@ func TestCommitFrom(t *testing.T) {
 				}
 				return
 			}
-			var conflict *table.ErrConflict
+			var conflict *table.ConflictError
 			if !errors.As(err, &conflict) || *conflict != *tt.conflict {
 				t.Fatalf("Commit error = %v, want %+v", err, tt.conflict)
 			}
@@ -277,7 +277,7 @@ func TestConcurrentWritersRace(t *testing.T) {
 					c.Files = append(c.Files, add)
 					c.Txns[appID], c.From[appID] = from+n, from
 				}
-				var conflict *table.ErrConflict
+				var conflict *table.ConflictError
 				if _, err := tb.Commit(c); errors.As(err, &conflict) {
 					conflicts.Add(1)
 				} else if err != nil {

@@ -42,7 +42,10 @@ type FileWriter struct {
 	out  storeWriter
 	// written counts the bytes handed to out.
 	written int64
-	w       *parquet.Writer
+	// w is parquet-go's untyped Writer, which parquet-go deprecates for
+	// GenericWriter[T]: rows are written here column by column for a
+	// schema known only at run time, which the untyped Writer serves.
+	w *parquet.Writer //nolint:staticcheck // see above: a schema known only at run time
 	// leaves describes ps's columns, to check batches before parquet-go
 	// sees them.
 	leaves []leafColumn

@@ -82,7 +82,7 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	}
 	value, err = e.b.Bytes()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
 	e.metaBuf = e.meta.AppendTo(e.metaBuf[:0])
 	return e.metaBuf, value, nil

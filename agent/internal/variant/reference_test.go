@@ -34,8 +34,8 @@ func referenceJSON(text []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("trailing data: %v", err)
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("trailing data: %w", err)
 	}
 	return v, nil
 }
@@ -158,7 +158,7 @@ func sameNumber(want json.Number, got any) error {
 	case float64:
 		f, err := strconv.ParseFloat(string(want), 64)
 		if err != nil && !math.IsInf(f, 0) && f != 0 {
-			return fmt.Errorf("reference cannot read %s: %v", want, err)
+			return fmt.Errorf("reference cannot read %s: %w", want, err)
 		}
 		if kind == "double" && math.Float64bits(f) == math.Float64bits(g) {
 			return nil

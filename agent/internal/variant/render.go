@@ -100,12 +100,12 @@ const (
 func AppendJSON(dst, metadata, value []byte) ([]byte, error) {
 	m, err := parseMetadata(metadata)
 	if err != nil {
-		return dst, fmt.Errorf("%w: metadata: %v", ErrMalformed, err)
+		return dst, fmt.Errorf("%w: metadata: %w", ErrMalformed, err)
 	}
 	r := renderer{meta: m}
 	dst, n, err := r.value(dst, value, 0)
 	if err != nil {
-		return dst, fmt.Errorf("%w: value: %v", ErrMalformed, err)
+		return dst, fmt.Errorf("%w: value: %w", ErrMalformed, err)
 	}
 	if n != len(value) {
 		return dst, fmt.Errorf("%w: value: %d bytes after the top-level value", ErrMalformed, len(value)-n)

@@ -23,12 +23,12 @@ type inferenceDefault struct {
 }
 
 // Description implements planmodifier.Describer.
-func (d inferenceDefault) Description(ctx context.Context) string {
+func (d inferenceDefault) Description(_ context.Context) string {
 	return "defaults to " + d.shown + " when schema_evolution_mode is set"
 }
 
 // MarkdownDescription implements planmodifier.Describer.
-func (d inferenceDefault) MarkdownDescription(ctx context.Context) string {
+func (d inferenceDefault) MarkdownDescription(_ context.Context) string {
 	return "defaults to `" + d.shown + "` when `schema_evolution_mode` is set"
 }
 
