@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"reflect"
 	"regexp"
 	"strings"
@@ -194,8 +195,9 @@ func (tr *Transformer) validateChangelog(col collector) {
 		if inc.pattern == "" || !validateMaxLen(cc, inc.attr, inc.pattern, MaxTopicPatternLen) {
 			continue
 		}
-		if _, err := compileInclude(inc.attr, inc.pattern); err != nil {
-			cc.add(inc.attr, "%s", err.(*FieldError).Detail)
+		var fe *FieldError
+		if _, err := compileInclude(inc.attr, inc.pattern); errors.As(err, &fe) {
+			cc.add(inc.attr, "%s", fe.Detail)
 		}
 	}
 	if s := co.InferSchemaStrategy; s != "" {

@@ -219,7 +219,7 @@ func (t *Table) columns(tc collector) *Layout {
 	ko := &t.ConnectorOptions.KafkaOptions
 	l := &Layout{MetadataColumn: t.TableConfiguration.SourceMetadataColumn, Meta: t.TableConfiguration.MetadataColumns,
 		Duplicate: ko.DuplicateFieldStrategy}
-	ok := true
+	var ok bool
 	l.Key, ok = part(kc.at("key_transformer"), ko.KeyTransformer, KeyColumn)
 	var vok bool
 	l.Value, vok = part(kc.at("value_transformer"), ko.ValueTransformer, ValueColumn)

@@ -46,9 +46,9 @@ func (o *JSONOptions) TimestampFormatName() string {
 
 // validateParser checks the Spark parser options: the datetime patterns
 // must compile, except the names of timestamp formats.
-func (jo *JSONOptions) validateParser(col collector) {
+func (o *JSONOptions) validateParser(col collector) {
 	for _, f := range []struct{ attr, pattern string }{
-		{"timestamp_format", jo.TimestampPattern()}, {"date_format", jo.DateFormat},
+		{"timestamp_format", o.TimestampPattern()}, {"date_format", o.DateFormat},
 	} {
 		if f.pattern == "" || !validateMaxLen(col, f.attr, f.pattern, MaxShortStringLen) {
 			continue

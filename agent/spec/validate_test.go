@@ -38,7 +38,7 @@ func TestPipelineValidate(t *testing.T) {
 	ko := func(p *Pipeline) *KafkaOptions { return &p.Tables[0].ConnectorOptions.KafkaOptions }
 	const kp = "table[0].connector_options.kafka_options."
 	tests := []pipelineCase{
-		{"valid", func(p *Pipeline) {}, "", ""},
+		{"valid", func(*Pipeline) {}, "", ""},
 		{"topics and pattern", func(p *Pipeline) { ko(p).TopicPattern = "ev.*" }, kp + "topics", "mutually exclusive"},
 		{"neither topics nor pattern", func(p *Pipeline) { ko(p).Topics = nil }, kp + "topics", "one of topics, topic_pattern or assign is required"},
 		{"bad topic", func(p *Pipeline) { ko(p).Topics = []string{"ok", "bad topic"} }, kp + "topics[1]", "not a valid Kafka topic name"},
@@ -130,24 +130,32 @@ func runPipelineCases(t *testing.T, tests []pipelineCase, then func(t *testing.T
 		t.Run(tt.name, func(t *testing.T) {
 			p := validPipeline()
 			tt.mutate(p)
-			e := wantProblem(t, p.Validate(), tt.path, tt.detail)
+			errs := p.Validate()
+			wantProblem(t, errs, tt.path, tt.detail)
 			if then != nil && tt.path != "" {
-				then(t, tt, e)
+				then(t, tt, findProblem(t, errs, tt.path, tt.detail))
 			}
 		})
 	}
 }
 
 // wantProblem fails t unless errs is empty, when path is "", or else has
-// a problem at path whose detail contains detail, which it returns.
-func wantProblem(t *testing.T, errs Errors, path, detail string) FieldError {
+// a problem at path whose detail contains detail.
+func wantProblem(t *testing.T, errs Errors, path, detail string) {
 	t.Helper()
 	if path == "" {
 		if len(errs) > 0 {
 			t.Fatalf("want valid, got %v", errs)
 		}
-		return FieldError{}
+		return
 	}
+	_ = findProblem(t, errs, path, detail)
+}
+
+// findProblem returns the problem of errs at path whose detail contains
+// detail, failing the test if there is none.
+func findProblem(t *testing.T, errs Errors, path, detail string) FieldError {
+	t.Helper()
 	for _, e := range errs {
 		if e.Path == path && strings.Contains(e.Detail, detail) {
 			return e

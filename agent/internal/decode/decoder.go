@@ -212,7 +212,6 @@ func newDecoder(layout *spec.Layout, sources *Sources, ev Events) (*Decoder, err
 	}
 	if layout.MetadataColumn != "" {
 		d.meta = next
-		next++
 	}
 	if layout.CorruptRecord {
 		d.corrupt = rescue

@@ -322,7 +322,7 @@ func TestRegistryAvroUnavailable(t *testing.T) {
 	d := resolved(t, layoutOf(t, registryTable(spec.FormatAvro, "orders-value", "", "")), nil, c)
 	var down atomic.Bool
 	down.Store(true)
-	reg.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+	reg.Intercept(func(w http.ResponseWriter, _ *http.Request) bool {
 		if !down.Load() {
 			return false
 		}

@@ -74,7 +74,7 @@ func (p *registryPart) Decode(ctx context.Context, data []byte) error {
 	}
 	var raw []byte
 	if p.indexes {
-		rest := payload
+		var rest []byte
 		if len(payload) > 0 && payload[0] == 0 {
 			rest = payload[1:] // [0], the common case, in its short form
 		} else if _, rest, err = registry.ParseMessageIndexes(payload); err != nil {

@@ -1,6 +1,9 @@
 package expr
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // TestCompileErrors checks the exact text of parse, resolution and type
 // errors: the message, the source line and the caret.
@@ -157,7 +160,8 @@ func TestCompileErrors(t *testing.T) {
 			t.Errorf("%s: compiled to %s, want an error", tt.src, p.Type())
 			continue
 		}
-		if _, ok := err.(*Error); !ok {
+		var ee *Error
+		if !errors.As(err, &ee) {
 			t.Errorf("%s: %T, want *Error", tt.src, err)
 		}
 		if err.Error() != tt.want {

@@ -435,7 +435,9 @@ func appendCompact(dst, raw []byte) []byte {
 			dst = appendJSONNumber(dst, raw[start:s.i])
 		default: // brackets, ',', ':' and keywords
 			start := s.i
-			for s.i++; s.i < len(raw) && raw[s.i] >= 'a' && raw[s.i] <= 'z'; s.i++ {
+			s.i++
+			for s.i < len(raw) && raw[s.i] >= 'a' && raw[s.i] <= 'z' {
+				s.i++
 			}
 			dst = append(dst, raw[start:s.i]...)
 		}

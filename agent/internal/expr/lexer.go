@@ -49,11 +49,11 @@ func (t token) describe(src string) string {
 
 // shorten cuts long text for a message.
 func shorten(s string) string {
-	const max = 40
-	if len(s) <= max {
+	const maxShown = 40
+	if len(s) <= maxShown {
 		return s
 	}
-	i := max
+	i := maxShown
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}

@@ -33,8 +33,8 @@ func compileLike(pattern string, esc rune) (likePattern, error) {
 	for i := 0; i < len(pattern); {
 		r, n := utf8.DecodeRuneInString(pattern[i:])
 		i += n
-		switch {
-		case r == esc:
+		switch r {
+		case esc:
 			if i == len(pattern) {
 				return nil, fmt.Errorf("the LIKE pattern %s ends with the escape character %q", quote(pattern), esc)
 			}
@@ -44,7 +44,7 @@ func compileLike(pattern string, esc rune) (likePattern, error) {
 			}
 			lit.WriteRune(next)
 			i += m
-		case r == '%' || r == '_':
+		case '%', '_':
 			flush()
 			if r == '%' && len(p) > 0 && p[len(p)-1].wild == '%' {
 				continue // %% is %

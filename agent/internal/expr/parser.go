@@ -383,7 +383,7 @@ func (p *parser) infix(left *node, bp int) (*node, error) {
 	}
 	switch kw {
 	case "IN":
-		return p.in(n, t)
+		return p.in(n)
 	case "LIKE":
 		n.kind = nLike
 		pat, err := p.expr(bpPredicate, "LIKE")
@@ -419,7 +419,7 @@ func (p *parser) infix(left *node, bp int) (*node, error) {
 }
 
 // in parses the list of x [NOT] IN (a, b, ...).
-func (p *parser) in(n *node, t token) (*node, error) {
+func (p *parser) in(n *node) (*node, error) {
 	n.kind = nIn
 	if _, err := p.expect("(", "IN"); err != nil {
 		return nil, err

@@ -119,7 +119,7 @@ func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
 	if err := conn.HandshakeContext(hctx); err != nil {
-		raw.Close()
+		_ = raw.Close() // the handshake failed: its error is the one that matters
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 			errors.Is(err, context.DeadlineExceeded) {
 			// A listener without TLS takes the ClientHello for the start of
@@ -168,7 +168,7 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 		return conn, err
 	}
 	if err := c.authenticate(ctx, conn, addr); err != nil {
-		conn.Close()
+		_ = conn.Close() // authentication failed: its error is the one that matters
 		return nil, c.fail(addr, err, "SASL %s authentication with %s", c.mechanism, addr)
 	}
 	return conn, nil
@@ -194,7 +194,7 @@ func (c *Client) authenticate(ctx context.Context, conn net.Conn, addr string) e
 	if err := conn.SetDeadline(deadline); err != nil {
 		return err
 	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	ctx = sasl.WithMetadata(ctx, &sasl.Metadata{Host: host, Port: port})
 

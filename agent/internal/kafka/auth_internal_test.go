@@ -55,7 +55,7 @@ func (e *tokenEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":"invalid_client","error_description":"bad secret %s"}`, testClientSecret)
 		return
 	}
-	json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("token-%d", n), "token_type": "Bearer",
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("token-%d", n), "token_type": "Bearer",
 		"expires_in": e.lifetime})
 }
 
@@ -133,7 +133,7 @@ func TestClientCredentialsWithoutLifetime(t *testing.T) {
 
 func TestClientCredentialsBadAnswers(t *testing.T) {
 	for name, body := range map[string]string{"not JSON": "<html>", "no token": `{"token_type":"Bearer"}`} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, body) }))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }))
 		cc := &clientCredentials{endpoint: srv.URL, clientID: "id", clientSecret: testClientSecret, http: srv.Client(), now: time.Now}
 		_, err := cc.Token(context.Background())
 		srv.Close()

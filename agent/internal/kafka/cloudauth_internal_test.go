@@ -61,7 +61,7 @@ func (e *fakeEntraID) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	switch r.URL.Path {
 	case "/" + testAzureTenant + "/v2.0/.well-known/openid-configuration":
-		json.NewEncoder(w).Encode(map[string]any{"token_endpoint": base + "/oauth2/v2.0/token",
+		_ = json.NewEncoder(w).Encode(map[string]any{"token_endpoint": base + "/oauth2/v2.0/token",
 			"authorization_endpoint": base + "/oauth2/v2.0/authorize", "issuer": base + "/v2.0"})
 	case "/" + testAzureTenant + "/oauth2/v2.0/token":
 		e.requests.Add(1)
@@ -79,7 +79,7 @@ func (e *fakeEntraID) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"error":"invalid_client","error_description":"AADSTS7000215: Invalid client secret provided."}`)
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"token_type": "Bearer", "expires_in": 3600, "ext_expires_in": 3600,
+		_ = json.NewEncoder(w).Encode(map[string]any{"token_type": "Bearer", "expires_in": 3600, "ext_expires_in": 3600,
 			"access_token": e.token})
 	default:
 		e.t.Errorf("unexpected request %s %s", r.Method, r.URL)
@@ -214,8 +214,9 @@ var googleClaimsForm = regexp.MustCompile(`^\{"exp":(\d+),"iat":(\d+),"scope":"k
 func checkGoogleFirstMessage(t *testing.T, first []byte, accessToken, principal string, lifetime time.Duration) {
 	t.Helper()
 	msg := string(first)
-	tok, ok := strings.CutPrefix(msg, "n,,\x01auth=Bearer ")
-	if tok, ok = strings.CutSuffix(tok, "\x01\x01"); !ok {
+	tok, prefixed := strings.CutPrefix(msg, "n,,\x01auth=Bearer ")
+	tok, suffixed := strings.CutSuffix(tok, "\x01\x01")
+	if !prefixed || !suffixed {
 		t.Fatalf("first message %q is not RFC 7628's", msg)
 	}
 	parts := strings.Split(tok, ".")
@@ -238,8 +239,12 @@ func checkGoogleFirstMessage(t *testing.T, first []byte, accessToken, principal 
 		t.Fatalf("claims = %s", dec[1])
 	}
 	var exp, iat int64
-	fmt.Sscan(m[1], &exp)
-	fmt.Sscan(m[2], &iat)
+	if _, err := fmt.Sscan(m[1], &exp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Sscan(m[2], &iat); err != nil {
+		t.Fatal(err)
+	}
 	now := time.Now().Unix()
 	if iat < now-60 || iat > now+1 {
 		t.Errorf("iat = %d, now is %d", iat, now)

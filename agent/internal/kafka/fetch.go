@@ -280,7 +280,7 @@ func (f *Fetcher) session(ctx context.Context, offset int64, epoch *int32, out c
 		return offset, err
 	}
 	if f.TopicID != "" && topicID != f.TopicID {
-		conn.Close()
+		_ = conn.Close() // the fetch ends here: the re-created topic is what matters
 		return offset, &TopicRecreatedError{Topic: f.TP.Topic, Was: f.TopicID, Now: topicID}
 	}
 	defer conn.Close()
@@ -293,7 +293,7 @@ func (f *Fetcher) session(ctx context.Context, offset int64, epoch *int32, out c
 			return offset, &TruncationError{TP: f.TP, Epoch: *epoch, End: end, Offset: offset}
 		}
 	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	// Each response is read into a buffer of its own from the pool (see
 	// readFetch), which bufio fills directly: its buffer only saves calls

@@ -65,7 +65,7 @@ func (c *Client) anyBroker(ctx context.Context, rs *requestSettings, what string
 			continue
 		}
 		err = ask(conn)
-		conn.Close()
+		_ = conn.Close() // one request a connection: what it answered is in err
 		if err == nil || !isNetError(err) {
 			return err
 		}
@@ -104,7 +104,7 @@ func exchange(ctx context.Context, conn net.Conn, frame []byte, correlationID in
 	if err := conn.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	if _, err := conn.Write(frame); err != nil {
 		return nil, fmt.Errorf("send %s request: %w", what, err)

@@ -58,7 +58,7 @@ func TestRealBrokerSecurity(t *testing.T) {
 			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"access_token": unsecuredJWT("ingest"), "expires_in": 3600})
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": unsecuredJWT("ingest"), "expires_in": 3600})
 	}))
 	defer idp.Close()
 	// Entra ID, for AZURE_EVENT_HUBS_ENTRA_ID, hands out unsecured JWTs.

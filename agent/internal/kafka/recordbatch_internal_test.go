@@ -263,7 +263,7 @@ func FuzzRecordBatch(f *testing.F) {
 
 func FuzzMetadataResponse(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 1, 0})
-	f.Fuzz(func(t *testing.T, body []byte) {
+	f.Fuzz(func(_ *testing.T, body []byte) {
 		_, _ = parseMetadata(body, []string{"t"})
 		_, _ = parseFetch(body, testTP)
 	})

@@ -92,7 +92,7 @@ func fetchOne(ctx context.Context, cl *kafka.Client) error {
 			b.Release()
 		case err := <-retried:
 			cancel()
-			<-done
+			<-done //nolint:errcheck // the run ends with the cancel above; the retried error is the one returned
 			return err
 		case err := <-done:
 			return err
@@ -264,17 +264,19 @@ func TestTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale := listen(t, func(c net.Conn) { tls.Server(c, &tls.Config{Certificates: []tls.Certificate{expiredCert}}).Handshake() })
+	stale := listen(t, func(c net.Conn) {
+		_ = tls.Server(c, &tls.Config{Certificates: []tls.Certificate{expiredCert}}).Handshake()
+	})
 	err = readBack(t, newSecureClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{stale}, SecurityProtocol: spec.ProtocolSSL,
 		TLS: &spec.TLS{CAPEM: string(f.ca.CertPEM)}}))
 	wantConnectionError(t, err, "the broker's certificate at "+stale+" has expired")
 	// A PLAINTEXT listener takes the ClientHello for the start of a
 	// request too large to take, and closes; something else answers in
 	// clear.
-	closing := listen(t, func(c net.Conn) { io.ReadFull(c, make([]byte, 4)) })
+	closing := listen(t, func(c net.Conn) { _, _ = io.ReadFull(c, make([]byte, 4)) })
 	err = readBack(t, newSecureClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{closing}, SecurityProtocol: spec.ProtocolSSL}))
 	wantConnectionError(t, err, "did not complete the TLS handshake", "check security_protocol")
-	answering := listen(t, func(c net.Conn) { io.WriteString(c, "HTTP/1.1 400 Bad Request\r\n\r\n") })
+	answering := listen(t, func(c net.Conn) { _, _ = io.WriteString(c, "HTTP/1.1 400 Bad Request\r\n\r\n") })
 	err = readBack(t, newSecureClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{answering}, SecurityProtocol: spec.ProtocolSSL}))
 	wantConnectionError(t, err, "does not answer TLS", "check security_protocol")
 }

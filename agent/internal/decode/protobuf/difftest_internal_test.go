@@ -114,8 +114,8 @@ func diffTargets(t testing.TB) []*diffTarget {
 // the same.
 func (tg *diffTarget) check(t testing.TB, data []byte) {
 	t.Helper()
-	got, err := decodeValues(tg.b, data, func(b *rows.Builder) error { return tg.d.Decode(b, 0, data) })
-	want, rerr := decodeValues(tg.rb, data, func(b *rows.Builder) error { return tg.ref.Decode(b, 0, data) })
+	got, err := decodeValues(tg.b, func(b *rows.Builder) error { return tg.d.Decode(b, 0, data) })
+	want, rerr := decodeValues(tg.rb, func(b *rows.Builder) error { return tg.ref.Decode(b, 0, data) })
 	switch {
 	case err != nil && rerr == nil:
 		t.Fatalf("%s: %x: Decode fails (%v), the reference decodes %s", tg.name, data, err, want)
@@ -131,7 +131,7 @@ func (tg *diffTarget) check(t testing.TB, data []byte) {
 
 // decodeValues decodes one row with decode into b, reset, and returns its
 // column values, levels included, as text.
-func decodeValues(b *rows.Builder, data []byte, decode func(*rows.Builder) error) (string, error) {
+func decodeValues(b *rows.Builder, decode func(*rows.Builder) error) (string, error) {
 	b.Reset()
 	b.BeginRow()
 	if err := decode(b); err != nil {
