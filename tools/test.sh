@@ -24,10 +24,32 @@ export TRIBUTARY_PY="$ROOT/.tools/py/bin/python"
 # reader of the end-to-end tests (agent/e2e/spark_test.go).
 export TRIBUTARY_SPARK="$ROOT/.tools/spark"
 
-step() { printf '\n=== %s\n' "$*"; }
+# step prints a step's heading; each step's elapsed seconds are printed when
+# the next one starts, and all of them, with the total, at the end (also
+# after a failure), so that CI logs show where the time goes.
+suite_start=$SECONDS step_name= step_start=
+step_times=()
+end_step() {
+  [[ -n "$step_name" ]] || return 0
+  local took=$((SECONDS - step_start))
+  printf -- '--- %s: %ds\n' "$step_name" "$took"
+  step_times+=("$(printf '%6ds  %s' "$took" "$step_name")")
+  step_name=
+}
+step() {
+  end_step
+  step_name="$*" step_start=$SECONDS
+  printf '\n=== %s\n' "$*"
+}
+print_times() {
+  end_step
+  printf '\n=== time per step\n'
+  if (( ${#step_times[@]} )); then printf '%s\n' "${step_times[@]}"; fi
+  printf '%6ds  total\n' "$((SECONDS - suite_start))"
+}
 has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }
 
-kafka_started= s3_started= gcs_started= azure_started= registry_started=
+passed= kafka_started= s3_started= gcs_started= azure_started= registry_started=
 # One throw-away CA for the broker's secure listeners and the registry.
 export TRIBUTARY_CERTS_DIR
 TRIBUTARY_CERTS_DIR="$(mktemp -d)"
@@ -54,6 +76,10 @@ cleanup() {
     tools/registry.sh down || true
   fi
   rm -rf "$TRIBUTARY_CERTS_DIR"
+  print_times
+  if [[ -n "$passed" && $rc == 0 ]]; then
+    printf '\n=== all tests passed\n'
+  fi
   exit "$rc"
 }
 trap cleanup EXIT
@@ -182,4 +208,5 @@ else
   step "docs check: skipped, no provider main.go at the root yet"
 fi
 
-step "all tests passed"
+end_step
+passed=1
