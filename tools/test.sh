@@ -163,16 +163,37 @@ go test -count=1 -run TestBlobStore ./agent/internal/table/
 
 if has_pkgs ./provider/...; then
   # The acceptance tests run in parallel (resource.ParallelTest) on one
-  # shared agent, each with names of its own; most of their time is spent
-  # waiting on terraform and the agent, so four run at once on two cores.
-  step "acceptance tests (terraform $(terraform version | head -n1))"
-  TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/.tools/bin/terraform" \
-    go test -count=1 -timeout 30m -parallel 4 ./provider/...
-
-  step "acceptance tests (opentofu $(tofu version | head -n1))"
-  TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/.tools/bin/tofu" \
-    TF_ACC_PROVIDER_NAMESPACE=hashicorp TF_ACC_PROVIDER_HOST=registry.opentofu.org \
-    go test -count=1 -timeout 30m -parallel 4 ./provider/...
+  # agent that the test binary starts, each with names of its own; most of
+  # their time is spent waiting on terraform and the agent, so four run at
+  # once on two cores. The Terraform and the OpenTofu passes run at the same
+  # time, each with an agent of its own, from one build of the test binary
+  # and of the agent (TRIBUTARY_TEST_AGENT); their output follows, one pass
+  # after the other.
+  step "acceptance tests (terraform $(terraform version | head -n1); opentofu $(tofu version | head -n1); at the same time)"
+  acc_dir="$(mktemp -d)"
+  go test -c -o "$acc_dir/provider.test" ./provider
+  go build -o "$acc_dir/tributary-agent" ./agent/cmd/tributary-agent
+  # acc_pass NAME CLI [VAR=VALUE...]: one pass with the CLI of .tools/bin,
+  # its output to $acc_dir/NAME.log.
+  acc_pass() {
+    local name=$1 cli=$2 start=$SECONDS rc=0
+    shift 2
+    (cd provider && env TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/.tools/bin/$cli" TRIBUTARY_TEST_AGENT="$acc_dir/tributary-agent" "$@" \
+      "$acc_dir/provider.test" -test.count=1 -test.timeout 30m -test.parallel 4) >"$acc_dir/$name.log" 2>&1 || rc=$?
+    echo "--- acceptance tests under $name: exit code $rc after $((SECONDS - start))s" >>"$acc_dir/$name.log"
+    return "$rc"
+  }
+  acc_pass terraform terraform &
+  tf_pid=$!
+  acc_pass opentofu tofu TF_ACC_PROVIDER_NAMESPACE=hashicorp TF_ACC_PROVIDER_HOST=registry.opentofu.org &
+  tofu_pid=$!
+  tf_rc=0 tofu_rc=0
+  wait "$tf_pid" || tf_rc=$?
+  wait "$tofu_pid" || tofu_rc=$?
+  cat "$acc_dir/terraform.log" "$acc_dir/opentofu.log"
+  rm -rf "$acc_dir"
+  if (( tf_rc != 0 )); then exit "$tf_rc"; fi
+  if (( tofu_rc != 0 )); then exit "$tofu_rc"; fi
 else
   step "acceptance tests: skipped, no packages under ./provider yet"
 fi
@@ -184,10 +205,12 @@ for d in ${E2E_DIRS:-./e2e ./agent/e2e}; do
 done
 if (( ${#e2e[@]} )) && has_pkgs -tags e2e "${e2e[@]}"; then
   step "end-to-end tests (${e2e[*]})"
-  # -parallel: the tests that call t.Parallel mostly wait (the failing
-  # cases of TestSecureConnectionsThroughTerraform wait 30 s each for the
-  # provider to give up), so more of them run at once than there are cores.
-  go test -count=1 -timeout 30m -parallel 8 -tags e2e "${e2e[@]}"
+  # The tests run in parallel (t.Parallel; each runs its own agents on
+  # topics, groups and tables of its own names) and mostly wait on Kafka,
+  # the agents, flush intervals and terraform: the tier takes about 5.5
+  # CPU-minutes (the broker's included), and took 11 minutes run one test
+  # at a time, a quarter of two cores, so four run at once.
+  go test -count=1 -timeout 30m -parallel 4 -tags e2e "${e2e[@]}"
 else
   step "end-to-end tests: skipped, no e2e packages yet"
 fi
