@@ -180,6 +180,7 @@ var productPick = []string{"_op", "id", "description", "weight", "in_stock", "up
 // wrapped in its Connect schema is read from its payload. delta-rs, DuckDB and pyarrow read the same rows. A table of
 // 300 copies of the Debezium events holds each copy's rows.
 func TestChangelogPipelineTables(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	name := uniqueName("e2e-cdc")
 	canal := cdcTopic(t, "canal_products")
@@ -300,6 +301,7 @@ func TestChangelogPipelineTables(t *testing.T) {
 // destination schema's _dirty_records; so is an event without its source
 // database, which has no route, with no table.
 func TestChangelogFanoutDefaultRoute(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	name := uniqueName("e2e-cdc-fanout")
 	deb := cdcTopic(t, "debezium_customers")

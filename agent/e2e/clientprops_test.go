@@ -19,6 +19,7 @@ import (
 // table's fetches carry its client.id, fetch.max.wait.ms, fetch.min.bytes
 // and max.partition.fetch.bytes.
 func TestClientPropertiesInEffect(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-props")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0", "--partitions", "1")

@@ -88,6 +88,7 @@ type columnsTable struct {
 // rebuilt their columns from the log (prefix stripped, flattened names
 // kept) and added the new ones.
 func TestColumnShaping(t *testing.T) {
+	t.Parallel()
 	topic := uniqueName("e2e-columns")
 	a := startAgent(t, t.TempDir())
 	python(t, "columns_records.py", "produce", "--bootstrap", env.bootstrap, "--topic", topic, "--from", "0", "--to", "5")

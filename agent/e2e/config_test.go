@@ -60,6 +60,16 @@ resource "tributary_pipeline" "this" {
 	}
 }
 
+// writeVar writes dir/terraform.tfvars, which Terraform reads in dir, to
+// set the variable name to value. The tests run in parallel, so a variable
+// is set there rather than as TF_VAR_<name>, which would need t.Setenv.
+func writeVar(t *testing.T, dir, name, value string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "terraform.tfvars"), fmt.Appendf(nil, "%s = %q\n", name, value), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // apply runs terraform apply in dir and returns its output.
 func apply(t *testing.T, dir string, a *agent) string {
 	t.Helper()

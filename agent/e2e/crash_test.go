@@ -21,6 +21,7 @@ import (
 // data dir. Afterwards every (partition, offset) is in the table exactly
 // once, as delta-rs, DuckDB and pyarrow read it.
 func TestCrashExactlyOnce(t *testing.T) {
+	t.Parallel()
 	crashPlain(t, 200_000, "")
 }
 
@@ -31,6 +32,7 @@ func TestCrashExactlyOnce(t *testing.T) {
 // collection grace period of 3 seconds, the files the kills left uploaded
 // but uncommitted are gone soon after.
 func TestCrashExactlyOnceObjectStores(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, root string) {
 		location := crashPlain(t, 100_000, root, "--gc-grace", "3s")
 		time.Sleep(5 * time.Second) // the grace, and a collection every 750ms
@@ -54,6 +56,7 @@ func crashPlain(t *testing.T, total int, warehouse string, flags ...string) stri
 // default) holds exactly the committed records, each once, at the offsets
 // the producer's delivery reports gave, and no transaction marker.
 func TestCrashExactlyOnceTransactional(t *testing.T) {
+	t.Parallel()
 	manifest := filepath.Join(t.TempDir(), "manifest.json")
 	crashTest(t, "", nil, []string{"produce_txn.py", "stream", "--count", "60000", "--txn-size", "500", "--abort-every", "4",
 		"--rate", "10000", "--manifest", manifest},

@@ -81,6 +81,7 @@ func offsetsOf(t *testing.T, which, topic string) map[string]int64 {
 //     commitInfo, and the table holds every offset but those of the gap,
 //     each once. The counter survives a restart (read back from the log).
 func TestDataLossRetention(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	a := startAgent(t, dataDir)
 	topic := uniqueName("e2e-loss")
@@ -222,6 +223,7 @@ func checkGapsLogged(t *testing.T, location string, gaps []spec.DataLossGap) {
 // picks them up while running and reads the new partitions from their
 // earliest offset, so every record is in the table, each once.
 func TestDiscoveryWhileRunning(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	prefix := uniqueName("e2e-discover")
 	topicA, topicB := prefix+"-a", prefix+"-b"
@@ -253,6 +255,7 @@ func TestDiscoveryWhileRunning(t *testing.T) {
 // produced while the agent is down, and no lag once the agent has read
 // them, as the agent's lag series in /metrics say too.
 func TestConsumerGroupLag(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-lag")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0", "--partitions", "1")
@@ -315,6 +318,7 @@ func waitGroup(t *testing.T, group, topic, current, lag string) {
 // reporting the gap (the old topic's offset it stopped at, the new topic's
 // it went on from), and holds the records of both topics.
 func TestTopicRecreatedGoesOn(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-recreate")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "300", "--partitions", "1")
@@ -339,6 +343,7 @@ func TestTopicRecreatedGoesOn(t *testing.T) {
 // own tool, as TestConsumerGroupLag does a table's: the group named with
 // the fanout schema in place of a table holds the offset it routed up to.
 func TestFanoutConsumerGroupLag(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-fanlag")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "300", "--partitions", "1")

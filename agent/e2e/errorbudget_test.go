@@ -158,6 +158,7 @@ func checkGood(t *testing.T, location string, end int64, bad []int64, firstOf fu
 // dirty records table, and nothing of its chunk is committed; after a
 // restart the count is read back from the log and the table fails again.
 func TestErrorBudget(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	name := uniqueName("e2e-budget")
 	topic := uniqueName("e2e-budget")
@@ -217,6 +218,7 @@ func TestErrorBudget(t *testing.T) {
 // table exactly once, and the count in the status is the number of bad
 // ones.
 func TestErrorBudgetCrash(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	name := uniqueName("e2e-budget-crash")
 	topic := uniqueName("e2e-budget-crash")

@@ -242,6 +242,7 @@ func fanoutOptions(onInvalid, schema string) string {
 // the agent is killed with SIGKILL three times and restarted: afterwards no
 // table has lost or duplicated a record.
 func TestFanoutThroughTerraform(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	dir := t.TempDir()
 	topic := &fanoutTopic{name: uniqueName("e2e-fanout"), dir: dir}
@@ -298,6 +299,7 @@ func TestFanoutThroughTerraform(t *testing.T) {
 // invalid record: it lands in _fanout_errors and the 30 events in their
 // tables, each once.
 func TestFanoutInvalidRoutesFail(t *testing.T) {
+	t.Parallel()
 	kinds := []string{"missing", "digits", "dotted", "space"}
 	a := startAgent(t, t.TempDir())
 	dir := t.TempDir()

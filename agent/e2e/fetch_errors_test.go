@@ -19,6 +19,7 @@ import (
 // records belong to the old topic, and the table fails saying so (the
 // topic id changed) instead of reading the new topic from the middle.
 func TestTopicDeletedAndRecreated(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := ingestTopic(t, a, "del", 400)
 
@@ -43,6 +44,7 @@ func TestTopicDeletedAndRecreated(t *testing.T) {
 // on restart it fails saying the topic was re-created rather than reading
 // the new topic from the old offsets.
 func TestTopicRecreatedWhileDown(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := ingestTopic(t, a, "rec", 200)
 	a.stop()

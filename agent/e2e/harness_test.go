@@ -111,11 +111,14 @@ func storeRoot(t *testing.T, kind string) string {
 	return objstoretest.Root(t, kind, uniqueName(t.Name()))
 }
 
-// forEachStore runs test as a subtest on each object store of
+// forEachStore runs test as a parallel subtest on each object store of
 // objstoretest.Kinds, with a new root in its test bucket.
 func forEachStore(t *testing.T, test func(t *testing.T, root string)) {
 	for _, kind := range objstoretest.Kinds {
-		t.Run(kind, func(t *testing.T) { test(t, storeRoot(t, kind)) })
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			test(t, storeRoot(t, kind))
+		})
 	}
 }
 
@@ -125,6 +128,7 @@ type agent struct {
 	dataDir   string
 	warehouse string
 	flags     []string // more serve flags
+	environ   []string // more environment variables, NAME=VALUE
 	token     string
 	endpoint  string
 	cmd       *exec.Cmd
@@ -142,7 +146,17 @@ func startAgent(t *testing.T, dataDir string) *agent {
 // warehouse, which other agents may share, with more serve flags.
 func startAgentOn(t *testing.T, dataDir, warehouse string, flags ...string) *agent {
 	t.Helper()
-	a := &agent{t: t, dataDir: dataDir, warehouse: warehouse, flags: flags, token: uniqueName("e2e-token") + strings.Repeat("0", 32)}
+	return startAgentEnv(t, dataDir, warehouse, nil, flags...)
+}
+
+// startAgentEnv starts an agent like startAgentOn, with the environment
+// variables of environ (NAME=VALUE) over those the test process has. The
+// tests run in parallel, so an agent's environment is set here, never with
+// t.Setenv, which every agent started meanwhile would inherit.
+func startAgentEnv(t *testing.T, dataDir, warehouse string, environ []string, flags ...string) *agent {
+	t.Helper()
+	a := &agent{t: t, dataDir: dataDir, warehouse: warehouse, flags: flags, environ: environ,
+		token: uniqueName("e2e-token") + strings.Repeat("0", 32)}
 	tokenFile := filepath.Join(dataDir, "token")
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -165,6 +179,9 @@ func (a *agent) start() {
 	a.cmd = exec.Command(env.agentBin, append([]string{"serve", "--listen", "127.0.0.1:0",
 		"--data-dir", a.dataDir, "--warehouse", a.warehouse,
 		"--token-file", filepath.Join(a.dataDir, "token")}, a.flags...)...)
+	if a.environ != nil {
+		a.cmd.Env = append(os.Environ(), a.environ...) // the last of a name wins
+	}
 	logFile, err := os.OpenFile(filepath.Join(a.dataDir, "agent.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)

@@ -105,6 +105,7 @@ func (r *inferenceReport) additions() [][]string {
 // with mode ADD_NEW_COLUMNS. The pipeline status and the tributary_table
 // data source show the inferred columns.
 func TestSchemaInferenceThroughTerraform(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	dir := t.TempDir()
 	pipeline := uniqueName("e2e-infer")

@@ -17,6 +17,7 @@ import (
 // back with delta-rs, DuckDB and pyarrow: exactly 10,000 rows, the 10 bad
 // ones in _corrupt_record, every value as produced.
 func TestJSONPipelineThroughTerraform(t *testing.T) {
+	t.Parallel()
 	jsonThroughTerraform(t, startAgent(t, t.TempDir()), "")
 }
 
@@ -24,6 +25,7 @@ func TestJSONPipelineThroughTerraform(t *testing.T) {
 // pipeline's storage_location on the S3-compatible server, under a root the
 // agent allows with --warehouse-allow.
 func TestJSONPipelineOnS3(t *testing.T) {
+	t.Parallel()
 	root := storeRoot(t, "s3")
 	dataDir := t.TempDir()
 	a := startAgentOn(t, dataDir, filepath.Join(dataDir, "warehouse"), "--warehouse-allow", root)

@@ -39,8 +39,12 @@ func (a *agent) waitSinkAtTable(name, qualified, location string, timeout time.D
 // tables and times, row images, as delta-rs, DuckDB and pyarrow read them,
 // with either delivery guarantee.
 func TestKafkaSinkTableRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, dg := range spec.DeliveryGuarantees {
-		t.Run(dg, func(t *testing.T) { tableRoundTrip(t, dg) })
+		t.Run(dg, func(t *testing.T) {
+			t.Parallel()
+			tableRoundTrip(t, dg)
+		})
 	}
 }
 
@@ -90,6 +94,7 @@ func tableRoundTrip(t *testing.T, dg string) {
 // once as a read_committed consumer sees its topic: each restart resumes
 // from the table version committed with the last committed transaction.
 func TestKafkaSinkTableKill9(t *testing.T) {
+	t.Parallel()
 	const n = 5000
 	src, dst := uniqueName("tsink_src"), uniqueName("tsink_dst")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", "0", "--partitions", "2")
@@ -124,6 +129,7 @@ func TestKafkaSinkTableKill9(t *testing.T) {
 // its topic reads back every produced object, nested values, unicode,
 // decimals and large integers included.
 func TestKafkaSinkTableVariant(t *testing.T) {
+	t.Parallel()
 	const n = 30
 	src, dst := uniqueName("tvariant_src"), uniqueName("tvariant_dst")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", dst, "--count", "0", "--partitions", "1")

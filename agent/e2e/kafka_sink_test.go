@@ -126,6 +126,7 @@ func checkOnce(t *testing.T, ids []int64, n int) {
 // runs are aborted, and each restart resumes from the offsets committed
 // with the last committed transaction.
 func TestKafkaSinkExactlyOnceKill9(t *testing.T) {
+	t.Parallel()
 	const n = 10000
 	src, dst := uniqueName("sink_src"), uniqueName("sink_dst")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", "0", "--partitions", "3")
@@ -238,6 +239,7 @@ func openTransaction(t *testing.T, c *kafka.Client, tps []kafka.TopicPartition, 
 // the sink, and only the newer writes from then on: still each record
 // once.
 func TestKafkaSinkZombieFenced(t *testing.T) {
+	t.Parallel()
 	const n = 400
 	src, dst := uniqueName("zombie_src"), uniqueName("zombie_dst")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", "200", "--partitions", "2")
@@ -296,6 +298,7 @@ func TestKafkaSinkZombieFenced(t *testing.T) {
 // keep_changed_fields_only, each update written has the changed field of
 // its source event's before image, and only it.
 func TestKafkaSinkRoundTrip(t *testing.T) {
+	t.Parallel()
 	src, dst := uniqueName("cdc_src"), uniqueName("cdc_dst")
 	for _, topic := range []string{src, dst} {
 		python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0", "--partitions", "1")
@@ -364,6 +367,7 @@ func sameTables(t *testing.T, got, want string) {
 // hashed by key over three partitions, writes every record, and commits
 // its positions to its group outside any transaction.
 func TestKafkaSinkAtLeastOnce(t *testing.T) {
+	t.Parallel()
 	const n = 500
 	src, dst := uniqueName("alo_src"), uniqueName("alo_dst")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", fmt.Sprint(n), "--partitions", "2", "--header")
@@ -405,6 +409,7 @@ func TestKafkaSinkAtLeastOnce(t *testing.T) {
 // source event's: the changed columns' values before the update, typed as
 // the columns, and no others.
 func TestKafkaSinkCanalOld(t *testing.T) {
+	t.Parallel()
 	src, dst := cdcTopic(t, "canal_products"), uniqueName("canal_dst")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", dst, "--count", "0", "--partitions", "1")
 	a := startAgent(t, t.TempDir())
@@ -452,6 +457,7 @@ func TestKafkaSinkCanalOld(t *testing.T) {
 // of the same events with include_headers = false (and
 // enable_idempotence = false) writes records without headers.
 func TestKafkaSinkTopicMapping(t *testing.T) {
+	t.Parallel()
 	src := cdcTopic(t, "debezium_inventory")
 	crm, catalog, plain := uniqueName("crm"), uniqueName("catalog"), uniqueName("no_headers")
 	for _, topic := range []string{crm, catalog, plain} {

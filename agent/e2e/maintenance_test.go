@@ -15,6 +15,7 @@ import (
 // agent again: it resumes at the offsets the log recorded, and every record,
 // before and after, is in the table once.
 func TestOtherEngineMaintenance(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := ingestTopic(t, a, "maint", 100)
 	for want := int64(200); want <= 400; want += 100 { // several files to compact

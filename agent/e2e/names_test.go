@@ -12,6 +12,7 @@ import (
 // records with those keys and reads the table back by the real names with
 // delta-rs and DuckDB (the table uses Delta column mapping).
 func TestAnyColumnNames(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-names")
 	dir := t.TempDir()

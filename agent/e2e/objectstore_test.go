@@ -31,6 +31,7 @@ import (
 // let one writer win each log version; the loser re-reads the log and
 // resumes from the offsets it holds. Every record is in the table once.
 func TestTwoAgentsRaceOnObjectStores(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, twoAgentsRace)
 }
 
@@ -76,9 +77,10 @@ func twoAgentsRace(t *testing.T, root string) {
 // credentials). The apply fails with the store's error on the table, and
 // nothing is stored.
 func TestBucketRefusesWrites(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		kind, name string
-		env        func(t *testing.T) map[string]string // the agent inherits them
+		env        func(t *testing.T) map[string]string // the agent's, over the inherited
 		bucket     string                               // another bucket than the test's
 		want       string
 	}{
@@ -99,19 +101,21 @@ func TestBucketRefusesWrites(t *testing.T) {
 		{kind: "azure", name: "read-only SAS token", want: "cannot write to", env: readOnlySAS},
 	} {
 		t.Run(tc.kind+"/"+tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := storeRoot(t, tc.kind)
 			if tc.bucket != "" {
 				u, _ := url.Parse(root)
 				u.Host = tc.bucket
 				root = u.String()
 			}
+			var environ []string
 			if tc.env != nil {
 				for k, v := range tc.env(t) {
-					t.Setenv(k, v)
+					environ = append(environ, k+"="+v)
 				}
 			}
 			dataDir := t.TempDir()
-			a := startAgentOn(t, dataDir, dataDir+"/warehouse", "--warehouse-allow", root)
+			a := startAgentEnv(t, dataDir, dataDir+"/warehouse", environ, "--warehouse-allow", root)
 			ctx := context.Background()
 			c := a.client()
 			if _, err := c.PutConnection(ctx, &spec.Connection{Name: "denied", BootstrapServers: []string{env.bootstrap}}); err != nil {

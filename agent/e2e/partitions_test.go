@@ -26,6 +26,7 @@ import (
 //     killed right away (before a discovery tick is likely to see them) and
 //     started again: every record is in the table, each once.
 func TestLatePartitionsAndTopics(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	prefix := uniqueName("e2e-late")
 	topicA, topicB := prefix+"-a", prefix+"-b"

@@ -80,6 +80,7 @@ func (a *agent) waitRunEnded(pipeline string, timeout time.Duration) spec.TableS
 // with the error that says why. A continuous pipeline starting at latest
 // then holds exactly the records produced after it started.
 func TestStartAndEndPositions(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-positions")
 	// A recent base: brokers may refuse old timestamps, and retention
@@ -228,8 +229,12 @@ func TestStartAndEndPositions(t *testing.T) {
 // record. The table's offsets are mirrored to the group once committed,
 // without the agent ever joining it.
 func TestCheckDuplicatedGroupID(t *testing.T) {
+	t.Parallel()
 	for _, protocol := range []string{"classic", "consumer"} {
-		t.Run(protocol, func(t *testing.T) { checkDuplicatedGroupID(t, protocol) })
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			checkDuplicatedGroupID(t, protocol)
+		})
 	}
 }
 
@@ -311,6 +316,7 @@ func checkDuplicatedGroupID(t *testing.T, protocol string) {
 // ending_offsets_by_timestamp) with the Terraform CLI: apply waits for the
 // run's end, and the table holds exactly the offsets those maps select.
 func TestPositionsFromTerraform(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-tfpositions")
 	base := time.Now().Add(-time.Hour).Truncate(time.Second).UnixMilli()

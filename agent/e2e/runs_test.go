@@ -78,6 +78,7 @@ func (f *runsFixture) waitIdle(t *testing.T, name string) spec.TableStatus {
 // they add up to the 2000, and every record is in the table once. The
 // triggered run ends, IDLE, after the capped commits its backlog takes.
 func TestRateLimitPerCommit(t *testing.T) {
+	t.Parallel()
 	const total, limit = 2000, 150
 	f := newRunsFixture(t, total)
 	capped := func(ko *spec.KafkaOptions) { ko.MaxOffsetsPerTrigger = new(int64(limit)) }
@@ -110,6 +111,7 @@ func TestRateLimitPerCommit(t *testing.T) {
 // a short max_trigger_delay, fewer records than the minimum are committed
 // once the delay has passed since the table started.
 func TestMinOffsetsPerTrigger(t *testing.T) {
+	t.Parallel()
 	f := newRunsFixture(t, 60)
 	f.put(t, "held", true, "500ms", func(ko *spec.KafkaOptions) {
 		ko.MinOffsetsPerTrigger, ko.MaxTriggerDelay = new(int64(100)), "1h"
@@ -142,6 +144,7 @@ func TestMinOffsetsPerTrigger(t *testing.T) {
 // produced since the last. Starting a run of a continuous pipeline is a
 // 409, of an unknown one a 404.
 func TestTriggeredRuns(t *testing.T) {
+	t.Parallel()
 	f := newRunsFixture(t, 300)
 	f.put(t, "nightly", false, "300ms", func(ko *spec.KafkaOptions) { ko.MaxOffsetsPerTrigger = new(int64(1)) })
 	f.a.waitAtLeast("nightly", 0, 1, time.Minute)

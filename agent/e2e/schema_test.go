@@ -106,6 +106,7 @@ func (st *schemaTopic) check(t *testing.T, location string, args ...string) {
 // produced, corrupt bytes in _corrupt_record, and the Avro registry table
 // with the new column, null in the rows before it.
 func TestAvroAndProtobufThroughTerraform(t *testing.T) {
+	t.Parallel()
 	reg := registryEnv(t)
 	a := startAgent(t, t.TempDir())
 	dir := t.TempDir()
@@ -163,7 +164,7 @@ variable "registry_secret" {
   sensitive = true
 }
 `, connectionBody: reg.hcl("registry_secret")}.write(t, dir)
-	t.Setenv("TF_VAR_registry_secret", reg.secret)
+	writeVar(t, dir, "registry_secret", reg.secret)
 	apply(t, dir, a)
 
 	// Bad magic byte, an id the registry does not know, a truncated
@@ -240,6 +241,7 @@ func (a *agent) metrics() string {
 // PERMISSIVE resumes at the bad record, which lands in _corrupt_record, and
 // every record is in the table once.
 func TestFailFastStopsAtTheBadRecord(t *testing.T) {
+	t.Parallel()
 	reg := registryEnv(t)
 	a := startAgent(t, t.TempDir())
 	dir := t.TempDir()

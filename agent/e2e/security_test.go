@@ -173,6 +173,7 @@ const secureRecords = 20
 // any case appears in any line the agent logged (at debug level) or
 // Terraform printed.
 func TestSecureConnectionsThroughTerraform(t *testing.T) {
+	t.Parallel()
 	sec := securityEnv(t)
 	reg := registryEnv(t)
 	// At debug level, so the leak check reads all the agent can log.
@@ -326,11 +327,7 @@ variable "secret" {
   default   = ""
 }
 `}.write(t, dir)
-	// A variables file rather than TF_VAR_secret, which would need
-	// t.Setenv, and that parallel tests cannot use.
-	if err := os.WriteFile(filepath.Join(dir, "terraform.tfvars"), fmt.Appendf(nil, "secret = %q\n", c.secret), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeVar(t, dir, "secret", c.secret)
 	out, err := tryTerraform(t, dir, a, "apply", "-auto-approve", "-input=false", "-no-color")
 	record(out)
 	if c.wantErrors == nil {

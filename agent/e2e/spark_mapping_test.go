@@ -3,12 +3,8 @@
 package e2e
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -22,6 +18,7 @@ import (
 // names (the first file's values widened) and appends one, and the agent
 // then opens the table Spark wrote to and commits after it.
 func TestSparkColumnMappingAndWidening(t *testing.T) {
+	t.Parallel()
 	spark := sparkDir(t)
 	dir := t.TempDir()
 	tb, err := table.Open(dir, table.Options{})
@@ -67,17 +64,7 @@ func TestSparkColumnMappingAndWidening(t *testing.T) {
 	})
 	tb.Close()
 
-	cmd := exec.Command(env.python, filepath.Join("testdata", "check_spark_mapping.py"),
-		"--jars", filepath.Join(spark, "jars"), "--table", dir)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(spark, "python"), "SPARK_LOCAL_IP=127.0.0.1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	err = cmd.Run()
-	t.Logf("check_spark_mapping.py (%s):\n%s", time.Since(start).Round(time.Second), sparkOutput(out.String()))
-	if err != nil {
-		t.Fatalf("check_spark_mapping.py: %v", err)
-	}
+	runSpark(t, spark, "check_spark_mapping.py", "--jars", filepath.Join(spark, "jars"), "--table", dir)
 
 	// The agent follows Spark's commit (same schema, a third file) and
 	// commits after it.

@@ -57,6 +57,7 @@ const ntzSchema = "id BIGINT NOT NULL, name STRING, ts TIMESTAMP, local TIMESTAM
 // appends rows without the metadata column to copies of the JSON tables,
 // and is refused a DELETE on the append-only one.
 func TestSparkReadsTables(t *testing.T) {
+	t.Parallel()
 	spark := sparkDir(t)
 	dataDir := t.TempDir()
 	warehouse := filepath.Join(dataDir, "warehouse")
@@ -136,16 +137,31 @@ func TestSparkReadsTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(env.python, filepath.Join("testdata", "check_spark.py"), "check",
-		"--jars", filepath.Join(spark, "jars"), "--tables", string(arg))
+	runSpark(t, spark, "check_spark.py", "check", "--jars", filepath.Join(spark, "jars"), "--tables", string(arg))
+}
+
+// sparkSlot lets one Spark session run at a time: a session keeps both
+// cores of a CI machine busy for most of a minute, and the tests run in
+// parallel.
+var sparkSlot = make(chan struct{}, 1)
+
+// runSpark runs the testdata script with args under the venv's Python,
+// with the Spark install at spark (see sparkDir) on its PYTHONPATH, once no
+// other test runs Spark; it logs the script's output without Spark's
+// start-up chatter, and fails the test if the script fails.
+func runSpark(t *testing.T, spark, script string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", script)}, args...)...)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(spark, "python"), "SPARK_LOCAL_IP=127.0.0.1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	sparkSlot <- struct{}{}
 	start := time.Now()
-	err = cmd.Run()
-	t.Logf("check_spark.py (%s):\n%s", time.Since(start).Round(time.Second), sparkOutput(out.String()))
+	err := cmd.Run()
+	<-sparkSlot
+	t.Logf("%s (%s):\n%s", script, time.Since(start).Round(time.Second), sparkOutput(out.String()))
 	if err != nil {
-		t.Fatalf("check_spark.py: %v", err)
+		t.Fatalf("%s: %v", script, err)
 	}
 }
 

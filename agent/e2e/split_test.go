@@ -23,6 +23,7 @@ import (
 // The pipeline is put through the agent's API: the provider's schema
 // gains min_partitions and max_records_per_partition on the surface branch.
 func TestSplitBacklog(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-split")
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "40000", "--partitions", "2")

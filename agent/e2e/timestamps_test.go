@@ -20,6 +20,7 @@ import (
 // on the CreateTime topic every row keeps the producer's timestamp with
 // timestampType 0.
 func TestLogAppendTime(t *testing.T) {
+	t.Parallel()
 	const count = 500
 	a := startAgent(t, t.TempDir())
 	logAppend, createTime := uniqueName("e2e-logappend"), uniqueName("e2e-createtime")

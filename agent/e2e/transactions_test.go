@@ -149,6 +149,7 @@ func (p *scriptProcess) expect(t *testing.T, line string, timeout time.Duration)
 //     it holds the committed and plain records before the open transaction
 //     and nothing of it or after it on its partition.
 func TestTransactions(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-txn")
 	manifest := filepath.Join(t.TempDir(), "manifest.json")

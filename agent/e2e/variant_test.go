@@ -21,6 +21,7 @@ import (
 // with a json_options schema of VARIANT fields, which take the fields' JSON
 // sub-values.
 func TestVariantThroughTerraform(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	topic := uniqueName("e2e-variant")
 	tableName := uniqueName("variants")

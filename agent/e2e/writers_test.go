@@ -21,6 +21,7 @@ import (
 // folder that holds someone else's files and no Delta log is refused and
 // left untouched.
 func TestOneWriterPerTable(t *testing.T) {
+	t.Parallel()
 	warehouse := t.TempDir()
 	first := startAgentOn(t, t.TempDir(), warehouse)
 	topic := ingestTopic(t, first, "one", 200)
