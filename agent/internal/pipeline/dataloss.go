@@ -16,7 +16,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// This file is fail_on_data_loss = false (S-04): when records a table has
+// This file is fail_on_data_loss = false: when records a table has
 // not read are gone from Kafka (retention deleted them), the table's
 // fetches go on from the earliest offset the partition still holds, and
 // the gap is recorded: logged at WARN, listed in the table's status, counted
@@ -289,15 +289,4 @@ func (l *loop) rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap
 		delete(l.epochs, tp)
 	}
 	return nil
-}
-
-// fatalFor reports whether err fails a table, or fanout schema, with
-// options ko (see isFatal): a re-created topic does not when it goes on
-// after data loss, but restarts it, to read the new topic.
-func fatalFor(ko *spec.KafkaOptions, err error) bool {
-	var recreated *kafka.TopicRecreatedError
-	if !ko.FailsOnDataLoss() && errors.As(err, &recreated) {
-		return false
-	}
-	return isFatal(err)
 }

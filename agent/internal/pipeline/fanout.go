@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -48,8 +47,8 @@ type fanoutRunner struct {
 	registries *registries
 	budget     *memory.Budget
 	log        *slog.Logger
-	cancel     context.CancelFunc
-	done       chan struct{}
+	// sup runs the runner and holds its state and last error.
+	sup *supervisor
 	// crash, set by tests only, is asked before each table's flush: an
 	// error stops the run there, as a crash would.
 	crash func(table string) error
@@ -58,9 +57,7 @@ type fanoutRunner struct {
 	// Used by the runner's goroutine only.
 	runEnd map[kafka.TopicPartition]int64
 
-	mu        sync.Mutex
-	state     string
-	lastError string
+	mu sync.Mutex
 	// tables holds the status of every table created so far, by name.
 	tables     map[string]*tableState
 	partitions []spec.PartitionStatus
@@ -76,45 +73,33 @@ func startFanout(cfg fanoutConfig, client *kafka.Client, src *source, route rout
 // newFanoutRunner returns the runner of cfg, not started.
 func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *source, route routeFunc, regs *registries,
 	budget *memory.Budget, log *slog.Logger) *fanoutRunner {
-	return &fanoutRunner{
-		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget, done: make(chan struct{}),
-		log:   log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name),
-		state: spec.StateStarting, tables: map[string]*tableState{},
+	r := &fanoutRunner{
+		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget,
+		log: log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name), tables: map[string]*tableState{},
 	}
+	r.sup = newSupervisor("fanout", "fanout restarts from its logs", 30*time.Second, r.log)
+	return r
 }
 
 // start runs the runner in its goroutine.
 func (r *fanoutRunner) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go r.run(ctx)
+	r.sup.start(context.Background(), r.runOnce, fanoutFailure)
 }
 
 // stop ends the runner after a final flush and commit, and waits for it.
-func (r *fanoutRunner) stop() {
-	r.cancel()
-	<-r.done
-}
-
-func (r *fanoutRunner) setState(state string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.state = state
-	if err != nil {
-		r.lastError = err.Error()
-	}
-}
+func (r *fanoutRunner) stop() { r.sup.stop() }
 
 // status reports the fanout schema: its state, its tables sorted by name
 // (in the fanout's state) and its partitions.
 func (r *fanoutRunner) status() spec.FanoutStatus {
+	state, lastError := r.sup.status()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := spec.FanoutStatus{State: r.state, LastError: r.lastError, Tables: []spec.TableStatus{},
+	st := spec.FanoutStatus{State: state, LastError: lastError, Tables: []spec.TableStatus{},
 		Partitions: append([]spec.PartitionStatus{}, r.partitions...)}
 	for _, name := range slices.Sorted(maps.Keys(r.tables)) {
 		ts := r.tables[name].snapshot()
-		ts.State = r.state
+		ts.State = state
 		st.Tables = append(st.Tables, ts)
 	}
 	return st
@@ -139,37 +124,6 @@ func (r *fanoutRunner) tableState(name, dir string) *tableState {
 		r.tables[name] = st
 	}
 	return st
-}
-
-func (r *fanoutRunner) run(ctx context.Context) {
-	defer close(r.done)
-	defer func() { r.log.Info("fanout stopped", "state", r.status().State) }()
-	backoff := time.Second
-	for {
-		err := r.runOnce(ctx)
-		var route *routeError
-		switch {
-		case err == nil:
-			if ctx.Err() != nil {
-				r.setState(spec.StateStopped, nil)
-			}
-			return
-		case ctx.Err() != nil:
-			r.log.Error("final flush failed; the next start reads those records again", "err", err)
-			r.setState(spec.StateStopped, err)
-			return
-		case isFatal(err) || errors.As(err, &route):
-			r.log.Error("fanout failed", "err", err)
-			r.setState(spec.StateFailed, err)
-			return
-		}
-		r.log.Warn("fanout restarts from its logs", "err", err, "in", backoff)
-		r.setState(spec.StateStarting, err)
-		if !waitOrStop(ctx, backoff, r.setState) {
-			return
-		}
-		backoff = min(backoff*2, 30*time.Second)
-	}
 }
 
 // fanoutTable is one routed table in one run of the runner.
@@ -234,6 +188,7 @@ type fanoutRun struct {
 
 func (r *fanoutRunner) runOnce(ctx context.Context) error {
 	cfg := &r.cfg
+	r.sup.attemptStarts()
 	prog, err := openProgress(spec.JoinLocation(cfg.Dir, progressDir),
 		table.Options{Owner: fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), Logger: r.log, FileMode: cfg.FileMode})
 	if err != nil {
@@ -472,7 +427,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	if err := start(tps, ko.StartingOffset); err != nil {
 		return err
 	}
-	r.setRunning()
+	r.sup.setRunning()
 	r.log.Info("fanout running", "partitions", len(started), "tables", len(run.tables))
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
@@ -488,7 +443,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if err := run.flushAll(wctx); err != nil {
 				return err
 			}
-			r.setState(spec.StateIdle, nil)
+			r.sup.setState(spec.StateIdle, nil)
 			return nil
 		}
 		select {
@@ -532,13 +487,6 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			}
 		}
 	}
-}
-
-// setRunning reports the runner RUNNING; an error from before is history.
-func (r *fanoutRunner) setRunning() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.state, r.lastError = spec.StateRunning, ""
 }
 
 // starts returns the subscriptions of new partitions tps: each from where
@@ -593,31 +541,10 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 			}
 		}
 		subs = append(subs, subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
-			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.fetchFailing(err) },
+			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.sup.fetchFailing(tp, err) },
 			OnDataLoss: run.progress.loss.onGap()})
 	}
 	return subs, nil
-}
-
-// fetchFailing records that a fetch retries after err: the fanout reports
-// STARTING with the error until a batch arrives. Called from fetchers.
-func (r *fanoutRunner) fetchFailing(err error) {
-	r.log.Warn("fetch retries", "err", err)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.state == spec.StateRunning {
-		r.state, r.lastError = spec.StateStarting, err.Error()
-	}
-}
-
-// fetchRecovered reports the fanout RUNNING again once a fetch that
-// failed delivers, and its error history.
-func (r *fanoutRunner) fetchRecovered() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.state == spec.StateStarting {
-		r.state, r.lastError = spec.StateRunning, ""
-	}
 }
 
 // empty reports whether no table buffers anything.
@@ -645,7 +572,7 @@ func (run *fanoutRun) reachedEnd() bool {
 // position, and moves the position past the batch.
 func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka.Batch) error {
 	r := run.r
-	r.fetchRecovered()
+	r.sup.fetchRecovered(tp)
 	pos := run.pos[tp]
 	next := b.Next
 	recs := b.Records

@@ -255,7 +255,7 @@ func TestManagerRefusesIncompatibleSchema(t *testing.T) {
 }
 
 // A table with topic_pattern picks up a matching topic created while it
-// runs, from that topic's earliest offset (L-02).
+// runs, from that topic's earliest offset.
 func TestManagerTopicPatternFindsNewTopics(t *testing.T) {
 	addr, producer := newCluster(t, 4, "ev-a")
 	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })

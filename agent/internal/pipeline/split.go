@@ -169,7 +169,7 @@ func (l *loop) read(pr *partitionReader, sub subscription, from, until, ends map
 	}
 	for tp, end := range until {
 		sub.TP, sub.From, sub.Until, sub.TopicID = tp, from[tp], end, l.topicIDs[tp.Topic]
-		sub.OnRetry = func(err error) { l.r.fetchFailing(tp, err) }
+		sub.OnRetry = func(err error) { l.r.sup.fetchFailing(tp, err) }
 		pr.start(sub, splits[tp])
 	}
 }

@@ -75,13 +75,6 @@ func (s *runSettings) tableOptions(owner string, log *slog.Logger) table.Options
 	return table.Options{Owner: owner, GCGrace: s.GCGrace, Logger: log, FileMode: s.FileMode}
 }
 
-// fatalError marks an error that retrying cannot fix (a bad schema, lost
-// data); the table goes to FAILED.
-type fatalError struct{ err error }
-
-func (e fatalError) Error() string { return e.err.Error() }
-func (e fatalError) Unwrap() error { return e.err }
-
 // tableRunner runs one destination table's loop in its own goroutine and
 // restarts it from the log after retryable errors.
 type tableRunner struct {
@@ -96,14 +89,11 @@ type tableRunner struct {
 	// open file draw from.
 	budget *memory.Budget
 	log    *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
+	// sup runs the loop and holds its state and last error.
+	sup *supervisor
 
-	// tableState holds the status; its mutex also guards failing.
+	// tableState holds the rest of the status.
 	tableState
-	// failing holds the partitions whose fetches fail and are retried;
-	// while any does, the table reports STARTING with the error.
-	failing map[kafka.TopicPartition]bool
 	// runEnd holds a triggered run's end offsets, fixed when the run
 	// starts: a loop that restarts after a retryable error keeps them.
 	// Used by the runner's goroutine only.
@@ -111,110 +101,27 @@ type tableRunner struct {
 }
 
 func startTable(cfg tableConfig, client *kafka.Client, src *source, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
-	ctx, cancel := context.WithCancel(context.Background())
 	r := &tableRunner{
-		cfg: cfg, client: client, source: src, registries: regs, budget: budget, cancel: cancel, done: make(chan struct{}),
+		cfg: cfg, client: client, source: src, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
 		tableState: tableState{status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
 			State: spec.StateStarting, Version: -1, Partitions: []spec.PartitionStatus{},
 		}},
 	}
-	go r.run(ctx)
+	r.sup = newSupervisor("table", "table loop restarts from its log", 30*time.Second, r.log)
+	r.sup.start(context.Background(), r.runOnce, r.tableFailure)
 	return r
 }
 
 // stop ends the loop after a final flush and commit, and waits for it.
-func (r *tableRunner) stop() {
-	r.cancel()
-	<-r.done
-}
+func (r *tableRunner) stop() { r.sup.stop() }
 
-func (r *tableRunner) setState(state string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.status.State = state
-	if err != nil {
-		r.status.LastError = err.Error()
-	}
-}
-
-func (r *tableRunner) run(ctx context.Context) {
-	defer close(r.done)
-	defer func() { r.log.Info("table stopped", "state", r.snapshot().State) }()
-	backoff := time.Second
-	var evolvedAt time.Time
-	for {
-		err := r.runOnce(ctx)
-		var evolved *decode.SchemaChangedError
-		switch {
-		case err == nil: // triggered run completed, or stopped
-			if ctx.Err() != nil {
-				r.setState(spec.StateStopped, nil)
-			}
-			return
-		case errors.As(err, &evolved) && ctx.Err() == nil:
-			// Everything before the record that saw the new version is
-			// committed: start again with its columns, at once unless
-			// the table restarted for a new version moments ago (registry
-			// replicas that disagree on the latest version would make it
-			// restart without end).
-			r.log.Info("registry subject changed; the table restarts with its new columns", "subject", evolved.Subject,
-				"schemaId", evolved.To)
-			if time.Since(evolvedAt) > time.Minute {
-				backoff = time.Second
-			} else if !waitOrStop(ctx, backoff, r.setState) {
-				return
-			} else {
-				backoff = min(backoff*2, 30*time.Second)
-			}
-			evolvedAt = time.Now()
-			continue
-		case ctx.Err() != nil:
-			// Stopping failed to write or commit what was buffered; nothing
-			// is lost (the next start reads it again), but say so.
-			r.log.Error("final flush failed; the next start reads those records again", "err", err)
-			r.setState(spec.StateStopped, err)
-			return
-		}
-		if fatalFor(&r.cfg.Table.ConnectorOptions.KafkaOptions, err) {
-			r.log.Error("table failed", "err", err)
-			r.setState(spec.StateFailed, err)
-			return
-		}
-		r.log.Warn("table loop restarts from its log", "err", err, "in", backoff)
-		r.setState(spec.StateStarting, err)
-		if !waitOrStop(ctx, backoff, r.setState) {
-			return
-		}
-		backoff = min(backoff*2, 30*time.Second)
-	}
-}
-
-// isFatal reports whether err is one that restarting cannot fix: the
-// table, or fanout schema, goes to FAILED.
-func isFatal(err error) bool {
-	var fatal fatalError
-	var dataLoss *kafka.DataLossError
-	var notTable *table.ErrNotTable
-	var recreated *kafka.TopicRecreatedError
-	var unsupported *table.ErrUnsupportedFeature
-	var failFast *decode.RecordError
-	return errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
-		errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
-		errors.As(err, &failFast)
-}
-
-// waitOrStop waits d before a runner starts again; false, with the runner
-// STOPPED by setState, when ctx ends first.
-func waitOrStop(ctx context.Context, d time.Duration, setState func(state string, err error)) bool {
-	select {
-	case <-ctx.Done():
-		setState(spec.StateStopped, nil)
-		return false
-	case <-time.After(d):
-		return true
-	}
+// snapshot returns a copy of the table's status.
+func (r *tableRunner) snapshot() spec.TableStatus {
+	st := r.tableState.snapshot()
+	st.State, st.LastError = r.sup.status()
+	return st
 }
 
 // gcGrace is how old an unreferenced file of the agent must be before
@@ -301,9 +208,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 			return fatalError{err}
 		}
 	}
-	r.mu.Lock()
-	r.failing = map[kafka.TopicPartition]bool{}
-	r.mu.Unlock()
+	r.sup.attemptStarts()
 	loss := lossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*tableState { return []*tableState{&r.tableState} })
 	budget := newErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
 		cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
@@ -446,11 +351,7 @@ func (l *loop) run(ctx context.Context) error {
 		return err
 	}
 	// Running again: an error from before the restart is history.
-	r.mu.Lock()
-	if len(r.failing) == 0 {
-		r.status.State, r.status.LastError = spec.StateRunning, ""
-	}
-	r.mu.Unlock()
+	r.sup.setRunning()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
@@ -460,7 +361,7 @@ func (l *loop) run(ctx context.Context) error {
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
-			r.setState(spec.StateIdle, nil)
+			r.sup.setState(spec.StateIdle, nil)
 			return nil
 		}
 		select {
@@ -472,7 +373,7 @@ func (l *loop) run(ctx context.Context) error {
 			wasEmpty := l.empty()
 			err := l.add(d)
 			if d.last && err == nil {
-				r.fetchRecovered(d.tp)
+				r.sup.fetchRecovered(d.tp)
 			}
 			// At a batch's last chunk, what the batch held is in the open
 			// file now (or, after an error, dropped).
@@ -555,35 +456,6 @@ func finalFlush(flush func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return flush(ctx)
-}
-
-// fetchFailing records that tp's fetcher retries after err: the table is
-// not reading, so it reports STARTING with the error until tp fetches again
-// (a deleted topic, an unreachable leader, a denied authorization). Called
-// from the fetcher's goroutine.
-func (r *tableRunner) fetchFailing(tp kafka.TopicPartition, err error) {
-	r.log.Warn("fetch retries", "err", err)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if st := r.status.State; st != spec.StateRunning && st != spec.StateStarting {
-		return // a completed, failed or stopped table stays so
-	}
-	r.failing[tp] = true
-	r.status.State, r.status.LastError = spec.StateStarting, err.Error()
-}
-
-// fetchRecovered records that tp fetched again; once no partition fails,
-// the table is RUNNING again and its last error is history.
-func (r *tableRunner) fetchRecovered(tp kafka.TopicPartition) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.failing[tp] {
-		return
-	}
-	delete(r.failing, tp)
-	if len(r.failing) == 0 && r.status.State == spec.StateStarting {
-		r.status.State, r.status.LastError = spec.StateRunning, ""
-	}
 }
 
 // keepColumns makes layout keep the _corrupt_record column of a table
@@ -687,13 +559,6 @@ func discoverPartitions(ctx context.Context, client *kafka.Client, ko *spec.Kafk
 	}
 	return nil
 }
-
-// lookupError marks a failed metadata or offset look-up while starting new
-// partitions: discovery tries again at its next tick.
-type lookupError struct{ err error }
-
-func (e lookupError) Error() string { return e.err.Error() }
-func (e lookupError) Unwrap() error { return e.err }
 
 // reachedEnd reports whether a triggered run has everything up to its end
 // offsets committed or buffered.
