@@ -28,17 +28,6 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// deleteRecords deletes the records of partition 0 of topic before offset
-// at, as retention would.
-func deleteRecords(t *testing.T, producer *kgo.Client, topic string, at int64) {
-	t.Helper()
-	offs := kadm.Offsets{}
-	offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: at})
-	if _, err := kadm.NewClient(producer).DeleteRecords(context.Background(), offs); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Of two subscribers of one fetcher whose offset retention deleted, the
 // one that goes on after data loss is told the exact gap and reads from the
 // earliest offset on; the other gets the data loss error with the same gap.

@@ -109,6 +109,9 @@ func newDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.
 	return p
 }
 
+// size returns how many decoders the pool hands out at once.
+func (p *decoderPool) size() int { return cap(p.tokens) }
+
 // get takes a decoder of the pool's current layout and its version,
 // waiting while all are busy; an error when ctx ends first.
 func (p *decoderPool) get(ctx context.Context) (*decode.Decoder, int, error) {

@@ -796,7 +796,7 @@ func waveLen(jobs []chunkJob, limit int) int {
 					same++
 				}
 			}
-			if same >= cap(t.decoders.tokens) {
+			if same >= t.decoders.size() {
 				break
 			}
 		}

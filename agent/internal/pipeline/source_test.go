@@ -381,14 +381,3 @@ func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
 	default:
 	}
 }
-
-// newKafkaClient returns a client of conn, closed when the test ends.
-func newKafkaClient(t testing.TB, conn *spec.Connection) *kafka.Client {
-	t.Helper()
-	client, err := kafka.NewClient(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	return client
-}

@@ -153,8 +153,20 @@ func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, read
 // parallel: at the loop's start, and at each trigger of a table with rate
 // control (where ends are the micro-batch's).
 func (l *loop) read(pr *partitionReader, sub subscription, from, until, ends map[kafka.TopicPartition]int64) {
+	maxRecords, minPartitions := l.splitOptions()
+	pr.readAll(sub, from, until, ends, maxRecords, minPartitions, l.topicIDs, l.r.sup.fetchFailing)
+}
+
+// readAll starts reading each partition of until from its offset in from,
+// up to its offset in until (0: on, without end), with the subscription
+// settings of sub, the topic's id in topicIDs and onRetry told of its
+// failing fetches. The backlog of a partition up to its offset in ends is
+// read as ranges in parallel when maxRecords or minPartitions, if set,
+// split it (see splitBacklogs).
+func (pr *partitionReader) readAll(sub subscription, from, until, ends map[kafka.TopicPartition]int64, maxRecords, minPartitions int64,
+	topicIDs map[string]string, onRetry func(kafka.TopicPartition, error)) {
 	var splits map[kafka.TopicPartition]cut
-	if maxRecords, minPartitions := l.splitOptions(); maxRecords > 0 || minPartitions > 0 {
+	if maxRecords > 0 || minPartitions > 0 {
 		backlogs := map[kafka.TopicPartition]offsetRange{}
 		for tp := range until {
 			if end, ok := ends[tp]; ok {
@@ -163,13 +175,13 @@ func (l *loop) read(pr *partitionReader, sub subscription, from, until, ends map
 		}
 		splits = splitBacklogs(backlogs, maxRecords, minPartitions)
 		for tp, c := range splits {
-			l.r.log.Info("the partition's backlog is read as ranges in parallel", "topic", tp.Topic, "partition", tp.Partition,
+			pr.log.Info("the partition's backlog is read as ranges in parallel", "topic", tp.Topic, "partition", tp.Partition,
 				"from", c.from, "to", c.until, "ranges", c.parts)
 		}
 	}
 	for tp, end := range until {
-		sub.TP, sub.From, sub.Until, sub.TopicID = tp, from[tp], end, l.topicIDs[tp.Topic]
-		sub.OnRetry = func(err error) { l.r.sup.fetchFailing(tp, err) }
+		sub.TP, sub.From, sub.Until, sub.TopicID = tp, from[tp], end, topicIDs[tp.Topic]
+		sub.OnRetry = func(err error) { onRetry(tp, err) }
 		pr.start(sub, splits[tp])
 	}
 }

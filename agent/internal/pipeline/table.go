@@ -236,7 +236,7 @@ func (l *loop) run(ctx context.Context) error {
 	// goroutine that decodes them, which hands the decoded chunks to this
 	// loop; what the fetchers hold is bounded by the memory budget, what
 	// the decoders hold by their pool.
-	chunks := make(chan decoded, cap(l.decoders.tokens))
+	chunks := make(chan decoded, l.decoders.size())
 	var wg sync.WaitGroup
 	defer func() {
 		cancelFetch()
