@@ -38,11 +38,9 @@ const (
 	maxLossGaps = 100
 )
 
-// Reasons of a [spec.DataLossGap].
+// Reasons of a [spec.DataLossGap] besides the retention of
+// [ingest.LossRetention].
 const (
-	// lossRetention: the offsets [From, To) were deleted (by retention, or
-	// a delete-records request) before the table read them.
-	lossRetention = "retention"
 	// lossRecreated: the topic was deleted and created again. Records of
 	// the old topic from offset From on, if any, are lost; the new topic is
 	// read from offset To, its earliest.
@@ -157,25 +155,6 @@ func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 		c.Counters = map[string]int64{}
 	}
 	c.Counters[counterDataLoss] += lost
-}
-
-// skipLoss moves subscriber sr, which a fetch reading at its position
-// failed with err, past the gap when err is a [*kafka.DataLossError] with
-// one and sr goes on after data loss, telling sr's OnDataLoss the gap; it
-// reports whether it did. source.mu must be held.
-func (sr *subscriber) skipLoss(err error) bool {
-	var lost *kafka.DataLossError
-	if sr.sub.OnDataLoss == nil || !errors.As(err, &lost) {
-		return false
-	}
-	_, to, ok := lost.Gap()
-	if !ok || sr.pos >= to {
-		return false
-	}
-	sr.sub.OnDataLoss(spec.DataLossGap{Topic: sr.sub.TP.Topic, Partition: sr.sub.TP.Partition, From: sr.pos, To: to,
-		Reason: lossRetention, DetectedAt: time.Now().UTC().Format(time.RFC3339)})
-	sr.pos = to
-	return true
 }
 
 // lossOf returns the gap keeper of a loop with options ko whose tables'

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
@@ -40,7 +41,7 @@ type fanoutRunner struct {
 	client *kafka.Client
 	// source fetches the partitions, shared with the other readers of the
 	// pipeline.
-	source *source
+	source *ingest.Source
 	route  routeFunc
 	// registries makes the clients of the schema registries the routed
 	// tables' transformers use.
@@ -63,7 +64,7 @@ type fanoutRunner struct {
 	partitions []spec.PartitionStatus
 }
 
-func startFanout(cfg fanoutConfig, client *kafka.Client, src *source, route routeFunc, regs *registries, budget *memory.Budget,
+func startFanout(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *registries, budget *memory.Budget,
 	log *slog.Logger) *fanoutRunner {
 	r := newFanoutRunner(cfg, client, src, route, regs, budget, log)
 	r.start()
@@ -71,7 +72,7 @@ func startFanout(cfg fanoutConfig, client *kafka.Client, src *source, route rout
 }
 
 // newFanoutRunner returns the runner of cfg, not started.
-func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *source, route routeFunc, regs *registries,
+func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *registries,
 	budget *memory.Budget, log *slog.Logger) *fanoutRunner {
 	r := &fanoutRunner{
 		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget,
@@ -142,7 +143,7 @@ const maxGroups = 1024
 // fanIn is a batch of one partition, from its subscription.
 type fanIn struct {
 	tp kafka.TopicPartition
-	b  *sharedBatch
+	b  *ingest.SharedBatch
 }
 
 // fanoutRun is the state of one run of a fanout runner: from opening the
@@ -385,7 +386,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if !r.cfg.Continuous && sub.Until <= sub.From {
 				continue // nothing to read in this triggered run
 			}
-			batches, errs := r.source.subscribe(run.ctx, sub)
+			batches, errs := r.source.Subscribe(run.ctx, sub)
 			run.wg.Go(func() {
 				for {
 					select {
@@ -404,7 +405,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 						select {
 						case in <- fanIn{tp: sub.TP, b: b}:
 						case <-run.ctx.Done():
-							b.release()
+							b.Release()
 							return
 						}
 					}
@@ -454,7 +455,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		case f := <-in:
 			wasEmpty := run.empty()
 			err := run.add(wctx, f.tp, &f.b.Batch)
-			f.b.release()
+			f.b.Release()
 			if err != nil {
 				return err
 			}
@@ -494,7 +495,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 // and from the earliest once it is not (a partition that appeared while the
 // agent was down must not skip its first records). It records those
 // starting offsets, and the ids of new topics, in the progress log first.
-func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) ([]subscription, error) {
+func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) ([]ingest.Subscription, error) {
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	readCommitted := ko.ReadCommitted()
@@ -529,7 +530,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	if err := run.progress.record(next, nil, newIDs); err != nil {
 		return nil, fmt.Errorf("record the starting offsets of new partitions: %w", err)
 	}
-	subs := make([]subscription, 0, len(tps))
+	subs := make([]ingest.Subscription, 0, len(tps))
 	for _, tp := range tps {
 		var until int64 // none in continuous runs
 		if !r.cfg.Continuous {
@@ -540,7 +541,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 				until = end
 			}
 		}
-		subs = append(subs, subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
+		subs = append(subs, ingest.Subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
 			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.sup.fetchFailing(tp, err) },
 			OnDataLoss: run.progress.loss.onGap()})
 	}
@@ -707,7 +708,7 @@ func unroutedID(name string) string {
 // table's sink in order.
 type chunkJob struct {
 	t *fanoutTable
-	d decoded
+	d ingest.Decoded
 	// reasons holds why each record of a dead letter chunk was not
 	// routed; nil for a routed table's chunk.
 	reasons []string
@@ -731,13 +732,13 @@ func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []decod
 			reasons = reasons[i:]
 		}
 	}
-	for start := 0; start < len(recs); start += decodeChunk {
-		end := min(start+decodeChunk, len(recs))
+	for start := 0; start < len(recs); start += ingest.DecodeChunk {
+		end := min(start+ingest.DecodeChunk, len(recs))
 		n := next
 		if end < len(recs) {
 			n = recs[end-1].Offset + 1
 		}
-		job := chunkJob{t: t, d: decoded{tp: tp, recs: recs[start:end], next: n, epoch: -1}}
+		job := chunkJob{t: t, d: ingest.Decoded{TP: tp, Recs: recs[start:end], Next: n, Epoch: -1}}
 		if reasons != nil {
 			job.reasons = reasons[start:end]
 		}
@@ -759,9 +760,9 @@ func (run *fanoutRun) write(ctx context.Context) error {
 		for i := range jobs {
 			if j := &jobs[i]; j.reasons == nil {
 				wg.Go(func() {
-					j.d.dec, j.d.version, j.d.err = j.t.decoders.get(ctx)
-					if j.d.err == nil {
-						j.d.batch, j.d.err = j.d.dec.Decode(ctx, j.d.recs)
+					j.d.Dec, j.d.Version, j.d.Err = j.t.decoders.Get(ctx)
+					if j.d.Err == nil {
+						j.d.Batch, j.d.Err = j.d.Dec.Decode(ctx, j.d.Recs)
 					}
 				})
 			}
@@ -770,8 +771,8 @@ func (run *fanoutRun) write(ctx context.Context) error {
 		for i := range jobs {
 			if err := run.add1(ctx, &jobs[i]); err != nil {
 				for _, j := range jobs[i+1:] {
-					if j.d.dec != nil {
-						j.t.decoders.put(j.d.dec)
+					if j.d.Dec != nil {
+						j.t.decoders.Put(j.d.Dec)
 					}
 				}
 				return fmt.Errorf("table %s: %w", jobs[i].t.name, err)
@@ -796,7 +797,7 @@ func waveLen(jobs []chunkJob, limit int) int {
 					same++
 				}
 			}
-			if same >= t.decoders.size() {
+			if same >= t.decoders.Size() {
 				break
 			}
 		}
@@ -809,15 +810,15 @@ func waveLen(jobs []chunkJob, limit int) int {
 // table's sink. A table that reaches its file limits flushes.
 func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
 	t, d := job.t, job.d
-	if _, ok := t.pending[d.tp]; !ok {
-		from, ok := t.committed[d.tp]
+	if _, ok := t.pending[d.TP]; !ok {
+		from, ok := t.committed[d.TP]
 		if !ok {
-			from = d.recs[0].Offset
+			from = d.Recs[0].Offset
 		}
-		t.from[d.tp] = from
+		t.from[d.TP] = from
 	}
 	if job.reasons != nil {
-		d.batch, d.err = run.letters.batch(d.recs, func(b *rows.Builder, i int) {
+		d.Batch, d.Err = run.letters.batch(d.Recs, func(b *rows.Builder, i int) {
 			b.Field(rawRecordWidth)
 			b.Bytes([]byte(job.reasons[i]))
 		})

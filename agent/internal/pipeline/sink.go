@@ -11,6 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -56,7 +57,7 @@ type sink struct {
 	// state is the status the sink keeps up to date.
 	state *tableState
 	// decoders decode the fetched records, several partitions at once.
-	decoders *decoderPool
+	decoders *ingest.DecoderPool
 	schema   *parquet.Schema
 	// columns is the table schema every commit carries.
 	columns []schema.Field
@@ -131,13 +132,13 @@ type sinkOptions struct {
 // registry parts sources resolved, and loads the status of tbl's log into
 // o.state. End it with close.
 func newSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o sinkOptions) (*sink, error) {
-	dec, err := newDecoder(layout, sources, o.decodeOptions())
+	dec, err := ingest.NewDecoder(layout, sources, o.decodeOptions())
 	if err != nil {
 		return nil, fatalError{fmt.Errorf("build decoder: %w", err)}
 	}
 	s := newRawSink(tbl, layout.Columns(), dec.Schema(), o)
-	s.decoders, s.layout, s.sources = newDecoderPool(layout, sources, dec), layout, sources
-	s.decoders.opts = o.decodeOptions()
+	s.decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec), layout, sources
+	s.decoders.Opts = o.decodeOptions()
 	return s, nil
 }
 
@@ -196,35 +197,35 @@ func (s *sink) close() {
 
 // add writes a decoded chunk to the open file and moves the partition's next
 // offset past it.
-func (s *sink) add(d decoded) error {
-	if d.dec != nil {
-		defer s.decoders.put(d.dec)
+func (s *sink) add(d ingest.Decoded) error {
+	if d.Dec != nil {
+		defer s.decoders.Put(d.Dec)
 	}
 	batch, err := s.current(&d)
 	if err != nil {
 		return err
 	}
 	if len(batch.Bad) > 0 {
-		if err := s.leaveOut(d.recs, batch.Bad); err != nil {
+		if err := s.leaveOut(d.Recs, batch.Bad); err != nil {
 			return err
 		}
 	}
 	if batch.Rows > 0 {
 		if err := s.write(batch.Columns, batch.Rows); err != nil {
-			return fmt.Errorf("write rows of %s: %w", d.tp, err)
+			return fmt.Errorf("write rows of %s: %w", d.TP, err)
 		}
 		s.corrupt += int64(batch.Corrupt)
 	}
 	s.filtered += int64(batch.Filtered)
-	s.sizes.add(d.tp, d.recs, time.Now())
-	if d.next > s.nextOffset(d.tp) {
-		s.pending[d.tp] = d.next
-		if e := d.leaderEpoch(); e >= 0 {
-			s.epochs[d.tp] = e
+	s.sizes.add(d.TP, d.Recs, time.Now())
+	if d.Next > s.nextOffset(d.TP) {
+		s.pending[d.TP] = d.Next
+		if e := d.LeaderEpoch(); e >= 0 {
+			s.epochs[d.TP] = e
 		}
 	}
-	if d.last {
-		s.readEnd[d.tp] = d.end
+	if d.Last {
+		s.readEnd[d.TP] = d.End
 	}
 	return nil
 }
@@ -299,8 +300,8 @@ func (s *sink) leaveOut(recs []decode.Record, bad []decode.BadRecord) error {
 // chunk whose records have new fields for an inferred part changes the
 // columns first (see evolve), and one decoded with older columns than the
 // table's is decoded again, on the loop's own decoder.
-func (s *sink) current(d *decoded) (decode.Batch, error) {
-	batch, err, version := d.batch, d.err, d.version
+func (s *sink) current(d *ingest.Decoded) (decode.Batch, error) {
+	batch, err, version := d.Batch, d.Err, d.Version
 	for {
 		var nc *decode.NewColumnsError
 		switch {
@@ -314,16 +315,16 @@ func (s *sink) current(d *decoded) (decode.Batch, error) {
 			}
 		case err != nil:
 			return decode.Batch{}, s.decodeFailed(err)
-		case version == s.version || len(d.recs) == 0:
+		case version == s.version || len(d.Recs) == 0:
 			return batch, nil
 		}
 		if s.own == nil {
-			if s.own, err = newDecoder(s.layout, s.sources, s.decoders.opts); err != nil {
+			if s.own, err = ingest.NewDecoder(s.layout, s.sources, s.decoders.Opts); err != nil {
 				return decode.Batch{}, fatalError{fmt.Errorf("build decoder: %w", err)}
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		batch, err = s.own.Decode(ctx, d.recs)
+		batch, err = s.own.Decode(ctx, d.Recs)
 		cancel()
 		version = s.version
 	}
@@ -360,13 +361,13 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 			return false, err
 		}
 	}
-	own, err := newDecoder(&layout, s.sources, s.decoders.opts)
+	own, err := ingest.NewDecoder(&layout, s.sources, s.decoders.Opts)
 	if err != nil {
 		return false, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
 	}
 	s.layout, s.own, s.schema, s.columns = &layout, own, own.Schema(), layout.Columns()
 	s.version++
-	s.decoders.swap(s.layout, s.version)
+	s.decoders.Swap(s.layout, s.version)
 	s.log.Info("new columns", "columns", nc.Columns, "record", fmt.Sprintf("%s[%d]@%d", nc.Topic, nc.Partition, nc.Offset))
 	return true, nil
 }

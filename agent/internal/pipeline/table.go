@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -82,7 +83,7 @@ type tableRunner struct {
 	client *kafka.Client
 	// source fetches the table's partitions, shared with the other
 	// readers of its pipeline.
-	source *source
+	source *ingest.Source
 	// registries makes the clients of the table's schema registries.
 	registries *registries
 	// budget is the agent's memory budget, which the table's fetches and
@@ -100,7 +101,7 @@ type tableRunner struct {
 	runEnd map[kafka.TopicPartition]int64
 }
 
-func startTable(cfg tableConfig, client *kafka.Client, src *source, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
+func startTable(cfg tableConfig, client *kafka.Client, src *ingest.Source, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
 	r := &tableRunner{
 		cfg: cfg, client: client, source: src, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
@@ -236,7 +237,7 @@ func (l *loop) run(ctx context.Context) error {
 	// goroutine that decodes them, which hands the decoded chunks to this
 	// loop; what the fetchers hold is bounded by the memory budget, what
 	// the decoders hold by their pool.
-	chunks := make(chan decoded, l.decoders.size())
+	chunks := make(chan ingest.Decoded, l.decoders.Size())
 	var wg sync.WaitGroup
 	defer func() {
 		cancelFetch()
@@ -246,7 +247,7 @@ func (l *loop) run(ctx context.Context) error {
 		for {
 			select {
 			case d := <-chunks:
-				d.free()
+				d.Free()
 			default:
 				return
 			}
@@ -254,8 +255,8 @@ func (l *loop) run(ctx context.Context) error {
 	}()
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
-	pr := &partitionReader{source: r.source, fetch: fctx, decode: dctx, wg: &wg, pool: l.decoders, chunks: chunks, errs: fetchErrs,
-		log: r.log}
+	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.decoders, Chunks: chunks, Errs: fetchErrs,
+		Log: r.log}
 	pos := r.positions()
 	l.pos = pos
 	l.group = newGroupCommitter(r.client, pos.group, r.log)
@@ -269,7 +270,7 @@ func (l *loop) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sub := subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.onGap()}
+	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.onGap()}
 
 	// start begins fetching the new partitions among tps, each from its
 	// committed offset, else from where pos says; with a trigger, its
@@ -372,12 +373,12 @@ func (l *loop) run(ctx context.Context) error {
 		case d := <-chunks:
 			wasEmpty := l.empty()
 			err := l.add(d)
-			if d.last && err == nil {
-				r.sup.fetchRecovered(d.tp)
+			if d.Last && err == nil {
+				r.sup.fetchRecovered(d.TP)
 			}
 			// At a batch's last chunk, what the batch held is in the open
 			// file now (or, after an error, dropped).
-			d.free()
+			d.Free()
 			l.mem.Set(l.buffered())
 			if err != nil {
 				return err
@@ -569,4 +570,46 @@ func (l *loop) reachedEnd() bool {
 		}
 	}
 	return true
+}
+
+// splitOptions returns max_records_per_partition and min_partitions of the
+// loop's table, 0 for those not set.
+func (l *loop) splitOptions() (maxRecords, minPartitions int64) {
+	ko := &l.r.cfg.Table.ConnectorOptions.KafkaOptions
+	return deref(ko.MaxRecordsPerPartition), deref(ko.MinPartitions)
+}
+
+// backlogEnds returns where the backlogs of the new partitions tps end,
+// for splitting them: a triggered run's end offsets, or, for a continuous
+// table, the offsets available now; nil when the table sets neither
+// max_records_per_partition nor min_partitions. A failed look-up is a
+// [lookupError].
+func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, readCommitted bool) (map[kafka.TopicPartition]int64, error) {
+	if maxRecords, minPartitions := l.splitOptions(); maxRecords <= 0 && minPartitions <= 0 {
+		return nil, nil
+	}
+	if !l.r.cfg.Continuous {
+		return l.end, nil
+	}
+	which := int64(kafka.Latest)
+	if readCommitted {
+		which = kafka.LastStable
+	}
+	ends, err := l.r.client.Offsets(ctx, tps, which)
+	if err != nil {
+		return nil, lookupError{err}
+	}
+	return ends, nil
+}
+
+// read starts reading each partition of until from its offset in from, up
+// to its offset in until (0: on, without end), with the subscription
+// settings of sub. The backlog of a partition
+// up to its offset in ends, when the table's max_records_per_partition or
+// min_partitions split it (see [ingest.PartitionReader.ReadAll]), is read as ranges in
+// parallel: at the loop's start, and at each trigger of a table with rate
+// control (where ends are the micro-batch's).
+func (l *loop) read(pr *ingest.PartitionReader, sub ingest.Subscription, from, until, ends map[kafka.TopicPartition]int64) {
+	maxRecords, minPartitions := l.splitOptions()
+	pr.ReadAll(sub, from, until, ends, maxRecords, minPartitions, l.topicIDs, l.r.sup.fetchFailing)
 }

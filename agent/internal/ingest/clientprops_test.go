@@ -1,4 +1,4 @@
-package pipeline
+package ingest
 
 import (
 	"context"
@@ -17,16 +17,16 @@ func TestSourceFetchersPerClientSettings(t *testing.T) {
 	addr, producer := newCluster(t, 1, "s")
 	produce(t, producer, 0, 10, func(i int) string { return "v" })
 	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
-	src := newSource(client, memory.New(64<<20), slog.Default())
-	defer src.close()
+	src := NewSource(client, memory.New(64<<20), slog.Default())
+	defer src.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tp := kafka.TopicPartition{Topic: "s"}
 	small := spec.ClientSettings{PartitionFetchMaxBytes: 1024, ClientID: "small"}
 	cs := []*consumer{
-		consume(ctx, src, subscription{TP: tp}),
-		consume(ctx, src, subscription{TP: tp, Settings: small}),
-		consume(ctx, src, subscription{TP: tp, Settings: small}),
+		consume(ctx, src, Subscription{TP: tp}),
+		consume(ctx, src, Subscription{TP: tp, Settings: small}),
+		consume(ctx, src, Subscription{TP: tp, Settings: small}),
 	}
 	for _, c := range cs {
 		waitFor(t, 10*time.Second, "every subscriber at 10", func() bool { return c.at() == 10 })
