@@ -303,7 +303,7 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.add(ingest.Decoded{TP: tp, Batch: batch, Recs: recs[from:], Next: 10}); err != nil {
+		if err := s.add(context.Background(), ingest.Decoded{TP: tp, Batch: batch, Recs: recs[from:], Next: 10}); err != nil {
 			t.Fatal(err)
 		}
 		if crash {

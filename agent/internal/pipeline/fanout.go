@@ -823,7 +823,7 @@ func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
 			b.Bytes([]byte(job.reasons[i]))
 		})
 	}
-	err := t.add(d)
+	err := t.add(ctx, d)
 	t.mem.Set(t.buffered())
 	if err != nil {
 		return err

@@ -196,12 +196,13 @@ func (s *sink) close() {
 }
 
 // add writes a decoded chunk to the open file and moves the partition's next
-// offset past it.
-func (s *sink) add(d ingest.Decoded) error {
+// offset past it. ctx bounds decoding the chunk again when the table's
+// columns changed since it was decoded.
+func (s *sink) add(ctx context.Context, d ingest.Decoded) error {
 	if d.Dec != nil {
 		defer s.decoders.Put(d.Dec)
 	}
-	batch, err := s.current(&d)
+	batch, err := s.current(ctx, &d)
 	if err != nil {
 		return err
 	}
@@ -299,8 +300,8 @@ func (s *sink) leaveOut(recs []decode.Record, bad []decode.BadRecord) error {
 // current returns the rows of chunk d in the table's current columns. A
 // chunk whose records have new fields for an inferred part changes the
 // columns first (see evolve), and one decoded with older columns than the
-// table's is decoded again, on the loop's own decoder.
-func (s *sink) current(d *ingest.Decoded) (decode.Batch, error) {
+// table's is decoded again, on the loop's own decoder, under ctx.
+func (s *sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, error) {
 	batch, err, version := d.Batch, d.Err, d.Version
 	for {
 		var nc *decode.NewColumnsError
@@ -323,9 +324,7 @@ func (s *sink) current(d *ingest.Decoded) (decode.Batch, error) {
 				return decode.Batch{}, fatalError{fmt.Errorf("build decoder: %w", err)}
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		batch, err = s.own.Decode(ctx, d.Recs)
-		cancel()
 		version = s.version
 	}
 }

@@ -233,6 +233,10 @@ func (l *loop) run(ctx context.Context) error {
 	// sent before must not be written after that (the loop's final flush
 	// may still write them).
 	dctx, cancelDecode := context.WithCancel(context.WithoutCancel(ctx))
+	// Chunks are written, and decoded again after a change of columns,
+	// under wctx, which stopping does not cancel: a chunk half written
+	// when stop comes is finished, and the final flush commits it.
+	wctx := context.WithoutCancel(ctx)
 	// Each partition's batches come from the pipeline's source to a
 	// goroutine that decodes them, which hands the decoded chunks to this
 	// loop; what the fetchers hold is bounded by the memory budget, what
@@ -372,7 +376,7 @@ func (l *loop) run(ctx context.Context) error {
 			return err
 		case d := <-chunks:
 			wasEmpty := l.empty()
-			err := l.add(d)
+			err := l.add(wctx, d)
 			if d.Last && err == nil {
 				r.sup.fetchRecovered(d.TP)
 			}
