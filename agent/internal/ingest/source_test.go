@@ -19,15 +19,6 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// The helpers the package's tests share to read Kafka.
-var (
-	newCluster     = kafkatest.NewCluster
-	produce        = kafkatest.Produce
-	deleteRecords  = kafkatest.DeleteRecords
-	newKafkaClient = kafkatest.NewClient
-	waitFor        = kafkatest.WaitFor
-)
-
 // consumer reads one subscription as a table does: it skips the records
 // before its next offset, and records the offsets of the others.
 type consumer struct {
@@ -101,22 +92,22 @@ func (c *consumer) check(t *testing.T, name string, from, to int64) {
 // have, and one with an Until gets nothing past it. Every record reaches
 // every subscriber once, and the memory goes back once all released it.
 func TestSourceSharesAPartition(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
 	value := func(i int) string { return fmt.Sprint(i) }
-	produce(t, producer, 0, 200, value)
-	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
+	kafkatest.Produce(t, producer, 0, 200, value)
+	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	budget := memory.New(64 << 20)
 	src := NewSource(client, budget, slog.Default())
 	tp := kafka.TopicPartition{Topic: "s"}
 	ctx, cancel := context.WithCancel(context.Background())
 
 	a := consume(ctx, src, Subscription{TP: tp, From: 0})
-	waitFor(t, 10*time.Second, "a at 200", func() bool { return a.at() == 200 })
+	kafkatest.WaitFor(t, 10*time.Second, "a at 200", func() bool { return a.at() == 200 })
 	b := consume(ctx, src, Subscription{TP: tp, From: 50})
 	c := consume(ctx, src, Subscription{TP: tp, From: 20, Until: 120})
-	waitFor(t, 10*time.Second, "b at 200, c at 120", func() bool { return b.at() == 200 && c.at() == 120 })
-	produce(t, producer, 200, 300, value)
-	waitFor(t, 10*time.Second, "a and b at 300", func() bool { return a.at() == 300 && b.at() == 300 })
+	kafkatest.WaitFor(t, 10*time.Second, "b at 200, c at 120", func() bool { return b.at() == 200 && c.at() == 120 })
+	kafkatest.Produce(t, producer, 200, 300, value)
+	kafkatest.WaitFor(t, 10*time.Second, "a and b at 300", func() bool { return a.at() == 300 && b.at() == 300 })
 	a.check(t, "a", 0, 300)
 	b.check(t, "b", 50, 300)
 	c.check(t, "c", 20, 120)
@@ -141,9 +132,9 @@ func TestSourceSharesAPartition(t *testing.T) {
 // offset is past the partition's end gets it once the subscriber behind it
 // left.
 func TestSourceFailsEverySubscriber(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
-	produce(t, producer, 0, 10, func(i int) string { return "v" })
-	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
+	kafkatest.Produce(t, producer, 0, 10, func(i int) string { return "v" })
+	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	src := NewSource(client, memory.New(64<<20), slog.Default())
 	defer src.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -157,7 +148,7 @@ func TestSourceFailsEverySubscriber(t *testing.T) {
 	behindCtx, leave := context.WithCancel(ctx)
 	behind := consume(behindCtx, src, Subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 0})
 	cs = append(cs, consume(ctx, src, Subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 700}))
-	waitFor(t, 10*time.Second, "the one behind at 10", func() bool { return behind.at() == 10 })
+	kafkatest.WaitFor(t, 10*time.Second, "the one behind at 10", func() bool { return behind.at() == 10 })
 	select {
 	case <-cs[2].done:
 		t.Fatalf("the subscriber past the end got %v while one behind it read", cs[2].err)
@@ -180,28 +171,28 @@ func TestSourceFailsEverySubscriber(t *testing.T) {
 // A subscriber whose offset fell off the log (retention deleted it) gets
 // the data loss error; one ahead of it, at readable offsets, goes on reading.
 func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
-	produce(t, producer, 0, 100, func(i int) string { return "v" })
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
+	kafkatest.Produce(t, producer, 0, 100, func(i int) string { return "v" })
 	offs := kadm.Offsets{}
 	offs.Add(kadm.Offset{Topic: "s", Partition: 0, At: 50})
 	if _, err := kadm.NewClient(producer).DeleteRecords(context.Background(), offs); err != nil {
 		t.Fatal(err)
 	}
-	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
+	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	src := NewSource(client, memory.New(64<<20), slog.Default())
 	defer src.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	healthy := consume(ctx, src, Subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 80})
-	waitFor(t, 10*time.Second, "the healthy subscriber at 100", func() bool { return healthy.at() == 100 })
+	kafkatest.WaitFor(t, 10*time.Second, "the healthy subscriber at 100", func() bool { return healthy.at() == 100 })
 	stale := consume(ctx, src, Subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 10})
 	<-stale.done
 	var loss *kafka.DataLossError
 	if !errors.As(stale.err, &loss) {
 		t.Fatalf("the stale subscriber got %v, want a data loss error", stale.err)
 	}
-	produce(t, producer, 100, 120, func(i int) string { return "v" })
-	waitFor(t, 10*time.Second, "the healthy subscriber at 120", func() bool { return healthy.at() == 120 })
+	kafkatest.Produce(t, producer, 100, 120, func(i int) string { return "v" })
+	kafkatest.WaitFor(t, 10*time.Second, "the healthy subscriber at 120", func() bool { return healthy.at() == 120 })
 	select {
 	case <-healthy.done:
 		t.Fatalf("the healthy subscriber got %v", healthy.err)
@@ -213,10 +204,10 @@ func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
 // one that goes on after data loss is told the exact gap and reads from the
 // earliest offset on; the other gets the data loss error with the same gap.
 func TestSourceSkipsDataLoss(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
-	produce(t, producer, 0, 100, func(i int) string { return "v" })
-	deleteRecords(t, producer, "s", 50)
-	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
+	kafkatest.Produce(t, producer, 0, 100, func(i int) string { return "v" })
+	kafkatest.DeleteRecords(t, producer, "s", 50)
+	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	src := NewSource(client, memory.New(64<<20), slog.Default())
 	defer src.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -231,7 +222,7 @@ func TestSourceSkipsDataLoss(t *testing.T) {
 		gaps = append(gaps, g)
 	}})
 	failing := consume(ctx, src, Subscription{TP: tp, From: 10})
-	waitFor(t, 10*time.Second, "the subscriber that goes on at 100", func() bool { return going.at() == 100 })
+	kafkatest.WaitFor(t, 10*time.Second, "the subscriber that goes on at 100", func() bool { return going.at() == 100 })
 	going.check(t, "the subscriber that goes on", 50, 100)
 	mu.Lock()
 	if len(gaps) != 1 || gaps[0].Topic != "s" || gaps[0].Partition != 0 || gaps[0].From != 10 || gaps[0].To != 50 ||

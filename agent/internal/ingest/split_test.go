@@ -16,6 +16,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -110,7 +111,7 @@ func newSplitFixture(t testing.TB, addr string, budget *memory.Budget, layout *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := NewSource(newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}), budget, slog.New(slog.DiscardHandler))
+	src := NewSource(kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}), budget, slog.New(slog.DiscardHandler))
 	fctx, cancelFetch := context.WithCancel(context.Background())
 	dctx, cancelDecode := context.WithCancel(context.Background())
 	fx := &splitFixture{chunks: make(chan Decoded), errs: make(chan error, 1)}
@@ -181,30 +182,30 @@ func (fx *splitFixture) readUpTo(t testing.TB, from, to int64) {
 // all its records, more chunks than the table's decoder pool has tokens
 // (were they to take tokens, they would all wait, as would the first).
 func TestSplitterReadsRangesInParallelInOrder(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
 	for i := range 12 { // several produce requests: several record batches
-		produce(t, producer, i*1000, (i+1)*1000, func(i int) string { return fmt.Sprint(i) })
+		kafkatest.Produce(t, producer, i*1000, (i+1)*1000, func(i int) string { return fmt.Sprint(i) })
 	}
 	fx := newSplitFixture(t, addr, memory.New(64<<20), nil)
 	defer fx.stop()
 	tp := kafka.TopicPartition{Topic: "s"}
 	s := fx.pr.readSplit(Subscription{TP: tp, From: 100}, cut{offsetRange{100, 12000}, 4}) // about 3 chunks a range
-	waitFor(t, 20*time.Second, "the ranges behind the first decoded", func() bool {
+	kafkatest.WaitFor(t, 20*time.Second, "the ranges behind the first decoded", func() bool {
 		return s.aheadRanges.Load() >= int64(s.window-1)
 	})
 	if tokens := int64(cap(fx.pr.Pool.tokens)); s.ahead.Load() < tokens {
 		t.Errorf("%d chunks decoded ahead, want more than the pool's %d tokens", s.ahead.Load(), tokens)
 	}
 	fx.readUpTo(t, 100, 12000)
-	produce(t, producer, 12000, 12100, func(i int) string { return fmt.Sprint(i) })
+	kafkatest.Produce(t, producer, 12000, 12100, func(i int) string { return fmt.Sprint(i) })
 	fx.readUpTo(t, 12000, 12100)
 }
 
 // A triggered run's partition read as ranges ends at its Until: every
 // goroutine of the reader returns, with no tail to read.
 func TestSplitterStopsAtUntil(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
-	produce(t, producer, 0, 3000, func(i int) string { return fmt.Sprint(i) })
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
+	kafkatest.Produce(t, producer, 0, 3000, func(i int) string { return fmt.Sprint(i) })
 	fx := newSplitFixture(t, addr, memory.New(64<<20), nil)
 	defer fx.stop()
 	tp := kafka.TopicPartition{Topic: "s"}
@@ -229,10 +230,10 @@ func TestSplitterStopsAtUntil(t *testing.T) {
 // in order: were the first to wait too, it would wait behind the range
 // after it, whose fetched batches fill the budget until the first is done.
 func TestSplitterSmallBudget(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
 	pad := strings.Repeat("x", 1000)
 	for i := range 40 { // record batches of 100 KB
-		produce(t, producer, i*100, (i+1)*100, func(i int) string { return pad })
+		kafkatest.Produce(t, producer, i*100, (i+1)*100, func(i int) string { return pad })
 	}
 	fx := newSplitFixture(t, addr, memory.New(1<<20), nil)
 	defer fx.stop()
@@ -249,7 +250,7 @@ func TestSplitterSmallBudget(t *testing.T) {
 // test runs every benchmark once, whether that broker is up or not).
 func BenchmarkSplitDecode(b *testing.B) {
 	const n = 100_000
-	addr, producer := newCluster(b, 1, "events")
+	addr, producer := kafkatest.NewCluster(b, 1, "events")
 	topic := "events"
 	if bootstrap := os.Getenv("BENCH_KAFKA_BOOTSTRAP"); bootstrap != "" {
 		addr, topic = bootstrap, fmt.Sprintf("bench-split-%d", time.Now().UnixNano())
@@ -264,7 +265,7 @@ func BenchmarkSplitDecode(b *testing.B) {
 		producer = cl
 	}
 	for i := 0; i < n; i += 5000 {
-		produce(b, producer, i, i+5000, func(i int) string {
+		kafkatest.Produce(b, producer, i, i+5000, func(i int) string {
 			return fmt.Sprintf(`{"id":%d,"name":"name %d","score":%d.5,"tags":["a","b","c"],"at":"2026-11-30T23:00:00Z"}`, i, i, i)
 		})
 	}
