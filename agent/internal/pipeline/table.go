@@ -276,74 +276,8 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.onGap()}
 
-	// start begins fetching the new partitions among tps, each from its
-	// committed offset, else from where pos says; with a trigger, its
-	// micro-batches read them.
-	start := func(tps []kafka.TopicPartition, starting string) error {
-		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return fetching[tp] })
-		if len(fresh) == 0 {
-			return nil
-		}
-		// Topic ids first: offsets of a topic re-created meanwhile would
-		// belong to the new one.
-		ids, newIDs, err := l.learnTopicIDs(ctx, fresh)
-		if err != nil {
-			return err
-		}
-		defaults, ends, err := pos.offsets(ctx, fresh, starting, len(l.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
-		if err != nil {
-			return err
-		}
-		if ends != nil {
-			l.end, r.runEnd = ends, ends
-		}
-		// Record where new partitions start before reading them, so that a
-		// restart before their first data commit resumes there rather than
-		// at a newer "latest"; and the ids of new topics, so that a topic
-		// re-created while the agent is down is told apart.
-		unrecorded := map[string]int64{}
-		recorded := l.tbl.Snapshot().Txns
-		for _, tp := range fresh {
-			next, legacy, ok := r.recorded(recorded, tp)
-			if !ok {
-				next = defaults[tp]
-				unrecorded[appID(tp)] = next
-			}
-			if legacy {
-				l.legacy[tp] = true
-			}
-			l.committed[tp] = next
-		}
-		if len(unrecorded) > 0 || len(newIDs) > 0 {
-			c := table.Commit{Schema: l.columns, Txns: unrecorded, Configuration: newIDs}
-			if err := l.commit(c, 0); err != nil {
-				return fmt.Errorf("record the starting offsets of new partitions: %w", err)
-			}
-		}
-		// Then check that Kafka still holds what the log says was read.
-		if err := l.checkTruncation(ctx, fresh); err != nil {
-			return err
-		}
-		maps.Copy(l.topicIDs, ids) // known once recorded
-		backlogEnds, err := l.backlogEnds(ctx, fresh, readCommitted)
-		if err != nil {
-			return err
-		}
-		from, until := map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}
-		for _, tp := range fresh {
-			next := l.committed[tp]
-			fetching[tp] = true
-			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
-				continue // nothing to read in this triggered run
-			}
-			from[tp], until[tp] = next, l.end[tp]
-		}
-		if trig == nil {
-			l.read(pr, sub, from, until, backlogEnds)
-		}
-		l.publishOffsets()
-		return nil
-	}
+	rd := &reading{pr: pr, sub: sub, trig: trig, fetching: fetching}
+	start := func(tps []kafka.TopicPartition, starting string) error { return l.start(ctx, rd, tps, starting) }
 
 	if err := pos.checkGroupMembers(ctx); err != nil {
 		return err
@@ -375,29 +309,7 @@ func (l *loop) run(ctx context.Context) error {
 		case err := <-fetchErrs:
 			return err
 		case d := <-chunks:
-			wasEmpty := l.empty()
-			err := l.add(wctx, d)
-			if d.Last && err == nil {
-				r.sup.fetchRecovered(d.TP)
-			}
-			// At a batch's last chunk, what the batch held is in the open
-			// file now (or, after an error, dropped).
-			d.Free()
-			l.mem.Set(l.buffered())
-			if err != nil {
-				return err
-			}
-			if l.full() {
-				clk.flush.Stop()
-				if err := l.flush(ctx); err != nil {
-					return err
-				}
-			} else if wasEmpty && !l.empty() {
-				// The interval counts from the first buffered record, and
-				// the flush fires even if no record follows it.
-				clk.flush.Reset(r.cfg.FlushEvery)
-			}
-			if err := l.endBatch(ctx, trig); err != nil {
+			if err := l.write(ctx, wctx, d, clk, trig); err != nil {
 				return err
 			}
 		case <-trig.C():
@@ -421,6 +333,116 @@ func (l *loop) run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// reading is what a loop's run reads its partitions with.
+type reading struct {
+	pr *ingest.PartitionReader
+	// sub is what every subscription of the loop has in common.
+	sub  ingest.Subscription
+	trig *trigger
+	// fetching holds the partitions the run started.
+	fetching map[kafka.TopicPartition]bool
+}
+
+// start begins fetching the new partitions among tps, each from its
+// committed offset, else from where the loop's positions say (starting for
+// a partition the log does not hold); with a trigger, its micro-batches
+// read them.
+func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartition, starting string) error {
+	r := l.r
+	fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return rd.fetching[tp] })
+	if len(fresh) == 0 {
+		return nil
+	}
+	// Topic ids first: offsets of a topic re-created meanwhile would
+	// belong to the new one.
+	ids, newIDs, err := l.learnTopicIDs(ctx, fresh)
+	if err != nil {
+		return err
+	}
+	defaults, ends, err := l.pos.offsets(ctx, fresh, starting, len(l.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
+	if err != nil {
+		return err
+	}
+	if ends != nil {
+		l.end, r.runEnd = ends, ends
+	}
+	// Record where new partitions start before reading them, so that a
+	// restart before their first data commit resumes there rather than
+	// at a newer "latest"; and the ids of new topics, so that a topic
+	// re-created while the agent is down is told apart.
+	unrecorded := map[string]int64{}
+	recorded := l.tbl.Snapshot().Txns
+	for _, tp := range fresh {
+		next, legacy, ok := r.recorded(recorded, tp)
+		if !ok {
+			next = defaults[tp]
+			unrecorded[appID(tp)] = next
+		}
+		if legacy {
+			l.legacy[tp] = true
+		}
+		l.committed[tp] = next
+	}
+	if len(unrecorded) > 0 || len(newIDs) > 0 {
+		c := table.Commit{Schema: l.columns, Txns: unrecorded, Configuration: newIDs}
+		if err := l.commit(c, 0); err != nil {
+			return fmt.Errorf("record the starting offsets of new partitions: %w", err)
+		}
+	}
+	// Then check that Kafka still holds what the log says was read.
+	if err := l.checkTruncation(ctx, fresh); err != nil {
+		return err
+	}
+	maps.Copy(l.topicIDs, ids) // known once recorded
+	backlogEnds, err := l.backlogEnds(ctx, fresh, rd.sub.ReadCommitted)
+	if err != nil {
+		return err
+	}
+	from, until := map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}
+	for _, tp := range fresh {
+		next := l.committed[tp]
+		rd.fetching[tp] = true
+		if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
+			continue // nothing to read in this triggered run
+		}
+		from[tp], until[tp] = next, l.end[tp]
+	}
+	if rd.trig == nil {
+		l.read(rd.pr, rd.sub, from, until, backlogEnds)
+	}
+	l.publishOffsets()
+	return nil
+}
+
+// write writes chunk d, under wctx, and flushes, under ctx, when the open
+// file is full; the flush interval of clk counts from the first buffered
+// record.
+func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *loopClock, trig *trigger) error {
+	wasEmpty := l.empty()
+	err := l.add(wctx, d)
+	if d.Last && err == nil {
+		l.r.sup.fetchRecovered(d.TP)
+	}
+	// At a batch's last chunk, what the batch held is in the open
+	// file now (or, after an error, dropped).
+	d.Free()
+	l.mem.Set(l.buffered())
+	if err != nil {
+		return err
+	}
+	if l.full() {
+		clk.flush.Stop()
+		if err := l.flush(ctx); err != nil {
+			return err
+		}
+	} else if wasEmpty && !l.empty() {
+		// The interval counts from the first buffered record, and
+		// the flush fires even if no record follows it.
+		clk.flush.Reset(l.r.cfg.FlushEvery)
+	}
+	return l.endBatch(ctx, trig)
 }
 
 // loopClock holds the timers of a table loop or fanout run.
