@@ -369,52 +369,8 @@ func inferFrom(ctx context.Context, p *spec.Part, recs []decode.Record) ([]schem
 func (run *fanoutRun) loop(ctx context.Context) error {
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
-	in := make(chan fanIn)
-	fetchErrs := make(chan error, 1)
-	started := map[kafka.TopicPartition]bool{}
-	start := func(tps []kafka.TopicPartition, starting string) error {
-		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return started[tp] })
-		if len(fresh) == 0 {
-			return nil
-		}
-		subs, err := run.starts(ctx, fresh, starting)
-		if err != nil {
-			return err
-		}
-		for _, sub := range subs {
-			started[sub.TP] = true
-			if !r.cfg.Continuous && sub.Until <= sub.From {
-				continue // nothing to read in this triggered run
-			}
-			batches, errs := r.source.Subscribe(run.ctx, sub)
-			run.wg.Go(func() {
-				for {
-					select {
-					case <-run.ctx.Done():
-						return
-					case err := <-errs:
-						select {
-						case fetchErrs <- err:
-						default:
-						}
-						return
-					case b, ok := <-batches:
-						if !ok {
-							return
-						}
-						select {
-						case in <- fanIn{tp: sub.TP, b: b}:
-						case <-run.ctx.Done():
-							b.Release()
-							return
-						}
-					}
-				}
-			})
-		}
-		run.publish()
-		return nil
-	}
+	rd := &fanReading{in: make(chan fanIn), errs: make(chan error, 1), started: map[kafka.TopicPartition]bool{}}
+	start := func(tps []kafka.TopicPartition, starting string) error { return run.start(ctx, rd, tps, starting) }
 	pos := r.positions()
 	if err := pos.checkGroupMembers(ctx); err != nil {
 		return err
@@ -429,7 +385,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		return err
 	}
 	r.sup.setRunning()
-	r.log.Info("fanout running", "partitions", len(started), "tables", len(run.tables))
+	r.log.Info("fanout running", "partitions", len(rd.started), "tables", len(run.tables))
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.stop()
@@ -450,9 +406,9 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return finalFlush(run.flushAll)
-		case err := <-fetchErrs:
+		case err := <-rd.errs:
 			return err
-		case f := <-in:
+		case f := <-rd.in:
 			wasEmpty := run.empty()
 			err := run.add(wctx, f.tp, &f.b.Batch)
 			f.b.Release()
@@ -488,6 +444,69 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// fanReading is what a fanout run reads its partitions with: the batches
+// of every subscription come to the run on in, the first fatal fetch error
+// on errs.
+type fanReading struct {
+	in   chan fanIn
+	errs chan error
+	// started holds the partitions the run started.
+	started map[kafka.TopicPartition]bool
+}
+
+// start subscribes to the new partitions among tps, each from where the
+// progress log says, else from starting's offset (see starts).
+func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.TopicPartition, starting string) error {
+	r := run.r
+	fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return rd.started[tp] })
+	if len(fresh) == 0 {
+		return nil
+	}
+	subs, err := run.starts(ctx, fresh, starting)
+	if err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		rd.started[sub.TP] = true
+		if !r.cfg.Continuous && sub.Until <= sub.From {
+			continue // nothing to read in this triggered run
+		}
+		run.forward(rd, sub)
+	}
+	run.publish()
+	return nil
+}
+
+// forward subscribes to sub and hands its batches to the run, and its
+// fatal fetch error, until the run ends.
+func (run *fanoutRun) forward(rd *fanReading, sub ingest.Subscription) {
+	batches, errs := run.r.source.Subscribe(run.ctx, sub)
+	run.wg.Go(func() {
+		for {
+			select {
+			case <-run.ctx.Done():
+				return
+			case err := <-errs:
+				select {
+				case rd.errs <- err:
+				default:
+				}
+				return
+			case b, ok := <-batches:
+				if !ok {
+					return
+				}
+				select {
+				case rd.in <- fanIn{tp: sub.TP, b: b}:
+				case <-run.ctx.Done():
+					b.Release()
+					return
+				}
+			}
+		}
+	})
 }
 
 // starts returns the subscriptions of new partitions tps: each from where
