@@ -459,8 +459,7 @@ type fanReading struct {
 // start subscribes to the new partitions among tps, each from where the
 // progress log says, else from starting's offset (see starts).
 func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.TopicPartition, starting string) error {
-	r := run.r
-	fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return rd.started[tp] })
+	fresh := unstarted(tps, rd.started)
 	if len(fresh) == 0 {
 		return nil
 	}
@@ -470,7 +469,7 @@ func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.Top
 	}
 	for _, sub := range subs {
 		rd.started[sub.TP] = true
-		if !r.cfg.Continuous && sub.Until <= sub.From {
+		if !run.r.cfg.Continuous && sub.Until <= sub.From {
 			continue // nothing to read in this triggered run
 		}
 		run.forward(rd, sub)

@@ -335,6 +335,11 @@ func (l *loop) run(ctx context.Context) error {
 	}
 }
 
+// unstarted returns the partitions of tps that started does not hold.
+func unstarted(tps []kafka.TopicPartition, started map[kafka.TopicPartition]bool) []kafka.TopicPartition {
+	return slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return started[tp] })
+}
+
 // reading is what a loop's run reads its partitions with.
 type reading struct {
 	pr *ingest.PartitionReader
@@ -350,11 +355,11 @@ type reading struct {
 // a partition the log does not hold); with a trigger, its micro-batches
 // read them.
 func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartition, starting string) error {
-	r := l.r
-	fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return rd.fetching[tp] })
+	fresh := unstarted(tps, rd.fetching)
 	if len(fresh) == 0 {
 		return nil
 	}
+	r := l.r
 	// Topic ids first: offsets of a topic re-created meanwhile would
 	// belong to the new one.
 	ids, newIDs, err := l.learnTopicIDs(ctx, fresh)
