@@ -123,6 +123,8 @@ type sinkOptions struct {
 	loss *dataLoss
 	// errs is the sink's [sink.errs].
 	errs *errorBudget
+	// group is the sink's [sink.group]; nil for none.
+	group *groupCommitter
 	// sizeWindow is how far back the record sizes of the lag in bytes
 	// go: kafka_options.bytes_estimate_window_length.
 	sizeWindow time.Duration
@@ -155,7 +157,7 @@ func (o *sinkOptions) decodeOptions() decode.Options {
 func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o sinkOptions) *sink {
 	s := &sink{
 		tbl: tbl, log: o.log, appID: o.appID, legacyAppID: o.legacyAppID, legacy: map[kafka.TopicPartition]bool{}, maxRows: o.maxRows, maxBytes: o.maxBytes, state: o.state,
-		schema: ps, columns: columns,
+		schema: ps, columns: columns, group: o.group,
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
 		epochs:    map[kafka.TopicPartition]int32{},

@@ -213,14 +213,17 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	loss := lossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*tableState { return []*tableState{&r.tableState} })
 	budget := newErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
 		cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
+	pos := r.positions()
+	group := newGroupCommitter(r.client, pos.group, r.log)
+	defer group.close()
 	s, err := newSink(tbl, layout, sources, sinkOptions{appID: appID, legacyAppID: r.legacyAppID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes,
-		budget: r.budget, state: &r.tableState, log: r.log, loss: loss, errs: budget,
+		budget: r.budget, state: &r.tableState, log: r.log, loss: loss, errs: budget, group: group,
 		sizeWindow: cfg.Table.ConnectorOptions.KafkaOptions.BytesEstimateWindow()})
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	l := &loop{sink: s, r: r, topicIDs: map[string]string{}, end: r.runEnd}
+	l := &loop{sink: s, r: r, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
 	return l.run(ctx)
 }
 
@@ -261,10 +264,7 @@ func (l *loop) run(ctx context.Context) error {
 	fetching := map[kafka.TopicPartition]bool{}
 	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.decoders, Chunks: chunks, Errs: fetchErrs,
 		Log: r.log}
-	pos := r.positions()
-	l.pos = pos
-	l.group = newGroupCommitter(r.client, pos.group, r.log)
-	defer l.group.close()
+	pos := l.pos
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
 	defer trig.stop()
 
