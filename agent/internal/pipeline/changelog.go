@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -41,7 +42,7 @@ func imageColumns(ctx context.Context, p *spec.Part, recs []record.Record) ([]sc
 	img.Transformer, img.Fields = &tr, []schema.Field{}
 	layout := &spec.Layout{Key: spec.Part{Column: spec.KeyColumn}, Value: img, Op: true, Source: true}
 	for range maxImageRounds {
-		dec, err := newDecoder(layout, nil, decode.Options{SkipBad: true})
+		dec, err := ingest.NewDecoder(layout, nil, decode.Options{SkipBad: true})
 		if err != nil {
 			return nil, fatalError{fmt.Errorf("build the decoder that samples the row images: %w", err)}
 		}

@@ -5,7 +5,8 @@ import (
 )
 
 // clientSettings returns the client_properties of ko as the fetchers take
-// them (S-01, F-01). The spec was validated, so an error is a bug, which
+// them (the Kafka client properties a connection or its kafka_options
+// give). The spec was validated, so an error is a bug, which
 // fails the table.
 func clientSettings(ko *spec.KafkaOptions) (spec.ClientSettings, error) {
 	cs, err := ko.ClientSettings()

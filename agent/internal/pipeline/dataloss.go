@@ -16,7 +16,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// This file is fail_on_data_loss = false (S-04): when records a table has
+// This file is fail_on_data_loss = false: when records a table has
 // not read are gone from Kafka (retention deleted them), the table's
 // fetches go on from the earliest offset the partition still holds, and
 // the gap is recorded: logged at WARN, listed in the table's status, counted
@@ -38,11 +38,9 @@ const (
 	maxLossGaps = 100
 )
 
-// Reasons of a [spec.DataLossGap].
+// Reasons of a [spec.DataLossGap] besides the retention of
+// [ingest.LossRetention].
 const (
-	// lossRetention: the offsets [From, To) were deleted (by retention, or
-	// a delete-records request) before the table read them.
-	lossRetention = "retention"
 	// lossRecreated: the topic was deleted and created again. Records of
 	// the old topic from offset From on, if any, are lost; the new topic is
 	// read from offset To, its earliest.
@@ -157,25 +155,6 @@ func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 		c.Counters = map[string]int64{}
 	}
 	c.Counters[counterDataLoss] += lost
-}
-
-// skipLoss moves subscriber sr, which a fetch reading at its position
-// failed with err, past the gap when err is a [*kafka.DataLossError] with
-// one and sr goes on after data loss, telling sr's OnDataLoss the gap; it
-// reports whether it did. source.mu must be held.
-func (sr *subscriber) skipLoss(err error) bool {
-	var lost *kafka.DataLossError
-	if sr.sub.OnDataLoss == nil || !errors.As(err, &lost) {
-		return false
-	}
-	_, to, ok := lost.Gap()
-	if !ok || sr.pos >= to {
-		return false
-	}
-	sr.sub.OnDataLoss(spec.DataLossGap{Topic: sr.sub.TP.Topic, Partition: sr.sub.TP.Partition, From: sr.pos, To: to,
-		Reason: lossRetention, DetectedAt: time.Now().UTC().Format(time.RFC3339)})
-	sr.pos = to
-	return true
 }
 
 // lossOf returns the gap keeper of a loop with options ko whose tables'
@@ -297,15 +276,4 @@ func rewindCommit(txns map[string]int64, to map[kafka.TopicPartition]int64, gaps
 	}
 	loss.addTo(&c, past)
 	return c
-}
-
-// fatalFor reports whether err fails a table, or fanout schema, with
-// options ko (see isFatal): a re-created topic does not when it goes on
-// after data loss, but restarts it, to read the new topic.
-func fatalFor(ko *spec.KafkaOptions, err error) bool {
-	var recreated *kafka.TopicRecreatedError
-	if !ko.FailsOnDataLoss() && errors.As(err, &recreated) {
-		return false
-	}
-	return isFatal(err)
 }

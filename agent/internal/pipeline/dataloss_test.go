@@ -3,14 +3,12 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,62 +20,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
-
-// deleteRecords deletes the records of partition 0 of topic before offset
-// at, as retention would.
-func deleteRecords(t *testing.T, producer *kgo.Client, topic string, at int64) {
-	t.Helper()
-	offs := kadm.Offsets{}
-	offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: at})
-	if _, err := kadm.NewClient(producer).DeleteRecords(context.Background(), offs); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// Of two subscribers of one fetcher whose offset retention deleted, the
-// one that goes on after data loss is told the exact gap and reads from the
-// earliest offset on; the other gets the data loss error with the same gap.
-func TestSourceSkipsDataLoss(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
-	produce(t, producer, 0, 100, func(i int) string { return "v" })
-	deleteRecords(t, producer, "s", 50)
-	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
-	src := newSource(client, memory.New(64<<20), slog.Default())
-	defer src.close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	var mu sync.Mutex
-	var gaps []spec.DataLossGap
-	tp := kafka.TopicPartition{Topic: "s"}
-	going := consume(ctx, src, subscription{TP: tp, From: 10, OnDataLoss: func(g spec.DataLossGap) {
-		mu.Lock()
-		defer mu.Unlock()
-		gaps = append(gaps, g)
-	}})
-	failing := consume(ctx, src, subscription{TP: tp, From: 10})
-	waitFor(t, 10*time.Second, "the subscriber that goes on at 100", func() bool { return going.at() == 100 })
-	going.check(t, "the subscriber that goes on", 50, 100)
-	mu.Lock()
-	if len(gaps) != 1 || gaps[0].Topic != "s" || gaps[0].Partition != 0 || gaps[0].From != 10 || gaps[0].To != 50 ||
-		gaps[0].Reason != "retention" || gaps[0].DetectedAt == "" {
-		t.Errorf("gaps %+v, want one of s/0 from 10 to 50 with a reason and a time", gaps)
-	}
-	mu.Unlock()
-	<-failing.done
-	var loss *kafka.DataLossError
-	if !errors.As(failing.err, &loss) {
-		t.Fatalf("the failing subscriber got %v, want a data loss error", failing.err)
-	}
-	if from, to, ok := loss.Gap(); !ok || from != 10 || to != 50 {
-		t.Errorf("data loss gap [%d, %d) %v, want [10, 50)", from, to, ok)
-	}
-}
 
 // lossTables returns testPipeline(topic) with two tables of topic: "keeps"
 // with fail_on_data_loss = false, and "fails" with the default, true.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
@@ -293,7 +294,7 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 				s.committed[tp] = next
 			}
 		}
-		dec, err := newDecoder(layout, nil, o.decodeOptions())
+		dec, err := ingest.NewDecoder(layout, nil, o.decodeOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +303,7 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.add(decoded{tp: tp, batch: batch, recs: recs[from:], next: 10}); err != nil {
+		if err := s.add(context.Background(), ingest.Decoded{TP: tp, Batch: batch, Recs: recs[from:], Next: 10}); err != nil {
 			t.Fatal(err)
 		}
 		if crash {

@@ -8,7 +8,7 @@ import (
 
 // discoveryInterval returns how often a table loop or fanout run with
 // options ko looks for new partitions and, with topic_pattern, new
-// matching topics (F-05): partition_discovery_interval (see
+// matching topics: partition_discovery_interval (see
 // [spec.KafkaOptions.DiscoverEvery]); 0, never, for assign, whose
 // partitions are fixed.
 func discoveryInterval(ko *spec.KafkaOptions) time.Duration {

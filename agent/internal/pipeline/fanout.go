@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
@@ -42,15 +42,15 @@ type fanoutRunner struct {
 	client *kafka.Client
 	// source fetches the partitions, shared with the other readers of the
 	// pipeline.
-	source *source
+	source *ingest.Source
 	route  routeFunc
 	// registries makes the clients of the schema registries the routed
 	// tables' transformers use.
 	registries *registries
 	budget     *memory.Budget
 	log        *slog.Logger
-	cancel     context.CancelFunc
-	done       chan struct{}
+	// sup runs the runner and holds its state and last error.
+	sup *supervisor
 	// crash, set by tests only, is asked before each table's flush: an
 	// error stops the run there, as a crash would.
 	crash func(table string) error
@@ -59,15 +59,13 @@ type fanoutRunner struct {
 	// Used by the runner's goroutine only.
 	runEnd map[kafka.TopicPartition]int64
 
-	mu        sync.Mutex
-	state     string
-	lastError string
+	mu sync.Mutex
 	// tables holds the status of every table created so far, by name.
 	tables     map[string]*tableState
 	partitions []spec.PartitionStatus
 }
 
-func startFanout(cfg fanoutConfig, client *kafka.Client, src *source, route routeFunc, regs *registries, budget *memory.Budget,
+func startFanout(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *registries, budget *memory.Budget,
 	log *slog.Logger) *fanoutRunner {
 	r := newFanoutRunner(cfg, client, src, route, regs, budget, log)
 	r.start()
@@ -75,47 +73,35 @@ func startFanout(cfg fanoutConfig, client *kafka.Client, src *source, route rout
 }
 
 // newFanoutRunner returns the runner of cfg, not started.
-func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *source, route routeFunc, regs *registries,
+func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *registries,
 	budget *memory.Budget, log *slog.Logger) *fanoutRunner {
-	return &fanoutRunner{
-		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget, done: make(chan struct{}),
-		log:   log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name),
-		state: spec.StateStarting, tables: map[string]*tableState{},
+	r := &fanoutRunner{
+		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget,
+		log: log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name), tables: map[string]*tableState{},
 	}
+	r.sup = newSupervisor("fanout", "fanout restarts from its logs", 30*time.Second, r.log)
+	return r
 }
 
 // start runs the runner in its goroutine.
 func (r *fanoutRunner) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go r.run(ctx)
+	r.sup.start(context.Background(), r.runOnce, fanoutFailure)
 }
 
 // stop ends the runner after a final flush and commit, and waits for it.
-func (r *fanoutRunner) stop() {
-	r.cancel()
-	<-r.done
-}
-
-func (r *fanoutRunner) setState(state string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.state = state
-	if err != nil {
-		r.lastError = err.Error()
-	}
-}
+func (r *fanoutRunner) stop() { r.sup.stop() }
 
 // status reports the fanout schema: its state, its tables sorted by name
 // (in the fanout's state) and its partitions.
 func (r *fanoutRunner) status() spec.FanoutStatus {
+	state, lastError := r.sup.status()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := spec.FanoutStatus{State: r.state, LastError: r.lastError, Tables: []spec.TableStatus{},
+	st := spec.FanoutStatus{State: state, LastError: lastError, Tables: []spec.TableStatus{},
 		Partitions: append([]spec.PartitionStatus{}, r.partitions...)}
 	for _, name := range slices.Sorted(maps.Keys(r.tables)) {
 		ts := r.tables[name].snapshot()
-		ts.State = r.state
+		ts.State = state
 		st.Tables = append(st.Tables, ts)
 	}
 	return st
@@ -142,37 +128,6 @@ func (r *fanoutRunner) tableState(name, dir string) *tableState {
 	return st
 }
 
-func (r *fanoutRunner) run(ctx context.Context) {
-	defer close(r.done)
-	defer func() { r.log.Info("fanout stopped", "state", r.status().State) }()
-	backoff := time.Second
-	for {
-		err := r.runOnce(ctx)
-		var route *routeError
-		switch {
-		case err == nil:
-			if ctx.Err() != nil {
-				r.setState(spec.StateStopped, nil)
-			}
-			return
-		case ctx.Err() != nil:
-			r.log.Error("final flush failed; the next start reads those records again", "err", err)
-			r.setState(spec.StateStopped, err)
-			return
-		case isFatal(err) || errors.As(err, &route):
-			r.log.Error("fanout failed", "err", err)
-			r.setState(spec.StateFailed, err)
-			return
-		}
-		r.log.Warn("fanout restarts from its logs", "err", err, "in", backoff)
-		r.setState(spec.StateStarting, err)
-		if !waitOrStop(ctx, backoff, r.setState) {
-			return
-		}
-		backoff = min(backoff*2, 30*time.Second)
-	}
-}
-
 // fanoutTable is one routed table in one run of the runner.
 type fanoutTable struct {
 	name string
@@ -189,7 +144,7 @@ const maxGroups = 1024
 // fanIn is a batch of one partition, from its subscription.
 type fanIn struct {
 	tp kafka.TopicPartition
-	b  *sharedBatch
+	b  *ingest.SharedBatch
 }
 
 // fanoutRun is the state of one run of a fanout runner: from opening the
@@ -239,6 +194,7 @@ type fanoutRun struct {
 
 func (r *fanoutRunner) runOnce(ctx context.Context) error {
 	cfg := &r.cfg
+	r.sup.attemptStarts()
 	prog, err := openProgress(spec.JoinLocation(cfg.Dir, progressDir),
 		table.Options{Owner: fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), Logger: r.log, FileMode: cfg.FileMode})
 	if err != nil {
@@ -418,52 +374,8 @@ func inferFrom(ctx context.Context, p *spec.Part, recs []record.Record) ([]schem
 func (run *fanoutRun) loop(ctx context.Context) error {
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
-	in := make(chan fanIn)
-	fetchErrs := make(chan error, 1)
-	started := map[kafka.TopicPartition]bool{}
-	start := func(tps []kafka.TopicPartition, starting string) error {
-		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return started[tp] })
-		if len(fresh) == 0 {
-			return nil
-		}
-		subs, err := run.starts(ctx, fresh, starting)
-		if err != nil {
-			return err
-		}
-		for _, sub := range subs {
-			started[sub.TP] = true
-			if !r.cfg.Continuous && sub.Until <= sub.From {
-				continue // nothing to read in this triggered run
-			}
-			batches, errs := r.source.subscribe(run.ctx, sub)
-			run.wg.Go(func() {
-				for {
-					select {
-					case <-run.ctx.Done():
-						return
-					case err := <-errs:
-						select {
-						case fetchErrs <- err:
-						default:
-						}
-						return
-					case b, ok := <-batches:
-						if !ok {
-							return
-						}
-						select {
-						case in <- fanIn{tp: sub.TP, b: b}:
-						case <-run.ctx.Done():
-							b.release()
-							return
-						}
-					}
-				}
-			})
-		}
-		run.publish()
-		return nil
-	}
+	rd := &fanReading{in: make(chan fanIn), errs: make(chan error, 1), started: map[kafka.TopicPartition]bool{}}
+	start := func(tps []kafka.TopicPartition, starting string) error { return run.start(ctx, rd, tps, starting) }
 	pos := r.positions()
 	if err := pos.checkGroupMembers(ctx); err != nil {
 		return err
@@ -477,8 +389,8 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	if err := start(tps, ko.StartingOffset); err != nil {
 		return err
 	}
-	r.setRunning()
-	r.log.Info("fanout running", "partitions", len(started), "tables", len(run.tables))
+	r.sup.setRunning()
+	r.log.Info("fanout running", "partitions", len(rd.started), "tables", len(run.tables))
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.stop()
@@ -493,18 +405,18 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if err := run.flushAll(wctx); err != nil {
 				return err
 			}
-			r.setState(spec.StateIdle, nil)
+			r.sup.setState(spec.StateIdle, nil)
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return finalFlush(run.flushAll)
-		case err := <-fetchErrs:
+		case err := <-rd.errs:
 			return err
-		case f := <-in:
+		case f := <-rd.in:
 			wasEmpty := run.empty()
 			err := run.add(wctx, f.tp, &f.b.Batch)
-			f.b.release()
+			f.b.Release()
 			if err != nil {
 				return err
 			}
@@ -539,11 +451,66 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	}
 }
 
-// setRunning reports the runner RUNNING; an error from before is history.
-func (r *fanoutRunner) setRunning() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.state, r.lastError = spec.StateRunning, ""
+// fanReading is what a fanout run reads its partitions with: the batches
+// of every subscription come to the run on in, the first fatal fetch error
+// on errs.
+type fanReading struct {
+	in   chan fanIn
+	errs chan error
+	// started holds the partitions the run started.
+	started map[kafka.TopicPartition]bool
+}
+
+// start subscribes to the new partitions among tps, each from where the
+// progress log says, else from starting's offset (see starts).
+func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.TopicPartition, starting string) error {
+	fresh := unstarted(tps, rd.started)
+	if len(fresh) == 0 {
+		return nil
+	}
+	subs, err := run.starts(ctx, fresh, starting)
+	if err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		rd.started[sub.TP] = true
+		if !run.r.cfg.Continuous && sub.Until <= sub.From {
+			continue // nothing to read in this triggered run
+		}
+		run.forward(rd, sub)
+	}
+	run.publish()
+	return nil
+}
+
+// forward subscribes to sub and hands its batches to the run, and its
+// fatal fetch error, until the run ends.
+func (run *fanoutRun) forward(rd *fanReading, sub ingest.Subscription) {
+	batches, errs := run.r.source.Subscribe(run.ctx, sub)
+	run.wg.Go(func() {
+		for {
+			select {
+			case <-run.ctx.Done():
+				return
+			case err := <-errs:
+				select {
+				case rd.errs <- err:
+				default:
+				}
+				return
+			case b, ok := <-batches:
+				if !ok {
+					return
+				}
+				select {
+				case rd.in <- fanIn{tp: sub.TP, b: b}:
+				case <-run.ctx.Done():
+					b.Release()
+					return
+				}
+			}
+		}
+	})
 }
 
 // starts returns the subscriptions of new partitions tps: each from where
@@ -551,7 +518,7 @@ func (r *fanoutRunner) setRunning() {
 // and from the earliest once it is not (a partition that appeared while the
 // agent was down must not skip its first records). It records those
 // starting offsets, and the ids of new topics, in the progress log first.
-func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) ([]subscription, error) {
+func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) ([]ingest.Subscription, error) {
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	readCommitted := ko.ReadCommitted()
@@ -589,7 +556,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	if err := run.progress.record(next, nil, nil, newIDs); err != nil {
 		return nil, fmt.Errorf("record the starting offsets of new partitions: %w", err)
 	}
-	subs := make([]subscription, 0, len(tps))
+	subs := make([]ingest.Subscription, 0, len(tps))
 	for _, tp := range tps {
 		var until int64 // none in continuous runs
 		if !r.cfg.Continuous {
@@ -600,32 +567,11 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 				until = end
 			}
 		}
-		subs = append(subs, subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
-			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.fetchFailing(err) },
+		subs = append(subs, ingest.Subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
+			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.sup.fetchFailing(tp, err) },
 			OnDataLoss: run.progress.loss.onGap()})
 	}
 	return subs, nil
-}
-
-// fetchFailing records that a fetch retries after err: the fanout reports
-// STARTING with the error until a batch arrives. Called from fetchers.
-func (r *fanoutRunner) fetchFailing(err error) {
-	r.log.Warn("fetch retries", "err", err)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.state == spec.StateRunning {
-		r.state, r.lastError = spec.StateStarting, err.Error()
-	}
-}
-
-// fetchRecovered reports the fanout RUNNING again once a fetch that
-// failed delivers, and its error history.
-func (r *fanoutRunner) fetchRecovered() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.state == spec.StateStarting {
-		r.state, r.lastError = spec.StateRunning, ""
-	}
 }
 
 // empty reports whether no table buffers anything.
@@ -653,7 +599,7 @@ func (run *fanoutRun) reachedEnd() bool {
 // position, and moves the position past the batch.
 func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka.Batch) error {
 	r := run.r
-	r.fetchRecovered()
+	r.sup.fetchRecovered(tp)
 	pos := run.pos[tp]
 	next := b.Next
 	recs := b.Records
@@ -822,7 +768,7 @@ func unroutedID(name string) string {
 // table's sink in order.
 type chunkJob struct {
 	t *fanoutTable
-	d decoded
+	d ingest.Decoded
 	// reasons holds why each record of a dead letter chunk was not
 	// routed; nil for a routed table's chunk.
 	reasons []string
@@ -846,13 +792,13 @@ func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []recor
 			reasons = reasons[i:]
 		}
 	}
-	for start := 0; start < len(recs); start += decodeChunk {
-		end := min(start+decodeChunk, len(recs))
+	for start := 0; start < len(recs); start += ingest.DecodeChunk {
+		end := min(start+ingest.DecodeChunk, len(recs))
 		n, e := next, epoch
 		if end < len(recs) {
 			n, e = recs[end-1].Offset+1, -1 // the chunk's last record's
 		}
-		job := chunkJob{t: t, d: decoded{tp: tp, recs: recs[start:end], next: n, epoch: e}}
+		job := chunkJob{t: t, d: ingest.Decoded{TP: tp, Recs: recs[start:end], Next: n, Epoch: e}}
 		if reasons != nil {
 			job.reasons = reasons[start:end]
 		}
@@ -874,9 +820,9 @@ func (run *fanoutRun) write(ctx context.Context) error {
 		for i := range jobs {
 			if j := &jobs[i]; j.reasons == nil {
 				wg.Go(func() {
-					j.d.dec, j.d.version, j.d.err = j.t.decoders.get(ctx)
-					if j.d.err == nil {
-						j.d.batch, j.d.err = j.d.dec.Decode(ctx, j.d.recs)
+					j.d.Dec, j.d.Version, j.d.Err = j.t.decoders.Get(ctx)
+					if j.d.Err == nil {
+						j.d.Batch, j.d.Err = j.d.Dec.Decode(ctx, j.d.Recs)
 					}
 				})
 			}
@@ -885,8 +831,8 @@ func (run *fanoutRun) write(ctx context.Context) error {
 		for i := range jobs {
 			if err := run.add1(ctx, &jobs[i]); err != nil {
 				for _, j := range jobs[i+1:] {
-					if j.d.dec != nil {
-						j.t.decoders.put(j.d.dec)
+					if j.d.Dec != nil {
+						j.t.decoders.Put(j.d.Dec)
 					}
 				}
 				return fmt.Errorf("table %s: %w", jobs[i].t.name, err)
@@ -911,7 +857,7 @@ func waveLen(jobs []chunkJob, limit int) int {
 					same++
 				}
 			}
-			if same >= cap(t.decoders.tokens) {
+			if same >= t.decoders.Size() {
 				break
 			}
 		}
@@ -924,20 +870,20 @@ func waveLen(jobs []chunkJob, limit int) int {
 // table's sink. A table that reaches its file limits flushes.
 func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
 	t, d := job.t, job.d
-	if _, ok := t.pending[d.tp]; !ok {
-		from, ok := t.committed[d.tp]
+	if _, ok := t.pending[d.TP]; !ok {
+		from, ok := t.committed[d.TP]
 		if !ok {
-			from = d.recs[0].Offset
+			from = d.Recs[0].Offset
 		}
-		t.from[d.tp] = from
+		t.from[d.TP] = from
 	}
 	if job.reasons != nil {
-		d.batch, d.err = run.letters.batch(d.recs, func(b *rows.Builder, i int) {
+		d.Batch, d.Err = run.letters.batch(d.Recs, func(b *rows.Builder, i int) {
 			b.Field(rawRecordWidth)
 			b.Bytes([]byte(job.reasons[i]))
 		})
 	}
-	err := t.add(d)
+	err := t.add(ctx, d)
 	t.mem.Set(t.buffered())
 	if err != nil {
 		return err

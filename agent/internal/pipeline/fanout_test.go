@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
@@ -96,8 +97,8 @@ func (fx *fanoutFixture) run(t *testing.T, cfg fanoutConfig, route routeFunc, bu
 	if budget == nil {
 		budget = memory.New(1 << 40)
 	}
-	src := newSource(fx.client, budget, slog.Default())
-	t.Cleanup(src.close)
+	src := ingest.NewSource(fx.client, budget, slog.Default())
+	t.Cleanup(src.Close)
 	r := newFanoutRunner(cfg, fx.client, src, route, &registries{}, budget, slog.Default())
 	r.crash = crash
 	r.start()

@@ -67,9 +67,11 @@ type sinkRunner struct {
 	client *kafka.Client
 	m      *Manager
 	log    *slog.Logger
-
-	cancel context.CancelFunc
-	done   chan struct{}
+	// sup runs the sink's sessions and holds its state and last error.
+	sup *supervisor
+	// missing counts the sessions in a row that ended on a missing
+	// output topic; used by the sink's goroutine only.
+	missing int
 
 	mu     sync.Mutex
 	status spec.KafkaSinkStatus
@@ -124,11 +126,9 @@ func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.C
 		}
 		return err
 	}
-	r := &sinkRunner{spec: *k, conn: *conn, regs: regs, client: client, m: m, log: m.log.With("kafka_sink", k.Name),
-		done: make(chan struct{}), status: spec.KafkaSinkStatus{State: spec.StateStarting}}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r.cancel = cancel
-	go r.run(runCtx)
+	r := &sinkRunner{spec: *k, conn: *conn, regs: regs, client: client, m: m, log: m.log.With("kafka_sink", k.Name)}
+	r.sup = newSupervisor("kafka sink", "kafka sink restarts from its consumer group", sinkRetryMax, r.log)
+	r.sup.start(ctx, r.attempt, r.sinkFailure)
 	m.mu.Lock()
 	m.sinks[k.Name] = r
 	m.mu.Unlock()
@@ -164,8 +164,7 @@ func (m *Manager) stopSinks() {
 // stop ends the sink's session and waits for it; what the open
 // transaction held is aborted, and read again by the next start.
 func (r *sinkRunner) stop() {
-	r.cancel()
-	<-r.done
+	r.sup.stop()
 	r.client.Close()
 }
 
@@ -175,18 +174,8 @@ func (r *sinkRunner) snapshot() spec.KafkaSinkStatus {
 	defer r.mu.Unlock()
 	st := r.status
 	st.Positions = maps.Clone(st.Positions)
+	st.State, st.LastError = r.sup.status()
 	return st
-}
-
-// setState records the sink's state and, when err is not nil, its last
-// error.
-func (r *sinkRunner) setState(state string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.status.State = state
-	if err != nil {
-		r.status.LastError = err.Error()
-	}
 }
 
 // committed records a round written: n records, and the source's next
@@ -203,59 +192,19 @@ func (r *sinkRunner) committed(n int, next map[kafka.TopicPartition]int64) {
 	}
 }
 
-// run runs sessions until ctx ends or one fails for good.
-func (r *sinkRunner) run(ctx context.Context) {
-	defer close(r.done)
-	backoff := time.Second
-	missing := 0
-	for {
-		err := r.session(ctx)
-		var mt missingTopic
-		if errors.As(err, &mt) {
-			missing++
-		} else {
-			missing = 0
-		}
-		switch {
-		case ctx.Err() != nil:
-			r.setState(spec.StateStopped, nil)
-			return
-		case missing >= sinkMissingTopicTries:
-			err = fmt.Errorf("%w; tried %d times: create the topic, or route the rows elsewhere (topic, "+
-				"table_topic_mapping), then apply the sink again", err, missing)
-			r.log.Error("kafka sink failed", "err", err)
-			r.setState(spec.StateFailed, err)
-			return
-		case errors.Is(err, kafka.ErrFenced):
-			err = fmt.Errorf("fenced by another agent running kafka sink %q (transactional id %q): this one stops; "+
-				"run each sink on one agent only: %w", r.spec.Name, r.spec.TxnID(), err)
-			r.log.Error("kafka sink failed", "err", err)
-			r.setState(spec.StateFailed, err)
-			return
-		case r.spec.Source == nil && isFatal(err), r.spec.Source != nil && fatalFor(r.spec.Source, err):
-			r.log.Error("kafka sink failed", "err", err)
-			r.setState(spec.StateFailed, err)
-			return
-		}
-		r.log.Warn("kafka sink restarts from its consumer group", "err", err, "in", backoff)
-		r.setState(spec.StateStarting, err)
-		if !waitOrStop(ctx, backoff, r.setState) {
-			return
-		}
-		backoff = min(backoff*2, sinkRetryMax)
+// attempt runs a session; nil once ctx ended, since stopping aborts the
+// open transaction, which the next start reads again.
+func (r *sinkRunner) attempt(ctx context.Context) error {
+	err := r.session(ctx)
+	if ctx.Err() != nil {
+		return nil
 	}
+	return err
 }
 
 // sinkMissingTopicTries is how many sessions in a row may end on an
 // output topic that does not exist before the sink fails.
 const sinkMissingTopicTries = 3
-
-// missingTopic is the error of a session that could not find an output
-// topic: after [sinkMissingTopicTries] in a row, the sink fails.
-type missingTopic struct{ error }
-
-// Unwrap returns the error.
-func (e missingTopic) Unwrap() error { return e.error }
 
 // sinkSession is one session of a sink: a producer, the fetchers of the
 // source partitions from the group's offsets, and the decoder.
@@ -327,7 +276,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 		return err
 	}
 	r.committed(0, s.next)
-	r.setState(spec.StateRunning, nil)
+	r.sup.setState(spec.StateRunning, nil)
 
 	fetchCtx, stopFetch := context.WithCancel(ctx)
 	in := make(chan kafka.Batch)
@@ -584,7 +533,7 @@ func (s *sinkSession) write(ctx context.Context, out map[string]map[int32][]kafk
 					return fatalError{fmt.Errorf("%w; %s, then apply the sink again", err, fix)}
 				}
 				if kafka.MissingTopic(err) {
-					return missingTopic{err}
+					return missingTopicError{err}
 				}
 				return err
 			}
@@ -662,7 +611,7 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 				return fatalError{fmt.Errorf("%w; %s", err, fix)}
 			}
 			if kafka.MissingTopic(err) {
-				return missingTopic{err}
+				return missingTopicError{err}
 			}
 			return err
 		}

@@ -147,7 +147,7 @@ func (s *sinkSession) runTable(ctx context.Context) error {
 	}
 	defer reader.Close()
 	r.committedVersion(0, next)
-	r.setState(spec.StateRunning, nil)
+	r.sup.setState(spec.StateRunning, nil)
 	tick := time.NewTicker(r.spec.FlushEvery())
 	defer tick.Stop()
 	for {

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -80,14 +81,14 @@ type running struct {
 	conn   spec.Connection
 	client *kafka.Client
 	// source fetches for every reader of the pipeline, through client.
-	source *source
+	source *ingest.Source
 	tables []*tableRunner
 }
 
 // close stops what r's readers shared: its source, then its client. Its
 // readers must be stopped.
 func (r *running) close() {
-	r.source.close()
+	r.source.Close()
 	r.client.Close()
 }
 
@@ -129,7 +130,7 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 		if next.client, err = kafka.NewClient(conn); err != nil {
 			return err
 		}
-		next.source = newSource(next.client, m.cfg.Memory, m.log.With("pipeline", p.Name))
+		next.source = ingest.NewSource(next.client, m.cfg.Memory, m.log.With("pipeline", p.Name))
 	}
 	keep := map[*tableRunner]bool{}
 	for i, cfg := range cfgs {

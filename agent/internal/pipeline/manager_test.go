@@ -12,54 +12,21 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// newCluster starts an in-process Kafka-protocol broker with topics of the
-// given number of partitions, and a producer whose default topic is the
-// first. The real broker is exercised by the end-to-end tests.
-func newCluster(t testing.TB, partitions int32, topics ...string) (addr string, producer *kgo.Client) {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	addr = c.ListenAddrs()[0]
-	producer, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topics[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(producer.Close)
-	return addr, producer
-}
-
-func produce(t testing.TB, cl *kgo.Client, from, to int, value func(i int) string) {
-	t.Helper()
-	var recs []*kgo.Record
-	for i := from; i < to; i++ {
-		recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "%d", i), Value: []byte(value(i))})
-	}
-	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitFor polls cond every 20ms until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// The helpers every test of the package shares to read Kafka.
+var (
+	newCluster     = kafkatest.NewCluster
+	produce        = kafkatest.Produce
+	deleteRecords  = kafkatest.DeleteRecords
+	newKafkaClient = kafkatest.NewClient
+	waitFor        = kafkatest.WaitFor
+)
 
 func testPipeline(topic string) *spec.Pipeline {
 	p := &spec.Pipeline{
@@ -255,7 +222,7 @@ func TestManagerRefusesIncompatibleSchema(t *testing.T) {
 }
 
 // A table with topic_pattern picks up a matching topic created while it
-// runs, from that topic's earliest offset (L-02).
+// runs, from that topic's earliest offset.
 func TestManagerTopicPatternFindsNewTopics(t *testing.T) {
 	addr, producer := newCluster(t, 4, "ev-a")
 	produce(t, producer, 0, 5, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })

@@ -10,8 +10,9 @@ import (
 )
 
 // This file decides where a table's or fanout schema's partitions start
-// and where a triggered run ends, from the kafka_options (S-06, S-07,
-// S-08, F-04), and names the consumer group (S-09, F-06).
+// and where a triggered run ends, from the kafka_options (starting and
+// ending offsets and timestamps, auto_offset_reset), and names the
+// consumer group.
 //
 // Starting positions apply only to partitions the log records no offset
 // for, and only while the log is new: a partition or topic that appears

@@ -11,10 +11,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -58,7 +58,7 @@ type sink struct {
 	// state is the status the sink keeps up to date.
 	state *tableState
 	// decoders decode the fetched records, several partitions at once.
-	decoders *decoderPool
+	decoders *ingest.DecoderPool
 	schema   *parquet.Schema
 	// columns is the table schema every commit carries.
 	columns []schema.Field
@@ -124,6 +124,8 @@ type sinkOptions struct {
 	loss *dataLoss
 	// errs is the sink's [sink.errs].
 	errs *errorBudget
+	// group is the sink's [sink.group]; nil for none.
+	group *groupCommitter
 	// sizeWindow is how far back the record sizes of the lag in bytes
 	// go: kafka_options.bytes_estimate_window_length.
 	sizeWindow time.Duration
@@ -133,13 +135,13 @@ type sinkOptions struct {
 // registry parts sources resolved, and loads the status of tbl's log into
 // o.state. End it with close.
 func newSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o sinkOptions) (*sink, error) {
-	dec, err := newDecoder(layout, sources, o.decodeOptions())
+	dec, err := ingest.NewDecoder(layout, sources, o.decodeOptions())
 	if err != nil {
 		return nil, fatalError{fmt.Errorf("build decoder: %w", err)}
 	}
 	s := newRawSink(tbl, layout.Columns(), dec.Schema(), o)
-	s.decoders, s.layout, s.sources = newDecoderPool(layout, sources, dec), layout, sources
-	s.decoders.opts = o.decodeOptions()
+	s.decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec), layout, sources
+	s.decoders.Opts = o.decodeOptions()
 	return s, nil
 }
 
@@ -156,7 +158,7 @@ func (o *sinkOptions) decodeOptions() decode.Options {
 func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o sinkOptions) *sink {
 	s := &sink{
 		tbl: tbl, log: o.log, appID: o.appID, legacyAppID: o.legacyAppID, legacy: map[kafka.TopicPartition]bool{}, maxRows: o.maxRows, maxBytes: o.maxBytes, state: o.state,
-		schema: ps, columns: columns,
+		schema: ps, columns: columns, group: o.group,
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
 		epochs:    map[kafka.TopicPartition]int32{},
@@ -197,36 +199,37 @@ func (s *sink) close() {
 }
 
 // add writes a decoded chunk to the open file and moves the partition's next
-// offset past it.
-func (s *sink) add(d decoded) error {
-	if d.dec != nil {
-		defer s.decoders.put(d.dec)
+// offset past it. ctx bounds decoding the chunk again when the table's
+// columns changed since it was decoded.
+func (s *sink) add(ctx context.Context, d ingest.Decoded) error {
+	if d.Dec != nil {
+		defer s.decoders.Put(d.Dec)
 	}
-	batch, err := s.current(&d)
+	batch, err := s.current(ctx, &d)
 	if err != nil {
 		return err
 	}
 	if len(batch.Bad) > 0 {
-		if err := s.leaveOut(d.recs, batch.Bad); err != nil {
+		if err := s.leaveOut(d.Recs, batch.Bad); err != nil {
 			return err
 		}
 	}
 	if batch.Rows > 0 {
 		if err := s.write(batch.Columns, batch.Rows); err != nil {
-			return fmt.Errorf("write rows of %s: %w", d.tp, err)
+			return fmt.Errorf("write rows of %s: %w", d.TP, err)
 		}
 		s.corrupt += int64(batch.Corrupt)
 	}
 	s.filtered += int64(batch.Filtered)
-	s.sizes.add(d.tp, d.recs, time.Now())
-	if d.next > s.nextOffset(d.tp) {
-		s.pending[d.tp] = d.next
-		if e := d.leaderEpoch(); e >= 0 {
-			s.epochs[d.tp] = e
+	s.sizes.add(d.TP, d.Recs, time.Now())
+	if d.Next > s.nextOffset(d.TP) {
+		s.pending[d.TP] = d.Next
+		if e := d.LeaderEpoch(); e >= 0 {
+			s.epochs[d.TP] = e
 		}
 	}
-	if d.last {
-		s.readEnd[d.tp] = d.end
+	if d.Last {
+		s.readEnd[d.TP] = d.End
 	}
 	return nil
 }
@@ -300,9 +303,9 @@ func (s *sink) leaveOut(recs []record.Record, bad []decode.BadRecord) error {
 // current returns the rows of chunk d in the table's current columns. A
 // chunk whose records have new fields for an inferred part changes the
 // columns first (see evolve), and one decoded with older columns than the
-// table's is decoded again, on the loop's own decoder.
-func (s *sink) current(d *decoded) (decode.Batch, error) {
-	batch, err, version := d.batch, d.err, d.version
+// table's is decoded again, on the loop's own decoder, under ctx.
+func (s *sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, error) {
+	batch, err, version := d.Batch, d.Err, d.Version
 	for {
 		var nc *decode.NewColumnsError
 		switch {
@@ -316,17 +319,15 @@ func (s *sink) current(d *decoded) (decode.Batch, error) {
 			}
 		case err != nil:
 			return decode.Batch{}, s.decodeFailed(err)
-		case version == s.version || len(d.recs) == 0:
+		case version == s.version || len(d.Recs) == 0:
 			return batch, nil
 		}
 		if s.own == nil {
-			if s.own, err = newDecoder(s.layout, s.sources, s.decoders.opts); err != nil {
+			if s.own, err = ingest.NewDecoder(s.layout, s.sources, s.decoders.Opts); err != nil {
 				return decode.Batch{}, fatalError{fmt.Errorf("build decoder: %w", err)}
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		batch, err = s.own.Decode(ctx, d.recs)
-		cancel()
+		batch, err = s.own.Decode(ctx, d.Recs)
 		version = s.version
 	}
 }
@@ -362,13 +363,13 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 			return false, err
 		}
 	}
-	own, err := newDecoder(&layout, s.sources, s.decoders.opts)
+	own, err := ingest.NewDecoder(&layout, s.sources, s.decoders.Opts)
 	if err != nil {
 		return false, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
 	}
 	s.layout, s.own, s.schema, s.columns = &layout, own, own.Schema(), layout.Columns()
 	s.version++
-	s.decoders.swap(s.layout, s.version)
+	s.decoders.Swap(s.layout, s.version)
 	s.log.Info("new columns", "columns", nc.Columns, "record", fmt.Sprintf("%s[%d]@%d", nc.Topic, nc.Partition, nc.Offset))
 	return true, nil
 }
@@ -385,33 +386,6 @@ func (s *sink) widening() bool {
 		}
 	}
 	return false
-}
-
-// decodeFailed returns what the loop does with the error of a decoded
-// chunk. A record written with a newer version of a registry subject first
-// commits what is buffered, so that the restart with the new columns goes
-// on from there; a record a FAILFAST transformer cannot decode fails the
-// table (the chunk's offsets stay uncommitted); a registry that cannot be
-// reached, refuses the credentials or lost the subject restarts the table
-// from its log, with backoff; anything else is a bug, which fails the table.
-func (s *sink) decodeFailed(err error) error {
-	var evolved *decode.SchemaChangedError
-	var failFast *decode.RecordError
-	switch {
-	case errors.As(err, &evolved):
-		if ferr := finalFlush(s.flush); ferr != nil {
-			return ferr
-		}
-		return err
-	case errors.As(err, &failFast):
-		return err
-	case errors.Is(err, registry.ErrUnavailable), errors.Is(err, registry.ErrRefused), errors.Is(err, registry.ErrNotFound),
-		errors.Is(err, context.DeadlineExceeded):
-		// The registry's, not the records': ErrNotFound here is the
-		// subject, gone while the table reads it.
-		return err
-	}
-	return fatalError{err}
 }
 
 // nextOffset is the offset after everything buffered or committed for tp.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -75,13 +76,6 @@ func (s *runSettings) tableOptions(owner string, log *slog.Logger) table.Options
 	return table.Options{Owner: owner, GCGrace: s.GCGrace, Logger: log, FileMode: s.FileMode}
 }
 
-// fatalError marks an error that retrying cannot fix (a bad schema, lost
-// data); the table goes to FAILED.
-type fatalError struct{ err error }
-
-func (e fatalError) Error() string { return e.err.Error() }
-func (e fatalError) Unwrap() error { return e.err }
-
 // tableRunner runs one destination table's loop in its own goroutine and
 // restarts it from the log after retryable errors.
 type tableRunner struct {
@@ -89,132 +83,46 @@ type tableRunner struct {
 	client *kafka.Client
 	// source fetches the table's partitions, shared with the other
 	// readers of its pipeline.
-	source *source
+	source *ingest.Source
 	// registries makes the clients of the table's schema registries.
 	registries *registries
 	// budget is the agent's memory budget, which the table's fetches and
 	// open file draw from.
 	budget *memory.Budget
 	log    *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
+	// sup runs the loop and holds its state and last error.
+	sup *supervisor
 
-	// tableState holds the status; its mutex also guards failing.
+	// tableState holds the rest of the status.
 	tableState
-	// failing holds the partitions whose fetches fail and are retried;
-	// while any does, the table reports STARTING with the error.
-	failing map[kafka.TopicPartition]bool
 	// runEnd holds a triggered run's end offsets, fixed when the run
 	// starts: a loop that restarts after a retryable error keeps them.
 	// Used by the runner's goroutine only.
 	runEnd map[kafka.TopicPartition]int64
 }
 
-func startTable(cfg tableConfig, client *kafka.Client, src *source, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
-	ctx, cancel := context.WithCancel(context.Background())
+func startTable(cfg tableConfig, client *kafka.Client, src *ingest.Source, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
 	r := &tableRunner{
-		cfg: cfg, client: client, source: src, registries: regs, budget: budget, cancel: cancel, done: make(chan struct{}),
+		cfg: cfg, client: client, source: src, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
 		tableState: tableState{status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
 			State: spec.StateStarting, Version: -1, Partitions: []spec.PartitionStatus{},
 		}},
 	}
-	go r.run(ctx)
+	r.sup = newSupervisor("table", "table loop restarts from its log", 30*time.Second, r.log)
+	r.sup.start(context.Background(), r.runOnce, r.tableFailure)
 	return r
 }
 
 // stop ends the loop after a final flush and commit, and waits for it.
-func (r *tableRunner) stop() {
-	r.cancel()
-	<-r.done
-}
+func (r *tableRunner) stop() { r.sup.stop() }
 
-func (r *tableRunner) setState(state string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.status.State = state
-	if err != nil {
-		r.status.LastError = err.Error()
-	}
-}
-
-func (r *tableRunner) run(ctx context.Context) {
-	defer close(r.done)
-	defer func() { r.log.Info("table stopped", "state", r.snapshot().State) }()
-	backoff := time.Second
-	var evolvedAt time.Time
-	for {
-		err := r.runOnce(ctx)
-		var evolved *decode.SchemaChangedError
-		switch {
-		case err == nil: // triggered run completed, or stopped
-			if ctx.Err() != nil {
-				r.setState(spec.StateStopped, nil)
-			}
-			return
-		case errors.As(err, &evolved) && ctx.Err() == nil:
-			// Everything before the record that saw the new version is
-			// committed: start again with its columns, at once unless
-			// the table restarted for a new version moments ago (registry
-			// replicas that disagree on the latest version would make it
-			// restart without end).
-			r.log.Info("registry subject changed; the table restarts with its new columns", "subject", evolved.Subject,
-				"schemaId", evolved.To)
-			if time.Since(evolvedAt) > time.Minute {
-				backoff = time.Second
-			} else if !waitOrStop(ctx, backoff, r.setState) {
-				return
-			} else {
-				backoff = min(backoff*2, 30*time.Second)
-			}
-			evolvedAt = time.Now()
-			continue
-		case ctx.Err() != nil:
-			// Stopping failed to write or commit what was buffered; nothing
-			// is lost (the next start reads it again), but say so.
-			r.log.Error("final flush failed; the next start reads those records again", "err", err)
-			r.setState(spec.StateStopped, err)
-			return
-		}
-		if fatalFor(&r.cfg.Table.ConnectorOptions.KafkaOptions, err) {
-			r.log.Error("table failed", "err", err)
-			r.setState(spec.StateFailed, err)
-			return
-		}
-		r.log.Warn("table loop restarts from its log", "err", err, "in", backoff)
-		r.setState(spec.StateStarting, err)
-		if !waitOrStop(ctx, backoff, r.setState) {
-			return
-		}
-		backoff = min(backoff*2, 30*time.Second)
-	}
-}
-
-// isFatal reports whether err is one that restarting cannot fix: the
-// table, or fanout schema, goes to FAILED.
-func isFatal(err error) bool {
-	var fatal fatalError
-	var dataLoss *kafka.DataLossError
-	var notTable *table.NotTableError
-	var recreated *kafka.TopicRecreatedError
-	var unsupported *table.UnsupportedFeatureError
-	var failFast *decode.RecordError
-	return errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
-		errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
-		errors.As(err, &failFast)
-}
-
-// waitOrStop waits d before a runner starts again; false, with the runner
-// STOPPED by setState, when ctx ends first.
-func waitOrStop(ctx context.Context, d time.Duration, setState func(state string, err error)) bool {
-	select {
-	case <-ctx.Done():
-		setState(spec.StateStopped, nil)
-		return false
-	case <-time.After(d):
-		return true
-	}
+// snapshot returns a copy of the table's status.
+func (r *tableRunner) snapshot() spec.TableStatus {
+	st := r.tableState.snapshot()
+	st.State, st.LastError = r.sup.status()
+	return st
 }
 
 // gcGrace is how old an unreferenced file of the agent must be before
@@ -301,20 +209,21 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 			return fatalError{err}
 		}
 	}
-	r.mu.Lock()
-	r.failing = map[kafka.TopicPartition]bool{}
-	r.mu.Unlock()
+	r.sup.attemptStarts()
 	loss := lossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*tableState { return []*tableState{&r.tableState} })
 	budget := newErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
 		cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
+	pos := r.positions()
+	group := newGroupCommitter(r.client, pos.group, r.log)
+	defer group.close()
 	s, err := newSink(tbl, layout, sources, sinkOptions{appID: appID, legacyAppID: r.legacyAppID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes,
-		budget: r.budget, state: &r.tableState, log: r.log, loss: loss, errs: budget,
+		budget: r.budget, state: &r.tableState, log: r.log, loss: loss, errs: budget, group: group,
 		sizeWindow: cfg.Table.ConnectorOptions.KafkaOptions.BytesEstimateWindow()})
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	l := &loop{sink: s, r: r, topicIDs: map[string]string{}, end: r.runEnd}
+	l := &loop{sink: s, r: r, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
 	return l.run(ctx)
 }
 
@@ -327,11 +236,15 @@ func (l *loop) run(ctx context.Context) error {
 	// sent before must not be written after that (the loop's final flush
 	// may still write them).
 	dctx, cancelDecode := context.WithCancel(context.WithoutCancel(ctx))
+	// Chunks are written, and decoded again after a change of columns,
+	// under wctx, which stopping does not cancel: a chunk half written
+	// when stop comes is finished, and the final flush commits it.
+	wctx := context.WithoutCancel(ctx)
 	// Each partition's batches come from the pipeline's source to a
 	// goroutine that decodes them, which hands the decoded chunks to this
 	// loop; what the fetchers hold is bounded by the memory budget, what
 	// the decoders hold by their pool.
-	chunks := make(chan decoded, cap(l.decoders.tokens))
+	chunks := make(chan ingest.Decoded, l.decoders.Size())
 	var wg sync.WaitGroup
 	defer func() {
 		cancelFetch()
@@ -341,7 +254,7 @@ func (l *loop) run(ctx context.Context) error {
 		for {
 			select {
 			case d := <-chunks:
-				d.free()
+				d.Free()
 			default:
 				return
 			}
@@ -349,12 +262,9 @@ func (l *loop) run(ctx context.Context) error {
 	}()
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
-	pr := &partitionReader{source: r.source, fetch: fctx, decode: dctx, wg: &wg, pool: l.decoders, chunks: chunks, errs: fetchErrs,
-		log: r.log}
-	pos := r.positions()
-	l.pos = pos
-	l.group = newGroupCommitter(r.client, pos.group, r.log)
-	defer l.group.close()
+	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.decoders, Chunks: chunks, Errs: fetchErrs,
+		Log: r.log}
+	pos := l.pos
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
 	defer trig.stop()
 
@@ -364,76 +274,10 @@ func (l *loop) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sub := subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.onGap()}
+	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.onGap()}
 
-	// start begins fetching the new partitions among tps, each from its
-	// committed offset, else from where pos says; with a trigger, its
-	// micro-batches read them.
-	start := func(tps []kafka.TopicPartition, starting string) error {
-		fresh := slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return fetching[tp] })
-		if len(fresh) == 0 {
-			return nil
-		}
-		// Topic ids first: offsets of a topic re-created meanwhile would
-		// belong to the new one.
-		ids, newIDs, err := l.learnTopicIDs(ctx, fresh)
-		if err != nil {
-			return err
-		}
-		defaults, ends, err := pos.offsets(ctx, fresh, starting, len(l.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
-		if err != nil {
-			return err
-		}
-		if ends != nil {
-			l.end, r.runEnd = ends, ends
-		}
-		// Record where new partitions start before reading them, so that a
-		// restart before their first data commit resumes there rather than
-		// at a newer "latest"; and the ids of new topics, so that a topic
-		// re-created while the agent is down is told apart.
-		unrecorded := map[string]int64{}
-		recorded := l.tbl.Snapshot().Txns
-		for _, tp := range fresh {
-			next, legacy, ok := r.recorded(recorded, tp)
-			if !ok {
-				next = defaults[tp]
-				unrecorded[appID(tp)] = next
-			}
-			if legacy {
-				l.legacy[tp] = true
-			}
-			l.committed[tp] = next
-		}
-		if len(unrecorded) > 0 || len(newIDs) > 0 {
-			c := table.Commit{Schema: l.columns, Txns: unrecorded, Configuration: newIDs}
-			if err := l.commit(c, 0); err != nil {
-				return fmt.Errorf("record the starting offsets of new partitions: %w", err)
-			}
-		}
-		// Then check that Kafka still holds what the log says was read.
-		if err := l.checkTruncation(ctx, fresh); err != nil {
-			return err
-		}
-		maps.Copy(l.topicIDs, ids) // known once recorded
-		backlogEnds, err := l.backlogEnds(ctx, fresh, readCommitted)
-		if err != nil {
-			return err
-		}
-		from, until := map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}
-		for _, tp := range fresh {
-			next := l.committed[tp]
-			fetching[tp] = true
-			if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
-				continue // nothing to read in this triggered run
-			}
-			from[tp], until[tp] = next, l.end[tp]
-		}
-		if trig == nil {
-			l.read(pr, sub, from, until, backlogEnds)
-		}
-		l.publishOffsets()
-		return nil
-	}
+	rd := &reading{pr: pr, sub: sub, trig: trig, fetching: fetching}
+	start := func(tps []kafka.TopicPartition, starting string) error { return l.start(ctx, rd, tps, starting) }
 
 	if err := pos.checkGroupMembers(ctx); err != nil {
 		return err
@@ -446,11 +290,7 @@ func (l *loop) run(ctx context.Context) error {
 		return err
 	}
 	// Running again: an error from before the restart is history.
-	r.mu.Lock()
-	if len(r.failing) == 0 {
-		r.status.State, r.status.LastError = spec.StateRunning, ""
-	}
-	r.mu.Unlock()
+	r.sup.setRunning()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
@@ -460,7 +300,7 @@ func (l *loop) run(ctx context.Context) error {
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
-			r.setState(spec.StateIdle, nil)
+			r.sup.setState(spec.StateIdle, nil)
 			return nil
 		}
 		select {
@@ -469,29 +309,7 @@ func (l *loop) run(ctx context.Context) error {
 		case err := <-fetchErrs:
 			return err
 		case d := <-chunks:
-			wasEmpty := l.empty()
-			err := l.add(d)
-			if d.last && err == nil {
-				r.fetchRecovered(d.tp)
-			}
-			// At a batch's last chunk, what the batch held is in the open
-			// file now (or, after an error, dropped).
-			d.free()
-			l.mem.Set(l.buffered())
-			if err != nil {
-				return err
-			}
-			if l.full() {
-				clk.flush.Stop()
-				if err := l.flush(ctx); err != nil {
-					return err
-				}
-			} else if wasEmpty && !l.empty() {
-				// The interval counts from the first buffered record, and
-				// the flush fires even if no record follows it.
-				clk.flush.Reset(r.cfg.FlushEvery)
-			}
-			if err := l.endBatch(ctx, trig); err != nil {
+			if err := l.write(ctx, wctx, d, clk, trig); err != nil {
 				return err
 			}
 		case <-trig.C():
@@ -515,6 +333,121 @@ func (l *loop) run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// unstarted returns the partitions of tps that started does not hold.
+func unstarted(tps []kafka.TopicPartition, started map[kafka.TopicPartition]bool) []kafka.TopicPartition {
+	return slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return started[tp] })
+}
+
+// reading is what a loop's run reads its partitions with.
+type reading struct {
+	pr *ingest.PartitionReader
+	// sub is what every subscription of the loop has in common.
+	sub  ingest.Subscription
+	trig *trigger
+	// fetching holds the partitions the run started.
+	fetching map[kafka.TopicPartition]bool
+}
+
+// start begins fetching the new partitions among tps, each from its
+// committed offset, else from where the loop's positions say (starting for
+// a partition the log does not hold); with a trigger, its micro-batches
+// read them.
+func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartition, starting string) error {
+	fresh := unstarted(tps, rd.fetching)
+	if len(fresh) == 0 {
+		return nil
+	}
+	r := l.r
+	// Topic ids first: offsets of a topic re-created meanwhile would
+	// belong to the new one.
+	ids, newIDs, err := l.learnTopicIDs(ctx, fresh)
+	if err != nil {
+		return err
+	}
+	defaults, ends, err := l.pos.offsets(ctx, fresh, starting, len(l.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
+	if err != nil {
+		return err
+	}
+	if ends != nil {
+		l.end, r.runEnd = ends, ends
+	}
+	// Record where new partitions start before reading them, so that a
+	// restart before their first data commit resumes there rather than
+	// at a newer "latest"; and the ids of new topics, so that a topic
+	// re-created while the agent is down is told apart.
+	unrecorded := map[string]int64{}
+	recorded := l.tbl.Snapshot().Txns
+	for _, tp := range fresh {
+		next, legacy, ok := r.recorded(recorded, tp)
+		if !ok {
+			next = defaults[tp]
+			unrecorded[appID(tp)] = next
+		}
+		if legacy {
+			l.legacy[tp] = true
+		}
+		l.committed[tp] = next
+	}
+	if len(unrecorded) > 0 || len(newIDs) > 0 {
+		c := table.Commit{Schema: l.columns, Txns: unrecorded, Configuration: newIDs}
+		if err := l.commit(c, 0); err != nil {
+			return fmt.Errorf("record the starting offsets of new partitions: %w", err)
+		}
+	}
+	// Then check that Kafka still holds what the log says was read.
+	if err := l.checkTruncation(ctx, fresh); err != nil {
+		return err
+	}
+	maps.Copy(l.topicIDs, ids) // known once recorded
+	backlogEnds, err := l.backlogEnds(ctx, fresh, rd.sub.ReadCommitted)
+	if err != nil {
+		return err
+	}
+	from, until := map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}
+	for _, tp := range fresh {
+		next := l.committed[tp]
+		rd.fetching[tp] = true
+		if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
+			continue // nothing to read in this triggered run
+		}
+		from[tp], until[tp] = next, l.end[tp]
+	}
+	if rd.trig == nil {
+		l.read(rd.pr, rd.sub, from, until, backlogEnds)
+	}
+	l.publishOffsets()
+	return nil
+}
+
+// write writes chunk d, under wctx, and flushes, under ctx, when the open
+// file is full; the flush interval of clk counts from the first buffered
+// record.
+func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *loopClock, trig *trigger) error {
+	wasEmpty := l.empty()
+	err := l.add(wctx, d)
+	if d.Last && err == nil {
+		l.r.sup.fetchRecovered(d.TP)
+	}
+	// At a batch's last chunk, what the batch held is in the open
+	// file now (or, after an error, dropped).
+	d.Free()
+	l.mem.Set(l.buffered())
+	if err != nil {
+		return err
+	}
+	if l.full() {
+		clk.flush.Stop()
+		if err := l.flush(ctx); err != nil {
+			return err
+		}
+	} else if wasEmpty && !l.empty() {
+		// The interval counts from the first buffered record, and
+		// the flush fires even if no record follows it.
+		clk.flush.Reset(l.r.cfg.FlushEvery)
+	}
+	return l.endBatch(ctx, trig)
 }
 
 // loopClock holds the timers of a table loop or fanout run.
@@ -555,35 +488,6 @@ func finalFlush(flush func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return flush(ctx)
-}
-
-// fetchFailing records that tp's fetcher retries after err: the table is
-// not reading, so it reports STARTING with the error until tp fetches again
-// (a deleted topic, an unreachable leader, a denied authorization). Called
-// from the fetcher's goroutine.
-func (r *tableRunner) fetchFailing(tp kafka.TopicPartition, err error) {
-	r.log.Warn("fetch retries", "err", err)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if st := r.status.State; st != spec.StateRunning && st != spec.StateStarting {
-		return // a completed, failed or stopped table stays so
-	}
-	r.failing[tp] = true
-	r.status.State, r.status.LastError = spec.StateStarting, err.Error()
-}
-
-// fetchRecovered records that tp fetched again; once no partition fails,
-// the table is RUNNING again and its last error is history.
-func (r *tableRunner) fetchRecovered(tp kafka.TopicPartition) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.failing[tp] {
-		return
-	}
-	delete(r.failing, tp)
-	if len(r.failing) == 0 && r.status.State == spec.StateStarting {
-		r.status.State, r.status.LastError = spec.StateRunning, ""
-	}
 }
 
 // keepColumns makes layout keep the _corrupt_record column of a table
@@ -688,13 +592,6 @@ func discoverPartitions(ctx context.Context, client *kafka.Client, ko *spec.Kafk
 	return nil
 }
 
-// lookupError marks a failed metadata or offset look-up while starting new
-// partitions: discovery tries again at its next tick.
-type lookupError struct{ err error }
-
-func (e lookupError) Error() string { return e.err.Error() }
-func (e lookupError) Unwrap() error { return e.err }
-
 // reachedEnd reports whether a triggered run has everything up to its end
 // offsets committed or buffered.
 func (l *loop) reachedEnd() bool {
@@ -704,4 +601,46 @@ func (l *loop) reachedEnd() bool {
 		}
 	}
 	return true
+}
+
+// splitOptions returns max_records_per_partition and min_partitions of the
+// loop's table, 0 for those not set.
+func (l *loop) splitOptions() (maxRecords, minPartitions int64) {
+	ko := &l.r.cfg.Table.ConnectorOptions.KafkaOptions
+	return deref(ko.MaxRecordsPerPartition), deref(ko.MinPartitions)
+}
+
+// backlogEnds returns where the backlogs of the new partitions tps end,
+// for splitting them: a triggered run's end offsets, or, for a continuous
+// table, the offsets available now; nil when the table sets neither
+// max_records_per_partition nor min_partitions. A failed look-up is a
+// [lookupError].
+func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, readCommitted bool) (map[kafka.TopicPartition]int64, error) {
+	if maxRecords, minPartitions := l.splitOptions(); maxRecords <= 0 && minPartitions <= 0 {
+		return nil, nil
+	}
+	if !l.r.cfg.Continuous {
+		return l.end, nil
+	}
+	which := int64(kafka.Latest)
+	if readCommitted {
+		which = kafka.LastStable
+	}
+	ends, err := l.r.client.Offsets(ctx, tps, which)
+	if err != nil {
+		return nil, lookupError{err}
+	}
+	return ends, nil
+}
+
+// read starts reading each partition of until from its offset in from, up
+// to its offset in until (0: on, without end), with the subscription
+// settings of sub. The backlog of a partition
+// up to its offset in ends, when the table's max_records_per_partition or
+// min_partitions split it (see [ingest.PartitionReader.ReadAll]), is read as ranges in
+// parallel: at the loop's start, and at each trigger of a table with rate
+// control (where ends are the micro-batch's).
+func (l *loop) read(pr *ingest.PartitionReader, sub ingest.Subscription, from, until, ends map[kafka.TopicPartition]int64) {
+	maxRecords, minPartitions := l.splitOptions()
+	pr.ReadAll(sub, from, until, ends, maxRecords, minPartitions, l.topicIDs, l.r.sup.fetchFailing)
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -332,10 +334,10 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	// Two fanout schemas route the same records by their tag, one going
 	// on after data loss.
 	fanouts := map[string]*fanoutRunner{}
-	client := newKafkaClient(t, conn)
+	client := kafkatest.NewClient(t, conn)
 	budget := memory.New(1 << 40)
-	src := newSource(client, budget, slog.Default())
-	t.Cleanup(src.close)
+	src := ingest.NewSource(client, budget, slog.Default())
+	t.Cleanup(src.Close)
 	for _, name := range []string{"keeps", "fails"} {
 		cfg := testFanoutConfig(warehouse, "u", conn)
 		cfg.Fanout.Name, cfg.Fanout.DestinationSchema, cfg.Dir = name, name, filepath.Join(warehouse, "main", name)

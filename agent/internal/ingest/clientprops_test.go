@@ -1,4 +1,4 @@
-package pipeline
+package ingest
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -14,22 +15,22 @@ import (
 // Subscribers of one partition with different client properties have
 // fetchers of their own; those with the same share one.
 func TestSourceFetchersPerClientSettings(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
-	produce(t, producer, 0, 10, func(i int) string { return "v" })
-	client := newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
-	src := newSource(client, memory.New(64<<20), slog.Default())
-	defer src.close()
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
+	kafkatest.Produce(t, producer, 0, 10, func(i int) string { return "v" })
+	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
+	src := NewSource(client, memory.New(64<<20), slog.Default())
+	defer src.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tp := kafka.TopicPartition{Topic: "s"}
 	small := spec.ClientSettings{PartitionFetchMaxBytes: 1024, ClientID: "small"}
 	cs := []*consumer{
-		consume(ctx, src, subscription{TP: tp}),
-		consume(ctx, src, subscription{TP: tp, Settings: small}),
-		consume(ctx, src, subscription{TP: tp, Settings: small}),
+		consume(ctx, src, Subscription{TP: tp}),
+		consume(ctx, src, Subscription{TP: tp, Settings: small}),
+		consume(ctx, src, Subscription{TP: tp, Settings: small}),
 	}
 	for _, c := range cs {
-		waitFor(t, 10*time.Second, "every subscriber at 10", func() bool { return c.at() == 10 })
+		kafkatest.WaitFor(t, 10*time.Second, "every subscriber at 10", func() bool { return c.at() == 10 })
 		c.check(t, "subscriber", 0, 10)
 	}
 	src.mu.Lock()

@@ -1,4 +1,4 @@
-package pipeline
+package ingest
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -62,8 +62,8 @@ func TestSplitBacklogs(t *testing.T) {
 		},
 		{
 			name:     "min_partitions makes no range shorter than a decoded chunk",
-			backlogs: map[kafka.TopicPartition]offsetRange{a0: {7, 3*decodeChunk + 10}, a1: {3, 3}, b0: {0, decodeChunk}}, minPartitions: 1000,
-			want: map[kafka.TopicPartition][]offsetRange{a0: {{7, decodeChunk + 8}, {decodeChunk + 8, 2*decodeChunk + 9}, {2*decodeChunk + 9, 3*decodeChunk + 10}}},
+			backlogs: map[kafka.TopicPartition]offsetRange{a0: {7, 3*DecodeChunk + 10}, a1: {3, 3}, b0: {0, DecodeChunk}}, minPartitions: 1000,
+			want: map[kafka.TopicPartition][]offsetRange{a0: {{7, DecodeChunk + 8}, {DecodeChunk + 8, 2*DecodeChunk + 9}, {2*DecodeChunk + 9, 3*DecodeChunk + 10}}},
 		},
 		{
 			name:     "max_records_per_partition may make shorter ones",
@@ -94,8 +94,8 @@ func TestSplitBacklogs(t *testing.T) {
 // splitFixture reads one partition of a kfake cluster as a table loop does,
 // handing the decoded chunks to the test.
 type splitFixture struct {
-	pr     *partitionReader
-	chunks chan decoded
+	pr     *PartitionReader
+	chunks chan Decoded
 	errs   chan error
 	stop   func()
 }
@@ -111,24 +111,24 @@ func newSplitFixture(t testing.TB, addr string, budget *memory.Budget, layout *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := newSource(newKafkaClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}), budget, slog.New(slog.DiscardHandler))
+	src := NewSource(kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}), budget, slog.New(slog.DiscardHandler))
 	fctx, cancelFetch := context.WithCancel(context.Background())
 	dctx, cancelDecode := context.WithCancel(context.Background())
-	fx := &splitFixture{chunks: make(chan decoded), errs: make(chan error, 1)}
+	fx := &splitFixture{chunks: make(chan Decoded), errs: make(chan error, 1)}
 	var wg sync.WaitGroup
-	fx.pr = &partitionReader{source: src, fetch: fctx, decode: dctx, wg: &wg, pool: newDecoderPool(layout, nil, first),
-		chunks: fx.chunks, errs: fx.errs, log: slog.New(slog.DiscardHandler)}
+	fx.pr = &PartitionReader{Source: src, Fetch: fctx, Decode: dctx, WG: &wg, Pool: NewDecoderPool(layout, nil, first),
+		Chunks: fx.chunks, Errs: fx.errs, Log: slog.New(slog.DiscardHandler)}
 	fx.stop = func() {
 		cancelFetch()
 		cancelDecode()
 		wg.Wait()
-		src.close()
+		src.Close()
 	}
 	return fx
 }
 
 // next returns the next chunk.
-func (fx *splitFixture) next(t testing.TB) decoded {
+func (fx *splitFixture) next(t testing.TB) Decoded {
 	t.Helper()
 	select {
 	case d := <-fx.chunks:
@@ -138,16 +138,16 @@ func (fx *splitFixture) next(t testing.TB) decoded {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no chunk in 20s")
 	}
-	return decoded{}
+	return Decoded{}
 }
 
 // written does with d what the loop does once it wrote it: its decoder
 // goes back to the pool, and its batch once it is the last.
-func (fx *splitFixture) written(d decoded) {
-	if d.dec != nil {
-		fx.pr.pool.put(d.dec)
+func (fx *splitFixture) written(d Decoded) {
+	if d.Dec != nil {
+		fx.pr.Pool.Put(d.Dec)
 	}
-	d.free()
+	d.Free()
 }
 
 // readUpTo takes chunks until the partition's next offset reaches to,
@@ -158,16 +158,16 @@ func (fx *splitFixture) readUpTo(t testing.TB, from, to int64) {
 	want, next := from, from
 	for next < to {
 		d := fx.next(t)
-		for _, r := range d.recs {
+		for _, r := range d.Recs {
 			if r.Offset != want {
 				t.Fatalf("record at offset %d, want %d", r.Offset, want)
 			}
 			want++
 		}
-		if d.next < next || (len(d.recs) > 0 && d.next != want) {
-			t.Fatalf("chunk's next offset %d after %d, with records up to %d", d.next, next, want)
+		if d.Next < next || (len(d.Recs) > 0 && d.Next != want) {
+			t.Fatalf("chunk's next offset %d after %d, with records up to %d", d.Next, next, want)
 		}
-		next = d.next
+		next = d.Next
 		fx.written(d)
 	}
 	if want != to || next != to {
@@ -182,44 +182,44 @@ func (fx *splitFixture) readUpTo(t testing.TB, from, to int64) {
 // all its records, more chunks than the table's decoder pool has tokens
 // (were they to take tokens, they would all wait, as would the first).
 func TestSplitterReadsRangesInParallelInOrder(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
 	for i := range 12 { // several produce requests: several record batches
-		produce(t, producer, i*1000, (i+1)*1000, func(i int) string { return fmt.Sprint(i) })
+		kafkatest.Produce(t, producer, i*1000, (i+1)*1000, func(i int) string { return fmt.Sprint(i) })
 	}
 	fx := newSplitFixture(t, addr, memory.New(64<<20), nil)
 	defer fx.stop()
 	tp := kafka.TopicPartition{Topic: "s"}
-	s := fx.pr.readSplit(subscription{TP: tp, From: 100}, cut{offsetRange{100, 12000}, 4}) // about 3 chunks a range
-	waitFor(t, 20*time.Second, "the ranges behind the first decoded", func() bool {
+	s := fx.pr.readSplit(Subscription{TP: tp, From: 100}, cut{offsetRange{100, 12000}, 4}) // about 3 chunks a range
+	kafkatest.WaitFor(t, 20*time.Second, "the ranges behind the first decoded", func() bool {
 		return s.aheadRanges.Load() >= int64(s.window-1)
 	})
-	if tokens := int64(cap(fx.pr.pool.tokens)); s.ahead.Load() < tokens {
+	if tokens := int64(cap(fx.pr.Pool.tokens)); s.ahead.Load() < tokens {
 		t.Errorf("%d chunks decoded ahead, want more than the pool's %d tokens", s.ahead.Load(), tokens)
 	}
 	fx.readUpTo(t, 100, 12000)
-	produce(t, producer, 12000, 12100, func(i int) string { return fmt.Sprint(i) })
+	kafkatest.Produce(t, producer, 12000, 12100, func(i int) string { return fmt.Sprint(i) })
 	fx.readUpTo(t, 12000, 12100)
 }
 
 // A triggered run's partition read as ranges ends at its Until: every
 // goroutine of the reader returns, with no tail to read.
 func TestSplitterStopsAtUntil(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
-	produce(t, producer, 0, 3000, func(i int) string { return fmt.Sprint(i) })
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
+	kafkatest.Produce(t, producer, 0, 3000, func(i int) string { return fmt.Sprint(i) })
 	fx := newSplitFixture(t, addr, memory.New(64<<20), nil)
 	defer fx.stop()
 	tp := kafka.TopicPartition{Topic: "s"}
-	fx.pr.readSplit(subscription{TP: tp, From: 0, Until: 2500}, cut{offsetRange{0, 2500}, 5})
+	fx.pr.readSplit(Subscription{TP: tp, From: 0, Until: 2500}, cut{offsetRange{0, 2500}, 5})
 	fx.readUpTo(t, 0, 2500)
 	done := make(chan struct{})
 	go func() {
-		fx.pr.wg.Wait()
+		fx.pr.WG.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
 	case d := <-fx.chunks:
-		t.Fatalf("a chunk past the end: %d records, next %d", len(d.recs), d.next)
+		t.Fatalf("a chunk past the end: %d records, next %d", len(d.Recs), d.Next)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the reader's goroutines still run 20s after the end")
 	}
@@ -230,75 +230,15 @@ func TestSplitterStopsAtUntil(t *testing.T) {
 // in order: were the first to wait too, it would wait behind the range
 // after it, whose fetched batches fill the budget until the first is done.
 func TestSplitterSmallBudget(t *testing.T) {
-	addr, producer := newCluster(t, 1, "s")
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
 	pad := strings.Repeat("x", 1000)
 	for i := range 40 { // record batches of 100 KB
-		produce(t, producer, i*100, (i+1)*100, func(i int) string { return pad })
+		kafkatest.Produce(t, producer, i*100, (i+1)*100, func(i int) string { return pad })
 	}
 	fx := newSplitFixture(t, addr, memory.New(1<<20), nil)
 	defer fx.stop()
-	fx.pr.readSplit(subscription{TP: kafka.TopicPartition{Topic: "s"}, Until: 4000}, cut{offsetRange{0, 4000}, 2})
+	fx.pr.readSplit(Subscription{TP: kafka.TopicPartition{Topic: "s"}, Until: 4000}, cut{offsetRange{0, 4000}, 2})
 	fx.readUpTo(t, 0, 4000)
-}
-
-// A table whose partitions' backlogs are longer than
-// max_records_per_partition reads them as ranges in parallel: every record
-// once, committed in offset order per partition, and then the records
-// produced after them; also with several partitions split at once and a
-// memory budget smaller than their backlogs, and with rate control, whose
-// every micro-batch is split.
-func TestManagerSplitsBacklog(t *testing.T) {
-	tests := []struct {
-		name       string
-		partitions int32
-		continuous bool
-		budget     int64
-		// maxOffsetsPerTrigger, when set, splits each micro-batch.
-		maxOffsetsPerTrigger int64
-	}{
-		{name: "continuous", partitions: 1, continuous: true},
-		{name: "triggered", partitions: 1},
-		{name: "three partitions, small budget", partitions: 3, continuous: true, budget: 4 << 20},
-		{name: "micro-batches of max_offsets_per_trigger", partitions: 1, continuous: true, maxOffsetsPerTrigger: 2000},
-	}
-	for _, test := range tests {
-		t.Run(test.name, func(t *testing.T) {
-			addr, producer := newCluster(t, test.partitions, "events")
-			pad := strings.Repeat("x", 200)
-			value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"%s"}`, i, pad) }
-			for i := range 5 {
-				produce(t, producer, i*1000, (i+1)*1000, value)
-			}
-			p := testPipeline("events")
-			p.Continuous = &test.continuous
-			maxRecords := int64(700)
-			p.Tables[0].ConnectorOptions.KafkaOptions.MaxRecordsPerPartition = &maxRecords
-			if test.maxOffsetsPerTrigger > 0 {
-				p.Tables[0].ConnectorOptions.KafkaOptions.MaxOffsetsPerTrigger = &test.maxOffsetsPerTrigger
-			}
-			cfg := Config{Warehouse: t.TempDir()}
-			if test.budget > 0 {
-				cfg.Memory = memory.New(test.budget)
-			}
-			m := NewManager(cfg)
-			t.Cleanup(func() { m.Close(context.Background()) })
-			if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
-				t.Fatal(err)
-			}
-			status := func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
-			n := 5000
-			if test.continuous {
-				waitFor(t, 30*time.Second, "5000 rows", func() bool { return status().Rows == 5000 })
-				produce(t, producer, 5000, 5300, value)
-				n = 5300
-			} else {
-				waitFor(t, 30*time.Second, "the run's end", func() bool { return status().State == spec.StateIdle })
-			}
-			waitFor(t, 30*time.Second, fmt.Sprint(n, " rows"), func() bool { return status().Rows == int64(n) })
-			checkExactlyOnce(t, status().Location, n)
-			tabletest.CommitOrder(t, status().Location)
-		})
-	}
 }
 
 // BenchmarkSplitDecode reads one partition's backlog of JSON records as
@@ -310,7 +250,7 @@ func TestManagerSplitsBacklog(t *testing.T) {
 // test runs every benchmark once, whether that broker is up or not).
 func BenchmarkSplitDecode(b *testing.B) {
 	const n = 100_000
-	addr, producer := newCluster(b, 1, "events")
+	addr, producer := kafkatest.NewCluster(b, 1, "events")
 	topic := "events"
 	if bootstrap := os.Getenv("BENCH_KAFKA_BOOTSTRAP"); bootstrap != "" {
 		addr, topic = bootstrap, fmt.Sprintf("bench-split-%d", time.Now().UnixNano())
@@ -325,16 +265,24 @@ func BenchmarkSplitDecode(b *testing.B) {
 		producer = cl
 	}
 	for i := 0; i < n; i += 5000 {
-		produce(b, producer, i, i+5000, func(i int) string {
+		kafkatest.Produce(b, producer, i, i+5000, func(i int) string {
 			return fmt.Sprintf(`{"id":%d,"name":"name %d","score":%d.5,"tags":["a","b","c"],"at":"2026-11-30T23:00:00Z"}`, i, i, i)
 		})
 	}
-	p := testPipeline("events")
-	p.Tables[0].ConnectorOptions.KafkaOptions.ValueTransformer.JSONOptions.Schema =
-		"id BIGINT, name STRING, score DOUBLE, tags ARRAY<STRING>, at TIMESTAMP"
+	p := &spec.Pipeline{Name: "p", Connection: "c", DestinationCatalog: "main", DestinationSchema: "raw", Tables: []spec.Table{{
+		DestinationTable: "events",
+		ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+			Topics: []string{"events"}, KeyTransformer: &spec.Transformer{Format: spec.FormatString},
+			ValueTransformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{
+				Schema: "id BIGINT, name STRING, score DOUBLE, tags ARRAY<STRING>, at TIMESTAMP"}},
+		}},
+		TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
+	}}}
+	p.Normalize()
+	tbl := p.Tables[0]
 	for _, ranges := range []int64{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("ranges=%d", ranges), func(b *testing.B) {
-			layout, errs := p.Tables[0].Layout()
+			layout, errs := tbl.Layout()
 			if len(errs) > 0 {
 				b.Fatal(errs)
 			}
@@ -344,14 +292,14 @@ func BenchmarkSplitDecode(b *testing.B) {
 			b.ReportAllocs()
 			cpu := cpuTime(b)
 			for b.Loop() {
-				sub := subscription{TP: tp, Until: n}
+				sub := Subscription{TP: tp, Until: n}
 				fx.pr.start(sub, splitBacklogs(map[kafka.TopicPartition]offsetRange{tp: {0, n}}, 0, ranges)[tp])
 				for next := int64(0); next < n; {
 					d := fx.next(b)
-					if d.err != nil {
-						b.Fatal(d.err)
+					if d.Err != nil {
+						b.Fatal(d.Err)
 					}
-					next = d.next
+					next = d.Next
 					fx.written(d)
 				}
 			}

@@ -1,4 +1,4 @@
-package pipeline
+package ingest
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -16,7 +17,7 @@ import (
 // error channel.
 var errSourceClosed = errors.New("the pipeline's source is closed")
 
-// source fetches the partitions an applied pipeline reads for every
+// Source fetches the partitions an applied pipeline reads for every
 // subscriber at once (its table loops, its fanout runners): one fetcher per
 // topic-partition, isolation level and topic id, however many subscribers
 // read it. A fetcher reads from the lowest offset any of its subscribers
@@ -24,7 +25,7 @@ var errSourceClosed = errors.New("the pipeline's source is closed")
 // fetcher hands every batch to its subscribers one after the other: a slow
 // subscriber holds back the others of that partition, so that what the
 // partition holds in memory stays bounded by the budget.
-type source struct {
+type Source struct {
 	client *kafka.Client
 	budget *memory.Budget
 	log    *slog.Logger
@@ -41,22 +42,31 @@ type source struct {
 	started, runs int
 }
 
-// newSource returns a source that fetches through client, whose fetches
+// NewSource returns a source that fetches through client, whose fetches
 // draw from budget.
-func newSource(client *kafka.Client, budget *memory.Budget, log *slog.Logger) *source {
+func NewSource(client *kafka.Client, budget *memory.Budget, log *slog.Logger) *Source {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &source{client: client, budget: budget, log: log, ctx: ctx, cancel: cancel, fetchers: map[fetchKey]*fetcher{}}
+	return &Source{client: client, budget: budget, log: log, ctx: ctx, cancel: cancel, fetchers: map[fetchKey]*fetcher{}}
 }
 
-// close stops every fetcher and waits for them. The subscribers should
+// Fetches returns how many fetchers the source started so far, and how
+// many fetches they started (a fetcher starts again when a subscriber
+// joins behind it): what sharing saved, for tests to check.
+func (s *Source) Fetches() (fetchers, runs int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started, s.runs
+}
+
+// Close stops every fetcher and waits for them. The subscribers should
 // be gone by then: those left get nothing more.
-func (s *source) close() {
+func (s *Source) Close() {
 	s.cancel()
 	s.wg.Wait()
 }
 
-// subscription is what a subscriber reads of one partition.
-type subscription struct {
+// Subscription is what a subscriber reads of one partition.
+type Subscription struct {
 	TP            kafka.TopicPartition
 	From          int64 // the subscriber's next offset; batches may start before it (the subscriber skips)
 	Until         int64 // a triggered run's end; 0 none
@@ -80,7 +90,7 @@ type subscription struct {
 	Budget kafka.Budget
 }
 
-// subscribe delivers TP's batches on the returned channel until ctx ends; a
+// Subscribe delivers TP's batches on the returned channel until ctx ends; a
 // fatal fetch error (re-created topic, data loss, ...) comes on errs, after
 // which nothing more comes. Each delivered *sharedBatch must be released
 // once. The first batch delivered may start before From, never after it;
@@ -90,8 +100,8 @@ type subscription struct {
 // A subscriber ahead of the others gets the batches it needs once the fetch
 // reaches its From; one whose From lies past the partition's end gets the
 // data-loss error only once no subscriber behind it remains.
-func (s *source) subscribe(ctx context.Context, sub subscription) (batches <-chan *sharedBatch, errs <-chan error) {
-	out, errc := make(chan *sharedBatch), make(chan error, 1)
+func (s *Source) Subscribe(ctx context.Context, sub Subscription) (batches <-chan *SharedBatch, errs <-chan error) {
+	out, errc := make(chan *SharedBatch), make(chan error, 1)
 	if sub.Until > 0 && sub.From >= sub.Until {
 		return out, errc // nothing to read
 	}
@@ -158,9 +168,9 @@ func (f *fetcher) signal() {
 
 // subscriber is one subscription to a fetcher.
 type subscriber struct {
-	sub  subscription
+	sub  Subscription
 	ctx  context.Context
-	out  chan *sharedBatch
+	out  chan *SharedBatch
 	errs chan error
 	// pos is the offset of the first record the subscriber has not been
 	// sent yet: its From, then the Next of the last batch sent to it. Set
@@ -176,7 +186,7 @@ type fetchRun struct {
 }
 
 // fetch runs fetcher f until it has no subscribers or the source closes.
-func (s *source) fetch(f *fetcher) {
+func (s *Source) fetch(f *fetcher) {
 	defer s.wg.Done()
 	var run *fetchRun
 	// at is where the running fetch reads: the next batch it sends starts
@@ -239,7 +249,7 @@ func plan(subs map[*subscriber]struct{}) (from, until int64) {
 }
 
 // start starts fetching f's partition from offset from up to until.
-func (s *source) start(f *fetcher, from, until int64) *fetchRun {
+func (s *Source) start(f *fetcher, from, until int64) *fetchRun {
 	ctx, cancel := context.WithCancel(s.ctx)
 	run := &fetchRun{cancel: cancel, batches: make(chan kafka.Batch), done: make(chan error, 1)}
 	k := &kafka.Fetcher{Client: s.client, TP: f.key.tp, ReadCommitted: f.key.readCommitted, TopicID: f.key.topicID,
@@ -258,7 +268,7 @@ func (s *source) start(f *fetcher, from, until int64) *fetchRun {
 }
 
 // stop ends run, if any, giving back what it fetched and nobody received.
-func (s *source) stop(run *fetchRun) {
+func (s *Source) stop(run *fetchRun) {
 	if run == nil {
 		return
 	}
@@ -277,7 +287,7 @@ func (s *source) stop(run *fetchRun) {
 // deliver sends batch b, fetched from offset at, to every subscriber of f
 // that needs it: not those behind at (the fetch starts again for them),
 // nor those past b. A subscriber that reached its Until leaves.
-func (s *source) deliver(f *fetcher, at int64, b kafka.Batch) {
+func (s *Source) deliver(f *fetcher, at int64, b kafka.Batch) {
 	s.mu.Lock()
 	f.to = f.to[:0]
 	for sr := range f.subs {
@@ -297,13 +307,13 @@ func (s *source) deliver(f *fetcher, at int64, b kafka.Batch) {
 				s.mu.Unlock()
 			}
 		case <-sr.ctx.Done():
-			sb.release()
+			sb.Release()
 		case <-s.ctx.Done():
-			sb.release()
+			sb.Release()
 		}
 	}
 	clear(f.to)
-	sb.release()
+	sb.Release()
 }
 
 // fail hands err, which ended f's fetch reading at offset at, to the
@@ -317,7 +327,7 @@ func (s *source) deliver(f *fetcher, at int64, b kafka.Batch) {
 // ([*kafka.TruncationError]) concerns every subscriber: one ahead of
 // at may have read records it lost, which the next fetch, starting
 // without a leader epoch, would not find out.
-func (s *source) fail(f *fetcher, err error, at int64) {
+func (s *Source) fail(f *fetcher, err error, at int64) {
 	var truncated *kafka.TruncationError
 	all := errors.As(err, &truncated)
 	s.mu.Lock()
@@ -331,7 +341,7 @@ func (s *source) fail(f *fetcher, err error, at int64) {
 }
 
 // retry tells every subscriber of f that a fetch failed and is retried.
-func (s *source) retry(f *fetcher, err error) {
+func (s *Source) retry(f *fetcher, err error) {
 	s.mu.Lock()
 	var tell []func(error)
 	for sr := range f.subs {
@@ -345,10 +355,10 @@ func (s *source) retry(f *fetcher, err error) {
 	}
 }
 
-// sharedBatch is a fetched batch delivered to several subscribers, which
+// SharedBatch is a fetched batch delivered to several subscribers, which
 // must not change it: what it holds (its memory in the budget, its pooled
 // buffers, see [kafka.Batch]) goes back once every one released it.
-type sharedBatch struct {
+type SharedBatch struct {
 	kafka.Batch
 	refs   atomic.Int32
 	budget kafka.Budget
@@ -356,16 +366,40 @@ type sharedBatch struct {
 
 // shareBatch returns b for refs receivers, which give its memory back to
 // budget.
-func shareBatch(b kafka.Batch, budget kafka.Budget, refs int) *sharedBatch {
-	sb := &sharedBatch{Batch: b, budget: budget}
+func shareBatch(b kafka.Batch, budget kafka.Budget, refs int) *SharedBatch {
+	sb := &SharedBatch{Batch: b, budget: budget}
 	sb.refs.Store(int32(refs))
 	return sb
 }
 
-// release gives the batch up; the last release gives back what it holds.
-func (b *sharedBatch) release() {
+// Release gives the batch up; the last Release gives back what it holds.
+func (b *SharedBatch) Release() {
 	if b.refs.Add(-1) == 0 {
 		b.budget.Release(b.Bytes)
 		b.Batch.Release()
 	}
+}
+
+// LossRetention is the reason of a [spec.DataLossGap] whose offsets
+// [From, To) were deleted (by retention, or a delete-records request)
+// before the subscriber read them.
+const LossRetention = "retention"
+
+// skipLoss moves subscriber sr, which a fetch reading at its position
+// failed with err, past the gap when err is a [*kafka.DataLossError] with
+// one and sr goes on after data loss, telling sr's OnDataLoss the gap; it
+// reports whether it did. The Source's mu must be held.
+func (sr *subscriber) skipLoss(err error) bool {
+	var lost *kafka.DataLossError
+	if sr.sub.OnDataLoss == nil || !errors.As(err, &lost) {
+		return false
+	}
+	_, to, ok := lost.Gap()
+	if !ok || sr.pos >= to {
+		return false
+	}
+	sr.sub.OnDataLoss(spec.DataLossGap{Topic: sr.sub.TP.Topic, Partition: sr.sub.TP.Partition, From: sr.pos, To: to,
+		Reason: LossRetention, DetectedAt: time.Now().UTC().Format(time.RFC3339)})
+	sr.pos = to
+	return true
 }

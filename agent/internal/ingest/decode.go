@@ -1,4 +1,4 @@
-package pipeline
+package ingest
 
 import (
 	"context"
@@ -12,77 +12,77 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// decodeChunk is how many records a table decodes and writes at a time: the
+// DecodeChunk is how many records a table decodes and writes at a time: the
 // column batches a decoder keeps for reuse stay small, whatever the size of
 // a fetch, and so do the data pages they become.
-const decodeChunk = 1024
+const DecodeChunk = 1024
 
-// decoded is one chunk of a fetched batch, decoded: what a table loop
+// Decoded is one chunk of a fetched batch, decoded: what a table loop
 // writes to its open file, in the order the partition's records came.
-type decoded struct {
-	tp kafka.TopicPartition
-	// dec holds the chunk's rows until they are written, when it goes
+type Decoded struct {
+	TP kafka.TopicPartition
+	// Dec holds the chunk's rows until they are written, when it goes
 	// back to its pool; nil for a fetched batch without records to write,
 	// and when no decoder could be made (err says why).
-	dec   *decode.Decoder
-	batch decode.Batch
-	// recs are the chunk's records, which the loop decodes again when
+	Dec   *decode.Decoder
+	Batch decode.Batch
+	// Recs are the chunk's records, which the loop decodes again when
 	// the table's columns changed since dec was made: version is the
 	// pool's schema version dec has.
-	recs    []record.Record
-	version int
-	// err is a decoder's bug; the table fails.
-	err error
-	// next is the offset to read after the chunk: past its last record,
+	Recs    []record.Record
+	Version int
+	// Err is a decoder's bug; the table fails.
+	Err error
+	// Next is the offset to read after the chunk: past its last record,
 	// and for a fetched batch's final chunk the batch's next offset. A
 	// flush between two chunks of a batch commits the first with its own.
-	next int64
-	// epoch is the leader epoch of the fetched record batch that ends at
+	Next int64
+	// Epoch is the leader epoch of the fetched record batch that ends at
 	// next, for a final chunk whose batch has one (see [kafka.Batch]); -1
 	// otherwise, when the last record's is next's (see leaderEpoch).
-	epoch int32
-	// last marks a fetched batch's final chunk, which carries the batch's
+	Epoch int32
+	// Last marks a fetched batch's final chunk, which carries the batch's
 	// end offset and the batch itself, whose memory the chunks point into
 	// (see [kafka.Batch]): once the chunk is written, or dropped, free
 	// gives it back.
-	last bool
-	end  int64
-	src  *sharedBatch
+	Last bool
+	End  int64
+	src  *SharedBatch
 }
 
-// leaderEpoch returns the leader epoch to validate d.next with after a
+// LeaderEpoch returns the leader epoch to validate d.next with after a
 // leader change: the fetched batch's, else that of d's last record; -1
 // when neither is known.
-func (d *decoded) leaderEpoch() int32 {
-	if d.epoch >= 0 {
-		return d.epoch
+func (d *Decoded) LeaderEpoch() int32 {
+	if d.Epoch >= 0 {
+		return d.Epoch
 	}
-	if n := len(d.recs); n > 0 {
-		return d.recs[n-1].LeaderEpoch
+	if n := len(d.Recs); n > 0 {
+		return d.Recs[n-1].LeaderEpoch
 	}
 	return -1
 }
 
-// free releases, on a fetched batch's last chunk, the batch: once every
+// Free releases, on a fetched batch's last chunk, the batch: once every
 // subscriber of the partition released it, its memory goes back to the
 // budget and its pooled buffers to their pools. The batch's chunks must be
 // written or dropped by then.
-func (d *decoded) free() {
-	if d.last {
-		d.src.release()
+func (d *Decoded) Free() {
+	if d.Last {
+		d.src.Release()
 	}
 }
 
-// decoderPool hands out a table's decoders: one decodes each chunk, and
+// DecoderPool hands out a table's decoders: one decodes each chunk, and
 // holds it until the table loop has written it. Its size bounds both the
 // chunks decoding at once (one per core, so that the partitions of one table
 // use every core) and the decoded chunks waiting to be written; the
 // ranges of a split partition that wait for the ones before them decode
 // with extra decoders instead (see splitter).
-type decoderPool struct {
+type DecoderPool struct {
 	sources *decode.Sources
-	// opts are the options of every decoder the pool makes.
-	opts decode.Options
+	// Opts are the options of every decoder the pool makes.
+	Opts decode.Options
 	// tokens holds a decoder, or nil for one not made yet: most tables
 	// read too few partitions at once to need them all.
 	tokens chan *decode.Decoder
@@ -99,10 +99,10 @@ type decoderPool struct {
 	spares []*decode.Decoder
 }
 
-// newDecoderPool returns a pool of decoders for layout and sources,
+// NewDecoderPool returns a pool of decoders for layout and sources,
 // starting with first, which decode.New made from them.
-func newDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.Decoder) *decoderPool {
-	p := &decoderPool{layout: layout, sources: sources, tokens: make(chan *decode.Decoder, runtime.GOMAXPROCS(0)+1),
+func NewDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.Decoder) *DecoderPool {
+	p := &DecoderPool{layout: layout, sources: sources, tokens: make(chan *decode.Decoder, runtime.GOMAXPROCS(0)+1),
 		versions: map[*decode.Decoder]int{first: 0}}
 	p.tokens <- first
 	for len(p.tokens) < cap(p.tokens) {
@@ -111,9 +111,12 @@ func newDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.
 	return p
 }
 
-// get takes a decoder of the pool's current layout and its version,
+// Size returns how many decoders the pool hands out at once.
+func (p *DecoderPool) Size() int { return cap(p.tokens) }
+
+// Get takes a decoder of the pool's current layout and its version,
 // waiting while all are busy; an error when ctx ends first.
-func (p *decoderPool) get(ctx context.Context) (*decode.Decoder, int, error) {
+func (p *DecoderPool) Get(ctx context.Context) (*decode.Decoder, int, error) {
 	select {
 	case <-ctx.Done():
 		return nil, 0, ctx.Err()
@@ -124,7 +127,7 @@ func (p *decoderPool) get(ctx context.Context) (*decode.Decoder, int, error) {
 			return d, p.version, nil
 		}
 		delete(p.versions, d)
-		d, err := newDecoder(p.layout, p.sources, p.opts)
+		d, err := NewDecoder(p.layout, p.sources, p.Opts)
 		if err != nil {
 			p.tokens <- nil
 			return nil, 0, err
@@ -134,10 +137,10 @@ func (p *decoderPool) get(ctx context.Context) (*decode.Decoder, int, error) {
 	}
 }
 
-// swap makes the decoders get hands out from now on decode into layout, the
+// Swap makes the decoders get hands out from now on decode into layout, the
 // table's columns as of schema version version; those made before are
 // dropped as they come back.
-func (p *decoderPool) swap(layout *spec.Layout, version int) {
+func (p *DecoderPool) Swap(layout *spec.Layout, version int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.layout, p.version = layout, version
@@ -147,7 +150,7 @@ func (p *decoderPool) swap(layout *spec.Layout, version int) {
 // or reuses a spare one, without waiting: for a chunk of a split range that
 // must wait for the ranges before it (see splitter), which would otherwise
 // hold a token while the range the table is writing needs one.
-func (p *decoderPool) extra() (*decode.Decoder, int, error) {
+func (p *DecoderPool) extra() (*decode.Decoder, int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for len(p.spares) > 0 {
@@ -158,7 +161,7 @@ func (p *decoderPool) extra() (*decode.Decoder, int, error) {
 		}
 		delete(p.versions, d)
 	}
-	d, err := newDecoder(p.layout, p.sources, p.opts)
+	d, err := NewDecoder(p.layout, p.sources, p.Opts)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -166,9 +169,9 @@ func (p *decoderPool) extra() (*decode.Decoder, int, error) {
 	return d, p.version, nil
 }
 
-// newDecoder returns a decoder of layout, whose registry parts sources
+// NewDecoder returns a decoder of layout, whose registry parts sources
 // resolved, with options o.
-func newDecoder(layout *spec.Layout, sources *decode.Sources, o decode.Options) (*decode.Decoder, error) {
+func NewDecoder(layout *spec.Layout, sources *decode.Sources, o decode.Options) (*decode.Decoder, error) {
 	d, err := changelog.New(layout, sources)
 	if err != nil {
 		return nil, err
@@ -181,10 +184,10 @@ func newDecoder(layout *spec.Layout, sources *decode.Sources, o decode.Options) 
 // to hand out again: a new decoder grows its buffers chunk after chunk.
 const maxSpares = 64
 
-// put gives back a decoder taken with get or made by extra. One given back
+// Put gives back a decoder taken with get or made by extra. One given back
 // while every token is home (an extra one) becomes a spare for extra, up to
 // maxSpares; beyond that it is dropped.
-func (p *decoderPool) put(d *decode.Decoder) {
+func (p *DecoderPool) Put(d *decode.Decoder) {
 	select {
 	case p.tokens <- d:
 		return
@@ -200,13 +203,13 @@ func (p *decoderPool) put(d *decode.Decoder) {
 }
 
 // decoderSource hands decodePartition the decoders of its chunks: a
-// table's [decoderPool], or a split range's (see rangeDecoders).
+// table's [DecoderPool], or a split range's (see rangeDecoders).
 type decoderSource interface {
-	// get takes a decoder and the schema version it decodes into; an
+	// Get takes a decoder and the schema version it decodes into; an
 	// error when ctx ends first, or when no decoder could be made.
-	get(ctx context.Context) (*decode.Decoder, int, error)
-	// put gives back a decoder get returned.
-	put(d *decode.Decoder)
+	Get(ctx context.Context) (*decode.Decoder, int, error)
+	// Put gives back a decoder get returned.
+	Put(d *decode.Decoder)
 }
 
 // decodePartition decodes the batches the source sends on in for tp, a
@@ -217,10 +220,10 @@ type decoderSource interface {
 // asked for, are skipped. What it cannot deliver goes back: decoders to the
 // pool, batches to the source. Since the chunks it did deliver point into
 // the batch it releases, ctx must end only once nothing writes them.
-func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan *sharedBatch, out chan<- decoded, pool decoderSource,
+func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan *SharedBatch, out chan<- Decoded, pool decoderSource,
 	next, until int64) {
 	for {
-		var b *sharedBatch
+		var b *SharedBatch
 		select {
 		case <-ctx.Done():
 			return
@@ -240,33 +243,33 @@ func decodePartition(ctx context.Context, tp kafka.TopicPartition, in <-chan *sh
 			skip++
 		}
 		recs = recs[skip:] // none when the batch has nothing new; it still reports its end
-		for start := 0; ; start += decodeChunk {
-			d := decoded{tp: tp, next: next, epoch: -1}
-			if chunk := recs[start:min(start+decodeChunk, len(recs))]; len(chunk) > 0 {
-				d.next = chunk[len(chunk)-1].Offset + 1
-				dec, version, err := pool.get(ctx)
+		for start := 0; ; start += DecodeChunk {
+			d := Decoded{TP: tp, Next: next, Epoch: -1}
+			if chunk := recs[start:min(start+DecodeChunk, len(recs))]; len(chunk) > 0 {
+				d.Next = chunk[len(chunk)-1].Offset + 1
+				dec, version, err := pool.Get(ctx)
 				if err != nil && ctx.Err() != nil {
-					b.release()
+					b.Release()
 					return
 				}
-				d.dec, d.err, d.recs, d.version = dec, err, chunk, version
+				d.Dec, d.Err, d.Recs, d.Version = dec, err, chunk, version
 				if err == nil {
-					d.batch, d.err = dec.Decode(ctx, chunk)
+					d.Batch, d.Err = dec.Decode(ctx, chunk)
 				}
 			}
-			if start+decodeChunk >= len(recs) {
-				d.last, d.next, d.end, d.src, d.epoch = true, max(bnext, next), b.End, b, epoch
+			if start+DecodeChunk >= len(recs) {
+				d.Last, d.Next, d.End, d.src, d.Epoch = true, max(bnext, next), b.End, b, epoch
 			}
 			select {
 			case out <- d:
 			case <-ctx.Done():
-				if d.dec != nil {
-					pool.put(d.dec)
+				if d.Dec != nil {
+					pool.Put(d.Dec)
 				}
-				b.release()
+				b.Release()
 				return
 			}
-			if d.last {
+			if d.Last {
 				break
 			}
 		}

@@ -1,4 +1,4 @@
-package pipeline
+package ingest
 
 import (
 	"cmp"
@@ -52,7 +52,7 @@ func splitBacklogs(backlogs map[kafka.TopicPartition]offsetRange, maxRecords, mi
 		total += p
 	}
 	heap.Init(h)
-	for h.Len() > 0 && total < minPartitions && h.parts[0].n/(h.parts[0].parts+1) >= decodeChunk {
+	for h.Len() > 0 && total < minPartitions && h.parts[0].n/(h.parts[0].parts+1) >= DecodeChunk {
 		h.parts[0].parts++
 		heap.Fix(h, 0)
 		total++
@@ -115,46 +115,16 @@ func (c cut) at(i int64) offsetRange {
 	return offsetRange{from, from + base}
 }
 
-// splitOptions returns max_records_per_partition and min_partitions of the
-// loop's table, 0 for those not set.
-func (l *loop) splitOptions() (maxRecords, minPartitions int64) {
-	ko := &l.r.cfg.Table.ConnectorOptions.KafkaOptions
-	return deref(ko.MaxRecordsPerPartition), deref(ko.MinPartitions)
-}
-
-// backlogEnds returns where the backlogs of the new partitions tps end,
-// for splitting them: a triggered run's end offsets, or, for a continuous
-// table, the offsets available now; nil when the table sets neither
-// max_records_per_partition nor min_partitions. A failed look-up is a
-// [lookupError].
-func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, readCommitted bool) (map[kafka.TopicPartition]int64, error) {
-	if maxRecords, minPartitions := l.splitOptions(); maxRecords <= 0 && minPartitions <= 0 {
-		return nil, nil
-	}
-	if !l.r.cfg.Continuous {
-		return l.end, nil
-	}
-	which := int64(kafka.Latest)
-	if readCommitted {
-		which = kafka.LastStable
-	}
-	ends, err := l.r.client.Offsets(ctx, tps, which)
-	if err != nil {
-		return nil, lookupError{err}
-	}
-	return ends, nil
-}
-
-// read starts reading each partition of until from its offset in from, up
-// to its offset in until (0: on, without end), with the subscription
-// settings of sub. The backlog of a partition
-// up to its offset in ends, when the table's max_records_per_partition or
-// min_partitions split it (see splitBacklogs), is read as ranges in
-// parallel: at the loop's start, and at each trigger of a table with rate
-// control (where ends are the micro-batch's).
-func (l *loop) read(pr *partitionReader, sub subscription, from, until, ends map[kafka.TopicPartition]int64) {
+// ReadAll starts reading each partition of until from its offset in from,
+// up to its offset in until (0: on, without end), with the subscription
+// settings of sub, the topic's id in topicIDs and onRetry told of its
+// failing fetches. The backlog of a partition up to its offset in ends is
+// read as ranges in parallel when maxRecords or minPartitions, if set,
+// split it (see splitBacklogs).
+func (pr *PartitionReader) ReadAll(sub Subscription, from, until, ends map[kafka.TopicPartition]int64, maxRecords, minPartitions int64,
+	topicIDs map[string]string, onRetry func(kafka.TopicPartition, error)) {
 	var splits map[kafka.TopicPartition]cut
-	if maxRecords, minPartitions := l.splitOptions(); maxRecords > 0 || minPartitions > 0 {
+	if maxRecords > 0 || minPartitions > 0 {
 		backlogs := map[kafka.TopicPartition]offsetRange{}
 		for tp := range until {
 			if end, ok := ends[tp]; ok {
@@ -163,65 +133,65 @@ func (l *loop) read(pr *partitionReader, sub subscription, from, until, ends map
 		}
 		splits = splitBacklogs(backlogs, maxRecords, minPartitions)
 		for tp, c := range splits {
-			l.r.log.Info("the partition's backlog is read as ranges in parallel", "topic", tp.Topic, "partition", tp.Partition,
+			pr.Log.Info("the partition's backlog is read as ranges in parallel", "topic", tp.Topic, "partition", tp.Partition,
 				"from", c.from, "to", c.until, "ranges", c.parts)
 		}
 	}
 	for tp, end := range until {
-		sub.TP, sub.From, sub.Until, sub.TopicID = tp, from[tp], end, l.topicIDs[tp.Topic]
-		sub.OnRetry = func(err error) { l.r.fetchFailing(tp, err) }
+		sub.TP, sub.From, sub.Until, sub.TopicID = tp, from[tp], end, topicIDs[tp.Topic]
+		sub.OnRetry = func(err error) { onRetry(tp, err) }
 		pr.start(sub, splits[tp])
 	}
 }
 
-// partitionReader starts the goroutines that read a table loop's
+// PartitionReader starts the goroutines that read a table loop's
 // partitions: for each, a subscription to the pipeline's source, which
 // fetches, and a decoder of what it fetches, which sends the decoded chunks
 // to the loop. Its goroutines count in wg.
-type partitionReader struct {
-	source *source
-	// fetch ends the subscriptions; decode the decoders, once the loop
-	// has returned (see loop.run).
-	fetch, decode context.Context
-	wg            *sync.WaitGroup
-	pool          *decoderPool
-	chunks        chan<- decoded
-	// errs gets the first fatal fetch error of any subscription.
-	errs chan<- error
-	log  *slog.Logger
+type PartitionReader struct {
+	Source *Source
+	// Fetch ends the subscriptions; Decode the decoders, once the loop
+	// has returned (the table loop's run).
+	Fetch, Decode context.Context
+	WG            *sync.WaitGroup
+	Pool          *DecoderPool
+	Chunks        chan<- Decoded
+	// Errs gets the first fatal fetch error of any subscription.
+	Errs chan<- error
+	Log  *slog.Logger
 }
 
 // start reads sub's partition: as the ranges of c, when it has more than
 // one (see readSplit), else at once.
-func (pr *partitionReader) start(sub subscription, c cut) {
+func (pr *PartitionReader) start(sub Subscription, c cut) {
 	if c.parts > 1 {
 		pr.readSplit(sub, c)
 		return
 	}
-	pr.read(pr.fetch, sub, pr.chunks, pr.pool)
+	pr.read(pr.Fetch, sub, pr.Chunks, pr.Pool)
 }
 
 // read subscribes to sub until ctx ends, or, with an Until, until its
 // decoder has it all, and decodes its batches with decoders to out.
-func (pr *partitionReader) read(ctx context.Context, sub subscription, out chan<- decoded, decoders decoderSource) {
+func (pr *PartitionReader) read(ctx context.Context, sub Subscription, out chan<- Decoded, decoders decoderSource) {
 	ctx, done := context.WithCancel(ctx)
-	batches, errs := pr.source.subscribe(ctx, sub)
-	pr.wg.Add(2)
+	batches, errs := pr.Source.Subscribe(ctx, sub)
+	pr.WG.Add(2)
 	go func() {
-		defer pr.wg.Done()
+		defer pr.WG.Done()
 		select {
 		case err := <-errs:
 			select {
-			case pr.errs <- err:
+			case pr.Errs <- err:
 			default:
 			}
 		case <-ctx.Done():
 		}
 	}()
 	go func() {
-		defer pr.wg.Done()
+		defer pr.WG.Done()
 		defer done()
-		decodePartition(pr.decode, sub.TP, batches, out, decoders, sub.From, sub.Until)
+		decodePartition(pr.Decode, sub.TP, batches, out, decoders, sub.From, sub.Until)
 	}()
 }
 
@@ -231,11 +201,11 @@ var rangeIDs atomic.Uint64
 // readSplit reads sub's partition as the ranges of c, its backlog from
 // sub.From on (see splitter); then, unless sub.Until ends there, from there
 // on as read does. It returns the splitter.
-func (pr *partitionReader) readSplit(sub subscription, c cut) *splitter {
+func (pr *PartitionReader) readSplit(sub Subscription, c cut) *splitter {
 	s := &splitter{pr: pr, sub: sub, cut: c, window: max(2, runtime.GOMAXPROCS(0)), merged: make(chan rangeChunk)}
-	pr.wg.Add(1)
+	pr.WG.Add(1)
 	go func() {
-		defer pr.wg.Done()
+		defer pr.WG.Done()
 		s.run()
 	}()
 	return s
@@ -259,8 +229,8 @@ func (pr *partitionReader) readSplit(sub subscription, c cut) *splitter {
 // them). What the ranges ahead hold is their fetched batches, which count
 // in the budget, and the chunks decoded from them.
 type splitter struct {
-	pr     *partitionReader
-	sub    subscription
+	pr     *PartitionReader
+	sub    Subscription
 	cut    cut
 	window int
 	// merged carries the chunks of every range to the splitter's
@@ -275,7 +245,7 @@ type splitter struct {
 // rangeChunk is a chunk of one range.
 type rangeChunk struct {
 	r *rangeRead
-	d decoded
+	d Decoded
 }
 
 // rangeRead is a range being read.
@@ -288,7 +258,7 @@ type rangeRead struct {
 	lead context.CancelFunc
 	// queue holds its decoded chunks until the loop may have them; done
 	// is set once its last came.
-	queue []decoded
+	queue []Decoded
 	done  bool
 }
 
@@ -306,7 +276,7 @@ func (s *splitter) run() {
 			r.cancel()
 			r.lead()
 			for _, d := range r.queue {
-				d.free()
+				d.Free()
 			}
 		}
 	}()
@@ -319,27 +289,27 @@ func (s *splitter) run() {
 		}
 		if len(active) == 0 {
 			last := s.cut.until
-			s.pr.log.Info("the partition's backlog is read", "topic", s.sub.TP.Topic, "partition", s.sub.TP.Partition, "to", last,
+			s.pr.Log.Info("the partition's backlog is read", "topic", s.sub.TP.Topic, "partition", s.sub.TP.Partition, "to", last,
 				"ranges", s.cut.parts, "rangesDecodedAhead", s.aheadRanges.Load(), "chunksDecodedAhead", s.ahead.Load())
 			if s.sub.Until == 0 || last < s.sub.Until {
 				tail := s.sub
 				tail.From = last
-				s.pr.read(s.pr.fetch, tail, s.pr.chunks, s.pr.pool)
+				s.pr.read(s.pr.Fetch, tail, s.pr.Chunks, s.pr.Pool)
 			}
 			return
 		}
 		h := active[0]
 		h.lead()
-		var send chan<- decoded
-		var front decoded
+		var send chan<- Decoded
+		var front Decoded
 		if len(h.queue) > 0 {
-			send, front = s.pr.chunks, h.queue[0]
+			send, front = s.pr.Chunks, h.queue[0]
 		}
 		select {
-		case <-s.pr.decode.Done():
+		case <-s.pr.Decode.Done():
 			return
 		case send <- front:
-			h.queue[0] = decoded{}
+			h.queue[0] = Decoded{}
 			h.queue = h.queue[1:]
 			if h.done && len(h.queue) == 0 {
 				h.cancel()
@@ -348,7 +318,7 @@ func (s *splitter) run() {
 			}
 		case c := <-s.merged:
 			c.r.queue = append(c.r.queue, c.d)
-			if c.d.last && c.d.next >= c.r.until {
+			if c.d.Last && c.d.Next >= c.r.until {
 				c.r.done = true
 				decoding--
 			}
@@ -360,21 +330,21 @@ func (s *splitter) run() {
 // only until it is the head, and a decoder that takes extra decoders until
 // then; its chunks come to the splitter on merged.
 func (s *splitter) startRange(r offsetRange) *rangeRead {
-	ctx, cancel := context.WithCancel(s.pr.fetch)
+	ctx, cancel := context.WithCancel(s.pr.Fetch)
 	head, lead := context.WithCancel(context.Background())
 	rr := &rangeRead{offsetRange: r, cancel: cancel, head: head, lead: lead}
 	sub := s.sub
 	sub.From, sub.Until = r.from, r.until
-	sub.Range, sub.Budget = rangeIDs.Add(1), rangeBudget{Budget: s.pr.source.budget, head: head}
-	out := make(chan decoded)
-	s.pr.read(ctx, sub, out, rangeDecoders{pool: s.pr.pool, head: head})
-	s.pr.wg.Add(1)
+	sub.Range, sub.Budget = rangeIDs.Add(1), rangeBudget{Budget: s.pr.Source.budget, head: head}
+	out := make(chan Decoded)
+	s.pr.read(ctx, sub, out, rangeDecoders{pool: s.pr.Pool, head: head})
+	s.pr.WG.Add(1)
 	go func() {
-		defer s.pr.wg.Done()
+		defer s.pr.WG.Done()
 		for {
 			select {
 			case d := <-out:
-				last := d.last && d.next >= r.until
+				last := d.Last && d.Next >= r.until
 				if head.Err() == nil {
 					s.ahead.Add(1) // decoded before its range became the head
 					if last {
@@ -383,14 +353,14 @@ func (s *splitter) startRange(r offsetRange) *rangeRead {
 				}
 				select {
 				case s.merged <- rangeChunk{rr, d}:
-				case <-s.pr.decode.Done():
-					d.free()
+				case <-s.pr.Decode.Done():
+					d.Free()
 					return
 				}
 				if last {
 					return
 				}
-			case <-s.pr.decode.Done():
+			case <-s.pr.Decode.Done():
 				return
 			}
 		}
@@ -428,18 +398,18 @@ func (b rangeBudget) Acquire(ctx context.Context, n int64) error {
 // ones while the range waits for those before it, the pool's once it is the
 // head (see splitter).
 type rangeDecoders struct {
-	pool *decoderPool
+	pool *DecoderPool
 	head context.Context
 }
 
-// get takes a decoder from the pool once the range is the head, else an
+// Get takes a decoder from the pool once the range is the head, else an
 // extra one.
-func (d rangeDecoders) get(ctx context.Context) (*decode.Decoder, int, error) {
+func (d rangeDecoders) Get(ctx context.Context) (*decode.Decoder, int, error) {
 	if d.head.Err() != nil {
-		return d.pool.get(ctx)
+		return d.pool.Get(ctx)
 	}
 	return d.pool.extra()
 }
 
-// put gives a decoder back to the pool.
-func (d rangeDecoders) put(dec *decode.Decoder) { d.pool.put(dec) }
+// Put gives a decoder back to the pool.
+func (d rangeDecoders) Put(dec *decode.Decoder) { d.pool.Put(dec) }

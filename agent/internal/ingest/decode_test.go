@@ -1,4 +1,4 @@
-package pipeline
+package ingest
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func (r *releases) Release(n int64)                      { r.n.Add(n) }
 
 // fetched returns a batch of the records at offsets [from, to), whose next
 // offset is next, for one subscriber, which releases it to budget.
-func fetched(tp kafka.TopicPartition, from, to, next int64, budget kafka.Budget) *sharedBatch {
+func fetched(tp kafka.TopicPartition, from, to, next int64, budget kafka.Budget) *SharedBatch {
 	b := kafka.Batch{TP: tp, Next: next, End: 1000, Bytes: 10*(to-from) + 1}
 	for o := from; o < to; o++ {
 		b.Records = append(b.Records, record.Record{Topic: tp.Topic, Partition: int32(tp.Partition), Offset: o, Value: []byte("v")})
@@ -41,11 +41,11 @@ func TestDecodePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := newDecoderPool(layout, nil, first)
+	pool := NewDecoderPool(layout, nil, first)
 	tp := kafka.TopicPartition{Topic: "t", Partition: 3}
-	in, out := make(chan *sharedBatch), make(chan decoded)
+	in, out := make(chan *SharedBatch), make(chan Decoded)
 	var budget releases
-	until := int64(2*decodeChunk + 600)
+	until := int64(2*DecodeChunk + 600)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -54,7 +54,7 @@ func TestDecodePartition(t *testing.T) {
 	// A batch before the partition's next offset (10), one of two and a
 	// half chunks that starts before it, whose next offset skips 5 (say, a
 	// transaction marker), an empty one, then one that passes until.
-	n := int64(2*decodeChunk + 510)
+	n := int64(2*DecodeChunk + 510)
 	go func() {
 		in <- fetched(tp, 0, 5, 5, &budget)
 		in <- fetched(tp, 0, n, n+5, &budget)
@@ -68,30 +68,30 @@ func TestDecodePartition(t *testing.T) {
 	}
 	wants := []want{
 		{0, 10, true},
-		{decodeChunk, 10 + decodeChunk, false}, {decodeChunk, 10 + 2*decodeChunk, false}, {500, n + 5, true},
+		{DecodeChunk, 10 + DecodeChunk, false}, {DecodeChunk, 10 + 2*DecodeChunk, false}, {500, n + 5, true},
 		{0, n + 5, true},
 		{int(until - n - 5), until, true},
 	}
 	for i, w := range wants {
-		var d decoded
+		var d Decoded
 		select {
 		case d = <-out:
 		case <-time.After(10 * time.Second):
 			t.Fatalf("chunk %d never came", i)
 		}
-		if d.err != nil || d.batch.Rows != w.rows || d.next != w.next || d.last != w.last {
-			t.Errorf("chunk %d: %d rows, next %d, last %v, err %v; want %+v", i, d.batch.Rows, d.next, d.last, d.err, w)
+		if d.Err != nil || d.Batch.Rows != w.rows || d.Next != w.next || d.Last != w.last {
+			t.Errorf("chunk %d: %d rows, next %d, last %v, err %v; want %+v", i, d.Batch.Rows, d.Next, d.Last, d.Err, w)
 		}
-		if d.last != (d.src != nil) || d.last != (d.end == 1000) {
-			t.Errorf("chunk %d: end %d, batch %v; want them on the last chunk of a batch only", i, d.end, d.src != nil)
+		if d.Last != (d.src != nil) || d.Last != (d.End == 1000) {
+			t.Errorf("chunk %d: end %d, batch %v; want them on the last chunk of a batch only", i, d.End, d.src != nil)
 		}
-		if (d.dec != nil) != (w.rows > 0) {
-			t.Errorf("chunk %d: decoder %v for %d rows", i, d.dec, w.rows)
+		if (d.Dec != nil) != (w.rows > 0) {
+			t.Errorf("chunk %d: decoder %v for %d rows", i, d.Dec, w.rows)
 		}
-		if d.dec != nil {
-			pool.put(d.dec)
+		if d.Dec != nil {
+			pool.Put(d.Dec)
 		}
-		d.free()
+		d.Free()
 	}
 	select {
 	case <-done: // reached until
@@ -110,13 +110,13 @@ func TestDecodePartitionCanceled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tp := kafka.TopicPartition{Topic: "t"}
-	in := make(chan *sharedBatch, 1)
+	in := make(chan *SharedBatch, 1)
 	var budget releases
 	in <- fetched(tp, 0, 10, 10, &budget)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		decodePartition(ctx, tp, in, make(chan decoded), newDecoderPool(layout, nil, first), 0, 0)
+		decodePartition(ctx, tp, in, make(chan Decoded), NewDecoderPool(layout, nil, first), 0, 0)
 	}()
 	time.Sleep(50 * time.Millisecond) // the chunk is decoded, and waits to be sent
 	cancel()
