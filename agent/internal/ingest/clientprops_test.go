@@ -16,7 +16,7 @@ import (
 // fetchers of their own; those with the same share one.
 func TestSourceFetchersPerClientSettings(t *testing.T) {
 	addr, producer := kafkatest.NewCluster(t, 1, "s")
-	kafkatest.Produce(t, producer, 0, 10, func(i int) string { return "v" })
+	kafkatest.Produce(t, producer, 0, 10, func(int) string { return "v" })
 	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	src := NewSource(client, memory.New(64<<20), slog.Default())
 	defer src.Close()

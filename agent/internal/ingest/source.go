@@ -278,7 +278,7 @@ func (s *Source) stop(run *fetchRun) {
 		case b := <-run.batches:
 			s.budget.Release(b.Bytes)
 			b.Release()
-		case <-run.done:
+		case <-run.done: //nolint:errcheck // the run was stopped here: how it ended says nothing more
 			return
 		}
 	}

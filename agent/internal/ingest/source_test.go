@@ -133,7 +133,7 @@ func TestSourceSharesAPartition(t *testing.T) {
 // left.
 func TestSourceFailsEverySubscriber(t *testing.T) {
 	addr, producer := kafkatest.NewCluster(t, 1, "s")
-	kafkatest.Produce(t, producer, 0, 10, func(i int) string { return "v" })
+	kafkatest.Produce(t, producer, 0, 10, func(int) string { return "v" })
 	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	src := NewSource(client, memory.New(64<<20), slog.Default())
 	defer src.Close()
@@ -172,7 +172,7 @@ func TestSourceFailsEverySubscriber(t *testing.T) {
 // the data loss error; one ahead of it, at readable offsets, goes on reading.
 func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
 	addr, producer := kafkatest.NewCluster(t, 1, "s")
-	kafkatest.Produce(t, producer, 0, 100, func(i int) string { return "v" })
+	kafkatest.Produce(t, producer, 0, 100, func(int) string { return "v" })
 	offs := kadm.Offsets{}
 	offs.Add(kadm.Offset{Topic: "s", Partition: 0, At: 50})
 	if _, err := kadm.NewClient(producer).DeleteRecords(context.Background(), offs); err != nil {
@@ -191,7 +191,7 @@ func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
 	if !errors.As(stale.err, &loss) {
 		t.Fatalf("the stale subscriber got %v, want a data loss error", stale.err)
 	}
-	kafkatest.Produce(t, producer, 100, 120, func(i int) string { return "v" })
+	kafkatest.Produce(t, producer, 100, 120, func(int) string { return "v" })
 	kafkatest.WaitFor(t, 10*time.Second, "the healthy subscriber at 120", func() bool { return healthy.at() == 120 })
 	select {
 	case <-healthy.done:
@@ -205,7 +205,7 @@ func TestSourceDataLossFailsOnlyTheStaleSubscriber(t *testing.T) {
 // earliest offset on; the other gets the data loss error with the same gap.
 func TestSourceSkipsDataLoss(t *testing.T) {
 	addr, producer := kafkatest.NewCluster(t, 1, "s")
-	kafkatest.Produce(t, producer, 0, 100, func(i int) string { return "v" })
+	kafkatest.Produce(t, producer, 0, 100, func(int) string { return "v" })
 	kafkatest.DeleteRecords(t, producer, "s", 50)
 	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
 	src := NewSource(client, memory.New(64<<20), slog.Default())

@@ -233,7 +233,7 @@ func TestSplitterSmallBudget(t *testing.T) {
 	addr, producer := kafkatest.NewCluster(t, 1, "s")
 	pad := strings.Repeat("x", 1000)
 	for i := range 40 { // record batches of 100 KB
-		kafkatest.Produce(t, producer, i*100, (i+1)*100, func(i int) string { return pad })
+		kafkatest.Produce(t, producer, i*100, (i+1)*100, func(int) string { return pad })
 	}
 	fx := newSplitFixture(t, addr, memory.New(1<<20), nil)
 	defer fx.stop()

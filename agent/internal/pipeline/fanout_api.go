@@ -17,7 +17,7 @@ import (
 // "pipeline_name", ...}}). f must be normalized and valid. An unchanged
 // fanout schema keeps running; a changed one restarts after a final flush
 // and commit.
-func (m *Manager) ApplyFanout(ctx context.Context, f *spec.FanoutSchema) error {
+func (m *Manager) ApplyFanout(_ context.Context, f *spec.FanoutSchema) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	p := m.applied(f.Pipeline)

@@ -54,7 +54,7 @@ func openProgress(dir string, opts table.Options) (*progress, error) {
 	for appID, next := range tbl.Snapshot().Txns {
 		tp, ok := parseAppID(appID)
 		if !ok {
-			tbl.Close()
+			_ = tbl.Close() // the log's content is the error
 			return nil, fmt.Errorf("the fanout progress log %s has a txn of %q, not <topic>/<partition>", dir, appID)
 		}
 		p.next[tp] = next
@@ -63,7 +63,7 @@ func openProgress(dir string, opts table.Options) (*progress, error) {
 }
 
 // close closes the log.
-func (p *progress) close() { p.tbl.Close() }
+func (p *progress) close() { _ = p.tbl.Close() } // each commit is durable; closing releases the log
 
 // parseAppID parses an application id of appID.
 func parseAppID(appID string) (kafka.TopicPartition, bool) {

@@ -310,7 +310,9 @@ func TestFanoutInvalidRouteDeadLetters(t *testing.T) {
 	}
 	for _, row := range rows {
 		var key int
-		fmt.Sscan(string(row.Key), &key)
+		if _, err := fmt.Sscan(string(row.Key), &key); err != nil {
+			t.Fatal(err)
+		}
 		if string(row.Value) != badRoutes[key] || row.Topic != "events" || row.Error == "" {
 			t.Fatalf("dead letter %+v", row)
 		}
@@ -345,7 +347,9 @@ func TestFanoutInvalidRouteIgnoreErrors(t *testing.T) {
 	}
 	for _, row := range rows {
 		var key int
-		fmt.Sscan(string(row.Key), &key)
+		if _, err := fmt.Sscan(string(row.Key), &key); err != nil {
+			t.Fatal(err)
+		}
 		if string(row.Value) != badRoutes[key] || row.Topic != "events" || row.Table != "" ||
 			!strings.Contains(row.Error, "cannot be routed") {
 			t.Fatalf("dirty record %+v", row)

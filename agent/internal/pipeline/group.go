@@ -13,7 +13,7 @@ import (
 // group, for lag tools, from one goroutine: commits arrive in order, and
 // when Kafka is slower than the table only the newest offsets are sent. The
 // table's log stays the source of truth, so a failed mirror is only logged,
-// and tried again (after [groupRetryMin], doubling up to [groupRetryMax])
+// and tried again (after [groupRetryFirst], doubling up to [groupRetryMax])
 // until it succeeds or newer offsets replace it: the table's last commit
 // reaches the group even when the coordinator was not ready for it (a new
 // cluster creates __consumer_offsets on first use).
@@ -25,11 +25,11 @@ type groupCommitter struct {
 	done   chan struct{}
 }
 
-// How long a failed mirror waits before it is tried again: groupRetryMin
+// How long a failed mirror waits before it is tried again: groupRetryFirst
 // at first, doubling up to groupRetryMax.
 const (
-	groupRetryMin = time.Second
-	groupRetryMax = 30 * time.Second
+	groupRetryFirst = time.Second
+	groupRetryMax   = 30 * time.Second
 )
 
 func newGroupCommitter(client *kafka.Client, group string, log *slog.Logger) *groupCommitter {
@@ -44,7 +44,7 @@ func newGroupCommitter(client *kafka.Client, group string, log *slog.Logger) *gr
 func (g *groupCommitter) run() {
 	defer close(g.done)
 	var pending map[kafka.TopicPartition]int64 // offered, not yet sent
-	backoff := groupRetryMin
+	backoff := groupRetryFirst
 	for {
 		var retry <-chan time.Time
 		if pending != nil {
@@ -55,7 +55,7 @@ func (g *groupCommitter) run() {
 			if !ok {
 				return
 			}
-			pending, backoff = offsets, groupRetryMin
+			pending, backoff = offsets, groupRetryFirst
 		case <-retry:
 			backoff = min(2*backoff, groupRetryMax)
 		}

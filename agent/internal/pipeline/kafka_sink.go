@@ -378,9 +378,9 @@ func (s *sinkSession) recover(ctx context.Context, err error) error {
 		return err
 	}
 	if rerr := s.producer.Recover(ctx); errors.Is(rerr, kafka.ErrFenced) {
-		return fmt.Errorf("%w (the transaction had also timed out, but the coordinator refuses the recovery: %v)", err, rerr)
+		return fmt.Errorf("%w (the transaction had also timed out, but the coordinator refuses the recovery: %w)", err, rerr)
 	} else if rerr != nil {
-		return fmt.Errorf("the transaction timed out (%v), and recovering from that failed: %w", err, rerr)
+		return fmt.Errorf("the transaction timed out (%w), and recovering from that failed: %w", err, rerr)
 	}
 	return fmt.Errorf("the transaction was open longer than its timeout and the coordinator aborted it (%v); "+
 		"the sink starts again from its group", err)

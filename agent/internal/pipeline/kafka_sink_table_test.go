@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -45,7 +46,8 @@ func TestKafkaSinkTableWritesAndResumes(t *testing.T) {
 			other := tableSink(dg)
 			other.SourceTable = "main.raw.nothing"
 			err := m.ApplySink(context.Background(), other, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil)
-			if errs, ok := err.(spec.Errors); !ok || len(errs) != 1 || errs[0].Path != "source_table" {
+			var errs spec.Errors
+			if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Path != "source_table" {
 				t.Fatalf("a sink of a table no pipeline writes: %v, want an error on source_table", err)
 			}
 			checkWritesAndResumes(t, m, addr, producer, tableSink(dg), func(_, sinceStart int64) { tableSinkWrote(t, m, sinceStart) })
@@ -70,7 +72,8 @@ func TestKafkaSinkTableIDs(t *testing.T) {
 	bad := *k
 	bad.TableTopicMapping = "raw.events,raw.other:x"
 	err := m.ApplySink(context.Background(), &bad, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil)
-	if errs, ok := err.(spec.Errors); !ok || len(errs) != 1 || errs[0].Path != "table_topic_mapping" ||
+	var errs spec.Errors
+	if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Path != "table_topic_mapping" ||
 		!strings.Contains(errs[0].Detail, `"raw.other"`) {
 		t.Fatalf("a mapping pattern no row matches: %v, want an error on table_topic_mapping", err)
 	}

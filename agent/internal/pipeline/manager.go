@@ -114,7 +114,7 @@ func NewManager(cfg Config) *Manager {
 // A change that a table's existing schema cannot take (anything but new
 // nullable columns) is refused before anything stops, as [spec.Errors] on
 // the table's path; the pipeline keeps running as it was.
-func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
+func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	old := m.applied(p.Name)
@@ -346,7 +346,7 @@ func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn
 
 // Remove stops the named pipeline after a final flush and commit, and
 // forgets it. Its tables stay.
-func (m *Manager) Remove(ctx context.Context, name string) error {
+func (m *Manager) Remove(_ context.Context, name string) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	m.mu.Lock()

@@ -413,7 +413,7 @@ func (s *sink) full() bool {
 }
 
 // flush closes the open file and commits it with the buffered offsets.
-func (s *sink) flush(ctx context.Context) error {
+func (s *sink) flush(_ context.Context) error {
 	if s.empty() {
 		return nil
 	}

@@ -115,7 +115,7 @@ func startKraftCluster(t *testing.T, jars string, base int) *kraftCluster {
 			out, err := c.java(n, "-Xmx128m", "kafka.tools.StorageTool", "format", "--ignore-formatted", "--cluster-id="+clusterID,
 				"-c", n.props, "--feature", "eligible.leader.replicas.version=0").CombinedOutput()
 			if err != nil {
-				err = fmt.Errorf("format node %d: %v\n%s", n.id, err, out)
+				err = fmt.Errorf("format node %d: %w\n%s", n.id, err, out)
 			}
 			errs <- err
 		}()
@@ -174,7 +174,7 @@ func (c *kraftCluster) start(n *kraftNode) {
 	}
 	n.done = make(chan struct{})
 	go func() {
-		n.cmd.Wait() //nolint:errcheck // a node stopped by the test exits with a signal
+		n.cmd.Wait()
 		out.Close()
 		close(n.done)
 	}()
@@ -192,11 +192,11 @@ func (c *kraftCluster) stop(n *kraftNode) {
 		return
 	default:
 	}
-	n.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck // it may have exited
+	n.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-n.done:
 	case <-time.After(30 * time.Second):
-		n.cmd.Process.Kill() //nolint:errcheck // it may have exited
+		n.cmd.Process.Kill()
 		<-n.done
 	}
 }
