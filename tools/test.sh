@@ -91,8 +91,7 @@ go vet ./...
 
 # golangci-lint over the whole tree with .golangci.yml (make lint): the
 # standard linters plus errname, revive, nolintlint, errorlint and
-# contextcheck; every exclusion is in that file with its reason, and so is
-# the list of packages not linted yet (those issue 24 is still reshaping).
+# contextcheck; every exclusion is in that file with its reason.
 step "lint (make lint)"
 make --no-print-directory lint
 
