@@ -8,6 +8,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -44,7 +45,7 @@ func imageColumns(ctx context.Context, p *spec.Part, recs []record.Record) ([]sc
 	for range maxImageRounds {
 		dec, err := ingest.NewDecoder(layout, nil, decode.Options{SkipBad: true})
 		if err != nil {
-			return nil, fatalError{fmt.Errorf("build the decoder that samples the row images: %w", err)}
+			return nil, runner.Fatal(fmt.Errorf("build the decoder that samples the row images: %w", err))
 		}
 		_, err = dec.Decode(ctx, recs)
 		var nc *decode.NewColumnsError
@@ -56,9 +57,9 @@ func imageColumns(ctx context.Context, p *spec.Part, recs []record.Record) ([]sc
 		}
 		next, changed := nc.Apply(layout.Value.Fields)
 		if !changed {
-			return nil, fatalError{fmt.Errorf("a bug: sampling the row images asks for columns it has: %w", nc)}
+			return nil, runner.Fatal(fmt.Errorf("a bug: sampling the row images asks for columns it has: %w", nc))
 		}
 		layout.Value.Fields = next
 	}
-	return nil, fatalError{fmt.Errorf("the row images' columns did not settle after %d rounds", maxImageRounds)}
+	return nil, runner.Fatal(fmt.Errorf("the row images' columns did not settle after %d rounds", maxImageRounds))
 }

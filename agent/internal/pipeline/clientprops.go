@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -11,7 +12,7 @@ import (
 func clientSettings(ko *spec.KafkaOptions) (spec.ClientSettings, error) {
 	cs, err := ko.ClientSettings()
 	if err != nil {
-		return cs, fatalError{err}
+		return cs, runner.Fatal(err)
 	}
 	return cs, nil
 }

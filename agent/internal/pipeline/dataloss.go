@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -201,7 +202,7 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 	}
 	earliest, lerr := l.r.client.Offsets(ctx, again, kafka.Earliest)
 	if lerr != nil {
-		return lookupError{lerr}
+		return runner.Lookup(lerr)
 	}
 	if l.end != nil {
 		// A triggered run that started before: the ends it fixed are the

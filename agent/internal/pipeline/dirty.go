@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -190,7 +191,7 @@ func (d *dirtyTable) commitAs(id, dest string, recs []dirtyRecord, next map[kafk
 	snap := tbl.Snapshot()
 	if snap.Schema != nil {
 		if err := table.CheckSchemaChange(snap.Schema, dirtyColumns); err != nil {
-			return fatalError{fmt.Errorf("%s: %w", d.qualified, err)}
+			return runner.Fatal(fmt.Errorf("%s: %w", d.qualified, err))
 		}
 	}
 	c := table.Commit{Schema: dirtyColumns, Txns: map[string]int64{}, From: map[string]int64{}}
@@ -217,7 +218,7 @@ func (d *dirtyTable) commitAs(id, dest string, recs []dirtyRecord, next map[kafk
 	}
 	if d.letters == nil {
 		if d.letters, err = newLetters(spec.DirtyRecordsTable, dirtyColumns); err != nil {
-			return fatalError{err}
+			return runner.Fatal(err)
 		}
 	}
 	destBytes := []byte(dest)
@@ -230,7 +231,7 @@ func (d *dirtyTable) commitAs(id, dest string, recs []dirtyRecord, next map[kafk
 		b.Int64(reasons[i].at.UnixMicro())
 	})
 	if err != nil {
-		return fatalError{err}
+		return runner.Fatal(err)
 	}
 	f, err := tbl.NewFile(d.letters.b.Schema())
 	if err != nil {
@@ -324,11 +325,12 @@ func (e *errorBudget) exceeded(prior int64, recs []record.Record, bad []decode.B
 	// The first record past the limit.
 	first := bad[max(0, min(e.max-prior, int64(len(bad)-1)))]
 	past := &recs[first.Record]
-	return fatalError{fmt.Errorf("%d records of table %s did not decode, more than kafka_options.error_tolerance_max_count "+
+	return runner.Fatal(fmt.Errorf("%d records of table %s did not decode, more than kafka_options.error_tolerance_max_count "+
 		"(%d) allows, the first past it %s[%d]@%d (%v); the table committed the records before that record's chunk, "+
 		"and the bad ones among them are in %s: fix the data or the schema, or raise error_tolerance_max_count (-1 for no limit), "+
 		"and apply again to resume from there",
-		n, e.dest, e.max, past.Topic, past.Partition, past.Offset, first.Err, e.dirty.qualified)}
+		n, e.dest, e.max, past.Topic, past.Partition, past.Offset, first.Err, e.dirty.qualified))
+
 }
 
 // dirtyQualified returns "<catalog>.<schema>._dirty_records".

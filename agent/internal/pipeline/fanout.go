@@ -17,6 +17,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -50,7 +51,7 @@ type fanoutRunner struct {
 	budget     *memory.Budget
 	log        *slog.Logger
 	// sup runs the runner and holds its state and last error.
-	sup *supervisor
+	sup *runner.Supervisor
 	// crash, set by tests only, is asked before each table's flush: an
 	// error stops the run there, as a crash would.
 	crash func(table string) error
@@ -79,22 +80,22 @@ func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *ingest.Source,
 		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name), tables: map[string]*tableState{},
 	}
-	r.sup = newSupervisor("fanout", "fanout restarts from its logs", 30*time.Second, r.log)
+	r.sup = runner.NewSupervisor("fanout", "fanout restarts from its logs", 30*time.Second, r.log)
 	return r
 }
 
 // start runs the runner in its goroutine.
 func (r *fanoutRunner) start() {
-	r.sup.start(context.Background(), r.runOnce, fanoutFailure)
+	r.sup.Start(context.Background(), r.runOnce, fanoutFailure)
 }
 
 // stop ends the runner after a final flush and commit, and waits for it.
-func (r *fanoutRunner) stop() { r.sup.stop() }
+func (r *fanoutRunner) stop() { r.sup.Stop() }
 
 // status reports the fanout schema: its state, its tables sorted by name
 // (in the fanout's state) and its partitions.
 func (r *fanoutRunner) status() spec.FanoutStatus {
-	state, lastError := r.sup.status()
+	state, lastError := r.sup.Status()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := spec.FanoutStatus{State: state, LastError: lastError, Tables: []spec.TableStatus{},
@@ -194,7 +195,7 @@ type fanoutRun struct {
 
 func (r *fanoutRunner) runOnce(ctx context.Context) error {
 	cfg := &r.cfg
-	r.sup.attemptStarts()
+	r.sup.AttemptStarts()
 	prog, err := openProgress(spec.JoinLocation(cfg.Dir, progressDir),
 		table.Options{Owner: fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), Logger: r.log, FileMode: cfg.FileMode})
 	if err != nil {
@@ -300,13 +301,13 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 		if run.letters == nil {
 			d, err := newLetters(spec.FanoutErrorsTable, fanoutErrorsColumns)
 			if err != nil {
-				return nil, fatalError{err}
+				return nil, runner.Fatal(err)
 			}
 			run.letters = d
 		}
 		if snap.Schema != nil {
 			if err := table.CheckSchemaChange(snap.Schema, fanoutErrorsColumns); err != nil {
-				return nil, fatalError{err}
+				return nil, runner.Fatal(err)
 			}
 		}
 		return newRawSink(tbl, fanoutErrorsColumns, run.letters.b.Schema(), o), nil
@@ -314,7 +315,7 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	t := cfg.Fanout.TableSpec(name)
 	layout, errs := t.Layout()
 	if len(errs) > 0 {
-		return nil, fatalError{fmt.Errorf("table layout: %w", errs)}
+		return nil, runner.Fatal(fmt.Errorf("table layout: %w", errs))
 	}
 	o.errs = newErrorBudget(&t.ConnectorOptions.KafkaOptions, name, spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
 		strings.ToLower(dirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)),
@@ -345,7 +346,7 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	}
 	if snap.Schema != nil {
 		if err := table.CheckSchemaChange(snap.Schema, layout.Columns()); err != nil {
-			return nil, fatalError{err}
+			return nil, runner.Fatal(err)
 		}
 	}
 	return newSink(tbl, layout, sources, o)
@@ -389,7 +390,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	if err := start(tps, ko.StartingOffset); err != nil {
 		return err
 	}
-	r.sup.setRunning()
+	r.sup.SetRunning()
 	r.log.Info("fanout running", "partitions", len(rd.started), "tables", len(run.tables))
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
@@ -405,7 +406,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if err := run.flushAll(wctx); err != nil {
 				return err
 			}
-			r.sup.setState(spec.StateIdle, nil)
+			r.sup.SetState(spec.StateIdle, nil)
 			return nil
 		}
 		select {
@@ -528,7 +529,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	}
 	ids, err := r.client.TopicIDs(ctx, topicsOf(tps))
 	if err != nil {
-		return nil, lookupError{err}
+		return nil, runner.Lookup(err)
 	}
 	newIDs, err := checkTopicIDs(run.progress.tbl.Snapshot().Configuration, ids)
 	if err != nil {
@@ -568,7 +569,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 			}
 		}
 		subs = append(subs, ingest.Subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
-			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.sup.fetchFailing(tp, err) },
+			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.sup.FetchFailing(tp, err) },
 			OnDataLoss: run.progress.loss.onGap()})
 	}
 	return subs, nil
@@ -599,7 +600,7 @@ func (run *fanoutRun) reachedEnd() bool {
 // position, and moves the position past the batch.
 func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka.Batch) error {
 	r := run.r
-	r.sup.fetchRecovered(tp)
+	r.sup.FetchRecovered(tp)
 	pos := run.pos[tp]
 	next := b.Next
 	recs := b.Records

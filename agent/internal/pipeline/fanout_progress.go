@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -170,10 +171,11 @@ func (p *progress) useRoute(route string, tableDir func(string) string) error {
 			for id, next := range snap.Txns {
 				tp, ok := parseAppID(id)
 				if ok && next > p.next[tp] {
-					return fatalError{fmt.Errorf("fanout_by changed from %q to %q while table %s holds records of %s[%d] committed up to %d, "+
+					return runner.Fatal(fmt.Errorf("fanout_by changed from %q to %q while table %s holds records of %s[%d] committed up to %d, "+
 						"past the fanout's progress at %d (its last run did not stop cleanly); routed again by the new expression, those "+
 						"records could be lost: apply the previous fanout_by until the fanout schema runs, then change it",
-						was, route, name, tp.Topic, tp.Partition, next, p.next[tp])}
+						was, route, name, tp.Topic, tp.Partition, next, p.next[tp]))
+
 				}
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -58,7 +59,7 @@ func startColumns(p *spec.Part, table string, inferred []schema.Field) ([]schema
 	}
 	initial, err := schema.ParseDDL(ddl)
 	if err != nil {
-		return nil, fatalError{fmt.Errorf("json_options.initial_schemas[%q]: %w", table, err)}
+		return nil, runner.Fatal(fmt.Errorf("json_options.initial_schemas[%q]: %w", table, err))
 	}
 	if decode.InferOptions(jo).FlattenNested {
 		initial = schema.Flatten(initial)
@@ -80,8 +81,9 @@ func startColumns(p *spec.Part, table string, inferred []schema.Field) ([]schema
 func inferredPart(layout *spec.Layout) (*spec.Part, error) {
 	switch k, v := layout.Key.Inferred(), layout.Value.Inferred(); {
 	case k && v:
-		return nil, fatalError{errors.New("schema_evolution_mode on both the key and the value transformer is not supported: " +
-			"infer the schema of one of them only")}
+		return nil, runner.Fatal(errors.New("schema_evolution_mode on both the key and the value transformer is not supported: " +
+			"infer the schema of one of them only"))
+
 	case k:
 		return &layout.Key, nil
 	case v:
@@ -122,7 +124,7 @@ func ownColumns(layout *spec.Layout, prev []schema.Field) []schema.Field {
 func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
 	hints, err := schema.ParseHints(p.Transformer.RowOptions().SchemaHints)
 	if err != nil {
-		return fatalError{fmt.Errorf("json_options.schema_hints: %w", err)}
+		return runner.Fatal(fmt.Errorf("json_options.schema_hints: %w", err))
 	}
 	taken := map[string]bool{}
 	for _, f := range layout.Columns() {
@@ -130,7 +132,7 @@ func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
 	}
 	hinted, err := schema.ApplyHints(base, hints)
 	if err != nil {
-		return fatalError{fmt.Errorf("json_options.schema_hints: %w", err)}
+		return runner.Fatal(fmt.Errorf("json_options.schema_hints: %w", err))
 	}
 	fields := []schema.Field{}
 	for _, f := range hinted {
@@ -148,9 +150,10 @@ func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
 // cannot count the columns records bring.
 func tooWide(layout *spec.Layout) error {
 	if n := schema.LeafColumns(layout.Columns()); n > spec.MaxLeafColumns {
-		return fatalError{fmt.Errorf("the records' fields would give the table %d leaf columns (nested fields count one each), "+
+		return runner.Fatal(fmt.Errorf("the records' fields would give the table %d leaf columns (nested fields count one each), "+
 			"more than Parquet's maximum of %d: give json_options a schema of the fields to keep, or use a VARIANT column (JSON without json_options)",
-			n, spec.MaxLeafColumns)}
+			n, spec.MaxLeafColumns))
+
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -68,7 +69,7 @@ type sinkRunner struct {
 	m      *Manager
 	log    *slog.Logger
 	// sup runs the sink's sessions and holds its state and last error.
-	sup *supervisor
+	sup *runner.Supervisor
 	// missing counts the sessions in a row that ended on a missing
 	// output topic; used by the sink's goroutine only.
 	missing int
@@ -127,8 +128,8 @@ func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.C
 		return err
 	}
 	r := &sinkRunner{spec: *k, conn: *conn, regs: regs, client: client, m: m, log: m.log.With("kafka_sink", k.Name)}
-	r.sup = newSupervisor("kafka sink", "kafka sink restarts from its consumer group", sinkRetryMax, r.log)
-	r.sup.start(ctx, r.attempt, r.sinkFailure)
+	r.sup = runner.NewSupervisor("kafka sink", "kafka sink restarts from its consumer group", sinkRetryMax, r.log)
+	r.sup.Start(ctx, r.attempt, r.sinkFailure)
 	m.mu.Lock()
 	m.sinks[k.Name] = r
 	m.mu.Unlock()
@@ -164,7 +165,7 @@ func (m *Manager) stopSinks() {
 // stop ends the sink's session and waits for it; what the open
 // transaction held is aborted, and read again by the next start.
 func (r *sinkRunner) stop() {
-	r.sup.stop()
+	r.sup.Stop()
 	r.client.Close()
 }
 
@@ -174,7 +175,7 @@ func (r *sinkRunner) snapshot() spec.KafkaSinkStatus {
 	defer r.mu.Unlock()
 	st := r.status
 	st.Positions = maps.Clone(st.Positions)
-	st.State, st.LastError = r.sup.status()
+	st.State, st.LastError = r.sup.Status()
 	return st
 }
 
@@ -237,7 +238,7 @@ type sinkSession struct {
 func (r *sinkRunner) session(ctx context.Context) (err error) {
 	s := &sinkSession{r: r, partitions: map[string]int{}, enc: encode.New(&r.spec)}
 	if s.router, err = encode.NewRouter(&r.spec); err != nil {
-		return fatalError{fmt.Errorf("table_topic_mapping: %w", err)}
+		return runner.Fatal(fmt.Errorf("table_topic_mapping: %w", err))
 	}
 	cfg := kafka.ProducerConfig{Compression: strings.ToLower(r.spec.Compression), Idempotent: r.spec.Idempotent(),
 		OnNewProducerID: func(tp kafka.TopicPartition, lostAcked bool, err error) {
@@ -276,7 +277,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 		return err
 	}
 	r.committed(0, s.next)
-	r.sup.setState(spec.StateRunning, nil)
+	r.sup.SetState(spec.StateRunning, nil)
 
 	fetchCtx, stopFetch := context.WithCancel(ctx)
 	in := make(chan kafka.Batch)
@@ -346,15 +347,18 @@ func (r *sinkRunner) fetchError(err error) error {
 	switch {
 	case errors.As(err, &loss):
 		if from, to, ok := loss.Gap(); ok {
-			return fatalError{fmt.Errorf("offsets [%d, %d) of %s (%d records) are gone from Kafka: retention deleted them "+
-				"before the sink read them, and those records are lost; %s: %w", from, to, loss.TP, to-from, restart, loss.Err)}
+			return runner.Fatal(fmt.Errorf("offsets [%d, %d) of %s (%d records) are gone from Kafka: retention deleted them "+
+				"before the sink read them, and those records are lost; %s: %w", from, to, loss.TP, to-from, restart, loss.Err))
+
 		}
-		return fatalError{fmt.Errorf("%s ends at offset %d, before offset %d the sink's group says to read next: Kafka lost "+
+		return runner.Fatal(fmt.Errorf("%s ends at offset %d, before offset %d the sink's group says to read next: Kafka lost "+
 			"records the sink had read (an unclean leader election, or the topic was re-created); %s: %w",
-			loss.TP, loss.Latest, loss.Offset, restart, loss.Err)}
+			loss.TP, loss.Latest, loss.Offset, restart, loss.Err))
+
 	case errors.As(err, &recreated):
-		return fatalError{fmt.Errorf("source topic %q was deleted and created again (topic id %s, now %s): the offsets "+
-			"of the sink's group belong to the old topic; %s", recreated.Topic, recreated.Was, recreated.Now, restart)}
+		return runner.Fatal(fmt.Errorf("source topic %q was deleted and created again (topic id %s, now %s): the offsets "+
+			"of the sink's group belong to the old topic; %s", recreated.Topic, recreated.Was, recreated.Now, restart))
+
 	}
 	return fmt.Errorf("fetch the source: %w", err)
 }
@@ -447,7 +451,7 @@ func (s *sinkSession) prepare(ctx context.Context) error {
 	t := r.spec.SourceTableSpec()
 	layout, errs := t.Layout()
 	if len(errs) > 0 {
-		return fatalError{fmt.Errorf("source: %w", errs)}
+		return runner.Fatal(fmt.Errorf("source: %w", errs))
 	}
 	sources, err := decode.Resolve(ctx, layout, nil, r.m.registries.clientsOf(tableRegistries(&t, &r.conn, r.regs)))
 	if err != nil {
@@ -530,7 +534,7 @@ func (s *sinkSession) write(ctx context.Context, out map[string]map[int32][]kafk
 			if err := p.Send(ctx, topic, partition, recs); err != nil {
 				err = fmt.Errorf("write to %s/%d: %w", topic, partition, err)
 				if fix := kafka.Rejected(err); fix != "" {
-					return fatalError{fmt.Errorf("%w; %s, then apply the sink again", err, fix)}
+					return runner.Fatal(fmt.Errorf("%w; %s, then apply the sink again", err, fix))
 				}
 				if kafka.MissingTopic(err) {
 					return missingTopicError{err}
@@ -561,11 +565,12 @@ func (s *sinkSession) encode(ctx context.Context, recs []record.Record, out map[
 	columns := s.layout.Columns()
 	if i := encode.CorruptRow(columns, &batch); i >= 0 {
 		src := &recs[encode.RecordOf(&batch, i)]
-		return 0, fatalError{fmt.Errorf("the record at offset %d of %s/%d does not decode (a table would keep it in %s): "+
+		return 0, runner.Fatal(fmt.Errorf("the record at offset %d of %s/%d does not decode (a table would keep it in %s): "+
 			"the sink stops rather than write an event of nulls; fix the source's transformers and apply the sink again, or, "+
 			"to skip the record, set group %q to offset %d of %s:%d (kafka-consumer-groups.sh --reset-offsets --to-offset) "+
 			"and apply the sink again", src.Offset, src.Topic, src.Partition, spec.CorruptRecordColumn, s.r.spec.Group(),
-			src.Offset+1, src.Topic, src.Partition)}
+			src.Offset+1, src.Topic, src.Partition))
+
 	}
 	rows, err := encode.Rows(s.layout, columns, &batch, recs)
 	if err != nil {
@@ -577,7 +582,7 @@ func (s *sinkSession) encode(ctx context.Context, recs []record.Record, out map[
 		s.r.spec.ValueFormat != spec.SinkFormatJSON {
 		if s.before == nil {
 			if s.before, err = changelog.New(s.layout, s.sources); err != nil {
-				return 0, fatalError{fmt.Errorf("build the decoder of the before images: %w", err)}
+				return 0, runner.Fatal(fmt.Errorf("build the decoder of the before images: %w", err))
 			}
 		}
 		if err := encode.Befores(ctx, s.before, s.layout, columns, &batch, recs, rows); err != nil {
@@ -602,13 +607,14 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 	count, ok := s.partitions[topic]
 	if !ok {
 		if ko := s.r.spec.Source; ko != nil && ko.ReadsTopic(topic) {
-			return fatalError{fmt.Errorf("it goes to topic %q, which the sink's source reads: the sink would read back "+
+			return runner.Fatal(fmt.Errorf("it goes to topic %q, which the sink's source reads: the sink would read back "+
 				"what it writes, forever; set topic or table_topic_mapping to another topic (a %q column of the row "+
-				"names its topic too)", topic, encode.TopicColumn)}
+				"names its topic too)", topic, encode.TopicColumn))
+
 		}
 		if count, err = s.r.client.PartitionCount(ctx, topic); err != nil {
 			if fix := kafka.Rejected(err); fix != "" {
-				return fatalError{fmt.Errorf("%w; %s", err, fix)}
+				return runner.Fatal(fmt.Errorf("%w; %s", err, fix))
 			}
 			if kafka.MissingTopic(err) {
 				return missingTopicError{err}
@@ -680,7 +686,7 @@ func (s *sinkSession) decode(ctx context.Context, recs []record.Record) (decode.
 		}
 		s.before = nil
 		if s.dec, err = changelog.New(s.layout, s.sources); err != nil {
-			return decode.Batch{}, fatalError{fmt.Errorf("build the source's decoder: %w", err)}
+			return decode.Batch{}, runner.Fatal(fmt.Errorf("build the source's decoder: %w", err))
 		}
 	}
 	for {
@@ -695,12 +701,12 @@ func (s *sinkSession) decode(ctx context.Context, recs []record.Record) (decode.
 		}
 		fields, changed := nc.Apply(side.Fields)
 		if !changed || nc.Fail {
-			return decode.Batch{}, fatalError{nc}
+			return decode.Batch{}, runner.Fatal(nc)
 		}
 		side.Fields = fields
 		s.before = nil
 		if s.dec, err = changelog.New(s.layout, s.sources); err != nil {
-			return decode.Batch{}, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
+			return decode.Batch{}, runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
 		}
 		s.r.log.Info("new source columns", "columns", nc.Columns)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -127,7 +128,7 @@ func (s *sinkSession) runTable(ctx context.Context) error {
 	r := s.r
 	src, ok, err := r.m.sourceTable(r.spec.SourceTable)
 	if err != nil {
-		return fatalError{err}
+		return runner.Fatal(err)
 	}
 	if !ok {
 		return fmt.Errorf("no pipeline of this agent writes table %q (any more): the sink waits for one", r.spec.SourceTable)
@@ -147,7 +148,7 @@ func (s *sinkSession) runTable(ctx context.Context) error {
 	}
 	defer reader.Close()
 	r.committedVersion(0, next)
-	r.sup.setState(spec.StateRunning, nil)
+	r.sup.SetState(spec.StateRunning, nil)
 	tick := time.NewTicker(r.spec.FlushEvery())
 	defer tick.Stop()
 	for {
@@ -182,7 +183,7 @@ func (s *sinkSession) tableRound(ctx context.Context, reader *table.ChangeReader
 			err = fmt.Errorf("read the changes of table %s: %w", s.r.spec.SourceTable, err)
 			if errors.Is(err, table.ErrNotChangelog) {
 				// Reading again gives the same: the sink stops, FAILED.
-				err = fatalError{err}
+				err = runner.Fatal(err)
 			}
 			return 0, next, err
 		}

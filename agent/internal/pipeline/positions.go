@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -81,9 +82,9 @@ func (p *positions) latest() int64 {
 // says the log records the offsets of some partition already, which makes
 // every new partition start at the earliest offset (a fanout schema's
 // progress log has an entry, its route, before any partition's offset, so
-// having entries is not enough). A failed look-up is a [lookupError]; a
+// having entries is not enough). A failed look-up is a [runner.LookupError]; a
 // partition that has no position to start at under auto_offset_reset
-// "none", or a position that cannot be, is a [fatalError].
+// "none", or a position that cannot be, is a [runner.FatalError].
 func (p *positions) offsets(ctx context.Context, tps []kafka.TopicPartition, starting string,
 	logged, withEnds bool) (starts, ends map[kafka.TopicPartition]int64, err error) {
 	if logged {
@@ -125,7 +126,7 @@ func (p *positions) starts(ctx context.Context, tps []kafka.TopicPartition, star
 		}
 	case spec.StartingOffsetGroup:
 		if explicit, err = p.client.GroupOffsets(ctx, p.group, tps); err != nil {
-			return nil, lookupError{err}
+			return nil, runner.Lookup(err)
 		}
 	default: // latest
 		return p.lookup(ctx, tps, p.latest())
@@ -147,8 +148,9 @@ func (p *positions) starts(ctx context.Context, tps []kafka.TopicPartition, star
 		case off == spec.OffsetLatest:
 			reset[p.latest()] = append(reset[p.latest()], tp)
 		case off < 0:
-			return nil, fatalError{fmt.Errorf("starting_offsets: topic %q partition %d: %d is not an offset; "+
-				"give an offset, -2 for earliest or -1 for latest", tp.Topic, tp.Partition, off)}
+			return nil, runner.Fatal(fmt.Errorf("starting_offsets: topic %q partition %d: %d is not an offset; "+
+				"give an offset, -2 for earliest or -1 for latest", tp.Topic, tp.Partition, off))
+
 		}
 	}
 	starts := map[kafka.TopicPartition]int64{}
@@ -171,7 +173,7 @@ func (p *positions) starts(ctx context.Context, tps []kafka.TopicPartition, star
 
 // reset returns the position, Earliest or the latest, that tp starts at
 // when starting mode starting gives it none: auto_offset_reset's. With
-// auto_offset_reset "none" it is a [fatalError] naming the partition and
+// auto_offset_reset "none" it is a [runner.FatalError] naming the partition and
 // the fix.
 func (p *positions) reset(tp kafka.TopicPartition, starting string) (int64, error) {
 	switch p.ko.AutoOffsetReset {
@@ -187,9 +189,10 @@ func (p *positions) reset(tp kafka.TopicPartition, starting string) (int64, erro
 		default:
 			why = "starting_offsets_by_timestamp does not list it"
 		}
-		return 0, fatalError{fmt.Errorf("topic %q partition %d has no starting position: starting_offset is %q, %s, "+
+		return 0, runner.Fatal(fmt.Errorf("topic %q partition %d has no starting position: starting_offset is %q, %s, "+
 			"and auto_offset_reset is \"none\"; give the partition a position there, or set auto_offset_reset to \"earliest\" or \"latest\"",
-			tp.Topic, tp.Partition, starting, why)}
+			tp.Topic, tp.Partition, starting, why))
+
 	default: // latest
 		return p.latest(), nil
 	}
@@ -223,8 +226,9 @@ func (p *positions) ends(ctx context.Context, tps []kafka.TopicPartition) (map[k
 	}
 	for tp, off := range explicit {
 		if off < spec.OffsetLatest {
-			return nil, fatalError{fmt.Errorf("ending_offsets: topic %q partition %d: %d is not an end; give an offset, or -1 for latest",
-				tp.Topic, tp.Partition, off)}
+			return nil, runner.Fatal(fmt.Errorf("ending_offsets: topic %q partition %d: %d is not an end; give an offset, or -1 for latest",
+				tp.Topic, tp.Partition, off))
+
 		}
 		if off >= 0 && off < latest[tp] {
 			latest[tp] = off
@@ -234,14 +238,14 @@ func (p *positions) ends(ctx context.Context, tps []kafka.TopicPartition) (map[k
 }
 
 // lookup returns the Earliest, Latest or LastStable offset of each of tps;
-// a failure is a [lookupError].
+// a failure is a [runner.LookupError].
 func (p *positions) lookup(ctx context.Context, tps []kafka.TopicPartition, which int64) (map[kafka.TopicPartition]int64, error) {
 	if len(tps) == 0 {
 		return map[kafka.TopicPartition]int64{}, nil
 	}
 	offs, err := p.client.Offsets(ctx, tps, which)
 	if err != nil {
-		return nil, lookupError{err}
+		return nil, runner.Lookup(err)
 	}
 	return offs, nil
 }
@@ -257,7 +261,7 @@ func (p *positions) atTimes(ctx context.Context, tps []kafka.TopicPartition, all
 	if all != "" {
 		ms, err := spec.ParseTimestamp(all)
 		if err != nil {
-			return nil, fatalError{fmt.Errorf("%s_timestamp: %w", side, err)}
+			return nil, runner.Fatal(fmt.Errorf("%s_timestamp: %w", side, err))
 		}
 		for _, tp := range tps {
 			times[tp] = ms
@@ -273,7 +277,7 @@ func (p *positions) atTimes(ctx context.Context, tps []kafka.TopicPartition, all
 	}
 	offs, err := p.client.OffsetsForTimes(ctx, times, p.ko.ReadCommitted())
 	if err != nil {
-		return nil, lookupError{err}
+		return nil, runner.Lookup(err)
 	}
 	for tp, off := range offs {
 		if off < 0 {
@@ -286,14 +290,14 @@ func (p *positions) atTimes(ctx context.Context, tps []kafka.TopicPartition, all
 // listed returns the values m, the map of attribute attr by topic and
 // partition number, gives the partitions of tps; partitions tps does not
 // hold are ignored. A partition key that is not a number is a
-// [fatalError].
+// [runner.FatalError].
 func listed(tps []kafka.TopicPartition, m map[string]map[string]int64, attr string) (map[kafka.TopicPartition]int64, error) {
 	out := map[kafka.TopicPartition]int64{}
 	for topic, parts := range m {
 		for key, v := range parts {
 			n, err := spec.ParsePartition(key)
 			if err != nil {
-				return nil, fatalError{fmt.Errorf("%s: topic %q: %w", attr, topic, err)}
+				return nil, runner.Fatal(fmt.Errorf("%s: topic %q: %w", attr, topic, err))
 			}
 			tp := kafka.TopicPartition{Topic: topic, Partition: int(n)}
 			for _, have := range tps {
@@ -306,7 +310,7 @@ func listed(tps []kafka.TopicPartition, m map[string]map[string]int64, attr stri
 	return out, nil
 }
 
-// checkBelowLatest fails, with a [fatalError] naming the partition, when a
+// checkBelowLatest fails, with a [runner.FatalError] naming the partition, when a
 // starting offset of explicit is past its partition's latest offset. Kafka
 // answers a fetch there with OFFSET_OUT_OF_RANGE, which the fetcher takes
 // for lost records; the mistake is the offset, and the error says so.
@@ -323,8 +327,9 @@ func (p *positions) checkBelowLatest(ctx context.Context, explicit map[kafka.Top
 	}
 	for tp, end := range latest {
 		if explicit[tp] > end {
-			return fatalError{fmt.Errorf("starting_offsets gives topic %q partition %d offset %d, past its latest offset %d; "+
-				"give an offset up to %d, or -1 for latest", tp.Topic, tp.Partition, explicit[tp], end, end)}
+			return runner.Fatal(fmt.Errorf("starting_offsets gives topic %q partition %d offset %d, past its latest offset %d; "+
+				"give an offset up to %d, or -1 for latest", tp.Topic, tp.Partition, explicit[tp], end, end))
+
 		}
 	}
 	return nil

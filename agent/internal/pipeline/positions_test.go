@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -173,7 +174,7 @@ func TestPositionsRefuse(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &positions{client: cl, ko: &tc.ko, group: groupID(&tc.ko, "p", "main.raw.events"), owner: "the table"}
 			_, _, err := p.offsets(ctx, tps, tc.ko.StartingOffset, false, true)
-			var fatal fatalError
+			var fatal runner.FatalError
 			if !errors.As(err, &fatal) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want a fatal error with %q", err, tc.want)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -137,7 +138,7 @@ type sinkOptions struct {
 func newSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o sinkOptions) (*sink, error) {
 	dec, err := ingest.NewDecoder(layout, sources, o.decodeOptions())
 	if err != nil {
-		return nil, fatalError{fmt.Errorf("build decoder: %w", err)}
+		return nil, runner.Fatal(fmt.Errorf("build decoder: %w", err))
 	}
 	s := newRawSink(tbl, layout.Columns(), dec.Schema(), o)
 	s.decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec), layout, sources
@@ -285,7 +286,7 @@ func (s *sink) closeFile() error {
 // uncommitted, so a restart reads it again and fails again.
 func (s *sink) leaveOut(recs []record.Record, bad []decode.BadRecord) error {
 	if s.errs == nil {
-		return fatalError{fmt.Errorf("a bug: the decoder left out records of a table without ignore_errors: %w", bad[0].Err)}
+		return runner.Fatal(fmt.Errorf("a bug: the decoder left out records of a table without ignore_errors: %w", bad[0].Err))
 	}
 	if err := s.errs.exceeded(s.errors+int64(len(s.bad)), recs, bad); err != nil {
 		if ferr := finalFlush(s.flush); ferr != nil {
@@ -315,7 +316,7 @@ func (s *sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, er
 				return decode.Batch{}, err
 			}
 			if !changed && version == s.version {
-				return decode.Batch{}, fatalError{fmt.Errorf("a bug: the table's columns already have what the chunk asks for: %w", nc)}
+				return decode.Batch{}, runner.Fatal(fmt.Errorf("a bug: the table's columns already have what the chunk asks for: %w", nc))
 			}
 		case err != nil:
 			return decode.Batch{}, s.decodeFailed(err)
@@ -324,7 +325,7 @@ func (s *sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, er
 		}
 		if s.own == nil {
 			if s.own, err = ingest.NewDecoder(s.layout, s.sources, s.decoders.Opts); err != nil {
-				return decode.Batch{}, fatalError{fmt.Errorf("build decoder: %w", err)}
+				return decode.Batch{}, runner.Fatal(fmt.Errorf("build decoder: %w", err))
 			}
 		}
 		batch, err = s.own.Decode(ctx, d.Recs)
@@ -354,7 +355,7 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 			return false, err
 		}
 		if fail == nil {
-			fail = fatalError{nc}
+			fail = runner.Fatal(nc)
 		}
 		return false, fail
 	}
@@ -365,7 +366,7 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 	}
 	own, err := ingest.NewDecoder(&layout, s.sources, s.decoders.Opts)
 	if err != nil {
-		return false, fatalError{fmt.Errorf("build the decoder of the new columns: %w", err)}
+		return false, runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
 	}
 	s.layout, s.own, s.schema, s.columns = &layout, own, own.Schema(), layout.Columns()
 	s.version++

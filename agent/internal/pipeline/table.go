@@ -15,6 +15,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -91,7 +92,7 @@ type tableRunner struct {
 	budget *memory.Budget
 	log    *slog.Logger
 	// sup runs the loop and holds its state and last error.
-	sup *supervisor
+	sup *runner.Supervisor
 
 	// tableState holds the rest of the status.
 	tableState
@@ -110,18 +111,18 @@ func startTable(cfg tableConfig, client *kafka.Client, src *ingest.Source, regs 
 			State: spec.StateStarting, Version: -1, Partitions: []spec.PartitionStatus{},
 		}},
 	}
-	r.sup = newSupervisor("table", "table loop restarts from its log", 30*time.Second, r.log)
-	r.sup.start(context.Background(), r.runOnce, r.tableFailure)
+	r.sup = runner.NewSupervisor("table", "table loop restarts from its log", 30*time.Second, r.log)
+	r.sup.Start(context.Background(), r.runOnce, r.tableFailure)
 	return r
 }
 
 // stop ends the loop after a final flush and commit, and waits for it.
-func (r *tableRunner) stop() { r.sup.stop() }
+func (r *tableRunner) stop() { r.sup.Stop() }
 
 // snapshot returns a copy of the table's status.
 func (r *tableRunner) snapshot() spec.TableStatus {
 	st := r.tableState.snapshot()
-	st.State, st.LastError = r.sup.status()
+	st.State, st.LastError = r.sup.Status()
 	return st
 }
 
@@ -185,7 +186,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	cfg := &r.cfg
 	layout, errs := cfg.Table.Layout()
 	if len(errs) > 0 {
-		return fatalError{fmt.Errorf("table layout: %w", errs)}
+		return runner.Fatal(fmt.Errorf("table layout: %w", errs))
 	}
 	tbl, err := table.Open(cfg.Dir, cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
 	if err != nil {
@@ -206,10 +207,10 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	}
 	if snap.Schema != nil {
 		if err := table.CheckSchemaChange(snap.Schema, layout.Columns()); err != nil {
-			return fatalError{err}
+			return runner.Fatal(err)
 		}
 	}
-	r.sup.attemptStarts()
+	r.sup.AttemptStarts()
 	loss := lossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*tableState { return []*tableState{&r.tableState} })
 	budget := newErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
 		cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
@@ -290,7 +291,7 @@ func (l *loop) run(ctx context.Context) error {
 		return err
 	}
 	// Running again: an error from before the restart is history.
-	r.sup.setRunning()
+	r.sup.SetRunning()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
@@ -300,7 +301,7 @@ func (l *loop) run(ctx context.Context) error {
 			if err := l.flush(ctx); err != nil {
 				return err
 			}
-			r.sup.setState(spec.StateIdle, nil)
+			r.sup.SetState(spec.StateIdle, nil)
 			return nil
 		}
 		select {
@@ -428,7 +429,7 @@ func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *loopClock
 	wasEmpty := l.empty()
 	err := l.add(wctx, d)
 	if d.Last && err == nil {
-		l.r.sup.fetchRecovered(d.TP)
+		l.r.sup.FetchRecovered(d.TP)
 	}
 	// At a batch's last chunk, what the batch held is in the open
 	// file now (or, after an error, dropped).
@@ -528,7 +529,7 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (i
 		return nil, nil, nil
 	}
 	if ids, err = l.r.client.TopicIDs(ctx, unknown); err != nil {
-		return nil, nil, lookupError{err}
+		return nil, nil, runner.Lookup(err)
 	}
 	if unrecorded, err = checkTopicIDs(l.tbl.Snapshot().Configuration, ids); err != nil {
 		if err := l.goOnRecreated(ctx, err, tps, ids); err != nil {
@@ -583,7 +584,7 @@ func discoverPartitions(ctx context.Context, client *kafka.Client, ko *spec.Kafk
 		log.Warn("partition discovery failed", "err", err)
 		return nil
 	}
-	var lookup lookupError
+	var lookup runner.LookupError
 	if err := start(tps, spec.StartingOffsetEarliest); errors.As(err, &lookup) {
 		log.Warn("starting new partitions failed", "err", err)
 	} else if err != nil {
@@ -614,7 +615,7 @@ func (l *loop) splitOptions() (maxRecords, minPartitions int64) {
 // for splitting them: a triggered run's end offsets, or, for a continuous
 // table, the offsets available now; nil when the table sets neither
 // max_records_per_partition nor min_partitions. A failed look-up is a
-// [lookupError].
+// [runner.LookupError].
 func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, readCommitted bool) (map[kafka.TopicPartition]int64, error) {
 	if maxRecords, minPartitions := l.splitOptions(); maxRecords <= 0 && minPartitions <= 0 {
 		return nil, nil
@@ -628,7 +629,7 @@ func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, read
 	}
 	ends, err := l.r.client.Offsets(ctx, tps, which)
 	if err != nil {
-		return nil, lookupError{err}
+		return nil, runner.Lookup(err)
 	}
 	return ends, nil
 }
@@ -642,5 +643,5 @@ func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, read
 // control (where ends are the micro-batch's).
 func (l *loop) read(pr *ingest.PartitionReader, sub ingest.Subscription, from, until, ends map[kafka.TopicPartition]int64) {
 	maxRecords, minPartitions := l.splitOptions()
-	pr.ReadAll(sub, from, until, ends, maxRecords, minPartitions, l.topicIDs, l.r.sup.fetchFailing)
+	pr.ReadAll(sub, from, until, ends, maxRecords, minPartitions, l.topicIDs, l.r.sup.FetchFailing)
 }

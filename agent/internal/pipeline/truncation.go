@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -42,7 +43,7 @@ const lossTruncated = "log truncated (unclean leader election)"
 // checkTruncation validates the offsets of tps the loop starts from (its
 // committed offsets) with the leader epochs the log records with them. A
 // truncation below an offset stops the table with a data-loss
-// [fatalError] naming the partition and the offsets lost; with
+// [runner.FatalError] naming the partition and the offsets lost; with
 // fail_on_data_loss = false, the table goes on from where the log was
 // truncated, as Spark does, recording the gap. A partition without a
 // recorded epoch (a log written before epochs were recorded, or whose
@@ -89,10 +90,11 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 // schema (what), that holds rows of offsets a truncated log no longer has.
 func truncationFailure(truncated *kafka.TruncationError, what string) error {
 	tp, end, next := truncated.TP, truncated.End, truncated.Offset
-	return fatalError{fmt.Errorf("data loss: %w: the %s holds rows of offsets [%d, %d) of %s that Kafka no longer has, "+
+	return runner.Fatal(fmt.Errorf("data loss: %w: the %s holds rows of offsets [%d, %d) of %s that Kafka no longer has, "+
 		"and has not read the records now at those offsets; set fail_on_data_loss = false to read them from offset %d on "+
 		"(the %s keeps the rows it has, and records the gap in its status), or ingest into a new destination to start over",
-		truncated, what, end, next, tp, end, what)}
+		truncated, what, end, next, tp, end, what))
+
 }
 
 // epochEnds looks up where partitions' logs end leader epochs, asking the
@@ -117,7 +119,7 @@ func (e *epochEnds) truncated(ctx context.Context, tp kafka.TopicPartition, epoc
 	if !ok {
 		var err error
 		if end, err = e.client.EpochEnd(ctx, tp, epoch); err != nil {
-			return nil, lookupError{err}
+			return nil, runner.Lookup(err)
 		}
 		e.known[key] = end
 	}

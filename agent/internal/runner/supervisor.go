@@ -1,4 +1,4 @@
-package pipeline
+package runner
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// supervisor runs the attempts of one runner (a table loop, a fanout
+// Supervisor runs the attempts of one runner (a table loop, a fanout
 // schema, a Kafka sink) in its goroutine, and holds the runner's state and
 // last error: it starts an attempt again after the errors the runner's
 // classification says restart, with backoff, and ends in FAILED or
 // STOPPED (see errors.go for the classes). Every runner has one.
-type supervisor struct {
+type Supervisor struct {
 	// kind names the runner in the log: "table", "fanout", "kafka sink".
 	kind string
 	// restarts is the log message of a restart, which says where the
@@ -34,43 +34,43 @@ type supervisor struct {
 	failing map[kafka.TopicPartition]bool
 }
 
-// newSupervisor returns the supervisor of a runner of kind, STARTING;
+// NewSupervisor returns the supervisor of a runner of kind, STARTING;
 // restarts is its log message of a restart.
-func newSupervisor(kind, restarts string, maxBackoff time.Duration, log *slog.Logger) *supervisor {
-	return &supervisor{kind: kind, restarts: restarts, maxBackoff: maxBackoff, log: log, done: make(chan struct{}),
+func NewSupervisor(kind, restarts string, maxBackoff time.Duration, log *slog.Logger) *Supervisor {
+	return &Supervisor{kind: kind, restarts: restarts, maxBackoff: maxBackoff, log: log, done: make(chan struct{}),
 		state: spec.StateStarting, failing: map[kafka.TopicPartition]bool{}}
 }
 
-// start runs attempt in a goroutine until it ends for good: without an
+// Start runs attempt in a goroutine until it ends for good: without an
 // error (a triggered run completed, or the runner stopped), or with one
-// classify puts in [fail], or when stop is called. classify also returns
+// classify puts in [Fail], or when Stop is called. classify also returns
 // the error as the runner's status shows it. ctx's values reach attempt;
-// its end does not stop it (stop does).
-func (s *supervisor) start(ctx context.Context, attempt func(context.Context) error, classify func(error) (failure, error)) {
+// its end does not stop it (Stop does).
+func (s *Supervisor) Start(ctx context.Context, attempt func(context.Context) error, classify func(error) (Failure, error)) {
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go s.run(ctx, attempt, classify)
 }
 
-// stop ends the runner's attempt, after a final flush and commit of what
+// Stop ends the runner's attempt, after a final flush and commit of what
 // it buffered, and waits for it.
-func (s *supervisor) stop() {
+func (s *Supervisor) Stop() {
 	s.cancel()
 	<-s.done
 }
 
-func (s *supervisor) run(ctx context.Context, attempt func(context.Context) error, classify func(error) (failure, error)) {
+func (s *Supervisor) run(ctx context.Context, attempt func(context.Context) error, classify func(error) (Failure, error)) {
 	defer close(s.done)
 	defer func() {
-		state, _ := s.status()
+		state, _ := s.Status()
 		s.log.Info(s.kind+" stopped", "state", state)
 	}()
 	backoff := time.Second
-	var quickAt time.Time // when the last restartNow started an attempt
+	var quickAt time.Time // when the last RestartNow started an attempt
 	for {
 		err := attempt(ctx)
 		if err == nil { // triggered run completed, or stopped
 			if ctx.Err() != nil {
-				s.setState(spec.StateStopped, nil)
+				s.SetState(spec.StateStopped, nil)
 			}
 			return
 		}
@@ -78,16 +78,16 @@ func (s *supervisor) run(ctx context.Context, attempt func(context.Context) erro
 			// Stopping failed to write or commit what was buffered;
 			// nothing is lost (the next start reads it again), but say so.
 			s.log.Error("final flush failed; the next start reads those records again", "err", err)
-			s.setState(spec.StateStopped, err)
+			s.SetState(spec.StateStopped, err)
 			return
 		}
 		class, err := classify(err)
 		switch class {
-		case fail:
+		case Fail:
 			s.log.Error(s.kind+" failed", "err", err)
-			s.setState(spec.StateFailed, err)
+			s.SetState(spec.StateFailed, err)
 			return
-		case restartNow:
+		case RestartNow:
 			if time.Since(quickAt) > time.Minute {
 				backoff = time.Second
 			} else if !s.wait(ctx, backoff) {
@@ -99,7 +99,7 @@ func (s *supervisor) run(ctx context.Context, attempt func(context.Context) erro
 			continue
 		}
 		s.log.Warn(s.restarts, "err", err, "in", backoff)
-		s.setState(spec.StateStarting, err)
+		s.SetState(spec.StateStarting, err)
 		if !s.wait(ctx, backoff) {
 			return
 		}
@@ -109,19 +109,19 @@ func (s *supervisor) run(ctx context.Context, attempt func(context.Context) erro
 
 // wait waits d before the runner starts again; false, with the runner
 // STOPPED, when ctx ends first.
-func (s *supervisor) wait(ctx context.Context, d time.Duration) bool {
+func (s *Supervisor) wait(ctx context.Context, d time.Duration) bool {
 	select {
 	case <-ctx.Done():
-		s.setState(spec.StateStopped, nil)
+		s.SetState(spec.StateStopped, nil)
 		return false
 	case <-time.After(d):
 		return true
 	}
 }
 
-// setState records the runner's state and, when err is not nil, its last
+// SetState records the runner's state and, when err is not nil, its last
 // error.
-func (s *supervisor) setState(state string, err error) {
+func (s *Supervisor) SetState(state string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state = state
@@ -130,24 +130,24 @@ func (s *supervisor) setState(state string, err error) {
 	}
 }
 
-// status returns the runner's state and last error.
-func (s *supervisor) status() (state, lastError string) {
+// Status returns the runner's state and last error.
+func (s *Supervisor) Status() (state, lastError string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state, s.lastError
 }
 
-// attemptStarts forgets the failing fetches of an attempt that ended: the
+// AttemptStarts forgets the failing fetches of an attempt that ended: the
 // next one starts its own fetches.
-func (s *supervisor) attemptStarts() {
+func (s *Supervisor) AttemptStarts() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.failing)
 }
 
-// setRunning reports the runner RUNNING, unless a fetch fails: an error
+// SetRunning reports the runner RUNNING, unless a fetch fails: an error
 // from before the restart is history.
-func (s *supervisor) setRunning() {
+func (s *Supervisor) SetRunning() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.failing) == 0 {
@@ -155,11 +155,11 @@ func (s *supervisor) setRunning() {
 	}
 }
 
-// fetchFailing records that tp's fetcher retries after err: the runner is
+// FetchFailing records that tp's fetcher retries after err: the runner is
 // not reading, so it reports STARTING with the error until tp fetches again
 // (a deleted topic, an unreachable leader, a denied authorization). Called
 // from the fetcher's goroutine.
-func (s *supervisor) fetchFailing(tp kafka.TopicPartition, err error) {
+func (s *Supervisor) FetchFailing(tp kafka.TopicPartition, err error) {
 	s.log.Warn("fetch retries", "err", err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,9 +170,9 @@ func (s *supervisor) fetchFailing(tp kafka.TopicPartition, err error) {
 	s.state, s.lastError = spec.StateStarting, err.Error()
 }
 
-// fetchRecovered records that tp fetched again; once no partition fails,
+// FetchRecovered records that tp fetched again; once no partition fails,
 // the runner is RUNNING again and its last error is history.
-func (s *supervisor) fetchRecovered(tp kafka.TopicPartition) {
+func (s *Supervisor) FetchRecovered(tp kafka.TopicPartition) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.failing[tp] {
