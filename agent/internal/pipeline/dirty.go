@@ -337,3 +337,16 @@ func (e *errorBudget) exceeded(prior int64, recs []record.Record, bad []decode.B
 func dirtyQualified(catalog, schemaName string) string {
 	return strings.Join([]string{catalog, schemaName, spec.DirtyRecordsTable}, ".")
 }
+
+// copyHeaders returns a copy of hs that does not point into the fetched
+// records; a null value stays null and an empty one empty.
+func copyHeaders(hs []record.Header) []record.Header {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]record.Header, len(hs))
+	for i, h := range hs {
+		out[i] = record.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
+	}
+	return out
+}

@@ -1,13 +1,11 @@
 package pipeline
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -91,31 +89,4 @@ func (r *sinkRunner) sinkFailure(err error) (runner.Failure, error) {
 		return classOf(fatalFor(r.spec.Source, err)), err
 	}
 	return classOf(isFatal(err)), err
-}
-
-// decodeFailed returns what the loop does with the error of a decoded
-// chunk. A record written with a newer version of a registry subject first
-// commits what is buffered, so that the restart with the new columns goes
-// on from there; a record a FAILFAST transformer cannot decode fails the
-// table (the chunk's offsets stay uncommitted); a registry that cannot be
-// reached, refuses the credentials or lost the subject restarts the table
-// from its log, with backoff; anything else is a bug, which fails the table.
-func (s *sink) decodeFailed(err error) error {
-	var evolved *decode.SchemaChangedError
-	var failFast *decode.RecordError
-	switch {
-	case errors.As(err, &evolved):
-		if ferr := finalFlush(s.flush); ferr != nil {
-			return ferr
-		}
-		return err
-	case errors.As(err, &failFast):
-		return err
-	case errors.Is(err, registry.ErrUnavailable), errors.Is(err, registry.ErrRefused), errors.Is(err, registry.ErrNotFound),
-		errors.Is(err, context.DeadlineExceeded):
-		// The registry's, not the records': ErrNotFound here is the
-		// subject, gone while the table reads it.
-		return err
-	}
-	return runner.Fatal(err)
 }

@@ -145,19 +145,6 @@ func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
 	return tooWide(layout)
 }
 
-// tooWide returns a fatal error when layout, whose inferred part has new
-// columns, has more leaf columns than a Parquet file can hold: plan time
-// cannot count the columns records bring.
-func tooWide(layout *spec.Layout) error {
-	if n := schema.LeafColumns(layout.Columns()); n > spec.MaxLeafColumns {
-		return runner.Fatal(fmt.Errorf("the records' fields would give the table %d leaf columns (nested fields count one each), "+
-			"more than Parquet's maximum of %d: give json_options a schema of the fields to keep, or use a VARIANT column (JSON without json_options)",
-			n, spec.MaxLeafColumns))
-
-	}
-	return nil
-}
-
 // sample infers the columns of part p from the latest records of each
 // partition the table reads, at most infer_records_per_partition of them,
 // as Flink's scan.max.pre.fetch.records does: the records a table is
@@ -264,13 +251,4 @@ func (r *tableRunner) head(ctx context.Context, tp kafka.TopicPartition, from, u
 		return err
 	}
 	return ctx.Err()
-}
-
-// columnStatus returns the status form of a table's columns.
-func columnStatus(fields []schema.Field) []spec.ColumnStatus {
-	cols := make([]spec.ColumnStatus, 0, len(fields))
-	for _, f := range fields {
-		cols = append(cols, spec.ColumnStatus{Name: f.Name, Type: f.Type.String(), Nullable: f.Nullable})
-	}
-	return cols
 }

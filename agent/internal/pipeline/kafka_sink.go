@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -648,19 +647,6 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 	}
 	out[topic][partition] = append(out[topic][partition], rec)
 	return nil
-}
-
-// copyHeaders returns a copy of hs that does not point into the fetched
-// records; a null value stays null and an empty one empty.
-func copyHeaders(hs []record.Header) []record.Header {
-	if len(hs) == 0 {
-		return nil
-	}
-	out := make([]record.Header, len(hs))
-	for i, h := range hs {
-		out[i] = record.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
-	}
-	return out
 }
 
 // decode decodes recs into the source's columns. An inferred part takes

@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"cmp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -97,4 +100,11 @@ func lagTotals(ps []spec.PartitionStatus) (lag, lagBytes int64) {
 		lagBytes += ps[i].LagBytes
 	}
 	return lag, lagBytes
+}
+
+// sortPartitions sorts partition statuses by topic, then partition.
+func sortPartitions(ps []spec.PartitionStatus) {
+	slices.SortFunc(ps, func(a, b spec.PartitionStatus) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), a.Partition-b.Partition)
+	})
 }

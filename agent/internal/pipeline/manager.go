@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -445,10 +444,4 @@ func stopAll(ts []*tableRunner) {
 		wg.Go(t.stop)
 	}
 	wg.Wait()
-}
-
-func sortPartitions(ps []spec.PartitionStatus) {
-	slices.SortFunc(ps, func(a, b spec.PartitionStatus) int {
-		return cmp.Or(strings.Compare(a.Topic, b.Topic), a.Partition-b.Partition)
-	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
@@ -516,4 +517,84 @@ func (s *sink) publishOffsets() {
 	s.state.status.Partitions = ps
 	s.state.status.Lag, s.state.status.LagBytes = lag, lagBytes
 	s.state.mu.Unlock()
+}
+
+// The commit counters of a table's log, summed into its status on start.
+const (
+	// counterCorrupt sums corrupt records.
+	counterCorrupt = "numCorruptRecords"
+	// counterFiltered sums the records that gave no row because they
+	// carry none (change events filtered out, see [decode.Stats.Filtered]).
+	counterFiltered = "numFilteredRecords"
+	// counterErrors sums the records left out because they did not decode
+	// (kafka_options.ignore_errors), which are in the dirty records table.
+	counterErrors = "numErrorRecords"
+)
+
+// appID is the application id of tp's offsets in a table's log (the txn
+// action's appId): "<topic>/<partition>", each table having a log of its
+// own.
+func appID(tp kafka.TopicPartition) string {
+	return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition)
+}
+
+// topicIDKey is the table configuration key that records the id of a
+// topic the table reads.
+func topicIDKey(topic string) string { return "tributary.topicId." + topic }
+
+// finalFlush runs flush, the last before a loop returns, on a context of
+// its own (the loop's may be done), bounded to 30 seconds.
+func finalFlush(flush func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return flush(ctx)
+}
+
+// decodeFailed returns what the loop does with the error of a decoded
+// chunk. A record written with a newer version of a registry subject first
+// commits what is buffered, so that the restart with the new columns goes
+// on from there; a record a FAILFAST transformer cannot decode fails the
+// table (the chunk's offsets stay uncommitted); a registry that cannot be
+// reached, refuses the credentials or lost the subject restarts the table
+// from its log, with backoff; anything else is a bug, which fails the table.
+func (s *sink) decodeFailed(err error) error {
+	var evolved *decode.SchemaChangedError
+	var failFast *decode.RecordError
+	switch {
+	case errors.As(err, &evolved):
+		if ferr := finalFlush(s.flush); ferr != nil {
+			return ferr
+		}
+		return err
+	case errors.As(err, &failFast):
+		return err
+	case errors.Is(err, registry.ErrUnavailable), errors.Is(err, registry.ErrRefused), errors.Is(err, registry.ErrNotFound),
+		errors.Is(err, context.DeadlineExceeded):
+		// The registry's, not the records': ErrNotFound here is the
+		// subject, gone while the table reads it.
+		return err
+	}
+	return runner.Fatal(err)
+}
+
+// tooWide returns a fatal error when layout, whose inferred part has new
+// columns, has more leaf columns than a Parquet file can hold: plan time
+// cannot count the columns records bring.
+func tooWide(layout *spec.Layout) error {
+	if n := schema.LeafColumns(layout.Columns()); n > spec.MaxLeafColumns {
+		return runner.Fatal(fmt.Errorf("the records' fields would give the table %d leaf columns (nested fields count one each), "+
+			"more than Parquet's maximum of %d: give json_options a schema of the fields to keep, or use a VARIANT column (JSON without json_options)",
+			n, spec.MaxLeafColumns))
+
+	}
+	return nil
+}
+
+// columnStatus returns the status form of a table's columns.
+func columnStatus(fields []schema.Field) []spec.ColumnStatus {
+	cols := make([]spec.ColumnStatus, 0, len(fields))
+	for _, f := range fields {
+		cols = append(cols, spec.ColumnStatus{Name: f.Name, Type: f.Type.String(), Nullable: f.Nullable})
+	}
+	return cols
 }

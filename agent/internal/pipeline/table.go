@@ -21,18 +21,6 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// The commit counters of a table's log, summed into its status on start.
-const (
-	// counterCorrupt sums corrupt records.
-	counterCorrupt = "numCorruptRecords"
-	// counterFiltered sums the records that gave no row because they
-	// carry none (change events filtered out, see [decode.Stats.Filtered]).
-	counterFiltered = "numFilteredRecords"
-	// counterErrors sums the records left out because they did not decode
-	// (kafka_options.ignore_errors), which are in the dirty records table.
-	counterErrors = "numErrorRecords"
-)
-
 // tableConfig is everything a table loop depends on; a loop restarts when
 // any of it changes.
 type tableConfig struct {
@@ -155,13 +143,6 @@ type loop struct {
 	// topicIDs holds the id of every topic the loop reads, as first seen:
 	// a fetcher that finds another id stops the table.
 	topicIDs map[string]string
-}
-
-// appID is the application id of tp's offsets in a table's log (the txn
-// action's appId): "<topic>/<partition>", each table having a log of its
-// own.
-func appID(tp kafka.TopicPartition) string {
-	return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition)
 }
 
 // legacyAppID is the application id tables recorded tp's offsets under
@@ -483,14 +464,6 @@ func (c *loopClock) stop() {
 	c.gc.Stop()
 }
 
-// finalFlush runs flush, the last before a loop returns, on a context of
-// its own (the loop's may be done), bounded to 30 seconds.
-func finalFlush(flush func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return flush(ctx)
-}
-
 // keepColumns makes layout keep the _corrupt_record column of a table
 // whose columns were prev: a transformer that switched to FAILFAST stops
 // filling it, but a column is never dropped. So does the default rescue
@@ -510,10 +483,6 @@ func keepColumns(layout *spec.Layout, prev []schema.Field) {
 		}
 	}
 }
-
-// topicIDKey is the table configuration key that records the id of a
-// topic the table reads.
-func topicIDKey(topic string) string { return "tributary.topicId." + topic }
 
 // learnTopicIDs looks up the ids of the topics of tps the loop does not
 // know yet and returns them, with the table configuration keys of those the
