@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -138,8 +139,8 @@ func TestManagerErrorBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.NumRows != 97 || snap.Counters[counterErrors] != 3 {
-		t.Fatalf("log has %d rows and %d error records, want 97 and 3", snap.NumRows, snap.Counters[counterErrors])
+	if snap.NumRows != 97 || snap.Counters[deltasink.CounterErrors] != 3 {
+		t.Fatalf("log has %d rows and %d error records, want 97 and 3", snap.NumRows, snap.Counters[deltasink.CounterErrors])
 	}
 
 	// A higher limit, applied, resumes from the chunk that failed.
@@ -194,13 +195,13 @@ func TestManagerErrorBudgetUnlimited(t *testing.T) {
 // lets the same offsets in again.
 func TestDirtyReplayWritesOnce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), spec.DirtyRecordsTable)
-	d := dirtyTableAt(dir, "main.raw._dirty_records")
+	d := deltasink.DirtyTableAt(dir, "main.raw._dirty_records")
 	tp := kafka.TopicPartition{Topic: "t", Partition: 1}
-	recs := func(offsets ...int64) []dirtyRecord {
-		var out []dirtyRecord
+	recs := func(offsets ...int64) []deltasink.DirtyRecord {
+		var out []deltasink.DirtyRecord
 		for _, o := range offsets {
 			r := record.Record{Topic: "t", Partition: 1, Offset: o, Value: []byte("x")}
-			out = append(out, newDirtyRecord(&r, errors.New("bad"), time.Now()))
+			out = append(out, deltasink.NewDirtyRecord(&r, errors.New("bad"), time.Now()))
 		}
 		return out
 	}
@@ -216,7 +217,7 @@ func TestDirtyReplayWritesOnce(t *testing.T) {
 		{"b", []int64{3, 5}, 10},     // another table's
 	}
 	for _, s := range steps {
-		if err := d.commit(s.dest, recs(s.offsets...), map[kafka.TopicPartition]int64{tp: s.next}, opts); err != nil {
+		if err := d.Commit(s.dest, recs(s.offsets...), map[kafka.TopicPartition]int64{tp: s.next}, opts); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -235,10 +236,10 @@ func TestDirtyReplayWritesOnce(t *testing.T) {
 
 	// The topic of a's records is created again: its offsets start over,
 	// and its new records are written, b's offsets untouched.
-	if err := d.rewind("a", map[kafka.TopicPartition]int64{tp: 0}, opts); err != nil {
+	if err := d.Rewind("a", map[kafka.TopicPartition]int64{tp: 0}, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.commit("a", recs(3), map[kafka.TopicPartition]int64{tp: 4}, opts); err != nil {
+	if err := d.Commit("a", recs(3), map[kafka.TopicPartition]int64{tp: 4}, opts); err != nil {
 		t.Fatal(err)
 	}
 	rows, snap = readTable[dirtyRow](t, dir)
@@ -246,7 +247,7 @@ func TestDirtyReplayWritesOnce(t *testing.T) {
 		t.Fatalf("after a rewind: %d rows, txns %v; want 6, a/t/1 at 4, b/t/1 at 10", len(rows), snap.Txns)
 	}
 	// A table without dirty records has nothing to rewind.
-	if err := dirtyTableAt(filepath.Join(t.TempDir(), "none"), "x").rewind("a", map[kafka.TopicPartition]int64{tp: 0}, opts); err != nil {
+	if err := deltasink.DirtyTableAt(filepath.Join(t.TempDir(), "none"), "x").Rewind("a", map[kafka.TopicPartition]int64{tp: 0}, opts); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -282,41 +283,41 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tbl.Close()
-		o := sinkOptions{appID: appID, maxRows: 1000, maxBytes: 1 << 30, budget: memory.New(1 << 30), state: &tableState{},
-			log: slog.Default(), errs: newErrorBudget(ko, "events", dirtyDir, "main.raw._dirty_records", table.Options{Owner: "test"})}
-		s, err := newSink(tbl, layout, nil, o)
+		o := deltasink.SinkOptions{AppID: deltasink.AppID, MaxRows: 1000, MaxBytes: 1 << 30, Budget: memory.New(1 << 30), State: &deltasink.TableState{},
+			Log: slog.Default(), Errs: deltasink.NewErrorBudget(ko, "events", dirtyDir, "main.raw._dirty_records", table.Options{Owner: "test"})}
+		s, err := deltasink.NewSink(tbl, layout, nil, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.close()
+		defer s.Close()
 		for tp2, next := range tbl.Snapshot().Txns {
-			if tp2 == appID(tp) {
-				s.committed[tp] = next
+			if tp2 == deltasink.AppID(tp) {
+				s.Committed[tp] = next
 			}
 		}
-		dec, err := ingest.NewDecoder(layout, nil, o.decodeOptions())
+		dec, err := ingest.NewDecoder(layout, nil, o.DecodeOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
-		from := s.committed[tp]
+		from := s.Committed[tp]
 		batch, err := dec.Decode(context.Background(), recs[from:])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.add(context.Background(), ingest.Decoded{TP: tp, Batch: batch, Recs: recs[from:], Next: 10}); err != nil {
+		if err := s.Add(context.Background(), ingest.Decoded{TP: tp, Batch: batch, Recs: recs[from:], Next: 10}); err != nil {
 			t.Fatal(err)
 		}
 		if crash {
 			tbl.Close()
 		}
-		return s.flush(context.Background())
+		return s.Flush(context.Background())
 	}
 	// A loop records where the partition starts before reading it.
 	tbl, err := table.Open(dir, table.Options{Owner: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tbl.Commit(table.Commit{Schema: layout.Columns(), Txns: map[string]int64{appID(tp): 0}}); err != nil {
+	if _, err := tbl.Commit(table.Commit{Schema: layout.Columns(), Txns: map[string]int64{deltasink.AppID(tp): 0}}); err != nil {
 		t.Fatal(err)
 	}
 	tbl.Close()
@@ -338,9 +339,9 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.NumRows != 7 || snap.Counters[counterErrors] != 3 || snap.Txns[appID(tp)] != 10 {
-		t.Fatalf("table: %d rows, %d error records, next offset %d; want 7, 3, 10", snap.NumRows, snap.Counters[counterErrors],
-			snap.Txns[appID(tp)])
+	if snap.NumRows != 7 || snap.Counters[deltasink.CounterErrors] != 3 || snap.Txns[deltasink.AppID(tp)] != 10 {
+		t.Fatalf("table: %d rows, %d error records, next offset %d; want 7, 3, 10", snap.NumRows, snap.Counters[deltasink.CounterErrors],
+			snap.Txns[deltasink.AppID(tp)])
 	}
 }
 

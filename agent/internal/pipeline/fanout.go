@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -62,7 +63,7 @@ type fanoutRunner struct {
 
 	mu sync.Mutex
 	// tables holds the status of every table created so far, by name.
-	tables     map[string]*tableState
+	tables     map[string]*deltasink.TableState
 	partitions []spec.PartitionStatus
 }
 
@@ -78,7 +79,7 @@ func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *ingest.Source,
 	budget *memory.Budget, log *slog.Logger) *fanoutRunner {
 	r := &fanoutRunner{
 		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget,
-		log: log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name), tables: map[string]*tableState{},
+		log: log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name), tables: map[string]*deltasink.TableState{},
 	}
 	r.sup = runner.NewSupervisor("fanout", "fanout restarts from its logs", 30*time.Second, r.log)
 	return r
@@ -101,7 +102,7 @@ func (r *fanoutRunner) status() spec.FanoutStatus {
 	st := spec.FanoutStatus{State: state, LastError: lastError, Tables: []spec.TableStatus{},
 		Partitions: append([]spec.PartitionStatus{}, r.partitions...)}
 	for _, name := range slices.Sorted(maps.Keys(r.tables)) {
-		ts := r.tables[name].snapshot()
+		ts := r.tables[name].Snapshot()
 		ts.State = state
 		st.Tables = append(st.Tables, ts)
 	}
@@ -109,7 +110,7 @@ func (r *fanoutRunner) status() spec.FanoutStatus {
 }
 
 // tableStates returns the status holders of the tables created so far.
-func (r *fanoutRunner) tableStates() []*tableState {
+func (r *fanoutRunner) tableStates() []*deltasink.TableState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Collect(maps.Values(r.tables))
@@ -117,12 +118,12 @@ func (r *fanoutRunner) tableStates() []*tableState {
 
 // tableState returns the status holder of the named table, made on first
 // use, which outlives the runner's restarts.
-func (r *fanoutRunner) tableState(name, dir string) *tableState {
+func (r *fanoutRunner) tableState(name, dir string) *deltasink.TableState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st, ok := r.tables[name]
 	if !ok {
-		st = &tableState{status: spec.TableStatus{DestinationTable: name, Location: dir, Version: -1,
+		st = &deltasink.TableState{Status: spec.TableStatus{DestinationTable: name, Location: dir, Version: -1,
 			Partitions: []spec.PartitionStatus{}}}
 		r.tables[name] = st
 	}
@@ -132,7 +133,7 @@ func (r *fanoutRunner) tableState(name, dir string) *tableState {
 // fanoutTable is one routed table in one run of the runner.
 type fanoutTable struct {
 	name string
-	*sink
+	*deltasink.Sink
 	// from holds, per partition the sink has buffered rows of, the offset
 	// below which the table's records of it are committed: what the
 	// progress log may record at most while they are buffered.
@@ -158,7 +159,7 @@ type fanoutRun struct {
 	// order lists tables as created, for flushes in a stable order.
 	order []*fanoutTable
 	// letters builds the rows of the dead letter table; nil until needed.
-	letters *letters
+	letters *deltasink.Letters
 	// groups holds a batch's records per table, names the tables in the
 	// order of their first record, and dead and reasons the records that
 	// cannot be routed and why; all reused from batch to batch.
@@ -171,7 +172,7 @@ type fanoutRun struct {
 	// unrouted holds the records of a batch that cannot be routed, under
 	// on_invalid_route FAIL with ignore_errors: they go to the dirty
 	// records table.
-	unrouted []dirtyRecord
+	unrouted []deltasink.DirtyRecord
 	// pos is, per partition, the offset up to which every record is
 	// routed and written (buffered or committed) to its table.
 	pos map[kafka.TopicPartition]int64
@@ -182,10 +183,10 @@ type fanoutRun struct {
 	readEnd map[kafka.TopicPartition]int64
 	end     map[kafka.TopicPartition]int64 // triggered runs only
 	// sizes measures the records routed, for the lag in bytes.
-	sizes recordSizes
+	sizes deltasink.RecordSizes
 	// group mirrors the recorded progress to the fanout schema's consumer
 	// group, for lag tools; nil until the run's loop starts.
-	group *groupCommitter
+	group *deltasink.GroupCommitter
 	// flushAsk receives the tables the memory budget asks to flush.
 	flushAsk chan *fanoutTable
 	// ctx ends with the run: it stops subscriptions and flush forwarders.
@@ -202,7 +203,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		return err
 	}
 	defer prog.close()
-	prog.loss = lossOf(&cfg.Fanout.ConnectorOptions.KafkaOptions, r.log, r.tableStates)
+	prog.loss = deltasink.LossOf(&cfg.Fanout.ConnectorOptions.KafkaOptions, r.log, r.tableStates)
 	if err := prog.useRoute(cfg.Fanout.RouteExpression(), func(name string) string { return spec.JoinLocation(cfg.Dir, name) }); err != nil {
 		return err
 	}
@@ -212,14 +213,14 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		groups: map[string][]record.Record{}, pos: map[kafka.TopicPartition]int64{}, epochs: map[kafka.TopicPartition]int32{},
 		readEnd:  map[kafka.TopicPartition]int64{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx, end: r.runEnd,
-		sizes: newRecordSizes(cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()),
+		sizes: deltasink.NewRecordSizes(cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()),
 	}
 	defer func() {
 		cancel()
 		run.wg.Wait()
 		for _, t := range run.order {
-			t.close()
-			_ = t.tbl.Close() // what it committed is in its log; a close error says nothing more
+			t.Close()
+			_ = t.Tbl.Close() // what it committed is in its log; a close error says nothing more
 		}
 	}()
 	// The tables created so far open now, for their status; one that
@@ -259,11 +260,11 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 	}
 	for appID, next := range tbl.Snapshot().Txns {
 		if tp, ok := parseAppID(appID); ok {
-			s.committed[tp] = next
+			s.Committed[tp] = next
 		}
 	}
-	s.publishOffsets()
-	t := &fanoutTable{name: name, sink: s, from: map[kafka.TopicPartition]int64{}}
+	s.PublishOffsets()
+	t := &fanoutTable{name: name, Sink: s, from: map[kafka.TopicPartition]int64{}}
 	run.tables[name] = t
 	run.order = append(run.order, t)
 	// A table is recorded as it is created, so that a restart reports it
@@ -276,7 +277,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 			select {
 			case <-run.ctx.Done():
 				return
-			case <-s.mem.Flush():
+			case <-s.Mem.Flush():
 				select {
 				case run.flushAsk <- t:
 				case <-run.ctx.Done():
@@ -291,15 +292,15 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 // newSink returns the sink of the named table, open in tbl: the dead letter
 // table's, or a routed table's, whose columns, when inferred and new, come
 // from first, the records routed to it first.
-func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir string, first []record.Record) (*sink, error) {
+func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir string, first []record.Record) (*deltasink.Sink, error) {
 	r := run.r
 	cfg := &r.cfg
-	o := sinkOptions{appID: appID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes, budget: r.budget,
-		state: r.tableState(name, dir), log: r.log.With("table", name), sizeWindow: cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()}
+	o := deltasink.SinkOptions{AppID: deltasink.AppID, MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes, Budget: r.budget,
+		State: r.tableState(name, dir), Log: r.log.With("table", name), SizeWindow: cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()}
 	snap := tbl.Snapshot()
 	if name == spec.FanoutErrorsTable {
 		if run.letters == nil {
-			d, err := newLetters(spec.FanoutErrorsTable, fanoutErrorsColumns)
+			d, err := deltasink.NewLetters(spec.FanoutErrorsTable, fanoutErrorsColumns)
 			if err != nil {
 				return nil, runner.Fatal(err)
 			}
@@ -310,16 +311,16 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 				return nil, runner.Fatal(err)
 			}
 		}
-		return newRawSink(tbl, fanoutErrorsColumns, run.letters.b.Schema(), o), nil
+		return deltasink.NewRawSink(tbl, fanoutErrorsColumns, run.letters.B.Schema(), o), nil
 	}
 	t := cfg.Fanout.TableSpec(name)
 	layout, errs := t.Layout()
 	if len(errs) > 0 {
 		return nil, runner.Fatal(fmt.Errorf("table layout: %w", errs))
 	}
-	o.errs = newErrorBudget(&t.ConnectorOptions.KafkaOptions, name, spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
-		strings.ToLower(dirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)),
-		cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name), o.log))
+	o.Errs = deltasink.NewErrorBudget(&t.ConnectorOptions.KafkaOptions, name, spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
+		strings.ToLower(deltasink.DirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)),
+		cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name), o.Log))
 	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.clientsOf(tableRegistries(&t, &cfg.Conn, nil)))
 	if err != nil {
 		return nil, fmt.Errorf("resolve the table's schema: %w", err)
@@ -349,7 +350,7 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 			return nil, runner.Fatal(err)
 		}
 	}
-	return newSink(tbl, layout, sources, o)
+	return deltasink.NewSink(tbl, layout, sources, o)
 }
 
 // inferFrom infers the columns of inferred part p from recs: those of
@@ -381,8 +382,8 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	if err := pos.checkGroupMembers(ctx); err != nil {
 		return err
 	}
-	run.group = newGroupCommitter(r.client, pos.group, r.log)
-	defer run.group.close()
+	run.group = deltasink.NewGroupCommitter(r.client, pos.group, r.log)
+	defer run.group.Close()
 	tps, err := r.client.Partitions(ctx, ko)
 	if err != nil {
 		return err
@@ -411,7 +412,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return finalFlush(run.flushAll)
+			return deltasink.FinalFlush(run.flushAll)
 		case err := <-rd.errs:
 			return err
 		case f := <-rd.in:
@@ -434,13 +435,13 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 				return err
 			}
 		case t := <-run.flushAsk:
-			r.log.Debug("flush asked by the memory budget", "table", t.name, "bytes", t.buffered())
+			r.log.Debug("flush asked by the memory budget", "table", t.name, "bytes", t.Buffered())
 			if err := run.flush(wctx, t); err != nil {
 				return err
 			}
 		case <-clk.gc.C:
 			for _, t := range run.order {
-				if _, err := t.tbl.CollectGarbage(); err != nil {
+				if _, err := t.Tbl.CollectGarbage(); err != nil {
 					r.log.Warn("garbage collection failed", "table", t.name, "err", err)
 				}
 			}
@@ -570,7 +571,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 		}
 		subs = append(subs, ingest.Subscription{TP: tp, From: run.pos[tp], Until: until, ReadCommitted: readCommitted,
 			TopicID: ids[tp.Topic], Settings: settings, OnRetry: func(err error) { r.sup.FetchFailing(tp, err) },
-			OnDataLoss: run.progress.loss.onGap()})
+			OnDataLoss: run.progress.loss.OnGap()})
 	}
 	return subs, nil
 }
@@ -578,7 +579,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 // empty reports whether no table buffers anything.
 func (run *fanoutRun) empty() bool {
 	for _, t := range run.order {
-		if !t.empty() {
+		if !t.Empty() {
 			return false
 		}
 	}
@@ -616,7 +617,7 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 		j++
 	}
 	recs = recs[i:j]
-	run.sizes.add(tp, recs, time.Now())
+	run.sizes.Add(tp, recs, time.Now())
 	if len(recs) > 0 {
 		if err := run.route(ctx, tp, recs, recs[len(recs)-1].Offset+1); err != nil {
 			return err
@@ -641,7 +642,7 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 	run.pos[tp] = max(pos, next)
 	run.readEnd[tp] = b.End
 	for _, t := range run.order {
-		t.readEnd[tp] = b.End
+		t.ReadEnd[tp] = b.End
 	}
 	run.publish()
 	return nil
@@ -680,7 +681,7 @@ func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs [
 				run.dead = append(run.dead, recs[i])
 				run.reasons = append(run.reasons, err.Error())
 			case ignore:
-				run.unrouted = append(run.unrouted, newDirtyRecord(&recs[i], err, time.Now()))
+				run.unrouted = append(run.unrouted, deltasink.NewDirtyRecord(&recs[i], err, time.Now()))
 			default:
 				return err
 			}
@@ -728,12 +729,12 @@ func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs [
 // that a batch read again after a crash does not write them twice.
 func (run *fanoutRun) leaveOut(tp kafka.TopicPartition, next int64) error {
 	dirty, opts := run.dirtyTable()
-	err := dirty.commitAs(unroutedID(run.r.cfg.Fanout.Name), "", run.unrouted, map[kafka.TopicPartition]int64{tp: next}, opts)
+	err := dirty.CommitAs(unroutedID(run.r.cfg.Fanout.Name), "", run.unrouted, map[kafka.TopicPartition]int64{tp: next}, opts)
 	if err != nil {
 		return fmt.Errorf("keep the records of %s that cannot be routed: %w", tp, err)
 	}
-	run.r.log.Warn("records cannot be routed; kept in "+dirty.qualified, "topic", tp.Topic, "partition", tp.Partition,
-		"records", len(run.unrouted), "first", run.unrouted[0].err)
+	run.r.log.Warn("records cannot be routed; kept in "+dirty.Qualified, "topic", tp.Topic, "partition", tp.Partition,
+		"records", len(run.unrouted), "first", run.unrouted[0].Err)
 	clear(run.unrouted) // let the copies go
 	run.unrouted = run.unrouted[:0]
 	return nil
@@ -745,15 +746,15 @@ func (run *fanoutRun) leaveOut(tp kafka.TopicPartition, next int64) error {
 // already.
 func (run *fanoutRun) leaveOutRewind(to map[kafka.TopicPartition]int64) error {
 	dirty, opts := run.dirtyTable()
-	return dirty.rewind(unroutedID(run.r.cfg.Fanout.Name), to, opts)
+	return dirty.Rewind(unroutedID(run.r.cfg.Fanout.Name), to, opts)
 }
 
 // dirtyTable returns the dirty records table of the fanout schema's
 // destination schema and the options it opens with.
-func (run *fanoutRun) dirtyTable() (*dirtyTable, table.Options) {
+func (run *fanoutRun) dirtyTable() (*deltasink.DirtyTable, table.Options) {
 	cfg := &run.r.cfg
-	dirty := dirtyTableAt(spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
-		strings.ToLower(dirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)))
+	dirty := deltasink.DirtyTableAt(spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
+		strings.ToLower(deltasink.DirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)))
 	return dirty, cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), run.r.log)
 }
 
@@ -783,7 +784,7 @@ type chunkJob struct {
 func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []record.Record, reasons []string, next int64, epoch int32) {
 	// The table's committed offsets only move by its flushes of earlier
 	// chunks of this batch, so they can be read before any is added.
-	if done, ok := t.committed[tp]; ok {
+	if done, ok := t.Committed[tp]; ok {
 		i := 0
 		for i < len(recs) && recs[i].Offset < done {
 			i++
@@ -821,7 +822,7 @@ func (run *fanoutRun) write(ctx context.Context) error {
 		for i := range jobs {
 			if j := &jobs[i]; j.reasons == nil {
 				wg.Go(func() {
-					j.d.Dec, j.d.Version, j.d.Err = j.t.decoders.Get(ctx)
+					j.d.Dec, j.d.Version, j.d.Err = j.t.Decoders.Get(ctx)
 					if j.d.Err == nil {
 						j.d.Batch, j.d.Err = j.d.Dec.Decode(ctx, j.d.Recs)
 					}
@@ -833,7 +834,7 @@ func (run *fanoutRun) write(ctx context.Context) error {
 			if err := run.add1(ctx, &jobs[i]); err != nil {
 				for _, j := range jobs[i+1:] {
 					if j.d.Dec != nil {
-						j.t.decoders.Put(j.d.Dec)
+						j.t.Decoders.Put(j.d.Dec)
 					}
 				}
 				return fmt.Errorf("table %s: %w", jobs[i].t.name, err)
@@ -858,7 +859,7 @@ func waveLen(jobs []chunkJob, limit int) int {
 					same++
 				}
 			}
-			if same >= t.decoders.Size() {
+			if same >= t.Decoders.Size() {
 				break
 			}
 		}
@@ -871,25 +872,25 @@ func waveLen(jobs []chunkJob, limit int) int {
 // table's sink. A table that reaches its file limits flushes.
 func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
 	t, d := job.t, job.d
-	if _, ok := t.pending[d.TP]; !ok {
-		from, ok := t.committed[d.TP]
+	if _, ok := t.Pending[d.TP]; !ok {
+		from, ok := t.Committed[d.TP]
 		if !ok {
 			from = d.Recs[0].Offset
 		}
 		t.from[d.TP] = from
 	}
 	if job.reasons != nil {
-		d.Batch, d.Err = run.letters.batch(d.Recs, func(b *rows.Builder, i int) {
-			b.Field(rawRecordWidth)
+		d.Batch, d.Err = run.letters.Batch(d.Recs, func(b *rows.Builder, i int) {
+			b.Field(deltasink.RawRecordWidth)
 			b.Bytes([]byte(job.reasons[i]))
 		})
 	}
-	err := t.add(ctx, d)
-	t.mem.Set(t.buffered())
+	err := t.Add(ctx, d)
+	t.Mem.Set(t.Buffered())
 	if err != nil {
 		return err
 	}
-	if t.full() {
+	if t.Full() {
 		return run.flush(ctx, t)
 	}
 	return nil
@@ -915,7 +916,7 @@ func (run *fanoutRun) flushAll(ctx context.Context) error {
 
 // flushTable flushes table t, if it buffers anything.
 func (run *fanoutRun) flushTable(ctx context.Context, t *fanoutTable) error {
-	if t.empty() {
+	if t.Empty() {
 		return nil
 	}
 	if crash := run.r.crash; crash != nil {
@@ -923,7 +924,7 @@ func (run *fanoutRun) flushTable(ctx context.Context, t *fanoutTable) error {
 			return err
 		}
 	}
-	if err := t.flush(ctx); err != nil {
+	if err := t.Flush(ctx); err != nil {
 		return fmt.Errorf("table %s: %w", t.name, err)
 	}
 	clear(t.from)
@@ -957,7 +958,7 @@ func (run *fanoutRun) record() error {
 		return err
 	}
 	if run.group != nil {
-		run.group.offer(run.progress.next)
+		run.group.Offer(run.progress.next)
 	}
 	run.publish()
 	return nil
@@ -967,9 +968,9 @@ func (run *fanoutRun) record() error {
 func (run *fanoutRun) publish() {
 	ps := make([]spec.PartitionStatus, 0, len(run.progress.next))
 	for tp, next := range run.progress.next {
-		ps = append(ps, run.sizes.partitionStatus(tp, next, run.readEnd[tp]))
+		ps = append(ps, run.sizes.PartitionStatus(tp, next, run.readEnd[tp]))
 	}
-	sortPartitions(ps)
+	deltasink.SortPartitions(ps)
 	run.r.mu.Lock()
 	run.r.partitions = ps
 	run.r.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -42,7 +43,7 @@ type progress struct {
 	next map[kafka.TopicPartition]int64
 	// loss keeps the gaps the fanout skipped, which the commits that move
 	// past them record; nil when it fails on data loss.
-	loss *dataLoss
+	loss *deltasink.DataLoss
 }
 
 // openProgress opens (or starts) the progress log in dir with opts.
@@ -106,7 +107,7 @@ func (p *progress) record(next map[kafka.TopicPartition]int64, epochs map[kafka.
 		if ok && n <= was {
 			continue
 		}
-		id := appID(tp)
+		id := deltasink.AppID(tp)
 		c.Txns[id] = n
 		if ok {
 			c.From[id] = was
@@ -115,7 +116,7 @@ func (p *progress) record(next map[kafka.TopicPartition]int64, epochs map[kafka.
 			c.Epochs[id] = e
 		}
 	}
-	p.loss.addTo(&c, next)
+	p.loss.AddTo(&c, next)
 	recorded := p.tbl.Snapshot().Configuration
 	for _, name := range tables {
 		if _, ok := recorded[progressTableKey+name]; !ok {
@@ -147,7 +148,7 @@ func (p *progress) commit(c table.Commit) error {
 // partitions are read again from there, without a leader epoch until a
 // record is read.
 func (p *progress) rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap) error {
-	return p.commit(rewindCommit(p.tbl.Snapshot().Txns, to, gaps, p.loss))
+	return p.commit(deltasink.RewindCommit(p.tbl.Snapshot().Txns, to, gaps, p.loss))
 }
 
 // useRoute records route as the expression the fanout schema routes with.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -76,5 +77,5 @@ func (e *routeError) Unwrap() error { return e.err }
 // fanoutErrorsColumns are the columns of [spec.FanoutErrorsTable]: the raw
 // record (its key, its value and the fields of the source metadata column)
 // and why it could not be routed.
-var fanoutErrorsColumns = append(rawRecordColumns("timestampType"),
+var fanoutErrorsColumns = append(deltasink.RawRecordColumns("timestampType"),
 	schema.Field{Name: "error", Type: &schema.Type{Kind: schema.String}, Nullable: true})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
@@ -27,16 +28,16 @@ func TestDeadLetterRaw(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		cols []schema.Field
-	}{{spec.FanoutErrorsTable, fanoutErrorsColumns}, {spec.DirtyRecordsTable, dirtyColumns}} {
+	}{{spec.FanoutErrorsTable, fanoutErrorsColumns}, {spec.DirtyRecordsTable, deltasink.DirtyColumns}} {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := newLetters(tt.name, tt.cols)
+			d, err := deltasink.NewLetters(tt.name, tt.cols)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := d.batch(recs, func(b *rows.Builder, i int) {
-				b.Field(rawRecordWidth)
+			got, err := d.Batch(recs, func(b *rows.Builder, i int) {
+				b.Field(deltasink.RawRecordWidth)
 				b.Bytes(fmt.Appendf(nil, "e%d", i+1))
-				for f := rawRecordWidth + 1; f < len(tt.cols); f++ {
+				for f := deltasink.RawRecordWidth + 1; f < len(tt.cols); f++ {
 					b.Field(f)
 					b.Null()
 				}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
@@ -142,7 +143,7 @@ func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
 		}
 	}
 	p.Fields = fields
-	return tooWide(layout)
+	return deltasink.TooWide(layout)
 }
 
 // sample infers the columns of part p from the latest records of each
@@ -189,7 +190,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 		from := max(earliest[tp], ends[tp]-n)
 		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *record.Record) {
 			if changelog {
-				events = append(events, copyRecord(rec))
+				events = append(events, deltasink.CopyRecord(rec))
 				return
 			}
 			data := rec.Value

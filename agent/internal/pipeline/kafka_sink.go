@@ -13,6 +13,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
@@ -639,7 +640,7 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 		rec.Key = append([]byte{}, k...)
 	}
 	if s.r.spec.Headers() {
-		rec.Headers = copyHeaders(row.Headers)
+		rec.Headers = deltasink.CopyHeaders(row.Headers)
 	}
 	partition := encode.Partition(s.r.spec.PartitionStrategy, rec.Key, count)
 	if out[topic] == nil {

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -336,7 +337,7 @@ func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn
 		Qualified:      strings.ToLower(p.QualifiedName(t)),
 		Dir:            spec.JoinLocation(root, p.DestinationCatalog, p.DestinationSchema, t.DestinationTable),
 		DirtyDir:       spec.JoinLocation(root, p.DestinationCatalog, p.DestinationSchema, spec.DirtyRecordsTable),
-		DirtyQualified: strings.ToLower(dirtyQualified(p.DestinationCatalog, p.DestinationSchema)),
+		DirtyQualified: strings.ToLower(deltasink.DirtyQualified(p.DestinationCatalog, p.DestinationSchema)),
 		Table:          *t,
 		Conn:           *conn,
 		runSettings:    m.runSettings(p),

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -23,15 +24,15 @@ import (
 // topic's. Otherwise it returns err.
 func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPartition, ids map[string]string) error {
 	var recreated *kafka.TopicRecreatedError
-	if l.loss == nil || !errors.As(err, &recreated) {
+	if l.Loss == nil || !errors.As(err, &recreated) {
 		return err
 	}
-	snap := l.tbl.Snapshot()
+	snap := l.Tbl.Snapshot()
 	var again []kafka.TopicPartition
 	conf := map[string]string{}
 	for topic, id := range ids {
-		if was := snap.Configuration[topicIDKey(topic)]; was != "" && was != id {
-			conf[topicIDKey(topic)] = id
+		if was := snap.Configuration[deltasink.TopicIDKey(topic)]; was != "" && was != id {
+			conf[deltasink.TopicIDKey(topic)] = id
 			l.r.log.Warn("topic re-created; it is read again from its earliest offset (fail_on_data_loss = false)",
 				"topic", topic, "was", was, "now", id)
 			again = append(again, slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return tp.Topic != topic })...)
@@ -53,12 +54,12 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 	now := time.Now().UTC().Format(time.RFC3339)
 	var gaps []spec.DataLossGap
 	for _, tp := range again {
-		if old, ok := snap.Txns[appID(tp)]; ok {
-			gaps = append(gaps, spec.DataLossGap{Topic: tp.Topic, Partition: tp.Partition, From: old, To: earliest[tp], Reason: lossRecreated,
+		if old, ok := snap.Txns[deltasink.AppID(tp)]; ok {
+			gaps = append(gaps, spec.DataLossGap{Topic: tp.Topic, Partition: tp.Partition, From: old, To: earliest[tp], Reason: deltasink.LossRecreated,
 				DetectedAt: now})
 		}
 	}
-	if err := l.rewind(earliest, gaps, conf); err != nil {
+	if err := l.Rewind(earliest, gaps, conf); err != nil {
 		return fmt.Errorf("record the offsets of re-created topics: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -83,7 +84,7 @@ type tableRunner struct {
 	sup *runner.Supervisor
 
 	// tableState holds the rest of the status.
-	tableState
+	deltasink.TableState
 	// runEnd holds a triggered run's end offsets, fixed when the run
 	// starts: a loop that restarts after a retryable error keeps them.
 	// Used by the runner's goroutine only.
@@ -94,7 +95,7 @@ func startTable(cfg tableConfig, client *kafka.Client, src *ingest.Source, regs 
 	r := &tableRunner{
 		cfg: cfg, client: client, source: src, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
-		tableState: tableState{status: spec.TableStatus{
+		TableState: deltasink.TableState{Status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
 			State: spec.StateStarting, Version: -1, Partitions: []spec.PartitionStatus{},
 		}},
@@ -109,7 +110,7 @@ func (r *tableRunner) stop() { r.sup.Stop() }
 
 // snapshot returns a copy of the table's status.
 func (r *tableRunner) snapshot() spec.TableStatus {
-	st := r.tableState.snapshot()
+	st := r.Snapshot()
 	st.State, st.LastError = r.sup.Status()
 	return st
 }
@@ -135,7 +136,7 @@ func (r *tableRunner) collectGarbage(tbl *table.Table) {
 // loop is the state of one run of a table: from opening the log to an
 // error or the end. Its sink writes what its fetchers fetch.
 type loop struct {
-	*sink
+	*deltasink.Sink
 	r   *tableRunner
 	end map[kafka.TopicPartition]int64 // triggered runs only
 	// pos looks up the table's start, end and latest offsets.
@@ -156,7 +157,7 @@ func (r *tableRunner) legacyAppID(tp kafka.TopicPartition) string {
 // which a log written before the change of application ids holds; ok false
 // when it holds neither.
 func (r *tableRunner) recorded(txns map[string]int64, tp kafka.TopicPartition) (next int64, legacy, ok bool) {
-	if next, ok := txns[appID(tp)]; ok {
+	if next, ok := txns[deltasink.AppID(tp)]; ok {
 		return next, false, true
 	}
 	next, ok = txns[r.legacyAppID(tp)]
@@ -192,20 +193,20 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		}
 	}
 	r.sup.AttemptStarts()
-	loss := lossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*tableState { return []*tableState{&r.tableState} })
-	budget := newErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
+	loss := deltasink.LossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*deltasink.TableState { return []*deltasink.TableState{&r.TableState} })
+	budget := deltasink.NewErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
 		cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
 	pos := r.positions()
-	group := newGroupCommitter(r.client, pos.group, r.log)
-	defer group.close()
-	s, err := newSink(tbl, layout, sources, sinkOptions{appID: appID, legacyAppID: r.legacyAppID, maxRows: cfg.MaxRows, maxBytes: cfg.MaxBytes,
-		budget: r.budget, state: &r.tableState, log: r.log, loss: loss, errs: budget, group: group,
-		sizeWindow: cfg.Table.ConnectorOptions.KafkaOptions.BytesEstimateWindow()})
+	group := deltasink.NewGroupCommitter(r.client, pos.group, r.log)
+	defer group.Close()
+	s, err := deltasink.NewSink(tbl, layout, sources, deltasink.SinkOptions{AppID: deltasink.AppID, LegacyAppID: r.legacyAppID, MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes,
+		Budget: r.budget, State: &r.TableState, Log: r.log, Loss: loss, Errs: budget, Group: group,
+		SizeWindow: cfg.Table.ConnectorOptions.KafkaOptions.BytesEstimateWindow()})
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	l := &loop{sink: s, r: r, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
+	defer s.Close()
+	l := &loop{Sink: s, r: r, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
 	return l.run(ctx)
 }
 
@@ -226,7 +227,7 @@ func (l *loop) run(ctx context.Context) error {
 	// goroutine that decodes them, which hands the decoded chunks to this
 	// loop; what the fetchers hold is bounded by the memory budget, what
 	// the decoders hold by their pool.
-	chunks := make(chan ingest.Decoded, l.decoders.Size())
+	chunks := make(chan ingest.Decoded, l.Decoders.Size())
 	var wg sync.WaitGroup
 	defer func() {
 		cancelFetch()
@@ -244,7 +245,7 @@ func (l *loop) run(ctx context.Context) error {
 	}()
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
-	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.decoders, Chunks: chunks, Errs: fetchErrs,
+	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.Decoders, Chunks: chunks, Errs: fetchErrs,
 		Log: r.log}
 	pos := l.pos
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
@@ -256,7 +257,7 @@ func (l *loop) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.onGap()}
+	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.Loss.OnGap()}
 
 	rd := &reading{pr: pr, sub: sub, trig: trig, fetching: fetching}
 	start := func(tps []kafka.TopicPartition, starting string) error { return l.start(ctx, rd, tps, starting) }
@@ -273,13 +274,13 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	// Running again: an error from before the restart is history.
 	r.sup.SetRunning()
-	r.log.Info("table running", "partitions", len(fetching), "version", l.tbl.Snapshot().Version)
+	r.log.Info("table running", "partitions", len(fetching), "version", l.Tbl.Snapshot().Version)
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
-			if err := l.flush(ctx); err != nil {
+			if err := l.Flush(ctx); err != nil {
 				return err
 			}
 			r.sup.SetState(spec.StateIdle, nil)
@@ -287,7 +288,7 @@ func (l *loop) run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return finalFlush(l.flush)
+			return deltasink.FinalFlush(l.Flush)
 		case err := <-fetchErrs:
 			return err
 		case d := <-chunks:
@@ -297,18 +298,18 @@ func (l *loop) run(ctx context.Context) error {
 		case <-trig.C():
 			l.fire(ctx, trig, func(from, until map[kafka.TopicPartition]int64) { l.read(pr, sub, from, until, until) })
 		case <-clk.flush.C:
-			if err := l.flush(ctx); err != nil {
+			if err := l.Flush(ctx); err != nil {
 				return err
 			}
-		case <-l.mem.Flush():
+		case <-l.Mem.Flush():
 			// The memory budget is full and this file is the biggest.
-			r.log.Debug("flush asked by the memory budget", "bytes", l.buffered())
+			r.log.Debug("flush asked by the memory budget", "bytes", l.Buffered())
 			clk.flush.Stop()
-			if err := l.flush(ctx); err != nil {
+			if err := l.Flush(ctx); err != nil {
 				return err
 			}
 		case <-clk.gc.C:
-			r.collectGarbage(l.tbl)
+			r.collectGarbage(l.Tbl)
 		case <-clk.discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
@@ -348,7 +349,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	if err != nil {
 		return err
 	}
-	defaults, ends, err := l.pos.offsets(ctx, fresh, starting, len(l.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
+	defaults, ends, err := l.pos.offsets(ctx, fresh, starting, len(l.Tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
 	if err != nil {
 		return err
 	}
@@ -360,21 +361,21 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	// at a newer "latest"; and the ids of new topics, so that a topic
 	// re-created while the agent is down is told apart.
 	unrecorded := map[string]int64{}
-	recorded := l.tbl.Snapshot().Txns
+	recorded := l.Tbl.Snapshot().Txns
 	for _, tp := range fresh {
 		next, legacy, ok := r.recorded(recorded, tp)
 		if !ok {
 			next = defaults[tp]
-			unrecorded[appID(tp)] = next
+			unrecorded[deltasink.AppID(tp)] = next
 		}
 		if legacy {
-			l.legacy[tp] = true
+			l.Legacy[tp] = true
 		}
-		l.committed[tp] = next
+		l.Committed[tp] = next
 	}
 	if len(unrecorded) > 0 || len(newIDs) > 0 {
-		c := table.Commit{Schema: l.columns, Txns: unrecorded, Configuration: newIDs}
-		if err := l.commit(c, 0); err != nil {
+		c := table.Commit{Schema: l.Columns, Txns: unrecorded, Configuration: newIDs}
+		if err := l.Commit(c, 0); err != nil {
 			return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 		}
 	}
@@ -389,7 +390,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	}
 	from, until := map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}
 	for _, tp := range fresh {
-		next := l.committed[tp]
+		next := l.Committed[tp]
 		rd.fetching[tp] = true
 		if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 			continue // nothing to read in this triggered run
@@ -399,7 +400,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	if rd.trig == nil {
 		l.read(rd.pr, rd.sub, from, until, backlogEnds)
 	}
-	l.publishOffsets()
+	l.PublishOffsets()
 	return nil
 }
 
@@ -407,24 +408,24 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 // file is full; the flush interval of clk counts from the first buffered
 // record.
 func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *loopClock, trig *trigger) error {
-	wasEmpty := l.empty()
-	err := l.add(wctx, d)
+	wasEmpty := l.Empty()
+	err := l.Add(wctx, d)
 	if d.Last && err == nil {
 		l.r.sup.FetchRecovered(d.TP)
 	}
 	// At a batch's last chunk, what the batch held is in the open
 	// file now (or, after an error, dropped).
 	d.Free()
-	l.mem.Set(l.buffered())
+	l.Mem.Set(l.Buffered())
 	if err != nil {
 		return err
 	}
-	if l.full() {
+	if l.Full() {
 		clk.flush.Stop()
-		if err := l.flush(ctx); err != nil {
+		if err := l.Flush(ctx); err != nil {
 			return err
 		}
-	} else if wasEmpty && !l.empty() {
+	} else if wasEmpty && !l.Empty() {
 		// The interval counts from the first buffered record, and
 		// the flush fires even if no record follows it.
 		clk.flush.Reset(l.r.cfg.FlushEvery)
@@ -500,11 +501,11 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (i
 	if ids, err = l.r.client.TopicIDs(ctx, unknown); err != nil {
 		return nil, nil, runner.Lookup(err)
 	}
-	if unrecorded, err = checkTopicIDs(l.tbl.Snapshot().Configuration, ids); err != nil {
+	if unrecorded, err = checkTopicIDs(l.Tbl.Snapshot().Configuration, ids); err != nil {
 		if err := l.goOnRecreated(ctx, err, tps, ids); err != nil {
 			return nil, nil, err
 		}
-		if unrecorded, err = checkTopicIDs(l.tbl.Snapshot().Configuration, ids); err != nil {
+		if unrecorded, err = checkTopicIDs(l.Tbl.Snapshot().Configuration, ids); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -519,10 +520,10 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (i
 func checkTopicIDs(recorded, ids map[string]string) (map[string]string, error) {
 	unrecorded := map[string]string{}
 	for topic, id := range ids {
-		switch was := recorded[topicIDKey(topic)]; was {
+		switch was := recorded[deltasink.TopicIDKey(topic)]; was {
 		case id:
 		case "":
-			unrecorded[topicIDKey(topic)] = id
+			unrecorded[deltasink.TopicIDKey(topic)] = id
 		default:
 			return nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
 		}
@@ -566,7 +567,7 @@ func discoverPartitions(ctx context.Context, client *kafka.Client, ko *spec.Kafk
 // offsets committed or buffered.
 func (l *loop) reachedEnd() bool {
 	for tp, end := range l.end {
-		if l.nextOffset(tp) < end {
+		if l.NextOffset(tp) < end {
 			return false
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -49,17 +50,17 @@ const lossTruncated = "log truncated (unclean leader election)"
 // recorded epoch (a log written before epochs were recorded, or whose
 // last commit read no record) is not validated.
 func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) error {
-	snap := l.tbl.Snapshot()
+	snap := l.Tbl.Snapshot()
 	ends := &epochEnds{client: l.r.client, known: map[epochOf]int64{}}
 	to := map[kafka.TopicPartition]int64{}
 	var gaps []spec.DataLossGap
 	for _, tp := range tps {
-		epoch, ok := snap.Epochs[appID(tp)]
-		if !ok || l.legacy[tp] {
+		epoch, ok := snap.Epochs[deltasink.AppID(tp)]
+		if !ok || l.Legacy[tp] {
 			continue
 		}
-		l.epochs[tp] = epoch
-		next := l.committed[tp]
+		l.Epochs[tp] = epoch
+		next := l.Committed[tp]
 		truncated, err := ends.truncated(ctx, tp, epoch, next)
 		if err != nil {
 			return err
@@ -68,7 +69,7 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 			continue
 		}
 		end := truncated.End
-		if l.loss == nil {
+		if l.Loss == nil {
 			return truncationFailure(truncated, "table")
 		}
 		l.r.log.Warn("log truncated under the table's offset; it reads on from the truncation (fail_on_data_loss = false)",
@@ -80,7 +81,7 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 	if len(to) == 0 {
 		return nil
 	}
-	if err := l.rewind(to, gaps, nil); err != nil {
+	if err := l.Rewind(to, gaps, nil); err != nil {
 		return fmt.Errorf("record the offsets of truncated partitions: %w", err)
 	}
 	return nil
@@ -140,7 +141,7 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 	ends := &epochEnds{client: run.r.client, known: map[epochOf]int64{}}
 	found := map[kafka.TopicPartition]*kafka.TruncationError{}
 	check := func(tp kafka.TopicPartition, epochs map[string]int32, next int64) error {
-		epoch, ok := epochs[appID(tp)]
+		epoch, ok := epochs[deltasink.AppID(tp)]
 		if !ok {
 			return nil
 		}
@@ -161,8 +162,8 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 			}
 		}
 		for _, t := range run.order {
-			if next, ok := t.committed[tp]; ok {
-				if err := check(tp, t.tbl.Snapshot().Epochs, next); err != nil {
+			if next, ok := t.Committed[tp]; ok {
+				if err := check(tp, t.Tbl.Snapshot().Epochs, next); err != nil {
 					return err
 				}
 			}
@@ -186,12 +187,12 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 	for _, t := range run.order {
 		back := map[kafka.TopicPartition]int64{}
 		for tp, end := range to {
-			if next, ok := t.committed[tp]; ok && next > end {
+			if next, ok := t.Committed[tp]; ok && next > end {
 				back[tp] = end
 			}
 		}
 		if len(back) > 0 {
-			if err := t.rewind(back, nil, nil); err != nil {
+			if err := t.Rewind(back, nil, nil); err != nil {
 				return fmt.Errorf("table %s: record the offsets of truncated partitions: %w", t.name, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package pipeline
+package deltasink
 
 import (
 	"context"
@@ -22,48 +22,48 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// tableState is a table's status, which the table's writer updates and
+// TableState is a table's status, which the table's writer updates and
 // status requests read.
-type tableState struct {
+type TableState struct {
 	mu     sync.Mutex
-	status spec.TableStatus
+	Status spec.TableStatus
 }
 
-// snapshot returns a copy of the status.
-func (st *tableState) snapshot() spec.TableStatus {
+// Snapshot returns a copy of the status.
+func (st *TableState) Snapshot() spec.TableStatus {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	s := st.status
+	s := st.Status
 	s.Partitions = append([]spec.PartitionStatus{}, s.Partitions...)
 	return s
 }
 
-// sink is the writing side of one run of a table: its log, its open file,
+// Sink is the writing side of one run of a table: its log, its open file,
 // the offsets of what it buffered and committed, its columns as they
 // evolve, and its status. A table loop feeds it the chunks of the
 // partitions it fetches; a fanout runner feeds each routed table's sink the
 // chunks routed to it. A sink is used by one goroutine.
-type sink struct {
-	tbl *table.Table
+type Sink struct {
+	Tbl *table.Table
 	log *slog.Logger
 	// appID is the log's txn application id of a partition.
 	appID func(kafka.TopicPartition) string
 	// legacyAppID is the application id older logs recorded a
 	// partition's offsets under; nil for none.
 	legacyAppID func(kafka.TopicPartition) string
-	// legacy holds the partitions whose committed offset the log holds
+	// Legacy holds the partitions whose committed offset the log holds
 	// under their legacy application id only: their next commit moves it
 	// to the new one.
-	legacy map[kafka.TopicPartition]bool
+	Legacy map[kafka.TopicPartition]bool
 	// maxRows and maxBytes are the open file's limits (see full).
 	maxRows, maxBytes int64
 	// state is the status the sink keeps up to date.
-	state *tableState
-	// decoders decode the fetched records, several partitions at once.
-	decoders *ingest.DecoderPool
+	state *TableState
+	// Decoders decode the fetched records, several partitions at once.
+	Decoders *ingest.DecoderPool
 	schema   *parquet.Schema
-	// columns is the table schema every commit carries.
-	columns []schema.Field
+	// Columns is the table schema every commit carries.
+	Columns []schema.Field
 	// layout is the table's column layout. The Fields of an inferred part
 	// grow as records bring new fields (see evolve), and version counts
 	// those changes; sources are the registry sources decoders need.
@@ -80,132 +80,132 @@ type sink struct {
 	closed []table.AddFile
 
 	file *table.FileWriter
-	// mem holds the open file's buffers in the memory budget, which asks
+	// Mem holds the open file's buffers in the memory budget, which asks
 	// through it for a flush when the file is the biggest and the budget
 	// is full.
-	mem     *memory.Account
+	Mem     *memory.Account
 	corrupt int64
 	// filtered counts the records since the last commit that gave no row
 	// because they carry none (see [decode.Stats.Filtered]).
 	filtered int64
-	// pending holds the next offsets of buffered rows; committed those of
+	// Pending holds the next offsets of buffered rows; committed those of
 	// the log, for the partitions it has a txn of.
-	pending   map[kafka.TopicPartition]int64
-	committed map[kafka.TopicPartition]int64
-	// epochs holds, per partition, the leader epoch of the last record
+	Pending   map[kafka.TopicPartition]int64
+	Committed map[kafka.TopicPartition]int64
+	// Epochs holds, per partition, the leader epoch of the last record
 	// buffered or committed, which each commit records with the
 	// partition's offset for a restart to validate it (see
-	// [loop.checkTruncation]).
-	epochs map[kafka.TopicPartition]int32
-	// readEnd is, per partition, the offset up to which the last fetch
+	// the table loop's truncation check in pipeline).
+	Epochs map[kafka.TopicPartition]int32
+	// ReadEnd is, per partition, the offset up to which the last fetch
 	// could read (see [kafka.Batch.End]); it measures lag.
-	readEnd map[kafka.TopicPartition]int64
+	ReadEnd map[kafka.TopicPartition]int64
 	// sizes measures the records written, for the lag in bytes.
-	sizes recordSizes
-	// loss keeps the gaps skipped and not committed yet (see dataLoss);
+	sizes RecordSizes
+	// Loss keeps the gaps skipped and not committed yet (see dataLoss);
 	// nil for a sink whose gaps are committed elsewhere.
-	loss *dataLoss
+	Loss *DataLoss
 	// group mirrors committed offsets to a consumer group; nil for none.
-	group *groupCommitter
+	group *GroupCommitter
 	// errs is the table's error budget, nil without ignore_errors; bad
 	// holds the records left out since the last commit, and errors counts
 	// those the log holds.
-	errs   *errorBudget
-	bad    []dirtyRecord
+	errs   *ErrorBudget
+	bad    []DirtyRecord
 	errors int64
 }
 
-// sinkOptions is what a sink needs besides its table and columns.
-type sinkOptions struct {
-	appID, legacyAppID func(kafka.TopicPartition) string
-	maxRows, maxBytes  int64
-	budget             *memory.Budget
-	state              *tableState
-	log                *slog.Logger
-	// loss is the sink's [sink.loss].
-	loss *dataLoss
-	// errs is the sink's [sink.errs].
-	errs *errorBudget
-	// group is the sink's [sink.group]; nil for none.
-	group *groupCommitter
-	// sizeWindow is how far back the record sizes of the lag in bytes
+// SinkOptions is what a sink needs besides its table and columns.
+type SinkOptions struct {
+	AppID, LegacyAppID func(kafka.TopicPartition) string
+	MaxRows, MaxBytes  int64
+	Budget             *memory.Budget
+	State              *TableState
+	Log                *slog.Logger
+	// Loss is the sink's [Sink.Loss].
+	Loss *DataLoss
+	// Errs is the sink's [Sink.Errs].
+	Errs *ErrorBudget
+	// Group is the sink's [Sink.Group]; nil for none.
+	Group *GroupCommitter
+	// SizeWindow is how far back the record sizes of the lag in bytes
 	// go: kafka_options.bytes_estimate_window_length.
-	sizeWindow time.Duration
+	SizeWindow time.Duration
 }
 
-// newSink returns the sink of tbl writing the columns of layout, whose
+// NewSink returns the sink of tbl writing the columns of layout, whose
 // registry parts sources resolved, and loads the status of tbl's log into
 // o.state. End it with close.
-func newSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o sinkOptions) (*sink, error) {
-	dec, err := ingest.NewDecoder(layout, sources, o.decodeOptions())
+func NewSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o SinkOptions) (*Sink, error) {
+	dec, err := ingest.NewDecoder(layout, sources, o.DecodeOptions())
 	if err != nil {
 		return nil, runner.Fatal(fmt.Errorf("build decoder: %w", err))
 	}
-	s := newRawSink(tbl, layout.Columns(), dec.Schema(), o)
-	s.decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec), layout, sources
-	s.decoders.Opts = o.decodeOptions()
+	s := NewRawSink(tbl, layout.Columns(), dec.Schema(), o)
+	s.Decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec), layout, sources
+	s.Decoders.Opts = o.DecodeOptions()
 	return s, nil
 }
 
-// decodeOptions returns the options of the sink's decoders: with an error
+// DecodeOptions returns the options of the sink's decoders: with an error
 // budget, records that do not decode are left out of the batch.
-func (o *sinkOptions) decodeOptions() decode.Options {
-	return decode.Options{SkipBad: o.errs != nil}
+func (o *SinkOptions) DecodeOptions() decode.Options {
+	return decode.Options{SkipBad: o.Errs != nil}
 }
 
-// newRawSink returns a sink of tbl whose writer builds rows of columns,
+// NewRawSink returns a sink of tbl whose writer builds rows of columns,
 // whose Parquet schema is ps, itself: chunks come with their batch and
 // without a decoder, and the columns never change. It loads the status of
 // tbl's log into o.state. End it with close.
-func newRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o sinkOptions) *sink {
-	s := &sink{
-		tbl: tbl, log: o.log, appID: o.appID, legacyAppID: o.legacyAppID, legacy: map[kafka.TopicPartition]bool{}, maxRows: o.maxRows, maxBytes: o.maxBytes, state: o.state,
-		schema: ps, columns: columns, group: o.group,
-		pending:   map[kafka.TopicPartition]int64{},
-		committed: map[kafka.TopicPartition]int64{},
-		epochs:    map[kafka.TopicPartition]int32{},
-		readEnd:   map[kafka.TopicPartition]int64{},
-		sizes:     newRecordSizes(o.sizeWindow),
-		loss:      o.loss,
-		mem:       o.budget.NewAccount(),
-		errs:      o.errs,
+func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o SinkOptions) *Sink {
+	s := &Sink{
+		Tbl: tbl, log: o.Log, appID: o.AppID, legacyAppID: o.LegacyAppID, Legacy: map[kafka.TopicPartition]bool{}, maxRows: o.MaxRows, maxBytes: o.MaxBytes, state: o.State,
+		schema: ps, Columns: columns, group: o.Group,
+		Pending:   map[kafka.TopicPartition]int64{},
+		Committed: map[kafka.TopicPartition]int64{},
+		Epochs:    map[kafka.TopicPartition]int32{},
+		ReadEnd:   map[kafka.TopicPartition]int64{},
+		sizes:     NewRecordSizes(o.SizeWindow),
+		Loss:      o.Loss,
+		Mem:       o.Budget.NewAccount(),
+		errs:      o.Errs,
 	}
 	snap := tbl.Snapshot()
-	st := o.state
+	st := o.State
 	st.mu.Lock()
 	// Rows and files count what the agent committed, summed from the
 	// metrics of its own log entries: not the rows and files other
 	// engines append, nor the files a compaction rewrote.
-	st.status.Version = snap.Version
-	st.status.Rows, st.status.Files = snap.Counters[table.MetricOutputRows], snap.Counters[table.MetricAddedFiles]
-	st.status.CorruptRecords = snap.Counters[counterCorrupt]
-	st.status.FilteredRecords = snap.Counters[counterFiltered]
-	st.status.DataLossOffsets = snap.Counters[counterDataLoss]
-	st.status.ErrorRecords = snap.Counters[counterErrors]
-	s.errors = snap.Counters[counterErrors]
+	st.Status.Version = snap.Version
+	st.Status.Rows, st.Status.Files = snap.Counters[table.MetricOutputRows], snap.Counters[table.MetricAddedFiles]
+	st.Status.CorruptRecords = snap.Counters[counterCorrupt]
+	st.Status.FilteredRecords = snap.Counters[counterFiltered]
+	st.Status.DataLossOffsets = snap.Counters[counterDataLoss]
+	st.Status.ErrorRecords = snap.Counters[CounterErrors]
+	s.errors = snap.Counters[CounterErrors]
 	if snap.Schema != nil {
-		st.status.Columns = columnStatus(snap.Schema)
+		st.Status.Columns = columnStatus(snap.Schema)
 	}
 	st.mu.Unlock()
 	return s
 }
 
-// close drops the open file, if any (its rows are read again), and gives
+// Close drops the open file, if any (its rows are read again), and gives
 // its memory back.
-func (s *sink) close() {
+func (s *Sink) Close() {
 	if s.file != nil {
 		s.file.Abort()
 		s.file = nil
 	}
-	s.mem.Close()
+	s.Mem.Close()
 }
 
-// add writes a decoded chunk to the open file and moves the partition's next
+// Add writes a decoded chunk to the open file and moves the partition's next
 // offset past it. ctx bounds decoding the chunk again when the table's
 // columns changed since it was decoded.
-func (s *sink) add(ctx context.Context, d ingest.Decoded) error {
+func (s *Sink) Add(ctx context.Context, d ingest.Decoded) error {
 	if d.Dec != nil {
-		defer s.decoders.Put(d.Dec)
+		defer s.Decoders.Put(d.Dec)
 	}
 	batch, err := s.current(ctx, &d)
 	if err != nil {
@@ -223,15 +223,15 @@ func (s *sink) add(ctx context.Context, d ingest.Decoded) error {
 		s.corrupt += int64(batch.Corrupt)
 	}
 	s.filtered += int64(batch.Filtered)
-	s.sizes.add(d.TP, d.Recs, time.Now())
-	if d.Next > s.nextOffset(d.TP) {
-		s.pending[d.TP] = d.Next
+	s.sizes.Add(d.TP, d.Recs, time.Now())
+	if d.Next > s.NextOffset(d.TP) {
+		s.Pending[d.TP] = d.Next
 		if e := d.LeaderEpoch(); e >= 0 {
-			s.epochs[d.TP] = e
+			s.Epochs[d.TP] = e
 		}
 	}
 	if d.Last {
-		s.readEnd[d.TP] = d.End
+		s.ReadEnd[d.TP] = d.End
 	}
 	return nil
 }
@@ -240,7 +240,7 @@ func (s *sink) add(ctx context.Context, d ingest.Decoded) error {
 // one if needed. A file never holds more than maxRows rows: the rows that
 // would take it past go to a new file, and the full one waits in closed
 // for the next flush, which commits them together with the offsets.
-func (s *sink) write(cols [][]parquet.Value, n int) error {
+func (s *Sink) write(cols [][]parquet.Value, n int) error {
 	for n > 0 {
 		if s.file != nil && s.file.Rows() >= s.maxRows {
 			if err := s.closeFile(); err != nil {
@@ -248,7 +248,7 @@ func (s *sink) write(cols [][]parquet.Value, n int) error {
 			}
 		}
 		if s.file == nil {
-			f, err := s.tbl.NewFile(s.schema)
+			f, err := s.Tbl.NewFile(s.schema)
 			if err != nil {
 				return fmt.Errorf("start a data file: %w", err)
 			}
@@ -269,10 +269,10 @@ func (s *sink) write(cols [][]parquet.Value, n int) error {
 
 // closeFile finishes the open file and keeps it in closed for the next
 // flush.
-func (s *sink) closeFile() error {
+func (s *Sink) closeFile() error {
 	add, err := s.file.Close()
 	s.file = nil
-	s.mem.Set(0)
+	s.Mem.Set(0)
 	if err != nil {
 		return fmt.Errorf("finish data file: %w", err)
 	}
@@ -285,19 +285,19 @@ func (s *sink) closeFile() error {
 // they take the table's count past its budget, it commits what was
 // buffered before the chunk instead, and fails the table: the chunk stays
 // uncommitted, so a restart reads it again and fails again.
-func (s *sink) leaveOut(recs []record.Record, bad []decode.BadRecord) error {
+func (s *Sink) leaveOut(recs []record.Record, bad []decode.BadRecord) error {
 	if s.errs == nil {
 		return runner.Fatal(fmt.Errorf("a bug: the decoder left out records of a table without ignore_errors: %w", bad[0].Err))
 	}
 	if err := s.errs.exceeded(s.errors+int64(len(s.bad)), recs, bad); err != nil {
-		if ferr := finalFlush(s.flush); ferr != nil {
+		if ferr := FinalFlush(s.Flush); ferr != nil {
 			return ferr
 		}
 		return err
 	}
 	now := time.Now()
 	for _, b := range bad {
-		s.bad = append(s.bad, newDirtyRecord(&recs[b.Record], b.Err, now))
+		s.bad = append(s.bad, NewDirtyRecord(&recs[b.Record], b.Err, now))
 	}
 	return nil
 }
@@ -306,7 +306,7 @@ func (s *sink) leaveOut(recs []record.Record, bad []decode.BadRecord) error {
 // chunk whose records have new fields for an inferred part changes the
 // columns first (see evolve), and one decoded with older columns than the
 // table's is decoded again, on the loop's own decoder, under ctx.
-func (s *sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, error) {
+func (s *Sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, error) {
 	batch, err, version := d.Batch, d.Err, d.Version
 	for {
 		var nc *decode.NewColumnsError
@@ -325,7 +325,7 @@ func (s *sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, er
 			return batch, nil
 		}
 		if s.own == nil {
-			if s.own, err = ingest.NewDecoder(s.layout, s.sources, s.decoders.Opts); err != nil {
+			if s.own, err = ingest.NewDecoder(s.layout, s.sources, s.Decoders.Opts); err != nil {
 				return decode.Batch{}, runner.Fatal(fmt.Errorf("build decoder: %w", err))
 			}
 		}
@@ -340,7 +340,7 @@ func (s *sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, er
 // decodes into the new columns from now on. In FAIL_ON_NEW_COLUMNS, or when
 // the columns would be more than a Parquet file holds, it commits what was
 // buffered before the chunk instead, and fails the table.
-func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
+func (s *Sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 	layout := *s.layout
 	side := &layout.Value
 	if nc.Side == "key" {
@@ -351,8 +351,8 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 		return false, nil
 	}
 	side.Fields = next // of the copy: s.layout changes below
-	if fail := tooWide(&layout); nc.Fail || fail != nil {
-		if err := finalFlush(s.flush); err != nil {
+	if fail := TooWide(&layout); nc.Fail || fail != nil {
+		if err := FinalFlush(s.Flush); err != nil {
 			return false, err
 		}
 		if fail == nil {
@@ -365,20 +365,20 @@ func (s *sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 			return false, err
 		}
 	}
-	own, err := ingest.NewDecoder(&layout, s.sources, s.decoders.Opts)
+	own, err := ingest.NewDecoder(&layout, s.sources, s.Decoders.Opts)
 	if err != nil {
 		return false, runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
 	}
-	s.layout, s.own, s.schema, s.columns = &layout, own, own.Schema(), layout.Columns()
+	s.layout, s.own, s.schema, s.Columns = &layout, own, own.Schema(), layout.Columns()
 	s.version++
-	s.decoders.Swap(s.layout, s.version)
+	s.Decoders.Swap(s.layout, s.version)
 	s.log.Info("new columns", "columns", nc.Columns, "record", fmt.Sprintf("%s[%d]@%d", nc.Topic, nc.Partition, nc.Offset))
 	return true, nil
 }
 
 // widening reports whether the table's inferred part widens column types
 // (ADD_NEW_COLUMNS_WITH_TYPE_WIDENING), which its commits then allow.
-func (s *sink) widening() bool {
+func (s *Sink) widening() bool {
 	if s.layout == nil {
 		return false // a raw sink's columns never change
 	}
@@ -390,36 +390,36 @@ func (s *sink) widening() bool {
 	return false
 }
 
-// nextOffset is the offset after everything buffered or committed for tp.
-func (s *sink) nextOffset(tp kafka.TopicPartition) int64 {
-	if n, ok := s.pending[tp]; ok {
+// NextOffset is the offset after everything buffered or committed for tp.
+func (s *Sink) NextOffset(tp kafka.TopicPartition) int64 {
+	if n, ok := s.Pending[tp]; ok {
 		return n
 	}
-	return s.committed[tp]
+	return s.Committed[tp]
 }
 
-// empty reports whether nothing is buffered: no rows, no offsets.
-func (s *sink) empty() bool { return s.file == nil && len(s.pending) == 0 && len(s.closed) == 0 }
+// Empty reports whether nothing is buffered: no rows, no offsets.
+func (s *Sink) Empty() bool { return s.file == nil && len(s.Pending) == 0 && len(s.closed) == 0 }
 
-// buffered is the memory the open file holds, 0 with none open.
-func (s *sink) buffered() int64 {
+// Buffered is the memory the open file holds, 0 with none open.
+func (s *Sink) Buffered() int64 {
 	if s.file == nil {
 		return 0
 	}
 	return s.file.Buffered()
 }
 
-// full reports whether the open file reached a size or row limit.
-func (s *sink) full() bool {
+// Full reports whether the open file reached a size or row limit.
+func (s *Sink) Full() bool {
 	return s.file != nil && (s.file.Rows() >= s.maxRows || s.file.Size() >= s.maxBytes)
 }
 
-// flush closes the open file and commits it with the buffered offsets.
-func (s *sink) flush(_ context.Context) error {
-	if s.empty() {
+// Flush closes the open file and commits it with the buffered offsets.
+func (s *Sink) Flush(_ context.Context) error {
+	if s.Empty() {
 		return nil
 	}
-	c := table.Commit{Txns: map[string]int64{}, Epochs: map[string]int32{}, From: map[string]int64{}, Schema: s.columns, Files: s.closed,
+	c := table.Commit{Txns: map[string]int64{}, Epochs: map[string]int32{}, From: map[string]int64{}, Schema: s.Columns, Files: s.closed,
 		AllowTypeWidening: s.widening()}
 	var rows int64
 	for _, add := range s.closed {
@@ -428,26 +428,26 @@ func (s *sink) flush(_ context.Context) error {
 	if s.file != nil {
 		add, err := s.file.Close()
 		s.file = nil
-		s.mem.Set(0)
+		s.Mem.Set(0)
 		if err != nil {
 			return fmt.Errorf("finish data file: %w", err)
 		}
 		rows += add.NumRecords
 		c.Files = append(c.Files, add)
 	}
-	for tp, next := range s.pending {
+	for tp, next := range s.Pending {
 		id := s.appID(tp)
 		c.Txns[id] = next
-		if e, ok := s.epochs[tp]; ok {
+		if e, ok := s.Epochs[tp]; ok {
 			c.Epochs[id] = e
 		}
-		if s.legacy[tp] {
+		if s.Legacy[tp] {
 			// The partition's first commit under its new application id,
 			// which the log must not hold yet (no From), checks the offset
 			// under the legacy one, and moves it too.
 			old := s.legacyAppID(tp)
-			c.Txns[old], c.From[old] = next, s.committed[tp]
-		} else if from, ok := s.committed[tp]; ok {
+			c.Txns[old], c.From[old] = next, s.Committed[tp]
+		} else if from, ok := s.Committed[tp]; ok {
 			c.From[id] = from
 		}
 	}
@@ -455,67 +455,67 @@ func (s *sink) flush(_ context.Context) error {
 	if s.filtered > 0 {
 		c.Counters[counterFiltered] = s.filtered
 	}
-	s.loss.addTo(&c, s.pending)
+	s.Loss.AddTo(&c, s.Pending)
 	if len(s.bad) > 0 {
 		// The dirty records first: after a crash before the table's
 		// commit, they come again and the dirty table drops them.
-		if err := s.errs.dirty.commit(s.errs.dest, s.bad, s.pending, s.errs.opts); err != nil {
+		if err := s.errs.dirty.Commit(s.errs.dest, s.bad, s.Pending, s.errs.opts); err != nil {
 			return err
 		}
-		c.Counters[counterErrors] = int64(len(s.bad))
+		c.Counters[CounterErrors] = int64(len(s.bad))
 	}
-	if err := s.commit(c, rows); err != nil {
+	if err := s.Commit(c, rows); err != nil {
 		return err
 	}
 	s.errors += int64(len(s.bad))
 	clear(s.bad) // let the copies go
 	s.bad = s.bad[:0]
-	for tp, next := range s.pending {
-		s.committed[tp] = next
-		delete(s.legacy, tp)
+	for tp, next := range s.Pending {
+		s.Committed[tp] = next
+		delete(s.Legacy, tp)
 	}
-	clear(s.pending)
+	clear(s.Pending)
 	s.closed = nil
 	s.corrupt, s.filtered = 0, 0
-	s.publishOffsets()
+	s.PublishOffsets()
 	if s.group != nil {
-		s.group.offer(s.committed)
+		s.group.Offer(s.Committed)
 	}
 	return nil
 }
 
-// commit writes one log entry with rows new rows and updates the status.
-func (s *sink) commit(c table.Commit, rows int64) error {
-	version, err := s.tbl.Commit(c)
+// Commit writes one log entry with rows new rows and updates the status.
+func (s *Sink) Commit(c table.Commit, rows int64) error {
+	version, err := s.Tbl.Commit(c)
 	if err != nil {
 		return fmt.Errorf("commit to the log: %w", err)
 	}
 	st := s.state
 	st.mu.Lock()
-	st.status.Version = version
-	st.status.Rows += rows
-	st.status.Files += int64(len(c.Files))
-	st.status.CorruptRecords += c.Counters[counterCorrupt]
-	st.status.FilteredRecords += c.Counters[counterFiltered]
-	st.status.ErrorRecords += c.Counters[counterErrors]
+	st.Status.Version = version
+	st.Status.Rows += rows
+	st.Status.Files += int64(len(c.Files))
+	st.Status.CorruptRecords += c.Counters[counterCorrupt]
+	st.Status.FilteredRecords += c.Counters[counterFiltered]
+	st.Status.ErrorRecords += c.Counters[CounterErrors]
 	if c.Schema != nil {
-		st.status.Columns = columnStatus(c.Schema)
+		st.Status.Columns = columnStatus(c.Schema)
 	}
 	st.mu.Unlock()
 	return nil
 }
 
-// publishOffsets copies committed offsets and lag into the status.
-func (s *sink) publishOffsets() {
-	ps := make([]spec.PartitionStatus, 0, len(s.committed))
-	for tp, next := range s.committed {
-		ps = append(ps, s.sizes.partitionStatus(tp, next, s.readEnd[tp]))
+// PublishOffsets copies committed offsets and lag into the status.
+func (s *Sink) PublishOffsets() {
+	ps := make([]spec.PartitionStatus, 0, len(s.Committed))
+	for tp, next := range s.Committed {
+		ps = append(ps, s.sizes.PartitionStatus(tp, next, s.ReadEnd[tp]))
 	}
-	sortPartitions(ps)
+	SortPartitions(ps)
 	lag, lagBytes := lagTotals(ps)
 	s.state.mu.Lock()
-	s.state.status.Partitions = ps
-	s.state.status.Lag, s.state.status.LagBytes = lag, lagBytes
+	s.state.Status.Partitions = ps
+	s.state.Status.Lag, s.state.Status.LagBytes = lag, lagBytes
 	s.state.mu.Unlock()
 }
 
@@ -526,25 +526,25 @@ const (
 	// counterFiltered sums the records that gave no row because they
 	// carry none (change events filtered out, see [decode.Stats.Filtered]).
 	counterFiltered = "numFilteredRecords"
-	// counterErrors sums the records left out because they did not decode
+	// CounterErrors sums the records left out because they did not decode
 	// (kafka_options.ignore_errors), which are in the dirty records table.
-	counterErrors = "numErrorRecords"
+	CounterErrors = "numErrorRecords"
 )
 
-// appID is the application id of tp's offsets in a table's log (the txn
+// AppID is the application id of tp's offsets in a table's log (the txn
 // action's appId): "<topic>/<partition>", each table having a log of its
 // own.
-func appID(tp kafka.TopicPartition) string {
+func AppID(tp kafka.TopicPartition) string {
 	return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition)
 }
 
-// topicIDKey is the table configuration key that records the id of a
+// TopicIDKey is the table configuration key that records the id of a
 // topic the table reads.
-func topicIDKey(topic string) string { return "tributary.topicId." + topic }
+func TopicIDKey(topic string) string { return "tributary.topicId." + topic }
 
-// finalFlush runs flush, the last before a loop returns, on a context of
+// FinalFlush runs flush, the last before a loop returns, on a context of
 // its own (the loop's may be done), bounded to 30 seconds.
-func finalFlush(flush func(context.Context) error) error {
+func FinalFlush(flush func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return flush(ctx)
@@ -557,12 +557,12 @@ func finalFlush(flush func(context.Context) error) error {
 // table (the chunk's offsets stay uncommitted); a registry that cannot be
 // reached, refuses the credentials or lost the subject restarts the table
 // from its log, with backoff; anything else is a bug, which fails the table.
-func (s *sink) decodeFailed(err error) error {
+func (s *Sink) decodeFailed(err error) error {
 	var evolved *decode.SchemaChangedError
 	var failFast *decode.RecordError
 	switch {
 	case errors.As(err, &evolved):
-		if ferr := finalFlush(s.flush); ferr != nil {
+		if ferr := FinalFlush(s.Flush); ferr != nil {
 			return ferr
 		}
 		return err
@@ -577,10 +577,10 @@ func (s *sink) decodeFailed(err error) error {
 	return runner.Fatal(err)
 }
 
-// tooWide returns a fatal error when layout, whose inferred part has new
+// TooWide returns a fatal error when layout, whose inferred part has new
 // columns, has more leaf columns than a Parquet file can hold: plan time
 // cannot count the columns records bring.
-func tooWide(layout *spec.Layout) error {
+func TooWide(layout *spec.Layout) error {
 	if n := schema.LeafColumns(layout.Columns()); n > spec.MaxLeafColumns {
 		return runner.Fatal(fmt.Errorf("the records' fields would give the table %d leaf columns (nested fields count one each), "+
 			"more than Parquet's maximum of %d: give json_options a schema of the fields to keep, or use a VARIANT column (JSON without json_options)",

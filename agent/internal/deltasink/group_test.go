@@ -1,4 +1,4 @@
-package pipeline
+package deltasink
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -52,9 +53,9 @@ func TestGroupCommitterRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	g := newGroupCommitter(client, "lag", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	defer g.close()
-	g.offer(map[kafka.TopicPartition]int64{{Topic: "events", Partition: 0}: 42})
+	g := NewGroupCommitter(client, "lag", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer g.Close()
+	g.Offer(map[kafka.TopicPartition]int64{{Topic: "events", Partition: 0}: 42})
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
 	if err != nil {
@@ -62,7 +63,7 @@ func TestGroupCommitterRetries(t *testing.T) {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	waitFor(t, 20*time.Second, "the group at offset 42", func() bool {
+	kafkatest.WaitFor(t, 20*time.Second, "the group at offset 42", func() bool {
 		offs, err := adm.FetchOffsets(context.Background(), "lag")
 		if err != nil {
 			return false

@@ -1,4 +1,4 @@
-package pipeline
+package deltasink
 
 import (
 	"cmp"
@@ -17,14 +17,14 @@ import (
 // sizeBuckets+1 buckets however often it fetches.
 const sizeBuckets = 30
 
-// recordSizes measures, per partition, the records fetched and their
+// RecordSizes measures, per partition, the records fetched and their
 // bytes (keys, values and headers) over a sliding window of time, whose
 // mean record size turns a lag in records into an estimate in bytes, as
 // Spark's bytesEstimateWindowLength does. The window ends at the
 // partition's latest fetch, so a partition that stops fetching keeps the
 // sizes of its last window rather than forgetting them. Used by one
 // goroutine.
-type recordSizes struct {
+type RecordSizes struct {
 	window time.Duration
 	parts  map[kafka.TopicPartition][]sizeBucket
 }
@@ -36,15 +36,15 @@ type sizeBucket struct {
 	records, bytes int64
 }
 
-// newRecordSizes returns recordSizes that average over window
+// NewRecordSizes returns recordSizes that average over window
 // (kafka_options.bytes_estimate_window_length).
-func newRecordSizes(window time.Duration) recordSizes {
-	return recordSizes{window: window, parts: map[kafka.TopicPartition][]sizeBucket{}}
+func NewRecordSizes(window time.Duration) RecordSizes {
+	return RecordSizes{window: window, parts: map[kafka.TopicPartition][]sizeBucket{}}
 }
 
-// add counts recs, records fetched from tp at now, and forgets the buckets
+// Add counts recs, records fetched from tp at now, and forgets the buckets
 // of tp that started a window or more before now.
-func (rs recordSizes) add(tp kafka.TopicPartition, recs []record.Record, now time.Time) {
+func (rs RecordSizes) Add(tp kafka.TopicPartition, recs []record.Record, now time.Time) {
 	if len(recs) == 0 {
 		return
 	}
@@ -73,7 +73,7 @@ func (rs recordSizes) add(tp kafka.TopicPartition, recs []record.Record, now tim
 
 // lagBytes estimates the bytes of lag records of tp: lag times the mean
 // size of the records fetched from it in the window, 0 before any was.
-func (rs recordSizes) lagBytes(tp kafka.TopicPartition, lag int64) int64 {
+func (rs RecordSizes) lagBytes(tp kafka.TopicPartition, lag int64) int64 {
 	var records, bytes int64
 	for _, b := range rs.parts[tp] {
 		records += b.records
@@ -85,10 +85,10 @@ func (rs recordSizes) lagBytes(tp kafka.TopicPartition, lag int64) int64 {
 	return int64(float64(lag) * float64(bytes) / float64(records))
 }
 
-// partitionStatus returns the status of tp, whose next offset to read is
+// PartitionStatus returns the status of tp, whose next offset to read is
 // next, with the lag behind end (the offset up to which the last fetch
 // could read) in records and bytes.
-func (rs recordSizes) partitionStatus(tp kafka.TopicPartition, next, end int64) spec.PartitionStatus {
+func (rs RecordSizes) PartitionStatus(tp kafka.TopicPartition, next, end int64) spec.PartitionStatus {
 	lag := max(end-next, 0)
 	return spec.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, NextOffset: next, Lag: lag, LagBytes: rs.lagBytes(tp, lag)}
 }
@@ -102,8 +102,8 @@ func lagTotals(ps []spec.PartitionStatus) (lag, lagBytes int64) {
 	return lag, lagBytes
 }
 
-// sortPartitions sorts partition statuses by topic, then partition.
-func sortPartitions(ps []spec.PartitionStatus) {
+// SortPartitions sorts partition statuses by topic, then partition.
+func SortPartitions(ps []spec.PartitionStatus) {
 	slices.SortFunc(ps, func(a, b spec.PartitionStatus) int {
 		return cmp.Or(strings.Compare(a.Topic, b.Topic), a.Partition-b.Partition)
 	})

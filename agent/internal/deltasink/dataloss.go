@@ -1,4 +1,4 @@
-package pipeline
+package deltasink
 
 import (
 	"encoding/json"
@@ -26,9 +26,9 @@ const (
 	// counterDataLoss is the commit counter that sums the offsets skipped,
 	// which the status's DataLossOffsets reads back on restart.
 	counterDataLoss = "numDataLossOffsets"
-	// paramDataLoss is the operation parameter of a commit that lists, as
+	// ParamDataLoss is the operation parameter of a commit that lists, as
 	// a JSON array of [spec.DataLossGap], the gaps it moves past.
-	paramDataLoss = "tributaryDataLoss"
+	ParamDataLoss = "tributaryDataLoss"
 	// maxLossGaps bounds the gaps a status lists: the newest are kept.
 	maxLossGaps = 100
 )
@@ -39,16 +39,16 @@ const (
 	// lossRecreated: the topic was deleted and created again. Records of
 	// the old topic from offset From on, if any, are lost; the new topic is
 	// read from offset To, its earliest.
-	lossRecreated = "topic re-created"
+	LossRecreated = "topic re-created"
 )
 
-// dataLoss keeps the gaps a table loop, or fanout run, skipped and has not
+// DataLoss keeps the gaps a table loop, or fanout run, skipped and has not
 // committed yet, and shows every gap in the status of its tables. It is
 // safe for concurrent use: fetchers report gaps, the loop commits them.
-type dataLoss struct {
+type DataLoss struct {
 	log *slog.Logger
 	// states are the statuses that list the gaps.
-	states func() []*tableState
+	states func() []*TableState
 
 	mu sync.Mutex
 	// pending are the gaps found since the loop started and not
@@ -58,8 +58,8 @@ type dataLoss struct {
 
 // newDataLoss returns the gap keeper of a loop whose tables' statuses
 // states returns.
-func newDataLoss(log *slog.Logger, states func() []*tableState) *dataLoss {
-	return &dataLoss{log: log, states: states}
+func newDataLoss(log *slog.Logger, states func() []*TableState) *DataLoss {
+	return &DataLoss{log: log, states: states}
 }
 
 // skip records gap, which a fetch skipped, unless a pending gap covers it:
@@ -67,31 +67,31 @@ func newDataLoss(log *slog.Logger, states func() []*tableState) *dataLoss {
 // that starts there and finds the rest of it. A gap is listed once in the
 // statuses, also when a loop that restarted before committing past it
 // finds it again.
-func (d *dataLoss) skip(gap spec.DataLossGap) {
+func (d *DataLoss) skip(gap spec.DataLossGap) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if slices.ContainsFunc(d.pending, func(g spec.DataLossGap) bool { return covers(&g, &gap) }) {
 		return
 	}
 	d.log.Warn("data loss: offsets skipped (fail_on_data_loss = false)", "topic", gap.Topic, "partition", gap.Partition,
-		"from", gap.From, "to", gap.To, "lost", lostOffsets(&gap), "reason", gap.Reason)
+		"from", gap.From, "to", gap.To, "lost", LostOffsets(&gap), "reason", gap.Reason)
 	d.pending = append(d.pending, gap)
 	for _, st := range d.states() {
 		st.mu.Lock()
-		st.status.DataLossOffsets += lostOffsets(&gap)
-		if !slices.ContainsFunc(st.status.DataLoss, func(g spec.DataLossGap) bool { return covers(&g, &gap) }) {
-			st.status.DataLoss = append(st.status.DataLoss, gap)
-			if n := len(st.status.DataLoss); n > maxLossGaps {
-				st.status.DataLoss = slices.Delete(st.status.DataLoss, 0, n-maxLossGaps)
+		st.Status.DataLossOffsets += LostOffsets(&gap)
+		if !slices.ContainsFunc(st.Status.DataLoss, func(g spec.DataLossGap) bool { return covers(&g, &gap) }) {
+			st.Status.DataLoss = append(st.Status.DataLoss, gap)
+			if n := len(st.Status.DataLoss); n > maxLossGaps {
+				st.Status.DataLoss = slices.Delete(st.Status.DataLoss, 0, n-maxLossGaps)
 			}
 		}
 		st.mu.Unlock()
 	}
 }
 
-// lostOffsets returns the offsets g skipped: none for a re-created topic,
+// LostOffsets returns the offsets g skipped: none for a re-created topic,
 // whose new offsets may start below the old ones.
-func lostOffsets(g *spec.DataLossGap) int64 {
+func LostOffsets(g *spec.DataLossGap) int64 {
 	return max(g.To-g.From, 0)
 }
 
@@ -101,12 +101,12 @@ func covers(a, b *spec.DataLossGap) bool {
 	return a.Topic == b.Topic && a.Partition == b.Partition && a.From <= b.From && b.To <= a.To
 }
 
-// addTo puts into c the pending gaps it moves past, which next (the
+// AddTo puts into c the pending gaps it moves past, which next (the
 // offsets c records) shows: their list as an operation parameter, and the
 // offsets they skipped as a counter; of a gap c moves into, the part
 // before c's offset. What c records is no longer pending: if the commit
 // fails, the loop starts again from the log and finds it again.
-func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
+func (d *DataLoss) AddTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 	if d == nil {
 		return
 	}
@@ -120,7 +120,7 @@ func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 		switch {
 		case ok && n >= g.To:
 			gaps = append(gaps, g)
-			lost += lostOffsets(&g)
+			lost += LostOffsets(&g)
 		case ok && n > g.From:
 			// c moves into the gap: a micro-batch, or a triggered run,
 			// ends inside it. c records the part it moves past, and the
@@ -129,7 +129,7 @@ func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 			part := g
 			part.To = n
 			gaps = append(gaps, part)
-			lost += lostOffsets(&part)
+			lost += LostOffsets(&part)
 			g.From = n
 			kept = append(kept, g)
 		default:
@@ -145,32 +145,32 @@ func (d *dataLoss) addTo(c *table.Commit, next map[kafka.TopicPartition]int64) {
 	if c.Parameters == nil {
 		c.Parameters = map[string]string{}
 	}
-	c.Parameters[paramDataLoss] = string(text)
+	c.Parameters[ParamDataLoss] = string(text)
 	if c.Counters == nil {
 		c.Counters = map[string]int64{}
 	}
 	c.Counters[counterDataLoss] += lost
 }
 
-// lossOf returns the gap keeper of a loop with options ko whose tables'
+// LossOf returns the gap keeper of a loop with options ko whose tables'
 // statuses states returns; nil when ko fails on data loss.
-func lossOf(ko *spec.KafkaOptions, log *slog.Logger, states func() []*tableState) *dataLoss {
+func LossOf(ko *spec.KafkaOptions, log *slog.Logger, states func() []*TableState) *DataLoss {
 	if ko.FailsOnDataLoss() {
 		return nil
 	}
 	return newDataLoss(log, states)
 }
 
-// onGap returns the OnDataLoss of the subscriptions whose gaps d keeps:
+// OnGap returns the OnDataLoss of the subscriptions whose gaps d keeps:
 // nil, which fails them on data loss, when d is nil.
-func (d *dataLoss) onGap() func(spec.DataLossGap) {
+func (d *DataLoss) OnGap() func(spec.DataLossGap) {
 	if d == nil {
 		return nil
 	}
 	return d.skip
 }
 
-// rewind commits the offsets of to as the next to read of their
+// Rewind commits the offsets of to as the next to read of their
 // partitions, where the offsets may go back (the log's txns of them are
 // rewound), with the configuration conf and the gaps, which it records as
 // skipped (logged, in the statuses, and in the commit; a fanout table has
@@ -178,34 +178,34 @@ func (d *dataLoss) onGap() func(spec.DataLossGap) {
 // table rewinds first, so that the bad records read again are not taken
 // for records written already. The partitions read on from to's offsets,
 // without a leader epoch until they read a record.
-func (s *sink) rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap, conf map[string]string) error {
-	c := rewindCommit(s.tbl.Snapshot().Txns, to, gaps, s.loss)
-	c.Schema, c.Configuration = s.columns, conf
+func (s *Sink) Rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap, conf map[string]string) error {
+	c := RewindCommit(s.Tbl.Snapshot().Txns, to, gaps, s.Loss)
+	c.Schema, c.Configuration = s.Columns, conf
 	if s.errs != nil {
-		if err := s.errs.dirty.rewind(s.errs.dest, to, s.errs.opts); err != nil {
+		if err := s.errs.dirty.Rewind(s.errs.dest, to, s.errs.opts); err != nil {
 			return err
 		}
 	}
-	if err := s.commit(c, 0); err != nil {
+	if err := s.Commit(c, 0); err != nil {
 		return err
 	}
 	for tp, next := range to {
-		if _, ok := s.committed[tp]; ok {
-			s.committed[tp] = next
+		if _, ok := s.Committed[tp]; ok {
+			s.Committed[tp] = next
 		}
-		delete(s.epochs, tp)
+		delete(s.Epochs, tp)
 	}
 	return nil
 }
 
-// rewindCommit returns the commit that moves the offsets of to, from those
+// RewindCommit returns the commit that moves the offsets of to, from those
 // txns holds, where they may go back, recording gaps as skipped by loss.
 // Each gap is recorded whole: the commit moves its partition to where the
 // gap's accounting ends, as far as addTo sees.
-func rewindCommit(txns map[string]int64, to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap, loss *dataLoss) table.Commit {
+func RewindCommit(txns map[string]int64, to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap, loss *DataLoss) table.Commit {
 	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}}
 	for tp, next := range to {
-		id := appID(tp)
+		id := AppID(tp)
 		c.Txns[id] = next
 		if old, ok := txns[id]; ok {
 			c.From[id] = old
@@ -218,6 +218,6 @@ func rewindCommit(txns map[string]int64, to map[kafka.TopicPartition]int64, gaps
 		loss.skip(g)
 		past[kafka.TopicPartition{Topic: g.Topic, Partition: g.Partition}] = g.To
 	}
-	loss.addTo(&c, past)
+	loss.AddTo(&c, past)
 	return c
 }

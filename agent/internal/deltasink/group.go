@@ -1,4 +1,4 @@
-package pipeline
+package deltasink
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 )
 
-// groupCommitter mirrors a table's committed offsets to its Kafka consumer
+// GroupCommitter mirrors a table's committed offsets to its Kafka consumer
 // group, for lag tools, from one goroutine: commits arrive in order, and
 // when Kafka is slower than the table only the newest offsets are sent. The
 // table's log stays the source of truth, so a failed mirror is only logged,
@@ -17,7 +17,7 @@ import (
 // until it succeeds or newer offsets replace it: the table's last commit
 // reaches the group even when the coordinator was not ready for it (a new
 // cluster creates __consumer_offsets on first use).
-type groupCommitter struct {
+type GroupCommitter struct {
 	client *kafka.Client
 	group  string
 	log    *slog.Logger
@@ -32,8 +32,10 @@ const (
 	groupRetryMax   = 30 * time.Second
 )
 
-func newGroupCommitter(client *kafka.Client, group string, log *slog.Logger) *groupCommitter {
-	g := &groupCommitter{client: client, group: group, log: log,
+// NewGroupCommitter returns the committer that mirrors offsets to group,
+// sending them in a goroutine of its own until Close.
+func NewGroupCommitter(client *kafka.Client, group string, log *slog.Logger) *GroupCommitter {
+	g := &GroupCommitter{client: client, group: group, log: log,
 		latest: make(chan map[kafka.TopicPartition]int64, 1), done: make(chan struct{})}
 	go g.run()
 	return g
@@ -41,7 +43,7 @@ func newGroupCommitter(client *kafka.Client, group string, log *slog.Logger) *gr
 
 // run sends the offsets offered until close, each until it is sent or
 // newer ones come.
-func (g *groupCommitter) run() {
+func (g *GroupCommitter) run() {
 	defer close(g.done)
 	var pending map[kafka.TopicPartition]int64 // offered, not yet sent
 	backoff := groupRetryFirst
@@ -66,7 +68,7 @@ func (g *groupCommitter) run() {
 }
 
 // send commits offsets to the group and reports whether it did.
-func (g *groupCommitter) send(offsets map[kafka.TopicPartition]int64) bool {
+func (g *GroupCommitter) send(offsets map[kafka.TopicPartition]int64) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := g.client.CommitGroupOffsets(ctx, g.group, offsets); err != nil {
@@ -76,9 +78,9 @@ func (g *groupCommitter) send(offsets map[kafka.TopicPartition]int64) bool {
 	return true
 }
 
-// offer queues a copy of offsets, replacing any not yet sent. It never
+// Offer queues a copy of offsets, replacing any not yet sent. It never
 // blocks the table loop.
-func (g *groupCommitter) offer(offsets map[kafka.TopicPartition]int64) {
+func (g *GroupCommitter) Offer(offsets map[kafka.TopicPartition]int64) {
 	c := maps.Clone(offsets)
 	for {
 		select {
@@ -93,8 +95,8 @@ func (g *groupCommitter) offer(offsets map[kafka.TopicPartition]int64) {
 	}
 }
 
-// close tries once to send what is queued, and stops.
-func (g *groupCommitter) close() {
+// Close tries once to send what is queued, and stops.
+func (g *GroupCommitter) Close() {
 	close(g.latest)
 	<-g.done
 }

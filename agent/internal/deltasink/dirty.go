@@ -1,4 +1,4 @@
-package pipeline
+package deltasink
 
 import (
 	"bytes"
@@ -19,10 +19,10 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// rawRecordColumns are the first columns of the tables that keep records
+// RawRecordColumns are the first columns of the tables that keep records
 // as they came: their key, their value and the fields of the source
 // metadata column, the timestamp type named tsType.
-func rawRecordColumns(tsType string) []schema.Field {
+func RawRecordColumns(tsType string) []schema.Field {
 	cols := []schema.Field{
 		{Name: "key", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
 		{Name: "value", Type: &schema.Type{Kind: schema.Binary}, Nullable: true},
@@ -36,41 +36,41 @@ func rawRecordColumns(tsType string) []schema.Field {
 	return cols
 }
 
-// rawRecordWidth is the number of [rawRecordColumns]: the columns a
+// RawRecordWidth is the number of [rawRecordColumns]: the columns a
 // letters row has before its own.
-var rawRecordWidth = len(rawRecordColumns(""))
+var RawRecordWidth = len(RawRecordColumns(""))
 
-// dirtyColumns are the columns of [spec.DirtyRecordsTable]: the raw record,
+// DirtyColumns are the columns of [spec.DirtyRecordsTable]: the raw record,
 // the destination table that left it out, why, and when.
-var dirtyColumns = slices.Concat(rawRecordColumns("timestamp_type"), []schema.Field{
+var DirtyColumns = slices.Concat(RawRecordColumns("timestamp_type"), []schema.Field{
 	{Name: "table", Type: &schema.Type{Kind: schema.String}, Nullable: true},
 	{Name: "error", Type: &schema.Type{Kind: schema.String}, Nullable: true},
 	{Name: "error_time", Type: &schema.Type{Kind: schema.Timestamp}, Nullable: true},
 })
 
-// letters builds the rows of a table of raw records: [spec.FanoutErrorsTable]
+// Letters builds the rows of a table of raw records: [spec.FanoutErrorsTable]
 // and [spec.DirtyRecordsTable].
-type letters struct {
+type Letters struct {
 	name string
-	b    *rows.Builder
+	B    *rows.Builder
 }
 
-// newLetters returns the builder of table name, whose columns are cols:
+// NewLetters returns the builder of table name, whose columns are cols:
 // [rawRecordColumns] and then the table's own.
-func newLetters(name string, cols []schema.Field) (*letters, error) {
+func NewLetters(name string, cols []schema.Field) (*Letters, error) {
 	b, err := rows.NewBuilder(cols)
 	if err != nil {
 		return nil, fmt.Errorf("the columns of %s: %w", name, err)
 	}
-	return &letters{name: name, b: b}, nil
+	return &Letters{name: name, B: b}, nil
 }
 
-// batch returns a row per record of recs: the record's raw columns, then
+// Batch returns a row per record of recs: the record's raw columns, then
 // the table's own columns, which more writes for record i, starting at
 // field [rawRecordWidth]. It aliases the builder's buffers and the
 // records' bytes, as [decode.Decoder.Decode]'s batches do.
-func (l *letters) batch(recs []record.Record, more func(b *rows.Builder, i int)) (decode.Batch, error) {
-	b := l.b
+func (l *Letters) Batch(recs []record.Record, more func(b *rows.Builder, i int)) (decode.Batch, error) {
+	b := l.B
 	b.Reset()
 	for i := range recs {
 		r := &recs[i]
@@ -92,26 +92,26 @@ func (l *letters) batch(recs []record.Record, more func(b *rows.Builder, i int))
 	return decode.Batch{Columns: b.Columns(), Rows: b.Rows()}, nil
 }
 
-// dirtyRecord is a record a table left out because it did not decode
+// DirtyRecord is a record a table left out because it did not decode
 // (kafka_options.ignore_errors), copied out of its fetched batch.
-type dirtyRecord struct {
+type DirtyRecord struct {
 	rec record.Record
-	err string
+	Err string
 	at  time.Time
 }
 
-// newDirtyRecord returns the dirtyRecord of r, which failed with err at
+// NewDirtyRecord returns the dirtyRecord of r, which failed with err at
 // time at; it copies r's bytes, which belong to a fetched batch.
-func newDirtyRecord(r *record.Record, err error, at time.Time) dirtyRecord {
-	return dirtyRecord{rec: copyRecord(r), err: err.Error(), at: at}
+func NewDirtyRecord(r *record.Record, err error, at time.Time) DirtyRecord {
+	return DirtyRecord{rec: CopyRecord(r), Err: err.Error(), at: at}
 }
 
-// copyRecord returns a copy of r that shares none of its bytes, which
+// CopyRecord returns a copy of r that shares none of its bytes, which
 // belong to a fetched batch.
-func copyRecord(r *record.Record) record.Record {
+func CopyRecord(r *record.Record) record.Record {
 	c := *r
 	c.Key, c.Value = bytes.Clone(r.Key), bytes.Clone(r.Value) // nil stays nil: a null key or value
-	c.Headers = copyHeaders(r.Headers)
+	c.Headers = CopyHeaders(r.Headers)
 	return c
 }
 
@@ -123,19 +123,19 @@ func dirtyAppID(dest string, tp kafka.TopicPartition) string {
 	return fmt.Sprintf("%s/%s/%d", dest, tp.Topic, tp.Partition)
 }
 
-// dirtyTable writes the [spec.DirtyRecordsTable] of one destination schema,
+// DirtyTable writes the [spec.DirtyRecordsTable] of one destination schema,
 // which every table of the schema, of pipelines and fanout schemas alike,
 // leaves its bad records in. A table locks its folder for one writer (see
 // [table.Open]), so the writers of one process take turns: each commit
 // opens the table, writes and commits, and closes it. Bad records are
 // rare, and a table that is closed between commits holds no lock that
 // would outlive the pipelines using it.
-type dirtyTable struct {
+type DirtyTable struct {
 	dir string
-	// qualified is "<catalog>.<schema>._dirty_records", for messages.
-	qualified string
+	// Qualified is "<catalog>.<schema>._dirty_records", for messages.
+	Qualified string
 	mu        sync.Mutex
-	letters   *letters
+	letters   *Letters
 	// collected says garbage collection ran once: what a crash left.
 	collected bool
 }
@@ -145,58 +145,58 @@ type dirtyTable struct {
 // destination schema, in different managers or not, must take turns.
 var dirtyTables = struct {
 	mu sync.Mutex
-	m  map[string]*dirtyTable
-}{m: map[string]*dirtyTable{}}
+	m  map[string]*DirtyTable
+}{m: map[string]*DirtyTable{}}
 
-// dirtyTableAt returns the dirty records table in folder dir, named
+// DirtyTableAt returns the dirty records table in folder dir, named
 // qualified.
-func dirtyTableAt(dir, qualified string) *dirtyTable {
+func DirtyTableAt(dir, qualified string) *DirtyTable {
 	dirtyTables.mu.Lock()
 	defer dirtyTables.mu.Unlock()
 	d, ok := dirtyTables.m[dir]
 	if !ok {
-		d = &dirtyTable{dir: dir, qualified: qualified}
+		d = &DirtyTable{dir: dir, Qualified: qualified}
 		dirtyTables.m[dir] = d
 	}
 	return d
 }
 
-// commit writes recs, the bad records of destination table dest, and
+// Commit writes recs, the bad records of destination table dest, and
 // records for each partition of next (the offsets the table's own commit
 // will record) that the table's bad records up to there are in. It is
 // called before the table's own commit: after a crash between the two, the
 // table reads the records again and offers them again, and those below the
 // offset recorded here are dropped rather than written twice.
-func (d *dirtyTable) commit(dest string, recs []dirtyRecord, next map[kafka.TopicPartition]int64, opts table.Options) error {
-	return d.commitAs(dest, dest, recs, next, opts)
+func (d *DirtyTable) Commit(dest string, recs []DirtyRecord, next map[kafka.TopicPartition]int64, opts table.Options) error {
+	return d.CommitAs(dest, dest, recs, next, opts)
 }
 
-// commitAs is commit with the offsets recorded under id (see [dirtyAppID])
+// CommitAs is commit with the offsets recorded under id (see [dirtyAppID])
 // and dest, which may differ, as the rows' table column.
-func (d *dirtyTable) commitAs(id, dest string, recs []dirtyRecord, next map[kafka.TopicPartition]int64, opts table.Options) error {
+func (d *DirtyTable) CommitAs(id, dest string, recs []DirtyRecord, next map[kafka.TopicPartition]int64, opts table.Options) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	opts.Owner = "dirty records of " + opts.Owner
 	tbl, err := table.Open(d.dir, opts)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", d.qualified, err)
+		return fmt.Errorf("open %s: %w", d.Qualified, err)
 	}
 	defer tbl.Close()
 	if !d.collected {
 		if _, err := tbl.CollectGarbage(); err != nil {
-			opts.Logger.Warn("garbage collection failed", "table", d.qualified, "err", err)
+			opts.Logger.Warn("garbage collection failed", "table", d.Qualified, "err", err)
 		}
 		d.collected = true
 	}
 	snap := tbl.Snapshot()
 	if snap.Schema != nil {
-		if err := table.CheckSchemaChange(snap.Schema, dirtyColumns); err != nil {
-			return runner.Fatal(fmt.Errorf("%s: %w", d.qualified, err))
+		if err := table.CheckSchemaChange(snap.Schema, DirtyColumns); err != nil {
+			return runner.Fatal(fmt.Errorf("%s: %w", d.Qualified, err))
 		}
 	}
-	c := table.Commit{Schema: dirtyColumns, Txns: map[string]int64{}, From: map[string]int64{}}
+	c := table.Commit{Schema: DirtyColumns, Txns: map[string]int64{}, From: map[string]int64{}}
 	keep := make([]record.Record, 0, len(recs))
-	reasons := make([]dirtyRecord, 0, len(recs))
+	reasons := make([]DirtyRecord, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		tp := kafka.TopicPartition{Topic: r.rec.Topic, Partition: int(r.rec.Partition)}
@@ -217,53 +217,54 @@ func (d *dirtyTable) commitAs(id, dest string, recs []dirtyRecord, next map[kafk
 		return nil
 	}
 	if d.letters == nil {
-		if d.letters, err = newLetters(spec.DirtyRecordsTable, dirtyColumns); err != nil {
+		if d.letters, err = NewLetters(spec.DirtyRecordsTable, DirtyColumns); err != nil {
 			return runner.Fatal(err)
 		}
 	}
 	destBytes := []byte(dest)
-	batch, err := d.letters.batch(keep, func(b *rows.Builder, i int) {
-		b.Field(rawRecordWidth)
+	batch, err := d.letters.Batch(keep, func(b *rows.Builder, i int) {
+		b.Field(RawRecordWidth)
 		b.Bytes(destBytes)
-		b.Field(rawRecordWidth + 1)
-		b.Bytes([]byte(reasons[i].err))
-		b.Field(rawRecordWidth + 2)
+		b.Field(RawRecordWidth + 1)
+		b.Bytes([]byte(reasons[i].Err))
+		b.Field(RawRecordWidth + 2)
 		b.Int64(reasons[i].at.UnixMicro())
 	})
 	if err != nil {
 		return runner.Fatal(err)
 	}
-	f, err := tbl.NewFile(d.letters.b.Schema())
+	f, err := tbl.NewFile(d.letters.B.Schema())
 	if err != nil {
-		return fmt.Errorf("%s: start a data file: %w", d.qualified, err)
+		return fmt.Errorf("%s: start a data file: %w", d.Qualified, err)
 	}
 	if err := f.WriteColumns(batch.Columns, batch.Rows); err != nil {
 		f.Abort()
-		return fmt.Errorf("%s: write rows: %w", d.qualified, err)
+		return fmt.Errorf("%s: write rows: %w", d.Qualified, err)
 	}
 	add, err := f.Close()
 	if err != nil {
-		return fmt.Errorf("%s: finish data file: %w", d.qualified, err)
+		return fmt.Errorf("%s: finish data file: %w", d.Qualified, err)
 	}
 	c.Files = []table.AddFile{add}
 	if _, err := tbl.Commit(c); err != nil {
-		return fmt.Errorf("commit to %s: %w", d.qualified, err)
+		return fmt.Errorf("commit to %s: %w", d.Qualified, err)
 	}
 	return nil
 }
 
-// rewind moves back, to the offsets of to, what the dirty records table
+// Rewind moves back, to the offsets of to, what the dirty records table
 // records of the destination table dest's partitions: those of a topic
 // that was deleted and created again, whose offsets start over (see
-// [loop.goOnRecreated]), so that the new topic's bad records are not taken
+// a table loop's handling of re-created topics in pipeline), so that the new
+// topic's bad records are not taken
 // for records written already. It runs before the table's own commit of
 // the new offsets: a crash in between makes the table rewind again.
-func (d *dirtyTable) rewind(dest string, to map[kafka.TopicPartition]int64, opts table.Options) error {
+func (d *DirtyTable) Rewind(dest string, to map[kafka.TopicPartition]int64, opts table.Options) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	snap, err := table.ReadSnapshot(d.dir)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", d.qualified, err)
+		return fmt.Errorf("read %s: %w", d.Qualified, err)
 	}
 	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}}
 	for tp, next := range to {
@@ -279,45 +280,45 @@ func (d *dirtyTable) rewind(dest string, to map[kafka.TopicPartition]int64, opts
 	opts.Owner = "dirty records of " + opts.Owner
 	tbl, err := table.Open(d.dir, opts)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", d.qualified, err)
+		return fmt.Errorf("open %s: %w", d.Qualified, err)
 	}
 	defer tbl.Close()
 	if _, err := tbl.Commit(c); err != nil {
-		return fmt.Errorf("rewind the offsets of %s in %s: %w", dest, d.qualified, err)
+		return fmt.Errorf("rewind the offsets of %s in %s: %w", dest, d.Qualified, err)
 	}
 	return nil
 }
 
-// errorBudget is what a sink with kafka_options.ignore_errors does with
+// ErrorBudget is what a sink with kafka_options.ignore_errors does with
 // the records it cannot decode: it leaves them out of its table, keeps
 // them in dirty, and fails once more than max of them (-1: no limit) are
 // counted in the table's log.
-type errorBudget struct {
+type ErrorBudget struct {
 	// dest is the destination table's name, the dirty rows' table column.
 	dest  string
 	max   int64
-	dirty *dirtyTable
+	dirty *DirtyTable
 	// opts are the options the dirty table opens with.
 	opts table.Options
 }
 
-// newErrorBudget returns the error budget of ko's table dest, whose bad
+// NewErrorBudget returns the error budget of ko's table dest, whose bad
 // records go to the dirty records table in folder dir named qualified;
 // nil without ignore_errors.
-func newErrorBudget(ko *spec.KafkaOptions, dest, dir, qualified string, opts table.Options) *errorBudget {
+func NewErrorBudget(ko *spec.KafkaOptions, dest, dir, qualified string, opts table.Options) *ErrorBudget {
 	if !ko.IgnoresErrors() {
 		return nil
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &errorBudget{dest: dest, max: ko.MaxErrors(), dirty: dirtyTableAt(dir, qualified), opts: opts}
+	return &ErrorBudget{dest: dest, max: ko.MaxErrors(), dirty: DirtyTableAt(dir, qualified), opts: opts}
 }
 
 // exceeded returns the error of a table that counted prior bad records
 // and has a chunk of recs with more, bad, when they are more than the
 // budget; nil within it.
-func (e *errorBudget) exceeded(prior int64, recs []record.Record, bad []decode.BadRecord) error {
+func (e *ErrorBudget) exceeded(prior int64, recs []record.Record, bad []decode.BadRecord) error {
 	n := prior + int64(len(bad))
 	if e.max < 0 || n <= e.max {
 		return nil
@@ -329,18 +330,18 @@ func (e *errorBudget) exceeded(prior int64, recs []record.Record, bad []decode.B
 		"(%d) allows, the first past it %s[%d]@%d (%v); the table committed the records before that record's chunk, "+
 		"and the bad ones among them are in %s: fix the data or the schema, or raise error_tolerance_max_count (-1 for no limit), "+
 		"and apply again to resume from there",
-		n, e.dest, e.max, past.Topic, past.Partition, past.Offset, first.Err, e.dirty.qualified))
+		n, e.dest, e.max, past.Topic, past.Partition, past.Offset, first.Err, e.dirty.Qualified))
 
 }
 
-// dirtyQualified returns "<catalog>.<schema>._dirty_records".
-func dirtyQualified(catalog, schemaName string) string {
+// DirtyQualified returns "<catalog>.<schema>._dirty_records".
+func DirtyQualified(catalog, schemaName string) string {
 	return strings.Join([]string{catalog, schemaName, spec.DirtyRecordsTable}, ".")
 }
 
-// copyHeaders returns a copy of hs that does not point into the fetched
+// CopyHeaders returns a copy of hs that does not point into the fetched
 // records; a null value stays null and an empty one empty.
-func copyHeaders(hs []record.Header) []record.Header {
+func CopyHeaders(hs []record.Header) []record.Header {
 	if len(hs) == 0 {
 		return nil
 	}
