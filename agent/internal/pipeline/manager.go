@@ -1,8 +1,12 @@
 // Package pipeline runs pipelines: a Manager reconciles the desired pipelines
-// into one running loop per destination table, each of which decodes the
-// records its pipeline's source fetches (each partition once for all the
-// tables that read it), buffers rows, writes Parquet files and commits them
-// with their offsets to the table's log.
+// into runners (one loop per destination table, a fanout runner per fanout
+// schema, a Kafka sink per sink). It sits between the shared source and
+// the writers (Kafka -> ingest/decode -> runners here -> deltasink's table
+// writer, or the Kafka sink): a table loop takes the records its pipeline's
+// source fetches (each partition once for all the tables that read it),
+// decoded by ingest, and hands them to its deltasink writer, which writes
+// Parquet files and commits them with their offsets to the table's log.
+// The runners' supervisor and failure classes are in runner.
 package pipeline
 
 import (
