@@ -149,9 +149,15 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 		if t == nil || err != nil {
 			return err
 		}
-		if was := found[tp]; was == nil || t.End < was.End || (t.End == was.End && t.Offset > was.Offset) {
-			found[tp] = t
+		// Several offsets of a partition may find the truncation: the range
+		// lost runs from the lowest end to the highest offset read.
+		if was := found[tp]; was != nil {
+			if was.End < t.End {
+				t.End, t.Epoch = was.End, was.Epoch
+			}
+			t.Offset = max(t.Offset, was.Offset)
 		}
+		found[tp] = t
 		return nil
 	}
 	progress := run.progress.tbl.Snapshot().Epochs
@@ -178,23 +184,16 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 	if run.progress.loss == nil {
 		return truncationFailure(truncated[0], "fanout schema")
 	}
-	// The tables go back first: a crash before the progress log does finds
-	// the same truncation again.
+	// The tables, whose epochs show the truncation, go back last: a crash
+	// before they do finds it again. The dirty records and the progress log
+	// go back first, the progress log only where it is past the
+	// truncation: a table ahead of it may be what found it.
 	to := map[kafka.TopicPartition]int64{}
+	progressTo := map[kafka.TopicPartition]int64{}
 	for _, t := range truncated {
 		to[t.TP] = t.End
-	}
-	for _, t := range run.order {
-		back := map[kafka.TopicPartition]int64{}
-		for tp, end := range to {
-			if next, ok := t.Committed[tp]; ok && next > end {
-				back[tp] = end
-			}
-		}
-		if len(back) > 0 {
-			if err := t.Rewind(back, nil, nil); err != nil {
-				return fmt.Errorf("table %s: record the offsets of truncated partitions: %w", t.name, err)
-			}
+		if next, ok := run.progress.next[t.TP]; ok && next > t.End {
+			progressTo[t.TP] = t.End
 		}
 	}
 	if err := run.leaveOutRewind(to); err != nil {
@@ -208,8 +207,21 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 		gaps = append(gaps, spec.DataLossGap{Topic: t.TP.Topic, Partition: t.TP.Partition, From: t.End, To: t.Offset,
 			Reason: lossTruncated, DetectedAt: now})
 	}
-	if err := run.progress.rewind(to, gaps); err != nil {
+	if err := run.progress.rewind(progressTo, gaps); err != nil {
 		return fmt.Errorf("record the offsets of truncated partitions: %w", err)
+	}
+	for _, t := range run.order {
+		back := map[kafka.TopicPartition]int64{}
+		for tp, end := range to {
+			if next, ok := t.Committed[tp]; ok && next > end {
+				back[tp] = end
+			}
+		}
+		if len(back) > 0 {
+			if err := t.Rewind(back, nil, nil); err != nil {
+				return fmt.Errorf("table %s: record the offsets of truncated partitions: %w", t.name, err)
+			}
+		}
 	}
 	return nil
 }
