@@ -101,6 +101,27 @@ func (pt *producerTest) read() []string {
 	return got
 }
 
+// tail returns the last three of values, for failure messages: the
+// values of a destination may be large.
+func tail(values []string) []string {
+	return values[max(0, len(values)-3):]
+}
+
+// readWant reads the destination as read does until it holds want, for up
+// to 30 seconds, and returns what it read last. A transaction coordinator
+// writes the markers of a transaction after EndTxn (or the InitProducerId
+// that aborts a fenced one) has answered, so until they are written the
+// last stable offset stays before the transaction and a read_committed
+// consumer stops there.
+func (pt *producerTest) readWant(want []string) []string {
+	pt.t.Helper()
+	got := pt.read()
+	for deadline := time.Now().Add(30 * time.Second); !slices.Equal(got, want) && time.Now().Before(deadline); got = pt.read() {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return got
+}
+
 // run runs the producer's transactions, fencing and at-least-once writes.
 // Kafka fails a produce of a fenced producer with INVALID_PRODUCER_EPOCH
 // (ErrFenced); kfake, when fake, with INVALID_TXN_STATE.
@@ -126,7 +147,7 @@ func (pt *producerTest) run(fake bool) {
 	}
 	pt.txn(p, true, 30, big...)
 	want := append([]string{"a1", "a2"}, big...)
-	if got := pt.read(); !slices.Equal(got, want) {
+	if got := pt.readWant(want); !slices.Equal(got, want) {
 		t.Fatalf("read_committed after commit, abort, commit: %d records %.20q..., want %d", len(got), got, len(want))
 	}
 	if off := pt.groupOffset(); off != 30 {
@@ -157,8 +178,8 @@ func (pt *producerTest) run(fake bool) {
 	}
 	pt.txn(newer, true, 40, "d1")
 	want = append(want, "d1")
-	if got := pt.read(); !slices.Equal(got, want) {
-		t.Fatalf("read_committed after fencing: %v, want %v", got, want)
+	if got := pt.readWant(want); !slices.Equal(got, want) {
+		t.Fatalf("read_committed after fencing: %d values ending %.20q, want %d ending %.20q", len(got), tail(got), len(want), tail(want))
 	}
 	if off := pt.groupOffset(); off != 40 {
 		t.Fatalf("the group's offset is %d, want 40", off)
@@ -196,8 +217,8 @@ func (pt *producerTest) run(fake bool) {
 		}
 		want = append(want, codec)
 	}
-	if got := pt.read(); !slices.Equal(got, want) {
-		t.Fatalf("read_committed after plain writes: %v, want %v", got, want)
+	if got := pt.readWant(want); !slices.Equal(got, want) {
+		t.Fatalf("read_committed after plain writes: %d values ending %.20q, want %d ending %.20q", len(got), tail(got), len(want), tail(want))
 	}
 	if off := pt.groupOffset(); off != 50 {
 		t.Fatalf("the group's offset is %d, want 50", off)
@@ -237,16 +258,10 @@ func (pt *producerTest) timeout(id string, timeout, wait time.Duration) {
 	if err := p.Recover(ctx); err != nil {
 		t.Fatalf("Recover: %v", err)
 	}
-	before := pt.read()
+	want := append(pt.read(), "after")
 	pt.txn(p, true, 1, "after")
-	// The transaction markers are written after EndTxn answers: wait for
-	// them.
-	got := pt.read()
-	for deadline := time.Now().Add(30 * time.Second); len(got) == len(before) && time.Now().Before(deadline); got = pt.read() {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if len(got) != len(before)+1 || got[len(got)-1] != "after" {
-		t.Fatalf("read_committed: %d values ending %.20q, want the %d before and \"after\"", len(got), got[max(0, len(got)-3):], len(before))
+	if got := pt.readWant(want); !slices.Equal(got, want) {
+		t.Fatalf("read_committed: %d values ending %.20q, want %d ending %.20q", len(got), tail(got), len(want), tail(want))
 	}
 }
 
@@ -408,7 +423,7 @@ func TestProducerRetries(t *testing.T) {
 	pt := &producerTest{t: t, cl: plainClient(t, c.ListenAddrs()...), dst: "t", src: "src", group: "g"}
 	p := newProducer(t, pt.cl, kafka.ProducerConfig{TransactionalID: "retries"})
 	pt.txn(p, true, 3, "a", "b")
-	if got := pt.read(); !slices.Equal(got, []string{"a", "b"}) {
+	if got := pt.readWant([]string{"a", "b"}); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("read_committed: %v", got)
 	}
 	if off := pt.groupOffset(); off != 3 {
