@@ -3,9 +3,9 @@ package spec
 import (
 	"errors"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/protoschema"
 )
 
 // avroFields parses the inline or file schema of ao into the part's columns;

@@ -1,6 +1,6 @@
 package spec
 
-import "github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+import "github.com/tributary-io/terraform-provider-tributary/agent/schema"
 
 // Limits on the size of a spec. Validate enforces them, so the provider
 // checks them at plan time where the values are known, and the agent on

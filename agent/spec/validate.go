@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 var (

@@ -7,7 +7,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/avro"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/avroschema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 

@@ -3,7 +3,7 @@ package decode
 import (
 	"strings"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // An inferred part with json_options.flatten_nested_columns has a column

@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"math"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // The conversions of change events' row images: Canal writes every value

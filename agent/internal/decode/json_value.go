@@ -4,8 +4,8 @@ import (
 	"math"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/sparktime"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // JSON value conversion: how the text of a JSON number, string, literal or

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/protoschema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 

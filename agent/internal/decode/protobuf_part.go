@@ -8,7 +8,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/protoschema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )

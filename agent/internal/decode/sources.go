@@ -11,9 +11,9 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/protoschema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // debezium writes Debezium change events:

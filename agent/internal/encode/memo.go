@@ -3,7 +3,7 @@ package encode
 import (
 	"sync/atomic"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // fieldsMemo keeps the last value computed from a row's fields and a key:

@@ -6,7 +6,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // Builder builds a batch of rows of one table schema, column by column. A

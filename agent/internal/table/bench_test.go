@@ -10,8 +10,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // benchRows is the number of rows per WriteColumns call in the benchmarks,

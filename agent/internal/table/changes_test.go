@@ -11,9 +11,9 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // TestChanges reads back, version by version, the rows a writer appended to

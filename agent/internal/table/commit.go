@@ -7,7 +7,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // Commit is what one log entry records.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // CheckSchemaChange reports whether a table with schema prev may take schema

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // supportedFeatures are the table features this package implements, as a

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // A local table's files are created with Options.FileMode, 0640 by default,

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // Snapshot is the table's state at one log version.

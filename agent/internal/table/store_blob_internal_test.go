@@ -14,7 +14,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/objstoretest"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // TestBlobStoreTable runs a table through blobStore on an in-memory bucket

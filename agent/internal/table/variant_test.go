@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // variantFields is a table with VARIANT columns at the top and in a struct.

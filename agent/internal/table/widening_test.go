@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // TestSchemaWidening: the type changes Delta's type widening allows pass

@@ -8,7 +8,7 @@ import (
 	"github.com/hamba/avro/v2"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/avroschema"
 )
 
 // benchSchema is a ~10-field record: strings, longs, a double, a nullable

@@ -7,8 +7,8 @@ import (
 
 	"github.com/hamba/avro/v2"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/avroschema"
 )
 
 // NewDecoder compiles the decoding of data written with writer into cols,

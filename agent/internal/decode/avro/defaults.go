@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/hamba/avro/v2"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/avroschema"
 )
 
 // encodeDefault returns the Avro binary encoding of reader field f's

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/avroschema"
 )
 
 // fuzzSchema nests records, arrays, maps, unions and decimals, and has a

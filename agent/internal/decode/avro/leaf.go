@@ -7,8 +7,8 @@ import (
 	"github.com/hamba/avro/v2"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/avroschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/avroschema"
 )
 
 // leaf compiles a primitive, enum or fixed writer schema w read as reader

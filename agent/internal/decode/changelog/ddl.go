@@ -3,7 +3,7 @@ package changelog
 import (
 	"strings"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // A small reader of the MySQL DDL in Canal's DDL events (isDdl). It reads

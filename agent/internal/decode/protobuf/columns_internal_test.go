@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/protoschema"
 )
 
 // ddl formats columns as DDL, checking they are all nullable.

@@ -7,8 +7,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/protoschema"
 )
 
 // Decoder decodes Protobuf messages of one type into columns of a row,

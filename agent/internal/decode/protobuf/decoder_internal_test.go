@@ -12,8 +12,8 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/protobuf/protobuftest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema/protoschema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema/protoschema"
 )
 
 // eventFull sets every field of Event.

@@ -7,7 +7,7 @@ import (
 	"github.com/hamba/avro/v2"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // Columns maps s to table columns as spark-avro's SchemaConverters does:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // everyType declares a column of every type and alias family, with every

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // typeOf parses one DDL type ("BIGINT", "STRUCT<a: INT>"); "" is nil.

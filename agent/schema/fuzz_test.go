@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // FuzzParseDDL checks that ParseDDL never panics, that its errors are

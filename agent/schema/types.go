@@ -3,6 +3,12 @@
 // `json_options.schema`, and their Spark JSON form stored in the table's
 // Delta log. A table's schema is data, not Go structs: decoders are handed a
 // [Struct] and produce rows for it.
+//
+// It sits beside package spec, outside internal/, because spec's API
+// carries it: the columns a table's layout gives ([spec.Layout.Columns])
+// are part of the contract the provider and the agent share. The agent's
+// decoders build rows for these columns and its table writer stores them in
+// the Delta log.
 package schema
 
 // Kind names a Spark SQL data type.

@@ -3,7 +3,7 @@ package schema_test
 import (
 	"fmt"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // The first schema of a table: records inferred, then the hints applied.

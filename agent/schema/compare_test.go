@@ -3,7 +3,7 @@ package schema_test
 import (
 	"testing"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 func TestEqual(t *testing.T) {
