@@ -10,6 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -351,7 +352,7 @@ func (s *Sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 		return false, nil
 	}
 	side.Fields = next // of the copy: s.layout changes below
-	if fail := TooWide(&layout); nc.Fail || fail != nil {
+	if fail := columns.TooWide(&layout); nc.Fail || fail != nil {
 		if err := FinalFlush(s.Flush); err != nil {
 			return false, err
 		}
@@ -575,19 +576,6 @@ func (s *Sink) decodeFailed(err error) error {
 		return err
 	}
 	return runner.Fatal(err)
-}
-
-// TooWide returns a fatal error when layout, whose inferred part has new
-// columns, has more leaf columns than a Parquet file can hold: plan time
-// cannot count the columns records bring.
-func TooWide(layout *spec.Layout) error {
-	if n := schema.LeafColumns(layout.Columns()); n > spec.MaxLeafColumns {
-		return runner.Fatal(fmt.Errorf("the records' fields would give the table %d leaf columns (nested fields count one each), "+
-			"more than Parquet's maximum of %d: give json_options a schema of the fields to keep, or use a VARIANT column (JSON without json_options)",
-			n, spec.MaxLeafColumns))
-
-	}
-	return nil
 }
 
 // columnStatus returns the status form of a table's columns.

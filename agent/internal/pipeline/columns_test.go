@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -129,7 +130,7 @@ func TestStartColumns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.jo.SchemaEvolutionMode = spec.SchemaEvolutionAddNewColumns
 			p := &spec.Part{Format: spec.FormatJSON, Transformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &tc.jo}}
-			got, err := startColumns(p, tc.table, inferred)
+			got, err := columns.Start(p, tc.table, inferred)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,16 +11,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/position"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
-	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -48,7 +49,7 @@ type fanoutRunner struct {
 	route  routeFunc
 	// registries makes the clients of the schema registries the routed
 	// tables' transformers use.
-	registries *registries
+	registries *ingest.Registries
 	budget     *memory.Budget
 	log        *slog.Logger
 	// sup runs the runner and holds its state and last error.
@@ -67,7 +68,7 @@ type fanoutRunner struct {
 	partitions []spec.PartitionStatus
 }
 
-func startFanout(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *registries, budget *memory.Budget,
+func startFanout(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *ingest.Registries, budget *memory.Budget,
 	log *slog.Logger) *fanoutRunner {
 	r := newFanoutRunner(cfg, client, src, route, regs, budget, log)
 	r.start()
@@ -75,7 +76,7 @@ func startFanout(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, rou
 }
 
 // newFanoutRunner returns the runner of cfg, not started.
-func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *registries,
+func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *ingest.Registries,
 	budget *memory.Budget, log *slog.Logger) *fanoutRunner {
 	r := &fanoutRunner{
 		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget,
@@ -321,27 +322,27 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	o.Errs = deltasink.NewErrorBudget(&t.ConnectorOptions.KafkaOptions, name, spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
 		strings.ToLower(deltasink.DirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)),
 		cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name), o.Log))
-	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.clientsOf(tableRegistries(&t, &cfg.Conn, nil)))
+	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.ClientsOf(ingest.TableRegistries(&t, &cfg.Conn, nil)))
 	if err != nil {
 		return nil, fmt.Errorf("resolve the table's schema: %w", err)
 	}
-	keepColumns(layout, snap.Schema)
-	p, err := inferredPart(layout)
+	columns.Keep(layout, snap.Schema)
+	p, err := columns.InferredPart(layout)
 	if err != nil {
 		return nil, err
 	}
 	if p != nil {
-		base := ownColumns(layout, snap.Schema)
+		base := columns.Own(layout, snap.Schema)
 		if snap.Schema == nil {
-			inferred, err := inferFrom(ctx, p, first)
+			inferred, err := columns.InferFrom(ctx, p, first)
 			if err != nil {
 				return nil, err
 			}
-			if base, err = startColumns(p, name, inferred); err != nil {
+			if base, err = columns.Start(p, name, inferred); err != nil {
 				return nil, err
 			}
 		}
-		if err := withHints(layout, p, base); err != nil {
+		if err := columns.WithHints(layout, p, base); err != nil {
 			return nil, err
 		}
 	}
@@ -353,25 +354,6 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	return deltasink.NewSink(tbl, layout, sources, o)
 }
 
-// inferFrom infers the columns of inferred part p from recs: those of
-// their row images for a changelog part (see imageColumns).
-func inferFrom(ctx context.Context, p *spec.Part, recs []record.Record) ([]schema.Field, error) {
-	if p.Transformer.Changelog() {
-		return imageColumns(ctx, p, recs)
-	}
-	in := schema.NewInferrer(decode.InferOptions(p.Transformer.JSONOptions))
-	for i := range recs {
-		data := recs[i].Value
-		if p.Column == spec.KeyColumn {
-			data = recs[i].Key
-		}
-		if data != nil {
-			_ = in.Add(data) // a record that is not a JSON object says nothing of the columns
-		}
-	}
-	return in.Fields(), nil
-}
-
 // loop starts the partitions and routes what they fetch until the end.
 func (run *fanoutRun) loop(ctx context.Context) error {
 	r := run.r
@@ -379,10 +361,10 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	rd := &fanReading{in: make(chan fanIn), errs: make(chan error, 1), started: map[kafka.TopicPartition]bool{}}
 	start := func(tps []kafka.TopicPartition, starting string) error { return run.start(ctx, rd, tps, starting) }
 	pos := r.positions()
-	if err := pos.checkGroupMembers(ctx); err != nil {
+	if err := pos.CheckGroupMembers(ctx); err != nil {
 		return err
 	}
-	run.group = deltasink.NewGroupCommitter(r.client, pos.group, r.log)
+	run.group = deltasink.NewGroupCommitter(r.client, pos.Group, r.log)
 	defer run.group.Close()
 	tps, err := r.client.Partitions(ctx, ko)
 	if err != nil {
@@ -394,8 +376,8 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	r.sup.SetRunning()
 	r.log.Info("fanout running", "partitions", len(rd.started), "tables", len(run.tables))
 
-	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
-	defer clk.stop()
+	clk := runner.NewClock(runner.DiscoveryInterval(ko), r.cfg.GCGrace)
+	defer clk.Stop()
 	// Writing and flushing go on when the runner is stopped (wctx is not
 	// cancelled with ctx): a batch half written when stop comes is finished,
 	// and the final flush commits it, rather than the stop turning into a
@@ -426,10 +408,10 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			// position that moved with nothing buffered (records no table
 			// takes, a gap skipped) is recorded at the next flush too.
 			if (wasEmpty && !run.empty()) || (!armed && run.pos[f.tp] > run.progress.next[f.tp]) {
-				clk.flush.Reset(r.cfg.FlushEvery)
+				clk.Flush.Reset(r.cfg.FlushEvery)
 				armed = true
 			}
-		case <-clk.flush.C:
+		case <-clk.Flush.C:
 			armed = false
 			if err := run.flushAll(wctx); err != nil {
 				return err
@@ -439,13 +421,13 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			if err := run.flush(wctx, t); err != nil {
 				return err
 			}
-		case <-clk.gc.C:
+		case <-clk.GC.C:
 			for _, t := range run.order {
 				if _, err := t.Tbl.CollectGarbage(); err != nil {
 					r.log.Warn("garbage collection failed", "table", t.name, "err", err)
 				}
 			}
-		case <-clk.discover:
+		case <-clk.Discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
@@ -536,7 +518,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	if err != nil {
 		return nil, err
 	}
-	defaults, ends, err := r.positions().offsets(ctx, tps, starting, len(run.progress.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && run.end == nil)
+	defaults, ends, err := r.positions().Offsets(ctx, tps, starting, len(run.progress.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && run.end == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -974,4 +956,12 @@ func (run *fanoutRun) publish() {
 	run.r.mu.Lock()
 	run.r.partitions = ps
 	run.r.mu.Unlock()
+}
+
+// positions returns the position look-ups of the fanout schema.
+func (r *fanoutRunner) positions() *position.Finder {
+	f := &r.cfg.Fanout
+	ko := &f.ConnectorOptions.KafkaOptions
+	qualified := f.DestinationCatalog + "." + f.DestinationSchema + "." + f.Name
+	return &position.Finder{Client: r.client, Options: ko, Group: position.GroupID(ko, r.cfg.Pipeline, qualified), Owner: "the fanout schema"}
 }

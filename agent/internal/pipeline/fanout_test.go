@@ -99,7 +99,7 @@ func (fx *fanoutFixture) run(t *testing.T, cfg fanoutConfig, route routeFunc, bu
 	}
 	src := ingest.NewSource(fx.client, budget, slog.Default())
 	t.Cleanup(src.Close)
-	r := newFanoutRunner(cfg, fx.client, src, route, &registries{}, budget, slog.Default())
+	r := newFanoutRunner(cfg, fx.client, src, route, &ingest.Registries{}, budget, slog.Default())
 	r.crash = crash
 	r.start()
 	t.Cleanup(r.stop)

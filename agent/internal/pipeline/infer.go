@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -21,129 +19,24 @@ import (
 // starts from the part's columns there; a new one from its
 // json_options.initial_schemas entry, if any, with the columns inferred
 // from the latest infer_records_per_partition records of each partition it
-// will read after them (see startColumns). The schema hints apply over
-// either (see withHints).
+// will read after them (see columns.Start). The schema hints apply over
+// either (see columns.WithHints).
 func (r *tableRunner) inferColumns(ctx context.Context, layout *spec.Layout, prev []schema.Field) error {
-	p, err := inferredPart(layout)
+	p, err := columns.InferredPart(layout)
 	if p == nil || err != nil {
 		return err
 	}
-	base := ownColumns(layout, prev)
+	base := columns.Own(layout, prev)
 	if prev == nil {
 		sampled, err := r.sample(ctx, p)
 		if err != nil {
 			return err
 		}
-		if base, err = startColumns(p, r.cfg.Table.DestinationTable, sampled); err != nil {
+		if base, err = columns.Start(p, r.cfg.Table.DestinationTable, sampled); err != nil {
 			return err
 		}
 	}
-	return withHints(layout, p, base)
-}
-
-// startColumns returns the columns a new table's inferred part p starts
-// with: those json_options.initial_schemas gives table (its key names the
-// table, ignoring case as spec does when no key spells it exactly), in
-// their order and with their types (STRUCT columns flattened with
-// flatten_nested_columns), then the inferred fields they lack (names
-// compare ignoring case). Without an entry for table, inferred.
-func startColumns(p *spec.Part, table string, inferred []schema.Field) ([]schema.Field, error) {
-	jo := p.Transformer.RowOptions()
-	ddl, ok := jo.InitialSchemas[table]
-	for name, d := range jo.InitialSchemas {
-		if !ok && strings.EqualFold(name, table) {
-			ddl, ok = d, true
-		}
-	}
-	if !ok {
-		return inferred, nil
-	}
-	initial, err := schema.ParseDDL(ddl)
-	if err != nil {
-		return nil, runner.Fatal(fmt.Errorf("json_options.initial_schemas[%q]: %w", table, err))
-	}
-	if decode.InferOptions(jo).FlattenNested {
-		initial = schema.Flatten(initial)
-	}
-	cols := make([]schema.Field, 0, len(initial)+len(inferred))
-	for _, f := range initial {
-		cols = append(cols, schema.Nullable(f))
-	}
-	for _, f := range inferred {
-		if !slices.ContainsFunc(initial, func(i schema.Field) bool { return strings.EqualFold(i.Name, f.Name) }) {
-			cols = append(cols, f)
-		}
-	}
-	return cols, nil
-}
-
-// inferredPart returns the part of layout whose columns are inferred, nil
-// for none.
-func inferredPart(layout *spec.Layout) (*spec.Part, error) {
-	switch k, v := layout.Key.Inferred(), layout.Value.Inferred(); {
-	case k && v:
-		return nil, runner.Fatal(errors.New("schema_evolution_mode on both the key and the value transformer is not supported: " +
-			"infer the schema of one of them only"))
-
-	case k:
-		return &layout.Key, nil
-	case v:
-		return &layout.Value, nil
-	}
-	return nil, nil
-}
-
-// ownColumns returns the fields of the inferred part of layout, whose
-// Fields are unset, that table columns prev hold: the columns of prev that
-// none of layout's columns claims and that start with the part's prefix
-// (key_fields_prefix or value_fields_prefix), named without it.
-func ownColumns(layout *spec.Layout, prev []schema.Field) []schema.Field {
-	prefix := layout.Value.Prefix
-	if layout.Key.Inferred() {
-		prefix = layout.Key.Prefix
-	}
-	taken := map[string]bool{}
-	for _, f := range layout.Columns() {
-		taken[strings.ToLower(f.Name)] = true
-	}
-	var own []schema.Field
-	for _, f := range prev {
-		name, ok := strings.CutPrefix(f.Name, prefix)
-		if ok && name != "" && !taken[strings.ToLower(f.Name)] {
-			f.Name = name
-			own = append(own, f)
-		}
-	}
-	return own
-}
-
-// withHints sets the Fields of inferred part p of layout: base with the
-// schema hints applied, which may declare columns no record had yet. A
-// field whose column name (the part's prefix, then the field's name) is
-// one of the table's other columns (ignoring case, as Delta does) or an
-// earlier field's is left out: its values are rescued.
-func withHints(layout *spec.Layout, p *spec.Part, base []schema.Field) error {
-	hints, err := schema.ParseHints(p.Transformer.RowOptions().SchemaHints)
-	if err != nil {
-		return runner.Fatal(fmt.Errorf("json_options.schema_hints: %w", err))
-	}
-	taken := map[string]bool{}
-	for _, f := range layout.Columns() {
-		taken[strings.ToLower(f.Name)] = true
-	}
-	hinted, err := schema.ApplyHints(base, hints)
-	if err != nil {
-		return runner.Fatal(fmt.Errorf("json_options.schema_hints: %w", err))
-	}
-	fields := []schema.Field{}
-	for _, f := range hinted {
-		if k := strings.ToLower(p.Prefix + f.Name); !taken[k] {
-			taken[k] = true
-			fields = append(fields, schema.Nullable(f))
-		}
-	}
-	p.Fields = fields
-	return deltasink.TooWide(layout)
+	return columns.WithHints(layout, p, base)
 }
 
 // sample infers the columns of part p from the latest records of each
@@ -181,7 +74,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 	in := schema.NewInferrer(decode.InferOptions(jo))
 	records := 0
 	// A changelog part's columns are those of its row images, which
-	// decoding the change events gives (see imageColumns).
+	// decoding the change events gives (see columns.Images).
 	changelog := p.Transformer.Changelog()
 	var events []record.Record
 	for _, tp := range tps {
@@ -209,7 +102,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 	}
 	if changelog {
 		r.log.Info("schema inferred from the row images", "records", len(events), "partitions", len(tps))
-		return imageColumns(ctx, p, events)
+		return columns.Images(ctx, p, events)
 	}
 	r.log.Info("schema inferred", "records", records, "partitions", len(tps))
 	return in.Fields(), nil

@@ -11,11 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/position"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -89,7 +92,7 @@ func (m *Manager) CheckSink(k *spec.KafkaSink, _ *spec.Connection, _ map[string]
 	if len(errs) > 0 {
 		return errs
 	}
-	if _, err := inferredPart(layout); err != nil {
+	if _, err := columns.InferredPart(layout); err != nil {
 		return spec.Errors{{Path: "source", Detail: err.Error()}}
 	}
 	return nil
@@ -306,7 +309,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	fetch(tps)
 	tick := time.NewTicker(r.spec.FlushEvery())
 	defer tick.Stop()
-	discover, stopDiscover := discoverTicks(discoveryInterval(r.spec.Source))
+	discover, stopDiscover := runner.DiscoverTicks(runner.DiscoveryInterval(r.spec.Source))
 	defer stopDiscover()
 	for {
 		select {
@@ -435,8 +438,8 @@ func (r *sinkRunner) starts(ctx context.Context, tps []kafka.TopicPartition, sta
 		}
 	}
 	if len(fresh) > 0 {
-		pos := &positions{client: r.client, ko: r.spec.Source, group: group, owner: "the kafka sink"}
-		starts, err := pos.starts(ctx, fresh, starting)
+		pos := &position.Finder{Client: r.client, Options: r.spec.Source, Group: group, Owner: "the kafka sink"}
+		starts, err := pos.Starts(ctx, fresh, starting)
 		if err != nil {
 			return nil, err
 		}
@@ -453,7 +456,7 @@ func (s *sinkSession) prepare(ctx context.Context) error {
 	if len(errs) > 0 {
 		return runner.Fatal(fmt.Errorf("source: %w", errs))
 	}
-	sources, err := decode.Resolve(ctx, layout, nil, r.m.registries.clientsOf(tableRegistries(&t, &r.conn, r.regs)))
+	sources, err := decode.Resolve(ctx, layout, nil, r.m.registries.ClientsOf(ingest.TableRegistries(&t, &r.conn, r.regs)))
 	if err != nil {
 		return fmt.Errorf("resolve the source's schemas: %w", err)
 	}
@@ -656,18 +659,18 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 // again from the records at every session.
 func (s *sinkSession) decode(ctx context.Context, recs []record.Record) (decode.Batch, error) {
 	if s.dec == nil {
-		p, err := inferredPart(s.layout)
+		p, err := columns.InferredPart(s.layout)
 		if err != nil {
 			return decode.Batch{}, err
 		}
 		if p != nil && p.Fields == nil {
 			// A change event's columns are those of its row images, not
-			// of the event (see inferFrom).
-			base, err := inferFrom(ctx, p, recs)
+			// of the event (see columns.InferFrom).
+			base, err := columns.InferFrom(ctx, p, recs)
 			if err != nil {
 				return decode.Batch{}, err
 			}
-			if err := withHints(s.layout, p, base); err != nil {
+			if err := columns.WithHints(s.layout, p, base); err != nil {
 				return decode.Batch{}, err
 			}
 		}

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -74,7 +75,7 @@ type Manager struct {
 	// fanouts holds the running fanout schemas by name.
 	fanouts map[string]*fanoutRunner
 	// registries holds the schema registry clients, shared by all tables.
-	registries registries
+	registries ingest.Registries
 	// sinks holds the running Kafka sinks by name (see kafka_sink.go).
 	sinks map[string]*sinkRunner
 }
@@ -203,7 +204,7 @@ func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, regs map[strin
 	var refused spec.Errors
 	for i := range p.Tables {
 		cfgs[i] = m.tableConfig(root, p, &p.Tables[i], conn)
-		cfgs[i].Registries = tableRegistries(&p.Tables[i], conn, regs)
+		cfgs[i].Registries = ingest.TableRegistries(&p.Tables[i], conn, regs)
 		if old != nil {
 			for _, o := range old.tables {
 				if reflect.DeepEqual(o.cfg, cfgs[i]) {
@@ -254,13 +255,13 @@ func checkSchema(cfg *tableConfig, elsewhere string) error {
 		}
 	}
 	if prev := snap.Schema; prev != nil {
-		keepColumns(layout, prev)
-		p, err := inferredPart(layout)
+		columns.Keep(layout, prev)
+		p, err := columns.InferredPart(layout)
 		if err != nil {
 			return err
 		}
 		if p != nil {
-			if err := withHints(layout, p, ownColumns(layout, prev)); err != nil {
+			if err := columns.WithHints(layout, p, columns.Own(layout, prev)); err != nil {
 				return err
 			}
 		}

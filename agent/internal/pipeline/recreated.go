@@ -45,7 +45,7 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 	if l.end != nil {
 		// A triggered run that started before: the ends it fixed are the
 		// old topic's, and the new one may end before them.
-		ends, err := l.pos.ends(ctx, again)
+		ends, err := l.pos.Ends(ctx, again)
 		if err != nil {
 			return err
 		}

@@ -11,14 +11,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/position"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
-	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -75,7 +76,7 @@ type tableRunner struct {
 	// readers of its pipeline.
 	source *ingest.Source
 	// registries makes the clients of the table's schema registries.
-	registries *registries
+	registries *ingest.Registries
 	// budget is the agent's memory budget, which the table's fetches and
 	// open file draw from.
 	budget *memory.Budget
@@ -91,7 +92,7 @@ type tableRunner struct {
 	runEnd map[kafka.TopicPartition]int64
 }
 
-func startTable(cfg tableConfig, client *kafka.Client, src *ingest.Source, regs *registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
+func startTable(cfg tableConfig, client *kafka.Client, src *ingest.Source, regs *ingest.Registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
 	r := &tableRunner{
 		cfg: cfg, client: client, source: src, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
@@ -140,7 +141,7 @@ type loop struct {
 	r   *tableRunner
 	end map[kafka.TopicPartition]int64 // triggered runs only
 	// pos looks up the table's start, end and latest offsets.
-	pos *positions
+	pos *position.Finder
 	// topicIDs holds the id of every topic the loop reads, as first seen:
 	// a fetcher that finds another id stops the table.
 	topicIDs map[string]string
@@ -179,11 +180,11 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	snap := tbl.Snapshot()
 	// A registry subject's latest version sets the columns of its part,
 	// merged into those the table has.
-	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.clientsOf(cfg.Registries))
+	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.ClientsOf(cfg.Registries))
 	if err != nil {
 		return fmt.Errorf("resolve the table's schema: %w", err)
 	}
-	keepColumns(layout, snap.Schema)
+	columns.Keep(layout, snap.Schema)
 	if err := r.inferColumns(ctx, layout, snap.Schema); err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	budget := deltasink.NewErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
 		cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
 	pos := r.positions()
-	group := deltasink.NewGroupCommitter(r.client, pos.group, r.log)
+	group := deltasink.NewGroupCommitter(r.client, pos.Group, r.log)
 	defer group.Close()
 	s, err := deltasink.NewSink(tbl, layout, sources, deltasink.SinkOptions{AppID: deltasink.AppID, LegacyAppID: r.legacyAppID, MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes,
 		Budget: r.budget, State: &r.TableState, Log: r.log, Loss: loss, Errs: budget, Group: group,
@@ -262,7 +263,7 @@ func (l *loop) run(ctx context.Context) error {
 	rd := &reading{pr: pr, sub: sub, trig: trig, fetching: fetching}
 	start := func(tps []kafka.TopicPartition, starting string) error { return l.start(ctx, rd, tps, starting) }
 
-	if err := pos.checkGroupMembers(ctx); err != nil {
+	if err := pos.CheckGroupMembers(ctx); err != nil {
 		return err
 	}
 	tps, err := r.client.Partitions(ctx, ko)
@@ -276,8 +277,8 @@ func (l *loop) run(ctx context.Context) error {
 	r.sup.SetRunning()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.Tbl.Snapshot().Version)
 
-	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
-	defer clk.stop()
+	clk := runner.NewClock(runner.DiscoveryInterval(ko), r.cfg.GCGrace)
+	defer clk.Stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
 			if err := l.Flush(ctx); err != nil {
@@ -297,20 +298,20 @@ func (l *loop) run(ctx context.Context) error {
 			}
 		case <-trig.C():
 			l.fire(ctx, trig, func(from, until map[kafka.TopicPartition]int64) { l.read(pr, sub, from, until, until) })
-		case <-clk.flush.C:
+		case <-clk.Flush.C:
 			if err := l.Flush(ctx); err != nil {
 				return err
 			}
 		case <-l.Mem.Flush():
 			// The memory budget is full and this file is the biggest.
 			r.log.Debug("flush asked by the memory budget", "bytes", l.Buffered())
-			clk.flush.Stop()
+			clk.Flush.Stop()
 			if err := l.Flush(ctx); err != nil {
 				return err
 			}
-		case <-clk.gc.C:
+		case <-clk.GC.C:
 			r.collectGarbage(l.Tbl)
-		case <-clk.discover:
+		case <-clk.Discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
@@ -349,7 +350,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	if err != nil {
 		return err
 	}
-	defaults, ends, err := l.pos.offsets(ctx, fresh, starting, len(l.Tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
+	defaults, ends, err := l.pos.Offsets(ctx, fresh, starting, len(l.Tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
 	if err != nil {
 		return err
 	}
@@ -407,7 +408,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 // write writes chunk d, under wctx, and flushes, under ctx, when the open
 // file is full; the flush interval of clk counts from the first buffered
 // record.
-func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *loopClock, trig *trigger) error {
+func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *runner.Clock, trig *trigger) error {
 	wasEmpty := l.Empty()
 	err := l.Add(wctx, d)
 	if d.Last && err == nil {
@@ -421,68 +422,16 @@ func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *loopClock
 		return err
 	}
 	if l.Full() {
-		clk.flush.Stop()
+		clk.Flush.Stop()
 		if err := l.Flush(ctx); err != nil {
 			return err
 		}
 	} else if wasEmpty && !l.Empty() {
 		// The interval counts from the first buffered record, and
 		// the flush fires even if no record follows it.
-		clk.flush.Reset(l.r.cfg.FlushEvery)
+		clk.Flush.Reset(l.r.cfg.FlushEvery)
 	}
 	return l.endBatch(ctx, trig)
-}
-
-// loopClock holds the timers of a table loop or fanout run.
-type loopClock struct {
-	// flush fires a flush interval after the first buffered record; it
-	// is stopped until then.
-	flush *time.Timer
-	// discover ticks at each partition discovery; nil without discovery,
-	// and stopDiscover stops it.
-	discover     <-chan time.Time
-	stopDiscover func()
-	// gc ticks at each garbage collection: files a crash left behind
-	// become collectable only after the grace period, so collection also
-	// runs while the loop does.
-	gc *time.Ticker
-}
-
-// newLoopClock returns the timers of a loop that discovers partitions
-// every discoverEvery (never when 0) and whose tables' grace period is
-// gcGrace.
-func newLoopClock(discoverEvery, gcGrace time.Duration) *loopClock {
-	c := &loopClock{flush: time.NewTimer(time.Hour), gc: time.NewTicker(gcGrace / 4)}
-	c.discover, c.stopDiscover = discoverTicks(discoverEvery)
-	c.flush.Stop()
-	return c
-}
-
-// stop stops the timers.
-func (c *loopClock) stop() {
-	c.flush.Stop()
-	c.stopDiscover()
-	c.gc.Stop()
-}
-
-// keepColumns makes layout keep the _corrupt_record column of a table
-// whose columns were prev: a transformer that switched to FAILFAST stops
-// filling it, but a column is never dropped. So does the default rescue
-// column of an inferred part whose mode (NONE) no longer asks for one,
-// which goes on rescuing values that do not fit.
-func keepColumns(layout *spec.Layout, prev []schema.Field) {
-	for _, f := range prev {
-		switch f.Name {
-		case spec.CorruptRecordColumn:
-			layout.CorruptRecord = true
-		case spec.RescuedDataColumn:
-			for _, p := range []*spec.Part{&layout.Key, &layout.Value} {
-				if p.Inferred() && p.Rescue == "" {
-					p.Rescue = f.Name
-				}
-			}
-		}
-	}
 }
 
 // learnTopicIDs looks up the ids of the topics of tps the loop does not
@@ -614,4 +563,10 @@ func (l *loop) backlogEnds(ctx context.Context, tps []kafka.TopicPartition, read
 func (l *loop) read(pr *ingest.PartitionReader, sub ingest.Subscription, from, until, ends map[kafka.TopicPartition]int64) {
 	maxRecords, minPartitions := l.splitOptions()
 	pr.ReadAll(sub, from, until, ends, maxRecords, minPartitions, l.topicIDs, l.r.sup.FetchFailing)
+}
+
+// positions returns the position look-ups of the table.
+func (r *tableRunner) positions() *position.Finder {
+	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
+	return &position.Finder{Client: r.client, Options: ko, Group: position.GroupID(ko, r.cfg.Pipeline, r.cfg.Qualified), Owner: "the table"}
 }

@@ -206,7 +206,7 @@ func (l *loop) fire(ctx context.Context, t *trigger, read func(from, until map[k
 	available := l.end // a triggered run reads up to its ends
 	if l.r.cfg.Continuous {
 		var err error
-		if available, err = l.pos.lookup(ctx, slices.Collect(maps.Keys(next)), l.pos.latest()); err != nil {
+		if available, err = l.pos.Lookup(ctx, slices.Collect(maps.Keys(next)), l.pos.Latest()); err != nil {
 			l.r.log.Warn("looking up the offsets to read failed; the trigger looks again", "err", err, "in", t.poll)
 			t.timer.Reset(t.poll)
 			return

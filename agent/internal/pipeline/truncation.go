@@ -11,7 +11,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/position"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -35,12 +35,6 @@ import (
 // its progress log and of its tables' logs with the epoch recorded beside
 // it: its tables may have committed records past its progress.
 
-// lossTruncated is the reason of a [spec.DataLossGap] of offsets [From,
-// To) that a partition's log lost after the table read them: the table
-// holds rows of records Kafka no longer has, and reads the records now at
-// those offsets from From on.
-const lossTruncated = "log truncated (unclean leader election)"
-
 // checkTruncation validates the offsets of tps the loop starts from (its
 // committed offsets) with the leader epochs the log records with them. A
 // truncation below an offset stops the table with a data-loss
@@ -51,7 +45,7 @@ const lossTruncated = "log truncated (unclean leader election)"
 // last commit read no record) is not validated.
 func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) error {
 	snap := l.Tbl.Snapshot()
-	ends := &epochEnds{client: l.r.client, known: map[epochOf]int64{}}
+	ends := position.NewEpochEnds(l.r.client)
 	to := map[kafka.TopicPartition]int64{}
 	var gaps []spec.DataLossGap
 	for _, tp := range tps {
@@ -61,7 +55,7 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 		}
 		l.Epochs[tp] = epoch
 		next := l.Committed[tp]
-		truncated, err := ends.truncated(ctx, tp, epoch, next)
+		truncated, err := ends.Truncated(ctx, tp, epoch, next)
 		if err != nil {
 			return err
 		}
@@ -70,12 +64,12 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 		}
 		end := truncated.End
 		if l.Loss == nil {
-			return truncationFailure(truncated, "table")
+			return position.TruncationFailure(truncated, "table")
 		}
 		l.r.log.Warn("log truncated under the table's offset; it reads on from the truncation (fail_on_data_loss = false)",
 			"topic", tp.Topic, "partition", tp.Partition, "epoch", epoch, "from", end, "to", next)
 		to[tp] = end
-		gaps = append(gaps, spec.DataLossGap{Topic: tp.Topic, Partition: tp.Partition, From: end, To: next, Reason: lossTruncated,
+		gaps = append(gaps, spec.DataLossGap{Topic: tp.Topic, Partition: tp.Partition, From: end, To: next, Reason: position.LossTruncated,
 			DetectedAt: time.Now().UTC().Format(time.RFC3339)})
 	}
 	if len(to) == 0 {
@@ -87,49 +81,6 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 	return nil
 }
 
-// truncationFailure is the data-loss error that stops a table, or a fanout
-// schema (what), that holds rows of offsets a truncated log no longer has.
-func truncationFailure(truncated *kafka.TruncationError, what string) error {
-	tp, end, next := truncated.TP, truncated.End, truncated.Offset
-	return runner.Fatal(fmt.Errorf("data loss: %w: the %s holds rows of offsets [%d, %d) of %s that Kafka no longer has, "+
-		"and has not read the records now at those offsets; set fail_on_data_loss = false to read them from offset %d on "+
-		"(the %s keeps the rows it has, and records the gap in its status), or ingest into a new destination to start over",
-		truncated, what, end, next, tp, end, what))
-
-}
-
-// epochEnds looks up where partitions' logs end leader epochs, asking the
-// leader once per partition and epoch.
-type epochEnds struct {
-	client *kafka.Client
-	known  map[epochOf]int64
-}
-
-// epochOf is a leader epoch of a partition.
-type epochOf struct {
-	tp    kafka.TopicPartition
-	epoch int32
-}
-
-// truncated returns the truncation of tp's log below offset next, read
-// with the leader epoch epoch as its last record's; nil when the log still
-// holds everything before next, or its leader knows nothing of the epoch.
-func (e *epochEnds) truncated(ctx context.Context, tp kafka.TopicPartition, epoch int32, next int64) (*kafka.TruncationError, error) {
-	key := epochOf{tp, epoch}
-	end, ok := e.known[key]
-	if !ok {
-		var err error
-		if end, err = e.client.EpochEnd(ctx, tp, epoch); err != nil {
-			return nil, runner.Lookup(err)
-		}
-		e.known[key] = end
-	}
-	if end < 0 || end >= next {
-		return nil, nil
-	}
-	return &kafka.TruncationError{TP: tp, Epoch: epoch, End: end, Offset: next}, nil
-}
-
 // checkTruncation validates the offsets of tps the fanout schema starts
 // from with the leader epochs recorded beside them: its progress log's,
 // and those of the tables open, which may be past the progress. A
@@ -138,14 +89,14 @@ func (e *epochEnds) truncated(ctx context.Context, tp kafka.TopicPartition, epoc
 // the truncation and the progress log go back to it, the progress log
 // recording the gap, and the partition is read on from there.
 func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) error {
-	ends := &epochEnds{client: run.r.client, known: map[epochOf]int64{}}
+	ends := position.NewEpochEnds(run.r.client)
 	found := map[kafka.TopicPartition]*kafka.TruncationError{}
 	check := func(tp kafka.TopicPartition, epochs map[string]int32, next int64) error {
 		epoch, ok := epochs[deltasink.AppID(tp)]
 		if !ok {
 			return nil
 		}
-		t, err := ends.truncated(ctx, tp, epoch, next)
+		t, err := ends.Truncated(ctx, tp, epoch, next)
 		if t == nil || err != nil {
 			return err
 		}
@@ -182,7 +133,7 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 		return cmp.Or(strings.Compare(a.TP.Topic, b.TP.Topic), cmp.Compare(a.TP.Partition, b.TP.Partition))
 	})
 	if run.progress.loss == nil {
-		return truncationFailure(truncated[0], "fanout schema")
+		return position.TruncationFailure(truncated[0], "fanout schema")
 	}
 	// The tables, whose epochs show the truncation, go back last: a crash
 	// before they do finds it again. The dirty records and the progress log
@@ -205,7 +156,7 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 		run.r.log.Warn("log truncated under the fanout schema's offset; it reads on from the truncation (fail_on_data_loss = false)",
 			"topic", t.TP.Topic, "partition", t.TP.Partition, "epoch", t.Epoch, "from", t.End, "to", t.Offset)
 		gaps = append(gaps, spec.DataLossGap{Topic: t.TP.Topic, Partition: t.TP.Partition, From: t.End, To: t.Offset,
-			Reason: lossTruncated, DetectedAt: now})
+			Reason: position.LossTruncated, DetectedAt: now})
 	}
 	if err := run.progress.rewind(progressTo, gaps); err != nil {
 		return fmt.Errorf("record the offsets of truncated partitions: %w", err)

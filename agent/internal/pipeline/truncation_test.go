@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/position"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -94,7 +95,7 @@ func TestManagerLogTruncation(t *testing.T) {
 		!strings.Contains(fails.LastError, "set fail_on_data_loss = false") || fails.Rows != 20 {
 		t.Errorf("the failing table: %d rows, error %q; want 20 rows and an error with %q and the fix", fails.Rows, fails.LastError, want)
 	}
-	if g := keeps.DataLoss; len(g) != 1 || g[0].Topic != "events" || g[0].From != 12 || g[0].To != 20 || g[0].Reason != lossTruncated {
+	if g := keeps.DataLoss; len(g) != 1 || g[0].Topic != "events" || g[0].From != 12 || g[0].To != 20 || g[0].Reason != position.LossTruncated {
 		t.Errorf("status data_loss %+v, want events/0 from 12 to 20, truncated", g)
 	}
 	if keeps.DataLossOffsets != 8 {

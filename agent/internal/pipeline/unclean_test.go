@@ -25,6 +25,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/position"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -347,7 +348,7 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 			off := false
 			cfg.Fanout.ConnectorOptions.KafkaOptions.FailOnDataLoss = &off
 		}
-		r := newFanoutRunner(cfg, client, src, routeByTag, &registries{}, budget, slog.Default())
+		r := newFanoutRunner(cfg, client, src, routeByTag, &ingest.Registries{}, budget, slog.Default())
 		r.start()
 		t.Cleanup(r.stop)
 		fanouts[name] = r
@@ -382,7 +383,7 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	if want := "offsets [10, 20) were read from leader epoch"; !strings.Contains(fails.LastError, want) || fails.Rows != 20 {
 		t.Errorf("the failing table: %d rows, error %q; want 20 rows and %q", fails.Rows, fails.LastError, want)
 	}
-	if g := keeps.DataLoss; len(g) != 1 || g[0].From != 10 || g[0].To != 20 || g[0].Reason != lossTruncated {
+	if g := keeps.DataLoss; len(g) != 1 || g[0].From != 10 || g[0].To != 20 || g[0].Reason != position.LossTruncated {
 		t.Errorf("status data_loss %+v, want u/0 from 10 to 20, truncated", g)
 	}
 	if f := fanouts["fails"].status(); !strings.Contains(f.LastError, "offsets [10, 20) were read from leader epoch") || fanoutRows(fanouts["fails"]) != 20 {
@@ -399,7 +400,7 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	if want := map[string]int64{"both": 10, "lost": 10, "new": 10}; !maps.Equal(rows, want) {
 		t.Errorf("the fanout schema that goes on has rows %v, want %v", rows, want)
 	}
-	if len(gaps) == 0 || gaps[0].From != 10 || gaps[0].To != 20 || gaps[0].Reason != lossTruncated {
+	if len(gaps) == 0 || gaps[0].From != 10 || gaps[0].To != 20 || gaps[0].Reason != position.LossTruncated {
 		t.Errorf("the fanout schema's tables report data_loss %+v, want u/0 from 10 to 20, truncated", gaps)
 	}
 	t.Logf("unclean election scenario took %s", time.Since(started).Round(time.Second))

@@ -1,4 +1,4 @@
-package pipeline
+package runner
 
 import (
 	"testing"
@@ -20,12 +20,12 @@ func TestDiscoveryInterval(t *testing.T) {
 		{"assign never discovers", spec.KafkaOptions{Assign: map[string][]int{"t": {0}}, PartitionDiscoveryInterval: "2s"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := discoveryInterval(&tc.ko); got != tc.want {
-				t.Errorf("discoveryInterval = %s, want %s", got, tc.want)
+			if got := DiscoveryInterval(&tc.ko); got != tc.want {
+				t.Errorf("DiscoveryInterval = %s, want %s", got, tc.want)
 			}
 		})
 	}
-	if ticks, stop := discoverTicks(0); ticks != nil {
+	if ticks, stop := DiscoverTicks(0); ticks != nil {
 		stop()
 		t.Error("discovery turned off still ticks")
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package ingest
 
 import (
 	"fmt"
@@ -8,16 +8,16 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// registries holds one registry client per registry configuration, shared
+// Registries holds one registry client per registry configuration, shared
 // by every table that reads through it, so that a schema is fetched once
 // per agent whatever the number of tables and decoders.
-type registries struct {
+type Registries struct {
 	mu      sync.Mutex
 	clients map[spec.SchemaRegistry]*registry.Client
 }
 
 // client returns the client of cfg, made on first use.
-func (r *registries) client(cfg spec.SchemaRegistry) (*registry.Client, error) {
+func (r *Registries) client(cfg spec.SchemaRegistry) (*registry.Client, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c, ok := r.clients[cfg]; ok {
@@ -34,11 +34,11 @@ func (r *registries) client(cfg spec.SchemaRegistry) (*registry.Client, error) {
 	return c, nil
 }
 
-// tableRegistries returns the registries table t's transformers use, by
+// TableRegistries returns the Registries table t's transformers use, by
 // the connection_name of their schema_registry block ("" for the
-// pipeline's connection conn), from conn and named, the registries of the
+// pipeline's connection conn), from conn and named, the Registries of the
 // other connections the pipeline names.
-func tableRegistries(t *spec.Table, conn *spec.Connection, named map[string]spec.SchemaRegistry) map[string]spec.SchemaRegistry {
+func TableRegistries(t *spec.Table, conn *spec.Connection, named map[string]spec.SchemaRegistry) map[string]spec.SchemaRegistry {
 	var out map[string]spec.SchemaRegistry
 	ko := &t.ConnectorOptions.KafkaOptions
 	for _, tr := range []*spec.Transformer{ko.KeyTransformer, ko.ValueTransformer} {
@@ -67,9 +67,9 @@ func tableRegistries(t *spec.Table, conn *spec.Connection, named map[string]spec
 	return out
 }
 
-// clientsOf returns the function [decode.Resolve] looks registry
-// clients up with, for a table whose registries are regs.
-func (r *registries) clientsOf(regs map[string]spec.SchemaRegistry) func(string) (*registry.Client, error) {
+// ClientsOf returns the function [decode.Resolve] looks registry
+// clients up with, for a table whose Registries are regs.
+func (r *Registries) ClientsOf(regs map[string]spec.SchemaRegistry) func(string) (*registry.Client, error) {
 	return func(name string) (*registry.Client, error) {
 		cfg, ok := regs[name]
 		if !ok {

@@ -1,4 +1,4 @@
-package pipeline
+package columns
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// maxImageRounds bounds the decodings imageColumns makes: each adds the
+// maxImageRounds bounds the decodings Images makes: each adds the
 // columns the records ask for, and nested fields may take a round per
 // level.
 const maxImageRounds = 64
 
-// imageColumns returns the columns of the row images of recs, records of
+// Images returns the columns of the row images of recs, records of
 // the changelog value part p (DEBEZIUM_JSON, CANAL_JSON): the records are
 // decoded as a table whose part has no columns yet would decode them,
 // adding the columns each decoding asks for, until none is new. So the
@@ -26,7 +26,7 @@ const maxImageRounds = 64
 // event's schema, Canal's DDL and types, or inference), never those of
 // the change events' envelopes; and in the order the rows bring them. A
 // record that does not decode tells nothing.
-func imageColumns(ctx context.Context, p *spec.Part, recs []record.Record) ([]schema.Field, error) {
+func Images(ctx context.Context, p *spec.Part, recs []record.Record) ([]schema.Field, error) {
 	if len(recs) == 0 {
 		return nil, nil
 	}

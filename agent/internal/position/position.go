@@ -1,4 +1,4 @@
-package pipeline
+package position
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // later (discovered, or created while the agent was down) starts at the
 // earliest offset, so that none of its records is skipped.
 
-// groupID returns the consumer group of a table or fanout schema with
+// GroupID returns the consumer group of a table or fanout schema with
 // options ko in pipeline: group_id, else group_id_prefix (by default
 // "tributary.") followed by "<pipeline>.<qualified>", where qualified is
 // "<catalog>.<schema>.<table>" of a table, and the same with the fanout
@@ -28,7 +28,7 @@ import (
 // The table's committed offsets are mirrored to it, starting_offset
 // "group" starts from its committed offsets, and check_duplicated_group_id
 // looks for its members.
-func groupID(ko *spec.KafkaOptions, pipeline, qualified string) string {
+func GroupID(ko *spec.KafkaOptions, pipeline, qualified string) string {
 	if ko.GroupID != "" {
 		return ko.GroupID
 	}
@@ -39,43 +39,29 @@ func groupID(ko *spec.KafkaOptions, pipeline, qualified string) string {
 	return prefix + pipeline + "." + strings.ToLower(qualified)
 }
 
-// positions looks up the start and end offsets of the partitions of one
+// Finder looks up the start and end offsets of the partitions of one
 // table or fanout schema.
-type positions struct {
-	client *kafka.Client
-	ko     *spec.KafkaOptions
-	// group is the consumer group (see [groupID]).
-	group string
-	// owner names the table or fanout schema in messages: "the table" or
-	// "the fanout schema".
-	owner string
+type Finder struct {
+	Client  *kafka.Client
+	Options *spec.KafkaOptions
+	// Group is the consumer group (see [GroupID]).
+	Group string
+	// Owner names the table, fanout schema or Kafka sink in messages:
+	// "the table", "the fanout schema", "the kafka sink".
+	Owner string
 }
 
-// positions returns the position look-ups of the table.
-func (r *tableRunner) positions() *positions {
-	ko := &r.cfg.Table.ConnectorOptions.KafkaOptions
-	return &positions{client: r.client, ko: ko, group: groupID(ko, r.cfg.Pipeline, r.cfg.Qualified), owner: "the table"}
-}
-
-// positions returns the position look-ups of the fanout schema.
-func (r *fanoutRunner) positions() *positions {
-	f := &r.cfg.Fanout
-	ko := &f.ConnectorOptions.KafkaOptions
-	qualified := f.DestinationCatalog + "." + f.DestinationSchema + "." + f.Name
-	return &positions{client: r.client, ko: ko, group: groupID(ko, r.cfg.Pipeline, qualified), owner: "the fanout schema"}
-}
-
-// latest returns the latest position of a consumer at the options'
+// Latest returns the latest position of a consumer at the options'
 // isolation level: the last stable offset under read_committed, else the
 // high watermark.
-func (p *positions) latest() int64 {
-	if p.ko.ReadCommitted() {
+func (p *Finder) Latest() int64 {
+	if p.Options.ReadCommitted() {
 		return kafka.LastStable
 	}
 	return kafka.Latest
 }
 
-// offsets returns where new partitions tps start, and, with withEnds (a
+// Offsets returns where new partitions tps start, and, with withEnds (a
 // triggered run's first partitions), where they end. starting is the
 // starting_offset mode of the table's first partitions, or
 // [spec.StartingOffsetEarliest] for partitions discovered later; logged
@@ -85,26 +71,26 @@ func (p *positions) latest() int64 {
 // having entries is not enough). A failed look-up is a [runner.LookupError]; a
 // partition that has no position to start at under auto_offset_reset
 // "none", or a position that cannot be, is a [runner.FatalError].
-func (p *positions) offsets(ctx context.Context, tps []kafka.TopicPartition, starting string,
+func (p *Finder) Offsets(ctx context.Context, tps []kafka.TopicPartition, starting string,
 	logged, withEnds bool) (starts, ends map[kafka.TopicPartition]int64, err error) {
 	if logged {
 		starting = spec.StartingOffsetEarliest
 	}
-	if starts, err = p.starts(ctx, tps, starting); err != nil {
+	if starts, err = p.Starts(ctx, tps, starting); err != nil {
 		return nil, nil, err
 	}
 	if withEnds {
-		if ends, err = p.ends(ctx, tps); err != nil {
+		if ends, err = p.Ends(ctx, tps); err != nil {
 			return nil, nil, err
 		}
 	}
 	return starts, ends, nil
 }
 
-// starts returns the starting offset of each of tps under starting mode
+// Starts returns the starting offset of each of tps under starting mode
 // starting.
-func (p *positions) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) (map[kafka.TopicPartition]int64, error) {
-	ko := p.ko
+func (p *Finder) Starts(ctx context.Context, tps []kafka.TopicPartition, starting string) (map[kafka.TopicPartition]int64, error) {
+	ko := p.Options
 	// explicit holds the offsets the mode gives; the partitions it leaves
 	// out start at auto_offset_reset, and -2 and -1 in it mean earliest
 	// and latest.
@@ -112,7 +98,7 @@ func (p *positions) starts(ctx context.Context, tps []kafka.TopicPartition, star
 	var err error
 	switch starting {
 	case spec.StartingOffsetEarliest:
-		return p.lookup(ctx, tps, kafka.Earliest)
+		return p.Lookup(ctx, tps, kafka.Earliest)
 	case spec.StartingOffsetTimestamp:
 		if explicit, err = p.atTimes(ctx, tps, ko.StartingTimestamp, ko.StartingOffsetsByTimestamp, "starting"); err != nil {
 			return nil, err
@@ -125,11 +111,11 @@ func (p *positions) starts(ctx context.Context, tps []kafka.TopicPartition, star
 			return nil, err
 		}
 	case spec.StartingOffsetGroup:
-		if explicit, err = p.client.GroupOffsets(ctx, p.group, tps); err != nil {
+		if explicit, err = p.Client.GroupOffsets(ctx, p.Group, tps); err != nil {
 			return nil, runner.Lookup(err)
 		}
 	default: // latest
-		return p.lookup(ctx, tps, p.latest())
+		return p.Lookup(ctx, tps, p.Latest())
 	}
 	// Partitions to look up: those the mode leaves out, at
 	// auto_offset_reset, and those it gives as earliest or latest.
@@ -146,7 +132,7 @@ func (p *positions) starts(ctx context.Context, tps []kafka.TopicPartition, star
 		case off == spec.OffsetEarliest:
 			reset[kafka.Earliest] = append(reset[kafka.Earliest], tp)
 		case off == spec.OffsetLatest:
-			reset[p.latest()] = append(reset[p.latest()], tp)
+			reset[p.Latest()] = append(reset[p.Latest()], tp)
 		case off < 0:
 			return nil, runner.Fatal(fmt.Errorf("starting_offsets: topic %q partition %d: %d is not an offset; "+
 				"give an offset, -2 for earliest or -1 for latest", tp.Topic, tp.Partition, off))
@@ -160,7 +146,7 @@ func (p *positions) starts(ctx context.Context, tps []kafka.TopicPartition, star
 		}
 	}
 	for which, group := range reset {
-		found, err := p.lookup(ctx, group, which)
+		found, err := p.Lookup(ctx, group, which)
 		if err != nil {
 			return nil, err
 		}
@@ -175,15 +161,15 @@ func (p *positions) starts(ctx context.Context, tps []kafka.TopicPartition, star
 // when starting mode starting gives it none: auto_offset_reset's. With
 // auto_offset_reset "none" it is a [runner.FatalError] naming the partition and
 // the fix.
-func (p *positions) reset(tp kafka.TopicPartition, starting string) (int64, error) {
-	switch p.ko.AutoOffsetReset {
+func (p *Finder) reset(tp kafka.TopicPartition, starting string) (int64, error) {
+	switch p.Options.AutoOffsetReset {
 	case spec.AutoOffsetResetEarliest:
 		return kafka.Earliest, nil
 	case spec.AutoOffsetResetNone:
 		var why string
 		switch starting {
 		case spec.StartingOffsetGroup:
-			why = fmt.Sprintf("consumer group %q has committed no offset for it", p.group)
+			why = fmt.Sprintf("consumer group %q has committed no offset for it", p.Group)
 		case spec.StartingOffsetSpecific:
 			why = "starting_offsets does not list it"
 		default:
@@ -194,11 +180,11 @@ func (p *positions) reset(tp kafka.TopicPartition, starting string) (int64, erro
 			tp.Topic, tp.Partition, starting, why))
 
 	default: // latest
-		return p.latest(), nil
+		return p.Latest(), nil
 	}
 }
 
-// ends returns the end offset of each of tps in a triggered run, fixed
+// Ends returns the end offset of each of tps in a triggered run, fixed
 // when the run starts: ending_offset "latest" (the default) is the last
 // stable offset under read_committed and the high watermark otherwise;
 // "specific" takes ending_offsets (-1 latest; partitions left out end at
@@ -207,9 +193,9 @@ func (p *positions) reset(tp kafka.TopicPartition, starting string) (int64, erro
 // when it has none, or when it is left out). An end past the latest is
 // the latest: a run never waits for records not yet written. An end below
 // a partition's start means nothing to read in it.
-func (p *positions) ends(ctx context.Context, tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
-	ko := p.ko
-	latest, err := p.lookup(ctx, tps, p.latest())
+func (p *Finder) Ends(ctx context.Context, tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
+	ko := p.Options
+	latest, err := p.Lookup(ctx, tps, p.Latest())
 	if err != nil {
 		return nil, err
 	}
@@ -237,13 +223,13 @@ func (p *positions) ends(ctx context.Context, tps []kafka.TopicPartition) (map[k
 	return latest, nil
 }
 
-// lookup returns the Earliest, Latest or LastStable offset of each of tps;
+// Lookup returns the Earliest, Latest or LastStable offset of each of tps;
 // a failure is a [runner.LookupError].
-func (p *positions) lookup(ctx context.Context, tps []kafka.TopicPartition, which int64) (map[kafka.TopicPartition]int64, error) {
+func (p *Finder) Lookup(ctx context.Context, tps []kafka.TopicPartition, which int64) (map[kafka.TopicPartition]int64, error) {
 	if len(tps) == 0 {
 		return map[kafka.TopicPartition]int64{}, nil
 	}
-	offs, err := p.client.Offsets(ctx, tps, which)
+	offs, err := p.Client.Offsets(ctx, tps, which)
 	if err != nil {
 		return nil, runner.Lookup(err)
 	}
@@ -255,7 +241,7 @@ func (p *positions) lookup(ctx context.Context, tps []kafka.TopicPartition, whic
 // partition has the time all when it is set (<side>_timestamp, side being
 // "starting" or "ending"); else the partitions byPartition
 // (<side>_offsets_by_timestamp) lists have theirs.
-func (p *positions) atTimes(ctx context.Context, tps []kafka.TopicPartition, all string, byPartition map[string]map[string]int64,
+func (p *Finder) atTimes(ctx context.Context, tps []kafka.TopicPartition, all string, byPartition map[string]map[string]int64,
 	side string) (map[kafka.TopicPartition]int64, error) {
 	times := map[kafka.TopicPartition]int64{}
 	if all != "" {
@@ -275,7 +261,7 @@ func (p *positions) atTimes(ctx context.Context, tps []kafka.TopicPartition, all
 	if len(times) == 0 {
 		return times, nil
 	}
-	offs, err := p.client.OffsetsForTimes(ctx, times, p.ko.ReadCommitted())
+	offs, err := p.Client.OffsetsForTimes(ctx, times, p.Options.ReadCommitted())
 	if err != nil {
 		return nil, runner.Lookup(err)
 	}
@@ -314,14 +300,14 @@ func listed(tps []kafka.TopicPartition, m map[string]map[string]int64, attr stri
 // starting offset of explicit is past its partition's latest offset. Kafka
 // answers a fetch there with OFFSET_OUT_OF_RANGE, which the fetcher takes
 // for lost records; the mistake is the offset, and the error says so.
-func (p *positions) checkBelowLatest(ctx context.Context, explicit map[kafka.TopicPartition]int64) error {
+func (p *Finder) checkBelowLatest(ctx context.Context, explicit map[kafka.TopicPartition]int64) error {
 	var given []kafka.TopicPartition
 	for tp, off := range explicit {
 		if off >= 0 {
 			given = append(given, tp)
 		}
 	}
-	latest, err := p.lookup(ctx, given, kafka.Latest)
+	latest, err := p.Lookup(ctx, given, kafka.Latest)
 	if err != nil {
 		return err
 	}
@@ -335,15 +321,15 @@ func (p *positions) checkBelowLatest(ctx context.Context, explicit map[kafka.Top
 	return nil
 }
 
-// checkGroupMembers, with check_duplicated_group_id set, returns an error
+// CheckGroupMembers, with check_duplicated_group_id set, returns an error
 // naming the members of the consumer group when it has any: another
 // consumer uses the group, so the table must not start. The error is not
 // fatal: the runner stays STARTING with it and tries again.
-func (p *positions) checkGroupMembers(ctx context.Context) error {
-	if !p.ko.ChecksDuplicatedGroupID() {
+func (p *Finder) CheckGroupMembers(ctx context.Context) error {
+	if !p.Options.ChecksDuplicatedGroupID() {
 		return nil
 	}
-	members, err := p.client.GroupMembers(ctx, p.group)
+	members, err := p.Client.GroupMembers(ctx, p.Group)
 	if err != nil {
 		return fmt.Errorf("check_duplicated_group_id: %w", err)
 	}
@@ -356,5 +342,5 @@ func (p *positions) checkGroupMembers(ctx context.Context) error {
 	}
 	return fmt.Errorf("check_duplicated_group_id: consumer group %q has %d member(s): %s; "+
 		"stop those consumers, or set group_id (or group_id_prefix) to a group nothing else uses; %s does not start until then, and tries again",
-		p.group, len(members), strings.Join(names, ", "), p.owner)
+		p.Group, len(members), strings.Join(names, ", "), p.Owner)
 }
