@@ -4,7 +4,8 @@
 // tables.
 //
 // It holds a pipeline's shared [Source], which fetches each partition once
-// for every [Subscription] to it; the [PartitionReader], which subscribes a
+// for every [Subscription] to it, and reads the records a table samples to
+// infer its columns ([Source.Head]); the [PartitionReader], which subscribes a
 // table's partitions and decodes what they fetch, a chunk at a time, into
 // [Decoded] column batches, reading a large backlog as ranges in parallel
 // (the splitter); and the [DecoderPool] those decoders come from, which

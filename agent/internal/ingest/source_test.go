@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -237,5 +238,56 @@ func TestSourceSkipsDataLoss(t *testing.T) {
 	}
 	if from, to, ok := loss.Gap(); !ok || from != 10 || to != 50 {
 		t.Errorf("data loss gap [%d, %d) %v, want [10, 50)", from, to, ok)
+	}
+}
+
+// Head reads a partition's records from an offset through a fetcher of its
+// own, which leaves the shared fetcher of a subscriber reading the same
+// partition where it is, and gives its memory back to the budget.
+func TestSourceHead(t *testing.T) {
+	addr, producer := kafkatest.NewCluster(t, 1, "s")
+	kafkatest.Produce(t, producer, 0, 200, func(i int) string { return fmt.Sprint(i) })
+	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
+	budget := memory.New(64 << 20)
+	src := NewSource(client, budget, slog.Default())
+	tp := kafka.TopicPartition{Topic: "s"}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := consume(ctx, src, Subscription{TP: tp, From: 0})
+	kafkatest.WaitFor(t, 10*time.Second, "a at 200", func() bool { return a.at() == 200 })
+
+	for _, tc := range []struct {
+		name            string
+		from, until, n  int64
+		wantFrom, wantN int64
+	}{
+		{"n records from an offset", 150, 200, 10, 150, 10},
+		{"fewer than n before the end", 195, 200, 10, 195, 5},
+		{"nothing to read", 200, 200, 10, 0, 0},
+	} {
+		var got []int64
+		err := src.Head(context.Background(), tp, tc.from, tc.until, tc.n, false, nil, func(r *record.Record) { got = append(got, r.Offset) })
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var want []int64
+		for i := range tc.wantN {
+			want = append(want, tc.wantFrom+i)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: offsets %v, want %v", tc.name, got, want)
+		}
+	}
+	src.mu.Lock()
+	started, runs := src.started, src.runs
+	src.mu.Unlock()
+	if started != 3 || runs != 3 {
+		t.Errorf("%d fetchers started, %d fetches; want a's and one for each head that read, each fetching once", started, runs)
+	}
+	cancel()
+	<-a.done
+	a.check(t, "a", 0, 200)
+	src.Close()
+	if st := budget.Stats(); st.Used != 0 {
+		t.Errorf("the budget holds %d bytes after everything stopped, want 0", st.Used)
 	}
 }

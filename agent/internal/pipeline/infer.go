@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
@@ -81,7 +80,7 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 		// Offsets below ends[tp]-n that transaction markers or compaction
 		// took hold no record: the sample is then smaller than n.
 		from := max(earliest[tp], ends[tp]-n)
-		err := r.head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(rec *record.Record) {
+		err := r.source.Head(ctx, tp, from, ends[tp], n, ko.ReadCommitted(), func(err error) { r.log.Warn("fetch retries", "err", err) }, func(rec *record.Record) {
 			if changelog {
 				events = append(events, deltasink.CopyRecord(rec))
 				return
@@ -106,43 +105,4 @@ func (r *tableRunner) sample(ctx context.Context, p *spec.Part) ([]schema.Field,
 	}
 	r.log.Info("schema inferred", "records", records, "partitions", len(tps))
 	return in.Fields(), nil
-}
-
-// head passes fn the first n records of tp from offset from, reading no
-// further than until. The records are valid only during the call.
-func (r *tableRunner) head(ctx context.Context, tp kafka.TopicPartition, from, until, n int64, readCommitted bool,
-	fn func(*record.Record)) error {
-	if from >= until || n <= 0 {
-		return nil
-	}
-	hctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: readCommitted, Until: until,
-		OnRetry: func(err error) { r.log.Warn("fetch retries", "err", err) }}
-	out := make(chan kafka.Batch)
-	done := make(chan error, 1)
-	go func() { done <- f.Run(hctx, from, out) }()
-	var seen int64
-	for seen < n {
-		select {
-		case b := <-out:
-			for i := range b.Records {
-				if seen < n {
-					fn(&b.Records[i])
-					seen++
-				}
-			}
-			b.Release()
-			if b.Next >= until {
-				seen = n
-			}
-		case err := <-done:
-			return err
-		}
-	}
-	cancel()
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return ctx.Err()
 }
