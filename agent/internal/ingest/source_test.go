@@ -14,6 +14,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -92,13 +93,20 @@ func (c *consumer) check(t *testing.T, name string, from, to int64) {
 // the others makes it read again from there, the others skip what they
 // have, and one with an Until gets nothing past it. Every record reaches
 // every subscriber once, and the memory goes back once all released it.
-func TestSourceSharesAPartition(t *testing.T) {
+// sourceOf200 returns a source on an in-process broker whose topic "s",
+// of one partition, holds records 0..199 of values value(i), with its
+// budget and the topic's producer.
+func sourceOf200(t *testing.T) (src *Source, budget *memory.Budget, producer *kgo.Client, value func(int) string) {
 	addr, producer := kafkatest.NewCluster(t, 1, "s")
-	value := func(i int) string { return fmt.Sprint(i) }
+	value = func(i int) string { return fmt.Sprint(i) }
 	kafkatest.Produce(t, producer, 0, 200, value)
 	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
-	budget := memory.New(64 << 20)
-	src := NewSource(client, budget, slog.Default())
+	budget = memory.New(64 << 20)
+	return NewSource(client, budget, slog.Default()), budget, producer, value
+}
+
+func TestSourceSharesAPartition(t *testing.T) {
+	src, budget, producer, value := sourceOf200(t)
 	tp := kafka.TopicPartition{Topic: "s"}
 	ctx, cancel := context.WithCancel(context.Background())
 
@@ -245,11 +253,7 @@ func TestSourceSkipsDataLoss(t *testing.T) {
 // own, which leaves the shared fetcher of a subscriber reading the same
 // partition where it is, and gives its memory back to the budget.
 func TestSourceHead(t *testing.T) {
-	addr, producer := kafkatest.NewCluster(t, 1, "s")
-	kafkatest.Produce(t, producer, 0, 200, func(i int) string { return fmt.Sprint(i) })
-	client := kafkatest.NewClient(t, &spec.Connection{Name: "c", BootstrapServers: []string{addr}})
-	budget := memory.New(64 << 20)
-	src := NewSource(client, budget, slog.Default())
+	src, budget, _, _ := sourceOf200(t)
 	tp := kafka.TopicPartition{Topic: "s"}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := consume(ctx, src, Subscription{TP: tp, From: 0})
