@@ -24,10 +24,10 @@ import (
 // topic's. Otherwise it returns err.
 func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPartition, ids map[string]string) error {
 	var recreated *kafka.TopicRecreatedError
-	if l.Loss == nil || !errors.As(err, &recreated) {
+	if l.loss == nil || !errors.As(err, &recreated) {
 		return err
 	}
-	snap := l.Tbl.Snapshot()
+	snap := l.Table().Snapshot()
 	var again []kafka.TopicPartition
 	conf := map[string]string{}
 	for topic, id := range ids {

@@ -139,6 +139,9 @@ type loop struct {
 	*deltasink.Sink
 	r   *tableRunner
 	end map[kafka.TopicPartition]int64 // triggered runs only
+	// loss keeps the gaps the loop's fetches skip; nil when the table
+	// fails on data loss.
+	loss *deltasink.DataLoss
 	// pos looks up the table's start, end and latest offsets.
 	pos *positions
 	// topicIDs holds the id of every topic the loop reads, as first seen:
@@ -199,14 +202,14 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	pos := r.positions()
 	group := deltasink.NewGroupCommitter(r.client, pos.group, r.log)
 	defer group.Close()
-	s, err := deltasink.NewSink(tbl, layout, sources, deltasink.SinkOptions{AppID: deltasink.AppID, LegacyAppID: r.legacyAppID, MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes,
+	s, err := deltasink.NewSink(tbl, layout, sources, deltasink.SinkOptions{LegacyAppID: r.legacyAppID, MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes,
 		Budget: r.budget, State: &r.TableState, Log: r.log, Loss: loss, Errs: budget, Group: group,
 		SizeWindow: cfg.Table.ConnectorOptions.KafkaOptions.BytesEstimateWindow()})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	l := &loop{Sink: s, r: r, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
+	l := &loop{Sink: s, r: r, loss: loss, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
 	return l.run(ctx)
 }
 
@@ -227,7 +230,7 @@ func (l *loop) run(ctx context.Context) error {
 	// goroutine that decodes them, which hands the decoded chunks to this
 	// loop; what the fetchers hold is bounded by the memory budget, what
 	// the decoders hold by their pool.
-	chunks := make(chan ingest.Decoded, l.Decoders.Size())
+	chunks := make(chan ingest.Decoded, l.Decoders().Size())
 	var wg sync.WaitGroup
 	defer func() {
 		cancelFetch()
@@ -245,7 +248,7 @@ func (l *loop) run(ctx context.Context) error {
 	}()
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
-	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.Decoders, Chunks: chunks, Errs: fetchErrs,
+	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.Decoders(), Chunks: chunks, Errs: fetchErrs,
 		Log: r.log}
 	pos := l.pos
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
@@ -257,7 +260,7 @@ func (l *loop) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.Loss.OnGap()}
+	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.OnGap()}
 
 	rd := &reading{pr: pr, sub: sub, trig: trig, fetching: fetching}
 	start := func(tps []kafka.TopicPartition, starting string) error { return l.start(ctx, rd, tps, starting) }
@@ -274,7 +277,7 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	// Running again: an error from before the restart is history.
 	r.sup.SetRunning()
-	r.log.Info("table running", "partitions", len(fetching), "version", l.Tbl.Snapshot().Version)
+	r.log.Info("table running", "partitions", len(fetching), "version", l.Table().Snapshot().Version)
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.stop()
@@ -301,7 +304,7 @@ func (l *loop) run(ctx context.Context) error {
 			if err := l.Flush(ctx); err != nil {
 				return err
 			}
-		case <-l.Mem.Flush():
+		case <-l.FlushAsked():
 			// The memory budget is full and this file is the biggest.
 			r.log.Debug("flush asked by the memory budget", "bytes", l.Buffered())
 			clk.flush.Stop()
@@ -309,7 +312,7 @@ func (l *loop) run(ctx context.Context) error {
 				return err
 			}
 		case <-clk.gc.C:
-			r.collectGarbage(l.Tbl)
+			r.collectGarbage(l.Table())
 		case <-clk.discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
@@ -349,7 +352,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	if err != nil {
 		return err
 	}
-	defaults, ends, err := l.pos.offsets(ctx, fresh, starting, len(l.Tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
+	defaults, ends, err := l.pos.offsets(ctx, fresh, starting, len(l.Table().Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
 	if err != nil {
 		return err
 	}
@@ -361,7 +364,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	// at a newer "latest"; and the ids of new topics, so that a topic
 	// re-created while the agent is down is told apart.
 	unrecorded := map[string]int64{}
-	recorded := l.Tbl.Snapshot().Txns
+	recorded := l.Table().Snapshot().Txns
 	for _, tp := range fresh {
 		next, legacy, ok := r.recorded(recorded, tp)
 		if !ok {
@@ -369,13 +372,13 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 			unrecorded[deltasink.AppID(tp)] = next
 		}
 		if legacy {
-			l.Legacy[tp] = true
+			l.ResumeLegacy(tp, next)
+		} else {
+			l.Resume(tp, next, -1)
 		}
-		l.Committed[tp] = next
 	}
 	if len(unrecorded) > 0 || len(newIDs) > 0 {
-		c := table.Commit{Schema: l.Columns, Txns: unrecorded, Configuration: newIDs}
-		if err := l.Commit(c, 0); err != nil {
+		if err := l.CommitStart(table.Commit{Txns: unrecorded, Configuration: newIDs}); err != nil {
 			return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 		}
 	}
@@ -390,7 +393,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	}
 	from, until := map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}
 	for _, tp := range fresh {
-		next := l.Committed[tp]
+		next, _ := l.CommittedOffset(tp)
 		rd.fetching[tp] = true
 		if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 			continue // nothing to read in this triggered run
@@ -416,7 +419,7 @@ func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *loopClock
 	// At a batch's last chunk, what the batch held is in the open
 	// file now (or, after an error, dropped).
 	d.Free()
-	l.Mem.Set(l.Buffered())
+	l.TrackMemory()
 	if err != nil {
 		return err
 	}
@@ -501,11 +504,11 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (i
 	if ids, err = l.r.client.TopicIDs(ctx, unknown); err != nil {
 		return nil, nil, runner.Lookup(err)
 	}
-	if unrecorded, err = checkTopicIDs(l.Tbl.Snapshot().Configuration, ids); err != nil {
+	if unrecorded, err = checkTopicIDs(l.Table().Snapshot().Configuration, ids); err != nil {
 		if err := l.goOnRecreated(ctx, err, tps, ids); err != nil {
 			return nil, nil, err
 		}
-		if unrecorded, err = checkTopicIDs(l.Tbl.Snapshot().Configuration, ids); err != nil {
+		if unrecorded, err = checkTopicIDs(l.Table().Snapshot().Configuration, ids); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -199,10 +199,7 @@ func allowances(lags map[kafka.TopicPartition]int64, limit int64) map[kafka.Topi
 // after t.poll. A failed look-up of the offsets available is logged and
 // tried again then.
 func (l *loop) fire(ctx context.Context, t *trigger, read func(from, until map[kafka.TopicPartition]int64)) {
-	next := make(map[kafka.TopicPartition]int64, len(l.Committed))
-	for tp := range l.Committed {
-		next[tp] = l.NextOffset(tp)
-	}
+	next := l.NextOffsets()
 	available := l.end // a triggered run reads up to its ends
 	if l.r.cfg.Continuous {
 		var err error
@@ -213,7 +210,9 @@ func (l *loop) fire(ctx context.Context, t *trigger, read func(from, until map[k
 		}
 		// No fetch runs while the trigger waits for more offsets: the lag
 		// in the status counts from what is available now.
-		maps.Copy(l.ReadEnd, available)
+		for tp, end := range available {
+			l.SetReadEnd(tp, end)
+		}
 		l.PublishOffsets()
 	}
 	if t.ends = t.plan(next, available, time.Now()); t.ends == nil {

@@ -50,17 +50,17 @@ const lossTruncated = "log truncated (unclean leader election)"
 // recorded epoch (a log written before epochs were recorded, or whose
 // last commit read no record) is not validated.
 func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) error {
-	snap := l.Tbl.Snapshot()
+	snap := l.Table().Snapshot()
 	ends := &epochEnds{client: l.r.client, known: map[epochOf]int64{}}
 	to := map[kafka.TopicPartition]int64{}
 	var gaps []spec.DataLossGap
 	for _, tp := range tps {
 		epoch, ok := snap.Epochs[deltasink.AppID(tp)]
-		if !ok || l.Legacy[tp] {
+		if !ok {
 			continue
 		}
-		l.Epochs[tp] = epoch
-		next := l.Committed[tp]
+		next, _ := l.CommittedOffset(tp)
+		l.Resume(tp, next, epoch)
 		truncated, err := ends.truncated(ctx, tp, epoch, next)
 		if err != nil {
 			return err
@@ -69,7 +69,7 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 			continue
 		}
 		end := truncated.End
-		if l.Loss == nil {
+		if l.loss == nil {
 			return truncationFailure(truncated, "table")
 		}
 		l.r.log.Warn("log truncated under the table's offset; it reads on from the truncation (fail_on_data_loss = false)",
@@ -168,8 +168,8 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 			}
 		}
 		for _, t := range run.order {
-			if next, ok := t.Committed[tp]; ok {
-				if err := check(tp, t.Tbl.Snapshot().Epochs, next); err != nil {
+			if next, ok := t.CommittedOffset(tp); ok {
+				if err := check(tp, t.Table().Snapshot().Epochs, next); err != nil {
 					return err
 				}
 			}
@@ -213,7 +213,7 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 	for _, t := range run.order {
 		back := map[kafka.TopicPartition]int64{}
 		for tp, end := range to {
-			if next, ok := t.Committed[tp]; ok && next > end {
+			if next, ok := t.CommittedOffset(tp); ok && next > end {
 				back[tp] = end
 			}
 		}
