@@ -46,13 +46,6 @@ func (st *TableState) Snapshot() spec.TableStatus {
 type Sink struct {
 	tbl *table.Table
 	log *slog.Logger
-	// legacyAppID is the application id older logs recorded a
-	// partition's offsets under; nil for none.
-	legacyAppID func(kafka.TopicPartition) string
-	// legacy holds the partitions whose committed offset the log holds
-	// under their legacy application id only: their next commit moves it
-	// to the new one.
-	legacy map[kafka.TopicPartition]bool
 	// maxRows and maxBytes are the open file's limits (see full).
 	maxRows, maxBytes int64
 	// state is the status the sink keeps up to date.
@@ -116,9 +109,6 @@ type Sink struct {
 
 // SinkOptions is what a sink needs besides its table and columns.
 type SinkOptions struct {
-	// LegacyAppID is the application id older logs recorded a partition's
-	// offsets under; nil for none.
-	LegacyAppID func(kafka.TopicPartition) string
 	// MaxRows and MaxBytes bound a data file.
 	MaxRows, MaxBytes int64
 	// Budget is the memory budget the open file draws from.
@@ -166,7 +156,7 @@ func (o *SinkOptions) DecodeOptions() decode.Options {
 // tbl's log into o.state. End it with close.
 func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o SinkOptions) *Sink {
 	s := &Sink{
-		tbl: tbl, log: o.Log, legacyAppID: o.LegacyAppID, legacy: map[kafka.TopicPartition]bool{}, maxRows: o.MaxRows, maxBytes: o.MaxBytes, state: o.State,
+		tbl: tbl, log: o.Log, maxRows: o.MaxRows, maxBytes: o.MaxBytes, state: o.State,
 		schema: ps, columns: columns, group: o.Group,
 		pending:   map[kafka.TopicPartition]int64{},
 		committed: map[kafka.TopicPartition]int64{},
@@ -434,15 +424,6 @@ func (s *Sink) Resume(tp kafka.TopicPartition, next int64, epoch int32) {
 	}
 }
 
-// ResumeLegacy is [Sink.Resume] for a partition whose offset the log
-// holds under its legacy application id only (see
-// [SinkOptions.LegacyAppID]): the sink's next commit of it moves it to
-// the new one.
-func (s *Sink) ResumeLegacy(tp kafka.TopicPartition, next int64) {
-	s.committed[tp] = next
-	s.legacy[tp] = true
-}
-
 // CommittedOffset returns the offset the log holds for tp: the next to
 // read after what the sink committed; ok false for a partition the sink
 // neither resumed nor committed.
@@ -473,9 +454,9 @@ func (s *Sink) Pending(tp kafka.TopicPartition) bool {
 // counts from it.
 func (s *Sink) SetReadEnd(tp kafka.TopicPartition, end int64) { s.readEnd[tp] = end }
 
-// CommitStart commits c, which adds no rows: where partitions start that
-// the log holds no offset of, and configuration keys such as the ids of
-// new topics, recorded before they are read. It carries the table's
+// CommitStart commits c, which adds no rows: what a runner records before
+// it reads new partitions, such as where those the log holds no offset of
+// start and the ids of new topics. It carries the table's
 // columns, which a new table's first commit needs.
 func (s *Sink) CommitStart(c table.Commit) error {
 	c.Schema = s.columns
@@ -525,13 +506,7 @@ func (s *Sink) Flush(_ context.Context) error {
 		if e, ok := s.epochs[tp]; ok {
 			c.Epochs[id] = e
 		}
-		if s.legacy[tp] {
-			// The partition's first commit under its new application id,
-			// which the log must not hold yet (no From), checks the offset
-			// under the legacy one, and moves it too.
-			old := s.legacyAppID(tp)
-			c.Txns[old], c.From[old] = next, s.committed[tp]
-		} else if from, ok := s.committed[tp]; ok {
+		if from, ok := s.committed[tp]; ok {
 			c.From[id] = from
 		}
 	}
@@ -556,7 +531,6 @@ func (s *Sink) Flush(_ context.Context) error {
 	s.bad = s.bad[:0]
 	for tp, next := range s.pending {
 		s.committed[tp] = next
-		delete(s.legacy, tp)
 	}
 	clear(s.pending)
 	s.closed = nil

@@ -167,6 +167,19 @@ func (r *tableRunner) recorded(txns map[string]int64, tp kafka.TopicPartition) (
 	return next, ok, ok
 }
 
+// moveLegacy adds to c the move of a partition's offset next, which the
+// log holds under the legacy application id old only, to its application
+// id id. In one commit: id, which the log must not hold yet (no From), and
+// old again at next, which the log must still hold (From), so that a
+// writer that moved it meanwhile fails the commit rather than being
+// overwritten. A crash before the commit leaves the legacy id, which the
+// restart moves then; after it, a restart finds id, which it reads first
+// (see recorded), and the legacy id is never read again.
+func moveLegacy(c *table.Commit, id, old string, next int64) {
+	c.Txns[id] = next
+	c.Txns[old], c.From[old] = next, next
+}
+
 func (r *tableRunner) runOnce(ctx context.Context) error {
 	cfg := &r.cfg
 	layout, errs := cfg.Table.Layout()
@@ -202,7 +215,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	pos := r.positions()
 	group := deltasink.NewGroupCommitter(r.client, pos.group, r.log)
 	defer group.Close()
-	s, err := deltasink.NewSink(tbl, layout, sources, deltasink.SinkOptions{LegacyAppID: r.legacyAppID, MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes,
+	s, err := deltasink.NewSink(tbl, layout, sources, deltasink.SinkOptions{MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes,
 		Budget: r.budget, State: &r.TableState, Log: r.log, Loss: loss, Errs: budget, Group: group,
 		SizeWindow: cfg.Table.ConnectorOptions.KafkaOptions.BytesEstimateWindow()})
 	if err != nil {
@@ -361,24 +374,24 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	}
 	// Record where new partitions start before reading them, so that a
 	// restart before their first data commit resumes there rather than
-	// at a newer "latest"; and the ids of new topics, so that a topic
-	// re-created while the agent is down is told apart.
-	unrecorded := map[string]int64{}
+	// at a newer "latest"; the ids of new topics, so that a topic
+	// re-created while the agent is down is told apart; and the offsets
+	// the log holds under legacy application ids, under the new ones.
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Configuration: newIDs}
 	recorded := l.Table().Snapshot().Txns
 	for _, tp := range fresh {
 		next, legacy, ok := r.recorded(recorded, tp)
-		if !ok {
+		switch {
+		case !ok:
 			next = defaults[tp]
-			unrecorded[deltasink.AppID(tp)] = next
+			c.Txns[deltasink.AppID(tp)] = next
+		case legacy:
+			moveLegacy(&c, deltasink.AppID(tp), r.legacyAppID(tp), next)
 		}
-		if legacy {
-			l.ResumeLegacy(tp, next)
-		} else {
-			l.Resume(tp, next, -1)
-		}
+		l.Resume(tp, next, -1)
 	}
-	if len(unrecorded) > 0 || len(newIDs) > 0 {
-		if err := l.CommitStart(table.Commit{Txns: unrecorded, Configuration: newIDs}); err != nil {
+	if len(c.Txns) > 0 || len(newIDs) > 0 {
+		if err := l.CommitStart(c); err != nil {
 			return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 		}
 	}
