@@ -134,11 +134,12 @@ func (r *tableRunner) collectGarbage(tbl *table.Table) {
 }
 
 // loop is the state of one run of a table: from opening the log to an
-// error or the end. Its sink writes what its fetchers fetch.
+// error or the end.
 type loop struct {
-	*deltasink.Sink
-	r   *tableRunner
-	end map[kafka.TopicPartition]int64 // triggered runs only
+	// sink writes what the loop's fetchers fetch.
+	sink *deltasink.Sink
+	r    *tableRunner
+	end  map[kafka.TopicPartition]int64 // triggered runs only
 	// loss keeps the gaps the loop's fetches skip; nil when the table
 	// fails on data loss.
 	loss *deltasink.DataLoss
@@ -222,7 +223,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 		return err
 	}
 	defer s.Close()
-	l := &loop{Sink: s, r: r, loss: loss, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
+	l := &loop{sink: s, r: r, loss: loss, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
 	return l.run(ctx)
 }
 
@@ -243,7 +244,7 @@ func (l *loop) run(ctx context.Context) error {
 	// goroutine that decodes them, which hands the decoded chunks to this
 	// loop; what the fetchers hold is bounded by the memory budget, what
 	// the decoders hold by their pool.
-	chunks := make(chan ingest.Decoded, l.Decoders().Size())
+	chunks := make(chan ingest.Decoded, l.sink.Decoders().Size())
 	var wg sync.WaitGroup
 	defer func() {
 		cancelFetch()
@@ -261,7 +262,7 @@ func (l *loop) run(ctx context.Context) error {
 	}()
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
-	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.Decoders(), Chunks: chunks, Errs: fetchErrs,
+	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.sink.Decoders(), Chunks: chunks, Errs: fetchErrs,
 		Log: r.log}
 	pos := l.pos
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
@@ -290,13 +291,13 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	// Running again: an error from before the restart is history.
 	r.sup.SetRunning()
-	r.log.Info("table running", "partitions", len(fetching), "version", l.Table().Snapshot().Version)
+	r.log.Info("table running", "partitions", len(fetching), "version", l.sink.Table().Snapshot().Version)
 
 	clk := newLoopClock(discoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
-			if err := l.Flush(ctx); err != nil {
+			if err := l.sink.Flush(ctx); err != nil {
 				return err
 			}
 			r.sup.SetState(spec.StateIdle, nil)
@@ -304,7 +305,7 @@ func (l *loop) run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return deltasink.FinalFlush(l.Flush)
+			return deltasink.FinalFlush(l.sink.Flush)
 		case err := <-fetchErrs:
 			return err
 		case d := <-chunks:
@@ -314,18 +315,18 @@ func (l *loop) run(ctx context.Context) error {
 		case <-trig.C():
 			l.fire(ctx, trig, func(from, until map[kafka.TopicPartition]int64) { l.read(pr, sub, from, until, until) })
 		case <-clk.flush.C:
-			if err := l.Flush(ctx); err != nil {
+			if err := l.sink.Flush(ctx); err != nil {
 				return err
 			}
-		case <-l.FlushAsked():
+		case <-l.sink.FlushAsked():
 			// The memory budget is full and this file is the biggest.
-			r.log.Debug("flush asked by the memory budget", "bytes", l.Buffered())
+			r.log.Debug("flush asked by the memory budget", "bytes", l.sink.Buffered())
 			clk.flush.Stop()
-			if err := l.Flush(ctx); err != nil {
+			if err := l.sink.Flush(ctx); err != nil {
 				return err
 			}
 		case <-clk.gc.C:
-			r.collectGarbage(l.Table())
+			r.collectGarbage(l.sink.Table())
 		case <-clk.discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
@@ -365,7 +366,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	if err != nil {
 		return err
 	}
-	defaults, ends, err := l.pos.offsets(ctx, fresh, starting, len(l.Table().Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
+	defaults, ends, err := l.pos.offsets(ctx, fresh, starting, len(l.sink.Table().Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
 	if err != nil {
 		return err
 	}
@@ -378,9 +379,9 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	// re-created while the agent is down is told apart; and the offsets
 	// the log holds under legacy application ids, under the new ones.
 	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Configuration: newIDs}
-	recorded := l.Table().Snapshot().Txns
+	snap := l.sink.Table().Snapshot()
 	for _, tp := range fresh {
-		next, legacy, ok := r.recorded(recorded, tp)
+		next, legacy, ok := r.recorded(snap.Txns, tp)
 		switch {
 		case !ok:
 			next = defaults[tp]
@@ -388,10 +389,17 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 		case legacy:
 			moveLegacy(&c, deltasink.AppID(tp), r.legacyAppID(tp), next)
 		}
-		l.Resume(tp, next, -1)
+		// The epoch the log records with the offset, which the commit
+		// leaves alone, validates it (see checkTruncation) and goes with
+		// the partition's next commit until a record brings a newer one.
+		epoch, ok := snap.Epochs[deltasink.AppID(tp)]
+		if !ok {
+			epoch = -1
+		}
+		l.sink.Resume(tp, next, epoch)
 	}
 	if len(c.Txns) > 0 || len(newIDs) > 0 {
-		if err := l.CommitStart(c); err != nil {
+		if err := l.sink.CommitStart(c); err != nil {
 			return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 		}
 	}
@@ -406,7 +414,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	}
 	from, until := map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}
 	for _, tp := range fresh {
-		next, _ := l.CommittedOffset(tp)
+		next, _ := l.sink.CommittedOffset(tp)
 		rd.fetching[tp] = true
 		if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 			continue // nothing to read in this triggered run
@@ -416,7 +424,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	if rd.trig == nil {
 		l.read(rd.pr, rd.sub, from, until, backlogEnds)
 	}
-	l.PublishOffsets()
+	l.sink.PublishOffsets()
 	return nil
 }
 
@@ -424,24 +432,24 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 // file is full; the flush interval of clk counts from the first buffered
 // record.
 func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *loopClock, trig *trigger) error {
-	wasEmpty := l.Empty()
-	err := l.Add(wctx, d)
+	wasEmpty := l.sink.Empty()
+	err := l.sink.Add(wctx, d)
 	if d.Last && err == nil {
 		l.r.sup.FetchRecovered(d.TP)
 	}
 	// At a batch's last chunk, what the batch held is in the open
 	// file now (or, after an error, dropped).
 	d.Free()
-	l.TrackMemory()
+	l.sink.TrackMemory()
 	if err != nil {
 		return err
 	}
-	if l.Full() {
+	if l.sink.Full() {
 		clk.flush.Stop()
-		if err := l.Flush(ctx); err != nil {
+		if err := l.sink.Flush(ctx); err != nil {
 			return err
 		}
-	} else if wasEmpty && !l.Empty() {
+	} else if wasEmpty && !l.sink.Empty() {
 		// The interval counts from the first buffered record, and
 		// the flush fires even if no record follows it.
 		clk.flush.Reset(l.r.cfg.FlushEvery)
@@ -517,11 +525,11 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (i
 	if ids, err = l.r.client.TopicIDs(ctx, unknown); err != nil {
 		return nil, nil, runner.Lookup(err)
 	}
-	if unrecorded, err = checkTopicIDs(l.Table().Snapshot().Configuration, ids); err != nil {
+	if unrecorded, err = checkTopicIDs(l.sink.Table().Snapshot().Configuration, ids); err != nil {
 		if err := l.goOnRecreated(ctx, err, tps, ids); err != nil {
 			return nil, nil, err
 		}
-		if unrecorded, err = checkTopicIDs(l.Table().Snapshot().Configuration, ids); err != nil {
+		if unrecorded, err = checkTopicIDs(l.sink.Table().Snapshot().Configuration, ids); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -583,7 +591,7 @@ func discoverPartitions(ctx context.Context, client *kafka.Client, ko *spec.Kafk
 // offsets committed or buffered.
 func (l *loop) reachedEnd() bool {
 	for tp, end := range l.end {
-		if l.NextOffset(tp) < end {
+		if l.sink.NextOffset(tp) < end {
 			return false
 		}
 	}

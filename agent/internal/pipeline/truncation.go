@@ -50,7 +50,7 @@ const lossTruncated = "log truncated (unclean leader election)"
 // recorded epoch (a log written before epochs were recorded, or whose
 // last commit read no record) is not validated.
 func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) error {
-	snap := l.Table().Snapshot()
+	snap := l.sink.Table().Snapshot()
 	ends := &epochEnds{client: l.r.client, known: map[epochOf]int64{}}
 	to := map[kafka.TopicPartition]int64{}
 	var gaps []spec.DataLossGap
@@ -59,8 +59,7 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 		if !ok {
 			continue
 		}
-		next, _ := l.CommittedOffset(tp)
-		l.Resume(tp, next, epoch)
+		next, _ := l.sink.CommittedOffset(tp)
 		truncated, err := ends.truncated(ctx, tp, epoch, next)
 		if err != nil {
 			return err
@@ -81,7 +80,7 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 	if len(to) == 0 {
 		return nil
 	}
-	if err := l.Rewind(to, gaps, nil); err != nil {
+	if err := l.sink.Rewind(to, gaps, nil); err != nil {
 		return fmt.Errorf("record the offsets of truncated partitions: %w", err)
 	}
 	return nil
