@@ -93,16 +93,7 @@ func TestManagerResumesFromLegacyAppIDs(t *testing.T) {
 	value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) }
 	// Partition k holds the ids i with i%2 == k, in order: the first 50
 	// of each are ids 0..99.
-	var recs [partitions][]record.Record
-	for part := range int32(partitions) {
-		var values []string
-		for o := range int64(perPartition) {
-			v := value(int(o)*partitions + int(part))
-			values = append(values, v)
-			recs[part] = append(recs[part], record.Record{Topic: "events", Partition: part, Offset: o, Value: []byte(v)})
-		}
-		produceValues(t, addr, "events", part, values...)
-	}
+	recs := produceIDs(t, addr, partitions, perPartition, value)
 	p := testPipeline("events")
 	warehouse := t.TempDir()
 	dir := spec.JoinLocation(warehouse, "main", "raw", "events")
@@ -138,6 +129,24 @@ func TestManagerResumesFromLegacyAppIDs(t *testing.T) {
 			t.Errorf("id %d is there %d times", id, n)
 		}
 	}
+}
+
+// produceIDs produces n records to each of the partitions of topic
+// events, the record at offset o of partition k with value(o*partitions+k),
+// and returns them by partition.
+func produceIDs(t *testing.T, addr string, partitions, n int, value func(int) string) [][]record.Record {
+	t.Helper()
+	recs := make([][]record.Record, partitions)
+	for part := range int32(partitions) {
+		var values []string
+		for o := range int64(n) {
+			v := value(int(o)*partitions + int(part))
+			values = append(values, v)
+			recs[part] = append(recs[part], record.Record{Topic: "events", Partition: part, Offset: o, Value: []byte(v)})
+		}
+		produceValues(t, addr, "events", part, values...)
+	}
+	return recs
 }
 
 // writeLegacyLog writes, in dir, the log of table tbl as the agent wrote
@@ -191,16 +200,8 @@ func writeLegacyLog(t *testing.T, dir string, tbl *spec.Table, parts ...[]record
 func TestManagerMovesLegacyAppIDsAtStart(t *testing.T) {
 	const partitions, committed = 2, 20
 	addr, _ := newCluster(t, partitions, "events")
-	var recs [partitions][]record.Record
-	for part := range int32(partitions) {
-		var values []string
-		for o := range int64(committed) {
-			v := fmt.Sprintf(`{"id":%d,"name":"n"}`, int(o)*partitions+int(part))
-			values = append(values, v)
-			recs[part] = append(recs[part], record.Record{Topic: "events", Partition: part, Offset: o, Value: []byte(v)})
-		}
-		produceValues(t, addr, "events", part, values...)
-	}
+	value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n"}`, i) }
+	recs := produceIDs(t, addr, partitions, committed, value)
 	p := testPipeline("events")
 	warehouse := t.TempDir()
 	dir := spec.JoinLocation(warehouse, "main", "raw", "events")
@@ -231,7 +232,7 @@ func TestManagerMovesLegacyAppIDsAtStart(t *testing.T) {
 	}
 	// The records produced after the move are read from there, once.
 	for part := range int32(partitions) {
-		produceValues(t, addr, "events", part, fmt.Sprintf(`{"id":%d,"name":"n"}`, partitions*committed+int(part)))
+		produceValues(t, addr, "events", part, value(partitions*committed+int(part)))
 	}
 	const total = partitions * (committed + 1)
 	waitFor(t, 20*time.Second, "every row", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows >= total })
