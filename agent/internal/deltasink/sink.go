@@ -43,6 +43,19 @@ func (st *TableState) Snapshot() spec.TableStatus {
 // evolve, and its status. A table loop feeds it the chunks of the
 // partitions it fetches; a fanout runner feeds each routed table's sink the
 // chunks routed to it. A sink is used by one goroutine.
+//
+// A runner opens the table, makes its sink with [NewSink] (or
+// [NewRawSink]) and then, per partition it starts, tells it where the
+// partition goes on from ([Sink.Resume]), recording first, with
+// [Sink.CommitStart], what the log must hold before the partition is read.
+// It hands it the decoded chunks in offset order ([Sink.Add]), sets what
+// the open file holds in the memory budget once it released each chunk's
+// batch ([Sink.TrackMemory]), and flushes it ([Sink.Flush]) at its flush
+// interval, when the file is full ([Sink.Full]), or when the budget asks
+// ([Sink.FlushAsked]); a final flush and [Sink.Close] end it. The offsets
+// buffered and committed, and the leader epochs and lag that go with them,
+// stay inside the sink: a runner reads them ([Sink.CommittedOffset],
+// [Sink.NextOffset]) and moves them back only with [Sink.Rewind].
 type Sink struct {
 	tbl *table.Table
 	log *slog.Logger
