@@ -179,21 +179,21 @@ func (d *DataLoss) OnGap() func(spec.DataLossGap) {
 // for records written already. The partitions read on from to's offsets,
 // without a leader epoch until they read a record.
 func (s *Sink) Rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap, conf map[string]string) error {
-	c := RewindCommit(s.Tbl.Snapshot().Txns, to, gaps, s.Loss)
-	c.Schema, c.Configuration = s.Columns, conf
+	c := RewindCommit(s.tbl.Snapshot().Txns, to, gaps, s.loss)
+	c.Schema, c.Configuration = s.columns, conf
 	if s.errs != nil {
 		if err := s.errs.dirty.Rewind(s.errs.dest, to, s.errs.opts); err != nil {
 			return err
 		}
 	}
-	if err := s.Commit(c, 0); err != nil {
+	if err := s.commit(c, 0); err != nil {
 		return err
 	}
 	for tp, next := range to {
-		if _, ok := s.Committed[tp]; ok {
-			s.Committed[tp] = next
+		if _, ok := s.committed[tp]; ok {
+			s.committed[tp] = next
 		}
-		delete(s.Epochs, tp)
+		delete(s.epochs, tp)
 	}
 	return nil
 }

@@ -44,27 +44,31 @@ func (st *TableState) Snapshot() spec.TableStatus {
 // evolve, and its status. A table loop feeds it the chunks of the
 // partitions it fetches; a fanout runner feeds each routed table's sink the
 // chunks routed to it. A sink is used by one goroutine.
+//
+// A runner opens the table, makes its sink with [NewSink] (or
+// [NewRawSink]) and then, per partition it starts, tells it where the
+// partition goes on from ([Sink.Resume]), recording first, with
+// [Sink.CommitStart], what the log must hold before the partition is read.
+// It hands it the decoded chunks in offset order ([Sink.Add]), sets what
+// the open file holds in the memory budget once it released each chunk's
+// batch ([Sink.TrackMemory]), and flushes it ([Sink.Flush]) at its flush
+// interval, when the file is full ([Sink.Full]), or when the budget asks
+// ([Sink.FlushAsked]); a final flush and [Sink.Close] end it. The offsets
+// buffered and committed, and the leader epochs and lag that go with them,
+// stay inside the sink: a runner reads them ([Sink.CommittedOffset],
+// [Sink.NextOffset]) and moves them back only with [Sink.Rewind].
 type Sink struct {
-	Tbl *table.Table
+	tbl *table.Table
 	log *slog.Logger
-	// appID is the log's txn application id of a partition.
-	appID func(kafka.TopicPartition) string
-	// legacyAppID is the application id older logs recorded a
-	// partition's offsets under; nil for none.
-	legacyAppID func(kafka.TopicPartition) string
-	// Legacy holds the partitions whose committed offset the log holds
-	// under their legacy application id only: their next commit moves it
-	// to the new one.
-	Legacy map[kafka.TopicPartition]bool
 	// maxRows and maxBytes are the open file's limits (see full).
 	maxRows, maxBytes int64
 	// state is the status the sink keeps up to date.
 	state *TableState
-	// Decoders decode the fetched records, several partitions at once.
-	Decoders *ingest.DecoderPool
+	// decoders decode the fetched records, several partitions at once.
+	decoders *ingest.DecoderPool
 	schema   *parquet.Schema
-	// Columns is the table schema every commit carries.
-	Columns []schema.Field
+	// columns is the table schema every commit carries.
+	columns []schema.Field
 	// layout is the table's column layout. The Fields of an inferred part
 	// grow as records bring new fields (see evolve), and version counts
 	// those changes; sources are the registry sources decoders need.
@@ -81,31 +85,32 @@ type Sink struct {
 	closed []table.AddFile
 
 	file *table.FileWriter
-	// Mem holds the open file's buffers in the memory budget, which asks
+	// mem holds the open file's buffers in the memory budget, which asks
 	// through it for a flush when the file is the biggest and the budget
 	// is full.
-	Mem     *memory.Account
+	mem     *memory.Account
 	corrupt int64
 	// filtered counts the records since the last commit that gave no row
 	// because they carry none (see [decode.Stats.Filtered]).
 	filtered int64
-	// Pending holds the next offsets of buffered rows; committed those of
-	// the log, for the partitions it has a txn of.
-	Pending   map[kafka.TopicPartition]int64
-	Committed map[kafka.TopicPartition]int64
-	// Epochs holds, per partition, the leader epoch of the last record
+	// pending holds the next offsets of buffered rows; committed those of
+	// the log, for the partitions the sink resumed (see Resume) or
+	// committed.
+	pending   map[kafka.TopicPartition]int64
+	committed map[kafka.TopicPartition]int64
+	// epochs holds, per partition, the leader epoch of the last record
 	// buffered or committed, which each commit records with the
 	// partition's offset for a restart to validate it (see
 	// the table loop's truncation check in pipeline).
-	Epochs map[kafka.TopicPartition]int32
-	// ReadEnd is, per partition, the offset up to which the last fetch
+	epochs map[kafka.TopicPartition]int32
+	// readEnd is, per partition, the offset up to which the last fetch
 	// could read (see [kafka.Batch.End]); it measures lag.
-	ReadEnd map[kafka.TopicPartition]int64
+	readEnd map[kafka.TopicPartition]int64
 	// sizes measures the records written, for the lag in bytes.
 	sizes RecordSizes
-	// Loss keeps the gaps skipped and not committed yet (see dataLoss);
+	// loss keeps the gaps skipped and not committed yet (see dataLoss);
 	// nil for a sink whose gaps are committed elsewhere.
-	Loss *DataLoss
+	loss *DataLoss
 	// group mirrors committed offsets to a consumer group; nil for none.
 	group *GroupCommitter
 	// errs is the table's error budget, nil without ignore_errors; bad
@@ -118,16 +123,21 @@ type Sink struct {
 
 // SinkOptions is what a sink needs besides its table and columns.
 type SinkOptions struct {
-	AppID, LegacyAppID func(kafka.TopicPartition) string
-	MaxRows, MaxBytes  int64
-	Budget             *memory.Budget
-	State              *TableState
-	Log                *slog.Logger
-	// Loss is the sink's [Sink.Loss].
+	// MaxRows and MaxBytes bound a data file.
+	MaxRows, MaxBytes int64
+	// Budget is the memory budget the open file draws from.
+	Budget *memory.Budget
+	// State is the table's status, which the sink keeps up to date.
+	State *TableState
+	Log   *slog.Logger
+	// Loss keeps the gaps the table's fetches skipped, which the sink's
+	// commits record; nil for a table that fails on data loss, or whose
+	// gaps are committed elsewhere (a fanout table's).
 	Loss *DataLoss
-	// Errs is the sink's [Sink.Errs].
+	// Errs is the table's error budget; nil without ignore_errors.
 	Errs *ErrorBudget
-	// Group is the sink's [Sink.Group]; nil for none.
+	// Group mirrors the committed offsets to a consumer group; nil for
+	// none.
 	Group *GroupCommitter
 	// SizeWindow is how far back the record sizes of the lag in bytes
 	// go: kafka_options.bytes_estimate_window_length.
@@ -143,8 +153,8 @@ func NewSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o S
 		return nil, runner.Fatal(fmt.Errorf("build decoder: %w", err))
 	}
 	s := NewRawSink(tbl, layout.Columns(), dec.Schema(), o)
-	s.Decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec), layout, sources
-	s.Decoders.Opts = o.DecodeOptions()
+	s.decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec), layout, sources
+	s.decoders.Opts = o.DecodeOptions()
 	return s, nil
 }
 
@@ -160,15 +170,15 @@ func (o *SinkOptions) DecodeOptions() decode.Options {
 // tbl's log into o.state. End it with close.
 func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o SinkOptions) *Sink {
 	s := &Sink{
-		Tbl: tbl, log: o.Log, appID: o.AppID, legacyAppID: o.LegacyAppID, Legacy: map[kafka.TopicPartition]bool{}, maxRows: o.MaxRows, maxBytes: o.MaxBytes, state: o.State,
-		schema: ps, Columns: columns, group: o.Group,
-		Pending:   map[kafka.TopicPartition]int64{},
-		Committed: map[kafka.TopicPartition]int64{},
-		Epochs:    map[kafka.TopicPartition]int32{},
-		ReadEnd:   map[kafka.TopicPartition]int64{},
+		tbl: tbl, log: o.Log, maxRows: o.MaxRows, maxBytes: o.MaxBytes, state: o.State,
+		schema: ps, columns: columns, group: o.Group,
+		pending:   map[kafka.TopicPartition]int64{},
+		committed: map[kafka.TopicPartition]int64{},
+		epochs:    map[kafka.TopicPartition]int32{},
+		readEnd:   map[kafka.TopicPartition]int64{},
 		sizes:     NewRecordSizes(o.SizeWindow),
-		Loss:      o.Loss,
-		Mem:       o.Budget.NewAccount(),
+		loss:      o.Loss,
+		mem:       o.Budget.NewAccount(),
 		errs:      o.Errs,
 	}
 	snap := tbl.Snapshot()
@@ -198,7 +208,7 @@ func (s *Sink) Close() {
 		s.file.Abort()
 		s.file = nil
 	}
-	s.Mem.Close()
+	s.mem.Close()
 }
 
 // Add writes a decoded chunk to the open file and moves the partition's next
@@ -206,7 +216,7 @@ func (s *Sink) Close() {
 // columns changed since it was decoded.
 func (s *Sink) Add(ctx context.Context, d ingest.Decoded) error {
 	if d.Dec != nil {
-		defer s.Decoders.Put(d.Dec)
+		defer s.decoders.Put(d.Dec)
 	}
 	batch, err := s.current(ctx, &d)
 	if err != nil {
@@ -226,13 +236,13 @@ func (s *Sink) Add(ctx context.Context, d ingest.Decoded) error {
 	s.filtered += int64(batch.Filtered)
 	s.sizes.Add(d.TP, d.Recs, time.Now())
 	if d.Next > s.NextOffset(d.TP) {
-		s.Pending[d.TP] = d.Next
+		s.pending[d.TP] = d.Next
 		if e := d.LeaderEpoch(); e >= 0 {
-			s.Epochs[d.TP] = e
+			s.epochs[d.TP] = e
 		}
 	}
 	if d.Last {
-		s.ReadEnd[d.TP] = d.End
+		s.readEnd[d.TP] = d.End
 	}
 	return nil
 }
@@ -249,7 +259,7 @@ func (s *Sink) write(cols [][]parquet.Value, n int) error {
 			}
 		}
 		if s.file == nil {
-			f, err := s.Tbl.NewFile(s.schema)
+			f, err := s.tbl.NewFile(s.schema)
 			if err != nil {
 				return fmt.Errorf("start a data file: %w", err)
 			}
@@ -273,7 +283,7 @@ func (s *Sink) write(cols [][]parquet.Value, n int) error {
 func (s *Sink) closeFile() error {
 	add, err := s.file.Close()
 	s.file = nil
-	s.Mem.Set(0)
+	s.mem.Set(0)
 	if err != nil {
 		return fmt.Errorf("finish data file: %w", err)
 	}
@@ -326,7 +336,7 @@ func (s *Sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, er
 			return batch, nil
 		}
 		if s.own == nil {
-			if s.own, err = ingest.NewDecoder(s.layout, s.sources, s.Decoders.Opts); err != nil {
+			if s.own, err = ingest.NewDecoder(s.layout, s.sources, s.decoders.Opts); err != nil {
 				return decode.Batch{}, runner.Fatal(fmt.Errorf("build decoder: %w", err))
 			}
 		}
@@ -366,13 +376,13 @@ func (s *Sink) evolve(nc *decode.NewColumnsError) (bool, error) {
 			return false, err
 		}
 	}
-	own, err := ingest.NewDecoder(&layout, s.sources, s.Decoders.Opts)
+	own, err := ingest.NewDecoder(&layout, s.sources, s.decoders.Opts)
 	if err != nil {
 		return false, runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
 	}
-	s.layout, s.own, s.schema, s.Columns = &layout, own, own.Schema(), layout.Columns()
+	s.layout, s.own, s.schema, s.columns = &layout, own, own.Schema(), layout.Columns()
 	s.version++
-	s.Decoders.Swap(s.layout, s.version)
+	s.decoders.Swap(s.layout, s.version)
 	s.log.Info("new columns", "columns", nc.Columns, "record", fmt.Sprintf("%s[%d]@%d", nc.Topic, nc.Partition, nc.Offset))
 	return true, nil
 }
@@ -393,14 +403,82 @@ func (s *Sink) widening() bool {
 
 // NextOffset is the offset after everything buffered or committed for tp.
 func (s *Sink) NextOffset(tp kafka.TopicPartition) int64 {
-	if n, ok := s.Pending[tp]; ok {
+	if n, ok := s.pending[tp]; ok {
 		return n
 	}
-	return s.Committed[tp]
+	return s.committed[tp]
+}
+
+// Table returns the table the sink writes, which its runner opened and
+// closes.
+func (s *Sink) Table() *table.Table { return s.tbl }
+
+// Decoders returns the pool of decoders the sink's chunks are decoded
+// with, before [Sink.Add] takes them; it hands them back to the pool.
+func (s *Sink) Decoders() *ingest.DecoderPool { return s.decoders }
+
+// FlushAsked receives when the memory budget is full and the sink's open
+// file is the biggest: its runner then flushes it.
+func (s *Sink) FlushAsked() <-chan struct{} { return s.mem.Flush() }
+
+// TrackMemory sets what the open file buffers in the memory budget. A
+// runner calls it after [Sink.Add], once it released the chunk's batch, so
+// that the budget never counts the same rows twice, fetched and buffered.
+func (s *Sink) TrackMemory() { s.mem.Set(s.Buffered()) }
+
+// Resume sets where the sink goes on with tp: next, the offset the log
+// holds for it (or the one it starts from, which the runner records with
+// [Sink.CommitStart]), with epoch, the leader epoch the log records beside
+// it; a negative epoch for none. The sink's commits of tp then check that
+// the log still holds its offset, and its status lists tp.
+func (s *Sink) Resume(tp kafka.TopicPartition, next int64, epoch int32) {
+	s.committed[tp] = next
+	if epoch >= 0 {
+		s.epochs[tp] = epoch
+	}
+}
+
+// CommittedOffset returns the offset the log holds for tp: the next to
+// read after what the sink committed; ok false for a partition the sink
+// neither resumed nor committed.
+func (s *Sink) CommittedOffset(tp kafka.TopicPartition) (next int64, ok bool) {
+	next, ok = s.committed[tp]
+	return next, ok
+}
+
+// NextOffsets returns the next offset, after what is buffered or
+// committed, of every partition the sink resumed or committed.
+func (s *Sink) NextOffsets() map[kafka.TopicPartition]int64 {
+	next := make(map[kafka.TopicPartition]int64, len(s.committed))
+	for tp := range s.committed {
+		next[tp] = s.NextOffset(tp)
+	}
+	return next
+}
+
+// Pending reports whether the sink buffers offsets of tp it has not
+// committed yet.
+func (s *Sink) Pending(tp kafka.TopicPartition) bool {
+	_, ok := s.pending[tp]
+	return ok
+}
+
+// SetReadEnd sets the offset up to which tp could be read, as the last
+// fetch of it (see [kafka.Batch.End]) or a look-up found: the status's lag
+// counts from it.
+func (s *Sink) SetReadEnd(tp kafka.TopicPartition, end int64) { s.readEnd[tp] = end }
+
+// CommitStart commits c, which adds no rows: what a runner records before
+// it reads new partitions, such as where those the log holds no offset of
+// start and the ids of new topics. It carries the table's
+// columns, which a new table's first commit needs.
+func (s *Sink) CommitStart(c table.Commit) error {
+	c.Schema = s.columns
+	return s.commit(c, 0)
 }
 
 // Empty reports whether nothing is buffered: no rows, no offsets.
-func (s *Sink) Empty() bool { return s.file == nil && len(s.Pending) == 0 && len(s.closed) == 0 }
+func (s *Sink) Empty() bool { return s.file == nil && len(s.pending) == 0 && len(s.closed) == 0 }
 
 // Buffered is the memory the open file holds, 0 with none open.
 func (s *Sink) Buffered() int64 {
@@ -420,7 +498,7 @@ func (s *Sink) Flush(_ context.Context) error {
 	if s.Empty() {
 		return nil
 	}
-	c := table.Commit{Txns: map[string]int64{}, Epochs: map[string]int32{}, From: map[string]int64{}, Schema: s.Columns, Files: s.closed,
+	c := table.Commit{Txns: map[string]int64{}, Epochs: map[string]int32{}, From: map[string]int64{}, Schema: s.columns, Files: s.closed,
 		AllowTypeWidening: s.widening()}
 	var rows int64
 	for _, add := range s.closed {
@@ -429,26 +507,20 @@ func (s *Sink) Flush(_ context.Context) error {
 	if s.file != nil {
 		add, err := s.file.Close()
 		s.file = nil
-		s.Mem.Set(0)
+		s.mem.Set(0)
 		if err != nil {
 			return fmt.Errorf("finish data file: %w", err)
 		}
 		rows += add.NumRecords
 		c.Files = append(c.Files, add)
 	}
-	for tp, next := range s.Pending {
-		id := s.appID(tp)
+	for tp, next := range s.pending {
+		id := AppID(tp)
 		c.Txns[id] = next
-		if e, ok := s.Epochs[tp]; ok {
+		if e, ok := s.epochs[tp]; ok {
 			c.Epochs[id] = e
 		}
-		if s.Legacy[tp] {
-			// The partition's first commit under its new application id,
-			// which the log must not hold yet (no From), checks the offset
-			// under the legacy one, and moves it too.
-			old := s.legacyAppID(tp)
-			c.Txns[old], c.From[old] = next, s.Committed[tp]
-		} else if from, ok := s.Committed[tp]; ok {
+		if from, ok := s.committed[tp]; ok {
 			c.From[id] = from
 		}
 	}
@@ -456,38 +528,37 @@ func (s *Sink) Flush(_ context.Context) error {
 	if s.filtered > 0 {
 		c.Counters[counterFiltered] = s.filtered
 	}
-	s.Loss.AddTo(&c, s.Pending)
+	s.loss.AddTo(&c, s.pending)
 	if len(s.bad) > 0 {
 		// The dirty records first: after a crash before the table's
 		// commit, they come again and the dirty table drops them.
-		if err := s.errs.dirty.Commit(s.errs.dest, s.bad, s.Pending, s.errs.opts); err != nil {
+		if err := s.errs.dirty.Commit(s.errs.dest, s.bad, s.pending, s.errs.opts); err != nil {
 			return err
 		}
 		c.Counters[CounterErrors] = int64(len(s.bad))
 	}
-	if err := s.Commit(c, rows); err != nil {
+	if err := s.commit(c, rows); err != nil {
 		return err
 	}
 	s.errors += int64(len(s.bad))
 	clear(s.bad) // let the copies go
 	s.bad = s.bad[:0]
-	for tp, next := range s.Pending {
-		s.Committed[tp] = next
-		delete(s.Legacy, tp)
+	for tp, next := range s.pending {
+		s.committed[tp] = next
 	}
-	clear(s.Pending)
+	clear(s.pending)
 	s.closed = nil
 	s.corrupt, s.filtered = 0, 0
 	s.PublishOffsets()
 	if s.group != nil {
-		s.group.Offer(s.Committed)
+		s.group.Offer(s.committed)
 	}
 	return nil
 }
 
-// Commit writes one log entry with rows new rows and updates the status.
-func (s *Sink) Commit(c table.Commit, rows int64) error {
-	version, err := s.Tbl.Commit(c)
+// commit writes one log entry with rows new rows and updates the status.
+func (s *Sink) commit(c table.Commit, rows int64) error {
+	version, err := s.tbl.Commit(c)
 	if err != nil {
 		return fmt.Errorf("commit to the log: %w", err)
 	}
@@ -508,9 +579,9 @@ func (s *Sink) Commit(c table.Commit, rows int64) error {
 
 // PublishOffsets copies committed offsets and lag into the status.
 func (s *Sink) PublishOffsets() {
-	ps := make([]spec.PartitionStatus, 0, len(s.Committed))
-	for tp, next := range s.Committed {
-		ps = append(ps, s.sizes.PartitionStatus(tp, next, s.ReadEnd[tp]))
+	ps := make([]spec.PartitionStatus, 0, len(s.committed))
+	for tp, next := range s.committed {
+		ps = append(ps, s.sizes.PartitionStatus(tp, next, s.readEnd[tp]))
 	}
 	SortPartitions(ps)
 	lag, lagBytes := lagTotals(ps)

@@ -283,7 +283,7 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tbl.Close()
-		o := deltasink.SinkOptions{AppID: deltasink.AppID, MaxRows: 1000, MaxBytes: 1 << 30, Budget: memory.New(1 << 30), State: &deltasink.TableState{},
+		o := deltasink.SinkOptions{MaxRows: 1000, MaxBytes: 1 << 30, Budget: memory.New(1 << 30), State: &deltasink.TableState{},
 			Log: slog.Default(), Errs: deltasink.NewErrorBudget(ko, "events", dirtyDir, "main.raw._dirty_records", table.Options{Owner: "test"})}
 		s, err := deltasink.NewSink(tbl, layout, nil, o)
 		if err != nil {
@@ -292,14 +292,14 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 		defer s.Close()
 		for tp2, next := range tbl.Snapshot().Txns {
 			if tp2 == deltasink.AppID(tp) {
-				s.Committed[tp] = next
+				s.Resume(tp, next, -1)
 			}
 		}
 		dec, err := ingest.NewDecoder(layout, nil, o.DecodeOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
-		from := s.Committed[tp]
+		from, _ := s.CommittedOffset(tp)
 		batch, err := dec.Decode(context.Background(), recs[from:])
 		if err != nil {
 			t.Fatal(err)

@@ -221,7 +221,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		run.wg.Wait()
 		for _, t := range run.order {
 			t.Close()
-			_ = t.Tbl.Close() // what it committed is in its log; a close error says nothing more
+			_ = t.Table().Close() // what it committed is in its log; a close error says nothing more
 		}
 	}()
 	// The tables created so far open now, for their status; one that
@@ -261,7 +261,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 	}
 	for appID, next := range tbl.Snapshot().Txns {
 		if tp, ok := parseAppID(appID); ok {
-			s.Committed[tp] = next
+			s.Resume(tp, next, -1)
 		}
 	}
 	s.PublishOffsets()
@@ -278,7 +278,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 			select {
 			case <-run.ctx.Done():
 				return
-			case <-s.Mem.Flush():
+			case <-s.FlushAsked():
 				select {
 				case run.flushAsk <- t:
 				case <-run.ctx.Done():
@@ -296,7 +296,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir string, first []record.Record) (*deltasink.Sink, error) {
 	r := run.r
 	cfg := &r.cfg
-	o := deltasink.SinkOptions{AppID: deltasink.AppID, MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes, Budget: r.budget,
+	o := deltasink.SinkOptions{MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes, Budget: r.budget,
 		State: r.tableState(name, dir), Log: r.log.With("table", name), SizeWindow: cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()}
 	snap := tbl.Snapshot()
 	if name == spec.FanoutErrorsTable {
@@ -423,7 +423,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			}
 		case <-clk.GC.C:
 			for _, t := range run.order {
-				if _, err := t.Tbl.CollectGarbage(); err != nil {
+				if _, err := t.Table().CollectGarbage(); err != nil {
 					r.log.Warn("garbage collection failed", "table", t.name, "err", err)
 				}
 			}
@@ -624,7 +624,7 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 	run.pos[tp] = max(pos, next)
 	run.readEnd[tp] = b.End
 	for _, t := range run.order {
-		t.ReadEnd[tp] = b.End
+		t.SetReadEnd(tp, b.End)
 	}
 	run.publish()
 	return nil
@@ -766,7 +766,7 @@ type chunkJob struct {
 func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []record.Record, reasons []string, next int64, epoch int32) {
 	// The table's committed offsets only move by its flushes of earlier
 	// chunks of this batch, so they can be read before any is added.
-	if done, ok := t.Committed[tp]; ok {
+	if done, ok := t.CommittedOffset(tp); ok {
 		i := 0
 		for i < len(recs) && recs[i].Offset < done {
 			i++
@@ -804,7 +804,7 @@ func (run *fanoutRun) write(ctx context.Context) error {
 		for i := range jobs {
 			if j := &jobs[i]; j.reasons == nil {
 				wg.Go(func() {
-					j.d.Dec, j.d.Version, j.d.Err = j.t.Decoders.Get(ctx)
+					j.d.Dec, j.d.Version, j.d.Err = j.t.Decoders().Get(ctx)
 					if j.d.Err == nil {
 						j.d.Batch, j.d.Err = j.d.Dec.Decode(ctx, j.d.Recs)
 					}
@@ -816,7 +816,7 @@ func (run *fanoutRun) write(ctx context.Context) error {
 			if err := run.add1(ctx, &jobs[i]); err != nil {
 				for _, j := range jobs[i+1:] {
 					if j.d.Dec != nil {
-						j.t.Decoders.Put(j.d.Dec)
+						j.t.Decoders().Put(j.d.Dec)
 					}
 				}
 				return fmt.Errorf("table %s: %w", jobs[i].t.name, err)
@@ -841,7 +841,7 @@ func waveLen(jobs []chunkJob, limit int) int {
 					same++
 				}
 			}
-			if same >= t.Decoders.Size() {
+			if same >= t.Decoders().Size() {
 				break
 			}
 		}
@@ -854,8 +854,8 @@ func waveLen(jobs []chunkJob, limit int) int {
 // table's sink. A table that reaches its file limits flushes.
 func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
 	t, d := job.t, job.d
-	if _, ok := t.Pending[d.TP]; !ok {
-		from, ok := t.Committed[d.TP]
+	if !t.Pending(d.TP) {
+		from, ok := t.CommittedOffset(d.TP)
 		if !ok {
 			from = d.Recs[0].Offset
 		}
@@ -868,7 +868,7 @@ func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
 		})
 	}
 	err := t.Add(ctx, d)
-	t.Mem.Set(t.Buffered())
+	t.TrackMemory()
 	if err != nil {
 		return err
 	}

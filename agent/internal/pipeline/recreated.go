@@ -24,10 +24,10 @@ import (
 // topic's. Otherwise it returns err.
 func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPartition, ids map[string]string) error {
 	var recreated *kafka.TopicRecreatedError
-	if l.Loss == nil || !errors.As(err, &recreated) {
+	if l.loss == nil || !errors.As(err, &recreated) {
 		return err
 	}
-	snap := l.Tbl.Snapshot()
+	snap := l.sink.Table().Snapshot()
 	var again []kafka.TopicPartition
 	conf := map[string]string{}
 	for topic, id := range ids {
@@ -59,7 +59,7 @@ func (l *loop) goOnRecreated(ctx context.Context, err error, tps []kafka.TopicPa
 				DetectedAt: now})
 		}
 	}
-	if err := l.Rewind(earliest, gaps, conf); err != nil {
+	if err := l.sink.Rewind(earliest, gaps, conf); err != nil {
 		return fmt.Errorf("record the offsets of re-created topics: %w", err)
 	}
 	return nil

@@ -93,59 +93,14 @@ func TestManagerResumesFromLegacyAppIDs(t *testing.T) {
 	value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) }
 	// Partition k holds the ids i with i%2 == k, in order: the first 50
 	// of each are ids 0..99.
-	var recs [partitions][]record.Record
-	for part := range int32(partitions) {
-		var values []string
-		for o := range int64(perPartition) {
-			v := value(int(o)*partitions + int(part))
-			values = append(values, v)
-			recs[part] = append(recs[part], record.Record{Topic: "events", Partition: part, Offset: o, Value: []byte(v)})
-		}
-		produceValues(t, addr, "events", part, values...)
-	}
+	recs := produceIDs(t, addr, partitions, perPartition, value)
 	p := testPipeline("events")
 	warehouse := t.TempDir()
 	dir := spec.JoinLocation(warehouse, "main", "raw", "events")
 
 	// The log as a table wrote it before: ids 0..99 committed, with their
 	// offsets under the legacy application ids.
-	layout, errs := p.Tables[0].Layout()
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	dec, err := decode.New(layout, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := table.Open(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := table.Commit{Schema: layout.Columns(), Txns: map[string]int64{}}
-	for part := range partitions {
-		batch, err := dec.Decode(context.Background(), recs[part][:committed])
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := tbl.NewFile(dec.Schema())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteColumns(batch.Columns, batch.Rows); err != nil {
-			t.Fatal(err)
-		}
-		add, err := w.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Files = append(c.Files, add)
-		c.Txns[fmt.Sprintf("main.raw.events/events/%d", part)] = committed
-	}
-	if _, err := tbl.Commit(c); err != nil {
-		t.Fatal(err)
-	}
-	tbl.Close()
-
+	writeLegacyLog(t, dir, &p.Tables[0], recs[0][:committed], recs[1][:committed])
 	m := NewManager(Config{Warehouse: warehouse})
 	defer m.Close(context.Background())
 	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
@@ -173,6 +128,119 @@ func TestManagerResumesFromLegacyAppIDs(t *testing.T) {
 		if n != 1 || id < 0 || id >= total {
 			t.Errorf("id %d is there %d times", id, n)
 		}
+	}
+}
+
+// produceIDs produces n records to each of the partitions of topic
+// events, the record at offset o of partition k with value(o*partitions+k),
+// and returns them by partition.
+func produceIDs(t *testing.T, addr string, partitions, n int, value func(int) string) [][]record.Record {
+	t.Helper()
+	recs := make([][]record.Record, partitions)
+	for part := range int32(partitions) {
+		var values []string
+		for o := range int64(n) {
+			v := value(int(o)*partitions + int(part))
+			values = append(values, v)
+			recs[part] = append(recs[part], record.Record{Topic: "events", Partition: part, Offset: o, Value: []byte(v)})
+		}
+		produceValues(t, addr, "events", part, values...)
+	}
+	return recs
+}
+
+// writeLegacyLog writes, in dir, the log of table tbl as the agent wrote
+// it before the change of application ids: one commit of the records of
+// each partition k in parts[k], with the offset after them under the
+// legacy application id "main.raw.events/events/<k>".
+func writeLegacyLog(t *testing.T, dir string, tbl *spec.Table, parts ...[]record.Record) {
+	t.Helper()
+	layout, errs := tbl.Layout()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	dec, err := decode.New(layout, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := table.Open(dir, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	c := table.Commit{Schema: layout.Columns(), Txns: map[string]int64{}}
+	for part, recs := range parts {
+		batch, err := dec.Decode(context.Background(), recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := tb.NewFile(dec.Schema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteColumns(batch.Columns, batch.Rows); err != nil {
+			t.Fatal(err)
+		}
+		add, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Files = append(c.Files, add)
+		c.Txns[fmt.Sprintf("main.raw.events/events/%d", part)] = recs[len(recs)-1].Offset + 1
+	}
+	if _, err := tb.Commit(c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A table whose log recorded its offsets under the legacy application ids
+// moves them to the new ones in one commit when it starts, before it reads
+// a record: a table with nothing new to read moves them too, and its
+// flushes know nothing of legacy ids.
+func TestManagerMovesLegacyAppIDsAtStart(t *testing.T) {
+	const partitions, committed = 2, 20
+	addr, _ := newCluster(t, partitions, "events")
+	value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n"}`, i) }
+	recs := produceIDs(t, addr, partitions, committed, value)
+	p := testPipeline("events")
+	warehouse := t.TempDir()
+	dir := spec.JoinLocation(warehouse, "main", "raw", "events")
+	writeLegacyLog(t, dir, &p.Tables[0], recs[0], recs[1])
+
+	m := NewManager(Config{Warehouse: warehouse})
+	defer m.Close(context.Background())
+	if err := m.Apply(context.Background(), p, &spec.Connection{Name: "c", BootstrapServers: []string{addr}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the table running", func() bool { st, _ := m.Status("p"); return st.Tables[0].State == spec.StateRunning })
+	snap, err := table.ReadSnapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Version 0 is the legacy log; version 1 the start's one commit.
+	if snap.Version != 1 || snap.NumRows != partitions*committed {
+		t.Errorf("the log is at version %d with %d rows, want version 1 (one commit at the start) with %d rows",
+			snap.Version, snap.NumRows, partitions*committed)
+	}
+	for part := range partitions {
+		if next, ok := snap.Txns[fmt.Sprintf("events/%d", part)]; !ok || next != committed {
+			t.Errorf("the log holds %d (%v) for events/%d once the table runs, want %d (all: %v)", next, ok, part, committed, snap.Txns)
+		}
+		if next := snap.Txns[fmt.Sprintf("main.raw.events/events/%d", part)]; next != committed {
+			t.Errorf("the log holds %d for the legacy id of events/%d, want it left at %d", next, part, committed)
+		}
+	}
+	// The records produced after the move are read from there, once.
+	for part := range int32(partitions) {
+		produceValues(t, addr, "events", part, value(partitions*committed+int(part)))
+	}
+	const total = partitions * (committed + 1)
+	waitFor(t, 20*time.Second, "every row", func() bool { st, _ := m.Status("p"); return st.Tables[0].Rows >= total })
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ids := readIDs(t, dir); len(ids) != total {
+		t.Fatalf("%d distinct ids, want %d", len(ids), total)
 	}
 }
 

@@ -135,11 +135,15 @@ func (r *tableRunner) collectGarbage(tbl *table.Table) {
 }
 
 // loop is the state of one run of a table: from opening the log to an
-// error or the end. Its sink writes what its fetchers fetch.
+// error or the end.
 type loop struct {
-	*deltasink.Sink
-	r   *tableRunner
-	end map[kafka.TopicPartition]int64 // triggered runs only
+	// sink writes what the loop's fetchers fetch.
+	sink *deltasink.Sink
+	r    *tableRunner
+	end  map[kafka.TopicPartition]int64 // triggered runs only
+	// loss keeps the gaps the loop's fetches skip; nil when the table
+	// fails on data loss.
+	loss *deltasink.DataLoss
 	// pos looks up the table's start, end and latest offsets.
 	pos *position.Finder
 	// topicIDs holds the id of every topic the loop reads, as first seen:
@@ -163,6 +167,19 @@ func (r *tableRunner) recorded(txns map[string]int64, tp kafka.TopicPartition) (
 	}
 	next, ok = txns[r.legacyAppID(tp)]
 	return next, ok, ok
+}
+
+// moveLegacy adds to c the move of a partition's offset next, which the
+// log holds under the legacy application id old only, to its application
+// id id. In one commit: id, which the log must not hold yet (no From), and
+// old again at next, which the log must still hold (From), so that a
+// writer that moved it meanwhile fails the commit rather than being
+// overwritten. A crash before the commit leaves the legacy id, which the
+// restart moves then; after it, a restart finds id, which it reads first
+// (see recorded), and the legacy id is never read again.
+func moveLegacy(c *table.Commit, id, old string, next int64) {
+	c.Txns[id] = next
+	c.Txns[old], c.From[old] = next, next
 }
 
 func (r *tableRunner) runOnce(ctx context.Context) error {
@@ -200,14 +217,14 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	pos := r.positions()
 	group := deltasink.NewGroupCommitter(r.client, pos.Group, r.log)
 	defer group.Close()
-	s, err := deltasink.NewSink(tbl, layout, sources, deltasink.SinkOptions{AppID: deltasink.AppID, LegacyAppID: r.legacyAppID, MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes,
+	s, err := deltasink.NewSink(tbl, layout, sources, deltasink.SinkOptions{MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes,
 		Budget: r.budget, State: &r.TableState, Log: r.log, Loss: loss, Errs: budget, Group: group,
 		SizeWindow: cfg.Table.ConnectorOptions.KafkaOptions.BytesEstimateWindow()})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	l := &loop{Sink: s, r: r, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
+	l := &loop{sink: s, r: r, loss: loss, pos: pos, topicIDs: map[string]string{}, end: r.runEnd}
 	return l.run(ctx)
 }
 
@@ -228,7 +245,7 @@ func (l *loop) run(ctx context.Context) error {
 	// goroutine that decodes them, which hands the decoded chunks to this
 	// loop; what the fetchers hold is bounded by the memory budget, what
 	// the decoders hold by their pool.
-	chunks := make(chan ingest.Decoded, l.Decoders.Size())
+	chunks := make(chan ingest.Decoded, l.sink.Decoders().Size())
 	var wg sync.WaitGroup
 	defer func() {
 		cancelFetch()
@@ -246,7 +263,7 @@ func (l *loop) run(ctx context.Context) error {
 	}()
 	fetchErrs := make(chan error, 1)
 	fetching := map[kafka.TopicPartition]bool{}
-	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.Decoders, Chunks: chunks, Errs: fetchErrs,
+	pr := &ingest.PartitionReader{Source: r.source, Fetch: fctx, Decode: dctx, WG: &wg, Pool: l.sink.Decoders(), Chunks: chunks, Errs: fetchErrs,
 		Log: r.log}
 	pos := l.pos
 	trig := newTrigger(ko, r.cfg.Continuous, r.cfg.FlushEvery)
@@ -258,7 +275,7 @@ func (l *loop) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.Loss.OnGap()}
+	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.OnGap()}
 
 	rd := &reading{pr: pr, sub: sub, trig: trig, fetching: fetching}
 	start := func(tps []kafka.TopicPartition, starting string) error { return l.start(ctx, rd, tps, starting) }
@@ -275,13 +292,13 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	// Running again: an error from before the restart is history.
 	r.sup.SetRunning()
-	r.log.Info("table running", "partitions", len(fetching), "version", l.Tbl.Snapshot().Version)
+	r.log.Info("table running", "partitions", len(fetching), "version", l.sink.Table().Snapshot().Version)
 
 	clk := runner.NewClock(runner.DiscoveryInterval(ko), r.cfg.GCGrace)
 	defer clk.Stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
-			if err := l.Flush(ctx); err != nil {
+			if err := l.sink.Flush(ctx); err != nil {
 				return err
 			}
 			r.sup.SetState(spec.StateIdle, nil)
@@ -289,7 +306,7 @@ func (l *loop) run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return deltasink.FinalFlush(l.Flush)
+			return deltasink.FinalFlush(l.sink.Flush)
 		case err := <-fetchErrs:
 			return err
 		case d := <-chunks:
@@ -299,18 +316,18 @@ func (l *loop) run(ctx context.Context) error {
 		case <-trig.C():
 			l.fire(ctx, trig, func(from, until map[kafka.TopicPartition]int64) { l.read(pr, sub, from, until, until) })
 		case <-clk.Flush.C:
-			if err := l.Flush(ctx); err != nil {
+			if err := l.sink.Flush(ctx); err != nil {
 				return err
 			}
-		case <-l.Mem.Flush():
+		case <-l.sink.FlushAsked():
 			// The memory budget is full and this file is the biggest.
-			r.log.Debug("flush asked by the memory budget", "bytes", l.Buffered())
+			r.log.Debug("flush asked by the memory budget", "bytes", l.sink.Buffered())
 			clk.Flush.Stop()
-			if err := l.Flush(ctx); err != nil {
+			if err := l.sink.Flush(ctx); err != nil {
 				return err
 			}
 		case <-clk.GC.C:
-			r.collectGarbage(l.Tbl)
+			r.collectGarbage(l.sink.Table())
 		case <-clk.Discover:
 			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
@@ -350,7 +367,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	if err != nil {
 		return err
 	}
-	defaults, ends, err := l.pos.Offsets(ctx, fresh, starting, len(l.Tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
+	defaults, ends, err := l.pos.Offsets(ctx, fresh, starting, len(l.sink.Table().Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
 	if err != nil {
 		return err
 	}
@@ -359,24 +376,31 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	}
 	// Record where new partitions start before reading them, so that a
 	// restart before their first data commit resumes there rather than
-	// at a newer "latest"; and the ids of new topics, so that a topic
-	// re-created while the agent is down is told apart.
-	unrecorded := map[string]int64{}
-	recorded := l.Tbl.Snapshot().Txns
+	// at a newer "latest"; the ids of new topics, so that a topic
+	// re-created while the agent is down is told apart; and the offsets
+	// the log holds under legacy application ids, under the new ones.
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}, Configuration: newIDs}
+	snap := l.sink.Table().Snapshot()
 	for _, tp := range fresh {
-		next, legacy, ok := r.recorded(recorded, tp)
-		if !ok {
+		next, legacy, ok := r.recorded(snap.Txns, tp)
+		switch {
+		case !ok:
 			next = defaults[tp]
-			unrecorded[deltasink.AppID(tp)] = next
+			c.Txns[deltasink.AppID(tp)] = next
+		case legacy:
+			moveLegacy(&c, deltasink.AppID(tp), r.legacyAppID(tp), next)
 		}
-		if legacy {
-			l.Legacy[tp] = true
+		// The epoch the log records with the offset, which the commit
+		// leaves alone, validates it (see checkTruncation) and goes with
+		// the partition's next commit until a record brings a newer one.
+		epoch, ok := snap.Epochs[deltasink.AppID(tp)]
+		if !ok {
+			epoch = -1
 		}
-		l.Committed[tp] = next
+		l.sink.Resume(tp, next, epoch)
 	}
-	if len(unrecorded) > 0 || len(newIDs) > 0 {
-		c := table.Commit{Schema: l.Columns, Txns: unrecorded, Configuration: newIDs}
-		if err := l.Commit(c, 0); err != nil {
+	if len(c.Txns) > 0 || len(newIDs) > 0 {
+		if err := l.sink.CommitStart(c); err != nil {
 			return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 		}
 	}
@@ -391,7 +415,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	}
 	from, until := map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}
 	for _, tp := range fresh {
-		next := l.Committed[tp]
+		next, _ := l.sink.CommittedOffset(tp)
 		rd.fetching[tp] = true
 		if end, ok := l.end[tp]; !r.cfg.Continuous && (!ok || next >= end) {
 			continue // nothing to read in this triggered run
@@ -401,7 +425,7 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 	if rd.trig == nil {
 		l.read(rd.pr, rd.sub, from, until, backlogEnds)
 	}
-	l.PublishOffsets()
+	l.sink.PublishOffsets()
 	return nil
 }
 
@@ -409,24 +433,24 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 // file is full; the flush interval of clk counts from the first buffered
 // record.
 func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *runner.Clock, trig *trigger) error {
-	wasEmpty := l.Empty()
-	err := l.Add(wctx, d)
+	wasEmpty := l.sink.Empty()
+	err := l.sink.Add(wctx, d)
 	if d.Last && err == nil {
 		l.r.sup.FetchRecovered(d.TP)
 	}
 	// At a batch's last chunk, what the batch held is in the open
 	// file now (or, after an error, dropped).
 	d.Free()
-	l.Mem.Set(l.Buffered())
+	l.sink.TrackMemory()
 	if err != nil {
 		return err
 	}
-	if l.Full() {
+	if l.sink.Full() {
 		clk.Flush.Stop()
-		if err := l.Flush(ctx); err != nil {
+		if err := l.sink.Flush(ctx); err != nil {
 			return err
 		}
-	} else if wasEmpty && !l.Empty() {
+	} else if wasEmpty && !l.sink.Empty() {
 		// The interval counts from the first buffered record, and
 		// the flush fires even if no record follows it.
 		clk.Flush.Reset(l.r.cfg.FlushEvery)
@@ -450,11 +474,11 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (i
 	if ids, err = l.r.client.TopicIDs(ctx, unknown); err != nil {
 		return nil, nil, runner.Lookup(err)
 	}
-	if unrecorded, err = checkTopicIDs(l.Tbl.Snapshot().Configuration, ids); err != nil {
+	if unrecorded, err = checkTopicIDs(l.sink.Table().Snapshot().Configuration, ids); err != nil {
 		if err := l.goOnRecreated(ctx, err, tps, ids); err != nil {
 			return nil, nil, err
 		}
-		if unrecorded, err = checkTopicIDs(l.Tbl.Snapshot().Configuration, ids); err != nil {
+		if unrecorded, err = checkTopicIDs(l.sink.Table().Snapshot().Configuration, ids); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -516,7 +540,7 @@ func discoverPartitions(ctx context.Context, client *kafka.Client, ko *spec.Kafk
 // offsets committed or buffered.
 func (l *loop) reachedEnd() bool {
 	for tp, end := range l.end {
-		if l.NextOffset(tp) < end {
+		if l.sink.NextOffset(tp) < end {
 			return false
 		}
 	}

@@ -199,10 +199,7 @@ func allowances(lags map[kafka.TopicPartition]int64, limit int64) map[kafka.Topi
 // after t.poll. A failed look-up of the offsets available is logged and
 // tried again then.
 func (l *loop) fire(ctx context.Context, t *trigger, read func(from, until map[kafka.TopicPartition]int64)) {
-	next := make(map[kafka.TopicPartition]int64, len(l.Committed))
-	for tp := range l.Committed {
-		next[tp] = l.NextOffset(tp)
-	}
+	next := l.sink.NextOffsets()
 	available := l.end // a triggered run reads up to its ends
 	if l.r.cfg.Continuous {
 		var err error
@@ -213,8 +210,10 @@ func (l *loop) fire(ctx context.Context, t *trigger, read func(from, until map[k
 		}
 		// No fetch runs while the trigger waits for more offsets: the lag
 		// in the status counts from what is available now.
-		maps.Copy(l.ReadEnd, available)
-		l.PublishOffsets()
+		for tp, end := range available {
+			l.sink.SetReadEnd(tp, end)
+		}
+		l.sink.PublishOffsets()
 	}
 	if t.ends = t.plan(next, available, time.Now()); t.ends == nil {
 		t.timer.Reset(t.poll)
@@ -230,11 +229,11 @@ func (l *loop) endBatch(ctx context.Context, t *trigger) error {
 		return nil
 	}
 	for tp, end := range t.ends {
-		if l.NextOffset(tp) < end {
+		if l.sink.NextOffset(tp) < end {
 			return nil
 		}
 	}
-	if err := l.Flush(ctx); err != nil {
+	if err := l.sink.Flush(ctx); err != nil {
 		return err
 	}
 	t.ends, t.last = nil, time.Now()

@@ -44,17 +44,16 @@ import (
 // recorded epoch (a log written before epochs were recorded, or whose
 // last commit read no record) is not validated.
 func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) error {
-	snap := l.Tbl.Snapshot()
+	snap := l.sink.Table().Snapshot()
 	ends := position.NewEpochEnds(l.r.client)
 	to := map[kafka.TopicPartition]int64{}
 	var gaps []spec.DataLossGap
 	for _, tp := range tps {
 		epoch, ok := snap.Epochs[deltasink.AppID(tp)]
-		if !ok || l.Legacy[tp] {
+		if !ok {
 			continue
 		}
-		l.Epochs[tp] = epoch
-		next := l.Committed[tp]
+		next, _ := l.sink.CommittedOffset(tp)
 		truncated, err := ends.Truncated(ctx, tp, epoch, next)
 		if err != nil {
 			return err
@@ -63,7 +62,7 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 			continue
 		}
 		end := truncated.End
-		if l.Loss == nil {
+		if l.loss == nil {
 			return position.TruncationFailure(truncated, "table")
 		}
 		l.r.log.Warn("log truncated under the table's offset; it reads on from the truncation (fail_on_data_loss = false)",
@@ -75,7 +74,7 @@ func (l *loop) checkTruncation(ctx context.Context, tps []kafka.TopicPartition) 
 	if len(to) == 0 {
 		return nil
 	}
-	if err := l.Rewind(to, gaps, nil); err != nil {
+	if err := l.sink.Rewind(to, gaps, nil); err != nil {
 		return fmt.Errorf("record the offsets of truncated partitions: %w", err)
 	}
 	return nil
@@ -119,8 +118,8 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 			}
 		}
 		for _, t := range run.order {
-			if next, ok := t.Committed[tp]; ok {
-				if err := check(tp, t.Tbl.Snapshot().Epochs, next); err != nil {
+			if next, ok := t.CommittedOffset(tp); ok {
+				if err := check(tp, t.Table().Snapshot().Epochs, next); err != nil {
 					return err
 				}
 			}
@@ -164,7 +163,7 @@ func (run *fanoutRun) checkTruncation(ctx context.Context, tps []kafka.TopicPart
 	for _, t := range run.order {
 		back := map[kafka.TopicPartition]int64{}
 		for tp, end := range to {
-			if next, ok := t.Committed[tp]; ok && next > end {
+			if next, ok := t.CommittedOffset(tp); ok && next > end {
 				back[tp] = end
 			}
 		}
