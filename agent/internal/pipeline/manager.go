@@ -27,6 +27,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
@@ -76,8 +77,8 @@ type Manager struct {
 	fanouts map[string]*fanoutRunner
 	// registries holds the schema registry clients, shared by all tables.
 	registries ingest.Registries
-	// sinks holds the running Kafka sinks by name (see kafka_sink.go).
-	sinks map[string]*sinkRunner
+	// sinks holds the running Kafka sinks by name (see kafka_sink_api.go).
+	sinks map[string]*kafkasink.Runner
 }
 
 // running is one applied pipeline and its table loops, in spec order.
@@ -107,7 +108,7 @@ func NewManager(cfg Config) *Manager {
 		cfg.Memory = memory.New(math.MaxInt64)
 	}
 	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanoutRunner{},
-		sinks: map[string]*sinkRunner{}}
+		sinks: map[string]*kafkasink.Runner{}}
 }
 
 // Apply starts pipeline p, reading through conn, or updates it in place: an

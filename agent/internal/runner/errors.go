@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // Every failure of a runner (a table loop, a fanout schema, a Kafka sink)
@@ -96,4 +97,24 @@ func IsFatal(err error) bool {
 	return errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
 		errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
 		errors.As(err, &failFast)
+}
+
+// FatalFor reports whether err fails a runner reading with options ko
+// (see [IsFatal]): a re-created topic does not when it goes on after data
+// loss, but restarts it, to read the new topic.
+func FatalFor(ko *spec.KafkaOptions, err error) bool {
+	var recreated *kafka.TopicRecreatedError
+	if !ko.FailsOnDataLoss() && errors.As(err, &recreated) {
+		return false
+	}
+	return IsFatal(err)
+}
+
+// ClassOf returns the class of an error when fatal says whether it is
+// fatal: [Fail], else [Restart].
+func ClassOf(fatal bool) Failure {
+	if fatal {
+		return Fail
+	}
+	return Restart
 }

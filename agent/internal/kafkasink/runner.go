@@ -1,4 +1,4 @@
-package pipeline
+package kafkasink
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/position"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
@@ -63,13 +64,13 @@ const maxSinkPendingBytes = 16 << 20
 // sinkRetryMax bounds the wait between two sessions of a failing sink.
 const sinkRetryMax = 30 * time.Second
 
-// sinkRunner runs one Kafka sink until stopped, or until it fails.
-type sinkRunner struct {
+// Runner runs one Kafka sink until stopped, or until it fails.
+type Runner struct {
 	spec   spec.KafkaSink
 	conn   spec.Connection
 	regs   map[string]spec.SchemaRegistry
 	client *kafka.Client
-	m      *Manager
+	deps   Deps
 	log    *slog.Logger
 	// sup runs the sink's sessions and holds its state and last error.
 	sup *runner.Supervisor
@@ -81,99 +82,51 @@ type sinkRunner struct {
 	status spec.KafkaSinkStatus
 }
 
-// CheckSink reports whether ApplySink would refuse sink k, with the same
-// [spec.Errors], and changes nothing. k must be normalized and valid.
-func (m *Manager) CheckSink(k *spec.KafkaSink, _ *spec.Connection, _ map[string]spec.SchemaRegistry) error {
-	if k.SourceTable != "" {
-		return m.checkSourceTable(k)
-	}
-	t := k.SourceTableSpec()
-	layout, errs := t.Layout()
-	if len(errs) > 0 {
-		return errs
-	}
-	if _, err := columns.InferredPart(layout); err != nil {
-		return spec.Errors{{Path: "source", Detail: err.Error()}}
-	}
-	return nil
+// Deps is what a Runner takes from the agent that runs it.
+type Deps struct {
+	// Memory is the budget the fetched source records draw from.
+	Memory *memory.Budget
+	// Registries makes the clients of the schema registries the source's
+	// decoders use, shared with the agent's other readers.
+	Registries *ingest.Registries
+	// SourceTable finds the table a source_table names among those this
+	// agent writes; ok is false when none does (yet, or any more).
+	SourceTable func(qualified string) (src SourceTable, ok bool, err error)
+	// Log receives the sink's logs.
+	Log *slog.Logger
 }
 
-// ApplySink starts Kafka sink k writing through conn, or restarts it when
-// its spec or connection changed: the running session stops (its open
-// transaction is aborted by the new session's start) and a new one resumes
-// from the sink's consumer group. regs holds the schema registries of the
-// other connections k's source's transformers name.
-func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
-	if err := m.CheckSink(k, conn, regs); err != nil {
-		return err
-	}
-	m.changeMu.Lock()
-	defer m.changeMu.Unlock()
-	m.mu.Lock()
-	old := m.sinks[k.Name]
-	m.mu.Unlock()
-	if old != nil {
-		if reflect.DeepEqual(old.spec, *k) && reflect.DeepEqual(old.conn, *conn) && reflect.DeepEqual(old.regs, regs) &&
-			old.snapshot().State != spec.StateFailed {
-			return nil
-		}
-		old.stop()
-	}
+// Start starts Kafka sink k writing through conn, from the sink's
+// consumer group. regs holds the schema registries of the other
+// connections k's source's transformers name. The sink runs until Stop,
+// or until it fails; k must be normalized and valid. The error is that of
+// a connection the agent cannot use.
+func Start(ctx context.Context, k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry, deps Deps) (*Runner, error) {
 	client, err := kafka.NewClient(conn)
 	if err != nil {
-		if old != nil {
-			// Not left behind stopped: a sink the manager does not run is
-			// applied again (see SinkStatus).
-			m.mu.Lock()
-			delete(m.sinks, k.Name)
-			m.mu.Unlock()
-		}
-		return err
+		return nil, err
 	}
-	r := &sinkRunner{spec: *k, conn: *conn, regs: regs, client: client, m: m, log: m.log.With("kafka_sink", k.Name)}
+	r := &Runner{spec: *k, conn: *conn, regs: regs, client: client, deps: deps, log: deps.Log.With("kafka_sink", k.Name)}
 	r.sup = runner.NewSupervisor("kafka sink", "kafka sink restarts from its consumer group", sinkRetryMax, r.log)
 	r.sup.Start(ctx, r.attempt, r.sinkFailure)
-	m.mu.Lock()
-	m.sinks[k.Name] = r
-	m.mu.Unlock()
-	m.log.Info("kafka sink applied", "kafka_sink", k.Name)
-	return nil
+	return r, nil
 }
 
-// RemoveSink stops the named sink and forgets it. Its consumer group
-// stays.
-func (m *Manager) RemoveSink(_ context.Context, name string) error {
-	removeRunner(m, m.sinks, name, (*sinkRunner).stop, "kafka_sink", "kafka sink stopped and removed")
-	return nil
+// Runs reports whether r runs sink k through conn with regs: whether
+// applying them again would change nothing.
+func (r *Runner) Runs(k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry) bool {
+	return reflect.DeepEqual(r.spec, *k) && reflect.DeepEqual(r.conn, *conn) && reflect.DeepEqual(r.regs, regs)
 }
 
-// SinkStatus reports the named sink; ok is false when it does not run.
-func (m *Manager) SinkStatus(name string) (status spec.KafkaSinkStatus, ok bool) {
-	return runnerStatus(m, m.sinks, name, (*sinkRunner).snapshot)
-}
-
-// stopSinks stops every sink; the caller holds changeMu.
-func (m *Manager) stopSinks() {
-	m.mu.Lock()
-	sinks := maps.Clone(m.sinks)
-	clear(m.sinks)
-	m.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, r := range sinks {
-		wg.Go(r.stop)
-	}
-	wg.Wait()
-}
-
-// stop ends the sink's session and waits for it; what the open
+// Stop ends the sink's session and waits for it; what the open
 // transaction held is aborted, and read again by the next start.
-func (r *sinkRunner) stop() {
+func (r *Runner) Stop() {
 	r.sup.Stop()
 	r.client.Close()
 }
 
-// snapshot returns a copy of the sink's status.
-func (r *sinkRunner) snapshot() spec.KafkaSinkStatus {
+// Status returns a copy of the sink's status.
+func (r *Runner) Status() spec.KafkaSinkStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.status
@@ -184,7 +137,7 @@ func (r *sinkRunner) snapshot() spec.KafkaSinkStatus {
 
 // committed records a round written: n records, and the source's next
 // offsets, now committed (at a session's start: where it resumes).
-func (r *sinkRunner) committed(n int, next map[kafka.TopicPartition]int64) {
+func (r *Runner) committed(n int, next map[kafka.TopicPartition]int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.status.Records += int64(n)
@@ -198,7 +151,7 @@ func (r *sinkRunner) committed(n int, next map[kafka.TopicPartition]int64) {
 
 // attempt runs a session; nil once ctx ended, since stopping aborts the
 // open transaction, which the next start reads again.
-func (r *sinkRunner) attempt(ctx context.Context) error {
+func (r *Runner) attempt(ctx context.Context) error {
 	err := r.session(ctx)
 	if ctx.Err() != nil {
 		return nil
@@ -213,7 +166,7 @@ const sinkMissingTopicTries = 3
 // sinkSession is one session of a sink: a producer, the fetchers of the
 // source partitions from the group's offsets, and the decoder.
 type sinkSession struct {
-	r        *sinkRunner
+	r        *Runner
 	producer *kafka.Producer
 	// next is the next source offset of every partition, committed once
 	// the round that read up to it is.
@@ -238,7 +191,7 @@ type sinkSession struct {
 
 // session writes the source to the sink's topics until ctx ends or an
 // error happens, and returns that error.
-func (r *sinkRunner) session(ctx context.Context) (err error) {
+func (r *Runner) session(ctx context.Context) (err error) {
 	s := &sinkSession{r: r, partitions: map[string]int{}, enc: encode.New(&r.spec)}
 	if s.router, err = encode.NewRouter(&r.spec); err != nil {
 		return runner.Fatal(fmt.Errorf("table_topic_mapping: %w", err))
@@ -275,7 +228,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	if s.next, err = r.starts(ctx, tps, r.spec.Source.StartingOffset); err != nil {
 		return err
 	}
-	settings, err := clientSettings(r.spec.Source)
+	settings, err := runner.ClientSettings(r.spec.Source)
 	if err != nil {
 		return err
 	}
@@ -293,7 +246,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	}()
 	fetch := func(tps []kafka.TopicPartition) {
 		for _, tp := range tps {
-			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: r.spec.Source.ReadCommitted(), Budget: r.m.cfg.Memory,
+			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: r.spec.Source.ReadCommitted(), Budget: r.deps.Memory,
 				Settings: settings}
 			from := s.next[tp] // rounds move s.next while the fetchers run
 			wg.Go(func() {
@@ -342,7 +295,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 // for a sink: records gone from Kafka before the sink read them fail it,
 // since it cannot skip them (fail_on_data_loss = false is refused on a
 // sink), and starting over means forgetting its positions.
-func (r *sinkRunner) fetchError(err error) error {
+func (r *Runner) fetchError(err error) error {
 	var loss *kafka.DataLossError
 	var recreated *kafka.TopicRecreatedError
 	restart := fmt.Sprintf("to start again from the source's starting_offset, delete the sink's consumer group %q "+
@@ -423,7 +376,7 @@ func (s *sinkSession) discover(ctx context.Context) ([]kafka.TopicPartition, err
 
 // starts returns where each of tps resumes: the sink's group's committed
 // offset, else where starting mode starting says.
-func (r *sinkRunner) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) (map[kafka.TopicPartition]int64, error) {
+func (r *Runner) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) (map[kafka.TopicPartition]int64, error) {
 	group := r.spec.Group()
 	// Stable offsets: those of the last transaction committed, not older
 	// ones the coordinator still answers while it completes it.
@@ -456,7 +409,7 @@ func (s *sinkSession) prepare(ctx context.Context) error {
 	if len(errs) > 0 {
 		return runner.Fatal(fmt.Errorf("source: %w", errs))
 	}
-	sources, err := decode.Resolve(ctx, layout, nil, r.m.registries.ClientsOf(ingest.TableRegistries(&t, &r.conn, r.regs)))
+	sources, err := decode.Resolve(ctx, layout, nil, r.deps.Registries.ClientsOf(ingest.TableRegistries(&t, &r.conn, r.regs)))
 	if err != nil {
 		return fmt.Errorf("resolve the source's schemas: %w", err)
 	}
@@ -467,7 +420,7 @@ func (s *sinkSession) prepare(ctx context.Context) error {
 // release gives back the memory of the batches not written.
 func (s *sinkSession) release() {
 	for i := range s.pending {
-		s.r.m.cfg.Memory.Release(s.pending[i].Bytes)
+		s.r.deps.Memory.Release(s.pending[i].Bytes)
 		s.pending[i].Release()
 	}
 	s.pending, s.pendingBytes = nil, 0
