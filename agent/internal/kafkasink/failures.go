@@ -9,18 +9,18 @@ import (
 )
 
 // missingTopicError is the error of a Kafka sink's session that could not
-// find an output topic: after [sinkMissingTopicTries] in a row, the sink
+// find an output topic: after [missingTopicTries] in a row, the sink
 // fails.
 type missingTopicError struct{ error }
 
 // Unwrap returns the error.
 func (e missingTopicError) Unwrap() error { return e.error }
 
-// sinkFailure returns the class of err, the end of a session of the Kafka
+// failure returns the class of err, the end of a session of the Kafka
 // sink r, and the error reworded with the fix where it fails the sink.
 // Used by the sink's goroutine only (it counts the sessions in a row that
 // missed an output topic).
-func (r *Runner) sinkFailure(err error) (runner.Failure, error) {
+func (r *Runner) failure(err error) (runner.Failure, error) {
 	var mt missingTopicError
 	if errors.As(err, &mt) {
 		r.missing++
@@ -28,7 +28,7 @@ func (r *Runner) sinkFailure(err error) (runner.Failure, error) {
 		r.missing = 0
 	}
 	switch {
-	case r.missing >= sinkMissingTopicTries:
+	case r.missing >= missingTopicTries:
 		return runner.Fail, fmt.Errorf("%w; tried %d times: create the topic, or route the rows elsewhere (topic, "+
 			"table_topic_mapping), then apply the sink again", err, r.missing)
 	case errors.Is(err, kafka.ErrFenced):

@@ -25,9 +25,10 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// This file runs Kafka sinks: the records of a sink's source
-// topics, decoded as a table with the same kafka_options would decode
-// them, encoded as change events (or JSON rows) and written to Kafka.
+// This file runs Kafka sinks of Kafka topics: the records of a sink's
+// source topics, decoded as a table with the same kafka_options would
+// decode them, encoded as change events (or JSON rows) and written to
+// Kafka.
 //
 // Where a sink is comes from Kafka, not from a table's log: the next
 // source offsets are committed to the consumer group
@@ -44,25 +45,25 @@ import (
 // false, so a batch retried within a session is written once.
 //
 // A round of the loop reads what the fetchers delivered during
-// flush_interval (or until maxSinkPendingBytes), decodes it, and writes it
+// flush_interval (or until maxPendingBytes), decodes it, and writes it
 // in one transaction. Any error ends the session: the open transaction is
 // aborted (best effort: a new InitProducerId aborts it anyway), and the
 // session starts again from the group's offsets. A producer fenced by a
 // newer one of the same transactional id (another agent running the same
 // sink) stops the sink, FAILED; one told it is fenced after its
-// transaction timed out first tries to recover (see recover). Partitions and topic_pattern topics that
-// appear later are read from their earliest offset, found every
-// partition_discovery_interval.
+// transaction timed out first tries to recover (see recover). Partitions
+// and topic_pattern topics that appear later are read from their earliest
+// offset, found every partition_discovery_interval.
 //
 // A table source (source_table) is read from the table's log: see
-// kafka_sink_table.go.
+// table.go.
 
-// maxSinkPendingBytes is how much fetched data a sink holds before it
+// maxPendingBytes is how much fetched data a sink holds before it
 // writes a round early, even before its flush_interval is over.
-const maxSinkPendingBytes = 16 << 20
+const maxPendingBytes = 16 << 20
 
-// sinkRetryMax bounds the wait between two sessions of a failing sink.
-const sinkRetryMax = 30 * time.Second
+// retryMax bounds the wait between two sessions of a failing sink.
+const retryMax = 30 * time.Second
 
 // Runner runs one Kafka sink until stopped, or until it fails.
 type Runner struct {
@@ -107,8 +108,8 @@ func Start(ctx context.Context, k *spec.KafkaSink, conn *spec.Connection, regs m
 		return nil, err
 	}
 	r := &Runner{spec: *k, conn: *conn, regs: regs, client: client, deps: deps, log: deps.Log.With("kafka_sink", k.Name)}
-	r.sup = runner.NewSupervisor("kafka sink", "kafka sink restarts from its consumer group", sinkRetryMax, r.log)
-	r.sup.Start(ctx, r.attempt, r.sinkFailure)
+	r.sup = runner.NewSupervisor("kafka sink", "kafka sink restarts from its consumer group", retryMax, r.log)
+	r.sup.Start(ctx, r.attempt, r.failure)
 	return r, nil
 }
 
@@ -159,13 +160,13 @@ func (r *Runner) attempt(ctx context.Context) error {
 	return err
 }
 
-// sinkMissingTopicTries is how many sessions in a row may end on an
+// missingTopicTries is how many sessions in a row may end on an
 // output topic that does not exist before the sink fails.
-const sinkMissingTopicTries = 3
+const missingTopicTries = 3
 
-// sinkSession is one session of a sink: a producer, the fetchers of the
+// session is one session of a sink: a producer, the fetchers of the
 // source partitions from the group's offsets, and the decoder.
-type sinkSession struct {
+type session struct {
 	r        *Runner
 	producer *kafka.Producer
 	// next is the next source offset of every partition, committed once
@@ -192,7 +193,7 @@ type sinkSession struct {
 // session writes the source to the sink's topics until ctx ends or an
 // error happens, and returns that error.
 func (r *Runner) session(ctx context.Context) (err error) {
-	s := &sinkSession{r: r, partitions: map[string]int{}, enc: encode.New(&r.spec)}
+	s := &session{r: r, partitions: map[string]int{}, enc: encode.New(&r.spec)}
 	if s.router, err = encode.NewRouter(&r.spec); err != nil {
 		return runner.Fatal(fmt.Errorf("table_topic_mapping: %w", err))
 	}
@@ -207,7 +208,7 @@ func (r *Runner) session(ctx context.Context) (err error) {
 			r.log.Info("the broker forgot the sink's producer id; it goes on with a new one", "topic", tp.Topic, "partition", tp.Partition)
 		}}
 	if r.spec.ExactlyOnce() {
-		cfg.TransactionalID, cfg.TransactionTimeout = r.spec.TxnID(), sinkTransactionTimeout(r.spec.FlushEvery())
+		cfg.TransactionalID, cfg.TransactionTimeout = r.spec.TxnID(), transactionTimeout(r.spec.FlushEvery())
 	}
 	s.producer = r.client.NewProducer(cfg)
 	// InitProducerId first: it aborts what an earlier instance left open,
@@ -280,7 +281,7 @@ func (r *Runner) session(ctx context.Context) (err error) {
 		case b := <-in:
 			s.pending = append(s.pending, b)
 			s.pendingBytes += b.Bytes
-			if s.pendingBytes < maxSinkPendingBytes {
+			if s.pendingBytes < maxPendingBytes {
 				continue
 			}
 		case <-tick.C:
@@ -319,11 +320,11 @@ func (r *Runner) fetchError(err error) error {
 	return fmt.Errorf("fetch the source: %w", err)
 }
 
-// sinkTransactionTimeout is the transaction timeout of an exactly-once
+// transactionTimeout is the transaction timeout of an exactly-once
 // sink writing every flushEvery: six rounds, at least a minute, so that a
 // slow round is not aborted; flush_interval is at most 1m, which keeps it
 // under the brokers' default transaction.max.timeout.ms (15m).
-func sinkTransactionTimeout(flushEvery time.Duration) time.Duration {
+func transactionTimeout(flushEvery time.Duration) time.Duration {
 	return max(time.Minute, 6*flushEvery)
 }
 
@@ -333,7 +334,7 @@ func sinkTransactionTimeout(flushEvery time.Duration) time.Duration {
 // timeout): when InitProducerId with its id and epoch is accepted, no
 // other instance took over, and the session starts again (the error no
 // longer says fenced); when it is refused, the sink was fenced.
-func (s *sinkSession) recover(ctx context.Context, err error) error {
+func (s *session) recover(ctx context.Context, err error) error {
 	if !errors.Is(err, kafka.ErrFenced) || !s.producer.TimedOut() {
 		return err
 	}
@@ -350,7 +351,7 @@ func (s *sinkSession) recover(ctx context.Context, err error) error {
 // started (new partitions, new topics of a topic_pattern), whose starts
 // it adds to s.next: the group's offset, else the earliest offset, so that
 // none of their records is skipped.
-func (s *sinkSession) discover(ctx context.Context) ([]kafka.TopicPartition, error) {
+func (s *session) discover(ctx context.Context) ([]kafka.TopicPartition, error) {
 	tps, err := s.r.client.Partitions(ctx, s.r.spec.Source)
 	if err != nil {
 		return nil, fmt.Errorf("list the source partitions: %w", err)
@@ -402,7 +403,7 @@ func (r *Runner) starts(ctx context.Context, tps []kafka.TopicPartition, startin
 }
 
 // prepare builds the source's layout and what decodes into it.
-func (s *sinkSession) prepare(ctx context.Context) error {
+func (s *session) prepare(ctx context.Context) error {
 	r := s.r
 	t := r.spec.SourceTableSpec()
 	layout, errs := t.Layout()
@@ -418,7 +419,7 @@ func (s *sinkSession) prepare(ctx context.Context) error {
 }
 
 // release gives back the memory of the batches not written.
-func (s *sinkSession) release() {
+func (s *session) release() {
 	for i := range s.pending {
 		s.r.deps.Memory.Release(s.pending[i].Bytes)
 		s.pending[i].Release()
@@ -428,7 +429,7 @@ func (s *sinkSession) release() {
 
 // round writes the pending batches and commits the source offsets past
 // them: in one transaction for an exactly-once sink.
-func (s *sinkSession) round(ctx context.Context) (err error) {
+func (s *session) round(ctx context.Context) (err error) {
 	defer s.release()
 	next := map[kafka.TopicPartition]int64{}
 	out := map[string]map[int32][]kafka.OutRecord{}
@@ -469,7 +470,7 @@ func (s *sinkSession) round(ctx context.Context) (err error) {
 // commits offsets, the source positions past them, to the sink's group:
 // in one transaction for an exactly-once sink, one after the other for an
 // at-least-once sink.
-func (s *sinkSession) write(ctx context.Context, out map[string]map[int32][]kafka.OutRecord, offsets map[string]map[int32]int64) (err error) {
+func (s *session) write(ctx context.Context, out map[string]map[int32][]kafka.OutRecord, offsets map[string]map[int32]int64) (err error) {
 	p := s.producer
 	if s.r.spec.ExactlyOnce() {
 		if err := p.Begin(); err != nil {
@@ -513,7 +514,7 @@ func (s *sinkSession) write(ctx context.Context, out map[string]map[int32][]kafk
 // encode decodes recs, of one source partition, and appends what their
 // rows become to out, by topic and partition. It returns how many records
 // it added.
-func (s *sinkSession) encode(ctx context.Context, recs []record.Record, out map[string]map[int32][]kafka.OutRecord) (int, error) {
+func (s *session) encode(ctx context.Context, recs []record.Record, out map[string]map[int32][]kafka.OutRecord) (int, error) {
 	batch, err := s.decode(ctx, recs)
 	if err != nil {
 		return 0, err
@@ -558,7 +559,7 @@ func (s *sinkSession) encode(ctx context.Context, recs []record.Record, out map[
 // The record takes ts: a topic source's record time, or for a table
 // source the time the row is read. A change event's own time stays in its
 // payload (source.ts_ms, Canal es).
-func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, out map[string]map[int32][]kafka.OutRecord) (err error) {
+func (s *session) add(ctx context.Context, row *encode.Row, ts time.Time, out map[string]map[int32][]kafka.OutRecord) (err error) {
 	topic := s.router.Topic(row)
 	count, ok := s.partitions[topic]
 	if !ok {
@@ -610,7 +611,7 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 // its first columns from the first records it sees, and new ones as later
 // records bring them: the sink keeps no schema, so its columns start
 // again from the records at every session.
-func (s *sinkSession) decode(ctx context.Context, recs []record.Record) (decode.Batch, error) {
+func (s *session) decode(ctx context.Context, recs []record.Record) (decode.Batch, error) {
 	if s.dec == nil {
 		p, err := columns.InferredPart(s.layout)
 		if err != nil {

@@ -34,18 +34,18 @@ import (
 // committed transaction.
 //
 // A transaction holds whole versions, never part of one: one version, or
-// several small ones up to maxSinkPendingBytes of records. So the position
+// several small ones up to maxPendingBytes of records. So the position
 // needs no row index within a version, and a version is either all in the
 // sink's topics or not at all. The cost is that one very large commit of
 // the table is held in memory, encoded, before it is written.
 
-// sinkPositionsTopic is the topic whose partition 0 holds, in a sink's
+// positionsTopic is the topic whose partition 0 holds, in a sink's
 // consumer group, the next version of its source_table to read.
-const sinkPositionsTopic = "_tributary_sink_positions"
+const positionsTopic = "_tributary_sink_positions"
 
-// sinkVersionPosition is the key of a table source's position in
+// versionPosition is the key of a table source's position in
 // [spec.KafkaSinkStatus.Positions].
-const sinkVersionPosition = "version"
+const versionPosition = "version"
 
 // SourceTable is a table a pipeline of this agent writes, as a sink reads
 // it.
@@ -61,7 +61,7 @@ type SourceTable struct {
 
 // runTable writes the changes of the sink's source_table until ctx ends
 // or an error happens, and returns that error. s has its producer.
-func (s *sinkSession) runTable(ctx context.Context) error {
+func (s *session) runTable(ctx context.Context) error {
 	r := s.r
 	src, ok, err := r.deps.SourceTable(r.spec.SourceTable)
 	if err != nil {
@@ -70,10 +70,10 @@ func (s *sinkSession) runTable(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("no pipeline of this agent writes table %q (any more): the sink waits for one", r.spec.SourceTable)
 	}
-	if err := r.client.EnsureTopic(ctx, sinkPositionsTopic, 1); err != nil {
+	if err := r.client.EnsureTopic(ctx, positionsTopic, 1); err != nil {
 		return fmt.Errorf("the sink's position topic: %w", err)
 	}
-	tp := kafka.TopicPartition{Topic: sinkPositionsTopic}
+	tp := kafka.TopicPartition{Topic: positionsTopic}
 	held, err := r.client.StableGroupOffsets(ctx, r.spec.Group(), []kafka.TopicPartition{tp})
 	if err != nil {
 		return fmt.Errorf("read the sink's position: %w", err)
@@ -107,14 +107,14 @@ func (s *sinkSession) runTable(ctx context.Context) error {
 }
 
 // tableRound writes the changes of the versions from next on, whole
-// versions up to maxSinkPendingBytes of records, and commits the version
+// versions up to maxPendingBytes of records, and commits the version
 // after them. It returns how many records it wrote and the new position
 // (next when there was no new version).
-func (s *sinkSession) tableRound(ctx context.Context, reader *table.ChangeReader, src *SourceTable, next int64) (int, int64, error) {
+func (s *session) tableRound(ctx context.Context, reader *table.ChangeReader, src *SourceTable, next int64) (int, int64, error) {
 	out := map[string]map[int32][]kafka.OutRecord{}
 	n, size := 0, 0
 	pos := next
-	for size < maxSinkPendingBytes {
+	for size < maxPendingBytes {
 		changes, err := reader.Changes(pos, 1)
 		if err != nil {
 			err = fmt.Errorf("read the changes of table %s: %w", s.r.spec.SourceTable, err)
@@ -140,7 +140,7 @@ func (s *sinkSession) tableRound(ctx context.Context, reader *table.ChangeReader
 	if pos == next {
 		return 0, next, nil
 	}
-	offsets := map[string]map[int32]int64{sinkPositionsTopic: {0: pos}}
+	offsets := map[string]map[int32]int64{positionsTopic: {0: pos}}
 	if err := s.write(ctx, out, offsets); err != nil {
 		return 0, next, s.recover(ctx, err)
 	}
@@ -150,7 +150,7 @@ func (s *sinkSession) tableRound(ctx context.Context, reader *table.ChangeReader
 // encodeFile reads data file f of the source table and appends the
 // records of its rows to out. It returns how many records it added and
 // their size in bytes.
-func (s *sinkSession) encodeFile(ctx context.Context, reader *table.ChangeReader, src *SourceTable, f string, out map[string]map[int32][]kafka.OutRecord) (int, int, error) {
+func (s *session) encodeFile(ctx context.Context, reader *table.ChangeReader, src *SourceTable, f string, out map[string]map[int32][]kafka.OutRecord) (int, int, error) {
 	cols, n, err := reader.ReadFile(f)
 	if err != nil || n == 0 {
 		return 0, 0, err
@@ -199,5 +199,5 @@ func (r *Runner) committedVersion(n int, next int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.status.Records += int64(n)
-	r.status.Positions = map[string]int64{sinkVersionPosition: next}
+	r.status.Positions = map[string]int64{versionPosition: next}
 }

@@ -6,7 +6,8 @@
 // source fetches (each partition once for all the tables that read it),
 // decoded by ingest, and hands them to its deltasink writer, which writes
 // Parquet files and commits them with their offsets to the table's log.
-// The runners' supervisor and failure classes are in runner.
+// The runners' supervisor and failure classes are in runner; the Kafka
+// sinks run in kafkasink, which the manager starts (kafka_sink_api.go).
 package pipeline
 
 import (

@@ -2,9 +2,9 @@
 // supervisor that runs a runner's attempts (its state, backoff, stop and
 // failing fetches) and the classes of the failures that end an attempt.
 // It sits beside the data flow (Kafka -> ingest/decode -> writers -> table
-// or Kafka sink) rather than in it: the table loops, the fanout runners and
-// the Kafka sinks in pipeline, and the Delta table writer, use it; it knows
-// none of them.
+// or Kafka sink) rather than in it: the table loops and the fanout runners
+// in pipeline, the Kafka sinks in kafkasink, and the Delta table writer,
+// use it; it knows none of them.
 package runner
 
 import (
@@ -18,7 +18,8 @@ import (
 
 // Every failure of a runner (a table loop, a fanout schema, a Kafka sink)
 // falls in one of four classes, decided here and, for what only one kind
-// of runner meets, in that runner's classifier (pipeline's failures.go):
+// of runner meets, in that runner's classifier (the failures.go of
+// pipeline and of kafkasink):
 //
 //   - Retry in place: a fetch that fails on a connection, a leader change or
 //     another broker error is retried by its fetcher with backoff
