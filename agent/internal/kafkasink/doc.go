@@ -3,10 +3,11 @@
 // beside the Delta table writer: it reads a source, decodes it into rows,
 // encodes each row as a change event (Debezium, Canal) or a JSON row
 // (package encode) and writes the records to Kafka topics. Its source is
-// either Kafka topics, read with fetchers of its own from the sink's
-// consumer group and decoded as a table with the same kafka_options would
-// decode them (package decode), or a table a pipeline of this agent writes,
-// read from the table's Delta log and data files (package table).
+// either Kafka topics, read through ingest's shared source (a source of
+// the sink's own connection) from the sink's consumer group and decoded as
+// a table with the same kafka_options would decode them (package decode),
+// or a table a pipeline of this agent writes, read from the table's Delta
+// log and data files (package table).
 //
 // Where a sink is lives in Kafka, in its consumer group
 // "tributary-sink.<name>": the next offset of every source partition, or

@@ -44,7 +44,7 @@ import (
 // records again. Its producer is idempotent unless enable_idempotence is
 // false, so a batch retried within a session is written once.
 //
-// A round of the loop reads what the fetchers delivered during
+// A round of the loop reads what the source delivered during
 // flush_interval (or until maxPendingBytes), decodes it, and writes it
 // in one transaction. Any error ends the session: the open transaction is
 // aborted (best effort: a new InitProducerId aborts it anyway), and the
@@ -57,6 +57,10 @@ import (
 //
 // A table source (source_table) is read from the table's log: see
 // table.go.
+
+// newSource returns the source a session of a topic source reads
+// through: [ingest.NewSource], which tests wrap to watch it.
+var newSource = ingest.NewSource
 
 // maxPendingBytes is how much fetched data a sink holds before it
 // writes a round early, even before its flush_interval is over.
@@ -164,7 +168,7 @@ func (r *Runner) attempt(ctx context.Context) error {
 // output topic that does not exist before the sink fails.
 const missingTopicTries = 3
 
-// session is one session of a sink: a producer, the fetchers of the
+// session is one session of a sink: a producer, the subscriptions to the
 // source partitions from the group's offsets, and the decoder.
 type session struct {
 	r        *Runner
@@ -174,7 +178,7 @@ type session struct {
 	next map[kafka.TopicPartition]int64
 	// pending holds the batches fetched since the last round, and
 	// pendingBytes their size.
-	pending      []kafka.Batch
+	pending      []*ingest.SharedBatch
 	pendingBytes int64
 
 	layout  *spec.Layout
@@ -236,28 +240,25 @@ func (r *Runner) session(ctx context.Context) (err error) {
 	r.committed(0, s.next)
 	r.sup.SetState(spec.StateRunning, nil)
 
+	// The source's records come through ingest, as a pipeline's do: a
+	// source of the session's own (the sink has its own connection),
+	// whose fetches draw from the agent's memory budget.
+	source := newSource(r.client, r.deps.Memory, r.log)
 	fetchCtx, stopFetch := context.WithCancel(ctx)
-	in := make(chan kafka.Batch)
+	in := make(chan *ingest.SharedBatch)
 	fetchErrs := make(chan error, 1)
 	var wg sync.WaitGroup
 	defer func() {
 		stopFetch()
 		wg.Wait()
+		source.Close()
 		s.release()
 	}()
 	fetch := func(tps []kafka.TopicPartition) {
 		for _, tp := range tps {
-			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: r.spec.Source.ReadCommitted(), Budget: r.deps.Memory,
-				Settings: settings}
-			from := s.next[tp] // rounds move s.next while the fetchers run
-			wg.Go(func() {
-				if err := f.Run(fetchCtx, from, in); err != nil && fetchCtx.Err() == nil {
-					select {
-					case fetchErrs <- err:
-					default: // the session ends on the first
-					}
-				}
-			})
+			// From: rounds move s.next while the partitions are read.
+			sub := ingest.Subscription{TP: tp, From: s.next[tp], ReadCommitted: r.spec.Source.ReadCommitted(), Settings: settings}
+			source.Forward(fetchCtx, &wg, sub, in, fetchErrs)
 		}
 	}
 	fetch(tps)
@@ -292,7 +293,7 @@ func (r *Runner) session(ctx context.Context) (err error) {
 	}
 }
 
-// fetchError returns the error a fetcher of the source ended with, worded
+// fetchError returns the error a fetch of the source ended with, worded
 // for a sink: records gone from Kafka before the sink read them fail it,
 // since it cannot skip them (fail_on_data_loss = false is refused on a
 // sink), and starting over means forgetting its positions.
@@ -420,9 +421,8 @@ func (s *session) prepare(ctx context.Context) error {
 
 // release gives back the memory of the batches not written.
 func (s *session) release() {
-	for i := range s.pending {
-		s.r.deps.Memory.Release(s.pending[i].Bytes)
-		s.pending[i].Release()
+	for _, b := range s.pending {
+		b.Release()
 	}
 	s.pending, s.pendingBytes = nil, 0
 }
@@ -434,8 +434,7 @@ func (s *session) round(ctx context.Context) (err error) {
 	next := map[kafka.TopicPartition]int64{}
 	out := map[string]map[int32][]kafka.OutRecord{}
 	n := 0
-	for i := range s.pending {
-		b := &s.pending[i]
+	for _, b := range s.pending {
 		if b.Next > s.next[b.TP] {
 			next[b.TP] = b.Next
 		}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -263,5 +265,43 @@ func TestKafkaSinkCompression(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKafkaSinkReadsThroughIngest: a sink of Kafka topics reads them
+// through ingest's source, as the pipelines do, one fetcher a partition,
+// rather than through fetchers of its own.
+func TestKafkaSinkReadsThroughIngest(t *testing.T) {
+	var mu sync.Mutex
+	var sources []*ingest.Source
+	t.Cleanup(func() { newSource = ingest.NewSource })
+	newSource = func(client *kafka.Client, budget *memory.Budget, log *slog.Logger) *ingest.Source {
+		src := ingest.NewSource(client, budget, log)
+		mu.Lock()
+		defer mu.Unlock()
+		sources = append(sources, src)
+		return src
+	}
+	addr, producer := newCluster(t, 2, "in", "out")
+	produce(t, producer, 0, 6, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	r := startSink(t, addr, testSink(spec.DeliveryExactlyOnce))
+	waitFor(t, 30*time.Second, "every record written", func() bool {
+		st := r.Status()
+		if st.State == spec.StateFailed {
+			t.Fatalf("sink FAILED: %s", st.LastError)
+		}
+		_, ok := st.Positions["in/1"]
+		return ok && st.Positions["in/0"]+st.Positions["in/1"] == 6
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sources) != 1 {
+		t.Fatalf("%d sources made, want 1: the session's", len(sources))
+	}
+	if fetchers, _ := sources[0].Fetches(); fetchers != 2 {
+		t.Fatalf("the source started %d fetchers, want 2: one a partition", fetchers)
+	}
+	if ids := readCommitted(t, addr, "out"); len(ids) != 6 {
+		t.Fatalf("read %v, want the 6 source rows", ids)
 	}
 }
