@@ -1,7 +1,7 @@
 // Package ingest is the one way records reach the agent's writers: it sits
 // between Kafka (package kafka fetches) and the writers (a pipeline's table
-// loops and fanout runners), in the data flow Kafka -> ingest -> writers ->
-// tables.
+// loops and fanout runners, and the Kafka sinks), in the data flow Kafka ->
+// ingest -> writers -> tables or Kafka sinks.
 //
 // It holds a pipeline's shared [Source], which fetches each partition once
 // for every [Subscription] to it, and reads the records a table samples to

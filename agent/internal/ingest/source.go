@@ -136,6 +136,37 @@ func (s *Source) Subscribe(ctx context.Context, sub Subscription) (batches <-cha
 	return out, errc
 }
 
+// Forward subscribes to sub and, in a goroutine that wg counts, hands the
+// batches it delivers to in and its fatal fetch error to errs, until ctx
+// ends: a subscriber reading several partitions merges them so. The
+// error is not waited for: errs should have room for the first, which
+// ends the reading anyway. A batch in receives is the receiver's to
+// release.
+func (s *Source) Forward(ctx context.Context, wg *sync.WaitGroup, sub Subscription, in chan<- *SharedBatch, errs chan<- error) {
+	batches, fetchErrs := s.Subscribe(ctx, sub)
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case err := <-fetchErrs:
+				select {
+				case errs <- err:
+				default:
+				}
+				return
+			case b := <-batches:
+				select {
+				case in <- b:
+				case <-ctx.Done():
+					b.Release()
+					return
+				}
+			}
+		}
+	})
+}
+
 // fetchKey identifies a fetcher.
 type fetchKey struct {
 	tp            kafka.TopicPartition

@@ -1,8 +1,9 @@
 // Package kafkatest holds what the tests of the runtime packages (ingest,
-// pipeline) share to read Kafka: an in-process Kafka-protocol broker
-// (franz-go's kfake) with a producer, record deletion, a client of the
-// agent, and polling. Only tests import it; the real broker is exercised
-// by the end-to-end tests.
+// pipeline, kafkasink) share to read Kafka: an in-process Kafka-protocol
+// broker (franz-go's kfake) with a producer, record deletion, a client of
+// the agent, and polling; and the Kafka sink's test sink and
+// read_committed readers. Only tests import it; the real broker is
+// exercised by the end-to-end tests.
 package kafkatest
 
 import (

@@ -2,10 +2,8 @@ package pipeline
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -20,31 +18,11 @@ func isFatal(err error) bool {
 	return runner.IsFatal(err) || errors.As(err, &route)
 }
 
-// missingTopicError is the error of a Kafka sink's session that could not
-// find an output topic: after [sinkMissingTopicTries] in a row, the sink
-// fails.
-type missingTopicError struct{ error }
-
-// Unwrap returns the error.
-func (e missingTopicError) Unwrap() error { return e.error }
-
 // fatalFor reports whether err fails a runner reading with options ko
-// (see isFatal): a re-created topic does not when it goes on after data
-// loss, but restarts it, to read the new topic.
+// ([runner.FatalFor]), or is a record fanout_by cannot route.
 func fatalFor(ko *spec.KafkaOptions, err error) bool {
-	var recreated *kafka.TopicRecreatedError
-	if !ko.FailsOnDataLoss() && errors.As(err, &recreated) {
-		return false
-	}
-	return isFatal(err)
-}
-
-// classOf returns the class of err when fatal says whether it is fatal.
-func classOf(fatal bool) runner.Failure {
-	if fatal {
-		return runner.Fail
-	}
-	return runner.Restart
+	var route *routeError
+	return runner.FatalFor(ko, err) || errors.As(err, &route)
 }
 
 // tableFailure returns the class of err, the end of an attempt of the
@@ -58,35 +36,11 @@ func (r *tableRunner) tableFailure(err error) (runner.Failure, error) {
 			"schemaId", evolved.To)
 		return runner.RestartNow, err
 	}
-	return classOf(fatalFor(&r.cfg.Table.ConnectorOptions.KafkaOptions, err)), err
+	return runner.ClassOf(fatalFor(&r.cfg.Table.ConnectorOptions.KafkaOptions, err)), err
 }
 
 // fanoutFailure returns the class of err, the end of an attempt of a
 // fanout runner.
 func fanoutFailure(err error) (runner.Failure, error) {
-	return classOf(isFatal(err)), err
-}
-
-// sinkFailure returns the class of err, the end of a session of the Kafka
-// sink r, and the error reworded with the fix where it fails the sink.
-// Used by the sink's goroutine only (it counts the sessions in a row that
-// missed an output topic).
-func (r *sinkRunner) sinkFailure(err error) (runner.Failure, error) {
-	var mt missingTopicError
-	if errors.As(err, &mt) {
-		r.missing++
-	} else {
-		r.missing = 0
-	}
-	switch {
-	case r.missing >= sinkMissingTopicTries:
-		return runner.Fail, fmt.Errorf("%w; tried %d times: create the topic, or route the rows elsewhere (topic, "+
-			"table_topic_mapping), then apply the sink again", err, r.missing)
-	case errors.Is(err, kafka.ErrFenced):
-		return runner.Fail, fmt.Errorf("fenced by another agent running kafka sink %q (transactional id %q): this one stops; "+
-			"run each sink on one agent only: %w", r.spec.Name, r.spec.TxnID(), err)
-	case r.spec.Source != nil:
-		return classOf(fatalFor(r.spec.Source, err)), err
-	}
-	return classOf(isFatal(err)), err
+	return runner.ClassOf(isFatal(err)), err
 }

@@ -506,7 +506,7 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	readCommitted := ko.ReadCommitted()
-	settings, err := clientSettings(ko)
+	settings, err := runner.ClientSettings(ko)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,8 @@
 // source fetches (each partition once for all the tables that read it),
 // decoded by ingest, and hands them to its deltasink writer, which writes
 // Parquet files and commits them with their offsets to the table's log.
-// The runners' supervisor and failure classes are in runner.
+// The runners' supervisor and failure classes are in runner; the Kafka
+// sinks run in kafkasink, which the manager starts (kafka_sink_api.go).
 package pipeline
 
 import (
@@ -27,6 +28,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
@@ -76,8 +78,8 @@ type Manager struct {
 	fanouts map[string]*fanoutRunner
 	// registries holds the schema registry clients, shared by all tables.
 	registries ingest.Registries
-	// sinks holds the running Kafka sinks by name (see kafka_sink.go).
-	sinks map[string]*sinkRunner
+	// sinks holds the running Kafka sinks by name (see kafka_sink_api.go).
+	sinks map[string]*kafkasink.Runner
 }
 
 // running is one applied pipeline and its table loops, in spec order.
@@ -107,7 +109,7 @@ func NewManager(cfg Config) *Manager {
 		cfg.Memory = memory.New(math.MaxInt64)
 	}
 	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanoutRunner{},
-		sinks: map[string]*sinkRunner{}}
+		sinks: map[string]*kafkasink.Runner{}}
 }
 
 // Apply starts pipeline p, reading through conn, or updates it in place: an

@@ -271,7 +271,7 @@ func (l *loop) run(ctx context.Context) error {
 
 	// sub is what every subscription of the loop has in common.
 	readCommitted := ko.ReadCommitted()
-	settings, err := clientSettings(ko)
+	settings, err := runner.ClientSettings(ko)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,9 @@
 // supervisor that runs a runner's attempts (its state, backoff, stop and
 // failing fetches) and the classes of the failures that end an attempt.
 // It sits beside the data flow (Kafka -> ingest/decode -> writers -> table
-// or Kafka sink) rather than in it: the table loops, the fanout runners and
-// the Kafka sinks in pipeline, and the Delta table writer, use it; it knows
-// none of them.
+// or Kafka sink) rather than in it: the table loops and the fanout runners
+// in pipeline, the Kafka sinks in kafkasink, and the Delta table writer,
+// use it; it knows none of them.
 package runner
 
 import (
@@ -13,11 +13,13 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // Every failure of a runner (a table loop, a fanout schema, a Kafka sink)
 // falls in one of four classes, decided here and, for what only one kind
-// of runner meets, in that runner's classifier (pipeline's failures.go):
+// of runner meets, in that runner's classifier (the failures.go of
+// pipeline and of kafkasink):
 //
 //   - Retry in place: a fetch that fails on a connection, a leader change or
 //     another broker error is retried by its fetcher with backoff
@@ -96,4 +98,24 @@ func IsFatal(err error) bool {
 	return errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
 		errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
 		errors.As(err, &failFast)
+}
+
+// FatalFor reports whether err fails a runner reading with options ko
+// (see [IsFatal]): a re-created topic does not when it goes on after data
+// loss, but restarts it, to read the new topic.
+func FatalFor(ko *spec.KafkaOptions, err error) bool {
+	var recreated *kafka.TopicRecreatedError
+	if !ko.FailsOnDataLoss() && errors.As(err, &recreated) {
+		return false
+	}
+	return IsFatal(err)
+}
+
+// ClassOf returns the class of an error when fatal says whether it is
+// fatal: [Fail], else [Restart].
+func ClassOf(fatal bool) Failure {
+	if fatal {
+		return Fail
+	}
+	return Restart
 }

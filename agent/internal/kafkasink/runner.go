@@ -1,4 +1,4 @@
-package pipeline
+package kafkasink
 
 import (
 	"context"
@@ -18,15 +18,17 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/encode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/position"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// This file runs Kafka sinks: the records of a sink's source
-// topics, decoded as a table with the same kafka_options would decode
-// them, encoded as change events (or JSON rows) and written to Kafka.
+// This file runs Kafka sinks of Kafka topics: the records of a sink's
+// source topics, decoded as a table with the same kafka_options would
+// decode them, encoded as change events (or JSON rows) and written to
+// Kafka.
 //
 // Where a sink is comes from Kafka, not from a table's log: the next
 // source offsets are committed to the consumer group
@@ -42,34 +44,38 @@ import (
 // records again. Its producer is idempotent unless enable_idempotence is
 // false, so a batch retried within a session is written once.
 //
-// A round of the loop reads what the fetchers delivered during
-// flush_interval (or until maxSinkPendingBytes), decodes it, and writes it
+// A round of the loop reads what the source delivered during
+// flush_interval (or until maxPendingBytes), decodes it, and writes it
 // in one transaction. Any error ends the session: the open transaction is
 // aborted (best effort: a new InitProducerId aborts it anyway), and the
 // session starts again from the group's offsets. A producer fenced by a
 // newer one of the same transactional id (another agent running the same
 // sink) stops the sink, FAILED; one told it is fenced after its
-// transaction timed out first tries to recover (see recover). Partitions and topic_pattern topics that
-// appear later are read from their earliest offset, found every
-// partition_discovery_interval.
+// transaction timed out first tries to recover (see recover). Partitions
+// and topic_pattern topics that appear later are read from their earliest
+// offset, found every partition_discovery_interval.
 //
 // A table source (source_table) is read from the table's log: see
-// kafka_sink_table.go.
+// table.go.
 
-// maxSinkPendingBytes is how much fetched data a sink holds before it
+// newSource returns the source a session of a topic source reads
+// through: [ingest.NewSource], which tests wrap to watch it.
+var newSource = ingest.NewSource
+
+// maxPendingBytes is how much fetched data a sink holds before it
 // writes a round early, even before its flush_interval is over.
-const maxSinkPendingBytes = 16 << 20
+const maxPendingBytes = 16 << 20
 
-// sinkRetryMax bounds the wait between two sessions of a failing sink.
-const sinkRetryMax = 30 * time.Second
+// retryMax bounds the wait between two sessions of a failing sink.
+const retryMax = 30 * time.Second
 
-// sinkRunner runs one Kafka sink until stopped, or until it fails.
-type sinkRunner struct {
+// Runner runs one Kafka sink until stopped, or until it fails.
+type Runner struct {
 	spec   spec.KafkaSink
 	conn   spec.Connection
 	regs   map[string]spec.SchemaRegistry
 	client *kafka.Client
-	m      *Manager
+	deps   Deps
 	log    *slog.Logger
 	// sup runs the sink's sessions and holds its state and last error.
 	sup *runner.Supervisor
@@ -81,99 +87,51 @@ type sinkRunner struct {
 	status spec.KafkaSinkStatus
 }
 
-// CheckSink reports whether ApplySink would refuse sink k, with the same
-// [spec.Errors], and changes nothing. k must be normalized and valid.
-func (m *Manager) CheckSink(k *spec.KafkaSink, _ *spec.Connection, _ map[string]spec.SchemaRegistry) error {
-	if k.SourceTable != "" {
-		return m.checkSourceTable(k)
-	}
-	t := k.SourceTableSpec()
-	layout, errs := t.Layout()
-	if len(errs) > 0 {
-		return errs
-	}
-	if _, err := columns.InferredPart(layout); err != nil {
-		return spec.Errors{{Path: "source", Detail: err.Error()}}
-	}
-	return nil
+// Deps is what a Runner takes from the agent that runs it.
+type Deps struct {
+	// Memory is the budget the fetched source records draw from.
+	Memory *memory.Budget
+	// Registries makes the clients of the schema registries the source's
+	// decoders use, shared with the agent's other readers.
+	Registries *ingest.Registries
+	// SourceTable finds the table a source_table names among those this
+	// agent writes; ok is false when none does (yet, or any more).
+	SourceTable func(qualified string) (src SourceTable, ok bool, err error)
+	// Log receives the sink's logs.
+	Log *slog.Logger
 }
 
-// ApplySink starts Kafka sink k writing through conn, or restarts it when
-// its spec or connection changed: the running session stops (its open
-// transaction is aborted by the new session's start) and a new one resumes
-// from the sink's consumer group. regs holds the schema registries of the
-// other connections k's source's transformers name.
-func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
-	if err := m.CheckSink(k, conn, regs); err != nil {
-		return err
-	}
-	m.changeMu.Lock()
-	defer m.changeMu.Unlock()
-	m.mu.Lock()
-	old := m.sinks[k.Name]
-	m.mu.Unlock()
-	if old != nil {
-		if reflect.DeepEqual(old.spec, *k) && reflect.DeepEqual(old.conn, *conn) && reflect.DeepEqual(old.regs, regs) &&
-			old.snapshot().State != spec.StateFailed {
-			return nil
-		}
-		old.stop()
-	}
+// Start starts Kafka sink k writing through conn, from the sink's
+// consumer group. regs holds the schema registries of the other
+// connections k's source's transformers name. The sink runs until Stop,
+// or until it fails; k must be normalized and valid. The error is that of
+// a connection the agent cannot use.
+func Start(ctx context.Context, k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry, deps Deps) (*Runner, error) {
 	client, err := kafka.NewClient(conn)
 	if err != nil {
-		if old != nil {
-			// Not left behind stopped: a sink the manager does not run is
-			// applied again (see SinkStatus).
-			m.mu.Lock()
-			delete(m.sinks, k.Name)
-			m.mu.Unlock()
-		}
-		return err
+		return nil, err
 	}
-	r := &sinkRunner{spec: *k, conn: *conn, regs: regs, client: client, m: m, log: m.log.With("kafka_sink", k.Name)}
-	r.sup = runner.NewSupervisor("kafka sink", "kafka sink restarts from its consumer group", sinkRetryMax, r.log)
-	r.sup.Start(ctx, r.attempt, r.sinkFailure)
-	m.mu.Lock()
-	m.sinks[k.Name] = r
-	m.mu.Unlock()
-	m.log.Info("kafka sink applied", "kafka_sink", k.Name)
-	return nil
+	r := &Runner{spec: *k, conn: *conn, regs: regs, client: client, deps: deps, log: deps.Log.With("kafka_sink", k.Name)}
+	r.sup = runner.NewSupervisor("kafka sink", "kafka sink restarts from its consumer group", retryMax, r.log)
+	r.sup.Start(ctx, r.attempt, r.failure)
+	return r, nil
 }
 
-// RemoveSink stops the named sink and forgets it. Its consumer group
-// stays.
-func (m *Manager) RemoveSink(_ context.Context, name string) error {
-	removeRunner(m, m.sinks, name, (*sinkRunner).stop, "kafka_sink", "kafka sink stopped and removed")
-	return nil
+// Runs reports whether r runs sink k through conn with regs: whether
+// applying them again would change nothing.
+func (r *Runner) Runs(k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry) bool {
+	return reflect.DeepEqual(r.spec, *k) && reflect.DeepEqual(r.conn, *conn) && reflect.DeepEqual(r.regs, regs)
 }
 
-// SinkStatus reports the named sink; ok is false when it does not run.
-func (m *Manager) SinkStatus(name string) (status spec.KafkaSinkStatus, ok bool) {
-	return runnerStatus(m, m.sinks, name, (*sinkRunner).snapshot)
-}
-
-// stopSinks stops every sink; the caller holds changeMu.
-func (m *Manager) stopSinks() {
-	m.mu.Lock()
-	sinks := maps.Clone(m.sinks)
-	clear(m.sinks)
-	m.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, r := range sinks {
-		wg.Go(r.stop)
-	}
-	wg.Wait()
-}
-
-// stop ends the sink's session and waits for it; what the open
+// Stop ends the sink's session and waits for it; what the open
 // transaction held is aborted, and read again by the next start.
-func (r *sinkRunner) stop() {
+func (r *Runner) Stop() {
 	r.sup.Stop()
 	r.client.Close()
 }
 
-// snapshot returns a copy of the sink's status.
-func (r *sinkRunner) snapshot() spec.KafkaSinkStatus {
+// Status returns a copy of the sink's status.
+func (r *Runner) Status() spec.KafkaSinkStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.status
@@ -184,7 +142,7 @@ func (r *sinkRunner) snapshot() spec.KafkaSinkStatus {
 
 // committed records a round written: n records, and the source's next
 // offsets, now committed (at a session's start: where it resumes).
-func (r *sinkRunner) committed(n int, next map[kafka.TopicPartition]int64) {
+func (r *Runner) committed(n int, next map[kafka.TopicPartition]int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.status.Records += int64(n)
@@ -198,7 +156,7 @@ func (r *sinkRunner) committed(n int, next map[kafka.TopicPartition]int64) {
 
 // attempt runs a session; nil once ctx ended, since stopping aborts the
 // open transaction, which the next start reads again.
-func (r *sinkRunner) attempt(ctx context.Context) error {
+func (r *Runner) attempt(ctx context.Context) error {
 	err := r.session(ctx)
 	if ctx.Err() != nil {
 		return nil
@@ -206,21 +164,21 @@ func (r *sinkRunner) attempt(ctx context.Context) error {
 	return err
 }
 
-// sinkMissingTopicTries is how many sessions in a row may end on an
+// missingTopicTries is how many sessions in a row may end on an
 // output topic that does not exist before the sink fails.
-const sinkMissingTopicTries = 3
+const missingTopicTries = 3
 
-// sinkSession is one session of a sink: a producer, the fetchers of the
+// session is one session of a sink: a producer, the subscriptions to the
 // source partitions from the group's offsets, and the decoder.
-type sinkSession struct {
-	r        *sinkRunner
+type session struct {
+	r        *Runner
 	producer *kafka.Producer
 	// next is the next source offset of every partition, committed once
 	// the round that read up to it is.
 	next map[kafka.TopicPartition]int64
 	// pending holds the batches fetched since the last round, and
 	// pendingBytes their size.
-	pending      []kafka.Batch
+	pending      []*ingest.SharedBatch
 	pendingBytes int64
 
 	layout  *spec.Layout
@@ -238,8 +196,8 @@ type sinkSession struct {
 
 // session writes the source to the sink's topics until ctx ends or an
 // error happens, and returns that error.
-func (r *sinkRunner) session(ctx context.Context) (err error) {
-	s := &sinkSession{r: r, partitions: map[string]int{}, enc: encode.New(&r.spec)}
+func (r *Runner) session(ctx context.Context) (err error) {
+	s := &session{r: r, partitions: map[string]int{}, enc: encode.New(&r.spec)}
 	if s.router, err = encode.NewRouter(&r.spec); err != nil {
 		return runner.Fatal(fmt.Errorf("table_topic_mapping: %w", err))
 	}
@@ -254,7 +212,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 			r.log.Info("the broker forgot the sink's producer id; it goes on with a new one", "topic", tp.Topic, "partition", tp.Partition)
 		}}
 	if r.spec.ExactlyOnce() {
-		cfg.TransactionalID, cfg.TransactionTimeout = r.spec.TxnID(), sinkTransactionTimeout(r.spec.FlushEvery())
+		cfg.TransactionalID, cfg.TransactionTimeout = r.spec.TxnID(), transactionTimeout(r.spec.FlushEvery())
 	}
 	s.producer = r.client.NewProducer(cfg)
 	// InitProducerId first: it aborts what an earlier instance left open,
@@ -275,35 +233,32 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	if s.next, err = r.starts(ctx, tps, r.spec.Source.StartingOffset); err != nil {
 		return err
 	}
-	settings, err := clientSettings(r.spec.Source)
+	settings, err := runner.ClientSettings(r.spec.Source)
 	if err != nil {
 		return err
 	}
 	r.committed(0, s.next)
 	r.sup.SetState(spec.StateRunning, nil)
 
+	// The source's records come through ingest, as a pipeline's do: a
+	// source of the session's own (the sink has its own connection),
+	// whose fetches draw from the agent's memory budget.
+	source := newSource(r.client, r.deps.Memory, r.log)
 	fetchCtx, stopFetch := context.WithCancel(ctx)
-	in := make(chan kafka.Batch)
+	in := make(chan *ingest.SharedBatch)
 	fetchErrs := make(chan error, 1)
 	var wg sync.WaitGroup
 	defer func() {
 		stopFetch()
 		wg.Wait()
+		source.Close()
 		s.release()
 	}()
 	fetch := func(tps []kafka.TopicPartition) {
 		for _, tp := range tps {
-			f := &kafka.Fetcher{Client: r.client, TP: tp, ReadCommitted: r.spec.Source.ReadCommitted(), Budget: r.m.cfg.Memory,
-				Settings: settings}
-			from := s.next[tp] // rounds move s.next while the fetchers run
-			wg.Go(func() {
-				if err := f.Run(fetchCtx, from, in); err != nil && fetchCtx.Err() == nil {
-					select {
-					case fetchErrs <- err:
-					default: // the session ends on the first
-					}
-				}
-			})
+			// From: rounds move s.next while the partitions are read.
+			sub := ingest.Subscription{TP: tp, From: s.next[tp], ReadCommitted: r.spec.Source.ReadCommitted(), Settings: settings}
+			source.Forward(fetchCtx, &wg, sub, in, fetchErrs)
 		}
 	}
 	fetch(tps)
@@ -327,7 +282,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 		case b := <-in:
 			s.pending = append(s.pending, b)
 			s.pendingBytes += b.Bytes
-			if s.pendingBytes < maxSinkPendingBytes {
+			if s.pendingBytes < maxPendingBytes {
 				continue
 			}
 		case <-tick.C:
@@ -338,11 +293,11 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	}
 }
 
-// fetchError returns the error a fetcher of the source ended with, worded
+// fetchError returns the error a fetch of the source ended with, worded
 // for a sink: records gone from Kafka before the sink read them fail it,
 // since it cannot skip them (fail_on_data_loss = false is refused on a
 // sink), and starting over means forgetting its positions.
-func (r *sinkRunner) fetchError(err error) error {
+func (r *Runner) fetchError(err error) error {
 	var loss *kafka.DataLossError
 	var recreated *kafka.TopicRecreatedError
 	restart := fmt.Sprintf("to start again from the source's starting_offset, delete the sink's consumer group %q "+
@@ -366,11 +321,11 @@ func (r *sinkRunner) fetchError(err error) error {
 	return fmt.Errorf("fetch the source: %w", err)
 }
 
-// sinkTransactionTimeout is the transaction timeout of an exactly-once
+// transactionTimeout is the transaction timeout of an exactly-once
 // sink writing every flushEvery: six rounds, at least a minute, so that a
 // slow round is not aborted; flush_interval is at most 1m, which keeps it
 // under the brokers' default transaction.max.timeout.ms (15m).
-func sinkTransactionTimeout(flushEvery time.Duration) time.Duration {
+func transactionTimeout(flushEvery time.Duration) time.Duration {
 	return max(time.Minute, 6*flushEvery)
 }
 
@@ -380,7 +335,7 @@ func sinkTransactionTimeout(flushEvery time.Duration) time.Duration {
 // timeout): when InitProducerId with its id and epoch is accepted, no
 // other instance took over, and the session starts again (the error no
 // longer says fenced); when it is refused, the sink was fenced.
-func (s *sinkSession) recover(ctx context.Context, err error) error {
+func (s *session) recover(ctx context.Context, err error) error {
 	if !errors.Is(err, kafka.ErrFenced) || !s.producer.TimedOut() {
 		return err
 	}
@@ -397,7 +352,7 @@ func (s *sinkSession) recover(ctx context.Context, err error) error {
 // started (new partitions, new topics of a topic_pattern), whose starts
 // it adds to s.next: the group's offset, else the earliest offset, so that
 // none of their records is skipped.
-func (s *sinkSession) discover(ctx context.Context) ([]kafka.TopicPartition, error) {
+func (s *session) discover(ctx context.Context) ([]kafka.TopicPartition, error) {
 	tps, err := s.r.client.Partitions(ctx, s.r.spec.Source)
 	if err != nil {
 		return nil, fmt.Errorf("list the source partitions: %w", err)
@@ -423,7 +378,7 @@ func (s *sinkSession) discover(ctx context.Context) ([]kafka.TopicPartition, err
 
 // starts returns where each of tps resumes: the sink's group's committed
 // offset, else where starting mode starting says.
-func (r *sinkRunner) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) (map[kafka.TopicPartition]int64, error) {
+func (r *Runner) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) (map[kafka.TopicPartition]int64, error) {
 	group := r.spec.Group()
 	// Stable offsets: those of the last transaction committed, not older
 	// ones the coordinator still answers while it completes it.
@@ -449,14 +404,14 @@ func (r *sinkRunner) starts(ctx context.Context, tps []kafka.TopicPartition, sta
 }
 
 // prepare builds the source's layout and what decodes into it.
-func (s *sinkSession) prepare(ctx context.Context) error {
+func (s *session) prepare(ctx context.Context) error {
 	r := s.r
 	t := r.spec.SourceTableSpec()
 	layout, errs := t.Layout()
 	if len(errs) > 0 {
 		return runner.Fatal(fmt.Errorf("source: %w", errs))
 	}
-	sources, err := decode.Resolve(ctx, layout, nil, r.m.registries.ClientsOf(ingest.TableRegistries(&t, &r.conn, r.regs)))
+	sources, err := decode.Resolve(ctx, layout, nil, r.deps.Registries.ClientsOf(ingest.TableRegistries(&t, &r.conn, r.regs)))
 	if err != nil {
 		return fmt.Errorf("resolve the source's schemas: %w", err)
 	}
@@ -465,23 +420,21 @@ func (s *sinkSession) prepare(ctx context.Context) error {
 }
 
 // release gives back the memory of the batches not written.
-func (s *sinkSession) release() {
-	for i := range s.pending {
-		s.r.m.cfg.Memory.Release(s.pending[i].Bytes)
-		s.pending[i].Release()
+func (s *session) release() {
+	for _, b := range s.pending {
+		b.Release()
 	}
 	s.pending, s.pendingBytes = nil, 0
 }
 
 // round writes the pending batches and commits the source offsets past
 // them: in one transaction for an exactly-once sink.
-func (s *sinkSession) round(ctx context.Context) (err error) {
+func (s *session) round(ctx context.Context) (err error) {
 	defer s.release()
 	next := map[kafka.TopicPartition]int64{}
 	out := map[string]map[int32][]kafka.OutRecord{}
 	n := 0
-	for i := range s.pending {
-		b := &s.pending[i]
+	for _, b := range s.pending {
 		if b.Next > s.next[b.TP] {
 			next[b.TP] = b.Next
 		}
@@ -516,7 +469,7 @@ func (s *sinkSession) round(ctx context.Context) (err error) {
 // commits offsets, the source positions past them, to the sink's group:
 // in one transaction for an exactly-once sink, one after the other for an
 // at-least-once sink.
-func (s *sinkSession) write(ctx context.Context, out map[string]map[int32][]kafka.OutRecord, offsets map[string]map[int32]int64) (err error) {
+func (s *session) write(ctx context.Context, out map[string]map[int32][]kafka.OutRecord, offsets map[string]map[int32]int64) (err error) {
 	p := s.producer
 	if s.r.spec.ExactlyOnce() {
 		if err := p.Begin(); err != nil {
@@ -560,7 +513,7 @@ func (s *sinkSession) write(ctx context.Context, out map[string]map[int32][]kafk
 // encode decodes recs, of one source partition, and appends what their
 // rows become to out, by topic and partition. It returns how many records
 // it added.
-func (s *sinkSession) encode(ctx context.Context, recs []record.Record, out map[string]map[int32][]kafka.OutRecord) (int, error) {
+func (s *session) encode(ctx context.Context, recs []record.Record, out map[string]map[int32][]kafka.OutRecord) (int, error) {
 	batch, err := s.decode(ctx, recs)
 	if err != nil {
 		return 0, err
@@ -605,7 +558,7 @@ func (s *sinkSession) encode(ctx context.Context, recs []record.Record, out map[
 // The record takes ts: a topic source's record time, or for a table
 // source the time the row is read. A change event's own time stays in its
 // payload (source.ts_ms, Canal es).
-func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, out map[string]map[int32][]kafka.OutRecord) (err error) {
+func (s *session) add(ctx context.Context, row *encode.Row, ts time.Time, out map[string]map[int32][]kafka.OutRecord) (err error) {
 	topic := s.router.Topic(row)
 	count, ok := s.partitions[topic]
 	if !ok {
@@ -657,7 +610,7 @@ func (s *sinkSession) add(ctx context.Context, row *encode.Row, ts time.Time, ou
 // its first columns from the first records it sees, and new ones as later
 // records bring them: the sink keeps no schema, so its columns start
 // again from the records at every session.
-func (s *sinkSession) decode(ctx context.Context, recs []record.Record) (decode.Batch, error) {
+func (s *session) decode(ctx context.Context, recs []record.Record) (decode.Batch, error) {
 	if s.dec == nil {
 		p, err := columns.InferredPart(s.layout)
 		if err != nil {

@@ -12,8 +12,47 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
+
+// The Kafka sink's test helpers, shared with kafkasink's tests.
+var (
+	testSink        = kafkatest.Sink
+	committedReader = kafkatest.CommittedReader
+	readCommitted   = kafkatest.CommittedIDs
+)
+
+// waitSink waits until the status of sink s of m satisfies done, and
+// fails t at once when the sink fails.
+func waitSink(t *testing.T, m *Manager, what string, done func(spec.KafkaSinkStatus) bool) {
+	t.Helper()
+	waitFor(t, 30*time.Second, what, func() bool {
+		st, ok := m.SinkStatus("s")
+		if ok && st.State == spec.StateFailed {
+			t.Fatalf("sink FAILED: %s", st.LastError)
+		}
+		return ok && done(st)
+	})
+}
+
+// checkWritesAndResumes is kafkatest.CheckSinkWritesAndResumes of sink k,
+// applied to m and removed from it.
+func checkWritesAndResumes(t *testing.T, m *Manager, addr string, producer *kgo.Client, k *spec.KafkaSink, wrote func(total, sinceStart int64)) {
+	t.Helper()
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	apply := func() {
+		if err := m.ApplySink(context.Background(), k, conn, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove := func() {
+		if err := m.RemoveSink(context.Background(), k.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kafkatest.CheckSinkWritesAndResumes(t, addr, producer, apply, remove, wrote)
+}
 
 // tableSink returns a sink of the changes of table main.raw.events
 // (testPipeline's), written as JSON rows to topic out, with the delivery
@@ -29,7 +68,7 @@ func tableSink(dg string) *spec.KafkaSink {
 func tableSinkWrote(t *testing.T, m *Manager, records int64) {
 	t.Helper()
 	waitSink(t, m, fmt.Sprintf("the sink to write %d records", records), func(st spec.KafkaSinkStatus) bool {
-		_, has := st.Positions[sinkVersionPosition]
+		_, has := st.Positions["version"]
 		return has && st.Records == records
 	})
 }
@@ -98,6 +137,27 @@ func TestKafkaSinkTableIDs(t *testing.T) {
 	want := []string{"0 c raw raw.events 0", "1 c raw raw.events 1", "2 c raw raw.events 2"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
+// TestKafkaSinkApplyBadConnection: a sink applied again with a connection
+// the agent cannot use is no longer reported as running, so that the
+// server applies it again later.
+func TestKafkaSinkApplyBadConnection(t *testing.T) {
+	addr, _ := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	m := NewManager(Config{Warehouse: t.TempDir()})
+	t.Cleanup(func() { m.Close(context.Background()) })
+	if err := m.ApplySink(context.Background(), testSink(spec.DeliveryExactlyOnce), conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := *conn
+	bad.SASL = &spec.SASL{Mechanism: "NONE_SUCH"}
+	if err := m.ApplySink(context.Background(), testSink(spec.DeliveryExactlyOnce), &bad, nil); err == nil {
+		t.Fatal("applied with a SASL mechanism that does not exist")
+	}
+	if st, ok := m.SinkStatus("s"); ok {
+		t.Fatalf("the sink still reported, %+v", st)
 	}
 }
 

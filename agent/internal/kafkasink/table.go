@@ -1,10 +1,9 @@
-package pipeline
+package kafkasink
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
@@ -35,114 +34,52 @@ import (
 // committed transaction.
 //
 // A transaction holds whole versions, never part of one: one version, or
-// several small ones up to maxSinkPendingBytes of records. So the position
+// several small ones up to maxPendingBytes of records. So the position
 // needs no row index within a version, and a version is either all in the
 // sink's topics or not at all. The cost is that one very large commit of
 // the table is held in memory, encoded, before it is written.
 
-// sinkPositionsTopic is the topic whose partition 0 holds, in a sink's
+// positionsTopic is the topic whose partition 0 holds, in a sink's
 // consumer group, the next version of its source_table to read.
-const sinkPositionsTopic = "_tributary_sink_positions"
+const positionsTopic = "_tributary_sink_positions"
 
-// sinkVersionPosition is the key of a table source's position in
+// versionPosition is the key of a table source's position in
 // [spec.KafkaSinkStatus.Positions].
-const sinkVersionPosition = "version"
+const versionPosition = "version"
 
-// sinkSource is a table a pipeline of this agent writes, as a sink reads
+// SourceTable is a table a pipeline of this agent writes, as a sink reads
 // it.
-type sinkSource struct {
-	// dir is the table's location, layout how its columns are laid out
+type SourceTable struct {
+	// Dir is the table's location, Layout how its columns are laid out
 	// (which are the key fields, _op, _source, metadata columns).
-	dir    string
-	layout *spec.Layout
-	// schema and table name it: the table id of rows that carry no
+	Dir    string
+	Layout *spec.Layout
+	// Schema and Table name it: the table id of rows that carry no
 	// _source.
-	schema, table string
-}
-
-// sourceTable returns the table named qualified ("<catalog>.<schema>.<table>",
-// any case) that a pipeline of m writes, as one of its tables or as a
-// table a fanout schema routes to (which may not exist yet: its changes
-// come when it does); ok is false when none does.
-func (m *Manager) sourceTable(qualified string) (src sinkSource, ok bool, err error) {
-	want := strings.ToLower(qualified)
-	parts := strings.Split(want, ".")
-	if len(parts) != 3 {
-		return sinkSource{}, false, nil
-	}
-	m.mu.Lock()
-	var dir string
-	var t spec.Table
-	for _, p := range m.pipelines {
-		for _, r := range p.tables {
-			if r.cfg.Qualified == want {
-				dir, t, ok = r.cfg.Dir, r.cfg.Table, true
-			}
-		}
-	}
-	for _, r := range m.fanouts {
-		f := &r.cfg.Fanout
-		if !ok && strings.ToLower(f.QualifiedSchema()) == parts[0]+"."+parts[1] &&
-			spec.CheckRoutedName(parts[2]) == nil {
-			dir, t, ok = spec.JoinLocation(r.cfg.Dir, parts[2]), f.TableSpec(parts[2]), true
-		}
-	}
-	m.mu.Unlock()
-	if !ok {
-		return sinkSource{}, false, nil
-	}
-	layout, errs := t.Layout()
-	if len(errs) > 0 {
-		return sinkSource{}, true, fmt.Errorf("the layout of table %s: %w", qualified, errs)
-	}
-	return sinkSource{dir: dir, layout: layout, schema: parts[1], table: parts[2]}, true, nil
-}
-
-// checkSourceTable is CheckSink's check of k's source_table: some
-// pipeline of m writes it, and, when the table has no _source column (so
-// that every row's table id is the table's own "<schema>.<table>"), each
-// pattern of table_topic_mapping matches that id.
-func (m *Manager) checkSourceTable(k *spec.KafkaSink) error {
-	src, ok, err := m.sourceTable(k.SourceTable)
-	if ok && err == nil && !src.layout.Source {
-		id := src.schema + "." + src.table
-		if errs := k.CheckTableIDs([]string{id}, fmt.Sprintf("the id of source_table %q (it has no %s column)",
-			k.SourceTable, spec.SourceColumn)); len(errs) > 0 {
-			return errs
-		}
-	}
-	switch {
-	case err != nil:
-		return spec.Errors{{Path: "source_table", Detail: err.Error()}}
-	case !ok:
-		return spec.Errors{{Path: "source_table", Detail: fmt.Sprintf("no pipeline of this agent writes table %q: "+
-			"name a destination table (\"<destination_catalog>.<destination_schema>.<destination_table>\") "+
-			"of a pipeline, or a table of a fanout schema's destination schema, applied first", k.SourceTable)}}
-	}
-	return nil
+	Schema, Table string
 }
 
 // runTable writes the changes of the sink's source_table until ctx ends
 // or an error happens, and returns that error. s has its producer.
-func (s *sinkSession) runTable(ctx context.Context) error {
+func (s *session) runTable(ctx context.Context) error {
 	r := s.r
-	src, ok, err := r.m.sourceTable(r.spec.SourceTable)
+	src, ok, err := r.deps.SourceTable(r.spec.SourceTable)
 	if err != nil {
 		return runner.Fatal(err)
 	}
 	if !ok {
 		return fmt.Errorf("no pipeline of this agent writes table %q (any more): the sink waits for one", r.spec.SourceTable)
 	}
-	if err := r.client.EnsureTopic(ctx, sinkPositionsTopic, 1); err != nil {
+	if err := r.client.EnsureTopic(ctx, positionsTopic, 1); err != nil {
 		return fmt.Errorf("the sink's position topic: %w", err)
 	}
-	tp := kafka.TopicPartition{Topic: sinkPositionsTopic}
+	tp := kafka.TopicPartition{Topic: positionsTopic}
 	held, err := r.client.StableGroupOffsets(ctx, r.spec.Group(), []kafka.TopicPartition{tp})
 	if err != nil {
 		return fmt.Errorf("read the sink's position: %w", err)
 	}
 	next := held[tp] // 0 when the group has none: from the table's first version
-	reader, err := table.OpenChanges(src.dir)
+	reader, err := table.OpenChanges(src.Dir)
 	if err != nil {
 		return fmt.Errorf("open table %s: %w", r.spec.SourceTable, err)
 	}
@@ -170,14 +107,14 @@ func (s *sinkSession) runTable(ctx context.Context) error {
 }
 
 // tableRound writes the changes of the versions from next on, whole
-// versions up to maxSinkPendingBytes of records, and commits the version
+// versions up to maxPendingBytes of records, and commits the version
 // after them. It returns how many records it wrote and the new position
 // (next when there was no new version).
-func (s *sinkSession) tableRound(ctx context.Context, reader *table.ChangeReader, src *sinkSource, next int64) (int, int64, error) {
+func (s *session) tableRound(ctx context.Context, reader *table.ChangeReader, src *SourceTable, next int64) (int, int64, error) {
 	out := map[string]map[int32][]kafka.OutRecord{}
 	n, size := 0, 0
 	pos := next
-	for size < maxSinkPendingBytes {
+	for size < maxPendingBytes {
 		changes, err := reader.Changes(pos, 1)
 		if err != nil {
 			err = fmt.Errorf("read the changes of table %s: %w", s.r.spec.SourceTable, err)
@@ -203,7 +140,7 @@ func (s *sinkSession) tableRound(ctx context.Context, reader *table.ChangeReader
 	if pos == next {
 		return 0, next, nil
 	}
-	offsets := map[string]map[int32]int64{sinkPositionsTopic: {0: pos}}
+	offsets := map[string]map[int32]int64{positionsTopic: {0: pos}}
 	if err := s.write(ctx, out, offsets); err != nil {
 		return 0, next, s.recover(ctx, err)
 	}
@@ -213,7 +150,7 @@ func (s *sinkSession) tableRound(ctx context.Context, reader *table.ChangeReader
 // encodeFile reads data file f of the source table and appends the
 // records of its rows to out. It returns how many records it added and
 // their size in bytes.
-func (s *sinkSession) encodeFile(ctx context.Context, reader *table.ChangeReader, src *sinkSource, f string, out map[string]map[int32][]kafka.OutRecord) (int, int, error) {
+func (s *session) encodeFile(ctx context.Context, reader *table.ChangeReader, src *SourceTable, f string, out map[string]map[int32][]kafka.OutRecord) (int, int, error) {
 	cols, n, err := reader.ReadFile(f)
 	if err != nil || n == 0 {
 		return 0, 0, err
@@ -223,8 +160,8 @@ func (s *sinkSession) encodeFile(ctx context.Context, reader *table.ChangeReader
 	// is not parsed, and for messages: a table's row has its key column
 	// instead.
 	recs := make([]record.Record, n)
-	keyCol := len(fields) > 0 && fields[0].Name == src.layout.Key.Column && src.layout.Key.Fields == nil &&
-		!src.layout.Key.Inferred() && (fields[0].Type.Kind == schema.Binary || fields[0].Type.Kind == schema.String)
+	keyCol := len(fields) > 0 && fields[0].Name == src.Layout.Key.Column && src.Layout.Key.Fields == nil &&
+		!src.Layout.Key.Inferred() && (fields[0].Type.Kind == schema.Binary || fields[0].Type.Kind == schema.String)
 	for i := range recs {
 		recs[i].Topic, recs[i].Offset = f, int64(i)
 		if keyCol && i < len(cols[0]) && !cols[0][i].IsNull() {
@@ -232,7 +169,7 @@ func (s *sinkSession) encodeFile(ctx context.Context, reader *table.ChangeReader
 		}
 	}
 	batch := decode.Batch{Columns: cols, Rows: n}
-	rows, err := encode.Rows(src.layout, fields, &batch, recs)
+	rows, err := encode.Rows(src.Layout, fields, &batch, recs)
 	if err != nil {
 		return 0, 0, fmt.Errorf("data file %s: %w", f, err)
 	}
@@ -244,7 +181,7 @@ func (s *sinkSession) encodeFile(ctx context.Context, reader *table.ChangeReader
 		// is "<schema>.<table>", or the table alone without
 		// full_table_id.
 		if row.Table == "" {
-			row.DB, row.Table = src.schema, src.table
+			row.DB, row.Table = src.Schema, src.Table
 		}
 		row.Topic = ""
 		if err := s.add(ctx, row, now, out); err != nil {
@@ -258,9 +195,9 @@ func (s *sinkSession) encodeFile(ctx context.Context, reader *table.ChangeReader
 // committedVersion records a round written: n records, and the next
 // version of the source table to read, now committed (at a session's
 // start: where it resumes).
-func (r *sinkRunner) committedVersion(n int, next int64) {
+func (r *Runner) committedVersion(n int, next int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.status.Records += int64(n)
-	r.status.Positions = map[string]int64{sinkVersionPosition: next}
+	r.status.Positions = map[string]int64{versionPosition: next}
 }
