@@ -321,7 +321,7 @@ func (p *Finder) checkBelowLatest(ctx context.Context, explicit map[kafka.TopicP
 	return nil
 }
 
-// CheckGroupMembers, with check_duplicated_group_id set, returns an error
+// CheckGroupMembers returns, with check_duplicated_group_id set, an error
 // naming the members of the consumer group when it has any: another
 // consumer uses the group, so the table must not start. The error is not
 // fatal: the runner stays STARTING with it and tries again.
