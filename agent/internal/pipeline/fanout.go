@@ -34,7 +34,7 @@ type fanoutConfig struct {
 	// each routed table is a folder in it, and so is the progress log.
 	Dir  string
 	Conn spec.Connection
-	runSettings
+	runner.Settings
 }
 
 // fanoutRunner runs one fanout schema in its own goroutine: it routes every
@@ -249,7 +249,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 	r := run.r
 	cfg := &r.cfg
 	dir := spec.JoinLocation(cfg.Dir, name)
-	tbl, err := table.Open(dir, cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name),
+	tbl, err := table.Open(dir, cfg.TableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name),
 		r.log.With("table", name)))
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", dir, err)
@@ -321,7 +321,7 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	}
 	o.Errs = deltasink.NewErrorBudget(&t.ConnectorOptions.KafkaOptions, name, spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
 		strings.ToLower(deltasink.DirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)),
-		cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name), o.Log))
+		cfg.TableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name), o.Log))
 	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.ClientsOf(ingest.TableRegistries(&t, &cfg.Conn, nil)))
 	if err != nil {
 		return nil, fmt.Errorf("resolve the table's schema: %w", err)
@@ -428,7 +428,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 				}
 			}
 		case <-clk.Discover:
-			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
+			if err := runner.DiscoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
 		}
@@ -448,7 +448,7 @@ type fanReading struct {
 // start subscribes to the new partitions among tps, each from where the
 // progress log says, else from starting's offset (see starts).
 func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.TopicPartition, starting string) error {
-	fresh := unstarted(tps, rd.started)
+	fresh := runner.Unstarted(tps, rd.started)
 	if len(fresh) == 0 {
 		return nil
 	}
@@ -506,15 +506,15 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	readCommitted := ko.ReadCommitted()
-	settings, err := clientSettings(ko)
+	settings, err := runner.ClientSettings(ko)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := r.client.TopicIDs(ctx, topicsOf(tps))
+	ids, err := r.client.TopicIDs(ctx, kafka.TopicsOf(tps))
 	if err != nil {
 		return nil, runner.Lookup(err)
 	}
-	newIDs, err := checkTopicIDs(run.progress.tbl.Snapshot().Configuration, ids)
+	newIDs, err := deltasink.CheckTopicIDs(run.progress.tbl.Snapshot().Configuration, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -737,7 +737,7 @@ func (run *fanoutRun) dirtyTable() (*deltasink.DirtyTable, table.Options) {
 	cfg := &run.r.cfg
 	dirty := deltasink.DirtyTableAt(spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
 		strings.ToLower(deltasink.DirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)))
-	return dirty, cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), run.r.log)
+	return dirty, cfg.TableOptions(fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), run.r.log)
 }
 
 // unroutedID is the id under which the dirty records table records the

@@ -78,11 +78,11 @@ func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanoutConfig, 
 // whose tables go under root.
 func (m *Manager) fanoutConfig(root string, p *spec.Pipeline, f *spec.FanoutSchema, conn *spec.Connection) fanoutConfig {
 	return fanoutConfig{
-		Pipeline:    p.Name,
-		Fanout:      *f,
-		Dir:         spec.JoinLocation(root, f.DestinationCatalog, f.DestinationSchema),
-		Conn:        *conn,
-		runSettings: m.runSettings(p),
+		Pipeline: p.Name,
+		Fanout:   *f,
+		Dir:      spec.JoinLocation(root, f.DestinationCatalog, f.DestinationSchema),
+		Conn:     *conn,
+		Settings: m.runSettings(p),
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -65,7 +66,7 @@ func testFanoutConfig(warehouse, topic string, conn *spec.Connection) fanoutConf
 		},
 		Dir:  filepath.Join(warehouse, "main", "events"),
 		Conn: *conn,
-		runSettings: runSettings{
+		Settings: runner.Settings{
 			FlushEvery: 200 * time.Millisecond,
 			MaxRows:    spec.DefaultMaxRowsPerFile,
 			MaxBytes:   spec.DefaultTargetFileSizeMB << 20,

@@ -275,7 +275,7 @@ func (r *sinkRunner) session(ctx context.Context) (err error) {
 	if s.next, err = r.starts(ctx, tps, r.spec.Source.StartingOffset); err != nil {
 		return err
 	}
-	settings, err := clientSettings(r.spec.Source)
+	settings, err := runner.ClientSettings(r.spec.Source)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -325,8 +326,8 @@ func redactedRoots(roots []string) []string {
 
 // runSettings returns the run settings of pipeline p's tables and fanout
 // schemas.
-func (m *Manager) runSettings(p *spec.Pipeline) runSettings {
-	return runSettings{
+func (m *Manager) runSettings(p *spec.Pipeline) runner.Settings {
+	return runner.Settings{
 		FlushEvery: p.FlushEvery(),
 		MaxRows:    cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
 		MaxBytes:   cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
@@ -345,7 +346,7 @@ func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn
 		DirtyQualified: strings.ToLower(deltasink.DirtyQualified(p.DestinationCatalog, p.DestinationSchema)),
 		Table:          *t,
 		Conn:           *conn,
-		runSettings:    m.runSettings(p),
+		Settings:       m.runSettings(p),
 	}
 }
 
