@@ -10,15 +10,9 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// The classifiers of the runners here: which class of runner.Failure
+// The classifiers of the runners here (a fanout runner's is in the fanout
+// package): which class of runner.Failure
 // ends an attempt of each (runner's errors.go documents the classes).
-
-// isFatal reports whether err is one that restarting cannot fix
-// ([runner.IsFatal]), or a record fanout_by cannot route.
-func isFatal(err error) bool {
-	var route *routeError
-	return runner.IsFatal(err) || errors.As(err, &route)
-}
 
 // missingTopicError is the error of a Kafka sink's session that could not
 // find an output topic: after [sinkMissingTopicTries] in a row, the sink
@@ -29,14 +23,14 @@ type missingTopicError struct{ error }
 func (e missingTopicError) Unwrap() error { return e.error }
 
 // fatalFor reports whether err fails a runner reading with options ko
-// (see isFatal): a re-created topic does not when it goes on after data
+// (see [runner.IsFatal]): a re-created topic does not when it goes on after data
 // loss, but restarts it, to read the new topic.
 func fatalFor(ko *spec.KafkaOptions, err error) bool {
 	var recreated *kafka.TopicRecreatedError
 	if !ko.FailsOnDataLoss() && errors.As(err, &recreated) {
 		return false
 	}
-	return isFatal(err)
+	return runner.IsFatal(err)
 }
 
 // classOf returns the class of err when fatal says whether it is fatal.
@@ -61,12 +55,6 @@ func (r *tableRunner) tableFailure(err error) (runner.Failure, error) {
 	return classOf(fatalFor(&r.cfg.Table.ConnectorOptions.KafkaOptions, err)), err
 }
 
-// fanoutFailure returns the class of err, the end of an attempt of a
-// fanout runner.
-func fanoutFailure(err error) (runner.Failure, error) {
-	return classOf(isFatal(err)), err
-}
-
 // sinkFailure returns the class of err, the end of a session of the Kafka
 // sink r, and the error reworded with the fix where it fails the sink.
 // Used by the sink's goroutine only (it counts the sessions in a row that
@@ -88,5 +76,5 @@ func (r *sinkRunner) sinkFailure(err error) (runner.Failure, error) {
 	case r.spec.Source != nil:
 		return classOf(fatalFor(r.spec.Source, err)), err
 	}
-	return classOf(isFatal(err)), err
+	return classOf(runner.IsFatal(err)), err
 }

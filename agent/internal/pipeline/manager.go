@@ -6,7 +6,8 @@
 // source fetches (each partition once for all the tables that read it),
 // decoded by ingest, and hands them to its deltasink writer, which writes
 // Parquet files and commits them with their offsets to the table's log.
-// The runners' supervisor and failure classes are in runner.
+// The runners' supervisor and failure classes are in runner; the fanout
+// runners are package fanout's, which fanout_api.go starts and stops.
 package pipeline
 
 import (
@@ -25,6 +26,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
@@ -74,7 +76,7 @@ type Manager struct {
 	mu        sync.Mutex
 	pipelines map[string]*running
 	// fanouts holds the running fanout schemas by name.
-	fanouts map[string]*fanoutRunner
+	fanouts map[string]*fanout.Runner
 	// registries holds the schema registry clients, shared by all tables.
 	registries ingest.Registries
 	// sinks holds the running Kafka sinks by name (see kafka_sink.go).
@@ -107,7 +109,7 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Memory == nil {
 		cfg.Memory = memory.New(math.MaxInt64)
 	}
-	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanoutRunner{},
+	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanout.Runner{},
 		sinks: map[string]*sinkRunner{}}
 }
 
@@ -374,7 +376,7 @@ func (m *Manager) Remove(_ context.Context, name string) error {
 func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 	m.mu.Lock()
 	r := m.pipelines[name]
-	var fanouts []*fanoutRunner
+	var fanouts []*fanout.Runner
 	if r != nil && !r.spec.IsContinuous() {
 		fanouts = m.fanoutsOf(name)
 	}
@@ -389,7 +391,7 @@ func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 		counts[status.Tables[i].State]++
 	}
 	for _, f := range fanouts {
-		counts[f.status().State]++
+		counts[f.Status().State]++
 	}
 	n := len(r.tables) + len(fanouts)
 	switch {
