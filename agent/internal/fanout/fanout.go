@@ -28,12 +28,18 @@ import (
 // Config is everything a fanout runner depends on; it restarts when
 // any of it changes.
 type Config struct {
+	// Pipeline names the pipeline the fanout schema reads with.
 	Pipeline string
-	Fanout   spec.FanoutSchema
+	// Fanout is the fanout schema, normalized and valid.
+	Fanout spec.FanoutSchema
 	// Dir is the destination schema's folder, <root>/<catalog>/<schema>:
 	// each routed table is a folder in it, and so is the progress log.
-	Dir  string
+	Dir string
+	// Conn is the pipeline's connection, whose schema registry the routed
+	// tables' transformers may use.
 	Conn spec.Connection
+	// Settings are the pipeline's: flushes, file sizes, triggered or
+	// continuous runs.
 	runner.Settings
 }
 
