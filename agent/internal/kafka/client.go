@@ -289,6 +289,17 @@ func (c *Client) TopicIDs(ctx context.Context, topics []string) (map[string]stri
 	return ids, nil
 }
 
+// TopicsOf returns the topics of tps, each once.
+func TopicsOf(tps []TopicPartition) []string {
+	var topics []string
+	for _, tp := range tps {
+		if !slices.Contains(topics, tp.Topic) {
+			topics = append(topics, tp.Topic)
+		}
+	}
+	return topics
+}
+
 // dialLeader opens a connection to the leader of tp, found in the cluster's
 // metadata, authenticated (see [Client.dial]), with the request settings
 // rs, and returns it with the leader's address and the topic's id.

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -73,36 +74,12 @@ func TestManagerPrefixedInferredRestart(t *testing.T) {
 		Offset *int64  `parquet:"offset,optional"`
 		TSType *string `parquet:"timestamp_type,optional"`
 	}
-	rows, _ := readRows[row](t, warehouse+"/main/raw/events")
+	rows, _ := tabletest.ReadRows[row](t, warehouse+"/main/raw/events")
 	slices.SortFunc(rows, func(a, b row) int { return int(*a.Offset - *b.Offset) })
 	for i, r := range rows {
 		if *r.KeyID != int64(i) || *r.ID != int32(100+i) || *r.Name != fmt.Sprintf("n%d", i) || *r.TSType != "CreateTime" ||
 			(i >= 3) != (r.Z != nil && *r.Z) {
 			t.Errorf("row %d: %+v", i, r)
-		}
-	}
-}
-
-// A fanout schema's inferred tables start from the initial schema of their
-// routed name, carry the value's prefix and the metadata columns.
-func TestFanoutInitialSchemasAndPrefix(t *testing.T) {
-	fx := newFanoutFixture(t)
-	produce(t, fx.producer, 0, 50, fanoutEvent)
-	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
-	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions = &spec.JSONOptions{SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns,
-		InitialSchemas: map[string]string{"click": "note STRING, id INT"}}
-	cfg.Fanout.ConnectorOptions.KafkaOptions.ValueFieldsPrefix = "v_"
-	cfg.Fanout.TableConfiguration.MetadataColumns = []string{spec.MetaPartition, spec.MetaOffset}
-	r := fx.run(t, cfg, routeByType, nil, nil)
-	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 50 })
-	for _, ts := range r.status().Tables {
-		_, snap := offsets(t, ts.Location)
-		want := "key,v_type,v_id,v_pad,_kafka,partition,offset,_rescued_data,_corrupt_record"
-		if ts.DestinationTable == "click" {
-			want = "key,v_note,v_id,v_type,v_pad,_kafka,partition,offset,_rescued_data,_corrupt_record"
-		}
-		if got := columnNames(snap.Schema); got != want {
-			t.Errorf("table %s: columns %s, want %s", ts.DestinationTable, got, want)
 		}
 	}
 }

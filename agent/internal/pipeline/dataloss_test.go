@@ -2,11 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,8 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink/deltasinktest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -99,38 +94,8 @@ func TestManagerDataLoss(t *testing.T) {
 	}
 }
 
-// loggedGaps returns the gaps the commitInfo of the log entries of the
-// table at dir record.
-func loggedGaps(t *testing.T, dir string) []spec.DataLossGap {
-	t.Helper()
-	entries, err := filepath.Glob(filepath.Join(dir, "_delta_log", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gaps []spec.DataLossGap
-	for _, e := range entries {
-		b, err := os.ReadFile(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			var a struct {
-				CommitInfo *struct {
-					OperationParameters map[string]string `json:"operationParameters"`
-				} `json:"commitInfo"`
-			}
-			if json.Unmarshal([]byte(line), &a) != nil || a.CommitInfo == nil || a.CommitInfo.OperationParameters[deltasink.ParamDataLoss] == "" {
-				continue
-			}
-			var in []spec.DataLossGap
-			if err := json.Unmarshal([]byte(a.CommitInfo.OperationParameters[deltasink.ParamDataLoss]), &in); err != nil {
-				t.Fatalf("%s: %v", e, err)
-			}
-			gaps = append(gaps, in...)
-		}
-	}
-	return gaps
-}
+// loggedGaps returns the gaps the log of the table at dir records.
+var loggedGaps = deltasinktest.LoggedGaps
 
 // A topic deleted and created again while two tables read it: the table
 // with fail_on_data_loss = false records the new topic id and reads the
@@ -165,58 +130,6 @@ func TestManagerRecreatedTopic(t *testing.T) {
 	}
 	if !strings.Contains(fails.LastError, "deleted and created again") || !strings.Contains(fails.LastError, "fail_on_data_loss = false") {
 		t.Errorf("the failing table's error %q: want the re-created topic and the fix", fails.LastError)
-	}
-}
-
-// A fanout schema with fail_on_data_loss = false skips records retention
-// deleted: every other record is routed once, and the gap is in its tables'
-// status and in the commitInfo of its progress log.
-func TestFanoutDataLoss(t *testing.T) {
-	fx := newFanoutFixture(t)
-	warehouse := t.TempDir()
-	produce(t, fx.producer, 0, 100, fanoutEvent)
-	cfg := testFanoutConfig(warehouse, "events", fx.conn)
-	off := false
-	cfg.Fanout.ConnectorOptions.KafkaOptions.FailOnDataLoss = &off
-	r := fx.run(t, cfg, routeByType, nil, nil)
-	waitFor(t, 20*time.Second, "100 records", func() bool { return fanoutRows(r) == 100 })
-	r.stop()
-	prog, err := openProgress(filepath.Join(cfg.Dir, progressDir), table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp := kafka.TopicPartition{Topic: "events"}
-	from := prog.next[tp]
-	prog.close()
-
-	produce(t, fx.producer, 100, 200, fanoutEvent)
-	ends, err := fx.client.Offsets(context.Background(), []kafka.TopicPartition{tp}, kafka.Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	to := ends[tp]
-	deleteRecords(t, fx.producer, "events", to)
-	r = fx.run(t, cfg, routeByType, nil, nil)
-	lost := to - from
-	waitFor(t, 20*time.Second, fmt.Sprintf("%d records, all but the %d lost", 200-lost, lost), func() bool {
-		return fanoutRows(r) == 200-lost && len(r.status().Tables) > 0 && len(r.status().Tables[0].DataLoss) == 1
-	})
-	// No record follows the gap: the position past it is recorded at the
-	// next flush all the same.
-	waitFor(t, 20*time.Second, fmt.Sprintf("the progress of events/0 at %d", to), func() bool {
-		return slices.ContainsFunc(r.status().Partitions, func(p spec.PartitionStatus) bool {
-			return p.Topic == "events" && p.Partition == 0 && p.NextOffset == to
-		})
-	})
-	want := spec.DataLossGap{Topic: "events", Partition: 0, From: from, To: to}
-	for _, ts := range r.status().Tables {
-		if g := ts.DataLoss; len(g) != 1 || g[0].Topic != want.Topic || g[0].From != from || g[0].To != to {
-			t.Errorf("table %s: data_loss %+v, want %+v", ts.DestinationTable, g, want)
-		}
-	}
-	r.stop()
-	if logged := loggedGaps(t, filepath.Join(cfg.Dir, progressDir)); len(logged) != 1 || logged[0].From != from || logged[0].To != to {
-		t.Errorf("the progress log records gaps %+v, want %+v", logged, want)
 	}
 }
 

@@ -12,25 +12,18 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink/deltasinktest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // dirtyRow is a row of the dirty records table.
-type dirtyRow struct {
-	Key       []byte `parquet:"key,optional"`
-	Value     []byte `parquet:"value,optional"`
-	Topic     string `parquet:"topic,optional"`
-	Partition int32  `parquet:"partition,optional"`
-	Offset    int64  `parquet:"offset,optional"`
-	Table     string `parquet:"table,optional"`
-	Error     string `parquet:"error,optional"`
-	ErrorTime int64  `parquet:"error_time,optional"`
-}
+type dirtyRow = deltasinktest.DirtyRow
 
 // dirtyOffsets returns the offsets of the dirty rows, sorted.
 func dirtyOffsets(rows []dirtyRow) []int64 {
@@ -83,7 +76,7 @@ func TestManagerErrorBudget(t *testing.T) {
 		t.Fatalf("status %+v, want RUNNING with 3 error records and no corrupt one", st)
 	}
 	dirtyDir := filepath.Join(warehouse, "main", "raw", spec.DirtyRecordsTable)
-	rows, _ := readTable[dirtyRow](t, dirtyDir)
+	rows, _ := tabletest.ReadTable[dirtyRow](t, dirtyDir)
 	if got := dirtyOffsets(rows); !slices.Equal(got, []int64{7, 42, 99}) {
 		t.Fatalf("dirty records at offsets %v, want 7, 42, 99", got)
 	}
@@ -132,7 +125,7 @@ func TestManagerErrorBudget(t *testing.T) {
 	if st := status(); st.ErrorRecords != 3 || !strings.Contains(st.LastError, "events[0]@103") {
 		t.Fatalf("after a restart: %+v, want 3 error records and the same failure", st)
 	}
-	if rows, _ := readTable[dirtyRow](t, dirtyDir); len(rows) != 3 {
+	if rows, _ := tabletest.ReadTable[dirtyRow](t, dirtyDir); len(rows) != 3 {
 		t.Fatalf("%d dirty records, want 3", len(rows))
 	}
 	snap, err := table.ReadSnapshot(status().Location)
@@ -151,7 +144,7 @@ func TestManagerErrorBudget(t *testing.T) {
 	if st := status(); st.State != spec.StateRunning || st.ErrorRecords != 4 {
 		t.Fatalf("with a higher limit: %+v, want RUNNING with 4 error records", st)
 	}
-	rows, _ = readTable[dirtyRow](t, dirtyDir)
+	rows, _ = tabletest.ReadTable[dirtyRow](t, dirtyDir)
 	if got := dirtyOffsets(rows); !slices.Equal(got, []int64{7, 42, 99, 103}) {
 		t.Fatalf("dirty records at offsets %v, want 7, 42, 99, 103", got)
 	}
@@ -175,7 +168,7 @@ func TestManagerErrorBudgetUnlimited(t *testing.T) {
 		st := status()
 		return st.Rows == 180 && st.ErrorRecords == 20
 	})
-	rows, _ := readTable[dirtyRow](t, filepath.Join(filepath.Dir(status().Location), spec.DirtyRecordsTable))
+	rows, _ := tabletest.ReadTable[dirtyRow](t, filepath.Join(filepath.Dir(status().Location), spec.DirtyRecordsTable))
 	if len(rows) != 20 {
 		t.Fatalf("%d dirty records, want 20", len(rows))
 	}
@@ -221,7 +214,7 @@ func TestDirtyReplayWritesOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, snap := readTable[dirtyRow](t, dir)
+	rows, snap := tabletest.ReadTable[dirtyRow](t, dir)
 	var got []string
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%s@%d", r.Table, r.Offset))
@@ -242,7 +235,7 @@ func TestDirtyReplayWritesOnce(t *testing.T) {
 	if err := d.Commit("a", recs(3), map[kafka.TopicPartition]int64{tp: 4}, opts); err != nil {
 		t.Fatal(err)
 	}
-	rows, snap = readTable[dirtyRow](t, dir)
+	rows, snap = tabletest.ReadTable[dirtyRow](t, dir)
 	if len(rows) != 6 || snap.Txns["a/t/1"] != 4 || snap.Txns["b/t/1"] != 10 {
 		t.Fatalf("after a rewind: %d rows, txns %v; want 6, a/t/1 at 4, b/t/1 at 10", len(rows), snap.Txns)
 	}
@@ -324,13 +317,13 @@ func TestSinkCrashAfterDirtyCommit(t *testing.T) {
 	if err := run(true); err == nil {
 		t.Fatal("the flush of a closed table succeeded")
 	}
-	if rows, _ := readTable[dirtyRow](t, dirtyDir); len(rows) != 3 {
+	if rows, _ := tabletest.ReadTable[dirtyRow](t, dirtyDir); len(rows) != 3 {
 		t.Fatalf("%d dirty records after the crash, want 3 (committed before the table)", len(rows))
 	}
 	if err := run(false); err != nil {
 		t.Fatal(err)
 	}
-	rows, _ := readTable[dirtyRow](t, dirtyDir)
+	rows, _ := tabletest.ReadTable[dirtyRow](t, dirtyDir)
 	if got := dirtyOffsets(rows); !slices.Equal(got, []int64{1, 5, 9}) {
 		t.Fatalf("dirty records at %v, want 1, 5, 9 once each", got)
 	}
@@ -368,65 +361,8 @@ func TestManagerRecreatedTopicDirty(t *testing.T) {
 	fresh := topicProducer(t, addr, "events")
 	produce(t, fresh, 0, 5, value) // offset 3 is bad again
 	waitFor(t, 20*time.Second, "22 rows and 3 error records", func() bool { st := status(); return st.Rows == 22 && st.ErrorRecords == 3 })
-	rows, _ := readTable[dirtyRow](t, filepath.Join(filepath.Dir(status().Location), spec.DirtyRecordsTable))
+	rows, _ := tabletest.ReadTable[dirtyRow](t, filepath.Join(filepath.Dir(status().Location), spec.DirtyRecordsTable))
 	if got := dirtyOffsets(rows); !slices.Equal(got, []int64{3, 3, 13}) {
 		t.Fatalf("dirty records at offsets %v, want 3 and 13 of the old topic and 3 of the new one", got)
-	}
-}
-
-// TestFanoutErrorBudget checks ignore_errors on a fanout schema: a record
-// that routes but does not decode gets no row in its routed table, is
-// counted there and kept in the schema's _dirty_records with the routed
-// table's name; past error_tolerance_max_count the fanout schema fails,
-// naming the dirty records table.
-func TestFanoutErrorBudget(t *testing.T) {
-	bad := map[int]bool{10: true, 20: true, 35: true}
-	value := func(i int) string {
-		if bad[i] {
-			return fmt.Sprintf(`{"type":%q,"id":"not a number"}`, fanoutTypes[i%len(fanoutTypes)])
-		}
-		return fanoutEvent(i)
-	}
-	for _, tt := range []struct {
-		name  string
-		limit int64
-	}{{"unlimited", -1}, {"two at most", 2}} {
-		t.Run(tt.name, func(t *testing.T) {
-			fx := newFanoutFixture(t)
-			produce(t, fx.producer, 0, 100, value)
-			cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
-			on := true
-			ko := &cfg.Fanout.ConnectorOptions.KafkaOptions
-			ko.IgnoreErrors, ko.ErrorToleranceMaxCount = &on, &tt.limit
-			r := fx.run(t, cfg, routeByType, nil, nil)
-			dirtyDir := filepath.Join(cfg.Dir, spec.DirtyRecordsTable)
-			if tt.limit >= 0 {
-				waitFor(t, 20*time.Second, "the fanout schema to fail", func() bool { return r.status().State == spec.StateFailed })
-				if st := r.status(); !strings.Contains(st.LastError, "main.events._dirty_records") ||
-					!strings.Contains(st.LastError, "3 records of table") {
-					t.Fatalf("last error %q, want the count and main.events._dirty_records", st.LastError)
-				}
-				return
-			}
-			waitFor(t, 20*time.Second, "97 rows", func() bool { return fanoutRows(r) == 97 })
-			errs := map[string]int64{}
-			for _, ts := range r.status().Tables {
-				errs[ts.DestinationTable] = ts.ErrorRecords
-			}
-			// 10, 20 and 35 are clicks: fanoutTypes[i%5].
-			if errs["click"] != 3 || errs["view"] != 0 {
-				t.Fatalf("error records per table %v, want 3 for click", errs)
-			}
-			r.stop()
-			rows, _ := readTable[dirtyRow](t, dirtyDir)
-			if got := len(rows); got != 3 {
-				t.Fatalf("%d dirty records, want 3", got)
-			}
-			for _, d := range rows {
-				if d.Table != "click" || !strings.Contains(string(d.Value), "not a number") {
-					t.Errorf("dirty record %+v", d)
-				}
-			}
-		})
 	}
 }

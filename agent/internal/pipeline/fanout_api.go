@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -28,13 +28,13 @@ func (m *Manager) ApplyFanout(_ context.Context, f *spec.FanoutSchema) error {
 	m.mu.Lock()
 	old := m.fanouts[f.Name]
 	m.mu.Unlock()
-	if old != nil && old.client == p.client && reflect.DeepEqual(old.cfg, cfg) {
+	if old != nil && old.Client() == p.client && reflect.DeepEqual(old.Config(), cfg) {
 		return nil
 	}
 	if old != nil {
-		old.stop()
+		old.Stop()
 	}
-	r := startFanout(cfg, p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
+	r := fanout.Start(cfg, p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
 	m.mu.Lock()
 	m.fanouts[f.Name] = r
 	m.mu.Unlock()
@@ -53,43 +53,43 @@ func (m *Manager) CheckFanout(f *spec.FanoutSchema) error {
 // in pipeline p (nil when not applied), or why it cannot run: as
 // [spec.Errors] on the attribute at fault, including the routed tables
 // that exist with columns the options cannot keep.
-func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanoutConfig, routeFunc, error) {
+func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanout.Config, fanout.RouteFunc, error) {
 	if p == nil {
-		return fanoutConfig{}, nil, spec.Errors{{Path: "pipeline_name",
+		return fanout.Config{}, nil, spec.Errors{{Path: "pipeline_name",
 			Detail: fmt.Sprintf("pipeline %q does not exist; create it first", f.Pipeline)}}
 	}
 	src := f.RouteExpression()
 	prog, err := expr.Compile(src)
 	if err != nil {
-		return fanoutConfig{}, nil, spec.Errors{{Path: "fanout_options.fanout_by", Detail: err.Error()}}
+		return fanout.Config{}, nil, spec.Errors{{Path: "fanout_options.fanout_by", Detail: err.Error()}}
 	}
 	root, err := m.root(&p.spec)
 	if err != nil {
-		return fanoutConfig{}, nil, err
+		return fanout.Config{}, nil, err
 	}
 	cfg := m.fanoutConfig(root, &p.spec, f, &p.conn)
 	if err := checkFanout(&cfg); err != nil {
-		return fanoutConfig{}, nil, err
+		return fanout.Config{}, nil, err
 	}
 	return cfg, prog.EvalString, nil
 }
 
 // fanoutConfig returns the configuration of fanout schema f in pipeline p,
 // whose tables go under root.
-func (m *Manager) fanoutConfig(root string, p *spec.Pipeline, f *spec.FanoutSchema, conn *spec.Connection) fanoutConfig {
-	return fanoutConfig{
-		Pipeline:    p.Name,
-		Fanout:      *f,
-		Dir:         spec.JoinLocation(root, f.DestinationCatalog, f.DestinationSchema),
-		Conn:        *conn,
-		runSettings: m.runSettings(p),
+func (m *Manager) fanoutConfig(root string, p *spec.Pipeline, f *spec.FanoutSchema, conn *spec.Connection) fanout.Config {
+	return fanout.Config{
+		Pipeline: p.Name,
+		Fanout:   *f,
+		Dir:      spec.JoinLocation(root, f.DestinationCatalog, f.DestinationSchema),
+		Conn:     *conn,
+		Settings: m.runSettings(p),
 	}
 }
 
 // checkFanout reports whether the routed tables' layout is one the agent
 // can run, and whether every routed table created so far can take it, as
 // [spec.Errors].
-func checkFanout(cfg *fanoutConfig) error {
+func checkFanout(cfg *fanout.Config) error {
 	f := &cfg.Fanout
 	probe := f.TableSpec("t")
 	layout, errs := probe.Layout()
@@ -100,14 +100,13 @@ func checkFanout(cfg *fanoutConfig) error {
 		return spec.Errors{{Path: "fanout_options.transforms",
 			Detail: "schema_evolution_mode on both the key and the value is not supported: infer the schema of one of them only"}}
 	}
-	snap, err := table.ReadSnapshot(spec.JoinLocation(cfg.Dir, progressDir))
+	created, err := fanout.CreatedTables(cfg.Dir)
 	if err != nil {
-		return fmt.Errorf("read the fanout progress log: %w", err)
+		return err
 	}
 	var refused spec.Errors
-	for k := range snap.Configuration {
-		name, ok := strings.CutPrefix(k, progressTableKey)
-		if !ok || name == spec.FanoutErrorsTable {
+	for _, name := range created {
+		if name == spec.FanoutErrorsTable {
 			continue
 		}
 		tc := tableConfig{Qualified: strings.ToLower(f.DestinationCatalog + "." + f.DestinationSchema + "." + name),
@@ -125,22 +124,22 @@ func checkFanout(cfg *fanoutConfig) error {
 // RemoveFanout stops the named fanout schema after a final flush and
 // commit, and forgets it. Its tables stay.
 func (m *Manager) RemoveFanout(_ context.Context, name string) error {
-	removeRunner(m, m.fanouts, name, (*fanoutRunner).stop, "fanout", "fanout schema stopped and removed; its tables stay")
+	removeRunner(m, m.fanouts, name, (*fanout.Runner).Stop, "fanout", "fanout schema stopped and removed; its tables stay")
 	return nil
 }
 
 // FanoutStatus reports the named fanout schema; ok is false when it is not
 // running.
 func (m *Manager) FanoutStatus(name string) (spec.FanoutStatus, bool) {
-	return runnerStatus(m, m.fanouts, name, (*fanoutRunner).status)
+	return runnerStatus(m, m.fanouts, name, (*fanout.Runner).Status)
 }
 
 // fanoutsOf returns the fanout runners of the named pipeline, or of every
 // pipeline for "". m.mu must be held.
-func (m *Manager) fanoutsOf(pipeline string) []*fanoutRunner {
-	var rs []*fanoutRunner
+func (m *Manager) fanoutsOf(pipeline string) []*fanout.Runner {
+	var rs []*fanout.Runner
 	for _, r := range m.fanouts {
-		if pipeline == "" || r.cfg.Pipeline == pipeline {
+		if pipeline == "" || r.Config().Pipeline == pipeline {
 			rs = append(rs, r)
 		}
 	}
@@ -154,21 +153,22 @@ func (m *Manager) reapplyFanouts(p *running) {
 	rs := m.fanoutsOf(p.spec.Name)
 	m.mu.Unlock()
 	for _, old := range rs {
-		cfg, route, err := m.reviewFanout(&old.cfg.Fanout, p)
-		if err == nil && old.client == p.client && reflect.DeepEqual(old.cfg, cfg) {
+		was := old.Config()
+		cfg, route, err := m.reviewFanout(&was.Fanout, p)
+		if err == nil && old.Client() == p.client && reflect.DeepEqual(was, cfg) {
 			continue
 		}
-		old.stop()
+		old.Stop()
 		m.mu.Lock()
-		delete(m.fanouts, old.cfg.Fanout.Name)
+		delete(m.fanouts, was.Fanout.Name)
 		m.mu.Unlock()
 		if err != nil {
-			m.log.Error("fanout schema stopped: the pipeline's new settings do not fit it", "fanout", old.cfg.Fanout.Name, "err", err)
+			m.log.Error("fanout schema stopped: the pipeline's new settings do not fit it", "fanout", was.Fanout.Name, "err", err)
 			continue
 		}
-		r := startFanout(cfg, p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
+		r := fanout.Start(cfg, p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
 		m.mu.Lock()
-		m.fanouts[old.cfg.Fanout.Name] = r
+		m.fanouts[was.Fanout.Name] = r
 		m.mu.Unlock()
 	}
 }
@@ -179,12 +179,12 @@ func (m *Manager) stopFanouts(pipeline string) {
 	m.mu.Lock()
 	rs := m.fanoutsOf(pipeline)
 	for _, r := range rs {
-		delete(m.fanouts, r.cfg.Fanout.Name)
+		delete(m.fanouts, r.Config().Fanout.Name)
 	}
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, r := range rs {
-		wg.Go(r.stop)
+		wg.Go(r.Stop)
 	}
 	wg.Wait()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -98,7 +99,7 @@ func TestManagerInfersFirstSchema(t *testing.T) {
 		Rescued *string `parquet:"_rescued_data,optional"`
 	}
 	var rescued, objects []string
-	rows, _ := readRows[row](t, st.Tables[0].Location)
+	rows, _ := tabletest.ReadRows[row](t, st.Tables[0].Location)
 	for _, r := range rows {
 		if r.Rescued != nil {
 			rescued = append(rescued, *r.Rescued)
@@ -408,7 +409,7 @@ func TestRealBrokerInfersLatestRecords(t *testing.T) {
 	type row struct {
 		Rescued *string `parquet:"_rescued_data,optional"`
 	}
-	rows, _ := readRows[row](t, st.Tables[0].Location)
+	rows, _ := tabletest.ReadRows[row](t, st.Tables[0].Location)
 	var rescued []string
 	for _, r := range rows {
 		if r.Rescued != nil {

@@ -119,10 +119,11 @@ func (m *Manager) sourceTable(qualified string) (src kafkasink.SourceTable, ok b
 		}
 	}
 	for _, r := range m.fanouts {
-		f := &r.cfg.Fanout
+		cfg := r.Config()
+		f := &cfg.Fanout
 		if !ok && strings.ToLower(f.QualifiedSchema()) == parts[0]+"."+parts[1] &&
 			spec.CheckRoutedName(parts[2]) == nil {
-			dir, t, ok = spec.JoinLocation(r.cfg.Dir, parts[2]), f.TableSpec(parts[2]), true
+			dir, t, ok = spec.JoinLocation(cfg.Dir, parts[2]), f.TableSpec(parts[2]), true
 		}
 	}
 	m.mu.Unlock()

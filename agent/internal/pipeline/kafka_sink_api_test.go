@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout/fanouttest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -221,7 +222,7 @@ func TestKafkaSinkFanoutTable(t *testing.T) {
 	ctx := context.Background()
 	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
 	m := startManager(t, addr, testPipeline("events"))
-	f := testFanoutConfig("", "events", conn).Fanout
+	f := fanouttest.Schema("events")
 	f.Normalize()
 	if err := m.ApplyFanout(ctx, &f); err != nil {
 		t.Fatal(err)

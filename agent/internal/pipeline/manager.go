@@ -6,8 +6,9 @@
 // source fetches (each partition once for all the tables that read it),
 // decoded by ingest, and hands them to its deltasink writer, which writes
 // Parquet files and commits them with their offsets to the table's log.
-// The runners' supervisor and failure classes are in runner; the Kafka
-// sinks run in kafkasink, which the manager starts (kafka_sink_api.go).
+// The runners' supervisor and failure classes are in runner; the fanout
+// runners are package fanout's, which fanout_api.go starts and stops; the
+// Kafka sinks run in kafkasink, which kafka_sink_api.go starts and stops.
 package pipeline
 
 import (
@@ -26,10 +27,12 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/columns"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -75,7 +78,7 @@ type Manager struct {
 	mu        sync.Mutex
 	pipelines map[string]*running
 	// fanouts holds the running fanout schemas by name.
-	fanouts map[string]*fanoutRunner
+	fanouts map[string]*fanout.Runner
 	// registries holds the schema registry clients, shared by all tables.
 	registries ingest.Registries
 	// sinks holds the running Kafka sinks by name (see kafka_sink_api.go).
@@ -108,7 +111,7 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Memory == nil {
 		cfg.Memory = memory.New(math.MaxInt64)
 	}
-	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanoutRunner{},
+	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanout.Runner{},
 		sinks: map[string]*kafkasink.Runner{}}
 }
 
@@ -327,8 +330,8 @@ func redactedRoots(roots []string) []string {
 
 // runSettings returns the run settings of pipeline p's tables and fanout
 // schemas.
-func (m *Manager) runSettings(p *spec.Pipeline) runSettings {
-	return runSettings{
+func (m *Manager) runSettings(p *spec.Pipeline) runner.Settings {
+	return runner.Settings{
 		FlushEvery: p.FlushEvery(),
 		MaxRows:    cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
 		MaxBytes:   cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
@@ -347,7 +350,7 @@ func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn
 		DirtyQualified: strings.ToLower(deltasink.DirtyQualified(p.DestinationCatalog, p.DestinationSchema)),
 		Table:          *t,
 		Conn:           *conn,
-		runSettings:    m.runSettings(p),
+		Settings:       m.runSettings(p),
 	}
 }
 
@@ -375,7 +378,7 @@ func (m *Manager) Remove(_ context.Context, name string) error {
 func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 	m.mu.Lock()
 	r := m.pipelines[name]
-	var fanouts []*fanoutRunner
+	var fanouts []*fanout.Runner
 	if r != nil && !r.spec.IsContinuous() {
 		fanouts = m.fanoutsOf(name)
 	}
@@ -390,7 +393,7 @@ func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 		counts[status.Tables[i].State]++
 	}
 	for _, f := range fanouts {
-		counts[f.status().State]++
+		counts[f.Status().State]++
 	}
 	n := len(r.tables) + len(fanouts)
 	switch {

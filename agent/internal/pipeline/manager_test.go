@@ -21,11 +21,10 @@ import (
 
 // The helpers every test of the package shares to read Kafka.
 var (
-	newCluster     = kafkatest.NewCluster
-	produce        = kafkatest.Produce
-	deleteRecords  = kafkatest.DeleteRecords
-	newKafkaClient = kafkatest.NewClient
-	waitFor        = kafkatest.WaitFor
+	newCluster    = kafkatest.NewCluster
+	produce       = kafkatest.Produce
+	deleteRecords = kafkatest.DeleteRecords
+	waitFor       = kafkatest.WaitFor
 )
 
 func testPipeline(topic string) *spec.Pipeline {

@@ -14,7 +14,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// goOnRecreated handles err, from checkTopicIDs for the topic ids the loop
+// goOnRecreated handles err, from [deltasink.CheckTopicIDs] for the topic ids the loop
 // looked up (ids, of the topics of tps): when it is a
 // [*kafka.TopicRecreatedError] and the table goes on after data loss, it
 // commits, for every topic of ids that was re-created, its new id and the

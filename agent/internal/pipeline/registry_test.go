@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -101,7 +102,7 @@ func avroPipeline(topic, mode string) *spec.Pipeline {
 // first, then by id. A null _corrupt_record reads as empty.
 func readOrders(t *testing.T, dir string) []orderRow {
 	t.Helper()
-	out, _ := readRows[orderRow](t, strings.TrimPrefix(dir, "file://"))
+	out, _ := tabletest.ReadRows[orderRow](t, strings.TrimPrefix(dir, "file://"))
 	slices.SortFunc(out, func(a, b orderRow) int {
 		switch {
 		case a.ID == nil && b.ID == nil:

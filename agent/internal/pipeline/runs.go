@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -35,8 +36,8 @@ func (m *Manager) StartRun(_ context.Context, name string) error {
 		}
 	}
 	for _, f := range fanouts {
-		if st := f.status(); st.State != spec.StateIdle {
-			busy = append(busy, notIdle(fmt.Sprintf("fanout schema %q", f.cfg.Fanout.Name), st.State, st.LastError))
+		if st := f.Status(); st.State != spec.StateIdle {
+			busy = append(busy, notIdle(fmt.Sprintf("fanout schema %q", f.Config().Fanout.Name), st.State, st.LastError))
 		}
 	}
 	if len(busy) > 0 {
@@ -51,15 +52,15 @@ func (m *Manager) StartRun(_ context.Context, name string) error {
 		t.stop() // its run is over: this only waits for its goroutine
 		next.tables[i] = startTable(t.cfg, r.client, r.source, &m.registries, m.cfg.Memory, m.log)
 	}
-	started := make([]*fanoutRunner, len(fanouts))
+	started := make([]*fanout.Runner, len(fanouts))
 	for i, f := range fanouts {
-		f.stop()
-		started[i] = startFanout(f.cfg, r.client, r.source, f.route, &m.registries, m.cfg.Memory, m.log)
+		f.Stop()
+		started[i] = fanout.Start(f.Config(), r.client, r.source, f.Route(), &m.registries, m.cfg.Memory, m.log)
 	}
 	m.mu.Lock()
 	m.pipelines[name] = &next
 	for _, f := range started {
-		m.fanouts[f.cfg.Fanout.Name] = f
+		m.fanouts[f.Config().Fanout.Name] = f
 	}
 	m.mu.Unlock()
 	m.log.Info("run started", "pipeline", name, "tables", len(next.tables), "fanout_schemas", len(started))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout/fanouttest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -23,7 +24,7 @@ func TestStartRun(t *testing.T) {
 	ctx := context.Background()
 	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
 	m := startManager(t, addr, triggeredPipeline("events"))
-	f := testFanoutConfig("", "events", conn).Fanout
+	f := fanouttest.Schema("events")
 	f.Normalize()
 	if err := m.ApplyFanout(ctx, &f); err != nil {
 		t.Fatal(err)

@@ -251,7 +251,7 @@ func readIDs(t *testing.T, dir string) map[int64]int {
 	type row struct {
 		ID *int64 `parquet:"id,optional"`
 	}
-	rows, _ := readRows[row](t, dir)
+	rows, _ := tabletest.ReadRows[row](t, dir)
 	ids := map[int64]int{}
 	for _, r := range rows {
 		if r.ID == nil {

@@ -2,11 +2,9 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -39,32 +37,7 @@ type tableConfig struct {
 	// use, by the connection_name of their schema_registry block ("" for
 	// the pipeline's connection).
 	Registries map[string]spec.SchemaRegistry
-	runSettings
-}
-
-// runSettings are the settings of a table loop, or fanout run, that come
-// from its pipeline and the agent's [Config].
-type runSettings struct {
-	// FlushEvery is the longest a buffered record waits for its commit.
-	FlushEvery time.Duration
-	// MaxRows and MaxBytes bound a data file.
-	MaxRows  int64
-	MaxBytes int64
-	// Continuous is false for a triggered pipeline, which reads up to the
-	// end offsets it found at its start.
-	Continuous bool
-	// GCGrace is how old an unreferenced file of the agent must be before
-	// garbage collection deletes it.
-	GCGrace time.Duration
-	// FileMode is the permission of new files in local table folders (see
-	// [table.Options.FileMode]); 0 is the table's default.
-	FileMode os.FileMode
-}
-
-// tableOptions returns the options of a table the loop opens, which owner
-// describes (see [table.Options.Owner]).
-func (s *runSettings) tableOptions(owner string, log *slog.Logger) table.Options {
-	return table.Options{Owner: owner, GCGrace: s.GCGrace, Logger: log, FileMode: s.FileMode}
+	runner.Settings
 }
 
 // tableRunner runs one destination table's loop in its own goroutine and
@@ -188,7 +161,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	if len(errs) > 0 {
 		return runner.Fatal(fmt.Errorf("table layout: %w", errs))
 	}
-	tbl, err := table.Open(cfg.Dir, cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
+	tbl, err := table.Open(cfg.Dir, cfg.TableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
 	if err != nil {
 		return fmt.Errorf("open table %s: %w", cfg.Dir, err)
 	}
@@ -213,7 +186,7 @@ func (r *tableRunner) runOnce(ctx context.Context) error {
 	r.sup.AttemptStarts()
 	loss := deltasink.LossOf(&cfg.Table.ConnectorOptions.KafkaOptions, r.log, func() []*deltasink.TableState { return []*deltasink.TableState{&r.TableState} })
 	budget := deltasink.NewErrorBudget(&cfg.Table.ConnectorOptions.KafkaOptions, cfg.Table.DestinationTable, cfg.DirtyDir, cfg.DirtyQualified,
-		cfg.tableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
+		cfg.TableOptions(fmt.Sprintf("pipeline %q, table %s", cfg.Pipeline, cfg.Qualified), r.log))
 	pos := r.positions()
 	group := deltasink.NewGroupCommitter(r.client, pos.Group, r.log)
 	defer group.Close()
@@ -329,16 +302,11 @@ func (l *loop) run(ctx context.Context) error {
 		case <-clk.GC.C:
 			r.collectGarbage(l.sink.Table())
 		case <-clk.Discover:
-			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
+			if err := runner.DiscoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
 		}
 	}
-}
-
-// unstarted returns the partitions of tps that started does not hold.
-func unstarted(tps []kafka.TopicPartition, started map[kafka.TopicPartition]bool) []kafka.TopicPartition {
-	return slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return started[tp] })
 }
 
 // reading is what a loop's run reads its partitions with.
@@ -356,7 +324,7 @@ type reading struct {
 // a partition the log does not hold); with a trigger, its micro-batches
 // read them.
 func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartition, starting string) error {
-	fresh := unstarted(tps, rd.fetching)
+	fresh := runner.Unstarted(tps, rd.fetching)
 	if len(fresh) == 0 {
 		return nil
 	}
@@ -464,7 +432,7 @@ func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *runner.Cl
 // table recorded was re-created: a [*kafka.TopicRecreatedError], unless the
 // table goes on after data loss (see goOnRecreated).
 func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (ids, unrecorded map[string]string, err error) {
-	unknown := slices.DeleteFunc(topicsOf(tps), func(topic string) bool {
+	unknown := slices.DeleteFunc(kafka.TopicsOf(tps), func(topic string) bool {
 		_, ok := l.topicIDs[topic]
 		return ok
 	})
@@ -474,66 +442,15 @@ func (l *loop) learnTopicIDs(ctx context.Context, tps []kafka.TopicPartition) (i
 	if ids, err = l.r.client.TopicIDs(ctx, unknown); err != nil {
 		return nil, nil, runner.Lookup(err)
 	}
-	if unrecorded, err = checkTopicIDs(l.sink.Table().Snapshot().Configuration, ids); err != nil {
+	if unrecorded, err = deltasink.CheckTopicIDs(l.sink.Table().Snapshot().Configuration, ids); err != nil {
 		if err := l.goOnRecreated(ctx, err, tps, ids); err != nil {
 			return nil, nil, err
 		}
-		if unrecorded, err = checkTopicIDs(l.sink.Table().Snapshot().Configuration, ids); err != nil {
+		if unrecorded, err = deltasink.CheckTopicIDs(l.sink.Table().Snapshot().Configuration, ids); err != nil {
 			return nil, nil, err
 		}
 	}
 	return ids, unrecorded, nil
-}
-
-// checkTopicIDs compares the ids of topics, looked up, with those a log's
-// configuration, recorded, holds: it returns the configuration keys and
-// ids of the topics it does not hold yet, or a
-// [*kafka.TopicRecreatedError] for a topic whose id differs from the
-// recorded one (it was re-created).
-func checkTopicIDs(recorded, ids map[string]string) (map[string]string, error) {
-	unrecorded := map[string]string{}
-	for topic, id := range ids {
-		switch was := recorded[deltasink.TopicIDKey(topic)]; was {
-		case id:
-		case "":
-			unrecorded[deltasink.TopicIDKey(topic)] = id
-		default:
-			return nil, &kafka.TopicRecreatedError{Topic: topic, Was: was, Now: id}
-		}
-	}
-	return unrecorded, nil
-}
-
-// topicsOf returns the topics of tps, each once.
-func topicsOf(tps []kafka.TopicPartition) []string {
-	var topics []string
-	for _, tp := range tps {
-		if !slices.Contains(topics, tp.Topic) {
-			topics = append(topics, tp.Topic)
-		}
-	}
-	return topics
-}
-
-// discoverPartitions looks up the partitions ko reads and starts the new
-// ones among them with start, from the earliest offset. A look-up that
-// failed is logged and tried again at the next discovery; any other error
-// (a re-created topic, a commit that failed) is returned: it restarts the
-// runner from its log or fails it.
-func discoverPartitions(ctx context.Context, client *kafka.Client, ko *spec.KafkaOptions, log *slog.Logger,
-	start func(tps []kafka.TopicPartition, starting string) error) error {
-	tps, err := client.Partitions(ctx, ko)
-	if err != nil {
-		log.Warn("partition discovery failed", "err", err)
-		return nil
-	}
-	var lookup runner.LookupError
-	if err := start(tps, spec.StartingOffsetEarliest); errors.As(err, &lookup) {
-		log.Warn("starting new partitions failed", "err", err)
-	} else if err != nil {
-		return err
-	}
-	return nil
 }
 
 // reachedEnd reports whether a triggered run has everything up to its end

@@ -156,7 +156,7 @@ func TestTriggerCapsCommits(t *testing.T) {
 			t.Fatalf("pipeline %s: %d rows in %d commits covering %v offsets; want 1000 rows in 10 commits or more", name,
 				st.Tables[0].Rows, len(spans), spans)
 		}
-		rows, _ := readTable[struct {
+		rows, _ := tabletest.ReadTable[struct {
 			ID *int64 `parquet:"id,optional"`
 		}](t, st.Tables[0].Location)
 		seen := map[int64]bool{}

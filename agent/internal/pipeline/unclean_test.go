@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"maps"
 	"net"
 	"os"
@@ -22,11 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout/fanouttest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/position"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -334,28 +329,26 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	}
 	// Two fanout schemas route the same records by their tag, one going
 	// on after data loss.
-	fanouts := map[string]*fanoutRunner{}
-	client := kafkatest.NewClient(t, conn)
-	budget := memory.New(1 << 40)
-	src := ingest.NewSource(client, budget, slog.Default())
-	t.Cleanup(src.Close)
 	for _, name := range []string{"keeps", "fails"} {
-		cfg := testFanoutConfig(warehouse, "u", conn)
-		cfg.Fanout.Name, cfg.Fanout.DestinationSchema, cfg.Dir = name, name, filepath.Join(warehouse, "main", name)
-		cfg.Fanout.FanoutOptions.FanoutBy = "cast(value AS STRING):tag"
-		cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "id BIGINT, tag STRING"
+		f := fanouttest.Schema("u")
+		f.Name, f.DestinationSchema = name, name
+		f.FanoutOptions.FanoutBy = "cast(value AS STRING):tag"
+		f.FanoutOptions.Transforms[0].JSONOptions.Schema = "id BIGINT, tag STRING"
 		if name == "keeps" {
 			off := false
-			cfg.Fanout.ConnectorOptions.KafkaOptions.FailOnDataLoss = &off
+			f.ConnectorOptions.KafkaOptions.FailOnDataLoss = &off
 		}
-		r := newFanoutRunner(cfg, client, src, routeByTag, &ingest.Registries{}, budget, slog.Default())
-		r.start()
-		t.Cleanup(r.stop)
-		fanouts[name] = r
+		if err := m.ApplyFanout(context.Background(), &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fanoutStatus := func(name string) spec.FanoutStatus {
+		st, _ := m.FanoutStatus(name)
+		return st
 	}
 	waitFor(t, 3*time.Minute, "20 rows in both tables and both fanout schemas", func() bool {
 		st, _ := m.Status("p")
-		return st.Tables[0].Rows == 20 && st.Tables[1].Rows == 20 && fanoutRows(fanouts["keeps"]) == 20 && fanoutRows(fanouts["fails"]) == 20
+		return st.Tables[0].Rows == 20 && st.Tables[1].Rows == 20 && fanoutRows(m, "keeps") == 20 && fanoutRows(m, "fails") == 20
 	})
 
 	c.stop(leader)
@@ -376,7 +369,7 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	waitFor(t, 5*time.Minute, "30 rows in the table and fanout schema that go on, and the others failed", func() bool {
 		st, _ := m.Status("p")
 		return st.Tables[0].Rows == 30 && st.Tables[1].State == spec.StateFailed &&
-			fanoutRows(fanouts["keeps"]) == 30 && fanouts["fails"].status().State == spec.StateFailed
+			fanoutRows(m, "keeps") == 30 && fanoutStatus("fails").State == spec.StateFailed
 	})
 	st, _ := m.Status("p")
 	keeps, fails := st.Tables[0], st.Tables[1]
@@ -386,14 +379,14 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 	if g := keeps.DataLoss; len(g) != 1 || g[0].From != 10 || g[0].To != 20 || g[0].Reason != position.LossTruncated {
 		t.Errorf("status data_loss %+v, want u/0 from 10 to 20, truncated", g)
 	}
-	if f := fanouts["fails"].status(); !strings.Contains(f.LastError, "offsets [10, 20) were read from leader epoch") || fanoutRows(fanouts["fails"]) != 20 {
-		t.Errorf("the failing fanout schema: %d rows, error %q; want 20 rows and the offsets lost", fanoutRows(fanouts["fails"]), f.LastError)
+	if f := fanoutStatus("fails"); !strings.Contains(f.LastError, "offsets [10, 20) were read from leader epoch") || fanoutRows(m, "fails") != 20 {
+		t.Errorf("the failing fanout schema: %d rows, error %q; want 20 rows and the offsets lost", fanoutRows(m, "fails"), f.LastError)
 	}
 	// The fanout schema that goes on keeps the rows it has, reads the new
 	// records into their table, and records the gap.
 	rows := map[string]int64{}
 	var gaps []spec.DataLossGap
-	for _, ts := range fanouts["keeps"].status().Tables {
+	for _, ts := range fanoutStatus("keeps").Tables {
 		rows[ts.DestinationTable] = ts.Rows
 		gaps = append(gaps, ts.DataLoss...)
 	}
@@ -404,15 +397,4 @@ func TestRealBrokerUncleanElection(t *testing.T) {
 		t.Errorf("the fanout schema's tables report data_loss %+v, want u/0 from 10 to 20, truncated", gaps)
 	}
 	t.Logf("unclean election scenario took %s", time.Since(started).Round(time.Second))
-}
-
-// routeByTag routes by the JSON value's "tag" field.
-func routeByTag(r *record.Record) (string, bool, error) {
-	var v struct {
-		Tag string `json:"tag"`
-	}
-	if err := json.Unmarshal(r.Value, &v); err != nil {
-		return "", false, err
-	}
-	return v.Tag, false, nil
 }

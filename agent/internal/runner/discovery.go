@@ -1,7 +1,13 @@
 package runner
 
 import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -26,4 +32,30 @@ func DiscoverTicks(d time.Duration) (<-chan time.Time, func()) {
 	}
 	t := time.NewTicker(d)
 	return t.C, t.Stop
+}
+
+// Unstarted returns the partitions of tps that started does not hold.
+func Unstarted(tps []kafka.TopicPartition, started map[kafka.TopicPartition]bool) []kafka.TopicPartition {
+	return slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return started[tp] })
+}
+
+// DiscoverPartitions looks up the partitions ko reads and starts the new
+// ones among them with start, from the earliest offset. A look-up that
+// failed is logged and tried again at the next discovery; any other error
+// (a re-created topic, a commit that failed) is returned: it restarts the
+// runner from its log or fails it.
+func DiscoverPartitions(ctx context.Context, client *kafka.Client, ko *spec.KafkaOptions, log *slog.Logger,
+	start func(tps []kafka.TopicPartition, starting string) error) error {
+	tps, err := client.Partitions(ctx, ko)
+	if err != nil {
+		log.Warn("partition discovery failed", "err", err)
+		return nil
+	}
+	var lookup LookupError
+	if err := start(tps, spec.StartingOffsetEarliest); errors.As(err, &lookup) {
+		log.Warn("starting new partitions failed", "err", err)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }

@@ -1,7 +1,8 @@
 // Package tabletest writes files of rows into Delta tables for tests of the
 // table package and of what reads its tables (the end-to-end tests), and
 // checks the order in which a table's commits added its records
-// ([CommitOrder]) and how many offsets each covers ([CommitSpans]).
+// ([CommitOrder]) and how many offsets each covers ([CommitSpans]), and
+// reads the rows of its data files ([ReadTable], [ReadRows]).
 package tabletest
 
 import (

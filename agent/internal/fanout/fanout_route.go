@@ -1,4 +1,4 @@
-package pipeline
+package fanout
 
 import (
 	"fmt"
@@ -10,14 +10,14 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// routeFunc evaluates a fanout_by expression on a raw record: its STRING
+// RouteFunc evaluates a fanout_by expression on a raw record: its STRING
 // result, or null for NULL, or a runtime error of the expression.
-type routeFunc func(*record.Record) (name string, null bool, err error)
+type RouteFunc func(*record.Record) (name string, null bool, err error)
 
 // router names the table of each record: one per fanout runner, used by its
 // goroutine only.
 type router struct {
-	route routeFunc
+	route RouteFunc
 	// skipTombstones says a record without a value has no table and is
 	// skipped: the tombstone that follows a delete in a changelog stream
 	// routed by the default route, which reads the source table from the

@@ -1,4 +1,4 @@
-package pipeline
+package fanout
 
 import (
 	"context"
@@ -25,28 +25,34 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// fanoutConfig is everything a fanout runner depends on; it restarts when
+// Config is everything a fanout runner depends on; it restarts when
 // any of it changes.
-type fanoutConfig struct {
+type Config struct {
+	// Pipeline names the pipeline the fanout schema reads with.
 	Pipeline string
-	Fanout   spec.FanoutSchema
+	// Fanout is the fanout schema, normalized and valid.
+	Fanout spec.FanoutSchema
 	// Dir is the destination schema's folder, <root>/<catalog>/<schema>:
 	// each routed table is a folder in it, and so is the progress log.
-	Dir  string
+	Dir string
+	// Conn is the pipeline's connection, whose schema registry the routed
+	// tables' transformers may use.
 	Conn spec.Connection
-	runSettings
+	// Settings are the pipeline's: flushes, file sizes, triggered or
+	// continuous runs.
+	runner.Settings
 }
 
-// fanoutRunner runs one fanout schema in its own goroutine: it routes every
+// Runner runs one fanout schema in its own goroutine: it routes every
 // fetched record to its table, and restarts from the logs after retryable
 // errors.
-type fanoutRunner struct {
-	cfg    fanoutConfig
+type Runner struct {
+	cfg    Config
 	client *kafka.Client
 	// source fetches the partitions, shared with the other readers of the
 	// pipeline.
 	source *ingest.Source
-	route  routeFunc
+	route  RouteFunc
 	// registries makes the clients of the schema registries the routed
 	// tables' transformers use.
 	registries *ingest.Registries
@@ -68,17 +74,23 @@ type fanoutRunner struct {
 	partitions []spec.PartitionStatus
 }
 
-func startFanout(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *ingest.Registries, budget *memory.Budget,
-	log *slog.Logger) *fanoutRunner {
+// Start starts the runner of fanout schema cfg in its goroutine: it reads
+// cfg's partitions from src (whose client is client), routes each record
+// with route, writes the routed tables and its progress log, and restarts
+// from them after retryable errors. regs makes the clients of the schema
+// registries the routed tables use; budget bounds what every table
+// buffers.
+func Start(cfg Config, client *kafka.Client, src *ingest.Source, route RouteFunc, regs *ingest.Registries, budget *memory.Budget,
+	log *slog.Logger) *Runner {
 	r := newFanoutRunner(cfg, client, src, route, regs, budget, log)
 	r.start()
 	return r
 }
 
 // newFanoutRunner returns the runner of cfg, not started.
-func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *ingest.Source, route routeFunc, regs *ingest.Registries,
-	budget *memory.Budget, log *slog.Logger) *fanoutRunner {
-	r := &fanoutRunner{
+func newFanoutRunner(cfg Config, client *kafka.Client, src *ingest.Source, route RouteFunc, regs *ingest.Registries,
+	budget *memory.Budget, log *slog.Logger) *Runner {
+	r := &Runner{
 		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name), tables: map[string]*deltasink.TableState{},
 	}
@@ -87,16 +99,16 @@ func newFanoutRunner(cfg fanoutConfig, client *kafka.Client, src *ingest.Source,
 }
 
 // start runs the runner in its goroutine.
-func (r *fanoutRunner) start() {
+func (r *Runner) start() {
 	r.sup.Start(context.Background(), r.runOnce, fanoutFailure)
 }
 
-// stop ends the runner after a final flush and commit, and waits for it.
-func (r *fanoutRunner) stop() { r.sup.Stop() }
+// Stop ends the runner after a final flush and commit, and waits for it.
+func (r *Runner) Stop() { r.sup.Stop() }
 
-// status reports the fanout schema: its state, its tables sorted by name
+// Status reports the fanout schema: its state, its tables sorted by name
 // (in the fanout's state) and its partitions.
-func (r *fanoutRunner) status() spec.FanoutStatus {
+func (r *Runner) Status() spec.FanoutStatus {
 	state, lastError := r.sup.Status()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -110,16 +122,25 @@ func (r *fanoutRunner) status() spec.FanoutStatus {
 	return st
 }
 
-// tableStates returns the status holders of the tables created so far.
-func (r *fanoutRunner) tableStates() []*deltasink.TableState {
+// TableStates returns the status holders of the tables created so far.
+func (r *Runner) TableStates() []*deltasink.TableState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Collect(maps.Values(r.tables))
 }
 
+// Config returns the configuration the runner runs.
+func (r *Runner) Config() Config { return r.cfg }
+
+// Client returns the Kafka client the runner reads and commits with.
+func (r *Runner) Client() *kafka.Client { return r.client }
+
+// Route returns the function the runner routes records with.
+func (r *Runner) Route() RouteFunc { return r.route }
+
 // tableState returns the status holder of the named table, made on first
 // use, which outlives the runner's restarts.
-func (r *fanoutRunner) tableState(name, dir string) *deltasink.TableState {
+func (r *Runner) tableState(name, dir string) *deltasink.TableState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st, ok := r.tables[name]
@@ -153,7 +174,7 @@ type fanIn struct {
 // fanoutRun is the state of one run of a fanout runner: from opening the
 // logs to an error or the end. One goroutine uses it.
 type fanoutRun struct {
-	r        *fanoutRunner
+	r        *Runner
 	router   router
 	progress *progress
 	tables   map[string]*fanoutTable
@@ -195,7 +216,7 @@ type fanoutRun struct {
 	wg  sync.WaitGroup
 }
 
-func (r *fanoutRunner) runOnce(ctx context.Context) error {
+func (r *Runner) runOnce(ctx context.Context) error {
 	cfg := &r.cfg
 	r.sup.AttemptStarts()
 	prog, err := openProgress(spec.JoinLocation(cfg.Dir, progressDir),
@@ -204,7 +225,7 @@ func (r *fanoutRunner) runOnce(ctx context.Context) error {
 		return err
 	}
 	defer prog.close()
-	prog.loss = deltasink.LossOf(&cfg.Fanout.ConnectorOptions.KafkaOptions, r.log, r.tableStates)
+	prog.loss = deltasink.LossOf(&cfg.Fanout.ConnectorOptions.KafkaOptions, r.log, r.TableStates)
 	if err := prog.useRoute(cfg.Fanout.RouteExpression(), func(name string) string { return spec.JoinLocation(cfg.Dir, name) }); err != nil {
 		return err
 	}
@@ -249,7 +270,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 	r := run.r
 	cfg := &r.cfg
 	dir := spec.JoinLocation(cfg.Dir, name)
-	tbl, err := table.Open(dir, cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name),
+	tbl, err := table.Open(dir, cfg.TableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name),
 		r.log.With("table", name)))
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", dir, err)
@@ -321,7 +342,7 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	}
 	o.Errs = deltasink.NewErrorBudget(&t.ConnectorOptions.KafkaOptions, name, spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
 		strings.ToLower(deltasink.DirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)),
-		cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name), o.Log))
+		cfg.TableOptions(fmt.Sprintf("pipeline %q, fanout schema %q, table %s", cfg.Pipeline, cfg.Fanout.Name, name), o.Log))
 	sources, err := decode.Resolve(ctx, layout, snap.Schema, r.registries.ClientsOf(ingest.TableRegistries(&t, &cfg.Conn, nil)))
 	if err != nil {
 		return nil, fmt.Errorf("resolve the table's schema: %w", err)
@@ -428,7 +449,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 				}
 			}
 		case <-clk.Discover:
-			if err := discoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
+			if err := runner.DiscoverPartitions(ctx, r.client, ko, r.log, start); err != nil {
 				return err
 			}
 		}
@@ -448,7 +469,7 @@ type fanReading struct {
 // start subscribes to the new partitions among tps, each from where the
 // progress log says, else from starting's offset (see starts).
 func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.TopicPartition, starting string) error {
-	fresh := unstarted(tps, rd.started)
+	fresh := runner.Unstarted(tps, rd.started)
 	if len(fresh) == 0 {
 		return nil
 	}
@@ -510,11 +531,11 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	if err != nil {
 		return nil, err
 	}
-	ids, err := r.client.TopicIDs(ctx, topicsOf(tps))
+	ids, err := r.client.TopicIDs(ctx, kafka.TopicsOf(tps))
 	if err != nil {
 		return nil, runner.Lookup(err)
 	}
-	newIDs, err := checkTopicIDs(run.progress.tbl.Snapshot().Configuration, ids)
+	newIDs, err := deltasink.CheckTopicIDs(run.progress.tbl.Snapshot().Configuration, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -737,7 +758,7 @@ func (run *fanoutRun) dirtyTable() (*deltasink.DirtyTable, table.Options) {
 	cfg := &run.r.cfg
 	dirty := deltasink.DirtyTableAt(spec.JoinLocation(cfg.Dir, spec.DirtyRecordsTable),
 		strings.ToLower(deltasink.DirtyQualified(cfg.Fanout.DestinationCatalog, cfg.Fanout.DestinationSchema)))
-	return dirty, cfg.tableOptions(fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), run.r.log)
+	return dirty, cfg.TableOptions(fmt.Sprintf("pipeline %q, fanout schema %q", cfg.Pipeline, cfg.Fanout.Name), run.r.log)
 }
 
 // unroutedID is the id under which the dirty records table records the
@@ -959,7 +980,7 @@ func (run *fanoutRun) publish() {
 }
 
 // positions returns the position look-ups of the fanout schema.
-func (r *fanoutRunner) positions() *position.Finder {
+func (r *Runner) positions() *position.Finder {
 	f := &r.cfg.Fanout
 	ko := &f.ConnectorOptions.KafkaOptions
 	qualified := f.DestinationCatalog + "." + f.DestinationSchema + "." + f.Name

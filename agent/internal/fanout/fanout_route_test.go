@@ -1,4 +1,4 @@
-package pipeline
+package fanout
 
 import (
 	"context"

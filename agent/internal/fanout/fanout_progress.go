@@ -1,4 +1,4 @@
-package pipeline
+package fanout
 
 import (
 	"fmt"
@@ -82,14 +82,32 @@ func parseAppID(appID string) (kafka.TopicPartition, bool) {
 
 // tables returns the names of the tables recorded, sorted.
 func (p *progress) tables() []string {
+	return tablesOf(p.tbl.Snapshot().Configuration)
+}
+
+// tablesOf returns the names of the tables conf, the configuration of a
+// progress log, records, sorted.
+func tablesOf(conf map[string]string) []string {
 	var names []string
-	for k := range p.tbl.Snapshot().Configuration {
+	for k := range conf {
 		if name, ok := strings.CutPrefix(k, progressTableKey); ok {
 			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
 	return names
+}
+
+// CreatedTables returns the names, sorted, of the tables the fanout schema
+// whose destination schema is in the folder dir created so far, which its
+// progress log records (the dead letter table among them); none before its
+// first run.
+func CreatedTables(dir string) ([]string, error) {
+	snap, err := table.ReadSnapshot(spec.JoinLocation(dir, progressDir))
+	if err != nil {
+		return nil, fmt.Errorf("read the fanout progress log: %w", err)
+	}
+	return tablesOf(snap.Configuration), nil
 }
 
 // record commits next, the offsets that moved, each with its leader epoch

@@ -1,40 +1,47 @@
-package pipeline
+package fanout
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink/deltasinktest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout/fanouttest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// fanoutTypes are the event types the tests route by.
-var fanoutTypes = []string{"click", "view", "buy", "Login", "logout"}
+// The events the tests route, by type, and the check of the routed tables.
+var (
+	fanoutTypes = fanouttest.Types
+	fanoutEvent = fanouttest.Event
+	checkRouted = fanouttest.CheckRouted
+)
 
-// fanoutEvent is record i of the tests: an event whose type is
-// fanoutTypes[i%5], unless bad says otherwise.
-func fanoutEvent(i int) string {
-	return fmt.Sprintf(`{"type":%q,"id":%d,"pad":"%s"}`, fanoutTypes[i%len(fanoutTypes)], i, strings.Repeat("x", i%7))
-}
+// The cluster the tests run, its producer and the runners' client.
+var (
+	newCluster     = kafkatest.NewCluster
+	produce        = kafkatest.Produce
+	deleteRecords  = kafkatest.DeleteRecords
+	newKafkaClient = kafkatest.NewClient
+	waitFor        = kafkatest.WaitFor
+)
 
 // routeByType routes by the JSON value's "type" field, as
 // cast(value AS STRING):type would: NULL when missing.
@@ -51,21 +58,13 @@ func routeByType(r *record.Record) (string, bool, error) {
 // testFanoutConfig returns the configuration of a fanout schema routing
 // topic's records into warehouse/main/events, parsing the value with the
 // JSON schema "type STRING, id BIGINT".
-func testFanoutConfig(warehouse, topic string, conn *spec.Connection) fanoutConfig {
-	return fanoutConfig{
+func testFanoutConfig(warehouse, topic string, conn *spec.Connection) Config {
+	return Config{
 		Pipeline: "p",
-		Fanout: spec.FanoutSchema{
-			Name: "f", Pipeline: "p", DestinationCatalog: "main", DestinationSchema: "events",
-			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
-				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest, PartitionDiscoveryInterval: "1s"}},
-			FanoutOptions: spec.FanoutOptions{FanoutBy: "cast(value AS STRING):type", Transforms: []spec.FanoutTransform{{
-				Format: spec.FormatJSON, InputColumn: spec.ValueColumn,
-				JSONOptions: &spec.JSONOptions{Schema: "type STRING, id BIGINT"}}}},
-			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
-		},
-		Dir:  filepath.Join(warehouse, "main", "events"),
-		Conn: *conn,
-		runSettings: runSettings{
+		Fanout:   fanouttest.Schema(topic),
+		Dir:      filepath.Join(warehouse, "main", "events"),
+		Conn:     *conn,
+		Settings: runner.Settings{
 			FlushEvery: 200 * time.Millisecond,
 			MaxRows:    spec.DefaultMaxRowsPerFile,
 			MaxBytes:   spec.DefaultTargetFileSizeMB << 20,
@@ -92,8 +91,8 @@ func newFanoutFixture(t *testing.T) *fanoutFixture {
 
 // run starts a runner of cfg routing by route, with crash set; it is
 // stopped at the end of the test.
-func (fx *fanoutFixture) run(t *testing.T, cfg fanoutConfig, route routeFunc, budget *memory.Budget,
-	crash func(string) error) *fanoutRunner {
+func (fx *fanoutFixture) run(t *testing.T, cfg Config, route RouteFunc, budget *memory.Budget,
+	crash func(string) error) *Runner {
 	if budget == nil {
 		budget = memory.New(1 << 40)
 	}
@@ -102,83 +101,16 @@ func (fx *fanoutFixture) run(t *testing.T, cfg fanoutConfig, route routeFunc, bu
 	r := newFanoutRunner(cfg, fx.client, src, route, &ingest.Registries{}, budget, slog.Default())
 	r.crash = crash
 	r.start()
-	t.Cleanup(r.stop)
+	t.Cleanup(r.Stop)
 	return r
 }
 
 // fanoutRows sums the rows of the runner's tables.
-func fanoutRows(r *fanoutRunner) (rows int64) {
-	for _, ts := range r.status().Tables {
+func fanoutRows(r *Runner) (rows int64) {
+	for _, ts := range r.Status().Tables {
 		rows += ts.Rows
 	}
 	return rows
-}
-
-// eventRow is a routed table's row.
-type eventRow struct {
-	Type *string `parquet:"type,optional"`
-	ID   *int64  `parquet:"id,optional"`
-}
-
-// readTable reads the rows of the table in dir, checking that its folder
-// holds exactly the log's files, and returns them with the log's offsets.
-func readTable[R any](t *testing.T, dir string) ([]R, table.Snapshot) {
-	t.Helper()
-	snap, err := table.ReadSnapshot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, files := readRows[R](t, dir)
-	if files != snap.NumFiles {
-		t.Fatalf("%s: %d files in the folder, %d in the log", dir, files, snap.NumFiles)
-	}
-	return out, snap
-}
-
-// readRows reads the rows of every data file in the folder dir, and
-// returns them with the number of files.
-func readRows[R any](t *testing.T, dir string) ([]R, int) {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []R
-	for _, f := range files {
-		rows, err := parquet.ReadFile[R](f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		out = append(out, rows...)
-	}
-	return out, len(files)
-}
-
-// checkRouted checks that each of the five tables of dir holds, exactly
-// once, the events 0..n-1 of its type (by fanoutEvent), but those skip
-// says are not routed.
-func checkRouted(t *testing.T, dir string, n int, skip func(int) bool) {
-	t.Helper()
-	for k, typ := range fanoutTypes {
-		rows, _ := readTable[eventRow](t, filepath.Join(dir, strings.ToLower(typ)))
-		var ids []int
-		for _, r := range rows {
-			if r.Type == nil || *r.Type != typ || r.ID == nil {
-				t.Fatalf("table %s: row %+v", typ, r)
-			}
-			ids = append(ids, int(*r.ID))
-		}
-		slices.Sort(ids)
-		var want []int
-		for i := k; i < n; i += len(fanoutTypes) {
-			if skip == nil || !skip(i) {
-				want = append(want, i)
-			}
-		}
-		if !slices.Equal(ids, want) {
-			t.Fatalf("table %s: %d rows %v..., want %d", typ, len(ids), ids[:min(len(ids), 10)], len(want))
-		}
-	}
 }
 
 func TestFanoutRoutesToFiveTables(t *testing.T) {
@@ -189,7 +121,7 @@ func TestFanoutRoutesToFiveTables(t *testing.T) {
 	cfg := testFanoutConfig(warehouse, "events", fx.conn)
 	r := fx.run(t, cfg, routeByType, nil, nil)
 	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
-	st := r.status()
+	st := r.Status()
 	var names []string
 	for _, ts := range st.Tables {
 		names = append(names, ts.DestinationTable)
@@ -197,7 +129,7 @@ func TestFanoutRoutesToFiveTables(t *testing.T) {
 	if st.State != spec.StateRunning || strings.Join(names, ",") != "buy,click,login,logout,view" {
 		t.Fatalf("status %+v, want RUNNING with the five tables", st)
 	}
-	r.stop()
+	r.Stop()
 	checkRouted(t, cfg.Dir, n, nil)
 	// The progress log is where every partition's records are committed.
 	snap, err := table.ReadSnapshot(filepath.Join(cfg.Dir, progressDir))
@@ -221,7 +153,7 @@ func TestFanoutVariantColumn(t *testing.T) {
 	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions = nil
 	r := fx.run(t, cfg, routeByType, nil, nil)
 	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 50 })
-	for _, ts := range r.status().Tables {
+	for _, ts := range r.Status().Tables {
 		if len(ts.Columns) == 0 || ts.Columns[1].Name != "value" || ts.Columns[1].Type != "VARIANT" {
 			t.Fatalf("table %s has columns %+v, want value VARIANT", ts.DestinationTable, ts.Columns)
 		}
@@ -240,7 +172,7 @@ func TestFanoutInfersColumns(t *testing.T) {
 	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 100 })
 	produce(t, fx.producer, 100, 101, func(int) string { return `{"type":"click","id":100,"extra":true}` })
 	columns := func(name string) string {
-		for _, ts := range r.status().Tables {
+		for _, ts := range r.Status().Tables {
 			if ts.DestinationTable == name {
 				var cols []string
 				for _, c := range ts.Columns {
@@ -278,8 +210,8 @@ func TestFanoutInvalidRouteFails(t *testing.T) {
 	produce(t, fx.producer, 0, 400, badEvent)
 	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
 	r := fx.run(t, cfg, routeByType, nil, nil)
-	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.status().State == spec.StateFailed })
-	st := r.status()
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.Status().State == spec.StateFailed })
+	st := r.Status()
 	if !strings.Contains(st.LastError, "events[") || !strings.Contains(st.LastError, "cannot be routed") {
 		t.Fatalf("last error %q, want the record named", st.LastError)
 	}
@@ -294,7 +226,7 @@ func TestFanoutInvalidRouteDeadLetters(t *testing.T) {
 	cfg.Fanout.FanoutOptions.OnInvalidRoute = spec.OnInvalidRouteDeadLetter
 	r := fx.run(t, cfg, routeByType, nil, nil)
 	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
-	r.stop()
+	r.Stop()
 	checkRouted(t, cfg.Dir, n, func(i int) bool { _, bad := badRoutes[i]; return bad })
 	type deadRow struct {
 		Key       []byte `parquet:"key,optional"`
@@ -304,7 +236,7 @@ func TestFanoutInvalidRouteDeadLetters(t *testing.T) {
 		Offset    int64  `parquet:"offset,optional"`
 		Error     string `parquet:"error,optional"`
 	}
-	rows, _ := readTable[deadRow](t, filepath.Join(cfg.Dir, spec.FanoutErrorsTable))
+	rows, _ := tabletest.ReadTable[deadRow](t, filepath.Join(cfg.Dir, spec.FanoutErrorsTable))
 	if len(rows) != len(badRoutes) {
 		t.Fatalf("%d dead letters, want %d: %+v", len(rows), len(badRoutes), rows)
 	}
@@ -334,14 +266,14 @@ func TestFanoutInvalidRouteIgnoreErrors(t *testing.T) {
 	cfg.Fanout.ConnectorOptions.KafkaOptions.IgnoreErrors = &on
 	r := fx.run(t, cfg, routeByType, nil, nil)
 	waitFor(t, 20*time.Second, "every routed record", func() bool {
-		return fanoutRows(r) == n-int64(len(badRoutes)) || r.status().State == spec.StateFailed
+		return fanoutRows(r) == n-int64(len(badRoutes)) || r.Status().State == spec.StateFailed
 	})
-	if st := r.status(); st.State != spec.StateRunning {
+	if st := r.Status(); st.State != spec.StateRunning {
 		t.Fatalf("state %s (%s), want RUNNING", st.State, st.LastError)
 	}
-	r.stop()
+	r.Stop()
 	checkRouted(t, cfg.Dir, n, func(i int) bool { _, bad := badRoutes[i]; return bad })
-	rows, _ := readTable[dirtyRow](t, filepath.Join(cfg.Dir, spec.DirtyRecordsTable))
+	rows, _ := tabletest.ReadTable[deltasinktest.DirtyRow](t, filepath.Join(cfg.Dir, spec.DirtyRecordsTable))
 	if len(rows) != len(badRoutes) {
 		t.Fatalf("%d dirty records, want %d: %+v", len(rows), len(badRoutes), rows)
 	}
@@ -415,13 +347,13 @@ func TestFanoutCrashRestartIsExact(t *testing.T) {
 	failAll.Store(true)
 	produce(t, fx.producer, half, n, fanoutEvent)
 	time.Sleep(500 * time.Millisecond)
-	r.stop()
-	if st := r.status(); st.State != spec.StateStopped || fanoutRows(r) != half {
+	r.Stop()
+	if st := r.Status(); st.State != spec.StateStopped || fanoutRows(r) != half {
 		t.Fatalf("status %+v with %d rows, want STOPPED with %d", st.State, fanoutRows(r), half)
 	}
 	r = fx.run(t, cfg, routeByType, nil, nil)
 	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == n })
-	r.stop()
+	r.Stop()
 	checkRouted(t, cfg.Dir, n, nil)
 }
 
@@ -448,11 +380,11 @@ func TestFanoutMemoryFlushesTheBiggestTable(t *testing.T) {
 	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type STRING, id BIGINT, pad STRING"
 	budget := memory.New(4 << 20)
 	r := fx.run(t, cfg, routeByType, budget, nil)
-	waitFor(t, 60*time.Second, "IDLE", func() bool { return r.status().State == spec.StateIdle })
-	st := r.status()
+	waitFor(t, 60*time.Second, "IDLE", func() bool { return r.Status().State == spec.StateIdle })
+	st := r.Status()
 	seen := map[int64]int{}
 	for _, ts := range st.Tables {
-		rows, snap := readTable[eventRow](t, ts.Location)
+		rows, snap := tabletest.ReadTable[fanouttest.EventRow](t, ts.Location)
 		for _, row := range rows {
 			seen[*row.ID]++
 		}
@@ -471,7 +403,7 @@ func TestFanoutMemoryFlushesTheBiggestTable(t *testing.T) {
 			t.Fatalf("record %d written %d times", id, k)
 		}
 	}
-	r.stop()
+	r.Stop()
 	if used := budget.Stats().Used; used != 0 {
 		t.Fatalf("the fanout stopped, yet %d bytes of the budget are still held", used)
 	}
@@ -486,97 +418,12 @@ func TestFanoutFailFastNamesTableAndRecord(t *testing.T) {
 	cfg.Fanout.ConnectorOptions.KafkaOptions.KeyTransformer = &spec.Transformer{Format: spec.FormatAvro, AvroOptions: &spec.AvroOptions{
 		Schema: `{"type":"record","name":"k","fields":[{"name":"s","type":"string"}]}`, ParseMode: spec.ParseModeFailFast}}
 	r := fx.run(t, cfg, routeByType, nil, nil)
-	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.status().State == spec.StateFailed })
-	st := r.status()
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.Status().State == spec.StateFailed })
+	st := r.Status()
 	if !strings.Contains(st.LastError, "table ") || !strings.Contains(st.LastError, "events") || fanoutRows(r) != 0 {
 		t.Fatalf("status %+v, want FAILED naming the table and record, nothing written", st)
 	}
 	t.Logf("%s", st.LastError)
-}
-
-func TestFanoutManagerRefusesMissingPipeline(t *testing.T) {
-	m := NewManager(Config{Warehouse: t.TempDir()})
-	defer m.Close(context.Background())
-	f := testFanoutConfig(t.TempDir(), "events", &spec.Connection{}).Fanout
-	err := m.ApplyFanout(context.Background(), &f)
-	var errs spec.Errors
-	if !errors.As(err, &errs) || errs[0].Path != "pipeline_name" {
-		t.Fatalf("ApplyFanout: %v, want an error on pipeline_name", err)
-	}
-	if _, ok := m.FanoutStatus("f"); ok {
-		t.Fatal("a refused fanout schema has a status")
-	}
-}
-
-// Through the Manager, with the expression compiled: routes, stops with a
-// final flush, resumes, and stops when its pipeline is removed.
-func TestFanoutManagerRoutesByExpression(t *testing.T) {
-	if _, err := expr.Compile("topic"); err != nil {
-		t.Skipf("expr.Compile does not work yet: %v", err)
-	}
-	fx := newFanoutFixture(t)
-	warehouse := t.TempDir()
-	produce(t, fx.producer, 0, 500, fanoutEvent)
-	p := &spec.Pipeline{Name: "p", Connection: "c", DestinationCatalog: "main", DestinationSchema: "raw", FlushInterval: "200ms"}
-	p.Normalize()
-	f := testFanoutConfig(warehouse, "events", fx.conn).Fanout
-	f.FanoutOptions.FanoutBy = "cast(value AS STRING):type::string"
-	rows := func(m *Manager) int64 {
-		st, _ := m.FanoutStatus("f")
-		var n int64
-		for _, ts := range st.Tables {
-			n += ts.Rows
-		}
-		return n
-	}
-	for _, n := range []int{500, 1000} {
-		m := NewManager(Config{Warehouse: warehouse})
-		if err := m.Apply(context.Background(), p, fx.conn, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.CheckFanout(&f); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.ApplyFanout(context.Background(), &f); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, 20*time.Second, "every record", func() bool { return rows(m) == int64(n) })
-		if n == 500 {
-			if err := m.RemoveFanout(context.Background(), "f"); err != nil {
-				t.Fatal(err)
-			}
-			produce(t, fx.producer, 500, 1000, fanoutEvent)
-		}
-		if err := m.Close(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	checkRouted(t, filepath.Join(warehouse, "main", "events"), 1000, nil)
-}
-
-// A fanout schema whose new options the tables it created cannot take is
-// refused on the attribute of the transform.
-func TestFanoutCheckRefusesIncompatibleTables(t *testing.T) {
-	fx := newFanoutFixture(t)
-	produce(t, fx.producer, 0, 20, fanoutEvent)
-	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
-	r := fx.run(t, cfg, routeByType, nil, nil)
-	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == 20 })
-	r.stop()
-	if err := checkFanout(&cfg); err != nil {
-		t.Fatalf("the same options: %v", err)
-	}
-	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type STRING, id BIGINT, more STRING"
-	if err := checkFanout(&cfg); err != nil {
-		t.Fatalf("a new nullable column: %v", err)
-	}
-	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions.Schema = "type INT, id BIGINT"
-	err := checkFanout(&cfg)
-	var errs spec.Errors
-	if !errors.As(err, &errs) || len(errs) != len(fanoutTypes) || errs[0].Path != "fanout_options.transforms" {
-		t.Fatalf("checkFanout: %v, want one error per table on fanout_options.transforms", err)
-	}
-	t.Logf("%s", errs[0].Detail)
 }
 
 // Stopping a fanout schema while it writes a batch finishes the batch and
@@ -591,15 +438,15 @@ func TestFanoutStopMidWriteFlushes(t *testing.T) {
 		produce(t, fx.producer, round*per, (round+1)*per, fanoutEvent)
 		r := fx.run(t, cfg, routeByType, nil, nil)
 		time.Sleep(time.Duration(200+round*50) * time.Millisecond)
-		r.stop()
-		if st := r.status(); st.State != spec.StateStopped || st.LastError != "" {
+		r.Stop()
+		if st := r.Status(); st.State != spec.StateStopped || st.LastError != "" {
 			t.Fatalf("round %d: stopped %s with %q; the final flush must commit what was buffered", round, st.State, st.LastError)
 		}
 	}
 	cfg.FlushEvery = 200 * time.Millisecond
 	r := fx.run(t, cfg, routeByType, nil, nil)
 	waitFor(t, 60*time.Second, "every record", func() bool { return fanoutRows(r) == rounds*per })
-	r.stop()
+	r.Stop()
 	checkRouted(t, cfg.Dir, rounds*per, nil)
 }
 
@@ -642,22 +489,22 @@ func TestFanoutRouteChangeAfterUncleanStopIsRefused(t *testing.T) {
 		return fmt.Errorf("crash")
 	}
 	r := fx.run(t, cfg, routeByType, nil, crash)
-	waitFor(t, 20*time.Second, "five tables", func() bool { return len(r.status().Tables) == len(fanoutTypes) })
-	r.stop()
+	waitFor(t, 20*time.Second, "five tables", func() bool { return len(r.Status().Tables) == len(fanoutTypes) })
+	r.Stop()
 
 	changed := cfg
 	changed.Fanout.FanoutOptions.FanoutBy = "'everything'"
 	everything := func(*record.Record) (string, bool, error) { return "everything", false, nil }
 	r = fx.run(t, changed, everything, nil, nil)
-	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.status().State == spec.StateFailed })
-	if msg := r.status().LastError; !strings.Contains(msg, "fanout_by changed") || !strings.Contains(msg, "apply the previous fanout_by") {
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.Status().State == spec.StateFailed })
+	if msg := r.Status().LastError; !strings.Contains(msg, "fanout_by changed") || !strings.Contains(msg, "apply the previous fanout_by") {
 		t.Fatalf("last error %q, want the refusal of the new fanout_by", msg)
 	}
-	r.stop()
+	r.Stop()
 
 	cfg.FlushEvery = 200 * time.Millisecond
 	r = fx.run(t, cfg, routeByType, nil, nil)
 	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == n })
-	r.stop()
+	r.Stop()
 	checkRouted(t, cfg.Dir, n, nil)
 }
