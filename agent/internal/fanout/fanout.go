@@ -165,12 +165,6 @@ type fanoutTable struct {
 // maxGroups bounds the tables whose record arrays a run keeps for reuse.
 const maxGroups = 1024
 
-// fanIn is a batch of one partition, from its subscription.
-type fanIn struct {
-	tp kafka.TopicPartition
-	b  *ingest.SharedBatch
-}
-
 // fanoutRun is the state of one run of a fanout runner: from opening the
 // logs to an error or the end. One goroutine uses it.
 type fanoutRun struct {
@@ -379,7 +373,7 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 func (run *fanoutRun) loop(ctx context.Context) error {
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
-	rd := &fanReading{in: make(chan fanIn), errs: make(chan error, 1), started: map[kafka.TopicPartition]bool{}}
+	rd := &fanReading{in: make(chan *ingest.SharedBatch), errs: make(chan error, 1), started: map[kafka.TopicPartition]bool{}}
 	start := func(tps []kafka.TopicPartition, starting string) error { return run.start(ctx, rd, tps, starting) }
 	pos := r.positions()
 	if err := pos.CheckGroupMembers(ctx); err != nil {
@@ -418,17 +412,17 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			return deltasink.FinalFlush(run.flushAll)
 		case err := <-rd.errs:
 			return err
-		case f := <-rd.in:
+		case b := <-rd.in:
 			wasEmpty := run.empty()
-			err := run.add(wctx, f.tp, &f.b.Batch)
-			f.b.Release()
+			err := run.add(wctx, b.TP, &b.Batch)
+			b.Release()
 			if err != nil {
 				return err
 			}
 			// The interval counts from the first buffered record. A
 			// position that moved with nothing buffered (records no table
 			// takes, a gap skipped) is recorded at the next flush too.
-			if (wasEmpty && !run.empty()) || (!armed && run.pos[f.tp] > run.progress.next[f.tp]) {
+			if (wasEmpty && !run.empty()) || (!armed && run.pos[b.TP] > run.progress.next[b.TP]) {
 				clk.Flush.Reset(r.cfg.FlushEvery)
 				armed = true
 			}
@@ -460,7 +454,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 // of every subscription come to the run on in, the first fatal fetch error
 // on errs.
 type fanReading struct {
-	in   chan fanIn
+	in   chan *ingest.SharedBatch
 	errs chan error
 	// started holds the partitions the run started.
 	started map[kafka.TopicPartition]bool
@@ -482,40 +476,10 @@ func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.Top
 		if !run.r.cfg.Continuous && sub.Until <= sub.From {
 			continue // nothing to read in this triggered run
 		}
-		run.forward(rd, sub)
+		run.r.source.Forward(run.ctx, &run.wg, sub, rd.in, rd.errs)
 	}
 	run.publish()
 	return nil
-}
-
-// forward subscribes to sub and hands its batches to the run, and its
-// fatal fetch error, until the run ends.
-func (run *fanoutRun) forward(rd *fanReading, sub ingest.Subscription) {
-	batches, errs := run.r.source.Subscribe(run.ctx, sub)
-	run.wg.Go(func() {
-		for {
-			select {
-			case <-run.ctx.Done():
-				return
-			case err := <-errs:
-				select {
-				case rd.errs <- err:
-				default:
-				}
-				return
-			case b, ok := <-batches:
-				if !ok {
-					return
-				}
-				select {
-				case rd.in <- fanIn{tp: sub.TP, b: b}:
-				case <-run.ctx.Done():
-					b.Release()
-					return
-				}
-			}
-		}
-	})
 }
 
 // starts returns the subscriptions of new partitions tps: each from where
