@@ -283,12 +283,11 @@ func (d *Decoder) Decode(ctx context.Context, recs []record.Record) (Batch, erro
 		}
 		if stop {
 			d.decoded += i + 1
-			nc := d.newColumns(recs, i)
-			return d.batch(st), nc
+			return d.batch(st), d.newColumns(recs)
 		}
 	}
 	d.decoded += len(recs)
-	if nc := d.newColumns(recs, len(recs)); nc != nil {
+	if nc := d.newColumns(recs); nc != nil {
 		return Batch{}, nc
 	}
 	return d.batch(st), nil
@@ -307,10 +306,9 @@ func (d *Decoder) batch(st Stats) Batch {
 }
 
 // newColumns returns the [*NewColumnsError] of the columns the records of
-// recs asked for, which Decode stopped at record stop (len(recs) when it
-// went through them all); nil when none asked. It readies the inferred
-// parts for the next chunk.
-func (d *Decoder) newColumns(recs []record.Record, stop int) error {
+// recs asked for, the key's when both sides asked; nil when none did. It
+// readies the inferred parts for the next chunk.
+func (d *Decoder) newColumns(recs []record.Record) error {
 	var nc *NewColumnsError
 	for i, p := range d.inferred {
 		if p == nil {
@@ -323,7 +321,6 @@ func (d *Decoder) newColumns(recs []record.Record, stop int) error {
 	if nc == nil {
 		return nil
 	}
-	nc.Record = min(nc.Record, stop)
 	return nc
 }
 
