@@ -76,9 +76,11 @@ type Sink struct {
 	own       *decode.Decoder
 	redecoded int
 	// closed holds the data files closed since the last flush: full ones
-	// (see write) and those a change of columns closed, written with the
-	// columns before it. The next flush commits them with the open file
-	// and the current columns, in one commit.
+	// (see write), and those closed for rows of other columns (a change of
+	// columns, or a chunk decoded before one), written with the columns
+	// their rows have. The next flush commits them with the open file and
+	// the current columns, in one commit: Delta reads a column a file
+	// lacks as nulls, and a narrower type as its widened one.
 	closed []table.AddFile
 
 	// file is the open data file, written with the columns of schema
