@@ -27,49 +27,9 @@ import (
 // columns; and that one flush commits them all with the newest columns.
 func TestSinkDecodesOnce(t *testing.T) {
 	ctx := context.Background()
-	tr := &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns}}
-	layout := &spec.Layout{
-		Key: spec.Part{Column: spec.KeyColumn},
-		Value: spec.Part{Format: spec.FormatJSON, Transformer: tr, Column: spec.ValueColumn,
-			Fields: []schema.Field{{Name: "id", Type: &schema.Type{Kind: schema.Long}, Nullable: true}}},
-	}
 	dir := t.TempDir()
-	tbl, err := table.Open(dir, table.Options{Owner: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Close()
 	state := &TableState{}
-	s, err := NewSink(tbl, layout, nil, SinkOptions{AppID: AppID, MaxRows: 1000, MaxBytes: 1 << 30, Budget: memory.New(1 << 30),
-		State: state, Log: slog.Default()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-
-	tp := kafka.TopicPartition{Topic: "t"}
-	chunk := func(from int, values map[int]string) []record.Record {
-		var recs []record.Record
-		for i := from; i < from+5; i++ {
-			v, ok := values[i]
-			if !ok {
-				v = fmt.Sprintf(`{"id":%d}`, i)
-			}
-			recs = append(recs, record.Record{Topic: "t", Offset: int64(i), Value: []byte(v), LeaderEpoch: -1})
-		}
-		return recs
-	}
-	// decoded decodes recs with a decoder of the pool, as the decode
-	// stage does ahead of the sink.
-	decoded := func(recs []record.Record) ingest.Decoded {
-		dec, version, err := s.Decoders.Get(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		batch, err := dec.Decode(ctx, recs)
-		return ingest.Decoded{TP: tp, Dec: dec, Batch: batch, Err: err, Recs: recs, Version: version,
-			Next: recs[len(recs)-1].Offset + 1, Epoch: -1}
-	}
+	s, chunk, decoded := evolvingSink(t, dir, state, nil)
 	// Chunks a, b and c decode with the first columns before the sink
 	// writes any; d after a's new column a.
 	a := decoded(chunk(0, map[int]string{2: `{"id":2,"a":"x"}`}))
@@ -103,7 +63,7 @@ func TestSinkDecodesOnce(t *testing.T) {
 	if got, want := schema.FormatDDL(snap.Schema), "key BINARY, id BIGINT, a STRING, b BOOLEAN"; got != want {
 		t.Errorf("schema %s, want %s", got, want)
 	}
-	if next := snap.Txns[AppID(tp)]; next != 20 {
+	if next := snap.Txns[AppID(kafka.TopicPartition{Topic: "t"})]; next != 20 {
 		t.Errorf("committed offset %d, want 20", next)
 	}
 	type row struct {
@@ -149,5 +109,83 @@ func TestSinkDecodesOnce(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("rows %q, want %q", got, want)
+	}
+}
+
+// evolvingSink returns the sink, in folder dir, of a table whose JSON
+// value has the column id and adds columns as records bring them, with
+// the error budget errs (nil for none); chunk, which makes the five
+// records of partition t/0 from offset from, values giving those that are
+// not {"id":N}; and decoded, which decodes a chunk with a decoder of the
+// sink's pool, as the decode stage does ahead of the sink.
+func evolvingSink(t *testing.T, dir string, state *TableState, errs *ErrorBudget) (*Sink,
+	func(from int, values map[int]string) []record.Record, func(recs []record.Record) ingest.Decoded) {
+	t.Helper()
+	ctx := context.Background()
+	tr := &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns}}
+	layout := &spec.Layout{
+		Key: spec.Part{Column: spec.KeyColumn},
+		Value: spec.Part{Format: spec.FormatJSON, Transformer: tr, Column: spec.ValueColumn,
+			Fields: []schema.Field{{Name: "id", Type: &schema.Type{Kind: schema.Long}, Nullable: true}}},
+	}
+	tbl, err := table.Open(dir, table.Options{Owner: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tbl.Close() })
+	s, err := NewSink(tbl, layout, nil, SinkOptions{AppID: AppID, MaxRows: 1000, MaxBytes: 1 << 30, Budget: memory.New(1 << 30),
+		State: state, Log: slog.Default(), Errs: errs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	chunk := func(from int, values map[int]string) []record.Record {
+		var recs []record.Record
+		for i := from; i < from+5; i++ {
+			v, ok := values[i]
+			if !ok {
+				v = fmt.Sprintf(`{"id":%d}`, i)
+			}
+			recs = append(recs, record.Record{Topic: "t", Offset: int64(i), Value: []byte(v), LeaderEpoch: -1})
+		}
+		return recs
+	}
+	decoded := func(recs []record.Record) ingest.Decoded {
+		dec, version, err := s.Decoders.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch, err := dec.Decode(ctx, recs)
+		return ingest.Decoded{TP: kafka.TopicPartition{Topic: "t"}, Dec: dec, Batch: batch, Err: err, Recs: recs, Version: version,
+			Next: recs[len(recs)-1].Offset + 1, Epoch: -1}
+	}
+	return s, chunk, decoded
+}
+
+// TestSinkErrorBudgetAfterNewColumns checks a chunk split by a record
+// with a new field whose second part takes the table past its error
+// budget: the flush before the table fails commits the rows of the first
+// part with the offset of the record that asked, and the first part's
+// record that did not decode in the dirty records table, so that a
+// restart reads the rest once.
+func TestSinkErrorBudgetAfterNewColumns(t *testing.T) {
+	on, limit := true, int64(1)
+	ko := &spec.KafkaOptions{IgnoreErrors: &on, ErrorToleranceMaxCount: &limit}
+	dir, dirty := t.TempDir(), t.TempDir()
+	errs := NewErrorBudget(ko, "main.raw.events", dirty, "main.raw._dirty_records", table.Options{Owner: "test"})
+	s, chunk, decoded := evolvingSink(t, dir, &TableState{}, errs)
+	d := decoded(chunk(0, map[int]string{1: `{"id":`, 2: `{"id":2,"a":"x"}`, 3: `{"id":`}))
+	if err := s.Add(context.Background(), d); err == nil {
+		t.Fatal("the table did not fail past its error budget")
+	}
+	snap, err := table.ReadSnapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next := snap.Txns[AppID(kafka.TopicPartition{Topic: "t"})]; next != 2 || snap.Counters[table.MetricOutputRows] != 1 {
+		t.Errorf("committed offset %d with %d rows, want 2 with 1 (the record before the new field's)", next, snap.Counters[table.MetricOutputRows])
+	}
+	if n := snap.Counters[CounterErrors]; n != 1 {
+		t.Errorf("%d error records committed, want 1", n)
 	}
 }
