@@ -102,8 +102,11 @@ type Decoder struct {
 	// mark is where the rows of a record that gives several begin.
 	mark rows.Mark
 	// inferred holds the key's and the value's part when its columns are
-	// inferred, nil otherwise.
+	// inferred, nil otherwise; stops says one of them adds columns as
+	// records ask (not FAIL_ON_NEW_COLUMNS), so that a chunk stops at the
+	// first record that asks (see [Decoder.Decode]).
 	inferred [2]*inferredPart
+	stops    bool
 	opts     Options
 	// rowRecord and bad back the Batch's RowRecord and Bad; spread says
 	// a record of the batch gave other than one row.
@@ -112,6 +115,10 @@ type Decoder struct {
 	spread    bool
 	// metaCols writes the metadata columns.
 	metaCols metaColumns
+	// decoded counts the records Decode calls went through, the record a
+	// chunk stopped at included: what tests read to see that no record is
+	// decoded twice.
+	decoded int
 }
 
 // New returns a Decoder for the columns of layout, in layout.Columns()
@@ -180,6 +187,7 @@ func newDecoder(layout *spec.Layout, sources *Sources, ev Events) (*Decoder, err
 				return nil, fmt.Errorf("%s: %w", side.name, err)
 			}
 			d.inferred[i], *side.p = ip, ip
+			d.stops = d.stops || ip.ev.addsColumns() && ip.ev.mode != spec.SchemaEvolutionFailOnNewColumns
 			next += side.spec.Width()
 			continue
 		}
@@ -246,9 +254,18 @@ func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 // was written with a newer version of a registry subject, whose columns the
 // table does not have yet; an error of the registry itself (unreachable,
 // refusing the credentials), which says nothing about the record; a
-// [*NewColumnsError] when records of an inferred side need columns the
+// [*NewColumnsError] when a record of an inferred side needs columns the
 // table lacks; or, a bug, a row that does not match the schema. ctx bounds
 // registry look-ups.
+//
+// A [*NewColumnsError] comes with the batch of the records before the one
+// that asked ([NewColumnsError.Record]), whose rows are valid in the
+// current columns: the caller writes them, adds the columns, and decodes
+// the records from that one on with a decoder of the new columns, so that
+// each record is decoded once (the one that asked twice, as its first
+// decoding stopped part way). In FAIL_ON_NEW_COLUMNS the decoder goes
+// through the whole chunk instead, for the error to name every new column
+// of it, and the batch has no rows.
 func (d *Decoder) Decode(ctx context.Context, recs []record.Record) (Batch, error) {
 	var st Stats
 	d.b.Reset()
@@ -259,18 +276,25 @@ func (d *Decoder) Decode(ctx context.Context, recs []record.Record) (Batch, erro
 		}
 	}
 	for i := range recs {
-		if err := d.record(ctx, recs, i, &st); err != nil {
+		stop, err := d.record(ctx, recs, i, &st)
+		if err != nil {
+			d.decoded += i + 1
 			return Batch{}, err
 		}
-	}
-	for i, p := range d.inferred {
-		if p == nil {
-			continue
-		}
-		if err := p.end(recs, [2]string{"key", "value"}[i]); err != nil {
-			return Batch{}, err
+		if stop {
+			d.decoded += i + 1
+			return d.batch(st), d.newColumns(recs)
 		}
 	}
+	d.decoded += len(recs)
+	if nc := d.newColumns(recs); nc != nil {
+		return Batch{}, nc
+	}
+	return d.batch(st), nil
+}
+
+// batch returns the rows built since Decode began, with their stats.
+func (d *Decoder) batch(st Stats) Batch {
 	batch := Batch{Columns: d.b.Columns(), Rows: d.b.Rows(), Stats: st}
 	if len(d.bad) > 0 {
 		batch.Bad = d.bad
@@ -278,12 +302,48 @@ func (d *Decoder) Decode(ctx context.Context, recs []record.Record) (Batch, erro
 	if d.spread {
 		batch.RowRecord = d.rowRecord
 	}
-	return batch, nil
+	return batch
+}
+
+// newColumns returns the [*NewColumnsError] of the columns the records of
+// recs asked for, the key's when both sides asked; nil when none did. It
+// readies the inferred parts for the next chunk.
+func (d *Decoder) newColumns(recs []record.Record) error {
+	var nc *NewColumnsError
+	for i, p := range d.inferred {
+		if p == nil {
+			continue
+		}
+		if e := p.end(recs, [2]string{"key", "value"}[i]); e != nil && nc == nil {
+			nc = e
+		}
+	}
+	if nc == nil {
+		return nil
+	}
+	return nc
+}
+
+// asked reports whether an inferred part that adds columns as records ask
+// was asked for one in this chunk: since Decode stops at the first record
+// that asks, the record being decoded did.
+func (d *Decoder) asked() bool {
+	if !d.stops {
+		return false
+	}
+	for _, p := range d.inferred {
+		if p != nil && len(p.ev.changes) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // record decodes recs[i] into its rows: one, or for a change event zero
 // or more; with [Options.SkipBad] and a side that does not decode, none.
-func (d *Decoder) record(ctx context.Context, recs []record.Record, i int, st *Stats) error {
+// stop says the record asked for new columns (see [Decoder.Decode]): it
+// then has no rows and no stats.
+func (d *Decoder) record(ctx context.Context, recs []record.Record, i int, st *Stats) (stop bool, err error) {
 	r := &recs[i]
 	var marks [2]int
 	for j, p := range d.inferred {
@@ -293,30 +353,39 @@ func (d *Decoder) record(ctx context.Context, recs []record.Record, i int, st *S
 	}
 	n := 1
 	if d.change != nil {
-		var err error
 		if n, err = d.change.Scan(r.Value); err != nil {
 			if err := d.fail(r, "value", err, true); err != nil {
-				return err
+				return false, err
 			}
 			d.leaveOut(i, marks, fmt.Errorf("the value does not decode: %w", err))
-			return nil
+			return false, nil
 		}
 		if n == 0 {
+			if d.asked() {
+				return true, nil
+			}
 			st.Filtered++
 			d.spread = true
-			return nil
+			return false, nil
 		}
 		d.spread = d.spread || n > 1
 	}
 	first := len(d.rowRecord)
-	if n > 1 && d.opts.SkipBad {
+	if n > 1 && (d.opts.SkipBad || d.stops) {
 		d.b.Mark(&d.mark)
 	}
 	corrupt := false
 	for j := range n {
-		bad, err := d.row(ctx, r, j)
-		if err != nil {
-			return err
+		bad, err := d.row(ctx, r, j, j == n-1)
+		switch {
+		case errors.Is(err, errStop):
+			if j > 0 {
+				d.b.Rewind(&d.mark)
+				d.rowRecord = d.rowRecord[:first]
+			}
+			return true, nil
+		case err != nil:
+			return false, err
 		}
 		if bad != nil && d.opts.SkipBad {
 			if j > 0 {
@@ -326,7 +395,7 @@ func (d *Decoder) record(ctx context.Context, recs []record.Record, i int, st *S
 				d.b.DiscardRow()
 			}
 			d.leaveOut(i, marks, bad)
-			return nil
+			return false, nil
 		}
 		corrupt = corrupt || bad != nil
 		d.rowRecord = append(d.rowRecord, int32(i))
@@ -334,15 +403,20 @@ func (d *Decoder) record(ctx context.Context, recs []record.Record, i int, st *S
 	if corrupt {
 		st.Corrupt++
 	}
-	return nil
+	return false, nil
 }
+
+// errStop is what row returns when the record asked for new columns: its
+// rows are dropped, and the chunk stops before it.
+var errStop = errors.New("the record asks for new columns")
 
 // row writes row j of record r: its key, row j of its value (the value
 // itself when it is not a change event), and the columns after them. It
 // returns the error of a side that does not decode, nil when both did;
 // with [Options.SkipBad] the row is then left open for the caller to drop.
-// err stops the batch.
-func (d *Decoder) row(ctx context.Context, r *record.Record, j int) (bad, err error) {
+// err stops the batch; on the record's last row, errStop when the record
+// asked for new columns, its row dropped.
+func (d *Decoder) row(ctx context.Context, r *record.Record, j int, last bool) (bad, err error) {
 	d.b.BeginRow()
 	var raw []byte
 	if e := d.key.Decode(ctx, r.Key); e != nil {
@@ -374,6 +448,10 @@ func (d *Decoder) row(ctx context.Context, r *record.Record, j int) (bad, err er
 	}
 	if bad != nil && d.opts.SkipBad {
 		return bad, nil
+	}
+	if last && d.asked() {
+		d.b.DiscardRow()
+		return nil, errStop
 	}
 	if d.meta >= 0 {
 		d.metadata(r)

@@ -62,28 +62,32 @@ func (e *SchemaChangedError) Error() string {
 	return fmt.Sprintf("subject %q has a new version (schema id %d, was %d) with new columns", e.Subject, e.To, e.From)
 }
 
-// NewColumnsError is returned by [Decoder.Decode] for a chunk whose
-// records, on an inferred side (json_options.schema_evolution_mode), have
-// fields the table's columns lack, or, in ADD_NEW_COLUMNS_WITH_TYPE_WIDENING,
-// values a column can take once widened: the chunk has no rows. Decode it
-// again once the table has the new columns.
+// NewColumnsError is returned by [Decoder.Decode] for a record that, on an
+// inferred side (json_options.schema_evolution_mode), has fields the
+// table's columns lack, or, in ADD_NEW_COLUMNS_WITH_TYPE_WIDENING, values a
+// column can take once widened. The batch returned with it holds the rows
+// of the records before that one; decode the records from it on once the
+// table has the new columns. In FAIL_ON_NEW_COLUMNS it names every new
+// column of the chunk, which has no rows.
 type NewColumnsError struct {
 	// Side is "key" or "value".
 	Side string
-	// Topic, Partition and Offset name the chunk's first record that asks
-	// for a new column.
+	// Record is the index, in the records Decode got, of the first record
+	// that asks for a new column; Topic, Partition and Offset name it.
+	Record    int
 	Topic     string
 	Partition int32
 	Offset    int64
-	// Fields are the side's columns the chunk needs: those it was decoded
-	// with, new fields added at the end of their structs, widened types
-	// widened. Columns are the paths of the columns added or widened.
+	// Fields are the side's columns the record needs (in
+	// FAIL_ON_NEW_COLUMNS, the chunk): those it was decoded with, new
+	// fields added at the end of their structs, widened types widened.
+	// Columns are the paths of the columns added or widened.
 	Fields  []schema.Field
 	Columns []string
 	// Fail says the side's mode is FAIL_ON_NEW_COLUMNS: the table stops
 	// instead of adding the columns.
 	Fail bool
-	// changes are what the chunk's records ask, for Apply.
+	// changes are what the records ask, for Apply.
 	changes []change
 }
 
@@ -97,7 +101,7 @@ func (e *NewColumnsError) Error() string {
 	return msg
 }
 
-// Apply returns the columns of the side once the chunk's new columns are
+// Apply returns the columns of the side once the record's new columns are
 // added to fields, the side's current columns (which may already have
 // more than those the chunk was decoded with), and whether they changed.
 func (e *NewColumnsError) Apply(fields []schema.Field) ([]schema.Field, bool) {

@@ -19,8 +19,8 @@ import (
 //
 //   - a field the schema lacks, at any depth (not inside a MAP): in
 //     ADD_NEW_COLUMNS, ADD_NEW_COLUMNS_WITH_TYPE_WIDENING and
-//     FAIL_ON_NEW_COLUMNS it is a new column, and Decode returns a
-//     [*NewColumnsError] for the chunk instead of rows; in RESCUE it is
+//     FAIL_ON_NEW_COLUMNS it is a new column, and Decode stops at the
+//     record with a [*NewColumnsError]; in RESCUE it is
 //     rescued; in NONE it is ignored;
 //   - a value that does not fit its column: in
 //     ADD_NEW_COLUMNS_WITH_TYPE_WIDENING, when Delta's type widening can
@@ -524,7 +524,7 @@ func (p *inferredPart) Decode(ctx context.Context, data []byte) error {
 
 // end finishes a chunk of recs: a [*NewColumnsError] when its records ask
 // for columns the part lacks, for side "key" or "value"; nil otherwise.
-func (p *inferredPart) end(recs []record.Record, side string) error {
+func (p *inferredPart) end(recs []record.Record, side string) *NewColumnsError {
 	e := p.ev
 	defer p.begin()
 	if len(e.changes) == 0 {
@@ -533,7 +533,7 @@ func (p *inferredPart) end(recs []record.Record, side string) error {
 	r := &recs[e.first]
 	fields, names := apply(e.fields, e.changes)
 	return &NewColumnsError{
-		Side: side, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset,
+		Side: side, Record: e.first, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset,
 		Fields: fields, Columns: names, Fail: e.mode == spec.SchemaEvolutionFailOnNewColumns,
 		changes: slices.Clone(e.changes),
 	}

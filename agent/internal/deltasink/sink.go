@@ -75,16 +75,23 @@ type Sink struct {
 	layout  *spec.Layout
 	sources *decode.Sources
 	version int
-	// own decodes again, on the sink's goroutine, a chunk decoded with
-	// columns older than the table's; nil until needed after a change.
-	own *decode.Decoder
+	// own decodes, on the sink's goroutine, the records of a chunk from
+	// the one that asked for new columns on; nil until needed. redecoded
+	// counts the records it went through, for tests.
+	own       *decode.Decoder
+	redecoded int
 	// closed holds the data files closed since the last flush: full ones
-	// (see write) and those a change of columns closed, written with the
-	// columns before it. The next flush commits them with the open file
-	// and the current columns, in one commit.
+	// (see write), and those closed for rows of other columns (a change of
+	// columns, or a chunk decoded before one), written with the columns
+	// their rows have. The next flush commits them with the open file and
+	// the current columns, in one commit: Delta reads a column a file
+	// lacks as nulls, and a narrower type as its widened one.
 	closed []table.AddFile
 
-	file *table.FileWriter
+	// file is the open data file, written with the columns of schema
+	// version fileVersion.
+	file        *table.FileWriter
+	fileVersion int
 	// mem holds the open file's buffers in the memory budget, which asks
 	// through it for a flush when the file is the biggest and the budget
 	// is full.
@@ -212,46 +219,121 @@ func (s *Sink) Close() {
 }
 
 // Add writes a decoded chunk to the open file and moves the partition's next
-// offset past it. ctx bounds decoding the chunk again when the table's
-// columns changed since it was decoded.
+// offset past it. A chunk decoded with columns older than the table's goes
+// as it is into a file of those columns. A chunk that stopped at a record
+// asking for new columns for an inferred part has the rows of the records
+// before it written, then the table's columns change (see evolve), and
+// the records from that one on are decoded on the sink's own decoder, under
+// ctx, and written the same way: each record is decoded once, the one that
+// asked twice.
 func (s *Sink) Add(ctx context.Context, d ingest.Decoded) error {
 	if d.Dec != nil {
 		defer s.decoders.Put(d.Dec)
 	}
-	batch, err := s.current(ctx, &d)
-	if err != nil {
-		return err
-	}
-	if len(batch.Bad) > 0 {
-		if err := s.leaveOut(d.Recs, batch.Bad); err != nil {
+	recs, batch, err, version, dec := d.Recs, d.Batch, d.Err, d.Version, d.Dec
+	for {
+		var nc *decode.NewColumnsError
+		if err != nil && !errors.As(err, &nc) {
+			return s.decodeFailed(err)
+		}
+		var layout *spec.Layout
+		if nc != nil {
+			if layout, err = s.next(nc); err != nil {
+				return err
+			}
+			if layout == nil && version == s.version {
+				return runner.Fatal(fmt.Errorf("a bug: the table's columns already have what the chunk asks for: %w", nc))
+			}
+		}
+		if err := s.put(d.TP, recs, &batch, version, dec); err != nil {
 			return err
 		}
-	}
-	if batch.Rows > 0 {
-		if err := s.write(batch.Columns, batch.Rows); err != nil {
-			return fmt.Errorf("write rows of %s: %w", d.TP, err)
+		if nc == nil {
+			break
 		}
-		s.corrupt += int64(batch.Corrupt)
+		if nc.Record > 0 {
+			// What is written so far is a chunk of its own: a flush commits
+			// it with the offset of the record that asked.
+			s.advance(d.TP, recs[nc.Record].Offset, recs[nc.Record-1].LeaderEpoch)
+		}
+		if layout != nil {
+			if err := s.evolve(layout, nc); err != nil {
+				return err
+			}
+		}
+		if s.own == nil {
+			if s.own, err = ingest.NewDecoder(s.layout, s.sources, s.decoders.Opts); err != nil {
+				return runner.Fatal(fmt.Errorf("build decoder: %w", err))
+			}
+		}
+		recs = recs[nc.Record:]
+		batch, err = s.own.Decode(ctx, recs)
+		version, dec = s.version, s.own
+		s.redecoded += decodedRecords(len(recs), err)
 	}
-	s.filtered += int64(batch.Filtered)
 	s.sizes.Add(d.TP, d.Recs, time.Now())
-	if d.Next > s.NextOffset(d.TP) {
-		s.pending[d.TP] = d.Next
-		if e := d.LeaderEpoch(); e >= 0 {
-			s.epochs[d.TP] = e
-		}
-	}
+	s.advance(d.TP, d.Next, d.LeaderEpoch())
 	if d.Last {
 		s.readEnd[d.TP] = d.End
 	}
 	return nil
 }
 
-// write appends n rows, given column by column, to the open file, opening
-// one if needed. A file never holds more than maxRows rows: the rows that
-// would take it past go to a new file, and the full one waits in closed
-// for the next flush, which commits them together with the offsets.
-func (s *Sink) write(cols [][]parquet.Value, n int) error {
+// decodedRecords is how many of n records a Decode call that returned err
+// went through: up to the record that asked for new columns, else all.
+func decodedRecords(n int, err error) int {
+	if nc := (*decode.NewColumnsError)(nil); errors.As(err, &nc) && !nc.Fail {
+		return nc.Record + 1
+	}
+	return n
+}
+
+// put writes batch, the rows of recs of partition tp that dec decoded with
+// the columns of schema version version, and keeps the records it left
+// out and its counts for the next flush.
+func (s *Sink) put(tp kafka.TopicPartition, recs []record.Record, batch *decode.Batch, version int, dec *decode.Decoder) error {
+	if len(batch.Bad) > 0 {
+		if err := s.leaveOut(recs, batch.Bad); err != nil {
+			return err
+		}
+	}
+	if batch.Rows > 0 {
+		ps := s.schema
+		if version != s.version {
+			ps = dec.Schema()
+		}
+		if err := s.write(version, ps, batch.Columns, batch.Rows); err != nil {
+			return fmt.Errorf("write rows of %s: %w", tp, err)
+		}
+		s.corrupt += int64(batch.Corrupt)
+	}
+	s.filtered += int64(batch.Filtered)
+	return nil
+}
+
+// advance moves tp's next offset to next, when past it, with the leader
+// epoch of the record before it (-1 when unknown).
+func (s *Sink) advance(tp kafka.TopicPartition, next int64, epoch int32) {
+	if next > s.NextOffset(tp) {
+		s.pending[tp] = next
+		if epoch >= 0 {
+			s.epochs[tp] = epoch
+		}
+	}
+}
+
+// write appends n rows, given column by column in the columns of schema
+// version version, whose Parquet schema is ps, to the open file, opening
+// one if needed. A file holds the rows of one version: an open file of
+// another is closed first. A file never holds more than maxRows rows: the
+// rows that would take it past go to a new file, and the full one waits in
+// closed for the next flush, which commits them together with the offsets.
+func (s *Sink) write(version int, ps *parquet.Schema, cols [][]parquet.Value, n int) error {
+	if s.file != nil && s.fileVersion != version {
+		if err := s.closeFile(); err != nil {
+			return err
+		}
+	}
 	for n > 0 {
 		if s.file != nil && s.file.Rows() >= s.maxRows {
 			if err := s.closeFile(); err != nil {
@@ -259,11 +341,11 @@ func (s *Sink) write(cols [][]parquet.Value, n int) error {
 			}
 		}
 		if s.file == nil {
-			f, err := s.tbl.NewFile(s.schema)
+			f, err := s.tbl.NewFile(ps)
 			if err != nil {
 				return fmt.Errorf("start a data file: %w", err)
 			}
-			s.file = f
+			s.file, s.fileVersion = f, version
 		}
 		head, take := cols, n
 		if room := s.maxRows - s.file.Rows(); int64(n) > room {
@@ -313,78 +395,52 @@ func (s *Sink) leaveOut(recs []record.Record, bad []decode.BadRecord) error {
 	return nil
 }
 
-// current returns the rows of chunk d in the table's current columns. A
-// chunk whose records have new fields for an inferred part changes the
-// columns first (see evolve), and one decoded with older columns than the
-// table's is decoded again, on the loop's own decoder, under ctx.
-func (s *Sink) current(ctx context.Context, d *ingest.Decoded) (decode.Batch, error) {
-	batch, err, version := d.Batch, d.Err, d.Version
-	for {
-		var nc *decode.NewColumnsError
-		switch {
-		case errors.As(err, &nc):
-			changed, err := s.evolve(nc)
-			if err != nil {
-				return decode.Batch{}, err
-			}
-			if !changed && version == s.version {
-				return decode.Batch{}, runner.Fatal(fmt.Errorf("a bug: the table's columns already have what the chunk asks for: %w", nc))
-			}
-		case err != nil:
-			return decode.Batch{}, s.decodeFailed(err)
-		case version == s.version || len(d.Recs) == 0:
-			return batch, nil
-		}
-		if s.own == nil {
-			if s.own, err = ingest.NewDecoder(s.layout, s.sources, s.decoders.Opts); err != nil {
-				return decode.Batch{}, runner.Fatal(fmt.Errorf("build decoder: %w", err))
-			}
-		}
-		batch, err = s.own.Decode(ctx, d.Recs)
-		version = s.version
-	}
-}
-
-// evolve gives the table the columns a chunk asks for, and reports whether
-// they changed: the open file, written with the columns before, is closed
-// for the next flush to commit with the new columns, and every decoder
-// decodes into the new columns from now on. In FAIL_ON_NEW_COLUMNS, or when
+// next returns the table's layout once the columns nc asks for are added,
+// nil when the columns have them already. In FAIL_ON_NEW_COLUMNS, or when
 // the columns would be more than a Parquet file holds, it commits what was
-// buffered before the chunk instead, and fails the table.
-func (s *Sink) evolve(nc *decode.NewColumnsError) (bool, error) {
+// buffered before the record instead, and fails the table.
+func (s *Sink) next(nc *decode.NewColumnsError) (*spec.Layout, error) {
 	layout := *s.layout
 	side := &layout.Value
 	if nc.Side == "key" {
 		side = &layout.Key
 	}
-	next, changed := nc.Apply(side.Fields)
+	fields, changed := nc.Apply(side.Fields)
 	if !changed {
-		return false, nil
+		return nil, nil
 	}
-	side.Fields = next // of the copy: s.layout changes below
+	side.Fields = fields // of the copy
 	if fail := columns.TooWide(&layout); nc.Fail || fail != nil {
 		if err := FinalFlush(s.Flush); err != nil {
-			return false, err
+			return nil, err
 		}
 		if fail == nil {
 			fail = runner.Fatal(nc)
 		}
-		return false, fail
+		return nil, fail
 	}
+	return &layout, nil
+}
+
+// evolve gives the table layout, the columns nc asked for: the open file,
+// written with the columns before, is closed for the next flush to commit
+// with the new columns, and every decoder decodes into the new columns from
+// now on.
+func (s *Sink) evolve(layout *spec.Layout, nc *decode.NewColumnsError) error {
 	if s.file != nil {
 		if err := s.closeFile(); err != nil {
-			return false, err
+			return err
 		}
 	}
-	own, err := ingest.NewDecoder(&layout, s.sources, s.decoders.Opts)
+	own, err := ingest.NewDecoder(layout, s.sources, s.decoders.Opts)
 	if err != nil {
-		return false, runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
+		return runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
 	}
-	s.layout, s.own, s.schema, s.columns = &layout, own, own.Schema(), layout.Columns()
+	s.layout, s.own, s.schema, s.columns = layout, own, own.Schema(), layout.Columns()
 	s.version++
 	s.decoders.Swap(s.layout, s.version)
 	s.log.Info("new columns", "columns", nc.Columns, "record", fmt.Sprintf("%s[%d]@%d", nc.Topic, nc.Partition, nc.Offset))
-	return true, nil
+	return nil
 }
 
 // widening reports whether the table's inferred part widens column types

@@ -26,9 +26,10 @@ type Decoded struct {
 	// and when no decoder could be made (err says why).
 	Dec   *decode.Decoder
 	Batch decode.Batch
-	// Recs are the chunk's records, which the loop decodes again when
-	// the table's columns changed since dec was made: version is the
-	// pool's schema version dec has.
+	// Recs are the chunk's records; version is the pool's schema version
+	// dec has, the columns of the rows. The writer decodes again only the
+	// records from the one that asked for new columns on (see
+	// [decode.NewColumnsError]).
 	Recs    []record.Record
 	Version int
 	// Err is a decoder's bug; the table fails.

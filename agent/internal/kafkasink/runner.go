@@ -514,10 +514,25 @@ func (s *session) write(ctx context.Context, out map[string]map[int32][]kafka.Ou
 // rows become to out, by topic and partition. It returns how many records
 // it added.
 func (s *session) encode(ctx context.Context, recs []record.Record, out map[string]map[int32][]kafka.OutRecord) (int, error) {
-	batch, err := s.decode(ctx, recs)
-	if err != nil {
-		return 0, err
+	added := 0
+	for len(recs) > 0 {
+		batch, n, err := s.decode(ctx, recs)
+		if err != nil {
+			return 0, err
+		}
+		k, err := s.encodeBatch(ctx, &batch, recs[:n], out)
+		if err != nil {
+			return 0, err
+		}
+		added, recs = added+k, recs[n:]
 	}
+	return added, nil
+}
+
+// encodeBatch appends what the rows of batch, decoded from recs, become to
+// out, and returns how many they are.
+func (s *session) encodeBatch(ctx context.Context, b *decode.Batch, recs []record.Record, out map[string]map[int32][]kafka.OutRecord) (int, error) {
+	batch := *b
 	columns := s.layout.Columns()
 	if i := encode.CorruptRow(columns, &batch); i >= 0 {
 		src := &recs[encode.RecordOf(&batch, i)]
@@ -606,37 +621,43 @@ func (s *session) add(ctx context.Context, row *encode.Row, ts time.Time, out ma
 	return nil
 }
 
-// decode decodes recs into the source's columns. An inferred part takes
-// its first columns from the first records it sees, and new ones as later
-// records bring them: the sink keeps no schema, so its columns start
-// again from the records at every session.
-func (s *session) decode(ctx context.Context, recs []record.Record) (decode.Batch, error) {
+// decode decodes recs, or the first of them, into the source's columns,
+// and returns how many it decoded. An inferred part takes its first
+// columns from the first records it sees, and new ones as later records
+// bring them: the sink keeps no schema, so its columns start again from
+// the records at every session. A record that
+// brings new columns ends the batch before it, in the columns the records
+// before it have; the next call adds them and goes on from that record.
+func (s *session) decode(ctx context.Context, recs []record.Record) (decode.Batch, int, error) {
 	if s.dec == nil {
 		p, err := columns.InferredPart(s.layout)
 		if err != nil {
-			return decode.Batch{}, err
+			return decode.Batch{}, 0, err
 		}
 		if p != nil && p.Fields == nil {
 			// A change event's columns are those of its row images, not
 			// of the event (see columns.InferFrom).
 			base, err := columns.InferFrom(ctx, p, recs)
 			if err != nil {
-				return decode.Batch{}, err
+				return decode.Batch{}, 0, err
 			}
 			if err := columns.WithHints(s.layout, p, base); err != nil {
-				return decode.Batch{}, err
+				return decode.Batch{}, 0, err
 			}
 		}
 		s.before = nil
 		if s.dec, err = changelog.New(s.layout, s.sources); err != nil {
-			return decode.Batch{}, runner.Fatal(fmt.Errorf("build the source's decoder: %w", err))
+			return decode.Batch{}, 0, runner.Fatal(fmt.Errorf("build the source's decoder: %w", err))
 		}
 	}
 	for {
 		batch, err := s.dec.Decode(ctx, recs)
 		var nc *decode.NewColumnsError
-		if !errors.As(err, &nc) {
-			return batch, err
+		switch {
+		case !errors.As(err, &nc):
+			return batch, len(recs), err
+		case nc.Record > 0 && !nc.Fail:
+			return batch, nc.Record, nil
 		}
 		side := &s.layout.Value
 		if nc.Side == "key" {
@@ -644,12 +665,12 @@ func (s *session) decode(ctx context.Context, recs []record.Record) (decode.Batc
 		}
 		fields, changed := nc.Apply(side.Fields)
 		if !changed || nc.Fail {
-			return decode.Batch{}, runner.Fatal(nc)
+			return decode.Batch{}, 0, runner.Fatal(nc)
 		}
 		side.Fields = fields
 		s.before = nil
 		if s.dec, err = changelog.New(s.layout, s.sources); err != nil {
-			return decode.Batch{}, runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
+			return decode.Batch{}, 0, runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
 		}
 		s.r.log.Info("new source columns", "columns", nc.Columns)
 	}

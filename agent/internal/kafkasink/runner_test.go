@@ -2,6 +2,7 @@ package kafkasink
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -303,5 +304,65 @@ func TestKafkaSinkReadsThroughIngest(t *testing.T) {
 	}
 	if ids := readCommitted(t, addr, "out"); len(ids) != 6 {
 		t.Fatalf("read %v, want the 6 source rows", ids)
+	}
+}
+
+// TestKafkaSinkNewColumnsMidBatch: a source whose columns are inferred
+// takes the new fields of records in the middle of what it read, each
+// record written once, in order, with the columns it has.
+func TestKafkaSinkNewColumnsMidBatch(t *testing.T) {
+	addr, producer := newCluster(t, 1, "in", "out")
+	k := testSink(spec.DeliveryExactlyOnce)
+	k.Source.ValueTransformer.JSONOptions = &spec.JSONOptions{SchemaEvolutionMode: spec.SchemaEvolutionAddNewColumns}
+	value := func(i int) string {
+		switch i {
+		case 13:
+			return fmt.Sprintf(`{"id":%d,"extra":"e"}`, i)
+		case 16:
+			return fmt.Sprintf(`{"id":%d,"extra":"f","more":true}`, i)
+		}
+		return fmt.Sprintf(`{"id":%d}`, i)
+	}
+	produce(t, producer, 0, 10, value)
+	r := startSink(t, addr, k)
+	sinkAt(t, r, 10)
+	produce(t, producer, 10, 20, value)
+	sinkAt(t, r, 20)
+	cl := committedReader(t, addr, "out")
+	var got []string
+	for len(got) < 20 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		fs := cl.PollFetches(ctx)
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			break
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			var row struct {
+				ID    int
+				Extra *string
+				More  *bool
+			}
+			if err := json.Unmarshal(r.Value, &row); err != nil {
+				t.Fatalf("%q: %v", r.Value, err)
+			}
+			s := fmt.Sprint(row.ID)
+			if row.Extra != nil {
+				s += " " + *row.Extra
+			}
+			if row.More != nil {
+				s += fmt.Sprint(" ", *row.More)
+			}
+			got = append(got, s)
+		})
+	}
+	var want []string
+	for i := range 20 {
+		want = append(want, fmt.Sprint(i))
+	}
+	want[13], want[16] = "13 e", "16 f true"
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("rows %q, want %q", got, want)
 	}
 }
