@@ -46,7 +46,7 @@ func forEachBlobStore(t *testing.T, test func(t *testing.T, s *blobStore)) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.close()
+			defer s.Close()
 			test(t, s)
 		})
 	}
@@ -88,7 +88,7 @@ func testBlobStoreTable(t *testing.T, s *blobStore) {
 			t.Fatalf("commit %d: %v", i, err)
 		}
 	}
-	if _, err := s.stat(logDir + "/" + checkpointName(10)); err != nil {
+	if _, err := s.Stat(logDir + "/" + checkpointName(10)); err != nil {
 		t.Errorf("no checkpoint at version 10: %v", err)
 	}
 	again, err := openIn(s, opts, false)
@@ -99,10 +99,10 @@ func testBlobStoreTable(t *testing.T, s *blobStore) {
 		t.Errorf("reopened: version %d, %d rows, offset %d; want 11, 12, 12", snap.Version, snap.NumRows, snap.Txns["t/x/0"])
 	}
 	// Two writers of version 12: the second loses to the first.
-	if err := s.putIfAbsent(logPath(12), []byte(`{"commitInfo":{}}`+"\n")); err != nil {
+	if err := s.PutIfAbsent(logPath(12), []byte(`{"commitInfo":{}}`+"\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.putIfAbsent(logPath(12), []byte("{}\n")); !errors.Is(err, fs.ErrExist) {
+	if err := s.PutIfAbsent(logPath(12), []byte("{}\n")); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("second put-if-absent of version 12: %v, want fs.ErrExist", err)
 	}
 	// A file uploaded but never committed is collected after the grace.
@@ -112,7 +112,7 @@ func testBlobStoreTable(t *testing.T, s *blobStore) {
 	if n, err := tb.CollectGarbage(); err != nil || n != 1 {
 		t.Errorf("CollectGarbage = %d, %v; want the orphan", n, err)
 	}
-	if _, err := s.stat(orphan.Path); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.Stat(orphan.Path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("orphan %s still there: %v", orphan.Path, err)
 	}
 	// An aborted upload leaves nothing.
@@ -121,17 +121,17 @@ func testBlobStoreTable(t *testing.T, s *blobStore) {
 		t.Fatal(err)
 	}
 	fw.Abort()
-	if _, err := s.stat(fw.Name()); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.Stat(fw.Name()); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("aborted file %s: %v, want fs.ErrNotExist", fw.Name(), err)
 	}
-	entries, err := s.list("")
+	entries, err := s.List("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, e := range entries {
-		if e.dir {
-			names = append(names, e.name+"/")
+		if e.Dir {
+			names = append(names, e.Name+"/")
 		}
 	}
 	if fmt.Sprint(names) != "[_delta_log/]" {
@@ -152,17 +152,17 @@ func TestBlobStoreConditionalCreate(t *testing.T) {
 			name  string
 			write func(name string, data []byte) error
 		}{
-			{"putIfAbsent", s.putIfAbsent},
+			{"putIfAbsent", s.PutIfAbsent},
 			{"create", func(name string, data []byte) error {
-				w, err := s.create(name)
+				w, err := s.Create(name)
 				if err != nil {
 					return err
 				}
 				if _, err := w.Write(data); err != nil {
-					w.abort()
+					w.Abort()
 					return err
 				}
-				_, err = w.commit()
+				_, err = w.Commit()
 				return err
 			}},
 		} {
@@ -189,7 +189,7 @@ func TestBlobStoreConditionalCreate(t *testing.T) {
 					t.Errorf("%s %s: no writer won", how.name, name)
 					continue
 				}
-				got, err := s.read(name)
+				got, err := s.Read(name)
 				if want := fmt.Appendf(nil, "writer %d\n", winner); err != nil || !bytes.Equal(got, want) {
 					t.Errorf("%s %s holds %q, %v; want the winner's %q", how.name, name, got, err, want)
 				}

@@ -35,7 +35,7 @@ func (s localStore) path(name string) string { return filepath.Join(s.dir, filep
 
 func (s localStore) String() string { return s.dir }
 
-func (s localStore) close() error { return nil }
+func (s localStore) Close() error { return nil }
 
 // tempName is where name is written before it is linked into place: a data
 // file in the table folder as _tmp/<name>.tmp (readers list the folder),
@@ -54,7 +54,7 @@ func (s localStore) tempName(name string) string {
 	return dir + logTmpPrefix + stem + "." + newUUID() + rest + tmpSuffix
 }
 
-func (s localStore) create(name string) (storeWriter, error) {
+func (s localStore) Create(name string) (Writer, error) {
 	tmp := s.tempName(name)
 	if err := os.MkdirAll(filepath.Dir(s.path(tmp)), s.dirMode); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", tmp, err)
@@ -76,9 +76,9 @@ type localWriter struct {
 
 func (w *localWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
 
-func (w *localWriter) commit() (storeEntry, error) {
+func (w *localWriter) Commit() (Entry, error) {
 	if w.done {
-		return storeEntry{}, fmt.Errorf("%s is already written", w.name)
+		return Entry{}, fmt.Errorf("%s is already written", w.name)
 	}
 	w.done = true
 	defer os.Remove(w.s.path(w.tmp))
@@ -97,12 +97,12 @@ func (w *localWriter) commit() (storeEntry, error) {
 		err = syncDir(filepath.Dir(w.s.path(w.name)))
 	}
 	if err != nil {
-		return storeEntry{}, fmt.Errorf("writing %s: %w", w.name, err)
+		return Entry{}, fmt.Errorf("writing %s: %w", w.name, err)
 	}
-	return storeEntry{name: path.Base(w.name), size: fi.Size(), modTime: fi.ModTime()}, nil
+	return Entry{Name: path.Base(w.name), Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
-func (w *localWriter) abort() {
+func (w *localWriter) Abort() {
 	if !w.done {
 		w.done = true
 		_ = w.f.Close()
@@ -110,27 +110,27 @@ func (w *localWriter) abort() {
 	}
 }
 
-func (s localStore) putIfAbsent(name string, data []byte) error {
-	w, err := s.create(name)
+func (s localStore) PutIfAbsent(name string, data []byte) error {
+	w, err := s.Create(name)
 	if err != nil {
 		return err
 	}
 	if _, err := w.Write(data); err != nil {
-		w.abort()
+		w.Abort()
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	_, err = w.commit()
+	_, err = w.Commit()
 	return err
 }
 
-// put replaces name and drops the checksum side file Hadoop's local file
+// Put replaces name and drops the checksum side file Hadoop's local file
 // system keeps next to it (see [checksumSideFile]): Spark writes one with
 // _last_checkpoint, and left in place it would no longer match, so Spark
 // would log a checksum error and retry before reading the table. It is
 // dropped before the rename, so that a crash cannot leave it guarding the
 // new content, and after, in case another engine wrote the file and its
 // side file in between; a missing side file is fine for Hadoop.
-func (s localStore) put(name string, data []byte) error {
+func (s localStore) Put(name string, data []byte) error {
 	tmp := s.tempName(name)
 	if err := writeFileSync(s.path(tmp), data, s.fileMode); err != nil {
 		return err
@@ -168,9 +168,9 @@ func (s localStore) removeChecksum(name string) error {
 	return nil
 }
 
-func (s localStore) read(name string) ([]byte, error) { return os.ReadFile(s.path(name)) }
+func (s localStore) Read(name string) ([]byte, error) { return os.ReadFile(s.path(name)) }
 
-func (s localStore) open(name string) (storeFile, error) {
+func (s localStore) Open(name string) (File, error) {
 	f, err := os.Open(s.path(name))
 	if err != nil {
 		return nil, err
@@ -189,9 +189,9 @@ type localFile struct {
 	n int64
 }
 
-func (f localFile) size() int64 { return f.n }
+func (f localFile) Size() int64 { return f.n }
 
-func (s localStore) list(dir string) ([]storeEntry, error) {
+func (s localStore) List(dir string) ([]Entry, error) {
 	des, err := os.ReadDir(s.path(dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -199,10 +199,10 @@ func (s localStore) list(dir string) ([]storeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries := make([]storeEntry, 0, len(des))
+	entries := make([]Entry, 0, len(des))
 	for _, de := range des {
-		e := storeEntry{name: de.Name(), dir: de.IsDir(), other: !de.IsDir() && !de.Type().IsRegular()}
-		if !e.dir {
+		e := Entry{Name: de.Name(), Dir: de.IsDir(), Other: !de.IsDir() && !de.Type().IsRegular()}
+		if !e.Dir {
 			fi, err := de.Info()
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // deleted since listed
@@ -210,32 +210,32 @@ func (s localStore) list(dir string) ([]storeEntry, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.size, e.modTime = fi.Size(), fi.ModTime()
+			e.Size, e.ModTime = fi.Size(), fi.ModTime()
 		}
 		entries = append(entries, e)
 	}
 	return entries, nil
 }
 
-func (s localStore) stat(name string) (storeEntry, error) {
+func (s localStore) Stat(name string) (Entry, error) {
 	fi, err := os.Stat(s.path(name))
 	if err != nil {
-		return storeEntry{}, err
+		return Entry{}, err
 	}
-	return storeEntry{name: fi.Name(), size: fi.Size(), modTime: fi.ModTime(), dir: fi.IsDir(), other: !fi.IsDir() && !fi.Mode().IsRegular()}, nil
+	return Entry{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime(), Dir: fi.IsDir(), Other: !fi.IsDir() && !fi.Mode().IsRegular()}, nil
 }
 
-// remove deletes name and, as Hadoop's local file system does, its
+// Remove deletes name and, as Hadoop's local file system does, its
 // checksum side file (see [checksumSideFile]), so that none is left
 // guarding nothing.
-func (s localStore) remove(name string) error {
+func (s localStore) Remove(name string) error {
 	if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return s.removeChecksum(name)
 }
 
-func (s localStore) lock(owner string) (func() error, error) {
+func (s localStore) Lock(owner string) (func() error, error) {
 	if err := os.MkdirAll(s.dir, s.dirMode); err != nil {
 		return nil, fmt.Errorf("creating table folder: %w", err)
 	}

@@ -44,18 +44,18 @@ func TestLocalChecksumSideFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.put(name, []byte(`{"version":10}`)); err != nil {
+	if err := s.Put(name, []byte(`{"version":10}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(side); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after put, %s: %v, want it gone", side, err)
 	}
-	if got, err := s.read(name); err != nil || string(got) != `{"version":10}` {
+	if got, err := s.Read(name); err != nil || string(got) != `{"version":10}` {
 		t.Errorf("read = %q, %v", got, err)
 	}
 
 	// A put of a file with no side file, and a remove, work the same.
-	if err := s.put(name, []byte(`{"version":20}`)); err != nil {
+	if err := s.Put(name, []byte(`{"version":20}`)); err != nil {
 		t.Fatal(err)
 	}
 	entry := logPath(3)
@@ -65,7 +65,7 @@ func TestLocalChecksumSideFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.remove(entry); err != nil {
+	if err := s.Remove(entry); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(entrySide); !errors.Is(err, fs.ErrNotExist) {

@@ -39,7 +39,7 @@ type FileWriter struct {
 	t    *Table
 	name string // final name, relative to the table folder
 	tmp  string // its temporary name on local disk (see localStore.tempName)
-	out  storeWriter
+	out  Writer
 	// written counts the bytes handed to out.
 	written int64
 	// w is parquet-go's untyped Writer, which parquet-go deprecates for
@@ -96,7 +96,7 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 	t.pending[fw.tmp] = struct{}{}
 	t.pending[fw.name] = struct{}{}
 	t.mu.Unlock()
-	fw.out, err = t.s.create(fw.name)
+	fw.out, err = t.s.Create(fw.name)
 	if err != nil {
 		t.unpend(fw.tmp)
 		t.unpend(fw.name)
@@ -241,12 +241,12 @@ func (fw *FileWriter) finish() (AddFile, error) {
 	if err != nil {
 		return AddFile{}, fmt.Errorf("file statistics: %w", err)
 	}
-	fi, err := fw.out.commit()
+	fi, err := fw.out.Commit()
 	if err != nil {
 		return AddFile{}, err
 	}
 	fw.t.unpend(fw.tmp)
-	return AddFile{Path: fw.name, Size: fi.size, ModificationTime: fi.modTime, NumRecords: fw.rows, Stats: stats}, nil
+	return AddFile{Path: fw.name, Size: fi.Size, ModificationTime: fi.ModTime, NumRecords: fw.rows, Stats: stats}, nil
 }
 
 // Abort discards the file. It may be called at any time, also after Close
@@ -257,7 +257,7 @@ func (fw *FileWriter) Abort() {
 		return
 	}
 	fw.done = true
-	fw.out.abort()
+	fw.out.Abort()
 	fw.t.unpend(fw.tmp)
 	fw.t.unpend(fw.name)
 }
