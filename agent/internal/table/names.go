@@ -1,8 +1,6 @@
 package table
 
 import (
-	"crypto/rand"
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,17 +10,7 @@ import (
 // creates outside the data files starts with "_" (Spark, pyarrow, Hive and
 // Delta's VACUUM skip those) or, inside _delta_log, with "." (Delta readers
 // list only %020d.json and the checkpoint names).
-const (
-	logDir = "_delta_log"
-	// tmpDir holds data files being written, so a half-written file is
-	// never read.
-	tmpDir = "_tmp"
-	// lockFile is the table's lock (see [Open]); it names its holder.
-	lockFile = "_tributary.lock"
-	// logTmpPrefix starts the name of a log entry being written.
-	logTmpPrefix = "."
-	tmpSuffix    = ".tmp"
-)
+const logDir = "_delta_log"
 
 // The marker of a table this package created: a key of the first
 // metaData action's configuration. Other engines carry the configuration
@@ -33,9 +21,6 @@ const (
 	createdByKey   = "tributary.createdBy"
 	createdByValue = engineInfo
 )
-
-// uuidPattern matches what newUUID returns.
-const uuidPattern = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
 
 var (
 	// dataFileRE matches the names newDataFileName gives: Spark's pattern
@@ -65,7 +50,7 @@ func newDataFileName(ext string) string {
 func isDataFile(name string) bool { return dataFileRE.MatchString(name) }
 
 // tempDataName is where data file name is written on local disk:
-// _tmp/<name>.tmp (see [localStore.tempName]).
+// _tmp/<name>.tmp (see [tempName]).
 func tempDataName(name string) string { return filepath.Join(tmpDir, name+tmpSuffix) }
 
 // isTempDataFile reports whether base, a name inside _tmp/, is one
@@ -77,14 +62,5 @@ func isTempDataFile(base string) bool {
 
 // isLogTemp reports whether base, a name inside _delta_log, is one the
 // local store gives a log entry, checkpoint or _last_checkpoint being
-// written (see [localStore.tempName]).
+// written (see [tempName]).
 func isLogTemp(base string) bool { return logTmpRE.MatchString(base) }
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}

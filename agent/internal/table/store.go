@@ -13,17 +13,36 @@ import (
 // [Options.FileMode]), or a prefix in an object store (s3://, gs://,
 // azblob:// or abfss:// URL; see [openBlobStore]).
 func openStore(location string, mode os.FileMode) (Store, error) {
-	u, err := url.Parse(location)
-	if err != nil || u.Scheme == "" || len(u.Scheme) == 1 { // a path (or a Windows drive letter)
-		return newLocalStore(location, mode), nil
+	if dir, ok := localDir(location); ok {
+		return newLocalStore(dir, mode), nil
 	}
+	u, _ := url.Parse(location) // localDir has parsed it
 	switch u.Scheme {
-	case "file":
-		return newLocalStore(u.Path, mode), nil
 	case "s3", "gs", "azblob", "abfss":
 		return openBlobStore(u)
 	}
 	return nil, fmt.Errorf("table location %s: unsupported scheme %q (want a path, or a file, s3, gs, azblob or abfss URL)", redact(u), u.Scheme)
+}
+
+// isLocal reports whether location is a folder on local disk (a path or a
+// file:// URL) rather than a prefix in an object store.
+func isLocal(location string) bool {
+	_, ok := localDir(location)
+	return ok
+}
+
+// localDir returns the folder on local disk that location names: location
+// itself when it is a path, the path of a file:// URL. ok is false for any
+// other URL.
+func localDir(location string) (dir string, ok bool) {
+	u, err := url.Parse(location)
+	switch {
+	case err != nil || u.Scheme == "" || len(u.Scheme) == 1: // a path (or a Windows drive letter)
+		return location, true
+	case u.Scheme == "file":
+		return u.Path, true
+	}
+	return "", false
 }
 
 // Store is where one table's files live: a folder on local disk
@@ -35,7 +54,7 @@ type Store interface {
 	// Create starts writing object name. Nothing is visible under name
 	// until the writer's commit, which never replaces an existing object.
 	// A write a crash interrupts leaves at most a temporary file named
-	// like the local store's (see [localStore.tempName]) or, on an object
+	// like the local store's (see [tempName]) or, on an object
 	// store, an unfinished upload the store discards.
 	Create(name string) (Writer, error)
 	// PutIfAbsent creates name with data, atomically and durably, unless

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
 )
@@ -37,25 +36,8 @@ func (s localStore) String() string { return s.dir }
 
 func (s localStore) Close() error { return nil }
 
-// tempName is where name is written before it is linked into place: a data
-// file in the table folder as _tmp/<name>.tmp (readers list the folder),
-// anything else next to itself as .<stem>.<uuid>[.<rest>].tmp, where stem
-// is its name up to the first dot: ".00000000000000000003.<uuid>.json.tmp".
-// Garbage collection and [Open] know these names (see names.go).
-func (s localStore) tempName(name string) string {
-	dir, base := path.Split(name)
-	if dir == "" {
-		return tmpDir + "/" + base + tmpSuffix
-	}
-	stem, rest, ok := strings.Cut(base, ".")
-	if ok {
-		rest = "." + rest
-	}
-	return dir + logTmpPrefix + stem + "." + newUUID() + rest + tmpSuffix
-}
-
 func (s localStore) Create(name string) (Writer, error) {
-	tmp := s.tempName(name)
+	tmp := tempName(name)
 	if err := os.MkdirAll(filepath.Dir(s.path(tmp)), s.dirMode); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", tmp, err)
 	}
@@ -131,7 +113,7 @@ func (s localStore) PutIfAbsent(name string, data []byte) error {
 // new content, and after, in case another engine wrote the file and its
 // side file in between; a missing side file is fine for Hadoop.
 func (s localStore) Put(name string, data []byte) error {
-	tmp := s.tempName(name)
+	tmp := tempName(name)
 	if err := writeFileSync(s.path(tmp), data, s.fileMode); err != nil {
 		return err
 	}
@@ -240,9 +222,8 @@ func (s localStore) Lock(owner string) (func() error, error) {
 		return nil, fmt.Errorf("creating table folder: %w", err)
 	}
 	l, err := flock.Acquire(filepath.Join(s.dir, lockFile), owner, s.fileMode)
-	var held *flock.HeldError
-	if errors.As(err, &held) {
-		return nil, &LockedError{Dir: s.dir, Holder: held.Holder}
+	if errors.As(err, new(*flock.HeldError)) {
+		return nil, err // the table names the holder
 	}
 	if err != nil {
 		return nil, fmt.Errorf("locking the table folder: %w", err)

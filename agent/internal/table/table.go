@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go/compress"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
 )
 
 // DefaultRowGroupRows is the number of rows buffered in memory before a row
@@ -169,6 +171,10 @@ func openIn(s Store, opts Options, lock bool) (*Table, error) {
 	if lock {
 		if t.unlock, err = s.Lock(opts.Owner); err != nil {
 			_ = s.Close()
+			var held *flock.HeldError
+			if errors.As(err, &held) {
+				return nil, &LockedError{Dir: s.String(), Holder: held.Holder}
+			}
 			return nil, err
 		}
 	}
@@ -212,10 +218,10 @@ func CheckWritable(location string) error {
 		return err
 	}
 	defer s.Close()
-	if _, ok := s.(*blobStore); !ok {
+	if isLocal(location) {
 		return nil
 	}
-	probe := localStore{}.tempName(logDir + "/" + lastCheckpointFile)
+	probe := tempName(logDir + "/" + lastCheckpointFile)
 	if err := s.PutIfAbsent(probe, nil); err != nil {
 		return fmt.Errorf("the agent cannot write to %s: %w", s, err)
 	}

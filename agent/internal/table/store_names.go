@@ -1,0 +1,50 @@
+package table
+
+import (
+	"crypto/rand"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// The names the store gives inside a table's folder: its lock file and the
+// temporary names of what the local store is writing.
+const (
+	// tmpDir holds data files being written, so a half-written file is
+	// never read.
+	tmpDir = "_tmp"
+	// lockFile is the table's lock (see [Open]); it names its holder.
+	lockFile = "_tributary.lock"
+	// logTmpPrefix starts the name of a log entry being written.
+	logTmpPrefix = "."
+	tmpSuffix    = ".tmp"
+)
+
+// tempName is where name is written before it is linked into place: a data
+// file in the table folder as _tmp/<name>.tmp (readers list the folder),
+// anything else next to itself as .<stem>.<uuid>[.<rest>].tmp, where stem
+// is its name up to the first dot: ".00000000000000000003.<uuid>.json.tmp".
+// Garbage collection and [Open] know these names (see names.go).
+func tempName(name string) string {
+	dir, base := path.Split(name)
+	if dir == "" {
+		return tmpDir + "/" + base + tmpSuffix
+	}
+	stem, rest, ok := strings.Cut(base, ".")
+	if ok {
+		rest = "." + rest
+	}
+	return dir + logTmpPrefix + stem + "." + newUUID() + rest + tmpSuffix
+}
+
+// uuidPattern matches what newUUID returns.
+const uuidPattern = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
