@@ -1,7 +1,6 @@
 package table
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -22,17 +21,13 @@ const (
 	createdByValue = engineInfo
 )
 
-var (
-	// dataFileRE matches the names newDataFileName gives: Spark's pattern
-	// with the agent's name in it,
-	// part-<5 digits>-tributary-<uuid>-c000[.<codec>].parquet. Other
-	// engines (Spark, delta-rs) name their files part-<5 digits>-<uuid>...,
-	// so a file another engine is about to commit (a long OPTIMIZE) never
-	// looks like an orphan of the agent's.
-	dataFileRE = regexp.MustCompile(`^part-[0-9]{5}-tributary-` + uuidPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
-	// logTmpRE matches the temporary names of log files on local disk.
-	logTmpRE = regexp.MustCompile(`^\.([0-9]{20}\.` + uuidPattern + `\.(json|checkpoint\.parquet)|_last_checkpoint\.` + uuidPattern + `)\.tmp$`)
-)
+// dataFileRE matches the names newDataFileName gives: Spark's pattern with
+// the agent's name in it,
+// part-<5 digits>-tributary-<uuid>-c000[.<codec>].parquet. Other engines
+// (Spark, delta-rs) name their files part-<5 digits>-<uuid>..., so a file
+// another engine is about to commit (a long OPTIMIZE) never looks like an
+// orphan of the agent's.
+var dataFileRE = regexp.MustCompile(`^part-[0-9]{5}-tributary-` + uuidPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
 
 // newDataFileName returns a new, unique data file name; ext is the codec's
 // extension ("snappy"), or "" for uncompressed files.
@@ -49,18 +44,25 @@ func newDataFileName(ext string) string {
 // also requires a table this package created.
 func isDataFile(name string) bool { return dataFileRE.MatchString(name) }
 
-// tempDataName is where data file name is written on local disk:
-// _tmp/<name>.tmp (see [tempName]).
-func tempDataName(name string) string { return filepath.Join(tmpDir, name+tmpSuffix) }
-
-// isTempDataFile reports whether base, a name inside _tmp/, is one
-// tempDataName gives.
+// isTempDataFile reports whether base, a name inside _tmp/, is the
+// temporary name the local store gives a data file (see [tempName]).
 func isTempDataFile(base string) bool {
-	name, ok := strings.CutSuffix(base, tmpSuffix)
+	name, ok := tempOf(tmpDir + "/" + base)
 	return ok && isDataFile(name)
 }
 
-// isLogTemp reports whether base, a name inside _delta_log, is one the
-// local store gives a log entry, checkpoint or _last_checkpoint being
-// written (see [tempName]).
-func isLogTemp(base string) bool { return logTmpRE.MatchString(base) }
+// isLogTemp reports whether base, a name inside _delta_log, is the
+// temporary name the local store gives a log entry, checkpoint or
+// _last_checkpoint being written (see [tempName]).
+func isLogTemp(base string) bool {
+	name, ok := tempOf(logDir + "/" + base)
+	if !ok {
+		return false
+	}
+	name = strings.TrimPrefix(name, logDir+"/")
+	if name == lastCheckpointFile {
+		return true
+	}
+	m := logFileRE.FindStringSubmatch(name) // an entry or a classic checkpoint
+	return m != nil && (m[kindEntry+1] != "" || m[kindCheckpoint+1] != "")
+}

@@ -14,8 +14,8 @@ import (
 // the ones garbage collection and Open recognise.
 func TestLocalTempNames(t *testing.T) {
 	data := newDataFileName("snappy")
-	if got := tempName(data); got != tempDataName(data) || !isTempDataFile(strings.TrimPrefix(got, tmpDir+"/")) {
-		t.Errorf("tempName(%s) = %s, want %s", data, got, tempDataName(data))
+	if got := tempName(data); got != tmpDir+"/"+data+".tmp" || !isTempDataFile(strings.TrimPrefix(got, tmpDir+"/")) {
+		t.Errorf("tempName(%s) = %s, want %s/%[1]s.tmp", data, got, tmpDir)
 	}
 	for _, name := range []string{logPath(3), logDir + "/" + checkpointName(10), logDir + "/" + lastCheckpointFile} {
 		got := tempName(name)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -37,8 +38,38 @@ func tempName(name string) string {
 	return dir + logTmpPrefix + stem + "." + newUUID() + rest + tmpSuffix
 }
 
-// uuidPattern matches what newUUID returns.
-const uuidPattern = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
+// tempOf returns the name whose temporary name temp is (see [tempName]),
+// and whether temp is one: "_tmp/<name>.tmp" gives <name>, and
+// "<dir>/.<stem>.<uuid>[.<rest>].tmp" gives "<dir>/<stem>[.<rest>]".
+func tempOf(temp string) (name string, ok bool) {
+	dir, base := path.Split(temp)
+	base, ok = strings.CutSuffix(base, tmpSuffix)
+	if !ok {
+		return "", false
+	}
+	if dir == tmpDir+"/" {
+		return base, true
+	}
+	base, ok = strings.CutPrefix(base, logTmpPrefix)
+	stem, after, cut := strings.Cut(base, ".")
+	if !ok || !cut || len(after) < uuidLen || !uuidRE.MatchString(after[:uuidLen]) {
+		return "", false
+	}
+	rest := after[uuidLen:]
+	if rest != "" && rest[0] != '.' {
+		return "", false
+	}
+	return dir + stem + rest, true
+}
+
+// uuidPattern matches what newUUID returns, and uuidLen is its length.
+const (
+	uuidPattern = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
+	uuidLen     = 36
+)
+
+// uuidRE matches a whole UUID newUUID returns.
+var uuidRE = regexp.MustCompile(`^` + uuidPattern + `$`)
 
 // newUUID returns a random (version 4) UUID.
 func newUUID() string {

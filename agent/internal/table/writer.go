@@ -87,7 +87,7 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 		ps = physicalSchema(ps, m)
 	}
 	fw := &FileWriter{t: t, name: newDataFileName(ext), leaves: leafColumns(ps)}
-	fw.tmp = tempDataName(fw.name)
+	fw.tmp = tempName(fw.name)
 	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec))
 	if err != nil {
 		t.mu.Unlock()
