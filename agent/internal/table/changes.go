@@ -9,6 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
@@ -22,7 +23,7 @@ var ErrNotChangelog = errors.New("not a changelog of appends")
 // Kafka sink reads the changelog of a table a pipeline writes this way
 // while the pipeline writes it. It is not safe for concurrent use.
 type ChangeReader struct {
-	s  Store
+	s  storage.Store
 	st *state
 }
 
@@ -40,7 +41,7 @@ type Change struct {
 // changes. A folder without a log yet is a table with no version: its
 // changes come as it gets them. The caller must [ChangeReader.Close] it.
 func OpenChanges(location string) (*ChangeReader, error) {
-	s, err := openStore(location, DefaultFileMode) // creates nothing
+	s, err := storage.Open(location, DefaultFileMode) // creates nothing
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func (r *ChangeReader) ReadFile(path string) (cols [][]parquet.Value, n int, err
 // readColumns reads the Parquet file of size bytes in f as rows of ps,
 // column by column. parquet-go panics on some damaged files: that is an
 // error too.
-func readColumns(f File, size int64, ps *parquet.Schema) (cols [][]parquet.Value, n int, err error) {
+func readColumns(f storage.File, size int64, ps *parquet.Schema) (cols [][]parquet.Value, n int, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the Parquet reader failed: %v", p)

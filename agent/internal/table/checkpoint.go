@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // checkpointRow is one row of a classic checkpoint: one action, in the
@@ -49,7 +50,7 @@ func checkpointName(v int64) string { return fmt.Sprintf("%020d.checkpoint.parqu
 // readLastCheckpoint returns the version _last_checkpoint of the table in s
 // points to, or 0 when the file is missing or invalid: it is only a hint
 // of where to start reading.
-func readLastCheckpoint(s Store) int64 {
+func readLastCheckpoint(s storage.Store) int64 {
 	data, err := s.Read(logDir + "/" + lastCheckpointFile)
 	if err != nil {
 		return 0
@@ -109,7 +110,7 @@ func (t *Table) writeCheckpoint() error {
 // [assembler]. A file that cannot be read is an error wrapping
 // [ErrCorruptLog]; one that holds V2 checkpoint actions, an
 // [*UnsupportedFeatureError].
-func readCheckpoint(s Store, file, name string) (*entry, error) {
+func readCheckpoint(s storage.Store, file, name string) (*entry, error) {
 	e, err := readCheckpointFile(s, file, name)
 	var unsupported *UnsupportedFeatureError
 	if err != nil && !errors.As(err, &unsupported) {
@@ -118,7 +119,7 @@ func readCheckpoint(s Store, file, name string) (*entry, error) {
 	return e, err
 }
 
-func readCheckpointFile(s Store, file, name string) (*entry, error) {
+func readCheckpointFile(s storage.Store, file, name string) (*entry, error) {
 	f, err := s.Open(file)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
@@ -289,7 +290,7 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 			}
 		} else {
 			md = metadataAction{
-				ID:               newUUID(),
+				ID:               storage.NewUUID(),
 				Format:           formatSpec{Provider: "parquet", Options: map[string]string{}},
 				PartitionColumns: []string{},
 				Configuration:    map[string]string{createdByKey: createdByValue},

@@ -3,6 +3,8 @@ package table
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // CollectGarbage deletes what crashed or losing writers of this package
@@ -78,7 +80,7 @@ func (t *Table) CollectGarbage() (int, error) {
 		_, known := t.st.known[name]
 		return isDataFile(name) && !known
 	})
-	sweep(tmpDir, isTempDataFile)
+	sweep(storage.TempDir, isTempDataFile)
 	sweep(logDir, isLogTemp)
 	if err := errors.Join(errs...); err != nil {
 		return removed, fmt.Errorf("collecting garbage: %w", err)

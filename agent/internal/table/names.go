@@ -3,6 +3,8 @@ package table
 import (
 	"regexp"
 	"strings"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // Folder and file names inside a table folder. Every name this package
@@ -27,7 +29,7 @@ const (
 // (Spark, delta-rs) name their files part-<5 digits>-<uuid>..., so a file
 // another engine is about to commit (a long OPTIMIZE) never looks like an
 // orphan of the agent's.
-var dataFileRE = regexp.MustCompile(`^part-[0-9]{5}-tributary-` + uuidPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
+var dataFileRE = regexp.MustCompile(`^part-[0-9]{5}-tributary-` + storage.UUIDPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
 
 // newDataFileName returns a new, unique data file name; ext is the codec's
 // extension ("snappy"), or "" for uncompressed files.
@@ -35,7 +37,7 @@ func newDataFileName(ext string) string {
 	if ext != "" {
 		ext = "." + ext
 	}
-	return "part-00000-tributary-" + newUUID() + "-c000" + ext + ".parquet"
+	return "part-00000-tributary-" + storage.NewUUID() + "-c000" + ext + ".parquet"
 }
 
 // isDataFile reports whether name (relative to the table folder) is named
@@ -47,7 +49,7 @@ func isDataFile(name string) bool { return dataFileRE.MatchString(name) }
 // isTempDataFile reports whether base, a name inside _tmp/, is the
 // temporary name the local store gives a data file (see [tempName]).
 func isTempDataFile(base string) bool {
-	name, ok := tempOf(tmpDir + "/" + base)
+	name, ok := storage.TempOf(storage.TempDir + "/" + base)
 	return ok && isDataFile(name)
 }
 
@@ -55,7 +57,7 @@ func isTempDataFile(base string) bool {
 // temporary name the local store gives a log entry, checkpoint or
 // _last_checkpoint being written (see [tempName]).
 func isLogTemp(base string) bool {
-	name, ok := tempOf(logDir + "/" + base)
+	name, ok := storage.TempOf(logDir + "/" + base)
 	if !ok {
 		return false
 	}

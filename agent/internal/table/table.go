@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // DefaultRowGroupRows is the number of rows buffered in memory before a row
@@ -103,7 +104,7 @@ var errClosed = errors.New("the table is closed")
 // Table is one table opened for writing: its replayed log, its lock and
 // the files being written into it.
 type Table struct {
-	s    Store
+	s    storage.Store
 	opts Options
 	// unlock releases the table's lock; nil without one (an object store,
 	// or tests that open several writers on one folder on purpose).
@@ -153,7 +154,7 @@ func open(location string, opts Options, lock bool) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table options: %w", err)
 	}
-	s, err := openStore(location, opts.FileMode)
+	s, err := storage.Open(location, opts.FileMode)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +162,7 @@ func open(location string, opts Options, lock bool) (*Table, error) {
 }
 
 // openIn is open on store s, with opts' defaults set.
-func openIn(s Store, opts Options, lock bool) (*Table, error) {
+func openIn(s storage.Store, opts Options, lock bool) (*Table, error) {
 	if err := checkFolder(s); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -191,7 +192,7 @@ func openIn(s Store, opts Options, lock bool) (*Table, error) {
 // not exist or holds no log yet gives an empty Snapshot (Version -1); one
 // that holds data but no log is a [*NotTableError].
 func ReadSnapshot(dir string) (Snapshot, error) {
-	s, err := openStore(dir, DefaultFileMode) // creates nothing
+	s, err := storage.Open(dir, DefaultFileMode) // creates nothing
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -213,15 +214,15 @@ func ReadSnapshot(dir string) (Snapshot, error) {
 // fails here rather than at the table's first commit. A local folder is
 // not probed; opening the table tells.
 func CheckWritable(location string) error {
-	s, err := openStore(location, DefaultFileMode) // probes object stores only
+	s, err := storage.Open(location, DefaultFileMode) // probes object stores only
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if isLocal(location) {
+	if storage.IsLocal(location) {
 		return nil
 	}
-	probe := tempName(logDir + "/" + lastCheckpointFile)
+	probe := storage.TempName(logDir + "/" + lastCheckpointFile)
 	if err := s.PutIfAbsent(probe, nil); err != nil {
 		return fmt.Errorf("the agent cannot write to %s: %w", s, err)
 	}
@@ -260,7 +261,7 @@ func (t *Table) Close() error {
 // listings: the folder then holds its first log entry and data files. The
 // log is listed again before the folder is called foreign, so a writer
 // racing to create the table opens it instead.
-func checkFolder(s Store) error {
+func checkFolder(s storage.Store) error {
 	if ok, err := hasLog(s); ok || err != nil {
 		return err
 	}
@@ -275,7 +276,7 @@ func checkFolder(s Store) error {
 }
 
 // hasLog reports whether the table's log holds a commit or a checkpoint.
-func hasLog(s Store) (bool, error) {
+func hasLog(s storage.Store) (bool, error) {
 	files, err := listLog(s, 0)
 	if err != nil {
 		return false, err
@@ -285,7 +286,7 @@ func hasLog(s Store) (bool, error) {
 
 // foreignFiles lists what the table's folder holds that is neither a log,
 // the lock file, nor a crashed writer's temporary files.
-func foreignFiles(s Store) ([]string, error) {
+func foreignFiles(s storage.Store) ([]string, error) {
 	entries, err := s.List("")
 	if err != nil {
 		return nil, fmt.Errorf("listing table folder: %w", err)
@@ -293,11 +294,11 @@ func foreignFiles(s Store) ([]string, error) {
 	var found []string
 	for _, e := range entries {
 		switch {
-		case e.Name == lockFile && !e.Dir && !e.Other:
+		case e.Name == storage.LockFile && !e.Dir && !e.Other:
 		case e.Name == logDir && e.Dir:
 			found = append(found, foreignIn(s, logDir, isLogTemp)...)
-		case e.Name == tmpDir && e.Dir:
-			found = append(found, foreignIn(s, tmpDir, isTempDataFile)...)
+		case e.Name == storage.TempDir && e.Dir:
+			found = append(found, foreignIn(s, storage.TempDir, isTempDataFile)...)
 		default:
 			found = append(found, e.Name)
 		}
@@ -307,7 +308,7 @@ func foreignFiles(s Store) ([]string, error) {
 
 // foreignIn lists the names in folder sub, as sub/<name>, that ours does
 // not accept. A folder it cannot list counts as foreign.
-func foreignIn(s Store, sub string, ours func(string) bool) []string {
+func foreignIn(s storage.Store, sub string, ours func(string) bool) []string {
 	entries, err := s.List(sub)
 	if err != nil {
 		return []string{sub}

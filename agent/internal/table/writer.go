@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // AddFile describes a data file ready to be committed.
@@ -39,7 +40,7 @@ type FileWriter struct {
 	t    *Table
 	name string // final name, relative to the table folder
 	tmp  string // its temporary name on local disk (see tempName)
-	out  Writer
+	out  storage.Writer
 	// written counts the bytes handed to out.
 	written int64
 	// w is parquet-go's untyped Writer, which parquet-go deprecates for
@@ -87,7 +88,7 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 		ps = physicalSchema(ps, m)
 	}
 	fw := &FileWriter{t: t, name: newDataFileName(ext), leaves: leafColumns(ps)}
-	fw.tmp = tempName(fw.name)
+	fw.tmp = storage.TempName(fw.name)
 	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec))
 	if err != nil {
 		t.mu.Unlock()

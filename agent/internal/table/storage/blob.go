@@ -1,4 +1,4 @@
-package table
+package storage
 
 import (
 	"bytes"
@@ -70,6 +70,15 @@ func openBlobStore(u *url.URL) (*blobStore, error) {
 		b = blob.PrefixedBucket(b, prefix+"/")
 	}
 	return &blobStore{b: b, location: redact(u)}, nil
+}
+
+// FromBucket returns the store of bucket b, whose keys are the store's
+// names (a prefix goes in b: see blob.PrefixedBucket), with location its
+// name in messages: for a bucket the caller opens itself, such as the
+// in-memory bucket of gocloud.dev/blob/memblob in tests. The store's Close
+// closes b.
+func FromBucket(b *blob.Bucket, location string) Store {
+	return &blobStore{b: b, location: location}
 }
 
 // redact is u without its query parameters (which may hold credentials) or

@@ -1,4 +1,4 @@
-package table
+package storage
 
 import (
 	"errors"
@@ -23,9 +23,9 @@ type localStore struct {
 	fileMode, dirMode os.FileMode
 }
 
-// newLocalStore returns the store of folder dir, whose new files get
+// newLocal returns the store of folder dir, whose new files get
 // permission mode, and new folders mode plus x wherever it has r.
-func newLocalStore(dir string, mode os.FileMode) localStore {
+func newLocal(dir string, mode os.FileMode) localStore {
 	return localStore{dir: dir, fileMode: mode, dirMode: mode | (mode&0o444)>>2}
 }
 
@@ -37,7 +37,7 @@ func (s localStore) String() string { return s.dir }
 func (s localStore) Close() error { return nil }
 
 func (s localStore) Create(name string) (Writer, error) {
-	tmp := tempName(name)
+	tmp := TempName(name)
 	if err := os.MkdirAll(filepath.Dir(s.path(tmp)), s.dirMode); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", tmp, err)
 	}
@@ -113,7 +113,7 @@ func (s localStore) PutIfAbsent(name string, data []byte) error {
 // new content, and after, in case another engine wrote the file and its
 // side file in between; a missing side file is fine for Hadoop.
 func (s localStore) Put(name string, data []byte) error {
-	tmp := tempName(name)
+	tmp := TempName(name)
 	if err := writeFileSync(s.path(tmp), data, s.fileMode); err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (s localStore) Lock(owner string) (func() error, error) {
 	if err := os.MkdirAll(s.dir, s.dirMode); err != nil {
 		return nil, fmt.Errorf("creating table folder: %w", err)
 	}
-	l, err := flock.Acquire(filepath.Join(s.dir, lockFile), owner, s.fileMode)
+	l, err := flock.Acquire(filepath.Join(s.dir, LockFile), owner, s.fileMode)
 	if errors.As(err, new(*flock.HeldError)) {
 		return nil, err // the table names the holder
 	}

@@ -1,4 +1,4 @@
-package table
+package storage
 
 import (
 	"errors"
@@ -6,25 +6,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"testing"
 )
-
-// TestLocalTempNames checks that the temporary names of the local store are
-// the ones garbage collection and Open recognise.
-func TestLocalTempNames(t *testing.T) {
-	data := newDataFileName("snappy")
-	if got := tempName(data); got != tmpDir+"/"+data+".tmp" || !isTempDataFile(strings.TrimPrefix(got, tmpDir+"/")) {
-		t.Errorf("tempName(%s) = %s, want %s/%[1]s.tmp", data, got, tmpDir)
-	}
-	for _, name := range []string{logPath(3), logDir + "/" + checkpointName(10), logDir + "/" + lastCheckpointFile} {
-		got := tempName(name)
-		base, ok := strings.CutPrefix(got, logDir+"/")
-		if !ok || !isLogTemp(base) {
-			t.Errorf("tempName(%s) = %s: not a temporary log file name", name, got)
-		}
-	}
-}
 
 // TestLocalChecksumSideFiles checks that replacing or deleting a file drops
 // the checksum file Hadoop's local file system keeps next to it: Spark
@@ -32,10 +15,10 @@ func TestLocalTempNames(t *testing.T) {
 // every later Spark read log a checksum error and retry.
 func TestLocalChecksumSideFiles(t *testing.T) {
 	dir := t.TempDir()
-	s := newLocalStore(dir, DefaultFileMode)
-	name := logDir + "/" + lastCheckpointFile
-	side := filepath.Join(dir, logDir, "."+lastCheckpointFile+".crc")
-	if err := os.MkdirAll(filepath.Join(dir, logDir), 0o755); err != nil {
+	s := newLocal(dir, 0o640)
+	name := "_delta_log/_last_checkpoint"
+	side := filepath.Join(dir, "_delta_log", "._last_checkpoint.crc")
+	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{filepath.Join(dir, filepath.FromSlash(name)), side} {
@@ -57,8 +40,8 @@ func TestLocalChecksumSideFiles(t *testing.T) {
 	if err := s.Put(name, []byte(`{"version":20}`)); err != nil {
 		t.Fatal(err)
 	}
-	entry := logPath(3)
-	entrySide := filepath.Join(dir, logDir, "."+path.Base(entry)+".crc")
+	entry := "_delta_log/00000000000000000003.json"
+	entrySide := filepath.Join(dir, "_delta_log", "."+path.Base(entry)+".crc")
 	for _, f := range []string{filepath.Join(dir, filepath.FromSlash(entry)), entrySide} {
 		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package table
+package storage
 
 import (
 	"crypto/rand"
@@ -11,43 +11,43 @@ import (
 // The names the store gives inside a table's folder: its lock file and the
 // temporary names of what the local store is writing.
 const (
-	// tmpDir holds data files being written, so a half-written file is
+	// TempDir holds data files being written, so a half-written file is
 	// never read.
-	tmpDir = "_tmp"
-	// lockFile is the table's lock (see [Open]); it names its holder.
-	lockFile = "_tributary.lock"
+	TempDir = "_tmp"
+	// LockFile is the table's lock (see [Open]); it names its holder.
+	LockFile = "_tributary.lock"
 	// logTmpPrefix starts the name of a log entry being written.
 	logTmpPrefix = "."
 	tmpSuffix    = ".tmp"
 )
 
-// tempName is where name is written before it is linked into place: a data
+// TempName is where name is written before it is linked into place: a data
 // file in the table folder as _tmp/<name>.tmp (readers list the folder),
 // anything else next to itself as .<stem>.<uuid>[.<rest>].tmp, where stem
 // is its name up to the first dot: ".00000000000000000003.<uuid>.json.tmp".
 // Garbage collection and [Open] know these names (see names.go).
-func tempName(name string) string {
+func TempName(name string) string {
 	dir, base := path.Split(name)
 	if dir == "" {
-		return tmpDir + "/" + base + tmpSuffix
+		return TempDir + "/" + base + tmpSuffix
 	}
 	stem, rest, ok := strings.Cut(base, ".")
 	if ok {
 		rest = "." + rest
 	}
-	return dir + logTmpPrefix + stem + "." + newUUID() + rest + tmpSuffix
+	return dir + logTmpPrefix + stem + "." + NewUUID() + rest + tmpSuffix
 }
 
-// tempOf returns the name whose temporary name temp is (see [tempName]),
+// TempOf returns the name whose temporary name temp is (see [tempName]),
 // and whether temp is one: "_tmp/<name>.tmp" gives <name>, and
 // "<dir>/.<stem>.<uuid>[.<rest>].tmp" gives "<dir>/<stem>[.<rest>]".
-func tempOf(temp string) (name string, ok bool) {
+func TempOf(temp string) (name string, ok bool) {
 	dir, base := path.Split(temp)
 	base, ok = strings.CutSuffix(base, tmpSuffix)
 	if !ok {
 		return "", false
 	}
-	if dir == tmpDir+"/" {
+	if dir == TempDir+"/" {
 		return base, true
 	}
 	base, ok = strings.CutPrefix(base, logTmpPrefix)
@@ -62,17 +62,17 @@ func tempOf(temp string) (name string, ok bool) {
 	return dir + stem + rest, true
 }
 
-// uuidPattern matches what newUUID returns, and uuidLen is its length.
+// UUIDPattern matches what newUUID returns, and uuidLen is its length.
 const (
-	uuidPattern = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
+	UUIDPattern = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
 	uuidLen     = 36
 )
 
 // uuidRE matches a whole UUID newUUID returns.
-var uuidRE = regexp.MustCompile(`^` + uuidPattern + `$`)
+var uuidRE = regexp.MustCompile(`^` + UUIDPattern + `$`)
 
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
+// NewUUID returns a random (version 4) UUID.
+func NewUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
 	b[6] = b[6]&0x0f | 0x40

@@ -1,4 +1,4 @@
-package table
+package storage
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// openStore returns the store of the table at location: a local folder (a
+// Open returns the store of the table at location: a local folder (a
 // path, or a file:// URL), whose new files get permission mode (see
 // [Options.FileMode]), or a prefix in an object store (s3://, gs://,
 // azblob:// or abfss:// URL; see [openBlobStore]).
-func openStore(location string, mode os.FileMode) (Store, error) {
+func Open(location string, mode os.FileMode) (Store, error) {
 	if dir, ok := localDir(location); ok {
-		return newLocalStore(dir, mode), nil
+		return newLocal(dir, mode), nil
 	}
 	u, _ := url.Parse(location) // localDir has parsed it
 	switch u.Scheme {
@@ -24,9 +24,9 @@ func openStore(location string, mode os.FileMode) (Store, error) {
 	return nil, fmt.Errorf("table location %s: unsupported scheme %q (want a path, or a file, s3, gs, azblob or abfss URL)", redact(u), u.Scheme)
 }
 
-// isLocal reports whether location is a folder on local disk (a path or a
+// IsLocal reports whether location is a folder on local disk (a path or a
 // file:// URL) rather than a prefix in an object store.
-func isLocal(location string) bool {
+func IsLocal(location string) bool {
 	_, ok := localDir(location)
 	return ok
 }
