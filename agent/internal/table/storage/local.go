@@ -16,7 +16,7 @@ import (
 // link(2) never replaces a file, so readers never see a partial file and a
 // put-if-absent loses cleanly to a second writer; the folder is fsynced so
 // the new name survives a crash. A lock file keeps other writers out (see
-// [Open]).
+// [Store.Lock]).
 type localStore struct {
 	dir string
 	// fileMode and dirMode are the permissions of new files and folders.
