@@ -47,7 +47,7 @@ func newDataFileName(ext string) string {
 func isDataFile(name string) bool { return dataFileRE.MatchString(name) }
 
 // isTempDataFile reports whether base, a name inside _tmp/, is the
-// temporary name the local store gives a data file (see [tempName]).
+// temporary name the local store gives a data file (see [storage.TempName]).
 func isTempDataFile(base string) bool {
 	name, ok := storage.TempOf(storage.TempDir + "/" + base)
 	return ok && isDataFile(name)
@@ -55,7 +55,7 @@ func isTempDataFile(base string) bool {
 
 // isLogTemp reports whether base, a name inside _delta_log, is the
 // temporary name the local store gives a log entry, checkpoint or
-// _last_checkpoint being written (see [tempName]).
+// _last_checkpoint being written (see [storage.TempName]).
 func isLogTemp(base string) bool {
 	name, ok := storage.TempOf(logDir + "/" + base)
 	if !ok {
