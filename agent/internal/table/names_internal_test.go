@@ -12,13 +12,13 @@ import (
 func TestLocalTempNames(t *testing.T) {
 	data := newDataFileName("snappy")
 	if got := storage.TempName(data); got != storage.TempDir+"/"+data+".tmp" || !isTempDataFile(strings.TrimPrefix(got, storage.TempDir+"/")) {
-		t.Errorf("tempName(%s) = %s, want %s/%[1]s.tmp", data, got, storage.TempDir)
+		t.Errorf("TempName(%s) = %s, want %s/%[1]s.tmp", data, got, storage.TempDir)
 	}
 	for _, name := range []string{logPath(3), logDir + "/" + checkpointName(10), logDir + "/" + lastCheckpointFile} {
 		got := storage.TempName(name)
 		base, ok := strings.CutPrefix(got, logDir+"/")
 		if !ok || !isLogTemp(base) {
-			t.Errorf("tempName(%s) = %s: not a temporary log file name", name, got)
+			t.Errorf("TempName(%s) = %s: not a temporary log file name", name, got)
 		}
 	}
 }

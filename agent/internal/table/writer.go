@@ -39,7 +39,7 @@ type AddFile struct {
 type FileWriter struct {
 	t    *Table
 	name string // final name, relative to the table folder
-	tmp  string // its temporary name on local disk (see tempName)
+	tmp  string // its temporary name on local disk (see storage.TempName)
 	out  storage.Writer
 	// written counts the bytes handed to out.
 	written int64
