@@ -10,7 +10,10 @@ import (
 // Folder and file names inside a table folder. Every name this package
 // creates outside the data files starts with "_" (Spark, pyarrow, Hive and
 // Delta's VACUUM skip those) or, inside _delta_log, with "." (Delta readers
-// list only %020d.json and the checkpoint names).
+// list only %020d.json and the checkpoint names). The lock file and the
+// temporary names of files being written are package storage's
+// ([storage.LockFile], [storage.TempName]); this package recognises its own
+// among them ([isTempDataFile], [isLogTemp]).
 const logDir = "_delta_log"
 
 // The marker of a table this package created: a key of the first
