@@ -12,6 +12,11 @@ import (
 	"net/url"
 	"os"
 	"testing"
+	"time"
+
+	"gocloud.dev/blob/memblob"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // Kinds are the object stores, in the order tests run them.
@@ -54,4 +59,25 @@ func Root(t testing.TB, kind, name string) string {
 	}
 	t.Fatalf("unknown object store %q (want one of %v)", kind, Kinds)
 	return ""
+}
+
+// ForEachStore runs test as a subtest on the store of a new prefix of an
+// in-memory bucket ("mem") and of each object store of [Kinds], which skips
+// where its server is not configured (see [Root]).
+func ForEachStore(t *testing.T, test func(t *testing.T, s storage.Store)) {
+	t.Run("mem", func(t *testing.T) {
+		s := storage.FromBucket(memblob.OpenBucket(nil), "mem://test")
+		defer s.Close()
+		test(t, s)
+	})
+	for _, kind := range Kinds {
+		t.Run(kind, func(t *testing.T) {
+			s, err := storage.Open(Root(t, kind, fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			test(t, s)
+		})
+	}
 }

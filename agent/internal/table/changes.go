@@ -9,6 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
@@ -22,7 +23,7 @@ var ErrNotChangelog = errors.New("not a changelog of appends")
 // Kafka sink reads the changelog of a table a pipeline writes this way
 // while the pipeline writes it. It is not safe for concurrent use.
 type ChangeReader struct {
-	s  store
+	s  storage.Store
 	st *state
 }
 
@@ -40,24 +41,24 @@ type Change struct {
 // changes. A folder without a log yet is a table with no version: its
 // changes come as it gets them. The caller must [ChangeReader.Close] it.
 func OpenChanges(location string) (*ChangeReader, error) {
-	s, err := openStore(location, DefaultFileMode) // creates nothing
+	s, err := storage.Open(location, DefaultFileMode) // creates nothing
 	if err != nil {
 		return nil, err
 	}
 	if err := checkFolder(s); err != nil {
-		_ = s.close()
+		_ = s.Close()
 		return nil, err
 	}
 	st, err := replay(s)
 	if err != nil {
-		_ = s.close()
+		_ = s.Close()
 		return nil, err
 	}
 	return &ChangeReader{s: s, st: st}, nil
 }
 
 // Close releases the reader's store.
-func (r *ChangeReader) Close() error { return r.s.close() }
+func (r *ChangeReader) Close() error { return r.s.Close() }
 
 // Schema returns the table's columns as of the latest version read, nil
 // before the first commit.
@@ -87,7 +88,7 @@ func (r *ChangeReader) Changes(from int64, limit int) ([]Change, error) {
 	var out []Change
 	for v := from; v <= r.st.version && len(out) < limit; v++ {
 		name := logName(r.s, entryName(v))
-		data, err := r.s.read(logPath(v))
+		data, err := r.s.Read(logPath(v))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s: log version %d is no longer in the log (deleted after delta.logRetentionDuration): "+
 				"its changes cannot be read", ErrNotChangelog, name, v)
@@ -132,12 +133,12 @@ func (r *ChangeReader) ReadFile(path string) (cols [][]parquet.Value, n int, err
 	if r.st.mapping != nil {
 		ps = physicalSchema(ps, r.st.mapping)
 	}
-	f, err := r.s.open(path)
+	f, err := r.s.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("data file %s: %w", path, err)
 	}
 	defer f.Close()
-	cols, n, err = readColumns(f, f.size(), ps)
+	cols, n, err = readColumns(f, f.Size(), ps)
 	if err != nil {
 		return nil, 0, fmt.Errorf("data file %s of table %s: %w", path, r.s, err)
 	}
@@ -147,7 +148,7 @@ func (r *ChangeReader) ReadFile(path string) (cols [][]parquet.Value, n int, err
 // readColumns reads the Parquet file of size bytes in f as rows of ps,
 // column by column. parquet-go panics on some damaged files: that is an
 // error too.
-func readColumns(f storeFile, size int64, ps *parquet.Schema) (cols [][]parquet.Value, n int, err error) {
+func readColumns(f storage.File, size int64, ps *parquet.Schema) (cols [][]parquet.Value, n int, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the Parquet reader failed: %v", p)

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // checkpointRow is one row of a classic checkpoint: one action, in the
@@ -49,8 +50,8 @@ func checkpointName(v int64) string { return fmt.Sprintf("%020d.checkpoint.parqu
 // readLastCheckpoint returns the version _last_checkpoint of the table in s
 // points to, or 0 when the file is missing or invalid: it is only a hint
 // of where to start reading.
-func readLastCheckpoint(s store) int64 {
-	data, err := s.read(logDir + "/" + lastCheckpointFile)
+func readLastCheckpoint(s storage.Store) int64 {
+	data, err := s.Read(logDir + "/" + lastCheckpointFile)
 	if err != nil {
 		return 0
 	}
@@ -71,7 +72,7 @@ func readLastCheckpoint(s store) int64 {
 func (t *Table) writeCheckpoint() error {
 	v := t.st.version
 	rows := t.st.checkpointRows()
-	w, err := t.s.create(logDir + "/" + checkpointName(v))
+	w, err := t.s.Create(logDir + "/" + checkpointName(v))
 	if err != nil {
 		return fmt.Errorf("writing checkpoint %d: %w", v, err)
 	}
@@ -80,10 +81,10 @@ func (t *Table) writeCheckpoint() error {
 		err = pw.Close()
 	}
 	if err != nil {
-		w.abort()
+		w.Abort()
 		return fmt.Errorf("writing checkpoint %d: %w", v, err)
 	}
-	written, err := w.commit()
+	written, err := w.Commit()
 	if errors.Is(err, fs.ErrExist) {
 		return nil
 	} else if err != nil {
@@ -92,11 +93,11 @@ func (t *Table) writeCheckpoint() error {
 	if readLastCheckpoint(t.s) > v {
 		return nil // another writer checkpointed a later version meanwhile
 	}
-	data, err := json.Marshal(lastCheckpoint{Version: v, Size: int64(len(rows)), SizeInBytes: written.size, NumOfAddFiles: int64(len(t.st.files))})
+	data, err := json.Marshal(lastCheckpoint{Version: v, Size: int64(len(rows)), SizeInBytes: written.Size, NumOfAddFiles: int64(len(t.st.files))})
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", lastCheckpointFile, err)
 	}
-	if err := t.s.put(logDir+"/"+lastCheckpointFile, data); err != nil {
+	if err := t.s.Put(logDir+"/"+lastCheckpointFile, data); err != nil {
 		return fmt.Errorf("publishing %s: %w", lastCheckpointFile, err)
 	}
 	return nil
@@ -109,7 +110,7 @@ func (t *Table) writeCheckpoint() error {
 // [assembler]. A file that cannot be read is an error wrapping
 // [ErrCorruptLog]; one that holds V2 checkpoint actions, an
 // [*UnsupportedFeatureError].
-func readCheckpoint(s store, file, name string) (*entry, error) {
+func readCheckpoint(s storage.Store, file, name string) (*entry, error) {
 	e, err := readCheckpointFile(s, file, name)
 	var unsupported *UnsupportedFeatureError
 	if err != nil && !errors.As(err, &unsupported) {
@@ -118,13 +119,13 @@ func readCheckpoint(s store, file, name string) (*entry, error) {
 	return e, err
 }
 
-func readCheckpointFile(s store, file, name string) (*entry, error) {
-	f, err := s.open(file)
+func readCheckpointFile(s storage.Store, file, name string) (*entry, error) {
+	f, err := s.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return decodeCheckpoint(f, f.size(), name)
+	return decodeCheckpoint(f, f.Size(), name)
 }
 
 // decodeCheckpoint decodes the checkpoint of size bytes in r, whose file

@@ -51,7 +51,7 @@ func (t *Table) cleanupLog(retention time.Duration) (int, error) {
 		if f.kind == kindUUIDCheckpoint {
 			continue // V2 checkpoints may be shared with sidecars; not ours to judge
 		}
-		if err := t.s.remove(logDir + "/" + f.name); err != nil {
+		if err := t.s.Remove(logDir + "/" + f.name); err != nil {
 			errs = append(errs, err)
 			continue
 		}

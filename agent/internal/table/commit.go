@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
@@ -242,12 +243,12 @@ func (t *Table) checkFrom(c *Commit) error {
 // gone. t.mu must be held: it keeps this Table's garbage collection away.
 func (t *Table) checkFiles(files []AddFile) error {
 	for _, f := range files {
-		fi, err := t.s.stat(f.Path)
+		fi, err := t.s.Stat(f.Path)
 		if err != nil {
 			return fmt.Errorf("file %q: %w", f.Path, err)
 		}
-		if fi.size != f.Size {
-			return fmt.Errorf("file %q has %d bytes, not the %d it was written with", f.Path, fi.size, f.Size)
+		if fi.Size != f.Size {
+			return fmt.Errorf("file %q has %d bytes, not the %d it was written with", f.Path, fi.Size, f.Size)
 		}
 	}
 	return nil
@@ -289,7 +290,7 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 			}
 		} else {
 			md = metadataAction{
-				ID:               newUUID(),
+				ID:               storage.NewUUID(),
 				Format:           formatSpec{Provider: "parquet", Options: map[string]string{}},
 				PartitionColumns: []string{},
 				Configuration:    map[string]string{createdByKey: createdByValue},
@@ -414,7 +415,7 @@ func (t *Table) putEntry(v int64, actions []action) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := t.s.putIfAbsent(logPath(v), data); err != nil {
+	if err := t.s.PutIfAbsent(logPath(v), data); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return false, nil
 		}
@@ -428,7 +429,7 @@ func (t *Table) putEntry(v int64, actions []action) (bool, error) {
 // offsets; a file left behind is garbage collected later. t.mu must be held.
 func (t *Table) dropFiles(files []AddFile) {
 	for _, f := range files {
-		_ = t.s.remove(f.Path)
+		_ = t.s.Remove(f.Path)
 		delete(t.pending, f.Path)
 	}
 }

@@ -3,7 +3,9 @@
 // opens as a Delta table in Spark, delta-rs and DuckDB and its files stay
 // readable by any plain Parquet reader.
 //
-// A table is a folder:
+// A table is a folder, on local disk or under a prefix of an object store;
+// package storage reads and writes its files (with put-if-absent writes
+// and a lock file on local disk), and this package decides what they hold:
 //
 //	<table>/part-00000-tributary-<uuid>-c000.snappy.parquet   committed or orphaned data files
 //	<table>/_tmp/...                                 files being written (ignored by readers)

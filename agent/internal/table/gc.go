@@ -3,6 +3,8 @@ package table
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // CollectGarbage deletes what crashed or losing writers of this package
@@ -48,26 +50,26 @@ func (t *Table) CollectGarbage() (int, error) {
 	removed := 0
 	var errs []error
 	sweep := func(folder string, garbage func(name string) bool) {
-		entries, err := t.s.list(folder)
+		entries, err := t.s.List(folder)
 		if err != nil {
 			errs = append(errs, err)
 			return
 		}
 		for _, e := range entries {
-			rel := e.name
+			rel := e.Name
 			if folder != "" {
-				rel = folder + "/" + e.name
+				rel = folder + "/" + e.Name
 			}
-			if e.dir || e.other || !garbage(e.name) {
+			if e.Dir || e.Other || !garbage(e.Name) {
 				continue
 			}
 			if _, ok := t.pending[rel]; ok {
 				continue
 			}
-			if e.modTime.After(cutoff) {
+			if e.ModTime.After(cutoff) {
 				continue
 			}
-			if err := t.s.remove(rel); err != nil {
+			if err := t.s.Remove(rel); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -78,7 +80,7 @@ func (t *Table) CollectGarbage() (int, error) {
 		_, known := t.st.known[name]
 		return isDataFile(name) && !known
 	})
-	sweep(tmpDir, isTempDataFile)
+	sweep(storage.TempDir, isTempDataFile)
 	sweep(logDir, isLogTemp)
 	if err := errors.Join(errs...); err != nil {
 		return removed, fmt.Errorf("collecting garbage: %w", err)

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // logKind is the kind of a file of the log in _delta_log.
@@ -55,17 +57,17 @@ type logFile struct {
 // listLog lists the files of the log of the table in s whose version is at
 // least from, in version order; none when there is no log. Other files
 // (temporary files, _last_checkpoint, log compactions) are left out.
-func listLog(s store, from int64) ([]logFile, error) {
-	entries, err := s.list(logDir)
+func listLog(s storage.Store, from int64) ([]logFile, error) {
+	entries, err := s.List(logDir)
 	if err != nil {
 		return nil, fmt.Errorf("listing log: %w", err)
 	}
 	var files []logFile
 	for _, de := range entries {
-		if de.dir {
+		if de.Dir {
 			continue
 		}
-		m := logFileRE.FindStringSubmatch(de.name)
+		m := logFileRE.FindStringSubmatch(de.Name)
 		if m == nil {
 			continue
 		}
@@ -73,7 +75,7 @@ func listLog(s store, from int64) ([]logFile, error) {
 		if err != nil || v < from {
 			continue
 		}
-		f := logFile{name: de.name, version: v, modTime: de.modTime}
+		f := logFile{name: de.Name, version: v, modTime: de.ModTime}
 		for i, group := range m[2:] {
 			if group != "" {
 				f.kind = logKind(i + 1)
@@ -99,7 +101,7 @@ var errNoStart = errors.New("no checkpoint to start from")
 // (the entries before them deleted) is an [*UnsupportedFeatureError]. A
 // checkpoint that cannot be read is skipped for an older one, or for the
 // entries alone, when the log still has what that takes.
-func replay(s store) (*state, error) {
+func replay(s storage.Store) (*state, error) {
 	from := readLastCheckpoint(s)
 	st, err := replayFrom(s, from)
 	if errors.Is(err, errNoStart) {
@@ -110,7 +112,7 @@ func replay(s store) (*state, error) {
 
 // replayFrom is replay, considering only the files of versions from and
 // later. When from > 0, a checkpoint is needed to start from.
-func replayFrom(s store, from int64) (*state, error) {
+func replayFrom(s storage.Store, from int64) (*state, error) {
 	files, err := listLog(s, from)
 	if err != nil {
 		return nil, err
@@ -180,7 +182,7 @@ func replayFrom(s store, from int64) (*state, error) {
 // the table in s holds. A checkpoint that cannot be read is an error
 // wrapping [ErrCorruptLog]; one that asks for a feature this package
 // lacks, an [*UnsupportedFeatureError].
-func fromCheckpoint(s store, c int64) (*state, error) {
+func fromCheckpoint(s storage.Store, c int64) (*state, error) {
 	name := logName(s, checkpointName(c))
 	e, err := readCheckpoint(s, logDir+"/"+checkpointName(c), name)
 	if err != nil {
@@ -200,7 +202,7 @@ func fromCheckpoint(s store, c int64) (*state, error) {
 
 // readEntries applies the entries after st's version up to latest. On
 // error, st is left at the last entry it could apply.
-func readEntries(s store, st *state, latest int64) error {
+func readEntries(s storage.Store, st *state, latest int64) error {
 	for v := st.version + 1; v <= latest; v++ {
 		if _, err := readVersion(s, st, v); err != nil {
 			return err
@@ -213,9 +215,9 @@ func readEntries(s store, st *state, latest int64) error {
 // st. A missing file is returned as an error wrapping fs.ErrNotExist; an
 // entry that asks for a feature this package lacks, as an
 // [*UnsupportedFeatureError], before anything of it is applied.
-func readVersion(s store, st *state, v int64) (*entry, error) {
+func readVersion(s storage.Store, st *state, v int64) (*entry, error) {
 	name := logName(s, entryName(v))
-	data, err := s.read(logPath(v))
+	data, err := s.Read(logPath(v))
 	if err != nil {
 		return nil, fmt.Errorf("reading log: %w", err)
 	}
@@ -253,7 +255,7 @@ func entryName(v int64) string { return fmt.Sprintf("%020d.json", v) }
 func logPath(v int64) string { return logDir + "/" + entryName(v) }
 
 // logName is the log file base in the table in s, in full, for messages.
-func logName(s store, base string) string { return filepath.Join(s.String(), logDir, base) }
+func logName(s storage.Store, base string) string { return filepath.Join(s.String(), logDir, base) }
 
 // countersAt returns the counters of the table in s as of version v,
 // for a state read from a checkpoint, which keeps no commitInfo: from the
@@ -261,10 +263,10 @@ func logName(s store, base string) string { return filepath.Join(s.String(), log
 // totals (see [commitInfo.Totals]), summing the metrics of older entries of
 // this package on the way. It is a best effort: it stops at the first
 // entry that is gone (cleaned up) or unreadable.
-func countersAt(s store, v int64) map[string]int64 {
+func countersAt(s storage.Store, v int64) map[string]int64 {
 	sum := map[string]int64{}
 	for ; v >= 0; v-- {
-		data, err := s.read(logPath(v))
+		data, err := s.Read(logPath(v))
 		if err != nil {
 			break
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
@@ -226,7 +227,7 @@ func (n takenNames) physicalName(path []string, reuse bool) string {
 	name := path[len(path)-1]
 	parent := schema.FieldPath(path[:len(path)-1]...)
 	if !reuse || !safeParquetName(name) || n[parent][strings.ToLower(name)] {
-		name = physicalPrefix + newUUID()
+		name = physicalPrefix + storage.NewUUID()
 	}
 	n.add(path, name)
 	return name

@@ -1,58 +1,30 @@
 package table
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"gocloud.dev/blob/memblob"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/objstoretest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
-// TestBlobStoreTable runs a table through blobStore on an in-memory bucket
-// and on each object store server the environment configures (see
-// objstoretest.Root; the end-to-end tests run the agent on them too):
+// TestBlobStoreTable runs a table through the store of an in-memory bucket
+// and of each object store server the environment configures (see
+// objstoretest.ForEachStore; the end-to-end tests run the agent on them too):
 // commits, a checkpoint and a reopen from it, put-if-absent of a log version
 // two writers race for, and garbage collection of an upload left
 // uncommitted.
 func TestBlobStoreTable(t *testing.T) {
-	forEachBlobStore(t, testBlobStoreTable)
+	objstoretest.ForEachStore(t, testBlobStoreTable)
 }
 
-// forEachBlobStore runs test as a subtest on a new prefix of an in-memory
-// bucket ("mem") and of each object store of objstoretest.Kinds, which
-// skips where its server is not configured.
-func forEachBlobStore(t *testing.T, test func(t *testing.T, s *blobStore)) {
-	t.Run("mem", func(t *testing.T) {
-		bucket := memblob.OpenBucket(nil)
-		defer bucket.Close()
-		test(t, &blobStore{b: bucket, location: "mem://test"})
-	})
-	for _, kind := range objstoretest.Kinds {
-		t.Run(kind, func(t *testing.T) {
-			u, err := url.Parse(objstoretest.Root(t, kind, fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := openBlobStore(u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.close()
-			test(t, s)
-		})
-	}
-}
-
-func testBlobStoreTable(t *testing.T, s *blobStore) {
+func testBlobStoreTable(t *testing.T, s storage.Store) {
 	now := time.Now()
 	opts := Options{Now: func() time.Time { return now }, GCGrace: time.Minute}
 	opts, _ = opts.withDefaults()
@@ -88,7 +60,7 @@ func testBlobStoreTable(t *testing.T, s *blobStore) {
 			t.Fatalf("commit %d: %v", i, err)
 		}
 	}
-	if _, err := s.stat(logDir + "/" + checkpointName(10)); err != nil {
+	if _, err := s.Stat(logDir + "/" + checkpointName(10)); err != nil {
 		t.Errorf("no checkpoint at version 10: %v", err)
 	}
 	again, err := openIn(s, opts, false)
@@ -99,10 +71,10 @@ func testBlobStoreTable(t *testing.T, s *blobStore) {
 		t.Errorf("reopened: version %d, %d rows, offset %d; want 11, 12, 12", snap.Version, snap.NumRows, snap.Txns["t/x/0"])
 	}
 	// Two writers of version 12: the second loses to the first.
-	if err := s.putIfAbsent(logPath(12), []byte(`{"commitInfo":{}}`+"\n")); err != nil {
+	if err := s.PutIfAbsent(logPath(12), []byte(`{"commitInfo":{}}`+"\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.putIfAbsent(logPath(12), []byte("{}\n")); !errors.Is(err, fs.ErrExist) {
+	if err := s.PutIfAbsent(logPath(12), []byte("{}\n")); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("second put-if-absent of version 12: %v, want fs.ErrExist", err)
 	}
 	// A file uploaded but never committed is collected after the grace.
@@ -112,7 +84,7 @@ func testBlobStoreTable(t *testing.T, s *blobStore) {
 	if n, err := tb.CollectGarbage(); err != nil || n != 1 {
 		t.Errorf("CollectGarbage = %d, %v; want the orphan", n, err)
 	}
-	if _, err := s.stat(orphan.Path); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.Stat(orphan.Path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("orphan %s still there: %v", orphan.Path, err)
 	}
 	// An aborted upload leaves nothing.
@@ -121,79 +93,20 @@ func testBlobStoreTable(t *testing.T, s *blobStore) {
 		t.Fatal(err)
 	}
 	fw.Abort()
-	if _, err := s.stat(fw.Name()); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.Stat(fw.Name()); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("aborted file %s: %v, want fs.ErrNotExist", fw.Name(), err)
 	}
-	entries, err := s.list("")
+	entries, err := s.List("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, e := range entries {
-		if e.dir {
-			names = append(names, e.name+"/")
+		if e.Dir {
+			names = append(names, e.Name+"/")
 		}
 	}
 	if fmt.Sprint(names) != "[_delta_log/]" {
 		t.Errorf("folders %v, want [_delta_log/]", names)
 	}
-}
-
-// TestBlobStoreConditionalCreate races writers of the same names, as
-// writers of one table race for a log version: for each name, of eight
-// concurrent put-if-absent calls (the log entries) and of eight concurrent
-// streamed creates (data files and checkpoints), exactly one succeeds, the
-// others fail with fs.ErrExist, and the name holds the winner's bytes. A
-// store whose conditional write is not atomic lets two win here.
-func TestBlobStoreConditionalCreate(t *testing.T) {
-	forEachBlobStore(t, func(t *testing.T, s *blobStore) {
-		const writers, names = 8, 5
-		for _, how := range []struct {
-			name  string
-			write func(name string, data []byte) error
-		}{
-			{"putIfAbsent", s.putIfAbsent},
-			{"create", func(name string, data []byte) error {
-				w, err := s.create(name)
-				if err != nil {
-					return err
-				}
-				if _, err := w.Write(data); err != nil {
-					w.abort()
-					return err
-				}
-				_, err = w.commit()
-				return err
-			}},
-		} {
-			for n := range names {
-				name := fmt.Sprintf("%s/%020d.json", how.name, n)
-				errs := make([]error, writers)
-				var wg sync.WaitGroup
-				for i := range writers {
-					wg.Go(func() { errs[i] = how.write(name, fmt.Appendf(nil, "writer %d\n", i)) })
-				}
-				wg.Wait()
-				winner := -1
-				for i, err := range errs {
-					switch {
-					case err == nil && winner >= 0:
-						t.Errorf("%s %s: writers %d and %d both won", how.name, name, winner, i)
-					case err == nil:
-						winner = i
-					case !errors.Is(err, fs.ErrExist):
-						t.Errorf("%s %s: writer %d: %v, want fs.ErrExist", how.name, name, i, err)
-					}
-				}
-				if winner < 0 {
-					t.Errorf("%s %s: no writer won", how.name, name)
-					continue
-				}
-				got, err := s.read(name)
-				if want := fmt.Appendf(nil, "writer %d\n", winner); err != nil || !bytes.Equal(got, want) {
-					t.Errorf("%s %s holds %q, %v; want the winner's %q", how.name, name, got, err, want)
-				}
-			}
-		}
-	})
 }

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go/compress"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // DefaultRowGroupRows is the number of rows buffered in memory before a row
@@ -101,7 +104,7 @@ var errClosed = errors.New("the table is closed")
 // Table is one table opened for writing: its replayed log, its lock and
 // the files being written into it.
 type Table struct {
-	s    store
+	s    storage.Store
 	opts Options
 	// unlock releases the table's lock; nil without one (an object store,
 	// or tests that open several writers on one folder on purpose).
@@ -151,7 +154,7 @@ func open(location string, opts Options, lock bool) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table options: %w", err)
 	}
-	s, err := openStore(location, opts.FileMode)
+	s, err := storage.Open(location, opts.FileMode)
 	if err != nil {
 		return nil, err
 	}
@@ -159,16 +162,20 @@ func open(location string, opts Options, lock bool) (*Table, error) {
 }
 
 // openIn is open on store s, with opts' defaults set.
-func openIn(s store, opts Options, lock bool) (*Table, error) {
+func openIn(s storage.Store, opts Options, lock bool) (*Table, error) {
 	if err := checkFolder(s); err != nil {
-		_ = s.close()
+		_ = s.Close()
 		return nil, err
 	}
 	t := &Table{s: s, opts: opts, pending: map[string]struct{}{}}
 	var err error
 	if lock {
-		if t.unlock, err = s.lock(opts.Owner); err != nil {
-			_ = s.close()
+		if t.unlock, err = s.Lock(opts.Owner); err != nil {
+			_ = s.Close()
+			var held *flock.HeldError
+			if errors.As(err, &held) {
+				return nil, &LockedError{Dir: s.String(), Holder: held.Holder}
+			}
 			return nil, err
 		}
 	}
@@ -185,11 +192,11 @@ func openIn(s store, opts Options, lock bool) (*Table, error) {
 // not exist or holds no log yet gives an empty Snapshot (Version -1); one
 // that holds data but no log is a [*NotTableError].
 func ReadSnapshot(dir string) (Snapshot, error) {
-	s, err := openStore(dir, DefaultFileMode) // creates nothing
+	s, err := storage.Open(dir, DefaultFileMode) // creates nothing
 	if err != nil {
 		return Snapshot{}, err
 	}
-	defer s.close()
+	defer s.Close()
 	if err := checkFolder(s); err != nil {
 		return Snapshot{}, err
 	}
@@ -207,19 +214,19 @@ func ReadSnapshot(dir string) (Snapshot, error) {
 // fails here rather than at the table's first commit. A local folder is
 // not probed; opening the table tells.
 func CheckWritable(location string) error {
-	s, err := openStore(location, DefaultFileMode) // probes object stores only
+	s, err := storage.Open(location, DefaultFileMode) // probes object stores only
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	if _, ok := s.(*blobStore); !ok {
+	defer s.Close()
+	if storage.IsLocal(location) {
 		return nil
 	}
-	probe := localStore{}.tempName(logDir + "/" + lastCheckpointFile)
-	if err := s.putIfAbsent(probe, nil); err != nil {
+	probe := storage.TempName(logDir + "/" + lastCheckpointFile)
+	if err := s.PutIfAbsent(probe, nil); err != nil {
 		return fmt.Errorf("the agent cannot write to %s: %w", s, err)
 	}
-	return s.remove(probe)
+	return s.Remove(probe)
 }
 
 // Close releases the table's lock and its store's connections. Afterwards
@@ -237,7 +244,7 @@ func (t *Table) Close() error {
 	if t.unlock != nil {
 		err = t.unlock()
 	}
-	if cerr := t.s.close(); err == nil {
+	if cerr := t.s.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -254,7 +261,7 @@ func (t *Table) Close() error {
 // listings: the folder then holds its first log entry and data files. The
 // log is listed again before the folder is called foreign, so a writer
 // racing to create the table opens it instead.
-func checkFolder(s store) error {
+func checkFolder(s storage.Store) error {
 	if ok, err := hasLog(s); ok || err != nil {
 		return err
 	}
@@ -269,7 +276,7 @@ func checkFolder(s store) error {
 }
 
 // hasLog reports whether the table's log holds a commit or a checkpoint.
-func hasLog(s store) (bool, error) {
+func hasLog(s storage.Store) (bool, error) {
 	files, err := listLog(s, 0)
 	if err != nil {
 		return false, err
@@ -279,21 +286,21 @@ func hasLog(s store) (bool, error) {
 
 // foreignFiles lists what the table's folder holds that is neither a log,
 // the lock file, nor a crashed writer's temporary files.
-func foreignFiles(s store) ([]string, error) {
-	entries, err := s.list("")
+func foreignFiles(s storage.Store) ([]string, error) {
+	entries, err := s.List("")
 	if err != nil {
 		return nil, fmt.Errorf("listing table folder: %w", err)
 	}
 	var found []string
 	for _, e := range entries {
 		switch {
-		case e.name == lockFile && !e.dir && !e.other:
-		case e.name == logDir && e.dir:
+		case e.Name == storage.LockFile && !e.Dir && !e.Other:
+		case e.Name == logDir && e.Dir:
 			found = append(found, foreignIn(s, logDir, isLogTemp)...)
-		case e.name == tmpDir && e.dir:
-			found = append(found, foreignIn(s, tmpDir, isTempDataFile)...)
+		case e.Name == storage.TempDir && e.Dir:
+			found = append(found, foreignIn(s, storage.TempDir, isTempDataFile)...)
 		default:
-			found = append(found, e.name)
+			found = append(found, e.Name)
 		}
 	}
 	return found, nil
@@ -301,15 +308,15 @@ func foreignFiles(s store) ([]string, error) {
 
 // foreignIn lists the names in folder sub, as sub/<name>, that ours does
 // not accept. A folder it cannot list counts as foreign.
-func foreignIn(s store, sub string, ours func(string) bool) []string {
-	entries, err := s.list(sub)
+func foreignIn(s storage.Store, sub string, ours func(string) bool) []string {
+	entries, err := s.List(sub)
 	if err != nil {
 		return []string{sub}
 	}
 	var found []string
 	for _, e := range entries {
-		if e.dir || e.other || !ours(e.name) {
-			found = append(found, sub+"/"+e.name)
+		if e.Dir || e.Other || !ours(e.Name) {
+			found = append(found, sub+"/"+e.Name)
 		}
 	}
 	return found

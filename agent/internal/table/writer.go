@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
 
 // AddFile describes a data file ready to be committed.
@@ -38,8 +39,8 @@ type AddFile struct {
 type FileWriter struct {
 	t    *Table
 	name string // final name, relative to the table folder
-	tmp  string // its temporary name on local disk (see localStore.tempName)
-	out  storeWriter
+	tmp  string // its temporary name on local disk (see storage.TempName)
+	out  storage.Writer
 	// written counts the bytes handed to out.
 	written int64
 	// w is parquet-go's untyped Writer, which parquet-go deprecates for
@@ -87,7 +88,7 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 		ps = physicalSchema(ps, m)
 	}
 	fw := &FileWriter{t: t, name: newDataFileName(ext), leaves: leafColumns(ps)}
-	fw.tmp = tempDataName(fw.name)
+	fw.tmp = storage.TempName(fw.name)
 	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec))
 	if err != nil {
 		t.mu.Unlock()
@@ -96,7 +97,7 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 	t.pending[fw.tmp] = struct{}{}
 	t.pending[fw.name] = struct{}{}
 	t.mu.Unlock()
-	fw.out, err = t.s.create(fw.name)
+	fw.out, err = t.s.Create(fw.name)
 	if err != nil {
 		t.unpend(fw.tmp)
 		t.unpend(fw.name)
@@ -241,12 +242,12 @@ func (fw *FileWriter) finish() (AddFile, error) {
 	if err != nil {
 		return AddFile{}, fmt.Errorf("file statistics: %w", err)
 	}
-	fi, err := fw.out.commit()
+	fi, err := fw.out.Commit()
 	if err != nil {
 		return AddFile{}, err
 	}
 	fw.t.unpend(fw.tmp)
-	return AddFile{Path: fw.name, Size: fi.size, ModificationTime: fi.modTime, NumRecords: fw.rows, Stats: stats}, nil
+	return AddFile{Path: fw.name, Size: fi.Size, ModificationTime: fi.ModTime, NumRecords: fw.rows, Stats: stats}, nil
 }
 
 // Abort discards the file. It may be called at any time, also after Close
@@ -257,7 +258,7 @@ func (fw *FileWriter) Abort() {
 		return
 	}
 	fw.done = true
-	fw.out.abort()
+	fw.out.Abort()
 	fw.t.unpend(fw.tmp)
 	fw.t.unpend(fw.name)
 }

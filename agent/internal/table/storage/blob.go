@@ -1,4 +1,4 @@
-package table
+package storage
 
 import (
 	"bytes"
@@ -72,6 +72,15 @@ func openBlobStore(u *url.URL) (*blobStore, error) {
 	return &blobStore{b: b, location: redact(u)}, nil
 }
 
+// FromBucket returns the store of bucket b, whose keys are the store's
+// names (a prefix goes in b: see blob.PrefixedBucket), with location its
+// name in messages: for a bucket the caller opens itself, such as the
+// in-memory bucket of gocloud.dev/blob/memblob in tests. The store's Close
+// closes b.
+func FromBucket(b *blob.Bucket, location string) Store {
+	return &blobStore{b: b, location: location}
+}
+
 // redact is u without its query parameters (which may hold credentials) or
 // user information but an abfss container.
 func redact(u *url.URL) string {
@@ -84,7 +93,7 @@ func redact(u *url.URL) string {
 
 func (s *blobStore) String() string { return s.location }
 
-func (s *blobStore) close() error { return s.b.Close() }
+func (s *blobStore) Close() error { return s.b.Close() }
 
 // blobErr maps the driver's errors to the fs errors the table checks for.
 func blobErr(name string, err error) error {
@@ -102,12 +111,12 @@ func blobErr(name string, err error) error {
 // errAborted ends the upload of an aborted blobWriter.
 var errAborted = errors.New("upload aborted")
 
-// create streams the object through a pipe into one Bucket.Upload call
+// Create streams the object through a pipe into one Bucket.Upload call
 // rather than through a blob.Writer's Write: gocloud.dev's Azure driver
 // panics (it closes a pipe it has already dropped) when an upload written
 // with Write fails, as a lost conditional create does; Upload hands the
 // driver the reader itself.
-func (s *blobStore) create(name string) (storeWriter, error) {
+func (s *blobStore) Create(name string) (Writer, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	w := &blobWriter{s: s, name: name, pw: pw, cancel: cancel, result: make(chan error, 1)}
@@ -123,7 +132,7 @@ func (s *blobStore) create(name string) (storeWriter, error) {
 }
 
 // blobWriter is an upload in progress: its bytes go through pw to the
-// Upload call of [blobStore.create], whose outcome comes on result.
+// Upload call of [blobStore.Create], whose outcome comes on result.
 type blobWriter struct {
 	s      *blobStore
 	name   string
@@ -141,20 +150,20 @@ func (w *blobWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (w *blobWriter) commit() (storeEntry, error) {
+func (w *blobWriter) Commit() (Entry, error) {
 	if w.done {
-		return storeEntry{}, fmt.Errorf("%s is already written", w.name)
+		return Entry{}, fmt.Errorf("%s is already written", w.name)
 	}
 	w.done = true
 	defer w.cancel()
 	_ = w.pw.Close() // the end of the object
 	if err := <-w.result; err != nil {
-		return storeEntry{}, blobErr(w.name, err)
+		return Entry{}, blobErr(w.name, err)
 	}
-	return w.s.stat(w.name)
+	return w.s.Stat(w.name)
 }
 
-func (w *blobWriter) abort() {
+func (w *blobWriter) Abort() {
 	if !w.done {
 		w.done = true
 		w.cancel() // a canceled context aborts the upload
@@ -163,32 +172,32 @@ func (w *blobWriter) abort() {
 	}
 }
 
-// putIfAbsent and put hand Upload the bytes (see [blobStore.create]).
-func (s *blobStore) putIfAbsent(name string, data []byte) error {
+// PutIfAbsent and Put hand Upload the bytes (see [blobStore.Create]).
+func (s *blobStore) PutIfAbsent(name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
 	return blobErr(name, s.b.Upload(ctx, name, bytes.NewReader(data), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"}))
 }
 
-func (s *blobStore) put(name string, data []byte) error {
+func (s *blobStore) Put(name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
 	return blobErr(name, s.b.Upload(ctx, name, bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}))
 }
 
-func (s *blobStore) read(name string) ([]byte, error) {
+func (s *blobStore) Read(name string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
 	data, err := s.b.ReadAll(ctx, name)
 	return data, blobErr(name, err)
 }
 
-func (s *blobStore) open(name string) (storeFile, error) {
-	e, err := s.stat(name)
+func (s *blobStore) Open(name string) (File, error) {
+	e, err := s.Stat(name)
 	if err != nil {
 		return nil, err
 	}
-	return blobFile{s: s, name: name, n: e.size}, nil
+	return blobFile{s: s, name: name, n: e.Size}, nil
 }
 
 // blobFile reads an object with a ranged request per ReadAt.
@@ -198,7 +207,7 @@ type blobFile struct {
 	n    int64
 }
 
-func (f blobFile) size() int64  { return f.n }
+func (f blobFile) Size() int64  { return f.n }
 func (f blobFile) Close() error { return nil }
 
 func (f blobFile) ReadAt(p []byte, off int64) (int, error) {
@@ -216,14 +225,14 @@ func (f blobFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-func (s *blobStore) list(dir string) ([]storeEntry, error) {
+func (s *blobStore) List(dir string) ([]Entry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
 	prefix := ""
 	if dir != "" {
 		prefix = dir + "/"
 	}
-	var entries []storeEntry
+	var entries []Entry
 	it := s.b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
 	for {
 		o, err := it.Next(ctx)
@@ -233,22 +242,22 @@ func (s *blobStore) list(dir string) ([]storeEntry, error) {
 		if err != nil {
 			return nil, blobErr(prefix, err)
 		}
-		entries = append(entries, storeEntry{name: strings.TrimSuffix(strings.TrimPrefix(o.Key, prefix), "/"), size: o.Size,
-			modTime: o.ModTime, dir: o.IsDir})
+		entries = append(entries, Entry{Name: strings.TrimSuffix(strings.TrimPrefix(o.Key, prefix), "/"), Size: o.Size,
+			ModTime: o.ModTime, Dir: o.IsDir})
 	}
 }
 
-func (s *blobStore) stat(name string) (storeEntry, error) {
+func (s *blobStore) Stat(name string) (Entry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
 	a, err := s.b.Attributes(ctx, name)
 	if err != nil {
-		return storeEntry{}, blobErr(name, err)
+		return Entry{}, blobErr(name, err)
 	}
-	return storeEntry{name: name[strings.LastIndex(name, "/")+1:], size: a.Size, modTime: a.ModTime}, nil
+	return Entry{Name: name[strings.LastIndex(name, "/")+1:], Size: a.Size, ModTime: a.ModTime}, nil
 }
 
-func (s *blobStore) remove(name string) error {
+func (s *blobStore) Remove(name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
 	err := blobErr(name, s.b.Delete(ctx, name))
@@ -258,5 +267,5 @@ func (s *blobStore) remove(name string) error {
 	return err
 }
 
-// lock has nothing to take: see [blobStore].
-func (s *blobStore) lock(string) (func() error, error) { return nil, nil }
+// Lock has nothing to take: see [blobStore].
+func (s *blobStore) Lock(string) (func() error, error) { return nil, nil }

@@ -1,4 +1,4 @@
-package table
+package storage
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
 )
@@ -17,16 +16,16 @@ import (
 // link(2) never replaces a file, so readers never see a partial file and a
 // put-if-absent loses cleanly to a second writer; the folder is fsynced so
 // the new name survives a crash. A lock file keeps other writers out (see
-// [Open]).
+// [Store.Lock]).
 type localStore struct {
 	dir string
 	// fileMode and dirMode are the permissions of new files and folders.
 	fileMode, dirMode os.FileMode
 }
 
-// newLocalStore returns the store of folder dir, whose new files get
+// newLocal returns the store of folder dir, whose new files get
 // permission mode, and new folders mode plus x wherever it has r.
-func newLocalStore(dir string, mode os.FileMode) localStore {
+func newLocal(dir string, mode os.FileMode) localStore {
 	return localStore{dir: dir, fileMode: mode, dirMode: mode | (mode&0o444)>>2}
 }
 
@@ -35,27 +34,10 @@ func (s localStore) path(name string) string { return filepath.Join(s.dir, filep
 
 func (s localStore) String() string { return s.dir }
 
-func (s localStore) close() error { return nil }
+func (s localStore) Close() error { return nil }
 
-// tempName is where name is written before it is linked into place: a data
-// file in the table folder as _tmp/<name>.tmp (readers list the folder),
-// anything else next to itself as .<stem>.<uuid>[.<rest>].tmp, where stem
-// is its name up to the first dot: ".00000000000000000003.<uuid>.json.tmp".
-// Garbage collection and [Open] know these names (see names.go).
-func (s localStore) tempName(name string) string {
-	dir, base := path.Split(name)
-	if dir == "" {
-		return tmpDir + "/" + base + tmpSuffix
-	}
-	stem, rest, ok := strings.Cut(base, ".")
-	if ok {
-		rest = "." + rest
-	}
-	return dir + logTmpPrefix + stem + "." + newUUID() + rest + tmpSuffix
-}
-
-func (s localStore) create(name string) (storeWriter, error) {
-	tmp := s.tempName(name)
+func (s localStore) Create(name string) (Writer, error) {
+	tmp := TempName(name)
 	if err := os.MkdirAll(filepath.Dir(s.path(tmp)), s.dirMode); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", tmp, err)
 	}
@@ -76,9 +58,9 @@ type localWriter struct {
 
 func (w *localWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
 
-func (w *localWriter) commit() (storeEntry, error) {
+func (w *localWriter) Commit() (Entry, error) {
 	if w.done {
-		return storeEntry{}, fmt.Errorf("%s is already written", w.name)
+		return Entry{}, fmt.Errorf("%s is already written", w.name)
 	}
 	w.done = true
 	defer os.Remove(w.s.path(w.tmp))
@@ -97,12 +79,12 @@ func (w *localWriter) commit() (storeEntry, error) {
 		err = syncDir(filepath.Dir(w.s.path(w.name)))
 	}
 	if err != nil {
-		return storeEntry{}, fmt.Errorf("writing %s: %w", w.name, err)
+		return Entry{}, fmt.Errorf("writing %s: %w", w.name, err)
 	}
-	return storeEntry{name: path.Base(w.name), size: fi.Size(), modTime: fi.ModTime()}, nil
+	return Entry{Name: path.Base(w.name), Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
-func (w *localWriter) abort() {
+func (w *localWriter) Abort() {
 	if !w.done {
 		w.done = true
 		_ = w.f.Close()
@@ -110,28 +92,28 @@ func (w *localWriter) abort() {
 	}
 }
 
-func (s localStore) putIfAbsent(name string, data []byte) error {
-	w, err := s.create(name)
+func (s localStore) PutIfAbsent(name string, data []byte) error {
+	w, err := s.Create(name)
 	if err != nil {
 		return err
 	}
 	if _, err := w.Write(data); err != nil {
-		w.abort()
+		w.Abort()
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	_, err = w.commit()
+	_, err = w.Commit()
 	return err
 }
 
-// put replaces name and drops the checksum side file Hadoop's local file
+// Put replaces name and drops the checksum side file Hadoop's local file
 // system keeps next to it (see [checksumSideFile]): Spark writes one with
 // _last_checkpoint, and left in place it would no longer match, so Spark
 // would log a checksum error and retry before reading the table. It is
 // dropped before the rename, so that a crash cannot leave it guarding the
 // new content, and after, in case another engine wrote the file and its
 // side file in between; a missing side file is fine for Hadoop.
-func (s localStore) put(name string, data []byte) error {
-	tmp := s.tempName(name)
+func (s localStore) Put(name string, data []byte) error {
+	tmp := TempName(name)
 	if err := writeFileSync(s.path(tmp), data, s.fileMode); err != nil {
 		return err
 	}
@@ -168,9 +150,9 @@ func (s localStore) removeChecksum(name string) error {
 	return nil
 }
 
-func (s localStore) read(name string) ([]byte, error) { return os.ReadFile(s.path(name)) }
+func (s localStore) Read(name string) ([]byte, error) { return os.ReadFile(s.path(name)) }
 
-func (s localStore) open(name string) (storeFile, error) {
+func (s localStore) Open(name string) (File, error) {
 	f, err := os.Open(s.path(name))
 	if err != nil {
 		return nil, err
@@ -189,9 +171,9 @@ type localFile struct {
 	n int64
 }
 
-func (f localFile) size() int64 { return f.n }
+func (f localFile) Size() int64 { return f.n }
 
-func (s localStore) list(dir string) ([]storeEntry, error) {
+func (s localStore) List(dir string) ([]Entry, error) {
 	des, err := os.ReadDir(s.path(dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -199,10 +181,10 @@ func (s localStore) list(dir string) ([]storeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries := make([]storeEntry, 0, len(des))
+	entries := make([]Entry, 0, len(des))
 	for _, de := range des {
-		e := storeEntry{name: de.Name(), dir: de.IsDir(), other: !de.IsDir() && !de.Type().IsRegular()}
-		if !e.dir {
+		e := Entry{Name: de.Name(), Dir: de.IsDir(), Other: !de.IsDir() && !de.Type().IsRegular()}
+		if !e.Dir {
 			fi, err := de.Info()
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // deleted since listed
@@ -210,39 +192,38 @@ func (s localStore) list(dir string) ([]storeEntry, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.size, e.modTime = fi.Size(), fi.ModTime()
+			e.Size, e.ModTime = fi.Size(), fi.ModTime()
 		}
 		entries = append(entries, e)
 	}
 	return entries, nil
 }
 
-func (s localStore) stat(name string) (storeEntry, error) {
+func (s localStore) Stat(name string) (Entry, error) {
 	fi, err := os.Stat(s.path(name))
 	if err != nil {
-		return storeEntry{}, err
+		return Entry{}, err
 	}
-	return storeEntry{name: fi.Name(), size: fi.Size(), modTime: fi.ModTime(), dir: fi.IsDir(), other: !fi.IsDir() && !fi.Mode().IsRegular()}, nil
+	return Entry{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime(), Dir: fi.IsDir(), Other: !fi.IsDir() && !fi.Mode().IsRegular()}, nil
 }
 
-// remove deletes name and, as Hadoop's local file system does, its
+// Remove deletes name and, as Hadoop's local file system does, its
 // checksum side file (see [checksumSideFile]), so that none is left
 // guarding nothing.
-func (s localStore) remove(name string) error {
+func (s localStore) Remove(name string) error {
 	if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return s.removeChecksum(name)
 }
 
-func (s localStore) lock(owner string) (func() error, error) {
+func (s localStore) Lock(owner string) (func() error, error) {
 	if err := os.MkdirAll(s.dir, s.dirMode); err != nil {
 		return nil, fmt.Errorf("creating table folder: %w", err)
 	}
-	l, err := flock.Acquire(filepath.Join(s.dir, lockFile), owner, s.fileMode)
-	var held *flock.HeldError
-	if errors.As(err, &held) {
-		return nil, &LockedError{Dir: s.dir, Holder: held.Holder}
+	l, err := flock.Acquire(filepath.Join(s.dir, LockFile), owner, s.fileMode)
+	if errors.As(err, new(*flock.HeldError)) {
+		return nil, err // the table names the holder
 	}
 	if err != nil {
 		return nil, fmt.Errorf("locking the table folder: %w", err)

@@ -1,4 +1,4 @@
-package table
+package storage
 
 import (
 	"fmt"

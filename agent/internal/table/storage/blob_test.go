@@ -1,0 +1,72 @@
+package storage_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/objstoretest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
+)
+
+// TestBlobStoreConditionalCreate races writers of the same names, as
+// writers of one table race for a log version: for each name, of eight
+// concurrent put-if-absent calls (the log entries) and of eight concurrent
+// streamed creates (data files and checkpoints), exactly one succeeds, the
+// others fail with fs.ErrExist, and the name holds the winner's bytes. A
+// store whose conditional write is not atomic lets two win here.
+func TestBlobStoreConditionalCreate(t *testing.T) {
+	objstoretest.ForEachStore(t, func(t *testing.T, s storage.Store) {
+		const writers, names = 8, 5
+		for _, how := range []struct {
+			name  string
+			write func(name string, data []byte) error
+		}{
+			{"putIfAbsent", s.PutIfAbsent},
+			{"create", func(name string, data []byte) error {
+				w, err := s.Create(name)
+				if err != nil {
+					return err
+				}
+				if _, err := w.Write(data); err != nil {
+					w.Abort()
+					return err
+				}
+				_, err = w.Commit()
+				return err
+			}},
+		} {
+			for n := range names {
+				name := fmt.Sprintf("%s/%020d.json", how.name, n)
+				errs := make([]error, writers)
+				var wg sync.WaitGroup
+				for i := range writers {
+					wg.Go(func() { errs[i] = how.write(name, fmt.Appendf(nil, "writer %d\n", i)) })
+				}
+				wg.Wait()
+				winner := -1
+				for i, err := range errs {
+					switch {
+					case err == nil && winner >= 0:
+						t.Errorf("%s %s: writers %d and %d both won", how.name, name, winner, i)
+					case err == nil:
+						winner = i
+					case !errors.Is(err, fs.ErrExist):
+						t.Errorf("%s %s: writer %d: %v, want fs.ErrExist", how.name, name, i, err)
+					}
+				}
+				if winner < 0 {
+					t.Errorf("%s %s: no writer won", how.name, name)
+					continue
+				}
+				got, err := s.Read(name)
+				if want := fmt.Appendf(nil, "writer %d\n", winner); err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s %s holds %q, %v; want the winner's %q", how.name, name, got, err, want)
+				}
+			}
+		}
+	})
+}
