@@ -13,16 +13,17 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// maxImageRounds bounds the decodings Images makes from one record:
-// each adds the columns the record asks for, and nested fields may take a
-// round per level.
+// maxImageRounds bounds the decodings Images makes: each adds the
+// columns the records ask for, and nested fields may take a round per
+// level.
 const maxImageRounds = 64
 
 // Images returns the columns of the row images of recs, records of
 // the changelog value part p (DEBEZIUM_JSON, CANAL_JSON): the records are
-// decoded as a table whose part has no columns yet would decode them: a
-// decoding stops at the record that asks for columns, which are added, and
-// the next goes on from that record, until the last record. So the
+// decoded as a table whose part has no columns yet would decode them, all
+// of them at once (so that a field's type is that of every record that
+// has it, as JSON sampling gives), adding the columns each decoding asks
+// for, until none is new. So the
 // columns are those of the rows, typed as the decoder types them (by the
 // event's schema, Canal's DDL and types, or inference), never those of
 // the change events' envelopes; and in the order the rows bring them. A
@@ -43,9 +44,8 @@ func Images(ctx context.Context, p *spec.Part, recs []record.Record) ([]schema.F
 	img := *p
 	img.Transformer, img.Fields = &tr, []schema.Field{}
 	layout := &spec.Layout{Key: spec.Part{Column: spec.KeyColumn}, Value: img, Op: true, Source: true}
-	rounds := 0
-	for {
-		dec, err := ingest.NewDecoder(layout, nil, decode.Options{SkipBad: true})
+	for range maxImageRounds {
+		dec, err := ingest.NewDecoder(layout, nil, decode.Options{SkipBad: true, WholeChunk: true})
 		if err != nil {
 			return nil, runner.Fatal(fmt.Errorf("build the decoder that samples the row images: %w", err))
 		}
@@ -62,11 +62,6 @@ func Images(ctx context.Context, p *spec.Part, recs []record.Record) ([]schema.F
 			return nil, runner.Fatal(fmt.Errorf("a bug: sampling the row images asks for columns it has: %w", nc))
 		}
 		layout.Value.Fields = next
-		if rounds++; nc.Record > 0 {
-			recs, rounds = recs[nc.Record:], 0
-		}
-		if rounds >= maxImageRounds {
-			return nil, runner.Fatal(fmt.Errorf("the row images' columns did not settle after %d rounds", maxImageRounds))
-		}
 	}
+	return nil, runner.Fatal(fmt.Errorf("the row images' columns did not settle after %d rounds", maxImageRounds))
 }

@@ -32,6 +32,11 @@ func TestImageColumns(t *testing.T) {
 		{"debezium", spec.FormatDebeziumJSON, spec.SchemaEvolutionAddNewColumns, debezium, "id BIGINT, email STRING, vip BOOLEAN"},
 		{"debezium static", spec.FormatDebeziumJSON, spec.SchemaEvolutionNone, debezium, "id BIGINT, email STRING, vip BOOLEAN"},
 		{"canal", spec.FormatCanalJSON, spec.SchemaEvolutionAddNewColumns, canal, "id INT, weight FLOAT"},
+		// A field's type is that of every sampled record that has it.
+		{"types of every record", spec.FormatDebeziumJSON, spec.SchemaEvolutionAddNewColumns, []string{
+			`{"before":null,"after":{"id":1,"price":1},"source":{"db":"d","table":"t","ts_ms":1},"op":"c","ts_ms":2}`,
+			`{"before":null,"after":{"id":2,"price":1.5},"source":{"db":"d","table":"t","ts_ms":1},"op":"c","ts_ms":2}`,
+		}, "id BIGINT, price DOUBLE"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var recs []record.Record

@@ -51,6 +51,12 @@ type Options struct {
 	// keeping its row with its bytes in _corrupt_record or, in FAILFAST
 	// mode or for a malformed change event, stopping the batch.
 	SkipBad bool
+	// WholeChunk makes a chunk whose records ask for new columns go
+	// through every record and return one [*NewColumnsError] that asks
+	// for all of them, with no rows, instead of stopping at the first
+	// record that asks: for sampling, whose columns take the types of
+	// every sampled record together (see [schema.Unify]).
+	WholeChunk bool
 }
 
 // BadRecord is a record that gave no row because its key or value does
@@ -102,10 +108,12 @@ type Decoder struct {
 	// mark is where the rows of a record that gives several begin.
 	mark rows.Mark
 	// inferred holds the key's and the value's part when its columns are
-	// inferred, nil otherwise; stops says one of them adds columns as
-	// records ask (not FAIL_ON_NEW_COLUMNS), so that a chunk stops at the
-	// first record that asks (see [Decoder.Decode]).
+	// inferred, nil otherwise; adds says one of them adds columns as
+	// records ask (not FAIL_ON_NEW_COLUMNS), and stops that a chunk then
+	// stops at the first record that asks (see [Decoder.Decode]): unless
+	// the options ask for the whole chunk.
 	inferred [2]*inferredPart
+	adds     bool
 	stops    bool
 	opts     Options
 	// rowRecord and bad back the Batch's RowRecord and Bad; spread says
@@ -187,7 +195,8 @@ func newDecoder(layout *spec.Layout, sources *Sources, ev Events) (*Decoder, err
 				return nil, fmt.Errorf("%s: %w", side.name, err)
 			}
 			d.inferred[i], *side.p = ip, ip
-			d.stops = d.stops || ip.ev.addsColumns() && ip.ev.mode != spec.SchemaEvolutionFailOnNewColumns
+			d.adds = d.adds || ip.ev.addsColumns() && ip.ev.mode != spec.SchemaEvolutionFailOnNewColumns
+			d.stops = d.adds
 			next += side.spec.Width()
 			continue
 		}
@@ -228,7 +237,7 @@ func newDecoder(layout *spec.Layout, sources *Sources, ev Events) (*Decoder, err
 }
 
 // SetOptions sets the options of the Decode calls that follow.
-func (d *Decoder) SetOptions(o Options) { d.opts = o }
+func (d *Decoder) SetOptions(o Options) { d.opts, d.stops = o, d.adds && !o.WholeChunk }
 
 // Schema returns the Parquet schema of the rows Decode produces.
 func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }

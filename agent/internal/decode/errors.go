@@ -67,8 +67,9 @@ func (e *SchemaChangedError) Error() string {
 // table's columns lack, or, in ADD_NEW_COLUMNS_WITH_TYPE_WIDENING, values a
 // column can take once widened. The batch returned with it holds the rows
 // of the records before that one; decode the records from it on once the
-// table has the new columns. In FAIL_ON_NEW_COLUMNS it names every new
-// column of the chunk, which has no rows.
+// table has the new columns. In FAIL_ON_NEW_COLUMNS, and with
+// [Options.WholeChunk], it names every new column of the chunk, which has
+// no rows.
 type NewColumnsError struct {
 	// Side is "key" or "value".
 	Side string
@@ -79,7 +80,7 @@ type NewColumnsError struct {
 	Partition int32
 	Offset    int64
 	// Fields are the side's columns the record needs (in
-	// FAIL_ON_NEW_COLUMNS, the chunk): those it was decoded with, new
+	// FAIL_ON_NEW_COLUMNS and with [Options.WholeChunk], the chunk): those it was decoded with, new
 	// fields added at the end of their structs, widened types widened.
 	// Columns are the paths of the columns added or widened.
 	Fields  []schema.Field
