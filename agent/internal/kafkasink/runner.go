@@ -184,6 +184,9 @@ type session struct {
 	layout  *spec.Layout
 	sources *decode.Sources
 	dec     *decode.Decoder
+	// asked is what the record that ended the last decoding asks for: the
+	// columns the next decoding adds first.
+	asked *decode.NewColumnsError
 	// before decodes the before images of updates (encode.Befores): a
 	// decoder of layout beside dec, built again with it.
 	before *decode.Decoder
@@ -438,10 +441,16 @@ func (s *session) round(ctx context.Context) (err error) {
 		if b.Next > s.next[b.TP] {
 			next[b.TP] = b.Next
 		}
-		if len(b.Records) == 0 {
+		// A batch may start before the offset the partition is at (see
+		// ingest.Subscribe): the records before it were written already.
+		recs := b.Records
+		for len(recs) > 0 && recs[0].Offset < s.next[b.TP] {
+			recs = recs[1:]
+		}
+		if len(recs) == 0 {
 			continue
 		}
-		c, err := s.encode(ctx, b.Records, out)
+		c, err := s.encode(ctx, recs, out)
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.TP, err)
 		}
@@ -650,6 +659,12 @@ func (s *session) decode(ctx context.Context, recs []record.Record) (decode.Batc
 			return decode.Batch{}, 0, runner.Fatal(fmt.Errorf("build the source's decoder: %w", err))
 		}
 	}
+	if nc := s.asked; nc != nil {
+		s.asked = nil
+		if err := s.addColumns(nc); err != nil {
+			return decode.Batch{}, 0, err
+		}
+	}
 	for {
 		batch, err := s.dec.Decode(ctx, recs)
 		var nc *decode.NewColumnsError
@@ -657,21 +672,34 @@ func (s *session) decode(ctx context.Context, recs []record.Record) (decode.Batc
 		case !errors.As(err, &nc):
 			return batch, len(recs), err
 		case nc.Record > 0 && !nc.Fail:
+			// The batch holds the decoder's buffers until it is encoded:
+			// the next call adds the columns, then decodes the rest.
+			s.asked = nc
 			return batch, nc.Record, nil
 		}
-		side := &s.layout.Value
-		if nc.Side == "key" {
-			side = &s.layout.Key
+		if err := s.addColumns(nc); err != nil {
+			return decode.Batch{}, 0, err
 		}
-		fields, changed := nc.Apply(side.Fields)
-		if !changed || nc.Fail {
-			return decode.Batch{}, 0, runner.Fatal(nc)
-		}
-		side.Fields = fields
-		s.before = nil
-		if s.dec, err = changelog.New(s.layout, s.sources); err != nil {
-			return decode.Batch{}, 0, runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
-		}
-		s.r.log.Info("new source columns", "columns", nc.Columns)
 	}
+}
+
+// addColumns gives the source the columns nc asks for, with a decoder of
+// them.
+func (s *session) addColumns(nc *decode.NewColumnsError) error {
+	side := &s.layout.Value
+	if nc.Side == "key" {
+		side = &s.layout.Key
+	}
+	fields, changed := nc.Apply(side.Fields)
+	if !changed || nc.Fail {
+		return runner.Fatal(nc)
+	}
+	side.Fields = fields
+	s.before = nil
+	var err error
+	if s.dec, err = changelog.New(s.layout, s.sources); err != nil {
+		return runner.Fatal(fmt.Errorf("build the decoder of the new columns: %w", err))
+	}
+	s.r.log.Info("new source columns", "columns", nc.Columns)
+	return nil
 }
