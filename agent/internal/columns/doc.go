@@ -4,7 +4,7 @@
 // initial_schemas, the records sampled from Kafka and the schema hints;
 // the columns of change events' row images; and the columns a table keeps
 // when its options change. It also holds the one limit every change of
-// columns is checked against (TooWide). It sits between the decoders below,
-// which it runs on sampled records, and the runners and the table writer
-// above.
+// columns is checked against (TooWide). It sits between the decode stage
+// below (package ingest's decoders, which it runs on sampled records) and
+// the runners and the table writer above.
 package columns

@@ -47,8 +47,9 @@ func (st *TableState) Snapshot() spec.TableStatus {
 //
 // A runner opens the table, makes its sink with [NewSink] (or
 // [NewRawSink]) and then, per partition it starts, tells it where the
-// partition goes on from ([Sink.Resume]), recording first, with
-// [Sink.CommitStart], what the log must hold before the partition is read.
+// partition goes on from ([Sink.Resume]), then records with
+// [Sink.CommitStart] what the log must hold before the partitions are
+// read (new partitions' starting offsets, moved legacy ids).
 // It hands it the decoded chunks in offset order ([Sink.Add]), sets what
 // the open file holds in the memory budget once it released each chunk's
 // batch ([Sink.TrackMemory]), and flushes it ([Sink.Flush]) at its flush
@@ -107,8 +108,8 @@ type Sink struct {
 	committed map[kafka.TopicPartition]int64
 	// epochs holds, per partition, the leader epoch of the last record
 	// buffered or committed, which each commit records with the
-	// partition's offset for a restart to validate it (see
-	// the table loop's truncation check in pipeline).
+	// partition's offset for a restart to validate it: set by Resume
+	// from the log, then by each chunk added.
 	epochs map[kafka.TopicPartition]int32
 	// readEnd is, per partition, the offset up to which the last fetch
 	// could read (see [kafka.Batch.End]); it measures lag.
@@ -136,7 +137,8 @@ type SinkOptions struct {
 	Budget *memory.Budget
 	// State is the table's status, which the sink keeps up to date.
 	State *TableState
-	Log   *slog.Logger
+	// Log is the table's logger.
+	Log *slog.Logger
 	// Loss keeps the gaps the table's fetches skipped, which the sink's
 	// commits record; nil for a table that fails on data loss, or whose
 	// gaps are committed elsewhere (a fanout table's).

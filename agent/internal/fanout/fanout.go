@@ -476,7 +476,9 @@ func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.Top
 		if !run.r.cfg.Continuous && sub.Until <= sub.From {
 			continue // nothing to read in this triggered run
 		}
-		run.r.source.Forward(run.ctx, &run.wg, sub, rd.in, rd.errs)
+		// The subscription lives as long as the run, which cancels run.ctx
+		// before it waits for its forwarders, not as long as this call.
+		run.r.source.Forward(run.ctx, &run.wg, sub, rd.in, rd.errs) //nolint:contextcheck // the run's context, on purpose
 	}
 	run.publish()
 	return nil

@@ -32,7 +32,10 @@ type Decoded struct {
 	// [decode.NewColumnsError]).
 	Recs    []record.Record
 	Version int
-	// Err is a decoder's bug; the table fails.
+	// Err is what stopped the decoding: a [*decode.NewColumnsError], with
+	// the rows of the records before the one that asked in Batch, which
+	// the writer goes on from; a record in FAILFAST mode, a registry that
+	// cannot be reached; or a decoder's bug, which fails the table.
 	Err error
 	// Next is the offset to read after the chunk: past its last record,
 	// and for a fetched batch's final chunk the batch's next offset. A

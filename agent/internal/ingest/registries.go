@@ -34,9 +34,9 @@ func (r *Registries) client(cfg spec.SchemaRegistry) (*registry.Client, error) {
 	return c, nil
 }
 
-// TableRegistries returns the Registries table t's transformers use, by
+// TableRegistries returns the registries table t's transformers use, by
 // the connection_name of their schema_registry block ("" for the
-// pipeline's connection conn), from conn and named, the Registries of the
+// pipeline's connection conn), from conn and named, the registries of the
 // other connections the pipeline names.
 func TableRegistries(t *spec.Table, conn *spec.Connection, named map[string]spec.SchemaRegistry) map[string]spec.SchemaRegistry {
 	var out map[string]spec.SchemaRegistry
@@ -68,7 +68,7 @@ func TableRegistries(t *spec.Table, conn *spec.Connection, named map[string]spec
 }
 
 // ClientsOf returns the function [decode.Resolve] looks registry
-// clients up with, for a table whose Registries are regs.
+// clients up with, for a table whose registries are regs.
 func (r *Registries) ClientsOf(regs map[string]spec.SchemaRegistry) func(string) (*registry.Client, error) {
 	return func(name string) (*registry.Client, error) {
 		cfg, ok := regs[name]

@@ -3,8 +3,9 @@
 // beside the Delta table writer: it reads a source, decodes it into rows,
 // encodes each row as a change event (Debezium, Canal) or a JSON row
 // (package encode) and writes the records to Kafka topics. Its source is
-// either Kafka topics, read through ingest's shared source (a source of
-// the sink's own connection) from the sink's consumer group and decoded as
+// either Kafka topics, read through an ingest.Source of the sink's own
+// (on the sink's connection, not shared with the pipelines) from the
+// sink's consumer group and decoded as
 // a table with the same kafka_options would decode them (package decode),
 // or a table a pipeline of this agent writes, read from the table's Delta
 // log and data files (package table).

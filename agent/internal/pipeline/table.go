@@ -125,7 +125,7 @@ type loop struct {
 }
 
 // legacyAppID is the application id tables recorded tp's offsets under
-// before [appID]: "<catalog>.<schema>.<table>/<topic>/<partition>".
+// before [deltasink.AppID]: "<catalog>.<schema>.<table>/<topic>/<partition>".
 func (r *tableRunner) legacyAppID(tp kafka.TopicPartition) string {
 	return fmt.Sprintf("%s/%s/%d", r.cfg.Qualified, tp.Topic, tp.Partition)
 }

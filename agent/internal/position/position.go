@@ -10,7 +10,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// This file decides where a table's or fanout schema's partitions start
+// This file decides where a table's, fanout schema's or Kafka sink's partitions start
 // and where a triggered run ends, from the kafka_options (starting and
 // ending offsets and timestamps, auto_offset_reset), and names the
 // consumer group.
@@ -40,9 +40,12 @@ func GroupID(ko *spec.KafkaOptions, pipeline, qualified string) string {
 }
 
 // Finder looks up the start and end offsets of the partitions of one
-// table or fanout schema.
+// table, fanout schema or Kafka sink.
 type Finder struct {
-	Client  *kafka.Client
+	// Client asks the brokers.
+	Client *kafka.Client
+	// Options are the kafka_options of the table, fanout schema or
+	// Kafka sink.
 	Options *spec.KafkaOptions
 	// Group is the consumer group (see [GroupID]).
 	Group string

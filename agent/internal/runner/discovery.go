@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
-
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 

@@ -20,7 +20,7 @@ import (
 // Every failure of a runner (a table loop, a fanout schema, a Kafka sink)
 // falls in one of four classes, decided here and, for what only one kind
 // of runner meets, in that runner's classifier (the failures.go of
-// pipeline and of kafkasink):
+// pipeline, fanout and kafkasink):
 //
 //   - Retry in place: a fetch that fails on a connection, a leader change or
 //     another broker error is retried by its fetcher with backoff
