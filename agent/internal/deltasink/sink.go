@@ -89,11 +89,16 @@ type Sink struct {
 	// lacks as nulls, and a narrower type as its widened one.
 	closed []table.AddFile
 
-	// file is the open data file, written with the columns of schema
-	// version fileVersion.
-	file        *table.FileWriter
-	fileVersion int
-	// mem holds the open file's buffers in the memory budget, which asks
+	// file is the open data file, written with the table's current
+	// columns (schema version version).
+	file *table.FileWriter
+	// older is the open data file of the columns before the last change,
+	// olderVersion their schema version: it takes the chunks the decoder
+	// pool decoded with them before it learnt of the change, so that they
+	// do not close the current file one after the other. nil when none.
+	older        *table.FileWriter
+	olderVersion int
+	// mem holds the open files' buffers in the memory budget, which asks
 	// through it for a flush when the file is the biggest and the budget
 	// is full.
 	mem     *memory.Account
@@ -210,12 +215,14 @@ func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 	return s
 }
 
-// Close drops the open file, if any (its rows are read again), and gives
-// its memory back.
+// Close drops the open files, if any (their rows are read again), and
+// gives their memory back.
 func (s *Sink) Close() {
-	if s.file != nil {
-		s.file.Abort()
-		s.file = nil
+	for _, f := range []**table.FileWriter{&s.file, &s.older} {
+		if *f != nil {
+			(*f).Abort()
+			*f = nil
+		}
 	}
 	s.mem.Close()
 }
@@ -325,36 +332,41 @@ func (s *Sink) advance(tp kafka.TopicPartition, next int64, epoch int32) {
 }
 
 // write appends n rows, given column by column in the columns of schema
-// version version, whose Parquet schema is ps, to the open file, opening
-// one if needed. A file holds the rows of one version: an open file of
-// another is closed first. A file never holds more than maxRows rows: the
-// rows that would take it past go to a new file, and the full one waits in
-// closed for the next flush, which commits them together with the offsets.
+// version version, whose Parquet schema is ps, to the open file of that
+// version, opening one if needed: the current file, or for an older
+// version the older file (one of another older version is closed first).
+// A file never holds more than maxRows rows: the rows that would take it
+// past go to a new file, and the full one waits in closed for the next
+// flush, which commits them together with the offsets.
 func (s *Sink) write(version int, ps *parquet.Schema, cols [][]parquet.Value, n int) error {
-	if s.file != nil && s.fileVersion != version {
-		if err := s.closeFile(); err != nil {
-			return err
-		}
-	}
-	for n > 0 {
-		if s.file != nil && s.file.Rows() >= s.maxRows {
-			if err := s.closeFile(); err != nil {
+	f := &s.file
+	if version != s.version {
+		if s.older != nil && s.olderVersion != version {
+			if err := s.closeFile(&s.older); err != nil {
 				return err
 			}
 		}
-		if s.file == nil {
-			f, err := s.tbl.NewFile(ps)
+		f, s.olderVersion = &s.older, version
+	}
+	for n > 0 {
+		if *f != nil && (*f).Rows() >= s.maxRows {
+			if err := s.closeFile(f); err != nil {
+				return err
+			}
+		}
+		if *f == nil {
+			w, err := s.tbl.NewFile(ps)
 			if err != nil {
 				return fmt.Errorf("start a data file: %w", err)
 			}
-			s.file, s.fileVersion = f, version
+			*f = w
 		}
 		head, take := cols, n
-		if room := s.maxRows - s.file.Rows(); int64(n) > room {
+		if room := s.maxRows - (*f).Rows(); int64(n) > room {
 			take = int(room)
-			head, cols = s.file.SplitRows(cols, take)
+			head, cols = (*f).SplitRows(cols, take)
 		}
-		if err := s.file.WriteColumns(head, take); err != nil {
+		if err := (*f).WriteColumns(head, take); err != nil {
 			return err
 		}
 		n -= take
@@ -362,12 +374,12 @@ func (s *Sink) write(version int, ps *parquet.Schema, cols [][]parquet.Value, n 
 	return nil
 }
 
-// closeFile finishes the open file and keeps it in closed for the next
+// closeFile finishes the open file *f and keeps it in closed for the next
 // flush.
-func (s *Sink) closeFile() error {
-	add, err := s.file.Close()
-	s.file = nil
-	s.mem.Set(0)
+func (s *Sink) closeFile(f **table.FileWriter) error {
+	add, err := (*f).Close()
+	*f = nil
+	s.mem.Set(s.Buffered())
 	if err != nil {
 		return fmt.Errorf("finish data file: %w", err)
 	}
@@ -425,14 +437,18 @@ func (s *Sink) next(nc *decode.NewColumnsError) (*spec.Layout, error) {
 }
 
 // evolve gives the table layout, the columns nc asked for: the open file,
-// written with the columns before, is closed for the next flush to commit
-// with the new columns, and every decoder decodes into the new columns from
-// now on.
+// written with the columns before, becomes the older file, for the chunks
+// still decoded with them (an older one is closed), all committed with the
+// new columns at the next flush; and every decoder decodes into the new
+// columns from now on.
 func (s *Sink) evolve(layout *spec.Layout, nc *decode.NewColumnsError) error {
 	if s.file != nil {
-		if err := s.closeFile(); err != nil {
-			return err
+		if s.older != nil {
+			if err := s.closeFile(&s.older); err != nil {
+				return err
+			}
 		}
+		s.older, s.olderVersion, s.file = s.file, s.version, nil
 	}
 	own, err := ingest.NewDecoder(layout, s.sources, s.decoders.Opts)
 	if err != nil {
@@ -536,19 +552,27 @@ func (s *Sink) CommitStart(c table.Commit) error {
 }
 
 // Empty reports whether nothing is buffered: no rows, no offsets.
-func (s *Sink) Empty() bool { return s.file == nil && len(s.pending) == 0 && len(s.closed) == 0 }
-
-// Buffered is the memory the open file holds, 0 with none open.
-func (s *Sink) Buffered() int64 {
-	if s.file == nil {
-		return 0
-	}
-	return s.file.Buffered()
+func (s *Sink) Empty() bool {
+	return s.file == nil && s.older == nil && len(s.pending) == 0 && len(s.closed) == 0
 }
 
-// Full reports whether the open file reached a size or row limit.
+// Buffered is the memory the open files hold, 0 with none open.
+func (s *Sink) Buffered() int64 {
+	var n int64
+	for _, f := range []*table.FileWriter{s.file, s.older} {
+		if f != nil {
+			n += f.Buffered()
+		}
+	}
+	return n
+}
+
+// Full reports whether an open file reached a size or row limit.
 func (s *Sink) Full() bool {
-	return s.file != nil && (s.file.Rows() >= s.maxRows || s.file.Size() >= s.maxBytes)
+	full := func(f *table.FileWriter) bool {
+		return f != nil && (f.Rows() >= s.maxRows || f.Size() >= s.maxBytes)
+	}
+	return full(s.file) || full(s.older)
 }
 
 // Flush closes the open file and commits it with the buffered offsets.
@@ -562,10 +586,13 @@ func (s *Sink) Flush(_ context.Context) error {
 	for _, add := range s.closed {
 		rows += add.NumRecords
 	}
-	if s.file != nil {
-		add, err := s.file.Close()
-		s.file = nil
-		s.mem.Set(0)
+	for _, f := range []**table.FileWriter{&s.older, &s.file} {
+		if *f == nil {
+			continue
+		}
+		add, err := (*f).Close()
+		*f = nil
+		s.mem.Set(s.Buffered())
 		if err != nil {
 			return fmt.Errorf("finish data file: %w", err)
 		}
