@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink/deltasinktest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -184,35 +185,7 @@ func TestDataLossRetention(t *testing.T) {
 // parameters.
 func checkGapsLogged(t *testing.T, location string, gaps []spec.DataLossGap) {
 	t.Helper()
-	entries, err := filepath.Glob(filepath.Join(location, "_delta_log", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logged []spec.DataLossGap
-	for _, e := range entries {
-		b, err := os.ReadFile(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			var action struct {
-				CommitInfo *struct {
-					OperationParameters map[string]string `json:"operationParameters"`
-				} `json:"commitInfo"`
-			}
-			if json.Unmarshal([]byte(line), &action) != nil || action.CommitInfo == nil {
-				continue
-			}
-			if text, ok := action.CommitInfo.OperationParameters["tributaryDataLoss"]; ok {
-				var in []spec.DataLossGap
-				if err := json.Unmarshal([]byte(text), &in); err != nil {
-					t.Fatalf("%s: tributaryDataLoss %q: %v", e, text, err)
-				}
-				logged = append(logged, in...)
-			}
-		}
-	}
-	if fmt.Sprint(logged) != fmt.Sprint(gaps) {
+	if logged := deltasinktest.LoggedGaps(t, location); fmt.Sprint(logged) != fmt.Sprint(gaps) {
 		t.Errorf("the log's commitInfo records the gaps %+v, want %+v", logged, gaps)
 	}
 }
