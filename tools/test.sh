@@ -172,10 +172,10 @@ AZURE_CONTAINERS=$TRIBUTARY_AZURE_CONTAINER tools/azure.sh up >>"$emu_env"
 source "$emu_env"
 rm -f "$emu_env"
 
-# The table package's store tests on the three servers (they skip in the
-# unit step above, before they are up).
-step "object store tests (table package, -run TestBlobStore)"
-go test -count=1 -run TestBlobStore ./agent/internal/table/
+# The table package's store tests and the cluster's shared state on the
+# three servers (they skip in the unit step above, before they are up).
+step "object store tests (table and store packages, -run 'TestBlobStore|TestShared')"
+go test -count=1 -run 'TestBlobStore|TestShared' ./agent/internal/table/ ./agent/internal/store/
 
 if has_pkgs ./provider/...; then
   # The acceptance tests run in parallel (resource.ParallelTest) on one

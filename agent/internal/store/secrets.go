@@ -158,8 +158,8 @@ func readKeyFile(file string) ([]byte, error) {
 // additionalData binds a sealed value to its connection and field, so that
 // a value copied into another field or connection fails to decrypt instead
 // of being used there.
-func additionalData(conn, path string) []byte {
-	return []byte("connections/" + conn + "#" + path)
+func additionalData(conn, path string) string {
+	return "connections/" + conn + "#" + path
 }
 
 // Seal encrypts every secret of c that is set, each with a random nonce.
@@ -168,12 +168,11 @@ func (k *secretsKey) Seal(c *spec.Connection) error {
 		if *f.Value == "" {
 			continue
 		}
-		nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(*f.Value)+k.aead.Overhead())
-		if _, err := rand.Read(nonce); err != nil {
-			return fmt.Errorf("encrypting %s: %w", f.Path, err)
+		sealed, err := k.sealText(*f.Value, additionalData(c.Name, f.Path))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
 		}
-		sealed := k.aead.Seal(nonce, nonce, []byte(*f.Value), additionalData(c.Name, f.Path))
-		*f.Value = sealedPrefix + base64.StdEncoding.EncodeToString(sealed)
+		*f.Value = sealed
 	}
 	return nil
 }
@@ -185,17 +184,14 @@ func (k *secretsKey) Unseal(c *spec.Connection) (stale bool, err error) {
 		if *f.Value == "" {
 			continue
 		}
-		text, ok := strings.CutPrefix(*f.Value, sealedPrefix)
-		if !ok {
+		if !strings.HasPrefix(*f.Value, sealedPrefix) {
 			stale = true
 			continue
 		}
-		sealed, err := base64.StdEncoding.DecodeString(text)
-		if err != nil || len(sealed) < k.aead.NonceSize()+k.aead.Overhead() {
+		plain, err := k.openText(*f.Value, additionalData(c.Name, f.Path))
+		if errors.Is(err, errDamaged) {
 			return false, fmt.Errorf("the encrypted %s is damaged; fix or remove the file, then PUT the connection again", f.Path)
 		}
-		n := k.aead.NonceSize()
-		plain, err := k.aead.Open(nil, sealed[:n], sealed[n:], additionalData(c.Name, f.Path))
 		if err != nil {
 			hint := "pass the --secrets-key-file the agent used when it stored the connection"
 			if k.generated {
@@ -204,7 +200,40 @@ func (k *secretsKey) Unseal(c *spec.Connection) (stale bool, err error) {
 			return false, fmt.Errorf("%s cannot be decrypted with the key in %s (%s), or the value was altered; "+
 				"otherwise remove the file and PUT the connection again", f.Path, k.file, hint)
 		}
-		*f.Value = string(plain)
+		*f.Value = plain
 	}
 	return stale, nil
+}
+
+// errDamaged is what openText returns for a value too broken to try the
+// key on.
+var errDamaged = errors.New("a damaged encrypted value")
+
+// sealText encrypts text, bound to context (see additionalData), in the
+// form secrets are stored in.
+func (k *secretsKey) sealText(text, context string) (string, error) {
+	nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(text)+k.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", fmt.Errorf("encrypting: %w", err)
+	}
+	return sealedPrefix + base64.StdEncoding.EncodeToString(k.aead.Seal(nonce, nonce, []byte(text), []byte(context))), nil
+}
+
+// openText decrypts what sealText returned for context; it fails when the
+// key is another or the value was altered.
+func (k *secretsKey) openText(value, context string) (string, error) {
+	text, ok := strings.CutPrefix(value, sealedPrefix)
+	if !ok {
+		return "", errors.New("not an encrypted value")
+	}
+	sealed, err := base64.StdEncoding.DecodeString(text)
+	if err != nil || len(sealed) < k.aead.NonceSize()+k.aead.Overhead() {
+		return "", errDamaged
+	}
+	n := k.aead.NonceSize()
+	plain, err := k.aead.Open(nil, sealed[:n], sealed[n:], []byte(context))
+	if err != nil {
+		return "", err
+	}
+	return string(plain), nil
 }

@@ -1,14 +1,18 @@
 // Package store keeps the agent's desired state durable: every connection,
-// pipeline, fanout schema and Kafka sink the API accepted, one JSON file
-// per object under the data folder (connections/<name>.json,
-// pipelines/<name>.json, fanout_schemas/<name>.json,
-// kafka_sinks/<name>.json).
+// pipeline, fanout schema and Kafka sink the API accepted. The server reads
+// and changes it; the engine is handed what it holds.
 //
-// Each write goes to a temporary file in the same folder, is fsynced, renamed
+// A single agent keeps one JSON file per object under its data folder
+// (connections/<name>.json, pipelines/<name>.json,
+// fanout_schemas/<name>.json, kafka_sinks/<name>.json): see [Open]. Each
+// write goes to a temporary file in the same folder, is fsynced, renamed
 // over the old file and the folder is fsynced, so a crash leaves either the
 // old or the new object, never a torn one. Files are mode 0600 and folders
-// 0700: objects may carry secrets (a connection's password, say) that the API
-// never returns but the agent needs to read back on restart.
+// 0700: objects may carry secrets (a connection's password, say) that the
+// API never returns but the agent needs to read back on restart.
+//
+// The agents of a cluster share one log of changes instead, under a prefix
+// of the warehouse's object store: see [OpenShared].
 //
 // Secrets are encrypted at rest besides: every secret field of a connection
 // (those [spec.Connection.SecretFields] lists) is stored as
@@ -61,6 +65,8 @@ type Store struct {
 	KafkaSinks *Collection[spec.KafkaSink]
 
 	key *secretsKey
+	// shared is the cluster's log; nil for a single agent's folder.
+	shared *sharedLog
 }
 
 // Option configures [Open].
@@ -104,23 +110,43 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	conns, err := openCollection(dir, "connections", func(c *spec.Connection) string { return c.Name }, Codec[spec.Connection](key))
-	if err != nil {
-		return nil, err
+	st := newStore(key, &localFiles{dir: dir})
+	for _, k := range st.kinds() {
+		if err := k.loadFolder(dir); err != nil {
+			return nil, err
+		}
 	}
-	pipes, err := openCollection[spec.Pipeline](dir, "pipelines", func(p *spec.Pipeline) string { return p.Name }, nil)
-	if err != nil {
-		return nil, err
+	return st, nil
+}
+
+// newStore returns a store of empty collections that keep persists.
+func newStore(key *secretsKey, keep persister) *Store {
+	return &Store{
+		Connections:   newCollection("connections", func(c *spec.Connection) string { return c.Name }, Codec[spec.Connection](key), keep),
+		Pipelines:     newCollection[spec.Pipeline]("pipelines", func(p *spec.Pipeline) string { return p.Name }, nil, keep),
+		FanoutSchemas: newCollection[spec.FanoutSchema]("fanout_schemas", func(f *spec.FanoutSchema) string { return f.Name }, nil, keep),
+		KafkaSinks:    newCollection[spec.KafkaSink]("kafka_sinks", func(k *spec.KafkaSink) string { return k.Name }, nil, keep),
+		key:           key,
 	}
-	fanouts, err := openCollection[spec.FanoutSchema](dir, "fanout_schemas", func(f *spec.FanoutSchema) string { return f.Name }, nil)
-	if err != nil {
-		return nil, err
-	}
-	sinks, err := openCollection[spec.KafkaSink](dir, "kafka_sinks", func(k *spec.KafkaSink) string { return k.Name }, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &Store{Connections: conns, Pipelines: pipes, FanoutSchemas: fanouts, KafkaSinks: sinks, key: key}, nil
+}
+
+// kind is what the store does with a collection, whatever its type.
+type kind interface {
+	// loadFolder reads the collection's folder under a data folder.
+	loadFolder(root string) error
+	// kindName is the collection's folder, and its name in the shared log.
+	kindName() string
+	// sealedAll returns every object, sealed, by name.
+	sealedAll() (map[string]json.RawMessage, error)
+	// replace sets the named object from its sealed form (nil: removes
+	// it) and tells the watchers.
+	replace(name string, sealed []byte) error
+}
+
+// kinds returns the collections in the order a change log replays them:
+// the objects each kind refers to first.
+func (s *Store) kinds() []kind {
+	return []kind{s.Connections, s.Pipelines, s.FanoutSchemas, s.KafkaSinks}
 }
 
 // KeyFile returns the path of the file holding the key of the connections'
@@ -144,29 +170,47 @@ type Codec[T any] interface {
 // Collection is one kind of object, kept in memory as JSON so every reader
 // gets its own deep copy. It is safe for concurrent use.
 type Collection[T any] struct {
-	dir    string
+	kind   string // "pipelines": its folder, and its name in the shared log
 	nameOf func(*T) string
 	codec  Codec[T] // nil stores objects as they are
+	keep   persister
 
 	mu       sync.RWMutex
 	items    map[string][]byte // the objects in memory, unsealed
 	watchers []func([]T)
 }
 
-func openCollection[T any](root, kind string, nameOf func(*T) string, codec Codec[T]) (*Collection[T], error) {
-	dir := filepath.Join(root, kind)
+// persister keeps the collections' objects durable: a folder of files
+// ([localFiles]) or the shared log of a cluster ([sharedLog]).
+type persister interface {
+	// write makes the change of the named object of kind durable, sealed
+	// (nil: its removal), then calls apply, which puts the change in
+	// memory; both under the persister's lock, so that changes reach
+	// memory in the order they were made.
+	write(kind, name string, sealed []byte, apply func()) error
+}
+
+func newCollection[T any](kind string, nameOf func(*T) string, codec Codec[T], keep persister) *Collection[T] {
+	return &Collection[T]{kind: kind, nameOf: nameOf, codec: codec, keep: keep, items: map[string][]byte{}}
+}
+
+func (c *Collection[T]) kindName() string { return c.kind }
+
+// loadFolder reads every object of the collection's folder under root,
+// creating the folder if needed.
+func (c *Collection[T]) loadFolder(root string) error {
+	dir := filepath.Join(root, c.kind)
 	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return nil, fmt.Errorf("creating %s folder: %w", kind, err)
+		return fmt.Errorf("creating %s folder: %w", c.kind, err)
 	}
 	// MkdirAll keeps the mode of a folder that exists; tighten one that an
 	// earlier version or a person left readable by others.
 	if err := os.Chmod(dir, dirMode); err != nil {
-		return nil, fmt.Errorf("restricting %s folder to its owner: %w", kind, err)
+		return fmt.Errorf("restricting %s folder to its owner: %w", c.kind, err)
 	}
-	c := &Collection[T]{dir: dir, nameOf: nameOf, codec: codec, items: map[string][]byte{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", kind, err)
+		return fmt.Errorf("listing %s: %w", c.kind, err)
 	}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
@@ -175,17 +219,17 @@ func openCollection[T any](root, kind string, nameOf func(*T) string, codec Code
 			// A write that crashed before its rename: the object it was
 			// replacing is still in place, so the leftover is garbage.
 			if err := os.Remove(path); err != nil {
-				return nil, fmt.Errorf("removing unfinished write %s: %w", path, err)
+				return fmt.Errorf("removing unfinished write %s: %w", path, err)
 			}
 		case e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix):
 			continue
 		default:
 			if err := c.load(path, strings.TrimSuffix(e.Name(), fileSuffix)); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // load reads one stored object, checks it names itself like its file and
@@ -195,32 +239,42 @@ func (c *Collection[T]) load(path, name string) error {
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	v, err := decode[T](data)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w; fix or remove the file", path, err)
-	}
-	if got := c.nameOf(&v); got != name || !spec.ValidName(name) {
-		return fmt.Errorf("reading %s: the object is named %q, but the file name says %q; rename or remove the file", path, got, name)
-	}
-	if c.codec == nil {
-		c.items[name] = data
-		return nil
-	}
-	stale, err := c.codec.Unseal(&v)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	plain, err := encode(&v)
+	plain, stale, err := c.unseal(name, data)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
 	if stale {
-		if err := c.write(name, plain); err != nil {
+		sealed, err := c.seal(plain)
+		if err == nil {
+			err = c.keep.write(c.kind, name, sealed, func() {})
+		}
+		if err != nil {
 			return fmt.Errorf("rewriting %s in the current form: %w", path, err)
 		}
 	}
 	c.items[name] = plain
 	return nil
+}
+
+// unseal checks that data, a stored object, names itself name, and
+// returns it as memory keeps it, unsealed; stale says it should be stored
+// again in the current form (see [Codec]).
+func (c *Collection[T]) unseal(name string, data []byte) (plain []byte, stale bool, err error) {
+	v, err := decode[T](data)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w; fix or remove it", err)
+	}
+	if got := c.nameOf(&v); got != name || !spec.ValidName(name) {
+		return nil, false, fmt.Errorf("the object is named %q, but it is stored as %q; rename or remove it", got, name)
+	}
+	if c.codec == nil {
+		return data, false, nil
+	}
+	if stale, err = c.codec.Unseal(&v); err != nil {
+		return nil, false, err
+	}
+	plain, err = encode(&v)
+	return plain, stale, err
 }
 
 // encode returns v as the store writes it: indented JSON and a newline.
@@ -232,25 +286,22 @@ func encode[T any](v *T) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// write writes plain, the JSON of the named object in memory, to its file,
+// seal returns plain, the JSON of an object in memory, as it is stored:
 // sealed by the codec if there is one.
-func (c *Collection[T]) write(name string, plain []byte) error {
-	data := plain
-	if c.codec != nil {
-		// Seal a copy of its own: the caller's object and the bytes in
-		// memory stay plain.
-		v, err := decode[T](plain)
-		if err != nil {
-			return err
-		}
-		if err := c.codec.Seal(&v); err != nil {
-			return err
-		}
-		if data, err = encode(&v); err != nil {
-			return err
-		}
+func (c *Collection[T]) seal(plain []byte) ([]byte, error) {
+	if c.codec == nil {
+		return plain, nil
 	}
-	return writeFileAtomic(c.dir, name+fileSuffix, data)
+	// Seal a copy of its own: the caller's object and the bytes in memory
+	// stay plain.
+	v, err := decode[T](plain)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.codec.Seal(&v); err != nil {
+		return nil, err
+	}
+	return encode(&v)
 }
 
 // decode parses one object strictly: a field this version does not know
@@ -308,7 +359,9 @@ func (c *Collection[T]) List() ([]T, error) {
 }
 
 // Put stores v under its name, replacing any object of that name, and
-// returns once the write is durable.
+// returns once the write is durable. In a cluster, an error wrapping
+// [ErrConflict] means another agent changed the state first: [Store.Sync],
+// check again, and retry.
 func (c *Collection[T]) Put(v *T) error {
 	name := c.nameOf(v)
 	if !spec.ValidName(name) {
@@ -318,33 +371,74 @@ func (c *Collection[T]) Put(v *T) error {
 	if err != nil {
 		return fmt.Errorf("encoding %q: %w", name, err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.write(name, data); err != nil {
+	sealed, err := c.seal(data)
+	if err == nil {
+		err = c.keep.write(c.kind, name, sealed, func() { c.set(name, data) })
+	}
+	if err != nil {
 		return fmt.Errorf("storing %q: %w", name, err)
 	}
-	c.items[name] = data
-	c.notify()
 	return nil
 }
 
 // Delete removes the named object durably; errors.Is(err, ErrNotFound) when
-// there is none.
+// there is none. In a cluster, an error wrapping [ErrConflict] means what
+// it means for [Collection.Put].
 func (c *Collection[T]) Delete(name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[name]; !ok {
+	c.mu.RLock()
+	_, ok := c.items[name]
+	c.mu.RUnlock()
+	if !ok {
 		return fmt.Errorf("%q: %w", name, ErrNotFound)
 	}
-	if err := os.Remove(filepath.Join(c.dir, name+fileSuffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := c.keep.write(c.kind, name, nil, func() { c.set(name, nil) }); err != nil {
 		return fmt.Errorf("deleting %q: %w", name, err)
 	}
-	if err := syncDir(c.dir); err != nil {
-		return fmt.Errorf("deleting %q: %w", name, err)
-	}
-	delete(c.items, name)
-	c.notify()
 	return nil
+}
+
+// set puts plain, the JSON of the named object, in memory (nil: removes
+// it) and tells the watchers.
+func (c *Collection[T]) set(name string, plain []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if plain == nil {
+		delete(c.items, name)
+	} else {
+		c.items[name] = plain
+	}
+	c.notify()
+}
+
+// replace sets the named object from sealed, its stored form, or removes
+// it when sealed is nil: a change another agent made.
+func (c *Collection[T]) replace(name string, sealed []byte) error {
+	if sealed == nil {
+		c.set(name, nil)
+		return nil
+	}
+	plain, _, err := c.unseal(name, sealed)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", c.kind, name, err)
+	}
+	c.set(name, plain)
+	return nil
+}
+
+// sealedAll returns every object of the collection in its stored form, by
+// name.
+func (c *Collection[T]) sealedAll() (map[string]json.RawMessage, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]json.RawMessage, len(c.items))
+	for name, plain := range c.items {
+		sealed, err := c.seal(plain)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", c.kind, name, err)
+		}
+		out[name] = sealed
+	}
+	return out, nil
 }
 
 // Watch calls fn with every object, in name order, now and after every
@@ -382,6 +476,33 @@ func (c *Collection[T]) snapshot() []T {
 		}
 	}
 	return out
+}
+
+// localFiles keeps each object in a file of its collection's folder under
+// dir.
+type localFiles struct {
+	dir string
+	mu  sync.Mutex
+}
+
+func (l *localFiles) write(kind, name string, sealed []byte, apply func()) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	dir := filepath.Join(l.dir, kind)
+	if sealed != nil {
+		if err := writeFileAtomic(dir, name+fileSuffix, sealed); err != nil {
+			return err
+		}
+	} else {
+		if err := os.Remove(filepath.Join(dir, name+fileSuffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	apply()
+	return nil
 }
 
 // writeFileAtomic replaces dir/name with data: write a temporary file, fsync
