@@ -166,6 +166,7 @@ func fanoutOwns(errs spec.Errors) *problemError {
 // applyStoredFanout applies stored fanout schema f and records the outcome
 // for GET.
 func (s *Server) applyStoredFanout(ctx context.Context, f *spec.FanoutSchema) error {
+	s.applied.set(fanoutKind, f.Name, s.fanoutFingerprint(f))
 	err := s.engine.ApplyFanout(ctx, f)
 	s.fanoutFailed.set(f.Name, err)
 	if err != nil {
@@ -212,6 +213,7 @@ func (s *Server) deleteFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 		return notFoundOr(err, "fanout schema", name)
 	}
 	s.fanoutFailed.set(name, nil)
+	s.applied.forget(fanoutKind, name)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -300,6 +300,14 @@ func newAgent(t *testing.T, dir string, configure ...func(*server.Config)) *agen
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := newAgentOn(t, st, configure...)
+	a.dir = dir
+	return a
+}
+
+// newAgentOn starts a server on store st.
+func newAgentOn(t *testing.T, st *store.Store, configure ...func(*server.Config)) *agent {
+	t.Helper()
 	eng := newFakeEngine()
 	budget := memory.New(64 << 20)
 	cfg := server.Config{
@@ -315,7 +323,7 @@ func newAgent(t *testing.T, dir string, configure ...func(*server.Config)) *agen
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &agent{srv: srv, url: hs.URL, client: newClient(t, hs.URL, testToken), engine: eng, memory: budget, dir: dir}
+	return &agent{srv: srv, url: hs.URL, client: newClient(t, hs.URL, testToken), engine: eng, memory: budget}
 }
 
 func newClient(t *testing.T, url, token string) *client.Client {

@@ -290,6 +290,7 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 		return notFoundOr(err, "pipeline", name)
 	}
 	s.failed.set(name, nil)
+	s.applied.forget(pipelineKind, name)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -184,16 +184,37 @@ type Server struct {
 	maxConns int
 
 	// changeMu serialises every change to the store and the engine.
-	changeMu sync.Mutex
+	changeMu changeLock
 
 	// failed, fanoutFailed and sinkFailed hold, per pipeline, fanout
 	// schema and Kafka sink, the error of its last Apply when that failed,
 	// so GET can say why the engine does not run it.
 	failed, fanoutFailed, sinkFailed failures
+	// applied holds what the engine was last given of each object, for
+	// Follow.
+	applied appliedSet
 
 	// secrets scrubs the stored connections' secrets from errors.
 	secrets *redact.Redactor
 }
+
+// changeLock serialises an agent's changes. Taking it also begins a change
+// of the store (see [store.Store.Begin]): in a cluster, a change is
+// written only if no other agent's came in since the lock was taken, so
+// that the checks the change made on the state still hold.
+type changeLock struct {
+	mu    sync.Mutex
+	store *store.Store
+}
+
+// Lock takes the lock and begins a change of the store.
+func (l *changeLock) Lock() {
+	l.mu.Lock()
+	l.store.Begin()
+}
+
+// Unlock releases the lock.
+func (l *changeLock) Unlock() { l.mu.Unlock() }
 
 // failures holds the last Apply error of each object that failed to
 // start. It is safe for concurrent use.
@@ -236,6 +257,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: MaxConnections %d is negative", cfg.MaxConnections)
 	}
 	s := &Server{
+		changeMu: changeLock{store: cfg.Store},
 		store:    cfg.Store,
 		engine:   cfg.Engine,
 		log:      cfg.Logger,
@@ -306,6 +328,7 @@ func (s *Server) Resume(ctx context.Context) error {
 // applyStored applies stored pipeline p with its stored connection and
 // records the outcome for GET.
 func (s *Server) applyStored(ctx context.Context, p *spec.Pipeline) error {
+	s.applied.set(pipelineKind, p.Name, s.pipelineFingerprint(p))
 	conn, regs, err := s.connectionsOf(p)
 	if err == nil {
 		err = s.engine.Apply(ctx, p, &conn, regs)
@@ -404,6 +427,9 @@ func (s *Server) routes() http.Handler {
 // wrap turns h into an http.Handler that checks the token unless open and
 // writes h's error as a problem.
 func (s *Server) wrap(h handlerFunc, open bool) http.Handler {
+	if !open {
+		h = s.synced(h)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !open && !s.authenticate(w, r) {
 			return

@@ -147,6 +147,7 @@ func sinkPipeline(k *spec.KafkaSink) spec.Pipeline {
 
 // applyStoredSink applies stored sink k and records the outcome for GET.
 func (s *Server) applyStoredSink(ctx context.Context, k *spec.KafkaSink, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
+	s.applied.set(sinkKind, k.Name, fingerprint(k, conn, regs))
 	err := s.engine.ApplySink(ctx, k, conn, regs)
 	s.sinkFailed.set(k.Name, err)
 	if err != nil {
@@ -173,17 +174,23 @@ func (s *Server) applySinks(ctx context.Context, conn string, changed bool) erro
 		if _, running := s.engine.SinkStatus(k.Name); running && !changed {
 			continue
 		}
-		c, regs, err := s.sinkConnections(k)
-		if err == nil {
-			err = s.applyStoredSink(ctx, k, &c, regs)
-		} else {
-			s.sinkFailed.set(k.Name, err)
-		}
-		if err != nil {
+		if err := s.applySink(ctx, k); err != nil {
 			errs = append(errs, fmt.Errorf("kafka sink %q: %w", k.Name, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// applySink applies stored sink k with its stored connections, and
+// records the outcome for GET.
+func (s *Server) applySink(ctx context.Context, k *spec.KafkaSink) error {
+	c, regs, err := s.sinkConnections(k)
+	if err != nil {
+		s.sinkFailed.set(k.Name, err)
+		s.applied.set(sinkKind, k.Name, s.sinkFingerprint(k))
+		return err
+	}
+	return s.applyStoredSink(ctx, k, &c, regs)
 }
 
 // sinkUses reports whether sink k writes through the named connection or
@@ -220,6 +227,7 @@ func (s *Server) deleteKafkaSink(w http.ResponseWriter, r *http.Request) error {
 		return notFoundOr(err, "kafka sink", name)
 	}
 	s.sinkFailed.set(name, nil)
+	s.applied.forget(sinkKind, name)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -101,6 +101,9 @@ type sharedLog struct {
 	mu sync.Mutex
 	// seq is the last change in memory.
 	seq int64
+	// base is the change a change of this agent's started from (see
+	// [Store.Begin]); -1 before the first.
+	base int64
 }
 
 // OpenShared opens the shared state of the named cluster in root (see
@@ -117,7 +120,7 @@ func OpenShared(root storage.Store, cluster, agent, keyFile string) (*Store, err
 	if err != nil {
 		return nil, err
 	}
-	log := &sharedLog{root: root, agent: agent, kinds: map[string]kind{}}
+	log := &sharedLog{root: root, agent: agent, kinds: map[string]kind{}, base: -1}
 	st := newStore(key, log)
 	st.shared = log
 	log.order = st.kinds()
@@ -312,6 +315,9 @@ func (l *sharedLog) loadSnapshot() error {
 func (l *sharedLog) write(kind, name string, sealed []byte, apply func()) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.base >= 0 && l.seq != l.base {
+		return fmt.Errorf("%w (changes %d to %d came in while the change was checked)", ErrConflict, l.base+1, l.seq)
+	}
 	// A nil object is written as null: a removal.
 	c := change{Format: SharedFormat, Seq: l.seq + 1, Agent: l.agent, Time: time.Now().UTC(), Kind: kind, Name: name, Object: sealed}
 	data, err := json.Marshal(c)
@@ -325,6 +331,9 @@ func (l *sharedLog) write(kind, name string, sealed []byte, apply func()) error 
 		return fmt.Errorf("writing change %d: %w", c.Seq, err)
 	}
 	l.seq = c.Seq
+	if l.base >= 0 {
+		l.base = c.Seq
+	}
 	apply()
 	if c.Seq%snapshotEvery == 0 {
 		// The change is made; a snapshot that fails is the next one's to
@@ -381,6 +390,22 @@ func (s *Store) Sync() error {
 		return nil
 	}
 	return s.shared.sync()
+}
+
+// Begin starts a change of the shared state: the writes that follow are
+// made only on the state as it is now. A Sync that brings in another
+// agent's change before them (a concurrent request's, say) makes them fail
+// with [ErrConflict], so that what the change checked against the state
+// still holds when it is written. The caller serialises its changes, and
+// calls Begin before it reads what it checks; a single agent's store has
+// nothing to pin.
+func (s *Store) Begin() {
+	if s.shared == nil {
+		return
+	}
+	s.shared.mu.Lock()
+	defer s.shared.mu.Unlock()
+	s.shared.base = s.shared.seq
 }
 
 // Version returns the number of the last change of the shared state this

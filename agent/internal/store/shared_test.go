@@ -135,6 +135,21 @@ func TestSharedConflict(t *testing.T) {
 		if len(all) != 2 {
 			t.Errorf("a has %d pipelines, want both", len(all))
 		}
+
+		// A change began on one state is not written on another, even
+		// when a Sync brought the other agent's change in meanwhile.
+		a.Begin()
+		if err := b.Pipelines.Put(pipeline("meanwhile")); err != nil {
+			t.Fatal(err)
+		}
+		mustSync(t, a)
+		if err := a.Pipelines.Put(pipeline("checked-before")); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a Put after a Sync within a change: %v, want ErrConflict", err)
+		}
+		a.Begin()
+		if err := a.Pipelines.Put(pipeline("checked-before")); err != nil {
+			t.Fatalf("a Put in a change begun after the Sync: %v", err)
+		}
 	})
 }
 
