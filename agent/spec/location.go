@@ -67,6 +67,22 @@ func locationURL(location string) *url.URL {
 	return u
 }
 
+// LocalPath returns the folder on local disk that location names:
+// location itself when it is a path, the path of a file:// URL; ok is
+// false for any other URL (an object store's). This is the one test of
+// whether a location is on local disk, for the agent's table store and its
+// flags as for validation.
+func LocalPath(location string) (dir string, ok bool) {
+	u := locationURL(location)
+	switch {
+	case u == nil:
+		return location, true
+	case u.Scheme == SchemeFile:
+		return u.Path, true
+	}
+	return "", false
+}
+
 // JoinLocation joins path elements under root, a local path or a storage
 // location URL: a local path is joined with [filepath.Join]; a URL keeps its
 // scheme, host (bucket or container), user (an abfss container) and query

@@ -3,12 +3,16 @@
 //
 //	tributary-agent serve --data-dir DIR [--listen 127.0.0.1:8470] [--warehouse DIR-or-URL] [--warehouse-allow URL ...] [--token-file F] [--memory-limit 512MiB]
 //	                      [--tls-cert F --tls-key F [--tls-client-ca F]] [--max-connections 64] [--warehouse-mode 0640]
+//	tributary-agent serve ... --cluster NAME [--agent-name NAME] --warehouse URL --secrets-key-file F
+//	tributary-agent state import --data-dir DIR --cluster NAME --warehouse URL --secrets-key-file F
 //	tributary-agent dev   [--listen 127.0.0.1:8470] [--data-dir DIR] [--kafka-port 19192]
 //	tributary-agent version
 //
-// serve runs the agent; dev runs it next to an in-process Kafka broker with
-// a sample producer, for demos and trying the provider out. SIGHUP makes
-// serve read its token file and TLS key pair again.
+// serve runs the agent, alone or as one of a cluster. state import moves a
+// single agent's state into a cluster's. dev runs the agent next to an
+// in-process Kafka broker with a sample producer, for demos and trying the
+// provider out. SIGHUP makes serve read its token file and TLS key pair
+// again.
 package main
 
 import (
@@ -30,6 +34,7 @@ const usage = `usage: tributary-agent <command> [flags]
 commands:
   serve     run the agent (see tributary-agent serve -h)
   dev       run the agent with an in-process Kafka broker and a sample producer
+  state     state import: copy a single agent's state into a cluster's
   version   print the version
 `
 
@@ -53,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serveCommand(args[1:], stdout, stderr)
 	case "dev":
 		err = devCommand(args[1:], stdout, stderr)
+	case "state":
+		err = stateCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "-h", "--help":

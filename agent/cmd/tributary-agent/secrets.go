@@ -14,13 +14,18 @@ const secretsKeyFlagUsage = "`file` holding the key that encrypts the connection
 	"(default <data-dir>/" + store.DefaultKeyFile + ", generated on first start; keep the key apart from the data folder, " +
 	"a mounted secret say, so that a copy of the folder does not reveal the secrets)"
 
-// openState makes o.log scrub secrets and opens the agent's state in
-// o.dataDir with the key of --secrets-key-file. The returned redactor is
+// openState makes o.log scrub secrets and opens the agent's state: in
+// o.dataDir with the key of --secrets-key-file, or the shared state of its
+// cluster. The returned redactor is
 // the one o.log scrubs with; the server must get it (server.Config.Redactor)
 // to feed it the stored connections' secrets.
 func openState(o *agentOptions) (*store.Store, *redact.Redactor, error) {
 	secrets := redact.New()
 	o.log = slog.New(redact.NewHandler(o.log.Handler(), secrets))
+	if o.cluster != "" {
+		st, err := openShared(o)
+		return st, secrets, err
+	}
 	var opts []store.Option
 	if o.secretsKeyFile != "" {
 		opts = append(opts, store.SecretsKeyFile(o.secretsKeyFile))

@@ -24,6 +24,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/pipeline"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // Defaults shared by serve and dev.
@@ -98,6 +99,12 @@ type agentOptions struct {
 	// secretsKeyFile holds the key of the connections' secrets; "" means
 	// the key generated in the data folder.
 	secretsKeyFile string
+
+	// cluster, when set, makes the agent one of the agents of that name,
+	// which share their state under the warehouse; agentName names it
+	// among them, and followEvery is how often it reads their changes.
+	cluster, agentName string
+	followEvery        time.Duration
 }
 
 // locations is a repeatable flag of storage locations.
@@ -157,14 +164,14 @@ func (m *fileMode) Set(s string) error {
 // checkRoot refuses a warehouse root that is neither a folder nor the URL
 // of a bucket (or container) of a store the agent writes to.
 func checkRoot(root string) error {
-	u, err := url.Parse(root)
-	switch {
-	case err != nil || u.Scheme == "" || len(u.Scheme) == 1: // a path, or a Windows drive
-		return nil
-	case u.Scheme == "file":
-		if u.Path == "" {
+	if dir, local := spec.LocalPath(root); local {
+		if dir == "" && root != "" {
 			return fmt.Errorf("%q: a file URL names a folder: file:///path", root)
 		}
+		return nil
+	}
+	u, _ := url.Parse(root) // LocalPath has parsed it
+	switch {
 	case u.Scheme == "s3" || u.Scheme == "gs" || u.Scheme == "azblob" || u.Scheme == "abfss":
 		if u.Host == "" {
 			return fmt.Errorf("%q names no bucket: %s://<bucket>/<prefix>", root, u.Scheme)
@@ -237,6 +244,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM `file` of the private key of --tls-cert; reloaded with it")
 	fs.StringVar(&o.tlsClientCA, "tls-client-ca", "", "PEM `file` of the CAs a client certificate must be signed by: "+
 		"with it, every client must present one (needs --tls-cert); read again on SIGHUP")
+	clusterFlags(fs, &o)
 	fs.IntVar(&o.maxConnections, "max-connections", server.DefaultMaxConnections, "`count` of API connections kept open at most; "+
 		"at the cap, idle and still-arriving connections are closed first, so /healthz keeps answering")
 	fs.Usage = func() {
@@ -257,6 +265,9 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 	if (o.tlsCert == "") != (o.tlsKey == "") || (o.tlsClientCA != "" && o.tlsCert == "") {
 		fmt.Fprintln(stderr, "--tls-cert and --tls-key go together, and --tls-client-ca needs them")
 		return errUsage
+	}
+	if err := checkClusterFlags(&o, stderr); err != nil {
+		return err
 	}
 	if o.maxConnections < 1 {
 		fmt.Fprintf(stderr, "--max-connections %d must be 1 or more\n", o.maxConnections)
@@ -344,6 +355,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if err != nil {
 		return err
 	}
+	defer func() { _ = st.Close() }()
 	budget := memory.New(bufferBudget(o.memoryLimit))
 	goLimit := debug.SetMemoryLimit(-1) // GOMEMLIMIT, if set, wins
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -393,6 +405,11 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		}
 	}()
 
+	// The other agents' changes are applied once the stored state resumed.
+	go func() {
+		<-resumed
+		srv.Follow(ctx, o.followEvery)
+	}()
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serving the API: %w", err)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -430,4 +431,58 @@ func (s *Store) Close() error {
 		return nil
 	}
 	return s.shared.root.Close()
+}
+
+// CopyTo stores in dst every object of s that dst does not hold yet:
+// connections first, then pipelines, fanout schemas and Kafka sinks, so
+// that each object's references exist before it. It moves a single agent's
+// state into a cluster's. An object dst holds already is left alone when
+// it is the same, and is an error naming it when it differs, before
+// anything of its kind is copied. It returns how many objects it copied.
+func (s *Store) CopyTo(dst *Store) (copied int, err error) {
+	for _, step := range []func() (int, error){
+		func() (int, error) { return copyInto(dst.Connections, s.Connections) },
+		func() (int, error) { return copyInto(dst.Pipelines, s.Pipelines) },
+		func() (int, error) { return copyInto(dst.FanoutSchemas, s.FanoutSchemas) },
+		func() (int, error) { return copyInto(dst.KafkaSinks, s.KafkaSinks) },
+	} {
+		n, err := step()
+		copied += n
+		if err != nil {
+			return copied, err
+		}
+	}
+	return copied, nil
+}
+
+// copyInto stores in dst the objects of src it does not hold; see
+// [Store.CopyTo].
+func copyInto[T any](dst, src *Collection[T]) (int, error) {
+	all, err := src.List()
+	if err != nil {
+		return 0, err
+	}
+	var todo []*T
+	for i := range all {
+		v := &all[i]
+		have, err := dst.Get(src.nameOf(v))
+		switch {
+		case errors.Is(err, ErrNotFound):
+			todo = append(todo, v)
+		case err != nil:
+			return 0, err
+		default:
+			a, errA := encode(&have)
+			b, errB := encode(v)
+			if errA != nil || errB != nil || !bytes.Equal(a, b) {
+				return 0, fmt.Errorf("%s %q exists in both and differs; delete one of them, or rename it, then copy again", src.kind, src.nameOf(v))
+			}
+		}
+	}
+	for i, v := range todo {
+		if err := dst.Put(v); err != nil {
+			return i, err
+		}
+	}
+	return len(todo), nil
 }

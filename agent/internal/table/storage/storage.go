@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"os"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // Open returns the store at location: a folder on local disk (a path, or a
@@ -16,10 +18,10 @@ import (
 // is created by the first write. A location of another scheme is an error
 // that names the schemes there are.
 func Open(location string, mode os.FileMode) (Store, error) {
-	if dir, ok := localDir(location); ok {
+	if dir, ok := spec.LocalPath(location); ok {
 		return newLocal(dir, mode), nil
 	}
-	u, _ := url.Parse(location) // localDir has parsed it
+	u, _ := url.Parse(location) // LocalPath has parsed it
 	switch u.Scheme {
 	case "s3", "gs", "azblob", "abfss":
 		return openBlobStore(u)
@@ -30,22 +32,8 @@ func Open(location string, mode os.FileMode) (Store, error) {
 // IsLocal reports whether location is a folder on local disk (a path or a
 // file:// URL) rather than a prefix in an object store.
 func IsLocal(location string) bool {
-	_, ok := localDir(location)
+	_, ok := spec.LocalPath(location)
 	return ok
-}
-
-// localDir returns the folder on local disk that location names: location
-// itself when it is a path, the path of a file:// URL. ok is false for any
-// other URL.
-func localDir(location string) (dir string, ok bool) {
-	u, err := url.Parse(location)
-	switch {
-	case err != nil || u.Scheme == "" || len(u.Scheme) == 1: // a path (or a Windows drive letter)
-		return location, true
-	case u.Scheme == "file":
-		return u.Path, true
-	}
-	return "", false
 }
 
 // Store is where one table's files live: a folder on local disk
