@@ -94,6 +94,9 @@ type PartitionStatus struct {
 	// LagBytes estimates the bytes behind the high watermark: Lag times
 	// the partition's mean record size as fetched.
 	LagBytes int64 `json:"lag_bytes"`
+	// Agent names the agent of a cluster that reads the partition; empty
+	// for a single agent.
+	Agent string `json:"agent,omitempty"`
 }
 
 // DataLossGap is a range of offsets a table skipped because Kafka no

@@ -366,7 +366,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		GCGrace: o.gcGrace, WarehouseMode: os.FileMode(o.warehouseMode)})
 	srv, err := server.New(server.Config{
 		Store: st, Engine: engine, Tokens: o.tokens, InsecureNoAuth: o.insecureNoAuth, Logger: o.log, Memory: budget,
-		TLS: tlsCfg, MaxConnections: o.maxConnections, Redactor: secrets, TokenFileDirs: o.oauthTokenDirs,
+		TLS: tlsCfg, MaxConnections: o.maxConnections, Redactor: secrets, TokenFileDirs: o.oauthTokenDirs, AgentName: o.agentName,
 	})
 	if err != nil {
 		return err

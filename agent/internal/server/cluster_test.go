@@ -7,14 +7,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"gocloud.dev/blob/memblob"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // clusterAgents starts n agents ("a0", ...) of one cluster whose shared
@@ -32,7 +35,7 @@ func clusterAgents(t *testing.T, n int) []*agent {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[i] = newAgentOn(t, st)
+		out[i] = newAgentOn(t, st, func(c *server.Config) { c.AgentName = fmt.Sprintf("a%d", i) })
 		go out[i].srv.Follow(t.Context(), 10*time.Millisecond)
 	}
 	return out
@@ -144,5 +147,29 @@ func TestClusterRacingChanges(t *testing.T) {
 	}
 	if ok != 1 {
 		t.Errorf("%d of two pipelines claiming one table through two agents were stored, want exactly one", ok)
+	}
+}
+
+// TestClusterStatus: GET through any agent reports the partitions every
+// agent reads, each with the agent's name, and the lag of them all.
+func TestClusterStatus(t *testing.T) {
+	agents := clusterAgents(t, 2)
+	for i, ag := range agents {
+		ag.engine.mu.Lock()
+		ag.engine.partitions = []spec.PartitionStatus{{Topic: "events", Partition: i, NextOffset: int64(10 * (i + 1)), Lag: int64(i + 1)}}
+		ag.engine.mu.Unlock()
+	}
+	agents[0].mustPut(t, pipeline("orders", "local", "orders"))
+	for _, ag := range agents {
+		eventually(t, "GET reports both agents' partitions", func() bool {
+			got, err := ag.client.GetPipeline(t.Context(), "orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl := got.Status.Tables[0]
+			want := []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 10, Lag: 1, Agent: "a0"},
+				{Topic: "events", Partition: 1, NextOffset: 20, Lag: 2, Agent: "a1"}}
+			return slices.Equal(tbl.Partitions, want) && tbl.Lag == 3
+		})
 	}
 }

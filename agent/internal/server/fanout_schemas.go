@@ -229,14 +229,15 @@ func (s *Server) fanoutsOf(pipeline string) ([]spec.FanoutSchema, error) {
 // or none (STARTING) when the engine does not run it. Errors are scrubbed
 // of secrets.
 func (s *Server) fanoutStatus(f *spec.FanoutSchema) spec.FanoutStatus {
-	if st, ok := s.engine.FanoutStatus(f.Name); ok {
-		st.LastError = s.secrets.String(st.LastError)
-		st.Tables = s.redactTables(st.Tables)
-		return st
+	st, ok := s.engine.FanoutStatus(f.Name)
+	if !ok {
+		st = spec.FanoutStatus{State: spec.StateStarting, Tables: []spec.TableStatus{}, Partitions: []spec.PartitionStatus{}}
+		if msg, failed := s.fanoutFailed.get(f.Name); failed {
+			st.State, st.LastError = spec.StateFailed, msg
+		}
 	}
-	st := spec.FanoutStatus{State: spec.StateStarting, Tables: []spec.TableStatus{}, Partitions: []spec.PartitionStatus{}}
-	if msg, failed := s.fanoutFailed.get(f.Name); failed {
-		st.State, st.LastError = spec.StateFailed, s.secrets.String(msg)
-	}
+	st = s.clusterFanoutStatus(f.Name, st)
+	st.LastError = s.secrets.String(st.LastError)
+	st.Tables = s.redactTables(st.Tables)
 	return st
 }

@@ -95,6 +95,7 @@ func (s *Server) Follow(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
+		s.exchangeReports(every)
 		if err := s.store.Sync(); err != nil {
 			s.log.Warn("reading the shared state failed; retrying", "err", err)
 			continue

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,10 @@ type fakeEngine struct {
 	sinkApplies map[string]int
 	sinkRemoves map[string]int
 	sinkErr     error // returned by every ApplySink while set, and by CheckSink if it is a refusal
+
+	// partitions, when set, are the partitions Status reports of every
+	// table; else partition 0 of "events".
+	partitions []spec.PartitionStatus
 
 	// checking, when set, is called with the object's name at the start
 	// of every Check and CheckFanout, without the engine's lock held.
@@ -222,6 +227,10 @@ func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
 		return spec.PipelineStatus{}, false
 	}
 	st := spec.PipelineStatus{State: spec.StateRunning}
+	parts := e.partitions
+	if parts == nil {
+		parts = []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 50, Lag: 7, LagBytes: 700}}
+	}
 	for i, t := range p.Tables {
 		st.Tables = append(st.Tables, spec.TableStatus{
 			DestinationTable: t.DestinationTable,
@@ -230,7 +239,7 @@ func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
 			Rows:             100,
 			Files:            2,
 			CorruptRecords:   1,
-			Partitions:       []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 50, Lag: 7, LagBytes: 700}},
+			Partitions:       slices.Clone(parts),
 			Lag:              7,
 			LagBytes:         700,
 			DataLossOffsets:  40,

@@ -160,6 +160,9 @@ type Config struct {
 	MaxConnections int
 	// Timeouts bound every phase of a request [Server.Serve] answers.
 	Timeouts Timeouts
+	// AgentName names this agent among the agents of a cluster, in the
+	// status it publishes for the others; empty for a single agent.
+	AgentName string
 }
 
 // Server is the agent API, an http.Handler. It is safe for concurrent use.
@@ -193,6 +196,10 @@ type Server struct {
 	// applied holds what the engine was last given of each object, for
 	// Follow.
 	applied appliedSet
+	// agentName names this agent in a cluster, peers the other agents'
+	// reports of their share of the status.
+	agentName string
+	peers     peerReports
 
 	// secrets scrubs the stored connections' secrets from errors.
 	secrets *redact.Redactor
@@ -257,13 +264,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: MaxConnections %d is negative", cfg.MaxConnections)
 	}
 	s := &Server{
-		changeMu: changeLock{store: cfg.Store},
-		store:    cfg.Store,
-		engine:   cfg.Engine,
-		log:      cfg.Logger,
-		memory:   cfg.Memory,
-		tls:      cfg.TLS,
-		maxConns: cmp.Or(cfg.MaxConnections, DefaultMaxConnections),
+		changeMu:  changeLock{store: cfg.Store},
+		store:     cfg.Store,
+		engine:    cfg.Engine,
+		log:       cfg.Logger,
+		memory:    cfg.Memory,
+		tls:       cfg.TLS,
+		maxConns:  cmp.Or(cfg.MaxConnections, DefaultMaxConnections),
+		agentName: cfg.AgentName,
 	}
 	var err error
 	if s.tokenFileDirs, err = resolveDirs(cfg.TokenFileDirs); err != nil {
@@ -344,8 +352,15 @@ func (s *Server) applyStored(ctx context.Context, p *spec.Pipeline) error {
 // or one made up from the last Apply error (FAILED) or none (STARTING) when
 // the engine does not run it. Errors are scrubbed of secrets.
 func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
+	st := s.clusterPipelineStatus(p.Name, s.ownStatus(p))
+	st.Tables = s.redactTables(st.Tables)
+	return st
+}
+
+// ownStatus is what this agent knows of the status of stored pipeline p:
+// its engine's, or one made up as status says.
+func (s *Server) ownStatus(p *spec.Pipeline) spec.PipelineStatus {
 	if st, ok := s.engine.Status(p.Name); ok {
-		st.Tables = s.redactTables(st.Tables)
 		return st
 	}
 	lastErr, failed := s.failed.get(p.Name)
@@ -358,7 +373,7 @@ func (s *Server) status(p *spec.Pipeline) spec.PipelineStatus {
 			DestinationTable: p.Tables[i].DestinationTable,
 			State:            st.State,
 			Version:          -1,
-			LastError:        s.secrets.String(lastErr),
+			LastError:        lastErr,
 		}
 	}
 	return st

@@ -486,3 +486,54 @@ func copyInto[T any](dst, src *Collection[T]) (int, error) {
 	}
 	return len(todo), nil
 }
+
+// statusDir is the folder of the agents' status objects in the shared
+// state: status/<agent>.json, each written by its agent alone.
+const statusDir = "status"
+
+// AgentStatus is the status object an agent of the cluster published.
+type AgentStatus struct {
+	// Agent is the agent's name; Time, when it wrote the object.
+	Agent string
+	Time  time.Time
+	// Data is what it wrote.
+	Data []byte
+}
+
+// PublishStatus writes data as this agent's status object, replacing the
+// one it wrote before; a single agent's store has nowhere to publish.
+func (s *Store) PublishStatus(data []byte) error {
+	if s.shared == nil {
+		return nil
+	}
+	return s.shared.root.Put(statusDir+"/"+s.shared.agent+".json", data)
+}
+
+// Statuses returns the status objects the other agents of the cluster
+// published, by name; none for a single agent.
+func (s *Store) Statuses() ([]AgentStatus, error) {
+	if s.shared == nil {
+		return nil, nil
+	}
+	root := s.shared.root
+	entries, err := root.List(statusDir)
+	if err != nil {
+		return nil, fmt.Errorf("listing the agents' status: %w", err)
+	}
+	var out []AgentStatus
+	for _, e := range entries {
+		agent, ok := strings.CutSuffix(e.Name, ".json")
+		if !ok || e.Dir || agent == s.shared.agent {
+			continue
+		}
+		data, err := root.Read(statusDir + "/" + e.Name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since the listing
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the status of agent %s: %w", agent, err)
+		}
+		out = append(out, AgentStatus{Agent: agent, Time: e.ModTime, Data: data})
+	}
+	return out, nil
+}
