@@ -68,6 +68,6 @@ func stateCommand(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("copied %d objects, then: %w", n, err)
 	}
-	fmt.Fprintf(stdout, "copied %d objects from %s into cluster %q\n", n, o.dataDir, o.cluster)
+	fmt.Fprintf(stdout, "copied %d object(s) from %s into cluster %q\n", n, o.dataDir, o.cluster)
 	return nil
 }

@@ -1,0 +1,138 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// cluster is a set of agent processes of one cluster: one name, one
+// warehouse on an object store, one secrets key and one token.
+type cluster struct {
+	t         *testing.T
+	name      string
+	warehouse string
+	keyFile   string
+	token     string
+	agents    []*agent
+}
+
+// newCluster returns a cluster of no agents yet, with a new name, on a new
+// root of the S3-compatible server (skipping the test without one).
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{t: t, name: uniqueName("cluster"), warehouse: storeRoot(t, "s3"),
+		token: uniqueName("e2e-token") + strings.Repeat("0", 32)}
+	c.keyFile = filepath.Join(t.TempDir(), "secrets.key")
+	key := make([]byte, 32)
+	copy(key, c.name)
+	if err := os.WriteFile(c.keyFile, []byte(base64.StdEncoding.EncodeToString(key)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// join starts one more agent of the cluster, named agent<n>, on a data
+// folder of its own.
+func (c *cluster) join() *agent {
+	c.t.Helper()
+	dataDir := c.t.TempDir()
+	if err := os.WriteFile(filepath.Join(dataDir, "token"), []byte(c.token), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	a := startAgentOn(c.t, dataDir, c.warehouse, c.flags(fmt.Sprintf("agent%d", len(c.agents)))...)
+	c.agents = append(c.agents, a)
+	return a
+}
+
+// flags returns the serve flags of the cluster's agent of the name.
+func (c *cluster) flags(name string) []string {
+	return []string{"--cluster", c.name, "--agent-name", name, "--secrets-key-file", c.keyFile, "--cluster-sync-interval", "500ms"}
+}
+
+// TestClusterSharesState: a connection and a pipeline created through one
+// agent of a cluster are what every other agent answers at once, secrets
+// included where the engine needs them; a single agent's state moves into
+// the cluster with `tributary-agent state import`.
+func TestClusterSharesState(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	a, b := c.join(), c.join()
+	ctx := context.Background()
+	conn := &spec.Connection{Name: "kafka", BootstrapServers: []string{env.bootstrap},
+		SchemaRegistry: &spec.SchemaRegistry{URL: "http://127.0.0.1:1", APIKey: "k", APISecret: "registry-secret-value"}}
+	if _, err := a.client().PutConnection(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.client().GetConnection(ctx, "kafka")
+	if err != nil {
+		t.Fatalf("GET through the other agent: %v", err)
+	}
+	if got.SchemaRegistry == nil || got.SchemaRegistry.APISecret != "" {
+		t.Errorf("the other agent answers %+v, want the connection without its secret", got.SchemaRegistry)
+	}
+
+	// A single agent with state of its own, stopped, then imported.
+	single := startAgentOn(t, t.TempDir(), c.warehouse)
+	p := &spec.Pipeline{Name: "imported", Connection: "kafka", DestinationCatalog: "main", DestinationSchema: "e2e",
+		Tables: []spec.Table{{DestinationTable: "imported", ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+			Topics: []string{uniqueName("e2e-import")}}}}}}
+	if _, err := single.client().PutConnection(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := single.client().PutPipeline(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	single.stop()
+	out, err := exec.Command(env.agentBin, "state", "import", "--data-dir", single.dataDir, "--cluster", c.name,
+		"--warehouse", c.warehouse, "--secrets-key-file", c.keyFile).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "copied 1 object(s)") {
+		t.Fatalf("state import: %v\n%s", err, out)
+	}
+	for _, ag := range c.agents {
+		if _, err := ag.client().GetPipeline(ctx, "imported"); err != nil {
+			t.Errorf("after the import, GET through an agent of the cluster: %v", err)
+		}
+	}
+	// The connection it held already, the same, was left alone; one that
+	// differs stops the import.
+	conn.BootstrapServers = []string{"127.0.0.1:1"}
+	if _, err := b.client().PutConnection(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(env.agentBin, "state", "import", "--data-dir", single.dataDir, "--cluster", c.name,
+		"--warehouse", c.warehouse, "--secrets-key-file", c.keyFile).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `connections "kafka" exists in both and differs`) {
+		t.Errorf("an import of a differing connection: %v\n%s", err, out)
+	}
+
+	// An agent with another key is refused, naming its key file.
+	other := filepath.Join(t.TempDir(), "other.key")
+	if err := os.WriteFile(other, []byte(base64.StdEncoding.EncodeToString(make([]byte, 32))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	cmd := exec.Command(env.agentBin, "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--warehouse", c.warehouse,
+		"--insecure-no-auth", "--cluster", c.name, "--agent-name", "intruder", "--secrets-key-file", other)
+	done := make(chan []byte, 1)
+	go func() { out, _ := cmd.CombinedOutput(); done <- out }()
+	select {
+	case out := <-done:
+		if !strings.Contains(string(out), "another secrets key than the one in "+other) {
+			t.Errorf("an agent with another key: %s", out)
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Error("an agent with another key started")
+	}
+}
