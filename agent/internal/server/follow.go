@@ -92,6 +92,10 @@ func (s *Server) Follow(ctx context.Context, every time.Duration) {
 	for {
 		select {
 		case <-ctx.Done():
+			// The agent is leaving: its report no longer holds.
+			if err := s.store.RemoveStatus(); err != nil {
+				s.log.Warn("removing this agent's status failed", "err", err)
+			}
 			return
 		case <-t.C:
 		}

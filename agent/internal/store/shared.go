@@ -509,6 +509,15 @@ func (s *Store) PublishStatus(data []byte) error {
 	return s.shared.root.Put(statusDir+"/"+s.shared.agent+".json", data)
 }
 
+// RemoveStatus removes this agent's status object: it is leaving the
+// cluster, and the others stop counting its report at once.
+func (s *Store) RemoveStatus() error {
+	if s.shared == nil {
+		return nil
+	}
+	return s.shared.root.Remove(statusDir + "/" + s.shared.agent + ".json")
+}
+
 // Statuses returns the status objects the other agents of the cluster
 // published, by name; none for a single agent.
 func (s *Store) Statuses() ([]AgentStatus, error) {
