@@ -186,7 +186,7 @@ func (s *Sink) Rewind(to map[kafka.TopicPartition]int64, gaps []spec.DataLossGap
 			return err
 		}
 	}
-	if err := s.commit(c, 0); err != nil {
+	if err := s.commit(c); err != nil {
 		return err
 	}
 	for tp, next := range to {

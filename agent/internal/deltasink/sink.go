@@ -198,15 +198,10 @@ func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 	snap := tbl.Snapshot()
 	st := o.State
 	st.mu.Lock()
-	// Rows and files count what the agent committed, summed from the
-	// metrics of its own log entries: not the rows and files other
-	// engines append, nor the files a compaction rewrote.
 	st.Status.Version = snap.Version
-	st.Status.Rows, st.Status.Files = snap.Counters[table.MetricOutputRows], snap.Counters[table.MetricAddedFiles]
-	st.Status.CorruptRecords = snap.Counters[counterCorrupt]
-	st.Status.FilteredRecords = snap.Counters[counterFiltered]
+	st.setCounters(snap.Counters)
+	// Skipped offsets count as they are skipped (see DataLoss.skip).
 	st.Status.DataLossOffsets = snap.Counters[counterDataLoss]
-	st.Status.ErrorRecords = snap.Counters[CounterErrors]
 	s.errors = snap.Counters[CounterErrors]
 	if snap.Schema != nil {
 		st.Status.Columns = columnStatus(snap.Schema)
@@ -548,7 +543,7 @@ func (s *Sink) SetReadEnd(tp kafka.TopicPartition, end int64) { s.readEnd[tp] = 
 // columns, which a new table's first commit needs.
 func (s *Sink) CommitStart(c table.Commit) error {
 	c.Schema = s.columns
-	return s.commit(c, 0)
+	return s.commit(c)
 }
 
 // Empty reports whether nothing is buffered: no rows, no offsets.
@@ -622,7 +617,7 @@ func (s *Sink) Flush(_ context.Context) error {
 		}
 		c.Counters[CounterErrors] = int64(len(s.bad))
 	}
-	if err := s.commit(c, rows); err != nil {
+	if err := s.commit(c); err != nil {
 		return err
 	}
 	s.errors += int64(len(s.bad))
@@ -641,8 +636,8 @@ func (s *Sink) Flush(_ context.Context) error {
 	return nil
 }
 
-// commit writes one log entry with rows new rows and updates the status.
-func (s *Sink) commit(c table.Commit, rows int64) error {
+// commit writes one log entry and updates the status.
+func (s *Sink) commit(c table.Commit) error {
 	version, err := s.tbl.Commit(c)
 	if err != nil {
 		return fmt.Errorf("commit to the log: %w", err)
@@ -650,16 +645,25 @@ func (s *Sink) commit(c table.Commit, rows int64) error {
 	st := s.state
 	st.mu.Lock()
 	st.Status.Version = version
-	st.Status.Rows += rows
-	st.Status.Files += int64(len(c.Files))
-	st.Status.CorruptRecords += c.Counters[counterCorrupt]
-	st.Status.FilteredRecords += c.Counters[counterFiltered]
-	st.Status.ErrorRecords += c.Counters[CounterErrors]
+	// From the log, which holds the commits of the other agents of a
+	// cluster that write the table too.
+	st.setCounters(s.tbl.Counters())
 	if c.Schema != nil {
 		st.Status.Columns = columnStatus(c.Schema)
 	}
 	st.mu.Unlock()
 	return nil
+}
+
+// setCounters sets the status's counts from counters, the sums of the
+// metrics of the agents' log entries: not the rows and files other
+// engines append, nor the files a compaction rewrote. The caller holds
+// st.mu.
+func (st *TableState) setCounters(counters map[string]int64) {
+	st.Status.Rows, st.Status.Files = counters[table.MetricOutputRows], counters[table.MetricAddedFiles]
+	st.Status.CorruptRecords = counters[counterCorrupt]
+	st.Status.FilteredRecords = counters[counterFiltered]
+	st.Status.ErrorRecords = counters[CounterErrors]
 }
 
 // PublishOffsets copies committed offsets and lag into the status.

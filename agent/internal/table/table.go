@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -328,6 +329,14 @@ func (t *Table) Snapshot() Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.st.snapshot()
+}
+
+// Counters returns the sums of the commit counters of the table's log as
+// read so far (see [Snapshot.Counters]): the cheap part of a snapshot.
+func (t *Table) Counters() map[string]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.st.counters)
 }
 
 // catchUp reads versions after t.st.version until one does not exist, and
