@@ -136,3 +136,82 @@ func TestClusterSharesState(t *testing.T) {
 		t.Error("an agent with another key started")
 	}
 }
+
+// TestClusterExactlyOnce: three agents of a cluster run one pipeline of
+// two tables over a topic of 12 partitions while 300,000 records are
+// produced and the cluster changes under it: an agent is killed with
+// SIGKILL, a fourth joins, one stops gracefully, the killed one starts
+// again, and every agent is restarted in turn. Afterwards both tables hold
+// every (partition, offset) exactly once, as delta-rs, DuckDB and pyarrow
+// read them, no file is left uncommitted once the grace has passed, and
+// every partition is read by one of the running agents.
+func TestClusterExactlyOnce(t *testing.T) {
+	t.Parallel()
+	const total = 300_000
+	c := newCluster(t)
+	for range 3 {
+		c.join()
+	}
+	topic := uniqueName("e2e-cluster")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0", "--partitions", "12")
+	ctx := context.Background()
+	api := c.agents[0].client()
+	if _, err := api.PutConnection(ctx, &spec.Connection{Name: "kafka", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	source := spec.KafkaOptions{Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest}
+	parsed := source
+	parsed.ValueTransformer = &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: eventsSchema}}
+	p := &spec.Pipeline{Name: "cluster", Connection: "kafka", DestinationCatalog: "main", DestinationSchema: "e2e",
+		FlushInterval: "500ms", MaxRowsPerFile: 20_000,
+		Tables: []spec.Table{
+			{DestinationTable: "events", ConnectorOptions: spec.ConnectorOptions{KafkaOptions: parsed},
+				TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"}},
+			{DestinationTable: "raw", ConnectorOptions: spec.ConnectorOptions{KafkaOptions: source},
+				TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"}},
+		}}
+	if _, err := api.PutPipeline(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(env.python, filepath.Join("testdata", "produce.py"), "--bootstrap", env.bootstrap, "--topic", topic,
+		"--count", fmt.Sprint(total), "--partitions", "12", "--rate", "12000")
+	out := &outputBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	produced := make(chan error, 1)
+	go func() { produced <- cmd.Wait() }()
+	step := func(what string, do func()) {
+		time.Sleep(3 * time.Second)
+		do()
+		t.Log(what)
+	}
+	a0, a1, a2 := c.agents[0], c.agents[1], c.agents[2]
+	step("agent0 killed", a0.kill)
+	step("agent3 joined", func() { c.join() })
+	step("agent1 stopped", a1.stop)
+	step("agent0 started again", a0.start)
+	for _, a := range []*agent{a0, a2, c.agents[3]} {
+		step("an agent restarted", func() { a.stop(); a.start() })
+	}
+	if err := <-produced; err != nil {
+		t.Fatalf("produce.py: %v\n%s", err, out)
+	}
+
+	live := map[string]bool{"agent0": true, "agent2": true, "agent3": true}
+	for i, name := range []string{"events", "raw"} {
+		st := a2.waitAtLeast("cluster", i, total, 3*time.Minute)
+		t.Logf("table %s: %d rows in %d files, version %d", name, st.Rows, st.Files, st.Version)
+		checkTable(t, st.Location, "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent")
+		if len(st.Partitions) != 12 {
+			t.Errorf("table %s: status lists %d partitions, want 12: %+v", name, len(st.Partitions), st.Partitions)
+		}
+		for _, ps := range st.Partitions {
+			if !live[ps.Agent] {
+				t.Errorf("table %s: partition %d is read by %q, not a running agent", name, ps.Partition, ps.Agent)
+			}
+		}
+	}
+}
