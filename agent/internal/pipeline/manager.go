@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +65,15 @@ type Config struct {
 	// table folders, overriding table.DefaultFileMode; folders get the
 	// same bits plus x wherever r is set.
 	WarehouseMode os.FileMode
+	// Members shares each pipeline's partitions with the other agents of
+	// a cluster: a pipeline's table loops read only the partitions its
+	// members group gives this agent (see share). Nil for a single agent,
+	// which reads every partition.
+	Members Members
+	// RevokeTimeout bounds how long an assignment waits for the final
+	// flush of the table loops that lose partitions; 0 means
+	// DefaultRevokeTimeout. Used with Members only.
+	RevokeTimeout time.Duration
 }
 
 // Manager runs every applied pipeline. It is safe for concurrent use.
@@ -93,6 +103,9 @@ type running struct {
 	// source fetches for every reader of the pipeline, through client.
 	source *ingest.Source
 	tables []*tableRunner
+	// share holds the partitions this agent owns when it runs in a
+	// cluster; nil for a single agent.
+	share *share
 }
 
 // close stops what r's readers shared: its source, then its client. Its
@@ -124,17 +137,24 @@ func NewManager(cfg Config) *Manager {
 // A change that a table's existing schema cannot take (anything but new
 // nullable columns) is refused before anything stops, as [spec.Errors] on
 // the table's path; the pipeline keeps running as it was.
-func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
+func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	old := m.applied(p.Name)
+	if old != nil && old.share != nil {
+		// No assignment restarts the old loops while they are replaced.
+		old.share.mu.Lock()
+		defer old.share.mu.Unlock()
+		old = m.applied(p.Name)
+	}
 	cfgs, current, err := m.review(p, conn, regs, old)
 	if err != nil {
 		return err
 	}
 
 	next := &running{spec: *p, conn: *conn}
-	if old != nil && reflect.DeepEqual(old.conn, *conn) {
+	sameConn := old != nil && reflect.DeepEqual(old.conn, *conn)
+	if sameConn {
 		next.client, next.source = old.client, old.source
 	} else {
 		if next.client, err = kafka.NewClient(conn); err != nil {
@@ -142,9 +162,17 @@ func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connecti
 		}
 		next.source = ingest.NewSource(next.client, m.cfg.Memory, m.log.With("pipeline", p.Name))
 	}
+	joining := m.shareOf(next, old, sameConn)
+	if joining {
+		next.share.mu.Lock()
+		defer next.share.mu.Unlock()
+	}
 	keep := map[*tableRunner]bool{}
 	for i, cfg := range cfgs {
 		r := current[i]
+		if joining {
+			r = nil // the loops wait for the new group's first assignment
+		}
 		if r == nil {
 			// A table changed: stop its old loop (final flush and commit)
 			// before the new one opens the same folder.
@@ -155,7 +183,7 @@ func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connecti
 					}
 				}
 			}
-			r = startTable(cfg, next.client, next.source, &m.registries, m.cfg.Memory, m.log)
+			r = startTable(cfg, next.share.ownership(), next.client, next.source, &m.registries, m.cfg.Memory, m.log)
 		}
 		keep[r] = true
 		next.tables = append(next.tables, r)
@@ -166,6 +194,9 @@ func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connecti
 				o.stop()
 			}
 		}
+		if joining {
+			m.leave(ctx, old.share, p.Name)
+		}
 		// The fanout schemas move to the new client before the old closes.
 		m.reapplyFanouts(next)
 		if old.client != next.client {
@@ -175,8 +206,37 @@ func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connecti
 	m.mu.Lock()
 	m.pipelines[p.Name] = next
 	m.mu.Unlock()
+	if joining {
+		// Its first assignment waits for Apply to release the share.
+		if err := m.join(ctx, next.share, p.Name, conn, next.client); err != nil {
+			return err
+		}
+	}
 	m.log.Info("pipeline applied", "pipeline", p.Name, "tables", len(next.tables), "started", len(next.tables)-countKept(current))
 	return nil
+}
+
+// shareOf gives next, the pipeline about to replace old (nil when new),
+// its share of the partitions when the agent runs in a cluster, locked
+// old's, when next reads the same partitions on the same connection
+// (sameConn) and old joined its group; else a new one, whose group next
+// must join (joining true), old's share being closed (the caller holds its
+// lock). A single agent has none.
+func (m *Manager) shareOf(next, old *running, sameConn bool) (joining bool) {
+	if m.cfg.Members == nil {
+		return false
+	}
+	sources := sourcesOf(&next.spec)
+	if old != nil && old.share != nil && old.share.leave != nil && sameConn && sameSources(old.share.sources, sources) {
+		next.share = old.share
+		next.share.sources = sources
+		return false
+	}
+	if old != nil && old.share != nil {
+		old.share.closed = true
+	}
+	next.share = &share{sources: sources}
+	return true
 }
 
 // Check reports whether Apply would refuse pipeline p reading through conn,
@@ -355,21 +415,34 @@ func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn
 }
 
 // Remove stops the named pipeline after a final flush and commit, and
-// forgets it. Its tables stay.
-func (m *Manager) Remove(_ context.Context, name string) error {
+// forgets it; in a cluster it then leaves the pipeline's members group.
+// Its tables stay.
+func (m *Manager) Remove(ctx context.Context, name string) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
-	m.mu.Lock()
-	r := m.pipelines[name]
-	delete(m.pipelines, name)
-	m.mu.Unlock()
+	r := m.detach(name)
 	m.stopFanouts(name)
 	if r != nil {
 		stopAll(r.tables)
+		m.leave(ctx, r.share, name)
 		r.close()
 		m.log.Info("pipeline stopped and removed; its tables stay", "pipeline", name)
 	}
 	return nil
+}
+
+// detach takes the named pipeline out of the manager and returns it, nil
+// when not applied. Its share, if any, is closed first, so that no
+// assignment restarts its table loops from then on.
+func (m *Manager) detach(name string) *running {
+	if r := m.applied(name); r != nil {
+		r.share.close() // waits for an assignment in progress
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.pipelines[name]
+	delete(m.pipelines, name)
+	return r
 }
 
 // Status reports the named pipeline; ok is false when it is not running.
@@ -415,7 +488,8 @@ func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 	return status, true
 }
 
-// Close stops every Kafka sink and every pipeline, flushing and committing what they buffered.
+// Close stops every Kafka sink and every pipeline, flushing and committing what they buffered,
+// and then, in a cluster, leaves each pipeline's members group.
 // When ctx ends first it returns ctx's error and leaves the rest to finish
 // in the background; whatever they had not committed is read again on the
 // next start.
@@ -423,9 +497,12 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	m.mu.Lock()
-	stopping := maps.Clone(m.pipelines)
-	clear(m.pipelines)
+	names := slices.Collect(maps.Keys(m.pipelines))
 	m.mu.Unlock()
+	var stopping []*running
+	for _, name := range names {
+		stopping = append(stopping, m.detach(name))
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -437,6 +514,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		}
 		stopAll(all)
 		for _, r := range stopping {
+			m.leave(ctx, r.share, r.spec.Name)
 			r.close()
 		}
 	}()

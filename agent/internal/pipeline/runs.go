@@ -18,8 +18,14 @@ import (
 func (m *Manager) StartRun(_ context.Context, name string) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
+	r := m.applied(name)
+	if r != nil && r.share != nil {
+		// No assignment restarts the loops while the run starts them.
+		r.share.mu.Lock()
+		defer r.share.mu.Unlock()
+	}
 	m.mu.Lock()
-	r := m.pipelines[name]
+	r = m.pipelines[name]
 	fanouts := m.fanoutsOf(name)
 	m.mu.Unlock()
 	if r == nil {
@@ -50,7 +56,7 @@ func (m *Manager) StartRun(_ context.Context, name string) error {
 	next.tables = make([]*tableRunner, len(r.tables))
 	for i, t := range r.tables {
 		t.stop() // its run is over: this only waits for its goroutine
-		next.tables[i] = startTable(t.cfg, r.client, r.source, &m.registries, m.cfg.Memory, m.log)
+		next.tables[i] = startTable(t.cfg, r.share.ownership(), r.client, r.source, &m.registries, m.cfg.Memory, m.log)
 	}
 	started := make([]*fanout.Runner, len(fanouts))
 	for i, f := range fanouts {

@@ -56,6 +56,9 @@ type tableRunner struct {
 	log    *slog.Logger
 	// sup runs the loop and holds its state and last error.
 	sup *runner.Supervisor
+	// own says which partitions the loop may read: every one, or those
+	// its agent owns in a cluster.
+	own ownership
 
 	// tableState holds the rest of the status.
 	deltasink.TableState
@@ -65,9 +68,12 @@ type tableRunner struct {
 	runEnd map[kafka.TopicPartition]int64
 }
 
-func startTable(cfg tableConfig, client *kafka.Client, src *ingest.Source, regs *ingest.Registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
+// startTable starts the loop of the table of cfg, which reads the
+// partitions own gives it.
+func startTable(cfg tableConfig, own ownership, client *kafka.Client, src *ingest.Source, regs *ingest.Registries, budget *memory.Budget,
+	log *slog.Logger) *tableRunner {
 	r := &tableRunner{
-		cfg: cfg, client: client, source: src, registries: regs, budget: budget,
+		cfg: cfg, own: own, client: client, source: src, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
 		TableState: deltasink.TableState{Status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
@@ -156,6 +162,13 @@ func moveLegacy(c *table.Commit, id, old string, next int64) {
 }
 
 func (r *tableRunner) runOnce(ctx context.Context) error {
+	if r.own.waits() {
+		// In a cluster, before the first assignment: nothing to read yet,
+		// and the table stays closed until the assignment restarts the
+		// loop.
+		<-ctx.Done()
+		return nil
+	}
 	cfg := &r.cfg
 	layout, errs := cfg.Table.Layout()
 	if len(errs) > 0 {
@@ -251,7 +264,10 @@ func (l *loop) run(ctx context.Context) error {
 	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.OnGap()}
 
 	rd := &reading{pr: pr, sub: sub, trig: trig, fetching: fetching}
-	start := func(tps []kafka.TopicPartition, starting string) error { return l.start(ctx, rd, tps, starting) }
+	// Only the partitions the agent owns, in a cluster.
+	start := func(tps []kafka.TopicPartition, starting string) error {
+		return l.start(ctx, rd, r.own.of(tps), starting)
+	}
 
 	if err := pos.CheckGroupMembers(ctx); err != nil {
 		return err

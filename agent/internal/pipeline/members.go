@@ -1,0 +1,280 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// Members shares the partitions of a pipeline (or of a fanout schema) among the agents of a
+// cluster through a Kafka consumer group. Nil in Config means a single agent: it reads every
+// partition, as today.
+type Members interface {
+	// Join makes this agent a member of the group of key ("pipeline/<name>" or
+	// "fanout/<name>") on connection conn. partitions returns every partition the object
+	// reads now (topics resolved, topic_pattern included); it is called at each (re)join.
+	// onAssign is called, from the membership's goroutine, with the full set of partitions
+	// this agent owns after every rebalance that changed it (first call: the first
+	// assignment). It must return only once the agent stopped reading every partition not in
+	// owned, having committed what it buffered for them (within a bound) or dropped it;
+	// heartbeats go on meanwhile. Join returns once the member started joining (not once
+	// assigned). leave does not call onAssign: the caller stops its readers first (final
+	// flush), then calls leave, which stops heartbeating and sends LeaveGroup.
+	Join(ctx context.Context, key string, conn *spec.Connection,
+		partitions func(context.Context) ([]kafka.TopicPartition, error),
+		onAssign func(ctx context.Context, owned []kafka.TopicPartition) error,
+	) (leave func(context.Context) error, err error)
+}
+
+// DefaultRevokeTimeout is how long an assignment waits, by default, for
+// the final flush of the table loops that lose partitions (see
+// [Config.RevokeTimeout]).
+const DefaultRevokeTimeout = 30 * time.Second
+
+// share is a pipeline's share of its partitions when the agent runs in a
+// cluster: the partitions the pipeline's members group gave this agent.
+// Its table loops read only those; each assignment that changes them
+// restarts the loops of the tables it concerns, which commit what they
+// buffered as they stop (the final flush) and start again from their
+// table's log with the new set. Which partitions a table reads, and from
+// which offset, stays the table log's business: two agents that both
+// believe they own a partition cannot both commit it, since each commit
+// names the offset it starts from ([table.Commit.From]).
+type share struct {
+	// mu serializes the changes of the pipeline's table loops that the
+	// membership makes (assignments) with those the manager makes (Apply,
+	// StartRun, Remove, Close), so that neither restarts a loop the other
+	// is replacing. The manager takes it after changeMu; an assignment
+	// takes only it, so that leave, called under changeMu, never waits
+	// for an assignment that waits for the manager.
+	mu sync.Mutex
+	// owned is the set of partitions the agent owns; nil until the first
+	// assignment, while the table loops wait (see [ownership]).
+	owned map[kafka.TopicPartition]bool
+	// closed is set once the pipeline stops or moves to another group:
+	// assignments then change nothing.
+	closed bool
+	// leave leaves the group; nil until joined.
+	leave func(context.Context) error
+	// sources holds the kafka options of the pipeline's tables as
+	// applied, whose partitions the group shares. Guarded by mu.
+	sources []spec.KafkaOptions
+}
+
+// membersKey is the key of the members group of the named pipeline.
+func membersKey(pipeline string) string { return "pipeline/" + pipeline }
+
+// sourcesOf returns the kafka options of p's tables, in spec order.
+func sourcesOf(p *spec.Pipeline) []spec.KafkaOptions {
+	kos := make([]spec.KafkaOptions, len(p.Tables))
+	for i := range p.Tables {
+		kos[i] = p.Tables[i].ConnectorOptions.KafkaOptions
+	}
+	return kos
+}
+
+// sameSources reports whether two pipelines' tables read the same topics
+// and partitions, so that one group can share them.
+func sameSources(a, b []spec.KafkaOptions) bool {
+	return slices.EqualFunc(a, b, func(x, y spec.KafkaOptions) bool {
+		return slices.Equal(x.Topics, y.Topics) && x.TopicPattern == y.TopicPattern && maps.EqualFunc(x.Assign, y.Assign, slices.Equal)
+	})
+}
+
+// ownership is what a table loop may read.
+type ownership struct {
+	// shared is true when the agent shares the pipeline's partitions
+	// with the other agents of a cluster; false (the zero ownership) for
+	// a single agent, which reads every partition.
+	shared bool
+	// assigned is false until the first assignment: the loop waits,
+	// STARTING, without opening its table.
+	assigned bool
+	// owned holds the partitions the loop may read.
+	owned map[kafka.TopicPartition]bool
+}
+
+// of returns the partitions of tps the loop may read.
+func (o *ownership) of(tps []kafka.TopicPartition) []kafka.TopicPartition {
+	if !o.shared {
+		return tps
+	}
+	return slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return !o.owned[tp] })
+}
+
+// waits reports whether the loop waits for the first assignment.
+func (o *ownership) waits() bool { return o.shared && !o.assigned }
+
+// ownership returns what a table loop that starts now may read: every
+// partition for a single agent (nil s), else a copy of the owned set.
+func (s *share) ownership() ownership {
+	if s == nil {
+		return ownership{}
+	}
+	return ownership{shared: true, assigned: s.owned != nil, owned: maps.Clone(s.owned)}
+}
+
+// close makes every later assignment change nothing, once the one in
+// progress, if any, is over. A nil share is a single agent's: nothing to do.
+func (s *share) close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// partitions returns every partition the pipeline's tables read now,
+// through client: the union the group shares.
+func (s *share) partitions(client *kafka.Client) func(context.Context) ([]kafka.TopicPartition, error) {
+	return func(ctx context.Context) ([]kafka.TopicPartition, error) {
+		s.mu.Lock()
+		sources := slices.Clone(s.sources)
+		s.mu.Unlock()
+		seen := map[kafka.TopicPartition]bool{}
+		for i := range sources {
+			tps, err := client.Partitions(ctx, &sources[i])
+			if err != nil {
+				return nil, fmt.Errorf("partitions of table %d: %w", i, err)
+			}
+			for _, tp := range tps {
+				seen[tp] = true
+			}
+		}
+		return slices.SortedFunc(maps.Keys(seen), comparePartitions), nil
+	}
+}
+
+// comparePartitions orders partitions by topic, then number.
+func comparePartitions(a, b kafka.TopicPartition) int {
+	if a.Topic != b.Topic {
+		if a.Topic < b.Topic {
+			return -1
+		}
+		return 1
+	}
+	return a.Partition - b.Partition
+}
+
+// join makes the agent a member of pipeline name's group on conn, with s
+// taking the assignments. s.mu must be held: the first assignment waits
+// for the caller to finish applying the pipeline.
+func (m *Manager) join(ctx context.Context, s *share, name string, conn *spec.Connection, client *kafka.Client) error {
+	onAssign := func(ctx context.Context, owned []kafka.TopicPartition) error { return m.assign(ctx, s, name, owned) }
+	// The membership outlives the call that applied the pipeline: leave
+	// ends it.
+	leave, err := m.cfg.Members.Join(context.WithoutCancel(ctx), membersKey(name), conn, s.partitions(client), onAssign)
+	if err != nil {
+		return fmt.Errorf("join the members group of pipeline %q: %w", name, err)
+	}
+	s.leave = leave
+	return nil
+}
+
+// leave leaves the group of s, once the pipeline's table loops stopped; a
+// failure is logged: the group's session timeout removes the member.
+func (m *Manager) leave(ctx context.Context, s *share, name string) {
+	if s == nil || s.leave == nil {
+		return
+	}
+	if err := s.leave(ctx); err != nil {
+		m.log.Warn("leaving the members group failed; the group drops this agent after its session timeout",
+			"pipeline", name, "err", err)
+	}
+}
+
+// assign takes the partitions the group gives this agent for pipeline
+// name: the table loops whose partitions change stop, committing what they
+// buffered, and start again from their table's log with the new set. It
+// returns once the old loops stopped, or after the revoke timeout: a
+// final flush still running then can only commit if no new owner
+// committed those partitions first, and otherwise fails on its commit's
+// offsets, dropping what it held.
+func (m *Manager) assign(_ context.Context, s *share, name string, owned []kafka.TopicPartition) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	next := map[kafka.TopicPartition]bool{}
+	for _, tp := range owned {
+		next[tp] = true
+	}
+	prev := s.owned
+	s.owned = next
+	var moved []string // topics of the partitions gained or lost
+	for tp := range next {
+		if !prev[tp] {
+			moved = append(moved, tp.Topic)
+		}
+	}
+	for tp := range prev {
+		if !next[tp] {
+			moved = append(moved, tp.Topic)
+		}
+	}
+	m.mu.Lock()
+	r := m.pipelines[name]
+	m.mu.Unlock()
+	if r == nil || r.share != s {
+		return nil
+	}
+	var stopping []*tableRunner
+	restarted := *r
+	restarted.tables = slices.Clone(r.tables)
+	for i, t := range r.tables {
+		if !t.own.waits() && !slices.ContainsFunc(moved, t.cfg.Table.ConnectorOptions.KafkaOptions.ReadsTopic) {
+			continue
+		}
+		stopping = append(stopping, t)
+		restarted.tables[i] = nil
+	}
+	if !stopAllWithin(stopping, m.revokeTimeout()) {
+		m.log.Warn("table loops losing partitions did not stop within the revoke timeout; "+
+			"their final commits fail if the partitions' new owners commit first", "pipeline", name, "timeout", m.revokeTimeout())
+	}
+	for i, t := range r.tables {
+		if restarted.tables[i] == nil {
+			restarted.tables[i] = startTable(t.cfg, s.ownership(), r.client, r.source, &m.registries, m.cfg.Memory, m.log)
+		}
+	}
+	m.mu.Lock()
+	m.pipelines[name] = &restarted
+	m.mu.Unlock()
+	m.log.Info("partitions assigned", "pipeline", name, "owned", len(next), "tables_restarted", len(stopping))
+	return nil
+}
+
+// revokeTimeout is how long an assignment waits for the table loops that
+// lose partitions to stop.
+func (m *Manager) revokeTimeout() time.Duration {
+	if m.cfg.RevokeTimeout > 0 {
+		return m.cfg.RevokeTimeout
+	}
+	return DefaultRevokeTimeout
+}
+
+// stopAllWithin stops table loops in parallel and waits for them up to d;
+// false when some had not stopped by then (they go on stopping).
+func stopAllWithin(ts []*tableRunner, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		stopAll(ts)
+		close(done)
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
