@@ -217,6 +217,24 @@ func checkEachOffsetOnce(t *testing.T, location, topic string, n int, producer *
 		t.Fatalf("the topic holds %d records, want %d", total, n)
 	}
 
+	seen := map[[2]int64]int{}
+	for _, row := range readKafkaRows(t, location) {
+		seen[[2]int64{int64(row.Kafka.Partition), row.Kafka.Offset}]++
+	}
+	for po, count := range seen {
+		if count != 1 {
+			t.Errorf("partition %d offset %d is in the table %d times", po[0], po[1], count)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("the table holds %d distinct records, want %d", len(seen), n)
+	}
+}
+
+// readKafkaRows reads the metadata column of every row of the table at
+// location, file after file as its log added them.
+func readKafkaRows(t *testing.T, location string) []kafkaRow {
+	t.Helper()
 	changes, err := table.OpenChanges(location)
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +249,7 @@ func checkEachOffsetOnce(t *testing.T, location, topic string, n int, producer *
 		t.Fatal(err)
 	}
 	defer s.Close()
-	seen := map[[2]int64]int{}
+	var out []kafkaRow
 	for _, v := range versions {
 		for _, name := range v.Files {
 			f, err := s.Open(name)
@@ -249,19 +267,10 @@ func checkEachOffsetOnce(t *testing.T, location, topic string, n int, producer *
 			}
 			_ = r.Close()
 			_ = f.Close()
-			for _, row := range rows {
-				seen[[2]int64{int64(row.Kafka.Partition), row.Kafka.Offset}]++
-			}
+			out = append(out, rows...)
 		}
 	}
-	for po, count := range seen {
-		if count != 1 {
-			t.Errorf("partition %d offset %d is in the table %d times", po[0], po[1], count)
-		}
-	}
-	if len(seen) != n {
-		t.Errorf("the table holds %d distinct records, want %d", len(seen), n)
-	}
+	return out
 }
 
 // waitCommitted waits until the log of the table at location holds
@@ -404,5 +413,35 @@ func TestConflictRestartsFromTheLog(t *testing.T) {
 	err := fmt.Errorf("flush: %w", &table.ConflictError{Version: 3, AppID: "t/0", Expected: 0, Actual: 300})
 	if class, _ := r.tableFailure(err); class != runner.Restart {
 		t.Fatalf("a commit conflict is of class %v, want Restart", class)
+	}
+}
+
+// A table that starts at "latest" starts there on every partition, the
+// partitions other agents own included: the first agent to start records
+// where all of them start, as a single agent would, so that an agent
+// assigned its partitions later does not read them from the earliest
+// offset.
+func TestRealBrokerClusterStartsAtLatestOnEveryAgent(t *testing.T) {
+	bootstrap, topic, producer, warehouse := clusterSetup(t, 2)
+	produce(t, producer, 0, 100, jsonID) // before the table starts: not read
+	p := clusterPipeline(topic)
+	p.Tables[0].ConnectorOptions.KafkaOptions.StartingOffset = spec.StartingOffsetLatest
+	a := startAgent(t, warehouse, bootstrap, p)
+	b := startAgent(t, warehouse, bootstrap, p)
+	a.members.assign(t, topic, 0)
+	a.waitReading(t, 0)
+	produce(t, producer, 100, 200, jsonID)
+	b.members.assign(t, topic, 1)
+	b.waitReading(t, 1)
+	location := spec.JoinLocation(warehouse, "main", "raw", "events")
+	waitCommitted(t, location, topic, 200)
+	rows := readKafkaRows(t, location)
+	if len(rows) != 100 {
+		t.Fatalf("the table holds %d rows, want the 100 produced after it started", len(rows))
+	}
+	for _, row := range rows {
+		if row.Kafka.Offset < 50 {
+			t.Fatalf("the table holds partition %d offset %d, produced before it started", row.Kafka.Partition, row.Kafka.Offset)
+		}
 	}
 }

@@ -264,10 +264,7 @@ func (l *loop) run(ctx context.Context) error {
 	sub := ingest.Subscription{ReadCommitted: readCommitted, Settings: settings, OnDataLoss: l.loss.OnGap()}
 
 	rd := &reading{pr: pr, sub: sub, trig: trig, fetching: fetching}
-	// Only the partitions the agent owns, in a cluster.
-	start := func(tps []kafka.TopicPartition, starting string) error {
-		return l.start(ctx, rd, r.own.of(tps), starting)
-	}
+	start := func(tps []kafka.TopicPartition, starting string) error { return l.start(ctx, rd, tps, starting) }
 
 	if err := pos.CheckGroupMembers(ctx); err != nil {
 		return err
@@ -335,27 +332,40 @@ type reading struct {
 	fetching map[kafka.TopicPartition]bool
 }
 
-// start begins fetching the new partitions among tps, each from its
-// committed offset, else from where the loop's positions say (starting for
-// a partition the log does not hold); with a trigger, its micro-batches
-// read them.
+// start begins fetching the new partitions among tps that the agent owns
+// (every one, but in a cluster), each from its committed offset, else from
+// where the loop's positions say (starting for a partition the log does
+// not hold); with a trigger, its micro-batches read them.
+//
+// In a cluster, the first start of a table also records where the
+// partitions other agents own start: they start where the table started,
+// as with a single agent, rather than at the earliest offset, as
+// partitions found once the log holds offsets do.
 func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartition, starting string) error {
-	fresh := runner.Unstarted(tps, rd.fetching)
-	if len(fresh) == 0 {
+	r := l.r
+	fresh := runner.Unstarted(r.own.of(tps), rd.fetching)
+	logged := len(l.sink.Table().Snapshot().Txns) > 0
+	var others []kafka.TopicPartition
+	if r.own.shared && !logged {
+		others = slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return r.own.owned[tp] })
+	}
+	if len(fresh) == 0 && len(others) == 0 {
 		return nil
 	}
-	r := l.r
 	// Topic ids first: offsets of a topic re-created meanwhile would
 	// belong to the new one.
 	ids, newIDs, err := l.learnTopicIDs(ctx, fresh)
 	if err != nil {
 		return err
 	}
-	defaults, ends, err := l.pos.Offsets(ctx, fresh, starting, len(l.sink.Table().Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
+	defaults, ends, err := l.pos.Offsets(ctx, append(slices.Clone(fresh), others...), starting, logged, !r.cfg.Continuous && l.end == nil)
 	if err != nil {
 		return err
 	}
 	if ends != nil {
+		for _, tp := range others {
+			delete(ends, tp)
+		}
 		l.end, r.runEnd = ends, ends
 	}
 	// Record where new partitions start before reading them, so that a
@@ -383,10 +393,18 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 		}
 		l.sink.Resume(tp, next, epoch)
 	}
+	// Another agent that records them first makes this commit fail (it
+	// expects no offset for them), and the loop start again from the log.
+	for _, tp := range others {
+		c.Txns[deltasink.AppID(tp)] = defaults[tp]
+	}
 	if len(c.Txns) > 0 || len(newIDs) > 0 {
 		if err := l.sink.CommitStart(c); err != nil {
 			return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 		}
+	}
+	if len(fresh) == 0 {
+		return nil
 	}
 	// Then check that Kafka still holds what the log says was read.
 	if err := l.checkTruncation(ctx, fresh); err != nil {
