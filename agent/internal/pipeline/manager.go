@@ -87,8 +87,10 @@ type Manager struct {
 	changeMu  sync.Mutex
 	mu        sync.Mutex
 	pipelines map[string]*running
-	// fanouts holds the running fanout schemas by name.
-	fanouts map[string]*fanout.Runner
+	// fanouts holds the running fanout schemas by name, and, in a
+	// cluster, fanoutShares their shares of their partitions.
+	fanouts      map[string]*fanout.Runner
+	fanoutShares map[string]*share
 	// registries holds the schema registry clients, shared by all tables.
 	registries ingest.Registries
 	// sinks holds the running Kafka sinks by name (see kafka_sink_api.go).
@@ -125,7 +127,7 @@ func NewManager(cfg Config) *Manager {
 		cfg.Memory = memory.New(math.MaxInt64)
 	}
 	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanout.Runner{},
-		sinks: map[string]*kafkasink.Runner{}}
+		fanoutShares: map[string]*share{}, sinks: map[string]*kafkasink.Runner{}}
 }
 
 // Apply starts pipeline p, reading through conn, or updates it in place: an
@@ -195,10 +197,10 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 			}
 		}
 		if joining {
-			m.leave(ctx, old.share, p.Name)
+			m.leave(ctx, old.share, membersKey(p.Name))
 		}
 		// The fanout schemas move to the new client before the old closes.
-		m.reapplyFanouts(next)
+		m.reapplyFanouts(ctx, next)
 		if old.client != next.client {
 			old.close()
 		}
@@ -208,7 +210,7 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 	m.mu.Unlock()
 	if joining {
 		// Its first assignment waits for Apply to release the share.
-		if err := m.join(ctx, next.share, p.Name, conn, next.client); err != nil {
+		if err := m.join(ctx, next.share, membersKey(p.Name), conn, next.client); err != nil {
 			return err
 		}
 	}
@@ -236,6 +238,8 @@ func (m *Manager) shareOf(next, old *running, sameConn bool) (joining bool) {
 		old.share.closed = true
 	}
 	next.share = &share{sources: sources}
+	name, s := next.spec.Name, next.share
+	s.reassign = func(prev map[kafka.TopicPartition]bool) { m.reassignTables(s, name, prev) }
 	return true
 }
 
@@ -421,10 +425,10 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	r := m.detach(name)
-	m.stopFanouts(name)
+	m.stopFanouts(ctx, name)
 	if r != nil {
 		stopAll(r.tables)
-		m.leave(ctx, r.share, name)
+		m.leave(ctx, r.share, membersKey(name))
 		r.close()
 		m.log.Info("pipeline stopped and removed; its tables stay", "pipeline", name)
 	}
@@ -507,14 +511,14 @@ func (m *Manager) Close(ctx context.Context) error {
 	go func() {
 		defer close(done)
 		m.stopSinks()
-		m.stopFanouts("")
+		m.stopFanouts(ctx, "")
 		var all []*tableRunner
 		for _, r := range stopping {
 			all = append(all, r.tables...)
 		}
 		stopAll(all)
 		for _, r := range stopping {
-			m.leave(ctx, r.share, r.spec.Name)
+			m.leave(ctx, r.share, membersKey(r.spec.Name))
 			r.close()
 		}
 	}()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -37,12 +38,12 @@ type Members interface {
 // [Config.RevokeTimeout]).
 const DefaultRevokeTimeout = 30 * time.Second
 
-// share is a pipeline's share of its partitions when the agent runs in a
-// cluster: the partitions the pipeline's members group gave this agent.
-// Its table loops read only those; each assignment that changes them
-// restarts the loops of the tables it concerns, which commit what they
-// buffered as they stop (the final flush) and start again from their
-// table's log with the new set. Which partitions a table reads, and from
+// share is a pipeline's (or a fanout schema's) share of its partitions
+// when the agent runs in a cluster: the partitions its members group gave
+// this agent. Its table loops (or fanout runner) read only those; each
+// assignment that changes them restarts the runners it concerns, which
+// commit what they buffered as they stop (the final flush) and start again
+// from their logs with the new set. Which partitions a table reads, and from
 // which offset, stays the table log's business: two agents that both
 // believe they own a partition cannot both commit it, since each commit
 // names the offset it starts from ([table.Commit.From]).
@@ -55,20 +56,28 @@ type share struct {
 	// for an assignment that waits for the manager.
 	mu sync.Mutex
 	// owned is the set of partitions the agent owns; nil until the first
-	// assignment, while the table loops wait (see [ownership]).
+	// assignment, while the runners wait (see [runner.Ownership]).
 	owned map[kafka.TopicPartition]bool
 	// closed is set once the pipeline stops or moves to another group:
 	// assignments then change nothing.
 	closed bool
 	// leave leaves the group; nil until joined.
 	leave func(context.Context) error
-	// sources holds the kafka options of the pipeline's tables as
-	// applied, whose partitions the group shares. Guarded by mu.
+	// sources holds the kafka options of the pipeline's tables (or of the
+	// fanout schema) as applied, whose partitions the group shares.
+	// Guarded by mu.
 	sources []spec.KafkaOptions
+	// reassign restarts the runners whose partitions an assignment
+	// changed from prev to owned; called with mu held.
+	reassign func(prev map[kafka.TopicPartition]bool)
 }
 
 // membersKey is the key of the members group of the named pipeline.
 func membersKey(pipeline string) string { return "pipeline/" + pipeline }
+
+// fanoutMembersKey is the key of the members group of the named fanout
+// schema.
+func fanoutMembersKey(fanout string) string { return "fanout/" + fanout }
 
 // sourcesOf returns the kafka options of p's tables, in spec order.
 func sourcesOf(p *spec.Pipeline) []spec.KafkaOptions {
@@ -87,37 +96,13 @@ func sameSources(a, b []spec.KafkaOptions) bool {
 	})
 }
 
-// ownership is what a table loop may read.
-type ownership struct {
-	// shared is true when the agent shares the pipeline's partitions
-	// with the other agents of a cluster; false (the zero ownership) for
-	// a single agent, which reads every partition.
-	shared bool
-	// assigned is false until the first assignment: the loop waits,
-	// STARTING, without opening its table.
-	assigned bool
-	// owned holds the partitions the loop may read.
-	owned map[kafka.TopicPartition]bool
-}
-
-// of returns the partitions of tps the loop may read.
-func (o *ownership) of(tps []kafka.TopicPartition) []kafka.TopicPartition {
-	if !o.shared {
-		return tps
-	}
-	return slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return !o.owned[tp] })
-}
-
-// waits reports whether the loop waits for the first assignment.
-func (o *ownership) waits() bool { return o.shared && !o.assigned }
-
-// ownership returns what a table loop that starts now may read: every
-// partition for a single agent (nil s), else a copy of the owned set.
-func (s *share) ownership() ownership {
+// ownership returns what a runner that starts now may read: every
+// partition for a single agent (nil s), else those of the owned set.
+func (s *share) ownership() runner.Ownership {
 	if s == nil {
-		return ownership{}
+		return runner.Ownership{}
 	}
-	return ownership{shared: true, assigned: s.owned != nil, owned: maps.Clone(s.owned)}
+	return runner.Owns(s.owned)
 }
 
 // close makes every later assignment change nothing, once the one in
@@ -163,60 +148,69 @@ func comparePartitions(a, b kafka.TopicPartition) int {
 	return a.Partition - b.Partition
 }
 
-// join makes the agent a member of pipeline name's group on conn, with s
+// join makes the agent a member of the group of key on conn, with s
 // taking the assignments. s.mu must be held: the first assignment waits
-// for the caller to finish applying the pipeline.
-func (m *Manager) join(ctx context.Context, s *share, name string, conn *spec.Connection, client *kafka.Client) error {
-	onAssign := func(ctx context.Context, owned []kafka.TopicPartition) error { return m.assign(ctx, s, name, owned) }
+// for the caller to finish starting the runners.
+func (m *Manager) join(ctx context.Context, s *share, key string, conn *spec.Connection, client *kafka.Client) error {
+	onAssign := func(_ context.Context, owned []kafka.TopicPartition) error {
+		s.assign(owned)
+		return nil
+	}
 	// The membership outlives the call that applied the pipeline: leave
 	// ends it.
-	leave, err := m.cfg.Members.Join(context.WithoutCancel(ctx), membersKey(name), conn, s.partitions(client), onAssign)
+	leave, err := m.cfg.Members.Join(context.WithoutCancel(ctx), key, conn, s.partitions(client), onAssign)
 	if err != nil {
-		return fmt.Errorf("join the members group of pipeline %q: %w", name, err)
+		return fmt.Errorf("join the members group of %s: %w", key, err)
 	}
 	s.leave = leave
 	return nil
 }
 
-// leave leaves the group of s, once the pipeline's table loops stopped; a
-// failure is logged: the group's session timeout removes the member.
-func (m *Manager) leave(ctx context.Context, s *share, name string) {
+// leave leaves the group of key that s joined, once its runners stopped;
+// a failure is logged: the group's session timeout removes the member.
+func (m *Manager) leave(ctx context.Context, s *share, key string) {
 	if s == nil || s.leave == nil {
 		return
 	}
 	if err := s.leave(ctx); err != nil {
 		m.log.Warn("leaving the members group failed; the group drops this agent after its session timeout",
-			"pipeline", name, "err", err)
+			"group", key, "err", err)
 	}
 }
 
-// assign takes the partitions the group gives this agent for pipeline
-// name: the table loops whose partitions change stop, committing what they
-// buffered, and start again from their table's log with the new set. It
-// returns once the old loops stopped, or after the revoke timeout: a
-// final flush still running then can only commit if no new owner
-// committed those partitions first, and otherwise fails on its commit's
-// offsets, dropping what it held.
-func (m *Manager) assign(_ context.Context, s *share, name string, owned []kafka.TopicPartition) error {
+// assign takes owned, the partitions the group gives this agent: the
+// runners whose partitions change stop, committing what they buffered,
+// and start again from their logs with the new set. Nothing changes once
+// s is closed.
+func (s *share) assign(owned []kafka.TopicPartition) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil
-	}
-	next := map[kafka.TopicPartition]bool{}
-	for _, tp := range owned {
-		next[tp] = true
+		return
 	}
 	prev := s.owned
-	s.owned = next
+	s.owned = map[kafka.TopicPartition]bool{}
+	for _, tp := range owned {
+		s.owned[tp] = true
+	}
+	s.reassign(prev)
+}
+
+// reassignTables restarts the table loops of pipeline name, whose share s
+// changed from prev, that read a partition gained or lost. It returns once
+// the old loops stopped, or after the revoke timeout: a final flush still
+// running then can only commit if no new owner committed those partitions
+// first, and otherwise fails on its commit's offsets, dropping what it
+// held. s.mu is held.
+func (m *Manager) reassignTables(s *share, name string, prev map[kafka.TopicPartition]bool) {
 	var moved []string // topics of the partitions gained or lost
-	for tp := range next {
+	for tp := range s.owned {
 		if !prev[tp] {
 			moved = append(moved, tp.Topic)
 		}
 	}
 	for tp := range prev {
-		if !next[tp] {
+		if !s.owned[tp] {
 			moved = append(moved, tp.Topic)
 		}
 	}
@@ -224,19 +218,19 @@ func (m *Manager) assign(_ context.Context, s *share, name string, owned []kafka
 	r := m.pipelines[name]
 	m.mu.Unlock()
 	if r == nil || r.share != s {
-		return nil
+		return
 	}
 	var stopping []*tableRunner
 	restarted := *r
 	restarted.tables = slices.Clone(r.tables)
 	for i, t := range r.tables {
-		if !t.own.waits() && !slices.ContainsFunc(moved, t.cfg.Table.ConnectorOptions.KafkaOptions.ReadsTopic) {
+		if !t.own.Waits() && !slices.ContainsFunc(moved, t.cfg.Table.ConnectorOptions.KafkaOptions.ReadsTopic) {
 			continue
 		}
 		stopping = append(stopping, t)
 		restarted.tables[i] = nil
 	}
-	if !stopAllWithin(stopping, m.revokeTimeout()) {
+	if !m.stopWithin(func() { stopAll(stopping) }) {
 		m.log.Warn("table loops losing partitions did not stop within the revoke timeout; "+
 			"their final commits fail if the partitions' new owners commit first", "pipeline", name, "timeout", m.revokeTimeout())
 	}
@@ -248,12 +242,11 @@ func (m *Manager) assign(_ context.Context, s *share, name string, owned []kafka
 	m.mu.Lock()
 	m.pipelines[name] = &restarted
 	m.mu.Unlock()
-	m.log.Info("partitions assigned", "pipeline", name, "owned", len(next), "tables_restarted", len(stopping))
-	return nil
+	m.log.Info("partitions assigned", "pipeline", name, "owned", len(s.owned), "tables_restarted", len(stopping))
 }
 
-// revokeTimeout is how long an assignment waits for the table loops that
-// lose partitions to stop.
+// revokeTimeout is how long an assignment waits for the runners that lose
+// partitions to stop.
 func (m *Manager) revokeTimeout() time.Duration {
 	if m.cfg.RevokeTimeout > 0 {
 		return m.cfg.RevokeTimeout
@@ -261,15 +254,16 @@ func (m *Manager) revokeTimeout() time.Duration {
 	return DefaultRevokeTimeout
 }
 
-// stopAllWithin stops table loops in parallel and waits for them up to d;
-// false when some had not stopped by then (they go on stopping).
-func stopAllWithin(ts []*tableRunner, d time.Duration) bool {
+// stopWithin runs stop, which stops runners and waits for them, and
+// waits for it up to the revoke timeout; false when they had not stopped
+// by then (they go on stopping).
+func (m *Manager) stopWithin(stop func()) bool {
 	done := make(chan struct{})
 	go func() {
-		stopAll(ts)
+		stop()
 		close(done)
 	}()
-	timer := time.NewTimer(d)
+	timer := time.NewTimer(m.revokeTimeout())
 	defer timer.Stop()
 	select {
 	case <-done:

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout/fanouttest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/objstoretest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
@@ -74,11 +76,18 @@ func (f *fakeMembers) group(t *testing.T, key string) *fakeGroup {
 // of pipeline "p", and returns once the manager took them.
 func (f *fakeMembers) assign(t *testing.T, topic string, ps ...int) {
 	t.Helper()
+	f.assignIn(t, "pipeline/p", topic, ps...)
+}
+
+// assignIn gives the agent the partitions of topic numbered ps in the
+// group of key, and returns once the manager took them.
+func (f *fakeMembers) assignIn(t *testing.T, key, topic string, ps ...int) {
+	t.Helper()
 	var owned []kafka.TopicPartition
 	for _, p := range ps {
 		owned = append(owned, kafka.TopicPartition{Topic: topic, Partition: p})
 	}
-	if err := f.group(t, "pipeline/p").onAssign(context.Background(), owned); err != nil {
+	if err := f.group(t, key).onAssign(context.Background(), owned); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -442,6 +451,65 @@ func TestRealBrokerClusterStartsAtLatestOnEveryAgent(t *testing.T) {
 	for _, row := range rows {
 		if row.Kafka.Offset < 50 {
 			t.Fatalf("the table holds partition %d offset %d, produced before it started", row.Kafka.Partition, row.Kafka.Offset)
+		}
+	}
+}
+
+// Two agents whose membership gives each half the partitions of a fanout
+// schema's topic route it into its tables exactly once, each reading only
+// its own half.
+func TestRealBrokerClusterSplitsFanoutPartitions(t *testing.T) {
+	if _, err := expr.Compile("topic"); err != nil {
+		t.Skipf("expr.Compile does not work yet: %v", err)
+	}
+	bootstrap, topic, producer, warehouse := clusterSetup(t, 4)
+	produce(t, producer, 0, 1000, fanouttest.Event)
+	p := &spec.Pipeline{Name: "p", Connection: "c", DestinationCatalog: "main", DestinationSchema: "raw", FlushInterval: "200ms"}
+	p.Normalize()
+	f := fanouttest.Schema(topic)
+	a := startAgent(t, warehouse, bootstrap, p)
+	b := startAgent(t, warehouse, bootstrap, p)
+	for _, agent := range []*clusterAgent{a, b} {
+		if err := agent.m.ApplyFanout(context.Background(), &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, _ := a.m.FanoutStatus("f"); st.State != spec.StateStarting {
+		t.Fatalf("fanout status before the first assignment %+v, want STARTING", st)
+	}
+	a.members.assignIn(t, "fanout/f", topic, 0, 1)
+	b.members.assignIn(t, "fanout/f", topic, 2, 3)
+	dir := spec.JoinLocation(warehouse, "main", "events")
+	routed := func() (rows []kafkaRow) {
+		for _, typ := range fanouttest.Types {
+			location := spec.JoinLocation(dir, strings.ToLower(typ))
+			if snap, err := table.ReadSnapshot(location); err == nil && snap.Version >= 0 {
+				rows = append(rows, readKafkaRows(t, location)...)
+			}
+		}
+		return rows
+	}
+	waitFor(t, 60*time.Second, "every record routed", func() bool { return len(routed()) >= 1000 })
+	seen := map[[2]int64]bool{}
+	for _, row := range routed() {
+		po := [2]int64{int64(row.Kafka.Partition), row.Kafka.Offset}
+		if seen[po] {
+			t.Errorf("partition %d offset %d is routed twice", po[0], po[1])
+		}
+		seen[po] = true
+	}
+	if len(seen) != 1000 {
+		t.Errorf("%d records routed, want 1000", len(seen))
+	}
+	for agent, want := range map[*clusterAgent][]int{a: {0, 1}, b: {2, 3}} {
+		st, _ := agent.m.FanoutStatus("f")
+		var got []int
+		for _, ps := range st.Partitions {
+			got = append(got, ps.Partition)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("an agent's fanout schema reads partitions %v, want %v", got, want)
 		}
 	}
 }

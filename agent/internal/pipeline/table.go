@@ -58,7 +58,7 @@ type tableRunner struct {
 	sup *runner.Supervisor
 	// own says which partitions the loop may read: every one, or those
 	// its agent owns in a cluster.
-	own ownership
+	own runner.Ownership
 
 	// tableState holds the rest of the status.
 	deltasink.TableState
@@ -70,7 +70,7 @@ type tableRunner struct {
 
 // startTable starts the loop of the table of cfg, which reads the
 // partitions own gives it.
-func startTable(cfg tableConfig, own ownership, client *kafka.Client, src *ingest.Source, regs *ingest.Registries, budget *memory.Budget,
+func startTable(cfg tableConfig, own runner.Ownership, client *kafka.Client, src *ingest.Source, regs *ingest.Registries, budget *memory.Budget,
 	log *slog.Logger) *tableRunner {
 	r := &tableRunner{
 		cfg: cfg, own: own, client: client, source: src, registries: regs, budget: budget,
@@ -162,7 +162,7 @@ func moveLegacy(c *table.Commit, id, old string, next int64) {
 }
 
 func (r *tableRunner) runOnce(ctx context.Context) error {
-	if r.own.waits() {
+	if r.own.Waits() {
 		// In a cluster, before the first assignment: nothing to read yet,
 		// and the table stays closed until the assignment restarts the
 		// loop.
@@ -343,11 +343,11 @@ type reading struct {
 // partitions found once the log holds offsets do.
 func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartition, starting string) error {
 	r := l.r
-	fresh := runner.Unstarted(r.own.of(tps), rd.fetching)
+	fresh := runner.Unstarted(r.own.Of(tps), rd.fetching)
 	logged := len(l.sink.Table().Snapshot().Txns) > 0
 	var others []kafka.TopicPartition
-	if r.own.shared && !logged {
-		others = slices.DeleteFunc(slices.Clone(tps), func(tp kafka.TopicPartition) bool { return r.own.owned[tp] })
+	if !logged {
+		others = r.own.Others(tps)
 	}
 	if len(fresh) == 0 && len(others) == 0 {
 		return nil
