@@ -143,10 +143,14 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	old := m.applied(p.Name)
+	release := func() {}
 	if old != nil && old.share != nil {
 		// No assignment restarts the old loops while they are replaced.
-		old.share.mu.Lock()
-		defer old.share.mu.Unlock()
+		held := old.share
+		held.mu.Lock()
+		var once sync.Once
+		release = func() { once.Do(held.mu.Unlock) }
+		defer release()
 		old = m.applied(p.Name)
 	}
 	cfgs, current, err := m.review(p, conn, regs, old)
@@ -197,6 +201,9 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 			}
 		}
 		if joining {
+			// The old share is closed: an assignment still to come changes
+			// nothing, so the membership it runs on can end.
+			release()
 			m.leave(ctx, old.share, membersKey(p.Name))
 		}
 		// The fanout schemas move to the new client before the old closes.
@@ -231,7 +238,6 @@ func (m *Manager) shareOf(next, old *running, sameConn bool) (joining bool) {
 	sources := sourcesOf(&next.spec)
 	if old != nil && old.share != nil && old.share.leave != nil && sameConn && sameSources(old.share.sources, sources) {
 		next.share = old.share
-		next.share.sources = sources
 		return false
 	}
 	if old != nil && old.share != nil {
@@ -452,6 +458,11 @@ func (m *Manager) detach(name string) *running {
 // Status reports the named pipeline; ok is false when it is not running.
 // The state of a triggered pipeline counts its fanout schemas with its
 // tables: it is IDLE once every one of them finished its run.
+//
+// In a cluster it reports this agent's share: a table waiting for its
+// group's first assignment is STARTING, without a version (its log is not
+// opened yet); a table none of whose partitions the agent owns is RUNNING,
+// with no partitions: it is ready to take some at the next assignment.
 func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 	m.mu.Lock()
 	r := m.pipelines[name]

@@ -48,12 +48,12 @@ const DefaultRevokeTimeout = 30 * time.Second
 // believe they own a partition cannot both commit it, since each commit
 // names the offset it starts from ([table.Commit.From]).
 type share struct {
-	// mu serializes the changes of the pipeline's table loops that the
+	// mu serializes the changes of the share's runners that the
 	// membership makes (assignments) with those the manager makes (Apply,
-	// StartRun, Remove, Close), so that neither restarts a loop the other
-	// is replacing. The manager takes it after changeMu; an assignment
-	// takes only it, so that leave, called under changeMu, never waits
-	// for an assignment that waits for the manager.
+	// StartRun, Remove, Close), so that neither restarts a runner the
+	// other is replacing. The manager takes it after changeMu, and never
+	// holds it while it leaves the group (a membership may wait for an
+	// assignment in progress as it leaves); an assignment takes only it.
 	mu sync.Mutex
 	// owned is the set of partitions the agent owns; nil until the first
 	// assignment, while the runners wait (see [runner.Ownership]).
@@ -64,8 +64,8 @@ type share struct {
 	// leave leaves the group; nil until joined.
 	leave func(context.Context) error
 	// sources holds the kafka options of the pipeline's tables (or of the
-	// fanout schema) as applied, whose partitions the group shares.
-	// Guarded by mu.
+	// fanout schema) as applied, whose partitions the group shares: fixed,
+	// since a change of them joins a new group.
 	sources []spec.KafkaOptions
 	// reassign restarts the runners whose partitions an assignment
 	// changed from prev to owned; called with mu held.
@@ -116,18 +116,16 @@ func (s *share) close() {
 	s.mu.Unlock()
 }
 
-// partitions returns every partition the pipeline's tables read now,
-// through client: the union the group shares.
+// partitions returns every partition the share's sources read now,
+// through client: the union the group shares. It does not take s.mu: the
+// membership may call it while the manager holds it.
 func (s *share) partitions(client *kafka.Client) func(context.Context) ([]kafka.TopicPartition, error) {
 	return func(ctx context.Context) ([]kafka.TopicPartition, error) {
-		s.mu.Lock()
-		sources := slices.Clone(s.sources)
-		s.mu.Unlock()
 		seen := map[kafka.TopicPartition]bool{}
-		for i := range sources {
-			tps, err := client.Partitions(ctx, &sources[i])
+		for i := range s.sources {
+			tps, err := client.Partitions(ctx, &s.sources[i])
 			if err != nil {
-				return nil, fmt.Errorf("partitions of table %d: %w", i, err)
+				return nil, fmt.Errorf("look up the partitions to share: %w", err)
 			}
 			for _, tp := range tps {
 				seen[tp] = true

@@ -32,6 +32,8 @@ import (
 type fakeMembers struct {
 	mu     sync.Mutex
 	groups map[string]*fakeGroup
+	// joins counts the groups joined.
+	joins int
 }
 
 // fakeGroup is one group a manager joined.
@@ -52,6 +54,7 @@ func (f *fakeMembers) Join(_ context.Context, key string, _ *spec.Connection,
 	}
 	g := &fakeGroup{partitions: partitions, onAssign: onAssign}
 	f.groups[key] = g
+	f.joins++
 	return func(context.Context) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -511,5 +514,68 @@ func TestRealBrokerClusterSplitsFanoutPartitions(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("an agent's fanout schema reads partitions %v, want %v", got, want)
 		}
+	}
+}
+
+// A pipeline joins its members group when applied, stays in it while its
+// tables read the same partitions, joins a new one (leaving the old) when
+// they read others, and leaves when removed; meanwhile its table reads
+// what the group assigns. One agent on the in-process broker, its table
+// on local disk.
+func TestClusterPipelineJoinsAndLeaves(t *testing.T) {
+	addr, producer := newCluster(t, 2, "events", "other")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	members := &fakeMembers{}
+	m := NewManager(Config{Warehouse: t.TempDir(), Members: members})
+	defer m.Close(context.Background())
+	p := clusterPipeline("events")
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := members.group(t, "pipeline/p")
+	members.assign(t, "events", 1)
+	produce(t, producer, 0, 100, jsonID)
+	location := spec.JoinLocation(m.cfg.Warehouse, "main", "raw", "events")
+	var onOne int64
+	waitFor(t, 20*time.Second, "partition 1's records", func() bool {
+		snap, err := table.ReadSnapshot(location)
+		onOne = snap.Txns["events/1"]
+		return err == nil && onOne > 0 && snap.NumRows == onOne
+	})
+
+	// Another flush interval: the same partitions, the same group.
+	p.FlushInterval = "300ms"
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	if members.joins != 1 || first.left {
+		t.Fatalf("%d groups joined, the first left: %v; want the first kept", members.joins, first.left)
+	}
+	// Another topic: a new group, the old one left.
+	p.Tables[0].ConnectorOptions.KafkaOptions.Topics = []string{"events", "other"}
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	if members.joins != 2 || !first.left {
+		t.Fatalf("%d groups joined, the first left: %v; want a second, the first left", members.joins, first.left)
+	}
+	tps, err := members.group(t, "pipeline/p").partitions(context.Background())
+	if err != nil || len(tps) != 4 {
+		t.Fatalf("the new group shares %v (%v), want the 4 partitions of events and other", tps, err)
+	}
+	if st, _ := m.Status("p"); st.State != spec.StateStarting {
+		t.Fatalf("status before the new group's first assignment %+v, want STARTING", st)
+	}
+	members.assign(t, "events", 0, 1)
+	waitFor(t, 20*time.Second, "every record", func() bool {
+		snap, err := table.ReadSnapshot(location)
+		return err == nil && snap.NumRows == 100
+	})
+	second := members.group(t, "pipeline/p")
+	if err := m.Remove(context.Background(), "p"); err != nil {
+		t.Fatal(err)
+	}
+	if !second.left {
+		t.Fatal("the removed pipeline did not leave its group")
 	}
 }
