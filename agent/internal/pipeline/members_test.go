@@ -460,29 +460,81 @@ func TestRealBrokerClusterStartsAtLatestOnEveryAgent(t *testing.T) {
 
 // Two agents whose membership gives each half the partitions of a fanout
 // schema's topic route it into its tables exactly once, each reading only
-// its own half.
+// its own half, and again once a partition moved from one to the other.
 func TestRealBrokerClusterSplitsFanoutPartitions(t *testing.T) {
-	if _, err := expr.Compile("topic"); err != nil {
-		t.Skipf("expr.Compile does not work yet: %v", err)
-	}
 	bootstrap, topic, producer, warehouse := clusterSetup(t, 4)
 	produce(t, producer, 0, 1000, fanouttest.Event)
-	p := &spec.Pipeline{Name: "p", Connection: "c", DestinationCatalog: "main", DestinationSchema: "raw", FlushInterval: "200ms"}
-	p.Normalize()
-	f := fanouttest.Schema(topic)
-	a := startAgent(t, warehouse, bootstrap, p)
-	b := startAgent(t, warehouse, bootstrap, p)
-	for _, agent := range []*clusterAgent{a, b} {
-		if err := agent.m.ApplyFanout(context.Background(), &f); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a, b := startFanoutAgents(t, warehouse, bootstrap, topic)
 	if st, _ := a.m.FanoutStatus("f"); st.State != spec.StateStarting {
 		t.Fatalf("fanout status before the first assignment %+v, want STARTING", st)
 	}
 	a.members.assignIn(t, "fanout/f", topic, 0, 1)
 	b.members.assignIn(t, "fanout/f", topic, 2, 3)
 	dir := spec.JoinLocation(warehouse, "main", "events")
+	checkRoutedOnce(t, dir, 1000)
+	a.waitFanoutReading(t, 0, 1)
+	b.waitFanoutReading(t, 2, 3)
+
+	var wg sync.WaitGroup
+	wg.Go(func() { produce(t, producer, 1000, 2000, fanouttest.Event) })
+	a.members.assignIn(t, "fanout/f", topic, 0)
+	b.members.assignIn(t, "fanout/f", topic, 1, 2, 3)
+	wg.Wait()
+	checkRoutedOnce(t, dir, 2000)
+	a.waitFanoutReading(t, 0)
+	b.waitFanoutReading(t, 1, 2, 3)
+}
+
+// A fanout schema that starts at "latest" starts there on every
+// partition, those other agents own included (see
+// TestRealBrokerClusterStartsAtLatestOnEveryAgent).
+func TestRealBrokerClusterFanoutStartsAtLatestOnEveryAgent(t *testing.T) {
+	bootstrap, topic, producer, warehouse := clusterSetup(t, 2)
+	produce(t, producer, 0, 100, fanouttest.Event) // before the fanout schema starts: not read
+	a, b := startFanoutAgents(t, warehouse, bootstrap, topic, func(f *spec.FanoutSchema) {
+		f.ConnectorOptions.KafkaOptions.StartingOffset = spec.StartingOffsetLatest
+	})
+	a.members.assignIn(t, "fanout/f", topic, 0)
+	a.waitFanoutReading(t, 0)
+	produce(t, producer, 100, 200, fanouttest.Event)
+	b.members.assignIn(t, "fanout/f", topic, 1)
+	b.waitFanoutReading(t, 1)
+	for _, row := range checkRoutedOnce(t, spec.JoinLocation(warehouse, "main", "events"), 100) {
+		if row.Kafka.Offset < 50 {
+			t.Fatalf("partition %d offset %d, produced before the fanout schema started, is routed", row.Kafka.Partition, row.Kafka.Offset)
+		}
+	}
+}
+
+// startFanoutAgents returns two agents on warehouse that run pipeline "p",
+// without tables, and its fanout schema "f" on topic (fanouttest.Schema,
+// changed by change), read from bootstrap.
+func startFanoutAgents(t *testing.T, warehouse, bootstrap, topic string, change ...func(*spec.FanoutSchema)) (a, b *clusterAgent) {
+	t.Helper()
+	if _, err := expr.Compile("topic"); err != nil {
+		t.Skipf("expr.Compile does not work yet: %v", err)
+	}
+	p := &spec.Pipeline{Name: "p", Connection: "c", DestinationCatalog: "main", DestinationSchema: "raw", FlushInterval: "200ms"}
+	p.Normalize()
+	f := fanouttest.Schema(topic)
+	for _, c := range change {
+		c(&f)
+	}
+	a = startAgent(t, warehouse, bootstrap, p)
+	b = startAgent(t, warehouse, bootstrap, p)
+	for _, agent := range []*clusterAgent{a, b} {
+		if err := agent.m.ApplyFanout(context.Background(), &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, b
+}
+
+// checkRoutedOnce waits until the routed tables of the fanout schema in
+// dir hold n records, and fails the test unless each (partition, offset)
+// is there once; it returns their rows.
+func checkRoutedOnce(t *testing.T, dir string, n int) []kafkaRow {
+	t.Helper()
 	routed := func() (rows []kafkaRow) {
 		for _, typ := range fanouttest.Types {
 			location := spec.JoinLocation(dir, strings.ToLower(typ))
@@ -492,29 +544,35 @@ func TestRealBrokerClusterSplitsFanoutPartitions(t *testing.T) {
 		}
 		return rows
 	}
-	waitFor(t, 60*time.Second, "every record routed", func() bool { return len(routed()) >= 1000 })
+	waitFor(t, 60*time.Second, fmt.Sprintf("%d records routed", n), func() bool { return len(routed()) >= n })
+	rows := routed()
 	seen := map[[2]int64]bool{}
-	for _, row := range routed() {
+	for _, row := range rows {
 		po := [2]int64{int64(row.Kafka.Partition), row.Kafka.Offset}
 		if seen[po] {
 			t.Errorf("partition %d offset %d is routed twice", po[0], po[1])
 		}
 		seen[po] = true
 	}
-	if len(seen) != 1000 {
-		t.Errorf("%d records routed, want 1000", len(seen))
+	if len(seen) != n {
+		t.Errorf("%d records routed, want %d", len(seen), n)
 	}
-	for agent, want := range map[*clusterAgent][]int{a: {0, 1}, b: {2, 3}} {
-		st, _ := agent.m.FanoutStatus("f")
+	return rows
+}
+
+// waitFanoutReading waits until the agent's fanout schema "f" reads
+// exactly partitions ps.
+func (a *clusterAgent) waitFanoutReading(t *testing.T, ps ...int) {
+	t.Helper()
+	waitFor(t, 30*time.Second, fmt.Sprintf("the fanout schema to read partitions %v", ps), func() bool {
+		st, _ := a.m.FanoutStatus("f")
 		var got []int
-		for _, ps := range st.Partitions {
-			got = append(got, ps.Partition)
+		for _, p := range st.Partitions {
+			got = append(got, p.Partition)
 		}
 		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("an agent's fanout schema reads partitions %v, want %v", got, want)
-		}
-	}
+		return st.State == spec.StateRunning && slices.Equal(got, ps)
+	})
 }
 
 // A pipeline joins its members group when applied, stays in it while its
