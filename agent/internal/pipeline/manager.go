@@ -226,11 +226,11 @@ func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connec
 }
 
 // shareOf gives next, the pipeline about to replace old (nil when new),
-// its share of the partitions when the agent runs in a cluster, locked
-// old's, when next reads the same partitions on the same connection
-// (sameConn) and old joined its group; else a new one, whose group next
-// must join (joining true), old's share being closed (the caller holds its
-// lock). A single agent has none.
+// its share of the partitions when the agent runs in a cluster: old's,
+// when next reads the same partitions on the same connection (sameConn)
+// and old joined its group; else a new one, whose group next must join
+// (joining true), old's share being closed (the caller holds its lock). A
+// single agent has none.
 func (m *Manager) shareOf(next, old *running, sameConn bool) (joining bool) {
 	if m.cfg.Members == nil {
 		return false
