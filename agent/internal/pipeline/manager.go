@@ -9,6 +9,10 @@
 // The runners' supervisor and failure classes are in runner; the fanout
 // runners are package fanout's, which fanout_api.go starts and stops; the
 // Kafka sinks run in kafkasink, which kafka_sink_api.go starts and stops.
+// When agents run as a cluster (Config.Members), each pipeline's table
+// loops and each fanout schema read only the partitions their members
+// group gives this agent, and restart with each new assignment
+// (members.go); the table logs still decide where each partition resumes.
 package pipeline
 
 import (
