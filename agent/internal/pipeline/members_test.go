@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -34,6 +35,8 @@ type fakeMembers struct {
 	groups map[string]*fakeGroup
 	// joins counts the groups joined.
 	joins int
+	// refuse, when set, is the error of the next Join.
+	refuse error
 }
 
 // fakeGroup is one group a manager joined.
@@ -49,6 +52,10 @@ func (f *fakeMembers) Join(_ context.Context, key string, _ *spec.Connection,
 ) (func(context.Context) error, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.refuse; err != nil {
+		f.refuse = nil
+		return nil, err
+	}
 	if f.groups == nil {
 		f.groups = map[string]*fakeGroup{}
 	}
@@ -636,4 +643,27 @@ func TestClusterPipelineJoinsAndLeaves(t *testing.T) {
 	if !second.left {
 		t.Fatal("the removed pipeline did not leave its group")
 	}
+}
+
+// A pipeline whose group cannot be joined is refused with the cause, and
+// waits, reading nothing, until applied again, which joins.
+func TestClusterPipelineJoinRefused(t *testing.T) {
+	addr, _ := newCluster(t, 2, "events")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	members := &fakeMembers{refuse: errors.New("coordinator not available")}
+	m := NewManager(Config{Warehouse: t.TempDir(), Members: members})
+	defer m.Close(context.Background())
+	p := clusterPipeline("events")
+	err := m.Apply(context.Background(), p, conn, nil)
+	if err == nil || !strings.Contains(err.Error(), "pipeline/p") || !strings.Contains(err.Error(), "coordinator not available") {
+		t.Fatalf("Apply: %v, want the group and the cause", err)
+	}
+	if st, _ := m.Status("p"); st.State != spec.StateStarting {
+		t.Fatalf("status %+v, want STARTING", st)
+	}
+	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
+		t.Fatal(err)
+	}
+	members.assign(t, "events", 0, 1)
+	waitFor(t, 10*time.Second, "RUNNING", func() bool { st, _ := m.Status("p"); return st.State == spec.StateRunning })
 }
