@@ -177,6 +177,12 @@ rm -f "$emu_env"
 step "object store tests (table and store packages, -run 'TestBlobStore|TestShared')"
 go test -count=1 -run 'TestBlobStore|TestShared' ./agent/internal/table/ ./agent/internal/store/
 
+# Two managers sharing a pipeline's partitions, as a cluster's agents do,
+# write one table on the S3-compatible server (a local table takes one
+# writer): they skip in the real-broker step above, before it is up.
+step "cluster tests on the real broker and the S3-compatible server (pipeline package, -run TestRealBrokerCluster)"
+go test -count=1 -run TestRealBrokerCluster ./agent/internal/pipeline/
+
 if has_pkgs ./provider/...; then
   # The acceptance tests run in parallel (resource.ParallelTest) on one
   # agent that the test binary starts, each with names of its own; most of

@@ -60,6 +60,9 @@ type Runner struct {
 	log        *slog.Logger
 	// sup runs the runner and holds its state and last error.
 	sup *runner.Supervisor
+	// own says which partitions the runner may read: every one, or those
+	// its agent owns in a cluster.
+	own runner.Ownership
 	// crash, set by tests only, is asked before each table's flush: an
 	// error stops the run there, as a crash would.
 	crash func(table string) error
@@ -75,14 +78,15 @@ type Runner struct {
 }
 
 // Start starts the runner of fanout schema cfg in its goroutine: it reads
-// cfg's partitions from src (whose client is client), routes each record
-// with route, writes the routed tables and its progress log, and restarts
-// from them after retryable errors. regs makes the clients of the schema
-// registries the routed tables use; budget bounds what every table
-// buffers.
-func Start(cfg Config, client *kafka.Client, src *ingest.Source, route RouteFunc, regs *ingest.Registries, budget *memory.Budget,
-	log *slog.Logger) *Runner {
+// the partitions of cfg that own gives it from src (whose client is
+// client), routes each record with route, writes the routed tables and its
+// progress log, and restarts from them after retryable errors. regs makes
+// the clients of the schema registries the routed tables use; budget
+// bounds what every table buffers.
+func Start(cfg Config, own runner.Ownership, client *kafka.Client, src *ingest.Source, route RouteFunc, regs *ingest.Registries,
+	budget *memory.Budget, log *slog.Logger) *Runner {
 	r := newFanoutRunner(cfg, client, src, route, regs, budget, log)
+	r.own = own
 	r.start()
 	return r
 }
@@ -211,6 +215,13 @@ type fanoutRun struct {
 }
 
 func (r *Runner) runOnce(ctx context.Context) error {
+	if r.own.Waits() {
+		// In a cluster, before the first assignment: nothing to read yet,
+		// and the logs stay closed until the assignment restarts the
+		// runner.
+		<-ctx.Done()
+		return nil
+	}
 	cfg := &r.cfg
 	r.sup.AttemptStarts()
 	prog, err := openProgress(spec.JoinLocation(cfg.Dir, progressDir),
@@ -460,14 +471,19 @@ type fanReading struct {
 	started map[kafka.TopicPartition]bool
 }
 
-// start subscribes to the new partitions among tps, each from where the
-// progress log says, else from starting's offset (see starts).
+// start subscribes to the new partitions among tps that the agent owns
+// (every one, but in a cluster), each from where the progress log says,
+// else from starting's offset (see starts).
 func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.TopicPartition, starting string) error {
-	fresh := runner.Unstarted(tps, rd.started)
-	if len(fresh) == 0 {
+	fresh := runner.Unstarted(run.r.own.Of(tps), rd.started)
+	var others []kafka.TopicPartition
+	if len(run.progress.tbl.Snapshot().Txns) == 0 {
+		others = run.r.own.Others(tps)
+	}
+	if len(fresh) == 0 && len(others) == 0 {
 		return nil
 	}
-	subs, err := run.starts(ctx, fresh, starting)
+	subs, err := run.starts(ctx, fresh, others, starting)
 	if err != nil {
 		return err
 	}
@@ -488,8 +504,12 @@ func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.Top
 // the progress log says, else from starting's offset while the log is new,
 // and from the earliest once it is not (a partition that appeared while the
 // agent was down must not skip its first records). It records those
-// starting offsets, and the ids of new topics, in the progress log first.
-func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, starting string) ([]ingest.Subscription, error) {
+// starting offsets, and the ids of new topics, in the progress log first;
+// with, in a cluster, the starting offsets of others, the partitions other
+// agents own, while the log is new: they start where the fanout schema
+// started, as with a single agent (another agent that records them first
+// makes the commit fail, and the run start again from the log).
+func (run *fanoutRun) starts(ctx context.Context, tps, others []kafka.TopicPartition, starting string) ([]ingest.Subscription, error) {
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
 	readCommitted := ko.ReadCommitted()
@@ -505,11 +525,15 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 	if err != nil {
 		return nil, err
 	}
-	defaults, ends, err := r.positions().Offsets(ctx, tps, starting, len(run.progress.tbl.Snapshot().Txns) > 0, !r.cfg.Continuous && run.end == nil)
+	defaults, ends, err := r.positions().Offsets(ctx, append(slices.Clone(tps), others...), starting, len(run.progress.tbl.Snapshot().Txns) > 0,
+		!r.cfg.Continuous && run.end == nil)
 	if err != nil {
 		return nil, err
 	}
 	if ends != nil {
+		for _, tp := range others {
+			delete(ends, tp)
+		}
 		run.end, r.runEnd = ends, ends
 	}
 	if err := run.checkTruncation(ctx, tps); err != nil {
@@ -523,6 +547,9 @@ func (run *fanoutRun) starts(ctx context.Context, tps []kafka.TopicPartition, st
 			next[tp] = from
 		}
 		run.pos[tp] = from
+	}
+	for _, tp := range others {
+		next[tp] = defaults[tp]
 	}
 	if err := run.progress.record(next, nil, nil, newIDs); err != nil {
 		return nil, fmt.Errorf("record the starting offsets of new partitions: %w", err)
@@ -927,16 +954,33 @@ func (run *fanoutRun) record() error {
 		return err
 	}
 	if run.group != nil {
-		run.group.Offer(run.progress.next)
+		run.group.Offer(run.ownProgress())
 	}
 	run.publish()
 	return nil
 }
 
+// ownProgress returns the offsets of the progress log of the partitions
+// the run reads: in a cluster, the log's offsets of the others are other
+// agents' to report, and may be older than theirs.
+func (run *fanoutRun) ownProgress() map[kafka.TopicPartition]int64 {
+	if !run.r.own.Shared {
+		return run.progress.next
+	}
+	own := map[kafka.TopicPartition]int64{}
+	for tp := range run.pos {
+		if next, ok := run.progress.next[tp]; ok {
+			own[tp] = next
+		}
+	}
+	return own
+}
+
 // publish copies the progress and lag into the status.
 func (run *fanoutRun) publish() {
-	ps := make([]spec.PartitionStatus, 0, len(run.progress.next))
-	for tp, next := range run.progress.next {
+	progress := run.ownProgress()
+	ps := make([]spec.PartitionStatus, 0, len(progress))
+	for tp, next := range progress {
 		ps = append(ps, run.sizes.PartitionStatus(tp, next, run.readEnd[tp]))
 	}
 	deltasink.SortPartitions(ps)

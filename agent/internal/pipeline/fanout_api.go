@@ -9,6 +9,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -17,7 +18,7 @@ import (
 // "pipeline_name", ...}}). f must be normalized and valid. An unchanged
 // fanout schema keeps running; a changed one restarts after a final flush
 // and commit.
-func (m *Manager) ApplyFanout(_ context.Context, f *spec.FanoutSchema) error {
+func (m *Manager) ApplyFanout(ctx context.Context, f *spec.FanoutSchema) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	p := m.applied(f.Pipeline)
@@ -31,15 +32,88 @@ func (m *Manager) ApplyFanout(_ context.Context, f *spec.FanoutSchema) error {
 	if old != nil && old.Client() == p.client && reflect.DeepEqual(old.Config(), cfg) {
 		return nil
 	}
-	if old != nil {
-		old.Stop()
+	m.stopFanout(ctx, f.Name)
+	if err := m.startFanout(ctx, cfg, p, route); err != nil {
+		return err
 	}
-	r := fanout.Start(cfg, p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
-	m.mu.Lock()
-	m.fanouts[f.Name] = r
-	m.mu.Unlock()
 	m.log.Info("fanout schema applied", "pipeline", f.Pipeline, "fanout", f.Name)
 	return nil
+}
+
+// startFanout starts fanout schema cfg in pipeline p, routing with route,
+// and, in a cluster, joins its members group: it reads only the
+// partitions the group gives the agent, and waits for them. On an error
+// joining, the fanout schema stays, waiting, until applied again or
+// removed. m.changeMu must be held.
+func (m *Manager) startFanout(ctx context.Context, cfg fanout.Config, p *running, route fanout.RouteFunc) error {
+	name := cfg.Fanout.Name
+	var s *share
+	if m.cfg.Members != nil {
+		s = &share{sources: []spec.KafkaOptions{cfg.Fanout.ConnectorOptions.KafkaOptions}}
+		s.reassign = func(map[kafka.TopicPartition]bool) { m.reassignFanout(s, name, p) }
+		s.mu.Lock() // the first assignment waits for the runner
+		defer s.mu.Unlock()
+	}
+	r := fanout.Start(cfg, s.ownership(), p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
+	m.mu.Lock()
+	m.fanouts[name] = r
+	if s != nil {
+		m.fanoutShares[name] = s
+	}
+	m.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return m.join(ctx, s, fanoutMembersKey(name), &p.conn, p.client)
+}
+
+// reassignFanout restarts the named fanout schema, of pipeline p, with its
+// share s after an assignment changed it. It returns once the old runner
+// stopped, or after the revoke timeout (see reassignTables). s.mu is held.
+func (m *Manager) reassignFanout(s *share, name string, p *running) {
+	m.mu.Lock()
+	old := m.fanouts[name]
+	m.mu.Unlock()
+	if old == nil {
+		return
+	}
+	if !m.stopWithin(old.Stop) {
+		m.log.Warn("a fanout schema losing partitions did not stop within the revoke timeout; "+
+			"its final commits fail if the partitions' new owners commit first", "fanout", name, "timeout", m.revokeTimeout())
+	}
+	r := fanout.Start(old.Config(), s.ownership(), p.client, p.source, old.Route(), &m.registries, m.cfg.Memory, m.log)
+	m.mu.Lock()
+	m.fanouts[name] = r
+	m.mu.Unlock()
+	m.log.Info("partitions assigned", "fanout", name, "owned", len(s.owned))
+}
+
+// detachFanout takes the named fanout schema out of the manager and
+// returns its runner (nil when not running) and its share (nil for a
+// single agent), closed first so that no assignment restarts the runner
+// from then on. m.changeMu must be held.
+func (m *Manager) detachFanout(name string) (*fanout.Runner, *share) {
+	m.mu.Lock()
+	s := m.fanoutShares[name]
+	m.mu.Unlock()
+	s.close() // waits for an assignment in progress
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.fanouts[name]
+	delete(m.fanouts, name)
+	delete(m.fanoutShares, name)
+	return r, s
+}
+
+// stopFanout stops the named fanout schema, if it runs, after a final
+// flush and commit, forgets it and, in a cluster, leaves its members
+// group. m.changeMu must be held.
+func (m *Manager) stopFanout(ctx context.Context, name string) {
+	r, s := m.detachFanout(name)
+	if r != nil {
+		r.Stop()
+	}
+	m.leave(ctx, s, fanoutMembersKey(name))
 }
 
 // CheckFanout is ApplyFanout's dry run: it returns the same errors without
@@ -123,8 +197,16 @@ func checkFanout(cfg *fanout.Config) error {
 
 // RemoveFanout stops the named fanout schema after a final flush and
 // commit, and forgets it. Its tables stay.
-func (m *Manager) RemoveFanout(_ context.Context, name string) error {
-	removeRunner(m, m.fanouts, name, (*fanout.Runner).Stop, "fanout", "fanout schema stopped and removed; its tables stay")
+func (m *Manager) RemoveFanout(ctx context.Context, name string) error {
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	m.mu.Lock()
+	running := m.fanouts[name] != nil
+	m.mu.Unlock()
+	if running {
+		m.stopFanout(ctx, name)
+		m.log.Info("fanout schema stopped and removed; its tables stay", "fanout", name)
+	}
 	return nil
 }
 
@@ -148,7 +230,7 @@ func (m *Manager) fanoutsOf(pipeline string) []*fanout.Runner {
 
 // reapplyFanouts restarts the fanout runners of pipeline p, just applied,
 // whose configuration or client changed with it. m.changeMu must be held.
-func (m *Manager) reapplyFanouts(p *running) {
+func (m *Manager) reapplyFanouts(ctx context.Context, p *running) {
 	m.mu.Lock()
 	rs := m.fanoutsOf(p.spec.Name)
 	m.mu.Unlock()
@@ -158,33 +240,31 @@ func (m *Manager) reapplyFanouts(p *running) {
 		if err == nil && old.Client() == p.client && reflect.DeepEqual(was, cfg) {
 			continue
 		}
-		old.Stop()
-		m.mu.Lock()
-		delete(m.fanouts, was.Fanout.Name)
-		m.mu.Unlock()
+		m.stopFanout(ctx, was.Fanout.Name)
 		if err != nil {
 			m.log.Error("fanout schema stopped: the pipeline's new settings do not fit it", "fanout", was.Fanout.Name, "err", err)
 			continue
 		}
-		r := fanout.Start(cfg, p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
-		m.mu.Lock()
-		m.fanouts[was.Fanout.Name] = r
-		m.mu.Unlock()
+		if err := m.startFanout(ctx, cfg, p, route); err != nil {
+			m.log.Error("fanout schema restarted with the pipeline but could not join its members group; apply it again",
+				"fanout", was.Fanout.Name, "err", err)
+		}
 	}
 }
 
 // stopFanouts stops the fanout runners of the named pipeline, or of every
-// pipeline for "", in parallel, and forgets them.
-func (m *Manager) stopFanouts(pipeline string) {
+// pipeline for "", in parallel, forgets them and, in a cluster, leaves
+// their members groups. m.changeMu must be held.
+func (m *Manager) stopFanouts(ctx context.Context, pipeline string) {
 	m.mu.Lock()
-	rs := m.fanoutsOf(pipeline)
-	for _, r := range rs {
-		delete(m.fanouts, r.Config().Fanout.Name)
+	var names []string
+	for _, r := range m.fanoutsOf(pipeline) {
+		names = append(names, r.Config().Fanout.Name)
 	}
 	m.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, r := range rs {
-		wg.Go(r.Stop)
+	for _, name := range names {
+		wg.Go(func() { m.stopFanout(ctx, name) })
 	}
 	wg.Wait()
 }

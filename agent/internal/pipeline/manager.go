@@ -9,6 +9,10 @@
 // The runners' supervisor and failure classes are in runner; the fanout
 // runners are package fanout's, which fanout_api.go starts and stops; the
 // Kafka sinks run in kafkasink, which kafka_sink_api.go starts and stops.
+// When agents run as a cluster (Config.Members), each pipeline's table
+// loops and each fanout schema read only the partitions their members
+// group gives this agent, and restart with each new assignment
+// (members.go); the table logs still decide where each partition resumes.
 package pipeline
 
 import (
@@ -21,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +69,15 @@ type Config struct {
 	// table folders, overriding table.DefaultFileMode; folders get the
 	// same bits plus x wherever r is set.
 	WarehouseMode os.FileMode
+	// Members shares each pipeline's partitions with the other agents of
+	// a cluster: a pipeline's table loops read only the partitions its
+	// members group gives this agent (see share). Nil for a single agent,
+	// which reads every partition.
+	Members Members
+	// RevokeTimeout bounds how long an assignment waits for the final
+	// flush of the table loops that lose partitions; 0 means
+	// DefaultRevokeTimeout. Used with Members only.
+	RevokeTimeout time.Duration
 }
 
 // Manager runs every applied pipeline. It is safe for concurrent use.
@@ -77,8 +91,10 @@ type Manager struct {
 	changeMu  sync.Mutex
 	mu        sync.Mutex
 	pipelines map[string]*running
-	// fanouts holds the running fanout schemas by name.
-	fanouts map[string]*fanout.Runner
+	// fanouts holds the running fanout schemas by name, and, in a
+	// cluster, fanoutShares their shares of their partitions.
+	fanouts      map[string]*fanout.Runner
+	fanoutShares map[string]*share
 	// registries holds the schema registry clients, shared by all tables.
 	registries ingest.Registries
 	// sinks holds the running Kafka sinks by name (see kafka_sink_api.go).
@@ -93,6 +109,9 @@ type running struct {
 	// source fetches for every reader of the pipeline, through client.
 	source *ingest.Source
 	tables []*tableRunner
+	// share holds the partitions this agent owns when it runs in a
+	// cluster; nil for a single agent.
+	share *share
 }
 
 // close stops what r's readers shared: its source, then its client. Its
@@ -112,7 +131,7 @@ func NewManager(cfg Config) *Manager {
 		cfg.Memory = memory.New(math.MaxInt64)
 	}
 	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanout.Runner{},
-		sinks: map[string]*kafkasink.Runner{}}
+		fanoutShares: map[string]*share{}, sinks: map[string]*kafkasink.Runner{}}
 }
 
 // Apply starts pipeline p, reading through conn, or updates it in place: an
@@ -124,17 +143,28 @@ func NewManager(cfg Config) *Manager {
 // A change that a table's existing schema cannot take (anything but new
 // nullable columns) is refused before anything stops, as [spec.Errors] on
 // the table's path; the pipeline keeps running as it was.
-func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
+func (m *Manager) Apply(ctx context.Context, p *spec.Pipeline, conn *spec.Connection, regs map[string]spec.SchemaRegistry) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	old := m.applied(p.Name)
+	release := func() {}
+	if old != nil && old.share != nil {
+		// No assignment restarts the old loops while they are replaced.
+		held := old.share
+		held.mu.Lock()
+		var once sync.Once
+		release = func() { once.Do(held.mu.Unlock) }
+		defer release()
+		old = m.applied(p.Name)
+	}
 	cfgs, current, err := m.review(p, conn, regs, old)
 	if err != nil {
 		return err
 	}
 
 	next := &running{spec: *p, conn: *conn}
-	if old != nil && reflect.DeepEqual(old.conn, *conn) {
+	sameConn := old != nil && reflect.DeepEqual(old.conn, *conn)
+	if sameConn {
 		next.client, next.source = old.client, old.source
 	} else {
 		if next.client, err = kafka.NewClient(conn); err != nil {
@@ -142,9 +172,17 @@ func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connecti
 		}
 		next.source = ingest.NewSource(next.client, m.cfg.Memory, m.log.With("pipeline", p.Name))
 	}
+	joining := m.shareOf(next, old, sameConn)
+	if joining {
+		next.share.mu.Lock()
+		defer next.share.mu.Unlock()
+	}
 	keep := map[*tableRunner]bool{}
 	for i, cfg := range cfgs {
 		r := current[i]
+		if joining {
+			r = nil // the loops wait for the new group's first assignment
+		}
 		if r == nil {
 			// A table changed: stop its old loop (final flush and commit)
 			// before the new one opens the same folder.
@@ -155,7 +193,7 @@ func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connecti
 					}
 				}
 			}
-			r = startTable(cfg, next.client, next.source, &m.registries, m.cfg.Memory, m.log)
+			r = startTable(cfg, next.share.ownership(), next.client, next.source, &m.registries, m.cfg.Memory, m.log)
 		}
 		keep[r] = true
 		next.tables = append(next.tables, r)
@@ -166,8 +204,14 @@ func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connecti
 				o.stop()
 			}
 		}
+		if joining {
+			// The old share is closed: an assignment still to come changes
+			// nothing, so the membership it runs on can end.
+			release()
+			m.leave(ctx, old.share, membersKey(p.Name))
+		}
 		// The fanout schemas move to the new client before the old closes.
-		m.reapplyFanouts(next)
+		m.reapplyFanouts(ctx, next)
 		if old.client != next.client {
 			old.close()
 		}
@@ -175,8 +219,38 @@ func (m *Manager) Apply(_ context.Context, p *spec.Pipeline, conn *spec.Connecti
 	m.mu.Lock()
 	m.pipelines[p.Name] = next
 	m.mu.Unlock()
+	if joining {
+		// Its first assignment waits for Apply to release the share.
+		if err := m.join(ctx, next.share, membersKey(p.Name), conn, next.client); err != nil {
+			return err
+		}
+	}
 	m.log.Info("pipeline applied", "pipeline", p.Name, "tables", len(next.tables), "started", len(next.tables)-countKept(current))
 	return nil
+}
+
+// shareOf gives next, the pipeline about to replace old (nil when new),
+// its share of the partitions when the agent runs in a cluster: old's,
+// when next reads the same partitions on the same connection (sameConn)
+// and old joined its group; else a new one, whose group next must join
+// (joining true), old's share being closed (the caller holds its lock). A
+// single agent has none.
+func (m *Manager) shareOf(next, old *running, sameConn bool) (joining bool) {
+	if m.cfg.Members == nil {
+		return false
+	}
+	sources := sourcesOf(&next.spec)
+	if old != nil && old.share != nil && old.share.leave != nil && sameConn && sameSources(old.share.sources, sources) {
+		next.share = old.share
+		return false
+	}
+	if old != nil && old.share != nil {
+		old.share.closed = true
+	}
+	next.share = &share{sources: sources}
+	name, s := next.spec.Name, next.share
+	s.reassign = func(prev map[kafka.TopicPartition]bool) { m.reassignTables(s, name, prev) }
+	return true
 }
 
 // Check reports whether Apply would refuse pipeline p reading through conn,
@@ -355,26 +429,44 @@ func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn
 }
 
 // Remove stops the named pipeline after a final flush and commit, and
-// forgets it. Its tables stay.
-func (m *Manager) Remove(_ context.Context, name string) error {
+// forgets it; in a cluster it then leaves the pipeline's members group.
+// Its tables stay.
+func (m *Manager) Remove(ctx context.Context, name string) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
-	m.mu.Lock()
-	r := m.pipelines[name]
-	delete(m.pipelines, name)
-	m.mu.Unlock()
-	m.stopFanouts(name)
+	r := m.detach(name)
+	m.stopFanouts(ctx, name)
 	if r != nil {
 		stopAll(r.tables)
+		m.leave(ctx, r.share, membersKey(name))
 		r.close()
 		m.log.Info("pipeline stopped and removed; its tables stay", "pipeline", name)
 	}
 	return nil
 }
 
+// detach takes the named pipeline out of the manager and returns it, nil
+// when not applied. Its share, if any, is closed first, so that no
+// assignment restarts its table loops from then on.
+func (m *Manager) detach(name string) *running {
+	if r := m.applied(name); r != nil {
+		r.share.close() // waits for an assignment in progress
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.pipelines[name]
+	delete(m.pipelines, name)
+	return r
+}
+
 // Status reports the named pipeline; ok is false when it is not running.
 // The state of a triggered pipeline counts its fanout schemas with its
 // tables: it is IDLE once every one of them finished its run.
+//
+// In a cluster it reports this agent's share: a table waiting for its
+// group's first assignment is STARTING, without a version (its log is not
+// opened yet); a table none of whose partitions the agent owns is RUNNING,
+// with no partitions: it is ready to take some at the next assignment.
 func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 	m.mu.Lock()
 	r := m.pipelines[name]
@@ -415,7 +507,8 @@ func (m *Manager) Status(name string) (status spec.PipelineStatus, ok bool) {
 	return status, true
 }
 
-// Close stops every Kafka sink and every pipeline, flushing and committing what they buffered.
+// Close stops every Kafka sink and every pipeline, flushing and committing what they buffered,
+// and then, in a cluster, leaves each pipeline's members group.
 // When ctx ends first it returns ctx's error and leaves the rest to finish
 // in the background; whatever they had not committed is read again on the
 // next start.
@@ -423,20 +516,24 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	m.mu.Lock()
-	stopping := maps.Clone(m.pipelines)
-	clear(m.pipelines)
+	names := slices.Collect(maps.Keys(m.pipelines))
 	m.mu.Unlock()
+	var stopping []*running
+	for _, name := range names {
+		stopping = append(stopping, m.detach(name))
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		m.stopSinks()
-		m.stopFanouts("")
+		m.stopFanouts(ctx, "")
 		var all []*tableRunner
 		for _, r := range stopping {
 			all = append(all, r.tables...)
 		}
 		stopAll(all)
 		for _, r := range stopping {
+			m.leave(ctx, r.share, membersKey(r.spec.Name))
 			r.close()
 		}
 	}()

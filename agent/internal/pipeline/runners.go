@@ -1,7 +1,8 @@
 package pipeline
 
-// removeRunner takes the named runner out of rs (a fanout schema, a Kafka
-// sink) and stops it with stop, logging msg with the name under key; a
+// removeRunner takes the named runner out of rs (a Kafka sink; a fanout
+// schema stops through stopFanout, which also leaves its members group)
+// and stops it with stop, logging msg with the name under key; a
 // name that does not run is no error. It serialises with the manager's
 // other changes.
 func removeRunner[R any](m *Manager, rs map[string]*R, name string, stop func(*R), key, msg string) {

@@ -18,8 +18,14 @@ import (
 func (m *Manager) StartRun(_ context.Context, name string) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
+	r := m.applied(name)
+	if r != nil && r.share != nil {
+		// No assignment restarts the loops while the run starts them.
+		r.share.mu.Lock()
+		defer r.share.mu.Unlock()
+	}
 	m.mu.Lock()
-	r := m.pipelines[name]
+	r = m.pipelines[name]
 	fanouts := m.fanoutsOf(name)
 	m.mu.Unlock()
 	if r == nil {
@@ -50,21 +56,40 @@ func (m *Manager) StartRun(_ context.Context, name string) error {
 	next.tables = make([]*tableRunner, len(r.tables))
 	for i, t := range r.tables {
 		t.stop() // its run is over: this only waits for its goroutine
-		next.tables[i] = startTable(t.cfg, r.client, r.source, &m.registries, m.cfg.Memory, m.log)
-	}
-	started := make([]*fanout.Runner, len(fanouts))
-	for i, f := range fanouts {
-		f.Stop()
-		started[i] = fanout.Start(f.Config(), r.client, r.source, f.Route(), &m.registries, m.cfg.Memory, m.log)
+		next.tables[i] = startTable(t.cfg, r.share.ownership(), r.client, r.source, &m.registries, m.cfg.Memory, m.log)
 	}
 	m.mu.Lock()
 	m.pipelines[name] = &next
-	for _, f := range started {
-		m.fanouts[f.Config().Fanout.Name] = f
-	}
 	m.mu.Unlock()
-	m.log.Info("run started", "pipeline", name, "tables", len(next.tables), "fanout_schemas", len(started))
+	for _, f := range fanouts {
+		m.restartFanout(f.Config().Fanout.Name, r)
+	}
+	m.log.Info("run started", "pipeline", name, "tables", len(next.tables), "fanout_schemas", len(fanouts))
 	return nil
+}
+
+// restartFanout starts the named fanout schema of pipeline r again, with
+// the partitions it reads now: for its next run. m.changeMu must be held.
+func (m *Manager) restartFanout(name string, r *running) {
+	m.mu.Lock()
+	s := m.fanoutShares[name]
+	m.mu.Unlock()
+	if s != nil {
+		// No assignment restarts the runner meanwhile.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	m.mu.Lock()
+	f := m.fanouts[name]
+	m.mu.Unlock()
+	if f == nil {
+		return
+	}
+	f.Stop() // its run is over: this only waits for its goroutine
+	started := fanout.Start(f.Config(), s.ownership(), r.client, r.source, f.Route(), &m.registries, m.cfg.Memory, m.log)
+	m.mu.Lock()
+	m.fanouts[name] = started
+	m.mu.Unlock()
 }
 
 // notIdle describes what, in state with the last error lastErr, for a

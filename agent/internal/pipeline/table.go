@@ -56,6 +56,9 @@ type tableRunner struct {
 	log    *slog.Logger
 	// sup runs the loop and holds its state and last error.
 	sup *runner.Supervisor
+	// own says which partitions the loop may read: every one, or those
+	// its agent owns in a cluster.
+	own runner.Ownership
 
 	// tableState holds the rest of the status.
 	deltasink.TableState
@@ -65,9 +68,12 @@ type tableRunner struct {
 	runEnd map[kafka.TopicPartition]int64
 }
 
-func startTable(cfg tableConfig, client *kafka.Client, src *ingest.Source, regs *ingest.Registries, budget *memory.Budget, log *slog.Logger) *tableRunner {
+// startTable starts the loop of the table of cfg, which reads the
+// partitions own gives it.
+func startTable(cfg tableConfig, own runner.Ownership, client *kafka.Client, src *ingest.Source, regs *ingest.Registries, budget *memory.Budget,
+	log *slog.Logger) *tableRunner {
 	r := &tableRunner{
-		cfg: cfg, client: client, source: src, registries: regs, budget: budget,
+		cfg: cfg, own: own, client: client, source: src, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "table", cfg.Qualified),
 		TableState: deltasink.TableState{Status: spec.TableStatus{
 			DestinationTable: cfg.Table.DestinationTable, Location: cfg.Dir,
@@ -156,6 +162,13 @@ func moveLegacy(c *table.Commit, id, old string, next int64) {
 }
 
 func (r *tableRunner) runOnce(ctx context.Context) error {
+	if r.own.Waits() {
+		// In a cluster, before the first assignment: nothing to read yet,
+		// and the table stays closed until the assignment restarts the
+		// loop.
+		<-ctx.Done()
+		return nil
+	}
 	cfg := &r.cfg
 	layout, errs := cfg.Table.Layout()
 	if len(errs) > 0 {
@@ -319,27 +332,40 @@ type reading struct {
 	fetching map[kafka.TopicPartition]bool
 }
 
-// start begins fetching the new partitions among tps, each from its
-// committed offset, else from where the loop's positions say (starting for
-// a partition the log does not hold); with a trigger, its micro-batches
-// read them.
+// start begins fetching the new partitions among tps that the agent owns
+// (every one, but in a cluster), each from its committed offset, else from
+// where the loop's positions say (starting for a partition the log does
+// not hold); with a trigger, its micro-batches read them.
+//
+// In a cluster, the first start of a table also records where the
+// partitions other agents own start: they start where the table started,
+// as with a single agent, rather than at the earliest offset, as
+// partitions found once the log holds offsets do.
 func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartition, starting string) error {
-	fresh := runner.Unstarted(tps, rd.fetching)
-	if len(fresh) == 0 {
+	r := l.r
+	fresh := runner.Unstarted(r.own.Of(tps), rd.fetching)
+	logged := len(l.sink.Table().Snapshot().Txns) > 0
+	var others []kafka.TopicPartition
+	if !logged {
+		others = r.own.Others(tps)
+	}
+	if len(fresh) == 0 && len(others) == 0 {
 		return nil
 	}
-	r := l.r
 	// Topic ids first: offsets of a topic re-created meanwhile would
 	// belong to the new one.
 	ids, newIDs, err := l.learnTopicIDs(ctx, fresh)
 	if err != nil {
 		return err
 	}
-	defaults, ends, err := l.pos.Offsets(ctx, fresh, starting, len(l.sink.Table().Snapshot().Txns) > 0, !r.cfg.Continuous && l.end == nil)
+	defaults, ends, err := l.pos.Offsets(ctx, append(slices.Clone(fresh), others...), starting, logged, !r.cfg.Continuous && l.end == nil)
 	if err != nil {
 		return err
 	}
 	if ends != nil {
+		for _, tp := range others {
+			delete(ends, tp)
+		}
 		l.end, r.runEnd = ends, ends
 	}
 	// Record where new partitions start before reading them, so that a
@@ -367,10 +393,18 @@ func (l *loop) start(ctx context.Context, rd *reading, tps []kafka.TopicPartitio
 		}
 		l.sink.Resume(tp, next, epoch)
 	}
+	// Another agent that records them first makes this commit fail (it
+	// expects no offset for them), and the loop start again from the log.
+	for _, tp := range others {
+		c.Txns[deltasink.AppID(tp)] = defaults[tp]
+	}
 	if len(c.Txns) > 0 || len(newIDs) > 0 {
 		if err := l.sink.CommitStart(c); err != nil {
 			return fmt.Errorf("record the starting offsets of new partitions: %w", err)
 		}
+	}
+	if len(fresh) == 0 {
+		return nil
 	}
 	// Then check that Kafka still holds what the log says was read.
 	if err := l.checkTruncation(ctx, fresh); err != nil {

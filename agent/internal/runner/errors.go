@@ -1,8 +1,9 @@
 // Package runner holds what every runner of the agent shares: the
 // supervisor that runs a runner's attempts (its state, backoff, stop and
 // failing fetches), the classes of the failures that end an attempt, the
-// settings a pipeline gives its runners, their timers and the discovery of
-// new partitions. It sits beside the data flow (Kafka -> ingest/decode ->
+// settings a pipeline gives its runners, their timers, the discovery of
+// new partitions and, in a cluster, which of them a runner may read
+// (ownership.go). It sits beside the data flow (Kafka -> ingest/decode ->
 // writers -> table or Kafka sink) rather than in it: the table loops in
 // pipeline, the fanout runners in fanout, the Kafka sinks in kafkasink, and
 // the Delta table writer, use it; it knows none of them.
