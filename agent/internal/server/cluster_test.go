@@ -3,12 +3,14 @@ package server_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +26,13 @@ import (
 // state is in one in-memory bucket, each following the others' changes.
 func clusterAgents(t *testing.T, n int) []*agent {
 	t.Helper()
+	return clusterAgentsOn(t, n, func(s storage.Store) storage.Store { return s })
+}
+
+// clusterAgentsOn is clusterAgents with each agent's view of the bucket
+// wrapped by wrap.
+func clusterAgentsOn(t *testing.T, n int, wrap func(storage.Store) storage.Store) []*agent {
+	t.Helper()
 	key := filepath.Join(t.TempDir(), "secrets.key")
 	if err := os.WriteFile(key, []byte(base64.StdEncoding.EncodeToString(make([]byte, 32))), 0o600); err != nil {
 		t.Fatal(err)
@@ -31,7 +40,7 @@ func clusterAgents(t *testing.T, n int) []*agent {
 	bucket := memblob.OpenBucket(nil)
 	out := make([]*agent, n)
 	for i := range out {
-		st, err := store.OpenShared(storage.FromBucket(bucket, "mem://cluster"), "c", fmt.Sprintf("a%d", i), key)
+		st, err := store.OpenShared(wrap(storage.FromBucket(bucket, "mem://cluster")), "c", fmt.Sprintf("a%d", i), key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,5 +180,55 @@ func TestClusterStatus(t *testing.T) {
 				{Topic: "events", Partition: 1, NextOffset: 20, Lag: 2, Agent: "a1"}}
 			return slices.Equal(tbl.Partitions, want) && tbl.Lag == 3
 		})
+	}
+}
+
+// unreachable is a store that fails every call while down is set, as an
+// object store cut off by the network does.
+type unreachable struct {
+	storage.Store
+	down *atomic.Bool
+}
+
+var errUnreachable = errors.New("dial tcp: connection refused")
+
+func (u unreachable) List(dir string) ([]storage.Entry, error) {
+	if u.down.Load() {
+		return nil, errUnreachable
+	}
+	return u.Store.List(dir)
+}
+
+func (u unreachable) Read(name string) ([]byte, error) {
+	if u.down.Load() {
+		return nil, errUnreachable
+	}
+	return u.Store.Read(name)
+}
+
+func (u unreachable) Put(name string, data []byte) error {
+	if u.down.Load() {
+		return errUnreachable
+	}
+	return u.Store.Put(name, data)
+}
+
+// TestClusterStoreLost: an agent that cannot reach the shared state for
+// several rounds stops what it runs, so that its groups' other members
+// take its partitions, and runs it again once the store answers.
+func TestClusterStoreLost(t *testing.T) {
+	var down atomic.Bool
+	a := clusterAgentsOn(t, 1, func(s storage.Store) storage.Store { return unreachable{s, &down} })[0]
+	a.mustPut(t, pipeline("orders", "local", "orders"))
+	down.Store(true)
+	eventually(t, "the agent cut off from the store stops the pipeline", func() bool { return a.engine.count(a.engine.removes, "orders") == 1 })
+	down.Store(false)
+	eventually(t, "the agent runs the pipeline again once the store answers", func() bool { return a.engine.count(a.engine.applies, "orders") == 2 })
+	got, err := a.client.GetPipeline(t.Context(), "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != spec.StateRunning {
+		t.Errorf("after the store came back: state %s, want RUNNING", got.Status.State)
 	}
 }

@@ -78,10 +78,21 @@ func (s *Server) syncStore() error {
 	return nil
 }
 
+// suspendRounds is how many rounds of Follow in a row may fail to read the
+// shared state before the agent gives up its partitions.
+const suspendRounds = 5
+
 // Follow keeps the engine in step with the shared state until ctx ends:
 // every interval it reads the changes other agents made and applies them
 // as their PUT or DELETE did on the agent that took it. A single agent's
 // store never changes behind its back: Follow returns at once.
+//
+// The shared state lies in the object store the tables do: an agent that
+// cannot read it for suspendRounds rounds in a row cannot commit either,
+// so it stops every object it runs, which leaves their members groups and
+// lets the other agents take their partitions, rather than hold partitions
+// it cannot commit. Once it reads the state again, it runs them again and
+// rejoins.
 func (s *Server) Follow(ctx context.Context, every time.Duration) {
 	if !s.store.Shared() {
 		return
@@ -89,6 +100,7 @@ func (s *Server) Follow(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var seen int64 = -1
+	failed := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -102,8 +114,13 @@ func (s *Server) Follow(ctx context.Context, every time.Duration) {
 		s.exchangeReports(every)
 		if err := s.store.Sync(); err != nil {
 			s.log.Warn("reading the shared state failed; retrying", "err", err)
+			if failed++; failed == suspendRounds {
+				s.suspend(ctx, err)
+				seen = -1 // run everything again once the state reads
+			}
 			continue
 		}
+		failed = 0
 		if v := s.store.Version(); v != seen {
 			seen = v
 			s.reconcile(ctx)
@@ -145,6 +162,36 @@ func (s *Server) reconcile(ctx context.Context) {
 		}
 	}
 }
+
+// suspend stops every object the engine runs, because the shared state (and
+// so the tables' store) cannot be read: the final flushes are bounded by
+// the time a rebalance grants, and what they cannot commit the next owner
+// reads again. GET shows each object FAILED with the reason until Follow
+// runs it again.
+func (s *Server) suspend(ctx context.Context, cause error) {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	s.log.Error("the shared state cannot be read: stopping every pipeline, fanout schema and kafka sink, so that other agents take "+
+		"their partitions, until it can", "err", cause)
+	reason := fmt.Errorf("stopped: this agent cannot reach the cluster's shared state (%w); it runs again once it can", cause)
+	stop := func(kind string, failed *failures, remove func(context.Context, string) error) {
+		for _, name := range s.applied.names(kind) {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), suspendTimeout)
+			if err := remove(rctx, name); err != nil {
+				s.log.Warn("stopping failed", "kind", kind, "name", name, "err", err)
+			}
+			cancel()
+			s.applied.forget(kind, name)
+			failed.set(name, reason)
+		}
+	}
+	stop(fanoutKind, &s.fanoutFailed, s.engine.RemoveFanout)
+	stop(sinkKind, &s.sinkFailed, s.engine.RemoveSink)
+	stop(pipelineKind, &s.failed, s.engine.Remove)
+}
+
+// suspendTimeout bounds the stop of one object by suspend.
+const suspendTimeout = 30 * time.Second
 
 // removeUnstored removes from the engine, with remove, every object of the
 // kind it was given that stored (its names) no longer holds.
