@@ -2,21 +2,34 @@ package kafka
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
+	"sync"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/consumer"
 )
 
 // This file joins consumer groups as a member, with the classic group
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), for the agents of
 // a cluster sharing the partitions of a pipeline. The protocol type is
 // "consumer" and the members' subscriptions and assignments are in the
-// consumer protocol's format, so Kafka's own tools (kafka-consumer-groups
-// --describe) show every member and what it reads.
+// consumer protocol's format (kafka-go's protocol/consumer), so Kafka's own
+// tools (kafka-consumer-groups --describe) show every member and what it
+// reads.
+//
+// The requests are encoded here, in their flexible versions, rather than
+// sent with kafka-go's Client: kafka-go v0.4 decodes the Heartbeat and
+// LeaveGroup responses of versions 1 and later with the error code and the
+// throttle time swapped (so a heartbeat never sees REBALANCE_IN_PROGRESS),
+// and the SyncGroup response of version 5 with classic strings where Kafka
+// sends compact ones.
 
 // Errors a group's coordinator answers that the member must act on; test
 // them with errors.Is.
@@ -33,30 +46,95 @@ var (
 	ErrIllegalGeneration error = kafkago.IllegalGeneration
 )
 
-// MemberClient speaks the group protocol for one member. Its requests go
-// to the group's coordinator over the connection's TLS and SASL, like
-// every other request of its [Client], but under a client.id of its own.
-// Each MemberClient has its own connections: a JoinGroup that waits for a
-// rebalance holds its connection, and the brokers answer a connection's
-// requests in order, so two groups' members must not share one.
+// The group APIs and the (flexible) versions sent.
+const (
+	apiJoinGroup      = 11
+	joinGroupVersion  = 6
+	apiHeartbeat      = 12
+	heartbeatVersion  = 4
+	apiLeaveGroup     = 13
+	leaveGroupVersion = 4
+	apiSyncGroup      = 14
+	syncGroupVersion  = 4
+)
+
+// MemberClient speaks the group protocol for one member of one group. Its
+// requests go to the group's coordinator over one connection of its own,
+// with the connection's TLS and SASL like every other connection of its
+// [Client], under a client.id of its own. It is safe for concurrent use;
+// its requests are sent one at a time (a JoinGroup waiting for a
+// rebalance holds the connection, as the broker answers a connection's
+// requests in order).
 type MemberClient struct {
-	c  *Client
-	kc *kafkago.Client
+	c        *Client
+	clientID string
+
+	mu sync.Mutex
+	// conn is the connection to the coordinator, nil before the first
+	// request and after a failure (the next request finds the
+	// coordinator again).
+	conn          net.Conn
+	correlationID int32
 }
 
-// MemberClient returns a client for joining groups whose requests carry
+// MemberClient returns a client for joining a group whose requests carry
 // clientID (the agent's name, so that the group's description names the
 // agent). Close it when done.
 func (c *Client) MemberClient(clientID string) *MemberClient {
-	transport := &kafkago.Transport{Dial: c.dial, DialTimeout: dialTimeout, ClientID: clientID, MetadataTTL: 5 * time.Second}
-	// No client-wide timeout: a JoinGroup waits for the rebalance, up to
-	// the rebalance timeout; each call bounds itself through its context.
-	return &MemberClient{c: c, kc: &kafkago.Client{Addr: kafkago.TCP(c.brokers...), Transport: transport}}
+	return &MemberClient{c: c, clientID: clientID}
 }
 
-// Close releases the member client's connections.
+// Close closes the member client's connection.
 func (m *MemberClient) Close() {
-	m.kc.Transport.(*kafkago.Transport).CloseIdleConnections()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closeConn()
+}
+
+func (m *MemberClient) closeConn() {
+	if m.conn != nil {
+		_ = m.conn.Close()
+		m.conn = nil
+	}
+}
+
+// coordinatorErrors are the error codes after which the member must find
+// the group's coordinator again.
+var coordinatorErrors = []error{kafkago.NotCoordinatorForGroup, kafkago.GroupCoordinatorNotAvailable}
+
+// roundTrip sends the request encode returns (given the correlation id
+// and client id) to group's coordinator and returns the response body,
+// within timeout; what names the request in errors. A failure, and an
+// answer that the broker is not the coordinator, drops the connection.
+func (m *MemberClient) roundTrip(ctx context.Context, group, what string, timeout time.Duration,
+	encode func(correlationID int32, clientID string) []byte, parse func([]byte) error,
+) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.conn == nil {
+		addr, _, err := m.c.coordinatorWith(ctx, group, apiJoinGroup, joinGroupVersion)
+		if err != nil {
+			return err
+		}
+		if m.conn, err = m.c.dial(ctx, "tcp", addr); err != nil {
+			return m.c.fail(addr, err, "connect to %s, the coordinator of group %q", addr, group)
+		}
+	}
+	m.correlationID++
+	body, err := exchange(ctx, m.conn, encode(m.correlationID, m.clientID), m.correlationID, what, timeout)
+	if err == nil {
+		err = parse(body)
+	}
+	if err != nil && (!isKafkaError(err) || slices.ContainsFunc(coordinatorErrors, func(e error) bool { return errors.Is(err, e) })) {
+		m.closeConn()
+	}
+	return err
+}
+
+// isKafkaError reports whether err holds an error code a broker answered.
+func isKafkaError(err error) bool {
+	var ke kafkago.Error
+	return errors.As(err, &ke)
 }
 
 // Subscription is what a member tells its group when it joins.
@@ -111,45 +189,76 @@ type JoinRequest struct {
 }
 
 // JoinGroup joins req.Group (protocol type "consumer") and waits until
-// the coordinator formed the generation. A coordinator that wants new
-// members to ask again with the id it gave (MEMBER_ID_REQUIRED) is asked
-// again here. Its error wraps the coordinator's error code, such as
-// [ErrUnknownMemberID].
+// the coordinator formed the generation, up to the rebalance timeout and
+// the session timeout. A coordinator that wants new members to ask again
+// with the id it gave (MEMBER_ID_REQUIRED) is asked again here. Its error
+// wraps the coordinator's error code, such as [ErrUnknownMemberID].
 func (m *MemberClient) JoinGroup(ctx context.Context, req JoinRequest) (*Joined, error) {
-	sub := kafkago.GroupProtocolSubscription{
-		Topics:          req.Subscription.Topics,
-		UserData:        req.Subscription.UserData,
-		OwnedPartitions: partitionsByTopic(req.Subscription.Owned),
+	sub := consumer.Subscription{Version: consumer.MaxVersionSupported, Topics: req.Subscription.Topics,
+		UserData: req.Subscription.UserData, OwnedPartitions: toConsumer(req.Subscription.Owned)}
+	metadata, err := protocol.Marshal(consumer.MaxVersionSupported, sub)
+	if err != nil {
+		return nil, fmt.Errorf("join group %q: encode the subscription: %w", req.Group, err)
 	}
 	memberID := req.MemberID
 	for range 2 { // the second time with the id MEMBER_ID_REQUIRED gave
-		res, err := m.kc.JoinGroup(ctx, &kafkago.JoinGroupRequest{
-			GroupID:          req.Group,
-			SessionTimeout:   req.SessionTimeout,
-			RebalanceTimeout: req.RebalanceTimeout,
-			MemberID:         memberID,
-			ProtocolType:     "consumer",
-			Protocols:        []kafkago.GroupProtocol{{Name: req.Protocol, Metadata: sub}},
-		})
+		var joined Joined
+		err := m.roundTrip(ctx, req.Group, "join group", req.RebalanceTimeout+req.SessionTimeout,
+			func(correlationID int32, clientID string) []byte {
+				b := appendRequestHeader(make([]byte, 0, 128+len(metadata)), apiJoinGroup, joinGroupVersion, correlationID, clientID)
+				b = appendCompactString(b, req.Group)
+				b = binary.BigEndian.AppendUint32(b, uint32(req.SessionTimeout.Milliseconds()))
+				b = binary.BigEndian.AppendUint32(b, uint32(req.RebalanceTimeout.Milliseconds()))
+				b = appendCompactString(b, memberID)
+				b = append(b, 0) // group instance id: null (no static membership)
+				b = appendCompactString(b, "consumer")
+				b = append(b, 2) // one protocol
+				b = appendCompactString(b, req.Protocol)
+				b = appendCompactString(b, string(metadata))
+				b = append(b, 0, 0) // protocol's tagged fields, request's tagged fields
+				binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+				return b
+			},
+			func(body []byte) error {
+				d := compactDecoder{wireDecoder{buf: body}}
+				d.tags()  // response header tagged fields
+				d.int32() // throttle time
+				code := d.int16()
+				joined.Generation = int(d.int32())
+				d.compactString() // protocol name
+				joined.LeaderID = d.compactString()
+				joined.MemberID = d.compactString()
+				for range d.compactLen() {
+					jm := JoinedMember{ID: d.compactString()}
+					d.compactString() // group instance id
+					meta := d.compactString()
+					d.tags()
+					var sub consumer.Subscription
+					if d.err == nil {
+						if err := protocol.Unmarshal([]byte(meta), consumer.MaxVersionSupported, &sub); err != nil {
+							return fmt.Errorf("decode the subscription of member %s: %w", jm.ID, err)
+						}
+					}
+					jm.Subscription = Subscription{Topics: sub.Topics, Owned: consumerPartitions(sub.OwnedPartitions), UserData: sub.UserData}
+					joined.Members = append(joined.Members, jm)
+				}
+				d.tags()
+				if d.err != nil {
+					return fmt.Errorf("decode the response: %w", d.err)
+				}
+				if code != 0 {
+					return kafkago.Error(code)
+				}
+				return nil
+			})
+		if errors.Is(err, kafkago.MemberIDRequired) && memberID == "" {
+			memberID = joined.MemberID
+			continue
+		}
 		if err != nil {
 			return nil, m.c.fail("", err, "join group %q", req.Group)
 		}
-		if errors.Is(res.Error, kafkago.MemberIDRequired) && memberID == "" {
-			memberID = res.MemberID
-			continue
-		}
-		if res.Error != nil {
-			return nil, fmt.Errorf("join group %q: %w", req.Group, res.Error)
-		}
-		joined := &Joined{MemberID: res.MemberID, Generation: res.GenerationID, LeaderID: res.LeaderID}
-		for _, member := range res.Members {
-			joined.Members = append(joined.Members, JoinedMember{ID: member.ID, Subscription: Subscription{
-				Topics:   member.Metadata.Topics,
-				Owned:    topicPartitions(member.Metadata.OwnedPartitions),
-				UserData: member.Metadata.UserData,
-			}})
-		}
-		return joined, nil
+		return &joined, nil
 	}
 	return nil, fmt.Errorf("join group %q: the coordinator asked twice for a member id", req.Group)
 }
@@ -158,38 +267,82 @@ func (m *MemberClient) JoinGroup(ctx context.Context, req JoinRequest) (*Joined,
 // partitions in assignments (by member id), the others none; every member
 // gets its own partitions back, sorted. Its error wraps the coordinator's
 // error code, such as [ErrRebalanceInProgress].
-func (m *MemberClient) SyncGroup(ctx context.Context, group string, generation int, memberID, protocol string,
+func (m *MemberClient) SyncGroup(ctx context.Context, group string, generation int, memberID string, timeout time.Duration,
 	assignments map[string][]TopicPartition,
 ) ([]TopicPartition, error) {
-	req := &kafkago.SyncGroupRequest{GroupID: group, GenerationID: generation, MemberID: memberID, ProtocolType: "consumer", ProtocolName: protocol}
-	for _, id := range slices.Sorted(maps.Keys(assignments)) {
-		req.Assignments = append(req.Assignments, kafkago.SyncGroupRequestAssignment{
-			MemberID:   id,
-			Assignment: kafkago.GroupProtocolAssignment{AssignedPartitions: partitionsByTopic(assignments[id])},
-		})
+	encoded := make(map[string][]byte, len(assignments))
+	for id, tps := range assignments {
+		a := consumer.Assignment{Version: consumer.MaxVersionSupported, AssignedPartitions: toConsumer(tps)}
+		b, err := protocol.Marshal(consumer.MaxVersionSupported, a)
+		if err != nil {
+			return nil, fmt.Errorf("sync group %q: encode the assignment of %s: %w", group, id, err)
+		}
+		encoded[id] = b
 	}
-	res, err := m.kc.SyncGroup(ctx, req)
+	var assigned []TopicPartition
+	err := m.roundTrip(ctx, group, "sync group", timeout,
+		func(correlationID int32, clientID string) []byte {
+			b := appendRequestHeader(make([]byte, 0, 256), apiSyncGroup, syncGroupVersion, correlationID, clientID)
+			b = appendCompactString(b, group)
+			b = binary.BigEndian.AppendUint32(b, uint32(generation))
+			b = appendCompactString(b, memberID)
+			b = append(b, 0) // group instance id: null
+			b = binary.AppendUvarint(b, uint64(len(encoded)+1))
+			for _, id := range slices.Sorted(maps.Keys(encoded)) {
+				b = appendCompactString(b, id)
+				b = appendCompactString(b, string(encoded[id]))
+				b = append(b, 0) // tagged fields
+			}
+			b = append(b, 0) // tagged fields
+			binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+			return b
+		},
+		func(body []byte) error {
+			d := compactDecoder{wireDecoder{buf: body}}
+			d.tags()  // response header tagged fields
+			d.int32() // throttle time
+			code := d.int16()
+			raw := d.compactString()
+			d.tags()
+			switch {
+			case d.err != nil:
+				return fmt.Errorf("decode the response: %w", d.err)
+			case code != 0:
+				return kafkago.Error(code)
+			case raw == "": // nothing assigned, as Kafka sends to a member the leader left out
+				return nil
+			}
+			var a consumer.Assignment
+			if err := protocol.Unmarshal([]byte(raw), consumer.MaxVersionSupported, &a); err != nil {
+				return fmt.Errorf("decode the assignment: %w", err)
+			}
+			assigned = consumerPartitions(a.AssignedPartitions)
+			return nil
+		})
 	if err != nil {
 		return nil, m.c.fail("", err, "sync group %q", group)
 	}
-	if res.Error != nil {
-		return nil, fmt.Errorf("sync group %q: %w", group, res.Error)
-	}
-	return topicPartitions(res.Assignment.AssignedPartitions), nil
+	return assigned, nil
 }
 
 // Heartbeat tells group's coordinator that the member is alive in
-// generation. Its error wraps the coordinator's error code:
-// [ErrRebalanceInProgress] when the member must join again,
-// [ErrUnknownMemberID] or [ErrIllegalGeneration] when it is no longer a
-// member of the generation.
-func (m *MemberClient) Heartbeat(ctx context.Context, group string, generation int, memberID string) error {
-	res, err := m.kc.Heartbeat(ctx, &kafkago.HeartbeatRequest{GroupID: group, GenerationID: int32(generation), MemberID: memberID})
+// generation, waiting up to timeout for the answer. Its error wraps the
+// coordinator's error code: [ErrRebalanceInProgress] when the member must
+// join again, [ErrUnknownMemberID] or [ErrIllegalGeneration] when it is no
+// longer a member of the generation.
+func (m *MemberClient) Heartbeat(ctx context.Context, group string, generation int, memberID string, timeout time.Duration) error {
+	err := m.roundTrip(ctx, group, "heartbeat", timeout,
+		func(correlationID int32, clientID string) []byte {
+			b := appendRequestHeader(make([]byte, 0, 96), apiHeartbeat, heartbeatVersion, correlationID, clientID)
+			b = appendCompactString(b, group)
+			b = binary.BigEndian.AppendUint32(b, uint32(generation))
+			b = appendCompactString(b, memberID)
+			b = append(b, 0, 0) // group instance id: null; tagged fields
+			binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+			return b
+		}, parseErrorCode)
 	if err != nil {
 		return m.c.fail("", err, "heartbeat to group %q", group)
-	}
-	if res.Error != nil {
-		return fmt.Errorf("heartbeat to group %q: %w", group, res.Error)
 	}
 	return nil
 }
@@ -198,39 +351,84 @@ func (m *MemberClient) Heartbeat(ctx context.Context, group string, generation i
 // when its session times out, so the group rebalances without waiting. A
 // member the coordinator no longer knows has left already.
 func (m *MemberClient) LeaveGroup(ctx context.Context, group, memberID string) error {
-	res, err := m.kc.LeaveGroup(ctx, &kafkago.LeaveGroupRequest{GroupID: group, Members: []kafkago.LeaveGroupRequestMember{{ID: memberID}}})
+	err := m.roundTrip(ctx, group, "leave group", metadataTimeout,
+		func(correlationID int32, clientID string) []byte {
+			b := appendRequestHeader(make([]byte, 0, 96), apiLeaveGroup, leaveGroupVersion, correlationID, clientID)
+			b = appendCompactString(b, group)
+			b = append(b, 2) // one member
+			b = appendCompactString(b, memberID)
+			b = append(b, 0, 0, 0) // group instance id: null; member's tagged fields; tagged fields
+			binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+			return b
+		},
+		func(body []byte) error {
+			d := compactDecoder{wireDecoder{buf: body}}
+			d.tags()  // response header tagged fields
+			d.int32() // throttle time
+			codes := []int16{d.int16()}
+			for range d.compactLen() {
+				d.compactString() // member id
+				d.compactString() // group instance id
+				codes = append(codes, d.int16())
+				d.tags()
+			}
+			d.tags()
+			if d.err != nil {
+				return fmt.Errorf("decode the response: %w", d.err)
+			}
+			for _, code := range codes {
+				if code != 0 && !errors.Is(kafkago.Error(code), kafkago.UnknownMemberId) {
+					return kafkago.Error(code)
+				}
+			}
+			return nil
+		})
 	if err != nil {
 		return m.c.fail("", err, "leave group %q", group)
-	}
-	if res.Error != nil && !errors.Is(res.Error, kafkago.UnknownMemberId) {
-		return fmt.Errorf("leave group %q: %w", group, res.Error)
-	}
-	for _, member := range res.Members {
-		if member.Error != nil && !errors.Is(member.Error, kafkago.UnknownMemberId) {
-			return fmt.Errorf("leave group %q: %w", group, member.Error)
-		}
 	}
 	return nil
 }
 
-// partitionsByTopic returns tps as the partitions of each topic.
-func partitionsByTopic(tps []TopicPartition) map[string][]int {
-	out := make(map[string][]int)
-	for _, tp := range tps {
-		out[tp.Topic] = append(out[tp.Topic], tp.Partition)
+// parseErrorCode decodes a response body holding only a throttle time and
+// an error code (Heartbeat v4), returning the error code as an error.
+func parseErrorCode(body []byte) error {
+	d := compactDecoder{wireDecoder{buf: body}}
+	d.tags()  // response header tagged fields
+	d.int32() // throttle time
+	code := d.int16()
+	d.tags()
+	if d.err != nil {
+		return fmt.Errorf("decode the response: %w", d.err)
 	}
+	if code != 0 {
+		return kafkago.Error(code)
+	}
+	return nil
+}
+
+// consumerPartitions returns the partitions of the consumer protocol's
+// topic partitions, sorted.
+func consumerPartitions(tps []consumer.TopicPartition) []TopicPartition {
+	var out []TopicPartition
+	for _, t := range tps {
+		for _, p := range t.Partitions {
+			out = append(out, TopicPartition{Topic: t.Topic, Partition: int(p)})
+		}
+	}
+	slices.SortFunc(out, CompareTopicPartitions)
 	return out
 }
 
-// topicPartitions returns the partitions of each topic of byTopic as one
-// sorted list.
-func topicPartitions(byTopic map[string][]int) []TopicPartition {
-	var tps []TopicPartition
-	for topic, parts := range byTopic {
-		for _, p := range parts {
-			tps = append(tps, TopicPartition{Topic: topic, Partition: p})
+// toConsumer returns tps, sorted, as the consumer protocol's topic
+// partitions.
+func toConsumer(tps []TopicPartition) []consumer.TopicPartition {
+	var out []consumer.TopicPartition
+	for _, tp := range slices.SortedFunc(slices.Values(tps), CompareTopicPartitions) {
+		if len(out) == 0 || out[len(out)-1].Topic != tp.Topic {
+			out = append(out, consumer.TopicPartition{Topic: tp.Topic})
 		}
+		last := &out[len(out)-1]
+		last.Partitions = append(last.Partitions, int32(tp.Partition))
 	}
-	slices.SortFunc(tps, CompareTopicPartitions)
-	return tps
+	return out
 }

@@ -55,8 +55,8 @@ type Joiner struct {
 	// whose heartbeats stopped before giving its partitions to others
 	// (DefaultSessionTimeout when zero; the brokers' group.min and
 	// group.max.session.timeout.ms bound it, 6 s to 30 min by default).
-	// A member that got no heartbeat answered for SessionTimeout less one
-	// HeartbeatInterval gives its partitions up by itself.
+	// A member that got no heartbeat answered for SessionTimeout less two
+	// HeartbeatIntervals gives its partitions up by itself.
 	SessionTimeout time.Duration
 	// RebalanceTimeout is how long a rebalance waits for members to join
 	// again (DefaultRebalanceTimeout when zero). A Join's onAssign must
@@ -72,10 +72,10 @@ type Joiner struct {
 	// (DefaultRefreshInterval when zero).
 	RefreshInterval time.Duration
 
-	// beforeHeartbeat, set by tests only, is called before each
-	// heartbeat; a test blocks in it to freeze a member's heartbeats as a
-	// long pause of the whole agent would.
-	beforeHeartbeat func(ctx context.Context)
+	// beforeRequest, set by tests only, is called before each join and
+	// each heartbeat; a test blocks in it to freeze a member as a long
+	// pause of the whole agent (or a network cut) would.
+	beforeRequest func(ctx context.Context)
 }
 
 // Join makes this agent a member of the group of key ("pipeline/<name>" or
@@ -127,7 +127,7 @@ func (j *Joiner) Join(ctx context.Context, key string, conn *spec.Connection,
 	}
 	m := &member{
 		group: group, t: t, client: client.MemberClient(j.Agent), partitions: partitions, onAssign: onAssign,
-		log: log.With("group", group), beforeHeartbeat: j.beforeHeartbeat,
+		log: log.With("group", group), beforeRequest: j.beforeRequest,
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -184,10 +184,12 @@ func (j *Joiner) timeouts() (timeouts, error) {
 }
 
 // giveUp is how long a member goes without an answered heartbeat before it
-// gives its partitions up: one heartbeat interval less than the session
-// timeout, since the coordinator counts the session from when it got the
-// last heartbeat, a little after this member sent it.
-func (t timeouts) giveUp() time.Duration { return t.session - t.heartbeat }
+// gives its partitions up: two heartbeat intervals less than the session
+// timeout, since the member checks once an interval and the coordinator
+// counts the session from when it got the last heartbeat, a little after
+// this member sent it; so the member gives up before the coordinator gives
+// its partitions to others.
+func (t timeouts) giveUp() time.Duration { return t.session - 2*t.heartbeat }
 
 // errExpired says that no heartbeat was answered for the session timeout.
 var errExpired = errors.New("no heartbeat answered within the session timeout")
@@ -206,8 +208,8 @@ type member struct {
 	partitions func(context.Context) ([]kafka.TopicPartition, error)
 	onAssign   func(context.Context, []kafka.TopicPartition) error
 	log        *slog.Logger
-	// beforeHeartbeat is the Joiner's test hook.
-	beforeHeartbeat func(ctx context.Context)
+	// beforeRequest is the Joiner's test hook.
+	beforeRequest func(ctx context.Context)
 
 	// id is the member id the coordinator gave, "" before the first join
 	// and after the coordinator forgot it.
@@ -271,13 +273,12 @@ func (m *member) generation(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	joinCtx, cancel := context.WithTimeout(ctx, m.t.rebalance+m.t.session)
-	joined, err := m.client.JoinGroup(joinCtx, kafka.JoinRequest{
+	m.pause(ctx)
+	joined, err := m.client.JoinGroup(ctx, kafka.JoinRequest{
 		Group: m.group, MemberID: m.id, Protocol: protocolName,
 		Subscription:   kafka.Subscription{Topics: kafka.TopicsOf(m.readable), Owned: m.owned, UserData: userData},
 		SessionTimeout: m.t.session, RebalanceTimeout: m.t.rebalance,
 	})
-	cancel()
 	if err != nil {
 		if errors.Is(err, kafka.ErrUnknownMemberID) {
 			m.id = ""
@@ -289,10 +290,8 @@ func (m *member) generation(ctx context.Context) error {
 	if joined.LeaderID == m.id {
 		assignments = m.lead(joined)
 	}
-	syncCtx, cancel := context.WithTimeout(ctx, m.t.rebalance+m.t.session)
 	sent := time.Now()
-	assigned, err := m.client.SyncGroup(syncCtx, m.group, joined.Generation, m.id, protocolName, assignments)
-	cancel()
+	assigned, err := m.client.SyncGroup(ctx, m.group, joined.Generation, m.id, m.t.rebalance+m.t.session, assignments)
 	if err != nil {
 		return err
 	}
@@ -412,6 +411,13 @@ func (m *member) stable(ctx context.Context, beat *heartbeat, rejoin bool) error
 	}
 }
 
+// pause calls the test hook, if set.
+func (m *member) pause(ctx context.Context) {
+	if m.beforeRequest != nil {
+		m.beforeRequest(ctx)
+	}
+}
+
 // touch records that a request sent at sent was answered.
 func (m *member) touch(sent time.Time) { m.lastOK.Store(sent.UnixNano()) }
 
@@ -446,13 +452,9 @@ func (m *member) heartbeat(ctx context.Context, generation int, id string) *hear
 				return
 			case <-tick.C:
 			}
-			if m.beforeHeartbeat != nil {
-				m.beforeHeartbeat(ctx)
-			}
+			m.pause(ctx)
 			sent := time.Now()
-			hbCtx, hbCancel := context.WithTimeout(ctx, m.t.session/3)
-			err := m.client.Heartbeat(hbCtx, m.group, generation, id)
-			hbCancel()
+			err := m.client.Heartbeat(ctx, m.group, generation, id, m.t.session/3)
 			switch {
 			case err == nil:
 				m.touch(sent)

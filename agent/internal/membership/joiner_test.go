@@ -1,0 +1,274 @@
+package membership
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+)
+
+// fixed returns a partitions function listing tps.
+func fixed(tps []kafka.TopicPartition) func() []kafka.TopicPartition {
+	return func() []kafka.TopicPartition { return tps }
+}
+
+// TestMembersBalancedAndSticky: three agents share 12 partitions 4 each; a
+// fourth takes 3, one from each (no more move); one leaving hands its
+// partitions to the others; at no moment does a partition have two
+// owners, and each member's onAssign calls come one at a time.
+func TestMembersBalancedAndSticky(t *testing.T) {
+	_, conn := newKfake(t, 12, "t")
+	all := parts("t", 0, 12)
+	l := newLedger()
+	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
+	agents := map[string]*testAgent{}
+	for _, name := range []string{"a", "b", "c"} {
+		agents[name] = startAgent(t, l, fastJoiner("sticky", name), conn, groups)
+	}
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b", "c"}) })
+	before := l.snapshot("pipeline/p")
+
+	agents["d"] = startAgent(t, l, fastJoiner("sticky", "d"), conn, groups)
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b", "c", "d"}) })
+	after := l.snapshot("pipeline/p")
+	movedAway := 0
+	for tp, o := range before {
+		if after[tp] != o {
+			movedAway++
+		}
+	}
+	if movedAway != 3 {
+		t.Errorf("%d partitions changed owner when d joined, want 3 (d's share): %v -> %v", movedAway, before, after)
+	}
+
+	agents["b"].leave(t, l)
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "c", "d"}) })
+	l.check(t)
+}
+
+// TestMembersKilled: an agent that dies (no LeaveGroup) loses its
+// partitions to the others once its session expires.
+func TestMembersKilled(t *testing.T) {
+	_, conn := newKfake(t, 12, "t")
+	all := parts("t", 0, 12)
+	l := newLedger()
+	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
+	agents := map[string]*testAgent{}
+	for _, name := range []string{"a", "b", "c"} {
+		agents[name] = startAgent(t, l, fastJoiner("killed", name), conn, groups)
+	}
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b", "c"}) })
+	agents["c"].kill(l)
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
+	l.check(t)
+	t.Logf("partitions of the killed agent owned again after %v (p50) to %v (max); session timeout %v",
+		percentile(l.pauses, 50), percentile(l.pauses, 100), fastJoiner("", "").SessionTimeout)
+}
+
+// TestMembersZombie: an agent frozen past the session timeout (no
+// heartbeat, no request) gives every partition up (onAssign with nil)
+// before anything else, before the others take them; once thawed it takes
+// its share again.
+func TestMembersZombie(t *testing.T) {
+	_, conn := newKfake(t, 12, "t")
+	all := parts("t", 0, 12)
+	l := newLedger()
+	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
+	a := startAgent(t, l, fastJoiner("zombie", "a"), conn, groups)
+	startAgent(t, l, fastJoiner("zombie", "b"), conn, groups)
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
+	callsBefore := len(l.callsOf("a", "pipeline/p"))
+
+	thaw := a.freeze()
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"b"}) })
+	calls := l.callsOf("a", "pipeline/p")[callsBefore:]
+	if len(calls) == 0 || len(calls[0]) != 0 {
+		t.Fatalf("a's calls after it froze: %v, want the first with no partition", calls)
+	}
+	thaw()
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
+	l.check(t)
+}
+
+// TestMembersFenced: an agent that the coordinator no longer knows (here
+// removed from the group by another client) learns it from its next
+// heartbeat, gives every partition up first, and joins again as a new
+// member.
+func TestMembersFenced(t *testing.T) {
+	_, conn := newKfake(t, 12, "t")
+	all := parts("t", 0, 12)
+	l := newLedger()
+	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
+	startAgent(t, l, fastJoiner("fenced", "a"), conn, groups)
+	startAgent(t, l, fastJoiner("fenced", "b"), conn, groups)
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
+	callsBefore := len(l.callsOf("a", "pipeline/p"))
+
+	// Remove a's member from the group, as the coordinator does when its
+	// session expires.
+	client, err := kafka.NewClient(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	members, err := client.GroupMembers(t.Context(), "tributary-members.fenced.pipeline/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(members, func(m kafka.GroupMember) bool { return m.ClientID == "a" })
+	if i < 0 {
+		t.Fatalf("no member of client id a in %v", members)
+	}
+	admin := client.MemberClient("test")
+	defer admin.Close()
+	if err := admin.LeaveGroup(t.Context(), "tributary-members.fenced.pipeline/p", members[i].ID); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() string {
+		if len(l.callsOf("a", "pipeline/p")) == callsBefore {
+			return "a was not called since it was removed"
+		}
+		return ""
+	})
+	if calls := l.callsOf("a", "pipeline/p")[callsBefore:]; len(calls[0]) != 0 {
+		t.Fatalf("a's first call after it was removed: %v, want no partition", calls[0])
+	}
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
+	// No l.check: a member removed by someone else keeps reading until
+	// its next heartbeat tells it, while the others already took its
+	// partitions (the case of an agent cut off from Kafka that has not
+	// noticed yet); the tables' logs make one of two such writers fail.
+}
+
+// TestMembersNewPartitions: partitions added to the topic (the members'
+// partitions functions list them) are shared at the next refresh, without
+// moving the others.
+func TestMembersNewPartitions(t *testing.T) {
+	c, conn := newKfake(t, 4, "t")
+	var mu sync.Mutex
+	readable := parts("t", 0, 4)
+	list := func() []kafka.TopicPartition {
+		mu.Lock()
+		defer mu.Unlock()
+		return readable
+	}
+	l := newLedger()
+	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": list}
+	startAgent(t, l, fastJoiner("grow", "a"), conn, groups)
+	startAgent(t, l, fastJoiner("grow", "b"), conn, groups)
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", parts("t", 0, 4), []string{"a", "b"}) })
+	before := l.snapshot("pipeline/p")
+
+	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
+	if _, err := adm.CreatePartitions(t.Context(), 8, "t"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	readable = parts("t", 0, 8)
+	mu.Unlock()
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", parts("t", 0, 8), []string{"a", "b"}) })
+	after := l.snapshot("pipeline/p")
+	for tp, o := range before {
+		if after[tp] != o {
+			t.Errorf("%s moved from %s to %s when partitions were added", tp, o, after[tp])
+		}
+	}
+	l.check(t)
+}
+
+// TestMembersDescribed: Kafka's own group description (what
+// kafka-consumer-groups --describe prints) shows each member under the
+// agent's name with the partitions it reads.
+func TestMembersDescribed(t *testing.T) {
+	c, conn := newKfake(t, 6, "t")
+	all := parts("t", 0, 6)
+	l := newLedger()
+	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
+	startAgent(t, l, fastJoiner("described", "agent-1"), conn, groups)
+	startAgent(t, l, fastJoiner("described", "agent-2"), conn, groups)
+	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"agent-1", "agent-2"}) })
+
+	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
+	const group = "tributary-members.described.pipeline/p"
+	eventually(t, 20*time.Second, func() string {
+		described, err := adm.DescribeGroups(t.Context(), group)
+		if err != nil {
+			return err.Error()
+		}
+		g := described[group]
+		if g.ProtocolType != "consumer" || g.Protocol != protocolName {
+			return fmt.Sprintf("protocol type %q, protocol %q", g.ProtocolType, g.Protocol)
+		}
+		var got []string
+		for _, m := range g.Members {
+			assigned, ok := m.Assigned.AsConsumer()
+			if !ok {
+				return "an assignment not in the consumer protocol's format"
+			}
+			var tps []string
+			for _, topic := range assigned.Topics {
+				for _, p := range topic.Partitions {
+					tps = append(tps, fmt.Sprintf("%s/%d", topic.Topic, p))
+				}
+			}
+			slices.Sort(tps)
+			got = append(got, m.ClientID+": "+strings.Join(tps, ","))
+		}
+		slices.Sort(got)
+		want := []string{}
+		for _, agent := range []string{"agent-1", "agent-2"} {
+			var tps []string
+			for tp, o := range l.snapshot("pipeline/p") {
+				if o == agent {
+					tps = append(tps, tp.String())
+				}
+			}
+			slices.Sort(tps)
+			want = append(want, agent+": "+strings.Join(tps, ","))
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Sprintf("described %q, want %q", got, want)
+		}
+		return ""
+	})
+	l.check(t)
+}
+
+// TestJoinRefusesBadSettings: a Joiner without its names, or with a
+// heartbeat interval too long for its session timeout, refuses to join.
+func TestJoinRefusesBadSettings(t *testing.T) {
+	_, conn := newKfake(t, 1, "t")
+	none := func(context.Context) ([]kafka.TopicPartition, error) { return nil, nil }
+	ignore := func(context.Context, []kafka.TopicPartition) error { return nil }
+	for _, tc := range []struct {
+		j    *Joiner
+		want string
+	}{
+		{&Joiner{Agent: "a"}, "cluster name"},
+		{&Joiner{Cluster: "c"}, "agent name"},
+		{&Joiner{Cluster: "c", Agent: "a", SessionTimeout: 6 * time.Second, HeartbeatInterval: 3 * time.Second}, "heartbeat interval"},
+	} {
+		if _, err := tc.j.Join(t.Context(), "pipeline/p", conn, none, ignore); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one about the %s", tc.j, err, tc.want)
+		}
+	}
+}
+
+// mustKgo returns a franz-go client of brokers, closed with the test.
+func mustKgo(t testing.TB, brokers ...string) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
