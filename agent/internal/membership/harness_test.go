@@ -60,17 +60,18 @@ type ledger struct {
 	// stopped agents are dead or leaving: their calls are ignored, as a
 	// stopping agent ignores them.
 	stopped map[string]bool
-	// lostAt is when each partition of each group lost its owner to a
-	// kill; pauses, how long each took to be owned again.
-	lostAt map[string]map[kafka.TopicPartition]time.Time
-	pauses []time.Duration
-	errs   []string
+	// lostAt is when each partition of each group lost its owner, to a
+	// kill or a leave; pauses, how long each took to be owned again,
+	// after a kill and after a leave.
+	lostAt                  map[string]map[kafka.TopicPartition]loss
+	killPauses, leavePauses []time.Duration
+	errs                    []string
 }
 
 func newLedger() *ledger {
 	return &ledger{owner: map[string]map[kafka.TopicPartition]string{}, held: map[string]map[string][]kafka.TopicPartition{},
 		calls: map[string][][]kafka.TopicPartition{}, stopped: map[string]bool{},
-		lostAt: map[string]map[kafka.TopicPartition]time.Time{}}
+		lostAt: map[string]map[kafka.TopicPartition]loss{}}
 }
 
 // onAssign returns the onAssign of agent's member of group. It takes the
@@ -122,8 +123,12 @@ func (l *ledger) take(agent, group string, owned []kafka.TopicPartition) bool {
 			l.errs = append(l.errs, fmt.Sprintf("%s: %s taken while %s owns it", key, tp, o))
 		}
 		l.owner[group][tp] = agent
-		if at, ok := l.lostAt[group][tp]; ok {
-			l.pauses = append(l.pauses, now.Sub(at))
+		if lost, ok := l.lostAt[group][tp]; ok {
+			if lost.killed {
+				l.killPauses = append(l.killPauses, now.Sub(lost.at))
+			} else {
+				l.leavePauses = append(l.leavePauses, now.Sub(lost.at))
+			}
 			delete(l.lostAt[group], tp)
 		}
 	}
@@ -146,8 +151,14 @@ func (l *ledger) release(agent, group string, owned []kafka.TopicPartition) {
 	l.held[agent][group] = owned
 }
 
-// stop marks agent stopped and gives up what it holds: killed (the
-// partitions count as lost until owned again) or leaving.
+// loss is when a partition lost its owner, and whether to a kill.
+type loss struct {
+	at     time.Time
+	killed bool
+}
+
+// stop marks agent stopped and gives up what it holds, killed or leaving;
+// the partitions count as lost until owned again.
 func (l *ledger) stop(agent string, killed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -156,12 +167,10 @@ func (l *ledger) stop(agent string, killed bool) {
 	for group, tps := range l.held[agent] {
 		for _, tp := range tps {
 			delete(l.owner[group], tp)
-			if killed {
-				if l.lostAt[group] == nil {
-					l.lostAt[group] = map[kafka.TopicPartition]time.Time{}
-				}
-				l.lostAt[group][tp] = now
+			if l.lostAt[group] == nil {
+				l.lostAt[group] = map[kafka.TopicPartition]loss{}
 			}
+			l.lostAt[group][tp] = loss{at: now, killed: killed}
 		}
 	}
 	delete(l.held, agent)
@@ -297,6 +306,14 @@ func (a *testAgent) freeze() (thaw func()) {
 		a.frozen.Store(nil)
 		close(ch)
 	}
+}
+
+// pauses returns how long partitions took to be owned again after a kill
+// and after a leave.
+func (l *ledger) pauses() (kill, leave []time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.killPauses), slices.Clone(l.leavePauses)
 }
 
 // percentile returns the p-th percentile (0 to 100) of ds.

@@ -69,8 +69,9 @@ func TestMembersKilled(t *testing.T) {
 	agents["c"].kill(l)
 	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
 	l.check(t)
+	kill, _ := l.pauses()
 	t.Logf("partitions of the killed agent owned again after %v (p50) to %v (max); session timeout %v",
-		percentile(l.pauses, 50), percentile(l.pauses, 100), fastJoiner("", "").SessionTimeout)
+		percentile(kill, 50), percentile(kill, 100), fastJoiner("", "").SessionTimeout)
 }
 
 // TestMembersZombie: an agent frozen past the session timeout (no
