@@ -102,28 +102,51 @@ func (m *MemberClient) closeConn() {
 // the group's coordinator again.
 var coordinatorErrors = []error{kafkago.NotCoordinatorForGroup, kafkago.GroupCoordinatorNotAvailable}
 
-// roundTrip sends the request encode returns (given the correlation id
-// and client id) to group's coordinator and returns the response body,
-// within timeout; what names the request in errors. A failure, and an
-// answer that the broker is not the coordinator, drops the connection.
-func (m *MemberClient) roundTrip(ctx context.Context, group, what string, timeout time.Duration,
-	encode func(correlationID int32, clientID string) []byte, parse func([]byte) error,
+// roundTrip sends a request of API apiKey at version to group's
+// coordinator, its body appended by body, and waits up to timeout for the
+// answer; parse reads the response body after its throttle time and error
+// code, up to its last tagged fields. It returns the response's error code
+// as an error (after parse, which also runs when there is one); what names
+// the request in errors. A failure, and an answer that the broker is not
+// the coordinator, drops the connection.
+func (m *MemberClient) roundTrip(ctx context.Context, group, what string, apiKey, version int16, timeout time.Duration,
+	body func(b []byte) []byte, parse func(d *compactDecoder) error,
 ) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.conn == nil {
-		addr, _, err := m.c.coordinatorWith(ctx, group, apiJoinGroup, joinGroupVersion)
+		addr, ok, err := m.c.coordinatorWith(ctx, group, apiJoinGroup, joinGroupVersion)
 		if err != nil {
 			return err
+		}
+		if !ok {
+			return fmt.Errorf("the coordinator of group %q, %s, does not know JoinGroup v%d: the brokers must run Kafka 2.4 or later",
+				group, addr, joinGroupVersion)
 		}
 		if m.conn, err = m.c.dial(ctx, "tcp", addr); err != nil {
 			return m.c.fail(addr, err, "connect to %s, the coordinator of group %q", addr, group)
 		}
 	}
 	m.correlationID++
-	body, err := exchange(ctx, m.conn, encode(m.correlationID, m.clientID), m.correlationID, what, timeout)
+	frame := body(appendRequestHeader(make([]byte, 0, 256), apiKey, version, m.correlationID, m.clientID))
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	res, err := exchange(ctx, m.conn, frame, m.correlationID, what, timeout)
 	if err == nil {
-		err = parse(body)
+		d := compactDecoder{wireDecoder{buf: res}}
+		d.tags()  // response header tagged fields
+		d.int32() // throttle time
+		code := d.int16()
+		if parse != nil {
+			err = parse(&d)
+		}
+		d.tags()
+		switch {
+		case err != nil: // parse's
+		case d.err != nil:
+			err = fmt.Errorf("decode the %s response: %w", what, d.err)
+		case code != 0:
+			err = kafkago.Error(code)
+		}
 	}
 	if err != nil && (!isKafkaError(err) || slices.ContainsFunc(coordinatorErrors, func(e error) bool { return errors.Is(err, e) })) {
 		m.closeConn()
@@ -203,9 +226,8 @@ func (m *MemberClient) JoinGroup(ctx context.Context, req JoinRequest) (*Joined,
 	memberID := req.MemberID
 	for range 2 { // the second time with the id MEMBER_ID_REQUIRED gave
 		var joined Joined
-		err := m.roundTrip(ctx, req.Group, "join group", req.RebalanceTimeout+req.SessionTimeout,
-			func(correlationID int32, clientID string) []byte {
-				b := appendRequestHeader(make([]byte, 0, 128+len(metadata)), apiJoinGroup, joinGroupVersion, correlationID, clientID)
+		err := m.roundTrip(ctx, req.Group, "join group", apiJoinGroup, joinGroupVersion, req.RebalanceTimeout+req.SessionTimeout,
+			func(b []byte) []byte {
 				b = appendCompactString(b, req.Group)
 				b = binary.BigEndian.AppendUint32(b, uint32(req.SessionTimeout.Milliseconds()))
 				b = binary.BigEndian.AppendUint32(b, uint32(req.RebalanceTimeout.Milliseconds()))
@@ -215,15 +237,9 @@ func (m *MemberClient) JoinGroup(ctx context.Context, req JoinRequest) (*Joined,
 				b = append(b, 2) // one protocol
 				b = appendCompactString(b, req.Protocol)
 				b = appendCompactString(b, string(metadata))
-				b = append(b, 0, 0) // protocol's tagged fields, request's tagged fields
-				binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-				return b
+				return append(b, 0, 0) // protocol's tagged fields, request's tagged fields
 			},
-			func(body []byte) error {
-				d := compactDecoder{wireDecoder{buf: body}}
-				d.tags()  // response header tagged fields
-				d.int32() // throttle time
-				code := d.int16()
+			func(d *compactDecoder) error {
 				joined.Generation = int(d.int32())
 				d.compactString() // protocol name
 				joined.LeaderID = d.compactString()
@@ -241,13 +257,6 @@ func (m *MemberClient) JoinGroup(ctx context.Context, req JoinRequest) (*Joined,
 					}
 					jm.Subscription = Subscription{Topics: sub.Topics, Owned: consumerPartitions(sub.OwnedPartitions), UserData: sub.UserData}
 					joined.Members = append(joined.Members, jm)
-				}
-				d.tags()
-				if d.err != nil {
-					return fmt.Errorf("decode the response: %w", d.err)
-				}
-				if code != 0 {
-					return kafkago.Error(code)
 				}
 				return nil
 			})
@@ -280,9 +289,8 @@ func (m *MemberClient) SyncGroup(ctx context.Context, group string, generation i
 		encoded[id] = b
 	}
 	var assigned []TopicPartition
-	err := m.roundTrip(ctx, group, "sync group", timeout,
-		func(correlationID int32, clientID string) []byte {
-			b := appendRequestHeader(make([]byte, 0, 256), apiSyncGroup, syncGroupVersion, correlationID, clientID)
+	err := m.roundTrip(ctx, group, "sync group", apiSyncGroup, syncGroupVersion, timeout,
+		func(b []byte) []byte {
 			b = appendCompactString(b, group)
 			b = binary.BigEndian.AppendUint32(b, uint32(generation))
 			b = appendCompactString(b, memberID)
@@ -293,30 +301,18 @@ func (m *MemberClient) SyncGroup(ctx context.Context, group string, generation i
 				b = appendCompactString(b, string(encoded[id]))
 				b = append(b, 0) // tagged fields
 			}
-			b = append(b, 0) // tagged fields
-			binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-			return b
+			return append(b, 0) // tagged fields
 		},
-		func(body []byte) error {
-			d := compactDecoder{wireDecoder{buf: body}}
-			d.tags()  // response header tagged fields
-			d.int32() // throttle time
-			code := d.int16()
-			raw := d.compactString()
-			d.tags()
-			switch {
-			case d.err != nil:
-				return fmt.Errorf("decode the response: %w", d.err)
-			case code != 0:
-				return kafkago.Error(code)
-			case raw == "": // nothing assigned, as Kafka sends to a member the leader left out
-				return nil
+		func(d *compactDecoder) error {
+			// Empty when the leader assigned nothing, as Kafka answers a
+			// member the leader left out.
+			if raw := d.compactString(); raw != "" && d.err == nil {
+				var a consumer.Assignment
+				if err := protocol.Unmarshal([]byte(raw), consumer.MaxVersionSupported, &a); err != nil {
+					return fmt.Errorf("decode the assignment: %w", err)
+				}
+				assigned = consumerPartitions(a.AssignedPartitions)
 			}
-			var a consumer.Assignment
-			if err := protocol.Unmarshal([]byte(raw), consumer.MaxVersionSupported, &a); err != nil {
-				return fmt.Errorf("decode the assignment: %w", err)
-			}
-			assigned = consumerPartitions(a.AssignedPartitions)
 			return nil
 		})
 	if err != nil {
@@ -331,16 +327,13 @@ func (m *MemberClient) SyncGroup(ctx context.Context, group string, generation i
 // join again, [ErrUnknownMemberID] or [ErrIllegalGeneration] when it is no
 // longer a member of the generation.
 func (m *MemberClient) Heartbeat(ctx context.Context, group string, generation int, memberID string, timeout time.Duration) error {
-	err := m.roundTrip(ctx, group, "heartbeat", timeout,
-		func(correlationID int32, clientID string) []byte {
-			b := appendRequestHeader(make([]byte, 0, 96), apiHeartbeat, heartbeatVersion, correlationID, clientID)
+	err := m.roundTrip(ctx, group, "heartbeat", apiHeartbeat, heartbeatVersion, timeout,
+		func(b []byte) []byte {
 			b = appendCompactString(b, group)
 			b = binary.BigEndian.AppendUint32(b, uint32(generation))
 			b = appendCompactString(b, memberID)
-			b = append(b, 0, 0) // group instance id: null; tagged fields
-			binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-			return b
-		}, parseErrorCode)
+			return append(b, 0, 0) // group instance id: null; tagged fields
+		}, nil)
 	if err != nil {
 		return m.c.fail("", err, "heartbeat to group %q", group)
 	}
@@ -351,57 +344,29 @@ func (m *MemberClient) Heartbeat(ctx context.Context, group string, generation i
 // when its session times out, so the group rebalances without waiting. A
 // member the coordinator no longer knows has left already.
 func (m *MemberClient) LeaveGroup(ctx context.Context, group, memberID string) error {
-	err := m.roundTrip(ctx, group, "leave group", metadataTimeout,
-		func(correlationID int32, clientID string) []byte {
-			b := appendRequestHeader(make([]byte, 0, 96), apiLeaveGroup, leaveGroupVersion, correlationID, clientID)
+	err := m.roundTrip(ctx, group, "leave group", apiLeaveGroup, leaveGroupVersion, metadataTimeout,
+		func(b []byte) []byte {
 			b = appendCompactString(b, group)
 			b = append(b, 2) // one member
 			b = appendCompactString(b, memberID)
-			b = append(b, 0, 0, 0) // group instance id: null; member's tagged fields; tagged fields
-			binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-			return b
+			return append(b, 0, 0, 0) // group instance id: null; member's tagged fields; tagged fields
 		},
-		func(body []byte) error {
-			d := compactDecoder{wireDecoder{buf: body}}
-			d.tags()  // response header tagged fields
-			d.int32() // throttle time
-			codes := []int16{d.int16()}
+		func(d *compactDecoder) error {
 			for range d.compactLen() {
 				d.compactString() // member id
 				d.compactString() // group instance id
-				codes = append(codes, d.int16())
-				d.tags()
-			}
-			d.tags()
-			if d.err != nil {
-				return fmt.Errorf("decode the response: %w", d.err)
-			}
-			for _, code := range codes {
-				if code != 0 && !errors.Is(kafkago.Error(code), kafkago.UnknownMemberId) {
+				if code := d.int16(); code != 0 && !errors.Is(kafkago.Error(code), kafkago.UnknownMemberId) {
 					return kafkago.Error(code)
 				}
+				d.tags()
 			}
 			return nil
 		})
+	if errors.Is(err, kafkago.UnknownMemberId) { // it has left already
+		err = nil
+	}
 	if err != nil {
 		return m.c.fail("", err, "leave group %q", group)
-	}
-	return nil
-}
-
-// parseErrorCode decodes a response body holding only a throttle time and
-// an error code (Heartbeat v4), returning the error code as an error.
-func parseErrorCode(body []byte) error {
-	d := compactDecoder{wireDecoder{buf: body}}
-	d.tags()  // response header tagged fields
-	d.int32() // throttle time
-	code := d.int16()
-	d.tags()
-	if d.err != nil {
-		return fmt.Errorf("decode the response: %w", d.err)
-	}
-	if code != 0 {
-		return kafkago.Error(code)
 	}
 	return nil
 }

@@ -95,7 +95,8 @@ type Joiner struct {
 // them), within RebalanceTimeout; heartbeats go on meanwhile. When it
 // fails, it is called again with the same set after a pause. When the
 // member lost its place in the group (its session expired, the group moved
-// on without it, or no heartbeat was answered for the session timeout),
+// on without it, no heartbeat was answered for the session timeout, or its
+// join waited so long that the group may have rebalanced without it),
 // onAssign is called with nil before anything else, since other members
 // may own those partitions by then; the member then joins again.
 //
@@ -133,12 +134,16 @@ func (j *Joiner) Join(ctx context.Context, key string, conn *spec.Connection,
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		// The connection closes with the loop, as a dead agent's would;
+		// leave opens one again for LeaveGroup.
+		defer m.client.Close()
 		m.run(runCtx)
 	}()
 	var once sync.Once
 	var leaveErr error
 	return func(ctx context.Context) error {
 		once.Do(func() {
+			defer client.Close()
 			defer m.client.Close()
 			stop()
 			select {
@@ -177,8 +182,9 @@ func (j *Joiner) timeouts() (timeouts, error) {
 		heartbeat: or(j.HeartbeatInterval, DefaultHeartbeatInterval),
 		refresh:   or(j.RefreshInterval, DefaultRefreshInterval),
 	}
-	if 3*t.heartbeat > t.session {
-		return t, fmt.Errorf("membership: the heartbeat interval %s must be at most a third of the session timeout %s", t.heartbeat, t.session)
+	if 3*t.heartbeat > min(t.session, t.rebalance) {
+		return t, fmt.Errorf("membership: the heartbeat interval %s must be at most a third of the session timeout %s and of the rebalance timeout %s",
+			t.heartbeat, t.session, t.rebalance)
 	}
 	return t, nil
 }
@@ -224,9 +230,10 @@ type member struct {
 	ownedGen  int
 	announced bool
 	// lastOK is when the last request the coordinator answered (a
-	// heartbeat, a sync) was sent, in Unix nanoseconds; the heartbeat
-	// goroutine writes it too.
-	lastOK atomic.Int64
+	// heartbeat, a sync) was sent, in Unix nanoseconds; lastStable, when
+	// the last one answered while the group was not rebalancing was. The
+	// heartbeat goroutine writes them too.
+	lastOK, lastStable atomic.Int64
 }
 
 // run is the member's loop: join, sync, hand the assignment over,
@@ -264,17 +271,20 @@ func (m *member) run(ctx context.Context) {
 // it must join again; it returns nil then, or why the member could not
 // join or lost its place.
 func (m *member) generation(ctx context.Context) error {
-	readable, err := m.partitions(ctx)
-	if err != nil {
+	switch readable, err := m.partitions(ctx); {
+	case err == nil:
+		m.readable = sorted(readable)
+	case m.readable == nil:
 		return fmt.Errorf("list the partitions to share: %w", err)
+	default: // join with the partitions listed last rather than not at all
+		m.log.Warn("group membership: list the partitions to share; joining with those listed before", "err", err)
 	}
-	m.readable = sorted(readable)
 	userData, err := encodeUserData(m.readable, m.ownedGen)
 	if err != nil {
 		return err
 	}
 	m.pause(ctx)
-	joined, err := m.client.JoinGroup(ctx, kafka.JoinRequest{
+	joined, err := m.join(ctx, kafka.JoinRequest{
 		Group: m.group, MemberID: m.id, Protocol: protocolName,
 		Subscription:   kafka.Subscription{Topics: kafka.TopicsOf(m.readable), Owned: m.owned, UserData: userData},
 		SessionTimeout: m.t.session, RebalanceTimeout: m.t.rebalance,
@@ -295,11 +305,49 @@ func (m *member) generation(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.touch(sent)
+	m.touch(sent, true)
 	beat := m.heartbeat(ctx, joined.Generation, m.id)
 	defer beat.stop()
 	revoked := m.apply(ctx, assigned, joined.Generation)
 	return m.stable(ctx, beat, revoked)
+}
+
+// errJoinLate says that a join may have reached the coordinator after the
+// rebalance ended without the member.
+var errJoinLate = errors.New("no answer to the join within the rebalance timeout")
+
+// join sends req. While it waits, a member owning partitions gives them up
+// (onAssign with nil) once the rebalance may have ended without it: the
+// coordinator drops a member whose join comes later than the rebalance
+// timeout after the rebalance began, and gives its partitions to others;
+// the rebalance began after the last answer the member got while the
+// group was stable. A member given up that way but still in the group may
+// be assigned its partitions again.
+func (m *member) join(ctx context.Context, req kafka.JoinRequest) (*kafka.Joined, error) {
+	type result struct {
+		joined *kafka.Joined
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		joined, err := m.client.JoinGroup(ctx, req)
+		done <- result{joined, err}
+	}()
+	var late <-chan time.Time
+	if len(m.owned) > 0 {
+		timer := time.NewTimer(time.Until(time.Unix(0, m.lastStable.Load()).Add(m.t.rebalance - 2*m.t.heartbeat)))
+		defer timer.Stop()
+		late = timer.C
+	}
+	for {
+		select {
+		case r := <-done:
+			return r.joined, r.err
+		case <-late:
+			m.drop(ctx, errJoinLate)
+			late = nil
+		}
+	}
 }
 
 // lead computes, as the group's leader, every member's partitions for the
@@ -339,12 +387,15 @@ func (m *member) apply(ctx context.Context, assigned []kafka.TopicPartition, gen
 // drop gives every owned partition up (onAssign with nil) because the
 // member lost its place in the group, for the reason err.
 func (m *member) drop(ctx context.Context, err error) {
-	m.log.Warn("group membership: giving up every partition, another agent may own them now", "member", m.id,
-		"owned", len(m.owned), "err", err)
 	if errors.Is(err, kafka.ErrUnknownMemberID) {
 		m.id = ""
 	}
-	if len(m.owned) > 0 && m.call(ctx, nil) {
+	if len(m.owned) == 0 {
+		return
+	}
+	m.log.Warn("group membership: giving up every partition, another agent may own them now", "member", m.id,
+		"owned", len(m.owned), "err", err)
+	if m.call(ctx, nil) {
 		m.owned, m.ownedGen = nil, 0
 	}
 }
@@ -418,8 +469,14 @@ func (m *member) pause(ctx context.Context) {
 	}
 }
 
-// touch records that a request sent at sent was answered.
-func (m *member) touch(sent time.Time) { m.lastOK.Store(sent.UnixNano()) }
+// touch records that a request sent at sent was answered, while the group
+// was stable or not.
+func (m *member) touch(sent time.Time, stable bool) {
+	m.lastOK.Store(sent.UnixNano())
+	if stable {
+		m.lastStable.Store(sent.UnixNano())
+	}
+}
 
 // expired reports whether no request was answered for longer than the
 // member may hold its partitions without one.
@@ -457,9 +514,9 @@ func (m *member) heartbeat(ctx context.Context, generation int, id string) *hear
 			err := m.client.Heartbeat(ctx, m.group, generation, id, m.t.session/3)
 			switch {
 			case err == nil:
-				m.touch(sent)
+				m.touch(sent, true)
 			case errors.Is(err, kafka.ErrRebalanceInProgress):
-				m.touch(sent)
+				m.touch(sent, false)
 				h.events <- err
 				return
 			case lost(err):

@@ -13,11 +13,46 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // fixed returns a partitions function listing tps.
 func fixed(tps []kafka.TopicPartition) func() []kafka.TopicPartition {
 	return func() []kafka.TopicPartition { return tps }
+}
+
+// scene is a test's agents sharing the group "pipeline/p" of a cluster,
+// the partitions list returns.
+type scene struct {
+	t       *testing.T
+	l       *ledger
+	conn    *spec.Connection
+	cluster string
+	groups  map[string]func() []kafka.TopicPartition
+	agents  map[string]*testAgent
+}
+
+// newScene starts the agents names of cluster on conn, sharing what list
+// returns, and waits until they share it evenly.
+func newScene(t *testing.T, conn *spec.Connection, cluster string, list func() []kafka.TopicPartition, names ...string) *scene {
+	s := &scene{t: t, l: newLedger(), conn: conn, cluster: cluster, agents: map[string]*testAgent{},
+		groups: map[string]func() []kafka.TopicPartition{"pipeline/p": list}}
+	for _, name := range names {
+		s.start(name)
+	}
+	s.balanced(list(), names...)
+	return s
+}
+
+// start starts agent name.
+func (s *scene) start(name string) {
+	s.agents[name] = startAgent(s.t, s.l, fastJoiner(s.cluster, name), s.conn, s.groups)
+}
+
+// balanced waits until the agents names share want evenly.
+func (s *scene) balanced(want []kafka.TopicPartition, names ...string) {
+	s.t.Helper()
+	eventually(s.t, 20*time.Second, func() string { return s.l.unbalanced("pipeline/p", want, names) })
 }
 
 // TestMembersBalancedAndSticky: three agents share 12 partitions 4 each; a
@@ -27,18 +62,12 @@ func fixed(tps []kafka.TopicPartition) func() []kafka.TopicPartition {
 func TestMembersBalancedAndSticky(t *testing.T) {
 	_, conn := newKfake(t, 12, "t")
 	all := parts("t", 0, 12)
-	l := newLedger()
-	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
-	agents := map[string]*testAgent{}
-	for _, name := range []string{"a", "b", "c"} {
-		agents[name] = startAgent(t, l, fastJoiner("sticky", name), conn, groups)
-	}
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b", "c"}) })
-	before := l.snapshot("pipeline/p")
+	s := newScene(t, conn, "sticky", fixed(all), "a", "b", "c")
+	before := s.l.snapshot("pipeline/p")
 
-	agents["d"] = startAgent(t, l, fastJoiner("sticky", "d"), conn, groups)
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b", "c", "d"}) })
-	after := l.snapshot("pipeline/p")
+	s.start("d")
+	s.balanced(all, "a", "b", "c", "d")
+	after := s.l.snapshot("pipeline/p")
 	movedAway := 0
 	for tp, o := range before {
 		if after[tp] != o {
@@ -49,9 +78,9 @@ func TestMembersBalancedAndSticky(t *testing.T) {
 		t.Errorf("%d partitions changed owner when d joined, want 3 (d's share): %v -> %v", movedAway, before, after)
 	}
 
-	agents["b"].leave(t, l)
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "c", "d"}) })
-	l.check(t)
+	s.agents["b"].leave(t, s.l)
+	s.balanced(all, "a", "c", "d")
+	s.l.check(t)
 }
 
 // TestMembersKilled: an agent that dies (no LeaveGroup) loses its
@@ -59,17 +88,11 @@ func TestMembersBalancedAndSticky(t *testing.T) {
 func TestMembersKilled(t *testing.T) {
 	_, conn := newKfake(t, 12, "t")
 	all := parts("t", 0, 12)
-	l := newLedger()
-	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
-	agents := map[string]*testAgent{}
-	for _, name := range []string{"a", "b", "c"} {
-		agents[name] = startAgent(t, l, fastJoiner("killed", name), conn, groups)
-	}
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b", "c"}) })
-	agents["c"].kill(l)
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
-	l.check(t)
-	kill, _ := l.pauses()
+	s := newScene(t, conn, "killed", fixed(all), "a", "b", "c")
+	s.agents["c"].kill(s.l)
+	s.balanced(all, "a", "b")
+	s.l.check(t)
+	kill, _ := s.l.pauses()
 	t.Logf("partitions of the killed agent owned again after %v (p50) to %v (max); session timeout %v",
 		percentile(kill, 50), percentile(kill, 100), fastJoiner("", "").SessionTimeout)
 }
@@ -81,22 +104,18 @@ func TestMembersKilled(t *testing.T) {
 func TestMembersZombie(t *testing.T) {
 	_, conn := newKfake(t, 12, "t")
 	all := parts("t", 0, 12)
-	l := newLedger()
-	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
-	a := startAgent(t, l, fastJoiner("zombie", "a"), conn, groups)
-	startAgent(t, l, fastJoiner("zombie", "b"), conn, groups)
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
-	callsBefore := len(l.callsOf("a", "pipeline/p"))
+	s := newScene(t, conn, "zombie", fixed(all), "a", "b")
+	callsBefore := len(s.l.callsOf("a", "pipeline/p"))
 
-	thaw := a.freeze()
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"b"}) })
-	calls := l.callsOf("a", "pipeline/p")[callsBefore:]
+	thaw := s.agents["a"].freeze()
+	s.balanced(all, "b")
+	calls := s.l.callsOf("a", "pipeline/p")[callsBefore:]
 	if len(calls) == 0 || len(calls[0]) != 0 {
 		t.Fatalf("a's calls after it froze: %v, want the first with no partition", calls)
 	}
 	thaw()
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
-	l.check(t)
+	s.balanced(all, "a", "b")
+	s.l.check(t)
 }
 
 // TestMembersFenced: an agent that the coordinator no longer knows (here
@@ -106,12 +125,8 @@ func TestMembersZombie(t *testing.T) {
 func TestMembersFenced(t *testing.T) {
 	_, conn := newKfake(t, 12, "t")
 	all := parts("t", 0, 12)
-	l := newLedger()
-	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
-	startAgent(t, l, fastJoiner("fenced", "a"), conn, groups)
-	startAgent(t, l, fastJoiner("fenced", "b"), conn, groups)
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
-	callsBefore := len(l.callsOf("a", "pipeline/p"))
+	s := newScene(t, conn, "fenced", fixed(all), "a", "b")
+	callsBefore := len(s.l.callsOf("a", "pipeline/p"))
 
 	// Remove a's member from the group, as the coordinator does when its
 	// session expires.
@@ -134,15 +149,15 @@ func TestMembersFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, func() string {
-		if len(l.callsOf("a", "pipeline/p")) == callsBefore {
+		if len(s.l.callsOf("a", "pipeline/p")) == callsBefore {
 			return "a was not called since it was removed"
 		}
 		return ""
 	})
-	if calls := l.callsOf("a", "pipeline/p")[callsBefore:]; len(calls[0]) != 0 {
+	if calls := s.l.callsOf("a", "pipeline/p")[callsBefore:]; len(calls[0]) != 0 {
 		t.Fatalf("a's first call after it was removed: %v, want no partition", calls[0])
 	}
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"a", "b"}) })
+	s.balanced(all, "a", "b")
 	// No l.check: a member removed by someone else keeps reading until
 	// its next heartbeat tells it, while the others already took its
 	// partitions (the case of an agent cut off from Kafka that has not
@@ -161,12 +176,8 @@ func TestMembersNewPartitions(t *testing.T) {
 		defer mu.Unlock()
 		return readable
 	}
-	l := newLedger()
-	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": list}
-	startAgent(t, l, fastJoiner("grow", "a"), conn, groups)
-	startAgent(t, l, fastJoiner("grow", "b"), conn, groups)
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", parts("t", 0, 4), []string{"a", "b"}) })
-	before := l.snapshot("pipeline/p")
+	s := newScene(t, conn, "grow", list, "a", "b")
+	before := s.l.snapshot("pipeline/p")
 
 	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
 	if _, err := adm.CreatePartitions(t.Context(), 8, "t"); err != nil {
@@ -175,14 +186,14 @@ func TestMembersNewPartitions(t *testing.T) {
 	mu.Lock()
 	readable = parts("t", 0, 8)
 	mu.Unlock()
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", parts("t", 0, 8), []string{"a", "b"}) })
-	after := l.snapshot("pipeline/p")
+	s.balanced(parts("t", 0, 8), "a", "b")
+	after := s.l.snapshot("pipeline/p")
 	for tp, o := range before {
 		if after[tp] != o {
 			t.Errorf("%s moved from %s to %s when partitions were added", tp, o, after[tp])
 		}
 	}
-	l.check(t)
+	s.l.check(t)
 }
 
 // TestMembersDescribed: Kafka's own group description (what
@@ -190,12 +201,7 @@ func TestMembersNewPartitions(t *testing.T) {
 // agent's name with the partitions it reads.
 func TestMembersDescribed(t *testing.T) {
 	c, conn := newKfake(t, 6, "t")
-	all := parts("t", 0, 6)
-	l := newLedger()
-	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
-	startAgent(t, l, fastJoiner("described", "agent-1"), conn, groups)
-	startAgent(t, l, fastJoiner("described", "agent-2"), conn, groups)
-	eventually(t, 20*time.Second, func() string { return l.unbalanced("pipeline/p", all, []string{"agent-1", "agent-2"}) })
+	s := newScene(t, conn, "described", fixed(parts("t", 0, 6)), "agent-1", "agent-2")
 
 	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
 	const group = "tributary-members.described.pipeline/p"
@@ -227,7 +233,7 @@ func TestMembersDescribed(t *testing.T) {
 		want := []string{}
 		for _, agent := range []string{"agent-1", "agent-2"} {
 			var tps []string
-			for tp, o := range l.snapshot("pipeline/p") {
+			for tp, o := range s.l.snapshot("pipeline/p") {
 				if o == agent {
 					tps = append(tps, tp.String())
 				}
@@ -240,7 +246,7 @@ func TestMembersDescribed(t *testing.T) {
 		}
 		return ""
 	})
-	l.check(t)
+	s.l.check(t)
 }
 
 // TestJoinRefusesBadSettings: a Joiner without its names, or with a

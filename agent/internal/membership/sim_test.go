@@ -20,10 +20,10 @@ import (
 // simJoiner returns the Joiner of agent name in the simulation: the
 // timeouts of fastJoiner, or on a real broker the shortest it accepts
 // (group.min.session.timeout.ms is 6 s by default).
-func simJoiner(cluster, name string, real bool) *Joiner {
+func simJoiner(cluster, name string, onBroker bool) *Joiner {
 	j := fastJoiner(cluster, name)
 	j.SessionTimeout, j.HeartbeatInterval, j.RebalanceTimeout = 3*time.Second, 300*time.Millisecond, 6*time.Second
-	if real {
+	if onBroker {
 		j.SessionTimeout, j.HeartbeatInterval, j.RebalanceTimeout = 6*time.Second, 500*time.Millisecond, 10*time.Second
 	}
 	return j
@@ -54,7 +54,7 @@ func TestSimulation(t *testing.T) {
 		seconds = n
 	}
 	const agents, pipelines, partitions = 30, 10, 30
-	conn, real := simBroker(t, pipelines, partitions)
+	conn, onBroker := simBroker(t, pipelines, partitions)
 	cluster := fmt.Sprintf("sim%d", time.Now().UnixNano())
 	groups := map[string]func() []kafka.TopicPartition{}
 	want := map[string][]kafka.TopicPartition{}
@@ -69,7 +69,7 @@ func TestSimulation(t *testing.T) {
 	start := func() {
 		name := fmt.Sprintf("agent-%03d", next)
 		next++
-		alive[name] = startAgent(t, l, simJoiner(cluster, name, real), conn, groups)
+		alive[name] = startAgent(t, l, simJoiner(cluster, name, onBroker), conn, groups)
 	}
 	for range agents {
 		start()
@@ -113,7 +113,7 @@ func TestSimulation(t *testing.T) {
 		seconds, joins, leaves, kills, agents, pipelines, pipelines*partitions, time.Since(settleStart).Round(time.Millisecond))
 	t.Logf("owned again after a kill: p50 %v, p99 %v (%d partitions; session timeout %v); after a leave: p50 %v, p99 %v (%d partitions)",
 		percentile(kill, 50).Round(time.Millisecond), percentile(kill, 99).Round(time.Millisecond), len(kill),
-		simJoiner("", "", real).SessionTimeout, percentile(leave, 50).Round(time.Millisecond),
+		simJoiner("", "", onBroker).SessionTimeout, percentile(leave, 50).Round(time.Millisecond),
 		percentile(leave, 99).Round(time.Millisecond), len(leave))
 }
 
