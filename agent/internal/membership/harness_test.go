@@ -245,9 +245,9 @@ type testAgent struct {
 	joiner *Joiner
 	cancel context.CancelFunc
 	leaves []func(context.Context) error
-	// frozen, when set, holds every request of the agent's members
-	// until closed.
-	frozen atomic.Pointer[chan struct{}]
+	// frozen, when set, holds the agent's members' requests of the
+	// names it has (all when it has none) until closed.
+	frozen atomic.Pointer[freeze]
 }
 
 // startAgent starts agent name, a member of each group of groups (key →
@@ -256,10 +256,10 @@ func startAgent(t testing.TB, l *ledger, j *Joiner, conn *spec.Connection, group
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &testAgent{name: j.Agent, joiner: j, cancel: cancel}
-	j.beforeRequest = func(ctx context.Context) {
-		if ch := a.frozen.Load(); ch != nil {
+	j.beforeRequest = func(ctx context.Context, request string) {
+		if f := a.frozen.Load(); f != nil && (len(f.requests) == 0 || slices.Contains(f.requests, request)) {
 			select {
-			case <-*ch:
+			case <-f.thawed:
 			case <-ctx.Done():
 			}
 		}
@@ -297,14 +297,21 @@ func (a *testAgent) leave(t testing.TB, l *ledger) {
 	a.cancel()
 }
 
-// freeze holds every request of the agent's members until the returned
-// function is called.
-func (a *testAgent) freeze() (thaw func()) {
-	ch := make(chan struct{})
-	a.frozen.Store(&ch)
+// freeze holds the requests of an agent's members.
+type freeze struct {
+	// requests are the names of the requests held, all when none.
+	requests []string
+	thawed   chan struct{}
+}
+
+// freeze holds the agent's members' requests named (every request when
+// none is) until the returned function is called.
+func (a *testAgent) freeze(requests ...string) (thaw func()) {
+	f := &freeze{requests: requests, thawed: make(chan struct{})}
+	a.frozen.Store(f)
 	return func() {
 		a.frozen.Store(nil)
-		close(ch)
+		close(f.thawed)
 	}
 }
 

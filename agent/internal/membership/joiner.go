@@ -73,9 +73,10 @@ type Joiner struct {
 	RefreshInterval time.Duration
 
 	// beforeRequest, set by tests only, is called before each join and
-	// each heartbeat; a test blocks in it to freeze a member as a long
-	// pause of the whole agent (or a network cut) would.
-	beforeRequest func(ctx context.Context)
+	// each heartbeat is sent, with the request's name ("join",
+	// "heartbeat"); a test blocks in it to hold a member's requests as a
+	// long pause of the whole agent or a network cut would.
+	beforeRequest func(ctx context.Context, request string)
 }
 
 // Join makes this agent a member of the group of key ("pipeline/<name>" or
@@ -215,7 +216,7 @@ type member struct {
 	onAssign   func(context.Context, []kafka.TopicPartition) error
 	log        *slog.Logger
 	// beforeRequest is the Joiner's test hook.
-	beforeRequest func(ctx context.Context)
+	beforeRequest func(ctx context.Context, request string)
 
 	// id is the member id the coordinator gave, "" before the first join
 	// and after the coordinator forgot it.
@@ -283,7 +284,6 @@ func (m *member) generation(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.pause(ctx)
 	joined, err := m.join(ctx, kafka.JoinRequest{
 		Group: m.group, MemberID: m.id, Protocol: protocolName,
 		Subscription:   kafka.Subscription{Topics: kafka.TopicsOf(m.readable), Owned: m.owned, UserData: userData},
@@ -312,17 +312,21 @@ func (m *member) generation(ctx context.Context) error {
 	return m.stable(ctx, beat, revoked)
 }
 
-// errJoinLate says that a join may have reached the coordinator after the
-// rebalance ended without the member.
-var errJoinLate = errors.New("no answer to the join within the rebalance timeout")
+// errJoinLate says that a join may have reached the coordinator after it
+// dropped the member.
+var errJoinLate = errors.New("no answer to the join before the coordinator may have dropped the member")
 
 // join sends req. While it waits, a member owning partitions gives them up
-// (onAssign with nil) once the rebalance may have ended without it: the
-// coordinator drops a member whose join comes later than the rebalance
-// timeout after the rebalance began, and gives its partitions to others;
-// the rebalance began after the last answer the member got while the
-// group was stable. A member given up that way but still in the group may
-// be assigned its partitions again.
+// (onAssign with nil) once the coordinator may have dropped it, in case
+// the join did not reach the coordinator yet: until a member's join
+// arrives, the coordinator drops it when its session expires (no
+// heartbeat since the last one answered) and when the rebalance timeout
+// passes after the rebalance began (which was after the last answer the
+// member got while the group was stable), and gives its partitions to
+// others. A member whose join did arrive stays in the group however long
+// the rebalance takes; giving its partitions up is only a waste then (a
+// rebalance waiting longer than the session timeout for a slow member's
+// onAssign), and the leader assigns them to it again.
 func (m *member) join(ctx context.Context, req kafka.JoinRequest) (*kafka.Joined, error) {
 	type result struct {
 		joined *kafka.Joined
@@ -330,12 +334,14 @@ func (m *member) join(ctx context.Context, req kafka.JoinRequest) (*kafka.Joined
 	}
 	done := make(chan result, 1)
 	go func() {
+		m.pause(ctx, "join")
 		joined, err := m.client.JoinGroup(ctx, req)
 		done <- result{joined, err}
 	}()
 	var late <-chan time.Time
 	if len(m.owned) > 0 {
-		timer := time.NewTimer(time.Until(time.Unix(0, m.lastStable.Load()).Add(m.t.rebalance - 2*m.t.heartbeat)))
+		deadline := min(m.lastOK.Load()+int64(m.t.giveUp()), m.lastStable.Load()+int64(m.t.rebalance-2*m.t.heartbeat))
+		timer := time.NewTimer(time.Until(time.Unix(0, deadline)))
 		defer timer.Stop()
 		late = timer.C
 	}
@@ -462,10 +468,10 @@ func (m *member) stable(ctx context.Context, beat *heartbeat, rejoin bool) error
 	}
 }
 
-// pause calls the test hook, if set.
-func (m *member) pause(ctx context.Context) {
+// pause calls the test hook, if set, before request.
+func (m *member) pause(ctx context.Context, request string) {
 	if m.beforeRequest != nil {
-		m.beforeRequest(ctx)
+		m.beforeRequest(ctx, request)
 	}
 }
 
@@ -509,7 +515,7 @@ func (m *member) heartbeat(ctx context.Context, generation int, id string) *hear
 				return
 			case <-tick.C:
 			}
-			m.pause(ctx)
+			m.pause(ctx, "heartbeat")
 			sent := time.Now()
 			err := m.client.Heartbeat(ctx, m.group, generation, id, m.t.session/3)
 			switch {

@@ -118,6 +118,27 @@ func TestMembersZombie(t *testing.T) {
 	s.l.check(t)
 }
 
+// TestMembersLateJoin: an agent whose joins do not reach the coordinator
+// (its heartbeats do) when the group rebalances gives every partition up
+// before the rebalance timeout passes, after which the coordinator gives
+// them to the others.
+func TestMembersLateJoin(t *testing.T) {
+	_, conn := newKfake(t, 12, "t")
+	all := parts("t", 0, 12)
+	s := newScene(t, conn, "late", fixed(all), "a", "b")
+	callsBefore := len(s.l.callsOf("a", "pipeline/p"))
+
+	thaw := s.agents["a"].freeze("join")
+	s.start("c")
+	s.balanced(all, "b", "c")
+	if calls := s.l.callsOf("a", "pipeline/p")[callsBefore:]; len(calls) == 0 || len(calls[0]) != 0 {
+		t.Fatalf("a's calls after its joins were held: %v, want the first with no partition", calls)
+	}
+	thaw()
+	s.balanced(all, "a", "b", "c")
+	s.l.check(t)
+}
+
 // TestMembersFenced: an agent that the coordinator no longer knows (here
 // removed from the group by another client) learns it from its next
 // heartbeat, gives every partition up first, and joins again as a new
