@@ -93,8 +93,13 @@ type Joiner struct {
 // after that member was called without it, so no partition has two live
 // owners. onAssign must return once the agent stopped reading every
 // partition not in owned (having committed or dropped what it buffered for
-// them), within RebalanceTimeout; heartbeats go on meanwhile. When it
-// fails, it is called again with the same set after a pause. When the
+// them); heartbeats go on meanwhile. It must return within RebalanceTimeout,
+// or the group drops the member, and should within SessionTimeout less two
+// HeartbeatIntervals: the other members waiting for this one to join a
+// rebalance give their partitions up past that, not knowing whether their
+// own joins reached the coordinator. Its context ends when leave is called
+// or ctx ends. When it fails, it is called again with the same set after a
+// pause. When the
 // member lost its place in the group (its session expired, the group moved
 // on without it, no heartbeat was answered for the session timeout, or its
 // join waited so long that the group may have rebalanced without it),
@@ -156,8 +161,9 @@ func (j *Joiner) Join(ctx context.Context, key string, conn *spec.Connection,
 			if m.id == "" {
 				return
 			}
-			leaveErr = m.client.LeaveGroup(ctx, group, m.id)
-			m.log.Info("left the group", "member", m.id, "err", leaveErr)
+			if leaveErr = m.client.LeaveGroup(ctx, group, m.id); leaveErr == nil {
+				m.log.Info("group membership: left the group", "member", m.id)
+			}
 		})
 		return leaveErr
 	}, nil

@@ -17,13 +17,14 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// simJoiner returns the Joiner of agent name in the simulation: the
-// timeouts of fastJoiner, or on a real broker the shortest it accepts
-// (group.min.session.timeout.ms is 6 s by default).
+// simJoiner returns the Joiner of agent name in the simulation: short
+// timeouts, or on a real broker the shortest it accepts
+// (group.min.session.timeout.ms is 6 s by default), which the race
+// detector's slowness also needs.
 func simJoiner(cluster, name string, onBroker bool) *Joiner {
 	j := fastJoiner(cluster, name)
 	j.SessionTimeout, j.HeartbeatInterval, j.RebalanceTimeout = 3*time.Second, 300*time.Millisecond, 6*time.Second
-	if onBroker {
+	if onBroker || raceDetector {
 		j.SessionTimeout, j.HeartbeatInterval, j.RebalanceTimeout = 6*time.Second, 500*time.Millisecond, 10*time.Second
 	}
 	return j
@@ -98,7 +99,7 @@ func TestSimulation(t *testing.T) {
 	}
 	names := slices.Collect(maps.Keys(alive))
 	settleStart := time.Now()
-	eventually(t, 90*time.Second, func() string {
+	eventually(t, 3*time.Minute, func() string {
 		var why []string
 		for _, key := range slices.Sorted(maps.Keys(want)) {
 			if w := l.unbalanced(key, want[key], names); w != "" {
