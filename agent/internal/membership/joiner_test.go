@@ -3,13 +3,16 @@ package membership
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
@@ -136,6 +139,44 @@ func TestMembersLateJoin(t *testing.T) {
 	}
 	thaw()
 	s.balanced(all, "a", "b", "c")
+	s.l.check(t)
+}
+
+// TestMembersKafkaLost: agents that lose Kafka give every partition up
+// once the session timeout may have passed, and share them again once
+// Kafka is back (here a new broker on the same port, which knows none of
+// the old members).
+func TestMembersKafkaLost(t *testing.T) {
+	c, conn := newKfake(t, 12, "t")
+	all := parts("t", 0, 12)
+	s := newScene(t, conn, "lost", fixed(all), "a", "b")
+	callsBefore := map[string]int{"a": len(s.l.callsOf("a", "pipeline/p")), "b": len(s.l.callsOf("b", "pipeline/p"))}
+	_, port, err := net.SplitHostPort(c.ListenAddrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	eventually(t, 20*time.Second, func() string {
+		for name, n := range callsBefore {
+			if calls := s.l.callsOf(name, "pipeline/p")[n:]; len(calls) == 0 {
+				return name + " still owns its partitions"
+			} else if len(calls[0]) != 0 {
+				return fmt.Sprintf("%s's first call after Kafka was lost: %v, want no partition", name, calls[0])
+			}
+		}
+		return ""
+	})
+	portNumber, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(12, "t"), kfake.GroupMinSessionTimeout(100*time.Millisecond),
+		kfake.Ports(portNumber))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(back.Close)
+	s.balanced(all, "a", "b")
 	s.l.check(t)
 }
 
