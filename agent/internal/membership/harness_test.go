@@ -102,7 +102,8 @@ func (l *ledger) fail(msg string) {
 }
 
 // take records agent's member of group called with owned, and takes what
-// it did not hold; false when the agent stopped.
+// it did not hold (it holds both sets until release); false when the agent
+// stopped.
 func (l *ledger) take(agent, group string, owned []kafka.TopicPartition) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -123,6 +124,9 @@ func (l *ledger) take(agent, group string, owned []kafka.TopicPartition) bool {
 			l.errs = append(l.errs, fmt.Sprintf("%s: %s taken while %s owns it", key, tp, o))
 		}
 		l.owner[group][tp] = agent
+		if !slices.Contains(l.held[agent][group], tp) {
+			l.held[agent][group] = append(l.held[agent][group], tp)
+		}
 		if lost, ok := l.lostAt[group][tp]; ok {
 			if lost.killed {
 				l.killPauses = append(l.killPauses, now.Sub(lost.at))

@@ -1,6 +1,7 @@
 package membership
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -21,13 +22,34 @@ import (
 // of the group names each agent with its partitions, a killed agent's
 // partitions go to the others after its session expires, one that leaves
 // hands its partitions over at once, and no partition ever has two owners.
+// With KAFKA_SASL_SSL_BOOTSTRAP (eval "$(tools/kafka.sh security)") it runs
+// again over SASL_SSL with SCRAM-SHA-512: the group requests go through
+// the connection's TLS and SASL.
 func TestRealBrokerMembers(t *testing.T) {
 	bootstrap := os.Getenv("KAFKA_BOOTSTRAP")
 	if bootstrap == "" {
 		t.Skip("KAFKA_BOOTSTRAP is not set (tools/kafka.sh up)")
 	}
-	topic := fmt.Sprintf("members-%d", time.Now().UnixNano())
 	adm := kadm.NewClient(mustKgo(t, bootstrap))
+	conns := map[string]*spec.Connection{"PLAINTEXT": {Name: "real", BootstrapServers: []string{bootstrap}}}
+	if saslSSL := os.Getenv("KAFKA_SASL_SSL_BOOTSTRAP"); saslSSL != "" {
+		ca, err := os.ReadFile(os.Getenv("KAFKA_CA_FILE"))
+		if err != nil {
+			t.Fatalf("KAFKA_CA_FILE: %v", err)
+		}
+		conns["SASL_SSL"] = &spec.Connection{Name: "real", BootstrapServers: []string{saslSSL}, SecurityProtocol: spec.ProtocolSASLSSL,
+			TLS: &spec.TLS{CAPEM: string(ca)}, SASL: &spec.SASL{Mechanism: spec.SASLScram512,
+				Username: os.Getenv("KAFKA_SCRAM_USER"), Password: os.Getenv("KAFKA_SCRAM_PASSWORD")}}
+	}
+	for name, conn := range conns {
+		t.Run(name, func(t *testing.T) { realBrokerMembers(t, adm, conn) })
+	}
+}
+
+// realBrokerMembers runs TestRealBrokerMembers on conn; adm reaches the
+// same broker.
+func realBrokerMembers(t *testing.T, adm *kadm.Client, conn *spec.Connection) {
+	topic := fmt.Sprintf("members-%d", time.Now().UnixNano())
 	res, err := adm.CreateTopics(t.Context(), 12, 1, nil, topic)
 	if err == nil {
 		err = res.Error()
@@ -35,8 +57,7 @@ func TestRealBrokerMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = adm.DeleteTopics(t.Context(), topic) })
-	conn := &spec.Connection{Name: "real", BootstrapServers: []string{bootstrap}}
+	t.Cleanup(func() { _, _ = adm.DeleteTopics(context.Background(), topic) })
 	all := parts(topic, 0, 12)
 	cluster := topic
 	groups := map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}
