@@ -416,7 +416,7 @@ func (m *member) drop(ctx context.Context, err error) {
 // failures; false when ctx ended first.
 func (m *member) call(ctx context.Context, owned []kafka.TopicPartition) bool {
 	for failures := 1; ; failures++ {
-		err := m.onAssign(ctx, owned)
+		err := m.onAssign(ctx, slices.Clone(owned)) // the caller may keep it
 		if err == nil {
 			return true
 		}
