@@ -58,14 +58,36 @@ func (s *scene) balanced(want []kafka.TopicPartition, names ...string) {
 	eventually(s.t, 20*time.Second, func() string { return s.l.unbalanced("pipeline/p", want, names) })
 }
 
+// twelve starts the agents names of cluster sharing the 12 partitions of
+// topic t on a new kfake, and returns them with the kfake and the
+// partitions, once they share them evenly.
+func twelve(t *testing.T, cluster string, names ...string) (*scene, *kfake.Cluster, []kafka.TopicPartition) {
+	c, conn := newKfake(t, 12, "t")
+	all := parts("t", 0, 12)
+	return newScene(t, conn, cluster, fixed(all), names...), c, all
+}
+
+// calls returns how many times agent name's member was called so far.
+func (s *scene) calls(name string) int { return len(s.l.callsOf(name, "pipeline/p")) }
+
+// droppedFirst says why the first call of agent name's member after its
+// first since calls did not give every partition up; "" when it did.
+func (s *scene) droppedFirst(name string, since int) string {
+	switch calls := s.l.callsOf(name, "pipeline/p")[since:]; {
+	case len(calls) == 0:
+		return name + " was not called since"
+	case len(calls[0]) != 0:
+		return fmt.Sprintf("%s's first call since: %v, want one with no partition", name, calls[0])
+	}
+	return ""
+}
+
 // TestMembersBalancedAndSticky: three agents share 12 partitions 4 each; a
 // fourth takes 3, one from each (no more move); one leaving hands its
 // partitions to the others; at no moment does a partition have two
 // owners, and each member's onAssign calls come one at a time.
 func TestMembersBalancedAndSticky(t *testing.T) {
-	_, conn := newKfake(t, 12, "t")
-	all := parts("t", 0, 12)
-	s := newScene(t, conn, "sticky", fixed(all), "a", "b", "c")
+	s, _, all := twelve(t, "sticky", "a", "b", "c")
 	before := s.l.snapshot("pipeline/p")
 
 	s.start("d")
@@ -89,9 +111,7 @@ func TestMembersBalancedAndSticky(t *testing.T) {
 // TestMembersKilled: an agent that dies (no LeaveGroup) loses its
 // partitions to the others once its session expires.
 func TestMembersKilled(t *testing.T) {
-	_, conn := newKfake(t, 12, "t")
-	all := parts("t", 0, 12)
-	s := newScene(t, conn, "killed", fixed(all), "a", "b", "c")
+	s, _, all := twelve(t, "killed", "a", "b", "c")
 	s.agents["c"].kill(s.l)
 	s.balanced(all, "a", "b")
 	s.l.check(t)
@@ -105,16 +125,13 @@ func TestMembersKilled(t *testing.T) {
 // before anything else, before the others take them; once thawed it takes
 // its share again.
 func TestMembersZombie(t *testing.T) {
-	_, conn := newKfake(t, 12, "t")
-	all := parts("t", 0, 12)
-	s := newScene(t, conn, "zombie", fixed(all), "a", "b")
-	callsBefore := len(s.l.callsOf("a", "pipeline/p"))
+	s, _, all := twelve(t, "zombie", "a", "b")
+	before := s.calls("a")
 
 	thaw := s.agents["a"].freeze()
 	s.balanced(all, "b")
-	calls := s.l.callsOf("a", "pipeline/p")[callsBefore:]
-	if len(calls) == 0 || len(calls[0]) != 0 {
-		t.Fatalf("a's calls after it froze: %v, want the first with no partition", calls)
+	if why := s.droppedFirst("a", before); why != "" {
+		t.Fatal(why)
 	}
 	thaw()
 	s.balanced(all, "a", "b")
@@ -126,16 +143,14 @@ func TestMembersZombie(t *testing.T) {
 // before the rebalance timeout passes, after which the coordinator gives
 // them to the others.
 func TestMembersLateJoin(t *testing.T) {
-	_, conn := newKfake(t, 12, "t")
-	all := parts("t", 0, 12)
-	s := newScene(t, conn, "late", fixed(all), "a", "b")
-	callsBefore := len(s.l.callsOf("a", "pipeline/p"))
+	s, _, all := twelve(t, "late", "a", "b")
+	before := s.calls("a")
 
 	thaw := s.agents["a"].freeze("join")
 	s.start("c")
 	s.balanced(all, "b", "c")
-	if calls := s.l.callsOf("a", "pipeline/p")[callsBefore:]; len(calls) == 0 || len(calls[0]) != 0 {
-		t.Fatalf("a's calls after its joins were held: %v, want the first with no partition", calls)
+	if why := s.droppedFirst("a", before); why != "" {
+		t.Fatal(why)
 	}
 	thaw()
 	s.balanced(all, "a", "b", "c")
@@ -147,25 +162,14 @@ func TestMembersLateJoin(t *testing.T) {
 // Kafka is back (here a new broker on the same port, which knows none of
 // the old members).
 func TestMembersKafkaLost(t *testing.T) {
-	c, conn := newKfake(t, 12, "t")
-	all := parts("t", 0, 12)
-	s := newScene(t, conn, "lost", fixed(all), "a", "b")
-	callsBefore := map[string]int{"a": len(s.l.callsOf("a", "pipeline/p")), "b": len(s.l.callsOf("b", "pipeline/p"))}
+	s, c, all := twelve(t, "lost", "a", "b")
+	before := map[string]int{"a": s.calls("a"), "b": s.calls("b")}
 	_, port, err := net.SplitHostPort(c.ListenAddrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
-	eventually(t, 20*time.Second, func() string {
-		for name, n := range callsBefore {
-			if calls := s.l.callsOf(name, "pipeline/p")[n:]; len(calls) == 0 {
-				return name + " still owns its partitions"
-			} else if len(calls[0]) != 0 {
-				return fmt.Sprintf("%s's first call after Kafka was lost: %v, want no partition", name, calls[0])
-			}
-		}
-		return ""
-	})
+	eventually(t, 20*time.Second, func() string { return s.droppedFirst("a", before["a"]) + s.droppedFirst("b", before["b"]) })
 	portNumber, err := strconv.Atoi(port)
 	if err != nil {
 		t.Fatal(err)
@@ -185,14 +189,12 @@ func TestMembersKafkaLost(t *testing.T) {
 // heartbeat, gives every partition up first, and joins again as a new
 // member.
 func TestMembersFenced(t *testing.T) {
-	_, conn := newKfake(t, 12, "t")
-	all := parts("t", 0, 12)
-	s := newScene(t, conn, "fenced", fixed(all), "a", "b")
-	callsBefore := len(s.l.callsOf("a", "pipeline/p"))
+	s, _, all := twelve(t, "fenced", "a", "b")
+	before := s.calls("a")
 
 	// Remove a's member from the group, as the coordinator does when its
 	// session expires.
-	client, err := kafka.NewClient(conn)
+	client, err := kafka.NewClient(s.conn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,15 +212,7 @@ func TestMembersFenced(t *testing.T) {
 	if err := admin.LeaveGroup(t.Context(), "tributary-members.fenced.pipeline/p", members[i].ID); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, func() string {
-		if len(s.l.callsOf("a", "pipeline/p")) == callsBefore {
-			return "a was not called since it was removed"
-		}
-		return ""
-	})
-	if calls := s.l.callsOf("a", "pipeline/p")[callsBefore:]; len(calls[0]) != 0 {
-		t.Fatalf("a's first call after it was removed: %v, want no partition", calls[0])
-	}
+	eventually(t, 20*time.Second, func() string { return s.droppedFirst("a", before) })
 	s.balanced(all, "a", "b")
 	// No l.check: a member removed by someone else keeps reading until
 	// its next heartbeat tells it, while the others already took its
