@@ -18,18 +18,31 @@ const userDataVersion = 1
 // for the leader: the partitions it can read (the protocol carries topics
 // only, and members may briefly see different partitions while topics are
 // discovered) and the generation its owned partitions were assigned in.
+// Kafka keeps every member's subscription in the group's metadata record,
+// so the partitions go as runs of consecutive numbers, a few bytes a topic
+// however many partitions it has.
 type userData struct {
-	Version    int              `json:"v"`
-	Generation int              `json:"generation"`
-	Readable   map[string][]int `json:"readable"`
+	Version    int                 `json:"v"`
+	Generation int                 `json:"generation"`
+	Readable   map[string][][2]int `json:"readable"`
 }
 
+// maxRun bounds a run of partitions a member's user data may say, so that
+// a corrupt one cannot make the leader allocate without end (Kafka's own
+// limit on a topic's partitions is far lower in practice).
+const maxRun = 1 << 20
+
 // encodeUserData returns the user data of a member that can read readable
-// and owns partitions assigned in generation.
+// (sorted) and owns partitions assigned in generation.
 func encodeUserData(readable []kafka.TopicPartition, generation int) ([]byte, error) {
-	ud := userData{Version: userDataVersion, Generation: generation, Readable: map[string][]int{}}
+	ud := userData{Version: userDataVersion, Generation: generation, Readable: map[string][][2]int{}}
 	for _, tp := range readable {
-		ud.Readable[tp.Topic] = append(ud.Readable[tp.Topic], tp.Partition)
+		runs := ud.Readable[tp.Topic]
+		if n := len(runs); n > 0 && runs[n-1][1] == tp.Partition-1 {
+			runs[n-1][1] = tp.Partition
+			continue
+		}
+		ud.Readable[tp.Topic] = append(runs, [2]int{tp.Partition, tp.Partition})
 	}
 	b, err := json.Marshal(ud)
 	if err != nil {
@@ -52,9 +65,15 @@ func decodeClaim(m kafka.JoinedMember) (claim, error) {
 			m.ID, ud.Version, userDataVersion)
 	}
 	c.generation = ud.Generation
-	for topic, parts := range ud.Readable {
-		for _, p := range parts {
-			c.readable = append(c.readable, kafka.TopicPartition{Topic: topic, Partition: p})
+	for topic, runs := range ud.Readable {
+		for _, run := range runs {
+			if run[0] < 0 || run[1] < run[0] || run[1]-run[0] >= maxRun {
+				return claim{id: m.ID, owned: m.Subscription.Owned},
+					fmt.Errorf("member %s: its user data has the partitions %d to %d of topic %q", m.ID, run[0], run[1], topic)
+			}
+			for p := run[0]; p <= run[1]; p++ {
+				c.readable = append(c.readable, kafka.TopicPartition{Topic: topic, Partition: p})
+			}
 		}
 	}
 	slices.SortFunc(c.readable, kafka.CompareTopicPartitions)
