@@ -16,7 +16,8 @@ import (
 )
 
 // TestRealBrokerMembers runs three agents' members of one group on the test
-// broker (tools/kafka.sh up), when KAFKA_BOOTSTRAP says where it is: Apache
+// broker (tools/kafka.sh up), when KAFKA_BOOTSTRAP says where it is and the
+// tests do not run with -short (make test's unit step): Apache
 // Kafka's group coordinator, not kfake's, with its shortest session
 // timeout (6 s). The three share 12 partitions 4 each, Kafka's description
 // of the group names each agent with its partitions, a killed agent's
@@ -27,8 +28,8 @@ import (
 // the connection's TLS and SASL.
 func TestRealBrokerMembers(t *testing.T) {
 	bootstrap := os.Getenv("KAFKA_BOOTSTRAP")
-	if bootstrap == "" {
-		t.Skip("KAFKA_BOOTSTRAP is not set (tools/kafka.sh up)")
+	if bootstrap == "" || testing.Short() {
+		t.Skip("KAFKA_BOOTSTRAP is not set (tools/kafka.sh up), or -short")
 	}
 	adm := kadm.NewClient(mustKgo(t, bootstrap))
 	conns := map[string]*spec.Connection{"PLAINTEXT": {Name: "real", BootstrapServers: []string{bootstrap}}}

@@ -38,14 +38,11 @@ func simJoiner(cluster, name string, onBroker bool) *Joiner {
 // partitions took to be owned again after their agent was killed (the
 // session timeout, then a rebalance) and after it left.
 //
-// The churn lasts 10 s; MEMBERSHIP_SIM_SECONDS=60 runs the minute the
-// issue asks for. It runs on kfake, or on the broker at
-// MEMBERSHIP_SIM_BOOTSTRAP (with the 6 s session timeout a default broker
-// allows at least).
+// The churn lasts 10 s (also with -short, as make test's unit step runs
+// it); MEMBERSHIP_SIM_SECONDS=60 runs the minute the issue asks for. It
+// runs on kfake, or on the broker at MEMBERSHIP_SIM_BOOTSTRAP (with the 6 s
+// session timeout a default broker allows at least).
 func TestSimulation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the simulation runs for more than 10 s")
-	}
 	seconds := 10
 	if s := os.Getenv("MEMBERSHIP_SIM_SECONDS"); s != "" {
 		n, err := strconv.Atoi(s)
