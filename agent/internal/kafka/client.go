@@ -4,7 +4,9 @@
 // agent opens to a broker), topic and partition discovery, offset look-ups
 // (by position and by time), per-partition fetching, committing offsets to
 // a consumer group for lag tools, reading a group's committed offsets
-// and members without joining it, and writing records for Kafka sinks, in
+// and members without joining it, joining a group as a member (the
+// agents of a cluster share a pipeline's partitions so, see
+// [MemberClient]), and writing records for Kafka sinks, in
 // transactions or not ([Producer]). Failures whose cause is known (refused credentials, an untrusted
 // certificate) come back as a [*ConnectionError] naming the connection and
 // the attribute to fix. The table's own log, not Kafka, is the source of
@@ -13,6 +15,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -42,6 +45,11 @@ type TopicPartition struct {
 
 // String returns "topic/partition".
 func (tp TopicPartition) String() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
+
+// CompareTopicPartitions orders partitions by topic, then by number.
+func CompareTopicPartitions(a, b TopicPartition) int {
+	return cmp.Or(strings.Compare(a.Topic, b.Topic), a.Partition-b.Partition)
+}
 
 // Client reaches one cluster described by a [spec.Connection]. It is safe
 // for concurrent use.
@@ -142,12 +150,7 @@ func (c *Client) Partitions(ctx context.Context, ko *spec.KafkaOptions) ([]Topic
 			tps = append(tps, TopicPartition{Topic: t.Name, Partition: p.ID})
 		}
 	}
-	slices.SortFunc(tps, func(a, b TopicPartition) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		return a.Partition - b.Partition
-	})
+	slices.SortFunc(tps, CompareTopicPartitions)
 	return tps, nil
 }
 
