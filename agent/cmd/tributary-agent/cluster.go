@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/membership"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/pipeline"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -66,6 +68,16 @@ func checkClusterFlags(o *agentOptions, stderr io.Writer) error {
 		return errUsage
 	}
 	return nil
+}
+
+// members returns how the agent shares the partitions of its pipelines
+// with the other agents of its cluster: nil for a single agent, which
+// reads them all.
+func members(o *agentOptions) pipeline.Members {
+	if o.cluster == "" {
+		return nil
+	}
+	return &membership.Joiner{Cluster: o.cluster, Agent: o.agentName, Log: o.log}
 }
 
 // openShared opens the shared state of o's cluster.
