@@ -45,6 +45,9 @@ func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.C
 	}
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
+	if m.cfg.Members != nil {
+		return m.applySharedSink(ctx, k, conn, regs)
+	}
 	m.mu.Lock()
 	old := m.sinks[k.Name]
 	m.mu.Unlock()
@@ -54,8 +57,7 @@ func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.C
 		}
 		old.Stop()
 	}
-	r, err := kafkasink.Start(ctx, k, conn, regs, kafkasink.Deps{Memory: m.cfg.Memory, Registries: &m.registries,
-		SourceTable: m.sourceTable, Log: m.log})
+	r, err := kafkasink.Start(ctx, k, conn, regs, m.sinkDeps())
 	if err != nil {
 		if old != nil {
 			// Not left behind stopped: a sink the manager does not run is
@@ -73,20 +75,47 @@ func (m *Manager) ApplySink(ctx context.Context, k *spec.KafkaSink, conn *spec.C
 	return nil
 }
 
+// sinkDeps returns what the manager gives the sinks it starts.
+func (m *Manager) sinkDeps() kafkasink.Deps {
+	return kafkasink.Deps{Memory: m.cfg.Memory, Registries: &m.registries, SourceTable: m.sourceTable, Log: m.log}
+}
+
 // RemoveSink stops the named sink and forgets it. Its consumer group
 // stays.
-func (m *Manager) RemoveSink(_ context.Context, name string) error {
+func (m *Manager) RemoveSink(ctx context.Context, name string) error {
+	if m.cfg.Members != nil {
+		m.changeMu.Lock()
+		defer m.changeMu.Unlock()
+		m.mu.Lock()
+		sh := m.sinkShares[name]
+		m.mu.Unlock()
+		if sh != nil {
+			m.stopSharedSink(ctx, name, sh)
+			m.log.Info("kafka sink stopped and removed", "kafka_sink", name)
+		}
+		return nil
+	}
 	removeRunner(m, m.sinks, name, (*kafkasink.Runner).Stop, "kafka_sink", "kafka sink stopped and removed")
 	return nil
 }
 
 // SinkStatus reports the named sink; ok is false when it does not run.
 func (m *Manager) SinkStatus(name string) (status spec.KafkaSinkStatus, ok bool) {
-	return runnerStatus(m, m.sinks, name, (*kafkasink.Runner).Status)
+	if status, ok = runnerStatus(m, m.sinks, name, (*kafkasink.Runner).Status); ok {
+		return status, true
+	}
+	return m.sharedSinkStatus(name)
 }
 
-// stopSinks stops every sink; the caller holds changeMu.
-func (m *Manager) stopSinks() {
+// stopSinks stops every sink, and leaves the members groups of those
+// applied in a cluster; the caller holds changeMu.
+func (m *Manager) stopSinks(ctx context.Context) {
+	m.mu.Lock()
+	shares := maps.Clone(m.sinkShares)
+	m.mu.Unlock()
+	for name, sh := range shares {
+		m.stopSharedSink(ctx, name, sh)
+	}
 	m.mu.Lock()
 	sinks := maps.Clone(m.sinks)
 	clear(m.sinks)

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout/fanouttest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafkatest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -236,5 +237,66 @@ func TestKafkaSinkFanoutTable(t *testing.T) {
 	tableSinkWrote(t, m, 5)
 	if ids := readCommitted(t, addr, "out"); fmt.Sprint(ids) != "[0 2 4 6 8]" {
 		t.Fatalf("read %v, want the ids of type a", ids)
+	}
+}
+
+// TestClusterSinkRunsOnOneAgent: in a cluster, a Kafka sink applied to
+// two agents runs on the one its members group gives the token, and
+// moves with the token: records written through either agent reach the
+// sink's topic exactly once.
+func TestClusterSinkRunsOnOneAgent(t *testing.T) {
+	addr, producer := newCluster(t, 1, "in", "out")
+	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
+	k := testSink(spec.DeliveryExactlyOnce)
+	var ms [2]*Manager
+	var members [2]*fakeMembers
+	for i := range ms {
+		members[i] = &fakeMembers{}
+		ms[i] = NewManager(Config{Warehouse: t.TempDir(), Members: members[i]})
+		defer ms[i].Close(context.Background())
+		if err := ms[i].ApplySink(context.Background(), k, conn, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ms[i].SinkStatus("s"); ok {
+			t.Fatalf("agent %d runs the sink before its group gave it the token", i)
+		}
+	}
+	token := sinkToken("s")
+	give := func(owner int) {
+		for i := range ms {
+			var owned []kafka.TopicPartition
+			if i == owner {
+				owned = []kafka.TopicPartition{token}
+			}
+			if err := members[i].group(t, "sink/s").onAssign(context.Background(), owned); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range ms {
+			if _, ok := ms[i].SinkStatus("s"); ok != (i == owner) {
+				t.Fatalf("agent %d runs the sink: %v, want %v", i, ok, i == owner)
+			}
+		}
+	}
+	give(0)
+	produce(t, producer, 0, 50, jsonID)
+	waitSink(t, ms[0], "50 records written", func(st spec.KafkaSinkStatus) bool { return st.Records >= 50 })
+	give(1)
+	produce(t, producer, 50, 100, jsonID)
+	waitSink(t, ms[1], "the rest written", func(st spec.KafkaSinkStatus) bool { return st.Records >= 50 })
+	seen := map[int]int{}
+	for _, id := range readCommitted(t, addr, "out") {
+		seen[id]++
+	}
+	for id := range 100 {
+		if seen[id] != 1 {
+			t.Errorf("record %d written %d times, want once", id, seen[id])
+		}
+	}
+	if err := ms[1].RemoveSink(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ms[1].SinkStatus("s"); ok || !members[1].groups["sink/s"].left {
+		t.Error("a removed sink still runs, or its group was not left")
 	}
 }

@@ -97,8 +97,11 @@ type Manager struct {
 	fanoutShares map[string]*share
 	// registries holds the schema registry clients, shared by all tables.
 	registries ingest.Registries
-	// sinks holds the running Kafka sinks by name (see kafka_sink_api.go).
-	sinks map[string]*kafkasink.Runner
+	// sinks holds the running Kafka sinks by name (see kafka_sink_api.go),
+	// and, in a cluster, sinkShares every sink applied, which runs on the
+	// agent its members group gives it (see kafka_sink_members.go).
+	sinks      map[string]*kafkasink.Runner
+	sinkShares map[string]*sinkShare
 }
 
 // running is one applied pipeline and its table loops, in spec order.
@@ -131,7 +134,7 @@ func NewManager(cfg Config) *Manager {
 		cfg.Memory = memory.New(math.MaxInt64)
 	}
 	return &Manager{cfg: cfg, log: log, pipelines: map[string]*running{}, fanouts: map[string]*fanout.Runner{},
-		fanoutShares: map[string]*share{}, sinks: map[string]*kafkasink.Runner{}}
+		fanoutShares: map[string]*share{}, sinks: map[string]*kafkasink.Runner{}, sinkShares: map[string]*sinkShare{}}
 }
 
 // Apply starts pipeline p, reading through conn, or updates it in place: an
@@ -525,7 +528,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		m.stopSinks()
+		m.stopSinks(ctx)
 		m.stopFanouts(ctx, "")
 		var all []*tableRunner
 		for _, r := range stopping {

@@ -170,6 +170,17 @@ func (s *Server) clusterFanoutStatus(name string, own spec.FanoutStatus) spec.Fa
 	return own
 }
 
+// peerSinkStatus returns the status of the named sink that another agent
+// of the cluster reports; ok is false when none does.
+func (s *Server) peerSinkStatus(name string) (spec.KafkaSinkStatus, bool) {
+	for _, r := range s.peers.get() {
+		if st, ok := r.KafkaSinks[name]; ok {
+			return st, true
+		}
+	}
+	return spec.KafkaSinkStatus{}, false
+}
+
 // stateRank orders states for a merge: a failure anywhere is the
 // object's, then running anywhere.
 func stateRank(state string) int {

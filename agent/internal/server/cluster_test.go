@@ -232,3 +232,26 @@ func TestClusterStoreLost(t *testing.T) {
 		t.Errorf("after the store came back: state %s, want RUNNING", got.Status.State)
 	}
 }
+
+// TestClusterSinkStatus: GET of a Kafka sink through an agent that does
+// not run it reports the status of the agent that does.
+func TestClusterSinkStatus(t *testing.T) {
+	agents := clusterAgents(t, 2)
+	agents[0].mustPut(t)
+	if _, err := agents[0].client.PutKafkaSink(t.Context(), kafkaSink("s", "local")); err != nil {
+		t.Fatal(err)
+	}
+	// Only the first agent's engine runs it, as the sink's members group
+	// would have it.
+	eventually(t, "the second agent applied the sink", func() bool { return agents[1].engine.count(agents[1].engine.sinkApplies, "s") == 1 })
+	if err := agents[1].engine.RemoveSink(t.Context(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the second agent reports the first agent's status of the sink", func() bool {
+		got, err := agents[1].client.GetKafkaSink(t.Context(), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.State == spec.StateRunning
+	})
+}

@@ -241,6 +241,11 @@ func (s *Server) sinkStatus(k *spec.KafkaSink) spec.KafkaSinkStatus {
 		st.LastError = s.secrets.String(st.LastError)
 		return st
 	}
+	// In a cluster one agent runs a sink: the one that reports it.
+	if st, ok := s.peerSinkStatus(k.Name); ok {
+		st.LastError = s.secrets.String(st.LastError)
+		return st
+	}
 	st := spec.KafkaSinkStatus{State: spec.StateStarting}
 	if msg, failed := s.sinkFailed.get(k.Name); failed {
 		st.State, st.LastError = spec.StateFailed, s.secrets.String(msg)
