@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -213,5 +214,58 @@ func TestClusterExactlyOnce(t *testing.T) {
 				t.Errorf("table %s: partition %d is read by %q, not a running agent", name, ps.Partition, ps.Agent)
 			}
 		}
+	}
+}
+
+// TestClusterZombie: an agent frozen (SIGSTOP) while it holds records it
+// read but had not committed loses its partitions to the other agent once
+// Kafka's session timeout passes; the other agent reads them again from the
+// table's log and commits them. Thawed (SIGCONT), the frozen agent must not
+// commit what it held: the table holds every record exactly once.
+func TestClusterZombie(t *testing.T) {
+	t.Parallel()
+	const first, second = 20_000, 10_000
+	c := newCluster(t)
+	zombie, other := c.join(), c.join()
+	topic := uniqueName("e2e-zombie")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0", "--partitions", "6")
+	ctx := context.Background()
+	api := other.client()
+	if _, err := api.PutConnection(ctx, &spec.Connection{Name: "kafka", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	// A long flush interval: what the agents read stays in their buffers.
+	if _, err := api.PutPipeline(ctx, &spec.Pipeline{Name: "zombie", Connection: "kafka", DestinationCatalog: "main", DestinationSchema: "e2e",
+		FlushInterval: "15s", Tables: []spec.Table{{DestinationTable: "zombie",
+			ConnectorOptions:   spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest}},
+			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Both agents own partitions before the records come.
+	other.waitFor("zombie", "partitions on both agents", time.Minute, func(p *spec.PipelineResponse) bool {
+		agents := map[string]bool{}
+		for _, ps := range p.Status.Tables[0].Partitions {
+			agents[ps.Agent] = true
+		}
+		return len(agents) == 2
+	})
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", fmt.Sprint(first), "--partitions", "6")
+	time.Sleep(3 * time.Second) // read, not committed
+	if err := zombie.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("agent0 frozen")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", fmt.Sprint(second), "--partitions", "6")
+	st := other.waitAtLeast("zombie", 0, first+second, 2*time.Minute)
+	t.Logf("the other agent committed every record: %d rows, version %d", st.Rows, st.Version)
+	if err := zombie.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("agent0 thawed")
+	time.Sleep(20 * time.Second) // past the zombie's flush interval
+	st = other.waitAtLeast("zombie", 0, first+second, time.Minute)
+	checkTable(t, st.Location, "--count", fmt.Sprint(first+second), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent")
+	if log := zombie.log(); !strings.Contains(log, "giving up every partition, another agent may own them now") {
+		t.Errorf("the thawed agent did not give its partitions up; its log:\n%s", log)
 	}
 }
