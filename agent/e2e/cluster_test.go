@@ -139,11 +139,12 @@ func TestClusterSharesState(t *testing.T) {
 }
 
 // TestClusterExactlyOnce: three agents of a cluster run one pipeline of
-// two tables over a topic of 12 partitions while 300,000 records are
+// two tables and a fanout schema over a topic of 12 partitions while
+// 300,000 records are
 // produced and the cluster changes under it: an agent is killed with
 // SIGKILL, a fourth joins, one stops gracefully, the killed one starts
-// again, and every agent is restarted in turn. Afterwards both tables hold
-// every (partition, offset) exactly once, as delta-rs, DuckDB and pyarrow
+// again, and every agent is restarted in turn. Afterwards the three tables
+// hold every (partition, offset) exactly once, as delta-rs, DuckDB and pyarrow
 // read them, no file is left uncommitted once the grace has passed, and
 // every partition is read by one of the running agents.
 func TestClusterExactlyOnce(t *testing.T) {
@@ -174,6 +175,13 @@ func TestClusterExactlyOnce(t *testing.T) {
 	if _, err := api.PutPipeline(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	// And a fanout schema of the same topic, routing every record to one
+	// table of its destination schema.
+	if _, err := api.PutFanoutSchema(ctx, &spec.FanoutSchema{Name: "cluster-fanout", Pipeline: "cluster", DestinationCatalog: "main",
+		DestinationSchema: "e2e_fanout", ConnectorOptions: spec.ConnectorOptions{KafkaOptions: source},
+		FanoutOptions: spec.FanoutOptions{FanoutBy: "'routed'"}, TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"}}); err != nil {
+		t.Fatal(err)
+	}
 
 	cmd := exec.Command(env.python, filepath.Join("testdata", "produce.py"), "--bootstrap", env.bootstrap, "--topic", topic,
 		"--count", fmt.Sprint(total), "--partitions", "12", "--rate", "12000")
@@ -201,6 +209,8 @@ func TestClusterExactlyOnce(t *testing.T) {
 		t.Fatalf("produce.py: %v\n%s", err, out)
 	}
 
+	f := a2.waitFanoutRows("cluster-fanout", map[string]int64{"routed": total}, 3*time.Minute)
+	checkTable(t, f.Status.Tables[0].Location, "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent")
 	live := map[string]bool{"agent0": true, "agent2": true, "agent3": true}
 	for i, name := range []string{"events", "raw"} {
 		st := a2.waitAtLeast("cluster", i, total, 3*time.Minute)
