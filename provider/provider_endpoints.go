@@ -89,7 +89,11 @@ func (s endpointSetting) check(diags *diag.Diagnostics) bool {
 			detail += ". endpoints lists the URLs of the agents of one cluster, tried in order, e.g. " +
 				"[\"https://agent-1:8470\", \"https://agent-2:8470\"]."
 		}
-		diags.AddAttributeError(at, "Invalid agent endpoint", detail)
+		summary := "Invalid provider attribute " + at.String()
+		if s.env != "" {
+			summary = "Invalid environment variable " + s.env
+		}
+		diags.AddAttributeError(at, summary, detail)
 	}
 	return len(problems) == 0
 }
@@ -98,7 +102,7 @@ func (s endpointSetting) check(diags *diag.Diagnostics) bool {
 // are known: not both set, and every URL valid.
 func validateEndpoints(cfg *tributaryProviderModel, diags *diag.Diagnostics) {
 	if !cfg.Endpoint.IsNull() && !cfg.Endpoints.IsNull() {
-		diags.AddAttributeError(path.Root("endpoints"), "Conflicting endpoint attributes",
+		diags.AddAttributeError(path.Root("endpoints"), "Invalid provider attribute endpoints",
 			"endpoint and endpoints are both set: set endpoint to one agent or to a load balancer in front of the agents, "+
 				"or endpoints to the agents of a cluster (tried in order), not both.")
 	}

@@ -132,19 +132,19 @@ func TestProviderEndpointsInvalid(t *testing.T) {
 		list     types.List
 		want     []string
 	}{
-		{"empty list", types.StringNull(), endpointsList(), []string{"endpoints: Invalid agent endpoint: no agent endpoint given"}},
+		{"empty list", types.StringNull(), endpointsList(), []string{"endpoints: Invalid provider attribute endpoints: no agent endpoint given"}},
 		{"bad elements", types.StringNull(), endpointsList("http://a:1", "a:1", "http://b?x", "http://a:1/"), []string{
-			`endpoints[1]: Invalid agent endpoint: agent endpoint "a:1" is not an http:// or https:// URL`,
-			`endpoints[2]: Invalid agent endpoint: agent endpoint "http://b?x" has a query`,
-			`endpoints[3]: Invalid agent endpoint: agent endpoint "http://a:1/" is listed twice (also at index 0)`,
+			`endpoints[1]: Invalid provider attribute endpoints[1]: agent endpoint "a:1" is not an http:// or https:// URL`,
+			`endpoints[2]: Invalid provider attribute endpoints[2]: agent endpoint "http://b?x" has a query`,
+			`endpoints[3]: Invalid provider attribute endpoints[3]: agent endpoint "http://a:1/" is listed twice (also at index 0)`,
 		}},
 		{"both", types.StringValue("ftp://x"), endpointsList("http://a:1", "b"), []string{
-			"endpoints: Conflicting endpoint attributes: endpoint and endpoints are both set",
-			`endpoint: Invalid agent endpoint: agent endpoint "ftp://x" is not an http:// or https:// URL`,
-			`endpoints[1]: Invalid agent endpoint: agent endpoint "b" is not`,
+			"endpoints: Invalid provider attribute endpoints: endpoint and endpoints are both set",
+			`endpoint: Invalid provider attribute endpoint: agent endpoint "ftp://x" is not an http:// or https:// URL`,
+			`endpoints[1]: Invalid provider attribute endpoints[1]: agent endpoint "b" is not`,
 		}},
 		{"bad endpoint", types.StringValue("127.0.0.1:8470"), types.ListNull(types.StringType), []string{
-			`endpoint: Invalid agent endpoint: agent endpoint "127.0.0.1:8470" is not an http:// or https:// URL`,
+			`endpoint: Invalid provider attribute endpoint: agent endpoint "127.0.0.1:8470" is not an http:// or https:// URL`,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
