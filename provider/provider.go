@@ -94,7 +94,7 @@ func (p *tributaryProvider) Schema(_ context.Context, _ provider.SchemaRequest, 
 					"answers 502, 503 or 504; a create, or the start of a triggered run, goes on only when it never reached " +
 					"the agent, since that agent may have acted on it. `token` and the TLS settings apply to every agent. " +
 					"Conflicts with `endpoint`. When neither is set, defaults to the environment variable `" + EnvEndpoints +
-					"` (comma-separated).",
+					"` (comma-separated), which may not be set with `" + EnvEndpoint + "`.",
 				ElementType: types.StringType,
 				Optional:    true,
 			},
