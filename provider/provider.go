@@ -127,14 +127,17 @@ func (p *tributaryProvider) Schema(_ context.Context, _ provider.SchemaRequest, 
 
 // providerData is handed to resources and data sources by Configure.
 // client is nil when the configuration is not known yet (plan with unknown
-// endpoint or token); those that need the agent then say so.
+// endpoint, endpoints or token); those that need the agent then say so.
 type providerData struct {
 	client *client.Client
 }
 
 // Configure implements provider.Provider. Unknown values are not an error:
 // they happen when the endpoint comes from another resource, and only the
-// operations that call the agent need a client.
+// operations that call the agent need a client. The endpoints are those of
+// the endpoint or endpoints attribute, else of the environment (see
+// resolveEndpoints), checked again here since the environment's are not
+// checked before.
 func (p *tributaryProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	var cfg tributaryProviderModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
