@@ -102,8 +102,9 @@ func configureProvider(t *testing.T, cfg tributaryProviderModel) (*client.Client
 // TestProviderClientCertificate points the provider at an https agent (an
 // httptest server) that requires a client certificate signed by the test
 // CA: with client_certificate and client_key, or their environment
-// variables, it gets through; without, the TLS handshake fails; and
-// incomplete or mismatched pairs are refused on their attributes.
+// variables, it gets through, also as the second of endpoints; without,
+// the TLS handshake fails; and incomplete or mismatched pairs are refused
+// on their attributes.
 func TestProviderClientCertificate(t *testing.T) {
 	cert := readTestCerts(t)
 	clientCAs := x509.NewCertPool()
@@ -144,6 +145,15 @@ func TestProviderClientCertificate(t *testing.T) {
 		cfg.ClientCertificate, cfg.ClientKey = types.StringValue(cert("client.pem")), types.StringValue(cert("client-key.pem"))
 		if err := call(t, cfg); err != nil {
 			t.Errorf("calling the agent with a client certificate: %v", err)
+		}
+	})
+	t.Run("every endpoint", func(t *testing.T) {
+		cfg := base
+		cfg.ClientCertificate, cfg.ClientKey = types.StringValue(cert("client.pem")), types.StringValue(cert("client-key.pem"))
+		cfg.Endpoint = types.StringNull()
+		cfg.Endpoints = endpointsList(strings.Replace(refusedURL(t), "http:", "https:", 1), srv.URL)
+		if err := call(t, cfg); err != nil {
+			t.Errorf("calling the second of two agents with a client certificate: %v", err)
 		}
 	})
 	t.Run("environment", func(t *testing.T) {
