@@ -1,7 +1,7 @@
 // Package provider is the Terraform provider for Tributary. It manages the
 // connections and pipelines of one tributary-agent, or of the agents of a
-// cluster, through agent/client, and
-// validates configurations at plan time with the rules of agent/spec.
+// cluster, through agent/client, and validates configurations at plan time
+// with the rules of agent/spec.
 package provider
 
 import (
