@@ -97,19 +97,24 @@ func agentBinary() (string, error) {
 // configuration of the clients that reach an agent serving HTTPS (nil for
 // plain HTTP).
 func startTestAgent(clientTLS *tls.Config, extra ...string) (*testAgent, error) {
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	return startAgentWithToken(hex.EncodeToString(secret), clientTLS, extra...)
+}
+
+// startAgentWithToken is startTestAgent with the given token, which the
+// agents of one cluster share.
+func startAgentWithToken(token string, clientTLS *tls.Config, extra ...string) (*testAgent, error) {
 	dir, err := os.MkdirTemp("", "tributary-acc-")
 	if err != nil {
 		return nil, err
 	}
-	a := &testAgent{dir: dir, exited: make(chan struct{})}
+	a := &testAgent{dir: dir, exited: make(chan struct{}), Token: token}
 	bin, err := agentBinary()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	secret := make([]byte, 16)
-	_, _ = rand.Read(secret)
-	a.Token = hex.EncodeToString(secret)
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(a.Token+"\n"), 0o600); err != nil {
 		return nil, err

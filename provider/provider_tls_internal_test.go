@@ -59,24 +59,39 @@ func readTestCerts(t *testing.T) func(name string) string {
 	}
 }
 
-// configureProvider runs the provider's Configure with cfg and returns the
-// agent client and the diagnostics' summaries.
-func configureProvider(t *testing.T, cfg tributaryProviderModel) (*client.Client, []string) {
+// providerConfig is cfg as the provider gets it from Terraform; an unset
+// endpoints is null.
+func providerConfig(t *testing.T, cfg tributaryProviderModel) tfsdk.Config {
 	t.Helper()
 	ctx := context.Background()
-	p := &tributaryProvider{}
+	if cfg.Endpoints.ElementType(ctx) == nil {
+		cfg.Endpoints = types.ListNull(types.StringType)
+	}
 	var sresp provider.SchemaResponse
-	p.Schema(ctx, provider.SchemaRequest{}, &sresp)
+	(&tributaryProvider{}).Schema(ctx, provider.SchemaRequest{}, &sresp)
 	raw := tfsdk.State{Schema: sresp.Schema, Raw: tftypes.NewValue(sresp.Schema.Type().TerraformType(ctx), nil)}
 	if d := raw.Set(ctx, cfg); d.HasError() {
 		t.Fatal(d)
 	}
-	var resp provider.ConfigureResponse
-	p.Configure(ctx, provider.ConfigureRequest{Config: tfsdk.Config{Schema: sresp.Schema, Raw: raw.Raw}}, &resp)
+	return tfsdk.Config{Schema: sresp.Schema, Raw: raw.Raw}
+}
+
+// errorsOf returns the summary and detail of each error of diags.
+func errorsOf(diags diag.Diagnostics) []string {
 	var problems []string
-	for _, d := range resp.Diagnostics.Errors() {
+	for _, d := range diags.Errors() {
 		problems = append(problems, d.Summary()+": "+d.Detail())
 	}
+	return problems
+}
+
+// configureProvider runs the provider's Configure with cfg and returns the
+// agent client and the diagnostics' summaries.
+func configureProvider(t *testing.T, cfg tributaryProviderModel) (*client.Client, []string) {
+	t.Helper()
+	var resp provider.ConfigureResponse
+	(&tributaryProvider{}).Configure(context.Background(), provider.ConfigureRequest{Config: providerConfig(t, cfg)}, &resp)
+	problems := errorsOf(resp.Diagnostics)
 	data, _ := resp.ResourceData.(*providerData)
 	if data == nil {
 		return nil, problems
@@ -87,8 +102,9 @@ func configureProvider(t *testing.T, cfg tributaryProviderModel) (*client.Client
 // TestProviderClientCertificate points the provider at an https agent (an
 // httptest server) that requires a client certificate signed by the test
 // CA: with client_certificate and client_key, or their environment
-// variables, it gets through; without, the TLS handshake fails; and
-// incomplete or mismatched pairs are refused on their attributes.
+// variables, it gets through, also as the second of endpoints; without,
+// the TLS handshake fails; and incomplete or mismatched pairs are refused
+// on their attributes.
 func TestProviderClientCertificate(t *testing.T) {
 	cert := readTestCerts(t)
 	clientCAs := x509.NewCertPool()
@@ -129,6 +145,15 @@ func TestProviderClientCertificate(t *testing.T) {
 		cfg.ClientCertificate, cfg.ClientKey = types.StringValue(cert("client.pem")), types.StringValue(cert("client-key.pem"))
 		if err := call(t, cfg); err != nil {
 			t.Errorf("calling the agent with a client certificate: %v", err)
+		}
+	})
+	t.Run("every endpoint", func(t *testing.T) {
+		cfg := base
+		cfg.ClientCertificate, cfg.ClientKey = types.StringValue(cert("client.pem")), types.StringValue(cert("client-key.pem"))
+		cfg.Endpoint = types.StringNull()
+		cfg.Endpoints = endpointsList(strings.Replace(refusedURL(t), "http:", "https:", 1), srv.URL)
+		if err := call(t, cfg); err != nil {
+			t.Errorf("calling the second of two agents with a client certificate: %v", err)
 		}
 	})
 	t.Run("environment", func(t *testing.T) {

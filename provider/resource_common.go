@@ -53,7 +53,7 @@ func (a *agentAccess) client(diags *diag.Diagnostics) *client.Client {
 	c := a.configured()
 	if c == nil {
 		diags.AddError("Provider not configured",
-			"The tributary provider's endpoint or token was unknown when it was configured, so it cannot "+
+			"The tributary provider's endpoint, endpoints or token was unknown when it was configured, so it cannot "+
 				"reach the agent yet. Apply the resources they depend on first (terraform apply -target=...).")
 	}
 	return c

@@ -1,7 +1,10 @@
 // Package client is the agent API client, and the only way the Terraform
-// provider talks to an agent. Requests are retried with backoff on
-// connection errors and 5xx responses (go-retryablehttp), except dry runs;
-// 4xx responses are returned at once as an [*APIError].
+// provider talks to an agent, or to the agents of a cluster (any of which
+// answers every request). Requests are retried with backoff on connection
+// errors and 5xx responses (go-retryablehttp), except dry runs; 4xx
+// responses are returned at once as an [*APIError]. Given several agents,
+// each attempt fails over from one that cannot be reached, or answers 502,
+// 503 or 504, to the next (see [NewCluster]).
 package client
 
 import (
@@ -57,9 +60,9 @@ func (e *APIError) Unwrap() error {
 	return nil
 }
 
-// createAttempt is the context key that marks, for the retry policy, a
-// request the agent must not get twice: a create (one with If-None-Match:
-// *) or the start of a run.
+// createAttempt is the context key that marks, for the retry policy and
+// the failover to another agent, a request the agents must not get twice:
+// a create (one with If-None-Match: *) or the start of a run.
 type createAttempt struct{}
 
 // neverSent reports whether err, the error of an attempt without an
@@ -79,12 +82,13 @@ const DefaultTimeout = 60 * time.Second
 // HTML error page, say) an [*APIError] quotes.
 const maxErrorBody = 512
 
-// Client talks to one agent. It is safe for concurrent use.
+// Client talks to one agent, or to the agents of a cluster. It is safe for
+// concurrent use.
 type Client struct {
-	base    *url.URL
-	token   string
-	http    *retryablehttp.Client
-	timeout time.Duration
+	endpoints []*url.URL
+	token     string
+	http      *retryablehttp.Client
+	timeout   time.Duration
 }
 
 // Option configures a Client.
@@ -96,10 +100,10 @@ func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) { c.http.HTTPClient = h }
 }
 
-// Timeout bounds each attempt of a request, from sending it to reading the
-// whole answer, overriding DefaultTimeout; the context's deadline, when
-// sooner, still applies. An attempt that times out is retried like a
-// connection error.
+// Timeout bounds each attempt of a request on each endpoint, from sending
+// it to reading the whole answer, overriding DefaultTimeout; the context's
+// deadline, when sooner, still applies. An attempt that times out is
+// retried like a connection error.
 func Timeout(d time.Duration) Option {
 	return func(c *Client) { c.timeout = d }
 }
@@ -110,12 +114,35 @@ func RetryMax(n int) Option {
 	return func(c *Client) { c.http.RetryMax = n }
 }
 
-// New returns a client for the agent at endpoint ("http://127.0.0.1:8470")
-// that sends token as a bearer token; an empty token sends none.
+// New returns a client for the agent at endpoint ("http://127.0.0.1:8470"),
+// or a load balancer in front of agents, that sends token as a bearer
+// token; an empty token sends none.
 func New(endpoint, token string, opts ...Option) (*Client, error) {
-	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("agent endpoint %q is not an http:// or https:// URL", endpoint)
+	return NewCluster([]string{endpoint}, token, opts...)
+}
+
+// NewCluster returns a client for the agents at endpoints, the agents of a
+// cluster (see [ParseEndpoints] for what an endpoint may be), with the
+// options, token and TLS settings of [New] for every one of them.
+//
+// Each attempt of a request goes to the endpoint that answered last (the
+// first one at first), and on to the next in the list's order, round the
+// list, while an endpoint cannot be reached (connection refused, DNS
+// failure, no connection within the timeout) or answers 502, 503 or 504.
+// A request that may reach the agents twice (GET, PUT, DELETE, a dry run)
+// also goes on after a timeout or a connection lost mid-request, since
+// sending it again changes nothing; a create ([CreateOnly]) or the start
+// of a run ([Client.StartRun]) goes on only when it never reached the
+// endpoint, as the agent may have acted on it. When every endpoint failed,
+// the attempt is retried as for a single agent.
+func NewCluster(endpoints []string, token string, opts ...Option) (*Client, error) {
+	urls, problems := ParseEndpoints(endpoints)
+	if len(problems) > 0 {
+		errs := make([]error, len(problems))
+		for i, p := range problems {
+			errs[i] = p
+		}
+		return nil, errors.Join(errs...)
 	}
 	rc := retryablehttp.NewClient()
 	rc.Logger = nil
@@ -135,19 +162,25 @@ func New(endpoint, token string, opts ...Option) (*Client, error) {
 		}
 		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 	}
-	c := &Client{base: u, token: token, http: rc, timeout: DefaultTimeout}
+	c := &Client{endpoints: urls, token: token, http: rc, timeout: DefaultTimeout}
 	for _, o := range opts {
 		o(c)
 	}
 	if c.timeout <= 0 {
 		return nil, fmt.Errorf("client timeout %v must be positive", c.timeout)
 	}
-	// A copy, so that a caller's *http.Client keeps its own timeout.
+	// A copy, so that a caller's *http.Client keeps its own transport and
+	// timeout; the failover bounds each endpoint's attempt instead.
 	var hc http.Client
 	if c.http.HTTPClient != nil {
 		hc = *c.http.HTTPClient
 	}
-	hc.Timeout = c.timeout
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	hc.Transport = &failover{endpoints: urls, next: next, timeout: c.timeout}
+	hc.Timeout = 0
 	c.http.HTTPClient = &hc
 	return c, nil
 }
@@ -274,7 +307,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		}
 		body = bytes.NewReader(b)
 	}
-	u := c.base.String() + path
+	u := c.endpoints[0].String() + path
 	create := isCreate(ctx, method)
 	if create {
 		ctx = context.WithValue(ctx, createAttempt{}, true)
@@ -296,12 +329,18 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	resp, err := c.http.Do(req)
 	var netErr net.Error
 	if err != nil && ctx.Err() == nil && errors.As(err, &netErr) && netErr.Timeout() {
-		return fmt.Errorf("%s %s: no answer within %v (the client's timeout); is the agent overloaded or the network slow? %w", method, u, c.timeout, err)
+		return fmt.Errorf("%s %s: no answer within %v (the client's timeout); is the agent overloaded or the network slow? %w", method, c.where(path), c.timeout, err)
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: is the agent running and the endpoint right? %w", method, u, err)
+		if len(c.endpoints) > 1 {
+			return fmt.Errorf("%s %s: are the agents running and the endpoints right? %w", method, c.where(path), err)
+		}
+		return fmt.Errorf("%s %s: is the agent running and the endpoint right? %w", method, c.where(path), err)
 	}
 	defer resp.Body.Close()
+	if resp.Request != nil && resp.Request.URL != nil {
+		u = resp.Request.URL.String() // the endpoint that answered
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	if err != nil {
 		return fmt.Errorf("read answer of %s %s: %w", method, u, err)
@@ -323,6 +362,19 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("decode answer of %s %s (%s): %w", method, u, bodyStart(resp.Header, data), err)
 	}
 	return nil
+}
+
+// where names the request of path for an error: its URL, or the URLs of
+// every endpoint.
+func (c *Client) where(path string) string {
+	if len(c.endpoints) == 1 {
+		return c.endpoints[0].String() + path
+	}
+	urls := make([]string, len(c.endpoints))
+	for i, e := range c.endpoints {
+		urls[i] = e.String()
+	}
+	return path + " on " + strings.Join(urls, ", ")
 }
 
 // bodyStart describes an answer that is not what the agent sends: its
