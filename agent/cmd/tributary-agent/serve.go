@@ -171,8 +171,8 @@ func checkRoot(root string) error {
 		return nil
 	}
 	u, _ := url.Parse(root) // LocalPath has parsed it
-	switch {
-	case u.Scheme == "s3" || u.Scheme == "gs" || u.Scheme == "azblob" || u.Scheme == "abfss":
+	switch u.Scheme {
+	case "s3", "gs", "azblob", "abfss":
 		if u.Host == "" {
 			return fmt.Errorf("%q names no bucket: %s://<bucket>/<prefix>", root, u.Scheme)
 		}

@@ -60,7 +60,7 @@ func (m *Manager) applySharedSink(ctx context.Context, k *spec.KafkaSink, conn *
 		m.stopSharedSink(ctx, k.Name, old)
 	}
 	sh := &sinkShare{k: *k, conn: *conn, regs: regs}
-	sh.reassign = func(map[kafka.TopicPartition]bool) { m.reassignSink(sh) }
+	sh.reassign = func(map[kafka.TopicPartition]bool) { m.reassignSink(ctx, sh) }
 	token := []kafka.TopicPartition{sinkToken(k.Name)}
 	sh.mu.Lock()
 	// The membership outlives the call that applied the sink: leave ends
@@ -84,15 +84,16 @@ func (m *Manager) applySharedSink(ctx context.Context, k *spec.KafkaSink, conn *
 }
 
 // reassignSink starts sh's sink when the agent got its token, and stops
-// it when the agent lost it; sh.mu is held.
-func (m *Manager) reassignSink(sh *sinkShare) {
+// it when the agent lost it; sh.mu is held. The sink outlives ctx, the
+// apply's: it runs until it loses the token or is removed.
+func (m *Manager) reassignSink(ctx context.Context, sh *sinkShare) {
 	name := sh.k.Name
 	m.mu.Lock()
 	r := m.sinks[name]
 	m.mu.Unlock()
 	switch owned := len(sh.owned) > 0; {
 	case owned && r == nil:
-		r, err := kafkasink.Start(context.Background(), &sh.k, &sh.conn, sh.regs, m.sinkDeps())
+		r, err := kafkasink.Start(context.WithoutCancel(ctx), &sh.k, &sh.conn, sh.regs, m.sinkDeps())
 		if err != nil {
 			sh.err.Store(&err)
 			m.log.Error("kafka sink did not start", "kafka_sink", name, "err", err)
