@@ -183,15 +183,8 @@ func TestClusterExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(env.python, filepath.Join("testdata", "produce.py"), "--bootstrap", env.bootstrap, "--topic", topic,
+	produced := startPython(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic,
 		"--count", fmt.Sprint(total), "--partitions", "12", "--rate", "12000")
-	out := &outputBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	produced := make(chan error, 1)
-	go func() { produced <- cmd.Wait() }()
 	step := func(what string, do func()) {
 		time.Sleep(3 * time.Second)
 		do()
@@ -205,9 +198,7 @@ func TestClusterExactlyOnce(t *testing.T) {
 	for _, a := range []*agent{a0, a2, c.agents[3]} {
 		step("an agent restarted", func() { a.stop(); a.start() })
 	}
-	if err := <-produced; err != nil {
-		t.Fatalf("produce.py: %v\n%s", err, out)
-	}
+	produced()
 
 	f := a2.waitFanoutRows("cluster-fanout", map[string]int64{"routed": total}, 3*time.Minute)
 	checkTable(t, f.Status.Tables[0].Location, "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent")

@@ -125,6 +125,21 @@ func crashTest(t *testing.T, warehouse string, flags, producer []string, expect 
 // test, with the script's output, if the script fails.
 func (a *agent) produceWhileKilling(t *testing.T, kills int, pause, spread time.Duration, script string, args ...string) {
 	t.Helper()
+	wait := startPython(t, script, args...)
+	for i := range kills {
+		time.Sleep(pause + rand.N(spread))
+		a.kill()
+		t.Logf("kill %d: agent killed", i+1)
+		a.start()
+	}
+	wait()
+}
+
+// startPython starts the Python script of testdata with args and returns
+// a function that waits for it to exit, failing the test, with the
+// script's output, if it fails.
+func startPython(t *testing.T, script string, args ...string) (wait func()) {
+	t.Helper()
 	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", script)}, args...)...)
 	out := &outputBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -133,13 +148,10 @@ func (a *agent) produceWhileKilling(t *testing.T, kills int, pause, spread time.
 	}
 	produced := make(chan error, 1)
 	go func() { produced <- cmd.Wait() }()
-	for i := range kills {
-		time.Sleep(pause + rand.N(spread))
-		a.kill()
-		t.Logf("kill %d: agent killed", i+1)
-		a.start()
-	}
-	if err := <-produced; err != nil {
-		t.Fatalf("%s: %v\n%s", script, err, out)
+	return func() {
+		t.Helper()
+		if err := <-produced; err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
 	}
 }

@@ -94,10 +94,7 @@ func (s *Server) ownReport() agentReport {
 	fanouts, _ := s.store.FanoutSchemas.List()
 	for _, f := range fanouts {
 		if st, ok := s.engine.FanoutStatus(f.Name); ok {
-			for i := range st.Tables {
-				st.Tables[i].Partitions = s.markPartitions(st.Tables[i].Partitions)
-			}
-			st.Partitions = s.markPartitions(st.Partitions)
+			st = s.markFanout(st)
 			st.LastError = s.secrets.String(st.LastError)
 			st.Tables = s.redactTables(st.Tables)
 			r.FanoutSchemas[f.Name] = st
@@ -115,9 +112,20 @@ func (s *Server) ownReport() agentReport {
 
 // markAgent returns st with its partitions marked as this agent's.
 func (s *Server) markAgent(st spec.PipelineStatus) spec.PipelineStatus {
+	st.Tables = slices.Clone(st.Tables)
 	for i := range st.Tables {
 		st.Tables[i].Partitions = s.markPartitions(st.Tables[i].Partitions)
 	}
+	return st
+}
+
+// markFanout returns st with its partitions marked as this agent's.
+func (s *Server) markFanout(st spec.FanoutStatus) spec.FanoutStatus {
+	st.Tables = slices.Clone(st.Tables)
+	for i := range st.Tables {
+		st.Tables[i].Partitions = s.markPartitions(st.Tables[i].Partitions)
+	}
+	st.Partitions = s.markPartitions(st.Partitions)
 	return st
 }
 
@@ -136,12 +144,8 @@ func (s *Server) markPartitions(ps []spec.PartitionStatus) []spec.PartitionStatu
 // clusterPipelineStatus merges own, this agent's status of the named
 // pipeline, with the other agents' reports.
 func (s *Server) clusterPipelineStatus(name string, own spec.PipelineStatus) spec.PipelineStatus {
-	peers := s.peers.get()
-	if len(peers) == 0 {
-		return own
-	}
 	own = s.markAgent(own)
-	for _, r := range peers {
+	for _, r := range s.peers.get() {
 		if st, ok := r.Pipelines[name]; ok {
 			own.Tables = mergeTables(own.Tables, st.Tables)
 			own.State = mergeState(own.State, st.State)
@@ -152,11 +156,8 @@ func (s *Server) clusterPipelineStatus(name string, own spec.PipelineStatus) spe
 
 // clusterFanoutStatus is clusterPipelineStatus for a fanout schema.
 func (s *Server) clusterFanoutStatus(name string, own spec.FanoutStatus) spec.FanoutStatus {
-	peers := s.peers.get()
-	if len(peers) == 0 {
-		return own
-	}
-	for _, r := range peers {
+	own = s.markFanout(own)
+	for _, r := range s.peers.get() {
 		st, ok := r.FanoutSchemas[name]
 		if !ok {
 			continue
