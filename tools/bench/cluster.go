@@ -115,16 +115,23 @@ func clusterIngest(ctx context.Context, agentBin, bootstrap string, w load, r ag
 	for _, a := range agents {
 		res.PeakRSSMB += peakRSS(a.cmd.Process.Pid)
 	}
-	// Which agent read which partition is in the status the agents
-	// exchange, a round after they read it.
-	time.Sleep(3 * clusterSyncEvery)
-	if tables, err = clusterTables(ctx, agents); err != nil {
-		return result{}, err
-	}
-	res.Readers = map[string]int{}
-	for _, t := range tables {
-		for _, p := range t.Partitions {
-			res.Readers[cmp.Or(p.Agent, "unknown")]++
+	// Which agent reads which partition is in the status the agents
+	// exchange, a round or two after a partition moved, and the new owner
+	// lists it once it resumed it from the log.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(clusterPoll) {
+		if tables, err = clusterTables(ctx, agents); err != nil {
+			return result{}, err
+		}
+		res.Readers = map[string]int{}
+		listed := 0
+		for _, t := range tables {
+			for _, p := range t.Partitions {
+				res.Readers[p.Agent]++
+			}
+			listed += len(t.Partitions)
+		}
+		if listed == len(w.topics)*w.partitions || time.Now().After(deadline) {
+			break
 		}
 	}
 	log.Printf("%s: partitions read at the end, by agent: %v", r.name, res.Readers)
@@ -132,7 +139,10 @@ func clusterIngest(ctx context.Context, agentBin, bootstrap string, w load, r ag
 }
 
 // clusterTables asks every agent for the pipeline's status and returns,
-// for each table, the status of the newest version any of them reports.
+// for each table, the status of the newest version any of them reports,
+// each partition named by its agent: the agent that answered for a
+// partition it does not name (an agent marks its own partitions only when
+// it has peers to merge with).
 func clusterTables(ctx context.Context, agents []*benchAgent) ([]spec.TableStatus, error) {
 	var newest []spec.TableStatus
 	for i, a := range agents {
@@ -141,6 +151,9 @@ func clusterTables(ctx context.Context, agents []*benchAgent) ([]spec.TableStatu
 			return nil, fmt.Errorf("agent%d: %w", i, err)
 		}
 		for _, t := range resp.Status.Tables {
+			for k := range t.Partitions {
+				t.Partitions[k].Agent = cmp.Or(t.Partitions[k].Agent, fmt.Sprintf("agent%d", i))
+			}
 			j := slices.IndexFunc(newest, func(n spec.TableStatus) bool { return n.DestinationTable == t.DestinationTable })
 			switch {
 			case j < 0:
