@@ -56,7 +56,7 @@ func clusterIngest(ctx context.Context, agentBin, bootstrap string, w load, r ag
 	if err != nil {
 		return result{}, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	// Every agent of a cluster needs the same secrets key.
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)

@@ -46,9 +46,9 @@
 // commits/s one table on the -s3-root server takes from 1, 2, 4 and 8
 // writers (BenchmarkConcurrentWriters in agent/internal/table), and how
 // long partitions go without an owner when an agent of three is killed or
-// leaves (BenchmarkRebalancePause in agent/internal/membership). It prints a table
-// and writes the figures as JSON to .bench/results.json, each with where it
-// was measured: the broker (-broker, as tools/kafka.sh reports it), the CPUs
+// leaves (BenchmarkRebalancePause in agent/internal/membership). It prints
+// a table and writes the figures as JSON to .bench/results.json (those of
+// go test under "benchmarks"), each with where it was measured: the broker (-broker, as tools/kafka.sh reports it), the CPUs
 // of the machine and the Go version of the harness.
 package main
 
