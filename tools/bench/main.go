@@ -141,7 +141,8 @@ func (e environment) String() string {
 type options struct {
 	bootstrap, broker, agentBin, out string
 	// s3Root, if set, is an object store root (with its driver options)
-	// the JSON run of the 100-byte records also writes to.
+	// the JSON run of the 100-byte records, the clusters and the go test
+	// benchmark of one table's commit rate also write to.
 	s3Root string
 	// registry, if its URL is set, is the schema registry the Avro and
 	// Protobuf runs register their schemas in and the agent reads them
@@ -212,7 +213,8 @@ func main() {
 		fanoutTables))
 	flag.StringVar(&o.agentBin, "agent", ".tools/bin/tributary-agent", "agent binary")
 	flag.StringVar(&o.s3Root, "s3-root", "", "an object store `root` (s3://bucket?endpoint=...&use_path_style=true&region=...) "+
-		"the JSON run of the 100-byte records also writes to; \"\" skips that run")
+		"the JSON run of the 100-byte records, the clusters and BenchmarkConcurrentWriters also write to "+
+		"(the server's keys from $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY); \"\" skips those runs")
 	flag.StringVar(&o.registry.URL, "registry-url", os.Getenv("SCHEMA_REGISTRY_URL"),
 		"a Confluent-compatible schema registry the Avro and Protobuf runs of the 100-byte records register their schemas in; \"\" skips those runs")
 	flag.StringVar(&o.registry.APIKey, "registry-key", os.Getenv("SCHEMA_REGISTRY_KEY"), "the registry's API key (basic auth)")
