@@ -11,7 +11,11 @@
 //   - the agent ingesting it as JSON without a schema, into a VARIANT
 //     column,
 //   - with -s3-root, the agent ingesting it with the JSON schema into a
-//     table on an object store (make bench starts an S3-compatible server);
+//     table on an object store (make bench starts an S3-compatible server),
+//   - with -s3-root, clusters of agents (-cluster-agents, one and two by
+//     default) on the same machine ingesting it likewise through a
+//     continuous pipeline, its partitions shared through Kafka's group
+//     protocol, until the table's log holds every record;
 //
 // with -registry-url (make bench starts a schema registry), produces the
 // same records in Avro and in Protobuf, each to a topic of its own, framed
@@ -36,9 +40,15 @@
 // fanout_by `cast(value AS STRING):event_type::string`, each value as a
 // VARIANT) to 50 tables of one triggered pipeline. Each run reads from
 // the earliest offset until the last offset is committed, as records/s,
-// bytes/s of record values and, for the agent, peak RSS. It prints a table
-// and writes the figures as JSON to .bench/results.json, each with where it
-// was measured: the broker (-broker, as tools/kafka.sh reports it), the CPUs
+// bytes/s of record values and, for the agent, peak RSS (summed over the
+// agents of a cluster). Then it runs two benchmarks of the repository with
+// go test, from the repository's root, and reports what they measure: the
+// commits/s one table on the -s3-root server takes from 1, 2, 4 and 8
+// writers (BenchmarkConcurrentWriters in agent/internal/table), and how
+// long partitions go without an owner when an agent of three is killed or
+// leaves (BenchmarkRebalancePause in agent/internal/membership). It prints
+// a table and writes the figures as JSON to .bench/results.json (those of
+// go test under "benchmarks"), each with where it was measured: the broker (-broker, as tools/kafka.sh reports it), the CPUs
 // of the machine and the Go version of the harness.
 package main
 
@@ -52,6 +62,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -60,6 +71,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +104,9 @@ type result struct {
 	Memory *budgetUse `json:"memory,omitempty"`
 	// Topics are the topics read.
 	Topics []string `json:"topics"`
+	// Readers is, for a cluster's line, how many partitions each agent
+	// read at the end of the run, by agent name.
+	Readers map[string]int `json:"partitions_by_agent,omitempty"`
 	// columns is the Delta schema (schemaString) of the agent's first
 	// table, when it is a local folder; "" if unknown.
 	columns string
@@ -126,7 +141,8 @@ func (e environment) String() string {
 type options struct {
 	bootstrap, broker, agentBin, out string
 	// s3Root, if set, is an object store root (with its driver options)
-	// the JSON run of the 100-byte records also writes to.
+	// the JSON run of the 100-byte records, the clusters and the go test
+	// benchmark of one table's commit rate also write to.
 	s3Root string
 	// registry, if its URL is set, is the schema registry the Avro and
 	// Protobuf runs register their schemas in and the agent reads them
@@ -136,6 +152,13 @@ type options struct {
 	// runs on 100-byte records, on 1 KB records of 30 columns, on 50
 	// tables and of the fanout to 50 tables.
 	records, wideJSON, wide, fanout int
+	// clusters are the sizes of the clusters of agents that ingest the
+	// 100-byte records to s3Root, a line each.
+	clusters []int
+	// writersTime and rebalanceTime are the -benchtime of the go test
+	// benchmarks of one table's commit rate (on s3Root) and of the
+	// rebalance pause; "" skips them.
+	writersTime, rebalanceTime string
 }
 
 // Every topic but those of the wide run has topicPartitions partitions.
@@ -190,7 +213,8 @@ func main() {
 		fanoutTables))
 	flag.StringVar(&o.agentBin, "agent", ".tools/bin/tributary-agent", "agent binary")
 	flag.StringVar(&o.s3Root, "s3-root", "", "an object store `root` (s3://bucket?endpoint=...&use_path_style=true&region=...) "+
-		"the JSON run of the 100-byte records also writes to; \"\" skips that run")
+		"the JSON run of the 100-byte records, the clusters and BenchmarkConcurrentWriters also write to "+
+		"(the server's keys from $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY); \"\" skips those runs")
 	flag.StringVar(&o.registry.URL, "registry-url", os.Getenv("SCHEMA_REGISTRY_URL"),
 		"a Confluent-compatible schema registry the Avro and Protobuf runs of the 100-byte records register their schemas in; \"\" skips those runs")
 	flag.StringVar(&o.registry.APIKey, "registry-key", os.Getenv("SCHEMA_REGISTRY_KEY"), "the registry's API key (basic auth)")
@@ -198,8 +222,24 @@ func main() {
 		"the registry's API secret; $SCHEMA_REGISTRY_SECRET by default, which keeps it off the command line")
 	registryCA := flag.String("registry-ca", os.Getenv("SCHEMA_REGISTRY_CA_FILE"),
 		"a PEM `file` with the CA that signed an https registry's certificate; the bench and the agent trust it")
+	clusters := flag.String("cluster-agents", "1,2", "sizes of the clusters of agents (--cluster) that ingest the 100-byte records "+
+		"with the JSON schema to -s3-root, comma-separated, a line each; \"\" skips them")
+	flag.StringVar(&o.writersTime, "writers-benchtime", "5s", "-benchtime of BenchmarkConcurrentWriters (agent/internal/table): "+
+		"the commits/s of one table on -s3-root from 1, 2, 4 and 8 writers; \"\" skips it")
+	flag.StringVar(&o.rebalanceTime, "rebalance-benchtime", "5x", "-benchtime of BenchmarkRebalancePause (agent/internal/membership): "+
+		"how long partitions go without an owner when an agent of three is killed or leaves; \"\" skips it")
 	flag.StringVar(&o.out, "out", ".bench/results.json", "where to write the JSON results")
 	flag.Parse()
+	for _, f := range strings.Split(*clusters, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			log.Fatalf("-cluster-agents: %q is not a number of agents", f)
+		}
+		o.clusters = append(o.clusters, n)
+	}
 	if *registryCA != "" {
 		pem, err := os.ReadFile(*registryCA)
 		if err != nil {
@@ -219,11 +259,15 @@ func run(o options) error {
 	env := environment{Broker: o.broker, Bootstrap: o.bootstrap, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	var results []result
-	small := []agentRun{{"agent: JSON with schema", jsonValue, ""}, {"agent: JSON, inferred schema", inferredValue, ""},
-		{"agent: BINARY", nil, ""}, {"agent: JSON as VARIANT", variantValue, ""}}
+	small := []agentRun{{name: "agent: JSON with schema", value: jsonValue}, {name: "agent: JSON, inferred schema", value: inferredValue},
+		{name: "agent: BINARY"}, {name: "agent: JSON as VARIANT", value: variantValue}}
 	if o.s3Root != "" {
-		small = append(small, agentRun{"agent: JSON with schema, to S3", jsonValue,
-			spec.JoinLocation(o.s3Root, fmt.Sprintf("run-%d", time.Now().UnixNano()))})
+		small = append(small, agentRun{name: "agent: JSON with schema, to S3", value: jsonValue,
+			warehouse: spec.JoinLocation(o.s3Root, fmt.Sprintf("run-%d", time.Now().UnixNano()))})
+		for _, n := range o.clusters {
+			small = append(small, agentRun{name: clusterRowName(n), value: jsonValue,
+				warehouse: spec.JoinLocation(o.s3Root, fmt.Sprintf("cluster%d-%d", n, time.Now().UnixNano())), cluster: n})
+		}
 	}
 	if o.records > 0 {
 		s := suite{topic: "bench", records: o.records, what: "records of about 100 bytes", record: smallRecords(0, smallJSON),
@@ -260,8 +304,8 @@ func run(o options) error {
 	if o.wideJSON > 0 {
 		s := suite{topic: "bench-json1k", records: o.wideJSON, what: "JSON records of about 1 KB with 30 columns", record: eventRecords(),
 			ceiling: "kafka-go consumer, 1 KB records (ceiling)", agents: []agentRun{
-				{"agent: JSON 1 KB, 30 columns", eventValue, ""},
-				{"agent: JSON 1 KB as VARIANT", variantValue, ""},
+				{name: "agent: JSON 1 KB, 30 columns", value: eventValue},
+				{name: "agent: JSON 1 KB as VARIANT", value: variantValue},
 			}}
 		rs, err := s.measure(ctx, o.agentBin, o.bootstrap)
 		if err != nil {
@@ -282,6 +326,21 @@ func run(o options) error {
 			return err
 		}
 		results = append(results, r)
+	}
+	var benches []benchRow
+	if o.writersTime != "" && o.s3Root != "" {
+		rows, err := writersRows(ctx, o.s3Root, o.writersTime)
+		if err != nil {
+			return err
+		}
+		benches = append(benches, rows...)
+	}
+	if o.rebalanceTime != "" {
+		rows, err := rebalanceRows(ctx, o.rebalanceTime)
+		if err != nil {
+			return err
+		}
+		benches = append(benches, rows...)
 	}
 	fmt.Printf("\n%s\n\n%-42s %10s %8s %12s %8s %9s %8s %9s %7s\n", env, "", "records", "seconds", "records/s", "MB/s", "of ceil.", "of JSON",
 		"peak RSS", "files")
@@ -305,11 +364,24 @@ func run(o options) error {
 			fmt.Printf("%-42s memory budget: peak %.0f MB of %.0f MB, %d fetches paused, %d flushes asked\n",
 				"", m.PeakUsedMB, m.LimitMB, m.Pauses, m.Flushes)
 		}
+		if len(r.Readers) > 0 {
+			fmt.Printf("%-42s partitions read at the end, by agent: %v\n", "", r.Readers)
+		}
+	}
+	if len(benches) > 0 {
+		fmt.Printf("\n%-42s %s\n", "go test benchmarks", "metrics")
+	}
+	for _, b := range benches {
+		var metrics []string
+		for _, unit := range slices.Sorted(maps.Keys(b.Metrics)) {
+			metrics = append(metrics, fmt.Sprintf("%10.2f %s", b.Metrics[unit], unit))
+		}
+		fmt.Printf("%-42s %s\n", b.Name, strings.Join(metrics, "  "))
 	}
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	b, _ := json.MarshalIndent(map[string]any{"environment": env, "results": results, "time": time.Now().UTC()}, "", "  ")
+	b, _ := json.MarshalIndent(map[string]any{"environment": env, "results": results, "benchmarks": benches, "time": time.Now().UTC()}, "", "  ")
 	if err := os.WriteFile(o.out, b, 0o644); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
@@ -330,13 +402,16 @@ type suite struct {
 	agents  []agentRun
 }
 
-// agentRun is one agent ingesting a suite's topic: the name of its line,
-// its value transformer (nil for BINARY) and its warehouse ("" for the
-// agent's default, a folder in its data folder).
+// agentRun is one agent, or one cluster of agents, ingesting a suite's
+// topic: the name of its line, its value transformer (nil for BINARY), its
+// warehouse ("" for the agent's default, a folder in its data folder) and,
+// for a cluster, the number of its agents (0 for a single agent without
+// --cluster).
 type agentRun struct {
 	name      string
 	value     *spec.Transformer
 	warehouse string
+	cluster   int
 }
 
 // measure produces s's records to a new topic and measures the bare
@@ -360,7 +435,12 @@ func (s suite) measure(ctx context.Context, agentBin, bootstrap string) ([]resul
 	}
 	results := []result{ceiling}
 	for _, a := range s.agents {
-		r, err := ingest(ctx, agentBin, bootstrap, w, a.name, a.value, "", a.warehouse, nil)
+		var r result
+		if a.cluster > 0 {
+			r, err = clusterIngest(ctx, agentBin, bootstrap, w, a)
+		} else {
+			r, err = ingest(ctx, agentBin, bootstrap, w, a.name, a.value, "", a.warehouse, nil)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -438,7 +518,7 @@ func fanoutRun(ctx context.Context, agentBin, bootstrap string, n int) (result, 
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	defer a.stop()
-	if _, err := a.c.PutPipeline(ctx, triggered("", nil)); err != nil {
+	if _, err := a.c.PutPipeline(ctx, benchPipeline(false, "", nil)); err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	f := &spec.FanoutSchema{Name: "bench", Pipeline: "bench", DestinationCatalog: "bench", DestinationSchema: "fanout",
@@ -861,6 +941,28 @@ type benchAgent struct {
 // the connection "bench" to bootstrap, with registry if not nil. Stop it
 // with stop.
 func startAgent(ctx context.Context, agentBin, bootstrap, warehouse string, registry *spec.SchemaRegistry) (*benchAgent, error) {
+	a, err := spawnAgent(agentBin, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.putConnection(ctx, bootstrap, registry); err != nil {
+		a.stop()
+		return nil, err
+	}
+	return a, nil
+}
+
+// putConnection creates the connection "bench" to bootstrap through a,
+// with registry if not nil.
+func (a *benchAgent) putConnection(ctx context.Context, bootstrap string, registry *spec.SchemaRegistry) error {
+	_, err := a.c.PutConnection(ctx, &spec.Connection{Name: "bench", BootstrapServers: []string{bootstrap}, SchemaRegistry: registry})
+	return err
+}
+
+// spawnAgent starts an agent on a new data folder, writing its tables
+// under warehouse ("" for its default, a folder in its data folder), with
+// the extra serve flags, and waits until it listens. Stop it with stop.
+func spawnAgent(agentBin, warehouse string, extra ...string) (*benchAgent, error) {
 	dir, err := os.MkdirTemp("", "tributary-bench")
 	if err != nil {
 		return nil, err
@@ -869,7 +971,7 @@ func startAgent(ctx context.Context, agentBin, bootstrap, warehouse string, regi
 	if warehouse != "" {
 		args = append(args, "--warehouse", warehouse)
 	}
-	a := &benchAgent{cmd: exec.Command(agentBin, args...), dir: dir}
+	a := &benchAgent{cmd: exec.Command(agentBin, append(args, extra...)...), dir: dir}
 	stdout, _ := a.cmd.StdoutPipe()
 	logf, _ := os.Create(filepath.Join(dir, "agent.log"))
 	a.cmd.Stderr = logf
@@ -904,11 +1006,6 @@ func startAgent(ctx context.Context, agentBin, bootstrap, warehouse string, regi
 		a.stop()
 		return nil, err
 	}
-	if _, err := a.c.PutConnection(ctx, &spec.Connection{Name: "bench", BootstrapServers: []string{bootstrap},
-		SchemaRegistry: registry}); err != nil {
-		a.stop()
-		return nil, err
-	}
 	return a, nil
 }
 
@@ -919,12 +1016,23 @@ func (a *benchAgent) stop() {
 	_ = os.RemoveAll(a.dir)
 }
 
-// triggered returns a triggered pipeline "bench" through the connection
-// "bench", with the given flush_interval ("" for the default) and tables.
-func triggered(flush string, tables []spec.Table) *spec.Pipeline {
-	off := false
+// benchPipeline returns the pipeline "bench" through the connection
+// "bench", continuous or triggered, with the given flush_interval ("" for
+// the default) and tables.
+func benchPipeline(continuous bool, flush string, tables []spec.Table) *spec.Pipeline {
 	return &spec.Pipeline{Name: "bench", Connection: "bench", DestinationCatalog: "bench", DestinationSchema: "bench",
-		Continuous: &off, FlushInterval: flush, Tables: tables}
+		Continuous: &continuous, FlushInterval: flush, Tables: tables}
+}
+
+// tablesOf returns one table per topic of w, each reading it from the
+// earliest offset with value (nil for BINARY).
+func tablesOf(w load, value *spec.Transformer) []spec.Table {
+	var tables []spec.Table
+	for i, topic := range w.topics {
+		tables = append(tables, spec.Table{DestinationTable: fmt.Sprintf("t%02d", i), ConnectorOptions: spec.ConnectorOptions{
+			KafkaOptions: spec.KafkaOptions{Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: value}}})
+	}
+	return tables
 }
 
 // await polls status, the state and tables of what the run applied at
@@ -953,14 +1061,8 @@ func (a *benchAgent) await(ctx context.Context, name string, w load, start time.
 			secs := time.Since(start).Seconds()
 			r := measured(name, w, secs)
 			r.PeakRSSMB = peakRSS(a.cmd.Process.Pid)
-			var rows, corrupt int64
-			for _, t := range tables {
-				rows += t.Rows
-				corrupt += t.CorruptRecords
-				r.Files += t.Files
-			}
-			if rows != w.records || corrupt != 0 {
-				return result{}, fmt.Errorf("tables have %d rows, %d of them corrupt, want %d, none corrupt", rows, corrupt, w.records)
+			if err := tally(&r, w, tables); err != nil {
+				return result{}, err
 			}
 			m, err := memoryMetrics(ctx, a.ep)
 			if err != nil {
@@ -977,6 +1079,21 @@ func (a *benchAgent) await(ctx context.Context, name string, w load, start time.
 	}
 }
 
+// tally adds the files of tables to r, and checks that they hold every
+// record of w, once, none of them corrupt.
+func tally(r *result, w load, tables []spec.TableStatus) error {
+	var rows, corrupt int64
+	for _, t := range tables {
+		rows += t.Rows
+		corrupt += t.CorruptRecords
+		r.Files += t.Files
+	}
+	if rows != w.records || corrupt != 0 {
+		return fmt.Errorf("tables have %d rows, %d of them corrupt, want %d, none corrupt", rows, corrupt, w.records)
+	}
+	return nil
+}
+
 // ingest runs a fresh agent, applies a triggered pipeline with one table per
 // topic of w, each reading from earliest, and measures until every record is
 // committed. flush is the pipeline's flush_interval, "" for the default;
@@ -988,13 +1105,8 @@ func ingest(ctx context.Context, agentBin, bootstrap string, w load, name string
 		return result{}, err
 	}
 	defer a.stop()
-	var tables []spec.Table
-	for i, topic := range w.topics {
-		tables = append(tables, spec.Table{DestinationTable: fmt.Sprintf("t%02d", i), ConnectorOptions: spec.ConnectorOptions{
-			KafkaOptions: spec.KafkaOptions{Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest, ValueTransformer: value}}})
-	}
 	start := time.Now()
-	if _, err := a.c.PutPipeline(ctx, triggered(flush, tables)); err != nil {
+	if _, err := a.c.PutPipeline(ctx, benchPipeline(false, flush, tablesOf(w, value))); err != nil {
 		return result{}, err
 	}
 	return a.await(ctx, name, w, start, func(ctx context.Context) (string, []spec.TableStatus, error) {
