@@ -183,12 +183,13 @@ func (s *Server) peerSinkStatus(name string) (spec.KafkaSinkStatus, bool) {
 }
 
 // stateRank orders states for a merge: a failure anywhere is the
-// object's, then running anywhere.
+// object's, then running (or starting) anywhere; IDLE only when every
+// agent's share of a triggered run is over.
 func stateRank(state string) int {
 	switch state {
 	case spec.StateFailed:
 		return 2
-	case spec.StateRunning:
+	case spec.StateRunning, spec.StateStarting:
 		return 1
 	}
 	return 0

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -254,4 +255,43 @@ func TestClusterSinkStatus(t *testing.T) {
 		}
 		return got.Status.State == spec.StateRunning
 	})
+}
+
+// TestClusterRuns: a run of a triggered pipeline started through one
+// agent starts on every agent of the cluster; the next is refused while an
+// agent's share of the last one still runs.
+func TestClusterRuns(t *testing.T) {
+	agents := clusterAgents(t, 2)
+	for _, ag := range agents {
+		ag.engine.mu.Lock()
+		ag.engine.state = spec.StateIdle
+		ag.engine.mu.Unlock()
+	}
+	p := pipeline("nightly", "local", "nightly")
+	off := false
+	p.Continuous = &off
+	p.Tables[0].ConnectorOptions.KafkaOptions.EndingOffset = spec.EndingOffsetLatest
+	agents[0].mustPut(t, p)
+	eventually(t, "the second agent runs the pipeline", func() bool { return agents[1].engine.count(agents[1].engine.applies, "nightly") == 1 })
+	if status, _, body := raw(t, http.MethodPost, agents[0].url+"/v1/pipelines/nightly/runs", testToken, ""); status != http.StatusAccepted {
+		t.Fatalf("POST runs: %d %s", status, body)
+	}
+	for _, ag := range agents {
+		eventually(t, "every agent started its share of the run", func() bool { return ag.engine.count(ag.engine.runs, "nightly") == 1 })
+	}
+	agents[1].engine.mu.Lock()
+	agents[1].engine.state = spec.StateRunning
+	agents[1].engine.mu.Unlock()
+	eventually(t, "the first agent reports the second agent's share running", func() bool {
+		got, err := agents[0].client.GetPipeline(t.Context(), "nightly")
+		return err == nil && got.Status.State == spec.StateRunning
+	})
+	status, _, body := raw(t, http.MethodPost, agents[0].url+"/v1/pipelines/nightly/runs", testToken, "")
+	if status != http.StatusConflict || !strings.Contains(body, "on every agent") {
+		t.Errorf("POST runs while another agent's share runs: %d %s, want 409", status, body)
+	}
+	time.Sleep(100 * time.Millisecond) // ten rounds of Follow
+	if n := agents[1].engine.count(agents[1].engine.runs, "nightly"); n != 1 {
+		t.Errorf("the busy agent was asked for %d runs, want 1", n)
+	}
 }

@@ -101,6 +101,9 @@ func (s *Server) Follow(ctx context.Context, every time.Duration) {
 	defer t.Stop()
 	var seen int64 = -1
 	failed := 0
+	s.changeMu.Lock()
+	s.skipSharedRuns()
+	s.changeMu.Unlock()
 	for {
 		select {
 		case <-ctx.Done():
@@ -161,6 +164,7 @@ func (s *Server) reconcile(ctx context.Context) {
 			_ = s.applySink(ctx, &sinks[i])
 		}
 	}
+	s.startSharedRuns(ctx)
 }
 
 // suspend stops every object the engine runs, because the shared state (and

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,8 @@ type fakeEngine struct {
 	sinkRemoves map[string]int
 	sinkErr     error // returned by every ApplySink while set, and by CheckSink if it is a refusal
 
+	// state, when set, is the state Status reports; else RUNNING.
+	state string
 	// partitions, when set, are the partitions Status reports of every
 	// table; else partition 0 of "events".
 	partitions []spec.PartitionStatus
@@ -226,7 +229,8 @@ func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
 	if !ok {
 		return spec.PipelineStatus{}, false
 	}
-	st := spec.PipelineStatus{State: spec.StateRunning}
+	state := cmp.Or(e.state, spec.StateRunning)
+	st := spec.PipelineStatus{State: state}
 	parts := e.partitions
 	if parts == nil {
 		parts = []spec.PartitionStatus{{Topic: "events", Partition: 0, NextOffset: 50, Lag: 7, LagBytes: 700}}
@@ -234,7 +238,7 @@ func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
 	for i, t := range p.Tables {
 		st.Tables = append(st.Tables, spec.TableStatus{
 			DestinationTable: t.DestinationTable,
-			State:            spec.StateRunning,
+			State:            state,
 			Version:          int64(i + 3),
 			Rows:             100,
 			Files:            2,

@@ -286,6 +286,10 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	if err := s.engine.Remove(context.WithoutCancel(r.Context()), name); err != nil {
 		return fmt.Errorf("stopping pipeline %q: %w", name, err)
 	}
+	// Its runs go with it (a cluster's; a single agent records none).
+	if err := s.store.Runs.Delete(name); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
 	if err := s.store.Pipelines.Delete(name); err != nil {
 		return notFoundOr(err, "pipeline", name)
 	}

@@ -200,6 +200,10 @@ type Server struct {
 	// reports of their share of the status.
 	agentName string
 	peers     peerReports
+	// runsStarted holds, in a cluster, the last run of each triggered
+	// pipeline this agent started its share of (see store.Run); guarded
+	// by changeMu.
+	runsStarted map[string]int64
 
 	// secrets scrubs the stored connections' secrets from errors.
 	secrets *redact.Redactor
@@ -271,7 +275,7 @@ func New(cfg Config) (*Server, error) {
 		memory:    cfg.Memory,
 		tls:       cfg.TLS,
 		maxConns:  cmp.Or(cfg.MaxConnections, DefaultMaxConnections),
-		agentName: cfg.AgentName,
+		agentName: cfg.AgentName, runsStarted: map[string]int64{},
 	}
 	var err error
 	if s.tokenFileDirs, err = resolveDirs(cfg.TokenFileDirs); err != nil {

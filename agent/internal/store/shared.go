@@ -124,7 +124,7 @@ func OpenShared(root storage.Store, cluster, agent, keyFile string) (*Store, err
 	log := &sharedLog{root: root, agent: agent, kinds: map[string]kind{}, base: -1}
 	st := newStore(key, log)
 	st.shared = log
-	log.order = st.kinds()
+	log.order = append(st.kinds(), st.Runs)
 	for _, k := range log.order {
 		log.kinds[k.kindName()] = k
 	}

@@ -63,6 +63,10 @@ type Store struct {
 	FanoutSchemas *Collection[spec.FanoutSchema]
 	// KafkaSinks holds every [spec.KafkaSink] by name.
 	KafkaSinks *Collection[spec.KafkaSink]
+	// Runs holds, in a cluster's shared state, the last run started of
+	// each triggered pipeline, by pipeline name; a single agent keeps
+	// none.
+	Runs *Collection[Run]
 
 	key *secretsKey
 	// shared is the cluster's log; nil for a single agent's folder.
@@ -126,8 +130,19 @@ func newStore(key *secretsKey, keep persister) *Store {
 		Pipelines:     newCollection[spec.Pipeline]("pipelines", func(p *spec.Pipeline) string { return p.Name }, nil, keep),
 		FanoutSchemas: newCollection[spec.FanoutSchema]("fanout_schemas", func(f *spec.FanoutSchema) string { return f.Name }, nil, keep),
 		KafkaSinks:    newCollection[spec.KafkaSink]("kafka_sinks", func(k *spec.KafkaSink) string { return k.Name }, nil, keep),
+		Runs:          newCollection[Run]("runs", func(r *Run) string { return r.Pipeline }, nil, keep),
 		key:           key,
 	}
+}
+
+// Run is the last run started of a triggered pipeline in a cluster: every
+// agent starts its share of a run it has not started yet, so that a run
+// started through one agent runs on all of them.
+type Run struct {
+	// Pipeline names the pipeline.
+	Pipeline string `json:"pipeline"`
+	// Seq counts the pipeline's runs started through the API.
+	Seq int64 `json:"seq"`
 }
 
 // kind is what the store does with a collection, whatever its type.
