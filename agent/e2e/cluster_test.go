@@ -270,3 +270,44 @@ func TestClusterZombie(t *testing.T) {
 		t.Errorf("the thawed agent did not give its partitions up; its log:\n%s", log)
 	}
 }
+
+// TestClusterRuns: runs of a triggered pipeline started through either
+// agent of a cluster read every partition, on whichever agent owns it, up
+// to its end: after each run every record produced before it is in the
+// table exactly once.
+func TestClusterRuns(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	a, b := c.join(), c.join()
+	topic := uniqueName("e2e-cluster-runs")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "3000", "--partitions", "6")
+	ctx := context.Background()
+	if _, err := a.client().PutConnection(ctx, &spec.Connection{Name: "kafka", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	if _, err := a.client().PutPipeline(ctx, &spec.Pipeline{Name: "runs", Connection: "kafka", DestinationCatalog: "main",
+		DestinationSchema: "e2e", FlushInterval: "500ms", Continuous: &off, Tables: []spec.Table{{DestinationTable: "runs",
+			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{topic},
+				StartingOffset: spec.StartingOffsetEarliest, EndingOffset: spec.EndingOffsetLatest}},
+			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	idle := func(through *agent, want int64) spec.TableStatus {
+		p := through.waitFor("runs", fmt.Sprintf("IDLE with %d rows", want), 2*time.Minute, func(p *spec.PipelineResponse) bool {
+			return p.Status.State == spec.StateIdle && p.Status.Tables[0].Rows == want
+		})
+		return p.Status.Tables[0]
+	}
+	idle(b, 3000)
+	total := int64(3000)
+	for i, through := range []*agent{b, a} {
+		python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "2000", "--partitions", "6")
+		total += 2000
+		if _, err := through.client().StartRun(ctx, "runs"); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+		st := idle(a, total)
+		checkTable(t, st.Location, "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent")
+	}
+}
