@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -249,6 +250,80 @@ func TestMembersNewPartitions(t *testing.T) {
 			t.Errorf("%s moved from %s to %s when partitions were added", tp, o, after[tp])
 		}
 	}
+	s.l.check(t)
+}
+
+// TestMembersPressed: an agent whose memory turns pressed joins again at
+// its next refresh and says so in its user data; partitions added then all
+// go to the other agent, and none moves away from the pressed one; once
+// its pressure is gone it joins again and takes its share.
+func TestMembersPressed(t *testing.T) {
+	c, conn := newKfake(t, 4, "t")
+	var mu sync.Mutex
+	readable := parts("t", 0, 4)
+	list := func() []kafka.TopicPartition {
+		mu.Lock()
+		defer mu.Unlock()
+		return readable
+	}
+	s := &scene{t: t, l: newLedger(), conn: conn, cluster: "pressed", agents: map[string]*testAgent{},
+		groups: map[string]func() []kafka.TopicPartition{"pipeline/p": list}}
+	var pressed atomic.Bool
+	ja := fastJoiner(s.cluster, "a")
+	ja.Pressed = pressed.Load
+	s.agents["a"] = startAgent(t, s.l, ja, conn, s.groups)
+	s.start("b")
+	s.balanced(parts("t", 0, 4), "a", "b")
+	held := func(agent string) []kafka.TopicPartition {
+		var tps []kafka.TopicPartition
+		for tp, o := range s.l.snapshot("pipeline/p") {
+			if o == agent {
+				tps = append(tps, tp)
+			}
+		}
+		return sorted(tps)
+	}
+	before := held("a")
+
+	pressed.Store(true)
+	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
+	const group = "tributary-members.pressed.pipeline/p"
+	eventually(t, 20*time.Second, func() string {
+		described, err := adm.DescribeGroups(t.Context(), group)
+		if err != nil {
+			return err.Error()
+		}
+		for _, m := range described[group].Members {
+			if meta, ok := m.Join.AsConsumer(); ok && m.ClientID == "a" {
+				if claim, err := decodeClaim(kafka.JoinedMember{Subscription: kafka.Subscription{UserData: meta.UserData}}); err != nil || !claim.pressed {
+					return fmt.Sprintf("a's user data %s (%v), want it pressed", meta.UserData, err)
+				}
+				return ""
+			}
+		}
+		return "no member a in the group"
+	})
+	if _, err := adm.CreatePartitions(t.Context(), 8, "t"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	readable = parts("t", 0, 8)
+	mu.Unlock()
+	eventually(t, 20*time.Second, func() string {
+		owners := s.l.snapshot("pipeline/p")
+		for _, tp := range parts("t", 4, 8) {
+			if owners[tp] != "b" {
+				return fmt.Sprintf("%s owned by %q, want b", tp, owners[tp])
+			}
+		}
+		if now := held("a"); !slices.Equal(now, before) {
+			return fmt.Sprintf("pressed a holds %v, want what it held before, %v", now, before)
+		}
+		return ""
+	})
+
+	pressed.Store(false)
+	s.balanced(parts("t", 0, 8), "a", "b")
 	s.l.check(t)
 }
 
