@@ -18,6 +18,15 @@ func parts(topic string, from, to int) []kafka.TopicPartition {
 	return tps
 }
 
+// every returns the partitions each member of ids can read: tps.
+func every(tps []kafka.TopicPartition, ids ...string) map[string][]kafka.TopicPartition {
+	m := map[string][]kafka.TopicPartition{}
+	for _, id := range ids {
+		m[id] = tps
+	}
+	return m
+}
+
 // settle runs generations of the balancer from owned (by member id, every
 // member reading readable[id], those of pressed under memory pressure) as
 // the members would: each takes what it is assigned, and another
@@ -103,13 +112,6 @@ func moved(before, after map[string][]kafka.TopicPartition) int {
 
 func TestBalance(t *testing.T) {
 	twelve := parts("t", 0, 12)
-	every := func(ids []string, tps []kafka.TopicPartition) map[string][]kafka.TopicPartition {
-		m := map[string][]kafka.TopicPartition{}
-		for _, id := range ids {
-			m[id] = tps
-		}
-		return m
-	}
 	for _, tc := range []struct {
 		name     string
 		readable map[string][]kafka.TopicPartition
@@ -119,36 +121,36 @@ func TestBalance(t *testing.T) {
 		// many generations settling may take.
 		maxMoved, maxGens int
 	}{
-		{name: "first join of three", readable: every([]string{"a", "b", "c"}, twelve), want: twelve, maxGens: 1},
-		{name: "a fourth member joins", readable: every([]string{"a", "b", "c", "d"}, twelve),
+		{name: "first join of three", readable: every(twelve, "a", "b", "c"), want: twelve, maxGens: 1},
+		{name: "a fourth member joins", readable: every(twelve, "a", "b", "c", "d"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 4), "b": parts("t", 4, 8), "c": parts("t", 8, 12)},
 			want:  twelve, maxMoved: 3, maxGens: 2},
-		{name: "a member leaves", readable: every([]string{"a", "b"}, twelve),
+		{name: "a member leaves", readable: every(twelve, "a", "b"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 4), "b": parts("t", 4, 8)},
 			want:  twelve, maxMoved: 0, maxGens: 1},
-		{name: "new partitions", readable: every([]string{"a", "b", "c"}, parts("t", 0, 18)),
+		{name: "new partitions", readable: every(parts("t", 0, 18), "a", "b", "c"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 4), "b": parts("t", 4, 8), "c": parts("t", 8, 12)},
 			want:  parts("t", 0, 18), maxMoved: 0, maxGens: 1},
-		{name: "a new topic", readable: every([]string{"a", "b"}, append(parts("t", 0, 4), parts("u", 0, 4)...)),
+		{name: "a new topic", readable: every(append(parts("t", 0, 4), parts("u", 0, 4)...), "a", "b"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 2), "b": parts("t", 2, 4)},
 			want:  append(parts("t", 0, 4), parts("u", 0, 4)...), maxMoved: 0, maxGens: 1},
-		{name: "uneven: 10 over 4", readable: every([]string{"a", "b", "c", "d"}, parts("t", 0, 10)), want: parts("t", 0, 10), maxGens: 1},
-		{name: "uneven owners keep their extra", readable: every([]string{"a", "b", "c"}, parts("t", 0, 10)),
+		{name: "uneven: 10 over 4", readable: every(parts("t", 0, 10), "a", "b", "c", "d"), want: parts("t", 0, 10), maxGens: 1},
+		{name: "uneven owners keep their extra", readable: every(parts("t", 0, 10), "a", "b", "c"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 6), "b": parts("t", 6, 10)},
 			want:  parts("t", 0, 10), maxMoved: 3, maxGens: 2},
-		{name: "more members than partitions", readable: every([]string{"a", "b", "c", "d"}, parts("t", 0, 2)),
+		{name: "more members than partitions", readable: every(parts("t", 0, 2), "a", "b", "c", "d"),
 			owned: map[string][]kafka.TopicPartition{"d": parts("t", 0, 2)},
 			want:  parts("t", 0, 2), maxMoved: 1, maxGens: 2},
-		{name: "sticky: balanced owners keep everything", readable: every([]string{"a", "b", "c"}, twelve),
+		{name: "sticky: balanced owners keep everything", readable: every(twelve, "a", "b", "c"),
 			owned: map[string][]kafka.TopicPartition{"a": {twelve[0], twelve[5], twelve[7], twelve[11]},
 				"b": {twelve[1], twelve[2], twelve[3], twelve[4]}, "c": {twelve[6], twelve[8], twelve[9], twelve[10]}},
 			want: twelve, maxMoved: 0, maxGens: 1},
-		{name: "all on one member", readable: every([]string{"a", "b", "c"}, twelve),
+		{name: "all on one member", readable: every(twelve, "a", "b", "c"),
 			owned: map[string][]kafka.TopicPartition{"b": twelve}, want: twelve, maxMoved: 8, maxGens: 2},
 		{name: "a partition its owner can no longer read", readable: map[string][]kafka.TopicPartition{"a": parts("t", 1, 4), "b": parts("t", 0, 4)},
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 2), "b": parts("t", 2, 4)},
 			want:  parts("t", 0, 4), maxMoved: 2, maxGens: 2},
-		{name: "a topic deleted", readable: every([]string{"a", "b"}, parts("t", 0, 4)),
+		{name: "a topic deleted", readable: every(parts("t", 0, 4), "a", "b"),
 			owned: map[string][]kafka.TopicPartition{"a": append(parts("t", 0, 2), parts("gone", 0, 1)...), "b": parts("t", 2, 4)},
 			want:  parts("t", 0, 4), maxMoved: 0, maxGens: 2},
 	} {
@@ -173,13 +175,6 @@ func TestBalance(t *testing.T) {
 func TestBalancePressed(t *testing.T) {
 	twelve := parts("t", 0, 12)
 	thirds := map[string][]kafka.TopicPartition{"a": parts("t", 0, 4), "b": parts("t", 4, 8), "c": parts("t", 8, 12)}
-	every := func(tps []kafka.TopicPartition, ids ...string) map[string][]kafka.TopicPartition {
-		m := map[string][]kafka.TopicPartition{}
-		for _, id := range ids {
-			m[id] = tps
-		}
-		return m
-	}
 	for _, tc := range []struct {
 		name     string
 		readable map[string][]kafka.TopicPartition

@@ -221,28 +221,42 @@ func TestMembersFenced(t *testing.T) {
 	// noticed yet); the tables' logs make one of two such writers fail.
 }
 
+// growing lists the partitions of topic t on a kfake, to which a test adds
+// partitions.
+type growing struct {
+	mu  sync.Mutex
+	tps []kafka.TopicPartition
+}
+
+// list returns the partitions of t.
+func (g *growing) list() []kafka.TopicPartition {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.tps
+}
+
+// grow gives topic t of c n partitions, and lists them from then on.
+func (g *growing) grow(t *testing.T, c *kfake.Cluster, n int) {
+	t.Helper()
+	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
+	if _, err := adm.CreatePartitions(t.Context(), n, "t"); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tps = parts("t", 0, n)
+}
+
 // TestMembersNewPartitions: partitions added to the topic (the members'
 // partitions functions list them) are shared at the next refresh, without
 // moving the others.
 func TestMembersNewPartitions(t *testing.T) {
 	c, conn := newKfake(t, 4, "t")
-	var mu sync.Mutex
-	readable := parts("t", 0, 4)
-	list := func() []kafka.TopicPartition {
-		mu.Lock()
-		defer mu.Unlock()
-		return readable
-	}
-	s := newScene(t, conn, "grow", list, "a", "b")
+	g := &growing{tps: parts("t", 0, 4)}
+	s := newScene(t, conn, "grow", g.list, "a", "b")
 	before := s.l.snapshot("pipeline/p")
 
-	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
-	if _, err := adm.CreatePartitions(t.Context(), 8, "t"); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	readable = parts("t", 0, 8)
-	mu.Unlock()
+	g.grow(t, c, 8)
 	s.balanced(parts("t", 0, 8), "a", "b")
 	after := s.l.snapshot("pipeline/p")
 	for tp, o := range before {
@@ -259,15 +273,9 @@ func TestMembersNewPartitions(t *testing.T) {
 // its pressure is gone it joins again and takes its share.
 func TestMembersPressed(t *testing.T) {
 	c, conn := newKfake(t, 4, "t")
-	var mu sync.Mutex
-	readable := parts("t", 0, 4)
-	list := func() []kafka.TopicPartition {
-		mu.Lock()
-		defer mu.Unlock()
-		return readable
-	}
+	g := &growing{tps: parts("t", 0, 4)}
 	s := &scene{t: t, l: newLedger(), conn: conn, cluster: "pressed", agents: map[string]*testAgent{},
-		groups: map[string]func() []kafka.TopicPartition{"pipeline/p": list}}
+		groups: map[string]func() []kafka.TopicPartition{"pipeline/p": g.list}}
 	var pressed atomic.Bool
 	ja := fastJoiner(s.cluster, "a")
 	ja.Pressed = pressed.Load
@@ -303,12 +311,7 @@ func TestMembersPressed(t *testing.T) {
 		}
 		return "no member a in the group"
 	})
-	if _, err := adm.CreatePartitions(t.Context(), 8, "t"); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	readable = parts("t", 0, 8)
-	mu.Unlock()
+	g.grow(t, c, 8)
 	eventually(t, 20*time.Second, func() string {
 		owners := s.l.snapshot("pipeline/p")
 		for _, tp := range parts("t", 4, 8) {

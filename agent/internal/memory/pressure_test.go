@@ -50,14 +50,28 @@ func TestPressedAfterSustainedWaiting(t *testing.T) {
 	pressedAt(t, b, c, time.Hour, false)
 }
 
-// A spike, however full, is not pressure: 20 s past the limit, then room.
-func TestPressedNotBySpike(t *testing.T) {
-	b, c := newClocked(10)
-	b.Grow(50)
-	pressedAt(t, b, c, 20*time.Second, false)
-	b.Release(50)
-	pressedAt(t, b, c, 5*time.Second, false)
-	pressedAt(t, b, c, time.Minute, false)
+// A spike, however full, is not pressure; a budget full for a long time
+// with no call at all is pressed at the first call after, and the count
+// does not hold on to what is older than the window.
+func TestPressedSpikeAndSilence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// full is how long the budget is past its limit; then it answers
+		// pressed, and after the time after with room, later.
+		full, after    time.Duration
+		pressed, later bool
+	}{
+		{name: "a 20 s spike", full: 20 * time.Second, after: 5 * time.Second},
+		{name: "a day full", full: 24 * time.Hour, pressed: true, after: 31 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, c := newClocked(10)
+			b.Grow(50)
+			pressedAt(t, b, c, tc.full, tc.pressed)
+			b.Release(50)
+			pressedAt(t, b, c, tc.after, tc.later)
+		})
+	}
 }
 
 // A budget full most of the time, with short breaks (as when each release
@@ -81,15 +95,4 @@ func TestPressedWithBreaks(t *testing.T) {
 	pressedAt(t, b, c, 0, false)
 	cycle(60, 500*time.Millisecond, 500*time.Millisecond)
 	pressedAt(t, b, c, 0, false)
-}
-
-// A budget full for a long time with no call at all is pressed at the
-// first call after, and the count does not hold on to what is older than
-// the window.
-func TestPressedAfterSilence(t *testing.T) {
-	b, c := newClocked(10)
-	b.Grow(11)
-	pressedAt(t, b, c, 24*time.Hour, true)
-	b.Release(11)
-	pressedAt(t, b, c, 31*time.Second, false)
 }
