@@ -376,15 +376,20 @@ func (m *member) join(ctx context.Context, req kafka.JoinRequest) (*kafka.Joined
 // generation joined.
 func (m *member) lead(joined *kafka.Joined) map[string][]kafka.TopicPartition {
 	claims := make([]claim, 0, len(joined.Members))
+	pressed := 0
 	for _, jm := range joined.Members {
 		c, err := decodeClaim(jm)
 		if err != nil {
 			m.log.Warn("group membership: a member is assigned nothing", "err", err)
 		}
+		if c.pressed {
+			pressed++
+		}
 		claims = append(claims, c)
 	}
 	assignments := balance(claims)
-	m.log.Debug("group membership: assigned the partitions as the leader", "generation", joined.Generation, "members", len(claims))
+	m.log.Debug("group membership: assigned the partitions as the leader", "generation", joined.Generation, "members", len(claims),
+		"pressed", pressed)
 	return assignments
 }
 
