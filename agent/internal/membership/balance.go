@@ -18,6 +18,8 @@ type claim struct {
 	// owned are the partitions it owns, assigned in generation.
 	owned      []kafka.TopicPartition
 	generation int
+	// pressed says that its agent is under memory pressure.
+	pressed bool
 }
 
 // balance is the leader's assignment of one generation: the partitions of
@@ -37,6 +39,15 @@ type claim struct {
 // Two members that claim one partition (a member whose earlier generation
 // the group left behind) are settled by generation: the later one owns
 // it, the other is assigned its set without it.
+//
+// A pressed member (its agent's memory is under pressure) is given no
+// partition it does not own: it keeps what it owns up to its share, as
+// any member does (moving a partition costs its new owner a re-read, so
+// pressure alone takes nothing away), and what balance would have moved to
+// it goes to the members not pressed, past their share if need be. A
+// partition only pressed members can read, and every partition when every
+// member is pressed, is balanced as if none were: no partition is left
+// without an owner.
 func balance(claims []claim) map[string][]kafka.TopicPartition {
 	claims = slices.SortedFunc(slices.Values(claims), func(a, b claim) int { return cmp.Compare(a.id, b.id) })
 	owner := make(map[kafka.TopicPartition]int) // index in claims
@@ -63,21 +74,29 @@ func balance(claims []claim) map[string][]kafka.TopicPartition {
 			target[o] = append(target[o], tp)
 		}
 	}
-	// Each member's share: n/m, one more for the n%m members that keep
-	// the most (so the fewest partitions move).
+	// Each member's share of every partition.
+	every := make([]int, len(claims))
+	for i := range every {
+		every[i] = i
+	}
 	limit := make([]int, len(claims))
-	if len(claims) > 0 {
-		byKept := make([]int, len(claims))
-		for i := range byKept {
-			byKept[i] = i
-		}
-		slices.SortStableFunc(byKept, func(a, b int) int { return len(target[b]) - len(target[a]) })
-		for rank, i := range byKept {
-			limit[i] = len(all) / len(claims)
-			if rank < len(all)%len(claims) {
-				limit[i]++
+	share(limit, every, len(all), target)
+	// A pressed member keeps what it owns up to that share and takes
+	// nothing more: its share is what it keeps, and the others share the
+	// rest. When every member is pressed, none counts as pressed.
+	pressed := make([]bool, len(claims))
+	if slices.ContainsFunc(claims, func(c claim) bool { return !c.pressed }) {
+		var others []int
+		left := len(all)
+		for i, c := range claims {
+			if pressed[i] = c.pressed; pressed[i] {
+				limit[i] = min(len(target[i]), limit[i])
+				left -= limit[i]
+			} else {
+				others = append(others, i)
 			}
 		}
+		share(limit, others, left, target)
 	}
 	placed := make(map[kafka.TopicPartition]bool, len(all))
 	for i := range target {
@@ -87,13 +106,18 @@ func balance(claims []claim) map[string][]kafka.TopicPartition {
 		}
 	}
 	// The rest goes to the reader holding least, below its share when one
-	// is; above it only when no reader below its share can read it. The
-	// partitions fewest members can read go first, while those have room.
+	// is; above it only when no reader below its share can read it; to a
+	// pressed reader only when no other can read it. The partitions fewest
+	// members can read go first, while those have room.
 	rest := slices.DeleteFunc(slices.Clone(all), func(tp kafka.TopicPartition) bool { return placed[tp] })
 	slices.SortStableFunc(rest, func(a, b kafka.TopicPartition) int { return len(readers[a]) - len(readers[b]) })
 	for _, tp := range rest {
+		candidates := readers[tp]
+		if free := slices.DeleteFunc(slices.Clone(candidates), func(i int) bool { return pressed[i] }); len(free) > 0 {
+			candidates = free
+		}
 		best := -1
-		for _, i := range readers[tp] {
+		for _, i := range candidates {
 			switch {
 			case best < 0:
 				best = i
@@ -108,7 +132,9 @@ func balance(claims []claim) map[string][]kafka.TopicPartition {
 		target[best] = append(target[best], tp)
 	}
 	// A member past its share (it alone could read what it was given)
-	// hands what others below their share can read to them.
+	// hands what others below their share can read to them; a pressed
+	// member past it (given what only pressed members could read) keeps
+	// what it owns rather than have it re-read elsewhere.
 	giveAway := func(i int) (k, to int) {
 		for k := len(target[i]) - 1; k >= 0; k-- {
 			for _, r := range readers[target[i][k]] {
@@ -120,7 +146,7 @@ func balance(claims []claim) map[string][]kafka.TopicPartition {
 		return -1, -1
 	}
 	for i := range target {
-		for len(target[i]) > limit[i] {
+		for !pressed[i] && len(target[i]) > limit[i] {
 			k, to := giveAway(i)
 			if k < 0 {
 				break
@@ -142,4 +168,21 @@ func balance(claims []claim) map[string][]kafka.TopicPartition {
 		out[c.id] = assigned
 	}
 	return out
+}
+
+// share sets limit[i], for each member i of members, to its share of n
+// partitions: n/m, one more for the n%m members that keep the most in
+// target (so the fewest partitions move).
+func share(limit, members []int, n int, target [][]kafka.TopicPartition) {
+	if len(members) == 0 {
+		return
+	}
+	byKept := slices.Clone(members)
+	slices.SortStableFunc(byKept, func(a, b int) int { return len(target[b]) - len(target[a]) })
+	for rank, i := range byKept {
+		limit[i] = n / len(members)
+		if rank < n%len(members) {
+			limit[i]++
+		}
+	}
 }

@@ -18,20 +18,31 @@ func parts(topic string, from, to int) []kafka.TopicPartition {
 	return tps
 }
 
+// every returns the partitions each member of ids can read: tps.
+func every(tps []kafka.TopicPartition, ids ...string) map[string][]kafka.TopicPartition {
+	m := map[string][]kafka.TopicPartition{}
+	for _, id := range ids {
+		m[id] = tps
+	}
+	return m
+}
+
 // settle runs generations of the balancer from owned (by member id, every
-// member reading readable[id]) as the members would: each takes what it is
-// assigned, and another generation follows while any member gave
-// partitions up. It fails the test when a partition is ever assigned to a
-// member while another owns it, and returns the owned sets once stable
-// with the number of generations it took.
-func settle(t *testing.T, readable, owned map[string][]kafka.TopicPartition) (map[string][]kafka.TopicPartition, int) {
+// member reading readable[id], those of pressed under memory pressure) as
+// the members would: each takes what it is assigned, and another
+// generation follows while any member gave partitions up. It fails the
+// test when a partition is ever assigned to a member while another owns
+// it, and returns the owned sets once stable with the number of
+// generations it took.
+func settle(t *testing.T, readable, owned map[string][]kafka.TopicPartition, pressed ...string) (map[string][]kafka.TopicPartition, int) {
 	t.Helper()
 	owned = maps.Clone(owned)
 	gen := 1
 	for ; gen <= 10; gen++ {
 		var claims []claim
 		for _, id := range slices.Sorted(maps.Keys(readable)) {
-			claims = append(claims, claim{id: id, readable: readable[id], owned: owned[id], generation: gen - 1})
+			claims = append(claims, claim{id: id, readable: readable[id], owned: owned[id], generation: gen - 1,
+				pressed: slices.Contains(pressed, id)})
 		}
 		assigned := balance(claims)
 		revoked := false
@@ -56,19 +67,27 @@ func settle(t *testing.T, readable, owned map[string][]kafka.TopicPartition) (ma
 	return nil, 0
 }
 
-// checkBalanced fails unless owned covers want, each partition once, and
-// every member holds within one partition of the others.
-func checkBalanced(t *testing.T, owned map[string][]kafka.TopicPartition, want []kafka.TopicPartition) {
+// checkCovered fails unless owned covers want, each partition once.
+func checkCovered(t *testing.T, owned map[string][]kafka.TopicPartition, want []kafka.TopicPartition) {
 	t.Helper()
 	var all []kafka.TopicPartition
-	least, most := len(want)+1, -1
 	for _, tps := range owned {
 		all = append(all, tps...)
-		least, most = min(least, len(tps)), max(most, len(tps))
 	}
 	slices.SortFunc(all, kafka.CompareTopicPartitions)
 	if !slices.Equal(all, want) {
 		t.Fatalf("owned %v, want each of %v once", all, want)
+	}
+}
+
+// checkBalanced fails unless owned covers want, each partition once, and
+// every member holds within one partition of the others.
+func checkBalanced(t *testing.T, owned map[string][]kafka.TopicPartition, want []kafka.TopicPartition) {
+	t.Helper()
+	checkCovered(t, owned, want)
+	least, most := len(want)+1, -1
+	for _, tps := range owned {
+		least, most = min(least, len(tps)), max(most, len(tps))
 	}
 	if most-least > 1 {
 		t.Fatalf("not balanced: members hold %d to %d partitions: %v", least, most, owned)
@@ -93,13 +112,6 @@ func moved(before, after map[string][]kafka.TopicPartition) int {
 
 func TestBalance(t *testing.T) {
 	twelve := parts("t", 0, 12)
-	every := func(ids []string, tps []kafka.TopicPartition) map[string][]kafka.TopicPartition {
-		m := map[string][]kafka.TopicPartition{}
-		for _, id := range ids {
-			m[id] = tps
-		}
-		return m
-	}
 	for _, tc := range []struct {
 		name     string
 		readable map[string][]kafka.TopicPartition
@@ -109,36 +121,36 @@ func TestBalance(t *testing.T) {
 		// many generations settling may take.
 		maxMoved, maxGens int
 	}{
-		{name: "first join of three", readable: every([]string{"a", "b", "c"}, twelve), want: twelve, maxGens: 1},
-		{name: "a fourth member joins", readable: every([]string{"a", "b", "c", "d"}, twelve),
+		{name: "first join of three", readable: every(twelve, "a", "b", "c"), want: twelve, maxGens: 1},
+		{name: "a fourth member joins", readable: every(twelve, "a", "b", "c", "d"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 4), "b": parts("t", 4, 8), "c": parts("t", 8, 12)},
 			want:  twelve, maxMoved: 3, maxGens: 2},
-		{name: "a member leaves", readable: every([]string{"a", "b"}, twelve),
+		{name: "a member leaves", readable: every(twelve, "a", "b"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 4), "b": parts("t", 4, 8)},
 			want:  twelve, maxMoved: 0, maxGens: 1},
-		{name: "new partitions", readable: every([]string{"a", "b", "c"}, parts("t", 0, 18)),
+		{name: "new partitions", readable: every(parts("t", 0, 18), "a", "b", "c"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 4), "b": parts("t", 4, 8), "c": parts("t", 8, 12)},
 			want:  parts("t", 0, 18), maxMoved: 0, maxGens: 1},
-		{name: "a new topic", readable: every([]string{"a", "b"}, append(parts("t", 0, 4), parts("u", 0, 4)...)),
+		{name: "a new topic", readable: every(append(parts("t", 0, 4), parts("u", 0, 4)...), "a", "b"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 2), "b": parts("t", 2, 4)},
 			want:  append(parts("t", 0, 4), parts("u", 0, 4)...), maxMoved: 0, maxGens: 1},
-		{name: "uneven: 10 over 4", readable: every([]string{"a", "b", "c", "d"}, parts("t", 0, 10)), want: parts("t", 0, 10), maxGens: 1},
-		{name: "uneven owners keep their extra", readable: every([]string{"a", "b", "c"}, parts("t", 0, 10)),
+		{name: "uneven: 10 over 4", readable: every(parts("t", 0, 10), "a", "b", "c", "d"), want: parts("t", 0, 10), maxGens: 1},
+		{name: "uneven owners keep their extra", readable: every(parts("t", 0, 10), "a", "b", "c"),
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 6), "b": parts("t", 6, 10)},
 			want:  parts("t", 0, 10), maxMoved: 3, maxGens: 2},
-		{name: "more members than partitions", readable: every([]string{"a", "b", "c", "d"}, parts("t", 0, 2)),
+		{name: "more members than partitions", readable: every(parts("t", 0, 2), "a", "b", "c", "d"),
 			owned: map[string][]kafka.TopicPartition{"d": parts("t", 0, 2)},
 			want:  parts("t", 0, 2), maxMoved: 1, maxGens: 2},
-		{name: "sticky: balanced owners keep everything", readable: every([]string{"a", "b", "c"}, twelve),
+		{name: "sticky: balanced owners keep everything", readable: every(twelve, "a", "b", "c"),
 			owned: map[string][]kafka.TopicPartition{"a": {twelve[0], twelve[5], twelve[7], twelve[11]},
 				"b": {twelve[1], twelve[2], twelve[3], twelve[4]}, "c": {twelve[6], twelve[8], twelve[9], twelve[10]}},
 			want: twelve, maxMoved: 0, maxGens: 1},
-		{name: "all on one member", readable: every([]string{"a", "b", "c"}, twelve),
+		{name: "all on one member", readable: every(twelve, "a", "b", "c"),
 			owned: map[string][]kafka.TopicPartition{"b": twelve}, want: twelve, maxMoved: 8, maxGens: 2},
 		{name: "a partition its owner can no longer read", readable: map[string][]kafka.TopicPartition{"a": parts("t", 1, 4), "b": parts("t", 0, 4)},
 			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 2), "b": parts("t", 2, 4)},
 			want:  parts("t", 0, 4), maxMoved: 2, maxGens: 2},
-		{name: "a topic deleted", readable: every([]string{"a", "b"}, parts("t", 0, 4)),
+		{name: "a topic deleted", readable: every(parts("t", 0, 4), "a", "b"),
 			owned: map[string][]kafka.TopicPartition{"a": append(parts("t", 0, 2), parts("gone", 0, 1)...), "b": parts("t", 2, 4)},
 			want:  parts("t", 0, 4), maxMoved: 0, maxGens: 2},
 	} {
@@ -150,6 +162,71 @@ func TestBalance(t *testing.T) {
 			}
 			if n := moved(tc.owned, owned); n > tc.maxMoved {
 				t.Errorf("%d partitions changed owner, want at most %d: %v -> %v", n, tc.maxMoved, tc.owned, owned)
+			}
+		})
+	}
+}
+
+// TestBalancePressed: a member under memory pressure is given no partition
+// it does not own, and what would have gone to it goes to the others; it
+// keeps what it owns up to its share; a partition only pressed members can
+// read, and every partition when every member is pressed, still gets an
+// owner.
+func TestBalancePressed(t *testing.T) {
+	twelve := parts("t", 0, 12)
+	thirds := map[string][]kafka.TopicPartition{"a": parts("t", 0, 4), "b": parts("t", 4, 8), "c": parts("t", 8, 12)}
+	for _, tc := range []struct {
+		name     string
+		readable map[string][]kafka.TopicPartition
+		owned    map[string][]kafka.TopicPartition
+		pressed  []string
+		// held is how many partitions each member holds once settled.
+		held map[string]int
+	}{
+		{name: "new partitions skip a pressed member", readable: every(parts("t", 0, 18), "a", "b", "c"), owned: thirds,
+			pressed: []string{"a"}, held: map[string]int{"a": 4, "b": 7, "c": 7}},
+		{name: "a pressed member joining gets nothing", readable: every(twelve, "a", "b", "c", "d"), owned: thirds,
+			pressed: []string{"d"}, held: map[string]int{"a": 4, "b": 4, "c": 4, "d": 0}},
+		{name: "a pressed member keeps what it owns", readable: every(twelve, "a", "b", "c"), owned: thirds,
+			pressed: []string{"a", "b"}, held: map[string]int{"a": 4, "b": 4, "c": 4}},
+		{name: "a leaving member's partitions skip a pressed one", readable: every(twelve, "a", "b"),
+			owned:   map[string][]kafka.TopicPartition{"a": thirds["a"], "b": thirds["b"]},
+			pressed: []string{"a"}, held: map[string]int{"a": 4, "b": 8}},
+		{name: "a pressed member gives its excess as any member does", readable: every(twelve, "a", "b", "c"),
+			owned: map[string][]kafka.TopicPartition{"a": twelve}, pressed: []string{"a"}, held: map[string]int{"a": 4, "b": 4, "c": 4}},
+		{name: "a member joining takes its share of a pressed one", readable: every(twelve, "a", "b", "c", "d"), owned: thirds,
+			pressed: []string{"a"}, held: map[string]int{"a": 3, "b": 3, "c": 3, "d": 3}},
+		{name: "every member pressed: balanced as if none were", readable: every(parts("t", 0, 18), "a", "b", "c"), owned: thirds,
+			pressed: []string{"a", "b", "c"}, held: map[string]int{"a": 6, "b": 6, "c": 6}},
+		{name: "a partition only a pressed member can read", readable: map[string][]kafka.TopicPartition{"a": parts("t", 0, 6), "b": parts("t", 0, 4)},
+			owned: map[string][]kafka.TopicPartition{"a": parts("t", 0, 2), "b": parts("t", 2, 4)}, pressed: []string{"a"},
+			held: map[string]int{"a": 4, "b": 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			owned, _ := settle(t, tc.readable, tc.owned, tc.pressed...)
+			var all []kafka.TopicPartition
+			for id, tps := range tc.readable {
+				all = append(all, tps...)
+				if len(owned[id]) != tc.held[id] {
+					t.Errorf("%s holds %d partitions, want %d: %v", id, len(owned[id]), tc.held[id], owned)
+				}
+			}
+			slices.SortFunc(all, kafka.CompareTopicPartitions)
+			checkCovered(t, owned, slices.Compact(all))
+			if len(tc.pressed) == len(tc.readable) {
+				return
+			}
+			for _, id := range tc.pressed {
+				for _, tp := range owned[id] {
+					if slices.Contains(tc.owned[id], tp) {
+						continue
+					}
+					for other, tps := range tc.readable {
+						if !slices.Contains(tc.pressed, other) && slices.Contains(tps, tp) {
+							t.Errorf("pressed %s was given %s, which %s (not pressed) can read", id, tp, other)
+						}
+					}
+				}
 			}
 		})
 	}

@@ -71,6 +71,12 @@ type Joiner struct {
 	// topic matching a pattern) so that the leader assigns them
 	// (DefaultRefreshInterval when zero).
 	RefreshInterval time.Duration
+	// Pressed reports whether the agent is under memory pressure (see
+	// memory.Budget.Pressed); nil for never. A pressed member says so
+	// when it joins, and the leader then gives it no partition it does
+	// not own already (unless every member is pressed). A member asks
+	// every RefreshInterval, and joins again when the answer changed.
+	Pressed func() bool
 
 	// beforeRequest, set by tests only, is called before each join and
 	// each heartbeat is sent, with the request's name ("join",
@@ -134,7 +140,7 @@ func (j *Joiner) Join(ctx context.Context, key string, conn *spec.Connection,
 	}
 	m := &member{
 		group: group, t: t, client: client.MemberClient(j.Agent), partitions: partitions, onAssign: onAssign,
-		log: log.With("group", group), beforeRequest: j.beforeRequest,
+		log: log.With("group", group), beforeRequest: j.beforeRequest, isPressed: j.Pressed,
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -223,13 +229,16 @@ type member struct {
 	log        *slog.Logger
 	// beforeRequest is the Joiner's test hook.
 	beforeRequest func(ctx context.Context, request string)
+	// isPressed is the Joiner's Pressed, nil for never.
+	isPressed func() bool
 
 	// id is the member id the coordinator gave, "" before the first join
 	// and after the coordinator forgot it.
 	id string
 	// readable are the partitions this member said it can read when it
-	// last joined.
+	// last joined, and pressed whether it said it was under pressure.
 	readable []kafka.TopicPartition
+	pressed  bool
 	// owned are the partitions onAssign was last called with, assigned
 	// in generation ownedGen; announced says whether onAssign was called
 	// at all.
@@ -286,7 +295,8 @@ func (m *member) generation(ctx context.Context) error {
 	default: // join with the partitions listed last rather than not at all
 		m.log.Warn("group membership: list the partitions to share; joining with those listed before", "err", err)
 	}
-	userData, err := encodeUserData(m.readable, m.ownedGen)
+	m.pressed = m.underPressure()
+	userData, err := encodeUserData(m.readable, m.ownedGen, m.pressed)
 	if err != nil {
 		return err
 	}
@@ -366,15 +376,20 @@ func (m *member) join(ctx context.Context, req kafka.JoinRequest) (*kafka.Joined
 // generation joined.
 func (m *member) lead(joined *kafka.Joined) map[string][]kafka.TopicPartition {
 	claims := make([]claim, 0, len(joined.Members))
+	pressed := 0
 	for _, jm := range joined.Members {
 		c, err := decodeClaim(jm)
 		if err != nil {
 			m.log.Warn("group membership: a member is assigned nothing", "err", err)
 		}
+		if c.pressed {
+			pressed++
+		}
 		claims = append(claims, c)
 	}
 	assignments := balance(claims)
-	m.log.Debug("group membership: assigned the partitions as the leader", "generation", joined.Generation, "members", len(claims))
+	m.log.Debug("group membership: assigned the partitions as the leader", "generation", joined.Generation, "members", len(claims),
+		"pressed", pressed)
 	return assignments
 }
 
@@ -435,8 +450,10 @@ func (m *member) call(ctx context.Context, owned []kafka.TopicPartition) bool {
 
 // stable waits in the generation until the member must join again: right
 // away when it gave partitions up (so that their new owners get them in
-// the next generation), else when the group rebalances or the partitions
-// to share changed. It returns why the member lost its place, if it did.
+// the next generation), else when the group rebalances, or when the
+// partitions to share or the agent's memory pressure changed (checked
+// every RefreshInterval). It returns why the member lost its place, if it
+// did.
 func (m *member) stable(ctx context.Context, beat *heartbeat, rejoin bool) error {
 	if rejoin {
 		select {
@@ -461,6 +478,10 @@ func (m *member) stable(ctx context.Context, beat *heartbeat, rejoin bool) error
 				return errExpired
 			}
 		case <-refresh.C:
+			if pressed := m.underPressure(); pressed != m.pressed {
+				m.log.Info("group membership: the agent's memory pressure changed, joining again", "member", m.id, "pressed", pressed)
+				return nil
+			}
 			tps, err := m.partitions(ctx)
 			if err != nil {
 				m.log.Warn("group membership: list the partitions to share", "err", err)
@@ -473,6 +494,9 @@ func (m *member) stable(ctx context.Context, beat *heartbeat, rejoin bool) error
 		}
 	}
 }
+
+// underPressure reports whether the agent is under memory pressure now.
+func (m *member) underPressure() bool { return m.isPressed != nil && m.isPressed() }
 
 // pause calls the test hook, if set, before request.
 func (m *member) pause(ctx context.Context, request string) {

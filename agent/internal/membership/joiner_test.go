@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,28 +221,42 @@ func TestMembersFenced(t *testing.T) {
 	// noticed yet); the tables' logs make one of two such writers fail.
 }
 
+// growing lists the partitions of topic t on a kfake, to which a test adds
+// partitions.
+type growing struct {
+	mu  sync.Mutex
+	tps []kafka.TopicPartition
+}
+
+// list returns the partitions of t.
+func (g *growing) list() []kafka.TopicPartition {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.tps
+}
+
+// grow gives topic t of c n partitions, and lists them from then on.
+func (g *growing) grow(t *testing.T, c *kfake.Cluster, n int) {
+	t.Helper()
+	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
+	if _, err := adm.CreatePartitions(t.Context(), n, "t"); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tps = parts("t", 0, n)
+}
+
 // TestMembersNewPartitions: partitions added to the topic (the members'
 // partitions functions list them) are shared at the next refresh, without
 // moving the others.
 func TestMembersNewPartitions(t *testing.T) {
 	c, conn := newKfake(t, 4, "t")
-	var mu sync.Mutex
-	readable := parts("t", 0, 4)
-	list := func() []kafka.TopicPartition {
-		mu.Lock()
-		defer mu.Unlock()
-		return readable
-	}
-	s := newScene(t, conn, "grow", list, "a", "b")
+	g := &growing{tps: parts("t", 0, 4)}
+	s := newScene(t, conn, "grow", g.list, "a", "b")
 	before := s.l.snapshot("pipeline/p")
 
-	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
-	if _, err := adm.CreatePartitions(t.Context(), 8, "t"); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	readable = parts("t", 0, 8)
-	mu.Unlock()
+	g.grow(t, c, 8)
 	s.balanced(parts("t", 0, 8), "a", "b")
 	after := s.l.snapshot("pipeline/p")
 	for tp, o := range before {
@@ -249,6 +264,69 @@ func TestMembersNewPartitions(t *testing.T) {
 			t.Errorf("%s moved from %s to %s when partitions were added", tp, o, after[tp])
 		}
 	}
+	s.l.check(t)
+}
+
+// TestMembersPressed: an agent whose memory turns pressed joins again at
+// its next refresh and says so in its user data; partitions added then all
+// go to the other agent, and none moves away from the pressed one; once
+// its pressure is gone it joins again and takes its share.
+func TestMembersPressed(t *testing.T) {
+	c, conn := newKfake(t, 4, "t")
+	g := &growing{tps: parts("t", 0, 4)}
+	s := &scene{t: t, l: newLedger(), conn: conn, cluster: "pressed", agents: map[string]*testAgent{},
+		groups: map[string]func() []kafka.TopicPartition{"pipeline/p": g.list}}
+	var pressed atomic.Bool
+	ja := fastJoiner(s.cluster, "a")
+	ja.Pressed = pressed.Load
+	s.agents["a"] = startAgent(t, s.l, ja, conn, s.groups)
+	s.start("b")
+	s.balanced(parts("t", 0, 4), "a", "b")
+	held := func(agent string) []kafka.TopicPartition {
+		var tps []kafka.TopicPartition
+		for tp, o := range s.l.snapshot("pipeline/p") {
+			if o == agent {
+				tps = append(tps, tp)
+			}
+		}
+		return sorted(tps)
+	}
+	before := held("a")
+
+	pressed.Store(true)
+	adm := kadm.NewClient(mustKgo(t, c.ListenAddrs()...))
+	const group = "tributary-members.pressed.pipeline/p"
+	eventually(t, 20*time.Second, func() string {
+		described, err := adm.DescribeGroups(t.Context(), group)
+		if err != nil {
+			return err.Error()
+		}
+		for _, m := range described[group].Members {
+			if meta, ok := m.Join.AsConsumer(); ok && m.ClientID == "a" {
+				if claim, err := decodeClaim(kafka.JoinedMember{Subscription: kafka.Subscription{UserData: meta.UserData}}); err != nil || !claim.pressed {
+					return fmt.Sprintf("a's user data %s (%v), want it pressed", meta.UserData, err)
+				}
+				return ""
+			}
+		}
+		return "no member a in the group"
+	})
+	g.grow(t, c, 8)
+	eventually(t, 20*time.Second, func() string {
+		owners := s.l.snapshot("pipeline/p")
+		for _, tp := range parts("t", 4, 8) {
+			if owners[tp] != "b" {
+				return fmt.Sprintf("%s owned by %q, want b", tp, owners[tp])
+			}
+		}
+		if now := held("a"); !slices.Equal(now, before) {
+			return fmt.Sprintf("pressed a holds %v, want what it held before, %v", now, before)
+		}
+		return ""
+	})
+
+	pressed.Store(false)
+	s.balanced(parts("t", 0, 8), "a", "b")
 	s.l.check(t)
 }
 

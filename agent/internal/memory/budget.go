@@ -22,12 +22,17 @@
 //
 // A fetch larger than the whole limit is granted once nothing else is held,
 // so that no record batch is too big to read.
+//
+// A budget full for a sustained time (fetches waiting for room most of the
+// time) says so through [Budget.Pressed]: the agent then holds as many
+// partitions as it can, and a cluster of agents gives it no more.
 package memory
 
 import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Budget is a number of bytes shared by fetchers and accounts. It is safe
@@ -45,6 +50,8 @@ type Budget struct {
 	accounts []*Account
 	pauses   int64
 	flushes  int64
+	// pressure counts how long the budget was full lately.
+	pressure pressure
 }
 
 // waiter is one Acquire call waiting for n bytes; ready is closed once they
@@ -59,7 +66,7 @@ func New(limit int64) *Budget {
 	if limit <= 0 {
 		panic("memory: the limit of a budget must be positive")
 	}
-	return &Budget{limit: limit}
+	return &Budget{limit: limit, pressure: newPressure(time.Now)}
 }
 
 // Stats is a budget's state at one moment.
@@ -91,6 +98,7 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	b.mu.Lock()
 	if len(b.waiters) == 0 && b.fits(n) {
 		b.used += n
+		b.observe()
 		b.mu.Unlock()
 		return nil
 	}
@@ -98,6 +106,7 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	b.waiters = append(b.waiters, w)
 	b.pauses++
 	b.relieve()
+	b.observe()
 	b.mu.Unlock()
 
 	select {
@@ -126,6 +135,7 @@ func (b *Budget) Grow(n int64) {
 	defer b.mu.Unlock()
 	b.used += n
 	b.relieve()
+	b.observe()
 }
 
 // Release gives back n bytes taken by Acquire or Grow.
@@ -156,6 +166,7 @@ func (b *Budget) grant() {
 		close(w.ready)
 	}
 	b.relieve()
+	b.observe()
 }
 
 // relieve asks accounts to flush, biggest first, until the first waiter
