@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/membership"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/pipeline"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
@@ -72,12 +73,13 @@ func checkClusterFlags(o *agentOptions, stderr io.Writer) error {
 
 // members returns how the agent shares the partitions of its pipelines
 // with the other agents of its cluster: nil for a single agent, which
-// reads them all.
-func members(o *agentOptions) pipeline.Members {
+// reads them all. An agent whose memory budget stays full takes no new
+// partitions (see [memory.Budget.Pressed]).
+func members(o *agentOptions, budget *memory.Budget) pipeline.Members {
 	if o.cluster == "" {
 		return nil
 	}
-	return &membership.Joiner{Cluster: o.cluster, Agent: o.agentName, Log: o.log}
+	return &membership.Joiner{Cluster: o.cluster, Agent: o.agentName, Log: o.log, Pressed: budget.Pressed}
 }
 
 // openShared opens the shared state of o's cluster.
