@@ -1,0 +1,185 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// extraRow is the part of a row of an inferred table the schema evolution
+// tests read: the id, the column records bring later, and where the
+// record came from.
+type extraRow struct {
+	ID    *int64  `parquet:"id,optional"`
+	Extra *string `parquet:"extra,optional"`
+	Kafka struct {
+		Partition int32 `parquet:"partition"`
+		Offset    int64 `parquet:"offset"`
+	} `parquet:"_kafka"`
+}
+
+// withExtra is the value of record i, which has the field extra from
+// record from on.
+func withExtra(from int) func(int) string {
+	return func(i int) string {
+		if i < from {
+			return jsonID(i)
+		}
+		return fmt.Sprintf(`{"id":%d,"extra":"e%d"}`, i, i)
+	}
+}
+
+// checkExtra fails the test unless the table at location has the column
+// extra once and every row its value: "e<id>" for the ids has says the
+// record had it of, null for the others.
+func checkExtra(t *testing.T, location string, has func(id int64) bool) {
+	t.Helper()
+	snap, err := table.ReadSnapshot(location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(snap.Schema), func(f schema.Field) bool { return f.Name != "extra" })); n != 1 {
+		t.Fatalf("the table has the column extra %d times: %s", n, columnNames(snap.Schema))
+	}
+	for _, r := range readTableRows[extraRow](t, location) {
+		if r.ID == nil {
+			t.Fatalf("partition %d offset %d has no id", r.Kafka.Partition, r.Kafka.Offset)
+		}
+		want := ""
+		if has(*r.ID) {
+			want = fmt.Sprintf("e%d", *r.ID)
+		}
+		got := ""
+		if r.Extra != nil {
+			got = *r.Extra
+		}
+		if got != want || (want == "") != (r.Extra == nil) {
+			t.Errorf("id %d (partition %d offset %d): extra %q, want %q", *r.ID, r.Kafka.Partition, r.Kafka.Offset, got, want)
+		}
+	}
+}
+
+// checkHealthy fails the test unless each agent runs the table without an
+// error.
+func checkHealthy(t *testing.T, agents ...*clusterAgent) {
+	t.Helper()
+	for i, a := range agents {
+		st, _ := a.m.Status("p")
+		if st.State != spec.StateRunning || st.Tables[0].LastError != "" {
+			t.Errorf("agent %d: state %s, table error %q", i, st.State, st.Tables[0].LastError)
+		}
+	}
+}
+
+// inferredCluster starts two agents that ingest topic into one table on
+// warehouse, inferring its value's columns and adding new ones
+// (ADD_NEW_COLUMNS).
+func inferredCluster(t *testing.T, warehouse, bootstrap, topic string) (a, b *clusterAgent) {
+	t.Helper()
+	p := inferPipeline(topic, spec.SchemaEvolutionAddNewColumns, spec.JSONOptions{})
+	a = startAgent(t, warehouse, bootstrap, p)
+	b = startAgent(t, warehouse, bootstrap, p)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("agent a:\n%s\nagent b:\n%s", a.logs, b.logs)
+		}
+	})
+	return a, b
+}
+
+// Two agents of an inferred table, each owning half the partitions, meet
+// a new field on their partitions at about the same time: both add the
+// column, and the table ends with it once, every record once, and the
+// field's value in each row whose record had it.
+func TestRealBrokerClusterAddsTheSameColumn(t *testing.T) {
+	bootstrap, topic, producer, warehouse := clusterSetup(t, 4)
+	produce(t, producer, 0, 400, jsonID)
+	a, b := inferredCluster(t, warehouse, bootstrap, topic)
+	a.members.assign(t, topic, 0, 1)
+	b.members.assign(t, topic, 2, 3)
+	location := spec.JoinLocation(warehouse, "main", "raw", "events")
+	waitCommitted(t, location, topic, 400)
+
+	// Round robin: each of the four partitions gets a quarter of the
+	// records with the new field, in one produce call.
+	produce(t, producer, 400, 800, withExtra(400))
+	waitCommitted(t, location, topic, 800)
+	checkEachOffsetOnce(t, location, topic, 800, producer)
+	checkExtra(t, location, func(id int64) bool { return id >= 400 })
+	checkHealthy(t, a, b)
+	for i, agent := range []*clusterAgent{a, b} {
+		if !strings.Contains(agent.logs.String(), "new columns columns=[extra]") {
+			t.Errorf("agent %d did not add the column extra itself", i)
+		}
+	}
+}
+
+// Agents of a table with ignore_errors, each owning half the partitions,
+// with records that do not decode on partitions of both: every bad record
+// is in the schema's dirty records table once, every good one in the
+// table once, and the table's log counts the bad ones.
+func TestRealBrokerClusterDirtyRecords(t *testing.T) {
+	bootstrap, topic, producer, warehouse := clusterSetup(t, 4)
+	p := clusterPipeline(topic)
+	on, unlimited := true, int64(-1)
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.IgnoreErrors, ko.ErrorToleranceMaxCount = &on, &unlimited
+	// Every seventh record is bad: round robin over four partitions puts
+	// bad ones on each.
+	value := func(i int) string {
+		if i%7 == 3 {
+			return fmt.Sprintf(`{"id":%d`, i)
+		}
+		return jsonID(i)
+	}
+	const n = 2800
+	produce(t, producer, 0, n/2, value)
+	a := startAgent(t, warehouse, bootstrap, p)
+	b := startAgent(t, warehouse, bootstrap, p)
+	a.members.assign(t, topic, 0, 1)
+	b.members.assign(t, topic, 2, 3)
+	var wg sync.WaitGroup
+	wg.Go(func() { produce(t, producer, n/2, n, value) })
+	wg.Wait()
+	location := spec.JoinLocation(warehouse, "main", "raw", "events")
+	waitCommitted(t, location, topic, n)
+
+	// Each record once, in the table or in the dirty records table.
+	seen := map[[2]int64]int{}
+	for _, r := range readKafkaRows(t, location) {
+		seen[[2]int64{int64(r.Kafka.Partition), r.Kafka.Offset}]++
+	}
+	dirty := readTableRows[dirtyRow](t, spec.JoinLocation(warehouse, "main", "raw", spec.DirtyRecordsTable))
+	for _, r := range dirty {
+		seen[[2]int64{int64(r.Partition), r.Offset}]++
+		if r.Table != "events" || r.Topic != topic || !strings.HasPrefix(string(r.Value), `{"id":`) || strings.HasSuffix(string(r.Value), "}") {
+			t.Errorf("dirty row %+v", r)
+		}
+	}
+	for po, count := range seen {
+		if count != 1 {
+			t.Errorf("partition %d offset %d is in the table and the dirty records table %d times", po[0], po[1], count)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("the table and the dirty records table hold %d distinct records, want %d", len(seen), n)
+	}
+	if want := n / 7; len(dirty) != want {
+		t.Errorf("%d dirty records, want %d", len(dirty), want)
+	}
+	snap, err := table.ReadSnapshot(location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := snap.Counters[deltasink.CounterErrors], int64(n/7); got != want {
+		t.Errorf("the table's log counts %d error records, want %d", got, want)
+	}
+	checkHealthy(t, a, b)
+}
