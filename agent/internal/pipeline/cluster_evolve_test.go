@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
@@ -118,6 +121,67 @@ func TestRealBrokerClusterAddsTheSameColumn(t *testing.T) {
 		if !strings.Contains(agent.logs.String(), "new columns columns=[extra]") {
 			t.Errorf("agent %d did not add the column extra itself", i)
 		}
+	}
+}
+
+// One agent adds a column, then the other, whose columns are the old
+// ones, commits rows without the new field: its commit fails on the
+// table's new schema, it drops what it buffered, reads the columns from
+// the log again and reads its partition again from the log's offset, so
+// its rows land, once, and it writes the new column from then on.
+func TestRealBrokerClusterCommitsAfterAnotherAddedAColumn(t *testing.T) {
+	bootstrap, topic, _, warehouse := clusterSetup(t, 2)
+	producer, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(producer.Close)
+	// to sends the records from..to-1 of value to partition part.
+	to := func(part int32, from, to int, value func(int) string) {
+		t.Helper()
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			recs = append(recs, &kgo.Record{Partition: part, Value: []byte(value(i))})
+		}
+		if err := producer.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	to(0, 0, 100, jsonID)
+	to(1, 100, 200, jsonID)
+	a, b := inferredCluster(t, warehouse, bootstrap, topic)
+	a.members.assign(t, topic, 0)
+	b.members.assign(t, topic, 1)
+	location := spec.JoinLocation(warehouse, "main", "raw", "events")
+	waitCommitted(t, location, topic, 200)
+
+	// a adds the column extra and commits it.
+	to(0, 200, 300, withExtra(200))
+	waitCommitted(t, location, topic, 300)
+	// b, whose columns lack extra, commits records without it.
+	to(1, 300, 400, jsonID)
+	waitCommitted(t, location, topic, 400)
+	// and then records with it, from the column it read from the log.
+	to(1, 400, 500, withExtra(200))
+	to(0, 500, 600, withExtra(200))
+	waitCommitted(t, location, topic, 600)
+	checkEachOffsetOnce(t, location, topic, 600, producer)
+	checkExtra(t, location, func(id int64) bool { return id >= 200 && (id < 300 || id >= 400) })
+	waitFor(t, 30*time.Second, "both agents running", func() bool {
+		for _, a := range []*clusterAgent{a, b} {
+			if st, _ := a.m.Status("p"); st.State != spec.StateRunning {
+				return false
+			}
+		}
+		return true
+	})
+	checkHealthy(t, a, b)
+	logs := b.logs.String()
+	if !strings.Contains(logs, "schema conflict: another writer changed the table's schema") {
+		t.Errorf("agent b's commit with the old columns did not meet the new schema:\n%s", logs)
+	}
+	if strings.Contains(logs, "new columns") {
+		t.Errorf("agent b inferred the column extra again rather than reading it from the log:\n%s", logs)
 	}
 }
 
