@@ -130,23 +130,8 @@ func TestRealBrokerClusterAddsTheSameColumn(t *testing.T) {
 // the log again and reads its partition again from the log's offset, so
 // its rows land, once, and it writes the new column from then on.
 func TestRealBrokerClusterCommitsAfterAnotherAddedAColumn(t *testing.T) {
-	bootstrap, topic, _, warehouse := clusterSetup(t, 2)
-	producer, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(producer.Close)
-	// to sends the records from..to-1 of value to partition part.
-	to := func(part int32, from, to int, value func(int) string) {
-		t.Helper()
-		var recs []*kgo.Record
-		for i := from; i < to; i++ {
-			recs = append(recs, &kgo.Record{Partition: part, Value: []byte(value(i))})
-		}
-		if err := producer.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bootstrap, topic, producer, warehouse := clusterSetup(t, 2)
+	to := partitionProducer(t, bootstrap, topic)
 	to(0, 0, 100, jsonID)
 	to(1, 100, 200, jsonID)
 	a, b := inferredCluster(t, warehouse, bootstrap, topic)
@@ -246,4 +231,80 @@ func TestRealBrokerClusterDirtyRecords(t *testing.T) {
 		t.Errorf("the table's log counts %d error records, want %d", got, want)
 	}
 	checkHealthy(t, a, b)
+}
+
+// The error budget of a table in a cluster counts the bad records of
+// every agent: one agent's bad records, committed, count against the
+// other's, which fails once their sum passes error_tolerance_max_count,
+// though its own are within it.
+func TestRealBrokerClusterErrorBudget(t *testing.T) {
+	bootstrap, topic, _, warehouse := clusterSetup(t, 2)
+	send := partitionProducer(t, bootstrap, topic)
+	p := clusterPipeline(topic)
+	on, limit := true, int64(4)
+	ko := &p.Tables[0].ConnectorOptions.KafkaOptions
+	ko.IgnoreErrors, ko.ErrorToleranceMaxCount = &on, &limit
+	a := startAgent(t, warehouse, bootstrap, p)
+	b := startAgent(t, warehouse, bootstrap, p)
+	a.members.assign(t, topic, 0)
+	b.members.assign(t, topic, 1)
+	a.waitReading(t, 0)
+	b.waitReading(t, 1)
+	location := spec.JoinLocation(warehouse, "main", "raw", "events")
+	// badFrom is the value of record i, which does not decode from
+	// record from on.
+	badFrom := func(from int) func(int) string {
+		return func(i int) string {
+			if i >= from {
+				return fmt.Sprintf(`{"id":%d`, i)
+			}
+			return jsonID(i)
+		}
+	}
+
+	// a leaves out three records, then b commits good ones.
+	send(0, 0, 10, badFrom(7))
+	waitCommitted(t, location, topic, 10)
+	send(1, 10, 20, jsonID)
+	waitCommitted(t, location, topic, 20)
+	// b's two bad records make five: more than the limit.
+	send(1, 20, 30, badFrom(28))
+	waitFor(t, 60*time.Second, "b's table to fail", func() bool {
+		st, _ := b.m.Status("p")
+		return st.State == spec.StateFailed
+	})
+	st, _ := b.m.Status("p")
+	for _, want := range []string{"5 records", "(4)", "error_tolerance_max_count"} {
+		if !strings.Contains(st.Tables[0].LastError, want) {
+			t.Errorf("b's error %q lacks %q", st.Tables[0].LastError, want)
+		}
+	}
+	snap, err := table.ReadSnapshot(location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := snap.Counters[deltasink.CounterErrors]; n > limit {
+		t.Errorf("the log counts %d bad records, more than the limit %d", n, limit)
+	}
+}
+
+// partitionProducer returns a function that sends the records from..to-1
+// of value to partition part of topic, on the broker at bootstrap.
+func partitionProducer(t *testing.T, bootstrap, topic string) func(part int32, from, to int, value func(int) string) {
+	t.Helper()
+	producer, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(producer.Close)
+	return func(part int32, from, to int, value func(int) string) {
+		t.Helper()
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			recs = append(recs, &kgo.Record{Partition: part, Value: []byte(value(i))})
+		}
+		if err := producer.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
