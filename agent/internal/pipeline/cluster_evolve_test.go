@@ -17,11 +17,12 @@ import (
 )
 
 // extraRow is the part of a row of an inferred table the schema evolution
-// tests read: the id, the column records bring later, and where the
+// tests read: the id, the columns records bring later, and where the
 // record came from.
 type extraRow struct {
 	ID    *int64  `parquet:"id,optional"`
 	Extra *string `parquet:"extra,optional"`
+	More  *string `parquet:"more,optional"`
 	Kafka struct {
 		Partition int32 `parquet:"partition"`
 		Offset    int64 `parquet:"offset"`
@@ -44,12 +45,20 @@ func withExtra(from int) func(int) string {
 // record had it of, null for the others.
 func checkExtra(t *testing.T, location string, has func(id int64) bool) {
 	t.Helper()
+	checkLater(t, location, "extra", func(r extraRow) *string { return r.Extra }, has)
+}
+
+// checkLater fails the test unless the table at location has column once
+// and every row its value, which value reads: "e<id>" for the ids has says
+// the record had it of, null for the others.
+func checkLater(t *testing.T, location, column string, value func(extraRow) *string, has func(id int64) bool) {
+	t.Helper()
 	snap, err := table.ReadSnapshot(location)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(slices.DeleteFunc(slices.Clone(snap.Schema), func(f schema.Field) bool { return f.Name != "extra" })); n != 1 {
-		t.Fatalf("the table has the column extra %d times: %s", n, columnNames(snap.Schema))
+	if n := len(slices.DeleteFunc(slices.Clone(snap.Schema), func(f schema.Field) bool { return f.Name != column })); n != 1 {
+		t.Fatalf("the table has the column %s %d times: %s", column, n, columnNames(snap.Schema))
 	}
 	for _, r := range readTableRows[extraRow](t, location) {
 		if r.ID == nil {
@@ -60,11 +69,11 @@ func checkExtra(t *testing.T, location string, has func(id int64) bool) {
 			want = fmt.Sprintf("e%d", *r.ID)
 		}
 		got := ""
-		if r.Extra != nil {
-			got = *r.Extra
+		if v := value(r); v != nil {
+			got = *v
 		}
-		if got != want || (want == "") != (r.Extra == nil) {
-			t.Errorf("id %d (partition %d offset %d): extra %q, want %q", *r.ID, r.Kafka.Partition, r.Kafka.Offset, got, want)
+		if got != want || (want == "") != (value(r) == nil) {
+			t.Errorf("id %d (partition %d offset %d): %s %q, want %q", *r.ID, r.Kafka.Partition, r.Kafka.Offset, column, got, want)
 		}
 	}
 }
@@ -122,6 +131,40 @@ func TestRealBrokerClusterAddsTheSameColumn(t *testing.T) {
 			t.Errorf("agent %d did not add the column extra itself", i)
 		}
 	}
+}
+
+// Two agents of an inferred table meet a new field each, another one,
+// at about the same time: the one that commits second meets the other's
+// schema, starts again from the log with its column and adds its own, so
+// the table ends with both columns, every record once, and each field's
+// value in the rows whose records had it.
+func TestRealBrokerClusterAddsDifferentColumns(t *testing.T) {
+	bootstrap, topic, producer, warehouse := clusterSetup(t, 4)
+	produce(t, producer, 0, 400, jsonID)
+	a, b := inferredCluster(t, warehouse, bootstrap, topic)
+	a.members.assign(t, topic, 0, 1)
+	b.members.assign(t, topic, 2, 3)
+	location := spec.JoinLocation(warehouse, "main", "raw", "events")
+	waitCommitted(t, location, topic, 400)
+
+	send := partitionProducer(t, bootstrap, topic)
+	var wg sync.WaitGroup
+	for part := range int32(4) {
+		field := "extra" // on a's partitions
+		if part >= 2 {
+			field = "more" // on b's
+		}
+		from := 400 + int(part)*100
+		wg.Go(func() {
+			send(part, from, from+100, func(i int) string { return fmt.Sprintf(`{"id":%d,%q:"e%d"}`, i, field, i) })
+		})
+	}
+	wg.Wait()
+	waitCommitted(t, location, topic, 800)
+	checkEachOffsetOnce(t, location, topic, 800, producer)
+	checkLater(t, location, "extra", func(r extraRow) *string { return r.Extra }, func(id int64) bool { return id >= 400 && id < 600 })
+	checkLater(t, location, "more", func(r extraRow) *string { return r.More }, func(id int64) bool { return id >= 600 })
+	checkHealthy(t, a, b)
 }
 
 // One agent adds a column, then the other, whose columns are the old
