@@ -167,6 +167,65 @@ func TestRealBrokerClusterAddsDifferentColumns(t *testing.T) {
 	checkHealthy(t, a, b)
 }
 
+// Two agents of an inferred table meet one new field at about the same
+// time, as a number on one agent's partitions and as a string on the
+// other's: the first commit's type is the column's, and the other agent
+// starts again from the log with it, so its values are then decoded as a
+// single agent decodes a value of another type: a string in a BIGINT
+// column rescued, a number in a STRING column kept as its text.
+func TestRealBrokerClusterAddsAColumnOfTwoTypes(t *testing.T) {
+	bootstrap, topic, producer, warehouse := clusterSetup(t, 4)
+	produce(t, producer, 0, 400, jsonID)
+	a, b := inferredCluster(t, warehouse, bootstrap, topic)
+	a.members.assign(t, topic, 0, 1)
+	b.members.assign(t, topic, 2, 3)
+	location := spec.JoinLocation(warehouse, "main", "raw", "events")
+	waitCommitted(t, location, topic, 400)
+
+	send := partitionProducer(t, bootstrap, topic)
+	var wg sync.WaitGroup
+	for part := range int32(4) {
+		value := func(i int) string { return fmt.Sprintf(`{"id":%d,"extra":%d}`, i, i) } // on a's partitions
+		if part >= 2 {
+			value = func(i int) string { return fmt.Sprintf(`{"id":%d,"extra":"e%d"}`, i, i) } // on b's
+		}
+		from := 400 + int(part)*100
+		wg.Go(func() { send(part, from, from+100, value) })
+	}
+	wg.Wait()
+	waitCommitted(t, location, topic, 800)
+	checkEachOffsetOnce(t, location, topic, 800, producer)
+	checkHealthy(t, a, b)
+
+	snap, err := table.ReadSnapshot(location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(snap.Schema, func(f schema.Field) bool { return f.Name == "extra" })
+	if i < 0 {
+		t.Fatalf("the table has no column extra: %s", columnNames(snap.Schema))
+	}
+	kind := snap.Schema[i].Type.Kind
+	if kind != schema.Long && kind != schema.String {
+		t.Fatalf("the column extra is of type %v, want BIGINT or STRING", snap.Schema[i].Type)
+	}
+	type row struct {
+		ID      *int64  `parquet:"id,optional"`
+		Rescued *string `parquet:"_rescued_data,optional"`
+	}
+	for _, r := range readTableRows[row](t, location) {
+		// Only b's strings, in a BIGINT column, are rescued.
+		want := kind == schema.Long && *r.ID >= 600
+		if got := r.Rescued != nil && strings.Contains(*r.Rescued, `"extra"`); got != want {
+			t.Errorf("id %d: rescued %v, want %v (extra is %v)", *r.ID, got, want, snap.Schema[i].Type)
+		}
+	}
+	if !strings.Contains(a.logs.String()+b.logs.String(), "schema conflict") {
+		t.Error("neither agent's commit met the other's type of extra")
+	}
+	t.Logf("the column extra is of type %v", snap.Schema[i].Type)
+}
+
 // One agent adds a column, then the other, whose columns are the old
 // ones, commits rows without the new field: its commit fails on the
 // table's new schema, it drops what it buffered, reads the columns from
