@@ -106,27 +106,57 @@ func inferredCluster(t *testing.T, warehouse, bootstrap, topic string) (a, b *cl
 	return a, b
 }
 
+// inferredHalves is two agents of an inferred table (see inferredCluster)
+// that read a topic of four partitions, a owning 0 and 1 and b 2 and 3,
+// and committed its first 400 records, ids 0 to 399 without new fields.
+type inferredHalves struct {
+	a, b                       *clusterAgent
+	bootstrap, topic, location string
+	producer                   *kgo.Client
+}
+
+// startInferredHalves returns inferredHalves on a new topic and warehouse.
+func startInferredHalves(t *testing.T) *inferredHalves {
+	t.Helper()
+	h := &inferredHalves{}
+	var warehouse string
+	h.bootstrap, h.topic, h.producer, warehouse = clusterSetup(t, 4)
+	produce(t, h.producer, 0, 400, jsonID)
+	h.a, h.b = inferredCluster(t, warehouse, h.bootstrap, h.topic)
+	h.a.members.assign(t, h.topic, 0, 1)
+	h.b.members.assign(t, h.topic, 2, 3)
+	h.location = spec.JoinLocation(warehouse, "main", "raw", "events")
+	waitCommitted(t, h.location, h.topic, 400)
+	return h
+}
+
+// sendAtOnce sends the records of ids 400 to 799 to the four partitions
+// at once, a hundred each, of value(part) on partition part, and fails
+// the test unless the table then holds each record once and both agents
+// run it.
+func (h *inferredHalves) sendAtOnce(t *testing.T, value func(part int32) func(int) string) {
+	t.Helper()
+	send := partitionProducer(t, h.bootstrap, h.topic)
+	var wg sync.WaitGroup
+	for part := range int32(4) {
+		from := 400 + int(part)*100
+		wg.Go(func() { send(part, from, from+100, value(part)) })
+	}
+	wg.Wait()
+	waitCommitted(t, h.location, h.topic, 800)
+	checkEachOffsetOnce(t, h.location, h.topic, 800, h.producer)
+	checkHealthy(t, h.a, h.b)
+}
+
 // Two agents of an inferred table, each owning half the partitions, meet
 // a new field on their partitions at about the same time: both add the
 // column, and the table ends with it once, every record once, and the
 // field's value in each row whose record had it.
 func TestRealBrokerClusterAddsTheSameColumn(t *testing.T) {
-	bootstrap, topic, producer, warehouse := clusterSetup(t, 4)
-	produce(t, producer, 0, 400, jsonID)
-	a, b := inferredCluster(t, warehouse, bootstrap, topic)
-	a.members.assign(t, topic, 0, 1)
-	b.members.assign(t, topic, 2, 3)
-	location := spec.JoinLocation(warehouse, "main", "raw", "events")
-	waitCommitted(t, location, topic, 400)
-
-	// Round robin: each of the four partitions gets a quarter of the
-	// records with the new field, in one produce call.
-	produce(t, producer, 400, 800, withExtra(400))
-	waitCommitted(t, location, topic, 800)
-	checkEachOffsetOnce(t, location, topic, 800, producer)
-	checkExtra(t, location, func(id int64) bool { return id >= 400 })
-	checkHealthy(t, a, b)
-	for i, agent := range []*clusterAgent{a, b} {
+	h := startInferredHalves(t)
+	h.sendAtOnce(t, func(int32) func(int) string { return withExtra(400) })
+	checkExtra(t, h.location, func(id int64) bool { return id >= 400 })
+	for i, agent := range []*clusterAgent{h.a, h.b} {
 		if !strings.Contains(agent.logs.String(), "new columns columns=[extra]") {
 			t.Errorf("agent %d did not add the column extra itself", i)
 		}
@@ -139,32 +169,16 @@ func TestRealBrokerClusterAddsTheSameColumn(t *testing.T) {
 // the table ends with both columns, every record once, and each field's
 // value in the rows whose records had it.
 func TestRealBrokerClusterAddsDifferentColumns(t *testing.T) {
-	bootstrap, topic, producer, warehouse := clusterSetup(t, 4)
-	produce(t, producer, 0, 400, jsonID)
-	a, b := inferredCluster(t, warehouse, bootstrap, topic)
-	a.members.assign(t, topic, 0, 1)
-	b.members.assign(t, topic, 2, 3)
-	location := spec.JoinLocation(warehouse, "main", "raw", "events")
-	waitCommitted(t, location, topic, 400)
-
-	send := partitionProducer(t, bootstrap, topic)
-	var wg sync.WaitGroup
-	for part := range int32(4) {
+	h := startInferredHalves(t)
+	h.sendAtOnce(t, func(part int32) func(int) string {
 		field := "extra" // on a's partitions
 		if part >= 2 {
 			field = "more" // on b's
 		}
-		from := 400 + int(part)*100
-		wg.Go(func() {
-			send(part, from, from+100, func(i int) string { return fmt.Sprintf(`{"id":%d,%q:"e%d"}`, i, field, i) })
-		})
-	}
-	wg.Wait()
-	waitCommitted(t, location, topic, 800)
-	checkEachOffsetOnce(t, location, topic, 800, producer)
-	checkLater(t, location, "extra", func(r extraRow) *string { return r.Extra }, func(id int64) bool { return id >= 400 && id < 600 })
-	checkLater(t, location, "more", func(r extraRow) *string { return r.More }, func(id int64) bool { return id >= 600 })
-	checkHealthy(t, a, b)
+		return func(i int) string { return fmt.Sprintf(`{"id":%d,%q:"e%d"}`, i, field, i) }
+	})
+	checkLater(t, h.location, "extra", func(r extraRow) *string { return r.Extra }, func(id int64) bool { return id >= 400 && id < 600 })
+	checkLater(t, h.location, "more", func(r extraRow) *string { return r.More }, func(id int64) bool { return id >= 600 })
 }
 
 // Two agents of an inferred table meet one new field at about the same
@@ -174,30 +188,15 @@ func TestRealBrokerClusterAddsDifferentColumns(t *testing.T) {
 // single agent decodes a value of another type: a string in a BIGINT
 // column rescued, a number in a STRING column kept as its text.
 func TestRealBrokerClusterAddsAColumnOfTwoTypes(t *testing.T) {
-	bootstrap, topic, producer, warehouse := clusterSetup(t, 4)
-	produce(t, producer, 0, 400, jsonID)
-	a, b := inferredCluster(t, warehouse, bootstrap, topic)
-	a.members.assign(t, topic, 0, 1)
-	b.members.assign(t, topic, 2, 3)
-	location := spec.JoinLocation(warehouse, "main", "raw", "events")
-	waitCommitted(t, location, topic, 400)
-
-	send := partitionProducer(t, bootstrap, topic)
-	var wg sync.WaitGroup
-	for part := range int32(4) {
-		value := func(i int) string { return fmt.Sprintf(`{"id":%d,"extra":%d}`, i, i) } // on a's partitions
-		if part >= 2 {
-			value = func(i int) string { return fmt.Sprintf(`{"id":%d,"extra":"e%d"}`, i, i) } // on b's
+	h := startInferredHalves(t)
+	h.sendAtOnce(t, func(part int32) func(int) string {
+		if part >= 2 { // b's
+			return func(i int) string { return fmt.Sprintf(`{"id":%d,"extra":"e%d"}`, i, i) }
 		}
-		from := 400 + int(part)*100
-		wg.Go(func() { send(part, from, from+100, value) })
-	}
-	wg.Wait()
-	waitCommitted(t, location, topic, 800)
-	checkEachOffsetOnce(t, location, topic, 800, producer)
-	checkHealthy(t, a, b)
+		return func(i int) string { return fmt.Sprintf(`{"id":%d,"extra":%d}`, i, i) }
+	})
 
-	snap, err := table.ReadSnapshot(location)
+	snap, err := table.ReadSnapshot(h.location)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,14 +212,14 @@ func TestRealBrokerClusterAddsAColumnOfTwoTypes(t *testing.T) {
 		ID      *int64  `parquet:"id,optional"`
 		Rescued *string `parquet:"_rescued_data,optional"`
 	}
-	for _, r := range readTableRows[row](t, location) {
+	for _, r := range readTableRows[row](t, h.location) {
 		// Only b's strings, in a BIGINT column, are rescued.
 		want := kind == schema.Long && *r.ID >= 600
 		if got := r.Rescued != nil && strings.Contains(*r.Rescued, `"extra"`); got != want {
 			t.Errorf("id %d: rescued %v, want %v (extra is %v)", *r.ID, got, want, snap.Schema[i].Type)
 		}
 	}
-	if !strings.Contains(a.logs.String()+b.logs.String(), "schema conflict") {
+	if !strings.Contains(h.a.logs.String()+h.b.logs.String(), "schema conflict") {
 		t.Error("neither agent's commit met the other's type of extra")
 	}
 	t.Logf("the column extra is of type %v", snap.Schema[i].Type)
