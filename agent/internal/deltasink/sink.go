@@ -128,7 +128,8 @@ type Sink struct {
 	group *GroupCommitter
 	// errs is the table's error budget, nil without ignore_errors; bad
 	// holds the records left out since the last commit, and errors counts
-	// those the log holds.
+	// those the log holds, as of the sink's last commit (with those of the
+	// other writers committed before it).
 	errs   *ErrorBudget
 	bad    []DirtyRecord
 	errors int64
@@ -620,7 +621,9 @@ func (s *Sink) Flush(_ context.Context) error {
 	if err := s.commit(c); err != nil {
 		return err
 	}
-	s.errors += int64(len(s.bad))
+	// The log's count, which holds the bad records the other agents of a
+	// cluster committed too: the budget is the table's, not an agent's.
+	s.errors = s.tbl.Counters()[CounterErrors]
 	clear(s.bad) // let the copies go
 	s.bad = s.bad[:0]
 	for tp, next := range s.pending {

@@ -254,6 +254,13 @@ func checkEachOffsetOnce(t *testing.T, location, topic string, n int, producer *
 // location, file after file as its log added them.
 func readKafkaRows(t *testing.T, location string) []kafkaRow {
 	t.Helper()
+	return readTableRows[kafkaRow](t, location)
+}
+
+// readTableRows reads every row of the table at location into an R, file
+// after file as its log added them, on any object store.
+func readTableRows[R any](t *testing.T, location string) []R {
+	t.Helper()
 	changes, err := table.OpenChanges(location)
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +275,7 @@ func readKafkaRows(t *testing.T, location string) []kafkaRow {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var out []kafkaRow
+	var out []R
 	for _, v := range versions {
 		for _, name := range v.Files {
 			f, err := s.Open(name)
@@ -279,8 +286,8 @@ func readKafkaRows(t *testing.T, location string) []kafkaRow {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows := make([]kafkaRow, pf.NumRows())
-			r := parquet.NewGenericReader[kafkaRow](pf)
+			rows := make([]R, pf.NumRows())
+			r := parquet.NewGenericReader[R](pf)
 			if n, err := r.Read(rows); n != len(rows) {
 				t.Fatalf("%s: read %d rows of %d: %v", name, n, len(rows), err)
 			}

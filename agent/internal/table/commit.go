@@ -90,6 +90,12 @@ const noTxn = -1
 // hold, Commit deletes c's files and returns [*ConflictError]: nothing is
 // written twice and offsets never move backwards, whoever else writes.
 //
+// When another writer changed the table's schema since this Table last
+// committed one (read by a catch-up), and c's schema does not fit the
+// new one (a column the other writer added is missing, or has another
+// type), Commit deletes c's files and returns [*SchemaConflictError]: the
+// caller's columns are behind the log's, not wrong.
+//
 // On any other error the outcome is unknown (the entry may exist): the
 // caller must discard its buffered state, [Table.Close] the table, [Open]
 // it again and resume from [Table.Snapshot]. An error wrapping
@@ -121,6 +127,10 @@ func (t *Table) Commit(c Commit) (int64, error) {
 			return 0, fmt.Errorf("commit: %w", err)
 		}
 		actions, e, err := t.buildEntry(&c)
+		if err != nil && t.schemaMoved && errors.Is(err, ErrSchemaChange) {
+			t.dropFiles(c.Files)
+			return 0, &SchemaConflictError{Version: t.st.version, Reason: err}
+		}
 		if err != nil {
 			return 0, fmt.Errorf("commit: %w", err)
 		}
@@ -137,6 +147,9 @@ func (t *Table) Commit(c Commit) (int64, error) {
 			}
 			for _, f := range c.Files {
 				delete(t.pending, f.Path)
+			}
+			if c.Schema != nil {
+				t.schemaMoved = false // the log's schema is the commit's
 			}
 			t.maintainLog()
 			return v, nil

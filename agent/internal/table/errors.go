@@ -46,6 +46,29 @@ func (e *ConflictError) Error() string {
 		e.AppID, offset(e.Expected), offset(e.Actual), at)
 }
 
+// SchemaConflictError is returned by [Table.Commit] when another writer
+// of the table (another agent of a cluster) changed its schema since this
+// writer last committed one, and the commit's schema does not fit the new
+// one: it lacks a column the other writer added, or gives one another
+// type. The writer's columns are behind the log's rather than wrong, so,
+// as after a [*ConflictError], [Table.Commit] has deleted the commit's
+// files, and the caller must drop what it buffered and start again from
+// [Table.Snapshot], with the log's columns. It does not wrap
+// [ErrSchemaChange], which says the caller's own columns cannot be
+// committed, however often it starts again.
+type SchemaConflictError struct {
+	// Version is the log version the schema was compared with.
+	Version int64
+	// Reason says why the commit's schema does not fit the log's.
+	Reason error
+}
+
+// Error names the version and the reason, and says what to do.
+func (e *SchemaConflictError) Error() string {
+	return fmt.Sprintf("schema conflict: another writer changed the table's schema, and at version %d this commit's columns do not fit it (%v); "+
+		"drop the buffered rows and resume from the log with its columns", e.Version, e.Reason)
+}
+
 // LockedError is returned by [Open] when another writer holds the table
 // folder's lock: another table loop in this process, or another process.
 type LockedError struct {

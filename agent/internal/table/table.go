@@ -15,6 +15,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/flock"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // DefaultRowGroupRows is the number of rows buffered in memory before a row
@@ -122,6 +123,10 @@ type Table struct {
 	// writing or has written but not yet committed; garbage collection
 	// skips them whatever their age.
 	pending map[string]struct{}
+	// schemaMoved says that another writer changed the table's schema
+	// since this Table's last commit of a schema: read from the log by a
+	// catch-up (see [Table.Commit] and [SchemaConflictError]).
+	schemaMoved bool
 }
 
 // Open opens the table at location for writing and replays its log. The
@@ -340,9 +345,16 @@ func (t *Table) Counters() map[string]int64 {
 }
 
 // catchUp reads versions after t.st.version until one does not exist, and
-// returns the entries it applied. t.mu must be held.
+// returns the entries it applied; it notes when they changed the schema
+// (see [Table.schemaMoved]). t.mu must be held.
 func (t *Table) catchUp() ([]*entry, error) {
 	var read []*entry
+	prev := t.st.schema
+	defer func() {
+		if !schema.Equal(prev, t.st.schema) {
+			t.schemaMoved = true // the entries read are other writers'
+		}
+	}()
 	for {
 		e, err := readVersion(t.s, t.st, t.st.version+1)
 		if errors.Is(err, fs.ErrNotExist) {
