@@ -5,7 +5,9 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -56,9 +59,15 @@ func (c *cluster) join() *agent {
 	return a
 }
 
+// gcGrace is the garbage collection grace of a cluster's agents: short,
+// so that a test sees the files a killed agent left collected, and ten
+// times longer than any flush interval of these tests.
+const gcGrace = 8 * time.Second
+
 // flags returns the serve flags of the cluster's agent of the name.
 func (c *cluster) flags(name string) []string {
-	return []string{"--cluster", c.name, "--agent-name", name, "--secrets-key-file", c.keyFile, "--cluster-sync-interval", "500ms"}
+	return []string{"--cluster", c.name, "--agent-name", name, "--secrets-key-file", c.keyFile, "--cluster-sync-interval", "500ms",
+		"--gc-grace", gcGrace.String()}
 }
 
 // TestClusterSharesState: a connection and a pipeline created through one
@@ -201,10 +210,12 @@ func TestClusterExactlyOnce(t *testing.T) {
 	produced()
 
 	f := a2.waitFanoutRows("cluster-fanout", map[string]int64{"routed": total}, 3*time.Minute)
-	checkTable(t, f.Status.Tables[0].Location, "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent")
+	locations := []string{f.Status.Tables[0].Location}
+	checkTable(t, locations[0], "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent")
 	live := map[string]bool{"agent0": true, "agent2": true, "agent3": true}
 	for i, name := range []string{"events", "raw"} {
 		st := a2.waitAtLeast("cluster", i, total, 3*time.Minute)
+		locations = append(locations, st.Location)
 		t.Logf("table %s: %d rows in %d files, version %d", name, st.Rows, st.Files, st.Version)
 		checkTable(t, st.Location, "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent")
 		if len(st.Partitions) != 12 {
@@ -215,6 +226,12 @@ func TestClusterExactlyOnce(t *testing.T) {
 				t.Errorf("table %s: partition %d is read by %q, not a running agent", name, ps.Partition, ps.Agent)
 			}
 		}
+	}
+	// What the killed agent uploaded and never committed is collected
+	// once the grace has passed (a collection runs every few seconds).
+	time.Sleep(gcGrace + 5*time.Second)
+	for _, location := range locations {
+		checkTable(t, location, "--count", fmt.Sprint(total), "--no-orphans")
 	}
 }
 
@@ -302,12 +319,77 @@ func TestClusterRuns(t *testing.T) {
 	idle(b, 3000)
 	total := int64(3000)
 	for i, through := range []*agent{b, a} {
+		idle(through, total)
 		python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "2000", "--partitions", "6")
 		total += 2000
-		if _, err := through.client().StartRun(ctx, "runs"); err != nil {
-			t.Fatalf("run %d: %v", i+1, err)
+		// A rebalance (the second agent joining) restarts the loops of the
+		// partitions it moves, which read to the ends they fix then: a run
+		// asked for meanwhile is refused until every share is over.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			_, err := through.client().StartRun(ctx, "runs")
+			if err == nil {
+				break
+			}
+			var api *client.APIError
+			if !errors.As(err, &api) || api.Status != http.StatusConflict || time.Now().After(deadline) {
+				t.Fatalf("run %d: %v", i+1, err)
+			}
+			time.Sleep(time.Second)
 		}
 		st := idle(a, total)
 		checkTable(t, st.Location, "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent")
 	}
+}
+
+// TestClusterKafkaSink: an exactly-once Kafka sink applied to a cluster
+// runs on one agent; killed with SIGKILL while its source grows, the sink
+// moves to the other agent, which fences what the killed one left open
+// and resumes from the sink's consumer group: a read_committed consumer
+// reads every source record once.
+func TestClusterKafkaSink(t *testing.T) {
+	t.Parallel()
+	const n = 10000
+	c := newCluster(t)
+	c.join()
+	c.join()
+	src, dst := uniqueName("sink_src"), uniqueName("sink_dst")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", "0", "--partitions", "3")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", dst, "--count", "0", "--partitions", "2")
+	ctx := context.Background()
+	api := c.agents[0].client()
+	if _, err := api.PutConnection(ctx, &spec.Connection{Name: "k", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	name := uniqueName("cluster_sink")
+	if _, err := api.PutKafkaSink(ctx, sinkOf(name, "k", src, dst)); err != nil {
+		t.Fatal(err)
+	}
+	produced := startPython(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", src, "--count", fmt.Sprint(n),
+		"--partitions", "3", "--rate", "1000")
+	// The agent the sink runs on says so in its log.
+	var owner, other *agent
+	deadline := time.Now().Add(time.Minute)
+	for owner == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("no agent runs the sink; logs:\n%s\n%s", c.agents[0].log(), c.agents[1].log())
+		}
+		for i, a := range c.agents {
+			if strings.Contains(a.log(), "kafka sink runs on this agent") {
+				owner, other = a, c.agents[1-i]
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if strings.Contains(other.log(), "kafka sink runs on this agent") {
+		t.Fatal("both agents run the sink")
+	}
+	time.Sleep(2 * time.Second)
+	owner.kill()
+	t.Log("the sink's agent killed")
+	produced()
+	// Only the surviving agent can bring the sink to the end of its source.
+	st := other.waitSinkAt(name, src, 3*time.Minute)
+	t.Logf("sink at %v", st.Positions)
+	checkSinkTopic(t, dst, n)
 }
