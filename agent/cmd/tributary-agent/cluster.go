@@ -49,8 +49,10 @@ func checkClusterFlags(o *agentOptions, stderr io.Writer) error {
 		}
 		o.agentName = host
 	}
-	if strings.ContainsFunc(o.agentName, func(r rune) bool { return r <= ' ' || r == 0x7f }) || len(o.agentName) > 255 {
-		fmt.Fprintf(stderr, "--agent-name %q must be at most 255 characters without spaces or control characters\n", o.agentName)
+	if strings.ContainsFunc(o.agentName, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '/' || r == '\\' }) ||
+		len(o.agentName) > 255 || o.agentName == "." || o.agentName == ".." {
+		fmt.Fprintf(stderr, "--agent-name %q must be at most 255 characters without spaces, slashes or control characters "+
+			"(a host name is fine)\n", o.agentName)
 		return errUsage
 	}
 	if o.warehouse == "" || storage.IsLocal(o.warehouse) {

@@ -406,7 +406,9 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	}()
 
 	// The other agents' changes are applied once the stored state resumed.
+	followed := make(chan struct{})
 	go func() {
+		defer close(followed)
 		<-resumed
 		srv.Follow(ctx, o.followEvery)
 	}()
@@ -423,10 +425,13 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		errs = append(errs, err)
 	}
-	// Closing the engine while Resume still applies would race it.
-	select {
-	case <-resumed:
-	case <-shutdownCtx.Done():
+	// Closing the engine while Resume or Follow still applies would race
+	// it.
+	for _, done := range []chan struct{}{resumed, followed} {
+		select {
+		case <-done:
+		case <-shutdownCtx.Done():
+		}
 	}
 	if err := engine.Close(shutdownCtx); err != nil {
 		errs = append(errs, fmt.Errorf("stopping the pipelines: %w", err))

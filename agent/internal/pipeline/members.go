@@ -131,19 +131,8 @@ func (s *share) partitions(client *kafka.Client) func(context.Context) ([]kafka.
 				seen[tp] = true
 			}
 		}
-		return slices.SortedFunc(maps.Keys(seen), comparePartitions), nil
+		return slices.SortedFunc(maps.Keys(seen), kafka.CompareTopicPartitions), nil
 	}
-}
-
-// comparePartitions orders partitions by topic, then number.
-func comparePartitions(a, b kafka.TopicPartition) int {
-	if a.Topic != b.Topic {
-		if a.Topic < b.Topic {
-			return -1
-		}
-		return 1
-	}
-	return a.Partition - b.Partition
 }
 
 // join makes the agent a member of the group of key on conn, with s

@@ -62,7 +62,7 @@ func (s *Server) exchangeReports(every time.Duration) {
 	} else if err := s.store.PublishStatus(data); err != nil {
 		s.log.Warn("publishing this agent's status failed", "err", err)
 	}
-	all, err := s.store.Statuses()
+	all, err := s.store.Statuses(time.Now().Add(-staleAfter(every)))
 	if err != nil {
 		s.log.Warn("reading the other agents' status failed", "err", err)
 		return
@@ -70,7 +70,7 @@ func (s *Server) exchangeReports(every time.Duration) {
 	var fresh []agentReport
 	for _, st := range all {
 		var r agentReport
-		if time.Since(st.Time) > staleAfter(every) || json.Unmarshal(st.Data, &r) != nil {
+		if json.Unmarshal(st.Data, &r) != nil {
 			continue
 		}
 		fresh = append(fresh, r)
@@ -221,7 +221,12 @@ func mergeTables(a, b []spec.TableStatus) []spec.TableStatus {
 			merged = tb
 		}
 		merged.Partitions = mergePartitions(ta.Partitions, tb.Partitions)
-		merged.DataLoss = append(slices.Clone(ta.DataLoss), tb.DataLoss...)
+		merged.DataLoss = slices.Clone(ta.DataLoss)
+		for _, g := range tb.DataLoss {
+			if !slices.Contains(merged.DataLoss, g) {
+				merged.DataLoss = append(merged.DataLoss, g)
+			}
+		}
 		merged.State, merged.LastError = ta.State, ta.LastError
 		if mergeState(ta.State, tb.State) != ta.State {
 			merged.State, merged.LastError = tb.State, tb.LastError

@@ -124,10 +124,16 @@ func (s *Server) Follow(ctx context.Context, every time.Duration) {
 			continue
 		}
 		failed = 0
+		if ctx.Err() != nil {
+			continue // leaving: apply nothing more
+		}
 		if v := s.store.Version(); v != seen {
 			seen = v
 			s.reconcile(ctx)
 		}
+		s.changeMu.Lock()
+		s.startSharedRuns(ctx)
+		s.changeMu.Unlock()
 	}
 }
 
@@ -164,7 +170,6 @@ func (s *Server) reconcile(ctx context.Context) {
 			_ = s.applySink(ctx, &sinks[i])
 		}
 	}
-	s.startSharedRuns(ctx)
 }
 
 // suspend stops every object the engine runs, because the shared state (and

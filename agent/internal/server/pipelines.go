@@ -240,7 +240,9 @@ func applyFailed[T any](c *store.Collection[T], failed *failures, kind, name str
 	}
 	if changed {
 		if rollbackErr := restore(c, failed, name, old, existed); rollbackErr != nil {
-			return fmt.Errorf("the agent refused %s %q (%w) and could not restore the previous spec: %w", kind, name, err, rollbackErr)
+			// %v: a rollback that lost a race must not be taken for a
+			// change to retry, which would find the refused spec stored.
+			return fmt.Errorf("the agent refused %s %q (%w) and could not restore the previous spec: %s", kind, name, err, rollbackErr.Error())
 		}
 	}
 	return refusal(kind, name, err)

@@ -83,11 +83,9 @@ func (s *Server) shareRun(p *spec.Pipeline) error {
 			"of the cluster: %s. Wait for the run in progress to end; a FAILED one runs again once a change fixing it is applied",
 			p.Name, spec.StateIdle, strings.Join(busy, "; "))
 	}
-	last, err := s.store.Runs.Get(p.Name)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	next := store.Run{Pipeline: p.Name, Seq: last.Seq + 1}
+	// The run is numbered with the shared state's change that records it,
+	// which only grows, also across a pipeline deleted and made again.
+	next := store.Run{Pipeline: p.Name, Seq: s.store.Version() + 1}
 	if err := s.store.Runs.Put(&next); err != nil {
 		return err
 	}
@@ -97,8 +95,8 @@ func (s *Server) shareRun(p *spec.Pipeline) error {
 
 // startSharedRuns starts this agent's share of every run started through
 // another agent of the cluster since it last looked; a share the engine
-// refuses (a table of it still busy, say) is logged. The caller holds
-// changeMu.
+// refuses (a table of it still busy, say) is asked again at the next
+// round. The caller holds changeMu.
 func (s *Server) startSharedRuns(ctx context.Context) {
 	runs, err := s.store.Runs.List()
 	if err != nil {
@@ -109,10 +107,18 @@ func (s *Server) startSharedRuns(ctx context.Context) {
 		if r.Seq <= s.runsStarted[r.Pipeline] {
 			continue
 		}
-		s.runsStarted[r.Pipeline] = r.Seq
-		if err := s.engine.StartRun(ctx, r.Pipeline); err != nil {
-			s.log.Warn("starting this agent's share of a run failed", "pipeline", r.Pipeline, "run", r.Seq, "err", err)
+		p, err := s.store.Pipelines.Get(r.Pipeline)
+		if err != nil || p.IsContinuous() {
+			s.runsStarted[r.Pipeline] = r.Seq // nothing to run
+			continue
 		}
+		// A share still busy (a rebalance restarted its loops) is asked
+		// again at the next round, until it starts.
+		if err := s.engine.StartRun(ctx, r.Pipeline); err != nil {
+			s.log.Debug("this agent's share of a run cannot start yet", "pipeline", r.Pipeline, "run", r.Seq, "err", err)
+			continue
+		}
+		s.runsStarted[r.Pipeline] = r.Seq
 	}
 }
 

@@ -519,8 +519,9 @@ func (s *Store) RemoveStatus() error {
 }
 
 // Statuses returns the status objects the other agents of the cluster
-// published, by name; none for a single agent.
-func (s *Store) Statuses() ([]AgentStatus, error) {
+// published since newer than, by name; none for a single agent. Objects
+// older than that (an agent killed, or gone for good) are not read.
+func (s *Store) Statuses(newer time.Time) ([]AgentStatus, error) {
 	if s.shared == nil {
 		return nil, nil
 	}
@@ -532,7 +533,7 @@ func (s *Store) Statuses() ([]AgentStatus, error) {
 	var out []AgentStatus
 	for _, e := range entries {
 		agent, ok := strings.CutSuffix(e.Name, ".json")
-		if !ok || e.Dir || agent == s.shared.agent {
+		if !ok || e.Dir || agent == s.shared.agent || e.ModTime.Before(newer) {
 			continue
 		}
 		data, err := root.Read(statusDir + "/" + e.Name)
