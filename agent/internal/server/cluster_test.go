@@ -295,3 +295,52 @@ func TestClusterRuns(t *testing.T) {
 		t.Errorf("the busy agent was asked for %d runs, want 1", n)
 	}
 }
+
+// TestClusterRunsRetriedAndRenumbered: an agent whose share of a run
+// cannot start yet (busy) starts it once it can; a pipeline deleted and
+// made again gets its runs on every agent, its numbering going on.
+func TestClusterRunsRetriedAndRenumbered(t *testing.T) {
+	agents := clusterAgents(t, 2)
+	a, b := agents[0], agents[1]
+	for _, ag := range agents {
+		ag.engine.mu.Lock()
+		ag.engine.state = spec.StateIdle
+		ag.engine.mu.Unlock()
+	}
+	p := pipeline("nightly", "local", "nightly")
+	off := false
+	p.Continuous = &off
+	p.Tables[0].ConnectorOptions.KafkaOptions.EndingOffset = spec.EndingOffsetLatest
+	run := func() {
+		t.Helper()
+		if status, _, body := raw(t, http.MethodPost, a.url+"/v1/pipelines/nightly/runs", testToken, ""); status != http.StatusAccepted {
+			t.Fatalf("POST runs: %d %s", status, body)
+		}
+	}
+	a.mustPut(t, p)
+	eventually(t, "the second agent runs the pipeline", func() bool { return b.engine.count(b.engine.applies, "nightly") == 1 })
+	b.engine.mu.Lock()
+	b.engine.runErr = &spec.RunRefusedError{Reason: "a table is still RUNNING"}
+	b.engine.mu.Unlock()
+	run()
+	time.Sleep(50 * time.Millisecond)
+	b.engine.mu.Lock()
+	b.engine.runErr = nil
+	b.engine.mu.Unlock()
+	eventually(t, "the busy agent starts its share once it can", func() bool { return b.engine.count(b.engine.runs, "nightly") == 1 })
+
+	if err := a.client.DeletePipeline(t.Context(), "nightly"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.client.PutPipeline(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	// The second agent may have seen the deletion and the new pipeline in
+	// one round (nothing changed for it) or one after the other.
+	eventually(t, "the second agent runs the pipeline made again", func() bool {
+		_, ok := b.engine.Status("nightly")
+		return ok
+	})
+	run()
+	eventually(t, "the second agent starts its share of the new pipeline's run", func() bool { return b.engine.count(b.engine.runs, "nightly") == 2 })
+}
