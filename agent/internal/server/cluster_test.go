@@ -257,10 +257,11 @@ func TestClusterSinkStatus(t *testing.T) {
 	})
 }
 
-// TestClusterRuns: a run of a triggered pipeline started through one
-// agent starts on every agent of the cluster; the next is refused while an
-// agent's share of the last one still runs.
-func TestClusterRuns(t *testing.T) {
+// triggeredCluster starts two agents whose engines report every table
+// IDLE, and stores through the first the triggered pipeline "nightly",
+// which it returns once the second runs it too.
+func triggeredCluster(t *testing.T) ([]*agent, *spec.Pipeline) {
+	t.Helper()
 	agents := clusterAgents(t, 2)
 	for _, ag := range agents {
 		ag.engine.mu.Lock()
@@ -273,6 +274,14 @@ func TestClusterRuns(t *testing.T) {
 	p.Tables[0].ConnectorOptions.KafkaOptions.EndingOffset = spec.EndingOffsetLatest
 	agents[0].mustPut(t, p)
 	eventually(t, "the second agent runs the pipeline", func() bool { return agents[1].engine.count(agents[1].engine.applies, "nightly") == 1 })
+	return agents, p
+}
+
+// TestClusterRuns: a run of a triggered pipeline started through one
+// agent starts on every agent of the cluster; the next is refused while an
+// agent's share of the last one still runs.
+func TestClusterRuns(t *testing.T) {
+	agents, _ := triggeredCluster(t)
 	if status, _, body := raw(t, http.MethodPost, agents[0].url+"/v1/pipelines/nightly/runs", testToken, ""); status != http.StatusAccepted {
 		t.Fatalf("POST runs: %d %s", status, body)
 	}
@@ -300,25 +309,14 @@ func TestClusterRuns(t *testing.T) {
 // cannot start yet (busy) starts it once it can; a pipeline deleted and
 // made again gets its runs on every agent, its numbering going on.
 func TestClusterRunsRetriedAndRenumbered(t *testing.T) {
-	agents := clusterAgents(t, 2)
+	agents, p := triggeredCluster(t)
 	a, b := agents[0], agents[1]
-	for _, ag := range agents {
-		ag.engine.mu.Lock()
-		ag.engine.state = spec.StateIdle
-		ag.engine.mu.Unlock()
-	}
-	p := pipeline("nightly", "local", "nightly")
-	off := false
-	p.Continuous = &off
-	p.Tables[0].ConnectorOptions.KafkaOptions.EndingOffset = spec.EndingOffsetLatest
 	run := func() {
 		t.Helper()
 		if status, _, body := raw(t, http.MethodPost, a.url+"/v1/pipelines/nightly/runs", testToken, ""); status != http.StatusAccepted {
 			t.Fatalf("POST runs: %d %s", status, body)
 		}
 	}
-	a.mustPut(t, p)
-	eventually(t, "the second agent runs the pipeline", func() bool { return b.engine.count(b.engine.applies, "nightly") == 1 })
 	b.engine.mu.Lock()
 	b.engine.runErr = &spec.RunRefusedError{Reason: "a table is still RUNNING"}
 	b.engine.mu.Unlock()
