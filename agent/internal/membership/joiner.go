@@ -296,13 +296,17 @@ func (m *member) generation(ctx context.Context) error {
 		m.log.Warn("group membership: list the partitions to share; joining with those listed before", "err", err)
 	}
 	m.pressed = m.underPressure()
+	// What the join claims: the leader leaves a claimed partition it
+	// moves elsewhere unassigned until the claim is withdrawn, even when
+	// this member gave it up (drop) while the join waited.
+	claimed := m.owned
 	userData, err := encodeUserData(m.readable, m.ownedGen, m.pressed)
 	if err != nil {
 		return err
 	}
 	joined, err := m.join(ctx, kafka.JoinRequest{
 		Group: m.group, MemberID: m.id, Protocol: protocolName,
-		Subscription:   kafka.Subscription{Topics: kafka.TopicsOf(m.readable), Owned: m.owned, UserData: userData},
+		Subscription:   kafka.Subscription{Topics: kafka.TopicsOf(m.readable), Owned: claimed, UserData: userData},
 		SessionTimeout: m.t.session, RebalanceTimeout: m.t.rebalance,
 	})
 	if err != nil {
@@ -324,7 +328,7 @@ func (m *member) generation(ctx context.Context) error {
 	m.touch(sent, true)
 	beat := m.heartbeat(ctx, joined.Generation, m.id)
 	defer beat.stop()
-	revoked := m.apply(ctx, assigned, joined.Generation)
+	revoked := m.apply(ctx, assigned, joined.Generation, claimed)
 	return m.stable(ctx, beat, revoked)
 }
 
@@ -395,12 +399,17 @@ func (m *member) lead(joined *kafka.Joined) map[string][]kafka.TopicPartition {
 
 // apply hands the partitions assigned in generation to onAssign when they
 // differ from those owned (or were never handed over), again after a pause
-// while it fails, and reports whether the member gave any up.
-func (m *member) apply(ctx context.Context, assigned []kafka.TopicPartition, generation int) (revoked bool) {
-	revoked = slices.ContainsFunc(m.owned, func(tp kafka.TopicPartition) bool { return !slices.Contains(assigned, tp) })
+// while it fails, and reports whether the member must join again at once:
+// the join claimed a partition not assigned, which the leader leaves to
+// nobody until a join no longer claims it. That holds also when the
+// member gave the partition up while its join waited (it owns less than
+// it claimed): only a new join tells the leader, and without one the
+// partition would stay without an owner until some other rebalance.
+func (m *member) apply(ctx context.Context, assigned []kafka.TopicPartition, generation int, claimed []kafka.TopicPartition) (revoked bool) {
+	revoked = slices.ContainsFunc(claimed, func(tp kafka.TopicPartition) bool { return !slices.Contains(assigned, tp) })
 	if m.announced && slices.Equal(assigned, m.owned) {
 		m.ownedGen = generation
-		return false
+		return revoked
 	}
 	if !m.call(ctx, assigned) {
 		return false

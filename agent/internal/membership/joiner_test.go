@@ -158,6 +158,39 @@ func TestMembersLateJoin(t *testing.T) {
 	s.l.check(t)
 }
 
+// TestMembersLateJoinArrives: an agent owning every partition whose join,
+// as a new agent makes the group rebalance, is held until it gave its
+// partitions up, but then reaches the coordinator within the rebalance
+// timeout: the leader, reading the claim the join carried, keeps half of
+// them for it and leaves the other half to nobody until the claim is
+// withdrawn, so the agent joins again at once (it owns less than it
+// claimed) and the new agent gets its half in the next generation.
+func TestMembersLateJoinArrives(t *testing.T) {
+	_, conn := newKfake(t, 12, "t")
+	all := parts("t", 0, 12)
+	s := &scene{t: t, l: newLedger(), conn: conn, cluster: "arrives", agents: map[string]*testAgent{},
+		groups: map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}}
+	// The join is given up on two heartbeats before the rebalance timeout
+	// (its session timeout is longer), and the coordinator waits for it
+	// for the rebalance timeout: thawed as soon as it gave up, it arrives
+	// one to two heartbeats within.
+	joiner := func(name string) *Joiner {
+		j := fastJoiner(s.cluster, name)
+		j.SessionTimeout, j.RebalanceTimeout, j.HeartbeatInterval = 6*time.Second, 3*time.Second, 500*time.Millisecond
+		return j
+	}
+	s.agents["a"] = startAgent(t, s.l, joiner("a"), conn, s.groups)
+	s.balanced(all, "a")
+	before := s.calls("a")
+
+	thaw := s.agents["a"].freeze("join")
+	s.agents["b"] = startAgent(t, s.l, joiner("b"), conn, s.groups)
+	eventually(t, 10*time.Second, func() string { return s.droppedFirst("a", before) })
+	thaw()
+	s.balanced(all, "a", "b")
+	s.l.check(t)
+}
+
 // TestMembersKafkaLost: agents that lose Kafka give every partition up
 // once the session timeout may have passed, and share them again once
 // Kafka is back (here a new broker on the same port, which knows none of
