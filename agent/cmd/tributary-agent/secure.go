@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 )
 
 // readTokens returns the API tokens in file: one a line, surrounding
@@ -63,14 +64,14 @@ func envToken(value string) ([]string, error) {
 	return []string{t}, nil
 }
 
-// warnIfReadable logs a warning when others than the owner may read the
-// token file.
+// warnIfReadable logs a warning when other users than the agent's may read
+// the token file (see [store.Private]).
 func warnIfReadable(file string, log *slog.Logger) {
 	fi, err := os.Stat(file)
 	if err != nil {
 		return // reading it just worked or failed with a clearer error
 	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+	if perm := fi.Mode().Perm(); !store.Private(fi) {
 		log.Warn("the token file is readable by other users; restrict it with chmod 600",
 			"file", file, "mode", fmt.Sprintf("%#o", perm))
 	}

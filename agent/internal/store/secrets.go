@@ -121,7 +121,8 @@ func writeKey(f *os.File, key []byte) error {
 	return err
 }
 
-// readKeyFile returns the key in file, refusing a file others may read.
+// readKeyFile returns the key in file, refusing a file others may read
+// (see [Private]).
 func readKeyFile(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -140,8 +141,9 @@ func readKeyFile(file string) ([]byte, error) {
 		return nil, fmt.Errorf("secrets key file %s is not a regular file", file)
 	}
 	// Windows has no such permission bits; its ACLs are the user's.
-	if perm := info.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		return nil, fmt.Errorf("secrets key file %s may be read by other users (mode %04o); restrict it with `chmod 600 %s`", file, perm, file)
+	if !Private(info) && runtime.GOOS != "windows" {
+		return nil, fmt.Errorf("secrets key file %s may be read by other users (mode %04o); restrict it with `chmod 600 %s`",
+			file, info.Mode().Perm(), file)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
 	if err != nil {
