@@ -3,7 +3,8 @@
 # every benchmark (so none rots), then with a
 # local Kafka broker the provider acceptance tests under Terraform and under
 # OpenTofu, the end-to-end tests, a fuzz run of the agent's API
-# (tools/fuzz.sh), and a docs staleness check. Kafka, the
+# (tools/fuzz.sh), the Helm chart's checks (tools/chart.sh), and a docs
+# staleness check. Kafka, the
 # schema registry and the S3 server are always stopped at the end, and the
 # first failing step's exit code is kept.
 # Expects `make tools` to have run (the Makefile's test target does that).
@@ -240,6 +241,12 @@ fi
 
 step "API fuzzing (schemathesis against a running agent: no 5xx, no crash)"
 tools/fuzz.sh
+
+# helm lint and helm template of the chart with its ci/ value files, and
+# the values it must refuse (the Go test of deploy/helm, in the unit step,
+# decodes what it renders and runs the agent with it).
+step "helm chart (tools/chart.sh: lint, template, refused values)"
+tools/chart.sh
 
 if [[ -f main.go ]]; then
   step "docs up to date"

@@ -15,6 +15,9 @@
 #                            (go install, 3.4 min cold with the Go module
 #                            cache empty, on 2 cores shared with other
 #                            builds: 2 min of CPU)
+#   .tools/bin/helm          Helm 3, the chart checks of tools/chart.sh
+#                            (go install; 2m11s cold with the Go module and
+#                            build caches empty, 115 s of CPU; 61 MB)
 #   .tools/azurite           Azurite, the Azure Blob Storage emulator of
 #                            tools/azure.sh (npm install, run with node;
 #                            37 s of CPU, 10 min measured on that loaded
@@ -29,7 +32,7 @@
 #                             here with `tools/tools.sh kafka`)
 # The docs generator, tfplugindocs, is a tool of the Go module (`go tool
 # tfplugindocs`, version pinned in go.mod).
-# Usage: tools/tools.sh [terraform|tofu|s3|gcs|azure|lint|py|spark|kafka ...]  (default: all but kafka)
+# Usage: tools/tools.sh [terraform|tofu|s3|gcs|azure|lint|helm|py|spark|kafka ...]  (default: all but kafka)
 # Idempotent; a warm run takes well under a second.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
@@ -48,6 +51,11 @@ AZURITE_VERSION=3.35.0
 # golangci-lint v2 (GPL-3.0, a build tool only; nothing of it is linked
 # into the provider or the agent). Its config is .golangci.yml.
 GOLANGCI_LINT_VERSION=v2.15.0
+# Helm (Apache-2.0), for `helm lint` and `helm template` of the chart under
+# deploy/helm. Helm 3 rather than 4: cold, Helm 3.22.0 took 115 s of CPU
+# (2m11s) and Helm 4.3.1 175 s (6m06s, on a busier machine); a chart of
+# apiVersion v2 installs with both.
+HELM_VERSION=3.22.0
 
 # Go tool builds must not pick up the project's GOFLAGS / go.work.
 go_env() { env GOFLAGS="${GO_TOOL_FLAGS:-}" GOWORK=off CGO_ENABLED=0 "$@"; }
@@ -105,6 +113,15 @@ build_lint() { # DIR
   "$1/golangci-lint" version
 }
 
+# -X sets what `helm version` prints, as Helm's own release builds do.
+build_helm() { # DIR
+  cd "$1"
+  GOBIN="$1" go_env go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION" \
+    "helm.sh/helm/v3/cmd/helm@v$HELM_VERSION"
+  "$1/helm" version
+}
+
 # Azurite's blob service alone is what the tests use, but the package is
 # one; its dependencies resolve as npm resolves them under the pinned
 # version. No audit or funding calls, no lock file kept.
@@ -138,6 +155,10 @@ do_gcs() {
 do_lint() {
   cache_build "golangci-lint-$GOLANGCI_LINT_VERSION" build_lint
   link "$TRIBUTARY_CACHE/golangci-lint-$GOLANGCI_LINT_VERSION/golangci-lint" "$TRIBUTARY_TOOLS/bin/golangci-lint"
+}
+do_helm() {
+  cache_build "helm-$HELM_VERSION" build_helm
+  link "$TRIBUTARY_CACHE/helm-$HELM_VERSION/helm" "$TRIBUTARY_TOOLS/bin/helm"
 }
 do_azure() {
   cache_build "azurite-$AZURITE_VERSION" build_azure
@@ -212,14 +233,14 @@ do_kafka() { "$TRIBUTARY_REPO/tools/kafka.sh" jars >/dev/null; }
 
 main() {
   local what=("$@")
-  (( ${#what[@]} )) || what=(s3 terraform tofu gcs azure lint py spark)
+  (( ${#what[@]} )) || what=(s3 terraform tofu gcs azure lint helm py spark)
   mkdir -p "$TRIBUTARY_CACHE" "$TRIBUTARY_TOOLS/bin"
   # Run in parallel; the Go builds dominate cold (SeaweedFS ~16 min, the
   # Terraform CLIs ~2-3 min each); the emulators finish in its shadow.
   local pids=() names=() rc=0 i
   for w in "${what[@]}"; do
     case "$w" in
-      terraform|tofu|s3|gcs|azure|lint|py|spark|kafka) ;;
+      terraform|tofu|s3|gcs|azure|lint|helm|py|spark|kafka) ;;
       *) die "unknown tool: $w" ;;
     esac
     "do_$w" & pids+=($!); names+=("$w")
