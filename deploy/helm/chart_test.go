@@ -355,7 +355,7 @@ func TestChartAgentRuns(t *testing.T) {
 }
 
 // agentBinary returns $TRIBUTARY_TEST_AGENT, or builds the agent into a
-// folder every user may read.
+// folder every user may read (the test runs it as user 65532 when root).
 func agentBinary(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv(agentEnv); bin != "" {
@@ -363,6 +363,9 @@ func agentBinary(t *testing.T) string {
 	}
 	dir := worldDir(t)
 	bin := filepath.Join(dir, "tributary-agent")
+	// CGO_ENABLED=0 as the image's agent, and as the agent command's own
+	// tests build it (in the same step of make test, so one build serves
+	// both from the build cache).
 	build := exec.Command("go", "build", "-o", bin, "github.com/tributary-io/terraform-provider-tributary/agent/cmd/tributary-agent")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
