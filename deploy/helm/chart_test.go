@@ -9,17 +9,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -341,10 +336,11 @@ func checkServiceMonitor(t *testing.T, m manifests, sm map[string]any) {
 func TestChartAgentRuns(t *testing.T) {
 	helm := helmBinary(t)
 	agent := agentBinary(t)
+	certs := newCerts(t)
 	for _, values := range valueFiles(t) {
 		t.Run(filepath.Base(values), func(t *testing.T) {
 			m := render(t, helm, values)
-			run := newPod(t, m)
+			run := newPod(t, m, certs)
 			if _, cluster := flag(run.cmd.Args, "cluster"); cluster {
 				run.expectClusterStop(t, agent)
 				return
@@ -398,16 +394,15 @@ type pod struct {
 	ca *x509.CertPool
 }
 
-// newPod lays out the container's mounts as files and returns the agent's
-// command (its path is set by the expect methods).
-func newPod(t *testing.T, m manifests) *pod {
+// newPod lays out the container's mounts as files, the TLS Secret made
+// outside the chart holding certs, and returns the agent's command (its path
+// is set by the expect methods).
+func newPod(t *testing.T, m manifests, certs certs) *pod {
 	t.Helper()
 	c := m.container(t)
 	root := worldDir(t)
 	asRoot := os.Geteuid() == 0
-	p := &pod{token: randomHex(t, 32)}
-	certs := newCerts(t)
-	p.ca = certs.pool
+	p := &pod{token: randomHex(t, 32), ca: certs.pool}
 
 	// The Secrets made outside the chart hold what the test makes.
 	outside := map[string]map[string][]byte{
@@ -685,52 +680,33 @@ func (p *pod) expectClusterStop(t *testing.T, agent string) {
 	t.Logf("as expected without an object store: %s", strings.TrimSpace(log))
 }
 
-// certs are a throw-away CA and a certificate it signs for localhost.
+// certs are the test CA's certificate and a server certificate it signed
+// for localhost and 127.0.0.1, in PEM.
 type certs struct {
 	caPEM, certPEM, keyPEM []byte
 	pool                   *x509.CertPool
 }
 
+// newCerts writes a throw-away set with agent/cmd/testcerts, the test
+// services' certificates, and reads the CA and the server's pair.
 func newCerts(t *testing.T) certs {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	cmd := exec.Command("go", "run", "github.com/tributary-io/terraform-provider-tributary/agent/cmd/testcerts", "-dir", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("making test certificates: %v\n%s", err, out)
 	}
-	now := time.Now()
-	caTemplate := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "chart test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
+	c := certs{caPEM: read("ca.pem"), certPEM: read("server.pem"), keyPEM: read("server-key.pem"), pool: x509.NewCertPool()}
+	if !c.pool.AppendCertsFromPEM(c.caPEM) {
+		t.Fatal("ca.pem holds no certificate")
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), DNSNames: []string{"localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := certs{
-		caPEM:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-		pool:    x509.NewCertPool(),
-	}
-	c.pool.AddCert(ca)
 	return c
 }
 
