@@ -402,6 +402,9 @@ func newPod(t *testing.T, m manifests, certs certs) *pod {
 	c := m.container(t)
 	root := worldDir(t)
 	asRoot := os.Geteuid() == 0
+	if !asRoot {
+		t.Log("not root: the Secrets' files are the test's user's, with the volume's mode, and the agent runs as that user")
+	}
 	p := &pod{token: randomHex(t, 32), ca: certs.pool}
 
 	// The Secrets made outside the chart hold what the test makes.
