@@ -1,0 +1,86 @@
+package provider_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// envTerraformPath names the CLI the acceptance tests run (make test sets
+// it to Terraform in one pass, to OpenTofu in the other).
+const envTerraformPath = "TF_ACC_TERRAFORM_PATH"
+
+// helmProviderDir is where tools/tools.sh links the helm provider it builds
+// (tools/tools.sh helm-provider), relative to this package.
+const helmProviderDir = "../.tools/terraform-providers/helm"
+
+// TestAccExampleDeploy runs `validate` and `fmt -check` of the CLI under
+// test (Terraform or OpenTofu) on examples/deploy, the module that installs
+// the agent's Helm chart with the helm provider and configures the agent
+// with this one. Planning it would need a Kubernetes cluster, so the test
+// stops at what the CLI and both providers check without one: the
+// arguments of every block against the providers' schemas, and this
+// provider's static rules (the pipeline's DDL schema, say). Both providers
+// are binaries, found through a dev_overrides CLI configuration, as
+// tools/demo.sh does for this one.
+func TestAccExampleDeploy(t *testing.T) {
+	if os.Getenv(resource.EnvTfAcc) == "" {
+		t.Skipf("acceptance test: set %s=1 (make test and make testacc do)", resource.EnvTfAcc)
+	}
+	cli := os.Getenv(envTerraformPath)
+	if cli == "" {
+		t.Fatalf("%s names no Terraform or OpenTofu CLI", envTerraformPath)
+	}
+	helm, err := filepath.Abs(helmProviderDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(helm, "terraform-provider-helm")); err != nil {
+		t.Fatalf("the helm provider is missing (%v): run tools/tools.sh helm-provider (make tools does)", err)
+	}
+	plugins := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(plugins, "terraform-provider-tributary"),
+		"github.com/tributary-io/terraform-provider-tributary")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the provider: %v\n%s", err, out)
+	}
+	config := filepath.Join(t.TempDir(), "terraformrc")
+	rc := "provider_installation {\n  dev_overrides {\n" +
+		"    \"hashicorp/helm\" = " + hclString(helm) + "\n" +
+		"    \"tributary-io/tributary\" = " + hclString(plugins) + "\n" +
+		"  }\n  direct {}\n}\n"
+	if err := os.WriteFile(config, []byte(rc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A copy, so that nothing the CLI writes lands in the example folder.
+	work := t.TempDir()
+	files, err := filepath.Glob("../examples/deploy/*.tf")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .tf files in examples/deploy: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, filepath.Base(f)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"fmt", "-check", "-diff"}, {"validate", "-no-color"}} {
+		cmd := exec.Command(cli, args...)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+config, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s in examples/deploy: %v\n%s", filepath.Base(cli), strings.Join(args, " "), err, out)
+		}
+		if args[0] == "validate" && !strings.Contains(string(out), "Success!") {
+			t.Fatalf("%s validate did not say the configuration is valid:\n%s", filepath.Base(cli), out)
+		}
+	}
+}
