@@ -79,15 +79,21 @@ variable "agent_ca_certificate" {
 }
 
 variable "warehouse" {
-  description = "Where the tables go: an object store URL such as s3://lake/raw?region=eu-west-1, or null for the agent's volume."
+  description = "Where the tables go: an object store URL such as s3://lake/raw?region=eu-west-1, or empty for the agent's volume."
   type        = string
-  default     = null
+  default     = ""
 }
 
 variable "object_store_secret" {
-  description = "Secret whose keys become the agent's environment (AWS_ACCESS_KEY_ID, ...), or null for workload identity."
+  description = "Secret whose keys become the agent's environment (AWS_ACCESS_KEY_ID, ...), or empty for workload identity."
   type        = string
-  default     = null
+  default     = ""
+}
+
+variable "runner_namespace" {
+  description = "Namespace of the Terraform Cloud agent that runs this workspace: only it (and the release's own namespace) may reach the API. Empty: no NetworkPolicy."
+  type        = string
+  default     = ""
 }
 
 variable "memory" {
@@ -136,14 +142,23 @@ resource "helm_release" "agent" {
     warehouse        = var.warehouse
     objectStore      = { existingSecret = var.object_store_secret }
     tls              = { enabled = true, secretName = var.tls_secret_name }
+    networkPolicy = {
+      enabled = var.runner_namespace != ""
+      ingressFrom = [
+        { podSelector = {} },
+        { namespaceSelector = { matchLabels = { "kubernetes.io/metadata.name" = var.runner_namespace } } },
+      ]
+    }
     resources = {
       requests = { cpu = "250m", memory = var.memory }
       limits   = { memory = var.memory }
     }
   })]
 
-  # Sensitive values stay out of the plan's output and the release's values
-  # shown by helm; the chart writes them to the Secret the agent mounts.
+  # set_sensitive keeps them out of the plan's output; the chart writes them
+  # to the Secret the agent mounts. Terraform's state holds them all the
+  # same, as it holds every sensitive value: keep it where only the platform
+  # team reads it (or make the Secret yourself and pass auth.existingSecret).
   set_sensitive {
     name  = "auth.token"
     value = var.tributary_token
