@@ -218,35 +218,25 @@ func command(t *testing.T, execStart string, env map[string]string) []string {
 	return args
 }
 
-// systemdBytes converts a systemd size such as 512M (K, M, G, T are powers
-// of 1024 there) to bytes.
-func systemdBytes(t *testing.T, s string) int64 {
-	t.Helper()
-	factor := int64(1)
-	for i, suffix := range []string{"K", "M", "G", "T"} {
-		if rest, ok := strings.CutSuffix(s, suffix); ok {
-			s, factor = rest, int64(1)<<(10*(i+1))
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		t.Fatalf("size %q: %v", s, err)
-	}
-	return n * factor
-}
+// Suffixes of powers of 1024 (K, M, G, T) in systemd's sizes (512M) and in
+// the agent's (512MiB).
+var (
+	systemdUnits = []string{"K", "M", "G", "T"}
+	agentUnits   = []string{"KiB", "MiB", "GiB", "TiB"}
+)
 
-// agentBytes converts a size as the agent logs it (512MiB, 1GiB) to bytes.
-func agentBytes(t *testing.T, s string) int64 {
+// sizeBytes converts a size such as 512M, with one of units (K, M, G, T in
+// that order) or none, to bytes.
+func sizeBytes(t *testing.T, s string, units []string) int64 {
 	t.Helper()
-	factor := int64(1)
-	for i, suffix := range []string{"KiB", "MiB", "GiB", "TiB"} {
+	digits, factor := s, int64(1)
+	for i, suffix := range units {
 		if rest, ok := strings.CutSuffix(s, suffix); ok {
-			s, factor = rest, int64(1)<<(10*(i+1))
+			digits, factor = rest, int64(1)<<(10*(i+1))
 			break
 		}
 	}
-	n, err := strconv.ParseInt(strings.TrimSuffix(s, "B"), 10, 64)
+	n, err := strconv.ParseInt(strings.TrimSuffix(digits, "B"), 10, 64)
 	if err != nil {
 		t.Fatalf("size %q: %v", s, err)
 	}
@@ -431,7 +421,7 @@ func TestUnitRunsAgent(t *testing.T) {
 	if limit == nil {
 		t.Fatalf("the agent did not log its memory limit:\n%s", agentLog())
 	}
-	if got, want := agentBytes(t, limit[1]), systemdBytes(t, u.one(t, "MemoryMax")); got != want {
+	if got, want := sizeBytes(t, limit[1], agentUnits), sizeBytes(t, u.one(t, "MemoryMax"), systemdUnits); got != want {
 		t.Errorf("the agent's memory limit is %s (%d bytes), MemoryMax=%s is %d bytes", limit[1], got, u.one(t, "MemoryMax"), want)
 	}
 	if strings.Contains(agentLog(), "generated the key") {
