@@ -5,10 +5,19 @@ package systemd
 
 import (
 	"bufio"
+	"cmp"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -66,35 +75,41 @@ type setting struct{ section, key, value string }
 // unit is a parsed unit file.
 type unit []setting
 
-// readUnit parses the unit file as systemd does for what it holds: comments
-// start with # or ;, a line ending in a backslash goes on on the next one.
-func readUnit(t *testing.T) unit {
+// dropIns are the drop-ins of this folder, each checked with the unit.
+var dropIns = []string{"https.conf", "local-warehouse.conf"}
+
+// readUnit parses the unit file and then the drop-ins extra as systemd does for
+// what they hold: comments start with # or ;, a line ending in a backslash
+// goes on on the next one.
+func readUnit(t *testing.T, extra ...string) unit {
 	t.Helper()
-	b, err := os.ReadFile(unitFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var u unit
-	section, pending := "", ""
-	for n, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if pending == "" && (line == "" || line[0] == '#' || line[0] == ';') {
-			continue
+	for _, file := range append([]string{unitFile}, extra...) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if cont, ok := strings.CutSuffix(line, `\`); ok {
-			pending += cont + " "
-			continue
+		section, pending := "", ""
+		for n, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if pending == "" && (line == "" || line[0] == '#' || line[0] == ';') {
+				continue
+			}
+			if cont, ok := strings.CutSuffix(line, `\`); ok {
+				pending += cont + " "
+				continue
+			}
+			line, pending = pending+line, ""
+			if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+				section = line[1 : len(line)-1]
+				continue
+			}
+			key, value, ok := strings.Cut(line, "=")
+			if !ok {
+				t.Fatalf("%s:%d: %q is neither a section nor Key=Value", file, n+1, line)
+			}
+			u = append(u, setting{section, strings.TrimSpace(key), strings.TrimSpace(value)})
 		}
-		line, pending = pending+line, ""
-		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
-			section = line[1 : len(line)-1]
-			continue
-		}
-		key, value, ok := strings.Cut(line, "=")
-		if !ok {
-			t.Fatalf("%s:%d: %q is neither a section nor Key=Value", unitFile, n+1, line)
-		}
-		u = append(u, setting{section, strings.TrimSpace(key), strings.TrimSpace(value)})
 	}
 	return u
 }
@@ -149,19 +164,33 @@ func specifiers(t *testing.T, s, stateRoot, credentials string) string {
 	return out.String()
 }
 
-// environment returns the service's environment: the unit's Environment=
-// defaults overridden by the environment file (each line's first
-// assignment, commented out or not, since the example shows the defaults
-// commented out), with specifiers expanded.
+// environment returns the service's environment from its Environment=
+// lines, later ones overriding earlier ones, with specifiers expanded. A
+// line holds assignments separated by spaces, each KEY=VALUE or, with spaces
+// in the value, "KEY=VALUE".
 func environment(t *testing.T, u unit, stateRoot, credentials string) map[string]string {
 	t.Helper()
 	env := map[string]string{}
-	for _, assignment := range u.all("Environment") {
-		key, value, ok := strings.Cut(assignment, "=")
-		if !ok || strings.ContainsAny(assignment, `"' `) {
-			t.Fatalf("Environment=%s: this test reads only unquoted KEY=VALUE without spaces", assignment)
+	for _, line := range u.all("Environment") {
+		if strings.ContainsAny(line, `'\`) {
+			t.Fatalf("Environment=%s: this test knows only double quotes", line)
 		}
-		env[key] = specifiers(t, value, stateRoot, credentials)
+		for rest := strings.TrimSpace(line); rest != ""; rest = strings.TrimSpace(rest) {
+			var assignment string
+			if quoted, ok := strings.CutPrefix(rest, `"`); ok {
+				var closed bool
+				if assignment, rest, closed = strings.Cut(quoted, `"`); !closed {
+					t.Fatalf("Environment=%s: unterminated quote", line)
+				}
+			} else {
+				assignment, rest, _ = strings.Cut(rest, " ")
+			}
+			key, value, ok := strings.Cut(assignment, "=")
+			if !ok {
+				t.Fatalf("Environment=%s: %q is not KEY=VALUE", line, assignment)
+			}
+			env[key] = specifiers(t, value, stateRoot, credentials)
+		}
 	}
 	return env
 }
@@ -243,10 +272,10 @@ func sizeBytes(t *testing.T, s string, units []string) int64 {
 	return n * factor
 }
 
-// TestUnitVerifies runs systemd's own checks on the unit, in a copy whose
-// ExecStart names a built agent (verify wants the binary to exist):
-// `systemd-analyze verify` refuses unknown settings, bad values and
-// specifiers; `systemd-analyze security` rates the sandbox.
+// TestUnitVerifies runs systemd's own checks on the unit, alone and with
+// each drop-in, in a copy whose ExecStart names a built agent (verify wants
+// the binary to exist): `systemd-analyze verify` refuses unknown settings,
+// bad values and specifiers; `systemd-analyze security` rates the sandbox.
 func TestUnitVerifies(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
@@ -259,43 +288,108 @@ func TestUnitVerifies(t *testing.T) {
 	if !strings.Contains(string(b), "ExecStart="+binaryPath+" ") {
 		t.Fatalf("ExecStart does not run %s", binaryPath)
 	}
-	copied := filepath.Join(t.TempDir(), unitFile)
-	if err := os.WriteFile(copied, []byte(strings.ReplaceAll(string(b), binaryPath, agentBin)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(analyze, "verify", copied).CombinedOutput()
-	if err != nil {
-		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
-	}
-	// verify only warns about what it ignores, such as an unknown
-	// setting; any line about the unit is a failure.
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, unitFile) {
-			t.Errorf("systemd-analyze verify: %s", line)
-		}
-	}
+	for _, dropIn := range append([]string{""}, dropIns...) {
+		t.Run(cmp.Or(dropIn, "unit"), func(t *testing.T) {
+			dir := t.TempDir()
+			copied := filepath.Join(dir, unitFile)
+			if err := os.WriteFile(copied, []byte(strings.ReplaceAll(string(b), binaryPath, agentBin)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if dropIn != "" {
+				// verify reads the drop-ins of the folder of the unit it is given.
+				conf, err := os.ReadFile(dropIn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Mkdir(copied+".d", 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(copied+".d", dropIn), conf, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, err := exec.Command(analyze, "verify", copied).CombinedOutput()
+			if err != nil {
+				t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+			}
+			// verify only warns about what it ignores, such as an unknown
+			// setting; any line about the unit or the drop-in is a failure.
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.Contains(line, unitFile) {
+					t.Errorf("systemd-analyze verify: %s", line)
+				}
+			}
 
-	// --offline (systemd 250 and later) rates the file itself, without a
-	// running systemd. The threshold is in tenths: 20 is an exposure of
-	// 2.0, the top of systemd's "OK" band; the unit has 1.4.
-	out, err = exec.Command(analyze, "security", "--offline=yes", "--threshold=20", copied).CombinedOutput()
-	switch {
-	case err != nil && strings.Contains(string(out), "--offline"):
-		t.Logf("systemd-analyze security --offline is not supported here: %s", out)
-	case err != nil:
-		t.Errorf("systemd-analyze security: exposure above 2.0 (OK): %v\n%s", err, out)
+			// --offline (systemd 250 and later) rates the files themselves,
+			// without a running systemd. The threshold is in tenths: 20 is
+			// an exposure of 2.0, the top of systemd's "OK" band; the unit
+			// has 1.4.
+			out, err = exec.Command(analyze, "security", "--offline=yes", "--threshold=20", copied).CombinedOutput()
+			switch {
+			case err != nil && strings.Contains(string(out), "--offline"):
+				t.Logf("systemd-analyze security --offline is not supported here: %s", out)
+			case err != nil:
+				t.Errorf("systemd-analyze security: exposure above 2.0 (OK): %v\n%s", err, out)
+			}
+		})
 	}
 }
 
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key in
+// PEM, and returns the certificate's pool.
+func selfSigned(t *testing.T) (certPEM, keyPEM []byte, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tributary-agent"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), pool
+}
+
 // TestUnitRunsAgent runs the agent with the command line and environment
-// the unit gives it (the unit's defaults and the example environment
-// file's), its credentials as systemd lays them out (files of mode 0400 in
-// a folder of mode 0500), and checks that it serves: /healthz answers, the
-// token from the credentials folder is the one /metrics wants, the memory
-// limit is the unit's MemoryMax, SIGHUP (ExecReload) reloads the tokens,
-// and SIGTERM (KillSignal) stops it cleanly.
+// the unit gives it, alone and with the drop-in https.conf (the unit's
+// defaults; the example environment file shows the same ones), its
+// credentials as systemd lays them out (files of mode 0400 in a folder of
+// mode 0500), and checks that it serves: /healthz answers (over HTTPS with
+// the drop-in), the token from the credentials folder is the one /metrics
+// wants, the memory limit is the unit's MemoryMax, SIGHUP (ExecReload)
+// reloads the tokens, and SIGTERM (KillSignal) stops it cleanly.
 func TestUnitRunsAgent(t *testing.T) {
-	u := readUnit(t)
+	for _, dropIn := range []string{"", "https.conf"} {
+		t.Run(cmp.Or(dropIn, "unit"), func(t *testing.T) {
+			if dropIn == "" {
+				runUnit(t, readUnit(t), "http")
+			} else {
+				runUnit(t, readUnit(t, dropIn), "https")
+			}
+		})
+	}
+}
+
+// runUnit runs the agent as unit u says and checks it (see
+// TestUnitRunsAgent); scheme is the one its URL must have.
+func runUnit(t *testing.T, u unit, scheme string) {
 	stateRoot, credentials := t.TempDir(), filepath.Join(t.TempDir(), "credentials")
 	// systemd makes the state folder, mode 0700 (StateDirectoryMode).
 	if err := os.Mkdir(filepath.Join(stateRoot, "tributary"), 0o700); err != nil {
@@ -306,17 +400,21 @@ func TestUnitRunsAgent(t *testing.T) {
 	_, _ = rand.Read(token)
 	_, _ = rand.Read(key)
 	tokenHex := hex.EncodeToString(token)
-	files := map[string]string{"tokens": tokenHex + "\n", "secrets.key": base64.StdEncoding.EncodeToString(key) + "\n"}
+	certPEM, keyPEM, pool := selfSigned(t)
+	files := map[string][]byte{
+		"tokens": []byte(tokenHex + "\n"), "secrets.key": []byte(base64.StdEncoding.EncodeToString(key) + "\n"),
+		"tls.crt": certPEM, "tls.key": keyPEM,
+	}
 	if err := os.Mkdir(credentials, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	for _, cred := range u.all("LoadCredential") {
 		id, source, _ := strings.Cut(cred, ":")
 		content, ok := files[id]
-		if !ok || !strings.HasPrefix(source, "/etc/tributary/") {
-			t.Fatalf("LoadCredential=%s: the test makes only tokens and secrets.key, from /etc/tributary", cred)
+		if !ok || source != "/etc/tributary/"+id {
+			t.Fatalf("LoadCredential=%s: the test makes only tokens, secrets.key, tls.crt and tls.key, from /etc/tributary", cred)
 		}
-		if err := os.WriteFile(filepath.Join(credentials, id), []byte(content), 0o400); err != nil {
+		if err := os.WriteFile(filepath.Join(credentials, id), content, 0o400); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -392,6 +490,10 @@ func TestUnitRunsAgent(t *testing.T) {
 	case err := <-exited:
 		t.Fatalf("the agent exited before it listened: %v\nargs: %q\n%s", err, args, agentLog())
 	}
+	if !strings.HasPrefix(url, scheme+"://") {
+		t.Fatalf("the agent serves %s, want %s", url, scheme)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 	get := func(path, bearer string) int {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, url+path, nil)
@@ -401,7 +503,7 @@ func TestUnitRunsAgent(t *testing.T) {
 		if bearer != "" {
 			req.Header.Set("Authorization", "Bearer "+bearer)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
