@@ -31,6 +31,9 @@ func TestAccExampleDeploy(t *testing.T) {
 	if os.Getenv(resource.EnvTfAcc) == "" {
 		t.Skipf("acceptance test: set %s=1 (make test and make testacc do)", resource.EnvTfAcc)
 	}
+	// Parallel tests start once the sequential ones (some of which change
+	// the folder) are over, so the relative paths below hold.
+	t.Parallel()
 	cli := os.Getenv(envTerraformPath)
 	if cli == "" {
 		t.Fatalf("%s names no Terraform or OpenTofu CLI", envTerraformPath)
