@@ -1,9 +1,12 @@
 package provider_test
 
 import (
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,16 +77,64 @@ func TestAccExampleDeploy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"fmt", "-check", "-diff"}, {"validate", "-no-color"}} {
+	token, secretsKey := strings.Repeat("ab", 32), base64.StdEncoding.EncodeToString(make([]byte, 32))
+	// run runs the CLI in the copy with input on its standard input, and
+	// returns what it printed.
+	run := func(input string, args ...string) string {
+		t.Helper()
 		cmd := exec.Command(cli, args...)
 		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+config, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+		cmd.Stdin = strings.NewReader(input)
+		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+config, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1",
+			"TF_VAR_tributary_token="+token, "TF_VAR_secrets_key="+secretsKey, "TF_VAR_agent_ca_certificate=unused",
+			`TF_VAR_kafka_bootstrap_servers=["kafka:9092"]`, "TF_VAR_runner_namespace=tfc-agents")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s %s in examples/deploy: %v\n%s", filepath.Base(cli), strings.Join(args, " "), err, out)
 		}
-		if args[0] == "validate" && !strings.Contains(string(out), "Success!") {
-			t.Fatalf("%s validate did not say the configuration is valid:\n%s", filepath.Base(cli), out)
-		}
+		return string(out)
 	}
+	run("", "fmt", "-check", "-diff")
+	if out := run("", "validate", "-no-color"); !strings.Contains(out, "Success!") {
+		t.Fatalf("%s validate did not say the configuration is valid:\n%s", filepath.Base(cli), out)
+	}
+
+	// The values the module gives the chart, rendered by helm with the
+	// chart's values schema, which refuses a misspelt or mistyped value.
+	t.Run("chart renders", func(t *testing.T) {
+		chart, err := filepath.Abs("../deploy/helm/tributary-agent")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(chart, "Chart.yaml")); err != nil {
+			t.Skipf("no chart in %s yet: %v", chart, err)
+		}
+		helmCLI, err := filepath.Abs("../.tools/bin/helm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(helmCLI); err != nil {
+			t.Fatalf("helm is missing (%v): run tools/tools.sh helm (make tools does)", err)
+		}
+		out := strings.TrimSpace(run("jsonencode(local.chart_values)\n", "console"))
+		values, err := strconv.Unquote(out[strings.LastIndex(out, "\n")+1:])
+		if err != nil {
+			t.Fatalf("console printed no string: %v\n%s", err, out)
+		}
+		valuesFile := filepath.Join(t.TempDir(), "values.json")
+		if err := os.WriteFile(valuesFile, []byte(values), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// The release and namespace of the module's defaults; the
+		// sensitive values as set_sensitive gives them.
+		rendered, err := exec.Command(helmCLI, "template", "tributary-agent", chart, "--namespace", "tributary",
+			"-f", valuesFile, "--set", "auth.token="+token, "--set", "auth.secretsKey="+secretsKey).CombinedOutput()
+		if err != nil {
+			t.Fatalf("helm template with the module's values %s: %v\n%s", values, err, rendered)
+		}
+		// The provider's endpoint is this Service's name.
+		if !regexp.MustCompile(`(?m)^kind: Service\nmetadata:\n  name: tributary-agent\n  namespace: tributary$`).Match(rendered) {
+			t.Errorf("the chart rendered no Service tributary-agent in namespace tributary:\n%s", rendered)
+		}
+	})
 }

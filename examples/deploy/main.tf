@@ -117,6 +117,25 @@ locals {
   # exists, and needs two applies: `terraform apply -target=helm_release.agent`,
   # then `terraform apply`.
   endpoint = "https://${var.release_name}.${var.namespace}.svc:8470"
+
+  # The chart's values but the sensitive ones (set_sensitive below).
+  chart_values = {
+    fullnameOverride = var.release_name
+    warehouse        = var.warehouse
+    objectStore      = { existingSecret = var.object_store_secret }
+    tls              = { enabled = true, secretName = var.tls_secret_name }
+    networkPolicy = {
+      enabled = var.runner_namespace != ""
+      ingressFrom = [
+        { podSelector = {} },
+        { namespaceSelector = { matchLabels = { "kubernetes.io/metadata.name" = var.runner_namespace } } },
+      ]
+    }
+    resources = {
+      requests = { cpu = "250m", memory = var.memory }
+      limits   = { memory = var.memory }
+    }
+  }
 }
 
 provider "helm" {
@@ -137,23 +156,7 @@ resource "helm_release" "agent" {
   wait    = true
   timeout = 600
 
-  values = [yamlencode({
-    fullnameOverride = var.release_name
-    warehouse        = var.warehouse
-    objectStore      = { existingSecret = var.object_store_secret }
-    tls              = { enabled = true, secretName = var.tls_secret_name }
-    networkPolicy = {
-      enabled = var.runner_namespace != ""
-      ingressFrom = [
-        { podSelector = {} },
-        { namespaceSelector = { matchLabels = { "kubernetes.io/metadata.name" = var.runner_namespace } } },
-      ]
-    }
-    resources = {
-      requests = { cpu = "250m", memory = var.memory }
-      limits   = { memory = var.memory }
-    }
-  })]
+  values = [yamlencode(local.chart_values)]
 
   # set_sensitive keeps them out of the plan's output; the chart writes them
   # to the Secret the agent mounts. Terraform's state holds them all the
