@@ -27,8 +27,10 @@ const helmProviderDir = "../.tools/terraform-providers/helm"
 // with this one. Planning it would need a Kubernetes cluster, so the test
 // stops at what the CLI and both providers check without one: the
 // arguments of every block against the providers' schemas, and this
-// provider's static rules (the pipeline's DDL schema, say). Both providers
-// are binaries, found through a dev_overrides CLI configuration, as
+// provider's static rules (the pipeline's DDL schema, say); then it renders
+// the chart with the values the module gives it (helm template, which
+// checks them against the chart's values schema). Both providers are
+// binaries, found through a dev_overrides CLI configuration, as
 // tools/demo.sh does for this one.
 func TestAccExampleDeploy(t *testing.T) {
 	if os.Getenv(resource.EnvTfAcc) == "" {
