@@ -18,6 +18,15 @@
 #   .tools/bin/helm          Helm 3, the chart checks of tools/chart.sh
 #                            (go install; 2m11s cold with the Go module and
 #                            build caches empty, 115 s of CPU; 61 MB)
+#   .tools/terraform-providers/helm
+#                            the hashicorp/helm Terraform provider, for
+#                            `terraform validate` of examples/deploy with a
+#                            dev_overrides CLI config (go build, 4.8 min cold
+#                            with the Go caches empty, on 2 cores shared with
+#                            other builds; see build_helm_provider). Not in
+#                            the default set: tools/test.sh builds it while
+#                            its first steps run, for the acceptance step
+#                            that needs it
 #   .tools/azurite           Azurite, the Azure Blob Storage emulator of
 #                            tools/azure.sh (npm install, run with node;
 #                            37 s of CPU, 10 min measured on that loaded
@@ -32,7 +41,8 @@
 #                             here with `tools/tools.sh kafka`)
 # The docs generator, tfplugindocs, is a tool of the Go module (`go tool
 # tfplugindocs`, version pinned in go.mod).
-# Usage: tools/tools.sh [terraform|tofu|s3|gcs|azure|lint|helm|py|spark|kafka ...]  (default: all but kafka)
+# Usage: tools/tools.sh [terraform|tofu|s3|gcs|azure|lint|helm|helm-provider|py|spark|kafka ...]
+#   (default: all but helm-provider and kafka)
 # Idempotent; a warm run takes well under a second.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
@@ -56,9 +66,26 @@ GOLANGCI_LINT_VERSION=v2.15.0
 # (2m11s) and Helm 4.3.1 175 s (6m06s, on a busier machine); a chart of
 # apiVersion v2 installs with both.
 HELM_VERSION=3.22.0
+# The hashicorp/helm Terraform provider (MPL-2.0). 1.3.2 is the only version
+# the Go module proxy serves: the provider's later tags (2.x, 3.x) keep the
+# module path without a /v2 or /v3 suffix, which the module system refuses.
+# Its helm_release and kubernetes blocks are those of 2.x, the version
+# examples/deploy is written for.
+HELM_PROVIDER_VERSION=1.3.2
+# 1.3.2's kubectl dependency imports vbom.ml/util/sortorder, a module the
+# proxy does not serve; its author moved the package to
+# github.com/fvbommel/sortorder (MIT), whose 1.0.1 has the one function
+# kubectl calls (NaturalLess).
+SORTORDER_VERSION=v1.0.1
 
 # Go tool builds must not pick up the project's GOFLAGS / go.work.
 go_env() { env GOFLAGS="${GO_TOOL_FLAGS:-}" GOWORK=off CGO_ENABLED=0 "$@"; }
+
+# module_dir DIR MODULE@VERSION: downloads the module (from DIR, outside any
+# module) and prints its folder in the read-only module cache.
+module_dir() {
+  (cd "$1" && go_env go mod download -json "$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+}
 
 build_terraform() { # DIR
   cd "$1"
@@ -68,8 +95,7 @@ build_terraform() { # DIR
 
 build_tofu() { # DIR
   local mod
-  mod="$(cd "$1" && go_env go mod download -json "github.com/opentofu/opentofu@v$TOFU_VERSION" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  mod="$(module_dir "$1" "github.com/opentofu/opentofu@v$TOFU_VERSION")"
   [[ -d "$mod" ]] || { echo "module dir not found"; return 1; }
   # The module cache is read-only; build in a writable copy.
   cp -r "$mod" "$1/src"
@@ -87,8 +113,7 @@ build_tofu() { # DIR
 # is never written).
 build_seaweedfs() { # DIR
   local mod
-  mod="$(cd "$1" && go_env go mod download -json "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  mod="$(module_dir "$1" "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION")"
   [[ -f "$mod/weed/weed.go" ]] || { echo "module dir not found"; return 1; }
   (cd "$mod" && go_env go build -trimpath -buildvcs=false \
     -ldflags "-s -w -X github.com/seaweedfs/seaweedfs/weed/util/version.COMMIT=$SEAWEEDFS_COMMIT" \
@@ -120,6 +145,27 @@ build_helm() { # DIR
     -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION" \
     "helm.sh/helm/v3/cmd/helm@v$HELM_VERSION"
   "$1/helm" version
+}
+
+# Built inside a writable copy of the downloaded module, as the main module
+# (its go.mod has a replace directive, which `go install` refuses), with
+# vbom.ml/util replaced by a local module holding fvbommel/sortorder's file.
+# -mod=mod lets go complete the 2020 go.sum for the replacement.
+build_helm_provider() { # DIR
+  local mod sortorder
+  mod="$(module_dir "$1" "github.com/hashicorp/terraform-provider-helm@v$HELM_PROVIDER_VERSION")"
+  sortorder="$(module_dir "$1" "github.com/fvbommel/sortorder@$SORTORDER_VERSION")"
+  [[ -f "$mod/main.go" && -f "$sortorder/natsort.go" ]] || { echo "module dir not found"; return 1; }
+  cp -r "$mod" "$1/src"
+  mkdir -p "$1/vbom/sortorder"
+  cp "$sortorder/natsort.go" "$sortorder/LICENSE" "$1/vbom/sortorder/"
+  printf 'module vbom.ml/util\n\ngo 1.14\n' >"$1/vbom/go.mod"
+  chmod -R u+w "$1/src" "$1/vbom"
+  (cd "$1/src" && go_env go mod edit -replace vbom.ml/util=../vbom &&
+    GO_TOOL_FLAGS=-mod=mod go_env go build -trimpath -ldflags "-s -w" -o "$1/terraform-provider-helm" .)
+  rm -rf "$1/src" "$1/vbom"
+  # Run alone, a provider says it is a plugin and exits 1.
+  grep -q 'is a plugin' <<<"$("$1/terraform-provider-helm" 2>&1 || true)"
 }
 
 # Azurite's blob service alone is what the tests use, but the package is
@@ -159,6 +205,10 @@ do_lint() {
 do_helm() {
   cache_build "helm-$HELM_VERSION" build_helm
   link "$TRIBUTARY_CACHE/helm-$HELM_VERSION/helm" "$TRIBUTARY_TOOLS/bin/helm"
+}
+do_helm_provider() {
+  cache_build "terraform-provider-helm-$HELM_PROVIDER_VERSION" build_helm_provider
+  link "$TRIBUTARY_CACHE/terraform-provider-helm-$HELM_PROVIDER_VERSION" "$TRIBUTARY_TOOLS/terraform-providers/helm"
 }
 do_azure() {
   cache_build "azurite-$AZURITE_VERSION" build_azure
@@ -240,10 +290,10 @@ main() {
   local pids=() names=() rc=0 i
   for w in "${what[@]}"; do
     case "$w" in
-      terraform|tofu|s3|gcs|azure|lint|helm|py|spark|kafka) ;;
+      terraform|tofu|s3|gcs|azure|lint|helm|helm-provider|py|spark|kafka) ;;
       *) die "unknown tool: $w" ;;
     esac
-    "do_$w" & pids+=($!); names+=("$w")
+    "do_${w//-/_}" & pids+=($!); names+=("$w")
   done
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}" || { log "tool ${names[$i]} failed"; rc=1; }
