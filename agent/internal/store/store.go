@@ -9,7 +9,8 @@
 // over the old file and the folder is fsynced, so a crash leaves either the
 // old or the new object, never a torn one. Files are mode 0600 and folders
 // 0700: objects may carry secrets (a connection's password, say) that the
-// API never returns but the agent needs to read back on restart.
+// API never returns but the agent needs to read back on restart. The
+// folder's format.json records the version of its format ([LocalFormat]).
 //
 // The agents of a cluster share one log of changes instead, under a prefix
 // of the warehouse's object store: see [OpenShared].
@@ -99,9 +100,14 @@ func SecretsKeyFile(file string) Option {
 // Open loads the state under dir, creating the folders it needs, and the
 // key of the connections' secrets (see [SecretsKeyFile]). It fails, naming
 // the file, when a stored object cannot be read back (a secret encrypted
-// with another key, say), rather than start without it. Connections written
-// by an agent that stored their secrets in plain text are encrypted again
-// on the way.
+// with another key, say), rather than start without it.
+//
+// A folder of a format newer than [LocalFormat] is refused before
+// anything in it changes. One of an older format is migrated: every object
+// that the older format allowed in a form this one does not (a secret in
+// plain text) is written again in the current form, then format.json,
+// last, so that a crash midway leaves a folder still of the older format,
+// which the next Open migrates again.
 func Open(dir string, opts ...Option) (*Store, error) {
 	var cfg openConfig
 	for _, o := range opts {
@@ -109,6 +115,13 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("creating data folder: %w", err)
+	}
+	format, err := readLocalFormat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := removeTemps(dir); err != nil {
+		return nil, err
 	}
 	key, err := loadKey(dir, cfg.keyFile)
 	if err != nil {
@@ -118,6 +131,11 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	for _, k := range st.kinds() {
 		if err := k.loadFolder(dir); err != nil {
 			return nil, err
+		}
+	}
+	if format < LocalFormat {
+		if err := writeLocalFormat(dir, LocalFormat); err != nil {
+			return nil, fmt.Errorf("migrating the data folder from format %d to format %d: %w", format, LocalFormat, err)
 		}
 	}
 	return st, nil
@@ -223,25 +241,40 @@ func (c *Collection[T]) loadFolder(root string) error {
 	if err := os.Chmod(dir, dirMode); err != nil {
 		return fmt.Errorf("restricting %s folder to its owner: %w", c.kind, err)
 	}
+	if err := removeTemps(dir); err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", c.kind, err)
 	}
 	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		switch {
-		case strings.HasPrefix(e.Name(), tempPrefix):
-			// A write that crashed before its rename: the object it was
-			// replacing is still in place, so the leftover is garbage.
-			if err := os.Remove(path); err != nil {
-				return fmt.Errorf("removing unfinished write %s: %w", path, err)
-			}
-		case e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix):
+		if e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix) || strings.HasPrefix(e.Name(), tempPrefix) {
 			continue
-		default:
-			if err := c.load(path, strings.TrimSuffix(e.Name(), fileSuffix)); err != nil {
-				return err
-			}
+		}
+		if err := c.load(filepath.Join(dir, e.Name()), strings.TrimSuffix(e.Name(), fileSuffix)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeTemps removes the files of dir that writes which crashed before
+// their rename left: the file each was replacing is still in place (or,
+// for format.json and the secrets key, the write happens again), so the
+// leftovers are garbage.
+func removeTemps(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tempPrefix) || e.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("removing unfinished write %s: %w", path, err)
 		}
 	}
 	return nil
