@@ -1,20 +1,45 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 )
 
-// stateCommand runs `tributary-agent state <verb>`; import is the only
-// verb: it copies a single agent's state into a cluster's.
+const stateUsage = `usage: tributary-agent state <verb> [flags]
+
+verbs:
+  import    copy a single agent's state into a cluster's
+  backup    write a copy of a single agent's desired state to a file
+  restore   write a backup into a data folder
+`
+
+// stateCommand runs `tributary-agent state <verb>`.
 func stateCommand(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "import" {
-		fmt.Fprintln(stderr, "usage: tributary-agent state import --data-dir DIR --cluster NAME --warehouse URL --secrets-key-file FILE [flags]")
-		return errUsage
+	verb := ""
+	if len(args) > 0 {
+		verb = args[0]
 	}
+	switch verb {
+	case "import":
+		return stateImport(args[1:], stdout, stderr)
+	case "backup":
+		return stateBackup(args[1:], stdout, stderr)
+	case "restore":
+		return stateRestore(args[1:], stdout, stderr)
+	}
+	fmt.Fprint(stderr, stateUsage)
+	return errUsage
+}
+
+// stateImport runs `tributary-agent state import`: it copies a single
+// agent's state into a cluster's.
+func stateImport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("state import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -35,7 +60,7 @@ func stateCommand(args []string, stdout, stderr io.Writer) error {
 			"them when their storage_location (or the warehouse) is the same.")
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args[1:]); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if o.dataDir == "" || o.cluster == "" {
@@ -69,5 +94,160 @@ func stateCommand(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("copied %d objects, then: %w", n, err)
 	}
 	fmt.Fprintf(stdout, "copied %d object(s) from %s into cluster %q\n", n, o.dataDir, o.cluster)
+	return nil
+}
+
+// What a backup covers, for both verbs' help.
+const backupCovers = "A backup holds the data folder's format and every connection, pipeline, fanout schema and Kafka sink, as the\n" +
+	"folder stores them: the connections' secrets stay encrypted, and the secrets key is left out unless\n" +
+	"--include-secrets-key is given (a backup with its key reveals every secret to whoever reads it; keep the key\n" +
+	"apart, as the data folder does with --secrets-key-file). It does not hold the tables: each table keeps its rows\n" +
+	"and its position in every topic in its own Delta log, in the warehouse, and an agent restored from a backup\n" +
+	"resumes each table from there, exactly once, whenever the backup was taken. The agent must be stopped: the\n" +
+	"command takes the data folder's lock, as serve does."
+
+// stateBackup runs `tributary-agent state backup`: it writes the desired
+// state of a stopped single agent to a file.
+func stateBackup(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("state backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		dataDir, out, keyFile string
+		withKey               bool
+	)
+	fs.StringVar(&dataDir, "data-dir", "", "`folder` of the agent whose state is copied; required (the agent must be stopped)")
+	fs.StringVar(&out, "out", "", "`file` to write the backup to, mode 0600, replaced if it exists; required")
+	fs.BoolVar(&withKey, "include-secrets-key", false, "put the key that encrypts the connections' secrets in the backup too")
+	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of that key, as the agent is given it (default <data-dir>/"+store.DefaultKeyFile+
+		"); read with --include-secrets-key only")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: tributary-agent state backup --data-dir DIR --out FILE [--include-secrets-key [--secrets-key-file FILE]]\n\n"+
+			backupCovers)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if dataDir == "" || out == "" {
+		fmt.Fprintln(stderr, "state backup needs --data-dir and --out")
+		fs.Usage()
+		return errUsage
+	}
+	if _, err := os.Stat(dataDir); err != nil {
+		return fmt.Errorf("data folder: %w", err)
+	}
+	lock, err := lockDataDir(dataDir, "tributary-agent state backup")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if !withKey {
+		keyFile = ""
+	} else if keyFile == "" {
+		keyFile = filepath.Join(dataDir, store.DefaultKeyFile)
+	}
+	var n int
+	err = writeFileReplacing(out, func(w io.Writer) error {
+		var err error
+		n, err = store.Backup(dataDir, w, keyFile)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("backing up %s: %w", dataDir, err)
+	}
+	fmt.Fprintf(stdout, "backed up %d object(s) of %s to %s\n", n, dataDir, out)
+	if keyFile == "" {
+		fmt.Fprintln(stdout, "the secrets key is not in the backup: keep a copy of it apart, a restore needs it to read the connections")
+	}
+	return nil
+}
+
+// writeFileReplacing writes file, mode 0600, with what write writes: into
+// a temporary file beside it, synced, then renamed over it, so that file
+// is either the old one or the whole new one.
+func writeFileReplacing(file string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), file)
+}
+
+// stateRestore runs `tributary-agent state restore`: it writes a backup
+// into the data folder of a stopped agent.
+func stateRestore(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("state restore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		dataDir, in, keyFile string
+		force                bool
+	)
+	fs.StringVar(&dataDir, "data-dir", "", "`folder` to restore into, created if needed; required (no agent may run on it)")
+	fs.StringVar(&in, "in", "", "`file` of the backup, as state backup wrote it; required")
+	fs.BoolVar(&force, "force", false, "restore into a folder that holds state already, replacing it: its objects the backup lacks are removed")
+	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of the key the agent will be given, to check that the restored "+
+		"connections open with it (default <data-dir>/"+store.DefaultKeyFile+", when it exists or the backup holds a key)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: tributary-agent state restore --data-dir DIR --in FILE [--force] [--secrets-key-file FILE]\n\n"+
+			"Writes a backup into a data folder, refusing one that holds state already unless --force is given, and a\n"+
+			"backup of a newer format than this agent reads. Then, when the secrets key is at hand, opens the state as\n"+
+			"serve would, to check it. "+backupCovers)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if dataDir == "" || in == "" {
+		fmt.Fprintln(stderr, "state restore needs --data-dir and --in")
+		fs.Usage()
+		return errUsage
+	}
+	lock, err := lockDataDir(dataDir, "tributary-agent state restore")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	backup, err := os.Open(in)
+	if err != nil {
+		return fmt.Errorf("opening the backup: %w", err)
+	}
+	defer func() { _ = backup.Close() }()
+	res, err := store.Restore(dataDir, backup, force)
+	if err != nil {
+		return fmt.Errorf("restoring %s into %s: %w", in, dataDir, err)
+	}
+	fmt.Fprintf(stdout, "restored %d object(s) of format %d from %s into %s\n", res.Objects, res.Format, in, dataDir)
+	if res.KeyFile != "" {
+		fmt.Fprintf(stdout, "wrote the backup's secrets key to %s\n", res.KeyFile)
+	}
+	var opts []store.Option
+	if keyFile != "" {
+		opts = append(opts, store.SecretsKeyFile(keyFile))
+	} else if _, err := os.Stat(filepath.Join(dataDir, store.DefaultKeyFile)); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stdout, "no secrets key to check the connections with: put the key the agent used at %s, "+
+			"or give serve --secrets-key-file\n", filepath.Join(dataDir, store.DefaultKeyFile))
+		return nil
+	}
+	if _, err := store.Open(dataDir, opts...); err != nil {
+		return fmt.Errorf("restored %s into %s, but the state does not open: %w", in, dataDir, err)
+	}
 	return nil
 }

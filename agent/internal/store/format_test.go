@@ -14,27 +14,15 @@ import (
 )
 
 // copyFixture copies the data folder testdata/<name> to a new temporary
-// folder, with the modes the agent gives its files (git keeps none of
-// them, and a key file others may read is refused), and returns it.
+// folder, with the key file's mode the agent gives it (git keeps no
+// modes, and a key file others may read is refused), and returns it.
 func copyFixture(t *testing.T, name string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "data")
-	src := filepath.Join("testdata", name)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o600)
-	})
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("testdata", name))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dst, store.DefaultKeyFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dst

@@ -167,6 +167,12 @@ type Run struct {
 type kind interface {
 	// loadFolder reads the collection's folder under a data folder.
 	loadFolder(root string) error
+	// storedObjects returns the objects of the collection's folder under
+	// a data folder, as stored.
+	storedObjects(root string) (map[string][]byte, error)
+	// checkStored checks that data, an object as stored, names itself
+	// name.
+	checkStored(name string, data []byte) error
 	// kindName is the collection's folder, and its name in the shared log.
 	kindName() string
 	// sealedAll returns every object, sealed, by name.
@@ -244,19 +250,60 @@ func (c *Collection[T]) loadFolder(root string) error {
 	if err := removeTemps(dir); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(dir)
+	stored, err := c.storedObjects(root)
 	if err != nil {
-		return fmt.Errorf("listing %s: %w", c.kind, err)
+		return err
 	}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix) || strings.HasPrefix(e.Name(), tempPrefix) {
-			continue
-		}
-		if err := c.load(filepath.Join(dir, e.Name()), strings.TrimSuffix(e.Name(), fileSuffix)); err != nil {
+	for name, data := range stored {
+		if err := c.load(filepath.Join(dir, name+fileSuffix), name, data); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// storedObjects reads every object of the collection's folder under root,
+// as stored (sealed), by name, and checks that each names itself like its
+// file; it changes nothing, and a folder that does not exist holds none.
+func (c *Collection[T]) storedObjects(root string) (map[string][]byte, error) {
+	dir := filepath.Join(root, c.kind)
+	names, err := objectFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(names))
+	for _, name := range names {
+		path := filepath.Join(dir, name+fileSuffix)
+		data, err := os.ReadFile(path)
+		if err == nil {
+			err = c.checkStored(name, data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		out[name] = data
+	}
+	return out, nil
+}
+
+// objectFiles returns the names of the objects stored in folder dir (its
+// files <name>.json), sorted, without reading them; none when dir does not
+// exist.
+func objectFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), fileSuffix); ok && !e.IsDir() && !strings.HasPrefix(name, tempPrefix) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }
 
 // removeTemps removes the files of dir that writes which crashed before
@@ -280,13 +327,9 @@ func removeTemps(dir string) error {
 	return nil
 }
 
-// load reads one stored object, checks it names itself like its file and
-// unseals it; a stale file is written again in the current form.
-func (c *Collection[T]) load(path, name string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
+// load unseals data, the stored object name read from file path, into
+// memory; a stale file is written again in the current form.
+func (c *Collection[T]) load(path, name string, data []byte) error {
 	plain, stale, err := c.unseal(name, data)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
@@ -308,12 +351,9 @@ func (c *Collection[T]) load(path, name string) error {
 // returns it as memory keeps it, unsealed; stale says it should be stored
 // again in the current form (see [Codec]).
 func (c *Collection[T]) unseal(name string, data []byte) (plain []byte, stale bool, err error) {
-	v, err := decode[T](data)
+	v, err := c.decodeStored(name, data)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w; fix or remove it", err)
-	}
-	if got := c.nameOf(&v); got != name || !spec.ValidName(name) {
-		return nil, false, fmt.Errorf("the object is named %q, but it is stored as %q; rename or remove it", got, name)
+		return nil, false, err
 	}
 	if c.codec == nil {
 		return data, false, nil
@@ -323,6 +363,24 @@ func (c *Collection[T]) unseal(name string, data []byte) (plain []byte, stale bo
 	}
 	plain, err = encode(&v)
 	return plain, stale, err
+}
+
+// decodeStored decodes data, a stored object, checking that it names
+// itself name; its secrets stay sealed.
+func (c *Collection[T]) decodeStored(name string, data []byte) (T, error) {
+	v, err := decode[T](data)
+	if err != nil {
+		return v, fmt.Errorf("%w; fix or remove it", err)
+	}
+	if got := c.nameOf(&v); got != name || !spec.ValidName(name) {
+		return v, fmt.Errorf("the object is named %q, but it is stored as %q; rename or remove it", got, name)
+	}
+	return v, nil
+}
+
+func (c *Collection[T]) checkStored(name string, data []byte) error {
+	_, err := c.decodeStored(name, data)
+	return err
 }
 
 // encode returns v as the store writes it: indented JSON and a newline.
