@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 )
@@ -37,11 +38,46 @@ func stateCommand(args []string, stdout, stderr io.Writer) error {
 	return errUsage
 }
 
+// stateFlags returns the flag set of a state verb, name ("state import"),
+// whose help prints usage and the flags.
+func stateFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseStateFlags parses args into fs, a state verb's flags, and refuses
+// a command line that leaves one of the required flags empty.
+func parseStateFlags(fs *flag.FlagSet, args []string, required ...string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var missing []string
+	for _, name := range required {
+		if fs.Lookup(name).Value.String() == "" {
+			missing = append(missing, "--"+name)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(fs.Output(), "%s needs %s\n", fs.Name(), strings.Join(missing, " and "))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
 // stateImport runs `tributary-agent state import`: it copies a single
 // agent's state into a cluster's.
 func stateImport(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("state import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := stateFlags("state import", "usage: tributary-agent state import --data-dir DIR --cluster NAME --warehouse URL --secrets-key-file FILE [flags]\n\n"+
+		"Copies every connection, pipeline, fanout schema and Kafka sink of a stopped single agent into the shared state of a\n"+
+		"cluster, with the secrets encrypted again with the cluster's key. Objects the cluster holds already are left alone when\n"+
+		"they are the same, and stop the copy when they differ. The tables stay where they are: the cluster's pipelines find\n"+
+		"them when their storage_location (or the warehouse) is the same.", stderr)
 	var (
 		o       agentOptions
 		fromKey string
@@ -52,21 +88,8 @@ func stateImport(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.warehouse, "warehouse", "", "the cluster's warehouse, an object store `URL`, as its agents are given it; required")
 	fs.StringVar(&o.secretsKeyFile, "secrets-key-file", "", "`file` of the cluster's secrets key, as its agents are given it; required")
 	clusterFlags(fs, &o)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: tributary-agent state import --data-dir DIR --cluster NAME --warehouse URL --secrets-key-file FILE [flags]\n\n"+
-			"Copies every connection, pipeline, fanout schema and Kafka sink of a stopped single agent into the shared state of a\n"+
-			"cluster, with the secrets encrypted again with the cluster's key. Objects the cluster holds already are left alone when\n"+
-			"they are the same, and stop the copy when they differ. The tables stay where they are: the cluster's pipelines find\n"+
-			"them when their storage_location (or the warehouse) is the same.")
-		fs.PrintDefaults()
-	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseStateFlags(fs, args, "data-dir", "cluster"); err != nil {
 		return err
-	}
-	if o.dataDir == "" || o.cluster == "" {
-		fmt.Fprintln(stderr, "state import needs --data-dir and --cluster")
-		fs.Usage()
-		return errUsage
 	}
 	if err := checkClusterFlags(&o, stderr); err != nil {
 		return err
@@ -109,8 +132,8 @@ const backupCovers = "A backup holds the data folder's format and every connecti
 // stateBackup runs `tributary-agent state backup`: it writes the desired
 // state of a stopped single agent to a file.
 func stateBackup(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("state backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := stateFlags("state backup", "usage: tributary-agent state backup --data-dir DIR --out FILE [--include-secrets-key [--secrets-key-file FILE]]\n\n"+
+		backupCovers, stderr)
 	var (
 		dataDir, out, keyFile string
 		withKey               bool
@@ -120,18 +143,8 @@ func stateBackup(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&withKey, "include-secrets-key", false, "put the key that encrypts the connections' secrets in the backup too")
 	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of that key, as the agent is given it (default <data-dir>/"+store.DefaultKeyFile+
 		"); read with --include-secrets-key only")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: tributary-agent state backup --data-dir DIR --out FILE [--include-secrets-key [--secrets-key-file FILE]]\n\n"+
-			backupCovers)
-		fs.PrintDefaults()
-	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseStateFlags(fs, args, "data-dir", "out"); err != nil {
 		return err
-	}
-	if dataDir == "" || out == "" {
-		fmt.Fprintln(stderr, "state backup needs --data-dir and --out")
-		fs.Usage()
-		return errUsage
 	}
 	if _, err := os.Stat(dataDir); err != nil {
 		return fmt.Errorf("data folder: %w", err)
@@ -194,8 +207,10 @@ func writeFileReplacing(file string, write func(io.Writer) error) (err error) {
 // stateRestore runs `tributary-agent state restore`: it writes a backup
 // into the data folder of a stopped agent.
 func stateRestore(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("state restore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := stateFlags("state restore", "usage: tributary-agent state restore --data-dir DIR --in FILE [--force] [--secrets-key-file FILE]\n\n"+
+		"Writes a backup into a data folder, refusing one that holds state already unless --force is given, and a\n"+
+		"backup of a newer format than this agent reads. Then, when the secrets key is at hand, opens the state as\n"+
+		"serve would, to check it. "+backupCovers, stderr)
 	var (
 		dataDir, in, keyFile string
 		force                bool
@@ -205,20 +220,8 @@ func stateRestore(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&force, "force", false, "restore into a folder that holds state already, replacing it: its objects the backup lacks are removed")
 	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of the key the agent will be given, to check that the restored "+
 		"connections open with it (default <data-dir>/"+store.DefaultKeyFile+", when it exists or the backup holds a key)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: tributary-agent state restore --data-dir DIR --in FILE [--force] [--secrets-key-file FILE]\n\n"+
-			"Writes a backup into a data folder, refusing one that holds state already unless --force is given, and a\n"+
-			"backup of a newer format than this agent reads. Then, when the secrets key is at hand, opens the state as\n"+
-			"serve would, to check it. "+backupCovers)
-		fs.PrintDefaults()
-	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseStateFlags(fs, args, "data-dir", "in"); err != nil {
 		return err
-	}
-	if dataDir == "" || in == "" {
-		fmt.Fprintln(stderr, "state restore needs --data-dir and --in")
-		fs.Usage()
-		return errUsage
 	}
 	lock, err := lockDataDir(dataDir, "tributary-agent state restore")
 	if err != nil {
