@@ -89,19 +89,7 @@ func crashTest(t *testing.T, warehouse string, flags []string, d disruption, pro
 	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "crash", BootstrapServers: []string{env.bootstrap}}); err != nil {
 		t.Fatal(err)
 	}
-	p := &spec.Pipeline{
-		Name: "crash", Connection: "crash", DestinationCatalog: "main", DestinationSchema: "e2e",
-		FlushInterval: "300ms", MaxRowsPerFile: 7_000,
-		Tables: []spec.Table{{
-			DestinationTable: "crash",
-			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
-				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest,
-				ValueTransformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: eventsSchema}},
-			}},
-			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
-		}},
-	}
-	if _, err := c.PutPipeline(ctx, p); err != nil {
+	if _, err := c.PutPipeline(ctx, crashPipeline("crash", topic)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -118,6 +106,24 @@ func crashTest(t *testing.T, warehouse string, flags []string, d disruption, pro
 		t.Errorf("status reports %d rows, want %d", st.Rows, rows)
 	}
 	return st.Location
+}
+
+// crashPipeline returns the pipeline "crash" of the crash tests: one table,
+// crash, of the events JSON of topic read from earliest through
+// connection, with the records' metadata in _kafka.
+func crashPipeline(connection, topic string) *spec.Pipeline {
+	return &spec.Pipeline{
+		Name: "crash", Connection: connection, DestinationCatalog: "main", DestinationSchema: "e2e",
+		FlushInterval: "300ms", MaxRowsPerFile: 7_000,
+		Tables: []spec.Table{{
+			DestinationTable: "crash",
+			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+				Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest,
+				ValueTransformer: &spec.Transformer{Format: spec.FormatJSON, JSONOptions: &spec.JSONOptions{Schema: eventsSchema}},
+			}},
+			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
+		}},
+	}
 }
 
 // disruption is what a test does to its agent while records are
