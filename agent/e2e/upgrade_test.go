@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,17 +19,31 @@ import (
 // nextVersion is the version of the second build buildNext makes.
 const nextVersion = "e2e-next"
 
+// nextBuild is the second build of the agent, which buildNext makes once for
+// every test that needs it.
+var nextBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
 // buildNext builds the agent again with another version string, as the
-// next release to upgrade to, and returns the binary.
+// next release to upgrade to, beside the first build, and returns the
+// binary.
 func buildNext(t *testing.T) string {
 	t.Helper()
-	next := filepath.Join(t.TempDir(), "tributary-agent-next")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version="+nextVersion, "-o", next, "./agent/cmd/tributary-agent")
-	build.Dir, build.Env = env.root, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the next release: %v\n%s", err, out)
+	nextBuild.once.Do(func() {
+		nextBuild.bin = filepath.Join(filepath.Dir(env.agentBin), "tributary-agent-next")
+		build := exec.Command("go", "build", "-ldflags", "-X main.version="+nextVersion, "-o", nextBuild.bin, "./agent/cmd/tributary-agent")
+		build.Dir, build.Env = env.root, append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			nextBuild.err = fmt.Errorf("building the next release: %w\n%s", err, out)
+		}
+	})
+	if nextBuild.err != nil {
+		t.Fatal(nextBuild.err)
 	}
-	return next
+	return nextBuild.bin
 }
 
 // restart stops a with SIGTERM and starts bin ("" for the first build) on
@@ -67,10 +82,10 @@ func (a *agent) checkGraceful(t *testing.T, stops, nexts int) {
 func TestRollingRestartExactlyOnce(t *testing.T) {
 	t.Parallel()
 	const restarts = 10
-	next := buildNext(t)
+	nextBin := buildNext(t)
 	var restarted *agent
 	rolling := disruption{times: restarts, pause: time.Second, spread: time.Second, do: func(a *agent, i int) {
-		bin, what := next, "the next release"
+		bin, what := nextBin, "the next release"
 		if i%2 == 1 {
 			bin, what = "", "the first build"
 		}
@@ -91,7 +106,7 @@ func TestRollingRestartExactlyOnce(t *testing.T) {
 func TestClusterRollingUpgrade(t *testing.T) {
 	t.Parallel()
 	const total = 60_000
-	next := buildNext(t)
+	nextBin := buildNext(t)
 	c := newCluster(t)
 	c.join()
 	c.join()
@@ -107,7 +122,7 @@ func TestClusterRollingUpgrade(t *testing.T) {
 	}
 	produced := startPython(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic,
 		"--count", fmt.Sprint(total), "--partitions", "6", "--rate", "3000")
-	for round, bin := range []string{next, ""} {
+	for round, bin := range []string{nextBin, ""} {
 		for i, a := range c.agents {
 			time.Sleep(3 * time.Second)
 			a.restart(bin)

@@ -10,7 +10,8 @@
 // old or the new object, never a torn one. Files are mode 0600 and folders
 // 0700: objects may carry secrets (a connection's password, say) that the
 // API never returns but the agent needs to read back on restart. The
-// folder's format.json records the version of its format ([LocalFormat]).
+// folder's format.json records the version of its format ([LocalFormat]);
+// [Backup] and [Restore] copy the folder's state to a file and back.
 //
 // The agents of a cluster share one log of changes instead, under a prefix
 // of the warehouse's object store: see [OpenShared].
@@ -378,6 +379,8 @@ func (c *Collection[T]) decodeStored(name string, data []byte) (T, error) {
 	return v, nil
 }
 
+// checkStored checks that data, an object as stored, decodes and names
+// itself name.
 func (c *Collection[T]) checkStored(name string, data []byte) error {
 	_, err := c.decodeStored(name, data)
 	return err
