@@ -307,10 +307,10 @@ func objectFiles(dir string) ([]string, error) {
 	return names, nil
 }
 
-// removeTemps removes the files of dir that writes which crashed before
-// their rename left: the file each was replacing is still in place (or,
-// for format.json and the secrets key, the write happens again), so the
-// leftovers are garbage.
+// removeTemps removes from dir the temporary files of writes that a crash
+// cut short before their rename: the file each was to replace is still in
+// place (or, for format.json and a generated key, is written again), so
+// the leftovers are garbage.
 func removeTemps(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
