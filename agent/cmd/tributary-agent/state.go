@@ -217,7 +217,8 @@ func stateRestore(args []string, stdout, stderr io.Writer) error {
 	)
 	fs.StringVar(&dataDir, "data-dir", "", "`folder` to restore into, created if needed; required (no agent may run on it)")
 	fs.StringVar(&in, "in", "", "`file` of the backup, as state backup wrote it; required")
-	fs.BoolVar(&force, "force", false, "restore into a folder that holds state already, replacing it: its objects the backup lacks are removed")
+	fs.BoolVar(&force, "force", false, "restore into a folder that holds state already, replacing it: its objects the backup lacks are removed, "+
+		"and its secrets key is replaced by the backup's, if the backup holds one")
 	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of the key the agent will be given, to check that the restored "+
 		"connections open with it (default <data-dir>/"+store.DefaultKeyFile+", when it exists or the backup holds a key)")
 	if err := parseStateFlags(fs, args, "data-dir", "in"); err != nil {

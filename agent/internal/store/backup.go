@@ -110,16 +110,25 @@ type RestoreResult struct {
 // that a restore cut short leaves a folder that Open reads as format 1:
 // restore again, with force.
 func Restore(dir string, r io.Reader, force bool) (RestoreResult, error) {
-	var doc backupDoc
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&doc); err != nil {
+	data, err := io.ReadAll(r)
+	if err != nil {
 		return RestoreResult{}, fmt.Errorf("reading the backup: %w", err)
 	}
-	if doc.Format < 1 {
+	// The format first, so that a newer backup is refused for what it is;
+	// then the whole document, strictly, as the store reads its files.
+	var format struct{ Format int }
+	if err := json.Unmarshal(data, &format); err != nil {
+		return RestoreResult{}, fmt.Errorf("reading the backup: %w", err)
+	}
+	if format.Format < 1 {
 		return RestoreResult{}, errors.New("the backup names no data folder format: it is not a backup of tributary-agent state backup")
 	}
-	if err := newerFormat("the backup", doc.Format, LocalFormat, "restore it with the agent version that made it, or a newer one"); err != nil {
+	if err := newerFormat("the backup", format.Format, LocalFormat, "restore it with the agent version that made it, or a newer one"); err != nil {
 		return RestoreResult{}, err
+	}
+	doc, err := decode[backupDoc](data)
+	if err != nil {
+		return RestoreResult{}, fmt.Errorf("reading the backup: %w", err)
 	}
 	kinds := backupKinds()
 	res := RestoreResult{Format: doc.Format}

@@ -149,12 +149,13 @@ func TestBackupWithKey(t *testing.T) {
 func TestRestoreRefusesBadBackups(t *testing.T) {
 	newer := store.LocalFormat + 1
 	for name, tc := range map[string]struct{ backup, want string }{
-		"newer format": {fmt.Sprintf(`{"format": %d, "objects": {}}`, newer), fmt.Sprintf("format %d", newer)},
-		"no format":    {`{"objects": {}}`, "not a backup"},
-		"misnamed":     {`{"format": 2, "objects": {"pipelines": {"a": {"name": "b"}}}}`, `named "b"`},
-		"unknown kind": {`{"format": 2, "objects": {"widgets": {}}}`, `"widgets"`},
-		"bad key":      {`{"format": 2, "objects": {}, "secrets_key": "short"}`, "secrets key"},
-		"not json":     {`{`, "reading the backup"},
+		"newer format":  {fmt.Sprintf(`{"format": %d, "objects": {}}`, newer), fmt.Sprintf("format %d", newer)},
+		"no format":     {`{"objects": {}}`, "not a backup"},
+		"misnamed":      {`{"format": 2, "objects": {"pipelines": {"a": {"name": "b"}}}}`, `named "b"`},
+		"unknown kind":  {`{"format": 2, "objects": {"widgets": {}}}`, `"widgets"`},
+		"bad key":       {`{"format": 2, "objects": {}, "secrets_key": "short"}`, "secrets key"},
+		"not json":      {`{`, "reading the backup"},
+		"unknown field": {`{"format": 2, "objects": {}, "tables": {}}`, `unknown field "tables"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "d")
