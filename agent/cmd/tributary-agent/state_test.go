@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,15 @@ func TestStateBackupRestore(t *testing.T) {
 	code, text = runBinary(t, "state", "restore", "--data-dir", restored, "--in", out, "--force", "--secrets-key-file", key)
 	if code != 0 {
 		t.Fatalf("state restore --force: exit %d, %s", code, text)
+	}
+	// Checked with another key, the restored connection does not open.
+	other := filepath.Join(t.TempDir(), "other.key")
+	if err := os.WriteFile(other, []byte(base64.StdEncoding.EncodeToString(make([]byte, 32))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, text = runBinary(t, "state", "restore", "--data-dir", restored, "--in", out, "--force", "--secrets-key-file", other)
+	if code != 1 || !strings.Contains(text, "the state does not open") || !strings.Contains(text, "cannot be decrypted") {
+		t.Fatalf("state restore checked with another key: exit %d, %s; want a failure saying the state does not open", code, text)
 	}
 	again := start(t, []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", restored, "--insecure-no-auth", "--secrets-key-file", key})
 	url := again.waitFor(t, listeningRE)
