@@ -232,7 +232,7 @@ func TestErrorBudgetCrash(t *testing.T) {
 		bad = append(bad, i)
 		malformed = append(malformed, strconv.FormatInt(i, 10))
 	}
-	a.produceWhileKilling(t, 4, 700*time.Millisecond, 2000*time.Millisecond, "produce.py", "--bootstrap", env.bootstrap,
+	a.produceWhile(t, kills(4, 700*time.Millisecond, 2000*time.Millisecond), "produce.py", "--bootstrap", env.bootstrap,
 		"--topic", topic, "--count", strconv.Itoa(total), "--partitions", "1", "--rate", "10000", "--malformed", strings.Join(malformed, ","))
 	want := int64(total - len(bad))
 	st, _ := a.pollTable(name, 0, 3*time.Minute, func(_ *spec.PipelineStatus, ts spec.TableStatus) bool {

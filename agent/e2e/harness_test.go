@@ -24,6 +24,7 @@ package e2e
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -133,6 +134,8 @@ type agent struct {
 	endpoint  string
 	cmd       *exec.Cmd
 	exited    chan struct{}
+	// bin is the binary start runs; "" runs env.agentBin.
+	bin string
 }
 
 // startAgent starts an agent on dataDir (kept across restarts) on a free
@@ -176,7 +179,7 @@ var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
 func (a *agent) start() {
 	t := a.t
 	t.Helper()
-	a.cmd = exec.Command(env.agentBin, append([]string{"serve", "--listen", "127.0.0.1:0",
+	a.cmd = exec.Command(cmp.Or(a.bin, env.agentBin), append([]string{"serve", "--listen", "127.0.0.1:0",
 		"--data-dir", a.dataDir, "--warehouse", a.warehouse,
 		"--token-file", filepath.Join(a.dataDir, "token")}, a.flags...)...)
 	if a.environ != nil {

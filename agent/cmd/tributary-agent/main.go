@@ -5,11 +5,14 @@
 //	                      [--tls-cert F --tls-key F [--tls-client-ca F]] [--max-connections 64] [--warehouse-mode 0640]
 //	tributary-agent serve ... --cluster NAME [--agent-name NAME] --warehouse URL --secrets-key-file F
 //	tributary-agent state import --data-dir DIR --cluster NAME --warehouse URL --secrets-key-file F
+//	tributary-agent state backup --data-dir DIR --out FILE [--include-secrets-key]
+//	tributary-agent state restore --data-dir DIR --in FILE [--force]
 //	tributary-agent dev   [--listen 127.0.0.1:8470] [--data-dir DIR] [--kafka-port 19192]
 //	tributary-agent version
 //
 // serve runs the agent, alone or as one of a cluster. state import moves a
-// single agent's state into a cluster's. dev runs the agent next to an
+// single agent's state into a cluster's; state backup and restore copy a
+// single agent's desired state to a file and back. dev runs the agent next to an
 // in-process Kafka broker with a sample producer, for demos and trying the
 // provider out. SIGHUP makes serve read its token file and TLS key pair
 // again.
@@ -34,7 +37,8 @@ const usage = `usage: tributary-agent <command> [flags]
 commands:
   serve     run the agent (see tributary-agent serve -h)
   dev       run the agent with an in-process Kafka broker and a sample producer
-  state     state import: copy a single agent's state into a cluster's
+  state     state import: copy a single agent's state into a cluster's;
+            state backup, state restore: copy a single agent's state to a file and back
   version   print the version
 `
 

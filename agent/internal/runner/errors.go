@@ -96,10 +96,11 @@ func IsFatal(err error) bool {
 	var notTable *table.NotTableError
 	var recreated *kafka.TopicRecreatedError
 	var unsupported *table.UnsupportedFeatureError
+	var newerFormat *table.NewerFormatError
 	var failFast *decode.RecordError
 	return errors.As(err, &fatal) || errors.As(err, &dataLoss) || errors.As(err, &recreated) || errors.As(err, &notTable) ||
-		errors.As(err, &unsupported) || errors.Is(err, table.ErrSchemaChange) || errors.Is(err, kafka.ErrUnsupportedRecords) ||
-		errors.As(err, &failFast)
+		errors.As(err, &unsupported) || errors.As(err, &newerFormat) || errors.Is(err, table.ErrSchemaChange) ||
+		errors.Is(err, kafka.ErrUnsupportedRecords) || errors.As(err, &failFast)
 }
 
 // FatalFor reports whether err fails a runner reading with options ko

@@ -110,7 +110,7 @@ func generateKey(file string) (generated bool, err error) {
 func writeKey(f *os.File, key []byte) error {
 	err := f.Chmod(fileMode)
 	if err == nil {
-		_, err = f.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
+		_, err = f.WriteString(encodeKey(key) + "\n")
 	}
 	if err == nil {
 		err = f.Sync()
@@ -149,10 +149,21 @@ func readKeyFile(file string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the secrets key file %s: %w", file, err)
 	}
+	key, err := decodeKey(data)
+	if err != nil {
+		return nil, fmt.Errorf("secrets key file %s does not hold a key: %w", file, err)
+	}
+	return key, nil
+}
+
+// encodeKey returns key as a key file holds it, without the newline.
+func encodeKey(key []byte) string { return base64.StdEncoding.EncodeToString(key) }
+
+// decodeKey returns the key in data, the content of a key file.
+func decodeKey(data []byte) ([]byte, error) {
 	key, err := base64.StdEncoding.DecodeString(string(bytes.TrimSpace(data)))
 	if len(data) > maxKeyFileBytes || err != nil || len(key) != keySize {
-		return nil, fmt.Errorf("secrets key file %s does not hold a key: it must hold %d random bytes in base64, "+
-			"as made by `openssl rand -base64 32`", file, keySize)
+		return nil, fmt.Errorf("it must hold %d random bytes in base64, as made by `openssl rand -base64 32`", keySize)
 	}
 	return key, nil
 }

@@ -46,8 +46,10 @@ var ErrConflict = errors.New("another agent changed the shared state first")
 // rewrites the format an old one may still read).
 const SharedFormat = 1
 
+// sharedFormatFix is what to do about shared state of a newer format.
+const sharedFormatFix = "upgrade this agent to the version the cluster runs (a rolling upgrade goes from old agents to new ones)"
+
 const (
-	formatFile  = "format.json"
 	logDir      = "log"
 	snapshotDir = "snapshot"
 	// snapshotEvery is how many changes separate two snapshots.
@@ -58,16 +60,6 @@ const (
 // under warehouse, a root on an object store.
 func StateLocation(warehouse, cluster string) string {
 	return spec.JoinLocation(warehouse, "_tributary", cluster)
-}
-
-// formatDoc is format.json.
-type formatDoc struct {
-	Format  int    `json:"format"`
-	Cluster string `json:"cluster"`
-	// KeyCheck is a known text sealed with the cluster's secrets key: an
-	// agent with another key cannot open it, and refuses to join rather
-	// than write secrets no other agent can read.
-	KeyCheck string `json:"key_check"`
 }
 
 // change is one entry of the log.
@@ -153,13 +145,9 @@ func (l *sharedLog) checkFormat(key *secretsKey, cluster string) error {
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", formatFile, err)
 	}
-	var doc formatDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("reading %s: %w", formatFile, err)
-	}
-	if doc.Format > SharedFormat {
-		return fmt.Errorf("it is written in format %d, and this agent knows format %d only: upgrade this agent to the version the cluster runs "+
-			"(a rolling upgrade goes from old agents to new ones)", doc.Format, SharedFormat)
+	doc, err := parseFormat(data, formatFile, SharedFormat, sharedFormatFix)
+	if err != nil {
+		return err
 	}
 	if text, err := key.openText(doc.KeyCheck, "cluster/"+cluster); err != nil || text != keyCheckText(cluster) {
 		return fmt.Errorf("it was created with another secrets key than the one in %s: pass every agent of cluster %q the same --secrets-key-file",
@@ -250,8 +238,8 @@ func (l *sharedLog) apply(seq int64) error {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return fmt.Errorf("reading change %d: %w", seq, err)
 	}
-	if c.Format > SharedFormat {
-		return fmt.Errorf("change %d is written in format %d, and this agent knows format %d only: upgrade this agent", seq, c.Format, SharedFormat)
+	if err := newerFormat(fmt.Sprintf("change %d", seq), c.Format, SharedFormat, sharedFormatFix); err != nil {
+		return err
 	}
 	k, ok := l.kinds[c.Kind]
 	if !ok || c.Seq != seq {
@@ -286,8 +274,8 @@ func (l *sharedLog) loadSnapshot() error {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return fmt.Errorf("reading snapshot %d: %w", seq, err)
 	}
-	if doc.Format > SharedFormat {
-		return fmt.Errorf("snapshot %d is written in format %d, and this agent knows format %d only: upgrade this agent", seq, doc.Format, SharedFormat)
+	if err := newerFormat(fmt.Sprintf("snapshot %d", seq), doc.Format, SharedFormat, sharedFormatFix); err != nil {
+		return err
 	}
 	for _, k := range l.order {
 		have, err := k.sealedAll()

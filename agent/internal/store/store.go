@@ -9,7 +9,9 @@
 // over the old file and the folder is fsynced, so a crash leaves either the
 // old or the new object, never a torn one. Files are mode 0600 and folders
 // 0700: objects may carry secrets (a connection's password, say) that the
-// API never returns but the agent needs to read back on restart.
+// API never returns but the agent needs to read back on restart. The
+// folder's format.json records the version of its format ([LocalFormat]);
+// [Backup] and [Restore] copy the folder's state to a file and back.
 //
 // The agents of a cluster share one log of changes instead, under a prefix
 // of the warehouse's object store: see [OpenShared].
@@ -99,9 +101,14 @@ func SecretsKeyFile(file string) Option {
 // Open loads the state under dir, creating the folders it needs, and the
 // key of the connections' secrets (see [SecretsKeyFile]). It fails, naming
 // the file, when a stored object cannot be read back (a secret encrypted
-// with another key, say), rather than start without it. Connections written
-// by an agent that stored their secrets in plain text are encrypted again
-// on the way.
+// with another key, say), rather than start without it.
+//
+// A folder of a format newer than [LocalFormat] is refused before
+// anything in it changes. One of an older format is migrated: every object
+// that the older format allowed in a form this one does not (a secret in
+// plain text) is written again in the current form, then format.json,
+// last, so that a crash midway leaves a folder still of the older format,
+// which the next Open migrates again.
 func Open(dir string, opts ...Option) (*Store, error) {
 	var cfg openConfig
 	for _, o := range opts {
@@ -109,6 +116,13 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("creating data folder: %w", err)
+	}
+	format, err := readLocalFormat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := removeTemps(dir); err != nil {
+		return nil, err
 	}
 	key, err := loadKey(dir, cfg.keyFile)
 	if err != nil {
@@ -118,6 +132,11 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	for _, k := range st.kinds() {
 		if err := k.loadFolder(dir); err != nil {
 			return nil, err
+		}
+	}
+	if format < LocalFormat {
+		if err := writeLocalFormat(dir, LocalFormat); err != nil {
+			return nil, fmt.Errorf("migrating the data folder from format %d to format %d: %w", format, LocalFormat, err)
 		}
 	}
 	return st, nil
@@ -149,6 +168,12 @@ type Run struct {
 type kind interface {
 	// loadFolder reads the collection's folder under a data folder.
 	loadFolder(root string) error
+	// storedObjects returns the objects of the collection's folder under
+	// a data folder, as stored.
+	storedObjects(root string) (map[string][]byte, error)
+	// checkStored checks that data, an object as stored, names itself
+	// name.
+	checkStored(name string, data []byte) error
 	// kindName is the collection's folder, and its name in the shared log.
 	kindName() string
 	// sealedAll returns every object, sealed, by name.
@@ -223,37 +248,89 @@ func (c *Collection[T]) loadFolder(root string) error {
 	if err := os.Chmod(dir, dirMode); err != nil {
 		return fmt.Errorf("restricting %s folder to its owner: %w", c.kind, err)
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("listing %s: %w", c.kind, err)
+	if err := removeTemps(dir); err != nil {
+		return err
 	}
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		switch {
-		case strings.HasPrefix(e.Name(), tempPrefix):
-			// A write that crashed before its rename: the object it was
-			// replacing is still in place, so the leftover is garbage.
-			if err := os.Remove(path); err != nil {
-				return fmt.Errorf("removing unfinished write %s: %w", path, err)
-			}
-		case e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix):
-			continue
-		default:
-			if err := c.load(path, strings.TrimSuffix(e.Name(), fileSuffix)); err != nil {
-				return err
-			}
+	stored, err := c.storedObjects(root)
+	if err != nil {
+		return err
+	}
+	for name, data := range stored {
+		if err := c.load(filepath.Join(dir, name+fileSuffix), name, data); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// load reads one stored object, checks it names itself like its file and
-// unseals it; a stale file is written again in the current form.
-func (c *Collection[T]) load(path, name string) error {
-	data, err := os.ReadFile(path)
+// storedObjects reads every object of the collection's folder under root,
+// as stored (sealed), by name, and checks that each names itself like its
+// file; it changes nothing, and a folder that does not exist holds none.
+func (c *Collection[T]) storedObjects(root string) (map[string][]byte, error) {
+	dir := filepath.Join(root, c.kind)
+	names, err := objectFiles(dir)
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
+		return nil, err
 	}
+	out := make(map[string][]byte, len(names))
+	for _, name := range names {
+		path := filepath.Join(dir, name+fileSuffix)
+		data, err := os.ReadFile(path)
+		if err == nil {
+			err = c.checkStored(name, data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		out[name] = data
+	}
+	return out, nil
+}
+
+// objectFiles returns the names of the objects stored in folder dir (its
+// files <name>.json), sorted, without reading them; none when dir does not
+// exist.
+func objectFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), fileSuffix); ok && !e.IsDir() && !strings.HasPrefix(name, tempPrefix) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// removeTemps removes from dir the temporary files of writes that a crash
+// cut short before their rename: the file each was to replace is still in
+// place (or, for format.json and a generated key, is written again), so
+// the leftovers are garbage.
+func removeTemps(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tempPrefix) || e.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("removing unfinished write %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// load unseals data, the stored object name read from file path, into
+// memory; a stale file is written again in the current form.
+func (c *Collection[T]) load(path, name string, data []byte) error {
 	plain, stale, err := c.unseal(name, data)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
@@ -275,12 +352,9 @@ func (c *Collection[T]) load(path, name string) error {
 // returns it as memory keeps it, unsealed; stale says it should be stored
 // again in the current form (see [Codec]).
 func (c *Collection[T]) unseal(name string, data []byte) (plain []byte, stale bool, err error) {
-	v, err := decode[T](data)
+	v, err := c.decodeStored(name, data)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w; fix or remove it", err)
-	}
-	if got := c.nameOf(&v); got != name || !spec.ValidName(name) {
-		return nil, false, fmt.Errorf("the object is named %q, but it is stored as %q; rename or remove it", got, name)
+		return nil, false, err
 	}
 	if c.codec == nil {
 		return data, false, nil
@@ -290,6 +364,26 @@ func (c *Collection[T]) unseal(name string, data []byte) (plain []byte, stale bo
 	}
 	plain, err = encode(&v)
 	return plain, stale, err
+}
+
+// decodeStored decodes data, a stored object, checking that it names
+// itself name; its secrets stay sealed.
+func (c *Collection[T]) decodeStored(name string, data []byte) (T, error) {
+	v, err := decode[T](data)
+	if err != nil {
+		return v, fmt.Errorf("%w; fix or remove it", err)
+	}
+	if got := c.nameOf(&v); got != name || !spec.ValidName(name) {
+		return v, fmt.Errorf("the object is named %q, but it is stored as %q; rename or remove it", got, name)
+	}
+	return v, nil
+}
+
+// checkStored checks that data, an object as stored, decodes and names
+// itself name.
+func (c *Collection[T]) checkStored(name string, data []byte) error {
+	_, err := c.decodeStored(name, data)
+	return err
 }
 
 // encode returns v as the store writes it: indented JSON and a newline.

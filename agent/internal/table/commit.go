@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
@@ -100,7 +101,8 @@ const noTxn = -1
 // caller must discard its buffered state, [Table.Close] the table, [Open]
 // it again and resume from [Table.Snapshot]. An error wrapping
 // [*UnsupportedFeatureError] means another engine gave the table a feature
-// this package does not implement: no retry will succeed.
+// this package does not implement, and a [*NewerFormatError] that a newer
+// agent wrote the table: no retry will succeed.
 //
 // After an entry whose version is a multiple of the table's
 // delta.checkpointInterval (10 unless the table says otherwise), Commit
@@ -178,7 +180,7 @@ func checkCommit(c *Commit) error {
 		return errors.New("nothing to commit: no files, txns, schema or configuration")
 	}
 	for key := range c.Configuration {
-		if key == "" || key == createdByKey {
+		if key == "" || key == createdByKey || key == formatKey {
 			return fmt.Errorf("configuration key %q cannot be set", key)
 		}
 	}
@@ -275,6 +277,9 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	e := &entry{counters: map[string]int64{}}
 	var actions []action
 
+	if err := checkFormat(st.meta, t.s.String()); err != nil {
+		return nil, nil, err
+	}
 	if st.meta != nil && len(st.meta.PartitionColumns) > 0 {
 		return nil, nil, fmt.Errorf("table is partitioned by %v; this writer writes unpartitioned tables only", st.meta.PartitionColumns)
 	}
@@ -306,7 +311,7 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 				ID:               storage.NewUUID(),
 				Format:           formatSpec{Provider: "parquet", Options: map[string]string{}},
 				PartitionColumns: []string{},
-				Configuration:    map[string]string{createdByKey: createdByValue},
+				Configuration:    map[string]string{createdByKey: createdByValue, formatKey: strconv.Itoa(FormatVersion)},
 				CreatedTime:      &now,
 			}
 			md.Configuration[propAppendOnly] = "true"

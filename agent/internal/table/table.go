@@ -149,7 +149,8 @@ type Table struct {
 // A folder that holds data but no log (another tool's Parquet files, say)
 // is not a table: Open returns a [*NotTableError] and changes nothing in it.
 // A log entry that cannot be replayed is an error wrapping [ErrCorruptLog]
-// that names the file.
+// that names the file. A table of a newer tributary format than this
+// package writes is a [*NewerFormatError] (see [FormatVersion]).
 func Open(location string, opts Options) (*Table, error) {
 	return open(location, opts, true)
 }
@@ -186,6 +187,10 @@ func openIn(s storage.Store, opts Options, lock bool) (*Table, error) {
 		}
 	}
 	if t.st, err = replay(s); err != nil {
+		_ = t.Close()
+		return nil, err
+	}
+	if err := checkFormat(t.st.meta, s.String()); err != nil {
 		_ = t.Close()
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func TestFirstCommit(t *testing.T) {
 	want := table.Snapshot{
 		Version: 0, Schema: testFields, Txns: map[string]int64{"tbl/orders/0": 3}, NumFiles: 1, NumRows: 3,
 		Counters:      map[string]int64{"numCorruptRecords": 1, "numOutputRows": 3, "numAddedFiles": 1, "numOutputBytes": add.Size},
-		Configuration: map[string]string{"delta.appendOnly": "true", "tributary.createdBy": "tributary-agent"},
+		Configuration: map[string]string{"delta.appendOnly": "true", "tributary.createdBy": "tributary-agent", "tributary.format": "1"},
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("snapshot =\n%+v, want\n%+v", s, want)
