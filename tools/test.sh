@@ -87,13 +87,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# The helm Terraform provider, which the acceptance step's check of
-# examples/deploy needs: a tool of its own (tools/tools.sh helm-provider,
-# about 5 minutes cold, nothing warm), built while the steps before that run.
-helm_provider_log="$(mktemp)"
-tools/tools.sh helm-provider >"$helm_provider_log" 2>&1 &
-helm_provider_pid=$!
-
 step "go vet"
 go vet ./...
 
@@ -200,8 +193,6 @@ if has_pkgs ./provider/...; then
   # and of the agent (TRIBUTARY_TEST_AGENT); their output follows, one pass
   # after the other.
   step "acceptance tests (terraform $(terraform version | head -n1); opentofu $(tofu version | head -n1); at the same time)"
-  wait "$helm_provider_pid" || { cat "$helm_provider_log"; exit 1; }
-  rm -f "$helm_provider_log"
   acc_dir="$(mktemp -d)"
   go test -c -o "$acc_dir/provider.test" ./provider
   go build -o "$acc_dir/tributary-agent" ./agent/cmd/tributary-agent

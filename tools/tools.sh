@@ -23,10 +23,7 @@
 #                            `terraform validate` of examples/deploy with a
 #                            dev_overrides CLI config (go build, 4.8 min cold
 #                            with the Go caches empty, on 2 cores shared with
-#                            other builds; see build_helm_provider). Not in
-#                            the default set: tools/test.sh builds it while
-#                            its first steps run, for the acceptance step
-#                            that needs it
+#                            other builds; see build_helm_provider)
 #   .tools/azurite           Azurite, the Azure Blob Storage emulator of
 #                            tools/azure.sh (npm install, run with node;
 #                            37 s of CPU, 10 min measured on that loaded
@@ -42,7 +39,7 @@
 # The docs generator, tfplugindocs, is a tool of the Go module (`go tool
 # tfplugindocs`, version pinned in go.mod).
 # Usage: tools/tools.sh [terraform|tofu|s3|gcs|azure|lint|helm|helm-provider|py|spark|kafka ...]
-#   (default: all but helm-provider and kafka)
+#   (default: all but kafka)
 # Idempotent; a warm run takes well under a second.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
@@ -283,7 +280,7 @@ do_kafka() { "$TRIBUTARY_REPO/tools/kafka.sh" jars >/dev/null; }
 
 main() {
   local what=("$@")
-  (( ${#what[@]} )) || what=(s3 terraform tofu gcs azure lint helm py spark)
+  (( ${#what[@]} )) || what=(s3 terraform tofu gcs azure lint helm helm-provider py spark)
   mkdir -p "$TRIBUTARY_CACHE" "$TRIBUTARY_TOOLS/bin"
   # Run in parallel; the Go builds dominate cold (SeaweedFS ~16 min, the
   # Terraform CLIs ~2-3 min each); the emulators finish in its shadow.
