@@ -317,7 +317,8 @@ func baseLayer(created time.Time) (v1.Layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", nonroot, nonroot)
+	// nonroot's home is /data, the one folder it owns.
+	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/data:/sbin/nologin\n", nonroot, nonroot)
 	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", nonroot)
 	return layer(created, []tarFile{
 		{name: "data", dir: true, mode: 0o700, uid: nonroot, gid: nonroot},
@@ -327,8 +328,6 @@ func baseLayer(created time.Time) (v1.Layer, error) {
 		{name: "etc/ssl", dir: true, mode: 0o755},
 		{name: "etc/ssl/certs", dir: true, mode: 0o755},
 		{name: caBundle, mode: 0o644, data: certs},
-		{name: "home", dir: true, mode: 0o755},
-		{name: "home/nonroot", dir: true, mode: 0o700, uid: nonroot, gid: nonroot},
 		{name: "tmp", dir: true, mode: 0o1777},
 	})
 }
