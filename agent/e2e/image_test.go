@@ -28,6 +28,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -43,9 +44,10 @@ const (
 // image does) and checks that both builds give the same index digest and
 // the same tar file; that the index holds a linux/amd64 and a linux/arm64
 // image, each with the contract's config and labels, every time the
-// commit's, and a static agent for its architecture; and that the host's
-// image, unpacked into a folder, has the nonroot user, a CA bundle, and no
-// place its user may write but /data and /tmp. Then it runs the image's
+// commit's, and a static agent for its architecture; that docker load
+// would take the tar file's linux/amd64 image; and that the host's image,
+// unpacked into a folder, has the nonroot user, a CA bundle, and no place
+// its user may write but /data and /tmp. Then it runs the image's
 // entrypoint with the image's config (Cmd, Env, WorkingDir, and its User
 // through a chroot of the unpacked folder, which needs root) against the
 // real broker: /healthz answers without a token, and a pipeline made over
@@ -75,6 +77,8 @@ func TestImage(t *testing.T) {
 	if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(platforms, want) {
 		t.Fatalf("the index holds the platforms %v, want %v", platforms, want)
 	}
+
+	checkDockerArchive(t, filepath.Join(out1, "tributary-agent-image.tar"), images["linux/amd64"])
 
 	host := runtime.GOOS + "/" + runtime.GOARCH
 	img, ok := images[host]
@@ -248,6 +252,39 @@ func checkImageConfig(t *testing.T, p string, img v1.Image, created time.Time) {
 		if !h.Created.Equal(created) {
 			t.Errorf("%s: history %q created %s, want the commit's time %s", p, h.CreatedBy, h.Created.Time, created)
 		}
+	}
+}
+
+// checkDockerArchive checks that the tar file at name reads as docker
+// load reads it (its manifest.json, as docker save writes it) and gives
+// want, the linux/amd64 image: the same config and layers.
+func checkDockerArchive(t *testing.T, name string, want v1.Image) {
+	t.Helper()
+	got, err := tarball.ImageFromPath(name, nil)
+	if err != nil {
+		t.Fatalf("%s as docker load reads it: %v", name, err)
+	}
+	digests := func(img v1.Image) []v1.Hash {
+		cfg, err := img.ConfigName()
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers, err := img.Layers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := []v1.Hash{cfg}
+		for _, l := range layers {
+			d, err := l.Digest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs = append(hs, d)
+		}
+		return hs
+	}
+	if g, w := digests(got), digests(want); !slices.Equal(g, w) {
+		t.Errorf("%s's Docker manifest gives the config and layers %v, want the linux/amd64 image's %v", name, g, w)
 	}
 }
 

@@ -180,7 +180,7 @@ func build(o options, created time.Time, revision string) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	base, err := baseLayer(created)
 	if err != nil {
 		return v1.Hash{}, err
