@@ -89,6 +89,8 @@ type options struct {
 	platforms []v1.Platform
 }
 
+// run parses args, builds the image and prints its reference and digest to
+// stdout.
 func run(args []string, stdout io.Writer) error {
 	flags := flag.NewFlagSet("image", flag.ContinueOnError)
 	var o options
@@ -234,7 +236,7 @@ func build(o options, created time.Time, revision string) (v1.Hash, error) {
 		if err != nil {
 			return v1.Hash{}, err
 		}
-		extra = append(extra, tarFile{name: "manifest.json", data: m})
+		extra = append(extra, tarFile{name: "manifest.json", mode: 0o644, data: m})
 	}
 	if err := writeArchive(filepath.Join(o.out, tarName), dir, extra, created); err != nil {
 		return v1.Hash{}, fmt.Errorf("writing %s: %w", tarName, err)
@@ -285,7 +287,6 @@ func image(p v1.Platform, base v1.Layer, bin string, labels map[string]string, c
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
 	cf.Created = at
-	cf.Author = ""
 	cf.Config = v1.Config{
 		User:         fmt.Sprintf("%d:%d", nonroot, nonroot),
 		Entrypoint:   []string{entrypoint},
@@ -442,9 +443,6 @@ func writeArchive(name, dir string, extra []tarFile, created time.Time) error {
 	})
 	if err != nil {
 		return err
-	}
-	for i := range extra {
-		files[i].mode = 0o644
 	}
 	slices.SortFunc(files, func(a, b tarFile) int { return strings.Compare(a.name, b.name) })
 	var b bytes.Buffer
