@@ -34,7 +34,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,17 +80,11 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	env.agentBin = filepath.Join(dir, "tributary-agent")
 	env.pluginDir = filepath.Join(dir, "plugins")
-	// The agent is built with -trimpath, as tools/image builds the image's
-	// amd64 agent (TestImage), so that the two share their compiled
-	// packages.
-	for _, b := range []struct {
-		out, pkg string
-		flags    []string
-	}{
-		{env.agentBin, "./agent/cmd/tributary-agent", []string{"-trimpath"}},
-		{filepath.Join(env.pluginDir, "terraform-provider-tributary"), ".", nil},
+	for _, b := range []struct{ out, pkg string }{
+		{env.agentBin, "./agent/cmd/tributary-agent"},
+		{filepath.Join(env.pluginDir, "terraform-provider-tributary"), "."},
 	} {
-		cmd := exec.Command("go", slices.Concat([]string{"build"}, b.flags, []string{"-o", b.out, b.pkg})...)
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = env.root, os.Stderr, os.Stderr
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if err := cmd.Run(); err != nil {
