@@ -132,8 +132,12 @@ type agent struct {
 	environ   []string // more environment variables, NAME=VALUE
 	token     string
 	endpoint  string
-	cmd       *exec.Cmd
-	exited    chan struct{}
+	// command, when set, makes the agent's process (a fresh one for each
+	// start) in place of the binary serve with the flags above; the
+	// agent must still print where it listens on stdout.
+	command func() *exec.Cmd
+	cmd     *exec.Cmd
+	exited  chan struct{}
 	// bin is the binary start runs; "" runs env.agentBin.
 	bin string
 }
@@ -179,11 +183,15 @@ var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
 func (a *agent) start() {
 	t := a.t
 	t.Helper()
-	a.cmd = exec.Command(cmp.Or(a.bin, env.agentBin), append([]string{"serve", "--listen", "127.0.0.1:0",
-		"--data-dir", a.dataDir, "--warehouse", a.warehouse,
-		"--token-file", filepath.Join(a.dataDir, "token")}, a.flags...)...)
-	if a.environ != nil {
-		a.cmd.Env = append(os.Environ(), a.environ...) // the last of a name wins
+	if a.command != nil {
+		a.cmd = a.command()
+	} else {
+		a.cmd = exec.Command(cmp.Or(a.bin, env.agentBin), append([]string{"serve", "--listen", "127.0.0.1:0",
+			"--data-dir", a.dataDir, "--warehouse", a.warehouse,
+			"--token-file", filepath.Join(a.dataDir, "token")}, a.flags...)...)
+		if a.environ != nil {
+			a.cmd.Env = append(os.Environ(), a.environ...) // the last of a name wins
+		}
 	}
 	logFile, err := os.OpenFile(filepath.Join(a.dataDir, "agent.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
