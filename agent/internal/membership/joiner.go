@@ -328,8 +328,8 @@ func (m *member) generation(ctx context.Context) error {
 	m.touch(sent, true)
 	beat := m.heartbeat(ctx, joined.Generation, m.id)
 	defer beat.stop()
-	revoked := m.apply(ctx, assigned, joined.Generation, claimed)
-	return m.stable(ctx, beat, revoked)
+	rejoin := m.apply(ctx, assigned, joined.Generation, claimed)
+	return m.stable(ctx, beat, rejoin)
 }
 
 // errJoinLate says that a join may have reached the coordinator after it
@@ -405,19 +405,19 @@ func (m *member) lead(joined *kafka.Joined) map[string][]kafka.TopicPartition {
 // member gave the partition up while its join waited (it owns less than
 // it claimed): only a new join tells the leader, and without one the
 // partition would stay without an owner until some other rebalance.
-func (m *member) apply(ctx context.Context, assigned []kafka.TopicPartition, generation int, claimed []kafka.TopicPartition) (revoked bool) {
-	revoked = slices.ContainsFunc(claimed, func(tp kafka.TopicPartition) bool { return !slices.Contains(assigned, tp) })
+func (m *member) apply(ctx context.Context, assigned []kafka.TopicPartition, generation int, claimed []kafka.TopicPartition) (rejoin bool) {
+	rejoin = slices.ContainsFunc(claimed, func(tp kafka.TopicPartition) bool { return !slices.Contains(assigned, tp) })
 	if m.announced && slices.Equal(assigned, m.owned) {
 		m.ownedGen = generation
-		return revoked
+		return rejoin
 	}
 	if !m.call(ctx, assigned) {
 		return false
 	}
 	m.log.Info("group membership: partitions assigned", "member", m.id, "generation", generation,
-		"owned", len(assigned), "before", len(m.owned), "gave_up", revoked)
+		"owned", len(assigned), "before", len(m.owned), "claimed_unassigned", rejoin)
 	m.owned, m.ownedGen, m.announced = assigned, generation, true
-	return revoked
+	return rejoin
 }
 
 // drop gives every owned partition up (onAssign with nil) because the

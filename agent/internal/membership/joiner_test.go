@@ -171,12 +171,14 @@ func TestMembersLateJoinArrives(t *testing.T) {
 	s := &scene{t: t, l: newLedger(), conn: conn, cluster: "arrives", agents: map[string]*testAgent{},
 		groups: map[string]func() []kafka.TopicPartition{"pipeline/p": fixed(all)}}
 	// The join is given up on two heartbeats before the rebalance timeout
-	// (its session timeout is longer), and the coordinator waits for it
-	// for the rebalance timeout: thawed as soon as it gave up, it arrives
-	// one to two heartbeats within.
+	// has passed since the last heartbeat answered while the group was
+	// stable (its session timeout is longer), and the coordinator waits
+	// for it for the rebalance timeout from when the rebalance began,
+	// after that heartbeat: thawed as soon as it gave up, it arrives at
+	// least two heartbeats (2 s) within.
 	joiner := func(name string) *Joiner {
 		j := fastJoiner(s.cluster, name)
-		j.SessionTimeout, j.RebalanceTimeout, j.HeartbeatInterval = 6*time.Second, 3*time.Second, 500*time.Millisecond
+		j.SessionTimeout, j.RebalanceTimeout, j.HeartbeatInterval = 10*time.Second, 4*time.Second, time.Second
 		return j
 	}
 	s.agents["a"] = startAgent(t, s.l, joiner("a"), conn, s.groups)
@@ -189,6 +191,13 @@ func TestMembersLateJoinArrives(t *testing.T) {
 	thaw()
 	s.balanced(all, "a", "b")
 	s.l.check(t)
+	// Had a's join come too late, the group would have given b all 12
+	// in between, and this test would not have tested the claim.
+	for _, owned := range s.l.callsOf("b", "pipeline/p") {
+		if len(owned) > len(all)/2 {
+			t.Fatalf("b was given %d partitions: a's join did not reach the rebalance", len(owned))
+		}
+	}
 }
 
 // TestMembersKafkaLost: agents that lose Kafka give every partition up
