@@ -3,8 +3,8 @@
 # tools/tools.sh: `helm lint --strict` and `helm template` with each value
 # file of its ci/ folder (helm's convention: the smallest install, a cluster
 # of three on S3 with TLS, IRSA, a ServiceMonitor and a NetworkPolicy, an
-# existing Secret), then the values it must refuse, each with the message
-# that names the value. The Go test deploy/helm/chart_test.go decodes the
+# existing Secret, a memory limit written as a number of bytes), then the
+# values it must refuse, each with the message that names the value. The Go test deploy/helm/chart_test.go decodes the
 # rendered manifests into the Kubernetes API types and runs the agent with
 # the rendered arguments.
 set -euo pipefail
@@ -48,4 +48,8 @@ refuse "warehouse \"/data/tables\" is not an object store URL" -f "$minimal" --s
   --set warehouse=/data/tables
 refuse "tls.enabled is true but tls.secretName is empty" -f "$minimal" --set tls.enabled=true
 refuse "below the agent's minimum of 32Mi" -f "$minimal" --set resources.limits.memory=16Mi
+refuse "podSecurityContext.fsGroup is unset" -f "$minimal" --set podSecurityContext.fsGroup=null
+refuse "shutdownTimeout \"0s\" is zero" -f "$minimal" --set shutdownTimeout=0s
+refuse "at '/tls/secretName'" -f "$minimal" --set tls.enabled=true --set 'tls.secretName=a: b'
+refuse "at '/serviceMonitor/tokenSecret/key'" -f "$minimal" --set serviceMonitor.enabled=true --set 'serviceMonitor.tokenSecret.key=a b'
 log "chart checks passed"

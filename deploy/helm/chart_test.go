@@ -32,6 +32,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tributary-io/terraform-provider-tributary/deploy/internal/deploytest"
 )
 
 const (
@@ -42,8 +44,6 @@ const (
 	entrypoint = "/tributary-agent"
 	// nonroot is the image's user and group, and the pod's fsGroup.
 	nonroot = 65532
-	// agentEnv names a prebuilt agent to run instead of building one.
-	agentEnv = "TRIBUTARY_TEST_AGENT"
 )
 
 // manifests are the documents helm template rendered for one value file.
@@ -336,7 +336,7 @@ func checkServiceMonitor(t *testing.T, m manifests, sm map[string]any) {
 func TestChartAgentRuns(t *testing.T) {
 	helm := helmBinary(t)
 	agent := agentBinary(t)
-	certs := newCerts(t)
+	certs := deploytest.NewCerts(t)
 	for _, values := range valueFiles(t) {
 		t.Run(filepath.Base(values), func(t *testing.T) {
 			m := render(t, helm, values)
@@ -354,18 +354,9 @@ func TestChartAgentRuns(t *testing.T) {
 // folder every user may read (the test runs it as user 65532 when root).
 func agentBinary(t *testing.T) string {
 	t.Helper()
-	if bin := os.Getenv(agentEnv); bin != "" {
-		return bin
-	}
-	dir := worldDir(t)
-	bin := filepath.Join(dir, "tributary-agent")
-	// CGO_ENABLED=0 as the image's agent, and as the agent command's own
-	// tests build it (in the same step of make test, so one build serves
-	// both from the build cache).
-	build := exec.Command("go", "build", "-o", bin, "github.com/tributary-io/terraform-provider-tributary/agent/cmd/tributary-agent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the agent: %v\n%s", err, out)
+	bin, err := deploytest.Agent(worldDir(t))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -397,7 +388,7 @@ type pod struct {
 // newPod lays out the container's mounts as files, the TLS Secret made
 // outside the chart holding certs, and returns the agent's command (its path
 // is set by the expect methods).
-func newPod(t *testing.T, m manifests, certs certs) *pod {
+func newPod(t *testing.T, m manifests, certs deploytest.Certs) *pod {
 	t.Helper()
 	c := m.container(t)
 	root := worldDir(t)
@@ -405,11 +396,11 @@ func newPod(t *testing.T, m manifests, certs certs) *pod {
 	if !asRoot {
 		t.Log("not root: the Secrets' files are the test's user's, with the volume's mode, and the agent runs as that user")
 	}
-	p := &pod{token: randomHex(t, 32), ca: certs.pool}
+	p := &pod{token: randomHex(t, 32), ca: certs.Pool}
 
 	// The Secrets made outside the chart hold what the test makes.
 	outside := map[string]map[string][]byte{
-		"tls": {"tls.crt": certs.certPEM, "tls.key": certs.keyPEM, "ca.crt": certs.caPEM},
+		"tls": {"tls.crt": certs.CertPEM, "tls.key": certs.KeyPEM, "ca.crt": certs.CAPEM},
 		"auth": {"tokens": []byte("# made by the test\n" + p.token + "\n"),
 			"secrets.key": []byte("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n")},
 	}
@@ -681,36 +672,6 @@ func (p *pod) expectClusterStop(t *testing.T, agent string) {
 		t.Fatalf("exit %v; want exit code 1 failing to read the cluster's shared state, past the flags:\n%s\nargs %q", err, log, p.cmd.Args)
 	}
 	t.Logf("as expected without an object store: %s", strings.TrimSpace(log))
-}
-
-// certs are the test CA's certificate and a server certificate it signed
-// for localhost and 127.0.0.1, in PEM.
-type certs struct {
-	caPEM, certPEM, keyPEM []byte
-	pool                   *x509.CertPool
-}
-
-// newCerts writes a throw-away set with agent/cmd/testcerts, the test
-// services' certificates, and reads the CA and the server's pair.
-func newCerts(t *testing.T) certs {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "run", "github.com/tributary-io/terraform-provider-tributary/agent/cmd/testcerts", "-dir", dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("making test certificates: %v\n%s", err, out)
-	}
-	read := func(name string) []byte {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
-	}
-	c := certs{caPEM: read("ca.pem"), certPEM: read("server.pem"), keyPEM: read("server-key.pem"), pool: x509.NewCertPool()}
-	if !c.pool.AppendCertsFromPEM(c.caPEM) {
-		t.Fatal("ca.pem holds no certificate")
-	}
-	return c
 }
 
 func randomHex(t *testing.T, n int) string {

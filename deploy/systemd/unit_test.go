@@ -6,18 +6,11 @@ package systemd
 import (
 	"bufio"
 	"cmp"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/deploy/internal/deploytest"
 )
 
 const (
@@ -35,9 +30,6 @@ const (
 	envFile  = "tributary-agent.env"
 	// binaryPath is where the unit runs the agent from.
 	binaryPath = "/usr/local/bin/tributary-agent"
-	// envTestAgent names a prebuilt agent binary to run instead of
-	// building ./agent/cmd/tributary-agent, as for the provider's tests.
-	envTestAgent = "TRIBUTARY_TEST_AGENT"
 )
 
 // agentBin is the agent binary the tests run, set by TestMain.
@@ -50,20 +42,14 @@ func TestMain(m *testing.M) {
 // buildAndRun builds the agent (unless $TRIBUTARY_TEST_AGENT names one) and
 // runs the tests.
 func buildAndRun(m *testing.M) int {
-	if agentBin = os.Getenv(envTestAgent); agentBin != "" {
-		return m.Run()
-	}
 	dir, err := os.MkdirTemp("", "tributary-systemd-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	agentBin = filepath.Join(dir, "tributary-agent")
-	build := exec.Command("go", "build", "-o", agentBin, "github.com/tributary-io/terraform-provider-tributary/agent/cmd/tributary-agent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building tributary-agent: %v\n%s", err, out)
+	if agentBin, err = deploytest.Agent(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
@@ -335,38 +321,6 @@ func TestUnitVerifies(t *testing.T) {
 	}
 }
 
-// selfSigned writes a self-signed certificate for 127.0.0.1 and its key in
-// PEM, and returns the certificate's pool.
-func selfSigned(t *testing.T) (certPEM, keyPEM []byte, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tributary-agent"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), pool
-}
-
 // TestUnitRunsAgent runs the agent with the command line and environment
 // the unit gives it, alone and with the drop-in https.conf (the unit's
 // defaults; the example environment file shows the same ones), its
@@ -400,10 +354,11 @@ func runUnit(t *testing.T, u unit, scheme string) {
 	_, _ = rand.Read(token)
 	_, _ = rand.Read(key)
 	tokenHex := hex.EncodeToString(token)
-	certPEM, keyPEM, pool := selfSigned(t)
+	certs := deploytest.NewCerts(t)
+	pool := certs.Pool
 	files := map[string][]byte{
 		"tokens": []byte(tokenHex + "\n"), "secrets.key": []byte(base64.StdEncoding.EncodeToString(key) + "\n"),
-		"tls.crt": certPEM, "tls.key": keyPEM,
+		"tls.crt": certs.CertPEM, "tls.key": certs.KeyPEM,
 	}
 	if err := os.Mkdir(credentials, 0o700); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,9 @@
 //
 //	go run ./tools/image [-out dist] [-version V] [-platforms linux/amd64,linux/arm64]
 //
+// V defaults to git describe --tags --always --dirty less its leading v, as
+// a release names its version (v0.1.0 gives 0.1.0, the chart's appVersion).
+//
 // It writes the OCI layout to OUT/image/ and the same layout as one tar file,
 // OUT/tributary-agent-image.tar, that also holds a Docker manifest.json for
 // the linux/amd64 image (so that docker load takes it as well as tools that
@@ -96,7 +99,7 @@ func run(args []string, stdout io.Writer) error {
 	var o options
 	var platforms string
 	flags.StringVar(&o.out, "out", "dist", "`folder` to write image/ (the OCI layout) and "+tarName+" in")
-	flags.StringVar(&o.version, "version", "", "the agent's `version` (default: git describe --tags --always --dirty)")
+	flags.StringVar(&o.version, "version", "", "the agent's `version` (default: git describe --tags --always --dirty, less a leading v)")
 	flags.StringVar(&o.license, "license", "NOASSERTION", "the org.opencontainers.image.licenses label, an SPDX `expression`")
 	flags.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64", "comma-separated `os/arch` list to build")
 	if err := flags.Parse(args); err != nil {
@@ -117,7 +120,10 @@ func run(args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("the version (pass -version): %w", err)
 		}
-		o.version = v
+		// Tags are v0.1.0, versions 0.1.0: a release (goreleaser's
+		// {{ .Version }}) and the chart's appVersion, the image tag the chart
+		// pulls by default, have no v.
+		o.version = strings.TrimPrefix(v, "v")
 	}
 	created, err := commitTime()
 	if err != nil {
@@ -169,8 +175,8 @@ func commitTime() (time.Time, error) {
 // tagRE matches what a Docker tag may not hold.
 var tagRE = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
-// tag turns a version into an image tag: a leading v stays, anything a tag
-// cannot hold (a semver build's +) becomes -.
+// tag turns a version into an image tag: anything a tag cannot hold (a
+// semver build's +) becomes -.
 func tag(version string) string {
 	return tagRE.ReplaceAllString(version, "-")
 }
@@ -180,12 +186,12 @@ func tag(version string) string {
 func build(o options, created time.Time, revision string) (v1.Hash, error) {
 	work, err := os.MkdirTemp("", "tributary-image")
 	if err != nil {
-		return v1.Hash{}, err
+		return v1.Hash{}, fmt.Errorf("a folder for the binaries: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(work) }()
 	base, err := baseLayer(created)
 	if err != nil {
-		return v1.Hash{}, err
+		return v1.Hash{}, fmt.Errorf("the base layer: %w", err)
 	}
 	labels := map[string]string{
 		"org.opencontainers.image.title":       repository,
@@ -215,11 +221,11 @@ func build(o options, created time.Time, revision string) (v1.Hash, error) {
 	idx = mutate.Annotations(idx, labels).(v1.ImageIndex)
 	digest, err := idx.Digest()
 	if err != nil {
-		return v1.Hash{}, err
+		return v1.Hash{}, fmt.Errorf("the index's digest: %w", err)
 	}
 	dir := filepath.Join(o.out, layoutDir)
 	if err := os.RemoveAll(dir); err != nil {
-		return v1.Hash{}, err
+		return v1.Hash{}, fmt.Errorf("removing the previous layout: %w", err)
 	}
 	l, err := layout.Write(dir, empty.Index)
 	if err != nil {
@@ -234,7 +240,7 @@ func build(o options, created time.Time, revision string) (v1.Hash, error) {
 	if amd64 != nil {
 		m, err := dockerManifest(amd64, o.version)
 		if err != nil {
-			return v1.Hash{}, err
+			return v1.Hash{}, fmt.Errorf("the archive's manifest.json: %w", err)
 		}
 		extra = append(extra, tarFile{name: "manifest.json", mode: 0o644, data: m})
 	}
@@ -244,12 +250,32 @@ func build(o options, created time.Time, revision string) (v1.Hash, error) {
 	return digest, nil
 }
 
+// buildEnvDropped are the variables of the environment that change what go
+// build compiles (flags, instruction set levels, experiments, a workspace's
+// modules) without showing in the command line: compile leaves them out,
+// so that the binaries, and so the digest, depend on the commit and the
+// toolchain alone. What the go command needs to run (PATH, HOME, GOCACHE,
+// GOMODCACHE, GOPROXY...) stays.
+var buildEnvDropped = []string{"GOFLAGS", "GOEXPERIMENT", "GOWORK", "GOAMD64", "GOARM", "GOARM64",
+	"GO386", "GOMIPS", "GOMIPS64", "GOPPC64", "GORISCV64", "GOWASM", "CGO_ENABLED", "GOOS", "GOARCH"}
+
+// buildEnv returns env less buildEnvDropped, with the platform's GOOS and
+// GOARCH, no cgo and no workspace.
+func buildEnv(env []string, p v1.Platform) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(buildEnvDropped, name)
+	})
+	return append(out, "CGO_ENABLED=0", "GOWORK=off", "GOOS="+p.OS, "GOARCH="+p.Architecture)
+}
+
 // compile builds the static agent for platform p into out, as a release
-// is built: no cgo, -trimpath, no VCS stamp, the version in main.version.
+// is built: no cgo, -trimpath, no VCS stamp, the version in main.version,
+// in an environment that cannot add flags (buildEnv).
 func compile(out string, p v1.Platform, version string) error {
 	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
 		"-ldflags", "-s -w -X main.version="+version, "-o", out, agentPkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)
+	cmd.Env = buildEnv(os.Environ(), p)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("building the agent for %s: %w", p, err)
@@ -262,11 +288,11 @@ func compile(out string, p v1.Platform, version string) error {
 func image(p v1.Platform, base v1.Layer, bin string, labels map[string]string, created time.Time) (v1.Image, error) {
 	agent, err := os.ReadFile(bin)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the agent: %w", err)
 	}
 	binLayer, err := layer(created, []tarFile{{name: strings.TrimPrefix(entrypoint, "/"), mode: 0o755, data: agent}})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the agent's layer: %w", err)
 	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
@@ -278,11 +304,11 @@ func image(p v1.Platform, base v1.Layer, bin string, labels map[string]string, c
 			CreatedBy: "tools/image: go build -trimpath " + agentPkg + " to " + entrypoint}},
 	)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adding the layers: %w", err)
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the config: %w", err)
 	}
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant

@@ -82,7 +82,11 @@ quantity is written in bytes.
 */}}
 {{- define "tributary-agent.memoryLimitBytes" -}}
 {{- $q := "" }}
-{{- with .Values.resources }}{{ with .limits }}{{ with .memory }}{{ $q = toString . }}{{ end }}{{ end }}{{ end }}
+{{- with .Values.resources }}{{ with .limits }}{{ with .memory }}
+{{- /* A number in a values file arrives as a float64, which toString writes
+as 5.36870912e+08: write it as the whole number of bytes it is. */}}
+{{- $q = ternary (printf "%.0f" .) (toString .) (kindIs "float64" .) }}
+{{- end }}{{ end }}{{ end }}
 {{- if $q }}
 {{- $suffix := regexFind "[A-Za-z]*$" $q }}
 {{- $number := trimSuffix $suffix $q }}
@@ -122,6 +126,14 @@ the fix.
 {{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- fail "tls.enabled is true but tls.secretName is empty: name a kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt), such as a cert-manager Certificate's secretName" }}
+{{- end }}
+{{- $fsGroup := "" }}
+{{- with .Values.podSecurityContext }}{{ $fsGroup = .fsGroup }}{{ end }}
+{{- if not $fsGroup }}
+{{- fail "podSecurityContext.fsGroup is unset: the Secrets' files are mounted with mode 0400, owned by root, and the kubelet gives the pod's fsGroup read access to them; without it the agent (user 65532) cannot read its token file or secrets key. Set podSecurityContext.fsGroup: 65532 (the chart's default)" }}
+{{- end }}
+{{- if eq (include "tributary-agent.shutdownSeconds" . | int) 0 }}
+{{- fail (printf "shutdownTimeout %q is zero: a stopping agent needs time to flush and commit every table. Give a duration above zero, such as 30s" (toString .Values.shutdownTimeout)) }}
 {{- end }}
 {{- if and .Values.tls.clientAuth (not .Values.tls.enabled) }}
 {{- fail "tls.clientAuth needs tls.enabled: client certificates are checked in the TLS handshake" }}
