@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,8 +52,29 @@ func buildAndRun(m *testing.M) int {
 type process struct {
 	cmd    *exec.Cmd
 	lines  chan string // stdout, line by line
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	exited chan error
+}
+
+// lockedBuffer is a buffer the agent's stderr is copied into while a test
+// reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // start runs the binary with args and an environment without
@@ -67,7 +89,7 @@ func start(t *testing.T, args []string, env ...string) *process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, lines: make(chan string, 100), stderr: new(bytes.Buffer), exited: make(chan error, 1)}
+	p := &process{cmd: cmd, lines: make(chan string, 100), stderr: new(lockedBuffer), exited: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
