@@ -154,7 +154,8 @@ type certReloader struct {
 }
 
 // checkEvery is how often the agent looks whether the files it reloads
-// changed: the key pair on a handshake, the token file on a timer.
+// changed: the key pair on a handshake, the token file and the client CAs
+// on a timer.
 const checkEvery = time.Second
 
 // newCertReloader loads the key pair in certFile and keyFile.
@@ -218,11 +219,11 @@ func tlsConfig(r *certReloader, clientCAFile string, log *slog.Logger) (_ *tls.C
 	if clientCAFile == "" {
 		return cfg, nil, nil
 	}
+	cas = &clientCAs{file: clientCAFile, log: log, watch: newFileWatch(clientCAFile)}
 	pool, err := readClientCAs(clientCAFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	cas = &clientCAs{file: clientCAFile, log: log}
 	cas.pool.Store(pool)
 	cfg.ClientAuth = tls.RequireAndVerifyClientCert
 	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
@@ -234,12 +235,14 @@ func tlsConfig(r *certReloader, clientCAFile string, log *slog.Logger) (_ *tls.C
 }
 
 // clientCAs holds the CAs that sign the API clients' certificates, read from
-// --tls-client-ca at start and again on SIGHUP, so that a CA can be rotated
-// without a restart.
+// --tls-client-ca at start and again on SIGHUP and when it changes, so that
+// a CA can be rotated without a restart.
 type clientCAs struct {
 	file string
 	log  *slog.Logger
 	pool atomic.Pointer[x509.CertPool]
+	// watch holds the file as it was when last read or tried.
+	watch *fileWatch
 }
 
 // reload reads the CA file again; a file that does not read keeps the

@@ -131,7 +131,8 @@ func TestCertReloader(t *testing.T) {
 var listeningTLSRE = regexp.MustCompile(`^tributary-agent listening on (https://\S+)$`)
 
 // serve runs with HTTPS, client certificates and a token file of two
-// tokens; SIGHUP reloads the key pair and the tokens.
+// tokens; SIGHUP reloads the key pair, the tokens and the client CAs, which
+// are also read again when their file changes.
 func TestServeHTTPS(t *testing.T) {
 	ca, err := testcerts.NewCA("agent CA")
 	if err != nil {
@@ -222,6 +223,28 @@ func TestServeHTTPS(t *testing.T) {
 	}
 	if _, err := call(oldCert, "/healthz", ""); err == nil {
 		t.Error("a client certificate of the old client CA was accepted after the rotation")
+	}
+
+	// The client CA file is read again when it changes, without a signal.
+	thirdCA, err := testcerts.NewCA("third client CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thirdPair, err := thirdCA.Issue(testcerts.Leaf{CommonName: "terraform", Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thirdCert, err := tls.X509KeyPair(thirdPair.CertPEM, thirdPair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "ca.pem", string(thirdCA.CertPEM), 0o600)
+	waitUntil(t, "a client certificate of the third client CA accepted", func() bool {
+		_, err := call([]tls.Certificate{thirdCert}, "/healthz", "")
+		return err == nil
+	})
+	if _, err := call(withCert, "/healthz", ""); err == nil {
+		t.Error("a client certificate of the second client CA was accepted after the file changed")
 	}
 	p.stop(t, syscall.SIGTERM)
 

@@ -245,7 +245,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 		"reloaded on SIGHUP and when it changes")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM `file` of the private key of --tls-cert; reloaded with it")
 	fs.StringVar(&o.tlsClientCA, "tls-client-ca", "", "PEM `file` of the CAs a client certificate must be signed by: "+
-		"with it, every client must present one (needs --tls-cert); read again on SIGHUP")
+		"with it, every client must present one (needs --tls-cert); read again on SIGHUP and when it changes")
 	clusterFlags(fs, &o)
 	fs.IntVar(&o.maxConnections, "max-connections", server.DefaultMaxConnections, "`count` of API connections kept open at most; "+
 		"at the cap, idle and still-arriving connections are closed first, so /healthz keeps answering")
@@ -395,8 +395,11 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if o.tokenFile != "" {
 		watched = append(watched, watchedFile{watch: o.tokenWatch, load: func() { reloadTokens(o, srv) }})
 	}
+	if cas != nil {
+		watched = append(watched, watchedFile{watch: cas.watch, load: cas.reload})
+	}
 	if o.tokenFile != "" || certs != nil {
-		stopReloads := reloadFiles(certs, cas, watched)
+		stopReloads := reloadFiles(certs, watched)
 		defer stopReloads()
 	}
 	if o.onListen != nil {
@@ -466,12 +469,11 @@ func (f watchedFile) reload() {
 }
 
 // reloadFiles reloads, on every SIGHUP, the TLS key pair (when certs is
-// set), the client CAs (when cas is set) and the watched files; it also
-// reloads a watched file when it changes, looking every checkEvery, since
-// nothing sends a signal when, say, the kubelet updates a mounted Secret.
-// (The key pair is looked at on TLS handshakes.) The returned function
-// stops it.
-func reloadFiles(certs *certReloader, cas *clientCAs, watched []watchedFile) (stop func()) {
+// set) and the watched files; it also reloads a watched file when it
+// changes, looking every checkEvery, since nothing sends a signal when, say,
+// the kubelet updates a mounted Secret. (The key pair is looked at on TLS
+// handshakes.) The returned function stops it.
+func reloadFiles(certs *certReloader, watched []watchedFile) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -495,9 +497,6 @@ func reloadFiles(certs *certReloader, cas *clientCAs, watched []watchedFile) (st
 			case <-hup:
 				if certs != nil {
 					certs.reload()
-				}
-				if cas != nil {
-					cas.reload()
 				}
 				for _, f := range watched {
 					f.reload()
