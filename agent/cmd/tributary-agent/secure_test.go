@@ -128,6 +128,25 @@ func TestCertReloader(t *testing.T) {
 	}
 }
 
+// newClientCA returns a new CA named name and a client certificate it
+// signed.
+func newClientCA(t *testing.T, name string) (*testcerts.CA, []tls.Certificate) {
+	t.Helper()
+	ca, err := testcerts.NewCA(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := ca.Issue(testcerts.Leaf{CommonName: "terraform", Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(pair.CertPEM, pair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, []tls.Certificate{cert}
+}
+
 var listeningTLSRE = regexp.MustCompile(`^tributary-agent listening on (https://\S+)$`)
 
 // serve runs with HTTPS, client certificates and a token file of two
@@ -186,20 +205,9 @@ func TestServeHTTPS(t *testing.T) {
 
 	// Rotation: the new key pair, only the new token and only a new client
 	// CA, then SIGHUP.
-	clientCA, err := testcerts.NewCA("client CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newClientPair, err := clientCA.Issue(testcerts.Leaf{CommonName: "terraform", Client: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	newClientCert, err := tls.X509KeyPair(newClientPair.CertPEM, newClientPair.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clientCA, newClientCert := newClientCA(t, "client CA")
 	oldCert := withCert
-	withCert = []tls.Certificate{newClientCert}
+	withCert = newClientCert
 	keyPairFiles(t, dir, second, time.Now())
 	writeFile(t, dir, "tokens", "# "+time.Now().Format(time.DateOnly)+"\n"+newToken+"\n", 0o600)
 	writeFile(t, dir, "ca.pem", string(clientCA.CertPEM), 0o600)
@@ -226,21 +234,10 @@ func TestServeHTTPS(t *testing.T) {
 	}
 
 	// The client CA file is read again when it changes, without a signal.
-	thirdCA, err := testcerts.NewCA("third client CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	thirdPair, err := thirdCA.Issue(testcerts.Leaf{CommonName: "terraform", Client: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	thirdCert, err := tls.X509KeyPair(thirdPair.CertPEM, thirdPair.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	thirdCA, thirdCert := newClientCA(t, "third client CA")
 	writeFile(t, dir, "ca.pem", string(thirdCA.CertPEM), 0o600)
 	waitUntil(t, "a client certificate of the third client CA accepted", func() bool {
-		_, err := call([]tls.Certificate{thirdCert}, "/healthz", "")
+		_, err := call(thirdCert, "/healthz", "")
 		return err == nil
 	})
 	if _, err := call(withCert, "/healthz", ""); err == nil {
