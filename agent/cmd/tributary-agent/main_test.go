@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,12 +14,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testlog"
 )
 
 // agentBin is the binary under test, built once by TestMain with
@@ -52,29 +52,8 @@ func buildAndRun(m *testing.M) int {
 type process struct {
 	cmd    *exec.Cmd
 	lines  chan string // stdout, line by line
-	stderr *lockedBuffer
+	stderr *testlog.Buffer
 	exited chan error
-}
-
-// lockedBuffer is a buffer the agent's stderr is copied into while a test
-// reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // start runs the binary with args and an environment without
@@ -89,7 +68,7 @@ func start(t *testing.T, args []string, env ...string) *process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, lines: make(chan string, 100), stderr: new(lockedBuffer), exited: make(chan error, 1)}
+	p := &process{cmd: cmd, lines: make(chan string, 100), stderr: new(testlog.Buffer), exited: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
