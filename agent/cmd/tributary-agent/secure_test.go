@@ -358,8 +358,9 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 }
 
 // serve reads its token file again when it changes, without a signal, also
-// as the kubelet updates a mounted Secret; a file that became invalid keeps
-// the tokens in force and logs why, and SIGHUP still reloads.
+// as the kubelet updates a mounted Secret; a file that became invalid or
+// was removed keeps the tokens in force and logs why, and SIGHUP still
+// reloads.
 func TestServeReloadsTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "secret")
@@ -411,6 +412,17 @@ func TestServeReloadsTokenFile(t *testing.T) {
 	waitUntil(t, "the third token accepted after SIGHUP and the second refused", func() bool {
 		return get(t, url, third) == http.StatusOK && get(t, url, second) == http.StatusUnauthorized
 	})
+
+	// A file gone is a file that does not read: the tokens stay.
+	if err := os.Remove(filepath.Join(secret, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the log says the token file is gone", func() bool {
+		return strings.Contains(p.stderr.String(), "reading the token file: open "+tokenFile+": no such file or directory")
+	})
+	if code := get(t, url, third); code != http.StatusOK {
+		t.Fatalf("GET with the third token after the file was removed: %d, want it still accepted", code)
+	}
 	p.stop(t, syscall.SIGTERM)
 
 	logs := p.stderr.String()
