@@ -398,7 +398,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if cas != nil {
 		watched = append(watched, watchedFile{watch: cas.watch, load: cas.reload})
 	}
-	if o.tokenFile != "" || certs != nil {
+	if len(watched) > 0 || certs != nil {
 		stopReloads := reloadFiles(certs, watched)
 		defer stopReloads()
 	}
