@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testlog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -165,7 +166,7 @@ func (a *agent) produceWhile(t *testing.T, d disruption, script string, args ...
 func startPython(t *testing.T, script string, args ...string) (wait func()) {
 	t.Helper()
 	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", script)}, args...)...)
-	out := &outputBuffer{}
+	out := &testlog.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testlog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -61,7 +62,7 @@ func (f *fanoutTopic) start(t *testing.T, args ...string) func() []fanoutRecord 
 	phase := len(f.phases) - 1
 	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", "fanout_records.py"), "produce",
 		"--bootstrap", env.bootstrap, "--topic", f.name, "--manifest", manifest}, args...)...)
-	out := &outputBuffer{}
+	out := &testlog.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

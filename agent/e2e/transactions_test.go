@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testlog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -79,13 +80,13 @@ type scriptProcess struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan string
-	out   *outputBuffer // stderr, and stdout as read
+	out   *testlog.Buffer // stderr, and stdout as read
 	done  chan error
 }
 
 func startScript(t *testing.T, script string, args ...string) *scriptProcess {
 	t.Helper()
-	p := &scriptProcess{lines: make(chan string, 16), out: &outputBuffer{}, done: make(chan error, 1)}
+	p := &scriptProcess{lines: make(chan string, 16), out: &testlog.Buffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(env.python, append([]string{filepath.Join("testdata", script)}, args...)...)
 	p.cmd.Stderr = p.out
 	stdout, err := p.cmd.StdoutPipe()

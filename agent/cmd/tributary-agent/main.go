@@ -14,8 +14,8 @@
 // single agent's state into a cluster's; state backup and restore copy a
 // single agent's desired state to a file and back. dev runs the agent next to an
 // in-process Kafka broker with a sample producer, for demos and trying the
-// provider out. SIGHUP makes serve read its token file and TLS key pair
-// again.
+// provider out. SIGHUP makes serve read its token file and TLS files again;
+// it also reads the token file and the key pair again when they change.
 package main
 
 import (

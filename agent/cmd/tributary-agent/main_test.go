@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testlog"
 )
 
 // agentBin is the binary under test, built once by TestMain with
@@ -51,7 +52,7 @@ func buildAndRun(m *testing.M) int {
 type process struct {
 	cmd    *exec.Cmd
 	lines  chan string // stdout, line by line
-	stderr *bytes.Buffer
+	stderr *testlog.Buffer
 	exited chan error
 }
 
@@ -67,7 +68,7 @@ func start(t *testing.T, args []string, env ...string) *process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, lines: make(chan string, 100), stderr: new(bytes.Buffer), exited: make(chan error, 1)}
+	p := &process{cmd: cmd, lines: make(chan string, 100), stderr: new(testlog.Buffer), exited: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -86,54 +86,86 @@ func fingerprints(tokens []string) []string {
 	return fps
 }
 
+// fileWatch tells whether any of a few files changed since it last marked
+// them: a file changed when its modification time or size differs, or when
+// its path now leads to another file. os.Stat follows symbolic links, so a
+// file replaced by a rename, or a link moved to a new target as the kubelet
+// updates a mounted Secret (tokens -> ..data/tokens, ..data -> a new
+// timestamped folder), counts as changed even with the same time and size.
+// A file it cannot stat counts as absent. It is not safe for concurrent
+// use.
+type fileWatch struct {
+	files []string
+	seen  []os.FileInfo
+}
+
+// newFileWatch watches files, marked as they are now.
+func newFileWatch(files ...string) *fileWatch {
+	w := &fileWatch{files: files}
+	w.mark()
+	return w
+}
+
+// stat returns the files' information now, nil for a file it cannot stat.
+func (w *fileWatch) stat() []os.FileInfo {
+	fis := make([]os.FileInfo, len(w.files))
+	for i, f := range w.files {
+		if fi, err := os.Stat(f); err == nil {
+			fis[i] = fi
+		}
+	}
+	return fis
+}
+
+// mark remembers the files as they are now. Mark before reading them: a
+// change made while they are read then shows on the next look.
+func (w *fileWatch) mark() { w.seen = w.stat() }
+
+// changed reports whether a file changed since the last mark.
+func (w *fileWatch) changed() bool {
+	for i, fi := range w.stat() {
+		was := w.seen[i]
+		if (fi == nil) != (was == nil) {
+			return true
+		}
+		if fi != nil && (!os.SameFile(fi, was) || !fi.ModTime().Equal(was.ModTime()) || fi.Size() != was.Size()) {
+			return true
+		}
+	}
+	return false
+}
+
 // certReloader holds the agent's TLS key pair and reloads it from its files
-// when they change (their modification time or size, looked at no more
-// than once a second, on a TLS handshake) or when asked (SIGHUP). A pair
-// that fails to load is logged and the previous one kept, so that a
-// certificate renewal that writes the two files one after the other never
-// takes the API down. It is safe for concurrent use.
+// when they change (see [fileWatch], looked at no more than once a second,
+// on a TLS handshake) or when asked (SIGHUP). A pair that fails to load is
+// logged and the previous one kept, so that a certificate renewal that
+// writes the two files one after the other never takes the API down. It is
+// safe for concurrent use.
 type certReloader struct {
 	certFile, keyFile string
 	log               *slog.Logger
 
 	mu   sync.Mutex
 	cert *tls.Certificate
-	// seen are the stamps of the files when last loaded or tried, and
+	// watch holds the files as they were when last loaded or tried, and
 	// checked when they were last looked at.
-	seen    [2]fileStamp
+	watch   *fileWatch
 	checked time.Time
 }
 
-// fileStamp tells whether a file changed.
-type fileStamp struct {
-	modTime time.Time
-	size    int64
-}
-
-// checkEvery is how often a handshake looks whether the key pair changed.
+// checkEvery is how often the agent looks whether the files it reloads
+// changed: the key pair on a handshake, the token file and the client CAs
+// on a timer.
 const checkEvery = time.Second
 
 // newCertReloader loads the key pair in certFile and keyFile.
 func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader, error) {
-	r := &certReloader{certFile: certFile, keyFile: keyFile, log: log}
-	r.seen = r.stamps()
+	r := &certReloader{certFile: certFile, keyFile: keyFile, log: log, watch: newFileWatch(certFile, keyFile)}
 	if err := r.load(); err != nil {
 		return nil, err
 	}
 	r.checked = time.Now()
 	return r, nil
-}
-
-// stamps returns the current stamps of the two files; a file it cannot
-// stat gets a zero stamp.
-func (r *certReloader) stamps() [2]fileStamp {
-	var s [2]fileStamp
-	for i, f := range []string{r.certFile, r.keyFile} {
-		if fi, err := os.Stat(f); err == nil {
-			s[i] = fileStamp{fi.ModTime(), fi.Size()}
-		}
-	}
-	return s
 }
 
 // load reads the key pair; on success it replaces the one served.
@@ -156,7 +188,8 @@ func (r *certReloader) reload() {
 }
 
 func (r *certReloader) reloadLocked() {
-	r.seen, r.checked = r.stamps(), time.Now()
+	r.watch.mark()
+	r.checked = time.Now()
 	if err := r.load(); err != nil {
 		r.log.Error("the new TLS key pair did not load; still serving the previous one", "err", err)
 		return
@@ -171,7 +204,7 @@ func (r *certReloader) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 	defer r.mu.Unlock()
 	if time.Since(r.checked) >= checkEvery {
 		r.checked = time.Now()
-		if r.stamps() != r.seen {
+		if r.watch.changed() {
 			r.reloadLocked()
 		}
 	}
@@ -186,11 +219,11 @@ func tlsConfig(r *certReloader, clientCAFile string, log *slog.Logger) (_ *tls.C
 	if clientCAFile == "" {
 		return cfg, nil, nil
 	}
+	cas = &clientCAs{file: clientCAFile, log: log, watch: newFileWatch(clientCAFile)}
 	pool, err := readClientCAs(clientCAFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	cas = &clientCAs{file: clientCAFile, log: log}
 	cas.pool.Store(pool)
 	cfg.ClientAuth = tls.RequireAndVerifyClientCert
 	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
@@ -202,12 +235,14 @@ func tlsConfig(r *certReloader, clientCAFile string, log *slog.Logger) (_ *tls.C
 }
 
 // clientCAs holds the CAs that sign the API clients' certificates, read from
-// --tls-client-ca at start and again on SIGHUP, so that a CA can be rotated
-// without a restart.
+// --tls-client-ca at start and again on SIGHUP and when it changes, so that
+// a CA can be rotated without a restart.
 type clientCAs struct {
 	file string
 	log  *slog.Logger
 	pool atomic.Pointer[x509.CertPool]
+	// watch holds the file as it was when last read or tried.
+	watch *fileWatch
 }
 
 // reload reads the CA file again; a file that does not read keeps the

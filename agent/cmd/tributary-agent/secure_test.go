@@ -128,10 +128,30 @@ func TestCertReloader(t *testing.T) {
 	}
 }
 
+// newClientCA returns a new CA named name and a client certificate it
+// signed.
+func newClientCA(t *testing.T, name string) (*testcerts.CA, []tls.Certificate) {
+	t.Helper()
+	ca, err := testcerts.NewCA(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := ca.Issue(testcerts.Leaf{CommonName: "terraform", Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(pair.CertPEM, pair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, []tls.Certificate{cert}
+}
+
 var listeningTLSRE = regexp.MustCompile(`^tributary-agent listening on (https://\S+)$`)
 
 // serve runs with HTTPS, client certificates and a token file of two
-// tokens; SIGHUP reloads the key pair and the tokens.
+// tokens; SIGHUP reloads the key pair, the tokens and the client CAs, which
+// are also read again when their file changes.
 func TestServeHTTPS(t *testing.T) {
 	ca, err := testcerts.NewCA("agent CA")
 	if err != nil {
@@ -185,20 +205,9 @@ func TestServeHTTPS(t *testing.T) {
 
 	// Rotation: the new key pair, only the new token and only a new client
 	// CA, then SIGHUP.
-	clientCA, err := testcerts.NewCA("client CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newClientPair, err := clientCA.Issue(testcerts.Leaf{CommonName: "terraform", Client: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	newClientCert, err := tls.X509KeyPair(newClientPair.CertPEM, newClientPair.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clientCA, newClientCert := newClientCA(t, "client CA")
 	oldCert := withCert
-	withCert = []tls.Certificate{newClientCert}
+	withCert = newClientCert
 	keyPairFiles(t, dir, second, time.Now())
 	writeFile(t, dir, "tokens", "# "+time.Now().Format(time.DateOnly)+"\n"+newToken+"\n", 0o600)
 	writeFile(t, dir, "ca.pem", string(clientCA.CertPEM), 0o600)
@@ -223,6 +232,17 @@ func TestServeHTTPS(t *testing.T) {
 	if _, err := call(oldCert, "/healthz", ""); err == nil {
 		t.Error("a client certificate of the old client CA was accepted after the rotation")
 	}
+
+	// The client CA file is read again when it changes, without a signal.
+	thirdCA, thirdCert := newClientCA(t, "third client CA")
+	writeFile(t, dir, "ca.pem", string(thirdCA.CertPEM), 0o600)
+	waitUntil(t, "a client certificate of the third client CA accepted", func() bool {
+		_, err := call(thirdCert, "/healthz", "")
+		return err == nil
+	})
+	if _, err := call(withCert, "/healthz", ""); err == nil {
+		t.Error("a client certificate of the second client CA was accepted after the file changed")
+	}
 	p.stop(t, syscall.SIGTERM)
 
 	logs := p.stderr.String()
@@ -241,6 +261,183 @@ func TestServeHTTPS(t *testing.T) {
 	for _, tok := range []string{oldToken, newToken} {
 		if strings.Contains(logs, tok) {
 			t.Errorf("the log contains a token:\n%s", logs)
+		}
+	}
+}
+
+// A watched file changed when its time or size differs, or when its path
+// leads to another file, even of the same time and size: a file renamed
+// over it, or a link moved to a new target.
+func TestFileWatch(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Now().Add(-time.Hour)
+	write := func(name, data string) string {
+		t.Helper()
+		f := writeFile(t, dir, name, data, 0o600)
+		if err := os.Chtimes(f, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	file := write("file", "one\n")
+	w := newFileWatch(file)
+	check := func(step string, want bool) {
+		t.Helper()
+		if got := w.changed(); got != want {
+			t.Fatalf("%s: changed() = %v, want %v", step, got, want)
+		}
+		w.mark()
+	}
+	check("untouched", false)
+	write("file", "two\n")
+	check("rewritten in place with the same time and size", false)
+	if err := os.Chtimes(file, at, at.Add(time.Nanosecond)); err != nil {
+		t.Fatal(err)
+	}
+	check("a newer modification time", true)
+	write("file", "three\n")
+	check("another size", true)
+	if err := os.Rename(write("new", "four!\n"), file); err != nil {
+		t.Fatal(err)
+	}
+	check("replaced by a rename, same time and size", true)
+
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("file", link); err != nil {
+		t.Fatal(err)
+	}
+	write("other", "five!\n")
+	w = newFileWatch(link)
+	if err := os.Rename(symlinkTo(t, dir, "other"), link); err != nil {
+		t.Fatal(err)
+	}
+	check("a link moved to a file of the same time and size", true)
+	if err := os.Remove(filepath.Join(dir, "other")); err != nil {
+		t.Fatal(err)
+	}
+	check("its target removed", true)
+	check("still missing", false)
+}
+
+// symlinkTo makes a new link in dir to target and returns its path.
+func symlinkTo(t *testing.T, dir, target string) string {
+	t.Helper()
+	link := filepath.Join(dir, "..link_tmp")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+// secretVersion writes tokens, dated at, as a new version of a folder laid
+// out as the kubelet lays out a mounted Secret (tokens -> ..data/tokens,
+// ..data -> ..<version>), and moves ..data to it as the kubelet does: a new
+// link renamed over the old one.
+func secretVersion(t *testing.T, dir, version, tokens string, at time.Time) {
+	t.Helper()
+	folder := filepath.Join(dir, ".."+version)
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(writeFile(t, folder, "tokens", tokens, 0o600), at, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(symlinkTo(t, dir, ".."+version), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitUntil fails when ok is still false after 20 seconds.
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("20s on, still not: %s", what)
+		}
+	}
+}
+
+// serve reads its token file again when it changes, without a signal, also
+// as the kubelet updates a mounted Secret; a file that became invalid or
+// was removed keeps the tokens in force and logs why, and SIGHUP still
+// reloads.
+func TestServeReloadsTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.Mkdir(secret, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(secret, "tokens")
+	if err := os.Symlink("..data/tokens", tokenFile); err != nil {
+		t.Fatal(err)
+	}
+	// Three tokens and a file of comments only, all 41 bytes long.
+	first, second, third := strings.Repeat("1", 40), strings.Repeat("2", 40), strings.Repeat("3", 40)
+	invalid := "#" + strings.Repeat("-", 39)
+	at := time.Now().Add(-time.Hour)
+	secretVersion(t, secret, "v1", first+"\n", at)
+
+	p := start(t, []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--token-file", tokenFile})
+	url := p.waitFor(t, listeningRE) + "/v1/pipelines"
+	if code := get(t, url, first); code != http.StatusOK {
+		t.Fatalf("GET with the first token: %d", code)
+	}
+
+	// The new version has the same time and size: only the file differs.
+	secretVersion(t, secret, "v2", second+"\n", at)
+	waitUntil(t, "the second token accepted and the first refused", func() bool {
+		return get(t, url, second) == http.StatusOK && get(t, url, first) == http.StatusUnauthorized
+	})
+
+	secretVersion(t, secret, "v3", invalid+"\n", at)
+	waitUntil(t, "the log says the token file did not reload", func() bool {
+		return strings.Contains(p.stderr.String(), "the token file did not reload; still accepting the previous tokens")
+	})
+	if code := get(t, url, second); code != http.StatusOK {
+		t.Fatalf("GET with the second token after the file became invalid: %d, want it still accepted", code)
+	}
+
+	// Rewritten in place with its time kept, the file looks unchanged: only
+	// SIGHUP reads it.
+	v3 := filepath.Join(secret, "..v3", "tokens")
+	if err := os.WriteFile(v3, []byte(third+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(v3, at, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the third token accepted after SIGHUP and the second refused", func() bool {
+		return get(t, url, third) == http.StatusOK && get(t, url, second) == http.StatusUnauthorized
+	})
+
+	// A file gone is a file that does not read: the tokens stay.
+	if err := os.Remove(filepath.Join(secret, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the log says the token file is gone", func() bool {
+		return strings.Contains(p.stderr.String(), "reading the token file: open "+tokenFile+": no such file or directory")
+	})
+	if code := get(t, url, third); code != http.StatusOK {
+		t.Fatalf("GET with the third token after the file was removed: %d, want it still accepted", code)
+	}
+	p.stop(t, syscall.SIGTERM)
+
+	logs := p.stderr.String()
+	for _, want := range []string{
+		"token file " + tokenFile + " is empty",
+		`msg="reloaded the API tokens" tokens=[` + server.TokenFingerprint(second) + "]",
+		`msg="reloaded the API tokens" tokens=[` + server.TokenFingerprint(third) + "]",
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
+	for _, secret := range []string{first, second, third, invalid} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log contains the token file's content:\n%s", logs)
 		}
 	}
 }

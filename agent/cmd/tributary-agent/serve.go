@@ -76,9 +76,11 @@ type agentOptions struct {
 	// folders get it plus x wherever it has r.
 	warehouseMode fileMode
 	// tokens are the accepted API tokens; tokenFile, when set, is where
-	// they come from, read again on SIGHUP.
+	// they come from, read again on SIGHUP and when it changes, and
+	// tokenWatch holds it as it was before the tokens were read.
 	tokens         []string
 	tokenFile      string
+	tokenWatch     *fileWatch
 	insecureNoAuth bool
 	// tlsCert and tlsKey, when set, are the files of the key pair the API
 	// serves HTTPS with (reloaded on SIGHUP and when they change);
@@ -237,13 +239,13 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.dataDir, "data-dir", "", "`folder` for the agent's state (connections, pipelines); required")
 	fs.StringVar(&o.tokenFile, "token-file", "", "`file` holding the API tokens, one a line (# starts a comment), each at least "+
 		fmt.Sprint(server.MinTokenLength)+" bytes: any of them is accepted, so a new one can be added before the old one is removed; "+
-		"read again on SIGHUP (default: the "+tokenEnv+" environment variable)")
+		"read again on SIGHUP and when it changes (default: the "+tokenEnv+" environment variable)")
 	fs.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "accept API requests without a token; only on a trusted machine")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM `file` of the certificate (and its chain) the API serves HTTPS with; "+
 		"reloaded on SIGHUP and when it changes")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM `file` of the private key of --tls-cert; reloaded with it")
 	fs.StringVar(&o.tlsClientCA, "tls-client-ca", "", "PEM `file` of the CAs a client certificate must be signed by: "+
-		"with it, every client must present one (needs --tls-cert); read again on SIGHUP")
+		"with it, every client must present one (needs --tls-cert); read again on SIGHUP and when it changes")
 	clusterFlags(fs, &o)
 	fs.IntVar(&o.maxConnections, "max-connections", server.DefaultMaxConnections, "`count` of API connections kept open at most; "+
 		"at the cap, idle and still-arriving connections are closed first, so /healthz keeps answering")
@@ -275,6 +277,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	var err error
 	if o.tokenFile != "" {
+		o.tokenWatch = newFileWatch(o.tokenFile)
 		o.tokens, err = readTokens(o.tokenFile)
 	} else {
 		o.tokens, err = envToken(os.Getenv(tokenEnv))
@@ -388,8 +391,15 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	o.log.Info("agent started", "url", url, "data_dir", o.dataDir, "warehouse", o.warehouse, "version", version,
 		"memory_limit", o.memoryLimit, "buffer_budget", memory.Size(bufferBudget(o.memoryLimit)),
 		"go_memory_limit", memory.Size(goLimit), "tokens", fingerprints(o.tokens), "client_certificates", o.tlsClientCA != "")
-	if o.tokenFile != "" || certs != nil {
-		stopReloads := reloadOnHangup(o, srv, certs, cas)
+	var watched []watchedFile
+	if o.tokenFile != "" {
+		watched = append(watched, watchedFile{watch: o.tokenWatch, load: func() { reloadTokens(o, srv) }})
+	}
+	if cas != nil {
+		watched = append(watched, watchedFile{watch: cas.watch, load: cas.reload})
+	}
+	if len(watched) > 0 || certs != nil {
+		stopReloads := reloadFiles(certs, watched)
 		defer stopReloads()
 	}
 	if o.onListen != nil {
@@ -443,43 +453,75 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	return nil
 }
 
-// reloadOnHangup reloads, on every SIGHUP, the token file (when o has one)
-// into srv, the TLS key pair (when certs is set) and the client CAs (when
-// cas is set). A file that no longer reads keeps what it gave before. The returned function stops it.
-func reloadOnHangup(o agentOptions, srv *server.Server, certs *certReloader, cas *clientCAs) (stop func()) {
+// watchedFile is a file the agent reads again when it changes and on
+// SIGHUP.
+type watchedFile struct {
+	watch *fileWatch
+	// load reads the file and puts what it holds in force, or logs why it
+	// cannot and keeps what the file gave before.
+	load func()
+}
+
+// reload marks the file, then loads it.
+func (f watchedFile) reload() {
+	f.watch.mark()
+	f.load()
+}
+
+// reloadFiles reloads, on every SIGHUP, the TLS key pair (when certs is
+// set) and the watched files; it also reloads a watched file when it
+// changes, looking every checkEvery, since nothing sends a signal when, say,
+// the kubelet updates a mounted Secret. (The key pair is looked at on TLS
+// handshakes.) The returned function stops it.
+func reloadFiles(certs *certReloader, watched []watchedFile) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
+		var tick <-chan time.Time
+		if len(watched) > 0 {
+			ticker := time.NewTicker(checkEvery)
+			defer ticker.Stop()
+			tick = ticker.C
+		}
 		for {
 			select {
 			case <-done:
 				return
+			case <-tick:
+				for _, f := range watched {
+					if f.watch.changed() {
+						f.reload()
+					}
+				}
 			case <-hup:
+				if certs != nil {
+					certs.reload()
+				}
+				for _, f := range watched {
+					f.reload()
+				}
 			}
-			if certs != nil {
-				certs.reload()
-			}
-			if cas != nil {
-				cas.reload()
-			}
-			if o.tokenFile == "" {
-				continue
-			}
-			tokens, err := readTokens(o.tokenFile)
-			if err == nil {
-				err = srv.SetTokens(tokens)
-			}
-			if err != nil {
-				o.log.Error("the token file did not reload; still accepting the previous tokens", "err", err)
-				continue
-			}
-			warnIfReadable(o.tokenFile, o.log)
-			o.log.Info("reloaded the API tokens", "tokens", fingerprints(tokens))
 		}
 	}()
 	return func() {
 		signal.Stop(hup)
 		close(done)
 	}
+}
+
+// reloadTokens reads o's token file again into srv; a file that no longer
+// reads, or holds no valid token, keeps the previous tokens and logs why
+// (never a token).
+func reloadTokens(o agentOptions, srv *server.Server) {
+	tokens, err := readTokens(o.tokenFile)
+	if err == nil {
+		err = srv.SetTokens(tokens)
+	}
+	if err != nil {
+		o.log.Error("the token file did not reload; still accepting the previous tokens", "err", err)
+		return
+	}
+	warnIfReadable(o.tokenFile, o.log)
+	o.log.Info("reloaded the API tokens", "tokens", fingerprints(tokens))
 }

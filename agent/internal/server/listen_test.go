@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,13 +12,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testcerts"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testlog"
 )
 
 // serving is a server answering on a real listener through
@@ -27,25 +26,7 @@ import (
 type serving struct {
 	srv  *server.Server
 	addr string
-	log  *syncBuffer
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use, for logs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	log  *testlog.Buffer
 }
 
 // serve starts a server with cfg (its Store, Engine and Logger set here)
@@ -56,7 +37,7 @@ func serve(t *testing.T, cfg server.Config) *serving {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	cfg.Store, cfg.Engine = st, newFakeEngine()
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, err := server.New(cfg)

@@ -12,6 +12,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/redact"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/server"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/testlog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -43,7 +44,7 @@ func TestSecretsRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng := &lastErrorEngine{fakeEngine: newFakeEngine()}
-	var logs syncBuffer
+	var logs testlog.Buffer
 	red := redact.New()
 	srv, err := server.New(server.Config{
 		Store: st, Engine: eng, Tokens: []string{testToken}, Redactor: red,
