@@ -59,6 +59,17 @@ func loadKey(dir, file string) (*secretsKey, error) {
 	if err != nil {
 		return nil, err
 	}
+	key, err := newSecretsKey(raw, file)
+	if err != nil {
+		return nil, err
+	}
+	key.generated = generated
+	return key, nil
+}
+
+// newSecretsKey returns the key raw, which came from file (or what file
+// names, in errors).
+func newSecretsKey(raw []byte, file string) (*secretsKey, error) {
 	block, err := aes.NewCipher(raw)
 	if err != nil {
 		return nil, fmt.Errorf("secrets key file %s: %w", file, err)
@@ -67,7 +78,18 @@ func loadKey(dir, file string) (*secretsKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secrets key file %s: %w", file, err)
 	}
-	return &secretsKey{aead: aead, file: file, generated: generated}, nil
+	return &secretsKey{aead: aead, file: file}, nil
+}
+
+// hasPlainSecret reports whether c, as stored, holds a secret in plain
+// text, as agents before the secrets key stored them.
+func hasPlainSecret(c *spec.Connection) bool {
+	for _, f := range c.SecretFields() {
+		if *f.Value != "" && !strings.HasPrefix(*f.Value, sealedPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // generateKey writes a new random key to file unless the file exists, and
