@@ -25,7 +25,11 @@ func openState(o *agentOptions) (*store.Store, *redact.Redactor, error) {
 	o.log = slog.New(redact.NewHandler(o.log.Handler(), secrets))
 	if o.cluster != "" {
 		st, err := openShared(o)
-		return st, secrets, err
+		if err != nil {
+			return nil, nil, err
+		}
+		warnKeyFile(o.log, st)
+		return st, secrets, nil
 	}
 	var opts []store.Option
 	if o.secretsKeyFile != "" {
@@ -39,5 +43,14 @@ func openState(o *agentOptions) (*store.Store, *redact.Redactor, error) {
 		o.log.Warn("generated the key that encrypts the connections' secrets; the connections cannot be read without it: "+
 			"back it up, or pass your own with --secrets-key-file", "file", file)
 	}
+	warnKeyFile(o.log, st)
 	return st, secrets, nil
+}
+
+// warnKeyFile logs the store's warning about its secrets key file's
+// permissions, if any.
+func warnKeyFile(log *slog.Logger, st *store.Store) {
+	if note := st.KeyFileNote(); note != "" {
+		log.Warn(note)
+	}
 }

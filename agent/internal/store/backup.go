@@ -167,9 +167,9 @@ func Backup(dir string, w io.Writer, opts BackupOptions) (BackupResult, error) {
 }
 
 // sealPlainSecrets returns data, the stored connection name, with every
-// secret it holds in plain text encrypted with the key loadKey returns,
+// secret it holds in plain text encrypted with the key folderKey returns,
 // which it calls only then, and whether there was such a secret.
-func sealPlainSecrets(name string, data []byte, loadKey func() (*secretsKey, error)) ([]byte, bool, error) {
+func sealPlainSecrets(name string, data []byte, folderKey func() (*secretsKey, error)) ([]byte, bool, error) {
 	c, err := decode[spec.Connection](data)
 	if err != nil {
 		return nil, false, fmt.Errorf("reading connection %q: %w", name, err)
@@ -177,7 +177,7 @@ func sealPlainSecrets(name string, data []byte, loadKey func() (*secretsKey, err
 	if !hasPlainSecret(&c) {
 		return data, false, nil
 	}
-	key, err := loadKey()
+	key, err := folderKey()
 	if err == nil {
 		_, err = key.Unseal(&c)
 	}

@@ -198,6 +198,12 @@ func (s *Store) KeyFile() (path string, generated bool) {
 	return s.key.file, s.key.generated
 }
 
+// KeyFileNote returns a warning for the agent to log about the
+// permissions of the secrets key file, or "": a file root owns and lets
+// its group read is accepted (see [Private]), and the note names that
+// group, which must have no other member than the agent's user.
+func (s *Store) KeyFileNote() string { return s.key.note }
+
 // Codec turns an object of a collection into the form it is stored in on
 // disk and back; the connections' codec encrypts their secrets.
 // Implementations must be safe for concurrent use.
