@@ -174,7 +174,8 @@ func stateBackup(args []string, stdout, stderr io.Writer) error {
 			res.Sealed, res.KeyFile)
 	}
 	if res.KeyGenerated {
-		fmt.Fprintf(stdout, "generated that key, as the agent's next start would have: keep a copy of it, a restore needs it\n")
+		fmt.Fprintf(stdout, "generated that key, as the agent's next start would have: keep a copy of it, a restore needs it; "+
+			"if the agent is given another key (--secrets-key-file), back up again with that --secrets-key-file\n")
 	}
 	if !withKey {
 		fmt.Fprintln(stdout, "the secrets key is not in the backup: keep a copy of it apart, a restore needs it to read the connections")

@@ -146,15 +146,17 @@ func Backup(dir string, w io.Writer, opts BackupOptions) (BackupResult, error) {
 		res.Objects += len(objects)
 	}
 	if opts.IncludeKey {
-		k, err := loadFolderKey()
+		// Read, never generated here: a new key would open none of the
+		// folder's secrets.
+		keyFile := opts.KeyFile
+		if keyFile == "" {
+			keyFile = filepath.Join(dir, DefaultKeyFile)
+		}
+		raw, err := readKeyFile(keyFile)
 		if err != nil {
 			return res, err
 		}
-		raw, err := readKeyFile(k.file)
-		if err != nil {
-			return res, err
-		}
-		doc.SecretsKey = encodeKey(raw)
+		doc.SecretsKey, res.KeyFile = encodeKey(raw), keyFile
 	}
 	data, err := encode(&doc)
 	if err != nil {

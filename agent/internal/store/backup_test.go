@@ -327,3 +327,19 @@ func TestRestoreIntoStartedFolder(t *testing.T) {
 		t.Fatalf("Restore into a folder holding format.json and the backup's key: %v", err)
 	}
 }
+
+// TestBackupKeyNotGenerated: a backup asked to hold the key of a folder
+// that has none fails, and generates none there.
+func TestBackupKeyNotGenerated(t *testing.T) {
+	dir := copyFixture(t, "format1")
+	keyFile := filepath.Join(dir, store.DefaultKeyFile)
+	if err := os.Remove(keyFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Backup(dir, &bytes.Buffer{}, store.BackupOptions{IncludeKey: true}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("Backup with the key of a folder without one = %v, want a refusal", err)
+	}
+	if _, err := os.Stat(keyFile); !os.IsNotExist(err) {
+		t.Fatalf("Backup generated a key: %v", err)
+	}
+}
