@@ -199,8 +199,9 @@ func stateRestore(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&in, "in", "", "`file` of the backup, as state backup wrote it; required")
 	fs.BoolVar(&force, "force", false, "restore into a folder that holds state already, replacing it: its objects the backup lacks are removed, "+
 		"and its secrets key is replaced by the backup's, if the backup holds one")
-	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of the key the agent will be given, to check that the restored "+
-		"connections open with it (default <data-dir>/"+store.DefaultKeyFile+", when it exists or the backup holds a key)")
+	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of the key the agent will be given, to check that the backup's "+
+		"connections open with it before anything is written (default: the backup's key, if it holds one, else <data-dir>/"+
+		store.DefaultKeyFile+", if it exists)")
 	if err := parseStateFlags(fs, args, "data-dir", "in"); err != nil {
 		return err
 	}
