@@ -90,6 +90,15 @@ func TestStateBackupRestore(t *testing.T) {
 		!strings.Contains(text, "no such file") {
 		t.Errorf("state backup of a missing folder: exit %d, %s", code, text)
 	}
+	// A folder a restore left midway: serve refuses it, saying to restore
+	// again.
+	if err := os.WriteFile(filepath.Join(restored, ".restore-in-progress"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, text := runBinary(t, "serve", "--listen", "127.0.0.1:0", "--data-dir", restored, "--insecure-no-auth"); code != 1 ||
+		!strings.Contains(text, "state restore --force") {
+		t.Errorf("serve on a folder a restore left midway: exit %d, %s; want a refusal saying to restore again", code, text)
+	}
 	// A folder without objects, as a cluster agent's: backed up, with a
 	// warning saying where a cluster's state is.
 	if code, text := runBinary(t, "state", "backup", "--data-dir", t.TempDir(), "--out", out); code != 0 ||

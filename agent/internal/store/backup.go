@@ -277,7 +277,8 @@ func Restore(dir string, r io.Reader, opts RestoreOptions) (RestoreResult, error
 			return res, fmt.Errorf("the backup's secrets key: %w", err)
 		}
 	}
-	if res.Checked, err = checkBackupKey(dir, doc.Objects[kinds[0].kindName()], key, opts.KeyFile); err != nil {
+	connections := doc.Objects[kinds[0].kindName()] // kinds lists the connections first
+	if res.Checked, err = checkBackupKey(dir, connections, key, opts.KeyFile); err != nil {
 		return res, err
 	}
 	if err := os.MkdirAll(dir, dirMode); err != nil {
