@@ -11,7 +11,8 @@ import (
 // secretsKeyFlagUsage documents --secrets-key-file, a flag of serve and dev.
 const secretsKeyFlagUsage = "`file` holding the key that encrypts the connections' secrets in the data folder: 32 random bytes " +
 	"in base64, e.g. made with `openssl rand -base64 32 > FILE && chmod 600 FILE`; it must not be readable by group or others " +
-	"(but a file root owns may let its group read it, as a Kubernetes Secret mounted for a pod with an fsGroup does) " +
+	"(but a file root owns may let its group read it, as a Kubernetes Secret mounted for a pod with an fsGroup does; the agent " +
+	"then logs a warning naming the group, which must have no other member than the agent's user) " +
 	"(default <data-dir>/" + store.DefaultKeyFile + ", generated on first start; keep the key apart from the data folder, " +
 	"a mounted secret say, so that a copy of the folder does not reveal the secrets)"
 

@@ -91,9 +91,11 @@ type openConfig struct {
 //
 //	openssl rand -base64 32 > secrets.key && chmod 600 secrets.key
 //
-// It must not be readable by the group or others. A key kept apart from the
-// data folder (a mounted secret, say) is what keeps a copy of the data
-// folder from revealing the secrets.
+// It must not be readable by the group or others, but for a file root owns
+// and lets its group read (see [Private]; [Store.KeyFileNote] is the
+// warning to log then). A key kept apart from the data folder (a mounted
+// secret, say) is what keeps a copy of the data folder from revealing the
+// secrets.
 func SecretsKeyFile(file string) Option {
 	return func(c *openConfig) { c.keyFile = file }
 }
