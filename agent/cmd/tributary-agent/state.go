@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -142,7 +141,8 @@ func stateBackup(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&out, "out", "", "`file` to write the backup to, mode 0600, replaced if it exists; required")
 	fs.BoolVar(&withKey, "include-secrets-key", false, "put the key that encrypts the connections' secrets in the backup too")
 	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of that key, as the agent is given it (default <data-dir>/"+store.DefaultKeyFile+
-		"); read with --include-secrets-key only")
+		"); read with --include-secrets-key, and to encrypt the secrets an agent older than the key stored in plain text "+
+		"(the default file is generated then if it does not exist, as the agent's next start would)")
 	if err := parseStateFlags(fs, args, "data-dir", "out"); err != nil {
 		return err
 	}
@@ -154,63 +154,43 @@ func stateBackup(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer lock.Release()
-	if !withKey {
-		keyFile = ""
-	} else if keyFile == "" {
-		keyFile = filepath.Join(dataDir, store.DefaultKeyFile)
-	}
-	var n int
-	err = writeFileReplacing(out, func(w io.Writer) error {
+	var res store.BackupResult
+	err = store.WriteFileAtomic(out, func(w io.Writer) error {
 		var err error
-		n, err = store.Backup(dataDir, w, keyFile)
+		res, err = store.Backup(dataDir, w, store.BackupOptions{KeyFile: keyFile, IncludeKey: withKey})
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("backing up %s: %w", dataDir, err)
 	}
-	fmt.Fprintf(stdout, "backed up %d object(s) of %s to %s\n", n, dataDir, out)
-	if keyFile == "" {
+	fmt.Fprintf(stdout, "backed up %d object(s) of %s to %s\n", res.Objects, dataDir, out)
+	if res.Objects == 0 {
+		fmt.Fprintf(stderr, "warning: %s holds no object, so the backup is empty; if it is the data folder of an agent of a cluster "+
+			"(--cluster), the cluster's desired state lives on the object store, under the warehouse: keep it with the "+
+			"bucket's versioning instead\n", dataDir)
+	}
+	if res.Sealed > 0 {
+		fmt.Fprintf(stdout, "%d connection(s) stored secrets in plain text; the backup holds them encrypted with the key in %s\n",
+			res.Sealed, res.KeyFile)
+	}
+	if res.KeyGenerated {
+		fmt.Fprintf(stdout, "generated that key, as the agent's next start would have: keep a copy of it, a restore needs it; "+
+			"if the agent is given another key (--secrets-key-file), back up again with that --secrets-key-file\n")
+	}
+	if !withKey {
 		fmt.Fprintln(stdout, "the secrets key is not in the backup: keep a copy of it apart, a restore needs it to read the connections")
 	}
 	return nil
-}
-
-// writeFileReplacing writes file, mode 0600, with what write writes: into
-// a temporary file beside it, synced, then renamed over it, so that file
-// is either the old one or the whole new one.
-func writeFileReplacing(file string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), file)
 }
 
 // stateRestore runs `tributary-agent state restore`: it writes a backup
 // into the data folder of a stopped agent.
 func stateRestore(args []string, stdout, stderr io.Writer) error {
 	fs := stateFlags("state restore", "usage: tributary-agent state restore --data-dir DIR --in FILE [--force] [--secrets-key-file FILE]\n\n"+
-		"Writes a backup into a data folder, refusing one that holds state already unless --force is given, and a\n"+
-		"backup of a newer format than this agent reads. Then, when the secrets key is at hand, opens the state as\n"+
-		"serve would, to check it. "+backupCovers, stderr)
+		"Writes a backup into a data folder, refusing one that holds state already unless --force is given, a backup\n"+
+		"of a newer format than this agent reads, and, when the secrets key is at hand, a backup whose connections that\n"+
+		"key does not decrypt: all checked before anything is written. Then it opens the state as serve would. A restore\n"+
+		"cut short leaves a marker that serve refuses: run restore again with --force. "+backupCovers, stderr)
 	var (
 		dataDir, in, keyFile string
 		force                bool
@@ -219,8 +199,9 @@ func stateRestore(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&in, "in", "", "`file` of the backup, as state backup wrote it; required")
 	fs.BoolVar(&force, "force", false, "restore into a folder that holds state already, replacing it: its objects the backup lacks are removed, "+
 		"and its secrets key is replaced by the backup's, if the backup holds one")
-	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of the key the agent will be given, to check that the restored "+
-		"connections open with it (default <data-dir>/"+store.DefaultKeyFile+", when it exists or the backup holds a key)")
+	fs.StringVar(&keyFile, "secrets-key-file", "", "`file` of the key the agent will be given, to check that the backup's "+
+		"connections open with it before anything is written (default: the backup's key, if it holds one, else <data-dir>/"+
+		store.DefaultKeyFile+", if it exists)")
 	if err := parseStateFlags(fs, args, "data-dir", "in"); err != nil {
 		return err
 	}
@@ -234,7 +215,7 @@ func stateRestore(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("opening the backup: %w", err)
 	}
 	defer func() { _ = backup.Close() }()
-	res, err := store.Restore(dataDir, backup, force)
+	res, err := store.Restore(dataDir, backup, store.RestoreOptions{Force: force, KeyFile: keyFile})
 	if err != nil {
 		return fmt.Errorf("restoring %s into %s: %w", in, dataDir, err)
 	}
@@ -242,13 +223,14 @@ func stateRestore(args []string, stdout, stderr io.Writer) error {
 	if res.KeyFile != "" {
 		fmt.Fprintf(stdout, "wrote the backup's secrets key to %s\n", res.KeyFile)
 	}
-	var opts []store.Option
-	if keyFile != "" {
-		opts = append(opts, store.SecretsKeyFile(keyFile))
-	} else if _, err := os.Stat(filepath.Join(dataDir, store.DefaultKeyFile)); errors.Is(err, os.ErrNotExist) {
+	if !res.Checked {
 		fmt.Fprintf(stdout, "no secrets key to check the connections with: put the key the agent used at %s, "+
 			"or give serve --secrets-key-file\n", filepath.Join(dataDir, store.DefaultKeyFile))
 		return nil
+	}
+	var opts []store.Option
+	if keyFile != "" {
+		opts = append(opts, store.SecretsKeyFile(keyFile))
 	}
 	if _, err := store.Open(dataDir, opts...); err != nil {
 		return fmt.Errorf("restored %s into %s, but the state does not open: %w", in, dataDir, err)

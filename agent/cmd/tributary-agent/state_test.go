@@ -69,14 +69,15 @@ func TestStateBackupRestore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("state restore --force: exit %d, %s", code, text)
 	}
-	// Checked with another key, the restored connection does not open.
+	// Checked with another key, the backup's connection does not open:
+	// refused before anything is written.
 	other := filepath.Join(t.TempDir(), "other.key")
 	if err := os.WriteFile(other, []byte(base64.StdEncoding.EncodeToString(make([]byte, 32))), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, text = runBinary(t, "state", "restore", "--data-dir", restored, "--in", out, "--force", "--secrets-key-file", other)
-	if code != 1 || !strings.Contains(text, "the state does not open") || !strings.Contains(text, "cannot be decrypted") {
-		t.Fatalf("state restore checked with another key: exit %d, %s; want a failure saying the state does not open", code, text)
+	if code != 1 || !strings.Contains(text, "nothing was written") || !strings.Contains(text, "cannot be decrypted") {
+		t.Fatalf("state restore checked with another key: exit %d, %s; want a refusal saying the connection does not open", code, text)
 	}
 	again := start(t, []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", restored, "--insecure-no-auth", "--secrets-key-file", key})
 	url := again.waitFor(t, listeningRE)
@@ -88,6 +89,21 @@ func TestStateBackupRestore(t *testing.T) {
 	if code, text := runBinary(t, "state", "backup", "--data-dir", filepath.Join(t.TempDir(), "none"), "--out", out); code != 1 ||
 		!strings.Contains(text, "no such file") {
 		t.Errorf("state backup of a missing folder: exit %d, %s", code, text)
+	}
+	// A folder a restore left midway: serve refuses it, saying to restore
+	// again.
+	if err := os.WriteFile(filepath.Join(restored, ".restore-in-progress"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, text := runBinary(t, "serve", "--listen", "127.0.0.1:0", "--data-dir", restored, "--insecure-no-auth"); code != 1 ||
+		!strings.Contains(text, "state restore --force") {
+		t.Errorf("serve on a folder a restore left midway: exit %d, %s; want a refusal saying to restore again", code, text)
+	}
+	// A folder without objects, as a cluster agent's: backed up, with a
+	// warning saying where a cluster's state is.
+	if code, text := runBinary(t, "state", "backup", "--data-dir", t.TempDir(), "--out", out); code != 0 ||
+		!strings.Contains(text, "warning:") || !strings.Contains(text, "versioning") {
+		t.Errorf("state backup of a folder without objects: exit %d, %s; want a warning", code, text)
 	}
 	if code, _ := runBinary(t, "state", "bogus"); code != 2 {
 		t.Errorf("state bogus: exit %d, want 2", code)

@@ -2,6 +2,12 @@ package store
 
 import (
 	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +34,39 @@ func TestPrivate(t *testing.T) {
 		if got := private(tc.perm, tc.rootOwned, tc.euid); got != tc.want {
 			t.Errorf("private(%#o, root-owned %v, euid %d) = %v, want %v", tc.perm, tc.rootOwned, tc.euid, got, tc.want)
 		}
+	}
+}
+
+// The note for a key file its group may read names the group, by name and
+// id, and says it must have no other member; a file only its owner may
+// read gets none.
+func TestGroupNote(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("files have no Unix group")
+	}
+	file := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note := groupNote(file, info); note != "" {
+		t.Errorf("groupNote of a 0600 file = %q, want none", note)
+	}
+	if err := os.Chmod(file, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if info, err = os.Stat(file); err != nil {
+		t.Fatal(err)
+	}
+	gid := strconv.Itoa(os.Getegid())
+	want := "group " + gid
+	if g, err := user.LookupGroupId(gid); err == nil {
+		want = "group " + g.Name + " (" + gid + ")"
+	}
+	if note := groupNote(file, info); !strings.Contains(note, want) || !strings.Contains(note, "no other member") || !strings.Contains(note, file) {
+		t.Errorf("groupNote of a 0640 file = %q, want it to name %q and say the group must have no other member", note, want)
 	}
 }

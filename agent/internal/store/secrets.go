@@ -40,6 +40,9 @@ type secretsKey struct {
 	// file is where the key came from; generated says Open just made it.
 	file      string
 	generated bool
+	// note is a warning about the file's permissions to log (see
+	// [groupNote]); "" for none.
+	note string
 }
 
 var _ Codec[spec.Connection] = (*secretsKey)(nil)
@@ -55,10 +58,21 @@ func loadKey(dir, file string) (*secretsKey, error) {
 			return nil, err
 		}
 	}
-	raw, err := readKeyFile(file)
+	raw, note, err := readKeyFileNote(file)
 	if err != nil {
 		return nil, err
 	}
+	key, err := newSecretsKey(raw, file)
+	if err != nil {
+		return nil, err
+	}
+	key.generated, key.note = generated, note
+	return key, nil
+}
+
+// newSecretsKey returns the key raw, which came from file (or what file
+// names, in errors).
+func newSecretsKey(raw []byte, file string) (*secretsKey, error) {
 	block, err := aes.NewCipher(raw)
 	if err != nil {
 		return nil, fmt.Errorf("secrets key file %s: %w", file, err)
@@ -67,7 +81,18 @@ func loadKey(dir, file string) (*secretsKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secrets key file %s: %w", file, err)
 	}
-	return &secretsKey{aead: aead, file: file, generated: generated}, nil
+	return &secretsKey{aead: aead, file: file}, nil
+}
+
+// hasPlainSecret reports whether c, as stored, holds a secret in plain
+// text, as agents before the secrets key stored them.
+func hasPlainSecret(c *spec.Connection) bool {
+	for _, f := range c.SecretFields() {
+		if *f.Value != "" && !strings.HasPrefix(*f.Value, sealedPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // generateKey writes a new random key to file unless the file exists, and
@@ -124,36 +149,42 @@ func writeKey(f *os.File, key []byte) error {
 // readKeyFile returns the key in file, refusing a file others may read
 // (see [Private]).
 func readKeyFile(file string) ([]byte, error) {
+	key, _, err := readKeyFileNote(file)
+	return key, err
+}
+
+// readKeyFileNote is readKeyFile, and returns besides the warning to log
+// about the file's group, if any (see [groupNote]).
+func readKeyFileNote(file string) (key []byte, note string, err error) {
 	f, err := os.Open(file)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("secrets key file %s does not exist; create one with `openssl rand -base64 32 > %s && chmod 600 %s`, "+
+			return nil, "", fmt.Errorf("secrets key file %s does not exist; create one with `openssl rand -base64 32 > %s && chmod 600 %s`, "+
 				"or leave --secrets-key-file out to keep a generated key in the data folder", file, file, file)
 		}
-		return nil, fmt.Errorf("opening the secrets key file: %w", err)
+		return nil, "", fmt.Errorf("opening the secrets key file: %w", err)
 	}
 	defer func() { _ = f.Close() }()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("secrets key file %s: %w", file, err)
+		return nil, "", fmt.Errorf("secrets key file %s: %w", file, err)
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("secrets key file %s is not a regular file", file)
+		return nil, "", fmt.Errorf("secrets key file %s is not a regular file", file)
 	}
 	// Windows has no such permission bits; its ACLs are the user's.
 	if !Private(info) && runtime.GOOS != "windows" {
-		return nil, fmt.Errorf("secrets key file %s may be read by other users (mode %04o); restrict it with `chmod 600 %s`",
+		return nil, "", fmt.Errorf("secrets key file %s may be read by other users (mode %04o); restrict it with `chmod 600 %s`",
 			file, info.Mode().Perm(), file)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading the secrets key file %s: %w", file, err)
+		return nil, "", fmt.Errorf("reading the secrets key file %s: %w", file, err)
 	}
-	key, err := decodeKey(data)
-	if err != nil {
-		return nil, fmt.Errorf("secrets key file %s does not hold a key: %w", file, err)
+	if key, err = decodeKey(data); err != nil {
+		return nil, "", fmt.Errorf("secrets key file %s does not hold a key: %w", file, err)
 	}
-	return key, nil
+	return key, groupNote(file, info), nil
 }
 
 // encodeKey returns key as a key file holds it, without the newline.

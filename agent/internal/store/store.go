@@ -91,9 +91,11 @@ type openConfig struct {
 //
 //	openssl rand -base64 32 > secrets.key && chmod 600 secrets.key
 //
-// It must not be readable by the group or others. A key kept apart from the
-// data folder (a mounted secret, say) is what keeps a copy of the data
-// folder from revealing the secrets.
+// It must not be readable by the group or others, but for a file root owns
+// and lets its group read (see [Private]; [Store.KeyFileNote] is the
+// warning to log then). A key kept apart from the data folder (a mounted
+// secret, say) is what keeps a copy of the data folder from revealing the
+// secrets.
 func SecretsKeyFile(file string) Option {
 	return func(c *openConfig) { c.keyFile = file }
 }
@@ -116,6 +118,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("creating data folder: %w", err)
+	}
+	if err := checkNoRestoreMarker(dir); err != nil {
+		return nil, err
 	}
 	format, err := readLocalFormat(dir)
 	if err != nil {
@@ -194,6 +199,12 @@ func (s *Store) kinds() []kind {
 func (s *Store) KeyFile() (path string, generated bool) {
 	return s.key.file, s.key.generated
 }
+
+// KeyFileNote returns a warning for the agent to log about the
+// permissions of the secrets key file, or "": a file root owns and lets
+// its group read is accepted (see [Private]), and the note names that
+// group, which must have no other member than the agent's user.
+func (s *Store) KeyFileNote() string { return s.key.note }
 
 // Codec turns an object of a collection into the form it is stored in on
 // disk and back; the connections' codec encrypts their secrets.
@@ -614,50 +625,63 @@ func (l *localFiles) write(kind, name string, sealed []byte, apply func()) error
 	return nil
 }
 
-// writeFileAtomic replaces dir/name with data: write a temporary file, fsync
-// it, rename it over the target and fsync the folder so the rename survives
-// a crash.
-func writeFileAtomic(dir, name string, data []byte) (err error) {
-	f, err := os.CreateTemp(dir, tempPrefix+"*")
-	if err != nil {
+// writeFileAtomic replaces dir/name with data, as [WriteFileAtomic] does.
+func writeFileAtomic(dir, name string, data []byte) error {
+	return WriteFileAtomic(filepath.Join(dir, name), func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
+	})
+}
+
+// WriteFileAtomic replaces file, mode 0600, with what write writes: into a
+// temporary file beside it (its name starts with ".tmp-"), fsynced, renamed
+// over file, and the folder fsynced so that the rename survives a crash.
+// file is then either the old one or the whole new one, never a torn one.
+func WriteFileAtomic(file string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(file)
+	f, err := os.CreateTemp(dir, tempPrefix+filepath.Base(file)+"-*")
+	if err != nil {
+		return fmt.Errorf("creating a temporary file beside %s: %w", file, err)
 	}
 	tmp := f.Name()
 	defer func() {
 		if err != nil {
+			_ = f.Close()
 			_ = os.Remove(tmp) // best effort; Open removes leftovers too
 		}
 	}()
 	// CreateTemp already uses 0600; Chmod makes the mode independent of it.
 	if err := f.Chmod(fileMode); err != nil {
-		_ = f.Close()
-		return err
+		return fmt.Errorf("restricting %s to its owner: %w", tmp, err)
 	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
+	if err := write(f); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
+		return fmt.Errorf("syncing %s: %w", tmp, err)
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return fmt.Errorf("closing %s: %w", tmp, err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return err
+	if err := os.Rename(tmp, file); err != nil {
+		return fmt.Errorf("replacing %s: %w", file, err)
 	}
 	return syncDir(dir)
 }
 
+// syncDir fsyncs the folder dir, so that the files created, renamed or
+// removed in it stay so after a crash.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("opening folder %s to sync it: %w", dir, err)
 	}
 	if err := d.Sync(); err != nil {
 		_ = d.Close()
 		return fmt.Errorf("syncing folder %s: %w", dir, err)
 	}
-	return d.Close()
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("closing folder %s: %w", dir, err)
+	}
+	return nil
 }
