@@ -329,6 +329,32 @@ func TestManagerMaxRowsPerFile(t *testing.T) {
 // TestManagerStatusCountsOwnRows checks that the status's rows and files
 // count what the agent committed, not what another engine appended.
 func TestManagerStatusCountsOwnRows(t *testing.T) {
+	var version int64
+	status, loc := restartAfterEntry(t, 15, func(loc string, v int64) []byte {
+		version = v
+		// Another engine appends 1,000 rows in a file of its own.
+		return []byte(`{"commitInfo":{"timestamp":1,"operation":"WRITE","engineInfo":"Apache-Spark/4.0.1 Delta-Lake/4.0.1"}}
+{"add":{"path":"part-00000-other.snappy.parquet","partitionValues":{},"size":100,"modificationTime":1,"dataChange":true,"stats":"{\"numRecords\":1000}"}}
+`)
+	})
+	waitFor(t, 20*time.Second, "a commit after the other engine's", func() bool { return status().Version > version+1 })
+	snap, err := table.ReadSnapshot(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := status(); st.Rows != 15 || st.Files != int64(snap.NumFiles-1) {
+		t.Errorf("status rows %d, files %d; want 15 and %d, the agent's own", st.Rows, st.Files, snap.NumFiles-1)
+	}
+}
+
+// restartAfterEntry runs a pipeline of one table on a topic of 10 JSON
+// records until they are committed, stops it, writes the log entry that
+// entry returns (given the table's location and version) as the table's
+// next version, as another writer would, produces records up to upTo and
+// starts the pipeline again. It returns the running table's status and
+// its location.
+func restartAfterEntry(t *testing.T, upTo int, entry func(loc string, version int64) []byte) (status func() spec.TableStatus, loc string) {
+	t.Helper()
 	addr, producer := newCluster(t, 1, "events")
 	value := func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i) }
 	produce(t, producer, 0, 10, value)
@@ -339,34 +365,23 @@ func TestManagerStatusCountsOwnRows(t *testing.T) {
 	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 		t.Fatal(err)
 	}
-	status := func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
+	status = func() spec.TableStatus { st, _ := m.Status("p"); return st.Tables[0] }
 	waitFor(t, 20*time.Second, "10 rows", func() bool { return status().Rows == 10 })
 	loc, version := status().Location, status().Version
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
-	// Another engine appends 1,000 rows in a file of its own.
-	other := `{"commitInfo":{"timestamp":1,"operation":"WRITE","engineInfo":"Apache-Spark/4.0.1 Delta-Lake/4.0.1"}}
-{"add":{"path":"part-00000-other.snappy.parquet","partitionValues":{},"size":100,"modificationTime":1,"dataChange":true,"stats":"{\"numRecords\":1000}"}}
-`
-	entry := filepath.Join(loc, "_delta_log", fmt.Sprintf("%020d.json", version+1))
-	if err := os.WriteFile(entry, []byte(other), 0o644); err != nil {
+	next := filepath.Join(loc, "_delta_log", fmt.Sprintf("%020d.json", version+1))
+	if err := os.WriteFile(next, entry(loc, version), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
-	produce(t, producer, 10, 15, value)
+	produce(t, producer, 10, upTo, value)
 	m = NewManager(Config{Warehouse: warehouse})
+	t.Cleanup(func() { m.Close(context.Background()) })
 	if err := m.Apply(context.Background(), p, conn, nil); err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close(context.Background())
-	waitFor(t, 20*time.Second, "a commit after the other engine's", func() bool { return status().Version > version+1 })
-	snap, err := table.ReadSnapshot(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := status(); st.Rows != 15 || st.Files != int64(snap.NumFiles-1) {
-		t.Errorf("status rows %d, files %d; want 15 and %d, the agent's own", st.Rows, st.Files, snap.NumFiles-1)
-	}
+	return status, loc
 }
