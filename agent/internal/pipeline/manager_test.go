@@ -330,7 +330,7 @@ func TestManagerMaxRowsPerFile(t *testing.T) {
 // count what the agent committed, not what another engine appended.
 func TestManagerStatusCountsOwnRows(t *testing.T) {
 	var version int64
-	status, loc := restartAfterEntry(t, 15, func(loc string, v int64) []byte {
+	status, loc := restartAfterEntry(t, 15, func(_ string, v int64) []byte {
 		version = v
 		// Another engine appends 1,000 rows in a file of its own.
 		return []byte(`{"commitInfo":{"timestamp":1,"operation":"WRITE","engineInfo":"Apache-Spark/4.0.1 Delta-Lake/4.0.1"}}
