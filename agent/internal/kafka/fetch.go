@@ -248,9 +248,22 @@ var errSessionAged = errors.New("the fetch session reached metadata.max.age.ms")
 
 // dataLoss looks up the bounds of the partition after a fetch at offset
 // was out of range (err): a [*DataLossError] when the offset is outside
-// them, else the error to retry after: the look-up's, or err when the
-// offset is in range again (a leader that changed meanwhile).
+// them, else the error to retry after: a [*TopicRecreatedError] when the
+// topic's id is no longer TopicID, the look-up's, or err when the offset
+// is in range again (a leader that changed meanwhile).
 func (f *Fetcher) dataLoss(ctx context.Context, offset int64, err error) (*DataLossError, error) {
+	// A topic deleted and created again while a session was open answers
+	// its fetches out of range (the new topic ends before the offset), which
+	// would read as records Kafka lost: its id says what happened.
+	if f.TopicID != "" {
+		ids, lerr := f.Client.TopicIDs(ctx, []string{f.TP.Topic})
+		if lerr != nil {
+			return nil, fmt.Errorf("offset %d is out of range; look up the topic's id: %w", offset, lerr)
+		}
+		if now := ids[f.TP.Topic]; now != "" && now != f.TopicID {
+			return nil, &TopicRecreatedError{Topic: f.TP.Topic, Was: f.TopicID, Now: now}
+		}
+	}
 	tps := []TopicPartition{f.TP}
 	earliest, lerr := f.Client.Offsets(ctx, tps, Earliest)
 	if lerr != nil {
