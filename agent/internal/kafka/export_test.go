@@ -1,6 +1,11 @@
 package kafka
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	kafkago "github.com/segmentio/kafka-go"
+)
 
 // TestAzureScope is the scope the stand-in of Entra ID of UseFakeEntraID
 // hands tokens out for.
@@ -18,3 +23,9 @@ func (p *Producer) SetSequence(tp TopicPartition, seq int32) { p.seq[tp] = seq }
 
 // ProducerID returns the producer id InitProducerId gave p, -1 for none.
 func (p *Producer) ProducerID() int64 { return p.id }
+
+// DataLoss is the fetcher's classification of a fetch at offset answered
+// out of range: a data loss, or the error to go on with.
+func (f *Fetcher) DataLoss(ctx context.Context, offset int64) (*DataLossError, error) {
+	return f.dataLoss(ctx, offset, kafkago.OffsetOutOfRange)
+}

@@ -175,7 +175,8 @@ func TestIssue5Transactions(t *testing.T) {
 // TestIssue5TopicRecreated: a topic deleted and created again under the
 // same name was read on from the old topic's offsets. Topic ids tell the
 // two apart: a fetcher that expects the old id stops with a
-// TopicRecreatedError instead of reading the new topic.
+// TopicRecreatedError instead of reading the new topic, also when a fetch
+// is answered out of range.
 func TestIssue5TopicRecreated(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	if err != nil {
@@ -214,5 +215,18 @@ func TestIssue5TopicRecreated(t *testing.T) {
 	var recreated *kafka.TopicRecreatedError
 	if !errors.As(err, &recreated) || recreated.Was != before["t"] || recreated.Now != after["t"] {
 		t.Fatalf("fetching the re-created topic: %v", err)
+	}
+
+	// A fetch session opened before the topic was re-created can be
+	// answered out of range, the new topic ending before the offset: that
+	// is the re-created topic too, not records Kafka lost (which no
+	// setting can skip).
+	if lost, err := f.DataLoss(ctx, 20); lost != nil || !errors.As(err, &recreated) || recreated.Was != before["t"] {
+		t.Fatalf("out of range at 20 on the re-created topic: %v, %v; want a TopicRecreatedError", lost, err)
+	}
+	// A fetcher that expects the topic's own id finds the loss.
+	f.TopicID = after["t"]
+	if lost, err := f.DataLoss(ctx, 20); lost == nil || lost.Latest != 0 {
+		t.Fatalf("out of range at 20 on a topic that ends at 0: %v, %v; want a DataLossError", lost, err)
 	}
 }
