@@ -151,17 +151,45 @@ var sparkSlot = make(chan struct{}, 1)
 // start-up chatter, and fails the test if the script fails.
 func runSpark(t *testing.T, spark, script string, args ...string) {
 	t.Helper()
+	startSpark(t, spark, script, args...).wait()
+}
+
+// sparkRun is a Spark script started by startSpark.
+type sparkRun struct {
+	t      *testing.T
+	script string
+	done   chan struct{}
+	out    bytes.Buffer
+	err    error
+	took   time.Duration
+}
+
+// startSpark starts what runSpark runs and returns at once, for a test
+// that works beside the script; wait ends it.
+func startSpark(t *testing.T, spark, script string, args ...string) *sparkRun {
 	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", script)}, args...)...)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(spark, "python"), "SPARK_LOCAL_IP=127.0.0.1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	sparkSlot <- struct{}{}
-	start := time.Now()
-	err := cmd.Run()
-	<-sparkSlot
-	t.Logf("%s (%s):\n%s", script, time.Since(start).Round(time.Second), sparkOutput(out.String()))
-	if err != nil {
-		t.Fatalf("%s: %v", script, err)
+	r := &sparkRun{t: t, script: script, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = &r.out, &r.out
+	go func() {
+		defer close(r.done)
+		sparkSlot <- struct{}{}
+		start := time.Now()
+		r.err = cmd.Run()
+		r.took = time.Since(start)
+		<-sparkSlot
+	}()
+	return r
+}
+
+// wait waits for the script to end, logs its output and fails the test if
+// it failed.
+func (r *sparkRun) wait() {
+	r.t.Helper()
+	<-r.done
+	r.t.Logf("%s (%s):\n%s", r.script, r.took.Round(time.Second), sparkOutput(r.out.String()))
+	if r.err != nil {
+		r.t.Fatalf("%s: %v", r.script, r.err)
 	}
 }
 

@@ -2,6 +2,7 @@
 
     check_spark.py produce --bootstrap HOST:PORT --topic T --count N [--malformed i,j,...]
     check_spark.py check --jars DIR --tables JSON
+    check_spark.py maintain --jars DIR --table PATH --ready FILE --go FILE --count N
 
 produce writes records like produce.py's (key str(i), header
 'source: produce.py') whose JSON value also has "local", a timestamp without a
@@ -19,6 +20,16 @@ of {"name", "path", "count", "append_only": bool, "append": bool, "error"}):
     the source metadata column and _corrupt_record (legal now that the
     metadata column's nested fields are nullable), reads the copy with both
     readers, and (with "append_only") checks that Spark refuses to DELETE from it.
+
+maintain does to a table the agent is writing what a data platform's Spark
+job does (see maintenance_test.go): it sets delta.checkpointInterval = 1 and
+runs OPTIMIZE, so Spark writes checkpoints and Hadoop's checksum side file
+_delta_log/._last_checkpoint.crc; it writes the version of its last
+checkpoint to the file --ready and waits for the file --go, which the test
+writes once the agent has committed (and so checkpointed) after Spark. Then
+Spark's local file system must read _last_checkpoint without a checksum
+error, and Spark and delta-rs must read the same count rows.
+
 Prints one line per check; exits non-zero on the first failure.
 """
 import argparse
@@ -218,6 +229,52 @@ def append(spark, name, path, count, work, append_only):
         fail(f"{name}: Spark deleted from an append-only table")
 
 
+def maintain(args):
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    path = args.table
+    log = os.path.join(path, "_delta_log")
+    work = tempfile.mkdtemp(prefix="tributary-spark-")
+    spark = spark_session.start(sorted(glob.glob(os.path.join(args.jars, "*.jar"))), "tributary-e2e-maintain", work)
+    try:
+        spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.checkpointInterval' = '1')")
+        optimized = spark.sql(f"OPTIMIZE delta.`{path}`").collect()[0]["metrics"]
+        print(f"Spark OPTIMIZE: {optimized['numFilesRemoved']} files into {optimized['numFilesAdded']}")
+        if not os.path.exists(os.path.join(log, "._last_checkpoint.crc")):
+            fail(f"Spark wrote no ._last_checkpoint.crc in {log}: the premise of this check is gone")
+        with open(os.path.join(log, "_last_checkpoint")) as f:
+            version = json.load(f)["version"]
+        print(f"Spark checkpointed version {version}")
+        with open(args.ready, "w") as f:
+            f.write(str(version))
+        deadline = time.monotonic() + 120
+        while not os.path.exists(args.go):
+            if time.monotonic() > deadline:
+                fail(f"no {args.go} after 120s")
+            time.sleep(0.2)
+
+        # Hadoop's local file system checks a file against its side file on
+        # every read; a stale side file raises ChecksumException here, and
+        # makes Spark's log reads sleep and retry.
+        jvm = spark._jvm
+        fs = jvm.org.apache.hadoop.fs.FileSystem.getLocal(spark._jsc.hadoopConfiguration())
+        stream = fs.open(jvm.org.apache.hadoop.fs.Path(os.path.join(log, "_last_checkpoint")))
+        try:
+            text = bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream)).decode()
+        except Exception as e:  # noqa: BLE001 - py4j raises Java's exceptions wrapped
+            fail(f"Spark's file system fails reading _last_checkpoint: {e}")
+        finally:
+            stream.close()
+        now = json.loads(text)["version"]
+        if now <= version:
+            fail(f"_last_checkpoint is at version {now}, not past Spark's {version}")
+        print(f"Spark's file system reads the agent's _last_checkpoint (version {now}) without a checksum error")
+        compare("after Spark's maintenance", spark, path, args.count)
+    finally:
+        spark.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -229,8 +286,14 @@ def main():
     c = sub.add_parser("check")
     c.add_argument("--jars", required=True)
     c.add_argument("--tables", required=True)
+    m = sub.add_parser("maintain")
+    m.add_argument("--jars", required=True)
+    m.add_argument("--table", required=True)
+    m.add_argument("--ready", required=True)
+    m.add_argument("--go", required=True)
+    m.add_argument("--count", type=int, required=True)
     args = ap.parse_args()
-    produce(args) if args.cmd == "produce" else check(args)
+    {"produce": produce, "check": check, "maintain": maintain}[args.cmd](args)
 
 
 if __name__ == "__main__":
