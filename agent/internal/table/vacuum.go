@@ -45,7 +45,8 @@ type VacuumResult struct {
 //   - Only paths inside the table folder are deleted: not absolute URIs
 //     (shallow clones name files of other tables), nor anything under a
 //     folder or file whose name starts with '.' or '_' (the log, _tmp/),
-//     except partition folders ("_col=value").
+//     except partition folders ("_col=value"). The tombstones of other
+//     paths are just forgotten once past the retention.
 //   - A file already gone counts as handled.
 //
 // Once a file is deleted (or found gone), its tombstone is forgotten, so the
@@ -87,11 +88,17 @@ func (t *Table) Vacuum() (VacuumResult, error) {
 	var candidates []candidate
 	for p, r := range t.st.tombstones {
 		_, live := t.st.files[p]
-		if live || !inTable(p) || (r.DeletionTimestamp != nil && *r.DeletionTimestamp >= cutoff.UnixMilli()) {
+		recent := r.DeletionTimestamp != nil && *r.DeletionTimestamp >= cutoff.UnixMilli()
+		switch {
+		case live || recent:
 			res.TombstonesKept++
-			continue
+		case !inTable(p):
+			// Not a file Vacuum deletes: the tombstone expires as
+			// Delta's do, past the retention or without a time.
+			delete(t.st.tombstones, p)
+		default:
+			candidates = append(candidates, candidate{p, r})
 		}
-		candidates = append(candidates, candidate{p, r})
 	}
 	t.mu.Unlock()
 
