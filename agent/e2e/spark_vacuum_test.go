@@ -22,12 +22,7 @@ import (
 // deletes the five files; Spark and delta-rs still read every row.
 func TestSparkOptimizeThenVacuum(t *testing.T) {
 	t.Parallel()
-	spark := sparkDir(t)
-	dir := t.TempDir()
-	tb, err := table.Open(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	spark, dir, tb := sparkTable(t)
 	fields := tabletest.Fields(t, "id BIGINT")
 	const files, perFile = 5, 10
 	var small []string
@@ -48,7 +43,7 @@ func TestSparkOptimizeThenVacuum(t *testing.T) {
 	runSpark(t, spark, "check_spark_vacuum.py", "optimize", "--jars", jars, "--table", dir, "--files", strconv.Itoa(files))
 
 	later := time.Now().Add(8 * 24 * time.Hour)
-	tb, err = table.Open(dir, table.Options{Now: func() time.Time { return later }})
+	tb, err := table.Open(dir, table.Options{Now: func() time.Time { return later }})
 	if err != nil {
 		t.Fatal(err)
 	}
