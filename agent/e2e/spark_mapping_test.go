@@ -19,13 +19,7 @@ import (
 // then opens the table Spark wrote to and commits after it.
 func TestSparkColumnMappingAndWidening(t *testing.T) {
 	t.Parallel()
-	spark := sparkDir(t)
-	dir := t.TempDir()
-	tb, err := table.Open(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
+	spark, dir, tb := sparkTable(t)
 	// write commits one file of rows, built by fill, with schema fields.
 	write := func(fields []schema.Field, widen bool, fill func(b *rows.Builder)) {
 		t.Helper()
@@ -68,7 +62,7 @@ func TestSparkColumnMappingAndWidening(t *testing.T) {
 
 	// The agent follows Spark's commit (same schema, a third file) and
 	// commits after it.
-	tb, err = table.Open(dir, table.Options{})
+	tb, err := table.Open(dir, table.Options{})
 	if err != nil {
 		t.Fatalf("the agent cannot open the table after Spark's append: %v", err)
 	}

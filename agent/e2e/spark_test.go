@@ -20,6 +20,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -41,6 +42,20 @@ func sparkDir(t *testing.T) string {
 		}
 	}
 	return d
+}
+
+// sparkTable returns the Spark install (see sparkDir) and a new table,
+// opened with the table package in a temporary folder, for a test that
+// writes a table and has Spark read it; the table is closed when the test
+// ends.
+func sparkTable(t *testing.T) (spark, dir string, tb *table.Table) {
+	spark, dir = sparkDir(t), t.TempDir()
+	tb, err := table.Open(dir, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	return spark, dir, tb
 }
 
 // ntzSchema is the value schema of the records check_spark.py produce

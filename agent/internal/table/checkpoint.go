@@ -231,7 +231,6 @@ func (t *Table) maintainLog() {
 	for _, err := range errs {
 		log.Warn("ignoring a table property", "err", err)
 	}
-	t.st.expireTombstones(t.opts.Now().Add(-cfg.deletedFileRetention))
 	if err := t.writeCheckpoint(); err != nil {
 		log.Warn("checkpoint failed; the commit is durable, and the next checkpoint will cover it", "err", err)
 		return

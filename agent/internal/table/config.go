@@ -18,8 +18,8 @@ const (
 	// once a newer checkpoint covers them.
 	propLogRetention    = "delta.logRetentionDuration"
 	defaultLogRetention = 30 * 24 * time.Hour
-	// propDeletedFileRetention: how long a removed file stays a tombstone
-	// in checkpoints (VACUUM keeps the file that long).
+	// propDeletedFileRetention: how long a removed data file is kept
+	// before [Table.Vacuum] deletes it (time travel reaches that far).
 	propDeletedFileRetention    = "delta.deletedFileRetentionDuration"
 	defaultDeletedFileRetention = 7 * 24 * time.Hour
 	// propExpiredLogCleanup = "false" turns log cleanup off.

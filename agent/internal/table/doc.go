@@ -39,7 +39,10 @@
 // are then deleted, and every add action carries the file's statistics for
 // data skipping. Other engines may compact, checkpoint, clean up and vacuum
 // the table between runs: their remove actions and checkpoints are read
-// like the agent's own. A log that asks for a protocol version or a table
+// like the agent's own. [Table.Vacuum] deletes the data files removed longer
+// than delta.deletedFileRetentionDuration ago, whichever engine removed
+// them; [Table.CollectGarbage] deletes what this package wrote and never
+// committed. A log that asks for a protocol version or a table
 // feature this package does not implement is refused with an
 // [*UnsupportedFeatureError].
 //

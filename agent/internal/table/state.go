@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
@@ -61,7 +60,7 @@ type state struct {
 	// files maps each active data file to its add action.
 	files map[string]liveFile
 	// tombstones maps each removed data file to its remove action, until
-	// checkpoints drop it (see [state.expireTombstones]).
+	// [Table.Vacuum] has deleted the file: checkpoints carry them till then.
 	tombstones map[string]*removeAction
 	// known holds every path any add or remove this state replayed named:
 	// garbage collection keeps these (removed files belong to time travel
@@ -180,17 +179,6 @@ func (s *state) loadCheckpoint(v int64, e *entry, counters map[string]int64) err
 	}
 	s.counters = counters
 	return nil
-}
-
-// expireTombstones forgets the remove actions older than cutoff, or
-// without a deletion time (as Delta does), so that checkpoints stop
-// carrying them.
-func (s *state) expireTombstones(cutoff time.Time) {
-	for path, r := range s.tombstones {
-		if r.DeletionTimestamp == nil || *r.DeletionTimestamp < cutoff.UnixMilli() {
-			delete(s.tombstones, path)
-		}
-	}
 }
 
 // checkpointRows returns the rows of a checkpoint of s: protocol, metaData,

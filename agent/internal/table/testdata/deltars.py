@@ -3,6 +3,8 @@ wrote, as a user would between agent runs, and report what it sees.
 
     deltars.py maintain PATH      compact, checkpoint, clean up the log and
                                   vacuum everything unreferenced
+    deltars.py compact PATH       compact (OPTIMIZE) only: the small files
+                                  are removed, not deleted
     deltars.py read PATH APPID    the table's version, rows, files and the
                                   txn version of APPID
     deltars.py stats PATH         every file's stats as delta-rs parses them
@@ -31,6 +33,11 @@ def maintain(path):
     return {"version": dt.version(), "vacuumed": len(vacuumed)}
 
 
+def compact(path):
+    metrics = DeltaTable(path).optimize.compact()
+    return {"version": DeltaTable(path).version(), "removed": metrics["numFilesRemoved"]}
+
+
 def read(path, app_id):
     dt = DeltaTable(path)
     return {"version": dt.version(), "rows": dt.to_pyarrow_table().num_rows,
@@ -56,7 +63,7 @@ def stats(path):
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    print(json.dumps({"maintain": maintain, "read": read, "stats": stats}[cmd](*args)), flush=True)
+    print(json.dumps({"maintain": maintain, "compact": compact, "read": read, "stats": stats}[cmd](*args)), flush=True)
     # Skip the interpreter's teardown, where delta-rs's runtime threads
     # have been seen to abort the process after the work was done.
     os._exit(0)
