@@ -150,45 +150,22 @@ func (t *Table) CommitRewrite(r Rewrite) (int64, error) {
 	if err := checkRewrite(r); err != nil {
 		return 0, fmt.Errorf("commit rewrite: %w", err)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return 0, fmt.Errorf("commit rewrite: %w", errClosed)
-	}
-	for {
-		if _, err := t.catchUp(); err != nil {
-			return 0, fmt.Errorf("commit rewrite: reading the latest log: %w", err)
-		}
+	return t.publish("commit rewrite", r.Adds, func() ([]action, *entry, error) {
 		for _, p := range r.Removes {
 			if _, ok := t.st.files[p]; !ok {
 				t.dropFiles(r.Adds)
-				return 0, &RewriteConflictError{Version: t.st.version, Path: p}
+				return nil, nil, &RewriteConflictError{Version: t.st.version, Path: p}
 			}
 		}
 		if err := t.checkFiles(r.Adds); err != nil {
-			return 0, fmt.Errorf("commit rewrite: %w", err)
+			return nil, nil, fmt.Errorf("commit rewrite: %w", err)
 		}
 		actions, e, err := t.buildRewrite(r)
 		if err != nil {
-			return 0, fmt.Errorf("commit rewrite: %w", err)
+			return nil, nil, fmt.Errorf("commit rewrite: %w", err)
 		}
-		v := t.st.version + 1
-		won, err := t.putEntry(v, actions)
-		if err != nil {
-			return 0, fmt.Errorf("commit rewrite version %d: %w", v, err)
-		}
-		if won {
-			if err := t.st.apply(v, e); err != nil {
-				return 0, fmt.Errorf("commit rewrite version %d: applying own entry: %w", v, err)
-			}
-			for _, f := range r.Adds {
-				delete(t.pending, f.Path)
-			}
-			t.maintainLog()
-			return v, nil
-		}
-		// Another writer created version v first: read it and check again.
-	}
+		return actions, e, nil
+	}, nil)
 }
 
 // Discard deletes data files written for a commit that will not be made
@@ -211,16 +188,7 @@ func checkRewrite(r Rewrite) error {
 		}
 		seen[p] = true
 	}
-	for _, f := range r.Adds {
-		if !isDataFile(f.Path) {
-			return fmt.Errorf("file %q is not a data file written by this package", f.Path)
-		}
-		if seen[f.Path] {
-			return fmt.Errorf("file %q is both removed and added", f.Path)
-		}
-		seen[f.Path] = true
-	}
-	return nil
+	return checkAdds(r.Adds, seen)
 }
 
 // buildRewrite returns the actions of r's entry at the version after t.st,

@@ -148,22 +148,33 @@ func TestChangesSkipRewrite(t *testing.T) {
 	}
 }
 
-// TestCommitRewriteAfterIngestion has another writer append a file after the
-// rewrite read the table: the rewrite loses the race for the version,
-// reads the append and lands after it, keeping the appended file.
-func TestCommitRewriteAfterIngestion(t *testing.T) {
-	dir := t.TempDir()
+// twoWriters opens two writers of a new table, as writers on a file system
+// where locks do not hold would, after the first committed n appends.
+func twoWriters(t *testing.T, n int) (dir string, tb, other *table.Table) {
+	t.Helper()
+	dir = t.TempDir()
+	tb = openUnlocked(t, dir)
+	appendCommits(t, tb, n)
+	return dir, tb, openUnlocked(t, dir)
+}
+
+// openUnlocked opens the table in dir without its lock, and closes it when
+// the test ends.
+func openUnlocked(t *testing.T, dir string) *table.Table {
+	t.Helper()
 	tb, err := table.OpenUnlocked(dir, table.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tb.Close()
-	appendCommits(t, tb, 2)
-	other, err := table.OpenUnlocked(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	t.Cleanup(func() { tb.Close() })
+	return tb
+}
+
+// TestCommitRewriteAfterIngestion has another writer append a file after the
+// rewrite read the table: the rewrite loses the race for the version,
+// reads the append and lands after it, keeping the appended file.
+func TestCommitRewriteAfterIngestion(t *testing.T) {
+	dir, tb, other := twoWriters(t, 2)
 	removes, add := rewriteAll(t, tb)
 	appendCommits(t, other, 1) // version 2, which tb has not read
 	v, err := tb.CommitRewrite(table.Rewrite{Removes: removes, Adds: []table.AddFile{add}})
@@ -181,25 +192,14 @@ func TestCommitRewriteAfterIngestion(t *testing.T) {
 // rewrite gives way with a RewriteConflictError naming the file and deletes
 // its new file.
 func TestCommitRewriteGivesWay(t *testing.T) {
-	dir := t.TempDir()
-	tb, err := table.OpenUnlocked(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	appendCommits(t, tb, 3)
-	other, err := table.OpenUnlocked(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	dir, tb, other := twoWriters(t, 3)
 	removes, add := rewriteAll(t, tb)
 	first := other.Files()[:2]
 	otherRemoves, otherAdd := rewriteFiles(t, other, first)
 	if _, err := other.CommitRewrite(table.Rewrite{Removes: otherRemoves, Adds: []table.AddFile{otherAdd}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = tb.CommitRewrite(table.Rewrite{Removes: removes, Adds: []table.AddFile{add}})
+	_, err := tb.CommitRewrite(table.Rewrite{Removes: removes, Adds: []table.AddFile{add}})
 	var conflict *table.RewriteConflictError
 	if !errors.As(err, &conflict) || conflict.Path != first[0].Path || conflict.Version != 3 {
 		t.Fatalf("CommitRewrite = %v; want a RewriteConflictError on %s at version 3", err, first[0].Path)
