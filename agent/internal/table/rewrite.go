@@ -65,10 +65,21 @@ func (t *Table) Files() []LiveFile {
 // the file lacks is null, and a column widened since is read widened. It
 // returns the Parquet schema of the columns too, for [Table.NewFile]. The
 // table's mutex is held only to copy the columns, not while reading.
+//
+// A partitioned table's files lack its partition columns, which this
+// package does not write yet: ReadFile refuses such a table rather than
+// read those columns as null.
 func (t *Table) ReadFile(path string) (ps *parquet.Schema, cols [][]parquet.Value, n int, err error) {
 	t.mu.Lock()
 	fields, mapping := t.st.schema, t.st.mapping
+	var parts []string
+	if t.st.meta != nil {
+		parts = t.st.meta.PartitionColumns
+	}
 	t.mu.Unlock()
+	if len(parts) > 0 {
+		return nil, nil, 0, fmt.Errorf("data file %s: table %s is partitioned by %v, and reading the files of a partitioned table is not supported", path, t.s, parts)
+	}
 	ps, err = rows.Schema(fields)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("the schema of table %s: %w", t.s, err)

@@ -250,3 +250,23 @@ func TestTargetFileSize(t *testing.T) {
 		t.Errorf("TargetFileSize(nil) = %v, %v", ok, err)
 	}
 }
+
+// TestReadFilePartitioned refuses to read a file of a partitioned table,
+// whose partition columns the file lacks.
+func TestReadFilePartitioned(t *testing.T) {
+	dir := writeForeignTable(t, `{"minReaderVersion":1,"minWriterVersion":2}`, `{}`)
+	data, err := os.ReadFile(logFile(dir, logName(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeLog(t, dir, 0, strings.Replace(string(data), `"partitionColumns":[]`, `"partitionColumns":["name"]`, 1))
+	writeLog(t, dir, 1, `{"add":{"path":"name=a/part-0.parquet","partitionValues":{"name":"a"},"size":1,"modificationTime":1,"dataChange":true}}`+"\n")
+	tb := openTable(t, dir, table.Options{})
+	files := tb.Files()
+	if len(files) != 1 || files[0].PartitionValues["name"] != "a" {
+		t.Fatalf("Files = %+v", files)
+	}
+	if _, _, _, err := tb.ReadFile(files[0].Path); err == nil || !strings.Contains(err.Error(), "partitioned by [name]") {
+		t.Errorf("ReadFile = %v; want a refusal of the partitioned table", err)
+	}
+}
