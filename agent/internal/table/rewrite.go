@@ -119,6 +119,10 @@ type Rewrite struct {
 	Adds []AddFile
 }
 
+// operationRewrite is the operation of a rewrite's commitInfo, as Spark's
+// OPTIMIZE writes it. Its entries carry no counters (see [Snapshot.Counters]).
+const operationRewrite = "OPTIMIZE"
+
 // Operation metrics of a rewrite commit, named as Spark's OPTIMIZE names
 // them.
 const (
@@ -254,12 +258,9 @@ func (t *Table) buildRewrite(r Rewrite) ([]action, *entry, error) {
 		actions = append(actions, action{Add: add})
 		addedBytes += f.Size
 	}
-	// The totals stay those of the version read: a rewrite adds no rows,
-	// so the counters of ingestion must not count its files again.
-	e.totals = maps.Clone(st.counters)
 	info := &commitInfo{
 		Timestamp: now,
-		Operation: "OPTIMIZE",
+		Operation: operationRewrite,
 		OperationParameters: map[string]string{
 			"predicate": "[]",
 			"zOrderBy":  "[]",
@@ -273,7 +274,6 @@ func (t *Table) buildRewrite(r Rewrite) ([]action, *entry, error) {
 			MetricAddedBytes:   metric(addedBytes),
 		},
 		EngineInfo: engineInfo,
-		Totals:     e.totals,
 	}
 	rv := st.version
 	info.ReadVersion = &rv

@@ -270,3 +270,22 @@ func TestReadFilePartitioned(t *testing.T) {
 		t.Errorf("ReadFile = %v; want a refusal of the partitioned table", err)
 	}
 }
+
+// TestCommitRewriteCounters checks that a rewrite counts nothing, also in a
+// table with no counters yet (another engine wrote it).
+func TestCommitRewriteCounters(t *testing.T) {
+	dir := writeForeignTable(t, `{"minReaderVersion":1,"minWriterVersion":2}`, `{}`)
+	writeLog(t, dir, 1, `{"add":{"path":"part-0.parquet","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true,"stats":"{\"numRecords\":1}"}}`+"\n")
+	tb := openTable(t, dir, table.Options{})
+	add := writeFile(t, tb, 0, 1)
+	if _, err := tb.CommitRewrite(table.Rewrite{Removes: []string{"part-0.parquet"}, Adds: []table.AddFile{add}}); err != nil {
+		t.Fatal(err)
+	}
+	if c := tb.Counters(); len(c) != 0 {
+		t.Errorf("counters after a rewrite: %v", c)
+	}
+	tb.Close()
+	if c := openTable(t, dir, table.Options{}).Counters(); len(c) != 0 {
+		t.Errorf("counters after replaying a rewrite: %v", c)
+	}
+}
