@@ -145,6 +145,10 @@ func rewriteBin(ctx context.Context, tbl *table.Table, b Bin, leaves int, opts O
 	w := &binWriter{tbl: tbl}
 	var rows int64
 	for _, f := range b.Files {
+		if err := ctx.Err(); err != nil {
+			w.discard()
+			return nil, 0, err
+		}
 		start := time.Now()
 		n, err := w.copyFile(ctx, f, leaves, opts.Reserve)
 		if err != nil {

@@ -414,26 +414,32 @@ func parquetFiles(t *testing.T, dir string) []string {
 	return files
 }
 
-// TestRunCancelled cancels a pass while it writes: Run returns the
-// context's error, and neither the log nor the folder changed.
+// TestRunCancelled cancels a pass while it writes a bin, after its first
+// file and after its last: Run returns the context's error, and neither
+// the log nor the folder changed.
 func TestRunCancelled(t *testing.T) {
-	dir := t.TempDir()
-	tb := evolvingTable(t, dir, 12)
-	before, files := tb.Snapshot(), parquetFiles(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	pace := func(context.Context, time.Duration) error {
-		cancel()
-		return nil
-	}
-	res, err := compaction.Run(ctx, tb, compaction.Options{TargetSize: 1 << 30, Pace: pace})
-	if !errors.Is(err, context.Canceled) || res.Commits != 0 {
-		t.Fatalf("Run = %+v, %v; want context.Canceled and no commit", res, err)
-	}
-	if after := tb.Snapshot(); after.Version != before.Version {
-		t.Errorf("version %d after a cancelled pass, %d before", after.Version, before.Version)
-	}
-	if got := parquetFiles(t, dir); !slices.Equal(got, files) {
-		t.Errorf("data files after a cancelled pass: %v, before: %v", got, files)
+	for _, after := range []int{1, 12} {
+		dir := t.TempDir()
+		tb := evolvingTable(t, dir, 12)
+		before, files := tb.Snapshot(), parquetFiles(t, dir)
+		ctx, cancel := context.WithCancel(context.Background())
+		paced := 0
+		pace := func(context.Context, time.Duration) error {
+			if paced++; paced == after {
+				cancel()
+			}
+			return nil
+		}
+		res, err := compaction.Run(ctx, tb, compaction.Options{TargetSize: 1 << 30, Pace: pace})
+		if !errors.Is(err, context.Canceled) || res.Commits != 0 || paced != after {
+			t.Fatalf("cancelled after file %d: Run = %+v, %v, %d files read; want context.Canceled and no commit", after, res, err, paced)
+		}
+		if now := tb.Snapshot(); now.Version != before.Version {
+			t.Errorf("version %d after a cancelled pass, %d before", now.Version, before.Version)
+		}
+		if got := parquetFiles(t, dir); !slices.Equal(got, files) {
+			t.Errorf("data files after a cancelled pass: %v, before: %v", got, files)
+		}
 	}
 }
 
