@@ -128,16 +128,35 @@ func checkOnce(t *testing.T, rows []row, n int64) {
 	}
 }
 
-// evolvingTable writes a table of files files of 5 rows each; after a
-// third of them it adds the column note, after two thirds it widens a from
-// INT to BIGINT.
-func evolvingTable(t testing.TB, dir string, files int) *table.Table {
+// openTable opens the table in dir, and closes it when the test ends.
+func openTable(t testing.TB, dir string) *table.Table {
 	t.Helper()
 	tb, err := table.Open(dir, table.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tb.Close() })
+	return tb
+}
+
+// smallFilesTable writes a table of columns ddl (id and a, and maybe note)
+// in dir, in files commits of 5 rows each, and returns it open.
+func smallFilesTable(t testing.TB, dir, ddl string, files int) *table.Table {
+	t.Helper()
+	tb := openTable(t, dir)
+	fields := tabletest.Fields(t, ddl)
+	for range files {
+		ingest(t, tb, fields, 5, table.Commit{})
+	}
+	return tb
+}
+
+// evolvingTable writes a table of files files of 5 rows each; after a
+// third of them it adds the column note, after two thirds it widens a from
+// INT to BIGINT.
+func evolvingTable(t testing.TB, dir string, files int) *table.Table {
+	t.Helper()
+	tb := openTable(t, dir)
 	narrow := tabletest.Fields(t, "id BIGINT, a INT")
 	noted := tabletest.Fields(t, "id BIGINT, a INT, note STRING")
 	wide := tabletest.Fields(t, "id BIGINT, a BIGINT, note STRING")
@@ -304,14 +323,7 @@ func containsFold(s, sub string) bool {
 // column: no row is lost or duplicated, and delta-rs and DuckDB agree.
 func TestRunWhileIngesting(t *testing.T) {
 	dir := t.TempDir()
-	tb, err := table.Open(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	for range 20 {
-		ingest(t, tb, tabletest.Fields(t, "id BIGINT, a BIGINT"), 5, table.Commit{})
-	}
+	tb := smallFilesTable(t, dir, "id BIGINT, a BIGINT", 20)
 	fields := tabletest.Fields(t, "id BIGINT, a BIGINT, note STRING")
 	target := totalSize(tb.Files()) / 2
 
@@ -371,15 +383,7 @@ func TestRunWhileIngesting(t *testing.T) {
 func TestRunGivesWay(t *testing.T) {
 	python := toolPython(t)
 	dir := t.TempDir()
-	tb, err := table.Open(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	fields := tabletest.Fields(t, "id BIGINT, a BIGINT")
-	for range 6 {
-		ingest(t, tb, fields, 5, table.Commit{})
-	}
+	tb := smallFilesTable(t, dir, "id BIGINT, a BIGINT", 6)
 	before := parquetFiles(t, dir)
 	paced := 0
 	pace := func(context.Context, time.Duration) error {

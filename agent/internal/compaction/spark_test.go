@@ -15,7 +15,6 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/compaction"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 )
 
 // sparkSession is a running testdata/spark_optimize.py: one Spark session
@@ -103,15 +102,8 @@ func (s *sparkSession) do(t *testing.T, command string) map[string]any {
 // once after, as Spark, delta-rs and DuckDB read it.
 func TestRunBesideSparkOptimize(t *testing.T) {
 	dir := t.TempDir()
-	tb, err := table.Open(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	fields := tabletest.Fields(t, "id BIGINT, a BIGINT, note STRING")
-	for range 30 {
-		ingest(t, tb, fields, 5, table.Commit{})
-	}
+	tb := smallFilesTable(t, dir, "id BIGINT, a BIGINT, note STRING", 30)
+	fields := tb.Snapshot().Schema
 	target := totalSize(tb.Files()) / 3
 	first, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: target})
 	if err != nil || first.Commits < 2 {
