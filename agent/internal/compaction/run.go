@@ -79,7 +79,10 @@ func MemoryEstimate(f table.LiveFile, leaves int) int64 {
 // stops, since the other writer is likely compacting the table now; the
 // next pass plans from what it left. When ctx ends, the pass stops and
 // deletes the file it has not committed, and returns ctx's error. On any
-// other error the result says what was committed before it.
+// other error the result says what was committed before it; an error of a
+// commit leaves that commit's outcome unknown, as for
+// [table.Table.CommitRewrite], and the caller reopens the table as after a
+// failed ingestion commit.
 func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
 	var res Result
 	if opts.TargetSize <= 0 {
