@@ -130,19 +130,7 @@ func (r *ChangeReader) ReadFile(path string) (cols [][]parquet.Value, n int, err
 	if err != nil {
 		return nil, 0, fmt.Errorf("the schema of table %s: %w", r.s, err)
 	}
-	if r.st.mapping != nil {
-		ps = physicalSchema(ps, r.st.mapping)
-	}
-	f, err := r.s.Open(path)
-	if err != nil {
-		return nil, 0, fmt.Errorf("data file %s: %w", path, err)
-	}
-	defer f.Close()
-	cols, n, err = readColumns(f, f.Size(), ps)
-	if err != nil {
-		return nil, 0, fmt.Errorf("data file %s of table %s: %w", path, r.s, err)
-	}
-	return cols, n, nil
+	return readDataFile(r.s, ps, r.st.mapping, path)
 }
 
 // readColumns reads the Parquet file of size bytes in f as rows of ps,

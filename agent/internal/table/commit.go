@@ -112,46 +112,70 @@ func (t *Table) Commit(c Commit) (int64, error) {
 	if err := checkCommit(&c); err != nil {
 		return 0, fmt.Errorf("commit: %w", err)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return 0, fmt.Errorf("commit: %w", errClosed)
-	}
-	for {
-		if _, err := t.catchUp(); err != nil {
-			return 0, fmt.Errorf("commit: reading the latest log: %w", err)
-		}
+	return t.publish("commit", c.Files, func() ([]action, *entry, error) {
 		if err := t.checkFrom(&c); err != nil {
 			t.dropFiles(c.Files)
-			return 0, err
+			return nil, nil, err
 		}
 		if err := t.checkFiles(c.Files); err != nil {
-			return 0, fmt.Errorf("commit: %w", err)
+			return nil, nil, fmt.Errorf("commit: %w", err)
 		}
 		actions, e, err := t.buildEntry(&c)
 		if err != nil && t.schemaMoved && errors.Is(err, ErrSchemaChange) {
 			t.dropFiles(c.Files)
-			return 0, &SchemaConflictError{Version: t.st.version, Reason: err}
+			return nil, nil, &SchemaConflictError{Version: t.st.version, Reason: err}
 		}
 		if err != nil {
-			return 0, fmt.Errorf("commit: %w", err)
+			return nil, nil, fmt.Errorf("commit: %w", err)
+		}
+		return actions, e, nil
+	}, func() {
+		if c.Schema != nil {
+			t.schemaMoved = false // the log's schema is the commit's
+		}
+	})
+}
+
+// publish writes a log entry at the version after the latest, holding
+// t.mu: it reads the entries other writers committed, asks prepare for the
+// entry's actions (and the entry as replay would decode it) against that
+// state, and creates the entry put-if-absent; when another writer created
+// that version first, it reads the winner's entry and asks prepare again.
+// The error of prepare is returned as it is. Once the entry is written and
+// applied, it calls applied (when set) and maintains the log. adds are the
+// data files the entry adds, no longer pending once it is written. op
+// names the operation in errors.
+func (t *Table) publish(op string, adds []AddFile, prepare func() ([]action, *entry, error), applied func()) (int64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return 0, fmt.Errorf("%s: %w", op, errClosed)
+	}
+	for {
+		if _, err := t.catchUp(); err != nil {
+			return 0, fmt.Errorf("%s: reading the latest log: %w", op, err)
+		}
+		actions, e, err := prepare()
+		if err != nil {
+			return 0, err
 		}
 		v := t.st.version + 1
 		won, err := t.putEntry(v, actions)
 		if err != nil {
-			return 0, fmt.Errorf("commit version %d: %w", v, err)
+			return 0, fmt.Errorf("%s version %d: %w", op, v, err)
 		}
 		if won {
 			if err := t.st.apply(v, e); err != nil {
-				// Unreachable unless buildEntry and apply disagree; the
-				// entry is durable, so report a state the caller must reload.
-				return 0, fmt.Errorf("commit version %d: applying own entry: %w", v, err)
+				// Unreachable unless the entry's actions and e disagree;
+				// the entry is durable, so report a state the caller must
+				// reload.
+				return 0, fmt.Errorf("%s version %d: applying own entry: %w", op, v, err)
 			}
-			for _, f := range c.Files {
+			for _, f := range adds {
 				delete(t.pending, f.Path)
 			}
-			if c.Schema != nil {
-				t.schemaMoved = false // the log's schema is the commit's
+			if applied != nil {
+				applied()
 			}
 			t.maintainLog()
 			return v, nil
@@ -211,13 +235,19 @@ func checkCommit(c *Commit) error {
 			return fmt.Errorf("txn %q: next offset %d is before the from offset %d: offsets never move backwards", appID, next, from)
 		}
 	}
-	seen := map[string]bool{}
-	for _, f := range c.Files {
+	return checkAdds(c.Files, map[string]bool{})
+}
+
+// checkAdds validates the files a commit adds: data files this package
+// wrote, none named twice, nor in seen (the paths the commit names
+// otherwise), and stats that count the rows the file holds.
+func checkAdds(files []AddFile, seen map[string]bool) error {
+	for _, f := range files {
 		if !isDataFile(f.Path) {
 			return fmt.Errorf("file %q is not a data file written by this package", f.Path)
 		}
 		if seen[f.Path] {
-			return fmt.Errorf("file %q is added twice", f.Path)
+			return fmt.Errorf("file %q is added twice, or removed and added, in one commit", f.Path)
 		}
 		seen[f.Path] = true
 		if f.Stats == "" {

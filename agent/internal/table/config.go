@@ -116,3 +116,36 @@ func parseInterval(s string) (time.Duration, error) {
 	}
 	return total, nil
 }
+
+// propTargetFileSize is the size in bytes compaction aims its files at, as
+// Delta's OPTIMIZE reads it; another engine may have set it on the table.
+const propTargetFileSize = "delta.targetFileSize"
+
+// byteUnits are the units of Spark's byte strings, binary multiples as in
+// Spark's JavaUtils.byteStringAsBytes: "k" and "kb" are 1024 bytes.
+var byteUnits = map[string]int64{
+	"": 1, "b": 1,
+	"k": 1 << 10, "kb": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20,
+	"g": 1 << 30, "gb": 1 << 30,
+	"t": 1 << 40, "tb": 1 << 40,
+}
+
+// TargetFileSize returns the table property delta.targetFileSize of conf (a
+// table's [Snapshot.Configuration]) in bytes, and whether it is set. It
+// takes a number of bytes or a Spark byte string such as "128mb" or "1g";
+// a value it cannot read is an error naming the property.
+func TargetFileSize(conf map[string]string) (int64, bool, error) {
+	s, ok := conf[propTargetFileSize]
+	if !ok {
+		return 0, false, nil
+	}
+	v := strings.ToLower(strings.TrimSpace(s))
+	digits := strings.TrimRightFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	unit, known := byteUnits[strings.TrimSpace(v[len(digits):])]
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if !known || err != nil || n <= 0 || n > (1<<62)/unit {
+		return 0, true, fmt.Errorf("table property %s = %q is not a positive size in bytes such as 134217728 or \"128mb\"", propTargetFileSize, s)
+	}
+	return n * unit, true, nil
+}

@@ -60,10 +60,18 @@ type (
 		Tags             map[string]string `json:"tags,omitempty" parquet:"tags,optional"`
 	}
 
+	// removeAction is the protocol's remove action. The extended file
+	// metadata (partitionValues, size, stats) is what Spark's OPTIMIZE
+	// writes: readers of a table's history learn from the remove alone
+	// what the file held.
 	removeAction struct {
-		Path              string `json:"path" parquet:"path"`
-		DeletionTimestamp *int64 `json:"deletionTimestamp,omitempty" parquet:"deletionTimestamp,optional"`
-		DataChange        bool   `json:"dataChange" parquet:"dataChange"`
+		Path                 string            `json:"path" parquet:"path"`
+		DeletionTimestamp    *int64            `json:"deletionTimestamp,omitempty" parquet:"deletionTimestamp,optional"`
+		DataChange           bool              `json:"dataChange" parquet:"dataChange"`
+		ExtendedFileMetadata *bool             `json:"extendedFileMetadata,omitempty" parquet:"extendedFileMetadata,optional"`
+		PartitionValues      map[string]string `json:"partitionValues,omitempty" parquet:"partitionValues,optional"`
+		Size                 *int64            `json:"size,omitempty" parquet:"size,optional"`
+		Stats                string            `json:"stats,omitempty" parquet:"stats,optional"`
 	}
 
 	// txnAction is the protocol's txn action with one field of this
@@ -241,13 +249,16 @@ func (e *entry) addLine(line []byte) error {
 func (e *entry) setCounters(raw json.RawMessage) error {
 	var ci struct {
 		EngineInfo       json.RawMessage `json:"engineInfo"`
+		Operation        string          `json:"operation"`
 		OperationMetrics json.RawMessage `json:"operationMetrics"`
 		Totals           json.RawMessage `json:"tributaryTotals"`
 	}
 	if err := json.Unmarshal(raw, &ci); err != nil {
 		return err
 	}
-	if string(ci.EngineInfo) != strconv.Quote(engineInfo) {
+	// A rewrite (see [Table.CommitRewrite]) ingests nothing: its metrics
+	// count files rewritten, which the counters must not add up.
+	if string(ci.EngineInfo) != strconv.Quote(engineInfo) || ci.Operation == operationRewrite {
 		return nil
 	}
 	if len(ci.Totals) > 0 {

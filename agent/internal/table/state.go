@@ -69,11 +69,13 @@ type state struct {
 	counters map[string]int64
 }
 
-// liveFile is an active data file: its add action and the numRecords of
-// its stats, -1 when unknown.
+// liveFile is an active data file: its add action, the numRecords of
+// its stats (-1 when unknown) and the version that added it (for a file
+// read from a checkpoint, the checkpoint's).
 type liveFile struct {
 	add     *addAction
 	records int64
+	version int64
 }
 
 func newState() *state {
@@ -138,7 +140,7 @@ func (s *state) apply(v int64, e *entry) error {
 		s.known[r.Path] = struct{}{}
 	}
 	for i, a := range e.adds {
-		s.files[a.Path] = liveFile{add: a, records: records[i]}
+		s.files[a.Path] = liveFile{add: a, records: records[i], version: v}
 		delete(s.tombstones, a.Path)
 		s.known[a.Path] = struct{}{}
 	}

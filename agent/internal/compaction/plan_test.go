@@ -1,0 +1,108 @@
+package compaction_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/compaction"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+)
+
+// liveFile is a file named f<version> of size bytes added at version.
+func liveFile(version, size int64, parts map[string]string) table.LiveFile {
+	return table.LiveFile{
+		Path:             fmt.Sprintf("f%d", version),
+		Size:             size,
+		PartitionValues:  parts,
+		NumRecords:       1,
+		Version:          version,
+		ModificationTime: time.UnixMilli(version),
+	}
+}
+
+// binPaths returns the paths of each bin's files.
+func binPaths(bins []compaction.Bin) [][]string {
+	var out [][]string
+	for _, b := range bins {
+		var paths []string
+		for _, f := range b.Files {
+			paths = append(paths, f.Path)
+		}
+		out = append(out, paths)
+	}
+	return out
+}
+
+// TestSmallFiles checks the threshold: files below three quarters of the
+// target are small.
+func TestSmallFiles(t *testing.T) {
+	files := []table.LiveFile{liveFile(0, 74, nil), liveFile(1, 75, nil), liveFile(2, 1, nil), liveFile(3, 500, nil)}
+	if n := compaction.SmallFiles(files, 100); n != 2 {
+		t.Errorf("SmallFiles = %d, want 2 (74 and 1 bytes)", n)
+	}
+	if !compaction.IsSmall(files[0], 100) || compaction.IsSmall(files[1], 100) {
+		t.Error("IsSmall: 74 of 100 bytes is small, 75 is not")
+	}
+}
+
+// TestPlanBins packs consecutive small files into bins of at most the
+// target, leaves out big files, and drops a bin of one file.
+func TestPlanBins(t *testing.T) {
+	var files []table.LiveFile
+	for v := range int64(10) {
+		size := int64(30)
+		if v == 4 {
+			size = 90 // not small: stays, and the files around it still pack
+		}
+		files = append(files, liveFile(v, size, nil))
+	}
+	got := binPaths(compaction.Plan(files, 100))
+	want := [][]string{{"f0", "f1", "f2"}, {"f3", "f5", "f6"}, {"f7", "f8", "f9"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Plan = %v, want %v", got, want)
+	}
+	if bins := compaction.Plan(files[:4], 100); len(bins) != 1 || bins[0].Size != 90 {
+		t.Errorf("Plan of four files = %+v; want one bin of three and the fourth left alone", bins)
+	}
+	if bins := compaction.Plan([]table.LiveFile{liveFile(0, 10, nil)}, 100); len(bins) != 0 {
+		t.Errorf("Plan of one file = %+v, want no bin", bins)
+	}
+}
+
+// TestPlanOrder takes each partition's files in the order of the versions
+// that added them, whatever the order given.
+func TestPlanOrder(t *testing.T) {
+	files := []table.LiveFile{liveFile(3, 10, nil), liveFile(1, 10, nil), liveFile(2, 10, nil), liveFile(0, 10, nil)}
+	// Files from one checkpoint share its version: modification time orders them.
+	a, b := liveFile(9, 10, nil), liveFile(9, 10, nil)
+	a.Path, b.Path, a.ModificationTime, b.ModificationTime = "late", "early", time.UnixMilli(20), time.UnixMilli(10)
+	files = append(files, a, b)
+	got := binPaths(compaction.Plan(files, 100))
+	want := [][]string{{"f0", "f1", "f2", "f3", "early", "late"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Plan = %v, want %v", got, want)
+	}
+}
+
+// TestPlanPartitions never puts files of different partition values in one
+// bin, and gives each bin its partition's values.
+func TestPlanPartitions(t *testing.T) {
+	day := func(d string) map[string]string { return map[string]string{"day": d, "hour": "1"} }
+	var files []table.LiveFile
+	for v := range int64(6) {
+		d := []string{"a", "b"}[v%2]
+		files = append(files, liveFile(v, 10, day(d)))
+	}
+	files = append(files, liveFile(6, 10, map[string]string{"hour": "1", "day": "a"})) // same values, another map
+	bins := compaction.Plan(files, 100)
+	got := binPaths(bins)
+	want := [][]string{{"f0", "f2", "f4", "f6"}, {"f1", "f3", "f5"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Plan = %v, want %v", got, want)
+	}
+	if !reflect.DeepEqual(bins[0].PartitionValues, day("a")) || !reflect.DeepEqual(bins[1].PartitionValues, day("b")) {
+		t.Errorf("partition values = %v, %v", bins[0].PartitionValues, bins[1].PartitionValues)
+	}
+}

@@ -1,0 +1,242 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+)
+
+// Options configures one pass of [Run].
+type Options struct {
+	// TargetSize is the size in bytes the new files aim at: the pipeline's
+	// target_file_size_mb. The table's delta.targetFileSize, when another
+	// engine set it, wins. It must be positive.
+	TargetSize int64
+	// Reserve, when set, is called before each file is read with the bytes
+	// the pass will hold in memory until the file's rows are written: the
+	// file's rows decoded (see [MemoryEstimate]) and the new file's
+	// buffered row group. The pass calls release once the rows are
+	// written. An error stops the pass. The caller reserves the bytes in
+	// its memory budget, waiting for them if it must.
+	Reserve func(ctx context.Context, bytes int64) (release func(), err error)
+	// Pace, when set, is called after each file with the time the pass
+	// spent on it, so that the caller can cap the pass's CPU share (by
+	// sleeping busy*(1-share)/share, say). An error stops the pass.
+	Pace func(ctx context.Context, busy time.Duration) error
+}
+
+// Result says what a pass of [Run] did.
+type Result struct {
+	// Bins is the number of bins planned.
+	Bins int
+	// Commits is the number of rewrite commits made, one per bin.
+	Commits int
+	// FilesRemoved and FilesAdded count the files the commits removed
+	// and added.
+	FilesRemoved, FilesAdded int
+	// BytesRemoved and BytesAdded are their sizes.
+	BytesRemoved, BytesAdded int64
+	// Rows is the number of rows rewritten.
+	Rows int64
+	// GaveWay is set when a rewrite gave way to another writer that
+	// removed one of its files first; the pass stopped there.
+	GaveWay *table.RewriteConflictError
+}
+
+// valueSize is the size of one decoded Parquet value, held for every value
+// of a file being rewritten, besides the bytes of strings and binaries.
+const valueSize = int64(unsafe.Sizeof(parquet.Value{}))
+
+// expansion is how many times its size in bytes a data file's strings and
+// binaries are taken to fill once decompressed, for [MemoryEstimate]:
+// snappy-compressed text rarely shrinks to less than a quarter.
+const expansion = 4
+
+// MemoryEstimate returns the bytes a pass holds in memory while it rewrites
+// f, a file of a table with leaves leaf columns: its values decoded, and
+// their bytes decompressed.
+func MemoryEstimate(f table.LiveFile, leaves int) int64 {
+	return max(f.NumRecords, 0)*int64(leaves)*valueSize + f.Size*expansion
+}
+
+// Run makes one compaction pass over tbl: it plans bins from the table's
+// live files (see [Plan]) and rewrites each bin into one new file, reading
+// its files one at a time in the table's current columns and writing their
+// rows as they are read, so that a pass holds one file's rows and the new
+// file's row group in memory at most. Each bin is a commit of its own, so
+// that a conflict loses the work of one bin only and ingestion commits
+// interleave with the pass.
+//
+// When another writer removed a file of a bin first, the rewrite gives way:
+// its new file is deleted, [Result.GaveWay] says which file, and the pass
+// stops, since the other writer is likely compacting the table now; the
+// next pass plans from what it left. When ctx ends, the pass stops and
+// deletes the file it has not committed, and returns ctx's error. On any
+// other error the result says what was committed before it; an error of a
+// commit leaves that commit's outcome unknown, as for
+// [table.Table.CommitRewrite], and the caller reopens the table as after a
+// failed ingestion commit.
+func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
+	var res Result
+	if opts.TargetSize <= 0 {
+		return res, fmt.Errorf("compaction: target size %d is not positive", opts.TargetSize)
+	}
+	snap := tbl.Snapshot()
+	target := opts.TargetSize
+	if size, ok, err := table.TargetFileSize(snap.Configuration); err != nil {
+		return res, fmt.Errorf("compaction: %w", err)
+	} else if ok {
+		target = size
+	}
+	leaves := 1
+	if ps, err := rows.Schema(snap.Schema); err == nil {
+		leaves = max(len(ps.Columns()), 1)
+	}
+	bins := Plan(tbl.Files(), target)
+	res.Bins = len(bins)
+	for _, b := range bins {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("compaction: %w", err)
+		}
+		adds, n, err := rewriteBin(ctx, tbl, b, leaves, opts)
+		if err != nil {
+			return res, fmt.Errorf("compaction: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			tbl.Discard(adds)
+			return res, fmt.Errorf("compaction: %w", err)
+		}
+		removes := make([]string, len(b.Files))
+		for i, f := range b.Files {
+			removes[i] = f.Path
+		}
+		_, err = tbl.CommitRewrite(table.Rewrite{Removes: removes, Adds: adds})
+		var conflict *table.RewriteConflictError
+		if errors.As(err, &conflict) {
+			res.GaveWay = conflict
+			return res, nil
+		}
+		if err != nil {
+			return res, fmt.Errorf("compaction: %w", err)
+		}
+		res.Commits++
+		res.FilesRemoved += len(b.Files)
+		res.BytesRemoved += b.Size
+		res.FilesAdded += len(adds)
+		for _, a := range adds {
+			res.BytesAdded += a.Size
+		}
+		res.Rows += n
+	}
+	return res, nil
+}
+
+// rewriteBin writes the rows of b's files, in order, into new files of tbl,
+// and returns them, closed and not committed, with the number of rows. It
+// writes one file, unless the table's columns change while it reads
+// (ingestion added a column): then the rows read since are written to
+// another file with the new columns. leaves is the number of leaf columns
+// of the table, for [MemoryEstimate]. On error it deletes what it wrote.
+func rewriteBin(ctx context.Context, tbl *table.Table, b Bin, leaves int, opts Options) ([]table.AddFile, int64, error) {
+	w := &binWriter{tbl: tbl}
+	var rows int64
+	for _, f := range b.Files {
+		if err := ctx.Err(); err != nil {
+			w.discard()
+			return nil, 0, err
+		}
+		start := time.Now()
+		n, err := w.copyFile(ctx, f, leaves, opts.Reserve)
+		if err != nil {
+			w.discard()
+			return nil, 0, err
+		}
+		rows += int64(n)
+		if opts.Pace != nil {
+			if err := opts.Pace(ctx, time.Since(start)); err != nil {
+				w.discard()
+				return nil, 0, fmt.Errorf("pacing: %w", err)
+			}
+		}
+	}
+	if err := w.closeFile(); err != nil {
+		w.discard()
+		return nil, 0, err
+	}
+	return w.adds, rows, nil
+}
+
+// binWriter writes the rows of a bin's files into new files.
+type binWriter struct {
+	tbl *table.Table
+	// fw is the file being written, nil before the first rows.
+	fw *table.FileWriter
+	// columns is the Parquet schema fw writes, as text.
+	columns string
+	// adds are the files written and closed.
+	adds []table.AddFile
+}
+
+// copyFile reads f and writes its rows, and returns how many. Before it
+// reads, it reserves the memory it will hold with reserve, when set.
+func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile, leaves int, reserve func(context.Context, int64) (func(), error)) (int, error) {
+	if reserve != nil {
+		var buffered int64
+		if w.fw != nil {
+			buffered = w.fw.Buffered()
+		}
+		release, err := reserve(ctx, MemoryEstimate(f, leaves)+buffered)
+		if err != nil {
+			return 0, fmt.Errorf("reserving memory for data file %s: %w", f.Path, err)
+		}
+		defer release()
+	}
+	ps, cols, n, err := w.tbl.ReadFile(f.Path)
+	if err != nil {
+		return 0, fmt.Errorf("reading a file to compact: %w", err)
+	}
+	if s := ps.String(); w.fw == nil || s != w.columns {
+		if err := w.closeFile(); err != nil {
+			return 0, err
+		}
+		if w.fw, err = w.tbl.NewFile(ps); err != nil {
+			return 0, fmt.Errorf("starting a compacted file: %w", err)
+		}
+		w.columns = s
+	}
+	if err := w.fw.WriteColumns(cols, n); err != nil {
+		return 0, fmt.Errorf("writing the rows of data file %s: %w", f.Path, err)
+	}
+	return n, nil
+}
+
+// closeFile closes the file being written, if any, into w.adds.
+func (w *binWriter) closeFile() error {
+	if w.fw == nil {
+		return nil
+	}
+	add, err := w.fw.Close()
+	w.fw = nil
+	if err != nil {
+		return fmt.Errorf("closing a compacted file: %w", err)
+	}
+	w.adds = append(w.adds, add)
+	return nil
+}
+
+// discard deletes every file w wrote.
+func (w *binWriter) discard() {
+	if w.fw != nil {
+		w.fw.Abort()
+		w.fw = nil
+	}
+	w.tbl.Discard(w.adds)
+	w.adds = nil
+}

@@ -1,0 +1,282 @@
+package table
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
+)
+
+// LiveFile is a data file of the table's latest version, as a compaction
+// planner sees it.
+type LiveFile struct {
+	// Path is the file name relative to the table folder.
+	Path string
+	// Size is the file size in bytes.
+	Size int64
+	// PartitionValues are the file's partition values, by partition
+	// column; empty in an unpartitioned table.
+	PartitionValues map[string]string
+	// NumRecords is the number of rows in the file, -1 when its stats do
+	// not say.
+	NumRecords int64
+	// Version is the log version that added the file; for a file read
+	// from a checkpoint, the checkpoint's version.
+	Version int64
+	// ModificationTime is the file's modification time as its add action
+	// records it.
+	ModificationTime time.Time
+}
+
+// Files returns the live data files of the latest version this Table has
+// read or written, ordered by the version that added them, then by
+// modification time and path: the order their rows were ingested in.
+func (t *Table) Files() []LiveFile {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]LiveFile, 0, len(t.st.files))
+	for path, f := range t.st.files {
+		out = append(out, LiveFile{
+			Path:             path,
+			Size:             f.add.Size,
+			PartitionValues:  maps.Clone(f.add.PartitionValues),
+			NumRecords:       f.records,
+			Version:          f.version,
+			ModificationTime: time.UnixMilli(f.add.ModificationTime),
+		})
+	}
+	slices.SortFunc(out, func(a, b LiveFile) int {
+		return cmp.Or(cmp.Compare(a.Version, b.Version), a.ModificationTime.Compare(b.ModificationTime), cmp.Compare(a.Path, b.Path))
+	})
+	return out
+}
+
+// ReadFile reads data file path, relative to the table, into the leaf
+// columns of [rows.Schema] of the table's latest columns, as
+// [ChangeReader.ReadFile] does: column mapping is followed, a column
+// the file lacks is null, and a column widened since is read widened. It
+// returns the Parquet schema of the columns too, for [Table.NewFile]. The
+// table's mutex is held only to copy the columns, not while reading.
+//
+// A partitioned table's files lack its partition columns, which this
+// package does not write yet: ReadFile refuses such a table rather than
+// read those columns as null.
+func (t *Table) ReadFile(path string) (ps *parquet.Schema, cols [][]parquet.Value, n int, err error) {
+	t.mu.Lock()
+	fields, mapping := t.st.schema, t.st.mapping
+	var parts []string
+	if t.st.meta != nil {
+		parts = t.st.meta.PartitionColumns
+	}
+	t.mu.Unlock()
+	if len(parts) > 0 {
+		return nil, nil, 0, fmt.Errorf("data file %s: table %s is partitioned by %v, and reading the files of a partitioned table is not supported", path, t.s, parts)
+	}
+	ps, err = rows.Schema(fields)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("the schema of table %s: %w", t.s, err)
+	}
+	cols, n, err = readDataFile(t.s, ps, mapping, path)
+	return ps, cols, n, err
+}
+
+// readDataFile reads data file path of the table in s as rows of ps, the
+// [rows.Schema] of the table's columns, whose column mapping is mapping
+// (nil without one).
+func readDataFile(s storage.Store, ps *parquet.Schema, mapping *columnMapping, path string) (cols [][]parquet.Value, n int, err error) {
+	if mapping != nil {
+		ps = physicalSchema(ps, mapping)
+	}
+	f, err := s.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("data file %s: %w", path, err)
+	}
+	defer f.Close()
+	cols, n, err = readColumns(f, f.Size(), ps)
+	if err != nil {
+		return nil, 0, fmt.Errorf("data file %s of table %s: %w", path, s, err)
+	}
+	return cols, n, nil
+}
+
+// Rewrite is a log entry that replaces live data files by new files holding
+// the same rows: a compaction. It changes no data (dataChange false), no
+// offsets and no table property.
+type Rewrite struct {
+	// Removes are the paths of the live files whose rows the new files hold.
+	// They must all have the same partition values.
+	Removes []string
+	// Adds are the new files, as returned by [FileWriter.Close]; they get
+	// the partition values of the removed files.
+	Adds []AddFile
+}
+
+// operationRewrite is the operation of a rewrite's commitInfo, as Spark's
+// OPTIMIZE writes it. Its entries carry no counters (see [Snapshot.Counters]).
+const operationRewrite = "OPTIMIZE"
+
+// Operation metrics of a rewrite commit, named as Spark's OPTIMIZE names
+// them.
+const (
+	MetricRemovedFiles = "numRemovedFiles"
+	MetricRemovedBytes = "numRemovedBytes"
+	MetricAddedBytes   = "numAddedBytes"
+)
+
+// RewriteConflictError is returned by [Table.CommitRewrite] when a file the
+// rewrite removes is no longer live: another engine's compaction or a
+// delete removed it since the rewrite read it. The rewrite gives way:
+// [Table.CommitRewrite] has deleted its new files, and nothing was lost,
+// since the rows are in whatever replaced the file.
+type RewriteConflictError struct {
+	// Version is the latest log version read, which no longer has Path.
+	Version int64
+	// Path is the file the rewrite meant to remove.
+	Path string
+}
+
+// Error names the file and the version, and says what happened.
+func (e *RewriteConflictError) Error() string {
+	return fmt.Sprintf("rewrite conflict: data file %q is no longer in the table at version %d (another writer compacted or deleted it); the rewrite gave way and deleted its new files",
+		e.Path, e.Version)
+}
+
+// CommitRewrite writes one log entry that removes the files of r.Removes and
+// adds those of r.Adds, both with dataChange false, with a commitInfo shaped
+// like Spark's OPTIMIZE, and returns its version. Readers of the table's
+// changes skip it ([ChangeReader.Changes]) and its counters
+// ([Snapshot.Counters]) stay as they were.
+//
+// As [Table.Commit] does, it reads the entries other writers committed
+// first, and again after losing a race for a version; ingestion commits,
+// which only add files, never stop it. When a file of r.Removes is no
+// longer live, it deletes r.Adds and returns [*RewriteConflictError]. The
+// table's mutex is held for the commit only, as by [Table.Commit]. Other
+// errors leave the outcome unknown, as those of [Table.Commit] do.
+func (t *Table) CommitRewrite(r Rewrite) (int64, error) {
+	if err := checkRewrite(r); err != nil {
+		return 0, fmt.Errorf("commit rewrite: %w", err)
+	}
+	return t.publish("commit rewrite", r.Adds, func() ([]action, *entry, error) {
+		for _, p := range r.Removes {
+			if _, ok := t.st.files[p]; !ok {
+				t.dropFiles(r.Adds)
+				return nil, nil, &RewriteConflictError{Version: t.st.version, Path: p}
+			}
+		}
+		if err := t.checkFiles(r.Adds); err != nil {
+			return nil, nil, fmt.Errorf("commit rewrite: %w", err)
+		}
+		actions, e, err := t.buildRewrite(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("commit rewrite: %w", err)
+		}
+		return actions, e, nil
+	}, nil)
+}
+
+// Discard deletes data files written for a commit that will not be made
+// (a compaction cancelled after closing them), as a lost conflict would.
+func (t *Table) Discard(files []AddFile) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dropFiles(files)
+}
+
+// checkRewrite validates r before anything is written.
+func checkRewrite(r Rewrite) error {
+	if len(r.Removes) == 0 {
+		return errors.New("a rewrite removes at least one file")
+	}
+	seen := map[string]bool{}
+	for _, p := range r.Removes {
+		if seen[p] {
+			return fmt.Errorf("file %q is removed twice", p)
+		}
+		seen[p] = true
+	}
+	return checkAdds(r.Adds, seen)
+}
+
+// buildRewrite returns the actions of r's entry at the version after t.st,
+// and the same entry as replay would decode it. Every file of r.Removes is
+// live. t.mu must be held.
+func (t *Table) buildRewrite(r Rewrite) ([]action, *entry, error) {
+	st := t.st
+	if err := checkFormat(st.meta, t.s.String()); err != nil {
+		return nil, nil, err
+	}
+	now := t.opts.Now().UnixMilli()
+	e := &entry{}
+	var actions []action
+	parts := st.files[r.Removes[0]].add.PartitionValues
+	var removedBytes, addedBytes int64
+	extended := true
+	for _, p := range r.Removes {
+		add := st.files[p].add
+		if !maps.Equal(add.PartitionValues, parts) {
+			return nil, nil, fmt.Errorf("files %q and %q have different partition values: a rewrite stays within one partition", r.Removes[0], p)
+		}
+		size := add.Size
+		rm := &removeAction{
+			Path:                 p,
+			DeletionTimestamp:    &now,
+			DataChange:           false,
+			ExtendedFileMetadata: &extended,
+			PartitionValues:      add.PartitionValues,
+			Size:                 &size,
+			Stats:                add.Stats,
+		}
+		e.removes = append(e.removes, rm)
+		actions = append(actions, action{Remove: rm})
+		removedBytes += size
+	}
+	for _, f := range r.Adds {
+		add := &addAction{
+			Path:             f.Path,
+			PartitionValues:  maps.Clone(parts),
+			Size:             f.Size,
+			ModificationTime: f.ModificationTime.UnixMilli(),
+			DataChange:       false,
+			Stats:            f.Stats,
+		}
+		if add.PartitionValues == nil {
+			add.PartitionValues = map[string]string{}
+		}
+		if add.Stats == "" {
+			add.Stats = fmt.Sprintf(`{"numRecords":%d}`, f.NumRecords)
+		}
+		e.adds = append(e.adds, add)
+		actions = append(actions, action{Add: add})
+		addedBytes += f.Size
+	}
+	info := &commitInfo{
+		Timestamp: now,
+		Operation: operationRewrite,
+		OperationParameters: map[string]string{
+			"predicate": "[]",
+			"zOrderBy":  "[]",
+			"auto":      strconv.FormatBool(false),
+		},
+		IsBlindAppend: false,
+		OperationMetrics: map[string]metric{
+			MetricRemovedFiles: metric(len(r.Removes)),
+			MetricRemovedBytes: metric(removedBytes),
+			MetricAddedFiles:   metric(len(r.Adds)),
+			MetricAddedBytes:   metric(addedBytes),
+		},
+		EngineInfo: engineInfo,
+	}
+	rv := st.version
+	info.ReadVersion = &rv
+	actions = append([]action{{CommitInfo: info}}, actions...)
+	return actions, e, nil
+}
