@@ -58,6 +58,10 @@ func SmallFiles(files []table.LiveFile, target int64) int {
 	return n
 }
 
+// growth is how many times the rest of its bin a bin's oldest file may
+// be and still be rewritten (see [Plan]).
+const growth = 4
+
 // Bin is a group of small files of one partition whose rows one new file
 // will hold.
 type Bin struct {
@@ -76,7 +80,11 @@ type Bin struct {
 // modification time and path), and each bin holds consecutive ones, so a
 // Kafka partition's offsets stay in order and clustered in the new files.
 // A file that alone would be a bin stays as it is: a bin holds at least two
-// files. Since a bin closes only when the next file would not fit, two
+// files. So does a bin's oldest file while it is growth (four) times the
+// size of the rest of the bin or more: a quiet table's compacted file,
+// still small, is rewritten only once new data of at least a quarter of
+// its size joins it, not at every pass, which would rewrite the same bytes
+// over and over while the file slowly grows towards the target. Since a bin closes only when the next file would not fit, two
 // consecutive bins of a partition hold more than target bytes: the new
 // files number at most about twice the ideal count.
 func Plan(files []table.LiveFile, target int64) []Bin {
@@ -89,7 +97,12 @@ func Plan(files []table.LiveFile, target int64) []Bin {
 	started := map[string]struct{}{}
 	var bins []Bin
 	closeBin := func(key string) {
-		if b := open[key]; len(b.Files) >= 2 {
+		b := open[key]
+		for len(b.Files) >= 2 && b.Files[0].Size >= growth*(b.Size-b.Files[0].Size) {
+			b.Size -= b.Files[0].Size
+			b.Files = b.Files[1:]
+		}
+		if len(b.Files) >= 2 {
 			bins = append(bins, *b)
 		}
 		delete(open, key)

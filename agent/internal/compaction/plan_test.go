@@ -106,3 +106,24 @@ func TestPlanPartitions(t *testing.T) {
 		t.Errorf("partition values = %v, %v", bins[0].PartitionValues, bins[1].PartitionValues)
 	}
 }
+
+// TestPlanGrowth leaves a bin's oldest file out while it is four times the
+// rest of the bin or more: a quiet table's compacted file is rewritten once
+// enough new data joins it, not at every pass.
+func TestPlanGrowth(t *testing.T) {
+	files := []table.LiveFile{liveFile(0, 400, nil)}
+	for v := int64(1); v <= 6; v++ {
+		files = append(files, liveFile(v, 20, nil))
+	}
+	if got, want := binPaths(compaction.Plan(files[:6], 1000)), [][]string{{"f1", "f2", "f3", "f4", "f5"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("400 bytes and five files of 20 (a quarter): bins %v, want %v", got, want)
+	}
+	if got, want := binPaths(compaction.Plan(files, 1000)), [][]string{{"f0", "f1", "f2", "f3", "f4", "f5", "f6"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("400 bytes and six files of 20 (more than a quarter): bins %v, want %v", got, want)
+	}
+	// Each of a bin's files dwarfing the rest stays.
+	cascade := []table.LiveFile{liveFile(0, 500, nil), liveFile(1, 100, nil), liveFile(2, 10, nil), liveFile(3, 10, nil)}
+	if got, want := binPaths(compaction.Plan(cascade, 1000)), [][]string{{"f2", "f3"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("500, 100, 10, 10 bytes: bins %v, want %v", got, want)
+	}
+}
