@@ -45,6 +45,20 @@ type tableStatusModel struct {
 	LastError        string                 `tfsdk:"last_error"`
 	Partitions       []partitionStatusModel `tfsdk:"partitions"`
 	Columns          []columnModel          `tfsdk:"columns"`
+	Maintenance      *maintenanceModel      `tfsdk:"maintenance"`
+}
+
+// maintenanceModel is what the agent's maintenance of a table did.
+type maintenanceModel struct {
+	SmallFiles     int64  `tfsdk:"small_files"`
+	Compactions    int64  `tfsdk:"compactions"`
+	FilesCompacted int64  `tfsdk:"files_compacted"`
+	FilesWritten   int64  `tfsdk:"files_written"`
+	GaveWay        int64  `tfsdk:"gave_way"`
+	LastCompaction string `tfsdk:"last_compaction"`
+	FilesVacuumed  int64  `tfsdk:"files_vacuumed"`
+	LastVacuum     string `tfsdk:"last_vacuum"`
+	LastError      string `tfsdk:"last_error"`
 }
 
 type partitionStatusModel struct {
@@ -118,6 +132,23 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 						}},
 					},
 					"columns": columnsAttribute(),
+					"maintenance": schema.SingleNestedAttribute{
+						MarkdownDescription: "What the agent's compaction and vacuum of the table (`auto_compact`, `auto_vacuum`) " +
+							"did since the agent started; null where no agent maintains the table (both are off).",
+						Computed: true,
+						Attributes: map[string]schema.Attribute{
+							"small_files":     computedInt("Files of the table below three quarters of the compaction's target size, at the last check."),
+							"compactions":     computedInt("Compaction commits (`OPTIMIZE`, `dataChange = false`) the agent made."),
+							"files_compacted": computedInt("Files those commits removed."),
+							"files_written":   computedInt("Files those commits added."),
+							"gave_way": computedInt("Compactions that gave way because another writer (another engine's `OPTIMIZE`) " +
+								"removed one of their files first."),
+							"last_compaction": computedString("When the last compaction that committed started (RFC 3339, UTC); empty before the first."),
+							"files_vacuumed":  computedInt("Removed data files vacuum deleted, past `delta.deletedFileRetentionDuration`."),
+							"last_vacuum":     computedString("When vacuum last ran without an error (RFC 3339, UTC)."),
+							"last_error":      computedString("The last maintenance job's error; empty when it succeeded."),
+						},
+					},
 				}},
 			},
 		},
@@ -163,6 +194,17 @@ func (m *pipelineStatusDataSourceModel) set(st *spec.PipelineStatus) {
 			LastError:        ts.LastError,
 			Partitions:       parts,
 			Columns:          columnModels(ts.Columns),
+			Maintenance:      maintenanceModelOf(ts.Maintenance),
 		}
 	}
+}
+
+// maintenanceModelOf returns the model of mt; nil for none.
+func maintenanceModelOf(mt *spec.MaintenanceStatus) *maintenanceModel {
+	if mt == nil {
+		return nil
+	}
+	return &maintenanceModel{SmallFiles: int64(mt.SmallFiles), Compactions: mt.Compactions, FilesCompacted: mt.FilesCompacted,
+		FilesWritten: mt.FilesWritten, GaveWay: mt.GaveWay, LastCompaction: mt.LastCompaction, FilesVacuumed: mt.FilesVacuumed,
+		LastVacuum: mt.LastVacuum, LastError: mt.LastError}
 }

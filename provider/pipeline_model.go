@@ -16,18 +16,21 @@ import (
 // are types.Object and types.List, not structs, because at plan time any of
 // them may be unknown (a dynamic block, a value from another resource).
 type pipelineResourceModel struct {
-	ID                 types.String   `tfsdk:"id"`
-	Name               types.String   `tfsdk:"name"`
-	Connection         types.String   `tfsdk:"connection_name"`
-	DestinationCatalog types.String   `tfsdk:"destination_catalog"`
-	DestinationSchema  types.String   `tfsdk:"destination_schema"`
-	StorageLocation    types.String   `tfsdk:"storage_location"`
-	Continuous         types.Bool     `tfsdk:"continuous"`
-	FlushInterval      types.String   `tfsdk:"flush_interval"`
-	TargetFileSizeMB   types.Int64    `tfsdk:"target_file_size_mb"`
-	MaxRowsPerFile     types.Int64    `tfsdk:"max_rows_per_file"`
-	Table              types.List     `tfsdk:"table"`
-	Timeouts           timeouts.Value `tfsdk:"timeouts"`
+	ID                  types.String   `tfsdk:"id"`
+	Name                types.String   `tfsdk:"name"`
+	Connection          types.String   `tfsdk:"connection_name"`
+	DestinationCatalog  types.String   `tfsdk:"destination_catalog"`
+	DestinationSchema   types.String   `tfsdk:"destination_schema"`
+	StorageLocation     types.String   `tfsdk:"storage_location"`
+	Continuous          types.Bool     `tfsdk:"continuous"`
+	FlushInterval       types.String   `tfsdk:"flush_interval"`
+	TargetFileSizeMB    types.Int64    `tfsdk:"target_file_size_mb"`
+	MaxRowsPerFile      types.Int64    `tfsdk:"max_rows_per_file"`
+	AutoCompact         types.Bool     `tfsdk:"auto_compact"`
+	AutoCompactMinFiles types.Int64    `tfsdk:"auto_compact_min_files"`
+	AutoVacuum          types.Bool     `tfsdk:"auto_vacuum"`
+	Table               types.List     `tfsdk:"table"`
+	Timeouts            timeouts.Value `tfsdk:"timeouts"`
 	// Trigger is the provider's own: the agent never sees it.
 	Trigger types.String `tfsdk:"trigger"`
 }
@@ -152,15 +155,18 @@ type tableConfigurationModel struct {
 // pipeline converts m into a spec pipeline; see specConverter.
 func (c *specConverter) pipeline(m *pipelineResourceModel) *spec.Pipeline {
 	p := &spec.Pipeline{
-		Name:               c.str("name", m.Name),
-		Connection:         c.str("connection_name", m.Connection),
-		DestinationCatalog: c.str("destination_catalog", m.DestinationCatalog),
-		DestinationSchema:  c.str("destination_schema", m.DestinationSchema),
-		StorageLocation:    c.str("storage_location", m.StorageLocation),
-		Continuous:         c.boolPtr("continuous", m.Continuous),
-		FlushInterval:      c.str("flush_interval", m.FlushInterval),
-		TargetFileSizeMB:   c.int64Or("target_file_size_mb", m.TargetFileSizeMB, spec.DefaultTargetFileSizeMB),
-		MaxRowsPerFile:     c.int64Or("max_rows_per_file", m.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
+		Name:                c.str("name", m.Name),
+		Connection:          c.str("connection_name", m.Connection),
+		DestinationCatalog:  c.str("destination_catalog", m.DestinationCatalog),
+		DestinationSchema:   c.str("destination_schema", m.DestinationSchema),
+		StorageLocation:     c.str("storage_location", m.StorageLocation),
+		Continuous:          c.boolPtr("continuous", m.Continuous),
+		FlushInterval:       c.str("flush_interval", m.FlushInterval),
+		TargetFileSizeMB:    c.int64Or("target_file_size_mb", m.TargetFileSizeMB, spec.DefaultTargetFileSizeMB),
+		MaxRowsPerFile:      c.int64Or("max_rows_per_file", m.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
+		AutoCompact:         c.boolPtr("auto_compact", m.AutoCompact),
+		AutoCompactMinFiles: c.int64Or("auto_compact_min_files", m.AutoCompactMinFiles, spec.DefaultAutoCompactMinFiles),
+		AutoVacuum:          c.boolPtr("auto_vacuum", m.AutoVacuum),
 	}
 	for i, o := range c.objects("table", m.Table) {
 		p.Tables = append(p.Tables, c.table(fmt.Sprintf("table[%d]", i), o))
@@ -399,6 +405,9 @@ func (m *pipelineResourceModel) setFromSpec(ctx context.Context, p *spec.Pipelin
 	m.FlushInterval = types.StringValue(p.FlushInterval)
 	m.TargetFileSizeMB = types.Int64Value(p.TargetFileSizeMB)
 	m.MaxRowsPerFile = types.Int64Value(p.MaxRowsPerFile)
+	m.AutoCompact = types.BoolValue(p.Compacts())
+	m.AutoCompactMinFiles = types.Int64Value(p.AutoCompactMinFiles)
+	m.AutoVacuum = types.BoolValue(p.Vacuums())
 
 	var priorTables []types.Object
 	if prior != nil && !prior.Table.IsNull() && !prior.Table.IsUnknown() {

@@ -147,6 +147,35 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 				Computed: true,
 				Default:  int64default.StaticInt64(spec.DefaultMaxRowsPerFile),
 			},
+			"auto_compact": schema.BoolAttribute{
+				MarkdownDescription: "`true` (default): the agent compacts the small files of the pipeline's tables (its fanout " +
+					"schemas' tables too) into files near the target size (`target_file_size_mb`, or the table property " +
+					"`delta.targetFileSize` where another engine set it), as Delta's auto compaction and `OPTIMIZE` do: a " +
+					"commit of `remove` and `add` actions with `dataChange = false`, beside ingestion, never across partition " +
+					"values. Set `false` where another engine compacts the tables.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+			},
+			"auto_compact_min_files": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("A table is compacted once it holds more than this many small files "+
+					"(files below three quarters of the target size), from %d to %d. Defaults to `%d`, the default of "+
+					"Delta's `spark.databricks.delta.autoCompact.minNumFiles`.",
+					spec.MinAutoCompactMinFiles, spec.MaxAutoCompactMinFiles, spec.DefaultAutoCompactMinFiles),
+				Optional: true,
+				Computed: true,
+				Default:  int64default.StaticInt64(spec.DefaultAutoCompactMinFiles),
+			},
+			"auto_vacuum": schema.BoolAttribute{
+				MarkdownDescription: "`true` (default): the agent deletes the data files its tables' logs removed (by a " +
+					"compaction, the agent's or another engine's) longer ago than the table property " +
+					"`delta.deletedFileRetentionDuration` (`interval 7 days` unless set), as Delta's `VACUUM` does. Readers " +
+					"of older versions (time travel) need those files until then. Set `false` where another engine vacuums " +
+					"the tables.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+			},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": runTimeoutsBlock(ctx, "pipeline"),

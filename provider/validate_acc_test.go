@@ -196,6 +196,8 @@ func TestAccPipelineValidation(t *testing.T) {
 			"target_file_size_mb", "0 is less than the minimum of 1"},
 		{"max_rows_per_file too large", pipelineHCL(map[string]string{"max_rows_per_file": `2000000000000`}, tableHCL("events", topics, "")),
 			"max_rows_per_file", "is more than the maximum"},
+		{"auto_compact_min_files one", pipelineHCL(map[string]string{"auto_compact_min_files": `1`}, tableHCL("events", topics, "")),
+			"auto_compact_min_files", "1 is less than the minimum of 2"},
 		{"flush_interval too short", pipelineHCL(map[string]string{"flush_interval": `"10ms"`}, tableHCL("events", topics, "")),
 			"flush_interval", "10ms is shorter than the minimum of 100ms"},
 		{"invalid pipeline name", pipelineHCL(map[string]string{"name": `"-p"`}, tableHCL("events", topics, "")),

@@ -173,6 +173,12 @@ AZURE_CONTAINERS=$TRIBUTARY_AZURE_CONTAINER tools/azure.sh up >>"$emu_env"
 source "$emu_env"
 rm -f "$emu_env"
 
+# Table maintenance at length, which -short skips in the unit step: a
+# simulated day of flushes compacted as it is ingested (read back by
+# delta-rs, DuckDB and Spark), and a compaction beside Spark's OPTIMIZE.
+step "table maintenance (a simulated day; compaction beside Spark's OPTIMIZE)"
+go test -count=1 -run 'TestSimulatedDay|TestRunBesideSparkOptimize' ./agent/internal/maintenance/ ./agent/internal/compaction/
+
 # The table package's store tests and the cluster's shared state on the
 # three servers (they skip in the unit step above, before they are up).
 step "object store tests (table and store packages, -run 'TestBlobStore|TestShared')"

@@ -3,13 +3,18 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // TestOtherEngineMaintenance stops the agent, lets delta-rs do what a data
@@ -105,4 +110,77 @@ func TestSparkMaintainsLiveTable(t *testing.T) {
 	}
 	run.wait()
 	checkTable(t, st.Location, "--count", "400", "--exactly-once")
+}
+
+// TestAutoCompaction has the agent compact a table it ingests in small
+// flushes (auto_compact_min_files = 5): the status and /metrics say what it
+// did, the table ends with fewer files than it was written in, and every
+// record is in it once for delta-rs, DuckDB and pyarrow. A pipeline with
+// auto_compact = false leaves its files as they are.
+func TestAutoCompaction(t *testing.T) {
+	t.Parallel()
+	a := startAgent(t, t.TempDir())
+	topic := uniqueName("e2e-compact")
+	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "0")
+	ctx := context.Background()
+	c := a.client()
+	if _, err := c.PutConnection(ctx, &spec.Connection{Name: "compact", BootstrapServers: []string{env.bootstrap}}); err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	pipeline := func(name string, compact *bool) *spec.Pipeline {
+		return &spec.Pipeline{
+			Name: name, Connection: "compact", DestinationCatalog: "main", DestinationSchema: "e2e", FlushInterval: "200ms",
+			AutoCompact: compact, AutoCompactMinFiles: 5,
+			Tables: []spec.Table{{
+				DestinationTable: name,
+				ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+					Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest,
+				}},
+				TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
+			}},
+		}
+	}
+	for _, p := range []*spec.Pipeline{pipeline("compacted", nil), pipeline("left", &off)} {
+		if _, err := c.PutPipeline(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const batches, per = 12, 50
+	for i := 1; i <= batches; i++ { // a flush, and so a file, per batch
+		python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", strconv.Itoa(per))
+		a.waitRows("compacted", 0, int64(i*per), time.Minute)
+		a.waitRows("left", 0, int64(i*per), time.Minute)
+	}
+	st, ok := a.pollTable("compacted", 0, time.Minute, func(_ *spec.PipelineStatus, ts spec.TableStatus) bool {
+		return ts.Maintenance != nil && ts.Maintenance.Compactions > 0 && ts.Maintenance.SmallFiles <= 5
+	})
+	if !ok {
+		t.Fatalf("no compaction: status %+v\nagent log:\n%s", st, a.log())
+	}
+	t.Logf("maintenance: %+v", *st.Maintenance)
+	metrics := a.metrics()
+	for _, series := range []string{"tributary_table_compactions_total{", "tributary_table_small_files{"} {
+		if !strings.Contains(metrics, series) {
+			t.Errorf("/metrics has no %s series", series)
+		}
+	}
+	left := a.waitRows("left", 0, batches*per, time.Minute)
+	if left.Maintenance != nil && left.Maintenance.Compactions != 0 {
+		t.Errorf("auto_compact = false compacted: %+v", *left.Maintenance)
+	}
+	a.stop()
+	compacted, err := table.ReadSnapshot(st.Location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncompacted, err := table.ReadSnapshot(left.Location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compacted.NumFiles >= uncompacted.NumFiles || uncompacted.NumFiles < batches {
+		t.Errorf("%d files compacted, %d not: compaction did not reduce them", compacted.NumFiles, uncompacted.NumFiles)
+	}
+	checkTable(t, st.Location, "--count", strconv.Itoa(batches*per), "--exactly-once")
+	checkTable(t, left.Location, "--count", strconv.Itoa(batches*per), "--exactly-once")
 }

@@ -10,6 +10,9 @@ const (
 	DefaultFlushInterval    = "5s"
 	DefaultTargetFileSizeMB = 128
 	DefaultMaxRowsPerFile   = 1_000_000
+	// DefaultAutoCompactMinFiles is Delta's default of
+	// spark.databricks.delta.autoCompact.minNumFiles.
+	DefaultAutoCompactMinFiles = 50
 )
 
 // Upper bounds of the file size settings.
@@ -18,6 +21,11 @@ const (
 	MaxTargetFileSizeMB = 1 << 20
 	// MaxRowsPerFileLimit is 2^40 rows.
 	MaxRowsPerFileLimit = 1 << 40
+	// MinAutoCompactMinFiles and MaxAutoCompactMinFiles bound
+	// auto_compact_min_files: compacting fewer than two files gains
+	// nothing.
+	MinAutoCompactMinFiles = 2
+	MaxAutoCompactMinFiles = 100_000
 )
 
 // Starting offsets: where a partition with no committed offset in the table's
@@ -95,6 +103,17 @@ type Pipeline struct {
 	TargetFileSizeMB int64 `json:"target_file_size_mb,omitempty"`
 	// MaxRowsPerFile closes a Parquet file once it holds this many rows.
 	MaxRowsPerFile int64 `json:"max_rows_per_file,omitempty"`
+	// AutoCompact has the agent compact the small files of the
+	// pipeline's tables (those of its fanout schemas too) into files near
+	// the target size, as Delta's auto compaction does. Nil means true.
+	AutoCompact *bool `json:"auto_compact,omitempty"`
+	// AutoCompactMinFiles is how many small files a table holds before a
+	// compaction starts.
+	AutoCompactMinFiles int64 `json:"auto_compact_min_files,omitempty"`
+	// AutoVacuum has the agent delete the files its tables' logs removed
+	// longer than delta.deletedFileRetentionDuration ago (7 days unless
+	// the table says otherwise), as Delta's VACUUM does. Nil means true.
+	AutoVacuum *bool `json:"auto_vacuum,omitempty"`
 	// Tables lists the destination tables; none for a pipeline that only
 	// carries fanout schemas.
 	Tables []Table `json:"table"`
@@ -502,6 +521,14 @@ var MetadataColumnNames = []string{MetaTopic, MetaPartition, MetaOffset, MetaTim
 // unset IsolationLevel means read_committed.
 func (ko *KafkaOptions) ReadCommitted() bool { return ko.IsolationLevel != IsolationReadUncommitted }
 
+// Compacts reports whether the agent compacts the pipeline's tables (the
+// default).
+func (p *Pipeline) Compacts() bool { return p.AutoCompact == nil || *p.AutoCompact }
+
+// Vacuums reports whether the agent vacuums the pipeline's tables (the
+// default).
+func (p *Pipeline) Vacuums() bool { return p.AutoVacuum == nil || *p.AutoVacuum }
+
 // IsContinuous reports whether the pipeline keeps reading (the default).
 func (p *Pipeline) IsContinuous() bool { return p.Continuous == nil || *p.Continuous }
 
@@ -530,6 +557,17 @@ func (p *Pipeline) Normalize() {
 	}
 	if p.MaxRowsPerFile == 0 {
 		p.MaxRowsPerFile = DefaultMaxRowsPerFile
+	}
+	if p.AutoCompact == nil {
+		t := true
+		p.AutoCompact = &t
+	}
+	if p.AutoCompactMinFiles == 0 {
+		p.AutoCompactMinFiles = DefaultAutoCompactMinFiles
+	}
+	if p.AutoVacuum == nil {
+		t := true
+		p.AutoVacuum = &t
 	}
 	for i := range p.Tables {
 		ko := &p.Tables[i].ConnectorOptions.KafkaOptions

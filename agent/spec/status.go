@@ -72,6 +72,35 @@ type TableStatus struct {
 	// order: what schema inference decided, or what the layout declares,
 	// as the table's log records it. Empty before the table has a schema.
 	Columns []ColumnStatus `json:"columns,omitempty"`
+	// Maintenance says what the agent's compaction and vacuum of the table
+	// did since the agent started; absent where this agent does not
+	// maintain the table (in a cluster, another agent does).
+	Maintenance *MaintenanceStatus `json:"maintenance,omitempty"`
+}
+
+// MaintenanceStatus is what an agent's maintenance of a table (auto_compact,
+// auto_vacuum) did since the agent started.
+type MaintenanceStatus struct {
+	// SmallFiles is how many small files the table held at the last
+	// check: files below three quarters of the compaction's target size.
+	SmallFiles int `json:"small_files"`
+	// Compactions counts the compaction commits; FilesCompacted the files
+	// they removed and FilesWritten those they added.
+	Compactions    int64 `json:"compactions"`
+	FilesCompacted int64 `json:"files_compacted"`
+	FilesWritten   int64 `json:"files_written"`
+	// GaveWay counts the compactions that gave way to another writer that
+	// removed one of their files first (another engine's OPTIMIZE).
+	GaveWay int64 `json:"gave_way"`
+	// LastCompaction is when the last compaction that committed started,
+	// RFC 3339 in UTC; empty before the first.
+	LastCompaction string `json:"last_compaction,omitempty"`
+	// FilesVacuumed counts the data files vacuum deleted.
+	FilesVacuumed int64 `json:"files_vacuumed"`
+	// LastVacuum is when vacuum last ran without an error, RFC 3339 in UTC.
+	LastVacuum string `json:"last_vacuum,omitempty"`
+	// LastError is the last job's error; empty when it succeeded.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // ColumnStatus is one top-level column of a table's current schema.

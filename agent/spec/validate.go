@@ -100,6 +100,7 @@ func (p *Pipeline) Validate() Errors {
 	// the default for an unset attribute, so an explicit 0 is refused here.
 	validateRange(col, "target_file_size_mb", p.TargetFileSizeMB, 1, MaxTargetFileSizeMB)
 	validateRange(col, "max_rows_per_file", p.MaxRowsPerFile, 1, MaxRowsPerFileLimit)
+	validateRange(col, "auto_compact_min_files", p.AutoCompactMinFiles, MinAutoCompactMinFiles, MaxAutoCompactMinFiles)
 	if !validateMaxItems(col, "table", len(p.Tables), MaxTablesPerPipeline) {
 		return *col.errs
 	}

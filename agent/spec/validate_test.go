@@ -114,6 +114,8 @@ func TestPipelineValidate(t *testing.T) {
 		{"file size zero", func(p *Pipeline) { p.TargetFileSizeMB = 0 }, "target_file_size_mb", "minimum of 1"},
 		{"file size huge", func(p *Pipeline) { p.TargetFileSizeMB = 1 << 50 }, "target_file_size_mb", "maximum"},
 		{"rows per file negative", func(p *Pipeline) { p.MaxRowsPerFile = -1 }, "max_rows_per_file", "minimum of 1"},
+		{"compaction of one file", func(p *Pipeline) { p.AutoCompactMinFiles = 1 }, "auto_compact_min_files", "minimum of 2"},
+		{"compaction of too many files", func(p *Pipeline) { p.AutoCompactMinFiles = 1 << 20 }, "auto_compact_min_files", "maximum"},
 		{"name", func(p *Pipeline) { p.Name = "" }, "name", "not a valid name"},
 		{"connection", func(p *Pipeline) { p.Connection = "" }, "connection_name", "required"},
 	}

@@ -58,7 +58,7 @@ func TestStateBackupRestore(t *testing.T) {
 	restored := filepath.Join(t.TempDir(), "restored")
 	key := filepath.Join(dir, "secrets.key")
 	code, text = runBinary(t, "state", "restore", "--data-dir", restored, "--in", out, "--secrets-key-file", key)
-	if code != 0 || !strings.Contains(text, "restored 4 object(s) of format 2") {
+	if code != 0 || !strings.Contains(text, "restored 4 object(s) of format 3") {
 		t.Fatalf("state restore: exit %d, %s", code, text)
 	}
 	code, text = runBinary(t, "state", "restore", "--data-dir", restored, "--in", out)

@@ -14,6 +14,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/maintenance"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
@@ -28,6 +29,9 @@ import (
 type TableState struct {
 	mu     sync.Mutex
 	Status spec.TableStatus
+	// maint is what the table's maintenance did, once a sink of the table
+	// maintained it; it outlives the sink, as the status does.
+	maint *maintenance.State
 }
 
 // Snapshot returns a copy of the status.
@@ -36,7 +40,21 @@ func (st *TableState) Snapshot() spec.TableStatus {
 	defer st.mu.Unlock()
 	s := st.Status
 	s.Partitions = append([]spec.PartitionStatus{}, s.Partitions...)
+	if st.maint != nil {
+		m := st.maint.Snapshot()
+		s.Maintenance = &m
+	}
 	return s
+}
+
+// maintenance returns the table's maintenance status, made on first use.
+func (st *TableState) maintenance() *maintenance.State {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.maint == nil {
+		st.maint = &maintenance.State{}
+	}
+	return st.maint
 }
 
 // Sink is the writing side of one run of a table: its log, its open file,
@@ -98,6 +116,9 @@ type Sink struct {
 	// do not close the current file one after the other. nil when none.
 	older        *table.FileWriter
 	olderVersion int
+	// maint maintains the table beside the sink's writes; nil when this
+	// sink does not (see Maintain).
+	maint *maintenance.Maintainer
 	// mem holds the open files' buffers in the memory budget, which asks
 	// through it for a flush when the file is the biggest and the budget
 	// is full.
@@ -214,6 +235,10 @@ func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 // Close drops the open files, if any (their rows are read again), and
 // gives their memory back.
 func (s *Sink) Close() {
+	if s.maint != nil {
+		s.maint.Stop()
+		s.maint = nil
+	}
 	for _, f := range []**table.FileWriter{&s.file, &s.older} {
 		if *f != nil {
 			(*f).Abort()
@@ -655,7 +680,26 @@ func (s *Sink) commit(c table.Commit) error {
 		st.Status.Columns = columnStatus(c.Schema)
 	}
 	st.mu.Unlock()
+	if s.maint != nil {
+		s.maint.Committed()
+	}
 	return nil
+}
+
+// Maintain starts the maintenance of the sink's table with o (see package
+// maintenance), unless o turns every job off: the sink tells the
+// maintainer after each commit and stops it when it closes. A runner calls
+// it once, on the one agent of a cluster that maintains the table; the
+// maintainer stops when ctx ends too.
+func (s *Sink) Maintain(ctx context.Context, o maintenance.Options) {
+	if s.maint != nil || (!o.Compact && !o.Vacuum) {
+		return
+	}
+	o.State = s.state.maintenance()
+	if o.Log == nil {
+		o.Log = s.log
+	}
+	s.maint = maintenance.Start(ctx, s.tbl, o)
 }
 
 // setCounters sets the status's counts from counters, the sums of the

@@ -209,6 +209,9 @@ type fanoutRun struct {
 	group *deltasink.GroupCommitter
 	// flushAsk receives the tables the memory budget asks to flush.
 	flushAsk chan *fanoutTable
+	// maintains is true on the agent that maintains the schema's tables
+	// (see [runner.Ownership.Maintains]), known once the loop starts.
+	maintains bool
 	// ctx ends with the run: it stops subscriptions and flush forwarders.
 	ctx context.Context
 	wg  sync.WaitGroup
@@ -291,6 +294,9 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 		}
 	}
 	s.PublishOffsets()
+	if run.maintains {
+		s.Maintain(ctx, cfg.Maintenance(r.budget))
+	}
 	t := &fanoutTable{name: name, Sink: s, from: map[kafka.TopicPartition]int64{}}
 	run.tables[name] = t
 	run.order = append(run.order, t)
@@ -396,6 +402,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	run.maintains = r.own.Maintains(tps)
 	if err := start(tps, ko.StartingOffset); err != nil {
 		return err
 	}

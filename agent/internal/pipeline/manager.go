@@ -409,12 +409,15 @@ func redactedRoots(roots []string) []string {
 // schemas.
 func (m *Manager) runSettings(p *spec.Pipeline) runner.Settings {
 	return runner.Settings{
-		FlushEvery: p.FlushEvery(),
-		MaxRows:    cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
-		MaxBytes:   cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
-		Continuous: p.IsContinuous(),
-		GCGrace:    cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
-		FileMode:   m.cfg.WarehouseMode,
+		FlushEvery:    p.FlushEvery(),
+		MaxRows:       cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
+		MaxBytes:      cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
+		Continuous:    p.IsContinuous(),
+		GCGrace:       cmp.Or(m.cfg.GCGrace, gcGrace(p.FlushEvery())),
+		FileMode:      m.cfg.WarehouseMode,
+		Compact:       p.Compacts(),
+		MinSmallFiles: int(cmp.Or(p.AutoCompactMinFiles, spec.DefaultAutoCompactMinFiles)),
+		Vacuum:        p.Vacuums(),
 	}
 }
 

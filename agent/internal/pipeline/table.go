@@ -276,6 +276,9 @@ func (l *loop) run(ctx context.Context) error {
 	if err := start(tps, ko.StartingOffset); err != nil {
 		return err
 	}
+	if r.own.Maintains(tps) {
+		l.sink.Maintain(ctx, r.cfg.Maintenance(r.budget))
+	}
 	// Running again: an error from before the restart is history.
 	r.sup.SetRunning()
 	r.log.Info("table running", "partitions", len(fetching), "version", l.sink.Table().Snapshot().Version)

@@ -3,6 +3,7 @@ package runner
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 )
@@ -48,3 +49,24 @@ func (o *Ownership) Others(tps []kafka.TopicPartition) []kafka.TopicPartition {
 
 // Waits reports whether the runner waits for the first assignment.
 func (o *Ownership) Waits() bool { return o.Shared && !o.Assigned }
+
+// Maintains reports whether the runner maintains the tables it writes
+// (compaction and vacuum, see package maintenance), the partitions it
+// reads being tps: a single agent always does; in a cluster, the agent
+// that owns the first of tps (by topic, then partition) does, so that one
+// agent compacts a table and no two compact the same files.
+func (o *Ownership) Maintains(tps []kafka.TopicPartition) bool {
+	if !o.Shared {
+		return true
+	}
+	if len(tps) == 0 {
+		return false
+	}
+	first := slices.MinFunc(tps, func(a, b kafka.TopicPartition) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return a.Partition - b.Partition
+	})
+	return o.Owned[first]
+}

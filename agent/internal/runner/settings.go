@@ -5,6 +5,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/maintenance"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 )
 
@@ -25,6 +27,18 @@ type Settings struct {
 	// FileMode is the permission of new files in local table folders (see
 	// [table.Options.FileMode]); 0 is the table's default.
 	FileMode os.FileMode
+	// Compact, MinSmallFiles and Vacuum are the pipeline's auto_compact,
+	// auto_compact_min_files and auto_vacuum.
+	Compact       bool
+	MinSmallFiles int
+	Vacuum        bool
+}
+
+// Maintenance returns the options of the maintenance of a table the runner
+// writes (see package maintenance), whose compactions read within budget.
+func (s *Settings) Maintenance(budget *memory.Budget) maintenance.Options {
+	return maintenance.Options{Compact: s.Compact, MinSmallFiles: s.MinSmallFiles, TargetSize: s.MaxBytes,
+		Vacuum: s.Vacuum, Budget: budget}
 }
 
 // TableOptions returns the options of a table the runner opens, which owner

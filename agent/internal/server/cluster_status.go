@@ -231,6 +231,10 @@ func mergeTables(a, b []spec.TableStatus) []spec.TableStatus {
 		if mergeState(ta.State, tb.State) != ta.State {
 			merged.State, merged.LastError = tb.State, tb.LastError
 		}
+		// One agent maintains a table: its report, whichever is newer.
+		if merged.Maintenance == nil {
+			merged.Maintenance = cmp.Or(ta.Maintenance, tb.Maintenance)
+		}
 		merged.Lag, merged.LagBytes = 0, 0
 		for _, p := range merged.Partitions {
 			merged.Lag += p.Lag

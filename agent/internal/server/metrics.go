@@ -102,6 +102,8 @@ type tableMetrics struct {
 	// sums per table; lagBytes estimates the bytes between the position and
 	// the high watermark.
 	lag, lagBytes, tableLag, tableLagBytes metricFamily
+	// The table's maintenance, on the agent that maintains it.
+	smallFiles, compactions, compacted, vacuumed metricFamily
 }
 
 func newTableMetrics() *tableMetrics {
@@ -121,6 +123,14 @@ func newTableMetrics() *tableMetrics {
 			help: "Estimated bytes behind the high watermark: the lag times the mean size of the partition's records fetched."},
 		tableLag:      metricFamily{name: "tributary_table_lag", typ: "gauge", help: "Records behind the high watermarks, summed over the table's partitions."},
 		tableLagBytes: metricFamily{name: "tributary_table_lag_bytes", typ: "gauge", help: "Estimated bytes behind the high watermarks, summed over the table's partitions."},
+		smallFiles: metricFamily{name: "tributary_table_small_files", typ: "gauge",
+			help: "Files of the table below three quarters of the compaction's target size, at the last check."},
+		compactions: metricFamily{name: "tributary_table_compactions_total", typ: "counter",
+			help: "Compaction commits the agent made to the table since it started."},
+		compacted: metricFamily{name: "tributary_table_compacted_files_total", typ: "counter",
+			help: "Files the agent's compactions removed from the table (rewritten into fewer) since it started."},
+		vacuumed: metricFamily{name: "tributary_table_vacuumed_files_total", typ: "counter",
+			help: "Removed files of the table the agent's vacuum deleted since it started."},
 	}
 }
 
@@ -133,6 +143,12 @@ func (m *tableMetrics) add(ts *spec.TableStatus, labels ...string) {
 	m.lost.add(ts.DataLossOffsets, labels...)
 	m.errs.add(ts.ErrorRecords, labels...)
 	m.filtered.add(ts.FilteredRecords, labels...)
+	if mt := ts.Maintenance; mt != nil {
+		m.smallFiles.add(int64(mt.SmallFiles), labels...)
+		m.compactions.add(mt.Compactions, labels...)
+		m.compacted.add(mt.FilesCompacted, labels...)
+		m.vacuumed.add(mt.FilesVacuumed, labels...)
+	}
 }
 
 // addLag adds a table's lag, in records and bytes, labelled by labels.
@@ -144,7 +160,7 @@ func (m *tableMetrics) addLag(lag, lagBytes int64, labels ...string) {
 // families lists m's families, in the order /metrics writes them.
 func (m *tableMetrics) families() []*metricFamily {
 	return []*metricFamily{&m.rows, &m.files, &m.corrupt, &m.version, &m.lag, &m.lagBytes, &m.tableLag, &m.tableLagBytes,
-		&m.lost, &m.errs, &m.filtered}
+		&m.lost, &m.errs, &m.filtered, &m.smallFiles, &m.compactions, &m.compacted, &m.vacuumed}
 }
 
 // fanoutStates lists every state tributary_fanout_up has a series for.

@@ -16,11 +16,14 @@ import (
 //
 // Format 2 differs from format 1 in one promise: every secret is stored
 // encrypted (agents before the secrets key stored them in plain text,
-// which format 1 allows). [Open] migrates a folder of an older format on
+// which format 1 allows). Format 3 adds fields to the stored objects (a
+// pipeline's auto_compact, auto_compact_min_files and auto_vacuum, a
+// table's partition_by), which an agent of format 2 would refuse as
+// unknown: refusing the folder says why. [Open] migrates a folder of an older format on
 // start and refuses one of a newer format, which an agent newer than this
 // one wrote: this agent could misread it, or write over what it does not
 // know.
-const LocalFormat = 2
+const LocalFormat = 3
 
 // formatFile names the file holding the format version: format.json, in a
 // single agent's data folder and in a cluster's shared state.

@@ -43,8 +43,12 @@ var ErrConflict = errors.New("another agent changed the shared state first")
 // SharedFormat is the version of the shared state's format this agent
 // writes and reads. An agent refuses shared state of a newer format (a
 // rolling upgrade goes from old agents to new ones, and a new agent never
-// rewrites the format an old one may still read).
-const SharedFormat = 1
+// rewrites the format an old one may still read). Each change and snapshot
+// carries the format it was written in: format 2 adds fields to the
+// objects (a pipeline's auto_compact, auto_compact_min_files and
+// auto_vacuum, a table's partition_by), so that an agent of format 1 names
+// both formats when it meets one, rather than an unknown field.
+const SharedFormat = 2
 
 // sharedFormatFix is what to do about shared state of a newer format.
 const sharedFormatFix = "upgrade this agent to the version the cluster runs (a rolling upgrade goes from old agents to new ones)"

@@ -1,0 +1,256 @@
+// Package maintenance keeps a table fast to read while it is written: it
+// compacts the table's small files into files near the target size
+// (package compaction) and vacuums the data files the table's log removed
+// longer ago than the table's retention ([table.Table.Vacuum]).
+//
+// It sits beside ingestion, on a table's log: a table loop or a fanout
+// runner, which writes the table through its [deltasink.Sink], starts one
+// [Maintainer] per table it writes and tells it after each commit
+// ([Maintainer.Committed]). In a cluster only the agent that reads the
+// table's first partition maintains it, so that two agents do not compact
+// the same files (were they to, the log would make one of them give way).
+// The maintainer works on a goroutine of its own, one job at a time, so
+// ingestion never waits for it: its commits interleave with the
+// ingestion's through the log, and a crash loses only work not committed,
+// which the next pass plans again from the log alone.
+//
+// [deltasink.Sink]: github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink
+package maintenance
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/compaction"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultVacuumEvery is how often a maintainer vacuums its table.
+	DefaultVacuumEvery = time.Hour
+	// DefaultCPUShare is the share of one core a compaction may use:
+	// ingestion keeps the rest.
+	DefaultCPUShare = 0.25
+)
+
+// Options says what a [Maintainer] does.
+type Options struct {
+	// Compact turns compaction on: once the table holds more than
+	// MinSmallFiles small files (see [compaction.IsSmall]), a pass
+	// rewrites them into files near TargetSize bytes.
+	Compact       bool
+	MinSmallFiles int
+	TargetSize    int64
+	// Vacuum turns vacuum on, every VacuumEvery ([DefaultVacuumEvery]
+	// when zero), and once when the maintainer starts.
+	Vacuum      bool
+	VacuumEvery time.Duration
+	// CPUShare caps the share of one core a compaction pass uses, by
+	// resting after each file for as long as the share asks
+	// ([DefaultCPUShare] when zero).
+	CPUShare float64
+	// Budget, when set, holds what a pass reads, as it holds what the
+	// fetchers read: a pass waits for room before each file.
+	Budget *memory.Budget
+	// Log gets what each job did and why one failed.
+	Log *slog.Logger
+	// State, when set, is the status the maintainer keeps up to date.
+	State *State
+}
+
+// State is what a table's maintainer did, for its status: the jobs since
+// the agent started and the last error. It is safe for concurrent use.
+type State struct {
+	mu sync.Mutex
+	st spec.MaintenanceStatus
+}
+
+// Snapshot returns a copy of the status.
+func (s *State) Snapshot() spec.MaintenanceStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+func (s *State) update(f func(st *spec.MaintenanceStatus)) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.st)
+}
+
+// Maintainer runs a table's maintenance on a goroutine of its own; see
+// the package doc. Its methods are safe for concurrent use.
+type Maintainer struct {
+	tbl    *table.Table
+	opts   Options
+	poke   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Start starts maintaining tbl until ctx ends or [Maintainer.Stop]. The
+// table stays the caller's: it must call Stop before it closes tbl. A
+// maintainer with neither job on does nothing.
+func Start(ctx context.Context, tbl *table.Table, opts Options) *Maintainer {
+	if opts.VacuumEvery <= 0 {
+		opts.VacuumEvery = DefaultVacuumEvery
+	}
+	if opts.CPUShare <= 0 || opts.CPUShare > 1 {
+		opts.CPUShare = DefaultCPUShare
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	m := &Maintainer{tbl: tbl, opts: opts, poke: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	go m.run(ctx)
+	return m
+}
+
+// Committed tells the maintainer that the table has a new commit: it
+// counts the table's small files and compacts them if there are too many.
+// It never waits.
+func (m *Maintainer) Committed() {
+	select {
+	case m.poke <- struct{}{}:
+	default:
+	}
+}
+
+// Stop stops the maintainer and waits for it: a pass under way stops
+// after the file it is reading, deleting what it has not committed.
+func (m *Maintainer) Stop() {
+	m.cancel()
+	<-m.done
+}
+
+func (m *Maintainer) run(ctx context.Context) {
+	defer close(m.done)
+	if !m.opts.Compact && !m.opts.Vacuum {
+		return
+	}
+	vacuum := time.NewTicker(m.opts.VacuumEvery)
+	defer vacuum.Stop()
+	m.vacuum()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.poke:
+			m.compact(ctx)
+		case <-vacuum.C:
+			m.vacuum()
+		}
+	}
+}
+
+// compact runs a compaction pass when the table holds more small files
+// than the options allow.
+func (m *Maintainer) compact(ctx context.Context) {
+	if !m.opts.Compact {
+		return
+	}
+	target := m.opts.TargetSize
+	if size, ok, err := table.TargetFileSize(m.tbl.Snapshot().Configuration); err == nil && ok {
+		target = size
+	}
+	small := compaction.SmallFiles(m.tbl.Files(), target)
+	m.opts.State.update(func(st *spec.MaintenanceStatus) { st.SmallFiles = small })
+	if small <= m.opts.MinSmallFiles {
+		return
+	}
+	start := time.Now()
+	res, err := compaction.Run(ctx, m.tbl, compaction.Options{TargetSize: m.opts.TargetSize, Reserve: m.reserve, Pace: m.pace})
+	if ctx.Err() != nil {
+		return // stopping: what was not committed is gone, and no error
+	}
+	left := compaction.SmallFiles(m.tbl.Files(), target)
+	m.opts.State.update(func(st *spec.MaintenanceStatus) {
+		st.SmallFiles = left
+		st.Compactions += int64(res.Commits)
+		st.FilesCompacted += int64(res.FilesRemoved)
+		st.FilesWritten += int64(res.FilesAdded)
+		if res.Commits > 0 {
+			st.LastCompaction = start.UTC().Format(time.RFC3339)
+		}
+		if res.GaveWay != nil {
+			st.GaveWay++
+		}
+		st.LastError = errorText(err)
+	})
+	switch {
+	case err != nil:
+		m.opts.Log.Warn("compaction failed; the next commit tries again", "err", err, "commits", res.Commits)
+	case res.GaveWay != nil:
+		m.opts.Log.Info("compaction gave way to another writer", "reason", res.GaveWay, "commits", res.Commits)
+	case res.Commits > 0:
+		m.opts.Log.Info("table compacted", "files_removed", res.FilesRemoved, "files_added", res.FilesAdded,
+			"bytes_removed", res.BytesRemoved, "bytes_added", res.BytesAdded, "rows", res.Rows, "took", time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// vacuum deletes the files the log removed longer ago than the table's
+// retention.
+func (m *Maintainer) vacuum() {
+	if !m.opts.Vacuum {
+		return
+	}
+	res, err := m.tbl.Vacuum()
+	m.opts.State.update(func(st *spec.MaintenanceStatus) {
+		st.FilesVacuumed += int64(res.FilesDeleted)
+		if err == nil {
+			st.LastVacuum = time.Now().UTC().Format(time.RFC3339)
+		}
+		st.LastError = errorText(err)
+	})
+	switch {
+	case err != nil:
+		m.opts.Log.Warn("vacuum failed; it runs again later", "err", err)
+	case res.FilesDeleted > 0:
+		m.opts.Log.Info("table vacuumed", "files", res.FilesDeleted, "bytes", res.BytesDeleted)
+	}
+}
+
+// reserve holds bytes in the budget for the pass, waiting for room.
+func (m *Maintainer) reserve(ctx context.Context, bytes int64) (func(), error) {
+	b := m.opts.Budget
+	if b == nil {
+		return func() {}, nil
+	}
+	if err := b.Acquire(ctx, bytes); err != nil {
+		return nil, err
+	}
+	return func() { b.Release(bytes) }, nil
+}
+
+// pace rests after busy time spent compacting for as long as keeps the
+// pass within its CPU share.
+func (m *Maintainer) pace(ctx context.Context, busy time.Duration) error {
+	rest := time.Duration(float64(busy) * (1 - m.opts.CPUShare) / m.opts.CPUShare)
+	if rest <= 0 {
+		return nil
+	}
+	t := time.NewTimer(rest)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,169 @@
+package maintenance_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/maintenance"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+// clock is a settable time for a table's Options.Now.
+type clock struct{ ms atomic.Int64 }
+
+func newClock() *clock {
+	c := &clock{}
+	c.ms.Store(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	return c
+}
+
+func (c *clock) now() time.Time        { return time.UnixMilli(c.ms.Load()) }
+func (c *clock) add(d time.Duration)   { c.ms.Add(d.Milliseconds()) }
+func (c *clock) Now() func() time.Time { return c.now }
+
+// ingester commits files of Kafka records to a table, as a table loop
+// would: partition p's offsets follow on from commit to commit.
+type ingester struct {
+	t      testing.TB
+	tb     *table.Table
+	fields []schema.Field
+	next   map[int]int64
+}
+
+func newIngester(t testing.TB, tb *table.Table) *ingester {
+	return &ingester{t: t, tb: tb, fields: tabletest.Fields(t, "partition INT, offset BIGINT, value STRING"), next: map[int]int64{}}
+}
+
+// commit commits one file of n records of each of partitions.
+func (in *ingester) commit(partitions, n int) {
+	in.t.Helper()
+	c := table.Commit{Txns: map[string]int64{}, From: map[string]int64{}}
+	add := tabletest.WriteFile(in.t, in.tb, in.fields, func(b *rows.Builder) {
+		for p := range partitions {
+			for range n {
+				off := in.next[p]
+				tabletest.Row(in.t, b, func() { b.Int32(int32(p)) }, func() { b.Int64(off) },
+					func() { b.Bytes(fmt.Appendf(nil, "record %d of partition %d", off, p)) })
+				in.next[p]++
+			}
+		}
+	})
+	for p := range partitions {
+		id := fmt.Sprintf("t/%d", p)
+		c.Txns[id] = in.next[p]
+		if from := in.next[p] - int64(n); from > 0 {
+			c.From[id] = from
+		}
+	}
+	c.Files = []table.AddFile{add}
+	if in.tb.Snapshot().Version < 0 {
+		c.Schema = in.fields
+	}
+	if _, err := in.tb.Commit(c); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+// waitFor polls the maintainer's status until ok holds, or fails after a
+// minute.
+func waitFor(t *testing.T, st *maintenance.State, what string, ok func(spec.MaintenanceStatus) bool) spec.MaintenanceStatus {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		s := st.Snapshot()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute, not %s: status %+v", what, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMaintainer compacts a table once it holds more small files than the
+// threshold, not before, reports it in its status, and vacuums the files
+// the compaction removed once the retention has passed, not before.
+func TestMaintainer(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	dir := t.TempDir()
+	tb, err := table.Open(dir, table.Options{Now: clk.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	in := newIngester(t, tb)
+	st := &maintenance.State{}
+	m := maintenance.Start(t.Context(), tb, maintenance.Options{Compact: true, MinSmallFiles: 5, TargetSize: 1 << 20,
+		Vacuum: true, VacuumEvery: 10 * time.Millisecond, CPUShare: 1, State: st})
+	defer m.Stop()
+
+	for range 5 {
+		in.commit(2, 3)
+		m.Committed()
+	}
+	waitFor(t, st, "counting 5 small files", func(s spec.MaintenanceStatus) bool { return s.SmallFiles == 5 })
+	if s := st.Snapshot(); s.Compactions != 0 {
+		t.Fatalf("compacted 5 small files with a threshold of 5: %+v", s)
+	}
+	small := tb.Files()
+	in.commit(2, 3)
+	m.Committed()
+	s := waitFor(t, st, "compacted", func(s spec.MaintenanceStatus) bool { return s.Compactions == 1 })
+	if s.FilesCompacted != 6 || s.FilesWritten != 1 || s.SmallFiles != 1 || s.LastCompaction == "" || s.LastError != "" {
+		t.Errorf("status after compacting 6 files: %+v", s)
+	}
+	if files := tb.Files(); len(files) != 1 || files[0].NumRecords != 36 {
+		t.Fatalf("live files after compaction: %+v", files)
+	}
+
+	// Vacuum runs every 10ms: the removed files stay until the retention
+	// (a week) has passed since their removal.
+	time.Sleep(100 * time.Millisecond)
+	for _, f := range small {
+		if _, err := os.Stat(filepath.Join(dir, f.Path)); err != nil {
+			t.Fatalf("vacuum deleted %s before the retention: %v", f.Path, err)
+		}
+	}
+	clk.add(7*24*time.Hour + time.Minute)
+	s = waitFor(t, st, "vacuumed", func(s spec.MaintenanceStatus) bool { return s.FilesVacuumed == 6 })
+	if s.LastVacuum == "" || s.LastError != "" {
+		t.Errorf("status after vacuum: %+v", s)
+	}
+	for _, f := range small {
+		if _, err := os.Stat(filepath.Join(dir, f.Path)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after vacuum: %v", f.Path, err)
+		}
+	}
+}
+
+// TestMaintainerOff does nothing with both jobs off, whatever the table
+// holds.
+func TestMaintainerOff(t *testing.T) {
+	t.Parallel()
+	tb, err := table.Open(t.TempDir(), table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	in := newIngester(t, tb)
+	st := &maintenance.State{}
+	m := maintenance.Start(t.Context(), tb, maintenance.Options{MinSmallFiles: 2, TargetSize: 1 << 20, State: st})
+	for range 4 {
+		in.commit(1, 1)
+		m.Committed()
+	}
+	m.Stop()
+	if s := st.Snapshot(); s != (spec.MaintenanceStatus{}) || len(tb.Files()) != 4 {
+		t.Errorf("with both jobs off: status %+v, %d files", s, len(tb.Files()))
+	}
+}
