@@ -234,6 +234,7 @@ func (t *Table) columns(tc collector) *Layout {
 		l.checkNames(tc)
 	}
 	l.checkWidth(tc)
+	l.checkPartitions(tc, t.TableConfiguration.PartitionBy)
 	return l
 }
 
