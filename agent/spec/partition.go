@@ -194,10 +194,19 @@ type PartitionError struct {
 // a field of struct columns; a derived column's name must not be a column
 // of the table.
 func CheckPartitions(cols []schema.Field, partitionBy []string, complete bool) []PartitionError {
-	var errs []PartitionError
+	parts := make([]PartitionColumn, len(partitionBy))
 	for i, e := range partitionBy {
-		p, err := ParsePartitionColumn(e)
-		if err != nil {
+		parts[i], _ = ParsePartitionColumn(e) // one that does not parse has no name
+	}
+	return checkPartitionColumns(cols, parts, complete)
+}
+
+// checkPartitionColumns is CheckPartitions of parsed entries; those
+// without a name (that did not parse) are left out.
+func checkPartitionColumns(cols []schema.Field, parts []PartitionColumn, complete bool) []PartitionError {
+	var errs []PartitionError
+	for i, p := range parts {
+		if p.Name == "" {
 			continue
 		}
 		if err := checkPartition(cols, p, complete); err != nil {
@@ -246,10 +255,20 @@ func checkPartition(cols []schema.Field, p PartitionColumn, complete bool) error
 		"SMALLINT, INT, BIGINT or DATE", p.Name, t)
 }
 
-// columnType returns the type of the column at path in cols, looking
-// through struct columns (names compared ignoring case, as Spark does);
-// errUnknownColumn when there is none, an error when the path goes through
-// an array, a map or a leaf.
+// ColumnType returns the type of the column at path in cols, looking
+// through struct columns (names compared ignoring case, as Spark does),
+// and an error when there is none or the path goes through an array, a
+// map or a leaf.
+func ColumnType(cols []schema.Field, path []string) (*schema.Type, error) {
+	t, err := columnType(cols, path)
+	if errors.Is(err, errUnknownColumn) {
+		return nil, fmt.Errorf("the table has no column %q", strings.Join(path, "."))
+	}
+	return t, err
+}
+
+// columnType is ColumnType, whose error is errUnknownColumn when there is
+// no column at path.
 func columnType(cols []schema.Field, path []string) (*schema.Type, error) {
 	fields := cols
 	for i, name := range path {
@@ -292,7 +311,7 @@ func columnNames(cols []schema.Field) string {
 // entries that do not fit the columns l knows at plan time.
 func (l *Layout) checkPartitions(tc collector, partitionBy []string) {
 	complete := !l.Key.unresolved() && !l.Value.unresolved()
-	for _, e := range CheckPartitions(l.Columns(), partitionBy, complete) {
+	for _, e := range CheckPartitions(l.dataColumns(), partitionBy, complete) {
 		tc.at("table_configuration").index("partition_by", e.Index).add("", "%s", e.Detail)
 	}
 }
