@@ -18,6 +18,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -131,5 +132,54 @@ func TestSinkPartitions(t *testing.T) {
 	_, err = partitionedSink(t, dir, &TableState{})
 	if err == nil || !strings.Contains(err.Error(), "none (unpartitioned)") {
 		t.Errorf("reopened without partition_by: %v, want it refused", err)
+	}
+}
+
+// TestPartitionValues: each kind of partition column gets Delta's
+// serialization of its value, a null value the empty string, and the
+// derived columns their UTC date (days since the epoch, floored before
+// 1970) or hour.
+func TestPartitionValues(t *testing.T) {
+	micros := func(s string) parquet.Value {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parquet.Int64Value(tm.UnixMicro())
+	}
+	p := &partitioner{
+		parts: []spec.PartitionColumn{
+			{Name: "d", Transform: spec.PartitionDate}, {Name: "h", Transform: spec.PartitionHour},
+			{Name: "b"}, {Name: "i"}, {Name: "l"}, {Name: "day"}, {Name: "s"},
+		},
+		kinds: []schema.Kind{schema.Timestamp, schema.TimestampNTZ, schema.Boolean, schema.Int, schema.Long, schema.Date, schema.String},
+	}
+	for _, tt := range []struct {
+		part int
+		v    parquet.Value
+		want string
+	}{
+		{0, micros("2026-03-01T23:59:59Z"), "2026-03-01"},
+		{0, micros("1969-12-31T23:00:00Z"), "1969-12-31"},
+		{1, micros("2026-03-01T07:30:00Z"), "2026-03-01-07"},
+		{2, parquet.BooleanValue(true), "true"},
+		{3, parquet.Int32Value(-7), "-7"},
+		{4, parquet.Int64Value(1 << 40), "1099511627776"},
+		{5, parquet.Int32Value(19000), "2022-01-08"},
+		{6, parquet.ByteArrayValue([]byte("a/b")), "a/b"},
+		{6, parquet.NullValue(), ""},
+	} {
+		if got := p.value(tt.part, tt.v); got != tt.want {
+			t.Errorf("part %d, value %v: %q, want %q", tt.part, tt.v, got, tt.want)
+		}
+	}
+	if got := derivedValue(spec.PartitionDate, micros("1969-12-31T23:00:00Z")).Int32(); got != -1 {
+		t.Errorf("date of 1969-12-31T23:00Z is day %d, want -1", got)
+	}
+	if got := string(derivedValue(spec.PartitionHour, micros("2026-03-01T07:30:00Z")).ByteArray()); got != "2026-03-01-07" {
+		t.Errorf("hour %q, want 2026-03-01-07", got)
+	}
+	if !derivedValue(spec.PartitionDate, parquet.NullValue()).IsNull() {
+		t.Error("the date of a null timestamp is not null")
 	}
 }
