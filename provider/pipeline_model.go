@@ -150,6 +150,7 @@ type confluentOptionsModel struct {
 type tableConfigurationModel struct {
 	SourceMetadataColumn types.String `tfsdk:"source_metadata_column"`
 	MetadataColumns      types.List   `tfsdk:"metadata_columns"`
+	PartitionBy          types.List   `tfsdk:"partition_by"`
 }
 
 // pipeline converts m into a spec pipeline; see specConverter.
@@ -205,6 +206,7 @@ func (c *specConverter) tableConfiguration(p string, o types.Object) spec.TableC
 	if c.object(p, o, &m) == objectKnown {
 		tc.SourceMetadataColumn = c.str(p+".source_metadata_column", m.SourceMetadataColumn)
 		tc.MetadataColumns = c.strList(p+".metadata_columns", m.MetadataColumns)
+		tc.PartitionBy = c.strList(p+".partition_by", m.PartitionBy)
 	}
 	return tc
 }
@@ -462,12 +464,13 @@ func connectorOptionsToObject(ctx context.Context, co *spec.ConnectorOptions, di
 // an empty block, which the spec cannot tell from none).
 func tableConfigurationToObject(ctx context.Context, tc *spec.TableConfiguration, keepEmpty bool, diags *diag.Diagnostics) types.Object {
 	ty := pipelineTypes()
-	if tc.SourceMetadataColumn == "" && len(tc.MetadataColumns) == 0 && !keepEmpty {
+	if tc.SourceMetadataColumn == "" && len(tc.MetadataColumns) == 0 && len(tc.PartitionBy) == 0 && !keepEmpty {
 		return types.ObjectNull(ty.tableConfiguration.AttrTypes)
 	}
 	return objectValue(ctx, diags, ty.tableConfiguration, tableConfigurationModel{
 		SourceMetadataColumn: stringOrNull(tc.SourceMetadataColumn),
 		MetadataColumns:      listOrNull(ctx, diags, types.StringType, tc.MetadataColumns, false),
+		PartitionBy:          listOrNull(ctx, diags, types.StringType, tc.PartitionBy, false),
 	})
 }
 

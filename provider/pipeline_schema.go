@@ -235,6 +235,23 @@ func tableConfigurationSchema(of string) schema.SingleNestedAttribute {
 				Optional:    true,
 				ElementType: types.StringType,
 			},
+			"partition_by": schema.ListAttribute{
+				MarkdownDescription: "Partition columns of the table (Delta `partitionColumns`), at most " +
+					fmt.Sprint(spec.MaxPartitionColumns) + ", each either a top-level column of type STRING, BOOLEAN, " +
+					"TINYINT, SMALLINT, INT, BIGINT or DATE, or `date(<column>)` or `hour(<column>)` of a TIMESTAMP or " +
+					"TIMESTAMP_NTZ column (top-level or a struct field, such as `date(_kafka.timestamp)`), optionally " +
+					"followed by `AS <name>`. A derived column is a Delta generated column, named `<column path with . " +
+					"as _>_date` or `_hour` unless `AS` names it: `date()` is a DATE generated as `CAST(col AS DATE)`, " +
+					"`hour()` a STRING generated as `DATE_FORMAT(col, 'yyyy-MM-dd-HH')`, so that Spark prunes " +
+					"partitions on a filter of the source column too. The agent computes them in UTC: Spark's session " +
+					"time zone must be UTC for its own appends and its pruning to agree. A column that does not exist, " +
+					"or whose type cannot partition, fails the plan when the columns are known then (else the agent " +
+					"fails the table when it starts). The partition columns of a table are fixed when it is created: " +
+					"changing `partition_by` later fails the table; write to a new table instead. Not available on " +
+					"fanout schemas.",
+				Optional:    true,
+				ElementType: types.StringType,
+			},
 		},
 	}
 }

@@ -137,11 +137,40 @@ type Layout struct {
 	// a column name both parse (empty: neither, it is an error).
 	Duplicate     string
 	CorruptRecord bool
+	// Partitions are table_configuration.partition_by parsed. The derived
+	// ones (date and hour) are columns of the table, after every other
+	// column, which decoders leave null and the table writer fills.
+	Partitions []PartitionColumn
 }
 
 // Columns returns the table's columns in layout order: the schema of its
-// Parquet files and of its Delta log.
+// Parquet files and of its Delta log. The derived partition columns come
+// last.
 func (l *Layout) Columns() []schema.Field {
+	cols := l.dataColumns()
+	for _, p := range l.Partitions {
+		if p.Derived() {
+			cols = append(cols, schema.Field{Name: p.Name, Type: p.Type(), Nullable: true})
+		}
+	}
+	return cols
+}
+
+// Derived returns how many derived partition columns end
+// [Layout.Columns].
+func (l *Layout) Derived() int {
+	n := 0
+	for _, p := range l.Partitions {
+		if p.Derived() {
+			n++
+		}
+	}
+	return n
+}
+
+// dataColumns returns the columns of the table but its derived partition
+// columns.
+func (l *Layout) dataColumns() []schema.Field {
 	var cols []schema.Field
 	for _, p := range []*Part{&l.Key, &l.Value} {
 		if p.unresolved() {
@@ -218,7 +247,7 @@ func (t *Table) columns(tc collector) *Layout {
 	kc := tc.at("connector_options").at("kafka_options")
 	ko := &t.ConnectorOptions.KafkaOptions
 	l := &Layout{MetadataColumn: t.TableConfiguration.SourceMetadataColumn, Meta: t.TableConfiguration.MetadataColumns,
-		Duplicate: ko.DuplicateFieldStrategy}
+		Duplicate: ko.DuplicateFieldStrategy, Partitions: t.TableConfiguration.Partitions()}
 	var ok bool
 	l.Key, ok = part(kc.at("key_transformer"), ko.KeyTransformer, KeyColumn)
 	var vok bool
@@ -234,6 +263,7 @@ func (t *Table) columns(tc collector) *Layout {
 		l.checkNames(tc)
 	}
 	l.checkWidth(tc)
+	l.checkPartitions(tc, t.TableConfiguration.PartitionBy)
 	return l
 }
 
@@ -277,6 +307,17 @@ func (l *Layout) CheckColumns() Errors {
 	col := newCollector()
 	l.checkNames(col)
 	l.checkWidth(col)
+	return *col.errs
+}
+
+// CheckPartitions reports, on paths relative to the table, the partition
+// columns that do not fit l's columns once every part's columns are known
+// (see [CheckPartitions]): what plan time could not check.
+func (l *Layout) CheckPartitions() Errors {
+	col := newCollector()
+	for _, e := range checkPartitionColumns(l.dataColumns(), l.Partitions, true) {
+		col.at("table_configuration").index("partition_by", e.Index).add("", "%s", e.Detail)
+	}
 	return *col.errs
 }
 

@@ -42,6 +42,12 @@ func (f *FanoutSchema) Validate() Errors {
 	f.ConnectorOptions.KafkaOptions.validate(kc)
 	f.ConnectorOptions.KafkaOptions.refuseOnFanout(kc)
 	f.TableConfiguration.validate(col.at("table_configuration"))
+	if len(f.TableConfiguration.PartitionBy) > 0 {
+		// The routed tables' columns differ from table to table, and their
+		// writers keep one open file per table, not per partition value.
+		col.at("table_configuration").add("partition_by", "a fanout schema's tables cannot be partitioned yet; remove "+
+			"partition_by, or write the topic with a pipeline table block, which can")
+	}
 	fc := col.at("fanout_options")
 	f.FanoutOptions.validateRoute(fc, f.ConnectorOptions.KafkaOptions.ValueTransformer)
 	validateShardMerge(kc, &f.FanoutOptions, f.ConnectorOptions.KafkaOptions.ValueTransformer)

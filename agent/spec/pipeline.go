@@ -498,6 +498,10 @@ type TableConfiguration struct {
 	// Flink's metadata.list), each one of [MetadataColumnNames], in the
 	// order given, after the source metadata column.
 	MetadataColumns []string `json:"metadata_columns,omitempty"`
+	// PartitionBy lists the table's partition columns, each a top-level
+	// column or date(<timestamp column>) / hour(<timestamp column>) with
+	// an optional AS <name> (see [ParsePartitionColumn]).
+	PartitionBy []string `json:"partition_by,omitempty"`
 }
 
 // Names of table_configuration.metadata_columns, each the column's name.

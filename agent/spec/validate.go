@@ -167,6 +167,7 @@ func (tc *TableConfiguration) validate(col collector) {
 			validateChoice(col.index("metadata_columns", i), "", m, MetadataColumnNames, "metadata columns")
 		}
 	}
+	tc.validatePartitionBy(col)
 }
 
 // validateInitialSchemaTables refuses, under the pipeline collector col, an

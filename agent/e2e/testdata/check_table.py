@@ -287,8 +287,10 @@ def main():
     # The plain readers read the files the log references: an uncommitted
     # file left by a crash is not part of the table until garbage collected.
     files = [fs_path(u) for u in dt.file_uris()]
-    on_disk = [i.path for i in fs.get_file_info(pafs.FileSelector(root))
-               if i.type == pafs.FileType.File and i.path.endswith(".parquet")]
+    # Data files of a partitioned table are in the folders of their
+    # partition values; checkpoints in _delta_log are not data files.
+    on_disk = [i.path for i in fs.get_file_info(pafs.FileSelector(root, recursive=True))
+               if i.type == pafs.FileType.File and i.path.endswith(".parquet") and "_delta_log/" not in i.path]
     con = duck_connect(options)
     if options is None:
         rel = con.execute("SELECT * FROM read_parquet(?)", [files])

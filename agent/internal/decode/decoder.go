@@ -161,8 +161,9 @@ func newDecoder(layout *spec.Layout, sources *Sources, ev Events) (*Decoder, err
 		value = imagePart(value)
 	}
 	// The rescue columns of inferred parts and _corrupt_record end the
-	// row, right after the metadata columns.
-	tail := 0
+	// row, right after the metadata columns, followed only by the derived
+	// partition columns, which the table writer fills.
+	tail := layout.Derived()
 	for _, p := range []*spec.Part{&layout.Key, value} {
 		if p.Rescue != "" {
 			tail++

@@ -107,18 +107,25 @@ type Sink struct {
 	// lacks as nulls, and a narrower type as its widened one.
 	closed []table.AddFile
 
-	// file is the open data file, written with the table's current
-	// columns (schema version version).
-	file *table.FileWriter
-	// older is the open data file of the columns before the last change,
-	// olderVersion their schema version: it takes the chunks the decoder
-	// pool decoded with them before it learnt of the change, so that they
-	// do not close the current file one after the other. nil when none.
-	older        *table.FileWriter
+	// files are the open data files, written with the table's current
+	// columns (schema version version): one per partition value, keyed
+	// by the values ("" in an unpartitioned table).
+	files map[string]*table.FileWriter
+	// olders are the open data files of the columns before the last
+	// change, olderVersion their schema version: they take the chunks the
+	// decoder pool decoded with them before it learnt of the change, so
+	// that they do not close the current files one after the other.
+	// Empty when none.
+	olders       map[string]*table.FileWriter
 	olderVersion int
 	// maint maintains the table beside the sink's writes; nil when this
 	// sink does not (see Maintain).
 	maint *maintenance.Maintainer
+	// part splits the rows of a partitioned table by their partition
+	// values, nil for an unpartitioned table; partitioning is the layout
+	// every commit states (see [table.Commit.Partitioning]).
+	part         *partitioner
+	partitioning table.Partitioning
 	// mem holds the open files' buffers in the memory budget, which asks
 	// through it for a flush when the file is the biggest and the budget
 	// is full.
@@ -188,8 +195,16 @@ func NewSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o S
 	if err != nil {
 		return nil, runner.Fatal(fmt.Errorf("build decoder: %w", err))
 	}
+	part, partitioning, err := newPartitioner(layout)
+	if err != nil {
+		return nil, err
+	}
+	if err := tbl.CheckPartitioning(partitioning); err != nil {
+		return nil, runner.Fatal(partitionChange(err))
+	}
 	s := NewRawSink(tbl, layout.Columns(), dec.Schema(), o)
 	s.decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec), layout, sources
+	s.part, s.partitioning = part, partitioning
 	s.decoders.Opts = o.DecodeOptions()
 	return s, nil
 }
@@ -208,14 +223,16 @@ func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 	s := &Sink{
 		tbl: tbl, log: o.Log, maxRows: o.MaxRows, maxBytes: o.MaxBytes, state: o.State,
 		schema: ps, columns: columns, group: o.Group,
-		pending:   map[kafka.TopicPartition]int64{},
-		committed: map[kafka.TopicPartition]int64{},
-		epochs:    map[kafka.TopicPartition]int32{},
-		readEnd:   map[kafka.TopicPartition]int64{},
-		sizes:     NewRecordSizes(o.SizeWindow),
-		loss:      o.Loss,
-		mem:       o.Budget.NewAccount(),
-		errs:      o.Errs,
+		files: map[string]*table.FileWriter{}, olders: map[string]*table.FileWriter{},
+		partitioning: table.Partitioning{Columns: []string{}},
+		pending:      map[kafka.TopicPartition]int64{},
+		committed:    map[kafka.TopicPartition]int64{},
+		epochs:       map[kafka.TopicPartition]int32{},
+		readEnd:      map[kafka.TopicPartition]int64{},
+		sizes:        NewRecordSizes(o.SizeWindow),
+		loss:         o.Loss,
+		mem:          o.Budget.NewAccount(),
+		errs:         o.Errs,
 	}
 	snap := tbl.Snapshot()
 	st := o.State
@@ -239,10 +256,10 @@ func (s *Sink) Close() {
 		s.maint.Stop()
 		s.maint = nil
 	}
-	for _, f := range []**table.FileWriter{&s.file, &s.older} {
-		if *f != nil {
-			(*f).Abort()
-			*f = nil
+	for _, set := range []map[string]*table.FileWriter{s.files, s.olders} {
+		for k, f := range set {
+			f.Abort()
+			delete(set, k)
 		}
 	}
 	s.mem.Close()
@@ -353,41 +370,63 @@ func (s *Sink) advance(tp kafka.TopicPartition, next int64, epoch int32) {
 }
 
 // write appends n rows, given column by column in the columns of schema
-// version version, whose Parquet schema is ps, to the open file of that
-// version, opening one if needed: the current file, or for an older
-// version the older file (one of another older version is closed first).
-// A file never holds more than maxRows rows: the rows that would take it
-// past go to a new file, and the full one waits in closed for the next
-// flush, which commits them together with the offsets.
+// version version, whose Parquet schema is ps, to the open files of that
+// version, opening them as needed: the current files, or for an older
+// version the older files (those of another older version are closed
+// first). In a partitioned table the rows go to the file of their
+// partition values, one per value.
 func (s *Sink) write(version int, ps *parquet.Schema, cols [][]parquet.Value, n int) error {
-	f := &s.file
+	set := s.files
 	if version != s.version {
-		if s.older != nil && s.olderVersion != version {
-			if err := s.closeFile(&s.older); err != nil {
+		if len(s.olders) > 0 && s.olderVersion != version {
+			if err := s.closeFiles(s.olders); err != nil {
 				return err
 			}
 		}
-		f, s.olderVersion = &s.older, version
+		set, s.olderVersion = s.olders, version
 	}
+	if s.part == nil {
+		return s.writeFile(set, "", nil, ps, cols, n)
+	}
+	batches, err := s.part.split(ps, cols, n)
+	if err != nil {
+		return runner.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := s.writeFile(set, partitionDirKey(b.values), b.values, ps, b.cols, b.rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile appends n rows to the file of set under key, whose partition
+// values are values, opening it if needed. A file never holds more than
+// maxRows rows: the rows that would take it past go to a new file, and
+// the full one waits in closed for the next flush, which commits them
+// together with the offsets.
+func (s *Sink) writeFile(set map[string]*table.FileWriter, key string, values []table.PartitionValue, ps *parquet.Schema, cols [][]parquet.Value, n int) error {
 	for n > 0 {
-		if *f != nil && (*f).Rows() >= s.maxRows {
-			if err := s.closeFile(f); err != nil {
+		f := set[key]
+		if f != nil && f.Rows() >= s.maxRows {
+			if err := s.closeFile(set, key); err != nil {
 				return err
 			}
+			f = nil
 		}
-		if *f == nil {
-			w, err := s.tbl.NewFile(ps)
+		if f == nil {
+			w, err := s.tbl.NewPartitionFile(ps, values)
 			if err != nil {
 				return fmt.Errorf("start a data file: %w", err)
 			}
-			*f = w
+			f, set[key] = w, w
 		}
 		head, take := cols, n
-		if room := s.maxRows - (*f).Rows(); int64(n) > room {
+		if room := s.maxRows - f.Rows(); int64(n) > room {
 			take = int(room)
-			head, cols = (*f).SplitRows(cols, take)
+			head, cols = f.SplitRows(cols, take)
 		}
-		if err := (*f).WriteColumns(head, take); err != nil {
+		if err := f.WriteColumns(head, take); err != nil {
 			return err
 		}
 		n -= take
@@ -395,16 +434,26 @@ func (s *Sink) write(version int, ps *parquet.Schema, cols [][]parquet.Value, n 
 	return nil
 }
 
-// closeFile finishes the open file *f and keeps it in closed for the next
-// flush.
-func (s *Sink) closeFile(f **table.FileWriter) error {
-	add, err := (*f).Close()
-	*f = nil
+// closeFile finishes the open file of set under key and keeps it in
+// closed for the next flush.
+func (s *Sink) closeFile(set map[string]*table.FileWriter, key string) error {
+	add, err := set[key].Close()
+	delete(set, key)
 	s.mem.Set(s.Buffered())
 	if err != nil {
 		return fmt.Errorf("finish data file: %w", err)
 	}
 	s.closed = append(s.closed, add)
+	return nil
+}
+
+// closeFiles closes every file of set, in the order of their keys.
+func (s *Sink) closeFiles(set map[string]*table.FileWriter) error {
+	for _, k := range sortedKeys(set) {
+		if err := s.closeFile(set, k); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -463,13 +512,11 @@ func (s *Sink) next(nc *decode.NewColumnsError) (*spec.Layout, error) {
 // new columns at the next flush; and every decoder decodes into the new
 // columns from now on.
 func (s *Sink) evolve(layout *spec.Layout, nc *decode.NewColumnsError) error {
-	if s.file != nil {
-		if s.older != nil {
-			if err := s.closeFile(&s.older); err != nil {
-				return err
-			}
+	if len(s.files) > 0 {
+		if err := s.closeFiles(s.olders); err != nil {
+			return err
 		}
-		s.older, s.olderVersion, s.file = s.file, s.version, nil
+		s.olders, s.olderVersion, s.files = s.files, s.version, s.olders
 	}
 	own, err := ingest.NewDecoder(layout, s.sources, s.decoders.Opts)
 	if err != nil {
@@ -568,20 +615,20 @@ func (s *Sink) SetReadEnd(tp kafka.TopicPartition, end int64) { s.readEnd[tp] = 
 // start and the ids of new topics. It carries the table's
 // columns, which a new table's first commit needs.
 func (s *Sink) CommitStart(c table.Commit) error {
-	c.Schema = s.columns
+	c.Schema, c.Partitioning = s.columns, &s.partitioning
 	return s.commit(c)
 }
 
 // Empty reports whether nothing is buffered: no rows, no offsets.
 func (s *Sink) Empty() bool {
-	return s.file == nil && s.older == nil && len(s.pending) == 0 && len(s.closed) == 0
+	return len(s.files) == 0 && len(s.olders) == 0 && len(s.pending) == 0 && len(s.closed) == 0
 }
 
 // Buffered is the memory the open files hold, 0 with none open.
 func (s *Sink) Buffered() int64 {
 	var n int64
-	for _, f := range []*table.FileWriter{s.file, s.older} {
-		if f != nil {
+	for _, set := range []map[string]*table.FileWriter{s.files, s.olders} {
+		for _, f := range set {
 			n += f.Buffered()
 		}
 	}
@@ -590,10 +637,14 @@ func (s *Sink) Buffered() int64 {
 
 // Full reports whether an open file reached a size or row limit.
 func (s *Sink) Full() bool {
-	full := func(f *table.FileWriter) bool {
-		return f != nil && (f.Rows() >= s.maxRows || f.Size() >= s.maxBytes)
+	for _, set := range []map[string]*table.FileWriter{s.files, s.olders} {
+		for _, f := range set {
+			if f.Rows() >= s.maxRows || f.Size() >= s.maxBytes {
+				return true
+			}
+		}
 	}
-	return full(s.file) || full(s.older)
+	return false
 }
 
 // Flush closes the open file and commits it with the buffered offsets.
@@ -601,25 +652,13 @@ func (s *Sink) Flush(_ context.Context) error {
 	if s.Empty() {
 		return nil
 	}
+	for _, set := range []map[string]*table.FileWriter{s.olders, s.files} {
+		if err := s.closeFiles(set); err != nil {
+			return err
+		}
+	}
 	c := table.Commit{Txns: map[string]int64{}, Epochs: map[string]int32{}, From: map[string]int64{}, Schema: s.columns, Files: s.closed,
-		AllowTypeWidening: s.widening()}
-	var rows int64
-	for _, add := range s.closed {
-		rows += add.NumRecords
-	}
-	for _, f := range []**table.FileWriter{&s.older, &s.file} {
-		if *f == nil {
-			continue
-		}
-		add, err := (*f).Close()
-		*f = nil
-		s.mem.Set(s.Buffered())
-		if err != nil {
-			return fmt.Errorf("finish data file: %w", err)
-		}
-		rows += add.NumRecords
-		c.Files = append(c.Files, add)
-	}
+		AllowTypeWidening: s.widening(), Partitioning: &s.partitioning}
 	for tp, next := range s.pending {
 		id := AppID(tp)
 		c.Txns[id] = next

@@ -64,6 +64,13 @@ type Commit struct {
 	// table that must outlive checkpoints, such as the ids of the topics
 	// it reads.
 	Configuration map[string]string
+	// Partitioning is the partition layout of the writer's files: on the
+	// first commit, the table's; afterwards it must be the table's (see
+	// [Table.CheckPartitioning]), else Commit fails with
+	// [*PartitionChangeError]. nil leaves it unchecked, for commits that
+	// only rearrange files the table has; Files must still carry the
+	// table's partition columns.
+	Partitioning *Partitioning
 }
 
 // Operation metrics every commit carries.
@@ -118,6 +125,9 @@ func (t *Table) Commit(c Commit) (int64, error) {
 			return nil, nil, err
 		}
 		if err := t.checkFiles(c.Files); err != nil {
+			return nil, nil, fmt.Errorf("commit: %w", err)
+		}
+		if err := t.checkPartitionValues(&c); err != nil {
 			return nil, nil, fmt.Errorf("commit: %w", err)
 		}
 		actions, e, err := t.buildEntry(&c)
@@ -310,8 +320,10 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	if err := checkFormat(st.meta, t.s.String()); err != nil {
 		return nil, nil, err
 	}
-	if st.meta != nil && len(st.meta.PartitionColumns) > 0 {
-		return nil, nil, fmt.Errorf("table is partitioned by %v; this writer writes unpartitioned tables only", st.meta.PartitionColumns)
+	if c.Partitioning != nil {
+		if err := t.checkPartitioning(c.Partitioning); err != nil {
+			return nil, nil, err
+		}
 	}
 	fields := c.Schema
 	var changes []typeChange
@@ -345,10 +357,17 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 				CreatedTime:      &now,
 			}
 			md.Configuration[propAppendOnly] = "true"
+			if c.Partitioning != nil && len(c.Partitioning.Columns) > 0 {
+				md.PartitionColumns = slices.Clone(c.Partitioning.Columns)
+			}
 		}
 		maps.Copy(md.Configuration, c.Configuration)
 		if fields != nil {
-			js, err := t.schemaString(fields, changes, md.Configuration)
+			var generated map[string]string
+			if st.meta == nil && c.Partitioning != nil {
+				generated = c.Partitioning.Generated
+			}
+			js, err := t.schemaString(fields, changes, md.Configuration, generated)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -359,7 +378,8 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	// Every entry leaves a protocol that lists what the metadata implies: a
 	// new schema may need more, and a table an earlier version wrote (NOT
 	// NULL fields without the invariants feature) is repaired.
-	if p := requiredProtocol(st.protocol, metaFields, meta.Configuration); p != nil {
+	generated := hasGenerated(st.extra) || st.meta == nil && c.Partitioning != nil && len(c.Partitioning.Generated) > 0
+	if p := requiredProtocol(st.protocol, metaFields, meta.Configuration, generated); p != nil {
 		e.protocol = p
 		actions = append(actions, action{Protocol: p})
 	}
@@ -380,17 +400,22 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	for _, f := range c.Files {
 		add := &addAction{
 			Path:             f.Path,
-			PartitionValues:  map[string]string{},
+			PartitionValues:  f.PartitionValues,
 			Size:             f.Size,
 			ModificationTime: f.ModificationTime.UnixMilli(),
 			DataChange:       true,
 			Stats:            f.Stats,
 		}
+		if add.PartitionValues == nil {
+			add.PartitionValues = map[string]string{}
+		}
 		if add.Stats == "" {
 			add.Stats = fmt.Sprintf(`{"numRecords":%d}`, f.NumRecords)
 		}
 		e.adds = append(e.adds, add)
-		actions = append(actions, action{Add: add})
+		wire := *add
+		wire.Path = encodePath(f.Path)
+		actions = append(actions, action{Add: &wire})
 		rows += f.NumRecords
 		bytes += f.Size
 	}
@@ -431,9 +456,13 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 // columns fields and configuration config, which it updates: the field
 // metadata of the current schema this package keeps, the column mapping
 // (turned on when fields need it), and the type changes from the current
-// schema. t.mu must be held.
-func (t *Table) schemaString(fields []schema.Field, changes []typeChange, config map[string]string) (string, error) {
+// schema, and the generation expressions of a new table's generated
+// columns. t.mu must be held.
+func (t *Table) schemaString(fields []schema.Field, changes []typeChange, config map[string]string, generated map[string]string) (string, error) {
 	extra := keepOwn(t.st.extra)
+	if err := generatedMetadata(extra, generated); err != nil {
+		return "", fmt.Errorf("recording generated columns: %w", err)
+	}
 	paths, err := fieldPaths(fields)
 	if err != nil {
 		return "", fmt.Errorf("encoding schema: %w", err)

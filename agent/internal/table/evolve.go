@@ -198,6 +198,10 @@ const (
 	featureInvariants    = "invariants"
 	featureColumnMapping = "columnMapping"
 	featureTypeWidening  = "typeWidening"
+	// featureGeneratedColumns is a writer feature: the agent fills the
+	// generated columns of the partitions it derives from timestamps,
+	// and appends only to tables whose generated columns are those.
+	featureGeneratedColumns = "generatedColumns"
 )
 
 // Table properties this package reads or writes in the metaData
@@ -210,8 +214,9 @@ const (
 )
 
 // requiredProtocol returns the protocol a table needs whose metaData has
-// schema fields and configuration config, given its current protocol (nil
-// for a new table), or nil when cur already lists everything.
+// schema fields and configuration config, and generated columns when
+// generated is true, given its current protocol (nil for a new table), or
+// nil when cur already lists everything.
 //
 // What the metadata implies, as Spark's Delta checks it:
 //   - a TIMESTAMP_NTZ column, at any depth: the timestampNtz reader and
@@ -225,7 +230,9 @@ const (
 //   - a NOT NULL column, at any depth: invariants (writer version 2, or the
 //     writer feature);
 //   - delta.appendOnly = true: appendOnly (writer version 2, or the writer
-//     feature).
+//     feature);
+//   - generated columns: the generatedColumns writer feature with writer
+//     version 7 (reader version 1 unless another feature needs 3).
 //
 // Without the features of version 3 and 7, a new table gets the legacy
 // versions: reader 1 and writer 2, which imply appendOnly and invariants
@@ -236,8 +243,15 @@ const (
 // moved to 7 lists the features of its old versions the table uses
 // (appendOnly and invariants for version 2, columnMapping for reader 2 and
 // writer 5), as the protocol asks of an upgrade.
-func requiredProtocol(cur *protocolAction, fields []schema.Field, config map[string]string) *protocolAction {
+func requiredProtocol(cur *protocolAction, fields []schema.Field, config map[string]string, generated bool) *protocolAction {
 	var writer, both []string
+	needs7 := false
+	if generated {
+		// Writer version 4 would also ask for CHECK constraints and the
+		// change data feed, which this package does not implement: the
+		// feature alone needs table features.
+		writer, needs7 = append(writer, featureGeneratedColumns), true
+	}
 	if strings.EqualFold(config[propAppendOnly], "true") {
 		writer = append(writer, featureAppendOnly)
 	}
@@ -248,7 +262,6 @@ func requiredProtocol(cur *protocolAction, fields []schema.Field, config map[str
 	if mapped {
 		both = append(both, featureColumnMapping)
 	}
-	needs7 := false
 	if rw := readerWriterFeatures(fields); len(rw) > 0 {
 		both, needs7 = append(both, rw...), true
 	}

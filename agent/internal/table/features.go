@@ -14,7 +14,8 @@ import (
 // on the feature); a feature that is only listed but not active (say
 // changeDataFeed without delta.enableChangeDataFeed) is still refused, so
 // the check never depends on the table's configuration.
-var supportedFeatures = []string{featureAppendOnly, featureInvariants, featureTimestampNTZ, featureVariantType, featureColumnMapping, featureTypeWidening}
+var supportedFeatures = []string{featureAppendOnly, featureInvariants, featureTimestampNTZ, featureVariantType, featureColumnMapping, featureTypeWidening,
+	featureGeneratedColumns}
 
 // legacyWriterFeatures describes what writer versions 3 to 6 ask of a
 // writer, each on top of the previous one (the protocol's "Writer Version

@@ -45,7 +45,7 @@ const (
 // ownMetadata are the field metadata keys this package carries from one
 // schema to the next; other keys (another engine's) are dropped when the
 // agent rewrites the schema, as before column mapping.
-var ownMetadata = []string{metaColumnID, metaPhysicalName, metaTypeChanges}
+var ownMetadata = []string{metaColumnID, metaPhysicalName, metaTypeChanges, metaGeneration}
 
 // mappedColumn is the physical side of one struct field.
 type mappedColumn struct {

@@ -31,8 +31,9 @@ const (
 // part-<5 digits>-tributary-<uuid>-c000[.<codec>].parquet. Other engines
 // (Spark, delta-rs) name their files part-<5 digits>-<uuid>..., so a file
 // another engine is about to commit (a long OPTIMIZE) never looks like an
-// orphan of the agent's.
-var dataFileRE = regexp.MustCompile(`^part-[0-9]{5}-tributary-` + storage.UUIDPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
+// orphan of the agent's. In a partitioned table the name is inside the
+// folders of its partition values, <column>=<value>/ each.
+var dataFileRE = regexp.MustCompile(`^(?:[^/=]+=[^/]*/)*part-[0-9]{5}-tributary-` + storage.UUIDPattern + `-c000(\.[a-z0-9_]+)?\.parquet$`)
 
 // newDataFileName returns a new, unique data file name; ext is the codec's
 // extension ("snappy"), or "" for uncompressed files.

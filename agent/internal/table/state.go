@@ -212,10 +212,13 @@ func (s *state) checkpointRows() []checkpointRow {
 	for _, path := range slices.Sorted(maps.Keys(s.files)) {
 		add := *s.files[path].add
 		add.DataChange = false
+		add.Path = encodePath(add.Path) // the state holds decoded paths
 		rows = append(rows, checkpointRow{Add: &add})
 	}
 	for _, path := range slices.Sorted(maps.Keys(s.tombstones)) {
-		rows = append(rows, checkpointRow{Remove: s.tombstones[path]})
+		rm := *s.tombstones[path]
+		rm.Path = encodePath(rm.Path)
+		rows = append(rows, checkpointRow{Remove: &rm})
 	}
 	return rows
 }

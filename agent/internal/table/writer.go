@@ -29,6 +29,10 @@ type AddFile struct {
 	// JSON object: numRecords, minValues, maxValues, nullCount); empty
 	// means numRecords only.
 	Stats string
+	// PartitionValues are the file's partitionValues: a value for each
+	// partition column of the table (see [PartitionValue.Value]); nil in
+	// an unpartitioned table.
+	PartitionValues map[string]string
 }
 
 // FileWriter streams rows into one new data file, a batch of rows at a time,
@@ -39,8 +43,10 @@ type AddFile struct {
 type FileWriter struct {
 	t    *Table
 	name string // final name, relative to the table folder
-	tmp  string // its temporary name on local disk (see storage.TempName)
-	out  storage.Writer
+	// partition holds the file's partition values, nil for none.
+	partition map[string]string
+	tmp       string // its temporary name on local disk (see storage.TempName)
+	out       storage.Writer
 	// written counts the bytes handed to out.
 	written int64
 	// w is parquet-go's untyped Writer, which parquet-go deprecates for
@@ -71,6 +77,15 @@ type FileWriter struct {
 // them. The columns and their order stay those of ps, so rows built for ps
 // are written as they are.
 func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
+	return t.NewPartitionFile(ps, nil)
+}
+
+// NewPartitionFile is [Table.NewFile] for a data file of a partitioned
+// table whose rows all have the partition values values, one per
+// partition column in the table's order: the file goes in the folder
+// <column>=<value>/ of each (Hive's layout, which Spark writes), and its
+// add action carries the values.
+func (t *Table) NewPartitionFile(ps *parquet.Schema, values []PartitionValue) (*FileWriter, error) {
 	if ps == nil {
 		return nil, errors.New("new data file: nil parquet schema")
 	}
@@ -87,7 +102,13 @@ func (t *Table) NewFile(ps *parquet.Schema) (*FileWriter, error) {
 	if m := t.mappingFor(rows.FieldPaths(ps)); m != nil {
 		ps = physicalSchema(ps, m)
 	}
-	fw := &FileWriter{t: t, name: newDataFileName(ext), leaves: leafColumns(ps)}
+	fw := &FileWriter{t: t, name: partitionDir(values) + newDataFileName(ext), leaves: leafColumns(ps)}
+	if values != nil {
+		fw.partition = make(map[string]string, len(values))
+		for _, v := range values {
+			fw.partition[v.Column] = v.Value
+		}
+	}
 	fw.tmp = storage.TempName(fw.name)
 	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec))
 	if err != nil {
@@ -247,7 +268,8 @@ func (fw *FileWriter) finish() (AddFile, error) {
 		return AddFile{}, err
 	}
 	fw.t.unpend(fw.tmp)
-	return AddFile{Path: fw.name, Size: fi.Size, ModificationTime: fi.ModTime, NumRecords: fw.rows, Stats: stats}, nil
+	return AddFile{Path: fw.name, Size: fi.Size, ModificationTime: fi.ModTime, NumRecords: fw.rows, Stats: stats,
+		PartitionValues: fw.partition}, nil
 }
 
 // Abort discards the file. It may be called at any time, also after Close

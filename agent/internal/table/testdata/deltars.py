@@ -9,6 +9,8 @@ wrote, as a user would between agent runs, and report what it sees.
                                   txn version of APPID
     deltars.py stats PATH         every file's stats as delta-rs parses them
                                   (get_add_actions(flatten=True))
+    deltars.py rows PATH COL...   the values of columns COL of every row,
+                                  sorted (partition columns included)
 
 Each prints one JSON object (stats: a list, one per file, of the flattened
 columns: "min.s.a", "null_count.id", ...; timestamps as ISO 8601 with
@@ -61,9 +63,14 @@ def stats(path):
              if k.startswith(("min.", "max.", "null_count.")) or k == "num_records"} for a in actions]
 
 
+def rows(path, *cols):
+    t = DeltaTable(path).to_pyarrow_table(columns=list(cols))
+    return sorted([[plain(v) for v in r.values()] for r in t.to_pylist()], key=json.dumps)
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    print(json.dumps({"maintain": maintain, "compact": compact, "read": read, "stats": stats}[cmd](*args)), flush=True)
+    print(json.dumps({"maintain": maintain, "compact": compact, "read": read, "stats": stats, "rows": rows}[cmd](*args)), flush=True)
     # Skip the interpreter's teardown, where delta-rs's runtime threads
     # have been seen to abort the process after the work was done.
     os._exit(0)
