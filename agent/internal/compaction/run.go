@@ -45,6 +45,10 @@ type Result struct {
 	BytesRemoved, BytesAdded int64
 	// Rows is the number of rows rewritten.
 	Rows int64
+	// Skipped counts the bins left as they are because a file of theirs,
+	// in a partitioned table, lacks the partition columns (another engine
+	// wrote it; see [table.ErrNoPartitionColumns]).
+	Skipped int
 	// GaveWay is set when a rewrite gave way to another writer that
 	// removed one of its files first; the pass stopped there.
 	GaveWay *table.RewriteConflictError
@@ -106,6 +110,12 @@ func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
 			return res, fmt.Errorf("compaction: %w", err)
 		}
 		adds, n, err := rewriteBin(ctx, tbl, b, leaves, opts)
+		if errors.Is(err, table.ErrNoPartitionColumns) {
+			// Another engine's files: their rows lack their partition
+			// values, so the bin stays as it is.
+			res.Skipped++
+			continue
+		}
 		if err != nil {
 			return res, fmt.Errorf("compaction: %w", err)
 		}
@@ -198,7 +208,7 @@ func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile, leaves int, 
 		}
 		defer release()
 	}
-	ps, cols, n, err := w.tbl.ReadFile(f.Path)
+	ps, values, cols, n, err := w.tbl.ReadFile(f.Path)
 	if err != nil {
 		return 0, fmt.Errorf("reading a file to compact: %w", err)
 	}
@@ -206,7 +216,9 @@ func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile, leaves int, 
 		if err := w.closeFile(); err != nil {
 			return 0, err
 		}
-		if w.fw, err = w.tbl.NewFile(ps); err != nil {
+		// A bin holds the files of one partition: the new file goes in
+		// their folder, with their partition values.
+		if w.fw, err = w.tbl.NewPartitionFile(ps, values); err != nil {
 			return 0, fmt.Errorf("starting a compacted file: %w", err)
 		}
 		w.columns = s

@@ -94,7 +94,7 @@ func readAll(t *testing.T, tb *table.Table) []row {
 	t.Helper()
 	var out []row
 	for _, f := range tb.Files() {
-		ps, cols, n, err := tb.ReadFile(f.Path)
+		ps, _, cols, n, err := tb.ReadFile(f.Path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,7 +86,7 @@ func TestSimulatedDay(t *testing.T) {
 	// Every (partition, offset) once, read back through the table.
 	seen := map[[2]int64]bool{}
 	for _, f := range files {
-		_, cols, n, err := tb.ReadFile(f.Path)
+		_, _, cols, n, err := tb.ReadFile(f.Path)
 		if err != nil {
 			t.Fatal(err)
 		}

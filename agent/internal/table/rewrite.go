@@ -13,6 +13,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // LiveFile is a data file of the table's latest version, as a compaction
@@ -59,33 +60,86 @@ func (t *Table) Files() []LiveFile {
 	return out
 }
 
+// ErrNoPartitionColumns is wrapped by the error of [Table.ReadFile] for a
+// data file of a partitioned table that lacks a partition column: one
+// another engine wrote (Spark keeps partition values in the log only).
+// Its rows cannot be rewritten without their values; the file is left as
+// it is.
+var ErrNoPartitionColumns = errors.New("the data file lacks the table's partition columns")
+
 // ReadFile reads data file path, relative to the table, into the leaf
 // columns of [rows.Schema] of the table's latest columns, as
 // [ChangeReader.ReadFile] does: column mapping is followed, a column
 // the file lacks is null, and a column widened since is read widened. It
-// returns the Parquet schema of the columns too, for [Table.NewFile]. The
-// table's mutex is held only to copy the columns, not while reading.
+// returns the Parquet schema of the columns too, for [Table.NewFile], and
+// the partition values of the file's folder, for [Table.NewPartitionFile]
+// (none in an unpartitioned table). The table's mutex is held only to copy
+// the columns, not while reading.
 //
-// A partitioned table's files lack its partition columns, which this
-// package does not write yet: ReadFile refuses such a table rather than
-// read those columns as null.
-func (t *Table) ReadFile(path string) (ps *parquet.Schema, cols [][]parquet.Value, n int, err error) {
+// A partitioned table's files written by this package hold its partition
+// columns too (see [Partitioning]); a file without them is refused with
+// [ErrNoPartitionColumns] rather than read as null.
+func (t *Table) ReadFile(path string) (ps *parquet.Schema, values []PartitionValue, cols [][]parquet.Value, n int, err error) {
 	t.mu.Lock()
 	fields, mapping := t.st.schema, t.st.mapping
 	var parts []string
 	if t.st.meta != nil {
 		parts = t.st.meta.PartitionColumns
 	}
+	live, ok := t.st.files[path]
 	t.mu.Unlock()
-	if len(parts) > 0 {
-		return nil, nil, 0, fmt.Errorf("data file %s: table %s is partitioned by %v, and reading the files of a partitioned table is not supported", path, t.s, parts)
-	}
 	ps, err = rows.Schema(fields)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("the schema of table %s: %w", t.s, err)
+		return nil, nil, nil, 0, fmt.Errorf("the schema of table %s: %w", t.s, err)
+	}
+	if len(parts) > 0 {
+		if !ok {
+			return nil, nil, nil, 0, fmt.Errorf("data file %s is not in table %s", path, t.s)
+		}
+		for _, c := range parts {
+			values = append(values, PartitionValue{Column: c, Value: live.add.PartitionValues[c]})
+		}
+		if err := checkHasColumns(t.s, path, parts, mapping); err != nil {
+			return nil, nil, nil, 0, err
+		}
 	}
 	cols, n, err = readDataFile(t.s, ps, mapping, path)
-	return ps, cols, n, err
+	return ps, values, cols, n, err
+}
+
+// checkHasColumns returns an error wrapping [ErrNoPartitionColumns] unless
+// data file path has a top-level column of each of names (physical names,
+// under column mapping m).
+func checkHasColumns(s storage.Store, path string, names []string, m *columnMapping) error {
+	f, err := s.Open(path)
+	if err != nil {
+		return fmt.Errorf("data file %s: %w", path, err)
+	}
+	defer f.Close()
+	pf, err := parquet.OpenFile(f, f.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return fmt.Errorf("data file %s of table %s: %w", path, s, err)
+	}
+	for _, name := range names {
+		physical := name
+		if c, ok := m.column(schema.FieldPath(name)); ok {
+			physical = c.physical
+		}
+		if !hasField(pf.Schema(), physical) {
+			return fmt.Errorf("data file %s, column %s: %w", path, name, ErrNoPartitionColumns)
+		}
+	}
+	return nil
+}
+
+// hasField reports whether the Parquet schema ps has a top-level field name.
+func hasField(ps *parquet.Schema, name string) bool {
+	for _, f := range ps.Fields() {
+		if f.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // readDataFile reads data file path of the table in s as rows of ps, the
