@@ -398,24 +398,9 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	}
 	var rows, bytes int64
 	for _, f := range c.Files {
-		add := &addAction{
-			Path:             f.Path,
-			PartitionValues:  f.PartitionValues,
-			Size:             f.Size,
-			ModificationTime: f.ModificationTime.UnixMilli(),
-			DataChange:       true,
-			Stats:            f.Stats,
-		}
-		if add.PartitionValues == nil {
-			add.PartitionValues = map[string]string{}
-		}
-		if add.Stats == "" {
-			add.Stats = fmt.Sprintf(`{"numRecords":%d}`, f.NumRecords)
-		}
+		add, wire := addActionOf(f, f.PartitionValues, true)
 		e.adds = append(e.adds, add)
-		wire := *add
-		wire.Path = encodePath(f.Path)
-		actions = append(actions, action{Add: &wire})
+		actions = append(actions, wire)
 		rows += f.NumRecords
 		bytes += f.Size
 	}
@@ -450,6 +435,29 @@ func (t *Table) buildEntry(c *Commit) ([]action, *entry, error) {
 	}
 	actions = append([]action{{CommitInfo: info}}, actions...)
 	return actions, e, nil
+}
+
+// addActionOf returns the add action of data file f, whose partition
+// values are parts, as replay decodes it, and as the log entry holds it:
+// its path percent-encoded, as the protocol asks of every path.
+func addActionOf(f AddFile, parts map[string]string, dataChange bool) (*addAction, action) {
+	add := &addAction{
+		Path:             f.Path,
+		PartitionValues:  maps.Clone(parts),
+		Size:             f.Size,
+		ModificationTime: f.ModificationTime.UnixMilli(),
+		DataChange:       dataChange,
+		Stats:            f.Stats,
+	}
+	if add.PartitionValues == nil {
+		add.PartitionValues = map[string]string{}
+	}
+	if add.Stats == "" {
+		add.Stats = fmt.Sprintf(`{"numRecords":%d}`, f.NumRecords)
+	}
+	wire := *add
+	wire.Path = encodePath(f.Path)
+	return add, action{Add: &wire}
 }
 
 // schemaString returns the schemaString of a new metaData action with

@@ -290,26 +290,15 @@ func (t *Table) buildRewrite(r Rewrite) ([]action, *entry, error) {
 			Stats:                add.Stats,
 		}
 		e.removes = append(e.removes, rm)
-		actions = append(actions, action{Remove: rm})
+		wire := *rm
+		wire.Path = encodePath(p)
+		actions = append(actions, action{Remove: &wire})
 		removedBytes += size
 	}
 	for _, f := range r.Adds {
-		add := &addAction{
-			Path:             f.Path,
-			PartitionValues:  maps.Clone(parts),
-			Size:             f.Size,
-			ModificationTime: f.ModificationTime.UnixMilli(),
-			DataChange:       false,
-			Stats:            f.Stats,
-		}
-		if add.PartitionValues == nil {
-			add.PartitionValues = map[string]string{}
-		}
-		if add.Stats == "" {
-			add.Stats = fmt.Sprintf(`{"numRecords":%d}`, f.NumRecords)
-		}
+		add, wire := addActionOf(f, parts, false)
 		e.adds = append(e.adds, add)
-		actions = append(actions, action{Add: add})
+		actions = append(actions, wire)
 		addedBytes += f.Size
 	}
 	info := &commitInfo{
