@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"slices"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
@@ -215,6 +216,10 @@ func (e *entry) addRow(a *assembler, row parquet.Row, columns int, nodes map[str
 	return nil
 }
 
+// tombstoneGrace is how long after the retention a tombstone no vacuum
+// handled stays in checkpoints: long enough for an hourly vacuum to run.
+const tombstoneGrace = 24 * time.Hour
+
 // maintainLog runs after each commit of t, with t's state at the commit's
 // version: when the version is a multiple of the table's
 // delta.checkpointInterval, it writes a checkpoint, then cleans up the log
@@ -231,6 +236,11 @@ func (t *Table) maintainLog() {
 	for _, err := range errs {
 		log.Warn("ignoring a table property", "err", err)
 	}
+	// Vacuum forgets a tombstone once it deleted the file; one no vacuum
+	// handled (the agent's vacuum is off, or has not run since) is
+	// forgotten a day after the retention, so that checkpoints do not
+	// carry every removed file for ever.
+	t.st.expireTombstones(t.opts.Now().Add(-cfg.deletedFileRetention - tombstoneGrace))
 	if err := t.writeCheckpoint(); err != nil {
 		log.Warn("checkpoint failed; the commit is durable, and the next checkpoint will cover it", "err", err)
 		return

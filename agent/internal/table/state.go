@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
@@ -251,4 +252,15 @@ func (s *state) snapshot() Snapshot {
 // the marker).
 func (s *state) createdHere() bool {
 	return s.meta == nil || s.meta.Configuration[createdByKey] == createdByValue
+}
+
+// expireTombstones forgets the remove actions deleted before cutoff, so
+// that checkpoints stop carrying them; one without a deletion time stays
+// for vacuum, which ages it by its file.
+func (s *state) expireTombstones(cutoff time.Time) {
+	for path, r := range s.tombstones {
+		if r.DeletionTimestamp != nil && *r.DeletionTimestamp < cutoff.UnixMilli() {
+			delete(s.tombstones, path)
+		}
+	}
 }

@@ -217,6 +217,30 @@ func TestVacuumAfterCheckpoint(t *testing.T) {
 	}
 }
 
+// TestTombstonesExpireWithoutVacuum: a tombstone no vacuum handled (the
+// agent's vacuum is off) leaves the checkpoints a day after the retention,
+// so that they do not carry every removed file for ever; one within that
+// day stays.
+func TestTombstonesExpireWithoutVacuum(t *testing.T) {
+	dir := writeForeignTable(t, `{"minReaderVersion":1,"minWriterVersion":2}`, `{}`)
+	clk := &clock{now: time.Now()}
+	tb := openTable(t, dir, table.Options{Now: clk.Now})
+	appendCommits(t, tb, 2) // versions 1 and 2
+	paths := addedPaths(t, dir, 1)
+	old, recent := paths[0], addedPaths(t, dir, 2)[0]
+	writeLog(t, dir, 3, removeLine(old, clk.now.Add(-9*day))+"\n"+removeLine(recent, clk.now.Add(-7*day-time.Hour)))
+	appendCommits(t, tb, 7) // to version 10, checkpointed
+	var got []string
+	for _, r := range readCheckpoint(t, dir, 10) {
+		if r.Remove != nil {
+			got = append(got, r.Remove.Path)
+		}
+	}
+	if len(got) != 1 || got[0] != recent {
+		t.Errorf("checkpoint 10 removes %v, want only %s (the one within a day of the retention)", got, recent)
+	}
+}
+
 // TestVacuumClosed: a closed Table does not vacuum.
 func TestVacuumClosed(t *testing.T) {
 	tb := openTable(t, t.TempDir(), table.Options{})
