@@ -3,6 +3,8 @@ package table
 import (
 	"errors"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
 )
@@ -11,8 +13,10 @@ import (
 // left behind, and nothing else. Candidates are, only in a table this
 // package created (see below):
 //
-//   - data files in the table folder named like the ones this package
-//     writes that no add or remove action of the log names;
+//   - data files in the table folder, or in a partitioned table's
+//     partition folders (<column>=<value>/), named like the ones this package writes that no
+//     add or remove action of the log names, and their temporary names
+//     there;
 //   - files under _tmp/ named like this package's temporary data files;
 //   - this package's temporary log files (entries, checkpoints and
 //     _last_checkpoint being written) in _delta_log/.
@@ -49,7 +53,9 @@ func (t *Table) CollectGarbage() (int, error) {
 	cutoff := t.opts.Now().Add(-t.opts.GCGrace)
 	removed := 0
 	var errs []error
-	sweep := func(folder string, garbage func(name string) bool) {
+	partitioned := t.st.meta != nil && len(t.st.meta.PartitionColumns) > 0
+	var sweep func(folder string, garbage func(rel string) bool)
+	sweep = func(folder string, garbage func(rel string) bool) {
 		entries, err := t.s.List(folder)
 		if err != nil {
 			errs = append(errs, err)
@@ -60,7 +66,11 @@ func (t *Table) CollectGarbage() (int, error) {
 			if folder != "" {
 				rel = folder + "/" + e.Name
 			}
-			if e.Dir || e.Other || !garbage(e.Name) {
+			if e.Dir && partitioned && folder != storage.TempDir && folder != logDir && isPartitionFolder(e.Name) {
+				sweep(rel, garbage) // files of a partitioned table
+				continue
+			}
+			if e.Dir || e.Other || !garbage(rel) {
 				continue
 			}
 			if _, ok := t.pending[rel]; ok {
@@ -76,14 +86,25 @@ func (t *Table) CollectGarbage() (int, error) {
 			removed++
 		}
 	}
-	sweep("", func(name string) bool {
-		_, known := t.st.known[name]
-		return isDataFile(name) && !known
+	sweep("", func(rel string) bool {
+		if name, ok := storage.TempOf(rel); ok {
+			// A partitioned file's temporary name, in its folder.
+			return isDataFile(name)
+		}
+		_, known := t.st.known[rel]
+		return isDataFile(rel) && !known
 	})
-	sweep(storage.TempDir, isTempDataFile)
-	sweep(logDir, isLogTemp)
+	sweep(storage.TempDir, func(rel string) bool { return isTempDataFile(path.Base(rel)) })
+	sweep(logDir, func(rel string) bool { return isLogTemp(path.Base(rel)) })
 	if err := errors.Join(errs...); err != nil {
 		return removed, fmt.Errorf("collecting garbage: %w", err)
 	}
 	return removed, nil
+}
+
+// isPartitionFolder reports whether name, a folder in a table, holds the
+// files of a partition value: <column>=<value>, as Hive and Spark name
+// them, and not one of the table's own folders (_delta_log, _tmp).
+func isPartitionFolder(name string) bool {
+	return strings.Contains(name, "=") && !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, ".")
 }

@@ -209,3 +209,37 @@ func TestPartitioningChange(t *testing.T) {
 		t.Errorf("commit of an unpartitioned file = %v, want it refused", err)
 	}
 }
+
+// TestCollectGarbagePartitioned collects what a crash left in a
+// partitioned table's partition folders (a closed file no commit added,
+// and a file being written under its temporary name) after the grace
+// period, and keeps the committed files.
+func TestCollectGarbagePartitioned(t *testing.T) {
+	dir := t.TempDir()
+	clk := &clock{now: time.Now()}
+	tb := openTable(t, dir, table.Options{Now: clk.Now})
+	committed := writePartFile(t, tb, "fr", "2024-01-02", 1)
+	if _, err := tb.Commit(table.Commit{Schema: partFields, Partitioning: &partLayout, Files: []table.AddFile{committed}}); err != nil {
+		t.Fatal(err)
+	}
+	orphan := writePartFile(t, tb, "fr", "2024-01-02", 2) // closed, never committed
+	temp := filepath.Join(dir, filepath.Dir(orphan.Path), ".part-00000-tributary-00000000-0000-4000-8000-000000000000-c000.00000000-0000-4000-8000-000000000001.snappy.parquet.tmp")
+	if err := os.WriteFile(temp, []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb.Close()
+	old := clk.now.Add(-2 * time.Hour)
+	for _, p := range []string{filepath.Join(dir, orphan.Path), temp} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb = openTable(t, dir, table.Options{Now: clk.Now})
+	n, err := tb.CollectGarbage()
+	if err != nil || n != 2 {
+		t.Fatalf("CollectGarbage = %d, %v; want the orphan and the temporary file", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, committed.Path)); err != nil {
+		t.Errorf("the committed file is gone: %v", err)
+	}
+}
