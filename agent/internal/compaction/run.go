@@ -110,6 +110,11 @@ func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
 			return res, fmt.Errorf("compaction: %w", err)
 		}
 		adds, n, err := rewriteBin(ctx, tbl, b, leaves, opts)
+		var gone *table.RewriteConflictError
+		if errors.As(err, &gone) {
+			res.GaveWay = gone // a file of the bin was removed since planning
+			return res, nil
+		}
 		if errors.Is(err, table.ErrNoPartitionColumns) {
 			// Another engine's files: their rows lack their partition
 			// values, so the bin stays as it is.
@@ -162,15 +167,14 @@ func rewriteBin(ctx context.Context, tbl *table.Table, b Bin, leaves int, opts O
 			w.discard()
 			return nil, 0, err
 		}
-		start := time.Now()
-		n, err := w.copyFile(ctx, f, leaves, opts.Reserve)
+		n, busy, err := w.copyFile(ctx, f, leaves, opts.Reserve)
 		if err != nil {
 			w.discard()
 			return nil, 0, err
 		}
 		rows += int64(n)
 		if opts.Pace != nil {
-			if err := opts.Pace(ctx, time.Since(start)); err != nil {
+			if err := opts.Pace(ctx, busy); err != nil {
 				w.discard()
 				return nil, 0, fmt.Errorf("pacing: %w", err)
 			}
@@ -194,9 +198,10 @@ type binWriter struct {
 	adds []table.AddFile
 }
 
-// copyFile reads f and writes its rows, and returns how many. Before it
+// copyFile reads f and writes its rows, and returns how many, and the time
+// it spent reading and writing them (not waiting for memory). Before it
 // reads, it reserves the memory it will hold with reserve, when set.
-func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile, leaves int, reserve func(context.Context, int64) (func(), error)) (int, error) {
+func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile, leaves int, reserve func(context.Context, int64) (func(), error)) (int, time.Duration, error) {
 	if reserve != nil {
 		var buffered int64
 		if w.fw != nil {
@@ -204,29 +209,30 @@ func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile, leaves int, 
 		}
 		release, err := reserve(ctx, MemoryEstimate(f, leaves)+buffered)
 		if err != nil {
-			return 0, fmt.Errorf("reserving memory for data file %s: %w", f.Path, err)
+			return 0, 0, fmt.Errorf("reserving memory for data file %s: %w", f.Path, err)
 		}
 		defer release()
 	}
+	start := time.Now()
 	ps, values, cols, n, err := w.tbl.ReadFile(f.Path)
 	if err != nil {
-		return 0, fmt.Errorf("reading a file to compact: %w", err)
+		return 0, 0, fmt.Errorf("reading a file to compact: %w", err)
 	}
 	if s := ps.String(); w.fw == nil || s != w.columns {
 		if err := w.closeFile(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		// A bin holds the files of one partition: the new file goes in
 		// their folder, with their partition values.
 		if w.fw, err = w.tbl.NewPartitionFile(ps, values); err != nil {
-			return 0, fmt.Errorf("starting a compacted file: %w", err)
+			return 0, 0, fmt.Errorf("starting a compacted file: %w", err)
 		}
 		w.columns = s
 	}
 	if err := w.fw.WriteColumns(cols, n); err != nil {
-		return 0, fmt.Errorf("writing the rows of data file %s: %w", f.Path, err)
+		return 0, 0, fmt.Errorf("writing the rows of data file %s: %w", f.Path, err)
 	}
-	return n, nil
+	return n, time.Since(start), nil
 }
 
 // closeFile closes the file being written, if any, into w.adds.

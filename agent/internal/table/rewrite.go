@@ -78,7 +78,8 @@ var ErrNoPartitionColumns = errors.New("the data file lacks the table's partitio
 //
 // A partitioned table's files written by this package hold its partition
 // columns too (see [Partitioning]); a file without them is refused with
-// [ErrNoPartitionColumns] rather than read as null.
+// [ErrNoPartitionColumns] rather than read as null. A file no longer in
+// the table (another writer removed it) is a [*RewriteConflictError].
 func (t *Table) ReadFile(path string) (ps *parquet.Schema, values []PartitionValue, cols [][]parquet.Value, n int, err error) {
 	t.mu.Lock()
 	fields, mapping := t.st.schema, t.st.mapping
@@ -87,15 +88,17 @@ func (t *Table) ReadFile(path string) (ps *parquet.Schema, values []PartitionVal
 		parts = t.st.meta.PartitionColumns
 	}
 	live, ok := t.st.files[path]
+	version := t.st.version
 	t.mu.Unlock()
+	if !ok {
+		// Another writer removed it since the caller listed the files.
+		return nil, nil, nil, 0, &RewriteConflictError{Version: version, Path: path}
+	}
 	ps, err = rows.Schema(fields)
 	if err != nil {
 		return nil, nil, nil, 0, fmt.Errorf("the schema of table %s: %w", t.s, err)
 	}
 	if len(parts) > 0 {
-		if !ok {
-			return nil, nil, nil, 0, fmt.Errorf("data file %s is not in table %s", path, t.s)
-		}
 		for _, c := range parts {
 			values = append(values, PartitionValue{Column: c, Value: live.add.PartitionValues[c]})
 		}
@@ -296,6 +299,9 @@ func (t *Table) buildRewrite(r Rewrite) ([]action, *entry, error) {
 		removedBytes += size
 	}
 	for _, f := range r.Adds {
+		if len(f.PartitionValues) > 0 && !maps.Equal(f.PartitionValues, parts) {
+			return nil, nil, fmt.Errorf("new file %q has partition values %v, not those of the files it replaces (%v)", f.Path, f.PartitionValues, parts)
+		}
 		add, wire := addActionOf(f, parts, false)
 		e.adds = append(e.adds, add)
 		actions = append(actions, wire)
