@@ -146,7 +146,8 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 							"last_compaction": computedString("When the last compaction that committed started (RFC 3339, UTC); empty before the first."),
 							"files_vacuumed":  computedInt("Removed data files vacuum deleted, past `delta.deletedFileRetentionDuration`."),
 							"last_vacuum":     computedString("When vacuum last ran without an error (RFC 3339, UTC)."),
-							"last_error":      computedString("The last maintenance job's error; empty when it succeeded."),
+							"last_error": computedString("The last error of each job (compaction, vacuum) that failed the last time it ran, " +
+								"each named; empty when both succeeded."),
 						},
 					},
 				}},

@@ -99,7 +99,9 @@ type MaintenanceStatus struct {
 	FilesVacuumed int64 `json:"files_vacuumed"`
 	// LastVacuum is when vacuum last ran without an error, RFC 3339 in UTC.
 	LastVacuum string `json:"last_vacuum,omitempty"`
-	// LastError is the last job's error; empty when it succeeded.
+	// LastError holds the last error of each job that failed the last
+	// time it ran ("compaction: ...; vacuum: ..."); empty when both
+	// succeeded.
 	LastError string `json:"last_error,omitempty"`
 }
 

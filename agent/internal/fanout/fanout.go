@@ -403,6 +403,13 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		return err
 	}
 	run.maintains = r.own.Maintains(tps)
+	if run.maintains {
+		// The tables opened before the loop (those the progress log
+		// names) are maintained too; table maintains those opened later.
+		for _, t := range run.order {
+			t.Maintain(ctx, r.cfg.Maintenance(r.budget))
+		}
+	}
 	if err := start(tps, ko.StartingOffset); err != nil {
 		return err
 	}

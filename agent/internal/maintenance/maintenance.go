@@ -20,6 +20,7 @@ package maintenance
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,6 +95,9 @@ type Maintainer struct {
 	poke   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
+	// compactErr and vacuumErr are the jobs' last errors, used on the
+	// maintainer's goroutine only.
+	compactErr, vacuumErr string
 }
 
 // Start starts maintaining tbl until ctx ends or [Maintainer.Stop]. The
@@ -162,9 +166,13 @@ func (m *Maintainer) compact(ctx context.Context) {
 	if size, ok, err := table.TargetFileSize(m.tbl.Snapshot().Configuration); err == nil && ok {
 		target = size
 	}
-	small := compaction.SmallFiles(m.tbl.Files(), target)
+	files := m.tbl.Files()
+	small := compaction.SmallFiles(files, target)
 	m.opts.State.update(func(st *spec.MaintenanceStatus) { st.SmallFiles = small })
-	if small <= m.opts.MinSmallFiles {
+	// The files a pass would rewrite, not every small file: small files
+	// alone in their partition, or kept by the growth rule, would start a
+	// pass that rewrites nothing at every commit.
+	if small <= m.opts.MinSmallFiles || planned(files, target) <= m.opts.MinSmallFiles {
 		return
 	}
 	start := time.Now()
@@ -184,7 +192,7 @@ func (m *Maintainer) compact(ctx context.Context) {
 		if res.GaveWay != nil {
 			st.GaveWay++
 		}
-		st.LastError = errorText(err)
+		st.LastError = m.lastError(&m.compactErr, err)
 	})
 	switch {
 	case err != nil:
@@ -209,7 +217,7 @@ func (m *Maintainer) vacuum() {
 		if err == nil {
 			st.LastVacuum = time.Now().UTC().Format(time.RFC3339)
 		}
-		st.LastError = errorText(err)
+		st.LastError = m.lastError(&m.vacuumErr, err)
 	})
 	switch {
 	case err != nil:
@@ -248,9 +256,29 @@ func (m *Maintainer) pace(ctx context.Context, busy time.Duration) error {
 	}
 }
 
-func errorText(err error) string {
-	if err == nil {
-		return ""
+// planned returns how many of files a compaction pass would rewrite.
+func planned(files []table.LiveFile, target int64) int {
+	n := 0
+	for _, b := range compaction.Plan(files, target) {
+		n += len(b.Files)
 	}
-	return err.Error()
+	return n
+}
+
+// lastError records err as the last error of one job (*job), and returns
+// the text of the jobs' last errors, each named: a job that succeeds
+// clears its own, not the other's.
+func (m *Maintainer) lastError(job *string, err error) string {
+	*job = ""
+	if err != nil {
+		*job = err.Error()
+	}
+	var parts []string
+	if m.compactErr != "" {
+		parts = append(parts, "compaction: "+m.compactErr)
+	}
+	if m.vacuumErr != "" {
+		parts = append(parts, "vacuum: "+m.vacuumErr)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -231,7 +231,9 @@ func mergeTables(a, b []spec.TableStatus) []spec.TableStatus {
 		if mergeState(ta.State, tb.State) != ta.State {
 			merged.State, merged.LastError = tb.State, tb.LastError
 		}
-		// One agent maintains a table: its report, whichever is newer.
+		// One agent maintains a table: the report of the first agent that
+		// has one (after a rebalance, the previous owner's may remain
+		// until it restarts the table).
 		if merged.Maintenance == nil {
 			merged.Maintenance = cmp.Or(ta.Maintenance, tb.Maintenance)
 		}
