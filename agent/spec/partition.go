@@ -237,6 +237,9 @@ func checkPartition(cols []schema.Field, p PartitionColumn, complete bool) error
 	case err != nil:
 		return err
 	}
+	if want := spelledPath(cols, p.Source); want != strings.Join(p.Source, ".") {
+		return fmt.Errorf("the table's column is spelled %q; write it so: partition columns are matched as spelled", want)
+	}
 	if p.Derived() {
 		if t.Kind != schema.Timestamp && t.Kind != schema.TimestampNTZ {
 			return fmt.Errorf("%s() needs a TIMESTAMP or TIMESTAMP_NTZ column, and %q is %s",
@@ -286,6 +289,22 @@ func columnType(cols []schema.Field, path []string) (*schema.Type, error) {
 		fields = f.Type.Fields
 	}
 	return nil, errUnknownColumn
+}
+
+// spelledPath returns path, a column columnType finds in cols, as the
+// columns spell it.
+func spelledPath(cols []schema.Field, path []string) string {
+	spelled := make([]string, 0, len(path))
+	fields := cols
+	for _, name := range path {
+		f := findField(fields, name)
+		if f == nil {
+			break
+		}
+		spelled = append(spelled, f.Name)
+		fields = f.Type.Fields
+	}
+	return strings.Join(spelled, ".")
 }
 
 // findField returns the field of fields named name, ignoring case, or nil.

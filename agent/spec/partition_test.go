@@ -48,6 +48,8 @@ func TestPartitionByValidate(t *testing.T) {
 		{"struct type", func(p *Pipeline) { tc(p).PartitionBy = []string{"_kafka"} }, tp + "[0]", "cannot partition a table"},
 		{"date of a string", func(p *Pipeline) { tc(p).PartitionBy = []string{"date(name)"} }, tp + "[0]", "needs a TIMESTAMP"},
 		{"derived name taken", func(p *Pipeline) { tc(p).PartitionBy = []string{"date(_kafka.timestamp) AS name"} }, tp + "[0]", `take the name of the table's column "name"`},
+		{"another spelling", func(p *Pipeline) { tc(p).PartitionBy = []string{"Name"} }, tp + "[0]", `spelled "name"`},
+		{"another spelling of a field", func(p *Pipeline) { tc(p).PartitionBy = []string{"date(_KAFKA.timestamp)"} }, tp + "[0]", `spelled "_kafka.timestamp"`},
 		{"not a struct", func(p *Pipeline) { tc(p).PartitionBy = []string{"date(name.x)"} }, tp + "[0]", "not a struct"},
 		{"metadata column", func(p *Pipeline) {
 			tc(p).MetadataColumns = []string{"timestamp"}
