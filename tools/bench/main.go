@@ -34,6 +34,11 @@
 // agent ingesting them into 50 tables of one pipeline (JSON with schema,
 // flush_interval 1m), with its default --memory-limit;
 //
+// produces 1,000,000 records of about 100 bytes to another topic and
+// measures the agent ingesting them into a table of small files (2,000 rows
+// each) without compaction and with it (auto_compact_min_files 10), then
+// DuckDB and delta-rs scanning each table once its compaction settled;
+//
 // and produces 1,000,000 records of about 120 bytes, those of 100 bytes
 // with a first field event_type of 50 values, to another 4-partition topic
 // and measures the agent routing them by that field (a fanout schema,
@@ -97,6 +102,9 @@ type result struct {
 	// OfJSON is, for the registry rows, the ratio of their records/s to
 	// the JSON row's on the same records.
 	OfJSON float64 `json:"ratio_to_json,omitempty"`
+	// OfUncompacted is, for the compacting row, the ratio of its
+	// records/s to the row without compaction on the same records.
+	OfUncompacted float64 `json:"ratio_to_uncompacted,omitempty"`
 	// Files is the number of data files the agent committed.
 	Files int64 `json:"files,omitempty"`
 	// Memory is the agent's memory budget: its series at the end of the
@@ -148,10 +156,14 @@ type options struct {
 	// Protobuf runs register their schemas in and the agent reads them
 	// from.
 	registry spec.SchemaRegistry
-	// records, wideJSON, wide and fanout are the record counts of the
-	// runs on 100-byte records, on 1 KB records of 30 columns, on 50
-	// tables and of the fanout to 50 tables.
-	records, wideJSON, wide, fanout int
+	// records, wideJSON, wide, fanout and compaction are the record
+	// counts of the runs on 100-byte records, on 1 KB records of 30
+	// columns, on 50 tables, of the fanout to 50 tables and of the
+	// compaction run.
+	records, wideJSON, wide, fanout, compaction int
+	// python is the tool venv's interpreter, which scans the compaction
+	// run's tables.
+	python string
 	// clusters are the sizes of the clusters of agents that ingest the
 	// 100-byte records to s3Root, a line each.
 	clusters []int
@@ -211,6 +223,10 @@ func main() {
 		wideTables, widePartitions))
 	flag.IntVar(&o.fanout, "fanout-records", 1_000_000, fmt.Sprintf("records of about 120 bytes of %d event types to produce for the fanout run; 0 skips it",
 		fanoutTables))
+	flag.IntVar(&o.compaction, "compaction-records", 1_000_000, fmt.Sprintf("records of about 100 bytes to produce for the compaction run "+
+		"(files of %d rows, compacted past %d, against the same without compaction, and a scan of each table); 0 skips it",
+		compactRows, compactMinFiles))
+	flag.StringVar(&o.python, "python", ".tools/py/bin/python", "the Python with DuckDB and delta-rs (tools/tools.sh venv) that scans the compaction run's tables")
 	flag.StringVar(&o.agentBin, "agent", ".tools/bin/tributary-agent", "agent binary")
 	flag.StringVar(&o.s3Root, "s3-root", "", "an object store `root` (s3://bucket?endpoint=...&use_path_style=true&region=...) "+
 		"the JSON run of the 100-byte records, the clusters and BenchmarkConcurrentWriters also write to "+
@@ -327,6 +343,15 @@ func run(o options) error {
 		}
 		results = append(results, r)
 	}
+	var scans []scanRow
+	if o.compaction > 0 {
+		rs, ss, err := compactionRun(ctx, o.agentBin, o.bootstrap, o.python, o.compaction)
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
+		scans = ss
+	}
 	var benches []benchRow
 	if o.writersTime != "" && o.s3Root != "" {
 		rows, err := writersRows(ctx, o.s3Root, o.writersTime)
@@ -367,6 +392,15 @@ func run(o options) error {
 		if len(r.Readers) > 0 {
 			fmt.Printf("%-42s partitions read at the end, by agent: %v\n", "", r.Readers)
 		}
+		if r.OfUncompacted > 0 {
+			fmt.Printf("%-42s %.0f%% of the records/s without compaction\n", "", 100*r.OfUncompacted)
+		}
+	}
+	if len(scans) > 0 {
+		fmt.Printf("\n%-42s %8s %12s %12s\n", "table scans (best of 3)", "files", "DuckDB s", "delta-rs s")
+	}
+	for _, s := range scans {
+		fmt.Printf("%-42s %8d %12.3f %12.3f\n", s.Name, s.Files, s.Seconds["duckdb"], s.Seconds["delta-rs"])
 	}
 	if len(benches) > 0 {
 		fmt.Printf("\n%-42s %s\n", "go test benchmarks", "metrics")
@@ -381,7 +415,7 @@ func run(o options) error {
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	b, _ := json.MarshalIndent(map[string]any{"environment": env, "results": results, "benchmarks": benches, "time": time.Now().UTC()}, "", "  ")
+	b, _ := json.MarshalIndent(map[string]any{"environment": env, "results": results, "scans": scans, "benchmarks": benches, "time": time.Now().UTC()}, "", "  ")
 	if err := os.WriteFile(o.out, b, 0o644); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
