@@ -56,7 +56,8 @@ type Options struct {
 	// ([DefaultCPUShare] when zero).
 	CPUShare float64
 	// Budget, when set, holds what a pass reads, as it holds what the
-	// fetchers read: a pass waits for room before each file.
+	// fetchers read: a pass waits for room before each file, behind any
+	// fetch (see [memory.Budget.TryAcquire]).
 	Budget *memory.Budget
 	// Log gets what each job did and why one failed.
 	Log *slog.Logger
@@ -143,7 +144,7 @@ func (m *Maintainer) run(ctx context.Context) {
 	}
 	vacuum := time.NewTicker(m.opts.VacuumEvery)
 	defer vacuum.Stop()
-	m.vacuum()
+	m.vacuum(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -151,7 +152,7 @@ func (m *Maintainer) run(ctx context.Context) {
 		case <-m.poke:
 			m.compact(ctx)
 		case <-vacuum.C:
-			m.vacuum()
+			m.vacuum(ctx)
 		}
 	}
 }
@@ -206,12 +207,15 @@ func (m *Maintainer) compact(ctx context.Context) {
 }
 
 // vacuum deletes the files the log removed longer ago than the table's
-// retention.
-func (m *Maintainer) vacuum() {
+// retention, until ctx ends.
+func (m *Maintainer) vacuum(ctx context.Context) {
 	if !m.opts.Vacuum {
 		return
 	}
-	res, err := m.tbl.Vacuum()
+	res, err := m.tbl.Vacuum(ctx)
+	if ctx.Err() != nil {
+		return // stopping: the rest waits for the next vacuum
+	}
 	m.opts.State.update(func(st *spec.MaintenanceStatus) {
 		st.FilesVacuumed += int64(res.FilesDeleted)
 		if err == nil {
@@ -227,17 +231,30 @@ func (m *Maintainer) vacuum() {
 	}
 }
 
-// reserve holds bytes in the budget for the pass, waiting for room.
+// reserve holds bytes in the budget for the pass, once they fit: a pass
+// gives way to ingestion, so it never queues ahead of a fetch, nor makes
+// the budget ask the tables to flush (which would write more small
+// files); it tries again every reserveRetry.
 func (m *Maintainer) reserve(ctx context.Context, bytes int64) (func(), error) {
 	b := m.opts.Budget
 	if b == nil {
 		return func() {}, nil
 	}
-	if err := b.Acquire(ctx, bytes); err != nil {
-		return nil, err
+	for !b.TryAcquire(bytes) {
+		t := time.NewTimer(reserveRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
 	}
 	return func() { b.Release(bytes) }, nil
 }
+
+// reserveRetry is how long a pass waits before it tries again to reserve
+// memory the budget did not have.
+const reserveRetry = 50 * time.Millisecond
 
 // pace rests after busy time spent compacting for as long as keeps the
 // pass within its CPU share.

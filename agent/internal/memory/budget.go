@@ -127,6 +127,21 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	return ctx.Err()
 }
 
+// TryAcquire takes n bytes if they fit now and no Acquire call waits, and
+// reports whether it took them. It never waits and never asks an account
+// to flush: background work (a compaction) that takes memory this way
+// gives way to ingestion, whose fetches it never queues ahead of.
+func (b *Budget) TryAcquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.waiters) > 0 || !b.fits(n) {
+		return false
+	}
+	b.used += n
+	b.observe()
+	return true
+}
+
 // Grow takes n bytes at once, past the limit if need be: for memory already
 // in hand, such as a fetch response larger than what was acquired for it.
 // Going past the limit asks the biggest accounts to flush.

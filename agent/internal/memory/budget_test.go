@@ -321,3 +321,31 @@ func TestBudgetUnderLoad(t *testing.T) {
 		t.Fatalf("want acquisitions that waited and flushes asked: %+v", st)
 	}
 }
+
+// TryAcquire takes what fits at once, never behind a waiting Acquire, and
+// never asks an account to flush: background work gives way to fetches.
+func TestTryAcquire(t *testing.T) {
+	ctx := context.Background()
+	b := memory.New(10)
+	a := b.NewAccount()
+	defer a.Close()
+	a.Set(6)
+	if !b.TryAcquire(4) {
+		t.Fatal("4 bytes of 4 free not taken")
+	}
+	used(t, b, 10)
+	if b.TryAcquire(1) || asked(a) {
+		t.Fatal("a full budget gave a byte, or asked the account to flush")
+	}
+	b.Release(4)
+	fetch := acquire(t, ctx, b, 5) // waits: 4 free
+	if b.TryAcquire(1) {
+		t.Error("took a byte ahead of a waiting Acquire")
+	}
+	a.Set(0)
+	granted(t, fetch, "the waiting fetch")
+	if !b.TryAcquire(5) {
+		t.Error("5 bytes of 5 free not taken")
+	}
+	used(t, b, 10)
+}
