@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -47,7 +48,7 @@ func TestSparkOptimizeThenVacuum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tb.Vacuum()
+	res, err := tb.Vacuum(context.Background())
 	tb.Close()
 	if err != nil || res.FilesDeleted != files {
 		t.Fatalf("Vacuum = %+v, %v; want the %d compacted files deleted", res, err, files)

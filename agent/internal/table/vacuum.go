@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -65,8 +66,10 @@ type VacuumResult struct {
 //
 // On an error, Vacuum still handles every other file, returns what it did
 // with the errors joined, and keeps the tombstones of the files it could
-// not delete for its next run.
-func (t *Table) Vacuum() (VacuumResult, error) {
+// not delete for its next run. When ctx ends, it stops before the next
+// file, keeps the tombstones it did not handle, and returns ctx's error
+// with what it did.
+func (t *Table) Vacuum(ctx context.Context) (VacuumResult, error) {
 	res, expired, err := t.expiredTombstones()
 	if err != nil {
 		return res, fmt.Errorf("vacuuming: %w", err)
@@ -74,6 +77,10 @@ func (t *Table) Vacuum() (VacuumResult, error) {
 	var handled []tombstone
 	var errs []error
 	for _, c := range expired {
+		if ctx.Err() != nil {
+			res.TombstonesKept++
+			continue
+		}
 		fi, err := t.s.Stat(c.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -101,6 +108,9 @@ func (t *Table) Vacuum() (VacuumResult, error) {
 		handled = append(handled, c)
 	}
 	t.forget(handled)
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return res, fmt.Errorf("vacuuming %s: %w", t.s, err)
 	}

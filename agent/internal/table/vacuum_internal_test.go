@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -67,12 +68,12 @@ func TestVacuumStores(t *testing.T) {
 			}
 			defer tb.Close()
 			now = now.Add(7*24*time.Hour - time.Minute)
-			if res, err := tb.Vacuum(); err != nil || res.FilesDeleted != 0 || res.TombstonesKept != 2 {
+			if res, err := tb.Vacuum(context.Background()); err != nil || res.FilesDeleted != 0 || res.TombstonesKept != 2 {
 				t.Errorf("Vacuum within the retention = %+v, %v; want nothing deleted", res, err)
 			}
 			now = now.Add(2 * time.Minute)
 			want := VacuumResult{FilesDeleted: 2, BytesDeleted: 8, Retention: 7 * 24 * time.Hour}
-			if res, err := tb.Vacuum(); err != nil || res != want {
+			if res, err := tb.Vacuum(context.Background()); err != nil || res != want {
 				t.Errorf("Vacuum after the retention = %+v, %v; want %+v", res, err, want)
 			}
 			for key, f := range files {

@@ -2,7 +2,9 @@ package table_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"maps"
 	"os"
@@ -107,7 +109,7 @@ func TestVacuum(t *testing.T) {
 	writeLog(t, dir, 7, addLine(f[2]))
 
 	wantBytes := sizeOf(t, dir, f[0]) + sizeOf(t, dir, f[3]) + sizeOf(t, dir, partFile)
-	res, err := tb.Vacuum()
+	res, err := tb.Vacuum(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestVacuum(t *testing.T) {
 
 	// Two days later f[1] is old enough; f[4]'s file was written now.
 	clk.now = clk.now.Add(2 * day)
-	res, err = tb.Vacuum()
+	res, err = tb.Vacuum(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestVacuumForeignTable(t *testing.T) {
 	mustCommit(t, tb, table.Commit{Files: []table.AddFile{ours}, Txns: map[string]int64{"t/a/0": 2}})
 	writeLog(t, dir, 3, removeLine(foreign, clk.now.Add(-25*time.Hour))+"\n"+removeLine(ours.Path, clk.now.Add(-23*time.Hour)))
 
-	res, err := tb.Vacuum()
+	res, err := tb.Vacuum(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +172,7 @@ func TestVacuumRetentionProperty(t *testing.T) {
 		`{"delta.deletedFileRetentionDuration":"interval 1 month"}`)
 	var logged bytes.Buffer
 	tb := openTable(t, dir, table.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	res, err := tb.Vacuum()
+	res, err := tb.Vacuum(context.Background())
 	if err != nil || res.Retention != 7*day {
 		t.Errorf("Vacuum = %+v, %v; want the default week", res, err)
 	}
@@ -207,7 +209,7 @@ func TestVacuumAfterCheckpoint(t *testing.T) {
 	removeLog(t, dir, 0, 10)
 
 	tb = openTable(t, dir, table.Options{Now: clk.Now})
-	if res, err := tb.Vacuum(); err != nil || res.FilesDeleted != 1 {
+	if res, err := tb.Vacuum(context.Background()); err != nil || res.FilesDeleted != 1 {
 		t.Fatalf("Vacuum = %+v, %v; want the removed file deleted", res, err)
 	}
 	checkGone(t, dir, removed)
@@ -241,11 +243,33 @@ func TestTombstonesExpireWithoutVacuum(t *testing.T) {
 	}
 }
 
+// TestVacuumCancelled: a vacuum whose context ended deletes nothing more,
+// keeps the tombstones, and says why; the next one deletes the files.
+func TestVacuumCancelled(t *testing.T) {
+	dir := writeForeignTable(t, `{"minReaderVersion":1,"minWriterVersion":2}`, `{}`)
+	clk := &clock{now: time.Now()}
+	tb := openTable(t, dir, table.Options{Now: clk.Now})
+	appendCommits(t, tb, 1)
+	removed := addedPaths(t, dir, 1)[0]
+	writeLog(t, dir, 2, removeLine(removed, clk.now.Add(-8*day)))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res, err := tb.Vacuum(ctx); !errors.Is(err, context.Canceled) || res.FilesDeleted != 0 || res.TombstonesKept != 1 {
+		t.Fatalf("cancelled Vacuum = %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, removed)); err != nil {
+		t.Fatalf("a cancelled vacuum deleted %s: %v", removed, err)
+	}
+	if res, err := tb.Vacuum(context.Background()); err != nil || res.FilesDeleted != 1 {
+		t.Fatalf("Vacuum = %+v, %v", res, err)
+	}
+}
+
 // TestVacuumClosed: a closed Table does not vacuum.
 func TestVacuumClosed(t *testing.T) {
 	tb := openTable(t, t.TempDir(), table.Options{})
 	tb.Close()
-	if _, err := tb.Vacuum(); err == nil || !strings.Contains(err.Error(), "closed") {
+	if _, err := tb.Vacuum(context.Background()); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Vacuum after Close = %v, want an error saying the table is closed", err)
 	}
 }
@@ -271,7 +295,7 @@ func TestDeltaRSCompactThenVacuum(t *testing.T) {
 	}{{6 * day, 0}, {8 * day, 5}} {
 		now := time.Now().Add(ahead.by)
 		tb = openTable(t, dir, table.Options{Now: func() time.Time { return now }})
-		if res, err := tb.Vacuum(); err != nil || res.FilesDeleted != ahead.deleted {
+		if res, err := tb.Vacuum(context.Background()); err != nil || res.FilesDeleted != ahead.deleted {
 			t.Errorf("Vacuum %v after the compaction = %+v, %v; want %d files deleted", ahead.by, res, err, ahead.deleted)
 		}
 		tb.Close()
