@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -72,6 +73,13 @@ func (s *Supervisor) run(ctx context.Context, attempt func(context.Context) erro
 			if ctx.Err() != nil {
 				s.SetState(spec.StateStopped, nil)
 			}
+			return
+		}
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Stopping cut short a read (the attempt was starting, or
+			// fetching): the final flush runs under a context stopping
+			// does not cancel, so this is not one that failed.
+			s.SetState(spec.StateStopped, nil)
 			return
 		}
 		if ctx.Err() != nil {
