@@ -72,6 +72,34 @@ func (in *ingester) commit(partitions, n int) {
 	}
 }
 
+// fixture is a table on a fake clock, its ingester, and a maintainer of it
+// reporting to st.
+type fixture struct {
+	clk *clock
+	dir string
+	tb  *table.Table
+	in  *ingester
+	st  *maintenance.State
+	m   *maintenance.Maintainer
+}
+
+// maintained opens a new table on a fake clock and starts a maintainer of
+// it with opts (its State set); the test's end stops and closes them.
+func maintained(t *testing.T, opts maintenance.Options) *fixture {
+	t.Helper()
+	f := &fixture{clk: newClock(), dir: t.TempDir(), st: &maintenance.State{}}
+	tb, err := table.Open(f.dir, table.Options{Now: f.clk.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	f.tb, f.in = tb, newIngester(t, tb)
+	opts.State = f.st
+	f.m = maintenance.Start(t.Context(), tb, opts)
+	t.Cleanup(f.m.Stop)
+	return f
+}
+
 // waitFor polls the maintainer's status until ok holds, or fails after a
 // minute.
 func waitFor(t *testing.T, st *maintenance.State, what string, ok func(spec.MaintenanceStatus) bool) spec.MaintenanceStatus {
@@ -94,18 +122,9 @@ func waitFor(t *testing.T, st *maintenance.State, what string, ok func(spec.Main
 // the compaction removed once the retention has passed, not before.
 func TestMaintainer(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	dir := t.TempDir()
-	tb, err := table.Open(dir, table.Options{Now: clk.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	in := newIngester(t, tb)
-	st := &maintenance.State{}
-	m := maintenance.Start(t.Context(), tb, maintenance.Options{Compact: true, MinSmallFiles: 5, TargetSize: 1 << 20,
-		Vacuum: true, VacuumEvery: 10 * time.Millisecond, CPUShare: 1, State: st})
-	defer m.Stop()
+	f := maintained(t, maintenance.Options{Compact: true, MinSmallFiles: 5, TargetSize: 1 << 20,
+		Vacuum: true, VacuumEvery: 10 * time.Millisecond, CPUShare: 1})
+	clk, dir, tb, in, st, m := f.clk, f.dir, f.tb, f.in, f.st, f.m
 
 	for range 5 {
 		in.commit(2, 3)
