@@ -137,7 +137,7 @@ func (d *pipelineStatusDataSource) Schema(_ context.Context, _ datasource.Schema
 							"did since the agent started; null where no agent maintains the table (both are off).",
 						Computed: true,
 						Attributes: map[string]schema.Attribute{
-							"small_files":     computedInt("Files of the table below three quarters of the compaction's target size, at the last check."),
+							"small_files":     computedInt("Files of the table below two thirds of the compaction's target size, at the last check."),
 							"compactions":     computedInt("Compaction commits (`OPTIMIZE`, `dataChange = false`) the agent made."),
 							"files_compacted": computedInt("Files those commits removed."),
 							"files_written":   computedInt("Files those commits added."),

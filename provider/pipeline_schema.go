@@ -159,7 +159,7 @@ func pipelineResourceSchema(ctx context.Context) schema.Schema {
 			},
 			"auto_compact_min_files": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("A table is compacted once it holds more than this many small files "+
-					"(files below three quarters of the target size), from %d to %d. Defaults to `%d`, the default of "+
+					"(files below two thirds of the target size), from %d to %d. Defaults to `%d`, the default of "+
 					"Delta's `spark.databricks.delta.autoCompact.minNumFiles`.",
 					spec.MinAutoCompactMinFiles, spec.MaxAutoCompactMinFiles, spec.DefaultAutoCompactMinFiles),
 				Optional: true,

@@ -82,7 +82,7 @@ type TableStatus struct {
 // auto_vacuum) did since the agent started.
 type MaintenanceStatus struct {
 	// SmallFiles is how many small files the table held at the last
-	// check: files below three quarters of the compaction's target size.
+	// check: files below two thirds of the compaction's target size.
 	SmallFiles int `json:"small_files"`
 	// Compactions counts the compaction commits; FilesCompacted the files
 	// they removed and FilesWritten those they added.

@@ -30,17 +30,23 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 )
 
-// Small files are those below smallNum/smallDen of the target size: a file
-// that big is close enough to the target that rewriting it would cost more
-// than readers gain. Delta's OPTIMIZE has the same kind of threshold
-// (minFileSize), by default three quarters of its maximum size too.
+// Small files are those below smallNum/smallDen of the target size, two
+// thirds of it: a file that big is close enough to the target that
+// rewriting it would cost more than readers gain. A bin holds up to
+// binNum/binDen of the target, four thirds of it, so that any two small
+// files fit in one bin and no small file is left that no bin can take;
+// the files compaction writes are then between two thirds and four thirds
+// of the target (less what compression and fewer footers save), at most
+// one and a half times the ideal number of files.
 const (
-	smallNum = 3
-	smallDen = 4
+	smallNum = 2
+	smallDen = 3
+	binNum   = 4
+	binDen   = 3
 )
 
 // IsSmall reports whether f is a file compaction rewrites for target, a
-// size in bytes: smaller than three quarters of it.
+// size in bytes: smaller than two thirds of it.
 func IsSmall(f table.LiveFile, target int64) bool {
 	return f.Size*smallDen < target*smallNum
 }
@@ -75,7 +81,7 @@ type Bin struct {
 }
 
 // Plan bin-packs the small files of files (see [IsSmall]) into bins of at
-// most target bytes, never across partition values. Within a partition,
+// most four thirds of target bytes, never across partition values. Within a partition,
 // the files are taken in the order of the versions that added them (then
 // modification time and path), and each bin holds consecutive ones, so a
 // Kafka partition's offsets stay in order and clustered in the new files.
@@ -84,9 +90,9 @@ type Bin struct {
 // size of the rest of the bin or more: a quiet table's compacted file,
 // still small, is rewritten only once new data of at least a quarter of
 // its size joins it, not at every pass, which would rewrite the same bytes
-// over and over while the file slowly grows towards the target. Since a bin closes only when the next file would not fit, two
-// consecutive bins of a partition hold more than target bytes: the new
-// files number at most about twice the ideal count.
+// over and over while the file slowly grows towards the target. A bin
+// closes only when the next small file would not fit, so every bin but a
+// partition's last holds more than two thirds of the target.
 func Plan(files []table.LiveFile, target int64) []Bin {
 	files = slices.Clone(files)
 	slices.SortStableFunc(files, func(a, b table.LiveFile) int {
@@ -112,7 +118,7 @@ func Plan(files []table.LiveFile, target int64) []Bin {
 			continue
 		}
 		key := partitionKey(f.PartitionValues)
-		if b, ok := open[key]; ok && b.Size+f.Size > target {
+		if b, ok := open[key]; ok && (b.Size+f.Size)*binDen > target*binNum {
 			closeBin(key)
 		}
 		b, ok := open[key]

@@ -35,20 +35,20 @@ func binPaths(bins []compaction.Bin) [][]string {
 	return out
 }
 
-// TestSmallFiles checks the threshold: files below three quarters of the
+// TestSmallFiles checks the threshold: files below two thirds of the
 // target are small.
 func TestSmallFiles(t *testing.T) {
-	files := []table.LiveFile{liveFile(0, 74, nil), liveFile(1, 75, nil), liveFile(2, 1, nil), liveFile(3, 500, nil)}
+	files := []table.LiveFile{liveFile(0, 66, nil), liveFile(1, 67, nil), liveFile(2, 1, nil), liveFile(3, 500, nil)}
 	if n := compaction.SmallFiles(files, 100); n != 2 {
-		t.Errorf("SmallFiles = %d, want 2 (74 and 1 bytes)", n)
+		t.Errorf("SmallFiles = %d, want 2 (66 and 1 bytes)", n)
 	}
 	if !compaction.IsSmall(files[0], 100) || compaction.IsSmall(files[1], 100) {
-		t.Error("IsSmall: 74 of 100 bytes is small, 75 is not")
+		t.Error("IsSmall: 66 of 100 bytes is small, 67 is not")
 	}
 }
 
-// TestPlanBins packs consecutive small files into bins of at most the
-// target, leaves out big files, and drops a bin of one file.
+// TestPlanBins packs consecutive small files into bins of at most four
+// thirds of the target, leaves out big files, and drops a bin of one file.
 func TestPlanBins(t *testing.T) {
 	var files []table.LiveFile
 	for v := range int64(10) {
@@ -59,12 +59,14 @@ func TestPlanBins(t *testing.T) {
 		files = append(files, liveFile(v, size, nil))
 	}
 	got := binPaths(compaction.Plan(files, 100))
-	want := [][]string{{"f0", "f1", "f2"}, {"f3", "f5", "f6"}, {"f7", "f8", "f9"}}
+	// Bins of at most 133 bytes: four files of 30; the ninth small file
+	// alone is no bin.
+	want := [][]string{{"f0", "f1", "f2", "f3"}, {"f5", "f6", "f7", "f8"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Plan = %v, want %v", got, want)
 	}
-	if bins := compaction.Plan(files[:4], 100); len(bins) != 1 || bins[0].Size != 90 {
-		t.Errorf("Plan of four files = %+v; want one bin of three and the fourth left alone", bins)
+	if bins := compaction.Plan(files[:6], 100); len(bins) != 1 || bins[0].Size != 120 {
+		t.Errorf("Plan of five small files = %+v; want one bin of four and the fifth left alone", bins)
 	}
 	if bins := compaction.Plan([]table.LiveFile{liveFile(0, 10, nil)}, 100); len(bins) != 0 {
 		t.Errorf("Plan of one file = %+v, want no bin", bins)

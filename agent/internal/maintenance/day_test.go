@@ -17,7 +17,7 @@ import (
 // with flush_interval TRIBUTARY_DAY_FLUSH (10s unless set: 8,640 commits;
 // 1s gives 86,400) would on a quiet topic, a fake clock moving by the
 // flush interval at each commit, while a maintainer compacts it (more than
-// 50 small files, the default; a target of 8 KiB so that the day's data
+// 50 small files, the default; a target of 32 KiB so that the day's data
 // makes about a hundred target-size files). After the last commit the
 // maintainer is left to settle: the table then has at most twice the ideal
 // number of files (its bytes over the target), every (partition, offset)
@@ -37,7 +37,7 @@ func TestSimulatedDay(t *testing.T) {
 		}
 		flush = d
 	}
-	const partitions, perPartition, minSmall, target = 4, 2, spec.DefaultAutoCompactMinFiles, 8 << 10
+	const partitions, perPartition, minSmall, target = 4, 8, spec.DefaultAutoCompactMinFiles, 32 << 10
 	commits := int(24 * time.Hour / flush)
 
 	f := maintained(t, maintenance.Options{Compact: true, MinSmallFiles: minSmall, TargetSize: target, Vacuum: true, CPUShare: 1})

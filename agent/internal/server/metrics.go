@@ -124,7 +124,7 @@ func newTableMetrics() *tableMetrics {
 		tableLag:      metricFamily{name: "tributary_table_lag", typ: "gauge", help: "Records behind the high watermarks, summed over the table's partitions."},
 		tableLagBytes: metricFamily{name: "tributary_table_lag_bytes", typ: "gauge", help: "Estimated bytes behind the high watermarks, summed over the table's partitions."},
 		smallFiles: metricFamily{name: "tributary_table_small_files", typ: "gauge",
-			help: "Files of the table below three quarters of the compaction's target size, at the last check."},
+			help: "Files of the table below two thirds of the compaction's target size, at the last check."},
 		compactions: metricFamily{name: "tributary_table_compactions_total", typ: "counter",
 			help: "Compaction commits the agent made to the table since it started."},
 		compacted: metricFamily{name: "tributary_table_compacted_files_total", typ: "counter",
