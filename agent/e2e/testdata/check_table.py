@@ -245,6 +245,22 @@ def duck_connect(options):
 AGENT_FILE = re.compile(r"^part-[0-9]{5}-tributary-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-c000(\.[a-z0-9_]+)?\.parquet$")
 
 
+def removed_paths(fs, root):
+    """The data files the remove actions of the log's entries name, as
+    paths on fs (the table's root is root)."""
+    out = set()
+    for i in fs.get_file_info(pafs.FileSelector(root.rstrip("/") + "/_delta_log")):
+        name = os.path.basename(i.path)
+        if i.type != pafs.FileType.File or not name.endswith(".json") or name.startswith(".") or name.startswith("_"):
+            continue
+        with fs.open_input_stream(i.path) as f:
+            for line in f.read().decode().splitlines():
+                action = json.loads(line) if line.strip() else {}
+                if "remove" in action:
+                    out.add(root.rstrip("/") + "/" + urllib.parse.unquote(action["remove"]["path"]))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("table")
@@ -306,8 +322,13 @@ def main():
         arrow_rows.extend(pq.read_table(f, filesystem=fs).to_pylist())
     check("pyarrow", arrow_rows)
     exists = lambda f: fs.get_file_info(f).type == pafs.FileType.File  # noqa: E731
-    if args.no_orphans and len(on_disk) != len(files):
-        fail(f"{len(on_disk)} data files on disk but {len(files)} in the log")
+    # Files a compaction removed stay on disk until vacuum: named by the
+    # log's remove actions, they are the table's, not orphans.
+    removed = removed_paths(fs, root)
+    if args.no_orphans:
+        orphans = sorted(set(on_disk) - set(files) - removed)
+        if orphans:
+            fail(f"{len(orphans)} data files on disk are neither in the table nor removed by the log: {orphans[:5]}")
     if args.orphans_by_agent:
         committed = {os.path.basename(f) for f in files}
         for f in on_disk:
@@ -316,7 +337,7 @@ def main():
         missing = [f for f in files if not exists(f)]
         if missing:
             fail(f"the log references missing files: {missing}")
-    print(f"files: {len(files)} committed, {len(on_disk)} on disk")
+    print(f"files: {len(files)} committed, {len(removed)} removed, {len(on_disk)} on disk")
 
 
 if __name__ == "__main__":
