@@ -11,7 +11,8 @@ Checks: each reader sees exactly N rows; with --malformed, exactly those
 records (by key) have _corrupt_record set to the bytes produce.py wrote and
 null parsed columns; with --values, every other row equals what produce.py
 wrote; with --exactly-once, every (topic, partition, offset) of the metadata
-column appears once and each partition's offsets are 0..max without a gap.
+column appears once and each partition's offsets are 0..max without a gap;
+with --compacted, the log's history holds an OPTIMIZE commit.
 
     check_table.py TABLE_DIR --manifest FILE --kinds k1,k2,...
                    [--ends FILE] [--timestamps TYPE:MIN_MS:MAX_MS]
@@ -277,6 +278,8 @@ def main():
     ap.add_argument("--orphans-by-agent", action="store_true",
                     help="fail if a data file on disk that is not in the log is not named like the agent's files "
                          "(a crash between a file's rename and its commit leaves one, collected after a grace period)")
+    ap.add_argument("--compacted", action="store_true",
+                    help="fail unless the log's history (as delta-rs reads it) holds an OPTIMIZE commit")
     args = ap.parse_args()
     bad = {int(x) for x in args.malformed.split(",") if x}
     want = kind_of = ends = None
@@ -337,7 +340,10 @@ def main():
         missing = [f for f in files if not exists(f)]
         if missing:
             fail(f"the log references missing files: {missing}")
-    print(f"files: {len(files)} committed, {len(removed)} removed, {len(on_disk)} on disk")
+    optimized = sum(1 for c in dt.history() if c.get("operation") == "OPTIMIZE")
+    if args.compacted and optimized == 0:
+        fail("the log holds no OPTIMIZE commit: the table was never compacted")
+    print(f"files: {len(files)} committed, {len(removed)} removed, {len(on_disk)} on disk; {optimized} OPTIMIZE commits")
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("compaction: %w", err)
 		}
-		adds, n, err := rewriteBin(ctx, tbl, b, leaves, opts)
+		adds, n, closing, err := rewriteBin(ctx, tbl, b, leaves, opts)
 		var gone *table.RewriteConflictError
 		if errors.As(err, &gone) {
 			res.GaveWay = gone // a file of the bin was removed since planning
@@ -132,6 +132,7 @@ func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
 		for i, f := range b.Files {
 			removes[i] = f.Path
 		}
+		start := time.Now()
 		_, err = tbl.CommitRewrite(table.Rewrite{Removes: removes, Adds: adds})
 		var conflict *table.RewriteConflictError
 		if errors.As(err, &conflict) {
@@ -140,6 +141,13 @@ func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
 		}
 		if err != nil {
 			return res, fmt.Errorf("compaction: %w", err)
+		}
+		// Closing the new file (its last row group encoded and written)
+		// and the commit are the pass's work too.
+		if opts.Pace != nil {
+			if err := opts.Pace(ctx, closing+time.Since(start)); err != nil {
+				return res, fmt.Errorf("compaction: pacing: %w", err)
+			}
 		}
 		res.Commits++
 		res.FilesRemoved += len(b.Files)
@@ -154,37 +162,39 @@ func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
 }
 
 // rewriteBin writes the rows of b's files, in order, into new files of tbl,
-// and returns them, closed and not committed, with the number of rows. It
+// and returns them, closed and not committed, with the number of rows and
+// the time spent closing the last file, which the caller paces. It
 // writes one file, unless the table's columns change while it reads
 // (ingestion added a column): then the rows read since are written to
 // another file with the new columns. leaves is the number of leaf columns
 // of the table, for [MemoryEstimate]. On error it deletes what it wrote.
-func rewriteBin(ctx context.Context, tbl *table.Table, b Bin, leaves int, opts Options) ([]table.AddFile, int64, error) {
+func rewriteBin(ctx context.Context, tbl *table.Table, b Bin, leaves int, opts Options) ([]table.AddFile, int64, time.Duration, error) {
 	w := &binWriter{tbl: tbl}
 	var rows int64
 	for _, f := range b.Files {
 		if err := ctx.Err(); err != nil {
 			w.discard()
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		n, busy, err := w.copyFile(ctx, f, leaves, opts.Reserve)
 		if err != nil {
 			w.discard()
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		rows += int64(n)
 		if opts.Pace != nil {
 			if err := opts.Pace(ctx, busy); err != nil {
 				w.discard()
-				return nil, 0, fmt.Errorf("pacing: %w", err)
+				return nil, 0, 0, fmt.Errorf("pacing: %w", err)
 			}
 		}
 	}
+	start := time.Now()
 	if err := w.closeFile(); err != nil {
 		w.discard()
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	return w.adds, rows, nil
+	return w.adds, rows, time.Since(start), nil
 }
 
 // binWriter writes the rows of a bin's files into new files.

@@ -472,6 +472,28 @@ func TestRunReserve(t *testing.T) {
 	}
 }
 
+// TestRunPacesEveryStep checks that a pass reports all its work to Pace:
+// each file it reads, and then, for each bin, the closing of the new file
+// and the commit, where the last row group is encoded.
+func TestRunPacesEveryStep(t *testing.T) {
+	tb := smallFilesTable(t, t.TempDir(), "id BIGINT, a BIGINT", 6)
+	var paced []time.Duration
+	pace := func(_ context.Context, busy time.Duration) error {
+		paced = append(paced, busy)
+		return nil
+	}
+	res, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Pace: pace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Commits != 1 || len(paced) != res.FilesRemoved+res.Commits {
+		t.Fatalf("Result = %+v, paced %d times; want one commit, paced once per file and once for it", res, len(paced))
+	}
+	if last := paced[len(paced)-1]; last <= 0 {
+		t.Errorf("the bin's closing and commit paced as %v; want the time they took", last)
+	}
+}
+
 // TestRunTableTarget takes the target size from delta.targetFileSize when
 // the table has it, and refuses a value it cannot read.
 func TestRunTableTarget(t *testing.T) {
