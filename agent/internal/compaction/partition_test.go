@@ -74,10 +74,7 @@ func TestRunPartitioned(t *testing.T) {
 		if f.NumRecords != 100 || !strings.HasPrefix(path.Dir(f.Path), "region=") {
 			t.Errorf("file %s of region %q holds %d rows; want 100 in the region's folder", f.Path, region, f.NumRecords)
 		}
-		_, values, cols, n, err := tb.ReadFile(f.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, values, cols, n := tabletest.ReadFile(t, tb, f.Path)
 		if len(values) != 1 || values[0].Value != region {
 			t.Errorf("file %s: partition values %+v", f.Path, values)
 		}

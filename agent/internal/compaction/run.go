@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 	"unsafe"
 
@@ -19,16 +20,19 @@ type Options struct {
 	// target_file_size_mb. The table's delta.targetFileSize, when another
 	// engine set it, wins. It must be positive.
 	TargetSize int64
-	// Reserve, when set, is called before each file is read with the bytes
-	// the pass will hold in memory until the file's rows are written: the
-	// file's rows decoded (see [MemoryEstimate]) and the new file's
-	// buffered row group. The pass calls release once the rows are
-	// written. An error stops the pass. The caller reserves the bytes in
-	// its memory budget, waiting for them if it must.
+	// Reserve, when set, is called before each batch of rows is read
+	// (a file is read a batch of at most 16,384 rows at a time) with the
+	// bytes the pass will hold in memory until the batch is written: its
+	// rows decoded and the new file's buffered row group. The pass calls
+	// release once the rows are written. An error stops the pass. The
+	// caller reserves the bytes in its memory budget, waiting for them if
+	// it must.
 	Reserve func(ctx context.Context, bytes int64) (release func(), err error)
-	// Pace, when set, is called after each file with the time the pass
-	// spent on it, so that the caller can cap the pass's CPU share (by
-	// sleeping busy*(1-share)/share, say). An error stops the pass.
+	// Pace, when set, is called after each batch with the time the pass
+	// spent on it, and after each commit with the time spent closing the
+	// new file and committing, so that the caller can cap the pass's CPU
+	// share (by sleeping busy*(1-share)/share, say). An error stops the
+	// pass.
 	Pace func(ctx context.Context, busy time.Duration) error
 }
 
@@ -55,19 +59,26 @@ type Result struct {
 }
 
 // valueSize is the size of one decoded Parquet value, held for every value
-// of a file being rewritten, besides the bytes of strings and binaries.
+// of the rows being rewritten, besides the bytes of strings and binaries.
 const valueSize = int64(unsafe.Sizeof(parquet.Value{}))
 
 // expansion is how many times its size in bytes a data file's strings and
-// binaries are taken to fill once decompressed, for [MemoryEstimate]:
+// binaries are taken to fill once decompressed, for [batchMemory]:
 // snappy-compressed text rarely shrinks to less than a quarter.
 const expansion = 4
 
-// MemoryEstimate returns the bytes a pass holds in memory while it rewrites
-// f, a file of a table with leaves leaf columns: its values decoded, and
-// their bytes decompressed.
-func MemoryEstimate(f table.LiveFile, leaves int) int64 {
-	return max(f.NumRecords, 0)*int64(leaves)*valueSize + f.Size*expansion
+// readBatchRows is how many rows of a file a pass reads, holds and writes
+// at a time: a file compaction wrote before holds millions of rows, which
+// decoded would take gigabytes, and a bin may start with one. With 50 leaf
+// columns a batch holds about 20 MB of values.
+const readBatchRows = 16 * 1024
+
+// batchMemory returns the bytes a pass holds in memory while it rewrites
+// rows rows of f, a file of a table with leaves leaf columns, of which
+// the file holds fileRows: their values decoded, and their share of the
+// file's bytes decompressed.
+func batchMemory(f table.LiveFile, fileRows, rows int64, leaves int) int64 {
+	return rows*int64(leaves)*valueSize + f.Size*expansion*rows/max(fileRows, 1)
 }
 
 // Run makes one compaction pass over tbl: it plans bins from the table's
@@ -167,27 +178,17 @@ func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
 // writes one file, unless the table's columns change while it reads
 // (ingestion added a column): then the rows read since are written to
 // another file with the new columns. leaves is the number of leaf columns
-// of the table, for [MemoryEstimate]. On error it deletes what it wrote.
+// of the table, for [batchMemory]. On error it deletes what it wrote.
 func rewriteBin(ctx context.Context, tbl *table.Table, b Bin, leaves int, opts Options) ([]table.AddFile, int64, time.Duration, error) {
-	w := &binWriter{tbl: tbl}
+	w := &binWriter{tbl: tbl, opts: opts, leaves: leaves}
 	var rows int64
 	for _, f := range b.Files {
-		if err := ctx.Err(); err != nil {
-			w.discard()
-			return nil, 0, 0, err
-		}
-		n, busy, err := w.copyFile(ctx, f, leaves, opts.Reserve)
+		n, err := w.copyFile(ctx, f)
 		if err != nil {
 			w.discard()
 			return nil, 0, 0, err
 		}
-		rows += int64(n)
-		if opts.Pace != nil {
-			if err := opts.Pace(ctx, busy); err != nil {
-				w.discard()
-				return nil, 0, 0, fmt.Errorf("pacing: %w", err)
-			}
-		}
+		rows += n
 	}
 	start := time.Now()
 	if err := w.closeFile(); err != nil {
@@ -199,7 +200,10 @@ func rewriteBin(ctx context.Context, tbl *table.Table, b Bin, leaves int, opts O
 
 // binWriter writes the rows of a bin's files into new files.
 type binWriter struct {
-	tbl *table.Table
+	tbl  *table.Table
+	opts Options
+	// leaves is the number of leaf columns of the table.
+	leaves int
 	// fw is the file being written, nil before the first rows.
 	fw *table.FileWriter
 	// columns is the Parquet schema fw writes, as text.
@@ -208,36 +212,63 @@ type binWriter struct {
 	adds []table.AddFile
 }
 
-// copyFile reads f and writes its rows, and returns how many, and the time
-// it spent reading and writing them (not waiting for memory). Before it
-// reads, it reserves the memory it will hold with reserve, when set.
-func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile, leaves int, reserve func(context.Context, int64) (func(), error)) (int, time.Duration, error) {
-	if reserve != nil {
-		var buffered int64
-		if w.fw != nil {
-			buffered = w.fw.Buffered()
+// copyFile reads f and writes its rows, a batch at a time, and returns
+// how many. Before it reads a batch, it reserves the memory it will hold
+// with the pass's Reserve; after it wrote one, it paces the pass with the
+// time it spent reading and writing (not waiting for memory).
+func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile) (int64, error) {
+	fr, err := w.tbl.OpenFile(f.Path)
+	if err != nil {
+		return 0, fmt.Errorf("opening a file to compact: %w", err)
+	}
+	defer fr.Close()
+	if s := fr.Schema.String(); w.fw == nil || s != w.columns {
+		if err := w.closeFile(); err != nil {
+			return 0, err
 		}
-		release, err := reserve(ctx, MemoryEstimate(f, leaves)+buffered)
+		// A bin holds the files of one partition: the new file goes in
+		// their folder, with their partition values.
+		if w.fw, err = w.tbl.NewPartitionFile(fr.Schema, fr.PartitionValues); err != nil {
+			return 0, fmt.Errorf("starting a compacted file: %w", err)
+		}
+		w.columns = s
+	}
+	var done int64
+	for done < fr.NumRows() {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		n, busy, err := w.copyBatch(ctx, f, fr, min(readBatchRows, fr.NumRows()-done))
+		if err != nil {
+			return 0, err
+		}
+		done += int64(n)
+		if w.opts.Pace != nil {
+			if err := w.opts.Pace(ctx, busy); err != nil {
+				return 0, fmt.Errorf("pacing: %w", err)
+			}
+		}
+	}
+	return done, nil
+}
+
+// copyBatch reads the next rows of f (at most limit) from fr and writes
+// them, and returns how many and the time it spent reading and writing.
+func (w *binWriter) copyBatch(ctx context.Context, f table.LiveFile, fr *table.FileReader, limit int64) (int, time.Duration, error) {
+	if w.opts.Reserve != nil {
+		release, err := w.opts.Reserve(ctx, batchMemory(f, fr.NumRows(), limit, w.leaves)+w.fw.Buffered())
 		if err != nil {
 			return 0, 0, fmt.Errorf("reserving memory for data file %s: %w", f.Path, err)
 		}
 		defer release()
 	}
 	start := time.Now()
-	ps, values, cols, n, err := w.tbl.ReadFile(f.Path)
+	cols, n, err := fr.Read(int(limit))
+	if errors.Is(err, io.EOF) {
+		return 0, 0, fmt.Errorf("data file %s ended before the %d rows its footer counts", f.Path, fr.NumRows())
+	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading a file to compact: %w", err)
-	}
-	if s := ps.String(); w.fw == nil || s != w.columns {
-		if err := w.closeFile(); err != nil {
-			return 0, 0, err
-		}
-		// A bin holds the files of one partition: the new file goes in
-		// their folder, with their partition values.
-		if w.fw, err = w.tbl.NewPartitionFile(ps, values); err != nil {
-			return 0, 0, fmt.Errorf("starting a compacted file: %w", err)
-		}
-		w.columns = s
 	}
 	if err := w.fw.WriteColumns(cols, n); err != nil {
 		return 0, 0, fmt.Errorf("writing the rows of data file %s: %w", f.Path, err)

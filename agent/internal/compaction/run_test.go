@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/compaction"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
@@ -94,10 +97,7 @@ func readAll(t *testing.T, tb *table.Table) []row {
 	t.Helper()
 	var out []row
 	for _, f := range tb.Files() {
-		ps, _, cols, n, err := tb.ReadFile(f.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ps, _, cols, n := tabletest.ReadFile(t, tb, f.Path)
 		idx := map[string]int{}
 		for i, path := range ps.Columns() {
 			idx[path[0]] = i
@@ -470,6 +470,32 @@ func TestRunReserve(t *testing.T) {
 	if _, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Reserve: refuse}); err != nil {
 		t.Errorf("a pass with nothing to do reserved memory: %v", err)
 	}
+}
+
+// TestRunReservesBatches rewrites files of many rows a batch at a time:
+// no reservation is as large as the decoded values of a whole file, which
+// for a file compaction wrote before could be gigabytes.
+func TestRunReservesBatches(t *testing.T) {
+	const rowsPerFile = 100_000
+	tb := openTable(t, t.TempDir())
+	fields := tabletest.Fields(t, "id BIGINT, a BIGINT, note STRING")
+	for range 2 {
+		ingest(t, tb, fields, rowsPerFile, table.Commit{})
+	}
+	var most int64
+	reserve := func(_ context.Context, n int64) (func(), error) {
+		most = max(most, n)
+		return func() {}, nil
+	}
+	res, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Reserve: reserve})
+	if err != nil || res.FilesRemoved != 2 {
+		t.Fatalf("Run = %+v, %v; want the two files compacted", res, err)
+	}
+	whole := int64(rowsPerFile * 3 * unsafe.Sizeof(parquet.Value{}))
+	if most >= whole {
+		t.Errorf("a pass reserved %d bytes at once; a whole file's values take %d", most, whole)
+	}
+	checkOnce(t, readAll(t, tb), 2*rowsPerFile)
 }
 
 // TestRunPacesEveryStep checks that a pass reports all its work to Pace:

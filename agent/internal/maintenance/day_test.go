@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/maintenance"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -77,10 +78,7 @@ func TestSimulatedDay(t *testing.T) {
 	// Every (partition, offset) once, read back through the table.
 	seen := map[[2]int64]bool{}
 	for _, f := range files {
-		_, _, cols, n, err := tb.ReadFile(f.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, _, cols, n := tabletest.ReadFile(t, tb, f.Path)
 		for i := range n {
 			k := [2]int64{cols[0][i].Int64(), cols[1][i].Int64()}
 			if seen[k] {

@@ -231,7 +231,8 @@ func (m *Maintainer) vacuum(ctx context.Context) {
 	}
 }
 
-// reserve holds bytes in the budget for the pass, once they fit: a pass
+// reserve holds bytes in the budget for the pass, once they fit (a
+// quarter of the budget at most, which a batch of rows rarely needs): a pass
 // gives way to ingestion, so it never queues ahead of a fetch, nor makes
 // the budget ask the tables to flush (which would write more small
 // files); it tries again every reserveRetry.
@@ -240,6 +241,10 @@ func (m *Maintainer) reserve(ctx context.Context, bytes int64) (func(), error) {
 	if b == nil {
 		return func() {}, nil
 	}
+	// At most a quarter of the budget at a time: the fetchers hold their
+	// share for as long as their fetches wait for records, so more might
+	// never fit, and the pass would wait for ever.
+	bytes = min(bytes, b.Stats().Limit/4)
 	for !b.TryAcquire(bytes) {
 		t := time.NewTimer(reserveRetry)
 		select {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/maintenance"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
@@ -162,6 +163,30 @@ func TestMaintainer(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f.Path)); !os.IsNotExist(err) {
 			t.Errorf("%s is still there after vacuum: %v", f.Path, err)
 		}
+	}
+}
+
+// TestMaintainerBudgetHeld compacts while fetchers hold part of the memory
+// budget for good (their fetches wait for records on a quiet topic), even
+// when a batch of the pass's rows would not fit in the rest: a pass
+// reserves at most a quarter of the budget, rather than wait for ever.
+func TestMaintainerBudgetHeld(t *testing.T) {
+	t.Parallel()
+	budget := memory.New(1 << 20)
+	if err := budget.Acquire(t.Context(), 600<<10); err != nil {
+		t.Fatal(err)
+	}
+	f := maintained(t, maintenance.Options{Compact: true, MinSmallFiles: 2, TargetSize: 1 << 30, CPUShare: 1, Budget: budget})
+	for range 3 {
+		f.in.commit(1, 20_000)
+	}
+	f.m.Committed()
+	s := waitFor(t, f.st, "compacted", func(s spec.MaintenanceStatus) bool { return s.Compactions == 1 })
+	if s.FilesCompacted != 3 || s.LastError != "" {
+		t.Errorf("status after compacting: %+v", s)
+	}
+	if used := budget.Stats().Used; used != 600<<10 {
+		t.Errorf("the budget holds %d bytes after the pass; want the fetchers' %d", used, 600<<10)
 	}
 }
 

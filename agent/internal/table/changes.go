@@ -3,7 +3,6 @@ package table
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 
 	"github.com/parquet-go/parquet-go"
@@ -131,50 +130,4 @@ func (r *ChangeReader) ReadFile(path string) (cols [][]parquet.Value, n int, err
 		return nil, 0, fmt.Errorf("the schema of table %s: %w", r.s, err)
 	}
 	return readDataFile(r.s, ps, r.st.mapping, path)
-}
-
-// readColumns reads the Parquet file of size bytes in f as rows of ps,
-// column by column. parquet-go panics on some damaged files: that is an
-// error too.
-func readColumns(f storage.File, size int64, ps *parquet.Schema) (cols [][]parquet.Value, n int, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("the Parquet reader failed: %v", p)
-		}
-	}()
-	pf, err := parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return nil, 0, err
-	}
-	conv, err := parquet.Convert(ps, pf.Schema())
-	if err != nil {
-		return nil, 0, fmt.Errorf("the file's columns do not fit the table's: %w", err)
-	}
-	cols = make([][]parquet.Value, len(ps.Columns()))
-	buf := make([]parquet.Row, 256)
-	for _, rg := range pf.RowGroups() {
-		rs := parquet.ConvertRowGroup(rg, conv).Rows()
-		for {
-			k, err := rs.ReadRows(buf)
-			for _, row := range buf[:k] {
-				for _, v := range row {
-					c := v.Column()
-					if c < 0 || c >= len(cols) {
-						_ = rs.Close()
-						return nil, 0, fmt.Errorf("row %d has a value of column %d, of %d", n, c, len(cols))
-					}
-					cols[c] = append(cols[c], v.Clone())
-				}
-				n++
-			}
-			if err != nil {
-				_ = rs.Close()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return nil, 0, err
-			}
-		}
-	}
-	return cols, n, nil
 }

@@ -8,12 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/parquet-go/parquet-go"
-
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
-	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
 
 // LiveFile is a data file of the table's latest version, as a compaction
@@ -58,110 +52,6 @@ func (t *Table) Files() []LiveFile {
 		return cmp.Or(cmp.Compare(a.Version, b.Version), a.ModificationTime.Compare(b.ModificationTime), cmp.Compare(a.Path, b.Path))
 	})
 	return out
-}
-
-// ErrNoPartitionColumns is wrapped by the error of [Table.ReadFile] for a
-// data file of a partitioned table that lacks a partition column: one
-// another engine wrote (Spark keeps partition values in the log only).
-// Its rows cannot be rewritten without their values; the file is left as
-// it is.
-var ErrNoPartitionColumns = errors.New("the data file lacks the table's partition columns")
-
-// ReadFile reads data file path, relative to the table, into the leaf
-// columns of [rows.Schema] of the table's latest columns, as
-// [ChangeReader.ReadFile] does: column mapping is followed, a column
-// the file lacks is null, and a column widened since is read widened. It
-// returns the Parquet schema of the columns too, for [Table.NewFile], and
-// the partition values of the file's folder, for [Table.NewPartitionFile]
-// (none in an unpartitioned table). The table's mutex is held only to copy
-// the columns, not while reading.
-//
-// A partitioned table's files written by this package hold its partition
-// columns too (see [Partitioning]); a file without them is refused with
-// [ErrNoPartitionColumns] rather than read as null. A file no longer in
-// the table (another writer removed it) is a [*RewriteConflictError].
-func (t *Table) ReadFile(path string) (ps *parquet.Schema, values []PartitionValue, cols [][]parquet.Value, n int, err error) {
-	t.mu.Lock()
-	fields, mapping := t.st.schema, t.st.mapping
-	var parts []string
-	if t.st.meta != nil {
-		parts = t.st.meta.PartitionColumns
-	}
-	live, ok := t.st.files[path]
-	version := t.st.version
-	t.mu.Unlock()
-	if !ok {
-		// Another writer removed it since the caller listed the files.
-		return nil, nil, nil, 0, &RewriteConflictError{Version: version, Path: path}
-	}
-	ps, err = rows.Schema(fields)
-	if err != nil {
-		return nil, nil, nil, 0, fmt.Errorf("the schema of table %s: %w", t.s, err)
-	}
-	if len(parts) > 0 {
-		for _, c := range parts {
-			values = append(values, PartitionValue{Column: c, Value: live.add.PartitionValues[c]})
-		}
-		if err := checkHasColumns(t.s, path, parts, mapping); err != nil {
-			return nil, nil, nil, 0, err
-		}
-	}
-	cols, n, err = readDataFile(t.s, ps, mapping, path)
-	return ps, values, cols, n, err
-}
-
-// checkHasColumns returns an error wrapping [ErrNoPartitionColumns] unless
-// data file path has a top-level column of each of names (physical names,
-// under column mapping m).
-func checkHasColumns(s storage.Store, path string, names []string, m *columnMapping) error {
-	f, err := s.Open(path)
-	if err != nil {
-		return fmt.Errorf("data file %s: %w", path, err)
-	}
-	defer f.Close()
-	pf, err := parquet.OpenFile(f, f.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return fmt.Errorf("data file %s of table %s: %w", path, s, err)
-	}
-	for _, name := range names {
-		physical := name
-		if c, ok := m.column(schema.FieldPath(name)); ok {
-			physical = c.physical
-		}
-		if !hasField(pf.Schema(), physical) {
-			return fmt.Errorf("data file %s, column %s: %w", path, name, ErrNoPartitionColumns)
-		}
-	}
-	return nil
-}
-
-// hasField reports whether the Parquet schema ps has a top-level field name.
-func hasField(ps *parquet.Schema, name string) bool {
-	for _, f := range ps.Fields() {
-		if f.Name() == name {
-			return true
-		}
-	}
-	return false
-}
-
-// readDataFile reads data file path of the table in s as rows of ps, the
-// [rows.Schema] of the table's columns, whose column mapping is mapping
-// (nil without one).
-func readDataFile(s storage.Store, ps *parquet.Schema, mapping *columnMapping, path string) (cols [][]parquet.Value, n int, err error) {
-	if mapping != nil {
-		ps = physicalSchema(ps, mapping)
-	}
-	f, err := s.Open(path)
-	if err != nil {
-		return nil, 0, fmt.Errorf("data file %s: %w", path, err)
-	}
-	defer f.Close()
-	cols, n, err = readColumns(f, f.Size(), ps)
-	if err != nil {
-		return nil, 0, fmt.Errorf("data file %s of table %s: %w", path, s, err)
-	}
-	return cols, n, nil
 }
 
 // Rewrite is a log entry that replaces live data files by new files holding

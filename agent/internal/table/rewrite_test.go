@@ -3,14 +3,17 @@ package table_test
 import (
 	"encoding/json"
 	"errors"
-	"github.com/parquet-go/parquet-go"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
 )
 
 // rewriteFiles reads files of tb and writes their rows into one new file,
@@ -20,11 +23,9 @@ func rewriteFiles(t *testing.T, tb *table.Table, files []table.LiveFile) ([]stri
 	var paths []string
 	var fw *table.FileWriter
 	for _, f := range files {
-		ps, _, cols, n, err := tb.ReadFile(f.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ps, _, cols, n := tabletest.ReadFile(t, tb, f.Path)
 		if fw == nil {
+			var err error
 			if fw, err = tb.NewFile(ps); err != nil {
 				t.Fatal(err)
 			}
@@ -252,10 +253,10 @@ func TestTargetFileSize(t *testing.T) {
 	}
 }
 
-// TestReadFilePartitioned refuses to read a file of a partitioned table
+// TestOpenFilePartitioned refuses to read a file of a partitioned table
 // that lacks the partition column (as Spark writes them), with
 // ErrNoPartitionColumns, rather than read its values as null.
-func TestReadFilePartitioned(t *testing.T) {
+func TestOpenFilePartitioned(t *testing.T) {
 	dir := writeForeignTable(t, `{"minReaderVersion":1,"minWriterVersion":2}`, `{}`)
 	data, err := os.ReadFile(logFile(dir, logName(0)))
 	if err != nil {
@@ -278,8 +279,11 @@ func TestReadFilePartitioned(t *testing.T) {
 	if len(files) != 1 || files[0].PartitionValues["name"] != "a" {
 		t.Fatalf("Files = %+v", files)
 	}
-	if _, _, _, _, err := tb.ReadFile(files[0].Path); !errors.Is(err, table.ErrNoPartitionColumns) {
-		t.Errorf("ReadFile = %v; want ErrNoPartitionColumns", err)
+	if fr, err := tb.OpenFile(files[0].Path); !errors.Is(err, table.ErrNoPartitionColumns) {
+		if err == nil {
+			fr.Close()
+		}
+		t.Errorf("OpenFile = %v; want ErrNoPartitionColumns", err)
 	}
 }
 
@@ -299,5 +303,38 @@ func TestCommitRewriteCounters(t *testing.T) {
 	tb.Close()
 	if c := openTable(t, dir, table.Options{}).Counters(); len(c) != 0 {
 		t.Errorf("counters after replaying a rewrite: %v", c)
+	}
+}
+
+// TestOpenFileBatches reads a file of several row groups in batches that
+// cross them: every row once, in order, and io.EOF after the last.
+func TestOpenFileBatches(t *testing.T) {
+	tb := openTable(t, t.TempDir(), table.Options{RowGroupRows: 10})
+	mustCommit(t, tb, table.Commit{Files: []table.AddFile{writeFile(t, tb, 0, 35)}, Schema: testFields})
+	fr, err := tb.OpenFile(tb.Files()[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fr.Close()
+	if fr.NumRows() != 35 {
+		t.Fatalf("NumRows = %d; want 35", fr.NumRows())
+	}
+	var ids []int64
+	for _, want := range []int{15, 15, 5} {
+		cols, n, err := fr.Read(15)
+		if err != nil || n != want {
+			t.Fatalf("Read(15) = %d rows, %v; want %d", n, err, want)
+		}
+		for _, v := range cols[0] {
+			ids = append(ids, v.Int64())
+		}
+	}
+	if _, n, err := fr.Read(15); n != 0 || !errors.Is(err, io.EOF) {
+		t.Errorf("Read after the last row = %d rows, %v; want io.EOF", n, err)
+	}
+	for i, id := range ids {
+		if id != int64(i) {
+			t.Fatalf("rows read in the order %v", ids)
+		}
 	}
 }

@@ -2,11 +2,15 @@
 // table package and of what reads its tables (the end-to-end tests), and
 // checks the order in which a table's commits added its records
 // ([CommitOrder]) and how many offsets each covers ([CommitSpans]), and
-// reads the rows of its data files ([ReadTable], [ReadRows]).
+// reads the rows of its data files ([ReadTable], [ReadRows], [ReadFile]).
 package tabletest
 
 import (
+	"errors"
+	"io"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
@@ -45,6 +49,38 @@ func WriteFile(t testing.TB, tb *table.Table, fields []schema.Field, fill func(b
 		t.Fatal(err)
 	}
 	return add
+}
+
+// ReadFile reads live data file path of tb whole, through
+// [table.Table.OpenFile] a few rows at a time as compaction reads it: the
+// rows' schema, the file's partition values, and its rows column by column
+// with their number. It fails the test on error.
+func ReadFile(t testing.TB, tb *table.Table, path string) (*parquet.Schema, []table.PartitionValue, [][]parquet.Value, int) {
+	t.Helper()
+	fr, err := tb.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fr.Close()
+	cols := make([][]parquet.Value, len(fr.Schema.Columns()))
+	n := 0
+	for {
+		batch, k, err := fr.Read(7)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := range cols {
+			cols[c] = append(cols[c], batch[c]...)
+		}
+		n += k
+	}
+	if int64(n) != fr.NumRows() {
+		t.Fatalf("read %d rows of data file %s; its footer counts %d", n, path, fr.NumRows())
+	}
+	return fr.Schema, fr.PartitionValues, cols, n
 }
 
 // Row adds a row to b: cells[i] writes the value of top-level field i, and
