@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log"
+	"math"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -13,10 +19,13 @@ import (
 
 // The compaction run: the 100-byte records into a table of small files
 // (compactRows rows a file), compacted once it holds more than
-// compactMinFiles of them.
+// compactMinFiles of them into files near compactTargetMB: a target
+// small enough that a pass commits several bins while the agent ingests,
+// rather than one bin of every file after it.
 const (
 	compactRows     = 2_000
 	compactMinFiles = 10
+	compactTargetMB = 8
 )
 
 // scanRow is a scan of a table by DuckDB and delta-rs, the best of three
@@ -27,43 +36,75 @@ type scanRow struct {
 	Seconds map[string]float64 `json:"seconds"`
 }
 
+// compactionRounds is how many agents the compaction run starts with
+// compaction; one more runs without, before, between and after them.
+const compactionRounds = 3
+
 // compactionRun produces n of the 100-byte records to a new topic and
-// measures an agent ingesting them into a table of small files, through a
-// continuous pipeline, without compaction and then (another agent, the
-// same records) with it: records/s until every record is committed, the
-// second as a ratio to the first. Once the compacting agent's maintenance
-// has settled (no more than compactMinFiles small files), DuckDB and
-// delta-rs scan each table, with python (the tool venv): the table before
-// compaction, as the first agent left it, and after.
+// measures agents ingesting them into a table of small files, through a
+// continuous pipeline, records/s until every record is committed: without
+// compaction and with it in turn (each a new agent on the same records),
+// compactionRounds times with it and once more without, so that drift
+// during the run (the broker warming up, the disk's flushes) favours
+// neither. Each line is the run of median records/s of its kind, with
+// the others; the compacting line's rate is given as a ratio to the
+// other's. Once the first compacting agent's maintenance has settled (no
+// more than compactMinFiles small files), DuckDB and delta-rs scan its
+// table and the first table without compaction, with python (the tool
+// venv).
 func compactionRun(ctx context.Context, agentBin, bootstrap, python string, n int) ([]result, []scanRow, error) {
 	topic := fmt.Sprintf("bench-compact-%d", time.Now().UnixNano())
 	log.Printf("producing %d records of about 100 bytes to %s", n, topic)
-	bytes, err := produce(ctx, bootstrap, []string{topic}, topicPartitions, n, smallRecords(0, smallJSON))
+	produced, err := produce(ctx, bootstrap, []string{topic}, topicPartitions, n, smallRecords(0, smallJSON))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", topic, err)
 	}
-	w := load{topics: []string{topic}, partitions: topicPartitions, records: int64(n), bytes: bytes}
-	var results []result
+	w := load{topics: []string{topic}, partitions: topicPartitions, records: int64(n), bytes: produced}
+	plain := fmt.Sprintf("agent: JSON, files of %d rows", compactRows)
+	compacting := plain + ", compacting"
+	var runs [2][]result // without compaction, with it
 	var scans []scanRow
-	for _, compact := range []bool{false, true} {
-		name := fmt.Sprintf("agent: JSON, files of %d rows", compactRows)
-		scan := name + ", not compacted"
+	for i := range 2*compactionRounds + 1 {
+		compact := i%2 == 1
+		name, scan := plain, ""
+		switch i {
+		case 0:
+			scan = plain + ", not compacted"
+		case 1:
+			scan = compacting + ", compacted"
+		}
 		if compact {
-			name += ", compacting"
-			scan = name + ", compacted"
+			name = compacting
 		}
 		r, s, err := compactionIngest(ctx, agentBin, bootstrap, python, w, name, scan, compact)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		results = append(results, r)
-		scans = append(scans, s)
+		log.Printf("%s: %.0f records/s", name, r.RecordsPerSec)
+		runs[i%2] = append(runs[i%2], r)
+		if scan != "" {
+			scans = append(scans, s)
+		}
 	}
+	results := []result{median(runs[0]), median(runs[1])}
 	results[1].OfUncompacted = results[1].RecordsPerSec / results[0].RecordsPerSec
 	return results, scans, nil
 }
 
-// compactionIngest runs one agent of compactionRun, and scans its table.
+// median returns the run of median records/s of runs, an odd number of
+// them, with every run's records/s in its Runs.
+func median(runs []result) result {
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b result) int { return cmp.Compare(a.RecordsPerSec, b.RecordsPerSec) })
+	m := sorted[len(sorted)/2]
+	for _, r := range runs {
+		m.Runs = append(m.Runs, math.Round(r.RecordsPerSec))
+	}
+	return m
+}
+
+// compactionIngest runs one agent of compactionRun, and scans its table
+// as scan, unless scan is "".
 func compactionIngest(ctx context.Context, agentBin, bootstrap, python string, w load, name, scan string, compact bool) (result, scanRow, error) {
 	a, err := startAgent(ctx, agentBin, bootstrap, "", nil)
 	if err != nil {
@@ -71,12 +112,13 @@ func compactionIngest(ctx context.Context, agentBin, bootstrap, python string, w
 	}
 	defer a.stop()
 	p := benchPipeline(true, "", tablesOf(w, jsonValue))
-	p.MaxRowsPerFile, p.AutoCompact, p.AutoCompactMinFiles = compactRows, &compact, compactMinFiles
+	p.MaxRowsPerFile, p.AutoCompact, p.AutoCompactMinFiles, p.TargetFileSizeMB = compactRows, &compact, compactMinFiles, compactTargetMB
 	start := time.Now()
 	if _, err := a.c.PutPipeline(ctx, p); err != nil {
 		return result{}, scanRow{}, err
 	}
 	var r result
+	var ingestedAt time.Time
 	var last spec.MaintenanceStatus
 	for ingested := false; ; time.Sleep(50 * time.Millisecond) {
 		resp, err := a.c.GetPipeline(ctx, p.Name)
@@ -89,7 +131,7 @@ func compactionIngest(ctx context.Context, agentBin, bootstrap, python string, w
 		}
 		t := st.Tables[0]
 		if !ingested && t.Rows >= w.records {
-			ingested = true
+			ingested, ingestedAt = true, time.Now()
 			r = measured(name, w, time.Since(start).Seconds())
 			r.PeakRSSMB = peakRSS(a.cmd.Process.Pid)
 			if err := tally(&r, w, st.Tables); err != nil {
@@ -119,12 +161,67 @@ func compactionIngest(ctx context.Context, agentBin, bootstrap, python string, w
 	if err != nil {
 		return result{}, scanRow{}, err
 	}
-	s, err := scanTable(ctx, python, resp.Status.Tables[0].Location)
+	location := resp.Status.Tables[0].Location
+	if compact {
+		// The status counts a pass's commits once the pass ends; the log
+		// says when each was made.
+		if r.CompactedWhile, err = optimizedBefore(location, ingestedAt); err != nil {
+			return result{}, scanRow{}, err
+		}
+	}
+	if scan == "" {
+		return r, scanRow{}, nil
+	}
+	s, err := scanTable(ctx, python, location)
 	if err != nil {
 		return result{}, scanRow{}, fmt.Errorf("scanning the table: %w", err)
 	}
 	s.Name = scan
 	return r, s, nil
+}
+
+// optimizedBefore reads the log of the local table at location and counts
+// its OPTIMIZE commits made before t, and the files they removed.
+func optimizedBefore(location string, t time.Time) (*compacted, error) {
+	entries, err := filepath.Glob(filepath.Join(location, "_delta_log", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	c := &compacted{}
+	for _, name := range entries {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		var optimize, before bool
+		removes := 0
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var action struct {
+				CommitInfo *struct {
+					Timestamp int64  `json:"timestamp"`
+					Operation string `json:"operation"`
+				} `json:"commitInfo"`
+				Remove json.RawMessage `json:"remove"`
+			}
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			if err := json.Unmarshal(line, &action); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if ci := action.CommitInfo; ci != nil {
+				optimize, before = ci.Operation == "OPTIMIZE", ci.Timestamp <= t.UnixMilli()
+			}
+			if action.Remove != nil {
+				removes++
+			}
+		}
+		if optimize && before {
+			c.Commits++
+			c.Files += int64(removes)
+		}
+	}
+	return c, nil
 }
 
 // scanTable runs bench/scan.py on the table at location.

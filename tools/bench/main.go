@@ -34,10 +34,13 @@
 // agent ingesting them into 50 tables of one pipeline (JSON with schema,
 // flush_interval 1m), with its default --memory-limit;
 //
-// produces 1,000,000 records of about 100 bytes to another topic and
+// produces 4,000,000 records of about 100 bytes to another topic and
 // measures the agent ingesting them into a table of small files (2,000 rows
-// each) without compaction and with it (auto_compact_min_files 10), then
-// DuckDB and delta-rs scanning each table once its compaction settled;
+// each) without compaction and with it (auto_compact_min_files 10,
+// target_file_size_mb 8, so that passes commit while the agent ingests,
+// which the row counts), in turn, three times with and four without, each
+// row the median of its runs,
+// then DuckDB and delta-rs scanning each table once its compaction settled;
 //
 // and produces 1,000,000 records of about 120 bytes, those of 100 bytes
 // with a first field event_type of 50 values, to another 4-partition topic
@@ -105,6 +108,13 @@ type result struct {
 	// OfUncompacted is, for the compacting row, the ratio of its
 	// records/s to the row without compaction on the same records.
 	OfUncompacted float64 `json:"ratio_to_uncompacted,omitempty"`
+	// CompactedWhile is, for the compacting row, the compaction commits
+	// and the files they rewrote before the last record was in the table:
+	// the compaction the ingestion ran beside.
+	CompactedWhile *compacted `json:"compacted_while_ingesting,omitempty"`
+	// Runs are, for a line that is the median of several runs, the
+	// records/s of each, in the order they ran.
+	Runs []float64 `json:"records_per_sec_of_runs,omitempty"`
 	// Files is the number of data files the agent committed.
 	Files int64 `json:"files,omitempty"`
 	// Memory is the agent's memory budget: its series at the end of the
@@ -118,6 +128,12 @@ type result struct {
 	// columns is the Delta schema (schemaString) of the agent's first
 	// table, when it is a local folder; "" if unknown.
 	columns string
+}
+
+// compacted counts compaction commits and the files they rewrote.
+type compacted struct {
+	Commits int64 `json:"commits"`
+	Files   int64 `json:"files"`
 }
 
 // budgetUse is what the agent's /metrics say of its memory budget.
@@ -223,7 +239,7 @@ func main() {
 		wideTables, widePartitions))
 	flag.IntVar(&o.fanout, "fanout-records", 1_000_000, fmt.Sprintf("records of about 120 bytes of %d event types to produce for the fanout run; 0 skips it",
 		fanoutTables))
-	flag.IntVar(&o.compaction, "compaction-records", 1_000_000, fmt.Sprintf("records of about 100 bytes to produce for the compaction run "+
+	flag.IntVar(&o.compaction, "compaction-records", 4_000_000, fmt.Sprintf("records of about 100 bytes to produce for the compaction run "+
 		"(files of %d rows, compacted past %d, against the same without compaction, and a scan of each table); 0 skips it",
 		compactRows, compactMinFiles))
 	flag.StringVar(&o.python, "python", ".tools/py/bin/python", "the Python with DuckDB and delta-rs (tools/tools.sh venv) that scans the compaction run's tables")
@@ -394,6 +410,12 @@ func run(o options) error {
 		}
 		if r.OfUncompacted > 0 {
 			fmt.Printf("%-42s %.0f%% of the records/s without compaction\n", "", 100*r.OfUncompacted)
+		}
+		if len(r.Runs) > 0 {
+			fmt.Printf("%-42s the median of runs at %v records/s\n", "", r.Runs)
+		}
+		if c := r.CompactedWhile; c != nil {
+			fmt.Printf("%-42s while ingesting: %d compaction commits of %d files\n", "", c.Commits, c.Files)
 		}
 	}
 	if len(scans) > 0 {

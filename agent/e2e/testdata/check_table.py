@@ -12,7 +12,9 @@ records (by key) have _corrupt_record set to the bytes produce.py wrote and
 null parsed columns; with --values, every other row equals what produce.py
 wrote; with --exactly-once, every (topic, partition, offset) of the metadata
 column appears once and each partition's offsets are 0..max without a gap;
-with --compacted, the log's history holds an OPTIMIZE commit.
+with --compacted, the log's history holds an OPTIMIZE commit. With
+--files-only, only the checks of files are made (--no-orphans,
+--orphans-by-agent, --compacted), not those of rows.
 
     check_table.py TABLE_DIR --manifest FILE --kinds k1,k2,...
                    [--ends FILE] [--timestamps TYPE:MIN_MS:MAX_MS]
@@ -262,6 +264,23 @@ def removed_paths(fs, root):
     return out
 
 
+def check_readers(check, options, uri, fs, files):
+    """Reads the table's rows with DuckDB and pyarrow and checks them."""
+    con = duck_connect(options)
+    if options is None:
+        rel = con.execute("SELECT * FROM read_parquet(?)", [files])
+    else:
+        # DuckDB opens the table itself, from its URL, through the log.
+        rel = con.execute("SELECT * FROM delta_scan(?)", [uri])
+    cols = [d[0] for d in rel.description]
+    check("duckdb", [dict(zip(cols, t)) for t in rel.fetchall()])
+
+    arrow_rows = []
+    for f in files:
+        arrow_rows.extend(pq.read_table(f, filesystem=fs).to_pylist())
+    check("pyarrow", arrow_rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("table")
@@ -278,6 +297,8 @@ def main():
     ap.add_argument("--orphans-by-agent", action="store_true",
                     help="fail if a data file on disk that is not in the log is not named like the agent's files "
                          "(a crash between a file's rename and its commit leaves one, collected after a grace period)")
+    ap.add_argument("--files-only", action="store_true",
+                    help="check the files only (--no-orphans, --orphans-by-agent, --compacted), not the rows")
     ap.add_argument("--compacted", action="store_true",
                     help="fail unless the log's history (as delta-rs reads it) holds an OPTIMIZE commit")
     args = ap.parse_args()
@@ -294,14 +315,14 @@ def main():
     if args.ends:
         with open(args.ends) as f:
             ends = json.load(f)
-    if args.count is None:
+    if args.count is None and not args.files_only:
         ap.error("--count is required without --manifest")
     check = lambda reader, rows: check_rows(reader, rows, args, bad, want, kind_of, ends)  # noqa: E731
 
     uri, options, fs, root = open_location(args.table)
     dt = DeltaTable(uri, storage_options=options)
-    delta_rows = dt.to_pyarrow_table().to_pylist()
-    check("delta-rs", delta_rows)
+    if not args.files_only:
+        check("delta-rs", dt.to_pyarrow_table().to_pylist())
 
     # The plain readers read the files the log references: an uncommitted
     # file left by a crash is not part of the table until garbage collected.
@@ -310,20 +331,8 @@ def main():
     # partition values; checkpoints in _delta_log are not data files.
     on_disk = [i.path for i in fs.get_file_info(pafs.FileSelector(root, recursive=True))
                if i.type == pafs.FileType.File and i.path.endswith(".parquet") and "_delta_log/" not in i.path]
-    con = duck_connect(options)
-    if options is None:
-        rel = con.execute("SELECT * FROM read_parquet(?)", [files])
-    else:
-        # DuckDB opens the table itself, from its URL, through the log.
-        rel = con.execute("SELECT * FROM delta_scan(?)", [uri])
-    cols = [d[0] for d in rel.description]
-    duck_rows = [dict(zip(cols, t)) for t in rel.fetchall()]
-    check("duckdb", duck_rows)
-
-    arrow_rows = []
-    for f in files:
-        arrow_rows.extend(pq.read_table(f, filesystem=fs).to_pylist())
-    check("pyarrow", arrow_rows)
+    if not args.files_only:
+        check_readers(check, options, uri, fs, files)
     exists = lambda f: fs.get_file_info(f).type == pafs.FileType.File  # noqa: E731
     # Files a compaction removed stay on disk until vacuum: named by the
     # log's remove actions, they are the table's, not orphans.

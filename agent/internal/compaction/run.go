@@ -23,7 +23,8 @@ type Options struct {
 	// Reserve, when set, is called before each batch of rows is read
 	// (a file is read a batch of at most 16,384 rows at a time) with the
 	// bytes the pass will hold in memory until the batch is written: its
-	// rows decoded and the new file's buffered row group. The pass calls
+	// rows decoded, the file itself when it was read whole (see
+	// [table.FileReader.Held]) and the new file's buffered row group. The pass calls
 	// release once the rows are written. An error stops the pass. The
 	// caller reserves the bytes in its memory budget, waiting for them if
 	// it must.
@@ -256,7 +257,7 @@ func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile) (int64, erro
 // them, and returns how many and the time it spent reading and writing.
 func (w *binWriter) copyBatch(ctx context.Context, f table.LiveFile, fr *table.FileReader, limit int64) (int, time.Duration, error) {
 	if w.opts.Reserve != nil {
-		release, err := w.opts.Reserve(ctx, batchMemory(f, fr.NumRows(), limit, w.leaves)+w.fw.Buffered())
+		release, err := w.opts.Reserve(ctx, batchMemory(f, fr.NumRows(), limit, w.leaves)+fr.Held()+w.fw.Buffered())
 		if err != nil {
 			return 0, 0, fmt.Errorf("reserving memory for data file %s: %w", f.Path, err)
 		}

@@ -6,7 +6,9 @@
 // It sits beside ingestion, on a table's log: a table loop or a fanout
 // runner, which writes the table through its [deltasink.Sink], starts one
 // [Maintainer] per table it writes and tells it after each commit
-// ([Maintainer.Committed]). In a cluster only the agent that reads the
+// ([Maintainer.Committed]); the maintainer also reads the commits of the
+// table's other writers when it starts and every minute, and compacts
+// what they wrote. In a cluster only the agent that reads the
 // table's first partition maintains it, so that two agents do not compact
 // the same files (were they to, the log would make one of them give way).
 // The maintainer works on a goroutine of its own, one job at a time, so
@@ -34,9 +36,17 @@ import (
 const (
 	// DefaultVacuumEvery is how often a maintainer vacuums its table.
 	DefaultVacuumEvery = time.Hour
+	// DefaultCheckEvery is how often a maintainer reads the commits of
+	// the table's other writers and counts its small files, besides after
+	// each commit of its own.
+	DefaultCheckEvery = time.Minute
 	// DefaultCPUShare is the share of one core a compaction may use:
-	// ingestion keeps the rest.
-	DefaultCPUShare = 0.25
+	// ingestion keeps the rest. A tenth of a core rewrites a few MB a
+	// second, far more than the tables that make small files (slow
+	// topics, short flush intervals) write, and costs an agent that
+	// ingests at full speed on two cores about 5% of its records/s
+	// (make bench measures it).
+	DefaultCPUShare = 0.1
 )
 
 // Options says what a [Maintainer] does.
@@ -47,6 +57,13 @@ type Options struct {
 	Compact       bool
 	MinSmallFiles int
 	TargetSize    int64
+	// CheckEvery is how often the maintainer reads the commits of the
+	// table's other writers and counts its small files
+	// ([DefaultCheckEvery] when zero), besides when it starts and after
+	// each [Maintainer.Committed]: in a cluster the other agents commit
+	// most of the table's files, and after a restart the files may all be
+	// there already.
+	CheckEvery time.Duration
 	// Vacuum turns vacuum on, every VacuumEvery ([DefaultVacuumEvery]
 	// when zero), and once when the maintainer starts.
 	Vacuum      bool
@@ -101,12 +118,16 @@ type Maintainer struct {
 	compactErr, vacuumErr string
 }
 
-// Start starts maintaining tbl until ctx ends or [Maintainer.Stop]. The
+// Start starts maintaining tbl until ctx ends or [Maintainer.Stop]: it
+// vacuums and compacts what needs it at once, then as the options say. The
 // table stays the caller's: it must call Stop before it closes tbl. A
 // maintainer with neither job on does nothing.
 func Start(ctx context.Context, tbl *table.Table, opts Options) *Maintainer {
 	if opts.VacuumEvery <= 0 {
 		opts.VacuumEvery = DefaultVacuumEvery
+	}
+	if opts.CheckEvery <= 0 {
+		opts.CheckEvery = DefaultCheckEvery
 	}
 	if opts.CPUShare <= 0 || opts.CPUShare > 1 {
 		opts.CPUShare = DefaultCPUShare
@@ -144,17 +165,35 @@ func (m *Maintainer) run(ctx context.Context) {
 	}
 	vacuum := time.NewTicker(m.opts.VacuumEvery)
 	defer vacuum.Stop()
+	check := time.NewTicker(m.opts.CheckEvery)
+	defer check.Stop()
 	m.vacuum(ctx)
+	m.refresh(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-m.poke:
 			m.compact(ctx)
+		case <-check.C:
+			m.refresh(ctx)
 		case <-vacuum.C:
 			m.vacuum(ctx)
 		}
 	}
+}
+
+// refresh reads the commits of the table's other writers, then compacts
+// if the table holds too many small files.
+func (m *Maintainer) refresh(ctx context.Context) {
+	if !m.opts.Compact {
+		return
+	}
+	if err := m.tbl.Refresh(); err != nil {
+		m.opts.Log.Warn("reading the table's latest commits failed; compaction tries again later", "err", err)
+		return
+	}
+	m.compact(ctx)
 }
 
 // compact runs a compaction pass when the table holds more small files

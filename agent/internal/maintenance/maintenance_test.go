@@ -166,6 +166,42 @@ func TestMaintainer(t *testing.T) {
 	}
 }
 
+// TestMaintainerChecks compacts without being told of a commit: the small
+// files a table held when its maintainer started (an agent restarted), and
+// those committed later by writers it is not told of (the other agents of
+// a cluster), which it reads every CheckEvery.
+func TestMaintainerChecks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tb, err := table.Open(dir, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	in := newIngester(t, tb)
+	for range 3 {
+		in.commit(1, 2)
+	}
+	st := &maintenance.State{}
+	m := maintenance.Start(t.Context(), tb, maintenance.Options{Compact: true, MinSmallFiles: 2, TargetSize: 1 << 20,
+		CPUShare: 1, CheckEvery: 10 * time.Millisecond, State: st})
+	defer m.Stop()
+	waitFor(t, st, "compacted at start", func(s spec.MaintenanceStatus) bool { return s.Compactions == 1 })
+	for range 3 {
+		in.commit(1, 2)
+	}
+	// A check may come between the commits: how many passes it takes
+	// varies, not that they come.
+	s := waitFor(t, st, "compacted again", func(s spec.MaintenanceStatus) bool { return s.Compactions >= 2 && s.FilesCompacted >= 5 })
+	var rows int64
+	for _, f := range tb.Files() {
+		rows += f.NumRecords
+	}
+	if rows != 12 || s.LastError != "" {
+		t.Errorf("after the passes: %d rows, status %+v; want the 12 rows committed", rows, s)
+	}
+}
+
 // TestMaintainerBudgetHeld compacts while fetchers hold part of the memory
 // budget for good (their fetches wait for records on a quiet topic), even
 // when a batch of the pass's rows would not fit in the rest: a pass

@@ -1,6 +1,8 @@
 package table
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -21,8 +23,8 @@ import (
 var ErrNoPartitionColumns = errors.New("the data file lacks the table's partition columns")
 
 // FileReader reads the rows of one data file in a table's columns, a batch
-// at a time, so that a file of millions of rows is never held in memory
-// whole: see [Table.OpenFile]. It is not safe for concurrent use.
+// at a time, so that the rows of a file of millions are never held in
+// memory all at once: see [Table.OpenFile]. It is not safe for concurrent use.
 type FileReader struct {
 	// Schema is [rows.Schema] of the table's columns, the rows' schema:
 	// what [Table.NewFile] takes to write them.
@@ -39,8 +41,10 @@ type FileReader struct {
 	groups     []parquet.RowGroup
 	rows       parquet.Rows // the rows of groups[0], nil before it is opened
 	total      int64
-	leaves     int
-	buf        []parquet.Row
+	// held is the size of the file when it was read whole into memory.
+	held   int64
+	leaves int
+	buf    []parquet.Row
 }
 
 // OpenFile opens data file path, relative to the table, to read its rows
@@ -112,7 +116,17 @@ func openDataFile(s storage.Store, ps *parquet.Schema, mapping *columnMapping, p
 			err = fmt.Errorf("%s: %w", r.name, err)
 		}
 	}()
-	pf, err := parquet.OpenFile(r.f, r.f.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	var at io.ReaderAt = r.f
+	if size := r.f.Size(); size <= wholeFileBytes {
+		// One read rather than one per page: on object storage each is a
+		// request.
+		buf := make([]byte, size)
+		if n, err := r.f.ReadAt(buf, 0); n < len(buf) {
+			return nil, fmt.Errorf("reading it whole: %w", cmp.Or(err, io.ErrUnexpectedEOF))
+		}
+		at, r.held = bytes.NewReader(buf), size
+	}
+	pf, err := parquet.OpenFile(at, r.f.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +136,15 @@ func openDataFile(s storage.Store, ps *parquet.Schema, mapping *columnMapping, p
 	r.fileSchema, r.groups, r.total = pf.Schema(), pf.RowGroups(), pf.NumRows()
 	return r, nil
 }
+
+// wholeFileBytes is the size up to which a data file is read whole when
+// opened, in one read, rather than a read per page (a ranged request per
+// page on object storage, dozens for a file of many columns).
+const wholeFileBytes = 16 << 20
+
+// Held returns the bytes of the file the reader holds in memory until it
+// is closed: the whole file, when it is no bigger than 16 MiB, else none.
+func (r *FileReader) Held() int64 { return r.held }
 
 // NumRows returns the number of rows in the file, as its footer says.
 func (r *FileReader) NumRows() int64 { return r.total }

@@ -338,3 +338,23 @@ func TestOpenFileBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestRefresh reads what another writer committed: its files are in Files
+// once Refresh has run, not before.
+func TestRefresh(t *testing.T) {
+	_, tb, other := twoWriters(t, 2)
+	appendCommits(t, tb, 3)
+	if n := len(other.Files()); n != 2 {
+		t.Fatalf("before Refresh the other writer sees %d files; want the 2 it opened with", n)
+	}
+	if err := other.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if n, v := len(other.Files()), other.Snapshot().Version; n != 5 || v != tb.Snapshot().Version {
+		t.Errorf("after Refresh: %d files at version %d; want 5 at %d", n, v, tb.Snapshot().Version)
+	}
+	other.Close()
+	if err := other.Refresh(); err == nil {
+		t.Error("Refresh of a closed table succeeded")
+	}
+}

@@ -342,6 +342,21 @@ func (t *Table) Snapshot() Snapshot {
 	return t.st.snapshot()
 }
 
+// Refresh reads the log entries other writers committed since this Table
+// last read the log (the other agents of a cluster, another engine), so
+// that [Table.Files] and [Table.Snapshot] include them.
+func (t *Table) Refresh() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return fmt.Errorf("refresh: %w", errClosed)
+	}
+	if _, err := t.catchUp(); err != nil {
+		return fmt.Errorf("refresh: reading the latest log: %w", err)
+	}
+	return nil
+}
+
 // Counters returns the sums of the commit counters of the table's log as
 // read so far (see [Snapshot.Counters]): the cheap part of a snapshot.
 func (t *Table) Counters() map[string]int64 {
