@@ -50,18 +50,12 @@ print_times() {
 }
 has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }
 
-passed= maint_pid= kafka_started= s3_started= gcs_started= azure_started= registry_started=
+passed= kafka_started= s3_started= gcs_started= azure_started= registry_started=
 # One throw-away CA for the broker's secure listeners and the registry.
 export TRIBUTARY_CERTS_DIR
 TRIBUTARY_CERTS_DIR="$(mktemp -d)"
 cleanup() {
   local rc=$?
-  if [[ -n "$maint_pid" ]]; then
-    # The table maintenance tests, still running in the background after
-    # a failure.
-    pkill -P "$maint_pid" 2>/dev/null || true
-    kill "$maint_pid" 2>/dev/null || true
-  fi
   if [[ -n "$kafka_started" ]]; then
     step "kafka down"
     tools/kafka.sh down || true
@@ -182,25 +176,8 @@ rm -f "$emu_env"
 # Table maintenance at length, which -short skips in the unit step: a
 # simulated day of flushes compacted as it is ingested (read back by
 # delta-rs, DuckDB and Spark), and a compaction beside Spark's OPTIMIZE.
-# It runs in the background from here to the end of the acceptance tests,
-# which mostly wait on terraform: its output follows theirs.
-maint_log="$(mktemp)"
-go test -count=1 -run 'TestSimulatedDay|TestRunBesideSparkOptimize' ./agent/internal/maintenance/ ./agent/internal/compaction/ \
-  >"$maint_log" 2>&1 &
-maint_pid=$!
-maint_start=$SECONDS
-# maint_wait waits for the table maintenance tests, prints their output,
-# and fails the suite if they failed.
-maint_wait() {
-  local rc=0
-  wait "$maint_pid" || rc=$?
-  maint_pid=
-  step "table maintenance (a simulated day; compaction beside Spark's OPTIMIZE; ran beside the steps above)"
-  cat "$maint_log"
-  echo "--- table maintenance: exit code $rc after $((SECONDS - maint_start))s"
-  rm -f "$maint_log"
-  return "$rc"
-}
+step "table maintenance (a simulated day; compaction beside Spark's OPTIMIZE)"
+go test -count=1 -run 'TestSimulatedDay|TestRunBesideSparkOptimize' ./agent/internal/maintenance/ ./agent/internal/compaction/
 
 # The table package's store tests and the cluster's shared state on the
 # three servers (they skip in the unit step above, before they are up).
@@ -249,7 +226,6 @@ if has_pkgs ./provider/...; then
 else
   step "acceptance tests: skipped, no packages under ./provider yet"
 fi
-maint_wait
 
 # End-to-end tests: packages built with the e2e tag in these directories.
 e2e=()
