@@ -71,6 +71,9 @@ func TestSparkMaintainsLiveTable(t *testing.T) {
 	run := startSpark(t, spark, "check_spark.py", "maintain", "--jars", filepath.Join(spark, "jars"),
 		"--table", st.Location, "--ready", ready, "--go", goFile, "--count", "400")
 	var sparkVersion int64
+	// The other tests' Spark sessions run first, one at a time: the
+	// deadline counts from this one's start.
+	<-run.started
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		b, err := os.ReadFile(ready)
 		if err == nil && len(b) > 0 {

@@ -173,10 +173,13 @@ func runSpark(t *testing.T, spark, script string, args ...string) {
 type sparkRun struct {
 	t      *testing.T
 	script string
-	done   chan struct{}
-	out    bytes.Buffer
-	err    error
-	took   time.Duration
+	// started is closed once the script runs: it waits for the other
+	// tests' Spark sessions first.
+	started chan struct{}
+	done    chan struct{}
+	out     bytes.Buffer
+	err     error
+	took    time.Duration
 }
 
 // startSpark starts what runSpark runs and returns at once, for a test
@@ -184,11 +187,12 @@ type sparkRun struct {
 func startSpark(t *testing.T, spark, script string, args ...string) *sparkRun {
 	cmd := exec.Command(env.python, append([]string{filepath.Join("testdata", script)}, args...)...)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(spark, "python"), "SPARK_LOCAL_IP=127.0.0.1")
-	r := &sparkRun{t: t, script: script, done: make(chan struct{})}
+	r := &sparkRun{t: t, script: script, started: make(chan struct{}), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &r.out, &r.out
 	go func() {
 		defer close(r.done)
 		sparkSlot <- struct{}{}
+		close(r.started)
 		start := time.Now()
 		r.err = cmd.Run()
 		r.took = time.Since(start)
