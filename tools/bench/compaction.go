@@ -36,23 +36,21 @@ type scanRow struct {
 	Seconds map[string]float64 `json:"seconds"`
 }
 
-// compactionRounds is how many agents the compaction run starts with
-// compaction; one more runs without, before, between and after them.
-const compactionRounds = 3
-
 // compactionRun produces n of the 100-byte records to a new topic and
 // measures agents ingesting them into a table of small files, through a
 // continuous pipeline, records/s until every record is committed: without
 // compaction and with it in turn (each a new agent on the same records),
-// compactionRounds times with it and once more without, so that drift
+// rounds times with it and once more without, so that drift
 // during the run (the broker warming up, the disk's flushes) favours
 // neither. Each line is the run of median records/s of its kind, with
 // the others; the compacting line's rate is given as a ratio to the
-// other's. Once the first compacting agent's maintenance has settled (no
+// other's: the median, over the compacting runs, of each one's records/s
+// over the mean of the two runs beside it, so that a slow spell of the
+// machine weighs on the pair it fell in rather than on every ratio. Once the first compacting agent's maintenance has settled (no
 // more than compactMinFiles small files), DuckDB and delta-rs scan its
 // table and the first table without compaction, with python (the tool
 // venv).
-func compactionRun(ctx context.Context, agentBin, bootstrap, python string, n int) ([]result, []scanRow, error) {
+func compactionRun(ctx context.Context, agentBin, bootstrap, python string, n, rounds int) ([]result, []scanRow, error) {
 	topic := fmt.Sprintf("bench-compact-%d", time.Now().UnixNano())
 	log.Printf("producing %d records of about 100 bytes to %s", n, topic)
 	produced, err := produce(ctx, bootstrap, []string{topic}, topicPartitions, n, smallRecords(0, smallJSON))
@@ -64,7 +62,7 @@ func compactionRun(ctx context.Context, agentBin, bootstrap, python string, n in
 	compacting := plain + ", compacting"
 	var runs [2][]result // without compaction, with it
 	var scans []scanRow
-	for i := range 2*compactionRounds + 1 {
+	for i := range 2*rounds + 1 {
 		compact := i%2 == 1
 		name, scan := plain, ""
 		switch i {
@@ -87,8 +85,24 @@ func compactionRun(ctx context.Context, agentBin, bootstrap, python string, n in
 		}
 	}
 	results := []result{median(runs[0]), median(runs[1])}
-	results[1].OfUncompacted = results[1].RecordsPerSec / results[0].RecordsPerSec
+	results[1].OfUncompacted = pairedRatio(runs[0], runs[1])
 	return results, scans, nil
+}
+
+// pairedRatio returns the median over the runs with compaction of each
+// one's records/s over the mean of the runs without it just before and
+// after it: with[k] ran between without[k] and without[k+1].
+func pairedRatio(without, with []result) float64 {
+	ratios := make([]float64, len(with))
+	for k, r := range with {
+		ratios[k] = r.RecordsPerSec / ((without[k].RecordsPerSec + without[k+1].RecordsPerSec) / 2)
+	}
+	slices.Sort(ratios)
+	mid := len(ratios) / 2
+	if len(ratios)%2 == 0 {
+		return (ratios[mid-1] + ratios[mid]) / 2
+	}
+	return ratios[mid]
 }
 
 // median returns the run of median records/s of runs, an odd number of

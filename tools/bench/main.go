@@ -106,7 +106,8 @@ type result struct {
 	// the JSON row's on the same records.
 	OfJSON float64 `json:"ratio_to_json,omitempty"`
 	// OfUncompacted is, for the compacting row, the ratio of its
-	// records/s to the row without compaction on the same records.
+	// records/s to the row's without compaction on the same records, the
+	// median of each compacting run's to the runs beside it.
 	OfUncompacted float64 `json:"ratio_to_uncompacted,omitempty"`
 	// CompactedWhile is, for the compacting row, the compaction commits
 	// and the files they rewrote before the last record was in the table:
@@ -177,6 +178,9 @@ type options struct {
 	// columns, on 50 tables, of the fanout to 50 tables and of the
 	// compaction run.
 	records, wideJSON, wide, fanout, compaction int
+	// compactionRounds is how many agents of the compaction run compact;
+	// one more does not, before, between and after them.
+	compactionRounds int
 	// python is the tool venv's interpreter, which scans the compaction
 	// run's tables.
 	python string
@@ -242,6 +246,8 @@ func main() {
 	flag.IntVar(&o.compaction, "compaction-records", 4_000_000, fmt.Sprintf("records of about 100 bytes to produce for the compaction run "+
 		"(files of %d rows, compacted past %d, against the same without compaction, and a scan of each table); 0 skips it",
 		compactRows, compactMinFiles))
+	flag.IntVar(&o.compactionRounds, "compaction-rounds", 3, "agents of the compaction run that compact, alternating with one more that does not; "+
+		"the rows are the medians of each kind, so more rounds give a steadier ratio on a noisy machine")
 	flag.StringVar(&o.python, "python", ".tools/py/bin/python", "the Python with DuckDB and delta-rs (tools/tools.sh venv) that scans the compaction run's tables")
 	flag.StringVar(&o.agentBin, "agent", ".tools/bin/tributary-agent", "agent binary")
 	flag.StringVar(&o.s3Root, "s3-root", "", "an object store `root` (s3://bucket?endpoint=...&use_path_style=true&region=...) "+
@@ -262,6 +268,9 @@ func main() {
 		"how long partitions go without an owner when an agent of three is killed or leaves; \"\" skips it")
 	flag.StringVar(&o.out, "out", ".bench/results.json", "where to write the JSON results")
 	flag.Parse()
+	if o.compactionRounds < 1 {
+		log.Fatalf("-compaction-rounds: %d: at least one agent must compact", o.compactionRounds)
+	}
 	for _, f := range strings.Split(*clusters, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
@@ -361,7 +370,7 @@ func run(o options) error {
 	}
 	var scans []scanRow
 	if o.compaction > 0 {
-		rs, ss, err := compactionRun(ctx, o.agentBin, o.bootstrap, o.python, o.compaction)
+		rs, ss, err := compactionRun(ctx, o.agentBin, o.bootstrap, o.python, o.compaction, o.compactionRounds)
 		if err != nil {
 			return err
 		}

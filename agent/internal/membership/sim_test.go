@@ -96,15 +96,22 @@ func TestSimulation(t *testing.T) {
 	}
 	names := slices.Collect(maps.Keys(alive))
 	settleStart := time.Now()
-	eventually(t, 3*time.Minute, func() string {
+	for deadline := settleStart.Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		var why []string
+		var stuck []string
 		for _, key := range slices.Sorted(maps.Keys(want)) {
 			if w := l.unbalanced(key, want[key], names); w != "" {
 				why = append(why, w)
+				stuck = append(stuck, key)
 			}
 		}
-		return strings.Join(why, "; ")
-	})
+		if len(why) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 3m0s: %s\n%s", strings.Join(why, "; "), describeGroups(t, conn, cluster, stuck, l))
+		}
+	}
 	l.check(t)
 	kill, leave := l.pauses()
 	t.Logf("%d s of churn (%d joins, %d leaves, %d kills) over %d agents, %d groups, %d partitions; settled %v after the churn",
@@ -113,6 +120,40 @@ func TestSimulation(t *testing.T) {
 		percentile(kill, 50).Round(time.Millisecond), percentile(kill, 99).Round(time.Millisecond), len(kill),
 		simJoiner("", "", onBroker).SessionTimeout, percentile(leave, 50).Round(time.Millisecond),
 		percentile(leave, 99).Round(time.Millisecond), len(leave))
+}
+
+// describeGroups says, for a failing test, what the coordinator and the
+// ledger know of the groups of keys: the group's state and generation,
+// and each member's client id, assignment and the last set its onAssign
+// was called with.
+func describeGroups(t *testing.T, conn *spec.Connection, cluster string, keys []string, l *ledger) string {
+	adm := kadm.NewClient(mustKgo(t, conn.BootstrapServers...))
+	var b strings.Builder
+	for _, key := range keys {
+		group := "tributary-members." + cluster + "." + key
+		described, err := adm.DescribeGroups(t.Context(), group)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: describe: %v\n", group, err)
+			continue
+		}
+		g := described[group]
+		fmt.Fprintf(&b, "%s: state %s, protocol %q, error %v, %d members\n", group, g.State, g.Protocol, g.Err, len(g.Members))
+		for _, m := range g.Members {
+			var assigned []string
+			if a, ok := m.Assigned.AsConsumer(); ok {
+				for _, tp := range a.Topics {
+					assigned = append(assigned, fmt.Sprintf("%s%v", tp.Topic, tp.Partitions))
+				}
+			}
+			calls := l.callsOf(m.ClientID, key)
+			var last []kafka.TopicPartition
+			if len(calls) > 0 {
+				last = calls[len(calls)-1]
+			}
+			fmt.Fprintf(&b, "  %s (%s): assigned %v; onAssign last called with %v (%d calls)\n", m.ClientID, m.MemberID, assigned, last, len(calls))
+		}
+	}
+	return b.String()
 }
 
 // simBroker returns a connection to the simulation's broker, with topics
