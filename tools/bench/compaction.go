@@ -40,16 +40,18 @@ type scanRow struct {
 // measures agents ingesting them into a table of small files, through a
 // continuous pipeline, records/s until every record is committed: without
 // compaction and with it in turn (each a new agent on the same records),
-// rounds times with it and once more without, so that drift
-// during the run (the broker warming up, the disk's flushes) favours
-// neither. Each line is the run of median records/s of its kind, with
-// the others; the compacting line's rate is given as a ratio to the
-// other's: the median, over the compacting runs, of each one's records/s
-// over the mean of the two runs beside it, so that a slow spell of the
-// machine weighs on the pair it fell in rather than on every ratio. Once the first compacting agent's maintenance has settled (no
-// more than compactMinFiles small files), DuckDB and delta-rs scan its
-// table and the first table without compaction, with python (the tool
-// venv).
+// rounds times with it and once more without, so that drift during the
+// run (the broker warming up, the disk's flushes) favours neither, after
+// one agent more whose run is not counted (the first read of the topic
+// warms the broker and the page cache). Each line is the run of median
+// records/s of its kind, with the others; the compacting line's rate is
+// given as a ratio to the other's: the median, over the compacting runs,
+// of each one's records/s over the mean of the two runs beside it, so
+// that a slow spell of the machine weighs on the pair it fell in rather
+// than on every ratio. The first agent of each kind is left to finish its
+// maintenance (no more than compactMinFiles small files), then DuckDB and
+// delta-rs scan its table, with python (the tool venv); the others stop
+// once every record is in their table.
 func compactionRun(ctx context.Context, agentBin, bootstrap, python string, n, rounds int) ([]result, []scanRow, error) {
 	topic := fmt.Sprintf("bench-compact-%d", time.Now().UnixNano())
 	log.Printf("producing %d records of about 100 bytes to %s", n, topic)
@@ -60,6 +62,9 @@ func compactionRun(ctx context.Context, agentBin, bootstrap, python string, n, r
 	w := load{topics: []string{topic}, partitions: topicPartitions, records: int64(n), bytes: produced}
 	plain := fmt.Sprintf("agent: JSON, files of %d rows", compactRows)
 	compacting := plain + ", compacting"
+	if _, _, err := compactionIngest(ctx, agentBin, bootstrap, python, w, plain+", warming up", "", false); err != nil {
+		return nil, nil, fmt.Errorf("warming up: %w", err)
+	}
 	var runs [2][]result // without compaction, with it
 	var scans []scanRow
 	for i := range 2*rounds + 1 {
@@ -78,7 +83,8 @@ func compactionRun(ctx context.Context, agentBin, bootstrap, python string, n, r
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		log.Printf("%s: %.0f records/s", name, r.RecordsPerSec)
+		log.Printf("%s: %.0f records/s; memory budget: peak %.0f MB of %.0f MB, %d fetches paused, %d flushes asked",
+			name, r.RecordsPerSec, r.Memory.PeakUsedMB, r.Memory.LimitMB, r.Memory.Pauses, r.Memory.Flushes)
 		runs[i%2] = append(runs[i%2], r)
 		if scan != "" {
 			scans = append(scans, s)
@@ -117,8 +123,9 @@ func median(runs []result) result {
 	return m
 }
 
-// compactionIngest runs one agent of compactionRun, and scans its table
-// as scan, unless scan is "".
+// compactionIngest runs one agent of compactionRun until every record is
+// in its table; when scan is not "", it then waits for a compacting
+// agent's maintenance to settle and scans its table as scan.
 func compactionIngest(ctx context.Context, agentBin, bootstrap, python string, w load, name, scan string, compact bool) (result, scanRow, error) {
 	a, err := startAgent(ctx, agentBin, bootstrap, "", nil)
 	if err != nil {
@@ -134,7 +141,18 @@ func compactionIngest(ctx context.Context, agentBin, bootstrap, python string, w
 	var r result
 	var ingestedAt time.Time
 	var last spec.MaintenanceStatus
-	for ingested := false; ; time.Sleep(50 * time.Millisecond) {
+	var peakUsed int64
+	for i, ingested := 0, false; ; i++ {
+		if i > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !ingested && i%4 == 0 {
+			m, err := memoryMetrics(ctx, a.ep)
+			if err != nil {
+				return result{}, scanRow{}, err
+			}
+			peakUsed = max(peakUsed, m["used_bytes"])
+		}
 		resp, err := a.c.GetPipeline(ctx, p.Name)
 		if err != nil {
 			return result{}, scanRow{}, err
@@ -151,11 +169,14 @@ func compactionIngest(ctx context.Context, agentBin, bootstrap, python string, w
 			if err := tally(&r, w, st.Tables); err != nil {
 				return result{}, scanRow{}, err
 			}
+			if r.Memory, err = a.budgetUse(ctx, peakUsed); err != nil {
+				return result{}, scanRow{}, err
+			}
 		}
 		if !ingested {
 			continue
 		}
-		if !compact {
+		if !compact || scan == "" {
 			break
 		}
 		// Settled: few enough small files that no pass starts, twice in a

@@ -1129,19 +1129,27 @@ func (a *benchAgent) await(ctx context.Context, name string, w load, start time.
 			if err := tally(&r, w, tables); err != nil {
 				return result{}, err
 			}
-			m, err := memoryMetrics(ctx, a.ep)
-			if err != nil {
-				return result{}, err
-			}
 			if len(tables) > 0 {
 				r.columns = tableColumns(tables[0].Location)
 			}
-			r.Memory = &budgetUse{LimitMB: float64(m["limit_bytes"]) / (1 << 20), PeakUsedMB: float64(peakUsed) / (1 << 20),
-				Pauses: m["pauses_total"], Flushes: m["flushes_total"]}
+			if r.Memory, err = a.budgetUse(ctx, peakUsed); err != nil {
+				return result{}, err
+			}
 			return r, nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// budgetUse returns what a's memory budget says now, with peakUsed, the
+// most the caller saw in use.
+func (a *benchAgent) budgetUse(ctx context.Context, peakUsed int64) (*budgetUse, error) {
+	m, err := memoryMetrics(ctx, a.ep)
+	if err != nil {
+		return nil, err
+	}
+	return &budgetUse{LimitMB: float64(m["limit_bytes"]) / (1 << 20), PeakUsedMB: float64(peakUsed) / (1 << 20),
+		Pauses: m["pauses_total"], Flushes: m["flushes_total"]}, nil
 }
 
 // tally adds the files of tables to r, and checks that they hold every
