@@ -111,8 +111,9 @@ func pairedRatio(without, with []result) float64 {
 	return ratios[mid]
 }
 
-// median returns the run of median records/s of runs, an odd number of
-// them, with every run's records/s in its Runs.
+// median returns the run of median records/s of runs (of an even number,
+// the faster of the two in the middle), with every run's records/s in
+// its Runs.
 func median(runs []result) result {
 	sorted := slices.Clone(runs)
 	slices.SortFunc(sorted, func(a, b result) int { return cmp.Compare(a.RecordsPerSec, b.RecordsPerSec) })

@@ -6,8 +6,8 @@
 // pipeline write Kafka records into a [table.Table] through deltasink, and
 // call [Run] on the same Table between or beside their commits. A pass
 // plans from the table's live files ([Plan]), reads the files of each bin
-// in the table's current columns ([table.Table.ReadFile]), writes their rows
-// into one new file and commits it with [table.Table.CommitRewrite]: remove
+// in the table's current columns, a batch of rows at a time
+// ([table.Table.OpenFile]), writes their rows into one new file and commits it with [table.Table.CommitRewrite]: remove
 // and add actions with dataChange false, so readers of changes, and the
 // table's offsets and counters, see no new rows. Ingestion commits in
 // between never stop a rewrite, nor does a rewrite stop them: the table's

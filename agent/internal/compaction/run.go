@@ -84,9 +84,10 @@ func batchMemory(f table.LiveFile, fileRows, rows int64, leaves int) int64 {
 
 // Run makes one compaction pass over tbl: it plans bins from the table's
 // live files (see [Plan]) and rewrites each bin into one new file, reading
-// its files one at a time in the table's current columns and writing their
-// rows as they are read, so that a pass holds one file's rows and the new
-// file's row group in memory at most. Each bin is a commit of its own, so
+// its files one at a time in the table's current columns, a batch of at
+// most 16,384 rows at a time, and writing the rows as they are read, so
+// that a pass holds one batch (and the file it came from, when it was
+// read whole) and the new file's row group in memory at most. Each bin is a commit of its own, so
 // that a conflict loses the work of one bin only and ingestion commits
 // interleave with the pass.
 //

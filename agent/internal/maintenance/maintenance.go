@@ -43,9 +43,9 @@ const (
 	// DefaultCPUShare is the share of one core a compaction may use:
 	// ingestion keeps the rest. A tenth of a core rewrites a few MB a
 	// second, far more than the tables that make small files (slow
-	// topics, short flush intervals) write, and costs an agent that
-	// ingests at full speed on two cores about 5% of its records/s
-	// (make bench measures it).
+	// topics, short flush intervals) write. An agent ingesting at full
+	// speed on two cores still loses more than a tenth of its records/s
+	// to it (make bench measures it; the README gives the figures).
 	DefaultCPUShare = 0.1
 )
 
@@ -69,12 +69,14 @@ type Options struct {
 	Vacuum      bool
 	VacuumEvery time.Duration
 	// CPUShare caps the share of one core a compaction pass uses, by
-	// resting after each file for as long as the share asks
-	// ([DefaultCPUShare] when zero).
+	// resting after each batch of rows and each commit for as long as
+	// the share asks ([DefaultCPUShare] when zero).
 	CPUShare float64
 	// Budget, when set, holds what a pass reads, as it holds what the
-	// fetchers read: a pass waits for room before each file, behind any
-	// fetch (see [memory.Budget.TryAcquire]).
+	// fetchers read: a pass waits for room before each batch of rows,
+	// behind any fetch (see [memory.Budget.TryAcquire]), and reserves at
+	// most a quarter of the budget at once, so that it never waits for
+	// room the fetchers always hold.
 	Budget *memory.Budget
 	// Log gets what each job did and why one failed.
 	Log *slog.Logger

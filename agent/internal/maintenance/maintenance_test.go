@@ -168,8 +168,11 @@ func TestMaintainer(t *testing.T) {
 
 // TestMaintainerChecks compacts without being told of a commit: the small
 // files a table held when its maintainer started (an agent restarted), and
-// those committed later by writers it is not told of (the other agents of
-// a cluster), which it reads every CheckEvery.
+// those committed later without a call to Committed, which it finds every
+// CheckEvery. The commits go through the maintainer's own Table (a table
+// folder on disk takes one writer); that a check reads other writers'
+// commits too is TestRefresh's (package table) and the e2e cluster test's
+// to show, where another agent commits most of each table.
 func TestMaintainerChecks(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

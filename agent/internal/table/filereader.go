@@ -97,44 +97,53 @@ func (t *Table) OpenFile(path string) (*FileReader, error) {
 // openDataFile opens data file path of the table in s to read it as rows
 // of ps, the [rows.Schema] of the table's columns, whose column mapping is
 // mapping (nil without one).
-func openDataFile(s storage.Store, ps *parquet.Schema, mapping *columnMapping, path string) (r *FileReader, err error) {
-	r = &FileReader{Schema: ps, name: fmt.Sprintf("data file %s of table %s", path, s), leaves: len(ps.Columns())}
-	physical := ps
-	if mapping != nil {
-		physical = physicalSchema(ps, mapping)
-	}
-	if r.f, err = s.Open(path); err != nil {
+func openDataFile(s storage.Store, ps *parquet.Schema, mapping *columnMapping, path string) (*FileReader, error) {
+	r := &FileReader{Schema: ps, name: fmt.Sprintf("data file %s of table %s", path, s), leaves: len(ps.Columns())}
+	f, err := s.Open(path)
+	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}
+	r.f = f
+	if err := r.open(ps, mapping); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s: %w", r.name, err)
+	}
+	return r, nil
+}
+
+// open reads the footer of r's file (the whole file when it is small) and
+// prepares the conversion of its rows to ps, the table's columns under
+// mapping.
+func (r *FileReader) open(ps *parquet.Schema, mapping *columnMapping) (err error) {
 	defer func() {
 		// parquet-go panics on some damaged files: that is an error too.
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the Parquet reader failed: %v", p)
 		}
-		if err != nil {
-			_ = r.f.Close()
-			err = fmt.Errorf("%s: %w", r.name, err)
-		}
 	}()
+	physical := ps
+	if mapping != nil {
+		physical = physicalSchema(ps, mapping)
+	}
 	var at io.ReaderAt = r.f
 	if size := r.f.Size(); size <= wholeFileBytes {
 		// One read rather than one per page: on object storage each is a
 		// request.
 		buf := make([]byte, size)
 		if n, err := r.f.ReadAt(buf, 0); n < len(buf) {
-			return nil, fmt.Errorf("reading it whole: %w", cmp.Or(err, io.ErrUnexpectedEOF))
+			return fmt.Errorf("reading it whole: %w", cmp.Or(err, io.ErrUnexpectedEOF))
 		}
 		at, r.held = bytes.NewReader(buf), size
 	}
 	pf, err := parquet.OpenFile(at, r.f.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if r.conv, err = parquet.Convert(physical, pf.Schema()); err != nil {
-		return nil, fmt.Errorf("the file's columns do not fit the table's: %w", err)
+		return fmt.Errorf("the file's columns do not fit the table's: %w", err)
 	}
 	r.fileSchema, r.groups, r.total = pf.Schema(), pf.RowGroups(), pf.NumRows()
-	return r, nil
+	return nil
 }
 
 // wholeFileBytes is the size up to which a data file is read whole when

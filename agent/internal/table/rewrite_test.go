@@ -339,6 +339,35 @@ func TestOpenFileBatches(t *testing.T) {
 	}
 }
 
+// TestOpenFileDamaged opens data files that are not what the log says:
+// cut short, and not Parquet at all. Each is an error naming the file,
+// never a panic (a maintainer opens every small file of its table at each
+// check, so a panic there would restart the agent for ever).
+func TestOpenFileDamaged(t *testing.T) {
+	dir := t.TempDir()
+	tb := openTable(t, dir, table.Options{})
+	mustCommit(t, tb, table.Commit{Files: []table.AddFile{writeFile(t, tb, 0, 35), writeFile(t, tb, 35, 70)}, Schema: testFields})
+	files := tb.Files()
+	whole := filepath.Join(dir, files[0].Path)
+	data, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, damaged := range [][]byte{data[:len(data)/2], []byte(strings.Repeat("not parquet ", 100))} {
+		path := files[i].Path
+		if err := os.WriteFile(filepath.Join(dir, path), damaged, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fr, err := tb.OpenFile(path)
+		if err == nil {
+			fr.Close()
+			t.Errorf("OpenFile of %s (%d damaged bytes) succeeded", path, len(damaged))
+		} else if !strings.Contains(err.Error(), path) {
+			t.Errorf("OpenFile of %s: %v; want an error naming the file", path, err)
+		}
+	}
+}
+
 // TestRefresh reads what another writer committed: its files are in Files
 // once Refresh has run, not before.
 func TestRefresh(t *testing.T) {
