@@ -214,8 +214,9 @@ type JoinRequest struct {
 // JoinGroup joins req.Group (protocol type "consumer") and waits until
 // the coordinator formed the generation, up to the rebalance timeout and
 // the session timeout. A coordinator that wants new members to ask again
-// with the id it gave (MEMBER_ID_REQUIRED) is asked again here. Its error
-// wraps the coordinator's error code, such as [ErrUnknownMemberID].
+// with the id it gave (MEMBER_ID_REQUIRED) is asked again here; when that
+// second join fails, [GivenMemberID] returns the id from its error. Its
+// error wraps the coordinator's error code, such as [ErrUnknownMemberID].
 func (m *MemberClient) JoinGroup(ctx context.Context, req JoinRequest) (*Joined, error) {
 	sub := consumer.Subscription{Version: consumer.MaxVersionSupported, Topics: req.Subscription.Topics,
 		UserData: req.Subscription.UserData, OwnedPartitions: toConsumer(req.Subscription.Owned)}
@@ -265,11 +266,41 @@ func (m *MemberClient) JoinGroup(ctx context.Context, req JoinRequest) (*Joined,
 			continue
 		}
 		if err != nil {
-			return nil, m.c.fail("", err, "join group %q", req.Group)
+			err = m.c.fail("", err, "join group %q", req.Group)
+			if memberID != req.MemberID && !errors.Is(err, ErrUnknownMemberID) {
+				err = &givenIDError{id: memberID, err: err}
+			}
+			return nil, err
 		}
 		return &joined, nil
 	}
 	return nil, fmt.Errorf("join group %q: the coordinator asked twice for a member id", req.Group)
+}
+
+// givenIDError is the error of a join that failed after the coordinator
+// gave the member an id: see [GivenMemberID].
+type givenIDError struct {
+	id  string
+	err error
+}
+
+func (e *givenIDError) Error() string { return e.err.Error() }
+func (e *givenIDError) Unwrap() error { return e.err }
+
+// GivenMemberID returns the member id the coordinator gave a new member
+// whose JoinGroup then failed (its answer did not come in time, its
+// connection broke), or "" when it gave none. The member must join again
+// with that id: the coordinator counts the join it holds as a member of
+// the group until its session expires, and a rebalance waits for every
+// member; a member that joined again without the id would add one more
+// such ghost at each try, and under load (joins that wait longer than
+// their timeout) the group would never finish rebalancing.
+func GivenMemberID(err error) string {
+	var e *givenIDError
+	if errors.As(err, &e) {
+		return e.id
+	}
+	return ""
 }
 
 // SyncGroup ends the join of generation: the leader sends every member's

@@ -108,3 +108,58 @@ func TestMemberClient(t *testing.T) {
 		t.Fatalf("leave of a member the coordinator does not know: %v, want none", err)
 	}
 }
+
+// TestMemberClientGivenID has a new member's join fail after the
+// coordinator gave it an id (MEMBER_ID_REQUIRED, then a join that waits for
+// a silent member longer than the caller does): the error carries the id,
+// and the member joining again with it is the one member the coordinator
+// holds for it, not a second.
+func TestMemberClientGivenID(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	client, err := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	const group = "g"
+	join := func(ctx context.Context, m *kafka.MemberClient, id string) (*kafka.Joined, error) {
+		return m.JoinGroup(ctx, kafka.JoinRequest{Group: group, MemberID: id, Protocol: "p",
+			Subscription:   kafka.Subscription{Topics: []string{"t"}},
+			SessionTimeout: time.Second, RebalanceTimeout: time.Second})
+	}
+	// A member that joins, syncs and then says nothing more, as a paused
+	// agent would: a rebalance waits for it until its session expires.
+	silent := client.MemberClient("silent")
+	defer silent.Close()
+	joined, err := join(t.Context(), silent, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := silent.SyncGroup(t.Context(), group, joined.Generation, joined.MemberID, time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	m := client.MemberClient("agent")
+	defer m.Close()
+	short, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	_, err = join(short, m, "")
+	id := kafka.GivenMemberID(err)
+	if err == nil || id == "" {
+		t.Fatalf("a join that gave up waiting: %v, with the given member id %q; want an error carrying the id", err, id)
+	}
+	again, err := join(t.Context(), m, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.MemberID != id || len(again.Members) != 1 || again.Members[0].ID != id {
+		t.Errorf("joined again as %s with members %+v; want the given id %s the only member", again.MemberID, again.Members, id)
+	}
+	if got := kafka.GivenMemberID(errors.New("other")); got != "" {
+		t.Errorf("GivenMemberID of another error = %q", got)
+	}
+}

@@ -288,15 +288,18 @@ func (a *testAgent) kill(l *ledger) {
 }
 
 // leave stops the agent gracefully: it gives its partitions up, then
-// leaves every group.
+// leaves every group, each within 10 s (a leave dials the coordinator
+// again, which on a loaded machine under the race detector takes seconds:
+// one deadline for all of them failed the simulation's leaves of ten
+// groups).
 func (a *testAgent) leave(t testing.TB, l *ledger) {
 	l.stop(a.name, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	for _, leave := range a.leaves {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := leave(ctx); err != nil {
 			t.Errorf("%s: leave: %v", a.name, err)
 		}
+		cancel()
 	}
 	a.cancel()
 }

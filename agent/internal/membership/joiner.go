@@ -310,8 +310,13 @@ func (m *member) generation(ctx context.Context) error {
 		SessionTimeout: m.t.session, RebalanceTimeout: m.t.rebalance,
 	})
 	if err != nil {
-		if errors.Is(err, kafka.ErrUnknownMemberID) {
+		switch id := kafka.GivenMemberID(err); {
+		case errors.Is(err, kafka.ErrUnknownMemberID):
 			m.id = ""
+		case id != "":
+			// The coordinator holds this member under that id now: join
+			// again as it, not as one more new member.
+			m.id = id
 		}
 		return err
 	}
