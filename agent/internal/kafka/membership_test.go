@@ -20,16 +20,7 @@ import (
 // joins, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID (which kafka-go's own
 // Heartbeat reads as no error).
 func TestMemberClient(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "t"), kfake.GroupMinSessionTimeout(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	client, err := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := groupClient(t, 4)
 	ctx := t.Context()
 	const group = "g"
 	owned := []kafka.TopicPartition{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 3}}
@@ -115,16 +106,7 @@ func TestMemberClient(t *testing.T) {
 // and the member joining again with it is the one member the coordinator
 // holds for it, not a second.
 func TestMemberClientGivenID(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"), kfake.GroupMinSessionTimeout(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	client, err := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := groupClient(t, 1)
 	const group = "g"
 	join := func(ctx context.Context, m *kafka.MemberClient, id string) (*kafka.Joined, error) {
 		return m.JoinGroup(ctx, kafka.JoinRequest{Group: group, MemberID: id, Protocol: "p",
@@ -162,4 +144,22 @@ func TestMemberClientGivenID(t *testing.T) {
 	if got := kafka.GivenMemberID(errors.New("other")); got != "" {
 		t.Errorf("GivenMemberID of another error = %q", got)
 	}
+}
+
+// groupClient returns a client of a new kfake cluster with topic "t" of
+// partitions, whose coordinator takes sessions from 100 ms; both close when
+// the test ends.
+func groupClient(t *testing.T, partitions int32) *kafka.Client {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	client, err := kafka.NewClient(&spec.Connection{Name: "c", BootstrapServers: c.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	return client
 }
