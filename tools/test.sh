@@ -148,6 +148,12 @@ step "real-broker tests (-run RealBroker)"
 KAFKA_JARS="$(tools/kafka.sh jars)" KAFKA_CLUSTER_PORT="${KAFKA_CLUSTER_PORT:-19700}" \
   go test -count=1 -run RealBroker ./agent/...
 
+# The 300-member membership simulation on the real broker's coordinator,
+# alone: beside the real-broker tests above it slowed the broker enough to
+# fail them.
+step "membership simulation on the real broker (300 members, -run TestSimulationOnBroker)"
+go test -count=1 -run TestSimulationOnBroker ./agent/internal/membership/
+
 # The S3-compatible server (SeaweedFS) the end-to-end tests keep tables on;
 # its client settings (AWS_ENDPOINT_URL, keys, region) go to the tests.
 step "s3 up"
