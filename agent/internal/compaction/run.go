@@ -20,21 +20,36 @@ type Options struct {
 	// target_file_size_mb. The table's delta.targetFileSize, when another
 	// engine set it, wins. It must be positive.
 	TargetSize int64
-	// Reserve, when set, is called before each batch of rows is read
-	// (a file is read a batch of at most 16,384 rows at a time) with the
-	// bytes the pass will hold in memory until the batch is written: its
-	// rows decoded, the file itself when it was read whole (see
-	// [table.FileReader.Held]) and the new file's buffered row group. The pass calls
-	// release once the rows are written. An error stops the pass. The
-	// caller reserves the bytes in its memory budget, waiting for them if
-	// it must.
-	Reserve func(ctx context.Context, bytes int64) (release func(), err error)
+	// Memory, when set, holds the memory the pass holds, for as long as
+	// it holds it: the file being read when it was read whole (see
+	// [table.FileReader.Held]) for as long as it is read, the new file's
+	// buffered row group until it is written, and each batch of rows
+	// decoded (a file is read a batch of at most 16,384 rows at a time)
+	// until it is written. The pass reserves more before each batch and
+	// gives back what it no longer holds after it; it gives back
+	// everything by the time Run returns.
+	Memory Memory
+	// MaxMemory, when positive, is the most memory the pass holds at
+	// once: it reads files of more than half of it a page at a time
+	// rather than whole, reads smaller batches, and writes the new file's
+	// row group early, to stay within it.
+	MaxMemory int64
 	// Pace, when set, is called after each batch with the time the pass
 	// spent on it, and after each commit with the time spent closing the
 	// new file and committing, so that the caller can cap the pass's CPU
 	// share (by sleeping busy*(1-share)/share, say). An error stops the
 	// pass.
 	Pace func(ctx context.Context, busy time.Duration) error
+}
+
+// Memory is where a pass of [Run] reserves the memory it holds: a memory
+// budget, say.
+type Memory interface {
+	// Reserve takes n more bytes, waiting for room if it must. An error
+	// stops the pass.
+	Reserve(ctx context.Context, n int64) error
+	// Release gives back n bytes of those reserved.
+	Release(n int64)
 }
 
 // Result says what a pass of [Run] did.
@@ -87,8 +102,9 @@ func batchMemory(f table.LiveFile, fileRows, rows int64, leaves int) int64 {
 // its files one at a time in the table's current columns, a batch of at
 // most 16,384 rows at a time, and writing the rows as they are read, so
 // that a pass holds one batch (and the file it came from, when it was
-// read whole) and the new file's row group in memory at most. Each bin is a commit of its own, so
-// that a conflict loses the work of one bin only and ingestion commits
+// read whole) and the new file's row group in memory at most, within
+// [Options.MaxMemory] when set. Each bin is a commit of its own, so that a
+// conflict loses the work of one bin only and ingestion commits
 // interleave with the pass.
 //
 // When another writer removed a file of a bin first, the rewrite gives way:
@@ -180,9 +196,11 @@ func Run(ctx context.Context, tbl *table.Table, opts Options) (Result, error) {
 // writes one file, unless the table's columns change while it reads
 // (ingestion added a column): then the rows read since are written to
 // another file with the new columns. leaves is the number of leaf columns
-// of the table, for [batchMemory]. On error it deletes what it wrote.
+// of the table, for [batchMemory]. On error it deletes what it wrote. It
+// releases every byte it reserved before it returns.
 func rewriteBin(ctx context.Context, tbl *table.Table, b Bin, leaves int, opts Options) ([]table.AddFile, int64, time.Duration, error) {
 	w := &binWriter{tbl: tbl, opts: opts, leaves: leaves}
+	defer w.shrink(0)
 	var rows int64
 	for _, f := range b.Files {
 		n, err := w.copyFile(ctx, f)
@@ -212,18 +230,29 @@ type binWriter struct {
 	columns string
 	// adds are the files written and closed.
 	adds []table.AddFile
+	// reserved is what the writer holds reserved in opts.Memory.
+	reserved int64
 }
 
 // copyFile reads f and writes its rows, a batch at a time, and returns
 // how many. Before it reads a batch, it reserves the memory it will hold
-// with the pass's Reserve; after it wrote one, it paces the pass with the
+// (see [Options.Memory]); after it wrote one, it paces the pass with the
 // time it spent reading and writing (not waiting for memory).
 func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile) (int64, error) {
-	fr, err := w.tbl.OpenFile(f.Path)
+	whole := int64(table.WholeFileBytes)
+	if w.opts.MaxMemory > 0 {
+		// Half the pass's memory at most, so that batches of rows fit
+		// beside it.
+		whole = min(whole, w.opts.MaxMemory/2)
+	}
+	fr, err := w.tbl.OpenFile(f.Path, whole)
 	if err != nil {
 		return 0, fmt.Errorf("opening a file to compact: %w", err)
 	}
-	defer fr.Close()
+	defer func() {
+		_ = fr.Close()
+		w.shrink(w.buffered())
+	}()
 	if s := fr.Schema.String(); w.fw == nil || s != w.columns {
 		if err := w.closeFile(); err != nil {
 			return 0, err
@@ -254,17 +283,23 @@ func (w *binWriter) copyFile(ctx context.Context, f table.LiveFile) (int64, erro
 	return done, nil
 }
 
-// copyBatch reads the next rows of f (at most limit) from fr and writes
-// them, and returns how many and the time it spent reading and writing.
+// copyBatch reads the next rows of f (at most limit, fewer when
+// MaxMemory asks) from fr and writes them, and returns how many and the
+// time it spent reading and writing.
 func (w *binWriter) copyBatch(ctx context.Context, f table.LiveFile, fr *table.FileReader, limit int64) (int, time.Duration, error) {
-	if w.opts.Reserve != nil {
-		release, err := w.opts.Reserve(ctx, batchMemory(f, fr.NumRows(), limit, w.leaves)+fr.Held()+w.fw.Buffered())
-		if err != nil {
+	start := time.Now()
+	limit, err := w.fit(f, fr, limit)
+	if err != nil {
+		return 0, 0, err
+	}
+	if w.opts.Memory != nil {
+		need := fr.Held() + w.fw.Buffered() + batchMemory(f, fr.NumRows(), limit, w.leaves)
+		waited := time.Now()
+		if err := w.grow(ctx, need); err != nil {
 			return 0, 0, fmt.Errorf("reserving memory for data file %s: %w", f.Path, err)
 		}
-		defer release()
+		start = start.Add(time.Since(waited)) // waiting for memory is not work
 	}
-	start := time.Now()
 	cols, n, err := fr.Read(int(limit))
 	if errors.Is(err, io.EOF) {
 		return 0, 0, fmt.Errorf("data file %s ended before the %d rows its footer counts", f.Path, fr.NumRows())
@@ -275,7 +310,59 @@ func (w *binWriter) copyBatch(ctx context.Context, f table.LiveFile, fr *table.F
 	if err := w.fw.WriteColumns(cols, n); err != nil {
 		return 0, 0, fmt.Errorf("writing the rows of data file %s: %w", f.Path, err)
 	}
+	// The batch's values are written: what stays is the file read whole
+	// and the row group, which grew by less than the values decoded.
+	w.shrink(fr.Held() + w.fw.Buffered())
 	return n, time.Since(start), nil
+}
+
+// fit returns how many of the next limit rows of f, read from fr, to read
+// as one batch so that the pass stays within MaxMemory, writing the new
+// file's row group first if it must.
+func (w *binWriter) fit(f table.LiveFile, fr *table.FileReader, limit int64) (int64, error) {
+	most := w.opts.MaxMemory
+	if most <= 0 {
+		return limit, nil
+	}
+	if fr.Held()+w.fw.Buffered()+batchMemory(f, fr.NumRows(), 1, w.leaves) > most && w.fw.Buffered() > 0 {
+		if err := w.fw.Flush(); err != nil {
+			return 0, fmt.Errorf("writing a row group of a compacted file: %w", err)
+		}
+	}
+	fixed := fr.Held() + w.fw.Buffered()
+	for limit > 1 && fixed+batchMemory(f, fr.NumRows(), limit, w.leaves) > most {
+		limit = (limit + 1) / 2
+	}
+	return limit, nil
+}
+
+// buffered returns the bytes of the new file's row group, 0 without one.
+func (w *binWriter) buffered() int64 {
+	if w.fw == nil {
+		return 0
+	}
+	return w.fw.Buffered()
+}
+
+// grow reserves what the writer holds up to n bytes, when it holds less.
+func (w *binWriter) grow(ctx context.Context, n int64) error {
+	if w.opts.Memory == nil || n <= w.reserved {
+		return nil
+	}
+	if err := w.opts.Memory.Reserve(ctx, n-w.reserved); err != nil {
+		return err
+	}
+	w.reserved = n
+	return nil
+}
+
+// shrink gives back what the writer holds reserved past n bytes.
+func (w *binWriter) shrink(n int64) {
+	if w.opts.Memory == nil || n >= w.reserved {
+		return
+	}
+	w.opts.Memory.Release(w.reserved - n)
+	w.reserved = n
 }
 
 // closeFile closes the file being written, if any, into w.adds.
@@ -285,6 +372,7 @@ func (w *binWriter) closeFile() error {
 	}
 	add, err := w.fw.Close()
 	w.fw = nil
+	w.shrink(0)
 	if err != nil {
 		return fmt.Errorf("closing a compacted file: %w", err)
 	}
@@ -298,6 +386,7 @@ func (w *binWriter) discard() {
 		w.fw.Abort()
 		w.fw = nil
 	}
+	w.shrink(0)
 	w.tbl.Discard(w.adds)
 	w.adds = nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -447,55 +448,110 @@ func TestRunCancelled(t *testing.T) {
 	}
 }
 
-// TestRunReserve checks that every file read is reserved first, with a
-// positive size, and released.
+// ledger is a [compaction.Memory] that keeps count of what a pass holds.
+type ledger struct {
+	t *testing.T
+	// held is what the pass holds now, most the most it held at once.
+	held, most int64
+	reserves   int
+	// refuse, when set, is the error of every Reserve.
+	refuse error
+}
+
+func (l *ledger) Reserve(_ context.Context, n int64) error {
+	if l.refuse != nil {
+		return l.refuse
+	}
+	if n <= 0 {
+		l.t.Errorf("reserved %d bytes", n)
+	}
+	l.reserves++
+	l.held += n
+	l.most = max(l.most, l.held)
+	return nil
+}
+
+func (l *ledger) Release(n int64) {
+	if n <= 0 || n > l.held {
+		l.t.Errorf("released %d bytes of the %d held", n, l.held)
+	}
+	l.held -= n
+}
+
+// TestRunReserve checks that every file read is reserved first and
+// released by the end of the pass, and that a pass with nothing to do
+// reserves nothing.
 func TestRunReserve(t *testing.T) {
 	tb := evolvingTable(t, t.TempDir(), 9)
-	var reserved, released int
-	reserve := func(_ context.Context, n int64) (func(), error) {
-		if n <= 0 {
-			t.Errorf("reserved %d bytes", n)
-		}
-		reserved++
-		return func() { released++ }, nil
-	}
-	res, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Reserve: reserve})
+	l := &ledger{t: t}
+	res, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Memory: l})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FilesRemoved != 9 || reserved != 9 || released != 9 {
-		t.Errorf("%d files removed, %d reserved, %d released; want 9 each", res.FilesRemoved, reserved, released)
+	if res.FilesRemoved != 9 || l.reserves < 9 || l.held != 0 {
+		t.Errorf("%d files removed, %d reservations, %d bytes held after the pass; want 9, at least 9, 0", res.FilesRemoved, l.reserves, l.held)
 	}
-	refuse := func(context.Context, int64) (func(), error) { return nil, errors.New("over budget") }
-	if _, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Reserve: refuse}); err != nil {
+	refuse := &ledger{t: t, refuse: errors.New("over budget")}
+	if _, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Memory: refuse}); err != nil {
 		t.Errorf("a pass with nothing to do reserved memory: %v", err)
+	}
+}
+
+// TestRunHoldsBetweenBatches checks that what a pass keeps between two
+// batches of rows (the file it reads, read whole, and the new file's row
+// group) stays reserved while the pass rests, and that nothing is once
+// the bin is committed.
+func TestRunHoldsBetweenBatches(t *testing.T) {
+	tb := smallFilesTable(t, t.TempDir(), "id BIGINT, a BIGINT", 6)
+	l := &ledger{t: t}
+	var held []int64
+	pace := func(context.Context, time.Duration) error {
+		held = append(held, l.held)
+		return nil
+	}
+	res, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Memory: l, Pace: pace})
+	if err != nil || res.Commits != 1 || len(held) != 7 {
+		t.Fatalf("Run = %+v, %v, paced %d times; want one commit of 6 files, paced 7 times", res, err, len(held))
+	}
+	for i, n := range held[:6] {
+		if n <= 0 {
+			t.Errorf("resting after file %d, the pass held %d bytes reserved; want the file and the row group", i, n)
+		}
+	}
+	if held[6] != 0 {
+		t.Errorf("resting after the commit, the pass held %d bytes reserved; want none", held[6])
 	}
 }
 
 // TestRunReservesBatches rewrites files of many rows a batch at a time:
 // no reservation is as large as the decoded values of a whole file, which
-// for a file compaction wrote before could be gigabytes.
+// for a file compaction wrote before could be gigabytes. With MaxMemory,
+// the pass holds no more than it: smaller batches, and row groups written
+// early.
 func TestRunReservesBatches(t *testing.T) {
 	const rowsPerFile = 100_000
-	tb := openTable(t, t.TempDir())
-	fields := tabletest.Fields(t, "id BIGINT, a BIGINT, note STRING")
-	for range 2 {
-		ingest(t, tb, fields, rowsPerFile, table.Commit{})
-	}
-	var most int64
-	reserve := func(_ context.Context, n int64) (func(), error) {
-		most = max(most, n)
-		return func() {}, nil
-	}
-	res, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Reserve: reserve})
-	if err != nil || res.FilesRemoved != 2 {
-		t.Fatalf("Run = %+v, %v; want the two files compacted", res, err)
-	}
 	whole := int64(rowsPerFile * 3 * unsafe.Sizeof(parquet.Value{}))
-	if most >= whole {
-		t.Errorf("a pass reserved %d bytes at once; a whole file's values take %d", most, whole)
+	for _, most := range []int64{0, whole / 16} {
+		t.Run(fmt.Sprint("MaxMemory=", most), func(t *testing.T) {
+			tb := openTable(t, t.TempDir())
+			fields := tabletest.Fields(t, "id BIGINT, a BIGINT, note STRING")
+			for range 2 {
+				ingest(t, tb, fields, rowsPerFile, table.Commit{})
+			}
+			l := &ledger{t: t}
+			res, err := compaction.Run(context.Background(), tb, compaction.Options{TargetSize: 1 << 30, Memory: l, MaxMemory: most})
+			if err != nil || res.FilesRemoved != 2 {
+				t.Fatalf("Run = %+v, %v; want the two files compacted", res, err)
+			}
+			if l.most >= whole {
+				t.Errorf("a pass held %d bytes at once; a whole file's values take %d", l.most, whole)
+			}
+			if most > 0 && l.most > most {
+				t.Errorf("a pass held %d bytes at once, more than MaxMemory %d", l.most, most)
+			}
+			checkOnce(t, readAll(t, tb), 2*rowsPerFile)
+		})
 	}
-	checkOnce(t, readAll(t, tb), 2*rowsPerFile)
 }
 
 // TestRunPacesEveryStep checks that a pass reports all its work to Pace:

@@ -72,11 +72,12 @@ type Options struct {
 	// resting after each batch of rows and each commit for as long as
 	// the share asks ([DefaultCPUShare] when zero).
 	CPUShare float64
-	// Budget, when set, holds what a pass reads, as it holds what the
-	// fetchers read: a pass waits for room before each batch of rows,
-	// behind any fetch (see [memory.Budget.TryAcquire]), and reserves at
-	// most a quarter of the budget at once, so that it never waits for
-	// room the fetchers always hold.
+	// Budget, when set, holds what a pass holds in memory, as it holds
+	// what the fetchers read (see [compaction.Options.Memory]): a pass
+	// waits for room before each batch of rows, behind any fetch (see
+	// [memory.Budget.TryAcquire]), and holds at most a quarter of the
+	// budget at once (smaller batches, smaller row groups), so that it
+	// never waits for room the fetchers always hold.
 	Budget *memory.Budget
 	// Log gets what each job did and why one failed.
 	Log *slog.Logger
@@ -218,7 +219,14 @@ func (m *Maintainer) compact(ctx context.Context) {
 		return
 	}
 	start := time.Now()
-	res, err := compaction.Run(ctx, m.tbl, compaction.Options{TargetSize: m.opts.TargetSize, Reserve: m.reserve, Pace: m.pace})
+	opts := compaction.Options{TargetSize: m.opts.TargetSize, Pace: m.pace}
+	if b := m.opts.Budget; b != nil {
+		// At most a quarter of the budget at once: the fetchers hold
+		// their share for as long as their fetches wait for records, so
+		// more might never fit, and the pass would wait for ever.
+		opts.Memory, opts.MaxMemory = budgetMemory{b}, b.Stats().Limit/4
+	}
+	res, err := compaction.Run(ctx, m.tbl, opts)
 	if ctx.Err() != nil {
 		return // stopping: what was not committed is gone, and no error
 	}
@@ -272,31 +280,26 @@ func (m *Maintainer) vacuum(ctx context.Context) {
 	}
 }
 
-// reserve holds bytes in the budget for the pass, once they fit (a
-// quarter of the budget at most, which a batch of rows rarely needs): a pass
-// gives way to ingestion, so it never queues ahead of a fetch, nor makes
-// the budget ask the tables to flush (which would write more small
-// files); it tries again every reserveRetry.
-func (m *Maintainer) reserve(ctx context.Context, bytes int64) (func(), error) {
-	b := m.opts.Budget
-	if b == nil {
-		return func() {}, nil
-	}
-	// At most a quarter of the budget at a time: the fetchers hold their
-	// share for as long as their fetches wait for records, so more might
-	// never fit, and the pass would wait for ever.
-	bytes = min(bytes, b.Stats().Limit/4)
-	for !b.TryAcquire(bytes) {
+// budgetMemory is a memory budget as a compaction pass reserves in it: a
+// pass gives way to ingestion, so it never queues ahead of a fetch, nor
+// makes the budget ask the tables to flush (which would write more small
+// files); it tries again every reserveRetry until the bytes fit.
+type budgetMemory struct{ b *memory.Budget }
+
+func (m budgetMemory) Reserve(ctx context.Context, n int64) error {
+	for !m.b.TryAcquire(n) {
 		t := time.NewTimer(reserveRetry)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-t.C:
 		}
 	}
-	return func() { b.Release(bytes) }, nil
+	return nil
 }
+
+func (m budgetMemory) Release(n int64) { m.b.Release(n) }
 
 // reserveRetry is how long a pass waits before it tries again to reserve
 // memory the budget did not have.

@@ -51,14 +51,17 @@ type FileReader struct {
 // into the leaf columns of [rows.Schema] of the table's latest columns, as
 // [ChangeReader.ReadFile] does: column mapping is followed, a column the
 // file lacks is null, and a column widened since is read widened. The
-// table's mutex is held only to copy the columns, not while reading.
+// table's mutex is held only to copy the columns, not while reading. A
+// file of at most whole bytes is read whole, in one read, rather than a
+// read per page (see [FileReader.Held]); pass [WholeFileBytes] unless
+// memory is short.
 //
 // A partitioned table's files written by this package hold its partition
 // columns too (see [Partitioning]); a file without them is refused with
 // [ErrNoPartitionColumns] rather than read as null. A file no longer in
 // the table (another writer removed it) is a [*RewriteConflictError]. The
 // caller must close the reader.
-func (t *Table) OpenFile(path string) (*FileReader, error) {
+func (t *Table) OpenFile(path string, whole int64) (*FileReader, error) {
 	t.mu.Lock()
 	fields, mapping := t.st.schema, t.st.mapping
 	var parts []string
@@ -76,7 +79,7 @@ func (t *Table) OpenFile(path string) (*FileReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the schema of table %s: %w", t.s, err)
 	}
-	r, err := openDataFile(t.s, ps, mapping, path)
+	r, err := openDataFile(t.s, ps, mapping, path, whole)
 	if err != nil {
 		return nil, err
 	}
@@ -96,25 +99,26 @@ func (t *Table) OpenFile(path string) (*FileReader, error) {
 
 // openDataFile opens data file path of the table in s to read it as rows
 // of ps, the [rows.Schema] of the table's columns, whose column mapping is
-// mapping (nil without one).
-func openDataFile(s storage.Store, ps *parquet.Schema, mapping *columnMapping, path string) (*FileReader, error) {
+// mapping (nil without one), reading it whole when it is no bigger than
+// whole bytes.
+func openDataFile(s storage.Store, ps *parquet.Schema, mapping *columnMapping, path string, whole int64) (*FileReader, error) {
 	r := &FileReader{Schema: ps, name: fmt.Sprintf("data file %s of table %s", path, s), leaves: len(ps.Columns())}
 	f, err := s.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}
 	r.f = f
-	if err := r.open(ps, mapping); err != nil {
+	if err := r.open(ps, mapping, whole); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("%s: %w", r.name, err)
 	}
 	return r, nil
 }
 
-// open reads the footer of r's file (the whole file when it is small) and
-// prepares the conversion of its rows to ps, the table's columns under
-// mapping.
-func (r *FileReader) open(ps *parquet.Schema, mapping *columnMapping) (err error) {
+// open reads the footer of r's file (the whole file when it is no bigger
+// than whole bytes) and prepares the conversion of its rows to ps, the
+// table's columns under mapping.
+func (r *FileReader) open(ps *parquet.Schema, mapping *columnMapping, whole int64) (err error) {
 	defer func() {
 		// parquet-go panics on some damaged files: that is an error too.
 		if p := recover(); p != nil {
@@ -126,7 +130,7 @@ func (r *FileReader) open(ps *parquet.Schema, mapping *columnMapping) (err error
 		physical = physicalSchema(ps, mapping)
 	}
 	var at io.ReaderAt = r.f
-	if size := r.f.Size(); size <= wholeFileBytes {
+	if size := r.f.Size(); size <= whole {
 		// One read rather than one per page: on object storage each is a
 		// request.
 		buf := make([]byte, size)
@@ -146,13 +150,13 @@ func (r *FileReader) open(ps *parquet.Schema, mapping *columnMapping) (err error
 	return nil
 }
 
-// wholeFileBytes is the size up to which a data file is read whole when
+// WholeFileBytes is the size up to which a data file is read whole when
 // opened, in one read, rather than a read per page (a ranged request per
 // page on object storage, dozens for a file of many columns).
-const wholeFileBytes = 16 << 20
+const WholeFileBytes = 16 << 20
 
 // Held returns the bytes of the file the reader holds in memory until it
-// is closed: the whole file, when it is no bigger than 16 MiB, else none.
+// is closed: the whole file, when it was read whole, else none.
 func (r *FileReader) Held() int64 { return r.held }
 
 // NumRows returns the number of rows in the file, as its footer says.
@@ -227,7 +231,7 @@ func hasField(ps *parquet.Schema, name string) bool {
 // readDataFile reads the whole of data file path of the table in s as rows
 // of ps, as openDataFile opens it.
 func readDataFile(s storage.Store, ps *parquet.Schema, mapping *columnMapping, path string) (cols [][]parquet.Value, n int, err error) {
-	r, err := openDataFile(s, ps, mapping, path)
+	r, err := openDataFile(s, ps, mapping, path, WholeFileBytes)
 	if err != nil {
 		return nil, 0, err
 	}

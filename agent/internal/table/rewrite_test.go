@@ -279,7 +279,7 @@ func TestOpenFilePartitioned(t *testing.T) {
 	if len(files) != 1 || files[0].PartitionValues["name"] != "a" {
 		t.Fatalf("Files = %+v", files)
 	}
-	if fr, err := tb.OpenFile(files[0].Path); !errors.Is(err, table.ErrNoPartitionColumns) {
+	if fr, err := tb.OpenFile(files[0].Path, table.WholeFileBytes); !errors.Is(err, table.ErrNoPartitionColumns) {
 		if err == nil {
 			fr.Close()
 		}
@@ -311,7 +311,7 @@ func TestCommitRewriteCounters(t *testing.T) {
 func TestOpenFileBatches(t *testing.T) {
 	tb := openTable(t, t.TempDir(), table.Options{RowGroupRows: 10})
 	mustCommit(t, tb, table.Commit{Files: []table.AddFile{writeFile(t, tb, 0, 35)}, Schema: testFields})
-	fr, err := tb.OpenFile(tb.Files()[0].Path)
+	fr, err := tb.OpenFile(tb.Files()[0].Path, table.WholeFileBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestOpenFileDamaged(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, path), damaged, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fr, err := tb.OpenFile(path)
+		fr, err := tb.OpenFile(path, table.WholeFileBytes)
 		if err == nil {
 			fr.Close()
 			t.Errorf("OpenFile of %s (%d damaged bytes) succeeded", path, len(damaged))

@@ -176,13 +176,30 @@ func (fw *FileWriter) WriteColumns(cols [][]parquet.Value, rows int) error {
 		fw.rows += int64(n)
 		fw.groupRows += int64(n)
 		if fw.groupRows == fw.t.opts.RowGroupRows {
-			if err := fw.w.Flush(); err != nil {
-				fw.err = fmt.Errorf("writing a row group to %s: %w", fw.name, err)
-				return fw.err
+			if err := fw.Flush(); err != nil {
+				return err
 			}
-			fw.groupRows = 0
 		}
 	}
+	return nil
+}
+
+// Flush writes the rows buffered since the last row group as a row group
+// of their own, before [Options.RowGroupRows] rows fill it: a writer short
+// of memory gives up the buffered rows' memory this way, at the cost of a
+// smaller row group. After an error only [FileWriter.Abort] is left.
+func (fw *FileWriter) Flush() error {
+	if err := fw.usable(); err != nil {
+		return err
+	}
+	if fw.groupRows == 0 {
+		return nil
+	}
+	if err := fw.w.Flush(); err != nil {
+		fw.err = fmt.Errorf("writing a row group to %s: %w", fw.name, err)
+		return fw.err
+	}
+	fw.groupRows = 0
 	return nil
 }
 

@@ -57,7 +57,7 @@ func WriteFile(t testing.TB, tb *table.Table, fields []schema.Field, fill func(b
 // with their number. It fails the test on error.
 func ReadFile(t testing.TB, tb *table.Table, path string) (*parquet.Schema, []table.PartitionValue, [][]parquet.Value, int) {
 	t.Helper()
-	fr, err := tb.OpenFile(path)
+	fr, err := tb.OpenFile(path, table.WholeFileBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
