@@ -37,6 +37,8 @@ type ingester struct {
 	tb     *table.Table
 	fields []schema.Field
 	next   map[int]int64
+	// config is the table configuration the first commit sets.
+	config map[string]string
 }
 
 func newIngester(t testing.TB, tb *table.Table) *ingester {
@@ -66,7 +68,7 @@ func (in *ingester) commit(partitions, n int) {
 	}
 	c.Files = []table.AddFile{add}
 	if in.tb.Snapshot().Version < 0 {
-		c.Schema = in.fields
+		c.Schema, c.Configuration = in.fields, in.config
 	}
 	if _, err := in.tb.Commit(c); err != nil {
 		in.t.Fatal(err)
