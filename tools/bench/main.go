@@ -243,10 +243,10 @@ func main() {
 		wideTables, widePartitions))
 	flag.IntVar(&o.fanout, "fanout-records", 1_000_000, fmt.Sprintf("records of about 120 bytes of %d event types to produce for the fanout run; 0 skips it",
 		fanoutTables))
-	flag.IntVar(&o.compaction, "compaction-records", 4_000_000, fmt.Sprintf("records of about 100 bytes to produce for the compaction run "+
+	flag.IntVar(&o.compaction, "compaction-records", 16_000_000, fmt.Sprintf("records of about 100 bytes to produce for the compaction run "+
 		"(files of %d rows, compacted past %d, against the same without compaction, and a scan of each table); 0 skips it",
 		compactRows, compactMinFiles))
-	flag.IntVar(&o.compactionRounds, "compaction-rounds", 3, "agents of the compaction run that compact, alternating with one more that does not; "+
+	flag.IntVar(&o.compactionRounds, "compaction-rounds", 5, "agents of the compaction run that compact, alternating with one more that does not; "+
 		"the rows are the medians of each kind, so more rounds give a steadier ratio on a noisy machine")
 	flag.StringVar(&o.python, "python", ".tools/py/bin/python", "the Python with DuckDB and delta-rs (tools/tools.sh venv) that scans the compaction run's tables")
 	flag.StringVar(&o.agentBin, "agent", ".tools/bin/tributary-agent", "agent binary")

@@ -44,8 +44,9 @@ const (
 	// ingestion keeps the rest. A tenth of a core rewrites a few MB a
 	// second, far more than the tables that make small files (slow
 	// topics, short flush intervals) write. An agent ingesting at full
-	// speed on two cores still loses more than a tenth of its records/s
-	// to it (make bench measures it; the README gives the figures).
+	// speed on two cores loses about that tenth of a core to it, 5 to 10%
+	// of its records/s (make bench measures it; the README gives the
+	// figures).
 	DefaultCPUShare = 0.1
 )
 
