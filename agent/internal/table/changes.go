@@ -75,29 +75,19 @@ func (r *ChangeReader) Schema() []schema.Field { return r.st.schema }
 // log no longer holds (deleted after delta.logRetentionDuration). Both
 // wrap [ErrNotChangelog].
 func (r *ChangeReader) Changes(from int64, limit int) ([]Change, error) {
-	for {
-		_, err := readVersion(r.s, r.st, r.st.version+1)
-		if errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := r.catchUp(); err != nil {
+		return nil, err
 	}
 	var out []Change
 	for v := from; v <= r.st.version && len(out) < limit; v++ {
 		name := logName(r.s, entryName(v))
-		data, err := r.s.Read(logPath(v))
+		e, err := r.entry(v)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s: log version %d is no longer in the log (deleted after delta.logRetentionDuration): "+
 				"its changes cannot be read", ErrNotChangelog, name, v)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading log: %w", err)
-		}
-		e, err := parseEntry(data)
-		if err != nil {
-			return nil, logError(name, err)
+			return nil, err
 		}
 		c := Change{Version: v}
 		for _, rm := range e.removes {
