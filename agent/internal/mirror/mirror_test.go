@@ -1,0 +1,243 @@
+package mirror_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/iceberg"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/icebergrest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/mirror"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/tabletest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
+)
+
+// catalog returns a client of the Iceberg REST catalog of ICEBERG_REST_URI
+// (tools/iceberg.sh up prints it), and skips the test without one.
+func catalog(t *testing.T) (*icebergrest.Client, string) {
+	t.Helper()
+	uri := os.Getenv("ICEBERG_REST_URI")
+	if uri == "" {
+		t.Skip("ICEBERG_REST_URI is not set: start a catalog with tools/iceberg.sh up (make test does)")
+	}
+	c, err := icebergrest.New(t.Context(), icebergrest.Config{URI: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, uri
+}
+
+// ingester commits files of records to a table partitioned by region.
+type ingester struct {
+	t      *testing.T
+	tb     *table.Table
+	fields []schema.Field
+	next   int64
+}
+
+var layout = table.Partitioning{Columns: []string{"region"}}
+
+func (in *ingester) commit(regions ...string) {
+	in.t.Helper()
+	c := table.Commit{}
+	for _, r := range regions {
+		b, err := rows.NewBuilder(in.fields)
+		if err != nil {
+			in.t.Fatal(err)
+		}
+		off := in.next
+		in.next++
+		cells := []func(){func() { b.Bytes([]byte(r)) }, func() { b.Int64(off) }, func() { b.Bytes(fmt.Appendf(nil, "record %d", off)) }}
+		if len(in.fields) > 3 {
+			cells = append(cells, func() { b.Int64(off * 10) })
+		}
+		tabletest.Row(in.t, b, cells...)
+		fw, err := in.tb.NewPartitionFile(b.Schema(), []table.PartitionValue{{Column: "region", Value: r}})
+		if err != nil {
+			in.t.Fatal(err)
+		}
+		if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
+			in.t.Fatal(err)
+		}
+		add, err := fw.Close()
+		if err != nil {
+			in.t.Fatal(err)
+		}
+		c.Files = append(c.Files, add)
+	}
+	if in.tb.Snapshot().Version < 0 {
+		c.Schema, c.Partitioning = in.fields, &layout
+	}
+	if _, err := in.tb.Commit(c); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+// TestMirror mirrors a partitioned Delta table into the catalog while it
+// is written: appends, a new column, and a compaction; each sync commits
+// one snapshot recording the Delta version it mirrors, a sync with
+// nothing new commits none, a second mirror (an agent restarted) resumes
+// where the first left, and pyiceberg reads through the catalog the rows
+// the Delta table holds.
+func TestMirror(t *testing.T) {
+	cat, uri := catalog(t)
+	dir := t.TempDir()
+	tb, err := table.Open(dir, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	in := &ingester{t: t, tb: tb, fields: tabletest.Fields(t, "region STRING, offset BIGINT, value STRING")}
+	in.commit("eu", "us")
+	in.commit("eu")
+
+	ns, name := []string{"mirror_test"}, fmt.Sprintf("t%d", os.Getpid())
+	target := mirror.Target{Catalog: cat, Namespace: ns, Name: name, Location: dir}
+	t.Cleanup(func() { _ = cat.DropTable(t.Context(), ns, name) })
+	m, err := mirror.New(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sync := func(m *mirror.Mirror, want mirror.Result) {
+		t.Helper()
+		res, err := m.Sync(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res != want {
+			t.Fatalf("Sync = %+v, want %+v", res, want)
+		}
+	}
+	sync(m, mirror.Result{Version: 1, Latest: 1, Commits: 1, Added: 3})
+	sync(m, mirror.Result{Version: 1, Latest: 1})
+
+	// A new column, more files, then a compaction of the eu files.
+	in.fields = append(in.fields, schema.Field{Name: "n", Type: &schema.Type{Kind: schema.Long}, Nullable: true})
+	if _, err := tb.Commit(table.Commit{Schema: in.fields}); err != nil {
+		t.Fatal(err)
+	}
+	in.commit("eu", "us")
+	sync(m, mirror.Result{Version: 3, Latest: 3, Commits: 1, Added: 2})
+	compactRegion(t, tb, "eu")
+	in.commit("us")
+
+	// A new mirror, as after a restart, resumes after version 3.
+	m2, err := mirror.New(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	sync(m2, mirror.Result{Version: 5, Latest: 5, Commits: 1, Added: 2, Removed: 3})
+
+	meta, err := cat.LoadTable(t.Context(), ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := meta.MirroredVersion(); !ok || v != 5 || len(meta.Snapshots) != 3 || len(meta.Schemas) != 2 {
+		t.Errorf("catalog's table: mirrors %d (%v), %d snapshots, %d schemas; want 5, 3 and 2", v, ok, len(meta.Snapshots), len(meta.Schemas))
+	}
+	if op := meta.CurrentSnapshot().Summary["operation"]; op != "overwrite" {
+		t.Errorf("operation of the last snapshot = %q, want overwrite (a compaction and an append)", op)
+	}
+
+	py := os.Getenv("TRIBUTARY_PY")
+	if py == "" {
+		t.Skip("TRIBUTARY_PY is not set: pyiceberg's read skipped")
+	}
+	out, err := exec.Command(py, "testdata/read_iceberg.py", uri, strings.Join(ns, ".")+"."+name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pyiceberg: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var got []string
+	for _, l := range lines[:len(lines)-1] {
+		var r struct {
+			Region string `json:"region"`
+			Offset int64  `json:"offset"`
+			N      *int64 `json:"n"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		n := "null"
+		if r.N != nil {
+			n = fmt.Sprint(*r.N)
+		}
+		got = append(got, fmt.Sprintf("%d %s %s", r.Offset, r.Region, n))
+	}
+	slices.Sort(got)
+	want := []string{"0 eu null", "1 us null", "2 eu null", "3 eu 30", "4 us 40", "5 us 50"}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("pyiceberg read %q, want %q", got, want)
+	}
+	if !strings.Contains(lines[len(lines)-1], `"`+iceberg.DeltaVersionProperty+`": "5"`) {
+		t.Errorf("summary: %s", lines[len(lines)-1])
+	}
+}
+
+// compactRegion rewrites the live files of one region into one, as a
+// compaction does.
+func compactRegion(t *testing.T, tb *table.Table, region string) {
+	t.Helper()
+	var removes []string
+	for _, f := range tb.Files() {
+		if strings.HasPrefix(f.Path, "region="+region+"/") {
+			removes = append(removes, f.Path)
+		}
+	}
+	fields := tb.Snapshot().Schema
+	var all []struct {
+		off int64
+		n   *int64
+	}
+	for _, p := range removes {
+		_, _, data, n := tabletest.ReadFile(t, tb, p)
+		for i := range n {
+			row := struct {
+				off int64
+				n   *int64
+			}{off: data[1][i].Int64()}
+			if len(data) > 3 && !data[3][i].IsNull() {
+				v := data[3][i].Int64()
+				row.n = &v
+			}
+			all = append(all, row)
+		}
+	}
+	b, err := rows.NewBuilder(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		tabletest.Row(t, b, func() { b.Bytes([]byte(region)) }, func() { b.Int64(r.off) },
+			func() { b.Bytes(fmt.Appendf(nil, "record %d", r.off)) }, func() {
+				if r.n != nil {
+					b.Int64(*r.n)
+				} else {
+					b.Null()
+				}
+			})
+	}
+	fw, err := tb.NewPartitionFile(b.Schema(), []table.PartitionValue{{Column: "region", Value: region}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
+		t.Fatal(err)
+	}
+	add, err := fw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.CommitRewrite(table.Rewrite{Removes: removes, Adds: []table.AddFile{add}}); err != nil {
+		t.Fatal(err)
+	}
+}
