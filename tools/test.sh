@@ -50,7 +50,7 @@ print_times() {
 }
 has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }
 
-passed= kafka_started= s3_started= gcs_started= azure_started= registry_started=
+passed= kafka_started= s3_started= gcs_started= azure_started= registry_started= iceberg_started=
 # One throw-away CA for the broker's secure listeners and the registry.
 export TRIBUTARY_CERTS_DIR
 TRIBUTARY_CERTS_DIR="$(mktemp -d)"
@@ -75,6 +75,10 @@ cleanup() {
   if [[ -n "$registry_started" ]]; then
     step "schema registry down"
     tools/registry.sh down || true
+  fi
+  if [[ -n "$iceberg_started" ]]; then
+    step "iceberg REST catalog down"
+    tools/iceberg.sh down || true
   fi
   rm -rf "$TRIBUTARY_CERTS_DIR"
   print_times
@@ -178,6 +182,21 @@ AZURE_CONTAINERS=$TRIBUTARY_AZURE_CONTAINER tools/azure.sh up >>"$emu_env"
 # shellcheck disable=SC1090
 source "$emu_env"
 rm -f "$emu_env"
+
+# The Iceberg REST catalog reference server (tools/iceberg.sh) the Iceberg
+# mirrors of Delta tables are committed to; ICEBERG_REST_URI goes to the
+# tests, which skip without it (in the unit step above).
+step "iceberg REST catalog up"
+iceberg_started=1
+iceberg_env="$(mktemp)"
+tools/iceberg.sh up >"$iceberg_env"
+# shellcheck disable=SC1090
+source "$iceberg_env"
+rm -f "$iceberg_env"
+export ICEBERG_REST_URI
+
+step "iceberg mirrors in the REST catalog, read by pyiceberg (mirror package)"
+go test -count=1 ./agent/internal/mirror/
 
 # Table maintenance at length, which -short skips in the unit step: a
 # simulated day of flushes compacted as it is ingested (read back by

@@ -237,7 +237,7 @@ do_py() {
       if ! { "$py" -m venv "$dir" &&
              "$dir/bin/python" -m pip install --disable-pip-version-check -q \
                --only-binary=:all: -r "$req" &&
-             "$dir/bin/python" -c 'import pyarrow, duckdb, deltalake, confluent_kafka
+             "$dir/bin/python" -c 'import pyarrow, duckdb, deltalake, confluent_kafka, pyiceberg
 import confluent_kafka.schema_registry.avro, confluent_kafka.schema_registry.protobuf'
            } >"$TRIBUTARY_CACHE/.logs/$key.log" 2>&1; then
         tail -n 30 "$TRIBUTARY_CACHE/.logs/$key.log" >&2

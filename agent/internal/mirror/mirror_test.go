@@ -1,12 +1,19 @@
 package mirror_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
-	"slices"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/iceberg"
@@ -99,7 +106,7 @@ func TestMirror(t *testing.T) {
 
 	ns, name := []string{"mirror_test"}, fmt.Sprintf("t%d", os.Getpid())
 	target := mirror.Target{Catalog: cat, Namespace: ns, Name: name, Location: dir}
-	t.Cleanup(func() { _ = cat.DropTable(t.Context(), ns, name) })
+	t.Cleanup(func() { _ = cat.DropTable(context.Background(), ns, name) })
 	m, err := mirror.New(target)
 	if err != nil {
 		t.Fatal(err)
@@ -151,35 +158,34 @@ func TestMirror(t *testing.T) {
 	if py == "" {
 		t.Skip("TRIBUTARY_PY is not set: pyiceberg's read skipped")
 	}
-	out, err := exec.Command(py, "testdata/read_iceberg.py", uri, strings.Join(ns, ".")+"."+name).CombinedOutput()
+	helpers, err := filepath.Abs("../../e2e/testdata")
 	if err != nil {
-		t.Fatalf("pyiceberg: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	var got []string
-	for _, l := range lines[:len(lines)-1] {
-		var r struct {
-			Region string `json:"region"`
-			Offset int64  `json:"offset"`
-			N      *int64 `json:"n"`
-		}
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-		n := "null"
-		if r.N != nil {
-			n = fmt.Sprint(*r.N)
-		}
-		got = append(got, fmt.Sprintf("%d %s %s", r.Offset, r.Region, n))
+	cmd := exec.Command(py, "testdata/read_iceberg.py", uri, strings.Join(ns, ".")+"."+name, "offset,region,n")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+helpers)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("read_iceberg.py: %v\n%s%s", err, out, stderr.String())
 	}
-	slices.Sort(got)
-	want := []string{"0 eu null", "1 us null", "2 eu null", "3 eu 30", "4 us 40", "5 us 50"}
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("pyiceberg read %q, want %q", got, want)
+	var read struct {
+		PyIceberg json.RawMessage   `json:"pyiceberg"`
+		DuckDB    json.RawMessage   `json:"duckdb"`
+		Summary   map[string]string `json:"summary"`
 	}
-	if !strings.Contains(lines[len(lines)-1], `"`+iceberg.DeltaVersionProperty+`": "5"`) {
-		t.Errorf("summary: %s", lines[len(lines)-1])
+	if err := json.Unmarshal(out, &read); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	want := `[[0,"eu",null],[1,"us",null],[2,"eu",null],[3,"eu",30],[4,"us",40],[5,"us",50]]`
+	for reader, got := range map[string]json.RawMessage{"pyiceberg": read.PyIceberg, "duckdb": read.DuckDB} {
+		if string(got) != want {
+			t.Errorf("%s read %s, want %s", reader, got, want)
+		}
+	}
+	if read.Summary[iceberg.DeltaVersionProperty] != "5" {
+		t.Errorf("summary: %v", read.Summary)
 	}
 }
 
@@ -239,5 +245,68 @@ func compactRegion(t *testing.T, tb *table.Table, region string) {
 	}
 	if _, err := tb.CommitRewrite(table.Rewrite{Removes: removes, Adds: []table.AddFile{add}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMirrorCatalogDown: while the catalog is down, or refuses the
+// credentials, a sync fails and says why, and the Delta table is written
+// on; once the catalog is back, one sync catches up.
+func TestMirrorCatalogDown(t *testing.T) {
+	_, uri := catalog(t)
+	target, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer atomic.Int32 // 0: forward; else the HTTP status to answer with
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if code := answer.Load(); code != 0 {
+			http.Error(w, `{"error":{"message":"refused by the test","type":"TestException","code":`+fmt.Sprint(code)+`}}`, int(code))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cat, err := icebergrest.New(t.Context(), icebergrest.Config{URI: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	tb, err := table.Open(dir, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	in := &ingester{t: t, tb: tb, fields: tabletest.Fields(t, "region STRING, offset BIGINT, value STRING")}
+	in.commit("eu")
+	ns, name := []string{"mirror_test"}, fmt.Sprintf("down%d", os.Getpid())
+	t.Cleanup(func() { _ = cat.DropTable(context.Background(), ns, name) })
+	m, err := mirror.New(mirror.Target{Catalog: cat, Namespace: ns, Name: name, Location: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	answer.Store(http.StatusServiceUnavailable)
+	in.commit("us")
+	if _, err := m.Sync(t.Context()); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("Sync while the catalog is down: %v, want an error naming HTTP 503", err)
+	}
+	answer.Store(http.StatusUnauthorized)
+	in.commit("eu")
+	if _, err := m.Sync(t.Context()); !errors.Is(err, icebergrest.ErrUnauthorized) {
+		t.Errorf("Sync while the catalog refuses the credentials: %v, want ErrUnauthorized", err)
+	}
+	answer.Store(0)
+	res, err := m.Sync(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (mirror.Result{Version: 2, Latest: 2, Commits: 1, Added: 2}); res != want {
+		t.Errorf("Sync once the catalog is back = %+v, want %+v", res, want)
 	}
 }

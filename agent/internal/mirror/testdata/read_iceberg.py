@@ -1,24 +1,37 @@
-"""Reads an Iceberg table through a REST catalog with pyiceberg, as a user
-would, and prints its rows as JSON lines sorted by every column, then one
-line with the snapshot's summary.
+"""Reads an Iceberg table through a REST catalog as users would, with
+pyiceberg and with DuckDB (its iceberg extension, ATTACH ... TYPE iceberg),
+and prints one JSON object: each reader's rows, as lists of the columns
+named in argv[3] sorted, or its error; and the current snapshot's summary.
 
-Usage: read_iceberg.py CATALOG_URI NAMESPACE.TABLE
+Usage: read_iceberg.py CATALOG_URI NAMESPACE.TABLE COLUMN,COLUMN,...
 """
 import json
 import sys
 
+import duckext
 from pyiceberg.catalog import load_catalog
 
 
+def rows_of(dicts, columns):
+    return sorted(([d[c] for c in columns] for d in dicts), key=lambda r: json.dumps(r, default=str))
+
+
 def main():
-    uri, name = sys.argv[1], sys.argv[2]
-    catalog = load_catalog("mirror", **{"type": "rest", "uri": uri})
-    table = catalog.load_table(name)
-    rows = table.scan().to_arrow().to_pylist()
-    for row in sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str)):
-        print(json.dumps(row, sort_keys=True, default=str))
+    uri, name, columns = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+    out = {}
+    table = load_catalog("mirror", **{"type": "rest", "uri": uri}).load_table(name)
+    out["pyiceberg"] = rows_of(table.scan().to_arrow().to_pylist(), columns)
     snap = table.current_snapshot()
-    print(json.dumps({"summary": dict(snap.summary.additional_properties) | {"operation": snap.summary.operation.value}}))
+    out["summary"] = dict(snap.summary.additional_properties) | {"operation": snap.summary.operation.value}
+    try:
+        con = duckext.connect(iceberg=True)
+        con.sql(f"ATTACH '' AS cat (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none')")
+        quoted = ", ".join('"' + c + '"' for c in columns)
+        rel = con.sql(f"SELECT {quoted} FROM cat.{name}")
+        out["duckdb"] = rows_of([dict(zip(columns, r)) for r in rel.fetchall()], columns)
+    except Exception as e:  # noqa: BLE001 - the test prints what the reader said
+        out["duckdb"] = f"error: {e}"
+    print(json.dumps(out, default=str, separators=(",", ":")))
 
 
 if __name__ == "__main__":
