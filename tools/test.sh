@@ -184,8 +184,9 @@ source "$emu_env"
 rm -f "$emu_env"
 
 # The Iceberg REST catalog reference server (tools/iceberg.sh) the Iceberg
-# mirrors of Delta tables are committed to; ICEBERG_REST_URI goes to the
-# tests, which skip without it (in the unit step above).
+# mirrors of Delta tables are committed to; ICEBERG_REST_URI and
+# ICEBERG_SPARK_JAR go to the tests, which skip without them (in the unit
+# step above).
 step "iceberg REST catalog up"
 iceberg_started=1
 iceberg_env="$(mktemp)"
@@ -193,9 +194,11 @@ tools/iceberg.sh up >"$iceberg_env"
 # shellcheck disable=SC1090
 source "$iceberg_env"
 rm -f "$iceberg_env"
-export ICEBERG_REST_URI
+# Iceberg's Spark runtime, for Spark's read of the mirrors.
+ICEBERG_SPARK_JAR="$(tools/iceberg.sh spark-jar)"
+export ICEBERG_REST_URI ICEBERG_SPARK_JAR
 
-step "iceberg mirrors in the REST catalog, read by pyiceberg (mirror package)"
+step "iceberg mirrors in the REST catalog, read by pyiceberg, DuckDB and Spark (mirror package)"
 go test -count=1 ./agent/internal/mirror/
 
 # Table maintenance at length, which -short skips in the unit step: a

@@ -6,13 +6,17 @@ folder, which Python puts first on the import path).
 import os
 
 
-def start(jars, app, work):
+def start(jars, app, work, conf=None):
     """A local Spark session with Delta from jars (a list of jar paths),
     its warehouse and scratch space under the folder work, sized for a
-    2-core machine, in the UTC session time zone, quiet."""
+    2-core machine, in the UTC session time zone, quiet; conf adds settings
+    (an Iceberg catalog, say)."""
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master("local[2]").appName(app)
+    builder = SparkSession.builder
+    for k, v in (conf or {}).items():
+        builder = builder.config(k, v)
+    spark = (builder.master("local[2]").appName(app)
              .config("spark.jars", ",".join(jars))
              .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
              .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")

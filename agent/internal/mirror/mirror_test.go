@@ -187,6 +187,29 @@ func TestMirror(t *testing.T) {
 	if read.Summary[iceberg.DeltaVersionProperty] != "5" {
 		t.Errorf("summary: %v", read.Summary)
 	}
+
+	// Spark, through the catalog with Iceberg's runtime, and on the Delta log.
+	spark, jar := os.Getenv("TRIBUTARY_SPARK"), os.Getenv("ICEBERG_SPARK_JAR")
+	if spark == "" || jar == "" || testing.Short() {
+		t.Skip("TRIBUTARY_SPARK or ICEBERG_SPARK_JAR is not set (tools/iceberg.sh spark-jar prints it): Spark's read skipped")
+	}
+	cmd = exec.Command(py, "testdata/read_spark.py", uri, strings.Join(ns, ".")+"."+name, "offset,region,n", dir, t.TempDir())
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(spark, "python")+string(os.PathListSeparator)+helpers,
+		"SPARK_LOCAL_IP=127.0.0.1")
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if out, err = cmd.Output(); err != nil {
+		t.Fatalf("read_spark.py: %v\n%s%s", err, out, stderr.String())
+	}
+	var bySpark map[string]json.RawMessage
+	if err := json.Unmarshal(out, &bySpark); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	for _, reader := range []string{"spark_iceberg", "spark_delta"} {
+		if got := string(bySpark[reader]); got != want {
+			t.Errorf("%s read %s, want %s", reader, got, want)
+		}
+	}
 }
 
 // compactRegion rewrites the live files of one region into one, as a
