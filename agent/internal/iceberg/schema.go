@@ -11,6 +11,31 @@
 // snapshot through an Iceberg REST catalog (package icebergrest). No data
 // file is written twice.
 //
+// Delta types map to Iceberg types as follows (format version 2):
+//
+//	BOOLEAN                     boolean
+//	TINYINT, SMALLINT, INT      int (Iceberg has no 8- or 16-bit integers; the files' INT32 columns read as int)
+//	BIGINT                      long
+//	FLOAT, DOUBLE               float, double
+//	DECIMAL(p,s)                decimal(p, s)
+//	STRING (CHAR, VARCHAR)      string
+//	BINARY                      binary
+//	DATE                        date
+//	TIMESTAMP                   timestamptz (microseconds, UTC)
+//	TIMESTAMP_NTZ               timestamp (microseconds, no zone)
+//	STRUCT, ARRAY, MAP          struct, list, map (any key type; elements and values optional)
+//	VARIANT                     refused: Iceberg has VARIANT from format version 3 only
+//
+// A table with column mapping keeps its column ids as Iceberg field ids,
+// which its files carry; its arrays and maps are refused, since Delta
+// gives their elements, keys and values no ids in the files. A table
+// without column mapping gets ids from the mirror, kept from snapshot to
+// snapshot, and a name mapping (schema.name-mapping.default) through
+// which readers find the columns of its files by name. Partition columns
+// (STRING, BOOLEAN, integers, DATE) are identity-partitioned: Delta keeps
+// their values in the files' paths, and Iceberg readers take them from the
+// manifests.
+//
 // [table.ChangeReader]: github.com/tributary-io/terraform-provider-tributary/agent/internal/table
 package iceberg
 
@@ -159,9 +184,8 @@ type Columns = map[string]rows.Column
 // files carry. Without it, the files carry no ids and a field keeps the
 // id it has in prev, the mirror's previous schema (nil for the first),
 // found by its path; a new field gets the next id after lastID, the
-// highest id any schema of the mirror used. Types map as the docs'
-// mapping table says; a column Iceberg cannot hold is an
-// [*UnsupportedError].
+// highest id any schema of the mirror used. Types map as the package doc
+// says; a column Iceberg cannot hold is an [*UnsupportedError].
 func FromDelta(fields []schema.Field, columns Columns, prev *Schema, lastID int) (*Schema, int, error) {
 	c := &converter{columns: columns, last: lastID, prev: map[string]int{}}
 	if prev != nil {
