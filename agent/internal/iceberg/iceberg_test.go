@@ -1,8 +1,10 @@
 package iceberg_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +152,62 @@ func TestManifestRoundTrip(t *testing.T) {
 	ml, err := iceberg.ReadManifestList(list)
 	if err != nil || len(ml) != 1 || ml[0] != mf {
 		t.Errorf("manifest list read back = %+v, %v; want %+v", ml, err, mf)
+	}
+}
+
+// TestMetricsFromDelta turns Delta stats into bounds that hold for every
+// row: a timestamp's maximum is the end of its millisecond, a missing
+// maximum (a long string's) gives no upper bound, nested columns and
+// columns not in the stats (partition columns) give none; the metrics
+// survive a manifest's round trip.
+func TestMetricsFromDelta(t *testing.T) {
+	s, _, err := iceberg.FromDelta(fields(t, "id BIGINT, n INT, s STRING, d DATE, ts TIMESTAMP, st STRUCT<x: INT>, region STRING"), nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := `{"numRecords":3,"minValues":{"id":-2,"n":7,"s":"abc","d":"2026-12-01","ts":"2026-12-01T10:00:00.123Z","st":{"x":1}},` +
+		`"maxValues":{"id":9,"n":8,"d":"2026-12-03","ts":"2026-12-01T11:00:00.456Z","st":{"x":2}},` +
+		`"nullCount":{"id":0,"n":1,"s":0,"d":0,"ts":2,"st":{"x":0}}}`
+	m, err := iceberg.MetricsFromDelta(s, stats, 3, func(n string) string { return n })
+	if err != nil {
+		t.Fatal(err)
+	}
+	le64 := func(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
+	le32 := func(v int32) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(v)) }
+	day := func(s string) int32 {
+		d, _ := time.Parse(time.DateOnly, s)
+		return int32(d.Unix() / 86400)
+	}
+	tsMax := time.Date(2026, 12, 1, 11, 0, 0, 456999000, time.UTC).UnixMicro()
+	want := iceberg.Metrics{
+		ValueCounts: map[int]int64{1: 3, 2: 3, 3: 3, 4: 3, 5: 3},
+		NullCounts:  map[int]int64{1: 0, 2: 1, 3: 0, 4: 0, 5: 2},
+		Lower: map[int][]byte{1: le64(-2), 2: le32(7), 3: []byte("abc"), 4: le32(day("2026-12-01")),
+			5: le64(time.Date(2026, 12, 1, 10, 0, 0, 123000000, time.UTC).UnixMicro())},
+		Upper: map[int][]byte{1: le64(9), 2: le32(8), 4: le32(day("2026-12-03")), 5: le64(tsMax)},
+	}
+	if !reflect.DeepEqual(m, want) {
+		t.Fatalf("metrics = %+v\nwant %+v", m, want)
+	}
+	if _, err := iceberg.MetricsFromDelta(s, "{", 3, func(n string) string { return n }); err == nil {
+		t.Error("malformed stats: no error")
+	}
+
+	spec, err := iceberg.Partitioning(s, []string{"region"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := iceberg.NewManifestWriter(s, 0, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, mf, err := w.Write([]iceberg.ManifestEntry{{Status: iceberg.StatusAdded,
+		File: iceberg.DataFile{Path: "file:///t/a.parquet", Records: 3, Size: 10, Metrics: m}}}, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := iceberg.ReadManifest(data, mf)
+	if err != nil || len(back) != 1 || !reflect.DeepEqual(back[0].File.Metrics, want) {
+		t.Errorf("metrics read back = %+v, %v", back, err)
 	}
 }

@@ -107,6 +107,8 @@ type DataFile struct {
 	Partition map[string]any
 	// Records and Size are the file's row count and byte size.
 	Records, Size int64
+	// Metrics are its column statistics.
+	Metrics Metrics
 }
 
 // ManifestEntry is one file of a manifest, with the snapshot and the
@@ -305,6 +307,8 @@ func (w *ManifestWriter) Write(entries []ManifestEntry, snapshotID, sequence int
 	for _, e := range entries {
 		ae := avroEntry{Status: int32(e.Status), DataFile: avroDataFile{Content: 0, FilePath: e.File.Path, FileFormat: "PARQUET",
 			Partition: e.File.Partition, RecordCount: e.File.Records, FileSizeInBytes: e.File.Size}}
+		ae.DataFile.ValueCounts, ae.DataFile.NullValueCounts = counts(e.File.Metrics.ValueCounts), counts(e.File.Metrics.NullCounts)
+		ae.DataFile.LowerBounds, ae.DataFile.UpperBounds = bounds(e.File.Metrics.Lower), bounds(e.File.Metrics.Upper)
 		if ae.DataFile.Partition == nil {
 			ae.DataFile.Partition = map[string]any{}
 		}
@@ -356,7 +360,9 @@ func ReadManifest(data []byte, m ManifestFile) ([]ManifestEntry, error) {
 		}
 		e := ManifestEntry{Status: int(ae.Status), SnapshotID: m.AddedSnapshotID, Sequence: m.Sequence, FileSequence: m.Sequence,
 			File: DataFile{Path: ae.DataFile.FilePath, Partition: ae.DataFile.Partition, Records: ae.DataFile.RecordCount,
-				Size: ae.DataFile.FileSizeInBytes}}
+				Size: ae.DataFile.FileSizeInBytes, Metrics: Metrics{ValueCounts: countMap(ae.DataFile.ValueCounts),
+					NullCounts: countMap(ae.DataFile.NullValueCounts), Lower: boundMap(ae.DataFile.LowerBounds),
+					Upper: boundMap(ae.DataFile.UpperBounds)}}}
 		if ae.SnapshotID != nil {
 			e.SnapshotID = *ae.SnapshotID
 		}
@@ -431,4 +437,52 @@ func fieldByID(fields []Field, id int) *Field {
 		}
 	}
 	return nil
+}
+
+// counts returns m as a manifest's map of counts, nil when empty.
+func counts(m map[int]int64) *[]intLong {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]intLong, 0, len(m))
+	for _, id := range sortedIDs(m) {
+		out = append(out, intLong{Key: int32(id), Value: m[id]})
+	}
+	return &out
+}
+
+// bounds returns m as a manifest's map of bounds, nil when empty.
+func bounds(m map[int][]byte) *[]intBytes {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]intBytes, 0, len(m))
+	for _, id := range sortedIDs(m) {
+		out = append(out, intBytes{Key: int32(id), Value: m[id]})
+	}
+	return &out
+}
+
+// countMap is the inverse of counts.
+func countMap(kv *[]intLong) map[int]int64 {
+	if kv == nil {
+		return nil
+	}
+	m := make(map[int]int64, len(*kv))
+	for _, e := range *kv {
+		m[int(e.Key)] = e.Value
+	}
+	return m
+}
+
+// boundMap is the inverse of bounds.
+func boundMap(kv *[]intBytes) map[int][]byte {
+	if kv == nil {
+		return nil
+	}
+	m := make(map[int][]byte, len(*kv))
+	for _, e := range *kv {
+		m[int(e.Key)] = e.Value
+	}
+	return m
 }

@@ -544,17 +544,24 @@ func (m *Mirror) dataFile(f table.DataFile, meta *table.Meta, s *iceberg.Schema,
 	if f.Records < 0 {
 		return iceberg.DataFile{}, fmt.Errorf("data file %s has no numRecords in its stats, which an Iceberg manifest needs", uri)
 	}
-	df := iceberg.DataFile{Path: uri, Records: f.Records, Size: f.Size, Partition: map[string]any{}}
+	physical := func(name string) string {
+		if meta != nil && meta.Columns != nil {
+			return meta.Columns[schema.FieldPath(name)].Name
+		}
+		return name
+	}
+	metrics, err := iceberg.MetricsFromDelta(s, f.Stats, f.Records, physical)
+	if err != nil {
+		return iceberg.DataFile{}, fmt.Errorf("data file %s: %w", uri, err)
+	}
+	df := iceberg.DataFile{Path: uri, Records: f.Records, Size: f.Size, Partition: map[string]any{}, Metrics: metrics}
 	for _, pf := range spec.Fields {
 		field, ok := s.FieldByName(pf.Name)
 		if !ok {
 			return iceberg.DataFile{}, fmt.Errorf("partition field %q is not a column of table %s", pf.Name, m.tableName())
 		}
-		key := field.Name
-		if meta != nil && meta.Columns != nil {
-			key = meta.Columns[schema.FieldPath(field.Name)].Name // the protocol keys partition values by physical name
-		}
-		v, err := iceberg.PartitionValue(field.Type, f.PartitionValues[key])
+		// The protocol keys partition values by physical name.
+		v, err := iceberg.PartitionValue(field.Type, f.PartitionValues[physical(field.Name)])
 		if err != nil {
 			return iceberg.DataFile{}, fmt.Errorf("data file %s: %w", uri, err)
 		}

@@ -174,6 +174,8 @@ func TestMirror(t *testing.T) {
 		PyIceberg json.RawMessage   `json:"pyiceberg"`
 		DuckDB    json.RawMessage   `json:"duckdb"`
 		Summary   map[string]string `json:"summary"`
+		Files     int               `json:"files"`
+		Pruned    int               `json:"files_offset_ge_5"`
 	}
 	if err := json.Unmarshal(out, &read); err != nil {
 		t.Fatalf("%s: %v", out, err)
@@ -183,6 +185,10 @@ func TestMirror(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("%s read %s, want %s", reader, got, want)
 		}
+	}
+	if read.Files != 4 || read.Pruned != 1 {
+		t.Errorf("pyiceberg plans %d files for the table and %d for offset >= 5, want 4 and 1 (the bounds of offset prune the others)",
+			read.Files, read.Pruned)
 	}
 	if read.Summary[iceberg.DeltaVersionProperty] != "5" {
 		t.Errorf("summary: %v", read.Summary)
