@@ -50,7 +50,7 @@ print_times() {
 }
 has_pkgs() { [[ -n "$(go list "$@" 2>/dev/null)" ]]; }
 
-passed= kafka_started= s3_started= gcs_started= azure_started= registry_started= iceberg_started=
+passed= kafka_started= s3_started= gcs_started= azure_started= registry_started= iceberg_started= hms_started=
 # One throw-away CA for the broker's secure listeners and the registry.
 export TRIBUTARY_CERTS_DIR
 TRIBUTARY_CERTS_DIR="$(mktemp -d)"
@@ -79,6 +79,10 @@ cleanup() {
   if [[ -n "$iceberg_started" ]]; then
     step "iceberg REST catalog down"
     tools/iceberg.sh down || true
+  fi
+  if [[ -n "$hms_started" ]]; then
+    step "hive metastore down"
+    tools/hms.sh down || true
   fi
   rm -rf "$TRIBUTARY_CERTS_DIR"
   print_times
@@ -200,6 +204,14 @@ export ICEBERG_REST_URI ICEBERG_SPARK_JAR
 
 step "iceberg mirrors in the REST catalog, read by pyiceberg, DuckDB and Spark (mirror package)"
 go test -count=1 ./agent/internal/mirror/
+
+# A Hive Metastore (tools/hms.sh) Delta tables are registered in by name,
+# which Spark then reads them by: HIVE_METASTORE_URI goes to the tests.
+step "hive metastore up; tables registered by name, read by Spark (hivemeta package)"
+hms_started=1
+HIVE_METASTORE_URI="$(tools/hms.sh up)"
+export HIVE_METASTORE_URI
+go test -count=1 ./agent/internal/hivemeta/
 
 # Table maintenance at length, which -short skips in the unit step: a
 # simulated day of flushes compacted as it is ingested (read back by
