@@ -64,9 +64,11 @@ type Target struct {
 // Result is what one [Mirror.Sync] did.
 type Result struct {
 	// Version is the Delta version the catalog's table mirrors after the
-	// sync, -1 when it mirrors none yet.
+	// sync, -1 when it mirrors none yet (or the sync failed before it
+	// knew).
 	Version int64
-	// Latest is the latest Delta version the sync read.
+	// Latest is the latest Delta version the sync read, -1 when the table
+	// has none.
 	Latest int64
 	// Commits is the number of snapshots the sync committed.
 	Commits int
@@ -125,7 +127,15 @@ func (m *Mirror) Close() error {
 // an error wrapping [icebergrest.ErrConflict]; the next sync starts from
 // what the catalog then holds.
 func (m *Mirror) Sync(ctx context.Context) (Result, error) {
-	res := Result{Version: -1}
+	res := Result{Version: -1, Latest: -1}
+	if _, err := m.reader.Versions(0, 0); err != nil { // reads the latest commits
+		return res, err
+	}
+	latest, meta, _ := m.reader.Current()
+	if meta == nil {
+		return res, nil // no Delta commit yet: the mirror starts with the first
+	}
+	res.Latest = latest
 	if err := m.load(ctx); err != nil {
 		return res, err
 	}
@@ -140,8 +150,8 @@ func (m *Mirror) Sync(ctx context.Context) (Result, error) {
 	}
 	latest, meta, files := m.reader.Current()
 	res.Latest = latest
-	if meta == nil || (len(versions) == 0 && !gone) {
-		return res, nil // nothing committed yet, or nothing new
+	if len(versions) == 0 && !gone {
+		return res, nil // nothing new
 	}
 	var ch change
 	if gone || m.meta.CurrentSnapshot() == nil {
@@ -317,9 +327,6 @@ func (m *Mirror) addManifest(mf iceberg.ManifestFile, entries []iceberg.Manifest
 // create creates the catalog's table from the Delta table's metadata as
 // the reader has it; its first snapshot comes with the first sync.
 func (m *Mirror) create(ctx context.Context) (*iceberg.TableMetadata, error) {
-	if _, err := m.reader.Versions(0, 0); err != nil && !errors.Is(err, table.ErrVersionGone) {
-		return nil, err
-	}
 	_, meta, _ := m.reader.Current()
 	if meta == nil {
 		return nil, fmt.Errorf("table %s has no Delta commit yet: its Iceberg mirror starts with the first", m.t.Location)

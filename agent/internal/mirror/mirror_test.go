@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/iceberg"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/icebergrest"
@@ -277,16 +278,17 @@ func compactRegion(t *testing.T, tb *table.Table, region string) {
 	}
 }
 
-// TestMirrorCatalogDown: while the catalog is down, or refuses the
-// credentials, a sync fails and says why, and the Delta table is written
-// on; once the catalog is back, one sync catches up.
-func TestMirrorCatalogDown(t *testing.T) {
+// flakyCatalog returns a client of the catalog of ICEBERG_REST_URI through
+// a proxy that forwards every request while answer holds 0, and answers
+// with HTTP status answer otherwise.
+func flakyCatalog(t *testing.T) (*icebergrest.Client, *atomic.Int32) {
+	t.Helper()
 	_, uri := catalog(t)
 	target, err := url.Parse(uri)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var answer atomic.Int32 // 0: forward; else the HTTP status to answer with
+	answer := &atomic.Int32{}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if code := answer.Load(); code != 0 {
@@ -295,11 +297,19 @@ func TestMirrorCatalogDown(t *testing.T) {
 		}
 		proxy.ServeHTTP(w, r)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	cat, err := icebergrest.New(t.Context(), icebergrest.Config{URI: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cat, answer
+}
+
+// TestMirrorCatalogDown: while the catalog is down, or refuses the
+// credentials, a sync fails and says why, and the Delta table is written
+// on; once the catalog is back, one sync catches up.
+func TestMirrorCatalogDown(t *testing.T) {
+	cat, answer := flakyCatalog(t)
 
 	dir := t.TempDir()
 	tb, err := table.Open(dir, table.Options{})
@@ -338,4 +348,54 @@ func TestMirrorCatalogDown(t *testing.T) {
 	if want := (mirror.Result{Version: 2, Latest: 2, Commits: 1, Added: 2}); res != want {
 		t.Errorf("Sync once the catalog is back = %+v, want %+v", res, want)
 	}
+}
+
+// TestRunner runs a mirror beside a table's writer: it mirrors each
+// commit it is told of; while the catalog is down, the writer commits on,
+// the status says why the mirror fails and how far behind it is; once
+// the catalog is back, it catches up.
+func TestRunner(t *testing.T) {
+	cat, answer := flakyCatalog(t)
+	dir := t.TempDir()
+	tb, err := table.Open(dir, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	ns, name := []string{"mirror_test"}, fmt.Sprintf("run%d", os.Getpid())
+	t.Cleanup(func() { _ = cat.DropTable(context.Background(), ns, name) })
+	m, err := mirror.New(mirror.Target{Catalog: cat, Namespace: ns, Name: name, Location: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r := mirror.Start(t.Context(), m, mirror.Options{Every: 20 * time.Millisecond})
+	defer r.Stop()
+	waitFor := func(what string, ok func(mirror.Status) bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !ok(r.Status()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s: status %+v", what, r.Status())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if st := r.Status(); st.Version != -1 || st.LastError != "" {
+		t.Errorf("status before the first commit = %+v", st)
+	}
+	in := &ingester{t: t, tb: tb, fields: tabletest.Fields(t, "region STRING, offset BIGINT, value STRING")}
+	in.commit("eu")
+	r.Committed()
+	waitFor("version 0 mirrored", func(st mirror.Status) bool { return st.Version == 0 && st.Lag == 0 && st.Snapshots == 1 })
+
+	answer.Store(http.StatusServiceUnavailable)
+	in.commit("us")
+	in.commit("eu")
+	r.Committed()
+	waitFor("the failure and the lag in the status", func(st mirror.Status) bool {
+		return strings.Contains(st.LastError, "503") && st.Lag == 2 && st.Version == 0
+	})
+	answer.Store(0)
+	waitFor("the catch-up", func(st mirror.Status) bool { return st.Version == 2 && st.Lag == 0 && st.LastError == "" })
 }
