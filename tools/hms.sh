@@ -47,22 +47,7 @@ PIDFILE="$HMS_STATE_DIR/hms.pid"
 CONF_DIR="$HMS_STATE_DIR/conf"
 LOGFILE="$HMS_STATE_DIR/logs/hms.log"
 
-# The cache key includes a hash of the pom so editing it refetches.
-jars_key() { echo "hms-$HMS_VERSION-$(sha256sum <"$POM" | cut -c1-8)"; }
-
-fetch_jars() { # DIR
-  command -v mvn >/dev/null || { echo "mvn not found"; return 1; }
-  mvn -B -q -f "$POM" -Dhms.version="$HMS_VERSION" \
-    dependency:copy-dependencies -DoutputDirectory="$1/jars"
-  ls "$1/jars"
-  [[ -f "$1/jars/hive-standalone-metastore-$HMS_VERSION.jar" ]]
-}
-
-jars_dir() {
-  local key; key="$(jars_key)"
-  cache_build "$key" fetch_jars
-  echo "$TRIBUTARY_CACHE/$key/jars"
-}
+jars_dir() { maven_jars "hms-$HMS_VERSION" "$POM" "hive-standalone-metastore-$HMS_VERSION.jar"; }
 
 pid_alive() { server_alive "$PIDFILE" "$CONF_DIR"; }
 

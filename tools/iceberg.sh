@@ -49,37 +49,12 @@ LOGFILE="$ICEBERG_STATE_DIR/iceberg.log"
 # On the server's command line, so a reused pid is never taken for it.
 MARKER="tributary.iceberg.state=$ICEBERG_STATE_DIR"
 
-# The cache key includes a hash of the pom so editing it refetches.
-jars_key() { echo "iceberg-rest-$ICEBERG_VERSION-$(sha256sum <"$POM" | cut -c1-8)"; }
-
-fetch_jars() { # DIR
-  command -v mvn >/dev/null || { echo "mvn not found"; return 1; }
-  mvn -B -q -f "$POM" -Diceberg.version="$ICEBERG_VERSION" \
-    dependency:copy-dependencies -DoutputDirectory="$1/jars"
-  ls "$1/jars"
-  [[ -f "$1/jars/iceberg-open-api-$ICEBERG_VERSION-test-fixtures.jar" ]]
-}
-
-jars_dir() {
-  local key; key="$(jars_key)"
-  cache_build "$key" fetch_jars
-  echo "$TRIBUTARY_CACHE/$key/jars"
-}
-
-SPARK_POM="$TRIBUTARY_REPO/tools/iceberg/spark-pom.xml"
-
-fetch_spark_jar() { # DIR
-  command -v mvn >/dev/null || { echo "mvn not found"; return 1; }
-  mvn -B -q -f "$SPARK_POM" -Diceberg.version="$ICEBERG_VERSION" \
-    dependency:copy-dependencies -DoutputDirectory="$1/jars"
-  ls "$1/jars"
-  [[ -f "$1/jars/iceberg-spark-runtime-4.0_2.13-$ICEBERG_VERSION.jar" ]]
-}
+jars_dir() { maven_jars "iceberg-rest-$ICEBERG_VERSION" "$POM" "iceberg-open-api-$ICEBERG_VERSION-test-fixtures.jar"; }
 
 spark_jar() {
-  local key; key="iceberg-spark-$ICEBERG_VERSION-$(sha256sum <"$SPARK_POM" | cut -c1-8)"
-  cache_build "$key" fetch_spark_jar
-  echo "$TRIBUTARY_CACHE/$key/jars/iceberg-spark-runtime-4.0_2.13-$ICEBERG_VERSION.jar"
+  local jar="iceberg-spark-runtime-4.0_2.13-$ICEBERG_VERSION.jar" dir
+  dir="$(maven_jars "iceberg-spark-$ICEBERG_VERSION" "$TRIBUTARY_REPO/tools/iceberg/spark-pom.xml" "$jar")"
+  echo "$dir/$jar"
 }
 
 pid_alive() { server_alive "$PIDFILE" "$MARKER"; }

@@ -70,6 +70,25 @@ cache_build() {
   )
 }
 
+# maven_jars NAME POM JAR: the folder of the jars that POM (a pom that
+# copies its dependencies: mvn dependency:copy-dependencies) resolves,
+# fetched once into the cache entry NAME-<hash of POM>, so editing the pom
+# fetches anew; JAR must be among them. Prints the folder.
+maven_jars() {
+  local key
+  key="$1-$(sha256sum <"$2" | cut -c1-8)"
+  MAVEN_POM="$2" MAVEN_JAR="$3" cache_build "$key" fetch_maven_jars
+  echo "$TRIBUTARY_CACHE/$key/jars"
+}
+
+# fetch_maven_jars DIR: maven_jars' fetch, of MAVEN_POM into DIR/jars.
+fetch_maven_jars() {
+  command -v mvn >/dev/null || { echo "mvn not found"; return 1; }
+  mvn -B -q -f "$MAVEN_POM" dependency:copy-dependencies -DoutputDirectory="$1/jars"
+  ls "$1/jars"
+  [[ -f "$1/jars/$MAVEN_JAR" ]]
+}
+
 # certs_dir STATE_DIR DEFAULT: the certificate directory the service whose
 # state is in STATE_DIR was started with (its `up` records it with
 # record_certs_dir), else DEFAULT; so `status` and the settings name the

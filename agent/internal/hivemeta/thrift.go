@@ -158,40 +158,28 @@ func (d *dec) skip(t byte, depth int) error {
 				return err
 			}
 		}
-	case tMap:
-		kt, err := d.byte1()
-		if err != nil {
+	case tMap, tSet, tList:
+		types := make([]byte, 1, 2)
+		var err error
+		if types[0], err = d.byte1(); err != nil {
 			return err
 		}
-		vt, err := d.byte1()
-		if err != nil {
-			return err
+		if t == tMap { // a key type, then a value type
+			vt, err := d.byte1()
+			if err != nil {
+				return err
+			}
+			types = append(types, vt)
 		}
 		count, err := d.length()
 		if err != nil {
 			return err
 		}
 		for range count {
-			if err := d.skip(kt, depth+1); err != nil {
-				return err
-			}
-			if err := d.skip(vt, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
-	case tSet, tList:
-		et, err := d.byte1()
-		if err != nil {
-			return err
-		}
-		count, err := d.length()
-		if err != nil {
-			return err
-		}
-		for range count {
-			if err := d.skip(et, depth+1); err != nil {
-				return err
+			for _, et := range types {
+				if err := d.skip(et, depth+1); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -249,16 +237,9 @@ func (d *dec) reply(seq int32) error {
 	switch uint32(v) & 0xff {
 	case msgReply:
 		return nil
-	case msgException:
-		var msg string
-		if err := d.fields(func(t byte, id int16) (bool, error) {
-			if id == 1 && t == tString {
-				var err error
-				msg, err = d.str()
-				return true, err
-			}
-			return false, nil
-		}); err != nil {
+	case msgException: // a TApplicationException: its message is field 1, as an exception's
+		msg, err := d.exception()
+		if err != nil {
 			return err
 		}
 		return fmt.Errorf("the metastore refused the call: %s", msg)

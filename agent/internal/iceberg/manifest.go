@@ -169,26 +169,25 @@ type (
 		Partition       map[string]any `avro:"partition"`
 		RecordCount     int64          `avro:"record_count"`
 		FileSizeInBytes int64          `avro:"file_size_in_bytes"`
-		ColumnSizes     *[]intLong     `avro:"column_sizes"`
-		ValueCounts     *[]intLong     `avro:"value_counts"`
-		NullValueCounts *[]intLong     `avro:"null_value_counts"`
-		NaNValueCounts  *[]intLong     `avro:"nan_value_counts"`
-		LowerBounds     *[]intBytes    `avro:"lower_bounds"`
-		UpperBounds     *[]intBytes    `avro:"upper_bounds"`
+		ColumnSizes     *[]kv[int64]   `avro:"column_sizes"`
+		ValueCounts     *[]kv[int64]   `avro:"value_counts"`
+		NullValueCounts *[]kv[int64]   `avro:"null_value_counts"`
+		NaNValueCounts  *[]kv[int64]   `avro:"nan_value_counts"`
+		LowerBounds     *[]kv[[]byte]  `avro:"lower_bounds"`
+		UpperBounds     *[]kv[[]byte]  `avro:"upper_bounds"`
 		KeyMetadata     *[]byte        `avro:"key_metadata"`
 		SplitOffsets    *[]int64       `avro:"split_offsets"`
 		EqualityIDs     *[]int32       `avro:"equality_ids"`
 		SortOrderID     *int32         `avro:"sort_order_id"`
 	}
-	intLong struct {
-		Key   int32 `avro:"key"`
-		Value int64 `avro:"value"`
-	}
-	intBytes struct {
-		Key   int32  `avro:"key"`
-		Value []byte `avro:"value"`
-	}
 )
+
+// kv is an entry of a manifest's map keyed by field id (an Avro array of
+// key-value records).
+type kv[V any] struct {
+	Key   int32 `avro:"key"`
+	Value V     `avro:"value"`
+}
 
 // manifestSchema is the Avro schema of a manifest; %s is the partition
 // record's fields.
@@ -307,8 +306,8 @@ func (w *ManifestWriter) Write(entries []ManifestEntry, snapshotID, sequence int
 	for _, e := range entries {
 		ae := avroEntry{Status: int32(e.Status), DataFile: avroDataFile{Content: 0, FilePath: e.File.Path, FileFormat: "PARQUET",
 			Partition: e.File.Partition, RecordCount: e.File.Records, FileSizeInBytes: e.File.Size}}
-		ae.DataFile.ValueCounts, ae.DataFile.NullValueCounts = counts(e.File.Metrics.ValueCounts), counts(e.File.Metrics.NullCounts)
-		ae.DataFile.LowerBounds, ae.DataFile.UpperBounds = bounds(e.File.Metrics.Lower), bounds(e.File.Metrics.Upper)
+		ae.DataFile.ValueCounts, ae.DataFile.NullValueCounts = toKVs(e.File.Metrics.ValueCounts), toKVs(e.File.Metrics.NullCounts)
+		ae.DataFile.LowerBounds, ae.DataFile.UpperBounds = toKVs(e.File.Metrics.Lower), toKVs(e.File.Metrics.Upper)
 		if ae.DataFile.Partition == nil {
 			ae.DataFile.Partition = map[string]any{}
 		}
@@ -360,9 +359,9 @@ func ReadManifest(data []byte, m ManifestFile) ([]ManifestEntry, error) {
 		}
 		e := ManifestEntry{Status: int(ae.Status), SnapshotID: m.AddedSnapshotID, Sequence: m.Sequence, FileSequence: m.Sequence,
 			File: DataFile{Path: ae.DataFile.FilePath, Partition: ae.DataFile.Partition, Records: ae.DataFile.RecordCount,
-				Size: ae.DataFile.FileSizeInBytes, Metrics: Metrics{ValueCounts: countMap(ae.DataFile.ValueCounts),
-					NullCounts: countMap(ae.DataFile.NullValueCounts), Lower: boundMap(ae.DataFile.LowerBounds),
-					Upper: boundMap(ae.DataFile.UpperBounds)}}}
+				Size: ae.DataFile.FileSizeInBytes, Metrics: Metrics{ValueCounts: fromKVs(ae.DataFile.ValueCounts),
+					NullCounts: fromKVs(ae.DataFile.NullValueCounts), Lower: fromKVs(ae.DataFile.LowerBounds),
+					Upper: fromKVs(ae.DataFile.UpperBounds)}}}
 		if ae.SnapshotID != nil {
 			e.SnapshotID = *ae.SnapshotID
 		}
@@ -439,49 +438,25 @@ func fieldByID(fields []Field, id int) *Field {
 	return nil
 }
 
-// counts returns m as a manifest's map of counts, nil when empty.
-func counts(m map[int]int64) *[]intLong {
+// toKVs returns m as a manifest's map keyed by field id, nil when empty.
+func toKVs[V any](m map[int]V) *[]kv[V] {
 	if len(m) == 0 {
 		return nil
 	}
-	out := make([]intLong, 0, len(m))
+	out := make([]kv[V], 0, len(m))
 	for _, id := range sortedIDs(m) {
-		out = append(out, intLong{Key: int32(id), Value: m[id]})
+		out = append(out, kv[V]{Key: int32(id), Value: m[id]})
 	}
 	return &out
 }
 
-// bounds returns m as a manifest's map of bounds, nil when empty.
-func bounds(m map[int][]byte) *[]intBytes {
-	if len(m) == 0 {
+// fromKVs is the inverse of toKVs.
+func fromKVs[V any](kvs *[]kv[V]) map[int]V {
+	if kvs == nil {
 		return nil
 	}
-	out := make([]intBytes, 0, len(m))
-	for _, id := range sortedIDs(m) {
-		out = append(out, intBytes{Key: int32(id), Value: m[id]})
-	}
-	return &out
-}
-
-// countMap is the inverse of counts.
-func countMap(kv *[]intLong) map[int]int64 {
-	if kv == nil {
-		return nil
-	}
-	m := make(map[int]int64, len(*kv))
-	for _, e := range *kv {
-		m[int(e.Key)] = e.Value
-	}
-	return m
-}
-
-// boundMap is the inverse of bounds.
-func boundMap(kv *[]intBytes) map[int][]byte {
-	if kv == nil {
-		return nil
-	}
-	m := make(map[int][]byte, len(*kv))
-	for _, e := range *kv {
+	m := make(map[int]V, len(*kvs))
+	for _, e := range *kvs {
 		m[int(e.Key)] = e.Value
 	}
 	return m

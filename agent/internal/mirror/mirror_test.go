@@ -51,33 +51,24 @@ type ingester struct {
 
 var layout = table.Partitioning{Columns: []string{"region"}}
 
+// region is the partition value of a file of region r.
+func region(r string) []table.PartitionValue {
+	return []table.PartitionValue{{Column: "region", Value: r}}
+}
+
 func (in *ingester) commit(regions ...string) {
 	in.t.Helper()
 	c := table.Commit{}
 	for _, r := range regions {
-		b, err := rows.NewBuilder(in.fields)
-		if err != nil {
-			in.t.Fatal(err)
-		}
 		off := in.next
 		in.next++
-		cells := []func(){func() { b.Bytes([]byte(r)) }, func() { b.Int64(off) }, func() { b.Bytes(fmt.Appendf(nil, "record %d", off)) }}
-		if len(in.fields) > 3 {
-			cells = append(cells, func() { b.Int64(off * 10) })
-		}
-		tabletest.Row(in.t, b, cells...)
-		fw, err := in.tb.NewPartitionFile(b.Schema(), []table.PartitionValue{{Column: "region", Value: r}})
-		if err != nil {
-			in.t.Fatal(err)
-		}
-		if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
-			in.t.Fatal(err)
-		}
-		add, err := fw.Close()
-		if err != nil {
-			in.t.Fatal(err)
-		}
-		c.Files = append(c.Files, add)
+		c.Files = append(c.Files, tabletest.WritePartitionFile(in.t, in.tb, in.fields, region(r), func(b *rows.Builder) {
+			cells := []func(){func() { b.Bytes([]byte(r)) }, func() { b.Int64(off) }, func() { b.Bytes(fmt.Appendf(nil, "record %d", off)) }}
+			if len(in.fields) > 3 {
+				cells = append(cells, func() { b.Int64(off * 10) })
+			}
+			tabletest.Row(in.t, b, cells...)
+		}))
 	}
 	if in.tb.Snapshot().Version < 0 {
 		c.Schema, c.Partitioning = in.fields, &layout
@@ -221,11 +212,11 @@ func TestMirror(t *testing.T) {
 
 // compactRegion rewrites the live files of one region into one, as a
 // compaction does.
-func compactRegion(t *testing.T, tb *table.Table, region string) {
+func compactRegion(t *testing.T, tb *table.Table, name string) {
 	t.Helper()
 	var removes []string
 	for _, f := range tb.Files() {
-		if strings.HasPrefix(f.Path, "region="+region+"/") {
+		if strings.HasPrefix(f.Path, "region="+name+"/") {
 			removes = append(removes, f.Path)
 		}
 	}
@@ -248,31 +239,18 @@ func compactRegion(t *testing.T, tb *table.Table, region string) {
 			all = append(all, row)
 		}
 	}
-	b, err := rows.NewBuilder(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range all {
-		tabletest.Row(t, b, func() { b.Bytes([]byte(region)) }, func() { b.Int64(r.off) },
-			func() { b.Bytes(fmt.Appendf(nil, "record %d", r.off)) }, func() {
-				if r.n != nil {
-					b.Int64(*r.n)
-				} else {
-					b.Null()
-				}
-			})
-	}
-	fw, err := tb.NewPartitionFile(b.Schema(), []table.PartitionValue{{Column: "region", Value: region}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.WriteColumns(b.Columns(), b.Rows()); err != nil {
-		t.Fatal(err)
-	}
-	add, err := fw.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	add := tabletest.WritePartitionFile(t, tb, fields, region(name), func(b *rows.Builder) {
+		for _, r := range all {
+			tabletest.Row(t, b, func() { b.Bytes([]byte(name)) }, func() { b.Int64(r.off) },
+				func() { b.Bytes(fmt.Appendf(nil, "record %d", r.off)) }, func() {
+					if r.n != nil {
+						b.Int64(*r.n)
+					} else {
+						b.Null()
+					}
+				})
+		}
+	})
 	if _, err := tb.CommitRewrite(table.Rewrite{Removes: removes, Adds: []table.AddFile{add}}); err != nil {
 		t.Fatal(err)
 	}

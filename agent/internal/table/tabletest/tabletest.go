@@ -32,12 +32,24 @@ func Fields(t testing.TB, ddl string) []schema.Field {
 // test on error.
 func WriteFile(t testing.TB, tb *table.Table, fields []schema.Field, fill func(b *rows.Builder)) table.AddFile {
 	t.Helper()
+	return WritePartitionFile(t, tb, fields, nil, fill)
+}
+
+// WritePartitionFile is [WriteFile] for a file of the partition values
+// gives (none: a file of an unpartitioned table).
+func WritePartitionFile(t testing.TB, tb *table.Table, fields []schema.Field, values []table.PartitionValue, fill func(b *rows.Builder)) table.AddFile {
+	t.Helper()
 	b, err := rows.NewBuilder(fields)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fill(b)
-	fw, err := tb.NewFile(b.Schema())
+	var fw *table.FileWriter
+	if values == nil {
+		fw, err = tb.NewFile(b.Schema())
+	} else {
+		fw, err = tb.NewPartitionFile(b.Schema(), values)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
