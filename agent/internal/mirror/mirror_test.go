@@ -44,9 +44,23 @@ func catalog(t *testing.T) (*icebergrest.Client, string) {
 // ingester commits files of records to a table partitioned by region.
 type ingester struct {
 	t      *testing.T
+	dir    string
 	tb     *table.Table
 	fields []schema.Field
 	next   int64
+}
+
+// newIngester opens a new table (region STRING, offset BIGINT, value
+// STRING) to commit to; the test's end closes it.
+func newIngester(t *testing.T) *ingester {
+	t.Helper()
+	dir := t.TempDir()
+	tb, err := table.Open(dir, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tb.Close() })
+	return &ingester{t: t, dir: dir, tb: tb, fields: tabletest.Fields(t, "region STRING, offset BIGINT, value STRING")}
 }
 
 var layout = table.Partitioning{Columns: []string{"region"}}
@@ -86,13 +100,8 @@ func (in *ingester) commit(regions ...string) {
 // the Delta table holds.
 func TestMirror(t *testing.T) {
 	cat, uri := catalog(t)
-	dir := t.TempDir()
-	tb, err := table.Open(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	in := &ingester{t: t, tb: tb, fields: tabletest.Fields(t, "region STRING, offset BIGINT, value STRING")}
+	in := newIngester(t)
+	dir, tb := in.dir, in.tb
 	in.commit("eu", "us")
 	in.commit("eu")
 
@@ -289,13 +298,8 @@ func flakyCatalog(t *testing.T) (*icebergrest.Client, *atomic.Int32) {
 func TestMirrorCatalogDown(t *testing.T) {
 	cat, answer := flakyCatalog(t)
 
-	dir := t.TempDir()
-	tb, err := table.Open(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	in := &ingester{t: t, tb: tb, fields: tabletest.Fields(t, "region STRING, offset BIGINT, value STRING")}
+	in := newIngester(t)
+	dir := in.dir
 	in.commit("eu")
 	ns, name := []string{"mirror_test"}, fmt.Sprintf("down%d", os.Getpid())
 	t.Cleanup(func() { _ = cat.DropTable(context.Background(), ns, name) })
@@ -334,12 +338,8 @@ func TestMirrorCatalogDown(t *testing.T) {
 // the catalog is back, it catches up.
 func TestRunner(t *testing.T) {
 	cat, answer := flakyCatalog(t)
-	dir := t.TempDir()
-	tb, err := table.Open(dir, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
+	in := newIngester(t)
+	dir := in.dir
 	ns, name := []string{"mirror_test"}, fmt.Sprintf("run%d", os.Getpid())
 	t.Cleanup(func() { _ = cat.DropTable(context.Background(), ns, name) })
 	m, err := mirror.New(mirror.Target{Catalog: cat, Namespace: ns, Name: name, Location: dir})
@@ -362,7 +362,6 @@ func TestRunner(t *testing.T) {
 	if st := r.Status(); st.Version != -1 || st.LastError != "" {
 		t.Errorf("status before the first commit = %+v", st)
 	}
-	in := &ingester{t: t, tb: tb, fields: tabletest.Fields(t, "region STRING, offset BIGINT, value STRING")}
 	in.commit("eu")
 	r.Committed()
 	waitFor("version 0 mirrored", func(st mirror.Status) bool { return st.Version == 0 && st.Lag == 0 && st.Snapshots == 1 })
