@@ -189,6 +189,10 @@ func TestMetricsFromDelta(t *testing.T) {
 	if !reflect.DeepEqual(m, want) {
 		t.Fatalf("metrics = %+v\nwant %+v", m, want)
 	}
+	long := `{"numRecords":1,"minValues":{"s":"` + strings.Repeat("a", 32) + `"},"maxValues":{"s":"` + strings.Repeat("a", 32) + "\uffff" + `"},"nullCount":{"s":0}}`
+	if m, err := iceberg.MetricsFromDelta(s, long, 1, func(n string) string { return n }); err != nil || m.Upper[3] != nil || len(m.Lower[3]) != 32 {
+		t.Errorf("a truncated string maximum: upper %q, lower %q, %v; want no upper bound", m.Upper[3], m.Lower[3], err)
+	}
 	if _, err := iceberg.MetricsFromDelta(s, "{", 3, func(n string) string { return n }); err == nil {
 		t.Error("malformed stats: no error")
 	}

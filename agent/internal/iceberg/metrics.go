@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 // Metrics are the column statistics a manifest keeps of a data file, by
@@ -84,6 +85,12 @@ func bound(prim string, raw json.RawMessage, isMax bool) ([]byte, bool) {
 		if json.Unmarshal(raw, &v) != nil {
 			return nil, false
 		}
+		if isMax && utf8.RuneCountInString(v) > maxStatString {
+			// Truncated, with a last character meant to sort after what
+			// was cut in UTF-16 order (Spark's), which need not hold in
+			// the UTF-8 byte order Iceberg compares in.
+			return nil, false
+		}
 		return []byte(v), true
 	case "date":
 		var v string
@@ -112,6 +119,10 @@ func bound(prim string, raw json.RawMessage, isMax bool) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// maxStatString is the length in characters of the string stats Delta
+// writers keep whole; a longer maximum is truncated.
+const maxStatString = 32
 
 // parseStatTime parses a timestamp of Delta stats: ISO 8601 with
 // milliseconds, with a zone (TIMESTAMP) or without (TIMESTAMP_NTZ, read

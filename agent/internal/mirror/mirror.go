@@ -429,7 +429,7 @@ func (m *Mirror) commit(ctx context.Context, ch change) error {
 	}
 	snap := iceberg.Snapshot{SnapshotID: snapID, ParentSnapshotID: m.snapshot, SequenceNumber: seq,
 		TimestampMs: time.Now().UnixMilli(), ManifestList: m.base + "/" + listName, SchemaID: &schemaID,
-		Summary: summary(ch, written)}
+		Summary: summary(ch, written, snapID)}
 	updates = append(updates, icebergrest.AddSnapshot(snap), icebergrest.SetMainBranch(snapID))
 	meta, err := m.t.Catalog.Commit(ctx, m.t.Namespace, m.t.Name, reqs, updates)
 	if err != nil {
@@ -577,9 +577,9 @@ func (m *Mirror) dataFile(f table.DataFile, meta *table.Meta, s *iceberg.Schema,
 	return df, nil
 }
 
-// summary is the summary of a snapshot that applies ch and lists
+// summary is the summary of snapshot snapID, which applies ch and lists
 // manifests.
-func summary(ch change, manifests []written) map[string]string {
+func summary(ch change, manifests []written, snapID int64) map[string]string {
 	op := "append"
 	switch {
 	case len(ch.removed) > 0 && !ch.dataChange:
@@ -596,7 +596,7 @@ func summary(ch change, manifests []written) map[string]string {
 			files++
 			rows += e.File.Records
 		}
-		if wm.file.DeletedFiles > 0 {
+		if wm.file.AddedSnapshotID == snapID { // written by this snapshot, not carried
 			deletedRows += wm.file.DeletedRows
 		}
 	}
