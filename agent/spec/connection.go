@@ -248,22 +248,8 @@ func (c *Connection) Validate() Errors {
 }
 
 func (sr *SchemaRegistry) validate(col collector) {
+	validateHTTPURI(col, "url", sr.URL, "the registry URL", "https://registry.example.com", "set api_key and api_secret instead")
 	u, err := url.Parse(sr.URL)
-	switch {
-	case sr.URL == "":
-		col.add("url", "the registry URL is required, e.g. \"https://registry.example.com\"")
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		if strings.Contains(sr.URL, "@") {
-			// It may hold credentials: say so without repeating it.
-			col.add("url", "the value is not an http or https URL and seems to hold credentials; give the base URL, e.g. \"https://registry.example.com\", and set api_key and api_secret")
-		} else {
-			col.add("url", "%q is not an http or https URL, e.g. \"https://registry.example.com\"", sr.URL)
-		}
-	case u.User != nil:
-		col.add("url", "the URL carries credentials; set api_key and api_secret instead, so the secret stays sensitive")
-	case u.RawQuery != "" || u.Fragment != "":
-		col.add("url", "the URL must not have a query or fragment; give the registry's base URL")
-	}
 	switch {
 	case sr.APIKey == "" && sr.APISecret != "":
 		col.addInvolving("api_key", []string{col.path("api_secret")}, "api_secret is set without api_key; set both or neither")

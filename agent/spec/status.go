@@ -76,6 +76,49 @@ type TableStatus struct {
 	// did since the agent started; absent where this agent does not
 	// maintain the table (in a cluster, another agent does).
 	Maintenance *MaintenanceStatus `json:"maintenance,omitempty"`
+	// Catalog says how the table's registrations in its catalog (the
+	// catalog object named as its destination_catalog) stand; absent when
+	// there is none, or this agent does not maintain the table.
+	Catalog *CatalogStatus `json:"catalog,omitempty"`
+}
+
+// CatalogStatus is how a table's registrations stand, on the agent that
+// maintains it.
+type CatalogStatus struct {
+	// Name is the catalog's name, the table's destination_catalog.
+	Name string `json:"name"`
+	// Iceberg is the table's Iceberg mirror, when the catalog has an
+	// Iceberg REST catalog.
+	Iceberg *IcebergMirrorStatus `json:"iceberg,omitempty"`
+	// HiveMetastore is the table's registration in the catalog's Hive
+	// Metastore, when it has one.
+	HiveMetastore *RegistrationStatus `json:"hive_metastore,omitempty"`
+}
+
+// IcebergMirrorStatus is what the Iceberg mirror of a table did since the
+// agent started.
+type IcebergMirrorStatus struct {
+	// DeltaVersion is the Delta version the Iceberg table mirrors, -1
+	// before the first snapshot.
+	DeltaVersion int64 `json:"delta_version"`
+	// Lag is the number of Delta versions not yet mirrored.
+	Lag int64 `json:"lag"`
+	// Snapshots counts the Iceberg snapshots committed since the agent
+	// started.
+	Snapshots int64 `json:"snapshots"`
+	// LastSync is when the last sync that succeeded ended, RFC 3339 in
+	// UTC; empty before the first.
+	LastSync string `json:"last_sync,omitempty"`
+	// LastError is why the last sync failed; empty after one succeeds.
+	LastError string `json:"last_error,omitempty"`
+}
+
+// RegistrationStatus is a table's registration in a metastore.
+type RegistrationStatus struct {
+	// Registered says the metastore holds the table.
+	Registered bool `json:"registered"`
+	// LastError is why the last attempt failed; empty once registered.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // MaintenanceStatus is what an agent's maintenance of a table (auto_compact,

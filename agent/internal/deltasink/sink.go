@@ -17,6 +17,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/maintenance"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registration"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registry"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
@@ -32,6 +33,9 @@ type TableState struct {
 	// maint is what the table's maintenance did, once a sink of the table
 	// maintained it; it outlives the sink, as the status does.
 	maint *maintenance.State
+	// reg is the table's last registrar, which the status reads after it
+	// stopped too.
+	reg *registration.Registrar
 }
 
 // Snapshot returns a copy of the status.
@@ -43,6 +47,10 @@ func (st *TableState) Snapshot() spec.TableStatus {
 	if st.maint != nil {
 		m := st.maint.Snapshot()
 		s.Maintenance = &m
+	}
+	if st.reg != nil {
+		c := st.reg.Status()
+		s.Catalog = &c
 	}
 	return s
 }
@@ -118,6 +126,9 @@ type Sink struct {
 	// Empty when none.
 	olders       map[string]*table.FileWriter
 	olderVersion int
+	// reg keeps the table registered in its catalog; nil when this agent
+	// does not maintain the table, or it has no catalog.
+	reg *registration.Registrar
 	// maint maintains the table beside the sink's writes; nil when this
 	// sink does not (see Maintain).
 	maint *maintenance.Maintainer
@@ -252,6 +263,10 @@ func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 // Close drops the open files, if any (their rows are read again), and
 // gives their memory back.
 func (s *Sink) Close() {
+	if s.reg != nil {
+		s.reg.Stop()
+		s.reg = nil
+	}
 	if s.maint != nil {
 		s.maint.Stop()
 		s.maint = nil
@@ -722,15 +737,26 @@ func (s *Sink) commit(c table.Commit) error {
 	if s.maint != nil {
 		s.maint.Committed()
 	}
+	if s.reg != nil {
+		s.reg.Committed()
+	}
 	return nil
 }
 
-// Maintain starts the maintenance of the sink's table with o (see package
-// maintenance), unless o turns every job off: the sink tells the
-// maintainer after each commit and stops it when it closes. A runner calls
-// it once, on the one agent of a cluster that maintains the table; the
-// maintainer stops when ctx ends too.
-func (s *Sink) Maintain(ctx context.Context, o maintenance.Options) {
+// Maintain starts the upkeep of the sink's table: its maintenance with
+// u.Maintenance (see package maintenance), unless that turns every job
+// off, and its registration in u.Catalog, when set (see package
+// registration). The sink tells both after each commit and stops them
+// when it closes. A runner calls it once, on the one agent of a cluster
+// that maintains the table; both stop when ctx ends too.
+func (s *Sink) Maintain(ctx context.Context, u runner.Upkeep) {
+	if s.reg == nil && u.Catalog != nil {
+		s.reg = registration.Start(ctx, *u.Catalog, u.Table, s.log)
+		s.state.mu.Lock()
+		s.state.reg = s.reg
+		s.state.mu.Unlock()
+	}
+	o := u.Maintenance
 	if s.maint != nil || (!o.Compact && !o.Vacuum) {
 		return
 	}

@@ -295,7 +295,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 	}
 	s.PublishOffsets()
 	if run.maintains {
-		s.Maintain(ctx, cfg.Maintenance(r.budget))
+		s.Maintain(ctx, cfg.Upkeep(r.budget, name, dir))
 	}
 	t := &fanoutTable{name: name, Sink: s, from: map[kafka.TopicPartition]int64{}}
 	run.tables[name] = t
@@ -407,7 +407,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 		// The tables opened before the loop (those the progress log
 		// names) are maintained too; table maintains those opened later.
 		for _, t := range run.order {
-			t.Maintain(ctx, r.cfg.Maintenance(r.budget))
+			t.Maintain(ctx, r.cfg.Upkeep(r.budget, t.name, spec.JoinLocation(r.cfg.Dir, t.name)))
 		}
 	}
 	if err := start(tps, ko.StartingOffset); err != nil {

@@ -156,7 +156,7 @@ func (m *Manager) fanoutConfig(root string, p *spec.Pipeline, f *spec.FanoutSche
 		Fanout:   *f,
 		Dir:      spec.JoinLocation(root, f.DestinationCatalog, f.DestinationSchema),
 		Conn:     *conn,
-		Settings: m.runSettings(p),
+		Settings: m.runSettings(p, f.DestinationCatalog, f.DestinationSchema),
 	}
 }
 

@@ -74,6 +74,10 @@ type Config struct {
 	// members group gives this agent (see share). Nil for a single agent,
 	// which reads every partition.
 	Members Members
+	// Catalog returns the catalog named name, nil when there is none: the
+	// tables whose destination_catalog names one are registered in it
+	// (see package registration). Nil registers no table.
+	Catalog func(name string) *spec.Catalog
 	// RevokeTimeout bounds how long an assignment waits for the final
 	// flush of the table loops that lose partitions; 0 means
 	// DefaultRevokeTimeout. Used with Members only.
@@ -405,10 +409,17 @@ func redactedRoots(roots []string) []string {
 	return out
 }
 
-// runSettings returns the run settings of pipeline p's tables and fanout
-// schemas.
-func (m *Manager) runSettings(p *spec.Pipeline) runner.Settings {
+// runSettings returns the run settings of pipeline p's tables, or of a
+// fanout schema's: destination_catalog catalog and destination_schema
+// schema.
+func (m *Manager) runSettings(p *spec.Pipeline, catalog, schema string) runner.Settings {
+	var cat *spec.Catalog
+	if m.cfg.Catalog != nil {
+		cat = m.cfg.Catalog(catalog)
+	}
 	return runner.Settings{
+		Catalog:       cat,
+		Schema:        schema,
 		FlushEvery:    p.FlushEvery(),
 		MaxRows:       cmp.Or(p.MaxRowsPerFile, spec.DefaultMaxRowsPerFile),
 		MaxBytes:      cmp.Or(p.TargetFileSizeMB, spec.DefaultTargetFileSizeMB) << 20,
@@ -430,7 +441,7 @@ func (m *Manager) tableConfig(root string, p *spec.Pipeline, t *spec.Table, conn
 		DirtyQualified: strings.ToLower(deltasink.DirtyQualified(p.DestinationCatalog, p.DestinationSchema)),
 		Table:          *t,
 		Conn:           *conn,
-		Settings:       m.runSettings(p),
+		Settings:       m.runSettings(p, p.DestinationCatalog, p.DestinationSchema),
 	}
 }
 

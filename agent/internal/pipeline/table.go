@@ -277,7 +277,7 @@ func (l *loop) run(ctx context.Context) error {
 		return err
 	}
 	if r.own.Maintains(tps) {
-		l.sink.Maintain(ctx, r.cfg.Maintenance(r.budget))
+		l.sink.Maintain(ctx, r.cfg.Upkeep(r.budget, r.cfg.Table.DestinationTable, r.cfg.Dir))
 	}
 	// Running again: an error from before the restart is history.
 	r.sup.SetRunning()

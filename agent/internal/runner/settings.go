@@ -7,7 +7,9 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/maintenance"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registration"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // Settings are the settings of a table loop, or fanout run, that come
@@ -32,6 +34,30 @@ type Settings struct {
 	Compact       bool
 	MinSmallFiles int
 	Vacuum        bool
+	// Catalog, when the tables' destination_catalog names a catalog, is
+	// where they are registered, as Schema (their destination_schema) and
+	// their name.
+	Catalog *spec.Catalog
+	Schema  string
+}
+
+// Upkeep is what the agent that maintains a table runs beside its
+// writer: the maintenance of its files and its registration in its
+// catalog.
+type Upkeep struct {
+	// Maintenance is the maintenance's options (see package maintenance).
+	Maintenance maintenance.Options
+	// Catalog, when set, is where Table is registered (see package
+	// registration).
+	Catalog *spec.Catalog
+	Table   registration.Table
+}
+
+// Upkeep returns the upkeep of the table name at dir, one the runner
+// writes, whose compactions read within budget.
+func (s *Settings) Upkeep(budget *memory.Budget, name, dir string) Upkeep {
+	return Upkeep{Maintenance: s.Maintenance(budget), Catalog: s.Catalog,
+		Table: registration.Table{Schema: s.Schema, Name: name, Location: dir}}
 }
 
 // Maintenance returns the options of the maintenance of a table the runner

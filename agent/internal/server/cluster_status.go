@@ -231,11 +231,14 @@ func mergeTables(a, b []spec.TableStatus) []spec.TableStatus {
 		if mergeState(ta.State, tb.State) != ta.State {
 			merged.State, merged.LastError = tb.State, tb.LastError
 		}
-		// One agent maintains a table: the report of the first agent that
-		// has one (after a rebalance, the previous owner's may remain
-		// until it restarts the table).
+		// One agent maintains a table and keeps it registered: the
+		// report of the first agent that has one (after a rebalance, the
+		// previous owner's may remain until it restarts the table).
 		if merged.Maintenance == nil {
 			merged.Maintenance = cmp.Or(ta.Maintenance, tb.Maintenance)
+		}
+		if merged.Catalog == nil {
+			merged.Catalog = cmp.Or(ta.Catalog, tb.Catalog)
 		}
 		merged.Lag, merged.LagBytes = 0, 0
 		for _, p := range merged.Partitions {

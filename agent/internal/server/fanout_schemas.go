@@ -203,9 +203,11 @@ func (s *Server) deleteFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 	name := r.PathValue("name")
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	if _, err := s.store.FanoutSchemas.Get(name); err != nil {
+	f, err := s.store.FanoutSchemas.Get(name)
+	if err != nil {
 		return notFoundOr(err, "fanout schema", name)
 	}
+	tables := s.fanoutTables(&f)
 	if err := s.engine.RemoveFanout(context.WithoutCancel(r.Context()), name); err != nil {
 		return fmt.Errorf("stopping fanout schema %q: %w", name, err)
 	}
@@ -214,6 +216,9 @@ func (s *Server) deleteFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 	}
 	s.fanoutFailed.set(name, nil)
 	s.applied.forget(fanoutKind, name)
+	if err := s.dropLeft(context.WithoutCancel(r.Context()), f.DestinationCatalog, tables, nil); err != nil {
+		return err
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

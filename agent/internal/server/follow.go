@@ -244,20 +244,21 @@ func fingerprint(parts ...any) string {
 }
 
 // pipelineFingerprint is the fingerprint of stored pipeline p with its
-// connections.
+// connections and its catalog.
 func (s *Server) pipelineFingerprint(p *spec.Pipeline) string {
 	conn, regs, err := s.connectionsOf(p)
 	if err != nil {
 		return fingerprint(p, err.Error())
 	}
-	return fingerprint(p, conn, regs)
+	return fingerprint(p, conn, regs, s.catalogOf(p.DestinationCatalog))
 }
 
 // fanoutFingerprint is the fingerprint of stored fanout schema f within
-// its pipeline as the engine was last given it: a pipeline applied again
-// may have taken its fanout schemas down, which are applied again then.
+// its pipeline as the engine was last given it (a pipeline applied again
+// may have taken its fanout schemas down, which are applied again then),
+// with its catalog.
 func (s *Server) fanoutFingerprint(f *spec.FanoutSchema) string {
-	return fingerprint(f, s.applied.get(pipelineKind, f.Pipeline))
+	return fingerprint(f, s.applied.get(pipelineKind, f.Pipeline), s.catalogOf(f.DestinationCatalog))
 }
 
 // sinkFingerprint is the fingerprint of stored sink k with its

@@ -104,6 +104,8 @@ type tableMetrics struct {
 	lag, lagBytes, tableLag, tableLagBytes metricFamily
 	// The table's maintenance, on the agent that maintains it.
 	smallFiles, compactions, compacted, vacuumed metricFamily
+	// The table's registrations, on the agent that maintains it.
+	mirrorLag, mirrorVersion, registered metricFamily
 }
 
 func newTableMetrics() *tableMetrics {
@@ -131,6 +133,12 @@ func newTableMetrics() *tableMetrics {
 			help: "Files the agent's compactions removed from the table (rewritten into fewer) since it started."},
 		vacuumed: metricFamily{name: "tributary_table_vacuumed_files_total", typ: "counter",
 			help: "Removed files of the table the agent's vacuum deleted since it started."},
+		mirrorLag: metricFamily{name: "tributary_table_iceberg_mirror_lag_versions", typ: "gauge",
+			help: "Delta versions of the table its Iceberg mirror has not mirrored yet, as last seen."},
+		mirrorVersion: metricFamily{name: "tributary_table_iceberg_mirror_delta_version", typ: "gauge",
+			help: "Delta version the table's Iceberg mirror mirrors; -1 before its first snapshot."},
+		registered: metricFamily{name: "tributary_table_hive_metastore_registered", typ: "gauge",
+			help: "1 when the Hive Metastore of the table's catalog holds the table, 0 while its registration fails."},
 	}
 }
 
@@ -149,6 +157,19 @@ func (m *tableMetrics) add(ts *spec.TableStatus, labels ...string) {
 		m.compacted.add(mt.FilesCompacted, labels...)
 		m.vacuumed.add(mt.FilesVacuumed, labels...)
 	}
+	if c := ts.Catalog; c != nil {
+		if ice := c.Iceberg; ice != nil {
+			m.mirrorLag.add(ice.Lag, labels...)
+			m.mirrorVersion.add(ice.DeltaVersion, labels...)
+		}
+		if h := c.HiveMetastore; h != nil {
+			registered := int64(0)
+			if h.Registered {
+				registered = 1
+			}
+			m.registered.add(registered, labels...)
+		}
+	}
 }
 
 // addLag adds a table's lag, in records and bytes, labelled by labels.
@@ -160,7 +181,7 @@ func (m *tableMetrics) addLag(lag, lagBytes int64, labels ...string) {
 // families lists m's families, in the order /metrics writes them.
 func (m *tableMetrics) families() []*metricFamily {
 	return []*metricFamily{&m.rows, &m.files, &m.corrupt, &m.version, &m.lag, &m.lagBytes, &m.tableLag, &m.tableLagBytes,
-		&m.lost, &m.errs, &m.filtered, &m.smallFiles, &m.compactions, &m.compacted, &m.vacuumed}
+		&m.lost, &m.errs, &m.filtered, &m.smallFiles, &m.compactions, &m.compacted, &m.vacuumed, &m.mirrorLag, &m.mirrorVersion, &m.registered}
 }
 
 // fanoutStates lists every state tributary_fanout_up has a series for.

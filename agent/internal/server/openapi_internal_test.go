@@ -42,6 +42,11 @@ var operations = map[string]operation{
 	"PUT /v1/connections/{name}":    {summary: "Create or replace a connection", body: reflect.TypeFor[spec.Connection](), status: 200, answer: reflect.TypeFor[spec.Connection]()},
 	"DELETE /v1/connections/{name}": {summary: "Delete a connection no pipeline uses", status: 204},
 
+	"GET /v1/catalogs":           {summary: "Every catalog, by name; secrets are never returned", status: 200, answer: reflect.TypeFor[[]spec.Catalog]()},
+	"GET /v1/catalogs/{name}":    {summary: "One catalog; secrets_set lists the secrets that are set", status: 200, answer: reflect.TypeFor[spec.Catalog]()},
+	"PUT /v1/catalogs/{name}":    {summary: "Create or replace a catalog; the tables of its destination_catalog restart registered in it", body: reflect.TypeFor[spec.Catalog](), status: 200, answer: reflect.TypeFor[spec.Catalog]()},
+	"DELETE /v1/catalogs/{name}": {summary: "Stop registering the catalog's tables; with on_delete = DROP_REGISTRATION drop their registrations (never their files)", status: 204},
+
 	"GET /v1/pipelines":                 {summary: "Every pipeline, by name, with its status", status: 200, answer: reflect.TypeFor[[]spec.PipelineResponse]()},
 	"GET /v1/pipelines/{name}":          {summary: "One pipeline with its status", status: 200, answer: reflect.TypeFor[spec.PipelineResponse]()},
 	"PUT /v1/pipelines/{name}":          {summary: "Create or replace a pipeline", body: reflect.TypeFor[spec.Pipeline](), status: 200, answer: reflect.TypeFor[spec.PipelineResponse]()},
@@ -129,6 +134,7 @@ var constraints = map[string]map[string]any{
 // "example", the example of {name}.
 var examples = map[reflect.Type]any{
 	reflect.TypeFor[spec.Connection](): &spec.Connection{Name: "example", BootstrapServers: []string{"127.0.0.1:9092"}},
+	reflect.TypeFor[spec.Catalog]():    &spec.Catalog{Name: "example", HiveMetastore: &spec.HiveMetastore{URI: "thrift://127.0.0.1:9083"}},
 	reflect.TypeFor[spec.Pipeline](): &spec.Pipeline{
 		Name: "example", Connection: "example", DestinationCatalog: "main", DestinationSchema: "raw", FlushInterval: "5s",
 		Tables: []spec.Table{{DestinationTable: "events", ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{

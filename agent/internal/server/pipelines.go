@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registration"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/store"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -62,6 +63,15 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 		})
 	if err != nil {
 		return err
+	}
+	if existed {
+		var next []registration.Table
+		if p.DestinationCatalog == old.DestinationCatalog {
+			next = pipelineTables(&p)
+		}
+		if err := s.dropLeft(ctx, old.DestinationCatalog, pipelineTables(&old), next); err != nil {
+			return err
+		}
 	}
 	return writeJSON(w, http.StatusOK, s.pipelineResponse(&p))
 }
@@ -275,7 +285,8 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	if _, err := s.store.Pipelines.Get(name); err != nil {
+	p, err := s.store.Pipelines.Get(name)
+	if err != nil {
 		return notFoundOr(err, "pipeline", name)
 	}
 	fanouts, err := s.fanoutsOf(name)
@@ -297,6 +308,9 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.failed.set(name, nil)
 	s.applied.forget(pipelineKind, name)
+	if err := s.dropLeft(context.WithoutCancel(r.Context()), p.DestinationCatalog, pipelineTables(&p), nil); err != nil {
+		return err
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -27,8 +27,9 @@ func redactErrors(r *redact.Redactor, errs []spec.FieldError) []spec.FieldError 
 	return out
 }
 
-// learnSecrets makes the server scrub every secret of c from now on.
-func (s *Server) learnSecrets(c *spec.Connection) {
+// learnSecrets makes the server scrub every secret of c, a connection or
+// a catalog, from now on.
+func (s *Server) learnSecrets(c interface{ SecretFields() []spec.SecretField }) {
 	for _, f := range c.SecretFields() {
 		s.secrets.Add(*f.Value)
 	}
@@ -44,6 +45,20 @@ func (s *Server) redactTables(tables []spec.TableStatus) []spec.TableStatus {
 	out := make([]spec.TableStatus, len(tables))
 	for i, t := range tables {
 		t.LastError = s.secrets.String(t.LastError)
+		if c := t.Catalog; c != nil {
+			scrubbed := *c
+			if scrubbed.Iceberg != nil {
+				m := *scrubbed.Iceberg
+				m.LastError = s.secrets.String(m.LastError)
+				scrubbed.Iceberg = &m
+			}
+			if scrubbed.HiveMetastore != nil {
+				h := *scrubbed.HiveMetastore
+				h.LastError = s.secrets.String(h.LastError)
+				scrubbed.HiveMetastore = &h
+			}
+			t.Catalog = &scrubbed
+		}
 		out[i] = t
 	}
 	return out

@@ -292,6 +292,11 @@ func New(cfg Config) (*Server, error) {
 			s.learnSecrets(&all[i])
 		}
 	})
+	s.store.Catalogs.Watch(func(all []spec.Catalog) {
+		for i := range all {
+			s.learnSecrets(&all[i])
+		}
+	})
 	switch {
 	case len(cfg.Tokens) > 0:
 		set, err := newTokenSet(cfg.Tokens)
@@ -403,6 +408,10 @@ func (s *Server) routeTable() []route {
 		{path: "/v1/connections", methods: map[string]handlerFunc{http.MethodGet: s.listConnections}},
 		{path: "/v1/connections/{name}", methods: map[string]handlerFunc{
 			http.MethodGet: s.getConnection, http.MethodPut: s.putConnection, http.MethodDelete: s.deleteConnection,
+		}},
+		{path: "/v1/catalogs", methods: map[string]handlerFunc{http.MethodGet: s.listCatalogs}},
+		{path: "/v1/catalogs/{name}", methods: map[string]handlerFunc{
+			http.MethodGet: s.getCatalog, http.MethodPut: s.putCatalog, http.MethodDelete: s.deleteCatalog,
 		}},
 		{path: "/v1/pipelines", methods: map[string]handlerFunc{http.MethodGet: s.listPipelines}},
 		{path: "/v1/pipelines/{name}", methods: map[string]handlerFunc{

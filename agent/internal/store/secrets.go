@@ -199,20 +199,55 @@ func decodeKey(data []byte) ([]byte, error) {
 	return key, nil
 }
 
-// additionalData binds a sealed value to its connection and field, so that
-// a value copied into another field or connection fails to decrypt instead
-// of being used there.
-func additionalData(conn, path string) string {
-	return "connections/" + conn + "#" + path
+// secretHolder is an object with secrets: a connection or a catalog.
+type secretHolder interface {
+	SecretFields() []spec.SecretField
+}
+
+// sealer is the [Codec] of a kind of object with secrets: key encrypts
+// every secret its fields list, bound to the object (see additionalData).
+type sealer[T any, P interface {
+	*T
+	secretHolder
+}] struct {
+	key *secretsKey
+	// what names the kind, as "connection"; nameOf names an object.
+	what   string
+	nameOf func(*T) string
+}
+
+// Seal implements [Codec].
+func (s sealer[T, P]) Seal(v *T) error { return s.key.seal(s.what, s.nameOf(v), P(v)) }
+
+// Unseal implements [Codec].
+func (s sealer[T, P]) Unseal(v *T) (stale bool, err error) {
+	return s.key.unseal(s.what, s.nameOf(v), P(v))
+}
+
+// additionalData binds a sealed value to its object, of kind what, and
+// field, so that a value copied into another field or object fails to
+// decrypt instead of being used there.
+func additionalData(what, name, path string) string {
+	return what + "s/" + name + "#" + path
 }
 
 // Seal encrypts every secret of c that is set, each with a random nonce.
-func (k *secretsKey) Seal(c *spec.Connection) error {
-	for _, f := range c.SecretFields() {
+func (k *secretsKey) Seal(c *spec.Connection) error { return k.seal("connection", c.Name, c) }
+
+// Unseal decrypts every encrypted secret of c. A secret in plain text,
+// written by an agent that did not encrypt, is kept and makes c stale.
+func (k *secretsKey) Unseal(c *spec.Connection) (stale bool, err error) {
+	return k.unseal("connection", c.Name, c)
+}
+
+// seal encrypts every secret of v, the object name of kind what, that is
+// set, each with a random nonce.
+func (k *secretsKey) seal(what, name string, v secretHolder) error {
+	for _, f := range v.SecretFields() {
 		if *f.Value == "" {
 			continue
 		}
-		sealed, err := k.sealText(*f.Value, additionalData(c.Name, f.Path))
+		sealed, err := k.sealText(*f.Value, additionalData(what, name, f.Path))
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
@@ -221,10 +256,10 @@ func (k *secretsKey) Seal(c *spec.Connection) error {
 	return nil
 }
 
-// Unseal decrypts every encrypted secret of c. A secret in plain text,
-// written by an agent that did not encrypt, is kept and makes c stale.
-func (k *secretsKey) Unseal(c *spec.Connection) (stale bool, err error) {
-	for _, f := range c.SecretFields() {
+// unseal decrypts every encrypted secret of v, the object name of kind
+// what. A secret in plain text is kept and makes v stale.
+func (k *secretsKey) unseal(what, name string, v secretHolder) (stale bool, err error) {
+	for _, f := range v.SecretFields() {
 		if *f.Value == "" {
 			continue
 		}
@@ -232,17 +267,17 @@ func (k *secretsKey) Unseal(c *spec.Connection) (stale bool, err error) {
 			stale = true
 			continue
 		}
-		plain, err := k.openText(*f.Value, additionalData(c.Name, f.Path))
+		plain, err := k.openText(*f.Value, additionalData(what, name, f.Path))
 		if errors.Is(err, errDamaged) {
-			return false, fmt.Errorf("the encrypted %s is damaged; fix or remove the file, then PUT the connection again", f.Path)
+			return false, fmt.Errorf("the encrypted %s is damaged; fix or remove the file, then PUT the %s again", f.Path, what)
 		}
 		if err != nil {
-			hint := "pass the --secrets-key-file the agent used when it stored the connection"
+			hint := "pass the --secrets-key-file the agent used when it stored the " + what
 			if k.generated {
 				hint = "that key was generated just now because the file did not exist: restore the key file the agent used before"
 			}
 			return false, fmt.Errorf("%s cannot be decrypted with the key in %s (%s), or the value was altered; "+
-				"otherwise remove the file and PUT the connection again", f.Path, k.file, hint)
+				"otherwise remove the file and PUT the %s again", f.Path, k.file, hint, what)
 		}
 		*f.Value = plain
 	}

@@ -47,8 +47,20 @@ var ErrConflict = errors.New("another agent changed the shared state first")
 // carries the format it was written in: format 2 adds fields to the
 // objects (a pipeline's auto_compact, auto_compact_min_files and
 // auto_vacuum, a table's partition_by), so that an agent of format 1 names
-// both formats when it meets one, rather than an unknown field.
-const SharedFormat = 2
+// both formats when it meets one, rather than an unknown field. Format 3
+// adds catalogs: only the changes and snapshots that hold one are written
+// in format 3 (see formatOf), so that agents of format 2 read on, without
+// the catalogs, until they are upgraded.
+const SharedFormat = 3
+
+// formatOf returns the format of a change or snapshot that holds objects
+// of the kinds that have objects: format 2 unless one is a catalog.
+func formatOf(kinds ...string) int {
+	if slices.Contains(kinds, "catalogs") {
+		return SharedFormat
+	}
+	return 2
+}
 
 // sharedFormatFix is what to do about shared state of a newer format.
 const sharedFormatFix = "upgrade this agent to the version the cluster runs (a rolling upgrade goes from old agents to new ones)"
@@ -167,7 +179,7 @@ func (l *sharedLog) createFormat(key *secretsKey, cluster string) error {
 	if err != nil {
 		return err
 	}
-	doc, err := json.Marshal(formatDoc{Format: SharedFormat, Cluster: cluster, KeyCheck: check})
+	doc, err := json.Marshal(formatDoc{Format: formatOf(), Cluster: cluster, KeyCheck: check})
 	if err != nil {
 		return err
 	}
@@ -312,7 +324,7 @@ func (l *sharedLog) write(kind, name string, sealed []byte, apply func()) error 
 		return fmt.Errorf("%w (changes %d to %d came in while the change was checked)", ErrConflict, l.base+1, l.seq)
 	}
 	// A nil object is written as null: a removal.
-	c := change{Format: SharedFormat, Seq: l.seq + 1, Agent: l.agent, Time: time.Now().UTC(), Kind: kind, Name: name, Object: sealed}
+	c := change{Format: formatOf(kind), Seq: l.seq + 1, Agent: l.agent, Time: time.Now().UTC(), Kind: kind, Name: name, Object: sealed}
 	data, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -340,14 +352,19 @@ func (l *sharedLog) write(kind, name string, sealed []byte, apply func()) error 
 // changes and snapshots the snapshot before it made unneeded. The caller
 // holds l.mu.
 func (l *sharedLog) snapshot() error {
-	doc := snapshotDoc{Format: SharedFormat, Seq: l.seq, Objects: map[string]map[string]json.RawMessage{}}
+	doc := snapshotDoc{Seq: l.seq, Objects: map[string]map[string]json.RawMessage{}}
+	var held []string
 	for _, k := range l.order {
 		all, err := k.sealedAll()
 		if err != nil {
 			return err
 		}
 		doc.Objects[k.kindName()] = all
+		if len(all) > 0 {
+			held = append(held, k.kindName())
+		}
 	}
+	doc.Format = formatOf(held...)
 	data, err := json.Marshal(doc)
 	if err != nil {
 		return err

@@ -59,6 +59,8 @@ const (
 type Store struct {
 	// Connections holds every [spec.Connection] by name.
 	Connections *Collection[spec.Connection]
+	// Catalogs holds every [spec.Catalog] by name.
+	Catalogs *Collection[spec.Catalog]
 	// Pipelines holds every [spec.Pipeline] by name.
 	Pipelines *Collection[spec.Pipeline]
 	// FanoutSchemas holds every [spec.FanoutSchema] by name.
@@ -150,7 +152,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 // newStore returns a store of empty collections that keep persists.
 func newStore(key *secretsKey, keep persister) *Store {
 	return &Store{
-		Connections:   newCollection("connections", func(c *spec.Connection) string { return c.Name }, Codec[spec.Connection](key), keep),
+		Connections: newCollection("connections", func(c *spec.Connection) string { return c.Name }, Codec[spec.Connection](key), keep),
+		Catalogs: newCollection("catalogs", func(c *spec.Catalog) string { return c.Name },
+			Codec[spec.Catalog](sealer[spec.Catalog, *spec.Catalog]{key: key, what: "catalog", nameOf: func(c *spec.Catalog) string { return c.Name }}), keep),
 		Pipelines:     newCollection[spec.Pipeline]("pipelines", func(p *spec.Pipeline) string { return p.Name }, nil, keep),
 		FanoutSchemas: newCollection[spec.FanoutSchema]("fanout_schemas", func(f *spec.FanoutSchema) string { return f.Name }, nil, keep),
 		KafkaSinks:    newCollection[spec.KafkaSink]("kafka_sinks", func(k *spec.KafkaSink) string { return k.Name }, nil, keep),
@@ -191,7 +195,7 @@ type kind interface {
 // kinds returns the collections in the order a change log replays them:
 // the objects each kind refers to first.
 func (s *Store) kinds() []kind {
-	return []kind{s.Connections, s.Pipelines, s.FanoutSchemas, s.KafkaSinks}
+	return []kind{s.Connections, s.Catalogs, s.Pipelines, s.FanoutSchemas, s.KafkaSinks}
 }
 
 // KeyFile returns the path of the file holding the key of the connections'

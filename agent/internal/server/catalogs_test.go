@@ -1,0 +1,117 @@
+package server_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
+)
+
+const catalogToken = "iceberg-catalog-token-never-shown"
+
+func TestCatalogLifecycle(t *testing.T) {
+	a := newAgent(t, "")
+	ctx := t.Context()
+	a.mustPut(t, pipeline("p", "local", "events"))
+	cat := &spec.Catalog{Name: "main", IcebergREST: &spec.IcebergREST{URI: "http://127.0.0.1:1", Token: catalogToken},
+		HiveMetastore: &spec.HiveMetastore{URI: "thrift://127.0.0.1:1"}}
+	got, err := a.client.PutCatalog(ctx, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.IcebergREST.Token != "" || !slices.Equal(got.SecretsSet, []string{"iceberg_rest.token"}) || got.OnDelete != spec.OnDeleteKeep {
+		t.Fatalf("PutCatalog = %+v (token %q), want the token left out, listed in secrets_set, on_delete KEEP", got, got.IcebergREST.Token)
+	}
+	stored, err := os.ReadFile(filepath.Join(a.dir, "catalogs", "main.json"))
+	if err != nil || strings.Contains(string(stored), catalogToken) || !strings.Contains(string(stored), "enc:v1:") {
+		t.Fatalf("the stored catalog holds its token in plain text, or none (%v): %s", err, stored)
+	}
+	// The pipeline whose destination_catalog it is runs again, with it.
+	if n := a.engine.count(a.engine.applies, "p"); n != 2 {
+		t.Fatalf("Apply called %d times after its catalog was created, want 2", n)
+	}
+	if _, err := a.client.PutCatalog(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	if n := a.engine.count(a.engine.applies, "p"); n != 2 {
+		t.Fatalf("an unchanged catalog applied its pipeline again (%d applies)", n)
+	}
+	status, _, body := raw(t, http.MethodGet, a.url+"/v1/catalogs", testToken, "")
+	if status != http.StatusOK || !strings.Contains(body, `"thrift://127.0.0.1:1"`) || strings.Contains(body, catalogToken) {
+		t.Fatalf("list: %d %s", status, body)
+	}
+	if err := a.client.DeleteCatalog(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	if n := a.engine.count(a.engine.applies, "p"); n != 3 {
+		t.Fatalf("Apply called %d times after its catalog was deleted, want 3", n)
+	}
+	if _, err := a.client.GetCatalog(ctx, "main"); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("GetCatalog after delete: %v, want ErrNotFound", err)
+	}
+}
+
+func TestCatalogValidation(t *testing.T) {
+	a := newAgent(t, "")
+	_, err := a.client.PutCatalog(t.Context(), &spec.Catalog{Name: "main", IcebergREST: &spec.IcebergREST{URI: "ftp://x"}, OnDelete: "PURGE"})
+	ae := apiError(t, err, http.StatusUnprocessableEntity)
+	var paths []string
+	for _, e := range ae.Problems {
+		paths = append(paths, e.Path)
+	}
+	if !slices.Equal(paths, []string{"iceberg_rest.uri", "on_delete"}) {
+		t.Fatalf("problems on %v, want iceberg_rest.uri and on_delete: %v", paths, ae)
+	}
+}
+
+// TestDropRegistration checks that the tables that leave a catalog with
+// on_delete = DROP_REGISTRATION are dropped from it, and only those.
+func TestDropRegistration(t *testing.T) {
+	var mu sync.Mutex
+	var dropped []string
+	rest := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/config":
+			_, _ = w.Write([]byte(`{"defaults": {}, "overrides": {}}`))
+		case r.Method == http.MethodDelete && r.URL.Query().Get("purgeRequested") == "false":
+			mu.Lock()
+			dropped = append(dropped, r.URL.Path)
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.Error(w, "unexpected", http.StatusBadRequest)
+		}
+	}))
+	defer rest.Close()
+	a := newAgent(t, "")
+	ctx := t.Context()
+	p := pipeline("p", "local", "t1")
+	p.Tables = append(p.Tables, p.Tables[0])
+	p.Tables[1].DestinationTable = "t2"
+	a.mustPut(t, p)
+	if _, err := a.client.PutCatalog(ctx, &spec.Catalog{Name: "main", IcebergREST: &spec.IcebergREST{URI: rest.URL},
+		OnDelete: spec.OnDeleteDropRegistration}); err != nil {
+		t.Fatal(err)
+	}
+	p.Tables = p.Tables[:1]
+	if _, err := a.client.PutPipeline(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.client.DeletePipeline(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"/v1/namespaces/raw/tables/t2", "/v1/namespaces/raw/tables/t1"}
+	if !slices.Equal(dropped, want) {
+		t.Fatalf("dropped %v, want %v", dropped, want)
+	}
+}
