@@ -269,6 +269,10 @@ func (m *Mirror) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if strings.TrimSuffix(meta.Location, "/") != m.base {
+		return fmt.Errorf("the name is taken: the catalog's table %s is the table at %q, not the mirror of the Delta table at %q; "+
+			"drop it from the catalog, or give the Delta table another destination_schema or name", m.tableName(), meta.Location, m.base)
+	}
 	if meta.FormatVersion != iceberg.FormatVersion {
 		return fmt.Errorf("the catalog's table %s is Iceberg format version %d; the mirror writes version %d",
 			m.tableName(), meta.FormatVersion, iceberg.FormatVersion)

@@ -138,11 +138,11 @@ func (r *Runner) sync(ctx context.Context) {
 		})
 		if err != nil {
 			r.opts.Log.Warn("the table's Iceberg mirror failed; ingestion goes on, and the mirror tries again later",
-				"table", r.m.tableName(), "err", err)
+				"iceberg_table", r.m.tableName(), "err", err)
 			return
 		}
 		if res.Commits > 0 {
-			r.opts.Log.Info("Iceberg mirror committed", "table", r.m.tableName(), "delta_version", res.Version,
+			r.opts.Log.Info("Iceberg mirror committed", "iceberg_table", r.m.tableName(), "delta_version", res.Version,
 				"files_added", res.Added, "files_removed", res.Removed)
 		}
 		if res.Version >= res.Latest || res.Commits == 0 {

@@ -64,7 +64,7 @@ type Registrar struct {
 // Start keeps t registered in cat until ctx ends or [Registrar.Stop].
 func Start(ctx context.Context, cat spec.Catalog, t Table, log *slog.Logger) *Registrar {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Registrar{cat: cat, t: t, log: log.With("catalog", cat.Name, "table", t.Schema+"."+t.Name),
+	r := &Registrar{cat: cat, t: t, log: log.With("catalog", cat.Name),
 		poke: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
 	go r.run(ctx)
 	return r
