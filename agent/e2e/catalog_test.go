@@ -77,8 +77,8 @@ func TestCatalogRegistration(t *testing.T) {
 	if _, err := c.PutPipeline(ctx, &spec.Pipeline{
 		Name: "catalog", Connection: "catalog", DestinationCatalog: name, DestinationSchema: schema, FlushInterval: "300ms",
 		Tables: []spec.Table{{
-			DestinationTable: "events",
-			ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest}},
+			DestinationTable:   "events",
+			ConnectorOptions:   spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest}},
 			TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"},
 		}},
 	}); err != nil {
