@@ -34,6 +34,11 @@ type tableDataSourceModel struct {
 	Version          types.Int64   `tfsdk:"version"`
 	ErrorRecords     types.Int64   `tfsdk:"error_records"`
 	Columns          []columnModel `tfsdk:"columns"`
+	// The table's registrations in its catalog (see tributary_catalog).
+	IcebergMirrorVersion    types.Int64  `tfsdk:"iceberg_mirror_version"`
+	IcebergMirrorLag        types.Int64  `tfsdk:"iceberg_mirror_lag"`
+	HiveMetastoreRegistered types.Bool   `tfsdk:"hive_metastore_registered"`
+	CatalogError            types.String `tfsdk:"catalog_error"`
 }
 
 // columnModel is one column of a table's current schema, as
@@ -113,6 +118,26 @@ func (d *tableDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 				Computed:            true,
 			},
 			"columns": columnsAttribute(),
+			"iceberg_mirror_version": schema.Int64Attribute{
+				MarkdownDescription: "Delta log version the table's Iceberg mirror mirrors, when its `destination_catalog` " +
+					"names a `tributary_catalog` with `iceberg_rest`; `-1` before the first snapshot; null without a mirror.",
+				Computed: true,
+			},
+			"iceberg_mirror_lag": schema.Int64Attribute{
+				MarkdownDescription: "Delta log versions the table's Iceberg mirror has not mirrored yet; null without a mirror. " +
+					"The mirror never holds ingestion back: a catalog that is down makes it grow, and `catalog_error` says why.",
+				Computed: true,
+			},
+			"hive_metastore_registered": schema.BoolAttribute{
+				MarkdownDescription: "Whether the Hive Metastore of the table's `tributary_catalog` holds the table; null " +
+					"without a metastore.",
+				Computed: true,
+			},
+			"catalog_error": schema.StringAttribute{
+				MarkdownDescription: "Why the last registration or mirror sync of the table failed; empty when they succeeded, " +
+					"null without a catalog.",
+				Computed: true,
+			},
 		},
 	}
 }
@@ -140,6 +165,7 @@ func (d *tableDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	m.Version = types.Int64Value(ts.Version)
 	m.ErrorRecords = types.Int64Value(ts.ErrorRecords)
 	m.Columns = columnModels(ts.Columns)
+	m.setCatalog(ts.Catalog)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -152,4 +178,28 @@ func findTableStatus(st *spec.PipelineStatus, table string) *spec.TableStatus {
 		}
 	}
 	return nil
+}
+
+// setCatalog sets the catalog attributes of m from c, the table's
+// registrations (nil: none).
+func (m *tableDataSourceModel) setCatalog(c *spec.CatalogStatus) {
+	m.IcebergMirrorVersion, m.IcebergMirrorLag = types.Int64Null(), types.Int64Null()
+	m.HiveMetastoreRegistered, m.CatalogError = types.BoolNull(), types.StringNull()
+	if c == nil {
+		return
+	}
+	var errs []string
+	if ice := c.Iceberg; ice != nil {
+		m.IcebergMirrorVersion, m.IcebergMirrorLag = types.Int64Value(ice.DeltaVersion), types.Int64Value(ice.Lag)
+		if ice.LastError != "" {
+			errs = append(errs, "iceberg_rest: "+ice.LastError)
+		}
+	}
+	if h := c.HiveMetastore; h != nil {
+		m.HiveMetastoreRegistered = types.BoolValue(h.Registered)
+		if h.LastError != "" {
+			errs = append(errs, "hive_metastore: "+h.LastError)
+		}
+	}
+	m.CatalogError = types.StringValue(strings.Join(errs, "; "))
 }

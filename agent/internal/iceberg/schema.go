@@ -11,20 +11,10 @@
 // snapshot through an Iceberg REST catalog (package icebergrest). No data
 // file is written twice.
 //
-// Delta types map to Iceberg types as follows (format version 2):
-//
-//	BOOLEAN                     boolean
-//	TINYINT, SMALLINT, INT      int (Iceberg has no 8- or 16-bit integers; the files' INT32 columns read as int)
-//	BIGINT                      long
-//	FLOAT, DOUBLE               float, double
-//	DECIMAL(p,s)                decimal(p, s)
-//	STRING (CHAR, VARCHAR)      string
-//	BINARY                      binary
-//	DATE                        date
-//	TIMESTAMP                   timestamptz (microseconds, UTC)
-//	TIMESTAMP_NTZ               timestamp (microseconds, no zone)
-//	STRUCT, ARRAY, MAP          struct, list, map (any key type; elements and values optional)
-//	VARIANT                     refused: Iceberg has VARIANT from format version 3 only
+// Delta types map to Iceberg types (format version 2) as the table in
+// docs/guides/catalogs.md says, with the reasons for what is refused
+// (VARIANT, which Iceberg has from format version 3 only) or narrowed
+// (TINYINT and SMALLINT read as int).
 //
 // A table with column mapping keeps its column ids as Iceberg field ids,
 // which its files carry; its arrays and maps are refused, since Delta
