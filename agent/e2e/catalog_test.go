@@ -84,23 +84,35 @@ func TestCatalogRegistration(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	st := a.waitRows("catalog", 0, 100, time.Minute)
-	mirrored := func(want string) func(*spec.PipelineResponse) bool {
-		return func(p *spec.PipelineResponse) bool {
-			ts := p.Status.Tables[0]
-			cat := ts.Catalog
-			switch {
-			case cat == nil || cat.Iceberg == nil || cat.HiveMetastore == nil:
-				return false
-			case want == "caught up":
-				return cat.HiveMetastore.Registered && cat.Iceberg.DeltaVersion == ts.Version && cat.Iceberg.Lag == 0 && cat.Iceberg.LastError == ""
-			default: // lagging
-				return cat.Iceberg.Lag > 0 && strings.Contains(cat.Iceberg.LastError, "503")
-			}
-		}
+	// A fanout schema's tables are registered too: every record goes to
+	// its table "routed".
+	fanoutSchema := schema + "_fanout"
+	if _, err := c.PutFanoutSchema(ctx, &spec.FanoutSchema{Name: "catalog-fanout", Pipeline: "catalog", DestinationCatalog: name,
+		DestinationSchema: fanoutSchema, ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
+			Topics: []string{topic}, StartingOffset: spec.StartingOffsetEarliest}},
+		FanoutOptions: spec.FanoutOptions{FanoutBy: "'routed'"}, TableConfiguration: spec.TableConfiguration{SourceMetadataColumn: "_kafka"}}); err != nil {
+		t.Fatal(err)
 	}
-	a.waitFor("catalog", "registered and mirrored", time.Minute, mirrored("caught up"))
+	st := a.waitRows("catalog", 0, 100, time.Minute)
+	caughtUp := func(ts spec.TableStatus) bool {
+		cat := ts.Catalog
+		return cat != nil && cat.Iceberg != nil && cat.HiveMetastore != nil && cat.HiveMetastore.Registered &&
+			cat.Iceberg.DeltaVersion == ts.Version && cat.Iceberg.Lag == 0 && cat.Iceberg.LastError == ""
+	}
+	lagging := func(ts spec.TableStatus) bool {
+		cat := ts.Catalog
+		return cat != nil && cat.Iceberg != nil && cat.Iceberg.Lag > 0 && strings.Contains(cat.Iceberg.LastError, "503")
+	}
+	waitMirrors := func(what string, cond func(spec.TableStatus) bool, rows int64) {
+		t.Helper()
+		a.waitFor("catalog", what, time.Minute, func(p *spec.PipelineResponse) bool { return cond(p.Status.Tables[0]) })
+		a.waitFanout("catalog-fanout", what, time.Minute, func(f *spec.FanoutSchemaResponse) bool {
+			return len(f.Status.Tables) == 1 && f.Status.Tables[0].Rows == rows && cond(f.Status.Tables[0])
+		})
+	}
+	waitMirrors("registered and mirrored", caughtUp, 100)
 	checkIceberg(t, restURI, schema+".events", 100)
+	checkIceberg(t, restURI, fanoutSchema+".routed", 100)
 
 	reg, err := hivemeta.New(hmsURI)
 	if err != nil {
@@ -117,7 +129,7 @@ func TestCatalogRegistration(t *testing.T) {
 	down.Store(true)
 	python(t, "produce.py", "--bootstrap", env.bootstrap, "--topic", topic, "--count", "100")
 	a.waitRows("catalog", 0, 200, time.Minute)
-	a.waitFor("catalog", "lagging behind a catalog that is down", time.Minute, mirrored("lagging"))
+	waitMirrors("lagging behind a catalog that is down", lagging, 200)
 	series := fmt.Sprintf(`tributary_table_iceberg_mirror_lag_versions{pipeline="catalog",table="%s.%s.events"} `, name, schema)
 	if m := metrics(t, a); !strings.Contains(m, series) || strings.Contains(m, series+"0\n") {
 		t.Errorf("/metrics has no mirror lag of the table, or 0:\n%s", m)
@@ -128,11 +140,19 @@ func TestCatalogRegistration(t *testing.T) {
 	a.kill()
 	down.Store(false)
 	a.start()
-	a.waitFor("catalog", "caught up after the restart", time.Minute, mirrored("caught up"))
+	waitMirrors("caught up after the restart", caughtUp, 200)
 	checkIceberg(t, restURI, schema+".events", 200)
+	checkIceberg(t, restURI, fanoutSchema+".routed", 200)
 	checkTable(t, st.Location, "--count", "200", "--exactly-once")
 
-	// Deleting the pipeline drops the registrations, and keeps the files.
+	// Deleting the fanout schema and the pipeline drops the
+	// registrations, and keeps the files.
+	if err := a.client().DeleteFanoutSchema(ctx, "catalog-fanout"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := reg.GetTable(ctx, fanoutSchema, "routed"); err != nil || got != nil {
+		t.Errorf("the metastore still holds %+v (%v) after the fanout schema was deleted", got, err)
+	}
 	if err := a.client().DeletePipeline(ctx, "catalog"); err != nil {
 		t.Fatal(err)
 	}
