@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -77,7 +78,7 @@ func (m *connectionResourceModel) toSpec(c *specConverter) *spec.Connection {
 // again; after a create or update m is the plan, which the state must
 // match.
 func (m *connectionResourceModel) setFromSpec(ctx context.Context, conn *spec.Connection, refresh bool, diags *diag.Diagnostics) {
-	prior := newPriorValues(m, conn, refresh)
+	prior := newPriorValues(m.secretObjects(), conn.SecretsSet, refresh)
 	m.ID = types.StringValue(conn.Name)
 	m.Name = types.StringValue(conn.Name)
 	servers, d := types.ListValueFrom(ctx, types.StringType, conn.BootstrapServers)
@@ -114,3 +115,12 @@ func (m *connectionResourceModel) setFromSpec(ctx context.Context, conn *spec.Co
 		m.TLS = objectValue(ctx, diags, connectionAttrType("tls"), tlsModelFromSpec(conn.TLS, prior))
 	}
 }
+
+// secretObjects returns the objects of m that hold secrets, by attribute
+// name (see newPriorValues).
+func (m *connectionResourceModel) secretObjects() map[string]attr.Value {
+	return map[string]attr.Value{"schema_registry": m.SchemaRegistry, "sasl": m.SASL, "tls": m.TLS}
+}
+
+// objectName is the connection's name.
+func (m *connectionResourceModel) objectName() string { return m.Name.ValueString() }

@@ -14,10 +14,22 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
-// writeOnlySecrets lists the spec paths of the connection secrets that have
-// a write-only variant (secretAttributes): the attributes p, p_wo and
-// p_wo_version, where p_wo sets the same spec field as p.
-var writeOnlySecrets = []string{"schema_registry.api_secret", "sasl.password", "sasl.oauth.client_secret"}
+// secretKind is what a kind of object with write-only secrets tells the
+// rules of those secrets: its name in messages ("connection") and the spec
+// paths of its secrets that have a write-only variant (secretAttributes):
+// the attributes p, p_wo and p_wo_version, where p_wo sets the same spec
+// field as p.
+type secretKind struct {
+	what  string
+	paths []string
+}
+
+// connectionSecrets and catalogSecrets are the write-only secrets of
+// tributary_connection and tributary_catalog.
+var (
+	connectionSecrets = secretKind{"connection", []string{"schema_registry.api_secret", "sasl.password", "sasl.oauth.client_secret"}}
+	catalogSecrets    = secretKind{"catalog", []string{"iceberg_rest.token"}}
+)
 
 // writeOnlyPath is the attribute of the write-only variant of the secret at
 // spec path p.
@@ -61,9 +73,9 @@ func (c *specConverter) secret(p string, plain, wo types.String) string {
 // its _wo. It returns the spec paths of the secrets that cfg sets through
 // their write-only variant, where problems with their values belong
 // (onWriteOnly).
-func validateWriteOnly(ctx context.Context, cfg attributeGetter, diags *diag.Diagnostics) pathSet {
+func (k secretKind) validateWriteOnly(ctx context.Context, cfg attributeGetter, diags *diag.Diagnostics) pathSet {
 	viaWO := pathSet{}
-	for _, p := range writeOnlySecrets {
+	for _, p := range k.paths {
 		var plain, wo types.String
 		var version types.Int64
 		getAttr(ctx, cfg, p, &plain, diags)
@@ -72,11 +84,11 @@ func validateWriteOnly(ctx context.Context, cfg attributeGetter, diags *diag.Dia
 		name := p[strings.LastIndex(p, ".")+1:]
 		switch {
 		case !wo.IsNull() && !plain.IsNull():
-			addFieldError(diags, "connection", spec.FieldError{Path: writeOnlyPath(p), Detail: fmt.Sprintf(
+			addFieldError(diags, k.what, spec.FieldError{Path: writeOnlyPath(p), Detail: fmt.Sprintf(
 				"%s_wo and %s are mutually exclusive: set %s_wo (write-only, kept out of the state; Terraform or "+
 					"OpenTofu 1.11 or later) or %s (sensitive, kept in the state), not both", name, name, name, name)})
 		case !version.IsNull() && wo.IsNull():
-			addFieldError(diags, "connection", spec.FieldError{Path: writeOnlyVersionPath(p), Detail: fmt.Sprintf(
+			addFieldError(diags, k.what, spec.FieldError{Path: writeOnlyVersionPath(p), Detail: fmt.Sprintf(
 				"%s_wo_version versions %s_wo, which is not set: set %s_wo, or remove %s_wo_version", name, name, name, name)})
 		case !wo.IsNull() && version.IsNull():
 			fp, _ := parseAttrPath(writeOnlyPath(p))
@@ -101,12 +113,13 @@ func onWriteOnly(e spec.FieldError, viaWO pathSet) spec.FieldError {
 	return e
 }
 
-// writeOnlyFromConfig sets the secrets of conn that cfg sets through their
-// write-only variant: the plan and the state hold those as null, only the
-// configuration has them during create and update.
-func writeOnlyFromConfig(ctx context.Context, cfg attributeGetter, conn *spec.Connection, diags *diag.Diagnostics) {
-	for _, f := range conn.SecretFields() {
-		if !slices.Contains(writeOnlySecrets, f.Path) {
+// writeOnlyFromConfig sets the secrets of fields (an object's
+// SecretFields) that cfg sets through their write-only variant: the plan
+// and the state hold those as null, only the configuration has them during
+// create and update.
+func (k secretKind) writeOnlyFromConfig(ctx context.Context, cfg attributeGetter, fields []spec.SecretField, diags *diag.Diagnostics) {
+	for _, f := range fields {
+		if !slices.Contains(k.paths, f.Path) {
 			continue
 		}
 		var wo types.String
@@ -117,7 +130,7 @@ func writeOnlyFromConfig(ctx context.Context, cfg attributeGetter, conn *spec.Co
 	}
 }
 
-// priorValues holds a connection model before the agent's answer is set
+// priorValues holds a model with secrets before the agent's answer is set
 // into it (the plan, or the prior state on read), for the values the agent
 // does not return: secrets and the _wo_version attributes.
 type priorValues struct {
@@ -129,16 +142,14 @@ type priorValues struct {
 	held pathSet
 }
 
-// newPriorValues captures the objects of m that hold such values; with
-// refresh, the secrets that conn, the agent's answer, does not list as set
-// are dropped (see priorValues.held).
-func newPriorValues(m *connectionResourceModel, conn *spec.Connection, refresh bool) *priorValues {
-	pv := &priorValues{root: map[string]attr.Value{
-		"schema_registry": m.SchemaRegistry, "sasl": m.SASL, "tls": m.TLS,
-	}}
+// newPriorValues captures root, a model's objects that hold such values by
+// attribute name; with refresh, the secrets that secretsSet, from the
+// agent's answer, does not list are dropped (see priorValues.held).
+func newPriorValues(root map[string]attr.Value, secretsSet []string, refresh bool) *priorValues {
+	pv := &priorValues{root: root}
 	if refresh {
 		pv.held = pathSet{}
-		for _, p := range conn.SecretsSet {
+		for _, p := range secretsSet {
 			pv.held[p] = true
 		}
 	}

@@ -123,7 +123,7 @@ func TestConnectionPutSendsSecrets(t *testing.T) {
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	prior := newPriorValues(&after, nil, false)
+	prior := newPriorValues(after.secretObjects(), nil, false)
 	for p, v := range map[string]string{"sasl.password_wo": "", "sasl.oauth.client_secret_wo": "", "sasl.password": "",
 		"schema_registry.api_secret": "sr-secret", "tls.key_pem": "key", "sasl.oauth.token": "static-token"} {
 		if got := prior.secret(p, ""); got.ValueString() != v {
@@ -162,7 +162,7 @@ func TestWriteOnlySchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := connectionResourceSchema()
-	for _, p := range writeOnlySecrets {
+	for _, p := range connectionSecrets.paths {
 		for _, a := range []string{p, writeOnlyPath(p), writeOnlyVersionPath(p)} {
 			fp, err := parseAttrPath(a)
 			if err != nil {
@@ -199,7 +199,7 @@ func TestValidateWriteOnlyWarnsWithoutVersion(t *testing.T) {
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	viaWO := validateWriteOnly(ctx, tfsdk.Config{Schema: s, Raw: cfg.Raw}, &diags)
+	viaWO := connectionSecrets.validateWriteOnly(ctx, tfsdk.Config{Schema: s, Raw: cfg.Raw}, &diags)
 	if diags.HasError() || diags.WarningsCount() != 1 {
 		t.Fatalf("diagnostics %v, want one warning", diags)
 	}
@@ -232,7 +232,7 @@ func TestConnectionReadDropsLostSecrets(t *testing.T) {
 		if diags.HasError() {
 			t.Fatal(diags)
 		}
-		state := newPriorValues(&m, nil, false)
+		state := newPriorValues(m.secretObjects(), nil, false)
 		held := func(p string) bool { return !refresh || p == "tls.key_pem" || p == "sasl.password" }
 		for p, v := range map[string]string{"tls.key_pem": "key", "tls.keystore_password": "p12-password",
 			"schema_registry.api_secret": "sr-secret", "sasl.oauth.token": "static-token"} {

@@ -46,11 +46,13 @@ func TestAccExamples(t *testing.T) {
 	t.Setenv("TF_VAR_schema_registry_api_secret", "example-secret")
 	t.Setenv("TF_VAR_kafka_password", "example-password")
 	t.Setenv("TF_VAR_oauth_client_secret", "example-client-secret")
+	t.Setenv("TF_VAR_iceberg_token", "example-token")
 	for _, dirs := range [][]string{
 		{"examples/resources/tributary_connection"},
 		{"examples/resources/tributary_pipeline"},
 		{"examples/resources/tributary_fanout_schema"},
 		{"examples/resources/tributary_kafka_sink"},
+		{"examples/resources/tributary_catalog"},
 		{"examples/resources/tributary_pipeline", "examples/data-sources/tributary_pipeline_status"},
 		{"examples/resources/tributary_pipeline", "examples/data-sources/tributary_table"},
 		{"examples/quickstart"},
@@ -78,17 +80,19 @@ func TestAccExamples(t *testing.T) {
 		})
 	}
 	// Write-only attributes and ephemeral variables need a recent CLI.
-	t.Run("tributary_connection/write_only", func(t *testing.T) {
-		b, err := os.ReadFile("../examples/resources/tributary_connection/write_only/main.tf")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resource.Test(t, resource.TestCase{
-			ProtoV6ProviderFactories: protoV6ProviderFactories,
-			TerraformVersionChecks:   []tfversion.TerraformVersionCheck{writeOnlyCLI{}},
-			Steps:                    []resource.TestStep{planDiffStep(nil, string(b))},
+	for _, example := range []string{"tributary_connection/write_only", "tributary_catalog/write_only"} {
+		t.Run(example, func(t *testing.T) {
+			b, err := os.ReadFile("../examples/resources/" + example + "/main.tf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				TerraformVersionChecks:   []tfversion.TerraformVersionCheck{writeOnlyCLI{}},
+				Steps:                    []resource.TestStep{planDiffStep(nil, string(b))},
+			})
 		})
-	})
+	}
 }
 
 // certificateVariables points the certificate variables of the connection

@@ -205,6 +205,7 @@ func valueOrEnv(v types.String, env, def string) string {
 func (p *tributaryProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewConnectionResource,
+		NewCatalogResource,
 		NewPipelineResource,
 		NewFanoutSchemaResource,
 		NewKafkaSinkResource,

@@ -39,22 +39,7 @@ func (r *connectionResource) Schema(_ context.Context, _ resource.SchemaRequest,
 // values; a problem with a secret set through its write-only variant is
 // reported on that variant.
 func (r *connectionResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m connectionResourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	viaWO := validateWriteOnly(ctx, req.Config, &resp.Diagnostics)
-	c := newSpecConverter(ctx, false)
-	conn := m.toSpec(c)
-	resp.Diagnostics.Append(c.diags...)
-	for _, e := range conn.Validate() {
-		// Whether a problem depends on an unknown value is known by the
-		// spec's paths, before the move onto a write-only attribute.
-		if !c.skip(e) {
-			addFieldError(&resp.Diagnostics, "connection", onWriteOnly(e, viaWO))
-		}
-	}
+	validateSecretConfig(ctx, connectionSecrets, req.Config, &connectionResourceModel{}, &resp.Diagnostics)
 }
 
 // Create implements resource.Resource.
@@ -75,49 +60,17 @@ type stateSetter interface {
 // put sends the planned connection, with the write-only secrets of config,
 // to the agent and stores its answer.
 func (r *connectionResource) put(ctx context.Context, getPlan func(context.Context, any) diag.Diagnostics, config attributeGetter, state stateSetter, diags *diag.Diagnostics) {
-	api := r.client(diags)
-	if api == nil {
-		return
+	if api := r.client(diags); api != nil {
+		putSecretObject(ctx, connectionSecrets, getPlan, config, state, &connectionResourceModel{}, api.PutConnection, diags)
 	}
-	var m connectionResourceModel
-	diags.Append(getPlan(ctx, &m)...)
-	if diags.HasError() {
-		return
-	}
-	c := newSpecConverter(ctx, false)
-	conn := m.toSpec(c)
-	diags.Append(c.diags...)
-	writeOnlyFromConfig(ctx, config, conn, diags)
-	if diags.HasError() {
-		return
-	}
-	stored, err := api.PutConnection(ctx, conn)
-	if err != nil {
-		addAgentError(diags, "connection", "Cannot store connection "+conn.Name, err)
-		return
-	}
-	m.setFromSpec(ctx, stored, false, diags)
-	diags.Append(state.Set(ctx, &m)...)
 }
 
 // Read implements resource.Resource; a connection deleted on the agent is
 // removed from the state.
 func (r *connectionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	api := r.client(&resp.Diagnostics)
-	if api == nil {
-		return
+	if api := r.client(&resp.Diagnostics); api != nil {
+		readSecretObject(ctx, connectionSecrets, req, resp, &connectionResourceModel{}, api.GetConnection)
 	}
-	var m connectionResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	conn, ok := readNamed(ctx, resp, "connection", m.Name.ValueString(), api.GetConnection)
-	if !ok {
-		return
-	}
-	m.setFromSpec(ctx, conn, true, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
 // Delete implements resource.Resource.
