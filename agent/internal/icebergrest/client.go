@@ -165,6 +165,12 @@ type Update map[string]any
 // AddSnapshot adds snapshot s.
 func AddSnapshot(s iceberg.Snapshot) Update { return Update{"action": "add-snapshot", "snapshot": s} }
 
+// RemoveSnapshots removes the snapshots ids from the table's metadata; the
+// files they list stay.
+func RemoveSnapshots(ids []int64) Update {
+	return Update{"action": "remove-snapshots", "snapshot-ids": ids}
+}
+
 // SetMainBranch points branch main at snapshot id.
 func SetMainBranch(id int64) Update {
 	return Update{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": id}

@@ -435,6 +435,9 @@ func (m *Mirror) commit(ctx context.Context, ch change) error {
 		TimestampMs: time.Now().UnixMilli(), ManifestList: m.base + "/" + listName, SchemaID: &schemaID,
 		Summary: summary(ch, written, snapID)}
 	updates = append(updates, icebergrest.AddSnapshot(snap), icebergrest.SetMainBranch(snapID))
+	if old := m.expired(time.UnixMilli(snap.TimestampMs)); len(old) > 0 {
+		updates = append(updates, icebergrest.RemoveSnapshots(old))
+	}
 	meta, err := m.t.Catalog.Commit(ctx, m.t.Namespace, m.t.Name, reqs, updates)
 	if err != nil {
 		m.meta = nil // load again before the next sync
@@ -446,6 +449,27 @@ func (m *Mirror) commit(ctx context.Context, ch change) error {
 		m.addManifest(wm.file, wm.entries)
 	}
 	return nil
+}
+
+// expired returns the snapshots of the catalog's table that a commit at
+// now expires: those older than the Delta table's deleted-file retention,
+// whose files Delta's vacuum may have deleted, so that no reader time
+// travels to a snapshot whose files are gone. The current snapshot is
+// kept, whatever its age: it is the new snapshot's parent.
+func (m *Mirror) expired(now time.Time) []int64 {
+	meta := m.reader.Meta()
+	var conf map[string]string
+	if meta != nil {
+		conf = meta.Configuration
+	}
+	horizon := now.Add(-table.DeletedFileRetention(conf)).UnixMilli()
+	var old []int64
+	for _, s := range m.meta.Snapshots {
+		if s.TimestampMs < horizon && (m.snapshot == nil || s.SnapshotID != *m.snapshot) {
+			old = append(old, s.SnapshotID)
+		}
+	}
+	return old
 }
 
 // written is a manifest of a new snapshot and its live entries.

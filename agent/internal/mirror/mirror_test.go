@@ -48,6 +48,8 @@ type ingester struct {
 	tb     *table.Table
 	fields []schema.Field
 	next   int64
+	// conf is the table configuration of the first commit.
+	conf map[string]string
 }
 
 // newIngester opens a new table (region STRING, offset BIGINT, value
@@ -85,7 +87,7 @@ func (in *ingester) commit(regions ...string) {
 		}))
 	}
 	if in.tb.Snapshot().Version < 0 {
-		c.Schema, c.Partitioning = in.fields, &layout
+		c.Schema, c.Partitioning, c.Configuration = in.fields, &layout, in.conf
 	}
 	if _, err := in.tb.Commit(c); err != nil {
 		in.t.Fatal(err)
@@ -329,6 +331,36 @@ func TestMirrorCatalogDown(t *testing.T) {
 	}
 	if want := (mirror.Result{Version: 2, Latest: 2, Commits: 1, Added: 2}); res != want {
 		t.Errorf("Sync once the catalog is back = %+v, want %+v", res, want)
+	}
+}
+
+// TestMirrorExpiresSnapshots checks that each commit expires the
+// snapshots older than the Delta table's deleted-file retention (whose
+// files vacuum may delete), here none: every snapshot but the current one
+// and the new one.
+func TestMirrorExpiresSnapshots(t *testing.T) {
+	cat, _ := catalog(t)
+	in := newIngester(t)
+	in.conf = map[string]string{"delta.deletedFileRetentionDuration": "interval 0 seconds"}
+	ns, name := []string{"mirror_test"}, fmt.Sprintf("expire%d", os.Getpid())
+	t.Cleanup(func() { _ = cat.DropTable(context.Background(), ns, name) })
+	m, err := mirror.New(mirror.Target{Catalog: cat, Namespace: ns, Name: name, Location: in.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for range 3 {
+		in.commit("eu")
+		if _, err := m.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta, err := cat.LoadTable(t.Context(), ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := meta.MirroredVersion(); len(meta.Snapshots) != 2 || v != 2 {
+		t.Errorf("the table holds %d snapshots and mirrors version %d; want 2 (the last two) and 2", len(meta.Snapshots), v)
 	}
 }
 

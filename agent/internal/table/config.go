@@ -26,6 +26,15 @@ const (
 	propExpiredLogCleanup = "delta.enableExpiredLogCleanup"
 )
 
+// DeletedFileRetention returns how long the table with configuration
+// conf keeps a removed data file before [Table.Vacuum] deletes it: its
+// delta.deletedFileRetentionDuration, a week unless it says otherwise (or
+// says it in a form that does not parse).
+func DeletedFileRetention(conf map[string]string) time.Duration {
+	c, _ := readLogConfig(conf)
+	return c.deletedFileRetention
+}
+
 // logConfig is how a table's configuration asks its log to be kept.
 type logConfig struct {
 	checkpointInterval   int64

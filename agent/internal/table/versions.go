@@ -72,13 +72,20 @@ type VersionFiles struct {
 	DataChange bool
 }
 
+// Meta returns the table's metadata as of the last version read, nil
+// before the first.
+func (r *ChangeReader) Meta() *Meta {
+	if r.st.meta == nil {
+		return nil
+	}
+	return metaOf(r.st.meta, r.st.schema, r.st.mapping)
+}
+
 // Current returns the version the reader has read up to, the table's
 // metadata then (nil before the first commit) and its live data files,
 // sorted by path. It reads no new versions: [ChangeReader.Versions] does.
 func (r *ChangeReader) Current() (version int64, meta *Meta, files []DataFile) {
-	if r.st.meta != nil {
-		meta = metaOf(r.st.meta, r.st.schema, r.st.mapping)
-	}
+	meta = r.Meta()
 	files = make([]DataFile, 0, len(r.st.files))
 	for _, f := range r.st.files {
 		files = append(files, DataFile{Path: f.add.Path, Size: f.add.Size, PartitionValues: partitionValues(f.add.PartitionValues),
