@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"net/url"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -112,7 +113,7 @@ func New(t Target) (*Mirror, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	return &Mirror{t: t, store: s, reader: r, base: locationURI(t.Location)}, nil
+	return &Mirror{t: t, store: s, reader: r, base: LocationURI(t.Location)}, nil
 }
 
 // Close releases the mirror's stores.
@@ -695,15 +696,22 @@ func (m *Mirror) tableName() string {
 	return strings.Join(append(slices.Clone(m.t.Namespace), m.t.Name), ".")
 }
 
-// locationURI returns a table location as a URI: a local path becomes a
-// file:// URI.
-func locationURI(location string) string {
+// LocationURI returns a table location (a path or a URL, as [storage.Open]
+// takes it) as the URI other engines name it by, without a trailing
+// slash: a local path becomes an absolute file:// URI; an object store URL
+// loses its query, which holds the agent's own store options (an
+// endpoint, say), not part of the files' names.
+func LocationURI(location string) string {
 	if dir, ok := spec.LocalPath(location); ok {
 		abs, err := filepath.Abs(dir)
 		if err == nil {
 			dir = abs
 		}
 		return "file://" + filepath.ToSlash(strings.TrimSuffix(dir, "/"))
+	}
+	if u, err := url.Parse(location); err == nil {
+		u.RawQuery, u.ForceQuery, u.Fragment = "", false, ""
+		location = u.String()
 	}
 	return strings.TrimSuffix(location, "/")
 }

@@ -15,8 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -228,22 +226,15 @@ func Drop(ctx context.Context, cat *spec.Catalog, t Table) error {
 
 // metastoreLocation is a table location as the metastore records it, for
 // Spark and other engines to read: file: and the absolute path for a
-// local folder; the URL without the agent's store options otherwise, with
-// Hadoop's s3a scheme for S3.
+// local folder (Hadoop's form); the URL without the agent's store options
+// otherwise, with Hadoop's s3a scheme for S3.
 func metastoreLocation(location string) string {
-	if dir, ok := spec.LocalPath(location); ok {
-		if abs, err := filepath.Abs(dir); err == nil {
-			dir = abs
-		}
-		return "file:" + filepath.ToSlash(strings.TrimSuffix(dir, "/"))
+	uri := mirror.LocationURI(location)
+	if path, ok := strings.CutPrefix(uri, "file://"); ok {
+		return "file:" + path
 	}
-	u, err := url.Parse(location)
-	if err != nil {
-		return location
+	if rest, ok := strings.CutPrefix(uri, "s3://"); ok {
+		return "s3a://" + rest
 	}
-	u.RawQuery = ""
-	if u.Scheme == "s3" {
-		u.Scheme = "s3a"
-	}
-	return strings.TrimSuffix(u.String(), "/")
+	return uri
 }
