@@ -27,7 +27,7 @@ import (
 
 // RetryEvery is how often a registration that failed is tried again, and
 // how often the Iceberg mirror syncs besides after commits.
-var RetryEvery = time.Minute
+const RetryEvery = time.Minute
 
 // Table is a table to register.
 type Table struct {
