@@ -112,9 +112,11 @@ func clusterIngest(ctx context.Context, agentBin, bootstrap string, w load, r ag
 	if err := tally(&res, w, tables); err != nil {
 		return result{}, err
 	}
-	for _, a := range agents {
-		res.PeakRSSMB += peakRSS(a.cmd.Process.Pid)
+	pids := make([]int, len(agents))
+	for i, a := range agents {
+		pids[i] = a.cmd.Process.Pid
 	}
+	res.addUsage(pids...)
 	// Which agent reads which partition is in the status the agents
 	// exchange, a round or two after a partition moved, and the new owner
 	// lists it once it resumed it from the log.

@@ -166,7 +166,7 @@ func compactionIngest(ctx context.Context, agentBin, bootstrap, python string, w
 		if !ingested && t.Rows >= w.records {
 			ingested, ingestedAt = true, time.Now()
 			r = measured(name, w, time.Since(start).Seconds())
-			r.PeakRSSMB = peakRSS(a.cmd.Process.Pid)
+			r.addUsage(a.cmd.Process.Pid)
 			if err := tally(&r, w, st.Tables); err != nil {
 				return result{}, scanRow{}, err
 			}

@@ -101,6 +101,13 @@ type result struct {
 	// BytesPerSec counts the bytes of the record values read.
 	BytesPerSec float64 `json:"bytes_per_sec"`
 	PeakRSSMB   float64 `json:"peak_rss_mb,omitempty"`
+	// CPUSeconds is the CPU time (user and system) the agents used from
+	// their start to the row's end; CPUPerGB and CPUPerMillion divide it by
+	// the gigabytes (10^9 bytes) of record values and the millions of
+	// records read: the cost of the row per core.
+	CPUSeconds    float64 `json:"cpu_seconds,omitempty"`
+	CPUPerGB      float64 `json:"cpu_seconds_per_gb,omitempty"`
+	CPUPerMillion float64 `json:"cpu_seconds_per_million_records,omitempty"`
 	OfCeiling   float64 `json:"ratio_to_ceiling,omitempty"`
 	// OfJSON is, for the registry rows, the ratio of their records/s to
 	// the JSON row's on the same records.
@@ -392,12 +399,15 @@ func run(o options) error {
 		}
 		benches = append(benches, rows...)
 	}
-	fmt.Printf("\n%s\n\n%-42s %10s %8s %12s %8s %9s %8s %9s %7s\n", env, "", "records", "seconds", "records/s", "MB/s", "of ceil.", "of JSON",
-		"peak RSS", "files")
+	fmt.Printf("\n%s\n\n%-42s %10s %8s %12s %8s %9s %8s %9s %7s %9s %9s\n", env, "", "records", "seconds", "records/s", "MB/s", "of ceil.", "of JSON",
+		"peak RSS", "files", "CPU s/GB", "CPU s/M")
 	for _, r := range results {
-		rss, ratio, ofJSON, files := "-", "-", "-", "-"
+		rss, ratio, ofJSON, files, perGB, perM := "-", "-", "-", "-", "-", "-"
 		if r.PeakRSSMB > 0 {
 			rss = fmt.Sprintf("%.0f MB", r.PeakRSSMB)
+		}
+		if r.CPUPerGB > 0 {
+			perGB, perM = fmt.Sprintf("%.1f", r.CPUPerGB), fmt.Sprintf("%.2f", r.CPUPerMillion)
 		}
 		if r.OfCeiling > 0 {
 			ratio = fmt.Sprintf("%.0f%%", 100*r.OfCeiling)
@@ -408,8 +418,8 @@ func run(o options) error {
 		if r.Files > 0 {
 			files = strconv.FormatInt(r.Files, 10)
 		}
-		fmt.Printf("%-42s %10d %8.2f %12.0f %8.1f %9s %8s %9s %7s\n", r.Name, r.Records, r.Seconds, r.RecordsPerSec, r.BytesPerSec/(1<<20),
-			ratio, ofJSON, rss, files)
+		fmt.Printf("%-42s %10d %8.2f %12.0f %8.1f %9s %8s %9s %7s %9s %9s\n", r.Name, r.Records, r.Seconds, r.RecordsPerSec, r.BytesPerSec/(1<<20),
+			ratio, ofJSON, rss, files, perGB, perM)
 		if m := r.Memory; m != nil && m.Pauses+m.Flushes > 0 {
 			fmt.Printf("%-42s memory budget: peak %.0f MB of %.0f MB, %d fetches paused, %d flushes asked\n",
 				"", m.PeakUsedMB, m.LimitMB, m.Pauses, m.Flushes)
@@ -1125,7 +1135,7 @@ func (a *benchAgent) await(ctx context.Context, name string, w load, start time.
 		if state == spec.StateIdle {
 			secs := time.Since(start).Seconds()
 			r := measured(name, w, secs)
-			r.PeakRSSMB = peakRSS(a.cmd.Process.Pid)
+			r.addUsage(a.cmd.Process.Pid)
 			if err := tally(&r, w, tables); err != nil {
 				return result{}, err
 			}
@@ -1236,6 +1246,20 @@ func memoryMetrics(ctx context.Context, ep string) (map[string]int64, error) {
 	return m, nil
 }
 
+// addUsage adds to r what the agent processes pids used so far: their
+// high-water resident set sizes and their CPU time, and sets the CPU cost
+// per GB and per million records of r's records.
+func (r *result) addUsage(pids ...int) {
+	for _, pid := range pids {
+		r.PeakRSSMB += peakRSS(pid)
+		r.CPUSeconds += cpuSeconds(pid)
+	}
+	if r.CPUSeconds > 0 && r.Records > 0 {
+		r.CPUPerMillion = r.CPUSeconds / (float64(r.Records) / 1e6)
+		r.CPUPerGB = r.CPUSeconds / (r.BytesPerSec * r.Seconds / 1e9)
+	}
+}
+
 // peakRSS reads the process's high-water resident set size in MB.
 func peakRSS(pid int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -1249,4 +1273,27 @@ func peakRSS(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// userHZ is the unit of the CPU times in /proc/<pid>/stat: clock ticks,
+// which Linux reports at 100 a second whatever its kernel's HZ.
+const userHZ = 100
+
+// cpuSeconds reads the CPU time, user and system, the process has used.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: the fields
+	// counted are those after it (state is the first, utime the 12th and
+	// stime the 13th).
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / userHZ
 }
