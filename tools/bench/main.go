@@ -108,7 +108,7 @@ type result struct {
 	CPUSeconds    float64 `json:"cpu_seconds,omitempty"`
 	CPUPerGB      float64 `json:"cpu_seconds_per_gb,omitempty"`
 	CPUPerMillion float64 `json:"cpu_seconds_per_million_records,omitempty"`
-	OfCeiling   float64 `json:"ratio_to_ceiling,omitempty"`
+	OfCeiling     float64 `json:"ratio_to_ceiling,omitempty"`
 	// OfJSON is, for the registry rows, the ratio of their records/s to
 	// the JSON row's on the same records.
 	OfJSON float64 `json:"ratio_to_json,omitempty"`
