@@ -24,6 +24,12 @@
 // agent ingesting each with the schema it fetches from the registry,
 // against the JSON run's records/s;
 //
+// measures freshness (-freshness-time, twice): records of about 100 bytes
+// produced at half the JSON row's records/s, read by a continuous pipeline
+// with flush_interval 1s and then 10s, each record's latency from its
+// produce to the first commit that holds it (as the agent's status reports
+// its committed offsets, polled every 20 ms), p50, p99 and max;
+//
 // produces 200,000 JSON records of about 1 KB with 30 columns (scalars of
 // every kind, arrays, structs, an array of structs and a map) to another
 // 4-partition topic and measures a bare consumer (the ceiling of that topic)
@@ -48,8 +54,8 @@
 // fanout_by `cast(value AS STRING):event_type::string`, each value as a
 // VARIANT) to 50 tables of one triggered pipeline. Each run reads from
 // the earliest offset until the last offset is committed, as records/s,
-// bytes/s of record values and, for the agent, peak RSS (summed over the
-// agents of a cluster). Then it runs two benchmarks of the repository with
+// bytes/s of record values and, for the agent, peak RSS and CPU seconds
+// per GB and per million records (summed over the agents of a cluster). Then it runs two benchmarks of the repository with
 // go test, from the repository's root, and reports what they measure: the
 // commits/s one table on the -s3-root server takes from 1, 2, 4 and 8
 // writers (BenchmarkConcurrentWriters in agent/internal/table), and how
@@ -123,6 +129,8 @@ type result struct {
 	// Runs are, for a line that is the median of several runs, the
 	// records/s of each, in the order they ran.
 	Runs []float64 `json:"records_per_sec_of_runs,omitempty"`
+	// Latency is, for a freshness row, what it measured.
+	Latency *latency `json:"latency,omitempty"`
 	// Files is the number of data files the agent committed.
 	Files int64 `json:"files,omitempty"`
 	// Memory is the agent's memory budget: its series at the end of the
@@ -198,6 +206,10 @@ type options struct {
 	// benchmarks of one table's commit rate (on s3Root) and of the
 	// rebalance pause; "" skips them.
 	writersTime, rebalanceTime string
+	// freshness is how long each freshness run produces, 0 for none;
+	// freshnessRate its records/s when the JSON row does not run.
+	freshness     time.Duration
+	freshnessRate float64
 }
 
 // Every topic but those of the wide run has topicPartitions partitions.
@@ -273,6 +285,9 @@ func main() {
 		"the commits/s of one table on -s3-root from 1, 2, 4 and 8 writers; \"\" skips it")
 	flag.StringVar(&o.rebalanceTime, "rebalance-benchtime", "5x", "-benchtime of BenchmarkRebalancePause (agent/internal/membership): "+
 		"how long partitions go without an owner when an agent of three is killed or leaves; \"\" skips it")
+	flag.DurationVar(&o.freshness, "freshness-time", 30*time.Second, "how long each freshness run (flush_interval 1s and 10s) produces "+
+		"records of about 100 bytes at half the JSON row's records/s; 0 skips them")
+	flag.Float64Var(&o.freshnessRate, "freshness-rate", 100_000, "records/s of the freshness runs when -records is 0")
 	flag.StringVar(&o.out, "out", ".bench/results.json", "where to write the JSON results")
 	flag.Parse()
 	if o.compactionRounds < 1 {
@@ -317,6 +332,8 @@ func run(o options) error {
 				warehouse: spec.JoinLocation(o.s3Root, fmt.Sprintf("cluster%d-%d", n, time.Now().UnixNano())), cluster: n})
 		}
 	}
+	// jsonRate is the JSON row's records/s, 0 when it does not run.
+	var jsonRate float64
 	if o.records > 0 {
 		s := suite{topic: "bench", records: o.records, what: "records of about 100 bytes", record: smallRecords(0, smallJSON),
 			ceiling: "kafka-go consumer (ceiling)", agents: small}
@@ -324,6 +341,7 @@ func run(o options) error {
 		if err != nil {
 			return err
 		}
+		jsonRate = rs[1].RecordsPerSec
 		// The inferred row reads the JSON row's records: like for like.
 		inferred := &rs[2]
 		inferred.OfJSON = inferred.RecordsPerSec / rs[1].RecordsPerSec
@@ -347,6 +365,21 @@ func run(o options) error {
 				}
 				results = append(results, r)
 			}
+		}
+	}
+	if o.freshness > 0 {
+		// At half the capacity of the agent on these records, as the JSON
+		// row measured it.
+		rate := o.freshnessRate
+		if jsonRate > 0 {
+			rate = jsonRate / 2
+		}
+		for _, flush := range []time.Duration{time.Second, 10 * time.Second} {
+			r, err := freshnessRun(ctx, o.agentBin, o.bootstrap, rate, flush, o.freshness)
+			if err != nil {
+				return err
+			}
+			results = append(results, r)
 		}
 	}
 	if o.wideJSON > 0 {
@@ -426,6 +459,9 @@ func run(o options) error {
 		}
 		if len(r.Readers) > 0 {
 			fmt.Printf("%-42s partitions read at the end, by agent: %v\n", "", r.Readers)
+		}
+		if l := r.Latency; l != nil {
+			fmt.Printf("%-42s latency at %.0f records/s: p50 %.2f s, p99 %.2f s, max %.2f s (bar: p99 <= %.0f s)\n", "", l.Rate, l.P50, l.P99, l.Max, l.Bar)
 		}
 		if r.OfUncompacted > 0 {
 			fmt.Printf("%-42s %.0f%% of the records/s without compaction\n", "", 100*r.OfUncompacted)
@@ -950,7 +986,7 @@ func bareConsumer(ctx context.Context, bootstrap string, w load, name string) (r
 	for _, topic := range w.topics {
 		for p := 0; p < w.partitions; p++ {
 			wg.Go(func() {
-				if err := readPartition(ctx, bootstrap, topic, p, &total); err != nil {
+				if err := readPartition(ctx, bootstrap, topic, p, func(kafkago.Message) { total.Add(1) }); err != nil {
 					errs <- fmt.Errorf("bare consumer, %s/%d: %w", topic, p, err)
 				}
 			})
@@ -970,7 +1006,7 @@ func bareConsumer(ctx context.Context, bootstrap string, w load, name string) (r
 
 // readPartition reads one partition from offset 0 to its last offset,
 // adding the records it reads to total.
-func readPartition(ctx context.Context, bootstrap, topic string, partition int, total *atomic.Int64) error {
+func readPartition(ctx context.Context, bootstrap, topic string, partition int, each func(kafkago.Message)) error {
 	conn, err := kafkago.DialLeader(ctx, "tcp", bootstrap, topic, partition)
 	if err != nil {
 		return err
@@ -991,7 +1027,7 @@ func readPartition(ctx context.Context, bootstrap, topic string, partition int, 
 				break
 			}
 			off = m.Offset + 1
-			total.Add(1)
+			each(m)
 		}
 		if err := b.Close(); err != nil && !errors.Is(err, io.EOF) {
 			return err
