@@ -42,6 +42,7 @@ func TestAccCatalogValidation(t *testing.T) {
 		{"thrift scheme", catalogHCL("lake", `  hive_metastore = { uri = "http://hms:9083" }`), "hive_metastore.uri", "is not a Thrift URI"},
 		{"on_delete", catalogHCL("lake", `  hive_metastore = { uri = "thrift://hms:9083" }
   on_delete = "PURGE"`), "on_delete", `"PURGE" is not one of KEEP, DROP_REGISTRATION`},
+		{"empty warehouse", rest(`uri = "https://iceberg", warehouse = ""`), "iceberg_rest.warehouse", "the warehouse is empty"},
 		{"token_wo_version without token_wo", rest(`uri = "https://iceberg", token = "t", token_wo_version = 1`),
 			"iceberg_rest.token_wo_version", "token_wo_version versions token_wo, which is not set"},
 	})

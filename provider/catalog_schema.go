@@ -23,7 +23,7 @@ func catalogResourceSchema() schema.Schema {
 			"id": idAttribute(),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "The `destination_catalog` whose tables the catalog registers: a letter or `_` followed " +
-					"by letters, digits or `_`. Reference it from the pipelines (`destination_catalog = " +
+					"by letters, digits or `_`, compared with `destination_catalog` exactly (case included). Reference it from the pipelines (`destination_catalog = " +
 					"tributary_catalog.x.name`) so that the catalog exists before their tables start. Changing it replaces " +
 					"the catalog.",
 				Required:      true,

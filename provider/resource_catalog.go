@@ -5,8 +5,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 var (
@@ -37,6 +39,14 @@ func (r *catalogResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 // rules and spec.Catalog.Validate on the known values.
 func (r *catalogResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	validateSecretConfig(ctx, catalogSecrets, req.Config, &catalogResourceModel{}, &resp.Diagnostics)
+	// The agent stores an empty warehouse as none, which Terraform would
+	// read back as null: an inconsistent result after apply.
+	var warehouse types.String
+	getAttr(ctx, req.Config, "iceberg_rest.warehouse", &warehouse, &resp.Diagnostics)
+	if !warehouse.IsNull() && !warehouse.IsUnknown() && warehouse.ValueString() == "" {
+		addFieldError(&resp.Diagnostics, "catalog", spec.FieldError{Path: "iceberg_rest.warehouse",
+			Detail: "the warehouse is empty; give the warehouse's name, or leave warehouse out"})
+	}
 }
 
 // Create implements resource.Resource; it creates only (see creating).

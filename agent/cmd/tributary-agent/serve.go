@@ -367,13 +367,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	}
 	engine := pipeline.NewManager(pipeline.Config{Warehouse: o.warehouse, AllowedRoots: o.warehouseAllow, Logger: o.log, Memory: budget,
 		GCGrace: o.gcGrace, WarehouseMode: os.FileMode(o.warehouseMode), Members: members(&o, budget),
-		Catalog: func(name string) *spec.Catalog {
-			c, err := st.Catalogs.Get(name)
-			if err != nil {
-				return nil
-			}
-			return &c
-		}})
+		Catalog: st.Catalog})
 	srv, err := server.New(server.Config{
 		Store: st, Engine: engine, Tokens: o.tokens, InsecureNoAuth: o.insecureNoAuth, Logger: o.log, Memory: budget,
 		TLS: tlsCfg, MaxConnections: o.maxConnections, Redactor: secrets, TokenFileDirs: o.oauthTokenDirs, AgentName: o.agentName,

@@ -33,8 +33,7 @@ type TableState struct {
 	// maint is what the table's maintenance did, once a sink of the table
 	// maintained it; it outlives the sink, as the status does.
 	maint *maintenance.State
-	// reg is the table's last registrar, which the status reads after it
-	// stopped too.
+	// reg is the table's registrar while a sink of this agent runs one.
 	reg *registration.Registrar
 }
 
@@ -265,6 +264,13 @@ func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 func (s *Sink) Close() {
 	if s.reg != nil {
 		s.reg.Stop()
+		// The next owner of the table reports its registrations: this
+		// agent's would stay as they were when it stopped.
+		s.state.mu.Lock()
+		if s.state.reg == s.reg {
+			s.state.reg = nil
+		}
+		s.state.mu.Unlock()
 		s.reg = nil
 	}
 	if s.maint != nil {

@@ -299,19 +299,26 @@ func (d *dec) strMap() (map[string]string, error) {
 func (c *Client) call(ctx context.Context, method string, args func(*enc), result func(*dec, int16) (string, error)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(defaultTimeout)
+	}
 	if c.conn == nil {
-		var dialer net.Dialer
+		dialer := net.Dialer{Deadline: deadline}
 		conn, err := dialer.DialContext(ctx, "tcp", c.addr)
 		if err != nil {
 			return err
 		}
 		c.conn, c.r = conn, bufio.NewReader(conn)
 	}
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(defaultTimeout)
-	}
 	_ = c.conn.SetDeadline(deadline)
+	// A call under way ends when ctx does: the connection's deadline
+	// moves to now, which fails its read or write.
+	conn := c.conn
+	defer context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })()
 	c.seq++
 	e := &enc{}
 	e.message(method, c.seq)

@@ -93,6 +93,9 @@ type Mirror struct {
 	manifests []iceberg.ManifestFile
 	entries   [][]iceberg.ManifestEntry // the live entries of each manifest
 	live      map[string]liveEntry      // by file URI
+	// found says the catalog held the table (or the mirror created it)
+	// at least once.
+	found bool
 }
 
 // liveEntry is a live file of the Iceberg table: which manifest holds it.
@@ -264,7 +267,15 @@ func (m *Mirror) difference(version int64, meta *table.Meta, files []table.DataF
 // the mirror already knows that snapshot.
 func (m *Mirror) load(ctx context.Context) error {
 	meta, err := m.t.Catalog.LoadTable(ctx, m.t.Namespace, m.t.Name)
-	if errors.Is(err, icebergrest.ErrNotFound) {
+	switch {
+	case errors.Is(err, icebergrest.ErrNotFound) && m.found:
+		// Dropped since this mirror found it: by a DELETE with
+		// on_delete = DROP_REGISTRATION, which another agent of a cluster
+		// may serve before this one stops the table, or by hand. Creating
+		// it again would undo the drop.
+		return fmt.Errorf("the catalog's table %s was dropped while the table was mirrored; "+
+			"the mirror creates it again when the table next starts", m.tableName())
+	case errors.Is(err, icebergrest.ErrNotFound):
 		meta, err = m.create(ctx)
 	}
 	if err != nil {
@@ -274,6 +285,7 @@ func (m *Mirror) load(ctx context.Context) error {
 		return fmt.Errorf("the name is taken: the catalog's table %s is the table at %q, not the mirror of the Delta table at %q; "+
 			"drop it from the catalog, or give the Delta table another destination_schema or name", m.tableName(), meta.Location, m.base)
 	}
+	m.found = true
 	if meta.FormatVersion != iceberg.FormatVersion {
 		return fmt.Errorf("the catalog's table %s is Iceberg format version %d; the mirror writes version %d",
 			m.tableName(), meta.FormatVersion, iceberg.FormatVersion)

@@ -364,6 +364,45 @@ func TestMirrorExpiresSnapshots(t *testing.T) {
 	}
 }
 
+// TestMirrorKeepsDropped checks that a mirror does not create again the
+// catalog's table that was dropped while it ran (by a DELETE with
+// on_delete = DROP_REGISTRATION that another agent served): a new mirror,
+// the table's next start, does.
+func TestMirrorKeepsDropped(t *testing.T) {
+	cat, _ := catalog(t)
+	in := newIngester(t)
+	ns, name := []string{"mirror_test"}, fmt.Sprintf("dropped%d", os.Getpid())
+	t.Cleanup(func() { _ = cat.DropTable(context.Background(), ns, name) })
+	target := mirror.Target{Catalog: cat, Namespace: ns, Name: name, Location: in.dir}
+	m, err := mirror.New(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	in.commit("eu")
+	if _, err := m.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.DropTable(t.Context(), ns, name); err != nil {
+		t.Fatal(err)
+	}
+	in.commit("us")
+	if _, err := m.Sync(t.Context()); err == nil || !strings.Contains(err.Error(), "was dropped") {
+		t.Errorf("Sync after the catalog's table was dropped: %v, want a refusal to create it again", err)
+	}
+	if _, err := cat.LoadTable(t.Context(), ns, name); !errors.Is(err, icebergrest.ErrNotFound) {
+		t.Errorf("the dropped table is back: %v", err)
+	}
+	again, err := mirror.New(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if res, err := again.Sync(t.Context()); err != nil || res.Version != 1 {
+		t.Errorf("a new mirror: %+v, %v; want the table created again at version 1", res, err)
+	}
+}
+
 // TestRunner runs a mirror beside a table's writer: it mirrors each
 // commit it is told of; while the catalog is down, the writer commits on,
 // the status says why the mirror fails and how far behind it is; once

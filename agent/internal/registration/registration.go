@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -48,7 +49,6 @@ type Registrar struct {
 	t   Table
 	log *slog.Logger
 
-	poke   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -62,24 +62,21 @@ type Registrar struct {
 // Start keeps t registered in cat until ctx ends or [Registrar.Stop].
 func Start(ctx context.Context, cat spec.Catalog, t Table, log *slog.Logger) *Registrar {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Registrar{cat: cat, t: t, log: log.With("catalog", cat.Name),
-		poke: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	r := &Registrar{cat: cat, t: t, log: log.With("catalog", cat.Name), cancel: cancel, done: make(chan struct{})}
 	go r.run(ctx)
 	return r
 }
 
-// Committed tells the registrar the table has a new commit. It never
-// waits.
+// Committed tells the registrar the table has a new commit, which its
+// Iceberg mirror follows. It never waits. A registration that failed is
+// tried again on the minute, not on each commit, so that a catalog that is
+// down is not asked after every flush of every table.
 func (r *Registrar) Committed() {
 	r.mu.Lock()
 	mr := r.runner
 	r.mu.Unlock()
 	if mr != nil {
 		mr.Committed()
-	}
-	select {
-	case r.poke <- struct{}{}:
-	default:
 	}
 }
 
@@ -158,7 +155,6 @@ func (r *Registrar) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-r.poke:
 		case <-tick.C:
 		}
 	}
@@ -178,6 +174,16 @@ func errText(err error) string {
 	return err.Error()
 }
 
+// callTimeout bounds each exchange with a catalog, so that one that does
+// not answer holds neither a registrar nor an API call for long.
+const callTimeout = 30 * time.Second
+
+// restClient returns a client of the Iceberg REST catalog rest.
+func restClient(ctx context.Context, rest *spec.IcebergREST) (*icebergrest.Client, error) {
+	return icebergrest.New(ctx, icebergrest.Config{URI: rest.URI, Warehouse: rest.Warehouse, Token: rest.Token,
+		HTTP: &http.Client{Timeout: callTimeout}})
+}
+
 // registerDelta registers t in the metastore at uri.
 func registerDelta(ctx context.Context, uri string, t Table) error {
 	c, err := hivemeta.New(uri)
@@ -185,37 +191,95 @@ func registerDelta(ctx context.Context, uri string, t Table) error {
 		return err
 	}
 	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	return c.Register(ctx, t.Schema, t.Name, metastoreLocation(t.Location))
 }
 
 // newMirror returns the Iceberg mirror of t in the catalog rest.
 func newMirror(ctx context.Context, rest *spec.IcebergREST, t Table) (*mirror.Mirror, error) {
-	c, err := icebergrest.New(ctx, icebergrest.Config{URI: rest.URI, Warehouse: rest.Warehouse, Token: rest.Token})
+	c, err := restClient(ctx, rest)
 	if err != nil {
 		return nil, err
 	}
 	return mirror.New(mirror.Target{Catalog: c, Namespace: []string{t.Schema}, Name: t.Name, Location: t.Location})
 }
 
-// Drop drops t's registrations in cat, keeping every file: the Iceberg
-// table without purge, the metastore's table without its data. What does
-// not exist is no error.
-func Drop(ctx context.Context, cat *spec.Catalog, t Table) error {
+// DropTimeout bounds a [Drop] as a whole.
+const DropTimeout = time.Minute
+
+// Drop drops the registrations of tables in cat that are theirs, keeping
+// every file: the Iceberg table without purge, the metastore's table
+// without its data. A registration is a table's only when it names the
+// table's location: a name the catalog gives another table (which the
+// registrar refused to take over), and a table whose location is not
+// known (""), are left alone. What does not exist is no error. It gives up
+// after [DropTimeout].
+func Drop(ctx context.Context, cat *spec.Catalog, tables []Table) error {
+	ctx, cancel := context.WithTimeout(ctx, DropTimeout)
+	defer cancel()
+	var known []Table
+	for _, t := range tables {
+		if t.Location != "" {
+			known = append(known, t)
+		}
+	}
+	if len(known) == 0 {
+		return nil
+	}
 	var errs []error
 	if rest := cat.IcebergREST; rest != nil {
-		c, err := icebergrest.New(ctx, icebergrest.Config{URI: rest.URI, Warehouse: rest.Warehouse, Token: rest.Token})
+		errs = append(errs, dropIceberg(ctx, rest, known))
+	}
+	if h := cat.HiveMetastore; h != nil {
+		errs = append(errs, dropMetastore(ctx, h.URI, known))
+	}
+	return errors.Join(errs...)
+}
+
+// dropIceberg drops those of tables the catalog rest holds at their
+// location.
+func dropIceberg(ctx context.Context, rest *spec.IcebergREST, tables []Table) error {
+	c, err := restClient(ctx, rest)
+	if err != nil {
+		return fmt.Errorf("dropping from the iceberg REST catalog: %w", err)
+	}
+	var errs []error
+	for _, t := range tables {
+		ns := []string{t.Schema}
+		meta, err := c.LoadTable(ctx, ns, t.Name)
+		if errors.Is(err, icebergrest.ErrNotFound) {
+			continue
+		}
+		if err == nil && strings.TrimSuffix(meta.Location, "/") != mirror.LocationURI(t.Location) {
+			continue // another table's: never the agent's to drop
+		}
 		if err == nil {
-			err = c.DropTable(ctx, []string{t.Schema}, t.Name)
+			err = c.DropTable(ctx, ns, t.Name)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("dropping %s.%s from the iceberg REST catalog: %w", t.Schema, t.Name, err))
 		}
 	}
-	if h := cat.HiveMetastore; h != nil {
-		c, err := hivemeta.New(h.URI)
+	return errors.Join(errs...)
+}
+
+// dropMetastore drops those of tables the metastore at uri holds as Delta
+// tables at their location.
+func dropMetastore(ctx context.Context, uri string, tables []Table) error {
+	c, err := hivemeta.New(uri)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var errs []error
+	for _, t := range tables {
+		got, err := c.GetTable(ctx, t.Schema, t.Name)
+		if err == nil && (got == nil || got.Provider != "delta" || got.Location != metastoreLocation(t.Location)) {
+			continue // none, or another table's
+		}
 		if err == nil {
 			err = c.Drop(ctx, t.Schema, t.Name)
-			_ = c.Close()
 		}
 		if err != nil {
 			errs = append(errs, err)

@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/registration"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // A catalog registers the tables of the pipelines and fanout schemas whose
-// destination_catalog is its name; the engine looks it up when it applies
-// them (see catalogOf), so a change of a catalog applies its users again.
+// destination_catalog is its name; the engine looks it up in the store
+// when it applies them (store.Store.Catalog), so a change of a catalog
+// applies its users again.
 
 // publicCatalog returns c as the API shows it, without its secrets.
 func publicCatalog(c *spec.Catalog) *spec.Catalog { return c.Redacted() }
@@ -60,7 +62,8 @@ func (s *Server) putCatalog(w http.ResponseWriter, r *http.Request) error {
 
 // deleteCatalog deletes a catalog: its users' tables are no longer
 // registered, and with on_delete = DROP_REGISTRATION their registrations
-// are dropped (never their files).
+// are dropped (never their files) first: a catalog that cannot drop them
+// is kept, so that the DELETE can be tried again.
 func (s *Server) deleteCatalog(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	s.changeMu.Lock()
@@ -69,36 +72,27 @@ func (s *Server) deleteCatalog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFoundOr(err, "catalog", name)
 	}
+	ctx := context.WithoutCancel(r.Context())
 	tables, err := s.catalogTables(name)
 	if err != nil {
+		return err
+	}
+	if err := s.dropRegistrations(ctx, &c, tables); err != nil {
 		return err
 	}
 	if err := s.store.Catalogs.Delete(name); err != nil {
 		return notFoundOr(err, "catalog", name)
 	}
-	ctx := context.WithoutCancel(r.Context())
-	// The tables stop registering before their registrations go.
-	applyErr := s.applyCatalogUsers(ctx, name)
-	if err := s.dropRegistrations(ctx, &c, tables); err != nil {
-		return err
-	}
-	if applyErr != nil {
+	if err := s.applyCatalogUsers(ctx, name); err != nil {
 		return fmt.Errorf("catalog %q was deleted, but applying again the pipelines and fanout schemas whose tables it registered failed "+
-			"(each is retried on its next PUT or the agent's restart): %w", name, applyErr)
+			"(each is retried on its next PUT or the agent's restart): %w", name, err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// catalogOf returns the stored catalog named name, nil when there is none:
-// what the engine registers the tables of destination_catalog name in.
-func (s *Server) catalogOf(name string) *spec.Catalog {
-	c, err := s.store.Catalogs.Get(name)
-	if err != nil {
-		return nil
-	}
-	return &c
-}
+// catalogOf returns the stored catalog named name, nil when there is none.
+func (s *Server) catalogOf(name string) *spec.Catalog { return s.store.Catalog(name) }
 
 // applyCatalogUsers applies again every stored pipeline and fanout schema
 // whose destination_catalog is the named catalog. The caller holds
@@ -141,7 +135,7 @@ func (s *Server) catalogTables(name string) ([]registration.Table, error) {
 	}
 	var out []registration.Table
 	for i := range pipes {
-		out = append(out, pipelineTables(&pipes[i])...)
+		out = append(out, s.pipelineTables(&pipes[i])...)
 	}
 	for i := range fanouts {
 		out = append(out, s.fanoutTables(&fanouts[i])...)
@@ -149,29 +143,38 @@ func (s *Server) catalogTables(name string) ([]registration.Table, error) {
 	return out, nil
 }
 
-// pipelineTables returns the tables of p as its catalog names them.
-func pipelineTables(p *spec.Pipeline) []registration.Table {
+// pipelineTables returns the tables of p as its catalog names them, with
+// their locations as the status reports them ("" for a table that has not
+// run: nothing of it is registered).
+func (s *Server) pipelineTables(p *spec.Pipeline) []registration.Table {
+	st := s.status(p)
 	out := make([]registration.Table, len(p.Tables))
 	for i := range p.Tables {
 		out[i] = registration.Table{Schema: p.DestinationSchema, Name: p.Tables[i].DestinationTable}
+		for _, ts := range st.Tables {
+			if strings.EqualFold(ts.DestinationTable, p.Tables[i].DestinationTable) {
+				out[i].Location = ts.Location
+			}
+		}
 	}
 	return out
 }
 
 // fanoutTables returns the tables fanout schema f made so far, as its
-// catalog names them.
+// catalog names them, with their locations.
 func (s *Server) fanoutTables(f *spec.FanoutSchema) []registration.Table {
 	st := s.fanoutStatus(f)
 	out := make([]registration.Table, len(st.Tables))
 	for i, t := range st.Tables {
-		out[i] = registration.Table{Schema: f.DestinationSchema, Name: t.DestinationTable}
+		out[i] = registration.Table{Schema: f.DestinationSchema, Name: t.DestinationTable, Location: t.Location}
 	}
 	return out
 }
 
-// dropLeft drops the registrations of the tables of old that are not in
-// next (nil when the object is deleted), when the catalog of old's
+// dropLeft drops the registrations of the tables of old that next (nil
+// when the object goes) does not name, when the catalog of old's
 // destination_catalog drops them; catalog is that destination_catalog.
+// It runs before the change is made, so that a refusal changes nothing.
 func (s *Server) dropLeft(ctx context.Context, catalog string, old, next []registration.Table) error {
 	c := s.catalogOf(catalog)
 	if c == nil {
@@ -179,7 +182,7 @@ func (s *Server) dropLeft(ctx context.Context, catalog string, old, next []regis
 	}
 	var left []registration.Table
 	for _, t := range old {
-		if !slices.Contains(next, t) {
+		if !slices.ContainsFunc(next, func(n registration.Table) bool { return n.Schema == t.Schema && n.Name == t.Name }) {
 			left = append(left, t)
 		}
 	}
@@ -187,23 +190,17 @@ func (s *Server) dropLeft(ctx context.Context, catalog string, old, next []regis
 }
 
 // dropRegistrations drops the registrations of tables in c, when c's
-// on_delete says so; a failure is a 502 that names the tables left
-// registered.
+// on_delete says so; a failure is a 502 that says nothing was changed.
 func (s *Server) dropRegistrations(ctx context.Context, c *spec.Catalog, tables []registration.Table) error {
 	if !c.DropsRegistrations() || len(tables) == 0 {
 		return nil
 	}
-	var errs []error
-	for _, t := range tables {
-		if err := registration.Drop(ctx, c, t); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		s.log.Info("table registration dropped", "catalog", c.Name, "table", t.Schema+"."+t.Name)
+	if err := registration.Drop(ctx, c, tables); err != nil {
+		return problemf(http.StatusBadGateway, "catalog %q (on_delete = %s) could not drop the registrations of the tables that would leave it, "+
+			"so nothing was changed; retry once the catalog is reachable, or set on_delete = %q first: %v", c.Name, c.OnDelete, spec.OnDeleteKeep, err)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return problemf(http.StatusBadGateway, "catalog %q (on_delete = %s) could not drop every registration of the tables that left it; "+
-			"their files are kept; drop the registrations by hand, or retry once the catalog is reachable: %v", c.Name, c.OnDelete, err)
+	for _, t := range tables {
+		s.log.Info("table registration dropped", "catalog", c.Name, "table", t.Schema+"."+t.Name)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/client"
@@ -73,17 +75,30 @@ func TestCatalogValidation(t *testing.T) {
 }
 
 // TestDropRegistration checks that the tables that leave a catalog with
-// on_delete = DROP_REGISTRATION are dropped from it, and only those.
+// on_delete = DROP_REGISTRATION are dropped from it before the change is
+// made, only those, and only where the catalog's table is theirs (at
+// their location); a catalog that cannot drop them refuses the change,
+// which can then be tried again.
 func TestDropRegistration(t *testing.T) {
 	var mu sync.Mutex
 	var dropped []string
+	var failing atomic.Bool
 	rest := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/v1/namespaces/raw/tables/")
+		location := "file:///warehouse/main/raw/" + name
+		if name == "t3" {
+			location = "file:///elsewhere/t3" // another table of the same name
+		}
 		switch {
 		case r.Method == http.MethodGet && r.URL.Path == "/v1/config":
 			_, _ = w.Write([]byte(`{"defaults": {}, "overrides": {}}`))
+		case r.Method == http.MethodGet:
+			_, _ = fmt.Fprintf(w, `{"metadata-location": "x", "metadata": {"format-version": 2, "table-uuid": "u", "location": %q}}`, location)
+		case failing.Load():
+			http.Error(w, "the catalog is down for the test", http.StatusServiceUnavailable)
 		case r.Method == http.MethodDelete && r.URL.Query().Get("purgeRequested") == "false":
 			mu.Lock()
-			dropped = append(dropped, r.URL.Path)
+			dropped = append(dropped, name)
 			mu.Unlock()
 			w.WriteHeader(http.StatusNoContent)
 		default:
@@ -94,24 +109,31 @@ func TestDropRegistration(t *testing.T) {
 	a := newAgent(t, "")
 	ctx := t.Context()
 	p := pipeline("p", "local", "t1")
-	p.Tables = append(p.Tables, p.Tables[0])
-	p.Tables[1].DestinationTable = "t2"
+	for _, name := range []string{"t2", "t3"} {
+		p.Tables = append(p.Tables, p.Tables[0])
+		p.Tables[len(p.Tables)-1].DestinationTable = name
+	}
 	a.mustPut(t, p)
 	if _, err := a.client.PutCatalog(ctx, &spec.Catalog{Name: "main", IcebergREST: &spec.IcebergREST{URI: rest.URL},
 		OnDelete: spec.OnDeleteDropRegistration}); err != nil {
 		t.Fatal(err)
 	}
-	p.Tables = p.Tables[:1]
+	p.Tables = []spec.Table{p.Tables[0], p.Tables[2]}
 	if _, err := a.client.PutPipeline(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	failing.Store(true)
+	apiError(t, a.client.DeletePipeline(ctx, "p"), http.StatusBadGateway)
+	if _, err := a.client.GetPipeline(ctx, "p"); err != nil {
+		t.Fatalf("the pipeline whose registrations could not be dropped is gone: %v", err)
+	}
+	failing.Store(false)
 	if err := a.client.DeletePipeline(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{"/v1/namespaces/raw/tables/t2", "/v1/namespaces/raw/tables/t1"}
-	if !slices.Equal(dropped, want) {
-		t.Fatalf("dropped %v, want %v", dropped, want)
+	if want := []string{"t2", "t1"}; !slices.Equal(dropped, want) {
+		t.Fatalf("dropped %v, want %v (t3 is another table's)", dropped, want)
 	}
 }

@@ -207,7 +207,9 @@ func (s *Server) deleteFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return notFoundOr(err, "fanout schema", name)
 	}
-	tables := s.fanoutTables(&f)
+	if err := s.dropLeft(context.WithoutCancel(r.Context()), f.DestinationCatalog, s.fanoutTables(&f), nil); err != nil {
+		return err
+	}
 	if err := s.engine.RemoveFanout(context.WithoutCancel(r.Context()), name); err != nil {
 		return fmt.Errorf("stopping fanout schema %q: %w", name, err)
 	}
@@ -216,9 +218,6 @@ func (s *Server) deleteFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 	}
 	s.fanoutFailed.set(name, nil)
 	s.applied.forget(fanoutKind, name)
-	if err := s.dropLeft(context.WithoutCancel(r.Context()), f.DestinationCatalog, tables, nil); err != nil {
-		return err
-	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

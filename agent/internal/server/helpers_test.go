@@ -238,6 +238,7 @@ func (e *fakeEngine) Status(name string) (spec.PipelineStatus, bool) {
 	for i, t := range p.Tables {
 		st.Tables = append(st.Tables, spec.TableStatus{
 			DestinationTable: t.DestinationTable,
+			Location:         "/warehouse/" + p.DestinationCatalog + "/" + p.DestinationSchema + "/" + t.DestinationTable,
 			State:            state,
 			Version:          int64(i + 3),
 			Rows:             100,

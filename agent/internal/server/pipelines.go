@@ -49,6 +49,18 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 	_, known := s.engine.Status(p.Name)
 	// The engine's work must not stop half-way because the client gave up.
 	ctx := context.WithoutCancel(r.Context())
+	if existed {
+		// The tables that leave the catalog of their destination_catalog
+		// (removed, or moved to another destination) lose their
+		// registrations first.
+		var next []registration.Table
+		if p.DestinationCatalog == old.DestinationCatalog {
+			next = s.pipelineTables(&p)
+		}
+		if err := s.dropLeft(ctx, old.DestinationCatalog, s.pipelineTables(&old), next); err != nil {
+			return err
+		}
+	}
 	err = commitSpec(s.store.Pipelines, &s.failed, "pipeline", p.Name, &p, &old, existed, known,
 		func() error { return s.engine.Check(&p, &conn, regs) },
 		func() error {
@@ -63,15 +75,6 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 		})
 	if err != nil {
 		return err
-	}
-	if existed {
-		var next []registration.Table
-		if p.DestinationCatalog == old.DestinationCatalog {
-			next = pipelineTables(&p)
-		}
-		if err := s.dropLeft(ctx, old.DestinationCatalog, pipelineTables(&old), next); err != nil {
-			return err
-		}
 	}
 	return writeJSON(w, http.StatusOK, s.pipelineResponse(&p))
 }
@@ -296,6 +299,9 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	if len(fanouts) > 0 {
 		return problemf(http.StatusConflict, "fanout schemas %s belong to pipeline %q; delete them first", fanoutNames(fanouts), name)
 	}
+	if err := s.dropLeft(context.WithoutCancel(r.Context()), p.DestinationCatalog, s.pipelineTables(&p), nil); err != nil {
+		return err
+	}
 	if err := s.engine.Remove(context.WithoutCancel(r.Context()), name); err != nil {
 		return fmt.Errorf("stopping pipeline %q: %w", name, err)
 	}
@@ -308,9 +314,6 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.failed.set(name, nil)
 	s.applied.forget(pipelineKind, name)
-	if err := s.dropLeft(context.WithoutCancel(r.Context()), p.DestinationCatalog, pipelineTables(&p), nil); err != nil {
-		return err
-	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -277,8 +277,7 @@ func Restore(dir string, r io.Reader, opts RestoreOptions) (RestoreResult, error
 			return res, fmt.Errorf("the backup's secrets key: %w", err)
 		}
 	}
-	connections := doc.Objects[kinds[0].kindName()] // kinds lists the connections first
-	if res.Checked, err = checkBackupKey(dir, connections, key, opts.KeyFile); err != nil {
+	if res.Checked, err = checkBackupKey(dir, doc.Objects, key, opts.KeyFile); err != nil {
 		return res, err
 	}
 	if err := os.MkdirAll(dir, dirMode); err != nil {
@@ -323,11 +322,12 @@ func Restore(dir string, r io.Reader, opts RestoreOptions) (RestoreResult, error
 	return res, nil
 }
 
-// checkBackupKey decrypts every secret of connections, a backup's, with
-// the key the agent will use on the data folder dir: the one in keyFile if
-// set, else backupKey, the backup's own, if set, else the folder's key
-// file if it exists. It reports whether there was a key to check with.
-func checkBackupKey(dir string, connections map[string]json.RawMessage, backupKey []byte, keyFile string) (bool, error) {
+// checkBackupKey decrypts every secret of objects, a backup's by kind and
+// name, with the key the agent will use on the data folder dir: the one in
+// keyFile if set, else backupKey, the backup's own, if set, else the
+// folder's key file if it exists. It reports whether there was a key to
+// check with.
+func checkBackupKey(dir string, objects map[string]map[string]json.RawMessage, backupKey []byte, keyFile string) (bool, error) {
 	raw, source := backupKey, "the backup's secrets key"
 	if keyFile == "" && backupKey == nil {
 		keyFile = filepath.Join(dir, DefaultKeyFile)
@@ -346,13 +346,12 @@ func checkBackupKey(dir string, connections map[string]json.RawMessage, backupKe
 	if err != nil {
 		return false, err
 	}
-	for _, name := range slices.Sorted(maps.Keys(connections)) {
-		c, err := decode[spec.Connection](connections[name])
-		if err == nil {
-			_, err = key.Unseal(&c)
-		}
-		if err != nil {
-			return false, fmt.Errorf("the backup's connection %q does not open with the key the agent will use, nothing was written: %w", name, err)
+	for _, k := range newStore(key, nil).kinds() {
+		for _, name := range slices.Sorted(maps.Keys(objects[k.kindName()])) {
+			if err := k.unsealStored(objects[k.kindName()][name]); err != nil {
+				return false, fmt.Errorf("the backup's %s %q does not open with the key the agent will use, nothing was written: %w",
+					strings.TrimSuffix(k.kindName(), "s"), name, err)
+			}
 		}
 	}
 	return true, nil

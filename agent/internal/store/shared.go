@@ -49,8 +49,10 @@ var ErrConflict = errors.New("another agent changed the shared state first")
 // auto_vacuum, a table's partition_by), so that an agent of format 1 names
 // both formats when it meets one, rather than an unknown field. Format 3
 // adds catalogs: only the changes and snapshots that hold one are written
-// in format 3 (see formatOf), so that agents of format 2 read on, without
-// the catalogs, until they are upgraded.
+// in format 3 (see formatOf), so that agents of format 2 work on beside
+// agents of format 3 until the first catalog is stored; then they refuse
+// the change, naming both formats, and stop their work until they are
+// upgraded, as they stop when the shared state cannot be read.
 const SharedFormat = 3
 
 // formatOf returns the format of a change or snapshot that holds objects

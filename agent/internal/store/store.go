@@ -185,6 +185,9 @@ type kind interface {
 	checkStored(name string, data []byte) error
 	// kindName is the collection's folder, and its name in the shared log.
 	kindName() string
+	// unsealStored checks that data, an object as stored, opens with the
+	// collection's codec (its secrets decrypt with the store's key).
+	unsealStored(data []byte) error
 	// sealedAll returns every object, sealed, by name.
 	sealedAll() (map[string]json.RawMessage, error)
 	// replace sets the named object from its sealed form (nil: removes
@@ -196,6 +199,16 @@ type kind interface {
 // the objects each kind refers to first.
 func (s *Store) kinds() []kind {
 	return []kind{s.Connections, s.Catalogs, s.Pipelines, s.FanoutSchemas, s.KafkaSinks}
+}
+
+// Catalog returns the stored catalog named name, nil when there is none:
+// where the tables of destination_catalog name are registered.
+func (s *Store) Catalog(name string) *spec.Catalog {
+	c, err := s.Catalogs.Get(name)
+	if err != nil {
+		return nil
+	}
+	return &c
 }
 
 // KeyFile returns the path of the file holding the key of the connections'
@@ -250,6 +263,17 @@ func newCollection[T any](kind string, nameOf func(*T) string, codec Codec[T], k
 }
 
 func (c *Collection[T]) kindName() string { return c.kind }
+
+func (c *Collection[T]) unsealStored(data []byte) error {
+	if c.codec == nil {
+		return nil
+	}
+	v, err := decode[T](data)
+	if err == nil {
+		_, err = c.codec.Unseal(&v)
+	}
+	return err
+}
 
 // loadFolder reads every object of the collection's folder under root,
 // creating the folder if needed.
