@@ -174,16 +174,23 @@ func (s *Server) fanoutTables(f *spec.FanoutSchema) []registration.Table {
 // dropLeft drops the registrations of the tables of old that next (nil
 // when the object goes) does not name, when the catalog of old's
 // destination_catalog drops them; catalog is that destination_catalog.
-// It runs before the change is made, so that a refusal changes nothing.
-func (s *Server) dropLeft(ctx context.Context, catalog string, old, next []registration.Table) error {
+// It runs before the change is made, so that a refusal changes nothing;
+// check, when not nil, is the change's own check, run first when there is
+// something to drop, so that a change the engine refuses drops nothing.
+func (s *Server) dropLeft(ctx context.Context, catalog string, old, next []registration.Table, check func() error) error {
 	c := s.catalogOf(catalog)
-	if c == nil {
+	if c == nil || !c.DropsRegistrations() {
 		return nil
 	}
 	var left []registration.Table
 	for _, t := range old {
 		if !slices.ContainsFunc(next, func(n registration.Table) bool { return n.Schema == t.Schema && n.Name == t.Name }) {
 			left = append(left, t)
+		}
+	}
+	if len(left) > 0 && check != nil {
+		if err := check(); err != nil {
+			return err
 		}
 	}
 	return s.dropRegistrations(ctx, c, left)

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -119,6 +120,19 @@ func TestDropRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Tables = []spec.Table{p.Tables[0], p.Tables[2]}
+	// A change the engine refuses drops nothing.
+	a.engine.mu.Lock()
+	a.engine.applyErr = spec.Errors{{Path: "table[0]", Detail: "refused for the test"}}
+	a.engine.mu.Unlock()
+	apiError(t, putPipelineErr(ctx, a, p), http.StatusUnprocessableEntity)
+	a.engine.mu.Lock()
+	a.engine.applyErr = nil
+	a.engine.mu.Unlock()
+	mu.Lock()
+	if len(dropped) > 0 {
+		t.Errorf("a refused change dropped %v", dropped)
+	}
+	mu.Unlock()
 	if _, err := a.client.PutPipeline(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -136,4 +150,10 @@ func TestDropRegistration(t *testing.T) {
 	if want := []string{"t2", "t1"}; !slices.Equal(dropped, want) {
 		t.Fatalf("dropped %v, want %v (t3 is another table's)", dropped, want)
 	}
+}
+
+// putPipelineErr is the error of a PUT of p through a's client.
+func putPipelineErr(ctx context.Context, a *agent, p *spec.Pipeline) error {
+	_, err := a.client.PutPipeline(ctx, p)
+	return err
 }

@@ -207,7 +207,7 @@ func (s *Server) deleteFanoutSchema(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return notFoundOr(err, "fanout schema", name)
 	}
-	if err := s.dropLeft(context.WithoutCancel(r.Context()), f.DestinationCatalog, s.fanoutTables(&f), nil); err != nil {
+	if err := s.dropLeft(context.WithoutCancel(r.Context()), f.DestinationCatalog, s.fanoutTables(&f), nil, nil); err != nil {
 		return err
 	}
 	if err := s.engine.RemoveFanout(context.WithoutCancel(r.Context()), name); err != nil {

@@ -57,7 +57,13 @@ func (s *Server) putPipeline(w http.ResponseWriter, r *http.Request) error {
 		if p.DestinationCatalog == old.DestinationCatalog {
 			next = s.pipelineTables(&p)
 		}
-		if err := s.dropLeft(ctx, old.DestinationCatalog, s.pipelineTables(&old), next); err != nil {
+		check := func() error {
+			if err := s.engine.Check(&p, &conn, regs); errors.As(err, new(spec.Errors)) {
+				return refusal("pipeline", p.Name, err)
+			}
+			return nil
+		}
+		if err := s.dropLeft(ctx, old.DestinationCatalog, s.pipelineTables(&old), next, check); err != nil {
 			return err
 		}
 	}
@@ -299,7 +305,7 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	if len(fanouts) > 0 {
 		return problemf(http.StatusConflict, "fanout schemas %s belong to pipeline %q; delete them first", fanoutNames(fanouts), name)
 	}
-	if err := s.dropLeft(context.WithoutCancel(r.Context()), p.DestinationCatalog, s.pipelineTables(&p), nil); err != nil {
+	if err := s.dropLeft(context.WithoutCancel(r.Context()), p.DestinationCatalog, s.pipelineTables(&p), nil, nil); err != nil {
 		return err
 	}
 	if err := s.engine.Remove(context.WithoutCancel(r.Context()), name); err != nil {
