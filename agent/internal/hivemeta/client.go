@@ -325,6 +325,10 @@ func (c *Client) call(ctx context.Context, method string, args func(*enc), resul
 	args(e)
 	e.stop()
 	err := c.exchange(e.b, result)
+	if err != nil && ctx.Err() != nil {
+		// The deadline moved by ctx's end: say why.
+		err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+	}
 	if err != nil {
 		// The connection may be anywhere in an answer: start anew.
 		_ = c.conn.Close()

@@ -275,7 +275,7 @@ func dropMetastore(ctx context.Context, uri string, tables []Table) error {
 	var errs []error
 	for _, t := range tables {
 		got, err := c.GetTable(ctx, t.Schema, t.Name)
-		if err == nil && (got == nil || got.Provider != "delta" || got.Location != metastoreLocation(t.Location)) {
+		if err == nil && (got == nil || got.Provider != "delta" || strings.TrimSuffix(got.Location, "/") != metastoreLocation(t.Location)) {
 			continue // none, or another table's
 		}
 		if err == nil {

@@ -197,17 +197,23 @@ func (s *Server) dropLeft(ctx context.Context, catalog string, old, next []regis
 }
 
 // dropRegistrations drops the registrations of tables in c, when c's
-// on_delete says so; a failure is a 502 that says nothing was changed.
+// on_delete says so; a failure is a 502, before the stored objects change.
 func (s *Server) dropRegistrations(ctx context.Context, c *spec.Catalog, tables []registration.Table) error {
 	if !c.DropsRegistrations() || len(tables) == 0 {
 		return nil
 	}
 	if err := registration.Drop(ctx, c, tables); err != nil {
-		return problemf(http.StatusBadGateway, "catalog %q (on_delete = %s) could not drop the registrations of the tables that would leave it, "+
-			"so nothing was changed; retry once the catalog is reachable, or set on_delete = %q first: %v", c.Name, c.OnDelete, spec.OnDeleteKeep, err)
+		return problemf(http.StatusBadGateway, "catalog %q (on_delete = %s) could not drop every registration of the tables that would leave it; "+
+			"the stored objects are unchanged, so the change can be retried once the catalog is reachable (or set on_delete = %q first); "+
+			"registrations already dropped stay dropped: %v", c.Name, c.OnDelete, spec.OnDeleteKeep, err)
 	}
 	for _, t := range tables {
-		s.log.Info("table registration dropped", "catalog", c.Name, "table", t.Schema+"."+t.Name)
+		if t.Location == "" {
+			s.log.Warn("table left registered: it has not run, so its location, which a registration must name to be dropped, is unknown",
+				"catalog", c.Name, "table", t.Schema+"."+t.Name)
+			continue
+		}
+		s.log.Info("table registration dropped, where it named the table's location", "catalog", c.Name, "table", t.Schema+"."+t.Name)
 	}
 	return nil
 }
