@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -133,5 +134,40 @@ func TestFetchWithinBudget(t *testing.T) {
 			t.Fatalf("%s: the biggest batch held %d bytes, and the fetcher grew by %d, for %d KB of records fetched with 128 KiB acquired",
 				topic, biggest, grown, n)
 		}
+	}
+}
+
+// A partition of small records holds about as much memory a fetch as one
+// of larger records: the fetcher asks for less once a batch shows that its
+// records take several times their size in memory (a record.Record each).
+func TestFetchSmallRecordsHoldAboutTheMaximum(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "small"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ProducerLinger(10*time.Millisecond),
+		kgo.ProducerBatchMaxBytes(64<<10), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200,000 records of 8 bytes, about 3.5 MB in record batches of 64 KB:
+	// 1 MiB of them would hold 8 MiB of records in memory.
+	const n = 200_000
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: "small", Value: []byte(fmt.Sprintf("%08d", i))}
+	}
+	err = p.ProduceSync(context.Background(), recs...).FirstErr()
+	p.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	biggest := fetchWithin(t, plainClient(t, c.ListenAddrs()...), "small", n, &budget{})
+	if biggest > 3<<19 {
+		t.Fatalf("the biggest batch held %d bytes: want about 1 MiB, the fetch maximum", biggest)
+	}
+	if biggest < 1<<19 {
+		t.Fatalf("the biggest batch held %d bytes: the fetches did not grow towards the maximum", biggest)
 	}
 }

@@ -17,9 +17,11 @@ import (
 
 // Fetch sizes: by default a fetch waits at most fetchMaxWait for at least
 // one byte and asks for twice what the previous one returned, between
-// fetchMinBytes and fetchMaxBytes: a partition that is behind reads 1 MiB
-// at a time, and an idle one holds little of the memory budget while it
-// waits. client_properties change them (see settingsOf).
+// fetchMinBytes and fetchMaxBytes, and no more than would hold about
+// fetchMaxBytes of memory (see [requestSettings.nextMaxBytes]): a partition
+// that is behind holds about 1 MiB a fetch, and an idle one holds little of
+// the memory budget while it waits. client_properties change them (see
+// settingsOf).
 const (
 	fetchMinBytes = 64 << 10
 	fetchMaxBytes = 1 << 20
@@ -343,7 +345,7 @@ func (f *Fetcher) session(ctx context.Context, offset int64, epoch *int32, out c
 			*epoch = b.LeaderEpoch
 		}
 		sizeHint = max(len(b.Records), 64)
-		maxBytes = int32(min(max(2*size, int(rs.startBytes)), int(rs.maxBytes)))
+		maxBytes = rs.nextMaxBytes(size, b.Bytes)
 		offset = b.Next
 		select {
 		case out <- b:

@@ -61,6 +61,23 @@ func settingsOf(s *spec.ClientSettings) requestSettings {
 	}
 }
 
+// nextMaxBytes returns what the fetch after one whose response was size
+// bytes, and whose batch holds held bytes, asks for: twice size, between
+// startBytes and maxBytes, and no more than keeps the batch it returns
+// within maxBytes of memory if it holds as much per byte of response. So a
+// partition holds about the same memory per fetch whatever its records:
+// small ones (each takes a record.Record of its own, three times the size
+// of a 40-byte Avro value) and compressed ones (decompressed) would
+// otherwise hold several times what JSON events of the same response size
+// do.
+func (rs *requestSettings) nextMaxBytes(size int, held int64) int32 {
+	n := min(max(2*int64(size), int64(rs.startBytes)), int64(rs.maxBytes))
+	if size > 0 && held > int64(size) {
+		n = min(n, max(int64(rs.maxBytes)*int64(size)/held, int64(rs.startBytes)))
+	}
+	return int32(n)
+}
+
 // defaultSettings are the request settings of requests made for no
 // fetcher in particular.
 var defaultSettings = settingsOf(&spec.ClientSettings{})
