@@ -818,69 +818,102 @@ func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []recor
 	}
 }
 
-// write runs the planned jobs in waves of one per core (see waveLen): a
-// wave's routed chunks decode in parallel, each with a decoder of its
-// table's pool, then every chunk of the wave is added to its table in
-// order.
+// write runs the planned jobs: the tables side by side, at most one per
+// core at a time, and each table's chunks in order on a goroutine of its
+// own (see writeTable), so that the decoding and the writing of one table
+// overlap with those of the others. A table that reached its file limits
+// flushes on its goroutine; the progress is recorded once every table is
+// done with the batch, which may lag the tables' commits but never pass
+// them.
 func (run *fanoutRun) write(ctx context.Context) error {
-	wave := runtime.GOMAXPROCS(0)
-	for w := 0; w < len(run.jobs); {
-		n := waveLen(run.jobs[w:], wave)
-		jobs := run.jobs[w : w+n]
-		w += n
-		var wg sync.WaitGroup
-		for i := range jobs {
-			if j := &jobs[i]; j.reasons == nil {
-				wg.Go(func() {
-					j.d.Dec, j.d.Version, j.d.Err = j.t.Decoders().Get(ctx)
-					if j.d.Err == nil {
-						j.d.Batch, j.d.Err = j.d.Dec.Decode(ctx, j.d.Recs)
-					}
-				})
-			}
+	defer clear(run.jobs) // the records point into the batch
+	var tables [][]*chunkJob
+	at := map[*fanoutTable]int{}
+	for i := range run.jobs {
+		j := &run.jobs[i]
+		k, ok := at[j.t]
+		if !ok {
+			k = len(tables)
+			at[j.t] = k
+			tables = append(tables, nil)
 		}
-		wg.Wait()
-		for i := range jobs {
-			if err := run.add1(ctx, &jobs[i]); err != nil {
-				for _, j := range jobs[i+1:] {
-					if j.d.Dec != nil {
-						j.t.Decoders().Put(j.d.Dec)
-					}
-				}
-				return fmt.Errorf("table %s: %w", jobs[i].t.name, err)
-			}
+		tables[k] = append(tables[k], j)
+	}
+	errs := make([]error, len(tables))
+	flushed := make([]bool, len(tables))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for k, jobs := range tables {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			flushed[k], errs[k] = run.writeTable(ctx, jobs)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	clear(run.jobs) // the records point into the batch
+	if slices.Contains(flushed, true) {
+		return run.record()
+	}
 	return nil
 }
 
-// waveLen returns how many of jobs, at least one, go in the next wave: at
-// most limit, and no more chunks of one table than its decoder pool holds
-// (the pool was sized when the table opened, and GOMAXPROCS may have grown
-// since), so that a wave never waits for a decoder it holds itself.
-func waveLen(jobs []chunkJob, limit int) int {
-	n := 0
-	for n < len(jobs) && n < limit {
-		if t := jobs[n].t; jobs[n].reasons == nil {
-			same := 0
-			for _, j := range jobs[:n] {
-				if j.t == t {
-					same++
-				}
-			}
-			if same >= t.Decoders().Size() {
-				break
+// writeTable decodes jobs, the chunks of one table, and adds them to the
+// table in order, each chunk decoding on a goroutine of its own up to as
+// many ahead of the one being added as the table has decoders. It reports
+// whether the table flushed. After an error the decoders of the chunks
+// decoded and not added go back to the table's pool.
+func (run *fanoutRun) writeTable(ctx context.Context, jobs []*chunkJob) (flushed bool, err error) {
+	t := jobs[0].t
+	ahead := 1 // the dead letter table decodes nothing and has no decoders
+	if p := t.Decoders(); p != nil {
+		ahead = p.Size()
+	}
+	done := make([]chan struct{}, len(jobs))
+	started := 0
+	defer func() {
+		for i := range started {
+			<-done[i]
+			if d := jobs[i].d.Dec; d != nil && err != nil {
+				t.Decoders().Put(d)
 			}
 		}
-		n++
+	}()
+	for i, job := range jobs {
+		for ; started < len(jobs) && started < i+ahead; started++ {
+			j, ch := jobs[started], make(chan struct{})
+			done[started] = ch
+			if j.reasons != nil {
+				close(ch) // dead letters: nothing to decode
+				continue
+			}
+			j.d.Dec, j.d.Version, j.d.Err = t.Decoders().Get(ctx)
+			go func() {
+				defer close(ch)
+				if j.d.Err == nil {
+					j.d.Batch, j.d.Err = j.d.Dec.Decode(ctx, j.d.Recs)
+				}
+			}()
+		}
+		<-done[i]
+		f, err := run.add1(ctx, job)
+		job.d.Dec = nil // the sink put it back
+		flushed = flushed || f
+		if err != nil {
+			return flushed, fmt.Errorf("table %s: %w", t.name, err)
+		}
 	}
-	return max(n, 1)
+	return flushed, nil
 }
 
 // add1 adds job's chunk, decoded unless it holds dead letters, to its
-// table's sink. A table that reaches its file limits flushes.
-func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
+// table's sink, and reports whether the table flushed: one that reaches its
+// file limits does, without recording the progress (see write).
+func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) (bool, error) {
 	t, d := job.t, job.d
 	if !t.Pending(d.TP) {
 		from, ok := t.CommittedOffset(d.TP)
@@ -898,12 +931,12 @@ func (run *fanoutRun) add1(ctx context.Context, job *chunkJob) error {
 	err := t.Add(ctx, d)
 	t.TrackMemory()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if t.Full() {
-		return run.flush(ctx, t)
+		return true, run.flushTable(ctx, t)
 	}
-	return nil
+	return false, nil
 }
 
 // flush flushes table t and records the progress.
