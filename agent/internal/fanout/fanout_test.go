@@ -82,7 +82,7 @@ type fanoutFixture struct {
 	client   *kafka.Client
 }
 
-func newFanoutFixture(t *testing.T) *fanoutFixture {
+func newFanoutFixture(t testing.TB) *fanoutFixture {
 	addr, producer := newCluster(t, 4, "events")
 	conn := &spec.Connection{Name: "c", BootstrapServers: []string{addr}}
 	client := newKafkaClient(t, conn)
@@ -91,7 +91,7 @@ func newFanoutFixture(t *testing.T) *fanoutFixture {
 
 // run starts a runner of cfg routing by route, with crash set; it is
 // stopped at the end of the test.
-func (fx *fanoutFixture) run(t *testing.T, cfg Config, route RouteFunc, budget *memory.Budget,
+func (fx *fanoutFixture) run(t testing.TB, cfg Config, route RouteFunc, budget *memory.Budget,
 	crash func(string) error) *Runner {
 	if budget == nil {
 		budget = memory.New(1 << 40)
