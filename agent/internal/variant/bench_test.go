@@ -52,6 +52,22 @@ func BenchmarkEncode(b *testing.B) {
 	})
 }
 
+// BenchmarkEncodeAlternating encodes the small and the nested object in
+// turn, so that no text has the keys of the one before it: the Encoder
+// builds every dictionary, where BenchmarkEncode, like records of one kind,
+// keeps it.
+func BenchmarkEncodeAlternating(b *testing.B) {
+	texts := [][]byte{smallObject, nestedObject}
+	b.SetBytes(int64(len(smallObject)+len(nestedObject)) / 2)
+	b.ReportAllocs()
+	var enc variant.Encoder
+	for i := 0; b.Loop(); i++ {
+		if _, _, err := enc.Encode(texts[i%2]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkMarshalGeneric measures the generic path the Encoder replaces:
 // encoding/json into Go values, then parquet-go's variant.Marshal. It is
 // the baseline in the package doc; note that it writes json.Number as a

@@ -30,10 +30,26 @@ type Encoder struct {
 	depth int    // objects and arrays open at pos
 	emit  bool   // second pass: write to b; first pass: collect keys only
 
-	seen  pv.MetadataBuilder // first pass: the distinct keys, deduplicated
-	keys  []byte             // first pass: the distinct keys, back to back
-	spans []keySpan          // first pass: one span of keys per distinct key
-	str   []byte             // scratch for a string with escapes or invalid UTF-8
+	// occ holds the object keys of the first pass as they come, back to
+	// back, and occLen their lengths. A text whose keys come as the last
+	// one's (last and lastLen, when lastOK) did, as records of one kind
+	// mostly do, has the same dictionary: Encode keeps it rather than build
+	// it again.
+	occ, last       []byte
+	occLen, lastLen []int
+	lastOK          bool
+
+	seen  pv.MetadataBuilder // the distinct keys of occ, deduplicated
+	keys  []byte             // the distinct keys, back to back, first seen first
+	spans []keySpan          // one span of keys per distinct key
+	// dictKeys and dictLens are the distinct keys of the dictionary in meta
+	// as keys and the spans' lengths held them, when dictOK: a text with
+	// other occurrences of the same keys (an array one item longer, say)
+	// keeps the dictionary too.
+	dictKeys []byte
+	dictLens []int
+	dictOK   bool
+	str      []byte // scratch for a string with escapes or invalid UTF-8
 
 	meta    pv.MetadataBuilder // the sorted dictionary the value refers to
 	b       *pv.Builder        // writes the value, interning keys into meta
@@ -58,22 +74,16 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	}
 	defer func() { e.in = nil }()
 
-	e.seen.Reset()
-	e.keys = e.keys[:0]
-	e.spans = e.spans[:0]
+	e.occ, e.occLen = e.occ[:0], e.occLen[:0]
 	if err := e.parse(json, false); err != nil {
 		return nil, nil, err
 	}
-
-	slices.SortFunc(e.spans, func(a, b keySpan) int {
-		return bytes.Compare(e.keys[a.start:a.end], e.keys[b.start:b.end])
-	})
-	e.meta.Reset()
-	for _, s := range e.spans {
-		e.meta.Add(view(e.keys[s.start:s.end]))
-	}
-	if uint64(e.meta.Size()) > math.MaxUint32 {
-		return nil, nil, fmt.Errorf("%w: object keys total %d bytes, over the 4 GiB a VARIANT dictionary holds", ErrSyntax, e.meta.Size())
+	same := e.lastOK && slices.Equal(e.occLen, e.lastLen) && bytes.Equal(e.occ, e.last)
+	e.lastOK = false // until this text is done
+	if !same {
+		if err := e.dictionary(); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	e.b.Reset()
@@ -84,8 +94,49 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
-	e.metaBuf = e.meta.AppendTo(e.metaBuf[:0])
+	e.occ, e.last = e.last, e.occ
+	e.occLen, e.lastLen = e.lastLen, e.occLen
+	e.lastOK = true
 	return e.metaBuf, value, nil
+}
+
+// dictionary makes meta the sorted dictionary of the keys of occ, and
+// metaBuf its encoding, unless they hold the same keys already.
+func (e *Encoder) dictionary() error {
+	e.seen.Reset()
+	e.keys = e.keys[:0]
+	e.spans = e.spans[:0]
+	start := 0
+	for _, n := range e.occLen {
+		key := e.occ[start : start+n]
+		start += n
+		if k := len(e.spans); e.seen.Add(view(key)) == k {
+			e.keys = append(e.keys, key...)
+			e.spans = append(e.spans, keySpan{len(e.keys) - n, len(e.keys)})
+		}
+	}
+	if e.dictOK && bytes.Equal(e.keys, e.dictKeys) && slices.EqualFunc(e.spans, e.dictLens, func(s keySpan, n int) bool { return s.end-s.start == n }) {
+		return nil
+	}
+	e.dictOK = false // until meta and metaBuf hold the keys
+	e.dictKeys = append(e.dictKeys[:0], e.keys...)
+	e.dictLens = e.dictLens[:0]
+	for _, s := range e.spans {
+		e.dictLens = append(e.dictLens, s.end-s.start)
+	}
+	slices.SortFunc(e.spans, func(a, b keySpan) int {
+		return bytes.Compare(e.keys[a.start:a.end], e.keys[b.start:b.end])
+	})
+	e.meta.Reset()
+	for _, s := range e.spans {
+		e.meta.Add(view(e.keys[s.start:s.end]))
+	}
+	if uint64(e.meta.Size()) > math.MaxUint32 {
+		return fmt.Errorf("%w: object keys total %d bytes, over the 4 GiB a VARIANT dictionary holds", ErrSyntax, e.meta.Size())
+	}
+	e.metaBuf = e.meta.AppendTo(e.metaBuf[:0])
+	e.dictOK = true
+	return nil
 }
 
 // parse reads the whole text once; emit selects the pass (see Encode).
@@ -221,10 +272,9 @@ func (e *Encoder) members() error {
 		}
 		if e.emit {
 			e.b.Field(view(key))
-		} else if n := len(e.spans); e.seen.Add(view(key)) == n {
-			start := len(e.keys)
-			e.keys = append(e.keys, key...)
-			e.spans = append(e.spans, keySpan{start, len(e.keys)})
+		} else {
+			e.occ = append(e.occ, key...)
+			e.occLen = append(e.occLen, len(key))
 		}
 		e.skipSpace()
 		if e.pos >= len(e.in) || e.in[e.pos] != ':' {

@@ -249,3 +249,45 @@ func TestEncodeAllocs(t *testing.T) {
 		}
 	}
 }
+
+// An Encoder that keeps the last text's dictionary writes each text as a
+// new Encoder does, whatever came before it: texts with the same keys in
+// the same order, in another order, split differently ("ab","c" and
+// "a","bc"), nested, in arrays of other lengths, a subset of them, and
+// after texts it refused.
+func TestEncodeSequence(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		`{"id":1,"user":"ada","tags":["a"]}`,
+		`{"id":2,"user":"bob","tags":[]}`,
+		`{"user":"cy","id":3,"tags":["b","c"]}`,
+		`{"ab":1,"c":2}`,
+		`{"a":1,"bc":2}`,
+		`{"a":1,"bc":2}`,
+		`{"a":1,"bc":{"a":[{"a":null}]}}`,
+		`{"a":1,"bc":{"a":[{"a":null}]}}`,
+		`{"a":1,"bc":2`,
+		`{"a":1,"bc":2}`,
+		`{"a":1,"a":2}`,
+		`{"a":1,"a":2}`,
+		`{"a":1,"bc":2}`,
+		`[1,2,3]`,
+		`{}`,
+		`{"\u0061":1,"bc":2}`,
+		`{"zz":1,"zz":2,"bc":3}`,
+		`{"zz":7,"bc":1}`,
+		`{"items":[{"k":1}],"n":0}`,
+		`{"items":[{"k":1},{"k":2}],"n":1}`,
+		`{"items":[],"n":2}`,
+		`{"id":1,"user":"ada","tags":["a"]}`,
+	}
+	var enc variant.Encoder
+	for i, text := range texts {
+		meta, value, err := enc.Encode([]byte(text))
+		var fresh variant.Encoder
+		wantMeta, wantValue, wantErr := fresh.Encode([]byte(text))
+		if (err == nil) != (wantErr == nil) || !bytes.Equal(meta, wantMeta) || !bytes.Equal(value, wantValue) {
+			t.Fatalf("text %d %s: got % x, % x, %v; a new Encoder writes % x, % x, %v", i, text, meta, value, err, wantMeta, wantValue, wantErr)
+		}
+	}
+}
