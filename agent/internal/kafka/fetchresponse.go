@@ -52,7 +52,10 @@ func (p *fetchedPartition) release() {
 }
 
 // writeFetch sends a fetch request for up to maxBytes of one partition,
-// with the client id, minimum size and wait of rs, encoded by kafka-go.
+// with the client id, minimum size and wait of rs, encoded by kafka-go. The
+// minimum is at most maxBytes: a broker counts a partition's data towards
+// the minimum only up to the partition's maximum, so a larger one would
+// make every fetch wait its full wait.
 func writeFetch(w io.Writer, correlationID int32, tp TopicPartition, offset int64, readCommitted bool, maxBytes int32,
 	rs *requestSettings) error {
 	isolation := int8(0)
@@ -60,7 +63,7 @@ func writeFetch(w io.Writer, correlationID int32, tp TopicPartition, offset int6
 		isolation = 1
 	}
 	req := &fetch.Request{
-		ReplicaID: -1, MaxWaitTime: int32(rs.maxWait.Milliseconds()), MinBytes: rs.minBytes, MaxBytes: maxBytes,
+		ReplicaID: -1, MaxWaitTime: int32(rs.maxWait.Milliseconds()), MinBytes: min(rs.minBytes, maxBytes), MaxBytes: maxBytes,
 		IsolationLevel: isolation, SessionEpoch: -1,
 		Topics: []fetch.RequestTopic{{Topic: tp.Topic, Partitions: []fetch.RequestPartition{{
 			Partition: int32(tp.Partition), CurrentLeaderEpoch: -1, FetchOffset: offset,

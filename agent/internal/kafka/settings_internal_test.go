@@ -62,25 +62,28 @@ func TestNextMaxBytes(t *testing.T) {
 }
 
 // A fetch request carries the client id, minimum size and wait of the
-// client properties.
+// client properties; a minimum above what the fetch asks for is lowered to
+// it, which the broker could never see reached.
 func TestWriteFetchHonoursSettings(t *testing.T) {
 	rs := settingsOf(&spec.ClientSettings{ClientID: "ingest-7", FetchMinBytes: 4096, FetchMaxWait: 2 * time.Second})
-	var buf bytes.Buffer
-	if err := writeFetch(&buf, 9, TopicPartition{Topic: "t", Partition: 3}, 42, true, 1000, &rs); err != nil {
-		t.Fatal(err)
-	}
-	_, correlationID, id, msg, err := protocol.ReadRequest(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, ok := msg.(*fetch.Request)
-	if !ok {
-		t.Fatalf("read a %T, want a fetch request", msg)
-	}
-	p := req.Topics[0].Partitions[0]
-	if correlationID != 9 || id != "ingest-7" || req.MinBytes != 4096 || req.MaxWaitTime != 2000 || req.MaxBytes != 1000 ||
-		p.PartitionMaxBytes != 1000 || p.FetchOffset != 42 || req.IsolationLevel != 1 {
-		t.Errorf("request %d from %q: %+v, partition %+v", correlationID, id, req, p)
+	for _, tc := range []struct{ maxBytes, wantMin int32 }{{8000, 4096}, {1000, 1000}} {
+		var buf bytes.Buffer
+		if err := writeFetch(&buf, 9, TopicPartition{Topic: "t", Partition: 3}, 42, true, tc.maxBytes, &rs); err != nil {
+			t.Fatal(err)
+		}
+		_, correlationID, id, msg, err := protocol.ReadRequest(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, ok := msg.(*fetch.Request)
+		if !ok {
+			t.Fatalf("read a %T, want a fetch request", msg)
+		}
+		p := req.Topics[0].Partitions[0]
+		if correlationID != 9 || id != "ingest-7" || req.MinBytes != tc.wantMin || req.MaxWaitTime != 2000 || req.MaxBytes != tc.maxBytes ||
+			p.PartitionMaxBytes != tc.maxBytes || p.FetchOffset != 42 || req.IsolationLevel != 1 {
+			t.Errorf("request %d from %q: %+v, partition %+v", correlationID, id, req, p)
+		}
 	}
 }
 
