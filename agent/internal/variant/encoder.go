@@ -23,7 +23,8 @@ var ErrSyntax = errors.New("invalid JSON for a VARIANT")
 // Encoder turns JSON texts into VARIANT values; reusable, not safe for
 // concurrent use. The zero value is ready to use. Its buffers grow to the
 // largest text seen and are kept, so a long-lived Encoder does not allocate
-// once it has warmed up.
+// once it has warmed up, but for texts of more keys than it keeps from one
+// text to the next (keepOccurrences, keepKeyBytes).
 type Encoder struct {
 	in    []byte // the text being encoded, only during Encode
 	pos   int    // next byte of in to read
@@ -55,6 +56,14 @@ type Encoder struct {
 	b       *pv.Builder        // writes the value, interning keys into meta
 	metaBuf []byte             // the encoded metadata returned by Encode
 }
+
+// keepOccurrences and keepKeyBytes bound the key occurrences an Encoder
+// keeps from one text to the next (see Encoder.occ): a text with more does
+// not keep them, and the next text builds its dictionary from its own.
+const (
+	keepOccurrences = 4096
+	keepKeyBytes    = 64 << 10
+)
 
 // keySpan locates one distinct key in Encoder.keys.
 type keySpan struct{ start, end int }
@@ -97,6 +106,11 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	e.occ, e.last = e.last, e.occ
 	e.occLen, e.lastLen = e.lastLen, e.occLen
 	e.lastOK = true
+	if len(e.lastLen) > keepOccurrences || len(e.last) > keepKeyBytes {
+		// A text of very many keys (a large array of objects): keeping
+		// its occurrences twice would cost more than comparing saves.
+		e.occ, e.last, e.occLen, e.lastLen, e.lastOK = nil, nil, nil, nil, false
+	}
 	return e.metaBuf, value, nil
 }
 

@@ -253,8 +253,9 @@ func TestEncodeAllocs(t *testing.T) {
 // An Encoder that keeps the last text's dictionary writes each text as a
 // new Encoder does, whatever came before it: texts with the same keys in
 // the same order, in another order, split differently ("ab","c" and
-// "a","bc"), nested, in arrays of other lengths, a subset of them, and
-// after texts it refused.
+// "a","bc"), nested, in arrays of other lengths, a subset of them, more
+// keys than it keeps from one text to the next, and after texts it
+// refused.
 func TestEncodeSequence(t *testing.T) {
 	t.Parallel()
 	texts := []string{
@@ -278,6 +279,9 @@ func TestEncodeSequence(t *testing.T) {
 		`{"zz":7,"bc":1}`,
 		`{"items":[{"k":1}],"n":0}`,
 		`{"items":[{"k":1},{"k":2}],"n":1}`,
+		`{"items":[],"n":2}`,
+		`{"items":[` + strings.Repeat(`{"k":1},`, 5000) + `{"k":2}],"n":3}`,
+		`{"items":[` + strings.Repeat(`{"k":1},`, 5000) + `{"k":2}],"n":3}`,
 		`{"items":[],"n":2}`,
 		`{"id":1,"user":"ada","tags":["a"]}`,
 	}
