@@ -18,7 +18,7 @@ import (
 // Fetch sizes: by default a fetch waits at most fetchMaxWait for at least
 // one byte and asks for twice what the previous one returned, between
 // fetchMinBytes and fetchMaxBytes, and no more than would hold about
-// fetchMaxBytes of memory (see [requestSettings.nextMaxBytes]): a partition
+// fetchMaxBytes of memory (see [requestSettings.nextFetch]): a partition
 // that is behind holds about 1 MiB a fetch, and an idle one holds little of
 // the memory budget while it waits. client_properties change them (see
 // settingsOf).
@@ -181,16 +181,15 @@ type Fetcher struct {
 	// OnRetry, if set, is told about errors Run recovers from by reconnecting.
 	OnRetry func(error)
 	// Budget, if set, bounds what the fetcher holds: before each fetch it
-	// acquires what the batch is expected to hold: twice the size it asks
-	// for (the response, and about as much again for the records decoded
-	// from it, at 100 bytes a record), or more when the previous batch held
-	// more per byte (smaller or compressed records), up to twice the
-	// largest fetch, waiting while the budget is full; once the response is decoded it keeps what the batch
-	// really holds ([Batch.Bytes]), growing past the limit when that is
-	// more: a record batch larger than the fetch asked for, which Kafka
-	// returns whole, or records that hold more than the last ones did. The receiver of a batch
-	// releases its Bytes once it has written the batch, when it also calls
-	// [Batch.Release]; Run does both for a batch it could not deliver.
+	// acquires what the batch is expected to hold (see
+	// [requestSettings.nextFetch]), waiting while the budget is full; once
+	// the response is decoded it keeps what the batch really holds
+	// ([Batch.Bytes]), growing past the limit when that is more: a record
+	// batch larger than the fetch asked for, which Kafka returns whole, or
+	// records that hold more than the last ones did. The receiver of a
+	// batch releases its Bytes once it has written the batch, when it also
+	// calls [Batch.Release]; Run does both for a batch it could not
+	// deliver.
 	Budget Budget
 }
 
@@ -319,10 +318,7 @@ func (f *Fetcher) session(ctx context.Context, offset int64, epoch *int32, out c
 	// sizeHint is the previous batch's record count: batches are similar in
 	// size, and growing the slice record by record costs a copy per growth.
 	sizeHint := 64
-	maxBytes := rs.startBytes
-	// lastSize and lastHeld are the previous response's size and what its
-	// batch held: what a fetch reserves follows their ratio.
-	var lastSize, lastHeld int64
+	maxBytes, reserved := rs.startBytes, 2*int64(rs.startBytes)
 	var aged <-chan time.Time
 	if rs.metadataMaxAge > 0 {
 		t := time.NewTimer(rs.metadataMaxAge)
@@ -334,10 +330,6 @@ func (f *Fetcher) session(ctx context.Context, offset int64, epoch *int32, out c
 		case <-aged:
 			return offset, errSessionAged
 		default:
-		}
-		reserved := 2 * int64(maxBytes)
-		if lastSize > 0 {
-			reserved = max(reserved, min(int64(maxBytes)*lastHeld/lastSize, 2*int64(rs.maxBytes)))
 		}
 		if f.Budget != nil {
 			if err := f.Budget.Acquire(ctx, reserved); err != nil {
@@ -353,8 +345,7 @@ func (f *Fetcher) session(ctx context.Context, offset int64, epoch *int32, out c
 			*epoch = b.LeaderEpoch
 		}
 		sizeHint = max(len(b.Records), 64)
-		maxBytes = rs.nextMaxBytes(size, b.Bytes)
-		lastSize, lastHeld = int64(size), b.Bytes
+		maxBytes, reserved = rs.nextFetch(size, b.Bytes)
 		offset = b.Next
 		select {
 		case out <- b:

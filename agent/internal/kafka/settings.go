@@ -61,21 +61,25 @@ func settingsOf(s *spec.ClientSettings) requestSettings {
 	}
 }
 
-// nextMaxBytes returns what the fetch after one whose response was size
-// bytes, and whose batch holds held bytes, asks for: twice size, between
-// startBytes and maxBytes, and no more than keeps the batch it returns
-// within maxBytes of memory if it holds as much per byte of response. So a
-// partition holds about the same memory per fetch whatever its records:
-// small ones (each takes a record.Record of its own, three times the size
-// of a 40-byte Avro value) and compressed ones (decompressed) would
-// otherwise hold several times what JSON events of the same response size
-// do.
-func (rs *requestSettings) nextMaxBytes(size int, held int64) int32 {
+// nextFetch returns what the fetch after one whose response was size
+// bytes, and whose batch holds held bytes, asks for and reserves of the
+// memory budget. It asks for twice size, between startBytes and maxBytes,
+// and no more than keeps the batch it returns within maxBytes of memory if
+// it holds as much per byte of response: so a partition holds about the
+// same memory per fetch whatever its records. Small ones (each takes a
+// record.Record of its own, three times the size of a 40-byte Avro value)
+// and compressed ones (decompressed) would otherwise hold several times
+// what JSON events of the same response size do. It reserves what such a
+// batch holds, at least twice the ask (the response, and about as much
+// again for the records of 100 bytes), at most twice maxBytes.
+func (rs *requestSettings) nextFetch(size int, held int64) (ask int32, reserve int64) {
 	n := min(max(2*int64(size), int64(rs.startBytes)), int64(rs.maxBytes))
+	reserve = 2 * n
 	if size > 0 && held > int64(size) {
 		n = min(n, max(int64(rs.maxBytes)*int64(size)/held, int64(rs.startBytes)))
+		reserve = max(2*n, min(n*held/int64(size), 2*int64(rs.maxBytes)))
 	}
-	return int32(n)
+	return int32(n), reserve
 }
 
 // defaultSettings are the request settings of requests made for no

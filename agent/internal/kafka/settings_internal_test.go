@@ -38,25 +38,27 @@ func TestSettingsOf(t *testing.T) {
 
 // The next fetch asks for twice what the last one returned, up to the
 // maximum, unless its batch held more memory than its response: then for
-// no more than would hold the maximum.
-func TestNextMaxBytes(t *testing.T) {
+// no more than would hold the maximum. It reserves what its batch should
+// hold, at least twice the ask, at most twice the maximum.
+func TestNextFetch(t *testing.T) {
 	rs := settingsOf(&spec.ClientSettings{})
 	for _, tc := range []struct {
-		name string
-		size int
-		held int64
-		want int32
+		name        string
+		size        int
+		held        int64
+		wantAsk     int32
+		wantReserve int64
 	}{
-		{"an empty fetch starts again small", 0, 0, fetchMinBytes},
-		{"doubles", 100 << 10, 100 << 10, 200 << 10},
-		{"up to the maximum", 800 << 10, 800 << 10, fetchMaxBytes},
-		{"records that hold four times their size", 512 << 10, 2 << 20, 256 << 10},
-		{"a full fetch of them", 1 << 20, 4 << 20, 256 << 10},
-		{"records that hold less than twice as much", 256 << 10, 384 << 10, 512 << 10},
-		{"never below the first fetch's size", 64 << 10, 64 << 20, fetchMinBytes},
+		{"an empty fetch starts again small", 0, 0, fetchMinBytes, 2 * fetchMinBytes},
+		{"doubles", 100 << 10, 100 << 10, 200 << 10, 400 << 10},
+		{"up to the maximum", 800 << 10, 800 << 10, fetchMaxBytes, 2 * fetchMaxBytes},
+		{"records that hold four times their size", 512 << 10, 2 << 20, 256 << 10, 1 << 20},
+		{"a full fetch of them", 1 << 20, 4 << 20, 256 << 10, 1 << 20},
+		{"records that hold less than twice as much", 256 << 10, 384 << 10, 512 << 10, 1 << 20},
+		{"never below the first fetch's size, never reserving past twice the maximum", 64 << 10, 64 << 20, fetchMinBytes, 2 * fetchMaxBytes},
 	} {
-		if got := rs.nextMaxBytes(tc.size, tc.held); got != tc.want {
-			t.Errorf("%s: nextMaxBytes(%d, %d) = %d, want %d", tc.name, tc.size, tc.held, got, tc.want)
+		if ask, reserve := rs.nextFetch(tc.size, tc.held); ask != tc.wantAsk || reserve != tc.wantReserve {
+			t.Errorf("%s: nextFetch(%d, %d) = %d, %d; want %d, %d", tc.name, tc.size, tc.held, ask, reserve, tc.wantAsk, tc.wantReserve)
 		}
 	}
 }
