@@ -52,7 +52,8 @@ type Runner struct {
 	// source fetches the partitions, shared with the other readers of the
 	// pipeline.
 	source *ingest.Source
-	route  RouteFunc
+	// newRoute makes the route of each partition the runner reads.
+	newRoute NewRoute
 	// registries makes the clients of the schema registries the routed
 	// tables' transformers use.
 	registries *ingest.Registries
@@ -79,23 +80,23 @@ type Runner struct {
 
 // Start starts the runner of fanout schema cfg in its goroutine: it reads
 // the partitions of cfg that own gives it from src (whose client is
-// client), routes each record with route, writes the routed tables and its
+// client), routes each record with a route newRoute makes, writes the routed tables and its
 // progress log, and restarts from them after retryable errors. regs makes
 // the clients of the schema registries the routed tables use; budget
 // bounds what every table buffers.
-func Start(cfg Config, own runner.Ownership, client *kafka.Client, src *ingest.Source, route RouteFunc, regs *ingest.Registries,
+func Start(cfg Config, own runner.Ownership, client *kafka.Client, src *ingest.Source, newRoute NewRoute, regs *ingest.Registries,
 	budget *memory.Budget, log *slog.Logger) *Runner {
-	r := newFanoutRunner(cfg, client, src, route, regs, budget, log)
+	r := newFanoutRunner(cfg, client, src, newRoute, regs, budget, log)
 	r.own = own
 	r.start()
 	return r
 }
 
 // newFanoutRunner returns the runner of cfg, not started.
-func newFanoutRunner(cfg Config, client *kafka.Client, src *ingest.Source, route RouteFunc, regs *ingest.Registries,
+func newFanoutRunner(cfg Config, client *kafka.Client, src *ingest.Source, newRoute NewRoute, regs *ingest.Registries,
 	budget *memory.Budget, log *slog.Logger) *Runner {
 	r := &Runner{
-		cfg: cfg, client: client, source: src, route: route, registries: regs, budget: budget,
+		cfg: cfg, client: client, source: src, newRoute: newRoute, registries: regs, budget: budget,
 		log: log.With("pipeline", cfg.Pipeline, "fanout", cfg.Fanout.Name), tables: map[string]*deltasink.TableState{},
 	}
 	r.sup = runner.NewSupervisor("fanout", "fanout restarts from its logs", 30*time.Second, r.log)
@@ -139,8 +140,8 @@ func (r *Runner) Config() Config { return r.cfg }
 // Client returns the Kafka client the runner reads and commits with.
 func (r *Runner) Client() *kafka.Client { return r.client }
 
-// Route returns the function the runner routes records with.
-func (r *Runner) Route() RouteFunc { return r.route }
+// NewRoute returns what makes the runner's routes.
+func (r *Runner) NewRoute() NewRoute { return r.newRoute }
 
 // tableState returns the status holder of the named table, made on first
 // use, which outlives the runner's restarts.
@@ -172,19 +173,20 @@ const maxGroups = 1024
 // fanoutRun is the state of one run of a fanout runner: from opening the
 // logs to an error or the end. One goroutine uses it.
 type fanoutRun struct {
-	r        *Runner
-	router   router
-	progress *progress
-	tables   map[string]*fanoutTable
+	r *Runner
+	// skipTombstones says whether the records without a value have no
+	// table (see [skipsTombstones]).
+	skipTombstones bool
+	progress       *progress
+	tables         map[string]*fanoutTable
 	// order lists tables as created, for flushes in a stable order.
 	order []*fanoutTable
 	// letters builds the rows of the dead letter table; nil until needed.
 	letters *deltasink.Letters
-	// groups holds a batch's records per table, names the tables in the
-	// order of their first record, and dead and reasons the records that
-	// cannot be routed and why; all reused from batch to batch.
-	groups map[string][]record.Record
-	names  []string
+	// groups holds a batch's records per table, in the order of the
+	// batch's names, and dead and reasons the records that cannot be
+	// routed and why; all reused from batch to batch.
+	groups [][]record.Record
 	// jobs holds the decoding chunks of the batch being written.
 	jobs    []chunkJob
 	dead    []record.Record
@@ -239,8 +241,8 @@ func (r *Runner) runOnce(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	run := &fanoutRun{
-		r: r, router: router{route: r.route, skipTombstones: skipsTombstones(&cfg.Fanout)}, progress: prog, tables: map[string]*fanoutTable{},
-		groups: map[string][]record.Record{}, pos: map[kafka.TopicPartition]int64{}, epochs: map[kafka.TopicPartition]int32{},
+		r: r, skipTombstones: skipsTombstones(&cfg.Fanout), progress: prog, tables: map[string]*fanoutTable{},
+		pos: map[kafka.TopicPartition]int64{}, epochs: map[kafka.TopicPartition]int32{},
 		readEnd:  map[kafka.TopicPartition]int64{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx, end: r.runEnd,
 		sizes: deltasink.NewRecordSizes(cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()),
@@ -390,7 +392,7 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 func (run *fanoutRun) loop(ctx context.Context) error {
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
-	rd := &fanReading{in: make(chan *ingest.SharedBatch), errs: make(chan error, 1), started: map[kafka.TopicPartition]bool{}}
+	rd := &fanReading{in: make(chan *routedBatch), errs: make(chan error, 1), started: map[kafka.TopicPartition]bool{}}
 	start := func(tps []kafka.TopicPartition, starting string) error { return run.start(ctx, rd, tps, starting) }
 	pos := r.positions()
 	if err := pos.CheckGroupMembers(ctx); err != nil {
@@ -439,7 +441,7 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 			return err
 		case b := <-rd.in:
 			wasEmpty := run.empty()
-			err := run.add(wctx, b.TP, &b.Batch)
+			err := run.add(wctx, b)
 			b.Release()
 			if err != nil {
 				return err
@@ -476,10 +478,10 @@ func (run *fanoutRun) loop(ctx context.Context) error {
 }
 
 // fanReading is what a fanout run reads its partitions with: the batches
-// of every subscription come to the run on in, the first fatal fetch error
-// on errs.
+// of every subscription come to the run on in, routed, the first fatal
+// fetch error on errs.
 type fanReading struct {
-	in   chan *ingest.SharedBatch
+	in   chan *routedBatch
 	errs chan error
 	// started holds the partitions the run started.
 	started map[kafka.TopicPartition]bool
@@ -506,9 +508,15 @@ func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.Top
 		if !run.r.cfg.Continuous && sub.Until <= sub.From {
 			continue // nothing to read in this triggered run
 		}
+		route, err := run.r.newRoute()
+		if err != nil {
+			return runner.Fatal(fmt.Errorf("fanout_by: %w", err))
+		}
+		rt := &router{route: route, skipTombstones: run.skipTombstones, index: map[string]int32{}}
 		// The subscription lives as long as the run, which cancels run.ctx
 		// before it waits for its forwarders, not as long as this call.
-		run.r.source.Forward(run.ctx, &run.wg, sub, rd.in, rd.errs) //nolint:contextcheck // the run's context, on purpose
+		// Its goroutine routes each batch before the run takes it.
+		ingest.Relay(run.ctx, &run.wg, run.r.source, sub, rt.routeBatch, rd.in, rd.errs) //nolint:contextcheck // the run's context, on purpose
 	}
 	run.publish()
 	return nil
@@ -607,10 +615,11 @@ func (run *fanoutRun) reachedEnd() bool {
 	return true
 }
 
-// add routes and writes the records of batch b of tp past the routed
-// position, and moves the position past the batch.
-func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka.Batch) error {
+// add writes the records of routed batch b past the routed position of its
+// partition, and moves the position past the batch.
+func (run *fanoutRun) add(ctx context.Context, b *routedBatch) error {
 	r := run.r
+	tp := b.TP
 	r.sup.FetchRecovered(tp)
 	pos := run.pos[tp]
 	next := b.Next
@@ -626,10 +635,9 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 	for j < len(recs) && recs[j].Offset < next {
 		j++
 	}
-	recs = recs[i:j]
-	run.sizes.Add(tp, recs, time.Now())
-	if len(recs) > 0 {
-		if err := run.route(ctx, tp, recs, recs[len(recs)-1].Offset+1); err != nil {
+	run.sizes.Add(tp, recs[i:j], time.Now())
+	if j > i {
+		if err := run.route(ctx, b, i, j); err != nil {
 			return err
 		}
 	}
@@ -639,8 +647,8 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 		epoch := b.LeaderEpoch
 		if next < b.Next {
 			epoch = -1
-			if len(recs) > 0 {
-				epoch = recs[len(recs)-1].LeaderEpoch
+			if j > i {
+				epoch = recs[j-1].LeaderEpoch
 			}
 		}
 		if epoch >= 0 {
@@ -658,50 +666,49 @@ func (run *fanoutRun) add(ctx context.Context, tp kafka.TopicPartition, b *kafka
 	return nil
 }
 
-// route routes recs, the records of a fetched batch of tp, and writes each
-// table's records to it; next is the offset after them. Grouping a whole
-// batch, rather than a decoding chunk, gives each table a run of its records
-// long enough to decode and write column-wise, even with many tables.
-// Under FAIL a record that cannot be routed stops the batch before any
-// table took a record of it.
-func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs []record.Record, next int64) error {
+// route writes records [i, j) of routed batch b to their tables. Grouping
+// a whole batch, rather than a decoding chunk, gives each table a run of
+// its records long enough to decode and write column-wise, even with many
+// tables. Under FAIL a record that cannot be routed stops the batch before
+// any table took a record of it.
+func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error {
 	r := run.r
+	tp, recs := b.TP, b.Records
+	next := recs[j-1].Offset + 1
 	deadLetter := r.cfg.Fanout.FanoutOptions.OnInvalidRoute == spec.OnInvalidRouteDeadLetter
 	ignore := !deadLetter && r.cfg.Fanout.ConnectorOptions.KafkaOptions.IgnoresErrors()
 	// The groups of the previous batch are emptied, keeping their arrays
 	// but not the records, which point into released batches.
-	if len(run.groups) > maxGroups {
-		clear(run.groups) // names seen long ago: let their arrays go
+	for k := range run.groups {
+		clear(run.groups[k])
+		run.groups[k] = run.groups[k][:0]
 	}
-	for _, name := range run.names {
-		clear(run.groups[name])
-		run.groups[name] = run.groups[name][:0]
+	if len(run.groups) > maxGroups {
+		run.groups = nil // a batch of many tables: let their arrays go
+	}
+	for len(run.groups) < len(b.names) {
+		run.groups = append(run.groups, nil)
 	}
 	clear(run.dead)
-	run.names, run.dead, run.reasons = run.names[:0], run.dead[:0], run.reasons[:0]
+	run.dead, run.reasons = run.dead[:0], run.reasons[:0]
 	groups := run.groups
-	for i := range recs {
-		name, skip, err := run.router.table(&recs[i])
-		if skip {
-			continue
-		}
-		if err != nil {
+	for k := i; k < j; k++ {
+		at := b.at[k]
+		switch {
+		case at >= 0:
+			groups[at] = append(groups[at], recs[k])
+		case at <= unroutable:
+			why := b.errs[unroutable-at]
 			switch {
 			case deadLetter:
-				run.dead = append(run.dead, recs[i])
-				run.reasons = append(run.reasons, err.Error())
+				run.dead = append(run.dead, recs[k])
+				run.reasons = append(run.reasons, why.Error())
 			case ignore:
-				run.unrouted = append(run.unrouted, deltasink.NewDirtyRecord(&recs[i], err, time.Now()))
+				run.unrouted = append(run.unrouted, deltasink.NewDirtyRecord(&recs[k], why, time.Now()))
 			default:
-				return err
+				return why
 			}
-			continue
 		}
-		g := groups[name]
-		if len(g) == 0 {
-			run.names = append(run.names, name)
-		}
-		groups[name] = append(g, recs[i])
 	}
 	if len(run.unrouted) > 0 {
 		// Before any table takes a record of the batch, and so before the
@@ -710,24 +717,26 @@ func (run *fanoutRun) route(ctx context.Context, tp kafka.TopicPartition, recs [
 			return err
 		}
 	}
-	names, dead, reasons := run.names, run.dead, run.reasons
 	// Each table's next offset after the batch goes with the leader epoch
 	// of the batch's last record, which may be another table's.
-	epoch := recs[len(recs)-1].LeaderEpoch
+	epoch := recs[j-1].LeaderEpoch
 	run.jobs = run.jobs[:0]
-	for _, name := range names {
-		t, err := run.table(ctx, name, groups[name])
+	for k, name := range b.names {
+		if len(groups[k]) == 0 {
+			continue // its records are before the routed position
+		}
+		t, err := run.table(ctx, name, groups[k])
 		if err != nil {
 			return err
 		}
-		run.plan(t, tp, groups[name], nil, next, epoch)
+		run.plan(t, tp, groups[k], nil, next, epoch)
 	}
-	if len(dead) > 0 {
+	if len(run.dead) > 0 {
 		t, err := run.table(ctx, spec.FanoutErrorsTable, nil)
 		if err != nil {
 			return err
 		}
-		run.plan(t, tp, dead, reasons, next, epoch)
+		run.plan(t, tp, run.dead, run.reasons, next, epoch)
 	}
 	return run.write(ctx)
 }
@@ -839,15 +848,32 @@ func (run *fanoutRun) write(ctx context.Context) error {
 		}
 		tables[k] = append(tables[k], j)
 	}
-	errs := make([]error, len(tables))
 	flushed := make([]bool, len(tables))
+	err := sideBySide(len(tables), func(k int) (err error) {
+		flushed[k], err = run.writeTable(ctx, tables[k])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if slices.Contains(flushed, true) {
+		return run.record()
+	}
+	return nil
+}
+
+// sideBySide calls f(k) for every k below n, each on a goroutine of its
+// own and at most one per core at a time, and returns the error of the
+// lowest k that failed, once every call returned.
+func sideBySide(n int, f func(k int) error) error {
+	errs := make([]error, n)
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for k, jobs := range tables {
+	for k := range n {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			flushed[k], errs[k] = run.writeTable(ctx, jobs)
+			errs[k] = f(k)
 		})
 	}
 	wg.Wait()
@@ -855,9 +881,6 @@ func (run *fanoutRun) write(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-	}
-	if slices.Contains(flushed, true) {
-		return run.record()
 	}
 	return nil
 }
@@ -947,12 +970,12 @@ func (run *fanoutRun) flush(ctx context.Context, t *fanoutTable) error {
 	return run.record()
 }
 
-// flushAll flushes every table with rows, and records the progress.
+// flushAll flushes every table with rows, side by side (see sideBySide),
+// and records the progress once every table flushed.
 func (run *fanoutRun) flushAll(ctx context.Context) error {
-	for _, t := range run.order {
-		if err := run.flushTable(ctx, t); err != nil {
-			return err
-		}
+	err := sideBySide(len(run.order), func(k int) error { return run.flushTable(ctx, run.order[k]) })
+	if err != nil {
+		return err
 	}
 	return run.record()
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -14,8 +15,14 @@ import (
 // result, or null for NULL, or a runtime error of the expression.
 type RouteFunc func(*record.Record) (name string, null bool, err error)
 
-// router names the table of each record: one per fanout runner, used by its
-// goroutine only.
+// NewRoute makes a RouteFunc of a fanout schema's fanout_by expression. A
+// RouteFunc is used by one goroutine at a time, as a compiled expression
+// is, so a run makes one for each partition it routes.
+type NewRoute func() (RouteFunc, error)
+
+// router names the table of each record of one partition: one per
+// partition a run reads, used by the goroutine that relays the
+// partition's batches to the run.
 type router struct {
 	route RouteFunc
 	// skipTombstones says a record without a value has no table and is
@@ -23,6 +30,60 @@ type router struct {
 	// routed by the default route, which reads the source table from the
 	// value (see [skipsTombstones]).
 	skipTombstones bool
+	// index holds the index in names of each table of the batch being
+	// routed; reused from batch to batch.
+	index map[string]int32
+}
+
+// What a routed batch holds, for a record that has no table, in place of
+// the index of its table's name: skipped for one no table takes, and from
+// unroutable down, unroutable-k for one that cannot be routed, whose
+// error is the batch's k-th.
+const (
+	skipped    int32 = -1
+	unroutable int32 = -2
+)
+
+// routedBatch is a fetched batch with the table of each of its records
+// named, by the router of its partition.
+type routedBatch struct {
+	*ingest.SharedBatch
+	// names lists the batch's tables in the order of their first record.
+	names []string
+	// at holds, for each record of the batch, the index of its table in
+	// names, or skipped, or unroutable-k (see above).
+	at []int32
+	// errs holds why each record that cannot be routed has no table, in
+	// the order of the records.
+	errs []*routeError
+}
+
+// routeBatch names the table of every record of b. It routes the whole
+// batch, past the offsets the run has routed too: which of them the run
+// takes is the run's to say (see [fanoutRun.add]), and a record it does
+// not take is neither written nor failed for.
+func (rt *router) routeBatch(b *ingest.SharedBatch) *routedBatch {
+	rb := &routedBatch{SharedBatch: b, at: make([]int32, len(b.Records))}
+	clear(rt.index)
+	for i := range b.Records {
+		name, skip, why := rt.table(&b.Records[i])
+		switch {
+		case skip:
+			rb.at[i] = skipped
+		case why != nil:
+			rb.at[i] = unroutable - int32(len(rb.errs))
+			rb.errs = append(rb.errs, why)
+		default:
+			k, ok := rt.index[name]
+			if !ok {
+				k = int32(len(rb.names))
+				rt.index[name] = k
+				rb.names = append(rb.names, name)
+			}
+			rb.at[i] = k
+		}
+	}
+	return rb
 }
 
 // skipsTombstones reports whether the fanout schema f skips the records
@@ -36,8 +97,8 @@ func skipsTombstones(f *spec.FanoutSchema) bool {
 }
 
 // table returns the lower-case name of r's table, or skip true for a
-// record no table takes, or a [*routeError].
-func (rt *router) table(r *record.Record) (name string, skip bool, err error) {
+// record no table takes, or why it cannot be routed.
+func (rt *router) table(r *record.Record) (name string, skip bool, why *routeError) {
 	if rt.skipTombstones && r.Value == nil {
 		return "", true, nil
 	}

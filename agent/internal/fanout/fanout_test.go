@@ -98,7 +98,10 @@ func (fx *fanoutFixture) run(t testing.TB, cfg Config, route RouteFunc, budget *
 	}
 	src := ingest.NewSource(fx.client, budget, slog.Default())
 	t.Cleanup(src.Close)
-	r := newFanoutRunner(cfg, fx.client, src, route, &ingest.Registries{}, budget, slog.Default())
+	// The tests' routes are functions of the record alone, which any
+	// goroutine may call.
+	newRoute := func() (RouteFunc, error) { return route, nil }
+	r := newFanoutRunner(cfg, fx.client, src, newRoute, &ingest.Registries{}, budget, slog.Default())
 	r.crash = crash
 	r.start()
 	t.Cleanup(r.Stop)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,12 +97,11 @@ func TestFanoutRunKeepsItsEndsAcrossRetries(t *testing.T) {
 	produce(t, fx.producer, 0, 100, fanoutEvent)
 	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
 	cfg.Continuous, cfg.FlushEvery = false, time.Hour
-	crashed := false
+	var crashed atomic.Bool // tables flush side by side
 	crash := func(string) error {
-		if crashed {
+		if !crashed.CompareAndSwap(false, true) {
 			return nil
 		}
-		crashed = true
 		var recs []*kgo.Record
 		for i := 100; i < 150; i++ {
 			recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "%d", i), Value: []byte(fanoutEvent(i))})

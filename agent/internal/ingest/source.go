@@ -143,6 +143,17 @@ func (s *Source) Subscribe(ctx context.Context, sub Subscription) (batches <-cha
 // ends the reading anyway. A batch in receives is the receiver's to
 // release.
 func (s *Source) Forward(ctx context.Context, wg *sync.WaitGroup, sub Subscription, in chan<- *SharedBatch, errs chan<- error) {
+	Relay(ctx, wg, s, sub, func(b *SharedBatch) *SharedBatch { return b }, in, errs)
+}
+
+// Relay is Forward with a step: on the subscription's goroutine, each
+// batch goes through step, and what step makes of it is handed to in. Work
+// on a batch that needs none of the receiver's state (the routing of a
+// fanout schema) so runs for each partition side by side, and on the next
+// batches while the receiver is busy with one. What in receives holds the
+// batch, which is the receiver's to release; step must not release it.
+func Relay[T any](ctx context.Context, wg *sync.WaitGroup, s *Source, sub Subscription, step func(*SharedBatch) T,
+	in chan<- T, errs chan<- error) {
 	batches, fetchErrs := s.Subscribe(ctx, sub)
 	wg.Go(func() {
 		for {
@@ -157,7 +168,7 @@ func (s *Source) Forward(ctx context.Context, wg *sync.WaitGroup, sub Subscripti
 				return
 			case b := <-batches:
 				select {
-				case in <- b:
+				case in <- step(b):
 				case <-ctx.Done():
 					b.Release()
 					return

@@ -22,7 +22,7 @@ func (m *Manager) ApplyFanout(ctx context.Context, f *spec.FanoutSchema) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	p := m.applied(f.Pipeline)
-	cfg, route, err := m.reviewFanout(f, p)
+	cfg, newRoute, err := m.reviewFanout(f, p)
 	if err != nil {
 		return err
 	}
@@ -33,19 +33,20 @@ func (m *Manager) ApplyFanout(ctx context.Context, f *spec.FanoutSchema) error {
 		return nil
 	}
 	m.stopFanout(ctx, f.Name)
-	if err := m.startFanout(ctx, cfg, p, route); err != nil {
+	if err := m.startFanout(ctx, cfg, p, newRoute); err != nil {
 		return err
 	}
 	m.log.Info("fanout schema applied", "pipeline", f.Pipeline, "fanout", f.Name)
 	return nil
 }
 
-// startFanout starts fanout schema cfg in pipeline p, routing with route,
+// startFanout starts fanout schema cfg in pipeline p, routing with the
+// routes newRoute makes,
 // and, in a cluster, joins its members group: it reads only the
 // partitions the group gives the agent, and waits for them. On an error
 // joining, the fanout schema stays, waiting, until applied again or
 // removed. m.changeMu must be held.
-func (m *Manager) startFanout(ctx context.Context, cfg fanout.Config, p *running, route fanout.RouteFunc) error {
+func (m *Manager) startFanout(ctx context.Context, cfg fanout.Config, p *running, newRoute fanout.NewRoute) error {
 	name := cfg.Fanout.Name
 	var s *share
 	if m.cfg.Members != nil {
@@ -54,7 +55,7 @@ func (m *Manager) startFanout(ctx context.Context, cfg fanout.Config, p *running
 		s.mu.Lock() // the first assignment waits for the runner
 		defer s.mu.Unlock()
 	}
-	r := fanout.Start(cfg, s.ownership(), p.client, p.source, route, &m.registries, m.cfg.Memory, m.log)
+	r := fanout.Start(cfg, s.ownership(), p.client, p.source, newRoute, &m.registries, m.cfg.Memory, m.log)
 	m.mu.Lock()
 	m.fanouts[name] = r
 	if s != nil {
@@ -81,7 +82,7 @@ func (m *Manager) reassignFanout(s *share, name string, p *running) {
 		m.log.Warn("a fanout schema losing partitions did not stop within the revoke timeout; "+
 			"its final commits fail if the partitions' new owners commit first", "fanout", name, "timeout", m.revokeTimeout())
 	}
-	r := fanout.Start(old.Config(), s.ownership(), p.client, p.source, old.Route(), &m.registries, m.cfg.Memory, m.log)
+	r := fanout.Start(old.Config(), s.ownership(), p.client, p.source, old.NewRoute(), &m.registries, m.cfg.Memory, m.log)
 	m.mu.Lock()
 	m.fanouts[name] = r
 	m.mu.Unlock()
@@ -123,18 +124,18 @@ func (m *Manager) CheckFanout(f *spec.FanoutSchema) error {
 	return err
 }
 
-// reviewFanout returns the configuration and the route of fanout schema f
+// reviewFanout returns the configuration of fanout schema f and what makes
+// its routes
 // in pipeline p (nil when not applied), or why it cannot run: as
 // [spec.Errors] on the attribute at fault, including the routed tables
 // that exist with columns the options cannot keep.
-func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanout.Config, fanout.RouteFunc, error) {
+func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanout.Config, fanout.NewRoute, error) {
 	if p == nil {
 		return fanout.Config{}, nil, spec.Errors{{Path: "pipeline_name",
 			Detail: fmt.Sprintf("pipeline %q does not exist; create it first", f.Pipeline)}}
 	}
 	src := f.RouteExpression()
-	prog, err := expr.Compile(src)
-	if err != nil {
+	if _, err := expr.Compile(src); err != nil {
 		return fanout.Config{}, nil, spec.Errors{{Path: "fanout_options.fanout_by", Detail: err.Error()}}
 	}
 	root, err := m.root(&p.spec)
@@ -145,7 +146,16 @@ func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanout.Config,
 	if err := checkFanout(&cfg); err != nil {
 		return fanout.Config{}, nil, err
 	}
-	return cfg, prog.EvalString, nil
+	// A compiled expression evaluates on one goroutine at a time: each
+	// route has one of its own.
+	newRoute := func() (fanout.RouteFunc, error) {
+		prog, err := expr.Compile(src)
+		if err != nil {
+			return nil, err
+		}
+		return prog.EvalString, nil
+	}
+	return cfg, newRoute, nil
 }
 
 // fanoutConfig returns the configuration of fanout schema f in pipeline p,
@@ -236,7 +246,7 @@ func (m *Manager) reapplyFanouts(ctx context.Context, p *running) {
 	m.mu.Unlock()
 	for _, old := range rs {
 		was := old.Config()
-		cfg, route, err := m.reviewFanout(&was.Fanout, p)
+		cfg, newRoute, err := m.reviewFanout(&was.Fanout, p)
 		if err == nil && old.Client() == p.client && reflect.DeepEqual(was, cfg) {
 			continue
 		}
@@ -245,7 +255,7 @@ func (m *Manager) reapplyFanouts(ctx context.Context, p *running) {
 			m.log.Error("fanout schema stopped: the pipeline's new settings do not fit it", "fanout", was.Fanout.Name, "err", err)
 			continue
 		}
-		if err := m.startFanout(ctx, cfg, p, route); err != nil {
+		if err := m.startFanout(ctx, cfg, p, newRoute); err != nil {
 			m.log.Error("fanout schema restarted with the pipeline but could not join its members group; apply it again",
 				"fanout", was.Fanout.Name, "err", err)
 		}

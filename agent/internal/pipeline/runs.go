@@ -86,7 +86,7 @@ func (m *Manager) restartFanout(name string, r *running) {
 		return
 	}
 	f.Stop() // its run is over: this only waits for its goroutine
-	started := fanout.Start(f.Config(), s.ownership(), r.client, r.source, f.Route(), &m.registries, m.cfg.Memory, m.log)
+	started := fanout.Start(f.Config(), s.ownership(), r.client, r.source, f.NewRoute(), &m.registries, m.cfg.Memory, m.log)
 	m.mu.Lock()
 	m.fanouts[name] = started
 	m.mu.Unlock()
