@@ -179,6 +179,16 @@ func (s *jsonScan) findIndex(path []PathStep, m *jsonMatch) (found, ok bool) {
 // has escapes) is what step names: exactly for a bracketed name, else
 // case-insensitively.
 func (s *jsonScan) nameIs(raw []byte, escaped bool, step *PathStep) bool {
+	// Most names differ from the step's in their first letter. When both
+	// start with ASCII (not a backslash), those letters are the names'
+	// first characters, which fold only into each other.
+	if len(raw) > 0 && len(step.Name) > 0 {
+		c, d := raw[0], step.Name[0]
+		if c < utf8.RuneSelf && d < utf8.RuneSelf && c != '\\' && c != d &&
+			(step.Bracketed || lowerASCII(c) != lowerASCII(d)) {
+			return false
+		}
+	}
 	if escaped || !utf8.Valid(raw) {
 		s.scratch = jsontext.AppendUnescaped(s.scratch[:0], raw)
 		raw = s.scratch
@@ -261,7 +271,7 @@ func (s *jsonScan) next(end byte) bool {
 
 // ws skips whitespace: the four characters JSON allows.
 func (s *jsonScan) ws() {
-	for s.i < len(s.doc) && isJSONSpace(s.doc[s.i]) {
+	for s.i < len(s.doc) && s.doc[s.i] <= ' ' && isJSONSpace(s.doc[s.i]) {
 		s.i++
 	}
 }
@@ -337,21 +347,20 @@ func (s *jsonScan) str() (end int, escaped, ok bool) {
 	if s.i >= len(s.doc) || (s.doc[s.i] != '"' && s.doc[s.i] != '\'') {
 		return 0, false, false
 	}
-	q := s.doc[s.i]
-	for j := s.i + 1; j < len(s.doc); {
-		switch s.doc[j] {
+	d := s.doc
+	q := d[s.i]
+	for j := s.i + 1; j < len(d); j++ {
+		switch d[j] {
 		case q:
 			s.i = j + 1
 			return j, escaped, true
 		case '\\':
-			n := jsontext.EscapeLen(s.doc[j:], true)
+			n := jsontext.EscapeLen(d[j:], true)
 			if n == 0 {
 				return 0, false, false
 			}
 			escaped = true
-			j += n
-		default:
-			j++
+			j += n - 1
 		}
 	}
 	return 0, false, false
