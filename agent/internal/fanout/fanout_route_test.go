@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
@@ -116,5 +118,33 @@ func TestRouterSkipsChangelogTombstones(t *testing.T) {
 				t.Errorf("event: skip %v, error %v; want a route error", skip, err)
 			}
 		})
+	}
+}
+
+// Each partition's batches are routed on a goroutine of their own, with a
+// route of their own: a compiled fanout_by, which evaluates on one
+// goroutine at a time, routes every record of four partitions to its
+// table (under the race detector in make unit, a route shared between
+// partitions is a race).
+func TestFanoutRoutesEachPartitionWithItsOwnRoute(t *testing.T) {
+	fx := newFanoutFixture(t)
+	const n = 2000
+	produce(t, fx.producer, 0, n, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	var made atomic.Int32
+	newRoute := func() (RouteFunc, error) {
+		made.Add(1)
+		prog, err := expr.Compile(cfg.Fanout.RouteExpression())
+		if err != nil {
+			return nil, err
+		}
+		return prog.EvalString, nil
+	}
+	r := fx.runWith(t, cfg, newRoute, nil, nil)
+	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
+	r.Stop()
+	checkRouted(t, cfg.Dir, n, nil)
+	if got := made.Load(); got != 4 {
+		t.Errorf("%d routes made, want one for each of the 4 partitions", got)
 	}
 }

@@ -90,17 +90,21 @@ func newFanoutFixture(t testing.TB) *fanoutFixture {
 }
 
 // run starts a runner of cfg routing by route, with crash set; it is
-// stopped at the end of the test.
+// stopped at the end of the test. route must be a function of the record
+// alone, which any goroutine may call.
 func (fx *fanoutFixture) run(t testing.TB, cfg Config, route RouteFunc, budget *memory.Budget,
+	crash func(string) error) *Runner {
+	return fx.runWith(t, cfg, func() (RouteFunc, error) { return route, nil }, budget, crash)
+}
+
+// runWith is run with the routes newRoute makes.
+func (fx *fanoutFixture) runWith(t testing.TB, cfg Config, newRoute NewRoute, budget *memory.Budget,
 	crash func(string) error) *Runner {
 	if budget == nil {
 		budget = memory.New(1 << 40)
 	}
 	src := ingest.NewSource(fx.client, budget, slog.Default())
 	t.Cleanup(src.Close)
-	// The tests' routes are functions of the record alone, which any
-	// goroutine may call.
-	newRoute := func() (RouteFunc, error) { return route, nil }
 	r := newFanoutRunner(cfg, fx.client, src, newRoute, &ingest.Registries{}, budget, slog.Default())
 	r.crash = crash
 	r.start()
