@@ -43,6 +43,13 @@ type Encoder struct {
 	seen  pv.MetadataBuilder // the distinct keys of occ, deduplicated
 	keys  []byte             // the distinct keys, back to back, first seen first
 	spans []keySpan          // one span of keys per distinct key
+	// first holds, for each key occurrence of occ, the index of its key
+	// among the distinct keys, first seen first; rank holds the id in the
+	// sorted dictionary of each distinct key, and ids the id of each
+	// occurrence, which the second pass writes: the second pass meets the
+	// keys in the order of the first.
+	first, rank, ids []int
+	nextKey          int // the second pass's next occurrence
 	// dictKeys and dictLens are the distinct keys of the dictionary in meta
 	// as keys and the spans' lengths held them, when dictOK: a text with
 	// other occurrences of the same keys (an array one item longer, say)
@@ -53,7 +60,7 @@ type Encoder struct {
 	str      []byte // scratch for a string with escapes or invalid UTF-8
 
 	meta    pv.MetadataBuilder // the sorted dictionary the value refers to
-	b       *pv.Builder        // writes the value, interning keys into meta
+	b       writer             // writes the value
 	metaBuf []byte             // the encoded metadata returned by Encode
 }
 
@@ -65,8 +72,9 @@ const (
 	keepKeyBytes    = 64 << 10
 )
 
-// keySpan locates one distinct key in Encoder.keys.
-type keySpan struct{ start, end int }
+// keySpan locates one distinct key in Encoder.keys; seen is its index among
+// the distinct keys, first seen first.
+type keySpan struct{ start, end, seen int }
 
 // Encode parses one complete JSON text (any JSON value, leading/trailing
 // whitespace allowed) and returns its metadata and value binaries, valid
@@ -78,9 +86,6 @@ type keySpan struct{ start, end int }
 // second pass writes the value with field ids that already follow key order,
 // so the dictionary can be both sorted and final before any id is written.
 func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
-	if e.b == nil {
-		e.b = pv.NewBuilderWithMetadata(&e.meta)
-	}
 	defer func() { e.in = nil }()
 
 	e.occ, e.occLen = e.occ[:0], e.occLen[:0]
@@ -95,14 +100,12 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 		}
 	}
 
-	e.b.Reset()
+	e.b.reset()
+	e.nextKey = 0
 	if err := e.parse(json, true); err != nil {
 		return nil, nil, err
 	}
-	value, err = e.b.Bytes()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrSyntax, err)
-	}
+	value = e.b.buf
 	e.occ, e.last = e.last, e.occ
 	e.occLen, e.lastLen = e.lastLen, e.occLen
 	e.lastOK = true
@@ -110,27 +113,38 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 		// A text of very many keys (a large array of objects): keeping
 		// its occurrences twice would cost more than comparing saves.
 		e.occ, e.last, e.occLen, e.lastLen, e.lastOK = nil, nil, nil, nil, false
+		e.first, e.ids = nil, nil
 	}
 	return e.metaBuf, value, nil
 }
 
 // dictionary makes meta the sorted dictionary of the keys of occ, and
-// metaBuf its encoding, unless they hold the same keys already.
+// metaBuf its encoding, unless they hold the same keys already, and ids the
+// id of each occurrence.
 func (e *Encoder) dictionary() error {
 	e.seen.Reset()
 	e.keys = e.keys[:0]
 	e.spans = e.spans[:0]
+	e.first = e.first[:0]
 	start := 0
 	for _, n := range e.occLen {
 		key := e.occ[start : start+n]
 		start += n
-		if k := len(e.spans); e.seen.Add(view(key)) == k {
+		k := e.seen.Add(view(key))
+		if k == len(e.spans) {
 			e.keys = append(e.keys, key...)
-			e.spans = append(e.spans, keySpan{len(e.keys) - n, len(e.keys)})
+			e.spans = append(e.spans, keySpan{len(e.keys) - n, len(e.keys), k})
 		}
+		e.first = append(e.first, k)
 	}
+	defer func() {
+		e.ids = e.ids[:0]
+		for _, k := range e.first {
+			e.ids = append(e.ids, e.rank[k])
+		}
+	}()
 	if e.dictOK && bytes.Equal(e.keys, e.dictKeys) && slices.EqualFunc(e.spans, e.dictLens, func(s keySpan, n int) bool { return s.end-s.start == n }) {
-		return nil
+		return nil // the same distinct keys, first seen in the same order: the same ranks
 	}
 	e.dictOK = false // until meta and metaBuf hold the keys
 	e.dictKeys = append(e.dictKeys[:0], e.keys...)
@@ -142,8 +156,10 @@ func (e *Encoder) dictionary() error {
 		return bytes.Compare(e.keys[a.start:a.end], e.keys[b.start:b.end])
 	})
 	e.meta.Reset()
-	for _, s := range e.spans {
+	e.rank = slices.Grow(e.rank[:0], len(e.spans))[:len(e.spans)]
+	for id, s := range e.spans {
 		e.meta.Add(view(e.keys[s.start:s.end]))
+		e.rank[s.seen] = id
 	}
 	if uint64(e.meta.Size()) > math.MaxUint32 {
 		return fmt.Errorf("%w: object keys total %d bytes, over the 4 GiB a VARIANT dictionary holds", ErrSyntax, e.meta.Size())
@@ -203,7 +219,7 @@ func (e *Encoder) value() error {
 		if err != nil {
 			return err
 		}
-		e.b.String(view(s))
+		e.b.String(s)
 		return nil
 	case c == 't':
 		return e.literal("true")
@@ -253,7 +269,7 @@ func (e *Encoder) object() error {
 		return err
 	}
 	if e.emit {
-		e.b.BeginObject()
+		e.b.beginObject()
 	}
 	if e.pos < len(e.in) && e.in[e.pos] == '}' {
 		e.pos++
@@ -263,10 +279,9 @@ func (e *Encoder) object() error {
 		}
 	}
 	if e.emit {
-		e.b.EndObject()
-		// The builder sorts the fields by key and fails on a repeated one.
-		if err := e.b.Err(); err != nil {
-			return e.errorf("%v", err)
+		// The writer sorts the fields by key and fails on a repeated one.
+		if err := e.b.endObject(); err != nil {
+			return e.objectError(err)
 		}
 	}
 	e.depth--
@@ -285,7 +300,8 @@ func (e *Encoder) members() error {
 			return err
 		}
 		if e.emit {
-			e.b.Field(view(key))
+			e.b.field(e.ids[e.nextKey])
+			e.nextKey++
 		} else {
 			e.occ = append(e.occ, key...)
 			e.occLen = append(e.occLen, len(key))
@@ -304,13 +320,30 @@ func (e *Encoder) members() error {
 	}
 }
 
+// objectError is the error of an object the writer could not close: one
+// that has a key twice names it.
+func (e *Encoder) objectError(err error) error {
+	var dup duplicateKeyError
+	if !errors.As(err, &dup) {
+		return e.errorf("%v", err)
+	}
+	start := 0
+	for i, id := range e.ids {
+		if id == dup.id {
+			return e.errorf("duplicate object key %q", e.occ[start:start+e.occLen[i]])
+		}
+		start += e.occLen[i]
+	}
+	return e.errorf("duplicate object key")
+}
+
 // array reads an array; pos is at its '['.
 func (e *Encoder) array() error {
 	if err := e.open(); err != nil {
 		return err
 	}
 	if e.emit {
-		e.b.BeginArray()
+		e.b.beginArray()
 	}
 	if e.pos < len(e.in) && e.in[e.pos] == ']' {
 		e.pos++
@@ -320,7 +353,9 @@ func (e *Encoder) array() error {
 		}
 	}
 	if e.emit {
-		e.b.EndArray()
+		if err := e.b.endArray(); err != nil {
+			return e.errorf("%v", err)
+		}
 	}
 	e.depth--
 	return nil
