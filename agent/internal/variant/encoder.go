@@ -50,6 +50,12 @@ type Encoder struct {
 	// keys in the order of the first.
 	first, rank, ids []int
 	nextKey          int // the second pass's next occurrence
+	// ends holds where each string of the first pass ends (after its
+	// closing quote), negated for one whose text is not its bytes (it has
+	// escapes, or bytes that are not UTF-8): the second pass moves past
+	// strings without reading them again.
+	ends    []int
+	nextStr int
 	// dictKeys and dictLens are the distinct keys of the dictionary in meta
 	// as keys and the spans' lengths held them, when dictOK: a text with
 	// other occurrences of the same keys (an array one item longer, say)
@@ -101,7 +107,6 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	}
 
 	e.b.reset()
-	e.nextKey = 0
 	if err := e.parse(json, true); err != nil {
 		return nil, nil, err
 	}
@@ -114,6 +119,9 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 		// its occurrences twice would cost more than comparing saves.
 		e.occ, e.last, e.occLen, e.lastLen, e.lastOK = nil, nil, nil, nil, false
 		e.first, e.ids = nil, nil
+	}
+	if len(e.ends) > keepOccurrences {
+		e.ends = nil // the string ends of such a text, likewise
 	}
 	return e.metaBuf, value, nil
 }
@@ -172,6 +180,11 @@ func (e *Encoder) dictionary() error {
 // parse reads the whole text once; emit selects the pass (see Encode).
 func (e *Encoder) parse(json []byte, emit bool) error {
 	e.in, e.pos, e.depth, e.emit = json, 0, 0, emit
+	if emit {
+		e.nextKey, e.nextStr = 0, 0
+	} else {
+		e.ends = e.ends[:0]
+	}
 	if err := e.value(); err != nil {
 		return err
 	}
@@ -189,7 +202,7 @@ func (e *Encoder) errorf(format string, args ...any) error {
 
 // skipSpace moves past JSON whitespace (space, tab, line feed, carriage return).
 func (e *Encoder) skipSpace() {
-	for e.pos < len(e.in) {
+	for e.pos < len(e.in) && e.in[e.pos] <= ' ' {
 		switch e.in[e.pos] {
 		case ' ', '\t', '\n', '\r':
 			e.pos++
@@ -212,14 +225,10 @@ func (e *Encoder) value() error {
 		return e.array()
 	case c == '"':
 		if !e.emit {
-			_, _, _, err := e.readString()
+			_, err := e.firstString()
 			return err
 		}
-		s, err := e.decodeString()
-		if err != nil {
-			return err
-		}
-		e.b.String(s)
+		e.b.String(e.secondString())
 		return nil
 	case c == 't':
 		return e.literal("true")
@@ -295,14 +304,15 @@ func (e *Encoder) members() error {
 		if e.pos >= len(e.in) || e.in[e.pos] != '"' {
 			return e.errorf("expected an object key")
 		}
-		key, err := e.decodeString()
-		if err != nil {
-			return err
-		}
 		if e.emit {
+			e.skipString()
 			e.b.field(e.ids[e.nextKey])
 			e.nextKey++
 		} else {
+			key, err := e.firstString()
+			if err != nil {
+				return err
+			}
 			e.occ = append(e.occ, key...)
 			e.occLen = append(e.occLen, len(key))
 		}

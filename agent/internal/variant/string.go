@@ -43,17 +43,50 @@ func (e *Encoder) readString() (raw []byte, escaped, ascii bool, err error) {
 	return nil, false, false, e.errorf("unterminated string")
 }
 
-// decodeString reads the string at pos and returns its text as valid UTF-8:
-// the input bytes themselves when they need no change, else the text
-// unescaped into e.str as Spark's parse_json reads it (see [jsontext]).
-func (e *Encoder) decodeString() ([]byte, error) {
+// firstString reads the string at pos in the first pass, and records
+// where it ends for the second, with whether its text is its bytes. It
+// returns its text, as valid UTF-8 (see text).
+func (e *Encoder) firstString() ([]byte, error) {
 	raw, escaped, ascii, err := e.readString()
 	if err != nil {
 		return nil, err
 	}
-	if !escaped && (ascii || utf8.Valid(raw)) {
-		return raw, nil
+	same := !escaped && (ascii || utf8.Valid(raw))
+	if same {
+		e.ends = append(e.ends, e.pos)
+	} else {
+		e.ends = append(e.ends, -e.pos)
+	}
+	return e.text(raw, same), nil
+}
+
+// skipString moves past the string at pos in the second pass, which the
+// first pass read.
+func (e *Encoder) skipString() {
+	e.pos = abs(e.ends[e.nextStr])
+	e.nextStr++
+}
+
+// secondString moves past the string at pos in the second pass, which the
+// first pass read, and returns its text.
+func (e *Encoder) secondString() []byte {
+	end := e.ends[e.nextStr]
+	e.nextStr++
+	raw := e.in[e.pos+1 : abs(end)-1]
+	e.pos = abs(end)
+	return e.text(raw, end > 0)
+}
+
+// text returns the text of the string whose bytes between the quotes are
+// raw: raw itself when same says it needs no change, else the text
+// unescaped into e.str as Spark's parse_json reads it (see [jsontext]).
+func (e *Encoder) text(raw []byte, same bool) []byte {
+	if same {
+		return raw
 	}
 	e.str = jsontext.AppendUnescaped(e.str[:0], raw)
-	return e.str, nil
+	return e.str
 }
+
+// abs is the magnitude of an end that [Encoder.firstString] recorded.
+func abs(end int) int { return max(end, -end) }
