@@ -65,7 +65,8 @@ type Runner struct {
 	// its agent owns in a cluster.
 	own runner.Ownership
 	// crash, set by tests only, is asked before each table's flush: an
-	// error stops the run there, as a crash would.
+	// error stops the run there, as a crash would. Tables flush side by
+	// side, so it may be called from several goroutines at once.
 	crash func(table string) error
 	// runEnd holds a triggered run's end offsets, fixed when the run
 	// starts: a run that restarts after a retryable error keeps them.
@@ -80,10 +81,10 @@ type Runner struct {
 
 // Start starts the runner of fanout schema cfg in its goroutine: it reads
 // the partitions of cfg that own gives it from src (whose client is
-// client), routes each record with a route newRoute makes, writes the routed tables and its
-// progress log, and restarts from them after retryable errors. regs makes
-// the clients of the schema registries the routed tables use; budget
-// bounds what every table buffers.
+// client), routes each record with a route newRoute makes, writes the
+// routed tables and its progress log, and restarts from them after
+// retryable errors. regs makes the clients of the schema registries the
+// routed tables use; budget bounds what every table buffers.
 func Start(cfg Config, own runner.Ownership, client *kafka.Client, src *ingest.Source, newRoute NewRoute, regs *ingest.Registries,
 	budget *memory.Budget, log *slog.Logger) *Runner {
 	r := newFanoutRunner(cfg, client, src, newRoute, regs, budget, log)
@@ -171,7 +172,9 @@ type fanoutTable struct {
 const maxGroups = 1024
 
 // fanoutRun is the state of one run of a fanout runner: from opening the
-// logs to an error or the end. One goroutine uses it.
+// logs to an error or the end. The run's loop uses it, and, while the loop
+// waits for them, the goroutines that write a batch's tables (each its own
+// table; see write).
 type fanoutRun struct {
 	r *Runner
 	// skipTombstones says whether the records without a value have no
@@ -388,7 +391,8 @@ func (run *fanoutRun) newSink(ctx context.Context, tbl *table.Table, name, dir s
 	return deltasink.NewSink(tbl, layout, sources, o)
 }
 
-// loop starts the partitions and routes what they fetch until the end.
+// loop starts the partitions and writes what they fetch, routed, until the
+// end.
 func (run *fanoutRun) loop(ctx context.Context) error {
 	r := run.r
 	ko := &r.cfg.Fanout.ConnectorOptions.KafkaOptions
@@ -723,7 +727,7 @@ func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error
 	run.jobs = run.jobs[:0]
 	for k, name := range b.names {
 		if len(groups[k]) == 0 {
-			continue // its records are before the routed position
+			continue // its records are outside [i, j): routed already, or past the run's end
 		}
 		t, err := run.table(ctx, name, groups[k])
 		if err != nil {

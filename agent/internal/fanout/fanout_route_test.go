@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +13,8 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
@@ -144,7 +148,42 @@ func TestFanoutRoutesEachPartitionWithItsOwnRoute(t *testing.T) {
 	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
 	r.Stop()
 	checkRouted(t, cfg.Dir, n, nil)
-	if got := made.Load(); got != 4 {
+	// A run that restarts (after a retryable error) makes them again.
+	if got := made.Load(); got < 4 {
 		t.Errorf("%d routes made, want one for each of the 4 partitions", got)
+	}
+}
+
+// routeBatch names each record's table in a batch: the names once each,
+// lower-cased, in the order of their first record, and for each record the
+// index of its name, or that it is skipped, or the index of why it cannot
+// be routed, which names the record.
+func TestRouteBatch(t *testing.T) {
+	byValue := func(r *record.Record) (string, bool, error) {
+		if len(r.Value) == 0 {
+			return "", true, nil // NULL
+		}
+		return string(r.Value), false, nil
+	}
+	rt := router{route: byValue, skipTombstones: true, index: map[string]int32{}}
+	var recs []record.Record
+	for i, v := range []string{"a", "B", "A", "", "bad/name", "b", "-"} {
+		r := record.Record{Topic: "t", Partition: 1, Offset: int64(10 + i), Value: []byte(v)}
+		if v == "-" {
+			r.Value = nil // a tombstone
+		}
+		recs = append(recs, r)
+	}
+	for range 2 { // the router forgets a batch's names before the next
+		rb := rt.routeBatch(&ingest.SharedBatch{Batch: kafka.Batch{Records: recs}})
+		if want := []string{"a", "b"}; !slices.Equal(rb.names, want) {
+			t.Errorf("names %q, want %q", rb.names, want)
+		}
+		if want := []int32{0, 1, 0, unroutable, unroutable - 1, 1, skipped}; !slices.Equal(rb.at, want) {
+			t.Errorf("at %v, want %v", rb.at, want)
+		}
+		if len(rb.errs) != 2 || !strings.Contains(rb.errs[0].Error(), "t[1]@13") || !strings.Contains(rb.errs[1].Error(), "t[1]@14") {
+			t.Errorf("errors %v, want those of offsets 13 and 14", rb.errs)
+		}
 	}
 }

@@ -41,9 +41,8 @@ func (m *Manager) ApplyFanout(ctx context.Context, f *spec.FanoutSchema) error {
 }
 
 // startFanout starts fanout schema cfg in pipeline p, routing with the
-// routes newRoute makes,
-// and, in a cluster, joins its members group: it reads only the
-// partitions the group gives the agent, and waits for them. On an error
+// routes newRoute makes, and, in a cluster, joins its members group: it
+// reads only the partitions the group gives the agent, and waits for them. On an error
 // joining, the fanout schema stays, waiting, until applied again or
 // removed. m.changeMu must be held.
 func (m *Manager) startFanout(ctx context.Context, cfg fanout.Config, p *running, newRoute fanout.NewRoute) error {
@@ -124,9 +123,8 @@ func (m *Manager) CheckFanout(f *spec.FanoutSchema) error {
 	return err
 }
 
-// reviewFanout returns the configuration of fanout schema f and what makes
-// its routes
-// in pipeline p (nil when not applied), or why it cannot run: as
+// reviewFanout returns the configuration of fanout schema f in pipeline p
+// (nil when not applied) and what makes its routes, or why it cannot run: as
 // [spec.Errors] on the attribute at fault, including the routed tables
 // that exist with columns the options cannot keep.
 func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanout.Config, fanout.NewRoute, error) {

@@ -71,8 +71,9 @@ type Encoder struct {
 }
 
 // keepOccurrences and keepKeyBytes bound the key occurrences an Encoder
-// keeps from one text to the next (see Encoder.occ): a text with more does
-// not keep them, and the next text builds its dictionary from its own.
+// keeps from one text to the next (see Encoder.occ), with their ids, and
+// keepOccurrences the string ends (Encoder.ends): a text with more does not
+// keep them, and the next text builds its dictionary from its own.
 const (
 	keepOccurrences = 4096
 	keepKeyBytes    = 64 << 10

@@ -56,7 +56,7 @@ func (w *writer) reset() {
 }
 
 // value starts a value: an element of the innermost open array is
-// recorded where it starts. An object's field was recorded by Field.
+// recorded where it starts. An object's field was recorded by field.
 func (w *writer) value() {
 	if n := len(w.frames); n > 0 && !w.frames[n-1].object {
 		w.elems = append(w.elems, len(w.buf))
