@@ -7,8 +7,6 @@ import (
 	"math"
 	"slices"
 	"unsafe"
-
-	pv "github.com/parquet-go/parquet-go/variant"
 )
 
 // MaxDepth is the deepest nesting of objects and arrays that Encode accepts,
@@ -40,9 +38,12 @@ type Encoder struct {
 	occLen, lastLen []int
 	lastOK          bool
 
-	seen  pv.MetadataBuilder // the distinct keys of occ, deduplicated
-	keys  []byte             // the distinct keys, back to back, first seen first
-	spans []keySpan          // one span of keys per distinct key
+	// seen deduplicates the keys of occ while the dictionary is built: the
+	// index of each distinct key, first seen first, under a view of its
+	// bytes in occ (emptied before occ changes).
+	seen  map[string]int
+	keys  []byte    // the distinct keys, back to back, first seen first
+	spans []keySpan // one span of keys per distinct key
 	// first holds, for each key occurrence of occ, the index of its key
 	// among the distinct keys, first seen first; rank holds the id in the
 	// sorted dictionary of each distinct key, and ids the id of each
@@ -65,9 +66,8 @@ type Encoder struct {
 	dictOK   bool
 	str      []byte // scratch for a string with escapes or invalid UTF-8
 
-	meta    pv.MetadataBuilder // the sorted dictionary the value refers to
-	b       writer             // writes the value
-	metaBuf []byte             // the encoded metadata returned by Encode
+	b       writer // writes the value
+	metaBuf []byte // the encoded metadata (the sorted dictionary) Encode returns
 }
 
 // keepOccurrences and keepKeyBytes bound the key occurrences an Encoder
@@ -127,11 +127,14 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	return e.metaBuf, value, nil
 }
 
-// dictionary makes meta the sorted dictionary of the keys of occ, and
-// metaBuf its encoding, unless they hold the same keys already, and ids the
-// id of each occurrence.
+// dictionary makes metaBuf the encoded sorted dictionary of the keys of
+// occ, unless it holds the same keys already, and ids the id of each
+// occurrence.
 func (e *Encoder) dictionary() error {
-	e.seen.Reset()
+	if e.seen == nil {
+		e.seen = map[string]int{}
+	}
+	defer clear(e.seen) // its keys are views of occ
 	e.keys = e.keys[:0]
 	e.spans = e.spans[:0]
 	e.first = e.first[:0]
@@ -139,8 +142,10 @@ func (e *Encoder) dictionary() error {
 	for _, n := range e.occLen {
 		key := e.occ[start : start+n]
 		start += n
-		k := e.seen.Add(view(key))
-		if k == len(e.spans) {
+		k, ok := e.seen[view(key)]
+		if !ok {
+			k = len(e.spans)
+			e.seen[view(key)] = k
 			e.keys = append(e.keys, key...)
 			e.spans = append(e.spans, keySpan{len(e.keys) - n, len(e.keys), k})
 		}
@@ -155,7 +160,7 @@ func (e *Encoder) dictionary() error {
 	if e.dictOK && bytes.Equal(e.keys, e.dictKeys) && slices.EqualFunc(e.spans, e.dictLens, func(s keySpan, n int) bool { return s.end-s.start == n }) {
 		return nil // the same distinct keys, first seen in the same order: the same ranks
 	}
-	e.dictOK = false // until meta and metaBuf hold the keys
+	e.dictOK = false // until metaBuf holds the keys
 	e.dictKeys = append(e.dictKeys[:0], e.keys...)
 	e.dictLens = e.dictLens[:0]
 	for _, s := range e.spans {
@@ -164,16 +169,14 @@ func (e *Encoder) dictionary() error {
 	slices.SortFunc(e.spans, func(a, b keySpan) int {
 		return bytes.Compare(e.keys[a.start:a.end], e.keys[b.start:b.end])
 	})
-	e.meta.Reset()
 	e.rank = slices.Grow(e.rank[:0], len(e.spans))[:len(e.spans)]
 	for id, s := range e.spans {
-		e.meta.Add(view(e.keys[s.start:s.end]))
 		e.rank[s.seen] = id
 	}
-	if uint64(e.meta.Size()) > math.MaxUint32 {
-		return fmt.Errorf("%w: object keys total %d bytes, over the 4 GiB a VARIANT dictionary holds", ErrSyntax, e.meta.Size())
+	if uint64(len(e.keys)) > math.MaxUint32 {
+		return fmt.Errorf("%w: object keys total %d bytes, over the 4 GiB a VARIANT dictionary holds", ErrSyntax, len(e.keys))
 	}
-	e.metaBuf = e.meta.AppendTo(e.metaBuf[:0])
+	e.metaBuf = appendMetadata(e.metaBuf[:0], e.keys, e.spans)
 	e.dictOK = true
 	return nil
 }

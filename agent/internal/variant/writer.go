@@ -279,3 +279,32 @@ func putUint(b []byte, v, n int) int {
 	}
 	return n
 }
+
+// appendMetadata appends to dst the metadata of a sorted dictionary, the
+// bytes parquet-go's variant.MetadataBuilder writes for it: version 1, the
+// sorted_strings bit, the narrowest offsets that fit, and the keys, each of
+// spans (in order) locating one in keys.
+func appendMetadata(dst, keys []byte, spans []keySpan) []byte {
+	n := len(spans)
+	size := width(max(len(keys), n))
+	dst = append(dst, 1|1<<4|byte(size-1)<<6)
+	dst = appendUint(dst, n, size)
+	off := 0
+	for _, s := range spans {
+		dst = appendUint(dst, off, size)
+		off += s.end - s.start
+	}
+	dst = appendUint(dst, off, size)
+	for _, s := range spans {
+		dst = append(dst, keys[s.start:s.end]...)
+	}
+	return dst
+}
+
+// appendUint appends v in n little-endian bytes.
+func appendUint(dst []byte, v, n int) []byte {
+	for i := range n {
+		dst = append(dst, byte(v>>(8*i)))
+	}
+	return dst
+}

@@ -186,3 +186,38 @@ func TestWriterMatchesBuilder(t *testing.T) {
 
 // head is the first bytes of b, for messages.
 func head(b []byte) []byte { return b[:min(len(b), 64)] }
+
+// appendMetadata writes the bytes parquet-go's MetadataBuilder writes for
+// the same sorted keys: empty, 1-byte offsets, and 2- and 3-byte offsets
+// (more than 255 keys, or keys past 64 KiB).
+func TestAppendMetadataMatchesBuilder(t *testing.T) {
+	for _, keys := range [][]string{
+		nil,
+		{"", "a", "b"},
+		{"id", "name", "tags", "ts", "é"},
+		manyKeys(300, 4),
+		manyKeys(3, 30_000),
+	} {
+		sorted := slices.Sorted(slices.Values(keys))
+		var meta pv.MetadataBuilder
+		var all []byte
+		var spans []keySpan
+		for i, k := range sorted {
+			meta.Add(k)
+			all = append(all, k...)
+			spans = append(spans, keySpan{len(all) - len(k), len(all), i})
+		}
+		if got, want := appendMetadata(nil, all, spans), meta.AppendTo(nil); !bytes.Equal(got, want) {
+			t.Errorf("%d keys: % x\nwant % x", len(keys), head(got), head(want))
+		}
+	}
+}
+
+// manyKeys returns n distinct keys of at least size bytes.
+func manyKeys(n, size int) []string {
+	var keys []string
+	for i := range n {
+		keys = append(keys, fmt.Sprintf("%0*d", size, i))
+	}
+	return keys
+}
