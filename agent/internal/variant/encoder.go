@@ -105,6 +105,10 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 		if err := e.dictionary(); err != nil {
 			return nil, nil, err
 		}
+		e.ids = e.ids[:0]
+		for _, k := range e.first {
+			e.ids = append(e.ids, e.rank[k])
+		}
 	}
 
 	e.b.reset()
@@ -128,8 +132,8 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 }
 
 // dictionary makes metaBuf the encoded sorted dictionary of the keys of
-// occ, unless it holds the same keys already, and ids the id of each
-// occurrence.
+// occ, unless it holds the same keys already, first the index of each
+// occurrence's key among the distinct keys, and rank the id of each.
 func (e *Encoder) dictionary() error {
 	if e.seen == nil {
 		e.seen = map[string]int{}
@@ -151,12 +155,6 @@ func (e *Encoder) dictionary() error {
 		}
 		e.first = append(e.first, k)
 	}
-	defer func() {
-		e.ids = e.ids[:0]
-		for _, k := range e.first {
-			e.ids = append(e.ids, e.rank[k])
-		}
-	}()
 	if e.dictOK && bytes.Equal(e.keys, e.dictKeys) && slices.EqualFunc(e.spans, e.dictLens, func(s keySpan, n int) bool { return s.end-s.start == n }) {
 		return nil // the same distinct keys, first seen in the same order: the same ranks
 	}

@@ -181,17 +181,16 @@ func (w *writer) endObject() error {
 	if len(fields) > 255 {
 		countSize, large = 4, 1
 	}
-	h := w.header(1 + countSize + len(fields)*idSize + (len(fields)+1)*offSize)
-	h[0] = header(pv.BasicObject, byte(offSize-1)|byte(idSize-1)<<2|large<<4)
-	at := 1 + putUint(h[1:], len(fields), countSize)
+	h := append(w.scratch[:0], header(pv.BasicObject, byte(offSize-1)|byte(idSize-1)<<2|large<<4))
+	h = appendUint(h, len(fields), countSize)
 	for i := range fields {
-		at += putUint(h[at:], fields[i].id, idSize)
+		h = appendUint(h, fields[i].id, idSize)
 	}
 	for i := range fields {
-		at += putUint(h[at:], fields[i].start-f.start, offSize)
+		h = appendUint(h, fields[i].start-f.start, offSize)
 	}
-	putUint(h[at:], size, offSize)
-	w.close(f, h)
+	w.scratch = appendUint(h, size, offSize)
+	w.close(f, w.scratch)
 	w.fields = w.fields[:f.base]
 	return nil
 }
@@ -229,23 +228,15 @@ func (w *writer) endArray() error {
 	if len(elems) > 255 {
 		countSize, large = 4, 1
 	}
-	h := w.header(1 + countSize + (len(elems)+1)*offSize)
-	h[0] = header(pv.BasicArray, byte(offSize-1)|large<<2)
-	at := 1 + putUint(h[1:], len(elems), countSize)
+	h := append(w.scratch[:0], header(pv.BasicArray, byte(offSize-1)|large<<2))
+	h = appendUint(h, len(elems), countSize)
 	for _, start := range elems {
-		at += putUint(h[at:], start-f.start, offSize)
+		h = appendUint(h, start-f.start, offSize)
 	}
-	putUint(h[at:], size, offSize)
-	w.close(f, h)
+	w.scratch = appendUint(h, size, offSize)
+	w.close(f, w.scratch)
 	w.elems = w.elems[:f.base]
 	return nil
-}
-
-// header returns scratch space for a closing container's header of n
-// bytes.
-func (w *writer) header(n int) []byte {
-	w.scratch = slices.Grow(w.scratch[:0], n)[:n]
-	return w.scratch
 }
 
 // close puts h, the header of container f, in front of its children, and
@@ -269,15 +260,6 @@ func width(v int) int {
 		return 3
 	}
 	return 4
-}
-
-// putUint writes v in its n little-endian bytes at the start of b and
-// returns n.
-func putUint(b []byte, v, n int) int {
-	for i := range n {
-		b[i] = byte(v >> (8 * i))
-	}
-	return n
 }
 
 // appendMetadata appends to dst the metadata of a sorted dictionary, the
