@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -306,6 +307,12 @@ func committedPastProgress(t *testing.T, dir string) bool {
 	}
 	for _, typ := range fanoutTypes {
 		snap, err := table.ReadSnapshot(filepath.Join(dir, strings.ToLower(typ)))
+		var creating *table.NotTableError
+		if errors.As(err, &creating) {
+			// A table flushing beside the crashing one, between its first
+			// data file and its first commit: it committed nothing yet.
+			continue
+		}
 		if err != nil {
 			t.Error(err)
 			return false
