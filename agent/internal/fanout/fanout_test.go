@@ -2,7 +2,6 @@ package fanout
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -306,13 +305,9 @@ func committedPastProgress(t *testing.T, dir string) bool {
 		return false
 	}
 	for _, typ := range fanoutTypes {
+		// A table flushing beside the crashing one may be between its
+		// first data file and its first commit: an empty snapshot.
 		snap, err := table.ReadSnapshot(filepath.Join(dir, strings.ToLower(typ)))
-		var creating *table.NotTableError
-		if errors.As(err, &creating) {
-			// A table flushing beside the crashing one, between its first
-			// data file and its first commit: it committed nothing yet.
-			continue
-		}
 		if err != nil {
 			t.Error(err)
 			return false

@@ -92,7 +92,9 @@ func (e *LockedError) Error() string {
 
 // NotTableError is returned by [Open] and [ReadSnapshot] for a folder that
 // holds data but no Delta log: another tool's files, which this package
-// must neither mix rows into nor garbage collect.
+// must neither mix rows into nor garbage collect. This package's own data
+// files, left by a writer killed before the table's first commit, do not
+// count.
 type NotTableError struct {
 	// Dir is the folder.
 	Dir string

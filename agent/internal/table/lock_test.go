@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
 )
 
@@ -69,8 +72,9 @@ func TestOpenLocksTheFolder(t *testing.T) {
 }
 
 // TestOpenRefusesForeignData opens folders holding various things but no
-// log: only this package's own leftovers are accepted, and a refused
-// folder is left as it was.
+// log: only this package's own leftovers (of a writer killed before the
+// table's first commit) are accepted, and a refused folder is left as it
+// was.
 func TestOpenRefusesForeignData(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -82,8 +86,12 @@ func TestOpenRefusesForeignData(t *testing.T) {
 		{name: "empty log and a lock", files: []string{"_delta_log/", "_tributary.lock"}},
 		{name: "a first commit that crashed", files: []string{"_delta_log/" + logTemp(0), "_tmp/" + ourName(1) + ".tmp"}},
 		{name: "parquet files", files: []string{"a.parquet", "b.parquet"}, found: []string{"a.parquet", "b.parquet"}},
-		{name: "files named like ours", files: []string{ourName(1)}, found: []string{ourName(1)}},
-		{name: "a partition folder", files: []string{"year=2024/"}, found: []string{"year=2024"}},
+		{name: "a first data file that was never committed", files: []string{ourName(1), "year=2024/month=1/" + ourName(2)}},
+		{name: "a partition folder", files: []string{"year=2024/"}},
+		{name: "Spark's data files", files: []string{"part-00000-0000000a-0000-4000-8000-000000000000-c000.snappy.parquet"},
+			found: []string{"part-00000-0000000a-0000-4000-8000-000000000000-c000.snappy.parquet"}},
+		{name: "another tool's file in a partition folder", files: []string{"year=2024/" + ourName(1), "year=2024/a.parquet"}, found: []string{"year=2024/a.parquet"}},
+		{name: "a folder", files: []string{"data/"}, found: []string{"data"}},
 		{name: "a hidden file", files: []string{".DS_Store"}, found: []string{".DS_Store"}},
 		{name: "a log without entries", files: []string{"_delta_log/_last_checkpoint"}, found: []string{"_delta_log/_last_checkpoint"}},
 		{name: "another tool's temporary file", files: []string{"_tmp/x.tmp"}, found: []string{"_tmp/x.tmp"}},
@@ -177,4 +185,77 @@ func listTree(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// TestOpenAfterCrashBeforeFirstCommit reopens a new table whose writer was
+// killed between its first data file and its first commit: the file is in
+// the folder (closed) or still under its temporary name (in flight), and
+// no log names it. The folder is the writer's own table, not foreign data;
+// its next commit creates the table, and garbage collection takes the
+// orphans once they are older than the grace.
+func TestOpenAfterCrashBeforeFirstCommit(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		partitioned bool
+		closed      bool
+	}{
+		{name: "closed file", closed: true},
+		{name: "file in flight"},
+		{name: "closed partitioned file", partitioned: true, closed: true},
+		{name: "partitioned file in flight", partitioned: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			clk := &clock{now: time.Now()}
+			opts := table.Options{Now: clk.Now}
+			tb, err := table.Open(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.partitioned {
+				ps, err := rows.Schema(partFields)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fw, err := tb.NewPartitionFile(ps, []table.PartitionValue{{Column: "country", Value: "nl"}, {Column: "day", Value: "2024-01-02"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tt.closed {
+					if _, err := fw.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else {
+				fw, err := tb.NewFile(testParquet)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := writeRows(fw, []parquet.Row{testRow(1, "a", 1)}); err != nil {
+					t.Fatal(err)
+				}
+				if tt.closed {
+					if _, err := fw.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			tb.Close() // the kill: the lock goes with the process, nothing is committed
+			left := listTree(t, dir)
+
+			if _, err := table.ReadSnapshot(dir); err != nil {
+				t.Fatalf("ReadSnapshot after the crash: %v", err)
+			}
+			tb = openTable(t, dir, opts)
+			c := table.Commit{Schema: testFields, Files: []table.AddFile{writeFile(t, tb, 0, 2)}}
+			if tt.partitioned {
+				c = table.Commit{Schema: partFields, Partitioning: &partLayout, Files: []table.AddFile{writePartFile(t, tb, "nl", "2024-01-02", 1)}}
+			}
+			mustCommit(t, tb, c)
+			clk.now = clk.now.Add(2 * table.DefaultGCGrace)
+			if n, err := tb.CollectGarbage(); err != nil || n != 1 {
+				t.Fatalf("CollectGarbage = %d, %v; want the crashed writer's file of %v", n, err, left)
+			}
+		})
+	}
 }

@@ -148,6 +148,9 @@ type Table struct {
 //
 // A folder that holds data but no log (another tool's Parquet files, say)
 // is not a table: Open returns a [*NotTableError] and changes nothing in it.
+// Data files named as this package names them, in a folder without a log,
+// are a writer's that was killed before the table's first commit: the
+// folder is still a new table, and those files are garbage.
 // A log entry that cannot be replayed is an error wrapping [ErrCorruptLog]
 // that names the file. A table of a newer tributary format than this
 // package writes is a [*NewerFormatError] (see [FormatVersion]).
@@ -297,7 +300,12 @@ func hasLog(s storage.Store) (bool, error) {
 }
 
 // foreignFiles lists what the table's folder holds that is neither a log,
-// the lock file, nor a crashed writer's temporary files.
+// the lock file, nor what a writer of this package leaves when it is
+// killed before the table's first commit: temporary files, and data files
+// named as this package names them, in the folder or in partition folders
+// (<column>=<value>/), whether linked into place or still under their
+// temporary names. No log names those data files, so they hold no
+// committed rows; garbage collection takes them after the first commit.
 func foreignFiles(s storage.Store) ([]string, error) {
 	entries, err := s.List("")
 	if err != nil {
@@ -311,11 +319,41 @@ func foreignFiles(s storage.Store) ([]string, error) {
 			found = append(found, foreignIn(s, logDir, isLogTemp)...)
 		case e.Name == storage.TempDir && e.Dir:
 			found = append(found, foreignIn(s, storage.TempDir, isTempDataFile)...)
+		case e.Dir && isPartitionFolder(e.Name):
+			found = append(found, foreignData(s, e.Name)...)
+		case !e.Dir && !e.Other && isDataFile(e.Name):
 		default:
 			found = append(found, e.Name)
 		}
 	}
 	return found, nil
+}
+
+// foreignData lists the names in partition folder dir, and in the
+// partition folders inside it, that are neither data files named as this
+// package names them nor their temporary names. A folder it cannot list
+// counts as foreign.
+func foreignData(s storage.Store, dir string) []string {
+	entries, err := s.List(dir)
+	if err != nil {
+		return []string{dir}
+	}
+	var found []string
+	for _, e := range entries {
+		rel := dir + "/" + e.Name
+		switch {
+		case e.Dir && isPartitionFolder(e.Name):
+			found = append(found, foreignData(s, rel)...)
+		case e.Dir || e.Other:
+			found = append(found, rel)
+		case isDataFile(rel):
+		default:
+			if name, ok := storage.TempOf(rel); !ok || !isDataFile(name) {
+				found = append(found, rel)
+			}
+		}
+	}
+	return found
 }
 
 // foreignIn lists the names in folder sub, as sub/<name>, that ours does
