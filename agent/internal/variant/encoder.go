@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"unsafe"
@@ -22,7 +23,8 @@ var ErrSyntax = errors.New("invalid JSON for a VARIANT")
 // concurrent use. The zero value is ready to use. Its buffers grow to the
 // largest text seen and are kept, so a long-lived Encoder does not allocate
 // once it has warmed up, but for texts of more keys than it keeps from one
-// text to the next (keepOccurrences, keepKeyBytes).
+// text to the next (keepOccurrences) and for shapes it has not kept. It
+// keeps the dictionaries of up to 64 recent shapes, in at most 256 KiB.
 type Encoder struct {
 	in    []byte // the text being encoded, only during Encode
 	pos   int    // next byte of in to read
@@ -30,13 +32,22 @@ type Encoder struct {
 	emit  bool   // second pass: write to b; first pass: collect keys only
 
 	// occ holds the object keys of the first pass as they come, back to
-	// back, and occLen their lengths. A text whose keys come as the last
-	// one's (last and lastLen, when lastOK) did, as records of one kind
-	// mostly do, has the same dictionary: Encode keeps it rather than build
-	// it again.
-	occ, last       []byte
-	occLen, lastLen []int
-	lastOK          bool
+	// back, and occLen their lengths: the text's shape, which decides its
+	// dictionary and the id of every key occurrence.
+	occ    []byte
+	occLen []int
+	// shapes holds the dictionaries of recent shapes (see shapeSet):
+	// records of one kind mostly come in a few shapes, and a text of a
+	// shape seen before takes its ids and metadata from there rather than
+	// building and sorting a dictionary. last is the shape used last,
+	// looked at first; shapeBytes is what the shapes hold; use holds the
+	// ids the second pass writes: ids, or a shape's.
+	shapes     [shapeSets]shapeSet
+	last       *shape
+	shapeBytes int
+	seed       maphash.Seed
+	seeded     bool
+	use        []int
 
 	// seen deduplicates the keys of occ while the dictionary is built: the
 	// index of each distinct key, first seen first, under a view of its
@@ -70,14 +81,47 @@ type Encoder struct {
 	metaBuf []byte // the encoded metadata (the sorted dictionary) Encode returns
 }
 
-// keepOccurrences and keepKeyBytes bound the key occurrences an Encoder
-// keeps from one text to the next (see Encoder.occ), with their ids, and
-// keepOccurrences the string ends (Encoder.ends): a text with more does not
-// keep them, and the next text builds its dictionary from its own.
+// keepOccurrences bounds the key occurrences (with their ids) and the
+// string ends an Encoder keeps from one text to the next: a text with more
+// leaves them to be collected.
+const keepOccurrences = 4096
+
+// shapeSets is how many sets of shapes an Encoder keeps, two in each
+// (shapeSet), and maxShapeBytes how many bytes they may hold in all: a
+// shape of more is not kept.
 const (
-	keepOccurrences = 4096
-	keepKeyBytes    = 64 << 10
+	shapeSets     = 32
+	maxShapeBytes = 256 << 10
 )
+
+// shapeSet holds two recent shapes whose key bytes hash to the set;
+// recent is the one used last, which a new shape does not replace.
+type shapeSet struct {
+	way    [2]shape
+	recent int
+}
+
+// shape is the dictionary of one shape, when ok: occ and lens are its key
+// occurrences, as Encoder.occ and Encoder.occLen hold them, ids the id of
+// each occurrence and meta the encoded dictionary.
+type shape struct {
+	occ  []byte
+	lens []int
+	ids  []int
+	meta []byte
+	ok   bool
+}
+
+// holds reports whether s is the dictionary of the key occurrences occ,
+// of lengths lens.
+func (s *shape) holds(occ []byte, lens []int) bool {
+	return s.ok && bytes.Equal(s.occ, occ) && slices.Equal(s.lens, lens)
+}
+
+// size is what s holds, in bytes.
+func (s *shape) size() int {
+	return cap(s.occ) + cap(s.meta) + (cap(s.lens)+cap(s.ids))*int(unsafe.Sizeof(0))
+}
 
 // keySpan locates one distinct key in Encoder.keys; seen is its index among
 // the distinct keys, first seen first.
@@ -99,36 +143,79 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	if err := e.parse(json, false); err != nil {
 		return nil, nil, err
 	}
-	same := e.lastOK && slices.Equal(e.occLen, e.lastLen) && bytes.Equal(e.occ, e.last)
-	e.lastOK = false // until this text is done
-	if !same {
-		if err := e.dictionary(); err != nil {
-			return nil, nil, err
-		}
-		e.ids = e.ids[:0]
-		for _, k := range e.first {
-			e.ids = append(e.ids, e.rank[k])
-		}
+	metadata, err = e.dictionaryOf()
+	if err != nil {
+		return nil, nil, err
 	}
-
 	e.b.reset()
 	if err := e.parse(json, true); err != nil {
 		return nil, nil, err
 	}
-	value = e.b.buf
-	e.occ, e.last = e.last, e.occ
-	e.occLen, e.lastLen = e.lastLen, e.occLen
-	e.lastOK = true
-	if len(e.lastLen) > keepOccurrences || len(e.last) > keepKeyBytes {
-		// A text of very many keys (a large array of objects): keeping
-		// its occurrences twice would cost more than comparing saves.
-		e.occ, e.last, e.occLen, e.lastLen, e.lastOK = nil, nil, nil, nil, false
-		e.first, e.ids = nil, nil
+	if len(e.occLen) > keepOccurrences {
+		// A text of very many keys (a large array of objects): the next
+		// text has no use for this one's buffers.
+		e.occ, e.occLen, e.first, e.ids = nil, nil, nil, nil
 	}
 	if len(e.ends) > keepOccurrences {
 		e.ends = nil // the string ends of such a text, likewise
 	}
-	return e.metaBuf, value, nil
+	return metadata, e.b.buf, nil
+}
+
+// dictionaryOf returns the metadata of the text whose first pass filled
+// occ and sets use to the ids of its key occurrences: from the shapes kept
+// when one matches, else from a dictionary built anew and kept.
+func (e *Encoder) dictionaryOf() ([]byte, error) {
+	if s := e.last; s != nil && s.holds(e.occ, e.occLen) {
+		e.use = s.ids
+		return s.meta, nil
+	}
+	if !e.seeded {
+		e.seed, e.seeded = maphash.MakeSeed(), true
+	}
+	set := &e.shapes[maphash.Bytes(e.seed, e.occ)%shapeSets]
+	for w := range set.way {
+		if s := &set.way[w]; s.holds(e.occ, e.occLen) {
+			set.recent, e.last, e.use = w, s, s.ids
+			return s.meta, nil
+		}
+	}
+	if err := e.dictionary(); err != nil {
+		return nil, err
+	}
+	e.ids = e.ids[:0]
+	for _, k := range e.first {
+		e.ids = append(e.ids, e.rank[k])
+	}
+	e.use = e.ids
+	e.keep(set)
+	return e.metaBuf, nil
+}
+
+// keep stores the dictionary just built, of the shape in occ, in set in
+// place of the shape used less recently, unless that would make the
+// shapes hold more than maxShapeBytes.
+func (e *Encoder) keep(set *shapeSet) {
+	w := 1 - set.recent
+	s := &set.way[w]
+	if e.last == s {
+		e.last = nil
+	}
+	if len(e.occ) > cap(s.occ) || len(e.occLen) > cap(s.lens) || len(e.metaBuf) > cap(s.meta) || len(e.ids) > cap(s.ids) {
+		grown := shape{occ: make([]byte, 0, len(e.occ)), lens: make([]int, 0, len(e.occLen)),
+			meta: make([]byte, 0, len(e.metaBuf)), ids: make([]int, 0, len(e.ids))}
+		if e.shapeBytes-s.size()+grown.size() > maxShapeBytes {
+			return
+		}
+		e.shapeBytes += grown.size() - s.size()
+		*s = grown
+	}
+	s.occ = append(s.occ[:0], e.occ...)
+	s.lens = append(s.lens[:0], e.occLen...)
+	s.meta = append(s.meta[:0], e.metaBuf...)
+	s.ids = append(s.ids[:0], e.ids...)
+	s.ok = true
+	set.recent, e.last = w, s
 }
 
 // dictionary makes metaBuf the encoded sorted dictionary of the keys of
@@ -308,7 +395,7 @@ func (e *Encoder) members() error {
 		}
 		if e.emit {
 			e.skipString()
-			e.b.field(e.ids[e.nextKey])
+			e.b.field(e.use[e.nextKey])
 			e.nextKey++
 		} else {
 			key, err := e.firstString()
@@ -340,7 +427,7 @@ func (e *Encoder) objectError(err error) error {
 		return e.errorf("%v", err)
 	}
 	start := 0
-	for i, id := range e.ids {
+	for i, id := range e.use {
 		if id == dup.id {
 			return e.errorf("duplicate object key %q", e.occ[start:start+e.occLen[i]])
 		}

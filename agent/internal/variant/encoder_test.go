@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -250,12 +251,12 @@ func TestEncodeAllocs(t *testing.T) {
 	}
 }
 
-// An Encoder that keeps the last text's dictionary writes each text as a
-// new Encoder does, whatever came before it: texts with the same keys in
-// the same order, in another order, split differently ("ab","c" and
+// An Encoder that keeps the dictionaries of recent shapes writes each text
+// as a new Encoder does, whatever came before it: texts with the same keys
+// in the same order, in another order, split differently ("ab","c" and
 // "a","bc"), nested, in arrays of other lengths, a subset of them, more
-// keys than it keeps from one text to the next, and after texts it
-// refused.
+// keys than it keeps from one text to the next, after texts it refused,
+// and more shapes than it keeps.
 func TestEncodeSequence(t *testing.T) {
 	t.Parallel()
 	texts := []string{
@@ -285,12 +286,22 @@ func TestEncodeSequence(t *testing.T) {
 		`{"items":[],"n":2}`,
 		`{"id":1,"user":"ada","tags":["a"]}`,
 	}
+	// More shapes than the Encoder keeps, twice over, in order and in
+	// reverse: kept ones, replaced ones, and two of one set in turn.
+	var shapes []string
+	for i := range 150 {
+		shapes = append(shapes, fmt.Sprintf(`{"k%d":%d,"common":[{"k%d":1}],"b":"x"}`, i, i, i%7))
+	}
+	texts = append(texts, shapes...)
+	texts = append(texts, shapes...)
+	slices.Reverse(shapes)
+	texts = append(texts, shapes...)
 	var enc variant.Encoder
 	for i, text := range texts {
 		meta, value, err := enc.Encode([]byte(text))
 		var fresh variant.Encoder
 		wantMeta, wantValue, wantErr := fresh.Encode([]byte(text))
-		if (err == nil) != (wantErr == nil) || !bytes.Equal(meta, wantMeta) || !bytes.Equal(value, wantValue) {
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !bytes.Equal(meta, wantMeta) || !bytes.Equal(value, wantValue) {
 			t.Fatalf("text %d %s: got % x, % x, %v; a new Encoder writes % x, % x, %v", i, text, meta, value, err, wantMeta, wantValue, wantErr)
 		}
 	}
