@@ -173,6 +173,9 @@ func (sc *jsonScanner) str() (raw []byte, esc, ok bool) {
 	i := sc.pos + 1
 	start := i
 	for i < len(s) {
+		if i += jsontext.PlainLen(s[i:], quote); i >= len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c == quote:

@@ -15,7 +15,9 @@
 package jsontext
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -100,6 +102,34 @@ func AppendUnescaped(dst, raw []byte) []byte {
 	}
 	return dst
 }
+
+// PlainLen returns how many bytes at the start of s a string scanner may
+// pass over without looking at them: ASCII bytes that are neither quote
+// (the string's closing quote), a backslash nor a control character. It
+// looks at eight bytes at a time and stops within eight bytes of the end of
+// s, where the scanner's own loop takes over.
+func PlainLen(s []byte, quote byte) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if m := special(binary.LittleEndian.Uint64(s[i:]), quote); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	return i
+}
+
+// special returns the high bits of the bytes of x, eight bytes of text
+// read little-endian, that are at least 0x80, below 0x20, quote or a
+// backslash. Each term may also set the bit of a byte after one it rightly
+// sets (a borrow carries into the next byte), never before, so the lowest
+// bit set is exact.
+func special(x uint64, quote byte) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (x | (x-ones*0x20)&^x | hasZero(x^(ones*uint64(quote))) | hasZero(x^(ones*'\\'))) & highs
+}
+
+// hasZero sets the high bit of a byte of x that is zero (see special).
+func hasZero(x uint64) uint64 { return (x - 0x0101010101010101) &^ x }
 
 // EscapeLen returns the length of the valid escape at the start of b (its
 // backslash), or 0 if it is not one. singleQuote makes \' an escape, as

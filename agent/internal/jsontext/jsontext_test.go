@@ -2,6 +2,8 @@ package jsontext_test
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -217,5 +219,49 @@ func TestAppendQuotedString(t *testing.T) {
 		if got := string(jsontext.AppendQuotedString(nil, in)); got != want {
 			t.Errorf("AppendQuotedString(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestPlainLen checks PlainLen against a byte-by-byte loop: every byte
+// value at every position of a word, for both quotes, and random texts.
+func TestPlainLen(t *testing.T) {
+	naive := func(s []byte, quote byte) int {
+		n := 0
+		for n < len(s) && s[n] >= 0x20 && s[n] < 0x80 && s[n] != quote && s[n] != '\\' {
+			n++
+		}
+		return n
+	}
+	check := func(s []byte, quote byte) {
+		t.Helper()
+		// PlainLen looks at whole words only: where the loop stops, or
+		// at the last word's end.
+		got, want := jsontext.PlainLen(s, quote), min(naive(s, quote), len(s)/8*8)
+		if got != want {
+			t.Fatalf("PlainLen(%q, %q) = %d, want %d", s, quote, got, want)
+		}
+	}
+	for _, quote := range []byte{'"', '\''} {
+		for c := range 256 {
+			for at := range 17 {
+				s := []byte(strings.Repeat("a", 24))
+				s[at] = byte(c)
+				check(s, quote)
+				s[at+1] = 0x1f // a second special byte after the first
+				check(s, quote)
+			}
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("abc \"'\\\x00\x1f\x7f\x80\xff")
+	for range 10000 {
+		s := make([]byte, rnd.IntN(40))
+		for i := range s {
+			s[i] = 'a'
+			if rnd.IntN(8) == 0 {
+				s[i] = alphabet[rnd.IntN(len(alphabet))]
+			}
+		}
+		check(s, '"')
 	}
 }

@@ -15,6 +15,9 @@ func (e *Encoder) readString() (raw []byte, escaped, ascii bool, err error) {
 	start := e.pos + 1
 	high := byte(0)
 	for i := start; i < len(e.in); i++ {
+		if i += jsontext.PlainLen(e.in[i:], '"'); i >= len(e.in) {
+			break
+		}
 		c := e.in[i]
 		high |= c
 		switch {
