@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob/memblob"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/objstoretest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
@@ -108,5 +110,57 @@ func testBlobStoreTable(t *testing.T, s storage.Store) {
 	}
 	if fmt.Sprint(names) != "[_delta_log/]" {
 		t.Errorf("folders %v, want [_delta_log/]", names)
+	}
+}
+
+// TestBufferedCountsTheUpload checks that an open file on an object store
+// counts what its upload holds, and one on local disk does not: past its
+// first part, the upload holds three parts after each row group is written.
+func TestBufferedCountsTheUpload(t *testing.T) {
+	const blobPartSize = 5 << 20 // the store's part size
+	ps := parquet.NewSchema("spark_schema", parquet.Group{"b": parquet.Leaf(parquet.ByteArrayType)})
+	rnd := rand.New(rand.NewPCG(1, 2))
+	value := make([]byte, 64<<10)
+	for _, tt := range []struct {
+		name  string
+		store func(t *testing.T) storage.Store
+		want  int64
+	}{
+		{"object store", func(*testing.T) storage.Store { return storage.FromBucket(memblob.OpenBucket(nil), "mem://t") }, 3 * blobPartSize},
+		{"local disk", func(t *testing.T) storage.Store {
+			s, err := storage.Open(t.TempDir(), DefaultFileMode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			opts, _ := Options{}.withDefaults()
+			tb, err := openIn(tt.store(t), opts, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.Close()
+			fw, err := tb.NewFile(ps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fw.Abort()
+			for range 2 * blobPartSize / len(value) {
+				for i := range value {
+					value[i] = byte(rnd.Uint32())
+				}
+				if err := fw.WriteColumns([][]parquet.Value{{parquet.ByteArrayValue(value).Level(0, 0, 0)}}, 1); err != nil {
+					t.Fatal(err)
+				}
+				if err := fw.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := fw.Buffered(); got < tt.want || got > tt.want+1<<20 {
+				t.Errorf("Buffered() = %d after the row groups were written, want %d and at most a MiB more", got, tt.want)
+			}
+		})
 	}
 }

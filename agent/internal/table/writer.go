@@ -232,13 +232,14 @@ func (fw *FileWriter) Size() int64 {
 }
 
 // Buffered returns an estimate of the bytes the file holds in memory: the
-// row group being built, counted uncompressed as by Size, and what is not
-// yet written to disk. Unlike Size, it drops when a row group is written.
+// row group being built, counted uncompressed as by Size, what is not yet
+// handed to the store, and on an object store the upload's buffers. Unlike
+// Size, it drops when a row group is written to a local file.
 func (fw *FileWriter) Buffered() int64 {
 	if fw.done {
 		return 0
 	}
-	return fw.w.Size() - fw.written
+	return fw.w.Size() - fw.written + fw.out.Held()
 }
 
 // counter is a writer that counts the bytes written through it.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob:// (and abfss:// below)
 	_ "gocloud.dev/blob/gcsblob"   // gs://
@@ -24,7 +26,8 @@ import (
 const blobTimeout = 2 * time.Minute
 
 // blobPartSize is the part size of the multipart uploads that write data
-// files: what an open file holds in memory beyond its row group.
+// files, S3's smallest. An upload holds up to three parts in memory (see
+// [blobWriter.Held]).
 const blobPartSize = 5 << 20
 
 // blobStore keeps a table under a prefix of an object store bucket (S3, GCS
@@ -37,6 +40,7 @@ const blobPartSize = 5 << 20
 type blobStore struct {
 	b        *blob.Bucket // prefixed: keys are names in the table
 	location string       // the table's URL, without query parameters
+	s3       *s3.Client   // the bucket's client, when it is an S3 bucket
 }
 
 // openBlobStore opens the table at u, an object store URL whose path is the
@@ -69,7 +73,11 @@ func openBlobStore(u *url.URL) (*blobStore, error) {
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix+"/")
 	}
-	return &blobStore{b: b, location: redact(u)}, nil
+	s := &blobStore{b: b, location: redact(u)}
+	if !b.As(&s.s3) {
+		s.s3 = nil
+	}
+	return s, nil
 }
 
 // FromBucket returns the store of bucket b, whose keys are the store's
@@ -122,13 +130,32 @@ func (s *blobStore) Create(name string) (Writer, error) {
 	w := &blobWriter{s: s, name: name, pw: pw, cancel: cancel, result: make(chan error, 1)}
 	go func() {
 		err := s.b.Upload(ctx, name, pr, &blob.WriterOptions{IfNotExist: true, BufferSize: blobPartSize, MaxConcurrency: 1,
-			ContentType: "application/octet-stream"})
+			ContentType: "application/octet-stream", BeforeWrite: s.sizeUpload})
 		// Writes after a failed upload fail with its error rather than
 		// block; after a complete one, with io.ErrClosedPipe.
 		pr.CloseWithError(err)
 		w.result <- err
 	}()
 	return w, nil
+}
+
+// sizeUpload makes an S3 upload read its first part as it reads the
+// others, blobPartSize bytes, where the transfer manager would read up to
+// its multipart threshold (16 MiB) into one growing buffer first. The
+// driver hands out the transfer manager it made for the upload only as a
+// pointer, so its settings are replaced in place: the driver's own (part
+// size, concurrency and the bucket's checksum setting, which is its
+// client's) plus the threshold.
+func (s *blobStore) sizeUpload(as func(any) bool) error {
+	var tm *transfermanager.Client
+	if s.s3 == nil || !as(&tm) {
+		return nil
+	}
+	*tm = *transfermanager.New(s.s3, func(o *transfermanager.Options) {
+		o.PartSizeBytes, o.MultipartUploadThreshold, o.Concurrency = blobPartSize, blobPartSize, 1
+		o.RequestChecksumCalculation = s.s3.Options().RequestChecksumCalculation
+	})
+	return nil
 }
 
 // blobWriter is an upload in progress: its bytes go through pw to the
@@ -140,14 +167,33 @@ type blobWriter struct {
 	cancel context.CancelFunc
 	result chan error
 	done   bool
+	// written counts the bytes the upload took: a write returns once the
+	// upload has read its bytes from the pipe.
+	written int64
 }
 
 func (w *blobWriter) Write(p []byte) (int, error) {
 	n, err := w.pw.Write(p)
+	w.written += int64(n)
 	if err != nil {
 		err = blobErr(w.name, err)
 	}
 	return n, err
+}
+
+// Held is what the upload holds in memory: up to the first part, read
+// whole, and then, at most, that part in flight and the two buffers of the
+// S3 transfer manager's part pool, which it allocates when the multipart
+// upload starts. The GCS and Azure drivers hold one or two parts; the
+// estimate is S3's for all.
+func (w *blobWriter) Held() int64 {
+	if w.done {
+		return 0
+	}
+	if w.written < blobPartSize {
+		return w.written
+	}
+	return 3 * blobPartSize
 }
 
 func (w *blobWriter) Commit() (Entry, error) {

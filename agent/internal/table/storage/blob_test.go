@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -67,6 +68,51 @@ func TestBlobStoreConditionalCreate(t *testing.T) {
 					t.Errorf("%s %s holds %q, %v; want the winner's %q", how.name, name, got, err, want)
 				}
 			}
+		}
+	})
+}
+
+// TestBlobStoreMultipartCreate streams an object of several parts, as a
+// large data file is written: what the upload holds grows to its first
+// part and then stays at three, the object reads back whole, and a second
+// create of the name fails with fs.ErrExist once the first one is in.
+func TestBlobStoreMultipartCreate(t *testing.T) {
+	objstoretest.ForEachStore(t, func(t *testing.T, s storage.Store) {
+		const part = 5 << 20
+		data := make([]byte, 13<<20) // two parts and a part of three MiB
+		rnd := rand.New(rand.NewPCG(1, 2))
+		for i := range data {
+			data[i] = byte(rnd.Uint32())
+		}
+		create := func() error {
+			w, err := s.Create("big.parquet")
+			if err != nil {
+				return err
+			}
+			for i := 0; i < len(data); i += 1 << 20 {
+				if _, err := w.Write(data[i : i+1<<20]); err != nil {
+					w.Abort()
+					return err
+				}
+				written := int64(i + 1<<20)
+				if want := min(written, 3*part); written < part && w.Held() != want || written >= part && w.Held() != 3*part {
+					t.Errorf("after %d bytes the upload holds %d, want %d", written, w.Held(), want)
+				}
+			}
+			_, err = w.Commit()
+			if w.Held() != 0 {
+				t.Errorf("a committed upload holds %d bytes, want 0", w.Held())
+			}
+			return err
+		}
+		if err := create(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Read("big.parquet"); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read back %d bytes, %v; want the %d written", len(got), err, len(data))
+		}
+		if err := create(); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("second create: %v, want fs.ErrExist", err)
 		}
 	})
 }

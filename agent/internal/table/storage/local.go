@@ -58,6 +58,8 @@ type localWriter struct {
 
 func (w *localWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
 
+func (w *localWriter) Held() int64 { return 0 }
+
 func (w *localWriter) Commit() (Entry, error) {
 	if w.done {
 		return Entry{}, fmt.Errorf("%s is already written", w.name)

@@ -103,6 +103,11 @@ type Writer interface {
 	Commit() (Entry, error)
 	// Abort discards the object; after Commit it does nothing.
 	Abort()
+	// Held estimates the bytes of the object that the writer holds in
+	// memory until it is committed: none for a local file, whose bytes go
+	// to the operating system as they are written; the upload's buffers
+	// for an object store.
+	Held() int64
 }
 
 // File is an object open for reading.
