@@ -240,6 +240,14 @@ func newDecoder(layout *spec.Layout, sources *Sources, ev Events) (*Decoder, err
 // SetOptions sets the options of the Decode calls that follow.
 func (d *Decoder) SetOptions(o Options) { d.opts, d.stops = o, d.adds && !o.WholeChunk }
 
+// Retained estimates the bytes the Decoder keeps from one Decode to the
+// next: the column buffers of the rows it decodes, which grow to the
+// largest chunk. The scratch of single values (a string being unescaped, a
+// VARIANT's dictionaries) is small beside them and not counted.
+func (d *Decoder) Retained() int64 {
+	return d.b.Retained() + int64(cap(d.rowRecord))*int64(unsafe.Sizeof(int32(0)))
+}
+
 // Schema returns the Parquet schema of the rows Decode produces.
 func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 

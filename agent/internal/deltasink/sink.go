@@ -213,7 +213,7 @@ func NewSink(tbl *table.Table, layout *spec.Layout, sources *decode.Sources, o S
 		return nil, runner.Fatal(partitionChange(err))
 	}
 	s := NewRawSink(tbl, layout.Columns(), dec.Schema(), o)
-	s.decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec), layout, sources
+	s.decoders, s.layout, s.sources = ingest.NewDecoderPool(layout, sources, dec, o.Budget), layout, sources
 	s.part, s.partitioning = part, partitioning
 	s.decoders.Opts = o.DecodeOptions()
 	return s, nil
@@ -282,6 +282,9 @@ func (s *Sink) Close() {
 			f.Abort()
 			delete(set, k)
 		}
+	}
+	if s.decoders != nil {
+		s.decoders.Close()
 	}
 	s.mem.Close()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode/changelog"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -83,6 +84,15 @@ func (d *Decoded) Free() {
 // use every core) and the decoded chunks waiting to be written; the
 // ranges of a split partition that wait for the ones before them decode
 // with extra decoders instead (see splitter).
+//
+// What its idle decoders keep from one chunk to the next (see
+// [decode.Decoder.Retained]) is held in the memory budget, in an account of
+// the pool's: from the time each comes back until it is handed out again.
+// When the budget asks the account for room, the pool drops its idle
+// decoders at once; the ones it then makes grow their buffers again. A
+// decoder out of the pool holds its chunk's rows until the table writes
+// them, which may wait for a fetch: that memory is not counted, so that the
+// budget never waits on it.
 type DecoderPool struct {
 	sources *decode.Sources
 	// Opts are the options of every decoder the pool makes.
@@ -101,13 +111,24 @@ type DecoderPool struct {
 	// spares are decoders given back while every token was home, which
 	// extra hands out again.
 	spares []*decode.Decoder
+	// mem holds held in the budget: the sum of kept, per idle decoder
+	// (in tokens or spares) what it retained when it came back. closed
+	// says the pool counts nothing any more, and done ends listen.
+	mem    *memory.Account
+	kept   map[*decode.Decoder]int64
+	held   int64
+	closed bool
+	done   chan struct{}
 }
 
 // NewDecoderPool returns a pool of decoders for layout and sources,
-// starting with first, which decode.New made from them.
-func NewDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.Decoder) *DecoderPool {
+// starting with first, which decode.New made from them, whose memory it
+// counts in budget. End it with [DecoderPool.Close].
+func NewDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.Decoder, budget *memory.Budget) *DecoderPool {
 	p := &DecoderPool{layout: layout, sources: sources, tokens: make(chan *decode.Decoder, runtime.GOMAXPROCS(0)+1),
-		versions: map[*decode.Decoder]int{first: 0}}
+		versions: map[*decode.Decoder]int{first: 0}, mem: budget.NewAccount(), kept: map[*decode.Decoder]int64{},
+		done: make(chan struct{})}
+	go p.listen()
 	p.tokens <- first
 	for len(p.tokens) < cap(p.tokens) {
 		p.tokens <- nil
@@ -127,10 +148,11 @@ func (p *DecoderPool) Get(ctx context.Context) (*decode.Decoder, int, error) {
 	case d := <-p.tokens:
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		p.uncount(d)
 		if d != nil && p.versions[d] == p.version {
 			return d, p.version, nil
 		}
-		delete(p.versions, d)
+		p.forget(d)
 		d, err := NewDecoder(p.layout, p.sources, p.Opts)
 		if err != nil {
 			p.tokens <- nil
@@ -160,10 +182,11 @@ func (p *DecoderPool) extra() (*decode.Decoder, int, error) {
 	for len(p.spares) > 0 {
 		d := p.spares[len(p.spares)-1]
 		p.spares = p.spares[:len(p.spares)-1]
+		p.uncount(d)
 		if p.versions[d] == p.version {
 			return d, p.version, nil
 		}
-		delete(p.versions, d)
+		p.forget(d)
 	}
 	d, err := NewDecoder(p.layout, p.sources, p.Opts)
 	if err != nil {
@@ -192,18 +215,101 @@ const maxSpares = 64
 // while every token is home (an extra one) becomes a spare for extra, up to
 // maxSpares; beyond that it is dropped.
 func (p *DecoderPool) Put(d *decode.Decoder) {
+	n := d.Retained()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// Counted before it is home, where listen may drop it, and before
+	// another goroutine may take it.
+	p.count(d, n)
 	select {
 	case p.tokens <- d:
 		return
 	default:
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if len(p.spares) < maxSpares {
 		p.spares = append(p.spares, d)
 	} else {
-		delete(p.versions, d)
+		p.forget(d)
 	}
+}
+
+// count records that idle decoder d retains n bytes. The caller holds p.mu.
+func (p *DecoderPool) count(d *decode.Decoder, n int64) {
+	if p.closed {
+		return
+	}
+	p.held += n - p.kept[d]
+	p.kept[d] = n
+	p.mem.Set(p.held)
+}
+
+// uncount takes decoder d, handed out or dropped, out of what the budget
+// holds. The caller holds p.mu.
+func (p *DecoderPool) uncount(d *decode.Decoder) {
+	n, ok := p.kept[d]
+	if !ok {
+		return
+	}
+	delete(p.kept, d)
+	p.held -= n
+	p.mem.Set(p.held) // 0 answers the budget's request, if any
+}
+
+// forget drops decoder d, which the pool no longer hands out. The caller
+// holds p.mu.
+func (p *DecoderPool) forget(d *decode.Decoder) {
+	delete(p.versions, d)
+	p.uncount(d)
+}
+
+// listen drops the pool's idle decoders each time the budget asks for
+// room, until the pool closes.
+func (p *DecoderPool) listen() {
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-p.mem.Flush():
+		}
+		p.mu.Lock()
+		for _, d := range p.spares {
+			p.forget(d)
+		}
+		p.spares = nil
+		var home []*decode.Decoder
+	drain:
+		for {
+			select {
+			case d := <-p.tokens:
+				home = append(home, d)
+			default:
+				break drain
+			}
+		}
+		for _, d := range home {
+			p.forget(d)
+			p.tokens <- nil // Put and Get wait for p.mu: the places are free
+		}
+		// Nothing idle is held now but a decoder a Get took from tokens
+		// and has not yet uncounted; it does so next. Setting what is
+		// held answers the request when that is nothing.
+		p.mem.Set(p.held)
+		p.mu.Unlock()
+	}
+}
+
+// Close gives back to the budget what the pool's decoders retained; the
+// pool counts nothing after it. Decoders still out may come back, and are
+// not counted.
+func (p *DecoderPool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	close(p.done)
+	p.mem.Close()
+	p.closed, p.kept, p.held = true, nil, 0
 }
 
 // decoderSource hands decodePartition the decoders of its chunks: a

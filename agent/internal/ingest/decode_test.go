@@ -2,12 +2,14 @@ package ingest
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -41,7 +43,7 @@ func TestDecodePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := NewDecoderPool(layout, nil, first)
+	pool := NewDecoderPool(layout, nil, first, memory.New(math.MaxInt64))
 	tp := kafka.TopicPartition{Topic: "t", Partition: 3}
 	in, out := make(chan *SharedBatch), make(chan Decoded)
 	var budget releases
@@ -116,12 +118,100 @@ func TestDecodePartitionCanceled(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		decodePartition(ctx, tp, in, make(chan Decoded), NewDecoderPool(layout, nil, first), 0, 0)
+		decodePartition(ctx, tp, in, make(chan Decoded), NewDecoderPool(layout, nil, first, memory.New(math.MaxInt64)), 0, 0)
 	}()
 	time.Sleep(50 * time.Millisecond) // the chunk is decoded, and waits to be sent
 	cancel()
 	<-done
 	if budget.n.Load() != 101 {
 		t.Errorf("released %d bytes, want the batch's 101", budget.n.Load())
+	}
+}
+
+// TestDecoderPoolCountsRetained checks that what a pool's decoders keep is
+// held in the budget from the time they come back, given back when the
+// pool drops one (its schema changed) and when the pool closes.
+func TestDecoderPoolCountsRetained(t *testing.T) {
+	layout := &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
+	first, err := decode.New(layout, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := memory.New(math.MaxInt64)
+	pool := NewDecoderPool(layout, nil, first, budget)
+	recs := make([]record.Record, DecodeChunk)
+	for i := range recs {
+		recs[i] = record.Record{Topic: "t", Offset: int64(i), Value: []byte("v")}
+	}
+	ctx := context.Background()
+	d, _, err := pool.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Decode(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if used := budget.Stats().Used; used != 0 {
+		t.Fatalf("a decoder out of the pool is counted: %d bytes", used)
+	}
+	pool.Put(d)
+	kept := d.Retained()
+	if used := budget.Stats().Used; kept < DecodeChunk || used != kept {
+		t.Fatalf("after Put the budget holds %d bytes, want the decoder's %d (at least a value per record)", used, kept)
+	}
+	pool.Swap(layout, 1) // the decoder of version 0 is dropped when it comes out
+	for range pool.Size() {
+		d, _, err := pool.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Put(d)
+	}
+	if used := budget.Stats().Used; used != 0 {
+		t.Errorf("after the pool dropped its decoder the budget holds %d bytes, want 0", used)
+	}
+	pool.Close() // the decoders still out come back after it, uncounted
+	pool.Put(first)
+	if used := budget.Stats().Used; used != 0 {
+		t.Errorf("after Close and a Put the budget holds %d bytes, want 0", used)
+	}
+}
+
+// TestDecoderPoolShedsWhenAsked checks that a pool whose idle decoders
+// hold more than the budget has drops them when the budget asks for room.
+func TestDecoderPoolShedsWhenAsked(t *testing.T) {
+	layout := &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
+	first, err := decode.New(layout, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := memory.New(1 << 10) // less than a chunk's rows
+	pool := NewDecoderPool(layout, nil, first, budget)
+	defer pool.Close()
+	recs := make([]record.Record, DecodeChunk)
+	for i := range recs {
+		recs[i] = record.Record{Topic: "t", Offset: int64(i), Value: []byte("v")}
+	}
+	ctx := context.Background()
+	d, _, err := pool.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Decode(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	pool.Put(d)
+	deadline := time.Now().Add(10 * time.Second)
+	for budget.Stats().Used != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the budget still holds %+v", budget.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if st := budget.Stats(); st.Flushes == 0 {
+		t.Errorf("the budget never asked the pool for room: %+v", st)
+	}
+	if d2, _, err := pool.Get(ctx); err != nil || d2 == d {
+		t.Errorf("Get after the pool shed = %p, %v; want a new decoder", d2, err)
 	}
 }

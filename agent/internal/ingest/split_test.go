@@ -116,12 +116,13 @@ func newSplitFixture(t testing.TB, addr string, budget *memory.Budget, layout *s
 	dctx, cancelDecode := context.WithCancel(context.Background())
 	fx := &splitFixture{chunks: make(chan Decoded), errs: make(chan error, 1)}
 	var wg sync.WaitGroup
-	fx.pr = &PartitionReader{Source: src, Fetch: fctx, Decode: dctx, WG: &wg, Pool: NewDecoderPool(layout, nil, first),
+	fx.pr = &PartitionReader{Source: src, Fetch: fctx, Decode: dctx, WG: &wg, Pool: NewDecoderPool(layout, nil, first, budget),
 		Chunks: fx.chunks, Errs: fx.errs, Log: slog.New(slog.DiscardHandler)}
 	fx.stop = func() {
 		cancelFetch()
 		cancelDecode()
 		wg.Wait()
+		fx.pr.Pool.Close()
 		src.Close()
 	}
 	return fx

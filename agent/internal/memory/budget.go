@@ -11,7 +11,8 @@
 //     table has written it.
 //   - Tables record the bytes their open file buffers in an [Account], which
 //     never waits: a table must always be able to write what it fetched, and
-//     to flush.
+//     to flush. A table's pool of decoders records in an Account of its own
+//     what its idle decoders keep, and drops them when asked to flush.
 //
 // When what waits does not fit, the budget asks the account holding the most
 // to flush (its table closes and commits the file, as at its flush

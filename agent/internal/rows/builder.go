@@ -3,6 +3,7 @@ package rows
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -96,6 +97,16 @@ func (b *Builder) Reset() {
 	}
 	b.rows = 0
 	b.buf = b.buf[:0]
+}
+
+// Retained estimates the bytes the Builder keeps from one batch to the
+// next: its column buffers and its arena, at their capacity.
+func (b *Builder) Retained() int64 {
+	n := int64(cap(b.buf))
+	for _, col := range b.cols {
+		n += int64(cap(col)) * int64(unsafe.Sizeof(parquet.Value{}))
+	}
+	return n
 }
 
 // Columns returns the batch's values, one slice per leaf column in column
