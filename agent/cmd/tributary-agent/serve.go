@@ -207,7 +207,7 @@ func commonFlags(fs *flag.FlagSet, o *agentOptions, logLevel *slog.Level) {
 		"folders get the same bits plus x wherever r is set, e.g. 0640 makes folders 0750; the umask still applies")
 	fs.TextVar(&o.memoryLimit, "memory-limit", memory.Size(defaultMemoryLimit),
 		"memory `size` the agent may use in all, like 512MiB or 2GiB (its container's limit): half of it is the budget "+
-			"every table's fetched data and open files' buffers share, and the Go runtime's soft limit is set to 7/8 of it "+
+			"every table's fetched data, open files' buffers and idle decoders share, and the Go runtime's soft limit is set to 7/8 of it "+
 			"unless GOMEMLIMIT is set")
 }
 

@@ -76,7 +76,8 @@ type Stats struct {
 	Limit int64
 	// Used is the bytes held: acquired by fetches, and in open files.
 	Used int64
-	// Files is the part of Used that accounts hold: open files' buffers.
+	// Files is the part of Used that accounts hold: open files' buffers,
+	// and what tables' idle decoders keep.
 	Files int64
 	// Pauses counts the acquisitions that had to wait.
 	Pauses int64

@@ -249,8 +249,8 @@ func memoryMetrics(st memory.Stats) []*metricFamily {
 	}
 	return []*metricFamily{
 		one("tributary_memory_limit_bytes", "gauge", "Size of the memory budget (--memory-limit).", st.Limit),
-		one("tributary_memory_used_bytes", "gauge", "Bytes of the memory budget in use: fetched data and open files' buffers.", st.Used),
-		one("tributary_memory_files_bytes", "gauge", "Bytes of the memory budget in open files' buffers.", st.Files),
+		one("tributary_memory_used_bytes", "gauge", "Bytes of the memory budget in use: fetched data, open files' buffers and idle decoders.", st.Used),
+		one("tributary_memory_files_bytes", "gauge", "Bytes of the memory budget in open files' buffers and idle decoders.", st.Files),
 		one("tributary_memory_pauses_total", "counter", "Fetches that waited for room in the memory budget.", st.Pauses),
 		one("tributary_memory_flushes_total", "counter", "Flushes the memory budget asked of the table with the biggest open file.", st.Flushes),
 	}
