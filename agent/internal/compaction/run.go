@@ -324,19 +324,22 @@ func (w *binWriter) fit(f table.LiveFile, fr *table.FileReader, limit int64) (in
 	if most <= 0 {
 		return limit, nil
 	}
-	if fr.Held()+w.fw.Buffered()+batchMemory(f, fr.NumRows(), 1, w.leaves) > most && w.fw.Buffered() > 0 {
+	// Writing the row group frees its part of what the file holds, not an
+	// object store upload's buffers, which the reservation counts.
+	if fr.Held()+w.fw.Pending()+batchMemory(f, fr.NumRows(), 1, w.leaves) > most && w.fw.Pending() > 0 {
 		if err := w.fw.Flush(); err != nil {
 			return 0, fmt.Errorf("writing a row group of a compacted file: %w", err)
 		}
 	}
-	fixed := fr.Held() + w.fw.Buffered()
+	fixed := fr.Held() + w.fw.Pending()
 	for limit > 1 && fixed+batchMemory(f, fr.NumRows(), limit, w.leaves) > most {
 		limit = (limit + 1) / 2
 	}
 	return limit, nil
 }
 
-// buffered returns the bytes of the new file's row group, 0 without one.
+// buffered returns the bytes the new file holds (its row group, and an
+// object store upload's buffers), 0 without one.
 func (w *binWriter) buffered() int64 {
 	if w.fw == nil {
 		return 0

@@ -242,8 +242,9 @@ func (d *Decoder) SetOptions(o Options) { d.opts, d.stops = o, d.adds && !o.Whol
 
 // Retained estimates the bytes the Decoder keeps from one Decode to the
 // next: the column buffers of the rows it decodes, which grow to the
-// largest chunk. The scratch of single values (a string being unescaped, a
-// VARIANT's dictionaries) is small beside them and not counted.
+// largest chunk. Its scratch is not counted: single values (a string being
+// unescaped), and a VARIANT encoder's recent dictionaries, at most 256 KiB
+// and mostly far less.
 func (d *Decoder) Retained() int64 {
 	return d.b.Retained() + int64(cap(d.rowRecord))*int64(unsafe.Sizeof(int32(0)))
 }

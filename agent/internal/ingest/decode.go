@@ -112,18 +112,22 @@ type DecoderPool struct {
 	// extra hands out again.
 	spares []*decode.Decoder
 	// mem holds held in the budget: the sum of kept, per idle decoder
-	// (in tokens or spares) what it retained when it came back. closed
-	// says the pool counts nothing any more, and done ends listen.
-	mem    *memory.Account
-	kept   map[*decode.Decoder]int64
-	held   int64
-	closed bool
-	done   chan struct{}
+	// (in tokens or spares) what it retained when it came back. shedding
+	// says the budget asked for room and held is not yet 0 (a Get is
+	// taking a decoder out): until it is, decoders that come back are
+	// dropped rather than counted, so that the request is answered.
+	// closed says the pool counts nothing any more, and done ends listen.
+	mem      *memory.Account
+	kept     map[*decode.Decoder]int64
+	held     int64
+	shedding bool
+	closed   bool
+	done     chan struct{}
 }
 
 // NewDecoderPool returns a pool of decoders for layout and sources,
 // starting with first, which decode.New made from them, whose memory it
-// counts in budget. End it with [DecoderPool.Close].
+// counts in budget, which must not be nil. End it with [DecoderPool.Close].
 func NewDecoderPool(layout *spec.Layout, sources *decode.Sources, first *decode.Decoder, budget *memory.Budget) *DecoderPool {
 	p := &DecoderPool{layout: layout, sources: sources, tokens: make(chan *decode.Decoder, runtime.GOMAXPROCS(0)+1),
 		versions: map[*decode.Decoder]int{first: 0}, mem: budget.NewAccount(), kept: map[*decode.Decoder]int64{},
@@ -155,7 +159,10 @@ func (p *DecoderPool) Get(ctx context.Context) (*decode.Decoder, int, error) {
 		p.forget(d)
 		d, err := NewDecoder(p.layout, p.sources, p.Opts)
 		if err != nil {
-			p.tokens <- nil
+			select {
+			case p.tokens <- nil:
+			default: // an extra decoder came back meanwhile and took the place
+			}
 			return nil, 0, err
 		}
 		p.versions[d] = p.version
@@ -219,16 +226,23 @@ func (p *DecoderPool) Put(d *decode.Decoder) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// Counted before it is home, where listen may drop it, and before
-	// another goroutine may take it.
-	p.count(d, n)
+	// another goroutine may take it; dropped while the pool sheds.
+	if p.shedding {
+		p.forget(d)
+		d = nil
+	} else {
+		p.count(d, n)
+	}
 	select {
 	case p.tokens <- d:
 		return
 	default:
 	}
-	if len(p.spares) < maxSpares {
+	switch {
+	case d == nil:
+	case len(p.spares) < maxSpares:
 		p.spares = append(p.spares, d)
-	} else {
+	default:
 		p.forget(d)
 	}
 }
@@ -253,6 +267,9 @@ func (p *DecoderPool) uncount(d *decode.Decoder) {
 	delete(p.kept, d)
 	p.held -= n
 	p.mem.Set(p.held) // 0 answers the budget's request, if any
+	if p.held == 0 {
+		p.shedding = false
+	}
 }
 
 // forget drops decoder d, which the pool no longer hands out. The caller
@@ -272,6 +289,10 @@ func (p *DecoderPool) listen() {
 		case <-p.mem.Flush():
 		}
 		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return
+		}
 		for _, d := range p.spares {
 			p.forget(d)
 		}
@@ -288,12 +309,14 @@ func (p *DecoderPool) listen() {
 		}
 		for _, d := range home {
 			p.forget(d)
-			p.tokens <- nil // Put and Get wait for p.mu: the places are free
+			p.tokens <- nil // only a Get's receive runs meanwhile: the places are free
 		}
 		// Nothing idle is held now but a decoder a Get took from tokens
-		// and has not yet uncounted; it does so next. Setting what is
-		// held answers the request when that is nothing.
+		// and has not yet uncounted, which it does next: setting what is
+		// held answers the request when that is nothing, and else the
+		// pool sheds until it is.
 		p.mem.Set(p.held)
+		p.shedding = p.held > 0
 		p.mu.Unlock()
 	}
 }

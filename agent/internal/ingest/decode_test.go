@@ -44,6 +44,7 @@ func TestDecodePartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := NewDecoderPool(layout, nil, first, memory.New(math.MaxInt64))
+	defer pool.Close()
 	tp := kafka.TopicPartition{Topic: "t", Partition: 3}
 	in, out := make(chan *SharedBatch), make(chan Decoded)
 	var budget releases
@@ -116,9 +117,11 @@ func TestDecodePartitionCanceled(t *testing.T) {
 	var budget releases
 	in <- fetched(tp, 0, 10, 10, &budget)
 	done := make(chan struct{})
+	pool := NewDecoderPool(layout, nil, first, memory.New(math.MaxInt64))
+	defer pool.Close()
 	go func() {
 		defer close(done)
-		decodePartition(ctx, tp, in, make(chan Decoded), NewDecoderPool(layout, nil, first, memory.New(math.MaxInt64)), 0, 0)
+		decodePartition(ctx, tp, in, make(chan Decoded), pool, 0, 0)
 	}()
 	time.Sleep(50 * time.Millisecond) // the chunk is decoded, and waits to be sent
 	cancel()

@@ -231,15 +231,25 @@ func (fw *FileWriter) Size() int64 {
 	return fw.w.Size()
 }
 
-// Buffered returns an estimate of the bytes the file holds in memory: the
-// row group being built, counted uncompressed as by Size, what is not yet
-// handed to the store, and on an object store the upload's buffers. Unlike
-// Size, it drops when a row group is written to a local file.
+// Buffered returns an estimate of the bytes the file holds in memory: what
+// [FileWriter.Pending] counts, and on an object store the upload's
+// buffers, which writing a row group does not free.
 func (fw *FileWriter) Buffered() int64 {
 	if fw.done {
 		return 0
 	}
-	return fw.w.Size() - fw.written + fw.out.Held()
+	return fw.Pending() + fw.out.Held()
+}
+
+// Pending returns an estimate of the bytes of the row group being built,
+// counted uncompressed as by Size, and of what is not yet handed to the
+// store: what [FileWriter.Flush] frees. Unlike Size, it drops when a row
+// group is written.
+func (fw *FileWriter) Pending() int64 {
+	if fw.done {
+		return 0
+	}
+	return fw.w.Size() - fw.written
 }
 
 // counter is a writer that counts the bytes written through it.

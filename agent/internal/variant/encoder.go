@@ -154,7 +154,7 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	if len(e.occLen) > keepOccurrences {
 		// A text of very many keys (a large array of objects): the next
 		// text has no use for this one's buffers.
-		e.occ, e.occLen, e.first, e.ids = nil, nil, nil, nil
+		e.occ, e.occLen, e.first, e.ids, e.use = nil, nil, nil, nil, nil
 	}
 	if len(e.ends) > keepOccurrences {
 		e.ends = nil // the string ends of such a text, likewise
@@ -188,7 +188,9 @@ func (e *Encoder) dictionaryOf() ([]byte, error) {
 		e.ids = append(e.ids, e.rank[k])
 	}
 	e.use = e.ids
-	e.keep(set)
+	if len(e.occLen) <= keepOccurrences {
+		e.keep(set) // a text of more keys is rare, and large to keep
+	}
 	return e.metaBuf, nil
 }
 
@@ -201,7 +203,10 @@ func (e *Encoder) keep(set *shapeSet) {
 	if e.last == s {
 		e.last = nil
 	}
-	if len(e.occ) > cap(s.occ) || len(e.occLen) > cap(s.lens) || len(e.metaBuf) > cap(s.meta) || len(e.ids) > cap(s.ids) {
+	if fits := func(n, c int) bool { return n <= c && c <= 2*n+64 }; !fits(len(e.occ), cap(s.occ)) ||
+		!fits(len(e.occLen), cap(s.lens)) || !fits(len(e.metaBuf), cap(s.meta)) || !fits(len(e.ids), cap(s.ids)) {
+		// Too small, or so much larger than needed that the slots could
+		// fill the bytes allowed with little: buffers of the size needed.
 		grown := shape{occ: make([]byte, 0, len(e.occ)), lens: make([]int, 0, len(e.occLen)),
 			meta: make([]byte, 0, len(e.metaBuf)), ids: make([]int, 0, len(e.ids))}
 		if e.shapeBytes-s.size()+grown.size() > maxShapeBytes {

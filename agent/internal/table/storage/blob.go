@@ -73,11 +73,14 @@ func openBlobStore(u *url.URL) (*blobStore, error) {
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix+"/")
 	}
-	s := &blobStore{b: b, location: redact(u)}
-	if !b.As(&s.s3) {
-		s.s3 = nil
-	}
-	return s, nil
+	return newBlobStore(b, redact(u)), nil
+}
+
+// newBlobStore returns the store of bucket b, named location in messages.
+func newBlobStore(b *blob.Bucket, location string) *blobStore {
+	s := &blobStore{b: b, location: location}
+	b.As(&s.s3) // leaves it nil for a bucket of another store
+	return s
 }
 
 // FromBucket returns the store of bucket b, whose keys are the store's
@@ -86,7 +89,7 @@ func openBlobStore(u *url.URL) (*blobStore, error) {
 // in-memory bucket of gocloud.dev/blob/memblob in tests. The store's Close
 // closes b.
 func FromBucket(b *blob.Bucket, location string) Store {
-	return &blobStore{b: b, location: location}
+	return newBlobStore(b, location)
 }
 
 // redact is u without its query parameters (which may hold credentials) or
@@ -139,9 +142,9 @@ func (s *blobStore) Create(name string) (Writer, error) {
 	return w, nil
 }
 
-// sizeUpload makes an S3 upload read its first part as it reads the
-// others, blobPartSize bytes, where the transfer manager would read up to
-// its multipart threshold (16 MiB) into one growing buffer first. The
+// sizeUpload makes an S3 upload start its multipart upload once it has read
+// blobPartSize bytes into the growing buffer of its first part, where the
+// transfer manager would read up to its multipart threshold (16 MiB) first. The
 // driver hands out the transfer manager it made for the upload only as a
 // pointer, so its settings are replaced in place: the driver's own (part
 // size, concurrency and the bucket's checksum setting, which is its
@@ -182,10 +185,10 @@ func (w *blobWriter) Write(p []byte) (int, error) {
 }
 
 // Held is what the upload holds in memory: up to the first part, read
-// whole, and then, at most, that part in flight and the two buffers of the
-// S3 transfer manager's part pool, which it allocates when the multipart
-// upload starts. The GCS and Azure drivers hold one or two parts; the
-// estimate is S3's for all.
+// whole, and then, at most, three parts on S3 (that part in flight and the
+// two buffers of the transfer manager's part pool, which it allocates when
+// the multipart upload starts) and two elsewhere (GCS's chunk buffer,
+// Azure's block buffers with one block in flight).
 func (w *blobWriter) Held() int64 {
 	if w.done {
 		return 0
@@ -193,7 +196,10 @@ func (w *blobWriter) Held() int64 {
 	if w.written < blobPartSize {
 		return w.written
 	}
-	return 3 * blobPartSize
+	if w.s.s3 != nil {
+		return 3 * blobPartSize
+	}
+	return 2 * blobPartSize
 }
 
 func (w *blobWriter) Commit() (Entry, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -74,11 +75,16 @@ func TestBlobStoreConditionalCreate(t *testing.T) {
 
 // TestBlobStoreMultipartCreate streams an object of several parts, as a
 // large data file is written: what the upload holds grows to its first
-// part and then stays at three, the object reads back whole, and a second
-// create of the name fails with fs.ErrExist once the first one is in.
+// part and then stays at three parts on S3, two elsewhere; the object reads
+// back whole, and a second create of the name fails with fs.ErrExist once
+// the first one is in.
 func TestBlobStoreMultipartCreate(t *testing.T) {
 	objstoretest.ForEachStore(t, func(t *testing.T, s storage.Store) {
 		const part = 5 << 20
+		parts := int64(2) // what an upload holds past its first part
+		if strings.HasSuffix(t.Name(), "/s3") {
+			parts = 3
+		}
 		data := make([]byte, 13<<20) // two parts and a part of three MiB
 		rnd := rand.New(rand.NewPCG(1, 2))
 		for i := range data {
@@ -95,7 +101,11 @@ func TestBlobStoreMultipartCreate(t *testing.T) {
 					return err
 				}
 				written := int64(i + 1<<20)
-				if want := min(written, 3*part); written < part && w.Held() != want || written >= part && w.Held() != 3*part {
+				want := written // the first part, read whole
+				if written >= part {
+					want = parts * part
+				}
+				if w.Held() != want {
 					t.Errorf("after %d bytes the upload holds %d, want %d", written, w.Held(), want)
 				}
 			}
