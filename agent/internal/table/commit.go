@@ -187,6 +187,11 @@ func (t *Table) publish(op string, adds []AddFile, prepare func() ([]action, *en
 			if applied != nil {
 				applied()
 			}
+			if t.marked || v == 0 {
+				// The log holds an entry now: the mark has done its work.
+				t.marked = false
+				_ = t.s.Remove(firstFileMark) // one left behind is harmless
+			}
 			t.maintainLog()
 			return v, nil
 		}

@@ -93,8 +93,8 @@ func (e *LockedError) Error() string {
 // NotTableError is returned by [Open] and [ReadSnapshot] for a folder that
 // holds data but no Delta log: another tool's files, which this package
 // must neither mix rows into nor garbage collect. This package's own data
-// files, left by a writer killed before the table's first commit, do not
-// count.
+// files, left by a writer killed before the table's first commit (which
+// marked the table's first data file), do not count.
 type NotTableError struct {
 	// Dir is the folder.
 	Dir string

@@ -5,3 +5,6 @@ package table
 // where flock does not hold would, and prove the log alone keeps them from
 // losing or duplicating rows.
 func OpenUnlocked(dir string, opts Options) (*Table, error) { return open(dir, opts, false) }
+
+// FirstFileMark is where a Table marks a new table's first data file.
+const FirstFileMark = firstFileMark

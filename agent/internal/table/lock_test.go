@@ -73,8 +73,8 @@ func TestOpenLocksTheFolder(t *testing.T) {
 
 // TestOpenRefusesForeignData opens folders holding various things but no
 // log: only this package's own leftovers (of a writer killed before the
-// table's first commit) are accepted, and a refused folder is left as it
-// was.
+// table's first commit, which marked its first data file) are accepted,
+// and a refused folder is left as it was.
 func TestOpenRefusesForeignData(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -86,11 +86,14 @@ func TestOpenRefusesForeignData(t *testing.T) {
 		{name: "empty log and a lock", files: []string{"_delta_log/", "_tributary.lock"}},
 		{name: "a first commit that crashed", files: []string{"_delta_log/" + logTemp(0), "_tmp/" + ourName(1) + ".tmp"}},
 		{name: "parquet files", files: []string{"a.parquet", "b.parquet"}, found: []string{"a.parquet", "b.parquet"}},
-		{name: "a first data file that was never committed", files: []string{ourName(1), "year=2024/month=1/" + ourName(2)}},
+		{name: "a first data file that was never committed", files: []string{table.FirstFileMark, ourName(1), "year=2024/month=1/" + ourName(2)}},
+		{name: "data files of ours without the mark: a table whose log was deleted", files: []string{ourName(1), "year=2024/" + ourName(2)},
+			found: []string{ourName(1), "year=2024/" + ourName(2)}},
 		{name: "a partition folder", files: []string{"year=2024/"}},
 		{name: "Spark's data files", files: []string{"part-00000-0000000a-0000-4000-8000-000000000000-c000.snappy.parquet"},
 			found: []string{"part-00000-0000000a-0000-4000-8000-000000000000-c000.snappy.parquet"}},
-		{name: "another tool's file in a partition folder", files: []string{"year=2024/" + ourName(1), "year=2024/a.parquet"}, found: []string{"year=2024/a.parquet"}},
+		{name: "another tool's file in a partition folder", files: []string{table.FirstFileMark, "year=2024/" + ourName(1), "year=2024/a.parquet"},
+			found: []string{"year=2024/a.parquet"}},
 		{name: "a folder", files: []string{"data/"}, found: []string{"data"}},
 		{name: "a hidden file", files: []string{".DS_Store"}, found: []string{".DS_Store"}},
 		{name: "a log without entries", files: []string{"_delta_log/_last_checkpoint"}, found: []string{"_delta_log/_last_checkpoint"}},
@@ -242,6 +245,9 @@ func TestOpenAfterCrashBeforeFirstCommit(t *testing.T) {
 			}
 			tb.Close() // the kill: the lock goes with the process, nothing is committed
 			left := listTree(t, dir)
+			if _, err := os.Stat(filepath.Join(dir, table.FirstFileMark)); err != nil {
+				t.Fatalf("the first data file was not marked: %v", err)
+			}
 
 			if _, err := table.ReadSnapshot(dir); err != nil {
 				t.Fatalf("ReadSnapshot after the crash: %v", err)
@@ -252,6 +258,9 @@ func TestOpenAfterCrashBeforeFirstCommit(t *testing.T) {
 				c = table.Commit{Schema: partFields, Partitioning: &partLayout, Files: []table.AddFile{writePartFile(t, tb, "nl", "2024-01-02", 1)}}
 			}
 			mustCommit(t, tb, c)
+			if _, err := os.Stat(filepath.Join(dir, table.FirstFileMark)); !os.IsNotExist(err) {
+				t.Errorf("the mark outlived the first commit: %v", err)
+			}
 			clk.now = clk.now.Add(2 * table.DefaultGCGrace)
 			if n, err := tb.CollectGarbage(); err != nil || n != 1 {
 				t.Fatalf("CollectGarbage = %d, %v; want the crashed writer's file of %v", n, err, left)

@@ -16,6 +16,15 @@ import (
 // among them ([isTempDataFile], [isLogTemp]).
 const logDir = "_delta_log"
 
+// firstFileMark is the file, in _delta_log, that a Table writes before the
+// first data file of a table whose log holds nothing yet. With it, a
+// folder holding this package's data files but no log entry is a table
+// whose writer was killed before its first commit (see checkFolder);
+// without it, those files are not leftovers of ours to take over: a table
+// whose log was deleted, say. Delta readers list only the log's entries
+// and checkpoints, and skip it.
+const firstFileMark = logDir + "/.tributary-first-file"
+
 // The marker of a table this package created: a key of the first
 // metaData action's configuration. Other engines carry the configuration
 // forward when they rewrite metaData, and checkpoints keep it, so it

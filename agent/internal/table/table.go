@@ -127,6 +127,8 @@ type Table struct {
 	// since this Table's last commit of a schema: read from the log by a
 	// catch-up (see [Table.Commit] and [SchemaConflictError]).
 	schemaMoved bool
+	// marked says that this Table wrote firstFileMark, or found it.
+	marked bool
 }
 
 // Open opens the table at location for writing and replays its log. The
@@ -148,9 +150,10 @@ type Table struct {
 //
 // A folder that holds data but no log (another tool's Parquet files, say)
 // is not a table: Open returns a [*NotTableError] and changes nothing in it.
-// Data files named as this package names them, in a folder without a log,
-// are a writer's that was killed before the table's first commit: the
-// folder is still a new table, and those files are garbage.
+// Data files named as this package names them, in a folder without a log
+// whose writer marked its first data file, are a writer's that was killed
+// before the table's first commit: the folder is still a new table, and
+// those files are garbage.
 // A log entry that cannot be replayed is an error wrapping [ErrCorruptLog]
 // that names the file. A table of a newer tributary format than this
 // package writes is a [*NewerFormatError] (see [FormatVersion]).
@@ -203,8 +206,9 @@ func openIn(s storage.Store, opts Options, lock bool) (*Table, error) {
 // ReadSnapshot returns the state of the table in folder dir at its latest
 // log version, without locking, creating or changing anything: for checks
 // and status reports while a writer may hold the table. A folder that does
-// not exist or holds no log yet gives an empty Snapshot (Version -1); one
-// that holds data but no log is a [*NotTableError].
+// not exist or holds no log yet gives an empty Snapshot (Version -1), as
+// does one holding only what a writer killed before the first commit left;
+// one that holds other data but no log is a [*NotTableError].
 func ReadSnapshot(dir string) (Snapshot, error) {
 	s, err := storage.Open(dir, DefaultFileMode) // creates nothing
 	if err != nil {
@@ -269,8 +273,8 @@ func (t *Table) Close() error {
 }
 
 // checkFolder returns a [*NotTableError] when the table's location holds
-// anything but a log, this package's lock file, and the temporary files of
-// a writer that crashed before its first commit.
+// anything but a log, this package's lock file, and what a writer that
+// crashed before its first commit left (see foreignFiles).
 //
 // On an object store another writer may create the table between the two
 // listings: the folder then holds its first log entry and data files. The
@@ -301,59 +305,75 @@ func hasLog(s storage.Store) (bool, error) {
 
 // foreignFiles lists what the table's folder holds that is neither a log,
 // the lock file, nor what a writer of this package leaves when it is
-// killed before the table's first commit: temporary files, and data files
+// killed before the table's first commit: temporary files and, once the
+// writer marked the table's first data file (firstFileMark), data files
 // named as this package names them, in the folder or in partition folders
-// (<column>=<value>/), whether linked into place or still under their
-// temporary names. No log names those data files, so they hold no
-// committed rows; garbage collection takes them after the first commit.
+// (<column>=<value>/), linked into place or under their temporary names.
+// No log names those data files, so they hold no committed rows; garbage
+// collection takes them.
 func foreignFiles(s storage.Store) ([]string, error) {
 	entries, err := s.List("")
 	if err != nil {
 		return nil, fmt.Errorf("listing table folder: %w", err)
 	}
-	var found []string
+	var found, ours []string
+	marked := false
 	for _, e := range entries {
 		switch {
 		case e.Name == storage.LockFile && !e.Dir && !e.Other:
 		case e.Name == logDir && e.Dir:
-			found = append(found, foreignIn(s, logDir, isLogTemp)...)
+			found = append(found, foreignIn(s, logDir, func(base string) bool {
+				if logDir+"/"+base == firstFileMark {
+					marked = true
+					return true
+				}
+				return isLogTemp(base)
+			})...)
 		case e.Name == storage.TempDir && e.Dir:
 			found = append(found, foreignIn(s, storage.TempDir, isTempDataFile)...)
 		case e.Dir && isPartitionFolder(e.Name):
-			found = append(found, foreignData(s, e.Name)...)
+			theirs, mine := foreignData(s, e.Name)
+			found, ours = append(found, theirs...), append(ours, mine...)
 		case !e.Dir && !e.Other && isDataFile(e.Name):
+			ours = append(ours, e.Name)
 		default:
 			found = append(found, e.Name)
 		}
 	}
+	if !marked {
+		found = append(found, ours...)
+	}
 	return found, nil
 }
 
-// foreignData lists the names in partition folder dir, and in the
+// foreignData returns the names in partition folder dir, and in the
 // partition folders inside it, that are neither data files named as this
-// package names them nor their temporary names. A folder it cannot list
-// counts as foreign.
-func foreignData(s storage.Store, dir string) []string {
+// package names them nor their temporary names, and those that are. A
+// folder it cannot list counts as foreign.
+func foreignData(s storage.Store, dir string) (theirs, ours []string) {
 	entries, err := s.List(dir)
 	if err != nil {
-		return []string{dir}
+		return []string{dir}, nil
 	}
-	var found []string
 	for _, e := range entries {
 		rel := dir + "/" + e.Name
 		switch {
 		case e.Dir && isPartitionFolder(e.Name):
-			found = append(found, foreignData(s, rel)...)
+			t, o := foreignData(s, rel)
+			theirs, ours = append(theirs, t...), append(ours, o...)
 		case e.Dir || e.Other:
-			found = append(found, rel)
+			theirs = append(theirs, rel)
 		case isDataFile(rel):
+			ours = append(ours, rel)
 		default:
-			if name, ok := storage.TempOf(rel); !ok || !isDataFile(name) {
-				found = append(found, rel)
+			if name, ok := storage.TempOf(rel); ok && isDataFile(name) {
+				ours = append(ours, rel)
+			} else {
+				theirs = append(theirs, rel)
 			}
 		}
 	}
-	return found
+	return theirs, ours
 }
 
 // foreignIn lists the names in folder sub, as sub/<name>, that ours does

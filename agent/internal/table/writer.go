@@ -2,6 +2,7 @@ package table
 
 import (
 	"errors"
+	"io/fs"
 	"fmt"
 	"io"
 	"slices"
@@ -115,9 +116,17 @@ func (t *Table) NewPartitionFile(ps *parquet.Schema, values []PartitionValue) (*
 		t.mu.Unlock()
 		return nil, fmt.Errorf("new data file: %w", err)
 	}
+	mark := t.st.version < 0 && !t.marked
 	t.pending[fw.tmp] = struct{}{}
 	t.pending[fw.name] = struct{}{}
 	t.mu.Unlock()
+	if mark {
+		if err := t.markFirstFile(); err != nil {
+			t.unpend(fw.tmp)
+			t.unpend(fw.name)
+			return nil, fmt.Errorf("new data file: %w", err)
+		}
+	}
 	fw.out, err = t.s.Create(fw.name)
 	if err != nil {
 		t.unpend(fw.tmp)
@@ -318,6 +327,18 @@ func (fw *FileWriter) usable() error {
 		return fmt.Errorf("data file %s is already closed", fw.name)
 	}
 	return fw.err
+}
+
+// markFirstFile writes firstFileMark, before the first data file of a table
+// whose log holds nothing yet.
+func (t *Table) markFirstFile() error {
+	if err := t.s.PutIfAbsent(firstFileMark, nil); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("marking the table's first data file: %w", err)
+	}
+	t.mu.Lock()
+	t.marked = true
+	t.mu.Unlock()
+	return nil
 }
 
 func (t *Table) unpend(name string) {
