@@ -2,9 +2,9 @@ package table
 
 import (
 	"errors"
-	"io/fs"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
