@@ -71,6 +71,9 @@ func TestOpenLocksTheFolder(t *testing.T) {
 	openTable(t, dir, table.Options{Owner: "second"})
 }
 
+// markTemp is the temporary name of table.FirstFileMark on local disk.
+const markTemp = "_delta_log/..00000000-0000-4000-8000-000000000000.tributary-first-file.tmp"
+
 // TestOpenRefusesForeignData opens folders holding various things but no
 // log: only this package's own leftovers (of a writer killed before the
 // table's first commit, which marked its first data file) are accepted,
@@ -87,6 +90,8 @@ func TestOpenRefusesForeignData(t *testing.T) {
 		{name: "a first commit that crashed", files: []string{"_delta_log/" + logTemp(0), "_tmp/" + ourName(1) + ".tmp"}},
 		{name: "parquet files", files: []string{"a.parquet", "b.parquet"}, found: []string{"a.parquet", "b.parquet"}},
 		{name: "a first data file that was never committed", files: []string{table.FirstFileMark, ourName(1), "year=2024/month=1/" + ourName(2)}},
+		{name: "the mark being written", files: []string{markTemp}},
+		{name: "a data file beside the mark being written", files: []string{markTemp, ourName(1)}, found: []string{ourName(1)}},
 		{name: "data files of ours without the mark: a table whose log was deleted", files: []string{ourName(1), "year=2024/" + ourName(2)},
 			found: []string{ourName(1), "year=2024/" + ourName(2)}},
 		{name: "a partition folder", files: []string{"year=2024/"}},
@@ -266,5 +271,24 @@ func TestOpenAfterCrashBeforeFirstCommit(t *testing.T) {
 				t.Fatalf("CollectGarbage = %d, %v; want the crashed writer's file of %v", n, err, left)
 			}
 		})
+	}
+}
+
+// TestOpenRemovesAStaleMark checks that a mark left in a table that has a
+// log (a crash between the first commit and the mark's removal) goes when
+// the table is opened: without the log it would vouch for data files it
+// never saw.
+func TestOpenRemovesAStaleMark(t *testing.T) {
+	dir := t.TempDir()
+	tb := openTable(t, dir, table.Options{})
+	mustCommit(t, tb, table.Commit{Schema: testFields, Files: []table.AddFile{writeFile(t, tb, 0, 2)}})
+	tb.Close()
+	mark := filepath.Join(dir, table.FirstFileMark)
+	if err := os.WriteFile(mark, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	openTable(t, dir, table.Options{})
+	if _, err := os.Stat(mark); !os.IsNotExist(err) {
+		t.Errorf("the stale mark survived Open: %v", err)
 	}
 }

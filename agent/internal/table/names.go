@@ -67,12 +67,15 @@ func isTempDataFile(base string) bool {
 }
 
 // isLogTemp reports whether base, a name inside _delta_log, is the
-// temporary name the local store gives a log entry, checkpoint or
-// _last_checkpoint being written (see [storage.TempName]).
+// temporary name the local store gives a log entry, checkpoint,
+// _last_checkpoint or firstFileMark being written (see [storage.TempName]).
 func isLogTemp(base string) bool {
 	name, ok := storage.TempOf(logDir + "/" + base)
 	if !ok {
 		return false
+	}
+	if name == firstFileMark {
+		return true // the mark, being written
 	}
 	name = strings.TrimPrefix(name, logDir+"/")
 	if name == lastCheckpointFile {

@@ -14,7 +14,7 @@ func TestLocalTempNames(t *testing.T) {
 	if got := storage.TempName(data); got != storage.TempDir+"/"+data+".tmp" || !isTempDataFile(strings.TrimPrefix(got, storage.TempDir+"/")) {
 		t.Errorf("TempName(%s) = %s, want %s/%[1]s.tmp", data, got, storage.TempDir)
 	}
-	for _, name := range []string{logPath(3), logDir + "/" + checkpointName(10), logDir + "/" + lastCheckpointFile} {
+	for _, name := range []string{logPath(3), logDir + "/" + checkpointName(10), logDir + "/" + lastCheckpointFile, firstFileMark} {
 		got := storage.TempName(name)
 		base, ok := strings.CutPrefix(got, logDir+"/")
 		if !ok || !isLogTemp(base) {

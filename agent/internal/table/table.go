@@ -127,7 +127,8 @@ type Table struct {
 	// since this Table's last commit of a schema: read from the log by a
 	// catch-up (see [Table.Commit] and [SchemaConflictError]).
 	schemaMoved bool
-	// marked says that this Table wrote firstFileMark, or found it.
+	// marked says that this Table wrote firstFileMark (or found it
+	// written) for the table's first data file.
 	marked bool
 }
 
@@ -199,6 +200,13 @@ func openIn(s storage.Store, opts Options, lock bool) (*Table, error) {
 	if err := checkFormat(t.st.meta, s.String()); err != nil {
 		_ = t.Close()
 		return nil, err
+	}
+	if t.st.version >= 0 {
+		// A mark that outlived the first commit (a crash before its
+		// removal, or a writer that marked after another one's commit)
+		// goes: without a log, it would vouch for data files it never
+		// saw.
+		_ = s.Remove(firstFileMark)
 	}
 	return t, nil
 }
