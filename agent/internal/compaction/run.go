@@ -23,7 +23,8 @@ type Options struct {
 	// Memory, when set, holds the memory the pass holds, for as long as
 	// it holds it: the file being read when it was read whole (see
 	// [table.FileReader.Held]) for as long as it is read, the new file's
-	// buffered row group until it is written, and each batch of rows
+	// buffered row group until it is written (and, on an object store,
+	// its upload's buffers until the file is complete), and each batch of rows
 	// decoded (a file is read a batch of at most 16,384 rows at a time)
 	// until it is written. The pass reserves more before each batch and
 	// gives back what it no longer holds after it; it gives back
@@ -32,7 +33,9 @@ type Options struct {
 	// MaxMemory, when positive, is the most memory the pass holds at
 	// once: it reads files of more than half of it a page at a time
 	// rather than whole, reads smaller batches, and writes the new file's
-	// row group early, to stay within it.
+	// row group early, to stay within it. An object store upload's
+	// buffers (up to three 5 MiB parts) come on top: writing a row group
+	// does not free them.
 	MaxMemory int64
 	// Pace, when set, is called after each batch with the time the pass
 	// spent on it, and after each commit with the time spent closing the
