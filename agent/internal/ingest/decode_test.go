@@ -131,29 +131,38 @@ func TestDecodePartitionCanceled(t *testing.T) {
 	}
 }
 
-// TestDecoderPoolCountsRetained checks that what a pool's decoders keep is
-// held in the budget from the time they come back, given back when the
-// pool drops one (its schema changed) and when the pool closes.
-func TestDecoderPoolCountsRetained(t *testing.T) {
+// decodedChunk makes a pool of decoders of record values, counted in
+// budget, and returns its layout, its first decoder, the pool and a
+// decoder taken from it that decoded a chunk of records.
+func decodedChunk(t *testing.T, budget *memory.Budget) (*spec.Layout, *decode.Decoder, *DecoderPool, *decode.Decoder) {
+	t.Helper()
 	layout := &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
 	first, err := decode.New(layout, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := memory.New(math.MaxInt64)
 	pool := NewDecoderPool(layout, nil, first, budget)
 	recs := make([]record.Record, DecodeChunk)
 	for i := range recs {
 		recs[i] = record.Record{Topic: "t", Offset: int64(i), Value: []byte("v")}
 	}
-	ctx := context.Background()
-	d, _, err := pool.Get(ctx)
+	d, _, err := pool.Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Decode(ctx, recs); err != nil {
+	if _, err := d.Decode(context.Background(), recs); err != nil {
 		t.Fatal(err)
 	}
+	return layout, first, pool, d
+}
+
+// TestDecoderPoolCountsRetained checks that what a pool's decoders keep is
+// held in the budget from the time they come back, given back when the
+// pool drops one (its schema changed) and when the pool closes.
+func TestDecoderPoolCountsRetained(t *testing.T) {
+	budget := memory.New(math.MaxInt64)
+	layout, first, pool, d := decodedChunk(t, budget)
+	ctx := context.Background()
 	if used := budget.Stats().Used; used != 0 {
 		t.Fatalf("a decoder out of the pool is counted: %d bytes", used)
 	}
@@ -183,26 +192,10 @@ func TestDecoderPoolCountsRetained(t *testing.T) {
 // TestDecoderPoolShedsWhenAsked checks that a pool whose idle decoders
 // hold more than the budget has drops them when the budget asks for room.
 func TestDecoderPoolShedsWhenAsked(t *testing.T) {
-	layout := &spec.Layout{Value: spec.Part{Column: spec.ValueColumn}}
-	first, err := decode.New(layout, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	budget := memory.New(1 << 10) // less than a chunk's rows
-	pool := NewDecoderPool(layout, nil, first, budget)
+	_, _, pool, d := decodedChunk(t, budget)
 	defer pool.Close()
-	recs := make([]record.Record, DecodeChunk)
-	for i := range recs {
-		recs[i] = record.Record{Topic: "t", Offset: int64(i), Value: []byte("v")}
-	}
 	ctx := context.Background()
-	d, _, err := pool.Get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Decode(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
 	pool.Put(d)
 	deadline := time.Now().Add(10 * time.Second)
 	for budget.Stats().Used != 0 {
