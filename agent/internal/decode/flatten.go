@@ -58,8 +58,7 @@ func (t *jtype) addFlat(name string, f *jtype, col int) int {
 	i := len(t.fields)
 	t.index[name] = i
 	t.fields = append(t.fields, f)
-	t.names = append(t.names, name)
-	t.named = append(t.named, true)
+	t.addName(name, true)
 	t.flat = append(t.flat, col)
 	return i
 }

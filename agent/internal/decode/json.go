@@ -44,7 +44,11 @@ type jtype struct {
 	// with one comparison instead of a map look-up.
 	names []string
 	// named[i] says names[i] is usable: the name is not declared again.
-	named []bool
+	// spelled[i] says, further, that a document spells the name as its
+	// plain bytes between double quotes (it has no quote, backslash,
+	// control character or invalid UTF-8), so that its key can be matched
+	// without scanning it as a string.
+	named, spelled []bool
 	// elem of an ARRAY; key and value of a MAP.
 	elem, key, value *jtype
 	// flat and cols describe the top-level struct of a part with
@@ -74,8 +78,7 @@ func compileJSON(t *schema.Type, notNull bool) *jtype {
 			j.required = j.required || !f.Nullable
 		}
 		for i, f := range t.Fields {
-			j.names = append(j.names, f.Name)
-			j.named = append(j.named, j.index[f.Name] == i)
+			j.addName(f.Name, j.index[f.Name] == i)
 		}
 	case schema.Array:
 		j.elem = compileJSON(t.Elem, false)
@@ -83,6 +86,14 @@ func compileJSON(t *schema.Type, notNull bool) *jtype {
 		j.key, j.value = compileJSON(t.Key, true), compileJSON(t.Value, false)
 	}
 	return j
+}
+
+// addName appends the name of t's next field; usable says no later field
+// has the same name.
+func (t *jtype) addName(name string, usable bool) {
+	t.names = append(t.names, name)
+	t.named = append(t.named, usable)
+	t.spelled = append(t.spelled, usable && jsontext.IsPlain(name))
 }
 
 // jsonDecoder parses JSON documents into a Builder. It is reused across
@@ -177,11 +188,15 @@ func (d *jsonDecoder) object(t *jtype, base int) bool {
 	} else {
 		guess := 0 // the field the next key probably names
 		for {
-			key, ok := d.key()
-			if !ok {
-				return false
+			var key []byte
+			i, found := guess, guess < len(t.names) && t.spelled[guess] && d.knownKey(t.names[guess])
+			if !found {
+				var ok bool
+				if key, ok = d.key(); !ok {
+					return false
+				}
+				found = guess < len(t.names) && t.named[guess] && t.names[guess] == str(key)
 			}
-			i, found := guess, guess < len(t.names) && t.named[guess] && t.names[guess] == str(key)
 			if !found {
 				i, found = t.index[str(key)]
 			}

@@ -302,3 +302,38 @@ func checkCorrupt(t *testing.T, cols map[string]string, st Stats, corrupt bool, 
 		t.Errorf("Stats.Corrupt = %d, want %d", st.Corrupt, wantN)
 	}
 }
+
+// TestJSONKeys checks that a key finds its field however the document
+// spells it: as the field's bytes, which are compared without scanning
+// the string, or escaped, single-quoted, with whitespace around the colon,
+// or as a longer or shorter name, which are scanned and looked up. Fields
+// whose names a document cannot spell plainly are found too.
+func TestJSONKeys(t *testing.T) {
+	l := jsonValue(null("a", tLong), null("name", tString), null(`q"t`, tLong), null(`b\s`, tLong), null("é", tLong))
+	tests := []struct{ in, want string }{
+		{`{"a":1,"name":"x","q\"t":2,"b\\s":3,"é":4}`, `a=1 name="x" q"t=2 b\s=3 é=4`},
+		{`{ "a" : 1 , "name"	:"x"}`, `a=1 name="x" q"t=null b\s=null é=null`},
+		{`{"\u0061":1,"n\u0061me":"x","\u00e9":4}`, `a=1 name="x" q"t=null b\s=null é=4`},
+		{`{'a':1,'name':'x'}`, `a=1 name="x" q"t=null b\s=null é=null`},
+		{`{"name":"x","a":1}`, `a=1 name="x" q"t=null b\s=null é=null`},
+		{`{"aa":1,"nam":"y","names":"z","a":2}`, `a=2 name=null q"t=null b\s=null é=null`},
+		{`{"a::":"x","a":2}`, `a=2 name=null q"t=null b\s=null é=null`},
+	}
+	for _, tc := range tests {
+		cols, st := decodeRow(t, l, record.Record{Value: []byte(tc.in)})
+		if st.Corrupt != 0 {
+			t.Errorf("%s: corrupt", tc.in)
+		}
+		var got []string
+		for _, f := range l.Value.Fields {
+			got = append(got, f.Name+"="+cols[f.Name])
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.in, g, tc.want)
+		}
+	}
+	// A key spelled plainly but not followed by a colon is malformed.
+	if _, st := decodeRow(t, l, record.Record{Value: []byte(`{"a" 1}`)}); st.Corrupt != 1 {
+		t.Errorf(`{"a" 1}: want corrupt`)
+	}
+}

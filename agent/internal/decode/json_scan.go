@@ -74,6 +74,29 @@ func (sc *jsonScanner) key() ([]byte, bool) {
 	return raw, true
 }
 
+// knownKey consumes `"name"` and the colon after it when the document
+// spells the key so at sc.pos, double-quoted and plain (see
+// [jsontext.IsPlain]): the bytes are compared where [jsonScanner.key]
+// would scan a string and unescape it. Otherwise it consumes nothing but
+// whitespace and returns false.
+func (sc *jsonScanner) knownKey(name string) bool {
+	sc.ws()
+	start := sc.pos
+	end := start + 1 + len(name)
+	if end >= len(sc.data) || sc.data[start] != '"' || sc.data[end] != '"' || string(sc.data[start+1:end]) != name {
+		return false
+	}
+	sc.pos = end + 1
+	sc.ws()
+	if sc.pos >= len(sc.data) || sc.data[sc.pos] != ':' {
+		sc.pos = start
+		return false
+	}
+	sc.pos++
+	sc.ws()
+	return true
+}
+
 // next consumes the ',' between members or elements or the closing byte
 // end; false means neither came.
 func (sc *jsonScanner) next(end byte) bool {

@@ -103,6 +103,19 @@ func AppendUnescaped(dst, raw []byte) []byte {
 	return dst
 }
 
+// IsPlain reports whether s is spelled in JSON by its own bytes between
+// double quotes, with nothing a reader unescapes or replaces: valid UTF-8
+// with no double quote, backslash or control character. A plain key
+// matches a document's key when their bytes are equal.
+func IsPlain(s string) bool {
+	for _, c := range []byte(s) {
+		if c == '"' || c == '\\' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
+}
+
 // PlainLen returns how many bytes at the start of s a string scanner may
 // pass over without looking at them: ASCII bytes that are neither quote
 // (the string's closing quote), a backslash nor a control character. It

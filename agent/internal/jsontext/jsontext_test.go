@@ -265,3 +265,15 @@ func TestPlainLen(t *testing.T) {
 		check(s, '"')
 	}
 }
+
+// TestIsPlain checks which names a document spells with their own bytes.
+func TestIsPlain(t *testing.T) {
+	for s, want := range map[string]bool{
+		"": true, "name": true, "héllo": true, "it's": true, "a b": true, "\x7f": true,
+		`a"b`: false, `a\b`: false, "a\nb": false, "\x1f": false, "\xff": false, "\xed\xa0\x80": false,
+	} {
+		if got := jsontext.IsPlain(s); got != want {
+			t.Errorf("IsPlain(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
