@@ -51,12 +51,96 @@ func parseInt(s []byte, lo, hi int64) (int64, bool) {
 // parseFloat parses a JSON number. A magnitude beyond the type's range is
 // ±Inf, as Jackson returns it to Spark.
 func parseFloat(s []byte, bitSize int) (float64, bool) {
+	if f, ok := exactFloat(s, bitSize); ok {
+		return f, true
+	}
 	f, err := strconv.ParseFloat(str(s), bitSize)
 	if err != nil && !math.IsInf(f, 0) {
 		return 0, false
 	}
 	return f, true
 }
+
+// exactFloat parses a JSON number whose significant digits and power of
+// ten are both exact in the float type, most numbers of real records
+// ("540.46" is 54046 / 10^2): one IEEE multiplication or division then
+// rounds correctly, so the result is strconv's (Clinger's fast path, which
+// strconv takes too, after a slower scan of the text). ok is false for
+// other numbers, which strconv parses.
+func exactFloat(s []byte, bitSize int) (f float64, ok bool) {
+	i, neg := 0, len(s) > 0 && s[0] == '-'
+	if neg {
+		i++
+	}
+	var m uint64
+	digits, exp := 0, 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		m = m*10 + uint64(s[i]-'0')
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			m = m*10 + uint64(s[i]-'0')
+			digits++
+			exp--
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		eneg := i < len(s) && s[i] == '-'
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		e, start := 0, i
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && e < 1000; i++ {
+			e = e*10 + int(s[i]-'0')
+		}
+		if i == start {
+			return 0, false
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if i != len(s) || digits == 0 || digits > 19 {
+		return 0, false // not all read, or m may have overflowed
+	}
+	if bitSize == 32 {
+		if m>>24 != 0 || exp < -10 || exp > 10 {
+			return 0, false
+		}
+		f32 := float32(m)
+		if exp < 0 {
+			f32 /= float32pow10[-exp]
+		} else {
+			f32 *= float32pow10[exp]
+		}
+		f = float64(f32)
+	} else {
+		if m>>53 != 0 || exp < -22 || exp > 22 {
+			return 0, false
+		}
+		f = float64(m)
+		if exp < 0 {
+			f /= float64pow10[-exp]
+		} else {
+			f *= float64pow10[exp]
+		}
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+// float64pow10 and float32pow10 hold the powers of ten each float type
+// holds exactly.
+var (
+	float64pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+	float32pow10 = [...]float32{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
+)
 
 // appendJavaDouble appends f as Java's Double.toString writes it, the
 // text Spark gives a STRING field that holds a JSON number with a fraction
