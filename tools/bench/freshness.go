@@ -14,7 +14,8 @@ import (
 )
 
 // The freshness runs: how long a record takes from its producer to a
-// committed table version, at half the agent's capacity.
+// committed table version, at half the capacity of the agent reading
+// while the producer writes.
 const (
 	// freshnessPoll is how often the runs read the table's committed
 	// offsets.
@@ -40,56 +41,117 @@ type latency struct {
 	Bar float64 `json:"bar_p99_seconds"`
 }
 
-// freshnessRun produces records of about 100 bytes at rate records/s for
-// d to a new topic of topicPartitions partitions, read by one agent's
-// continuous pipeline with flush_interval flush (JSON with its schema), and
-// measures each record's latency (see latency).
-func freshnessRun(ctx context.Context, agentBin, bootstrap string, rate float64, flush time.Duration, d time.Duration) (result, error) {
+// liveRun is one agent reading a topic while the harness produces to it:
+// the freshness runs and the capacity run they take their rate from.
+type liveRun struct {
+	a     *benchAgent
+	w     load
+	flush time.Duration
+	seen  *commitTimes
+	// n and bytes count the records produced and their values' bytes;
+	// start is when the producer began and produced how long it took.
+	n, bytes int64
+	start    time.Time
+	produced time.Duration
+}
+
+// startLive creates a new topic of topicPartitions partitions and starts
+// an agent whose continuous pipeline reads it with flush_interval flush
+// (JSON with its schema), before any record is produced.
+func startLive(ctx context.Context, agentBin, bootstrap string, flush time.Duration) (*liveRun, error) {
 	topic := fmt.Sprintf("bench-fresh-%d", time.Now().UnixNano())
-	// The topic exists, and the pipeline runs, before the clock starts.
 	if _, err := produce(ctx, bootstrap, []string{topic}, topicPartitions, 0, nil); err != nil {
-		return result{}, err
+		return nil, err
 	}
 	a, err := startAgent(ctx, agentBin, bootstrap, "", nil)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
-	defer a.stop()
-	w := load{topics: []string{topic}, partitions: topicPartitions}
-	if _, err := a.c.PutPipeline(ctx, benchPipeline(true, flush.String(), tablesOf(w, jsonValue))); err != nil {
-		return result{}, err
+	l := &liveRun{a: a, w: load{topics: []string{topic}, partitions: topicPartitions}, flush: flush,
+		seen: &commitTimes{first: map[int][]offsetSeen{}}}
+	if _, err := a.c.PutPipeline(ctx, benchPipeline(true, flush.String(), tablesOf(l.w, jsonValue))); err != nil {
+		a.stop()
+		return nil, err
 	}
-	log.Printf("freshness: %.0f records/s for %v to %s, flush_interval %v", rate, d, topic, flush)
+	return l, nil
+}
 
-	seen := &commitTimes{first: map[int][]offsetSeen{}}
+// run produces records of about 100 bytes at rate records/s (0: as fast
+// as the producer can) for d, and waits until the agent has committed
+// them all, noting when it committed each offset.
+func (l *liveRun) run(ctx context.Context, bootstrap string, rate float64, d time.Duration) error {
 	pollCtx, cancel := context.WithCancel(ctx)
 	polled := make(chan error, 1)
-	go func() { polled <- seen.poll(pollCtx, a) }()
+	go func() { polled <- l.seen.poll(pollCtx, l.a) }()
 	stopPolling := func() error {
 		cancel()
 		return <-polled
 	}
-	n, bytes, err := produceAt(ctx, bootstrap, topic, rate, d)
-	if err != nil {
+	var err error
+	l.start = time.Now()
+	if l.n, l.bytes, err = produceAt(ctx, bootstrap, l.w.topics[0], rate, d); err != nil {
 		_ = stopPolling() // the producer's error is the one that matters
-		return result{}, err
+		return err
 	}
+	l.produced = time.Since(l.start)
 	// Every record produced is committed within a flush or two.
-	for deadline := time.Now().Add(flush + 30*time.Second); seen.total() < n; time.Sleep(freshnessPoll) {
+	wait := l.flush + 30*time.Second
+	for deadline := time.Now().Add(wait); l.seen.total() < l.n; time.Sleep(freshnessPoll) {
 		if time.Now().After(deadline) {
 			_ = stopPolling() // the records missing are the error
-			return result{}, fmt.Errorf("freshness: %d of %d records committed %v after the last was produced",
-				seen.total(), n, flush+30*time.Second)
+			return fmt.Errorf("freshness: %d of %d records committed %v after the last was produced", l.seen.total(), l.n, wait)
 		}
 	}
-	if err := stopPolling(); err != nil {
-		return result{}, err
-	}
-	produced, err := timestamps(ctx, bootstrap, topic)
+	return stopPolling()
+}
+
+// capacityRun measures the records/s one agent commits while the producer
+// writes as fast as it can for d: the capacity of the machine with the
+// producer, the broker and the agent on its cores, which the freshness
+// runs take half of. The rows that read a topic produced beforehand
+// measure the agent alone, with the cores to itself and the broker.
+func capacityRun(ctx context.Context, agentBin, bootstrap string, d time.Duration) (result, error) {
+	l, err := startLive(ctx, agentBin, bootstrap, time.Second)
 	if err != nil {
 		return result{}, err
 	}
-	lat := seen.latencies(produced)
+	defer l.a.stop()
+	log.Printf("capacity: producing as fast as the producer can for %v to %s, read as it is produced", d, l.w.topics[0])
+	if err := l.run(ctx, bootstrap, 0, d); err != nil {
+		return result{}, err
+	}
+	last := l.seen.last()
+	// The agent keeps up when it commits the last record within a flush
+	// or two of its produce: then the producer, not the agent, set the
+	// rate, which the log says.
+	log.Printf("capacity: %d records produced in %v, the last committed %v after", l.n, l.produced.Round(time.Millisecond),
+		last.Sub(l.start.Add(l.produced)).Round(time.Millisecond))
+	secs := last.Sub(l.start).Seconds()
+	r := result{Name: "agent: JSON with schema, read while produced", Records: l.n, Seconds: secs,
+		RecordsPerSec: float64(l.n) / secs, BytesPerSec: float64(l.bytes) / secs, Topics: l.w.topics}
+	r.addUsage(l.a.cmd.Process.Pid)
+	return r, nil
+}
+
+// freshnessRun produces records of about 100 bytes at rate records/s for
+// d to a new topic, read by one agent's continuous pipeline with
+// flush_interval flush, and measures each record's latency (see latency).
+func freshnessRun(ctx context.Context, agentBin, bootstrap string, rate float64, flush time.Duration, d time.Duration) (result, error) {
+	l, err := startLive(ctx, agentBin, bootstrap, flush)
+	if err != nil {
+		return result{}, err
+	}
+	defer l.a.stop()
+	log.Printf("freshness: %.0f records/s for %v to %s, flush_interval %v", rate, d, l.w.topics[0], flush)
+	if err := l.run(ctx, bootstrap, rate, d); err != nil {
+		return result{}, err
+	}
+	produced, err := timestamps(ctx, bootstrap, l.w.topics[0])
+	if err != nil {
+		return result{}, err
+	}
+	n := l.n
+	lat := l.seen.latencies(produced)
 	if int64(len(lat)) != n {
 		return result{}, fmt.Errorf("freshness: %d latencies of %d records", len(lat), n)
 	}
@@ -103,16 +165,21 @@ func freshnessRun(ctx context.Context, agentBin, bootstrap string, rate float64,
 			flush, float64(n)/d.Seconds(), rate)
 	}
 	r := result{Name: fmt.Sprintf("agent: freshness, flush_interval %v", flush), Records: n, Seconds: d.Seconds(),
-		RecordsPerSec: float64(n) / d.Seconds(), BytesPerSec: float64(bytes) / d.Seconds(), Topics: w.topics,
+		RecordsPerSec: float64(n) / d.Seconds(), BytesPerSec: float64(l.bytes) / d.Seconds(), Topics: l.w.topics,
 		Latency: &latency{Flush: flush.String(), Rate: rate, P50: at(0.5), P99: at(0.99), Max: lat[len(lat)-1].Seconds(),
 			Bar: (flush + time.Second).Seconds()}}
-	r.addUsage(a.cmd.Process.Pid)
+	r.addUsage(l.a.cmd.Process.Pid)
 	return r, nil
 }
 
+// flatOutBatch is how many records the producer sends at a time when it
+// produces as fast as it can.
+const flatOutBatch = 100_000
+
 // produceAt produces records of about 100 bytes to topic at rate records/s
-// for d, round robin over its partitions, each stamped with the time it
-// was due, and returns how many it produced and their values' bytes.
+// (0: as fast as the producer can) for d, round robin over its partitions,
+// each stamped with the time it was due (when it was sent, at full speed),
+// and returns how many it produced and their values' bytes.
 func produceAt(ctx context.Context, bootstrap, topic string, rate float64, d time.Duration) (n, bytes int64, err error) {
 	transport := &kafkago.Transport{}
 	defer transport.CloseIdleConnections()
@@ -123,19 +190,30 @@ func produceAt(ctx context.Context, bootstrap, topic string, rate float64, d tim
 	tick := time.NewTicker(freshnessTick)
 	defer tick.Stop()
 	start := time.Now()
-	for now := start; now.Sub(start) < d; now = <-tick.C {
-		last := int64(rate*now.Sub(start).Seconds()) + 1
+	for now := start; now.Sub(start) < d; {
+		last := n + flatOutBatch
+		if rate > 0 {
+			last = int64(rate*now.Sub(start).Seconds()) + 1
+		}
 		msgs := make([]kafkago.Message, 0, last-n)
 		for ; n < last; n++ {
 			v := record(int(n))
 			bytes += int64(len(v))
 			// Stamped with when it was due, so that a producer that falls
 			// behind shows in the latency, as a backlog would.
-			due := start.Add(time.Duration(float64(n) / rate * float64(time.Second)))
+			due := now
+			if rate > 0 {
+				due = start.Add(time.Duration(float64(n) / rate * float64(time.Second)))
+			}
 			msgs = append(msgs, kafkago.Message{Topic: topic, Value: v, Time: due})
 		}
 		if err := write(ctx, w, msgs); err != nil {
 			return 0, 0, err
+		}
+		if rate > 0 {
+			now = <-tick.C
+		} else {
+			now = time.Now()
 		}
 	}
 	return n, bytes, nil
@@ -193,6 +271,19 @@ func (c *commitTimes) saw(ps []spec.PartitionStatus, t time.Time) {
 		}
 		c.sum += p.NextOffset
 	}
+}
+
+// last returns when the committed offsets were last seen to move.
+func (c *commitTimes) last() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var t time.Time
+	for _, seen := range c.first {
+		if len(seen) > 0 && seen[len(seen)-1].at.After(t) {
+			t = seen[len(seen)-1].at
+		}
+	}
+	return t
 }
 
 // total returns the records committed, as last seen.

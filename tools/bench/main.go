@@ -24,8 +24,11 @@
 // agent ingesting each with the schema it fetches from the registry,
 // against the JSON run's records/s;
 //
-// measures freshness (-freshness-time, twice): records of about 100 bytes
-// produced at half the JSON row's records/s, read by a continuous pipeline
+// measures the capacity of an agent reading the 100-byte records while
+// they are produced on the same machine (for a third of -freshness-time,
+// the producer as fast as it can go, flush_interval 1s), and then
+// freshness (-freshness-time, twice): records of about 100 bytes
+// produced at half that capacity, read by a continuous pipeline
 // with flush_interval 1s and then 10s, each record's latency from its
 // produce to the first commit that holds it (as the agent's status reports
 // its committed offsets, polled every 20 ms), p50, p99 and max;
@@ -286,7 +289,8 @@ func main() {
 	flag.StringVar(&o.rebalanceTime, "rebalance-benchtime", "5x", "-benchtime of BenchmarkRebalancePause (agent/internal/membership): "+
 		"how long partitions go without an owner when an agent of three is killed or leaves; \"\" skips it")
 	flag.DurationVar(&o.freshness, "freshness-time", 30*time.Second, "how long each freshness run (flush_interval 1s and 10s) produces "+
-		"records of about 100 bytes at half the JSON row's records/s; 0 skips them")
+		"records of about 100 bytes at half the capacity of an agent reading them as they are produced "+
+		"(measured for a third of it first); 0 skips them")
 	flag.Float64Var(&o.freshnessRate, "freshness-rate", 100_000, "records/s of the freshness runs when -records is 0")
 	flag.StringVar(&o.out, "out", ".bench/results.json", "where to write the JSON results")
 	flag.Parse()
@@ -368,11 +372,18 @@ func run(o options) error {
 		}
 	}
 	if o.freshness > 0 {
-		// At half the capacity of the agent on these records, as the JSON
-		// row measured it.
+		// At half the capacity of the agent on these records while they
+		// are produced on the same machine.
 		rate := o.freshnessRate
 		if jsonRate > 0 {
-			rate = jsonRate / 2
+			r, err := capacityRun(ctx, o.agentBin, o.bootstrap, o.freshness/3)
+			if err != nil {
+				return err
+			}
+			results = append(results, r)
+			rate = r.RecordsPerSec / 2
+			log.Printf("freshness at %.0f records/s, half the capacity read while produced (the JSON row read %.0f records/s produced beforehand)",
+				rate, jsonRate)
 		}
 		for _, flush := range []time.Duration{time.Second, 10 * time.Second} {
 			r, err := freshnessRun(ctx, o.agentBin, o.bootstrap, rate, flush, o.freshness)

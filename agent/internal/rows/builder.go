@@ -61,6 +61,8 @@ type Builder struct {
 // frame is one open struct, list or map.
 type frame struct {
 	n *node
+	// kind is n's, kept here as the hot paths look at it on every value.
+	kind schema.Kind
 	// rep is the repetition level of the first value of each column in the
 	// container; def the definition level of the present container.
 	rep, def uint8
@@ -236,7 +238,7 @@ func (b *Builder) Field(i int) {
 		return
 	}
 	f := b.top()
-	if f == nil || f.n.typ.Kind != schema.Struct {
+	if f == nil || f.kind != schema.Struct {
 		b.fail(errors.New("Field called outside a struct"))
 		return
 	}
@@ -362,7 +364,7 @@ func (b *Builder) BeginStruct() {
 	if !ok {
 		return
 	}
-	f := frame{n: n, rep: rep, def: n.def, field: -1, marks: len(b.marks), set: len(b.set)}
+	f := frame{n: n, kind: schema.Struct, rep: rep, def: n.def, field: -1, marks: len(b.marks), set: len(b.set)}
 	for c := n.lo; c < n.hi; c++ {
 		b.marks = append(b.marks, len(b.cols[c]))
 	}
@@ -374,7 +376,7 @@ func (b *Builder) pushRoot() {
 	for _, c := range b.cols {
 		b.marks = append(b.marks, len(c))
 	}
-	b.push(frame{n: b.plan.root, field: -1, set: len(b.set)})
+	b.push(frame{n: b.plan.root, kind: schema.Struct, field: -1, set: len(b.set)})
 }
 
 // push opens struct frame f, with no field written yet.
@@ -423,7 +425,7 @@ func (b *Builder) endStruct() {
 func (b *Builder) BeginList() {
 	n, rep, _, ok := b.container(schema.Array)
 	if ok {
-		b.stack = append(b.stack, frame{n: n, rep: rep, def: n.def, field: -1})
+		b.stack = append(b.stack, frame{n: n, kind: schema.Array, rep: rep, def: n.def, field: -1})
 	}
 }
 
@@ -439,7 +441,7 @@ func (b *Builder) EndList() {
 func (b *Builder) BeginMap() {
 	n, rep, _, ok := b.container(schema.Map)
 	if ok {
-		b.stack = append(b.stack, frame{n: n, rep: rep, def: n.def, field: -1})
+		b.stack = append(b.stack, frame{n: n, kind: schema.Map, rep: rep, def: n.def, field: -1})
 	}
 }
 
@@ -472,7 +474,7 @@ func (b *Builder) pop(k schema.Kind) (f frame, ok bool) {
 		return f, false
 	}
 	top := b.top()
-	if top == nil || top.n.typ.Kind != k {
+	if top == nil || top.kind != k {
 		b.fail(fmt.Errorf("End of a %s without a matching Begin", kindName(k))) //nolint:staticcheck // End and Begin name the Builder's methods
 		return f, false
 	}
@@ -493,7 +495,7 @@ func (b *Builder) next() (n *node, rep, def uint8, ok bool) {
 		b.fail(errors.New("value written outside a row"))
 		return nil, 0, 0, false
 	}
-	switch f.n.typ.Kind {
+	switch f.kind {
 	case schema.Struct:
 		i := f.field
 		if i < 0 {
