@@ -49,7 +49,7 @@
 // moves past strings without reading them again. The dictionary and the
 // ids depend only on the text's keys in order (its shape), and records of
 // one kind come in a few shapes: the Encoder keeps the dictionaries of up
-// to 64 recent shapes (in at most 256 KiB), so a text of a kept shape
+// to 128 recent shapes (in at most 256 KiB), so a text of a kept shape
 // neither builds nor sorts one. Once its buffers have grown, Encode does
 // not allocate.
 //

@@ -24,7 +24,7 @@ var ErrSyntax = errors.New("invalid JSON for a VARIANT")
 // largest text seen and are kept, so a long-lived Encoder does not allocate
 // once it has warmed up, but for texts of more keys than it keeps from one
 // text to the next (keepOccurrences) and for shapes it has not kept. It
-// keeps the dictionaries of up to 64 recent shapes, in at most 256 KiB.
+// keeps the dictionaries of up to 128 recent shapes, in at most 256 KiB.
 type Encoder struct {
 	in    []byte // the text being encoded, only during Encode
 	pos   int    // next byte of in to read
@@ -41,10 +41,12 @@ type Encoder struct {
 	// shape seen before takes its ids and metadata from there rather than
 	// building and sorting a dictionary. last is the shape used last,
 	// looked at first; shapeBytes is what the shapes hold; use holds the
-	// ids the second pass writes: ids, or a shape's.
+	// ids the second pass writes: ids, or a shape's. tick counts the
+	// texts, so that a set knows which of its shapes was used longest ago.
 	shapes     [shapeSets]shapeSet
 	last       *shape
 	shapeBytes int
+	tick       uint64
 	seed       maphash.Seed
 	seeded     bool
 	use        []int
@@ -86,25 +88,29 @@ type Encoder struct {
 // leaves them to be collected.
 const keepOccurrences = 4096
 
-// shapeSets is how many sets of shapes an Encoder keeps, two in each
-// (shapeSet), and maxShapeBytes how many bytes they may hold in all: a
-// shape of more is not kept.
+// shapeSets is how many sets of shapes an Encoder keeps, shapeWays in
+// each (shapeSet), and maxShapeBytes how many bytes they may hold in all:
+// a shape of more is not kept. Eight ways keep a few dozen shapes from
+// evicting each other however their hashes fall: with two, the 31 shapes
+// of the 1 KB benchmark events met in one set often enough to rebuild a
+// dictionary every few texts, depending on the hash seed.
 const (
-	shapeSets     = 32
+	shapeSets     = 16
+	shapeWays     = 8
 	maxShapeBytes = 256 << 10
 )
 
-// shapeSet holds two recent shapes whose key bytes hash to the set;
-// recent is the one used last, which a new shape does not replace.
-type shapeSet struct {
-	way    [2]shape
-	recent int
-}
+// shapeSet holds recent shapes whose key bytes hash to the set; a new
+// shape replaces the one used longest ago.
+type shapeSet [shapeWays]shape
 
-// shape is the dictionary of one shape, when ok: occ and lens are its key
-// occurrences, as Encoder.occ and Encoder.occLen hold them, ids the id of
-// each occurrence and meta the encoded dictionary.
+// shape is the dictionary of one shape, when ok: hash is the hash of its
+// key bytes, occ and lens are its key occurrences, as Encoder.occ and
+// Encoder.occLen hold them, ids the id of each occurrence and meta the
+// encoded dictionary; used is when it was last used (an Encoder tick).
 type shape struct {
+	hash uint64
+	used uint64
 	occ  []byte
 	lens []int
 	ids  []int
@@ -166,17 +172,19 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 // occ and sets use to the ids of its key occurrences: from the shapes kept
 // when one matches, else from a dictionary built anew and kept.
 func (e *Encoder) dictionaryOf() ([]byte, error) {
+	e.tick++
 	if s := e.last; s != nil && s.holds(e.occ, e.occLen) {
-		e.use = s.ids
+		s.used, e.use = e.tick, s.ids
 		return s.meta, nil
 	}
 	if !e.seeded {
 		e.seed, e.seeded = maphash.MakeSeed(), true
 	}
-	set := &e.shapes[maphash.Bytes(e.seed, e.occ)%shapeSets]
-	for w := range set.way {
-		if s := &set.way[w]; s.holds(e.occ, e.occLen) {
-			set.recent, e.last, e.use = w, s, s.ids
+	hash := maphash.Bytes(e.seed, e.occ)
+	set := &e.shapes[hash%shapeSets]
+	for w := range set {
+		if s := &set[w]; s.hash == hash && s.holds(e.occ, e.occLen) {
+			s.used, e.last, e.use = e.tick, s, s.ids
 			return s.meta, nil
 		}
 	}
@@ -189,17 +197,21 @@ func (e *Encoder) dictionaryOf() ([]byte, error) {
 	}
 	e.use = e.ids
 	if len(e.occLen) <= keepOccurrences {
-		e.keep(set) // a text of more keys is rare, and large to keep
+		e.keep(set, hash) // a text of more keys is rare, and large to keep
 	}
 	return e.metaBuf, nil
 }
 
-// keep stores the dictionary just built, of the shape in occ, in set in
-// place of the shape used less recently, unless that would make the
-// shapes hold more than maxShapeBytes.
-func (e *Encoder) keep(set *shapeSet) {
-	w := 1 - set.recent
-	s := &set.way[w]
+// keep stores the dictionary just built, of the shape in occ whose key
+// bytes hash to hash, in set in place of the shape used longest ago,
+// unless that would make the shapes hold more than maxShapeBytes.
+func (e *Encoder) keep(set *shapeSet, hash uint64) {
+	s := &set[0]
+	for w := range set {
+		if set[w].used < s.used {
+			s = &set[w]
+		}
+	}
 	if e.last == s {
 		e.last = nil
 	}
@@ -219,8 +231,8 @@ func (e *Encoder) keep(set *shapeSet) {
 	s.lens = append(s.lens[:0], e.occLen...)
 	s.meta = append(s.meta[:0], e.metaBuf...)
 	s.ids = append(s.ids[:0], e.ids...)
-	s.ok = true
-	set.recent, e.last = w, s
+	s.hash, s.used, s.ok = hash, e.tick, true
+	e.last = s
 }
 
 // dictionary makes metaBuf the encoded sorted dictionary of the keys of
