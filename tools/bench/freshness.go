@@ -94,8 +94,13 @@ func (l *liveRun) run(ctx context.Context, bootstrap string, rate float64, d tim
 		return err
 	}
 	l.produced = time.Since(l.start)
-	// Every record produced is committed within a flush or two.
+	// Every record produced is committed within a flush or two, when the
+	// agent keeps up; produced as fast as the producer can, it may still
+	// have as long a backlog to read as the producer took.
 	wait := l.flush + 30*time.Second
+	if rate <= 0 {
+		wait += l.produced
+	}
 	for deadline := time.Now().Add(wait); l.seen.total() < l.n; time.Sleep(freshnessPoll) {
 		if time.Now().After(deadline) {
 			_ = stopPolling() // the records missing are the error
@@ -105,11 +110,14 @@ func (l *liveRun) run(ctx context.Context, bootstrap string, rate float64, d tim
 	return stopPolling()
 }
 
-// capacityRun measures the records/s one agent commits while the producer
-// writes as fast as it can for d: the capacity of the machine with the
-// producer, the broker and the agent on its cores, which the freshness
-// runs take half of. The rows that read a topic produced beforehand
-// measure the agent alone, with the cores to itself and the broker.
+// capacityRun measures the records/s of one agent reading while the
+// producer writes as fast as it can for d: the records over the time from
+// the producer's start to the agent's commit of the last of them (which
+// includes the last flush, and the backlog if the agent fell behind). It
+// is the capacity of the machine with the producer, the broker and the
+// agent on its cores, which the freshness runs take half of. The rows that
+// read a topic produced beforehand measure the agent alone, with the cores
+// to itself and the broker.
 func capacityRun(ctx context.Context, agentBin, bootstrap string, d time.Duration) (result, error) {
 	l, err := startLive(ctx, agentBin, bootstrap, time.Second)
 	if err != nil {
@@ -127,6 +135,9 @@ func capacityRun(ctx context.Context, agentBin, bootstrap string, d time.Duratio
 	log.Printf("capacity: %d records produced in %v, the last committed %v after", l.n, l.produced.Round(time.Millisecond),
 		last.Sub(l.start.Add(l.produced)).Round(time.Millisecond))
 	secs := last.Sub(l.start).Seconds()
+	if l.n == 0 || secs <= 0 {
+		return result{}, fmt.Errorf("capacity: %d records committed in %.3f s: nothing to measure (is -freshness-time too short?)", l.n, secs)
+	}
 	r := result{Name: "agent: JSON with schema, read while produced", Records: l.n, Seconds: secs,
 		RecordsPerSec: float64(l.n) / secs, BytesPerSec: float64(l.bytes) / secs, Topics: l.w.topics}
 	r.addUsage(l.a.cmd.Process.Pid)
@@ -178,7 +189,8 @@ const flatOutBatch = 100_000
 
 // produceAt produces records of about 100 bytes to topic at rate records/s
 // (0: as fast as the producer can) for d, round robin over its partitions,
-// each stamped with the time it was due (when it was sent, at full speed),
+// each stamped with the time it was due (at full speed, when its batch of
+// flatOutBatch records began),
 // and returns how many it produced and their values' bytes.
 func produceAt(ctx context.Context, bootstrap, topic string, rate float64, d time.Duration) (n, bytes int64, err error) {
 	transport := &kafkago.Transport{}

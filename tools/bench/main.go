@@ -294,6 +294,9 @@ func main() {
 	flag.Float64Var(&o.freshnessRate, "freshness-rate", 100_000, "records/s of the freshness runs when -records is 0")
 	flag.StringVar(&o.out, "out", ".bench/results.json", "where to write the JSON results")
 	flag.Parse()
+	if o.freshnessRate <= 0 {
+		log.Fatalf("-freshness-rate: %v: the freshness runs need a rate above 0", o.freshnessRate)
+	}
 	if o.compactionRounds < 1 {
 		log.Fatalf("-compaction-rounds: %d: at least one agent must compact", o.compactionRounds)
 	}

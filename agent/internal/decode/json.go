@@ -44,10 +44,10 @@ type jtype struct {
 	// with one comparison instead of a map look-up.
 	names []string
 	// named[i] says names[i] is usable: the name is not declared again.
-	// spelled[i] says, further, that a document spells the name as its
-	// plain bytes between double quotes (it has no quote, backslash,
-	// control character or invalid UTF-8), so that its key can be matched
-	// without scanning it as a string.
+	// spelled[i] says, further, that the name can be matched against a
+	// document's key by its plain bytes between double quotes (it has no
+	// quote, backslash, control character or invalid UTF-8), without
+	// scanning the key as a string.
 	named, spelled []bool
 	// elem of an ARRAY; key and value of a MAP.
 	elem, key, value *jtype

@@ -307,7 +307,8 @@ func checkCorrupt(t *testing.T, cols map[string]string, st Stats, corrupt bool, 
 // spells it: as the field's bytes, which are compared without scanning
 // the string, or escaped, single-quoted, with whitespace around the colon,
 // or as a longer or shorter name, which are scanned and looked up. Fields
-// whose names a document cannot spell plainly are found too.
+// whose names a document cannot spell plainly, and names declared twice,
+// are found too.
 func TestJSONKeys(t *testing.T) {
 	l := jsonValue(null("a", tLong), null("name", tString), null(`q"t`, tLong), null(`b\s`, tLong), null("é", tLong))
 	tests := []struct{ in, want string }{
@@ -331,6 +332,12 @@ func TestJSONKeys(t *testing.T) {
 		if g := strings.Join(got, " "); g != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.in, g, tc.want)
 		}
+	}
+	// A name declared twice finds its last field, even where the first is
+	// the field expected next.
+	dup := jsonValue(null("s", tStruct(null("a", tLong), null("b", tLong), null("a", tString))))
+	if cols, st := decodeRow(t, dup, record.Record{Value: []byte(`{"s":{"a":"x","b":2}}`)}); cols["s"] != `{a=null b=2 a="x"}` || st.Corrupt != 0 {
+		t.Errorf(`a declared twice: s = %s, %d corrupt; want {a=null b=2 a="x"}, none`, cols["s"], st.Corrupt)
 	}
 	// A key spelled plainly but not followed by a colon is malformed.
 	if _, st := decodeRow(t, l, record.Record{Value: []byte(`{"a" 1}`)}); st.Corrupt != 1 {
