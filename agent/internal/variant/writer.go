@@ -24,6 +24,9 @@ type writer struct {
 	// each container's after those of the containers around it.
 	fields []field
 	elems  []int
+	// slots and moved are sortFields' scratch for objects of many fields.
+	slots []int32
+	moved []field
 }
 
 // frame is an open container: where its children start in buf, and where
@@ -164,7 +167,7 @@ func (w *writer) field(id int) {
 func (w *writer) endObject() error {
 	f := w.frames[len(w.frames)-1]
 	fields := w.fields[f.base:]
-	sortFields(fields)
+	w.sortFields(fields)
 	maxID := -1
 	for i := range fields {
 		if fields[i].id == maxID {
@@ -196,12 +199,47 @@ func (w *writer) endObject() error {
 }
 
 // sortFields sorts an object's fields by id: by insertion for the few
-// fields most objects have.
-func sortFields(fields []field) {
-	if len(fields) > 12 {
+// fields most objects have; many fields, whose ids are mostly most of the
+// dictionary's (a record's top-level object), go to a slot per id and are
+// read back in order, and the rest by comparison. A key the object has
+// twice leaves two fields of one id next to each other, as a sort would,
+// for endObject to find.
+func (w *writer) sortFields(fields []field) {
+	if len(fields) <= 12 {
+		insertionSort(fields)
+		return
+	}
+	maxID := 0
+	for i := range fields {
+		maxID = max(maxID, fields[i].id)
+	}
+	if maxID >= 4*len(fields) {
 		slices.SortFunc(fields, func(a, b field) int { return a.id - b.id })
 		return
 	}
+	w.slots = slices.Grow(w.slots[:0], maxID+1)[:maxID+1]
+	for i := range w.slots {
+		w.slots[i] = -1
+	}
+	for i := range fields {
+		if w.slots[fields[i].id] >= 0 {
+			slices.SortFunc(fields, func(a, b field) int { return a.id - b.id })
+			return
+		}
+		w.slots[fields[i].id] = int32(i)
+	}
+	w.moved = append(w.moved[:0], fields...)
+	k := 0
+	for _, i := range w.slots {
+		if i >= 0 {
+			fields[k] = w.moved[i]
+			k++
+		}
+	}
+}
+
+// insertionSort sorts a few fields by id.
+func insertionSort(fields []field) {
 	for i := 1; i < len(fields); i++ {
 		for j := i; j > 0 && fields[j].id < fields[j-1].id; j-- {
 			fields[j], fields[j-1] = fields[j-1], fields[j]

@@ -171,16 +171,27 @@ func TestWriterMatchesBuilder(t *testing.T) {
 	if long == 0 || many == 0 {
 		t.Fatalf("%d values past 64 KiB, %d with over 255 children: the test must have both", long, many)
 	}
-	// A key twice in one object.
-	w.reset()
-	w.beginObject()
-	for _, id := range []int{4, 2, 4} {
-		w.field(id)
-		w.Null()
+	// A key twice in one object: of a few fields, of many whose ids are
+	// most of the dictionary's, and of many with sparse ids.
+	dense := []int{4}
+	for id := range 20 {
+		dense = append(dense, 20-id)
 	}
-	var dup duplicateKeyError
-	if err := w.endObject(); !errors.As(err, &dup) || dup.id != 4 {
-		t.Fatalf("an object with id 4 twice: %v, want the duplicate key 4", err)
+	sparse := slices.Clone(dense)
+	for i := range sparse {
+		sparse[i] *= 100
+	}
+	for _, ids := range [][]int{{4, 2, 4}, dense, sparse} {
+		w.reset()
+		w.beginObject()
+		for _, id := range ids {
+			w.field(id)
+			w.Null()
+		}
+		var dup duplicateKeyError
+		if err := w.endObject(); !errors.As(err, &dup) || dup.id != ids[0] {
+			t.Fatalf("an object with id %d twice (%v): %v, want the duplicate key", ids[0], ids, err)
+		}
 	}
 }
 
