@@ -491,6 +491,12 @@ func (d *jsonDecoder) scalar(t *jtype, depth int) (nonNull, ok bool) {
 		}
 		return d.fit(false)
 	case c == '-' || (c >= '0' && c <= '9'):
+		if isInteger(t.kind) && t.conv == ConvNone {
+			if v, end := shortInt(d.data, d.pos); end > 0 {
+				d.pos = end
+				return d.fit(d.integer(t, v))
+			}
+		}
 		end := numberTokenEnd(d.data, d.pos)
 		if end < 0 {
 			return false, false

@@ -21,21 +21,12 @@ func (d *jsonDecoder) fromNumber(t *jtype, text []byte) bool {
 	}
 	integral := isIntegral(text)
 	switch t.kind {
-	case schema.Byte:
-		return integral && d.int32(parseInt(text, math.MinInt8, math.MaxInt8))
-	case schema.Short:
-		return integral && d.int32(parseInt(text, math.MinInt16, math.MaxInt16))
-	case schema.Int:
-		return integral && d.int32(parseInt(text, math.MinInt32, math.MaxInt32))
-	case schema.Long:
+	case schema.Byte, schema.Short, schema.Int, schema.Long:
 		if !integral {
 			return false
 		}
 		v, ok := parseInt(text, math.MinInt64, math.MaxInt64)
-		if ok {
-			d.b.Int64(v)
-		}
-		return ok
+		return ok && d.integer(t, v)
 	case schema.Float, schema.Double:
 		bitSize := 64
 		if t.kind == schema.Float {
@@ -110,12 +101,32 @@ func (d *jsonDecoder) fromString(t *jtype, s []byte) bool {
 	return false
 }
 
-// int32 writes v when ok.
-func (d *jsonDecoder) int32(v int64, ok bool) bool {
-	if ok {
-		d.b.Int32(int32(v))
+// isInteger reports whether k is one of the integer types.
+func isInteger(k schema.Kind) bool {
+	return k == schema.Byte || k == schema.Short || k == schema.Int || k == schema.Long
+}
+
+// integer writes v as integer type t; false if it is out of t's range.
+func (d *jsonDecoder) integer(t *jtype, v int64) bool {
+	switch t.kind {
+	case schema.Long:
+		d.b.Int64(v)
+		return true
+	case schema.Byte:
+		if v < math.MinInt8 || v > math.MaxInt8 {
+			return false
+		}
+	case schema.Short:
+		if v < math.MinInt16 || v > math.MaxInt16 {
+			return false
+		}
+	default:
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return false
+		}
 	}
-	return ok
+	d.b.Int32(int32(v))
+	return true
 }
 
 // float writes f as a FLOAT or DOUBLE.

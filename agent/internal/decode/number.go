@@ -48,6 +48,30 @@ func parseInt(s []byte, lo, hi int64) (int64, bool) {
 	return v, v >= lo && v <= hi
 }
 
+// shortInt reads the JSON integer at s[i], most integers of real records,
+// in one pass: its value and end, when it has at most 18 digits and no
+// fraction or exponent follows. Otherwise end is 0, and the number is left
+// to numberTokenEnd and parseInt, which read it the same way.
+func shortInt(s []byte, i int) (v int64, end int) {
+	j := i
+	if j < len(s) && s[j] == '-' {
+		j++
+	}
+	start := j
+	for ; j < len(s) && s[j]-'0' <= 9; j++ {
+		v = v*10 + int64(s[j]-'0')
+	}
+	n := j - start
+	if n == 0 || n > 18 || (n > 1 && s[start] == '0') ||
+		(j < len(s) && (s[j] == '.' || s[j] == 'e' || s[j] == 'E')) {
+		return 0, 0
+	}
+	if s[i] == '-' {
+		v = -v
+	}
+	return v, j
+}
+
 // parseFloat parses a JSON number. A magnitude beyond the type's range is
 // ±Inf, as Jackson returns it to Spark.
 func parseFloat(s []byte, bitSize int) (float64, bool) {

@@ -51,3 +51,48 @@ func TestParseFloatMatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+// TestShortIntMatchesTheGeneralPath checks shortInt, which reads most
+// integers in one pass, against the scan and parse it stands in for: where
+// it reads a number, numberTokenEnd ends it at the same byte, the text is
+// integral and parseInt gives the same value; and it leaves alone what it
+// must (fractions, exponents, leading zeros, 19 digits and more).
+func TestShortIntMatchesTheGeneralPath(t *testing.T) {
+	texts := []string{"0", "-0", "7,", "-42}", "123456789012345678", "-123456789012345678]", "1234567890123456789",
+		"00", "-01", "0.5", "1e5", "1E5", "12.0", "-", "-x", "", "9 ", "5\n"}
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		var b []byte
+		if rnd.IntN(3) == 0 {
+			b = append(b, '-')
+		}
+		for range rnd.IntN(21) {
+			b = append(b, byte('0'+rnd.IntN(10)))
+		}
+		b = append(b, ",}] .eE0x"[rnd.IntN(9)])
+		texts = append(texts, string(b))
+	}
+	read := 0
+	for _, s := range texts {
+		v, end := shortInt([]byte(s), 0)
+		if end == 0 {
+			continue
+		}
+		read++
+		want := numberTokenEnd([]byte(s), 0)
+		if end != want || !isIntegral([]byte(s[:end])) {
+			t.Fatalf("shortInt(%q) ends at %d; numberTokenEnd at %d", s, end, want)
+		}
+		if w, ok := parseInt([]byte(s[:end]), math.MinInt64, math.MaxInt64); !ok || w != v {
+			t.Fatalf("shortInt(%q) = %d; parseInt: %d, %v", s, v, w, ok)
+		}
+	}
+	for _, s := range []string{"00", "-01", "0.5", "1e5", "1E5", "12.0", "1234567890123456789", "-"} {
+		if _, end := shortInt([]byte(s), 0); end != 0 {
+			t.Errorf("shortInt(%q) read it; the general path must", s)
+		}
+	}
+	if read < len(texts)/4 {
+		t.Fatalf("shortInt read %d of %d texts: the test must exercise it", read, len(texts))
+	}
+}
