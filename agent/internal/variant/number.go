@@ -80,13 +80,17 @@ func (e *Encoder) number() error {
 	return nil
 }
 
-// digits moves past a run of decimal digits and returns its length.
+// digits moves past a run of decimal digits and returns its length. The
+// loop runs on locals: on the Encoder's fields, each digit would load and
+// store them again.
 func (e *Encoder) digits() int {
-	start := e.pos
-	for e.pos < len(e.in) && isDigit(e.in[e.pos]) {
-		e.pos++
+	in, i := e.in, e.pos
+	for i < len(in) && isDigit(in[i]) {
+		i++
 	}
-	return e.pos - start
+	n := i - e.pos
+	e.pos = i
+	return n
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
