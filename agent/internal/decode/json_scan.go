@@ -38,8 +38,9 @@ func (sc *jsonScanner) isQuote(c byte) bool {
 	return c == '"' || (c == '\'' && sc.singleQuotes)
 }
 
-// ws skips JSON whitespace. Every whitespace byte is at most a space, so
-// one comparison passes over the usual next byte, a token's.
+// ws skips JSON whitespace. Every whitespace byte is at most a space, so a
+// token's first byte, the usual next byte, ends the loop after one
+// comparison.
 func (sc *jsonScanner) ws() {
 	for sc.pos < len(sc.data) && sc.data[sc.pos] <= ' ' {
 		switch sc.data[sc.pos] {

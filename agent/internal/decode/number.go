@@ -49,9 +49,11 @@ func parseInt(s []byte, lo, hi int64) (int64, bool) {
 }
 
 // shortInt reads the JSON integer at s[i], most integers of real records,
-// in one pass: its value and end, when it has at most 18 digits and no
-// fraction or exponent follows. Otherwise end is 0, and the number is left
-// to numberTokenEnd and parseInt, which read it the same way.
+// in one pass: its value and end, when it has 1 to 18 digits, no leading
+// zero and no fraction or exponent after them (what follows otherwise is
+// the next token's, as for numberEnd). Otherwise end is 0, and the number
+// is left to numberTokenEnd and parseInt ("-", "0123" and 19 digits are
+// theirs to refuse or read).
 func shortInt(s []byte, i int) (v int64, end int) {
 	j := i
 	if j < len(s) && s[j] == '-' {

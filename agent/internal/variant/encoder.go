@@ -161,6 +161,7 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 		// A text of very many keys (a large array of objects): the next
 		// text has no use for this one's buffers.
 		e.occ, e.occLen, e.first, e.ids, e.use = nil, nil, nil, nil, nil
+		e.b.fields, e.b.slots, e.b.moved = nil, nil, nil
 	}
 	if len(e.ends) > keepOccurrences {
 		e.ends = nil // the string ends of such a text, likewise

@@ -199,11 +199,11 @@ func (w *writer) endObject() error {
 }
 
 // sortFields sorts an object's fields by id: by insertion for the few
-// fields most objects have; many fields, whose ids are mostly most of the
-// dictionary's (a record's top-level object), go to a slot per id and are
-// read back in order, and the rest by comparison. A key the object has
-// twice leaves two fields of one id next to each other, as a sort would,
-// for endObject to find.
+// fields most objects have. More fields whose largest id is below four
+// times their count (a record's top-level object, say) go into a slot per
+// id and are read back in id order; other large objects are sorted by
+// comparison. A key the object has twice falls back to the sort, which
+// puts the two equal ids next to each other for endObject to report.
 func (w *writer) sortFields(fields []field) {
 	if len(fields) <= 12 {
 		insertionSort(fields)

@@ -171,8 +171,8 @@ func TestWriterMatchesBuilder(t *testing.T) {
 	if long == 0 || many == 0 {
 		t.Fatalf("%d values past 64 KiB, %d with over 255 children: the test must have both", long, many)
 	}
-	// A key twice in one object: of a few fields, of many whose ids are
-	// most of the dictionary's, and of many with sparse ids.
+	// A key twice in one object: of a few fields, of many whose largest id
+	// is below four times their count, and of many with sparse ids.
 	dense := []int{4}
 	for id := range 20 {
 		dense = append(dense, 20-id)
