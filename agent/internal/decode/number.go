@@ -94,44 +94,18 @@ func parseFloat(s []byte, bitSize int) (float64, bool) {
 // strconv takes too, after a slower scan of the text). ok is false for
 // other numbers, which strconv parses.
 func exactFloat(s []byte, bitSize int) (f float64, ok bool) {
-	i, neg := 0, len(s) > 0 && s[0] == '-'
-	if neg {
-		i++
+	neg, intPart, fracPart, exp, ok := numberParts(s)
+	if !ok || len(intPart)+len(fracPart) > 19 {
+		return 0, false // not a number, or m could overflow
 	}
 	var m uint64
-	digits, exp := 0, 0
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		m = m*10 + uint64(s[i]-'0')
-		digits++
+	for _, c := range intPart {
+		m = m*10 + uint64(c-'0')
 	}
-	if i < len(s) && s[i] == '.' {
-		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			m = m*10 + uint64(s[i]-'0')
-			digits++
-			exp--
-		}
+	for _, c := range fracPart {
+		m = m*10 + uint64(c-'0')
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		eneg := i < len(s) && s[i] == '-'
-		if i < len(s) && (s[i] == '-' || s[i] == '+') {
-			i++
-		}
-		e, start := 0, i
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && e < 1000; i++ {
-			e = e*10 + int(s[i]-'0')
-		}
-		if i == start {
-			return 0, false
-		}
-		if eneg {
-			e = -e
-		}
-		exp += e
-	}
-	if i != len(s) || digits == 0 || digits > 19 {
-		return 0, false // not all read, or m may have overflowed
-	}
+	exp -= len(fracPart)
 	if bitSize == 32 {
 		if m>>24 != 0 || exp < -10 || exp > 10 {
 			return 0, false
@@ -241,12 +215,12 @@ var pow10 = func() (p [39]uint128) {
 // every DECIMAL anyway, and the bound keeps the arithmetic from wrapping.
 const maxExponent = 100_000
 
-// parseDecimal parses decimal text as Java's BigDecimal does
-// ([+-]?digits[.digits][(e|E)[+-]?digits], at least one mantissa digit) and
-// returns its value scaled to scale and rounded HALF_UP: the magnitude of
-// the unscaled value and its sign. ok is false when the text is not a number
-// or the value needs more than precision digits.
-func parseDecimal(s []byte, precision, scale int) (u uint128, neg, ok bool) {
+// numberParts splits decimal text ([+-]?digits[.digits][(e|E)[+-]?digits],
+// at least one digit before the exponent) into its sign, the digits before
+// and after the point and the exponent, bounded by maxExponent; ok is
+// false for other text. parseDecimal and exactFloat read numbers through
+// it.
+func numberParts(s []byte) (neg bool, intPart, fracPart []byte, exp int, ok bool) {
 	i := 0
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
 		neg = s[i] == '-'
@@ -256,8 +230,7 @@ func parseDecimal(s []byte, precision, scale int) (u uint128, neg, ok bool) {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	intPart := s[intStart:i]
-	var fracPart []byte
+	intPart = s[intStart:i]
 	if i < len(s) && s[i] == '.' {
 		i++
 		fs := i
@@ -267,9 +240,8 @@ func parseDecimal(s []byte, precision, scale int) (u uint128, neg, ok bool) {
 		fracPart = s[fs:i]
 	}
 	if len(intPart)+len(fracPart) == 0 {
-		return u, false, false
+		return false, nil, nil, 0, false
 	}
-	exp := 0
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
 		eneg := false
@@ -285,13 +257,26 @@ func parseDecimal(s []byte, precision, scale int) (u uint128, neg, ok bool) {
 			i++
 		}
 		if i == es {
-			return u, false, false
+			return false, nil, nil, 0, false
 		}
 		if eneg {
 			exp = -exp
 		}
 	}
 	if i != len(s) {
+		return false, nil, nil, 0, false
+	}
+	return neg, intPart, fracPart, exp, true
+}
+
+// parseDecimal parses decimal text as Java's BigDecimal does
+// ([+-]?digits[.digits][(e|E)[+-]?digits], at least one mantissa digit) and
+// returns its value scaled to scale and rounded HALF_UP: the magnitude of
+// the unscaled value and its sign. ok is false when the text is not a number
+// or the value needs more than precision digits.
+func parseDecimal(s []byte, precision, scale int) (u uint128, neg, ok bool) {
+	neg, intPart, fracPart, exp, ok := numberParts(s)
+	if !ok {
 		return u, false, false
 	}
 	// The value is digits(intPart ++ fracPart) * 10^(exp - len(fracPart));
