@@ -111,8 +111,10 @@ type Sink struct {
 	// columns, or a chunk decoded before one), written with the columns
 	// their rows have. The next flush commits them with the open file and
 	// the current columns, in one commit: Delta reads a column a file
-	// lacks as nulls, and a narrower type as its widened one.
-	closed []table.AddFile
+	// lacks as nulls, and a narrower type as its widened one. They are
+	// sealed (see [table.FileWriter.Seal]): their uploads finish while the
+	// sink writes on, and the flush waits for them.
+	closed []*table.SealedFile
 
 	// files are the open data files, written with the table's current
 	// columns (schema version version): one per partition value, keyed
@@ -283,6 +285,12 @@ func (s *Sink) Close() {
 			delete(set, k)
 		}
 	}
+	// The closed files are left to garbage collection, once their
+	// uploads no longer use the table's store.
+	for _, sf := range s.closed {
+		_, _ = sf.Wait()
+	}
+	s.closed = nil
 	if s.decoders != nil {
 		s.decoders.Close()
 	}
@@ -458,17 +466,33 @@ func (s *Sink) writeFile(set map[string]*table.FileWriter, key string, values []
 	return nil
 }
 
-// closeFile finishes the open file of set under key and keeps it in
-// closed for the next flush.
+// closeFile seals the open file of set under key and keeps it in closed
+// for the next flush.
 func (s *Sink) closeFile(set map[string]*table.FileWriter, key string) error {
-	add, err := set[key].Close()
+	sf, err := set[key].Seal()
 	delete(set, key)
-	s.mem.Set(s.Buffered())
 	if err != nil {
+		s.mem.Set(s.Buffered())
 		return fmt.Errorf("finish data file: %w", err)
 	}
-	s.closed = append(s.closed, add)
+	s.closed = append(s.closed, sf)
+	s.mem.Set(s.Buffered())
 	return nil
+}
+
+// durable waits until every closed file is durable and returns their
+// add actions, in the order they were closed.
+func (s *Sink) durable() ([]table.AddFile, error) {
+	adds := make([]table.AddFile, 0, len(s.closed))
+	var first error
+	for _, sf := range s.closed {
+		add, err := sf.Wait()
+		if err != nil && first == nil {
+			first = fmt.Errorf("finish data file: %w", err)
+		}
+		adds = append(adds, add)
+	}
+	return adds, first
 }
 
 // closeFiles closes every file of set, in the order of their keys.
@@ -648,13 +672,17 @@ func (s *Sink) Empty() bool {
 	return len(s.files) == 0 && len(s.olders) == 0 && len(s.pending) == 0 && len(s.closed) == 0
 }
 
-// Buffered is the memory the open files hold, 0 with none open.
+// Buffered is the memory the open files hold, and the closed ones until
+// their uploads complete; 0 with none.
 func (s *Sink) Buffered() int64 {
 	var n int64
 	for _, set := range []map[string]*table.FileWriter{s.files, s.olders} {
 		for _, f := range set {
 			n += f.Buffered()
 		}
+	}
+	for _, sf := range s.closed {
+		n += sf.Held()
 	}
 	return n
 }
@@ -681,7 +709,11 @@ func (s *Sink) Flush(_ context.Context) error {
 			return err
 		}
 	}
-	c := table.Commit{Txns: map[string]int64{}, Epochs: map[string]int32{}, From: map[string]int64{}, Schema: s.columns, Files: s.closed,
+	files, err := s.durable()
+	if err != nil {
+		return err
+	}
+	c := table.Commit{Txns: map[string]int64{}, Epochs: map[string]int32{}, From: map[string]int64{}, Schema: s.columns, Files: files,
 		AllowTypeWidening: s.widening(), Partitioning: &s.partitioning}
 	for tp, next := range s.pending {
 		id := AppID(tp)

@@ -279,34 +279,81 @@ func (c counter) Write(p []byte) (int, error) {
 // not part of the table until a [Table.Commit] adds the returned AddFile.
 // After an error the file is removed.
 func (fw *FileWriter) Close() (AddFile, error) {
-	if err := fw.usable(); err != nil {
-		fw.Abort()
+	sf, err := fw.Seal()
+	if err != nil {
 		return AddFile{}, err
 	}
-	add, err := fw.finish()
-	if err != nil {
-		fw.Abort()
-		return AddFile{}, fmt.Errorf("closing %s: %w", fw.name, err)
-	}
-	fw.done = true
-	return add, nil
+	return sf.Wait()
 }
 
-func (fw *FileWriter) finish() (AddFile, error) {
+// Seal is [FileWriter.Close] that does not wait for the store: it writes
+// the file's last row group and footer, and the rest (the upload's last
+// part and its completion, or the fsyncs and the move into the table
+// folder) goes on, on a goroutine of its own, while the caller writes the
+// next file. [SealedFile.Wait] returns the file's AddFile once it is
+// durable. The FileWriter takes nothing more after Seal.
+func (fw *FileWriter) Seal() (*SealedFile, error) {
+	if err := fw.usable(); err != nil {
+		fw.Abort()
+		return nil, err
+	}
 	if err := fw.w.Close(); err != nil {
-		return AddFile{}, err
+		fw.Abort()
+		return nil, fmt.Errorf("closing %s: %w", fw.name, err)
 	}
 	stats, err := fileStatistics(fw.w.Schema(), fw.w.File().Metadata())
 	if err != nil {
-		return AddFile{}, fmt.Errorf("file statistics: %w", err)
+		fw.Abort()
+		return nil, fmt.Errorf("closing %s: file statistics: %w", fw.name, err)
 	}
-	fi, err := fw.out.Commit()
-	if err != nil {
-		return AddFile{}, err
+	fw.done = true
+	sf := &SealedFile{held: fw.out.Held(), done: make(chan struct{})}
+	add := AddFile{Path: fw.name, NumRecords: fw.rows, Stats: stats, PartitionValues: fw.partition}
+	t, out, tmp := fw.t, fw.out, fw.tmp
+	go func() {
+		defer close(sf.done)
+		fi, err := out.Commit()
+		t.unpend(tmp)
+		if err != nil {
+			out.Abort()
+			t.unpend(add.Path)
+			sf.err = fmt.Errorf("closing %s: %w", add.Path, err)
+			return
+		}
+		add.Size, add.ModificationTime = fi.Size, fi.ModTime
+		sf.add = add
+	}()
+	return sf, nil
+}
+
+// SealedFile is a data file [FileWriter.Seal] finished writing, on its way
+// to being durable in the store.
+type SealedFile struct {
+	// held is what the store's writer held in memory when the file was
+	// sealed (an upload's buffers), until it is durable.
+	held int64
+	done chan struct{}
+	add  AddFile
+	err  error
+}
+
+// Wait waits until the file is durable under its final name and returns
+// its AddFile; after an error the file is removed. Wait may be called
+// more than once, from any goroutine.
+func (sf *SealedFile) Wait() (AddFile, error) {
+	<-sf.done
+	return sf.add, sf.err
+}
+
+// Held returns an estimate of the bytes the file still holds in memory:
+// those of its upload until it completes, 0 afterwards.
+func (sf *SealedFile) Held() int64 {
+	select {
+	case <-sf.done:
+		return 0
+	default:
+		return sf.held
 	}
-	fw.t.unpend(fw.tmp)
-	return AddFile{Path: fw.name, Size: fi.Size, ModificationTime: fi.ModTime, NumRecords: fw.rows, Stats: stats,
-		PartitionValues: fw.partition}, nil
 }
 
 // Abort discards the file. It may be called at any time, also after Close
