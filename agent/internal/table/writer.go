@@ -36,6 +36,13 @@ type AddFile struct {
 	PartitionValues map[string]string
 }
 
+// dictionaryMaxBytes bounds the dictionary of a dictionary-encoded column
+// (a VARIANT's metadata): past it, the rest of the row group's pages of
+// the column are written PLAIN, as parquet-mr does past its default
+// dictionary page size of 1 MiB, so that values that rarely repeat do not
+// grow a dictionary as large as the values themselves.
+const dictionaryMaxBytes = 1 << 20
+
 // FileWriter streams rows into one new data file, a batch of rows at a time,
 // column by column: each column's values go straight to parquet-go's writer
 // of that column. Rows are buffered in memory for at most
@@ -111,7 +118,7 @@ func (t *Table) NewPartitionFile(ps *parquet.Schema, values []PartitionValue) (*
 		}
 	}
 	fw.tmp = storage.TempName(fw.name)
-	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec))
+	cfg, err := parquet.NewWriterConfig(ps, parquet.Compression(codec), parquet.DictionaryMaxBytes(dictionaryMaxBytes))
 	if err != nil {
 		t.mu.Unlock()
 		return nil, fmt.Errorf("new data file: %w", err)

@@ -14,7 +14,8 @@ wrote, as a user would between agent runs, and report what it sees.
 
 Each prints one JSON object (stats: a list, one per file, of the flattened
 columns: "min.s.a", "null_count.id", ...; timestamps as ISO 8601 with
-milliseconds, dates as yyyy-mm-dd and decimals as strings).
+milliseconds, dates as yyyy-mm-dd, decimals as strings, binaries as hex
+and structs as objects).
 """
 import datetime
 import decimal
@@ -54,6 +55,10 @@ def plain(v):
         return v.isoformat()
     if isinstance(v, decimal.Decimal):
         return str(v)
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, dict):
+        return {k: plain(x) for k, x in v.items()}
     return v
 
 
