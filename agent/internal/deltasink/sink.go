@@ -699,8 +699,13 @@ func (s *Sink) Full() bool {
 	return false
 }
 
-// Flush closes the open file and commits it with the buffered offsets.
+// Flush closes the open file, waits until it and the files closed before
+// it are durable, and commits them with the buffered offsets. Whatever it
+// returns, the memory budget then holds what the sink still buffers: the
+// sealed files' uploads counted until they completed, and a flush the
+// budget asked for is answered.
 func (s *Sink) Flush(_ context.Context) error {
+	defer func() { s.mem.Set(s.Buffered()) }()
 	if s.Empty() {
 		return nil
 	}

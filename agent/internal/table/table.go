@@ -258,7 +258,8 @@ func CheckWritable(location string) error {
 // Close releases the table's lock and its store's connections. Afterwards
 // [Table.NewFile], [Table.Commit], [Table.CollectGarbage] and
 // [Table.Vacuum] fail and [Table.Snapshot] still works; finish or abort
-// every [FileWriter], and let a running Vacuum return, first.
+// every [FileWriter], wait for every [SealedFile], and let a running
+// Vacuum return, first.
 // Close may be called more than once.
 func (t *Table) Close() error {
 	t.mu.Lock()

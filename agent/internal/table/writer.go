@@ -298,7 +298,8 @@ func (fw *FileWriter) Close() (AddFile, error) {
 // part and its completion, or the fsyncs and the move into the table
 // folder) goes on, on a goroutine of its own, while the caller writes the
 // next file. [SealedFile.Wait] returns the file's AddFile once it is
-// durable. The FileWriter takes nothing more after Seal.
+// durable; wait for it before [Table.Close], which closes the store the
+// file is finishing in. The FileWriter takes nothing more after Seal.
 func (fw *FileWriter) Seal() (*SealedFile, error) {
 	if err := fw.usable(); err != nil {
 		fw.Abort()
