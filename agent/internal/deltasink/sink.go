@@ -138,9 +138,10 @@ type Sink struct {
 	// every commit states (see [table.Commit.Partitioning]).
 	part         *partitioner
 	partitioning table.Partitioning
-	// mem holds the open files' buffers in the memory budget, which asks
-	// through it for a flush when the file is the biggest and the budget
-	// is full.
+	// mem holds the open files' buffers in the memory budget, and the
+	// uploads of the closed ones until they complete; the budget asks
+	// through it for a flush when the sink is the biggest holder and the
+	// budget is full.
 	mem     *memory.Account
 	corrupt int64
 	// filtered counts the records since the last commit that gave no row
@@ -261,8 +262,10 @@ func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 	return s
 }
 
-// Close drops the open files, if any (their rows are read again), and
-// gives their memory back.
+// Close drops the open files, if any (their rows are read again), waits
+// up to 30 seconds for the closed ones still finishing in the store
+// (uncommitted, they are left to garbage collection), and gives their
+// memory back.
 func (s *Sink) Close() {
 	if s.reg != nil {
 		s.reg.Stop()
@@ -286,9 +289,18 @@ func (s *Sink) Close() {
 		}
 	}
 	// The closed files are left to garbage collection, once their
-	// uploads no longer use the table's store.
+	// uploads no longer use the table's store. A store that stopped
+	// answering does not hold the stop longer than a final flush would.
+	bound := time.NewTimer(finalFlushTime)
+	defer bound.Stop()
+wait:
 	for _, sf := range s.closed {
-		_, _ = sf.Wait()
+		select {
+		case <-sf.Done():
+		case <-bound.C:
+			s.log.Warn("stopped before the store finished the closed data files", "after", finalFlushTime)
+			break wait
+		}
 	}
 	s.closed = nil
 	if s.decoders != nil {
@@ -480,13 +492,13 @@ func (s *Sink) closeFile(set map[string]*table.FileWriter, key string) error {
 	return nil
 }
 
-// durable waits until every closed file is durable and returns their
-// add actions, in the order they were closed.
-func (s *Sink) durable() ([]table.AddFile, error) {
+// durable waits until every closed file is durable, or ctx ends, and
+// returns their add actions, in the order they were closed.
+func (s *Sink) durable(ctx context.Context) ([]table.AddFile, error) {
 	adds := make([]table.AddFile, 0, len(s.closed))
 	var first error
 	for _, sf := range s.closed {
-		add, err := sf.Wait()
+		add, err := sf.Wait(ctx)
 		if err != nil && first == nil {
 			first = fmt.Errorf("finish data file: %w", err)
 		}
@@ -611,7 +623,8 @@ func (s *Sink) Decoders() *ingest.DecoderPool { return s.decoders }
 // file is the biggest: its runner then flushes it.
 func (s *Sink) FlushAsked() <-chan struct{} { return s.mem.Flush() }
 
-// TrackMemory sets what the open file buffers in the memory budget. A
+// TrackMemory sets what the sink buffers (see [Sink.Buffered]) in the
+// memory budget. A
 // runner calls it after [Sink.Add], once it released the chunk's batch, so
 // that the budget never counts the same rows twice, fetched and buffered.
 func (s *Sink) TrackMemory() { s.mem.Set(s.Buffered()) }
@@ -700,11 +713,14 @@ func (s *Sink) Full() bool {
 }
 
 // Flush closes the open file, waits until it and the files closed before
-// it are durable, and commits them with the buffered offsets. Whatever it
+// it are durable, and commits them with the buffered offsets. When ctx
+// ends during the wait, Flush returns its error and commits nothing: the
+// files stay closed for a later flush, or for garbage collection once the
+// sink closes. Whatever it
 // returns, the memory budget then holds what the sink still buffers: the
 // sealed files' uploads counted until they completed, and a flush the
 // budget asked for is answered.
-func (s *Sink) Flush(_ context.Context) error {
+func (s *Sink) Flush(ctx context.Context) error {
 	defer func() { s.mem.Set(s.Buffered()) }()
 	if s.Empty() {
 		return nil
@@ -714,7 +730,7 @@ func (s *Sink) Flush(_ context.Context) error {
 			return err
 		}
 	}
-	files, err := s.durable()
+	files, err := s.durable(ctx)
 	if err != nil {
 		return err
 	}
@@ -861,10 +877,14 @@ func AppID(tp kafka.TopicPartition) string {
 // topic the table reads.
 func TopicIDKey(topic string) string { return "tributary.topicId." + topic }
 
+// finalFlushTime bounds the last flush before a loop returns, and the
+// wait of a stopping sink for its closed files.
+const finalFlushTime = 30 * time.Second
+
 // FinalFlush runs flush, the last before a loop returns, on a context of
 // its own (the loop's may be done), bounded to 30 seconds.
 func FinalFlush(flush func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), finalFlushTime)
 	defer cancel()
 	return flush(ctx)
 }

@@ -3,7 +3,8 @@
 // tools/gcs.sh and the Azure Blob Storage emulator of tools/azure.sh, each
 // configured by the client settings its script prints plus the bucket (or
 // container) to use. tools/test.sh sets them for the table and end-to-end
-// tests.
+// tests. Its [HeldStore], in memory, holds uploads until a test lets them
+// complete.
 package objstoretest
 
 import (
@@ -80,4 +81,43 @@ func ForEachStore(t *testing.T, test func(t *testing.T, s storage.Store)) {
 			test(t, s)
 		})
 	}
+}
+
+// HeldStore is a store whose written objects become durable only when the
+// test says: each [storage.Writer.Commit] waits until Release is closed,
+// then fails with Fail when it is set. Tests use it to catch an upload
+// still in flight.
+type HeldStore struct {
+	storage.Store
+	Release chan struct{}
+	Fail    error
+}
+
+// NewHeldStore returns a [HeldStore] on a new in-memory bucket, holding
+// every upload until Release is closed.
+func NewHeldStore() *HeldStore {
+	return &HeldStore{Store: storage.FromBucket(memblob.OpenBucket(nil), "mem://held"), Release: make(chan struct{})}
+}
+
+// Create starts writing object name, whose Commit waits for s.Release.
+func (s *HeldStore) Create(name string) (storage.Writer, error) {
+	w, err := s.Store.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return &heldWriter{Writer: w, s: s}, nil
+}
+
+type heldWriter struct {
+	storage.Writer
+	s *HeldStore
+}
+
+func (w *heldWriter) Commit() (storage.Entry, error) {
+	<-w.s.Release
+	if w.s.Fail != nil {
+		w.Abort()
+		return storage.Entry{}, w.s.Fail
+	}
+	return w.Writer.Commit()
 }

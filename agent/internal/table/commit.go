@@ -29,7 +29,8 @@ type Commit struct {
 	// the field's delta.typeChanges metadata; files written before keep
 	// their narrower types, which readers widen.
 	AllowTypeWidening bool
-	// Files are the data files to add, as returned by [FileWriter.Close].
+	// Files are the data files to add, as returned by [FileWriter.Close] or
+	// [SealedFile.Wait].
 	Files []AddFile
 	// Txns maps each application id ("<topic>/<partition>") to the
 	// next offset to read from that partition.

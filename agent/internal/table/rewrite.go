@@ -61,7 +61,8 @@ type Rewrite struct {
 	// Removes are the paths of the live files whose rows the new files hold.
 	// They must all have the same partition values.
 	Removes []string
-	// Adds are the new files, as returned by [FileWriter.Close]; they get
+	// Adds are the new files, as returned by [FileWriter.Close] or
+	// [SealedFile.Wait]; they get
 	// the partition values of the removed files.
 	Adds []AddFile
 }

@@ -1,47 +1,16 @@
 package table
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"gocloud.dev/blob/memblob"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/objstoretest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 )
-
-// heldStore is a store whose data files become durable only when the test
-// says: each Commit of a created object waits for release, then fails with
-// fail when set.
-type heldStore struct {
-	storage.Store
-	release chan struct{}
-	fail    error
-}
-
-func (s *heldStore) Create(name string) (storage.Writer, error) {
-	w, err := s.Store.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	return &heldWriter{Writer: w, s: s}, nil
-}
-
-type heldWriter struct {
-	storage.Writer
-	s *heldStore
-}
-
-func (w *heldWriter) Commit() (storage.Entry, error) {
-	<-w.s.release
-	if w.s.fail != nil {
-		w.Abort()
-		return storage.Entry{}, w.s.fail
-	}
-	return w.Writer.Commit()
-}
 
 // TestSealDoesNotWaitForTheStore seals a data file whose store has not
 // made it durable yet: Seal returns, the table can start the next file,
@@ -52,7 +21,8 @@ func TestSealDoesNotWaitForTheStore(t *testing.T) {
 	ps := parquet.NewSchema("spark_schema", parquet.Group{"id": parquet.Optional(parquet.Int(64))})
 	columns := []schema.Field{{Name: "id", Type: &schema.Type{Kind: schema.Long}, Nullable: true}}
 	for _, fail := range []error{nil, errors.New("the store went away")} {
-		s := &heldStore{Store: storage.FromBucket(memblob.OpenBucket(nil), "mem://t"), release: make(chan struct{}), fail: fail}
+		s := objstoretest.NewHeldStore()
+		s.Fail = fail
 		opts, _ := Options{}.withDefaults()
 		tb, err := openIn(s, opts, true)
 		if err != nil {
@@ -93,8 +63,15 @@ func TestSealDoesNotWaitForTheStore(t *testing.T) {
 			t.Fatal("the sealed file was done before the store made it durable")
 		default:
 		}
-		close(s.release)
-		add, err := sf.Wait()
+		short, stop := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		if _, err := sf.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Wait() on a context that ends before the store = %v, want its deadline", err)
+		}
+		stop()
+		close(s.Release)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		add, err := sf.Wait(ctx)
+		cancel()
 		if fail != nil {
 			if !errors.Is(err, fail) {
 				t.Errorf("Wait() error = %v, want %v", err, fail)

@@ -162,6 +162,18 @@ func Open(location string, opts Options) (*Table, error) {
 	return open(location, opts, true)
 }
 
+// OpenStore is [Open] on store s, which the Table takes: [Table.Close]
+// closes it, as a failed OpenStore does. [Options.FileMode] does not apply:
+// s was opened with its own.
+func OpenStore(s storage.Store, opts Options) (*Table, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("table options: %w", err)
+	}
+	return openIn(s, opts, true)
+}
+
 // open is Open, taking the folder's lock only when lock is true.
 func open(location string, opts Options, lock bool) (*Table, error) {
 	opts, err := opts.withDefaults()

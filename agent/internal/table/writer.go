@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -76,7 +77,8 @@ type FileWriter struct {
 
 // NewFile starts a data file with Parquet schema ps, one [rows.Schema]
 // returned for the table's columns (on local disk, under _tmp/). The
-// caller must end it with [FileWriter.Close] or [FileWriter.Abort].
+// caller must end it with [FileWriter.Close], [FileWriter.Seal] or
+// [FileWriter.Abort].
 //
 // In a table with column mapping, or when ps has a name that needs it (see
 // [Commit.Schema]), the file stores every struct field under its physical
@@ -144,8 +146,8 @@ func (t *Table) NewPartitionFile(ps *parquet.Schema, values []PartitionValue) (*
 	return fw, nil
 }
 
-// Name returns the name the file will have in the table folder; until
-// Close it is written as _tmp/<Name>.tmp.
+// Name returns the name the file will have in the table folder; until it
+// is durable (see [FileWriter.Close]) it is written as _tmp/<Name>.tmp.
 func (fw *FileWriter) Name() string { return fw.name }
 
 // WriteColumns appends a batch of rows given column by column: cols[c] holds
@@ -290,7 +292,8 @@ func (fw *FileWriter) Close() (AddFile, error) {
 	if err != nil {
 		return AddFile{}, err
 	}
-	return sf.Wait()
+	<-sf.Done()
+	return sf.add, sf.err
 }
 
 // Seal is [FileWriter.Close] that does not wait for the store: it writes
@@ -315,7 +318,7 @@ func (fw *FileWriter) Seal() (*SealedFile, error) {
 		return nil, fmt.Errorf("closing %s: file statistics: %w", fw.name, err)
 	}
 	fw.done = true
-	sf := &SealedFile{held: fw.out.Held(), done: make(chan struct{})}
+	sf := &SealedFile{name: fw.name, held: fw.out.Held(), done: make(chan struct{})}
 	add := AddFile{Path: fw.name, NumRecords: fw.rows, Stats: stats, PartitionValues: fw.partition}
 	t, out, tmp := fw.t, fw.out, fw.tmp
 	go func() {
@@ -337,6 +340,7 @@ func (fw *FileWriter) Seal() (*SealedFile, error) {
 // SealedFile is a data file [FileWriter.Seal] finished writing, on its way
 // to being durable in the store.
 type SealedFile struct {
+	name string
 	// held is what the store's writer held in memory when the file was
 	// sealed (an upload's buffers), until it is durable.
 	held int64
@@ -346,12 +350,21 @@ type SealedFile struct {
 }
 
 // Wait waits until the file is durable under its final name and returns
-// its AddFile; after an error the file is removed. Wait may be called
-// more than once, from any goroutine.
-func (sf *SealedFile) Wait() (AddFile, error) {
-	<-sf.done
-	return sf.add, sf.err
+// its AddFile; after an error the file is removed. When ctx ends first, it
+// returns ctx's error and the file goes on finishing: a later Wait gets
+// its outcome. Wait may be called more than once, from any goroutine.
+func (sf *SealedFile) Wait(ctx context.Context) (AddFile, error) {
+	select {
+	case <-sf.done:
+		return sf.add, sf.err
+	case <-ctx.Done():
+		return AddFile{}, fmt.Errorf("waiting for %s to be durable: %w", sf.name, context.Cause(ctx))
+	}
 }
+
+// Done returns a channel closed once the file is durable, or failed:
+// [SealedFile.Wait] then returns at once.
+func (sf *SealedFile) Done() <-chan struct{} { return sf.done }
 
 // Held returns an estimate of the bytes the file still holds in memory:
 // those of its upload until it completes, 0 afterwards.
@@ -365,8 +378,9 @@ func (sf *SealedFile) Held() int64 {
 }
 
 // Abort discards the file. It may be called at any time, also after Close
-// failed; after a successful Close it does nothing (an uncommitted closed
-// file is left to garbage collection).
+// or Seal failed; after a successful Close or Seal it does nothing (an
+// uncommitted closed file is left to garbage collection, and a sealed
+// file whose store then fails is removed as it fails).
 func (fw *FileWriter) Abort() {
 	if fw.done {
 		return
