@@ -219,10 +219,12 @@ go test -count=1 ./agent/internal/hivemeta/
 step "table maintenance (a simulated day; compaction beside Spark's OPTIMIZE)"
 go test -count=1 -run 'TestSimulatedDay|TestRunBesideSparkOptimize' ./agent/internal/maintenance/ ./agent/internal/compaction/
 
-# The table package's store tests and the cluster's shared state on the
-# three servers (they skip in the unit step above, before they are up).
-step "object store tests (table and store packages, -run 'TestBlobStore|TestShared')"
+# The table package's store tests, the store contract and the buckets
+# the tables' stores share, and the cluster's shared state on the three
+# servers (they skip in the unit step above, before they are up).
+step "object store tests (table, storage and store packages, -run 'TestBlobStore|TestShared|TestContract')"
 go test -count=1 -run 'TestBlobStore|TestShared' ./agent/internal/table/ ./agent/internal/store/
+go test -count=1 -run 'TestBlobStoreSharedBucket|TestContract' ./agent/internal/table/storage/
 
 # Two managers sharing a pipeline's partitions, as a cluster's agents do,
 # write one table on the S3-compatible server (a local table takes one

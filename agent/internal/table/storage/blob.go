@@ -38,9 +38,13 @@ const blobPartSize = 5 << 20
 // If-None-Match: *), so of two writers of one log version only one wins, as
 // delta-rs and Spark commit to these stores. There is no lock.
 type blobStore struct {
-	b        *blob.Bucket // prefixed: keys are names in the table
-	location string       // the table's URL, without query parameters
-	s3       *s3.Client   // the bucket's client, when it is an S3 bucket
+	// b is the bucket, which the stores of the process share (see
+	// [buckets]); the table's objects are those under prefix.
+	b        *blob.Bucket
+	prefix   string
+	location string     // the table's URL, without query parameters
+	s3       *s3.Client // the bucket's client, when it is an S3 bucket
+	release  func() error
 }
 
 // openBlobStore opens the table at u, an object store URL whose path is the
@@ -65,23 +69,30 @@ func openBlobStore(u *url.URL) (*blobStore, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	b, err := blob.OpenBucket(ctx, bucketURL.String())
+	b, release, err := processBuckets.get(bucketURL.String(), func() (*blob.Bucket, error) {
+		return blob.OpenBucket(ctx, bucketURL.String())
+	})
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", redact(u), err)
 	}
 	prefix := strings.Trim(u.Path, "/")
 	if prefix != "" {
-		b = blob.PrefixedBucket(b, prefix+"/")
+		prefix += "/"
 	}
-	return newBlobStore(b, redact(u)), nil
+	return newBlobStore(b, prefix, redact(u), release), nil
 }
 
-// newBlobStore returns the store of bucket b, named location in messages.
-func newBlobStore(b *blob.Bucket, location string) *blobStore {
-	s := &blobStore{b: b, location: location}
+// newBlobStore returns the store of the objects under prefix (empty, or
+// ending in a slash) in bucket b, named location in messages; its Close
+// calls release.
+func newBlobStore(b *blob.Bucket, prefix, location string, release func() error) *blobStore {
+	s := &blobStore{b: b, prefix: prefix, location: location, release: release}
 	b.As(&s.s3) // leaves it nil for a bucket of another store
 	return s
 }
+
+// key is the bucket's key of the store's object name.
+func (s *blobStore) key(name string) string { return s.prefix + name }
 
 // FromBucket returns the store of bucket b, whose keys are the store's
 // names (a prefix goes in b: see blob.PrefixedBucket), with location its
@@ -89,7 +100,7 @@ func newBlobStore(b *blob.Bucket, location string) *blobStore {
 // in-memory bucket of gocloud.dev/blob/memblob in tests. The store's Close
 // closes b.
 func FromBucket(b *blob.Bucket, location string) Store {
-	return newBlobStore(b, location)
+	return newBlobStore(b, "", location, b.Close)
 }
 
 // redact is u without its query parameters (which may hold credentials) or
@@ -104,7 +115,9 @@ func redact(u *url.URL) string {
 
 func (s *blobStore) String() string { return s.location }
 
-func (s *blobStore) Close() error { return s.b.Close() }
+// Close gives the bucket back: the last store of a bucket that stopped
+// serving new ones closes it.
+func (s *blobStore) Close() error { return s.release() }
 
 // blobErr maps the driver's errors to the fs errors the table checks for.
 func blobErr(name string, err error) error {
@@ -132,7 +145,7 @@ func (s *blobStore) Create(name string) (Writer, error) {
 	pr, pw := io.Pipe()
 	w := &blobWriter{s: s, name: name, pw: pw, cancel: cancel, result: make(chan error, 1)}
 	go func() {
-		err := s.b.Upload(ctx, name, pr, &blob.WriterOptions{IfNotExist: true, BufferSize: blobPartSize, MaxConcurrency: 1,
+		err := s.b.Upload(ctx, s.key(name), pr, &blob.WriterOptions{IfNotExist: true, BufferSize: blobPartSize, MaxConcurrency: 1,
 			ContentType: "application/octet-stream", BeforeWrite: s.sizeUpload})
 		// Writes after a failed upload fail with its error rather than
 		// block; after a complete one, with io.ErrClosedPipe.
@@ -228,19 +241,19 @@ func (w *blobWriter) Abort() {
 func (s *blobStore) PutIfAbsent(name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	return blobErr(name, s.b.Upload(ctx, name, bytes.NewReader(data), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"}))
+	return blobErr(name, s.b.Upload(ctx, s.key(name), bytes.NewReader(data), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"}))
 }
 
 func (s *blobStore) Put(name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	return blobErr(name, s.b.Upload(ctx, name, bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}))
+	return blobErr(name, s.b.Upload(ctx, s.key(name), bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}))
 }
 
 func (s *blobStore) Read(name string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	data, err := s.b.ReadAll(ctx, name)
+	data, err := s.b.ReadAll(ctx, s.key(name))
 	return data, blobErr(name, err)
 }
 
@@ -265,7 +278,7 @@ func (f blobFile) Close() error { return nil }
 func (f blobFile) ReadAt(p []byte, off int64) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	r, err := f.s.b.NewRangeReader(ctx, f.name, off, int64(len(p)), nil)
+	r, err := f.s.b.NewRangeReader(ctx, f.s.key(f.name), off, int64(len(p)), nil)
 	if err != nil {
 		return 0, blobErr(f.name, err)
 	}
@@ -285,7 +298,7 @@ func (s *blobStore) List(dir string) ([]Entry, error) {
 		prefix = dir + "/"
 	}
 	var entries []Entry
-	it := s.b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	it := s.b.List(&blob.ListOptions{Prefix: s.key(prefix), Delimiter: "/"})
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -294,7 +307,7 @@ func (s *blobStore) List(dir string) ([]Entry, error) {
 		if err != nil {
 			return nil, blobErr(prefix, err)
 		}
-		entries = append(entries, Entry{Name: strings.TrimSuffix(strings.TrimPrefix(o.Key, prefix), "/"), Size: o.Size,
+		entries = append(entries, Entry{Name: strings.TrimSuffix(strings.TrimPrefix(o.Key, s.key(prefix)), "/"), Size: o.Size,
 			ModTime: o.ModTime, Dir: o.IsDir})
 	}
 }
@@ -302,7 +315,7 @@ func (s *blobStore) List(dir string) ([]Entry, error) {
 func (s *blobStore) Stat(name string) (Entry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	a, err := s.b.Attributes(ctx, name)
+	a, err := s.b.Attributes(ctx, s.key(name))
 	if err != nil {
 		return Entry{}, blobErr(name, err)
 	}
@@ -312,7 +325,7 @@ func (s *blobStore) Stat(name string) (Entry, error) {
 func (s *blobStore) Remove(name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	err := blobErr(name, s.b.Delete(ctx, name))
+	err := blobErr(name, s.b.Delete(ctx, s.key(name)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/objstoretest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table/storage"
+	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
 // TestBlobStoreConditionalCreate races writers of the same names, as
@@ -125,4 +126,48 @@ func TestBlobStoreMultipartCreate(t *testing.T) {
 			t.Errorf("second create: %v, want fs.ErrExist", err)
 		}
 	})
+}
+
+// TestBlobStoreSharedBucket opens two tables' stores in one bucket of each
+// object store server, which share the bucket's client: each sees only
+// its own objects, by the names the table gives them, and goes on working
+// after the other closes.
+func TestBlobStoreSharedBucket(t *testing.T) {
+	for _, kind := range objstoretest.Kinds {
+		t.Run(kind, func(t *testing.T) {
+			root := objstoretest.Root(t, kind, fmt.Sprintf("shared-%d", rand.Int64()))
+			var stores []storage.Store
+			for _, table := range []string{"a", "b"} {
+				s, err := storage.Open(spec.JoinLocation(root, table), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				if err := s.PutIfAbsent("_delta_log/0.json", []byte(table)); err != nil {
+					t.Fatal(err)
+				}
+				stores = append(stores, s)
+			}
+			if err := stores[0].Close(); err != nil {
+				t.Fatal(err)
+			}
+			s := stores[1]
+			entries, err := s.List("_delta_log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 1 || entries[0].Name != "0.json" {
+				t.Errorf("List(_delta_log) = %+v, want 0.json alone", entries)
+			}
+			if data, err := s.Read("_delta_log/0.json"); err != nil || string(data) != "b" {
+				t.Errorf("Read() = %q, %v; want b", data, err)
+			}
+			if err := s.Remove("_delta_log/0.json"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Stat("_delta_log/0.json"); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("Stat() after Remove = %v, want fs.ErrNotExist", err)
+			}
+		})
+	}
 }

@@ -32,5 +32,9 @@
 // has a writer lock ([Store.Lock]), a lock file that keeps a second writer
 // of the folder out, in this process or another. Object stores use
 // conditional writes instead (S3 If-None-Match: *, GCS
-// ifGenerationMatch=0, Azure If-None-Match: *) and have no lock.
+// ifGenerationMatch=0, Azure If-None-Match: *) and have no lock. The
+// stores of one bucket share its client, for a minute after it was opened
+// (see [bucketReuse]): checking, starting and running the tables of a
+// pipeline resolves the credentials and opens connections once rather
+// than at each step.
 package storage

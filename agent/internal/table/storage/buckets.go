@@ -1,0 +1,77 @@
+package storage
+
+import (
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+)
+
+// bucketReuse is how long after it was opened a bucket serves new stores.
+// Opening one resolves its credentials and settings (for S3, the SDK's
+// whole configuration chain) and starts its connections: a few
+// milliseconds and a connection per open, which an apply checking each
+// table twice and then starting it paid several times over, table after
+// table. After bucketReuse the next store opens it again, so that rotated
+// credentials files and changed environments reach new stores.
+const bucketReuse = time.Minute
+
+// buckets shares the object store buckets the stores of this process open,
+// by bucket URL (the scheme, bucket and driver options, without the
+// table's path).
+type buckets struct {
+	mu   sync.Mutex
+	open map[string]*sharedBucket
+	now  func() time.Time
+}
+
+// sharedBucket is a bucket and the stores using it. A bucket that stopped
+// serving new stores closes with its last store; one that still serves
+// them stays open while it has none, for the next.
+type sharedBucket struct {
+	b     *blob.Bucket
+	at    time.Time
+	users int
+	stale bool
+}
+
+// processBuckets are the buckets of [Open]'s object stores.
+var processBuckets = &buckets{open: map[string]*sharedBucket{}, now: time.Now}
+
+// get returns the bucket of key, opening it with open when there is none
+// younger than bucketReuse, and the function that gives it back, which the
+// store calls once, as it closes.
+func (bs *buckets) get(key string, open func() (*blob.Bucket, error)) (*blob.Bucket, func() error, error) {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	sb := bs.open[key]
+	if sb != nil && bs.now().Sub(sb.at) >= bucketReuse {
+		sb.stale = true
+		delete(bs.open, key)
+		if sb.users == 0 {
+			_ = sb.b.Close() // nothing uses it, and nothing will
+		}
+		sb = nil
+	}
+	if sb == nil {
+		b, err := open()
+		if err != nil {
+			return nil, nil, err
+		}
+		sb = &sharedBucket{b: b, at: bs.now()}
+		bs.open[key] = sb
+	}
+	sb.users++
+	return sb.b, func() error { return bs.put(sb) }, nil
+}
+
+// put gives sb back from one of its stores.
+func (bs *buckets) put(sb *sharedBucket) error {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	sb.users--
+	if sb.stale && sb.users == 0 {
+		return sb.b.Close()
+	}
+	return nil
+}
