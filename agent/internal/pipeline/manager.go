@@ -287,7 +287,6 @@ func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, regs map[strin
 	if err != nil {
 		return nil, nil, err
 	}
-	var refused spec.Errors
 	for i := range p.Tables {
 		cfgs[i] = m.tableConfig(root, p, &p.Tables[i], conn)
 		cfgs[i].Registries = ingest.TableRegistries(&p.Tables[i], conn, regs)
@@ -298,10 +297,28 @@ func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, regs map[strin
 				}
 			}
 		}
-		if current[i] == nil {
-			if err := checkSchema(&cfgs[i], "write to a new destination_table"); err != nil {
-				refused = append(refused, spec.FieldError{Path: fmt.Sprintf("table[%d]", i), Detail: err.Error()})
-			}
+	}
+	// The new and changed tables are checked side by side, a few at a
+	// time: on an object store each check is a handful of requests, which
+	// a pipeline of many tables would otherwise wait for one after another.
+	errs := make([]error, len(cfgs))
+	slots := make(chan struct{}, concurrentChecks)
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		if current[i] != nil {
+			continue
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = checkSchema(&cfgs[i], "write to a new destination_table")
+		})
+	}
+	wg.Wait()
+	var refused spec.Errors
+	for i, err := range errs {
+		if err != nil {
+			refused = append(refused, spec.FieldError{Path: fmt.Sprintf("table[%d]", i), Detail: err.Error()})
 		}
 	}
 	if len(refused) > 0 {
@@ -309,6 +326,9 @@ func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, regs map[strin
 	}
 	return cfgs, current, nil
 }
+
+// concurrentChecks is how many tables a review checks at a time.
+const concurrentChecks = 8
 
 // countKept counts the table loops an Apply kept running.
 func countKept(current []*tableRunner) int {
