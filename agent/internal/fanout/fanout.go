@@ -217,6 +217,10 @@ type fanoutRun struct {
 	// maintains is true on the agent that maintains the schema's tables
 	// (see [runner.Ownership.Maintains]), known once the loop starts.
 	maintains bool
+	// decodes takes the chunks to decode to the run's decoding goroutines
+	// (see writeTable), one per core, which live as long as the run: a
+	// goroutine per chunk grew its stack again for each.
+	decodes chan func()
 	// ctx ends with the run: it stops subscriptions and flush forwarders.
 	ctx context.Context
 	wg  sync.WaitGroup
@@ -248,10 +252,19 @@ func (r *Runner) runOnce(ctx context.Context) error {
 		pos: map[kafka.TopicPartition]int64{}, epochs: map[kafka.TopicPartition]int32{},
 		readEnd:  map[kafka.TopicPartition]int64{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx, end: r.runEnd,
-		sizes: deltasink.NewRecordSizes(cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()),
+		sizes:   deltasink.NewRecordSizes(cfg.Fanout.ConnectorOptions.KafkaOptions.BytesEstimateWindow()),
+		decodes: make(chan func(), decodeQueue),
+	}
+	for range runtime.GOMAXPROCS(0) {
+		run.wg.Go(func() {
+			for decode := range run.decodes {
+				decode()
+			}
+		})
 	}
 	defer func() {
 		cancel()
+		close(run.decodes) // the loop, the one sender, has returned
 		run.wg.Wait()
 		for _, t := range run.order {
 			t.Close()
@@ -516,7 +529,7 @@ func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.Top
 		if err != nil {
 			return runner.Fatal(fmt.Errorf("fanout_by: %w", err))
 		}
-		rt := &router{route: route, skipTombstones: run.skipTombstones, index: map[string]int32{}}
+		rt := &router{route: route, skipTombstones: run.skipTombstones, index: map[string]int32{}, tables: map[string]string{}}
 		// The subscription lives as long as the run, which cancels run.ctx
 		// before it waits for its forwarders, not as long as this call.
 		// Its goroutine routes each batch before the run takes it.
@@ -889,9 +902,14 @@ func sideBySide(n int, f func(k int) error) error {
 	return nil
 }
 
+// decodeQueue is how many chunks may wait for the run's decoding
+// goroutines before writeTable waits to hand over the next.
+const decodeQueue = 64
+
 // writeTable decodes jobs, the chunks of one table, and adds them to the
-// table in order, each chunk decoding on a goroutine of its own up to as
-// many ahead of the one being added as the table has decoders. It reports
+// table in order, each chunk decoding on one of the run's decoding
+// goroutines up to as many ahead of the one being added as the table has
+// decoders. It reports
 // whether the table flushed. After an error the decoders of the chunks
 // decoded and not added go back to the table's pool.
 func (run *fanoutRun) writeTable(ctx context.Context, jobs []*chunkJob) (flushed bool, err error) {
@@ -919,12 +937,12 @@ func (run *fanoutRun) writeTable(ctx context.Context, jobs []*chunkJob) (flushed
 				continue
 			}
 			j.d.Dec, j.d.Version, j.d.Err = t.Decoders().Get(ctx)
-			go func() {
+			run.decodes <- func() {
 				defer close(ch)
 				if j.d.Err == nil {
 					j.d.Batch, j.d.Err = j.d.Dec.Decode(ctx, j.d.Recs)
 				}
-			}()
+			}
 		}
 		<-done[i]
 		f, err := run.add1(ctx, job)

@@ -33,7 +33,15 @@ type router struct {
 	// index holds the index in names of each table of the batch being
 	// routed; reused from batch to batch.
 	index map[string]int32
+	// tables maps the names the route returned that are valid table names
+	// to those tables' names, in lower case: a name is checked and lowered
+	// once, not at each of its records, while there are few.
+	tables map[string]string
 }
+
+// maxRoutedNames bounds a router's tables: a route that returns more
+// distinct names has each checked at each record past it.
+const maxRoutedNames = 4096
 
 // What a routed batch holds, for a record that has no table, in place of
 // the index of its table's name: skipped for one no table takes, and from
@@ -109,10 +117,17 @@ func (rt *router) table(r *record.Record) (name string, skip bool, why *routeErr
 	case null:
 		return "", false, newRouteError(r, fmt.Errorf("fanout_by returned NULL"))
 	}
+	if t, ok := rt.tables[name]; ok {
+		return t, false, nil
+	}
 	if err := spec.CheckRoutedName(name); err != nil {
 		return "", false, newRouteError(r, err)
 	}
-	return strings.ToLower(name), false, nil
+	t := strings.ToLower(name)
+	if rt.tables != nil && len(rt.tables) < maxRoutedNames {
+		rt.tables[name] = t
+	}
+	return t, false, nil
 }
 
 // routeError is a record that has no valid table name.

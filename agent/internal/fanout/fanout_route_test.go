@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -165,7 +166,7 @@ func TestRouteBatch(t *testing.T) {
 		}
 		return string(r.Value), false, nil
 	}
-	rt := router{route: byValue, skipTombstones: true, index: map[string]int32{}}
+	rt := router{route: byValue, skipTombstones: true, index: map[string]int32{}, tables: map[string]string{}}
 	var recs []record.Record
 	for i, v := range []string{"a", "B", "A", "", "bad/name", "b", "-"} {
 		r := record.Record{Topic: "t", Partition: 1, Offset: int64(10 + i), Value: []byte(v)}
@@ -174,7 +175,9 @@ func TestRouteBatch(t *testing.T) {
 		}
 		recs = append(recs, r)
 	}
-	for range 2 { // the router forgets a batch's names before the next
+	// The router forgets a batch's names before the next, and the second
+	// batch finds the valid names it saw checked.
+	for range 2 {
 		rb := rt.routeBatch(&ingest.SharedBatch{Batch: kafka.Batch{Records: recs}})
 		if want := []string{"a", "b"}; !slices.Equal(rb.names, want) {
 			t.Errorf("names %q, want %q", rb.names, want)
@@ -185,5 +188,8 @@ func TestRouteBatch(t *testing.T) {
 		if len(rb.errs) != 2 || !strings.Contains(rb.errs[0].Error(), "t[1]@13") || !strings.Contains(rb.errs[1].Error(), "t[1]@14") {
 			t.Errorf("errors %v, want those of offsets 13 and 14", rb.errs)
 		}
+	}
+	if want := map[string]string{"a": "a", "B": "b", "A": "a", "b": "b"}; !maps.Equal(rt.tables, want) {
+		t.Errorf("checked names %v, want %v: the valid ones, and only those", rt.tables, want)
 	}
 }
