@@ -222,7 +222,7 @@ go test -count=1 -run 'TestSimulatedDay|TestRunBesideSparkOptimize' ./agent/inte
 # The table package's store tests, the store contract and the buckets
 # the tables' stores share, and the cluster's shared state on the three
 # servers (they skip in the unit step above, before they are up).
-step "object store tests (table, storage and store packages, -run 'TestBlobStore|TestShared|TestContract')"
+step "object store tests (table and store packages -run 'TestBlobStore|TestShared', storage -run 'TestBlobStoreSharedBucket|TestContract')"
 go test -count=1 -run 'TestBlobStore|TestShared' ./agent/internal/table/ ./agent/internal/store/
 go test -count=1 -run 'TestBlobStoreSharedBucket|TestContract' ./agent/internal/table/storage/
 

@@ -265,7 +265,8 @@ func NewRawSink(tbl *table.Table, columns []schema.Field, ps *parquet.Schema, o 
 // Close drops the open files, if any (their rows are read again), waits
 // up to 30 seconds for the closed ones still finishing in the store
 // (uncommitted, they are left to garbage collection), and gives their
-// memory back.
+// memory back: past the 30 seconds, the budget no longer counts the
+// uploads it stopped waiting for, which fail once the table closes.
 func (s *Sink) Close() {
 	if s.reg != nil {
 		s.reg.Stop()
@@ -619,8 +620,9 @@ func (s *Sink) Table() *table.Table { return s.tbl }
 // with, before [Sink.Add] takes them; it hands them back to the pool.
 func (s *Sink) Decoders() *ingest.DecoderPool { return s.decoders }
 
-// FlushAsked receives when the memory budget is full and the sink's open
-// file is the biggest: its runner then flushes it.
+// FlushAsked receives when the memory budget is full and the sink holds
+// the most of it (its open files, and the uploads of its closed ones): its
+// runner then flushes it.
 func (s *Sink) FlushAsked() <-chan struct{} { return s.mem.Flush() }
 
 // TrackMemory sets what the sink buffers (see [Sink.Buffered]) in the

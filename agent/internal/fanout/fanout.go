@@ -264,7 +264,7 @@ func (r *Runner) runOnce(ctx context.Context) error {
 	}
 	defer func() {
 		cancel()
-		close(run.decodes) // the loop, the one sender, has returned
+		close(run.decodes) // the loop returned, and with it every writeTable that sends
 		run.wg.Wait()
 		for _, t := range run.order {
 			t.Close()
@@ -883,18 +883,7 @@ func (run *fanoutRun) write(ctx context.Context) error {
 // own and at most one per core at a time, and returns the error of the
 // lowest k that failed, once every call returned.
 func sideBySide(n int, f func(k int) error) error {
-	errs := make([]error, n)
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for k := range n {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			errs[k] = f(k)
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
+	for _, err := range runner.SideBySide(n, runtime.GOMAXPROCS(0), f) {
 		if err != nil {
 			return err
 		}

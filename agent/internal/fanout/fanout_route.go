@@ -125,7 +125,10 @@ func (rt *router) table(r *record.Record) (name string, skip bool, why *routeErr
 	}
 	t := strings.ToLower(name)
 	if rt.tables != nil && len(rt.tables) < maxRoutedNames {
-		rt.tables[name] = t
+		// A copy: the name may be part of a larger string, such as the
+		// record's value.
+		k := strings.Clone(name)
+		rt.tables[k] = strings.ToLower(k)
 	}
 	return t, false, nil
 }

@@ -301,20 +301,12 @@ func (m *Manager) review(p *spec.Pipeline, conn *spec.Connection, regs map[strin
 	// The new and changed tables are checked side by side, a few at a
 	// time: on an object store each check is a handful of requests, which
 	// a pipeline of many tables would otherwise wait for one after another.
-	errs := make([]error, len(cfgs))
-	slots := make(chan struct{}, concurrentChecks)
-	var wg sync.WaitGroup
-	for i := range cfgs {
+	errs := runner.SideBySide(len(cfgs), concurrentChecks, func(i int) error {
 		if current[i] != nil {
-			continue
+			return nil
 		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			errs[i] = checkSchema(&cfgs[i], "write to a new destination_table")
-		})
-	}
-	wg.Wait()
+		return checkSchema(&cfgs[i], "write to a new destination_table")
+	})
 	var refused spec.Errors
 	for i, err := range errs {
 		if err != nil {

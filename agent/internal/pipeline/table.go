@@ -113,6 +113,18 @@ func (r *tableRunner) collectGarbage(tbl *table.Table) {
 	}
 }
 
+// flush flushes the sink under ctx, the loop's. A stop that ends ctx while
+// the flush waits for its files to be durable makes it the final flush:
+// what it buffered is committed, within the final flush's bound, rather
+// than read again at the next start.
+func (l *loop) flush(ctx context.Context) error {
+	err := l.sink.Flush(ctx)
+	if err != nil && ctx.Err() != nil {
+		return deltasink.FinalFlush(l.sink.Flush)
+	}
+	return err
+}
+
 // loop is the state of one run of a table: from opening the log to an
 // error or the end.
 type loop struct {
@@ -287,7 +299,7 @@ func (l *loop) run(ctx context.Context) error {
 	defer clk.Stop()
 	for {
 		if !r.cfg.Continuous && l.reachedEnd() {
-			if err := l.sink.Flush(ctx); err != nil {
+			if err := l.flush(ctx); err != nil {
 				return err
 			}
 			r.sup.SetState(spec.StateIdle, nil)
@@ -305,14 +317,14 @@ func (l *loop) run(ctx context.Context) error {
 		case <-trig.C():
 			l.fire(ctx, trig, func(from, until map[kafka.TopicPartition]int64) { l.read(pr, sub, from, until, until) })
 		case <-clk.Flush.C:
-			if err := l.sink.Flush(ctx); err != nil {
+			if err := l.flush(ctx); err != nil {
 				return err
 			}
 		case <-l.sink.FlushAsked():
 			// The memory budget is full and this file is the biggest.
 			r.log.Debug("flush asked by the memory budget", "bytes", l.sink.Buffered())
 			clk.Flush.Stop()
-			if err := l.sink.Flush(ctx); err != nil {
+			if err := l.flush(ctx); err != nil {
 				return err
 			}
 		case <-clk.GC.C:
@@ -452,7 +464,7 @@ func (l *loop) write(ctx, wctx context.Context, d ingest.Decoded, clk *runner.Cl
 	}
 	if l.sink.Full() {
 		clk.Flush.Stop()
-		if err := l.sink.Flush(ctx); err != nil {
+		if err := l.flush(ctx); err != nil {
 			return err
 		}
 	} else if wasEmpty && !l.sink.Empty() {

@@ -233,7 +233,7 @@ func (l *loop) endBatch(ctx context.Context, t *trigger) error {
 			return nil
 		}
 	}
-	if err := l.sink.Flush(ctx); err != nil {
+	if err := l.flush(ctx); err != nil {
 		return err
 	}
 	t.ends, t.last = nil, time.Now()

@@ -3,7 +3,7 @@
 // failing fetches), the classes of the failures that end an attempt, the
 // settings a pipeline gives its runners, their timers, the discovery of
 // new partitions and, in a cluster, which of them a runner may read
-// (ownership.go). It sits beside the data flow (Kafka -> ingest/decode ->
+// (ownership.go), and calls made side by side (sidebyside.go). It sits beside the data flow (Kafka -> ingest/decode ->
 // writers -> table or Kafka sink) rather than in it: the table loops in
 // pipeline, the fanout runners in fanout, the Kafka sinks in kafkasink, and
 // the Delta table writer, use it; it knows none of them.

@@ -302,7 +302,8 @@ func (fw *FileWriter) Close() (AddFile, error) {
 // folder) goes on, on a goroutine of its own, while the caller writes the
 // next file. [SealedFile.Wait] returns the file's AddFile once it is
 // durable; wait for it before [Table.Close], which closes the store the
-// file is finishing in. The FileWriter takes nothing more after Seal.
+// file is finishing in (a file still finishing then fails, and garbage
+// collection takes it). The FileWriter takes nothing more after Seal.
 func (fw *FileWriter) Seal() (*SealedFile, error) {
 	if err := fw.usable(); err != nil {
 		fw.Abort()
@@ -354,6 +355,11 @@ type SealedFile struct {
 // returns ctx's error and the file goes on finishing: a later Wait gets
 // its outcome. Wait may be called more than once, from any goroutine.
 func (sf *SealedFile) Wait(ctx context.Context) (AddFile, error) {
+	select {
+	case <-sf.done: // a file already durable, whatever ctx says
+		return sf.add, sf.err
+	default:
+	}
 	select {
 	case <-sf.done:
 		return sf.add, sf.err

@@ -13,7 +13,8 @@ import (
 // milliseconds and a connection per open, which an apply checking each
 // table twice and then starting it paid several times over, table after
 // table. After bucketReuse the next store opens it again, so that rotated
-// credentials files and changed environments reach new stores.
+// credentials files and changed environments reach new stores: a fixed
+// credentials file reaches an apply at most a minute later.
 const bucketReuse = time.Minute
 
 // buckets shares the object store buckets the stores of this process open,
@@ -40,29 +41,62 @@ var processBuckets = &buckets{open: map[string]*sharedBucket{}, now: time.Now}
 
 // get returns the bucket of key, opening it with open when there is none
 // younger than bucketReuse, and the function that gives it back, which the
-// store calls once, as it closes.
+// store calls as it closes (more calls do nothing). The open runs without
+// the lock, so that a slow one (a credential chain that probes, say) holds
+// up no other store; of two racing opens of a key, the second is closed
+// and its caller shares the first.
 func (bs *buckets) get(key string, open func() (*blob.Bucket, error)) (*blob.Bucket, func() error, error) {
 	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	sb := bs.open[key]
-	if sb != nil && bs.now().Sub(sb.at) >= bucketReuse {
-		sb.stale = true
-		delete(bs.open, key)
-		if sb.users == 0 {
-			_ = sb.b.Close() // nothing uses it, and nothing will
-		}
-		sb = nil
-	}
+	sb := bs.fresh(key)
 	if sb == nil {
+		bs.mu.Unlock()
 		b, err := open()
 		if err != nil {
 			return nil, nil, err
 		}
-		sb = &sharedBucket{b: b, at: bs.now()}
-		bs.open[key] = sb
+		bs.mu.Lock()
+		if sb = bs.fresh(key); sb != nil {
+			_ = b.Close() // another store opened it meanwhile
+		} else {
+			sb = &sharedBucket{b: b, at: bs.now()}
+			bs.open[key] = sb
+		}
 	}
 	sb.users++
-	return sb.b, func() error { return bs.put(sb) }, nil
+	bs.mu.Unlock()
+	var once sync.Once
+	var err error
+	return sb.b, func() error {
+		once.Do(func() { err = bs.put(sb) })
+		return err
+	}, nil
+}
+
+// fresh returns the bucket of key younger than bucketReuse, nil if there
+// is none, and retires the older ones nothing uses: theirs and any other
+// key's, so that a bucket no store asks for again does not stay open. The
+// caller holds bs.mu.
+func (bs *buckets) fresh(key string) *sharedBucket {
+	for k, sb := range bs.open {
+		if bs.now().Sub(sb.at) < bucketReuse {
+			continue
+		}
+		if k == key || sb.users == 0 {
+			bs.retire(k, sb)
+		}
+	}
+	return bs.open[key]
+}
+
+// retire stops sb, the bucket of key, from serving new stores; it closes
+// now if nothing uses it, else with its last store. The caller holds
+// bs.mu.
+func (bs *buckets) retire(key string, sb *sharedBucket) {
+	sb.stale = true
+	delete(bs.open, key)
+	if sb.users == 0 {
+		_ = sb.b.Close() // nothing uses it, and nothing will
+	}
 }
 
 // put gives sb back from one of its stores.
