@@ -225,9 +225,9 @@ go test -count=1 -run 'TestSimulatedDay|TestRunBesideSparkOptimize' ./agent/inte
 # The storage package's race of eight creators of a name takes over 20 s
 # a server (SeaweedFS answers the losers slowly): it runs on the in-memory
 # bucket only, and the end-to-end races cover the servers.
-step "object store tests (table and store packages -run 'TestBlobStore|TestShared', storage -run 'TestBlobStoreSharedBucket|TestBlobStoreMultipartCreate|TestContract')"
+step "object store tests (table and store packages -run 'TestBlobStore|TestShared', storage -run 'TestBlobStoreSharedBucket|TestBlobStoreMultipartCreate|TestBlobStoreCredentialsFixed|TestContract')"
 go test -count=1 -run 'TestBlobStore|TestShared' ./agent/internal/table/ ./agent/internal/store/
-go test -count=1 -run 'TestBlobStoreSharedBucket|TestBlobStoreMultipartCreate|TestContract' ./agent/internal/table/storage/
+go test -count=1 -run 'TestBlobStoreSharedBucket|TestBlobStoreMultipartCreate|TestBlobStoreCredentialsFixed|TestContract' ./agent/internal/table/storage/
 
 # Two managers sharing a pipeline's partitions, as a cluster's agents do,
 # write one table on the S3-compatible server (a local table takes one

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -45,6 +46,9 @@ type blobStore struct {
 	location string     // the table's URL, without query parameters
 	s3       *s3.Client // the bucket's client, when it is an S3 bucket
 	release  func() error
+	// refused stops the shared bucket from serving new stores, after it
+	// refused the credentials it was opened with (see [buckets]).
+	refused func()
 }
 
 // openBlobStore opens the table at u, an object store URL whose path is the
@@ -69,7 +73,7 @@ func openBlobStore(u *url.URL) (*blobStore, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	b, release, err := processBuckets.get(bucketURL.String(), func() (*blob.Bucket, error) {
+	b, release, refused, err := processBuckets.get(bucketURL.String(), func() (*blob.Bucket, error) {
 		return blob.OpenBucket(ctx, bucketURL.String())
 	})
 	if err != nil {
@@ -79,14 +83,16 @@ func openBlobStore(u *url.URL) (*blobStore, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	return newBlobStore(b, prefix, redact(u), release), nil
+	s := newBlobStore(b, prefix, redact(u), release)
+	s.refused = refused
+	return s, nil
 }
 
 // newBlobStore returns the store of the objects under prefix (empty, or
 // ending in a slash) in bucket b, named location in messages; its Close
 // calls release.
 func newBlobStore(b *blob.Bucket, prefix, location string, release func() error) *blobStore {
-	s := &blobStore{b: b, prefix: prefix, location: location, release: release}
+	s := &blobStore{b: b, prefix: prefix, location: location, release: release, refused: func() {}}
 	b.As(&s.s3) // leaves it nil for a bucket of another store
 	return s
 }
@@ -120,7 +126,13 @@ func (s *blobStore) String() string { return s.location }
 func (s *blobStore) Close() error { return s.release() }
 
 // blobErr maps the driver's errors to the fs errors the table checks for.
-func blobErr(name string, err error) error {
+// An error that says the store refused the credentials (or the identity
+// they name) also stops the bucket serving new stores: the next apply,
+// after the credentials were fixed, opens it with the new ones.
+func (s *blobStore) blobErr(name string, err error) error {
+	if err != nil && refusedCredentials(err) {
+		s.refused()
+	}
 	switch gcerrors.Code(err) {
 	case gcerrors.OK:
 		return nil
@@ -192,7 +204,7 @@ func (w *blobWriter) Write(p []byte) (int, error) {
 	n, err := w.pw.Write(p)
 	w.written += int64(n)
 	if err != nil {
-		err = blobErr(w.name, err)
+		err = w.s.blobErr(w.name, err)
 	}
 	return n, err
 }
@@ -223,7 +235,7 @@ func (w *blobWriter) Commit() (Entry, error) {
 	defer w.cancel()
 	_ = w.pw.Close() // the end of the object
 	if err := <-w.result; err != nil {
-		return Entry{}, blobErr(w.name, err)
+		return Entry{}, w.s.blobErr(w.name, err)
 	}
 	return w.s.Stat(w.name)
 }
@@ -241,20 +253,20 @@ func (w *blobWriter) Abort() {
 func (s *blobStore) PutIfAbsent(name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	return blobErr(name, s.b.Upload(ctx, s.key(name), bytes.NewReader(data), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"}))
+	return s.blobErr(name, s.b.Upload(ctx, s.key(name), bytes.NewReader(data), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"}))
 }
 
 func (s *blobStore) Put(name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	return blobErr(name, s.b.Upload(ctx, s.key(name), bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}))
+	return s.blobErr(name, s.b.Upload(ctx, s.key(name), bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}))
 }
 
 func (s *blobStore) Read(name string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
 	data, err := s.b.ReadAll(ctx, s.key(name))
-	return data, blobErr(name, err)
+	return data, s.blobErr(name, err)
 }
 
 func (s *blobStore) Open(name string) (File, error) {
@@ -280,7 +292,7 @@ func (f blobFile) ReadAt(p []byte, off int64) (int, error) {
 	defer cancel()
 	r, err := f.s.b.NewRangeReader(ctx, f.s.key(f.name), off, int64(len(p)), nil)
 	if err != nil {
-		return 0, blobErr(f.name, err)
+		return 0, f.s.blobErr(f.name, err)
 	}
 	defer r.Close()
 	n, err := io.ReadFull(r, p)
@@ -305,7 +317,7 @@ func (s *blobStore) List(dir string) ([]Entry, error) {
 			return entries, nil
 		}
 		if err != nil {
-			return nil, blobErr(prefix, err)
+			return nil, s.blobErr(prefix, err)
 		}
 		entries = append(entries, Entry{Name: strings.TrimSuffix(strings.TrimPrefix(o.Key, s.key(prefix)), "/"), Size: o.Size,
 			ModTime: o.ModTime, Dir: o.IsDir})
@@ -317,7 +329,7 @@ func (s *blobStore) Stat(name string) (Entry, error) {
 	defer cancel()
 	a, err := s.b.Attributes(ctx, s.key(name))
 	if err != nil {
-		return Entry{}, blobErr(name, err)
+		return Entry{}, s.blobErr(name, err)
 	}
 	return Entry{Name: name[strings.LastIndex(name, "/")+1:], Size: a.Size, ModTime: a.ModTime}, nil
 }
@@ -325,7 +337,7 @@ func (s *blobStore) Stat(name string) (Entry, error) {
 func (s *blobStore) Remove(name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	err := blobErr(name, s.b.Delete(ctx, s.key(name)))
+	err := s.blobErr(name, s.b.Delete(ctx, s.key(name)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -334,3 +346,20 @@ func (s *blobStore) Remove(name string) error {
 
 // Lock has nothing to take: see [blobStore].
 func (s *blobStore) Lock(string) (func() error, error) { return nil, nil }
+
+// refusedCredentials reports whether err says the store refused the
+// request's credentials or the identity they name: HTTP 401 or 403, which
+// gocloud.dev does not always map to a code (an S3 key the server does
+// not know, or a signature that does not match, is Unknown to it).
+func refusedCredentials(err error) bool {
+	switch gcerrors.Code(err) {
+	case gcerrors.PermissionDenied:
+		return true
+	}
+	var status interface{ HTTPStatusCode() int }
+	if errors.As(err, &status) {
+		c := status.HTTPStatusCode()
+		return c == http.StatusUnauthorized || c == http.StatusForbidden
+	}
+	return false
+}

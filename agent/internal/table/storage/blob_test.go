@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -169,5 +170,35 @@ func TestBlobStoreSharedBucket(t *testing.T) {
 				t.Errorf("Stat() after Remove = %v, want fs.ErrNotExist", err)
 			}
 		})
+	}
+}
+
+// TestBlobStoreCredentialsFixed opens a store on the S3-compatible server
+// with a secret key the server refuses, then fixes the key in the
+// environment, as an operator fixes the agent's credentials after an apply
+// failed: the next store of the bucket uses the fixed key, though the
+// bucket was opened less than a minute before (see [storage.Open]).
+func TestBlobStoreCredentialsFixed(t *testing.T) {
+	// A bucket URL of its own (hostname_immutable=false is the default),
+	// so that no bucket another test opened serves the first store.
+	root := objstoretest.Root(t, "s3", fmt.Sprintf("creds-%d", rand.Int64())) + "&hostname_immutable=false"
+	secret := os.Getenv("AWS_SECRET_ACCESS_KEY")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret+"-wrong")
+	s, err := storage.Open(root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutIfAbsent("probe", nil); err == nil {
+		t.Skip("a bucket opened with the right key less than a minute ago served the store (run with -count=1)")
+	}
+	_ = s.Close()
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	s, err = storage.Open(root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.PutIfAbsent("probe", nil); err != nil {
+		t.Errorf("the store after the key was fixed: %v", err)
 	}
 }

@@ -13,8 +13,9 @@ import (
 // milliseconds and a connection per open, which an apply checking each
 // table twice and then starting it paid several times over, table after
 // table. After bucketReuse the next store opens it again, so that rotated
-// credentials files and changed environments reach new stores: a fixed
-// credentials file reaches an apply at most a minute later.
+// credentials files and changed environments reach new stores. A bucket
+// that refuses a store's credentials stops serving new stores at once, so
+// that credentials fixed on the machine reach the next apply.
 const bucketReuse = time.Minute
 
 // buckets shares the object store buckets the stores of this process open,
@@ -40,19 +41,21 @@ type sharedBucket struct {
 var processBuckets = &buckets{open: map[string]*sharedBucket{}, now: time.Now}
 
 // get returns the bucket of key, opening it with open when there is none
-// younger than bucketReuse, and the function that gives it back, which the
-// store calls as it closes (more calls do nothing). The open runs without
+// younger than bucketReuse, the function that gives it back, which the
+// store calls as it closes (more calls do nothing), and the one that stops
+// it from serving new stores, which the store calls when the bucket
+// refused its credentials. The open runs without
 // the lock, so that a slow one (a credential chain that probes, say) holds
 // up no other store; of two racing opens of a key, the second is closed
 // and its caller shares the first.
-func (bs *buckets) get(key string, open func() (*blob.Bucket, error)) (*blob.Bucket, func() error, error) {
+func (bs *buckets) get(key string, open func() (*blob.Bucket, error)) (b *blob.Bucket, release func() error, refused func(), err error) {
 	bs.mu.Lock()
 	sb := bs.fresh(key)
 	if sb == nil {
 		bs.mu.Unlock()
 		b, err := open()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		bs.mu.Lock()
 		if sb = bs.fresh(key); sb != nil {
@@ -65,11 +68,19 @@ func (bs *buckets) get(key string, open func() (*blob.Bucket, error)) (*blob.Buc
 	sb.users++
 	bs.mu.Unlock()
 	var once sync.Once
-	var err error
-	return sb.b, func() error {
-		once.Do(func() { err = bs.put(sb) })
-		return err
-	}, nil
+	var perr error
+	release = func() error {
+		once.Do(func() { perr = bs.put(sb) })
+		return perr
+	}
+	refused = func() {
+		bs.mu.Lock()
+		defer bs.mu.Unlock()
+		if bs.open[key] == sb {
+			bs.retire(key, sb)
+		}
+	}
+	return sb.b, release, refused, nil
 }
 
 // fresh returns the bucket of key younger than bucketReuse, nil if there

@@ -14,7 +14,8 @@ import (
 // twice giving it back once; that the next store after that opens it
 // again, the old one closing with its last store; that a bucket nothing
 // uses stays open for the next store until then, and closes after, whichever
-// bucket the next store opens; and that a failed open is not kept.
+// bucket the next store opens; that one which refused a store's
+// credentials serves no new store; and that a failed open is not kept.
 func TestBucketsShared(t *testing.T) {
 	now := time.Unix(0, 0)
 	bs := &buckets{open: map[string]*sharedBucket{}, now: func() time.Time { return now }}
@@ -23,12 +24,12 @@ func TestBucketsShared(t *testing.T) {
 		opened++
 		return memblob.OpenBucket(nil), nil
 	}
-	a, putA, err := bs.get("s3://b", open)
+	a, putA, _, err := bs.get("s3://b", open)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, putB, _ := bs.get("s3://b", open)
-	c, putC, _ := bs.get("s3://other", open)
+	b, putB, _, _ := bs.get("s3://b", open)
+	c, putC, _, _ := bs.get("s3://other", open)
 	if a != b || a == c || opened != 2 {
 		t.Fatalf("two stores of one bucket and one of another opened %d buckets, shared %v; want 2, shared", opened, a == b)
 	}
@@ -49,7 +50,7 @@ func TestBucketsShared(t *testing.T) {
 	}
 
 	now = now.Add(bucketReuse)
-	d, putD, _ := bs.get("s3://b", open)
+	d, putD, _, _ := bs.get("s3://b", open)
 	if d == a || opened != 3 {
 		t.Fatalf("a store %v after the bucket opened did not open it again", bucketReuse)
 	}
@@ -70,14 +71,28 @@ func TestBucketsShared(t *testing.T) {
 	if err := putD(); err != nil {
 		t.Fatal(err)
 	}
-	e, putE, _ := bs.get("s3://other", open)
+	e, putE, refusedE, _ := bs.get("s3://other", open)
 	if e == c || opened != 4 {
 		t.Error("an old unused bucket served a new store")
 	}
+	// A bucket that refused a store's credentials serves no new store,
+	// and closes with its last one.
+	refusedE()
+	f, putF, _, _ := bs.get("s3://other", open)
+	if f == e || opened != 5 {
+		t.Error("a bucket that refused its credentials served a new store")
+	}
+	if err := e.WriteAll(t.Context(), "k", nil, nil); err != nil {
+		t.Errorf("a refused bucket closed while a store used it: %v", err)
+	}
 	_ = putE()
+	if err := e.WriteAll(t.Context(), "k", nil, nil); err == nil {
+		t.Error("a refused bucket is still open after its last store closed")
+	}
+	_ = putF()
 
 	failed := errors.New("no credentials")
-	if _, _, err := bs.get("s3://bad", func() (*blob.Bucket, error) { return nil, failed }); !errors.Is(err, failed) {
+	if _, _, _, err := bs.get("s3://bad", func() (*blob.Bucket, error) { return nil, failed }); !errors.Is(err, failed) {
 		t.Errorf("get() error = %v, want %v", err, failed)
 	}
 	if _, ok := bs.open["s3://bad"]; ok {

@@ -34,7 +34,7 @@
 // conditional writes instead (S3 If-None-Match: *, GCS
 // ifGenerationMatch=0, Azure If-None-Match: *) and have no lock. The
 // stores of one bucket share its client, for a minute after it was opened
-// (see [bucketReuse]): checking, starting and running the tables of a
-// pipeline resolves the credentials and opens connections once rather
-// than at each step.
+// or until the store refuses its credentials (see [bucketReuse]):
+// checking, starting and running the tables of a pipeline resolves the
+// credentials and opens connections once rather than at each step.
 package storage
