@@ -898,9 +898,9 @@ const decodeQueue = 64
 // writeTable decodes jobs, the chunks of one table, and adds them to the
 // table in order, each chunk decoding on one of the run's decoding
 // goroutines up to as many ahead of the one being added as the table has
-// decoders. It reports
-// whether the table flushed. After an error the decoders of the chunks
-// decoded and not added go back to the table's pool.
+// decoders. It reports whether the table flushed. After an error the
+// decoders of the chunks decoded and not added go back to the table's
+// pool.
 func (run *fanoutRun) writeTable(ctx context.Context, jobs []*chunkJob) (flushed bool, err error) {
 	t := jobs[0].t
 	ahead := 1 // the dead letter table decodes nothing and has no decoders

@@ -10,6 +10,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/fanout"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -186,14 +187,19 @@ func checkFanout(cfg *fanout.Config) error {
 	if err != nil {
 		return err
 	}
-	var refused spec.Errors
-	for _, name := range created {
+	// Side by side, as a pipeline's tables (see Manager.review).
+	checked := runner.SideBySide(len(created), concurrentChecks, func(i int) error {
+		name := created[i]
 		if name == spec.FanoutErrorsTable {
-			continue
+			return nil
 		}
 		tc := tableConfig{Qualified: strings.ToLower(f.DestinationCatalog + "." + f.DestinationSchema + "." + name),
 			Dir: spec.JoinLocation(cfg.Dir, name), Table: f.TableSpec(name)}
-		if err := checkSchema(&tc, "route to a new destination_schema"); err != nil {
+		return checkSchema(&tc, "route to a new destination_schema")
+	})
+	var refused spec.Errors
+	for _, err := range checked {
+		if err != nil {
 			refused = append(refused, spec.FieldError{Path: "fanout_options.transforms", Detail: err.Error()})
 		}
 	}
