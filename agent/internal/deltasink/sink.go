@@ -626,9 +626,9 @@ func (s *Sink) Decoders() *ingest.DecoderPool { return s.decoders }
 func (s *Sink) FlushAsked() <-chan struct{} { return s.mem.Flush() }
 
 // TrackMemory sets what the sink buffers (see [Sink.Buffered]) in the
-// memory budget. A
-// runner calls it after [Sink.Add], once it released the chunk's batch, so
-// that the budget never counts the same rows twice, fetched and buffered.
+// memory budget. A runner calls it after [Sink.Add], once it released the
+// chunk's batch, so that the budget never counts the same rows twice,
+// fetched and buffered.
 func (s *Sink) TrackMemory() { s.mem.Set(s.Buffered()) }
 
 // Resume sets where the sink goes on with tp: next, the offset the log
@@ -718,10 +718,9 @@ func (s *Sink) Full() bool {
 // it are durable, and commits them with the buffered offsets. When ctx
 // ends during the wait, Flush returns its error and commits nothing: the
 // files stay closed for a later flush, or for garbage collection once the
-// sink closes. Whatever it
-// returns, the memory budget then holds what the sink still buffers: the
-// sealed files' uploads counted until they completed, and a flush the
-// budget asked for is answered.
+// sink closes. Whatever it returns, the memory budget then holds what the
+// sink still buffers: the sealed files' uploads counted until they
+// completed, and a flush the budget asked for is answered.
 func (s *Sink) Flush(ctx context.Context) error {
 	defer func() { s.mem.Set(s.Buffered()) }()
 	if s.Empty() {

@@ -83,16 +83,14 @@ func openBlobStore(u *url.URL) (*blobStore, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	s := newBlobStore(b, prefix, redact(u), release)
-	s.refused = refused
-	return s, nil
+	return newBlobStore(b, prefix, redact(u), release, refused), nil
 }
 
 // newBlobStore returns the store of the objects under prefix (empty, or
 // ending in a slash) in bucket b, named location in messages; its Close
-// calls release.
-func newBlobStore(b *blob.Bucket, prefix, location string, release func() error) *blobStore {
-	s := &blobStore{b: b, prefix: prefix, location: location, release: release, refused: func() {}}
+// calls release, and an error refusing its credentials calls refused.
+func newBlobStore(b *blob.Bucket, prefix, location string, release func() error, refused func()) *blobStore {
+	s := &blobStore{b: b, prefix: prefix, location: location, release: release, refused: refused}
 	b.As(&s.s3) // leaves it nil for a bucket of another store
 	return s
 }
@@ -106,7 +104,7 @@ func (s *blobStore) key(name string) string { return s.prefix + name }
 // in-memory bucket of gocloud.dev/blob/memblob in tests. The store's Close
 // closes b.
 func FromBucket(b *blob.Bucket, location string) Store {
-	return newBlobStore(b, "", location, b.Close)
+	return newBlobStore(b, "", location, b.Close, func() {})
 }
 
 // redact is u without its query parameters (which may hold credentials) or
