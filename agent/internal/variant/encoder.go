@@ -29,7 +29,11 @@ type Encoder struct {
 	in    []byte // the text being encoded, only during Encode
 	pos   int    // next byte of in to read
 	depth int    // objects and arrays open at pos
-	emit  bool   // second pass: write to b; first pass: collect keys only
+
+	// tape holds the first pass's tokens, the text's values and container
+	// ends in the order they come, which the second pass writes without
+	// reading the text's syntax again.
+	tape []token
 
 	// occ holds the object keys of the first pass as they come, back to
 	// back, and occLen their lengths: the text's shape, which decides its
@@ -63,13 +67,6 @@ type Encoder struct {
 	// occurrence, which the second pass writes: the second pass meets the
 	// keys in the order of the first.
 	first, rank, ids []int
-	nextKey          int // the second pass's next occurrence
-	// ends holds where each string of the first pass ends (after its
-	// closing quote), negated for one whose text is not its bytes (it has
-	// escapes, or bytes that are not UTF-8): the second pass moves past
-	// strings without reading them again.
-	ends    []int
-	nextStr int
 	// dictKeys and dictLens are the distinct keys of the dictionary in meta
 	// as keys and the spans' lengths held them, when dictOK: a text with
 	// other occurrences of the same keys (an array one item longer, say)
@@ -83,8 +80,42 @@ type Encoder struct {
 	metaBuf []byte // the encoded metadata (the sorted dictionary) Encode returns
 }
 
+// token is one value of a text, or the end of an object or array: its
+// kind, and where it starts and ends in the text (a string's quotes
+// included). Positions fit 32 bits: Encode refuses longer texts, which no
+// Kafka record holds.
+type token struct {
+	start, end int32
+	kind       tokenKind
+}
+
+// tokenKind says what a token is, and whether it is the value of an
+// object's field (member).
+type tokenKind uint8
+
+// The kinds of tokens. A number's kind says which of its forms it has,
+// which decides the VARIANT type it can take.
+const (
+	tokObject    tokenKind = iota // an object's '{'
+	tokEndObject                  // an object's '}'
+	tokArray                      // an array's '['
+	tokEndArray                   // an array's ']'
+	tokString                     // a string whose text is its bytes
+	tokRepaired                   // a string with escapes, or bytes that are not UTF-8
+	tokInteger                    // a number without fraction or exponent
+	tokFraction                   // a number with a fraction and no exponent
+	tokExponent                   // a number with an exponent
+	tokTrue
+	tokFalse
+	tokNull
+
+	// member marks the value of an object's field: the second pass names
+	// it by the id of the next key occurrence.
+	member tokenKind = 0x80
+)
+
 // keepOccurrences bounds the key occurrences (with their ids) and the
-// string ends an Encoder keeps from one text to the next: a text with more
+// tokens an Encoder keeps from one text to the next: a text with more
 // leaves them to be collected.
 const keepOccurrences = 4096
 
@@ -138,23 +169,27 @@ type keySpan struct{ start, end, seen int }
 // until the next call to Encode. Malformed JSON, duplicate keys in an object
 // and nesting deeper than [MaxDepth] return an error wrapping [ErrSyntax].
 //
-// Encode reads the text twice. The first pass checks the syntax and collects
-// the object keys, which are then sorted into the metadata dictionary; the
-// second pass writes the value with field ids that already follow key order,
-// so the dictionary can be both sorted and final before any id is written.
+// Encode reads the text once and writes it from what it read. The first
+// pass checks the syntax, collects the object keys, which are then sorted
+// into the metadata dictionary, and notes each value in the tape; the
+// second pass writes the values of the tape with field ids that already
+// follow key order, so the dictionary can be both sorted and final before
+// any id is written.
 func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	defer func() { e.in = nil }()
 
+	if len(json) > math.MaxInt32 {
+		return nil, nil, fmt.Errorf("%w: a text of %d bytes, over the 2 GiB a record holds", ErrSyntax, len(json))
+	}
 	e.occ, e.occLen = e.occ[:0], e.occLen[:0]
-	if err := e.parse(json, false); err != nil {
+	if err := e.parse(json); err != nil {
 		return nil, nil, err
 	}
 	metadata, err = e.dictionaryOf()
 	if err != nil {
 		return nil, nil, err
 	}
-	e.b.reset()
-	if err := e.parse(json, true); err != nil {
+	if err := e.write(); err != nil {
 		return nil, nil, err
 	}
 	if len(e.occLen) > keepOccurrences {
@@ -163,8 +198,8 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 		e.occ, e.occLen, e.first, e.ids, e.use = nil, nil, nil, nil, nil
 		e.b.fields, e.b.slots, e.b.moved = nil, nil, nil
 	}
-	if len(e.ends) > keepOccurrences {
-		e.ends = nil // the string ends of such a text, likewise
+	if len(e.tape) > keepOccurrences {
+		e.tape = nil // the tokens of such a text, likewise
 	}
 	return metadata, e.b.buf, nil
 }
@@ -284,15 +319,11 @@ func (e *Encoder) dictionary() error {
 	return nil
 }
 
-// parse reads the whole text once; emit selects the pass (see Encode).
-func (e *Encoder) parse(json []byte, emit bool) error {
-	e.in, e.pos, e.depth, e.emit = json, 0, 0, emit
-	if emit {
-		e.nextKey, e.nextStr = 0, 0
-	} else {
-		e.ends = e.ends[:0]
-	}
-	if err := e.value(); err != nil {
+// parse reads the whole text: the first pass (see Encode).
+func (e *Encoder) parse(json []byte) error {
+	e.in, e.pos, e.depth = json, 0, 0
+	e.tape = e.tape[:0]
+	if err := e.value(0); err != nil {
 		return err
 	}
 	e.skipSpace()
@@ -319,35 +350,47 @@ func (e *Encoder) skipSpace() {
 	}
 }
 
-// value reads one JSON value starting at pos (after optional whitespace).
-func (e *Encoder) value() error {
+// value reads one JSON value starting at pos (after optional whitespace)
+// and notes it in the tape, with flags (member or none).
+func (e *Encoder) value(flags tokenKind) error {
 	e.skipSpace()
 	if e.pos >= len(e.in) {
 		return e.errorf("unexpected end of input")
 	}
+	start := e.pos
+	var kind tokenKind
+	var err error
 	switch c := e.in[e.pos]; {
 	case c == '{':
-		return e.object()
+		return e.object(flags)
 	case c == '[':
-		return e.array()
+		return e.array(flags)
 	case c == '"':
-		if !e.emit {
-			_, err := e.firstString()
-			return err
+		var same bool
+		_, same, err = e.readString()
+		kind = tokRepaired
+		if same {
+			kind = tokString
 		}
-		e.b.String(e.secondString())
-		return nil
 	case c == 't':
-		return e.literal("true")
+		kind = tokTrue
+		err = e.literal("true")
 	case c == 'f':
-		return e.literal("false")
+		kind = tokFalse
+		err = e.literal("false")
 	case c == 'n':
-		return e.literal("null")
+		kind = tokNull
+		err = e.literal("null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		return e.number()
+		kind, err = e.number()
 	default:
 		return e.errorf("unexpected %q", c)
 	}
+	if err != nil {
+		return err
+	}
+	e.tape = append(e.tape, token{start: int32(start), end: int32(e.pos), kind: kind | flags})
+	return nil
 }
 
 // literal reads true, false or null.
@@ -356,51 +399,39 @@ func (e *Encoder) literal(word string) error {
 		return e.errorf("invalid literal, expected %s", word)
 	}
 	e.pos += len(word)
-	if e.emit {
-		switch word {
-		case "true":
-			e.b.Bool(true)
-		case "false":
-			e.b.Bool(false)
-		default:
-			e.b.Null()
-		}
-	}
 	return nil
 }
 
-// open enters an object or array, enforcing MaxDepth.
-func (e *Encoder) open() error {
+// open enters an object or array at pos, enforcing MaxDepth, and notes it
+// in the tape as kind.
+func (e *Encoder) open(kind tokenKind) error {
 	if e.depth++; e.depth > MaxDepth {
 		return e.errorf("nesting deeper than %d", MaxDepth)
 	}
+	e.tape = append(e.tape, token{start: int32(e.pos), end: int32(e.pos + 1), kind: kind})
 	e.pos++
 	e.skipSpace()
 	return nil
 }
 
+// shut notes the end of an object or array, whose closing byte is before
+// pos, in the tape as kind.
+func (e *Encoder) shut(kind tokenKind) {
+	e.tape = append(e.tape, token{start: int32(e.pos - 1), end: int32(e.pos), kind: kind})
+	e.depth--
+}
+
 // object reads an object; pos is at its '{'.
-func (e *Encoder) object() error {
-	if err := e.open(); err != nil {
+func (e *Encoder) object(flags tokenKind) error {
+	if err := e.open(tokObject | flags); err != nil {
 		return err
-	}
-	if e.emit {
-		e.b.beginObject()
 	}
 	if e.pos < len(e.in) && e.in[e.pos] == '}' {
 		e.pos++
-	} else {
-		if err := e.members(); err != nil {
-			return err
-		}
+	} else if err := e.members(); err != nil {
+		return err
 	}
-	if e.emit {
-		// The writer sorts the fields by key and fails on a repeated one.
-		if err := e.b.endObject(); err != nil {
-			return e.objectError(err)
-		}
-	}
-	e.depth--
+	e.shut(tokEndObject)
 	return nil
 }
 
@@ -411,24 +442,19 @@ func (e *Encoder) members() error {
 		if e.pos >= len(e.in) || e.in[e.pos] != '"' {
 			return e.errorf("expected an object key")
 		}
-		if e.emit {
-			e.skipString()
-			e.b.field(e.use[e.nextKey])
-			e.nextKey++
-		} else {
-			key, err := e.firstString()
-			if err != nil {
-				return err
-			}
-			e.occ = append(e.occ, key...)
-			e.occLen = append(e.occLen, len(key))
+		raw, same, err := e.readString()
+		if err != nil {
+			return err
 		}
+		key := e.text(raw, same)
+		e.occ = append(e.occ, key...)
+		e.occLen = append(e.occLen, len(key))
 		e.skipSpace()
 		if e.pos >= len(e.in) || e.in[e.pos] != ':' {
 			return e.errorf("expected ':' after an object key")
 		}
 		e.pos++
-		if err := e.value(); err != nil {
+		if err := e.value(member); err != nil {
 			return err
 		}
 		if done, err := e.next('}'); done || err != nil {
@@ -437,51 +463,24 @@ func (e *Encoder) members() error {
 	}
 }
 
-// objectError is the error of an object the writer could not close: one
-// that has a key twice names it.
-func (e *Encoder) objectError(err error) error {
-	var dup duplicateKeyError
-	if !errors.As(err, &dup) {
-		return e.errorf("%v", err)
-	}
-	start := 0
-	for i, id := range e.use {
-		if id == dup.id {
-			return e.errorf("duplicate object key %q", e.occ[start:start+e.occLen[i]])
-		}
-		start += e.occLen[i]
-	}
-	return e.errorf("duplicate object key")
-}
-
 // array reads an array; pos is at its '['.
-func (e *Encoder) array() error {
-	if err := e.open(); err != nil {
+func (e *Encoder) array(flags tokenKind) error {
+	if err := e.open(tokArray | flags); err != nil {
 		return err
-	}
-	if e.emit {
-		e.b.beginArray()
 	}
 	if e.pos < len(e.in) && e.in[e.pos] == ']' {
 		e.pos++
-	} else {
-		if err := e.elements(); err != nil {
-			return err
-		}
+	} else if err := e.elements(); err != nil {
+		return err
 	}
-	if e.emit {
-		if err := e.b.endArray(); err != nil {
-			return e.errorf("%v", err)
-		}
-	}
-	e.depth--
+	e.shut(tokEndArray)
 	return nil
 }
 
 // elements reads an array's values and its closing ']'.
 func (e *Encoder) elements() error {
 	for {
-		if err := e.value(); err != nil {
+		if err := e.value(0); err != nil {
 			return err
 		}
 		if done, err := e.next(']'); done || err != nil {
@@ -505,6 +504,66 @@ func (e *Encoder) next(closing byte) (done bool, err error) {
 		}
 	}
 	return false, e.errorf("expected ',' or %q", closing)
+}
+
+// write writes the value of the tape the first pass filled: the second
+// pass (see Encode).
+func (e *Encoder) write() error {
+	e.b.reset()
+	next := 0 // the next key occurrence
+	for _, t := range e.tape {
+		if t.kind&member != 0 {
+			e.b.field(e.use[next])
+			next++
+		}
+		switch t.kind &^ member {
+		case tokObject:
+			e.b.beginObject()
+		case tokEndObject:
+			// The writer sorts the fields by key and fails on a repeated one.
+			if err := e.b.endObject(); err != nil {
+				e.pos = int(t.end)
+				return e.objectError(err)
+			}
+		case tokArray:
+			e.b.beginArray()
+		case tokEndArray:
+			if err := e.b.endArray(); err != nil {
+				e.pos = int(t.end)
+				return e.errorf("%v", err)
+			}
+		case tokString:
+			e.b.String(e.in[t.start+1 : t.end-1])
+		case tokRepaired:
+			e.b.String(e.text(e.in[t.start+1:t.end-1], false))
+		case tokTrue:
+			e.b.Bool(true)
+		case tokFalse:
+			e.b.Bool(false)
+		case tokNull:
+			e.b.Null()
+		default:
+			e.writeNumber(e.in[t.start:t.end], t.kind&^member)
+		}
+	}
+	return nil
+}
+
+// objectError is the error of an object the writer could not close: one
+// that has a key twice names it.
+func (e *Encoder) objectError(err error) error {
+	var dup duplicateKeyError
+	if !errors.As(err, &dup) {
+		return e.errorf("%v", err)
+	}
+	start := 0
+	for i, id := range e.use {
+		if id == dup.id {
+			return e.errorf("duplicate object key %q", e.occ[start:start+e.occLen[i]])
+		}
+		start += e.occLen[i]
+	}
+	return e.errorf("duplicate object key")
 }
 
 // view returns b as a string without copying. The string is only valid while

@@ -1,6 +1,7 @@
 package variant
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"math/bits"
@@ -14,8 +15,43 @@ const (
 	maxDecimal16Precision = 38
 )
 
-// number reads a JSON number at pos and, in the second pass, writes it the
-// way Spark's parse_json does:
+// number checks the JSON number at pos, moves past it and returns its
+// kind: tokInteger, tokFraction or tokExponent (see writeNumber).
+func (e *Encoder) number() (tokenKind, error) {
+	if e.in[e.pos] == '-' {
+		e.pos++
+	}
+	switch {
+	case e.pos < len(e.in) && e.in[e.pos] == '0':
+		e.pos++
+	case e.pos < len(e.in) && isDigit(e.in[e.pos]):
+		e.digits()
+	default:
+		return 0, e.errorf("invalid number, expected a digit")
+	}
+	kind := tokInteger
+	if e.pos < len(e.in) && e.in[e.pos] == '.' {
+		e.pos++
+		if e.digits() == 0 {
+			return 0, e.errorf("invalid number, expected a digit after '.'")
+		}
+		kind = tokFraction
+	}
+	if e.pos < len(e.in) && (e.in[e.pos] == 'e' || e.in[e.pos] == 'E') {
+		e.pos++
+		if e.pos < len(e.in) && (e.in[e.pos] == '+' || e.in[e.pos] == '-') {
+			e.pos++
+		}
+		if e.digits() == 0 {
+			return 0, e.errorf("invalid number, expected a digit in the exponent")
+		}
+		kind = tokExponent
+	}
+	return kind, nil
+}
+
+// writeNumber writes num, a JSON number of kind (see number), the way
+// Spark's parse_json does:
 //
 //   - an integer that fits int64 becomes the smallest of int8/16/32/64;
 //   - a number without exponent whose significant digits and digits after
@@ -24,60 +60,31 @@ const (
 //     and -0.0 is the decimal 0.0: a decimal has no negative zero);
 //   - anything else (an exponent, more digits) becomes a double, ±Inf when
 //     out of range (1e400).
-func (e *Encoder) number() error {
-	start := e.pos
-	neg := e.in[e.pos] == '-'
+func (e *Encoder) writeNumber(num []byte, kind tokenKind) {
+	neg := num[0] == '-'
+	digits := num
 	if neg {
-		e.pos++
+		digits = num[1:]
 	}
-	intStart := e.pos
-	switch {
-	case e.pos < len(e.in) && e.in[e.pos] == '0':
-		e.pos++
-	case e.pos < len(e.in) && isDigit(e.in[e.pos]):
-		e.digits()
-	default:
-		return e.errorf("invalid number, expected a digit")
-	}
-	intDigits := e.in[intStart:e.pos]
-	var fracDigits []byte
-	if e.pos < len(e.in) && e.in[e.pos] == '.' {
-		e.pos++
-		fracStart := e.pos
-		if e.digits() == 0 {
-			return e.errorf("invalid number, expected a digit after '.'")
+	switch kind {
+	case tokInteger:
+		if v, ok := parseInt64(neg, digits); ok {
+			e.integer(v)
+			return
 		}
-		fracDigits = e.in[fracStart:e.pos]
-	}
-	exponent := e.pos < len(e.in) && (e.in[e.pos] == 'e' || e.in[e.pos] == 'E')
-	if exponent {
-		e.pos++
-		if e.pos < len(e.in) && (e.in[e.pos] == '+' || e.in[e.pos] == '-') {
-			e.pos++
+		if e.decimal(neg, digits, nil) {
+			return
 		}
-		if e.digits() == 0 {
-			return e.errorf("invalid number, expected a digit in the exponent")
-		}
-	}
-	if !e.emit {
-		return nil
-	}
-	if !exponent {
-		if fracDigits == nil {
-			if v, ok := parseInt64(neg, intDigits); ok {
-				e.integer(v)
-				return nil
-			}
-		}
-		if e.decimal(neg, intDigits, fracDigits) {
-			return nil
+	case tokFraction:
+		dot := bytes.IndexByte(digits, '.')
+		if e.decimal(neg, digits[:dot], digits[dot+1:]) {
+			return
 		}
 	}
 	// Out-of-range values come back as ±Inf or ±0 with an error that only
 	// says so; the JSON parser behind Spark gives the same values.
-	f, _ := strconv.ParseFloat(view(e.in[start:e.pos]), 64)
+	f, _ := strconv.ParseFloat(view(num), 64)
 	e.b.Double(f)
-	return nil
 }
 
 // digits moves past a run of decimal digits and returns its length. The
