@@ -168,6 +168,12 @@ type fanoutTable struct {
 	from map[kafka.TopicPartition]int64
 }
 
+// waitingTables is how many tables open, or flush, side by side: those
+// mostly wait for the disk or the object store (a log to read, a file's
+// last part to upload, a commit to make durable), so more of them than
+// there are cores keep the cores busy.
+const waitingTables = 8
+
 // maxGroups bounds the tables whose record arrays a run keeps for reuse.
 const maxGroups = 1024
 
@@ -190,6 +196,10 @@ type fanoutRun struct {
 	// batch's names, and dead and reasons the records that cannot be
 	// routed and why; all reused from batch to batch.
 	groups [][]record.Record
+	// names and firsts hold the tables of a batch that have records in it,
+	// and those records; reused from batch to batch.
+	names  []string
+	firsts [][]record.Record
 	// jobs holds the decoding chunks of the batch being written.
 	jobs    []chunkJob
 	dead    []record.Record
@@ -274,15 +284,17 @@ func (r *Runner) runOnce(ctx context.Context) error {
 	// The tables created so far open now, for their status; one that
 	// has no commit yet waits for its records (its first records may set
 	// its columns).
+	var created []string
 	for _, name := range prog.tables() {
 		dir := spec.JoinLocation(cfg.Dir, name)
 		if snap, err := table.ReadSnapshot(dir); err != nil || snap.Version < 0 {
 			r.tableState(name, dir)
 			continue
 		}
-		if _, err := run.table(ctx, name, nil); err != nil {
-			return err
-		}
+		created = append(created, name)
+	}
+	if err := run.open(ctx, created, nil); err != nil {
+		return err
 	}
 	return run.loop(ctx)
 }
@@ -290,9 +302,69 @@ func (r *Runner) runOnce(ctx context.Context) error {
 // table returns the named table, opening it (and creating it on its first
 // records, first) when the run has not yet.
 func (run *fanoutRun) table(ctx context.Context, name string, first []record.Record) (*fanoutTable, error) {
-	if t, ok := run.tables[name]; ok {
-		return t, nil
+	if err := run.open(ctx, []string{name}, [][]record.Record{first}); err != nil {
+		return nil, err
 	}
+	return run.tables[name], nil
+}
+
+// open opens the tables of names that the run has not opened yet, side by
+// side (see sideBySide), each created on its first records, firsts[k] for
+// names[k] (none when firsts is nil), and records the new ones in the
+// progress log with one commit. A table is recorded as it is created,
+// before any record is written to it, so that a restart reports it and
+// CheckFanout checks it whatever happens before its first commit. After an
+// error the tables opened are the run's, which closes them, and recorded.
+func (run *fanoutRun) open(ctx context.Context, names []string, firsts [][]record.Record) error {
+	var fresh []int
+	for k, name := range names {
+		if _, ok := run.tables[name]; !ok && !slices.ContainsFunc(fresh, func(i int) bool { return names[i] == name }) {
+			fresh = append(fresh, k)
+		}
+	}
+	opened := make([]*fanoutTable, len(fresh))
+	err := sideBySide(len(fresh), waitingTables, func(i int) (err error) {
+		var first []record.Record
+		if firsts != nil {
+			first = firsts[fresh[i]]
+		}
+		opened[i], err = run.openTable(ctx, names[fresh[i]], first)
+		return err
+	})
+	var added []string
+	for _, t := range opened {
+		if t == nil {
+			continue
+		}
+		run.tables[t.name] = t
+		run.order = append(run.order, t)
+		added = append(added, t.name)
+		run.wg.Go(func() {
+			for {
+				select {
+				case <-run.ctx.Done():
+					return
+				case <-t.FlushAsked():
+					select {
+					case run.flushAsk <- t:
+					case <-run.ctx.Done():
+						return
+					}
+				}
+			}
+		})
+	}
+	if rerr := run.progress.record(nil, nil, added, nil); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// openTable opens the named table, creating it on its first records,
+// first. Tables open side by side (see open): it only reads the run, but
+// for the dead letter table, whose opening sets the builder of its rows
+// (letters), which no other table's opening touches.
+func (run *fanoutRun) openTable(ctx context.Context, name string, first []record.Record) (*fanoutTable, error) {
 	r := run.r
 	cfg := &r.cfg
 	dir := spec.JoinLocation(cfg.Dir, name)
@@ -315,29 +387,7 @@ func (run *fanoutRun) table(ctx context.Context, name string, first []record.Rec
 	if run.maintains {
 		s.Maintain(ctx, cfg.Upkeep(r.budget, name, dir))
 	}
-	t := &fanoutTable{name: name, Sink: s, from: map[kafka.TopicPartition]int64{}}
-	run.tables[name] = t
-	run.order = append(run.order, t)
-	// A table is recorded as it is created, so that a restart reports it
-	// and CheckFanout checks it whatever happens before its first commit.
-	if err := run.progress.record(nil, nil, []string{name}, nil); err != nil {
-		return nil, err
-	}
-	run.wg.Go(func() {
-		for {
-			select {
-			case <-run.ctx.Done():
-				return
-			case <-s.FlushAsked():
-				select {
-				case run.flushAsk <- t:
-				case <-run.ctx.Done():
-					return
-				}
-			}
-		}
-	})
-	return t, nil
+	return &fanoutTable{name: name, Sink: s, from: map[kafka.TopicPartition]int64{}}, nil
 }
 
 // newSink returns the sink of the named table, open in tbl: the dead letter
@@ -738,15 +788,23 @@ func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error
 	// of the batch's last record, which may be another table's.
 	epoch := recs[j-1].LeaderEpoch
 	run.jobs = run.jobs[:0]
+	// The tables met first in this batch open side by side. A table
+	// without records here (they are outside [i, j): routed already, or
+	// past the run's end) is left for a batch that has some.
+	names := run.names[:0]
+	firsts := run.firsts[:0]
 	for k, name := range b.names {
-		if len(groups[k]) == 0 {
-			continue // its records are outside [i, j): routed already, or past the run's end
+		if len(groups[k]) > 0 {
+			names, firsts = append(names, name), append(firsts, groups[k])
 		}
-		t, err := run.table(ctx, name, groups[k])
-		if err != nil {
-			return err
-		}
-		run.plan(t, tp, groups[k], nil, next, epoch)
+	}
+	run.names, run.firsts = names, firsts
+	defer clear(firsts) // the records point into the batch
+	if err := run.open(ctx, names, firsts); err != nil {
+		return err
+	}
+	for k, name := range names {
+		run.plan(run.tables[name], tp, firsts[k], nil, next, epoch)
 	}
 	if len(run.dead) > 0 {
 		t, err := run.table(ctx, spec.FanoutErrorsTable, nil)
@@ -866,7 +924,7 @@ func (run *fanoutRun) write(ctx context.Context) error {
 		tables[k] = append(tables[k], j)
 	}
 	flushed := make([]bool, len(tables))
-	err := sideBySide(len(tables), func(k int) (err error) {
+	err := sideBySide(len(tables), runtime.GOMAXPROCS(0), func(k int) (err error) {
 		flushed[k], err = run.writeTable(ctx, tables[k])
 		return err
 	})
@@ -880,10 +938,10 @@ func (run *fanoutRun) write(ctx context.Context) error {
 }
 
 // sideBySide calls f(k) for every k below n, each on a goroutine of its
-// own and at most one per core at a time, and returns the error of the
-// lowest k that failed, once every call returned.
-func sideBySide(n int, f func(k int) error) error {
-	for _, err := range runner.SideBySide(n, runtime.GOMAXPROCS(0), f) {
+// own and at most limit at a time, and returns the error of the lowest k
+// that failed, once every call returned.
+func sideBySide(n, limit int, f func(k int) error) error {
+	for _, err := range runner.SideBySide(n, limit, f) {
 		if err != nil {
 			return err
 		}
@@ -981,10 +1039,10 @@ func (run *fanoutRun) flush(ctx context.Context, t *fanoutTable) error {
 	return run.record()
 }
 
-// flushAll flushes every table with rows, side by side (see sideBySide),
-// and records the progress once every table flushed.
+// flushAll flushes every table with rows, side by side (see
+// waitingTables), and records the progress once every table flushed.
 func (run *fanoutRun) flushAll(ctx context.Context) error {
-	err := sideBySide(len(run.order), func(k int) error { return run.flushTable(ctx, run.order[k]) })
+	err := sideBySide(len(run.order), waitingTables, func(k int) error { return run.flushTable(ctx, run.order[k]) })
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -150,6 +152,53 @@ func TestFanoutRoutesToFiveTables(t *testing.T) {
 	if next != n {
 		t.Fatalf("the progress log's offsets sum to %d, want %d", next, n)
 	}
+	// Each partition's first batch has records of every type: the five
+	// tables opened together and were recorded in one commit.
+	if counts := tablesRecorded(t, cfg.Dir); !slices.Equal(counts, []int{5}) {
+		t.Fatalf("the progress log's commits recorded %v tables, want the five in one commit", counts)
+	}
+}
+
+// tablesRecorded returns how many tables the progress log of the fanout
+// schema in dir had recorded after each commit that recorded one.
+func tablesRecorded(t *testing.T, dir string) []int {
+	t.Helper()
+	logDir := filepath.Join(dir, progressDir, "_delta_log")
+	entries, err := os.ReadDir(logDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts []int
+	for _, e := range entries { // in version order: the names are zero-padded
+		if filepath.Ext(e.Name()) != ".json" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(logDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			var a struct {
+				MetaData *struct{ Configuration map[string]string } `json:"metaData"`
+			}
+			if err := json.Unmarshal([]byte(line), &a); err != nil {
+				t.Fatal(err)
+			}
+			if a.MetaData == nil {
+				continue
+			}
+			n := 0
+			for k := range a.MetaData.Configuration {
+				if strings.HasPrefix(k, progressTableKey) {
+					n++
+				}
+			}
+			if n > 0 && (len(counts) == 0 || counts[len(counts)-1] != n) {
+				counts = append(counts, n)
+			}
+		}
+	}
+	return counts
 }
 
 // Without json_options, the transformed column is a VARIANT.
