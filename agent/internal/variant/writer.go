@@ -17,9 +17,8 @@ import (
 // come; a container's header goes in front of its children when it closes.
 // The zero value is ready to use; reset keeps the buffers.
 type writer struct {
-	buf     []byte
-	scratch []byte // a closing container's header
-	frames  []frame
+	buf    []byte
+	frames []frame
 	// fields and elems hold the children of the open objects and arrays,
 	// each container's after those of the containers around it.
 	fields []field
@@ -184,16 +183,17 @@ func (w *writer) endObject() error {
 	if len(fields) > 255 {
 		countSize, large = 4, 1
 	}
-	h := append(w.scratch[:0], header(pv.BasicObject, byte(offSize-1)|byte(idSize-1)<<2|large<<4))
-	h = appendUint(h, len(fields), countSize)
+	n := len(fields)
+	h := w.close(f, 1+countSize+n*idSize+(n+1)*offSize)
+	h[0] = header(pv.BasicObject, byte(offSize-1)|byte(idSize-1)<<2|large<<4)
+	at := putUint(h, 1, n, countSize)
 	for i := range fields {
-		h = appendUint(h, fields[i].id, idSize)
+		at = putUint(h, at, fields[i].id, idSize)
 	}
 	for i := range fields {
-		h = appendUint(h, fields[i].start-f.start, offSize)
+		at = putUint(h, at, fields[i].start-f.start, offSize)
 	}
-	w.scratch = appendUint(h, size, offSize)
-	w.close(f, w.scratch)
+	putUint(h, at, size, offSize)
 	w.fields = w.fields[:f.base]
 	return nil
 }
@@ -266,25 +266,26 @@ func (w *writer) endArray() error {
 	if len(elems) > 255 {
 		countSize, large = 4, 1
 	}
-	h := append(w.scratch[:0], header(pv.BasicArray, byte(offSize-1)|large<<2))
-	h = appendUint(h, len(elems), countSize)
+	n := len(elems)
+	h := w.close(f, 1+countSize+(n+1)*offSize)
+	h[0] = header(pv.BasicArray, byte(offSize-1)|large<<2)
+	at := putUint(h, 1, n, countSize)
 	for _, start := range elems {
-		h = appendUint(h, start-f.start, offSize)
+		at = putUint(h, at, start-f.start, offSize)
 	}
-	w.scratch = appendUint(h, size, offSize)
-	w.close(f, w.scratch)
+	putUint(h, at, size, offSize)
 	w.elems = w.elems[:f.base]
 	return nil
 }
 
-// close puts h, the header of container f, in front of its children, and
-// pops f.
-func (w *writer) close(f frame, h []byte) {
-	n := len(h)
-	w.buf = append(w.buf, h...)
-	copy(w.buf[f.start+n:], w.buf[f.start:len(w.buf)-n])
-	copy(w.buf[f.start:], h)
+// close pops container f and moves its children to leave n bytes for its
+// header in front of them, which it returns for the caller to fill.
+func (w *writer) close(f frame, n int) []byte {
+	end := len(w.buf)
+	w.buf = slices.Grow(w.buf, n)[:end+n]
+	copy(w.buf[f.start+n:], w.buf[f.start:end])
 	w.frames = w.frames[:len(w.frames)-1]
+	return w.buf[f.start : f.start+n]
 }
 
 // width is the bytes, 1 to 4, that an offset or id of at most v takes.
@@ -319,6 +320,22 @@ func appendMetadata(dst, keys []byte, spans []keySpan) []byte {
 		dst = append(dst, keys[s.start:s.end]...)
 	}
 	return dst
+}
+
+// putUint stores v in the n (1 to 4) little-endian bytes of h at at, and
+// returns where they end.
+func putUint(h []byte, at, v, n int) int {
+	switch n {
+	case 1:
+		h[at] = byte(v)
+	case 2:
+		binary.LittleEndian.PutUint16(h[at:], uint16(v))
+	case 3:
+		h[at], h[at+1], h[at+2] = byte(v), byte(v>>8), byte(v>>16)
+	default:
+		binary.LittleEndian.PutUint32(h[at:], uint32(v))
+	}
+	return at + n
 }
 
 // appendUint appends v in n little-endian bytes.
