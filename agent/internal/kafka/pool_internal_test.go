@@ -22,7 +22,7 @@ var codecs = []compress.Compression{compress.None, compress.Gzip, compress.Snapp
 // asked for and at most a quarter larger; a slice given back goes to the
 // largest class it can serve, unless it is smaller or larger than all.
 func TestSlicePoolClasses(t *testing.T) {
-	p := newSlicePool[byte](1 << 10)
+	p := newSlicePool[byte](1<<10, false)
 	largest := p.classCap(poolClasses - 1)
 	if largest != 16<<20 {
 		t.Fatalf("largest class %d", largest)
