@@ -27,7 +27,7 @@ var ErrSyntax = errors.New("invalid JSON for a VARIANT")
 // keeps the dictionaries of up to 128 recent shapes, in at most 256 KiB.
 type Encoder struct {
 	in    []byte // the text being encoded, only during Encode
-	pos   int    // next byte of in to read
+	pos   int    // where in in an error is, for its message
 	depth int    // objects and arrays open at pos
 
 	// tape holds the first pass's tokens, the text's values and container
@@ -319,191 +319,206 @@ func (e *Encoder) dictionary() error {
 	return nil
 }
 
-// parse reads the whole text: the first pass (see Encode).
+// parse reads the whole text: the first pass (see Encode). Its functions
+// carry the position in the text from one to the next rather than in the
+// Encoder (pos is only set for an error): stored in the Encoder, each token
+// would load and store it again.
 func (e *Encoder) parse(json []byte) error {
 	e.in, e.pos, e.depth = json, 0, 0
 	e.tape = e.tape[:0]
-	if err := e.value(0); err != nil {
+	pos, err := e.value(0, 0)
+	if err != nil {
 		return err
 	}
-	e.skipSpace()
-	if e.pos < len(e.in) {
-		return e.errorf("unexpected %q after the JSON value", e.in[e.pos])
+	if pos = skipSpace(e.in, pos); pos < len(e.in) {
+		return e.errorAt(pos, "unexpected %q after the JSON value", e.in[pos])
 	}
 	return nil
 }
 
-// errorf returns an error wrapping ErrSyntax that names the byte offset.
+// errorf returns an error wrapping ErrSyntax that names the byte offset pos.
 func (e *Encoder) errorf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s at byte %d", ErrSyntax, fmt.Sprintf(format, args...), e.pos)
 }
 
-// skipSpace moves past JSON whitespace (space, tab, line feed, carriage return).
-func (e *Encoder) skipSpace() {
-	for e.pos < len(e.in) && e.in[e.pos] <= ' ' {
-		switch e.in[e.pos] {
-		case ' ', '\t', '\n', '\r':
-			e.pos++
-		default:
-			return
-		}
-	}
+// errorAt is errorf at byte offset pos.
+func (e *Encoder) errorAt(pos int, format string, args ...any) error {
+	e.pos = pos
+	return e.errorf(format, args...)
 }
 
-// value reads one JSON value starting at pos (after optional whitespace)
-// and notes it in the tape, with flags (member or none).
-func (e *Encoder) value(flags tokenKind) error {
-	e.skipSpace()
-	if e.pos >= len(e.in) {
-		return e.errorf("unexpected end of input")
+// skipSpace returns where the JSON whitespace (space, tab, line feed,
+// carriage return) at pos in text ends.
+func skipSpace(text []byte, pos int) int {
+	for pos < len(text) && text[pos] <= ' ' {
+		switch text[pos] {
+		case ' ', '\t', '\n', '\r':
+			pos++
+		default:
+			return pos
+		}
 	}
-	start := e.pos
+	return pos
+}
+
+// value reads one JSON value starting at pos (after optional whitespace),
+// notes it in the tape, with flags (member or none), and returns where it
+// ends.
+func (e *Encoder) value(pos int, flags tokenKind) (int, error) {
+	in := e.in
+	start := skipSpace(in, pos)
+	if start >= len(in) {
+		return 0, e.errorAt(start, "unexpected end of input")
+	}
 	var kind tokenKind
 	var err error
-	switch c := e.in[e.pos]; {
+	switch c := in[start]; {
 	case c == '{':
-		return e.object(flags)
+		return e.object(start, flags)
 	case c == '[':
-		return e.array(flags)
+		return e.array(start, flags)
 	case c == '"':
 		var same bool
-		_, same, err = e.readString()
+		pos, _, same, err = e.readString(start)
 		kind = tokRepaired
 		if same {
 			kind = tokString
 		}
 	case c == 't':
 		kind = tokTrue
-		err = e.literal("true")
+		pos, err = e.literal(start, "true")
 	case c == 'f':
 		kind = tokFalse
-		err = e.literal("false")
+		pos, err = e.literal(start, "false")
 	case c == 'n':
 		kind = tokNull
-		err = e.literal("null")
+		pos, err = e.literal(start, "null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		kind, err = e.number()
+		pos, kind, err = e.number(start)
 	default:
-		return e.errorf("unexpected %q", c)
+		return 0, e.errorAt(start, "unexpected %q", c)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
-	e.tape = append(e.tape, token{start: int32(start), end: int32(e.pos), kind: kind | flags})
-	return nil
+	e.tape = append(e.tape, token{start: int32(start), end: int32(pos), kind: kind | flags})
+	return pos, nil
 }
 
-// literal reads true, false or null.
-func (e *Encoder) literal(word string) error {
-	if !bytes.HasPrefix(e.in[e.pos:], []byte(word)) {
-		return e.errorf("invalid literal, expected %s", word)
+// literal reads true, false or null at pos and returns where it ends.
+func (e *Encoder) literal(pos int, word string) (int, error) {
+	if !bytes.HasPrefix(e.in[pos:], []byte(word)) {
+		return 0, e.errorAt(pos, "invalid literal, expected %s", word)
 	}
-	e.pos += len(word)
-	return nil
+	return pos + len(word), nil
 }
 
-// open enters an object or array at pos, enforcing MaxDepth, and notes it
-// in the tape as kind.
-func (e *Encoder) open(kind tokenKind) error {
+// open enters the object or array at pos, enforcing MaxDepth, notes it in
+// the tape as kind, and returns where its content starts.
+func (e *Encoder) open(pos int, kind tokenKind) (int, error) {
 	if e.depth++; e.depth > MaxDepth {
-		return e.errorf("nesting deeper than %d", MaxDepth)
+		return 0, e.errorAt(pos, "nesting deeper than %d", MaxDepth)
 	}
-	e.tape = append(e.tape, token{start: int32(e.pos), end: int32(e.pos + 1), kind: kind})
-	e.pos++
-	e.skipSpace()
-	return nil
+	e.tape = append(e.tape, token{start: int32(pos), end: int32(pos + 1), kind: kind})
+	return skipSpace(e.in, pos+1), nil
 }
 
 // shut notes the end of an object or array, whose closing byte is before
 // pos, in the tape as kind.
-func (e *Encoder) shut(kind tokenKind) {
-	e.tape = append(e.tape, token{start: int32(e.pos - 1), end: int32(e.pos), kind: kind})
+func (e *Encoder) shut(pos int, kind tokenKind) {
+	e.tape = append(e.tape, token{start: int32(pos - 1), end: int32(pos), kind: kind})
 	e.depth--
 }
 
-// object reads an object; pos is at its '{'.
-func (e *Encoder) object(flags tokenKind) error {
-	if err := e.open(tokObject | flags); err != nil {
-		return err
+// object reads the object at pos (its '{') and returns where it ends.
+func (e *Encoder) object(pos int, flags tokenKind) (int, error) {
+	pos, err := e.open(pos, tokObject|flags)
+	if err != nil {
+		return 0, err
 	}
-	if e.pos < len(e.in) && e.in[e.pos] == '}' {
-		e.pos++
-	} else if err := e.members(); err != nil {
-		return err
+	if pos < len(e.in) && e.in[pos] == '}' {
+		pos++
+	} else if pos, err = e.members(pos); err != nil {
+		return 0, err
 	}
-	e.shut(tokEndObject)
-	return nil
+	e.shut(pos, tokEndObject)
+	return pos, nil
 }
 
-// members reads an object's "key": value pairs and its closing '}'.
-func (e *Encoder) members() error {
+// members reads an object's "key": value pairs from pos and its closing
+// '}', and returns where it ends.
+func (e *Encoder) members(pos int) (int, error) {
+	in := e.in
 	for {
-		e.skipSpace()
-		if e.pos >= len(e.in) || e.in[e.pos] != '"' {
-			return e.errorf("expected an object key")
+		pos = skipSpace(in, pos)
+		if pos >= len(in) || in[pos] != '"' {
+			return 0, e.errorAt(pos, "expected an object key")
 		}
-		raw, same, err := e.readString()
+		end, raw, same, err := e.readString(pos)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		key := e.text(raw, same)
 		e.occ = append(e.occ, key...)
 		e.occLen = append(e.occLen, len(key))
-		e.skipSpace()
-		if e.pos >= len(e.in) || e.in[e.pos] != ':' {
-			return e.errorf("expected ':' after an object key")
+		pos = skipSpace(in, end)
+		if pos >= len(in) || in[pos] != ':' {
+			return 0, e.errorAt(pos, "expected ':' after an object key")
 		}
-		e.pos++
-		if err := e.value(member); err != nil {
-			return err
+		if pos, err = e.value(pos+1, member); err != nil {
+			return 0, err
 		}
-		if done, err := e.next('}'); done || err != nil {
-			return err
+		done := false
+		if pos, done, err = e.next(pos, '}'); done || err != nil {
+			return pos, err
 		}
 	}
 }
 
-// array reads an array; pos is at its '['.
-func (e *Encoder) array(flags tokenKind) error {
-	if err := e.open(tokArray | flags); err != nil {
-		return err
+// array reads the array at pos (its '[') and returns where it ends.
+func (e *Encoder) array(pos int, flags tokenKind) (int, error) {
+	pos, err := e.open(pos, tokArray|flags)
+	if err != nil {
+		return 0, err
 	}
-	if e.pos < len(e.in) && e.in[e.pos] == ']' {
-		e.pos++
-	} else if err := e.elements(); err != nil {
-		return err
+	if pos < len(e.in) && e.in[pos] == ']' {
+		pos++
+	} else if pos, err = e.elements(pos); err != nil {
+		return 0, err
 	}
-	e.shut(tokEndArray)
-	return nil
+	e.shut(pos, tokEndArray)
+	return pos, nil
 }
 
-// elements reads an array's values and its closing ']'.
-func (e *Encoder) elements() error {
+// elements reads an array's values from pos and its closing ']', and
+// returns where it ends.
+func (e *Encoder) elements(pos int) (int, error) {
 	for {
-		if err := e.value(0); err != nil {
-			return err
+		var err error
+		if pos, err = e.value(pos, 0); err != nil {
+			return 0, err
 		}
-		if done, err := e.next(']'); done || err != nil {
-			return err
+		done := false
+		if pos, done, err = e.next(pos, ']'); done || err != nil {
+			return pos, err
 		}
 	}
 }
 
-// next reads the ',' between two members of a container or its closing byte,
-// reporting done on the latter.
-func (e *Encoder) next(closing byte) (done bool, err error) {
-	e.skipSpace()
-	if e.pos < len(e.in) {
-		switch e.in[e.pos] {
+// next reads the ',' between two members of a container or its closing
+// byte at pos (after optional whitespace), reporting done on the latter,
+// and returns where it ends.
+func (e *Encoder) next(pos int, closing byte) (int, bool, error) {
+	in := e.in
+	if pos = skipSpace(in, pos); pos < len(in) {
+		switch in[pos] {
 		case ',':
-			e.pos++
-			return false, nil
+			return pos + 1, false, nil
 		case closing:
-			e.pos++
-			return true, nil
+			return pos + 1, true, nil
 		}
 	}
-	return false, e.errorf("expected ',' or %q", closing)
+	return 0, false, e.errorAt(pos, "expected ',' or %q", closing)
 }
 
 // write writes the value of the tape the first pass filled: the second

@@ -15,39 +15,41 @@ const (
 	maxDecimal16Precision = 38
 )
 
-// number checks the JSON number at pos, moves past it and returns its
+// number checks the JSON number at pos and returns where it ends and its
 // kind: tokInteger, tokFraction or tokExponent (see writeNumber).
-func (e *Encoder) number() (tokenKind, error) {
-	if e.in[e.pos] == '-' {
-		e.pos++
+func (e *Encoder) number(pos int) (int, tokenKind, error) {
+	in := e.in
+	if in[pos] == '-' {
+		pos++
 	}
 	switch {
-	case e.pos < len(e.in) && e.in[e.pos] == '0':
-		e.pos++
-	case e.pos < len(e.in) && isDigit(e.in[e.pos]):
-		e.digits()
+	case pos < len(in) && in[pos] == '0':
+		pos++
+	case pos < len(in) && isDigit(in[pos]):
+		pos = digits(in, pos)
 	default:
-		return 0, e.errorf("invalid number, expected a digit")
+		return 0, 0, e.errorAt(pos, "invalid number, expected a digit")
 	}
 	kind := tokInteger
-	if e.pos < len(e.in) && e.in[e.pos] == '.' {
-		e.pos++
-		if e.digits() == 0 {
-			return 0, e.errorf("invalid number, expected a digit after '.'")
+	if pos < len(in) && in[pos] == '.' {
+		end := digits(in, pos+1)
+		if end == pos+1 {
+			return 0, 0, e.errorAt(end, "invalid number, expected a digit after '.'")
 		}
-		kind = tokFraction
+		pos, kind = end, tokFraction
 	}
-	if e.pos < len(e.in) && (e.in[e.pos] == 'e' || e.in[e.pos] == 'E') {
-		e.pos++
-		if e.pos < len(e.in) && (e.in[e.pos] == '+' || e.in[e.pos] == '-') {
-			e.pos++
+	if pos < len(in) && (in[pos] == 'e' || in[pos] == 'E') {
+		pos++
+		if pos < len(in) && (in[pos] == '+' || in[pos] == '-') {
+			pos++
 		}
-		if e.digits() == 0 {
-			return 0, e.errorf("invalid number, expected a digit in the exponent")
+		end := digits(in, pos)
+		if end == pos {
+			return 0, 0, e.errorAt(end, "invalid number, expected a digit in the exponent")
 		}
-		kind = tokExponent
+		pos, kind = end, tokExponent
 	}
-	return kind, nil
+	return pos, kind, nil
 }
 
 // writeNumber writes num, a JSON number of kind (see number), the way
@@ -87,17 +89,12 @@ func (e *Encoder) writeNumber(num []byte, kind tokenKind) {
 	e.b.Double(f)
 }
 
-// digits moves past a run of decimal digits and returns its length. The
-// loop runs on locals: on the Encoder's fields, each digit would load and
-// store them again.
-func (e *Encoder) digits() int {
-	in, i := e.in, e.pos
-	for i < len(in) && isDigit(in[i]) {
-		i++
+// digits returns where the run of decimal digits at pos in text ends.
+func digits(text []byte, pos int) int {
+	for pos < len(text) && isDigit(text[pos]) {
+		pos++
 	}
-	n := i - e.pos
-	e.pos = i
-	return n
+	return pos
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
