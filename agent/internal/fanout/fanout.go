@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -179,7 +180,8 @@ const maxGroups = 1024
 
 // fanoutRun is the state of one run of a fanout runner: from opening the
 // logs to an error or the end. The run's loop uses it, and, while the loop
-// waits for them, the goroutines that write a batch's tables (each its own
+// waits for them, the goroutines that open a batch's new tables (reading
+// it; see openTable) and those that write a batch's tables (each its own
 // table; see write).
 type fanoutRun struct {
 	r *Runner
@@ -302,25 +304,31 @@ func (r *Runner) runOnce(ctx context.Context) error {
 // table returns the named table, opening it (and creating it on its first
 // records, first) when the run has not yet.
 func (run *fanoutRun) table(ctx context.Context, name string, first []record.Record) (*fanoutTable, error) {
+	if t, ok := run.tables[name]; ok {
+		return t, nil
+	}
 	if err := run.open(ctx, []string{name}, [][]record.Record{first}); err != nil {
 		return nil, err
 	}
 	return run.tables[name], nil
 }
 
-// open opens the tables of names that the run has not opened yet, side by
-// side (see sideBySide), each created on its first records, firsts[k] for
-// names[k] (none when firsts is nil), and records the new ones in the
-// progress log with one commit. A table is recorded as it is created,
+// open opens the tables of names, which are distinct, that the run has not
+// opened yet, side by side (see sideBySide), each created on its first
+// records, firsts[k] for names[k] (none when firsts is nil), and records
+// the new ones in the progress log with one commit. A table is recorded as it is created,
 // before any record is written to it, so that a restart reports it and
 // CheckFanout checks it whatever happens before its first commit. After an
 // error the tables opened are the run's, which closes them, and recorded.
 func (run *fanoutRun) open(ctx context.Context, names []string, firsts [][]record.Record) error {
 	var fresh []int
 	for k, name := range names {
-		if _, ok := run.tables[name]; !ok && !slices.ContainsFunc(fresh, func(i int) bool { return names[i] == name }) {
+		if _, ok := run.tables[name]; !ok {
 			fresh = append(fresh, k)
 		}
+	}
+	if len(fresh) == 0 {
+		return nil
 	}
 	opened := make([]*fanoutTable, len(fresh))
 	err := sideBySide(len(fresh), waitingTables, func(i int) (err error) {
@@ -354,16 +362,15 @@ func (run *fanoutRun) open(ctx context.Context, names []string, firsts [][]recor
 			}
 		})
 	}
-	if rerr := run.progress.record(nil, nil, added, nil); err == nil {
-		err = rerr
-	}
-	return err
+	return errors.Join(err, run.progress.record(nil, nil, added, nil))
 }
 
 // openTable opens the named table, creating it on its first records,
-// first. Tables open side by side (see open): it only reads the run, but
-// for the dead letter table, whose opening sets the builder of its rows
-// (letters), which no other table's opening touches.
+// first. Tables open side by side (see open): of the run, it only reads
+// the configuration, but for the dead letter table, whose opening sets the
+// builder of its rows (letters), which no other table's opening touches;
+// the runner's table states and the memory budget it shares with the
+// others are safe for concurrent use.
 func (run *fanoutRun) openTable(ctx context.Context, name string, first []record.Record) (*fanoutTable, error) {
 	r := run.r
 	cfg := &r.cfg
@@ -788,9 +795,13 @@ func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error
 	// of the batch's last record, which may be another table's.
 	epoch := recs[j-1].LeaderEpoch
 	run.jobs = run.jobs[:0]
-	// The tables met first in this batch open side by side. A table
-	// without records here (they are outside [i, j): routed already, or
-	// past the run's end) is left for a batch that has some.
+	// The tables met first in this batch, the dead letter table with
+	// them, open side by side. A table without records here (they are
+	// outside [i, j): routed already, or past the run's end) is left for a
+	// batch that has some.
+	if len(run.names) > maxGroups {
+		run.names, run.firsts = nil, nil // a batch of many tables: let their arrays go
+	}
 	names := run.names[:0]
 	firsts := run.firsts[:0]
 	for k, name := range b.names {
@@ -798,20 +809,20 @@ func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error
 			names, firsts = append(names, name), append(firsts, groups[k])
 		}
 	}
+	routed := len(names)
+	if len(run.dead) > 0 {
+		names, firsts = append(names, spec.FanoutErrorsTable), append(firsts, nil)
+	}
 	run.names, run.firsts = names, firsts
 	defer clear(firsts) // the records point into the batch
 	if err := run.open(ctx, names, firsts); err != nil {
 		return err
 	}
-	for k, name := range names {
+	for k, name := range names[:routed] {
 		run.plan(run.tables[name], tp, firsts[k], nil, next, epoch)
 	}
 	if len(run.dead) > 0 {
-		t, err := run.table(ctx, spec.FanoutErrorsTable, nil)
-		if err != nil {
-			return err
-		}
-		run.plan(t, tp, run.dead, run.reasons, next, epoch)
+		run.plan(run.tables[spec.FanoutErrorsTable], tp, run.dead, run.reasons, next, epoch)
 	}
 	return run.write(ctx)
 }

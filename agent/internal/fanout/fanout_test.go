@@ -486,6 +486,37 @@ func TestFanoutFailFastNamesTableAndRecord(t *testing.T) {
 	t.Logf("%s", st.LastError)
 }
 
+// A table of a batch that cannot open (one created before with columns the
+// transform cannot write) fails the fanout, naming it, while the batch's
+// other tables, which opened beside it, are recorded in the progress log
+// before anything is written to any of them.
+func TestFanoutTableThatCannotOpenFailsTheBatch(t *testing.T) {
+	fx := newFanoutFixture(t)
+	// 100 records a partition: the first batch has every type.
+	produce(t, fx.producer, 0, 400, fanoutEvent)
+	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+	bad := strings.ToLower(fanoutTypes[0])
+	tbl, err := table.Open(filepath.Join(cfg.Dir, bad), table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Commit(table.Commit{Schema: tabletest.Fields(t, "type INT, id BIGINT")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := fx.run(t, cfg, routeByType, nil, nil)
+	waitFor(t, 20*time.Second, "FAILED", func() bool { return r.Status().State == spec.StateFailed })
+	if st := r.Status(); !strings.Contains(st.LastError, "table "+bad) || fanoutRows(r) != 0 {
+		t.Fatalf("status %+v, want FAILED naming table %s, nothing written", st, bad)
+	}
+	r.Stop()
+	if counts := tablesRecorded(t, cfg.Dir); !slices.Equal(counts, []int{len(fanoutTypes) - 1}) {
+		t.Fatalf("the progress log recorded %v tables, want the %d others in one commit", counts, len(fanoutTypes)-1)
+	}
+}
+
 // Stopping a fanout schema while it writes a batch finishes the batch and
 // commits what every table buffered (the final flush): the stop never turns
 // into a decode error that drops the buffered rows.

@@ -59,18 +59,16 @@ func (h *held) size() int64 {
 }
 
 // release gives h's memory back to the pools and forgets it, so that
-// releasing again gives nothing back twice. Records and headers are
-// zeroed first: pooled, they would keep what they point to alive.
+// releasing again gives nothing back twice. Their pools zero records and
+// headers: pooled, they would keep what they point to alive.
 func (h *held) release() {
 	for _, b := range h.buffers {
 		bytePool.put(b)
 	}
 	if h.records != nil {
-		clear(*h.records)
 		recordPool.put(h.records)
 	}
 	for _, s := range h.headers {
-		clear(*s)
 		headerPool.put(s)
 	}
 	*h = held{}
@@ -129,7 +127,6 @@ func (bd *builder) reserve(n int) {
 	grown := recordPool.get(max(len(*old)+n, 2*len(*old)))
 	*grown = append(*grown, *old...)
 	bd.mem.records = grown
-	clear(*old)
 	recordPool.put(old)
 }
 

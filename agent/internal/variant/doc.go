@@ -56,13 +56,12 @@
 //
 // Cost (BenchmarkEncode, go test -bench, time per call on a shared 2-core
 // AMD EPYC, 5 December 2026): about 0.26 µs for a 94-byte flat object and
-// 2.9 µs for a 970-byte nested one, both with 0 allocations (0.36 µs and
-// 3.7 µs when the second pass read the text's syntax again). The generic
-// route it replaces, encoding/json into Go values then parquet-go's
-// variant.Marshal (BenchmarkMarshalGeneric), took 3.5 µs with 52
-// allocations and 32 µs with 379 allocations in the same run, and is not
-// even correct: it writes numbers as strings and leaves the dictionary
-// unsorted. AppendJSON (BenchmarkAppendJSON) renders the two objects back
-// in about 0.46 µs and 3.3 µs, with 0 allocations into a buffer that has
-// grown.
+// 2.6 µs for a 970-byte nested one, both with 0 allocations (0.34 µs and
+// 3.7 µs in the same run when the second pass read the text's syntax
+// again). The generic route it replaces, encoding/json into Go values then
+// parquet-go's variant.Marshal (BenchmarkMarshalGeneric), took 3.1 µs with
+// 52 allocations and 29 µs with 379 allocations, and is not even correct:
+// it writes numbers as strings and leaves the dictionary unsorted.
+// AppendJSON (BenchmarkAppendJSON) renders the two objects back in about
+// 0.32 µs and 3.3 µs, with 0 allocations into a buffer that has grown.
 package variant

@@ -28,7 +28,7 @@ var ErrSyntax = errors.New("invalid JSON for a VARIANT")
 type Encoder struct {
 	in    []byte // the text being encoded, only during Encode
 	pos   int    // where in in an error is, for its message
-	depth int    // objects and arrays open at pos
+	depth int    // objects and arrays open, in the first pass
 
 	// tape holds the first pass's tokens, the text's values and container
 	// ends in the order they come, which the second pass writes without
@@ -179,7 +179,7 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	defer func() { e.in = nil }()
 
 	if len(json) > math.MaxInt32 {
-		return nil, nil, fmt.Errorf("%w: a text of %d bytes, over the 2 GiB a record holds", ErrSyntax, len(json))
+		return nil, nil, fmt.Errorf("%w: a text of %d bytes, 2 GiB or more, longer than a record holds", ErrSyntax, len(json))
 	}
 	e.occ, e.occLen = e.occ[:0], e.occLen[:0]
 	if err := e.parse(json); err != nil {
