@@ -301,18 +301,6 @@ func (r *Runner) runOnce(ctx context.Context) error {
 	return run.loop(ctx)
 }
 
-// table returns the named table, opening it (and creating it on its first
-// records, first) when the run has not yet.
-func (run *fanoutRun) table(ctx context.Context, name string, first []record.Record) (*fanoutTable, error) {
-	if t, ok := run.tables[name]; ok {
-		return t, nil
-	}
-	if err := run.open(ctx, []string{name}, [][]record.Record{first}); err != nil {
-		return nil, err
-	}
-	return run.tables[name], nil
-}
-
 // open opens the tables of names, which are distinct, that the run has not
 // opened yet, side by side (see sideBySide), each created on its first
 // records, firsts[k] for names[k] (none when firsts is nil), and records
