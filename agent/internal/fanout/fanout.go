@@ -302,12 +302,13 @@ func (r *Runner) runOnce(ctx context.Context) error {
 }
 
 // open opens the tables of names, which are distinct, that the run has not
-// opened yet, side by side (see sideBySide), each created on its first
+// opened yet, side by side (see waitingTables), each created on its first
 // records, firsts[k] for names[k] (none when firsts is nil), and records
-// the new ones in the progress log with one commit. A table is recorded as it is created,
-// before any record is written to it, so that a restart reports it and
-// CheckFanout checks it whatever happens before its first commit. After an
-// error the tables opened are the run's, which closes them, and recorded.
+// the new ones in the progress log with one commit. A table is recorded
+// as it is created, before any record is written to it, so that a restart
+// reports it and CheckFanout checks it whatever happens before its first
+// commit. After an error, the tables that opened are the run's (it closes
+// them) and are recorded.
 func (run *fanoutRun) open(ctx context.Context, names []string, firsts [][]record.Record) error {
 	var fresh []int
 	for k, name := range names {

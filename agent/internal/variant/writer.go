@@ -338,10 +338,10 @@ func putUint(h []byte, at, v, n int) int {
 	return at + n
 }
 
-// appendUint appends v in n little-endian bytes.
+// appendUint appends v in n (1 to 4) little-endian bytes (see putUint).
 func appendUint(dst []byte, v, n int) []byte {
-	for i := range n {
-		dst = append(dst, byte(v>>(8*i)))
-	}
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)[:at+n]
+	putUint(dst, at, v, n)
 	return dst
 }
