@@ -416,11 +416,11 @@ func run(o options) error {
 		results = append(results, r)
 	}
 	if o.fanout > 0 {
-		r, err := fanoutRun(ctx, o.agentBin, o.bootstrap, o.fanout)
+		rs, err := fanoutRun(ctx, o.agentBin, o.bootstrap, o.fanout)
 		if err != nil {
 			return err
 		}
-		results = append(results, r)
+		results = append(results, rs...)
 	}
 	var scans []scanRow
 	if o.compaction > 0 {
@@ -626,17 +626,39 @@ func fanoutRecords() recordFunc {
 }
 
 // fanoutRun produces n records of fanoutRecords to a new topic and measures
-// one agent routing them by fanoutBy, each value as a VARIANT, to
-// fanoutTables tables: a triggered pipeline without tables and a fanout
-// schema of it.
-func fanoutRun(ctx context.Context, agentBin, bootstrap string, n int) (result, error) {
+// one agent reading them into one VARIANT table, then one agent routing
+// them by fanoutBy, each value as a VARIANT, to fanoutTables tables: a
+// triggered pipeline without tables and a fanout schema of it. The first
+// row is what the second is compared with: the same records, so that the
+// ratio measures the routing and the many tables, not the records' size.
+func fanoutRun(ctx context.Context, agentBin, bootstrap string, n int) ([]result, error) {
 	topic := fmt.Sprintf("bench-fanout-%d", time.Now().UnixNano())
 	log.Printf("producing %d records of %d event types to %s", n, fanoutTables, topic)
 	bytes, err := produce(ctx, bootstrap, []string{topic}, topicPartitions, n, fanoutRecords())
 	if err != nil {
-		return result{}, fmt.Errorf("%s: %w", topic, err)
+		return nil, fmt.Errorf("%s: %w", topic, err)
 	}
 	w := load{topics: []string{topic}, partitions: topicPartitions, records: int64(n), bytes: bytes}
+	one, err := ingest(ctx, agentBin, bootstrap, w, oneTableRow, variantValue, "", "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", oneTableRow, err)
+	}
+	r, err := fanoutTo(ctx, agentBin, bootstrap, w)
+	if err != nil {
+		return nil, err
+	}
+	log.Printf("%s: %.0f%% of %s", r.Name, 100*r.RecordsPerSec/one.RecordsPerSec, one.Name)
+	return []result{one, r}, nil
+}
+
+// oneTableRow names the row of the fanout's records read into one VARIANT
+// table.
+const oneTableRow = "agent: fanout's records, one VARIANT table"
+
+// fanoutTo measures one agent routing the records of w by fanoutBy to
+// fanoutTables tables, each value as a VARIANT.
+func fanoutTo(ctx context.Context, agentBin, bootstrap string, w load) (result, error) {
+	topic := w.topics[0]
 	name := fmt.Sprintf("agent: fanout to %d tables", fanoutTables)
 	a, err := startAgent(ctx, agentBin, bootstrap, "", nil)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/jsontext"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -127,6 +128,10 @@ type Decoder struct {
 	// chunk stopped at included: what tests read to see that no record is
 	// decoded twice.
 	decoded int
+	// parsed holds, during DecodeParsed, each record's value encoded as a
+	// VARIANT already, and this the one of the record being decoded.
+	parsed []variant.Encoded
+	this   variant.Encoded
 }
 
 // New returns a Decoder for the columns of layout, in layout.Columns()
@@ -286,6 +291,28 @@ func (d *Decoder) Schema() *parquet.Schema { return d.b.Schema() }
 // through the whole chunk instead, for the error to name every new column
 // of it, and the batch has no rows.
 func (d *Decoder) Decode(ctx context.Context, recs []record.Record) (Batch, error) {
+	d.parsed = nil
+	return d.decode(ctx, recs)
+}
+
+// DecodeParsed is Decode for records whose values a caller parsed
+// already, as VARIANT values, to read something of them first (a fanout
+// its route): values[i] holds the value of recs[i] encoded, or nothing
+// (nil Metadata) when it was not. The Decoder writes an encoded value as
+// it is, rather than parsing the text again, when its value is a VARIANT
+// column; otherwise it decodes as Decode does. The values' bytes, as the
+// records', must stay unchanged until the batch is written.
+func (d *Decoder) DecodeParsed(ctx context.Context, recs []record.Record, values []variant.Encoded) (Batch, error) {
+	d.parsed = nil
+	if _, ok := d.value.(*variantPart); ok && len(values) == len(recs) {
+		d.parsed = values
+	}
+	defer func() { d.parsed, d.this = nil, variant.Encoded{} }()
+	return d.decode(ctx, recs)
+}
+
+// decode decodes recs, as Decode says.
+func (d *Decoder) decode(ctx context.Context, recs []record.Record) (Batch, error) {
 	var st Stats
 	d.b.Reset()
 	d.rowRecord, d.bad, d.spread = d.rowRecord[:0], d.bad[:0], false
@@ -364,6 +391,9 @@ func (d *Decoder) asked() bool {
 // then has no rows and no stats.
 func (d *Decoder) record(ctx context.Context, recs []record.Record, i int, st *Stats) (stop bool, err error) {
 	r := &recs[i]
+	if d.parsed != nil {
+		d.this = d.parsed[i]
+	}
 	var marks [2]int
 	for j, p := range d.inferred {
 		if p != nil {
@@ -448,7 +478,11 @@ func (d *Decoder) row(ctx context.Context, r *record.Record, j int, last bool) (
 	if d.change != nil {
 		e = d.change.Row(ctx, j)
 	} else {
-		e = d.value.Decode(ctx, r.Value)
+		if d.this.Metadata != nil {
+			d.value.(*variantPart).write(d.this)
+		} else {
+			e = d.value.Decode(ctx, r.Value)
+		}
 		if d.op >= 0 {
 			// json_options.empty_value_as_delete on a JSON value.
 			d.b.Field(d.op)

@@ -58,3 +58,11 @@ func writeVariant(b *rows.Builder, enc *variant.Encoder, json []byte) error {
 	b.Variant(buf[:n:n], buf[n:])
 	return nil
 }
+
+// write writes v, a value encoded already (see [Decoder.DecodeParsed]),
+// without copying it: as a record's bytes, it stays unchanged until the
+// batch is written.
+func (p *variantPart) write(v variant.Encoded) {
+	p.b.Field(p.field)
+	p.b.Variant(v.Metadata, v.Value)
+}

@@ -1,10 +1,13 @@
 package decode
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows/rowstest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
@@ -110,5 +113,62 @@ func TestJSONVariantField(t *testing.T) {
 			}
 			checkCorrupt(t, cols, st, tc.corrupt, tc.doc)
 		})
+	}
+}
+
+// TestDecodeParsed: a value parsed already is written as it was encoded,
+// without parsing its text again; a value that was not is parsed, and the
+// key is parsed either way. The encoding given for the first record is
+// another text's, to tell the two apart.
+func TestDecodeParsed(t *testing.T) {
+	d, err := New(variantLayout(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []record.Record{
+		{Key: []byte(`"k1"`), Value: []byte(`{"text":1}`)},
+		{Key: []byte(`"k2"`), Value: []byte(`{"b":[1,2]}`)},
+		{Key: []byte(`"k3"`), Value: []byte(`{"a":`)},
+	}
+	var enc variant.Encoder
+	meta, value, err := enc.Encode([]byte(`{"parsed":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := []variant.Encoded{{Metadata: meta, Value: value}, {}, {}}
+	b, err := d.DecodeParsed(context.Background(), recs, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, row := range rowstest.Rows(b.Columns) {
+		cols, err := rowstest.Render(d.Schema(), row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, cols["key"]+" "+cols["value"])
+	}
+	want := []string{
+		variantText(t, `"k1"`) + " " + variantText(t, `{"parsed":true}`),
+		variantText(t, `"k2"`) + " " + variantText(t, `{"b":[1,2]}`),
+		variantText(t, `"k3"`) + " null",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if b.Corrupt != 1 {
+		t.Errorf("%d corrupt records, want 1", b.Corrupt)
+	}
+	// Decode after DecodeParsed parses every value.
+	b, err = d.Decode(context.Background(), recs[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := rowstest.Render(d.Schema(), rowstest.Rows(b.Columns)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := variantText(t, `{"text":1}`); cols["value"] != want {
+		t.Errorf("value after Decode = %s, want %s", cols["value"], want)
 	}
 }

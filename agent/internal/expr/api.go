@@ -54,6 +54,9 @@ type Program struct {
 	src  string
 	typ  Type
 	eval func(*record.Record) (Value, error)
+	// valuePath is the path of a program that is a JSON path on the
+	// value's text (see ValuePath); nil for others.
+	valuePath []PathStep
 }
 
 // Compile parses src, resolves its column references and functions against
@@ -69,7 +72,7 @@ func Compile(src string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Program{src: src, typ: x.typ, eval: x.eval}, nil
+	return &Program{src: src, typ: x.typ, eval: x.eval, valuePath: valuePathOf(n)}, nil
 }
 
 // String returns the program's source.

@@ -179,24 +179,39 @@ func (s *jsonScan) findIndex(path []PathStep, m *jsonMatch) (found, ok bool) {
 // has escapes) is what step names: exactly for a bracketed name, else
 // case-insensitively.
 func (s *jsonScan) nameIs(raw []byte, escaped bool, step *PathStep) bool {
-	// Most names differ from the step's in their first letter. When both
-	// start with ASCII (not a backslash), those letters are the names'
-	// first characters, which fold only into each other.
-	if len(raw) > 0 && len(step.Name) > 0 {
-		c, d := raw[0], step.Name[0]
-		if c < utf8.RuneSelf && d < utf8.RuneSelf && c != '\\' && c != d &&
-			(step.Bracketed || lowerASCII(c) != lowerASCII(d)) {
-			return false
-		}
+	if len(raw) > 0 && raw[0] != '\\' && differsFirst(raw[0], step) {
+		return false
 	}
 	if escaped || !utf8.Valid(raw) {
 		s.scratch = jsontext.AppendUnescaped(s.scratch[:0], raw)
 		raw = s.scratch
 	}
-	if step.Bracketed {
-		return string(raw) == step.Name
+	return keyIs(raw, step)
+}
+
+// differsFirst says whether a name whose first byte is c (not the start of
+// an escape) is not what step names, from that byte alone. Most names
+// differ from the step's in their first letter. When both start with
+// ASCII, those letters are the names' first characters, which fold only
+// into each other.
+func differsFirst(c byte, step *PathStep) bool {
+	if len(step.Name) == 0 {
+		return false
 	}
-	return equalFold(raw, step.Name)
+	d := step.Name[0]
+	return c < utf8.RuneSelf && d < utf8.RuneSelf && c != d && (step.Bracketed || lowerASCII(c) != lowerASCII(d))
+}
+
+// keyIs says whether the field name key (its text, unescaped) is what step
+// names: exactly for a bracketed name, else case-insensitively.
+func keyIs(key []byte, step *PathStep) bool {
+	if len(key) > 0 && differsFirst(key[0], step) {
+		return false
+	}
+	if step.Bracketed {
+		return string(key) == step.Name
+	}
+	return equalFold(key, step.Name)
 }
 
 // equalFold is strings.EqualFold without converting b to a string when both

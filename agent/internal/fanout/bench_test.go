@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -53,19 +52,12 @@ func BenchmarkFanout(b *testing.B) {
 	cfg := testFanoutConfig(b.TempDir(), "events", fx.conn)
 	cfg.Continuous, cfg.FlushEvery = false, time.Hour
 	cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions = nil // VARIANT
-	compiled := func() (RouteFunc, error) {
-		prog, err := expr.Compile(cfg.Fanout.RouteExpression())
-		if err != nil {
-			return nil, err
-		}
-		return prog.EvalString, nil
-	}
 	for _, bm := range []struct {
 		name     string
 		newRoute NewRoute
 	}{
-		{"route=field", func() (RouteFunc, error) { return routeByTypeField, nil }},
-		{"route=fanout_by", compiled},
+		{"route=field", func() (Route, error) { return Route{Func: routeByTypeField}, nil }},
+		{"route=fanout_by", Compiled(cfg.Fanout.RouteExpression())},
 	} {
 		b.Run(bm.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -7,6 +7,10 @@
 // fetches (ingest), routes each record (fanout_route.go), decodes each
 // table's records with that table's decoders and hands them to the table's
 // deltasink writer, creating the table on its first record (fanout.go).
+// When the tables keep the value as a VARIANT and fanout_by is a JSON path
+// on the value, the router parses each value once, as the tables' VARIANT
+// column holds it, reads the route from what it parsed, and the tables
+// write what it parsed rather than parsing the text again.
 //
 // Its progress log (fanout_progress.go), a Delta log of offsets only in
 // the destination schema's .fanout folder, records per partition the

@@ -23,6 +23,7 @@ import (
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/runner"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/table"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
 
@@ -188,20 +189,28 @@ type fanoutRun struct {
 	// skipTombstones says whether the records without a value have no
 	// table (see [skipsTombstones]).
 	skipTombstones bool
-	progress       *progress
-	tables         map[string]*fanoutTable
+	// parses says that the tables keep the value as a VARIANT: a route
+	// that reads a JSON path of the value takes it from the value parsed,
+	// which the tables then write (see [Route.Path]).
+	parses   bool
+	progress *progress
+	tables   map[string]*fanoutTable
 	// order lists tables as created, for flushes in a stable order.
 	order []*fanoutTable
 	// letters builds the rows of the dead letter table; nil until needed.
 	letters *deltasink.Letters
 	// groups holds a batch's records per table, in the order of the
-	// batch's names, and dead and reasons the records that cannot be
-	// routed and why; all reused from batch to batch.
+	// batch's names, and values their values parsed, when the router
+	// parsed them; dead and reasons the records that cannot be routed and
+	// why; all reused from batch to batch.
 	groups [][]record.Record
+	values [][]variant.Encoded
 	// names and firsts hold the tables of a batch that have records in it,
-	// and those records; reused from batch to batch.
+	// and those records, and parsed their values parsed (see values);
+	// reused from batch to batch.
 	names  []string
 	firsts [][]record.Record
+	parsed [][]variant.Encoded
 	// jobs holds the decoding chunks of the batch being written.
 	jobs    []chunkJob
 	dead    []record.Record
@@ -260,7 +269,7 @@ func (r *Runner) runOnce(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	run := &fanoutRun{
-		r: r, skipTombstones: skipsTombstones(&cfg.Fanout), progress: prog, tables: map[string]*fanoutTable{},
+		r: r, skipTombstones: skipsTombstones(&cfg.Fanout), parses: keepsVariant(&cfg.Fanout), progress: prog, tables: map[string]*fanoutTable{},
 		pos: map[kafka.TopicPartition]int64{}, epochs: map[kafka.TopicPartition]int32{},
 		readEnd:  map[kafka.TopicPartition]int64{},
 		flushAsk: make(chan *fanoutTable), ctx: rctx, end: r.runEnd,
@@ -299,6 +308,14 @@ func (r *Runner) runOnce(ctx context.Context) error {
 		return err
 	}
 	return run.loop(ctx)
+}
+
+// keepsVariant reports whether the tables of fanout schema f keep the
+// value as a VARIANT: a JSON value without json_options.
+func keepsVariant(f *spec.FanoutSchema) bool {
+	t := f.TableSpec("t")
+	layout, errs := t.Layout()
+	return len(errs) == 0 && layout.Value.Variant()
 }
 
 // open opens the tables of names, which are distinct, that the run has not
@@ -575,7 +592,10 @@ func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.Top
 		if err != nil {
 			return runner.Fatal(fmt.Errorf("fanout_by: %w", err))
 		}
-		rt := &router{route: route, skipTombstones: run.skipTombstones, index: map[string]int32{}, tables: map[string]string{}}
+		rt := &router{route: route.Func, skipTombstones: run.skipTombstones, index: map[string]int32{}, tables: map[string]string{}}
+		if run.parses {
+			rt.path, rt.budget = route.Path, run.r.budget
+		}
 		// The subscription lives as long as the run, which cancels run.ctx
 		// before it waits for its forwarders, not as long as this call.
 		// Its goroutine routes each batch before the run takes it.
@@ -745,21 +765,26 @@ func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error
 	for k := range run.groups {
 		clear(run.groups[k])
 		run.groups[k] = run.groups[k][:0]
+		clear(run.values[k])
+		run.values[k] = run.values[k][:0]
 	}
 	if len(run.groups) > maxGroups {
-		run.groups = nil // a batch of many tables: let their arrays go
+		run.groups, run.values = nil, nil // a batch of many tables: let their arrays go
 	}
 	for len(run.groups) < len(b.names) {
-		run.groups = append(run.groups, nil)
+		run.groups, run.values = append(run.groups, nil), append(run.values, nil)
 	}
 	clear(run.dead)
 	run.dead, run.reasons = run.dead[:0], run.reasons[:0]
-	groups := run.groups
+	groups, values := run.groups, run.values
 	for k := i; k < j; k++ {
 		at := b.at[k]
 		switch {
 		case at >= 0:
 			groups[at] = append(groups[at], recs[k])
+			if b.values != nil {
+				values[at] = append(values[at], b.values[k])
+			}
 		case at <= unroutable:
 			why := b.errs[unroutable-at]
 			switch {
@@ -789,29 +814,36 @@ func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error
 	// outside [i, j): routed already, or past the run's end) is left for a
 	// batch that has some.
 	if len(run.names) > maxGroups {
-		run.names, run.firsts = nil, nil // a batch of many tables: let their arrays go
+		run.names, run.firsts, run.parsed = nil, nil, nil // a batch of many tables: let their arrays go
 	}
 	names := run.names[:0]
 	firsts := run.firsts[:0]
+	parsed := run.parsed[:0]
 	for k, name := range b.names {
 		if len(groups[k]) > 0 {
 			names, firsts = append(names, name), append(firsts, groups[k])
+			if b.values != nil {
+				parsed = append(parsed, values[k])
+			} else {
+				parsed = append(parsed, nil)
+			}
 		}
 	}
 	routed := len(names)
 	if len(run.dead) > 0 {
 		names, firsts = append(names, spec.FanoutErrorsTable), append(firsts, nil)
 	}
-	run.names, run.firsts = names, firsts
+	run.names, run.firsts, run.parsed = names, firsts, parsed
 	defer clear(firsts) // the records point into the batch
+	defer clear(parsed)
 	if err := run.open(ctx, names, firsts); err != nil {
 		return err
 	}
 	for k, name := range names[:routed] {
-		run.plan(run.tables[name], tp, firsts[k], nil, next, epoch)
+		run.plan(run.tables[name], tp, firsts[k], parsed[k], nil, next, epoch)
 	}
 	if len(run.dead) > 0 {
-		run.plan(run.tables[spec.FanoutErrorsTable], tp, run.dead, run.reasons, next, epoch)
+		run.plan(run.tables[spec.FanoutErrorsTable], tp, run.dead, nil, run.reasons, next, epoch)
 	}
 	return run.write(ctx)
 }
@@ -865,17 +897,21 @@ func unroutedID(name string) string {
 type chunkJob struct {
 	t *fanoutTable
 	d ingest.Decoded
+	// values holds the chunk's values parsed by the router, or nil (see
+	// fanoutRun.values).
+	values []variant.Encoded
 	// reasons holds why each record of a dead letter chunk was not
 	// routed; nil for a routed table's chunk.
 	reasons []string
 }
 
-// plan adds the jobs that write recs, records of tp routed to t (the dead
-// letters, with their reasons, for the dead letter table), a decoding
-// chunk at a time, past what the table committed already; next is the
-// offset after the batch they came from, which every record of t before
-// it is in by then, and epoch the leader epoch of the record before next.
-func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []record.Record, reasons []string, next int64, epoch int32) {
+// plan adds the jobs that write recs, records of tp routed to t, with
+// their values parsed when the router parsed them (the dead letters, with
+// their reasons, for the dead letter table), a decoding chunk at a time,
+// past what the table committed already; next is the offset after the
+// batch they came from, which every record of t before it is in by then,
+// and epoch the leader epoch of the record before next.
+func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []record.Record, values []variant.Encoded, reasons []string, next int64, epoch int32) {
 	// The table's committed offsets only move by its flushes of earlier
 	// chunks of this batch, so they can be read before any is added.
 	if done, ok := t.CommittedOffset(tp); ok {
@@ -884,6 +920,9 @@ func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []recor
 			i++
 		}
 		recs = recs[i:]
+		if values != nil {
+			values = values[i:]
+		}
 		if reasons != nil {
 			reasons = reasons[i:]
 		}
@@ -895,6 +934,9 @@ func (run *fanoutRun) plan(t *fanoutTable, tp kafka.TopicPartition, recs []recor
 			n, e = recs[end-1].Offset+1, -1 // the chunk's last record's
 		}
 		job := chunkJob{t: t, d: ingest.Decoded{TP: tp, Recs: recs[start:end], Next: n, Epoch: e}}
+		if values != nil {
+			job.values = values[start:end]
+		}
 		if reasons != nil {
 			job.reasons = reasons[start:end]
 		}
@@ -986,7 +1028,11 @@ func (run *fanoutRun) writeTable(ctx context.Context, jobs []*chunkJob) (flushed
 			j.d.Dec, j.d.Version, j.d.Err = t.Decoders().Get(ctx)
 			run.decodes <- func() {
 				defer close(ch)
-				if j.d.Err == nil {
+				switch {
+				case j.d.Err != nil:
+				case j.values != nil:
+					j.d.Batch, j.d.Err = j.d.Dec.DecodeParsed(ctx, j.d.Recs, j.values)
+				default:
 					j.d.Batch, j.d.Err = j.d.Dec.Decode(ctx, j.d.Recs)
 				}
 			}

@@ -3,10 +3,14 @@ package fanout
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -15,16 +19,48 @@ import (
 // result, or null for NULL, or a runtime error of the expression.
 type RouteFunc func(*record.Record) (name string, null bool, err error)
 
-// NewRoute makes a RouteFunc of a fanout schema's fanout_by expression. A
-// RouteFunc is used by one goroutine at a time, as a compiled expression
-// is, so a run makes one for each partition it routes.
-type NewRoute func() (RouteFunc, error)
+// Route is a fanout schema's fanout_by expression, ready to evaluate.
+type Route struct {
+	// Func evaluates it on a raw record.
+	Func RouteFunc
+	// Path is its JSON path when it is one on the value's text (see
+	// [expr.Program.ValuePath]): a router that parses the values, for
+	// tables that keep them as VARIANT, takes the name from what it
+	// parsed, and the tables write what it parsed, rather than each
+	// reading the text again. Nil for other expressions.
+	Path []expr.PathStep
+}
+
+// NewRoute makes a Route of a fanout schema's fanout_by expression. A
+// Route is used by one goroutine at a time, as a compiled expression is,
+// so a run makes one for each partition it routes.
+type NewRoute func() (Route, error)
+
+// Compiled returns what makes the routes of the fanout_by expression src,
+// each compiled anew.
+func Compiled(src string) NewRoute {
+	return func() (Route, error) {
+		prog, err := expr.Compile(src)
+		if err != nil {
+			return Route{}, err
+		}
+		path, _ := prog.ValuePath()
+		return Route{Func: prog.EvalString, Path: path}, nil
+	}
+}
 
 // router names the table of each record of one partition: one per
 // partition a run reads, used by the goroutine that relays the
 // partition's batches to the run.
 type router struct {
 	route RouteFunc
+	// path is the route's JSON path on the value, when the router parses
+	// the values for the tables (see [Route.Path]); nil when it does not.
+	path []expr.PathStep
+	// enc parses the values, when path is set, and budget counts the
+	// arenas that hold them (nil when none does).
+	enc    variant.Encoder
+	budget *memory.Budget
 	// skipTombstones says a record without a value has no table and is
 	// skipped: the tombstone that follows a delete in a changelog stream
 	// routed by the default route, which reads the source table from the
@@ -64,6 +100,60 @@ type routedBatch struct {
 	// errs holds why each record that cannot be routed has no table, in
 	// the order of the records.
 	errs []*routeError
+	// values holds, when the router parses the values, each record's
+	// value encoded as a VARIANT, or nothing (nil Metadata) for one that
+	// is not a JSON text the encoder accepts; in arena.
+	values []variant.Encoded
+	arena  []byte
+	// budget counts the arena's arrays, charged bytes in all, counted
+	// says that it counts the current one; nil when none does.
+	budget  *memory.Budget
+	charged int64
+	counted bool
+}
+
+// arenas holds the arenas of routed batches the run is done with.
+var arenas = sync.Pool{New: func() any { return new([]byte) }}
+
+// Release releases the fetched batch, and the arena of the values parsed.
+func (rb *routedBatch) Release() {
+	rb.SharedBatch.Release()
+	if rb.arena != nil {
+		a := rb.arena[:0]
+		rb.arena, rb.values = nil, nil
+		arenas.Put(&a)
+	}
+	if rb.budget != nil {
+		rb.budget.Release(rb.charged)
+		rb.charged = 0
+	}
+}
+
+// grow gives the arena room for n more bytes, in a new array when it has
+// not (the values kept so far keep the old one), and has the budget count
+// the array.
+func (rb *routedBatch) grow(n int) {
+	if len(rb.arena)+n > cap(rb.arena) {
+		rb.arena = make([]byte, 0, max(cap(rb.arena), n, 64<<10))
+		rb.counted = false
+	}
+	if !rb.counted && rb.budget != nil {
+		// The batch is read already: its values are parsed whatever the
+		// budget holds, which then has the tables flush.
+		rb.budget.Grow(int64(cap(rb.arena)))
+		rb.charged += int64(cap(rb.arena))
+	}
+	rb.counted = true
+}
+
+// keep notes v, record i's value parsed, copied into the batch's arena.
+func (rb *routedBatch) keep(i int, v variant.Encoded) {
+	n := len(v.Metadata) + len(v.Value)
+	rb.grow(n)
+	at := len(rb.arena)
+	rb.arena = append(append(rb.arena, v.Metadata...), v.Value...)
+	m := at + len(v.Metadata)
+	rb.values[i] = variant.Encoded{Metadata: rb.arena[at:m:m], Value: rb.arena[m : at+n : at+n]}
 }
 
 // routeBatch names the table of every record of b. It routes the whole
@@ -72,9 +162,24 @@ type routedBatch struct {
 // not take is neither written nor failed for.
 func (rt *router) routeBatch(b *ingest.SharedBatch) *routedBatch {
 	rb := &routedBatch{SharedBatch: b, at: make([]int32, len(b.Records))}
+	if rt.path != nil {
+		rb.values = make([]variant.Encoded, len(b.Records))
+		size := 0
+		for i := range b.Records {
+			size += len(b.Records[i].Value)
+		}
+		// The encoding of a text is mostly no longer than the text: half
+		// as much again leaves room for short values, whose headers weigh
+		// more.
+		rb.arena, rb.budget = *arenas.Get().(*[]byte), rt.budget
+		if cap(rb.arena) > 2*size+64<<10 {
+			rb.arena = nil // one of a batch much larger: let it go
+		}
+		rb.grow(size + size/2)
+	}
 	clear(rt.index)
 	for i := range b.Records {
-		name, skip, why := rt.table(&b.Records[i])
+		name, skip, why := rt.table(rb, i)
 		switch {
 		case skip:
 			rb.at[i] = skipped
@@ -104,13 +209,14 @@ func skipsTombstones(f *spec.FanoutSchema) bool {
 	return fo.FanoutBy == "" && len(fo.TableIDFields) == 0 && f.ConnectorOptions.KafkaOptions.ValueTransformer.Changelog()
 }
 
-// table returns the lower-case name of r's table, or skip true for a
-// record no table takes, or why it cannot be routed.
-func (rt *router) table(r *record.Record) (name string, skip bool, why *routeError) {
+// table returns the lower-case name of the table of rb's record i, or
+// skip true for a record no table takes, or why it cannot be routed.
+func (rt *router) table(rb *routedBatch, i int) (name string, skip bool, why *routeError) {
+	r := &rb.Records[i]
 	if rt.skipTombstones && r.Value == nil {
 		return "", true, nil
 	}
-	name, null, err := rt.route(r)
+	name, null, err := rt.evaluate(rb, i)
 	switch {
 	case err != nil:
 		return "", false, newRouteError(r, fmt.Errorf("fanout_by failed: %w", err))
@@ -123,14 +229,33 @@ func (rt *router) table(r *record.Record) (name string, skip bool, why *routeErr
 	if err := spec.CheckRoutedName(name); err != nil {
 		return "", false, newRouteError(r, err)
 	}
-	t := strings.ToLower(name)
+	// A copy: the name may be part of the record's value, which goes with
+	// the batch.
+	k := strings.Clone(name)
+	t := strings.ToLower(k)
 	if rt.tables != nil && len(rt.tables) < maxRoutedNames {
-		// A copy: the name may be part of a larger string, such as the
-		// record's value.
-		k := strings.Clone(name)
-		rt.tables[k] = strings.ToLower(k)
+		rt.tables[k] = t
 	}
 	return t, false, nil
+}
+
+// evaluate evaluates the route on rb's record i. When the router parses
+// the values, it parses this one, keeps it in rb, and reads the name from
+// what it parsed; a value the VARIANT encoder refuses (not JSON, a key
+// twice, say) is read again by the route itself, whose reading of JSON is
+// more lenient.
+func (rt *router) evaluate(rb *routedBatch, i int) (name string, null bool, err error) {
+	r := &rb.Records[i]
+	if rt.path != nil && r.Value != nil {
+		if meta, value, err := rt.enc.Encode(r.Value); err == nil {
+			rb.keep(i, variant.Encoded{Metadata: meta, Value: value})
+			if root, ok := rt.enc.Root(r.Value); ok {
+				name, null = expr.VariantPath(root, rt.path)
+				return name, null, nil
+			}
+		}
+	}
+	return rt.route(r)
 }
 
 // routeError is a record that has no valid table name.

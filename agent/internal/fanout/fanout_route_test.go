@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,11 +14,12 @@ import (
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/decode"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
-	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/ingest"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/kafka"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/memory"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/record"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/rows"
+	"github.com/tributary-io/terraform-provider-tributary/agent/internal/variant"
 	"github.com/tributary-io/terraform-provider-tributary/agent/schema"
 	"github.com/tributary-io/terraform-provider-tributary/agent/spec"
 )
@@ -94,8 +96,11 @@ func checkRawColumns(t *testing.T, got decode.Batch, recs []record.Record) {
 // still refuses a record its route finds no table for.
 func TestRouterSkipsChangelogTombstones(t *testing.T) {
 	nullRoute := func(*record.Record) (string, bool, error) { return "", true, nil }
-	tombstone := &record.Record{Topic: "t", Offset: 3, Key: []byte(`{"id":1004}`)}
-	event := &record.Record{Topic: "t", Offset: 2, Key: []byte(`{"id":1004}`), Value: []byte(`{"op":"d"}`)}
+	rb := &routedBatch{SharedBatch: &ingest.SharedBatch{Batch: kafka.Batch{Records: []record.Record{
+		{Topic: "t", Offset: 2, Key: []byte(`{"id":1004}`), Value: []byte(`{"op":"d"}`)}, // a change event
+		{Topic: "t", Offset: 3, Key: []byte(`{"id":1004}`)},                              // its tombstone
+	}}}}
+	const event, tombstone = 0, 1
 	for _, tt := range []struct {
 		name   string
 		format string
@@ -112,14 +117,14 @@ func TestRouterSkipsChangelogTombstones(t *testing.T) {
 			f := &spec.FanoutSchema{FanoutOptions: tt.fo, ConnectorOptions: spec.ConnectorOptions{KafkaOptions: spec.KafkaOptions{
 				ValueTransformer: &spec.Transformer{Format: tt.format}}}}
 			rt := router{route: nullRoute, skipTombstones: skipsTombstones(f)}
-			_, skip, err := rt.table(tombstone)
+			_, skip, err := rt.table(rb, tombstone)
 			if skip != tt.skip || (err == nil) != tt.skip {
 				t.Errorf("tombstone: skip %v, error %v; want skip %v", skip, err, tt.skip)
 			}
 			// A change event is routed whatever the format: NULL is an
 			// invalid route.
 			var route *routeError
-			if _, skip, err := rt.table(event); skip || !errors.As(err, &route) {
+			if _, skip, err := rt.table(rb, event); skip || !errors.As(err, &route) {
 				t.Errorf("event: skip %v, error %v; want a route error", skip, err)
 			}
 		})
@@ -137,13 +142,10 @@ func TestFanoutRoutesEachPartitionWithItsOwnRoute(t *testing.T) {
 	produce(t, fx.producer, 0, n, fanoutEvent)
 	cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
 	var made atomic.Int32
-	newRoute := func() (RouteFunc, error) {
+	compiled := Compiled(cfg.Fanout.RouteExpression())
+	newRoute := func() (Route, error) {
 		made.Add(1)
-		prog, err := expr.Compile(cfg.Fanout.RouteExpression())
-		if err != nil {
-			return nil, err
-		}
-		return prog.EvalString, nil
+		return compiled()
 	}
 	r := fx.runWith(t, cfg, newRoute, nil, nil)
 	waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
@@ -191,5 +193,59 @@ func TestRouteBatch(t *testing.T) {
 	}
 	if want := map[string]string{"a": "a", "B": "b", "A": "a", "b": "b"}; !maps.Equal(rt.tables, want) {
 		t.Errorf("checked names %v, want %v: the valid ones, and only those", rt.tables, want)
+	}
+}
+
+// TestRouterParsesValues: a router with the route's path parses each value
+// once, takes its table from what it parsed, and keeps the encoding for
+// the table; a value the encoder refuses is routed by the route itself,
+// which reads its text, and has no encoding kept.
+func TestRouterParsesValues(t *testing.T) {
+	read := 0
+	compiled, err := Compiled("cast(value AS STRING):type")()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compiled.Path == nil {
+		t.Fatal("no path for a JSON path on the value")
+	}
+	counted := func(r *record.Record) (string, bool, error) {
+		read++
+		return compiled.Func(r)
+	}
+	budget := memory.New(1 << 30)
+	rt := router{route: counted, path: compiled.Path, budget: budget, index: map[string]int32{}, tables: map[string]string{}}
+	values := []string{`{"type":"a","n":1}`, `{"Type":"B"}`, `{'type':'a'}`, `{"n":2}`}
+	var recs []record.Record
+	for i, v := range values {
+		recs = append(recs, record.Record{Topic: "t", Offset: int64(i), Value: []byte(v)})
+	}
+	rb := rt.routeBatch(&ingest.SharedBatch{Batch: kafka.Batch{Records: recs}})
+	if want := []string{"a", "b"}; !slices.Equal(rb.names, want) {
+		t.Errorf("names %q, want %q", rb.names, want)
+	}
+	if want := []int32{0, 1, 0, unroutable}; !slices.Equal(rb.at, want) {
+		t.Errorf("at %v, want %v", rb.at, want)
+	}
+	if read != 1 {
+		t.Errorf("the route read %d texts, want 1: the one the encoder refuses", read)
+	}
+	var enc variant.Encoder
+	for i, v := range values {
+		meta, value, err := enc.Encode([]byte(v))
+		got := rb.values[i]
+		switch {
+		case err != nil && got.Metadata != nil:
+			t.Errorf("value %d: an encoding kept for %s", i, v)
+		case err == nil && (!bytes.Equal(got.Metadata, meta) || !bytes.Equal(got.Value, value)):
+			t.Errorf("value %d: kept %x %x, want %x %x", i, got.Metadata, got.Value, meta, value)
+		}
+	}
+	if budget.Stats().Used == 0 {
+		t.Error("the budget does not count the parsed values")
+	}
+	rb.Release()
+	if used := budget.Stats().Used; used != 0 {
+		t.Errorf("the budget holds %d bytes once the batch is released", used)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -96,7 +97,7 @@ func newFanoutFixture(t testing.TB) *fanoutFixture {
 // alone, which any goroutine may call.
 func (fx *fanoutFixture) run(t testing.TB, cfg Config, route RouteFunc, budget *memory.Budget,
 	crash func(string) error) *Runner {
-	return fx.runWith(t, cfg, func() (RouteFunc, error) { return route, nil }, budget, crash)
+	return fx.runWith(t, cfg, func() (Route, error) { return Route{Func: route}, nil }, budget, crash)
 }
 
 // runWith is run with the routes newRoute makes.
@@ -598,4 +599,120 @@ func TestFanoutRouteChangeAfterUncleanStopIsRefused(t *testing.T) {
 	waitFor(t, 30*time.Second, "every record", func() bool { return fanoutRows(r) == n })
 	r.Stop()
 	checkRouted(t, cfg.Dir, n, nil)
+}
+
+// parsedEvents are values whose route a router that parses them as
+// VARIANT values must read as the route reads their text: a name in
+// another case, a null match passed over, an escape in the name, and
+// values the VARIANT encoder refuses but the route reads (single quotes,
+// a key twice, text after the value), which their tables keep as corrupt,
+// and values with no valid route.
+var parsedEvents = []string{
+	`{"TYPE":"view","id":%d}`,
+	`{"type":null,"Type":"buy","id":%d}`,
+	`{"type":"Lo\u0067out","id":%d}`,
+	`{'type':'click','id':%d}`,
+	`{"type":"click","type":"view","id":%d}`,
+	`{"type":"login","id":%d} and more`,
+	`{"id":%d}`,
+	`[%d]`,
+	`{"type":7,"id":%d}`,
+}
+
+// TestFanoutParsedValuesMatchReadingAgain routes VARIANT values by a
+// JSON path on the value twice, once with the router parsing each value
+// for its route and its table, once with the route reading the text
+// again, and checks that every table holds the same rows.
+func TestFanoutParsedValuesMatchReadingAgain(t *testing.T) {
+	fx := newFanoutFixture(t)
+	const n = 600
+	produce(t, fx.producer, 0, n, func(i int) string {
+		if i%3 == 0 {
+			return fmt.Sprintf(parsedEvents[(i/3)%len(parsedEvents)], i)
+		}
+		return fanoutEvent(i)
+	})
+	compiled := Compiled("cast(value AS STRING):type")
+	reading := func() (Route, error) {
+		r, err := compiled()
+		return Route{Func: r.Func}, err // no Path: the route reads the text
+	}
+	var tables [2]map[string][]string
+	for k, newRoute := range []NewRoute{compiled, reading} {
+		cfg := testFanoutConfig(t.TempDir(), "events", fx.conn)
+		cfg.Fanout.FanoutOptions.Transforms[0].JSONOptions = nil // VARIANT
+		cfg.Fanout.FanoutOptions.OnInvalidRoute = spec.OnInvalidRouteDeadLetter
+		budget := memory.New(1 << 40)
+		r := fx.runWith(t, cfg, newRoute, budget, nil)
+		waitFor(t, 20*time.Second, "every record", func() bool { return fanoutRows(r) == n })
+		r.Stop()
+		if used := budget.Stats().Used; used != 0 {
+			t.Errorf("run %d: the budget holds %d bytes after the run", k, used)
+		}
+		tables[k] = parsedTables(t, cfg.Dir)
+	}
+	if got, want := tables[0], tables[1]; !maps.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("parsed:\n%v\nread again:\n%v", got, want)
+	}
+	dead := 0
+	for i := 0; i < n; i += 3 {
+		if (i/3)%len(parsedEvents) >= 6 {
+			dead++
+		}
+	}
+	if rows := tables[0]; len(rows[spec.FanoutErrorsTable]) != dead || len(rows) != 6 {
+		t.Fatalf("tables %v, want five and %d dead letters", rows, dead)
+	}
+}
+
+// parsedTables returns the rows of the tables in dir, by table: each row's
+// offset, value and corrupt record, sorted.
+func parsedTables(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	type row struct {
+		Value *struct {
+			Metadata []byte `parquet:"metadata"`
+			Value    []byte `parquet:"value"`
+		} `parquet:"value,optional"`
+		Kafka *struct {
+			Partition int32 `parquet:"partition"`
+			Offset    int64 `parquet:"offset"`
+		} `parquet:"_kafka,optional"`
+		Corrupt []byte `parquet:"_corrupt_record,optional"`
+	}
+	type dead struct {
+		Value     []byte `parquet:"value,optional"`
+		Partition int32  `parquet:"partition,optional"`
+		Offset    int64  `parquet:"offset,optional"`
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := map[string][]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_dirty") {
+			continue
+		}
+		var got []string
+		if name == spec.FanoutErrorsTable {
+			rows, _ := tabletest.ReadTable[dead](t, filepath.Join(dir, name))
+			for _, r := range rows {
+				got = append(got, fmt.Sprintf("%d@%d %s", r.Partition, r.Offset, r.Value))
+			}
+		} else {
+			rows, _ := tabletest.ReadTable[row](t, filepath.Join(dir, name))
+			for _, r := range rows {
+				s := fmt.Sprintf("%d@%d", r.Kafka.Partition, r.Kafka.Offset)
+				if r.Value != nil {
+					s += fmt.Sprintf(" %x %x", r.Value.Metadata, r.Value.Value)
+				}
+				got = append(got, s+" corrupt "+string(r.Corrupt))
+			}
+		}
+		slices.Sort(got)
+		tables[name] = got
+	}
+	return tables
 }

@@ -151,8 +151,10 @@ func (s *Source) Forward(ctx context.Context, wg *sync.WaitGroup, sub Subscripti
 // on a batch that needs none of the receiver's state (the routing of a
 // fanout schema) so runs for each partition side by side, and on the next
 // batches while the receiver is busy with one. What in receives holds the
-// batch, which is the receiver's to release; step must not release it.
-func Relay[T any](ctx context.Context, wg *sync.WaitGroup, s *Source, sub Subscription, step func(*SharedBatch) T,
+// batch, and releasing it releases the batch: it is the receiver's to
+// release, or Relay's when ctx ends before in takes it; step must not
+// release the batch.
+func Relay[T interface{ Release() }](ctx context.Context, wg *sync.WaitGroup, s *Source, sub Subscription, step func(*SharedBatch) T,
 	in chan<- T, errs chan<- error) {
 	batches, fetchErrs := s.Subscribe(ctx, sub)
 	wg.Go(func() {
@@ -167,10 +169,11 @@ func Relay[T any](ctx context.Context, wg *sync.WaitGroup, s *Source, sub Subscr
 				}
 				return
 			case b := <-batches:
+				v := step(b)
 				select {
-				case in <- step(b):
+				case in <- v:
 				case <-ctx.Done():
-					b.Release()
+					v.Release()
 					return
 				}
 			}

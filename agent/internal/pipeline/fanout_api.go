@@ -147,14 +147,7 @@ func (m *Manager) reviewFanout(f *spec.FanoutSchema, p *running) (fanout.Config,
 	}
 	// A compiled expression evaluates on one goroutine at a time: each
 	// route has one of its own.
-	newRoute := func() (fanout.RouteFunc, error) {
-		prog, err := expr.Compile(src)
-		if err != nil {
-			return nil, err
-		}
-		return prog.EvalString, nil
-	}
-	return cfg, newRoute, nil
+	return cfg, fanout.Compiled(src), nil
 }
 
 // fanoutConfig returns the configuration of fanout schema f in pipeline p,

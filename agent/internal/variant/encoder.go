@@ -34,6 +34,11 @@ type Encoder struct {
 	// ends in the order they come, which the second pass writes without
 	// reading the text's syntax again.
 	tape []token
+	// kept says that tape and the key occurrences (occ) hold the text
+	// Encode encoded last, with no error: what a [Node] reads, in root,
+	// that text, which Root sets.
+	kept bool
+	root []byte
 
 	// occ holds the object keys of the first pass as they come, back to
 	// back, and occLen their lengths: the text's shape, which decides its
@@ -178,6 +183,7 @@ type keySpan struct{ start, end, seen int }
 func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	defer func() { e.in = nil }()
 
+	e.kept, e.root = false, nil
 	if len(json) > math.MaxInt32 {
 		return nil, nil, fmt.Errorf("%w: a text of %d bytes, 2 GiB or more, longer than a record holds", ErrSyntax, len(json))
 	}
@@ -201,6 +207,9 @@ func (e *Encoder) Encode(json []byte) (metadata, value []byte, err error) {
 	if len(e.tape) > keepOccurrences {
 		e.tape = nil // the tokens of such a text, likewise
 	}
+	// A text of more tokens than keepOccurrences also has more of them
+	// than key occurrences, and so lost both.
+	e.kept = e.tape != nil
 	return metadata, e.b.buf, nil
 }
 
