@@ -53,9 +53,11 @@
 //
 // and produces 1,000,000 records of about 120 bytes, those of 100 bytes
 // with a first field event_type of 50 values, to another 4-partition topic
-// and measures the agent routing them by that field (a fanout schema,
-// fanout_by `cast(value AS STRING):event_type::string`, each value as a
-// VARIANT) to 50 tables of one triggered pipeline. Each run reads from
+// and measures the agent reading them into one VARIANT table, then the
+// agent routing them by that field (a fanout schema, fanout_by
+// `cast(value AS STRING):event_type::string`, each value as a VARIANT) to
+// 50 tables of one triggered pipeline, and logs the second's rate as a
+// share of the first's. Each run reads from
 // the earliest offset until the last offset is committed, as records/s,
 // bytes/s of record values and, for the agent, peak RSS and CPU seconds
 // per GB and per million records (summed over the agents of a cluster). Then it runs two benchmarks of the repository with
