@@ -57,8 +57,8 @@
 // agent routing them by that field (a fanout schema, fanout_by
 // `cast(value AS STRING):event_type::string`, each value as a VARIANT) to
 // 50 tables of one triggered pipeline, and logs the second's rate as a
-// share of the first's. Each run reads from
-// the earliest offset until the last offset is committed, as records/s,
+// share of the first's. Each run reads from the earliest offset until the
+// last offset is committed, as records/s,
 // bytes/s of record values and, for the agent, peak RSS and CPU seconds
 // per GB and per million records (summed over the agents of a cluster). Then it runs two benchmarks of the repository with
 // go test, from the repository's root, and reports what they measure: the

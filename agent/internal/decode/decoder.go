@@ -129,9 +129,9 @@ type Decoder struct {
 	// decoded twice.
 	decoded int
 	// parsed holds, during DecodeParsed, each record's value encoded as a
-	// VARIANT already, and this the one of the record being decoded.
-	parsed []variant.Encoded
-	this   variant.Encoded
+	// VARIANT already, and current the one of the record being decoded.
+	parsed  []variant.Encoded
+	current variant.Encoded
 }
 
 // New returns a Decoder for the columns of layout, in layout.Columns()
@@ -303,11 +303,14 @@ func (d *Decoder) Decode(ctx context.Context, recs []record.Record) (Batch, erro
 // column; otherwise it decodes as Decode does. The values' bytes, as the
 // records', must stay unchanged until the batch is written.
 func (d *Decoder) DecodeParsed(ctx context.Context, recs []record.Record, values []variant.Encoded) (Batch, error) {
+	if len(values) != len(recs) {
+		return Batch{}, fmt.Errorf("decoding %d records with %d values parsed", len(recs), len(values))
+	}
 	d.parsed = nil
-	if _, ok := d.value.(*variantPart); ok && len(values) == len(recs) {
+	if _, ok := d.value.(*variantPart); ok {
 		d.parsed = values
 	}
-	defer func() { d.parsed, d.this = nil, variant.Encoded{} }()
+	defer func() { d.parsed, d.current = nil, variant.Encoded{} }()
 	return d.decode(ctx, recs)
 }
 
@@ -392,7 +395,7 @@ func (d *Decoder) asked() bool {
 func (d *Decoder) record(ctx context.Context, recs []record.Record, i int, st *Stats) (stop bool, err error) {
 	r := &recs[i]
 	if d.parsed != nil {
-		d.this = d.parsed[i]
+		d.current = d.parsed[i]
 	}
 	var marks [2]int
 	for j, p := range d.inferred {
@@ -478,8 +481,8 @@ func (d *Decoder) row(ctx context.Context, r *record.Record, j int, last bool) (
 	if d.change != nil {
 		e = d.change.Row(ctx, j)
 	} else {
-		if d.this.Metadata != nil {
-			d.value.(*variantPart).write(d.this)
+		if d.current.Metadata != nil {
+			d.value.(*variantPart).write(d.current)
 		} else {
 			e = d.value.Decode(ctx, r.Value)
 		}

@@ -159,6 +159,9 @@ func TestDecodeParsed(t *testing.T) {
 	if b.Corrupt != 1 {
 		t.Errorf("%d corrupt records, want 1", b.Corrupt)
 	}
+	if _, err := d.DecodeParsed(context.Background(), recs, values[:2]); err == nil {
+		t.Error("DecodeParsed took fewer values than records")
+	}
 	// Decode after DecodeParsed parses every value.
 	b, err = d.Decode(context.Background(), recs[:1])
 	if err != nil {

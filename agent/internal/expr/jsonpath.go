@@ -186,7 +186,7 @@ func (s *jsonScan) nameIs(raw []byte, escaped bool, step *PathStep) bool {
 		s.scratch = jsontext.AppendUnescaped(s.scratch[:0], raw)
 		raw = s.scratch
 	}
-	return keyIs(raw, step)
+	return namedBy(raw, step)
 }
 
 // differsFirst says whether a name whose first byte is c (not the start of
@@ -208,6 +208,11 @@ func keyIs(key []byte, step *PathStep) bool {
 	if len(key) > 0 && differsFirst(key[0], step) {
 		return false
 	}
+	return namedBy(key, step)
+}
+
+// namedBy is keyIs without its look at the first byte, which nameIs took.
+func namedBy(key []byte, step *PathStep) bool {
 	if step.Bracketed {
 		return string(key) == step.Name
 	}

@@ -761,7 +761,7 @@ func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error
 	deadLetter := r.cfg.Fanout.FanoutOptions.OnInvalidRoute == spec.OnInvalidRouteDeadLetter
 	ignore := !deadLetter && r.cfg.Fanout.ConnectorOptions.KafkaOptions.IgnoresErrors()
 	// The groups of the previous batch are emptied, keeping their arrays
-	// but not the records, which point into released batches.
+	// but not the records and values, which point into released batches.
 	for k := range run.groups {
 		clear(run.groups[k])
 		run.groups[k] = run.groups[k][:0]

@@ -115,7 +115,11 @@ type routedBatch struct {
 // arenas holds the arenas of routed batches the run is done with.
 var arenas = sync.Pool{New: func() any { return new([]byte) }}
 
-// Release releases the fetched batch, and the arena of the values parsed.
+// Release releases the fetched batch, and the arena of the values parsed,
+// which another router may fill at once: the run releases a batch once
+// every table it went to wrote its rows, and no table keeps a view of
+// the values it wrote (the Parquet writer copies them), as none keeps one
+// of a record's bytes.
 func (rb *routedBatch) Release() {
 	rb.SharedBatch.Release()
 	if rb.arena != nil {
@@ -229,11 +233,17 @@ func (rt *router) table(rb *routedBatch, i int) (name string, skip bool, why *ro
 	if err := spec.CheckRoutedName(name); err != nil {
 		return "", false, newRouteError(r, err)
 	}
-	// A copy: the name may be part of the record's value, which goes with
-	// the batch.
-	k := strings.Clone(name)
-	t := strings.ToLower(k)
+	// The name may be part of the record's value, which goes with the
+	// batch: ToLower copies one it changes, the others are copied here.
+	t := strings.ToLower(name)
+	if t == name {
+		t = strings.Clone(name)
+	}
 	if rt.tables != nil && len(rt.tables) < maxRoutedNames {
+		k := t
+		if t != name {
+			k = strings.Clone(name)
+		}
 		rt.tables[k] = t
 	}
 	return t, false, nil
@@ -243,7 +253,8 @@ func (rt *router) table(rb *routedBatch, i int) (name string, skip bool, why *ro
 // the values, it parses this one, keeps it in rb, and reads the name from
 // what it parsed; a value the VARIANT encoder refuses (not JSON, a key
 // twice, say) is read again by the route itself, whose reading of JSON is
-// more lenient.
+// more lenient, and so is one whose tokens the encoder did not keep (of
+// very many values), which rb keeps all the same.
 func (rt *router) evaluate(rb *routedBatch, i int) (name string, null bool, err error) {
 	r := &rb.Records[i]
 	if rt.path != nil && r.Value != nil {

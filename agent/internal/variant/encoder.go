@@ -19,6 +19,12 @@ const MaxDepth = 1000
 // duplicate key in an object, or nesting deeper than [MaxDepth]).
 var ErrSyntax = errors.New("invalid JSON for a VARIANT")
 
+// Encoded is one VARIANT value as [Encoder.Encode] returns it: its
+// metadata and value binaries.
+type Encoded struct {
+	Metadata, Value []byte
+}
+
 // Encoder turns JSON texts into VARIANT values; reusable, not safe for
 // concurrent use. The zero value is ready to use. Its buffers grow to the
 // largest text seen and are kept, so a long-lived Encoder does not allocate
@@ -34,10 +40,11 @@ type Encoder struct {
 	// ends in the order they come, which the second pass writes without
 	// reading the text's syntax again.
 	tape []token
-	// kept says that tape and the key occurrences (occ) hold the text
-	// Encode encoded last, with no error: what a [Node] reads, in root,
-	// that text, which Root sets.
+	// kept says that tape and the key occurrences (occ) describe the text
+	// Encode encoded last, with no error: what a [Node] reads.
 	kept bool
+	// root is that text, as Root was given it; a Node reads its values'
+	// bytes there. Encode forgets it.
 	root []byte
 
 	// occ holds the object keys of the first pass as they come, back to

@@ -1,11 +1,5 @@
 package variant
 
-// Encoded is one VARIANT value as [Encoder.Encode] returns it: its
-// metadata and value binaries.
-type Encoded struct {
-	Metadata, Value []byte
-}
-
 // Kind is what a [Node] is: one of JSON's kinds of value.
 type Kind uint8
 
@@ -23,7 +17,7 @@ const (
 // Node is one value of the JSON text an [Encoder] encoded last: a reader
 // of that text's structure that does not parse it again, since Encode
 // noted every value as it checked the text. A Node is valid until the
-// Encoder's next Encode or Root.
+// Encoder's next Encode.
 type Node struct {
 	e *Encoder
 	// i is the node's token in e.tape; next the first key occurrence
@@ -32,10 +26,10 @@ type Node struct {
 	i, next, off int
 }
 
-// Root returns the value that is the whole of json, the text e encoded
-// last, with no error. ok is false when e did not keep that text's tokens
-// (a text of very many values, or one Encode refused): read the text
-// itself then.
+// Root returns the value that is the whole of json, which must be the
+// text e encoded last, with no error (Root only checks that it is long
+// enough). ok is false when e did not keep that text's tokens (a text of
+// very many values, or one Encode refused): read the text itself then.
 func (e *Encoder) Root(json []byte) (n Node, ok bool) {
 	if !e.kept || int(e.tape[len(e.tape)-1].end) > len(json) {
 		return Node{}, false
