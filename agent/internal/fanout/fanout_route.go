@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/deltasink"
 	"github.com/tributary-io/terraform-provider-tributary/agent/internal/expr"
@@ -57,8 +58,8 @@ type router struct {
 	// path is the route's JSON path on the value, when the router parses
 	// the values for the tables (see [Route.Path]); nil when it does not.
 	path []expr.PathStep
-	// enc parses the values, when path is set, and budget counts the
-	// arenas that hold them (nil when none does).
+	// enc parses the values, when path is set, and budget counts what
+	// holds them (nil when none does).
 	enc    variant.Encoder
 	budget *memory.Budget
 	// skipTombstones says a record without a value has no table and is
@@ -105,8 +106,9 @@ type routedBatch struct {
 	// is not a JSON text the encoder accepts; in arena.
 	values []variant.Encoded
 	arena  []byte
-	// budget counts the arena's arrays, charged bytes in all, counted
-	// says that it counts the current one; nil when none does.
+	// budget counts values and the arena's arrays, charged bytes in all;
+	// counted says that it counts the arena's current array; nil when none
+	// does.
 	budget  *memory.Budget
 	charged int64
 	counted bool
@@ -168,6 +170,11 @@ func (rt *router) routeBatch(b *ingest.SharedBatch) *routedBatch {
 	rb := &routedBatch{SharedBatch: b, at: make([]int32, len(b.Records))}
 	if rt.path != nil {
 		rb.values = make([]variant.Encoded, len(b.Records))
+		if rt.budget != nil {
+			n := int64(len(rb.values)) * int64(unsafe.Sizeof(variant.Encoded{}))
+			rt.budget.Grow(n)
+			rb.charged += n
+		}
 		size := 0
 		for i := range b.Records {
 			size += len(b.Records[i].Value)

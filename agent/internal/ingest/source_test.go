@@ -295,3 +295,53 @@ func TestSourceHead(t *testing.T) {
 		t.Errorf("the budget holds %d bytes after everything stopped, want 0", st.Used)
 	}
 }
+
+// stepped is what TestRelayReleasesWhatStepMade's step makes of a batch.
+type stepped struct {
+	b        *SharedBatch
+	released *int
+	mu       *sync.Mutex
+}
+
+// Release releases the batch and counts the release.
+func (s stepped) Release() {
+	s.mu.Lock()
+	*s.released++
+	s.mu.Unlock()
+	s.b.Release()
+}
+
+// TestRelayReleasesWhatStepMade: when the subscription ends before the
+// receiver takes what step made of a batch, Relay releases that, which
+// releases the batch, and the budget is whole again.
+func TestRelayReleasesWhatStepMade(t *testing.T) {
+	src, budget, _, _ := sourceOf200(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	made, released := 0, 0
+	step := func(b *SharedBatch) stepped {
+		mu.Lock()
+		made++
+		mu.Unlock()
+		return stepped{b: b, released: &released, mu: &mu}
+	}
+	in := make(chan stepped) // never received from
+	var wg sync.WaitGroup
+	Relay(ctx, &wg, src, Subscription{TP: kafka.TopicPartition{Topic: "s"}, From: 0}, step, in, make(chan error, 1))
+	kafkatest.WaitFor(t, 10*time.Second, "a batch stepped", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return made > 0
+	})
+	cancel()
+	wg.Wait()
+	src.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if released != made {
+		t.Errorf("%d of %d stepped batches released", released, made)
+	}
+	if st := budget.Stats(); st.Used != 0 {
+		t.Errorf("the budget holds %d bytes after everything stopped, want 0", st.Used)
+	}
+}
