@@ -143,13 +143,20 @@ func (rb *routedBatch) grow(n int) {
 		rb.arena = make([]byte, 0, max(cap(rb.arena), n, 64<<10))
 		rb.counted = false
 	}
-	if !rb.counted && rb.budget != nil {
-		// The batch is read already: its values are parsed whatever the
-		// budget holds, which then has the tables flush.
-		rb.budget.Grow(int64(cap(rb.arena)))
-		rb.charged += int64(cap(rb.arena))
+	if !rb.counted {
+		rb.charge(cap(rb.arena))
 	}
 	rb.counted = true
+}
+
+// charge counts n bytes of the batch in the budget, if any, until
+// Release. The batch is read already: its values are parsed whatever the
+// budget holds, which then has the tables flush.
+func (rb *routedBatch) charge(n int) {
+	if rb.budget != nil {
+		rb.budget.Grow(int64(n))
+		rb.charged += int64(n)
+	}
 }
 
 // keep notes v, record i's value parsed, copied into the batch's arena.
@@ -169,12 +176,9 @@ func (rb *routedBatch) keep(i int, v variant.Encoded) {
 func (rt *router) routeBatch(b *ingest.SharedBatch) *routedBatch {
 	rb := &routedBatch{SharedBatch: b, at: make([]int32, len(b.Records))}
 	if rt.path != nil {
+		rb.budget = rt.budget
 		rb.values = make([]variant.Encoded, len(b.Records))
-		if rt.budget != nil {
-			n := int64(len(rb.values)) * int64(unsafe.Sizeof(variant.Encoded{}))
-			rt.budget.Grow(n)
-			rb.charged += n
-		}
+		rb.charge(len(rb.values) * int(unsafe.Sizeof(variant.Encoded{})))
 		size := 0
 		for i := range b.Records {
 			size += len(b.Records[i].Value)
@@ -182,7 +186,7 @@ func (rt *router) routeBatch(b *ingest.SharedBatch) *routedBatch {
 		// The encoding of a text is mostly no longer than the text: half
 		// as much again leaves room for short values, whose headers weigh
 		// more.
-		rb.arena, rb.budget = *arenas.Get().(*[]byte), rt.budget
+		rb.arena = *arenas.Get().(*[]byte)
 		if cap(rb.arena) > 2*size+64<<10 {
 			rb.arena = nil // one of a batch much larger: let it go
 		}
