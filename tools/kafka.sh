@@ -14,6 +14,8 @@
 #                           print the bootstrap address on stdout
 #   tools/kafka.sh down     stop it (TERM, then KILL), remove its data
 #   tools/kafka.sh status   print the bootstrap address if up, else exit 1
+#   tools/kafka.sh pid      print the broker's process id if it runs, else
+#                           exit 1 (make bench reads its CPU time)
 #   tools/kafka.sh security print the secure listeners' client settings as
 #                           `export NAME=VALUE` lines (see below):
 #                           eval "$(tools/kafka.sh security)"
@@ -289,10 +291,11 @@ case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
+  pid) pid_alive && cat "$PIDFILE" ;;
   security) cmd_security ;;
   topics) shift; EXEC=1 run_class org.apache.kafka.tools.TopicCommand --bootstrap-server "$BOOTSTRAP" "$@" ;;
   groups) shift; EXEC=1 run_class org.apache.kafka.tools.consumer.group.ConsumerGroupCommand --bootstrap-server "$BOOTSTRAP" "$@" ;;
   jars) jars_dir ;;
   logs) echo "$KAFKA_STATE_DIR/logs/server.log" ;;
-  *) echo "usage: $0 up|down|status|security|topics ARGS...|groups ARGS...|jars|logs" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|pid|security|topics ARGS...|groups ARGS...|jars|logs" >&2; exit 2 ;;
 esac

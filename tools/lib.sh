@@ -144,16 +144,19 @@ wait_up() {
 }
 
 # service_main runs the subcommand $3 of a script that starts a test server
-# and defines cmd_up, cmd_down, pid_alive and settings: up, down, status
-# (print the settings when the server is alive and listens on port $1, exit
-# 1 otherwise) or logs (print $2, the server's log).
+# and defines cmd_up, cmd_down, pid_alive, settings and PIDFILE: up, down,
+# status (print the settings when the server is alive and listens on port
+# $1, exit 1 otherwise), pid (print the server's process id when it is
+# alive, exit 1 otherwise: make bench reads its CPU time) or logs (print
+# $2, the server's log).
 service_main() {
   local port=$1 logfile=$2
   case "${3:-}" in
     up) cmd_up ;;
     down) cmd_down ;;
     status) pid_alive && port_open "$port" && settings ;;
+    pid) pid_alive && cat "$PIDFILE" ;;
     logs) echo "$logfile" ;;
-    *) echo "usage: $0 up|down|status|logs" >&2; exit 2 ;;
+    *) echo "usage: $0 up|down|status|pid|logs" >&2; exit 2 ;;
   esac
 }

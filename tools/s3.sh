@@ -12,6 +12,8 @@
 #                        `export NAME=VALUE` lines: eval "$(tools/s3.sh up)"
 #   tools/s3.sh down     stop it, remove its data
 #   tools/s3.sh status   print the client settings if up, else exit 1
+#   tools/s3.sh pid      print the server's process id if it runs, else exit
+#                        1 (make bench reads its CPU time)
 #   tools/s3.sh logs     print the path of the server log
 #
 # The settings printed (read as they are by the AWS SDKs and by delta-rs):

@@ -60,7 +60,11 @@
 // share of the first's. Each run reads from the earliest offset until the
 // last offset is committed, as records/s,
 // bytes/s of record values and, for the agent, peak RSS and CPU seconds
-// per GB and per million records (summed over the agents of a cluster). Then it runs two benchmarks of the repository with
+// per GB and per million records (summed over the agents of a cluster);
+// the rows of the 100-byte and 1 KB records also give the CPU seconds the
+// broker and the S3 server used meanwhile (-broker-pid, -s3-pid), and the
+// row to S3 its ratios to the row to local disk, of records/s and of CPU
+// time. Then it runs two benchmarks of the repository with
 // go test, from the repository's root, and reports what they measure: the
 // commits/s one table on the -s3-root server takes from 1, 2, 4 and 8
 // writers (BenchmarkConcurrentWriters in agent/internal/table), and how
@@ -119,7 +123,20 @@ type result struct {
 	CPUSeconds    float64 `json:"cpu_seconds,omitempty"`
 	CPUPerGB      float64 `json:"cpu_seconds_per_gb,omitempty"`
 	CPUPerMillion float64 `json:"cpu_seconds_per_million_records,omitempty"`
-	OfCeiling     float64 `json:"ratio_to_ceiling,omitempty"`
+	// BrokerCPUSeconds and StoreCPUSeconds are, for the rows of the
+	// 100-byte and 1 KB records, the CPU time the broker and the S3 server
+	// used while the row ran: on a machine whose cores they share with the
+	// agent, time the agent did not get.
+	BrokerCPUSeconds float64 `json:"broker_cpu_seconds,omitempty"`
+	StoreCPUSeconds  float64 `json:"store_cpu_seconds,omitempty"`
+	// OfLocal is, for the row to S3, the ratio of its records/s to the
+	// JSON row's to local disk, on the same records; CPUOfLocal the ratio
+	// of the agent's CPU seconds, and MachineCPUOfLocal that of the
+	// agent's, the broker's and the S3 server's together.
+	OfLocal           float64 `json:"ratio_to_local_disk,omitempty"`
+	CPUOfLocal        float64 `json:"cpu_ratio_to_local_disk,omitempty"`
+	MachineCPUOfLocal float64 `json:"machine_cpu_ratio_to_local_disk,omitempty"`
+	OfCeiling         float64 `json:"ratio_to_ceiling,omitempty"`
 	// OfJSON is, for the registry rows, the ratio of their records/s to
 	// the JSON row's on the same records.
 	OfJSON float64 `json:"ratio_to_json,omitempty"`
@@ -189,6 +206,8 @@ type options struct {
 	// the JSON run of the 100-byte records, the clusters and the go test
 	// benchmark of one table's commit rate also write to.
 	s3Root string
+	// servers are the broker's and the S3 server's processes.
+	servers servers
 	// registry, if its URL is set, is the schema registry the Avro and
 	// Protobuf runs register their schemas in and the agent reads them
 	// from.
@@ -277,6 +296,9 @@ func main() {
 	flag.StringVar(&o.s3Root, "s3-root", "", "an object store `root` (s3://bucket?endpoint=...&use_path_style=true&region=...) "+
 		"the JSON run of the 100-byte records, the clusters and BenchmarkConcurrentWriters also write to "+
 		"(the server's keys from $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY); \"\" skips those runs")
+	flag.IntVar(&o.servers.broker, "broker-pid", 0, "the process id of the broker (tools/kafka.sh pid), whose CPU time the rows of the "+
+		"100-byte and 1 KB records report; 0 leaves it out")
+	flag.IntVar(&o.servers.store, "s3-pid", 0, "the process id of the S3 server of -s3-root (tools/s3.sh pid), likewise")
 	flag.StringVar(&o.registry.URL, "registry-url", os.Getenv("SCHEMA_REGISTRY_URL"),
 		"a Confluent-compatible schema registry the Avro and Protobuf runs of the 100-byte records register their schemas in; \"\" skips those runs")
 	flag.StringVar(&o.registry.APIKey, "registry-key", os.Getenv("SCHEMA_REGISTRY_KEY"), "the registry's API key (basic auth)")
@@ -345,7 +367,7 @@ func run(o options) error {
 	var jsonRate float64
 	if o.records > 0 {
 		s := suite{topic: "bench", records: o.records, what: "records of about 100 bytes", record: smallRecords(0, smallJSON),
-			ceiling: "kafka-go consumer (ceiling)", agents: small}
+			ceiling: "kafka-go consumer (ceiling)", agents: small, servers: o.servers}
 		rs, err := s.measure(ctx, o.agentBin, o.bootstrap)
 		if err != nil {
 			return err
@@ -355,6 +377,10 @@ func run(o options) error {
 		inferred := &rs[2]
 		inferred.OfJSON = inferred.RecordsPerSec / rs[1].RecordsPerSec
 		log.Printf("%s: inferred columns %s", inferred.Name, inferred.columns)
+		if o.s3Root != "" {
+			// The row to S3 follows the four to local disk.
+			compareToLocal(&rs[5], rs[1])
+		}
 		results = append(results, rs...)
 		if o.registry.URL != "" {
 			// The same records, framed for the registry: like for like
@@ -403,7 +429,7 @@ func run(o options) error {
 			ceiling: "kafka-go consumer, 1 KB records (ceiling)", agents: []agentRun{
 				{name: "agent: JSON 1 KB, 30 columns", value: eventValue},
 				{name: "agent: JSON 1 KB as VARIANT", value: variantValue},
-			}}
+			}, servers: o.servers}
 		rs, err := s.measure(ctx, o.agentBin, o.bootstrap)
 		if err != nil {
 			return err
@@ -479,6 +505,13 @@ func run(o options) error {
 		if l := r.Latency; l != nil {
 			fmt.Printf("%-42s latency at %.0f records/s: p50 %.2f s, p99 %.2f s, max %.2f s (bar: p99 <= %.0f s)\n", "", l.Rate, l.P50, l.P99, l.Max, l.Bar)
 		}
+		if r.BrokerCPUSeconds+r.StoreCPUSeconds > 0 {
+			fmt.Printf("%-42s beside it: the broker used %.2f CPU s, the S3 server %.2f\n", "", r.BrokerCPUSeconds, r.StoreCPUSeconds)
+		}
+		if r.OfLocal > 0 {
+			fmt.Printf("%-42s %.0f%% of the records/s to local disk; CPU s of the agent %.0f%% of those to local disk, "+
+				"of the agent, broker and S3 server %.0f%%\n", "", 100*r.OfLocal, 100*r.CPUOfLocal, 100*r.MachineCPUOfLocal)
+		}
 		if r.OfUncompacted > 0 {
 			fmt.Printf("%-42s %.0f%% of the records/s without compaction\n", "", 100*r.OfUncompacted)
 		}
@@ -527,6 +560,46 @@ type suite struct {
 	// ceiling names the bare consumer's line.
 	ceiling string
 	agents  []agentRun
+	// servers are the processes whose CPU time each row reports.
+	servers servers
+}
+
+// servers are the processes beside the agent on the machine: the Kafka
+// broker and the S3 server, by process id, 0 when not known.
+type servers struct{ broker, store int }
+
+// cpu returns the CPU seconds the broker and the S3 server have used so
+// far, 0 for one not known.
+func (s servers) cpu() (broker, store float64) {
+	if s.broker > 0 {
+		broker = cpuSeconds(s.broker)
+	}
+	if s.store > 0 {
+		store = cpuSeconds(s.store)
+	}
+	return broker, store
+}
+
+// since sets on r the CPU seconds the servers used since cpu returned
+// broker and store.
+func (s servers) since(r *result, broker, store float64) {
+	b, st := s.cpu()
+	r.BrokerCPUSeconds, r.StoreCPUSeconds = b-broker, st-store
+}
+
+// compareToLocal sets on s3, the row to S3, its ratios to local, the JSON
+// row to local disk on the same records: of records/s, of the agent's CPU
+// time, and of the machine's (the agent's, the broker's and the S3
+// server's). Where the three share the cores and keep them busy, the
+// records/s ratio cannot rise above the machine's CPU ratio's inverse.
+func compareToLocal(s3 *result, local result) {
+	s3.OfLocal = s3.RecordsPerSec / local.RecordsPerSec
+	if local.CPUSeconds > 0 {
+		s3.CPUOfLocal = s3.CPUSeconds / local.CPUSeconds
+	}
+	if m := local.CPUSeconds + local.BrokerCPUSeconds + local.StoreCPUSeconds; m > 0 && local.BrokerCPUSeconds > 0 {
+		s3.MachineCPUOfLocal = (s3.CPUSeconds + s3.BrokerCPUSeconds + s3.StoreCPUSeconds) / m
+	}
 }
 
 // agentRun is one agent, or one cluster of agents, ingesting a suite's
@@ -556,13 +629,16 @@ func (s suite) measure(ctx context.Context, agentBin, bootstrap string) ([]resul
 	if _, err := bareConsumer(ctx, bootstrap, w, s.ceiling); err != nil {
 		return nil, err
 	}
+	broker, store := s.servers.cpu()
 	ceiling, err := bareConsumer(ctx, bootstrap, w, s.ceiling)
 	if err != nil {
 		return nil, err
 	}
+	s.servers.since(&ceiling, broker, store)
 	results := []result{ceiling}
 	for _, a := range s.agents {
 		var r result
+		broker, store := s.servers.cpu()
 		if a.cluster > 0 {
 			r, err = clusterIngest(ctx, agentBin, bootstrap, w, a)
 		} else {
@@ -571,11 +647,14 @@ func (s suite) measure(ctx context.Context, agentBin, bootstrap string) ([]resul
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.name, err)
 		}
+		s.servers.since(&r, broker, store)
 		results = append(results, r)
 	}
 	// The ceiling is the faster of a read before and one after the agents,
 	// so a broker still warming up does not flatter the ratios.
+	broker, store = s.servers.cpu()
 	if again, err := bareConsumer(ctx, bootstrap, w, s.ceiling); err == nil && again.RecordsPerSec > ceiling.RecordsPerSec {
+		s.servers.since(&again, broker, store)
 		ceiling = again
 		results[0] = again
 	}
