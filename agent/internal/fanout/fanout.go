@@ -200,17 +200,13 @@ type fanoutRun struct {
 	// letters builds the rows of the dead letter table; nil until needed.
 	letters *deltasink.Letters
 	// groups holds a batch's records per table, in the order of the
-	// batch's names, and values their values parsed, when the router
-	// parsed them; dead and reasons the records that cannot be routed and
-	// why; all reused from batch to batch.
-	groups [][]record.Record
-	values [][]variant.Encoded
-	// names and firsts hold the tables of a batch that have records in it,
-	// and those records, and parsed their values parsed (see values);
-	// reused from batch to batch.
-	names  []string
-	firsts [][]record.Record
-	parsed [][]variant.Encoded
+	// batch's names; dead and reasons the records that cannot be routed
+	// and why; all reused from batch to batch.
+	groups []group
+	// names and met hold the tables of a batch that have records in it,
+	// and their groups; reused from batch to batch.
+	names []string
+	met   []group
 	// jobs holds the decoding chunks of the batch being written.
 	jobs    []chunkJob
 	dead    []record.Record
@@ -320,13 +316,13 @@ func keepsVariant(f *spec.FanoutSchema) bool {
 
 // open opens the tables of names, which are distinct, that the run has not
 // opened yet, side by side (see waitingTables), each created on its first
-// records, firsts[k] for names[k] (none when firsts is nil), and records
+// records, those of firsts[k] for names[k] (none when firsts is nil), and records
 // the new ones in the progress log with one commit. A table is recorded
 // as it is created, before any record is written to it, so that a restart
 // reports it and CheckFanout checks it whatever happens before its first
 // commit. After an error, the tables that opened are the run's (it closes
 // them) and are recorded.
-func (run *fanoutRun) open(ctx context.Context, names []string, firsts [][]record.Record) error {
+func (run *fanoutRun) open(ctx context.Context, names []string, firsts []group) error {
 	var fresh []int
 	for k, name := range names {
 		if _, ok := run.tables[name]; !ok {
@@ -340,7 +336,7 @@ func (run *fanoutRun) open(ctx context.Context, names []string, firsts [][]recor
 	err := sideBySide(len(fresh), waitingTables, func(i int) (err error) {
 		var first []record.Record
 		if firsts != nil {
-			first = firsts[fresh[i]]
+			first = firsts[fresh[i]].recs
 		}
 		opened[i], err = run.openTable(ctx, names[fresh[i]], first)
 		return err
@@ -592,9 +588,10 @@ func (run *fanoutRun) start(ctx context.Context, rd *fanReading, tps []kafka.Top
 		if err != nil {
 			return runner.Fatal(fmt.Errorf("fanout_by: %w", err))
 		}
-		rt := &router{route: route.Func, skipTombstones: run.skipTombstones, index: map[string]int32{}, tables: map[string]string{}}
+		rt := &router{route: route.Func, skipTombstones: run.skipTombstones, budget: run.r.budget,
+			index: map[string]int32{}, tables: map[string]string{}}
 		if run.parses {
-			rt.path, rt.budget = route.Path, run.r.budget
+			rt.path = route.Path
 		}
 		// The subscription lives as long as the run, which cancels run.ctx
 		// before it waits for its forwarders, not as long as this call.
@@ -760,30 +757,27 @@ func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error
 	next := recs[j-1].Offset + 1
 	deadLetter := r.cfg.Fanout.FanoutOptions.OnInvalidRoute == spec.OnInvalidRouteDeadLetter
 	ignore := !deadLetter && r.cfg.Fanout.ConnectorOptions.KafkaOptions.IgnoresErrors()
-	// The groups of the previous batch are emptied, keeping their arrays
-	// but not the records and values, which point into released batches.
+	// The groups of the previous batch are emptied.
 	for k := range run.groups {
-		clear(run.groups[k])
-		run.groups[k] = run.groups[k][:0]
-		clear(run.values[k])
-		run.values[k] = run.values[k][:0]
+		run.groups[k].reset()
 	}
 	if len(run.groups) > maxGroups {
-		run.groups, run.values = nil, nil // a batch of many tables: let their arrays go
+		run.groups = nil // a batch of many tables: let their arrays go
 	}
 	for len(run.groups) < len(b.names) {
-		run.groups, run.values = append(run.groups, nil), append(run.values, nil)
+		run.groups = append(run.groups, group{})
 	}
 	clear(run.dead)
 	run.dead, run.reasons = run.dead[:0], run.reasons[:0]
-	groups, values := run.groups, run.values
+	groups := run.groups
 	for k := i; k < j; k++ {
 		at := b.at[k]
 		switch {
 		case at >= 0:
-			groups[at] = append(groups[at], recs[k])
+			g := &groups[at]
+			g.recs = append(g.recs, recs[k])
 			if b.values != nil {
-				values[at] = append(values[at], b.values[k])
+				g.values = append(g.values, b.values[k])
 			}
 		case at <= unroutable:
 			why := b.errs[unroutable-at]
@@ -814,38 +808,49 @@ func (run *fanoutRun) route(ctx context.Context, b *routedBatch, i, j int) error
 	// outside [i, j): routed already, or past the run's end) is left for a
 	// batch that has some.
 	if len(run.names) > maxGroups {
-		run.names, run.firsts, run.parsed = nil, nil, nil // a batch of many tables: let their arrays go
+		run.names, run.met = nil, nil // a batch of many tables: let their arrays go
 	}
-	names := run.names[:0]
-	firsts := run.firsts[:0]
-	parsed := run.parsed[:0]
+	names, met := run.names[:0], run.met[:0]
 	for k, name := range b.names {
-		if len(groups[k]) > 0 {
-			names, firsts = append(names, name), append(firsts, groups[k])
-			if b.values != nil {
-				parsed = append(parsed, values[k])
-			} else {
-				parsed = append(parsed, nil)
+		if g := groups[k]; len(g.recs) > 0 {
+			if b.values == nil {
+				g.values = nil // none parsed: the tables read the records
 			}
+			names, met = append(names, name), append(met, g)
 		}
 	}
 	routed := len(names)
 	if len(run.dead) > 0 {
-		names, firsts = append(names, spec.FanoutErrorsTable), append(firsts, nil)
+		names, met = append(names, spec.FanoutErrorsTable), append(met, group{})
 	}
-	run.names, run.firsts, run.parsed = names, firsts, parsed
-	defer clear(firsts) // the records point into the batch
-	defer clear(parsed)
-	if err := run.open(ctx, names, firsts); err != nil {
+	run.names, run.met = names, met
+	defer clear(met) // the records and values point into the batch
+	if err := run.open(ctx, names, met); err != nil {
 		return err
 	}
 	for k, name := range names[:routed] {
-		run.plan(run.tables[name], tp, firsts[k], parsed[k], nil, next, epoch)
+		run.plan(run.tables[name], tp, met[k].recs, met[k].values, nil, next, epoch)
 	}
 	if len(run.dead) > 0 {
 		run.plan(run.tables[spec.FanoutErrorsTable], tp, run.dead, nil, run.reasons, next, epoch)
 	}
 	return run.write(ctx)
+}
+
+// group is the records of a batch routed to one table, in the batch's
+// order, with their values parsed when the router parsed them (see
+// [routedBatch]), one for each record.
+type group struct {
+	recs   []record.Record
+	values []variant.Encoded
+}
+
+// reset empties g for the next batch, keeping its arrays but not the
+// records and values, which point into a batch that is released.
+func (g *group) reset() {
+	clear(g.recs)
+	clear(g.values)
+	g.recs, g.values = g.recs[:0], g.values[:0]
 }
 
 // leaveOut writes run.unrouted, the records of tp up to next that cannot
@@ -898,7 +903,7 @@ type chunkJob struct {
 	t *fanoutTable
 	d ingest.Decoded
 	// values holds the chunk's values parsed by the router, or nil (see
-	// fanoutRun.values).
+	// group).
 	values []variant.Encoded
 	// reasons holds why each record of a dead letter chunk was not
 	// routed; nil for a routed table's chunk.

@@ -58,8 +58,8 @@ type router struct {
 	// path is the route's JSON path on the value, when the router parses
 	// the values for the tables (see [Route.Path]); nil when it does not.
 	path []expr.PathStep
-	// enc parses the values, when path is set, and budget counts what
-	// holds them (nil when none does).
+	// enc parses the values, when path is set; budget counts what holds a
+	// batch's routes and parsed values (nil when none does).
 	enc    variant.Encoder
 	budget *memory.Budget
 	// skipTombstones says a record without a value has no table and is
@@ -106,9 +106,9 @@ type routedBatch struct {
 	// is not a JSON text the encoder accepts; in arena.
 	values []variant.Encoded
 	arena  []byte
-	// budget counts values and the arena's arrays, charged bytes in all;
-	// counted says that it counts the arena's current array; nil when none
-	// does.
+	// budget counts at, values and the arena's arrays, charged bytes in
+	// all; counted says that it counts the arena's current array; nil when
+	// none does.
 	budget  *memory.Budget
 	charged int64
 	counted bool
@@ -174,9 +174,9 @@ func (rb *routedBatch) keep(i int, v variant.Encoded) {
 // takes is the run's to say (see [fanoutRun.add]), and a record it does
 // not take is neither written nor failed for.
 func (rt *router) routeBatch(b *ingest.SharedBatch) *routedBatch {
-	rb := &routedBatch{SharedBatch: b, at: make([]int32, len(b.Records))}
+	rb := &routedBatch{SharedBatch: b, at: make([]int32, len(b.Records)), budget: rt.budget}
+	rb.charge(len(rb.at) * int(unsafe.Sizeof(rb.at[0])))
 	if rt.path != nil {
-		rb.budget = rt.budget
 		rb.values = make([]variant.Encoded, len(b.Records))
 		rb.charge(len(rb.values) * int(unsafe.Sizeof(variant.Encoded{})))
 		size := 0

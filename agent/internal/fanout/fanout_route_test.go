@@ -168,7 +168,8 @@ func TestRouteBatch(t *testing.T) {
 		}
 		return string(r.Value), false, nil
 	}
-	rt := router{route: byValue, skipTombstones: true, index: map[string]int32{}, tables: map[string]string{}}
+	budget := memory.New(1 << 30)
+	rt := router{route: byValue, skipTombstones: true, budget: budget, index: map[string]int32{}, tables: map[string]string{}}
 	var recs []record.Record
 	for i, v := range []string{"a", "B", "A", "", "bad/name", "b", "-"} {
 		r := record.Record{Topic: "t", Partition: 1, Offset: int64(10 + i), Value: []byte(v)}
@@ -189,6 +190,14 @@ func TestRouteBatch(t *testing.T) {
 		}
 		if len(rb.errs) != 2 || !strings.Contains(rb.errs[0].Error(), "t[1]@13") || !strings.Contains(rb.errs[1].Error(), "t[1]@14") {
 			t.Errorf("errors %v, want those of offsets 13 and 14", rb.errs)
+		}
+		// The routes count in the budget until the batch is released.
+		if used, want := budget.Stats().Used, int64(4*len(recs)); used != want {
+			t.Errorf("the budget holds %d bytes for the routes, want %d", used, want)
+		}
+		rb.Release()
+		if used := budget.Stats().Used; used != 0 {
+			t.Errorf("the budget holds %d bytes once the batch is released", used)
 		}
 	}
 	if want := map[string]string{"a": "a", "B": "b", "A": "a", "b": "b"}; !maps.Equal(rt.tables, want) {
