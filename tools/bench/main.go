@@ -61,8 +61,9 @@
 // last offset is committed, as records/s,
 // bytes/s of record values and, for the agent, peak RSS and CPU seconds
 // per GB and per million records (summed over the agents of a cluster);
-// the rows of the 100-byte and 1 KB records also give the CPU seconds the
-// broker and the S3 server used meanwhile (-broker-pid, -s3-pid), and the
+// every row but the freshness rows (whose producer runs meanwhile) also
+// gives the CPU seconds the broker and the S3 server used (-broker-pid,
+// -s3-pid), and the
 // row to S3 its ratios to the row to local disk, of records/s and of CPU
 // time. Then it runs two benchmarks of the repository with
 // go test, from the repository's root, and reports what they measure: the
@@ -123,10 +124,10 @@ type result struct {
 	CPUSeconds    float64 `json:"cpu_seconds,omitempty"`
 	CPUPerGB      float64 `json:"cpu_seconds_per_gb,omitempty"`
 	CPUPerMillion float64 `json:"cpu_seconds_per_million_records,omitempty"`
-	// BrokerCPUSeconds and StoreCPUSeconds are, for the rows of the
-	// 100-byte and 1 KB records, the CPU time the broker and the S3 server
-	// used while the row ran: on a machine whose cores they share with the
-	// agent, time the agent did not get.
+	// BrokerCPUSeconds and StoreCPUSeconds are the CPU time the broker and
+	// the S3 server used while the row ran (not measured for the freshness
+	// rows, whose producer runs meanwhile): on a machine whose cores they
+	// share with the agent, time the agent did not get.
 	BrokerCPUSeconds float64 `json:"broker_cpu_seconds,omitempty"`
 	StoreCPUSeconds  float64 `json:"store_cpu_seconds,omitempty"`
 	// OfLocal is, for the row to S3, the ratio of its records/s to the
@@ -296,8 +297,8 @@ func main() {
 	flag.StringVar(&o.s3Root, "s3-root", "", "an object store `root` (s3://bucket?endpoint=...&use_path_style=true&region=...) "+
 		"the JSON run of the 100-byte records, the clusters and BenchmarkConcurrentWriters also write to "+
 		"(the server's keys from $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY); \"\" skips those runs")
-	flag.IntVar(&o.servers.broker, "broker-pid", 0, "the process id of the broker (tools/kafka.sh pid), whose CPU time the rows of the "+
-		"100-byte and 1 KB records report; 0 leaves it out")
+	flag.IntVar(&o.servers.broker, "broker-pid", 0, "the process id of the broker (tools/kafka.sh pid), whose CPU time each row "+
+		"but the freshness rows reports; 0 leaves it out")
 	flag.IntVar(&o.servers.store, "s3-pid", 0, "the process id of the S3 server of -s3-root (tools/s3.sh pid), likewise")
 	flag.StringVar(&o.registry.URL, "registry-url", os.Getenv("SCHEMA_REGISTRY_URL"),
 		"a Confluent-compatible schema registry the Avro and Protobuf runs of the 100-byte records register their schemas in; \"\" skips those runs")
@@ -437,14 +438,14 @@ func run(o options) error {
 		results = append(results, rs...)
 	}
 	if o.wide > 0 {
-		r, err := wideRun(ctx, o.agentBin, o.bootstrap, o.wide)
+		r, err := wideRun(ctx, o.agentBin, o.bootstrap, o.wide, o.servers)
 		if err != nil {
 			return err
 		}
 		results = append(results, r)
 	}
 	if o.fanout > 0 {
-		rs, err := fanoutRun(ctx, o.agentBin, o.bootstrap, o.fanout)
+		rs, err := fanoutRun(ctx, o.agentBin, o.bootstrap, o.fanout, o.servers)
 		if err != nil {
 			return err
 		}
@@ -580,11 +581,14 @@ func (s servers) cpu() (broker, store float64) {
 	return broker, store
 }
 
-// since sets on r the CPU seconds the servers used since cpu returned
-// broker and store.
-func (s servers) since(r *result, broker, store float64) {
+// around measures a row with row, and sets on it the CPU seconds the
+// servers used meanwhile.
+func (s servers) around(row func() (result, error)) (result, error) {
+	broker, store := s.cpu()
+	r, err := row()
 	b, st := s.cpu()
 	r.BrokerCPUSeconds, r.StoreCPUSeconds = b-broker, st-store
+	return r, err
 }
 
 // compareToLocal sets on s3, the row to S3, its ratios to local, the JSON
@@ -629,32 +633,27 @@ func (s suite) measure(ctx context.Context, agentBin, bootstrap string) ([]resul
 	if _, err := bareConsumer(ctx, bootstrap, w, s.ceiling); err != nil {
 		return nil, err
 	}
-	broker, store := s.servers.cpu()
-	ceiling, err := bareConsumer(ctx, bootstrap, w, s.ceiling)
+	read := func() (result, error) { return bareConsumer(ctx, bootstrap, w, s.ceiling) }
+	ceiling, err := s.servers.around(read)
 	if err != nil {
 		return nil, err
 	}
-	s.servers.since(&ceiling, broker, store)
 	results := []result{ceiling}
 	for _, a := range s.agents {
-		var r result
-		broker, store := s.servers.cpu()
-		if a.cluster > 0 {
-			r, err = clusterIngest(ctx, agentBin, bootstrap, w, a)
-		} else {
-			r, err = ingest(ctx, agentBin, bootstrap, w, a.name, a.value, "", a.warehouse, nil)
-		}
+		r, err := s.servers.around(func() (result, error) {
+			if a.cluster > 0 {
+				return clusterIngest(ctx, agentBin, bootstrap, w, a)
+			}
+			return ingest(ctx, agentBin, bootstrap, w, a.name, a.value, "", a.warehouse, nil)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.name, err)
 		}
-		s.servers.since(&r, broker, store)
 		results = append(results, r)
 	}
 	// The ceiling is the faster of a read before and one after the agents,
 	// so a broker still warming up does not flatter the ratios.
-	broker, store = s.servers.cpu()
-	if again, err := bareConsumer(ctx, bootstrap, w, s.ceiling); err == nil && again.RecordsPerSec > ceiling.RecordsPerSec {
-		s.servers.since(&again, broker, store)
+	if again, err := s.servers.around(read); err == nil && again.RecordsPerSec > ceiling.RecordsPerSec {
 		ceiling = again
 		results[0] = again
 	}
@@ -667,7 +666,7 @@ func (s suite) measure(ctx context.Context, agentBin, bootstrap string) ([]resul
 // wideRun produces n records over wideTables new topics of widePartitions
 // partitions and measures one agent, with its default memory budget,
 // ingesting each topic into a table of its own.
-func wideRun(ctx context.Context, agentBin, bootstrap string, n int) (result, error) {
+func wideRun(ctx context.Context, agentBin, bootstrap string, n int, servers servers) (result, error) {
 	stamp := time.Now().UnixNano()
 	topics := make([]string, wideTables)
 	for i := range topics {
@@ -682,7 +681,7 @@ func wideRun(ctx context.Context, agentBin, bootstrap string, n int) (result, er
 	// A flush interval of a minute: the memory budget, not the interval,
 	// decides when the tables flush.
 	w := load{topics: topics, partitions: widePartitions, records: int64(n), bytes: bytes}
-	r, err := ingest(ctx, agentBin, bootstrap, w, name, jsonValue, "1m", "", nil)
+	r, err := servers.around(func() (result, error) { return ingest(ctx, agentBin, bootstrap, w, name, jsonValue, "1m", "", nil) })
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -712,7 +711,7 @@ func fanoutRecords() recordFunc {
 // triggered pipeline without tables and a fanout schema of it. The first
 // row is what the second is compared with: the same records, so that the
 // ratio measures the routing and the many tables, not the records' size.
-func fanoutRun(ctx context.Context, agentBin, bootstrap string, n int) ([]result, error) {
+func fanoutRun(ctx context.Context, agentBin, bootstrap string, n int, servers servers) ([]result, error) {
 	topic := fmt.Sprintf("bench-fanout-%d", time.Now().UnixNano())
 	log.Printf("producing %d records of %d event types to %s", n, fanoutTables, topic)
 	bytes, err := produce(ctx, bootstrap, []string{topic}, topicPartitions, n, fanoutRecords())
@@ -720,11 +719,13 @@ func fanoutRun(ctx context.Context, agentBin, bootstrap string, n int) ([]result
 		return nil, fmt.Errorf("%s: %w", topic, err)
 	}
 	w := load{topics: []string{topic}, partitions: topicPartitions, records: int64(n), bytes: bytes}
-	one, err := ingest(ctx, agentBin, bootstrap, w, oneTableRow, variantValue, "", "", nil)
+	one, err := servers.around(func() (result, error) {
+		return ingest(ctx, agentBin, bootstrap, w, oneTableRow, variantValue, "", "", nil)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", oneTableRow, err)
 	}
-	r, err := fanoutTo(ctx, agentBin, bootstrap, w)
+	r, err := servers.around(func() (result, error) { return fanoutTo(ctx, agentBin, bootstrap, w) })
 	if err != nil {
 		return nil, err
 	}

@@ -173,7 +173,9 @@ func registryRun(ctx context.Context, o options, f registryFormat) (result, erro
 	}
 	w := load{topics: []string{topic}, partitions: topicPartitions, records: int64(o.records), bytes: bytes}
 	name := "agent: " + f.name + " (registry)"
-	r, err := ingest(ctx, o.agentBin, o.bootstrap, w, name, f.transformer(subject), "", "", &o.registry)
+	r, err := o.servers.around(func() (result, error) {
+		return ingest(ctx, o.agentBin, o.bootstrap, w, name, f.transformer(subject), "", "", &o.registry)
+	})
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
