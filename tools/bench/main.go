@@ -60,12 +60,11 @@
 // share of the first's. Each run reads from the earliest offset until the
 // last offset is committed, as records/s,
 // bytes/s of record values and, for the agent, peak RSS and CPU seconds
-// per GB and per million records (summed over the agents of a cluster);
-// every row but the freshness rows (whose producer runs meanwhile) also
-// gives the CPU seconds the broker and the S3 server used (-broker-pid,
-// -s3-pid), and the
-// row to S3 its ratios to the row to local disk, of records/s and of CPU
-// time. Then it runs two benchmarks of the repository with
+// per GB and per million records (summed over the agents of a cluster).
+// Every row but the capacity, freshness and compaction rows also gives the
+// CPU seconds the broker and the S3 server used meanwhile (-broker-pid,
+// -s3-pid), and the row to S3 its ratios to the row to local disk, of
+// records/s and of CPU time. Then it runs two benchmarks of the repository with
 // go test, from the repository's root, and reports what they measure: the
 // commits/s one table on the -s3-root server takes from 1, 2, 4 and 8
 // writers (BenchmarkConcurrentWriters in agent/internal/table), and how
@@ -125,9 +124,10 @@ type result struct {
 	CPUPerGB      float64 `json:"cpu_seconds_per_gb,omitempty"`
 	CPUPerMillion float64 `json:"cpu_seconds_per_million_records,omitempty"`
 	// BrokerCPUSeconds and StoreCPUSeconds are the CPU time the broker and
-	// the S3 server used while the row ran (not measured for the freshness
-	// rows, whose producer runs meanwhile): on a machine whose cores they
-	// share with the agent, time the agent did not get.
+	// the S3 server used while the row ran, agent start and stop included
+	// (not measured for the capacity, freshness and compaction rows): on a
+	// machine whose cores they share with the agent, time the agent did
+	// not get.
 	BrokerCPUSeconds float64 `json:"broker_cpu_seconds,omitempty"`
 	StoreCPUSeconds  float64 `json:"store_cpu_seconds,omitempty"`
 	// OfLocal is, for the row to S3, the ratio of its records/s to the
@@ -137,7 +137,9 @@ type result struct {
 	OfLocal           float64 `json:"ratio_to_local_disk,omitempty"`
 	CPUOfLocal        float64 `json:"cpu_ratio_to_local_disk,omitempty"`
 	MachineCPUOfLocal float64 `json:"machine_cpu_ratio_to_local_disk,omitempty"`
-	OfCeiling         float64 `json:"ratio_to_ceiling,omitempty"`
+	// OfCeiling is the ratio of the row's records/s to the bare
+	// consumer's on the same records.
+	OfCeiling float64 `json:"ratio_to_ceiling,omitempty"`
 	// OfJSON is, for the registry rows, the ratio of their records/s to
 	// the JSON row's on the same records.
 	OfJSON float64 `json:"ratio_to_json,omitempty"`
@@ -298,7 +300,7 @@ func main() {
 		"the JSON run of the 100-byte records, the clusters and BenchmarkConcurrentWriters also write to "+
 		"(the server's keys from $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY); \"\" skips those runs")
 	flag.IntVar(&o.servers.broker, "broker-pid", 0, "the process id of the broker (tools/kafka.sh pid), whose CPU time each row "+
-		"but the freshness rows reports; 0 leaves it out")
+		"but the capacity, freshness and compaction rows reports; 0 leaves it out")
 	flag.IntVar(&o.servers.store, "s3-pid", 0, "the process id of the S3 server of -s3-root (tools/s3.sh pid), likewise")
 	flag.StringVar(&o.registry.URL, "registry-url", os.Getenv("SCHEMA_REGISTRY_URL"),
 		"a Confluent-compatible schema registry the Avro and Protobuf runs of the 100-byte records register their schemas in; \"\" skips those runs")
@@ -356,7 +358,10 @@ func run(o options) error {
 	var results []result
 	small := []agentRun{{name: "agent: JSON with schema", value: jsonValue}, {name: "agent: JSON, inferred schema", value: inferredValue},
 		{name: "agent: BINARY"}, {name: "agent: JSON as VARIANT", value: variantValue}}
+	// s3Row is the index in small of the row to S3, 0 when none runs.
+	s3Row := 0
 	if o.s3Root != "" {
+		s3Row = len(small)
 		small = append(small, agentRun{name: "agent: JSON with schema, to S3", value: jsonValue,
 			warehouse: spec.JoinLocation(o.s3Root, fmt.Sprintf("run-%d", time.Now().UnixNano()))})
 		for _, n := range o.clusters {
@@ -378,9 +383,8 @@ func run(o options) error {
 		inferred := &rs[2]
 		inferred.OfJSON = inferred.RecordsPerSec / rs[1].RecordsPerSec
 		log.Printf("%s: inferred columns %s", inferred.Name, inferred.columns)
-		if o.s3Root != "" {
-			// The row to S3 follows the four to local disk.
-			compareToLocal(&rs[5], rs[1])
+		if s3Row > 0 {
+			compareToLocal(&rs[1+s3Row], rs[1]) // rs[0] is the ceiling
 		}
 		results = append(results, rs...)
 		if o.registry.URL != "" {
@@ -510,8 +514,14 @@ func run(o options) error {
 			fmt.Printf("%-42s beside it: the broker used %.2f CPU s, the S3 server %.2f\n", "", r.BrokerCPUSeconds, r.StoreCPUSeconds)
 		}
 		if r.OfLocal > 0 {
-			fmt.Printf("%-42s %.0f%% of the records/s to local disk; CPU s of the agent %.0f%% of those to local disk, "+
-				"of the agent, broker and S3 server %.0f%%\n", "", 100*r.OfLocal, 100*r.CPUOfLocal, 100*r.MachineCPUOfLocal)
+			line := fmt.Sprintf("%.0f%% of the records/s to local disk", 100*r.OfLocal)
+			if r.CPUOfLocal > 0 {
+				line += fmt.Sprintf("; CPU s of the agent %.0f%% of those to local disk", 100*r.CPUOfLocal)
+			}
+			if r.MachineCPUOfLocal > 0 {
+				line += fmt.Sprintf(", of the agent, broker and S3 server %.0f%%", 100*r.MachineCPUOfLocal)
+			}
+			fmt.Printf("%-42s %s\n", "", line)
 		}
 		if r.OfUncompacted > 0 {
 			fmt.Printf("%-42s %.0f%% of the records/s without compaction\n", "", 100*r.OfUncompacted)
@@ -583,11 +593,18 @@ func (s servers) cpu() (broker, store float64) {
 
 // around measures a row with row, and sets on it the CPU seconds the
 // servers used meanwhile.
+// A server whose CPU time cannot be read at either end (it stopped) leaves
+// its figure at 0.
 func (s servers) around(row func() (result, error)) (result, error) {
 	broker, store := s.cpu()
 	r, err := row()
 	b, st := s.cpu()
-	r.BrokerCPUSeconds, r.StoreCPUSeconds = b-broker, st-store
+	if broker > 0 && b >= broker {
+		r.BrokerCPUSeconds = b - broker
+	}
+	if store > 0 && st >= store {
+		r.StoreCPUSeconds = st - store
+	}
 	return r, err
 }
 
@@ -601,7 +618,8 @@ func compareToLocal(s3 *result, local result) {
 	if local.CPUSeconds > 0 {
 		s3.CPUOfLocal = s3.CPUSeconds / local.CPUSeconds
 	}
-	if m := local.CPUSeconds + local.BrokerCPUSeconds + local.StoreCPUSeconds; m > 0 && local.BrokerCPUSeconds > 0 {
+	if local.BrokerCPUSeconds > 0 && s3.StoreCPUSeconds > 0 {
+		m := local.CPUSeconds + local.BrokerCPUSeconds + local.StoreCPUSeconds
 		s3.MachineCPUOfLocal = (s3.CPUSeconds + s3.BrokerCPUSeconds + s3.StoreCPUSeconds) / m
 	}
 }

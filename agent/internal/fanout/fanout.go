@@ -204,7 +204,8 @@ type fanoutRun struct {
 	// and why; all reused from batch to batch.
 	groups []group
 	// names and met hold the tables of a batch that have records in it,
-	// and their groups; reused from batch to batch.
+	// and their groups, then the dead letter table with an empty group
+	// when the batch has dead letters; reused from batch to batch.
 	names []string
 	met   []group
 	// jobs holds the decoding chunks of the batch being written.
@@ -316,8 +317,8 @@ func keepsVariant(f *spec.FanoutSchema) bool {
 
 // open opens the tables of names, which are distinct, that the run has not
 // opened yet, side by side (see waitingTables), each created on its first
-// records, those of firsts[k] for names[k] (none when firsts is nil), and records
-// the new ones in the progress log with one commit. A table is recorded
+// records, those of firsts[k] for names[k] (none when firsts is nil), and
+// records the new ones in the progress log with one commit. A table is recorded
 // as it is created, before any record is written to it, so that a restart
 // reports it and CheckFanout checks it whatever happens before its first
 // commit. After an error, the tables that opened are the run's (it closes

@@ -150,8 +150,9 @@ func (rb *routedBatch) grow(n int) {
 }
 
 // charge counts n bytes of the batch in the budget, if any, until
-// Release. The batch is read already: its values are parsed whatever the
-// budget holds, which then has the tables flush.
+// Release. The batch is read already: it is routed (and its values parsed,
+// when the router parses them) whatever the budget holds, which then has
+// the tables flush.
 func (rb *routedBatch) charge(n int) {
 	if rb.budget != nil {
 		rb.budget.Grow(int64(n))
