@@ -218,12 +218,14 @@ func TestClusterExactlyOnce(t *testing.T) {
 	// makes more than auto_compact_min_files small files), by the agent
 	// that reads its first partition at the time, while the partitions move:
 	// the compactions lose and duplicate nothing.
+	awaitCompaction(t, locations[0], time.Minute)
 	checkTable(t, locations[0], "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent", "--compacted")
 	live := map[string]bool{"agent0": true, "agent2": true, "agent3": true}
 	for i, name := range []string{"events", "raw"} {
 		st := a2.waitAtLeast("cluster", i, total, 3*time.Minute)
 		locations = append(locations, st.Location)
 		t.Logf("table %s: %d rows in %d files, version %d", name, st.Rows, st.Files, st.Version)
+		awaitCompaction(t, st.Location, time.Minute)
 		checkTable(t, st.Location, "--count", fmt.Sprint(total), "--metadata", "_kafka", "--exactly-once", "--orphans-by-agent", "--compacted")
 		if len(st.Partitions) != 12 {
 			t.Errorf("table %s: status lists %d partitions, want 12: %+v", name, len(st.Partitions), st.Partitions)

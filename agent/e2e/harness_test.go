@@ -447,6 +447,20 @@ func (a *agent) waitAtLeast(pipeline string, idx int, want int64, timeout time.D
 	return last
 }
 
+// awaitCompaction waits up to timeout for the log of the table at location
+// to hold an OPTIMIZE commit: a compaction that began while the last
+// records came in may commit seconds after them on a busy machine. The
+// check that follows reports a table still not compacted.
+func awaitCompaction(t *testing.T, location string, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		cmd := exec.Command(env.python, filepath.Join("testdata", "check_table.py"), localCopy(t, location), "--files-only", "--compacted")
+		if cmd.Run() == nil {
+			return
+		}
+	}
+}
+
 // checkTable runs testdata/check_table.py on a table folder (or a table on
 // an object store: see localCopy) and reports a failure with t.Errorf, so
 // that one run shows every table that is wrong.
